@@ -1,0 +1,95 @@
+"""Parsing of the sweep specification: shape ladder, batch list, precisions and execution modes.
+
+Syntax (DESIGN.md, "CLI"): lists are comma-separated. A bare size ``N`` means the model family's default
+layout at N (e.g. ``(B, 3, N, N)`` for 2-D grid models, ``(B*N, d)`` collocation points for a PINN); a full
+shape is written with ``x`` separators, batch first, e.g. ``1x3x128x128``. For a full shape the batch
+dimension is replaced by each entry of the batch list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from surrobench.errors import UsageError
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+MODES = ("eager", "compile", "cudagraph")
+DEVICES = ("cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """One rung of the shape ladder.
+
+    Exactly one of ``size`` (a bare size N, interpreted by the model family) and ``full`` (a complete
+    shape, batch dimension first) is set.
+    """
+
+    size: int | None = None
+    full: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.size is None) == (self.full is None):
+            raise ValueError("ShapeSpec needs exactly one of size and full")
+
+    def label(self) -> str:
+        """Text as the user wrote it: ``"256"`` or ``"1x3x256x256"``."""
+        return str(self.size) if self.size is not None else "x".join(map(str, self.full))
+
+
+def _split(text: str, what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise UsageError(f"--{what} {text!r}: expected a comma-separated list with no empty entries")
+    return items
+
+
+def _positive_int(token: str, flag: str, whole: str) -> int:
+    try:
+        value = int(token)
+    except ValueError:
+        raise UsageError(f"--{flag} {whole!r}: {token!r} is not an integer") from None
+    if value <= 0:
+        raise UsageError(f"--{flag} {whole!r}: {value} must be positive")
+    return value
+
+
+def parse_shapes(text: str) -> list[ShapeSpec]:
+    """Parse ``--shape``: ``"128,256"`` or ``"1x3x128x128,1x3x256x256"``.
+
+    Raises:
+        UsageError: empty entries, non-integers, zero or negative dimensions.
+    """
+    specs = []
+    for token in _split(text, "shape"):
+        if "x" in token.lower():
+            dims = tuple(_positive_int(d, "shape", text) for d in token.lower().split("x"))
+            if len(dims) < 2:
+                raise UsageError(f"--shape {text!r}: full shape {token!r} needs a batch and at least one more dim")
+            specs.append(ShapeSpec(full=dims))
+        else:
+            specs.append(ShapeSpec(size=_positive_int(token, "shape", text)))
+    return specs
+
+
+def parse_batches(text: str) -> list[int]:
+    """Parse ``--batch``: ``"1,2,4,8"``. Raises UsageError for non-positive or non-integer entries."""
+    return [_positive_int(t, "batch", text) for t in _split(text, "batch")]
+
+
+def _parse_choice(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
+    values = [t.lower() for t in _split(text, flag)]
+    for v in values:
+        if v not in allowed:
+            raise UsageError(f"--{flag} {text!r}: unknown {v!r}; choose from {', '.join(allowed)}")
+    return list(dict.fromkeys(values))
+
+
+def parse_precisions(text: str) -> list[str]:
+    """Parse ``--precision``: a subset of fp32, tf32, fp16, bf16 (duplicates dropped, order kept)."""
+    return _parse_choice(text, "precision", PRECISIONS)
+
+
+def parse_modes(text: str) -> list[str]:
+    """Parse ``--mode``: a subset of eager, compile, cudagraph (duplicates dropped, order kept)."""
+    return _parse_choice(text, "mode", MODES)

@@ -1,0 +1,59 @@
+"""The interface every reference surrogate (and every loaded user model) presents to the runner."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from surrobench.workload.spec import ShapeSpec
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What ``surrobench models`` prints for one model.
+
+    Attributes:
+        name: CLI name, e.g. ``"fno2d"``.
+        paper: citation of the architecture's source.
+        layout: input layout in terms of B (batch) and N (bare size), e.g. ``"x: (B, 3, N, N)"``.
+        point_kind: what ``points_per_s`` counts: ``"grid points"``, ``"nodes"``, ``"collocation points"``.
+        default_size: the bare size used when ``--shape`` is not given.
+    """
+
+    name: str
+    paper: str
+    layout: str
+    point_kind: str
+    default_size: int
+
+
+class Surrogate(ABC):
+    """A model family: builds the module and its natural inputs.
+
+    Subclasses set ``info`` and implement :meth:`build`, :meth:`example_inputs` and
+    :meth:`points_per_sample`. Inputs are always built on the target device from the given generator,
+    so the same seed gives the same inputs on every run (DESIGN.md, "workload layer").
+    """
+
+    info: ModelInfo
+
+    @abstractmethod
+    def build(self) -> nn.Module:
+        """A freshly initialised module in fp32 on the CPU (weights from the global torch seed)."""
+
+    @abstractmethod
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
+        """Positional inputs of ``forward`` for one config, primary input first.
+
+        Raises:
+            UsageError: the shape does not fit the family's layout (e.g. a 3-D full shape for a 2-D model).
+        """
+
+    @abstractmethod
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
+        """Grid points, nodes or collocation points per sample, for ``points_per_s``."""
