@@ -1,0 +1,104 @@
+"""Options shared by the commands that take a workload (run, profile, diagnose) and helpers to parse them.
+
+One definition per flag keeps the names and defaults of the source text's CLI (``--shape --batch
+--precision --warmup --iters --profile``) identical across commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.sweep import SweepRequest, resolve_device
+from surrobench.workload.inputs import DEFAULT_INPUT_SETS
+from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
+
+console = Console()
+err_console = Console(stderr=True)
+
+ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
+ShapeOpt = typer.Option(None, "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128). Default: each model's default size.")
+BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
+PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")
+ModeOpt = typer.Option("eager", "--mode", help="eager, compile, cudagraph; comma-separated.")
+DeviceOpt = typer.Option("auto", "--device", help="cpu, cuda or auto (cuda when available).")
+WarmupOpt = typer.Option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start.")
+ItersOpt = typer.Option(MIN_ITERS, "--iters", help="Timed iterations.")
+SeedOpt = typer.Option(0, "--seed", help="Seed of weights and inputs.")
+CudnnOpt = typer.Option(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
+InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
+DbOpt = typer.Option(Path("surrobench.db"), "--db", help="SQLite results database.")
+JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
+TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
+
+
+def build_request(
+    model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
+    warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None,
+) -> SweepRequest:  # fmt: skip
+    """Validate and parse the workload options into a :class:`SweepRequest`.
+
+    Prints a warning (not an error) when warm-up or timed iterations are under the source text's
+    minimums (10 and 50).
+
+    Raises:
+        UsageError: malformed lists, ``--iters`` < 1, ``--warmup`` < 0, ``--input-sets`` < 1, no GPU for cuda.
+    """
+    if iters < 1:
+        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the source text asks for >= {MIN_ITERS})")
+    if warmup < 0:
+        raise UsageError(f"--warmup {warmup}: must be >= 0")
+    if input_sets < 1:
+        raise UsageError(f"--input-sets {input_sets}: must be >= 1")
+    models = tuple(m.strip() for m in model.split(",") if m.strip())
+    if not models:
+        raise UsageError("--model: give at least one model (see `surrobench models`)")
+    if warmup < MIN_WARMUP or iters < MIN_ITERS:
+        err_console.print(
+            f"[yellow]warning:[/yellow] --warmup {warmup} --iters {iters} is under the source text's minimum "
+            f"of {MIN_WARMUP} warm-up and {MIN_ITERS} timed iterations; P95 will be unreliable"
+        )
+    return SweepRequest(
+        models=models,
+        shapes=tuple(parse_shapes(shape)) if shape is not None else None,
+        batches=tuple(parse_batches(batch)),
+        precisions=tuple(parse_precisions(precision)),
+        modes=tuple(parse_modes(mode)),
+        device=resolve_device(device),
+        warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
+    )  # fmt: skip
+
+
+def check_writable(path: Path | None, flag: str) -> None:
+    """Fail before any measurement when an output file cannot be written.
+
+    Raises:
+        UsageError: the parent folder is missing or not writable, or the path is a folder.
+    """
+    if path is None:
+        return
+    parent = path.resolve().parent
+    if path.is_dir() or not parent.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: parent folder does not exist or the path is a folder")
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(path)!r}: cannot write ({exc.strerror})") from None
+
+
+def write_json(path: Path | None, obj) -> None:
+    """Write ``obj`` as indented JSON to ``path`` (no-op for None)."""
+    if path is not None:
+        path.write_text(json.dumps(obj, indent=1) + "\n")
+
+
+def command_line() -> str:
+    """The command as typed, stored with each run."""
+    return " ".join(["surrobench", *sys.argv[1:]])

@@ -1,0 +1,96 @@
+"""One benchmark config and the numeric settings it pins down (precision, TF32, cuDNN autotuning)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+from surrobench.workload.spec import ShapeSpec
+
+#: The source text's minimums (course ch. 3, section 1): at least 10 warm-up and 50 timed iterations.
+MIN_WARMUP = 10
+MIN_ITERS = 50
+
+_AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+@dataclass(frozen=True)
+class ExecConfig:
+    """Everything that defines one measured config.
+
+    Attributes:
+        model: model spec as given (zoo name, ``module:factory`` or ``.pt2`` path).
+        shape: the shape-ladder rung.
+        batch: batch size B.
+        precision: ``fp32`` (TF32 off), ``tf32`` (TF32 on for matmul and cuDNN), ``fp16`` / ``bf16``
+            (``torch.autocast`` with TF32 off). One precision per config, never mixed (source text §1).
+        device: ``cpu`` or ``cuda``.
+        mode: ``eager``, ``compile`` (``torch.compile``) or ``cudagraph`` (capture + replay, CUDA only).
+        warmup: untimed iterations after the cold-start call.
+        iters: timed iterations.
+        cudnn_benchmark: value of ``torch.backends.cudnn.benchmark`` during the config.
+        seed: seed of weights and inputs.
+        input_sets: how many input buffers are rotated through (see ``workload.inputs``).
+    """
+
+    model: str
+    shape: ShapeSpec
+    batch: int
+    precision: str
+    device: str
+    mode: str
+    warmup: int
+    iters: int
+    cudnn_benchmark: bool
+    seed: int
+    input_sets: int
+
+    def label(self) -> str:
+        """Short human label, e.g. ``fno2d 128 b4 fp16 eager``."""
+        return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {self.mode}"
+
+
+@contextlib.contextmanager
+def numeric_settings(precision: str, device: str, cudnn_benchmark: bool):
+    """Pin TF32 and cuDNN autotuning for one config and restore the previous values afterwards.
+
+    TF32 is off for every precision except ``tf32`` so that ``fp32`` means IEEE fp32 matmuls and
+    convolutions (PyTorch docs, "TensorFloat-32 (TF32) on Ampere (and later) devices").
+    """
+    saved = (
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.backends.cudnn.benchmark,
+    )
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = cudnn_benchmark
+    try:
+        yield
+    finally:
+        (
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+            torch.backends.cudnn.benchmark,
+        ) = saved
+
+
+def autocast_context(
+    precision: str, device: str, *, cache_enabled: bool = True
+) -> contextlib.AbstractContextManager:
+    """``torch.autocast`` for fp16/bf16, a null context for fp32/tf32."""
+    dtype = _AUTOCAST_DTYPES.get(precision)
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device, dtype=dtype, cache_enabled=cache_enabled)
+
+
+def tf32_state() -> dict[str, bool]:
+    """Current TF32 switches, recorded with each config."""
+    return {
+        "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+    }

@@ -1,0 +1,110 @@
+"""Environment fingerprint: software versions, host, CPU, GPU, and GPU clocks/temperature/power (pynvml)."""
+
+from __future__ import annotations
+
+import platform
+import socket
+import sys
+from pathlib import Path
+
+import torch
+
+#: A config whose SM clock reads under this fraction of the highest clock seen in the run is reported
+#: as throttled. H200 boosts to 1980 MHz and idles at 345 MHz (shared/GPU.md); 10% below peak is well
+#: past the few-percent steps of normal boost behaviour.
+CLOCK_DROP_FRACTION = 0.9
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def gpu_readings(index: int = 0) -> dict | None:
+    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of GPU ``index``.
+
+    Returns None when NVML is unavailable (no NVIDIA driver, or not an NVIDIA GPU).
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # NVML missing or no driver: the CPU path must keep working.
+        return None
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        return {
+            "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+            "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+            "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            "throttle_reasons": int(pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)),
+        }
+    except Exception as exc:  # a query unsupported on this GPU must not stop a run
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _driver_version() -> str | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return None
+
+
+def fingerprint(device: str) -> dict:
+    """The run's ``env`` object (run-v1): versions, host, CPU and, on CUDA, GPU name, driver and clocks.
+
+    ``gpu_clocks`` holds ``{"before": ..., "after": ...}``; the runner fills ``after`` at the end.
+    """
+    env = {
+        "device": device,
+        "device_name": _cpu_model(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "python": sys.version.split()[0],
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu": _cpu_model(),
+        "cpu_count": torch.get_num_threads(),
+        "driver": None,
+        "gpu_clocks": None,
+    }
+    if device == "cuda":
+        env["device_name"] = torch.cuda.get_device_name(0)
+        env["driver"] = _driver_version()
+        props = torch.cuda.get_device_properties(0)
+        env["gpu_memory_bytes"] = int(props.total_memory)
+        env["gpu_sm_count"] = int(props.multi_processor_count)
+        env["gpu_clocks"] = {"before": gpu_readings(), "after": None}
+    return env
+
+
+def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:
+    """A one-line warning when a config ran at under :data:`CLOCK_DROP_FRACTION` of the run's top clock.
+
+    Args:
+        sm_clocks_mhz: (config label, SM clock read right after its timed loop) pairs.
+    """
+    if not sm_clocks_mhz:
+        return None
+    top = max(c for _, c in sm_clocks_mhz)
+    low = [(label, c) for label, c in sm_clocks_mhz if c < CLOCK_DROP_FRACTION * top]
+    if not low:
+        return None
+    names = ", ".join(f"{label} ({c} MHz)" for label, c in low[:3])
+    return f"SM clock dropped below {CLOCK_DROP_FRACTION:.0%} of {top} MHz during the run: {names}"

@@ -1,0 +1,90 @@
+"""Execution modes: the callable that runs one iteration in eager, compiled or CUDA-graph form.
+
+Each builder returns ``step(i)``, which runs the model on input set ``i % len(input_sets)`` and returns
+its output. Lazy work (compilation, graph capture) happens in the first call, so the runner's cold-start
+measurement includes it and the steady state never does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import autocast_context
+
+Inputs = tuple[torch.Tensor, ...]
+Step = Callable[[int], object]
+
+#: Iterations run on a side stream before capture, as the PyTorch CUDA-graphs docs prescribe, so that
+#: lazy initialisation (cuBLAS handles, cuDNN plans, autocast caches) happens outside the graph.
+CUDAGRAPH_WARMUP_ITERS = 3
+
+
+def eager_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
+    """Plain eager call under the precision's autocast context."""
+
+    def step(i: int):
+        with autocast_context(precision, device):
+            return model(*input_sets[i % len(input_sets)])
+
+    return step
+
+
+def compile_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
+    """``torch.compile`` (default backend, static shapes). Dynamo's caches are reset first so that each
+    config compiles afresh: otherwise the recompile limit is hit across a sweep and later configs fall
+    back to eager without a word."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, dynamic=False)
+    return eager_step(compiled, input_sets, precision, device)
+
+
+def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
+    """Capture one CUDA graph per input set (static buffers) and replay them in turn.
+
+    Graphs get private memory pools: a shared pool would let one graph's replay overwrite another's
+    output. Autocast's weight-cast cache is disabled during capture (PyTorch docs, CUDA graphs + AMP).
+
+    Raises:
+        UsageError: on a device other than CUDA.
+    """
+    if device != "cuda":
+        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+    graphs: list[torch.cuda.CUDAGraph] = []
+    outputs: list[object] = []
+
+    def forward(inputs: Inputs):
+        with autocast_context(precision, device, cache_enabled=False):
+            return model(*inputs)
+
+    def capture() -> None:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(CUDAGRAPH_WARMUP_ITERS):
+                forward(input_sets[0])
+        torch.cuda.current_stream().wait_stream(side)
+        for inputs in input_sets:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                outputs.append(forward(inputs))
+            graphs.append(graph)
+
+    def step(i: int):
+        if not graphs:
+            capture()
+        k = i % len(graphs)
+        graphs[k].replay()
+        return outputs[k]
+
+    return step
+
+
+STEP_BUILDERS: dict[str, Callable[..., Step]] = {
+    "eager": eager_step,
+    "compile": compile_step,
+    "cudagraph": cudagraph_step,
+}

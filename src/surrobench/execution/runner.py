@@ -1,0 +1,154 @@
+"""Run one config, or a sweep of configs, and turn the measurements into :class:`ConfigResult` records.
+
+Per config (course ch. 3, sections 1 and 5): inputs are built once on the device from the fixed seed;
+``model.eval()`` and ``torch.inference_mode()`` hold throughout; the first call is timed alone as the
+cold start (cuDNN autotuning, lazy init, compilation, graph capture); then ``warmup`` untimed and
+``iters`` timed iterations. A CUDA OOM or any exception ends that config with status ``oom``/``error``,
+frees its memory, and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig, numeric_settings, tf32_state
+from surrobench.execution.env import gpu_readings
+from surrobench.execution.memory import PeakMemoryTracker
+from surrobench.execution.modes import STEP_BUILDERS
+from surrobench.execution.timing import time_loop, time_once, warm_up
+from surrobench.results.schema import ConfigResult
+from surrobench.results.stats import LatencyStats
+from surrobench.workload.inputs import make_input_sets
+from surrobench.workload.zoo.base import Surrogate
+
+MS_PER_S = 1000.0
+
+
+@dataclass
+class PreparedModel:
+    """A surrogate with its module built once, in eval mode, on the target device."""
+
+    surrogate: Surrogate
+    module: nn.Module
+
+
+def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
+    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode."""
+    torch.manual_seed(seed)
+    return PreparedModel(surrogate, surrogate.build().to(device).eval())
+
+
+def _first_tensor(output) -> torch.Tensor | None:
+    if isinstance(output, torch.Tensor):
+        return output
+    if isinstance(output, dict):
+        output = list(output.values())
+    if isinstance(output, (list, tuple)):
+        for item in output:
+            found = _first_tensor(item)
+            if found is not None:
+                return found
+    return None
+
+
+def nonfinite_message(output) -> str | None:
+    """A one-line description when the model's (first tensor) output holds NaN or Inf, else None."""
+    t = _first_tensor(output)
+    if t is None or not t.is_floating_point():
+        return None
+    bad = (~torch.isfinite(t)).sum().item()
+    if bad == 0:
+        return None
+    return f"model output is not finite: {bad} of {t.numel()} values are NaN or Inf"
+
+
+def _failed(cfg: ExecConfig, status: str, exc: BaseException) -> ConfigResult:
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return ConfigResult(
+        model=cfg.model, shape_label=cfg.shape.label(), input_shape=(), batch=cfg.batch,
+        precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
+        error=f"{type(exc).__name__}: {first_line}"[:500], warmup=cfg.warmup, iters=cfg.iters,
+    )  # fmt: skip
+
+
+def _free(device: str) -> None:
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _measure(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+    tracker = PeakMemoryTracker(cfg.device)
+    tracker.start()
+    with numeric_settings(cfg.precision, cfg.device, cfg.cudnn_benchmark), torch.inference_mode():
+        input_sets = make_input_sets(
+            prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets
+        )
+        step = STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device)
+        outputs: list = []
+        cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
+        bad_output = nonfinite_message(outputs.pop())
+        warm_up(step, cfg.warmup, cfg.device)
+        samples = time_loop(step, cfg.iters, cfg.device)
+        tf32 = tf32_state()
+    memory = tracker.stop()
+    latency = LatencyStats.from_samples(samples.latency_ms)
+    samples_per_s = cfg.batch / (latency.median / MS_PER_S)
+    extra = {"cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed}
+    if cfg.device == "cuda":
+        readings = gpu_readings() or {}
+        extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
+    return ConfigResult(
+        model=cfg.model, shape_label=cfg.shape.label(), input_shape=tuple(input_sets[0][0].shape),
+        batch=cfg.batch, precision=cfg.precision, device=cfg.device, mode=cfg.mode,
+        status="error" if bad_output else "ok", error=bad_output, warmup=cfg.warmup, iters=cfg.iters,
+        cold_start_ms=cold_ms, latency_ms=latency,
+        device_ms=LatencyStats.from_samples(samples.device_ms) if samples.device_ms is not None else None,
+        samples_per_s=samples_per_s,
+        points_per_s=samples_per_s * prepared.surrogate.points_per_sample(input_sets[0]),
+        peak_mem_bytes=memory.peak_bytes, peak_reserved_bytes=memory.reserved_bytes,
+        samples_ms=tuple(samples.latency_ms.tolist()),
+        device_samples_ms=tuple(samples.device_ms.tolist()) if samples.device_ms is not None else (),
+        extra=extra,
+    )  # fmt: skip
+
+
+def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+    """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
+
+    Raises:
+        UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
+    """
+    try:
+        return _measure(cfg, prepared)
+    except UsageError:
+        raise
+    except torch.cuda.OutOfMemoryError as exc:
+        return _failed(cfg, "oom", exc)
+    except Exception as exc:  # any failure of the user's model is recorded; the sweep goes on
+        return _failed(cfg, "error", exc)
+    finally:
+        _free(cfg.device)
+
+
+def run_sweep(
+    configs: Iterable[ExecConfig],
+    prepare: Callable[[ExecConfig], PreparedModel],
+    on_result: Callable[[ConfigResult], None],
+) -> list[ConfigResult]:
+    """Run configs in order; ``on_result`` is called (and should persist) after each one finishes.
+
+    ``prepare`` maps a config to its built model (the caller caches one per model spec).
+    """
+    results = []
+    for cfg in configs:
+        result = run_config(cfg, prepare(cfg))
+        on_result(result)
+        results.append(result)
+    return results

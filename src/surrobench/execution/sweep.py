@@ -1,0 +1,149 @@
+"""A whole sweep: expand the request into configs, preflight them, run them, store each as it finishes.
+
+This is the library behind ``surrobench run``; ``profile`` and ``diagnose`` reuse :func:`plan_sweep`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import torch
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
+from surrobench.execution.runner import PreparedModel, prepare_model, run_sweep
+from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.store import ResultStore
+from surrobench.workload.loader import resolve_model
+from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.zoo.base import Surrogate
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What the user asked for. ``shapes`` None means each model's default size."""
+
+    models: tuple[str, ...]
+    shapes: tuple[ShapeSpec, ...] | None
+    batches: tuple[int, ...]
+    precisions: tuple[str, ...]
+    modes: tuple[str, ...]
+    device: str
+    warmup: int
+    iters: int
+    seed: int
+    cudnn_benchmark: bool
+    input_sets: int
+    tag: str | None = None
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``.
+
+    Raises:
+        UsageError: ``cuda`` requested where torch sees no GPU.
+    """
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda: torch sees no CUDA GPU here (torch.cuda.is_available() is False)")
+    if device not in ("cpu", "cuda"):
+        raise UsageError(f"--device {device!r}: choose cpu, cuda or auto")
+    return device
+
+
+def plan_sweep(request: SweepRequest) -> tuple[list[ExecConfig], dict[str, Surrogate]]:
+    """Expand the request into configs (model, precision, mode, shape, batch order) and check each
+    (model, shape) against the model's layout on a batch-1 CPU input before anything is timed.
+
+    Raises:
+        UsageError: unknown model, a shape that does not fit a model, ``cudagraph`` on the CPU.
+    """
+    if request.device == "cpu" and "cudagraph" in request.modes:
+        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+    surrogates = {spec: resolve_model(spec) for spec in request.models}
+    configs = []
+    for spec, surrogate in surrogates.items():
+        shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
+        for shape in shapes:
+            surrogate.example_inputs(1, shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu"))
+        for precision in request.precisions:
+            for mode in request.modes:
+                for shape in shapes:
+                    for batch in request.batches:
+                        configs.append(
+                            ExecConfig(
+                                model=spec, shape=shape, batch=batch, precision=precision,
+                                device=request.device, mode=mode, warmup=request.warmup, iters=request.iters,
+                                cudnn_benchmark=request.cudnn_benchmark, seed=request.seed,
+                                input_sets=request.input_sets,
+                            )
+                        )  # fmt: skip
+    return configs, surrogates
+
+
+def new_run_id() -> str:
+    """Sortable, readable, unique enough: ``20261130-142501-3fa2``."""
+    return f"{dt.datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def execute_sweep(
+    request: SweepRequest,
+    store: ResultStore,
+    *,
+    command: str | None = None,
+    on_start: Callable[[int], None] = lambda total: None,
+    on_result: Callable[[ConfigResult], None] = lambda result: None,
+) -> tuple[RunRecord, list[str]]:
+    """Run the sweep, committing the run row first and each config as it finishes.
+
+    Returns:
+        The finished run record and warnings for the user (clock drops, noisy or short measurements).
+    """
+    configs, surrogates = plan_sweep(request)
+    env = fingerprint(request.device)
+    env["cudnn_benchmark"] = request.cudnn_benchmark
+    run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
+    store.begin_run(run, command)
+    prepared: dict[str, PreparedModel] = {}
+
+    def prepare(cfg: ExecConfig) -> PreparedModel:
+        if cfg.model not in prepared:
+            prepared.clear()  # one model resident at a time
+            prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
+        return prepared[cfg.model]
+
+    def persist(result: ConfigResult) -> None:
+        store.add_result(run.run_id, result)
+        on_result(result)
+
+    on_start(len(configs))
+    results = run_sweep(configs, prepare, persist)
+    if request.device == "cuda":
+        env["gpu_clocks"]["after"] = gpu_readings()
+        store.update_env(run.run_id, env)
+    return replace(run, env=env, results=tuple(results)), sweep_warnings(results)
+
+
+def sweep_warnings(results: list[ConfigResult]) -> list[str]:
+    """Clock drops during the run and measurements whose spread is suspect."""
+    warnings = []
+    clocks = [
+        (f"{r.model} {r.shape_label} b{r.batch} {r.precision}", r.extra["sm_clock_mhz"])
+        for r in results
+        if r.extra.get("sm_clock_mhz")
+    ]
+    clock = clock_drop_warning(clocks)
+    if clock:
+        warnings.append(clock)
+    for r in results:
+        if r.latency_ms is not None and r.latency_ms.noisy:
+            warnings.append(
+                f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode}: noisy, "
+                f"IQR is {r.latency_ms.iqr / r.latency_ms.median:.0%} of the median"
+            )
+    return warnings

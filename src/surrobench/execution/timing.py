@@ -1,0 +1,82 @@
+"""The timing core: cold start, warm-up, timed loop.
+
+Protocol (course ch. 3, sections 1 and 5; triton.testing.do_bench): the device is idle before each
+iteration; on CUDA, events bracket the call on the current stream and the host clock brackets the call
+plus a device-wide synchronize, so ``latency_ms`` is what a caller waits and ``device_ms`` is GPU time
+between the events. On CPU only the host clock (``time.perf_counter_ns``) is read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+NS_PER_MS = 1e6
+
+
+@dataclass(frozen=True)
+class TimedSamples:
+    """Per-iteration times of one config, ms. ``device_ms`` is None on CPU. Shapes: ``(iters,)``."""
+
+    latency_ms: np.ndarray
+    device_ms: np.ndarray | None
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_once(step: Callable[[int], object], device: str, index: int = 0) -> float:
+    """Host time in ms of one synchronized call ``step(index)``; used for the cold start."""
+    _sync(device)
+    t0 = time.perf_counter_ns()
+    step(index)
+    _sync(device)
+    return (time.perf_counter_ns() - t0) / NS_PER_MS
+
+
+def warm_up(step: Callable[[int], object], iters: int, device: str) -> None:
+    """Run ``step`` ``iters`` times untimed, then wait for the device."""
+    for i in range(iters):
+        step(i)
+    _sync(device)
+
+
+def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSamples:
+    """Time ``iters`` calls of ``step(i)``, synchronizing after each.
+
+    Args:
+        step: runs iteration ``i`` (selects its inputs and calls the model); its result is dropped
+            after the synchronize so the allocator can reuse it.
+        iters: number of timed iterations, >= 1.
+        device: ``"cpu"`` or ``"cuda"``.
+
+    Returns:
+        Host latencies and (on CUDA) event-measured device times, both ms, one per iteration.
+    """
+    latency_ns = np.empty(iters, dtype=np.int64)
+    if device != "cuda":
+        for i in range(iters):
+            t0 = time.perf_counter_ns()
+            step(i)
+            latency_ns[i] = time.perf_counter_ns() - t0
+        return TimedSamples(latency_ns / NS_PER_MS, None)
+
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    torch.cuda.synchronize()
+    for i in range(iters):
+        t0 = time.perf_counter_ns()
+        starts[i].record()
+        step(i)
+        ends[i].record()
+        torch.cuda.synchronize()
+        latency_ns[i] = time.perf_counter_ns() - t0
+    # Reading elapsed times after the loop keeps the query calls out of the timed region.
+    device_ms = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
+    return TimedSamples(latency_ns / NS_PER_MS, device_ms)

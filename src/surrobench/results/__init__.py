@@ -1,0 +1,1 @@
+"""Results: statistics of samples, the run record and its JSON schema, the SQLite store."""

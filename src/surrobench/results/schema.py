@@ -1,0 +1,150 @@
+"""The run record and its JSON form, ``surrobench/run-v1`` (DESIGN.md, "Run JSON").
+
+``ConfigResult.to_json`` and ``RunRecord.to_json`` emit exactly the keys of the design; anything
+else we know about a config (clock readings, TF32 switches, cudnn.benchmark) lives in ``extra``, which
+is stored in the database but not written to the run JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from surrobench.results.stats import LatencyStats
+
+SCHEMA = "surrobench/run-v1"
+STATUSES = ("ok", "oom", "error")
+RESULT_KEYS = (
+    "model", "input_shape", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
+    "cold_start_ms", "latency_ms", "device_ms", "throughput", "peak_mem_bytes", "peak_reserved_bytes",
+    "top_op", "samples_ms",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ConfigResult:
+    """The outcome of one config: statistics, throughput, memory, status.
+
+    Attributes:
+        input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``.
+        shape_label: the ladder rung as the user wrote it (``"64"``), for tables and matching.
+        latency_ms: host wall clock around a synchronized call, ms; None unless status is ``ok`` or the
+            failure came after timing (a non-finite output).
+        device_ms: CUDA-event time of the same iterations, ms; None on CPU.
+        samples_per_s, points_per_s: throughput at the median latency.
+        peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included);
+            on CPU the peak resident-set growth.
+        top_op: ``{"name", "share"}`` once profiled (share of device time, a fraction).
+        samples_ms: per-iteration host latencies, ms, in order.
+        device_samples_ms: per-iteration device times, ms (CUDA only).
+        extra: stored facts outside the run-v1 schema (sm_clock_mhz, tf32 switches, ...).
+    """
+
+    model: str
+    shape_label: str
+    input_shape: tuple[int, ...]
+    batch: int
+    precision: str
+    device: str
+    mode: str
+    status: str
+    error: str | None
+    warmup: int
+    iters: int
+    cold_start_ms: float | None = None
+    latency_ms: LatencyStats | None = None
+    device_ms: LatencyStats | None = None
+    samples_per_s: float | None = None
+    points_per_s: float | None = None
+    peak_mem_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    top_op: dict | None = None
+    samples_ms: tuple[float, ...] = ()
+    device_samples_ms: tuple[float, ...] = ()
+    extra: dict = field(default_factory=dict)
+
+    def key(self) -> tuple:
+        """Matching key across runs: (model, executed input shape, batch, precision, device, mode)."""
+        return (self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode)
+
+    def with_top_op(self, name: str, share: float) -> "ConfigResult":
+        """A copy with ``top_op`` set (share of device time, a fraction in [0, 1])."""
+        return replace(self, top_op={"name": name, "share": float(share)})
+
+    def to_json(self) -> dict:
+        """The run-v1 ``results`` entry, exactly the keys of DESIGN.md."""
+        return {
+            "model": self.model,
+            "input_shape": list(self.input_shape),
+            "batch": self.batch,
+            "precision": self.precision,
+            "device": self.device,
+            "mode": self.mode,
+            "status": self.status,
+            "error": self.error,
+            "warmup": self.warmup,
+            "iters": self.iters,
+            "cold_start_ms": self.cold_start_ms,
+            "latency_ms": self.latency_ms.to_dict() if self.latency_ms else None,
+            "device_ms": self.device_ms.to_dict() if self.device_ms else None,
+            "throughput": {"samples_per_s": self.samples_per_s, "points_per_s": self.points_per_s},
+            "peak_mem_bytes": self.peak_mem_bytes,
+            "peak_reserved_bytes": self.peak_reserved_bytes,
+            "top_op": self.top_op,
+            "samples_ms": list(self.samples_ms),
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One ``surrobench run``: its id, time, tag, environment fingerprint and config results."""
+
+    run_id: str
+    created: str
+    tag: str | None
+    env: dict
+    results: tuple[ConfigResult, ...] = ()
+
+    def to_json(self) -> dict:
+        """The whole run as ``surrobench/run-v1``."""
+        return {
+            "schema": SCHEMA,
+            "run_id": self.run_id,
+            "created": self.created,
+            "tag": self.tag,
+            "env": self.env,
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def result_from_json(d: dict) -> ConfigResult:
+    """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
+
+    Raises:
+        KeyError: a run-v1 key is missing.
+    """
+    throughput = d["throughput"] or {}
+    return ConfigResult(
+        model=d["model"], shape_label="x".join(map(str, d["input_shape"])), input_shape=tuple(d["input_shape"]),
+        batch=d["batch"], precision=d["precision"], device=d["device"], mode=d["mode"], status=d["status"],
+        error=d["error"], warmup=d["warmup"], iters=d["iters"], cold_start_ms=d["cold_start_ms"],
+        latency_ms=LatencyStats.from_dict(d["latency_ms"]) if d["latency_ms"] else None,
+        device_ms=LatencyStats.from_dict(d["device_ms"]) if d["device_ms"] else None,
+        samples_per_s=throughput.get("samples_per_s"), points_per_s=throughput.get("points_per_s"),
+        peak_mem_bytes=d["peak_mem_bytes"], peak_reserved_bytes=d["peak_reserved_bytes"],
+        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]),
+    )  # fmt: skip
+
+
+def run_from_json(d: dict) -> RunRecord:
+    """Inverse of :meth:`RunRecord.to_json`.
+
+    Raises:
+        ValueError: the object is not a ``surrobench/run-v1`` run.
+        KeyError: a required key is missing.
+    """
+    if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+        raise ValueError(f"not a {SCHEMA} run (schema is {d.get('schema') if isinstance(d, dict) else None!r})")
+    return RunRecord(
+        run_id=d["run_id"], created=d["created"], tag=d["tag"], env=d["env"],
+        results=tuple(result_from_json(r) for r in d["results"]),
+    )  # fmt: skip

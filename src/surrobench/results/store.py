@@ -1,0 +1,208 @@
+"""SQLite store of runs, configs and per-iteration samples (stdlib ``sqlite3``, one file, no service).
+
+Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
+measured before it (DESIGN.md, "Nothing is lost").
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.errors import UsageError
+from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.stats import LatencyStats
+
+DEFAULT_DB = "surrobench.db"
+
+_SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT
+);
+CREATE TABLE IF NOT EXISTS configs (
+    config_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    model TEXT NOT NULL, shape_label TEXT NOT NULL, input_shape_json TEXT NOT NULL, batch INTEGER NOT NULL,
+    precision TEXT NOT NULL, device TEXT NOT NULL, mode TEXT NOT NULL,
+    status TEXT NOT NULL, error TEXT, warmup INTEGER NOT NULL, iters INTEGER NOT NULL,
+    cold_start_ms REAL, latency_json TEXT, device_json TEXT, samples_per_s REAL, points_per_s REAL,
+    peak_mem_bytes INTEGER, peak_reserved_bytes INTEGER, top_op_json TEXT, extra_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS samples (
+    config_id INTEGER NOT NULL REFERENCES configs(config_id), iter INTEGER NOT NULL,
+    latency_ms REAL NOT NULL, device_ms REAL, PRIMARY KEY (config_id, iter)
+);
+CREATE INDEX IF NOT EXISTS configs_by_run ON configs(run_id);
+"""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of ``surrobench history``."""
+
+    run_id: str
+    created: str
+    tag: str | None
+    device_name: str | None
+    models: tuple[str, ...]
+    n_configs: int
+    n_failed: int
+
+
+def _dump(obj) -> str | None:
+    return None if obj is None else json.dumps(obj)
+
+
+def _load(text: str | None):
+    return None if text is None else json.loads(text)
+
+
+class ResultStore:
+    """The results database at ``path`` (created with its tables on first use).
+
+    Raises:
+        UsageError: the path cannot be opened or is not a surrobench database.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+        self.path = str(path)
+        try:
+            self.conn = sqlite3.connect(self.path)
+            self.conn.executescript(_SCHEMA_SQL)
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def begin_run(self, run: RunRecord, command: str | None = None) -> None:
+        """Insert the run row (before any config) and commit."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                (run.run_id, run.created, run.tag, json.dumps(run.env), command),
+            )
+
+    def update_env(self, run_id: str, env: dict) -> None:
+        """Replace the run's environment (e.g. with the clocks read after the sweep)."""
+        with self.conn:
+            self.conn.execute("UPDATE runs SET env_json = ? WHERE run_id = ?", (json.dumps(env), run_id))
+
+    def add_result(self, run_id: str, r: ConfigResult) -> int:
+        """Insert one config and its samples in one transaction; returns its ``config_id``."""
+        with self.conn:
+            cur = self.conn.execute(
+                "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
+                " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
+                " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id, r.model, r.shape_label, json.dumps(list(r.input_shape)), r.batch, r.precision,
+                    r.device, r.mode, r.status, r.error, r.warmup, r.iters, r.cold_start_ms,
+                    _dump(r.latency_ms.to_dict() if r.latency_ms else None),
+                    _dump(r.device_ms.to_dict() if r.device_ms else None),
+                    r.samples_per_s, r.points_per_s, r.peak_mem_bytes, r.peak_reserved_bytes,
+                    _dump(r.top_op), json.dumps(r.extra),
+                ),
+            )  # fmt: skip
+            config_id = cur.lastrowid
+            device = r.device_samples_ms or (None,) * len(r.samples_ms)
+            self.conn.executemany(
+                "INSERT INTO samples VALUES (?, ?, ?, ?)",
+                [(config_id, i, lat, dev) for i, (lat, dev) in enumerate(zip(r.samples_ms, device))],
+            )
+        return config_id
+
+    def set_top_op(self, config_id: int, name: str, share: float) -> None:
+        """Record the top operator (share of device time, a fraction) of a profiled config."""
+        with self.conn:
+            self.conn.execute(
+                "UPDATE configs SET top_op_json = ? WHERE config_id = ?",
+                (json.dumps({"name": name, "share": float(share)}), config_id),
+            )
+
+    def config_ids(self, run_id: str) -> list[int]:
+        """Config ids of a run, in the order they were measured."""
+        rows = self.conn.execute("SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (run_id,))
+        return [row[0] for row in rows]
+
+    def load_run(self, run_id: str) -> RunRecord:
+        """The stored run with all its configs and samples.
+
+        Raises:
+            UsageError: no run with that id (a unique prefix of an id is accepted).
+        """
+        run_id = self.resolve_run_id(run_id)
+        created, tag, env_json = self.conn.execute(
+            "SELECT created, tag, env_json FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        rows = self.conn.execute(
+            "SELECT config_id, model, shape_label, input_shape_json, batch, precision, device, mode, status,"
+            " error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s, points_per_s,"
+            " peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json FROM configs WHERE run_id = ?"
+            " ORDER BY config_id",
+            (run_id,),
+        ).fetchall()
+        results = []
+        for row in rows:
+            samples = self.conn.execute(
+                "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter", (row[0],)
+            ).fetchall()
+            latency, device = _load(row[13]), _load(row[14])
+            results.append(
+                ConfigResult(
+                    model=row[1], shape_label=row[2], input_shape=tuple(json.loads(row[3])), batch=row[4],
+                    precision=row[5], device=row[6], mode=row[7], status=row[8], error=row[9], warmup=row[10],
+                    iters=row[11], cold_start_ms=row[12],
+                    latency_ms=LatencyStats.from_dict(latency) if latency else None,
+                    device_ms=LatencyStats.from_dict(device) if device else None,
+                    samples_per_s=row[15], points_per_s=row[16], peak_mem_bytes=row[17],
+                    peak_reserved_bytes=row[18], top_op=_load(row[19]),
+                    samples_ms=tuple(s[0] for s in samples),
+                    device_samples_ms=tuple(s[1] for s in samples if s[1] is not None),
+                    extra=json.loads(row[20]),
+                )
+            )  # fmt: skip
+        return RunRecord(run_id, created, tag, json.loads(env_json), tuple(results))
+
+    def resolve_run_id(self, prefix: str) -> str:
+        """The full id of the run whose id starts with ``prefix``.
+
+        Raises:
+            UsageError: no run, or several runs, match.
+        """
+        rows = self.conn.execute(
+            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'",
+            (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+        ).fetchall()
+        if len(rows) != 1:
+            what = "no run" if not rows else f"{len(rows)} runs"
+            raise UsageError(f"{what} in {self.path!r} match run id {prefix!r}; see `surrobench history`")
+        return rows[0][0]
+
+    def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
+        """Stored runs, newest first, optionally filtered by model, tag and creation time (ISO-8601 prefix)."""
+        query = (
+            "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model),"
+            " count(c.config_id), sum(c.status != 'ok') FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
+            " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
+            " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?))"
+            " GROUP BY r.run_id ORDER BY r.created DESC"
+        )
+        rows = self.conn.execute(query, (tag, tag, since, since, model, model)).fetchall()
+        return [
+            RunSummary(
+                run_id=row[0], created=row[1], tag=row[2], device_name=json.loads(row[3]).get("device_name"),
+                models=tuple(sorted((row[4] or "").split(","))) if row[4] else (), n_configs=row[5],
+                n_failed=row[6] or 0,
+            )
+            for row in rows
+        ]  # fmt: skip
