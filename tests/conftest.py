@@ -1,0 +1,55 @@
+"""Shared test helpers: tiny surrogates whose behaviour is known by construction."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from surrobench.errors import UsageError
+from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.zoo.base import ModelInfo, Surrogate
+
+
+class TinySurrogate(Surrogate):
+    """A 1x1 conv on (B, 2, N, N); ``module`` may be overridden to plant failures."""
+
+    info = ModelInfo("tiny", "test fixture", "x: (B, 2, N, N)", "grid points", 8)
+
+    def __init__(self, module_factory=None):
+        self._factory = module_factory or (lambda: nn.Conv2d(2, 1, 1))
+
+    def build(self) -> nn.Module:
+        return self._factory()
+
+    def example_inputs(self, batch, shape: ShapeSpec, *, generator, device):
+        n = shape.size if shape.size is not None else shape.full[-1]
+        if shape.full is not None and len(shape.full) != 4:
+            raise UsageError("tiny needs a 4-D shape")
+        return (torch.randn(batch, 2, n, n, generator=generator, device=device),)
+
+    def points_per_sample(self, inputs) -> int:
+        return inputs[0].shape[-1] * inputs[0].shape[-2]
+
+
+class RaisesOn(nn.Module):
+    """Raises ``exc`` when the batch size equals ``batch``; otherwise a 1x1 conv."""
+
+    def __init__(self, batch: int, exc: BaseException):
+        super().__init__()
+        self.batch, self.exc, self.conv = batch, exc, nn.Conv2d(2, 1, 1)
+
+    def forward(self, x):
+        if x.shape[0] == self.batch:
+            raise self.exc
+        return self.conv(x)
+
+
+class ReturnsNaN(nn.Module):
+    def forward(self, x):
+        return x * float("nan")
+
+
+@pytest.fixture
+def tiny():
+    return TinySurrogate()

@@ -1,0 +1,85 @@
+import pytest
+import torch
+
+from conftest import RaisesOn, ReturnsNaN, TinySurrogate
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig, numeric_settings
+from surrobench.execution.runner import prepare_model, run_config, run_sweep
+from surrobench.workload.spec import ShapeSpec
+
+
+def _cfg(batch=2, mode="eager", precision="fp32", iters=12, warmup=2):
+    return ExecConfig(
+        model="tiny", shape=ShapeSpec(size=8), batch=batch, precision=precision, device="cpu", mode=mode,
+        warmup=warmup, iters=iters, cudnn_benchmark=False, seed=0, input_sets=3,
+    )
+
+
+def test_ok_config_has_all_measurements(tiny):
+    r = run_config(_cfg(), prepare_model(tiny, "cpu", 0))
+    assert r.status == "ok" and r.error is None
+    assert r.input_shape == (2, 2, 8, 8)
+    assert len(r.samples_ms) == 12 and all(s > 0 for s in r.samples_ms)
+    assert r.latency_ms.min <= r.latency_ms.median <= r.latency_ms.max
+    assert r.device_ms is None  # CPU: host clock only
+    assert r.cold_start_ms > 0
+    assert r.samples_per_s == pytest.approx(2 / (r.latency_ms.median / 1000))
+    assert r.points_per_s == pytest.approx(r.samples_per_s * 64)
+    assert r.peak_mem_bytes >= 0 and r.peak_reserved_bytes is None
+    assert r.extra["matmul_allow_tf32"] is False and r.extra["input_sets"] == 3
+
+
+def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
+    oom = TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")))
+    prepared = prepare_model(oom, "cpu", 0)
+    seen = []
+    results = run_sweep([_cfg(1), _cfg(2), _cfg(4)], lambda cfg: prepared, seen.append)
+    assert [r.status for r in results] == ["ok", "oom", "ok"]
+    assert seen == results  # each one handed over (for commit) as it finished
+    assert "OutOfMemoryError: CUDA out of memory" in results[1].error
+    assert results[1].latency_ms is None
+
+    broken = prepare_model(TinySurrogate(lambda: RaisesOn(4, ValueError("bad reshape\nsecond line"))), "cpu", 0)
+    r = run_config(_cfg(4), broken)
+    assert r.status == "error" and r.error == "ValueError: bad reshape"
+
+
+def test_nan_output_is_flagged_but_timings_kept():
+    r = run_config(_cfg(), prepare_model(TinySurrogate(ReturnsNaN), "cpu", 0))
+    assert r.status == "error" and "not finite" in r.error and "256 of 256" in r.error
+    assert r.latency_ms is not None and len(r.samples_ms) == 12
+
+
+def test_cudagraph_on_cpu_is_a_usage_error(tiny):
+    with pytest.raises(UsageError, match="cuda"):
+        run_config(_cfg(mode="cudagraph"), prepare_model(tiny, "cpu", 0))
+
+
+def test_bf16_autocast_runs_on_cpu(tiny):
+    r = run_config(_cfg(precision="bf16"), prepare_model(tiny, "cpu", 0))
+    assert r.status == "ok", r.error
+
+
+def test_numeric_settings_are_pinned_and_restored():
+    before = torch.backends.cuda.matmul.allow_tf32
+    with numeric_settings("tf32", "cpu", cudnn_benchmark=True):
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.benchmark
+    with numeric_settings("fp16", "cpu", cudnn_benchmark=False):
+        assert not torch.backends.cuda.matmul.allow_tf32
+    assert torch.backends.cuda.matmul.allow_tf32 == before
+
+
+def test_same_seed_same_inputs_across_precisions(tiny):
+    from surrobench.workload.inputs import make_input_sets
+
+    a = make_input_sets(tiny, 2, ShapeSpec(size=4), device="cpu", seed=5, n_sets=3)
+    b = make_input_sets(tiny, 2, ShapeSpec(size=4), device="cpu", seed=5, n_sets=3)
+    assert all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
+    assert not torch.equal(a[0][0], a[1][0])  # the rotating sets differ from each other
+
+
+def test_compile_mode_runs_on_cpu(tiny):
+    r = run_config(_cfg(mode="compile", iters=5, warmup=1), prepare_model(tiny, "cpu", 0))
+    assert r.status == "ok", r.error
+    # the cold start holds the compilation, so it dwarfs a steady-state call
+    assert r.cold_start_ms > 10 * r.latency_ms.median

@@ -1,0 +1,39 @@
+import pytest
+
+from surrobench.errors import UsageError
+from surrobench.workload.spec import ShapeSpec, parse_batches, parse_modes, parse_precisions, parse_shapes
+
+
+def test_bare_and_full_shapes():
+    assert parse_shapes("128, 256") == [ShapeSpec(size=128), ShapeSpec(size=256)]
+    assert parse_shapes("1x3x128x128,2X3X64X64") == [ShapeSpec(full=(1, 3, 128, 128)), ShapeSpec(full=(2, 3, 64, 64))]
+    assert parse_shapes("1x3x128x128")[0].label() == "1x3x128x128"
+
+
+@pytest.mark.parametrize("text", ["", "128,", "abc", "0", "-4", "1x3xx4", "1x0x4x4", "12.5", "7"[:0] + "x"])
+def test_malformed_shapes(text):
+    with pytest.raises(UsageError):
+        parse_shapes(text)
+
+
+def test_batches():
+    assert parse_batches("1,2,4,8") == [1, 2, 4, 8]
+    for bad in ["", "0", "1,,2", "one", "-1"]:
+        with pytest.raises(UsageError):
+            parse_batches(bad)
+
+
+def test_precisions_and_modes():
+    assert parse_precisions("FP32,bf16,fp32") == ["fp32", "bf16"]
+    assert parse_modes("eager,cudagraph") == ["eager", "cudagraph"]
+    with pytest.raises(UsageError, match="fp8"):
+        parse_precisions("fp8")
+    with pytest.raises(UsageError):
+        parse_modes("jit")
+
+
+def test_shape_spec_needs_exactly_one_form():
+    with pytest.raises(ValueError):
+        ShapeSpec()
+    with pytest.raises(ValueError):
+        ShapeSpec(size=4, full=(1, 4))
