@@ -1,0 +1,62 @@
+"""The reference surrogates: a registry by CLI name, and the data ``surrobench models`` prints.
+
+Each family lives in its own module and cites its paper; see :mod:`surrobench.workload.zoo.base` for the
+interface the runner uses.
+"""
+
+from __future__ import annotations
+
+from surrobench.errors import UsageError
+from surrobench.workload.zoo._common import count_parameters
+from surrobench.workload.zoo.base import Surrogate
+from surrobench.workload.zoo.deeponet import DeepONetSurrogate
+from surrobench.workload.zoo.fno import FNO2dSurrogate
+from surrobench.workload.zoo.meshgraphnet import MeshGraphNetSurrogate
+from surrobench.workload.zoo.pinn import PINNSurrogate
+from surrobench.workload.zoo.unet import UNet2dSurrogate
+
+_FAMILIES: tuple[type[Surrogate], ...] = (
+    FNO2dSurrogate, UNet2dSurrogate, PINNSurrogate, DeepONetSurrogate, MeshGraphNetSurrogate,
+)
+_REGISTRY: dict[str, type[Surrogate]] = {cls.info.name: cls for cls in _FAMILIES}
+
+
+def surrogate_names() -> list[str]:
+    """CLI names of the reference surrogates, in listing order."""
+    return list(_REGISTRY)
+
+
+def get_surrogate(name: str) -> Surrogate:
+    """A new instance of the reference surrogate called ``name``.
+
+    Raises:
+        UsageError: unknown name; the message lists the known ones.
+    """
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise UsageError(
+            f"unknown model {name!r}; known: {', '.join(_REGISTRY)} (or package.module:factory, or a .pt2 file)"
+        ) from None
+
+
+def all_surrogates() -> list[Surrogate]:
+    """One instance of every reference surrogate, in listing order."""
+    return [cls() for cls in _FAMILIES]
+
+
+def describe(surrogate: Surrogate) -> dict[str, object]:
+    """What ``surrobench models`` shows for one surrogate, JSON-ready.
+
+    Keys: ``name``, ``paper``, ``layout``, ``parameters`` (real-valued parameter count of a freshly built
+    module, complex weights counted twice), ``point_kind``, ``default_size``. Builds the module on the CPU.
+    """
+    info = surrogate.info
+    return {
+        "name": info.name,
+        "paper": info.paper,
+        "layout": info.layout,
+        "parameters": count_parameters(surrogate.build()),
+        "point_kind": info.point_kind,
+        "default_size": info.default_size,
+    }

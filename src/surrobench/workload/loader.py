@@ -1,0 +1,265 @@
+"""User models: ``--model package.module:factory``, ``--model path/to/file.py:factory`` and
+``--model path/to/model.pt2`` (a saved ``torch.export`` program), wrapped as
+:class:`~surrobench.workload.zoo.base.Surrogate` so the runner treats them like the zoo.
+
+:func:`resolve_model` is the single entry point; every problem a user can cause (a missing module, a
+factory that raises or returns something else, an unreadable program, a batch a static export cannot
+take) is a one-line :class:`~surrobench.errors.UsageError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import torch
+from torch import nn
+
+from surrobench.errors import UsageError
+from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.zoo import get_surrogate
+from surrobench.workload.zoo._common import grid_points, grid_shape, randn
+from surrobench.workload.zoo.base import ModelInfo, Surrogate
+
+USER_DEFAULT_SIZE = 64  # bare size for a factory model when --shape is not given: (B, 3, 64, 64)
+USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the DESIGN.md 2-D grid layout
+
+
+def resolve_model(spec: str) -> Surrogate:
+    """The surrogate named by a ``--model`` value.
+
+    ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, or a
+    path ending in ``.pt2``. Modules and programs are loaded here, so bad specs fail before any run.
+
+    Raises:
+        UsageError: unknown zoo name, module not importable, factory missing, unreadable ``.pt2``.
+    """
+    if spec.endswith(".pt2"):
+        return ExportedSurrogate(Path(spec))
+    if ":" in spec:
+        return FactorySurrogate(spec)
+    return get_surrogate(spec)
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line, for UsageError texts that quote a user's exception."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _import_target(target: str) -> ModuleType:
+    """Import ``target``: a dotted module name, or a ``.py`` file path (imported under a name derived
+    from its absolute path, so two files called ``model.py`` do not collide in ``sys.modules``)."""
+    try:
+        if not target.endswith(".py"):
+            return importlib.import_module(target)
+        path = Path(target).resolve()
+        if not path.is_file():
+            raise UsageError(f"--model {target}: no such file")
+        name = f"_surrobench_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module  # dataclasses and pickling look the module up while it executes
+        try:
+            module_spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        return module
+    except UsageError:
+        raise
+    except Exception as exc:  # any error in the user's module is the user's to fix
+        raise UsageError(f"--model {target}: cannot import: {_one_line(exc)}") from exc
+
+
+def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """A tensor or a tuple/list of tensors, moved to ``device``; anything else is a UsageError."""
+    items = (value,) if isinstance(value, torch.Tensor) else value
+    if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
+        raise UsageError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
+    return tuple(t.to(device) for t in items)
+
+
+class FactorySurrogate(Surrogate):
+    """A model built by a user's factory, ``module:factory`` or ``file.py:factory``.
+
+    :meth:`build` calls ``factory()`` (no arguments), which must return an ``nn.Module``.
+
+    Inputs: if the module defines ``example_inputs(batch, shape)`` (``shape`` the full shape tuple with
+    its batch dim set to ``batch``, or the bare int size), its result (a tensor or tuple of tensors) is
+    moved to the device. The hook runs with the global CPU torch RNG seeded from a draw of ``generator`` and
+    restored afterwards, so ``torch.randn`` inside it is reproducible and the caller's RNG state is
+    untouched. Otherwise the single input is fp32 ``torch.randn`` of the full shape, or of
+    ``(B, 3, N, N)`` for a bare size N. Points per sample: the product of the primary input's dims after
+    batch and channel (1 for a rank-2 input).
+    """
+
+    def __init__(self, spec: str) -> None:
+        target, _, attr = spec.rpartition(":")
+        if not target or not attr:
+            raise UsageError(f"--model {spec}: expected package.module:factory or path/to/file.py:factory")
+        module = _import_target(target)
+        factory = getattr(module, attr, None)
+        if not callable(factory):
+            raise UsageError(f"--model {spec}: module {target} has no callable {attr!r}")
+        self._spec = spec
+        self._factory_name = attr
+        self._factory: Callable[[], object] = factory
+        self._hook: Callable[[int, object], object] | None = getattr(module, "example_inputs", None)
+        layout = "from example_inputs(batch, shape)" if self._hook else "x: (B, 3, N, N) or the full --shape"
+        self.info = ModelInfo(name=spec, paper="user model", layout=layout, point_kind="grid points",
+                              default_size=USER_DEFAULT_SIZE)
+
+    def build(self) -> nn.Module:
+        """``factory()``. Raises UsageError if it raises or returns something other than an ``nn.Module``."""
+        try:
+            module = self._factory()
+        except Exception as exc:
+            raise UsageError(f"--model {self._spec}: factory raised {_one_line(exc)}") from exc
+        if not isinstance(module, nn.Module):
+            raise UsageError(f"--model {self._spec}: factory {self._factory_name} returned "
+                             f"{type(module).__name__}, not an nn.Module")
+        return module
+
+    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
+                       device: torch.device) -> tuple[torch.Tensor, ...]:
+        """The hook's inputs, or ``(x,)`` with ``x`` fp32 randn of the full shape or ``(B, 3, N, N)``.
+
+        Raises:
+            UsageError: the hook raises or returns something other than a tensor or tuple of tensors.
+        """
+        full = (batch, *shape.full[1:]) if shape.full else None
+        if self._hook is None:
+            dims = full or grid_shape(self._spec, batch, shape, channels=USER_CHANNELS)
+            return (randn(dims, generator, device),)
+        size = full or shape.size
+        where = f"--model {self._spec}: example_inputs({batch}, {size})"
+        # Drawn from the generator (not its initial seed) so successive input sets of one config differ.
+        seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))
+        # CPU RNG only (the hook gets no device): torch.manual_seed would also queue a CUDA reseed that
+        # fork_rng(devices=[]) does not undo.
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(seed)
+            try:
+                value = self._hook(batch, size)
+            except Exception as exc:
+                raise UsageError(f"{where} raised {_one_line(exc)}") from exc
+        return _as_input_tuple(value, where, device)
+
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
+        return grid_points(inputs[0])
+
+
+class _ExportedModule(nn.Module):
+    """Holds ``ExportedProgram.module()``; ``train()``/``eval()`` do not reach it.
+
+    An exported program's train/eval behaviour was fixed when it was traced, and its module raises on
+    ``eval()`` ("Calling eval() is not supported yet", torch 2.13), which the runner always calls.
+    """
+
+    def __init__(self, program_module: nn.Module) -> None:
+        super().__init__()
+        self.program = program_module
+
+    def train(self, mode: bool = True) -> _ExportedModule:
+        self.training = mode
+        return self
+
+    def forward(self, *inputs: torch.Tensor) -> object:
+        return self.program(*inputs)
+
+
+class ExportedSurrogate(Surrogate):
+    """A saved ``torch.export`` program (``.pt2``), loaded with ``torch.export.load``.
+
+    Inputs are randn in the example's dtype, shaped like the program's stored example inputs with
+    dim 0 set to the config batch; for a full ``--shape``, the primary (first) input takes that shape.
+    A bare size is accepted only if it equals the example's last dim (the layout is fixed at export).
+    Non-floating inputs (indices) are reused from the stored example, so they cannot be resized. Dims are checked
+    against the program's shape constraints (static, or the range of a ``torch.export.Dim``) here, so a
+    batch a static export cannot take fails as a UsageError, not mid-sweep.
+    """
+
+    def __init__(self, path: Path) -> None:
+        if not path.is_file():
+            raise UsageError(f"--model {path}: no such file")
+        # torch.export.load logs a traceback before its legacy-format fallback raises the error we report.
+        export_log = logging.getLogger("torch.export")
+        level = export_log.level
+        export_log.setLevel(logging.ERROR)
+        try:
+            self._program = torch.export.load(path)
+        except Exception as exc:
+            raise UsageError(f"--model {path}: cannot load exported program: {_one_line(exc)}") from exc
+        finally:
+            export_log.setLevel(level)
+        self._path = path
+        args, kwargs = self._program.example_inputs or ((), {})
+        if kwargs or not args or not all(isinstance(a, torch.Tensor) and a.dim() > 0 for a in args):
+            raise UsageError(f"--model {path}: need stored positional non-scalar tensor example inputs; "
+                             "re-export with torch.export.export(model, (tensors,)) and no keyword inputs")
+        self._examples: tuple[torch.Tensor, ...] = args
+        self._symbolic = self._placeholder_shapes()
+        primary = self._examples[0]
+        layout = "x: (B, " + ", ".join(map(str, primary.shape[1:])) + ")" if primary.dim() > 1 else "x: (B,)"
+        self.info = ModelInfo(name=str(path), paper="user model (torch.export)", layout=layout,
+                              point_kind="grid points", default_size=primary.shape[-1])
+
+    def _placeholder_shapes(self) -> list[tuple[object, ...]]:
+        """Each user input's traced shape: ints for static dims, SymInts for dynamic ones."""
+        names = set(self._program.graph_signature.user_inputs)
+        return [tuple(node.meta["val"].shape) for node in self._program.graph.nodes
+                if node.op == "placeholder" and node.name in names]
+
+    def _check(self, dims: tuple[int, ...], traced: tuple[object, ...], which: int) -> None:
+        """UsageError unless ``dims`` satisfies the traced shape (equal static dims, dynamic dims in range)."""
+        if len(dims) != len(traced):
+            raise UsageError(f"--model {self._path}: input {which} has rank {len(traced)}, "
+                             f"shape {'x'.join(map(str, dims))} has rank {len(dims)}")
+        for axis, (want, got) in enumerate(zip(traced, dims)):
+            if isinstance(want, int):
+                if want != got:
+                    raise UsageError(
+                        f"--model {self._path}: input {which} dim {axis} is static {want} in the export, got {got}; "
+                        "re-export with a torch.export.Dim for that dim")
+                continue
+            bounds = self._program.range_constraints.get(want.node.expr)
+            if bounds is not None and not bounds.lower <= got <= bounds.upper:
+                raise UsageError(f"--model {self._path}: input {which} dim {axis} = {got} is outside the "
+                                 f"exported range [{bounds.lower}, {bounds.upper}]")
+
+    def build(self) -> nn.Module:
+        return _ExportedModule(self._program.module())
+
+    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
+                       device: torch.device) -> tuple[torch.Tensor, ...]:
+        """One tensor per program input, dim 0 set to ``batch`` (see the class docstring).
+
+        Raises:
+            UsageError: a bare size other than the example's last dim, a full shape of another rank, or a
+                dim (batch included) the export's constraints do not allow.
+        """
+        if shape.size is not None and shape.size != self.info.default_size:
+            raise UsageError(f"--model {self._path}: exported at {self.info.layout}; a bare size {shape.size} "
+                             "cannot change that, give a full --shape")
+        inputs = []
+        for which, (example, traced) in enumerate(zip(self._examples, self._symbolic)):
+            dims = (batch, *shape.full[1:]) if which == 0 and shape.full else (batch, *example.shape[1:])
+            self._check(dims, traced, which)
+            if example.is_floating_point():
+                inputs.append(randn(dims, generator, device, dtype=example.dtype))
+            elif dims == tuple(example.shape):
+                inputs.append(example.to(device))
+            else:
+                raise UsageError(f"--model {self._path}: input {which} ({example.dtype}) cannot be resized "
+                                 f"to {'x'.join(map(str, dims))}; use the exported batch {example.shape[0]}")
+        return tuple(inputs)
+
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
+        return grid_points(inputs[0])

@@ -1,0 +1,98 @@
+"""Helpers shared by the zoo families and the user-model loader: input tensors, layout checks, MLPs.
+
+Kept private to the workload layer; the runner only sees :class:`~surrobench.workload.zoo.base.Surrogate`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from surrobench.errors import UsageError
+from surrobench.workload.spec import ShapeSpec
+
+
+def randn(shape: tuple[int, ...], generator: torch.Generator, device: torch.device,
+          dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Standard-normal tensor created directly on ``device`` from ``generator`` (which must live there).
+
+    Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the
+    input path, and the same seed gives the same values on every run (DESIGN.md, "workload layer").
+    """
+    return torch.randn(shape, generator=generator, device=device, dtype=dtype)
+
+
+def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multiple_of: int = 1) -> tuple[int, ...]:
+    """Resolve a 2-D grid layout ``(B, C, H, W)`` for a bare size N (``H = W = N``) or a full shape.
+
+    The batch dimension of a full shape is replaced by ``batch``.
+
+    Raises:
+        UsageError: a full shape that is not rank 4, has a channel count other than ``channels``, or
+            a spatial size not divisible by ``multiple_of``.
+    """
+    if shape.full is None:
+        dims = (batch, channels, shape.size, shape.size)
+    else:
+        if len(shape.full) != 4 or shape.full[1] != channels:
+            raise UsageError(
+                f"{name}: shape {shape.label()} does not fit layout (B, {channels}, H, W); "
+                f"give a bare size N or e.g. 1x{channels}x64x64"
+            )
+        dims = (batch, *shape.full[1:])
+    if any(d % multiple_of for d in dims[2:]):
+        raise UsageError(
+            f"{name}: spatial size {'x'.join(map(str, dims[2:]))} must be divisible by {multiple_of}; "
+            f"e.g. {multiple_of * max(1, dims[2] // multiple_of)}"
+        )
+    return dims
+
+
+def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[int, int, int]:
+    """Resolve a point-cloud layout ``(B, N, dim)``: bare size N or a full shape ``Bx N x dim``.
+
+    Raises:
+        UsageError: a full shape that is not rank 3 or whose last dimension is not ``dim``.
+    """
+    if shape.full is None:
+        return (batch, shape.size, dim)
+    if len(shape.full) != 3 or shape.full[2] != dim:
+        raise UsageError(
+            f"{name}: shape {shape.label()} does not fit layout (B, N, {dim}); give a bare size N or e.g. 1x4096x{dim}"
+        )
+    return (batch, shape.full[1], dim)
+
+
+def grid_points(primary: torch.Tensor) -> int:
+    """Points per sample of a channels-first tensor ``(B, C, *spatial)``: the product of the spatial dims.
+
+    A tensor of rank 2 or less (one feature vector per sample) counts as one point per sample.
+    """
+    return math.prod(primary.shape[2:]) if primary.dim() > 2 else 1
+
+
+def mlp(sizes: list[int], activation: type[nn.Module], *, layer_norm: bool = False) -> nn.Sequential:
+    """Fully connected net ``sizes[0] -> ... -> sizes[-1]`` with ``activation`` between layers.
+
+    The output layer is linear; ``layer_norm`` appends a LayerNorm on the output (MeshGraphNet's
+    encoder and processor MLPs, Pfaff et al. 2021, section 3).
+    """
+    layers: list[nn.Module] = []
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(n_in, n_out))
+        if i < len(sizes) - 2:
+            layers.append(activation())
+    if layer_norm:
+        layers.append(nn.LayerNorm(sizes[-1]))
+    return nn.Sequential(*layers)
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Trainable real-valued parameters; a complex parameter counts twice (real and imaginary part).
+
+    Counting complex weights as two reals follows ``neuralop.utils.count_params`` (neuraloperator), so FNO counts
+    are comparable with the ones published there.
+    """
+    return sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters())

@@ -1,0 +1,37 @@
+"""``surrobench models``: the table on stdout and the same rows in the JSON file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from surrobench.cli import main
+from surrobench.workload.zoo import surrogate_names
+
+
+def run_cli(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code
+
+
+def test_models_table_and_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # rich would otherwise fold long cells at 80 columns
+    out_path = tmp_path / "models.json"
+    assert run_cli(["models", "--json", str(out_path)]) == 0
+    stdout = capsys.readouterr().out
+    data = json.loads(out_path.read_text())
+    assert data["schema"] == "surrobench/models-v1"
+    assert [m["name"] for m in data["models"]] == surrogate_names()
+    for model in data["models"]:
+        assert set(model) == {"name", "paper", "layout", "parameters", "point_kind", "default_size"}
+        assert model["parameters"] > 0
+        # The table shows the same rows: name, and the parameter count with thousands separators.
+        assert model["name"] in stdout and f"{model['parameters']:,}" in stdout
+
+
+def test_models_json_to_unwritable_path_is_exit_2(tmp_path, capsys):
+    assert run_cli(["models", "--json", str(tmp_path / "no_dir" / "m.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("surrobench: error: --json") and "\n" not in err
