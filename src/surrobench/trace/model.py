@@ -1,0 +1,190 @@
+"""One columnar timeline for every trace source (DESIGN.md, "Timeline model").
+
+Kineto Chrome traces and Nsight Systems exports load into the same :class:`Timeline`: a few tables of
+numpy columns, one row per event, times as ``int64`` nanoseconds relative to the first event of the
+trace. Strings (kernel, API and op names) are interned once in :attr:`Timeline.names`; tables hold
+``int32`` indices into it. Every analysis reads this structure and nothing else.
+
+Absent values are ``-1`` (stream, correlation, external id, device) so columns stay integer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+MISSING = -1
+"""Value of an integer column whose source event did not carry the field."""
+
+
+class CopyKind(IntEnum):
+    """Direction of a memory copy (CUPTI ``CUpti_ActivityMemcpyKind``, reduced to what we analyze)."""
+
+    UNKNOWN = 0
+    H2D = 1
+    D2H = 2
+    D2D = 3
+    H2H = 4
+    P2P = 5
+
+
+class HostMemory(IntEnum):
+    """Host-side memory of a copy (CUPTI ``CUpti_ActivityMemoryKind``): pageable copies stage through
+    a pinned bounce buffer and block the host (CUDA C++ Programming Guide, "Page-Locked Host Memory")."""
+
+    UNKNOWN = 0
+    PAGEABLE = 1
+    PINNED = 2
+    NONE = 3  # device-to-device: no host memory involved
+
+
+@dataclass(frozen=True, eq=False)
+class _Table:
+    """Common behaviour of the event tables: ``len``, ``end_ns``, row selection."""
+
+    start_ns: np.ndarray  # (n,) int64, ns since the trace start
+    dur_ns: np.ndarray  # (n,) int64, ns; may be 0, negative only in malformed traces
+
+    def __len__(self) -> int:
+        return int(self.start_ns.shape[0])
+
+    @property
+    def end_ns(self) -> np.ndarray:
+        """(n,) int64 end times in ns: ``start_ns + max(dur_ns, 0)``."""
+        return self.start_ns + np.maximum(self.dur_ns, 0)
+
+    def take(self, index: np.ndarray) -> "_Table":
+        """A table of the same type holding rows ``index`` (an int index array or a bool mask)."""
+        return dataclasses.replace(
+            self, **{f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)}
+        )
+
+    @classmethod
+    def empty(cls) -> "_Table":
+        """A table with no rows and the right column dtypes."""
+        return cls(**{f.name: np.empty(0, dtype=_DTYPES[f.name]) for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True, eq=False)
+class GpuOps(_Table):
+    """GPU activities of one kind (kernels, copies or memsets); one row each, shapes ``(n,)``."""
+
+    name_id: np.ndarray  # int32 index into Timeline.names
+    device: np.ndarray  # int32 CUDA device index
+    stream: np.ndarray  # int64 CUDA stream id
+    correlation: np.ndarray  # int64 id shared with the API call that launched it
+    rank: np.ndarray  # int32 distributed rank (0 when the trace has none)
+
+
+@dataclass(frozen=True, eq=False)
+class MemcpyOps(GpuOps):
+    """Memory copies: :class:`GpuOps` plus direction, size and host memory kind."""
+
+    kind: np.ndarray  # int8 CopyKind
+    bytes: np.ndarray  # int64 bytes copied
+    host_memory: np.ndarray  # int8 HostMemory
+
+
+@dataclass(frozen=True, eq=False)
+class MemsetOps(GpuOps):
+    """Memsets: :class:`GpuOps` plus the number of bytes set."""
+
+    bytes: np.ndarray  # int64
+
+
+@dataclass(frozen=True, eq=False)
+class ApiCalls(_Table):
+    """CUDA runtime and driver API calls on host threads (``cudaLaunchKernel``, ``cuLaunchKernel``...).
+
+    Names are normalized: nsys version suffixes (``_v7000``) are removed.
+    """
+
+    name_id: np.ndarray  # int32
+    tid: np.ndarray  # int64 host thread id
+    correlation: np.ndarray  # int64, matches GpuOps.correlation
+    external_id: np.ndarray  # int64, Kineto: the External id of the enclosing CPU op
+    rank: np.ndarray  # int32
+
+
+@dataclass(frozen=True, eq=False)
+class CpuOps(_Table):
+    """Framework operators on host threads (Kineto ``cpu_op``: ``aten::item``...)."""
+
+    name_id: np.ndarray  # int32
+    tid: np.ndarray  # int64
+    external_id: np.ndarray  # int64
+    rank: np.ndarray  # int32
+
+
+@dataclass(frozen=True, eq=False)
+class Ranges(_Table):
+    """User ranges: ``record_function`` annotations (Kineto) or NVTX push/pop and start/end ranges."""
+
+    name_id: np.ndarray  # int32
+    tid: np.ndarray  # int64
+    rank: np.ndarray  # int32
+
+
+@dataclass(frozen=True, eq=False)
+class Steps(_Table):
+    """``ProfilerStep#N`` ranges, one row per profiled step."""
+
+    step: np.ndarray  # int64 step number N
+    rank: np.ndarray  # int32
+
+
+_DTYPES = {
+    "start_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "device": np.int32,
+    "stream": np.int64, "correlation": np.int64, "rank": np.int32, "kind": np.int8,
+    "bytes": np.int64, "host_memory": np.int8, "tid": np.int64, "external_id": np.int64,
+    "step": np.int64,
+}
+
+
+@dataclass(frozen=True)
+class TraceMeta:
+    """Facts about the trace as a whole.
+
+    ``origin_ns`` is the source clock value (ns) of time 0; ``wall_clock_origin_ns`` the UTC epoch ns of
+    time 0 when the trace says so (Kineto ``baseTimeNanoseconds``, nsys session start), else ``None``.
+    ``event_counts`` counts raw events per source category, loaded or not, so an analysis can tell a
+    category that was never recorded from one that was recorded and filtered.
+    """
+
+    source: str  # "kineto" or "nsys"
+    paths: tuple[str, ...]
+    ranks: tuple[int, ...]
+    origin_ns: int
+    wall_clock_origin_ns: int | None
+    device_names: dict[int, str] = field(default_factory=dict)
+    event_counts: dict[str, int] = field(default_factory=dict)
+    cuda_run: bool = False  # the trace says a CUDA device was in use (device properties or CUDA API calls)
+
+
+@dataclass(frozen=True, eq=False)
+class Timeline:
+    """A whole trace as columns. Every table is sorted by ``start_ns``."""
+
+    kernels: GpuOps
+    memcpy: MemcpyOps
+    memset: MemsetOps
+    api_calls: ApiCalls
+    cpu_ops: CpuOps
+    ranges: Ranges
+    steps: Steps
+    names: tuple[str, ...]
+    meta: TraceMeta
+
+    def name(self, name_id: int) -> str:
+        """The string behind a ``name_id``."""
+        return self.names[int(name_id)]
+
+    def name_mask(self, name_ids: np.ndarray, predicate) -> np.ndarray:
+        """Bool mask over ``name_ids`` where ``predicate(name)`` holds; evaluated once per distinct name."""
+        if name_ids.size == 0:
+            return np.zeros(0, dtype=bool)
+        hits = np.fromiter((bool(predicate(n)) for n in self.names), dtype=bool, count=len(self.names))
+        return hits[name_ids]
