@@ -1,0 +1,162 @@
+"""Joins every analyzer needs: all GPU work as one table, each op's launch call, each call's CPU op.
+
+Kernels, copies and memsets are stacked into :class:`GpuActivity` (GPU busy time is their union,
+DESIGN.md). An op is linked to the API call that launched it by ``(rank, correlation)``, the key CUPTI
+gives both records (CUPTI Activity API, ``correlationId``); an API call is linked to the innermost CPU
+op around it by Kineto's ``External id``, or else by time on the same thread.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline
+
+KERNEL, MEMCPY, MEMSET = 0, 1, 2
+OP_TYPE_NAMES = ("kernel", "memcpy", "memset")
+
+# Host calls that block until the GPU has finished earlier work (CUDA Runtime API reference:
+# "synchronous" behaviour of cudaMemcpy; *Synchronize functions).
+SYNC_CALLS = frozenset({
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+    "cudaMemcpy2D", "cudaMemcpy3D", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cuCtxSynchronize",
+    "cuStreamSynchronize", "cuEventSynchronize", "cuMemcpyDtoH", "cuMemcpyHtoD", "cuMemcpy",
+})
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+STREAM_WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
+_NCCL = re.compile(r"nccl", re.IGNORECASE)
+_KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above
+
+
+@dataclass(frozen=True, eq=False)
+class GpuActivity:
+    """Kernels, memcpy and memsets stacked, sorted by start; shapes ``(n,)``.
+
+    ``launch`` is the row in ``timeline.api_calls`` of the launching call, or -1 when the trace has none.
+    """
+
+    start_ns: np.ndarray
+    end_ns: np.ndarray
+    op_type: np.ndarray  # KERNEL, MEMCPY or MEMSET
+    name_id: np.ndarray
+    device: np.ndarray
+    stream: np.ndarray
+    rank: np.ndarray
+    correlation: np.ndarray
+    copy_kind: np.ndarray  # CopyKind for copies, UNKNOWN otherwise
+    pageable: np.ndarray  # bool: a copy from or to pageable host memory
+    launch: np.ndarray
+    is_nccl: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.start_ns.size)
+
+
+def gpu_activity(tl: Timeline) -> GpuActivity:
+    """Stack the three GPU tables of ``tl`` and link each op to its launch call."""
+    parts = (tl.kernels, tl.memcpy, tl.memset)
+    cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])  # noqa: E731
+    op_type = np.concatenate([np.full(len(p), i, dtype=np.int8) for i, p in enumerate(parts)])
+    copy_kind = np.concatenate([np.zeros(len(tl.kernels), np.int8), tl.memcpy.kind, np.zeros(len(tl.memset), np.int8)])
+    host_mem = np.concatenate([np.zeros(len(tl.kernels), np.int8), tl.memcpy.host_memory,
+                               np.zeros(len(tl.memset), np.int8)])
+    start = cat("start_ns")
+    order = np.argsort(start, kind="stable")
+    name_id, rank, corr = cat("name_id")[order], cat("rank")[order], cat("correlation")[order]
+    op_type = op_type[order]
+    return GpuActivity(
+        start_ns=start[order], end_ns=np.concatenate([p.end_ns for p in parts])[order], op_type=op_type,
+        name_id=name_id, device=cat("device")[order], stream=cat("stream")[order], rank=rank,
+        correlation=corr, copy_kind=copy_kind[order], pageable=host_mem[order] == HostMemory.PAGEABLE,
+        launch=lookup_calls(tl, rank, corr),
+        is_nccl=(op_type == KERNEL) & tl.name_mask(name_id, _NCCL.search),
+    )
+
+
+def lookup_calls(tl: Timeline, rank: np.ndarray, correlation: np.ndarray) -> np.ndarray:
+    """Row in ``tl.api_calls`` with the same ``(rank, correlation)`` for each query; -1 if none."""
+    return _lookup(tl.api_calls.rank, tl.api_calls.correlation, rank, correlation)
+
+
+def take(column: np.ndarray, rows: np.ndarray, fill: int = -1) -> np.ndarray:
+    """``column[rows]`` where ``rows >= 0``, ``fill`` elsewhere (rows of -1 mean "no such row")."""
+    if column.size == 0:
+        return np.full(rows.shape, fill, dtype=column.dtype)
+    return np.where(rows >= 0, column[np.maximum(rows, 0)], fill)
+
+
+def call_mask(tl: Timeline, names: frozenset[str]) -> np.ndarray:
+    """Bool mask over ``tl.api_calls`` of calls named in ``names``."""
+    return tl.name_mask(tl.api_calls.name_id, names.__contains__)
+
+
+def is_h2d(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
+    return (act.op_type[rows] == MEMCPY) & (act.copy_kind[rows] == CopyKind.H2D)
+
+
+def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
+    return (act.op_type[rows] == MEMCPY) & (act.copy_kind[rows] == CopyKind.D2H)
+
+
+def host_op_chains(tl: Timeline, calls: np.ndarray) -> list[str]:
+    """``"outermost > innermost"`` CPU op names around each API call row in ``calls`` (``""``: none).
+
+    Innermost: the CPU op carrying the call's External id (Kineto links them). Outermost: the top-level
+    op (one not nested in another) on the call's thread that contains the call's start.
+    """
+    ops = tl.cpu_ops
+    if len(ops) == 0 or calls.size == 0:
+        return [""] * int(calls.size)
+    api = tl.api_calls
+    inner = _lookup(ops.rank, ops.external_id, api.rank[calls], api.external_id[calls])
+    outer = _top_level_op(tl, calls)
+    inner = np.where(inner >= 0, inner, outer)
+    chains = []
+    for o, i in zip(outer.tolist(), inner.tolist()):
+        names = [tl.name(ops.name_id[o])] if o >= 0 and o != i else []
+        chains.append(" > ".join(names + ([tl.name(ops.name_id[i])] if i >= 0 else [])))
+    return chains
+
+
+def _lookup(rank: np.ndarray, ids: np.ndarray, q_rank: np.ndarray, q_ids: np.ndarray) -> np.ndarray:
+    """Row with the same ``(rank, id)`` for each query; -1 where none (or the id is missing)."""
+    keys = (rank.astype(np.int64) << _KEY_SHIFT) | ids
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    query = (q_rank.astype(np.int64) << _KEY_SHIFT) | q_ids
+    pos = np.minimum(np.searchsorted(keys, query), max(keys.size - 1, 0))
+    hit = (q_ids != MISSING) & (keys.size > 0)
+    hit = hit & (keys[pos] == query) if keys.size else np.zeros(query.shape, dtype=bool)
+    return np.where(hit, order[pos] if keys.size else -1, -1)
+
+
+def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
+    """Row of the top-level CPU op containing each call's start on its thread; -1 where none."""
+    ops, api = tl.cpu_ops, tl.api_calls
+    groups, group = np.unique(np.stack([ops.rank.astype(np.int64), ops.tid]), axis=1, return_inverse=True)
+    group = group.ravel()
+    order = np.lexsort((-ops.end_ns, ops.start_ns, group))
+    g, s, e = group[order], ops.start_ns[order], ops.end_ns[order]
+    # Reset the running maximum at every thread boundary: shift each group's ends above all earlier ones.
+    offset = g.astype(np.int64) << 44
+    reach = np.maximum.accumulate(e + offset) - offset
+    top = np.ones(s.size, dtype=bool)
+    top[1:] = (s[1:] >= reach[:-1]) | (g[1:] != g[:-1])
+    rows, key = order[top], (g[top].astype(np.int64) << 44) + s[top]
+    q_group = _group_of(groups, api.rank[calls], api.tid[calls])
+    t = api.start_ns[calls]
+    pos = np.searchsorted(key, (q_group.astype(np.int64) << 44) + t, side="right") - 1
+    pos_c = np.maximum(pos, 0)
+    hit = (pos >= 0) & (q_group >= 0) & (g[top][pos_c] == q_group) & (ops.end_ns[rows[pos_c]] >= t)
+    return np.where(hit, rows[pos_c], -1)
+
+
+def _group_of(groups: np.ndarray, rank: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """Index of each ``(rank, tid)`` in the columns of ``groups`` (sorted, from np.unique); -1 if absent."""
+    keys = (groups[0] << 32) + groups[1]
+    q = (rank.astype(np.int64) << 32) + tid
+    pos = np.minimum(np.searchsorted(keys, q), keys.size - 1)
+    return np.where(keys[pos] == q, pos, -1)

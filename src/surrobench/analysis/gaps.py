@@ -1,0 +1,189 @@
+"""Why is the GPU idle? Every gap in a device's busy time, above a threshold, with its cause.
+
+A gap is an interval in which no kernel, copy or memset runs on any stream of one device (the source
+text's "GPU 是否有空洞"). Causes, checked in this order for the op that ends the gap ("next") and the
+op before it ("prev"):
+
+``graph_internal``  next was launched by a CUDA graph replay that began before the gap: a gap between
+                    graph nodes, not a host launch (the host launches a graph once, not per kernel)
+``graph_launch``    next is a graph replay the host launched only after the GPU went idle
+``host_sync``       a synchronizing call (cudaStreamSynchronize, cudaDeviceSynchronize,
+                    cudaEventSynchronize, blocking cudaMemcpy) returned inside the gap: the host waited
+                    for the GPU, then had to issue new work (``.item()``, ``.cpu()``, explicit syncs)
+``h2d_copy``        next is a host-to-device copy: the GPU waited for input data (``pageable`` flagged)
+``d2h_copy``        prev is a device-to-host copy with no sync seen: the host consumed a result
+``launch_bound``    next's launch call had not finished when the GPU went idle: submission slower than
+                    execution (source text: "CPU 提交速度跟不上 GPU 消费速度")
+``stream_wait``     next was queued before the gap and a cudaStreamWaitEvent was issued between the
+                    two launches: a cross-stream dependency held it
+``unexplained``     none of the above (including ops with no launch record)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from surrobench.analysis import intervals
+from surrobench.analysis.activity import (
+    GRAPH_LAUNCH_CALLS,
+    OP_TYPE_NAMES,
+    STREAM_WAIT_CALLS,
+    SYNC_CALLS,
+    GpuActivity,
+    call_mask,
+    host_op_chains,
+    is_d2h,
+    is_h2d,
+    take,
+)
+from surrobench.trace.model import Timeline
+
+DEFAULT_GAP_THRESHOLD_NS = 5_000
+"""Gaps shorter than 5 µs are not listed. Back-to-back queued kernels on an H200 start 1-3 µs apart
+(the fixture traces: median gap between queued kernels), so shorter gaps are GPU-side scheduling,
+not host behaviour; the source text's launch-bound signature is "几微秒空隙" between kernels."""
+
+SYNC_SLACK_NS = 1_000
+"""A sync call may appear to end up to 1 µs before the GPU goes idle: CUPTI maps GPU timestamps onto
+the host clock and the two drift by about that much (observed in the fixtures)."""
+
+MAX_LISTED_GAPS = 50
+"""Longest gaps kept in the report; every gap still counts in the per-cause totals."""
+
+CAUSES = ("graph_internal", "graph_launch", "host_sync", "h2d_copy", "d2h_copy", "launch_bound",
+          "stream_wait", "unexplained")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One idle interval of one device; times in the trace's frame (ms since its first event)."""
+
+    rank: int
+    device: int
+    start_ms: float
+    dur_us: float
+    cause: str
+    prev_op: str
+    next_op: str
+    launch_call: str  # the API call that launched ``next_op`` ("" when unknown)
+    sync_call: str  # the synchronizing call of a host_sync gap ("" otherwise)
+    host_op: str  # CPU ops around the sync call (host_sync) or the launch, "outer > inner"
+    pageable: bool  # the copy of an h2d_copy/d2h_copy gap used pageable host memory
+
+
+@dataclass(frozen=True)
+class CauseTotal:
+    """All gaps of one cause: how many, how long (ms), share of all gap time, most frequent host op."""
+
+    cause: str
+    count: int
+    total_ms: float
+    share: float
+    top_host_op: str
+
+
+@dataclass(frozen=True)
+class GapReport:
+    """Gaps above ``threshold_us`` over the analysis window, per cause and the longest ones."""
+
+    threshold_us: float
+    count: int
+    total_ms: float
+    by_cause: tuple[CauseTotal, ...]
+    longest: tuple[Gap, ...]
+
+
+def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]],
+              threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> GapReport:
+    """Gaps per (rank, device) inside each rank's analysis window ``windows[rank] = (t0_ns, t1_ns)``.
+
+    Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
+    """
+    found = []
+    for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
+        rows = np.flatnonzero((act.rank == rank) & (act.device == device))
+        s, e = intervals.merge(act.start_ns[rows], act.end_ns[rows])
+        g0, g1 = e[:-1], s[1:]
+        t0, t1 = windows.get(rank, (0, np.iinfo(np.int64).max))
+        keep = (g1 - g0 > threshold_ns) & (g0 >= t0) & (g1 <= t1)
+        if keep.any():
+            found.append(_classify(tl, act, rows, g0[keep], g1[keep]))
+    gaps = [g for part in found for g in part]
+    return _summarize(gaps, threshold_ns)
+
+
+def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> list[Gap]:
+    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start)."""
+    api = tl.api_calls
+    by_end = rows[np.argsort(act.end_ns[rows], kind="stable")]
+    prev = by_end[np.searchsorted(act.end_ns[by_end], g0, side="right") - 1]
+    nxt = rows[np.minimum(np.searchsorted(act.start_ns[rows], g1), rows.size - 1)]
+    launch = act.launch[nxt]
+    has = launch >= 0
+    l0, l1 = take(api.start_ns, launch), take(api.end_ns, launch)
+    graph = take(call_mask(tl, GRAPH_LAUNCH_CALLS), launch, False)
+    sync = _first_call_ending_in(tl, act.rank[nxt], SYNC_CALLS, g0 - SYNC_SLACK_NS, g1)
+    prev_l0 = np.where(act.launch[prev] >= 0, take(api.start_ns, act.launch[prev]), g0)
+    wait = _first_call_ending_in(tl, act.rank[nxt], STREAM_WAIT_CALLS, prev_l0, l0)
+    cause = np.select(
+        [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), has & (l1 > g0),
+         has & (wait >= 0)],
+        CAUSES[:-1], default="unexplained")
+    host_call = np.where(sync >= 0, sync, launch)
+    chains = host_op_chains(tl, host_call[host_call >= 0])
+    chain_of = iter(chains)
+    pageable = np.where(cause == "h2d_copy", act.pageable[nxt], act.pageable[prev])
+    return [
+        Gap(rank=int(act.rank[n]), device=int(act.device[n]), start_ms=float(a) / 1e6,
+            dur_us=float(b - a) / 1e3, cause=str(c), prev_op=_op_name(tl, act, p), next_op=_op_name(tl, act, n),
+            launch_call=tl.name(api.name_id[lc]) if lc >= 0 else "",
+            sync_call=tl.name(api.name_id[sc]) if sc >= 0 else "",
+            host_op=next(chain_of) if hc >= 0 else "", pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"))
+        for a, b, c, p, n, lc, sc, hc, pg in zip(g0.tolist(), g1.tolist(), cause.tolist(), prev.tolist(),
+                                                 nxt.tolist(), launch.tolist(), sync.tolist(), host_call.tolist(),
+                                                 pageable.tolist())
+    ]
+
+
+def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray,
+                          hi: np.ndarray) -> np.ndarray:
+    """Row of the first call named in ``names`` on ``rank`` whose end lies in ``[lo, hi]``; -1 if none."""
+    api = tl.api_calls
+    found = np.full(lo.shape, -1, dtype=np.int64)
+    named = np.flatnonzero(call_mask(tl, names))
+    for r in np.unique(rank).tolist():
+        rows = named[api.rank[named] == r]
+        rows = rows[np.argsort(api.end_ns[rows], kind="stable")]
+        ends = api.end_ns[rows]
+        q = np.flatnonzero(rank == r)
+        pos = np.searchsorted(ends, lo[q])
+        ok = (pos < ends.size)
+        ok[ok] &= ends[pos[ok]] <= hi[q][ok]
+        found[q[ok]] = rows[pos[ok]]
+    return found
+
+
+def _op_name(tl: Timeline, act: GpuActivity, row: int) -> str:
+    name = tl.name(act.name_id[row])
+    return name if act.op_type[row] == 0 else f"{OP_TYPE_NAMES[act.op_type[row]]}: {name}"
+
+
+def _summarize(gaps: list[Gap], threshold_ns: int) -> GapReport:
+    total = sum(g.dur_us for g in gaps) / 1e3
+    by_cause = []
+    for cause in CAUSES:
+        mine = [g for g in gaps if g.cause == cause]
+        if not mine:
+            continue
+        ms = sum(g.dur_us for g in mine) / 1e3
+        ops = Counter(g.host_op or g.sync_call for g in mine if g.host_op or g.sync_call)
+        top = ops.most_common(1)[0][0] if ops else ""
+        by_cause.append(CauseTotal(cause=cause, count=len(mine), total_ms=ms, share=ms / total if total else 0.0,
+                                   top_host_op=top))
+    by_cause.sort(key=lambda c: -c.total_ms)
+    longest = tuple(sorted(gaps, key=lambda g: -g.dur_us)[:MAX_LISTED_GAPS])
+    return GapReport(threshold_us=threshold_ns / 1e3, count=len(gaps), total_ms=total, by_cause=tuple(by_cause),
+                     longest=longest)
