@@ -19,11 +19,14 @@ from surrobench.execution.sweep import SweepRequest, resolve_device
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
 
-console = Console()
-err_console = Console(stderr=True)
+# Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
+# result tables are not truncated into ellipses; a terminal keeps its own width.
+_PIPE_WIDTH = 160
+console = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
 
 ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
-ShapeOpt = typer.Option(None, "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128). Default: each model's default size.")
+ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
 PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")
 ModeOpt = typer.Option("eager", "--mode", help="eager, compile, cudagraph; comma-separated.")

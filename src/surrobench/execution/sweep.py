@@ -58,7 +58,8 @@ def resolve_device(device: str) -> str:
 
 def plan_sweep(request: SweepRequest) -> tuple[list[ExecConfig], dict[str, Surrogate]]:
     """Expand the request into configs (model, precision, mode, shape, batch order) and check each
-    (model, shape) against the model's layout on a batch-1 CPU input before anything is timed.
+    (model, shape) against the model's layout on a CPU input of the first requested batch before anything
+    is timed (the first batch, not 1: a static ``.pt2`` export accepts only its own batch).
 
     Raises:
         UsageError: unknown model, a shape that does not fit a model, ``cudagraph`` on the CPU.
@@ -70,7 +71,9 @@ def plan_sweep(request: SweepRequest) -> tuple[list[ExecConfig], dict[str, Surro
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
-            surrogate.example_inputs(1, shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu"))
+            surrogate.example_inputs(
+                request.batches[0], shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu")
+            )
         for precision in request.precisions:
             for mode in request.modes:
                 for shape in shapes:

@@ -22,30 +22,33 @@ def format_rate(per_s: float | None) -> str:
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None) -> Table:
-    """Model, shape, batch, precision, mode, median, P95, throughput, peak memory, status (issue 2)."""
+    """Model, shape, batch, precision, mode, median, P95, throughput, peak memory, status (issue 2).
+
+    The shape column is the executed primary input without its batch dimension (the B column).
+    """
+    results = list(results)
+    # device time and top op only when some config has them (CUDA runs, profiled runs): narrower tables
+    with_device = any(r.device_ms for r in results)
+    with_top_op = any(r.top_op for r in results)
     table = Table(title=title)
-    for name, justify in (
-        ("model", "left"), ("shape", "left"), ("batch", "right"), ("precision", "left"), ("mode", "left"),
-        ("median ms", "right"), ("P95 ms", "right"), ("device ms", "right"), ("samples/s", "right"),
-        ("points/s", "right"), ("peak MiB", "right"), ("top op", "left"), ("status", "left"),
-    ):  # fmt: skip
+    columns = [("model", "left"), ("shape", "left"), ("B", "right"), ("prec", "left"), ("mode", "left"),
+               ("median ms", "right"), ("P95 ms", "right")]  # fmt: skip
+    columns += [("device ms", "right")] if with_device else []
+    columns += [("samples/s", "right"), ("points/s", "right"), ("peak MiB", "right")]
+    columns += [("top op", "left")] if with_top_op else []
+    for name, justify in [*columns, ("status", "left")]:
         table.add_column(name, justify=justify)
     for r in results:
         lat = r.latency_ms
-        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {r.error or ''}"
-        table.add_row(
-            r.model,
-            "x".join(map(str, r.input_shape)) or r.shape_label,
-            str(r.batch),
-            r.precision,
-            r.mode,
-            f"{lat.median:.3f}" if lat else "-",
-            f"{lat.p95:.3f}" if lat else "-",
-            f"{r.device_ms.median:.3f}" if r.device_ms else "-",
+        row = [r.model, "x".join(map(str, r.input_shape[1:])) or r.shape_label, str(r.batch), r.precision, r.mode,
+               f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-"]  # fmt: skip
+        row += [f"{r.device_ms.median:.3f}" if r.device_ms else "-"] if with_device else []
+        row += [
             format_rate(r.samples_per_s),
             format_rate(r.points_per_s),
             f"{r.peak_mem_bytes / _BYTES_PER_MIB:.1f}" if r.peak_mem_bytes is not None else "-",
-            f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
-            status,
-        )
+        ]
+        row += [f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-"] if with_top_op else []
+        row.append(r.status if r.status == "ok" else f"[red]{r.status}[/red]: {r.error or ''}")
+        table.add_row(*row)
     return table

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,9 +84,19 @@ class ResultStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @contextmanager
+    def _writing(self):
+        """One committed transaction; a failing write (disk full, file made read-only or removed) is the
+        user's environment, reported as one line rather than a traceback."""
+        try:
+            with self.conn:
+                yield
+        except sqlite3.Error as exc:
+            raise UsageError(f"cannot write to results database {self.path!r}: {exc}") from None
+
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config) and commit."""
-        with self.conn:
+        with self._writing():
             self.conn.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
                 (run.run_id, run.created, run.tag, json.dumps(run.env), command),
@@ -93,12 +104,12 @@ class ResultStore:
 
     def update_env(self, run_id: str, env: dict) -> None:
         """Replace the run's environment (e.g. with the clocks read after the sweep)."""
-        with self.conn:
+        with self._writing():
             self.conn.execute("UPDATE runs SET env_json = ? WHERE run_id = ?", (json.dumps(env), run_id))
 
     def add_result(self, run_id: str, r: ConfigResult) -> int:
         """Insert one config and its samples in one transaction; returns its ``config_id``."""
-        with self.conn:
+        with self._writing():
             cur = self.conn.execute(
                 "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
                 " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
@@ -123,7 +134,7 @@ class ResultStore:
 
     def set_top_op(self, config_id: int, name: str, share: float) -> None:
         """Record the top operator (share of device time, a fraction) of a profiled config."""
-        with self.conn:
+        with self._writing():
             self.conn.execute(
                 "UPDATE configs SET top_op_json = ? WHERE config_id = ?",
                 (json.dumps({"name": name, "share": float(share)}), config_id),

@@ -1,0 +1,5 @@
+"""``python -m surrobench`` is the same as the ``surrobench`` command."""
+
+from surrobench.cli import main
+
+main()
