@@ -1,0 +1,1 @@
+"""Collection layer: which tool, which metric (DESIGN.md)."""

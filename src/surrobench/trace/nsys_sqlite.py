@@ -1,0 +1,185 @@
+"""Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline`.
+
+Schema: NVIDIA Nsight Systems "SQLite Schema Reference" (Analysis Guide). Times are integer ns;
+names are ids into ``StringIds``. Tables exist only when they hold data ("tables are created lazily"),
+so every table is optional except ``StringIds``. Copy directions and memory kinds follow CUPTI's
+``CUpti_ActivityMemcpyKind`` / ``CUpti_ActivityMemoryKind`` numbering, which nsys exports as-is
+(``ENUM_CUDA_MEMCPY_OPER``, ``ENUM_CUDA_MEM_KIND``).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from surrobench.errors import UsageError
+from surrobench.trace.builder import TimelineBuilder
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+
+# CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP (CUPTI Activity API reference).
+_COPY_KIND = {1: CopyKind.H2D, 2: CopyKind.D2H, 8: CopyKind.D2D, 9: CopyKind.H2H, 10: CopyKind.P2P}
+# CUpti_ActivityMemoryKind: 1 pageable, 2 pinned.
+_HOST_MEMORY = {1: HostMemory.PAGEABLE, 2: HostMemory.PINNED}
+# ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange and NvtxStartEndRange (the rows that are ranges, not marks).
+_NVTX_RANGE_TYPES = (59, 60)
+_VERSION_SUFFIX = re.compile(r"_v\d+$")  # nsys names API calls "cudaLaunchKernel_v7000"
+_NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME")
+
+
+def export_command(report: Path) -> list[str]:
+    """The ``nsys export`` command that turns ``report`` (.nsys-rep/.qdrep) into ``report.sqlite``."""
+    return ["nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output",
+            str(report.with_suffix(".sqlite")), str(report)]
+
+
+def load_nsys_report(report: Path) -> Timeline:
+    """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load the SQLite file.
+
+    Raises:
+        UsageError: ``nsys`` is not on PATH (the message gives the export command to run elsewhere),
+            or the export failed.
+    """
+    cmd = export_command(report)
+    if shutil.which("nsys") is None:
+        raise UsageError(f"{report}: nsys is not on PATH; export it where nsys is installed with "
+                         f"`{' '.join(cmd)}` and analyze the .sqlite file")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0 or not Path(cmd[-2]).exists():
+        raise UsageError(f"{report}: `{' '.join(cmd)}` failed: {(done.stderr or done.stdout).strip()[-300:]}")
+    return load_nsys_sqlite(Path(cmd[-2]))
+
+
+def load_nsys_sqlite(path: Path) -> Timeline:
+    """Load an nsys SQLite export.
+
+    Raises:
+        UsageError: not an SQLite file, or an SQLite file without the tables of an nsys export.
+    """
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"{path}: not a readable SQLite file ({exc})") from None
+    if "StringIds" not in tables or not tables & set(_NSYS_TABLES):
+        db.close()
+        raise UsageError(f"{path}: SQLite file without nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*); "
+                         "export a report with `nsys export --type sqlite`")
+    try:
+        return _load(db, tables, path)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"{path}: unreadable nsys export ({exc})") from None
+    finally:
+        db.close()
+
+
+def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
+    strings = dict(db.execute("SELECT id, value FROM StringIds"))
+    builder, counts = TimelineBuilder(), {}
+    gpu_cols = "start, end - start, {name}, deviceId, streamId, {corr}, {pid}"
+    gpu = {
+        "kernels": ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName", ""),
+        "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", "copyKind", ", bytes, copyKind, {src}, {dst}"),
+        "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", "-1", ", bytes"),
+    }
+    pid_of = {}
+    for table, (sql_table, name_col, extra) in gpu.items():
+        if sql_table not in tables:
+            continue
+        cols = _columns(db, sql_table)
+        sql = (gpu_cols + extra).format(name=name_col, corr=_or(cols, "correlationId"), pid=_or(cols, "globalPid"),
+                                        src=_or(cols, "srcKind"), dst=_or(cols, "dstKind"))
+        rows = db.execute(f"SELECT {sql} FROM {sql_table}").fetchall()
+        counts[sql_table] = len(rows)
+        if rows:
+            builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of))
+    _add_api_calls(db, tables, strings, builder, counts, pid_of)
+    _add_nvtx(db, tables, strings, builder, counts, pid_of)
+    ranks = tuple(sorted(set(pid_of.values()))) or (0,)
+    meta = TraceMeta(source="nsys", paths=(str(path),), ranks=ranks, origin_ns=0,
+                     wall_clock_origin_ns=_session_start(db, tables), device_names=_gpu_names(db, tables),
+                     event_counts=counts, cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")))
+    return builder.build(meta)
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _or(cols: set[str], col: str, default: str = str(MISSING)) -> str:
+    return col if col in cols else default
+
+
+def _rank(pid_of: dict, global_id: int | None) -> int:
+    """Rank of a process: processes numbered in order of appearance (one process per rank)."""
+    pid = (global_id or 0) >> 24 & 0xFFFFFF  # serialized GlobalId: pid in bits 24..47 (nsys SQLite examples)
+    return pid_of.setdefault(pid, len(pid_of))
+
+
+def _gpu_columns(table: str, rows: list, strings: dict, builder: TimelineBuilder, pid_of: dict) -> dict:
+    cols = list(zip(*rows))
+    names = {"kernels": [strings.get(i, "") for i in cols[2]],
+             "memcpy": [f"Memcpy {CopyKind(_COPY_KIND.get(k, 0)).name}" for k in cols[2]],
+             "memset": ["Memset"] * len(rows)}[table]
+    out = {"start_ns": cols[0], "dur_ns": cols[1], "name_id": builder.intern(names), "device": cols[3],
+           "stream": cols[4], "correlation": [MISSING if c is None else c for c in cols[5]],
+           "rank": [_rank(pid_of, g if g != MISSING else None) for g in cols[6]]}
+    if table in ("memcpy", "memset"):
+        out["bytes"] = cols[7]
+    if table == "memcpy":
+        kind = [_COPY_KIND.get(k, CopyKind.UNKNOWN) for k in cols[8]]
+        host_side = [s if k == CopyKind.H2D else d for k, s, d in zip(kind, cols[9], cols[10])]
+        out["kind"] = kind
+        out["host_memory"] = [HostMemory.NONE if k in (CopyKind.D2D, CopyKind.P2P)
+                              else _HOST_MEMORY.get(h, HostMemory.UNKNOWN) for k, h in zip(kind, host_side)]
+    return out
+
+
+def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> None:
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables:
+        return
+    rows = db.execute("SELECT start, end - start, nameId, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+                      ).fetchall()
+    counts["CUPTI_ACTIVITY_KIND_RUNTIME"] = len(rows)
+    if not rows:
+        return
+    start, dur, name, tid, corr = zip(*rows)
+    builder.add("api_calls", start_ns=start, dur_ns=dur,
+                name_id=builder.intern(_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name),
+                tid=[t or 0 for t in tid], correlation=[MISSING if c is None else c for c in corr],
+                external_id=np.full(len(rows), MISSING), rank=[_rank(pid_of, t) for t in tid])
+
+
+def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
+    if "NVTX_EVENTS" not in tables:
+        return
+    cols = _columns(db, "NVTX_EVENTS")
+    type_filter = f"AND eventType IN {_NVTX_RANGE_TYPES}" if "eventType" in cols else ""
+    rows = db.execute(f"SELECT start, end - start, {_or(cols, 'text', 'NULL')}, {_or(cols, 'textId', 'NULL')}, "
+                      f"{_or(cols, 'globalTid', '0')} FROM NVTX_EVENTS WHERE end IS NOT NULL "
+                      f"AND end >= start {type_filter}").fetchall()
+    counts["NVTX_EVENTS"] = len(rows)
+    if not rows:
+        return
+    start, dur, text, text_id, tid = zip(*rows)
+    names = [t if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
+    builder.add("ranges", start_ns=start, dur_ns=dur, name_id=builder.intern(names), tid=[t or 0 for t in tid],
+                rank=[_rank(pid_of, t) for t in tid])
+
+
+def _session_start(db, tables) -> int | None:
+    if "TARGET_INFO_SESSION_START_TIME" not in tables:
+        return None
+    row = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def _gpu_names(db, tables) -> dict[int, str]:
+    if "TARGET_INFO_GPU" not in tables:
+        return {}
+    return {int(i): str(n) for i, n in db.execute("SELECT id, name FROM TARGET_INFO_GPU") if i is not None}

@@ -1,0 +1,115 @@
+"""Kineto loader: fixture contents, slicing independence, format variants and every bad input."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from kineto_synth import BASE_US, kernel, launch, runtime, write
+
+from surrobench.errors import UsageError
+from surrobench.trace import kineto_json, load_trace
+from surrobench.trace.model import CopyKind, HostMemory
+
+FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
+
+
+def columns(tl):
+    """Every column, names resolved (interning order depends on slicing, the names do not)."""
+    names = np.array(tl.names, dtype=object)
+    return {t: {k: names[v] if k == "name_id" else v for k, v in vars(getattr(tl, t)).items()}
+            for t in ("kernels", "memcpy", "api_calls", "cpu_ops", "ranges", "steps")}
+
+
+def same(a, b):
+    return all(np.array_equal(a[t][k], b[t][k]) for t in a for k in a[t])
+
+
+def test_fixture_contents():
+    tl = load_trace(FNO)
+    assert (len(tl.kernels), len(tl.memcpy), len(tl.steps), len(tl.cpu_ops)) == (237, 12, 3, 1506)
+    assert tl.steps.start_ns[0] == 0 and list(tl.steps.step) == [7, 8, 9]
+    assert tl.steps.dur_ns[0] == 5_664_420  # "dur": 5664.420 us
+    assert (np.diff(tl.kernels.start_ns) >= 0).all()
+    assert set(tl.memcpy.kind.tolist()) == {CopyKind.D2D} and set(tl.memcpy.host_memory.tolist()) == {HostMemory.NONE}
+    assert tl.meta.device_names == {0: "NVIDIA H200"} and tl.meta.ranks == (0,)
+    assert tl.meta.event_counts["ac2g"] == 523
+
+
+def test_small_slices_and_stdlib_parser_give_the_same_timeline(monkeypatch, tmp_path):
+    reference = columns(load_trace(FNO))
+    plain = tmp_path / "fno.json"
+    plain.write_bytes(gzip.decompress(FNO.read_bytes()))
+    monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 4096)
+    assert same(columns(load_trace(plain)), reference)
+    monkeypatch.setattr(kineto_json, "_loads", json.loads)
+    assert same(columns(load_trace(plain)), reference)
+
+
+def test_boundary_inside_a_string_falls_back_to_exact_parse(monkeypatch, tmp_path):
+    tricky = kernel(0, 1, 1, name="odd }, { name")
+    events = [tricky] + [kernel(10 * i, 1, i) for i in range(2, 50)]
+    path = write(tmp_path / "t.json", events)
+    monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 64)
+    tl = load_trace(path)
+    assert len(tl.kernels) == 49 and tl.name(tl.kernels.name_id[0]) == "odd }, { name"
+
+
+def test_nanosecond_timestamps_survive_large_microsecond_values(tmp_path):
+    events = [runtime("cudaLaunchKernel", 0.001, 1, 1), runtime("cudaLaunchKernel", 0.002, 1, 2)]
+    tl = load_trace(write(tmp_path / "t.json", events))
+    assert BASE_US > 2**32
+    assert list(tl.api_calls.start_ns) == [0, 1]
+
+
+def test_bare_array_metadata_after_events_and_old_category_names(tmp_path):
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps([kernel(0, 1, 1)]))
+    assert len(load_trace(bare).kernels) == 1
+    old = {**kernel(0, 1, 1), "cat": "Kernel"}
+    late = tmp_path / "late.json"
+    late.write_text(json.dumps({"traceEvents": [old], "distributedInfo": {"rank": 3}}))
+    tl = load_trace(late)
+    assert len(tl.kernels) == 1 and tl.meta.ranks == (3,) and tl.kernels.rank.tolist() == [3]
+
+
+def test_folder_of_ranks(tmp_path):
+    for rank in (0, 1):
+        write(tmp_path / f"rank{rank}.json.gz", launch(0, 1, 1, 5, 2), gz=True, distributedInfo={"rank": rank})
+    tl = load_trace(tmp_path)
+    assert tl.meta.ranks == (0, 1) and sorted(tl.kernels.rank.tolist()) == [0, 1]
+
+
+def test_folder_without_ranks_is_refused(tmp_path):
+    for i in (0, 1):
+        write(tmp_path / f"t{i}.json", [kernel(0, 1, 1)])
+    with pytest.raises(UsageError, match="distributedInfo"):
+        load_trace(tmp_path)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "empty file"),
+    (b'{"foo": [1, 2]}', "without a 'traceEvents' array"),
+    (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": "X" "ts": 2}]}', "invalid JSON at byte 60"),
+    (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": ', "truncated"),
+    (b'{"schemaVersion": 1, "traceEvents": [] oops}', "invalid JSON"),
+    (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon", "dur": 2}]}', "numeric"),
+    (b"\xff\xfe not text", "invalid JSON"),
+])
+def test_bad_inputs_are_usage_errors(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(UsageError, match=message):
+        load_trace(path)
+
+
+def test_truncated_gzip_and_missing_path(tmp_path):
+    path = tmp_path / "t.json.gz"
+    path.write_bytes(FNO.read_bytes()[:20_000])
+    with pytest.raises(UsageError, match="gzip"):
+        load_trace(path)
+    with pytest.raises(UsageError, match="no such file"):
+        load_trace(tmp_path / "missing.json")
