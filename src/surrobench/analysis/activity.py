@@ -136,7 +136,7 @@ def _lookup(rank: np.ndarray, ids: np.ndarray, q_rank: np.ndarray, q_ids: np.nda
 def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     """Row of the top-level CPU op containing each call's start on its thread; -1 where none."""
     ops, api = tl.cpu_ops, tl.api_calls
-    groups, group = np.unique(np.stack([ops.rank.astype(np.int64), ops.tid]), axis=1, return_inverse=True)
+    groups, group = np.unique(_thread_key(ops.rank, ops.tid), return_inverse=True)
     group = group.ravel()
     order = np.lexsort((-ops.end_ns, ops.start_ns, group))
     g, s, e = group[order], ops.start_ns[order], ops.end_ns[order]
@@ -146,7 +146,9 @@ def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     top = np.ones(s.size, dtype=bool)
     top[1:] = (s[1:] >= reach[:-1]) | (g[1:] != g[:-1])
     rows, key = order[top], (g[top].astype(np.int64) << 44) + s[top]
-    q_group = _group_of(groups, api.rank[calls], api.tid[calls])
+    q_key = _thread_key(api.rank[calls], api.tid[calls])
+    pos_g = np.minimum(np.searchsorted(groups, q_key), groups.size - 1)
+    q_group = np.where(groups[pos_g] == q_key, pos_g, -1)
     t = api.start_ns[calls]
     pos = np.searchsorted(key, (q_group.astype(np.int64) << 44) + t, side="right") - 1
     pos_c = np.maximum(pos, 0)
@@ -154,9 +156,6 @@ def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     return np.where(hit, rows[pos_c], -1)
 
 
-def _group_of(groups: np.ndarray, rank: np.ndarray, tid: np.ndarray) -> np.ndarray:
-    """Index of each ``(rank, tid)`` in the columns of ``groups`` (sorted, from np.unique); -1 if absent."""
-    keys = (groups[0] << 32) + groups[1]
-    q = (rank.astype(np.int64) << 32) + tid
-    pos = np.minimum(np.searchsorted(keys, q), keys.size - 1)
-    return np.where(keys[pos] == q, pos, -1)
+def _thread_key(rank: np.ndarray, tid: np.ndarray) -> np.ndarray:
+    """One int64 per (rank, thread): thread ids fit in 32 bits (Linux tids; nsys keeps the tid in 24)."""
+    return (rank.astype(np.int64) << 32) + (tid & 0xFFFFFFFF)
