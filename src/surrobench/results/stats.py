@@ -94,16 +94,45 @@ def bootstrap_ci(
     Percentile rather than BCa: BCa's jackknife degenerates on samples with many ties (quantized timer
     readings), the percentile interval does not. One sample gives the degenerate interval (x0, x0).
     """
-    if x.size < 2 or np.all(x == x[0]):
-        v = float(statistic(x))
+    return _percentile_bootstrap((x,), statistic, confidence, resamples)
+
+
+def bootstrap_ratio_ci(
+    base: np.ndarray, new: np.ndarray, statistic, *, confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> tuple[float, float]:  # fmt: skip
+    """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``.
+
+    The two 1-D samples are resampled independently (unpaired: iteration i of one run has nothing to
+    do with iteration i of the other), as in scipy.stats.bootstrap with ``paired=False``.
+    ``statistic(x, axis=-1)`` must be a positive location statistic such as ``np.median``.
+
+    Raises:
+        ValueError: ``statistic(base)`` is not positive (the ratio is undefined).
+    """
+    if not statistic(base, axis=-1) > 0:
+        raise ValueError("ratio undefined: base statistic is not positive")
+
+    def ratio(b, n, axis=-1):
+        return statistic(n, axis=axis) / statistic(b, axis=axis)
+
+    return _percentile_bootstrap((base, new), ratio, confidence, resamples)
+
+
+def _percentile_bootstrap(samples: tuple, statistic, confidence: float, resamples: int) -> tuple[float, float]:
+    """Shared core of the bootstrap intervals; constant samples (or one value each) give the point value."""
+    samples = tuple(np.asarray(s, dtype=np.float64).ravel() for s in samples)
+    if all(s.size < 2 or np.all(s == s[0]) for s in samples):
+        v = float(statistic(*samples, axis=-1))
         return (v, v)
     res = sps.bootstrap(
-        (x,),
+        samples,
         statistic,
         n_resamples=resamples,
         confidence_level=confidence,
         method="percentile",
         vectorized=True,
+        paired=False,
         rng=np.random.default_rng(BOOTSTRAP_SEED),
     )
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))

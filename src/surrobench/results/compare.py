@@ -1,0 +1,376 @@
+"""A/B comparison of two runs: the before/after table of the source text with statistical verdicts.
+
+The course text (ch. 3, last paragraph) asks to run the same parameters before and after an
+optimization and to record median latency, P95, peak memory and top-op share in one table. This module
+makes that table trustworthy: configs are matched by :meth:`ConfigResult.key`, each latency ratio
+NEW/BASE carries a bootstrap 95% confidence interval, and a verdict needs both a practical effect size
+and statistical significance.
+
+**Verdict rule.** With ``r`` = median(NEW) / median(BASE) of the host latency samples, ``[lo, hi]`` its
+percentile-bootstrap 95% interval (both samples resampled independently) and ``p`` the two-sided
+Mann-Whitney U p-value of the two samples:
+
+* ``regressed`` when ``lo > 1 + threshold`` and ``p < alpha``;
+* ``improved`` when ``hi < 1 - threshold`` and ``p < alpha``;
+* ``unchanged`` otherwise.
+
+"Both" therefore means: the whole confidence interval lies beyond the band of practically equal
+ratios, which is the interval form of a minimum-effect test against a smallest effect of interest
+(Lakens, Scheel & Isager 2018, "Equivalence testing for psychological research", Adv. Methods Pract.
+Psychol. Sci. 1(2)), and a rank test that needs no normality agrees. Reporting the ratio with its CI
+follows Kalibera & Jones 2013 ("Rigorous benchmarking in reasonable time", ISMM). The Mann-Whitney U
+test with alpha 0.05 is what google/benchmark's ``tools/compare.py`` uses for the same question. A
+point estimate beyond the band whose interval is not is reported as a note ("inconclusive"), not as a
+verdict. Configs that failed (``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or
+``improved`` (failed -> ok); failed on both sides is ``not_compared``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from surrobench.errors import UsageError
+from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
+
+COMPARE_SCHEMA = "surrobench/compare-v1"
+#: Practical threshold on the latency ratio: changes within +-2% are treated as equal (issue 6 default;
+#: run-to-run drift of GPU clocks alone moves latencies by about this much, shared/GPU.md).
+DEFAULT_THRESHOLD = 0.02
+#: Significance level of the Mann-Whitney U test (conventional 5%; google/benchmark compare.py default).
+ALPHA = 0.05
+VERDICTS = ("improved", "regressed", "unchanged", "not_compared")
+#: Environment keys compared across runs that must match unless ``allow_env_mismatch``.
+MUST_MATCH_ENV_KEYS = ("device_name",)
+#: Values listed one by one up to this many; more numeric values are summarized as a range.
+_MAX_LISTED_VALUES = 3
+
+
+def _p95(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.percentile(x, 95, axis=axis)
+
+
+@dataclass(frozen=True)
+class RatioCI:
+    """A ratio NEW/BASE (dimensionless) with its bootstrap 95% interval ``ci95 = (lo, hi)``."""
+
+    ratio: float
+    ci95: tuple[float, float]
+
+    def to_json(self) -> dict:
+        return {"ratio": self.ratio, "ci95": list(self.ci95)}
+
+
+@dataclass(frozen=True)
+class OpDelta:
+    """One operator's self device time in both runs, ms; ``None`` where the op is absent from a run."""
+
+    name: str
+    base_ms: float | None
+    new_ms: float | None
+
+    @property
+    def delta_ms(self) -> float:
+        """NEW - BASE self time in ms (an absent op counts as 0 ms)."""
+        return (self.new_ms or 0.0) - (self.base_ms or 0.0)
+
+    @property
+    def ratio(self) -> float | None:
+        """NEW / BASE self time, ``None`` when the op is absent from either run or took 0 ms in BASE."""
+        if self.base_ms and self.new_ms is not None:
+            return self.new_ms / self.base_ms
+        return None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "base_ms": self.base_ms, "new_ms": self.new_ms,
+                "delta_ms": self.delta_ms, "ratio": self.ratio}  # fmt: skip
+
+
+def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
+    """Per-operator change between two op tables ``{op name: self device time, ms}``.
+
+    Ops present in only one table are kept (the other side ``None``). Sorted by ``|delta_ms|``,
+    largest first, then by name, so the operators that moved the total most come first.
+    """
+    names = set(base_ms) | set(new_ms)
+    deltas = [OpDelta(n, base_ms.get(n), new_ms.get(n)) for n in names]
+    return tuple(sorted(deltas, key=lambda d: (-abs(d.delta_ms), d.name)))
+
+
+@dataclass(frozen=True)
+class ConfigComparison:
+    """One matched config: the four metrics of the source text side by side, ratios NEW/BASE, verdict.
+
+    Attributes:
+        median_ratio, p95_ratio: host-latency ratios with bootstrap 95% CIs; None without samples.
+        p_value: two-sided Mann-Whitney U p-value of the latency samples; None without samples.
+        peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE.
+        top_op_share_ratio: NEW/BASE share of the top op when both runs name the same op, else None.
+        p95_trustworthy: both samples have at least ``MIN_SAMPLES_FOR_P95`` values.
+        op_deltas: per-op self-time change when both configs have an op table.
+        notes: one-line remarks (small samples, inconclusive change, failed configs).
+    """
+
+    base: ConfigResult
+    new: ConfigResult
+    verdict: str
+    median_ratio: RatioCI | None = None
+    p95_ratio: RatioCI | None = None
+    p_value: float | None = None
+    peak_mem_ratio: float | None = None
+    top_op_share_ratio: float | None = None
+    p95_trustworthy: bool = False
+    op_deltas: tuple[OpDelta, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        b, n = self.base, self.new
+        return {
+            "model": b.model, "input_shape": list(b.input_shape), "batch": b.batch, "precision": b.precision,
+            "device": b.device, "mode": b.mode, "status": {"base": b.status, "new": n.status},
+            "median_ms": {"base": _get(b.latency_ms, "median"), "new": _get(n.latency_ms, "median")},
+            "p95_ms": {"base": _get(b.latency_ms, "p95"), "new": _get(n.latency_ms, "p95")},
+            "peak_mem_bytes": {"base": b.peak_mem_bytes, "new": n.peak_mem_bytes},
+            "top_op": {"base": b.top_op, "new": n.top_op},
+            "median_ratio": self.median_ratio.to_json() if self.median_ratio else None,
+            "p95_ratio": self.p95_ratio.to_json() if self.p95_ratio else None,
+            "p_value": self.p_value, "peak_mem_ratio": self.peak_mem_ratio,
+            "top_op_share_ratio": self.top_op_share_ratio, "p95_trustworthy": self.p95_trustworthy,
+            "verdict": self.verdict, "notes": list(self.notes),
+            "op_deltas": [d.to_json() for d in self.op_deltas],
+        }  # fmt: skip
+
+
+def _get(stats, name: str) -> float | None:
+    return getattr(stats, name) if stats is not None else None
+
+
+@dataclass(frozen=True)
+class EnvDifference:
+    """An environment fact that differs: ``key`` is dotted (``gpu_clocks.before.sm_clock_mhz``) for the
+    run environment and ``config.<key>`` for per-config settings (``config.cudnn_benchmark``)."""
+
+    key: str
+    base: str
+    new: str
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """The comparison of two runs: matched configs, configs found on one side only, env differences."""
+
+    base_run_id: str
+    new_run_id: str
+    threshold: float
+    alpha: float
+    configs: tuple[ConfigComparison, ...]
+    only_base: tuple[ConfigResult, ...] = ()
+    only_new: tuple[ConfigResult, ...] = ()
+    env_diff: tuple[EnvDifference, ...] = ()
+
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        """Number of matched configs per verdict, every verdict listed."""
+        return {v: sum(c.verdict == v for c in self.configs) for v in VERDICTS}
+
+    @property
+    def any_regression(self) -> bool:
+        """True when at least one matched config regressed (the ``--fail-on-regression`` gate)."""
+        return any(c.verdict == "regressed" for c in self.configs)
+
+    def to_json(self) -> dict:
+        """The ``surrobench/compare-v1`` object; ratios are plain fractions (1.05 = 5% slower)."""
+
+        def label(r: ConfigResult) -> dict:
+            return {"model": r.model, "input_shape": list(r.input_shape), "batch": r.batch,
+                    "precision": r.precision, "device": r.device, "mode": r.mode}  # fmt: skip
+
+        return {
+            "schema": COMPARE_SCHEMA, "base_run_id": self.base_run_id, "new_run_id": self.new_run_id,
+            "threshold": self.threshold, "alpha": self.alpha, "verdict_counts": self.verdict_counts,
+            "configs": [c.to_json() for c in self.configs],
+            "only_base": [label(r) for r in self.only_base], "only_new": [label(r) for r in self.only_new],
+            "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
+        }  # fmt: skip
+
+
+OpTables = Mapping[tuple, Mapping[str, float]]
+"""Op tables of one run: ``{ConfigResult.key(): {op name: self device time, ms}}``."""
+
+
+def compare_runs(
+    base: RunRecord, new: RunRecord, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = ALPHA,
+    allow_env_mismatch: bool = False, base_ops: OpTables | None = None, new_ops: OpTables | None = None,
+) -> RunComparison:  # fmt: skip
+    """Match the configs of ``base`` and ``new`` and compare each pair (verdict rule: module docstring).
+
+    Args:
+        threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%).
+        alpha: significance level of the Mann-Whitney U test.
+        allow_env_mismatch: compare runs made on different devices (``env["device_name"]``).
+        base_ops, new_ops: op tables per config key, for the op-level diff.
+
+    Raises:
+        UsageError: threshold not in [0, 1), alpha not in (0, 1), or the device names differ without
+            ``allow_env_mismatch``.
+    """
+    if not 0 <= threshold < 1:
+        raise UsageError(f"--threshold {threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
+    if not 0 < alpha < 1:
+        raise UsageError(f"alpha {alpha}: must be in (0, 1)")
+    for key in MUST_MATCH_ENV_KEYS:
+        b, n = base.env.get(key), new.env.get(key)
+        if b != n and not allow_env_mismatch:
+            raise UsageError(
+                f"runs {base.run_id} and {new.run_id} differ in {key} ({b!r} vs {n!r}); "
+                "pass --allow-env-mismatch to compare them anyway"
+            )
+    pairs, only_base, only_new = match_configs(base.results, new.results)
+    base_ops, new_ops = base_ops or {}, new_ops or {}
+    configs = tuple(
+        compare_config(
+            b, n, threshold=threshold, alpha=alpha, base_ops=base_ops.get(b.key()), new_ops=new_ops.get(n.key())
+        )
+        for b, n in pairs
+    )
+    env_diff = _env_differences(base.env, new.env) + _config_differences(pairs)
+    return RunComparison(base.run_id, new.run_id, threshold, alpha, configs, only_base, only_new, env_diff)
+
+
+def match_configs(
+    base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...]
+) -> tuple[list[tuple[ConfigResult, ConfigResult]], tuple[ConfigResult, ...], tuple[ConfigResult, ...]]:
+    """Pair configs with equal :meth:`ConfigResult.key`, in BASE order.
+
+    A key repeated within a run pairs in order of occurrence; the surplus is unmatched.
+
+    Returns:
+        (pairs, only in BASE, only in NEW).
+    """
+    by_key: dict[tuple, list[ConfigResult]] = defaultdict(list)
+    for r in new:
+        by_key[r.key()].append(r)
+    pairs, only_base = [], []
+    for r in base:
+        candidates = by_key.get(r.key())
+        if candidates:
+            pairs.append((r, candidates.pop(0)))
+        else:
+            only_base.append(r)
+    left = {id(c) for cs in by_key.values() for c in cs}
+    only_new = tuple(r for r in new if id(r) in left)
+    return pairs, tuple(only_base), only_new
+
+
+def compare_config(
+    base: ConfigResult, new: ConfigResult, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = ALPHA,
+    base_ops: Mapping[str, float] | None = None, new_ops: Mapping[str, float] | None = None,
+) -> ConfigComparison:  # fmt: skip
+    """Compare one matched pair of configs (verdict rule: module docstring).
+
+    Latency statistics come from ``samples_ms`` (host latency per iteration, ms), not from the stored
+    summaries, so the CI and the test see the same data.
+    """
+    common = {
+        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes),
+        "top_op_share_ratio": _top_op_ratio(base.top_op, new.top_op),
+        "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
+    }
+    b, n = np.asarray(base.samples_ms, dtype=np.float64), np.asarray(new.samples_ms, dtype=np.float64)
+    if base.status != "ok" or new.status != "ok" or b.size == 0 or n.size == 0:
+        verdict, note = _status_verdict(base, new)
+        return ConfigComparison(base, new, verdict, notes=(note,), **common)
+
+    median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median))
+    p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95))
+    p_value = float(sps.mannwhitneyu(n, b, alternative="two-sided").pvalue) if min(b.size, n.size) > 1 else None
+    significant = p_value is not None and p_value < alpha
+    lo, hi = median.ci95
+    if significant and lo > 1 + threshold:
+        verdict = "regressed"
+    elif significant and hi < 1 - threshold:
+        verdict = "improved"
+    else:
+        verdict = "unchanged"
+
+    notes = []
+    if verdict == "unchanged" and abs(median.ratio - 1) > threshold:
+        p_text = "n/a" if p_value is None else f"{p_value:.2g}"
+        notes.append(f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%} but not "
+                     f"significantly so (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})")  # fmt: skip
+    trustworthy = min(b.size, n.size) >= MIN_SAMPLES_FOR_P95
+    if not trustworthy:
+        notes.append(f"P95 from {min(b.size, n.size)} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
+    return ConfigComparison(base, new, verdict, median, p95, p_value, p95_trustworthy=trustworthy,
+                            notes=tuple(notes), **common)  # fmt: skip
+
+
+def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:
+    base_ok, new_ok = base.status == "ok" and base.samples_ms, new.status == "ok" and new.samples_ms
+    if base_ok and not new_ok:
+        return "regressed", f"failed in NEW ({new.status}: {new.error or 'no samples'})"
+    if new_ok and not base_ok:
+        return "improved", f"failed in BASE ({base.status}: {base.error or 'no samples'}), ok in NEW"
+    return "not_compared", f"failed in both runs ({base.status} / {new.status})"
+
+
+def _ratio(new: float | None, base: float | None) -> float | None:
+    return new / base if new is not None and base else None
+
+
+def _top_op_ratio(base: dict | None, new: dict | None) -> float | None:
+    if base and new and base.get("name") == new.get("name"):
+        return _ratio(new.get("share"), base.get("share"))
+    return None
+
+
+def _flatten(d: Mapping, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference, ...]:
+    b, n = _flatten(base_env), _flatten(new_env)
+    keys = [k for k in MUST_MATCH_ENV_KEYS if k in b or k in n]
+    keys += sorted((set(b) | set(n)) - set(keys))
+    return tuple(EnvDifference(k, str(b.get(k)), str(n.get(k))) for k in keys if b.get(k) != n.get(k))
+
+
+def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
+    """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) that differ in any matched pair.
+
+    Only keys known on both sides count: run JSON files carry no ``extra``.
+    """
+    values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
+    differs: set[str] = set()
+    for b, n in pairs:
+        for key in set(b.extra) & set(n.extra):
+            values[key][0].add(_hashable(b.extra[key]))
+            values[key][1].add(_hashable(n.extra[key]))
+            if b.extra[key] != n.extra[key]:
+                differs.add(key)
+    return tuple(
+        EnvDifference(f"config.{k}", _summarize(values[k][0]), _summarize(values[k][1])) for k in sorted(differs)
+    )
+
+
+def _hashable(value):
+    return value if isinstance(value, (str, int, float, bool, type(None))) else json.dumps(value, sort_keys=True)
+
+
+def _summarize(values: set) -> str:
+    """``a, b`` for a few values; ``lo..hi`` for many numbers."""
+    if len(values) > _MAX_LISTED_VALUES and all(isinstance(v, (int, float)) for v in values):
+        return f"{min(values)}..{max(values)}"
+    return ", ".join(sorted(map(str, values)))

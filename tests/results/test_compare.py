@@ -1,0 +1,161 @@
+"""The comparison library on synthetic samples whose answer is known by construction."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from synthetic import config, latency_samples, run
+
+from surrobench.errors import UsageError
+from surrobench.results.compare import (
+    COMPARE_SCHEMA, compare_config, compare_runs, diff_ops, match_configs,
+)  # fmt: skip
+from surrobench.results.stats import bootstrap_ratio_ci
+
+
+def test_identical_samples_are_unchanged():
+    s = latency_samples(2.0, 0.01)
+    c = compare_config(config(s), config(s))
+    assert c.verdict == "unchanged"
+    assert c.median_ratio.ratio == 1.0
+    lo, hi = c.median_ratio.ci95
+    assert lo <= 1.0 <= hi and hi - lo < 0.01
+    assert c.p_value == pytest.approx(1.0)
+
+
+def test_ten_percent_slower_with_low_noise_regresses():
+    c = compare_config(config(latency_samples(2.0, 0.01, seed=1)), config(latency_samples(2.2, 0.01, seed=2)))
+    assert c.verdict == "regressed"
+    assert c.median_ratio.ratio == pytest.approx(1.10, abs=0.01)
+    assert c.median_ratio.ci95[0] > 1.02 and c.p_value < 1e-6
+    assert c.p95_ratio.ratio == pytest.approx(1.10, abs=0.02)
+
+
+def test_ten_percent_faster_with_low_noise_improves():
+    c = compare_config(config(latency_samples(2.0, 0.01, seed=1)), config(latency_samples(1.8, 0.01, seed=2)))
+    assert c.verdict == "improved"
+    assert c.median_ratio.ci95[1] < 0.98
+
+
+def test_one_percent_shift_with_five_percent_noise_is_unchanged():
+    c = compare_config(config(latency_samples(2.0, 0.05, seed=1)), config(latency_samples(2.02, 0.05, seed=2)))
+    assert c.verdict == "unchanged"
+
+
+def test_significant_but_below_threshold_is_unchanged():
+    # 1% shift with 0.1% noise: the test is significant, but the change is under the 2% threshold.
+    c = compare_config(config(latency_samples(2.0, 0.001, seed=1)), config(latency_samples(2.02, 0.001, seed=2)))
+    assert c.p_value < 1e-6 and c.verdict == "unchanged"
+    # The same samples with a 0.5% threshold regress.
+    c = compare_config(config(latency_samples(2.0, 0.001, seed=1)), config(latency_samples(2.02, 0.001, seed=2)),
+                       threshold=0.005)  # fmt: skip
+    assert c.verdict == "regressed"
+
+
+def test_large_but_uncertain_shift_is_unchanged_with_an_inconclusive_note():
+    # 5% shift, 20% noise, 10 samples: beyond the threshold as a point estimate, not as an interval.
+    c = compare_config(config(latency_samples(2.0, 0.2, n=10, seed=3)), config(latency_samples(2.1, 0.2, n=10, seed=4)))
+    assert c.verdict == "unchanged"
+    assert abs(c.median_ratio.ratio - 1) > 0.02
+    assert any(n.startswith("inconclusive") for n in c.notes)
+
+
+def test_small_samples_flag_p95():
+    c = compare_config(config(latency_samples(2.0, 0.01, n=20)), config(latency_samples(2.0, 0.01, n=20, seed=5)))
+    assert not c.p95_trustworthy and any("P95 from 20 samples" in n for n in c.notes)
+    c = compare_config(config(latency_samples(2.0, 0.01, n=60)), config(latency_samples(2.0, 0.01, n=60, seed=5)))
+    assert c.p95_trustworthy and not any("P95" in n for n in c.notes)
+
+
+def test_failed_configs():
+    ok = config(latency_samples(2.0, 0.01))
+    oom = config((), status="oom")
+    assert compare_config(ok, oom).verdict == "regressed"
+    assert compare_config(oom, ok).verdict == "improved"
+    both = compare_config(oom, oom)
+    assert both.verdict == "not_compared" and both.median_ratio is None
+
+
+def test_memory_and_top_op_ratios():
+    s = latency_samples(2.0, 0.01)
+    fft = {"name": "aten::_fft_r2c", "share": 0.4}
+    c = compare_config(config(s, peak_mem_bytes=100, top_op=fft),
+                       config(s, peak_mem_bytes=150, top_op={**fft, "share": 0.2}))  # fmt: skip
+    assert c.peak_mem_ratio == 1.5 and c.top_op_share_ratio == 0.5
+    other = compare_config(config(s, top_op=fft), config(s, top_op={"name": "aten::conv2d", "share": 0.2}))
+    assert other.top_op_share_ratio is None
+
+
+def test_bootstrap_ratio_ci_covers_the_true_ratio():
+    b, n = latency_samples(1.0, 0.02, n=200, seed=7), latency_samples(1.5, 0.02, n=200, seed=8)
+    lo, hi = bootstrap_ratio_ci(b, n, np.median)
+    assert lo < 1.5 < hi and hi - lo < 0.02
+    with pytest.raises(ValueError):
+        bootstrap_ratio_ci(np.zeros(5), n, np.median)
+
+
+def test_matching_lists_unmatched_configs_on_both_sides():
+    s = latency_samples(1.0, 0.01)
+    base = [config(s, size=64), config(s, size=128), config(s, size=64, batch=4)]
+    new = [config(s, size=64), config(s, size=256), config(s, size=64, mode="cudagraph"),
+           config(s, size=64, batch=4, precision="fp16")]  # fmt: skip
+    pairs, only_base, only_new = match_configs(tuple(base), tuple(new))
+    assert [(b.key(), n.key()) for b, n in pairs] == [(base[0].key(), new[0].key())]
+    assert [r.key() for r in only_base] == [base[1].key(), base[2].key()]
+    assert [r.key() for r in only_new] == [r.key() for r in new[1:]]
+
+
+def test_compare_runs_env_mismatch_and_differences():
+    s = latency_samples(1.0, 0.01)
+    base = run("a", [config(s, extra={"cudnn_benchmark": False, "matmul_allow_tf32": False})], device_name="GPU A")
+    new = run("b", [config(s, extra={"cudnn_benchmark": True, "matmul_allow_tf32": False})], device_name="GPU B",
+              env={"torch": "2.14.0"})  # fmt: skip
+    with pytest.raises(UsageError, match="--allow-env-mismatch"):
+        compare_runs(base, new)
+    cmp = compare_runs(base, new, allow_env_mismatch=True)
+    diff = {d.key: (d.base, d.new) for d in cmp.env_diff}
+    assert diff == {"device_name": ("GPU A", "GPU B"), "torch": ("2.13.0", "2.14.0"),
+                    "config.cudnn_benchmark": ("False", "True")}  # fmt: skip
+    assert cmp.env_diff[0].key == "device_name"
+
+
+def test_compare_runs_json_and_gate():
+    fast, slow = latency_samples(1.0, 0.01, seed=1), latency_samples(1.2, 0.01, seed=2)
+    base = run("a", [config(fast, size=64), config(fast, size=128), config(fast, size=32)])
+    new = run("b", [config(fast, size=64), config(slow, size=128), config(fast, size=256)])
+    cmp = compare_runs(base, new)
+    assert [c.verdict for c in cmp.configs] == ["unchanged", "regressed"]
+    assert cmp.any_regression and cmp.verdict_counts["regressed"] == 1
+    data = json.loads(json.dumps(cmp.to_json()))
+    assert data["schema"] == COMPARE_SCHEMA
+    assert data["configs"][1]["median_ratio"]["ratio"] == pytest.approx(1.2, abs=0.01)
+    assert [o["input_shape"] for o in data["only_base"]] == [[1, 3, 32, 32]]
+    assert [o["input_shape"] for o in data["only_new"]] == [[1, 3, 256, 256]]
+    assert not compare_runs(base, base).any_regression
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.0])
+def test_bad_threshold_is_a_usage_error(threshold):
+    r = run("a", [])
+    with pytest.raises(UsageError, match="--threshold"):
+        compare_runs(r, r, threshold=threshold)
+
+
+def test_op_diff_orders_by_absolute_change_and_keeps_one_sided_ops():
+    deltas = diff_ops({"fft": 1.0, "conv": 2.0, "gone": 0.3}, {"fft": 0.5, "conv": 2.1, "new_kernel": 0.2})
+    assert [d.name for d in deltas] == ["fft", "gone", "new_kernel", "conv"]
+    fft, gone, added = deltas[0], deltas[1], deltas[2]
+    assert fft.delta_ms == -0.5 and fft.ratio == 0.5
+    assert gone.new_ms is None and gone.delta_ms == -0.3 and gone.ratio is None
+    assert added.base_ms is None and added.delta_ms == 0.2
+
+
+def test_op_tables_flow_into_config_comparisons():
+    s = latency_samples(1.0, 0.01)
+    base, new = run("a", [config(s)]), run("b", [config(s)])
+    key = base.results[0].key()
+    cmp = compare_runs(base, new, base_ops={key: {"fft": 1.0}}, new_ops={key: {"fft": 0.8}})
+    assert [(d.name, d.delta_ms) for d in cmp.configs[0].op_deltas] == [("fft", pytest.approx(-0.2))]
+    assert compare_runs(base, new, base_ops={key: {"fft": 1.0}}).configs[0].op_deltas == ()

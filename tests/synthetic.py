@@ -1,0 +1,37 @@
+"""Synthetic runs with known answers for the compare and report tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.stats import LatencyStats
+
+
+def latency_samples(median_ms: float, noise: float, n: int = 100, seed: int = 0) -> np.ndarray:
+    """``n`` latencies around ``median_ms`` with relative Gaussian noise ``noise`` (0.05 = 5%)."""
+    rng = np.random.default_rng(seed)
+    return median_ms * (1 + noise * rng.standard_normal(n))
+
+
+def config(samples, *, model="fno2d", size=64, batch=1, mode="eager", precision="fp32", status="ok",
+           peak_mem_bytes=1 << 20, top_op=None, extra=None) -> ConfigResult:  # fmt: skip
+    """An ``ok`` (or failed, then without samples) config of ``model`` at ``(batch, 3, size, size)``."""
+    samples = tuple(float(s) for s in samples) if status == "ok" else ()
+    latency = LatencyStats.from_samples(samples) if samples else None
+    return ConfigResult(
+        model=model, shape_label=str(size), input_shape=(batch, 3, size, size), batch=batch, precision=precision,
+        device="cpu", mode=mode, status=status, error=None if status == "ok" else "CUDA out of memory",
+        warmup=10, iters=len(samples), cold_start_ms=50.0, latency_ms=latency,
+        samples_per_s=batch / (latency.median / 1e3) if latency else None,
+        points_per_s=batch * size * size / (latency.median / 1e3) if latency else None,
+        peak_mem_bytes=peak_mem_bytes, peak_reserved_bytes=None, top_op=top_op, samples_ms=samples,
+        extra=extra if extra is not None else {"cudnn_benchmark": False},
+    )  # fmt: skip
+
+
+def run(run_id: str, results, *, device_name="Test CPU", created="2026-11-30T12:00:00+00:00", tag=None,
+        env=None) -> RunRecord:  # fmt: skip
+    """A run of ``results`` with a minimal environment."""
+    base_env = {"device": "cpu", "device_name": device_name, "torch": "2.13.0", "cuda": None}
+    return RunRecord(run_id, created, tag, {**base_env, **(env or {})}, tuple(results))
