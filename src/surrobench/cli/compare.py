@@ -1,0 +1,91 @@
+"""``surrobench compare`` (the before/after table with verdicts, a CI gate) and ``surrobench history``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from surrobench.cli import app
+from surrobench.cli.options import DbOpt, JsonOpt, check_writable, console, write_json
+from surrobench.cli.runref import load_run_ref
+from surrobench.errors import UsageError
+from surrobench.report.comparison import comparison_markdown, comparison_tables
+from surrobench.results.compare import DEFAULT_THRESHOLD, compare_runs
+from surrobench.results.store import ResultStore
+
+HISTORY_SCHEMA = "surrobench/history-v1"
+
+RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
+ThresholdOpt = typer.Option(
+    DEFAULT_THRESHOLD, "--threshold",
+    help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
+)  # fmt: skip
+AllowEnvMismatchOpt = typer.Option(
+    False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
+)
+
+
+@app.command()
+def compare(
+    base: str = typer.Argument(..., help=f"BASE run. {RunRefArg}"),
+    new: str = typer.Argument(..., help=f"NEW run. {RunRefArg}"),
+    db: Path = DbOpt, threshold: float = ThresholdOpt, allow_env_mismatch: bool = AllowEnvMismatchOpt,
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed."),
+    json_out: Path = JsonOpt,
+    markdown: Path = typer.Option(None, "--markdown", help="Write the comparison as Markdown here."),
+) -> None:  # fmt: skip
+    """Compare two runs config by config: median, P95, peak memory, top op; ratio CIs and a verdict.
+
+    A verdict needs the whole 95% CI of the median ratio beyond 1 ± threshold and a Mann-Whitney U
+    p-value under 0.05 (see surrobench.results.compare).
+    """
+    check_writable(json_out, "--json")
+    check_writable(markdown, "--markdown")
+    cmp = compare_runs(load_run_ref(base, db), load_run_ref(new, db), threshold=threshold,
+                       allow_env_mismatch=allow_env_mismatch)  # fmt: skip
+    for table in comparison_tables(cmp):
+        console.print(table)
+    write_json(json_out, cmp.to_json())
+    if markdown is not None:
+        markdown.write_text(comparison_markdown(cmp))
+    if fail_on_regression and cmp.any_regression:
+        raise typer.Exit(1)
+
+
+def _check_since(since: str | None) -> None:
+    if since is None:
+        return
+    try:
+        dt.datetime.fromisoformat(since)
+    except ValueError:
+        raise UsageError(f"--since {since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00") from None
+
+
+@app.command()
+def history(
+    db: Path = DbOpt,
+    model: str = typer.Option(None, "--model", "-m", help="Only runs with a config of this model."),
+    tag: str = typer.Option(None, "--tag", help="Only runs with this tag."),
+    since: str = typer.Option(None, "--since", help="Only runs created at or after this ISO date (UTC)."),
+    json_out: Path = JsonOpt,
+) -> None:  # fmt: skip
+    """List the stored runs, newest first."""
+    _check_since(since)
+    check_writable(json_out, "--json")
+    if not db.is_file():
+        raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
+    with ResultStore(db) as store:
+        runs = store.list_runs(model=model, tag=tag, since=since)
+    table = Table(title=f"runs in {escape(str(db))}")
+    for col in ("run id", "created", "tag", "device", "models", "configs", "failed"):
+        table.add_column(col, justify="right" if col in ("configs", "failed") else "left")
+    for r in runs:
+        table.add_row(*map(escape, (r.run_id, r.created, r.tag or "-", r.device_name or "-", ", ".join(r.models),
+                                    str(r.n_configs), str(r.n_failed))))  # fmt: skip
+    console.print(table)
+    write_json(json_out, {"schema": HISTORY_SCHEMA, "runs": [asdict(r) for r in runs]})

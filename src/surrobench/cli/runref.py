@@ -1,0 +1,35 @@
+"""Run references on the command line: a run id (or unique id prefix) in ``--db``, or a run JSON file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from surrobench.errors import UsageError
+from surrobench.results.schema import RunRecord, run_from_json
+from surrobench.results.store import ResultStore
+
+
+def load_run_ref(ref: str, db: Path) -> RunRecord:
+    """The run ``ref`` names: a ``.json`` path or an existing file is read as run-v1 JSON, anything else is
+    a run id (or unique prefix) looked up in the database ``db``.
+
+    Raises:
+        UsageError: the file is missing or not a run-v1 JSON, the database does not exist, or no single
+            run matches the id.
+    """
+    path = Path(ref)
+    if path.suffix == ".json" or path.is_file():
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            raise UsageError(f"run file {ref!r}: cannot read it as JSON ({reason})") from None
+        try:
+            return run_from_json(data)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise UsageError(f"run file {ref!r}: not a surrobench run JSON ({type(exc).__name__}: {exc})") from None
+    if not db.is_file():
+        raise UsageError(f"no results database at {str(db)!r} to look up run {ref!r}; pass --db or a run JSON file")
+    with ResultStore(db) as store:
+        return store.load_run(ref)

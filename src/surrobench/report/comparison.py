@@ -1,0 +1,181 @@
+"""The before/after table of a :class:`RunComparison` as text cells, rich tables and Markdown.
+
+:func:`comparison_rows` formats every cell once; the terminal, Markdown and HTML renderings only lay
+those cells out, so the three always show the same numbers.
+"""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Table
+
+from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
+from surrobench.results.schema import ConfigResult
+
+_BYTES_PER_MIB = 1024**2
+#: Operators listed per config in the op-level diff (the rest move the total less).
+OP_DIFF_ROWS = 8
+COLUMNS = (
+    "model", "shape", "B", "precision", "mode", "median ms", "median ratio [95% CI]", "P95 ms", "P95 ratio [95% CI]",
+    "peak MiB", "top op share", "p (MWU)", "verdict",
+)  # fmt: skip
+UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
+_VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "unchanged": "", "not_compared": "yellow"}
+
+
+def shape_text(r: ConfigResult) -> str:
+    """The executed input shape without its batch dimension, ``3x64x64`` (as in the results table)."""
+    return "x".join(map(str, r.input_shape[1:])) or r.shape_label
+
+
+def config_label(r: ConfigResult) -> str:
+    """``fno2d 3x64x64 b2 fp32 eager``: one config in one line."""
+    return f"{r.model} {shape_text(r)} b{r.batch} {r.precision} {r.mode}"
+
+
+def _pair(base: float | None, new: float | None, fmt: str) -> str:
+    def one(v):
+        return "-" if v is None else format(v, fmt)
+
+    return f"{one(base)} → {one(new)}"
+
+
+def _ratio_ci(r: RatioCI | None) -> str:
+    return "-" if r is None else f"{r.ratio:.3f} [{r.ci95[0]:.3f}, {r.ci95[1]:.3f}]"
+
+
+def _top_op(c: ConfigComparison) -> str:
+    b, n = c.base.top_op, c.new.top_op
+    if not b and not n:
+        return "-"
+    if b and n and b["name"] == n["name"]:
+        return f"{b['name']} {b['share']:.0%} → {n['share']:.0%}"
+    return " → ".join(f"{t['name']} {t['share']:.0%}" if t else "-" for t in (b, n))
+
+
+def _mib(v: int | None) -> float | None:
+    return None if v is None else v / _BYTES_PER_MIB
+
+
+def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
+    """One dict per matched config, keys :data:`COLUMNS`, values formatted plain text (not escaped)."""
+    rows = []
+    for c in cmp.configs:
+        b, n = c.base, c.new
+        median = _pair(b.latency_ms and b.latency_ms.median, n.latency_ms and n.latency_ms.median, ".3f")
+        p95 = _pair(b.latency_ms and b.latency_ms.p95, n.latency_ms and n.latency_ms.p95, ".3f")
+        if not c.p95_trustworthy and c.p95_ratio is not None:
+            p95 += " (few samples)"
+        peak = _pair(_mib(b.peak_mem_bytes), _mib(n.peak_mem_bytes), ".1f")
+        if c.peak_mem_ratio is not None:
+            peak += f" ({c.peak_mem_ratio:.2f}x)"
+        rows.append({
+            "model": b.model, "shape": shape_text(b), "B": str(b.batch), "precision": b.precision, "mode": b.mode,
+            "median ms": median, "median ratio [95% CI]": _ratio_ci(c.median_ratio), "P95 ms": p95,
+            "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio), "peak MiB": peak, "top op share": _top_op(c),
+            "p (MWU)": "-" if c.p_value is None else f"{c.p_value:.2g}", "verdict": c.verdict,
+        })  # fmt: skip
+    return rows
+
+
+def summary_line(cmp: RunComparison) -> str:
+    """``2 regressed, 1 improved, 5 unchanged (threshold 2%, alpha 0.05)``."""
+    counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n)
+    return f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%}, alpha {cmp.alpha:g})"
+
+
+def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
+    """(op, base ms, new ms, change) for the :data:`OP_DIFF_ROWS` ops whose self time moved most."""
+
+    def ms(v):
+        return "-" if v is None else f"{v:.3f}"
+
+    return [
+        (d.name, ms(d.base_ms), ms(d.new_ms), f"{d.delta_ms:+.3f} ms" + (f" ({d.ratio:.2f}x)" if d.ratio else ""))
+        for d in c.op_deltas[:OP_DIFF_ROWS]
+    ]
+
+
+def comparison_tables(cmp: RunComparison) -> list[Table]:
+    """Rich tables: the before/after table, unmatched configs, environment differences, op diffs."""
+    main = Table(title=f"compare BASE {escape(cmp.base_run_id)} → NEW {escape(cmp.new_run_id)}",
+                 caption=summary_line(cmp))  # fmt: skip
+    for col in COLUMNS:
+        main.add_column(col, justify="left" if col in ("model", "shape", "mode", "top op share") else "right")
+    for c, row in zip(cmp.configs, comparison_rows(cmp)):
+        style = _VERDICT_STYLE[c.verdict]
+        cells = [escape(row[col]) for col in COLUMNS]
+        cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
+        main.add_row(*cells)
+    tables = [main]
+    notes = [(c, note) for c in cmp.configs for note in c.notes]
+    if notes:
+        t = Table(title="notes")
+        t.add_column("config")
+        t.add_column("note")
+        for c, note in notes:
+            t.add_row(escape(config_label(c.base)), escape(note))
+        tables.append(t)
+    unmatched = unmatched_rows(cmp)
+    if unmatched:
+        t = Table(title="configs in one run only")
+        for col in UNMATCHED_COLUMNS:
+            t.add_column(col)
+        for row in unmatched:
+            t.add_row(*map(escape, row))
+        tables.append(t)
+    if cmp.env_diff:
+        t = Table(title="environment differences")
+        for col in ("key", "BASE", "NEW"):
+            t.add_column(col)
+        for d in cmp.env_diff:
+            t.add_row(escape(d.key), escape(d.base), escape(d.new))
+        tables.append(t)
+    for c in cmp.configs:
+        if c.op_deltas:
+            t = Table(title=escape(f"op self time: {config_label(c.base)}"))
+            for col in ("op", "BASE ms", "NEW ms", "change"):
+                t.add_column(col, justify="left" if col == "op" else "right")
+            for row in op_diff_rows(c):
+                t.add_row(*map(escape, row))
+            tables.append(t)
+    return tables
+
+
+def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
+    """:data:`UNMATCHED_COLUMNS` of every config found in one run only."""
+    return [
+        (side, r.model, shape_text(r), str(r.batch), r.precision, r.device, r.mode)
+        for side, results in (("BASE", cmp.only_base), ("NEW", cmp.only_new))
+        for r in results
+    ]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: tuple[str, ...], rows) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(str(c)) for c in row) + " |" for row in rows]
+    return lines + [""]
+
+
+def comparison_markdown(cmp: RunComparison) -> str:
+    """The comparison as GitHub-flavoured Markdown (tables, notes, unmatched configs, env, op diffs)."""
+    lines = [f"## compare BASE `{cmp.base_run_id}` → NEW `{cmp.new_run_id}`", "", summary_line(cmp), ""]
+    lines += _md_table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp)))
+    notes = [f"- {config_label(c.base)}: {note}" for c in cmp.configs for note in c.notes]
+    if notes:
+        lines += ["### notes", "", *(_md_cell(n) for n in notes), ""]
+    if cmp.only_base or cmp.only_new:
+        lines += ["### configs in one run only", ""]
+        lines += _md_table(UNMATCHED_COLUMNS, unmatched_rows(cmp))
+    if cmp.env_diff:
+        lines += ["### environment differences", ""]
+        lines += _md_table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff))
+    for c in cmp.configs:
+        if c.op_deltas:
+            lines += [f"### op self time: {_md_cell(config_label(c.base))}", ""]
+            lines += _md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c))
+    return "\n".join(lines)

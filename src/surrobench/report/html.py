@@ -1,0 +1,174 @@
+"""One self-contained HTML report: tables, embedded plots, optional sections (DESIGN.md, "Offline and
+embedded by default").
+
+The page loads nothing: CSS is inline, figures are PNG data URIs, there are no scripts. Every string
+that comes from a run, a trace or a user model passes through :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from matplotlib.figure import Figure
+
+from surrobench import __version__
+from surrobench.report import plots
+from surrobench.report.comparison import COLUMNS, comparison_rows, config_label, op_diff_rows, shape_text, summary_line, unmatched_rows, UNMATCHED_COLUMNS
+from surrobench.report.terminal import format_rate
+from surrobench.results.compare import RunComparison
+from surrobench.results.schema import ConfigResult, RunRecord
+
+#: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
+FIGURE_DPI = 100
+_BYTES_PER_MIB = 1024**2
+_RESULT_COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "P95 ms", "device ms",
+                   "samples/s", "points/s", "peak MiB", "top op", "status")  # fmt: skip
+_FINDING_COLUMNS = ("severity", "kind", "summary", "evidence", "action", "est. gain ms")
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
+th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
+tr.failed td { color: #a00; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
+"""
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """What the report shows; every field but ``runs`` is optional and its section is left out when None.
+
+    Attributes:
+        comparison: the comparison of the first two runs.
+        op_tables: ``{config label: {op name: self device time, ms}}`` for the op breakdown.
+        timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
+        roofline: (points, peak FLOP/s, peak bytes/s).
+        findings: diagnosis findings, DESIGN.md "Findings" objects.
+    """
+
+    runs: tuple[RunRecord, ...]
+    comparison: RunComparison | None = None
+    op_tables: Mapping[str, Mapping[str, float]] | None = None
+    timeline: Sequence[plots.Span] | None = None
+    timeline_title: str = ""
+    roofline: tuple[Sequence[plots.RooflinePoint], float, float] | None = None
+    findings: Sequence[Mapping] | None = None
+
+
+def figure_to_data_uri(fig: Figure) -> str:
+    """The figure as a ``data:image/png;base64,...`` URI (rendered by Agg at :data:`FIGURE_DPI`)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=FIGURE_DPI)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _figure(fig: Figure | None, alt: str) -> str:
+    if fig is None:
+        return ""
+    return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
+
+
+def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: Sequence[str] | None = None) -> str:
+    """An HTML table; cells are escaped here, columns named in ``left`` are left-aligned."""
+    cls = ['class="l"' if h in left else "" for h in header]
+    head = "".join(f"<th {c}>{escape(h)}</th>" for h, c in zip(header, cls))
+    body = []
+    for i, row in enumerate(rows):
+        tr = f'<tr class="{escape(row_classes[i])}">' if row_classes else "<tr>"
+        body.append(tr + "".join(f"<td {c}>{escape(str(v))}</td>" for v, c in zip(row, cls)) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _result_row(r: ConfigResult) -> list[str]:
+    lat = r.latency_ms
+    return [
+        r.model, shape_text(r), str(r.batch), r.precision, r.mode,
+        f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-",
+        f"{r.device_ms.median:.3f}" if r.device_ms else "-",
+        format_rate(r.samples_per_s), format_rate(r.points_per_s),
+        f"{r.peak_mem_bytes / _BYTES_PER_MIB:.1f}" if r.peak_mem_bytes is not None else "-",
+        f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
+        r.status if r.status == "ok" else f"{r.status}: {r.error or ''}",
+    ]  # fmt: skip
+
+
+def _run_section(run: RunRecord) -> str:
+    env = run.env
+    facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
+    parts = [
+        f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
+        _table(_RESULT_COLUMNS, (_result_row(r) for r in run.results), left=("model", "shape", "mode", "top op", "status"),
+               row_classes=["" if r.status == "ok" else "failed" for r in run.results]),
+        _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
+        _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
+        _figure(plots.latency_distributions(run.results), "latency distributions"),
+    ]  # fmt: skip
+    return "\n".join(p for p in parts if p)
+
+
+def _comparison_section(cmp: RunComparison) -> str:
+    parts = [
+        f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
+        f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
+        f"1 ± threshold and a Mann-Whitney U p-value under alpha.</p>",
+        _table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp)),
+               left=("model", "shape", "mode", "top op share", "verdict"), row_classes=[c.verdict for c in cmp.configs]),
+        _figure(plots.ratio_forest(cmp), "latency ratio per config"),
+    ]  # fmt: skip
+    notes = [f"{config_label(c.base)}: {n}" for c in cmp.configs for n in c.notes]
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
+    if cmp.only_base or cmp.only_new:
+        parts += ["<h3>Configs in one run only</h3>", _table(UNMATCHED_COLUMNS, unmatched_rows(cmp), left=UNMATCHED_COLUMNS)]
+    if cmp.env_diff:
+        parts += ["<h3>Environment differences</h3>",
+                  _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW"))]  # fmt: skip
+    for c in cmp.configs:
+        if c.op_deltas:
+            parts += [f"<h3>Op self time: {escape(config_label(c.base))}</h3>",
+                      _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",))]  # fmt: skip
+    return "\n".join(parts)
+
+
+def _findings_section(findings: Sequence[Mapping]) -> str:
+    rows = [
+        (f.get("severity", ""), f.get("kind", ""), f.get("summary", ""), "; ".join(map(str, f.get("evidence", []))),
+         f.get("action", ""), "-" if f.get("estimated_gain_ms") is None else f"{f['estimated_gain_ms']:.3f}")
+        for f in findings
+    ]  # fmt: skip
+    return _table(_FINDING_COLUMNS, rows, left=_FINDING_COLUMNS[:5])
+
+
+def render_report(data: ReportInput) -> str:
+    """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
+    sections: list[tuple[str, str]] = []
+    if data.comparison is not None:
+        sections.append(("Comparison", _comparison_section(data.comparison)))
+    for run in data.runs:
+        sections.append((f"Run {run.run_id}", _run_section(run)))
+    if data.op_tables:
+        sections.append(("Operator breakdown", _figure(plots.op_breakdown(data.op_tables), "op breakdown")))
+    if data.timeline:
+        sections.append(("Timeline of one profiled step",
+                         _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip")))  # fmt: skip
+    if data.roofline is not None:
+        sections.append(("Roofline", _figure(plots.roofline(*data.roofline), "roofline")))
+    if data.findings:
+        sections.append(("Findings", _findings_section(data.findings)))
+    toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
+    body = "\n".join(f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>'
+                     for i, (title, html) in enumerate(sections))  # fmt: skip
+    runs = ", ".join(r.run_id for r in data.runs)
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>surrobench report: {escape(runs)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>surrobench report</h1><p class=\"muted\">runs {escape(runs)}; generated {created} by surrobench "
+        f"{escape(__version__)}</p><ul>{toc}</ul>\n{body}\n</body></html>\n"
+    )

@@ -1,0 +1,239 @@
+"""Matplotlib figures for the HTML report; each function returns a :class:`Figure` or None when the data
+to draw is missing.
+
+Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never ``pyplot``: no
+global figure registry, no GUI backend, rendering goes through Agg. Callers embed them with
+:func:`surrobench.report.html.figure_to_data_uri`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from math import prod
+from typing import TYPE_CHECKING
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullLocator
+
+from surrobench.report.comparison import config_label, shape_text
+from surrobench.results.compare import RunComparison
+from surrobench.results.schema import ConfigResult
+
+if TYPE_CHECKING:
+    from surrobench.trace.model import Timeline
+
+#: Configs drawn in the latency-distribution plot; more boxes than this are unreadable at report width.
+MAX_BOX_CONFIGS = 24
+#: Operators per config in the op-breakdown plot, and configs shown side by side.
+TOP_OPS = 10
+MAX_OP_PANELS = 4
+_PANEL_W_IN, _PANEL_H_IN = 5.0, 3.6
+_NS_PER_US = 1e3
+_SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:green", "api": "tab:gray"}
+
+
+def _ok(results: Sequence[ConfigResult]) -> list[ConfigResult]:
+    return [r for r in results if r.status == "ok" and r.latency_ms is not None]
+
+
+def _panels(n: int, height_in: float = _PANEL_H_IN) -> tuple[Figure, list]:
+    fig = Figure(figsize=(_PANEL_W_IN * n, height_in), layout="constrained")
+    return fig, list(fig.subplots(1, n, squeeze=False)[0])
+
+
+def _by_model(results: Sequence[ConfigResult]) -> dict[str, list[ConfigResult]]:
+    groups: dict[str, list[ConfigResult]] = defaultdict(list)
+    for r in results:
+        groups[r.model].append(r)
+    return groups
+
+
+def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
+    """Ticks at the measured x values only, labelled as the tables label them."""
+    xs = sorted(labels)
+    ax.set_xticks(xs, [labels[x] for x in xs], rotation=30 if len(xs) > 4 else 0)
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
+    """Median latency (ms, P95 as the upper whisker) against elements per sample, one line per
+    (batch, precision, mode), one panel per model; log-log. None when no config has two shapes."""
+    groups = _by_model(_ok(results))
+    if not any(len({shape_text(r) for r in rs}) > 1 for rs in groups.values()):
+        return None
+    fig, axes = _panels(len(groups))
+    for ax, (model, rs) in zip(axes, groups.items()):
+        series: dict[tuple, list[ConfigResult]] = defaultdict(list)
+        for r in rs:
+            series[(r.batch, r.precision, r.mode)].append(r)
+        for (batch, precision, mode), pts in sorted(series.items()):
+            pts.sort(key=lambda r: prod(r.input_shape[1:]))
+            x = [prod(r.input_shape[1:]) for r in pts]
+            med = np.array([r.latency_ms.median for r in pts])
+            p95 = np.array([r.latency_ms.p95 for r in pts])
+            ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3,
+                        label=f"b{batch} {precision} {mode}")  # fmt: skip
+        ax.set(xscale="log", yscale="log", xlabel="input per sample", ylabel="latency ms (median, P95)",
+               title=model)  # fmt: skip
+        _set_x_ticks(ax, {prod(r.input_shape[1:]): shape_text(r) for r in rs})
+        ax.legend(fontsize="small")
+    return fig
+
+
+def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
+    """Samples/s against batch size, one line per (shape, precision, mode), one panel per model.
+    None when no config has two batch sizes."""
+    groups = _by_model([r for r in _ok(results) if r.samples_per_s])
+    if not any(len({r.batch for r in rs}) > 1 for rs in groups.values()):
+        return None
+    fig, axes = _panels(len(groups))
+    for ax, (model, rs) in zip(axes, groups.items()):
+        series: dict[tuple, list[ConfigResult]] = defaultdict(list)
+        for r in rs:
+            series[(shape_text(r), r.precision, r.mode)].append(r)
+        for (shape, precision, mode), pts in sorted(series.items()):
+            pts.sort(key=lambda r: r.batch)
+            ax.plot([r.batch for r in pts], [r.samples_per_s for r in pts], marker="o",
+                    label=f"{shape} {precision} {mode}")  # fmt: skip
+        ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=model)
+        ax.set_xscale("log", base=2)
+        _set_x_ticks(ax, {r.batch: str(r.batch) for r in rs})
+        ax.legend(fontsize="small")
+    return fig
+
+
+def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
+    """Box plot of the per-iteration latencies (ms) of up to :data:`MAX_BOX_CONFIGS` configs
+    (whiskers at 1.5 IQR, outliers drawn). None when no config has samples."""
+    rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
+    if not rs:
+        return None
+    fig = Figure(figsize=(10, 1.0 + 0.35 * len(rs)), layout="constrained")
+    ax = fig.subplots()
+    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[config_label(r) for r in rs],
+               flierprops={"markersize": 2})  # fmt: skip
+    ax.invert_yaxis()
+    ax.set(xscale="log", xlabel="latency ms per iteration")
+    return fig
+
+
+def ratio_forest(cmp: RunComparison) -> Figure | None:
+    """NEW/BASE median-latency ratio with its 95% CI per matched config, the ±threshold band shaded.
+    None when no config has a ratio."""
+    cs = [c for c in cmp.configs if c.median_ratio is not None]
+    if not cs:
+        return None
+    fig = Figure(figsize=(10, 1.0 + 0.35 * len(cs)), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(len(cs))
+    ratio = np.array([c.median_ratio.ratio for c in cs])
+    lo, hi = (np.array([c.median_ratio.ci95[i] for c in cs]) for i in (0, 1))
+    colors = [{"regressed": "tab:red", "improved": "tab:green"}.get(c.verdict, "tab:gray") for c in cs]
+    ax.axvspan(1 - cmp.threshold, 1 + cmp.threshold, color="0.9", label=f"±{cmp.threshold:.0%}")
+    ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="none", ecolor="0.3", capsize=3)
+    ax.scatter(ratio, y, c=colors, zorder=3)
+    ax.set_yticks(y, [config_label(c.base) for c in cs])
+    ax.invert_yaxis()
+    ax.set(xlabel="median latency NEW / BASE (95% CI)")
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def op_breakdown(op_tables: Mapping[str, Mapping[str, float]]) -> Figure | None:
+    """Top :data:`TOP_OPS` operators by self device time (ms), one panel per config (first
+    :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self device ms}}``."""
+    tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
+    if not tables:
+        return None
+    fig, axes = _panels(len(tables), height_in=0.6 + 0.3 * TOP_OPS)
+    for ax, (label, table) in zip(axes, tables):
+        top = sorted(table.items(), key=lambda kv: -kv[1])[:TOP_OPS]
+        total = sum(table.values())
+        ax.barh([name[:40] for name, _ in top], [ms for _, ms in top], color="tab:blue")
+        ax.invert_yaxis()
+        ax.set(xlabel=f"self device ms (total {total:.3f} ms)", title=label)
+        ax.tick_params(axis="y", labelsize="small")
+    return fig
+
+
+@dataclass(frozen=True)
+class Span:
+    """One interval on the timeline strip: ``lane`` (row label), ``kind`` (a key of the colour map:
+    kernel, memcpy, memset, api), start and duration in ns."""
+
+    lane: str
+    kind: str
+    start_ns: int
+    dur_ns: int
+
+
+def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
+    """GPU kernels, copies and memsets per stream, and host CUDA API calls, of profiled step ``step``.
+
+    The window runs from the start of step ``step`` to the start of the next step (or the trace end),
+    so GPU work that lags its launches stays in view. A trace without step ranges gives the whole trace.
+    """
+    steps = tl.steps
+    lo = int(steps.start_ns[step]) if len(steps) > step else 0
+    hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None
+    spans = []
+    for kind, table in (("kernel", tl.kernels), ("memcpy", tl.memcpy), ("memset", tl.memset), ("api", tl.api_calls)):
+        keep = (table.start_ns >= lo) & (table.start_ns < hi if hi is not None else True)
+        lanes = table.stream[keep] if kind != "api" else np.full(int(keep.sum()), -1)
+        for lane, start, dur in zip(lanes, table.start_ns[keep], table.dur_ns[keep]):
+            name = "host: CUDA API" if kind == "api" else f"stream {int(lane)}"
+            spans.append(Span(name, kind, int(start) - lo, max(int(dur), 0)))
+    return spans
+
+
+def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
+    """Intervals per lane against time (µs from the window start), coloured by kind. None without spans."""
+    if not spans:
+        return None
+    lanes = sorted({s.lane for s in spans}, key=lambda lane: (lane.startswith("host"), lane))
+    fig = Figure(figsize=(12, 0.8 + 0.5 * len(lanes)), layout="constrained")
+    ax = fig.subplots()
+    labeled: set[str] = set()
+    for i, lane in enumerate(lanes):
+        for kind, color in _SPAN_COLORS.items():
+            bars = [(s.start_ns / _NS_PER_US, s.dur_ns / _NS_PER_US) for s in spans if s.lane == lane and s.kind == kind]
+            if bars:
+                ax.broken_barh(bars, (i - 0.4, 0.8), facecolors=color, label=None if kind in labeled else kind)
+                labeled.add(kind)
+    ax.set_yticks(range(len(lanes)), lanes)
+    ax.invert_yaxis()
+    ax.set(xlabel="µs from step start", title=title)
+    ax.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    """A kernel or op on the roofline: arithmetic intensity (FLOP/byte) and achieved FLOP/s."""
+
+    label: str
+    flop_per_byte: float
+    flop_per_s: float
+
+
+def roofline(points: Sequence[RooflinePoint], peak_flop_per_s: float, peak_bytes_per_s: float) -> Figure | None:
+    """Roofline plot: attainable FLOP/s = min(peak FLOP/s, intensity x bandwidth) (Williams, Waterman &
+    Patterson 2009, CACM 52(4)), with the measured points. None without points."""
+    if not points:
+        return None
+    fig = Figure(figsize=(8, 5), layout="constrained")
+    ax = fig.subplots()
+    ai = np.array([p.flop_per_byte for p in points])
+    ridge = peak_flop_per_s / peak_bytes_per_s
+    x = np.geomspace(min(ai.min(), ridge) / 10, max(ai.max(), ridge) * 10, 200)
+    ax.plot(x, np.minimum(peak_flop_per_s, x * peak_bytes_per_s), color="k", label="roof")
+    ax.scatter(ai, [p.flop_per_s for p in points], zorder=3)
+    for p in points:
+        ax.annotate(p.label[:30], (p.flop_per_byte, p.flop_per_s), fontsize="x-small", xytext=(3, 3),
+                    textcoords="offset points")  # fmt: skip
+    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity FLOP/byte", ylabel="FLOP/s")
+    ax.legend(fontsize="small")
+    return fig

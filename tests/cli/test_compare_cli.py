@@ -1,0 +1,100 @@
+"""``surrobench compare`` and ``surrobench history``: exit codes, outputs, run references."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from synthetic import config, latency_samples, run
+
+from surrobench.cli import main
+from surrobench.results.store import ResultStore
+
+
+def run_cli(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code
+
+
+def _write(path, record):
+    path.write_text(json.dumps(record.to_json()))
+    return str(path)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """BASE, NEW with one config 20% slower, and a copy of BASE on another device, as JSON files."""
+    fast, slow = latency_samples(1.0, 0.01, seed=1), latency_samples(1.2, 0.01, seed=2)
+    base = run("base-1", [config(fast, size=64), config(fast, size=128)])
+    new = run("new-1", [config(fast, size=64), config(slow, size=128)])
+    other = run("other-1", base.results, device_name="Other GPU")
+    return {name: _write(tmp_path / f"{name}.json", r) for name, r in (("base", base), ("new", new), ("other", other))}
+
+
+def test_compare_writes_json_and_markdown_and_gates(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    out, md = tmp_path / "c.json", tmp_path / "c.md"
+    assert run_cli(["compare", runs["base"], runs["new"], "--json", str(out), "--markdown", str(md)]) == 0
+    stdout = capsys.readouterr().out
+    assert "regressed" in stdout and "unchanged" in stdout
+    data = json.loads(out.read_text())
+    assert [c["verdict"] for c in data["configs"]] == ["unchanged", "regressed"]
+    text = md.read_text()
+    assert text.count("| fno2d |") == 2 and "1 regressed, 1 unchanged" in text
+    assert run_cli(["compare", runs["base"], runs["new"], "--fail-on-regression"]) == 1
+    assert run_cli(["compare", runs["base"], runs["base"], "--fail-on-regression"]) == 0
+    # With a 25% threshold a 20% slowdown is not practically relevant.
+    assert run_cli(["compare", runs["base"], runs["new"], "--fail-on-regression", "--threshold", "0.25"]) == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["compare", "{base}", "{other}"], "--allow-env-mismatch"),
+        (["compare", "{base}", "{missing}"], "cannot read"),
+        (["compare", "{base}", "{not_a_run}"], "not a surrobench run"),
+        (["compare", "{base}", "no-such-run", "--db", "{db}"], "no run"),
+        (["compare", "{base}", "some-id", "--db", "{nodb}"], "no results database"),
+        (["compare", "{base}", "{base}", "--threshold", "2"], "--threshold"),
+        (["history", "--db", "{db}", "--since", "yesterday"], "--since"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(runs, tmp_path, capsys, args, message):
+    db = tmp_path / "r.db"
+    ResultStore(db).close()
+    (tmp_path / "bad.json").write_text(json.dumps({"schema": "something-else"}))
+    paths = {**runs, "missing": str(tmp_path / "missing.json"), "not_a_run": str(tmp_path / "bad.json"),
+             "db": str(db), "nodb": str(tmp_path / "nope.db")}  # fmt: skip
+    assert run_cli([a.format(**paths) for a in args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("surrobench: error:") and message in err and "\n" not in err
+
+
+def test_allow_env_mismatch_lists_the_difference(runs, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    assert run_cli(["compare", runs["base"], runs["other"], "--allow-env-mismatch"]) == 0
+    out = capsys.readouterr().out
+    assert "environment differences" in out and "Other GPU" in out
+
+
+def test_compare_and_history_from_the_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    db = tmp_path / "r.db"
+    s = latency_samples(1.0, 0.01)
+    with ResultStore(db) as store:
+        for rec in (run("20261130-120000-aaaa", [config(s)], tag="before", created="2026-11-29T12:00:00+00:00"),
+                    run("20261130-130000-bbbb", [config(s, model="unet")], tag="after")):  # fmt: skip
+            store.begin_run(rec)
+            for r in rec.results:
+                store.add_result(rec.run_id, r)
+    assert run_cli(["compare", "20261130-12", "20261130-12", "--db", str(db)]) == 0
+
+    out = tmp_path / "h.json"
+    assert run_cli(["history", "--db", str(db), "--json", str(out)]) == 0
+    assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == ["20261130-130000-bbbb", "20261130-120000-aaaa"]
+    assert "20261130-120000-aaaa" in capsys.readouterr().out
+    for args, expected in ((["--model", "fno2d"], ["20261130-120000-aaaa"]), (["--tag", "after"], ["20261130-130000-bbbb"]),
+                           (["--since", "2026-11-30"], ["20261130-130000-bbbb"])):  # fmt: skip
+        assert run_cli(["history", "--db", str(db), "--json", str(out), *args]) == 0
+        assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == expected

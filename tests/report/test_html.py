@@ -1,0 +1,86 @@
+"""The HTML report: self-contained, escaped, sections present exactly when their data is given."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from synthetic import config, latency_samples, run
+
+from surrobench.cli import main
+from surrobench.report.html import ReportInput, render_report
+from surrobench.report.plots import RooflinePoint, Span
+from surrobench.results.compare import compare_runs
+
+EVIL = "<script>alert(1)</script>"
+
+
+def _runs(model="fno2d"):
+    cfgs = [config(latency_samples(m, 0.02, seed=i), model=model, size=size, batch=batch)
+            for i, (m, size, batch) in enumerate([(1.0, 64, 1), (1.6, 64, 4), (3.0, 128, 1), (5.0, 128, 4)])]  # fmt: skip
+    slower = [config(latency_samples(1.3 * r.latency_ms.median, 0.02, seed=9), model=model,
+                     size=r.input_shape[-1], batch=r.batch) for r in cfgs]  # fmt: skip
+    return run("base-1", cfgs), run("new-1", slower)
+
+
+def _img_count(page: str) -> int:
+    return len(re.findall(r'<img alt="[^"]*" src="data:image/png;base64,', page))
+
+
+def test_one_run_has_table_and_three_plots_and_no_optional_sections():
+    base, _ = _runs()
+    page = render_report(ReportInput(runs=(base,)))
+    assert page.startswith("<!DOCTYPE html>") and "Run base-1" in page
+    assert _img_count(page) == 3  # latency vs shape, throughput vs batch, distributions
+    for optional in ("Comparison", "Operator breakdown", "Timeline", "Roofline", "Findings"):
+        assert optional not in page
+
+
+def test_all_sections_render_when_data_is_given():
+    base, new = _runs()
+    page = render_report(ReportInput(
+        runs=(base, new), comparison=compare_runs(base, new),
+        op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
+        timeline=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
+        roofline=([RooflinePoint("gemm", 50.0, 1e13)], 5e13, 4e12),
+        findings=[{"kind": "launch_bound", "severity": "high", "summary": "gaps", "evidence": ["a", "b"],
+                   "action": "CUDA graph", "estimated_gain_ms": 0.7}],
+    ))  # fmt: skip
+    for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step", "Roofline", "Findings"):
+        assert f"<h2>{section}" in page
+    # 3 plots per run, the ratio forest, op breakdown, timeline, roofline.
+    assert _img_count(page) == 2 * 3 + 4
+    assert page.count('<tr class="regressed">') == 4 and "launch_bound" in page
+
+
+def test_text_from_runs_and_models_is_escaped(tmp_path):
+    base, new = _runs(model=EVIL)
+    page = render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new),
+                                     op_tables={EVIL: {EVIL: 1.0}}, findings=[{"summary": EVIL}]))  # fmt: skip
+    assert EVIL not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script" not in page
+
+
+def test_report_is_self_contained():
+    base, new = _runs()
+    page = render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new)))
+    assert not re.search(r'(src|href)\s*=\s*"(?!data:|#)', page)
+    assert "http://" not in page and "https://" not in page and "<link" not in page
+
+
+def test_report_command_writes_one_file(tmp_path, capsys):
+    base, new = _runs()
+    paths = []
+    for r in (base, new):
+        paths.append(tmp_path / f"{r.run_id}.json")
+        paths[-1].write_text(json.dumps(r.to_json()))
+    out = tmp_path / "report.html"
+    with pytest.raises(SystemExit) as info:
+        main(["report", str(paths[0]), str(paths[1]), "-o", str(out)])
+    assert info.value.code == 0
+    page = out.read_text()
+    assert "<h2>Comparison" in page and _img_count(page) == 7
+    with pytest.raises(SystemExit) as info:
+        main(["report", str(paths[0]), "-o", str(tmp_path / "missing_dir" / "r.html")])
+    assert info.value.code == 2
