@@ -121,6 +121,7 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
         f"stream {int(act.stream[order[i + 1]])}: '{tl.name(act.name_id[order[i + 1]])}' starts "
         f"{(e[i] - s[i + 1]) / 1e3:.3f} us before '{tl.name(act.name_id[order[i]])}' ends"
         for i in np.flatnonzero(overlap)[:MAX_ANOMALY_EXAMPLES].tolist()]
-    return Anomalies(overlapping_ops_same_stream=int(overlap.sum()), zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
+    return Anomalies(overlapping_ops_same_stream=int(overlap.sum()),
+                     zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
                      negative_duration_events=negative, ops_without_launch=int((act.launch < 0).sum()),
                      examples=tuple(examples))

@@ -131,7 +131,8 @@ class _Converter:
         start, ok = _times_ns([e.get("ts") for e in evs])
         dur, dur_ok = _times_ns([e.get("dur", 0) for e in evs])
         if not (ok.all() and dur_ok.all()):
-            raise UsageError(f"{self.file}: event without a numeric 'ts'/'dur' (first: {evs[int(np.argmin(ok & dur_ok))]!r:.200})")
+            bad = evs[int(np.argmin(ok & dur_ok))]
+            raise UsageError(f"{self.file}: event without a numeric 'ts'/'dur' (first: {bad!r:.200})")
         return {"start_ns": start, "dur_ns": dur, "name_id": self._names(evs)}
 
     def _names(self, evs: list) -> np.ndarray:
