@@ -38,21 +38,23 @@ class DeepONet(nn.Module):
         self.trunk = mlp([query_dim, *[hidden] * depth, basis], nn.ReLU)
         self.bias = nn.Parameter(torch.zeros(()))
 
-    def forward(self, sensors: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
+    def forward(self, queries: torch.Tensor, sensors: torch.Tensor) -> torch.Tensor:
         return torch.einsum("bp,np->bn", self.branch(sensors), self.trunk(queries)) + self.bias
 
 
 class DeepONetSurrogate(Surrogate):
     """``deeponet``: unstacked DeepONet of Lu et al. 2021 (Nat. Mach. Intell.), m=100 sensors, p=128.
 
-    Inputs ``u: (B, 100)`` sensor values and ``y: (N, 2)`` query points shared across the batch, fp32;
-    output ``(B, N)``. A bare size N is the number of query points. Points per sample: N.
+    Inputs ``y: (N, 2)`` query points shared across the batch and ``u: (B, 100)`` sensor values, fp32;
+    output ``(B, N)``. A bare size N is the number of query points. Points per sample: N. The query
+    points come first: the primary input is the one that carries the shape ladder, so run records
+    of different N never share an ``input_shape``.
     """
 
     info = ModelInfo(
         name="deeponet",
         paper="Lu et al. 2021, DeepONet, Nature Machine Intelligence",
-        layout="u: (B, 100) sensors, y: (N, 2) query points shared by the batch",
+        layout="y: (N, 2) query points shared by the batch, u: (B, 100) sensors",
         point_kind="query points",
         default_size=16384,
     )
@@ -62,7 +64,7 @@ class DeepONetSurrogate(Surrogate):
 
     def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
                        device: torch.device) -> tuple[torch.Tensor, ...]:
-        """``(u, y)`` with ``u: (B, 100)``, ``y: (N, 2)``.
+        """``(y, u)`` with ``y: (N, 2)``, ``u: (B, 100)``.
 
         Raises:
             UsageError: a full shape; two inputs of different shapes have no single full shape.
@@ -71,7 +73,8 @@ class DeepONetSurrogate(Surrogate):
             raise UsageError(
                 f"deeponet: full shape {shape.label()} is not supported; give a bare size N (query points)"
             )
-        return randn((batch, SENSORS), generator, device), randn((shape.size, QUERY_DIM), generator, device)
+        sensors = randn((batch, SENSORS), generator, device)
+        return randn((shape.size, QUERY_DIM), generator, device), sensors
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        return inputs[1].shape[0]
+        return inputs[0].shape[0]
