@@ -17,6 +17,7 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
 from surrobench.execution.runner import PreparedModel, prepare_model, run_sweep
 from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.stats import IQR_WARN_FRACTION
 from surrobench.results.store import ResultStore
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
@@ -143,10 +144,14 @@ def sweep_warnings(results: list[ConfigResult]) -> list[str]:
     clock = clock_drop_warning(clocks)
     if clock:
         warnings.append(clock)
-    for r in results:
-        if r.latency_ms is not None and r.latency_ms.noisy:
-            warnings.append(
-                f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode}: noisy, "
-                f"IQR is {r.latency_ms.iqr / r.latency_ms.median:.0%} of the median"
-            )
+    noisy = [
+        f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
+        for r in results
+        if r.latency_ms is not None and r.latency_ms.noisy
+    ]
+    if noisy:
+        warnings.append(
+            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median "
+            f"(a busy host? more --warmup?): {', '.join(noisy)}"
+        )
     return warnings
