@@ -1,0 +1,185 @@
+"""The four readings of an op table (course ch. 3, section 2), as data.
+
+1. Do the head operators match the model's structure (FFT and einsum for an FNO, convolution and
+   normalization for a U-Net)? If elementwise, copy and cat ops lead instead, the model is fragmented.
+2. Fragmented small ops: the share of elementwise + copy + concat ops and how many kernels are shorter
+   than :data:`~surrobench.analysis.ops.SMALL_KERNEL_US` -- fusion targets.
+3. High memory, little time: ops whose memory column is large next to their device time are
+   memory-bound candidates ("Self CUDA Mem vs CUDA Mem").
+4. Executed vs requested shapes: does the requested input shape reach the ops? Dynamic shapes can
+   trigger recompilation or a slow fallback path.
+
+The thresholds below are ours: the course gives its example thresholds "for teaching only, calibrate on
+your hardware" (section 4). They are named here so a calibration changes one line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from surrobench.analysis.ops import OpTable
+
+HEAD_OPS = 5
+"""Rows that make the "head" of the table (course: "the head operators of cuda_time_total")."""
+
+#: Categories that carry the arithmetic of each zoo family; the head should be made of them.
+EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "fno2d": ("fft", "gemm/matmul/einsum"),  # spectral convolution: rFFT, complex einsum, irFFT (Li et al. 2021)
+    "unet2d": ("convolution", "normalization"),  # conv + GroupNorm blocks (Ronneberger 2015; Wu & He 2018)
+    "pinn-mlp": ("gemm/matmul/einsum",),  # dense layers
+    "deeponet": ("gemm/matmul/einsum",),  # branch and trunk MLPs, then a dot product
+    "meshgraphnet": ("gemm/matmul/einsum", "concat/index/gather/scatter"),  # edge/node MLPs, gather/scatter
+}
+
+FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
+"""The course's "elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
+
+FRAGMENTED_SHARE = 0.30
+"""Fragment share at or above which we flag the table: fusing these could save about a third of kernel
+time or more. Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09."""
+
+MEMORY_SHARE_MIN = 0.10
+"""An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
+
+MEMORY_TIME_RATIO = 2.0
+"""...and at least this many times its share of device time: "short own time, high memory column"."""
+
+
+@dataclass(frozen=True)
+class StructureReading:
+    """Reading 1. ``matches`` is None for a model without an expectation (a user model)."""
+
+    model: str
+    expected: tuple[str, ...]
+    head: tuple[tuple[str, str, float], ...]  # (name, category, share) of the first HEAD_OPS rows
+    top_category: str | None
+    top_category_share: float
+    expected_share: float
+    matches: bool | None
+
+
+@dataclass(frozen=True)
+class FragmentationReading:
+    """Reading 2. Kernel counts are None on a CPU basis."""
+
+    share: float
+    by_category: dict[str, float]
+    kernel_count: int | None
+    small_kernel_count: int | None
+    small_kernel_us: float | None
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    """Reading 3. ``candidates``: ``{name, category, device_mem_bytes, self_device_mem_bytes, mem_share,
+    time_share}`` by decreasing ``mem_share``; ``available`` is False when memory was not recorded or the
+    run had no device kernels (a CPU run, or a trace file)."""
+
+    available: bool
+    candidates: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class ShapeReading:
+    """Reading 4. ``matches`` is None when input shapes were not recorded (a table from a trace file)."""
+
+    requested: tuple[int, ...]
+    consumers: tuple[str, ...]  # ops that received a tensor of the requested shape (up to HEAD_OPS)
+    head_shapes: dict[str, tuple[str, ...]]  # executed input shapes of the head ops
+    matches: bool | None
+
+
+@dataclass(frozen=True)
+class Readings:
+    """All four readings of one op table."""
+
+    structure: StructureReading
+    fragmentation: FragmentationReading
+    memory: MemoryReading
+    shapes: ShapeReading
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def read_structure(table: OpTable, model: str) -> StructureReading:
+    """Reading 1: the head rows and the leading category against :data:`EXPECTED_CATEGORIES`."""
+    expected = EXPECTED_CATEGORIES.get(model, ())
+    top = next(iter(table.category_shares.items()), (None, 0.0))
+    return StructureReading(
+        model=model, expected=expected,
+        head=tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS]),
+        top_category=top[0], top_category_share=top[1],
+        expected_share=sum(table.category_shares.get(c, 0.0) for c in expected),
+        matches=(top[0] in expected) if expected else None,
+    )  # fmt: skip
+
+
+def read_fragmentation(table: OpTable) -> FragmentationReading:
+    """Reading 2: the share of :data:`FRAGMENT_CATEGORIES` and the small-kernel count."""
+    by_category = {c: table.category_shares.get(c, 0.0) for c in FRAGMENT_CATEGORIES}
+    share = sum(by_category.values())
+    return FragmentationReading(
+        share=share, by_category=by_category, kernel_count=table.kernel_count,
+        small_kernel_count=table.small_kernel_count, small_kernel_us=table.small_kernel_us,
+        flagged=share >= FRAGMENTED_SHARE,
+    )  # fmt: skip
+
+
+def read_memory(table: OpTable) -> MemoryReading:
+    """Reading 3: ops that run kernels of their own whose memory share is >= :data:`MEMORY_SHARE_MIN`
+    and >= :data:`MEMORY_TIME_RATIO` times their share of kernel time.
+
+    Memory share: the op's memory column (nested ops included, since an op's output is allocated in a
+    nested ``aten::empty``; net bytes) over all bytes allocated in the steps (the sum of positive self
+    memory, which counts each allocation once). Ops without kernel time of their own (allocators, views,
+    wrappers) are never candidates. Only on a device basis: on a CPU run there are no kernels to weigh
+    memory against. Bytes allocated are a proxy for bytes moved: the profiler records allocations.
+    """
+    allocated = sum(max(op.self_device_mem_bytes, 0) for op in table.ops)
+    if not table.has_memory or table.basis != "device" or allocated <= 0:
+        return MemoryReading(available=False, candidates=())
+    candidates = []
+    for op in table.ops:
+        mem_share = min(max(op.device_mem_bytes, 0) / allocated, 1.0)
+        if op.self_device_us > 0 and mem_share >= MEMORY_SHARE_MIN and mem_share >= MEMORY_TIME_RATIO * op.share:
+            candidates.append({
+                "name": op.name, "category": op.category, "device_mem_bytes": op.device_mem_bytes,
+                "self_device_mem_bytes": op.self_device_mem_bytes, "mem_share": mem_share, "time_share": op.share,
+            })  # fmt: skip
+    candidates.sort(key=lambda c: -c["mem_share"])
+    return MemoryReading(available=True, candidates=tuple(candidates[:HEAD_OPS]))
+
+
+def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
+    parsed = []
+    for text in op_shapes:
+        try:
+            parsed.append(json.loads(text))
+        except ValueError:  # a signature that is not plain nested ints: cannot hold the requested shape
+            continue
+    return parsed
+
+
+def read_shapes(table: OpTable, requested: tuple[int, ...]) -> ShapeReading:
+    """Reading 4: which ops received a tensor of exactly ``requested`` (the primary input as built,
+    batch included, e.g. ``(1, 3, 128, 128)``), and the shapes the head ops executed with."""
+    head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
+    if not table.has_shapes:
+        return ShapeReading(tuple(requested), (), head_shapes, None)
+    wanted = list(requested)
+    consumers = [
+        op.name for op in table.ops
+        if any(wanted in (arg for arg in sig if isinstance(arg, list)) for sig in _signatures(op.input_shapes))
+    ]  # fmt: skip
+    return ShapeReading(tuple(requested), tuple(consumers[:HEAD_OPS]), head_shapes, bool(consumers))
+
+
+def read_table(table: OpTable, model: str, requested: tuple[int, ...]) -> Readings:
+    """All four readings of ``table`` for ``model`` run on an input of shape ``requested``."""
+    return Readings(
+        structure=read_structure(table, model), fragmentation=read_fragmentation(table),
+        memory=read_memory(table), shapes=read_shapes(table, requested),
+    )  # fmt: skip

@@ -1,0 +1,70 @@
+"""The four readings on the real H200 traces and on tables built to cross each threshold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from surrobench.analysis.op_readings import (
+    FRAGMENTED_SHARE, MEMORY_SHARE_MIN, read_fragmentation, read_memory, read_shapes, read_structure, read_table,
+)  # fmt: skip
+from surrobench.analysis.ops import OpStat, OpTable, op_table_from_trace
+
+TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
+
+
+def _op(name, category, share, *, mem=0, self_mem=0, self_us=None, shapes=()):
+    us = 100.0 * share if self_us is None else self_us
+    return OpStat(name, category, 1, us, us, share, 1.0, mem, self_mem, tuple(shapes))
+
+
+def _table(*ops, basis="device", has_shapes=True):
+    return OpTable(ops=tuple(ops), basis=basis, total_us=100.0, active_steps=1, source="profiler",
+                   has_shapes=has_shapes, has_memory=True)  # fmt: skip
+
+
+def test_fno_fixture_readings_flag_fragmentation_and_structure_mismatch():
+    table = op_table_from_trace(TRACES / "fno2d_128_b1_fp32_h200.json.gz")
+    readings = read_table(table, "fno2d", (1, 3, 128, 128))
+    assert readings.structure.matches is False  # copies and elementwise lead, not FFT/einsum
+    assert readings.structure.top_category == "copy/cast/contiguous"
+    assert readings.fragmentation.flagged and readings.fragmentation.share > FRAGMENTED_SHARE
+    assert readings.fragmentation.small_kernel_count > 200
+    assert readings.memory.available is False and readings.shapes.matches is None  # not in a trace file
+
+
+def test_unet_fixture_structure_matches():
+    table = op_table_from_trace(TRACES / "unet_256_b1_fp32_h200.json.gz")
+    structure = read_structure(table, "unet2d")
+    assert structure.matches and structure.top_category == "normalization"
+    assert structure.expected_share > 0.85 and structure.head[0][0] == "aten::native_group_norm"
+    assert not read_fragmentation(table).flagged
+
+
+def test_structure_unknown_model_has_no_verdict():
+    assert read_structure(_table(_op("aten::mm", "gemm/matmul/einsum", 1.0)), "my.module:build").matches is None
+
+
+def test_memory_candidates_need_own_kernels_and_high_memory_low_time():
+    table = _table(
+        _op("aten::native_group_norm", "normalization", 0.05, mem=600, self_mem=100),  # 60% memory, 5% time
+        _op("aten::cudnn_convolution", "convolution", 0.90, mem=300, self_mem=300),  # time-heavy
+        _op("aten::empty", "other", 0.0, mem=600, self_mem=600, self_us=0.0),  # allocator: no kernel of its own
+        _op("aten::add", "elementwise/activation", 0.05, mem=50, self_mem=0),  # 5% memory: under the minimum
+    )
+    reading = read_memory(table)
+    assert reading.available and [c["name"] for c in reading.candidates] == ["aten::native_group_norm"]
+    assert reading.candidates[0]["mem_share"] == pytest.approx(0.6) and 0.05 < MEMORY_SHARE_MIN
+    assert read_memory(_table(*table.ops, basis="cpu")).available is False
+
+
+def test_shapes_requested_vs_executed():
+    table = _table(
+        _op("aten::conv2d", "convolution", 0.6, shapes=["[[2, 3, 64, 64], [16, 3, 3, 3], [16]]"]),
+        _op("aten::add", "elementwise/activation", 0.4, shapes=["[[2, 16, 64, 64], []]"]),
+    )
+    assert read_shapes(table, (2, 3, 64, 64)).consumers == ("aten::conv2d",)
+    missed = read_shapes(table, (2, 3, 128, 128))
+    assert missed.matches is False and missed.head_shapes["aten::conv2d"] == ("[[2, 3, 64, 64], [16, 3, 3, 3], [16]]",)
+    assert read_shapes(_table(*table.ops, has_shapes=False), (2, 3, 64, 64)).matches is None
