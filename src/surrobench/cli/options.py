@@ -13,6 +13,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
+from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, resolve_device
@@ -105,3 +107,28 @@ def write_json(path: Path | None, obj) -> None:
 def command_line() -> str:
     """The command as typed, stored with each run."""
     return " ".join(["surrobench", *sys.argv[1:]])
+
+
+# Profiling options, shared by ``profile`` and ``run --profile torch`` (issue 3; course ch. 3, section 2).
+PROFILERS = ("none", "torch")
+ProfileOpt = typer.Option("none", "--profile", help="After timing, profile each config in a child process: none or torch.")
+ProfileWaitOpt = typer.Option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
+ProfileWarmupOpt = typer.Option(DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded.")
+ProfileActiveOpt = typer.Option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
+WithStackOpt = typer.Option(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
+TraceOutOpt = typer.Option(Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config.")
+TraceGzipOpt = typer.Option(True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both).")
+
+
+def build_profile_options(
+    wait: int, warmup: int, active: int, with_stack: bool, trace_out: Path, gzip: bool, iters: int,
+) -> ProfileOptions:  # fmt: skip
+    """Validate the profiling options and create the trace folder.
+
+    Raises:
+        UsageError: zero active steps, a negative count, a schedule longer than ``--iters``, or a trace
+            folder that cannot be written.
+    """
+    plan = ProfileSchedule(wait, warmup, active)
+    plan.check(iters)
+    return ProfileOptions(schedule=plan, with_stack=with_stack, trace_dir=prepare_trace_dir(trace_out), gzip=gzip)

@@ -9,8 +9,9 @@ frees its memory, and the sweep goes on.
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -20,7 +21,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, numeric_settings, tf32_state
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.memory import PeakMemoryTracker
-from surrobench.execution.modes import STEP_BUILDERS
+from surrobench.execution.modes import STEP_BUILDERS, Inputs, Step
 from surrobench.execution.timing import time_loop, time_once, warm_up
 from surrobench.results.schema import ConfigResult
 from surrobench.results.stats import LatencyStats
@@ -83,14 +84,25 @@ def _free(device: str) -> None:
         torch.cuda.empty_cache()
 
 
-def _measure(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
-    tracker = PeakMemoryTracker(cfg.device)
-    tracker.start()
+@contextlib.contextmanager
+def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step, list[Inputs]]]:
+    """Inside the config's numeric settings and ``torch.inference_mode()``: its fixed-seed input sets on
+    the device and the mode's ``step(i)``, which has not run yet (its first call is the cold start).
+
+    Shared by the timing loop here and the profiling child (:mod:`surrobench.collect.child`), so both
+    run exactly the same work.
+    """
     with numeric_settings(cfg.precision, cfg.device, cfg.cudnn_benchmark), torch.inference_mode():
         input_sets = make_input_sets(
             prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets
         )
-        step = STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device)
+        yield STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device), input_sets
+
+
+def _measure(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+    tracker = PeakMemoryTracker(cfg.device)
+    tracker.start()
+    with config_step(cfg, prepared) as (step, input_sets):
         outputs: list = []
         cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
         bad_output = nonfinite_message(outputs.pop())

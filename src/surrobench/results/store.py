@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from surrobench.analysis.ops import OpStat, OpTable
 from surrobench.errors import UsageError
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import LatencyStats
@@ -36,6 +37,18 @@ CREATE TABLE IF NOT EXISTS samples (
     latency_ms REAL NOT NULL, device_ms REAL, PRIMARY KEY (config_id, iter)
 );
 CREATE INDEX IF NOT EXISTS configs_by_run ON configs(run_id);
+CREATE TABLE IF NOT EXISTS op_profiles (
+    config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), basis TEXT NOT NULL, source TEXT NOT NULL,
+    total_us REAL NOT NULL, active_steps INTEGER NOT NULL, kernel_count INTEGER, small_kernel_count INTEGER,
+    small_kernel_us REAL, has_shapes INTEGER NOT NULL, has_memory INTEGER NOT NULL, profiled_step_ms REAL,
+    overhead REAL, trace_path TEXT
+);
+CREATE TABLE IF NOT EXISTS op_stats (
+    config_id INTEGER NOT NULL REFERENCES configs(config_id), rank INTEGER NOT NULL, name TEXT NOT NULL,
+    category TEXT NOT NULL, calls INTEGER NOT NULL, self_device_us REAL NOT NULL, total_device_us REAL NOT NULL,
+    share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
+    self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
+);
 """
 
 
@@ -217,3 +230,40 @@ class ResultStore:
             )
             for row in rows
         ]  # fmt: skip
+
+    def add_op_table(self, config_id: int, table: OpTable, *, profiled_step_ms: float | None = None,
+                     overhead: float | None = None, trace_path: str | None = None) -> None:  # fmt: skip
+        """Store a profiled config's op table (rows in share order) with its profiling summary."""
+        with self._writing():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (config_id, table.basis, table.source, table.total_us, table.active_steps, table.kernel_count,
+                 table.small_kernel_count, table.small_kernel_us, int(table.has_shapes), int(table.has_memory),
+                 profiled_step_ms, overhead, trace_path),
+            )  # fmt: skip
+            self.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
+            self.conn.executemany(
+                "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(config_id, rank, op.name, op.category, op.calls, op.self_device_us, op.total_device_us, op.share,
+                  op.self_cpu_us, op.device_mem_bytes, op.self_device_mem_bytes, json.dumps(list(op.input_shapes)))
+                 for rank, op in enumerate(table.ops)],
+            )  # fmt: skip
+
+    def load_op_table(self, config_id: int) -> OpTable | None:
+        """The stored op table of a config, or None when it was not profiled."""
+        head = self.conn.execute(
+            "SELECT basis, source, total_us, active_steps, kernel_count, small_kernel_count, small_kernel_us,"
+            " has_shapes, has_memory FROM op_profiles WHERE config_id = ?",
+            (config_id,),
+        ).fetchone()
+        if head is None:
+            return None
+        rows = self.conn.execute(
+            "SELECT name, category, calls, self_device_us, total_device_us, share, self_cpu_us, device_mem_bytes,"
+            " self_device_mem_bytes, input_shapes_json FROM op_stats WHERE config_id = ? ORDER BY rank",
+            (config_id,),
+        ).fetchall()
+        ops = tuple(OpStat(*row[:9], input_shapes=tuple(json.loads(row[9]))) for row in rows)
+        return OpTable(ops=ops, basis=head[0], source=head[1], total_us=head[2], active_steps=head[3],
+                       kernel_count=head[4], small_kernel_count=head[5], small_kernel_us=head[6],
+                       has_shapes=bool(head[7]), has_memory=bool(head[8]))  # fmt: skip

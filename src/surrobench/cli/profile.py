@@ -1,0 +1,59 @@
+"""``surrobench profile``: time each config, then profile it in a child process and print its op table
+with the four readings (course ch. 3, section 2). ``--json`` writes ``surrobench/profile-v1``:
+``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from surrobench.cli import app
+from surrobench.cli.options import (
+    BatchOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
+    ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
+    WarmupOpt, WithStackOpt, build_profile_options, build_request, check_writable, console, err_console,
+    write_json,
+)  # fmt: skip
+from surrobench.cli.run import timed_and_profiled
+from surrobench.errors import UsageError
+from surrobench.report.op_tables import op_table_rich, reading_lines
+from surrobench.results.store import ResultStore
+
+PROFILE_SCHEMA = "surrobench/profile-v1"
+TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
+
+
+@app.command()
+def profile(
+    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
+    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
+    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
+    db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
+    profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt,
+    with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt, trace_gzip: bool = TraceGzipOpt,
+    top: int = TopOpt,
+) -> None:  # fmt: skip
+    """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
+    if top < 1:
+        raise UsageError(f"--top {top}: show at least 1 row")
+    request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
+                            cudnn_benchmark, input_sets, tag)  # fmt: skip
+    check_writable(json_out, "--json")
+    options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,
+                                    trace_gzip, iters)  # fmt: skip
+    with ResultStore(db) as store:
+        record, warnings, reports = timed_and_profiled(request, store, options)
+    profiles = [r.to_json() for r in reports]
+    for report in profiles:
+        if report["status"] != "ok":
+            continue
+        console.print(op_table_rich(report, top))
+        for line in reading_lines(report["readings"]):
+            console.print(line, highlight=False)
+        if report["trace_path"]:
+            console.print(f"trace: {report['trace_path']}", highlight=False)
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print(f"stored in {db} as run {record.run_id}")
+    write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": profiles})

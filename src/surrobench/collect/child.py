@@ -1,0 +1,173 @@
+"""One config in a process of its own: the profiling phase's child, and a target for external profilers.
+
+Profiling never shares a process with timing (course ch. 3, section 5: the profiler's overhead and
+state must not leak into the stability measurement), so ``surrobench profile`` and
+``surrobench run --profile torch`` start this module once per config::
+
+    python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
+        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz]
+
+``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
+The child builds the model and inputs exactly as the timing runner does
+(:func:`~surrobench.execution.runner.config_step`), makes the cold-start call and ``warmup`` untimed
+calls, then runs ``wait + warmup + active`` steps, each inside the ``surrobench::forward`` and
+``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
+
+``--profiler torch`` records those steps with torch.profiler and writes the op table. ``--profiler none``
+runs the same steps without it, for wrapping by another tool; on CUDA it calls ``cudaProfilerStart``
+before the active steps and ``cudaProfilerStop`` after them, so Nsight Systems can capture just those::
+
+    nsys profile --trace=cuda,nvtx,osrt --capture-range=cudaProfilerApi \\
+        python -m surrobench.collect.child --config CONFIG.json --result RESULT.json --profiler none
+    perf stat -e task-clock,context-switches python -m surrobench.collect.child ... --profiler none
+
+``RESULT.json`` (schema ``surrobench/profile-child-v1``) holds the status (``ok``, ``oom``, ``error``),
+per-step host times in ms, the op table, warnings and the trace path. The exit code is 0 whenever the
+result file was written (a failing model is a status, as in the runner), 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import torch
+
+from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.ranges import annotated_step, phase_range
+from surrobench.execution.runner import config_step, prepare_model
+from surrobench.execution.timing import time_once, warm_up
+from surrobench.workload.loader import resolve_model
+from surrobench.workload.spec import ShapeSpec
+
+CHILD_SCHEMA = "surrobench/profile-child-v1"
+PROFILERS = ("torch", "none")
+CHILD_TIMEOUT_S = 3600
+"""Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
+
+
+def config_to_json(cfg: ExecConfig) -> dict:
+    """The config as a JSON object (the shape as ``{"size": N}`` or ``{"full": [...]}``)."""
+    d = asdict(cfg)
+    d["shape"] = {k: v for k, v in d["shape"].items() if v is not None}
+    return d
+
+
+def config_from_json(d: dict) -> ExecConfig:
+    """Inverse of :func:`config_to_json`. Raises KeyError or TypeError for a malformed object."""
+    shape = d["shape"]
+    spec = ShapeSpec(size=shape.get("size"), full=tuple(shape["full"]) if "full" in shape else None)
+    return ExecConfig(**{**d, "shape": spec})
+
+
+def _plain_steps(step, plan: ProfileSchedule, device: str) -> dict:
+    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop."""
+    step_ms = []
+    for i in range(plan.total):
+        if device == "cuda" and i == plan.wait + plan.warmup:
+            torch.cuda.profiler.start()
+        t0 = time.perf_counter_ns()
+        step(i)
+        step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+    if device == "cuda":
+        torch.cuda.profiler.stop()
+    return {"step_ms": step_ms, "active_step_ms": step_ms[plan.wait + plan.warmup:], "op_table": None,
+            "trace_path": None, "errors": [], "warnings": []}  # fmt: skip
+
+
+def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_stack: bool = False,
+               trace_path: Path | None = None) -> dict:  # fmt: skip
+    """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it."""
+    prepared = prepare_model(resolve_model(cfg.model), cfg.device, cfg.seed)
+    with contextlib.ExitStack() as stack:
+        with phase_range("data_prep", cfg.device):
+            step, input_sets = stack.enter_context(config_step(cfg, prepared))
+        time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
+        warm_up(step, cfg.warmup, cfg.device)
+        phased = annotated_step(step, cfg.device)
+        if profiler == "none":
+            body = _plain_steps(phased, plan, cfg.device)
+        else:
+            capture = profile_steps(phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path)
+            body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
+            body["op_table"] = capture.op_table.to_json() if capture.op_table else None
+    status = "error" if body["errors"] else "ok"
+    return {"schema": CHILD_SCHEMA, "status": status, "error": "; ".join(body["errors"]) or None,
+            "profiler": profiler, "input_shape": list(input_sets[0][0].shape), **body}  # fmt: skip
+
+
+def _failure(status: str, exc: BaseException) -> dict:
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return {"schema": CHILD_SCHEMA, "status": status, "error": f"{type(exc).__name__}: {first_line}"[:500],
+            "step_ms": [], "active_step_ms": [], "op_table": None, "trace_path": None, "errors": [],
+            "warnings": []}  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m surrobench.collect.child", description=__doc__.split("\n")[0])
+    p.add_argument("--config", type=Path, required=True, help="ExecConfig JSON file")
+    p.add_argument("--result", type=Path, required=True, help="where to write the result JSON")
+    p.add_argument("--profiler", choices=PROFILERS, default="torch")
+    p.add_argument("--wait", type=int, default=ProfileSchedule.wait)
+    p.add_argument("--warmup", type=int, default=ProfileSchedule.warmup)
+    p.add_argument("--active", type=int, default=ProfileSchedule.active)
+    p.add_argument("--with-stack", action="store_true")
+    p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code (0: result written, 2: bad arguments or config file)."""
+    args = _parser().parse_args(argv)
+    try:
+        cfg = config_from_json(json.loads(args.config.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"surrobench.collect.child: error: --config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    plan = ProfileSchedule(args.wait, args.warmup, args.active)
+    try:
+        result = run_config(cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out)
+    except torch.cuda.OutOfMemoryError as exc:
+        result = _failure("oom", exc)
+    except Exception as exc:  # the model's failure is a status, as in the runner
+        result = _failure("error", exc)
+    args.result.write_text(json.dumps(result) + "\n")
+    return 0
+
+
+def spawn(cfg: ExecConfig, plan: ProfileSchedule, *, profiler: str = "torch", with_stack: bool = False,
+          trace_path: Path | None = None, timeout_s: float = CHILD_TIMEOUT_S) -> dict:  # fmt: skip
+    """Run :func:`main` in a new Python process for ``cfg`` and return its result object.
+
+    A child that dies or times out without a result is reported as status ``error`` with the last line
+    of its stderr; the caller goes on with the next config.
+    """
+    with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
+        config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
+        config_path.write_text(json.dumps(config_to_json(cfg)))
+        argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path),
+                "--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait),
+                "--warmup", str(plan.warmup), "--active", str(plan.active)]  # fmt: skip
+        argv += ["--with-stack"] if with_stack else []
+        argv += ["--trace-out", str(trace_path)] if trace_path is not None else []
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return _failure("error", TimeoutError(f"profiling child ran over {timeout_s:.0f} s"))
+        if proc.returncode == 0 and result_path.is_file():
+            return json.loads(result_path.read_text())
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        last = lines[-1] if lines else "no output"
+        return _failure("error", RuntimeError(f"profiling child exited with {proc.returncode}: {last}"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

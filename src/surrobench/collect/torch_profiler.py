@@ -1,0 +1,168 @@
+"""torch.profiler around a step loop: the schedule, the checks that it recorded, the trace export.
+
+Follows the course (ch. 3, section 2): CPU and (on a GPU) CUDA activities, a schedule that skips the
+warm-up and records a few steps (``wait``, ``warmup``, ``active``; defaults 2/5/10 as in its example),
+``record_shapes`` and ``profile_memory`` on, ``with_stack`` optional. This runs only in the profiling
+child process (:mod:`surrobench.collect.child`): never in the process that times (section 5, pitfall 3).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch.profiler import ProfilerActivity, profile, schedule
+
+from surrobench.analysis.ops import OpTable, op_table_from_events
+from surrobench.errors import UsageError
+
+DEFAULT_WAIT = 2
+DEFAULT_WARMUP = 5
+DEFAULT_ACTIVE = 10
+"""The course's example schedule, ``schedule(wait=2, warmup=5, active=10)`` (ch. 3, section 2)."""
+
+NS_PER_MS = 1e6
+_STEP_PREFIX = "ProfilerStep"  # ``ProfilerStep#N``, renamed ``ProfilerStep*`` in memory
+
+
+@dataclass(frozen=True)
+class ProfileSchedule:
+    """Steps skipped (``wait``), run with the profiler on but discarded (``warmup``), and recorded."""
+
+    wait: int = DEFAULT_WAIT
+    warmup: int = DEFAULT_WARMUP
+    active: int = DEFAULT_ACTIVE
+
+    @property
+    def total(self) -> int:
+        """Steps the profiled loop runs: ``wait + warmup + active``."""
+        return self.wait + self.warmup + self.active
+
+    def check(self, iters: int) -> None:
+        """Validate against the config's timed iterations.
+
+        The profiled loop is drawn from the same budget as the timed loop: it may not run more steps
+        than ``--iters``, so profiling never costs more device time than timing.
+
+        Raises:
+            UsageError: ``active`` < 1, ``wait`` or ``warmup`` < 0, or ``total`` > ``iters``.
+        """
+        if self.active < 1:
+            raise UsageError(f"--profile-active {self.active}: record at least 1 step")
+        if self.wait < 0 or self.warmup < 0:
+            raise UsageError(f"--profile-wait {self.wait} --profile-warmup {self.warmup}: must be >= 0")
+        if self.total > iters:
+            raise UsageError(
+                f"profiler schedule wait {self.wait} + warmup {self.warmup} + active {self.active} = {self.total}"
+                f" steps is longer than --iters {iters}; lower the schedule or raise --iters"
+            )
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What one profiled loop produced.
+
+    Attributes:
+        step_ms: host time of each step (synchronized), ms, ``(schedule.total,)``.
+        active_step_ms: the recorded steps' times, ms.
+        steps_called: ``prof.step()`` calls made.
+        cycles_ready: times the trace became ready (1 for a complete schedule).
+        steps_recorded: ``ProfilerStep#N`` ranges among the events (``schedule.active`` when complete).
+        events: events the profiler returned.
+        op_table: None when nothing was recorded.
+        trace_path: the exported Chrome trace, or None.
+        errors: the schedule did not record (the op table cannot be trusted).
+        warnings: recorded, but something is missing (e.g. CUDA activities).
+    """
+
+    step_ms: tuple[float, ...]
+    active_step_ms: tuple[float, ...]
+    steps_called: int
+    cycles_ready: int
+    steps_recorded: int
+    events: int
+    op_table: OpTable | None
+    trace_path: str | None
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def export_trace(prof: profile, path: Path) -> None:
+    """Write the Chrome trace (opens in Perfetto and chrome://tracing); gzip when ``path`` ends in ``.gz``."""
+    if path.suffix != ".gz":
+        prof.export_chrome_trace(str(path))
+        return
+    plain = path.with_name(f".{path.stem}.{os.getpid()}.tmp")
+    try:
+        prof.export_chrome_trace(str(plain))
+        with open(plain, "rb") as src, gzip.open(path, "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst)
+    finally:
+        plain.unlink(missing_ok=True)
+
+
+def profile_steps(
+    step: Callable[[int], object], plan: ProfileSchedule, device: str, *, with_stack: bool = False,
+    trace_path: Path | None = None,
+) -> Capture:  # fmt: skip
+    """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
+
+    ``step`` must leave the device idle when it returns (see
+    :func:`surrobench.execution.ranges.annotated_step`), so each host time is a whole step.
+    """
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    ready: list[dict] = []
+
+    def on_ready(prof: profile) -> None:
+        events = prof.events()
+        steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
+        table = op_table_from_events(events, active_steps=plan.active)
+        if trace_path is not None:
+            export_trace(prof, trace_path)
+        ready.append({"events": len(events), "steps": steps, "table": table})
+
+    step_ns = []
+    with profile(
+        activities=activities, schedule=schedule(wait=plan.wait, warmup=plan.warmup, active=plan.active, repeat=1),
+        record_shapes=True, profile_memory=True, with_stack=with_stack, on_trace_ready=on_ready,
+    ) as prof:  # fmt: skip
+        for i in range(plan.total):
+            t0 = time.perf_counter_ns()
+            step(i)
+            step_ns.append(time.perf_counter_ns() - t0)
+            prof.step()
+    return _checked(plan, device, [t / NS_PER_MS for t in step_ns], prof.step_num, ready, trace_path)
+
+
+def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], steps_called: int, ready: list[dict],
+             trace_path: Path | None) -> Capture:  # fmt: skip
+    """The capture with its schedule checks: steps called, one cycle ready, events and steps recorded,
+    CUDA activities present on a GPU run (missing ones mean CUPTI could not attach)."""
+    errors, warnings = [], []
+    if steps_called != plan.total:
+        errors.append(f"profiler saw {steps_called} steps, the schedule needs {plan.total}")
+    if len(ready) != 1:
+        errors.append(f"profiler schedule completed {len(ready)} cycles, expected 1 (no trace was recorded)")
+    cycle = ready[0] if ready else {"events": 0, "steps": 0, "table": None}
+    if ready and cycle["events"] == 0:
+        errors.append("profiler recorded no events")
+    if ready and cycle["steps"] != plan.active:
+        errors.append(f"profiler recorded {cycle['steps']} ProfilerStep ranges, expected {plan.active}")
+    table = cycle["table"]
+    if device == "cuda" and table is not None and table.basis != "device":
+        warnings.append(
+            "no CUDA activities were recorded (CUPTI failed to attach or is unavailable); "
+            "the op table shows CPU time only"
+        )
+    first_active = plan.wait + plan.warmup
+    return Capture(
+        step_ms=tuple(step_ms), active_step_ms=tuple(step_ms[first_active:]), steps_called=steps_called,
+        cycles_ready=len(ready), steps_recorded=cycle["steps"], events=cycle["events"], op_table=table,
+        trace_path=str(trace_path) if trace_path is not None and ready else None,
+        errors=tuple(errors), warnings=tuple(warnings),
+    )  # fmt: skip

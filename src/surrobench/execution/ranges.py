@@ -1,0 +1,63 @@
+"""Named ranges for the three phases of an inference step, seen by torch.profiler and by Nsight Systems.
+
+The course (ch. 3, section 3) asks for NVTX ranges around data preparation, forward and post-processing
+so a timeline shows each phase's share without guessing. Each phase is a ``record_function`` range
+(torch.profiler, Kineto traces) and, on CUDA, an NVTX range of the same name (nsys ``--trace=nvtx``).
+
+In surrobench's own loop data preparation happens once per config, before the steps: inputs are built
+on the device from the fixed seed and cached (course ch. 3, sections 1 and 5), so the
+``surrobench::data_prep`` range surrounds that build and shows on whole-run timelines (nsys, perf),
+not inside the profiler's active steps. Each step is ``surrobench::forward`` (the model call) then
+``surrobench::post_process`` (waiting for the device and releasing the output).
+
+The timed loop of :mod:`surrobench.execution.runner` carries no ranges: it measures the bare step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+from torch.profiler import record_function
+
+from surrobench.execution.modes import Step
+
+RANGE_PREFIX = "surrobench::"
+PHASES = ("data_prep", "forward", "post_process")
+
+
+@contextlib.contextmanager
+def phase_range(phase: str, device: str) -> Iterator[None]:
+    """``record_function`` range ``surrobench::<phase>``, plus an NVTX range of that name on CUDA.
+
+    Raises:
+        ValueError: ``phase`` is not one of :data:`PHASES`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; one of {PHASES}")
+    name = RANGE_PREFIX + phase
+    nvtx = device == "cuda"
+    if nvtx:
+        torch.cuda.nvtx.range_push(name)
+    try:
+        with record_function(name):
+            yield
+    finally:
+        if nvtx:
+            torch.cuda.nvtx.range_pop()
+
+
+def annotated_step(step: Step, device: str) -> Step:
+    """``step(i)`` inside a ``forward`` range, then a ``post_process`` range that waits for the device,
+    so each call ends with the device idle (as in the course's profiling loop). Returns None."""
+
+    def run(i: int) -> None:
+        with phase_range("forward", device):
+            output = step(i)
+        with phase_range("post_process", device):
+            if device == "cuda":
+                torch.cuda.synchronize()
+            del output
+
+    return run

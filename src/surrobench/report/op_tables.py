@@ -1,0 +1,117 @@
+"""Op tables and their readings as rich tables (terminal) and markdown (docs/benchmarks).
+
+Both renderers take the JSON form of a profiled config (:meth:`ProfileReport.to_json`), so a table
+printed by ``surrobench profile`` and one rendered later from its ``--json`` file are the same.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+_BYTES_PER_MIB = 1024**2
+_MIN_WIDTH = {"op": 30, "category": 22}  # op and category names stay readable; shapes give way
+_COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB",
+            "self mem MiB", "input shapes")  # fmt: skip
+
+
+def _mib(n: int) -> str:
+    return f"{n / _BYTES_PER_MIB:.2f}"
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
+    """The first ``top_n`` rows of an op table as text cells, in :data:`_COLUMNS` order, with the
+    ``max_shapes`` most frequent input-shape signatures."""
+    return [
+        (op["name"], op["category"], str(op["calls"]), _pct(op["share"]), f"{op['self_device_us']:.1f}",
+         f"{op['total_device_us']:.1f}", f"{op['self_cpu_us']:.1f}", _mib(op["device_mem_bytes"]),
+         _mib(op["self_device_mem_bytes"]), "; ".join(op["input_shapes"][:max_shapes]))
+        for op in table["ops"][:top_n]
+    ]  # fmt: skip
+
+
+def label(report: dict) -> str:
+    """``fno2d 1x3x128x128 b1 fp32 eager cuda``."""
+    shape = "x".join(map(str, report["input_shape"]))
+    return f"{report['model']} {shape} b{report['batch']} {report['precision']} {report['mode']} {report['device']}"
+
+
+def summary_line(report: dict) -> str:
+    """Basis, total time per step, steps and the profiler's overhead against the timed median."""
+    table = report["op_table"]
+    per_step_ms = table["total_us"] / table["active_steps"] / 1e3
+    basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
+    text = f"{basis} {per_step_ms:.3f} ms/step over {table['active_steps']} steps"
+    if report["overhead"] is not None:
+        text += (f"; profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
+                 f" ms: profiler overhead {report['overhead']:+.0%}")  # fmt: skip
+    return text
+
+
+def reading_lines(readings: dict) -> list[str]:
+    """The four readings as one sentence each (shares as percentages)."""
+    s, f, m, sh = readings["structure"], readings["fragmentation"], readings["memory"], readings["shapes"]
+    if s["matches"] is None:
+        structure = f"no expected categories for {s['model']}; leading category {s['top_category']}"
+    else:
+        verdict = "matches" if s["matches"] else "does NOT match"
+        structure = (f"leading category {s['top_category']} ({_pct(s['top_category_share'])}) {verdict} the "
+                     f"structure ({', '.join(s['expected'])} expected, together {_pct(s['expected_share'])})")  # fmt: skip
+    parts = " + ".join(f"{c.split('/')[0]} {_pct(v)}" for c, v in f["by_category"].items())
+    fragments = f"{parts} = {_pct(f['share'])}" + (" -- fusion targets" if f["flagged"] else "")
+    if f["kernel_count"] is not None:
+        fragments += f"; {f['small_kernel_count']} of {f['kernel_count']} kernels under {f['small_kernel_us']:g} us"
+    if not m["available"]:
+        memory = "not available (needs device kernels and profile_memory; a CPU run or a trace file has none)"
+    elif not m["candidates"]:
+        memory = "none"
+    else:
+        memory = ", ".join(f"{c['name']} (memory {_pct(c['mem_share'])}, time {_pct(c['time_share'])})"
+                           for c in m["candidates"])  # fmt: skip
+    requested = "x".join(map(str, sh["requested"]))
+    if sh["matches"] is None:
+        shapes = f"requested {requested}; input shapes not recorded"
+    elif sh["matches"]:
+        shapes = f"requested {requested} reached {', '.join(sh['consumers'])}"
+    else:
+        shapes = f"requested {requested} is NOT among any op's inputs (reshaped or padded before the model?)"
+    return [f"1. head vs structure: {structure}", f"2. fragmented small ops: {fragments}",
+            f"3. memory-bound candidates: {memory}", f"4. shapes: {shapes}"]  # fmt: skip
+
+
+def op_table_rich(report: dict, top_n: int) -> Table:
+    """A rich table of the first ``top_n`` ops, titled with the config and the summary line."""
+    table = Table(title=f"{label(report)}\n{summary_line(report)}")
+    for name in _COLUMNS:
+        left = name in ("op", "category", "input shapes")
+        shapes = name == "input shapes"
+        table.add_column(name, justify="left" if left else "right", no_wrap=True,
+                         min_width=None if shapes else _MIN_WIDTH.get(name, len(name)), max_width=40 if shapes else None)
+    for row in op_rows(report["op_table"], top_n, max_shapes=1):
+        table.add_row(*row)
+    return table
+
+
+def _md_row(cells) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def profile_markdown(reports: list[dict], top_n: int) -> str:
+    """Markdown: per profiled config a heading, the summary, the op table, category shares, the readings."""
+    out = []
+    for report in reports:
+        out.append(f"### {label(report)}\n")
+        if report["status"] != "ok":
+            out.append(f"{report['status']}: {report['error']}\n")
+            continue
+        table = report["op_table"]
+        out += [summary_line(report) + "\n", _md_row(_COLUMNS), _md_row(["---"] * len(_COLUMNS))]
+        out += [_md_row(row) for row in op_rows(table, top_n, max_shapes=2)]
+        shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
+        out += ["", f"Categories: {shares}.", ""]
+        out += [line for line in reading_lines(report["readings"])] + [""]
+        out += [f"Warning: {w}" for w in report["warnings"]]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,79 @@
+"""``surrobench profile`` and ``run --profile torch`` end to end on the CPU (real child processes), and
+their bad-input exits."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from surrobench.cli import main
+from surrobench.results.store import ResultStore
+
+# A small, fast config: the PINN MLP at 64 collocation points, a 1+1+2 step schedule within 8 iterations.
+FAST = ["-m", "pinn-mlp", "--shape", "64", "--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "8",
+        "--profile-wait", "1", "--profile-warmup", "1", "--profile-active", "2"]  # fmt: skip
+
+
+def run_cli(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code
+
+
+def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    db, out, traces = tmp_path / "r.db", tmp_path / "p.json", tmp_path / "traces"
+    assert run_cli(["profile", *FAST, "--db", str(db), "--json", str(out), "--trace-out", str(traces)]) == 0
+    stdout = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/profile-v1" and doc["run"]["schema"] == "surrobench/run-v1"
+    (report,) = doc["profiles"]
+    assert report["status"] == "ok" and report["op_table"]["ops"]
+    assert report["op_table"]["active_steps"] == 2 and report["profiled_step_ms"] > 0
+    assert report["overhead"] == pytest.approx(report["profiled_step_ms"] / report["unprofiled_ms"] - 1)
+    assert report["readings"]["structure"]["expected"] == ["gemm/matmul/einsum"]
+    assert report["readings"]["shapes"]["matches"] is True  # the (1, 64, 3) input reached the first layer
+    top = doc["run"]["results"][0]["top_op"]
+    assert top == {"name": report["op_table"]["ops"][0]["name"], "share": report["op_table"]["ops"][0]["share"]}
+    assert top["name"] in stdout and "1. head vs structure" in stdout
+    (trace,) = traces.iterdir()
+    assert str(trace) == report["trace_path"] and trace.name.endswith(".json.gz")
+    assert json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    with ResultStore(db) as store:
+        (config_id,) = store.config_ids(doc["run"]["run_id"])
+        stored = store.load_op_table(config_id)
+        assert store.load_run(doc["run"]["run_id"]).results[0].top_op == top
+    assert stored.to_json()["ops"] == report["op_table"]["ops"]
+
+
+def test_run_with_profile_torch_stores_top_op(tmp_path):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    argv = ["run", *FAST, "--profile", "torch", "--db", str(db), "--json", str(out), "--trace-out", str(tmp_path)]
+    assert run_cli(argv) == 0
+    result = json.loads(out.read_text())["results"][0]
+    assert result["top_op"]["name"].startswith("aten::") and 0 < result["top_op"]["share"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--profile-active", "0"], "--profile-active 0"),
+        (["--iters", "3"], "longer than --iters 3"),
+        (["--trace-out", "FILE"], "--trace-out"),
+        (["--top", "0"], "--top 0"),
+    ],
+)
+def test_profile_bad_input_exits_2(tmp_path, capsys, extra, message):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    extra = [str(a_file) if e == "FILE" else e for e in extra]
+    assert run_cli(["profile", *FAST, "--db", str(tmp_path / "r.db"), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("surrobench: error:") and message in err
+
+
+def test_run_unknown_profiler_exits_2(tmp_path, capsys):
+    assert run_cli(["run", *FAST, "--db", str(tmp_path / "r.db"), "--profile", "vtune"]) == 2
+    assert "--profile 'vtune'" in capsys.readouterr().err

@@ -1,0 +1,78 @@
+"""Schedule checks, the profiled loop on the CPU, the child's config protocol."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+import torch
+
+from surrobench.analysis.ops import OpTable
+from surrobench.collect.child import config_from_json, config_to_json, main as child_main
+from surrobench.collect.torch_profiler import ProfileSchedule, _checked, profile_steps
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.ranges import annotated_step
+from surrobench.workload.spec import ShapeSpec
+
+
+@pytest.mark.parametrize(
+    ("plan", "iters", "message"),
+    [
+        (ProfileSchedule(2, 5, 0), 50, "--profile-active 0"),
+        (ProfileSchedule(-1, 5, 10), 50, "must be >= 0"),
+        (ProfileSchedule(2, 5, 10), 16, "longer than --iters 16"),
+    ],
+)
+def test_schedule_check_rejects(plan, iters, message):
+    with pytest.raises(UsageError, match=message):
+        plan.check(iters)
+
+
+def test_schedule_check_accepts_exact_fit():
+    ProfileSchedule(2, 5, 10).check(17)
+
+
+def test_profile_steps_records_the_active_steps_and_writes_a_gzip_trace(tmp_path):
+    layer = torch.nn.Linear(16, 16)
+    x = torch.randn(4, 16)
+    step = annotated_step(lambda i: layer(x), "cpu")
+    trace = tmp_path / "t.json.gz"
+    with torch.inference_mode():
+        capture = profile_steps(step, ProfileSchedule(1, 1, 3), "cpu", trace_path=trace)
+    assert capture.errors == () and capture.warnings == ()
+    assert capture.steps_called == 5 and capture.cycles_ready == 1 and capture.steps_recorded == 3
+    assert len(capture.step_ms) == 5 and len(capture.active_step_ms) == 3
+    table = capture.op_table
+    assert table.basis == "cpu" and table.active_steps == 3
+    assert {op.name for op in table.ops} >= {"aten::addmm", "aten::linear"}
+    assert not any(op.name.startswith(("surrobench::", "ProfilerStep")) for op in table.ops)
+    addmm = next(op for op in table.ops if op.name == "aten::addmm")
+    assert addmm.calls == 3 and addmm.input_shapes and "[4, 16]" in addmm.input_shapes[0]
+    names = {e["name"] for e in json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]}
+    assert {"surrobench::forward", "surrobench::post_process", "aten::addmm"} <= names
+
+
+def test_checks_report_an_unrecorded_schedule_and_missing_cuda_activities():
+    plan = ProfileSchedule(1, 1, 2)
+    nothing = _checked(plan, "cpu", [1.0] * 4, 4, [], None)
+    assert any("completed 0 cycles" in e for e in nothing.errors) and nothing.op_table is None
+    short = _checked(plan, "cpu", [1.0] * 3, 3, [], None)
+    assert any("saw 3 steps" in e for e in short.errors)
+    cpu_only = OpTable(ops=(), basis="cpu", total_us=0.0, active_steps=2, source="profiler")
+    no_cupti = _checked(plan, "cuda", [1.0] * 4, 4, [{"events": 10, "steps": 2, "table": cpu_only}], None)
+    assert no_cupti.errors == () and "CUPTI" in no_cupti.warnings[0]
+
+
+def test_config_json_round_trip():
+    for shape in (ShapeSpec(size=64), ShapeSpec(full=(2, 3, 32, 32))):
+        cfg = ExecConfig("fno2d", shape, 2, "bf16", "cpu", "eager", 3, 20, False, 7, 2)
+        assert config_from_json(json.loads(json.dumps(config_to_json(cfg)))) == cfg
+
+
+def test_child_rejects_a_bad_config_file(tmp_path, capsys):
+    bad = tmp_path / "cfg.json"
+    bad.write_text("{}")
+    assert child_main(["--config", str(bad), "--result", str(tmp_path / "r.json")]) == 2
+    assert "--config" in capsys.readouterr().err
