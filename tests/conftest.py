@@ -53,3 +53,12 @@ class ReturnsNaN(nn.Module):
 @pytest.fixture
 def tiny():
     return TinySurrogate()
+
+
+def run_cli(argv: list[str]) -> int:
+    """Run ``surrobench`` in-process through its real entry point; returns the exit code."""
+    from surrobench.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code

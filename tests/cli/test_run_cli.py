@@ -1,0 +1,92 @@
+"""``surrobench run`` end to end on the CPU: outputs, storage, and every bad input as one line + exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import run_cli
+
+from surrobench.results.schema import RESULT_KEYS
+from surrobench.results.store import ResultStore
+
+FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1"]
+
+
+def test_run_stores_and_writes_run_json(tmp_path, capsys):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    code = run_cli(["run", "--model", "fno2d", "--shape", "16", "--batch", "1,2", "--device", "cpu",
+                    "--db", str(db), "--json", str(out), "--tag", "t1", *FAST])  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "fno2d" in captured.out and "stored in" in captured.out
+    assert "under the source text's minimum" in captured.err  # 1 warm-up / 3 iterations warns
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/run-v1" and doc["tag"] == "t1"
+    assert [r["input_shape"] for r in doc["results"]] == [[1, 3, 16, 16], [2, 3, 16, 16]]
+    assert all(tuple(r) == RESULT_KEYS and r["status"] == "ok" and len(r["samples_ms"]) == 3 for r in doc["results"])
+    with ResultStore(db) as store:
+        stored = store.load_run(doc["run_id"])
+    assert [r.latency_ms.median for r in stored.results] == [r["latency_ms"]["median"] for r in doc["results"]]
+
+
+def test_user_factory_model(tmp_path):
+    module = tmp_path / "mymodel.py"
+    module.write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 2, 3, padding=1)\n")
+    out = tmp_path / "run.json"
+    assert run_cli(["run", "--model", f"{module}:build", "--shape", "1x3x8x8", "--batch", "2", "--device", "cpu",
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+    assert json.loads(out.read_text())["results"][0]["input_shape"] == [2, 3, 8, 8]
+
+
+def _bad_inputs(tmp_path):
+    raising = tmp_path / "raising.py"
+    raising.write_text("def build():\n    raise RuntimeError('weights missing')\n")
+    notmodule = tmp_path / "notmodule.py"
+    notmodule.write_text("def build():\n    return 42\n")
+    corrupt = tmp_path / "broken.pt2"
+    corrupt.write_bytes(b"not a zip archive")
+    return [
+        (["--model", "nosuchmodel"], "unknown"),
+        (["--shape", "12x"], "--shape"),
+        (["--shape", "abc"], "--shape"),
+        (["--batch", "0"], "--batch"),
+        (["--precision", "fp8"], "--precision"),
+        (["--iters", "0"], "--iters"),
+        (["--mode", "cudagraph", "--device", "cpu"], "cudagraph"),
+        (["--model", f"{raising}:build"], "weights missing"),
+        (["--model", f"{notmodule}:build"], "nn.Module"),
+        (["--model", str(corrupt)], "broken.pt2"),
+        (["--model", "unet2d", "--shape", "12"], "8"),
+        (["--json", str(tmp_path / "no" / "dir" / "x.json")], "--json"),
+    ] + ([] if torch.cuda.is_available() else [(["--device", "cuda"], "cuda")])
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    for args, needle in _bad_inputs(tmp_path):
+        code = run_cli(["run", "--db", str(tmp_path / "r.db"), "--device", "cpu", *FAST, *args])
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if line.startswith("surrobench: error:")]
+        assert code == 2, (args, err)
+        assert len(lines) == 1 and needle in lines[0], (args, err)
+        assert "Traceback" not in err
+
+
+def test_nothing_measured_is_lost_when_a_config_fails(tmp_path):
+    """A failing config (here: the model raises at batch 2) is recorded and later configs still run."""
+    module = tmp_path / "flaky.py"
+    module.write_text(
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        if x.shape[0] == 2:\n"
+        "            raise torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 80.00 GiB')\n"
+        "        return x * 2\n"
+        "def build():\n    return M()\n"
+    )
+    out = tmp_path / "run.json"
+    assert run_cli(["run", "--model", f"{module}:build", "--shape", "1x3x8x8", "--batch", "1,2,4", "--device", "cpu",
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+    statuses = [(r["batch"], r["status"]) for r in json.loads(out.read_text())["results"]]
+    assert statuses == [(1, "ok"), (2, "oom"), (4, "ok")]
