@@ -98,3 +98,13 @@ def test_compare_and_history_from_the_database(tmp_path, capsys, monkeypatch):
                            (["--since", "2026-11-30"], ["20261130-130000-bbbb"])):  # fmt: skip
         assert run_cli(["history", "--db", str(db), "--json", str(out), *args]) == 0
         assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == expected
+
+
+def test_ignore_field_mode_compares_eager_with_cudagraph(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    eager = _write(tmp_path / "e.json", run("e", [config(latency_samples(1.0, 0.01), mode="eager")]))
+    graph = _write(tmp_path / "g.json", run("g", [config(latency_samples(0.4, 0.01, seed=4), mode="cudagraph")]))
+    md = tmp_path / "c.md"
+    assert run_cli(["compare", eager, graph, "--ignore-field", "mode", "--markdown", str(md)]) == 0
+    assert "| eager → cudagraph |" in md.read_text() and "improved" in capsys.readouterr().out
+    assert run_cli(["compare", eager, graph, "--ignore-field", "model"]) == 2

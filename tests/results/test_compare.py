@@ -159,3 +159,18 @@ def test_op_tables_flow_into_config_comparisons():
     cmp = compare_runs(base, new, base_ops={key: {"fft": 1.0}}, new_ops={key: {"fft": 0.8}})
     assert [(d.name, d.delta_ms) for d in cmp.configs[0].op_deltas] == [("fft", pytest.approx(-0.2))]
     assert compare_runs(base, new, base_ops={key: {"fft": 1.0}}).configs[0].op_deltas == ()
+
+
+def test_ignoring_the_mode_matches_eager_with_cudagraph():
+    s = latency_samples(1.0, 0.01)
+    base = (config(s, mode="eager", size=64), config(s, mode="eager", size=128))
+    new = (config(latency_samples(0.5, 0.01, seed=3), mode="cudagraph", size=64),)
+    pairs, only_base, only_new = match_configs(base, new)
+    assert not pairs and len(only_base) == 2 and len(only_new) == 1
+    pairs, only_base, only_new = match_configs(base, new, ("mode",))
+    assert [(b.mode, n.mode, b.input_shape) for b, n in pairs] == [("eager", "cudagraph", (1, 3, 64, 64))]
+    assert [r.input_shape[-1] for r in only_base] == [128] and not only_new
+    cmp = compare_runs(run("a", base), run("b", new), ignore_fields=("mode",))
+    assert cmp.configs[0].verdict == "improved"
+    with pytest.raises(UsageError, match="--ignore-field batch"):
+        match_configs(base, new, ("batch",))

@@ -25,6 +25,10 @@ ThresholdOpt = typer.Option(
     DEFAULT_THRESHOLD, "--threshold",
     help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
 )  # fmt: skip
+IgnoreFieldOpt = typer.Option(
+    None, "--ignore-field",
+    help="Config fields left out of the match, comma-separated: precision, device, mode (e.g. mode for eager vs cudagraph).",
+)  # fmt: skip
 AllowEnvMismatchOpt = typer.Option(
     False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
 )
@@ -35,6 +39,7 @@ def compare(
     base: str = typer.Argument(..., help=f"BASE run. {RunRefArg}"),
     new: str = typer.Argument(..., help=f"NEW run. {RunRefArg}"),
     db: Path = DbOpt, threshold: float = ThresholdOpt, allow_env_mismatch: bool = AllowEnvMismatchOpt,
+    ignore_field: str = IgnoreFieldOpt,
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed."),
     json_out: Path = JsonOpt,
     markdown: Path = typer.Option(None, "--markdown", help="Write the comparison as Markdown here."),
@@ -47,7 +52,7 @@ def compare(
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     cmp = compare_runs(load_run_ref(base, db), load_run_ref(new, db), threshold=threshold,
-                       allow_env_mismatch=allow_env_mismatch)  # fmt: skip
+                       allow_env_mismatch=allow_env_mismatch, ignore_fields=parse_fields(ignore_field))  # fmt: skip
     for table in comparison_tables(cmp):
         console.print(table)
     write_json(json_out, cmp.to_json())
@@ -55,6 +60,11 @@ def compare(
         markdown.write_text(comparison_markdown(cmp))
     if fail_on_regression and cmp.any_regression:
         raise typer.Exit(1)
+
+
+def parse_fields(text: str | None) -> tuple[str, ...]:
+    """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
+    return tuple(f.strip() for f in (text or "").split(",") if f.strip())
 
 
 def _check_since(since: str | None) -> None:

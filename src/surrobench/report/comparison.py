@@ -33,6 +33,12 @@ def config_label(r: ConfigResult) -> str:
     return f"{r.model} {shape_text(r)} b{r.batch} {r.precision} {r.mode}"
 
 
+def pair_label(c: ConfigComparison) -> str:
+    """:func:`config_label` of BASE, with NEW's precision and mode where a comparison ignored them."""
+    b, n = c.base, c.new
+    return f"{b.model} {shape_text(b)} b{b.batch} {_field(b.precision, n.precision)} {_field(b.mode, n.mode)}"
+
+
 def _pair(base: float | None, new: float | None, fmt: str) -> str:
     def one(v):
         return "-" if v is None else format(v, fmt)
@@ -53,6 +59,10 @@ def _top_op(c: ConfigComparison) -> str:
     return " → ".join(f"{t['name']} {t['share']:.0%}" if t else "-" for t in (b, n))
 
 
+def _field(base: str, new: str) -> str:
+    return base if base == new else f"{base} → {new}"
+
+
 def _mib(v: int | None) -> float | None:
     return None if v is None else v / _BYTES_PER_MIB
 
@@ -70,7 +80,8 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
         rows.append({
-            "model": b.model, "shape": shape_text(b), "B": str(b.batch), "precision": b.precision, "mode": b.mode,
+            "model": b.model, "shape": shape_text(b), "B": str(b.batch),
+            "precision": _field(b.precision, n.precision), "mode": _field(b.mode, n.mode),
             "median ms": median, "median ratio [95% CI]": _ratio_ci(c.median_ratio), "P95 ms": p95,
             "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio), "peak MiB": peak, "top op share": _top_op(c),
             "p (MWU)": "-" if c.p_value is None else f"{c.p_value:.2g}", "verdict": c.verdict,
@@ -114,7 +125,7 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
         t.add_column("config")
         t.add_column("note")
         for c, note in notes:
-            t.add_row(escape(config_label(c.base)), escape(note))
+            t.add_row(escape(pair_label(c)), escape(note))
         tables.append(t)
     unmatched = unmatched_rows(cmp)
     if unmatched:
@@ -133,7 +144,7 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
         tables.append(t)
     for c in cmp.configs:
         if c.op_deltas:
-            t = Table(title=escape(f"op self time: {config_label(c.base)}"))
+            t = Table(title=escape(f"op self time: {pair_label(c)}"))
             for col in ("op", "BASE ms", "NEW ms", "change"):
                 t.add_column(col, justify="left" if col == "op" else "right")
             for row in op_diff_rows(c):
@@ -165,7 +176,7 @@ def comparison_markdown(cmp: RunComparison) -> str:
     """The comparison as GitHub-flavoured Markdown (tables, notes, unmatched configs, env, op diffs)."""
     lines = [f"## compare BASE `{cmp.base_run_id}` → NEW `{cmp.new_run_id}`", "", summary_line(cmp), ""]
     lines += _md_table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp)))
-    notes = [f"- {config_label(c.base)}: {note}" for c in cmp.configs for note in c.notes]
+    notes = [f"- {pair_label(c)}: {note}" for c in cmp.configs for note in c.notes]
     if notes:
         lines += ["### notes", "", *(_md_cell(n) for n in notes), ""]
     if cmp.only_base or cmp.only_new:
@@ -176,6 +187,6 @@ def comparison_markdown(cmp: RunComparison) -> str:
         lines += _md_table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff))
     for c in cmp.configs:
         if c.op_deltas:
-            lines += [f"### op self time: {_md_cell(config_label(c.base))}", ""]
+            lines += [f"### op self time: {_md_cell(pair_label(c))}", ""]
             lines += _md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c))
     return "\n".join(lines)

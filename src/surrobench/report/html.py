@@ -18,7 +18,9 @@ from matplotlib.figure import Figure
 
 from surrobench import __version__
 from surrobench.report import plots
-from surrobench.report.comparison import COLUMNS, comparison_rows, config_label, op_diff_rows, shape_text, summary_line, unmatched_rows, UNMATCHED_COLUMNS
+from surrobench.report.comparison import (
+    COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, shape_text, summary_line, unmatched_rows,
+)  # fmt: skip
 from surrobench.report.terminal import format_rate
 from surrobench.results.compare import RunComparison
 from surrobench.results.schema import ConfigResult, RunRecord
@@ -121,7 +123,7 @@ def _comparison_section(cmp: RunComparison) -> str:
                left=("model", "shape", "mode", "top op share", "verdict"), row_classes=[c.verdict for c in cmp.configs]),
         _figure(plots.ratio_forest(cmp), "latency ratio per config"),
     ]  # fmt: skip
-    notes = [f"{config_label(c.base)}: {n}" for c in cmp.configs for n in c.notes]
+    notes = [f"{pair_label(c)}: {n}" for c in cmp.configs for n in c.notes]
     if notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     if cmp.only_base or cmp.only_new:
@@ -131,7 +133,7 @@ def _comparison_section(cmp: RunComparison) -> str:
                   _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW"))]  # fmt: skip
     for c in cmp.configs:
         if c.op_deltas:
-            parts += [f"<h3>Op self time: {escape(config_label(c.base))}</h3>",
+            parts += [f"<h3>Op self time: {escape(pair_label(c))}</h3>",
                       _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",))]  # fmt: skip
     return "\n".join(parts)
 

@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from surrobench.report.comparison import config_label, shape_text
+from surrobench.report.comparison import config_label, pair_label, shape_text
 from surrobench.results.compare import RunComparison
 from surrobench.results.schema import ConfigResult
 
@@ -135,7 +135,7 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     ax.axvspan(1 - cmp.threshold, 1 + cmp.threshold, color="0.9", label=f"±{cmp.threshold:.0%}")
     ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="none", ecolor="0.3", capsize=3)
     ax.scatter(ratio, y, c=colors, zorder=3)
-    ax.set_yticks(y, [config_label(c.base) for c in cs])
+    ax.set_yticks(y, [pair_label(c) for c in cs])
     ax.invert_yaxis()
     ax.set(xlabel="median latency NEW / BASE (95% CI)")
     ax.legend(loc="best", fontsize="small")
