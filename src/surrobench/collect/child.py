@@ -143,6 +143,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def child_argv(config_path: Path, result_path: Path, plan: ProfileSchedule, *, profiler: str = "torch",
+               with_stack: bool = False, trace_path: Path | None = None) -> list[str]:  # fmt: skip
+    """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``)."""
+    argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path),
+            "--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait),
+            "--warmup", str(plan.warmup), "--active", str(plan.active)]  # fmt: skip
+    argv += ["--with-stack"] if with_stack else []
+    return argv + (["--trace-out", str(trace_path)] if trace_path is not None else [])
+
+
 def spawn(cfg: ExecConfig, plan: ProfileSchedule, *, profiler: str = "torch", with_stack: bool = False,
           trace_path: Path | None = None, timeout_s: float = CHILD_TIMEOUT_S) -> dict:  # fmt: skip
     """Run :func:`main` in a new Python process for ``cfg`` and return its result object.
@@ -153,11 +163,8 @@ def spawn(cfg: ExecConfig, plan: ProfileSchedule, *, profiler: str = "torch", wi
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))
-        argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path),
-                "--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait),
-                "--warmup", str(plan.warmup), "--active", str(plan.active)]  # fmt: skip
-        argv += ["--with-stack"] if with_stack else []
-        argv += ["--trace-out", str(trace_path)] if trace_path is not None else []
+        argv = child_argv(config_path, result_path, plan, profiler=profiler, with_stack=with_stack,
+                          trace_path=trace_path)  # fmt: skip
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
