@@ -108,3 +108,26 @@ def test_ignore_field_mode_compares_eager_with_cudagraph(tmp_path, capsys, monke
     assert run_cli(["compare", eager, graph, "--ignore-field", "mode", "--markdown", str(md)]) == 0
     assert "| eager → cudagraph |" in md.read_text() and "improved" in capsys.readouterr().out
     assert run_cli(["compare", eager, graph, "--ignore-field", "model"]) == 2
+
+
+def test_op_tables_in_the_database_feed_the_op_diff_and_the_report(tmp_path):
+    from surrobench.analysis.ops import OpStat, OpTable
+
+    def table(fft_us):  # 2 active steps: per-step self times are half the sums
+        ops = (OpStat("aten::_fft_r2c", "fft", 2, fft_us, fft_us, 0.8, 10.0),
+               OpStat("aten::mul", "elementwise", 2, 100.0, 100.0, 0.2, 5.0))
+        return OpTable(ops=ops, basis="device", total_us=fft_us + 100.0, active_steps=2, source="profiler")
+
+    db = tmp_path / "r.db"
+    s = latency_samples(1.0, 0.01)
+    with ResultStore(db) as store:
+        for run_id, fft_us in (("20261130-120000-aaaa", 400.0), ("20261130-130000-bbbb", 200.0)):
+            store.begin_run(run(run_id, []))
+            store.add_op_table(store.add_result(run_id, config(s)), table(fft_us))
+    out, html = tmp_path / "c.json", tmp_path / "r.html"
+    assert run_cli(["compare", "20261130-12", "20261130-13", "--db", str(db), "--json", str(out)]) == 0
+    deltas = json.loads(out.read_text())["configs"][0]["op_deltas"]
+    assert deltas[0] == {"name": "aten::_fft_r2c", "base_ms": 0.2, "new_ms": 0.1, "delta_ms": -0.1, "ratio": 0.5}
+    assert run_cli(["report", "20261130-12", "20261130-13", "--db", str(db), "-o", str(html)]) == 0
+    page = html.read_text()
+    assert "<h2>Operator breakdown" in page and "Op self time:" in page

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, JsonOpt, check_writable, console, write_json
-from surrobench.cli.runref import load_run_ref
+from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.errors import UsageError
 from surrobench.report.comparison import comparison_markdown, comparison_tables
 from surrobench.results.compare import DEFAULT_THRESHOLD, compare_runs
@@ -51,8 +51,10 @@ def compare(
     """
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    cmp = compare_runs(load_run_ref(base, db), load_run_ref(new, db), threshold=threshold,
-                       allow_env_mismatch=allow_env_mismatch, ignore_fields=parse_fields(ignore_field))  # fmt: skip
+    base_run, new_run = load_run_ref(base, db), load_run_ref(new, db)
+    cmp = compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
+                       ignore_fields=parse_fields(ignore_field), base_ops=load_op_tables(base, db, base_run),
+                       new_ops=load_op_tables(new, db, new_run))  # fmt: skip
     for table in comparison_tables(cmp):
         console.print(table)
     write_json(json_out, cmp.to_json())

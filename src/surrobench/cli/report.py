@@ -9,7 +9,8 @@ import typer
 from surrobench.cli import app
 from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
 from surrobench.cli.options import DbOpt, check_writable, console
-from surrobench.cli.runref import load_run_ref
+from surrobench.cli.runref import load_op_tables, load_run_ref
+from surrobench.report.comparison import config_label
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs
@@ -26,16 +27,20 @@ def report(
     """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE)."""
     check_writable(output, "--output")
     records = tuple(load_run_ref(ref, db) for ref in runs)
+    ops = [load_op_tables(ref, db, r) for ref, r in zip(runs, records)]
     comparison = (
         compare_runs(records[0], records[1], threshold=threshold, allow_env_mismatch=allow_env_mismatch,
-                     ignore_fields=parse_fields(ignore_field))
+                     ignore_fields=parse_fields(ignore_field), base_ops=ops[0], new_ops=ops[1])
         if len(records) == 2 else None
     )  # fmt: skip
+    by_label = {f"{r.run_id[-4:]} {config_label(c)}": ops_ms[c.key()]
+                for r, ops_ms in zip(records, ops) for c in r.results if c.key() in ops_ms}  # fmt: skip
     timeline = None
     if trace is not None:
         from surrobench.trace import load_trace  # heavy parser; only when asked for
 
         timeline = spans_from_timeline(load_trace(trace))
-    data = ReportInput(runs=records, comparison=comparison, timeline=timeline, timeline_title=trace.name if trace else "")
+    data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, timeline=timeline,
+                       timeline_title=trace.name if trace else "")  # fmt: skip
     output.write_text(render_report(data), encoding="utf-8")
     console.print(f"wrote {output}")

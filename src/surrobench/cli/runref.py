@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from surrobench.analysis.ops import OpTable
 from surrobench.errors import UsageError
 from surrobench.results.schema import RunRecord, run_from_json
 from surrobench.results.store import ResultStore
@@ -33,3 +34,19 @@ def load_run_ref(ref: str, db: Path) -> RunRecord:
         raise UsageError(f"no results database at {str(db)!r} to look up run {ref!r}; pass --db or a run JSON file")
     with ResultStore(db) as store:
         return store.load_run(ref)
+
+
+def op_ms_per_step(table: OpTable) -> dict[str, float]:
+    """``{op name: self time per profiled step, ms}``: device time on a GPU basis, CPU time on a CPU one."""
+    us_per_step = (lambda op: op.self_device_us) if table.basis == "device" else (lambda op: op.self_cpu_us)
+    return {op.name: us_per_step(op) / table.active_steps / 1e3 for op in table.ops}
+
+
+def load_op_tables(ref: str, db: Path, run: RunRecord) -> dict[tuple, dict[str, float]]:
+    """Op tables of the profiled configs of a database run, ``{ConfigResult.key(): op_ms_per_step}``;
+    empty for a run JSON file (the run-v1 JSON carries no op tables) or a run that was not profiled."""
+    if Path(ref).suffix == ".json" or Path(ref).is_file():
+        return {}
+    with ResultStore(db) as store:
+        tables = {r.key(): store.load_op_table(cid) for r, cid in zip(run.results, store.config_ids(run.run_id))}
+    return {key: op_ms_per_step(t) for key, t in tables.items() if t is not None and t.ops and t.active_steps}
