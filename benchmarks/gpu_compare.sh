@@ -35,8 +35,10 @@ moved = [(c["input_shape"], c["verdict"], c["median_ratio"]) for c in configs if
 print(f"A/A: {len(configs)} configs, " + ("unchanged everywhere" if not moved else f"NOT unchanged: {moved}"))
 PY
 
-python3 benchmarks/profile_step.py "$out/fno2d_128_b1_trace.json" --model fno2d --shape 128 --batch 1 --device cuda
-sb report "$a" "$g" --db "$db" --ignore-field mode --trace "$out/fno2d_128_b1_trace.json" -o "$out/report.html"
+sb profile --model fno2d --shape 128 --batch 1 --precision fp32 --device cuda --db "$db" --tag profile \
+  --trace-out "$out/traces" > "$out/profile.txt" 2>&1
+trace=$(ls "$out"/traces/*.json.gz | head -n 1)
+sb report "$a" "$g" --db "$db" --ignore-field mode --trace "$trace" -o "$out/report.html"
 sb report "$a" "$b" --db "$db" -o "$out/report_aa.html"
 
 chromium_bin=$(command -v chromium || command -v chromium-browser || true)
