@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.ops import OpStat, OpTable
+from surrobench.analysis.roofline import Ceilings
 from surrobench.errors import UsageError
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import LatencyStats
@@ -267,3 +268,39 @@ class ResultStore:
         return OpTable(ops=ops, basis=head[0], source=head[1], total_us=head[2], active_steps=head[3],
                        kernel_count=head[4], small_kernel_count=head[5], small_kernel_us=head[6],
                        has_shapes=bool(head[7]), has_memory=bool(head[8]))  # fmt: skip
+
+
+# Device ceilings (``surrobench calibrate``), one row per device name; the table is created on first use.
+_CEILINGS_SQL = """CREATE TABLE IF NOT EXISTS ceilings (
+    device_name TEXT PRIMARY KEY, measured TEXT NOT NULL, copy_gbps REAL NOT NULL, matmul_json TEXT NOT NULL,
+    note TEXT NOT NULL
+)"""
+
+
+def add_ceilings(store: ResultStore, ceilings: Ceilings) -> None:
+    """Store (or replace) the calibrated ceilings of ``ceilings.device_name``."""
+    with store._writing():
+        store.conn.execute(_CEILINGS_SQL)
+        store.conn.execute(
+            "INSERT OR REPLACE INTO ceilings VALUES (?, ?, ?, ?, ?)",
+            (ceilings.device_name, ceilings.measured, ceilings.copy_gbps, json.dumps(ceilings.matmul_tflops),
+             ceilings.note),
+        )  # fmt: skip
+
+
+def load_ceilings(store: ResultStore, device_name: str) -> Ceilings | None:
+    """The stored ceilings of ``device_name``, or None when it was never calibrated."""
+    with store._writing():
+        store.conn.execute(_CEILINGS_SQL)
+    row = store.conn.execute(
+        "SELECT measured, copy_gbps, matmul_json, note FROM ceilings WHERE device_name = ?", (device_name,)
+    ).fetchone()
+    if row is None:
+        return None
+    return Ceilings(device_name, row[1], json.loads(row[2]), row[0], row[3])
+
+
+def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
+    """The trace file recorded with a config's op table, or None."""
+    row = store.conn.execute("SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
+    return row[0] if row else None

@@ -34,12 +34,17 @@ USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the DESIGN.md 2
 def resolve_model(spec: str) -> Surrogate:
     """The surrogate named by a ``--model`` value.
 
-    ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, or a
-    path ending in ``.pt2``. Modules and programs are loaded here, so bad specs fail before any run.
+    ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, a
+    path ending in ``.pt2``, or ``scenario:NAME`` (:mod:`surrobench.scenarios.models`). Modules and programs
+    are loaded here, so bad specs fail before any run.
 
     Raises:
-        UsageError: unknown zoo name, module not importable, factory missing, unreadable ``.pt2``.
+        UsageError: unknown zoo or scenario name, module not importable, factory missing, unreadable ``.pt2``.
     """
+    if spec.startswith("scenario:"):
+        from surrobench.scenarios.models import get_scenario_model  # the suite imports the workload layer
+
+        return get_scenario_model(spec)
     if spec.endswith(".pt2"):
         return ExportedSurrogate(Path(spec))
     if ":" in spec:

@@ -1,0 +1,92 @@
+"""Findings: the rows of the judgment table (course ch. 3, section 4; DESIGN.md, "Findings").
+
+A diagnosis is a list of :class:`Finding` objects, each a verdict of one :data:`KINDS` kind with its
+evidence (numbers, each from a named source), an action and, where computable, the time it would save.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+SCHEMA = "surrobench/diagnosis-v1"
+
+#: The kind vocabulary: what each verdict means. Sources: course ch. 3, section 4 (the judgment table),
+#: section 3 (gaps, syncs, streams), section 2 (the superlinear normalization example); intro text, section 4.
+KINDS: dict[str, str] = {
+    "launch_bound": "the GPU idles between kernels because the host launches slower than the GPU runs them",
+    "host_sync": "the host blocks on the GPU inside the step (.item(), .cpu(), synchronize), draining the queue",
+    "h2d_transfer": "host-to-device copies inside the step (inputs not cached on the device; pageable memory)",
+    "memory_bound": "the time goes to ops below the roofline's ridge point: they wait on memory, not arithmetic",
+    "compute_bound": "the time goes to ops above the ridge point: arithmetic-limited (healthy when near peak)",
+    "memory_pressure": "throughput falls as the batch grows, peak memory near the limit, or allocator churn",
+    "stream_serialization": "work on two streams runs one after the other: an implicit or needless dependency",
+    "fragmented_ops": "many small elementwise/copy/concat kernels: fusion targets",
+    "superlinear_scaling": "across the shape ladder an op's time grows faster than its FLOPs",
+    "cpu_preprocess": "host work (a named function) inside the step while the GPU waits",
+    "precision_mismatch": "fp16/bf16 slower than fp32, FFT sizes half precision cannot take, ops left in fp32",
+}
+SEVERITIES = ("high", "medium", "low", "info")
+"""``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""
+SOURCES = ("profiler", "timeline", "run", "system", "roofline")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One number behind a finding: where it comes from, what it says, its value and unit."""
+
+    source: str
+    text: str
+    value: float | None = None
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"unknown evidence source {self.source!r}; one of {SOURCES}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict.
+
+    Attributes:
+        kind: one of :data:`KINDS`.
+        severity: one of :data:`SEVERITIES`.
+        summary: one line.
+        evidence: the numbers, profiler and timeline side where both exist.
+        action: what to do about it.
+        estimated_gain_ms: step time the action would save, ms per step; None when not computable.
+        config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
+    """
+
+    kind: str
+    severity: str
+    summary: str
+    evidence: tuple[Evidence, ...]
+    action: str
+    estimated_gain_ms: float | None = None
+    config: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS or self.severity not in SEVERITIES:
+            raise ValueError(f"finding kind {self.kind!r} / severity {self.severity!r} not in the vocabulary")
+
+    @property
+    def alarm(self) -> bool:
+        """True for a problem to act on (any severity but ``info``)."""
+        return self.severity != "info"
+
+    def to_json(self) -> dict:
+        """The DESIGN.md finding object (plus ``config``)."""
+        d = asdict(self)
+        d["evidence"] = [asdict(e) for e in self.evidence]
+        return d
+
+
+def rank_findings(findings: list[Finding]) -> list[Finding]:
+    """Most severe first; within a severity, the largest estimated gain first (unknown gains last)."""
+    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), -(f.estimated_gain_ms or -1.0)))
+
+
+def diagnosis_json(findings: list[Finding], context: dict) -> dict:
+    """``{"schema", "context", "findings"}``: ``context`` says what was diagnosed (run id, trace path...)."""
+    return {"schema": SCHEMA, "context": context, "findings": [f.to_json() for f in findings]}

@@ -1,0 +1,191 @@
+"""Roofline per operator: achieved FLOP/s and bytes/s against the device's measured ceilings.
+
+Model (Williams, Waterman, Patterson, "Roofline: an insightful visual performance model", CACM 52(4),
+2009): an op of ``F`` FLOPs moving ``Q`` bytes has arithmetic intensity ``I = F / Q`` (FLOP/byte); the
+device's ridge point is ``peak FLOP/s / bandwidth``. Below the ridge the op is memory-bound (its best time
+is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
+
+- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config. It counts
+  matmul, convolution and attention FLOPs only; every other op counts 0 FLOPs, hence intensity 0 and
+  memory-bound -- right in kind for normalization and elementwise ops, which do a few FLOPs per byte.
+- Bytes: from the shapes each ATen op sees (a dispatch mode under the FLOP counter, so composite ops are
+  seen decomposed): every tensor input and output counted once, ``numel * element_size``. This is the
+  minimum traffic when nothing stays in cache: re-reads (a convolution's input tiles) are not counted,
+  and an input in L2 (50 MB on the H200) costs less. Shapes are from the config's own inputs.
+- Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
+  The time of ops the dispatch mode never sees (wrappers above it such as ``aten::linear``, backend ops
+  below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
+  to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``.
+- Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, GPU.md's
+  H200 measurements are used and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import FlopCounterMode
+
+from surrobench.analysis.ops import OpTable, categorize
+
+#: What GPU.md measured on the H200 (2026-11-30): device-to-device copy 4184 GB/s (read + write bytes),
+#: bf16 GEMM 8192^3 782 TFLOP/s, fp32 GEMM with TF32 off 51 TFLOP/s. fp16 and tf32 were not measured.
+H200_FALLBACK_NOTE = "no calibration stored for this device: using GPU.md's H200 ceilings (run surrobench calibrate)"
+#: Precision whose ceiling stands in for one that was not measured: same unit width (tensor cores).
+_STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A device's measured ceilings.
+
+    Attributes:
+        device_name: as ``torch.cuda.get_device_name`` (or the CPU model) reports it.
+        copy_gbps: device-to-device copy bandwidth, GB/s (1e9 bytes/s), read + write bytes counted.
+        matmul_tflops: dense matmul rate per precision, TFLOP/s (1e12 FLOP/s).
+        measured: ISO-8601 time of the calibration ("" for the built-in fallback).
+        note: how they were obtained (sizes, or the fallback notice).
+    """
+
+    device_name: str
+    copy_gbps: float
+    matmul_tflops: dict[str, float]
+    measured: str = ""
+    note: str = ""
+
+    def peak_tflops(self, precision: str) -> float:
+        """The matmul ceiling for ``precision`` (a stand-in precision's when that one was not measured).
+
+        Raises:
+            KeyError: neither ``precision`` nor its stand-in was measured.
+        """
+        if precision in self.matmul_tflops:
+            return self.matmul_tflops[precision]
+        return self.matmul_tflops[_STAND_IN[precision]]
+
+    def ridge_flop_per_byte(self, precision: str) -> float:
+        """Ridge point, FLOP/byte: ``peak FLOP/s / bandwidth``."""
+        return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
+
+    def to_json(self) -> dict:
+        return {"device_name": self.device_name, "copy_gbps": self.copy_gbps, "matmul_tflops": self.matmul_tflops,
+                "measured": self.measured, "note": self.note}  # fmt: skip
+
+
+H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "", H200_FALLBACK_NOTE)
+
+
+@dataclass
+class OpCost:
+    """FLOPs and bytes of one ATen op over one forward pass; ``dtypes``: floating input dtypes seen."""
+
+    name: str
+    calls: int = 0
+    flops: int = 0
+    bytes: int = 0
+    dtypes: set[str] = field(default_factory=set)
+
+
+class _ShapeBytes(TorchDispatchMode):
+    """Counts calls, bytes (tensor inputs and outputs, once each) and input dtypes per ATen op."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.costs: dict[str, OpCost] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func._schema.name
+        cost = self.costs.setdefault(name, OpCost(name))
+        ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
+        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        cost.calls += 1
+        cost.bytes += sum(t.numel() * t.element_size() for t in ins + outs)
+        cost.dtypes.update(str(t.dtype).removeprefix("torch.") for t in ins if t.is_floating_point() or t.is_complex())
+        return out
+
+
+def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
+    """Run ``forward()`` once under the FLOP counter and the byte counter; costs by op name (``aten::mm``)."""
+    with _ShapeBytes() as shapes, FlopCounterMode(display=False) as flops:
+        forward()
+    for packet, count in flops.get_flop_counts().get("Global", {}).items():
+        name = str(packet).replace(".", "::", 1)
+        shapes.costs.setdefault(name, OpCost(name)).flops += int(count)
+    return shapes.costs
+
+
+@dataclass(frozen=True)
+class RooflineOp:
+    """One op against the roofline, per step. Times ms, FLOPs and bytes per step, rates in TFLOP/s, GB/s."""
+
+    name: str
+    category: str
+    time_ms: float
+    share: float
+    flops: int
+    bytes: int
+    intensity: float
+    achieved_tflops: float
+    achieved_gbps: float
+    bound: str  # "memory" or "compute"
+    ceiling_fraction: float  # achieved / attainable at this intensity = best time / time
+    gain_ms: float  # time minus the roofline's best time
+    dtypes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RooflineReport:
+    """The ops of one config against ``ceilings`` for ``precision``, largest time first."""
+
+    ceilings: Ceilings
+    precision: str
+    ridge_flop_per_byte: float
+    ops: tuple[RooflineOp, ...]
+
+
+def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
+    """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
+    per_step = table.active_steps * 1e3
+    own = {op.name: (op.self_device_us if table.basis == "device" else op.self_cpu_us) / per_step for op in table.ops}
+    times = {name: own.get(name, 0.0) for name in costs}
+    unseen: dict[str, float] = defaultdict(float)
+    for name, ms in own.items():
+        if name not in costs:
+            unseen[categorize(name)] += ms
+    for category, ms in unseen.items():
+        mine = [n for n in costs if categorize(n) == category and costs[n].bytes > 0]
+        total = sum(costs[n].bytes for n in mine)
+        for n in mine:
+            times[n] += ms * costs[n].bytes / total
+    return times
+
+
+def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str) -> RooflineReport:
+    """Each costed op with time in ``table`` against ``ceilings`` at the config's ``precision``."""
+    peak = ceilings.peak_tflops(precision) * 1e12
+    bandwidth = ceilings.copy_gbps * 1e9
+    ridge = peak / bandwidth
+    times = _op_times_ms(table, costs)
+    total = sum(times.values())
+    ops = []
+    for name, ms in times.items():
+        if ms <= 0:
+            continue
+        c, s = costs[name], ms / 1e3
+        intensity = c.flops / c.bytes if c.bytes else 0.0
+        best_s = max(c.flops / peak, c.bytes / bandwidth)  # the roofline's time for this op
+        achieved_flops = c.flops / s
+        ops.append(RooflineOp(
+            name=name, category=categorize(name), time_ms=ms, share=ms / total, flops=c.flops, bytes=c.bytes,
+            intensity=intensity, achieved_tflops=achieved_flops / 1e12, achieved_gbps=c.bytes / s / 1e9,
+            bound="compute" if intensity >= ridge else "memory", ceiling_fraction=best_s / s,
+            gain_ms=max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)),
+        ))  # fmt: skip
+    ops.sort(key=lambda o: -o.time_ms)
+    return RooflineReport(ceilings, precision, ridge, tuple(ops))

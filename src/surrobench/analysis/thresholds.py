@@ -1,0 +1,122 @@
+"""Every threshold the diagnosis uses, in one place, with its source; overridable by a TOML file.
+
+The course (ch. 3, section 4) gives its judgment thresholds "for teaching only, calibrate on your
+hardware". Ours are calibrated on what the H200 showed (``docs/benchmarks/h200-baseline.md``, the fixture
+traces in ``tests/fixtures/traces``) and say so below; thresholds defined by the analyses this module
+builds on (gap length, small-kernel length, fragment share) are quoted from there, so each number still
+lives in one place.
+
+Override any of them with ``--config FILE.toml``: top-level keys named like the fields below, e.g.::
+
+    severity_high_fraction = 0.3
+    superlinear_ratio = 2.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.analysis.op_readings import FRAGMENTED_SHARE
+from surrobench.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The diagnosis thresholds. Fractions are 0..1, times ms, memory bytes.
+
+    Severity (all kinds): a finding's *stake* is the step time it concerns, its estimated gain where one
+    can be computed, else the time of the ops or gaps behind it, as a fraction of the step.
+
+    Attributes:
+        severity_high_fraction: stake >= this is ``high``. 0.25: on the H200, launch-bound fno2d 128 b1
+            loses ~0.8 of its 1.0-1.3 ms step, a CUDA graph removes it (4.3-4.7x); a quarter of the step is
+            the smallest loss we would act on before anything else.
+        severity_medium_fraction: stake >= this is ``medium``. 0.10, twice the ~5% run-to-run spread of
+            configs between processes in the H200 baseline (fno2d 128 b1: 1.30 vs 1.94 ms across runs is
+            larger, so gains under 10% are not worth chasing first).
+        report_min_fraction: stake below this is not reported (a healthy workload gets no alarm). 0.03:
+            the harness's own per-step sync-and-relaunch gap on the H200 is ~10-20 µs, 1-2% of a 1 ms step.
+        fragmented_share: share of kernel time in elementwise/copy/concat ops that flags fragmentation
+            (:data:`surrobench.analysis.op_readings.FRAGMENTED_SHARE`; H200 fixtures: FNO 0.54, U-Net 0.09).
+        bound_op_share_min: an op must hold at least this share of the op table's time to get a
+            memory- or compute-bound verdict. 0.10, as ``op_readings.MEMORY_SHARE_MIN``.
+        compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
+            peak is healthy (``info``). 0.5: cuBLAS GEMMs at 8192^3 reach the peak itself (GPU.md); half of it
+            is what a large convolution or GEMM in a model reaches on the H200 baseline.
+        gpu_idle_busy_max: GPU busy share under which the GPU counts as idle for the system-view rule.
+        cpu_util_io_max: CPUs in use under which a process with an idle GPU is waiting (I/O or sync).
+            0.5 is the intro text's rule (section 4: "CPU 利用率低（< 50%），大概率瓶颈在 IO 或 GPU 同步").
+        hotspot_share_min: a non-framework host function with at least this share of host samples inside
+            the step is host preprocessing. 0.10: the intro text's example hot spot held 42%; a tenth is
+            where a single function becomes worth naming.
+        throughput_drop_min: throughput falling by more than this fraction from one batch to the next
+            larger one is memory pressure (course section 4, "批量增大吞吐不升反降"). 0.10: larger than the
+            CI width of the H200 baseline medians (under 3%).
+        peak_mem_near_limit: peak allocated memory above this fraction of the device's memory.
+        reserved_over_allocated: reserved / peak-allocated above this ratio is allocator churn. 2.0: the
+            H200 baseline's unet2d 128 b8 reached 1210 MiB for a 92 MiB model-and-activations footprint
+            (a cuDNN workspace); factors under 2 are ordinary caching-allocator rounding.
+        reserved_min_bytes: ...and only when the reserve is at least this large (256 MiB).
+        superlinear_ratio: an op's time ratio over its FLOP ratio across adjacent ladder rungs above this
+            is superlinear. 1.5; the course's example is 0.3 -> 4 ms for 4x FLOPs, a ratio of 3.3.
+        superlinear_min_ms: ...only for ops taking at least this long per step at the larger rung.
+        precision_slower_min: fp16/bf16 slower than fp32 by more than this fraction is a mismatch.
+            0.05: H200 fno2d 128 b1 was 45% slower under fp16, far above the medians' CI widths.
+        fp32_under_autocast_share: compute ops (GEMM, conv) left in fp32/complex64 under autocast holding at
+            least this share of the FLOPs are flagged. 0.2, our choice.
+    """
+
+    severity_high_fraction: float = 0.25
+    severity_medium_fraction: float = 0.10
+    report_min_fraction: float = 0.03
+    fragmented_share: float = FRAGMENTED_SHARE
+    bound_op_share_min: float = 0.10
+    compute_efficient_fraction: float = 0.5
+    gpu_idle_busy_max: float = 0.5
+    cpu_util_io_max: float = 0.5
+    hotspot_share_min: float = 0.10
+    throughput_drop_min: float = 0.10
+    peak_mem_near_limit: float = 0.90
+    reserved_over_allocated: float = 2.0
+    reserved_min_bytes: int = 256 * 2**20
+    superlinear_ratio: float = 1.5
+    superlinear_min_ms: float = 0.05
+    precision_slower_min: float = 0.05
+    fp32_under_autocast_share: float = 0.2
+
+    def severity(self, fraction: float) -> str | None:
+        """``high``/``medium``/``low`` for a stake of ``fraction`` of the step; None under the report floor."""
+        if fraction >= self.severity_high_fraction:
+            return "high"
+        if fraction >= self.severity_medium_fraction:
+            return "medium"
+        return "low" if fraction >= self.report_min_fraction else None
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+def load_thresholds(path: Path | None) -> Thresholds:
+    """The defaults, overridden by the top-level keys of the TOML file at ``path`` (None: defaults).
+
+    Raises:
+        UsageError: unreadable file, invalid TOML, an unknown key, or a value that is not a number.
+    """
+    if path is None:
+        return DEFAULT_THRESHOLDS
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as exc:
+        raise UsageError(f"--config {str(path)!r}: cannot read ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"--config {str(path)!r}: invalid TOML ({exc})") from None
+    known = {f.name: f for f in dataclasses.fields(Thresholds)}
+    for key, value in data.items():
+        if key not in known:
+            raise UsageError(f"--config {str(path)!r}: unknown threshold {key!r}; known: {', '.join(known)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise UsageError(f"--config {str(path)!r}: {key} = {value!r} must be a non-negative number")
+    return dataclasses.replace(DEFAULT_THRESHOLDS, **data)

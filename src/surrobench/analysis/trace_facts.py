@@ -1,0 +1,98 @@
+"""Per-step facts of a trace that the diagnosis needs beyond :class:`TimelineReport`: the model's own
+synchronizing calls (not the harness's), host-to-device copies, cross-stream waits.
+
+The profiling child ends each step with a device synchronize inside ``surrobench::post_process``
+(:mod:`surrobench.execution.ranges`): that sync is the harness's. A sync is the model's when it starts
+inside a forward range (``surrobench::forward``, or ``forward`` in older traces), or, in a trace without
+forward ranges, inside a framework op (``aten::item``: ``.item()``, ``.cpu()``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from surrobench.analysis.activity import STREAM_WAIT_CALLS, SYNC_CALLS, call_mask, host_op_chains
+from surrobench.analysis.gaps import SYNC_SLACK_NS
+from surrobench.analysis.timeline import TimelineReport
+from surrobench.trace.model import CopyKind, HostMemory, Timeline
+
+FORWARD_RANGES = frozenset({"surrobench::forward", "forward"})
+
+
+@dataclass(frozen=True)
+class TraceFacts:
+    """Per-step averages over the trace's profiled steps (1 step when it has none). Times ms, bytes.
+
+    Attributes:
+        steps: profiled steps in the trace.
+        step_ms: median host duration of a profiled step (profiler overhead included), None without steps.
+        gpu_busy_ms: device busy time per step (all devices).
+        busy_share: busy time over the analysis window.
+        launch_gap_ms: GPU idle time per step in gaps whose cause is ``launch_bound``.
+        model_syncs: the model's synchronizing calls per step; ``sync_op``: their most frequent CPU op.
+        model_sync_gap_ms: GPU idle per step in ``host_sync`` gaps ended by one of those calls (among the
+            report's longest gaps, :data:`~surrobench.analysis.gaps.MAX_LISTED_GAPS`).
+        h2d_ms, h2d_bytes, h2d_pageable_share: host-to-device copies per step; share of their bytes from
+            pageable memory.
+        stream_waits: ``cudaStreamWaitEvent`` calls per step.
+    """
+
+    steps: int
+    step_ms: float | None
+    gpu_busy_ms: float
+    busy_share: float
+    launch_gap_ms: float
+    model_syncs: float
+    sync_op: str
+    model_sync_gap_ms: float
+    h2d_ms: float
+    h2d_bytes: float
+    h2d_pageable_share: float
+    stream_waits: float
+
+
+def _model_sync_rows(tl: Timeline) -> np.ndarray:
+    """Rows of ``tl.api_calls`` that are the model's synchronizing calls (module docstring)."""
+    api = tl.api_calls
+    rows = np.flatnonzero(call_mask(tl, SYNC_CALLS))
+    fwd = tl.ranges.take(tl.name_mask(tl.ranges.name_id, FORWARD_RANGES.__contains__))
+    if len(fwd) == 0:
+        return rows[[bool(c) for c in host_op_chains(tl, rows)]] if rows.size else rows
+    order = np.argsort(fwd.start_ns)
+    starts, ends = fwd.start_ns[order], fwd.end_ns[order]
+    pos = np.searchsorted(starts, api.start_ns[rows], side="right") - 1
+    inside = (pos >= 0) & (api.start_ns[rows] < ends[np.maximum(pos, 0)])
+    return rows[inside]
+
+
+def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
+    """The per-step facts of ``tl``, whose :func:`~surrobench.analysis.timeline.analyze_timeline` is ``report``."""
+    steps = max(len(tl.steps), 1)
+    api = tl.api_calls
+    syncs = _model_sync_rows(tl)
+    ends = np.sort(api.end_ns[syncs])
+    sync_gap_us = 0.0
+    for gap in report.gaps.longest if report.gaps else ():
+        g0 = round(gap.start_ms * 1e6)
+        if gap.cause == "host_sync" and np.any((ends >= g0 - SYNC_SLACK_NS) & (ends <= g0 + gap.dur_us * 1e3)):
+            sync_gap_us += gap.dur_us
+    ops = Counter(c for c in host_op_chains(tl, syncs) if c)
+    cp = tl.memcpy
+    h2d = cp.kind == CopyKind.H2D
+    h2d_bytes = float(cp.bytes[h2d].sum())
+    pageable = float(cp.bytes[h2d & (cp.host_memory == HostMemory.PAGEABLE)].sum())
+    launch_gap = sum(c.total_ms for c in report.gaps.by_cause if c.cause == "launch_bound") if report.gaps else 0.0
+    busy = sum(d.busy_ms for d in report.devices)
+    window = sum(d.window_ms for d in report.devices)
+    return TraceFacts(
+        steps=steps, step_ms=statistics.median(s.dur_ms for s in report.steps) if report.steps else None,
+        gpu_busy_ms=busy / steps, busy_share=busy / window if window else 0.0, launch_gap_ms=launch_gap / steps,
+        model_syncs=syncs.size / steps, sync_op=ops.most_common(1)[0][0] if ops else "",
+        model_sync_gap_ms=sync_gap_us / 1e3 / steps, h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
+        h2d_bytes=h2d_bytes / steps, h2d_pageable_share=pageable / h2d_bytes if h2d_bytes else 0.0,
+        stream_waits=float(call_mask(tl, STREAM_WAIT_CALLS).sum()) / steps,
+    )  # fmt: skip

@@ -1,0 +1,171 @@
+"""``surrobench diagnose``: the judgment table -- verdicts with evidence, actions and estimated gains.
+
+Three sources, one table (course ch. 3, section 4: the profiler says which op is expensive, the timeline
+whether the GPU works while it runs):
+
+- ``surrobench diagnose --model ... --shape ...``: timing, then profiling in child processes, then the
+  timeline of each profiled trace, the roofline (FLOP counter run once per config) and the run-level checks;
+- ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
+- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds.
+
+``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+
+from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, trace_evidence
+from surrobench.analysis.findings import Finding, diagnosis_json
+from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
+from surrobench.analysis.thresholds import Thresholds, load_thresholds
+from surrobench.cli import app
+from surrobench.cli.options import (
+    BatchOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
+    ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
+    build_profile_options, build_request, check_writable, console, err_console, write_json,
+)  # fmt: skip
+from surrobench.cli.run import timed_and_profiled
+from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.system_view import HostHotspot, SystemView
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.runner import config_step, prepare_model
+from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.report.findings import findings_markdown, findings_rich
+from surrobench.results.schema import RunRecord
+from surrobench.results.store import ResultStore, load_ceilings, op_profile_trace
+from surrobench.trace import load_trace
+from surrobench.workload.loader import resolve_model
+
+
+def device_ceilings(store: ResultStore, record: RunRecord) -> tuple[Ceilings | None, str]:
+    """The stored ceilings of the run's device; GPU.md's H200 numbers for an uncalibrated GPU (said in the
+    note); None on an uncalibrated CPU (H200 numbers would mislead there)."""
+    name = record.env.get("device_name", "")
+    stored = load_ceilings(store, name)
+    if stored is not None:
+        return stored, f"ceilings of {name} calibrated {stored.measured}"
+    if record.env.get("device") == "cuda":
+        return H200_FALLBACK, f"{name}: {H200_FALLBACK.note}"
+    return None, f"{name}: no calibration stored, no roofline (run surrobench calibrate --device cpu)"
+
+
+def op_costs(cfg: ExecConfig) -> dict:
+    """FLOPs and bytes per op of one eager forward of ``cfg`` (the roofline's counts, same inputs)."""
+    prepared = prepare_model(resolve_model(cfg.model), cfg.device, cfg.seed)
+    with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
+        return count_op_costs(lambda: step(0))
+
+
+def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
+                      system: SystemView | None = None) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings."""
+    record, warnings, reports = timed_and_profiled(request, store, options)
+    ceilings, note = device_ceilings(store, record)
+    warnings.append(note)
+    configs, _ = plan_sweep(request)
+    by_key = {r.key(): cfg for cfg, r in zip(configs, record.results)}
+    evidence, flops = [], {}
+    for report in (r for r in reports if r.status == "ok"):
+        result = report.config
+        costs = op_costs(by_key[result.key()])
+        flops[result.key()] = {name: c.flops for name, c in costs.items()}
+        roof = roofline(report.op_table, costs, ceilings, result.precision) if ceilings else None
+        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=system)
+        evidence.append(trace_evidence(load_trace(report.trace_path), **known) if report.trace_path
+                        else ConfigEvidence(**known))  # fmt: skip
+    findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
+                            device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
+    return record, findings, warnings
+
+
+def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
+    """Diagnose a stored run from its op tables and, where the files still exist, its traces (no roofline:
+    that needs the model run once)."""
+    record = store.load_run(run_id)
+    evidence, warnings = [], []
+    for result, config_id in zip(record.results, store.config_ids(record.run_id)):
+        table = store.load_op_table(config_id)
+        if result.status != "ok" or table is None:
+            continue
+        label = f"{result.model} {'x'.join(map(str, result.input_shape))} b{result.batch} {result.precision} {result.mode}"
+        trace = op_profile_trace(store, config_id)
+        if trace and Path(trace).exists():
+            evidence.append(trace_evidence(load_trace(trace), label=label, result=result, op_table=table))
+        else:
+            warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
+            evidence.append(ConfigEvidence(label=label, result=result, op_table=table))
+    findings = diagnose_run(evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes"))
+    return record, findings, warnings
+
+
+def load_system_view(path: Path | None) -> SystemView | None:
+    """A :class:`SystemView` from a JSON object of its fields (``hotspots``: a list of HostHotspot objects).
+
+    Raises:
+        UsageError: unreadable file, invalid JSON, or fields that are not SystemView's.
+    """
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text())
+        hotspots = tuple(HostHotspot(**h) for h in data.pop("hotspots", ()))
+        return SystemView(**data, hotspots=hotspots)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise UsageError(f"--system-view {str(path)!r}: not a SystemView JSON ({exc})") from None
+
+
+def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
+    """Print the judgment table; also write it as markdown to ``markdown``."""
+    console.print(findings_rich(findings, title))
+    if not findings:
+        console.print("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
+    if markdown is not None:
+        markdown.write_text(f"### {title}\n\n" + findings_markdown(findings))
+
+
+@app.command()
+def diagnose(
+    trace: Path | None = typer.Argument(None, help="Kineto trace (file or per-rank folder) or nsys export to "
+                                                   "diagnose alone; omit to run the workload options."),
+    run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
+    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
+    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
+    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt, db: Path = DbOpt,
+    json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
+    profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt, trace_out: Path = TraceOutOpt,
+    config: Path | None = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds."),
+    system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the table as markdown here."),
+) -> None:  # fmt: skip
+    """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
+    th = load_thresholds(config)
+    system = load_system_view(system_view)
+    check_writable(json_out, "--json")
+    check_writable(markdown, "--markdown")
+    if trace is not None:
+        if not trace.exists():
+            raise UsageError(f"trace {str(trace)!r}: no such file or folder")
+        findings = diagnose_config(trace_evidence(load_trace(trace), system=system), th)
+        title, context, warnings = f"diagnosis of {trace}", {"trace": str(trace)}, []
+    elif run_id is not None:
+        with ResultStore(db) as store:
+            record, findings, warnings = diagnose_stored(run_id, store, th)
+        title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
+    else:
+        request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
+                                cudnn_benchmark, input_sets, tag)  # fmt: skip
+        options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
+        with ResultStore(db) as store:
+            record, findings, warnings = diagnose_workload(request, store, options, th, system)
+        title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
+        context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
+    render(findings, title, markdown)
+    for warning in warnings:
+        err_console.print(f"[yellow]note:[/yellow] {warning}")
+    write_json(json_out, diagnosis_json(findings, context))

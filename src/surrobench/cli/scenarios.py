@@ -1,0 +1,83 @@
+"""``surrobench scenarios``: run the planted-bottleneck suite, diagnose each, and check the verdicts.
+
+Exit code 0 when every scenario that ran passed, 1 when one failed (a regression of the diagnosis),
+2 for bad input. ``--json`` writes each scenario's outcome and findings; ``--markdown`` the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from surrobench.analysis.findings import Finding
+from surrobench.analysis.thresholds import load_thresholds
+from surrobench.cli import app
+from surrobench.cli.diagnose import diagnose_workload
+from surrobench.cli.options import (
+    DbOpt, DeviceOpt, JsonOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json,
+)  # fmt: skip
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.sweep import resolve_device
+from surrobench.report.findings import findings_markdown
+from surrobench.results.store import ResultStore
+from surrobench.scenarios.suite import Outcome, judge, select
+
+HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
+
+
+def _cells(o: Outcome) -> list[str]:
+    result = "skipped" if o.passed is None else ("pass" if o.passed else "FAIL")
+    return [o.scenario.name, o.scenario.expected, o.top_kind or "-", result, ", ".join(o.false_alarms) or "-", o.note]
+
+
+def _markdown(outcomes: list[Outcome], findings: dict[str, list[Finding]]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(o)) + " |" for o in outcomes]
+    for name, found in findings.items():
+        lines += ["", f"#### {name}", "", findings_markdown(found)]
+    return "\n".join(lines) + "\n"
+
+
+@app.command()
+def scenarios(
+    only: str | None = typer.Option(None, "--only", help="Comma-separated scenario names (default: all)."),
+    device: str = DeviceOpt, db: Path = DbOpt, json_out: Path = JsonOpt, trace_out: Path = TraceOutOpt,
+    warmup: int = typer.Option(MIN_WARMUP, "--warmup"), iters: int = typer.Option(MIN_ITERS, "--iters"),
+    config: Path | None = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the tables as markdown here."),
+) -> None:  # fmt: skip
+    """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
+    chosen = select(only)
+    th = load_thresholds(config)
+    check_writable(json_out, "--json")
+    check_writable(markdown, "--markdown")
+    options = build_profile_options(2, 5, 10, False, trace_out, True, iters)
+    outcomes, findings = [], {}
+    with ResultStore(db) as store:
+        for s in chosen:
+            shape = s.shape if resolve_device(device) == "cuda" else s.cpu_shape
+            if shape is None:
+                outcomes.append(Outcome(s, None, None, (), "needs a CUDA GPU"))
+                continue
+            request = build_request(s.model, shape, str(s.batch), s.precision, "eager", device, warmup, iters, 0,
+                                    False, 3, f"scenario:{s.name}")  # fmt: skip
+            record, found, _ = diagnose_workload(request, store, options, th)
+            findings[s.name] = found
+            outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
+    table = Table(title=f"scenarios on {device}")
+    for col in HEADER:
+        table.add_column(col)
+    for o in outcomes:
+        table.add_row(*_cells(o))
+    console.print(table)
+    if markdown is not None:
+        markdown.write_text(_markdown(outcomes, findings))
+    write_json(json_out, {"schema": "surrobench/scenarios-v1", "outcomes": [
+        {"scenario": o.scenario.name, "expected": o.scenario.expected, "top_kind": o.top_kind, "passed": o.passed,
+         "false_alarms": list(o.false_alarms), "note": o.note,
+         "findings": [f.to_json() for f in findings.get(o.scenario.name, [])]} for o in outcomes]})
+    if any(o.passed is False for o in outcomes):
+        raise typer.Exit(1)

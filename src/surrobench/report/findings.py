@@ -1,0 +1,50 @@
+"""The judgment table (course ch. 3, section 4) for the terminal (rich) and for docs (markdown).
+
+Columns: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
+timeline side (timeline, run and system evidence), the action and the estimated gain in ms per step.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from surrobench.analysis.findings import Finding
+
+PROFILER_SIDE = ("profiler", "roofline")
+_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
+
+
+def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
+    return "\n".join(e.text for e in f.evidence if (e.source in sources) == inside)
+
+
+def _row(f: Finding) -> list[str]:
+    gain = "-" if f.estimated_gain_ms is None else f"{f.estimated_gain_ms:.3f}"
+    return [f.kind, f.severity, f.config or "", f.summary, _side(f, PROFILER_SIDE, inside=True),
+            _side(f, PROFILER_SIDE, inside=False), f.action, gain]  # fmt: skip
+
+
+HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action", "est. gain ms")
+
+
+def findings_rich(findings: list[Finding], title: str) -> Table:
+    """A rich table, one row per finding, most important first (as given)."""
+    table = Table(title=title, show_lines=True)
+    for col in HEADER:
+        table.add_column(col, justify="right" if col == "est. gain ms" else "left", overflow="fold")
+    for f in findings:
+        cells = _row(f)
+        cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
+        table.add_row(*cells)
+    return table
+
+
+def findings_markdown(findings: list[Finding]) -> str:
+    """A GitHub-flavoured markdown table; evidence lines joined with ``<br>``, pipes escaped."""
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for f in findings:
+        cells = [c.replace("|", "\\|").replace("\n", "<br>") for c in _row(f)]
+        lines.append("| " + " | ".join(cells) + " |")
+    if not findings:
+        lines.append("| (no findings) |" + " |" * (len(HEADER) - 1))
+    return "\n".join(lines) + "\n"
