@@ -1,0 +1,161 @@
+"""The diagnosis on planted timelines, op tables and runs, on the H200 fixture traces, and on a healthy control."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from kineto_synth import annotation, cpu_op, launch, memcpy, runtime, write
+from synthetic import config, latency_samples
+
+from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, trace_evidence
+from surrobench.analysis.ops import OpStat, OpTable
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, load_thresholds
+from surrobench.collect.system_view import HostHotspot, SystemView
+from surrobench.errors import UsageError
+from surrobench.trace import load_trace
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+
+
+def _kinds(findings, alarms_only=False):
+    return [f.kind for f in findings if f.alarm or not alarms_only]
+
+
+def _trace(tmp_path, events):
+    return trace_evidence(load_trace(write(tmp_path / "t.json", events)))
+
+
+def _step(n, t0, dur, body):
+    """One profiled step [t0, t0 + dur) whose forward range covers its first 80%; ``body`` its GPU events."""
+    return [annotation(f"ProfilerStep#{n}", t0, dur), annotation("surrobench::forward", t0, dur * 0.8)] + body
+
+
+def test_fno_fixture_top_finding_is_launch_bound():
+    findings = diagnose_config(trace_evidence(load_trace(FIXTURES / "fno2d_128_b1_fp32_h200.json.gz")))
+    top = findings[0]
+    assert top.kind == "launch_bound" and top.severity == "high"
+    assert 4.0 < top.estimated_gain_ms < 5.5  # ~4.8 ms of launch-bound gaps per profiled step
+    assert {e.source for e in top.evidence} >= {"profiler", "timeline"}
+
+
+def test_unet_fixture_group_norm_is_memory_bound():
+    findings = diagnose_config(trace_evidence(load_trace(FIXTURES / "unet_256_b1_fp32_h200.json.gz")))
+    memory = next(f for f in findings if f.kind == "memory_bound")
+    assert "native_group_norm" in memory.summary
+    assert "host_sync" not in _kinds(findings)  # the harness's sync between steps is not the model's
+
+
+def test_item_inside_forward_is_host_sync(tmp_path):
+    events = []
+    for n in range(3):
+        t0 = 1000 * n
+        events += _step(n, t0, 900, launch(t0 + 10, 5, 10 * n + 1, t0 + 20, 100) + [
+            cpu_op("aten::item", t0 + 30, 200, ext=10 * n + 5),
+            runtime("cudaStreamSynchronize", t0 + 40, 185, corr=10 * n + 2, ext=10 * n + 5),
+        ] + launch(t0 + 500, 5, 10 * n + 3, t0 + 510, 100))
+    findings = diagnose_config(_trace(tmp_path, events))
+    top = findings[0]
+    assert top.kind == "host_sync" and "aten::item" in top.summary
+    assert top.estimated_gain_ms == pytest.approx(0.390)  # per step: GPU idle from the kernel end (120) to 510
+
+
+def test_pageable_copy_inside_step_is_h2d_transfer(tmp_path):
+    events = []
+    for n in range(2):
+        t0 = 2000 * n
+        events += _step(n, t0, 1500, [runtime("cudaMemcpyAsync", t0 + 5, 900, 100 + n),
+                                       memcpy(t0 + 10, 890, 100 + n, nbytes=64 << 20)]
+                        + launch(t0 + 910, 5, 200 + n, t0 + 915, 50))
+    top = diagnose_config(_trace(tmp_path, events))[0]
+    assert top.kind == "h2d_transfer" and top.estimated_gain_ms >= 0.89
+    assert any("pageable" in e.text and e.value == 1.0 for e in top.evidence)
+
+
+def test_serialized_streams(tmp_path):
+    events = []
+    for i in range(4):
+        events += launch(-50 + i, 0.5, 10 + i, 200 * i, 100, stream=7) + launch(-40 + i, 0.5, 20 + i, 200 * i + 100, 100, stream=8)
+    events.append(runtime("cudaStreamWaitEvent", -45, 1, 99))
+    findings = diagnose_config(_trace(tmp_path, events))
+    assert findings[0].kind == "stream_serialization"
+    assert findings[0].estimated_gain_ms == pytest.approx(0.4)  # no steps: the whole window is one step
+
+
+def test_healthy_control_gets_no_alarm(tmp_path):
+    events = []
+    for n in range(3):  # GEMM kernels back to back, launched well ahead; one harness sync per step
+        t0 = 2000 * n
+        body = [launch(t0 + 5 * k, 4, 100 * n + k, t0 + 20 + 490 * k, 490, name="sm90_xmma_gemm_bf16")
+                for k in range(4)]
+        events += _step(n, t0, 1990, [e for pair in body for e in pair])
+        events.append(runtime("cudaDeviceSynchronize", t0 + 1700, 300, 999 + n))
+    ev = _trace(tmp_path, events)
+    table = OpTable((OpStat("aten::mm", "gemm/matmul/einsum", 12, 5880, 5880, 1.0, 30.0),), "device", 5880, 3, "trace")
+    findings = diagnose_config(ConfigEvidence(op_table=table, timeline=ev.timeline, facts=ev.facts))
+    assert _kinds(findings, alarms_only=True) == []
+    assert _kinds(findings) == ["compute_bound"]
+
+
+def _table(*rows, basis="device", total_us=1000.0):
+    ops = tuple(OpStat(name, cat, 10, share * total_us, share * total_us, share, share * total_us)
+                for name, cat, share in rows)
+    return OpTable(ops, basis, total_us, 1, "profiler", kernel_count=100, small_kernel_count=90, small_kernel_us=5.0)
+
+
+def test_fragmented_ops_and_threshold_override(tmp_path):
+    table = _table(("aten::add", "elementwise/activation", 0.2), ("aten::cat", "concat/index/gather/scatter", 0.2),
+                   ("aten::conv2d", "convolution", 0.6))
+    ev = ConfigEvidence(op_table=table)
+    assert "fragmented_ops" in _kinds(diagnose_config(ev))
+    strict = tmp_path / "t.toml"
+    strict.write_text("fragmented_share = 0.5\n")
+    assert "fragmented_ops" not in _kinds(diagnose_config(ev, load_thresholds(strict)))
+
+
+@pytest.mark.parametrize("text, message", [("fragmented_share = ", "invalid TOML"), ("nope = 1", "unknown threshold"),
+                                           ('superlinear_ratio = "x"', "non-negative number")])
+def test_bad_threshold_file_is_usage_error(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load_thresholds(path)
+
+
+def test_system_view_names_the_host_function_and_reads_low_cpu_as_waiting(tmp_path):
+    events = _step(0, 0, 1000, launch(10, 5, 1, 20, 50))
+    ev = _trace(tmp_path, events)
+    hot = SystemView(cpu_utilization=0.9, hotspots=(HostHotspot("torch/nn/modules/conv.py:450 forward", 0.5, 0.3),
+                                                    HostHotspot("prep.py:12 build_mask", 0.4, 0.35)))  # fmt: skip
+    found = diagnose_config(ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=hot))
+    prep = next(f for f in found if f.kind == "cpu_preprocess")
+    assert "prep.py:12 build_mask" in prep.summary and prep.estimated_gain_ms == pytest.approx(0.35)
+    idle = diagnose_config(ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=SystemView(cpu_utilization=0.2)))
+    assert any(f.kind == "host_sync" and any(e.source == "system" for e in f.evidence) for f in idle)
+
+
+def _ok(batch, median_ms, size=64, precision="fp32", mem=1 << 20, reserved=None, model="m"):
+    r = config(latency_samples(median_ms, 0.01, n=20), model=model, size=size, batch=batch, precision=precision,
+               peak_mem_bytes=mem)
+    return r if reserved is None else r.__class__(**{**r.__dict__, "peak_reserved_bytes": reserved})
+
+
+def test_run_level_kinds():
+    results = [_ok(1, 1.0), _ok(2, 4.0), config([], batch=4, status="oom", model="m"),
+               _ok(1, 1.5, precision="bf16"), _ok(1, 1.0, size=128, mem=300 << 20, reserved=1 << 30)]
+    kinds = _kinds(diagnose_run([], results))
+    assert kinds.count("memory_pressure") == 3  # throughput drop, OOM at batch 4, reserved 3.4x allocated
+    assert "precision_mismatch" in kinds
+
+
+def test_superlinear_scaling_from_op_tables():
+    small, large = _ok(1, 1.0, size=64), _ok(1, 20.0, size=128)  # 4x the points
+    t_small = _table(("aten::native_group_norm", "normalization", 0.5), total_us=600)
+    t_large = _table(("aten::native_group_norm", "normalization", 0.5), total_us=9600)  # 0.3 -> 4.8 ms: 16x
+    evidence = [ConfigEvidence(result=small, op_table=t_small), ConfigEvidence(result=large, op_table=t_large)]
+    found = [f for f in diagnose_run(evidence, [small, large]) if f.kind == "superlinear_scaling"]
+    assert len(found) == 1 and found[0].estimated_gain_ms == pytest.approx(4.8 - 0.3 * 4)
+
+
+def test_severity_floor_keeps_small_stakes_quiet():
+    assert DEFAULT_THRESHOLDS.severity(0.01) is None and DEFAULT_THRESHOLDS.severity(0.3) == "high"

@@ -1,0 +1,43 @@
+"""Roofline arithmetic on ops whose FLOPs and bytes are known by hand."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from surrobench.analysis.ops import OpStat, OpTable
+from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
+
+
+def test_matmul_flops_are_2mnk_and_bytes_are_inputs_plus_output():
+    m, k, n = 8, 16, 32
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    costs = count_op_costs(lambda: a @ b)
+    mm = costs["aten::mm"]
+    assert mm.flops == 2 * m * n * k
+    assert mm.bytes == (m * k + k * n + m * n) * 4
+    assert mm.calls == 1 and mm.dtypes == {"float32"}
+
+
+def test_roofline_verdicts_against_the_ridge():
+    ceilings = Ceilings("dev", copy_gbps=1000.0, matmul_tflops={"fp32": 10.0})  # ridge 10 FLOP/byte
+    costs = count_op_costs(lambda: (torch.randn(256, 256) @ torch.randn(256, 256)).relu())
+    table = OpTable((OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 0.5, 1.0),
+                     OpStat("aten::relu", "elementwise/activation", 1, 10.0, 10.0, 0.5, 1.0)),
+                    "device", 20.0, 1, "profiler")  # fmt: skip
+    report = roofline(table, costs, ceilings, "fp32")
+    assert report.ridge_flop_per_byte == pytest.approx(10.0)
+    ops = {o.name: o for o in report.ops}
+    mm = ops["aten::mm"]
+    assert mm.intensity == pytest.approx(2 * 256**3 / (3 * 256 * 256 * 4))  # 42.7 FLOP/byte
+    assert mm.bound == "compute" and mm.achieved_tflops == pytest.approx(2 * 256**3 / 10e-6 / 1e12)
+    assert mm.ceiling_fraction == pytest.approx(mm.achieved_tflops / 10.0)
+    relu = ops["aten::relu"]
+    assert relu.bound == "memory" and relu.flops == 0
+    assert relu.achieved_gbps == pytest.approx(2 * 256 * 256 * 4 / 10e-6 / 1e9)
+    assert relu.gain_ms == pytest.approx(0.010 - 2 * 256 * 256 * 4 / 1000e9 * 1e3)
+
+
+def test_unmeasured_precision_uses_its_stand_in():
+    assert H200_FALLBACK.peak_tflops("fp16") == H200_FALLBACK.peak_tflops("bf16") == 782.0
+    assert H200_FALLBACK.ridge_flop_per_byte("fp32") == pytest.approx(51e12 / 4184e9)
