@@ -75,8 +75,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops above the ridge point (roofline), or GEMM/convolution ops holding most of the time (no
-    roofline). Near the matmul peak this is the healthy verdict (``info``); far below it, the gap to the
-    peak is the gain."""
+    roofline). Near the matmul peak this is the healthy verdict (``info``); below ``compute_efficient_fraction``
+    of it, ``low`` with the gap to the peak as the gain (an upper bound: see the comment below)."""
     step = ev.step_ms()
     if not step:
         return None
@@ -100,10 +100,9 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                               f"({ev.roofline.precision})", o.ceiling_fraction, "fraction") for o in ops)
     fraction = sum(o.time_ms * o.ceiling_fraction for o in ops) / sum(o.time_ms for o in ops)
     gain = sum(o.gain_ms for o in ops)
-    if fraction >= th.compute_efficient_fraction:
-        severity = "info"
-    else:
-        severity = th.severity(gain / step) or "info"
+    # Below the peak is at most "low": the peak is a large square GEMM's, which a convolution with few
+    # channels cannot reach whatever the user does; the structural bottlenecks rank above it.
+    severity = "low" if fraction < th.compute_efficient_fraction and th.severity(gain / step) else "info"
     return Finding("compute_bound", severity, f"compute-bound ops at {fraction:.0%} of the {ev.roofline.precision} "
                    "matmul peak", evidence, "healthy near the peak; to go faster lower the precision (tf32, bf16) or "
                    "the FLOPs" if severity == "info" else "reach the peak: tf32/bf16 tensor cores, aligned shapes "
