@@ -5,7 +5,8 @@ state must not leak into the stability measurement), so ``surrobench profile`` a
 ``surrobench run --profile torch`` start this module once per config::
 
     python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
-        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz]
+        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz] \\
+        [--control-fifo CTL,ACK]
 
 ``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
 The child builds the model and inputs exactly as the timing runner does
@@ -20,6 +21,15 @@ before the active steps and ``cudaProfilerStop`` after them, so Nsight Systems c
     nsys profile --trace=cuda,nvtx,osrt --capture-range=cudaProfilerApi \\
         python -m surrobench.collect.child --config CONFIG.json --result RESULT.json --profiler none
     perf stat -e task-clock,context-switches python -m surrobench.collect.child ... --profiler none
+
+``--control-fifo CTL,ACK`` (with ``--profiler none``) speaks perf's control protocol around the same
+active steps: ``enable`` before the first, ``disable`` after the last, each written to the FIFO ``CTL``
+and answered by a line holding ``ack`` on ``ACK`` (``perf stat --control`` in perf >= 5.9). So perf counts
+only the measured steps, not Python start-up, imports, model build and warm-up::
+
+    mkfifo ctl ack
+    perf stat -x, --delay=-1 --control=fifo:ctl,ack -- \\
+        python -m surrobench.collect.child ... --profiler none --control-fifo ctl,ack
 
 ``RESULT.json`` (schema ``surrobench/profile-child-v1``) holds the status (``ok``, ``oom``, ``error``),
 per-step host times in ms, the op table, warnings and the trace path. The exit code is 0 whenever the
@@ -68,15 +78,45 @@ def config_from_json(d: dict) -> ExecConfig:
     return ExecConfig(**{**d, "shape": spec})
 
 
-def _plain_steps(step, plan: ProfileSchedule, device: str) -> dict:
-    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop."""
+class ControlFifo:
+    """The writing side of perf's control protocol over two FIFOs (see the module docstring).
+
+    Raises:
+        RuntimeError: the peer closed the ACK FIFO or answered something other than ``ack``.
+    """
+
+    def __init__(self, ctl: Path, ack: Path):
+        self._ctl = open(ctl, "w")  # held for the whole loop, closed by close()
+        self._ack = open(ack, "rb")
+
+    def send(self, command: str) -> None:
+        """Write ``command`` and wait for the peer's ``ack`` (perf may prefix it with a NUL byte)."""
+        self._ctl.write(command + "\n")
+        self._ctl.flush()
+        reply = self._ack.readline()
+        if b"ack" not in reply:
+            raise RuntimeError(f"control FIFO: expected 'ack' after {command!r}, got {reply!r}")
+
+    def close(self) -> None:
+        self._ctl.close()
+        self._ack.close()
+
+
+def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo | None = None) -> dict:
+    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop and,
+    with ``control``, with ``enable``/``disable`` commands."""
     step_ms = []
     for i in range(plan.total):
-        if device == "cuda" and i == plan.wait + plan.warmup:
-            torch.cuda.profiler.start()
+        if i == plan.wait + plan.warmup:
+            if device == "cuda":
+                torch.cuda.profiler.start()
+            if control is not None:
+                control.send("enable")
         t0 = time.perf_counter_ns()
         step(i)
         step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+    if control is not None:
+        control.send("disable")
     if device == "cuda":
         torch.cuda.profiler.stop()
     return {"step_ms": step_ms, "active_step_ms": step_ms[plan.wait + plan.warmup:], "op_table": None,
@@ -84,8 +124,9 @@ def _plain_steps(step, plan: ProfileSchedule, device: str) -> dict:
 
 
 def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_stack: bool = False,
-               trace_path: Path | None = None) -> dict:  # fmt: skip
-    """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it."""
+               trace_path: Path | None = None, control: ControlFifo | None = None) -> dict:  # fmt: skip
+    """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it.
+    ``control`` (only with ``profiler="none"``) brackets the active steps, see :class:`ControlFifo`."""
     prepared = prepare_model(resolve_model(cfg.model), cfg.device, cfg.seed)
     with contextlib.ExitStack() as stack:
         with phase_range("data_prep", cfg.device):
@@ -94,7 +135,7 @@ def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_st
         warm_up(step, cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
         if profiler == "none":
-            body = _plain_steps(phased, plan, cfg.device)
+            body = _plain_steps(phased, plan, cfg.device, control)
         else:
             capture = profile_steps(phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path)
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
@@ -121,6 +162,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--active", type=int, default=ProfileSchedule.active)
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
+    p.add_argument("--control-fifo", default=None, metavar="CTL,ACK",
+                   help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)")
     return p
 
 
@@ -133,23 +176,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"surrobench.collect.child: error: --config {args.config}: {exc}", file=sys.stderr)
         return 2
     plan = ProfileSchedule(args.wait, args.warmup, args.active)
+    control = None
+    if args.control_fifo is not None:
+        if args.profiler != "none" or args.control_fifo.count(",") != 1:
+            print("surrobench.collect.child: error: --control-fifo CTL,ACK needs --profiler none", file=sys.stderr)
+            return 2
+        control = ControlFifo(*map(Path, args.control_fifo.split(",")))
     try:
-        result = run_config(cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out)
+        result = run_config(cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out,
+                            control=control)  # fmt: skip
     except torch.cuda.OutOfMemoryError as exc:
         result = _failure("oom", exc)
     except Exception as exc:  # the model's failure is a status, as in the runner
         result = _failure("error", exc)
+    finally:
+        if control is not None:
+            control.close()
     args.result.write_text(json.dumps(result) + "\n")
     return 0
 
 
 def child_argv(config_path: Path, result_path: Path, plan: ProfileSchedule, *, profiler: str = "torch",
-               with_stack: bool = False, trace_path: Path | None = None) -> list[str]:  # fmt: skip
-    """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``)."""
+               with_stack: bool = False, trace_path: Path | None = None,
+               control_fifo: tuple[Path, Path] | None = None) -> list[str]:  # fmt: skip
+    """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``).
+    ``control_fifo`` is the (CTL, ACK) FIFO pair of ``--control-fifo``."""
     argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path),
             "--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait),
             "--warmup", str(plan.warmup), "--active", str(plan.active)]  # fmt: skip
     argv += ["--with-stack"] if with_stack else []
+    argv += ["--control-fifo", f"{control_fifo[0]},{control_fifo[1]}"] if control_fifo is not None else []
     return argv + (["--trace-out", str(trace_path)] if trace_path is not None else [])
 
 

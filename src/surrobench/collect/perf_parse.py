@@ -1,0 +1,249 @@
+"""Readers for what Linux ``perf`` and py-spy write, and why a counter is missing.
+
+Pure functions over text, tested on output captured on a real (virtual) machine in
+``tests/fixtures/perf/``. The formats:
+
+- ``perf stat -x,`` (perf 6.1, ``tools/perf/Documentation/perf-stat.txt``, "CSV FORMAT"): one line per
+  event, ``value,unit,event,run-time-ns,percent-running,metric-value,metric-unit``. ``value`` is a count
+  (``task-clock`` in msec), or ``<not supported>`` (the PMU or kernel has no such event) or
+  ``<not counted>`` (the event was never scheduled while enabled). ``percent-running`` below 100 means the
+  counter was multiplexed with others and perf scaled its value up from the time it ran.
+- ``perf report --stdio --no-children -F overhead,dso,sym -g none``: ``  44.67%  libgomp.so.1  [.] sym``.
+  With ``--children`` a second percentage (self) follows the first (inclusive).
+- py-spy's ``--format flamegraph`` SVG, drawn by inferno: one ``<g>`` per stack frame holding
+  ``<title>NAME (N samples, P%)</title>`` and a ``<rect>`` whose ``fg:x``/``fg:w`` attributes (namespace
+  ``http://github.com/jonhoo/inferno``) are the frame's first sample and its width in samples.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from surrobench.collect.system_view import HostHotspot
+
+PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses",
+               "task-clock", "context-switches", "cpu-migrations", "page-faults")  # fmt: skip
+HARDWARE_EVENTS = frozenset(PERF_EVENTS[:6])
+"""Events counted by the CPU's PMU; the rest are kernel software events, available in any VM."""
+
+NOT_SUPPORTED, NOT_COUNTED, COUNTED = "not supported", "not counted", "counted"
+_PERMISSION_MARKERS = ("perf_event_paranoid", "Permission denied", "Access to performance monitoring")
+_REPORT_LINE = re.compile(
+    r"^\s*(?P<first>\d+(?:\.\d+)?)%\s+(?:(?P<second>\d+(?:\.\d+)?)%\s+)?(?:(?P<dso>\S+)\s+)?"
+    r"\[(?P<mode>[.kgHu])\]\s+(?P<sym>.+?)\s*$"
+)
+_UNRESOLVED = re.compile(r"^(0x)?[0-9a-f]+$")
+_TITLE = re.compile(r"^(?P<name>.*) \((?P<n>[\d,]+) samples?, [\d.]+%\)$")
+_FG = "{http://github.com/jonhoo/inferno}"
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+@dataclass(frozen=True)
+class CounterReading:
+    """One line of ``perf stat -x,``.
+
+    Attributes:
+        event: base event name (``cycles:u`` and ``cpu_core/cycles/`` become ``cycles``).
+        value: the (multiplex-scaled) count, ``task-clock`` in ms; None unless ``status`` is counted.
+        status: ``counted``, ``not supported`` or ``not counted``.
+        running_share: fraction of the enabled time the counter ran (perf's percent column / 100);
+            under 1 means multiplexed and scaled.
+    """
+
+    event: str
+    value: float | None
+    status: str
+    running_share: float | None
+
+
+@dataclass(frozen=True)
+class PerfAccess:
+    """What limits perf on this host: ``perf_event_paranoid``, a hypervisor, root."""
+
+    paranoid: int | None
+    virtualized: bool
+    root: bool
+
+
+@dataclass(frozen=True)
+class CounterSummary:
+    """Counters of one window and the ratios derived from them (None when an input is unavailable).
+
+    Attributes:
+        counters: event -> count (``task-clock`` in ms), None when unavailable.
+        unavailable: event -> reason.
+        multiplexed: event -> running share, for events that ran under 100% of the window.
+        ipc: instructions / cycles.
+        cache_miss_rate: cache-misses / cache-references (fraction).
+        branch_miss_rate: branch-misses / branches (fraction).
+    """
+
+    counters: dict[str, float | None]
+    unavailable: dict[str, str]
+    multiplexed: dict[str, float] = field(default_factory=dict)
+    ipc: float | None = None
+    cache_miss_rate: float | None = None
+    branch_miss_rate: float | None = None
+
+
+def _base_event(name: str) -> str:
+    if "/" in name:  # hybrid PMUs: cpu_core/cycles/
+        name = name.strip("/").split("/")[-1]
+    return name.split(":")[0]
+
+
+def parse_stat_csv(text: str) -> list[CounterReading]:
+    """The counter lines of ``perf stat -x,`` output; comments, blank and message lines are skipped."""
+    readings = []
+    for line in text.splitlines():
+        parts = line.split(",")
+        if line.startswith("#") or len(parts) < 5:
+            continue
+        raw, event, pct = parts[0].strip(), _base_event(parts[2].strip()), parts[4].strip()
+        running = float(pct) / 100 if pct else None
+        if raw.startswith("<"):
+            status = NOT_SUPPORTED if "supported" in raw else NOT_COUNTED
+            readings.append(CounterReading(event, None, status, running))
+        else:
+            readings.append(CounterReading(event, float(raw), COUNTED, running))
+    return readings
+
+
+def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
+    """Read ``sys/kernel/perf_event_paranoid`` and the ``hypervisor`` CPU flag (set by every hypervisor
+    for its guests, Intel SDM CPUID.1:ECX[31]) under ``proc``."""
+    try:
+        paranoid = int((proc / "sys/kernel/perf_event_paranoid").read_text().strip())
+    except (OSError, ValueError):
+        paranoid = None
+    try:
+        virtualized = any(line.startswith("flags") and " hypervisor" in line
+                          for line in (proc / "cpuinfo").read_text().splitlines())  # fmt: skip
+    except OSError:
+        virtualized = False
+    return PerfAccess(paranoid, virtualized, os.geteuid() == 0)
+
+
+def permission_reason(stderr: str, access: PerfAccess) -> str | None:
+    """Why perf refused to count at all, from its stderr, or None when it did not refuse."""
+    if not any(marker in stderr for marker in _PERMISSION_MARKERS):
+        return None
+    return (f"perf_event_paranoid={access.paranoid} forbids perf events for this user: run as root or with "
+            "CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=1)")  # fmt: skip
+
+
+def unavailable_reason(reading: CounterReading, access: PerfAccess) -> str:
+    """Why ``reading`` has no value, from its status, the event kind and the host."""
+    if reading.status == NOT_COUNTED:
+        return "not counted: enabled but never scheduled in the window (multiplexed out, or never enabled)"
+    if reading.event not in HARDWARE_EVENTS:
+        return "not supported by this kernel"
+    if access.virtualized:
+        return "not supported: virtual machine whose hypervisor exposes no hardware counters (PMU)"
+    return "not supported by this CPU's PMU or its kernel driver"
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return num / den if num is not None and den else None
+
+
+def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> CounterSummary:
+    """Counters, reasons for the missing ones, multiplexing, IPC and miss rates of one ``perf stat`` run.
+
+    Events perf printed more than once (one line per PMU on hybrid CPUs) are added up.
+    """
+    counters: dict[str, float | None] = {}
+    unavailable: dict[str, str] = {}
+    multiplexed: dict[str, float] = {}
+    for r in readings:
+        if r.status != COUNTED:
+            counters.setdefault(r.event, None)
+            unavailable.setdefault(r.event, unavailable_reason(r, access))
+            continue
+        counters[r.event] = (counters.get(r.event) or 0.0) + r.value
+        unavailable.pop(r.event, None)
+        if r.running_share is not None and r.running_share < 1:
+            multiplexed[r.event] = r.running_share
+    c = counters.get
+    return CounterSummary(counters, unavailable, multiplexed, ipc=_ratio(c("instructions"), c("cycles")),
+                          cache_miss_rate=_ratio(c("cache-misses"), c("cache-references")),
+                          branch_miss_rate=_ratio(c("branch-misses"), c("branches")))  # fmt: skip
+
+
+def parse_perf_report(text: str) -> tuple[HostHotspot, ...]:
+    """Hot spots from ``perf report --stdio`` (with or without ``--children``), in report order.
+
+    Unresolved symbols (a bare address) are named with their shared object, ``libgomp.so.1 0x1de62``;
+    kernel symbols get `` [kernel]``.
+    """
+    spots = []
+    for line in text.splitlines():
+        m = _REPORT_LINE.match(line)
+        if m is None or line.lstrip().startswith("#"):
+            continue
+        sym, dso = m["sym"], m["dso"] or ""
+        if _UNRESOLVED.match(sym):
+            sym = f"{dso} 0x{int(sym, 16):x}".strip()
+        elif m["mode"] == "k":
+            sym += " [kernel]"
+        first = float(m["first"]) / 100
+        self_share = float(m["second"]) / 100 if m["second"] else first
+        spots.append(HostHotspot(sym, first, self_share, "perf"))
+    return tuple(spots)
+
+
+def _union_width(intervals: list[tuple[int, int]]) -> int:
+    total, end = 0, None
+    for lo, hi in sorted(intervals):
+        if end is None or lo >= end:
+            total, end = total + hi - lo, hi
+        elif hi > end:
+            total, end = total + hi - end, hi
+    return total
+
+
+def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
+    """Per-function inclusive and self shares from an inferno flame graph SVG (py-spy ``-f flamegraph``).
+
+    Inclusive: the union of the function's frames' sample ranges (a recursive function counts once).
+    Self: each frame's width less its children's (frames one row further from the root inside its range).
+
+    Returns:
+        The hot spots, largest inclusive share first, and the number of samples.
+
+    Raises:
+        ValueError: not an SVG with inferno's frame attributes.
+    """
+    frames = []  # (name, y, x, w)
+    for g in ET.fromstring(text).iter(f"{_SVG}g"):
+        title, rect = g.find(f"{_SVG}title"), g.find(f"{_SVG}rect")
+        m = _TITLE.match(title.text or "") if title is not None else None
+        if m is None or rect is None or f"{_FG}x" not in rect.attrib:
+            continue
+        frames.append((m["name"], float(rect.get("y")), int(rect.get(f"{_FG}x")), int(rect.get(f"{_FG}w"))))
+    root = next((f for f in frames if f[0] == "all"), None)
+    if root is None or root[3] == 0:
+        raise ValueError("no inferno flame graph frames (expected an 'all' frame with fg:x/fg:w attributes)")
+    total = root[3]
+    rows = sorted({abs(f[1] - root[1]) for f in frames})
+    by_depth: dict[int, list[tuple[int, int]]] = {}
+    for name, y, x, w in frames:
+        by_depth.setdefault(rows.index(abs(y - root[1])), []).append((x, w))
+    for row in by_depth.values():
+        row.sort()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    selfs: dict[str, int] = {}
+    for name, y, x, w in frames:
+        if name == "all":
+            continue
+        children = by_depth.get(rows.index(abs(y - root[1])) + 1, [])
+        lo, hi = bisect.bisect_left(children, (x, -1)), bisect.bisect_left(children, (x + w, -1))
+        selfs[name] = selfs.get(name, 0) + w - sum(cw for _, cw in children[lo:hi])
+        spans.setdefault(name, []).append((x, x + w))
+    spots = [HostHotspot(name, _union_width(iv) / total, selfs[name] / total, source) for name, iv in spans.items()]
+    return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total
