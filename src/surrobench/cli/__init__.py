@@ -24,7 +24,7 @@ app = typer.Typer(
 
 def _register() -> None:
     # Each command module adds itself to ``app`` on import.
-    from surrobench.cli import analyze, calibrate, compare, diagnose, models, profile, report, run, scenarios, show  # noqa: F401
+    from surrobench.cli import analyze, calibrate, compare, diagnose, models, perf, profile, report, run, scenarios, show  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

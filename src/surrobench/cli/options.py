@@ -13,11 +13,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from surrobench.collect.nsys import NsysOptions, require_nsys
+from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
-from surrobench.execution.sweep import SweepRequest, resolve_device
+from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
 
@@ -110,8 +112,8 @@ def command_line() -> str:
 
 
 # Profiling options, shared by ``profile`` and ``run --profile torch`` (issue 3; course ch. 3, section 2).
-PROFILERS = ("none", "torch")
-ProfileOpt = typer.Option("none", "--profile", help="After timing, profile each config in a child process: none or torch.")
+PROFILERS = ("none", "torch", "perf", "nsys")
+ProfileOpt = typer.Option("none", "--profile", help="After timing, profile each config in a child process: none, torch, perf or nsys.")
 ProfileWaitOpt = typer.Option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
 ProfileWarmupOpt = typer.Option(DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded.")
 ProfileActiveOpt = typer.Option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
@@ -132,3 +134,39 @@ def build_profile_options(
     plan = ProfileSchedule(wait, warmup, active)
     plan.check(iters)
     return ProfileOptions(schedule=plan, with_stack=with_stack, trace_dir=prepare_trace_dir(trace_out), gzip=gzip)
+
+
+# The system-level pass (``perf``, ``run --profile perf``; issue 7) and Nsight Systems (``--profile nsys``; issue 4).
+PerfWindowOpt = typer.Option(DEFAULT_WINDOW_S, "--perf-window-s", help="Seconds of measured steps under perf and py-spy.")
+FlamegraphOutOpt = typer.Option(Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config.")
+HostTopOpt = typer.Option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
+CudaMemoryUsageOpt = typer.Option(False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead).")
+
+
+def build_perf_options(window_s: float, flamegraph_out: Path, top: int) -> PerfOptions:
+    """Validate the system-pass options and create the flame graph folder.
+
+    Raises:
+        UsageError: a window of 0 s or less, ``--host-top`` < 1, or a folder that cannot be written.
+    """
+    if window_s <= 0:
+        raise UsageError(f"--perf-window-s {window_s}: must be > 0")
+    if top < 1:
+        raise UsageError(f"--host-top {top}: keep at least 1 hot spot")
+    return PerfOptions(window_s, prepare_trace_dir(flamegraph_out, "--flamegraph-out"), top)
+
+
+def build_nsys_options(request: SweepRequest, wait: int, warmup: int, active: int, iters: int,
+                       trace_out: Path, cuda_memory_usage: bool) -> NsysOptions:  # fmt: skip
+    """Validate the schedule and trace folder, and check that ``nsys`` exists before anything runs.
+
+    Raises:
+        UsageError: as :func:`build_profile_options`, or ``nsys`` is missing (with the command to run
+            where it is).
+    """
+    plan = ProfileSchedule(wait, warmup, active)
+    plan.check(iters)
+    options = NsysOptions(plan, prepare_trace_dir(trace_out), cuda_memory_usage)
+    configs, _ = plan_sweep(request)
+    require_nsys(configs[0], "nsys", options)
+    return options

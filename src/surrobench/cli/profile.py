@@ -1,6 +1,11 @@
 """``surrobench profile``: time each config, then profile it in a child process and print its op table
 with the four readings (course ch. 3, section 2). ``--json`` writes ``surrobench/profile-v1``:
-``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``."""
+``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``.
+
+``--profile nsys`` runs each config's child under Nsight Systems instead (course ch. 3, section 3;
+:mod:`surrobench.collect.nsys`) and prints the timeline analysis of each report; ``profiles`` then holds
+``NsysReport.to_json()`` objects. Where nsys is missing it exits 2 before timing, with the command to run
+where it is."""
 
 from __future__ import annotations
 
@@ -10,18 +15,21 @@ import typer
 
 from surrobench.cli import app
 from surrobench.cli.options import (
-    BatchOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
-    ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
-    WarmupOpt, WithStackOpt, build_profile_options, build_request, check_writable, console, err_console,
-    write_json,
+    BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
+    ModelOpt, PrecisionOpt, ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt,
+    TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_profile_options,
+    build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
-from surrobench.cli.run import timed_and_profiled
+from surrobench.cli.run import render_phase_report, timed_and_profiled
+from surrobench.collect.nsys import NsysOptions, nsys_config
 from surrobench.errors import UsageError
+from surrobench.execution.sweep import SweepRequest
 from surrobench.report.op_tables import op_table_rich, reading_lines
 from surrobench.results.store import ResultStore
 
 PROFILE_SCHEMA = "surrobench/profile-v1"
 TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
+ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
 
 
 @app.command()
@@ -32,14 +40,21 @@ def profile(
     db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
     profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt,
     with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt, trace_gzip: bool = TraceGzipOpt,
-    top: int = TopOpt,
+    top: int = TopOpt, tool: str = ProfileToolOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt,
 ) -> None:  # fmt: skip
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
     if top < 1:
         raise UsageError(f"--top {top}: show at least 1 row")
+    if tool not in ("torch", "nsys"):
+        raise UsageError(f"--profile {tool!r}: choose torch or nsys")
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
                             cudnn_benchmark, input_sets, tag)  # fmt: skip
     check_writable(json_out, "--json")
+    if tool == "nsys":
+        options = build_nsys_options(request, profile_wait, profile_warmup, profile_active, iters, trace_out,
+                                     cuda_memory_usage)  # fmt: skip
+        _profile_nsys(request, db, json_out, options)
+        return
     options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,
                                     trace_gzip, iters)  # fmt: skip
     with ResultStore(db) as store:
@@ -57,3 +72,17 @@ def profile(
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
     console.print(f"stored in {db} as run {record.run_id}")
     write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": profiles})
+
+
+def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, options: NsysOptions) -> None:
+    """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
+    with ResultStore(db) as store:
+        record, warnings, reports = timed_and_profiled(request, store, options, nsys_config)
+    for report in reports:
+        console.print(render_phase_report(report))
+        if report.report:
+            console.print(f"nsys report: {report.report}", highlight=False)
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print(f"stored in {db} as run {record.run_id}")
+    write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})

@@ -1,5 +1,8 @@
 """``surrobench run``: the benchmark sweep (workload x execution), stored and tabulated; with
-``--profile torch`` a profiling phase follows (one child process per config, :mod:`surrobench.collect`)."""
+``--profile torch|perf|nsys`` a profiling phase follows (one child process per config,
+:mod:`surrobench.collect`): torch.profiler op tables, the system-level pass (perf counters, host hot
+spots, flame graph) or Nsight Systems reports analyzed as timelines. ``--profile nsys`` where nsys is
+missing exits 2 before timing, with the command to run where it is: the user asked for that tool."""
 
 from __future__ import annotations
 
@@ -9,12 +12,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from surrobench.cli import app
 from surrobench.cli.options import (
-    PROFILERS, BatchOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt,
-    PrecisionOpt, ProfileActiveOpt, ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt,
-    TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_profile_options, build_request, check_writable,
-    command_line, console, err_console, write_json,
+    PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
+    InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
+    ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
+    WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options, build_request,
+    check_writable, command_line, console, err_console, write_json,
 )  # fmt: skip
-from surrobench.collect.profile_phase import ProfileOptions, ProfileReport, profile_run
+from surrobench.cli.analyze import render_timeline
+from surrobench.collect.nsys import NsysReport, nsys_config
+from surrobench.collect.perf_phase import PerfReport, perf_config
+from surrobench.collect.profile_phase import ProfileOptions, ProfileReport, profile_config, profile_run
+from surrobench.report.system import system_view_rich
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepRequest, execute_sweep
 from surrobench.report.terminal import results_table
@@ -30,9 +38,10 @@ def _progress() -> Progress:
 
 
 def timed_and_profiled(
-    request: SweepRequest, store: ResultStore, options: ProfileOptions | None
+    request: SweepRequest, store: ResultStore, options: ProfileOptions | None, profile_one=profile_config,
 ) -> tuple[RunRecord, list[str], list[ProfileReport]]:
-    """The timing phase with a progress bar, then (with ``options``) the profiling phase.
+    """The timing phase with a progress bar, then (with ``options``) the profiling phase, one
+    ``profile_one`` per config (see :func:`profile_run`; its reports are of that profiler's kind).
 
     Returns:
         The run (``top_op`` set on profiled configs), the sweep's warnings and the profile reports.
@@ -54,10 +63,20 @@ def timed_and_profiled(
         record, reports = profile_run(
             request, record, store, options,
             on_report=lambda r: progress.update(profiling, advance=1, description=f"profiled {r.label()}"),
+            profile_one=profile_one,
         )  # fmt: skip
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     return record, warnings, reports
+
+
+def render_phase_report(report: PerfReport | NsysReport):
+    """Rich renderable of one perf or nsys report; a one-line status for a config that failed."""
+    if report.status != "ok":
+        return f"[yellow]{report.label()}: {report.status}: {report.error}[/]"
+    if isinstance(report, NsysReport):
+        return render_timeline(report.timeline)
+    return system_view_rich(report)
 
 
 @app.command()
@@ -68,21 +87,31 @@ def run(
     db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, profile: str = ProfileOpt,
     profile_wait: int = ProfileWaitOpt, profile_warmup: int = ProfileWarmupOpt,
     profile_active: int = ProfileActiveOpt, with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt,
-    trace_gzip: bool = TraceGzipOpt,
+    trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
+    host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
-        raise UsageError(f"--profile {profile!r}: choose {' or '.join(PROFILERS)}")
+        raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
                             cudnn_benchmark, input_sets, tag)  # fmt: skip
     check_writable(json_out, "--json")
-    options = None
+    options, profile_one = None, profile_config
     if profile == "torch":
         options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,
                                         trace_gzip, iters)  # fmt: skip
+    elif profile == "perf":
+        options, profile_one = build_perf_options(perf_window_s, flamegraph_out, host_top), perf_config
+    elif profile == "nsys":
+        options = build_nsys_options(request, profile_wait, profile_warmup, profile_active, iters, trace_out,
+                                     cuda_memory_usage)  # fmt: skip
+        profile_one = nsys_config
     with ResultStore(db) as store:
-        record, warnings, _ = timed_and_profiled(request, store, options)
+        record, warnings, reports = timed_and_profiled(request, store, options, profile_one)
     console.print(results_table(record.results, title=f"run {record.run_id} on {record.env['device_name']}"))
+    if profile in ("perf", "nsys"):
+        for report in reports:
+            console.print(render_phase_report(report))
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
     console.print(f"stored in {db} as run {record.run_id}")

@@ -68,9 +68,7 @@ class ProfileReport:
         """Config key, status, overhead, trace path, warnings, op table and readings (shares as fractions)."""
         c = self.config
         return {
-            "model": c.model, "input_shape": list(c.input_shape), "batch": c.batch, "precision": c.precision,
-            "device": c.device, "mode": c.mode, "status": self.status, "error": self.error,
-            "top_op": c.top_op, "profiled_step_ms": self.profiled_step_ms,
+            **config_key_json(c), "status": self.status, "error": self.error, "top_op": c.top_op, "profiled_step_ms": self.profiled_step_ms,
             "unprofiled_ms": c.latency_ms.median if c.latency_ms else None, "overhead": self.overhead,
             "trace_path": self.trace_path, "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,
@@ -78,30 +76,40 @@ class ProfileReport:
         }  # fmt: skip
 
 
-def prepare_trace_dir(path: Path) -> Path:
-    """Create the trace folder if needed and check that a file can be written there.
+def config_key_json(c: ConfigResult) -> dict:
+    """The keys that name a config in a report: model, input shape, batch, precision, device, mode."""
+    return {"model": c.model, "input_shape": list(c.input_shape), "batch": c.batch, "precision": c.precision,
+            "device": c.device, "mode": c.mode}  # fmt: skip
+
+
+def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
+    """Create the output folder given by option ``flag`` if needed and check that a file can be written there.
 
     Raises:
         UsageError: the path is a file, or the folder cannot be created or written.
     """
     if path.exists() and not path.is_dir():
-        raise UsageError(f"--trace-out {str(path)!r}: is a file; give a folder for one trace per config")
+        raise UsageError(f"{flag} {str(path)!r}: is a file; give a folder for one file per config")
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".surrobench-write-test"
         probe.touch()
         probe.unlink()
     except OSError as exc:
-        raise UsageError(f"--trace-out {str(path)!r}: cannot write there ({exc.strerror or exc})") from None
+        raise UsageError(f"{flag} {str(path)!r}: cannot write there ({exc.strerror or exc})") from None
     return path
 
 
+def config_stem(run_id: str, cfg: ExecConfig) -> str:
+    """``<run>_<model>_<shape>_b<batch>_<precision>_<mode>`` with unsafe characters as ``-``: a file name."""
+    return _UNSAFE.sub("-", f"{run_id}_{cfg.model}_{cfg.shape.label()}_b{cfg.batch}_{cfg.precision}_{cfg.mode}")
+
+
 def trace_file(options: ProfileOptions, run_id: str, cfg: ExecConfig) -> Path | None:
-    """``<trace_dir>/<run>_<model>_<shape>_b<batch>_<precision>_<mode>.json[.gz]``, or None."""
+    """``<trace_dir>/<config_stem>.json[.gz]``, or None."""
     if options.trace_dir is None:
         return None
-    stem = _UNSAFE.sub("-", f"{run_id}_{cfg.model}_{cfg.shape.label()}_b{cfg.batch}_{cfg.precision}_{cfg.mode}")
-    return options.trace_dir / (stem + (".json.gz" if options.gzip else ".json"))
+    return options.trace_dir / (config_stem(run_id, cfg) + (".json.gz" if options.gzip else ".json"))
 
 
 def profile_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
@@ -126,9 +134,14 @@ def profile_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store:
 
 def profile_run(
     request: SweepRequest, record: RunRecord, store: ResultStore, options: ProfileOptions,
-    on_report: Callable[[ProfileReport], None] = lambda report: None,
+    on_report: Callable[[ProfileReport], None] = lambda report: None, profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:  # fmt: skip
     """Profile every ``ok`` config of a finished timed run of ``request``.
+
+    ``profile_one(cfg, result, config_id, store, options, run_id)`` profiles one config and returns its
+    report (a :class:`ProfileReport`, or another profiler's report with ``config``, ``label()``,
+    ``status``, ``error`` and ``warnings``): :func:`profile_config` (torch.profiler) by default, or
+    ``collect.perf_phase.perf_config`` / ``collect.nsys.nsys_config`` with their options.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
@@ -141,7 +154,7 @@ def profile_run(
     for index, (cfg, result, config_id) in enumerate(zip(configs, record.results, ids)):
         if result.status != "ok":
             continue
-        report = profile_config(cfg, result, config_id, store, options, record.run_id)
+        report = profile_one(cfg, result, config_id, store, options, record.run_id)
         results[index] = report.config
         reports.append(report)
         on_report(report)

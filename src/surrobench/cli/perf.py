@@ -1,0 +1,43 @@
+"""``surrobench perf``: the system-level pass of the intro text (sections 1 and 4), "what is the CPU busy
+with", before the GPU timeline and the op table. Each config is timed, then its measured steps run under
+``perf stat`` (counters, IPC, CPU utilization), ``perf record -g`` and py-spy (host hot spots, flame
+graph) in child processes (:mod:`surrobench.collect.perf`). A missing ``perf`` or ``py-spy`` is a
+warning with its install line; the pass goes on with the other. ``--json`` writes ``surrobench/perf-v1``:
+``{"schema", "run": <run-v1>, "perf": [<PerfReport.to_json()>, ...]}``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from surrobench.cli import app
+from surrobench.cli.options import (
+    BatchOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, JsonOpt,
+    ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, SeedOpt, ShapeOpt, TagOpt, WarmupOpt, build_perf_options,
+    build_request, check_writable, console, err_console, write_json,
+)  # fmt: skip
+from surrobench.cli.run import render_phase_report, timed_and_profiled
+from surrobench.collect.perf_phase import PERF_SCHEMA, perf_config
+from surrobench.results.store import ResultStore
+
+
+@app.command()
+def perf(
+    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
+    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
+    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
+    db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, perf_window_s: float = PerfWindowOpt,
+    flamegraph_out: Path = FlamegraphOutOpt, host_top: int = HostTopOpt,
+) -> None:  # fmt: skip
+    """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
+    request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
+                            cudnn_benchmark, input_sets, tag)  # fmt: skip
+    check_writable(json_out, "--json")
+    options = build_perf_options(perf_window_s, flamegraph_out, host_top)
+    with ResultStore(db) as store:
+        record, warnings, reports = timed_and_profiled(request, store, options, perf_config)
+    for report in reports:
+        console.print(render_phase_report(report))
+    for warning in warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print(f"stored in {db} as run {record.run_id}")
+    write_json(json_out, {"schema": PERF_SCHEMA, "run": record.to_json(), "perf": [r.to_json() for r in reports]})

@@ -1,0 +1,51 @@
+"""The system view of one config (``surrobench perf``, ``run --profile perf``) as rich renderables."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+
+from surrobench.collect.perf_parse import PERF_EVENTS
+from surrobench.collect.perf_phase import PerfReport
+
+_NAME_WIDTH = 90
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…"
+
+
+def _fmt(value: float | None, spec: str, missing: str = "n/a") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def system_view_rich(report: PerfReport) -> Group:
+    """Headline (window, task-clock, CPU utilization, IPC, miss rates), the counter table with the
+    reason of each unavailable event, the host hot spots and the flame graph path."""
+    v, s = report.system.view, report.system.summary
+    parts: list = [
+        f"[bold]{report.label()}[/]: {report.steps} steps in {_fmt(v.wall_ms, '.1f')} ms; task-clock "
+        f"{_fmt(v.task_clock_ms, '.1f')} ms; CPU utilization {_fmt(v.cpu_utilization, '.2f')} CPUs; "
+        f"IPC {_fmt(v.ipc, '.2f')}; cache-miss rate {_fmt(s.cache_miss_rate if s else None, '.1%')}; "
+        f"branch-miss rate {_fmt(s.branch_miss_rate if s else None, '.1%')}"
+    ]
+    counters = Table(title="perf stat over the measured steps")
+    for col in ("event", "count", "note"):
+        counters.add_column(col, justify="right" if col == "count" else "left")
+    for event in PERF_EVENTS:
+        value = v.counters.get(event)
+        note = v.unavailable.get(event) or (f"multiplexed: ran {s.multiplexed[event]:.0%} of the window, scaled"
+                                            if s and event in s.multiplexed else "")  # fmt: skip
+        unit = " ms" if event == "task-clock" else ""
+        counters.add_row(event, "—" if value is None else f"{value:,.{2 if unit else 0}f}{unit}", note)
+    parts.append(counters)
+    if v.hotspots:
+        spots = Table(title="Host hot spots in the measured steps")
+        for col in ("share", "self", "sampler", "function"):
+            spots.add_column(col, justify="left" if col == "function" else "right")
+        for h in v.hotspots:
+            spots.add_row(f"{h.share:.1%}", _fmt(h.self_share, ".1%", ""), h.source, _short(h.function))
+        parts.append(spots)
+    if report.system.flamegraph:
+        parts.append(f"flame graph: {report.system.flamegraph}")
+    return Group(*parts)

@@ -1,0 +1,79 @@
+"""``surrobench perf`` end to end on the CPU with a user model whose forward spends its host time in a
+slow pure-Python ``make_boundary_mask``: the function must be named among the host hot spots (issue 7).
+Also ``--profile nsys`` where nsys is missing and the bad-input exits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from surrobench.cli import main
+from surrobench.collect.perf import PERF_INSTALL, PY_SPY_INSTALL, Tools
+from surrobench.collect.perf_parse import perf_access
+
+SLOW_MODEL = f"{Path(__file__).parent.parent / 'collect' / 'slow_mask_model.py'}:build"
+TOOLS = Tools.find()
+FAST = ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "5"]
+
+
+def run_cli(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code
+
+
+@pytest.mark.skipif(not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
+                    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})")  # fmt: skip
+def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    out, flames = tmp_path / "perf.json", tmp_path / "flames"
+    argv = ["perf", "-m", SLOW_MODEL, "--shape", "48", *FAST, "--perf-window-s", "0.6", "--db",
+            str(tmp_path / "r.db"), "--json", str(out), "--flamegraph-out", str(flames)]  # fmt: skip
+    assert run_cli(argv) == 0
+    stdout = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/perf-v1" and doc["run"]["schema"] == "surrobench/run-v1"
+    (report,) = doc["perf"]
+    assert report["status"] == "ok" and report["steps"] > 1
+    system = report["system"]
+    python = [h for h in system["hotspots"] if h["source"] == "py-spy"]
+    mask = next(h for h in python if h["function"].startswith("make_boundary_mask (slow_mask_model.py)"))
+    assert mask["share"] >= 0.10, python  # the diagnosis's threshold for naming a host function
+    assert any(h["source"] == "perf" for h in system["hotspots"])
+    assert system["task_clock_ms"] > 0 and system["wall_ms"] > 0
+    assert system["cpu_utilization"] == pytest.approx(system["task_clock_ms"] / system["wall_ms"])
+    assert system["counters"]["context-switches"] is not None
+    if perf_access().virtualized and system["counters"]["cycles"] is None:
+        assert "virtual machine" in system["unavailable"]["cycles"] and system["ipc"] is None
+    (svg,) = flames.iterdir()
+    assert system["flamegraph"] == str(svg) and "make_boundary_mask" in svg.read_text()
+    assert "make_boundary_mask" in stdout and "CPU utilization" in stdout and "task-clock" in stdout
+
+
+@pytest.mark.skipif(shutil.which("nsys") is not None, reason="nsys is installed here")
+@pytest.mark.parametrize("command", [["profile", "--profile", "nsys"], ["run", "--profile", "nsys"]])
+def test_nsys_missing_is_one_line_with_the_command(tmp_path, capsys, command):
+    traces = tmp_path / "traces"
+    argv = [*command, "-m", "pinn-mlp", "--shape", "64", *FAST, "--profile-wait", "0", "--profile-warmup", "0",
+            "--profile-active", "2", "--db", str(tmp_path / "r.db"), "--trace-out", str(traces)]  # fmt: skip
+    assert run_cli(argv) == 2
+    (err,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("surrobench: error:")]
+    assert "nsys is not on PATH" in err
+    assert "nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas" in err and "--profiler none" in err
+    (config,) = traces.glob("*.config.json")
+    assert str(config) in err and json.loads(config.read_text())["model"] == "pinn-mlp"
+    assert not (tmp_path / "r.db").exists()  # nothing was timed
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["perf", "--perf-window-s", "0"], "--perf-window-s"),
+    (["perf", "--host-top", "0"], "--host-top"),
+    (["run", "--profile", "vtune"], "--profile"),
+    (["profile", "--profile", "perf"], "--profile"),
+])  # fmt: skip
+def test_bad_perf_options_exit_2(tmp_path, capsys, argv, where):
+    assert run_cli([*argv, "-m", "pinn-mlp", *FAST, "--db", str(tmp_path / "r.db")]) == 2
+    assert where in capsys.readouterr().err
