@@ -90,3 +90,13 @@ def test_nothing_measured_is_lost_when_a_config_fails(tmp_path):
                     "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
     statuses = [(r["batch"], r["status"]) for r in json.loads(out.read_text())["results"]]
     assert statuses == [(1, "ok"), (2, "oom"), (4, "ok")]
+
+
+def test_rounds_repeat_the_sweep_and_are_recorded(tmp_path):
+    out = tmp_path / "run.json"
+    assert run_cli(["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2", "--device", "cpu", "--rounds", "3",
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+    doc = json.loads(out.read_text())
+    assert doc["env"]["rounds"] == 3
+    assert [len(r["samples_ms"]) for r in doc["results"]] == [9, 9]
+    assert run_cli(["run", "--rounds", "0", "--device", "cpu", "--db", str(tmp_path / "r.db")]) == 2

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -83,3 +84,26 @@ def test_compile_mode_runs_on_cpu(tiny):
     assert r.status == "ok", r.error
     # the cold start holds the compilation, so it dwarfs a steady-state call
     assert r.cold_start_ms > 10 * r.latency_ms.median
+
+
+def test_rounds_merge_samples_and_keep_the_first_cold_start(tiny):
+    from surrobench.execution.runner import merge_rounds
+
+    prepared = prepare_model(tiny, "cpu", 0)
+    rounds = [run_config(_cfg(iters=6), prepared) for _ in range(3)]
+    merged = merge_rounds(rounds)
+    assert merged.samples_ms == rounds[0].samples_ms + rounds[1].samples_ms + rounds[2].samples_ms
+    assert merged.iters == 18 and merged.extra["rounds"] == 3
+    assert merged.cold_start_ms == rounds[0].cold_start_ms
+    assert merged.latency_ms.median == pytest.approx(float(np.median(merged.samples_ms)))
+    assert merged.peak_mem_bytes == max(r.peak_mem_bytes for r in rounds)
+    assert merge_rounds(rounds[:1]) is rounds[0]
+
+
+def test_a_failed_round_fails_the_merged_config(tiny):
+    from surrobench.execution.runner import merge_rounds
+
+    ok = run_config(_cfg(iters=3), prepare_model(tiny, "cpu", 0))
+    oom = run_config(_cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0))
+    merged = merge_rounds([ok, oom])
+    assert merged.status == "oom" and merged.extra["rounds"] == 2

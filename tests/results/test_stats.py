@@ -54,3 +54,31 @@ def test_dict_round_trip():
     s = LatencyStats.from_samples([1.0, 2.0, 3.0, 4.0])
     d = s.to_dict()
     assert isinstance(d["ci95_median"], list) and LatencyStats.from_dict(d) == s
+
+
+def test_two_stage_resamples_keep_rounds_together():
+    from surrobench.results.stats import two_stage_resamples
+
+    x = np.repeat([1.0, 2.0, 3.0], 4)  # three rounds, each constant
+    draws = two_stage_resamples(x, 3, 50, np.random.default_rng(0))
+    assert draws.shape == (50, 12)
+    blocks = draws.reshape(50, 3, 4)
+    assert np.all(blocks == blocks[:, :, :1])  # every resampled block comes from one round
+    with pytest.raises(ValueError, match="equal rounds"):
+        two_stage_resamples(np.arange(10.0), 3, 5, np.random.default_rng(0))
+
+
+def test_a_slow_round_widens_the_interval_instead_of_faking_a_difference():
+    from surrobench.results.stats import bootstrap_ratio_ci
+
+    rng = np.random.default_rng(1)
+    base = rng.normal(1.0, 0.01, 200)
+    new = np.concatenate([rng.normal(1.0, 0.01, 150), rng.normal(1.6, 0.05, 50)])  # one slow round of 4
+    flat = bootstrap_ratio_ci(base, new, np.median)
+    staged = bootstrap_ratio_ci(base, new, np.median, base_rounds=4, new_rounds=4)
+    assert flat[1] - flat[0] < 0.01  # flat resampling: a tight interval, as if all 200 draws agreed
+    assert staged[0] < 1.0 < staged[1] and staged[1] > 1.3  # two-stage: the spell shows as round-to-round noise
+    # a real 10% shift present in every round stays significant
+    shifted = rng.normal(1.1, 0.01, 200)
+    lo, hi = bootstrap_ratio_ci(base, shifted, np.median, base_rounds=4, new_rounds=4)
+    assert 1.05 < lo < hi < 1.15

@@ -40,6 +40,8 @@ ItersOpt = typer.Option(MIN_ITERS, "--iters", help="Timed iterations.")
 SeedOpt = typer.Option(0, "--seed", help="Seed of weights and inputs.")
 CudnnOpt = typer.Option(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
 InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
+RoundsOpt = typer.Option(1, "--rounds", help="Repeat the whole sweep this many times in one process and merge each "
+                         "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).")
 DbOpt = typer.Option(Path("surrobench.db"), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
@@ -47,7 +49,7 @@ TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run."
 
 def build_request(
     model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
-    warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None,
+    warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
 ) -> SweepRequest:  # fmt: skip
     """Validate and parse the workload options into a :class:`SweepRequest`.
 
@@ -63,6 +65,8 @@ def build_request(
         raise UsageError(f"--warmup {warmup}: must be >= 0")
     if input_sets < 1:
         raise UsageError(f"--input-sets {input_sets}: must be >= 1")
+    if rounds < 1:
+        raise UsageError(f"--rounds {rounds}: must be >= 1")
     models = tuple(m.strip() for m in model.split(",") if m.strip())
     if not models:
         raise UsageError("--model: give at least one model (see `surrobench models`)")
@@ -79,6 +83,7 @@ def build_request(
         modes=tuple(parse_modes(mode)),
         device=resolve_device(device),
         warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
+        rounds=rounds,
     )  # fmt: skip
 
 

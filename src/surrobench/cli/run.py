@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from surrobench.cli import app
 from surrobench.cli.options import (
     PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
-    InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
+    InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
     WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options, build_request,
     check_writable, command_line, console, err_console, write_json,
@@ -88,13 +88,13 @@ def run(
     profile_wait: int = ProfileWaitOpt, profile_warmup: int = ProfileWarmupOpt,
     profile_active: int = ProfileActiveOpt, with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt,
     trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
-    host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt,
+    host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, rounds)  # fmt: skip
     check_writable(json_out, "--json")
     options, profile_one = None, profile_config
     if profile == "torch":

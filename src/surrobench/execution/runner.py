@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -164,3 +164,40 @@ def run_sweep(
         on_result(result)
         results.append(result)
     return results
+
+
+def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
+    """One result from the rounds of one config measured at different times (``run --rounds``).
+
+    Samples are concatenated in round order and their statistics use the two-stage bootstrap
+    (``LatencyStats.from_samples(..., rounds=R)``); throughput follows the merged median; the cold start is
+    the first round's (later rounds start warm); peak memory is the highest round's. A failed round makes
+    the merged result that round's failure.
+    """
+    first = rounds[0]
+    if len(rounds) == 1:
+        return first
+    failed = next((r for r in rounds if r.status != "ok"), None)
+    extra = {**first.extra, "rounds": len(rounds)}
+    if failed is not None:
+        return replace(failed, extra={**failed.extra, "rounds": len(rounds)})
+    samples = tuple(s for r in rounds for s in r.samples_ms)
+    device_samples = tuple(s for r in rounds for s in r.device_samples_ms)
+    latency = LatencyStats.from_samples(samples, rounds=len(rounds))
+    samples_per_s = first.batch / (latency.median / MS_PER_S)
+    clocks = [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]
+    if clocks:
+        extra["sm_clock_mhz"] = min(clocks)  # the lowest clock seen is the one a drop warning needs
+    return replace(
+        first,
+        latency_ms=latency,
+        device_ms=LatencyStats.from_samples(device_samples, rounds=len(rounds)) if device_samples else None,
+        samples_per_s=samples_per_s,
+        points_per_s=samples_per_s * first.points_per_s / first.samples_per_s,
+        peak_mem_bytes=max(r.peak_mem_bytes for r in rounds),
+        peak_reserved_bytes=None if first.peak_reserved_bytes is None else max(r.peak_reserved_bytes for r in rounds),
+        samples_ms=samples,
+        device_samples_ms=device_samples,
+        iters=sum(r.iters for r in rounds),
+        extra=extra,
+    )

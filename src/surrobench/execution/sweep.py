@@ -15,7 +15,7 @@ import torch
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
-from surrobench.execution.runner import PreparedModel, prepare_model, run_sweep
+from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_sweep
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import IQR_WARN_FRACTION
 from surrobench.results.store import ResultStore
@@ -40,6 +40,7 @@ class SweepRequest:
     cudnn_benchmark: bool
     input_sets: int
     tag: str | None = None
+    rounds: int = 1
 
 
 def resolve_device(device: str) -> str:
@@ -105,12 +106,19 @@ def execute_sweep(
 ) -> tuple[RunRecord, list[str]]:
     """Run the sweep, committing the run row first and each config as it finishes.
 
+    With ``request.rounds`` > 1 the whole sweep is repeated that many times in this process and each
+    config's rounds are merged (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the
+    host then lands in one round of many configs instead of all samples of one config, and the two-stage
+    bootstrap turns it into a wider interval rather than a false difference. A config is committed when
+    its last round finishes. ``on_result`` is called after every round of every config (progress).
+
     Returns:
         The finished run record and warnings for the user (clock drops, noisy or short measurements).
     """
     configs, surrogates = plan_sweep(request)
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
+    env["rounds"] = request.rounds
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel] = {}
@@ -121,12 +129,23 @@ def execute_sweep(
             prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
         return prepared[cfg.model]
 
-    def persist(result: ConfigResult) -> None:
-        store.add_result(run.run_id, result)
-        on_result(result)
+    on_start(len(configs) * request.rounds)
+    rounds: list[list[ConfigResult]] = [[] for _ in configs]
+    results: list[ConfigResult] = []
+    for round_index in range(request.rounds):
+        final = round_index == request.rounds - 1
+        position = iter(range(len(configs)))
 
-    on_start(len(configs))
-    results = run_sweep(configs, prepare, persist)
+        def measured(result: ConfigResult, final: bool = final) -> None:
+            done = rounds[next(position)]
+            done.append(result)
+            on_result(result)
+            if final:  # a config is committed once its last round is in
+                merged = merge_rounds(done)
+                store.add_result(run.run_id, merged)
+                results.append(merged)
+
+        run_sweep(configs, prepare, measured)
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)

@@ -312,8 +312,10 @@ def compare_config(
         verdict, note = _status_verdict(base, new)
         return ConfigComparison(base, new, verdict, notes=(note,), **common)
 
-    median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median))
-    p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95))
+    # rounds measured at different times (run --rounds) are resampled two-stage: see results/stats.py
+    rounds = {"base_rounds": base.extra.get("rounds", 1), "new_rounds": new.extra.get("rounds", 1)}
+    median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median, **rounds))
+    p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95, **rounds))
     p_value = float(sps.mannwhitneyu(n, b, alternative="two-sided").pvalue) if min(b.size, n.size) > 1 else None
     significant = p_value is not None and p_value < alpha
     lo, hi = median.ci95

@@ -116,8 +116,10 @@ class RunRecord:
         }
 
 
-def result_from_json(d: dict) -> ConfigResult:
+def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
+
+    ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it.
 
     Raises:
         KeyError: a run-v1 key is missing.
@@ -131,7 +133,7 @@ def result_from_json(d: dict) -> ConfigResult:
         device_ms=LatencyStats.from_dict(d["device_ms"]) if d["device_ms"] else None,
         samples_per_s=throughput.get("samples_per_s"), points_per_s=throughput.get("points_per_s"),
         peak_mem_bytes=d["peak_mem_bytes"], peak_reserved_bytes=d["peak_reserved_bytes"],
-        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]),
+        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]), extra={"rounds": rounds} if rounds > 1 else {},
     )  # fmt: skip
 
 
@@ -146,5 +148,5 @@ def run_from_json(d: dict) -> RunRecord:
         raise ValueError(f"not a {SCHEMA} run (schema is {d.get('schema') if isinstance(d, dict) else None!r})")
     return RunRecord(
         run_id=d["run_id"], created=d["created"], tag=d["tag"], env=d["env"],
-        results=tuple(result_from_json(r) for r in d["results"]),
+        results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
     )  # fmt: skip

@@ -45,8 +45,11 @@ class LatencyStats:
     ci95_median: tuple[float, float]
 
     @classmethod
-    def from_samples(cls, samples_ms: "np.typing.ArrayLike") -> "LatencyStats":
+    def from_samples(cls, samples_ms: "np.typing.ArrayLike", rounds: int = 1) -> "LatencyStats":
         """Compute the statistics of ``samples_ms`` (1-D, ms).
+
+        ``rounds`` > 1 says the samples are that many equal, consecutive blocks measured at different
+        times (``run --rounds``); the CI then comes from the two-stage bootstrap of :func:`bootstrap_ci`.
 
         Raises:
             ValueError: empty sample, or a non-finite value in it.
@@ -66,7 +69,7 @@ class LatencyStats:
             min=float(x.min()),
             max=float(x.max()),
             iqr=float(p75 - p25),
-            ci95_median=bootstrap_ci(x, np.median),
+            ci95_median=bootstrap_ci(x, np.median, rounds=rounds),
         )
 
     def to_dict(self) -> dict:
@@ -87,25 +90,62 @@ class LatencyStats:
 
 
 def bootstrap_ci(
-    x: np.ndarray, statistic, *, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES
+    x: np.ndarray, statistic, *, confidence: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES, rounds: int = 1
 ) -> tuple[float, float]:
     """Percentile-bootstrap confidence interval of ``statistic`` over the 1-D sample ``x``.
 
     Percentile rather than BCa: BCa's jackknife degenerates on samples with many ties (quantized timer
     readings), the percentile interval does not. One sample gives the degenerate interval (x0, x0).
+    With ``rounds`` > 1 the resampling is two-stage (see :func:`two_stage_resamples`).
     """
+    if rounds > 1:
+        return _two_stage_interval((x,), (rounds,), lambda v: statistic(v, axis=-1), confidence, resamples)
     return _percentile_bootstrap((x,), statistic, confidence, resamples)
+
+
+def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap resamples of a sample made of ``rounds`` equal consecutive blocks (time-separated rounds).
+
+    Stage 1 draws ``rounds`` blocks with replacement, stage 2 draws each chosen block's values with
+    replacement (Davison & Hinkley 1997, "Bootstrap Methods and their Application", §3.8, two-stage
+    sampling). Variation between rounds (a slow spell of the host, another process's interference) then
+    widens the interval, where a flat resample of all values would treat them as independent draws.
+
+    Returns:
+        Array of shape ``(resamples, x.size)``.
+
+    Raises:
+        ValueError: ``x.size`` is not a multiple of ``rounds``.
+    """
+    if x.size % rounds:
+        raise ValueError(f"{x.size} samples do not split into {rounds} equal rounds")
+    blocks = x.reshape(rounds, -1)
+    size = blocks.shape[1]
+    chosen = rng.integers(0, rounds, size=(resamples, rounds))
+    within = rng.integers(0, size, size=(resamples, rounds, size))
+    return blocks[chosen[:, :, None], within].reshape(resamples, -1)
+
+
+def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: float, resamples: int):
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    drawn = [two_stage_resamples(np.asarray(s, dtype=np.float64).ravel(), r, resamples, rng) for s, r in zip(samples, rounds)]
+    values = statistic(*drawn)
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(values, [tail, 100 - tail])
+    return (float(lo), float(hi))
 
 
 def bootstrap_ratio_ci(
     base: np.ndarray, new: np.ndarray, statistic, *, confidence: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES,
+    resamples: int = BOOTSTRAP_RESAMPLES, base_rounds: int = 1, new_rounds: int = 1,
 ) -> tuple[float, float]:  # fmt: skip
     """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``.
 
     The two 1-D samples are resampled independently (unpaired: iteration i of one run has nothing to
     do with iteration i of the other), as in scipy.stats.bootstrap with ``paired=False``.
-    ``statistic(x, axis=-1)`` must be a positive location statistic such as ``np.median``.
+    ``statistic(x, axis=-1)`` must be a positive location statistic such as ``np.median``. When either
+    side was measured in several rounds, both are resampled two-stage (:func:`two_stage_resamples`;
+    one round is the plain resample), so between-round variation widens the interval.
 
     Raises:
         ValueError: ``statistic(base)`` is not positive (the ratio is undefined).
@@ -116,6 +156,8 @@ def bootstrap_ratio_ci(
     def ratio(b, n, axis=-1):
         return statistic(n, axis=axis) / statistic(b, axis=axis)
 
+    if max(base_rounds, new_rounds) > 1:
+        return _two_stage_interval((base, new), (base_rounds, new_rounds), ratio, confidence, resamples)
     return _percentile_bootstrap((base, new), ratio, confidence, resamples)
 
 
