@@ -6,7 +6,8 @@ Cases (issue 4, "Done means"):
   expected: ``host_sync`` gaps traced to ``aten::item > aten::_local_scalar_dense``.
 - ``tiny_mlp_b1``: an 8-layer MLP of width 64 at batch 1; expected: launch-bound (kernels shorter than
   their launch calls, most gap time ``launch_bound``).
-- ``streams_overlap``: two side streams each running small matmuls at the same time; expected: overlap.
+- ``streams_overlap``: two side streams each running spin kernels at the same time; expected: overlap of
+  about 4 x 200k cycles (~0.4 ms at 1980 MHz) per step.
 - ``streams_serialized``: the same work, but stream 2 needlessly waits for stream 1; expected: almost
   no overlap and the pair reported as serialized.
 
@@ -63,12 +64,16 @@ def tiny_mlp() -> nn.Module:
 
 
 class TwoStreams:
-    """Small matmuls on two side streams; ``serialize`` makes stream 2 wait for stream 1 first."""
+    """Spin kernels on two side streams; ``serialize`` makes stream 2 wait for stream 1 first.
 
-    def __init__(self, serialize: bool, n: int = 512, kernels: int = 16) -> None:
-        self.serialize, self.kernels = serialize, kernels
-        self.a = torch.randn(n, n, device="cuda")
-        self.b = torch.randn(n, n, device="cuda")
+    ``torch.cuda._sleep`` launches a one-thread kernel that spins for a number of clock cycles (PyTorch's
+    own stream tests use it): it occupies one SM, so two of them can run side by side whenever the
+    streams allow it, and the expected overlap is known: ``kernels * cycles / sm_clock`` per step when
+    independent, ~0 when serialized.
+    """
+
+    def __init__(self, serialize: bool, cycles: int = 200_000, kernels: int = 4) -> None:
+        self.serialize, self.cycles, self.kernels = serialize, cycles, kernels
         self.s1, self.s2 = torch.cuda.Stream(), torch.cuda.Stream()
         torch.cuda.synchronize()
 
@@ -78,12 +83,12 @@ class TwoStreams:
         self.s2.wait_stream(main)
         with torch.cuda.stream(self.s1):
             for _ in range(self.kernels):
-                self.a @ self.a
+                torch.cuda._sleep(self.cycles)
         if self.serialize:
             self.s2.wait_stream(self.s1)  # the needless dependency
         with torch.cuda.stream(self.s2):
             for _ in range(self.kernels):
-                self.b @ self.b
+                torch.cuda._sleep(self.cycles)
         main.wait_stream(self.s1)
         main.wait_stream(self.s2)
 
