@@ -29,6 +29,9 @@ def run_cli(argv: list[str]) -> int:
                     reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})")  # fmt: skip
 def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
+    # One intra-op thread in the children: a 48x48 conv then costs ~0.03 ms against the mask's ~0.7 ms,
+    # whereas two OpenMP threads on a busy 2-core VM spin for 1-14 ms (docs/benchmarks/cpu-perf.md).
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     out, flames = tmp_path / "perf.json", tmp_path / "flames"
     argv = ["perf", "-m", SLOW_MODEL, "--shape", "48", *FAST, "--perf-window-s", "0.6", "--db",
             str(tmp_path / "r.db"), "--json", str(out), "--flamegraph-out", str(flames)]  # fmt: skip
@@ -41,7 +44,7 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
     system = report["system"]
     python = [h for h in system["hotspots"] if h["source"] == "py-spy"]
     mask = next(h for h in python if h["function"].startswith("make_boundary_mask (slow_mask_model.py)"))
-    assert mask["share"] >= 0.10, python  # the diagnosis's threshold for naming a host function
+    assert mask["share"] >= 0.5, python  # ~0.9 measured; the diagnosis names a host function from 0.10
     assert any(h["source"] == "perf" for h in system["hotspots"])
     assert system["task_clock_ms"] > 0 and system["wall_ms"] > 0
     assert system["cpu_utilization"] == pytest.approx(system["task_clock_ms"] / system["wall_ms"])

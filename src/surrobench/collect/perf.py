@@ -48,7 +48,8 @@ PY_SPY_INSTALL = "pip install py-spy"
 PERF_RECORD_HZ = 499  # odd, so sampling does not lock onto a periodic timer in the workload (perf wiki)
 PY_SPY_RATE_HZ = 100  # py-spy's default rate
 REPORT_PERCENT_LIMIT = 0.5  # perf report rows under 0.5% of the samples are noise at these sample counts
-TRUNK_SHARE = 0.99  # py-spy frames on >= 99% of the samples: the harness around the step, not hot spots
+TRUNK_SHARE = 0.99  # py-spy frames on >= 99% of the samples with < 1% self time: the harness around
+TRUNK_SELF_MAX = 0.01  # the step (measured: _plain_steps 100% / 0.2% self), not hot spots
 _ACK_TIMEOUT_S = 30.0
 _POLL_S = 0.2
 
@@ -289,9 +290,10 @@ def sample_config(cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: 
 
 
 def _trunk(spot: HostHotspot) -> bool:
-    """A frame on the stack of (nearly) every sample (runpy, the child's main, the step loop): the flame
-    graph's trunk, which says nothing about where in the step the time goes."""
-    return spot.share >= TRUNK_SHARE
+    """A frame on the stack of (nearly) every sample but (almost) never running itself (runpy, the
+    child's main, the step loop): the flame graph's trunk, which says nothing about where the time goes.
+    A function that fills the whole step with its own work is no trunk and stays."""
+    return spot.share >= TRUNK_SHARE and (spot.self_share or 0.0) < TRUNK_SELF_MAX
 
 
 @dataclass(frozen=True)
