@@ -159,3 +159,17 @@ def test_superlinear_scaling_from_op_tables():
 
 def test_severity_floor_keeps_small_stakes_quiet():
     assert DEFAULT_THRESHOLDS.severity(0.01) is None and DEFAULT_THRESHOLDS.severity(0.3) == "high"
+
+
+def test_a_sync_ranks_above_the_launch_bound_finding_it_blocks():
+    from surrobench.analysis.findings import Finding, rank_findings
+
+    def finding(kind, gain, config="m 1x3 b1"):
+        return Finding(kind, "high", kind, (), "act", gain, config)
+
+    # the launch-bound gain is (slightly) larger, as on the H200 sync-in-forward scenario (0.573 vs 0.568 ms)
+    ranked = rank_findings([finding("launch_bound", 0.573), finding("host_sync", 0.568), finding("fragmented_ops", 9.0)])
+    assert [f.kind for f in ranked] == ["fragmented_ops", "host_sync", "launch_bound"]
+    # a sync in another config does not block this config's launch-bound finding
+    other = rank_findings([finding("launch_bound", 0.573), finding("host_sync", 0.568, config="other")])
+    assert [f.kind for f in other] == ["launch_bound", "host_sync"]

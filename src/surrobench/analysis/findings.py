@@ -82,9 +82,22 @@ class Finding:
         return d
 
 
+#: Kinds whose action cannot work until another kind of the same config is fixed. A launch-bound step is
+#: cured by CUDA-graph capture or torch.compile(mode="reduce-overhead"), and neither can capture a step that
+#: synchronizes the host or copies from pageable memory (PyTorch docs, "CUDA Graphs": synchronizing calls
+#: are illegal during capture). The blocker is the root cause, so it ranks first.
+BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_transfer")}
+
+
 def rank_findings(findings: list[Finding]) -> list[Finding]:
-    """Most severe first; within a severity, the largest estimated gain first (unknown gains last)."""
-    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), -(f.estimated_gain_ms or -1.0)))
+    """Most severe first; within a severity, findings blocked by another finding of the same config
+    (:data:`BLOCKED_BY`) after the others, then the largest estimated gain first (unknown gains last)."""
+    present = {(f.config, f.kind) for f in findings}
+
+    def blocked(f: Finding) -> bool:
+        return any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
+
+    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), blocked(f), -(f.estimated_gain_ms or -1.0)))
 
 
 def diagnosis_json(findings: list[Finding], context: dict) -> dict:
