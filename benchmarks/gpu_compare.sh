@@ -10,8 +10,9 @@ export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1 COLUMNS=250
 sb() { python3 -m surrobench "$@"; }
 run_id() { python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['run_id'])" "$1"; }
 db=$out/compare.db
-# 200 timed iterations: above MIN_SAMPLES_FOR_P95 (60), so the P95 ratios are trustworthy.
-common=(--model fno2d --shape 128,256,512 --batch 1,4 --precision fp32 --device cuda --warmup 20 --iters 200 --db "$db")
+# 4 rounds x 50 timed iterations = 200 samples per config (above MIN_SAMPLES_FOR_P95 = 60); rounds spread
+# a slow spell of the VM host over configs and widen the CI accordingly (run --rounds).
+common=(--model fno2d --shape 128,256,512 --batch 1,4 --precision fp32 --device cuda --warmup 20 --iters 50 --rounds 4 --db "$db")
 {
   date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version())"
