@@ -173,3 +173,21 @@ def test_a_sync_ranks_above_the_launch_bound_finding_it_blocks():
     # a sync in another config does not block this config's launch-bound finding
     other = rank_findings([finding("launch_bound", 0.573), finding("host_sync", 0.568, config="other")])
     assert [f.kind for f in other] == ["launch_bound", "host_sync"]
+
+
+def test_memory_bound_op_far_below_bandwidth_is_called_parallelism_starved():
+    from surrobench.analysis.detect_ops import memory_bound
+    from surrobench.analysis.roofline import H200_FALLBACK, RooflineOp, RooflineReport
+
+    def op(name, gbps):  # 3.7 ms per step of a normalization at a given achieved bandwidth
+        return RooflineOp(name, "normalization", 3.7, 0.6, 0, int(gbps * 3.7e6), 0.0, 0.0, gbps, "memory",
+                          gbps / H200_FALLBACK.copy_gbps, 3.0, ("float32",))
+
+    def finding(gbps):
+        roof = RooflineReport(H200_FALLBACK, "fp32", 12.4, (op("aten::native_group_norm", gbps),))
+        return memory_bound(ConfigEvidence(label="u", result=config(latency_samples(6.0, 0.01, seed=3)), roofline=roof),
+                            DEFAULT_THRESHOLDS)
+
+    starved = finding(130.0)  # the H200 unet2d 512 b1 GroupNorm: 3% of the copy bandwidth
+    assert starved.kind == "memory_bound" and "too little parallelism" in starved.action
+    assert "too little parallelism" not in finding(3000.0).action  # near the bandwidth roof: plain memory-bound

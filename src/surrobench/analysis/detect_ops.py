@@ -68,9 +68,15 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(Evidence("timeline", f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
                                  ev.facts.busy_share, "fraction"))
     names = ", ".join(n for n, _, _ in rows[:3])
+    action = ("move fewer bytes: fuse the op with its neighbours (torch.compile), use a fused/channels-last "
+              "(NHWC) implementation, or lower the precision of activations")  # fmt: skip
+    starved = [o.name for o in (ops if ev.roofline is not None else ()) if o.ceiling_fraction < th.parallelism_bound_fraction]
+    if starved:
+        action += (f"; {', '.join(starved[:3])} run far below the copy bandwidth: too little parallelism (too few "
+                   "thread blocks for the SMs, e.g. a per-(batch x group) reduction at batch 1): raise the batch, "
+                   "or use an implementation that splits the reduction across more blocks")  # fmt: skip
     return Finding("memory_bound", severity, f"{time_ms:.3f} ms per step in memory-bound ops ({names})", tuple(evidence),
-                   "move fewer bytes: fuse the op with its neighbours (torch.compile), use a fused/channels-last "
-                   "(NHWC) implementation, or lower the precision of activations", gain, ev.label)  # fmt: skip
+                   action, gain, ev.label)  # fmt: skip
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:

@@ -46,6 +46,11 @@ class Thresholds:
         compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
             peak is healthy (``info``). 0.5: cuBLAS GEMMs at 8192^3 reach the peak itself (GPU.md); half of it
             is what a large convolution or GEMM in a model reaches on the H200 baseline.
+        parallelism_bound_fraction: a memory-bound op under this fraction of the copy bandwidth is not
+            limited by bandwidth but by too little parallelism (too few thread blocks to fill the SMs).
+            0.25: on the H200, unet2d's GroupNorm at 512x512 batch 1 moves 130 GB/s (3% of 4084 GB/s) with
+            batch x groups = 8 rows to reduce; elementwise ops on the same tensors reach 26% and more
+            (docs/benchmarks/h200-diagnosis.md).
         gpu_idle_busy_max: GPU busy share under which the GPU counts as idle for the system-view rule.
         cpu_util_io_max: CPUs in use under which a process with an idle GPU is waiting (I/O or sync).
             0.5 is the intro text's rule (section 4: "CPU 利用率低（< 50%），大概率瓶颈在 IO 或 GPU 同步").
@@ -75,6 +80,7 @@ class Thresholds:
     fragmented_share: float = FRAGMENTED_SHARE
     bound_op_share_min: float = 0.10
     compute_efficient_fraction: float = 0.5
+    parallelism_bound_fraction: float = 0.25
     gpu_idle_busy_max: float = 0.5
     cpu_util_io_max: float = 0.5
     hotspot_share_min: float = 0.10
