@@ -38,7 +38,7 @@ def main() -> None:
     with numeric_settings("fp32", args.device, cudnn_benchmark=False), torch.inference_mode():
         timer = tbench.Timer(stmt="model(*inputs)", globals={"model": prepared.module, "inputs": inputs})
         measurement = timer.blocked_autorange(min_run_time=2.0)
-    print(f"| config | surrobench median ms | surrobench device_ms median | Timer median ms |\n|---|---|---|---|")
+    print("| config | surrobench median ms | surrobench device_ms median | Timer median ms |\n|---|---|---|---|")
     device_ms = f"{ours.device_ms.median:.4f}" if ours.device_ms else "-"
     print(f"| {cfg.label()} | {ours.latency_ms.median:.4f} | {device_ms} | {measurement.median * 1e3:.4f} |")
 

@@ -125,7 +125,7 @@ def main() -> None:
     if not trace.exists():
         n = build_tiled_trace(FIXTURE, trace, args.events)
         print(f"built {trace}: {n} events, {trace.stat().st_size / 1e6:.0f} MB", file=sys.stderr)
-    print(f"| method | wall (s) | peak RSS (MiB) |\n|---|---|---|")
+    print("| method | wall (s) | peak RSS (MiB) |\n|---|---|---|")
     for method in args.methods.split(","):
         run = subprocess.run([sys.executable, __file__, "--measure", method, str(trace)],
                              capture_output=True, text=True)

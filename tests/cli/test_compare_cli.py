@@ -5,16 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import run_cli
 from synthetic import config, latency_samples, run
 
-from surrobench.cli import main
 from surrobench.results.store import ResultStore
-
-
-def run_cli(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    return info.value.code
 
 
 def _write(path, record):

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
-from surrobench.cli import main
+from conftest import run_cli
 from surrobench.workload.zoo import surrogate_names
-
-
-def run_cli(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    return info.value.code
 
 
 def test_models_table_and_json(tmp_path, capsys, monkeypatch):

@@ -10,19 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from surrobench.cli import main
+from conftest import run_cli
 from surrobench.collect.perf import PERF_INSTALL, PY_SPY_INSTALL, Tools
 from surrobench.collect.perf_parse import perf_access
 
 SLOW_MODEL = f"{Path(__file__).parent.parent / 'collect' / 'slow_mask_model.py'}:build"
 TOOLS = Tools.find()
 FAST = ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "5"]
-
-
-def run_cli(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    return info.value.code
 
 
 @pytest.mark.skipif(not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
