@@ -74,3 +74,20 @@ def test_nsys_missing_is_one_line_with_the_command(tmp_path, capsys, command):
 def test_bad_perf_options_exit_2(tmp_path, capsys, argv, where):
     assert run_cli([*argv, "-m", "pinn-mlp", *FAST, "--db", str(tmp_path / "r.db")]) == 2
     assert where in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
+                    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})")  # fmt: skip
+def test_diagnose_with_the_system_pass_names_the_slow_function(tmp_path, monkeypatch):
+    """The three-tool workflow: diagnose --system runs perf/py-spy on the config and turns the hot host
+    function inside the step into a cpu_preprocess finding that names it."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # see the test above
+    out = tmp_path / "diagnosis.json"
+    argv = ["diagnose", "-m", SLOW_MODEL, "--shape", "1x3x48x48", *FAST, "--profile-warmup", "1", "--profile-active", "2",
+            "--system", "--db", str(tmp_path / "r.db"),
+            "--trace-out", str(tmp_path / "traces"), "--json", str(out)]  # fmt: skip
+    assert run_cli(argv) == 0
+    findings = json.loads(out.read_text())["findings"]
+    pre = [f for f in findings if f["kind"] == "cpu_preprocess"]
+    assert pre and "make_boundary_mask" in pre[0]["summary"]
+    assert any(e["source"] == "system" for e in pre[0]["evidence"])

@@ -30,6 +30,7 @@ from surrobench.cli.options import (
     build_profile_options, build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.cli.run import timed_and_profiled
+from surrobench.collect.perf_phase import PerfOptions, perf_config
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.system_view import HostHotspot, SystemView
 from surrobench.errors import UsageError
@@ -63,8 +64,14 @@ def op_costs(cfg: ExecConfig) -> dict:
 
 
 def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
-                      system: SystemView | None = None) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
-    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings."""
+                      system: SystemView | None = None, system_pass: bool = False,
+                      ) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings.
+
+    ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
+    processes) and diagnose with that system view (the intro text's first pass: what the CPU is busy with);
+    otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
+    """
     record, warnings, reports = timed_and_profiled(request, store, options)
     ceilings, note = device_ceilings(store, record)
     warnings.append(note)
@@ -76,7 +83,12 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
         costs = op_costs(by_key[result.key()])
         flops[result.key()] = {name: c.flops for name, c in costs.items()}
         roof = roofline(report.op_table, costs, ceilings, result.precision) if ceilings else None
-        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=system)
+        view = system
+        if system_pass:
+            passed = perf_config(by_key[result.key()], result, report.config_id, store, PerfOptions(), record.run_id)
+            warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
+            view = passed.system.view if passed.system is not None else system
+        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=view)
         evidence.append(trace_evidence(load_trace(report.trace_path), **known) if report.trace_path
                         else ConfigEvidence(**known))  # fmt: skip
     findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
@@ -141,6 +153,8 @@ def diagnose(
     profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt, trace_out: Path = TraceOutOpt,
     config: Path | None = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds."),
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
+    system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
+                                     "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the table as markdown here."),
 ) -> None:  # fmt: skip
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
@@ -162,7 +176,7 @@ def diagnose(
                                 cudnn_benchmark, input_sets, tag)  # fmt: skip
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
-            record, findings, warnings = diagnose_workload(request, store, options, th, system)
+            record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
     render(findings, title, markdown)
