@@ -20,7 +20,7 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     assert "fno2d" in captured.out and "stored in" in captured.out
-    assert "under the source text's minimum" in captured.err  # 1 warm-up / 3 iterations warns
+    assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/run-v1" and doc["tag"] == "t1"
     assert [r["input_shape"] for r in doc["results"]] == [[1, 3, 16, 16], [2, 3, 16, 16]]
@@ -99,3 +99,29 @@ def test_rounds_repeat_the_sweep_and_are_recorded(tmp_path):
     assert doc["env"]["rounds"] == 3
     assert [len(r["samples_ms"]) for r in doc["results"]] == [9, 9]
     assert run_cli(["run", "--rounds", "0", "--device", "cpu", "--db", str(tmp_path / "r.db")]) == 2
+
+
+def test_usage_errors_of_the_cli_framework_are_one_line_too(capsys):
+    for argv in (["run", "--iters", "abc"], ["run", "--bogus"], ["compare", "onlyone"]):
+        assert run_cli(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("surrobench: error: ") and err.count("\n") == 1, (argv, err)
+
+
+def test_a_failed_command_leaves_no_empty_json_file(tmp_path):
+    out = tmp_path / "new.json"
+    assert run_cli(["run", "--model", "nosuch", "--json", str(out), "--db", str(tmp_path / "r.db")]) == 2
+    assert not out.exists()
+
+
+def test_a_closed_stdout_pipe_still_writes_the_json_and_exits_0(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "run.json"
+    cmd = [sys.executable, "-m", "surrobench", "run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1,2,4",
+           "--device", "cpu", *FAST, "--db", str(tmp_path / "r.db"), "--json", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc.stdout.close()  # the reader goes away at once, as `| head -0` would
+    assert proc.wait(timeout=120) == 0
+    assert len(json.loads(out.read_text())["results"]) == 3

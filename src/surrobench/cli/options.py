@@ -6,7 +6,9 @@ One definition per flag keeps the names and defaults of the source text's CLI (`
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +28,30 @@ from surrobench.workload.spec import parse_batches, parse_modes, parse_precision
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width.
 _PIPE_WIDTH = 160
-console = Console(width=None if sys.stdout.isatty() else _PIPE_WIDTH)
+
+
+class PipeSafeStdout(io.TextIOBase):
+    """``sys.stdout`` that ignores a reader closing the pipe (``surrobench run | head``): the command goes on,
+    writes its database rows and ``--json`` file, and exits 0 rather than dying on BrokenPipeError.
+    ``sys.stdout`` is looked up on every call, as rich does by default, so redirections still apply."""
+
+    def write(self, text: str) -> int:
+        try:
+            return sys.stdout.write(text)
+        except BrokenPipeError:
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass
+
+    def isatty(self) -> bool:
+        return sys.stdout.isatty()
+
+
+console = Console(file=PipeSafeStdout(), width=None if sys.stdout.isatty() else _PIPE_WIDTH)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
 
 ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
@@ -51,13 +76,15 @@ def build_request(
     model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
     warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
 ) -> SweepRequest:  # fmt: skip
-    """Validate and parse the workload options into a :class:`SweepRequest`.
+    """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
+    checking every shape (:func:`plan_sweep`) so that bad input fails before any output.
 
-    Prints a warning (not an error) when warm-up or timed iterations are under the source text's
-    minimums (10 and 50).
+    Prints a warning (not an error) when warm-up or timed iterations are under the course text's
+    minimums (10 and 50, ch. 3 section 1).
 
     Raises:
-        UsageError: malformed lists, ``--iters`` < 1, ``--warmup`` < 0, ``--input-sets`` < 1, no GPU for cuda.
+        UsageError: malformed lists, ``--iters`` < 1, ``--warmup`` < 0, ``--input-sets`` < 1, no GPU for cuda,
+            unknown models, shapes that do not fit a model.
     """
     if iters < 1:
         raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the source text asks for >= {MIN_ITERS})")
@@ -70,12 +97,7 @@ def build_request(
     models = tuple(m.strip() for m in model.split(",") if m.strip())
     if not models:
         raise UsageError("--model: give at least one model (see `surrobench models`)")
-    if warmup < MIN_WARMUP or iters < MIN_ITERS:
-        err_console.print(
-            f"[yellow]warning:[/yellow] --warmup {warmup} --iters {iters} is under the source text's minimum "
-            f"of {MIN_WARMUP} warm-up and {MIN_ITERS} timed iterations; P95 will be unreliable"
-        )
-    return SweepRequest(
+    request = SweepRequest(
         models=models,
         shapes=tuple(parse_shapes(shape)) if shape is not None else None,
         batches=tuple(parse_batches(batch)),
@@ -85,6 +107,16 @@ def build_request(
         warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
         rounds=rounds,
     )  # fmt: skip
+    plan_sweep(request)  # resolve every model and check every shape now, before anything is printed or timed
+    low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP) + [f"--iters {iters} (< {MIN_ITERS})"] * (
+        iters < MIN_ITERS
+    )
+    if low:
+        err_console.print(
+            f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks for "
+            f"({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
+        )
+    return request
 
 
 def check_writable(path: Path | None, flag: str) -> None:
@@ -98,11 +130,9 @@ def check_writable(path: Path | None, flag: str) -> None:
     parent = path.resolve().parent
     if path.is_dir() or not parent.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: parent folder does not exist or the path is a folder")
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{flag} {str(path)!r}: cannot write ({exc.strerror})") from None
+    # os.access rather than opening the file: a command that fails later must not leave an empty file behind
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
 
 
 def write_json(path: Path | None, obj) -> None:
