@@ -191,3 +191,95 @@ def test_memory_bound_op_far_below_bandwidth_is_called_parallelism_starved():
     starved = finding(130.0)  # the H200 unet2d 512 b1 GroupNorm: 3% of the copy bandwidth
     assert starved.kind == "memory_bound" and "too little parallelism" in starved.action
     assert "too little parallelism" not in finding(3000.0).action  # near the bandwidth roof: plain memory-bound
+
+
+def _compute_evidence(fraction, *, basis="device", precision="bf16", rates=None):
+    """One GEMM holding the whole 1 ms step at ``fraction`` of the calibrated peak."""
+    from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+
+    ceilings = Ceilings("dev", 4000.0, rates or {"fp32": 50.0, "bf16": 800.0}, "2026-11-30T00:00:00+00:00")
+    peak = ceilings.peak_tflops(precision)
+    op = RooflineOp("aten::mm", "gemm/matmul/einsum", 1.0, 1.0, int(peak * fraction * 1e9), 10**6, 1000.0,
+                    peak * fraction, 1.0, "compute", fraction, max(1.0 - fraction, 0.0), ("bfloat16",))  # fmt: skip
+    roof = RooflineReport(ceilings, precision, ceilings.ridge_flop_per_byte(precision), (op,))
+    return ConfigEvidence(label="g", result=config(latency_samples(1.0, 0.01, seed=1)), roofline=roof,
+                          op_table=_table(("aten::mm", "gemm/matmul/einsum", 1.0), basis=basis))  # fmt: skip
+
+
+def test_compute_bound_above_the_calibrated_peak_is_a_stale_calibration_not_healthy():
+    from surrobench.analysis.detect_ops import compute_bound
+
+    spread = compute_bound(_compute_evidence(1.07), DEFAULT_THRESHOLDS)  # the H200 gemm-bf16: 107% of 767 TFLOP/s
+    assert spread.severity == "info" and "healthy" in spread.action and "107% (over 100%" in spread.summary
+    stale = compute_bound(_compute_evidence(103142.72), DEFAULT_THRESHOLDS)  # a calibration at n = 1
+    assert stale.severity == "low" and "stale or too low" in stale.summary and "healthy" not in stale.action
+    assert "re-run surrobench calibrate" in stale.action and stale.estimated_gain_ms is None
+
+
+def test_compute_bound_on_the_cpu_gives_no_tensor_core_advice():
+    from surrobench.analysis.detect_ops import compute_bound
+
+    cpu_rates = {"fp32": 0.067, "bf16": 0.134, "fp16": 0.001}  # an AVX512-BF16 EPYC: bf16 twice fp32
+    low = compute_bound(_compute_evidence(0.3, basis="cpu", precision="fp32", rates=cpu_rates), DEFAULT_THRESHOLDS)
+    assert low.severity == "low" and "OMP_NUM_THREADS" in low.action and "bf16 autocast" in low.action
+    healthy = compute_bound(_compute_evidence(0.9, basis="cpu", precision="fp32", rates=cpu_rates), DEFAULT_THRESHOLDS)
+    for finding in (low, healthy):
+        assert "tf32" not in finding.action and "tensor core" not in finding.action
+    no_bf16 = compute_bound(_compute_evidence(0.3, basis="cpu", precision="fp32", rates={"fp32": 0.2, "bf16": 0.01}),
+                            DEFAULT_THRESHOLDS)  # fmt: skip
+    assert "bf16" not in no_bf16.action  # only where this CPU's bf16 matmul beats its fp32 one
+    gpu = compute_bound(_compute_evidence(0.3, precision="fp32"), DEFAULT_THRESHOLDS)
+    assert "tensor cores" in gpu.action  # the device wording is unchanged
+
+
+def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
+    from surrobench.analysis.detect_ops import memory_bound
+
+    # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%
+    table = _table(("aten::native_group_norm", "normalization", 0.8), ("aten::mm", "gemm/matmul/einsum", 0.2),
+                   basis="cpu", total_us=36000.0)  # fmt: skip
+    result = config(latency_samples(13.8, 0.001, seed=2))
+    scaled = memory_bound(ConfigEvidence(result=result, op_table=table, profiled_step_ms=36.0), DEFAULT_THRESHOLDS)
+    assert "11.0" in scaled.summary  # 28.8 ms under the profiler x 13.8 / 36
+    assert any("scaled by 0.38" in e.text and "+161%" in e.text for e in scaled.evidence)
+    unknown = memory_bound(ConfigEvidence(result=result, op_table=table), DEFAULT_THRESHOLDS)
+    assert "28.800 ms" in unknown.summary and any("under the profiler" in e.text for e in unknown.evidence)
+    faster = ConfigEvidence(result=result, op_table=table, profiled_step_ms=10.0)  # noise: never scaled up
+    assert faster.op_time_scale() == 1.0
+    gpu = ConfigEvidence(result=result, op_table=_table(("aten::native_group_norm", "normalization", 0.8)),
+                         profiled_step_ms=36.0)  # fmt: skip
+    assert gpu.op_time_scale() == 1.0 and gpu.op_time_note() is None  # kernel time: no profiler overhead in it
+
+
+def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
+    from surrobench.analysis.detect_ops import fragmented_ops, memory_bound
+
+    def table(basis):  # 20000 copy_ calls of 0.4 us each hold 80% of the op time
+        return OpTable((OpStat("aten::copy_", "copy/cast/contiguous", 20000, 8000.0, 8000.0, 0.8, 8000.0),
+                        OpStat("aten::conv2d", "convolution", 10, 2000.0, 2000.0, 0.2, 2000.0)),
+                       basis, 10000.0, 1, "profiler")  # fmt: skip
+
+    result = config(latency_samples(10.0, 0.001, seed=4))
+    cpu = ConfigEvidence(result=result, op_table=table("cpu"))
+    assert memory_bound(cpu, DEFAULT_THRESHOLDS) is None
+    fragmented = fragmented_ops(cpu, DEFAULT_THRESHOLDS)
+    assert any("aten::copy_: 20000 calls per step, 0.4 us each" in e.text for e in fragmented.evidence)
+    gpu = ConfigEvidence(result=result, op_table=table("device"))  # a device basis keeps the category rule
+    assert memory_bound(gpu, DEFAULT_THRESHOLDS).kind == "memory_bound"
+
+
+def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():
+    from surrobench.analysis.detect_ops import memory_bound
+    from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+
+    def finding(calls):  # 8 ms per step of copies at 0.5% of a CPU's 21 GB/s copy bandwidth
+        op = RooflineOp("aten::_to_copy", "copy/cast/contiguous", 8.0, 0.8, 0, 8 * 10**5, 0.0, 0.0, 0.1, "memory",
+                        0.005, 7.9, ("float32",), calls)  # fmt: skip
+        roof = RooflineReport(Ceilings("cpu", 21.0, {"fp32": 0.07}), "fp32", 3.2, (op,))
+        table = _table(("aten::_to_copy", "copy/cast/contiguous", 0.8), basis="cpu", total_us=10000.0)
+        return memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001, seed=5)), op_table=table,
+                                           roofline=roof), DEFAULT_THRESHOLDS)  # fmt: skip
+
+    assert finding(20000) is None  # 0.4 us per call: dispatch-bound small calls, left to fragmented_ops
+    bulky = finding(37)  # 216 us per call: a real copy, far below the bandwidth
+    assert bulky.kind == "memory_bound" and "memory-copy bandwidth" in bulky.action and "SMs" not in bulky.action

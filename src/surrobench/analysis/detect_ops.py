@@ -5,6 +5,19 @@ With a roofline (:mod:`surrobench.analysis.roofline`) an op is memory- or comput
 intensity against the ridge point. Without one (a trace alone, a stored run), by its category: normalization,
 elementwise, reduction, copy and gather ops do O(1) FLOPs per byte and are memory-bound on any GPU whose ridge
 lies at tens of FLOP/byte (H200: 51e12 / 4184e9 = 12 FLOP/byte at fp32, 187 at bf16).
+
+On a CPU basis (op times are self CPU times under the profiler):
+
+- op times per step are scaled to the unprofiled step (:func:`surrobench.analysis.diagnose.op_time_scale`)
+  and the findings say so;
+- a low-intensity op whose calls average under ``cpu_small_call_us`` is not called memory-bound: such calls
+  touch data a cache holds and cost mostly their dispatch, so they are fragmented small ops (many calls, tiny
+  time each), reported by :func:`fragmented_ops` with their call counts;
+- the actions name CPU remedies (threads of MKL/oneDNN, batch, bf16 autocast only where the CPU's calibrated
+  bf16 matmul beats fp32), never tensor cores or thread blocks.
+
+Sanity of the calibration (any device): an op reaching more than ``calibration_stale_ratio`` of the
+calibrated matmul peak means the calibration is stale or too low, not that the workload is healthy.
 """
 
 from __future__ import annotations
@@ -12,7 +25,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from surrobench.analysis.findings import Evidence, Finding
-from surrobench.analysis.op_readings import read_fragmentation, read_memory
+from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
+from surrobench.analysis.roofline import format_tflops
 from surrobench.analysis.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -25,11 +39,43 @@ HALF = ("fp16", "bf16")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
-    """``{name: (category, ms per step, share)}`` of the op table rows at or above no threshold."""
+    """``{name: (category, ms per step, share)}`` of the op table rows at or above no threshold; CPU times
+    scaled to the unprofiled step (:meth:`ConfigEvidence.op_time_scale`)."""
     t = ev.op_table
-    per_step = t.active_steps * 1e3
+    per_step = t.active_steps * 1e3 / ev.op_time_scale()
     return {op.name: (op.category, (op.self_device_us if t.basis == "device" else op.self_cpu_us) / per_step, op.share)
             for op in t.ops}  # fmt: skip
+
+
+def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
+    """On a CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops whose calls average
+    under ``cpu_small_call_us`` (scaled times); empty on a device basis."""
+    t = ev.op_table
+    if t is None or t.basis != "cpu":
+        return {}
+    scale, small = ev.op_time_scale(), {}
+    for op in t.ops:
+        if op.category in LOW_INTENSITY and op.calls:
+            us = op.self_cpu_us * scale / op.calls
+            if us < th.cpu_small_call_us:
+                small[op.name] = (op.calls / t.active_steps, us)
+    return small
+
+
+def _pct(fraction: float, above: str) -> str:
+    """``fraction`` as a percentage; above 100% flagged with ``above`` (what being over the ceiling means)."""
+    return f"{fraction:.0%}" if fraction <= 1.0 else f"{fraction:.0%} (over 100%: {above})"
+
+
+def _ridge(flop_per_byte: float) -> str:
+    """A ridge point for text: one decimal, three significant digits under 0.1 (a CPU's fp16 ridge, 0.05)."""
+    return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
+
+
+def _time_note(ev: ConfigEvidence) -> list[Evidence]:
+    """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
+    note = ev.op_time_note()
+    return [] if note is None else [Evidence("profiler", note, ev.op_time_scale(), "ratio")]
 
 
 def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):
@@ -43,15 +89,21 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
-    if ev.roofline is not None:
-        ops = _bound_ops(ev, th, "memory")
+    # CPU basis: many tiny calls are fragmented ops (fragmented_ops), not bandwidth-bound ones
+    if ev.roofline is not None:  # per call from the roofline's time, which holds unseen ops of its category
+        ops = [o for o in _bound_ops(ev, th, "memory")
+               if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)]  # fmt: skip
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops)
+        cache = "data in cache" if ev.on_cpu() else "data in L2"
         evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.2f} FLOP/byte < ridge "
-                             f"{ev.roofline.ridge_flop_per_byte:.1f}, {o.achieved_gbps:.0f} GB/s = {o.ceiling_fraction:.0%} "
-                             f"of {ev.roofline.ceilings.copy_gbps:.0f} GB/s", o.ceiling_fraction, "fraction") for o in ops]
+                             f"{_ridge(ev.roofline.ridge_flop_per_byte)}, {o.achieved_gbps:.0f} GB/s = "
+                             f"{_pct(o.ceiling_fraction, cache)} of {ev.roofline.ceilings.copy_gbps:.0f} GB/s",
+                             o.ceiling_fraction, "fraction") for o in ops]  # fmt: skip
     else:
-        rows = [(n, ms, s) for n, (c, ms, s) in _op_ms(ev).items() if c in LOW_INTENSITY and s >= th.bound_op_share_min]
+        small = _small_calls(ev, th)
+        rows = [(n, ms, s) for n, (c, ms, s) in _op_ms(ev).items()
+                if c in LOW_INTENSITY and s >= th.bound_op_share_min and n not in small]  # fmt: skip
         gain, evidence = None, []
     if not rows:
         return None
@@ -67,11 +119,16 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.facts is not None:
         evidence.append(Evidence("timeline", f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
                                  ev.facts.busy_share, "fraction"))
+    evidence += _time_note(ev)
     names = ", ".join(n for n, _, _ in rows[:3])
     action = ("move fewer bytes: fuse the op with its neighbours (torch.compile), use a fused/channels-last "
               "(NHWC) implementation, or lower the precision of activations")  # fmt: skip
     starved = [o.name for o in (ops if ev.roofline is not None else ()) if o.ceiling_fraction < th.parallelism_bound_fraction]
-    if starved:
+    if starved and ev.on_cpu():
+        action += (f"; {', '.join(starved[:3])} run far below the memory-copy bandwidth: too little work per call "
+                   "for the cores (a small batch, a reduction over few rows) or a single-threaded kernel: raise the "
+                   "batch, check torch.get_num_threads(), fuse with torch.compile")  # fmt: skip
+    elif starved:
         action += (f"; {', '.join(starved[:3])} run far below the copy bandwidth: too little parallelism (too few "
                    "thread blocks for the SMs, e.g. a per-(batch x group) reduction at batch 1): raise the batch, "
                    "or use an implementation that splits the reduction across more blocks")  # fmt: skip
@@ -100,31 +157,70 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     ops = _bound_ops(ev, th, "compute")
     if not ops:
         return None
-    peak = ev.roofline.ceilings.peak_tflops(ev.roofline.precision)
-    evidence = tuple(Evidence("roofline", f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge {ev.roofline.ridge_flop_per_byte:.1f}, "
-                              f"{o.achieved_tflops:.1f} TFLOP/s = {o.ceiling_fraction:.0%} of {peak:.1f} TFLOP/s "
-                              f"({ev.roofline.precision})", o.ceiling_fraction, "fraction") for o in ops)
+    roof, cpu = ev.roofline, ev.on_cpu()
+    peak = roof.ceilings.peak_tflops(roof.precision)
+    evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge {_ridge(roof.ridge_flop_per_byte)}, "
+                         f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
+                         f"{_pct(o.ceiling_fraction, 'above the calibrated peak')} "
+                         f"of {format_tflops(peak)} TFLOP/s ({roof.precision})", o.ceiling_fraction, "fraction")
+                for o in ops]  # fmt: skip
+    evidence += _time_note(ev)
     fraction = sum(o.time_ms * o.ceiling_fraction for o in ops) / sum(o.time_ms for o in ops)
-    gain = sum(o.gain_ms for o in ops)
+    over = [o for o in ops if o.ceiling_fraction > th.calibration_stale_ratio]
+    if over:  # faster than the ceiling: the ceiling is wrong, so no verdict on the workload
+        names = ", ".join(o.name for o in over[:3])
+        calibrated = f"calibrated {roof.ceilings.measured}" if roof.ceilings.measured else roof.ceilings.note
+        evidence.append(Evidence("roofline", f"{roof.precision} matmul ceiling {format_tflops(peak)} TFLOP/s, "
+                                 f"{calibrated}", peak, "TFLOP/s"))  # fmt: skip
+        return Finding("compute_bound", "low", f"{names} at {max(o.ceiling_fraction for o in over):.0%} of the "
+                       f"calibrated {roof.precision} matmul peak: the calibration looks stale or too low, no verdict "
+                       "on how close to the peak the ops run", tuple(evidence),
+                       f"re-run surrobench calibrate{' --device cpu' if cpu else ''} on an idle machine with the "
+                       "default sizes, then diagnose again", None, ev.label)  # fmt: skip
     # Below the peak is at most "low": the peak is a large square GEMM's, which a convolution with few
     # channels cannot reach whatever the user does; the structural bottlenecks rank above it.
+    gain = sum(o.gain_ms for o in ops)
     severity = "low" if fraction < th.compute_efficient_fraction and th.severity(gain / step) else "info"
-    return Finding("compute_bound", severity, f"compute-bound ops at {fraction:.0%} of the {ev.roofline.precision} "
-                   "matmul peak", evidence, "healthy near the peak; to go faster lower the precision (tf32, bf16) or "
-                   "the FLOPs" if severity == "info" else "reach the peak: tf32/bf16 tensor cores, aligned shapes "
-                   "(multiples of 8/16), larger batch", None if severity == "info" else gain, ev.label)  # fmt: skip
+    at = _pct(fraction, "at the peak, within calibration spread")
+    summary = f"compute-bound ops at {at} of the {roof.precision} matmul peak"
+    if cpu:
+        action = _cpu_compute_action(roof, severity)
+    elif severity == "info":
+        action = "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs"
+    else:
+        action = "reach the peak: tf32/bf16 tensor cores, aligned shapes (multiples of 8/16), larger batch"
+    return Finding("compute_bound", severity, summary, tuple(evidence), action,
+                   None if severity == "info" else gain, ev.label)  # fmt: skip
+
+
+def _cpu_compute_action(roof, severity: str) -> str:
+    """The compute-bound action on a CPU: threads, batch and (only where the calibration shows bf16 faster
+    than fp32 on this CPU, e.g. AVX512-BF16/AMX) bf16 autocast; no tensor-core advice."""
+    rates = roof.ceilings.matmul_tflops
+    bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
+    faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
+    half = (f"; bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
+            f"{format_tflops(fp32)} TFLOP/s)") if faster else ""  # fmt: skip
+    if severity == "info":
+        return f"healthy near the peak; to go faster cut the FLOPs{half}"
+    return ("reach the peak: use every core for MKL/oneDNN (torch.get_num_threads(), OMP_NUM_THREADS), a larger "
+            f"batch, channels-last convolutions (oneDNN){half}")
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Elementwise + copy + concat ops at or above ``fragmented_share`` of the op time (reading 2). Stake:
-    their time per step; no gain estimate (a fusion's saving depends on what it fuses)."""
+    """Elementwise + copy + concat ops at or above ``fragmented_share`` of the op time (reading 2); on a CPU
+    basis also the low-intensity ops of tiny calls (:func:`_small_calls`), which :func:`memory_bound` leaves
+    out. Stake: their time per step; no gain estimate (a fusion's saving depends on what it fuses)."""
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
-    reading = read_fragmentation(ev.op_table)
-    if reading.share < th.fragmented_share:
+    t = ev.op_table
+    reading = read_fragmentation(t)
+    small = _small_calls(ev, th)
+    share = reading.share + sum(op.share for op in t.ops if op.name in small and op.category not in FRAGMENT_CATEGORIES)
+    if share < th.fragmented_share:
         return None
-    time_ms = reading.share * ev.op_table.total_us / ev.op_table.active_steps / 1e3
+    time_ms = share * t.total_us / t.active_steps / 1e3 * ev.op_time_scale()
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
@@ -133,12 +229,19 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if reading.kernel_count:
         evidence.append(Evidence("profiler", f"{reading.small_kernel_count} of {reading.kernel_count} kernels shorter "
                                  f"than {reading.small_kernel_us:g} us", reading.small_kernel_count, "kernels"))
+    shares = {op.name: op.share for op in t.ops}
+    for name, (calls, us) in sorted(small.items(), key=lambda kv: -shares[kv[0]])[:3]:
+        evidence.append(Evidence("profiler", f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under "
+                                 f"{th.cpu_small_call_us:g} us: dispatch, not memory bandwidth)", calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:
         evidence.append(Evidence("timeline", f"kernel median {ev.timeline.launches.kernel_us_median:.1f} us",
                                  ev.timeline.launches.kernel_us_median, "us"))
-    return Finding("fragmented_ops", severity, f"{reading.share:.0%} of op time in small elementwise/copy/concat ops",
+    evidence += _time_note(ev)
+    what = "small elementwise/copy/concat ops" if share == reading.share else "small ops (many calls, little time each)"
+    return Finding("fragmented_ops", severity, f"{share:.0%} of op time in {what}",
                    tuple(evidence), "fuse them: torch.compile, fused kernels (e.g. conv+bias+activation), fewer "
-                   ".contiguous()/cat", None, ev.label)  # fmt: skip
+                   ".contiguous()/cat" + ("; fewer, larger calls (a larger batch; no per-call casts or copies in "
+                   "the step)" if small else ""), None, ev.label)  # fmt: skip
 
 
 def _is_power_of_2(n: int) -> bool:
@@ -162,7 +265,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     odd = [d for d in r.input_shape[2:] if not _is_power_of_2(d)]
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
-        time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3
+        time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
         evidence.append(Evidence("profiler", f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: cuFFT "
                                  "cannot run them in half precision", fft, "fraction"))  # fmt: skip
     severity = th.severity(time_ms / step) if evidence else None

@@ -17,13 +17,19 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
   below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
   to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``.
 - Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, GPU.md's
-  H200 measurements are used and the report says so.
+  H200 measurements are used and the report says so. A ceiling that is zero or not finite (a calibration
+  whose timer read 0, or a precision the device cannot run) is not a ceiling: no roofline is drawn against
+  it (:meth:`Ceilings.unusable`), and the diagnosis says why.
+- CPU op times: the op table's self CPU times are measured under the profiler, whose per-op cost can double
+  a step; :func:`roofline` takes a ``time_scale`` (unprofiled median / profiled step, see
+  :func:`surrobench.analysis.diagnose.op_time_scale`) so achieved rates are those of the real step.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -46,7 +52,8 @@ class Ceilings:
 
     Attributes:
         device_name: as ``torch.cuda.get_device_name`` (or the CPU model) reports it.
-        copy_gbps: device-to-device copy bandwidth, GB/s (1e9 bytes/s), read + write bytes counted.
+        copy_gbps: copy bandwidth (device-to-device on a GPU, host memory on the CPU), GB/s (1e9 bytes/s),
+            read + write bytes counted.
         matmul_tflops: dense matmul rate per precision, TFLOP/s (1e12 FLOP/s).
         measured: ISO-8601 time of the calibration ("" for the built-in fallback).
         note: how they were obtained (sizes, or the fallback notice).
@@ -57,6 +64,19 @@ class Ceilings:
     matmul_tflops: dict[str, float]
     measured: str = ""
     note: str = ""
+
+    def unusable(self, precision: str) -> str | None:
+        """Why the roofline cannot be drawn for ``precision`` (a ceiling missing, zero or not finite), or
+        None when both ceilings are usable."""
+        if not _usable(self.copy_gbps):
+            return f"copy bandwidth {self.copy_gbps!r} GB/s is not a ceiling (zero or not finite)"
+        try:
+            peak = self.peak_tflops(precision)
+        except KeyError:
+            return f"no {precision} matmul rate calibrated"
+        if not _usable(peak):
+            return f"{precision} matmul rate {peak!r} TFLOP/s is not a ceiling (zero or not finite)"
+        return None
 
     def peak_tflops(self, precision: str) -> float:
         """The matmul ceiling for ``precision`` (a stand-in precision's when that one was not measured).
@@ -73,8 +93,19 @@ class Ceilings:
         return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
 
     def to_json(self) -> dict:
+        """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
         return {"device_name": self.device_name, "copy_gbps": self.copy_gbps, "matmul_tflops": self.matmul_tflops,
                 "measured": self.measured, "note": self.note}  # fmt: skip
+
+
+def _usable(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def format_tflops(tflops: float) -> str:
+    """A rate for text: two decimals, or three significant digits under 0.1 TFLOP/s (a CPU's fp16 matmul
+    at 0.001 TFLOP/s is not "0.00")."""
+    return f"{tflops:.2f}" if not math.isfinite(tflops) or abs(tflops) >= 0.1 else f"{tflops:.3g}"
 
 
 H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "", H200_FALLBACK_NOTE)
@@ -137,6 +168,7 @@ class RooflineOp:
     ceiling_fraction: float  # achieved / attainable at this intensity = best time / time
     gain_ms: float  # time minus the roofline's best time
     dtypes: tuple[str, ...]
+    calls: int = 0  # per step (one forward), as the byte counter saw them
 
 
 @dataclass(frozen=True)
@@ -166,12 +198,21 @@ def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
     return times
 
 
-def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str) -> RooflineReport:
-    """Each costed op with time in ``table`` against ``ceilings`` at the config's ``precision``."""
+def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str,
+             time_scale: float = 1.0) -> RooflineReport:  # fmt: skip
+    """Each costed op with time in ``table`` against ``ceilings`` at the config's ``precision``; op times
+    multiplied by ``time_scale`` (the profiler overhead removed on a CPU basis, 1 otherwise).
+
+    Raises:
+        ValueError: a ceiling is zero, not finite or missing (:meth:`Ceilings.unusable`).
+    """
+    problem = ceilings.unusable(precision)
+    if problem is not None:
+        raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")
     peak = ceilings.peak_tflops(precision) * 1e12
     bandwidth = ceilings.copy_gbps * 1e9
     ridge = peak / bandwidth
-    times = _op_times_ms(table, costs)
+    times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs).items()}
     total = sum(times.values())
     ops = []
     for name, ms in times.items():
@@ -185,7 +226,7 @@ def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, preci
             name=name, category=categorize(name), time_ms=ms, share=ms / total, flops=c.flops, bytes=c.bytes,
             intensity=intensity, achieved_tflops=achieved_flops / 1e12, achieved_gbps=c.bytes / s / 1e9,
             bound="compute" if intensity >= ridge else "memory", ceiling_fraction=best_s / s,
-            gain_ms=max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)),
+            gain_ms=max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)), calls=c.calls,
         ))  # fmt: skip
     ops.sort(key=lambda o: -o.time_ms)
     return RooflineReport(ceilings, precision, ridge, tuple(ops))

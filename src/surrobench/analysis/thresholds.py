@@ -46,6 +46,18 @@ class Thresholds:
         compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
             peak is healthy (``info``). 0.5: cuBLAS GEMMs at 8192^3 reach the peak itself (GPU.md); half of it
             is what a large convolution or GEMM in a model reaches on the H200 baseline.
+        calibration_stale_ratio: a compute-bound op above this multiple of the calibrated matmul peak means
+            the calibration is stale or too low (another machine state, a calibration at tiny sizes, a peak
+            measured for a GEMM that the op's kernel beats, e.g. a CPU's fp16 matmul next to its fp16
+            convolution): the finding says so instead of "healthy". 1.25: the calibration is a median over
+            10 calls at one size, and timer resolution and clock boost put a measured op a few percent above
+            it (on the H200 a bf16 GEMM reached 107% of a 767 TFLOP/s calibration, 102% of the 794 TFLOP/s one,
+            docs/benchmarks/h200-diagnosis.md); a quarter above is beyond that spread.
+        cpu_small_call_us: on a CPU basis, a low-intensity op (normalization, elementwise, copy...) whose calls
+            average under this (µs, profiler overhead removed by the step scale) is a fragmented small op, not
+            a memory-bound one. 20: PyTorch's eager dispatch costs a few µs per op on a CPU; 20 µs at the ~20 GB/s
+            of a CPU memory copy (this machine's calibration: 21 GB/s) moves ~400 KB, which a core's L2 or
+            the L3 holds, so the DRAM bandwidth is not what limits such calls.
         parallelism_bound_fraction: a memory-bound op under this fraction of the copy bandwidth is not
             limited by bandwidth but by too little parallelism (too few thread blocks to fill the SMs).
             0.25: on the H200, unet2d's GroupNorm at 512x512 batch 1 moves 130 GB/s (3% of 4084 GB/s) with
@@ -80,6 +92,8 @@ class Thresholds:
     fragmented_share: float = FRAGMENTED_SHARE
     bound_op_share_min: float = 0.10
     compute_efficient_fraction: float = 0.5
+    calibration_stale_ratio: float = 1.25
+    cpu_small_call_us: float = 20.0
     parallelism_bound_fraction: float = 0.25
     gpu_idle_busy_max: float = 0.5
     cpu_util_io_max: float = 0.5

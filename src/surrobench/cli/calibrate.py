@@ -2,6 +2,11 @@
 
 ``surrobench diagnose`` reads them by device name (:mod:`surrobench.analysis.roofline`); without them it
 falls back to GPU.md's H200 numbers on a GPU and skips the roofline on a CPU.
+
+Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused (a usage error, before anything is
+measured or stored): they measure per-call overhead, not a ceiling, and would replace a good calibration.
+On the CPU the copy is a host memory copy and no ``tf32`` rate is measured (:mod:`surrobench.collect.ceilings`).
+``--json`` writes ``surrobench/ceilings-v1``: the stored fields plus ``schema``.
 """
 
 from __future__ import annotations
@@ -11,30 +16,49 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from surrobench.analysis.roofline import format_tflops
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, DeviceOpt, JsonOpt, check_writable, console, write_json
-from surrobench.collect.ceilings import DEFAULT_SIZES, measure_ceilings
+from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, SCHEMA, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import resolve_device
 from surrobench.results.store import ResultStore, add_ceilings
+
+_WHY_MIN = "smaller sizes time the per-call overhead (launch/dispatch) and caches, not the ceiling"
+
+
+def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: int) -> None:
+    """Reject non-positive values and sizes under the device's minimum; each error names only its flag.
+
+    Raises:
+        UsageError: the first offending flag, with the value given.
+    """
+    for flag, value in (("--matmul-n", matmul_n), ("--copy-mib", copy_mib), ("--iters", iters)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} {value}: must be a positive integer")
+    low = MIN_SIZES[device]
+    if matmul_n is not None and matmul_n < low["matmul_n"]:
+        raise UsageError(f"--matmul-n {matmul_n}: must be >= {low['matmul_n']} on {device}: {_WHY_MIN}")
+    if copy_mib is not None and copy_mib < low["copy_mib"]:
+        raise UsageError(f"--copy-mib {copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
 
 
 @app.command()
 def calibrate(
     device: str = DeviceOpt, db: Path = DbOpt, json_out: Path = JsonOpt,
     matmul_n: int | None = typer.Option(None, "--matmul-n", help="GEMM size n (n x n @ n x n); default 8192 on "
-                                                                 "CUDA, 1024 on CPU."),
-    copy_mib: int | None = typer.Option(None, "--copy-mib", help="MiB per device-to-device copy; default 1024 on "
-                                                                 "CUDA, 256 on CPU."),
+                                                                 "CUDA, 1024 on CPU; at least 2048 on CUDA, 256 on CPU."),
+    copy_mib: int | None = typer.Option(None, "--copy-mib", help="MiB per copy (device-to-device, or host memory "
+                                                                 "on CPU); default 1024 on CUDA, 256 on CPU; at "
+                                                                 "least 256 on CUDA, 16 on CPU."),
     iters: int = typer.Option(10, "--iters", help="Timed calls per measurement (median)."),
 ) -> None:  # fmt: skip
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
     device = resolve_device(device)
+    check_sizes(device, matmul_n, copy_mib, iters)
     sizes = DEFAULT_SIZES[device]
-    matmul_n = matmul_n or sizes["matmul_n"]
-    copy_mib = copy_mib or sizes["copy_mib"]
-    if matmul_n < 1 or copy_mib < 1 or iters < 1:
-        raise UsageError(f"--matmul-n {matmul_n} --copy-mib {copy_mib} --iters {iters}: all must be >= 1")
+    matmul_n = sizes["matmul_n"] if matmul_n is None else matmul_n
+    copy_mib = sizes["copy_mib"] if copy_mib is None else copy_mib
     check_writable(json_out, "--json")
     ceilings = measure_ceilings(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
     with ResultStore(db) as store:
@@ -42,10 +66,15 @@ def calibrate(
     table = Table(title=f"ceilings of {ceilings.device_name} ({ceilings.note})")
     table.add_column("ceiling")
     table.add_column("value", justify="right")
-    table.add_row("device-to-device copy (read + write)", f"{ceilings.copy_gbps:.1f} GB/s")
+    table.add_row(f"{COPY_LABEL[device]} (read + write)", f"{ceilings.copy_gbps:.1f} GB/s")
     for precision, rate in ceilings.matmul_tflops.items():
-        table.add_row(f"matmul {precision}", f"{rate:.2f} TFLOP/s")
-        table.add_row(f"ridge point {precision}", f"{ceilings.ridge_flop_per_byte(precision):.1f} FLOP/byte")
+        table.add_row(f"matmul {precision}", f"{format_tflops(rate)} TFLOP/s")
+        if ceilings.unusable(precision):  # a timer reading of 0: diagnose will draw no roofline against it
+            table.add_row(f"ridge point {precision}", "not usable (zero or non-finite ceiling)")
+            continue
+        ridge = ceilings.ridge_flop_per_byte(precision)
+        text = f"{ridge:.1f}" if ridge >= 0.1 else f"{ridge:.3g}"  # a CPU's fp16 ridge is 0.05, not "0.0"
+        table.add_row(f"ridge point {precision}", f"{text} FLOP/byte")
     console.print(table)
     console.print(f"stored in {db} for {ceilings.device_name}")
-    write_json(json_out, ceilings.to_json())
+    write_json(json_out, {"schema": SCHEMA, **ceilings.to_json()})

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, trace_evidence
+from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, op_time_scale, trace_evidence
 from surrobench.analysis.findings import Finding, diagnosis_json
 from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
@@ -39,7 +39,7 @@ from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.report.findings import findings_markdown, findings_rich
 from surrobench.results.schema import RunRecord
-from surrobench.results.store import ResultStore, load_ceilings, op_profile_trace
+from surrobench.results.store import ResultStore, load_ceilings, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
 from surrobench.workload.loader import resolve_model
 
@@ -82,13 +82,22 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
         result = report.config
         costs = op_costs(by_key[result.key()])
         flops[result.key()] = {name: c.flops for name, c in costs.items()}
-        roof = roofline(report.op_table, costs, ceilings, result.precision) if ceilings else None
+        roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
+        if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
+            warnings.append(f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
+                            f"calibration: {problem}; re-run surrobench calibrate"
+                            f"{' --device cpu' if result.device == 'cpu' else ''}")  # fmt: skip
+        elif ceilings is not None:
+            unprofiled = result.latency_ms.median if result.latency_ms else None
+            scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
+            roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
         view = system
         if system_pass:
             passed = perf_config(by_key[result.key()], result, report.config_id, store, PerfOptions(), record.run_id)
             warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
             view = passed.system.view if passed.system is not None else system
-        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=view)
+        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=view,
+                     profiled_step_ms=report.profiled_step_ms)  # fmt: skip
         evidence.append(trace_evidence(load_trace(report.trace_path), **known) if report.trace_path
                         else ConfigEvidence(**known))  # fmt: skip
     findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
@@ -107,11 +116,12 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
             continue
         label = f"{result.model} {'x'.join(map(str, result.input_shape))} b{result.batch} {result.precision} {result.mode}"
         trace = op_profile_trace(store, config_id)
+        known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
         if trace and Path(trace).exists():
-            evidence.append(trace_evidence(load_trace(trace), label=label, result=result, op_table=table))
+            evidence.append(trace_evidence(load_trace(trace), **known))
         else:
             warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
-            evidence.append(ConfigEvidence(label=label, result=result, op_table=table))
+            evidence.append(ConfigEvidence(**known))
     findings = diagnose_run(evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes"))
     return record, findings, warnings
 

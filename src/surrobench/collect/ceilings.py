@@ -1,10 +1,28 @@
 """Measure a device's roofline ceilings once: copy bandwidth and matmul rate per precision.
 
 - Bandwidth: ``dst.copy_(src)`` of ``copy_bytes`` on the device, counting read + write bytes
-  (``2 * copy_bytes / time``), the convention of GPU.md's 4184 GB/s on the H200.
+  (``2 * copy_bytes / time``), the convention of GPU.md's 4184 GB/s on the H200. On a GPU a device-to-device
+  copy, on the CPU a host memory copy (:data:`COPY_LABEL`).
 - Matmul: ``torch.mm`` of two ``n x n`` matrices, ``2 n^3`` FLOPs, per precision: ``fp32`` with TF32 off,
-  ``tf32`` with TF32 on (CUDA only; on the CPU the switch has no effect and the row equals fp32), ``fp16``
-  and ``bf16`` tensors (not autocast: the ceiling of the math itself).
+  ``tf32`` with TF32 on, ``fp16`` and ``bf16`` tensors (not autocast: the ceiling of the math itself).
+  ``tf32`` is measured on CUDA only: the TF32 switches are CUDA's (``torch.backends.cuda.matmul``,
+  ``torch.backends.cudnn``), a CPU matmul is the same IEEE fp32 math either way, so a CPU ``tf32`` row would
+  only be a second, noisier fp32 measurement; the roofline of a tf32 config on the CPU uses the fp32 ceiling
+  (:data:`surrobench.analysis.roofline._STAND_IN`).
+
+Minimum sizes (:data:`MIN_SIZES`, enforced by ``surrobench calibrate``): below them a call is too short for its
+time to be the work's. Each timed call pays a fixed cost -- a kernel launch and event record on a GPU (~5-10
+us), the eager dispatch and the OpenMP fork/join on the CPU (~5-20 us) -- and smaller data stays in cache:
+
+- CPU: ``n >= 256`` (33.5 MFLOP: ~0.3 ms at 0.1 TFLOP/s, 34 us -- still a few times the fixed cost -- at 1 TFLOP/s) and
+  ``copy >= 16 MiB`` (32 MiB moved: ~1.5 ms at 20 GB/s; src + dst exceed a core's L2 many times over; a CPU
+  whose L3 holds 32 MiB still reports cache bandwidth -- the default, 256 MiB, is the one to trust).
+- CUDA: ``n >= 2048`` (17 GFLOP: ~22 us at the H200's 782 TFLOP/s bf16, and 2048^2 / (128 x 128) = 256
+  output tiles, enough to fill the 132 SMs; a 1024^3 GEMM is 2.7 us, launch-sized, on 64 tiles) and
+  ``copy >= 256 MiB`` (512 MiB moved: ~130 us at 4.2 TB/s; the source alone is 5x the H200's 50 MB L2).
+
+With a 1-element GEMM or a 1 MiB copy the "ceiling" is the fixed cost, a rate orders of magnitude too low,
+and every op of a workload would then sit far above it.
 
 Timing reuses the benchmark's own loop (:func:`surrobench.execution.timing.time_loop`): CUDA-event device
 time on a GPU, the host clock on the CPU; the median of ``iters`` synchronized calls after ``warmup``.
@@ -24,7 +42,18 @@ from surrobench.execution.timing import time_loop, warm_up
 
 #: Defaults: GPU.md's sizes on CUDA (8192^3 GEMM, 1 GiB copy); small enough for a laptop CPU otherwise.
 DEFAULT_SIZES = {"cuda": {"matmul_n": 8192, "copy_mib": 1024}, "cpu": {"matmul_n": 1024, "copy_mib": 256}}
+#: The smallest sizes that measure a ceiling rather than per-call overhead (module docstring).
+MIN_SIZES = {"cuda": {"matmul_n": 2048, "copy_mib": 256}, "cpu": {"matmul_n": 256, "copy_mib": 16}}
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+#: What the copy measures, per device.
+COPY_LABEL = {"cuda": "device-to-device copy", "cpu": "memory copy"}
+#: Ceilings schema of ``surrobench calibrate --json``.
+SCHEMA = "surrobench/ceilings-v1"
+
+
+def matmul_precisions(device: str) -> tuple[str, ...]:
+    """The precisions whose matmul rate is measured on ``device``: no ``tf32`` on the CPU (module docstring)."""
+    return tuple(p for p in MATMUL_DTYPES if device == "cuda" or p != "tf32")
 
 
 def _median_ms(step, device: str, warmup: int, iters: int) -> float:
@@ -42,7 +71,8 @@ def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int =
     copy_ms = _median_ms(lambda i: dst.copy_(src), device, warmup, iters)
     del src, dst
     rates = {}
-    for precision, dtype in MATMUL_DTYPES.items():
+    for precision in matmul_precisions(device):
+        dtype = MATMUL_DTYPES[precision]
         with numeric_settings(precision, device, cudnn_benchmark=False):
             a = torch.randn(matmul_n, matmul_n, device=device).to(dtype)
             b = torch.randn(matmul_n, matmul_n, device=device).to(dtype)

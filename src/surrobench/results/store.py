@@ -300,6 +300,12 @@ def load_ceilings(store: ResultStore, device_name: str) -> Ceilings | None:
     return Ceilings(device_name, row[1], json.loads(row[2]), row[0], row[3])
 
 
+def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
+    """The median profiled step recorded with a config's op table, ms, or None."""
+    row = store.conn.execute("SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
+    return row[0] if row else None
+
+
 def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
     """The trace file recorded with a config's op table, or None."""
     row = store.conn.execute("SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
