@@ -174,3 +174,15 @@ def test_ignoring_the_mode_matches_eager_with_cudagraph():
     assert cmp.configs[0].verdict == "improved"
     with pytest.raises(UsageError, match="--ignore-field batch"):
         match_configs(base, new, ("batch",))
+
+
+def test_a_single_round_verdict_says_how_to_confirm_it():
+    from synthetic import config, latency_samples
+
+    from surrobench.results.compare import compare_config
+
+    base, new = config(latency_samples(1.0, 0.01, seed=1)), config(latency_samples(1.2, 0.01, seed=2))
+    c = compare_config(base, new)
+    assert c.verdict == "regressed" and any("--rounds" in n for n in c.notes)
+    same = compare_config(base, config(latency_samples(1.0, 0.01, seed=3)))
+    assert not any("--rounds" in n for n in same.notes)

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from surrobench.cli import app
+from surrobench.cli.options import console
 from surrobench.errors import UsageError
 from surrobench.workload.zoo import all_surrogates, describe
 
@@ -20,8 +20,8 @@ def render_models(rows: list[dict[str, object]]) -> Table:
     """The rich table for :func:`surrobench.workload.zoo.describe` rows."""
     table = Table(title="surrobench reference surrogates")
     for header, justify in (("name", "left"), ("paper", "left"), ("layout", "left"), ("parameters", "right"),
-                            ("point kind", "left"), ("default size", "right")):
-        table.add_column(header, justify=justify)
+                            ("point kind", "left"), ("typical N", "right")):
+        table.add_column(header, justify=justify, no_wrap=header == "name")  # the name is what users type
     for row in rows:
         table.add_row(str(row["name"]), str(row["paper"]), str(row["layout"]), f"{row['parameters']:,}",
                       str(row["point_kind"]), str(row["default_size"]))
@@ -34,7 +34,7 @@ def models(
 ) -> None:
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
     rows = [describe(s) for s in all_surrogates()]
-    Console().print(render_models(rows))
+    console.print(render_models(rows))
     if json_path is not None:
         try:
             json_path.write_text(json.dumps({"schema": MODELS_SCHEMA, "models": rows}, indent=2) + "\n")

@@ -24,7 +24,7 @@ def format_rate(per_s: float | None) -> str:
 def results_table(results: Iterable[ConfigResult], title: str | None = None) -> Table:
     """Model, shape, batch, precision, mode, median, P95, throughput, peak memory, status (issue 2).
 
-    The shape column is the executed primary input without its batch dimension (the B column).
+    The shape column is the executed primary input as run (batch included where the input has one).
     """
     results = list(results)
     # device time and top op only when some config has them (CUDA runs, profiled runs): narrower tables
@@ -40,7 +40,7 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
         table.add_column(name, justify=justify)
     for r in results:
         lat = r.latency_ms
-        row = [r.model, "x".join(map(str, r.input_shape[1:])) or r.shape_label, str(r.batch), r.precision, r.mode,
+        row = [r.model, "x".join(map(str, r.input_shape)) or r.shape_label, str(r.batch), r.precision, r.mode,
                f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-"]  # fmt: skip
         row += [f"{r.device_ms.median:.3f}" if r.device_ms else "-"] if with_device else []
         row += [

@@ -331,6 +331,11 @@ def compare_config(
         p_text = "n/a" if p_value is None else f"{p_value:.2g}"
         notes.append(f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%} but not "
                      f"significantly so (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})")  # fmt: skip
+    if verdict != "unchanged" and max(rounds.values()) == 1:
+        # measured on the H200 VM: the host's launch speed drifted ~45% between runs for seconds at a time,
+        # and a single-round CI cannot see that (docs/benchmarks/h200-compare.md)
+        notes.append("single-round runs: the CI holds only within-run noise, not drift between the runs; "
+                     "confirm with both runs taken with --rounds 4")  # fmt: skip
     trustworthy = min(b.size, n.size) >= MIN_SAMPLES_FOR_P95
     if not trustworthy:
         notes.append(f"P95 from {min(b.size, n.size)} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
