@@ -194,3 +194,13 @@ def test_corrupt_and_missing_pt2(tmp_path):
     assert "\n" not in str(info.value)
     with pytest.raises(UsageError, match="missing.pt2: no such file"):
         resolve_model(str(tmp_path / "missing.pt2"))
+
+
+def test_a_factory_calling_sys_exit_is_a_usage_error(tmp_path):
+    from surrobench.errors import UsageError
+    from surrobench.workload.loader import resolve_model
+
+    module = tmp_path / "exits.py"
+    module.write_text("import sys\ndef build():\n    sys.exit(0)\n")
+    with pytest.raises(UsageError, match="SystemExit"):
+        resolve_model(f"{module}:build").build()

@@ -172,6 +172,8 @@ def diagnose(
     system = load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
+    if trace is not None and run_id is not None:
+        raise UsageError("give a TRACE or --run RUN_ID, not both")
     if trace is not None:
         if not trace.exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")

@@ -153,8 +153,9 @@ def execute_sweep(
 
 
 def sweep_warnings(results: list[ConfigResult]) -> list[str]:
-    """Clock drops during the run and measurements whose spread is suspect."""
-    warnings = []
+    """Failed configs, clock drops during the run and measurements whose spread is suspect."""
+    failed = [f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode} ({r.status})" for r in results if r.status != "ok"]
+    warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [
         (f"{r.model} {r.shape_label} b{r.batch} {r.precision}", r.extra["sm_clock_mhz"])
         for r in results

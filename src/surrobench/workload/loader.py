@@ -79,7 +79,7 @@ def _import_target(target: str) -> ModuleType:
         return module
     except UsageError:
         raise
-    except Exception as exc:  # any error in the user's module is the user's to fix
+    except (Exception, SystemExit) as exc:  # any error in the user's module (sys.exit too) is the user's to fix
         raise UsageError(f"--model {target}: cannot import: {_one_line(exc)}") from exc
 
 
@@ -125,7 +125,7 @@ class FactorySurrogate(Surrogate):
         """``factory()``. Raises UsageError if it raises or returns something other than an ``nn.Module``."""
         try:
             module = self._factory()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
             raise UsageError(f"--model {self._spec}: factory raised {_one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
             raise UsageError(f"--model {self._spec}: factory {self._factory_name} returned "
@@ -153,7 +153,7 @@ class FactorySurrogate(Surrogate):
             torch.default_generator.manual_seed(seed)
             try:
                 value = self._hook(batch, size)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 raise UsageError(f"{where} raised {_one_line(exc)}") from exc
         return _as_input_tuple(value, where, device)
 
