@@ -26,7 +26,7 @@ from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
-# result tables are not truncated into ellipses; a terminal keeps its own width.
+# result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
 _PIPE_WIDTH = 160
 
 
@@ -51,8 +51,13 @@ class PipeSafeStdout(io.TextIOBase):
         return sys.stdout.isatty()
 
 
-console = Console(file=PipeSafeStdout(), width=None if sys.stdout.isatty() else _PIPE_WIDTH)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else _PIPE_WIDTH)
+def _width(stream) -> int | None:
+    """None (rich decides: the terminal's width, or $COLUMNS when set) unless piped without $COLUMNS."""
+    return None if stream.isatty() or "COLUMNS" in os.environ else _PIPE_WIDTH
+
+
+console = Console(file=PipeSafeStdout(), width=_width(sys.stdout))
+err_console = Console(stderr=True, width=_width(sys.stderr))
 
 ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
