@@ -107,3 +107,12 @@ def test_a_failed_round_fails_the_merged_config(tiny):
     oom = run_config(_cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0))
     merged = merge_rounds([ok, oom])
     assert merged.status == "oom" and merged.extra["rounds"] == 2
+
+
+def test_clock_drop_warning_names_the_slow_configs():
+    from surrobench.execution.env import clock_drop_warning
+
+    assert clock_drop_warning([("a", 1980), ("b", 1965)]) is None  # normal boost steps
+    warning = clock_drop_warning([("a", 1980), ("b", 1410), ("c", 1980)])
+    assert warning is not None and "b (1410 MHz)" in warning and "a (" not in warning
+    assert clock_drop_warning([]) is None
