@@ -119,6 +119,9 @@ def execute_sweep(
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
+    # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
+    # switches as read during its run in ``extra``
+    env["tf32_by_precision"] = {p: p == "tf32" for p in request.precisions}
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel] = {}
