@@ -39,6 +39,17 @@ def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
     assert seen == results  # each one handed over (for commit) as it finished
     assert "OutOfMemoryError: CUDA out of memory" in results[1].error
     assert results[1].latency_ms is None
+    assert results[1].input_shape == (2, 2, 8, 8)  # the failed config keeps its key for compare
+
+
+def test_compare_pairs_an_ok_config_with_its_later_oom_as_a_regression():
+    from surrobench.results.compare import match_configs, compare_config
+
+    ok = run_config(_cfg(2), prepare_model(TinySurrogate(), "cpu", 0))
+    oom = run_config(_cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0))
+    pairs, only_base, only_new = match_configs([ok], [oom])
+    assert len(pairs) == 1 and not only_base and not only_new
+    assert compare_config(*pairs[0]).verdict == "regressed"
 
     broken = prepare_model(TinySurrogate(lambda: RaisesOn(4, ValueError("bad reshape\nsecond line"))), "cpu", 0)
     r = run_config(_cfg(4), broken)

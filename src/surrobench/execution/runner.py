@@ -69,10 +69,10 @@ def nonfinite_message(output) -> str | None:
     return f"model output is not finite: {bad} of {t.numel()} values are NaN or Inf"
 
 
-def _failed(cfg: ExecConfig, status: str, exc: BaseException) -> ConfigResult:
+def _failed(cfg: ExecConfig, status: str, exc: BaseException, input_shape: tuple[int, ...]) -> ConfigResult:
     first_line = (str(exc).strip().splitlines() or [""])[0]
     return ConfigResult(
-        model=cfg.model, shape_label=cfg.shape.label(), input_shape=(), batch=cfg.batch,
+        model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape, batch=cfg.batch,
         precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
         error=f"{type(exc).__name__}: {first_line}"[:500], warmup=cfg.warmup, iters=cfg.iters,
     )  # fmt: skip
@@ -99,10 +99,13 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
         yield STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device), input_sets
 
 
-def _measure(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResult:
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
+        # known before the model runs, so a config that fails later still carries its executed shape (the
+        # key compare matches on: an ok -> oom change must pair up as a regression)
+        seen["input_shape"] = tuple(input_sets[0][0].shape)
         outputs: list = []
         cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
         bad_output = nonfinite_message(outputs.pop())
@@ -137,14 +140,15 @@ def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
     """
+    seen: dict = {}
     try:
-        return _measure(cfg, prepared)
+        return _measure(cfg, prepared, seen)
     except UsageError:
         raise
     except torch.cuda.OutOfMemoryError as exc:
-        return _failed(cfg, "oom", exc)
+        return _failed(cfg, "oom", exc, seen.get("input_shape", ()))
     except Exception as exc:  # any failure of the user's model is recorded; the sweep goes on
-        return _failed(cfg, "error", exc)
+        return _failed(cfg, "error", exc, seen.get("input_shape", ()))
     finally:
         _free(cfg.device)
 
