@@ -5,7 +5,6 @@ ladder), precision_mismatch (precisions). The course's section 4 rows "批量增
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 from surrobench.analysis.findings import Evidence, Finding
@@ -15,10 +14,6 @@ from surrobench.cli.runref import op_ms_per_step
 from surrobench.results.schema import ConfigResult
 
 _CUFFT_HALF = "powers of two"  # cuFFT's error for a half-precision FFT of another size
-
-
-def _label(r: ConfigResult) -> str:
-    return f"{r.model} {'x'.join(map(str, r.input_shape)) or r.shape_label} b{r.batch} {r.precision} {r.mode}"
 
 
 def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]:
@@ -41,7 +36,7 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
                 found.append(Finding("memory_pressure", "high", f"out of memory at batch {large.batch}",
                                      (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),),
                                      "serve at most batch {}; tile the domain (chunked inference) or lower the precision"
-                                     .format(small.batch), None, _label(large)))  # fmt: skip
+                                     .format(small.batch), None, large.label()))  # fmt: skip
             elif large.status == "ok" and small.samples_per_s and large.samples_per_s:
                 drop = 1 - large.samples_per_s / small.samples_per_s
                 if drop > th.throughput_drop_min:
@@ -50,7 +45,7 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
                     found.append(Finding("memory_pressure", th.severity(drop) or "low", f"throughput falls {drop:.0%} "
                                          f"from batch {small.batch} to {large.batch}", ev + _memory_evidence(large),
                                          "keep the smaller batch, or find the cause in the peak memory (allocator, "
-                                         "workspace); tile large inputs", None, _label(large)))  # fmt: skip
+                                         "workspace); tile large inputs", None, large.label()))  # fmt: skip
         found += [f for r in group if (f := _near_limit_or_churn(r, th, device_memory_bytes)) is not None]
     return found
 
@@ -68,12 +63,12 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
     if device_memory_bytes and r.peak_mem_bytes >= th.peak_mem_near_limit * device_memory_bytes:
         share = r.peak_mem_bytes / device_memory_bytes
         return Finding("memory_pressure", "medium", f"peak memory at {share:.0%} of the device", _memory_evidence(r),
-                       "a larger batch or grid will not fit: tile the domain or lower the precision", None, _label(r))
+                       "a larger batch or grid will not fit: tile the domain or lower the precision", None, r.label())
     reserved = r.peak_reserved_bytes or 0
     if reserved >= th.reserved_min_bytes and reserved > th.reserved_over_allocated * r.peak_mem_bytes:
         return Finding("memory_pressure", "low", f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
                        _memory_evidence(r), "allocator churn or a large workspace: check cudnn.benchmark workspaces, "
-                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", None, _label(r))  # fmt: skip
+                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", None, r.label())  # fmt: skip
     return None
 
 
@@ -89,7 +84,7 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
             if r.status == "error" and r.error and _CUFFT_HALF in r.error:
                 found.append(Finding("precision_mismatch", "high", f"{r.precision} fails: FFT size not a power of 2",
                                      (Evidence("run", r.error),), "pad the grid to a power of 2 or keep the FFTs in "
-                                     "fp32 (cast around them)", None, _label(r)))  # fmt: skip
+                                     "fp32 (cast around them)", None, r.label()))  # fmt: skip
             elif fp32 is not None and r.status == "ok" and r.latency_ms and fp32.latency_ms:
                 slower = r.latency_ms.median / fp32.latency_ms.median - 1
                 if slower > th.precision_slower_min:
@@ -99,12 +94,12 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
                     found.append(Finding("precision_mismatch", th.severity(gain / r.latency_ms.median) or "low",
                                          f"{r.precision} is {slower:.0%} slower than fp32", ev, "stay in fp32 here (casts and "
                                          "launches outweigh the faster math), or remove the casts: cast weights once, "
-                                         "feed half inputs", gain, _label(r)))  # fmt: skip
+                                         "feed half inputs", gain, r.label()))  # fmt: skip
     return found
 
 
-def _points(r: ConfigResult) -> int:
-    return math.prod(r.input_shape[1:]) if len(r.input_shape) > 1 else 1
+def _points(r: ConfigResult) -> float:
+    return r.points_per_sample() or 1.0
 
 
 def superlinear_scaling(results: list[ConfigResult], tables: dict[tuple, OpTable], th: Thresholds,
@@ -135,10 +130,10 @@ def superlinear_scaling(results: list[ConfigResult], tables: dict[tuple, OpTable
 def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding:
     name, gain, ratio, t_small, t_large = worst
     step = large.latency_ms.median if large.latency_ms else t_large
-    ev = (Evidence("profiler", f"{name}: {t_small:.3f} ms at {_label(small)}, {t_large:.3f} ms at {_label(large)}",
+    ev = (Evidence("profiler", f"{name}: {t_small:.3f} ms at {small.label()}, {t_large:.3f} ms at {large.label()}",
                    t_large / t_small, "x"),
           Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"))
     return Finding("superlinear_scaling", th.severity(gain / step) or "low", f"{name} grows {t_large / t_small:.1f}x for "
                    f"{ratio:.1f}x the work", ev, "look for a slow path at the large shape (extra kernel launches, "
                    "non-coalesced access): try channels-last (NHWC), a fused implementation, or tiling", gain,
-                   _label(large))  # fmt: skip
+                   large.label())  # fmt: skip

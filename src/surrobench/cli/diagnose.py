@@ -114,7 +114,7 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
         table = store.load_op_table(config_id)
         if result.status != "ok" or table is None:
             continue
-        label = f"{result.model} {'x'.join(map(str, result.input_shape))} b{result.batch} {result.precision} {result.mode}"
+        label = result.label()
         trace = op_profile_trace(store, config_id)
         known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
         if trace and Path(trace).exists():

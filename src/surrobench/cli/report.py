@@ -10,7 +10,6 @@ from surrobench.cli import app
 from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
 from surrobench.cli.options import DbOpt, check_writable, console
 from surrobench.cli.runref import load_op_tables, load_run_ref
-from surrobench.report.comparison import config_label
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs
@@ -33,7 +32,7 @@ def report(
                      ignore_fields=parse_fields(ignore_field), base_ops=ops[0], new_ops=ops[1])
         if len(records) == 2 else None
     )  # fmt: skip
-    by_label = {f"{r.run_id[-4:]} {config_label(c)}": ops_ms[c.key()]
+    by_label = {f"{r.run_id[-4:]} {c.label()}": ops_ms[c.key()]
                 for r, ops_ms in zip(records, ops) for c in r.results if c.key() in ops_ms}  # fmt: skip
     timeline = None
     if trace is not None:

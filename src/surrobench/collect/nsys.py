@@ -96,8 +96,7 @@ class NsysReport:
     warnings: tuple[str, ...] = ()
 
     def label(self) -> str:
-        c = self.config
-        return f"{c.model} {'x'.join(map(str, c.input_shape))} b{c.batch} {c.precision} {c.mode}"
+        return self.config.label()
 
     def to_json(self) -> dict:
         """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""

@@ -46,8 +46,7 @@ class PerfReport:
     warnings: tuple[str, ...] = ()
 
     def label(self) -> str:
-        c = self.config
-        return f"{c.model} {'x'.join(map(str, c.input_shape))} b{c.batch} {c.precision} {c.mode}"
+        return self.config.label()
 
     def to_json(self) -> dict:
         """Config key, status, steps, the system view (shares and ratios as fractions, times in ms),

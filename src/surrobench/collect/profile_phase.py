@@ -61,8 +61,7 @@ class ProfileReport:
     warnings: tuple[str, ...] = ()
 
     def label(self) -> str:
-        c = self.config
-        return f"{c.model} {'x'.join(map(str, c.input_shape))} b{c.batch} {c.precision} {c.mode}"
+        return self.config.label()
 
     def to_json(self) -> dict:
         """Config key, status, overhead, trace path, warnings, op table and readings (shares as fractions)."""

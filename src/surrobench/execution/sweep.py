@@ -157,10 +157,10 @@ def execute_sweep(
 
 def sweep_warnings(results: list[ConfigResult]) -> list[str]:
     """Failed configs, clock drops during the run and measurements whose spread is suspect."""
-    failed = [f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode} ({r.status})" for r in results if r.status != "ok"]
+    failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [
-        (f"{r.model} {r.shape_label} b{r.batch} {r.precision}", r.extra["sm_clock_mhz"])
+        (r.label(), r.extra["sm_clock_mhz"])
         for r in results
         if r.extra.get("sm_clock_mhz")
     ]
@@ -168,7 +168,7 @@ def sweep_warnings(results: list[ConfigResult]) -> list[str]:
     if clock:
         warnings.append(clock)
     noisy = [
-        f"{r.model} {r.shape_label} b{r.batch} {r.precision} {r.mode} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
+        f"{r.label()} ({r.latency_ms.iqr / r.latency_ms.median:.0%})"
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]

@@ -10,7 +10,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
-from surrobench.results.schema import ConfigResult
 
 _BYTES_PER_MIB = 1024**2
 #: Operators listed per config in the op-level diff (the rest move the total less).
@@ -23,20 +22,10 @@ UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode"
 _VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "unchanged": "", "not_compared": "yellow"}
 
 
-def shape_text(r: ConfigResult) -> str:
-    """The executed input shape without its batch dimension, ``3x64x64`` (as in the results table)."""
-    return "x".join(map(str, r.input_shape[1:])) or r.shape_label
-
-
-def config_label(r: ConfigResult) -> str:
-    """``fno2d 3x64x64 b2 fp32 eager``: one config in one line."""
-    return f"{r.model} {shape_text(r)} b{r.batch} {r.precision} {r.mode}"
-
-
 def pair_label(c: ConfigComparison) -> str:
-    """:func:`config_label` of BASE, with NEW's precision and mode where a comparison ignored them."""
+    """:meth:`ConfigResult.label` of BASE, with NEW's precision and mode where a comparison ignored them."""
     b, n = c.base, c.new
-    return f"{b.model} {shape_text(b)} b{b.batch} {_field(b.precision, n.precision)} {_field(b.mode, n.mode)}"
+    return f"{b.model} {b.shape_text()} b{b.batch} {_field(b.precision, n.precision)} {_field(b.mode, n.mode)}"
 
 
 def _pair(base: float | None, new: float | None, fmt: str) -> str:
@@ -80,7 +69,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
         rows.append({
-            "model": b.model, "shape": shape_text(b), "B": str(b.batch),
+            "model": b.model, "shape": b.shape_text(), "B": str(b.batch),
             "precision": _field(b.precision, n.precision), "mode": _field(b.mode, n.mode),
             "median ms": median, "median ratio [95% CI]": _ratio_ci(c.median_ratio), "P95 ms": p95,
             "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio), "peak MiB": peak, "top op share": _top_op(c),
@@ -156,7 +145,7 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
 def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
     """:data:`UNMATCHED_COLUMNS` of every config found in one run only."""
     return [
-        (side, r.model, shape_text(r), str(r.batch), r.precision, r.device, r.mode)
+        (side, r.model, r.shape_text(), str(r.batch), r.precision, r.device, r.mode)
         for side, results in (("BASE", cmp.only_base), ("NEW", cmp.only_new))
         for r in results
     ]

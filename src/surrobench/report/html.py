@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from surrobench import __version__
 from surrobench.report import plots
 from surrobench.report.comparison import (
-    COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, shape_text, summary_line, unmatched_rows,
+    COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
 from surrobench.report.terminal import format_rate
 from surrobench.results.compare import RunComparison
@@ -90,7 +90,7 @@ def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: S
 def _result_row(r: ConfigResult) -> list[str]:
     lat = r.latency_ms
     return [
-        r.model, shape_text(r), str(r.batch), r.precision, r.mode,
+        r.model, r.shape_text(), str(r.batch), r.precision, r.mode,
         f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-",
         f"{r.device_ms.median:.3f}" if r.device_ms else "-",
         format_rate(r.samples_per_s), format_rate(r.points_per_s),

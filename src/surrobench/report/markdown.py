@@ -25,7 +25,7 @@ def results_markdown(results: Iterable[ConfigResult]) -> str:
         ci = f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-"
         status = r.status if r.status == "ok" else f"{r.status}: {r.error or ''}"
         cells = [
-            r.model, "x".join(map(str, r.input_shape)) or r.shape_label, str(r.batch), r.precision, r.mode,
+            r.model, r.shape_text(), str(r.batch), r.precision, r.mode,
             _fmt(lat.median if lat else None), ci, _fmt(lat.p95 if lat else None),
             _fmt(r.device_ms.median if r.device_ms else None), _fmt(r.cold_start_ms, ".1f"),
             format_rate(r.samples_per_s), format_rate(r.points_per_s),

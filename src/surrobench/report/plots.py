@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from math import prod
 from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
-from surrobench.report.comparison import config_label, pair_label, shape_text
+from surrobench.report.comparison import pair_label
 from surrobench.results.compare import RunComparison
 from surrobench.results.schema import ConfigResult
 
@@ -59,10 +58,11 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 
 
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
-    """Median latency (ms, P95 as the upper whisker) against elements per sample, one line per
+    """Median latency (ms, P95 as the upper whisker) against points per sample (grid points, nodes, query
+    points: ``points_per_s / samples_per_s``), one line per
     (batch, precision, mode), one panel per model; log-log. None when no config has two shapes."""
     groups = _by_model(_ok(results))
-    if not any(len({shape_text(r) for r in rs}) > 1 for rs in groups.values()):
+    if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
     fig, axes = _panels(len(groups))
     for ax, (model, rs) in zip(axes, groups.items()):
@@ -70,15 +70,15 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
         for r in rs:
             series[(r.batch, r.precision, r.mode)].append(r)
         for (batch, precision, mode), pts in sorted(series.items()):
-            pts.sort(key=lambda r: prod(r.input_shape[1:]))
-            x = [prod(r.input_shape[1:]) for r in pts]
+            pts.sort(key=lambda r: r.points_per_sample())
+            x = [r.points_per_sample() for r in pts]
             med = np.array([r.latency_ms.median for r in pts])
             p95 = np.array([r.latency_ms.p95 for r in pts])
             ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3,
                         label=f"b{batch} {precision} {mode}")  # fmt: skip
-        ax.set(xscale="log", yscale="log", xlabel="input per sample", ylabel="latency ms (median, P95)",
+        ax.set(xscale="log", yscale="log", xlabel="points per sample", ylabel="latency ms (median, P95)",
                title=model)  # fmt: skip
-        _set_x_ticks(ax, {prod(r.input_shape[1:]): shape_text(r) for r in rs})
+        _set_x_ticks(ax, {r.points_per_sample(): r.shape_text() for r in rs})
         ax.legend(fontsize="small")
     return fig
 
@@ -93,7 +93,7 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
     for ax, (model, rs) in zip(axes, groups.items()):
         series: dict[tuple, list[ConfigResult]] = defaultdict(list)
         for r in rs:
-            series[(shape_text(r), r.precision, r.mode)].append(r)
+            series[(r.shape_text(), r.precision, r.mode)].append(r)
         for (shape, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.batch)
             ax.plot([r.batch for r in pts], [r.samples_per_s for r in pts], marker="o",
@@ -113,7 +113,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
         return None
     fig = Figure(figsize=(10, 1.0 + 0.35 * len(rs)), layout="constrained")
     ax = fig.subplots()
-    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[config_label(r) for r in rs],
+    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[r.label() for r in rs],
                flierprops={"markersize": 2})  # fmt: skip
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")

@@ -40,7 +40,7 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
         table.add_column(name, justify=justify)
     for r in results:
         lat = r.latency_ms
-        row = [r.model, "x".join(map(str, r.input_shape)) or r.shape_label, str(r.batch), r.precision, r.mode,
+        row = [r.model, r.shape_text(), str(r.batch), r.precision, r.mode,
                f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-"]  # fmt: skip
         row += [f"{r.device_ms.median:.3f}" if r.device_ms else "-"] if with_device else []
         row += [

@@ -62,6 +62,21 @@ class ConfigResult:
     device_samples_ms: tuple[float, ...] = ()
     extra: dict = field(default_factory=dict)
 
+    def shape_text(self) -> str:
+        """The executed primary input, ``2x3x64x64`` (batch included where the input has one, e.g. not
+        DeepONet's shared ``(N, 2)`` query points); the ladder label when no shape was recorded."""
+        return "x".join(map(str, self.input_shape)) or self.shape_label
+
+    def label(self) -> str:
+        """One config in one line, ``fno2d 2x3x64x64 b2 fp32 eager``: the one label of tables and findings."""
+        return f"{self.model} {self.shape_text()} b{self.batch} {self.precision} {self.mode}"
+
+    def points_per_sample(self) -> float | None:
+        """Grid points, nodes or query points per sample, from the throughputs; None when not measured."""
+        if not self.samples_per_s or self.points_per_s is None:
+            return None
+        return self.points_per_s / self.samples_per_s
+
     def key(self) -> tuple:
         """Matching key across runs: (model, executed input shape, batch, precision, device, mode)."""
         return (self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode)
