@@ -22,7 +22,7 @@ op before it ("prev"):
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 
 import numpy as np
 
@@ -89,13 +89,30 @@ class CauseTotal:
 
 @dataclass(frozen=True)
 class GapReport:
-    """Gaps above ``threshold_us`` over the analysis window, per cause and the longest ones."""
+    """Gaps above ``threshold_us`` over the analysis window, per cause and the longest ones.
+
+    ``host_syncs`` (init only, not a field, so not in the JSON): ``(sync_rows, dur_ns)`` of *every*
+    ``host_sync`` gap, the row in ``timeline.api_calls`` of the sync call that caused it and its length;
+    read it with :meth:`sync_gap_ns`.
+    """
 
     threshold_us: float
     count: int
     total_ms: float
     by_cause: tuple[CauseTotal, ...]
     longest: tuple[Gap, ...]
+    host_syncs: InitVar[tuple[np.ndarray, np.ndarray] | None] = None
+
+    def __post_init__(self, host_syncs: tuple[np.ndarray, np.ndarray] | None) -> None:
+        empty = np.empty(0, dtype=np.int64)
+        rows, dur = host_syncs if host_syncs is not None else (empty, empty)
+        object.__setattr__(self, "_sync_rows", np.asarray(rows, dtype=np.int64))
+        object.__setattr__(self, "_sync_dur_ns", np.asarray(dur, dtype=np.int64))
+
+    def sync_gap_ns(self, calls: np.ndarray) -> int:
+        """Summed length (ns) of all ``host_sync`` gaps (listed or not) whose sync call is one of the
+        ``timeline.api_calls`` rows in ``calls``."""
+        return int(self._sync_dur_ns[np.isin(self._sync_rows, calls)].sum())
 
 
 def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]],
@@ -104,7 +121,7 @@ def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]
 
     Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
     """
-    found = []
+    found, sync_rows, sync_dur = [], [], []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         rows = np.flatnonzero((act.rank == rank) & (act.device == device))
         s, e = intervals.merge(act.start_ns[rows], act.end_ns[rows])
@@ -112,13 +129,20 @@ def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]
         t0, t1 = windows.get(rank, (0, np.iinfo(np.int64).max))
         keep = (g1 - g0 > threshold_ns) & (g0 >= t0) & (g1 <= t1)
         if keep.any():
-            found.append(_classify(tl, act, rows, g0[keep], g1[keep]))
+            part, sync = _classify(tl, act, rows, g0[keep], g1[keep])
+            found.append(part)
+            is_sync = np.array([g.cause == "host_sync" for g in part], dtype=bool)
+            sync_rows.append(sync[is_sync])
+            sync_dur.append((g1[keep] - g0[keep])[is_sync])
     gaps = [g for part in found for g in part]
-    return _summarize(gaps, threshold_ns)
+    host_syncs = (np.concatenate(sync_rows), np.concatenate(sync_dur)) if found else None
+    return _summarize(gaps, threshold_ns, host_syncs)
 
 
-def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> list[Gap]:
-    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start)."""
+def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
+              g1: np.ndarray) -> tuple[list[Gap], np.ndarray]:
+    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), and the
+    row in ``tl.api_calls`` of the sync call ending in each gap (-1: none)."""
     api = tl.api_calls
     by_end = rows[np.argsort(act.end_ns[rows], kind="stable")]
     prev = by_end[np.searchsorted(act.end_ns[by_end], g0, side="right") - 1]
@@ -147,7 +171,7 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, 
         for a, b, c, p, n, lc, sc, hc, pg in zip(g0.tolist(), g1.tolist(), cause.tolist(), prev.tolist(),
                                                  nxt.tolist(), launch.tolist(), sync.tolist(), host_call.tolist(),
                                                  pageable.tolist())
-    ]
+    ], sync
 
 
 def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray,
@@ -173,7 +197,8 @@ def _op_name(tl: Timeline, act: GpuActivity, row: int) -> str:
     return name if act.op_type[row] == 0 else f"{OP_TYPE_NAMES[act.op_type[row]]}: {name}"
 
 
-def _summarize(gaps: list[Gap], threshold_ns: int) -> GapReport:
+def _summarize(gaps: list[Gap], threshold_ns: int,
+               host_syncs: tuple[np.ndarray, np.ndarray] | None) -> GapReport:
     total = sum(g.dur_us for g in gaps) / 1e3
     by_cause = []
     for cause in CAUSES:
@@ -188,4 +213,4 @@ def _summarize(gaps: list[Gap], threshold_ns: int) -> GapReport:
     by_cause.sort(key=lambda c: -c.total_ms)
     longest = tuple(sorted(gaps, key=lambda g: -g.dur_us)[:MAX_LISTED_GAPS])
     return GapReport(threshold_us=threshold_ns / 1e3, count=len(gaps), total_ms=total, by_cause=tuple(by_cause),
-                     longest=longest)
+                     longest=longest, host_syncs=host_syncs)

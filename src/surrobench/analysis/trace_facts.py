@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from surrobench.analysis.activity import STREAM_WAIT_CALLS, SYNC_CALLS, call_mask, host_op_chains
-from surrobench.analysis.gaps import SYNC_SLACK_NS
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.trace.model import CopyKind, HostMemory, Timeline
 
@@ -34,8 +33,8 @@ class TraceFacts:
         busy_share: busy time over the analysis window.
         launch_gap_ms: GPU idle time per step in gaps whose cause is ``launch_bound``.
         model_syncs: the model's synchronizing calls per step; ``sync_op``: their most frequent CPU op.
-        model_sync_gap_ms: GPU idle per step in ``host_sync`` gaps ended by one of those calls (among the
-            report's longest gaps, :data:`~surrobench.analysis.gaps.MAX_LISTED_GAPS`).
+        model_sync_gap_ms: GPU idle per step in ``host_sync`` gaps caused by one of those calls (all gaps,
+            as :func:`~surrobench.analysis.gaps.find_gaps` matched them, not only the listed longest).
         h2d_ms, h2d_bytes, h2d_pageable_share: host-to-device copies per step; share of their bytes from
             pageable memory.
         stream_waits: ``cudaStreamWaitEvent`` calls per step.
@@ -72,14 +71,8 @@ def _model_sync_rows(tl: Timeline) -> np.ndarray:
 def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
     """The per-step facts of ``tl``, whose :func:`~surrobench.analysis.timeline.analyze_timeline` is ``report``."""
     steps = max(len(tl.steps), 1)
-    api = tl.api_calls
     syncs = _model_sync_rows(tl)
-    ends = np.sort(api.end_ns[syncs])
-    sync_gap_us = 0.0
-    for gap in report.gaps.longest if report.gaps else ():
-        g0 = round(gap.start_ms * 1e6)
-        if gap.cause == "host_sync" and np.any((ends >= g0 - SYNC_SLACK_NS) & (ends <= g0 + gap.dur_us * 1e3)):
-            sync_gap_us += gap.dur_us
+    sync_gap_ns = report.gaps.sync_gap_ns(syncs) if report.gaps else 0
     ops = Counter(c for c in host_op_chains(tl, syncs) if c)
     cp = tl.memcpy
     h2d = cp.kind == CopyKind.H2D
@@ -92,7 +85,7 @@ def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
         steps=steps, step_ms=statistics.median(s.dur_ms for s in report.steps) if report.steps else None,
         gpu_busy_ms=busy / steps, busy_share=busy / window if window else 0.0, launch_gap_ms=launch_gap / steps,
         model_syncs=syncs.size / steps, sync_op=ops.most_common(1)[0][0] if ops else "",
-        model_sync_gap_ms=sync_gap_us / 1e3 / steps, h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
+        model_sync_gap_ms=sync_gap_ns / 1e6 / steps, h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
         h2d_bytes=h2d_bytes / steps, h2d_pageable_share=pageable / h2d_bytes if h2d_bytes else 0.0,
         stream_waits=float(call_mask(tl, STREAM_WAIT_CALLS).sum()) / steps,
     )  # fmt: skip
