@@ -75,3 +75,52 @@ def test_scenario_models_resolve_but_stay_out_of_the_zoo():
 
     assert resolve_model("scenario:tiny-mlp").info.name == "scenario:tiny-mlp"
     assert not any(n.startswith("scenario:") for n in surrogate_names())
+
+
+def _perf_doc(*views):
+    """A ``surrobench perf --json`` document with one report per view (None: a config without a system pass)."""
+    from synthetic import config
+
+    from surrobench.collect.perf import SystemPass
+    from surrobench.collect.perf_parse import CounterSummary
+    from surrobench.collect.perf_phase import PERF_SCHEMA, PerfReport
+
+    reports = []
+    for i, view in enumerate(views):
+        system = None
+        if view is not None:
+            summary = CounterSummary(dict(view.counters), dict(view.unavailable), {"cycles": 0.5}, view.ipc, 0.1, 0.02)
+            system = SystemPass(view, summary, Path("/tmp/f.svg"), {"status": "ok"}, ("a note",))
+        reports.append(PerfReport(config([1.0], size=64 * (i + 1)), i, "ok", None, system, 10).to_json())
+    return {"schema": PERF_SCHEMA, "run": {}, "perf": reports}
+
+
+def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
+    """``surrobench perf --json`` output is a valid ``diagnose --system-view`` (it was not: extra keys)."""
+    from surrobench.cli.diagnose import load_system_view
+    from surrobench.collect.system_view import HostHotspot, SystemView
+
+    view = SystemView(12.0, 10.0, 1.2, 1.5, {"cycles": 1e9, "task-clock": 12.0}, {"instructions": "no PMU"},
+                      (HostHotspot("prep.py:12 build_mask", 0.6, 0.55, "py-spy"), HostHotspot("libc memcpy", 0.1)))
+    assert SystemView.from_json(view.to_json()) == view
+    doc = tmp_path / "perf.json"
+    doc.write_text(json.dumps(_perf_doc(view)))
+    assert load_system_view(doc) == view
+    bare = tmp_path / "view.json"
+    bare.write_text(json.dumps(_perf_doc(view)["perf"][0]["system"]))  # extra keys ignored
+    assert load_system_view(bare) == view
+    out = tmp_path / "d.json"
+    assert run_cli(["diagnose", str(FNO), "--system-view", str(doc), "--json", str(out)]) == 0
+    pre = next(f for f in json.loads(out.read_text())["findings"] if f["kind"] == "cpu_preprocess")
+    assert "prep.py:12 build_mask" in pre["summary"]
+    # several configs with a view: which one applies is the user's call, said with the config labels
+    doc.write_text(json.dumps(_perf_doc(view, None, view)))
+    assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2
+    err = capsys.readouterr().err
+    assert "2 configs have a system view" in err and "fno2d 1x3x64x64 b1 fp32 eager" in err and "192" in err
+    doc.write_text(json.dumps(_perf_doc(None)))
+    assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2
+    bare.write_text(json.dumps({"hotspots": [{"share": 0.5}]}))
+    assert run_cli(["diagnose", str(FNO), "--system-view", str(bare)]) == 2
+    err = capsys.readouterr().err
+    assert "no config of this surrobench/perf-v1 document has a system view" in err and "'function'" in err

@@ -30,9 +30,9 @@ from surrobench.cli.options import (
     build_profile_options, build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.cli.run import timed_and_profiled
-from surrobench.collect.perf_phase import PerfOptions, perf_config
+from surrobench.collect.perf_phase import PERF_SCHEMA, PerfOptions, perf_config
 from surrobench.collect.profile_phase import ProfileOptions
-from surrobench.collect.system_view import HostHotspot, SystemView
+from surrobench.collect.system_view import SystemView
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import config_step, prepare_model
@@ -127,19 +127,44 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
 
 
 def load_system_view(path: Path | None) -> SystemView | None:
-    """A :class:`SystemView` from a JSON object of its fields (``hotspots``: a list of HostHotspot objects).
+    """A :class:`SystemView` from a JSON file: a bare SystemView object (:meth:`SystemView.to_json`) or a
+    ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one config with a system view gives it.
 
     Raises:
-        UsageError: unreadable file, invalid JSON, or fields that are not SystemView's.
+        UsageError: unreadable file, invalid JSON, not a SystemView, or a perf document with no config or
+            several configs with a system view (which one applies is not for this function to guess).
     """
     if path is None:
         return None
+    where = f"--system-view {str(path)!r}"
     try:
         data = json.loads(path.read_text())
-        hotspots = tuple(HostHotspot(**h) for h in data.pop("hotspots", ()))
-        return SystemView(**data, hotspots=hotspots)
+        if isinstance(data, dict) and data.get("schema") == PERF_SCHEMA:
+            data = _perf_system(data, where)
+        return SystemView.from_json(data)
     except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise UsageError(f"--system-view {str(path)!r}: not a SystemView JSON ({exc})") from None
+        raise UsageError(f"{where}: not a SystemView JSON ({exc})") from None
+
+
+def _perf_system(doc: dict, where: str) -> dict:
+    """The ``system`` object of the one config of a ``surrobench perf --json`` document that has one."""
+    reports = doc.get("perf")
+    if not isinstance(reports, list):
+        raise ValueError(f"{PERF_SCHEMA} document without a 'perf' list")
+    with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
+    if not with_view:
+        raise UsageError(f"{where}: no config of this {PERF_SCHEMA} document has a system view "
+                         f"({len(reports)} config(s), none passed)")  # fmt: skip
+    if len(with_view) > 1:
+        names = ", ".join(_perf_label(r) for r in with_view)
+        raise UsageError(f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
+                         "surrobench perf --json of that config alone, or its 'system' object")  # fmt: skip
+    return with_view[0]["system"]
+
+
+def _perf_label(report: dict) -> str:
+    shape = "x".join(str(d) for d in report.get("input_shape") or ())
+    return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
 
 
 def render(findings: list[Finding], title: str, markdown: Path | None) -> None:

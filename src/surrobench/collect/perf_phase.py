@@ -49,20 +49,17 @@ class PerfReport:
         return self.config.label()
 
     def to_json(self) -> dict:
-        """Config key, status, steps, the system view (shares and ratios as fractions, times in ms),
-        multiplexing, miss rates, flame graph path and notes."""
+        """Config key, status, steps, the system view (:meth:`SystemView.to_json`: shares and ratios as
+        fractions, times in ms) with multiplexing, miss rates, flame graph path and notes beside its keys
+        (``SystemView.from_json`` of ``system`` ignores those)."""
         out = {**config_key_json(self.config), "status": self.status, "error": self.error,
                "steps": self.steps, "warnings": list(self.warnings)}  # fmt: skip
         if self.system is None:
             return out
-        v, s = self.system.view, self.system.summary
+        s = self.system.summary
         out["system"] = {
-            "task_clock_ms": v.task_clock_ms, "wall_ms": v.wall_ms, "cpu_utilization": v.cpu_utilization,
-            "ipc": v.ipc, "cache_miss_rate": s.cache_miss_rate if s else None,
-            "branch_miss_rate": s.branch_miss_rate if s else None, "counters": v.counters,
-            "unavailable": v.unavailable, "multiplexed": s.multiplexed if s else {},
-            "hotspots": [{"function": h.function, "share": h.share, "self_share": h.self_share,
-                          "source": h.source} for h in v.hotspots],
+            **self.system.view.to_json(), "cache_miss_rate": s.cache_miss_rate if s else None,
+            "branch_miss_rate": s.branch_miss_rate if s else None, "multiplexed": s.multiplexed if s else {},
             "flamegraph": str(self.system.flamegraph) if self.system.flamegraph else None,
             "notes": list(self.system.notes),
         }  # fmt: skip

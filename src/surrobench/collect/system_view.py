@@ -50,3 +50,37 @@ class SystemView:
     counters: dict[str, float | None] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     hotspots: tuple[HostHotspot, ...] = ()
+
+    def to_json(self) -> dict:
+        """The fields as a JSON object (``hotspots``: a list of HostHotspot objects); read back by
+        :meth:`from_json`."""
+        return {
+            "task_clock_ms": self.task_clock_ms, "wall_ms": self.wall_ms, "cpu_utilization": self.cpu_utilization,
+            "ipc": self.ipc, "counters": dict(self.counters), "unavailable": dict(self.unavailable),
+            "hotspots": [{"function": h.function, "share": h.share, "self_share": h.self_share,
+                          "source": h.source} for h in self.hotspots],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict) -> SystemView:
+        """The view of a :meth:`to_json` object; keys that are not SystemView's (the extra ones of
+        ``surrobench perf --json``'s ``system``: miss rates, flame graph, notes) are ignored.
+
+        Raises:
+            TypeError: ``data`` is not an object.
+            ValueError: a hot spot is not an object with ``function`` and ``share``.
+        """
+        if not isinstance(data, dict):
+            raise TypeError(f"expected a JSON object, got {type(data).__name__}")
+        hotspots = []
+        for h in data.get("hotspots") or ():
+            if not isinstance(h, dict) or "function" not in h or "share" not in h:
+                raise ValueError(f"hotspot {h!r}: expected an object with 'function' and 'share'")
+            hotspots.append(HostHotspot(h["function"], h["share"], h.get("self_share"), h.get("source", "perf")))
+        return cls(
+            task_clock_ms=data.get("task_clock_ms"), wall_ms=data.get("wall_ms"),
+            cpu_utilization=data.get("cpu_utilization"), ipc=data.get("ipc"),
+            counters=dict(data.get("counters") or {}), unavailable=dict(data.get("unavailable") or {}),
+            hotspots=tuple(hotspots),
+        )  # fmt: skip
+
