@@ -135,24 +135,36 @@ def _lookup(rank: np.ndarray, ids: np.ndarray, q_rank: np.ndarray, q_ids: np.nda
 
 def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     """Row of the top-level CPU op containing each call's start on its thread; -1 where none."""
-    ops, api = tl.cpu_ops, tl.api_calls
-    groups, group = np.unique(_thread_key(ops.rank, ops.tid), return_inverse=True)
+    api = tl.api_calls
+    return enclosing_top_level(tl.cpu_ops, api.rank[calls], api.tid[calls], api.start_ns[calls])
+
+
+def enclosing_top_level(table, rank: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Row of ``table`` containing each time ``t`` on the thread ``(rank, tid)``; -1 where none.
+
+    ``table``: any event table with ``start_ns``, ``end_ns``, ``rank`` and ``tid`` columns (CPU ops,
+    ranges). The row found is a top-level one (not nested in another row of ``table`` on its thread),
+    so containment in any row of a well-nested thread is found. Queries of shape ``(m,)``.
+    """
+    if len(table) == 0 or t.size == 0:
+        return np.full(t.shape, -1, dtype=np.int64)
+    groups, group = np.unique(_thread_key(table.rank, table.tid), return_inverse=True)
     group = group.ravel()
-    order = np.lexsort((-ops.end_ns, ops.start_ns, group))
-    g, s, e = group[order], ops.start_ns[order], ops.end_ns[order]
+    end = table.end_ns
+    order = np.lexsort((-end, table.start_ns, group))
+    g, s, e = group[order], table.start_ns[order], end[order]
     # Reset the running maximum at every thread boundary: shift each group's ends above all earlier ones.
     offset = g.astype(np.int64) << 44
     reach = np.maximum.accumulate(e + offset) - offset
     top = np.ones(s.size, dtype=bool)
     top[1:] = (s[1:] >= reach[:-1]) | (g[1:] != g[:-1])
     rows, key = order[top], (g[top].astype(np.int64) << 44) + s[top]
-    q_key = _thread_key(api.rank[calls], api.tid[calls])
+    q_key = _thread_key(rank, tid)
     pos_g = np.minimum(np.searchsorted(groups, q_key), groups.size - 1)
     q_group = np.where(groups[pos_g] == q_key, pos_g, -1)
-    t = api.start_ns[calls]
     pos = np.searchsorted(key, (q_group.astype(np.int64) << 44) + t, side="right") - 1
     pos_c = np.maximum(pos, 0)
-    hit = (pos >= 0) & (q_group >= 0) & (g[top][pos_c] == q_group) & (ops.end_ns[rows[pos_c]] >= t)
+    hit = (pos >= 0) & (q_group >= 0) & (g[top][pos_c] == q_group) & (end[rows[pos_c]] >= t)
     return np.where(hit, rows[pos_c], -1)
 
 

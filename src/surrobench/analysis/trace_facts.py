@@ -3,8 +3,9 @@ synchronizing calls (not the harness's), host-to-device copies, cross-stream wai
 
 The profiling child ends each step with a device synchronize inside ``surrobench::post_process``
 (:mod:`surrobench.execution.ranges`): that sync is the harness's. A sync is the model's when it starts
-inside a forward range (``surrobench::forward``, or ``forward`` in older traces), or, in a trace without
-forward ranges, inside a framework op (``aten::item``: ``.item()``, ``.cpu()``).
+inside a forward range (``surrobench::forward``, or ``forward`` in older traces) of its own rank and
+thread, or, in a trace without forward ranges, inside a framework op (``aten::item``: ``.item()``,
+``.cpu()``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.activity import STREAM_WAIT_CALLS, SYNC_CALLS, call_mask, host_op_chains
+from surrobench.analysis.activity import (
+    STREAM_WAIT_CALLS,
+    SYNC_CALLS,
+    call_mask,
+    enclosing_top_level,
+    host_op_chains,
+)
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.trace.model import CopyKind, HostMemory, Timeline
 
@@ -61,11 +68,7 @@ def _model_sync_rows(tl: Timeline) -> np.ndarray:
     fwd = tl.ranges.take(tl.name_mask(tl.ranges.name_id, FORWARD_RANGES.__contains__))
     if len(fwd) == 0:
         return rows[[bool(c) for c in host_op_chains(tl, rows)]] if rows.size else rows
-    order = np.argsort(fwd.start_ns)
-    starts, ends = fwd.start_ns[order], fwd.end_ns[order]
-    pos = np.searchsorted(starts, api.start_ns[rows], side="right") - 1
-    inside = (pos >= 0) & (api.start_ns[rows] < ends[np.maximum(pos, 0)])
-    return rows[inside]
+    return rows[enclosing_top_level(fwd, api.rank[rows], api.tid[rows], api.start_ns[rows]) >= 0]
 
 
 def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
