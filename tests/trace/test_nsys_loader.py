@@ -106,3 +106,29 @@ def test_nsys_command_follows_the_source_text(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     run = run_nsys(tmp_path / "prof", ["python", "bench.py"])
     assert not run.ran and run.report is None and "nsys profile --trace=cuda" in run.message
+
+
+def _db_without_gpu_pids(path, pids):
+    """Kernels and copies in tables without ``globalPid`` (older exports); one launch per process in ``pids``."""
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA.replace(" globalPid INTEGER,", ""))
+    db.executemany("INSERT INTO StringIds VALUES (?, ?)", [(1, "gemm_kernel"), (2, "cudaLaunchKernel_v7000")])
+    for i, pid in enumerate(pids):
+        corr = 10 + i
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, 2, 0, NULL)",
+                   (i * 100 * US, (i * 100 + 2) * US, (pid << 24) | 7, corr))
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+                   " demangledName, shortName) VALUES (?, ?, ?, 1, 7, ?, 1, 1)",
+                   ((i * 100 + 5) * US, (i * 100 + 10) * US, i, corr))
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("pids", [(4242,), (4242, 4343)])
+def test_gpu_tables_without_global_pid_take_the_rank_of_their_launch(tmp_path, pids):
+    tl = load_trace(_db_without_gpu_pids(tmp_path / "old.sqlite", pids))
+    assert tl.meta.ranks == tuple(range(len(pids)))
+    assert tl.kernels.rank.tolist() == tl.api_calls.rank.tolist() == list(range(len(pids)))
+    r = analyze_timeline(tl)
+    assert r.launches.linked == len(pids) and r.anomalies.ops_without_launch == 0

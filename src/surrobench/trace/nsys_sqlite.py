@@ -87,7 +87,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", "copyKind", ", bytes, copyKind, {src}, {dst}"),
         "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", "-1", ", bytes"),
     }
-    pid_of = {}
+    pid_of, fetched = {}, {}
     for table, (sql_table, name_col, extra) in gpu.items():
         if sql_table not in tables:
             continue
@@ -96,10 +96,15 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
                                         src=_or(cols, "srcKind"), dst=_or(cols, "dstKind"))
         rows = db.execute(f"SELECT {sql} FROM {sql_table}").fetchall()
         counts[sql_table] = len(rows)
-        if rows:
-            builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of))
-    _add_api_calls(db, tables, strings, builder, counts, pid_of)
+        for row in rows:  # processes numbered in order of appearance, GPU tables first
+            if row[6] not in (None, MISSING):
+                _rank(pid_of, row[6])
+        fetched[table] = rows
+    rank_of_corr = _add_api_calls(db, tables, strings, builder, counts, pid_of)
     _add_nvtx(db, tables, strings, builder, counts, pid_of)
+    for table, rows in fetched.items():
+        if rows:
+            builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
     ranks = tuple(sorted(set(pid_of.values()))) or (0,)
     meta = TraceMeta(source="nsys", paths=(str(path),), ranks=ranks, origin_ns=0,
                      wall_clock_origin_ns=_session_start(db, tables), device_names=_gpu_names(db, tables),
@@ -121,14 +126,25 @@ def _rank(pid_of: dict, global_id: int | None) -> int:
     return pid_of.setdefault(pid, len(pid_of))
 
 
-def _gpu_columns(table: str, rows: list, strings: dict, builder: TimelineBuilder, pid_of: dict) -> dict:
+def _pidless_rank(pid_of: dict, rank_of_corr: dict, corr: int | None) -> int:
+    """Rank of a GPU row whose table has no ``globalPid`` (older exports): the only process when there is
+    one, else the process whose API call has the row's correlation id (rank 0 when none or several do)."""
+    ranks = set(pid_of.values())
+    if len(ranks) <= 1:
+        return ranks.pop() if ranks else _rank(pid_of, None)
+    return rank_of_corr.get(corr) or 0
+
+
+def _gpu_columns(table: str, rows: list, strings: dict, builder: TimelineBuilder, pid_of: dict,
+                 rank_of_corr: dict) -> dict:
     cols = list(zip(*rows))
     names = {"kernels": [strings.get(i, "") for i in cols[2]],
              "memcpy": [f"Memcpy {CopyKind(_COPY_KIND.get(k, 0)).name}" for k in cols[2]],
              "memset": ["Memset"] * len(rows)}[table]
     out = {"start_ns": cols[0], "dur_ns": cols[1], "name_id": builder.intern(names), "device": cols[3],
            "stream": cols[4], "correlation": [MISSING if c is None else c for c in cols[5]],
-           "rank": [_rank(pid_of, g if g != MISSING else None) for g in cols[6]]}
+           "rank": [_pidless_rank(pid_of, rank_of_corr, c) if g in (None, MISSING) else _rank(pid_of, g)
+                    for g, c in zip(cols[6], cols[5])]}
     if table in ("memcpy", "memset"):
         out["bytes"] = cols[7]
     if table == "memcpy":
@@ -140,19 +156,26 @@ def _gpu_columns(table: str, rows: list, strings: dict, builder: TimelineBuilder
     return out
 
 
-def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> None:
+def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
+    """Add the runtime API calls; returns ``{correlationId: rank}`` for ids only one process used."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables:
-        return
+        return {}
     rows = db.execute("SELECT start, end - start, nameId, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
                       ).fetchall()
     counts["CUPTI_ACTIVITY_KIND_RUNTIME"] = len(rows)
     if not rows:
-        return
+        return {}
     start, dur, name, tid, corr = zip(*rows)
+    rank = [_rank(pid_of, t) for t in tid]
     builder.add("api_calls", start_ns=start, dur_ns=dur,
                 name_id=builder.intern(_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name),
                 tid=[t or 0 for t in tid], correlation=[MISSING if c is None else c for c in corr],
-                external_id=np.full(len(rows), MISSING), rank=[_rank(pid_of, t) for t in tid])
+                external_id=np.full(len(rows), MISSING), rank=rank)
+    rank_of_corr: dict = {}
+    for c, r in zip(corr, rank):
+        if c is not None:
+            rank_of_corr[c] = r if rank_of_corr.get(c, r) == r else None
+    return rank_of_corr
 
 
 def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
