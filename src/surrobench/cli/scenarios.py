@@ -22,6 +22,7 @@ from surrobench.cli.options import (
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import resolve_device
 from surrobench.report.findings import findings_markdown
+from surrobench.report.markdown import md_table
 from surrobench.results.store import ResultStore
 from surrobench.scenarios.suite import Outcome, judge, select
 
@@ -34,8 +35,7 @@ def _cells(o: Outcome) -> list[str]:
 
 
 def _markdown(outcomes: list[Outcome], findings: dict[str, list[Finding]]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(o)) + " |" for o in outcomes]
+    lines = [md_table(HEADER, map(_cells, outcomes)).rstrip("\n")]
     for name, found in findings.items():
         lines += ["", f"#### {name}", "", findings_markdown(found)]
     return "\n".join(lines) + "\n"

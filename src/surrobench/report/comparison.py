@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from surrobench.report.markdown import md_escape, md_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 
 _BYTES_PER_MIB = 1024**2
@@ -151,31 +152,21 @@ def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
     ]
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(header: tuple[str, ...], rows) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_md_cell(str(c)) for c in row) + " |" for row in rows]
-    return lines + [""]
-
-
 def comparison_markdown(cmp: RunComparison) -> str:
     """The comparison as GitHub-flavoured Markdown (tables, notes, unmatched configs, env, op diffs)."""
     lines = [f"## compare BASE `{cmp.base_run_id}` → NEW `{cmp.new_run_id}`", "", summary_line(cmp), ""]
-    lines += _md_table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp)))
+    lines.append(md_table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp))))
     notes = [f"- {pair_label(c)}: {note}" for c in cmp.configs for note in c.notes]
     if notes:
-        lines += ["### notes", "", *(_md_cell(n) for n in notes), ""]
+        lines += ["### notes", "", *(md_escape(n, newline=" ") for n in notes), ""]
     if cmp.only_base or cmp.only_new:
         lines += ["### configs in one run only", ""]
-        lines += _md_table(UNMATCHED_COLUMNS, unmatched_rows(cmp))
+        lines.append(md_table(UNMATCHED_COLUMNS, unmatched_rows(cmp)))
     if cmp.env_diff:
         lines += ["### environment differences", ""]
-        lines += _md_table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff))
+        lines.append(md_table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff)))
     for c in cmp.configs:
         if c.op_deltas:
-            lines += [f"### op self time: {_md_cell(pair_label(c))}", ""]
-            lines += _md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c))
+            lines += [f"### op self time: {md_escape(pair_label(c), newline=' ')}", ""]
+            lines.append(md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c)))
     return "\n".join(lines)

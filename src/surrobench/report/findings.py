@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.analysis.findings import Finding
+from surrobench.report.markdown import md_table
 
 PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
@@ -40,11 +41,6 @@ def findings_rich(findings: list[Finding], title: str) -> Table:
 
 
 def findings_markdown(findings: list[Finding]) -> str:
-    """A GitHub-flavoured markdown table; evidence lines joined with ``<br>``, pipes escaped."""
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    for f in findings:
-        cells = [c.replace("|", "\\|").replace("\n", "<br>") for c in _row(f)]
-        lines.append("| " + " | ".join(cells) + " |")
-    if not findings:
-        lines.append("| (no findings) |" + " |" * (len(HEADER) - 1))
-    return "\n".join(lines) + "\n"
+    """A GitHub-flavoured markdown table; evidence lines joined with ``<br>``, pipes escaped (:func:`md_table`)."""
+    rows = [_row(f) for f in findings] or [["(no findings)"] + [""] * (len(HEADER) - 1)]
+    return md_table(HEADER, rows)

@@ -1,0 +1,36 @@
+"""The one markdown table writer (:func:`surrobench.report.markdown.md_table`) and its users: free text with
+pipes, backslashes or newlines stays inside its cell and its row."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from synthetic import config, latency_samples
+
+from surrobench.cli.scenarios import _markdown
+from surrobench.report.markdown import md_escape, md_table, results_markdown
+from surrobench.scenarios.suite import SCENARIOS, Outcome
+
+
+def _rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def test_md_table_escapes_pipes_backslashes_and_newlines():
+    text = md_table(("a", "b"), [("x | y", "C:\\tmp\nnext line"), (1, None)])
+    assert text == "| a | b |\n|---|---|\n| x \\| y | C:\\\\tmp<br>next line |\n| 1 | None |\n"
+    assert md_escape("a\nb", newline=" ") == "a b"
+
+
+def test_scenarios_markdown_keeps_a_multiline_note_in_its_row():
+    """The scenarios table escaped only pipes: a newline in a note broke the table."""
+    outcome = Outcome(SCENARIOS[0], "host_sync", False, ("a|b",), "run 1234\nchild failed: CUDA error")
+    rows = _rows(_markdown([outcome], {}))
+    assert len(rows) == 3  # header, rule, one row
+    assert rows[2].endswith("| a\\|b | run 1234<br>child failed: CUDA error |") and "| FAIL |" in rows[2]
+
+
+def test_results_markdown_keeps_a_multiline_error_in_its_row():
+    failed = replace(config([], status="error", batch=2), error="RuntimeError: bad | shape\n  at layer 3")
+    rows = _rows(results_markdown([config(latency_samples(1.0, 0.01, n=20)), failed]))
+    assert len(rows) == 4 and rows[3].endswith("| error: RuntimeError: bad \\| shape<br>  at layer 3 |")
