@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,11 @@ def test_system_view_names_the_host_function_and_reads_low_cpu_as_waiting(tmp_pa
     assert "prep.py:12 build_mask" in prep.summary and prep.estimated_gain_ms == pytest.approx(0.35)
     idle = diagnose_config(ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=SystemView(cpu_utilization=0.2)))
     assert any(f.kind == "host_sync" and any(e.source == "system" for e in f.evidence) for f in idle)
+    # an idle share under a user's report floor is no finding (it raised ValueError in Finding)
+    quiet = dataclasses.replace(DEFAULT_THRESHOLDS, severity_high_fraction=0.99, severity_medium_fraction=0.99,
+                                report_min_fraction=0.99)
+    low_cpu = ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=SystemView(cpu_utilization=0.2))
+    assert "host_sync" not in _kinds(diagnose_config(low_cpu, quiet))
 
 
 def _ok(batch, median_ms, size=64, precision="fp32", mem=1 << 20, reserved=None, model="m"):

@@ -82,6 +82,8 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if f.busy_share >= th.gpu_idle_busy_max:
         return None
     severity = th.severity(1.0 - f.busy_share)
+    if severity is None:
+        return None
     evidence = _busy_evidence(ev) + [Evidence("system", f"{sys.cpu_utilization:.2f} CPUs in use on average",
                                               sys.cpu_utilization, "CPUs")]  # fmt: skip
     return Finding("host_sync", severity, "CPU under half busy while the GPU idles: the process waits (I/O or sync)",
