@@ -104,6 +104,14 @@ def _table(*rows, basis="device", total_us=1000.0):
     return OpTable(ops, basis, total_us, 1, "profiler", kernel_count=100, small_kernel_count=90, small_kernel_us=5.0)
 
 
+def test_compute_bound_without_roofline_needs_compute_share_min(tmp_path):
+    ev = ConfigEvidence(op_table=_table(("aten::mm", "gemm/matmul/einsum", 0.6), ("aten::add", "elementwise/activation", 0.4)))
+    assert "compute_bound" in _kinds(diagnose_config(ev))
+    strict = tmp_path / "t.toml"
+    strict.write_text("compute_share_min = 0.7\n")
+    assert "compute_bound" not in _kinds(diagnose_config(ev, load_thresholds(strict)))
+
+
 def test_fragmented_ops_and_threshold_override(tmp_path):
     table = _table(("aten::add", "elementwise/activation", 0.2), ("aten::cat", "concat/index/gather/scatter", 0.2),
                    ("aten::conv2d", "convolution", 0.6))

@@ -138,8 +138,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops above the ridge point (roofline), or GEMM/convolution ops holding most of the time (no
-    roofline). Near the matmul peak this is the healthy verdict (``info``); below ``compute_efficient_fraction``
-    of it, ``low`` with the gap to the peak as the gain (an upper bound: see the comment below)."""
+    roofline: at least ``compute_share_min`` of it). Near the matmul peak this is the healthy verdict
+    (``info``); below ``compute_efficient_fraction`` of it, ``low`` with the gap to the peak as the gain
+    (an upper bound: see the comment below)."""
     step = ev.step_ms()
     if not step:
         return None
@@ -148,7 +149,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         rows = [(n, s) for n, (c, _, s) in _op_ms(ev).items() if c in COMPUTE and s >= th.bound_op_share_min]
         share = sum(s for _, s in rows)
-        if share < 0.5:
+        if share < th.compute_share_min:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
         return Finding("compute_bound", "info", f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline "

@@ -43,6 +43,9 @@ class Thresholds:
             (:data:`surrobench.analysis.op_readings.FRAGMENTED_SHARE`; H200 fixtures: FNO 0.54, U-Net 0.09).
         bound_op_share_min: an op must hold at least this share of the op table's time to get a
             memory- or compute-bound verdict. 0.10, as ``op_readings.MEMORY_SHARE_MIN``.
+        compute_share_min: without a roofline, GEMM/convolution ops (each above ``bound_op_share_min``)
+            holding at least this share of the op table's time get the ``compute_bound`` verdict. 0.5: they
+            hold most of the time (a majority), our choice.
         compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
             peak is healthy (``info``). 0.5: cuBLAS GEMMs at 8192^3 reach the peak itself (GPU.md); half of it
             is what a large convolution or GEMM in a model reaches on the H200 baseline.
@@ -91,6 +94,7 @@ class Thresholds:
     report_min_fraction: float = 0.03
     fragmented_share: float = FRAGMENTED_SHARE
     bound_op_share_min: float = 0.10
+    compute_share_min: float = 0.5
     compute_efficient_fraction: float = 0.5
     calibration_stale_ratio: float = 1.25
     cpu_small_call_us: float = 20.0
