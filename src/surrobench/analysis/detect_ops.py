@@ -43,8 +43,7 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
     scaled to the unprofiled step (:meth:`ConfigEvidence.op_time_scale`)."""
     t = ev.op_table
     per_step = t.active_steps * 1e3 / ev.op_time_scale()
-    return {op.name: (op.category, (op.self_device_us if t.basis == "device" else op.self_cpu_us) / per_step, op.share)
-            for op in t.ops}  # fmt: skip
+    return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
 def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:

@@ -10,7 +10,6 @@ from collections import defaultdict
 from surrobench.analysis.findings import Evidence, Finding
 from surrobench.analysis.ops import OpTable
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.cli.runref import op_ms_per_step
 from surrobench.results.schema import ConfigResult
 
 _CUFFT_HALF = "powers of two"  # cuFFT's error for a half-precision FFT of another size
@@ -112,7 +111,7 @@ def superlinear_scaling(results: list[ConfigResult], tables: dict[tuple, OpTable
     for group in _groups(profiled, lambda r: (r.model, r.batch, r.precision, r.device, r.mode)).values():
         group.sort(key=_points)
         for small, large in zip(group, group[1:]):
-            a, b = op_ms_per_step(tables[small.key()]), op_ms_per_step(tables[large.key()])
+            a, b = tables[small.key()].ms_per_step(), tables[large.key()].ms_per_step()
             fa, fb = flops.get(small.key(), {}), flops.get(large.key(), {})
             worst = None
             for name in a.keys() & b.keys():

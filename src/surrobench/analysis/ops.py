@@ -161,6 +161,15 @@ class OpTable:
         """The row with the largest share, or None for an empty table."""
         return self.ops[0] if self.ops else None
 
+    def self_us(self, op: OpStat) -> float:
+        """``op``'s self time on this table's basis over the active steps, µs: device time on a device
+        basis, CPU time on a CPU one."""
+        return op.self_device_us if self.basis == "device" else op.self_cpu_us
+
+    def ms_per_step(self) -> dict[str, float]:
+        """``{op name: self time per profiled step, ms}`` on this table's basis (:meth:`self_us`)."""
+        return {op.name: self.self_us(op) / (self.active_steps * 1e3) for op in self.ops}
+
     def to_json(self) -> dict:
         """JSON form: every attribute, rows as dicts; shares are fractions."""
         return {

@@ -183,8 +183,7 @@ class RooflineReport:
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
     """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
-    per_step = table.active_steps * 1e3
-    own = {op.name: (op.self_device_us if table.basis == "device" else op.self_cpu_us) / per_step for op in table.ops}
+    own = table.ms_per_step()
     times = {name: own.get(name, 0.0) for name in costs}
     unseen: dict[str, float] = defaultdict(float)
     for name, ms in own.items():

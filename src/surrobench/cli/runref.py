@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from surrobench.analysis.ops import OpTable
 from surrobench.errors import UsageError
 from surrobench.results.schema import RunRecord, run_from_json
 from surrobench.results.store import ResultStore
+
+
+def is_run_file(ref: str) -> bool:
+    """Whether ``ref`` names a run JSON file (a ``.json`` path, or any existing file) rather than a run id."""
+    path = Path(ref)
+    return path.suffix == ".json" or path.is_file()
 
 
 def load_run_ref(ref: str, db: Path) -> RunRecord:
@@ -20,7 +25,7 @@ def load_run_ref(ref: str, db: Path) -> RunRecord:
             run matches the id.
     """
     path = Path(ref)
-    if path.suffix == ".json" or path.is_file():
+    if is_run_file(ref):
         try:
             data = json.loads(path.read_text())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -36,17 +41,12 @@ def load_run_ref(ref: str, db: Path) -> RunRecord:
         return store.load_run(ref)
 
 
-def op_ms_per_step(table: OpTable) -> dict[str, float]:
-    """``{op name: self time per profiled step, ms}``: device time on a GPU basis, CPU time on a CPU one."""
-    us_per_step = (lambda op: op.self_device_us) if table.basis == "device" else (lambda op: op.self_cpu_us)
-    return {op.name: us_per_step(op) / table.active_steps / 1e3 for op in table.ops}
-
-
 def load_op_tables(ref: str, db: Path, run: RunRecord) -> dict[tuple, dict[str, float]]:
-    """Op tables of the profiled configs of a database run, ``{ConfigResult.key(): op_ms_per_step}``;
-    empty for a run JSON file (the run-v1 JSON carries no op tables) or a run that was not profiled."""
-    if Path(ref).suffix == ".json" or Path(ref).is_file():
+    """Op tables of the profiled configs of a database run, ``{ConfigResult.key(): OpTable.ms_per_step()}``;
+    empty for a run file (:func:`is_run_file`; the run-v1 JSON carries no op tables) or a run that was not
+    profiled."""
+    if is_run_file(ref):
         return {}
     with ResultStore(db) as store:
         tables = {r.key(): store.load_op_table(cid) for r, cid in zip(run.results, store.config_ids(run.run_id))}
-    return {key: op_ms_per_step(t) for key, t in tables.items() if t is not None and t.ops and t.active_steps}
+    return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
