@@ -47,6 +47,19 @@ def test_unet_fixture_group_norm_is_memory_bound():
     assert "host_sync" not in _kinds(findings)  # the harness's sync between steps is not the model's
 
 
+def test_trace_evidence_builds_the_op_table_only_when_none_is_given(tmp_path, monkeypatch):
+    from surrobench.analysis import diagnose
+
+    tl = load_trace(write(tmp_path / "t.json", _step(0, 0, 1000, launch(10, 5, 1, 20, 50))))
+    table = _table(("aten::mm", "gemm/matmul/einsum", 1.0))
+    built = []
+    real = diagnose.op_table_from_timeline
+    monkeypatch.setattr(diagnose, "op_table_from_timeline", lambda t: built.append(t) or real(t))
+    assert trace_evidence(tl, op_table=table).op_table is table and built == []
+    assert trace_evidence(tl, op_table=None).op_table is None and built == []
+    assert trace_evidence(tl).op_table.source == "trace" and built == [tl]
+
+
 def test_item_inside_forward_is_host_sync(tmp_path):
     events = []
     for n in range(3):

@@ -115,10 +115,13 @@ def op_time_scale(table: OpTable | None, profiled_step_ms: float | None, unprofi
 def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
     """The evidence a trace holds: its op table (no shapes or memory), timeline report and per-step facts
     (None without GPU activity); ``known`` adds or replaces fields (``label``, ``result``, ``roofline``,
-    ``system``, the profiler's own ``op_table`` with shapes and memory)."""
+    ``system``, the profiler's own ``op_table`` with shapes and memory). The trace's op table is built
+    only when ``known`` has no ``op_table`` key (an explicit None stays None)."""
     report = analyze_timeline(tl)
     facts = trace_facts(tl, report) if report.status == "ok" else None  # no GPU activity: nothing per step
-    return ConfigEvidence(**{"op_table": op_table_from_timeline(tl), "timeline": report, "facts": facts, **known})
+    if "op_table" not in known:
+        known["op_table"] = op_table_from_timeline(tl)
+    return ConfigEvidence(**{"timeline": report, "facts": facts, **known})
 
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
