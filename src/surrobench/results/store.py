@@ -50,6 +50,11 @@ CREATE TABLE IF NOT EXISTS op_stats (
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
 );
+-- device ceilings (surrobench calibrate), one row per device name
+CREATE TABLE IF NOT EXISTS ceilings (
+    device_name TEXT PRIMARY KEY, measured TEXT NOT NULL, copy_gbps REAL NOT NULL, matmul_json TEXT NOT NULL,
+    note TEXT NOT NULL
+);
 """
 
 
@@ -270,17 +275,9 @@ class ResultStore:
                        has_shapes=bool(head[7]), has_memory=bool(head[8]))  # fmt: skip
 
 
-# Device ceilings (``surrobench calibrate``), one row per device name; the table is created on first use.
-_CEILINGS_SQL = """CREATE TABLE IF NOT EXISTS ceilings (
-    device_name TEXT PRIMARY KEY, measured TEXT NOT NULL, copy_gbps REAL NOT NULL, matmul_json TEXT NOT NULL,
-    note TEXT NOT NULL
-)"""
-
-
 def add_ceilings(store: ResultStore, ceilings: Ceilings) -> None:
     """Store (or replace) the calibrated ceilings of ``ceilings.device_name``."""
     with store._writing():
-        store.conn.execute(_CEILINGS_SQL)
         store.conn.execute(
             "INSERT OR REPLACE INTO ceilings VALUES (?, ?, ?, ?, ?)",
             (ceilings.device_name, ceilings.measured, ceilings.copy_gbps, json.dumps(ceilings.matmul_tflops),
@@ -290,8 +287,6 @@ def add_ceilings(store: ResultStore, ceilings: Ceilings) -> None:
 
 def load_ceilings(store: ResultStore, device_name: str) -> Ceilings | None:
     """The stored ceilings of ``device_name``, or None when it was never calibrated."""
-    with store._writing():
-        store.conn.execute(_CEILINGS_SQL)
     row = store.conn.execute(
         "SELECT measured, copy_gbps, matmul_json, note FROM ceilings WHERE device_name = ?", (device_name,)
     ).fetchone()
