@@ -26,5 +26,7 @@ def test_models_table_and_json(tmp_path, capsys, monkeypatch):
 
 def test_models_json_to_unwritable_path_is_exit_2(tmp_path, capsys):
     assert run_cli(["models", "--json", str(tmp_path / "no_dir" / "m.json")]) == 2
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert err.startswith("surrobench: error: --json") and "\n" not in err
+    assert captured.out == ""  # checked before the table is printed, like every other --json

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
 from surrobench.cli import app
-from surrobench.cli.options import console
-from surrobench.errors import UsageError
+from surrobench.cli.options import check_writable, console, write_json
 from surrobench.workload.zoo import all_surrogates, describe
 
 MODELS_SCHEMA = "surrobench/models-v1"
@@ -33,10 +31,7 @@ def models(
     json_path: Path | None = typer.Option(None, "--json", help="Also write the list as JSON to PATH."),
 ) -> None:
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
+    check_writable(json_path, "--json")
     rows = [describe(s) for s in all_surrogates()]
     console.print(render_models(rows))
-    if json_path is not None:
-        try:
-            json_path.write_text(json.dumps({"schema": MODELS_SCHEMA, "models": rows}, indent=2) + "\n")
-        except OSError as exc:
-            raise UsageError(f"--json {json_path}: cannot write: {exc.strerror or exc}") from exc
+    write_json(json_path, {"schema": MODELS_SCHEMA, "models": rows})
