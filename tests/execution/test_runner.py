@@ -5,7 +5,7 @@ import torch
 from conftest import RaisesOn, ReturnsNaN, TinySurrogate
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, numeric_settings
-from surrobench.execution.runner import prepare_model, run_config, run_sweep
+from surrobench.execution.runner import prepare_model, run_config
 from surrobench.workload.spec import ShapeSpec
 
 
@@ -33,10 +33,8 @@ def test_ok_config_has_all_measurements(tiny):
 def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
     oom = TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")))
     prepared = prepare_model(oom, "cpu", 0)
-    seen = []
-    results = run_sweep([_cfg(1), _cfg(2), _cfg(4)], lambda cfg: prepared, seen.append)
+    results = [run_config(cfg, prepared) for cfg in (_cfg(1), _cfg(2), _cfg(4))]
     assert [r.status for r in results] == ["ok", "oom", "ok"]
-    assert seen == results  # each one handed over (for commit) as it finished
     assert "OutOfMemoryError: CUDA out of memory" in results[1].error
     assert results[1].latency_ms is None
     assert results[1].input_shape == (2, 2, 8, 8)  # the failed config keeps its key for compare
@@ -74,9 +72,9 @@ def test_bf16_autocast_runs_on_cpu(tiny):
 
 def test_numeric_settings_are_pinned_and_restored():
     before = torch.backends.cuda.matmul.allow_tf32
-    with numeric_settings("tf32", "cpu", cudnn_benchmark=True):
+    with numeric_settings("tf32", cudnn_benchmark=True):
         assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.benchmark
-    with numeric_settings("fp16", "cpu", cudnn_benchmark=False):
+    with numeric_settings("fp16", cudnn_benchmark=False):
         assert not torch.backends.cuda.matmul.allow_tf32
     assert torch.backends.cuda.matmul.allow_tf32 == before
 

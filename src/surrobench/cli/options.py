@@ -22,6 +22,7 @@ from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFA
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
+from surrobench.results.store import DEFAULT_DB
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
 
@@ -74,7 +75,7 @@ CudnnOpt = typer.Option(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="t
 InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
 RoundsOpt = typer.Option(1, "--rounds", help="Repeat the whole sweep this many times in one process and merge each "
                          "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).")
-DbOpt = typer.Option(Path("surrobench.db"), "--db", help="SQLite results database.")
+DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
 

@@ -73,7 +73,7 @@ def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int =
     rates = {}
     for precision in matmul_precisions(device):
         dtype = MATMUL_DTYPES[precision]
-        with numeric_settings(precision, device, cudnn_benchmark=False):
+        with numeric_settings(precision, cudnn_benchmark=False):
             a = torch.randn(matmul_n, matmul_n, device=device).to(dtype)
             b = torch.randn(matmul_n, matmul_n, device=device).to(dtype)
             ms = _median_ms(lambda i: torch.mm(a, b), device, warmup, iters)

@@ -52,19 +52,22 @@ class ExecConfig:
         return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {self.mode}"
 
 
-@contextlib.contextmanager
-def numeric_settings(precision: str, device: str, cudnn_benchmark: bool):
-    """Pin TF32 and cuDNN autotuning for one config and restore the previous values afterwards.
+def tf32_enabled(precision: str) -> bool:
+    """TF32 is on for ``tf32`` only, so that ``fp32`` means IEEE fp32 matmuls and convolutions (PyTorch
+    docs, "TensorFloat-32 (TF32) on Ampere (and later) devices"); half precisions run with it off."""
+    return precision == "tf32"
 
-    TF32 is off for every precision except ``tf32`` so that ``fp32`` means IEEE fp32 matmuls and
-    convolutions (PyTorch docs, "TensorFloat-32 (TF32) on Ampere (and later) devices").
-    """
+
+@contextlib.contextmanager
+def numeric_settings(precision: str, cudnn_benchmark: bool):
+    """Pin TF32 (:func:`tf32_enabled`) and cuDNN autotuning for one config and restore the previous
+    values afterwards."""
     saved = (
         torch.backends.cuda.matmul.allow_tf32,
         torch.backends.cudnn.allow_tf32,
         torch.backends.cudnn.benchmark,
     )
-    tf32 = precision == "tf32"
+    tf32 = tf32_enabled(precision)
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
     torch.backends.cudnn.benchmark = cudnn_benchmark

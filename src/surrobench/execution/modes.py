@@ -42,6 +42,16 @@ def compile_step(model: nn.Module, input_sets: list[Inputs], precision: str, dev
     return eager_step(compiled, input_sets, precision, device)
 
 
+def check_mode(mode: str, device: str) -> None:
+    """Raise when ``mode`` cannot run on ``device``: ``cudagraph`` needs CUDA.
+
+    Raises:
+        UsageError: ``cudagraph`` on a device other than CUDA.
+    """
+    if mode == "cudagraph" and device != "cuda":
+        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+
+
 def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
     """Capture one CUDA graph per input set (static buffers) and replay them in turn.
 
@@ -51,8 +61,7 @@ def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, d
     Raises:
         UsageError: on a device other than CUDA.
     """
-    if device != "cuda":
-        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+    check_mode("cudagraph", device)
     graphs: list[torch.cuda.CUDAGraph] = []
     outputs: list[object] = []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -92,7 +92,7 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
     Shared by the timing loop here and the profiling child (:mod:`surrobench.collect.child`), so both
     run exactly the same work.
     """
-    with numeric_settings(cfg.precision, cfg.device, cfg.cudnn_benchmark), torch.inference_mode():
+    with numeric_settings(cfg.precision, cfg.cudnn_benchmark), torch.inference_mode():
         input_sets = make_input_sets(
             prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets
         )
@@ -151,23 +151,6 @@ def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
         return _failed(cfg, "error", exc, seen.get("input_shape", ()))
     finally:
         _free(cfg.device)
-
-
-def run_sweep(
-    configs: Iterable[ExecConfig],
-    prepare: Callable[[ExecConfig], PreparedModel],
-    on_result: Callable[[ConfigResult], None],
-) -> list[ConfigResult]:
-    """Run configs in order; ``on_result`` is called (and should persist) after each one finishes.
-
-    ``prepare`` maps a config to its built model (the caller caches one per model spec).
-    """
-    results = []
-    for cfg in configs:
-        result = run_config(cfg, prepare(cfg))
-        on_result(result)
-        results.append(result)
-    return results
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:

@@ -6,6 +6,7 @@ This is the library behind ``surrobench run``; ``profile`` and ``diagnose`` reus
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -13,14 +14,15 @@ from dataclasses import dataclass, replace
 import torch
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig
+from surrobench.execution.config import ExecConfig, tf32_enabled
 from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
-from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_sweep
+from surrobench.execution.modes import check_mode
+from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import IQR_WARN_FRACTION
 from surrobench.results.store import ResultStore
 from surrobench.workload.loader import resolve_model
-from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.spec import DEVICES, ShapeSpec
 from surrobench.workload.zoo.base import Surrogate
 
 
@@ -53,29 +55,35 @@ def resolve_device(device: str) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: torch sees no CUDA GPU here (torch.cuda.is_available() is False)")
-    if device not in ("cpu", "cuda"):
+    if device not in DEVICES:
         raise UsageError(f"--device {device!r}: choose cpu, cuda or auto")
     return device
 
 
-def plan_sweep(request: SweepRequest) -> tuple[list[ExecConfig], dict[str, Surrogate]]:
-    """Expand the request into configs (model, precision, mode, shape, batch order) and check each
-    (model, shape) against the model's layout on a CPU input of the first requested batch before anything
-    is timed (the first batch, not 1: a static ``.pt2`` export accepts only its own batch).
+@functools.lru_cache(maxsize=8)
+def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str, Surrogate]]:
+    """Expand the request into configs (model, precision, mode, shape, batch order) and check every
+    (model, shape, batch) against the model's layout on a CPU input before anything is timed (every batch:
+    a static ``.pt2`` export accepts only its own).
+
+    Cached per request: the CLI validates with it, then the sweep, the profiling phase and the diagnosis
+    read the same plan, so a user's ``file.py`` is executed and a ``.pt2`` loaded once per command.
+    Callers must not mutate the returned dict.
 
     Raises:
-        UsageError: unknown model, a shape that does not fit a model, ``cudagraph`` on the CPU.
+        UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
     """
-    if request.device == "cpu" and "cudagraph" in request.modes:
-        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+    for mode in request.modes:
+        check_mode(mode, request.device)
     surrogates = {spec: resolve_model(spec) for spec in request.models}
     configs = []
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
-            surrogate.example_inputs(
-                request.batches[0], shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu")
-            )
+            for batch in request.batches:
+                surrogate.example_inputs(
+                    batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu")
+                )
         for precision in request.precisions:
             for mode in request.modes:
                 for shape in shapes:
@@ -88,7 +96,7 @@ def plan_sweep(request: SweepRequest) -> tuple[list[ExecConfig], dict[str, Surro
                                 input_sets=request.input_sets,
                             )
                         )  # fmt: skip
-    return configs, surrogates
+    return tuple(configs), surrogates
 
 
 def new_run_id() -> str:
@@ -121,7 +129,7 @@ def execute_sweep(
     env["rounds"] = request.rounds
     # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
     # switches as read during its run in ``extra``
-    env["tf32_by_precision"] = {p: p == "tf32" for p in request.precisions}
+    env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel] = {}
@@ -137,18 +145,13 @@ def execute_sweep(
     results: list[ConfigResult] = []
     for round_index in range(request.rounds):
         final = round_index == request.rounds - 1
-        position = iter(range(len(configs)))
-
-        def measured(result: ConfigResult, final: bool = final) -> None:
-            done = rounds[next(position)]
-            done.append(result)
-            on_result(result)
+        for cfg, done in zip(configs, rounds):
+            done.append(run_config(cfg, prepare(cfg)))
+            on_result(done[-1])
             if final:  # a config is committed once its last round is in
                 merged = merge_rounds(done)
                 store.add_result(run.run_id, merged)
                 results.append(merged)
-
-        run_sweep(configs, prepare, measured)
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)

@@ -31,11 +31,11 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_once(step: Callable[[int], object], device: str, index: int = 0) -> float:
-    """Host time in ms of one synchronized call ``step(index)``; used for the cold start."""
+def time_once(step: Callable[[int], object], device: str) -> float:
+    """Host time in ms of one synchronized call ``step(0)``; used for the cold start."""
     _sync(device)
     t0 = time.perf_counter_ns()
-    step(index)
+    step(0)
     _sync(device)
     return (time.perf_counter_ns() - t0) / NS_PER_MS
 
@@ -52,7 +52,7 @@ def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSa
 
     Args:
         step: runs iteration ``i`` (selects its inputs and calls the model); its result is dropped
-            after the synchronize so the allocator can reuse it.
+            at once (the next iteration may reuse its memory).
         iters: number of timed iterations, >= 1.
         device: ``"cpu"`` or ``"cuda"``.
 

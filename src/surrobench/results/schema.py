@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from surrobench.results.stats import LatencyStats
 
 SCHEMA = "surrobench/run-v1"
-STATUSES = ("ok", "oom", "error")
 RESULT_KEYS = (
     "model", "input_shape", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
     "cold_start_ms", "latency_ms", "device_ms", "throughput", "peak_mem_bytes", "peak_reserved_bytes",

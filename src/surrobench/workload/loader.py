@@ -9,6 +9,7 @@ take) is a one-line :class:`~surrobench.errors.UsageError`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -31,6 +32,7 @@ USER_DEFAULT_SIZE = 64  # bare size for a factory model when --shape is not give
 USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the DESIGN.md 2-D grid layout
 
 
+@functools.lru_cache(maxsize=32)
 def resolve_model(spec: str) -> Surrogate:
     """The surrogate named by a ``--model`` value.
 
