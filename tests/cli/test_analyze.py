@@ -31,3 +31,9 @@ def test_analyze_bad_file_is_one_line_exit_2(tmp_path):
     done = run(bad)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "invalid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_unwritable_json_path_fails_before_the_analysis(tmp_path):
+    done = run(FNO, "--json", tmp_path / "missing" / "r.json")
+    assert done.returncode == 2 and "--json" in done.stderr and done.stderr.count("\n") == 1
+    assert done.stdout == ""  # nothing analyzed or printed

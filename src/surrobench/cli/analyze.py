@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -13,7 +12,7 @@ from rich.table import Table
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.cli import app
-from surrobench.errors import UsageError
+from surrobench.cli.options import check_writable, write_json
 from surrobench.trace import load_trace
 
 _NAME_WIDTH = 60
@@ -115,10 +114,7 @@ def analyze(
                                            help="Shortest GPU idle interval reported as a gap (us)."),
 ) -> None:
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams."""
+    check_writable(json_path, "--json")
     report = analyze_timeline(load_trace(path), gap_threshold_ns=round(gap_threshold_us * 1e3))
     Console().print(render_timeline(report))
-    if json_path is not None:
-        try:
-            json_path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-        except OSError as exc:
-            raise UsageError(f"{json_path}: cannot write the JSON report ({exc.strerror or exc})") from None
+    write_json(json_path, report.to_dict())
