@@ -204,3 +204,16 @@ def test_a_factory_calling_sys_exit_is_a_usage_error(tmp_path):
     module.write_text("import sys\ndef build():\n    sys.exit(0)\n")
     with pytest.raises(UsageError, match="SystemExit"):
         resolve_model(f"{module}:build").build()
+
+
+def test_a_batch_a_static_export_cannot_take_fails_before_anything_is_timed(tmp_path):
+    from conftest import run_cli
+
+    from surrobench.results.store import ResultStore
+
+    path = export(tmp_path, dynamic_batch=False)  # exported at batch 2
+    db = tmp_path / "r.db"
+    assert run_cli(["run", "--model", path, "--shape", "1x3x8x8", "--batch", "2,3", "--device", "cpu",
+                    "--iters", "2", "--warmup", "0", "--db", str(db)]) == 2  # fmt: skip
+    with ResultStore(db) as store:
+        assert store.list_runs() == []  # no half-finished run left behind
