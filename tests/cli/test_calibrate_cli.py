@@ -51,3 +51,10 @@ def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
     findings = json.loads(out.read_text())["findings"]
     assert not any(e["source"] == "roofline" for f in findings for e in f["evidence"])
     assert findings[0]["kind"] == "memory_bound"  # the category rule still judges the GroupNorm
+
+
+def test_format_ridge_keeps_a_cpu_fp16_ridge_readable():
+    """One ridge text for calibrate's table and the roofline evidence of diagnose."""
+    from surrobench.analysis.roofline import format_ridge
+
+    assert format_ridge(12.345) == "12.3" and format_ridge(0.1) == "0.1" and format_ridge(0.0512) == "0.0512"

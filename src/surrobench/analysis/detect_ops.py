@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from surrobench.analysis.findings import Evidence, Finding
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
-from surrobench.analysis.roofline import format_tflops
+from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -66,11 +66,6 @@ def _pct(fraction: float, above: str) -> str:
     return f"{fraction:.0%}" if fraction <= 1.0 else f"{fraction:.0%} (over 100%: {above})"
 
 
-def _ridge(flop_per_byte: float) -> str:
-    """A ridge point for text: one decimal, three significant digits under 0.1 (a CPU's fp16 ridge, 0.05)."""
-    return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
-
-
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
     """The CPU-basis note on what the op times are (scaled or under the profiler), as evidence."""
     note = ev.op_time_note()
@@ -96,7 +91,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         gain = sum(o.gain_ms for o in ops)
         cache = "data in cache" if ev.on_cpu() else "data in L2"
         evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.2f} FLOP/byte < ridge "
-                             f"{_ridge(ev.roofline.ridge_flop_per_byte)}, {o.achieved_gbps:.0f} GB/s = "
+                             f"{format_ridge(ev.roofline.ridge_flop_per_byte)}, {o.achieved_gbps:.0f} GB/s = "
                              f"{_pct(o.ceiling_fraction, cache)} of {ev.roofline.ceilings.copy_gbps:.0f} GB/s",
                              o.ceiling_fraction, "fraction") for o in ops]  # fmt: skip
     else:
@@ -159,7 +154,8 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     roof, cpu = ev.roofline, ev.on_cpu()
     peak = roof.ceilings.peak_tflops(roof.precision)
-    evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge {_ridge(roof.ridge_flop_per_byte)}, "
+    evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge "
+                         f"{format_ridge(roof.ridge_flop_per_byte)}, "
                          f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
                          f"{_pct(o.ceiling_fraction, 'above the calibrated peak')} "
                          f"of {format_tflops(peak)} TFLOP/s ({roof.precision})", o.ceiling_fraction, "fraction")

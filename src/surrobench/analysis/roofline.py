@@ -108,6 +108,12 @@ def format_tflops(tflops: float) -> str:
     return f"{tflops:.2f}" if not math.isfinite(tflops) or abs(tflops) >= 0.1 else f"{tflops:.3g}"
 
 
+def format_ridge(flop_per_byte: float) -> str:
+    """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1 (a CPU's fp16
+    ridge is 0.05, not "0.0")."""
+    return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
+
+
 H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "", H200_FALLBACK_NOTE)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from surrobench.analysis.roofline import format_tflops
+from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, DeviceOpt, JsonOpt, check_writable, console, write_json
 from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, SCHEMA, measure_ceilings
@@ -72,9 +72,7 @@ def calibrate(
         if ceilings.unusable(precision):  # a timer reading of 0: diagnose will draw no roofline against it
             table.add_row(f"ridge point {precision}", "not usable (zero or non-finite ceiling)")
             continue
-        ridge = ceilings.ridge_flop_per_byte(precision)
-        text = f"{ridge:.1f}" if ridge >= 0.1 else f"{ridge:.3g}"  # a CPU's fp16 ridge is 0.05, not "0.0"
-        table.add_row(f"ridge point {precision}", f"{text} FLOP/byte")
+        table.add_row(f"ridge point {precision}", f"{format_ridge(ceilings.ridge_flop_per_byte(precision))} FLOP/byte")
     console.print(table)
     console.print(f"stored in {db} for {ceilings.device_name}")
     write_json(json_out, {"schema": SCHEMA, **ceilings.to_json()})
