@@ -125,3 +125,18 @@ def test_clock_drop_warning_names_the_slow_configs():
     warning = clock_drop_warning([("a", 1980), ("b", 1410), ("c", 1980)])
     assert warning is not None and "b (1410 MHz)" in warning and "a (" not in warning
     assert clock_drop_warning([]) is None
+
+
+def test_nvml_handle_is_the_gpu_torch_uses_not_index_0(monkeypatch):
+    """NVML numbers all GPUs; with CUDA_VISIBLE_DEVICES=3 torch's device 0 is NVML's GPU 3."""
+    from types import SimpleNamespace
+
+    from surrobench.execution import env
+
+    asked = {}
+    fake = SimpleNamespace(nvmlDeviceGetHandleByUUID=lambda uuid: asked.setdefault("uuid", uuid),
+                           nvmlDeviceGetHandleByIndex=lambda i: asked.setdefault("index", i))  # fmt: skip
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid="abc-123"))
+    env._handle(fake)
+    assert asked == {"uuid": "GPU-abc-123"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import socket
 import sys
@@ -25,44 +26,60 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def gpu_readings(index: int = 0) -> dict | None:
-    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of GPU ``index``.
-
-    Returns None when NVML is unavailable (no NVIDIA driver, or not an NVIDIA GPU).
-    """
+@contextlib.contextmanager
+def _nvml():
+    """pynvml, initialised for the block; None when NVML is unavailable (no NVIDIA driver)."""
     try:
         import pynvml
 
         pynvml.nvmlInit()
     except Exception:  # NVML missing or no driver: the CPU path must keep working.
-        return None
+        yield None
+        return
     try:
-        h = pynvml.nvmlDeviceGetHandleByIndex(index)
-        return {
-            "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
-            "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
-            "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
-            "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
-            "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0,
-            "throttle_reasons": int(pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)),
-        }
-    except Exception as exc:  # a query unsupported on this GPU must not stop a run
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        yield pynvml
     finally:
         pynvml.nvmlShutdown()
 
 
-def _driver_version() -> str | None:
+def _handle(pynvml):
+    """The NVML handle of torch's current CUDA device. NVML numbers every GPU of the host while torch
+    sees only ``CUDA_VISIBLE_DEVICES``, so the device is found by its UUID; index 0 where torch gives none."""
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            return pynvml.nvmlSystemGetDriverVersion()
-        finally:
-            pynvml.nvmlShutdown()
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{props.uuid}")
     except Exception:
-        return None
+        return pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def gpu_readings() -> dict | None:
+    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of the GPU torch uses.
+
+    Returns None when NVML is unavailable (no NVIDIA driver, or not an NVIDIA GPU).
+    """
+    with _nvml() as pynvml:
+        if pynvml is None:
+            return None
+        try:
+            h = _handle(pynvml)
+            return {
+                "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "mem_clock_mhz": pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+                "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+                "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0,
+                "throttle_reasons": int(pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)),
+            }
+        except Exception as exc:  # a query unsupported on this GPU must not stop a run
+            return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _driver_version() -> str | None:
+    with _nvml() as pynvml:
+        try:
+            return pynvml.nvmlSystemGetDriverVersion() if pynvml else None
+        except Exception:
+            return None
 
 
 def fingerprint(device: str) -> dict:
@@ -70,24 +87,25 @@ def fingerprint(device: str) -> dict:
 
     ``gpu_clocks`` holds ``{"before": ..., "after": ...}``; the runner fills ``after`` at the end.
     """
+    cpu = _cpu_model()
     env = {
         "device": device,
-        "device_name": _cpu_model(),
+        "device_name": cpu,
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "python": sys.version.split()[0],
         "host": socket.gethostname(),
         "platform": platform.platform(),
-        "cpu": _cpu_model(),
+        "cpu": cpu,
         "cpu_count": torch.get_num_threads(),
         "driver": None,
         "gpu_clocks": None,
     }
     if device == "cuda":
-        env["device_name"] = torch.cuda.get_device_name(0)
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        env["device_name"] = props.name
         env["driver"] = _driver_version()
-        props = torch.cuda.get_device_properties(0)
         env["gpu_memory_bytes"] = int(props.total_memory)
         env["gpu_sm_count"] = int(props.multi_processor_count)
         env["gpu_clocks"] = {"before": gpu_readings(), "after": None}
