@@ -122,3 +122,13 @@ def test_recursive_frames_count_once_and_bad_svg_raises():
     assert total == 10 and f.share == pytest.approx(0.8) and f.self_share == pytest.approx(0.8)
     with pytest.raises(ValueError):
         parse_flamegraph_svg(f"<svg {ns}></svg>")
+
+
+def test_a_function_in_disjoint_and_nested_frames_covers_their_union():
+    ns = 'xmlns="http://www.w3.org/2000/svg" xmlns:fg="http://github.com/jonhoo/inferno"'
+    g = '<g><title>{} ({} samples, 1%)</title><rect x="0" y="{}" width="1" height="15" fg:x="{}" fg:w="{}"/></g>'
+    svg = (f"<svg {ns}>" + g.format("all", 10, 0, 0, 10) + g.format("f (a.py)", 3, 16, 0, 3)
+           + g.format("h (a.py)", 5, 16, 3, 5) + g.format("f (a.py)", 2, 32, 4, 2)  # f called again from h
+           + g.format("f (a.py)", 1, 48, 4, 1) + "</svg>")  # fmt: skip
+    f = next(s for s in parse_flamegraph_svg(svg)[0] if s.function == "f (a.py)")
+    assert f.share == pytest.approx(0.5)  # [0, 3) and [4, 6): 5 of 10 samples

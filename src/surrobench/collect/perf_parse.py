@@ -24,6 +24,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from surrobench.analysis import intervals
 from surrobench.collect.system_view import HostHotspot
 
 PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses",
@@ -197,14 +200,10 @@ def parse_perf_report(text: str) -> tuple[HostHotspot, ...]:
     return tuple(spots)
 
 
-def _union_width(intervals: list[tuple[int, int]]) -> int:
-    total, end = 0, None
-    for lo, hi in sorted(intervals):
-        if end is None or lo >= end:
-            total, end = total + hi - lo, hi
-        elif hi > end:
-            total, end = total + hi - end, hi
-    return total
+def _union_width(spans: list[tuple[int, int]]) -> int:
+    """Samples covered by the union of ``[x, x + w)`` sample ranges."""
+    lo, hi = np.array(spans, dtype=np.int64).reshape(-1, 2).T
+    return intervals.total(*intervals.merge(lo, hi))
 
 
 def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
