@@ -150,3 +150,16 @@ def test_events_builder_cpu_basis_and_json_round_trip():
     assert table.basis == "cpu" and table.kernel_count is None
     assert [(op.name, op.calls, op.share) for op in table.ops] == [("aten::mm", 2, 50 / 60), ("aten::add", 1, 10 / 60)]
     assert OpTable.from_json(table.to_json()) == table
+
+
+def test_a_launch_without_external_id_belongs_to_the_op_around_it_in_both_tables(tmp_path):
+    from surrobench.analysis.activity import gpu_activity
+    from surrobench.analysis.launches import launch_stats
+    from surrobench.trace import load_trace
+
+    events = [cpu_op("aten::linear", 10, 60, ext=1),
+              runtime("cudaLaunchKernel", 30, 5, corr=100), kernel(50, 30, corr=100, name="gemm_kernel")]
+    tl = load_trace(write(tmp_path / "t.json", events))
+    rows = {op.name: op for op in op_table_from_trace(tmp_path / "t.json").ops}
+    assert "gemm_kernel" not in rows and rows["aten::linear"].self_device_us == pytest.approx(30)
+    assert [op.op for op in launch_stats(tl, gpu_activity(tl)).top_ops] == ["aten::linear"]

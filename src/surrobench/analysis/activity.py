@@ -101,19 +101,43 @@ def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
     return (act.op_type[rows] == MEMCPY) & (act.copy_kind[rows] == CopyKind.D2H)
 
 
+def launching_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
+    """Row in ``tl.cpu_ops`` of the CPU op that issued each API call row in ``calls`` (-1: none, or a
+    call row of -1): the one attribution of GPU work to ops, used by the op table and the launch stats.
+
+    The op carrying the call's External id (Kineto's link: the innermost op around the call). A call
+    without one (no External id, or an nsys trace, which has none) falls back to the top-level op (one
+    not nested in another) on the call's thread that contains the call's start; a call outside every
+    op has none (a CUDA graph replay inside a user range only).
+    """
+    return _inner_outer(tl, calls)[0]
+
+
+def _inner_outer(tl: Timeline, calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`launching_op`, top-level op containing the call) rows for each call row; -1 where none."""
+    ops = tl.cpu_ops
+    none = np.full(calls.shape, -1, dtype=np.int64)
+    known = calls >= 0
+    if len(ops) == 0 or not known.any():
+        return none, none.copy()
+    api, rows = tl.api_calls, calls[known]
+    inner, outer = none.copy(), none.copy()
+    outer[known] = _top_level_op(tl, rows)
+    found = _lookup(ops.rank, ops.external_id, api.rank[rows], api.external_id[rows])
+    inner[known] = np.where(found >= 0, found, outer[known])
+    return inner, outer
+
+
 def host_op_chains(tl: Timeline, calls: np.ndarray) -> list[str]:
     """``"outermost > innermost"`` CPU op names around each API call row in ``calls`` (``""``: none).
 
-    Innermost: the CPU op carrying the call's External id (Kineto links them). Outermost: the top-level
-    op (one not nested in another) on the call's thread that contains the call's start.
+    Innermost: :func:`launching_op`. Outermost: the top-level op (one not nested in another) on the
+    call's thread that contains the call's start.
     """
     ops = tl.cpu_ops
     if len(ops) == 0 or calls.size == 0:
         return [""] * int(calls.size)
-    api = tl.api_calls
-    inner = _lookup(ops.rank, ops.external_id, api.rank[calls], api.external_id[calls])
-    outer = _top_level_op(tl, calls)
-    inner = np.where(inner >= 0, inner, outer)
+    inner, outer = _inner_outer(tl, calls)
     chains = []
     for o, i in zip(outer.tolist(), inner.tolist()):
         names = [tl.name(ops.name_id[o])] if o >= 0 and o != i else []

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, call_mask, host_op_chains
+from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, call_mask, launching_op
 from surrobench.trace.model import Timeline
 
 TOP_OPS = 10
@@ -22,7 +22,7 @@ TOP_OPS = 10
 
 @dataclass(frozen=True)
 class OpKernels:
-    """GPU time launched from one CPU op (innermost op with the launch call's External id)."""
+    """GPU time launched from one CPU op (:func:`~surrobench.analysis.activity.launching_op`)."""
 
     op: str
     kernels: int
@@ -74,12 +74,11 @@ def launch_stats(tl: Timeline, act: GpuActivity) -> LaunchStats:
 
 
 def _top_ops(tl: Timeline, act: GpuActivity, linked: np.ndarray) -> tuple[OpKernels, ...]:
-    """Kernel time per launching CPU op, largest first; one chain lookup per distinct launch call."""
+    """Kernel time per launching CPU op, largest first; one op lookup per distinct launch call."""
     launch = act.launch[linked]
     dur = (act.end_ns - act.start_ns)[linked]
     calls, inverse = np.unique(launch, return_inverse=True)
-    chains = host_op_chains(tl, calls)
-    inner = [c.rsplit(" > ", 1)[-1] for c in chains]
+    inner = [tl.name(tl.cpu_ops.name_id[o]) if o >= 0 else "" for o in launching_op(tl, calls).tolist()]
     time_ns, count = defaultdict(int), defaultdict(int)
     per_call_ns = np.bincount(inverse.ravel(), weights=dur, minlength=calls.size)
     per_call_n = np.bincount(inverse.ravel(), minlength=calls.size)

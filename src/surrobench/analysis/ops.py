@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from surrobench.analysis.activity import KERNEL, _lookup, gpu_activity
+from surrobench.analysis.activity import KERNEL, gpu_activity, launching_op
 from surrobench.trace.model import Timeline
 
 
@@ -298,17 +298,14 @@ def _add_unattributed(rows: _Rows, durations: list[tuple[str, float]], attribute
 def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
     """The op table from a loaded trace: CPU ops, their nesting, and the GPU work each launched.
 
-    A GPU op belongs to the CPU op carrying its launch call's External id (Kineto's link; the same join
-    as :mod:`surrobench.analysis.activity`). ``ranges`` (user annotations) are not CPU ops, so they
-    never hold device time. Input shapes and memory are not in a Timeline: those columns stay empty.
+    A GPU op belongs to the CPU op that issued its launch call, as
+    :func:`~surrobench.analysis.activity.launching_op` finds it (the op with the call's External id, else
+    the top-level op around the call), the attribution the launch stats use too. ``ranges`` (user
+    annotations) are not CPU ops, so they never hold device time. Input shapes and memory are not in a
+    Timeline: those columns stay empty.
     """
     ops, act = tl.cpu_ops, gpu_activity(tl)
-    api = tl.api_calls
-    launch = np.maximum(act.launch, 0)
-    owner = np.full(len(act), -1, dtype=np.int64)
-    if len(api):
-        found = _lookup(ops.rank, ops.external_id, api.rank[launch], api.external_id[launch])
-        owner = np.where(act.launch >= 0, found, -1)
+    owner = launching_op(tl, act.launch)
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
     parent, order = _parents(ops)
