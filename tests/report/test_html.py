@@ -10,7 +10,7 @@ from synthetic import config, latency_samples, run
 
 from surrobench.cli import main
 from surrobench.report.html import ReportInput, render_report
-from surrobench.report.plots import RooflinePoint, Span
+from surrobench.report.plots import Span
 from surrobench.results.compare import compare_runs
 
 EVIL = "<script>alert(1)</script>"
@@ -43,21 +43,18 @@ def test_all_sections_render_when_data_is_given():
         runs=(base, new), comparison=compare_runs(base, new),
         op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
         timeline=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
-        roofline=([RooflinePoint("gemm", 50.0, 1e13)], 5e13, 4e12),
-        findings=[{"kind": "launch_bound", "severity": "high", "summary": "gaps", "evidence": ["a", "b"],
-                   "action": "CUDA graph", "estimated_gain_ms": 0.7}],
     ))  # fmt: skip
-    for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step", "Roofline", "Findings"):
+    for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step"):
         assert f"<h2>{section}" in page
-    # 3 plots per run, the ratio forest, op breakdown, timeline, roofline.
-    assert _img_count(page) == 2 * 3 + 4
-    assert page.count('<tr class="regressed">') == 4 and "launch_bound" in page
+    # 3 plots per run, the ratio forest, op breakdown, timeline.
+    assert _img_count(page) == 2 * 3 + 3
+    assert page.count('<tr class="regressed">') == 4
 
 
 def test_text_from_runs_and_models_is_escaped(tmp_path):
     base, new = _runs(model=EVIL)
     page = render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new),
-                                     op_tables={EVIL: {EVIL: 1.0}}, findings=[{"summary": EVIL}]))  # fmt: skip
+                                     op_tables={EVIL: {EVIL: 1.0}}))  # fmt: skip
     assert EVIL not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script" not in page
 
@@ -84,3 +81,28 @@ def test_report_command_writes_one_file(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["report", str(paths[0]), "-o", str(tmp_path / "missing_dir" / "r.html")])
     assert info.value.code == 2
+
+
+def test_html_and_markdown_results_rows_share_their_cells():
+    """One result_cells for both tables: the HTML row is its cells, the markdown row the same values."""
+    from dataclasses import replace
+
+    from surrobench.report.cells import result_cells
+    from surrobench.report.markdown import results_markdown
+
+    ok = config(latency_samples(1.0, 0.02), top_op={"name": "aten::mm", "share": 0.4})
+    failed = replace(config([], status="oom", batch=4), error="CUDA out of memory")
+    page = render_report(ReportInput(runs=(run("r-1", [ok, failed]),)))
+    md = results_markdown([ok, failed])
+    for r in (ok, failed):
+        cells = result_cells(r)
+        left = ("model", "shape", "mode", "top_op", "status")
+        keys = ("model", "shape", "batch", "precision", "mode", "median", "p95", "device", "samples_per_s",
+                "points_per_s", "peak_mib", "top_op", "status")  # fmt: skip
+        attrs = {k: 'class="l"' if k in left else "" for k in keys}
+        row = "".join(f"<td {attrs[k]}>{cells[k]}</td>" for k in keys)
+        assert row in page
+        assert "| " + " | ".join(cells[k] for k in ("model", "shape", "batch", "precision", "mode", "median", "ci",
+                                                    "p95", "device", "cold_start", "samples_per_s", "points_per_s",
+                                                    "peak_mib", "status")) + " |" in md  # fmt: skip
+    assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == "oom: CUDA out of memory"

@@ -9,10 +9,10 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.markdown import md_escape, md_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 
-_BYTES_PER_MIB = 1024**2
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8
 COLUMNS = (
@@ -54,7 +54,7 @@ def _field(base: str, new: str) -> str:
 
 
 def _mib(v: int | None) -> float | None:
-    return None if v is None else v / _BYTES_PER_MIB
+    return None if v is None else v / BYTES_PER_MIB
 
 
 def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:

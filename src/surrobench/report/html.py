@@ -18,19 +18,19 @@ from matplotlib.figure import Figure
 
 from surrobench import __version__
 from surrobench.report import plots
+from surrobench.report.cells import result_cells
 from surrobench.report.comparison import (
     COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
-from surrobench.report.terminal import format_rate
 from surrobench.results.compare import RunComparison
-from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.schema import RunRecord
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
-_BYTES_PER_MIB = 1024**2
-_RESULT_COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "P95 ms", "device ms",
-                   "samples/s", "points/s", "peak MiB", "top op", "status")  # fmt: skip
-_FINDING_COLUMNS = ("severity", "kind", "summary", "evidence", "action", "est. gain ms")
+_RESULT_COLUMNS = {"model": "model", "shape": "shape", "B": "batch", "precision": "precision", "mode": "mode",
+                   "median ms": "median", "P95 ms": "p95", "device ms": "device", "samples/s": "samples_per_s",
+                   "points/s": "points_per_s", "peak MiB": "peak_mib", "top op": "top_op", "status": "status"}
+"""Column title -> :func:`result_cells` key."""
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
@@ -50,8 +50,6 @@ class ReportInput:
         comparison: the comparison of the first two runs.
         op_tables: ``{config label: {op name: self device time, ms}}`` for the op breakdown.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
-        roofline: (points, peak FLOP/s, peak bytes/s).
-        findings: diagnosis findings, DESIGN.md "Findings" objects.
     """
 
     runs: tuple[RunRecord, ...]
@@ -59,8 +57,6 @@ class ReportInput:
     op_tables: Mapping[str, Mapping[str, float]] | None = None
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
-    roofline: tuple[Sequence[plots.RooflinePoint], float, float] | None = None
-    findings: Sequence[Mapping] | None = None
 
 
 def figure_to_data_uri(fig: Figure) -> str:
@@ -87,17 +83,8 @@ def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: S
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _result_row(r: ConfigResult) -> list[str]:
-    lat = r.latency_ms
-    return [
-        r.model, r.shape_text(), str(r.batch), r.precision, r.mode,
-        f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-",
-        f"{r.device_ms.median:.3f}" if r.device_ms else "-",
-        format_rate(r.samples_per_s), format_rate(r.points_per_s),
-        f"{r.peak_mem_bytes / _BYTES_PER_MIB:.1f}" if r.peak_mem_bytes is not None else "-",
-        f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
-        r.status if r.status == "ok" else f"{r.status}: {r.error or ''}",
-    ]  # fmt: skip
+def _result_rows(run: RunRecord) -> list[list[str]]:
+    return [[cells[key] for key in _RESULT_COLUMNS.values()] for cells in map(result_cells, run.results)]
 
 
 def _run_section(run: RunRecord) -> str:
@@ -105,7 +92,7 @@ def _run_section(run: RunRecord) -> str:
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
-        _table(_RESULT_COLUMNS, (_result_row(r) for r in run.results), left=("model", "shape", "mode", "top op", "status"),
+        _table(tuple(_RESULT_COLUMNS), _result_rows(run), left=("model", "shape", "mode", "top op", "status"),
                row_classes=["" if r.status == "ok" else "failed" for r in run.results]),
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
@@ -138,15 +125,6 @@ def _comparison_section(cmp: RunComparison) -> str:
     return "\n".join(parts)
 
 
-def _findings_section(findings: Sequence[Mapping]) -> str:
-    rows = [
-        (f.get("severity", ""), f.get("kind", ""), f.get("summary", ""), "; ".join(map(str, f.get("evidence", []))),
-         f.get("action", ""), "-" if f.get("estimated_gain_ms") is None else f"{f['estimated_gain_ms']:.3f}")
-        for f in findings
-    ]  # fmt: skip
-    return _table(_FINDING_COLUMNS, rows, left=_FINDING_COLUMNS[:5])
-
-
 def render_report(data: ReportInput) -> str:
     """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
     sections: list[tuple[str, str]] = []
@@ -159,10 +137,6 @@ def render_report(data: ReportInput) -> str:
     if data.timeline:
         sections.append(("Timeline of one profiled step",
                          _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip")))  # fmt: skip
-    if data.roofline is not None:
-        sections.append(("Roofline", _figure(plots.roofline(*data.roofline), "roofline")))
-    if data.findings:
-        sections.append(("Findings", _findings_section(data.findings)))
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
     body = "\n".join(f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>'
                      for i, (title, html) in enumerate(sections))  # fmt: skip

@@ -208,32 +208,3 @@ def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
     ax.set(xlabel="µs from step start", title=title)
     ax.legend(loc="upper right", fontsize="small")
     return fig
-
-
-@dataclass(frozen=True)
-class RooflinePoint:
-    """A kernel or op on the roofline: arithmetic intensity (FLOP/byte) and achieved FLOP/s."""
-
-    label: str
-    flop_per_byte: float
-    flop_per_s: float
-
-
-def roofline(points: Sequence[RooflinePoint], peak_flop_per_s: float, peak_bytes_per_s: float) -> Figure | None:
-    """Roofline plot: attainable FLOP/s = min(peak FLOP/s, intensity x bandwidth) (Williams, Waterman &
-    Patterson 2009, CACM 52(4)), with the measured points. None without points."""
-    if not points:
-        return None
-    fig = Figure(figsize=(8, 5), layout="constrained")
-    ax = fig.subplots()
-    ai = np.array([p.flop_per_byte for p in points])
-    ridge = peak_flop_per_s / peak_bytes_per_s
-    x = np.geomspace(min(ai.min(), ridge) / 10, max(ai.max(), ridge) * 10, 200)
-    ax.plot(x, np.minimum(peak_flop_per_s, x * peak_bytes_per_s), color="k", label="roof")
-    ax.scatter(ai, [p.flop_per_s for p in points], zorder=3)
-    for p in points:
-        ax.annotate(p.label[:30], (p.flop_per_byte, p.flop_per_s), fontsize="x-small", xytext=(3, 3),
-                    textcoords="offset points")  # fmt: skip
-    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity FLOP/byte", ylabel="FLOP/s")
-    ax.legend(fontsize="small")
-    return fig

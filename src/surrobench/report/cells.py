@@ -1,0 +1,31 @@
+"""The cells of one config's results row, shared by the HTML and markdown results tables."""
+
+from __future__ import annotations
+
+from surrobench.report.terminal import format_rate
+from surrobench.results.schema import ConfigResult
+
+BYTES_PER_MIB = 1024**2
+
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def result_cells(r: ConfigResult) -> dict[str, str]:
+    """Every cell a results table may show for ``r``, by column: ``model``, ``shape``, ``batch``,
+    ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
+    median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op`` and ``status``
+    (with the error of a failed config); ``-`` where a value is unknown. Times in ms."""
+    lat = r.latency_ms
+    return {
+        "model": r.model, "shape": r.shape_text(), "batch": str(r.batch), "precision": r.precision, "mode": r.mode,
+        "median": _fmt(lat.median if lat else None),
+        "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
+        "p95": _fmt(lat.p95 if lat else None), "device": _fmt(r.device_ms.median if r.device_ms else None),
+        "cold_start": _fmt(r.cold_start_ms, ".1f"),
+        "samples_per_s": format_rate(r.samples_per_s), "points_per_s": format_rate(r.points_per_s),
+        "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
+        "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
+        "status": r.status if r.status == "ok" else f"{r.status}: {r.error or ''}",
+    }  # fmt: skip
