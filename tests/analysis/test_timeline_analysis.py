@@ -128,3 +128,12 @@ def test_report_is_json_serializable(tmp_path):
     r = analyze(tmp_path, launch(-5, 3, 1, 0, 10) + launch(30, 8, 2, 40, 10))
     doc = json.loads(json.dumps(r.to_dict()))
     assert doc["schema"] == "surrobench/timeline-v1" and doc["gaps"]["count"] == 1
+
+
+def test_gpu_activity_launch_ns_is_the_launch_call_start_or_the_op_start(tmp_path):
+    from surrobench.analysis.activity import gpu_activity
+
+    tl = load_trace(write(tmp_path / "t.json", launch(0, 5, 1, 20, 10) + [kernel(40, 10, corr=9)]))
+    act = gpu_activity(tl)
+    assert act.launch.tolist() == [0, -1]
+    assert act.launch_ns.tolist() == [tl.api_calls.start_ns[0], act.start_ns[1]]

@@ -35,7 +35,8 @@ _KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above
 class GpuActivity:
     """Kernels, memcpy and memsets stacked, sorted by start; shapes ``(n,)``.
 
-    ``launch`` is the row in ``timeline.api_calls`` of the launching call, or -1 when the trace has none.
+    ``launch`` is the row in ``timeline.api_calls`` of the launching call, or -1 when the trace has none;
+    ``launch_ns`` the start of that call, or the op's own start without one.
     """
 
     start_ns: np.ndarray
@@ -49,6 +50,7 @@ class GpuActivity:
     copy_kind: np.ndarray  # CopyKind for copies, UNKNOWN otherwise
     pageable: np.ndarray  # bool: a copy from or to pageable host memory
     launch: np.ndarray
+    launch_ns: np.ndarray
     is_nccl: np.ndarray
 
     def __len__(self) -> int:
@@ -66,12 +68,13 @@ def gpu_activity(tl: Timeline) -> GpuActivity:
     start = cat("start_ns")
     order = np.argsort(start, kind="stable")
     name_id, rank, corr = cat("name_id")[order], cat("rank")[order], cat("correlation")[order]
-    op_type = op_type[order]
+    op_type, start = op_type[order], start[order]
+    launch = lookup_calls(tl, rank, corr)
     return GpuActivity(
-        start_ns=start[order], end_ns=np.concatenate([p.end_ns for p in parts])[order], op_type=op_type,
+        start_ns=start, end_ns=np.concatenate([p.end_ns for p in parts])[order], op_type=op_type,
         name_id=name_id, device=cat("device")[order], stream=cat("stream")[order], rank=rank,
         correlation=corr, copy_kind=copy_kind[order], pageable=host_mem[order] == HostMemory.PAGEABLE,
-        launch=lookup_calls(tl, rank, corr),
+        launch=launch, launch_ns=np.where(launch >= 0, take(tl.api_calls.start_ns, launch), start),
         is_nccl=(op_type == KERNEL) & tl.name_mask(name_id, _NCCL.search),
     )
 

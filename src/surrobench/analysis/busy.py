@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from surrobench.analysis import intervals
-from surrobench.analysis.activity import GpuActivity, take
+from surrobench.analysis.activity import GpuActivity
 from surrobench.trace.model import Timeline
 
 
@@ -64,7 +64,7 @@ def analysis_windows(tl: Timeline, act: GpuActivity) -> dict[int, tuple[int, int
     """Per rank, ``(t0_ns, t1_ns)``: from the first profiled step to the end of the last step or of the
     last GPU op it launched; without steps, from the first to the last GPU op."""
     windows = {}
-    launch_t = _launch_time(tl, act)
+    launch_t = act.launch_ns
     for rank in tl.meta.ranks:
         mine = tl.steps.rank == rank
         ops = act.rank == rank
@@ -133,7 +133,7 @@ def _range_gpu(tl: Timeline, act: GpuActivity, start: np.ndarray, end: np.ndarra
     """(busy ns inside each window, ns of GPU ops launched inside it), per rank; shapes of ``start``."""
     busy = np.zeros(start.shape, dtype=np.int64)
     launched = np.zeros(start.shape, dtype=np.int64)
-    launch_t = _launch_time(tl, act)
+    launch_t = act.launch_ns
     dur = act.end_ns - act.start_ns
     for r in np.unique(rank).tolist():
         q, ops = rank == r, act.rank == r
@@ -143,8 +143,3 @@ def _range_gpu(tl: Timeline, act: GpuActivity, start: np.ndarray, end: np.ndarra
         t, cum = launch_t[ops][order], np.concatenate(([0], np.cumsum(dur[ops][order])))
         launched[q] = cum[np.searchsorted(t, end[q], side="right")] - cum[np.searchsorted(t, start[q])]
     return busy, launched
-
-
-def _launch_time(tl: Timeline, act: GpuActivity) -> np.ndarray:
-    """Start of each op's launch call; the op's own start when the trace has no launch record."""
-    return np.where(act.launch >= 0, take(tl.api_calls.start_ns, act.launch), act.start_ns)

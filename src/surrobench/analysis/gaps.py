@@ -149,10 +149,10 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
     nxt = rows[np.minimum(np.searchsorted(act.start_ns[rows], g1), rows.size - 1)]
     launch = act.launch[nxt]
     has = launch >= 0
-    l0, l1 = take(api.start_ns, launch), take(api.end_ns, launch)
+    l0, l1 = act.launch_ns[nxt], take(api.end_ns, launch)  # l0, l1 are read only where ``has``
     graph = take(call_mask(tl, GRAPH_LAUNCH_CALLS), launch, False)
     sync = _first_call_ending_in(tl, act.rank[nxt], SYNC_CALLS, g0 - SYNC_SLACK_NS, g1)
-    prev_l0 = np.where(act.launch[prev] >= 0, take(api.start_ns, act.launch[prev]), g0)
+    prev_l0 = np.where(act.launch[prev] >= 0, act.launch_ns[prev], g0)
     wait = _first_call_ending_in(tl, act.rank[nxt], STREAM_WAIT_CALLS, prev_l0, l0)
     cause = np.select(
         [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), has & (l1 > g0),
