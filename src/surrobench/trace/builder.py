@@ -54,7 +54,7 @@ class TimelineBuilder:
             self._chunks[table].append(chunk)
 
     def build(self, meta: TraceMeta) -> Timeline:
-        """Freeze into a :class:`Timeline`; ``meta.origin_ns`` is replaced by the earliest start seen."""
+        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen."""
         merged = {t: self._concat(t) for t in _TABLES}
         starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
         origin = int(min(s.min() for s in starts)) if starts else 0
@@ -65,12 +65,6 @@ class TimelineBuilder:
             tables[name] = _TABLES[name](**{k: v[order] for k, v in cols.items()})
         names = tuple(self._ids)
         ranges, steps = _split_steps(tables["ranges"], names)
-        wall = None if meta.wall_clock_origin_ns is None else meta.wall_clock_origin_ns + origin - meta.origin_ns
-        meta = TraceMeta(
-            source=meta.source, paths=meta.paths, ranks=meta.ranks, origin_ns=origin,
-            wall_clock_origin_ns=wall, device_names=meta.device_names, event_counts=meta.event_counts,
-            cuda_run=meta.cuda_run,
-        )
         return Timeline(
             kernels=tables["kernels"], memcpy=tables["memcpy"], memset=tables["memset"],
             api_calls=tables["api_calls"], cpu_ops=tables["cpu_ops"], ranges=ranges, steps=steps,

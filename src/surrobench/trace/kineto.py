@@ -47,7 +47,7 @@ def load_kineto(path: Path) -> Timeline:
     path = Path(path)
     files = _trace_files(path)
     builder = TimelineBuilder()
-    ranks, devices, counts, cuda_run, wall = [], {}, {}, False, None
+    ranks, devices, counts, cuda_run = [], {}, {}, False
     for file in files:
         conv = _Converter(builder, file)
         meta = read_chrome_trace(file, conv.on_events)
@@ -60,11 +60,8 @@ def load_kineto(path: Path) -> Timeline:
         for cat, n in conv.counts.items():
             counts[cat] = counts.get(cat, 0) + n
         cuda_run = cuda_run or bool(meta.get("deviceProperties")) or conv.saw_cuda
-        base = meta.get("baseTimeNanoseconds")
-        wall = int(base) if isinstance(base, (int, float)) and wall is None else wall
     meta = TraceMeta(source="kineto", paths=tuple(str(f) for f in files), ranks=tuple(sorted(ranks)),
-                     origin_ns=0, wall_clock_origin_ns=wall, device_names=devices, event_counts=counts,
-                     cuda_run=cuda_run)
+                     device_names=devices, event_counts=counts, cuda_run=cuda_run)
     return builder.build(meta)
 
 

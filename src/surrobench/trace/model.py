@@ -62,11 +62,6 @@ class _Table:
             self, **{f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)}
         )
 
-    @classmethod
-    def empty(cls) -> "_Table":
-        """A table with no rows and the right column dtypes."""
-        return cls(**{f.name: np.empty(0, dtype=_DTYPES[f.name]) for f in dataclasses.fields(cls)})
-
 
 @dataclass(frozen=True, eq=False)
 class GpuOps(_Table):
@@ -148,8 +143,6 @@ _DTYPES = {
 class TraceMeta:
     """Facts about the trace as a whole.
 
-    ``origin_ns`` is the source clock value (ns) of time 0; ``wall_clock_origin_ns`` the UTC epoch ns of
-    time 0 when the trace says so (Kineto ``baseTimeNanoseconds``, nsys session start), else ``None``.
     ``event_counts`` counts raw events per source category, loaded or not, so an analysis can tell a
     category that was never recorded from one that was recorded and filtered.
     """
@@ -157,8 +150,6 @@ class TraceMeta:
     source: str  # "kineto" or "nsys"
     paths: tuple[str, ...]
     ranks: tuple[int, ...]
-    origin_ns: int
-    wall_clock_origin_ns: int | None
     device_names: dict[int, str] = field(default_factory=dict)
     event_counts: dict[str, int] = field(default_factory=dict)
     cuda_run: bool = False  # the trace says a CUDA device was in use (device properties or CUDA API calls)

@@ -106,8 +106,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if rows:
             builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
     ranks = tuple(sorted(set(pid_of.values()))) or (0,)
-    meta = TraceMeta(source="nsys", paths=(str(path),), ranks=ranks, origin_ns=0,
-                     wall_clock_origin_ns=_session_start(db, tables), device_names=_gpu_names(db, tables),
+    meta = TraceMeta(source="nsys", paths=(str(path),), ranks=ranks, device_names=_gpu_names(db, tables),
                      event_counts=counts, cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")))
     return builder.build(meta)
 
@@ -193,13 +192,6 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
     names = [t if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
     builder.add("ranges", start_ns=start, dur_ns=dur, name_id=builder.intern(names), tid=[t or 0 for t in tid],
                 rank=[_rank(pid_of, t) for t in tid])
-
-
-def _session_start(db, tables) -> int | None:
-    if "TARGET_INFO_SESSION_START_TIME" not in tables:
-        return None
-    row = db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
-    return int(row[0]) if row and row[0] is not None else None
 
 
 def _gpu_names(db, tables) -> dict[int, str]:
