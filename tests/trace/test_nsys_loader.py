@@ -132,3 +132,16 @@ def test_gpu_tables_without_global_pid_take_the_rank_of_their_launch(tmp_path, p
     assert tl.kernels.rank.tolist() == tl.api_calls.rank.tolist() == list(range(len(pids)))
     r = analyze_timeline(tl)
     assert r.launches.linked == len(pids) and r.anomalies.ops_without_launch == 0
+
+
+@pytest.mark.parametrize("suffix", [".nsys-rep", ".qdrep"])
+def test_every_report_suffix_is_exported_by_nsys(tmp_path, monkeypatch, suffix):
+    from surrobench.collect import nsys
+    from surrobench.trace import NSYS_REPORT_SUFFIXES
+
+    assert nsys.REPORT_SUFFIXES is NSYS_REPORT_SUFFIXES and suffix in NSYS_REPORT_SUFFIXES
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rep = tmp_path / f"run{suffix}"
+    rep.write_bytes(b"\0")
+    with pytest.raises(UsageError, match="nsys is not on PATH"):
+        load_trace(rep)

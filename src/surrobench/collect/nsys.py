@@ -28,10 +28,10 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.results.schema import ConfigResult
 from surrobench.results.store import ResultStore
+from surrobench.trace import NSYS_REPORT_SUFFIXES as REPORT_SUFFIXES
 from surrobench.trace import load_trace
 
 NSYS_TRACE = "cuda,nvtx,osrt,cudnn,cublas"
-REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from surrobench.errors import UsageError
 from surrobench.trace.model import Timeline
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_NSYS_REPORTS = (".nsys-rep", ".qdrep")
+NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+"""Suffixes of Nsight Systems reports (``.nsys-rep``; ``.qdrep`` from older nsys versions)."""
 
 
 def load_trace(path: Path | str) -> Timeline:
@@ -23,7 +24,7 @@ def load_trace(path: Path | str) -> Timeline:
     from surrobench.trace import kineto, nsys_sqlite
 
     path = Path(path)
-    if path.is_file() and path.name.endswith(_NSYS_REPORTS):
+    if path.is_file() and path.name.endswith(NSYS_REPORT_SUFFIXES):
         return nsys_sqlite.load_nsys_report(path)
     if path.is_file():
         try:
@@ -36,4 +37,4 @@ def load_trace(path: Path | str) -> Timeline:
     return kineto.load_kineto(path)
 
 
-__all__ = ["Timeline", "load_trace"]
+__all__ = ["NSYS_REPORT_SUFFIXES", "Timeline", "load_trace"]
