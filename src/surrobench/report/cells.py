@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from surrobench.report.terminal import format_rate
 from surrobench.results.schema import ConfigResult
 
 BYTES_PER_MIB = 1024**2
+
+
+def format_rate(per_s: float | None) -> str:
+    """``12.3k/s``-style rate with an SI prefix; ``-`` when unknown."""
+    if per_s is None:
+        return "-"
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if per_s >= factor:
+            return f"{per_s / factor:.3g}{prefix}/s"
+    return f"{per_s:.3g}/s"
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from rich.table import Table
 
-_BYTES_PER_MIB = 1024**2
+from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.markdown import md_table
+
 _MIN_WIDTH = {"op": 30, "category": 22}  # op and category names stay readable; shapes give way
 _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB",
             "self mem MiB", "input shapes")  # fmt: skip
 
 
 def _mib(n: int) -> str:
-    return f"{n / _BYTES_PER_MIB:.2f}"
+    return f"{n / BYTES_PER_MIB:.2f}"
 
 
 def _pct(x: float) -> str:
@@ -95,10 +97,6 @@ def op_table_rich(report: dict, top_n: int) -> Table:
     return table
 
 
-def _md_row(cells) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-
 def profile_markdown(reports: list[dict], top_n: int) -> str:
     """Markdown: per profiled config a heading, the summary, the op table, category shares, the readings."""
     out = []
@@ -108,8 +106,7 @@ def profile_markdown(reports: list[dict], top_n: int) -> str:
             out.append(f"{report['status']}: {report['error']}\n")
             continue
         table = report["op_table"]
-        out += [summary_line(report) + "\n", _md_row(_COLUMNS), _md_row(["---"] * len(_COLUMNS))]
-        out += [_md_row(row) for row in op_rows(table, top_n, max_shapes=2)]
+        out += [summary_line(report) + "\n", md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n")]
         shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
         out += ["", f"Categories: {shares}.", ""]
         out += [line for line in reading_lines(report["readings"])] + [""]

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.markup import escape
 from rich.table import Table
 
+from surrobench.report.cells import result_cells
 from surrobench.results.schema import ConfigResult
-
-_BYTES_PER_MIB = 1024**2
-
-
-def format_rate(per_s: float | None) -> str:
-    """``12.3k/s``-style rate with an SI prefix; ``-`` when unknown."""
-    if per_s is None:
-        return "-"
-    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if per_s >= factor:
-            return f"{per_s / factor:.3g}{prefix}/s"
-    return f"{per_s:.3g}/s"
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None) -> Table:
@@ -38,17 +28,10 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
     columns += [("top op", "left")] if with_top_op else []
     for name, justify in [*columns, ("status", "left")]:
         table.add_column(name, justify=justify)
+    keys = ["model", "shape", "batch", "precision", "mode", "median", "p95"] + ["device"] * with_device
+    keys += ["samples_per_s", "points_per_s", "peak_mib"] + ["top_op"] * with_top_op
     for r in results:
-        lat = r.latency_ms
-        row = [r.model, r.shape_text(), str(r.batch), r.precision, r.mode,
-               f"{lat.median:.3f}" if lat else "-", f"{lat.p95:.3f}" if lat else "-"]  # fmt: skip
-        row += [f"{r.device_ms.median:.3f}" if r.device_ms else "-"] if with_device else []
-        row += [
-            format_rate(r.samples_per_s),
-            format_rate(r.points_per_s),
-            f"{r.peak_mem_bytes / _BYTES_PER_MIB:.1f}" if r.peak_mem_bytes is not None else "-",
-        ]
-        row += [f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-"] if with_top_op else []
-        row.append(r.status if r.status == "ok" else f"[red]{r.status}[/red]: {r.error or ''}")
-        table.add_row(*row)
+        cells = result_cells(r)
+        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {escape(r.error or '')}"
+        table.add_row(*[cells[k] for k in keys], status)
     return table
