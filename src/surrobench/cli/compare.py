@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from surrobench.cli import app
-from surrobench.cli.options import DbOpt, JsonOpt, check_writable, console, write_json
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
 from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.errors import UsageError
 from surrobench.report.comparison import comparison_markdown, comparison_tables
@@ -42,7 +42,7 @@ def compare(
     ignore_field: str = IgnoreFieldOpt,
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed."),
     json_out: Path = JsonOpt,
-    markdown: Path = typer.Option(None, "--markdown", help="Write the comparison as Markdown here."),
+    markdown: Path = MarkdownOpt,
 ) -> None:  # fmt: skip
     """Compare two runs config by config: median, P95, peak memory, top op; ratio CIs and a verdict.
 

@@ -25,7 +25,7 @@ from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
 from surrobench.cli import app
 from surrobench.cli.options import (
-    BatchOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
+    BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
     ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
     build_profile_options, build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
@@ -186,11 +186,11 @@ def diagnose(
     seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt, db: Path = DbOpt,
     json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
     profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt, trace_out: Path = TraceOutOpt,
-    config: Path | None = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds."),
+    config: Path | None = ThresholdsOpt,
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
     system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
                                      "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the table as markdown here."),
+    markdown: Path | None = MarkdownOpt,
 ) -> None:  # fmt: skip
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     th = load_thresholds(config)

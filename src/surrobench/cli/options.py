@@ -78,6 +78,8 @@ RoundsOpt = typer.Option(1, "--rounds", help="Repeat the whole sweep this many t
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
+MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
+ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
 
 
 def build_request(

@@ -17,7 +17,7 @@ from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli import app
 from surrobench.cli.diagnose import diagnose_workload
 from surrobench.cli.options import (
-    DbOpt, DeviceOpt, JsonOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json,
+    DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json,
 )  # fmt: skip
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import resolve_device
@@ -46,8 +46,7 @@ def scenarios(
     only: str | None = typer.Option(None, "--only", help="Comma-separated scenario names (default: all)."),
     device: str = DeviceOpt, db: Path = DbOpt, json_out: Path = JsonOpt, trace_out: Path = TraceOutOpt,
     warmup: int = typer.Option(MIN_WARMUP, "--warmup"), iters: int = typer.Option(MIN_ITERS, "--iters"),
-    config: Path | None = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the tables as markdown here."),
+    config: Path | None = ThresholdsOpt, markdown: Path | None = MarkdownOpt,
 ) -> None:  # fmt: skip
     """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
     chosen = select(only)

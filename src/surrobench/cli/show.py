@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli import app
-from surrobench.cli.options import DbOpt, JsonOpt, check_writable, console, write_json
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
 from surrobench.cli.runref import load_run_ref
 from surrobench.report.markdown import results_markdown
 from surrobench.report.terminal import results_table
@@ -17,7 +17,7 @@ from surrobench.report.terminal import results_table
 def show(
     run: str = typer.Argument(..., help="Run id (or unique prefix) in --db, or a run JSON file."),
     db: Path = DbOpt,
-    markdown: Path = typer.Option(None, "--markdown", help="Write the results as a markdown table here."),
+    markdown: Path = MarkdownOpt,
     json_out: Path = JsonOpt,
 ) -> None:
     """Show one stored run: the results table, and optionally markdown or the run JSON."""
