@@ -33,3 +33,31 @@ def test_spans_of_one_profiled_step_from_a_real_h200_trace():
     # One step of three: fewer kernels than in the whole trace.
     assert len(kernels) < len(tl.kernels)
     assert plots.timeline_strip(spans) is not None
+
+
+def test_throughput_plot_has_one_series_per_per_sample_shape_and_latency_ticks_name_no_batch():
+    """The batch is part of the executed shape: keyed on it, each batch was its own one-point series."""
+    rs = [config(latency_samples(1.0 * b, 0.01), batch=b, size=s) for b in (1, 2, 4) for s in (16, 32)]
+    fig = plots.throughput_vs_batch(rs)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert sorted(labels) == ["3x16x16 fp32 eager", "3x32x32 fp32 eager"]
+    assert all(len(line.get_xdata()) == 3 for line in fig.axes[0].get_lines())
+    ticks = [t.get_text() for t in plots.latency_vs_shape(rs).axes[0].get_xticklabels()]
+    assert ticks == ["256\n3x16x16", "1024\n3x32x32"]
+
+
+def test_names_with_mathtext_render_as_text_and_cpu_op_charts_say_cpu():
+    from surrobench.report.html import figure_to_data_uri
+
+    bad = "$\\undefinedmacro{$"
+    rs = [config(latency_samples(1.0, 0.01), model=bad, batch=b, size=s) for b in (1, 2) for s in (16, 32)]
+    for fig in (plots.latency_vs_shape(rs), plots.throughput_vs_batch(rs), plots.latency_distributions(rs)):
+        assert figure_to_data_uri(fig).startswith("data:image/png")  # a mathtext parse would raise here
+    fig = plots.op_breakdown({bad: {bad: 1.0}, "gpu": {"k": 2.0}}, cpu_labels=frozenset({bad}))
+    assert figure_to_data_uri(fig)
+    assert fig.axes[0].get_xlabel().startswith("self CPU ms") and fig.axes[1].get_xlabel().startswith("self device ms")
+
+
+def test_long_titles_wrap_instead_of_clipping():
+    fig = plots.op_breakdown({"abcd " + "x" * 150: {"op": 1.0}})
+    assert all(len(line) <= 48 for line in fig.axes[0].get_title().splitlines())

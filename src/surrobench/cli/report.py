@@ -35,12 +35,13 @@ def report(
     )  # fmt: skip
     by_label = {f"{r.run_id[-4:]} {c.label()}": ops_ms[c.key()]
                 for r, ops_ms in zip(records, ops) for c in r.results if c.key() in ops_ms}  # fmt: skip
+    cpu_labels = frozenset(f"{r.run_id[-4:]} {c.label()}" for r in records for c in r.results if c.device == "cpu")
     timeline = None
     if trace is not None:
         from surrobench.trace import load_trace  # heavy parser; only when asked for
 
         timeline = spans_from_timeline(load_trace(trace))
-    data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, timeline=timeline,
+    data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, cpu_op_labels=cpu_labels, timeline=timeline,
                        timeline_title=trace.name if trace else "")  # fmt: skip
     output.write_text(render_report(data), encoding="utf-8")
     console.print(f"wrote {rich_escape(output)}")

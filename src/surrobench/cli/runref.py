@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.results.schema import RunRecord, run_from_json
+from surrobench.results.schema import RunJsonError, RunRecord, run_from_json
 from surrobench.results.store import ResultStore
 
 
@@ -28,13 +28,13 @@ def load_run_ref(ref: str, db: Path) -> RunRecord:
     if is_run_file(ref):
         try:
             data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc) or type(exc).__name__
             raise UsageError(f"run file {ref!r}: cannot read it as JSON ({reason})") from None
         try:
             return run_from_json(data)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise UsageError(f"run file {ref!r}: not a surrobench run JSON ({type(exc).__name__}: {exc})") from None
+        except RunJsonError as exc:
+            raise UsageError(f"run file {ref!r}: not a surrobench run JSON: {exc}") from None
     if not db.is_file():
         raise UsageError(f"no results database at {str(db)!r} to look up run {ref!r}; pass --db or a run JSON file")
     with ResultStore(db) as store:

@@ -155,6 +155,7 @@ def execute_sweep(
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)
+    store.finish_run(run.run_id)
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results)
 
 

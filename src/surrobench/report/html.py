@@ -2,7 +2,7 @@
 embedded by default").
 
 The page loads nothing: CSS is inline, figures are PNG data URIs, there are no scripts. Every string
-that comes from a run, a trace or a user model passes through :func:`html.escape`.
+that comes from a run, a trace or a user model passes through :func:`escape`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import datetime as dt
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
+import html
 
 from matplotlib.figure import Figure
 
 from surrobench import __version__
 from surrobench.report import plots
 from surrobench.report.cells import result_cells
+from surrobench.report.escape import plain
 from surrobench.report.comparison import (
     COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
@@ -48,21 +49,29 @@ class ReportInput:
 
     Attributes:
         comparison: the comparison of the first two runs.
-        op_tables: ``{config label: {op name: self device time, ms}}`` for the op breakdown.
+        op_tables: ``{config label: {op name: self time per step, ms}}`` for the op breakdown.
+        cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
     """
 
     runs: tuple[RunRecord, ...]
     comparison: RunComparison | None = None
     op_tables: Mapping[str, Mapping[str, float]] | None = None
+    cpu_op_labels: frozenset[str] = frozenset()
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
+
+
+def escape(text: object) -> str:
+    """``text`` as HTML text or attribute value: :func:`html.escape` of :func:`~surrobench.report.escape.plain`."""
+    return html.escape(plain(text))
 
 
 def figure_to_data_uri(fig: Figure) -> str:
     """The figure as a ``data:image/png;base64,...`` URI (rendered by Agg at :data:`FIGURE_DPI`)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=FIGURE_DPI)
+    with plots.plain_text():
+        fig.savefig(buf, format="png", dpi=FIGURE_DPI)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -133,7 +142,7 @@ def render_report(data: ReportInput) -> str:
     for run in data.runs:
         sections.append((f"Run {run.run_id}", _run_section(run)))
     if data.op_tables:
-        sections.append(("Operator breakdown", _figure(plots.op_breakdown(data.op_tables), "op breakdown")))
+        sections.append(("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown")))
     if data.timeline:
         sections.append(("Timeline of one profiled step",
                          _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip")))  # fmt: skip

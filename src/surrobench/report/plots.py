@@ -3,21 +3,27 @@ to draw is missing.
 
 Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never ``pyplot``: no
 global figure registry, no GUI backend, rendering goes through Agg. Callers embed them with
-:func:`surrobench.report.html.figure_to_data_uri`.
+:func:`surrobench.report.html.figure_to_data_uri`. Names are drawn as written: every figure is built and
+rendered under :data:`PLAIN_TEXT` (no mathtext, so a model called ``$\\undefined{$`` is text, not a
+formula that fails to parse), and names pass through :func:`~surrobench.report.escape.plain` (lone
+surrogates, which the font layer cannot take).
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from surrobench.report.comparison import pair_label
+from surrobench.report.escape import plain
 from surrobench.results.compare import RunComparison
 from surrobench.results.schema import ConfigResult
 
@@ -32,6 +38,30 @@ MAX_OP_PANELS = 4
 _PANEL_W_IN, _PANEL_H_IN = 5.0, 3.6
 _NS_PER_US = 1e3
 _SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:green", "api": "tab:gray"}
+#: Characters per title line of one panel (5 in at the default 10 pt title font); longer titles wrap.
+_TITLE_CHARS = 48
+#: Matplotlib settings every figure is built and saved under: text is never parsed as mathtext.
+PLAIN_TEXT = {"text.parse_math": False}
+
+
+def plain_text():
+    """Context manager (and decorator) applying :data:`PLAIN_TEXT`; tick labels are created when a figure
+    is drawn, so saving needs it too."""
+    return rc_context(PLAIN_TEXT)
+
+
+def _title(text: str) -> str:
+    """A panel title wrapped to :data:`_TITLE_CHARS` per line instead of clipped at the panel edge."""
+    return textwrap.fill(plain(text), _TITLE_CHARS, break_long_words=True, break_on_hyphens=False)
+
+
+def per_sample_shape(r: ConfigResult) -> str:
+    """The executed input without its batch dim, ``3x64x64`` (the whole shape when dim 0 is not the batch,
+    e.g. DeepONet's shared query points): what stays the same across a batch sweep."""
+    shape = r.input_shape
+    if len(shape) > 1 and shape[0] == r.batch:
+        shape = shape[1:]
+    return "x".join(map(str, shape)) or r.shape_label
 
 
 def _ok(results: Sequence[ConfigResult]) -> list[ConfigResult]:
@@ -57,6 +87,7 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
 
 
+@plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
     """Median latency (ms, P95 as the upper whisker) against points per sample (grid points, nodes, query
     points: ``points_per_s / samples_per_s``), one line per
@@ -76,15 +107,16 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             p95 = np.array([r.latency_ms.p95 for r in pts])
             ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3,
                         label=f"b{batch} {precision} {mode}")  # fmt: skip
-        ax.set(xscale="log", yscale="log", xlabel="points per sample", ylabel="latency ms (median, P95)",
-               title=model)  # fmt: skip
-        _set_x_ticks(ax, {r.points_per_sample(): r.shape_text() for r in rs})
+        ax.set(xscale="log", yscale="log", xlabel="points per sample (input shape per sample)",
+               ylabel="latency ms (median, P95)", title=_title(model))  # fmt: skip
+        _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.4g}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
     return fig
 
 
+@plain_text()
 def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
-    """Samples/s against batch size, one line per (shape, precision, mode), one panel per model.
+    """Samples/s against batch size, one line per (per-sample shape, precision, mode), one panel per model.
     None when no config has two batch sizes."""
     groups = _by_model([r for r in _ok(results) if r.samples_per_s])
     if not any(len({r.batch for r in rs}) > 1 for rs in groups.values()):
@@ -93,18 +125,19 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
     for ax, (model, rs) in zip(axes, groups.items()):
         series: dict[tuple, list[ConfigResult]] = defaultdict(list)
         for r in rs:
-            series[(r.shape_text(), r.precision, r.mode)].append(r)
+            series[(per_sample_shape(r), r.precision, r.mode)].append(r)
         for (shape, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.batch)
             ax.plot([r.batch for r in pts], [r.samples_per_s for r in pts], marker="o",
                     label=f"{shape} {precision} {mode}")  # fmt: skip
-        ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=model)
+        ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=_title(model))
         ax.set_xscale("log", base=2)
         _set_x_ticks(ax, {r.batch: str(r.batch) for r in rs})
         ax.legend(fontsize="small")
     return fig
 
 
+@plain_text()
 def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
     """Box plot of the per-iteration latencies (ms) of up to :data:`MAX_BOX_CONFIGS` configs
     (whiskers at 1.5 IQR, outliers drawn). None when no config has samples."""
@@ -113,13 +146,14 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
         return None
     fig = Figure(figsize=(10, 1.0 + 0.35 * len(rs)), layout="constrained")
     ax = fig.subplots()
-    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[r.label() for r in rs],
+    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[plain(r.label()) for r in rs],
                flierprops={"markersize": 2})  # fmt: skip
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
     return fig
 
 
+@plain_text()
 def ratio_forest(cmp: RunComparison) -> Figure | None:
     """NEW/BASE median-latency ratio with its 95% CI per matched config, the ±threshold band shaded.
     None when no config has a ratio."""
@@ -135,16 +169,18 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     ax.axvspan(1 - cmp.threshold, 1 + cmp.threshold, color="0.9", label=f"±{cmp.threshold:.0%}")
     ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="none", ecolor="0.3", capsize=3)
     ax.scatter(ratio, y, c=colors, zorder=3)
-    ax.set_yticks(y, [pair_label(c) for c in cs])
+    ax.set_yticks(y, [plain(pair_label(c)) for c in cs])
     ax.invert_yaxis()
     ax.set(xlabel="median latency NEW / BASE (95% CI)")
     ax.legend(loc="best", fontsize="small")
     return fig
 
 
-def op_breakdown(op_tables: Mapping[str, Mapping[str, float]]) -> Figure | None:
-    """Top :data:`TOP_OPS` operators by self device time (ms), one panel per config (first
-    :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self device ms}}``."""
+@plain_text()
+def op_breakdown(op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()) -> Figure | None:
+    """Top :data:`TOP_OPS` operators by self time per step (ms), one panel per config (first
+    :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self ms}}``: kernel time, except
+    for the labels in ``cpu_labels`` (CPU runs), whose table is op self CPU time."""
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -152,9 +188,10 @@ def op_breakdown(op_tables: Mapping[str, Mapping[str, float]]) -> Figure | None:
     for ax, (label, table) in zip(axes, tables):
         top = sorted(table.items(), key=lambda kv: -kv[1])[:TOP_OPS]
         total = sum(table.values())
-        ax.barh([name[:40] for name, _ in top], [ms for _, ms in top], color="tab:blue")
+        ax.barh([plain(name[:40]) for name, _ in top], [ms for _, ms in top], color="tab:blue")
         ax.invert_yaxis()
-        ax.set(xlabel=f"self device ms (total {total:.3f} ms)", title=label)
+        what = "self CPU ms" if label in cpu_labels else "self device ms"
+        ax.set(xlabel=f"{what} per step (total {total:.3f} ms)", title=_title(label))
         ax.tick_params(axis="y", labelsize="small")
     return fig
 
@@ -189,6 +226,7 @@ def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
     return spans
 
 
+@plain_text()
 def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
     """Intervals per lane against time (µs from the window start), coloured by kind. None without spans."""
     if not spans:
@@ -205,6 +243,6 @@ def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
                 labeled.add(kind)
     ax.set_yticks(range(len(lanes)), lanes)
     ax.invert_yaxis()
-    ax.set(xlabel="µs from step start", title=title)
+    ax.set(xlabel="µs from step start", title=textwrap.fill(plain(title), 2 * _TITLE_CHARS))
     ax.legend(loc="upper right", fontsize="small")
     return fig

@@ -7,11 +7,14 @@ is stored in the database but not written to the run JSON.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import math
+from dataclasses import dataclass, field, fields, replace
 
 from surrobench.results.stats import LatencyStats
+from surrobench.workload.spec import DEVICES, MODES, PRECISIONS
 
 SCHEMA = "surrobench/run-v1"
+STATUSES = ("ok", "oom", "error")
 RESULT_KEYS = (
     "model", "input_shape", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
     "cold_start_ms", "latency_ms", "device_ms", "throughput", "peak_mem_bytes", "peak_reserved_bytes",
@@ -130,15 +133,138 @@ class RunRecord:
         }
 
 
+class RunJsonError(ValueError):
+    """A JSON document that is not a valid ``surrobench/run-v1`` run; the message names the bad key path."""
+
+
+def _fail(where: str, what: str) -> RunJsonError:
+    return RunJsonError(f"{where}: {what}")
+
+
+def _number(value: object, where: str, *, optional: bool = False) -> None:
+    """A finite, non-negative int or float (not a bool): times, rates and sizes are never NaN or negative."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(where, f"expected a number, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise _fail(where, f"{value!r} is not a finite non-negative number")
+
+
+def _integer(value: object, where: str, *, low: int = 0, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _fail(where, f"expected an integer >= {low}, got {value!r}"[:200])
+
+
+def _text(value: object, where: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise _fail(where, f"expected a string, got {type(value).__name__}")
+    if choices and value not in choices:
+        raise _fail(where, f"{value[:80]!r} is not one of {', '.join(choices)}")
+
+
+def _stats(value: object, where: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _fail(where, f"expected an object, got {type(value).__name__}")
+    names = [f.name for f in fields(LatencyStats)]
+    unknown = sorted(set(value) - set(names))
+    if unknown:
+        raise _fail(where, f"unknown key(s) {', '.join(map(str, unknown))[:200]}")
+    for f in fields(LatencyStats):
+        if f.name == "ci95_median":
+            ci = value.get(f.name)
+            if not isinstance(ci, list) or len(ci) != 2:
+                raise _fail(f"{where}.ci95_median", "expected [low, high]")
+            for i, bound in enumerate(ci):
+                _number(bound, f"{where}.ci95_median[{i}]")
+        else:
+            _number(value.get(f.name), f"{where}.{f.name}")
+
+
+def _check_result(d: object, where: str) -> None:
+    """Every run-v1 key of one ``results`` entry present, of its type, finite and within its vocabulary."""
+    if not isinstance(d, dict):
+        raise _fail(where, f"expected an object, got {type(d).__name__}")
+    missing = [k for k in RESULT_KEYS if k not in d]
+    if missing:
+        raise _fail(where, f"missing key(s) {', '.join(missing)}")
+    _text(d["model"], f"{where}.model")
+    shape = d["input_shape"]
+    if not isinstance(shape, list):
+        raise _fail(f"{where}.input_shape", f"expected a list, got {type(shape).__name__}")
+    for i, dim in enumerate(shape):
+        _integer(dim, f"{where}.input_shape[{i}]", low=1)
+    _integer(d["batch"], f"{where}.batch", low=1)
+    _text(d["precision"], f"{where}.precision", choices=PRECISIONS)
+    _text(d["device"], f"{where}.device", choices=DEVICES)
+    _text(d["mode"], f"{where}.mode", choices=MODES)
+    _text(d["status"], f"{where}.status", choices=STATUSES)
+    _text(d["error"], f"{where}.error", optional=True)
+    _integer(d["warmup"], f"{where}.warmup")
+    _integer(d["iters"], f"{where}.iters")
+    _number(d["cold_start_ms"], f"{where}.cold_start_ms", optional=True)
+    _stats(d["latency_ms"], f"{where}.latency_ms")
+    _stats(d["device_ms"], f"{where}.device_ms")
+    if d["status"] == "ok" and d["latency_ms"] is None:
+        raise _fail(f"{where}.latency_ms", "null for an ok config")
+    throughput = d["throughput"]
+    if not isinstance(throughput, dict):
+        raise _fail(f"{where}.throughput", f"expected an object, got {type(throughput).__name__}")
+    for key in ("samples_per_s", "points_per_s"):
+        _number(throughput.get(key), f"{where}.throughput.{key}", optional=True)
+    _integer(d["peak_mem_bytes"], f"{where}.peak_mem_bytes", optional=True)
+    _integer(d["peak_reserved_bytes"], f"{where}.peak_reserved_bytes", optional=True)
+    top = d["top_op"]
+    if top is not None:
+        if not isinstance(top, dict):
+            raise _fail(f"{where}.top_op", f"expected an object, got {type(top).__name__}")
+        _text(top.get("name"), f"{where}.top_op.name")
+        _number(top.get("share"), f"{where}.top_op.share")
+    if not isinstance(d["samples_ms"], list):
+        raise _fail(f"{where}.samples_ms", f"expected a list, got {type(d['samples_ms']).__name__}")
+    for i, sample in enumerate(d["samples_ms"]):
+        _number(sample, f"{where}.samples_ms[{i}]")
+
+
+def check_run_json(d: object) -> None:
+    """Validate a whole ``surrobench/run-v1`` document before anything reads it: the schema id, every key
+    of DESIGN.md's run JSON with its type, finite non-negative numbers, and the vocabularies of precision,
+    device, mode and status.
+
+    Raises:
+        RunJsonError: the first problem, as ``key.path: what is wrong``.
+    """
+    if not isinstance(d, dict):
+        raise _fail("top level", f"expected an object, got {type(d).__name__}")
+    if d.get("schema") != SCHEMA:
+        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {SCHEMA!r}")
+    for key in ("run_id", "created"):
+        _text(d.get(key), key)
+    if not d["run_id"]:
+        raise _fail("run_id", "empty")
+    _text(d.get("tag"), "tag", optional=True)
+    if not isinstance(d.get("env"), dict):
+        raise _fail("env", f"expected an object, got {type(d.get('env')).__name__}")
+    _integer(d["env"].get("rounds", 1), "env.rounds", low=1)
+    if not isinstance(d.get("results"), list):
+        raise _fail("results", f"expected a list, got {type(d.get('results')).__name__}")
+    for i, result in enumerate(d["results"]):
+        _check_result(result, f"results[{i}]")
+
+
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
 
     ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it.
-
-    Raises:
-        KeyError: a run-v1 key is missing.
+    ``d`` is one entry of a document :func:`check_run_json` accepted.
     """
-    throughput = d["throughput"] or {}
+    throughput = d["throughput"]
     return ConfigResult(
         model=d["model"], shape_label="x".join(map(str, d["input_shape"])), input_shape=tuple(d["input_shape"]),
         batch=d["batch"], precision=d["precision"], device=d["device"], mode=d["mode"], status=d["status"],
@@ -151,16 +277,14 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     )  # fmt: skip
 
 
-def run_from_json(d: dict) -> RunRecord:
-    """Inverse of :meth:`RunRecord.to_json`.
+def run_from_json(d: object) -> RunRecord:
+    """Inverse of :meth:`RunRecord.to_json`, after :func:`check_run_json`.
 
     Raises:
-        ValueError: the object is not a ``surrobench/run-v1`` run.
-        KeyError: a required key is missing.
+        RunJsonError: the object is not a valid ``surrobench/run-v1`` run.
     """
-    if not isinstance(d, dict) or d.get("schema") != SCHEMA:
-        raise ValueError(f"not a {SCHEMA} run (schema is {d.get('schema') if isinstance(d, dict) else None!r})")
+    check_run_json(d)
     return RunRecord(
-        run_id=d["run_id"], created=d["created"], tag=d["tag"], env=d["env"],
+        run_id=d["run_id"], created=d["created"], tag=d.get("tag"), env=d["env"],
         results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
     )  # fmt: skip

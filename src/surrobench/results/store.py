@@ -15,14 +15,22 @@ from pathlib import Path
 from surrobench.analysis.ops import OpStat, OpTable
 from surrobench.analysis.roofline import Ceilings
 from surrobench.errors import UsageError
-from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.schema import ConfigResult, RunRecord, check_run_json
 from surrobench.results.stats import LatencyStats
 
 DEFAULT_DB = "surrobench.db"
 
+#: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
+#: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
+#: complete, interrupted). An older database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
+#: is refused before anything is measured, since its rows may not be what this code would write.
+SCHEMA_VERSION = 2
+RUN_STATES = ("running", "complete", "interrupted")
+
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT
+    run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT,
+    state TEXT NOT NULL DEFAULT 'complete'
 );
 CREATE TABLE IF NOT EXISTS configs (
     config_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,6 +65,38 @@ CREATE TABLE IF NOT EXISTS ceilings (
 );
 """
 
+#: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
+#: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
+#: their state is unknown, recorded as complete, as they were shown before).
+_MIGRATIONS = {
+    1: (),
+    2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
+}
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[tuple]:
+    return conn.execute(f"PRAGMA table_info({table})").fetchall()
+
+
+def _check_tables(conn: sqlite3.Connection, path: str) -> None:
+    """UsageError unless every table of ours has our columns and no extra column our inserts cannot fill
+    (NOT NULL without a default): a table of the same name from another program is not ours to write."""
+    expected = sqlite3.connect(":memory:")
+    expected.executescript(_SCHEMA_SQL)
+    tables = [row[0] for row in expected.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    for table in tables:
+        want = {row[1] for row in _columns(expected, table)}
+        have = _columns(conn, table)
+        missing = want - {row[1] for row in have}
+        blocking = [row[1] for row in have if row[1] not in want and row[3] and row[4] is None]
+        if missing or blocking:
+            what = f"lacks column(s) {', '.join(sorted(missing))}" if missing else (
+                f"has column(s) {', '.join(blocking)} this version cannot fill")
+            raise UsageError(f"results database {path!r}: table {table!r} {what}; it was not written by this "
+                             "surrobench version: use another --db")
+    expected.close()
+
 
 @dataclass(frozen=True)
 class RunSummary:
@@ -69,6 +109,7 @@ class RunSummary:
     models: tuple[str, ...]
     n_configs: int
     n_failed: int
+    state: str = "complete"
 
 
 def _dump(obj) -> str | None:
@@ -77,6 +118,14 @@ def _dump(obj) -> str | None:
 
 def _load(text: str | None):
     return None if text is None else json.loads(text)
+
+
+def _env(text: str) -> dict:
+    """A stored environment: a JSON object (anything else is a foreign row: TypeError)."""
+    env = json.loads(text)
+    if not isinstance(env, dict):
+        raise TypeError(f"env_json is a {type(env).__name__}, not an object")
+    return env
 
 
 class ResultStore:
@@ -90,9 +139,40 @@ class ResultStore:
         self.path = str(path)
         try:
             self.conn = sqlite3.connect(self.path)
-            self.conn.executescript(_SCHEMA_SQL)
+            self._open_schema()
         except sqlite3.Error as exc:
             raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
+
+    def _open_schema(self) -> None:
+        """Create the tables of a new database, migrate an older one forward, refuse a newer one; one
+        ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once.
+
+        Raises:
+            UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, or tables that are not ours.
+        """
+        self.conn.isolation_level = None  # explicit transactions below
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise UsageError(
+                    f"results database {self.path!r} has schema version {version}, newer than this surrobench's "
+                    f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db")
+            fresh = not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
+            if not fresh:
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[target]:
+                        self.conn.execute(statement)
+            for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
+                self.conn.execute(statement)
+            _check_tables(self.conn, self.path)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        finally:
+            self.conn.isolation_level = ""
 
     def close(self) -> None:
         self.conn.close()
@@ -114,12 +194,24 @@ class ResultStore:
             raise UsageError(f"cannot write to results database {self.path!r}: {exc}") from None
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
-        """Insert the run row (before any config) and commit."""
+        """Insert the run row (before any config, state ``running``) and commit."""
         with self._writing():
             self.conn.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO runs (run_id, created, tag, env_json, command, state) VALUES (?, ?, ?, ?, ?, 'running')",
                 (run.run_id, run.created, run.tag, json.dumps(run.env), command),
             )
+
+    def finish_run(self, run_id: str, state: str = "complete") -> None:
+        """Mark the run ``complete`` or ``interrupted`` (one of :data:`RUN_STATES`); a run still ``running``
+        in the database was killed (or is in progress)."""
+        if state not in RUN_STATES:
+            raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
+        with self._writing():
+            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run_id))
+
+    def run_state(self, run_id: str) -> str:
+        """The stored state of ``run_id`` (:data:`RUN_STATES`)."""
+        return self.conn.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0]
 
     def update_env(self, run_id: str, env: dict) -> None:
         """Replace the run's environment (e.g. with the clocks read after the sweep)."""
@@ -181,6 +273,10 @@ class ResultStore:
             " ORDER BY config_id",
             (run_id,),
         ).fetchall()
+        with self._reading(f"run {run_id}"):
+            return self._run_from_rows(run_id, created, tag, env_json, rows)
+
+    def _run_from_rows(self, run_id: str, created: str, tag: str | None, env_json: str, rows: list) -> RunRecord:
         results = []
         for row in rows:
             samples = self.conn.execute(
@@ -201,7 +297,9 @@ class ResultStore:
                     extra=json.loads(row[20]),
                 )
             )  # fmt: skip
-        return RunRecord(run_id, created, tag, json.loads(env_json), tuple(results))
+        run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
+        check_run_json(run.to_json())  # the same checks as a run JSON file: renderers trust what they get
+        return run
 
     def resolve_run_id(self, prefix: str) -> str:
         """The full id of the run whose id starts with ``prefix``.
@@ -222,20 +320,31 @@ class ResultStore:
         """Stored runs, newest first, optionally filtered by model, tag and creation time (ISO-8601 prefix)."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model),"
-            " count(c.config_id), sum(c.status != 'ok') FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
+            " count(c.config_id), sum(c.status != 'ok'), r.state FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
             " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
             " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?))"
             " GROUP BY r.run_id ORDER BY r.created DESC"
         )
         rows = self.conn.execute(query, (tag, tag, since, since, model, model)).fetchall()
-        return [
-            RunSummary(
-                run_id=row[0], created=row[1], tag=row[2], device_name=json.loads(row[3]).get("device_name"),
-                models=tuple(sorted((row[4] or "").split(","))) if row[4] else (), n_configs=row[5],
-                n_failed=row[6] or 0,
-            )
-            for row in rows
-        ]  # fmt: skip
+        with self._reading("a run"):
+            return [
+                RunSummary(
+                    run_id=str(row[0]), created=str(row[1]), tag=None if row[2] is None else str(row[2]),
+                    device_name=_env(row[3]).get("device_name"),
+                    models=tuple(sorted((row[4] or "").split(","))) if row[4] else (), n_configs=row[5],
+                    n_failed=row[6] or 0, state=str(row[7]),
+                )
+                for row in rows
+            ]  # fmt: skip
+
+    @contextmanager
+    def _reading(self, what: str):
+        """Rows another program (or a hand edit) wrote that our types cannot read: one line, not a traceback."""
+        try:
+            yield
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise UsageError(f"results database {self.path!r}: {what} holds a row surrobench cannot read "
+                             f"({type(exc).__name__}: {exc}); use another --db") from None
 
     def add_op_table(self, config_id: int, table: OpTable, *, profiled_step_ms: float | None = None,
                      overhead: float | None = None, trace_path: str | None = None) -> None:  # fmt: skip

@@ -1,0 +1,86 @@
+"""The database schema is versioned (``PRAGMA user_version``): older files migrate forward, newer or foreign
+ones are refused on open (before anything is measured), foreign rows are one line, not a traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from synthetic import config, latency_samples, run
+
+from surrobench.errors import UsageError
+from surrobench.results.store import SCHEMA_VERSION, ResultStore
+
+# the tables as written before the schema was versioned (user_version 0, no runs.state)
+_V0_RUNS = "CREATE TABLE runs (run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT)"
+
+
+def _version(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_new_database_is_stamped_and_runs_carry_their_state(tmp_path):
+    db = tmp_path / "r.db"
+    with ResultStore(db) as store:
+        rec = run("20261201-000000-aaaa", [config(latency_samples(1.0, 0.01, n=20))])
+        store.begin_run(rec)
+        assert store.run_state(rec.run_id) == "running"  # a kill -9 leaves it so
+        store.finish_run(rec.run_id, "interrupted")
+        assert [r.state for r in store.list_runs()] == ["interrupted"]
+    assert _version(db) == SCHEMA_VERSION
+
+
+def test_unversioned_database_migrates_forward_keeping_its_runs(tmp_path):
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.execute(_V0_RUNS)
+    conn.execute("INSERT INTO runs VALUES ('20250101-000000-bbbb', '2025-01-01T00:00:00+00:00', NULL, '{}', 'x')")
+    conn.commit()
+    conn.close()
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()
+        assert summary.run_id == "20250101-000000-bbbb" and summary.state == "complete"
+    assert _version(db) == SCHEMA_VERSION
+
+
+def test_newer_database_is_refused_on_open_and_left_untouched(tmp_path):
+    db = tmp_path / "new.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.commit()
+    conn.close()
+    with pytest.raises(UsageError, match="schema version 99, newer than this surrobench's"):
+        ResultStore(db)
+    assert _version(db) == 99
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0  # no tables were created
+    conn.close()
+
+
+def test_table_with_a_column_we_cannot_fill_is_refused(tmp_path):
+    db = tmp_path / "other.db"
+    conn = sqlite3.connect(db)
+    conn.execute(_V0_RUNS.replace("command TEXT)", "command TEXT, owner TEXT NOT NULL)"))
+    conn.commit()
+    conn.close()
+    with pytest.raises(UsageError, match="table 'runs' has column.s. owner"):
+        ResultStore(db)
+
+
+def test_a_foreign_row_is_one_line_for_every_reader(tmp_path):
+    db = tmp_path / "r.db"
+    with ResultStore(db) as store:
+        store.begin_run(run("20261201-000000-cccc", [config(latency_samples(1.0, 0.01, n=20))]))
+        store.add_result("20261201-000000-cccc", config(latency_samples(1.0, 0.01, n=20)))
+        store.conn.execute("INSERT INTO runs (run_id, created, env_json) VALUES ('x-foreign', 'now', '[1]')")
+        store.conn.execute("UPDATE configs SET precision = 'fp64'")
+        store.conn.commit()
+    with ResultStore(db) as store:
+        with pytest.raises(UsageError, match="holds a row surrobench cannot read"):
+            store.list_runs()
+        with pytest.raises(UsageError, match=r"results\[0\]\.precision: 'fp64' is not one of"):
+            store.load_run("20261201-000000-cccc")
