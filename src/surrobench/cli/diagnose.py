@@ -26,6 +26,7 @@ from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
 from surrobench.cli import app
 from surrobench.cli.options import (
+    TrustPickleOpt,
     BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
     ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
     build_profile_options, build_request, check_writable, console, err_console, write_json,
@@ -59,7 +60,7 @@ def device_ceilings(store: ResultStore, record: RunRecord) -> tuple[Ceilings | N
 
 def op_costs(cfg: ExecConfig) -> dict:
     """FLOPs and bytes per op of one eager forward of ``cfg`` (the roofline's counts, same inputs)."""
-    prepared = prepare_model(resolve_model(cfg.model), cfg.device, cfg.seed)
+    prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
     with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
         return count_op_costs(lambda: step(0))
 
@@ -192,6 +193,7 @@ def diagnose(
     system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
                                      "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
     markdown: Path | None = MarkdownOpt,
+    trust_pickle: bool = TrustPickleOpt,
 ) -> None:  # fmt: skip
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     th = load_thresholds(config)
@@ -211,7 +213,7 @@ def diagnose(
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
         request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                                cudnn_benchmark, input_sets, tag)  # fmt: skip
+                                cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
             record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)

@@ -79,12 +79,15 @@ DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
 MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
+TrustPickleOpt = typer.Option(False, "--trust-pickle", help="Load a .pt2 whose weights, constants or inputs "
+                              "need unpickling (that can run code): only for files from a source you trust.")
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
 
 
 def build_request(
     model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
     warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
+    trust_pickle: bool = False,
 ) -> SweepRequest:  # fmt: skip
     """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
     checking every shape (:func:`plan_sweep`) so that bad input fails before any output.
@@ -115,7 +118,7 @@ def build_request(
         modes=tuple(parse_modes(mode)),
         device=resolve_device(device),
         warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
-        rounds=rounds,
+        rounds=rounds, trust_pickle=trust_pickle,
     )  # fmt: skip
     plan_sweep(request)  # resolve every model and check every shape now, before anything is printed or timed
     low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP) + [f"--iters {iters} (< {MIN_ITERS})"] * (

@@ -12,6 +12,7 @@ from pathlib import Path
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
+    TrustPickleOpt,
     BatchOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, JsonOpt,
     ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, SeedOpt, ShapeOpt, TagOpt, WarmupOpt, build_perf_options,
     build_request, check_writable, console, err_console, write_json,
@@ -28,10 +29,11 @@ def perf(
     seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
     db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, perf_window_s: float = PerfWindowOpt,
     flamegraph_out: Path = FlamegraphOutOpt, host_top: int = HostTopOpt,
+    trust_pickle: bool = TrustPickleOpt,
 ) -> None:  # fmt: skip
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
     check_writable(json_out, "--json")
     options = build_perf_options(perf_window_s, flamegraph_out, host_top)
     with ResultStore(db) as store:

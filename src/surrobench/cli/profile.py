@@ -16,6 +16,7 @@ import typer
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
+    TrustPickleOpt,
     BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
     ModelOpt, PrecisionOpt, ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt,
     TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_profile_options,
@@ -42,6 +43,7 @@ def profile(
     profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt,
     with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt, trace_gzip: bool = TraceGzipOpt,
     top: int = TopOpt, tool: str = ProfileToolOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt,
+    trust_pickle: bool = TrustPickleOpt,
 ) -> None:  # fmt: skip
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
     if top < 1:
@@ -49,7 +51,7 @@ def profile(
     if tool not in ("torch", "nsys"):
         raise UsageError(f"--profile {tool!r}: choose torch or nsys")
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
     check_writable(json_out, "--json")
     if tool == "nsys":
         options = build_nsys_options(request, profile_wait, profile_warmup, profile_active, iters, trace_out,

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
+    TrustPickleOpt,
     PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
     InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
@@ -90,12 +91,13 @@ def run(
     profile_active: int = ProfileActiveOpt, with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt,
     trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
     host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
+    trust_pickle: bool = TrustPickleOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag, rounds)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, rounds, trust_pickle)  # fmt: skip
     check_writable(json_out, "--json")
     options, profile_one = None, profile_config
     if profile == "torch":

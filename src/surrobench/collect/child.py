@@ -127,7 +127,7 @@ def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_st
                trace_path: Path | None = None, control: ControlFifo | None = None) -> dict:  # fmt: skip
     """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it.
     ``control`` (only with ``profiler="none"``) brackets the active steps, see :class:`ControlFifo`."""
-    prepared = prepare_model(resolve_model(cfg.model), cfg.device, cfg.seed)
+    prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
     with contextlib.ExitStack() as stack:
         with phase_range("data_prep", cfg.device):
             step, input_sets = stack.enter_context(config_step(cfg, prepared))

@@ -33,6 +33,8 @@ class ExecConfig:
         cudnn_benchmark: value of ``torch.backends.cudnn.benchmark`` during the config.
         seed: seed of weights and inputs.
         input_sets: how many input buffers are rotated through (see ``workload.inputs``).
+        trust_pickle: a ``.pt2`` model may load objects through pickle (``--trust-pickle``,
+            :func:`surrobench.workload.loader.pickle_members`); carried so the profiling child loads it too.
     """
 
     model: str
@@ -46,6 +48,7 @@ class ExecConfig:
     cudnn_benchmark: bool
     seed: int
     input_sets: int
+    trust_pickle: bool = False
 
     def label(self) -> str:
         """Short human label, e.g. ``fno2d 128 b4 fp16 eager``."""

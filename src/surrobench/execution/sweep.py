@@ -43,6 +43,7 @@ class SweepRequest:
     input_sets: int
     tag: str | None = None
     rounds: int = 1
+    trust_pickle: bool = False
 
 
 def resolve_device(device: str) -> str:
@@ -75,7 +76,7 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
     """
     for mode in request.modes:
         check_mode(mode, request.device)
-    surrogates = {spec: resolve_model(spec) for spec in request.models}
+    surrogates = {spec: resolve_model(spec, request.trust_pickle) for spec in request.models}
     configs = []
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
@@ -93,7 +94,7 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                                 model=spec, shape=shape, batch=batch, precision=precision,
                                 device=request.device, mode=mode, warmup=request.warmup, iters=request.iters,
                                 cudnn_benchmark=request.cudnn_benchmark, seed=request.seed,
-                                input_sets=request.input_sets,
+                                input_sets=request.input_sets, trust_pickle=request.trust_pickle,
                             )
                         )  # fmt: skip
     return tuple(configs), surrogates

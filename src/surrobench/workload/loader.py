@@ -12,9 +12,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import io
 import importlib.util
+import json
 import logging
 import sys
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -33,22 +36,24 @@ USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the DESIGN.md 2
 
 
 @functools.lru_cache(maxsize=32)
-def resolve_model(spec: str) -> Surrogate:
+def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     """The surrogate named by a ``--model`` value.
 
     ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, a
     path ending in ``.pt2``, or ``scenario:NAME`` (:mod:`surrobench.scenarios.models`). Modules and programs
-    are loaded here, so bad specs fail before any run.
+    are loaded here, so bad specs fail before any run. ``trust_pickle`` (``--trust-pickle``) allows a
+    ``.pt2`` whose contents load through pickle (:func:`pickle_members`).
 
     Raises:
-        UsageError: unknown zoo or scenario name, module not importable, factory missing, unreadable ``.pt2``.
+        UsageError: unknown zoo or scenario name, module not importable, factory missing, unreadable ``.pt2``,
+            a ``.pt2`` that needs pickle without ``trust_pickle``.
     """
     if spec.startswith("scenario:"):
         from surrobench.scenarios.models import get_scenario_model  # the suite imports the workload layer
 
         return get_scenario_model(spec)
     if spec.endswith(".pt2"):
-        return ExportedSurrogate(Path(spec))
+        return ExportedSurrogate(Path(spec), trust_pickle=trust_pickle)
     if ":" in spec:
         return FactorySurrogate(spec)
     return get_surrogate(spec)
@@ -182,6 +187,50 @@ class _ExportedModule(nn.Module):
         return self.program(*inputs)
 
 
+#: Archive members holding pickled Python objects other than plain tensors (torch.export's own
+#: ``torch/export/pt2_archive`` layout: ``custom_obj_*`` TorchScript objects, ``opaque_obj_*`` pickles), and
+#: the compiled AOTInductor folder (a shared library is native code).
+_UNSAFE_PREFIXES = ("custom_obj_", "opaque_obj_")
+_NATIVE_DIRS = ("data/aotinductor/",)
+
+
+def pickle_members(path: Path) -> list[str]:
+    """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle with ``weights_only=False`` (and
+    so could run arbitrary code): weights or constants flagged ``use_pickle`` or stored as custom/opaque
+    objects in the payload configs, any ``.pt`` member (sample inputs, legacy weights) that the restricted
+    ``torch.load(weights_only=True)`` refuses (torch falls back to the full unpickler for those), and
+    AOTInductor native code. Empty for an archive of plain tensors.
+
+    Raises:
+        UsageError: not a zip archive.
+    """
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise UsageError(f"--model {path}: cannot load exported program: {_one_line(exc)}") from None
+    found = []
+    with archive:
+        for name in archive.namelist():
+            if any(d in name for d in _NATIVE_DIRS):
+                found.append(f"{name} (native code)")
+            elif name.endswith("_config.json") and ("/weights/" in name or "/constants/" in name):
+                try:
+                    config = json.loads(archive.read(name)).get("config", {})
+                    entries = list(config.items())
+                except (ValueError, AttributeError, zipfile.BadZipFile):
+                    found.append(f"{name} (unreadable)")
+                    continue
+                found += [f"{name}: {fqn}" for fqn, meta in entries
+                          if not isinstance(meta, dict) or meta.get("use_pickle") is not False
+                          or str(meta.get("path_name", "")).startswith(_UNSAFE_PREFIXES)]  # fmt: skip
+            elif name.endswith(".pt"):
+                try:
+                    torch.load(io.BytesIO(archive.read(name)), weights_only=True)
+                except Exception:  # whatever the restricted unpickler refuses, torch would unpickle in full
+                    found.append(name)
+    return found
+
+
 class ExportedSurrogate(Surrogate):
     """A saved ``torch.export`` program (``.pt2``), loaded with ``torch.export.load``.
 
@@ -193,9 +242,14 @@ class ExportedSurrogate(Surrogate):
     batch a static export cannot take fails as a UsageError, not mid-sweep.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, trust_pickle: bool = False) -> None:
         if not path.is_file():
             raise UsageError(f"--model {path}: no such file")
+        unsafe = [] if trust_pickle else pickle_members(path)
+        if unsafe:
+            shown = ", ".join(unsafe[:3]) + (f" and {len(unsafe) - 3} more" if len(unsafe) > 3 else "")
+            raise UsageError(f"--model {path}: the archive holds objects that load through pickle, which can run "
+                             f"code ({shown}); pass --trust-pickle only if you trust where the file came from")
         # torch.export.load logs a traceback before its legacy-format fallback raises the error we report.
         export_log = logging.getLogger("torch.export")
         level = export_log.level
