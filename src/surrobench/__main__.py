@@ -1,5 +1,5 @@
 """``python -m surrobench`` is the same as the ``surrobench`` command."""
 
-from surrobench.cli import main
+from surrobench.cli import entry
 
-main()
+entry()

@@ -41,10 +41,6 @@ def test_user_factory_model(tmp_path):
 
 
 def _bad_inputs(tmp_path):
-    raising = tmp_path / "raising.py"
-    raising.write_text("def build():\n    raise RuntimeError('weights missing')\n")
-    notmodule = tmp_path / "notmodule.py"
-    notmodule.write_text("def build():\n    return 42\n")
     corrupt = tmp_path / "broken.pt2"
     corrupt.write_bytes(b"not a zip archive")
     return [
@@ -55,8 +51,11 @@ def _bad_inputs(tmp_path):
         (["--precision", "fp8"], "--precision"),
         (["--iters", "0"], "--iters"),
         (["--mode", "cudagraph", "--device", "cpu"], "cudagraph"),
-        (["--model", f"{raising}:build"], "weights missing"),
-        (["--model", f"{notmodule}:build"], "nn.Module"),
+        (["--seed", str(2**70)], "--seed"),
+        (["--input-sets", "1000000000"], "--input-sets"),
+        (["--shape", "1000000000"], "cannot be made"),
+        (["--shape", "1x3x100000x100000"], "available"),
+        (["--batch", "1000000000"], "available"),
         (["--model", str(corrupt)], "broken.pt2"),
         (["--model", "unet2d", "--shape", "12"], "8"),
         (["--json", str(tmp_path / "no" / "dir" / "x.json")], "--json"),
@@ -87,7 +86,7 @@ def test_nothing_measured_is_lost_when_a_config_fails(tmp_path):
     )
     out = tmp_path / "run.json"
     assert run_cli(["run", "--model", f"{module}:build", "--shape", "1x3x8x8", "--batch", "1,2,4", "--device", "cpu",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 3  # fmt: skip
     statuses = [(r["batch"], r["status"]) for r in json.loads(out.read_text())["results"]]
     assert statuses == [(1, "ok"), (2, "oom"), (4, "ok")]
 
@@ -126,3 +125,29 @@ def test_a_closed_stdout_pipe_still_writes_the_json_and_exits_0(tmp_path):
     proc.stdout.close()  # the reader goes away at once, as `| head -0` would
     assert proc.wait(timeout=120) == 0
     assert len(json.loads(out.read_text())["results"]) == 3
+
+
+def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
+    """The second config is interrupted: exit 130, the first is stored and in --json, the run is marked."""
+    from surrobench.execution import sweep
+
+    calls = []
+    real = sweep.run_config
+
+    def interrupt_second(cfg, prepared):
+        calls.append(cfg)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(cfg, prepared)
+
+    monkeypatch.setattr(sweep, "run_config", interrupt_second)
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    code = run_cli(["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2,4", "--device", "cpu",
+                    "--db", str(db), "--json", str(out), *FAST])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 130
+    doc = json.loads(out.read_text())
+    assert f"interrupted: 1 of 3 configs stored as run {doc['run_id']}" in err and "Traceback" not in err
+    assert [r["batch"] for r in doc["results"]] == [1] and doc["env"]["interrupted"] is True
+    with ResultStore(db) as store:
+        assert store.run_state(doc["run_id"]) == "interrupted" and len(store.load_run(doc["run_id"]).results) == 1

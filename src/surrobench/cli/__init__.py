@@ -7,12 +7,15 @@ exit code 2 here, at the edge.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
+import threading
 
 import typer
 
-from surrobench.errors import UsageError
+from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 app = typer.Typer(
     name="surrobench",
@@ -34,27 +37,116 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app; bad input of any kind (ours, or click's own usage errors) becomes
-    one line on stderr and exit code 2; ``--fail-on-regression`` style exits keep their codes."""
+    """Run the app in this process (tests call it): bad input of any kind (ours, or click's own usage
+    errors) becomes one line on stderr and exit code 2; an interrupt exits 130 saying what was kept; a
+    regression gate or failed configs keep their codes (:mod:`surrobench.errors`). Standard output that
+    cannot take the output (closed, a full disk) is exit 2 too; a reader that went away (``| head``) is not
+    an error: what was asked for was done."""
+    if sys.stdout is None:  # started with standard output closed (``>&-``)
+        _fail("standard output is closed; redirect it to a file or /dev/null")
     _register()
     args = sys.argv[1:] if argv is None else argv
     if not args:  # no_args_is_help, without click's exception path
         args = ["--help"]
     try:
-        code = app(args=args, prog_name="surrobench", standalone_mode=False)
+        with _guarded_stdout():
+            code = app(args=args, prog_name="surrobench", standalone_mode=False)
     except UsageError as exc:
         _fail(str(exc))
+    except Interrupted as exc:
+        _fail(str(exc), EXIT_INTERRUPTED, prefix="")
     except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument
         _fail(" ".join(exc.format_message().split()), exc.exit_code)
-    except typer.Abort:
-        _fail("interrupted", 130)
+    except typer.Abort:  # click's form of end-of-input
+        _fail("interrupted", EXIT_INTERRUPTED, prefix="")
+    if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
+        _fail("interrupted", EXIT_INTERRUPTED, prefix="")
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+class _StdoutGuard(io.TextIOBase):
+    """``sys.stdout`` while a command runs. A reader that went away (``| head -1``) is not an error: the
+    rest of the output is dropped and the command goes on (its database rows and files are written). An
+    output that cannot take more (a full disk, ``/dev/full``) is :class:`UsageError`. Either way file
+    descriptor 1 is then pointed at /dev/null, so the interpreter's own flush at exit cannot fail again."""
+
+    def __init__(self, stream) -> None:
+        super().__init__()
+        self._stream = stream
+
+    def _failed(self, exc: OSError) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        if not isinstance(exc, BrokenPipeError):
+            raise UsageError(f"cannot write to standard output ({exc.strerror or exc}); nothing stored was lost")
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            self._failed(exc)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._failed(exc)
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+
+@contextlib.contextmanager
+def _guarded_stdout():
+    """:class:`_StdoutGuard` around ``sys.stdout`` for the command, flushed at the end; restored after."""
+    real = sys.stdout
+    guard = sys.stdout = _StdoutGuard(real)
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader of a pipe went away: what was asked for was still done
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    sys.exit(code if isinstance(code, int) else 0)
+        yield
+        guard.flush()
+    finally:
+        sys.stdout = real
 
 
-def _fail(message: str, code: int = 2) -> None:
-    print(f"surrobench: error: {message}", file=sys.stderr)
+def entry() -> None:
+    """The ``surrobench`` console command and ``python -m surrobench``.
+
+    Puts the current folder first on the import path, as ``python -m`` does, so ``--model
+    mypkg.models:build`` works from the project's own folder with the installed command. After the command
+    (results stored, outputs written) it does not wait for threads a user's model left running: it says so
+    and ends the process (``os._exit``), where the interpreter would otherwise wait for them forever.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    else:
+        code = EXIT_OK
+    stray = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if stray:
+        names = ", ".join(t.name for t in stray[:5])
+        print(f"surrobench: warning: the model left {len(stray)} thread(s) running ({names}); exiting without "
+              "waiting for them", file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
+def _fail(message: str, code: int = EXIT_USAGE, prefix: str = "error: ") -> None:
+    print(f"surrobench: {prefix}{message}", file=sys.stderr)
     sys.exit(code)

@@ -11,11 +11,11 @@ from rich.table import Table
 
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
-from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_op_tables, load_run_ref
-from surrobench.errors import UsageError
+from surrobench.errors import EXIT_REGRESSION, UsageError
 from surrobench.report.comparison import comparison_markdown, comparison_tables
-from surrobench.results.compare import DEFAULT_THRESHOLD, compare_runs
+from surrobench.results.compare import DEFAULT_THRESHOLD, check_gate_inputs, compare_runs, gate_failed
 from surrobench.results.store import ResultStore
 
 HISTORY_SCHEMA = "surrobench/history-v1"
@@ -40,7 +40,9 @@ def compare(
     new: str = typer.Argument(..., help=f"NEW run. {RunRefArg}"),
     db: Path = DbOpt, threshold: float = ThresholdOpt, allow_env_mismatch: bool = AllowEnvMismatchOpt,
     ignore_field: str = IgnoreFieldOpt,
-    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed; "
+                                            "needs both runs taken with --rounds 2 or more, exit 2 without, or "
+                                            "when the runs have no config in common."),
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
 ) -> None:  # fmt: skip
@@ -52,6 +54,8 @@ def compare(
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     base_run, new_run = load_run_ref(base, db), load_run_ref(new, db)
+    if fail_on_regression:
+        check_gate_inputs(base_run, new_run)
     cmp = compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
                        ignore_fields=parse_fields(ignore_field), base_ops=load_op_tables(base, db, base_run),
                        new_ops=load_op_tables(new, db, new_run))  # fmt: skip
@@ -59,9 +63,9 @@ def compare(
         console.print(table)
     write_json(json_out, cmp.to_json())
     if markdown is not None:
-        markdown.write_text(comparison_markdown(cmp))
-    if fail_on_regression and cmp.any_regression:
-        raise typer.Exit(1)
+        write_output(markdown, comparison_markdown(cmp), "--markdown")
+    if fail_on_regression and gate_failed(cmp):
+        raise typer.Exit(EXIT_REGRESSION)
 
 
 def parse_fields(text: str | None) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from surrobench.cli.options import (
     TrustPickleOpt,
     BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
     ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
-    build_profile_options, build_request, check_writable, console, err_console, write_json,
+    build_profile_options, build_request, check_writable, console, err_console, write_json, write_output,
 )  # fmt: skip
 from surrobench.cli.run import timed_and_profiled
 from surrobench.collect.perf_phase import PERF_SCHEMA, PerfOptions, perf_config
@@ -175,7 +175,7 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
     if not findings:
         console.print("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
     if markdown is not None:
-        markdown.write_text(f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings))
+        write_output(markdown, f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings), "--markdown")
 
 
 @app.command()

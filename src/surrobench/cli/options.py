@@ -10,6 +10,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import typer
@@ -19,7 +20,7 @@ from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
-from surrobench.errors import UsageError
+from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
 from surrobench.results.store import DEFAULT_DB
@@ -31,33 +32,15 @@ from surrobench.workload.spec import parse_batches, parse_modes, parse_precision
 _PIPE_WIDTH = 160
 
 
-class PipeSafeStdout(io.TextIOBase):
-    """``sys.stdout`` that ignores a reader closing the pipe (``surrobench run | head``): the command goes on,
-    writes its database rows and ``--json`` file, and exits 0 rather than dying on BrokenPipeError.
-    ``sys.stdout`` is looked up on every call, as rich does by default, so redirections still apply."""
-
-    def write(self, text: str) -> int:
-        try:
-            return sys.stdout.write(text)
-        except BrokenPipeError:
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            pass
-
-    def isatty(self) -> bool:
-        return sys.stdout.isatty()
-
-
 def _width(stream) -> int | None:
     """None (rich decides: the terminal's width, or $COLUMNS when set) unless piped without $COLUMNS."""
+    if stream is None:  # closed; the CLI refuses to start
+        return None
     return None if stream.isatty() or "COLUMNS" in os.environ else _PIPE_WIDTH
 
 
-console = Console(file=PipeSafeStdout(), width=_width(sys.stdout))
+# file=None: rich writes to whatever sys.stdout is at print time (the CLI's guard while a command runs)
+console = Console(width=_width(sys.stdout))
 err_console = Console(stderr=True, width=_width(sys.stderr))
 
 ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
@@ -84,6 +67,13 @@ TrustPickleOpt = typer.Option(False, "--trust-pickle", help="Load a .pt2 whose w
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
 
 
+def exit_if_configs_failed(results) -> None:
+    """Exit with :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config ended ``oom`` or ``error``;
+    called last, after the run was stored and every output written."""
+    if any(r.status != "ok" for r in results):
+        raise typer.Exit(EXIT_CONFIGS_FAILED)
+
+
 def build_request(
     model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
     warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
@@ -105,6 +95,12 @@ def build_request(
         raise UsageError(f"--warmup {warmup}: must be >= 0")
     if input_sets < 1:
         raise UsageError(f"--input-sets {input_sets}: must be >= 1")
+    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
+    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
+    if input_sets > most_sets:
+        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
+    if not 0 <= seed < 2**64:
+        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
     if rounds < 1:
         raise UsageError(f"--rounds {rounds}: must be >= 1")
     models = tuple(m.strip() for m in model.split(",") if m.strip())
@@ -148,10 +144,40 @@ def check_writable(path: Path | None, flag: str) -> None:
         raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
 
 
-def write_json(path: Path | None, obj) -> None:
-    """Write ``obj`` as indented JSON to ``path`` (no-op for None)."""
+def write_output(path: Path | None, text: str, flag: str) -> None:
+    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None.
+
+    A regular file is written to a temporary file beside it and renamed over it, so a full disk or a
+    failing write leaves the old file (or none), never an empty or half-written one; a device or a pipe
+    (``/dev/stdout``, ``/dev/full``) is written directly.
+
+    Raises:
+        UsageError: the write failed (no space left, I/O error), as one line.
+    """
+    if path is None:
+        return
+    data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
+    try:
+        if path.exists() and not path.is_file():
+            with open(path, "wb") as stream:
+                stream.write(data)
+            return
+        fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        raise UsageError(f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost") from None
+
+
+def write_json(path: Path | None, obj, flag: str = "--json") -> None:
+    """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`."""
     if path is not None:
-        path.write_text(json.dumps(obj, indent=1) + "\n")
+        write_output(path, json.dumps(obj, indent=1) + "\n", flag)
 
 
 def command_line() -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
-    TrustPickleOpt,
+    TrustPickleOpt, exit_if_configs_failed,
     BatchOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, JsonOpt,
     ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, SeedOpt, ShapeOpt, TagOpt, WarmupOpt, build_perf_options,
     build_request, check_writable, console, err_console, write_json,
@@ -44,3 +44,4 @@ def perf(
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PERF_SCHEMA, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
+    exit_if_configs_failed(record.results)

@@ -16,7 +16,7 @@ import typer
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
-    TrustPickleOpt,
+    TrustPickleOpt, exit_if_configs_failed,
     BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
     ModelOpt, PrecisionOpt, ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt,
     TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_profile_options,
@@ -75,6 +75,7 @@ def profile(
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": profiles})
+    exit_if_configs_failed(record.results)
 
 
 def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, options: NsysOptions) -> None:
@@ -89,3 +90,4 @@ def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, option
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})
+    exit_if_configs_failed(record.results)

@@ -9,7 +9,7 @@ import typer
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
-from surrobench.cli.options import DbOpt, check_writable, console
+from surrobench.cli.options import DbOpt, check_writable, console, write_output
 from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
@@ -43,5 +43,5 @@ def report(
         timeline = spans_from_timeline(load_trace(trace))
     data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, cpu_op_labels=cpu_labels, timeline=timeline,
                        timeline_title=trace.name if trace else "")  # fmt: skip
-    output.write_text(render_report(data), encoding="utf-8")
+    write_output(output, render_report(data), "--output")
     console.print(f"wrote {rich_escape(output)}")

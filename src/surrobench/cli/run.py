@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
-    TrustPickleOpt,
+    TrustPickleOpt, exit_if_configs_failed,
     PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
     InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
@@ -26,7 +26,7 @@ from surrobench.collect.perf_phase import PerfReport, perf_config
 from surrobench.collect.profile_phase import ProfileOptions, ProfileReport, profile_config, profile_run
 from surrobench.report.system import system_view_rich
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepRequest, execute_sweep
+from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep
 from surrobench.report.terminal import results_table
 from surrobench.results.schema import RunRecord
 from surrobench.results.store import ResultStore
@@ -110,7 +110,11 @@ def run(
                                      cuda_memory_usage)  # fmt: skip
         profile_one = nsys_config
     with ResultStore(db) as store:
-        record, warnings, reports = timed_and_profiled(request, store, options, profile_one)
+        try:
+            record, warnings, reports = timed_and_profiled(request, store, options, profile_one)
+        except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
+            write_json(json_out, exc.record.to_json())
+            raise
     console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env['device_name']}")))
     if profile in ("perf", "nsys"):
         for report in reports:
@@ -119,3 +123,4 @@ def run(
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, record.to_json())
+    exit_if_configs_failed(record.results)

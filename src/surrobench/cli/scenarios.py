@@ -17,7 +17,7 @@ from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli import app
 from surrobench.cli.diagnose import diagnose_workload
 from surrobench.cli.options import (
-    DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json,
+    DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json, write_output,
 )  # fmt: skip
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import resolve_device
@@ -73,7 +73,7 @@ def scenarios(
         table.add_row(*_cells(o))
     console.print(table)
     if markdown is not None:
-        markdown.write_text(_markdown(outcomes, findings))
+        write_output(markdown, _markdown(outcomes, findings), "--markdown")
     write_json(json_out, {"schema": "surrobench/scenarios-v1", "outcomes": [
         {"scenario": o.scenario.name, "expected": o.scenario.expected, "top_kind": o.top_kind, "passed": o.passed,
          "false_alarms": list(o.false_alarms), "note": o.note,

@@ -8,7 +8,7 @@ import typer
 
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
-from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_run_ref
 from surrobench.report.markdown import results_markdown
 from surrobench.report.terminal import results_table
@@ -27,5 +27,5 @@ def show(
     record = load_run_ref(run, db)
     console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")))
     if markdown is not None:
-        markdown.write_text(results_markdown(record.results))
+        write_output(markdown, results_markdown(record.results), "--markdown")
     write_json(json_out, record.to_json())

@@ -31,6 +31,14 @@ def _vm_hwm_bytes() -> int | None:
     return None
 
 
+def available_bytes(device: str) -> int:
+    """Memory a new allocation can take now, bytes: free device memory (``torch.cuda.mem_get_info``) on
+    CUDA, the kernel's ``MemAvailable`` estimate (``psutil.virtual_memory().available``) on the CPU."""
+    if device == "cuda":
+        return torch.cuda.mem_get_info()[0]
+    return psutil.virtual_memory().available
+
+
 class PeakMemoryTracker:
     """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it.
 

@@ -29,6 +29,9 @@ from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
 
 MS_PER_S = 1000.0
+#: What to do when a forward misses arguments: the factory's inputs hook (README, "Your model").
+MULTI_INPUT_HINT = ("a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
+                    "see surrobench run --help")
 
 
 @dataclass
@@ -58,6 +61,18 @@ def _first_tensor(output) -> torch.Tensor | None:
     return None
 
 
+class ModelOutputError(TypeError):
+    """The model's forward returned no tensor (None, a string, a generator, ...): there is nothing to time."""
+
+
+def check_output(output) -> None:
+    """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (tuple, list or dict of
+    tensors, nested): a forward returning None or a lazy generator does no work a timer could measure."""
+    if _first_tensor(output) is None:
+        raise ModelOutputError(f"model forward returned {type(output).__name__}, not a tensor "
+                               "(or a tuple, list or dict of tensors)")
+
+
 def nonfinite_message(output) -> str | None:
     """A one-line description when the model's (first tensor) output holds NaN or Inf, else None."""
     t = _first_tensor(output)
@@ -69,8 +84,13 @@ def nonfinite_message(output) -> str | None:
     return f"model output is not finite: {bad} of {t.numel()} values are NaN or Inf"
 
 
-def _failed(cfg: ExecConfig, status: str, exc: BaseException, input_shape: tuple[int, ...]) -> ConfigResult:
+def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape: tuple[int, ...] = ()) -> ConfigResult:
+    """``cfg`` recorded as ``oom`` or ``error``, the error text ``Type: first line of the message``."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, SystemExit):
+        first_line = f"the model called sys.exit({exc.code!r})"
+    elif isinstance(exc, TypeError) and "required positional argument" in first_line:
+        first_line += f" ({MULTI_INPUT_HINT})"
     return ConfigResult(
         model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape, batch=cfg.batch,
         precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
@@ -108,6 +128,7 @@ def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResu
         seen["input_shape"] = tuple(input_sets[0][0].shape)
         outputs: list = []
         cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
+        check_output(outputs[-1])
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
         samples = time_loop(step, cfg.iters, cfg.device)
@@ -146,9 +167,9 @@ def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
     except UsageError:
         raise
     except torch.cuda.OutOfMemoryError as exc:
-        return _failed(cfg, "oom", exc, seen.get("input_shape", ()))
-    except Exception as exc:  # any failure of the user's model is recorded; the sweep goes on
-        return _failed(cfg, "error", exc, seen.get("input_shape", ()))
+        return failed_result(cfg, "oom", exc, seen.get("input_shape", ()))
+    except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
+        return failed_result(cfg, "error", exc, seen.get("input_shape", ()))
     finally:
         _free(cfg.device)
 

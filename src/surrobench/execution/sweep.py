@@ -13,11 +13,12 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
 from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
+from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
-from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
+from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import IQR_WARN_FRACTION
 from surrobench.results.store import ResultStore
@@ -44,6 +45,16 @@ class SweepRequest:
     tag: str | None = None
     rounds: int = 1
     trust_pickle: bool = False
+
+
+class SweepInterrupted(Interrupted):
+    """Ctrl-C during a sweep: ``record`` holds the configs committed before it (the run is stored with
+    state ``interrupted``), ``total`` how many the sweep had."""
+
+    def __init__(self, record: RunRecord, total: int) -> None:
+        super().__init__(f"interrupted: {len(record.results)} of {total} configs stored as run {record.run_id}")
+        self.record = record
+        self.total = total
 
 
 def resolve_device(device: str) -> str:
@@ -78,13 +89,12 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
         check_mode(mode, request.device)
     surrogates = {spec: resolve_model(spec, request.trust_pickle) for spec in request.models}
     configs = []
+    free = available_bytes(request.device)
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
             for batch in request.batches:
-                surrogate.example_inputs(
-                    batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("cpu")
-                )
+                check_input_size(spec, surrogate, shape, batch, request.input_sets, free)
         for precision in request.precisions:
             for mode in request.modes:
                 for shape in shapes:
@@ -98,6 +108,34 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                             )
                         )  # fmt: skip
     return tuple(configs), surrogates
+
+
+def _bytes_text(n: int) -> str:
+    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: int, input_sets: int, free: int) -> None:
+    """Check that ``(spec, shape, batch)`` fits the model's layout and that its ``input_sets`` input sets fit
+    in ``free`` bytes, without allocating: the inputs are made on the ``meta`` device (shapes and dtypes
+    only; a user's ``example_inputs`` hook still runs on the CPU).
+
+    Raises:
+        UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
+            int64), or input sets larger than the memory available now.
+    """
+    where = f"--model {spec} --shape {shape.label()} --batch {batch}"
+    try:
+        inputs = surrogate.example_inputs(batch, shape, generator=torch.Generator().manual_seed(0),
+                                          device=torch.device("meta"))  # fmt: skip
+    except (RuntimeError, ValueError, OverflowError) as exc:
+        raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
+    need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
+    if need > free:
+        raise UsageError(f"{where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the "
+                         f"{_bytes_text(free)} available; lower --shape, --batch or --input-sets")
 
 
 def new_run_id() -> str:
@@ -133,31 +171,51 @@ def execute_sweep(
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
-    prepared: dict[str, PreparedModel] = {}
+    prepared: dict[str, PreparedModel | BaseException] = {}
 
-    def prepare(cfg: ExecConfig) -> PreparedModel:
+    def measure(cfg: ExecConfig) -> ConfigResult:
+        """Run ``cfg``; a model whose factory (or ``.to``/``eval``) fails is recorded as an error for each of
+        its configs and the sweep goes on with the next model."""
         if cfg.model not in prepared:
             prepared.clear()  # one model resident at a time
-            prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
-        return prepared[cfg.model]
+            try:
+                prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
+            except (Exception, SystemExit) as exc:  # UsageError of a raising factory included
+                prepared[cfg.model] = exc
+        model = prepared[cfg.model]
+        if isinstance(model, BaseException):
+            return failed_result(cfg, "error", model)
+        return run_config(cfg, model)
 
     on_start(len(configs) * request.rounds)
-    rounds: list[list[ConfigResult]] = [[] for _ in configs]
     results: list[ConfigResult] = []
-    for round_index in range(request.rounds):
-        final = round_index == request.rounds - 1
-        for cfg, done in zip(configs, rounds):
-            done.append(run_config(cfg, prepare(cfg)))
-            on_result(done[-1])
-            if final:  # a config is committed once its last round is in
-                merged = merge_rounds(done)
-                store.add_result(run.run_id, merged)
-                results.append(merged)
+    try:
+        _run_rounds(request.rounds, run.run_id, store, configs, measure, on_result, results)
+    except KeyboardInterrupt:
+        store.finish_run(run.run_id, "interrupted")
+        env["interrupted"] = True
+        raise SweepInterrupted(replace(run, env=env, results=tuple(results)), len(configs)) from None
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)
     store.finish_run(run.run_id)
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results)
+
+
+def _run_rounds(n_rounds: int, run_id: str, store: ResultStore, configs: tuple[ExecConfig, ...],
+                measure: Callable[[ExecConfig], ConfigResult], on_result: Callable[[ConfigResult], None],
+                results: list[ConfigResult]) -> None:  # fmt: skip
+    """Every round of every config; a config is committed (and appended to ``results``) after its last round."""
+    rounds: list[list[ConfigResult]] = [[] for _ in configs]
+    for round_index in range(n_rounds):
+        final = round_index == n_rounds - 1
+        for cfg, done in zip(configs, rounds):
+            done.append(measure(cfg))
+            on_result(done[-1])
+            if final:  # a config is committed once its last round is in
+                merged = merge_rounds(done)
+                store.add_result(run_id, merged)
+                results.append(merged)
 
 
 def sweep_warnings(results: list[ConfigResult]) -> list[str]:

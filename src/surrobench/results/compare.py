@@ -58,6 +58,11 @@ KEY_FIELDS = ("model", "input_shape", "batch", "precision", "device", "mode")
 IGNORABLE_FIELDS = ("precision", "device", "mode")
 #: Environment keys compared across runs that must match unless ``allow_env_mismatch``.
 MUST_MATCH_ENV_KEYS = ("device_name",)
+#: Rounds (``run --rounds``) both runs need before their comparison may gate (``--fail-on-regression``):
+#: a single-round CI holds only within-run noise, so drift between two processes on a shared host reads as
+#: a difference (Kalibera & Jones 2013; an A/A pair of single-round runs regressed in
+#: docs/benchmarks/h200-compare.md's setting); with two or more rounds the two-stage bootstrap sees it.
+MIN_GATE_ROUNDS = 2
 #: Values listed one by one up to this many; more numeric values are summarized as a range.
 _MAX_LISTED_VALUES = 3
 
@@ -208,6 +213,34 @@ class RunComparison:
             "only_base": [label(r) for r in self.only_base], "only_new": [label(r) for r in self.only_new],
             "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
         }  # fmt: skip
+
+
+def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
+    """Refuse a gating comparison (``--fail-on-regression``) that could fail on noise: both runs need
+    :data:`MIN_GATE_ROUNDS` rounds.
+
+    Raises:
+        UsageError: a run taken with fewer rounds.
+    """
+    rounds = {"BASE": base.env.get("rounds", 1), "NEW": new.env.get("rounds", 1)}
+    short = [f"{side} {run.run_id} has {rounds[side]}" for side, run in (("BASE", base), ("NEW", new))
+             if rounds[side] < MIN_GATE_ROUNDS]  # fmt: skip
+    if short:
+        raise UsageError(f"--fail-on-regression needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more "
+                         f"({'; '.join(short)} round(s)): a single-round interval misses the drift between "
+                         "runs and an A/A pair can fail; take both with --rounds 4")
+
+
+def gate_failed(cmp: RunComparison) -> bool:
+    """The ``--fail-on-regression`` verdict: any matched config regressed.
+
+    Raises:
+        UsageError: no config in common, so nothing was compared (a gate that compared nothing must not pass).
+    """
+    if not cmp.configs:
+        raise UsageError(f"runs {cmp.base_run_id} and {cmp.new_run_id} have no config in common: nothing was "
+                         "compared (see the 'configs in one run only' table, or --ignore-field)")
+    return cmp.any_regression
 
 
 OpTables = Mapping[tuple, Mapping[str, float]]

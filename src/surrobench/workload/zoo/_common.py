@@ -20,6 +20,7 @@ def randn(shape: tuple[int, ...], generator: torch.Generator, device: torch.devi
 
     Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the
     input path, and the same seed gives the same values on every run (DESIGN.md, "workload layer").
+    On the ``meta`` device (planning: shapes only) the CPU generator is accepted and nothing is allocated.
     """
     return torch.randn(shape, generator=generator, device=device, dtype=dtype)
 

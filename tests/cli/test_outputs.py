@@ -1,0 +1,77 @@
+"""Outputs that cannot be written (a full disk, /dev/full, a closed standard output) are one line and exit 2,
+with nothing stored lost and no empty file left; a reader that goes away (``| head -1``) is not an error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from surrobench.results.store import ResultStore
+
+SRC = str(Path(__file__).parents[2] / "src")
+FAST = ["--warmup", "0", "--iters", "2", "--input-sets", "1", "--device", "cpu"]
+FULL = Path("/dev/full")
+needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on this OS")
+
+
+def _cli(args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "surrobench", *args], env={**os.environ, "PYTHONPATH": SRC},
+                          timeout=120, **kwargs)  # fmt: skip
+
+
+@needs_dev_full
+def test_json_on_a_full_device_is_one_line_and_the_run_is_kept(tmp_path, capsys):
+    db = tmp_path / "r.db"
+    assert run_cli(["run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1", "--db", str(db),
+                    "--json", str(FULL), *FAST]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "--json '/dev/full': cannot write (No space left on device)" in err and "Traceback" not in err
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()
+        assert summary.n_configs == 1 and summary.state == "complete"
+    assert run_cli(["show", summary.run_id, "--db", str(db), "--markdown", str(FULL)]) == 2
+
+
+def test_a_failed_write_leaves_no_empty_file(tmp_path, capsys, monkeypatch):
+    """A disk that fills mid-write: the target is never created (written beside it, renamed on success)."""
+    run_json = tmp_path / "run.json"
+    run_json.write_text(json.dumps({"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None,
+                                    "env": {}, "results": []}))  # fmt: skip
+    real_replace = os.replace
+
+    def no_space(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", no_space)
+    out = tmp_path / "t.md"
+    assert run_cli(["show", str(run_json), "--markdown", str(out)]) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["run.json"]  # no temp file left
+
+
+@needs_dev_full
+def test_full_or_closed_standard_output(tmp_path):
+    run_json = tmp_path / "run.json"
+    run_json.write_text(json.dumps({"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None,
+                                    "env": {}, "results": []}))  # fmt: skip
+    with open(FULL, "w") as full:
+        done = _cli(["show", str(run_json)], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 2 and done.stderr.strip().endswith("cannot write to standard output (No space left on "
+                                                                 "device); nothing stored was lost")  # fmt: skip
+    closed = subprocess.run(f"{sys.executable} -m surrobench show {run_json} >&-", shell=True, text=True,
+                            env={**os.environ, "PYTHONPATH": SRC}, stderr=subprocess.PIPE, timeout=120)  # fmt: skip
+    assert closed.returncode == 2 and "standard output is closed" in closed.stderr
+
+
+def test_help_into_a_pipe_closed_after_one_line_exits_0():
+    done = subprocess.run(f"{sys.executable} -m surrobench --help | head -1; exit ${{PIPESTATUS[0]}}", shell=True,
+                          executable="/bin/bash", env={**os.environ, "PYTHONPATH": SRC}, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr

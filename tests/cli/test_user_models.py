@@ -1,0 +1,94 @@
+"""User models that misbehave are recorded with their cause and the sweep goes on; the exit code says so."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+
+FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
+SRC = str(Path(__file__).parents[2] / "src")
+
+MODELS = '''
+import sys, threading, time, torch
+
+class Returns(torch.nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+    def forward(self, x):
+        return self.value(x)
+
+def none():
+    return Returns(lambda x: None)
+
+def text():
+    return Returns(lambda x: "done")
+
+def generator():
+    return Returns(lambda x: (t for t in [x]))
+
+def exits():
+    return Returns(lambda x: sys.exit(3))
+
+def two_inputs():
+    return torch.nn.Bilinear(8, 8, 2)
+
+def broken():
+    raise RuntimeError("weights missing")
+
+def not_a_module():
+    return 42
+
+def leaves_a_thread():
+    threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
+    return torch.nn.Identity()
+'''
+
+
+def _models(tmp_path) -> Path:
+    path = tmp_path / "user_models.py"
+    path.write_text(MODELS)
+    return path
+
+
+def _errors(out: Path) -> dict[str, str]:
+    return {r["model"].rsplit(":", 1)[1]: r["error"] for r in json.loads(out.read_text())["results"] if r["status"] != "ok"}
+
+
+def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
+    path, out = _models(tmp_path), tmp_path / "run.json"
+    specs = [f"{path}:{name}" for name in ("none", "text", "generator", "exits", "two_inputs")]
+    code = run_cli(["run", "--model", ",".join(["fno2d", *specs]), "--shape", "1x3x8x8", "--batch", "1",
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])  # fmt: skip
+    assert code == 3, capsys.readouterr().err
+    errors = _errors(out)
+    assert set(errors) == {"none", "text", "generator", "exits", "two_inputs"}  # fno2d ran ok
+    assert "returned NoneType, not a tensor" in errors["none"] and "returned str" in errors["text"]
+    assert "returned generator" in errors["generator"]
+    assert "sys.exit(3)" in errors["exits"]
+    assert "example_inputs(batch, shape) hook" in errors["two_inputs"]
+
+
+def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
+    path, out = _models(tmp_path), tmp_path / "run.json"
+    code = run_cli(["run", "--model", f"fno2d,{path}:broken,{path}:not_a_module,pinn-mlp", "--shape", "16",
+                    "--batch", "1", "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])  # fmt: skip
+    assert code == 3, capsys.readouterr().err
+    results = json.loads(out.read_text())["results"]
+    assert [r["status"] for r in results] == ["ok", "error", "error", "ok"]
+    assert "weights missing" in results[1]["error"] and "not an nn.Module" in results[2]["error"]
+
+
+def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):
+    path = _models(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "surrobench", "run", "--model", f"{path}:leaves_a_thread", "--shape", "1x3x8x8",
+         "--batch", "1", "--db", str(tmp_path / "r.db"), *FAST],
+        capture_output=True, text=True, timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "left 1 thread(s) running" in done.stderr
