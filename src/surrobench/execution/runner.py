@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -99,7 +99,9 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
         yield STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device), input_sets
 
 
-def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResult:
+def _measure(
+    cfg: ExecConfig, prepared: PreparedModel, seen: dict, before_each: Callable[[], None] | None
+) -> ConfigResult:
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
@@ -110,7 +112,7 @@ def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResu
         cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
-        samples = time_loop(step, cfg.iters, cfg.device)
+        samples = time_loop(step, cfg.iters, cfg.device, before_each)
         tf32 = tf32_state()
     memory = tracker.stop()
     latency = LatencyStats.from_samples(samples.latency_ms)
@@ -134,15 +136,20 @@ def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResu
     )  # fmt: skip
 
 
-def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+def run_config(
+    cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[], None] | None = None
+) -> ConfigResult:
     """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
+
+    ``before_each`` runs before every timed iteration, outside the timed region
+    (:func:`~surrobench.execution.timing.time_loop`).
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
     """
     seen: dict = {}
     try:
-        return _measure(cfg, prepared, seen)
+        return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
     except torch.cuda.OutOfMemoryError as exc:
