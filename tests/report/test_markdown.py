@@ -34,3 +34,17 @@ def test_results_markdown_keeps_a_multiline_error_in_its_row():
     failed = replace(config([], status="error", batch=2), error="RuntimeError: bad | shape\n  at layer 3")
     rows = _rows(results_markdown([config(latency_samples(1.0, 0.01, n=20)), failed]))
     assert len(rows) == 4 and rows[3].endswith("| error: RuntimeError: bad \\| shape<br>  at layer 3 |")
+
+
+def test_md_escape_turns_html_into_text():
+    """A model path holding an HTML tag must land in the .md as text, not as an element."""
+    cell = md_escape('m/<img src=x onerror="alert(1)">&.py:build')
+    assert "<" not in cell and ">" not in cell
+    assert cell == 'm/&lt;img src=x onerror="alert(1)"&gt;&amp;.py:build'
+    assert md_table(("a",), [("<b>x</b>",)]).splitlines()[2] == "| &lt;b&gt;x&lt;/b&gt; |"
+
+
+def test_results_markdown_escapes_html_and_survives_a_lone_surrogate():
+    row = _rows(results_markdown([replace(config([], status="error"), model="<script>\ud800", error="a&b")]))[2]
+    assert row.startswith("| &lt;script&gt;\\\\ud800 |") and "a&amp;b" in row
+    row.encode("utf-8")  # writable as UTF-8

@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from surrobench.report.escape import rich_escape
 from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, DeviceOpt, JsonOpt, check_writable, console, write_json
@@ -63,7 +64,7 @@ def calibrate(
     ceilings = measure_ceilings(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
     with ResultStore(db) as store:
         add_ceilings(store, ceilings)
-    table = Table(title=f"ceilings of {ceilings.device_name} ({ceilings.note})")
+    table = Table(title=rich_escape(f"ceilings of {ceilings.device_name} ({ceilings.note})"))
     table.add_column("ceiling")
     table.add_column("value", justify="right")
     table.add_row(f"{COPY_LABEL[device]} (read + write)", f"{ceilings.copy_gbps:.1f} GB/s")
@@ -74,5 +75,5 @@ def calibrate(
             continue
         table.add_row(f"ridge point {precision}", f"{format_ridge(ceilings.ridge_flop_per_byte(precision))} FLOP/byte")
     console.print(table)
-    console.print(f"stored in {db} for {ceilings.device_name}")
+    console.print(rich_escape(f"stored in {db} for {ceilings.device_name}"))
     write_json(json_out, {"schema": SCHEMA, **ceilings.to_json()})

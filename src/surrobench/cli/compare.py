@@ -7,9 +7,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
 from surrobench.cli.runref import load_op_tables, load_run_ref
@@ -93,11 +93,11 @@ def history(
         raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
     with ResultStore(db) as store:
         runs = store.list_runs(model=model, tag=tag, since=since)
-    table = Table(title=f"runs in {escape(str(db))}")
+    table = Table(title=f"runs in {rich_escape(str(db))}")
     for col in ("run id", "created", "tag", "device", "models", "configs", "failed"):
         table.add_column(col, justify="right" if col in ("configs", "failed") else "left")
     for r in runs:
-        table.add_row(*map(escape, (r.run_id, r.created, r.tag or "-", r.device_name or "-", ", ".join(r.models),
+        table.add_row(*map(rich_escape, (r.run_id, r.created, r.tag or "-", r.device_name or "-", ", ".join(r.models),
                                     str(r.n_configs), str(r.n_failed))))  # fmt: skip
     console.print(table)
     write_json(json_out, {"schema": HISTORY_SCHEMA, "runs": [asdict(r) for r in runs]})

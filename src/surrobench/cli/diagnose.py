@@ -19,6 +19,7 @@ from pathlib import Path
 
 import typer
 
+from surrobench.report.escape import md_escape, rich_escape
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, op_time_scale, trace_evidence
 from surrobench.analysis.findings import Finding, diagnosis_json
 from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
@@ -169,11 +170,11 @@ def _perf_label(report: dict) -> str:
 
 def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
     """Print the judgment table; also write it as markdown to ``markdown``."""
-    console.print(findings_rich(findings, title))
+    console.print(findings_rich(findings, rich_escape(title)))
     if not findings:
         console.print("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
     if markdown is not None:
-        markdown.write_text(f"### {title}\n\n" + findings_markdown(findings))
+        markdown.write_text(f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings))
 
 
 @app.command()
@@ -218,5 +219,5 @@ def diagnose(
         context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
     render(findings, title, markdown)
     for warning in warnings:
-        err_console.print(f"[yellow]note:[/yellow] {warning}")
+        err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")
     write_json(json_out, diagnosis_json(findings, context))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
     BatchOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, JsonOpt,
@@ -38,6 +39,6 @@ def perf(
     for report in reports:
         console.print(render_phase_report(report))
     for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    console.print(f"stored in {db} as run {record.run_id}")
+        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
+    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PERF_SCHEMA, "run": record.to_json(), "perf": [r.to_json() for r in reports]})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
     BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
@@ -65,12 +66,12 @@ def profile(
             continue
         console.print(op_table_rich(report, top))
         for line in reading_lines(report["readings"]):
-            console.print(line, highlight=False)
+            console.print(rich_escape(line), highlight=False)
         if report["trace_path"]:
-            console.print(f"trace: {report['trace_path']}", highlight=False)
+            console.print(f"trace: {rich_escape(report['trace_path'])}", highlight=False)
     for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    console.print(f"stored in {db} as run {record.run_id}")
+        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
+    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": profiles})
 
 
@@ -81,8 +82,8 @@ def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, option
     for report in reports:
         console.print(render_phase_report(report))
         if report.report:
-            console.print(f"nsys report: {report.report}", highlight=False)
+            console.print(f"nsys report: {rich_escape(report.report)}", highlight=False)
     for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    console.print(f"stored in {db} as run {record.run_id}")
+        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
+    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})

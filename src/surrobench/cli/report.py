@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
 from surrobench.cli.options import DbOpt, check_writable, console
@@ -42,4 +43,4 @@ def report(
     data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, timeline=timeline,
                        timeline_title=trace.name if trace else "")  # fmt: skip
     output.write_text(render_report(data), encoding="utf-8")
-    console.print(f"wrote {output}")
+    console.print(f"wrote {rich_escape(output)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
     PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
@@ -73,7 +74,7 @@ def timed_and_profiled(
 def render_phase_report(report: PerfReport | NsysReport):
     """Rich renderable of one perf or nsys report; a one-line status for a config that failed."""
     if report.status != "ok":
-        return f"[yellow]{report.label()}: {report.status}: {report.error}[/]"
+        return f"[yellow]{rich_escape(f'{report.label()}: {report.status}: {report.error}')}[/]"
     if isinstance(report, NsysReport):
         return render_timeline(report.timeline)
     return system_view_rich(report)
@@ -108,11 +109,11 @@ def run(
         profile_one = nsys_config
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(request, store, options, profile_one)
-    console.print(results_table(record.results, title=f"run {record.run_id} on {record.env['device_name']}"))
+    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env['device_name']}")))
     if profile in ("perf", "nsys"):
         for report in reports:
             console.print(render_phase_report(report))
     for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    console.print(f"stored in {db} as run {record.run_id}")
+        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
+    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
     write_json(json_out, record.to_json())

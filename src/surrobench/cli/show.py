@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json
 from surrobench.cli.runref import load_run_ref
@@ -24,7 +25,7 @@ def show(
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run_ref(run, db)
-    console.print(results_table(record.results, title=f"run {record.run_id} on {record.env.get('device_name')}"))
+    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")))
     if markdown is not None:
         markdown.write_text(results_markdown(record.results))
     write_json(json_out, record.to_json())

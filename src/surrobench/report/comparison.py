@@ -6,11 +6,11 @@ those cells out, so the three always show the same numbers.
 
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.markdown import md_escape, md_table
+from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.markdown import md_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
@@ -99,13 +99,13 @@ def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
 
 def comparison_tables(cmp: RunComparison) -> list[Table]:
     """Rich tables: the before/after table, unmatched configs, environment differences, op diffs."""
-    main = Table(title=f"compare BASE {escape(cmp.base_run_id)} → NEW {escape(cmp.new_run_id)}",
+    main = Table(title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}",
                  caption=summary_line(cmp))  # fmt: skip
     for col in COLUMNS:
         main.add_column(col, justify="left" if col in ("model", "shape", "mode", "top op share") else "right")
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
         style = _VERDICT_STYLE[c.verdict]
-        cells = [escape(row[col]) for col in COLUMNS]
+        cells = [rich_escape(row[col]) for col in COLUMNS]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
         main.add_row(*cells)
     tables = [main]
@@ -115,7 +115,7 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
         t.add_column("config")
         t.add_column("note")
         for c, note in notes:
-            t.add_row(escape(pair_label(c)), escape(note))
+            t.add_row(rich_escape(pair_label(c)), rich_escape(note))
         tables.append(t)
     unmatched = unmatched_rows(cmp)
     if unmatched:
@@ -123,22 +123,22 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
         for col in UNMATCHED_COLUMNS:
             t.add_column(col)
         for row in unmatched:
-            t.add_row(*map(escape, row))
+            t.add_row(*map(rich_escape, row))
         tables.append(t)
     if cmp.env_diff:
         t = Table(title="environment differences")
         for col in ("key", "BASE", "NEW"):
             t.add_column(col)
         for d in cmp.env_diff:
-            t.add_row(escape(d.key), escape(d.base), escape(d.new))
+            t.add_row(rich_escape(d.key), rich_escape(d.base), rich_escape(d.new))
         tables.append(t)
     for c in cmp.configs:
         if c.op_deltas:
-            t = Table(title=escape(f"op self time: {pair_label(c)}"))
+            t = Table(title=rich_escape(f"op self time: {pair_label(c)}"))
             for col in ("op", "BASE ms", "NEW ms", "change"):
                 t.add_column(col, justify="left" if col == "op" else "right")
             for row in op_diff_rows(c):
-                t.add_row(*map(escape, row))
+                t.add_row(*map(rich_escape, row))
             tables.append(t)
     return tables
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.analysis.findings import Finding
+from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 
 PROFILER_SIDE = ("profiler", "roofline")
@@ -29,12 +30,13 @@ HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timelin
 
 
 def findings_rich(findings: list[Finding], title: str) -> Table:
-    """A rich table, one row per finding, most important first (as given)."""
+    """A rich table, one row per finding, most important first (as given); every cell is text, never
+    markup (:func:`~surrobench.report.escape.rich_escape`), the caller's ``title`` is markup."""
     table = Table(title=title, show_lines=True)
     for col in HEADER:
         table.add_column(col, justify="right" if col == "est. gain ms" else "left", overflow="fold")
     for f in findings:
-        cells = _row(f)
+        cells = [rich_escape(c) for c in _row(f)]
         cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
         table.add_row(*cells)
     return table

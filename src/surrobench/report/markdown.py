@@ -6,18 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from surrobench.report.cells import result_cells
+from surrobench.report.escape import md_escape
 from surrobench.results.schema import ConfigResult
-
-
-def md_escape(text: object, newline: str = "<br>") -> str:
-    """``text`` for a GitHub-flavoured markdown table cell: backslashes and pipes escaped (a bare ``|``
-    would end the cell), each newline as ``newline`` (a raw one would end the row)."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", newline)
 
 
 def md_table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
     """A GitHub-flavoured markdown table, one line per row and a trailing newline; every cell goes
-    through :func:`md_escape`."""
+    through :func:`~surrobench.report.escape.md_escape` (``<``, ``>``, ``&``, pipes, newlines)."""
     header = list(header)
     lines = ["| " + " | ".join(map(md_escape, header)) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(map(md_escape, row)) + " |" for row in rows]

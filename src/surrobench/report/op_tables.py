@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.markdown import md_table
 
 _MIN_WIDTH = {"op": 30, "category": 22}  # op and category names stay readable; shapes give way
@@ -86,14 +87,14 @@ def reading_lines(readings: dict) -> list[str]:
 
 def op_table_rich(report: dict, top_n: int) -> Table:
     """A rich table of the first ``top_n`` ops, titled with the config and the summary line."""
-    table = Table(title=f"{label(report)}\n{summary_line(report)}")
+    table = Table(title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
     for name in _COLUMNS:
         left = name in ("op", "category", "input shapes")
         shapes = name == "input shapes"
         table.add_column(name, justify="left" if left else "right", no_wrap=True,
                          min_width=None if shapes else _MIN_WIDTH.get(name, len(name)), max_width=40 if shapes else None)
     for row in op_rows(report["op_table"], top_n, max_shapes=1):
-        table.add_row(*row)
+        table.add_row(*map(rich_escape, row))
     return table
 
 
@@ -101,14 +102,14 @@ def profile_markdown(reports: list[dict], top_n: int) -> str:
     """Markdown: per profiled config a heading, the summary, the op table, category shares, the readings."""
     out = []
     for report in reports:
-        out.append(f"### {label(report)}\n")
+        out.append(f"### {md_escape(label(report), newline=' ')}\n")
         if report["status"] != "ok":
-            out.append(f"{report['status']}: {report['error']}\n")
+            out.append(md_escape(f"{report['status']}: {report['error']}", newline=" ") + "\n")
             continue
         table = report["op_table"]
-        out += [summary_line(report) + "\n", md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n")]
+        out += [md_escape(summary_line(report), newline=" ") + "\n", md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n")]
         shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
-        out += ["", f"Categories: {shares}.", ""]
-        out += [line for line in reading_lines(report["readings"])] + [""]
-        out += [f"Warning: {w}" for w in report["warnings"]]
+        out += ["", md_escape(f"Categories: {shares}.", newline=" "), ""]
+        out += [md_escape(line, newline=" ") for line in reading_lines(report["readings"])] + [""]
+        out += [md_escape(f"Warning: {w}", newline=" ") for w in report["warnings"]]
     return "\n".join(out) + "\n"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.markup import escape
 from rich.table import Table
 
 from surrobench.report.cells import result_cells
+from surrobench.report.escape import rich_escape
 from surrobench.results.schema import ConfigResult
 
 
@@ -20,7 +20,7 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
     # device time and top op only when some config has them (CUDA runs, profiled runs): narrower tables
     with_device = any(r.device_ms for r in results)
     with_top_op = any(r.top_op for r in results)
-    table = Table(title=title)
+    table = Table(title=title)  # the caller's markup; names in it escaped with rich_escape
     columns = [("model", "left"), ("shape", "left"), ("B", "right"), ("prec", "left"), ("mode", "left"),
                ("median ms", "right"), ("P95 ms", "right")]  # fmt: skip
     columns += [("device ms", "right")] if with_device else []
@@ -32,6 +32,6 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
     keys += ["samples_per_s", "points_per_s", "peak_mib"] + ["top_op"] * with_top_op
     for r in results:
         cells = result_cells(r)
-        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {escape(r.error or '')}"
-        table.add_row(*[cells[k] for k in keys], status)
+        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {rich_escape(r.error or '')}"
+        table.add_row(*[rich_escape(cells[k]) for k in keys], status)
     return table
