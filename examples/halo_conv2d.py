@@ -93,17 +93,24 @@ def build(group=None) -> nn.Module:
     return HaloConvStack(CHANNELS, LAYERS, group)
 
 
-def _global_input(batch: int, height: int, width: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    return torch.randn(batch, CHANNELS, height, width, generator=generator)
+def field_rows(batch: int, width: int, start: int, stop: int, seed: int) -> torch.Tensor:
+    """Rows ``[start, stop)`` of a random (B, 64, H, W) field whose row r is drawn from a generator seeded
+    with ``seed + r``: any split of the rows gives the same global field, and each rank draws only its own
+    rows. Shape ``(B, 64, stop - start, W)``."""
+    rows = [torch.randn(batch, CHANNELS, width, generator=torch.Generator().manual_seed(seed + r))
+            for r in range(start, stop)]
+    return torch.stack(rows).permute(1, 2, 0, 3).contiguous()  # stacked along dim 0: contiguous copies
 
 
 def example_inputs(batch: int, shape, group=None) -> torch.Tensor:
-    """This rank's rows of a (B, 64, N, N) random field (a bare size N or a full shape (B, 64, H, W)):
-    every rank draws the same global field from the seeded generator and keeps its slab."""
+    """This rank's rows of a (B, 64, N, N) random field (a bare size N, or a full shape (B, 64, H, W)).
+
+    The field's seed is drawn from torch's global RNG, which surrobench seeds identically on every rank
+    for each input set, so the ranks' slabs tile one global field."""
     height, width = (shape, shape) if isinstance(shape, int) else tuple(shape[-2:])
     rank, size = _rank_and_size(group)
     start, stop = row_range(height, rank, size)
-    return _global_input(batch, height, width)[:, :, start:stop].contiguous()
+    return field_rows(batch, width, start, stop, seed=int(torch.randint(2**31, (1,))))
 
 
 def check(size: int, batch: int, device: str) -> float:
@@ -115,7 +122,7 @@ def check(size: int, batch: int, device: str) -> float:
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(SEED)
     model = build(dist.group.WORLD).to(device).eval()
-    x = _global_input(batch, size, size, torch.Generator().manual_seed(SEED)).to(device)
+    x = field_rows(batch, size, 0, size, SEED).to(device)
     start, stop = row_range(size, rank, world)
     with torch.inference_mode():
         local = model(x[:, :, start:stop].contiguous())

@@ -42,8 +42,13 @@ from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep
 from surrobench.results.scaling import (
-    PARALLEL_MODES, Placement, comm_breakdown, comm_ms_per_step, placed, step_result,
-)  # fmt: skip
+    PARALLEL_MODES,
+    Placement,
+    comm_breakdown,
+    comm_ms_per_step,
+    placed,
+    step_result,
+)
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
@@ -89,7 +94,7 @@ def request_from_json(d: dict) -> SweepRequest:
     shapes = None
     if d["shapes"] is not None:
         shapes = tuple(ShapeSpec(size=s.get("size"), full=tuple(s["full"]) if "full" in s else None)
-                       for s in d["shapes"])  # fmt: skip
+                       for s in d["shapes"])
     return SweepRequest(**{**d, **lists, "shapes": shapes})
 
 
@@ -111,7 +116,7 @@ def visible_devices(devices: list[int], environ: dict | None = None) -> str:
 
 
 def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, devices: list[int] | None = None,
-           command: str | None = None) -> RunRecord:  # fmt: skip
+           command: str | None = None) -> RunRecord:
     """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
 
     Args:
@@ -138,7 +143,7 @@ def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, device
         req_path.write_text(json.dumps(request_to_json(request)))
         argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
                 "-m", "surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel,
-                "--db", str(db), "--run-id-out", str(out_path), "--command", command or ""]  # fmt: skip
+                "--db", str(db), "--run-id-out", str(out_path), "--command", command or ""]
         code = subprocess.run(argv, env=environ).returncode
         run_id = out_path.read_text().strip() if out_path.exists() else None
     if code != 0 or not run_id:
@@ -148,13 +153,44 @@ def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, device
         return store.load_run(run_id)
 
 
+def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: int = 0,
+                    devices: list[int] | None = None, rank_env: RankEnv | None = None,
+                    command: str | None = None) -> RunRecord | None:
+    """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those
+    GPUs, ``nproc`` starts that many ranks, and with neither this process is a rank of the user's own
+    torchrun or srun (``rank_env``).
+
+    Returns:
+        The stored run on the process that started the ranks or on rank 0; None on the other ranks.
+
+    Raises:
+        UsageError: ``--devices`` off CUDA or with another parallel mode, ``--nproc`` inside torchrun or
+            srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
+    """
+    if (nproc or devices is not None) and rank_env is not None:
+        raise UsageError(f"--nproc/--devices inside {rank_env.launcher} (rank {rank_env.rank} of "
+                         f"{rank_env.world_size}): the launcher already started the ranks; drop the option")
+    if devices is not None:
+        if request.device != "cuda":
+            raise UsageError("--devices spreads configs over GPUs: it needs --device cuda (or auto with a GPU)")
+        if parallel not in ("auto", "configs"):
+            raise UsageError(f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
+                             "for replicas or a distributed model")
+        return launch(request, "configs", len(devices), db, devices=devices, command=command)
+    if nproc:
+        return launch(request, parallel, nproc, db, command=command)
+    if rank_env is None:
+        raise UsageError("a multi-process run needs --nproc, --devices, or a torchrun/srun environment")
+    return run_on_ranks(request, parallel, db, rank_env, command=command)
+
+
 def _rank_facts(env: RankEnv) -> dict:
     return {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(),
-            "device_uuid": device_uuid() if torch.cuda.is_available() else None}  # fmt: skip
+            "device_uuid": device_uuid() if torch.cuda.is_available() else None}
 
 
 def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env: RankEnv, groups: RankGroups,
-           command: str | None) -> tuple[str, list[dict]]:  # fmt: skip
+           command: str | None) -> tuple[str, list[dict]]:
     """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks."""
     facts: list = [None] * env.world_size
     dist.all_gather_object(facts, _rank_facts(env), group=groups.control)
@@ -163,9 +199,9 @@ def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env:
         run_env = fingerprint(request.device)
         run_env.update(cudnn_benchmark=request.cudnn_benchmark, rounds=request.rounds, parallel=parallel,
                        world_size=env.world_size, launcher=env.launcher, ranks=facts,
-                       nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})  # fmt: skip
+                       nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
         run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                        request.tag, run_env)  # fmt: skip
+                        request.tag, run_env)
         store.begin_run(run, command)
         run_id = [run.run_id]
     dist.broadcast_object_list(run_id, src=0, group=groups.control)
@@ -195,7 +231,7 @@ class _Models:
 
 
 def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: list[ConfigResult],
-          comm: list[np.ndarray], facts: list[dict], parallel: str) -> list[ConfigResult]:  # fmt: skip
+          comm: list[np.ndarray], facts: list[dict], parallel: str) -> list[ConfigResult]:
     """Rank 0's rows of one config: the one-device reference, each rank, and the step."""
     world = len(ranks)
     rows = []
@@ -205,7 +241,8 @@ def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: lis
     for rank, r in enumerate(ranks):
         if breakdown is not None:
             r = dataclasses.replace(r, extra={**r.extra, "comm": breakdown[rank]})
-        rows.append(placed(r, Placement(cfg_index, "rank", rank, world, facts[rank]["host"], facts[rank]["device_uuid"])))
+        where = Placement(cfg_index, "rank", rank, world, facts[rank]["host"], facts[rank]["device_uuid"])
+        rows.append(placed(r, where))
     shape = solo.input_shape if solo is not None else ranks[0].input_shape
     if parallel == "replicas":
         per_step, points = cfg.batch * world, ranks[0].points_per_sample()
@@ -217,8 +254,10 @@ def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: lis
     return rows
 
 
-def _together(request: SweepRequest, store: ResultStore | None, run_id: str, facts: list[dict], env: RankEnv,
-              groups: RankGroups, parallel: str, on_result: Callable[[ConfigResult], None]) -> list[ConfigResult]:  # fmt: skip
+def _together(
+    request: SweepRequest, store: ResultStore | None, run_id: str, facts: list[dict], env: RankEnv,
+    groups: RankGroups, parallel: str, on_result: Callable[[ConfigResult], None],
+) -> list[ConfigResult]:
     """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
     configs, surrogates = plan_sweep(request)
     models = _Models(request, surrogates, groups, parallel)
@@ -252,7 +291,7 @@ def _together(request: SweepRequest, store: ResultStore | None, run_id: str, fac
 
 
 def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[dict], env: RankEnv,
-            on_result: Callable[[ConfigResult], None]) -> list[ConfigResult]:  # fmt: skip
+            on_result: Callable[[ConfigResult], None]) -> list[ConfigResult]:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
     configs, surrogates = plan_sweep(request)
     mine = deal_configs(len(configs), env.world_size)[env.rank]
@@ -268,7 +307,8 @@ def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[
                 prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
             rounds[i].append(run_config(cfg, prepared[cfg.model]))
             if round_index == request.rounds - 1:
-                row = placed(merge_rounds(rounds[i]), Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"]))
+                where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
+                row = placed(merge_rounds(rounds[i]), where)
                 store.add_result(run_id, row)
                 stored.append(row)
                 on_result(row)
@@ -276,7 +316,7 @@ def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[
 
 
 def run_on_ranks(request: SweepRequest, parallel: str, db: Path, env: RankEnv, *, command: str | None = None,
-                 on_result: Callable[[ConfigResult], None] = lambda r: None) -> RunRecord | None:  # fmt: skip
+                 on_result: Callable[[ConfigResult], None] = lambda r: None) -> RunRecord | None:
     """This rank's part of a multi-process run (every rank calls it with the same arguments).
 
     Returns:

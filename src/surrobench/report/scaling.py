@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.table import Table
 
 from surrobench.report.cells import format_rate
+from surrobench.report.escape import rich_escape
+from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow
 
 SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 -> N",
-                   "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")  # fmt: skip
+                   "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
 
 
 def _ms(value: float | None) -> str:
@@ -32,7 +33,7 @@ def scaling_cells(row: ScalingRow) -> list[str]:
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
         f"{format_rate(row.solo_samples_per_s)} -> {format_rate(row.samples_per_s)}", speedup,
         "-" if row.efficiency is None else f"{row.efficiency:.2f}", _list(row.comm_ms), _list(row.comm_wait_ms),
-    ]  # fmt: skip
+    ]
 
 
 def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
@@ -42,5 +43,10 @@ def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
         table.add_column(name, justify="left" if name == "config" else "right")
     for row in rows:
         cells = scaling_cells(row)
-        table.add_row(escape(cells[0]), *cells[1:])
+        table.add_row(rich_escape(cells[0]), *cells[1:])
     return table
+
+
+def scaling_markdown(rows: list[ScalingRow]) -> str:
+    """The scaling table as GitHub-flavoured markdown (cells escaped by :func:`md_table`)."""
+    return md_table(SCALING_COLUMNS, (scaling_cells(row) for row in rows))

@@ -63,7 +63,7 @@ class Placement:
     def label(self) -> str:
         """``ref 1``, ``rank 1/2``, ``step 2``, ``dev 1``: the rank column of the results table."""
         return {"reference": "ref 1", "rank": f"rank {self.rank}/{self.world_size}",
-                "step": f"step {self.world_size}", "spread": f"proc {self.rank}"}[self.role]  # fmt: skip
+                "step": f"step {self.world_size}", "spread": f"proc {self.rank}"}[self.role]
 
 
 def placement(result: ConfigResult) -> Placement | None:
@@ -101,11 +101,11 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
     comm = np.vstack(per_rank_ms)
     wait = comm - comm.min(axis=0, keepdims=True)
     return [{"comm_ms": LatencyStats.from_samples(c).to_dict(), "comm_wait_ms": LatencyStats.from_samples(w).to_dict()}
-            for c, w in zip(comm, wait)]  # fmt: skip
+            for c, w in zip(comm, wait)]
 
 
 def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None,
-                input_shape: tuple[int, ...]) -> ConfigResult:  # fmt: skip
+                input_shape: tuple[int, ...]) -> ConfigResult:
     """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
 
     Args:
@@ -121,7 +121,7 @@ def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sam
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:
         return replace(failed, input_shape=input_shape, samples_ms=(), device_samples_ms=(), latency_ms=None,
-                       device_ms=None, samples_per_s=None, points_per_s=None)  # fmt: skip
+                       device_ms=None, samples_per_s=None, points_per_s=None)
     rounds = first.extra.get("rounds", 1)
     latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
     stats = LatencyStats.from_samples(latency, rounds=rounds)
@@ -139,7 +139,7 @@ def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sam
         samples_ms=tuple(latency.tolist()),
         device_samples_ms=tuple(device.tolist()) if device is not None else (),
         extra={k: v for k, v in first.extra.items() if k not in ("comm", "placement")},
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
         rank_skew=max(medians) / min(medians) - 1 if len(medians) == world and min(medians) > 0 else None,
         comm_ms=tuple(c["comm_ms"]["median"] for c in comm) if has_comm else None,
         comm_wait_ms=tuple(c["comm_wait_ms"]["median"] for c in comm) if has_comm else None,
-    )  # fmt: skip
+    )
 
 
 def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list[ScalingRow]:
@@ -223,4 +223,4 @@ def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list
         elif where.role == "rank":
             group["ranks"][where.rank] = r
     return [_scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
-            for _, g in sorted(groups.items()) if g["step"] is not None and g["ranks"]]  # fmt: skip
+            for _, g in sorted(groups.items()) if g["step"] is not None and g["ranks"]]
