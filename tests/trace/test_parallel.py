@@ -10,8 +10,7 @@ import pytest
 from kineto_synth import kernel, launch, write
 
 from surrobench.errors import UsageError
-from surrobench.trace import load_trace
-from surrobench.trace import parallel
+from surrobench.trace import load_trace, parallel
 from surrobench.trace.parallel import map_rank_traces, rank_trace_files
 
 

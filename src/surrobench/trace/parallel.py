@@ -122,7 +122,7 @@ def _one_rank(file: Path, fn: Callable[[Timeline], R], many: bool) -> tuple[int,
 
 def _limit_memory(limit_bytes: int) -> None:
     """Pool initializer: cap this worker's private data segment (``RLIMIT_DATA``)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY:
         limit_bytes = min(limit_bytes, hard)
     resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, hard))
