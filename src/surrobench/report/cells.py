@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from surrobench.execution.failures import explain_failure
 from surrobench.results.schema import ConfigResult
 
 BYTES_PER_MIB = 1024**2
@@ -21,11 +22,19 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def failure_text(r: ConfigResult) -> str:
+    """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
+    from the error text) followed by the original error in brackets; the error alone when no cause is known."""
+    line = r.extra.get("failure_explained") or explain_failure(r.error).line
+    error = r.error or ""
+    return error if not line or line == error.strip() else f"{line} [{error}]"
+
+
 def result_cells(r: ConfigResult) -> dict[str, str]:
     """Every cell a results table may show for ``r``, by column: ``model``, ``shape``, ``batch``,
     ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
     median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op`` and ``status``
-    (with the error of a failed config); ``-`` where a value is unknown. Times in ms."""
+    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown. Times in ms."""
     lat = r.latency_ms
     return {
         "model": r.model, "shape": r.shape_text(), "batch": str(r.batch), "precision": r.precision, "mode": r.mode,
@@ -36,5 +45,5 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "samples_per_s": format_rate(r.samples_per_s), "points_per_s": format_rate(r.points_per_s),
         "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
         "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
-        "status": r.status if r.status == "ok" else f"{r.status}: {r.error or ''}",
+        "status": r.status if r.status == "ok" else f"{r.status}: {failure_text(r)}",
     }  # fmt: skip
