@@ -14,7 +14,7 @@ import torch
 from torch_geometric.nn import GAT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling example, wherever the repo lies
-from pyg_graphsage import IN_FEATURES, example_inputs  # noqa: E402,F401  (surrobench calls example_inputs)
+from pyg_graphsage import IN_FEATURES, example_inputs  # noqa: F401  (surrobench calls example_inputs)
 
 HEADS = 4
 

@@ -1,8 +1,8 @@
 import pytest
 import torch
+from conftest import TinySurrogate
 from torch import nn
 
-from conftest import TinySurrogate
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra
 from surrobench.execution.runner import prepare_model, run_config
@@ -29,7 +29,7 @@ REAL_MESSAGES = {
 def test_known_messages_get_their_cause(message, cause):
     got = explain_failure(message)
     assert got.cause_id == cause
-    assert got.line == dict((c, line) for c, _, line in FAILURE_CAUSES)[cause]
+    assert got.line == {c: line for c, _, line in FAILURE_CAUSES}[cause]
     assert "\n" not in got.line
 
 
