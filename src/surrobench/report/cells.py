@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from surrobench.execution.failures import explain_failure
+from surrobench.execution.failures import UNKNOWN, FailureCause, explain_failure
 from surrobench.results.schema import ConfigResult
 
 BYTES_PER_MIB = 1024**2
@@ -25,9 +25,10 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
 def failure_text(r: ConfigResult) -> str:
     """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
     from the error text) followed by the original error in brackets; the error alone when no cause is known."""
-    line = r.extra.get("failure_explained") or explain_failure(r.error).line
+    stored = r.extra.get("failure_cause")
+    cause = FailureCause(stored, r.extra["failure_explained"]) if stored else explain_failure(r.error)
     error = r.error or ""
-    return error if not line or line == error.strip() else f"{line} [{error}]"
+    return error if cause.cause_id == UNKNOWN else f"{cause.line} [{error}]"
 
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
