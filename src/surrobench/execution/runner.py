@@ -4,7 +4,8 @@ Per config (course ch. 3, sections 1 and 5): inputs are built once on the device
 ``model.eval()`` and ``torch.inference_mode()`` hold throughout; the first call is timed alone as the
 cold start (cuDNN autotuning, lazy init, compilation, graph capture); then ``warmup`` untimed and
 ``iters`` timed iterations. A CUDA OOM or any exception ends that config with status ``oom``/``error``,
-frees its memory, and the sweep goes on.
+frees its memory, and the sweep goes on; the error is kept as raised and its known cause, explained in one
+line (:func:`surrobench.execution.failures.explain_failure`), is stored in ``extra``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, numeric_settings, tf32_state
 from surrobench.execution.env import gpu_readings
+from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemoryTracker
 from surrobench.execution.modes import STEP_BUILDERS, Inputs, Step
 from surrobench.execution.timing import time_loop, time_once, warm_up
@@ -75,6 +77,7 @@ def _failed(cfg: ExecConfig, status: str, exc: BaseException, input_shape: tuple
         model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape, batch=cfg.batch,
         precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
         error=f"{type(exc).__name__}: {first_line}"[:500], warmup=cfg.warmup, iters=cfg.iters,
+        extra=failure_extra(exc),
     )  # fmt: skip
 
 
@@ -118,6 +121,8 @@ def _measure(
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     extra = {"cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed}
+    if bad_output:
+        extra.update(failure_extra(bad_output))
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")

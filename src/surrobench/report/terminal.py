@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from rich.table import Table
 
-from surrobench.report.cells import result_cells
+from surrobench.report.cells import failure_text, result_cells
 from surrobench.report.escape import rich_escape
 from surrobench.results.schema import ConfigResult
 
@@ -35,6 +35,6 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None) -> 
     keys += ["samples_per_s", "points_per_s", "peak_mib"] + ["top_op"] * with_top_op
     for r in results:
         cells = result_cells(r)
-        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {rich_escape(r.error or '')}"
+        status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {rich_escape(failure_text(r))}"
         table.add_row(*[rich_escape(cells[k]) for k in keys], status)
     return table
