@@ -105,4 +105,6 @@ def test_html_and_markdown_results_rows_share_their_cells():
         assert "| " + " | ".join(cells[k] for k in ("model", "shape", "batch", "precision", "mode", "median", "ci",
                                                     "p95", "device", "cold_start", "samples_per_s", "points_per_s",
                                                     "peak_mib", "status")) + " |" in md  # fmt: skip
-    assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == "oom: CUDA out of memory"
+    assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == (
+        "oom: the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked "
+        "inference [CUDA out of memory]")

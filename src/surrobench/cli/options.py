@@ -64,6 +64,13 @@ TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run."
 MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
 TrustPickleOpt = typer.Option(False, "--trust-pickle", help="Load a .pt2 whose weights, constants or inputs "
                               "need unpickling (that can run code): only for files from a source you trust.")
+NprocOpt = typer.Option(0, "--nproc", help="Start this many processes with torchrun, one per GPU (0: one process; "
+                       "under your own torchrun or srun the ranks are found in the environment).")
+ParallelOpt = typer.Option("auto", "--parallel", help="How the ranks share the work: replicas (each rank the same "
+                           "config), model (a factory taking `group` runs over all ranks), configs (the sweep dealt "
+                           "out); auto: model for distributed factories, else replicas.")
+DevicesOpt = typer.Option(None, "--devices", help="GPU indices (0,1,...): spread the sweep's configs over them, one "
+                          "process per GPU, into the one database.")
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
 
 

@@ -6,6 +6,7 @@ missing exits 2 before timing, with the command to run where it is: the user ask
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -16,20 +17,26 @@ from surrobench.cli.options import (
     TrustPickleOpt, exit_if_configs_failed,
     PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
     InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
+    NprocOpt, ParallelOpt, DevicesOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
     WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options, build_request,
     check_writable, command_line, console, err_console, write_json,
 )  # fmt: skip
+from surrobench.api.distributed import distributed_run
 from surrobench.cli.analyze import render_timeline
 from surrobench.collect.nsys import NsysReport, nsys_config
 from surrobench.collect.perf_phase import PerfReport, perf_config
 from surrobench.collect.profile_phase import ProfileOptions, ProfileReport, profile_config, profile_run
 from surrobench.report.system import system_view_rich
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep
+from surrobench.execution.ranks import detect_rank_env
+from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, sweep_warnings
+from surrobench.report.scaling import scaling_table
 from surrobench.report.terminal import results_table
+from surrobench.results.scaling import placement, scaling_rows
 from surrobench.results.schema import RunRecord
 from surrobench.results.store import ResultStore
+from surrobench.workload.spec import parse_devices
 
 
 def _progress() -> Progress:
@@ -81,6 +88,21 @@ def render_phase_report(report: PerfReport | NsysReport):
     return system_view_rich(report)
 
 
+def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
+    """The results table (one row per rank, reference and step), the scaling table and the warnings."""
+    console.print(results_table(record.results, title=f"run {record.run_id} on {record.env['world_size']} x "
+                                f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})"))
+    rows = scaling_rows(record.results)
+    if rows:
+        console.print(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
+    # each row named with its rank, so a warning says which rank's measurement it is about
+    named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
+    for warning in sweep_warnings(named):
+        err_console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print(f"stored in {db} as run {record.run_id}")
+    write_json(json_out, record.to_json())
+
+
 @app.command()
 def run(
     model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
@@ -92,13 +114,25 @@ def run(
     trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
     host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
     trust_pickle: bool = TrustPickleOpt,
+    nproc: int = NprocOpt, parallel: str = ParallelOpt, devices: str = DevicesOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
+    rank_env = detect_rank_env()
+    device_list = parse_devices(devices) if devices is not None else None
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
                             cudnn_benchmark, input_sets, tag, rounds, trust_pickle)  # fmt: skip
     check_writable(json_out, "--json")
+    if nproc or device_list is not None or rank_env is not None:
+        if profile != "none":
+            raise UsageError("--profile in a multi-process run: profile one rank's config with "
+                             "`surrobench profile`, or wrap your torchrun in the profiler")
+        record = distributed_run(request, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env,
+                                 command=command_line())
+        if record is not None:  # the process that started the ranks, or rank 0
+            render_multi_process(record, db, json_out)
+        return
     options, profile_one = None, profile_config
     if profile == "torch":
         options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,

@@ -11,7 +11,9 @@ from surrobench.cli import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_run_ref
 from surrobench.report.markdown import results_markdown
+from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.terminal import results_table
+from surrobench.results.scaling import scaling_rows
 
 
 @app.command()
@@ -21,11 +23,16 @@ def show(
     markdown: Path = MarkdownOpt,
     json_out: Path = JsonOpt,
 ) -> None:
-    """Show one stored run: the results table, and optionally markdown or the run JSON."""
+    """Show one stored run: the results table (and a multi-process run's scaling table), and optionally
+    markdown or the run JSON."""
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run_ref(run, db)
     console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")))
+    scaling = scaling_rows(record.results)
+    if scaling:
+        console.print(scaling_table(scaling, title="scaling: one device (rank 0 alone) vs all ranks together"))
     if markdown is not None:
-        write_output(markdown, results_markdown(record.results), "--markdown")
+        write_output(markdown, results_markdown(record.results) + (f"\n{scaling_markdown(scaling)}" if scaling else ""),
+                     "--markdown")
     write_json(json_out, record.to_json())

@@ -4,14 +4,15 @@ Per config (course ch. 3, sections 1 and 5): inputs are built once on the device
 ``model.eval()`` and ``torch.inference_mode()`` hold throughout; the first call is timed alone as the
 cold start (cuDNN autotuning, lazy init, compilation, graph capture); then ``warmup`` untimed and
 ``iters`` timed iterations. A CUDA OOM or any exception ends that config with status ``oom``/``error``,
-frees its memory, and the sweep goes on.
+frees its memory, and the sweep goes on; the error is kept as raised and its known cause, explained in one
+line (:func:`surrobench.execution.failures.explain_failure`), is stored in ``extra``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -20,6 +21,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, numeric_settings, tf32_state
 from surrobench.execution.env import gpu_readings
+from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemoryTracker
 from surrobench.execution.modes import STEP_BUILDERS, Inputs, Step
 from surrobench.execution.timing import time_loop, time_once, warm_up
@@ -95,6 +97,7 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape:
         model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape, batch=cfg.batch,
         precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
         error=f"{type(exc).__name__}: {first_line}"[:500], warmup=cfg.warmup, iters=cfg.iters,
+        extra=failure_extra(exc),
     )  # fmt: skip
 
 
@@ -119,7 +122,9 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
         yield STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device), input_sets
 
 
-def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResult:
+def _measure(
+    cfg: ExecConfig, prepared: PreparedModel, seen: dict, before_each: Callable[[], None] | None
+) -> ConfigResult:
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
@@ -131,12 +136,14 @@ def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResu
         check_output(outputs[-1])
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
-        samples = time_loop(step, cfg.iters, cfg.device)
+        samples = time_loop(step, cfg.iters, cfg.device, before_each)
         tf32 = tf32_state()
     memory = tracker.stop()
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     extra = {"cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed}
+    if bad_output:
+        extra.update(failure_extra(bad_output))
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
@@ -155,15 +162,20 @@ def _measure(cfg: ExecConfig, prepared: PreparedModel, seen: dict) -> ConfigResu
     )  # fmt: skip
 
 
-def run_config(cfg: ExecConfig, prepared: PreparedModel) -> ConfigResult:
+def run_config(
+    cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[], None] | None = None
+) -> ConfigResult:
     """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
+
+    ``before_each`` runs before every timed iteration, outside the timed region
+    (:func:`~surrobench.execution.timing.time_loop`).
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
     """
     seen: dict = {}
     try:
-        return _measure(cfg, prepared, seen)
+        return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
     except torch.cuda.OutOfMemoryError as exc:

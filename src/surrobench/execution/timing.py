@@ -47,7 +47,9 @@ def warm_up(step: Callable[[int], object], iters: int, device: str) -> None:
     _sync(device)
 
 
-def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSamples:
+def time_loop(
+    step: Callable[[int], object], iters: int, device: str, before_each: Callable[[], None] | None = None
+) -> TimedSamples:
     """Time ``iters`` calls of ``step(i)``, synchronizing after each.
 
     Args:
@@ -55,6 +57,8 @@ def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSa
             at once (the next iteration may reuse its memory).
         iters: number of timed iterations, >= 1.
         device: ``"cpu"`` or ``"cuda"``.
+        before_each: called before each iteration, outside the timed region, with the device idle
+            (e.g. a barrier so that the ranks of a multi-process run start each iteration together).
 
     Returns:
         Host latencies and (on CUDA) event-measured device times, both ms, one per iteration.
@@ -62,6 +66,8 @@ def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSa
     latency_ns = np.empty(iters, dtype=np.int64)
     if device != "cuda":
         for i in range(iters):
+            if before_each is not None:
+                before_each()
             t0 = time.perf_counter_ns()
             step(i)
             latency_ns[i] = time.perf_counter_ns() - t0
@@ -71,6 +77,8 @@ def time_loop(step: Callable[[int], object], iters: int, device: str) -> TimedSa
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     torch.cuda.synchronize()
     for i in range(iters):
+        if before_each is not None:
+            before_each()
         # the start event is recorded before the host clock starts: its cost is the harness's, not the model's
         starts[i].record()
         t0 = time.perf_counter_ns()

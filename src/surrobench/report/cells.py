@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from surrobench.execution.failures import UNKNOWN, FailureCause, explain_failure
+from surrobench.results.scaling import placement
 from surrobench.results.schema import ConfigResult
 
 BYTES_PER_MIB = 1024**2
@@ -21,12 +23,23 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def failure_text(r: ConfigResult) -> str:
+    """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
+    from the error text) followed by the original error in brackets; the error alone when no cause is known."""
+    stored = r.extra.get("failure_cause")
+    cause = FailureCause(stored, r.extra["failure_explained"]) if stored else explain_failure(r.error)
+    error = r.error or ""
+    return error if cause.cause_id == UNKNOWN else f"{cause.line} [{error}]"
+
+
 def result_cells(r: ConfigResult) -> dict[str, str]:
     """Every cell a results table may show for ``r``, by column: ``model``, ``shape``, ``batch``,
     ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
-    median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op`` and ``status``
-    (with the error of a failed config); ``-`` where a value is unknown. Times in ms."""
+    median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op``, ``ranks`` (where
+    a multi-process run measured it, :meth:`~surrobench.results.scaling.Placement.label`) and ``status``
+    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown. Times in ms."""
     lat = r.latency_ms
+    where = placement(r)
     return {
         "model": r.model, "shape": r.shape_text(), "batch": str(r.batch), "precision": r.precision, "mode": r.mode,
         "median": _fmt(lat.median if lat else None),
@@ -36,5 +49,6 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "samples_per_s": format_rate(r.samples_per_s), "points_per_s": format_rate(r.points_per_s),
         "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
         "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
-        "status": r.status if r.status == "ok" else f"{r.status}: {r.error or ''}",
+        "ranks": where.label() if where is not None else "-",
+        "status": r.status if r.status == "ok" else f"{r.status}: {failure_text(r)}",
     }  # fmt: skip

@@ -28,5 +28,9 @@ _RESULT_COLUMNS = (("model", "model"), ("input shape", "shape"), ("B", "batch"),
 def results_markdown(results: Iterable[ConfigResult]) -> str:
     """A GitHub-flavoured markdown table: the terminal table's columns plus cold start and the CI of the
     median. Free text (errors, user model names) is escaped (:func:`md_escape`)."""
+    results = list(results)
+    columns = _RESULT_COLUMNS
+    if any("placement" in r.extra for r in results):  # a multi-process run: which rank measured each row
+        columns = (("ranks", "ranks"), *columns)
     cells = map(result_cells, results)
-    return md_table((title for title, _ in _RESULT_COLUMNS), ([c[key] for _, key in _RESULT_COLUMNS] for c in cells))
+    return md_table((title for title, _ in columns), ([c[key] for _, key in columns] for c in cells))

@@ -45,15 +45,26 @@ def load_kineto(path: Path) -> Timeline:
             :func:`~surrobench.trace.kineto_json.read_chrome_trace`), duplicate or missing ranks in a folder.
     """
     path = Path(path)
-    files = _trace_files(path)
+    files = trace_files(path)
+    return load_kineto_files(files, many=len(files) > 1, where=path)
+
+
+def load_kineto_files(files: list[Path], many: bool, where: Path | None = None) -> Timeline:
+    """Load Kineto trace ``files`` into one timeline. ``many``: the files are ranks of one run, so each
+    must carry ``distributedInfo.rank`` (a lone file without it is rank 0).
+
+    Raises:
+        UsageError: as :func:`load_kineto`; ``where`` names the folder in the duplicate-rank message.
+    """
     builder = TimelineBuilder()
     ranks, devices, counts, cuda_run = [], {}, {}, False
     for file in files:
         conv = _Converter(builder, file)
         meta = read_chrome_trace(file, conv.on_events)
-        rank = _rank(meta, file, many=len(files) > 1)
+        rank = _rank(meta, file, many=many)
         if rank in ranks:
-            raise UsageError(f"{file}: rank {rank} appears twice in {path}; keep one trace per rank")
+            raise UsageError(f"{file}: rank {rank} appears twice in {where or files[0].parent}; "
+                             "keep one trace per rank")
         ranks.append(rank)
         conv.flush(rank)
         devices.update(_device_names(meta))
@@ -65,7 +76,13 @@ def load_kineto(path: Path) -> Timeline:
     return builder.build(meta)
 
 
-def _trace_files(path: Path) -> list[Path]:
+def trace_files(path: Path) -> list[Path]:
+    """``[path]`` for a file; the ``.json``/``.json.gz`` files of a folder, sorted by name.
+
+    Raises:
+        UsageError: the path does not exist, or the folder holds no trace file.
+    """
+    path = Path(path)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))
         if not files:

@@ -9,11 +9,13 @@ take) is a one-line :class:`~surrobench.errors.UsageError`.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import importlib
 import io
 import importlib.util
+import inspect
 import json
 import logging
 import sys
@@ -101,7 +103,11 @@ def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[to
 class FactorySurrogate(Surrogate):
     """A model built by a user's factory, ``module:factory`` or ``file.py:factory``.
 
-    :meth:`build` calls ``factory()`` (no arguments), which must return an ``nn.Module``.
+    :meth:`build` calls ``factory()`` (no arguments), which must return an ``nn.Module``. A factory with a
+    parameter named ``group`` builds a distributed model: it is called as ``factory(group=G)`` with the
+    ``torch.distributed`` process group the model runs on (None in a single process), and an
+    ``example_inputs`` hook with a ``group`` parameter gets the same group, so it can return this rank's
+    part of the input (:meth:`with_group`).
 
     Inputs: if the module defines ``example_inputs(batch, shape)`` (``shape`` the full shape tuple with
     its batch dim set to ``batch``, or the bare int size), its result (a tensor or tuple of tensors) is
@@ -124,14 +130,25 @@ class FactorySurrogate(Surrogate):
         self._factory_name = attr
         self._factory: Callable[[], object] = factory
         self._hook: Callable[[int, object], object] | None = getattr(module, "example_inputs", None)
+        self.takes_group = _has_group_parameter(factory)
+        self._hook_takes_group = self._hook is not None and _has_group_parameter(self._hook)
+        self._group = None
         layout = "from example_inputs(batch, shape)" if self._hook else "x: (B, 3, N, N) or the full --shape"
         self.info = ModelInfo(name=spec, paper="user model", layout=layout, point_kind="grid points",
                               default_size=USER_DEFAULT_SIZE)
 
+    def with_group(self, group) -> FactorySurrogate:
+        """A copy whose factory and ``example_inputs`` hook get ``group`` (a ``torch.distributed``
+        process group) where they take one."""
+        bound = copy.copy(self)
+        bound._group = group
+        return bound
+
     def build(self) -> nn.Module:
-        """``factory()``. Raises UsageError if it raises or returns something other than an ``nn.Module``."""
+        """``factory()`` (``factory(group=...)`` for a distributed factory). Raises UsageError if it raises
+        or returns something other than an ``nn.Module``."""
         try:
-            module = self._factory()
+            module = self._factory(group=self._group) if self.takes_group else self._factory()
         except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
             raise UsageError(f"--model {self._spec}: factory raised {_one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
@@ -159,13 +176,22 @@ class FactorySurrogate(Surrogate):
         with torch.random.fork_rng(devices=[]):
             torch.default_generator.manual_seed(seed)
             try:
-                value = self._hook(batch, size)
+                kwargs = {"group": self._group} if self._hook_takes_group else {}
+                value = self._hook(batch, size, **kwargs)
             except (Exception, SystemExit) as exc:
                 raise UsageError(f"{where} raised {_one_line(exc)}") from exc
         return _as_input_tuple(value, where, device)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
         return grid_points(inputs[0])
+
+
+def _has_group_parameter(fn: Callable) -> bool:
+    """Whether ``fn`` takes a parameter named ``group`` (a distributed factory or inputs hook)."""
+    try:
+        return "group" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # builtins and C callables without a readable signature
+        return False
 
 
 class _ExportedModule(nn.Module):

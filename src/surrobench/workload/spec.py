@@ -77,6 +77,22 @@ def parse_batches(text: str) -> list[int]:
     return [_positive_int(t, "batch", text) for t in _split(text, "batch")]
 
 
+def parse_devices(text: str) -> list[int]:
+    """Parse ``--devices``: distinct GPU indices ``"0,1,3"`` (>= 0, order kept).
+
+    Raises:
+        UsageError: empty entries, non-integers, negative or repeated indices.
+    """
+    devices = []
+    for token in _split(text, "devices"):
+        if not token.isdigit():
+            raise UsageError(f"--devices {text!r}: {token!r} is not a GPU index (0, 1, ...)")
+        devices.append(int(token))
+    if len(set(devices)) != len(devices):
+        raise UsageError(f"--devices {text!r}: an index is repeated (one process per GPU)")
+    return devices
+
+
 def _parse_choice(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
     values = [t.lower() for t in _split(text, flag)]
     for v in values:

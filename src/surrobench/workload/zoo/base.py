@@ -39,6 +39,9 @@ class Surrogate(ABC):
     """
 
     info: ModelInfo
+    #: True for a distributed model whose factory takes the process group (see
+    #: :class:`~surrobench.workload.loader.FactorySurrogate`).
+    takes_group: bool = False
 
     @abstractmethod
     def build(self) -> nn.Module:

@@ -1,0 +1,348 @@
+"""Multi-process runs: one process per device, started by torch.distributed's own launcher.
+
+``surrobench run --nproc N`` (:func:`launch`) starts ``python -m torch.distributed.run --standalone
+--nproc_per_node N`` on :mod:`surrobench.api.rank_entry`; ``surrobench run`` started by the user's own
+``torchrun`` or ``srun`` finds its rank in the environment (:func:`~surrobench.execution.ranks.detect_rank_env`)
+and calls :func:`run_on_ranks` directly. Either way every rank runs :func:`run_on_ranks` with the same
+request; rank 0 writes the run to the database and returns it. How the ranks share the work
+(:data:`~surrobench.results.scaling.PARALLEL_MODES`):
+
+- ``replicas``: every rank runs each config on its own device, iterations started together.
+- ``model``: a distributed model (a factory taking ``group``) runs over all ranks at once.
+- ``configs``: the sweep's configs are dealt out over the ranks (``run --devices``), each rank storing
+  its own as they finish.
+
+For ``replicas`` and ``model`` each config is first measured on rank 0 alone (the others wait), the
+one-device reference of the scaling table, then on all ranks together; with ``--rounds`` the pair is
+repeated, interleaved, so a slow spell of the host touches both sides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.env import fingerprint
+from surrobench.execution.ranked import run_config_together
+from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
+from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
+from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep
+from surrobench.results.scaling import (
+    PARALLEL_MODES,
+    Placement,
+    comm_breakdown,
+    comm_ms_per_step,
+    placed,
+    step_result,
+)
+from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.results.store import ResultStore
+from surrobench.workload.spec import ShapeSpec
+
+
+def choose_parallel(request: SweepRequest, parallel: str) -> str:
+    """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``,
+    ``replicas`` otherwise.
+
+    Raises:
+        UsageError: an unknown mode, or ``model`` for a model whose factory takes no ``group``.
+    """
+    _, surrogates = plan_sweep(request)
+    distributed = {spec for spec, s in surrogates.items() if s.takes_group}
+    if parallel == "auto":
+        return "model" if distributed == set(surrogates) else "replicas"
+    if parallel not in PARALLEL_MODES:
+        raise UsageError(f"--parallel {parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
+    if parallel == "model" and distributed != set(surrogates):
+        plain = ", ".join(sorted(set(surrogates) - distributed))
+        raise UsageError(f"--parallel model: {plain} is not a distributed model; its factory must take a "
+                         "`group` parameter (the torch.distributed process group)")
+    return parallel
+
+
+def deal_configs(n_configs: int, world_size: int) -> list[list[int]]:
+    """Config indices per rank, dealt round-robin (rank r gets r, r + N, ...): the plan's order puts a
+    model's shapes and batches next to each other, so dealing spreads small and large configs evenly."""
+    return [list(range(rank, n_configs, world_size)) for rank in range(world_size)]
+
+
+def request_to_json(request: SweepRequest) -> dict:
+    """The request as a JSON object (shapes as ``{"size": N}`` or ``{"full": [...]}``)."""
+    d = dataclasses.asdict(request)
+    if request.shapes is not None:
+        d["shapes"] = [{k: v for k, v in dataclasses.asdict(s).items() if v is not None} for s in request.shapes]
+    return d
+
+
+def request_from_json(d: dict) -> SweepRequest:
+    """Inverse of :func:`request_to_json`."""
+    lists = {k: tuple(d[k]) for k in ("models", "batches", "precisions", "modes")}
+    shapes = None
+    if d["shapes"] is not None:
+        shapes = tuple(ShapeSpec(size=s.get("size"), full=tuple(s["full"]) if "full" in s else None)
+                       for s in d["shapes"])
+    return SweepRequest(**{**d, **lists, "shapes": shapes})
+
+
+def visible_devices(devices: list[int], environ: dict | None = None) -> str:
+    """``CUDA_VISIBLE_DEVICES`` for the ranks of ``--devices``: the chosen indices, taken within the
+    parent's own ``CUDA_VISIBLE_DEVICES`` where it is set (CUDA docs, "CUDA Environment Variables").
+
+    Raises:
+        UsageError: an index beyond the GPUs visible to the parent.
+    """
+    environ = os.environ if environ is None else environ
+    parent = environ.get("CUDA_VISIBLE_DEVICES")
+    visible = [v.strip() for v in parent.split(",")] if parent else [str(i) for i in range(torch.cuda.device_count())]
+    bad = [d for d in devices if d >= len(visible)]
+    if bad:
+        raise UsageError(f"--devices {','.join(map(str, devices))}: only {len(visible)} GPU(s) visible "
+                         f"(indices 0-{len(visible) - 1})")
+    return ",".join(visible[d] for d in devices)
+
+
+def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, devices: list[int] | None = None,
+           command: str | None = None) -> RunRecord:
+    """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
+
+    Args:
+        request: the validated sweep.
+        parallel: a :data:`PARALLEL_MODES` entry or ``auto``.
+        nproc: ranks to start (one per device on CUDA).
+        db: the results database every rank's rows go to.
+        devices: GPU indices for the ranks (``run --devices``); None for the first ``nproc`` GPUs.
+        command: the command line stored with the run.
+
+    Raises:
+        UsageError: more ranks than GPUs, or the ranks did not finish (their output says why).
+    """
+    parallel = choose_parallel(request, parallel)
+    if nproc < 2:
+        raise UsageError(f"--nproc {nproc}: a multi-process run needs at least 2 processes (drop --nproc for one)")
+    if request.device == "cuda" and nproc > torch.cuda.device_count() and devices is None:
+        raise UsageError(f"--nproc {nproc}: one process per GPU, and torch sees {torch.cuda.device_count()}")
+    environ = dict(os.environ)
+    if request.device == "cuda":
+        environ["CUDA_VISIBLE_DEVICES"] = visible_devices(devices or list(range(nproc)), environ)
+    with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:
+        req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "run_id"
+        req_path.write_text(json.dumps(request_to_json(request)))
+        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+                "-m", "surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel,
+                "--db", str(db), "--run-id-out", str(out_path), "--command", command or ""]
+        code = subprocess.run(argv, env=environ).returncode
+        run_id = out_path.read_text().strip() if out_path.exists() else None
+    if code != 0 or not run_id:
+        raise UsageError(f"the {nproc} ranks did not finish (torchrun exit code {code}); their output above "
+                         "says why" + (f"; what finished is stored as run {run_id}" if run_id else ""))
+    with ResultStore(db) as store:
+        return store.load_run(run_id)
+
+
+def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: int = 0,
+                    devices: list[int] | None = None, rank_env: RankEnv | None = None,
+                    command: str | None = None) -> RunRecord | None:
+    """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those
+    GPUs, ``nproc`` starts that many ranks, and with neither this process is a rank of the user's own
+    torchrun or srun (``rank_env``).
+
+    Returns:
+        The stored run on the process that started the ranks or on rank 0; None on the other ranks.
+
+    Raises:
+        UsageError: ``--devices`` off CUDA or with another parallel mode, ``--nproc`` inside torchrun or
+            srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
+    """
+    if (nproc or devices is not None) and rank_env is not None:
+        raise UsageError(f"--nproc/--devices inside {rank_env.launcher} (rank {rank_env.rank} of "
+                         f"{rank_env.world_size}): the launcher already started the ranks; drop the option")
+    if devices is not None:
+        if request.device != "cuda":
+            raise UsageError("--devices spreads configs over GPUs: it needs --device cuda (or auto with a GPU)")
+        if parallel not in ("auto", "configs"):
+            raise UsageError(f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
+                             "for replicas or a distributed model")
+        return launch(request, "configs", len(devices), db, devices=devices, command=command)
+    if nproc:
+        return launch(request, parallel, nproc, db, command=command)
+    if rank_env is None:
+        raise UsageError("a multi-process run needs --nproc, --devices, or a torchrun/srun environment")
+    return run_on_ranks(request, parallel, db, rank_env, command=command)
+
+
+def _rank_facts(env: RankEnv) -> dict:
+    return {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(),
+            "device_uuid": device_uuid() if torch.cuda.is_available() else None}
+
+
+def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env: RankEnv, groups: RankGroups,
+           command: str | None) -> tuple[str, list[dict]]:
+    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks."""
+    facts: list = [None] * env.world_size
+    dist.all_gather_object(facts, _rank_facts(env), group=groups.control)
+    run_id = [None]
+    if env.rank == 0:
+        run_env = fingerprint(request.device)
+        run_env.update(cudnn_benchmark=request.cudnn_benchmark, rounds=request.rounds, parallel=parallel,
+                       world_size=env.world_size, launcher=env.launcher, ranks=facts,
+                       nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
+        run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        request.tag, run_env)
+        store.begin_run(run, command)
+        run_id = [run.run_id]
+    dist.broadcast_object_list(run_id, src=0, group=groups.control)
+    return run_id[0], facts
+
+
+class _Models:
+    """One model resident at a time per role (``solo``: rank 0 alone, ``world``: all ranks), rebuilt when
+    the sweep moves to the next model."""
+
+    def __init__(self, request: SweepRequest, surrogates: dict, groups: RankGroups, parallel: str) -> None:
+        self._request, self._surrogates, self._groups, self._parallel = request, surrogates, groups, parallel
+        self._cache: dict[str, tuple[str, PreparedModel]] = {}
+
+    def get(self, spec: str, role: str) -> PreparedModel:
+        """The prepared model of ``spec`` for ``role``: replicas share one module between rank 0's
+        reference run and the run together; a distributed model is built once per group."""
+        role = role if self._parallel == "model" else "world"
+        held = self._cache.get(role)
+        if held is None or held[0] != spec:
+            self._cache.pop(role, None)
+            surrogate = self._surrogates[spec]
+            if self._parallel == "model":
+                surrogate = surrogate.with_group(self._groups.solo if role == "solo" else self._groups.world)
+            self._cache[role] = (spec, prepare_model(surrogate, self._request.device, self._request.seed))
+        return self._cache[role][1]
+
+
+def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: list[ConfigResult],
+          comm: list[np.ndarray], facts: list[dict], parallel: str) -> list[ConfigResult]:
+    """Rank 0's rows of one config: the one-device reference, each rank, and the step."""
+    world = len(ranks)
+    rows = []
+    if solo is not None:
+        rows.append(placed(solo, Placement(cfg_index, "reference", 0, 1, facts[0]["host"], facts[0]["device_uuid"])))
+    breakdown = comm_breakdown(comm) if comm and len({c.size for c in comm}) == 1 and comm[0].size else None
+    for rank, r in enumerate(ranks):
+        if breakdown is not None:
+            r = dataclasses.replace(r, extra={**r.extra, "comm": breakdown[rank]})
+        where = Placement(cfg_index, "rank", rank, world, facts[rank]["host"], facts[rank]["device_uuid"])
+        rows.append(placed(r, where))
+    shape = solo.input_shape if solo is not None else ranks[0].input_shape
+    if parallel == "replicas":
+        per_step, points = cfg.batch * world, ranks[0].points_per_sample()
+    else:
+        local = [r.points_per_sample() for r in ranks]
+        per_step, points = cfg.batch, sum(local) if all(p is not None for p in local) else None
+    step = step_result(ranks, per_step, points, shape)
+    rows.append(placed(step, Placement(cfg_index, "step", None, world)))
+    return rows
+
+
+def _together(
+    request: SweepRequest, store: ResultStore | None, run_id: str, facts: list[dict], env: RankEnv,
+    groups: RankGroups, parallel: str, on_result: Callable[[ConfigResult], None],
+) -> list[ConfigResult]:
+    """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
+    configs, surrogates = plan_sweep(request)
+    models = _Models(request, surrogates, groups, parallel)
+    barrier = lambda: dist.barrier(group=groups.control)  # noqa: E731
+    solo_rounds: list[list[ConfigResult]] = [[] for _ in configs]
+    rank_rounds: list[list[ConfigResult]] = [[] for _ in configs]
+    comm_rounds: list[list[np.ndarray]] = [[] for _ in configs]
+    stored: list[ConfigResult] = []
+    for round_index in range(request.rounds):
+        for i, cfg in enumerate(configs):
+            if env.rank == 0:
+                solo_rounds[i].append(run_config(cfg, models.get(cfg.model, "solo")))
+            barrier()
+            result, intervals = run_config_together(cfg, models.get(cfg.model, "world"), barrier)
+            rank_rounds[i].append(result)
+            comm_rounds[i].append(comm_ms_per_step(intervals))
+            if round_index < request.rounds - 1:
+                continue
+            mine = (merge_rounds(rank_rounds[i]), np.concatenate(comm_rounds[i]))
+            gathered: list = [None] * env.world_size if env.rank == 0 else None
+            dist.gather_object(mine, gathered, dst=0, group=groups.control)
+            if env.rank != 0:
+                continue
+            ranks = [g[0] for g in gathered]
+            comm = [g[1] for g in gathered] if any(g[1].sum() > 0 for g in gathered) else []
+            for row in _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel):
+                store.add_result(run_id, row)
+                stored.append(row)
+                on_result(row)
+    return stored
+
+
+def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[dict], env: RankEnv,
+            on_result: Callable[[ConfigResult], None]) -> list[ConfigResult]:
+    """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
+    configs, surrogates = plan_sweep(request)
+    mine = deal_configs(len(configs), env.world_size)[env.rank]
+    prepared: dict[str, PreparedModel] = {}
+    rounds: dict[int, list[ConfigResult]] = {i: [] for i in mine}
+    stored = []
+    me = facts[env.rank]
+    for round_index in range(request.rounds):
+        for i in mine:
+            cfg = configs[i]
+            if cfg.model not in prepared:
+                prepared.clear()
+                prepared[cfg.model] = prepare_model(surrogates[cfg.model], request.device, request.seed)
+            rounds[i].append(run_config(cfg, prepared[cfg.model]))
+            if round_index == request.rounds - 1:
+                where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
+                row = placed(merge_rounds(rounds[i]), where)
+                store.add_result(run_id, row)
+                stored.append(row)
+                on_result(row)
+    return stored
+
+
+def run_on_ranks(request: SweepRequest, parallel: str, db: Path, env: RankEnv, *, command: str | None = None,
+                 on_result: Callable[[ConfigResult], None] = lambda r: None) -> RunRecord | None:
+    """This rank's part of a multi-process run (every rank calls it with the same arguments).
+
+    Returns:
+        On rank 0 the stored run (every rank's rows; for ``configs`` re-read from the database), None on
+        the other ranks.
+
+    Raises:
+        UsageError: as :func:`choose_parallel`, or a rank's device is missing.
+    """
+    parallel = choose_parallel(request, parallel)
+    groups = init_groups(env, request.device)
+    try:
+        store = ResultStore(db) if env.rank == 0 or parallel == "configs" else None
+        try:
+            run_id, facts = _begin(request, store, parallel, env, groups, command)
+            if parallel == "configs":
+                _spread(request, store, run_id, facts, env, on_result)
+            else:
+                _together(request, store, run_id, facts, env, groups, parallel, on_result)
+            dist.barrier(group=groups.control)  # every rank's rows are in before rank 0 reads the run
+            if env.rank != 0:
+                return None
+            store.finish_run(run_id)
+            return store.load_run(run_id)
+        finally:
+            if store is not None:
+                store.close()
+    finally:
+        close_groups()

@@ -1,0 +1,109 @@
+"""Why a config failed, in one line: known failure causes of surrogate inference, matched on the exception.
+
+One table, :data:`FAILURE_CAUSES`, maps what PyTorch and the CUDA libraries say when a config fails to a
+cause id and one line a user can act on. The runner stores both next to the original error (which is kept
+as it was, in the run JSON and the database); the result tables show the line; the diagnosis and
+``optimize`` turn causes into findings or into the reason a candidate was skipped.
+
+Sources of the messages and of the rules they carry:
+
+- cuFFT computes no bfloat16 transform, and half precision only on power-of-2 sizes (cuFFT documentation,
+  "Half-precision cuFFT Transforms": "sizes ... must be powers of two"; PyTorch raises ``Unsupported dtype
+  BFloat16`` and ``cuFFT only supports dimensions whose sizes are powers of two when computing in half
+  precision``). The CPU's FFT (PocketFFT) has neither: ``Unsupported dtype Half`` / ``BFloat16``.
+- CUDA graph capture fails when the captured work synchronizes the host (``.item()``, ``.cpu()``, a
+  data-dependent shape such as ``nonzero``): CUDA returns ``cudaErrorStreamCaptureUnsupported`` ("operation
+  not permitted when stream is capturing") and then ``cudaErrorStreamCaptureInvalidated`` ("operation failed
+  due to a previous error during capture"); PyTorch docs, "CUDA Graphs", constraints.
+- TorchInductor generates no code for complex tensors (it warns "Torchinductor does not support code
+  generation for complex operators"), and TorchDynamo raises ``NotImplementedError`` (wrapped as
+  ``InternalTorchDynamoError``) or ``Unsupported`` on code it cannot trace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+#: ``(cause_id, pattern, one line)``: first match wins; the pattern is searched (case-insensitively) in
+#: ``"Type: message"`` of the exception and of each exception it was raised from.
+FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
+    ("fft_no_bf16", r"unsupported dtype bfloat16",
+     ("the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
+      "fp16 at power-of-2 sizes")),
+    ("fft_half_size", r"powers of two when computing in half precision",
+     "half-precision FFTs need power-of-2 sizes (cuFFT): pad the grid to a power of 2, or keep the FFTs in fp32"),
+    ("fft_no_half", r"unsupported dtype half",
+     "the FFT library has no fp16 transform on this device (the CPU's PocketFFT): keep the FFTs in fp32"),
+    ("out_of_memory", r"out of memory|outofmemoryerror",
+     "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference"),
+    ("graph_capture_sync",
+     r"not permitted when stream is capturing|previous error during capture|streamcapture|stream capture",
+     ("CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
+      "node count inferred from edge_index): remove it from forward, or run eager/compile")),
+    ("nonfinite_output", r"output is not finite",
+     "the model returned NaN/Inf: at fp16 activations overflow past 65504 (use bf16 or fp32); check the weights"),
+    ("inductor_complex", r"complex",
+     ("TorchInductor generates no code for complex tensors: compile only the real-valued parts "
+      "(torch.compiler.disable around the spectral layers), or use a CUDA graph instead")),
+    ("dynamo_unsupported", r"dynamo|inductor|backendcompilerfailed",
+     ("torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager or as a CUDA graph, "
+      "or compile a submodule that traces")),
+)
+UNKNOWN = "unknown"
+_COMPILED = tuple((cause, re.compile(pattern, re.IGNORECASE), line) for cause, pattern, line in FAILURE_CAUSES)
+#: Causes whose pattern is too broad alone: they only count when the text comes from torch.compile.
+_COMPILE_ONLY = frozenset({"inductor_complex"})
+_COMPILE_CONTEXT = re.compile(r"dynamo|inductor|torch\.compile|backendcompilerfailed|lowering", re.IGNORECASE)
+
+
+class FailureCause(NamedTuple):
+    """A failure explained: ``cause_id`` from :data:`FAILURE_CAUSES` (``"unknown"`` when none matched) and
+    one line for the user (the original error's first line when unknown)."""
+
+    cause_id: str
+    line: str
+
+
+def _texts(failure: BaseException | str) -> list[str]:
+    """``"Type: message"`` of ``failure`` and of its ``__cause__``/``__context__`` chain (a string as is)."""
+    if isinstance(failure, str):
+        return [failure]
+    texts, seen, exc = [], set(), failure
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        texts.append(f"{type(exc).__name__}: {exc}")
+        exc = exc.__cause__ or exc.__context__
+    return texts
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def explain_failure(failure: BaseException | str | None) -> FailureCause:
+    """The known cause of a failed config and one line saying what to do.
+
+    Args:
+        failure: the exception, or its recorded text (``ConfigResult.error``, ``"RuntimeError: ..."``).
+
+    Returns:
+        ``FailureCause(cause_id, line)``; for a failure no pattern matches, ``("unknown", first line of the
+        error)`` (``("unknown", "")`` for None or an empty text).
+    """
+    if failure is None:
+        return FailureCause(UNKNOWN, "")
+    texts = _texts(failure)
+    joined = "\n".join(texts)
+    in_compile = bool(_COMPILE_CONTEXT.search(joined))
+    for cause, pattern, line in _COMPILED:
+        if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
+            return FailureCause(cause, line)
+    return FailureCause(UNKNOWN, _first_line(texts[0]))
+
+
+def failure_extra(failure: BaseException | str | None) -> dict:
+    """The explanation as stored with a failed config (``ConfigResult.extra``): ``failure_cause`` and
+    ``failure_explained``."""
+    cause = explain_failure(failure)
+    return {"failure_cause": cause.cause_id, "failure_explained": cause.line}

@@ -1,0 +1,50 @@
+"""One config measured on every rank at once: iterations start together, collectives are timed.
+
+Each timed iteration is preceded by a barrier on the host-side (gloo) group, so the ranks' iterations
+start within a barrier's skew of each other and the step of a distributed model, or the slowest replica,
+is the max over ranks of the same iteration. The model's own torch.distributed calls are recorded by
+:class:`~surrobench.execution.collectives.CollectiveRecorder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from surrobench.execution.collectives import CollectiveRecorder
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.runner import PreparedModel, run_config
+from surrobench.results.schema import ConfigResult
+
+
+def run_config_together(
+    cfg: ExecConfig, prepared: PreparedModel, barrier: Callable[[], None]
+) -> tuple[ConfigResult, list[tuple[np.ndarray, np.ndarray]]]:
+    """Measure ``cfg`` on this rank in step with the others (every rank calls this for the same config).
+
+    ``barrier`` runs before each of the ``cfg.iters`` timed iterations. A rank whose config failed
+    before or during its timed loop still takes part in the barriers it missed, so ranks whose config
+    ran are not left waiting (a distributed model that fails on one rank leaves its peers inside the
+    collective until the group's timeout, :data:`~surrobench.execution.ranks.GROUP_TIMEOUT`).
+
+    Returns:
+        The rank's result and, per timed iteration, the ``(start, end)`` intervals in ns (from the
+        iteration's start) of the torch.distributed calls the model made; an empty list when it failed.
+    """
+    recorder = CollectiveRecorder(cfg.device)
+    met = 0
+
+    def before_each() -> None:
+        nonlocal met
+        recorder.stop()  # the barrier is ours, not the model's
+        barrier()
+        met += 1
+        recorder.begin_step()
+
+    with recorder.patched():
+        result = run_config(cfg, prepared, before_each)
+    for _ in range(cfg.iters - met):
+        barrier()
+    intervals = recorder.step_intervals_ns() if result.status == "ok" else []
+    return result, intervals

@@ -1,0 +1,164 @@
+"""Where this process sits in a multi-process run: its rank, the world, the launcher, the groups.
+
+A process started by torchrun (``python -m torch.distributed.run``) carries ``RANK``, ``WORLD_SIZE``,
+``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (PyTorch docs, "torchrun (Elastic Launch)",
+environment variables); one started by Slurm's ``srun`` carries ``SLURM_PROCID``, ``SLURM_NTASKS`` (and
+``SLURM_STEP_NUM_TASKS`` for the step) and ``SLURM_LOCALID`` (Slurm docs, srun(1), "OUTPUT ENVIRONMENT
+VARIABLES"). :func:`detect_rank_env` reads them; :func:`init_groups` starts torch.distributed with the
+backend that fits the device (NCCL on CUDA, gloo on the CPU; PyTorch docs, "Distributed communication
+package", "Which backend to use?") and a gloo group beside it for host-side coordination (barriers,
+gathering Python objects), so that aligning ranks never queues work on a GPU stream.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+from surrobench.errors import UsageError
+
+#: torchrun's own default port (``--master-port``, PyTorch docs "torchrun"); used under srun when the
+#: user set no MASTER_PORT.
+DEFAULT_MASTER_PORT = 29500
+#: How long a rank waits for the others at start-up and at each barrier before giving up: long enough
+#: for a slow model build on another rank, short enough that a dead rank does not hang CI forever.
+GROUP_TIMEOUT = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class RankEnv:
+    """This process's place in a multi-process run, as its launcher described it.
+
+    Attributes:
+        rank: global rank, ``0 <= rank < world_size``.
+        world_size: number of processes in the run.
+        local_rank: rank on this host: the index of the GPU this rank uses.
+        launcher: ``"torchrun"`` or ``"srun"``.
+    """
+
+    rank: int
+    world_size: int
+    local_rank: int
+    launcher: str
+
+
+def _int(environ: Mapping[str, str], name: str) -> int:
+    try:
+        return int(environ[name])
+    except ValueError:
+        raise UsageError(f"environment variable {name}={environ[name]!r} is not an integer") from None
+
+
+def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
+    """The rank environment of this process, or None for an ordinary single process.
+
+    torchrun's variables win over Slurm's (torchrun started inside an allocation). A world of one is
+    an ordinary process.
+
+    Raises:
+        UsageError: a variable is not an integer, or the rank is outside the world.
+    """
+    environ = os.environ if environ is None else environ
+    if "RANK" in environ and "WORLD_SIZE" in environ:
+        rank, world, local = _int(environ, "RANK"), _int(environ, "WORLD_SIZE"), _int(environ, "LOCAL_RANK")
+        launcher = "torchrun"
+    elif "SLURM_PROCID" in environ and ("SLURM_STEP_NUM_TASKS" in environ or "SLURM_NTASKS" in environ):
+        rank = _int(environ, "SLURM_PROCID")
+        # the step's task count is srun's own; SLURM_NTASKS is the allocation's (they differ in a batch script)
+        world = _int(environ, "SLURM_STEP_NUM_TASKS" if "SLURM_STEP_NUM_TASKS" in environ else "SLURM_NTASKS")
+        local = _int(environ, "SLURM_LOCALID") if "SLURM_LOCALID" in environ else 0
+        launcher = "srun"
+    else:
+        return None
+    if world <= 1:
+        return None
+    if not 0 <= rank < world:
+        raise UsageError(f"{launcher} environment: rank {rank} is outside a world of {world}")
+    return RankEnv(rank, world, local, launcher)
+
+
+def first_slurm_host(nodelist: str) -> str:
+    """The first host of a Slurm node list: ``node[03-05,9],gpu7`` -> ``node03`` (the ``hostlist``
+    syntax of Slurm's docs, scontrol(1) "show hostnames"); where rank 0 of an srun step runs.
+
+    Raises:
+        UsageError: an empty list.
+    """
+    match = re.match(r"\s*([^,\[]+)(?:\[([^\],\-]+))?", nodelist)
+    if not match:
+        raise UsageError(f"SLURM node list {nodelist!r}: cannot read its first host")
+    return match.group(1) + (match.group(2) or "")
+
+
+def _rendezvous_env(env: RankEnv) -> None:
+    """Fill the variables ``init_process_group(init_method="env://")`` reads where srun did not."""
+    if env.launcher != "srun":
+        return
+    os.environ.setdefault("RANK", str(env.rank))
+    os.environ.setdefault("WORLD_SIZE", str(env.world_size))
+    os.environ.setdefault("LOCAL_RANK", str(env.local_rank))
+    if "MASTER_ADDR" not in os.environ:
+        nodes = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
+        if not nodes:
+            raise UsageError("srun environment without MASTER_ADDR or SLURM_STEP_NODELIST: set MASTER_ADDR "
+                             "to rank 0's host")
+        os.environ["MASTER_ADDR"] = first_slurm_host(nodes)
+    os.environ.setdefault("MASTER_PORT", str(DEFAULT_MASTER_PORT))
+
+
+@dataclass(frozen=True)
+class RankGroups:
+    """The process groups of a run.
+
+    Attributes:
+        world: the default group on the device's backend (NCCL or gloo), handed to user models.
+        control: a gloo group over the same ranks for barriers and object gathers (host only).
+        solo: a group holding rank 0 alone on the device's backend, for the one-device reference run
+            of a distributed model (None on the other ranks: they are not members).
+    """
+
+    world: dist.ProcessGroup
+    control: dist.ProcessGroup
+    solo: dist.ProcessGroup | None
+
+
+def init_groups(env: RankEnv, device: str) -> RankGroups:
+    """Start torch.distributed for this rank (``env://``) and create the three groups. On CUDA the
+    rank's device is ``cuda:LOCAL_RANK``, made current before NCCL starts.
+
+    Raises:
+        UsageError: CUDA asked for but this host has fewer GPUs than ``LOCAL_RANK + 1``.
+    """
+    backend = "gloo"
+    if device == "cuda":
+        if env.local_rank >= torch.cuda.device_count():
+            raise UsageError(f"rank {env.rank}: LOCAL_RANK {env.local_rank} but torch sees "
+                             f"{torch.cuda.device_count()} GPU(s) on {socket.gethostname()}")
+        torch.cuda.set_device(env.local_rank)
+        backend = "nccl"
+    _rendezvous_env(env)
+    if not dist.is_initialized():
+        dist.init_process_group(backend=backend, timeout=GROUP_TIMEOUT)
+    control = dist.new_group(backend="gloo", timeout=GROUP_TIMEOUT)
+    solo = dist.new_group([0], backend=backend, timeout=GROUP_TIMEOUT)
+    return RankGroups(dist.group.WORLD, control, solo if env.rank == 0 else None)
+
+
+def close_groups() -> None:
+    """Tear torch.distributed down (every group with it); a no-op when it was never started."""
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def device_uuid() -> str | None:
+    """The UUID of the current CUDA device (``GPU-...``, as ``nvidia-smi -L`` prints it), None on CPU."""
+    if not torch.cuda.is_available():
+        return None
+    return f"GPU-{torch.cuda.get_device_properties(torch.cuda.current_device()).uuid}"

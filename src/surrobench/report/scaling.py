@@ -1,0 +1,52 @@
+"""The scaling table of a multi-rank run (``surrobench run --nproc N``), for the terminal and markdown."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from surrobench.report.cells import format_rate
+from surrobench.report.escape import rich_escape
+from surrobench.report.markdown import md_table
+from surrobench.results.scaling import ScalingRow
+
+SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 -> N",
+                   "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _list(values: tuple[float, ...] | None) -> str:
+    return "-" if not values else " / ".join(f"{v:.2f}" for v in values)
+
+
+def scaling_cells(row: ScalingRow) -> list[str]:
+    """The cells of one row, in :data:`SCALING_COLUMNS` order (plain text; ``-`` where unknown)."""
+    speedup = "-"
+    if row.speedup is not None:
+        speedup = f"{row.speedup:.2f}x"
+        if row.speedup_ci95 is not None:
+            speedup += f" ({row.speedup_ci95[0]:.2f}–{row.speedup_ci95[1]:.2f})"
+    return [
+        row.label, str(row.world_size), _ms(row.solo_median_ms), _ms(row.step_median_ms), _list(row.rank_median_ms),
+        "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
+        f"{format_rate(row.solo_samples_per_s)} -> {format_rate(row.samples_per_s)}", speedup,
+        "-" if row.efficiency is None else f"{row.efficiency:.2f}", _list(row.comm_ms), _list(row.comm_wait_ms),
+    ]
+
+
+def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
+    """One row per config: one-device reference vs N ranks (step = slowest rank per iteration)."""
+    table = Table(title=title)
+    for name in SCALING_COLUMNS:
+        table.add_column(name, justify="left" if name == "config" else "right")
+    for row in rows:
+        cells = scaling_cells(row)
+        table.add_row(rich_escape(cells[0]), *cells[1:])
+    return table
+
+
+def scaling_markdown(rows: list[ScalingRow]) -> str:
+    """The scaling table as GitHub-flavoured markdown (cells escaped by :func:`md_table`)."""
+    return md_table(SCALING_COLUMNS, (scaling_cells(row) for row in rows))

@@ -1,0 +1,226 @@
+"""Multi-rank results: the step over ranks, the time inside collectives, and the scaling table.
+
+A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference measured in
+the same command (rank 0 alone, world size 1), one row per rank (world size N), and the step row (no
+rank): iteration i of the step is the slowest rank's iteration i, because the ranks start each iteration
+together and a synchronous job advances at the pace of its slowest rank. Where each row sits is its
+``placement`` (:class:`Placement`).
+
+Scaling follows the usual definitions of strong scaling (Amdahl 1967; e.g. the "speedup" and
+"efficiency" of Hager & Wellein, "Introduction to High Performance Computing for Scientists and
+Engineers", 2010, ch. 5): speedup = throughput on N devices / throughput on one, efficiency = speedup / N.
+For replicas the N-device throughput counts every rank's batch (N x batch per step); for a distributed
+model one global batch per step, so its speedup is the one-device latency over the step latency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from surrobench.analysis.intervals import merge, total
+from surrobench.results.schema import ConfigResult
+from surrobench.results.stats import LatencyStats, bootstrap_ratio_ci
+
+MS_PER_S = 1000.0
+NS_PER_MS = 1e6
+#: How the ranks of a run share the work (``run --parallel``): every rank the same config
+#: (``replicas``), one distributed model over the ranks (``model``), or the sweep's configs dealt
+#: out over the ranks (``configs``, what ``run --devices`` does).
+PARALLEL_MODES = ("replicas", "model", "configs")
+
+
+#: A row's role in a multi-process run: the one-device reference (rank 0 alone), one rank of the job,
+#: the step (max over ranks), or a config dealt to one of several devices (``configs``).
+ROLES = ("reference", "rank", "step", "spread")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a result was measured in a multi-process run.
+
+    Attributes:
+        config: index of the config in the run's plan (groups a config's rows).
+        role: one of :data:`ROLES`.
+        rank: the process's rank (None for the step row).
+        world_size: ranks that ran the config together (1 for ``reference`` and ``spread``).
+        host: host name of the rank.
+        device_uuid: ``GPU-...`` of the rank's GPU, None on the CPU.
+    """
+
+    config: int
+    role: str
+    rank: int | None
+    world_size: int
+    host: str | None = None
+    device_uuid: str | None = None
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def label(self) -> str:
+        """``ref 1``, ``rank 1/2``, ``step 2``, ``dev 1``: the rank column of the results table."""
+        return {"reference": "ref 1", "rank": f"rank {self.rank}/{self.world_size}",
+                "step": f"step {self.world_size}", "spread": f"proc {self.rank}"}[self.role]
+
+
+def placement(result: ConfigResult) -> Placement | None:
+    """The result's placement, or None for a result of an ordinary single-process run."""
+    d = result.extra.get("placement")
+    return None if d is None else Placement(**d)
+
+
+def placed(result: ConfigResult, where: Placement) -> ConfigResult:
+    """A copy of ``result`` carrying ``where``."""
+    return replace(result, extra={**result.extra, "placement": where.to_json()})
+
+
+def comm_ms_per_step(intervals: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Time inside collectives per step, ms: the union of each step's call intervals (ns), so overlapping
+    asynchronous calls count once. Shape ``(steps,)``."""
+    return np.array([total(*merge(start, end)) / NS_PER_MS for start, end in intervals], dtype=np.float64)
+
+
+def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
+    """Per rank, the statistics of its time inside collectives and of the part spent waiting.
+
+    The wait of rank r in step i is its time inside collectives minus the least any rank spent in them
+    in that step: the last rank to arrive at a collective does not wait for a peer, so its time is the
+    transfer itself, and what the others spent beyond it was waiting for it (the "wait time" of
+    collective operations in the NVIDIA Nsight Systems User Guide, "NCCL ... analysis"; HTA's
+    communication-computation analysis splits it the same way).
+
+    Args:
+        per_rank_ms: rank-ordered ``comm_ms_per_step`` arrays of equal length.
+
+    Returns:
+        One ``{"comm_ms": LatencyStats dict, "comm_wait_ms": LatencyStats dict}`` per rank.
+    """
+    comm = np.vstack(per_rank_ms)
+    wait = comm - comm.min(axis=0, keepdims=True)
+    return [{"comm_ms": LatencyStats.from_samples(c).to_dict(), "comm_wait_ms": LatencyStats.from_samples(w).to_dict()}
+            for c, w in zip(comm, wait)]
+
+
+def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None,
+                input_shape: tuple[int, ...]) -> ConfigResult:
+    """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
+
+    Args:
+        ranks: every rank's result of the config.
+        samples_per_step: samples the ranks process together per step (N x batch for replicas, the
+            batch for a distributed model).
+        points_per_sample: grid points per sample of the whole job, for ``points_per_s``.
+        input_shape: the config's input as one device would see it (the step row's shape).
+
+    A failed rank makes the step that rank's failure.
+    """
+    first = ranks[0]
+    failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
+    if failed is not None:
+        return replace(failed, input_shape=input_shape, samples_ms=(), device_samples_ms=(), latency_ms=None,
+                       device_ms=None, samples_per_s=None, points_per_s=None)
+    rounds = first.extra.get("rounds", 1)
+    latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
+    stats = LatencyStats.from_samples(latency, rounds=rounds)
+    device = None
+    if all(r.device_samples_ms for r in ranks):
+        device = np.max(np.vstack([r.device_samples_ms for r in ranks]), axis=0)
+    samples_per_s = samples_per_step / (stats.median / MS_PER_S)
+    return replace(
+        first, input_shape=input_shape, cold_start_ms=max(r.cold_start_ms or 0.0 for r in ranks),
+        latency_ms=stats, device_ms=LatencyStats.from_samples(device, rounds=rounds) if device is not None else None,
+        samples_per_s=samples_per_s,
+        points_per_s=samples_per_s * points_per_sample if points_per_sample is not None else None,
+        peak_mem_bytes=max(r.peak_mem_bytes or 0 for r in ranks),
+        peak_reserved_bytes=None if first.peak_reserved_bytes is None else max(r.peak_reserved_bytes for r in ranks),
+        samples_ms=tuple(latency.tolist()),
+        device_samples_ms=tuple(device.tolist()) if device is not None else (),
+        extra={k: v for k, v in first.extra.items() if k not in ("comm", "placement")},
+    )
+
+
+@dataclass(frozen=True)
+class ScalingRow:
+    """One config of a multi-rank run against its one-device reference.
+
+    Attributes:
+        label: the config (the step row's label).
+        world_size: N.
+        solo_median_ms: the one-device reference's median latency.
+        step_median_ms: median of the step (max over ranks per iteration).
+        rank_median_ms: each rank's median latency, rank order.
+        solo_samples_per_s, samples_per_s: throughput on one device and on N together.
+        speedup: ``samples_per_s / solo_samples_per_s``; ``speedup_ci95``: its bootstrap 95% interval.
+        efficiency: speedup / N.
+        rank_skew: slowest rank median / fastest rank median - 1 (0: balanced).
+        comm_ms, comm_wait_ms: per rank, median time inside collectives and waiting in them per step
+            (None when the model made no torch.distributed calls).
+    """
+
+    label: str
+    world_size: int
+    solo_median_ms: float | None
+    step_median_ms: float | None
+    rank_median_ms: tuple[float, ...]
+    solo_samples_per_s: float | None
+    samples_per_s: float | None
+    speedup: float | None
+    speedup_ci95: tuple[float, float] | None
+    efficiency: float | None
+    rank_skew: float | None
+    comm_ms: tuple[float, ...] | None
+    comm_wait_ms: tuple[float, ...] | None
+
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        for key in ("rank_median_ms", "speedup_ci95", "comm_ms", "comm_wait_ms"):
+            d[key] = list(d[key]) if d[key] is not None else None
+        return d
+
+
+def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: ConfigResult) -> ScalingRow:
+    world = len(ranks)
+    ok_ranks = [r for r in ranks if r.latency_ms is not None]
+    medians = tuple(r.latency_ms.median for r in ok_ranks)
+    speedup = ci = None
+    solo_ok = solo is not None and solo.status == "ok" and solo.samples_per_s
+    if solo_ok and step.status == "ok" and step.samples_per_s:
+        speedup = step.samples_per_s / solo.samples_per_s
+        # samples per step of the N-rank job over the reference's: N for replicas, 1 for a distributed model
+        factor = speedup * step.latency_ms.median / solo.latency_ms.median
+        lo, hi = bootstrap_ratio_ci(np.asarray(step.samples_ms), np.asarray(solo.samples_ms), np.median,
+                                    base_rounds=step.extra.get("rounds", 1), new_rounds=solo.extra.get("rounds", 1))
+        ci = (factor * lo, factor * hi)
+    comm = [r.extra.get("comm") for r in ranks]
+    has_comm = all(comm) and len(comm) == world
+    return ScalingRow(
+        label=step.label(), world_size=world,
+        solo_median_ms=solo.latency_ms.median if solo is not None and solo.latency_ms else None,
+        step_median_ms=step.latency_ms.median if step.latency_ms else None, rank_median_ms=medians,
+        solo_samples_per_s=solo.samples_per_s if solo is not None else None, samples_per_s=step.samples_per_s,
+        speedup=speedup, speedup_ci95=ci, efficiency=speedup / world if speedup is not None else None,
+        rank_skew=max(medians) / min(medians) - 1 if len(medians) == world and min(medians) > 0 else None,
+        comm_ms=tuple(c["comm_ms"]["median"] for c in comm) if has_comm else None,
+        comm_wait_ms=tuple(c["comm_wait_ms"]["median"] for c in comm) if has_comm else None,
+    )
+
+
+def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list[ScalingRow]:
+    """The scaling table of a multi-rank run's results (empty for an ordinary run), in plan order."""
+    groups: dict[int, dict] = {}
+    for r in results:
+        where = placement(r)
+        if where is None:
+            continue
+        group = groups.setdefault(where.config, {"solo": None, "ranks": {}, "step": None})
+        if where.role == "step":
+            group["step"] = r
+        elif where.role == "reference":
+            group["solo"] = r
+        elif where.role == "rank":
+            group["ranks"][where.rank] = r
+    return [_scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
+            for _, g in sorted(groups.items()) if g["step"] is not None and g["ranks"]]

@@ -1,0 +1,167 @@
+"""Many rank traces at once: each rank's trace is loaded and summarized in its own worker.
+
+:func:`map_rank_traces` is the primitive every multi-rank analysis builds on: it loads one Kineto
+trace per worker process (a local process pool by default, or the workers of an existing Dask
+cluster), calls a user function on that rank's :class:`~surrobench.trace.model.Timeline` there, and
+sends only the function's result back. A 100 MB trace becomes ~40 MB of columns in its worker
+(docs/benchmarks/trace-analysis.md); what travels back is whatever small summary the function returns,
+so the caller's memory does not grow with the number of ranks.
+
+Memory: each local worker runs under an address-space-independent cap on its private data
+(``RLIMIT_DATA``, setrlimit(2)), so a huge or hostile trace fails that rank with a clear error instead
+of exhausting the machine. On Dask the cluster's own worker memory limit applies
+(``dask worker --memory-limit``); the trace files must be readable at the same paths on its workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
+from pathlib import Path
+from typing import TypeVar
+
+from surrobench.errors import UsageError
+from surrobench.trace.kineto import load_kineto_files, trace_files
+from surrobench.trace.model import Timeline
+
+R = TypeVar("R")
+
+WORKER_MEMORY_BYTES = 2 << 30
+"""Default cap on one local worker's private data (bytes). Loading is streamed, so a worker needs about
+half the trace's JSON size plus ~150 MB of interpreter and numpy (measured on the 401 MB tiled trace:
+~200 MiB peak, docs/benchmarks/trace-analysis.md); 2 GiB leaves room for the caller's function."""
+
+DASK_CONNECT_TIMEOUT_S = 10
+"""Seconds to wait for the Dask scheduler before giving up with a usage error."""
+
+
+def rank_trace_files(paths: Path | str | Sequence[Path | str]) -> list[Path]:
+    """The rank trace files behind ``paths``: a folder (its ``.json``/``.json.gz`` files, sorted), one
+    file, or a list of files and folders.
+
+    Raises:
+        UsageError: a path does not exist, a folder holds no trace file, or a file is named twice.
+    """
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not items:
+        raise UsageError("no rank trace given")
+    files = [f for item in items for f in trace_files(Path(item))]
+    seen: set[Path] = set()
+    for f in files:
+        key = f.resolve()
+        if key in seen:
+            raise UsageError(f"{f}: given twice; list each rank's trace once")
+        seen.add(key)
+    return files
+
+
+def map_rank_traces(
+    paths: Path | str | Sequence[Path | str],
+    fn: Callable[[Timeline], R],
+    *,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+    worker_memory_bytes: int = WORKER_MEMORY_BYTES,
+) -> list[R]:
+    """``[fn(timeline of rank r) for each rank r]``, ordered by rank, each call in a worker.
+
+    Args:
+        paths: a folder of per-rank Kineto traces, or a list of trace files (see :func:`rank_trace_files`).
+            With more than one file each must carry ``distributedInfo.rank`` (torch.profiler writes it
+            under torch.distributed).
+        fn: runs in the worker on one rank's timeline (``timeline.meta.ranks == (r,)``) and returns that
+            rank's summary. It must be picklable (a module-level function or a ``functools.partial`` of
+            one) and should return something small: only its result travels back.
+        workers: local worker processes; ``None`` = one per usable core, no more than the files and no
+            more than available memory / ``worker_memory_bytes``. ``1`` runs everything in this process.
+        dask_scheduler: address of an existing Dask scheduler (``tcp://host:8786``); the per-rank calls
+            run on its workers instead of a local pool (needs the optional ``distributed`` package).
+        worker_memory_bytes: cap on each local worker's private data (see the module docstring).
+
+    Raises:
+        UsageError: a bad path or trace (the message names the file), two files with the same rank, a
+            worker over its memory cap or killed, ``workers < 1``, or Dask asked for but not installed
+            or not reachable.
+    """
+    files = rank_trace_files(paths)
+    many = len(files) > 1
+    if workers is not None and workers < 1:
+        raise UsageError(f"workers must be at least 1, got {workers}")
+    job = partial(_one_rank, fn=fn, many=many)
+    if dask_scheduler:
+        pairs = _on_dask(dask_scheduler, job, files)
+    else:
+        n = default_workers(len(files), worker_memory_bytes) if workers is None else min(workers, len(files))
+        pairs = [job(f) for f in files] if n == 1 else _on_pool(n, job, files, worker_memory_bytes)
+    return _by_rank(pairs, files)
+
+
+def default_workers(n_files: int, worker_memory_bytes: int = WORKER_MEMORY_BYTES) -> int:
+    """Worker count for ``n_files`` traces: usable cores, capped by the files and by available memory."""
+    import psutil
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    by_memory = psutil.virtual_memory().available // max(1, worker_memory_bytes)
+    return max(1, min(n_files, cores, by_memory))
+
+
+def _one_rank(file: Path, fn: Callable[[Timeline], R], many: bool) -> tuple[int, R]:
+    """(rank, fn(timeline)) for one trace file; runs in the worker."""
+    try:
+        timeline = load_kineto_files([Path(file)], many=many)
+    except MemoryError:
+        raise UsageError(f"{file}: loading this rank's trace ran out of the worker's memory cap; "
+                         "give the workers more memory or analyze fewer ranks at once") from None
+    return timeline.meta.ranks[0], fn(timeline)
+
+
+def _limit_memory(limit_bytes: int) -> None:
+    """Pool initializer: cap this worker's private data segment (``RLIMIT_DATA``)."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        limit_bytes = min(limit_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit_bytes, hard))
+
+
+def _on_pool(n: int, job: Callable, files: list[Path], limit_bytes: int) -> list:
+    methods = multiprocessing.get_all_start_methods()
+    # forkserver: workers fork from a clean server, not from a caller that may hold threads (torch, BLAS).
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    try:
+        with ProcessPoolExecutor(n, mp_context=context, initializer=_limit_memory,
+                                 initargs=(limit_bytes,)) as pool:
+            return list(pool.map(job, files))
+    except BrokenProcessPool:
+        raise UsageError(f"a worker process died while reading {len(files)} rank traces (out of memory?); "
+                         "retry with fewer workers") from None
+
+
+def _on_dask(address: str, job: Callable, files: list[Path]) -> list:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--dask-scheduler needs the 'distributed' package: pip install 'surrobench[dask]'"
+                         ) from None
+    try:
+        client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        futures = client.map(job, [str(f) for f in files], pure=False)
+        return client.gather(futures)
+    finally:
+        client.close()
+
+
+def _by_rank(pairs: list[tuple[int, R]], files: list[Path]) -> list[R]:
+    file_of: dict[int, Path] = {}
+    for (rank, _), file in zip(pairs, files):
+        if rank in file_of:
+            raise UsageError(f"{file}: rank {rank} also in {file_of[rank]}; keep one trace per rank")
+        file_of[rank] = file
+    return [result for _, result in sorted(pairs, key=lambda p: p[0])]

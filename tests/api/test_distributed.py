@@ -1,0 +1,136 @@
+"""Multi-process runs: the pieces on their own, and 2-process gloo runs on the CPU end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from surrobench.api.distributed import (
+    choose_parallel,
+    deal_configs,
+    distributed_run,
+    request_from_json,
+    request_to_json,
+    visible_devices,
+)
+from surrobench.errors import UsageError
+from surrobench.execution.ranks import RankEnv
+from surrobench.execution.sweep import SweepRequest
+from surrobench.results.scaling import placement, scaling_rows
+from surrobench.results.store import ResultStore
+from surrobench.workload.spec import ShapeSpec, parse_devices
+
+ROOT = Path(__file__).resolve().parents[2]
+HALO = str(ROOT / "examples" / "halo_conv2d.py")
+FAST = ["--warmup", "1", "--iters", "4", "--input-sets", "1", "--device", "cpu"]
+
+
+def _request(models=("fno2d",), shapes=(ShapeSpec(size=8), ShapeSpec(full=(1, 3, 8, 8)))) -> SweepRequest:
+    return SweepRequest(models=models, shapes=shapes, batches=(1, 2), precisions=("fp32",), modes=("eager",),
+                        device="cpu", warmup=1, iters=2, seed=0, cudnn_benchmark=False, input_sets=1,
+                        tag="t")
+
+
+def test_configs_are_dealt_round_robin_and_each_once():
+    dealt = deal_configs(7, 3)
+    assert dealt == [[0, 3, 6], [1, 4], [2, 5]]
+    assert sorted(i for share in deal_configs(10, 4) for i in share) == list(range(10))
+    assert deal_configs(1, 2) == [[0], []]
+
+
+def test_devices_are_taken_within_the_visible_ones():
+    assert visible_devices([1, 3], {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}) == "5,7"
+    with pytest.raises(UsageError, match="only 2 GPU"):
+        visible_devices([2], {"CUDA_VISIBLE_DEVICES": "0,1"})
+    assert parse_devices("0, 2") == [0, 2]
+    for bad in ("0,0", "-1", "a", "0,,1"):
+        with pytest.raises(UsageError):
+            parse_devices(bad)
+
+
+def test_request_survives_json():
+    request = _request()
+    assert request_from_json(json.loads(json.dumps(request_to_json(request)))) == request
+    assert request_from_json(request_to_json(_request(shapes=None))).shapes is None
+
+
+def test_parallel_mode_follows_the_factory():
+    assert choose_parallel(_request(), "auto") == "replicas"
+    assert choose_parallel(_request(models=(f"{HALO}:build",)), "auto") == "model"
+    with pytest.raises(UsageError, match="not a distributed model"):
+        choose_parallel(_request(), "model")
+    with pytest.raises(UsageError, match="--parallel 'pipeline'"):
+        choose_parallel(_request(), "pipeline")
+
+
+def test_multi_process_options_that_cannot_work_are_usage_errors(tmp_path):
+    db = tmp_path / "r.db"
+    with pytest.raises(UsageError, match="inside torchrun"):
+        distributed_run(_request(), "auto", db, nproc=2, rank_env=RankEnv(0, 2, 0, "torchrun"))
+    with pytest.raises(UsageError, match="needs --device cuda"):
+        distributed_run(_request(), "auto", db, devices=[0, 1])
+    with pytest.raises(UsageError, match="at least 2 processes"):
+        distributed_run(_request(), "auto", db, nproc=1)
+    assert not db.exists()
+
+
+@pytest.fixture
+def importable_src(monkeypatch):
+    """The ranks (torchrun's children) import surrobench from this checkout."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+
+
+def _stored(db: Path, out: Path):
+    run_id = json.loads(out.read_text())["run_id"]
+    with ResultStore(db) as store:
+        return store.load_run(run_id)
+
+
+def test_two_replicas_on_gloo(tmp_path, importable_src, capsys):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    code = run_cli(["run", "--nproc", "2", "--model", "pinn-mlp", "--shape", "64", "--batch", "1", "--db", str(db),
+                    "--json", str(out), *FAST])
+    assert code == 0
+    assert "scaling: one device" in capsys.readouterr().out
+    run = _stored(db, out)
+    assert run.env["parallel"] == "replicas" and run.env["world_size"] == 2 and len(run.env["ranks"]) == 2
+    roles = [(placement(r).role, placement(r).rank, placement(r).world_size) for r in run.results]
+    assert roles == [("reference", 0, 1), ("rank", 0, 2), ("rank", 1, 2), ("step", None, 2)]
+    ref, rank0, rank1, step = run.results
+    assert all(r.status == "ok" and len(r.samples_ms) == 4 for r in run.results)
+    assert step.samples_ms == tuple(max(a, b) for a, b in zip(rank0.samples_ms, rank1.samples_ms))
+    (row,) = scaling_rows(run.results)
+    assert row.speedup == pytest.approx(step.samples_per_s / ref.samples_per_s)
+    assert row.speedup == pytest.approx(2 * ref.latency_ms.median / step.latency_ms.median)  # 2 x batch per step
+    assert row.comm_ms is None  # replicas make no collective calls
+
+
+def test_distributed_factory_over_two_ranks_on_gloo(tmp_path, importable_src):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    assert run_cli(["run", "--nproc", "2", "--model", f"{HALO}:build", "--shape", "16", "--batch", "1",
+                    "--db", str(db), "--json", str(out), *FAST]) == 0
+    run = _stored(db, out)
+    assert run.env["parallel"] == "model"
+    ref, rank0, rank1, step = run.results
+    assert ref.input_shape == step.input_shape == (1, 64, 16, 16)
+    assert rank0.input_shape == rank1.input_shape == (1, 64, 8, 16)  # each rank its half of the rows
+    assert step.samples_per_s == pytest.approx(1 / (step.latency_ms.median / 1000))  # one global batch per step
+    (row,) = scaling_rows(run.results)
+    assert row.comm_ms is not None and all(c > 0 for c in row.comm_ms)  # the halo exchange was timed
+    assert min(row.comm_wait_ms) == 0.0 or min(row.comm_wait_ms) < max(row.comm_ms)
+
+
+def test_configs_spread_over_two_processes_into_one_run(tmp_path, importable_src):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    assert run_cli(["run", "--nproc", "2", "--parallel", "configs", "--model", "pinn-mlp", "--shape", "32,64",
+                    "--batch", "1,2", "--db", str(db), "--json", str(out), *FAST]) == 0
+    run = _stored(db, out)
+    places = sorted((placement(r).config, placement(r).rank) for r in run.results)
+    assert places == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    assert all(placement(r).role == "spread" and r.status == "ok" for r in run.results)
+    assert {r.input_shape for r in run.results} == {(1, 32, 3), (2, 32, 3), (1, 64, 3), (2, 64, 3)}

@@ -1,0 +1,69 @@
+import pytest
+import torch
+from conftest import TinySurrogate
+from torch import nn
+
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra
+from surrobench.execution.runner import prepare_model, run_config
+from surrobench.report.cells import failure_text, result_cells
+from surrobench.workload.spec import ShapeSpec
+
+# What PyTorch and CUDA said on the H200 (FNO bf16, FNO fp16 at 96x96, a GNN under graph capture, a
+# factorized FNO under torch.compile) and on the CPU.
+REAL_MESSAGES = {
+    "RuntimeError: Unsupported dtype BFloat16": "fft_no_bf16",
+    "RuntimeError: cuFFT only supports dimensions whose sizes are powers of two when computing in half precision, "
+    "but got a signal size of[96, 96]": "fft_half_size",
+    "RuntimeError: Unsupported dtype Half": "fft_no_half",
+    "RuntimeError: CUDA error: operation failed due to a previous error during capture": "graph_capture_sync",
+    "RuntimeError: CUDA error: operation not permitted when stream is capturing": "graph_capture_sync",
+    "InternalTorchDynamoError: NotImplementedError: ": "dynamo_unsupported",
+    "BackendCompilerFailed: backend='inductor' raised: LoweringException: complex128 not supported": "inductor_complex",
+    "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB": "out_of_memory",
+    "model output is not finite: 3 of 256 values are NaN or Inf": "nonfinite_output",
+}
+
+
+@pytest.mark.parametrize("message, cause", REAL_MESSAGES.items())
+def test_known_messages_get_their_cause(message, cause):
+    got = explain_failure(message)
+    assert got.cause_id == cause
+    assert got.line == {c: line for c, _, line in FAILURE_CAUSES}[cause]
+    assert "\n" not in got.line
+
+
+def test_unknown_failure_keeps_its_first_line_and_complex_outside_compile_is_not_inductor():
+    assert explain_failure("ValueError: bad reshape\nsecond line") == ("unknown", "ValueError: bad reshape")
+    assert explain_failure("TypeError: complex input expected").cause_id == "unknown"
+    assert explain_failure(None) == ("unknown", "")
+    cause_id, line = explain_failure(NotImplementedError("not done"))  # a tuple, unpacked by callers
+    assert cause_id == "unknown" and line == "NotImplementedError: not done"
+
+
+def test_cause_is_found_in_the_exception_chain():
+    try:
+        try:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+        except RuntimeError as inner:
+            raise ValueError("step failed") from inner
+    except ValueError as exc:
+        assert explain_failure(exc).cause_id == "graph_capture_sync"
+
+
+class _BF16Fft(nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft2(x.to(torch.bfloat16)).abs()
+
+
+def test_runner_records_the_explained_cause_and_keeps_the_original_error():
+    cfg = ExecConfig(model="tiny", shape=ShapeSpec(size=8), batch=1, precision="fp32", device="cpu", mode="eager",
+                     warmup=1, iters=2, cudnn_benchmark=False, seed=0, input_sets=1)  # fmt: skip
+    r = run_config(cfg, prepare_model(TinySurrogate(_BF16Fft), "cpu", 0))
+    assert r.status == "error" and r.error == "RuntimeError: Unsupported dtype BFloat16"
+    assert r.extra == failure_extra(r.error)
+    assert r.extra["failure_cause"] == "fft_no_bf16"
+    assert r.to_json()["error"] == "RuntimeError: Unsupported dtype BFloat16"
+    text = failure_text(r)
+    assert text.startswith("the FFT library has no bf16") and text.endswith("[RuntimeError: Unsupported dtype BFloat16]")
+    assert result_cells(r)["status"] == f"error: {text}"
