@@ -37,7 +37,7 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
     assert report["status"] == "ok" and report["steps"] > 1
     system = report["system"]
     python = [h for h in system["hotspots"] if h["source"] == "py-spy"]
-    mask = next(h for h in python if h["function"].startswith("make_boundary_mask (slow_mask_model.py)"))
+    mask = next((h for h in python if h["function"].startswith("make_boundary_mask (slow_mask_model.py)")), python)
     assert mask["share"] >= 0.5, python  # ~0.9 measured; the diagnosis names a host function from 0.10
     assert any(h["source"] == "perf" for h in system["hotspots"])
     assert system["task_clock_ms"] > 0 and system["wall_ms"] > 0

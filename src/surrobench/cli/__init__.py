@@ -14,10 +14,25 @@ import sys
 import threading
 
 import typer
+import typer.core
 
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
+#: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
+#: commands not named here follow in the order they were added.
+COMMAND_ORDER = ("run", "show", "history", "compare", "report", "profile", "analyze", "diagnose", "perf", "optimize",
+                 "calibrate", "models", "scenarios")
+
+
+class _OrderedGroup(typer.core.TyperGroup):
+    def list_commands(self, ctx) -> list[str]:
+        names = super().list_commands(ctx)
+        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
+        return sorted(names, key=lambda name: (rank.get(name, len(rank)), names.index(name)))
+
+
 app = typer.Typer(
+    cls=_OrderedGroup,
     name="surrobench",
     help="Benchmark, profile and diagnose the inference of physics surrogate models.",
     no_args_is_help=True,
@@ -29,6 +44,22 @@ app = typer.Typer(
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
 # the common base of usage errors from them rather than importing click, so both work.
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from surrobench import __version__
+
+        print(f"surrobench {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:  # fmt: skip
+    """Benchmark, profile and diagnose the inference of physics surrogate models."""
 
 
 def _register() -> None:

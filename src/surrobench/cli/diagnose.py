@@ -178,8 +178,25 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
         write_output(markdown, f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings), "--markdown")
 
 
+#: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
+_WORKLOAD_PARAMS = ("model", "shape", "batch", "precision", "mode", "device", "warmup", "iters", "seed",
+                    "cudnn_benchmark", "input_sets", "tag", "profile_wait", "profile_warmup", "profile_active",
+                    "trace_out", "system_pass", "trust_pickle")
+
+
+def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
+    """UsageError when a workload option was given on the command line with ``what`` (a TRACE or --run):
+    it would be silently ignored."""
+    given = [p for p in ctx.command.params if p.name in _WORKLOAD_PARAMS
+             and ctx.get_parameter_source(p.name).name == "COMMANDLINE"]
+    if given:
+        flags = ", ".join(p.opts[0] for p in given)
+        raise UsageError(f"{flags} describe a workload to run; with {what} they would be ignored: drop them")
+
+
 @app.command()
 def diagnose(
+    ctx: typer.Context,
     trace: Path | None = typer.Argument(None, help="Kineto trace (file or per-rank folder) or nsys export to "
                                                    "diagnose alone; omit to run the workload options."),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
@@ -202,6 +219,8 @@ def diagnose(
     check_writable(markdown, "--markdown")
     if trace is not None and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
+    if trace is not None or run_id is not None:
+        _refuse_workload_options(ctx, "a TRACE" if trace is not None else "--run")
     if trace is not None:
         if not trace.exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import platform
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,6 +83,21 @@ def _driver_version() -> str | None:
             return None
 
 
+def git_state() -> dict | None:
+    """``{"commit", "dirty"}`` of the git working tree the command runs in (the user's project), as
+    pytest-benchmark records with each run: ``dirty`` when a tracked file differs from the commit. None
+    outside a git tree or without git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                                text=True, timeout=30)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
 def fingerprint(device: str) -> dict:
     """The run's ``env`` object (run-v1): versions, host, CPU and, on CUDA, GPU name, driver and clocks.
 
@@ -101,6 +117,7 @@ def fingerprint(device: str) -> dict:
         "cpu_count": torch.get_num_threads(),
         "driver": None,
         "gpu_clocks": None,
+        "git": git_state(),
     }
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())

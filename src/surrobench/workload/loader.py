@@ -109,8 +109,9 @@ class FactorySurrogate(Surrogate):
     ``example_inputs`` hook with a ``group`` parameter gets the same group, so it can return this rank's
     part of the input (:meth:`with_group`).
 
-    Inputs: if the module defines ``example_inputs(batch, shape)`` (``shape`` the full shape tuple with
-    its batch dim set to ``batch``, or the bare int size), its result (a tensor or tuple of tensors) is
+    Inputs: if the factory has an ``example_inputs`` attribute, or else the module defines
+    ``example_inputs(batch, shape)`` (``shape`` the full shape tuple with its batch dim set to ``batch``, or
+    the bare int size), its result (a tensor or tuple of tensors) is
     moved to the device. The hook runs with the global CPU torch RNG seeded from a draw of ``generator`` and
     restored afterwards, so ``torch.randn`` inside it is reproducible and the caller's RNG state is
     untouched. Otherwise the single input is fp32 ``torch.randn`` of the full shape, or of
@@ -129,7 +130,10 @@ class FactorySurrogate(Surrogate):
         self._spec = spec
         self._factory_name = attr
         self._factory: Callable[[], object] = factory
-        self._hook: Callable[[int, object], object] | None = getattr(module, "example_inputs", None)
+        # the factory's own hook (``build.example_inputs = fn``) before the module's, so one module can hold
+        # several factories with different inputs
+        self._hook: Callable[[int, object], object] | None = (
+            getattr(factory, "example_inputs", None) or getattr(module, "example_inputs", None))
         self.takes_group = _has_group_parameter(factory)
         self._hook_takes_group = self._hook is not None and _has_group_parameter(self._hook)
         self._group = None

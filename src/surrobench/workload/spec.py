@@ -55,7 +55,7 @@ def _positive_int(token: str, flag: str, whole: str) -> int:
 
 
 def parse_shapes(text: str) -> list[ShapeSpec]:
-    """Parse ``--shape``: ``"128,256"`` or ``"1x3x128x128,1x3x256x256"``.
+    """Parse ``--shape``: ``"128,256"`` or ``"1x3x128x128,1x3x256x256"`` (duplicates dropped, order kept).
 
     Raises:
         UsageError: empty entries, non-integers, zero or negative dimensions.
@@ -69,12 +69,13 @@ def parse_shapes(text: str) -> list[ShapeSpec]:
             specs.append(ShapeSpec(full=dims))
         else:
             specs.append(ShapeSpec(size=_positive_int(token, "shape", text)))
-    return specs
+    return list(dict.fromkeys(specs))
 
 
 def parse_batches(text: str) -> list[int]:
-    """Parse ``--batch``: ``"1,2,4,8"``. Raises UsageError for non-positive or non-integer entries."""
-    return [_positive_int(t, "batch", text) for t in _split(text, "batch")]
+    """Parse ``--batch``: ``"1,2,4,8"`` (duplicates dropped, order kept). Raises UsageError for non-positive
+    or non-integer entries."""
+    return list(dict.fromkeys(_positive_int(t, "batch", text) for t in _split(text, "batch")))
 
 
 def parse_devices(text: str) -> list[int]:
