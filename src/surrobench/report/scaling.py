@@ -9,7 +9,7 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow
 
-SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 -> N",
+SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 → N",
                    "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
 
 
@@ -18,7 +18,7 @@ def _ms(value: float | None) -> str:
 
 
 def _list(values: tuple[float, ...] | None) -> str:
-    return "-" if not values else " / ".join(f"{v:.2f}" for v in values)
+    return "-" if not values else " / ".join(f"{v:.3g}" for v in values)
 
 
 def scaling_cells(row: ScalingRow) -> list[str]:
@@ -31,7 +31,7 @@ def scaling_cells(row: ScalingRow) -> list[str]:
     return [
         row.label, str(row.world_size), _ms(row.solo_median_ms), _ms(row.step_median_ms), _list(row.rank_median_ms),
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
-        f"{format_rate(row.solo_samples_per_s)} -> {format_rate(row.samples_per_s)}", speedup,
+        f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}", speedup,
         "-" if row.efficiency is None else f"{row.efficiency:.2f}", _list(row.comm_ms), _list(row.comm_wait_ms),
     ]
 
