@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
 from rich.table import Table
 
 from surrobench.report.cells import format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
-from surrobench.results.scaling import ScalingRow
+from surrobench.results.scaling import ScalingRow, placement
+from surrobench.results.schema import ConfigResult
+
+#: Configs drawn side by side in the per-rank figure; more panels are unreadable at report width.
+MAX_RANK_PANELS = 4
 
 SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 → N",
                    "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
@@ -45,6 +53,37 @@ def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
         cells = scaling_cells(row)
         table.add_row(rich_escape(cells[0]), *cells[1:])
     return table
+
+
+def _rank_label(r: ConfigResult) -> str:
+    label = placement(r).label()
+    comm = r.extra.get("comm")
+    return f"{label}\ncomm {comm['comm_ms']['median']:.3g} ms" if comm else label
+
+
+def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
+    """Per config of a multi-rank run, one box per row (the one-device reference, each rank, the step) of
+    its per-iteration latencies (ms; whiskers at 1.5 IQR), each rank labelled with its median time inside
+    collectives where the model made any; up to :data:`MAX_RANK_PANELS` configs. None for a run with no
+    rank rows."""
+    groups: dict[int, list[ConfigResult]] = defaultdict(list)
+    for r in results:
+        where = placement(r)
+        if where is not None and where.role in ("reference", "rank", "step") and r.samples_ms:
+            groups[where.config].append(r)
+    panels = [rs for _, rs in sorted(groups.items()) if any(placement(r).role == "rank" for r in rs)]
+    panels = panels[:MAX_RANK_PANELS]
+    if not panels:
+        return None
+    fig = Figure(figsize=(5.0 * len(panels), 1.2 + 0.5 * max(len(rs) for rs in panels)), layout="constrained")
+    for ax, rs in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
+        ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[_rank_label(r) for r in rs],
+                   flierprops={"markersize": 2})
+        ax.invert_yaxis()
+        step = next(r for r in rs if placement(r).role in ("step", "rank"))
+        ax.set(xlabel="latency ms per iteration", title=step.label())
+        ax.title.set_fontsize("small")
+    return fig
 
 
 def scaling_markdown(rows: list[ScalingRow]) -> str:
