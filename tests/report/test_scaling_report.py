@@ -39,3 +39,15 @@ def test_rank_figure_has_one_box_per_row_of_a_multi_rank_config():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["ref 1", "rank 0/2\ncomm 5 ms", "rank 1/2\ncomm 1 ms", "step 2"]
     assert rank_latencies([config([1.0, 2.0])]) is None
+
+
+def test_html_report_of_a_multi_rank_run_has_the_scaling_table_and_rank_figure():
+    from synthetic import run
+
+    from surrobench.report.html import ReportInput, render_report
+
+    page = render_report(ReportInput(runs=(run("multi", _rows()),)))
+    assert "Scaling: one device" in page and 'alt="per-rank latency distributions"' in page
+    assert "<th class=\"l\">ranks</th>" in page
+    plain = render_report(ReportInput(runs=(run("one", [config([1.0, 2.0])]),)))
+    assert "Scaling" not in plain and ">ranks<" not in plain
