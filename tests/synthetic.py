@@ -35,3 +35,22 @@ def run(run_id: str, results, *, device_name="Test CPU", created="2026-11-30T12:
     """A run of ``results`` with a minimal environment."""
     base_env = {"device": "cpu", "device_name": device_name, "torch": "2.13.0", "cuda": None}
     return RunRecord(run_id, created, tag, {**base_env, **(env or {})}, tuple(results))
+
+
+def multi_rank_rows(solo_ms, rank_ms, *, samples_per_step: int, config_index: int = 0, comm=None):
+    """The rows a multi-rank run stores for one config (``config`` results, batch 1): the one-device
+    reference with ``solo_ms`` samples, one rank per entry of ``rank_ms``, and the step (max per iteration);
+    ``comm`` (one dict per rank, as :func:`surrobench.results.scaling.comm_breakdown` returns) goes on the
+    rank rows."""
+    from dataclasses import replace
+
+    from surrobench.results.scaling import Placement, placed, step_result
+
+    world = len(rank_ms)
+    ranks = [config(ms) for ms in rank_ms]
+    if comm is not None:
+        ranks = [replace(r, extra={**r.extra, "comm": c}) for r, c in zip(ranks, comm)]
+    step = step_result(ranks, samples_per_step, 64 * 64, ranks[0].input_shape)
+    return [placed(config(solo_ms), Placement(config_index, "reference", 0, 1, "h", None)),
+            *(placed(r, Placement(config_index, "rank", i, world, "h", None)) for i, r in enumerate(ranks)),
+            placed(step, Placement(config_index, "step", None, world))]

@@ -83,3 +83,4 @@ def test_ordinary_runs_have_no_placement_and_no_scaling_rows():
     r = _result([1.0, 2.0])
     assert placement(r) is None and scaling_rows([r]) == []
     assert placement(placed(r, Placement(3, "spread", 1, 1, "h", "GPU-x"))).device_uuid == "GPU-x"
+

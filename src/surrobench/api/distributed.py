@@ -184,16 +184,16 @@ def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: in
     return run_on_ranks(request, parallel, db, rank_env, command=command)
 
 
-def _rank_facts(env: RankEnv) -> dict:
+def _rank_facts(env: RankEnv, device: str) -> dict:
     return {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(),
-            "device_uuid": device_uuid() if torch.cuda.is_available() else None}
+            "device_uuid": device_uuid() if device == "cuda" else None}
 
 
 def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env: RankEnv, groups: RankGroups,
            command: str | None) -> tuple[str, list[dict]]:
     """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks."""
     facts: list = [None] * env.world_size
-    dist.all_gather_object(facts, _rank_facts(env), group=groups.control)
+    dist.all_gather_object(facts, _rank_facts(env, request.device), group=groups.control)
     run_id = [None]
     if env.rank == 0:
         run_env = fingerprint(request.device)

@@ -15,7 +15,10 @@ from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, 
 from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.errors import EXIT_REGRESSION, UsageError
 from surrobench.report.comparison import comparison_markdown, comparison_tables
+from surrobench.report.escape import md_escape
+from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.results.compare import DEFAULT_THRESHOLD, check_gate_inputs, compare_runs, gate_failed
+from surrobench.results.scaling import scaling_rows
 from surrobench.results.store import ResultStore
 
 HISTORY_SCHEMA = "surrobench/history-v1"
@@ -61,9 +64,15 @@ def compare(
                        new_ops=load_op_tables(new, db, new_run))  # fmt: skip
     for table in comparison_tables(cmp):
         console.print(table)
+    scaling = [(f"scaling of {side} {run.run_id}", scaling_rows(run.results))
+               for side, run in (("BASE", base_run), ("NEW", new_run))]
+    for title, rows in scaling:
+        if rows:
+            console.print(scaling_table(rows, title=rich_escape(title)))
     write_json(json_out, cmp.to_json())
     if markdown is not None:
-        write_output(markdown, comparison_markdown(cmp), "--markdown")
+        write_output(markdown, comparison_markdown(cmp) + "".join(
+            f"\n### {md_escape(title)}\n\n{scaling_markdown(rows)}" for title, rows in scaling if rows), "--markdown")
     if fail_on_regression and gate_failed(cmp):
         raise typer.Exit(EXIT_REGRESSION)
 

@@ -12,6 +12,7 @@ from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
+from surrobench.results.scaling import placement
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8
@@ -21,6 +22,11 @@ COLUMNS = (
 )  # fmt: skip
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
 _VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "unchanged": "", "not_compared": "yellow"}
+
+
+def comparison_columns(cmp: RunComparison) -> tuple[str, ...]:
+    """:data:`COLUMNS`, led by ``ranks`` when a matched config comes from a multi-rank run."""
+    return (("ranks",) if any(placement(c.base) for c in cmp.configs) else ()) + COLUMNS
 
 
 def pair_label(c: ConfigComparison) -> str:
@@ -58,7 +64,7 @@ def _mib(v: int | None) -> float | None:
 
 
 def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
-    """One dict per matched config, keys :data:`COLUMNS`, values formatted plain text (not escaped)."""
+    """One dict per matched config, keys :func:`comparison_columns`, values formatted plain text (not escaped)."""
     rows = []
     for c in cmp.configs:
         b, n = c.base, c.new
@@ -69,7 +75,9 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         peak = _pair(_mib(b.peak_mem_bytes), _mib(n.peak_mem_bytes), ".1f")
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
+        where = placement(b)
         rows.append({
+            "ranks": where.label() if where is not None else "-",
             "model": b.model, "shape": b.shape_text(), "B": str(b.batch),
             "precision": _field(b.precision, n.precision), "mode": _field(b.mode, n.mode),
             "median ms": median, "median ratio [95% CI]": _ratio_ci(c.median_ratio), "P95 ms": p95,
@@ -101,11 +109,12 @@ def comparison_tables(cmp: RunComparison) -> list[Table]:
     """Rich tables: the before/after table, unmatched configs, environment differences, op diffs."""
     main = Table(title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}",
                  caption=summary_line(cmp))  # fmt: skip
-    for col in COLUMNS:
-        main.add_column(col, justify="left" if col in ("model", "shape", "mode", "top op share") else "right")
+    columns = comparison_columns(cmp)
+    for col in columns:
+        main.add_column(col, justify="left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right")
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
         style = _VERDICT_STYLE[c.verdict]
-        cells = [rich_escape(row[col]) for col in COLUMNS]
+        cells = [rich_escape(row[col]) for col in columns]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
         main.add_row(*cells)
     tables = [main]
@@ -155,7 +164,8 @@ def unmatched_rows(cmp: RunComparison) -> list[tuple[str, ...]]:
 def comparison_markdown(cmp: RunComparison) -> str:
     """The comparison as GitHub-flavoured Markdown (tables, notes, unmatched configs, env, op diffs)."""
     lines = [f"## compare BASE `{cmp.base_run_id}` → NEW `{cmp.new_run_id}`", "", summary_line(cmp), ""]
-    lines.append(md_table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp))))
+    columns = comparison_columns(cmp)
+    lines.append(md_table(columns, ([row[c] for c in columns] for row in comparison_rows(cmp))))
     notes = [f"- {pair_label(c)}: {note}" for c in cmp.configs for note in c.notes]
     if notes:
         lines += ["### notes", "", *(md_escape(n, newline=" ") for n in notes), ""]

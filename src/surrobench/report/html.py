@@ -21,9 +21,11 @@ from surrobench.report import plots
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
 from surrobench.report.comparison import (
-    COLUMNS, UNMATCHED_COLUMNS, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
+    UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
+from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
+from surrobench.results.scaling import placement, scaling_rows
 from surrobench.results.schema import RunRecord
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
@@ -92,8 +94,27 @@ def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: S
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _result_columns(run: RunRecord) -> dict[str, str]:
+    """:data:`_RESULT_COLUMNS`, led by ``ranks`` for a multi-rank run."""
+    ranked = any(placement(r) for r in run.results)
+    return {**({"ranks": "ranks"} if ranked else {}), **_RESULT_COLUMNS}
+
+
 def _result_rows(run: RunRecord) -> list[list[str]]:
-    return [[cells[key] for key in _RESULT_COLUMNS.values()] for cells in map(result_cells, run.results)]
+    columns = _result_columns(run)
+    return [[cells[key] for key in columns.values()] for cells in map(result_cells, run.results)]
+
+
+def _scaling(run: RunRecord) -> str:
+    """A multi-rank run's scaling table and per-rank figure; empty for an ordinary run."""
+    rows = scaling_rows(run.results)
+    if not rows:
+        return ""
+    return "\n".join(p for p in (
+        "<h3>Scaling: one device (rank 0 alone) vs all ranks together</h3>",
+        _table(SCALING_COLUMNS, (scaling_cells(row) for row in rows), left=("config",)),
+        _figure(rank_latencies(run.results), "per-rank latency distributions"),
+    ) if p)
 
 
 def _run_section(run: RunRecord) -> str:
@@ -101,8 +122,10 @@ def _run_section(run: RunRecord) -> str:
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
-        _table(tuple(_RESULT_COLUMNS), _result_rows(run), left=("model", "shape", "mode", "top op", "status"),
+        _table(tuple(_result_columns(run)), _result_rows(run),
+               left=("ranks", "model", "shape", "mode", "top op", "status"),
                row_classes=["" if r.status == "ok" else "failed" for r in run.results]),
+        _scaling(run),
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
@@ -115,8 +138,9 @@ def _comparison_section(cmp: RunComparison) -> str:
         f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
         f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
         f"1 ± threshold and a Mann-Whitney U p-value under alpha.</p>",
-        _table(COLUMNS, ([row[c] for c in COLUMNS] for row in comparison_rows(cmp)),
-               left=("model", "shape", "mode", "top op share", "verdict"), row_classes=[c.verdict for c in cmp.configs]),
+        _table(comparison_columns(cmp), ([row[c] for c in comparison_columns(cmp)] for row in comparison_rows(cmp)),
+               left=("ranks", "model", "shape", "mode", "top op share", "verdict"),
+               row_classes=[c.verdict for c in cmp.configs]),
         _figure(plots.ratio_forest(cmp), "latency ratio per config"),
     ]  # fmt: skip
     notes = [f"{pair_label(c)}: {n}" for c in cmp.configs for n in c.notes]

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
+
+from matplotlib.figure import Figure
 from rich.table import Table
 
 from surrobench.report.cells import format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
-from surrobench.results.scaling import ScalingRow
+from surrobench.results.scaling import ScalingRow, placement
+from surrobench.results.schema import ConfigResult
 
-SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 -> N",
+#: Configs drawn side by side in the per-rank figure; more panels are unreadable at report width.
+MAX_RANK_PANELS = 4
+
+SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 → N",
                    "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
 
 
@@ -18,7 +26,7 @@ def _ms(value: float | None) -> str:
 
 
 def _list(values: tuple[float, ...] | None) -> str:
-    return "-" if not values else " / ".join(f"{v:.2f}" for v in values)
+    return "-" if not values else " / ".join(f"{v:.3g}" for v in values)
 
 
 def scaling_cells(row: ScalingRow) -> list[str]:
@@ -31,7 +39,7 @@ def scaling_cells(row: ScalingRow) -> list[str]:
     return [
         row.label, str(row.world_size), _ms(row.solo_median_ms), _ms(row.step_median_ms), _list(row.rank_median_ms),
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
-        f"{format_rate(row.solo_samples_per_s)} -> {format_rate(row.samples_per_s)}", speedup,
+        f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}", speedup,
         "-" if row.efficiency is None else f"{row.efficiency:.2f}", _list(row.comm_ms), _list(row.comm_wait_ms),
     ]
 
@@ -45,6 +53,37 @@ def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
         cells = scaling_cells(row)
         table.add_row(rich_escape(cells[0]), *cells[1:])
     return table
+
+
+def _rank_label(r: ConfigResult) -> str:
+    label = placement(r).label()
+    comm = r.extra.get("comm")
+    return f"{label}\ncomm {comm['comm_ms']['median']:.3g} ms" if comm else label
+
+
+def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
+    """Per config of a multi-rank run, one box per row (the one-device reference, each rank, the step) of
+    its per-iteration latencies (ms; whiskers at 1.5 IQR), each rank labelled with its median time inside
+    collectives where the model made any; up to :data:`MAX_RANK_PANELS` configs. None for a run with no
+    rank rows."""
+    groups: dict[int, list[ConfigResult]] = defaultdict(list)
+    for r in results:
+        where = placement(r)
+        if where is not None and where.role in ("reference", "rank", "step") and r.samples_ms:
+            groups[where.config].append(r)
+    panels = [rs for _, rs in sorted(groups.items()) if any(placement(r).role == "rank" for r in rs)]
+    panels = panels[:MAX_RANK_PANELS]
+    if not panels:
+        return None
+    fig = Figure(figsize=(5.0 * len(panels), 1.2 + 0.5 * max(len(rs) for rs in panels)), layout="constrained")
+    for ax, rs in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
+        ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[_rank_label(r) for r in rs],
+                   flierprops={"markersize": 2})
+        ax.invert_yaxis()
+        step = next(r for r in rs if placement(r).role in ("step", "rank"))
+        ax.set(xlabel="latency ms per iteration", title=step.label())
+        ax.title.set_fontsize("small")
+    return fig
 
 
 def scaling_markdown(rows: list[ScalingRow]) -> str:

@@ -42,6 +42,7 @@ import numpy as np
 from scipy import stats as sps
 
 from surrobench.errors import UsageError
+from surrobench.results.scaling import rank_key
 from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
 
@@ -292,7 +293,9 @@ def compare_runs(
 def match_configs(
     base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...], ignore_fields: tuple[str, ...] = ()
 ) -> tuple[list[tuple[ConfigResult, ConfigResult]], tuple[ConfigResult, ...], tuple[ConfigResult, ...]]:
-    """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``), in BASE order.
+    """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``) and equal place in a
+    multi-rank run (:func:`~surrobench.results.scaling.rank_key`: rank r of N with rank r of N, the step
+    with the step, one-device results with each other), in BASE order.
 
     A key repeated within a run pairs in order of occurrence; the surplus is unmatched.
 
@@ -309,7 +312,7 @@ def match_configs(
 
     def match_key(r: ConfigResult) -> tuple:
         key = r.key()
-        return tuple(key[i] for i in kept)
+        return (*(key[i] for i in kept), rank_key(r))
 
     by_key: dict[tuple, list[ConfigResult]] = defaultdict(list)
     for r in new:

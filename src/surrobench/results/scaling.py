@@ -72,6 +72,18 @@ def placement(result: ConfigResult) -> Placement | None:
     return None if d is None else Placement(**d)
 
 
+def rank_key(result: ConfigResult) -> tuple:
+    """What a result's placement adds to its config identity when runs are matched: a one-device result
+    (an ordinary run's, a multi-rank run's reference, a config dealt to one device) is ``("one",)``, so
+    those match each other; a rank row is ``("rank", rank, N)`` and a step row ``("step", N)``."""
+    where = placement(result)
+    if where is None or where.role in ("reference", "spread"):
+        return ("one",)
+    if where.role == "rank":
+        return ("rank", where.rank, where.world_size)
+    return ("step", where.world_size)
+
+
 def placed(result: ConfigResult, where: Placement) -> ConfigResult:
     """A copy of ``result`` carrying ``where``."""
     return replace(result, extra={**result.extra, "placement": where.to_json()})
