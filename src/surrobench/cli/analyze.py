@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.cli import app
-from surrobench.cli.options import check_writable, write_json
+from surrobench.cli.options import check_writable, console, write_json
 from surrobench.trace import load_trace
 
 _NAME_WIDTH = 60
@@ -116,5 +116,5 @@ def analyze(
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams."""
     check_writable(json_path, "--json")
     report = analyze_timeline(load_trace(path), gap_threshold_ns=round(gap_threshold_us * 1e3))
-    Console().print(render_timeline(report))
+    console.print(render_timeline(report))  # the one console: the same piped width as every command
     write_json(json_path, report.to_dict())

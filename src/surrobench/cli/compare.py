@@ -7,9 +7,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.cli import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_op_tables, load_run_ref
@@ -62,7 +62,7 @@ def compare(
     cmp = compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
                        ignore_fields=parse_fields(ignore_field), base_ops=load_op_tables(base, db, base_run),
                        new_ops=load_op_tables(new, db, new_run))  # fmt: skip
-    for table in comparison_tables(cmp):
+    for table in comparison_tables(cmp, width=console.width):
         console.print(table)
     scaling = [(f"scaling of {side} {run.run_id}", scaling_rows(run.results))
                for side, run in (("BASE", base_run), ("NEW", new_run))]
@@ -106,11 +106,11 @@ def history(
         raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
     with ResultStore(db) as store:
         runs = store.list_runs(model=model, tag=tag, since=since)
-    table = Table(title=f"runs in {rich_escape(str(db))}")
-    for col in ("run id", "created", "tag", "device", "models", "configs", "failed"):
-        table.add_column(col, justify="right" if col in ("configs", "failed") else "left")
-    for r in runs:
-        table.add_row(*map(rich_escape, (r.run_id, r.created, r.tag or "-", r.device_name or "-", ", ".join(r.models),
-                                    str(r.n_configs), str(r.n_failed))))  # fmt: skip
-    console.print(table)
+    # run ids and times are copied from here: never cut (report.fit); the device name goes first
+    columns = [Col("run id", keep=True), Col("created", keep=True), Col("state", keep=True, minor=1), Col("tag"),
+               Col("device", minor=2), Col("models"), Col("configs", "right", keep=True),
+               Col("failed", "right", keep=True)]
+    rows = [list(map(rich_escape, (r.run_id, r.created[:16].replace("T", " "), r.state, r.tag or "-", r.device_name or "-",
+                                   ", ".join(r.models), str(r.n_configs), str(r.n_failed)))) for r in runs]
+    console.print(fit_table(columns, rows, console.width, title=f"runs in {rich_escape(str(db))}"))
     write_json(json_out, {"schema": HISTORY_SCHEMA, "runs": [asdict(r) for r in runs]})

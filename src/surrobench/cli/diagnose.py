@@ -171,7 +171,7 @@ def _perf_label(report: dict) -> str:
 
 def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
     """Print the judgment table; also write it as markdown to ``markdown``."""
-    console.print(findings_rich(findings, rich_escape(title)))
+    console.print(findings_rich(findings, rich_escape(title), width=console.width))
     if not findings:
         console.print("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
     if markdown is not None:

@@ -66,7 +66,7 @@ def profile(
     for report in profiles:
         if report["status"] != "ok":
             continue
-        console.print(op_table_rich(report, top))
+        console.print(op_table_rich(report, top, width=console.width))
         for line in reading_lines(report["readings"]):
             console.print(rich_escape(line), highlight=False)
         if report["trace_path"]:

@@ -91,7 +91,8 @@ def render_phase_report(report: PerfReport | NsysReport):
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
     """The results table (one row per rank, reference and step), the scaling table and the warnings."""
     console.print(results_table(record.results, title=f"run {record.run_id} on {record.env['world_size']} x "
-                                f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})"))
+                                f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})",
+                                width=console.width))
     rows = scaling_rows(record.results)
     if rows:
         console.print(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
@@ -149,7 +150,8 @@ def run(
         except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
             write_json(json_out, exc.record.to_json())
             raise
-    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env['device_name']}")))
+    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env['device_name']}"),
+                                width=console.width))
     if profile in ("perf", "nsys"):
         for report in reports:
             console.print(render_phase_report(report))

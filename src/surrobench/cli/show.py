@@ -28,7 +28,8 @@ def show(
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run_ref(run, db)
-    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")))
+    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}"),
+                                width=console.width))
     scaling = scaling_rows(record.results)
     if scaling:
         console.print(scaling_table(scaling, title="scaling: one device (rank 0 alone) vs all ranks together"))

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 from surrobench.results.scaling import placement
@@ -105,18 +106,25 @@ def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def comparison_tables(cmp: RunComparison) -> list[Table]:
-    """Rich tables: the before/after table, unmatched configs, environment differences, op diffs."""
-    main = Table(title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}",
-                 caption=summary_line(cmp))  # fmt: skip
+#: Columns of the terminal table dropped first on a narrow terminal (the highest first); the rest are kept
+#: whole, stacked per config when they do not fit (:func:`~surrobench.report.fit.fit_table`).
+_MINOR = {"p (MWU)": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]": 2, "P95 ms": 1}
+
+
+def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Table]:
+    """Rich tables: the before/after table (fitted to ``width`` terminal cells), unmatched configs,
+    environment differences, op diffs."""
     columns = comparison_columns(cmp)
-    for col in columns:
-        main.add_column(col, justify="left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right")
+    rows = []
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
         style = _VERDICT_STYLE[c.verdict]
         cells = [rich_escape(row[col]) for col in columns]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
-        main.add_row(*cells)
+        rows.append(cells)
+    cols = [Col(col, "left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right",
+                keep=col not in ("model", "top op share"), minor=_MINOR.get(col, 0)) for col in columns]
+    main = fit_table(cols, rows, width, title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW "
+                     f"{rich_escape(cmp.new_run_id)}", caption=summary_line(cmp))
     tables = [main]
     notes = [(c, note) for c in cmp.configs for note in c.notes]
     if notes:

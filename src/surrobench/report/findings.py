@@ -10,6 +10,7 @@ from rich.table import Table
 
 from surrobench.analysis.findings import Finding
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
 PROFILER_SIDE = ("profiler", "roofline")
@@ -29,17 +30,19 @@ def _row(f: Finding) -> list[str]:
 HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action", "est. gain ms")
 
 
-def findings_rich(findings: list[Finding], title: str) -> Table:
-    """A rich table, one row per finding, most important first (as given); every cell is text, never
-    markup (:func:`~surrobench.report.escape.rich_escape`), the caller's ``title`` is markup."""
-    table = Table(title=title, show_lines=True)
-    for col in HEADER:
-        table.add_column(col, justify="right" if col == "est. gain ms" else "left", overflow="fold")
+def findings_rich(findings: list[Finding], title: str, width: int | None = None) -> Table:
+    """A rich table, one row per finding, most important first (as given), fitted to ``width`` terminal
+    cells (kind, severity and gain never cut; one stacked block per finding when the columns do not fit:
+    :func:`~surrobench.report.fit.fit_table`). Every cell is text, never markup
+    (:func:`~surrobench.report.escape.rich_escape`); the caller's ``title`` is markup."""
+    rows = []
     for f in findings:
         cells = [rich_escape(c) for c in _row(f)]
         cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
-        table.add_row(*cells)
-    return table
+        rows.append(cells)
+    columns = [Col(col, "right" if col == "est. gain ms" else "left", keep=col in ("kind", "severity", "est. gain ms"))
+               for col in HEADER]
+    return fit_table(columns, rows, width, title=title, show_lines=True)
 
 
 def findings_markdown(findings: list[Finding]) -> str:

@@ -10,9 +10,9 @@ from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
-_MIN_WIDTH = {"op": 30, "category": 22}  # op and category names stay readable; shapes give way
 _COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB",
             "self mem MiB", "input shapes")  # fmt: skip
 
@@ -85,17 +85,19 @@ def reading_lines(readings: dict) -> list[str]:
             f"3. memory-bound candidates: {memory}", f"4. shapes: {shapes}"]  # fmt: skip
 
 
-def op_table_rich(report: dict, top_n: int) -> Table:
-    """A rich table of the first ``top_n`` ops, titled with the config and the summary line."""
-    table = Table(title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
-    for name in _COLUMNS:
-        left = name in ("op", "category", "input shapes")
-        shapes = name == "input shapes"
-        table.add_column(name, justify="left" if left else "right", no_wrap=True,
-                         min_width=None if shapes else _MIN_WIDTH.get(name, len(name)), max_width=40 if shapes else None)
-    for row in op_rows(report["op_table"], top_n, max_shapes=1):
-        table.add_row(*map(rich_escape, row))
-    return table
+#: Op table columns dropped first on a narrow terminal (the highest first).
+_MINOR = {"input shapes": 7, "self mem MiB": 6, "mem MiB": 5, "total dev us": 4, "self CPU us": 3, "calls": 2,
+          "category": 1}
+
+
+def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
+    """A rich table of the first ``top_n`` ops, titled with the config and the summary line, fitted to
+    ``width`` terminal cells: numbers never cut, op names and shapes wrap, minor columns dropped first
+    (:func:`~surrobench.report.fit.fit_table`)."""
+    columns = [Col(name, "left" if name in ("op", "category", "input shapes") else "right",
+                   keep=name not in ("op", "category", "input shapes"), minor=_MINOR.get(name, 0)) for name in _COLUMNS]
+    rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
+    return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
 
 
 def profile_markdown(reports: list[dict], top_n: int) -> str:

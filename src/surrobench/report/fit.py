@@ -1,0 +1,86 @@
+"""Tables that fit the terminal without cutting a number or an id.
+
+Rich squeezes a table that is too wide by cutting cells with an ellipsis (``382.…``, ``1x3x…``) or by
+breaking words (``severit y``). :func:`fit_table` sizes the columns itself: columns of numbers and ids
+(``keep``) are never wrapped or cut, free text wraps at spaces; when the kept columns still do not fit,
+minor columns are dropped (highest ``minor`` first), and when even that is not enough each row is
+stacked as ``field  value`` lines, so every value is still printed whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+#: Rich's cell padding (one space each side) and the vertical rule between cells.
+_PER_COLUMN = 3
+#: Narrowest width a free-text column is squeezed to before columns are dropped.
+_MIN_TEXT_WIDTH = 8
+#: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
+_STACKED_FIELD_WIDTH = 12
+
+
+@dataclass(frozen=True)
+class Col:
+    """One column: ``keep`` for numbers and ids (never wrapped or cut); ``minor`` > 0 for a column that may
+    be dropped to fit (the highest first)."""
+
+    header: str
+    justify: str = "left"
+    keep: bool = False
+    minor: int = 0
+
+
+def _cell_len(cell: str) -> int:
+    return max((Text.from_markup(line).cell_len for line in cell.split("\n")), default=0)
+
+
+def _need(col: Col, cells: list[str]) -> int:
+    """The narrowest width ``col`` may take: a kept column its widest cell and its whole header (rich does not
+    wrap the header of a column it does not wrap), a text column a few characters but its longest header word."""
+    widest = max((_cell_len(c) for c in cells), default=0)
+    if col.keep:
+        return max(len(col.header), widest)
+    return max(max((len(word) for word in col.header.split()), default=1), min(widest, _MIN_TEXT_WIDTH))
+
+
+def fit_table(columns: Sequence[Col], rows: Sequence[Sequence[str]], width: int | None, *, title: str | None = None,
+              caption: str | None = None, show_lines: bool = False) -> Table:
+    """A rich table of ``rows`` (markup strings, already escaped) that fits ``width`` cells without cutting
+    a kept cell (None: no limit). Drops minor columns, then stacks rows (module docstring)."""
+    keep = list(range(len(columns)))
+    need = [_need(col, [row[i] for row in rows]) for i, col in enumerate(columns)]
+
+    def total() -> int:
+        return sum(need[i] for i in keep) + _PER_COLUMN * len(keep) + 1
+
+    if width is not None:
+        minors = sorted((i for i, c in enumerate(columns) if c.minor), key=lambda i: -columns[i].minor)
+        while total() > width and minors:
+            keep.remove(minors.pop(0))
+        if total() > width:
+            return _stacked(columns, rows, title, caption)
+    table = Table(title=title, caption=caption, show_lines=show_lines)
+    for i in keep:
+        col = columns[i]
+        table.add_column(col.header, justify=col.justify, no_wrap=col.keep, min_width=need[i] if col.keep else None,
+                         overflow="ellipsis" if col.keep else "fold")
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
+    return table
+
+
+def _stacked(columns: Sequence[Col], rows: Sequence[Sequence[str]], title: str | None, caption: str | None) -> Table:
+    """One ``field  value`` line per cell, rows separated by a rule: for terminals too narrow for the columns."""
+    table = Table(title=title, caption=caption, show_header=False, box=box.SIMPLE_HEAD)
+    longest_word = max((len(word) for col in columns for word in col.header.split()), default=1)
+    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest_word))
+    table.add_column("value", overflow="fold")
+    for row in rows:
+        for j, (col, cell) in enumerate(zip(columns, row)):
+            table.add_row(col.header, cell, end_section=j == len(columns) - 1)
+    return table
