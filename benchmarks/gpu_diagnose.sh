@@ -8,7 +8,8 @@ set -uo pipefail
 out=${1:?usage: benchmarks/gpu_diagnose.sh OUT_DIR}
 mkdir -p "$out"
 work=$(mktemp -d)
-export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1 COLUMNS=250
+# the calibrated ceilings live per machine in the cache folder; this run keeps its own
+export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1 COLUMNS=250 SURROBENCH_CACHE_DIR=$work/cache
 sb() { python3 -m surrobench "$@"; }
 db=$work/diagnose.db
 {
@@ -17,7 +18,7 @@ db=$work/diagnose.db
 } > "$out/versions.txt" 2>&1
 
 {
-  echo "== calibrate"; sb calibrate --device cuda --db "$db" --json "$work/ceilings.json"
+  echo "== calibrate"; sb calibrate --device cuda --json "$work/ceilings.json"
   echo "calibrate exit code: $?"
 } > "$out/calibrate.txt" 2>&1
 

@@ -50,6 +50,14 @@ class ReturnsNaN(nn.Module):
         return x * float("nan")
 
 
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own per-machine cache (calibrated ceilings): never the user's ~/.cache."""
+    from surrobench.results.ceilings import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def tiny():
     return TinySurrogate()

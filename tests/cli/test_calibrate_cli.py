@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from conftest import run_cli
 
 from surrobench.analysis.roofline import Ceilings
 from surrobench.execution.env import fingerprint
-from surrobench.results.store import ResultStore, add_ceilings, load_ceilings
+from surrobench.results.ceilings import CACHE_ENV, cache_dir, load_ceilings, save_ceilings
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -21,7 +22,7 @@ from surrobench.results.store import ResultStore, add_ceilings, load_ceilings
     (["--copy-mib", "1"], "--copy-mib 1: must be >= 16 on cpu"),
 ])  # fmt: skip
 def test_calibrate_rejects_non_positive_and_tiny_sizes_naming_only_the_flag(tmp_path, capsys, flags, message):
-    assert run_cli(["calibrate", "--device", "cpu", "--db", str(tmp_path / "c.db"), *flags]) == 2
+    assert run_cli(["calibrate", "--device", "cpu", *flags]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"surrobench: error: {message}" in err
     named = {"--matmul-n", "--copy-mib", "--iters"} - {flags[0]}
@@ -29,20 +30,30 @@ def test_calibrate_rejects_non_positive_and_tiny_sizes_naming_only_the_flag(tmp_
 
 
 def test_rejected_tiny_calibration_keeps_the_stored_one(tmp_path):
-    db, name = tmp_path / "c.db", fingerprint("cpu")["device_name"]
+    name, threads = fingerprint("cpu")["device_name"], torch.get_num_threads()
     good = Ceilings(name, 21.0, {"fp32": 0.07, "bf16": 0.13}, "2026-11-30T00:00:00+00:00", "good")
-    with ResultStore(db) as store:
-        add_ceilings(store, good)
-    assert run_cli(["calibrate", "--device", "cpu", "--db", str(db), "--matmul-n", "1", "--copy-mib", "1",
-                    "--iters", "1"]) == 2
-    with ResultStore(db) as store:
-        assert load_ceilings(store, name) == good
+    save_ceilings(good, threads)
+    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "1", "--copy-mib", "1", "--iters", "1"]) == 2
+    assert load_ceilings(name, threads) == good
+
+
+def test_ceilings_are_per_machine_and_thread_count_not_per_database(tmp_path, monkeypatch):
+    """A diagnosis in another folder (another --db) found no ceilings when they lived in the database."""
+    monkeypatch.setenv(CACHE_ENV, "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "surrobench"
+    c = Ceilings("CPU X", 21.0, {"fp32": 0.07}, "2026-12-01", "t")
+    assert save_ceilings(c, 2) == tmp_path / "xdg" / "surrobench" / "ceilings.json"
+    assert load_ceilings("CPU X", 2) == c and load_ceilings("CPU X", 1) is None and load_ceilings("CPU Y", 2) is None
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "override"))
+    assert load_ceilings("CPU X", 2) is None and cache_dir() == tmp_path / "override"
 
 
 def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
     db, out = tmp_path / "r.db", tmp_path / "d.json"
-    with ResultStore(db) as store:  # a degenerate calibration: fp32 matmul measured as 0 TFLOP/s
-        add_ceilings(store, Ceilings(fingerprint("cpu")["device_name"], 21.0, {"fp32": 0.0}, "2026-11-30", "bad"))
+    # a degenerate calibration: fp32 matmul measured as 0 TFLOP/s
+    save_ceilings(Ceilings(fingerprint("cpu")["device_name"], 21.0, {"fp32": 0.0}, "2026-11-30", "bad"),
+                  torch.get_num_threads())
     assert run_cli(["diagnose", "--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1", "--device",
                     "cpu", "--db", str(db), "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"),
                     "--json", str(out)]) == 0  # fmt: skip

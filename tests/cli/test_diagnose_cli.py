@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import torch
 from conftest import run_cli
 
-from surrobench.results.store import ResultStore, load_ceilings
+from surrobench.results.ceilings import load_ceilings
+from surrobench.results.store import ResultStore
 
 FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
 
@@ -31,18 +33,16 @@ def test_diagnose_bad_inputs_exit_2(tmp_path, capsys):
 
 
 def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
-    db = tmp_path / "c.db"
-    assert run_cli(["calibrate", "--device", "cpu", "--db", str(db), "--matmul-n", "256", "--copy-mib", "16",
+    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16",
                     "--iters", "3", "--json", str(tmp_path / "c.json")]) == 0
     written = json.loads((tmp_path / "c.json").read_text())
     assert written["schema"] == "surrobench/ceilings-v1"
-    with ResultStore(db) as store:
-        stored = load_ceilings(store, written["device_name"])
+    stored = load_ceilings(written["device_name"], torch.get_num_threads())
     assert stored is not None and stored.copy_gbps == written["copy_gbps"] > 0
     assert set(stored.matmul_tflops) == {"fp32", "fp16", "bf16"}  # no tf32 on the CPU: the switch is CUDA's
     out = capsys.readouterr().out
     assert "memory copy (read + write)" in out and "device-to-device" not in out and "tf32" not in out
-    assert load_ceilings(ResultStore(db), "no such device") is None
+    assert load_ceilings("no such device") is None
 
 
 def test_diagnose_live_then_stored_run_on_cpu(tmp_path):

@@ -96,20 +96,3 @@ def test_run_json_round_trip():
     assert back.results[0].key() == run.results[0].key()
     with pytest.raises(ValueError, match="run-v1"):
         run_from_json({"schema": "other"})
-
-
-def test_ceilings_table_is_made_with_the_others_and_reading_it_writes_nothing(tmp_path):
-    """load_ceilings used to CREATE its table in a write transaction on every read."""
-    from surrobench.analysis.roofline import Ceilings
-    from surrobench.results.store import add_ceilings, load_ceilings
-
-    with ResultStore(tmp_path / "r.db") as store:
-        tables = {row[0] for row in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        assert "ceilings" in tables
-        statements = []
-        store.conn.set_trace_callback(statements.append)
-        assert load_ceilings(store, "H200") is None
-        assert statements and all(s.lstrip().upper().startswith("SELECT") for s in statements), statements
-        store.conn.set_trace_callback(None)
-        add_ceilings(store, Ceilings("H200", 4000.0, {"fp32": 60.0}, "2026-11-30", "test"))
-        assert load_ceilings(store, "H200") == Ceilings("H200", 4000.0, {"fp32": 60.0}, "2026-11-30", "test")

@@ -1,7 +1,8 @@
-"""``surrobench calibrate``: measure the device's roofline ceilings once and store them in the database.
+"""``surrobench calibrate``: measure the device's roofline ceilings once and store them for this machine
+(:mod:`surrobench.results.ceilings`: the user's cache folder, per host and device, per thread count on a CPU).
 
-``surrobench diagnose`` reads them by device name (:mod:`surrobench.analysis.roofline`); without them it
-falls back to GPU.md's H200 numbers on a GPU and skips the roofline on a CPU.
+``surrobench diagnose`` reads them there, whatever its ``--db`` (:mod:`surrobench.analysis.roofline`);
+without them it falls back to the built-in H200 numbers on a GPU and skips the roofline on a CPU.
 
 Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused (a usage error, before anything is
 measured or stored): they measure per-call overhead, not a ceiling, and would replace a good calibration.
@@ -13,17 +14,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
 import typer
 from rich.table import Table
 
 from surrobench.report.escape import rich_escape
 from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.cli import app
-from surrobench.cli.options import DbOpt, DeviceOpt, JsonOpt, check_writable, console, write_json
+from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, write_json
 from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, SCHEMA, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import resolve_device
-from surrobench.results.store import ResultStore, add_ceilings
+from surrobench.results.ceilings import save_ceilings
 
 _WHY_MIN = "smaller sizes time the per-call overhead (launch/dispatch) and caches, not the ceiling"
 
@@ -46,7 +48,7 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
 
 @app.command()
 def calibrate(
-    device: str = DeviceOpt, db: Path = DbOpt, json_out: Path = JsonOpt,
+    device: str = DeviceOpt, json_out: Path = JsonOpt,
     matmul_n: int | None = typer.Option(None, "--matmul-n", help="GEMM size n (n x n @ n x n); default 8192 on "
                                                                  "CUDA, 1024 on CPU; at least 2048 on CUDA, 256 on CPU."),
     copy_mib: int | None = typer.Option(None, "--copy-mib", help="MiB per copy (device-to-device, or host memory "
@@ -62,8 +64,7 @@ def calibrate(
     copy_mib = sizes["copy_mib"] if copy_mib is None else copy_mib
     check_writable(json_out, "--json")
     ceilings = measure_ceilings(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
-    with ResultStore(db) as store:
-        add_ceilings(store, ceilings)
+    where = save_ceilings(ceilings, torch.get_num_threads() if device == "cpu" else None)
     table = Table(title=rich_escape(f"ceilings of {ceilings.device_name} ({ceilings.note})"))
     table.add_column("ceiling")
     table.add_column("value", justify="right")
@@ -75,5 +76,5 @@ def calibrate(
             continue
         table.add_row(f"ridge point {precision}", f"{format_ridge(ceilings.ridge_flop_per_byte(precision))} FLOP/byte")
     console.print(table)
-    console.print(rich_escape(f"stored in {db} for {ceilings.device_name}"))
+    console.print(rich_escape(f"stored in {where} for {ceilings.device_name}"))
     write_json(json_out, {"schema": SCHEMA, **ceilings.to_json()})

@@ -41,16 +41,19 @@ from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.report.findings import findings_markdown, findings_rich
 from surrobench.results.schema import RunRecord
-from surrobench.results.store import ResultStore, load_ceilings, op_profile_step_ms, op_profile_trace
+from surrobench.results.ceilings import load_ceilings
+from surrobench.results.store import ResultStore, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
 from surrobench.workload.loader import resolve_model
 
 
-def device_ceilings(store: ResultStore, record: RunRecord) -> tuple[Ceilings | None, str]:
-    """The stored ceilings of the run's device; GPU.md's H200 numbers for an uncalibrated GPU (said in the
-    note); None on an uncalibrated CPU (H200 numbers would mislead there)."""
+def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
+    """This machine's calibrated ceilings of the run's device (at the run's thread count on a CPU); the
+    built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
+    numbers would mislead there)."""
     name = record.env.get("device_name", "")
-    stored = load_ceilings(store, name)
+    threads = record.env.get("threads", record.env.get("cpu_count")) if record.env.get("device") == "cpu" else None
+    stored = load_ceilings(name, threads)
     if stored is not None:
         return stored, f"ceilings of {name} calibrated {stored.measured}"
     if record.env.get("device") == "cuda":
@@ -75,7 +78,7 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
     otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
     """
     record, warnings, reports = timed_and_profiled(request, store, options)
-    ceilings, note = device_ceilings(store, record)
+    ceilings, note = device_ceilings(record)
     warnings.append(note)
     configs, _ = plan_sweep(request)
     by_key = {r.key(): cfg for cfg, r in zip(configs, record.results)}

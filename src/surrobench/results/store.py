@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.ops import OpStat, OpTable
-from surrobench.analysis.roofline import Ceilings
 from surrobench.errors import UsageError
 from surrobench.results.schema import ConfigResult, RunRecord, check_run_json
 from surrobench.results.stats import LatencyStats
@@ -22,7 +21,8 @@ DEFAULT_DB = "surrobench.db"
 
 #: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
 #: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
-#: complete, interrupted). An older database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
+#: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
+#: the ``ceilings`` table of an older file is left as it was, unread). An older database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
 #: is refused before anything is measured, since its rows may not be what this code would write.
 SCHEMA_VERSION = 2
 RUN_STATES = ("running", "complete", "interrupted")
@@ -57,11 +57,6 @@ CREATE TABLE IF NOT EXISTS op_stats (
     category TEXT NOT NULL, calls INTEGER NOT NULL, self_device_us REAL NOT NULL, total_device_us REAL NOT NULL,
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
-);
--- device ceilings (surrobench calibrate), one row per device name
-CREATE TABLE IF NOT EXISTS ceilings (
-    device_name TEXT PRIMARY KEY, measured TEXT NOT NULL, copy_gbps REAL NOT NULL, matmul_json TEXT NOT NULL,
-    note TEXT NOT NULL
 );
 """
 
@@ -382,26 +377,6 @@ class ResultStore:
         return OpTable(ops=ops, basis=head[0], source=head[1], total_us=head[2], active_steps=head[3],
                        kernel_count=head[4], small_kernel_count=head[5], small_kernel_us=head[6],
                        has_shapes=bool(head[7]), has_memory=bool(head[8]))  # fmt: skip
-
-
-def add_ceilings(store: ResultStore, ceilings: Ceilings) -> None:
-    """Store (or replace) the calibrated ceilings of ``ceilings.device_name``."""
-    with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO ceilings VALUES (?, ?, ?, ?, ?)",
-            (ceilings.device_name, ceilings.measured, ceilings.copy_gbps, json.dumps(ceilings.matmul_tflops),
-             ceilings.note),
-        )  # fmt: skip
-
-
-def load_ceilings(store: ResultStore, device_name: str) -> Ceilings | None:
-    """The stored ceilings of ``device_name``, or None when it was never calibrated."""
-    row = store.conn.execute(
-        "SELECT measured, copy_gbps, matmul_json, note FROM ceilings WHERE device_name = ?", (device_name,)
-    ).fetchone()
-    if row is None:
-        return None
-    return Ceilings(device_name, row[1], json.loads(row[2]), row[0], row[3])
 
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
