@@ -143,7 +143,7 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sweep, "run_config", interrupt_second)
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     code = run_cli(["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2,4", "--device", "cpu",
-                    "--db", str(db), "--json", str(out), *FAST])  # fmt: skip
+                    "--db", str(db), "--json", str(out), *FAST])
     err = capsys.readouterr().err
     assert code == 130
     doc = json.loads(out.read_text())

@@ -63,7 +63,7 @@ def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
     path, out = _models(tmp_path), tmp_path / "run.json"
     specs = [f"{path}:{name}" for name in ("none", "text", "generator", "exits", "two_inputs")]
     code = run_cli(["run", "--model", ",".join(["fno2d", *specs]), "--shape", "1x3x8x8", "--batch", "1",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])  # fmt: skip
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])
     assert code == 3, capsys.readouterr().err
     errors = _errors(out)
     assert set(errors) == {"none", "text", "generator", "exits", "two_inputs"}  # fno2d ran ok
@@ -76,7 +76,7 @@ def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
 def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
     path, out = _models(tmp_path), tmp_path / "run.json"
     code = run_cli(["run", "--model", f"fno2d,{path}:broken,{path}:not_a_module,pinn-mlp", "--shape", "16",
-                    "--batch", "1", "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])  # fmt: skip
+                    "--batch", "1", "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])
     assert code == 3, capsys.readouterr().err
     results = json.loads(out.read_text())["results"]
     assert [r["status"] for r in results] == ["ok", "error", "error", "ok"]
@@ -89,6 +89,6 @@ def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):
         [sys.executable, "-m", "surrobench", "run", "--model", f"{path}:leaves_a_thread", "--shape", "1x3x8x8",
          "--batch", "1", "--db", str(tmp_path / "r.db"), *FAST],
         capture_output=True, text=True, timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr
     assert "left 1 thread(s) running" in done.stderr

@@ -35,7 +35,7 @@ def _with(path: tuple, value) -> dict:
     (("env",), [], r"env: expected an object"),
     (("results", 0, "latency_ms"), None, r"latency_ms: null for an ok config"),
     (("results", 0, "throughput"), None, r"throughput: expected an object"),
-])  # fmt: skip
+])
 def test_crafted_fields_are_named(path, value, message):
     with pytest.raises(RunJsonError, match=message):
         run_from_json(_with(path, value))

@@ -92,7 +92,7 @@ def git_state() -> dict | None:
         if head.returncode != 0:
             return None
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                                text=True, timeout=30)  # fmt: skip
+                                text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}

@@ -129,7 +129,7 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
     where = f"--model {spec} --shape {shape.label()} --batch {batch}"
     try:
         inputs = surrogate.example_inputs(batch, shape, generator=torch.Generator().manual_seed(0),
-                                          device=torch.device("meta"))  # fmt: skip
+                                          device=torch.device("meta"))
     except (RuntimeError, ValueError, OverflowError) as exc:
         raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
@@ -204,7 +204,7 @@ def execute_sweep(
 
 def _run_rounds(n_rounds: int, run_id: str, store: ResultStore, configs: tuple[ExecConfig, ...],
                 measure: Callable[[ExecConfig], ConfigResult], on_result: Callable[[ConfigResult], None],
-                results: list[ConfigResult]) -> None:  # fmt: skip
+                results: list[ConfigResult]) -> None:
     """Every round of every config; a config is committed (and appended to ``results``) after its last round."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     for round_index in range(n_rounds):

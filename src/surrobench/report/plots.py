@@ -108,7 +108,7 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3,
                         label=f"b{batch} {precision} {mode}")  # fmt: skip
         ax.set(xscale="log", yscale="log", xlabel="points per sample (input shape per sample)",
-               ylabel="latency ms (median, P95)", title=_title(model))  # fmt: skip
+               ylabel="latency ms (median, P95)", title=_title(model))
         _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.4g}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
     return fig

@@ -225,7 +225,7 @@ def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
     """
     rounds = {"BASE": base.env.get("rounds", 1), "NEW": new.env.get("rounds", 1)}
     short = [f"{side} {run.run_id} has {rounds[side]}" for side, run in (("BASE", base), ("NEW", new))
-             if rounds[side] < MIN_GATE_ROUNDS]  # fmt: skip
+             if rounds[side] < MIN_GATE_ROUNDS]
     if short:
         raise UsageError(f"--fail-on-regression needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more "
                          f"({'; '.join(short)} round(s)): a single-round interval misses the drift between "

@@ -252,7 +252,7 @@ def pickle_members(path: Path) -> list[str]:
                     continue
                 found += [f"{name}: {fqn}" for fqn, meta in entries
                           if not isinstance(meta, dict) or meta.get("use_pickle") is not False
-                          or str(meta.get("path_name", "")).startswith(_UNSAFE_PREFIXES)]  # fmt: skip
+                          or str(meta.get("path_name", "")).startswith(_UNSAFE_PREFIXES)]
             elif name.endswith(".pt"):
                 try:
                     torch.load(io.BytesIO(archive.read(name)), weights_only=True)
