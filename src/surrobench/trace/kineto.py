@@ -28,6 +28,7 @@ from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.kineto_json import read_chrome_trace
 from surrobench.trace.kineto_split import read_split, usable_cores
 from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+from surrobench.trace.source import file_kind
 
 _TABLE_OF_CATEGORY = {
     "kernel": "kernels", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
@@ -95,19 +96,17 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
 
 
 def trace_files(path: Path) -> list[Path]:
-    """``[path]`` for a file; the ``.json``/``.json.gz`` files of a folder, sorted by name.
+    """``[path]`` for a file or pipe; the ``.json``/``.json.gz`` files of a folder, sorted by name.
 
     Raises:
-        UsageError: the path does not exist, or the folder holds no trace file.
+        UsageError: the path does not exist or is a device or socket, or the folder holds no trace file.
     """
     path = Path(path)
-    if path.is_dir():
+    if file_kind(path) == "dir":
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))
         if not files:
             raise UsageError(f"{path}: folder holds no .json or .json.gz trace files")
         return files
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or folder")
     return [path]
 
 
@@ -116,7 +115,7 @@ def _rank(meta: dict, file: Path, many: bool) -> int:
     rank = info.get("rank") if isinstance(info, dict) else None
     if isinstance(rank, int) and not isinstance(rank, bool):
         if not 0 <= rank < _INT32_END:
-            raise UsageError(f"{file}: distributedInfo.rank {rank:.40} is out of range (0 to 2^31-1)")
+            raise UsageError(f"{file}: distributedInfo.rank {str(rank)[:40]} is out of range (0 to 2^31-1)")
         return rank
     if many:
         raise UsageError(f"{file}: no distributedInfo.rank; a folder must hold one trace per rank")
