@@ -14,12 +14,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
-    PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
-    InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
+    PROFILERS, BatchOpt, ChannelsLastOpt, CompileModeOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt,
+    FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
     NprocOpt, ParallelOpt, DevicesOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
-    WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options, build_request,
-    check_writable, command_line, console, err_console, write_json,
+    ThreadsOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options,
+    build_request, check_writable, command_line, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.api.distributed import distributed_run
 from surrobench.cli.analyze import render_timeline
@@ -113,6 +113,7 @@ def run(
     trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
     host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
     nproc: int = NprocOpt, parallel: str = ParallelOpt, devices: str = DevicesOpt,
+    channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
@@ -120,7 +121,7 @@ def run(
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag, rounds)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, rounds, channels_last, compile_mode, threads)  # fmt: skip
     check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":

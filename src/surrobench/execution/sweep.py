@@ -15,7 +15,7 @@ import torch
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
-from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
+from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.results.schema import ConfigResult, RunRecord
@@ -43,6 +43,9 @@ class SweepRequest:
     input_sets: int
     tag: str | None = None
     rounds: int = 1
+    channels_last: bool = False
+    compile_mode: str | None = None
+    threads: int | None = None
 
 
 def resolve_device(device: str) -> str:
@@ -93,7 +96,8 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                                 model=spec, shape=shape, batch=batch, precision=precision,
                                 device=request.device, mode=mode, warmup=request.warmup, iters=request.iters,
                                 cudnn_benchmark=request.cudnn_benchmark, seed=request.seed,
-                                input_sets=request.input_sets,
+                                input_sets=request.input_sets, channels_last=request.channels_last,
+                                compile_mode=request.compile_mode, threads=request.threads,
                             )
                         )  # fmt: skip
     return tuple(configs), surrogates
@@ -127,6 +131,7 @@ def execute_sweep(
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
+    env["torch_threads"] = request.threads or env["torch_threads"]
     # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
     # switches as read during its run in ``extra``
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
@@ -155,11 +160,12 @@ def execute_sweep(
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)
-    return replace(run, env=env, results=tuple(results)), sweep_warnings(results)
+    return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
-def sweep_warnings(results: list[ConfigResult]) -> list[str]:
-    """Failed configs, clock drops during the run and measurements whose spread is suspect."""
+def sweep_warnings(results: list[ConfigResult], threads: int) -> list[str]:
+    """Failed configs, clock drops during the run, a busy host (:func:`busy_host_warning`, load average
+    read now) and measurements whose spread is suspect."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [
@@ -175,9 +181,11 @@ def sweep_warnings(results: list[ConfigResult]) -> list[str]:
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
+    busy = busy_host_warning(*host_load(), threads)
+    if busy:
+        warnings.append(busy)
     if noisy:
         warnings.append(
-            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median "
-            f"(a busy host? more --warmup?): {', '.join(noisy)}"
+            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
         )
     return warnings
