@@ -5,10 +5,10 @@ its CI, error, setup time and break-even calls; then the recipe as code and as a
 from __future__ import annotations
 
 from rich.console import Group
-from rich.markup import escape
 from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.escape import rich_escape as escape
 from surrobench.report.markdown import md_table
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
 from surrobench.results.schema import ConfigResult
