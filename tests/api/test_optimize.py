@@ -135,7 +135,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert by_name["cudagraph"]["verdict"] == "infeasible" and "needs CUDA" in by_name["cudagraph"]["reason"]
         assert by_name["bf16"]["verdict"] == "rejected_accuracy" and by_name["bf16"]["rel_l2"] > 1e-2
         assert "speedup" not in by_name["bf16"]  # never timed
-        assert by_name["threads=1"]["verdict"] == "accepted" and by_name["threads=1"]["speedup"]["median"] > 5
+        assert by_name["threads=1"]["verdict"] == "accepted" and by_name["threads=1"]["speedup"]["median"] > 1.5
         assert entry["recommended"][0] == "threads=1"
         assert "--threads 1" in entry["recipe"]["run_command"] and "torch.set_num_threads(1)" in entry["recipe"]["code"]
         assert all(c["verdict"] in VERDICTS for c in entry["candidates"])

@@ -24,7 +24,7 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
     (entry,) = doc["configs"]
     assert entry["input_shape"] == [1, 3, 8, 8] and entry["baseline"]["median_ms"] > 0
     names = [c["name"] for c in entry["candidates"]]
-    assert names == ["cudagraph", "channels_last"]
+    assert names == ["cudagraph", "channels_last"]  # cheapest setup first
     for c in entry["candidates"]:
         assert CANDIDATE_KEYS <= set(c) and c["verdict"] in VERDICTS
     assert "speedup" in entry["candidates"][1] and set(entry["candidates"][1]["speedup"]) >= {"median", "ci95"}

@@ -321,6 +321,7 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         baseline=base_result, candidates=candidates,
         recommended=tuple(recipe.names), recipe_result=recipe_result,
         recipe_code=tuple(recipe.code()), run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=run_command(cfg),
         not_tried=tuple(not_tried), notes=_notes(ctx, fp64_note), elapsed_s=time.monotonic() - started,
     )
 

@@ -59,19 +59,12 @@ _CUDAGRAPH_CODE = (
 
 
 def _remedies(device: str, thorough: bool) -> list[Remedy]:
+    """Every remedy, cheapest setup first: the search measures in this order, so a budget spent on long
+    compilations leaves the quick remedies measured."""
     both, cuda = ("cuda", "cpu"), ("cuda",)
     out = [
         Remedy("cudagraph", (("mode", "cudagraph"),), cuda, "capture the forward once, replay it as one graph",
                _CUDAGRAPH_CODE),
-        Remedy("compile", (("mode", "compile"),), both, "torch.compile (Inductor, default mode)",
-               ("model = torch.compile(model)",)),
-    ]
-    if thorough:
-        mode = "max-autotune-no-cudagraphs"
-        out.append(Remedy(f"compile-{mode}", (("mode", "compile"), ("compile_mode", mode)), both,
-                          "torch.compile with autotuned kernels (no CUDA graphs)",
-                          (f'model = torch.compile(model, mode="{mode}")',)))
-    out += [
         Remedy("tf32", (("precision", "tf32"),), cuda, "TF32 tensor cores for fp32 matmuls and convolutions",
                ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")),
         Remedy("fp16", (("precision", "fp16"),), cuda, "fp16 autocast", _autocast("float16", device)),
@@ -84,6 +77,13 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
     ]
     out += [Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)",
                    (f"torch.set_num_threads({n})",)) for n in thread_counts()]
+    out.append(Remedy("compile", (("mode", "compile"),), both, "torch.compile (Inductor, default mode)",
+                      ("model = torch.compile(model)",)))
+    if thorough:
+        mode = "max-autotune-no-cudagraphs"
+        out.append(Remedy(f"compile-{mode}", (("mode", "compile"), ("compile_mode", mode)), both,
+                          "torch.compile with autotuned kernels (no CUDA graphs)",
+                          (f'model = torch.compile(model, mode="{mode}")',)))
     return out
 
 

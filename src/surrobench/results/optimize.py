@@ -91,7 +91,8 @@ class ConfigOptimization:
         candidates: every candidate, single remedies first, then the stacks in the order tried.
         recommended: remedy names of the recipe, empty when nothing won.
         recipe_result: the recipe's timing, None when nothing won.
-        recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line.
+        recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
+            recipe, ``baseline_command`` the one of the baseline (the pair to measure again).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         error: why the baseline itself could not run (then there are no candidates).
@@ -104,6 +105,7 @@ class ConfigOptimization:
     recipe_result: ConfigResult | None = None
     recipe_code: tuple[str, ...] = ()
     run_command: str | None = None
+    baseline_command: str | None = None
     not_tried: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     error: str | None = None
@@ -126,7 +128,8 @@ class ConfigOptimization:
                          "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
             "candidates": [c.to_json() for c in self.candidates],
             "recommended": list(self.recommended),
-            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command},
+            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command,
+                       "baseline_command": self.baseline_command},
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,
