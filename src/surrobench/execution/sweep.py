@@ -163,9 +163,10 @@ def execute_sweep(
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
-def sweep_warnings(results: list[ConfigResult], threads: int) -> list[str]:
+def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
     """Failed configs, clock drops during the run, a busy host (:func:`busy_host_warning`, load average
-    read now) and measurements whose spread is suspect."""
+    read now; ``threads`` is the torch thread count the run used, this process's when None) and
+    measurements whose spread is suspect."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [
@@ -181,7 +182,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int) -> list[str]:
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
-    busy = busy_host_warning(*host_load(), threads)
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads())
     if busy:
         warnings.append(busy)
     if noisy:
