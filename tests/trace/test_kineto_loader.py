@@ -11,7 +11,9 @@ import pytest
 from kineto_synth import BASE_US, kernel, launch, runtime, write
 
 from surrobench.errors import UsageError
-from surrobench.trace import kineto_json, load_trace
+from surrobench.trace import kineto_json, kineto_split, load_trace
+from surrobench.trace.chrome_decode import DictSlice
+from surrobench.trace.kineto import load_kineto_files
 from surrobench.trace.model import CopyKind, HostMemory
 
 FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
@@ -45,8 +47,9 @@ def test_small_slices_and_stdlib_parser_give_the_same_timeline(monkeypatch, tmp_
     plain.write_bytes(gzip.decompress(FNO.read_bytes()))
     monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 4096)
     assert same(columns(load_trace(plain)), reference)
-    monkeypatch.setattr(kineto_json, "_loads", json.loads)
-    assert same(columns(load_trace(plain)), reference)
+    for loads in (json.loads, pytest.importorskip("orjson").loads):  # the dict path of each decoder
+        monkeypatch.setattr(kineto_json, "decode_slice", lambda data, loads=loads: DictSlice(loads(data)))
+        assert same(columns(load_trace(plain)), reference)
 
 
 def test_boundary_inside_a_string_falls_back_to_exact_parse(monkeypatch, tmp_path):
@@ -96,8 +99,8 @@ def test_folder_without_ranks_is_refused(tmp_path):
     (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": "X" "ts": 2}]}', "invalid JSON at byte 60"),
     (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": ', "truncated"),
     (b'{"schemaVersion": 1, "traceEvents": [] oops}', "invalid JSON"),
-    (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon", "dur": 2}]}', "numeric"),
-    (b"\xff\xfe not text", "invalid JSON"),
+    (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon", "dur": 2}]}', "not a number"),
+    (b"\xff\xff not text", "invalid JSON"),
 ])
 def test_bad_inputs_are_usage_errors(tmp_path, content, message):
     path = tmp_path / "bad.json"
@@ -113,3 +116,28 @@ def test_truncated_gzip_and_missing_path(tmp_path):
         load_trace(path)
     with pytest.raises(UsageError, match="no such file"):
         load_trace(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_byte_ranges_in_worker_processes_give_the_same_timeline(monkeypatch, tmp_path, workers):
+    reference = load_trace(FNO)
+    plain = tmp_path / "fno.json"
+    plain.write_bytes(gzip.decompress(FNO.read_bytes()))
+    monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 1 << 16)
+    split = load_kineto_files([plain], many=False, workers=workers)
+    assert same(columns(split), columns(reference))
+    assert split.meta.event_counts == reference.meta.event_counts
+    assert split.meta.device_names == reference.meta.device_names
+
+
+def test_a_cut_inside_a_string_falls_back_to_one_process(monkeypatch, tmp_path):
+    odd = "x" * 3000 + "}, {" + "y" * 3000  # the only boundary near the middle is inside this name
+    events = [kernel(10 * i, 1, i, name=odd if i == 50 else "k") for i in range(100)]
+    path = write(tmp_path / "t.json", events)
+    size = path.stat().st_size
+    monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(kineto_split, "_cut_points", lambda f, start, sz, w: [
+        (i + 1, i + 3) for i in [path.read_bytes().index(b"}, {", size // 3)]])
+    tl = load_kineto_files([path], many=False, workers=2)
+    assert len(tl.kernels) == 100 and odd in tl.names

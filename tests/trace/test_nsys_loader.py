@@ -145,3 +145,41 @@ def test_every_report_suffix_is_exported_by_nsys(tmp_path, monkeypatch, suffix):
     rep.write_bytes(b"\0")
     with pytest.raises(UsageError, match="nsys is not on PATH"):
         load_trace(rep)
+
+
+@pytest.mark.parametrize("column, value", [
+    ("start", "'soon'"), ("start", "x'00ff'"), ("end", "'x'"), ("streamId", str(2**63 - 1) + "0"),
+    ("deviceId", "1e30"), ("correlationId", "'7'"), ("correlationId", "NULL"), ("demangledName", "99")])
+def test_odd_values_in_numeric_columns_are_one_line_errors_or_loaded(tmp_path, column, value):
+    path = make_db(tmp_path / "odd.sqlite")
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET {column} = {value} WHERE correlationId = 3")
+    db.commit()
+    db.close()
+    try:
+        tl = load_trace(path)
+    except UsageError as exc:
+        assert "\n" not in str(exc) and "odd.sqlite" in str(exc)
+    else:
+        assert all(isinstance(n, str) for n in tl.names)
+        analyze_timeline(tl)
+
+
+def test_names_that_are_not_text_become_text(tmp_path):
+    path = make_db(tmp_path / "names.sqlite")
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE S2 AS SELECT * FROM StringIds")
+    db.execute("DROP TABLE StringIds")
+    db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value)")
+    db.execute("INSERT INTO StringIds VALUES (1, 42), (2, x'6361'), (3, NULL), (4, 'cudaMemcpyAsync'), (5, '[/]')")
+    db.commit()
+    db.close()
+    tl = load_trace(path)
+    assert {"42", "ca", "[/]"} <= set(tl.names) and all(isinstance(n, str) for n in tl.names)
+
+
+def test_a_text_file_named_sqlite_is_not_called_invalid_json(tmp_path):
+    path = tmp_path / "report.sqlite"
+    path.write_text("hello, not a database\n")
+    with pytest.raises(UsageError, match="not an SQLite file"):
+        load_trace(path)

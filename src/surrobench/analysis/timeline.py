@@ -24,7 +24,13 @@ from surrobench.analysis.busy import (
 )
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS, GapReport, find_gaps
 from surrobench.analysis.launches import LaunchStats, launch_stats
-from surrobench.analysis.streams import CommStats, SerialPair, StreamBusy, comm_stats, stream_stats
+from surrobench.analysis.streams import (
+    CommStats,
+    SerialPair,
+    StreamBusy,
+    comm_stats,
+    stream_stats,
+)
 from surrobench.trace.model import Timeline
 
 SCHEMA = "surrobench/timeline-v1"
@@ -37,6 +43,8 @@ STATUS_MESSAGES = {
                               "ProfilerActivity.CUDA and check that CUPTI is available",
     "cpu_only": "no GPU activity and no sign of a CUDA run: a CPU-only trace, nothing to say about GPU idle time",
     "empty": "the trace holds no events this analysis reads",
+    "durations_missing": "no GPU activity carries a duration ('dur'): busy time, idle time and gaps cannot be "
+                         "measured; re-export the trace",
 }
 
 
@@ -49,6 +57,7 @@ class Anomalies:
     negative_duration_events: int
     ops_without_launch: int
     examples: tuple[str, ...]
+    trace: dict[str, int]  # what the loader could not take as written (TraceMeta.anomalies, LOAD_ANOMALIES)
 
 
 @dataclass(frozen=True)
@@ -85,9 +94,9 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     Never raises on odd traces: missing GPU activity becomes a status, malformed events become anomalies.
     """
     act = gpu_activity(tl)
-    status = _status(tl, len(act))
+    status = _status(tl, act)
     windows = analysis_windows(tl, act)
-    has_gpu = len(act) > 0
+    has_gpu = status == "ok"
     streams, serial = stream_stats(act) if has_gpu else ((), ())
     return TimelineReport(
         schema=SCHEMA, source=tl.meta.source, paths=tl.meta.paths, ranks=tl.meta.ranks, status=status,
@@ -100,8 +109,10 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     )
 
 
-def _status(tl: Timeline, gpu_ops: int) -> str:
-    if gpu_ops:
+def _status(tl: Timeline, act) -> str:
+    if len(act) and tl.meta.anomalies.get("events_without_duration") and not (act.end_ns > act.start_ns).any():
+        return "durations_missing"
+    if len(act):
         return "ok"
     if tl.meta.cuda_run or len(tl.api_calls):
         return "gpu_activities_missing"
@@ -124,4 +135,4 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
     return Anomalies(overlapping_ops_same_stream=int(overlap.sum()),
                      zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
                      negative_duration_events=negative, ops_without_launch=int((act.launch < 0).sum()),
-                     examples=tuple(examples))
+                     examples=tuple(examples), trace=dict(tl.meta.anomalies))

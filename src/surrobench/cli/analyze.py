@@ -3,23 +3,31 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
 from rich.console import Group
 from rich.table import Table
 
+from surrobench.analysis.cross_rank import timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.cli import app
 from surrobench.cli.options import check_writable, console, write_json
+from surrobench.errors import UsageError
+from surrobench.report.cross_rank import cross_rank_rich
+from surrobench.report.escape import rich_escape
 from surrobench.trace import load_trace
+from surrobench.trace.model import LOAD_ANOMALIES
 
 _NAME_WIDTH = 60
+_MAX_GAP_THRESHOLD_US = 1e12  # 11.6 days: any longer threshold could only mean "no gaps"
 
 
 def _short(name: str) -> str:
-    return name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…"
+    """A trace name for a rich cell: cut to :data:`_NAME_WIDTH`, markup and lone surrogates escaped."""
+    return rich_escape(name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…")
 
 
 def render_timeline(report: TimelineReport) -> Group:
@@ -27,14 +35,15 @@ def render_timeline(report: TimelineReport) -> Group:
     parts: list = [f"[bold]{report.source}[/] trace, ranks {list(report.ranks)}: status [bold]{report.status}[/]"]
     if report.message:
         parts.append(f"[yellow]{report.message}[/]")
-    dev = Table(title="GPU busy over the profiled window")
-    for col in ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms"):
-        dev.add_column(col, justify="right")
-    for d in report.devices:
-        dev.add_row(str(d.rank), f"{d.device} {d.name}", f"{d.window_ms:.3f}", f"{d.busy_ms:.3f}",
-                    f"{d.idle_ms:.3f}", f"{d.busy_share:.1%}", f"{d.kernel_ms:.3f}", f"{d.memcpy_ms:.3f}")
-    parts.append(dev)
-    if report.steps:
+    if report.status == "ok":  # no GPU activity (empty, CPU-only, no durations): no empty GPU tables
+        dev = Table(title="GPU busy over the profiled window")
+        for col in ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms"):
+            dev.add_column(col, justify="right")
+        for d in report.devices:
+            dev.add_row(str(d.rank), f"{d.device} {_short(d.name)}", f"{d.window_ms:.3f}", f"{d.busy_ms:.3f}",
+                        f"{d.idle_ms:.3f}", f"{d.busy_share:.1%}", f"{d.kernel_ms:.3f}", f"{d.memcpy_ms:.3f}")
+        parts.append(dev)
+    if report.steps and report.status == "ok":
         steps = Table(title="Per profiled step")
         for col in ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy"):
             steps.add_column(col, justify="right")
@@ -64,6 +73,7 @@ def render_timeline(report: TimelineReport) -> Group:
         parts.append(f"[yellow]anomalies:[/] {a.overlapping_ops_same_stream} overlapping ops on one stream, "
                      f"{a.zero_duration_ops} zero-duration ops, {a.negative_duration_events} negative durations, "
                      f"{a.ops_without_launch} GPU ops without a launch call")
+    parts += [f"[yellow]anomaly:[/] {n} {LOAD_ANOMALIES.get(kind, rich_escape(kind))}" for kind, n in a.trace.items()]
     return Group(*parts)
 
 
@@ -75,14 +85,15 @@ def _gap_tables(report: TimelineReport) -> list:
     for col in ("cause", "gaps", "ms", "share", "most frequent host op"):
         causes.add_column(col, justify="left" if col in ("cause", "most frequent host op") else "right")
     for c in g.by_cause:
-        causes.add_row(c.cause, str(c.count), f"{c.total_ms:.3f}", f"{c.share:.1%}", _short(c.top_host_op))
+        causes.add_row(rich_escape(c.cause), str(c.count), f"{c.total_ms:.3f}", f"{c.share:.1%}", _short(c.top_host_op))
     longest = Table(title="Longest gaps")
     for col in ("start ms", "us", "cause", "next op", "host op / sync"):
         longest.add_column(col, justify="right" if col in ("start ms", "us") else "left")
     for gap in g.longest[:10]:
         where = gap.host_op or gap.sync_call
         cause = gap.cause + (" (pageable)" if gap.pageable else "")
-        longest.add_row(f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", cause, _short(gap.next_op), _short(where))
+        longest.add_row(f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", rich_escape(cause), _short(gap.next_op),
+                        _short(where))
     return [causes, longest]
 
 
@@ -113,8 +124,16 @@ def analyze(
     gap_threshold_us: float = typer.Option(DEFAULT_GAP_THRESHOLD_NS / 1e3, "--gap-threshold-us", min=0.0,
                                            help="Shortest GPU idle interval reported as a gap (us)."),
 ) -> None:
-    """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams."""
+    """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
+    of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
     check_writable(json_path, "--json")
-    report = analyze_timeline(load_trace(path), gap_threshold_ns=round(gap_threshold_us * 1e3))
+    if not math.isfinite(gap_threshold_us) or gap_threshold_us > _MAX_GAP_THRESHOLD_US:
+        raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
+                         f"{_MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
+    timeline = load_trace(path)
+    report = analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
+    ranks = timeline_cross_rank(timeline)
     console.print(render_timeline(report))  # the one console: the same piped width as every command
-    write_json(json_path, report.to_dict())
+    if ranks is not None:
+        console.print(cross_rank_rich(ranks))
+    write_json(json_path, {**report.to_dict(), "cross_rank": ranks.to_dict() if ranks is not None else None})

@@ -26,7 +26,7 @@ from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
 from surrobench.results.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.store import DEFAULT_DB
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
-from surrobench.workload.spec import parse_batches, parse_modes, parse_precisions, parse_shapes
+from surrobench.workload.spec import parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -61,6 +61,11 @@ CudnnOpt = typer.Option(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="t
 InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
 RoundsOpt = typer.Option(1, "--rounds", help="Repeat the whole sweep this many times in one process and merge each "
                          "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).")
+ChannelsLastOpt = typer.Option(False, "--channels-last/--no-channels-last",
+                               help="4-D inputs and weights in channels_last (NHWC) memory format.")
+CompileModeOpt = typer.Option(None, "--compile-mode", help="torch.compile mode for --mode compile: default, "
+                              "reduce-overhead, max-autotune, max-autotune-no-cudagraphs.")
+ThreadsOpt = typer.Option(None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads).")
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
@@ -87,6 +92,7 @@ def exit_if_configs_failed(results) -> None:
 def build_request(
     model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
     warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
+    channels_last: bool = False, compile_mode: str | None = None, threads: int | None = None,
     trust_pickle: bool = False,
 ) -> SweepRequest:  # fmt: skip
     """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
@@ -97,7 +103,8 @@ def build_request(
 
     Raises:
         UsageError: malformed lists, ``--iters`` < 1, ``--warmup`` < 0, ``--input-sets`` < 1, no GPU for cuda,
-            unknown models, shapes that do not fit a model.
+            unknown models, shapes that do not fit a model, ``--threads`` < 1, ``--compile-mode`` without
+            ``--mode compile``.
     """
     if iters < 1:
         raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the source text asks for >= {MIN_ITERS})")
@@ -113,6 +120,11 @@ def build_request(
         raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
     if rounds < 1:
         raise UsageError(f"--rounds {rounds}: must be >= 1")
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads {threads}: must be >= 1")
+    modes = tuple(parse_modes(mode))
+    if compile_mode is not None and "compile" not in modes:
+        raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
     models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
     if not models:
         raise UsageError("--model: give at least one model (see `surrobench models`)")
@@ -121,10 +133,11 @@ def build_request(
         shapes=tuple(parse_shapes(shape)) if shape is not None else None,
         batches=tuple(parse_batches(batch)),
         precisions=tuple(parse_precisions(precision)),
-        modes=tuple(parse_modes(mode)),
+        modes=modes,
         device=resolve_device(device),
         warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
-        rounds=rounds, trust_pickle=trust_pickle,
+        rounds=rounds, channels_last=channels_last, compile_mode=parse_compile_mode(compile_mode), threads=threads,
+        trust_pickle=trust_pickle,
     )  # fmt: skip
     if request.device == "cpu" and "tf32" in request.precisions:
         raise UsageError("--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "

@@ -15,12 +15,12 @@ from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.options import (
     TrustPickleOpt, exit_if_configs_failed,
-    PROFILERS, BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt,
-    InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
+    PROFILERS, BatchOpt, ChannelsLastOpt, CompileModeOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt,
+    FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
     NprocOpt, ParallelOpt, DevicesOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
-    WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options, build_request,
-    check_writable, command_line, console, err_console, write_json,
+    ThreadsOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options,
+    build_request, check_writable, command_line, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.api.distributed import distributed_run
 from surrobench.cli.analyze import render_timeline
@@ -116,6 +116,7 @@ def run(
     host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
     trust_pickle: bool = TrustPickleOpt,
     nproc: int = NprocOpt, parallel: str = ParallelOpt, devices: str = DevicesOpt,
+    channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
 ) -> None:  # fmt: skip
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
     if profile not in PROFILERS:
@@ -123,7 +124,8 @@ def run(
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
     request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag, rounds, trust_pickle)  # fmt: skip
+                            cudnn_benchmark, input_sets, tag, rounds, channels_last, compile_mode, threads,
+                            trust_pickle)  # fmt: skip
     check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":

@@ -35,6 +35,10 @@ class ExecConfig:
         input_sets: how many input buffers are rotated through (see ``workload.inputs``).
         trust_pickle: a ``.pt2`` model may load objects through pickle (``--trust-pickle``,
             :func:`surrobench.workload.loader.pickle_members`); carried so the profiling child loads it too.
+        channels_last: 4-D inputs and the module's 4-D weights in ``torch.channels_last`` (NHWC) memory
+            format (PyTorch tutorial "Channels Last Memory Format"); other inputs are left as they are.
+        compile_mode: ``torch.compile``'s ``mode`` when ``mode`` is ``compile``; None is its default.
+        threads: ``torch.set_num_threads`` during the config; None keeps torch's default.
     """
 
     model: str
@@ -49,6 +53,9 @@ class ExecConfig:
     seed: int
     input_sets: int
     trust_pickle: bool = False
+    channels_last: bool = False
+    compile_mode: str | None = None
+    threads: int | None = None
 
     def label(self) -> str:
         """Short human label, e.g. ``fno2d 128 b4 fp16 eager``."""
@@ -92,6 +99,27 @@ def autocast_context(
     if dtype is None:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device, dtype=dtype, cache_enabled=cache_enabled)
+
+
+@contextlib.contextmanager
+def execution_settings(cfg: ExecConfig):
+    """Every process-wide setting of one config, restored afterwards: TF32 and cuDNN autotuning
+    (:func:`numeric_settings`) and the intra-op thread count (``torch.set_num_threads``)."""
+    saved_threads = torch.get_num_threads()
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    try:
+        with numeric_settings(cfg.precision, cfg.cudnn_benchmark):
+            yield
+    finally:
+        torch.set_num_threads(saved_threads)
+
+
+def settings_record(cfg: ExecConfig) -> dict:
+    """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``: only those that
+    differ from the defaults, so a plain run's record is unchanged."""
+    record = {"channels_last": cfg.channels_last, "compile_mode": cfg.compile_mode, "threads": cfg.threads}
+    return {k: v for k, v in record.items() if v not in (None, False)}
 
 
 def tf32_state() -> dict[str, bool]:

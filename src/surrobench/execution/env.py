@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import socket
 import subprocess
@@ -15,6 +16,10 @@ import torch
 #: as throttled. H200 boosts to 1980 MHz and idles at 345 MHz (shared/GPU.md); 10% below peak is well
 #: past the few-percent steps of normal boost behaviour.
 CLOCK_DROP_FRACTION = 0.9
+#: The host counts as busy when its 1-minute load average exceeds this fraction of its logical CPUs: a
+#: load equal to the CPU count means every core already has a runnable task (proc(5), /proc/loadavg), so
+#: the benchmark shares cores and its timings carry another process's work.
+BUSY_LOAD_FRACTION = 1.0
 
 
 def _cpu_model() -> str:
@@ -114,7 +119,9 @@ def fingerprint(device: str) -> dict:
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "cpu": cpu,
-        "cpu_count": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "load_avg_1m": host_load()[0],
         "driver": None,
         "gpu_clocks": None,
         "git": git_state(),
@@ -127,6 +134,26 @@ def fingerprint(device: str) -> dict:
         env["gpu_sm_count"] = int(props.multi_processor_count)
         env["gpu_clocks"] = {"before": gpu_readings(), "after": None}
     return env
+
+
+def host_load() -> tuple[float | None, int]:
+    """(1-minute load average or None where the OS has none, logical CPU count)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = None
+    return load, os.cpu_count() or 1
+
+
+def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> str | None:
+    """One line when the host was busy while we measured: the 1-minute load average over
+    :data:`BUSY_LOAD_FRACTION` of the CPUs, naming the thread count torch used (``--threads``)."""
+    if load_1m is None or load_1m <= BUSY_LOAD_FRACTION * cpu_count:
+        return None
+    return (
+        f"busy host: 1-minute load average {load_1m:.1f} on {cpu_count} CPU(s) while torch used {threads} "
+        f"thread(s); other processes share the cores, so timings are noisy (try --threads 1, or --rounds)"
+    )
 
 
 def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:

@@ -33,13 +33,24 @@ def eager_step(model: nn.Module, input_sets: list[Inputs], precision: str, devic
     return step
 
 
-def compile_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
-    """``torch.compile`` (default backend, static shapes). Dynamo's caches are reset first so that each
-    config compiles afresh: otherwise the recompile limit is hit across a sweep and later configs fall
-    back to eager without a word."""
+def compile_step(
+    model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
+) -> Step:
+    """``torch.compile`` (default backend, static shapes, ``mode=compile_mode``; None is torch's default).
+    Dynamo's caches are reset first so that each config compiles afresh: otherwise the recompile limit is
+    hit across a sweep and later configs fall back to eager without a word."""
     torch._dynamo.reset()
-    compiled = torch.compile(model, dynamic=False)
+    compiled = torch.compile(model, dynamic=False, mode=compile_mode)
     return eager_step(compiled, input_sets, precision, device)
+
+
+def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
+    """The input sets with every 4-D tensor in ``torch.channels_last`` memory format (NHWC strides; the
+    logical shape ``(B, C, H, W)`` is unchanged); tensors of other ranks are kept as they are."""
+    return [
+        tuple(t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs)
+        for inputs in input_sets
+    ]
 
 
 def check_mode(mode: str, device: str) -> None:
@@ -97,3 +108,12 @@ STEP_BUILDERS: dict[str, Callable[..., Step]] = {
     "compile": compile_step,
     "cudagraph": cudagraph_step,
 }
+
+
+def build_step(
+    mode: str, model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
+) -> Step:
+    """The ``mode``'s ``step(i)`` (:data:`STEP_BUILDERS`); ``compile_mode`` reaches ``torch.compile`` only."""
+    if mode == "compile":
+        return compile_step(model, input_sets, precision, device, compile_mode)
+    return STEP_BUILDERS[mode](model, input_sets, precision, device)

@@ -19,12 +19,12 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig, numeric_settings, tf32_state
+from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra
-from surrobench.execution.memory import PeakMemoryTracker
-from surrobench.execution.modes import STEP_BUILDERS, Inputs, Step
-from surrobench.execution.timing import time_loop, time_once, warm_up
+from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
+from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.results.schema import ConfigResult
 from surrobench.results.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
@@ -113,13 +113,31 @@ def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step
     the device and the mode's ``step(i)``, which has not run yet (its first call is the cold start).
 
     Shared by the timing loop here and the profiling child (:mod:`surrobench.collect.child`), so both
-    run exactly the same work.
+    run exactly the same work. With ``cfg.channels_last`` the shared module is converted in place for the
+    config and converted back afterwards.
     """
-    with numeric_settings(cfg.precision, cfg.cudnn_benchmark), torch.inference_mode():
-        input_sets = make_input_sets(
-            prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets
-        )
-        yield STEP_BUILDERS[cfg.mode](prepared.module, input_sets, cfg.precision, cfg.device), input_sets
+    with execution_settings(cfg), torch.inference_mode():
+        input_sets = config_inputs(cfg, prepared)
+        if cfg.channels_last:
+            prepared.module.to(memory_format=torch.channels_last)
+        try:
+            yield config_step_of(cfg, prepared.module, input_sets), input_sets
+        finally:
+            if cfg.channels_last:
+                prepared.module.to(memory_format=torch.contiguous_format)
+
+
+def config_inputs(cfg: ExecConfig, prepared: PreparedModel) -> list[Inputs]:
+    """The config's fixed-seed input sets on its device, channels-last when ``cfg.channels_last``."""
+    input_sets = make_input_sets(
+        prepared.surrogate, cfg.batch, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets
+    )
+    return channels_last_inputs(input_sets) if cfg.channels_last else input_sets
+
+
+def config_step_of(cfg: ExecConfig, module: nn.Module, input_sets: list[Inputs]) -> Step:
+    """The mode's ``step(i)`` of ``cfg`` over ``module`` and ``input_sets`` (not yet called)."""
+    return build_step(cfg.mode, module, input_sets, cfg.precision, cfg.device, cfg.compile_mode)
 
 
 def _measure(
@@ -137,24 +155,37 @@ def _measure(
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
         samples = time_loop(step, cfg.iters, cfg.device, before_each)
-        tf32 = tf32_state()
     memory = tracker.stop()
+    points = prepared.surrogate.points_per_sample(input_sets[0])
+    return timed_result(cfg, tuple(input_sets[0][0].shape), points, cold_ms, samples, memory, bad_output)
+
+
+def timed_result(
+    cfg: ExecConfig, input_shape: tuple[int, ...], points_per_sample: float, cold_ms: float, samples: TimedSamples,
+    memory: PeakMemory, error: str | None = None,
+) -> ConfigResult:
+    """The result record of one timed loop of ``cfg`` (status ``error`` when ``error`` is given: the
+    timings are kept); TF32 switches and, on CUDA, the SM clock are read now, right after the loop."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
-    extra = {"cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed}
-    if bad_output:
-        extra.update(failure_extra(bad_output))
+    with execution_settings(cfg):
+        tf32 = tf32_state()
+    extra = {
+        "cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed,
+        **settings_record(cfg),
+    }
+    if error:
+        extra.update(failure_extra(error))
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
     return ConfigResult(
-        model=cfg.model, shape_label=cfg.shape.label(), input_shape=tuple(input_sets[0][0].shape),
+        model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape,
         batch=cfg.batch, precision=cfg.precision, device=cfg.device, mode=cfg.mode,
-        status="error" if bad_output else "ok", error=bad_output, warmup=cfg.warmup, iters=cfg.iters,
+        status="error" if error else "ok", error=error, warmup=cfg.warmup, iters=cfg.iters,
         cold_start_ms=cold_ms, latency_ms=latency,
         device_ms=LatencyStats.from_samples(samples.device_ms) if samples.device_ms is not None else None,
-        samples_per_s=samples_per_s,
-        points_per_s=samples_per_s * prepared.surrogate.points_per_sample(input_sets[0]),
+        samples_per_s=samples_per_s, points_per_s=samples_per_s * points_per_sample,
         peak_mem_bytes=memory.peak_bytes, peak_reserved_bytes=memory.reserved_bytes,
         samples_ms=tuple(samples.latency_ms.tolist()),
         device_samples_ms=tuple(samples.device_ms.tolist()) if samples.device_ms is not None else (),

@@ -15,7 +15,7 @@ import torch
 
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
-from surrobench.execution.env import clock_drop_warning, fingerprint, gpu_readings
+from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
@@ -45,6 +45,9 @@ class SweepRequest:
     tag: str | None = None
     rounds: int = 1
     trust_pickle: bool = False
+    channels_last: bool = False
+    compile_mode: str | None = None
+    threads: int | None = None
 
 
 class SweepInterrupted(Interrupted):
@@ -104,7 +107,9 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                                 model=spec, shape=shape, batch=batch, precision=precision,
                                 device=request.device, mode=mode, warmup=request.warmup, iters=request.iters,
                                 cudnn_benchmark=request.cudnn_benchmark, seed=request.seed,
-                                input_sets=request.input_sets, trust_pickle=request.trust_pickle,
+                                input_sets=request.input_sets, channels_last=request.channels_last,
+                                compile_mode=request.compile_mode, threads=request.threads,
+                                trust_pickle=request.trust_pickle,
                             )
                         )  # fmt: skip
     return tuple(configs), surrogates
@@ -166,6 +171,7 @@ def execute_sweep(
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
+    env["torch_threads"] = request.threads or env["torch_threads"]
     # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
     # switches as read during its run in ``extra``
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
@@ -199,7 +205,7 @@ def execute_sweep(
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)
     store.finish_run(run.run_id)
-    return replace(run, env=env, results=tuple(results)), sweep_warnings(results)
+    return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
 def _run_rounds(n_rounds: int, run_id: str, store: ResultStore, configs: tuple[ExecConfig, ...],
@@ -218,8 +224,10 @@ def _run_rounds(n_rounds: int, run_id: str, store: ResultStore, configs: tuple[E
                 results.append(merged)
 
 
-def sweep_warnings(results: list[ConfigResult]) -> list[str]:
-    """Failed configs, clock drops during the run and measurements whose spread is suspect."""
+def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
+    """Failed configs, clock drops during the run, a busy host (:func:`busy_host_warning`, load average
+    read now; ``threads`` is the torch thread count the run used, this process's when None) and
+    measurements whose spread is suspect."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [
@@ -235,9 +243,11 @@ def sweep_warnings(results: list[ConfigResult]) -> list[str]:
         for r in results
         if r.latency_ms is not None and r.latency_ms.noisy
     ]
+    busy = busy_host_warning(*host_load(), threads or torch.get_num_threads())
+    if busy:
+        warnings.append(busy)
     if noisy:
         warnings.append(
-            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median "
-            f"(a busy host? more --warmup?): {', '.join(noisy)}"
+            f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
         )
     return warnings

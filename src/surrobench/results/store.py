@@ -58,6 +58,16 @@ CREATE TABLE IF NOT EXISTS op_stats (
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
 );
+-- surrobench optimize: the whole optimize-v1 report, linked to the baseline and recipe runs it stored
+CREATE TABLE IF NOT EXISTS optimizations (
+    optimize_id TEXT PRIMARY KEY, created TEXT NOT NULL, baseline_run_id TEXT NOT NULL REFERENCES runs(run_id),
+    recipe_run_id TEXT REFERENCES runs(run_id), report_json TEXT NOT NULL
+);
+-- one row per optimized config, to find the measured remedies of a config
+CREATE TABLE IF NOT EXISTS optimize_configs (
+    optimize_id TEXT NOT NULL REFERENCES optimizations(optimize_id), model TEXT NOT NULL,
+    input_shape_json TEXT NOT NULL, batch INTEGER NOT NULL, device TEXT NOT NULL, config_json TEXT NOT NULL
+);
 """
 
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
@@ -105,6 +115,11 @@ class RunSummary:
     n_configs: int
     n_failed: int
     state: str = "complete"
+
+
+def _prefix_pattern(prefix: str) -> str:
+    """A LIKE pattern (escape character ``\\``) matching ids that start with ``prefix`` literally."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _dump(obj) -> str | None:
@@ -303,8 +318,7 @@ class ResultStore:
             UsageError: no run, or several runs, match.
         """
         rows = self.conn.execute(
-            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'",
-            (prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
+            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (_prefix_pattern(prefix),)
         ).fetchall()
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
@@ -389,3 +403,45 @@ def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
     """The trace file recorded with a config's op table, or None."""
     row = store.conn.execute("SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
     return row[0] if row else None
+
+
+def add_optimization(store: ResultStore, report: dict) -> None:
+    """Store an optimize-v1 report (``OptimizeReport.to_json()``) and index its configs."""
+    with store._writing():
+        store.conn.execute(
+            "INSERT INTO optimizations VALUES (?, ?, ?, ?, ?)",
+            (report["optimize_id"], report["created"], report["baseline_run_id"], report["recipe_run_id"],
+             json.dumps(report)),
+        )
+        store.conn.executemany(
+            "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
+            [(report["optimize_id"], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
+             for c in report["configs"]],
+        )
+
+
+def load_optimization(store: ResultStore, optimize_id: str) -> dict:
+    """The stored optimize-v1 report ``optimize_id`` (a unique prefix is accepted).
+
+    Raises:
+        UsageError: no report, or several, match.
+    """
+    rows = store.conn.execute(
+        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (_prefix_pattern(optimize_id),)
+    ).fetchall()
+    if len(rows) != 1:
+        what = "no optimization" if not rows else f"{len(rows)} optimizations"
+        raise UsageError(f"{what} in {store.path!r} match id {optimize_id!r}")
+    return json.loads(rows[0][0])
+
+
+def latest_optimized_config(store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int,
+                            device: str) -> dict | None:
+    """The newest optimize-v1 config object stored for this workload on this device, or None."""
+    row = store.conn.execute(
+        "SELECT c.config_json FROM optimize_configs c JOIN optimizations o ON o.optimize_id = c.optimize_id"
+        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC"
+        " LIMIT 1",
+        (model, json.dumps(list(input_shape)), batch, device),
+    ).fetchone()
+    return json.loads(row[0]) if row else None

@@ -6,34 +6,39 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.trace.model import Timeline
+from surrobench.trace.source import SQLITE_MAGIC, file_kind
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 """Suffixes of Nsight Systems reports (``.nsys-rep``; ``.qdrep`` from older nsys versions)."""
 
 
 def load_trace(path: Path | str) -> Timeline:
-    """Load a Kineto trace (file or per-rank folder), an nsys SQLite export or an nsys report.
+    """Load a Kineto trace (file, pipe or per-rank folder), an nsys SQLite export or an nsys report.
 
     The format is chosen by content (SQLite magic bytes) and suffix (``.nsys-rep``, ``.qdrep``);
-    anything else is read as Kineto JSON.
+    anything else is read as Kineto JSON. A pipe (``<(zcat t.json.gz)``) is read once, as JSON.
 
     Raises:
-        UsageError: the path is missing or its content is not a trace this tool reads.
+        UsageError: the path is missing, not a regular file, folder or pipe, or its content is not a
+            trace this tool reads.
     """
     from surrobench.trace import kineto, nsys_sqlite
 
     path = Path(path)
-    if path.is_file() and path.name.endswith(NSYS_REPORT_SUFFIXES):
+    kind = file_kind(path)
+    if kind == "file" and path.name.endswith(NSYS_REPORT_SUFFIXES):
         return nsys_sqlite.load_nsys_report(path)
-    if path.is_file():
+    if kind == "file":
         try:
             with open(path, "rb") as f:
-                magic = f.read(len(_SQLITE_MAGIC))
+                magic = f.read(len(SQLITE_MAGIC))
         except OSError as exc:
             raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        if magic == _SQLITE_MAGIC:
+        if magic == SQLITE_MAGIC:
             return nsys_sqlite.load_nsys_sqlite(path)
+        if path.suffix.lower() in (".sqlite", ".db", ".sqlite3"):
+            raise UsageError(f"{path}: not an SQLite file (it does not start with the SQLite header); "
+                             "export the report with `nsys export --type sqlite`")
     return kineto.load_kineto(path)
 
 

@@ -7,6 +7,7 @@ first event is at 0, sorts every table by start time and splits ``ProfilerStep#N
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -28,7 +29,12 @@ _TABLES = {
     "kernels": GpuOps, "memcpy": MemcpyOps, "memset": MemsetOps, "api_calls": ApiCalls,
     "cpu_ops": CpuOps, "ranges": Ranges,
 }
-_STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+_STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")  # more digits would not fit int64: a plain range
+OUTLIER_GAP_NS = 3600 * 10**9
+"""An hour with no event at all separating a few events from the rest marks those few as outliers."""
+OUTLIER_MAX_SHARE = 0.01
+"""Outliers are dropped only while they are at most this share of all events (else the trace is taken
+as it is: two real capture windows far apart)."""
 
 
 class TimelineBuilder:
@@ -43,6 +49,23 @@ class TimelineBuilder:
         ids = self._ids
         return np.fromiter((ids.setdefault(n, len(ids)) for n in names), dtype=np.int32)
 
+    def names(self) -> tuple[str, ...]:
+        """Every interned name, indexed by its id."""
+        return tuple(self._ids)
+
+    def intern_names(self, names: list) -> np.ndarray:
+        """(n,) int32 ids for event names as they come from a trace: strings as they are, ``None`` as
+        ``""``, anything else (a number, a list) as its text."""
+        ids = self._ids
+        try:
+            out = list(map(ids.get, names))
+        except TypeError:  # an unhashable name
+            out = [None] * len(names)
+        if None in out:
+            out = [ids.setdefault(n if n.__class__ is str else ("" if n is None else str(n)), len(ids))
+                   if i is None else i for n, i in zip(names, out)]
+        return np.array(out, dtype=np.int32)
+
     def add(self, table: str, **columns) -> None:
         """Append rows to ``table``: every column of that table, equal lengths, times in source ns."""
         fields = _TABLES[table].__dataclass_fields__
@@ -54,8 +77,12 @@ class TimelineBuilder:
             self._chunks[table].append(chunk)
 
     def build(self, meta: TraceMeta) -> Timeline:
-        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen."""
+        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen, which
+        ``meta.origin_ns`` records (so timelines of several files can be put on one clock again)."""
         merged = {t: self._concat(t) for t in _TABLES}
+        dropped = _drop_time_outliers(merged)
+        if dropped:
+            meta = dataclasses.replace(meta, anomalies={**meta.anomalies, "time_outlier_events": dropped})
         starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
         origin = int(min(s.min() for s in starts)) if starts else 0
         tables = {}
@@ -63,12 +90,12 @@ class TimelineBuilder:
             cols["start_ns"] = cols["start_ns"] - origin
             order = np.argsort(cols["start_ns"], kind="stable")
             tables[name] = _TABLES[name](**{k: v[order] for k, v in cols.items()})
-        names = tuple(self._ids)
+        names = self.names()
         ranges, steps = _split_steps(tables["ranges"], names)
         return Timeline(
             kernels=tables["kernels"], memcpy=tables["memcpy"], memset=tables["memset"],
             api_calls=tables["api_calls"], cpu_ops=tables["cpu_ops"], ranges=ranges, steps=steps,
-            names=names, meta=meta,
+            names=names, meta=dataclasses.replace(meta, origin_ns=origin),
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
@@ -91,3 +118,30 @@ def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps]
     steps = Steps(start_ns=ranges.start_ns[is_step], dur_ns=ranges.dur_ns[is_step], step=step[is_step],
                   rank=ranges.rank[is_step])
     return ranges.take(~is_step), steps
+
+
+def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
+    """Remove, in place, the events cut off from the bulk of the trace by :data:`OUTLIER_GAP_NS` of
+    silence (e.g. one range at ``ts`` 0 in a trace at 5e12 µs, which would make a window of 58 days);
+    returns how many were dropped."""
+    starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
+    if not starts:
+        return 0
+    ends = [m["start_ns"] + np.maximum(m["dur_ns"], 0) for m in merged.values() if m["start_ns"].size]
+    if max(int(e.max()) for e in ends) - min(int(s.min()) for s in starts) <= OUTLIER_GAP_NS:
+        return 0
+    everything = np.sort(np.concatenate(starts))
+    cuts = np.flatnonzero(np.diff(everything) > OUTLIER_GAP_NS) + 1
+    if not cuts.size:
+        return 0
+    bounds = np.concatenate([[0], cuts, [everything.size]])
+    biggest = int(np.argmax(np.diff(bounds)))
+    lo, hi = everything[bounds[biggest]], everything[bounds[biggest + 1] - 1]
+    dropped = everything.size - int(bounds[biggest + 1] - bounds[biggest])
+    if dropped > OUTLIER_MAX_SHARE * everything.size:
+        return 0
+    for table, cols in merged.items():
+        keep = (cols["start_ns"] >= lo) & (cols["start_ns"] <= hi)
+        if not keep.all():
+            merged[table] = {k: v[keep] for k, v in cols.items()}
+    return dropped

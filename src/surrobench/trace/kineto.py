@@ -15,6 +15,10 @@ timestamps around 5e12 µs keep nanosecond resolution (float64 spacing there is 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable
+from itertools import repeat
+from operator import eq
 from pathlib import Path
 
 import numpy as np
@@ -22,14 +26,23 @@ import numpy as np
 from surrobench.errors import UsageError
 from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.kineto_json import read_chrome_trace
+from surrobench.trace.kineto_split import read_split, usable_cores
 from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+from surrobench.trace.source import file_kind
 
 _TABLE_OF_CATEGORY = {
     "kernel": "kernels", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
     "memset": "memset", "cuda_runtime": "api_calls", "runtime": "api_calls", "cuda_driver": "api_calls",
     "driver": "api_calls", "cpu_op": "cpu_ops", "operator": "cpu_ops", "user_annotation": "ranges",
 }
+_TABLE_CODE = {cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1
+               for cat, t in _TABLE_OF_CATEGORY.items()}
+_CODES = {t: _TABLE_CODE[c] for c, t in _TABLE_OF_CATEGORY.items()}
 _TRACE_SUFFIXES = (".json", ".json.gz")
+_INT32_END = 1 << 31
+_INVALID = -(1 << 63)  # marks a value that is present but cannot be held; reported, then MISSING
+_MAX_ABS_US = float(1 << 62) / 1000
+"""Largest |ts| or |dur| in µs: as int64 ns, two such values still subtract without overflow."""
 # "Memcpy HtoD (Pageable -> Device)": direction, then source and destination memory kinds.
 _MEMCPY_NAME = re.compile(r"Memcpy\s+(\w+)(?:\s*\((\w+)\s*->\s*(\w+)\))?", re.IGNORECASE)
 _COPY_KIND = {"htod": CopyKind.H2D, "dtoh": CopyKind.D2H, "dtod": CopyKind.D2D, "htoh": CopyKind.H2H,
@@ -49,18 +62,24 @@ def load_kineto(path: Path) -> Timeline:
     return load_kineto_files(files, many=len(files) > 1, where=path)
 
 
-def load_kineto_files(files: list[Path], many: bool, where: Path | None = None) -> Timeline:
+def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None
+                      ) -> Timeline:
     """Load Kineto trace ``files`` into one timeline. ``many``: the files are ranks of one run, so each
-    must carry ``distributedInfo.rank`` (a lone file without it is rank 0).
+    must carry ``distributedInfo.rank`` (a lone file without it is rank 0). ``workers``: processes that
+    parse one large plain file's byte ranges at once (:mod:`~surrobench.trace.kineto_split`; ``None``:
+    one per usable core, ``1``: this process only).
 
     Raises:
         UsageError: as :func:`load_kineto`; ``where`` names the folder in the duplicate-rank message.
     """
     builder = TimelineBuilder()
-    ranks, devices, counts, cuda_run = [], {}, {}, False
+    ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:
         conv = _Converter(builder, file)
-        meta = read_chrome_trace(file, conv.on_events)
+        meta = read_split(file, conv, usable_cores() if workers is None else workers)
+        if meta is None:
+            conv = _Converter(builder, file)
+            meta = read_chrome_trace(file, conv.on_events)
         rank = _rank(meta, file, many=many)
         if rank in ranks:
             raise UsageError(f"{file}: rank {rank} appears twice in {where or files[0].parent}; "
@@ -68,35 +87,35 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None) 
         ranks.append(rank)
         conv.flush(rank)
         devices.update(_device_names(meta))
-        for cat, n in conv.counts.items():
-            counts[cat] = counts.get(cat, 0) + n
+        counts.update(conv.counts)
+        anomalies.update(conv.anomalies)
         cuda_run = cuda_run or bool(meta.get("deviceProperties")) or conv.saw_cuda
     meta = TraceMeta(source="kineto", paths=tuple(str(f) for f in files), ranks=tuple(sorted(ranks)),
-                     device_names=devices, event_counts=counts, cuda_run=cuda_run)
+                     device_names=devices, event_counts=dict(counts), cuda_run=cuda_run, anomalies=dict(anomalies))
     return builder.build(meta)
 
 
 def trace_files(path: Path) -> list[Path]:
-    """``[path]`` for a file; the ``.json``/``.json.gz`` files of a folder, sorted by name.
+    """``[path]`` for a file or pipe; the ``.json``/``.json.gz`` files of a folder, sorted by name.
 
     Raises:
-        UsageError: the path does not exist, or the folder holds no trace file.
+        UsageError: the path does not exist or is a device or socket, or the folder holds no trace file.
     """
     path = Path(path)
-    if path.is_dir():
+    if file_kind(path) == "dir":
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))
         if not files:
             raise UsageError(f"{path}: folder holds no .json or .json.gz trace files")
         return files
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or folder")
     return [path]
 
 
 def _rank(meta: dict, file: Path, many: bool) -> int:
     info = meta.get("distributedInfo")
     rank = info.get("rank") if isinstance(info, dict) else None
-    if isinstance(rank, int):
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        if not 0 <= rank < _INT32_END:
+            raise UsageError(f"{file}: distributedInfo.rank {str(rank)[:40]} is out of range (0 to 2^31-1)")
         return rank
     if many:
         raise UsageError(f"{file}: no distributedInfo.rank; a folder must hold one trace per rank")
@@ -107,33 +126,42 @@ def _device_names(meta: dict) -> dict[int, str]:
     props = meta.get("deviceProperties")
     if not isinstance(props, list):
         return {}
-    return {p["id"]: str(p.get("name", "")) for p in props if isinstance(p, dict) and isinstance(p.get("id"), int)}
+    return {p["id"]: str(p.get("name", "")) for p in props
+            if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END}
 
 
 class _Converter:
-    """Turns slices of event dicts into column chunks; the rank is known only after the file ends,
-    so chunks wait in ``pending`` (small: columns, not objects) until :meth:`flush`."""
+    """Turns column slices (:data:`~surrobench.trace.chrome_decode.FIELDS`) into table chunks; the rank
+    is known only after the file ends, so chunks wait in ``pending`` (columns, not objects) until
+    :meth:`flush`. Values a column cannot hold are counted in ``anomalies``."""
 
     def __init__(self, builder: TimelineBuilder, file: Path) -> None:
         self.builder, self.file = builder, file
-        self.counts: dict[str, int] = {}
+        self.counts: Counter = Counter()
+        self.anomalies: Counter = Counter()
         self.pending: list[tuple[str, dict]] = []
         self.saw_cuda = False
 
-    def on_events(self, events: list) -> None:
-        groups: dict = {}
-        for e in events:
-            cat = e.get("cat") if type(e) is dict else None
-            groups.setdefault(cat if type(cat) is str else str(cat), []).append(e)
-        for cat, evs in groups.items():
-            self.counts[cat] = self.counts.get(cat, 0) + len(evs)
-            table = _TABLE_OF_CATEGORY.get(cat.lower())
-            if table is None:
-                continue
-            evs = [e for e in evs if e.get("ph") == "X"]
-            if evs:
+    def on_events(self, events) -> None:
+        """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
+        cats = events.cat
+        try:
+            seen = Counter(cats)
+        except TypeError:  # an unhashable category (a list): compare as text
+            cats = [_text(c) for c in cats]
+            seen = Counter(cats)
+        code_of = {c: _TABLE_CODE.get(_text(c).lower(), 0) for c in seen}
+        for c, n in seen.items():
+            self.counts[_text(c) if c is not None else "None"] += n
+        if not any(code_of.values()):
+            return
+        code = np.array(list(map(code_of.__getitem__, cats)), dtype=np.int8)
+        complete = np.array(list(map(eq, events.ph, repeat("X"))), dtype=bool)
+        for table, k in _CODES.items():
+            rows = np.flatnonzero((code == k) & complete).tolist()
+            if rows:
                 self.saw_cuda = self.saw_cuda or table in ("kernels", "memcpy", "memset", "api_calls")
-                self.pending.append((table, getattr(self, "_" + table)(evs)))
+                self.pending.append((table, getattr(self, "_" + table)(events.take(rows))))
 
     def flush(self, rank: int) -> None:
         for table, cols in self.pending:
@@ -141,98 +169,113 @@ class _Converter:
             self.builder.add(table, rank=np.full(n, rank, dtype=np.int32), **cols)
         self.pending = []
 
-    def _base(self, evs: list) -> dict:
-        start, ok = _times_ns([e.get("ts") for e in evs])
-        dur, dur_ok = _times_ns([e.get("dur", 0) for e in evs])
+    def _base(self, rows: Callable[[str], list]) -> dict:
+        dur = rows("dur")
+        missing = dur.count(None)
+        if missing:
+            self.anomalies["events_without_duration"] += missing
+            dur = [0 if d is None else d for d in dur]
+        start, ok = _times_ns(rows("ts"))
+        dur_ns, dur_ok = _times_ns(dur)
         if not (ok.all() and dur_ok.all()):
-            bad = evs[int(np.argmin(ok & dur_ok))]
-            raise UsageError(f"{self.file}: event without a numeric 'ts'/'dur' (first: {bad!r:.200})")
-        return {"start_ns": start, "dur_ns": dur, "name_id": self._names(evs)}
+            i = int(np.argmin(ok & dur_ok))
+            bad = {"ts": rows("ts")[i], "dur": dur[i], "name": rows("name")[i]}
+            raise UsageError(f"{self.file}: event whose 'ts'/'dur' is not a number of microseconds within "
+                             f"±{_MAX_ABS_US:.3g} (first: {bad!r:.200})")
+        return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
 
-    def _names(self, evs: list) -> np.ndarray:
-        names = [e.get("name", "") for e in evs]
-        try:
-            return self.builder.intern(names)
-        except TypeError:  # an unhashable name: keep its text
-            return self.builder.intern(n if isinstance(n, str) else str(n) for n in names)
+    def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
+        """int64 column; a value that is absent becomes ``default``'s value (else :data:`MISSING`), one
+        that is not an integer or does not fit ``bits`` signed bits also :data:`MISSING`, and counted."""
+        if default is not None:
+            values = [d if v is None else v for v, d in zip(values, default)]
+        if bits == 64 and all(v.__class__ is int for v in values):
+            try:
+                return np.array(values, dtype=np.int64)
+            except OverflowError:
+                pass
+        out = np.array([_int_or_missing(v, bits) for v in values], dtype=np.int64)
+        bad = int((out == _INVALID).sum())
+        if bad:
+            self.anomalies["values_out_of_range"] += bad
+            out[out == _INVALID] = MISSING
+        return out
 
-    def _gpu(self, evs: list) -> tuple[dict, list]:
-        cols = self._base(evs)
-        args = _args(evs)
-        cols["device"] = _ints([a.get("device", e.get("pid")) for a, e in zip(args, evs)])
-        cols["stream"] = _ints([a.get("stream", e.get("tid")) for a, e in zip(args, evs)])
-        cols["correlation"] = _ints([a.get("correlation", MISSING) for a in args])
-        return cols, args
+    def _gpu(self, rows: Callable[[str], list]) -> dict:
+        cols = self._base(rows)
+        cols["device"] = self._ints(rows("device"), 32, default=rows("pid"))
+        cols["stream"] = self._ints(rows("stream"), default=rows("tid"))
+        cols["correlation"] = self._ints(rows("correlation"))
+        return cols
 
-    def _kernels(self, evs: list) -> dict:
-        return self._gpu(evs)[0]
+    def _kernels(self, rows: Callable[[str], list]) -> dict:
+        return self._gpu(rows)
 
-    def _memcpy(self, evs: list) -> dict:
-        cols, args = self._gpu(evs)
-        cols["bytes"] = _ints([a.get("bytes", 0) for a in args])
+    def _memcpy(self, rows: Callable[[str], list]) -> dict:
+        cols = self._gpu(rows)
+        cols["bytes"] = np.maximum(self._ints(rows("bytes")), 0)
         kind_of, mem_of = {}, {}
-        for name_id, e in zip(cols["name_id"].tolist(), evs):
+        for name_id, name in zip(cols["name_id"].tolist(), rows("name")):
             if name_id not in kind_of:
-                kind_of[name_id], mem_of[name_id] = _parse_memcpy_name(str(e.get("name", "")))
+                kind_of[name_id], mem_of[name_id] = _parse_memcpy_name(_text(name))
         cols["kind"] = np.array([kind_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
         cols["host_memory"] = np.array([mem_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
         return cols
 
-    def _memset(self, evs: list) -> dict:
-        cols, args = self._gpu(evs)
-        cols["bytes"] = _ints([a.get("bytes", 0) for a in args])
+    def _memset(self, rows: Callable[[str], list]) -> dict:
+        cols = self._gpu(rows)
+        cols["bytes"] = np.maximum(self._ints(rows("bytes")), 0)
         return cols
 
-    def _host(self, evs: list) -> tuple[dict, list]:
-        cols = self._base(evs)
-        cols["tid"] = _ints([e.get("tid") for e in evs])
-        return cols, _args(evs)
-
-    def _api_calls(self, evs: list) -> dict:
-        cols, args = self._host(evs)
-        cols["correlation"] = _ints([a.get("correlation", MISSING) for a in args])
-        cols["external_id"] = _ints([a.get("External id", MISSING) for a in args])
+    def _host(self, rows: Callable[[str], list]) -> dict:
+        cols = self._base(rows)
+        cols["tid"] = self._ints(rows("tid"))
         return cols
 
-    def _cpu_ops(self, evs: list) -> dict:
-        cols, args = self._host(evs)
-        cols["external_id"] = _ints([a.get("External id", MISSING) for a in args])
+    def _api_calls(self, rows: Callable[[str], list]) -> dict:
+        cols = self._host(rows)
+        cols["correlation"] = self._ints(rows("correlation"))
+        cols["external_id"] = self._ints(rows("external_id"))
         return cols
 
-    def _ranges(self, evs: list) -> dict:
-        return self._host(evs)[0]
+    def _cpu_ops(self, rows: Callable[[str], list]) -> dict:
+        cols = self._host(rows)
+        cols["external_id"] = self._ints(rows("external_id"))
+        return cols
+
+    def _ranges(self, rows: Callable[[str], list]) -> dict:
+        return self._host(rows)
 
 
-def _args(evs: list) -> list[dict]:
-    return [a if type(a) is dict else {} for a in (e.get("args") for e in evs)]
+def _text(name) -> str:
+    """An event name as text: a string as is, ``None`` as ``""``, anything else (a number) as its JSON."""
+    if name.__class__ is str:
+        return name
+    return "" if name is None else str(name)
 
 
 def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(ns int64, ok bool) from microsecond floats; whole and fractional µs converted apart (module doc)."""
+    """(ns int64, ok bool) from microsecond floats; whole and fractional µs converted apart (module doc).
+    ``ok`` is False for a value that is not a finite number within ±:data:`_MAX_ABS_US`."""
     try:
         us = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        us = np.array([v if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan for v in values],
-                      dtype=np.float64)
-    ok = np.isfinite(us)
+    except (TypeError, ValueError, OverflowError):
+        us = np.array([v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300 else np.nan
+                       for v in values], dtype=np.float64)
+    ok = np.isfinite(us) & (np.abs(us) <= _MAX_ABS_US)
     us = np.where(ok, us, 0.0)
     whole = np.floor(us)
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64), ok
 
 
-def _ints(values: list) -> np.ndarray:
-    """int64 column; a value that is not an integer (string tid, None) becomes :data:`MISSING`."""
-    try:
-        return np.array(values, dtype=np.int64)
-    except (TypeError, ValueError, OverflowError):
-        return np.array([_int_or_missing(v) for v in values], dtype=np.int64)
-
-
-def _int_or_missing(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
+def _int_or_missing(value, bits: int) -> int:
+    if value is None:
         return MISSING
+    if value.__class__ is float and value.is_integer():
+        value = int(value)
+    if value.__class__ is not int or not -(1 << (bits - 1)) < value < (1 << (bits - 1)):
+        return _INVALID
+    return value
 
 
 def _parse_memcpy_name(name: str) -> tuple[int, int]:

@@ -1,214 +1,384 @@
 """Streaming reader for Chrome-trace JSON: the ``traceEvents`` array in slices, never the whole tree.
 
 Why not ``json.loads``: on a 400 MB Kineto trace it takes ~20 s and several GB (docs/benchmarks/
-trace-analysis.md), because every event becomes a dict at once. Here the file is read in chunks; each
-chunk is cut after the last ``}`` ``,`` ``{`` boundary, the slice is parsed as one small JSON array
-(orjson when installed, else the stdlib) and handed to a callback that turns it into columns, so only
-one slice of event objects is alive at a time.
+trace-analysis.md), because every event becomes a dict at once. Here the stream is read in chunks; the
+pending bytes are cut after the last ``}`` ``,`` ``{`` boundary of the newest chunk, the slice is parsed
+as one small JSON array and handed on as :data:`~surrobench.trace.chrome_decode.FIELDS` columns, so only one slice of events is alive
+at a time. The decoder is msgspec when installed (typed: only the fields below are built, the rest of
+each event is skipped in C), else orjson, else the stdlib (dicts); all give the same columns.
 
 The cut is a guess: a ``}, {`` inside a string would split an event. A wrong cut always leaves the
-slice unbalanced, so its parse fails; the reader then parses the rest of the file event by event with
-the stdlib decoder, which is exact and reports the byte offset of real syntax errors.
+slice unbalanced, so its parse fails; the reader then parses the rest event by event with the stdlib
+decoder, which is exact and reports the byte offset of real syntax errors.
+
+Bounds (so no input can take unbounded time or memory): metadata before the events at most
+:data:`MAX_HEADER_BYTES`, one event (or a run of bytes without an event boundary) at most
+:data:`MAX_EVENT_BYTES`, nesting depth as the decoders allow (deeper is an error, not a crash).
 """
 
 from __future__ import annotations
 
+import codecs
 import gc
-import gzip
+import io
 import json
 import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from surrobench.errors import UsageError
-
-try:
-    import orjson
-
-    _loads = orjson.loads
-    _FAST_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError)
-except ImportError:  # the pure-Python path: same slicing, stdlib parser (~2x slower, docs/benchmarks)
-    _loads = json.loads
-    _FAST_ERRORS = (ValueError,)
+from surrobench.trace.chrome_decode import SYNTAX_ERRORS, DictSlice, decode_slice
+from surrobench.trace.source import GZIP_MAGIC, check_text_encoding, open_bytes
 
 CHUNK_BYTES = 8 << 20
 """Bytes read per step. 8 MiB: large enough that per-slice overhead is negligible, small enough that a
 slice of parsed events stays in the tens of MB (measured, docs/benchmarks/trace-analysis.md)."""
-
+MAX_HEADER_BYTES = 64 << 20
+"""Most bytes read looking for the ``traceEvents`` array (Kineto writes a few kB of metadata first)."""
+MAX_EVENT_BYTES = 256 << 20
+"""Largest run of bytes without an event boundary (one event, or whitespace between two)."""
 EXACT_BATCH_EVENTS = 20_000
 """Events per callback in the exact (stdlib, event-by-event) path."""
 
+OnEvents = Callable[[Any], None]  # takes a DictSlice or a decoder's equivalent
+
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-# record_shapes=True adds "Input Dims"/"Input Strides" (nested integer lists) to every cpu_op: a third of
-# the bytes and most of the parse time (measured: 0.61 s vs 0.27 s + 0.16 s substitution per 50 MB).
-# No analysis reads them, so they are replaced by a placeholder before parsing. The pattern only
-# matches a key-value pair outside strings (a quote inside a string is escaped) and a pure integer list.
-_SHAPE_ARGS = re.compile(rb'"Input (?:Dims|Strides)"\s*:\s*\[(?:[0-9, \-]|\[[0-9, \-]*\])*\]')
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _WS = b" \t\r\n"
 _TAIL_WINDOW = 1 << 16
-
-OnEvents = Callable[[list], None]
+_OVERLAP = 64
 
 
 def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
-    """Stream the events of the Chrome trace at ``path`` to ``on_events`` in slices (lists of dicts).
+    """Stream the events of the Chrome trace at ``path`` to ``on_events`` as :data:`~surrobench.trace.chrome_decode.FIELDS` columns.
 
     Returns the top-level metadata (every key but ``traceEvents``, from before and after the array);
-    ``{}`` for a bare-array trace. Plain or gzip (detected by magic bytes).
+    ``{}`` for a bare-array trace. Plain or gzip (detected by magic bytes); a regular file or a pipe.
 
     Raises:
-        UsageError: empty file, invalid JSON (with the byte offset), truncated or corrupt gzip, or a
-            JSON document without a ``traceEvents`` array.
+        UsageError: empty file, invalid JSON (with the byte offset), truncated or corrupt gzip, not
+            UTF-8, a JSON document without a top-level ``traceEvents`` array, or a bound exceeded.
     """
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of acyclic dicts: the cyclic GC would rescan them all (3x slower, measured)
+    gc.disable()  # millions of acyclic objects: the cyclic GC would rescan them all (3x slower, measured)
     try:
-        with _open(path) as stream:
-            return _Reader(stream, path).run(on_events)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        stream, head = open_bytes(path)
+        with stream:
+            return _Reader(stream, path, check_text_encoding(head, path)).run(on_events)
+    except (EOFError, zlib.error) as exc:
         raise UsageError(f"{path}: truncated or corrupt gzip ({exc}); re-export the trace") from None
-    except OSError as exc:
+    except OSError as exc:  # gzip.BadGzipFile is an OSError
         raise UsageError(f"{path}: cannot read ({exc.strerror or exc})") from None
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _open(path: Path):
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+def locate_events(path: Path) -> tuple[dict, int, bool] | None:
+    """(metadata before the events, byte offset just after the array's ``[``, bare array) of a plain
+    (not gzip) regular file, for :func:`read_event_range`; ``None`` where the events cannot be read by
+    byte range (gzip, a pipe, a ``traceEvents`` that is not a top-level key).
+
+    Raises:
+        UsageError: as :func:`read_chrome_trace`.
+    """
+    stream, head = open_bytes(path)
+    with stream:
+        if head.startswith(GZIP_MAGIC) or not isinstance(stream.raw, io.FileIO):
+            return None
+        reader = _Reader(stream, path, check_text_encoding(head, path))
+        header, bare = reader._header()
+        if isinstance(bare, list):
+            return None
+        return header, reader.offset, bare
+
+
+def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:
+    """The events in bytes ``[lo, hi)`` of ``path`` (``hi`` None: to the end, then the metadata after
+    the array, which is returned). ``lo`` is the ``{`` of an event; ``hi`` is just after an event's ``}``.
+
+    Raises:
+        UsageError: invalid JSON in the range (also what a range cut inside a string gives).
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with open(path, "rb") as file:
+            reader = _Reader(_RangeStream(file, lo, hi), path, 0)
+            reader.offset = lo
+            return reader.events(on_events, bare or hi is not None)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+class _RangeStream:
+    """Bytes ``[lo, hi)`` of a file, then ``]`` when ``hi`` is given (the range reads as a bare array)."""
+
+    def __init__(self, file, lo: int, hi: int | None) -> None:
+        self.file = file
+        self.file.seek(lo)
+        self.left = None if hi is None else hi - lo
+        self.tail = b"" if hi is None else b"]"
+
+    def read(self, n: int) -> bytes:
+        if self.left is None:
+            return self.file.read(n)
+        data = self.file.read(min(n, self.left)) if self.left > 0 else b""
+        self.left -= len(data)
+        if not data:
+            data, self.tail = self.tail, b""
+        return data
 
 
 class _Reader:
-    """Buffer over a byte stream; ``offset`` is the stream position of ``buf[0]``."""
+    """Pending bytes over a byte stream; ``offset`` is the stream position of the first pending byte."""
 
-    def __init__(self, stream, path: Path) -> None:
+    def __init__(self, stream, path: Path, skip: int) -> None:
         self.stream, self.path = stream, path
-        self.buf, self.offset, self.eof = b"", 0, False
+        self.parts: list[bytes] = []
+        self.size, self.offset, self.eof = 0, 0, False
+        if skip:
+            self.stream.read(skip)
+            self.offset = skip
 
-    def fill(self) -> None:
+    def fill(self) -> bytes:
         chunk = self.stream.read(CHUNK_BYTES)
         if chunk:
-            self.buf += chunk
+            self.parts.append(chunk)
+            self.size += len(chunk)
         else:
             self.eof = True
+        return chunk
+
+    def pending(self) -> bytes:
+        if len(self.parts) > 1:
+            self.parts = [b"".join(self.parts)]
+        return self.parts[0] if self.parts else b""
 
     def consume(self, n: int) -> None:
-        self.buf = self.buf[n:]
+        data = self.pending()
+        self.parts = [data[n:]] if n < len(data) else []
+        self.size -= n
         self.offset += n
 
     def run(self, on_events: OnEvents) -> dict:
         header, bare = self._header()
+        if isinstance(bare, list):  # the whole (small) document was parsed to find its events
+            on_events(DictSlice(bare))
+            return header
+        return {**header, **self.events(on_events, bare)}
+
+    def events(self, on_events: OnEvents, bare: bool) -> dict:
+        """From just after the array's ``[``: every event to ``on_events``; returns the metadata after it."""
         while not self.eof:
-            self.fill()
-            cut = _last_boundary(self.buf)
+            prev_tail = self.parts[-1][-_OVERLAP:] if self.parts else b""
+            chunk = self.fill()
+            cut = _last_boundary(prev_tail + chunk)
             if cut < 0:
+                if self.size > MAX_EVENT_BYTES:
+                    self._fail(0, f"no event boundary in {MAX_EVENT_BYTES >> 20} MiB (one huge event, or a "
+                                  "run of filler); not a trace this tool reads")
                 continue
+            data = self.pending()
+            cut += len(data) - len(prev_tail) - len(chunk)
             try:
-                events = _loads(b"[" + _SHAPE_ARGS.sub(b'"_": 0', self.buf[: cut + 1]) + b"]")
-            except _FAST_ERRORS:
+                events = decode_slice(b"[" + data[: cut + 1] + b"]")
+            except SYNTAX_ERRORS:
                 break  # a wrong cut or a real error: the exact path decides which
             on_events(events)
             del events
-            self.consume(self.buf.index(b"{", cut + 1))
-        while not self.eof:
-            self.fill()
-        trailer = self._exact_rest(on_events, bare)
-        return {**header, **trailer}
+            self.consume(data.index(b"{", cut + 1))
+        return _Exact(self, on_events, bare).run()
 
-    def _header(self) -> tuple[dict, bool]:
-        """Position ``buf`` just after the events array's ``[``; return (metadata before it, bare)."""
+    def _header(self) -> tuple[dict, bool | list]:
+        """Consume up to just after the events array's ``[``; return (metadata before it, bare). Where
+        the first ``"traceEvents": [`` is not a top-level key, the document is parsed whole (bounded by
+        :data:`MAX_HEADER_BYTES`) and ``bare`` is its top-level event list."""
+        scanned = 0
         while True:
             self.fill()
-            start = len(self.buf) - len(self.buf.lstrip(_WS))
-            if start < len(self.buf) and self.buf[start:start + 1] == b"[":
-                self.consume(start + 1)
+            data = self.pending()
+            body = data.lstrip(_WS)
+            if body[:1] == b"[":
+                self.consume(len(data) - len(body) + 1)
+                self._refuse_wrapped_trace()
                 return {}, True
-            match = _EVENTS_KEY.search(self.buf)
+            if body[:1] not in (b"{", b""):
+                self._not_a_trace(self._json(data))
+            match = _EVENTS_KEY.search(data, max(0, scanned - _OVERLAP))
+            scanned = len(data)
             if match:
-                head = self.buf[: match.start()].rstrip(_WS).rstrip(b",")
-                meta = self._json(head + b"}", 0) if head.strip(_WS) != b"{" else {}
+                head = data[: match.start()].rstrip(_WS).rstrip(b",")
+                try:
+                    meta = json.loads(head + b"}") if head.strip(_WS) != b"{" else {}
+                except (ValueError, RecursionError):
+                    return self._whole_document()
                 self.consume(match.end())
                 return meta, False
-            if self.eof:
-                self._not_a_trace()
+            if self.eof or self.size > MAX_HEADER_BYTES:
+                self._not_a_trace(self._json(data))
 
-    def _not_a_trace(self) -> None:
-        if not self.buf.strip(_WS):
-            raise UsageError(f"{self.path}: empty file; expected a Chrome trace (torch.profiler export)")
-        doc = self._json(self.buf, 0)
+    def _whole_document(self) -> tuple[dict, list]:
+        while not self.eof and self.size <= MAX_HEADER_BYTES:
+            self.fill()
+        if not self.eof:
+            self._fail(0, f"'traceEvents' is not a top-level key in the first {MAX_HEADER_BYTES >> 20} MiB; "
+                          "not a Chrome/Kineto trace")
+        doc = self._json(self.pending())
+        if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+            self._not_a_trace(doc)
+        events = doc.pop("traceEvents")
+        return doc, events
+
+    def _refuse_wrapped_trace(self) -> None:
+        while self.size < CHUNK_BYTES and not self.eof:
+            self.fill()
+        if _EVENTS_KEY.search(self.pending(), 0, CHUNK_BYTES):
+            raise UsageError(f"{self.path}: a JSON array holding a trace object (an element has 'traceEvents'); "
+                             "pass the trace object itself")
+
+    def _not_a_trace(self, doc) -> None:
+        if self.size > MAX_HEADER_BYTES:
+            raise UsageError(f"{self.path}: no 'traceEvents' array in the first {MAX_HEADER_BYTES >> 20} MiB; "
+                             "not a Chrome/Kineto trace")
+        if isinstance(doc, dict) and '"traceEvents"' in json.dumps(doc):
+            raise UsageError(f"{self.path}: 'traceEvents' is nested inside another key, not at the top level; "
+                             "not a Chrome/Kineto trace")
         kind = type(doc).__name__
         raise UsageError(f"{self.path}: JSON {kind} without a 'traceEvents' array; not a Chrome/Kineto trace")
 
-    def _json(self, data: bytes, at: int):
-        """Parse a small JSON document that starts at buffer position ``at``; errors carry the offset."""
+    def _json(self, data: bytes):
+        """Parse a small JSON document from the start of the pending bytes; errors carry the offset."""
+        if not data.strip(_WS):
+            raise UsageError(f"{self.path}: empty file; expected a Chrome trace (torch.profiler export)")
+        if self.size > MAX_HEADER_BYTES:
+            self._not_a_trace(None)
         try:
             return json.loads(data)
         except UnicodeDecodeError as exc:
-            self._fail(at + exc.start, "not UTF-8 text")
+            self._fail(exc.start, "not UTF-8 text")
+        except RecursionError:
+            self._fail(0, "nested too deeply")
         except json.JSONDecodeError as exc:
-            self._fail(at + len(exc.doc[: exc.pos].encode()), exc.msg)
+            self._fail(len(exc.doc[: exc.pos].encode("utf-8", "surrogatepass")), exc.msg)
 
     def _fail(self, pos: int, msg: str) -> None:
         raise UsageError(f"{self.path}: invalid JSON at byte {self.offset + pos}: {msg}")
 
-    def _exact_rest(self, on_events: OnEvents, bare: bool) -> dict:
-        """Parse what is left of the array event by event, then the metadata after it."""
+
+class _Exact:
+    """The rest of the array event by event (stdlib ``raw_decode``), then the metadata after it; the
+    text is decoded and parsed incrementally, so memory stays bounded by one event."""
+
+    def __init__(self, reader: _Reader, on_events: OnEvents, bare: bool) -> None:
+        self.r, self.on_events, self.bare = reader, on_events, bare
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.text, self.pos, self.base = "", 0, reader.offset
+        self._decode(reader.pending())
+        reader.parts, reader.size = [], 0
+
+    def _decode(self, data: bytes, final: bool = False) -> None:
         try:
-            text = self.buf.decode("utf-8")
+            self.text += self.decoder.decode(data, final)
         except UnicodeDecodeError as exc:
-            self._fail(exc.start, "not UTF-8 text")
-        decoder, pos, batch = json.JSONDecoder(), _skip_ws(text, 0), []
-        if text.startswith("]", pos):
-            pos += 1
+            self.fail(len(self.text) + exc.start, "not UTF-8 text", chars=False)
+
+    def more(self) -> bool:
+        """Read another chunk into ``text``; False at end of stream."""
+        if self.r.eof:
+            return False
+        self.trim()
+        chunk = self.r.stream.read(CHUNK_BYTES)
+        if not chunk:
+            self.r.eof = True
+            self._decode(b"", final=True)
+            return False
+        self._decode(chunk)
+        if len(self.text) - self.pos > MAX_EVENT_BYTES:
+            self.fail(self.pos, f"an event larger than {MAX_EVENT_BYTES >> 20} MiB; not a trace this tool reads")
+        return True
+
+    def trim(self) -> None:
+        if self.pos > CHUNK_BYTES:
+            self.base += len(self.text[: self.pos].encode("utf-8", "surrogatepass"))
+            self.text, self.pos = self.text[self.pos:], 0
+
+    def skip_ws(self) -> str:
+        """The next non-blank character ('' at end of stream), reading more as needed."""
+        while True:
+            n = len(self.text)
+            while self.pos < n and self.text[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < n or not self.more():
+                return self.text[self.pos:self.pos + 1]
+
+    def value(self) -> Any:
+        while True:
+            try:
+                value, end = json.JSONDecoder().raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                if self.more():
+                    continue
+                self.fail(exc.pos, _eof_hint(exc, self.text))
+            except RecursionError:
+                self.fail(self.pos, "nested too deeply")
+            if end == len(self.text) and self.more():  # a number may continue in the next chunk
+                continue
+            self.pos = end
+            return value
+
+    def run(self) -> dict:
+        batch: list = []
+        if self.skip_ws() == "]":
+            self.pos += 1
         else:
             while True:
-                try:
-                    event, pos = decoder.raw_decode(text, pos)
-                except json.JSONDecodeError as exc:
-                    self._fail_text(text, exc.pos, _eof_hint(exc, text))
-                batch.append(event)
+                batch.append(self.value())
                 if len(batch) >= EXACT_BATCH_EVENTS:
-                    on_events(batch)
+                    self.on_events(DictSlice(batch))
                     batch = []
-                pos = _skip_ws(text, pos)
-                sep = text[pos:pos + 1]
+                sep = self.skip_ws()
                 if sep not in (",", "]"):
-                    self._fail_text(text, pos, "expected ',' or ']' after an event (file truncated?)")
-                pos = _skip_ws(text, pos + 1)
+                    self.fail(self.pos, "expected ',' or ']' after an event (file truncated?)")
+                self.pos += 1
                 if sep == "]":
                     break
+                self.skip_ws()
         if batch:
-            on_events(batch)
-        return self._trailer(text, _skip_ws(text, pos), bare)
+            self.on_events(DictSlice(batch))
+        return self.trailer()
 
-    def _trailer(self, text: str, pos: int, bare: bool) -> dict:
-        rest = text[pos:].rstrip()
-        if bare:
-            if rest:
-                self._fail_text(text, pos, "extra data after the event array")
+    def trailer(self) -> dict:
+        sep = self.skip_ws()
+        if self.bare:
+            if sep:
+                self.fail(self.pos, "extra data after the event array")
             return {}
-        if rest == "}":
+        if sep == "}":
+            self.pos += 1
+            if self.skip_ws():
+                self.fail(self.pos, "extra data after the trace object")
             return {}
-        if not rest.startswith(","):
-            self._fail_text(text, pos, "expected ',' or '}' after the traceEvents array")
+        if sep != ",":
+            self.fail(self.pos, "expected ',' or '}' after the traceEvents array")
+        while self.more():
+            if len(self.text) - self.pos > MAX_HEADER_BYTES:
+                self.fail(self.pos, f"more than {MAX_HEADER_BYTES >> 20} MiB of metadata after the events")
+        rest = self.text[self.pos + 1:]
         try:
-            return json.loads("{" + rest[1:])
+            meta = json.loads("{" + rest)
         except json.JSONDecodeError as exc:
-            self._fail_text(text, pos + exc.pos, exc.msg)
+            self.fail(self.pos + max(exc.pos - 1, 0), exc.msg)
+        except RecursionError:
+            self.fail(self.pos, "nested too deeply")
+        return meta
 
-    def _fail_text(self, text: str, pos: int, msg: str) -> None:
-        self._fail(len(text[:pos].encode()), msg)
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    n = len(text)
-    while pos < n and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+    def fail(self, pos: int, msg: str, chars: bool = True) -> None:
+        at = len(self.text[:pos].encode("utf-8", "surrogatepass")) if chars else pos
+        raise UsageError(f"{self.r.path}: invalid JSON at byte {self.base + at}: {msg}")
 
 
 def _eof_hint(exc: json.JSONDecodeError, text: str) -> str:

@@ -56,7 +56,7 @@ class _Table:
         """(n,) int64 end times in ns: ``start_ns + max(dur_ns, 0)``."""
         return self.start_ns + np.maximum(self.dur_ns, 0)
 
-    def take(self, index: np.ndarray) -> "_Table":
+    def take(self, index: np.ndarray) -> _Table:
         """A table of the same type holding rows ``index`` (an int index array or a bool mask)."""
         return dataclasses.replace(
             self, **{f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)}
@@ -144,7 +144,8 @@ class TraceMeta:
     """Facts about the trace as a whole.
 
     ``event_counts`` counts raw events per source category, loaded or not, so an analysis can tell a
-    category that was never recorded from one that was recorded and filtered.
+    category that was never recorded from one that was recorded and filtered. ``anomalies`` counts what
+    the loader could not take as written, by kind (:data:`LOAD_ANOMALIES`).
     """
 
     source: str  # "kineto" or "nsys"
@@ -153,6 +154,20 @@ class TraceMeta:
     device_names: dict[int, str] = field(default_factory=dict)
     event_counts: dict[str, int] = field(default_factory=dict)
     cuda_run: bool = False  # the trace says a CUDA device was in use (device properties or CUDA API calls)
+    anomalies: dict[str, int] = field(default_factory=dict)
+    origin_ns: int = 0  # source-clock ns of time 0: ``start_ns + origin_ns`` is comparable across files
+
+
+LOAD_ANOMALIES = {
+    "events_without_duration": "events without a 'dur', taken as 0 us long (busy time and gaps understated)",
+    "values_out_of_range": "ids, streams, devices or threads that are not integers of the column's range "
+                           "(taken as missing)",
+    "time_outlier_events": "events more than an hour away from all others, dropped (a clock or export error)",
+}
+"""What each :attr:`TraceMeta.anomalies` key means, as shown to the user."""
+
+
+_TABLE_FIELDS = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "ranges", "steps")
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,6 +183,11 @@ class Timeline:
     steps: Steps
     names: tuple[str, ...]
     meta: TraceMeta
+
+    def for_rank(self, rank: int) -> "Timeline":
+        """The rows of one rank: same names and time origin, ``meta.ranks == (rank,)``."""
+        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in _TABLE_FIELDS}
+        return dataclasses.replace(self, **tables, meta=dataclasses.replace(self.meta, ranks=(rank,)))
 
     def name(self, name_id: int) -> str:
         """The string behind a ``name_id``."""

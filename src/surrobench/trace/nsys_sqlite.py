@@ -74,12 +74,15 @@ def load_nsys_sqlite(path: Path) -> Timeline:
         return _load(db, tables, path)
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"{path}: unreadable nsys export ({exc})") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # TEXT, BLOB, NULL or > int64 where an integer belongs
+        raise UsageError(f"{path}: nsys export with a value that is not a 64-bit integer where one is "
+                         f"expected ({str(exc)[:120]}); re-export the report") from None
     finally:
         db.close()
 
 
 def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
-    strings = dict(db.execute("SELECT id, value FROM StringIds"))
+    strings = {i: _text(v) for i, v in db.execute("SELECT id, value FROM StringIds")}
     builder, counts = TimelineBuilder(), {}
     gpu_cols = "start, end - start, {name}, deviceId, streamId, {corr}, {pid}"
     gpu = {
@@ -189,7 +192,7 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
     if not rows:
         return
     start, dur, text, text_id, tid = zip(*rows)
-    names = [t if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
+    names = [_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
     builder.add("ranges", start_ns=start, dur_ns=dur, name_id=builder.intern(names), tid=[t or 0 for t in tid],
                 rank=[_rank(pid_of, t) for t in tid])
 
@@ -198,3 +201,12 @@ def _gpu_names(db, tables) -> dict[int, str]:
     if "TARGET_INFO_GPU" not in tables:
         return {}
     return {int(i): str(n) for i, n in db.execute("SELECT id, name FROM TARGET_INFO_GPU") if i is not None}
+
+
+def _text(value) -> str:
+    """A name from a TEXT column; NULL as ``""``, a number or BLOB as its text (never a crash later)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)

@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from surrobench.errors import UsageError
 from surrobench.trace.kineto import load_kineto_files, trace_files
+from surrobench.trace.kineto_split import usable_cores
 from surrobench.trace.model import Timeline
 
 R = TypeVar("R")
@@ -105,7 +106,7 @@ def default_workers(n_files: int, worker_memory_bytes: int = WORKER_MEMORY_BYTES
     """Worker count for ``n_files`` traces: usable cores, capped by the files and by available memory."""
     import psutil
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     by_memory = psutil.virtual_memory().available // max(1, worker_memory_bytes)
     return max(1, min(n_files, cores, by_memory))
 
@@ -113,7 +114,7 @@ def default_workers(n_files: int, worker_memory_bytes: int = WORKER_MEMORY_BYTES
 def _one_rank(file: Path, fn: Callable[[Timeline], R], many: bool) -> tuple[int, R]:
     """(rank, fn(timeline)) for one trace file; runs in the worker."""
     try:
-        timeline = load_kineto_files([Path(file)], many=many)
+        timeline = load_kineto_files([Path(file)], many=many, workers=1)
     except MemoryError:
         raise UsageError(f"{file}: loading this rank's trace ran out of the worker's memory cap; "
                          "give the workers more memory or analyze fewer ranks at once") from None

@@ -14,6 +14,8 @@ from surrobench.errors import UsageError
 
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 MODES = ("eager", "compile", "cudagraph")
+#: ``torch.compile(mode=...)`` values (PyTorch docs, ``torch.compile``); None in a config is the default.
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 DEVICES = ("cpu", "cuda")
 
 
@@ -105,6 +107,20 @@ def _parse_choice(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
 def parse_precisions(text: str) -> list[str]:
     """Parse ``--precision``: a subset of fp32, tf32, fp16, bf16 (duplicates dropped, order kept)."""
     return _parse_choice(text, "precision", PRECISIONS)
+
+
+def parse_compile_mode(text: str | None) -> str | None:
+    """Parse ``--compile-mode``: one of :data:`COMPILE_MODES`; None and ``default`` give None.
+
+    Raises:
+        UsageError: an unknown mode.
+    """
+    if text is None:
+        return None
+    value = text.strip().lower()
+    if value not in COMPILE_MODES:
+        raise UsageError(f"--compile-mode {text!r}: choose from {', '.join(COMPILE_MODES)}")
+    return None if value == "default" else value
 
 
 def parse_modes(text: str) -> list[str]:

@@ -1,0 +1,165 @@
+"""The accuracy guard: does a remedy's output still answer the same question?
+
+Every candidate's output on the first input set is compared with the fp32 eager reference (TF32 off) on
+the same input and, where the model also runs in fp64, with that fp64 output. Two rules, applied in the
+order torch._dynamo's accuracy checker applies its own (``same()`` in ``torch/_dynamo/utils.py``: a plain
+tolerance test first, then the fp64 comparison):
+
+1. **rel L2**: the relative L2 error ``||y - y_ref|| / ||y_ref||`` of every output, per channel for field
+   outputs (dimension 1 of an output with 3 or more dimensions, so a small channel cannot hide behind a
+   large one), at most ``tolerance`` (default :data:`DEFAULT_TOLERANCE`).
+2. **fp64**: where rule 1 fails and an fp64 reference exists, dynamo's rule: the candidate's RMSE against
+   fp64 at most ``multiplier x`` the fp32 reference's own RMSE against fp64 ``+ tolerance / 10``, with
+   ``multiplier`` 3 for fp16/bf16 outputs or outputs of fewer than 1000 values, else 2 (the constants of
+   ``same()``). It accepts a candidate no further from the exact answer than fp32 itself is.
+
+Any NaN or Inf in an output the reference has finite rejects outright. The rule that decided is named.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+#: Relative L2 error a remedy may add: 1e-2 keeps fields within 1% in the L2 sense, the accuracy at which
+#: neural-operator papers report their test errors (Li et al. 2021, "Fourier Neural Operator for Parametric
+#: PDEs", ICLR, Table 1: relative L2 errors of 1e-3 to 1e-2); TF32 and bf16 errors sit below it on
+#: well-conditioned surrogates, fp16 overflow and bf16 cancellation far above it.
+DEFAULT_TOLERANCE = 1e-2
+#: Multipliers of torch._dynamo.utils.same(): 3 for half-precision results or fewer than 1000 values, else 2.
+_HALF_MULTIPLIER, _FP32_MULTIPLIER, _SMALL_NUMEL = 3.0, 2.0, 1000
+
+
+def output_tensors(output) -> list[torch.Tensor]:
+    """The floating-point (or complex) tensors of a model output, depth first, in order."""
+    if isinstance(output, torch.Tensor):
+        return [output] if output.is_floating_point() or output.is_complex() else []
+    if isinstance(output, dict):
+        output = list(output.values())
+    if isinstance(output, (list, tuple)):
+        return [t for item in output for t in output_tensors(item)]
+    return []
+
+
+def _rel_l2(y: torch.Tensor, ref: torch.Tensor) -> float:
+    num, den = torch.linalg.vector_norm(y - ref).item(), torch.linalg.vector_norm(ref).item()
+    return num / den if den > 0 else (0.0 if num == 0 else math.inf)
+
+
+def _channel_errors(y: torch.Tensor, ref: torch.Tensor) -> list[float]:
+    if ref.dim() < 3:
+        return []
+    return [_rel_l2(y.select(1, c), ref.select(1, c)) for c in range(ref.shape[1])]
+
+
+@dataclass(frozen=True)
+class OutputError:
+    """Errors of one output: relative L2 of the whole output and per channel, max abs error."""
+
+    rel_l2: float
+    rel_l2_channels: tuple[float, ...]
+    max_abs: float
+    nonfinite: int
+
+    @property
+    def worst(self) -> float:
+        """The larger of the whole-output and the worst channel's relative L2."""
+        return max((self.rel_l2, *self.rel_l2_channels))
+
+    def to_json(self) -> dict:
+        return {"rel_l2": self.rel_l2, "rel_l2_channels": list(self.rel_l2_channels), "max_abs": self.max_abs,
+                "nonfinite": self.nonfinite}
+
+
+@dataclass(frozen=True)
+class AccuracyVerdict:
+    """The guard's answer for one candidate.
+
+    Attributes:
+        ok: the candidate passes.
+        decided_by: ``"nonfinite"``, ``"rel_l2"``, ``"fp64"`` (the dynamo rule) or ``"shape"``.
+        reason: one line with the numbers.
+        rel_l2: worst relative L2 error over outputs and channels; ``max_abs`` the worst absolute error.
+        outputs: per-output errors.
+        fp64_rmse, ref_fp64_rmse: the candidate's and the fp32 reference's worst RMSE against fp64, where
+            an fp64 reference exists.
+    """
+
+    ok: bool
+    decided_by: str
+    reason: str
+    rel_l2: float | None
+    max_abs: float | None
+    outputs: tuple[OutputError, ...] = ()
+    fp64_rmse: float | None = None
+    ref_fp64_rmse: float | None = None
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "decided_by": self.decided_by, "reason": self.reason, "rel_l2": self.rel_l2,
+                "max_abs": self.max_abs, "outputs": [o.to_json() for o in self.outputs],
+                "fp64_rmse": self.fp64_rmse, "ref_fp64_rmse": self.ref_fp64_rmse}
+
+
+def _wide(t: torch.Tensor) -> torch.Tensor:
+    """``t`` in float64 (complex128 for complex), its logical layout kept."""
+    return t.detach().to(torch.complex128 if t.is_complex() else torch.float64)
+
+
+def _compare(y: torch.Tensor, ref: torch.Tensor) -> OutputError:
+    y64, r64 = _wide(y), _wide(ref)
+    nonfinite = int((~torch.isfinite(y64) & torch.isfinite(r64)).sum().item())
+    diff = (y64 - r64).abs()
+    max_abs = float(diff.max().item()) if diff.numel() else 0.0
+    return OutputError(_rel_l2(y64, r64), tuple(_channel_errors(y64, r64)), max_abs, nonfinite)
+
+
+def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
+    d = (_wide(a) - _wide(b)).abs()
+    return math.sqrt(float((d * d).mean().item())) if d.numel() else 0.0
+
+
+def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[torch.Tensor], tolerance: float):
+    """(passes, worst candidate RMSE, worst reference RMSE) of dynamo's fp64 rule over all outputs."""
+    passes, worst, worst_ref = True, 0.0, 0.0
+    for y, r, exact in zip(cand, ref, fp64):
+        res_err, ref_err = _rmse(exact, y), _rmse(exact, r)
+        half = y.dtype in (torch.float16, torch.bfloat16)
+        multiplier = _HALF_MULTIPLIER if half or exact.numel() < _SMALL_NUMEL else _FP32_MULTIPLIER
+        passes &= res_err <= multiplier * ref_err + tolerance / 10
+        worst, worst_ref = max(worst, res_err), max(worst_ref, ref_err)
+    return passes, worst, worst_ref
+
+
+def check_accuracy(candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE) -> AccuracyVerdict:
+    """Judge ``candidate``'s output against the fp32 ``reference`` (and ``fp64_reference`` when given) on
+    the same input (module docstring).
+
+    Args:
+        candidate, reference, fp64_reference: model outputs (tensors, or tuples / lists / dicts of them).
+        tolerance: the rel L2 bound, a fraction.
+    """
+    cand, ref = output_tensors(candidate), output_tensors(reference)
+    if len(cand) != len(ref) or any(c.shape != r.shape for c, r in zip(cand, ref)):
+        return AccuracyVerdict(False, "shape", "outputs differ in number or shape from the fp32 reference", None, None)
+    errors = tuple(_compare(c, r) for c, r in zip(cand, ref))
+    rel = max((e.worst for e in errors), default=0.0)
+    max_abs = max((e.max_abs for e in errors), default=0.0)
+    bad = sum(e.nonfinite for e in errors)
+    if bad:
+        return AccuracyVerdict(False, "nonfinite", f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite",
+                               rel, max_abs, errors)
+    verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)
+    if rel <= tolerance:
+        return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.1e} <= tolerance {tolerance:.0e}", **verdict)
+    exact = output_tensors(fp64_reference) if fp64_reference is not None else []
+    if len(exact) == len(ref):
+        passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
+        verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
+        if passes:
+            return AccuracyVerdict(True, "fp64", f"rel L2 {rel:.1e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
+                                   f"is within torch._dynamo's bound of the fp32 reference's own {ref_err:.1e}", **verdict)
+        return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.1e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
+                               f"exceeds torch._dynamo's bound (fp32's own {ref_err:.1e})", **verdict)
+    return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.1e} > tolerance {tolerance:.0e}", **verdict)

@@ -1,0 +1,87 @@
+"""Feasibility of a remedy for one config, decided before any time is spent on it, with the reason.
+
+The rules read what a probe of one forward saw (:mod:`surrobench.collect.probe`) and the config:
+
+- a remedy for another device (CUDA graphs, TF32, cuDNN autotuning and fp16 autocast are CUDA settings
+  here; thread counts a CPU setting);
+- a remedy the baseline already has;
+- channels_last only where an input is 4-D (the memory format is defined for ``(B, C, H, W)`` tensors:
+  PyTorch tutorial "Channels Last Memory Format");
+- no CUDA graph when the forward synchronizes with the host or the inputs change shape between calls
+  (PyTorch docs, "CUDA Graphs", constraints: no synchronization during capture, static shapes);
+- no half-precision FFT where the FFT library cannot do it: cuFFT and PocketFFT have no bf16 transform,
+  cuFFT computes fp16 only at power-of-2 sizes (cuFFT documentation, "Half-precision cuFFT Transforms"),
+  PocketFFT not at all. Decided from a probe under the remedy's autocast, which sees the dtype the FFT
+  would receive (a model that casts to fp32 around its FFTs passes).
+"""
+
+from __future__ import annotations
+
+from surrobench.collect.probe import HALF_DTYPES, ProbeFacts
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.remedies import Recipe, Remedy
+
+_DEVICE_REASONS = {
+    "cudagraph": "CUDA graphs are a CUDA feature",
+    "tf32": "TF32 is a tensor-core format of NVIDIA GPUs (Ampere and later)",
+    "fp16": "fp16 autocast is tried on CUDA only (CPUs lack fast fp16 matmul units)",
+    "cudnn_benchmark": "cudnn.benchmark tunes cuDNN convolutions, a CUDA library",
+}
+_HALF_NAMES = {str(d).removeprefix("torch."): d for d in HALF_DTYPES}
+
+
+def _device_reason(remedy: Remedy, device: str) -> str | None:
+    if device in remedy.devices:
+        return None
+    need = "CUDA" if remedy.devices == ("cuda",) else "the CPU"
+    why = _DEVICE_REASONS.get(remedy.name, f"{remedy.summary} applies to {need}")
+    return f"needs {need}: {why}"
+
+
+def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
+    half = [c for c in half_probe.ffts if c.dtype in _HALF_NAMES]
+    if not half:
+        return None
+    call = half[0]
+    sizes = "x".join(map(str, call.sizes))
+    library = "cuFFT" if device == "cuda" else "PocketFFT (the CPU's FFT)"
+    if call.dtype == "bfloat16":
+        return f"{library} has no bf16 transform, and the forward's {call.op} receives bf16 at {sizes}"
+    if device != "cuda":
+        return f"{library} has no fp16 transform, and the forward's {call.op} receives fp16 at {sizes}"
+    odd = next((c for c in half if not c.power_of_two), None)
+    if odd is not None:
+        return (f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
+                f"{'x'.join(map(str, odd.sizes))}")
+    return None
+
+
+def infeasible_reason(
+    remedy: Remedy, baseline: ExecConfig, probe: ProbeFacts, *, input_ranks: tuple[int, ...],
+    shapes_change: bool = False, half_probe: ProbeFacts | None = None,
+) -> str | None:
+    """Why ``remedy`` cannot help ``baseline`` (module docstring), or None when it is worth timing.
+
+    Args:
+        probe: one fp32 forward of the baseline, observed.
+        input_ranks: the rank of each input tensor.
+        shapes_change: the input sets differ in shape.
+        half_probe: one forward under the remedy's autocast (fp16/bf16 remedies), observed.
+    """
+    reason = _device_reason(remedy, baseline.device)
+    if reason:
+        return reason
+    if Recipe((remedy,)).apply(baseline) == baseline:
+        return "already part of the baseline config"
+    if remedy.name == "channels_last" and 4 not in input_ranks:
+        ranks = ", ".join(f"{r}-D" for r in input_ranks)
+        return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
+    if remedy.name == "cudagraph":
+        if probe.syncs:
+            return (f"the forward synchronizes with the host ({probe.sync_text()}): CUDA-graph capture cannot "
+                    "contain a host synchronization")
+        if shapes_change:
+            return "the inputs change shape between calls: a CUDA graph replays fixed shapes"
+    if half_probe is not None:
+        return _fft_reason(half_probe, baseline.device)
+    return None

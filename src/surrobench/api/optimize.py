@@ -1,0 +1,389 @@
+"""``surrobench optimize``: try the remedies, measure them interleaved, guard the accuracy, recommend.
+
+Per config of the request (the workload of ``surrobench run``):
+
+1. The baseline is built and run once (its setup); the fp32 eager reference (TF32 off) and, where the
+   model runs in fp64, the fp64 reference are computed on the same input (:mod:`surrobench.execution.reference`);
+   one forward is observed op by op (:mod:`surrobench.collect.probe`).
+2. Each remedy (:mod:`surrobench.execution.remedies`) is checked for feasibility with a reason
+   (:mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its setup, timed), its
+   output checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`), then timed in rounds
+   interleaved with the baseline (:mod:`surrobench.execution.interleave`) and judged by the speedup rule
+   of :mod:`surrobench.results.speedup`. A failure is explained in one line
+   (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
+   time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
+   beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out.
+
+The baseline and the recipe, as measured in the same rounds, are stored as two runs, and the report
+next to them (:func:`surrobench.results.store.add_optimization`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
+from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.collect.probe import ProbeFacts, probe_call
+from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
+from surrobench.execution.env import fingerprint
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
+from surrobench.execution.ranges import annotated_step
+from surrobench.execution.reference import reference_outputs
+from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
+from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, prepare_model, run_config
+from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, resolve_device
+from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
+from surrobench.results.schema import RunRecord
+from surrobench.results.speedup import Speedup, break_even_calls, speedup
+from surrobench.results.store import ResultStore, add_optimization
+from surrobench.workload.spec import parse_shapes
+
+#: Default time for one config, seconds. On the H200 a candidate costs its setup (torch.compile of a zoo
+#: model: 10-60 s) plus 6 rounds x 2 variants of at most ~0.3 s: 120 s leaves room for compile, the cheap
+#: remedies and two stacks, and one config ends within 3 minutes (docs/benchmarks/h200-optimize.md).
+DEFAULT_BUDGET_S = 120.0
+#: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
+DEFAULT_ROUNDS = 6
+#: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
+ROUND_TARGET_MS = 300.0
+MIN_ROUND_ITERS = 5
+#: Profiled steps for the top-op share of the baseline and the recipe: one warm-up, three recorded.
+_TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
+_PRECISION_REMEDIES = ("fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class OptimizeRequest:
+    """What to optimize: the workload (one or more :class:`SweepRequest`, every config of each; their
+    ``warmup``/``iters`` bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
+    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, and ``only``: the
+    remedy names to try (None: every remedy for the device)."""
+
+    sweeps: tuple[SweepRequest, ...]
+    budget_s: float = DEFAULT_BUDGET_S
+    tolerance: float = DEFAULT_TOLERANCE
+    thorough: bool = False
+    rounds: int = DEFAULT_ROUNDS
+    only: tuple[str, ...] | None = None
+
+
+@dataclass
+class _Config:
+    """The state of one config's search."""
+
+    cfg: ExecConfig
+    prepared: PreparedModel
+    request: OptimizeRequest
+    baseline: Variant
+    reference: object
+    fp64: object | None
+    probe: ProbeFacts
+    warmup: int
+    iters: int
+    deadline: float
+    paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
+
+    def spent(self) -> bool:
+        return time.monotonic() > self.deadline
+
+
+def _free(device: str) -> None:
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _probe(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
+    """One forward of the baseline module observed; under ``precision``'s autocast when given (stopping at
+    the first half-precision FFT)."""
+    inputs = config_inputs(replace(cfg, channels_last=False), prepared)[0]
+
+    def forward():
+        with autocast_context(precision or "fp32", cfg.device):
+            return prepared.module(*inputs)
+
+    with execution_settings(replace(cfg, precision="fp32")), torch.inference_mode():
+        facts, _ = probe_call(forward, stop_at_half_fft=precision is not None)
+    return facts
+
+
+def _round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
+    """(warm-up, timed calls) per round: timed calls sized to :data:`ROUND_TARGET_MS` from three timed
+    calls of the baseline, within [:data:`MIN_ROUND_ITERS`, ``--iters``]; warm-up at most ``--warmup``."""
+    time_round(baseline, 1, 3)
+    median = float(np.median(baseline.rounds.pop().samples_ms))
+    iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
+    return min(warmup, max(1, iters // 2)), iters
+
+
+def _interleave(ctx: _Config, variants: list[Variant]) -> None:
+    """``ctx.request.rounds`` rounds of the baseline and ``variants``; records which baseline rounds each
+    variant was timed with."""
+    first = len(ctx.baseline.rounds)
+    interleave([ctx.baseline, *variants], ctx.request.rounds, ctx.warmup, ctx.iters)
+    for v in variants:
+        ctx.paired.setdefault(id(v), []).extend(range(first, len(ctx.baseline.rounds)))
+
+
+def _window(v: Variant, rounds: int) -> list[list[float]]:
+    return v.samples_ms()[-rounds:]
+
+
+def _speed_reason(sp: Speedup, over: str) -> str:
+    text = f"{sp.median:.2f}x [{sp.ci95[0]:.2f}, {sp.ci95[1]:.2f}] over {over}"
+    if sp.faster:
+        return f"{text}, clears 1 + noise floor {sp.noise_floor:.1%}"
+    if sp.ci95[1] < 1.0:
+        return f"slower: {text}"
+    return f"not faster beyond the noise: {text}, lower bound needs > {1 + sp.noise_floor:.3f}"
+
+
+def _failed(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+    cause = explain_failure(exc)
+    raw = f"{type(exc).__name__}: {exc}"
+    return CandidateResult(name, "failed", f"{name} failed: {cause.line}", error=raw, cause=cause.cause_id,
+                           time_s=time.monotonic() - started, stacked_on=stacked_on)
+
+
+def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, current_name: str | None = None):
+    """Build, check and time ``recipe`` (against the baseline and, when stacking, the ``current`` recipe).
+
+    Returns:
+        (its :class:`CandidateResult`, its variant when it was timed, else None).
+    """
+    started, device = time.monotonic(), ctx.cfg.device
+    try:
+        variant = open_variant(recipe.apply(ctx.cfg), ctx.prepared)
+    except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
+        _free(device)
+        return _failed(recipe.name, exc, started, current_name), None
+    accuracy = check_accuracy(variant.first_output, ctx.reference, ctx.fp64, tolerance=ctx.request.tolerance)
+    common = dict(accuracy=accuracy, setup_s=variant.setup_ms / 1e3, stacked_on=current_name)
+    if not accuracy.ok:
+        del variant
+        _free(device)
+        return CandidateResult(recipe.name, "rejected_accuracy", accuracy.reason, time_s=time.monotonic() - started,
+                               **common), None
+    try:
+        _interleave(ctx, [current, variant] if current is not None else [variant])
+    except Exception as exc:  # a replay or a later call failed
+        del variant
+        _free(device)
+        return _failed(recipe.name, exc, started, current_name), None
+    rounds = ctx.request.rounds
+    vs_base = speedup(_window(ctx.baseline, rounds), _window(variant, rounds))
+    gain = speedup(_window(current, rounds), _window(variant, rounds)) if current is not None else None
+    decisive = gain or vs_base
+    reason = _speed_reason(decisive, current_name or "the baseline")
+    if decisive.faster:
+        reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
+    elif recipe.remedies[-1].name.startswith("compile") and ctx.probe.complex_ops:
+        reason += "; Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
+    base_ms = float(np.median(_window(ctx.baseline, rounds)))
+    ms = float(np.median(_window(variant, rounds)))
+    result = CandidateResult(
+        recipe.name, "accepted" if decisive.faster else "rejected_slower", reason, speedup=vs_base, gain=gain,
+        break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
+        result=variant.result(), time_s=time.monotonic() - started, **common,
+    )
+    return result, variant
+
+
+def _half_probe(ctx: _Config, remedy: Remedy) -> ProbeFacts | None:
+    precision = dict(remedy.settings).get("precision")
+    if precision not in _PRECISION_REMEDIES or ctx.cfg.device not in remedy.devices:
+        return None
+    return _probe(ctx.cfg, ctx.prepared, precision)
+
+
+def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[list, Variant | None]:
+    """Every remedy alone. Returns ([(remedy, CandidateResult)], the fastest accepted one's variant)."""
+    ranks = tuple(t.dim() for t in ctx.baseline.input_sets[0])
+    shapes_change = len({tuple(t.shape for t in s) for s in ctx.baseline.input_sets}) > 1
+    out, best, best_speed = [], None, 0.0
+    for remedy in remedies:
+        reason = infeasible_reason(remedy, ctx.cfg, ctx.probe, input_ranks=ranks, shapes_change=shapes_change,
+                                   half_probe=_half_probe(ctx, remedy))
+        if reason:
+            out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
+            continue
+        if ctx.spent():
+            not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, variant = _measure(ctx, Recipe((remedy,)))
+        out.append((remedy, result))
+        if result.verdict == "accepted" and result.speedup.median > best_speed:
+            best, best_speed = variant, result.speedup.median
+        del variant
+        _free(ctx.cfg.device)
+    return out, best
+
+
+def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
+    """Greedy stacking on the fastest accepted remedy. Returns (stacked candidates, recipe, its variant)."""
+    timed = sorted(((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
+                   key=lambda rc: -rc[1].speedup.median)
+    accepted = [r for r, c in timed if c.verdict == "accepted"]
+    if not accepted or best is None:
+        return [], Recipe(), None
+    recipe, variant, stacked = Recipe((accepted[0],)), best, []
+    for remedy, _ in timed:
+        if recipe.conflict(remedy) is not None:
+            continue
+        name = recipe.plus(remedy).name
+        if ctx.spent():
+            not_tried.append((name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, new = _measure(ctx, recipe.plus(remedy), variant, recipe.name)
+        stacked.append(result)
+        if result.verdict == "accepted":
+            recipe, variant = recipe.plus(remedy), new
+        del new
+        _free(ctx.cfg.device)
+    return stacked, recipe, variant
+
+
+def _top_op(variant: Variant) -> dict | None:
+    """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
+    after all timing so that the profiler never overlaps a timed round; None when nothing was recorded."""
+    try:
+        with execution_settings(variant.cfg), torch.inference_mode():
+            capture = profile_steps(annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE,
+                                    variant.cfg.device)
+    except Exception:  # a profiler that cannot attach must not lose the measurements
+        return None
+    top = capture.op_table.top_op() if capture.op_table is not None and not capture.errors else None
+    return {"name": top.name, "share": float(top.share)} if top else None
+
+
+def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
+    notes = [f"rounds of {ctx.warmup} warm-up + {ctx.iters} timed calls, {ctx.request.rounds} rounds per measurement"]
+    if ctx.probe.ffts:
+        notes.append(f"FFTs at {ctx.probe.fft_text()}")
+    if ctx.probe.syncs:
+        notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
+    if fp64_note:
+        notes.append(fp64_note)
+    return tuple(notes)
+
+
+def run_command(cfg: ExecConfig) -> str:
+    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings)."""
+    words = ["surrobench", "run", "--model", cfg.model, "--shape", cfg.shape.label(), "--batch", str(cfg.batch),
+             *run_flags(cfg)]
+    return shlex.join(words)
+
+
+def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest) -> ConfigOptimization:
+    """The search of the module docstring for one config."""
+    started = time.monotonic()
+    try:
+        baseline = open_variant(cfg, prepared, own_module=False)
+        reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+    except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
+        _free(cfg.device)
+        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
+    warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
+    ctx = _Config(cfg, prepared, request, baseline, reference, fp64, _probe(cfg, prepared), warmup, iters,
+                  started + request.budget_s)
+    remedies = [r for r in candidate_remedies(cfg.device, thorough=request.thorough)
+                if request.only is None or r.name in request.only]
+    not_tried: list[tuple[str, str]] = []
+    singles, best = _singles(ctx, remedies, not_tried)
+    stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
+    if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
+        _interleave(ctx, [])
+    indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
+    base_result = replace(merge_rounds([baseline.rounds[i] for i in indices]), cold_start_ms=baseline.setup_ms,
+                          peak_mem_bytes=baseline.peak_bytes, top_op=_top_op(baseline))
+    recipe_result = replace(variant.result(), top_op=_top_op(variant)) if variant else None
+    candidates = tuple(c for _, c in singles) + tuple(stacked)
+    if recipe_result is not None:  # the recipe's row carries the top op profiled above
+        candidates = tuple(
+            replace(c, result=replace(c.result, top_op=recipe_result.top_op))
+            if c.name == recipe.name and c.verdict == "accepted" else c
+            for c in candidates
+        )
+    return ConfigOptimization(
+        baseline=base_result, candidates=candidates,
+        recommended=tuple(recipe.names), recipe_result=recipe_result,
+        recipe_code=tuple(recipe.code()), run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=run_command(cfg),
+        not_tried=tuple(not_tried), notes=_notes(ctx, fp64_note), elapsed_s=time.monotonic() - started,
+    )
+
+
+def optimize(
+    request: OptimizeRequest, store: ResultStore, *, command: str | None = None,
+    on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+) -> OptimizeReport:
+    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
+
+    Raises:
+        UsageError: from planning the workload (unknown model, a shape that does not fit).
+    """
+    plans = [plan_sweep(sweep) for sweep in request.sweeps]
+    configs = [cfg for cfgs, _ in plans for cfg in cfgs]
+    surrogates = {name: s for _, found in plans for name, s in found.items()}
+    env = fingerprint(request.sweeps[0].device)
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    tag = request.sweeps[0].tag
+    baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
+    recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)
+    store.begin_run(baseline_run, command)
+    entries, recipe_stored = [], False
+    for cfg in configs:
+        on_config(cfg)
+        entry = optimize_config(cfg, prepare_model(surrogates[cfg.model], cfg.device, cfg.seed), request)
+        store.add_result(baseline_run.run_id, entry.baseline)
+        if entry.recipe_result is not None:
+            if not recipe_stored:
+                store.begin_run(recipe_run, command)
+                recipe_stored = True
+            store.add_result(recipe_run.run_id, entry.recipe_result)
+        entries.append(entry)
+        _free(cfg.device)
+    report = OptimizeReport(
+        optimize_id=new_run_id(), created=now, env=env, tolerance=request.tolerance, budget_s=request.budget_s,
+        rounds=request.rounds, baseline_run_id=baseline_run.run_id,
+        recipe_run_id=recipe_run.run_id if recipe_stored else None, configs=tuple(entries),
+    )
+    add_optimization(store, report.to_json())
+    return report
+
+
+def sweeps_from_run(run: RunRecord) -> tuple[SweepRequest, ...]:
+    """One sweep per distinct config of a stored run (model, ladder rung, batch, precision, mode, device,
+    with its warm-up, iterations, seed, input sets and settings), so ``optimize --run`` starts from what
+    that run measured. Failed configs are kept: a remedy may fix them.
+
+    Raises:
+        UsageError: the run has no configs, or its device is not available here.
+    """
+    if not run.results:
+        raise UsageError(f"run {run.run_id} has no configs to optimize")
+    sweeps = []
+    for r in run.results:
+        extra = r.extra
+        sweeps.append(SweepRequest(
+            models=(r.model,), shapes=tuple(parse_shapes(r.shape_label)), batches=(r.batch,),
+            precisions=(r.precision,), modes=(r.mode,), device=resolve_device(r.device), warmup=r.warmup,
+            iters=r.iters // extra.get("rounds", 1), seed=extra.get("seed", 0),
+            cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)), input_sets=extra.get("input_sets", 3),
+            tag=run.tag, channels_last=bool(extra.get("channels_last", False)),
+            compile_mode=extra.get("compile_mode"), threads=extra.get("threads"),
+        ))
+    return tuple(dict.fromkeys(sweeps))

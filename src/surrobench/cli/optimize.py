@@ -1,0 +1,99 @@
+"""``surrobench optimize``: try the remedies on each config, measured interleaved with the baseline, guarded
+for accuracy; the before/after table, the recipe, two stored runs (:mod:`surrobench.api.optimize`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
+from surrobench.api.optimize import DEFAULT_BUDGET_S, DEFAULT_ROUNDS, OptimizeRequest, optimize, sweeps_from_run
+from surrobench.cli import app
+from surrobench.cli.options import (
+    BatchOpt,
+    ChannelsLastOpt,
+    CompileModeOpt,
+    CudnnOpt,
+    DbOpt,
+    DeviceOpt,
+    InputSetsOpt,
+    ItersOpt,
+    JsonOpt,
+    MarkdownOpt,
+    ModelOpt,
+    ModeOpt,
+    PrecisionOpt,
+    SeedOpt,
+    ShapeOpt,
+    TagOpt,
+    ThreadsOpt,
+    WarmupOpt,
+    build_request,
+    check_writable,
+    command_line,
+    console,
+    err_console,
+    write_json,
+)
+from surrobench.errors import UsageError
+from surrobench.execution.remedies import candidate_remedies
+from surrobench.report.optimize import optimize_markdown, optimize_renderables
+from surrobench.results.store import ResultStore
+
+RunOpt = typer.Option(None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then ignored).")
+BudgetOpt = typer.Option(DEFAULT_BUDGET_S, "--budget-s", help="Seconds per config; no new candidate starts after it.")
+ToleranceOpt = typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel).")
+ThoroughOpt = typer.Option(False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles).")
+OptRoundsOpt = typer.Option(DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2.")
+OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
+
+
+def _only(text: str | None, device: str, thorough: bool) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    known = [r.name for r in candidate_remedies(device, thorough=thorough)]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise UsageError(f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: "
+                         f"{', '.join(known)}")
+    return names
+
+
+@app.command(name="optimize")
+def optimize_command(
+    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
+    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
+    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
+    channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
+    run: str = RunOpt, budget_s: float = BudgetOpt, tolerance: float = ToleranceOpt, thorough: bool = ThoroughOpt,
+    rounds: int = OptRoundsOpt, only: str = OnlyOpt, db: Path = DbOpt, json_out: Path = JsonOpt,
+    markdown: Path = MarkdownOpt, tag: str = TagOpt,
+) -> None:
+    """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
+    on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
+    fp64) output; recommend what is faster beyond the noise floor within the tolerance."""
+    if budget_s <= 0:
+        raise UsageError(f"--budget-s {budget_s}: must be > 0")
+    if not 0 < tolerance < 1:
+        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
+    if rounds < 2:
+        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
+    check_writable(json_out, "--json")
+    check_writable(markdown, "--markdown")
+    with ResultStore(db) as store:
+        if run is not None:
+            sweeps = sweeps_from_run(store.load_run(run))
+        else:
+            sweeps = (build_request(model, shape, batch, precision, mode, device, warmup, iters, seed, cudnn_benchmark,
+                                    input_sets, tag, 1, channels_last, compile_mode, threads),)
+        request = OptimizeRequest(sweeps, budget_s=budget_s, tolerance=tolerance, thorough=thorough, rounds=rounds,
+                                  only=_only(only, sweeps[0].device, thorough))
+        report = optimize(request, store, command=command_line(),
+                          on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"))
+    for renderable in optimize_renderables(report):
+        console.print(renderable)
+    if markdown is not None:
+        markdown.write_text(optimize_markdown(report))
+    write_json(json_out, report.to_json())

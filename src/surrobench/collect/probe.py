@@ -1,0 +1,134 @@
+"""One forward call observed operator by operator: the facts the optimizer's feasibility rules need.
+
+A :class:`torch.utils._python_dispatch.TorchDispatchMode` sees every ATen call of one forward (after
+autocast has cast its inputs, so a probe under autocast sees the dtypes the kernels would get). It records
+FFT calls (dtype and the signal sizes along the transformed dimensions), calls that make the host wait
+for the device (``.item()``, ``nonzero``, copies to the CPU) and whether complex tensors appear. It runs
+one call, far cheaper than a timing loop, and never profiles: no CUDA activity is recorded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+#: Calls whose result the host must read before it can go on, so the host waits for the device: CUDA-graph
+#: capture forbids them (PyTorch docs, "CUDA Graphs", constraints: "synchronization ... is prohibited").
+#: ``nonzero``/``masked_select``/``unique`` also give outputs whose shape depends on the data.
+SYNC_OPS = frozenset({
+    "item", "_local_scalar_dense", "nonzero", "nonzero_numpy", "masked_select", "unique", "_unique2",
+    "unique_consecutive", "unique_dim", "is_nonzero", "equal", "allclose",
+})
+_COPY_OPS = frozenset({"to", "_to_copy", "copy_", "cpu"})
+#: FFT op names whose real input is transformed (sizes read on the input), whose real output is produced
+#: (sizes read on the output), the rest complex-to-complex (sizes read on the input).
+_REAL_INPUT_FFT = ("fft_rfft", "fft_ihfft", "_fft_r2c")
+_REAL_OUTPUT_FFT = ("fft_irfft", "fft_hfft", "_fft_c2r")
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+class ProbeStop(Exception):
+    """Raised by a probe told to stop at the first FFT in half precision (the call would fail on CUDA)."""
+
+
+@dataclass(frozen=True)
+class FftCall:
+    """One FFT call: op name, the dtype it received and the signal sizes along its transformed dims."""
+
+    op: str
+    dtype: str
+    sizes: tuple[int, ...]
+
+    @property
+    def power_of_two(self) -> bool:
+        """Every signal size a power of two (what half-precision cuFFT accepts)."""
+        return all(n > 0 and n & (n - 1) == 0 for n in self.sizes)
+
+
+@dataclass
+class ProbeFacts:
+    """What one observed forward did. ``syncs`` counts host-synchronizing calls by op name."""
+
+    ffts: list[FftCall] = field(default_factory=list)
+    syncs: Counter = field(default_factory=Counter)
+    complex_ops: int = 0
+    ops: int = 0
+
+    def sync_text(self) -> str:
+        """``"item x2, nonzero x1"``; empty when the forward never waits."""
+        return ", ".join(f"{name} x{n}" for name, n in self.syncs.most_common())
+
+    def fft_text(self) -> str:
+        """The distinct FFT signal sizes, ``"64x64, 64x33"``."""
+        sizes = dict.fromkeys("x".join(map(str, c.sizes)) for c in self.ffts)
+        return ", ".join(sizes)
+
+
+def _dims(func, args, kwargs, ndim: int) -> list[int]:
+    names = [a.name for a in func._schema.arguments]
+    dim = kwargs.get("dim", args[names.index("dim")] if "dim" in names and names.index("dim") < len(args) else None)
+    if dim is None:
+        name = func.overloadpacket.__name__
+        count = 2 if name.endswith("2") else ndim if name.endswith("n") else 1
+        dim = list(range(ndim - count, ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return [d % ndim for d in dims]
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_complex()
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self, facts: ProbeFacts, stop_at_half_fft: bool) -> None:
+        super().__init__()
+        self.facts, self.stop = facts, stop_at_half_fft
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        self.facts.ops += 1
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        if name in SYNC_OPS:
+            self.facts.syncs[name] += 1
+        elif name == "index" and any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1]):
+            self.facts.syncs["boolean-mask indexing"] += 1
+        if "fft" in name and first is not None and self.stop and first.dtype in HALF_DTYPES:
+            self._record_fft(func, name, args, kwargs, first, None)
+            raise ProbeStop(name)
+        out = func(*args, **kwargs)
+        if name in _COPY_OPS and first is not None and first.device.type != "cpu":
+            if isinstance(out, torch.Tensor) and out.device.type == "cpu":
+                self.facts.syncs[f"{name} to cpu"] += 1
+        if "fft" in name and first is not None:
+            self._record_fft(func, name, args, kwargs, first, out)
+        if _is_complex(first) or _is_complex(out):
+            self.facts.complex_ops += 1
+        return out
+
+    def _record_fft(self, func, name, args, kwargs, first, out) -> None:
+        shaped = out if name.startswith(_REAL_OUTPUT_FFT) and isinstance(out, torch.Tensor) else first
+        dims = _dims(func, args, kwargs, shaped.dim())
+        self.facts.ffts.append(FftCall(name, str(first.dtype).removeprefix("torch."),
+                                       tuple(shaped.shape[d] for d in dims)))
+
+
+def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:
+    """Run ``fn()`` once under the recorder; returns the facts and the exception ``fn`` raised, if any.
+
+    ``stop_at_half_fft`` ends the call at the first FFT that receives fp16/bf16 (recorded, then
+    :class:`ProbeStop`): the feasibility rules decide from its dtype and sizes without running a kernel
+    that fails on CUDA.
+    """
+    facts = ProbeFacts()
+    try:
+        with _Recorder(facts, stop_at_half_fft):
+            fn()
+    except ProbeStop:
+        return facts, None
+    except Exception as exc:  # the model's own failure: the caller reports it as the candidate's cause
+        return facts, exc
+    return facts, None

@@ -1,0 +1,132 @@
+"""Interleaved timing of several variants of one config inside one process (A B A B ...).
+
+Two runs minutes apart disagree on a launch-bound GPU config by up to 2x (docs/benchmarks/h200-compare.md),
+so a before/after pair taken one after the other cannot show a 10% remedy. Here every variant is built
+once (its first call, which compiles, captures or autotunes, is timed apart as its setup), then the
+variants take turns: each round runs every variant's own warm-up and timed loop in order, so a slow spell
+of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time",
+ISMM: randomize or interleave what is compared). Steps, settings and timing are those of
+``surrobench run`` (:mod:`surrobench.execution.runner`, :mod:`surrobench.execution.timing`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from surrobench.execution.config import ExecConfig, execution_settings
+from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.modes import Inputs, Step
+from surrobench.execution.runner import PreparedModel, config_inputs, config_step_of, merge_rounds, timed_result
+from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.results.schema import ConfigResult
+
+
+def _allocated(device: str) -> int:
+    return torch.cuda.memory_allocated() if device == "cuda" else 0
+
+
+def clone_output(output):
+    """A detached copy of a model output (tensors cloned, containers rebuilt): a CUDA graph's static
+    output buffer or a compiled model's reused memory is overwritten by the next call."""
+    if isinstance(output, torch.Tensor):
+        return output.detach().clone()
+    if isinstance(output, dict):
+        return {k: clone_output(v) for k, v in output.items()}
+    if isinstance(output, (list, tuple)):
+        return [clone_output(v) for v in output]
+    return output
+
+
+@dataclass
+class Variant:
+    """One config built for interleaved timing.
+
+    Attributes:
+        cfg: the config (a baseline or a recipe applied to it).
+        step: its ``step(i)``, lazily set up by the first call.
+        input_sets: its inputs (channels-last where the config says so).
+        setup_ms: the first call, host ms: compilation, graph capture, autotuning and one forward.
+        first_output: the first call's output on input set 0 (cloned), for the accuracy guard.
+        rounds: one :class:`ConfigResult` per timed round.
+        resident_bytes: CUDA memory it holds between rounds (module copy, inputs, graph pools).
+    """
+
+    cfg: ExecConfig
+    step: Step
+    input_sets: list[Inputs]
+    points_per_sample: float
+    setup_ms: float
+    first_output: object
+    rounds: list[ConfigResult] = field(default_factory=list)
+    resident_bytes: int = 0
+    peak_bytes: int = 0
+
+    def samples_ms(self) -> list[list[float]]:
+        """Host latencies per round, ms: ``rounds x iters``."""
+        return [list(r.samples_ms) for r in self.rounds]
+
+    def result(self) -> ConfigResult:
+        """The rounds merged (two-stage bootstrap CI), with the setup as the cold start and the peak
+        memory of this variant alone (see :func:`open_variant`)."""
+        return replace(merge_rounds(self.rounds), cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes)
+
+
+def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:
+    """Build ``cfg``'s inputs and step and run its first call (the setup, timed).
+
+    ``own_module`` gives the variant a deep copy of the module, so converting it to channels-last,
+    compiling or capturing it leaves the other variants' modules alone.
+
+    Raises:
+        Exception: whatever the model, the compiler or the graph capture raises (the caller classifies it).
+    """
+    before = _allocated(cfg.device)
+    tracker = PeakMemoryTracker(cfg.device)
+    tracker.start()
+    module = copy.deepcopy(prepared.module) if own_module else prepared.module
+    with execution_settings(cfg), torch.inference_mode():
+        input_sets = config_inputs(cfg, prepared)
+        if cfg.channels_last:
+            module.to(memory_format=torch.channels_last)
+        step = config_step_of(cfg, module, input_sets)
+        outputs: list = []
+        setup_ms = time_once(lambda i: outputs.append(clone_output(step(i))), cfg.device)
+    memory = tracker.stop()
+    resident = _allocated(cfg.device) - before
+    variant = Variant(cfg, step, input_sets, prepared.surrogate.points_per_sample(input_sets[0]), setup_ms,
+                      outputs[0], resident_bytes=resident)
+    variant.peak_bytes = _own_peak(memory, before, 0, cfg.device)
+    return variant
+
+
+def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, device: str) -> int:
+    """Peak of one phase less what other variants held during it (CUDA); RSS growth on the CPU."""
+    if device != "cuda":
+        return memory.peak_bytes
+    return max(0, memory.peak_bytes - (allocated_at_start - own_resident))
+
+
+def time_round(variant: Variant, warmup: int, iters: int) -> None:
+    """One round of ``variant``: its warm-up, then ``iters`` timed calls; appended to ``variant.rounds``."""
+    cfg = variant.cfg
+    start = _allocated(cfg.device)
+    tracker = PeakMemoryTracker(cfg.device)
+    tracker.start()
+    with execution_settings(cfg), torch.inference_mode():
+        warm_up(variant.step, warmup, cfg.device)
+        samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
+    memory = tracker.stop()
+    variant.peak_bytes = max(variant.peak_bytes, _own_peak(memory, start, variant.resident_bytes, cfg.device))
+    shape = tuple(variant.input_sets[0][0].shape)
+    as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
+    variant.rounds.append(timed_result(as_run, shape, variant.points_per_sample, variant.setup_ms, samples, memory))
+
+
+def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int) -> None:
+    """``rounds`` rounds; in each, every variant in list order runs :func:`time_round` (A B A B ...)."""
+    for _ in range(rounds):
+        for variant in variants:
+            time_round(variant, warmup, iters)

@@ -1,0 +1,159 @@
+"""Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends.
+
+A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values (CUDA-graph replay is
+``mode="cudagraph"``, TF32 is ``precision="tf32"``, ...), so a candidate runs through the same step
+builders, numeric settings and timing core as ``surrobench run``: one runner, and every recommendation
+is a ``surrobench run`` command line. Remedies that set the same field exclude each other (one mode, one
+precision, one thread count per config); the others stack.
+
+Sources of each setting: PyTorch docs "CUDA Graphs" (torch.cuda.graph), ``torch.compile`` (modes),
+"TensorFloat-32 (TF32) on Ampere (and later) devices", "Automatic Mixed Precision" (torch.autocast),
+the "Channels Last Memory Format" tutorial, ``torch.backends.cudnn.benchmark`` and
+``torch.set_num_threads``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+from surrobench.execution.config import ExecConfig
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One remedy.
+
+    Attributes:
+        name: candidate name, e.g. ``"cudagraph"``, ``"threads=1"``; stacked names join with ``+``.
+        settings: ``(ExecConfig field, value)`` pairs it sets.
+        devices: devices it applies to.
+        summary: what it does, one line.
+        code: lines of Python that apply it to a user's model ``model`` and input ``x``.
+    """
+
+    name: str
+    settings: tuple[tuple[str, object], ...]
+    devices: tuple[str, ...]
+    summary: str
+    code: tuple[str, ...]
+
+    def fields(self) -> set[str]:
+        return {name for name, _ in self.settings}
+
+
+def _autocast(dtype: str, device: str) -> tuple[str, ...]:
+    return (f'with torch.autocast("{device}", dtype=torch.{dtype}):', "    y = model(x)")
+
+
+_CUDAGRAPH_CODE = (
+    "static_x = x.clone(); g = torch.cuda.CUDAGraph()",
+    "s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())",
+    "with torch.cuda.stream(s):  # warm up outside the graph",
+    "    for _ in range(3): model(static_x)",
+    "torch.cuda.current_stream().wait_stream(s)",
+    "with torch.cuda.graph(g):",
+    "    static_y = model(static_x)",
+    "static_x.copy_(x); g.replay(); y = static_y  # per call",
+)
+
+
+def _remedies(device: str, thorough: bool) -> list[Remedy]:
+    """Every remedy, cheapest setup first: the search measures in this order, so a budget spent on long
+    compilations leaves the quick remedies measured."""
+    both, cuda = ("cuda", "cpu"), ("cuda",)
+    out = [
+        Remedy("cudagraph", (("mode", "cudagraph"),), cuda, "capture the forward once, replay it as one graph",
+               _CUDAGRAPH_CODE),
+        Remedy("tf32", (("precision", "tf32"),), cuda, "TF32 tensor cores for fp32 matmuls and convolutions",
+               ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")),
+        Remedy("fp16", (("precision", "fp16"),), cuda, "fp16 autocast", _autocast("float16", device)),
+        Remedy("bf16", (("precision", "bf16"),), both, "bf16 autocast", _autocast("bfloat16", device)),
+        Remedy("channels_last", (("channels_last", True),), both, "NHWC memory format for 4-D tensors",
+               ("model = model.to(memory_format=torch.channels_last)",
+                "x = x.contiguous(memory_format=torch.channels_last)")),
+        Remedy("cudnn_benchmark", (("cudnn_benchmark", True),), cuda, "cuDNN autotunes each convolution",
+               ("torch.backends.cudnn.benchmark = True",)),
+    ]
+    out += [Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)",
+                   (f"torch.set_num_threads({n})",)) for n in thread_counts()]
+    out.append(Remedy("compile", (("mode", "compile"),), both, "torch.compile (Inductor, default mode)",
+                      ("model = torch.compile(model)",)))
+    if thorough:
+        mode = "max-autotune-no-cudagraphs"
+        out.append(Remedy(f"compile-{mode}", (("mode", "compile"), ("compile_mode", mode)), both,
+                          "torch.compile with autotuned kernels (no CUDA graphs)",
+                          (f'model = torch.compile(model, mode="{mode}")',)))
+    return out
+
+
+def thread_counts() -> tuple[int, ...]:
+    """Thread counts tried on the CPU: 1 (no contention with other processes; on a shared 2-core host one
+    thread ran fno2d 64x64 10-20x faster than the default) and half the logical CPUs (one per physical
+    core on an SMT host); torch's default is the baseline."""
+    cpus = os.cpu_count() or 1
+    return tuple(sorted({1, max(1, cpus // 2)}))
+
+
+def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
+    """The remedies tried on ``device``. On the CPU the CUDA-only ones are kept so that the feasibility
+    rules say why they are not tried; on CUDA the thread counts are left out (the host's threads only
+    launch kernels there)."""
+    return [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A stack of compatible remedies, in the order they were added."""
+
+    remedies: tuple[Remedy, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``"cudagraph+tf32"``; ``"baseline"`` for the empty recipe."""
+        return "+".join(r.name for r in self.remedies) or "baseline"
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.remedies]
+
+    def conflict(self, remedy: Remedy) -> Remedy | None:
+        """The remedy of this recipe that sets a field ``remedy`` sets too, else None."""
+        return next((r for r in self.remedies if r.fields() & remedy.fields()), None)
+
+    def plus(self, remedy: Remedy) -> "Recipe":
+        """This recipe with ``remedy`` on top.
+
+        Raises:
+            ValueError: ``remedy`` sets a field a remedy of the recipe sets (:meth:`conflict`).
+        """
+        clash = self.conflict(remedy)
+        if clash is not None:
+            raise ValueError(f"{remedy.name} and {clash.name} set the same setting")
+        return Recipe(self.remedies + (remedy,))
+
+    def apply(self, cfg: ExecConfig) -> ExecConfig:
+        """``cfg`` with every remedy's settings."""
+        return replace(cfg, **{k: v for r in self.remedies for k, v in r.settings})
+
+    def code(self) -> list[str]:
+        """The lines of code that apply the recipe (one block per remedy, each headed by a comment)."""
+        lines: list[str] = []
+        for r in self.remedies:
+            lines += [f"# {r.name}: {r.summary}", *r.code]
+        return lines
+
+
+
+def run_flags(cfg: ExecConfig) -> list[str]:
+    """The ``surrobench run`` options that reproduce ``cfg``'s execution (workload options aside)."""
+    flags = ["--precision", cfg.precision, "--mode", cfg.mode, "--device", cfg.device]
+    if cfg.compile_mode:
+        flags += ["--compile-mode", cfg.compile_mode]
+    if cfg.channels_last:
+        flags.append("--channels-last")
+    if cfg.cudnn_benchmark:
+        flags.append("--cudnn-benchmark")
+    if cfg.threads is not None:
+        flags += ["--threads", str(cfg.threads)]
+    return flags

@@ -1,0 +1,160 @@
+"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v1``.
+
+One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
+the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
+rounds) are ordinary runs in the results database, so ``compare`` and ``report`` work on the pair; the
+report itself is stored next to them (:func:`surrobench.results.store.ResultStore.add_optimization`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from surrobench.analysis.accuracy import AccuracyVerdict
+from surrobench.results.schema import ConfigResult
+from surrobench.results.speedup import Speedup
+
+SCHEMA = "surrobench/optimize-v1"
+#: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
+#: tolerance; not tried for a stated reason; tried and raised.
+VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One candidate (a remedy, or a stack of them) of one config.
+
+    Attributes:
+        name: ``"cudagraph"``, ``"cudagraph+tf32"``.
+        verdict: one of :data:`VERDICTS`; ``reason`` says why in one line.
+        speedup: over the baseline, None when not timed.
+        gain: over the recipe it was stacked on (stacked candidates), None otherwise.
+        accuracy: the guard's verdict, None when the candidate never produced an output.
+        setup_s: its first call (compilation, capture, autotuning and one forward), seconds.
+        break_even_calls: calls after which the extra setup is paid back; None when it saves nothing.
+        result: its timing merged over its rounds (median, P95, peak memory), None when not timed.
+        error: the raised exception as text (``failed``), kept whole.
+        cause: the known cause id of the failure (``"unknown"`` when none matched).
+        time_s: wall time spent on it (setup, accuracy check, rounds).
+        stacked_on: the recipe it was added to, for stacked candidates.
+    """
+
+    name: str
+    verdict: str
+    reason: str
+    speedup: Speedup | None = None
+    gain: Speedup | None = None
+    accuracy: AccuracyVerdict | None = None
+    setup_s: float | None = None
+    break_even_calls: float | None = None
+    result: ConfigResult | None = None
+    error: str | None = None
+    cause: str | None = None
+    time_s: float = 0.0
+    stacked_on: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}; one of {VERDICTS}")
+
+    def to_json(self) -> dict:
+        """The optimize-v1 candidate object; ``speedup`` absent when not measured."""
+        d = {"name": self.name, "verdict": self.verdict, "reason": self.reason}
+        if self.speedup is not None:
+            d["speedup"] = self.speedup.to_json()
+        acc = self.accuracy
+        d |= {
+            "rel_l2": acc.rel_l2 if acc else None,
+            "max_abs": acc.max_abs if acc else None,
+            "setup_s": self.setup_s,
+            "gain": self.gain.to_json() if self.gain else None,
+            "accuracy": acc.to_json() if acc else None,
+            "break_even_calls": self.break_even_calls,
+            "median_ms": self.result.latency_ms.median if self.result and self.result.latency_ms else None,
+            "p95_ms": self.result.latency_ms.p95 if self.result and self.result.latency_ms else None,
+            "peak_mem_bytes": self.result.peak_mem_bytes if self.result else None,
+            "top_op": self.result.top_op if self.result else None,
+            "error": self.error,
+            "cause": self.cause,
+            "time_s": self.time_s,
+            "stacked_on": self.stacked_on,
+        }
+        return d
+
+
+@dataclass(frozen=True)
+class ConfigOptimization:
+    """The optimization of one config.
+
+    Attributes:
+        baseline: the baseline's timing (its rounds interleaved with the recommended recipe's, else all).
+        candidates: every candidate, single remedies first, then the stacks in the order tried.
+        recommended: remedy names of the recipe, empty when nothing won.
+        recipe_result: the recipe's timing, None when nothing won.
+        recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
+            recipe, ``baseline_command`` the one of the baseline (the pair to measure again).
+        not_tried: ``(name, reason)`` of candidates the budget left out.
+        notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
+        error: why the baseline itself could not run (then there are no candidates).
+        elapsed_s: wall time of this config.
+    """
+
+    baseline: ConfigResult
+    candidates: tuple[CandidateResult, ...] = ()
+    recommended: tuple[str, ...] = ()
+    recipe_result: ConfigResult | None = None
+    recipe_code: tuple[str, ...] = ()
+    run_command: str | None = None
+    baseline_command: str | None = None
+    not_tried: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def best(self) -> CandidateResult | None:
+        """The candidate whose name is the recipe, None when nothing won."""
+        name = "+".join(self.recommended)
+        return next((c for c in self.candidates if c.name == name and c.verdict == "accepted"), None)
+
+    def to_json(self) -> dict:
+        b = self.baseline
+        return {
+            "model": b.model, "input_shape": list(b.input_shape), "batch": b.batch, "precision": b.precision,
+            "device": b.device, "mode": b.mode, "error": self.error,
+            "baseline": {"median_ms": b.latency_ms.median if b.latency_ms else None,
+                         "p95_ms": b.latency_ms.p95 if b.latency_ms else None,
+                         "peak_mem_bytes": b.peak_mem_bytes, "top_op": b.top_op,
+                         "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
+            "candidates": [c.to_json() for c in self.candidates],
+            "recommended": list(self.recommended),
+            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command,
+                       "baseline_command": self.baseline_command},
+            "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
+            "notes": list(self.notes),
+            "elapsed_s": self.elapsed_s,
+        }
+
+
+@dataclass(frozen=True)
+class OptimizeReport:
+    """One ``surrobench optimize``: its settings, its two stored runs and one entry per config."""
+
+    optimize_id: str
+    created: str
+    env: dict
+    tolerance: float
+    budget_s: float
+    rounds: int
+    baseline_run_id: str
+    recipe_run_id: str | None
+    configs: tuple[ConfigOptimization, ...]
+
+    def to_json(self) -> dict:
+        """The whole report as ``surrobench/optimize-v1``."""
+        return {
+            "schema": SCHEMA, "optimize_id": self.optimize_id, "created": self.created,
+            "baseline_run_id": self.baseline_run_id, "recipe_run_id": self.recipe_run_id,
+            "tolerance": self.tolerance, "budget_s": self.budget_s, "rounds": self.rounds, "env": self.env,
+            "configs": [c.to_json() for c in self.configs],
+        }

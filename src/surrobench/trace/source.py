@@ -1,0 +1,141 @@
+"""Opening a trace's bytes safely: regular files and pipes only, gzip by content, bounded waits.
+
+``surrobench analyze <(zcat t.json.gz)`` hands the tool a pipe: its bytes can be read once, so the
+format is probed from the first bytes read and those bytes are kept (never re-opened). A character
+device (``/dev/zero``), socket or block device is refused; a pipe or FIFO that sends nothing for
+:data:`PIPE_IDLE_TIMEOUT_S` is given up on instead of blocking forever.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import select
+import stat
+from pathlib import Path
+
+from surrobench.errors import UsageError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+GZIP_MAGIC = b"\x1f\x8b"
+PIPE_IDLE_TIMEOUT_S = 60.0
+"""Seconds a pipe may stay silent before the read is abandoned (a producer such as ``zcat`` writes
+within milliseconds; a FIFO nobody writes to would otherwise block forever)."""
+
+_UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def file_kind(path: Path) -> str:
+    """``"file"``, ``"pipe"`` or ``"dir"`` for ``path`` (symlinks followed).
+
+    Raises:
+        UsageError: missing, unreadable name (e.g. a component over 255 bytes), or another kind of
+            file (character or block device, socket).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file or folder") from None
+    except OSError as exc:
+        raise UsageError(f"{_short(path)}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode):
+        return "pipe"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    raise UsageError(f"{path}: not a regular file, folder or pipe (a device or socket); pass a trace file")
+
+
+def open_bytes(path: Path) -> tuple[io.BufferedIOBase, bytes]:
+    """Open ``path`` for reading; returns (stream, head): the stream yields the whole content (gzip
+    decompressed), ``head`` is its first bytes (up to 16, fewer only for shorter content), already
+    consumed from nothing (the stream still starts at byte 0).
+
+    Raises:
+        UsageError: as :func:`file_kind`, or the open itself fails.
+    """
+    kind = file_kind(path)
+    try:
+        raw = _PipeReader(path) if kind == "pipe" else io.FileIO(path, "rb")
+    except OSError as exc:
+        raise UsageError(f"{_short(path)}: cannot read ({exc.strerror or exc})") from None
+    stream = io.BufferedReader(raw, 1 << 20)
+    magic = _peek(stream, 2)
+    if magic == GZIP_MAGIC:
+        stream = io.BufferedReader(gzip.GzipFile(fileobj=stream, mode="rb"), 1 << 20)
+    return stream, _peek(stream, 16)
+
+
+def check_text_encoding(head: bytes, path: Path) -> int:
+    """Bytes to skip at the start of JSON text (a UTF-8 byte order mark), after refusing UTF-16/32.
+
+    Raises:
+        UsageError: the text is UTF-16 or UTF-32 (byte order mark, or NUL bytes around the first
+            characters, RFC 8259 section 8.1 requires UTF-8).
+    """
+    if head.startswith(_UTF8_BOM):
+        return len(_UTF8_BOM)
+    if head.startswith(_UTF16_32_BOMS) or b"\x00" in head[:4] and head.strip(b"\x00")[:1] in (b"{", b"["):
+        raise UsageError(f"{path}: UTF-16/UTF-32 text; JSON traces must be UTF-8 (re-save it as UTF-8)")
+    return 0
+
+
+def _peek(stream: io.BufferedReader, n: int) -> bytes:
+    """Up to ``n`` leading bytes without consuming them (a pipe may deliver fewer per read)."""
+    head = stream.peek(n)[:n]
+    while len(head) < n:
+        more = stream.peek(n)
+        if len(more) <= len(head):
+            break
+        head = more[:n]
+    return head
+
+
+class _PipeReader(io.RawIOBase):
+    """Raw reads from a pipe or FIFO that give up after :data:`PIPE_IDLE_TIMEOUT_S` of silence."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer: no blocking open
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while True:
+            try:
+                data = os.read(self.fd, len(buffer))
+            except BlockingIOError:
+                ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
+                if not ready:
+                    raise UsageError(f"{self.path}: the pipe sent no data for {PIPE_IDLE_TIMEOUT_S:g} s; "
+                                     "pass a trace file or a pipe that a program is writing") from None
+                continue
+            if not data and not self._writer_seen():
+                ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
+                if not ready:
+                    raise UsageError(f"{self.path}: nothing is writing to this FIFO (waited "
+                                     f"{PIPE_IDLE_TIMEOUT_S:g} s); pass a trace file") from None
+                continue
+            buffer[: len(data)] = data
+            return len(data)
+
+    def _writer_seen(self) -> bool:
+        """Whether a writer ever opened the pipe: Linux reports POLLHUP only after one did (pipe(7)),
+        so a read of 0 bytes without it means "no writer yet", not end of file."""
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLHUP)
+        return any(ev & (select.POLLHUP | select.POLLIN) for _, ev in poller.poll(0))
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
+def _short(path: Path) -> str:
+    text = str(path)
+    return text if len(text) <= 120 else text[:60] + "…" + text[-40:]

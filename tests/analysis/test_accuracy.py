@@ -1,0 +1,100 @@
+"""The accuracy guard: a remedy whose output overflows or loses precision is rejected, never accepted."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
+
+
+class Offset(nn.Module):
+    """A linear map onto values near 1000, then the offset removed: exact in fp32, but bf16 keeps 8 bits of
+    mantissa, so near 1000 it rounds to multiples of 4 and the small field drowns."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.eye(4))
+            self.lin.bias.fill_(1000.0)
+
+    def forward(self, x):
+        return self.lin(x) - 1000.0
+
+
+class Amplify(nn.Module):
+    """Values around 1e5 after a linear layer: beyond fp16's largest finite value, 65504."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.eye(4) * 1e5)
+            self.lin.bias.zero_()
+
+    def forward(self, x):
+        return self.lin(x) * 1e-5
+
+
+def _outputs(model, x, dtype=None):
+    with torch.inference_mode():
+        if dtype is None:
+            return model(x), model.double()(x.double())
+        with torch.autocast("cpu", dtype=dtype):
+            return model(x)
+
+
+def test_bf16_precision_loss_is_rejected_by_both_rules():
+    model, x = Offset(), torch.randn(64, 4, generator=torch.Generator().manual_seed(0))
+    ref, fp64 = _outputs(model, x)
+    model.float()
+    cand = _outputs(model, x, torch.bfloat16)
+    verdict = check_accuracy(cand, ref, fp64)
+    assert not verdict.ok and verdict.decided_by == "rel_l2"
+    assert verdict.rel_l2 > 0.1 and verdict.fp64_rmse > 10 * verdict.ref_fp64_rmse
+    assert "exceeds torch._dynamo's bound" in verdict.reason
+
+
+def test_fp16_overflow_is_rejected_as_nonfinite():
+    model, x = Amplify(), torch.randn(64, 4, generator=torch.Generator().manual_seed(1))
+    ref, fp64 = _outputs(model, x)
+    model.float()
+    cand = _outputs(model, x, torch.float16)
+    assert not torch.isfinite(cand).all()  # the planted overflow happened
+    verdict = check_accuracy(cand, ref, fp64)
+    assert not verdict.ok and verdict.decided_by == "nonfinite"
+    assert "NaN or Inf" in verdict.reason
+
+
+def test_small_error_is_accepted_by_the_rel_l2_rule():
+    ref = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(2))
+    verdict = check_accuracy(ref * (1 + 1e-4), ref)
+    assert verdict.ok and verdict.decided_by == "rel_l2" and verdict.rel_l2 < DEFAULT_TOLERANCE
+    assert len(verdict.outputs[0].rel_l2_channels) == 3
+
+
+def test_a_small_channel_cannot_hide_behind_a_large_one():
+    ref = torch.ones(1, 2, 4, 4)
+    ref[:, 1] = 1e-3
+    cand = ref.clone()
+    cand[:, 1] *= 1.5  # 50% off in the small channel; the whole output moves by 1e-3 relative
+    verdict = check_accuracy(cand, ref)
+    assert verdict.outputs[0].rel_l2 < DEFAULT_TOLERANCE
+    assert not verdict.ok and verdict.rel_l2 > 0.4
+
+
+def test_fp64_rule_accepts_a_candidate_no_worse_than_fp32_itself():
+    exact = torch.randn(4096, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    noise = torch.randn(4096, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    ref = (exact + 0.05 * noise).float()  # an ill-conditioned model: fp32 is itself 5% off
+    cand = (exact - 0.05 * noise).float()  # as far from the truth, on the other side: 10% from fp32
+    verdict = check_accuracy(cand, ref, exact)
+    assert verdict.rel_l2 > DEFAULT_TOLERANCE
+    assert verdict.ok and verdict.decided_by == "fp64"
+    assert check_accuracy(cand, ref).ok is False  # without fp64 the rel L2 rule alone rejects
+
+
+def test_outputs_of_another_shape_are_rejected():
+    verdict = check_accuracy((torch.zeros(2, 3),), (torch.zeros(3, 2),))
+    assert not verdict.ok and verdict.decided_by == "shape"

@@ -1,0 +1,60 @@
+"""Feasibility rules: each infeasible remedy gets its reason before any time is spent."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.collect.probe import FftCall, ProbeFacts
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.remedies import candidate_remedies
+from surrobench.workload.spec import ShapeSpec
+
+
+def _cfg(device="cpu", **kw) -> ExecConfig:
+    base = dict(model="m", shape=ShapeSpec(size=8), batch=1, precision="fp32", device=device, mode="eager",
+                warmup=1, iters=1, cudnn_benchmark=False, seed=0, input_sets=1)
+    return ExecConfig(**{**base, **kw})
+
+
+def _remedy(name, device="cuda"):
+    return next(r for r in candidate_remedies(device) if r.name == name)
+
+
+def _reason(name, cfg=None, probe=None, ranks=(4,), **kw):
+    cfg = cfg or _cfg("cuda")
+    return infeasible_reason(_remedy(name, cfg.device), cfg, probe or ProbeFacts(), input_ranks=ranks, **kw)
+
+
+def test_cuda_remedies_on_the_cpu_say_so():
+    for name in ("cudagraph", "tf32", "fp16", "cudnn_benchmark"):
+        assert _reason(name, _cfg("cpu")).startswith("needs CUDA")
+    assert _reason("bf16", _cfg("cpu")) is None
+
+
+def test_channels_last_needs_a_4d_input():
+    assert "4-D (B, C, H, W) inputs; this model's inputs are 3-D, 2-D" in _reason("channels_last", ranks=(3, 2))
+    assert _reason("channels_last", ranks=(4,)) is None
+
+
+def test_cuda_graph_refused_when_forward_syncs_or_shapes_change():
+    syncing = ProbeFacts(syncs=Counter({"item": 2}))
+    assert "synchronizes with the host (item x2)" in _reason("cudagraph", probe=syncing)
+    assert "change shape" in _reason("cudagraph", shapes_change=True)
+    assert _reason("cudagraph") is None
+
+
+def test_half_precision_ffts():
+    bf16 = ProbeFacts(ffts=[FftCall("fft_rfft2", "bfloat16", (64, 64))])
+    assert "cuFFT has no bf16 transform" in _reason("bf16", half_probe=bf16)
+    assert "PocketFFT" in _reason("bf16", _cfg("cpu"), half_probe=bf16)
+    odd = ProbeFacts(ffts=[FftCall("fft_rfft2", "float16", (64, 64)), FftCall("fft_irfft2", "float16", (96, 64))])
+    assert "power-of-2 sizes; the forward's fft_irfft2 runs at 96x64" in _reason("fp16", half_probe=odd)
+    pow2 = ProbeFacts(ffts=[FftCall("fft_rfft2", "float16", (64, 64))])
+    assert _reason("fp16", half_probe=pow2) is None
+    cast_back = ProbeFacts(ffts=[FftCall("fft_rfft2", "float32", (96, 64))])  # the model keeps its FFTs in fp32
+    assert _reason("fp16", half_probe=cast_back) is None
+
+
+def test_a_remedy_the_baseline_already_has():
+    assert _reason("tf32", _cfg("cuda", precision="tf32")) == "already part of the baseline config"

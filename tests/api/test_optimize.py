@@ -1,0 +1,157 @@
+"""``surrobench optimize`` as a library: greedy stacking on planted results, and a whole search on the CPU
+with a model built so that one remedy wins and another breaks the accuracy."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from surrobench.api import optimize as api
+from surrobench.api.optimize import OptimizeRequest, optimize
+from surrobench.execution.remedies import candidate_remedies
+from surrobench.execution.sweep import SweepRequest
+from surrobench.results.compare import compare_runs
+from surrobench.results.optimize import SCHEMA, VERDICTS, CandidateResult
+from surrobench.results.speedup import Speedup
+from surrobench.results.store import ResultStore, load_optimization
+from surrobench.workload.spec import ShapeSpec
+
+# Singles as measured (planted): name -> (verdict, speedup over the baseline)
+SINGLES = {"cudagraph": ("accepted", 4.0), "compile": ("accepted", 3.0), "tf32": ("accepted", 1.3),
+           "channels_last": ("rejected_slower", 0.7), "fp16": ("rejected_accuracy", None)}
+# Stacks (planted): name -> gain over the recipe it is stacked on
+GAINS = {"cudagraph+tf32": 1.2, "cudagraph+tf32+channels_last": 0.95}
+
+
+def _speed(x: float) -> Speedup:
+    return Speedup(x, (x * 0.97, x * 1.03), 0.01)
+
+
+def _singles():
+    remedies = {r.name: r for r in candidate_remedies("cuda")}
+    out = []
+    for name, (verdict, x) in SINGLES.items():
+        out.append((remedies[name], CandidateResult(name, verdict, "planted", speedup=_speed(x) if x else None)))
+    return out
+
+
+def _fake_measure(tried):
+    def measure(ctx, recipe, current=None, current_name=None):
+        tried.append((recipe.name, current_name))
+        gain = GAINS[recipe.name]
+        verdict = "accepted" if gain > 1.05 else "rejected_slower"
+        return CandidateResult(recipe.name, verdict, "planted", speedup=_speed(4 * gain), gain=_speed(gain),
+                               stacked_on=current_name), object()
+
+    return measure
+
+
+def _ctx(spent_after: int = 99):
+    calls = []
+
+    def spent():
+        calls.append(1)
+        return len(calls) > spent_after
+
+    request = SimpleNamespace(budget_s=10.0)
+    return SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"))
+
+
+def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch):
+    tried: list = []
+    monkeypatch.setattr(api, "_measure", _fake_measure(tried))
+    not_tried: list = []
+    stacked, recipe, variant = api._stack(_ctx(), _singles(), object(), not_tried)
+    # fastest accepted first (cudagraph); compile conflicts with it (one mode); fp16 failed its accuracy check
+    assert tried == [("cudagraph+tf32", "cudagraph"), ("cudagraph+tf32+channels_last", "cudagraph+tf32")]
+    assert recipe.name == "cudagraph+tf32" and variant is not None
+    assert [c.verdict for c in stacked] == ["accepted", "rejected_slower"]
+    assert not_tried == []
+
+
+def test_stacking_stops_at_the_budget(monkeypatch):
+    tried: list = []
+    monkeypatch.setattr(api, "_measure", _fake_measure(tried))
+    not_tried: list = []
+    stacked, recipe, _ = api._stack(_ctx(spent_after=1), _singles(), object(), not_tried)
+    assert [t[0] for t in tried] == ["cudagraph+tf32"]
+    assert not_tried == [("cudagraph+tf32+channels_last", "budget of 10 s spent")]
+
+
+def test_nothing_accepted_means_no_recipe(monkeypatch):
+    monkeypatch.setattr(api, "_measure", _fake_measure([]))
+    singles = [(r, CandidateResult(c.name, "rejected_slower", "planted", speedup=_speed(0.9))) for r, c in _singles()]
+    assert api._stack(_ctx(), singles, None, [])[1].names == []
+
+
+MODEL = '''
+import time
+import torch
+
+
+class ThreadBoundOffset(torch.nn.Module):
+    """Sleeps 8 ms per call unless torch runs one thread (so threads=1 wins by construction), and maps the
+    fields near 1000 and back (exact in fp32, lost in bf16)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.eye(3))
+            self.lin.bias.fill_(1000.0)
+
+    def forward(self, x):
+        time.sleep(0.008 if torch.get_num_threads() > 1 else 0.0002)
+        return (self.lin(x.permute(0, 2, 3, 1)) - 1000.0).permute(0, 3, 1, 2)
+
+
+def build():
+    return ThreadBoundOffset()
+'''
+
+
+@pytest.fixture
+def model_spec(tmp_path):
+    path = tmp_path / "thread_bound.py"
+    path.write_text(MODEL)
+    return f"{path}:build"
+
+
+def _request(model_spec, only):
+    sweep = SweepRequest(models=(model_spec,), shapes=(ShapeSpec(size=8),), batches=(1,), precisions=("fp32",),
+                         modes=("eager",), device="cpu", warmup=1, iters=4, seed=0, cudnn_benchmark=False,
+                         input_sets=2, threads=2)
+    return OptimizeRequest((sweep,), rounds=2, only=only)
+
+
+def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
+    db = tmp_path / "o.db"
+    with ResultStore(db) as store:
+        report = optimize(_request(model_spec, ("cudagraph", "bf16", "threads=1", "channels_last")), store)
+        doc = report.to_json()
+        (entry,) = doc["configs"]
+        by_name = {c["name"]: c for c in entry["candidates"]}
+        assert by_name["cudagraph"]["verdict"] == "infeasible" and "needs CUDA" in by_name["cudagraph"]["reason"]
+        assert by_name["bf16"]["verdict"] == "rejected_accuracy" and by_name["bf16"]["rel_l2"] > 1e-2
+        assert "speedup" not in by_name["bf16"]  # never timed
+        assert by_name["threads=1"]["verdict"] == "accepted" and by_name["threads=1"]["speedup"]["median"] > 1.5
+        assert entry["recommended"][0] == "threads=1"
+        assert "--threads 1" in entry["recipe"]["run_command"] and "torch.set_num_threads(1)" in entry["recipe"]["code"]
+        assert all(c["verdict"] in VERDICTS for c in entry["candidates"])
+        assert doc["schema"] == SCHEMA == "surrobench/optimize-v1"
+        # stored and linked: the report, and the before/after runs that compare works on
+        assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id
+        base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
+    assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
+    cmp = compare_runs(base, recipe)
+    assert [c.verdict for c in cmp.configs] == ["improved"]
+
+
+def test_budget_leaves_candidates_untried(model_spec, tmp_path):
+    request = _request(model_spec, ("threads=1", "channels_last"))
+    request = OptimizeRequest(request.sweeps, budget_s=1e-3, rounds=2, only=request.only)
+    with ResultStore(tmp_path / "o.db") as store:
+        entry = optimize(request, store).configs[0]
+    assert sorted(n for n, _ in entry.not_tried) == ["channels_last", "threads=1"]
+    assert entry.recommended == () and entry.baseline.latency_ms is not None  # the baseline is still measured

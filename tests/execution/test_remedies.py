@@ -1,0 +1,84 @@
+"""Remedies as execution settings: candidates per device, stacking rules, the settings they apply, and the
+interleaved rounds that time them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TinySurrogate
+
+from surrobench.execution.config import ExecConfig, execution_settings
+from surrobench.execution.interleave import interleave, open_variant
+from surrobench.execution.remedies import Recipe, candidate_remedies, run_flags
+from surrobench.execution.runner import config_step, prepare_model
+from surrobench.workload.spec import ShapeSpec
+
+
+def _cfg(**kw) -> ExecConfig:
+    base = dict(model="tiny", shape=ShapeSpec(size=8), batch=2, precision="fp32", device="cpu", mode="eager",
+                warmup=1, iters=3, cudnn_benchmark=False, seed=0, input_sets=2)
+    return ExecConfig(**{**base, **kw})
+
+
+def _by_name(device="cuda", thorough=False):
+    return {r.name: r for r in candidate_remedies(device, thorough=thorough)}
+
+
+def test_candidates_per_device():
+    cuda, cpu = _by_name("cuda"), _by_name("cpu")
+    assert {"cudagraph", "compile", "tf32", "fp16", "bf16", "channels_last", "cudnn_benchmark"} == set(cuda)
+    assert "threads=1" in cpu and not any(n.startswith("threads") for n in cuda)
+    assert "compile-max-autotune-no-cudagraphs" in _by_name("cuda", thorough=True)
+
+
+def test_recipe_stacks_compatible_remedies_and_refuses_conflicts():
+    r = _by_name()
+    recipe = Recipe((r["cudagraph"],)).plus(r["tf32"])
+    assert recipe.name == "cudagraph+tf32" and recipe.names == ["cudagraph", "tf32"]
+    applied = recipe.apply(_cfg(device="cuda"))
+    assert (applied.mode, applied.precision) == ("cudagraph", "tf32")
+    assert recipe.conflict(r["fp16"]) is r["tf32"]  # one precision per config
+    assert recipe.conflict(r["compile"]) is r["cudagraph"]  # one mode per config
+    with pytest.raises(ValueError):
+        recipe.plus(r["compile"])
+    code = recipe.code()
+    assert code[0].startswith("# cudagraph") and "torch.backends.cuda.matmul.allow_tf32 = True" in code
+    assert Recipe().name == "baseline"
+
+
+def test_run_flags_reproduce_every_setting():
+    cfg = _cfg(device="cuda", mode="compile", compile_mode="max-autotune", precision="bf16", channels_last=True,
+               cudnn_benchmark=True, threads=2)
+    assert run_flags(cfg) == ["--precision", "bf16", "--mode", "compile", "--device", "cuda", "--compile-mode",
+                              "max-autotune", "--channels-last", "--cudnn-benchmark", "--threads", "2"]
+
+
+def test_execution_settings_set_and_restore_threads():
+    before = torch.get_num_threads()
+    with execution_settings(_cfg(threads=1)):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_channels_last_config_converts_inputs_and_restores_the_module():
+    prepared = prepare_model(TinySurrogate(), "cpu", 0)
+    with config_step(_cfg(channels_last=True), prepared) as (step, input_sets):
+        x = input_sets[0][0]
+        assert x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+        assert prepared.module.weight.is_contiguous(memory_format=torch.channels_last)
+        step(0)
+    assert prepared.module.weight.is_contiguous()
+
+
+def test_interleaved_rounds_alternate_and_keep_setup_apart():
+    prepared = prepare_model(TinySurrogate(), "cpu", 0)
+    a = open_variant(_cfg(), prepared, own_module=False)
+    b = open_variant(_cfg(channels_last=True), prepared)
+    assert b.setup_ms > 0 and isinstance(b.first_output, torch.Tensor)
+    assert prepared.module.weight.is_contiguous()  # b converted its own copy
+    interleave([a, b], rounds=3, warmup=1, iters=4)
+    assert [len(v.rounds) for v in (a, b)] == [3, 3]
+    assert all(len(r) == 4 for r in a.samples_ms())
+    merged = b.result()
+    assert merged.iters == 12 and merged.extra["rounds"] == 3 and merged.extra["channels_last"] is True
+    assert merged.cold_start_ms == b.setup_ms
