@@ -22,7 +22,8 @@ DEFAULT_DB = "surrobench.db"
 #: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
 #: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
 #: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
-#: the ``ceilings`` table of an older file is left as it was, unread). An older database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
+#: the ``ceilings`` table of an older file is left as it was, unread). An older database is migrated forward
+#: on open (:data:`_MIGRATIONS`); a newer one
 #: is refused before anything is measured, since its rows may not be what this code would write.
 SCHEMA_VERSION = 2
 RUN_STATES = ("running", "complete", "interrupted")
