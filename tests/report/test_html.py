@@ -108,3 +108,25 @@ def test_html_and_markdown_results_rows_share_their_cells():
     assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == (
         "oom: the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked "
         "inference [CUDA out of memory]")
+
+
+def test_diagnosis_findings_are_in_the_run_section():
+    from surrobench.analysis.findings import Evidence, Finding
+
+    base, _ = _runs()
+    finding = Finding("launch_bound", "high", f"GPU idle {EVIL}", (Evidence("timeline", "idle 1.7 ms\nof 1.94"),),
+                      "CUDA graph", 1.5, config="fno2d 1x3x64x64 b1 fp32 eager")
+    page = render_report(ReportInput(runs=(base,), findings={"base-1": [finding]}))
+    assert "<h3>Diagnosis</h3>" in page and "launch_bound" in page and EVIL not in page
+    assert page.index("<h3>Diagnosis</h3>") > page.index("Run base-1")
+    assert "no findings above the report floor" in render_report(ReportInput(runs=(base,), findings={"base-1": []}))
+
+
+def test_report_command_diagnoses_each_run(tmp_path, capsys):
+    base, _ = _runs()
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(base.to_json()))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", str(path), "-o", str(tmp_path / "r.html")])
+    assert exit_info.value.code == 0
+    assert "<h3>Diagnosis</h3>" in (tmp_path / "r.html").read_text()

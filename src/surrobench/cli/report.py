@@ -10,7 +10,13 @@ from surrobench.report.escape import rich_escape
 from surrobench.cli import app
 from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
 from surrobench.cli.options import DbOpt, check_writable, console, write_output
-from surrobench.cli.runref import load_op_tables, load_run_ref
+from surrobench.analysis.diagnose import diagnose_run
+from surrobench.analysis.findings import Finding
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+from surrobench.cli.diagnose import diagnose_stored
+from surrobench.cli.runref import is_run_file, load_op_tables, load_run_ref
+from surrobench.results.schema import RunRecord
+from surrobench.results.store import ResultStore
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs
@@ -41,7 +47,19 @@ def report(
         from surrobench.trace import load_trace  # heavy parser; only when asked for
 
         timeline = spans_from_timeline(load_trace(trace))
-    data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, cpu_op_labels=cpu_labels, timeline=timeline,
+    findings = {r.run_id: _diagnosis(ref, r, db) for ref, r in zip(runs, records)}
+    data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, cpu_op_labels=cpu_labels,
+                       findings=findings, timeline=timeline,
                        timeline_title=trace.name if trace else "")  # fmt: skip
     write_output(output, render_report(data), "--output")
     console.print(f"wrote {rich_escape(output)}")
+
+
+def _diagnosis(ref: str, record: RunRecord, db: Path) -> list[Finding]:
+    """The run's findings as ``diagnose --run`` gives them (op tables and traces of a stored run); for a run
+    JSON file the run-level findings of its results alone."""
+    if is_run_file(ref):
+        return diagnose_run([], list(record.results), th=DEFAULT_THRESHOLDS,
+                            device_memory_bytes=record.env.get("gpu_memory_bytes"))
+    with ResultStore(db) as store:
+        return diagnose_stored(record.run_id, store, DEFAULT_THRESHOLDS)[1]

@@ -21,7 +21,8 @@ def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
     return "\n".join(e.text for e in f.evidence if (e.source in sources) == inside)
 
 
-def _row(f: Finding) -> list[str]:
+def finding_row(f: Finding) -> list[str]:
+    """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines)."""
     gain = "-" if f.estimated_gain_ms is None else f"{f.estimated_gain_ms:.3f}"
     return [f.kind, f.severity, f.config or "", f.summary, _side(f, PROFILER_SIDE, inside=True),
             _side(f, PROFILER_SIDE, inside=False), f.action, gain]  # fmt: skip
@@ -37,7 +38,7 @@ def findings_rich(findings: list[Finding], title: str, width: int | None = None)
     (:func:`~surrobench.report.escape.rich_escape`); the caller's ``title`` is markup."""
     rows = []
     for f in findings:
-        cells = [rich_escape(c) for c in _row(f)]
+        cells = [rich_escape(c) for c in finding_row(f)]
         cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
         rows.append(cells)
     columns = [Col(col, "right" if col == "est. gain ms" else "left", keep=col in ("kind", "severity", "est. gain ms"))
@@ -47,5 +48,5 @@ def findings_rich(findings: list[Finding], title: str, width: int | None = None)
 
 def findings_markdown(findings: list[Finding]) -> str:
     """A GitHub-flavoured markdown table; evidence lines joined with ``<br>``, pipes escaped (:func:`md_table`)."""
-    rows = [_row(f) for f in findings] or [["(no findings)"] + [""] * (len(HEADER) - 1)]
+    rows = [finding_row(f) for f in findings] or [["(no findings)"] + [""] * (len(HEADER) - 1)]
     return md_table(HEADER, rows)

@@ -19,7 +19,9 @@ from matplotlib.figure import Figure
 from surrobench import __version__
 from surrobench.report import plots
 from surrobench.report.cells import result_cells
+from surrobench.analysis.findings import Finding
 from surrobench.report.escape import plain
+from surrobench.report.findings import HEADER, finding_row
 from surrobench.report.comparison import (
     UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
@@ -41,7 +43,8 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
-tr.failed td { color: #a00; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
+tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
+tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
 """
 
 
@@ -53,6 +56,8 @@ class ReportInput:
         comparison: the comparison of the first two runs.
         op_tables: ``{config label: {op name: self time per step, ms}}`` for the op breakdown.
         cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
+        findings: ``{run id: the diagnosis of that run}`` (:func:`surrobench.analysis.diagnose.diagnose_run`),
+            shown in the run's section.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
     """
 
@@ -60,6 +65,7 @@ class ReportInput:
     comparison: RunComparison | None = None
     op_tables: Mapping[str, Mapping[str, float]] | None = None
     cpu_op_labels: frozenset[str] = frozenset()
+    findings: Mapping[str, Sequence[Finding]] | None = None
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
 
@@ -117,7 +123,16 @@ def _scaling(run: RunRecord) -> str:
     ) if p)
 
 
-def _run_section(run: RunRecord) -> str:
+def _findings_html(findings: Sequence[Finding] | None) -> str:
+    if findings is None:
+        return ""
+    if not findings:
+        return "<h3>Diagnosis</h3><p>no findings above the report floor</p>"
+    return "<h3>Diagnosis</h3>" + _table(HEADER, [finding_row(f) for f in findings], left=HEADER[:-1],
+                                         row_classes=[f"severity-{f.severity}" for f in findings])
+
+
+def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None) -> str:
     env = run.env
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
@@ -129,6 +144,7 @@ def _run_section(run: RunRecord) -> str:
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
+        _findings_html(findings),
     ]  # fmt: skip
     return "\n".join(p for p in parts if p)
 
@@ -164,7 +180,7 @@ def render_report(data: ReportInput) -> str:
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison)))
     for run in data.runs:
-        sections.append((f"Run {run.run_id}", _run_section(run)))
+        sections.append((f"Run {run.run_id}", _run_section(run, (data.findings or {}).get(run.run_id))))
     if data.op_tables:
         sections.append(("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown")))
     if data.timeline:
