@@ -92,3 +92,19 @@ def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "left 1 thread(s) running" in done.stderr
+
+
+def test_a_package_of_the_current_folder_is_importable_from_the_installed_command(tmp_path):
+    """The console script (``entry``) does not get the current folder on sys.path the way ``python -m`` does;
+    ``-P`` starts Python without it, as the installed command starts."""
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "models.py").write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 1, 1)\n")
+    code = ("import sys; from surrobench.cli import entry; sys.argv = ['surrobench', 'run', '--model', "
+            "'mypkg.models:build', '--shape', '1x3x8x8', '--batch', '1', '--db', 'r.db', '--warmup', '0', "
+            "'--iters', '2', '--input-sets', '1', '--device', 'cpu']; entry()")
+    done = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert "mypkg.models:build" in done.stdout
