@@ -9,7 +9,6 @@ import torch
 from conftest import run_cli
 
 from surrobench.results.ceilings import load_ceilings
-from surrobench.results.store import ResultStore
 
 FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
 

@@ -6,7 +6,6 @@ One definition per flag keeps the names and defaults of the source text's CLI (`
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sys
