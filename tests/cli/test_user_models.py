@@ -108,3 +108,15 @@ def test_a_package_of_the_current_folder_is_importable_from_the_installed_comman
                           timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert "mypkg.models:build" in done.stdout
+
+
+def test_a_model_path_that_is_rich_markup_runs_and_shows(tmp_path, capsys):
+    """``[/]`` in a model name crashed ``run`` at its progress bar and final table, after the commit."""
+    folder = tmp_path / "a[" / "]b"
+    folder.mkdir(parents=True)
+    (folder / "m.py").write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 1, 1)\n")
+    out = tmp_path / "run.json"
+    assert run_cli(["run", "--model", f"{folder}/m.py:build", "--shape", "1x3x8x8", "--batch", "1",
+                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
+    assert "a[/]b/m.py:build" in capsys.readouterr().out
+    assert run_cli(["show", str(out)]) == 0 and "a[/]b/m.py:build" in capsys.readouterr().out

@@ -59,7 +59,7 @@ def timed_and_profiled(
         task = progress.add_task("benchmarking", total=None)
 
         def advance(result) -> None:
-            progress.update(task, advance=1, description=f"{result.model} {result.shape_label} b{result.batch}")
+            progress.update(task, advance=1, description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}"))
 
         record, warnings = execute_sweep(
             request, store, command=command_line(),
@@ -71,7 +71,7 @@ def timed_and_profiled(
         profiling = progress.add_task("profiling", total=n_ok)
         record, reports = profile_run(
             request, record, store, options,
-            on_report=lambda r: progress.update(profiling, advance=1, description=f"profiled {r.label()}"),
+            on_report=lambda r: progress.update(profiling, advance=1, description=rich_escape(f"profiled {r.label()}")),
             profile_one=profile_one,
         )  # fmt: skip
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
