@@ -45,3 +45,47 @@ def write(path: Path, events: list, gz: bool = False, **meta) -> Path:
     data = json.dumps(doc, indent=1).encode()
     path.write_bytes(gzip.compress(data) if gz else data)
     return path
+
+
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+COMM_STREAM = 20
+
+
+def op_launch(op, ts, corr, kts, kdur, *, name="k", stream=7, op_dur=20):
+    """A CPU op issuing one kernel: the op, its cudaLaunchKernel (External id = ``corr``), the kernel."""
+    return [cpu_op(op, ts, op_dur, corr), runtime("cudaLaunchKernel", ts + 2, 5, corr, ext=corr),
+            kernel(kts, kdur, corr, stream=stream, name=name)]
+
+
+def allreduce_steps(rank: int, arrivals: dict[int, float], *, steps: int = 3, compute_us: float = 30_000.0,
+                    extra_us: float = 0.0, transfer_us: float = 1_000.0) -> list:
+    """One rank's events for ``steps`` profiled steps of: a 30 ms convolution, optionally ``extra_us`` of
+    matmul, then an NCCL all-reduce on its own stream; the next step starts 100 µs after it ends.
+
+    ``arrivals[r]``: when rank ``r`` reaches the all-reduce within a step (µs from the step start); every
+    rank's NCCL kernel ends ``transfer_us`` after the last arrival, as a real all-reduce does.
+    """
+    events, corr = [], 1
+    end = max(arrivals.values()) + transfer_us
+    step_us = end + 100
+    for k in range(steps):
+        t0 = k * step_us
+        events.append(annotation(f"ProfilerStep#{k}", t0, step_us - 50))
+        events += op_launch("aten::conv2d", t0 + 10, corr, t0 + 40, compute_us, name="conv_kernel")
+        corr += 1
+        if extra_us:
+            events += op_launch("aten::mm", t0 + 50, corr, t0 + 40 + compute_us, extra_us, name="gemm_kernel")
+            corr += 1
+        events += [cpu_op("record_param_comms", t0 + 100, 30, corr),
+                   runtime("cudaLaunchKernel", t0 + 105, 5, corr, ext=corr),
+                   kernel(t0 + arrivals[rank], end - arrivals[rank], corr, stream=COMM_STREAM, name=NCCL_ALLREDUCE)]
+        corr += 1
+    return events
+
+
+def write_ranks(folder: Path, events_of_rank: dict[int, list]) -> Path:
+    """One ``rank{r}.json`` per rank with ``distributedInfo``, as torch.profiler writes under torch.distributed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for rank, events in events_of_rank.items():
+        write(folder / f"rank{rank}.json", events, distributedInfo={"rank": rank, "world_size": len(events_of_rank)})
+    return folder

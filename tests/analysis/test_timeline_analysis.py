@@ -91,6 +91,18 @@ def test_streams_that_alternate_are_reported_serialized(tmp_path):
     assert [p.streams for p in r.serialized_streams] == [(7, 8)]
 
 
+@pytest.mark.parametrize(("entered_us", "cause"), [(5, "collective"), (25, "launch_bound")])
+def test_gap_before_a_nccl_kernel_waiting_for_its_peer_is_not_launch_bound(tmp_path, entered_us, cause):
+    # kernel A runs [0, 10). The host enters c10d::send at ``entered_us``; inside it NCCL waits for the peer
+    # and launches SendRecv only at 300. Entered before the GPU went idle (5 < 10): waiting for the peer.
+    # Entered after (25): the host was elsewhere when the GPU ran dry, an ordinary late launch.
+    events = launch(-5, 3, 1, 0, 10) + [
+        cpu_op("c10d::send", entered_us, 310 - entered_us, ext=2), runtime("cudaLaunchKernel", 300, 5, 2, ext=2),
+        kernel(310, 20, 2, stream=20, name="ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)")]
+    r = analyze(tmp_path, events)
+    assert [(g.cause, g.dur_us) for g in r.gaps.longest] == [(cause, pytest.approx(300.0))]
+
+
 def test_graph_replay_is_not_launch_bound(tmp_path):
     events = [runtime("cudaGraphLaunch", 0, 5, 1), kernel(10, 2, 1), kernel(20, 2, 1), kernel(30, 2, 1)]
     r = analyze(tmp_path, events)

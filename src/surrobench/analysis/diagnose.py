@@ -8,13 +8,16 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 - operator kinds, from the op table and the roofline: :mod:`surrobench.analysis.detect_ops`
   (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config);
 - run kinds, across the configs of a run: :mod:`surrobench.analysis.detect_run`
-  (memory_pressure, superlinear_scaling, precision_mismatch between precisions).
+  (memory_pressure, superlinear_scaling, precision_mismatch between precisions);
+- cross-rank kinds, across the ranks of a distributed trace: :mod:`surrobench.analysis.detect_ranks`
+  (straggler, comm_wait, comm_not_overlapped).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.findings import Finding, rank_findings
 from surrobench.analysis.ops import OpTable, op_table_from_timeline
 from surrobench.analysis.roofline import RooflineReport
@@ -130,6 +133,18 @@ def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> 
 
     found = [f for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS if (f := detector(ev, th)) is not None]
     return rank_findings(found)
+
+
+def diagnose_trace(tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
+                   ) -> tuple[list[Finding], CrossRankReport | None]:  # fmt: skip
+    """A trace alone: the per-config findings of its evidence (:func:`trace_evidence`, ``known`` as there)
+    and, when it holds several ranks, the cross-rank ones, ranked together; plus the cross-rank report
+    (None for one rank)."""
+    from surrobench.analysis.detect_ranks import cross_rank_findings
+
+    ranks = timeline_cross_rank(tl)
+    found = diagnose_config(trace_evidence(tl, **known), th) + cross_rank_findings(ranks, th)
+    return rank_findings(found), ranks
 
 
 def diagnose_run(evidence: list[ConfigEvidence], results: list[ConfigResult], *, th: Thresholds = DEFAULT_THRESHOLDS,

@@ -24,6 +24,9 @@ KINDS: dict[str, str] = {
     "superlinear_scaling": "across the shape ladder an op's time grows faster than its FLOPs",
     "cpu_preprocess": "host work (a named function) inside the step while the GPU waits",
     "precision_mismatch": "fp16/bf16 slower than fp32, FFT sizes half precision cannot take, ops left in fp32",
+    "straggler": "one rank reaches the collectives late, step after step: the others wait for it",
+    "comm_wait": "ranks spend time inside collectives waiting for a late peer instead of moving data",
+    "comm_not_overlapped": "communication runs with no compute alongside it: the step waits for the transfer",
 }
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""
@@ -86,7 +89,8 @@ class Finding:
 #: cured by CUDA-graph capture or torch.compile(mode="reduce-overhead"), and neither can capture a step that
 #: synchronizes the host or copies from pageable memory (PyTorch docs, "CUDA Graphs": synchronizing calls
 #: are illegal during capture). The blocker is the root cause, so it ranks first.
-BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_transfer")}
+#: Waiting in collectives ends when the late rank is fixed: the straggler is the root cause of the wait.
+BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_transfer"), "comm_wait": ("straggler",)}
 
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:

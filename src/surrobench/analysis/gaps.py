@@ -12,6 +12,10 @@ op before it ("prev"):
                     for the GPU, then had to issue new work (``.item()``, ``.cpu()``, explicit syncs)
 ``h2d_copy``        next is a host-to-device copy: the GPU waited for input data (``pageable`` flagged)
 ``d2h_copy``        prev is a device-to-host copy with no sync seen: the host consumed a result
+``collective``      next is a NCCL kernel and the host was already inside the collective's call (the
+                    top-level CPU op around its launch, e.g. ``c10d::send``) when the GPU went idle: the host
+                    waited inside the communication library for its peers before it could launch, which is
+                    waiting for another rank, not a slow launch
 ``launch_bound``    next's launch call had not finished when the GPU went idle: submission slower than
                     execution (source text: "CPU 提交速度跟不上 GPU 消费速度")
 ``stream_wait``     next was queued before the gap and a cudaStreamWaitEvent was issued between the
@@ -34,6 +38,7 @@ from surrobench.analysis.activity import (
     SYNC_CALLS,
     GpuActivity,
     call_mask,
+    enclosing_top_level,
     host_op_chains,
     is_d2h,
     is_h2d,
@@ -55,7 +60,7 @@ size of the GPU-side scheduling gap above), not a vendor figure."""
 MAX_LISTED_GAPS = 50
 """Longest gaps kept in the report; every gap still counts in the per-cause totals."""
 
-CAUSES = ("graph_internal", "graph_launch", "host_sync", "h2d_copy", "d2h_copy", "launch_bound",
+CAUSES = ("graph_internal", "graph_launch", "host_sync", "h2d_copy", "d2h_copy", "collective", "launch_bound",
           "stream_wait", "unexplained")
 
 
@@ -154,8 +159,9 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
     sync = _first_call_ending_in(tl, act.rank[nxt], SYNC_CALLS, g0 - SYNC_SLACK_NS, g1)
     prev_l0 = np.where(act.launch[prev] >= 0, act.launch_ns[prev], g0)
     wait = _first_call_ending_in(tl, act.rank[nxt], STREAM_WAIT_CALLS, prev_l0, l0)
+    in_collective = act.is_nccl[nxt] & has & (_host_entry_ns(tl, launch) <= g0)
     cause = np.select(
-        [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), has & (l1 > g0),
+        [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), in_collective, has & (l1 > g0),
          has & (wait >= 0)],
         CAUSES[:-1], default="unexplained")
     host_call = np.where(sync >= 0, sync, launch)
@@ -172,6 +178,17 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
                                                  nxt.tolist(), launch.tolist(), sync.tolist(), host_call.tolist(),
                                                  pageable.tolist())
     ], sync
+
+
+def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
+    """Start of the top-level CPU op around each API call row (the call's own start without one); rows of
+    -1 give the largest time (never entered)."""
+    api, known = tl.api_calls, calls >= 0
+    entry = np.full(calls.shape, np.iinfo(np.int64).max, dtype=np.int64)
+    rows = calls[known]
+    outer = enclosing_top_level(tl.cpu_ops, api.rank[rows], api.tid[rows], api.start_ns[rows])
+    entry[known] = np.where(outer >= 0, take(tl.cpu_ops.start_ns, outer), api.start_ns[rows])
+    return entry
 
 
 def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray,

@@ -45,8 +45,8 @@ def _word(alternatives: str) -> str:
 #: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``.
 #: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("communication", r"nccl|c10d|gloo|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast",
-     "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_"),
+    ("communication", r"nccl|c10d|gloo|record_param_comms|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
+     r"|broadcast", "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_, record_param_comms"),
     ("memcpy/memset", r"^(?:memcpy|memset)|cudamem(?:cpy|set)", "Memcpy HtoD (Pageable -> Device), Memset (Device)"),
     ("fft", r"fft|(?<![a-z])(?:r2c|c2r|c2c)(?![a-z])", "aten::_fft_r2c, regular_fft<...>, vector_fft_symm_c2r"),
     ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|winograd",

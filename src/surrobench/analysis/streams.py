@@ -70,7 +70,11 @@ def stream_stats(act: GpuActivity) -> tuple[tuple[StreamBusy, ...], tuple[Serial
             overlap = intervals.intersection(sets[s], intervals.merge(act.start_ns[others], act.end_ns[others]))
             streams.append(StreamBusy(rank=rank, device=device, stream=s, ops=int((on_dev & (act.stream == s)).sum()),
                                       busy_ms=intervals.total(*sets[s]) / 1e6, overlap_ms=overlap / 1e6))
-        pairs += [p for a, b in combinations(ids, 2) if (p := _serial_pair(rank, device, a, b, sets)) is not None]
+        # A stream of NCCL kernels only waits for the compute that produces its data by design: whether that
+        # communication could overlap compute is comm_not_overlapped's question, not a serialization.
+        comm_only = {s for s in ids if act.is_nccl[on_dev & (act.stream == s)].all()}
+        pairs += [p for a, b in combinations(ids, 2)
+                  if not {a, b} & comm_only and (p := _serial_pair(rank, device, a, b, sets)) is not None]
     return tuple(streams), tuple(pairs)
 
 

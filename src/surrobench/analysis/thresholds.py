@@ -87,6 +87,9 @@ class Thresholds:
             0.05: H200 fno2d 128 b1 was 45% slower under fp16, far above the medians' CI widths.
         fp32_under_autocast_share: compute ops (GEMM, conv) left in fp32/complex64 under autocast holding at
             least this share of the FLOPs are flagged. 0.2, our choice.
+        straggler_late_share_min: a rank is a straggler only when it enters at least this fraction of the
+            matched collectives last. 0.75: with two ranks and jitter alone each rank is last about half
+            the time; three quarters is consistently late, our choice.
     """
 
     severity_high_fraction: float = 0.25
@@ -110,6 +113,7 @@ class Thresholds:
     superlinear_min_ms: float = 0.05
     precision_slower_min: float = 0.05
     fp32_under_autocast_share: float = 0.2
+    straggler_late_share_min: float = 0.75
 
     def severity(self, fraction: float) -> str | None:
         """``high``/``medium``/``low`` for a stake of ``fraction`` of the step; None under the report floor."""

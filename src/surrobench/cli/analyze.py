@@ -10,11 +10,13 @@ import typer
 from rich.console import Console, Group
 from rich.table import Table
 
+from surrobench.analysis.cross_rank import timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.cli import app
 from surrobench.cli.options import check_writable, write_json
 from surrobench.errors import UsageError
+from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.escape import rich_escape
 from surrobench.trace import load_trace
 from surrobench.trace.model import LOAD_ANOMALIES
@@ -122,11 +124,16 @@ def analyze(
     gap_threshold_us: float = typer.Option(DEFAULT_GAP_THRESHOLD_NS / 1e3, "--gap-threshold-us", min=0.0,
                                            help="Shortest GPU idle interval reported as a gap (us)."),
 ) -> None:
-    """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams."""
+    """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
+    of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
     check_writable(json_path, "--json")
     if not math.isfinite(gap_threshold_us) or gap_threshold_us > _MAX_GAP_THRESHOLD_US:
         raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
                          f"{_MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
-    report = analyze_timeline(load_trace(path), gap_threshold_ns=round(gap_threshold_us * 1e3))
+    timeline = load_trace(path)
+    report = analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
+    ranks = timeline_cross_rank(timeline)
     Console().print(render_timeline(report))
-    write_json(json_path, report.to_dict())
+    if ranks is not None:
+        Console().print(cross_rank_rich(ranks))
+    write_json(json_path, {**report.to_dict(), "cross_rank": ranks.to_dict() if ranks is not None else None})

@@ -20,7 +20,7 @@ from pathlib import Path
 import typer
 
 from surrobench.report.escape import md_escape, rich_escape
-from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, op_time_scale, trace_evidence
+from surrobench.analysis.diagnose import ConfigEvidence, diagnose_run, diagnose_trace, op_time_scale, trace_evidence
 from surrobench.analysis.findings import Finding, diagnosis_json
 from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
@@ -38,6 +38,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.findings import findings_markdown, findings_rich
 from surrobench.results.schema import RunRecord
 from surrobench.results.store import ResultStore, load_ceilings, op_profile_step_ms, op_profile_trace
@@ -203,8 +204,11 @@ def diagnose(
     if trace is not None:
         if not trace.exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
-        findings = diagnose_config(trace_evidence(load_trace(trace), system=system), th)
+        findings, ranks = diagnose_trace(load_trace(trace), th, system=system)
         title, context, warnings = f"diagnosis of {trace}", {"trace": str(trace)}, []
+        if ranks is not None:
+            console.print(cross_rank_rich(ranks))
+            context["cross_rank"] = ranks.to_dict()
     elif run_id is not None:
         with ResultStore(db) as store:
             record, findings, warnings = diagnose_stored(run_id, store, th)

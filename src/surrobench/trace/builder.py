@@ -77,7 +77,8 @@ class TimelineBuilder:
             self._chunks[table].append(chunk)
 
     def build(self, meta: TraceMeta) -> Timeline:
-        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen."""
+        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen, which
+        ``meta.origin_ns`` records (so timelines of several files can be put on one clock again)."""
         merged = {t: self._concat(t) for t in _TABLES}
         dropped = _drop_time_outliers(merged)
         if dropped:
@@ -94,7 +95,7 @@ class TimelineBuilder:
         return Timeline(
             kernels=tables["kernels"], memcpy=tables["memcpy"], memset=tables["memset"],
             api_calls=tables["api_calls"], cpu_ops=tables["cpu_ops"], ranges=ranges, steps=steps,
-            names=names, meta=meta,
+            names=names, meta=dataclasses.replace(meta, origin_ns=origin),
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:

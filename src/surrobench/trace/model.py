@@ -155,6 +155,7 @@ class TraceMeta:
     event_counts: dict[str, int] = field(default_factory=dict)
     cuda_run: bool = False  # the trace says a CUDA device was in use (device properties or CUDA API calls)
     anomalies: dict[str, int] = field(default_factory=dict)
+    origin_ns: int = 0  # source-clock ns of time 0: ``start_ns + origin_ns`` is comparable across files
 
 
 LOAD_ANOMALIES = {
@@ -164,6 +165,9 @@ LOAD_ANOMALIES = {
     "time_outlier_events": "events more than an hour away from all others, dropped (a clock or export error)",
 }
 """What each :attr:`TraceMeta.anomalies` key means, as shown to the user."""
+
+
+_TABLE_FIELDS = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "ranges", "steps")
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,6 +183,11 @@ class Timeline:
     steps: Steps
     names: tuple[str, ...]
     meta: TraceMeta
+
+    def for_rank(self, rank: int) -> "Timeline":
+        """The rows of one rank: same names and time origin, ``meta.ranks == (rank,)``."""
+        tables = {f: getattr(self, f).take(getattr(self, f).rank == rank) for f in _TABLE_FIELDS}
+        return dataclasses.replace(self, **tables, meta=dataclasses.replace(self.meta, ranks=(rank,)))
 
     def name(self, name_id: int) -> str:
         """The string behind a ``name_id``."""

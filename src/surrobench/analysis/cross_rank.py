@@ -1,0 +1,218 @@
+"""Across ranks: steps aligned, collectives matched, the time each rank waited for a late one.
+
+Input: one :class:`~surrobench.analysis.rank_summary.RankSummary` per rank. Steps are aligned by key
+(``ProfilerStep#N`` or the ordinal of the ``forward`` range); only the steps every rank has are compared.
+A collective is matched across ranks by ``(step, name, occurrence within the step)``: ranks of a process
+group must issue its collectives in the same order (torch.distributed's ProcessGroupNCCL documents this
+as the only way calls are matched up). Collectives of different process groups with the same name are
+matched by that order too; the trace does not say which group a kernel served.
+
+Wait (per rank, per matched collective): a collective cannot finish on any rank before the last rank has
+entered it, so a rank that enters early waits ``last arrival - own arrival``, bounded by its time inside
+(``[0, own end - own start]``). Lateness of the last rank: its arrival minus the median arrival of the
+others, the time the others were held for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from surrobench.analysis.rank_summary import RankSummary, rank_summary
+from surrobench.trace.model import Timeline
+
+SCHEMA = "surrobench/cross-rank-v1"
+EXTRA_OPS = 3
+"""Ops listed per rank as what it did more than the others."""
+EXTRA_OP_MIN_SHARE = 0.1
+"""...each at least this fraction of the largest excess: smaller differences between ranks are the
+profiler's per-call noise (our choice)."""
+
+
+@dataclass(frozen=True)
+class OpExtra:
+    """One op's time per step on a rank and the median over the other ranks (ms)."""
+
+    name: str
+    ms: float
+    others_ms: float
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One rank over the aligned steps; times are means per step (ms).
+
+    Attributes:
+        late_share: fraction of the matched collectives this rank entered last (0 with no collective).
+        late_ms: per step, how long the other ranks were held for it (its lateness summed over the
+            collectives it entered last).
+        extra_ops: its ops with the largest excess over the other ranks' median, per step.
+    """
+
+    rank: int
+    steps: int
+    step_ms: float
+    compute_ms: float
+    comm_ms: float
+    wait_ms: float
+    exposed_comm_ms: float
+    late_share: float
+    late_ms: float
+    extra_ops: tuple[OpExtra, ...]
+
+
+@dataclass(frozen=True)
+class RankStep:
+    """One rank in one aligned step (ms)."""
+
+    rank: int
+    step: int
+    step_ms: float
+    compute_ms: float
+    comm_ms: float
+    wait_ms: float
+
+
+@dataclass(frozen=True)
+class CrossRankReport:
+    """The cross-rank comparison. ``to_dict()`` gives its ``--json`` form.
+
+    Attributes:
+        step_source: how steps were found (``ProfilerStep``, ``forward``, ``trace``; ``mixed`` if ranks differ).
+        steps: the step keys every rank has.
+        comm_source: where collectives came from (``nccl``, ``gloo``, ``c10d``, ``""`` for none).
+        collectives: collectives matched on at least two ranks; ``unmatched``: collectives of one rank only.
+    """
+
+    schema: str
+    ranks: tuple[int, ...]
+    paths: tuple[str, ...]
+    basis: str
+    step_source: str
+    steps: tuple[int, ...]
+    comm_source: str
+    collectives: int
+    unmatched: int
+    rows: tuple[RankRow, ...]
+    per_step: tuple[RankStep, ...]
+
+    def to_dict(self) -> dict:
+        """Plain dict/list/str/number structure (``json.dumps``-able)."""
+        return asdict(self)
+
+
+def timeline_cross_rank(tl: Timeline) -> CrossRankReport | None:
+    """:func:`cross_rank_report` of the ranks of one multi-rank timeline; None for a single rank."""
+    if len(tl.meta.ranks) < 2:
+        return None
+    return cross_rank_report([rank_summary(tl.for_rank(r)) for r in tl.meta.ranks])
+
+
+def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
+    """Compare the ranks of ``summaries`` (any order; one per rank).
+
+    Raises:
+        ValueError: fewer than two summaries, or one rank given twice.
+    """
+    summaries = sorted(summaries, key=lambda s: s.rank)
+    ranks = tuple(s.rank for s in summaries)
+    if len(ranks) < 2 or len(set(ranks)) != len(ranks):
+        raise ValueError(f"cross-rank analysis needs two or more distinct ranks, got {ranks}")
+    common = np.asarray(sorted(set.intersection(*(set(s.steps.tolist()) for s in summaries))), dtype=np.int64)
+    cols = [_step_columns(s, common) for s in summaries]
+    wait, late, late_share, matched, unmatched = _waits(summaries, common)
+    n = max(common.size, 1)
+    rows, per_step = [], []
+    for i, (s, c) in enumerate(zip(summaries, cols)):
+        rows.append(RankRow(
+            rank=s.rank, steps=int(common.size), step_ms=_mean(c["step_ms"]), compute_ms=_mean(c["compute_ms"]),
+            comm_ms=_mean(c["comm_ms"]), wait_ms=float(wait[i].sum()) / n, exposed_comm_ms=_mean(c["exposed_comm_ms"]),
+            late_share=late_share[i], late_ms=float(late[i].sum()) / n, extra_ops=_extra_ops(summaries, i)))  # fmt: skip
+        per_step += [RankStep(rank=s.rank, step=int(k), step_ms=float(c["step_ms"][j]), compute_ms=float(c["compute_ms"][j]),
+                              comm_ms=float(c["comm_ms"][j]), wait_ms=float(wait[i][j])) for j, k in enumerate(common)]  # fmt: skip
+    sources = {s.step_source for s in summaries}
+    return CrossRankReport(
+        schema=SCHEMA, ranks=ranks, paths=tuple(s.path for s in summaries),
+        basis="device" if any(s.basis == "device" for s in summaries) else "cpu",
+        step_source=sources.pop() if len(sources) == 1 else "mixed", steps=tuple(common.tolist()),
+        comm_source=next((s.comm_source for s in summaries if s.comm_source), ""), collectives=matched,
+        unmatched=unmatched, rows=tuple(rows), per_step=tuple(per_step))  # fmt: skip
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else 0.0
+
+
+def _step_columns(s: RankSummary, common: np.ndarray) -> dict[str, np.ndarray]:
+    """The per-step columns of ``s`` at the ``common`` step keys (each of which ``s`` has)."""
+    sorter = np.argsort(s.steps, kind="stable")
+    rows = sorter[np.searchsorted(s.steps, common, sorter=sorter)]
+    return {k: getattr(s, k)[rows] for k in ("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms")}
+
+
+def _collective_keys(s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """``(key, aligned step index, start_ns, end_ns)`` of the collectives of ``s`` in the common steps;
+    key = (aligned step, name, occurrence of that name within the step) packed into one int64."""
+    step_key = s.steps[s.coll_step]
+    aligned = np.searchsorted(common, step_key)
+    ok = (aligned < common.size) & (common[np.minimum(aligned, max(common.size - 1, 0))] == step_key) \
+        if common.size else np.zeros(step_key.shape, dtype=bool)
+    name = np.fromiter((name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64,
+                       count=len(s.coll_name))
+    aligned, name, start, end = aligned[ok], name[ok], s.coll_start_ns[ok], s.coll_end_ns[ok]
+    order = np.lexsort((start, name, aligned))
+    aligned, name, start, end = aligned[order], name[order], start[order], end[order]
+    group = (aligned.astype(np.int64) << 20) | name
+    first = np.r_[0, np.flatnonzero(group[1:] != group[:-1]) + 1] if group.size else np.zeros(0, dtype=np.int64)
+    occurrence = np.arange(group.size) - np.repeat(first, np.diff(np.r_[first, group.size]))
+    return (group << 20) | occurrence, aligned, start, end
+
+
+def _waits(summaries: list[RankSummary], common: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, list[float], int, int]:  # fmt: skip
+    """Per rank and aligned step: wait and lateness (ms); per rank the share of collectives entered last;
+    the number of matched and unmatched collectives."""
+    n_ranks, n_steps = len(summaries), common.size
+    name_ids: dict[str, int] = {}
+    per_rank = [_collective_keys(s, common, name_ids) for s in summaries]
+    keys, counts = np.unique(np.concatenate([k for k, *_ in per_rank]), return_counts=True)
+    shared = keys[counts >= 2]
+    arrive = np.full((n_ranks, shared.size), np.nan)
+    inside = np.zeros((n_ranks, shared.size))
+    step = np.zeros(shared.size, dtype=np.int64)
+    for i, (k, aligned, start, end) in enumerate(per_rank):
+        pos = np.searchsorted(shared, k)
+        hit = (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k) if shared.size \
+            else np.zeros(k.shape, dtype=bool)
+        arrive[i, pos[hit]] = start[hit].astype(np.float64)
+        inside[i, pos[hit]] = (end - start)[hit]
+        step[pos[hit]] = aligned[hit]
+    wait = np.zeros((n_ranks, n_steps))
+    late = np.zeros((n_ranks, n_steps))
+    share = [0.0] * n_ranks
+    if shared.size:
+        present = ~np.isnan(arrive)
+        last = np.nanmax(arrive, axis=0)
+        w = np.where(present, np.clip(last - arrive, 0.0, inside), 0.0)
+        latest = np.nanargmax(arrive, axis=0)
+        others = arrive.copy()
+        others[latest, np.arange(shared.size)] = np.nan
+        lateness = np.clip(last - np.nanmedian(others, axis=0), 0.0, None)
+        for i in range(n_ranks):
+            wait[i] = np.bincount(step, weights=w[i], minlength=n_steps)[:n_steps] / 1e6
+            mine = latest == i
+            late[i] = np.bincount(step[mine], weights=lateness[mine], minlength=n_steps)[:n_steps] / 1e6
+            share[i] = float(mine.sum() / present[i].sum()) if present[i].any() else 0.0
+    return wait, late, share, int(shared.size), int(counts[counts < 2].sum())
+
+
+def _extra_ops(summaries: list[RankSummary], i: int) -> tuple[OpExtra, ...]:
+    """The :data:`EXTRA_OPS` ops of rank ``i`` with the largest excess over the other ranks' median."""
+    mine = summaries[i].op_ms
+    others = [s.op_ms for j, s in enumerate(summaries) if j != i]
+    rows = [OpExtra(name, ms, float(np.median([o.get(name, 0.0) for o in others]))) for name, ms in mine.items()]
+    rows = sorted((r for r in rows if r.ms > r.others_ms), key=lambda r: r.others_ms - r.ms)
+    floor = EXTRA_OP_MIN_SHARE * (rows[0].ms - rows[0].others_ms) if rows else 0.0
+    return tuple(r for r in rows[:EXTRA_OPS] if r.ms - r.others_ms >= floor)

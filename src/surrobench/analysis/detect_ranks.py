@@ -1,0 +1,120 @@
+"""Detectors of the cross-rank kinds: straggler, comm_wait, comm_not_overlapped.
+
+Each reads a :class:`~surrobench.analysis.cross_rank.CrossRankReport` and returns one :class:`Finding` or
+None. A distributed step is as long as its slowest rank, so the step a stake is measured against is the
+longest mean step over the ranks; severity comes from the stake's fraction of it (:class:`Thresholds`).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from surrobench.analysis.cross_rank import CrossRankReport, RankRow
+from surrobench.analysis.findings import Evidence, Finding, rank_findings
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+
+MAX_LISTED_RANKS = 8
+"""Ranks quoted one by one in a finding's evidence; the summary counts the rest."""
+
+
+def _step_ms(report: CrossRankReport) -> float:
+    return max((r.step_ms for r in report.rows), default=0.0)
+
+
+def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
+    return statistics.median(getattr(r, attr) for r in report.rows if r.rank != row.rank)
+
+
+def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
+    """The rank the others wait for: entered most matched collectives last (at least
+    ``th.straggler_late_share_min`` of them) and held the others longest. Without collectives, the rank
+    whose compute per step exceeds the other ranks' median most (replicas: the slowest replica sets the
+    pace of a synchronized fleet). Gain: its lateness (or excess compute) per step."""
+    step = _step_ms(report)
+    if not step:
+        return None
+    if report.collectives:
+        row = max(report.rows, key=lambda r: r.late_ms)
+        if row.late_share < th.straggler_late_share_min:
+            return None
+        late = row.late_ms
+    else:
+        row = max(report.rows, key=lambda r: r.compute_ms)
+        late = row.compute_ms - _others(report, row, "compute_ms")
+    severity = th.severity(late / step)
+    if severity is None or late <= 0:
+        return None
+    others_compute = _others(report, row, "compute_ms")
+    evidence = [Evidence("timeline", f"rank {row.rank} of ranks {list(report.ranks)}", row.rank, "rank"),
+                Evidence("timeline", f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks "
+                         f"{others_compute:.3f} ms (median)", row.compute_ms - others_compute, "ms")]  # fmt: skip
+    if report.collectives:
+        waited = statistics.mean(r.wait_ms for r in report.rows if r.rank != row.rank)
+        evidence += [
+            Evidence("timeline", f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, "
+                     f"{late:.3f} ms per step after the others", late, "ms"),
+            Evidence("timeline", f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)", waited, "ms"),
+        ]  # fmt: skip
+    evidence += [Evidence("profiler", f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms "
+                          "on the others (median)", op.ms - op.others_ms, "ms") for op in row.extra_ops]  # fmt: skip
+    more = f": more {row.extra_ops[0].name}" if row.extra_ops else ""
+    return Finding("straggler", severity, f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}",
+                   tuple(evidence), f"give rank {row.rank} the same work as the others (its extra ops above: an uneven "
+                   "domain split or batch, host work only it runs); if the work is equal, compare its GPU clocks, "
+                   "temperature and host load with the others'", late)  # fmt: skip
+
+
+def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
+    """Time inside collectives spent waiting for a late rank (:mod:`surrobench.analysis.cross_rank`). Gain:
+    the longest wait per step, what the step loses to it."""
+    step = _step_ms(report)
+    if not step or not report.collectives:
+        return None
+    waiting = sorted((r for r in report.rows if th.severity(r.wait_ms / step)), key=lambda r: -r.wait_ms)
+    if not waiting:
+        return None
+    worst = waiting[0]
+    latest = max(report.rows, key=lambda r: r.late_share)
+    evidence = [Evidence("timeline", f"rank {r.rank}: {r.wait_ms:.3f} of {r.comm_ms:.3f} ms per step inside collectives "
+                         "spent waiting", r.wait_ms, "ms") for r in waiting[:MAX_LISTED_RANKS]]  # fmt: skip
+    evidence.append(Evidence("timeline", f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
+                             f"{report.collectives} matched {report.comm_source} collectives)", latest.late_share,
+                             "fraction"))  # fmt: skip
+    also = f" ({len(waiting) - 1} more ranks wait too)" if len(waiting) > 1 else ""
+    return Finding("comm_wait", th.severity(worst.wait_ms / step),
+                   f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}",
+                   tuple(evidence), "make the ranks arrive together: fix the straggler (uneven work, host load, a slower "
+                   "GPU); the wait is not communication and a faster interconnect will not remove it", worst.wait_ms)  # fmt: skip
+
+
+def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | None:
+    """Communication with no compute running alongside it, waiting for peers excluded (that is
+    :func:`comm_wait`). Gain (upper bound): that exposed time per step, hidden if it overlapped compute."""
+    step = _step_ms(report)
+    if not step or not report.collectives:
+        return None
+    exposed = {r.rank: max(r.exposed_comm_ms - r.wait_ms, 0.0) for r in report.rows}
+    row = max(report.rows, key=lambda r: exposed[r.rank])
+    gain = exposed[row.rank]
+    severity = th.severity(gain / step)
+    if severity is None:
+        return None
+    evidence = [Evidence("timeline", f"rank {r.rank}: {r.comm_ms:.3f} ms per step inside collectives, "
+                         f"{r.exposed_comm_ms:.3f} ms with no compute alongside, {r.wait_ms:.3f} ms of it waiting for "
+                         "peers", exposed[r.rank], "ms")
+                for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]]  # fmt: skip
+    return Finding("comm_not_overlapped", severity,
+                   f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside",
+                   tuple(evidence), "overlap communication with compute: issue collectives with async_op=True and wait "
+                   "where the result is used; split the work so interior cells compute while halos or buckets move",
+                   gain)  # fmt: skip
+
+
+DETECTORS = (straggler, comm_wait, comm_not_overlapped)
+
+
+def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
+    """Every cross-rank detector on ``report`` (None: a single rank, no findings), ranked."""
+    if report is None:
+        return []
+    return rank_findings([f for detector in DETECTORS if (f := detector(report, th)) is not None])
