@@ -22,6 +22,8 @@ import typer
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_run, diagnose_trace, op_time_scale, trace_evidence
 from surrobench.analysis.findings import Finding, diagnosis_json
+from surrobench.analysis.measured_remedies import cite_measured
+from surrobench.api.optimize import measured_for
 from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
 from surrobench.cli import app
@@ -212,6 +214,7 @@ def diagnose(
     elif run_id is not None:
         with ResultStore(db) as store:
             record, findings, warnings = diagnose_stored(run_id, store, th)
+            findings = cite_measured(findings, measured_for(store, record.results))
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
         request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
@@ -219,6 +222,7 @@ def diagnose(
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
             record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)
+            findings = cite_measured(findings, measured_for(store, record.results))
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
     render(findings, title, markdown)

@@ -14,6 +14,7 @@ from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs
+from surrobench.results.store import ResultStore, optimizations_of_runs
 
 
 @app.command()
@@ -40,7 +41,11 @@ def report(
         from surrobench.trace import load_trace  # heavy parser; only when asked for
 
         timeline = spans_from_timeline(load_trace(trace))
+    optimizations = ()
+    if db.is_file():  # the optimizations that made these runs (surrobench optimize), when they are stored
+        with ResultStore(db) as store:
+            optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
     data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, timeline=timeline,
-                       timeline_title=trace.name if trace else "")  # fmt: skip
+                       timeline_title=trace.name if trace else "", optimizations=optimizations)  # fmt: skip
     output.write_text(render_report(data), encoding="utf-8")
     console.print(f"wrote {rich_escape(output)}")

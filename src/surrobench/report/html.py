@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from surrobench import __version__
 from surrobench.report import plots
 from surrobench.report.cells import result_cells
+from surrobench.report import optimize as opt
 from surrobench.report.comparison import (
     UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
@@ -52,6 +53,7 @@ class ReportInput:
         comparison: the comparison of the first two runs.
         op_tables: ``{config label: {op name: self device time, ms}}`` for the op breakdown.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
+        optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
     """
 
     runs: tuple[RunRecord, ...]
@@ -59,6 +61,7 @@ class ReportInput:
     op_tables: Mapping[str, Mapping[str, float]] | None = None
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
+    optimizations: tuple[dict, ...] = ()
 
 
 def figure_to_data_uri(fig: Figure) -> str:
@@ -149,9 +152,24 @@ def _comparison_section(cmp: RunComparison) -> str:
     return "\n".join(parts)
 
 
+def _optimize_section(doc: dict) -> str:
+    """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
+    left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
+    parts = [f"<p>{escape(opt.stored_line(doc))}</p>",
+             _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate")]
+    for entry in doc["configs"]:
+        parts += [f"<h3>{escape(opt.config_title(entry))}</h3>",
+                  _table([t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)),
+                         left=left),
+                  f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>"]
+    return "\n".join(p for p in parts if p)
+
+
 def render_report(data: ReportInput) -> str:
     """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
     sections: list[tuple[str, str]] = []
+    for doc in data.optimizations:
+        sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison)))
     for run in data.runs:
