@@ -97,6 +97,15 @@ def _us(ns: int) -> str:
     return f"{ns // 1000}.{ns % 1000:03d}"
 
 
+def peak_rss_kib() -> int:
+    """This process's peak RSS (KiB) from ``VmHWM``: unlike ``ru_maxrss`` it is not inherited across
+    ``execve`` from the process that forked us (getrusage(2) keeps the larger of the two)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def measure(method: str, path: Path) -> dict:
     """Run ``method`` on ``path`` in this process; wall seconds and peak RSS (MiB) of the process."""
     hidden = {"surrobench-orjson": ["msgspec"], "surrobench-stdlib": ["msgspec", "orjson"]}.get(method, [])
@@ -123,7 +132,7 @@ def measure(method: str, path: Path) -> dict:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the range workers, waited for
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 2),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "peak_rss_mib": round(peak_rss_kib() / 1024),
             "worker_peak_rss_mib": round(kids.ru_maxrss / 1024)}
 
 
