@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_analysis import FIXTURE, build_tiled_trace
+from trace_analysis import FIXTURE, build_tiled_trace, peak_rss_kib
 
 EVENTS_PER_MB = 2_820  # the tiled fno2d trace: 1,099,584 events in 390 MB
 

@@ -396,4 +396,4 @@ def _last_boundary(buf: bytes) -> int:
             return last.start()
         if lo == 0:
             return -1
-        lo = max(0, lo - 8 * _TAIL_WINDOW)
+        lo = max(0, len(buf) - 8 * (len(buf) - lo))  # geometric: each byte searched O(1) times
