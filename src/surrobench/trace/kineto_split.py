@@ -55,7 +55,15 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
     if not cuts:
         return None
     ranges = list(zip([start] + [c[1] for c in cuts], [c[0] for c in cuts] + [None]))
-    children = [_start_worker(file, lo, hi, bare) for lo, hi in ranges[1:]]
+    children: list[subprocess.Popen] = []
+    try:
+        for lo, hi in ranges[1:]:
+            children.append(_start_worker(file, lo, hi, bare))
+    except OSError:  # no interpreter to start (an embedded Python): one process
+        for child in children:
+            child.kill()
+            child.wait()
+        return None
     try:
         read_event_range(file, ranges[0][0], ranges[0][1], bare, conv.on_events)
         parts = [_result(child) for child in children]
