@@ -195,9 +195,9 @@ class _Converter:
             out = np.array(values)  # int64 exactly when every value is an int that fits
         except (ValueError, OverflowError):  # ragged lists
             out = None
-        if out is not None and out.dtype == np.int64 and out.ndim == 1:
-            if bits == 64 or not out.size or (out.min() > -(1 << (bits - 1)) and out.max() < 1 << (bits - 1)):
-                return out
+        fits = out is not None and out.dtype == np.int64 and out.ndim == 1
+        if fits and (bits == 64 or not out.size or (out.min() > -(1 << (bits - 1)) and out.max() < 1 << (bits - 1))):
+            return out
         out = np.array([v if v.__class__ is int and -(1 << (bits - 1)) < v < 1 << (bits - 1)
                         else _int_or_missing(v, bits) for v in values], dtype=np.int64)
         bad = int((out == _INVALID).sum())
