@@ -46,6 +46,7 @@ OnEvents = Callable[[Any], None]  # takes a DictSlice or a decoder's equivalent
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_NON_BLANK = re.compile(r"[^ \t\r\n]")
 _WS = b" \t\r\n"
 _TAIL_WINDOW = 1 << 16
 
@@ -308,12 +309,15 @@ class _Exact:
 
     def skip_ws(self) -> str:
         """The next non-blank character ('' at end of stream), reading more as needed."""
+        start = self.base + self.pos
         while True:
-            n = len(self.text)
-            while self.pos < n and self.text[self.pos] in " \t\r\n":
-                self.pos += 1
-            if self.pos < n or not self.more():
+            found = _NON_BLANK.search(self.text, self.pos)
+            self.pos = found.start() if found else len(self.text)
+            if found or not self.more():
                 return self.text[self.pos:self.pos + 1]
+            if self.base + self.pos - start > MAX_EVENT_BYTES:  # counts chars: blanks are one byte each
+                self.fail(self.pos, f"more than {MAX_EVENT_BYTES >> 20} MiB of blank space; not a trace this "
+                                    "tool reads")
 
     def value(self) -> Any:
         while True:
