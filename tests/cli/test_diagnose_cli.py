@@ -59,13 +59,14 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
     assert stored["kind"] == "memory_bound" and any("profiler overhead" in e["text"] for e in stored["evidence"])
 
 
-def test_scenarios_control_passes_on_cpu_and_unknown_name_is_usage_error(tmp_path):
+def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_usage_error(tmp_path, capsys):
     out = tmp_path / "s.json"
-    assert run_cli(["scenarios", "--only", "gemm-bf16,tiny-mlp", "--device", "cpu", "--db", str(tmp_path / "s.db"),
+    assert run_cli(["scenarios", "--only", "gemm-bf16,tiny-mlp", "--device", "auto", "--db", str(tmp_path / "s.db"),
                     "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    assert "scenarios on cpu" in capsys.readouterr().out  # the device used, not "auto"
     outcomes = {o["scenario"]: o for o in json.loads(out.read_text())["outcomes"]}
-    assert outcomes["gemm-bf16"]["passed"] is True and outcomes["gemm-bf16"]["false_alarms"] == []
-    assert outcomes["tiny-mlp"]["passed"] is None  # launch-bound needs a GPU
+    assert outcomes["gemm-bf16"]["passed"] is None and "tensor-core peak" in outcomes["gemm-bf16"]["note"]
+    assert outcomes["tiny-mlp"]["passed"] is None and outcomes["tiny-mlp"]["note"] == "needs a CUDA GPU"
     assert run_cli(["scenarios", "--only", "nope"]) == 2
 
 
