@@ -125,3 +125,18 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     assert run_cli(["diagnose", str(FNO), "--system-view", str(bare)]) == 2
     err = capsys.readouterr().err
     assert "no config of this surrobench/perf-v1 document has a system view" in err and "'function'" in err
+
+
+def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
+    db, out = tmp_path / "r.db", tmp_path / "d.json"
+    assert run_cli(["calibrate", "--device", "cpu", "--db", str(db), "--matmul-n", "256", "--copy-mib", "16",
+                    "--iters", "3"]) == 0
+    assert run_cli(["diagnose", "--model", "fno2d", "--shape", "16", "--batch", "1", "--device", "cpu", "--db", str(db),
+                    "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    (roof,) = json.loads(out.read_text())["context"]["roofline"].values()
+    ops = {o["name"]: o for o in roof["ops"]}
+    r2c = ops["aten::_fft_r2c"]
+    assert r2c["flops"] > 0 and r2c["intensity"] > 0 and r2c["bound"] in ("memory", "compute")
+    assert {"name", "flops", "bytes", "intensity", "achieved_tflops", "achieved_gbps", "bound"} <= set(r2c)
+    unknown = [o for o in roof["ops"] if o["flops"] is None]
+    assert all(o["intensity"] is None and o["achieved_tflops"] is None for o in unknown)

@@ -226,6 +226,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     extra = share - reading.share
+    extra = extra if extra >= 0.005 else 0.0  # under half a percent prints as 0%: not a fact worth a number
     text = (f"elementwise/copy/concat ops hold {reading.share:.0%} of op time" if not extra else
             f"elementwise/copy/concat ops hold {reading.share:.0%} of op time and tiny calls of other low-intensity ops "
             f"{extra:.0%}: {share:.0%} in all")  # fmt: skip

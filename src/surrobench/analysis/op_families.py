@@ -89,7 +89,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily("elementwise", ("elementwise/activation", "reduction"), True,
              "each eager op is its own kernel reading and writing the whole tensor",
              "fuse the chain of elementwise ops into one kernel: torch.compile",
-             "fuse the chain of elementwise ops: torch.compile; fewer, larger calls (a larger batch)"),
+             "fuse the chain of elementwise ops: torch.compile"),
     OpFamily("copy/cast/cat", ("copy/cast/contiguous", "memcpy/memset"), True,
              "bytes copied that the model does not need: casts, layout changes, concatenation",
              "cast weights once and feed inputs in the compute dtype; keep one memory layout (no .contiguous() "

@@ -8,7 +8,9 @@ whether the GPU works while it runs):
 - ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
 - ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds.
 
-``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`).
+``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`); for a
+workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
+bytes, intensity, achieved rates, bound; null where unknown).
 """
 
 from __future__ import annotations
@@ -69,8 +71,9 @@ def op_costs(cfg: ExecConfig) -> dict:
 
 def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
                       system: SystemView | None = None, system_pass: bool = False,
-                      ) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
-    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings.
+                      ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:  # fmt: skip
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
+    the evidence of each diagnosed config (its roofline included).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the intro text's first pass: what the CPU is busy with);
@@ -106,7 +109,7 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
                         else ConfigEvidence(**known))  # fmt: skip
     findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
                             device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
-    return record, findings, warnings
+    return record, findings, warnings, evidence
 
 
 def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
@@ -221,10 +224,11 @@ def diagnose(
                                 cudnn_benchmark, input_sets, tag)  # fmt: skip
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
-            record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)
+            record, findings, warnings, evidence = diagnose_workload(request, store, options, th, system, system_pass)
             findings = cite_measured(findings, measured_for(store, record.results))
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
+        context = {"run_id": record.run_id, "device_name": record.env["device_name"],
+                   "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
     render(findings, title, markdown)
     for warning in warnings:
         err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")

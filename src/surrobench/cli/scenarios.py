@@ -63,7 +63,7 @@ def scenarios(
                 continue
             request = build_request(s.model, shape, str(s.batch), s.precision, "eager", device, warmup, iters, 0,
                                     False, 3, f"scenario:{s.name}")  # fmt: skip
-            record, found, _ = diagnose_workload(request, store, options, th)
+            record, found, _, _ = diagnose_workload(request, store, options, th)
             findings[s.name] = found
             outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
     table = Table(title=f"scenarios on {used}")
