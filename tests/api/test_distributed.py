@@ -134,3 +134,29 @@ def test_configs_spread_over_two_processes_into_one_run(tmp_path, importable_src
     assert places == [(0, 0), (1, 1), (2, 0), (3, 1)]
     assert all(placement(r).role == "spread" and r.status == "ok" for r in run.results)
     assert {r.input_shape for r in run.results} == {(1, 32, 3), (2, 32, 3), (1, 64, 3), (2, 64, 3)}
+
+
+def test_run_under_srun_finds_its_rank_in_the_slurm_environment(tmp_path):
+    """Two processes started as srun would start them (SLURM_* variables only, no launcher)."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    base = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    base.update(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+                OMP_NUM_THREADS="1", SLURM_NTASKS="2", SLURM_STEP_NUM_TASKS="2", SLURM_STEP_NODELIST="localhost",
+                MASTER_PORT=str(port))
+    argv = [sys.executable, "-m", "surrobench", "run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1",
+            "--db", str(db), "--json", str(out), *FAST]
+    procs = [subprocess.Popen(argv, env={**base, "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
+    assert "stored in" in outputs[0][0] and "stored in" not in outputs[1][0]  # rank 0 reports, rank 1 is quiet
+    run = _stored(db, out)
+    assert run.env["launcher"] == "srun" and [placement(r).role for r in run.results] == [
+        "reference", "rank", "rank", "step"]

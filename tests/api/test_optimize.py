@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from surrobench.api import optimize as api
-from surrobench.api.optimize import OptimizeRequest, optimize
+from surrobench.api.optimize import OptimizeRequest, measured_for, optimize
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.sweep import SweepRequest
 from surrobench.results.compare import compare_runs
@@ -143,6 +143,9 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         # stored and linked: the report, and the before/after runs that compare works on
         assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
+        # the diagnosis of the same workload finds this optimization by its config
+        measured = measured_for(store, base.results)
+        assert list(measured) == [base.results[0].label()] and measured[base.results[0].label()]["recommended"]
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
     cmp = compare_runs(base, recipe)
     assert [c.verdict for c in cmp.configs] == ["improved"]

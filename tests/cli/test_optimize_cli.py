@@ -77,3 +77,15 @@ def test_run_applies_and_records_the_recipe_flags(tmp_path):
 def test_run_bad_recipe_flags(tmp_path, capsys, args, message):
     code = run_cli(["run", "--model", "fno2d", "--shape", "8", "--db", str(tmp_path / "r.db"), *FAST, *args])
     assert code == 2 and message in capsys.readouterr().err
+
+
+def test_report_shows_the_optimization_with_its_speedup_vs_error_plot(tmp_path):
+    db, out, html = tmp_path / "o.db", tmp_path / "o.json", tmp_path / "r.html"
+    assert run_cli(["optimize", "--model", "unet2d", "--shape", "16", "--batch", "1", "--rounds", "2",
+                    "--only", "channels_last,bf16", "--db", str(db), "--json", str(out), *FAST]) == 0
+    doc = json.loads(out.read_text())
+    assert run_cli(["report", doc["baseline_run_id"], "--db", str(db), "-o", str(html)]) == 0
+    page = html.read_text()
+    assert f"Optimization {doc['optimize_id']}" in page
+    assert 'alt="speedup vs relative L2 error per candidate"' in page and "data:image/png;base64," in page
+    assert "channels_last" in page and "recommended:" in page

@@ -46,9 +46,9 @@ from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, ru
 from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, resolve_device
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
-from surrobench.results.schema import RunRecord
+from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.speedup import Speedup, break_even_calls, speedup
-from surrobench.results.store import ResultStore, add_optimization
+from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
 from surrobench.workload.spec import parse_shapes
 
 #: Default time for one config, seconds. On the H200 a candidate costs its setup (torch.compile of a zoo
@@ -387,3 +387,10 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepRequest, ...]:
             compile_mode=extra.get("compile_mode"), threads=extra.get("threads"),
         ))
     return tuple(dict.fromkeys(sweeps))
+
+
+def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
+    """``{config label: the newest optimize-v1 config object}`` for the configs of ``results`` that were
+    optimized (same model, executed input shape, batch and device), for the diagnosis to cite."""
+    found = {r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device) for r in results}
+    return {label: entry for label, entry in found.items() if entry is not None}

@@ -8,7 +8,9 @@ whether the GPU works while it runs):
 - ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
 - ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds.
 
-``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`).
+``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`); for a
+workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
+bytes, intensity, achieved rates, bound; null where unknown).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import typer
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_run, diagnose_trace, op_time_scale, trace_evidence
 from surrobench.analysis.findings import Finding, diagnosis_json
+from surrobench.analysis.measured_remedies import cite_measured
+from surrobench.api.optimize import measured_for
 from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
 from surrobench.cli import app
@@ -71,8 +75,9 @@ def op_costs(cfg: ExecConfig) -> dict:
 
 def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
                       system: SystemView | None = None, system_pass: bool = False,
-                      ) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
-    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings.
+                      ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:  # fmt: skip
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
+    the evidence of each diagnosed config (its roofline included).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the intro text's first pass: what the CPU is busy with);
@@ -108,7 +113,7 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
                         else ConfigEvidence(**known))  # fmt: skip
     findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
                             device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
-    return record, findings, warnings
+    return record, findings, warnings, evidence
 
 
 def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
@@ -236,15 +241,18 @@ def diagnose(
     elif run_id is not None:
         with ResultStore(db) as store:
             record, findings, warnings = diagnose_stored(run_id, store, th)
+            findings = cite_measured(findings, measured_for(store, record.results))
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
         request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
                                 cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
-            record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)
+            record, findings, warnings, evidence = diagnose_workload(request, store, options, th, system, system_pass)
+            findings = cite_measured(findings, measured_for(store, record.results))
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
+        context = {"run_id": record.run_id, "device_name": record.env["device_name"],
+                   "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
     render(findings, title, markdown)
     for warning in warnings:
         err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")

@@ -92,8 +92,9 @@ def optimize_command(
                                   only=_only(only, sweeps[0].device, thorough))
         report = optimize(request, store, command=command_line(),
                           on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"))
-    for renderable in optimize_renderables(report):
+    doc = report.to_json()
+    for renderable in optimize_renderables(doc):
         console.print(renderable)
     if markdown is not None:
-        markdown.write_text(optimize_markdown(report))
-    write_json(json_out, report.to_json())
+        markdown.write_text(optimize_markdown(doc))
+    write_json(json_out, doc)

@@ -16,10 +16,10 @@ from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.cli.diagnose import diagnose_stored
 from surrobench.cli.runref import is_run_file, load_op_tables, load_run_ref
 from surrobench.results.schema import RunRecord
-from surrobench.results.store import ResultStore
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs
+from surrobench.results.store import ResultStore, optimizations_of_runs
 
 
 @app.command()
@@ -47,10 +47,14 @@ def report(
         from surrobench.trace import load_trace  # heavy parser; only when asked for
 
         timeline = spans_from_timeline(load_trace(trace))
+    optimizations = ()
+    if db.is_file():  # the optimizations that made these runs (surrobench optimize), when they are stored
+        with ResultStore(db) as store:
+            optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
     findings = {r.run_id: _diagnosis(ref, r, db) for ref, r in zip(runs, records)}
     data = ReportInput(runs=records, comparison=comparison, op_tables=by_label, cpu_op_labels=cpu_labels,
-                       findings=findings, timeline=timeline,
-                       timeline_title=trace.name if trace else "")  # fmt: skip
+                       findings=findings, timeline=timeline, timeline_title=trace.name if trace else "",
+                       optimizations=optimizations)  # fmt: skip
     write_output(output, render_report(data), "--output")
     console.print(f"wrote {rich_escape(output)}")
 

@@ -22,6 +22,7 @@ from surrobench.report.cells import result_cells
 from surrobench.analysis.findings import Finding
 from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, finding_row
+from surrobench.report import optimize as opt
 from surrobench.report.comparison import (
     UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
@@ -59,6 +60,7 @@ class ReportInput:
         findings: ``{run id: the diagnosis of that run}`` (:func:`surrobench.analysis.diagnose.diagnose_run`),
             shown in the run's section.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
+        optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
     """
 
     runs: tuple[RunRecord, ...]
@@ -68,6 +70,7 @@ class ReportInput:
     findings: Mapping[str, Sequence[Finding]] | None = None
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
+    optimizations: tuple[dict, ...] = ()
 
 
 def escape(text: object) -> str:
@@ -174,9 +177,24 @@ def _comparison_section(cmp: RunComparison) -> str:
     return "\n".join(parts)
 
 
+def _optimize_section(doc: dict) -> str:
+    """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
+    left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
+    parts = [f"<p>{escape(opt.stored_line(doc))}</p>",
+             _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate")]
+    for entry in doc["configs"]:
+        parts += [f"<h3>{escape(opt.config_title(entry))}</h3>",
+                  _table([t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)),
+                         left=left),
+                  f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>"]
+    return "\n".join(p for p in parts if p)
+
+
 def render_report(data: ReportInput) -> str:
     """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
     sections: list[tuple[str, str]] = []
+    for doc in data.optimizations:
+        sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison)))
     for run in data.runs:

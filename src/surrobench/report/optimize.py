@@ -1,6 +1,8 @@
-"""The optimize report as terminal tables and markdown: per config the source text's before/after table
-(median, P95, peak memory, top-op share) for the baseline and every candidate, with verdict, speedup and
-its CI, error, setup time and break-even calls; then the recipe as code and as a ``surrobench run`` line."""
+"""The optimize report (an ``surrobench/optimize-v1`` document, :meth:`OptimizeReport.to_json`) as terminal
+tables, markdown and an HTML section: per config the source text's before/after table (median, P95, peak
+memory, top-op share) for the baseline and every candidate, with verdict, speedup and its CI, error, setup
+time and break-even calls; then the recipe as code and as a ``surrobench run`` line. Every renderer reads
+the same document, so a stored optimization renders as the command printed it."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ from rich.console import Group
 from rich.table import Table
 
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.escape import rich_escape as escape
+from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
-from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
-from surrobench.results.schema import ConfigResult
 
 COLUMNS = (
     ("candidate", "name"), ("verdict", "verdict"), ("median ms", "median"), ("P95 ms", "p95"),
@@ -19,106 +19,102 @@ COLUMNS = (
     ("setup s", "setup_s"), ("break-even calls", "break_even"), ("reason", "reason"),
 )
 _VERDICT_STYLE = {"accepted": "green", "rejected_slower": "yellow", "rejected_accuracy": "red", "failed": "red"}
+_LEFT = ("name", "verdict", "top_op", "reason")
 
 
 def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _timing_cells(r: ConfigResult | None) -> dict[str, str]:
-    lat = r.latency_ms if r is not None else None
+def _timing_cells(d: dict) -> dict[str, str]:
+    peak = d.get("peak_mem_bytes")
+    top = d.get("top_op")
     return {
-        "median": _fmt(lat.median if lat else None, ".3f"),
-        "p95": _fmt(lat.p95 if lat else None, ".3f"),
-        "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r is not None and r.peak_mem_bytes is not None else None,
-                         ".1f"),
-        "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r is not None and r.top_op else "-",
+        "median": _fmt(d.get("median_ms"), ".3f"), "p95": _fmt(d.get("p95_ms"), ".3f"),
+        "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
+        "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
     }
 
 
-def baseline_cells(entry: ConfigOptimization) -> dict[str, str]:
-    """The baseline row, by column key of :data:`COLUMNS`."""
-    b = entry.baseline
-    setup = b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None
-    reason = entry.error or ("" if b.status == "ok" else f"{b.status}: {b.error}")
-    return {"name": "baseline", "verdict": "-", **_timing_cells(b), "speedup": "1", "rel_l2": "0",
-            "setup_s": _fmt(setup, ".2f"), "break_even": "-", "reason": reason or f"{b.precision} {b.mode}"}
+def speedup_text(sp: dict | None) -> str:
+    """``2.10x [2.05, 2.16]``; ``-`` when not measured."""
+    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
-def candidate_cells(c: CandidateResult) -> dict[str, str]:
-    """One candidate's row, by column key of :data:`COLUMNS`."""
-    sp = c.speedup
-    return {
-        "name": c.name, "verdict": c.verdict, **_timing_cells(c.result),
-        "speedup": f"{sp.median:.2f}x [{sp.ci95[0]:.2f}, {sp.ci95[1]:.2f}]" if sp else "-",
-        "rel_l2": _fmt(c.accuracy.rel_l2 if c.accuracy else None, ".1e"),
-        "setup_s": _fmt(c.setup_s, ".2f"),
-        "break_even": _fmt(c.break_even_calls, ".0f"),
-        "reason": c.reason,
-    }
+def rows(entry: dict) -> list[dict[str, str]]:
+    """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
+    b = entry["baseline"]
+    reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
+    out = [{"name": "baseline", "verdict": "-", **_timing_cells(b), "speedup": "1", "rel_l2": "0",
+            "setup_s": _fmt(b["setup_s"], ".2f"), "break_even": "-", "reason": reason}]
+    for c in entry["candidates"]:
+        out.append({
+            "name": c["name"], "verdict": c["verdict"], **_timing_cells(c), "speedup": speedup_text(c.get("speedup")),
+            "rel_l2": _fmt(c["rel_l2"], ".1e"), "setup_s": _fmt(c["setup_s"], ".2f"),
+            "break_even": _fmt(c["break_even_calls"], ".0f"), "reason": c["reason"],
+        })
+    return out
 
 
-def _rows(entry: ConfigOptimization) -> list[dict[str, str]]:
-    return [baseline_cells(entry)] + [candidate_cells(c) for c in entry.candidates]
-
-
-def config_title(entry: ConfigOptimization) -> str:
+def config_title(entry: dict) -> str:
     """``fno2d 1x3x128x128 b1 fp32 eager on cuda``."""
-    return f"{entry.baseline.label()} on {entry.baseline.device}"
+    shape = "x".join(map(str, entry["input_shape"]))
+    return f"{entry['model']} {shape} b{entry['batch']} {entry['precision']} {entry['mode']} on {entry['device']}"
 
 
-def recipe_lines(entry: ConfigOptimization) -> list[str]:
-    """The recommendation in words: the recipe, its code and its ``surrobench run`` line, the budget's
-    leftovers and the notes."""
-    if entry.recommended:
-        best = entry.best
-        speed = f" ({best.speedup.median:.2f}x [{best.speedup.ci95[0]:.2f}, {best.speedup.ci95[1]:.2f}])" if best else ""
-        lines = [f"recommended: {'+'.join(entry.recommended)}{speed}", *("    " + c for c in entry.recipe_code),
-                 f"run it: {entry.run_command}"]
+def recipe_lines(entry: dict) -> list[str]:
+    """The recommendation in words: the recipe with its speedup, its code and its ``surrobench run`` line;
+    then what the budget left untried and the notes."""
+    name = "+".join(entry["recommended"])
+    if name:
+        best = next((c for c in entry["candidates"] if c["name"] == name and c["verdict"] == "accepted"), None)
+        speed = f" ({speedup_text(best.get('speedup'))})" if best else ""
+        lines = [f"recommended: {name}{speed}", *("    " + c for c in entry["recipe"]["code"]),
+                 f"run it: {entry['recipe']['run_command']}"]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
-    lines += [f"not tried: {name} ({reason})" for name, reason in entry.not_tried]
-    lines += [f"note: {n}" for n in entry.notes]
+    lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
+    lines += [f"note: {n}" for n in entry["notes"]]
     return lines
 
 
-def optimize_renderables(report: OptimizeReport) -> list:
+def stored_line(doc: dict) -> str:
+    """Where the runs went and the ``compare`` line for the before/after pair."""
+    text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
+    if doc["recipe_run_id"]:
+        text += (f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
+                 f"{doc['recipe_run_id']} --ignore-field precision,mode")
+    return text
+
+
+def optimize_renderables(doc: dict) -> list:
     """Rich renderables: per config its table (each reason on its own line under it, so the table stays
     narrow) and recipe, then the stored runs and how to compare them."""
     out: list = []
     columns = [(title, key) for title, key in COLUMNS if key != "reason"]
-    for entry in report.configs:
-        table = Table(title=escape(config_title(entry)))
+    for entry in doc["configs"]:
+        table = Table(title=rich_escape(config_title(entry)))
         for title, key in columns:
-            table.add_column(title, justify="left" if key in ("name", "verdict", "top_op") else "right")
-        rows = _rows(entry)
-        for row in rows:
-            cells = [escape(row[key]) for _, key in columns]
+            table.add_column(title, justify="left" if key in _LEFT else "right")
+        table_rows = rows(entry)
+        for row in table_rows:
+            cells = [rich_escape(row[key]) for _, key in columns]
             style = _VERDICT_STYLE.get(row["verdict"])
             if style:
                 cells[1] = f"[{style}]{cells[1]}[/]"
             table.add_row(*cells)
-        reasons = [escape(f"{row['name']}: {row['reason']}") for row in rows if row["reason"]]
-        out.append(Group(table, *reasons, *(escape(line) for line in recipe_lines(entry))))
-    out.append(escape(stored_line(report)))
+        reasons = [rich_escape(f"{row['name']}: {row['reason']}") for row in table_rows]
+        out.append(Group(table, *reasons, *(rich_escape(line) for line in recipe_lines(entry))))
+    out.append(rich_escape(stored_line(doc)))
     return out
 
 
-def stored_line(report: OptimizeReport) -> str:
-    """Where the runs went and the ``compare`` line for the before/after pair."""
-    text = f"stored as optimization {report.optimize_id}: baseline run {report.baseline_run_id}"
-    if report.recipe_run_id:
-        text += (f", recipe run {report.recipe_run_id}; before/after: surrobench compare {report.baseline_run_id} "
-                 f"{report.recipe_run_id} --ignore-field precision,mode")
-    return text
-
-
-def optimize_markdown(report: OptimizeReport) -> str:
-    """The report as markdown: per config a heading, the table, the recipe in a code block."""
+def optimize_markdown(doc: dict) -> str:
+    """The document as markdown: per config a heading, the table, the recipe in a code block."""
     parts = []
-    for entry in report.configs:
-        rows = [[row[key] for _, key in COLUMNS] for row in _rows(entry)]
-        parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), rows)]
+    for entry in doc["configs"]:
+        table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
+        parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         parts.append("```\n" + "\n".join(recipe_lines(entry)) + "\n```\n")
-    parts.append(stored_line(report) + "\n")
+    parts.append(stored_line(doc) + "\n")
     return "\n".join(parts)

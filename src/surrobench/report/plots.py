@@ -176,6 +176,39 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     return fig
 
 
+_VERDICT_COLORS = {"accepted": "tab:green", "rejected_slower": "tab:orange", "rejected_accuracy": "tab:red"}
+
+
+@plain_text()
+def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
+    """One panel per optimized config (at most :data:`MAX_OP_PANELS`): each candidate's speedup over the
+    baseline (95% CI as a bar) against its relative L2 error, coloured by verdict; the tolerance and
+    ``speedup = 1`` drawn as lines. ``doc`` is an ``surrobench/optimize-v1`` document. None when no
+    candidate has both numbers."""
+    panels = []
+    for entry in doc["configs"][:MAX_OP_PANELS]:
+        points = [c for c in entry["candidates"] if c.get("speedup") and c["rel_l2"] is not None]
+        if points:
+            panels.append((entry, points))
+    if not panels:
+        return None
+    fig, axes = _panels(len(panels))
+    floor = 1e-9  # an exact candidate (error 0) is drawn at the floor of the log axis
+    for ax, (entry, points) in zip(axes, panels):
+        for c in points:
+            sp = c["speedup"]
+            x = max(c["rel_l2"], floor)
+            ax.errorbar([x], [sp["median"]], yerr=[[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]],
+                        fmt="o", color=_VERDICT_COLORS.get(c["verdict"], "0.4"), capsize=3)
+            ax.annotate(c["name"], (x, sp["median"]), fontsize="x-small", xytext=(4, 4), textcoords="offset points")
+        ax.axhline(1.0, color="0.5", lw=0.8)
+        ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
+        ax.set(xscale="log", yscale="log", xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)",
+               title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"))
+        ax.legend(loc="best", fontsize="small")
+    return fig
+
+
 @plain_text()
 def op_breakdown(op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()) -> Figure | None:
     """Top :data:`TOP_OPS` operators by self time per step (ms), one panel per config (first

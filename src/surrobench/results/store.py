@@ -436,6 +436,17 @@ def load_optimization(store: ResultStore, optimize_id: str) -> dict:
     return json.loads(rows[0][0])
 
 
+def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
+    """The optimize-v1 reports that stored any of ``run_ids`` as their baseline or recipe run, oldest first."""
+    marks = ", ".join("?" * len(run_ids))
+    rows = store.conn.execute(
+        f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
+        " ORDER BY created",
+        (*run_ids, *run_ids),
+    ).fetchall()
+    return [json.loads(row[0]) for row in rows]
+
+
 def latest_optimized_config(store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int,
                             device: str) -> dict | None:
     """The newest optimize-v1 config object stored for this workload on this device, or None."""

@@ -1,0 +1,101 @@
+"""The diagnosis cites what ``surrobench optimize`` measured: where an optimization of a finding's config
+exists, each remedy its action names carries the measured speedup; a remedy measured slower, rejected for
+accuracy, failed or infeasible is taken out of the action (and said so, with the number); a remedy the
+optimization did not measure is marked "unmeasured". Without an optimization the action is unchanged.
+
+Actions are one imperative clause per remedy, separated by ``"; "`` (the convention of the operator-family
+table, :mod:`surrobench.analysis.op_families`); a clause that warns against a remedy ("keep NCHW ...",
+"... measured slower") is kept as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+from surrobench.analysis.findings import Finding
+
+#: Words in an action that name each remedy of :mod:`surrobench.execution.remedies` (``threads`` stands for
+#: every ``threads=N`` candidate).
+REMEDY_PATTERNS: dict[str, re.Pattern] = {
+    name: re.compile(pattern, re.IGNORECASE)
+    for name, pattern in (
+        ("cudagraph", r"cuda.?graph"), ("compile", r"torch\.compile"), ("tf32", r"\btf32\b"),
+        ("fp16", r"\bfp16\b|half precision"), ("bf16", r"\bbf16\b"), ("channels_last", r"channels.last|\bnhwc\b"),
+        ("cudnn_benchmark", r"cudnn\.benchmark"), ("threads", r"\bthreads?\b|set_num_threads"),
+    )
+}
+_WARNING = re.compile(r"\bkeep\b|\bslower\b|\bnot\b|\bavoid\b|\bonly\b", re.IGNORECASE)
+
+
+def _speed(c: dict) -> str:
+    sp = c["speedup"]
+    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]"
+
+
+def _outcome(c: dict) -> str:
+    """Why a measured remedy is not recommended, with its number."""
+    if c["verdict"] == "rejected_slower":
+        return f"{c['name']} {_speed(c)}, not faster"
+    if c["verdict"] == "rejected_accuracy":
+        return f"{c['name']} rel L2 {c['rel_l2']:.1e}, over the tolerance"
+    return f"{c['name']} {c['verdict']}: {c['reason']}"
+
+
+def _singles(entry: dict, remedy: str) -> list[dict]:
+    """The single-remedy candidates of ``remedy`` (``threads`` matches every ``threads=N``)."""
+    return [c for c in entry["candidates"] if c["name"] == remedy or (remedy == "threads" and
+                                                                      c["name"].startswith("threads="))]
+
+
+def cite_clause(clause: str, entry: dict) -> tuple[str | None, list[str]]:
+    """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it names
+    was measured and not accepted. Also returns the not-recommended outcomes it dropped."""
+    names = [n for n, pattern in REMEDY_PATTERNS.items() if pattern.search(clause)]
+    if not names or _WARNING.search(clause):
+        return clause, []
+    notes, dropped, any_kept = [], [], False
+    for name in names:
+        found = _singles(entry, name)
+        accepted = [c for c in found if c["verdict"] == "accepted"]
+        if accepted:
+            best = max(accepted, key=lambda c: c["speedup"]["median"])
+            notes.append(f"{best['name']} measured {_speed(best)}")
+            any_kept = True
+        elif found:
+            dropped += [_outcome(c) for c in found]
+        else:
+            notes.append(f"{name} unmeasured")
+            any_kept = True
+    if not any_kept:
+        return None, dropped
+    return f"{clause} ({'; '.join(notes)})", dropped
+
+
+def cite_action(action: str, entry: dict) -> str:
+    """The action rewritten from one optimize-v1 config object (module docstring)."""
+    kept, dropped = [], []
+    for clause in action.split("; "):
+        text, gone = cite_clause(clause, entry)
+        dropped += gone
+        if text is not None:
+            kept.append(text)
+    if dropped:
+        kept.append(f"not recommended, measured: {', '.join(dropped)}")
+    if entry["recommended"]:
+        name = "+".join(entry["recommended"])
+        best = next((c for c in entry["candidates"] if c["name"] == name and c.get("speedup")), None)
+        kept.append(f"measured recipe: {name}" + (f" {_speed(best)}" if best else ""))
+    return "; ".join(kept) or action
+
+
+def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list[Finding]:
+    """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`; ``info``
+    findings (nothing to fix) are left as they are.
+
+    Args:
+        measured: ``{config label (Finding.config): optimize-v1 config object}``.
+    """
+    return [replace(f, action=cite_action(f.action, measured[f.config])) if f.alarm and f.config in measured else f
+            for f in findings]

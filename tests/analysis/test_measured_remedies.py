@@ -1,0 +1,49 @@
+"""The diagnosis cites optimize's measurements: speedups shown, losers dropped, the rest "unmeasured"."""
+
+from __future__ import annotations
+
+from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.measured_remedies import cite_action, cite_measured
+
+
+def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
+    c = {"name": name, "verdict": verdict, "rel_l2": rel_l2, "reason": reason}
+    if median is not None:
+        c["speedup"] = {"median": median, "ci95": [median * 0.95, median * 1.05]}
+    return c
+
+
+ENTRY = {
+    "candidates": [_cand("cudagraph", "accepted", 4.0), _cand("compile", "rejected_slower", 0.8),
+                   _cand("channels_last", "rejected_slower", 0.66), _cand("bf16", "rejected_accuracy", rel_l2=0.03),
+                   _cand("cudagraph+tf32", "accepted", 4.6)],
+    "recommended": ["cudagraph", "tf32"],
+}
+
+
+def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_remedy():
+    text = cite_action("capture the step as a CUDA graph; or torch.compile(mode='reduce-overhead')", ENTRY)
+    assert "capture the step as a CUDA graph (cudagraph measured 4.00x [3.80, 4.20])" in text
+    assert "torch.compile(mode=" not in text  # measured slower: never recommended
+    assert "not recommended, measured: compile 0.80x [0.76, 0.84], not faster" in text
+    assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
+
+
+def test_unmeasured_and_rejected_for_accuracy():
+    text = cite_action("use TF32 for the convolutions; autocast to bf16", ENTRY)
+    assert "use TF32 for the convolutions (tf32 unmeasured)" in text
+    assert "bf16 rel L2 3.0e-02, over the tolerance" in text and "autocast to bf16;" not in text
+
+
+def test_a_warning_clause_is_kept_as_written():
+    action = "keep NCHW for GroupNorm (channels_last measured slower on the H200)"
+    assert cite_action(action, {"candidates": ENTRY["candidates"], "recommended": []}) == action
+
+
+def test_only_optimized_alarm_findings_change():
+    ev = (Evidence("profiler", "x"),)
+    launch = Finding("launch_bound", "high", "s", ev, "capture the step as a CUDA graph", 1.0, "cfg A")
+    other = Finding("launch_bound", "high", "s", ev, "capture the step as a CUDA graph", 1.0, "cfg B")
+    healthy = Finding("compute_bound", "info", "s", ev, "healthy", None, "cfg A")
+    out = cite_measured([launch, other, healthy], {"cfg A": ENTRY})
+    assert "measured 4.00x" in out[0].action and out[1] == other and out[2] == healthy
