@@ -154,3 +154,16 @@ def test_graph_capture_failure_is_a_host_sync_finding():
                        mode="cudagraph")]  # fmt: skip
     (f,) = diagnose_run([], results)
     assert f.kind == "host_sync" and "graph capture" in f.summary and "remove it from forward" in f.action
+
+
+def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
+    from surrobench.analysis.detect_run import superlinear_scaling
+
+    def table(total_us):
+        return OpTable((OpStat("aten::native_group_norm", "normalization", 10, 0.5 * total_us, 0.5 * total_us, 0.5,
+                               0.5 * total_us),), "device", total_us, 1, "profiler")  # fmt: skip
+
+    small = config(latency_samples(1.0, 0.01), model="u", size=64)
+    large = config(latency_samples(20.0, 0.01), model="u", size=128)
+    (f,) = superlinear_scaling([small, large], {small.key(): table(600), large.key(): table(9600)}, TH, {})
+    assert "NHWC" not in f.action and "channels-last" not in f.action and "keep NCHW for GroupNorm" in f.action

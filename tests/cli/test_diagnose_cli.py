@@ -128,7 +128,7 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
 
 def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "d.json"
-    assert run_cli(["calibrate", "--device", "cpu", "--db", str(db), "--matmul-n", "256", "--copy-mib", "16",
+    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16",
                     "--iters", "3"]) == 0
     assert run_cli(["diagnose", "--model", "fno2d", "--shape", "16", "--batch", "1", "--device", "cpu", "--db", str(db),
                     "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0

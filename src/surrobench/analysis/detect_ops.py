@@ -185,7 +185,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     at = _pct(fraction, "at the peak, within calibration spread")
     summary = f"compute-bound ops at {at} of the {roof.precision} matmul peak"
     if cpu:
-        action = _cpu_compute_action(roof, severity or "info")
+        action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
     elif severity is None:
         action = "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs"
     else:
@@ -194,9 +194,10 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                    None if severity is None else gain, ev.label)  # fmt: skip
 
 
-def _cpu_compute_action(roof, severity: str) -> str:
-    """The compute-bound action on a CPU: threads, batch and (only where the calibration shows bf16 faster
-    than fp32 on this CPU, e.g. AVX512-BF16/AMX) bf16 autocast; no tensor-core advice."""
+def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
+    """The compute-bound action on a CPU: the families' CPU actions (threads, batch) and, only where the
+    calibration shows bf16 faster than fp32 on this CPU (e.g. AVX512-BF16/AMX), bf16 autocast; no tensor-core
+    advice."""
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
@@ -204,8 +205,7 @@ def _cpu_compute_action(roof, severity: str) -> str:
             f"{format_tflops(fp32)} TFLOP/s)") if faster else ""  # fmt: skip
     if severity == "info":
         return f"healthy near the peak; to go faster cut the FLOPs{half}"
-    return ("reach the peak: use every core for MKL/oneDNN (torch.get_num_threads(), OMP_NUM_THREADS), a larger "
-            f"batch, channels-last convolutions (oneDNN){half}")
+    return family_actions(names, cpu=True) + half
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:

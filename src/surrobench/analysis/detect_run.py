@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.op_families import family_actions
 from surrobench.analysis.ops import OpTable
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
@@ -195,6 +196,6 @@ def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult,
                    t_large / t_small, "x"),
           Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"))
     return Finding("superlinear_scaling", th.severity(gain / step) or "low", f"{name} grows {t_large / t_small:.1f}x for "
-                   f"{ratio:.1f}x the work", ev, "look for a slow path at the large shape (extra kernel launches, "
-                   "non-coalesced access): try channels-last (NHWC), a fused implementation, or tiling", gain,
-                   large.label())  # fmt: skip
+                   f"{ratio:.1f}x the work", ev, "; ".join(filter(None, ("look for a slow path at the large shape (extra kernel "
+                   "launches, a cache the larger tensors overflow, non-coalesced access): tile the domain",
+                   family_actions([name])))), gain, large.label())  # fmt: skip

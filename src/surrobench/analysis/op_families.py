@@ -80,12 +80,13 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
              "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
              "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or "
              "bf16; set torch.backends.cudnn.benchmark = True; channel counts multiples of 8",
-             "use every core for oneDNN (torch.get_num_threads()); a larger batch; channels_last convolutions"),
+             "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; channels_last "
+             "convolutions (oneDNN)"),
     OpFamily("gemm/matmul/einsum", ("gemm/matmul/einsum",), False,
              "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
              "use tensor cores: --precision tf32 or bf16; shapes in multiples of 8/16; a larger batch; one batched "
              "matmul (bmm, a single einsum) instead of many small ones",
-             "use every core for MKL (torch.get_num_threads()); a larger batch; one batched matmul"),
+             "use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; one batched matmul"),
     OpFamily("elementwise", ("elementwise/activation", "reduction"), True,
              "each eager op is its own kernel reading and writing the whole tensor",
              "fuse the chain of elementwise ops into one kernel: torch.compile",

@@ -6,7 +6,9 @@ whether the GPU works while it runs):
 - ``surrobench diagnose --model ... --shape ...``: timing, then profiling in child processes, then the
   timeline of each profiled trace, the roofline (FLOP counter run once per config) and the run-level checks;
 - ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
-- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds.
+- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds;
+  several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
+  diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
 
 ``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
@@ -33,8 +35,10 @@ from surrobench.cli.options import (
     TrustPickleOpt,
     BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
     ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
-    build_profile_options, build_request, check_writable, console, err_console, write_json, write_output,
+    build_profile_options, build_request, check_writable, console, err_console, write_json, write_output, WorkersOpt,
+    DaskSchedulerOpt,
 )  # fmt: skip
+from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.run import timed_and_profiled
 from surrobench.collect.perf_phase import PERF_SCHEMA, PerfOptions, perf_config
 from surrobench.collect.profile_phase import ProfileOptions
@@ -206,8 +210,9 @@ def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
 @app.command()
 def diagnose(
     ctx: typer.Context,
-    trace: Path | None = typer.Argument(None, help="Kineto trace (file or per-rank folder) or nsys export to "
-                                                   "diagnose alone; omit to run the workload options."),
+    traces: list[Path] | None = typer.Argument(None, help="Kineto trace, a folder or list of per-rank traces, or "
+                                                          "an nsys export to diagnose alone; omit to run the "
+                                                          "workload options."),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
     model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
     mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
@@ -218,7 +223,7 @@ def diagnose(
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
     system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
                                      "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
-    markdown: Path | None = MarkdownOpt,
+    markdown: Path | None = MarkdownOpt, workers: int | None = WorkersOpt, dask_scheduler: str | None = DaskSchedulerOpt,
     trust_pickle: bool = TrustPickleOpt,
 ) -> None:  # fmt: skip
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
@@ -226,11 +231,20 @@ def diagnose(
     system = load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    if trace is not None and run_id is not None:
+    if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
-    if trace is not None or run_id is not None:
-        _refuse_workload_options(ctx, "a TRACE" if trace is not None else "--run")
-    if trace is not None:
+    if traces or run_id is not None:
+        _refuse_workload_options(ctx, "a TRACE" if traces else "--run")
+    rank_files = rank_trace_set(traces) if traces else None
+    if rank_files is not None:
+        if system is not None:
+            raise UsageError(f"--system-view describes one process; it cannot apply to {len(rank_files)} rank traces")
+        result = analyze_rank_traces(rank_files, th, workers=workers, dask_scheduler=dask_scheduler)
+        findings, title, warnings = list(result.findings), f"diagnosis of {len(rank_files)} rank traces", []
+        console.print(cross_rank_rich(result.cross_rank))
+        context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
+    elif traces:
+        trace = traces[0]
         if not trace.exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
         findings, ranks = diagnose_trace(load_trace(trace), th, system=system)
