@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_analysis import FIXTURE, build_tiled_trace  # noqa: E402
+from trace_analysis import FIXTURE, build_tiled_trace, peak_rss_kib
 
 EVENTS_PER_MB = 2_820  # the tiled fno2d trace: 1,099,584 events in 390 MB
 
@@ -36,7 +36,7 @@ def rank_summary(timeline) -> dict:
     usage = resource.getrusage(resource.RUSAGE_SELF)  # this worker so far (it may have done other ranks)
     return {"rank": timeline.meta.ranks[0], "kernels": len(timeline.kernels),
             "busy_ms": sum(d.busy_ms for d in report.devices), "gaps": report.gaps.count if report.gaps else 0,
-            "pid": os.getpid(), "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_kib": usage.ru_maxrss}
+            "pid": os.getpid(), "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_kib": peak_rss_kib()}
 
 
 def write_ranks(folder: Path, ranks: int, mb: int) -> list[Path]:
@@ -68,7 +68,7 @@ def measure(folder: Path, workers: int | None) -> dict:
         cpu_of_worker[r["pid"]] = max(cpu_of_worker.get(r["pid"], 0.0), r["cpu_s"])
     return {"ranks": len(out), "wall_s": round(wall, 1), "parent_cpu_s": round(time.process_time() - c0, 1),
             "workers": len(cpu_of_worker), "workers_cpu_s": round(sum(cpu_of_worker.values()), 1),
-            "parent_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "parent_peak_rss_mib": round(peak_rss_kib() / 1024),
             "worker_peak_rss_mib": round(max(r["peak_rss_kib"] for r in out) / 1024),
             "kernels": sum(r["kernels"] for r in out)}
 

@@ -1,17 +1,23 @@
-"""How fast does ``surrobench analyze`` read a huge Kineto trace? (issue 4, "Speed")
+"""How fast does ``surrobench analyze`` read a huge Kineto trace? (docs/benchmarks/trace-analysis.md)
 
 Builds a large trace by tiling a fixture in time (each copy shifted by the fixture's span, correlation
 and External ids offset so they stay unique), then measures wall time and peak RSS of each method in a
 fresh child process:
 
-- ``surrobench``: load + full timeline analysis (the goal: < 8 s, < 1 GB on 2 cores)
+- ``surrobench``: load + full timeline analysis, defaults (msgspec, byte ranges over every core)
 - ``surrobench-load``: loading only
-- ``surrobench-no-orjson``: load + analysis with orjson hidden (the pure-Python fallback)
+- ``surrobench-1proc``: load + analysis in this process only (no range workers)
+- ``surrobench-orjson``: load + analysis with msgspec hidden (orjson dicts), range workers on
+- ``surrobench-stdlib``: load + analysis with msgspec and orjson hidden (the pure-Python fallback)
 - ``json.loads`` / ``orjson.loads``: parsing the whole file at once, for reference
+
+Wall time, CPU time (this process and its range workers) and peak RSS (this process, and the largest
+range worker: their sum bounds the total) are printed; on a shared machine CPU time is the steadier
+number.
 
 Usage::
 
-    python benchmarks/trace_analysis.py [--events 1100000] [--workdir /tmp/surrobench-bench]
+    python benchmarks/trace_analysis.py [--events 1100000] [--workdir /tmp/surrobench-bench] [--methods a,b]
 
 Results go to docs/benchmarks/trace-analysis.md by hand, with the machine and date.
 """
@@ -21,16 +27,19 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
-METHODS = ("surrobench", "surrobench-load", "surrobench-no-orjson", "json.loads", "orjson.loads")
+METHODS = ("surrobench", "surrobench-load", "surrobench-1proc", "surrobench-orjson", "surrobench-stdlib",
+           "json.loads", "orjson.loads")
 _HOLE = re.compile(r'"\\u0000(TS|CO|EX|ID)\\u0000"')
 
 
@@ -88,16 +97,30 @@ def _us(ns: int) -> str:
     return f"{ns // 1000}.{ns % 1000:03d}"
 
 
+def peak_rss_kib() -> int:
+    """This process's peak RSS (KiB) from ``VmHWM``: unlike ``ru_maxrss`` it is not inherited across
+    ``execve`` from the process that forked us (getrusage(2) keeps the larger of the two)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def measure(method: str, path: Path) -> dict:
     """Run ``method`` on ``path`` in this process; wall seconds and peak RSS (MiB) of the process."""
-    if method == "surrobench-no-orjson":
-        sys.modules["orjson"] = None  # makes `import orjson` fail: the fallback path
-    t0 = time.perf_counter()
+    hidden = {"surrobench-orjson": ["msgspec"], "surrobench-stdlib": ["msgspec", "orjson"]}.get(method, [])
+    if hidden:  # `import msgspec` fails here and in the range workers: the fallback decoders
+        blocker = Path(tempfile.mkdtemp())
+        for name in hidden:
+            sys.modules[name] = None
+            (blocker / f"{name}.py").write_text("raise ImportError('hidden by the benchmark')\n")
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])
+    t0, c0 = time.perf_counter(), time.process_time()
     if method.startswith("surrobench"):
         from surrobench.analysis.timeline import analyze_timeline
-        from surrobench.trace import load_trace
+        from surrobench.trace.kineto import load_kineto_files
 
-        timeline = load_trace(path)
+        timeline = load_kineto_files([path], many=False, workers=1 if method == "surrobench-1proc" else None)
         if method != "surrobench-load":
             analyze_timeline(timeline)
     elif method == "json.loads":
@@ -106,8 +129,11 @@ def measure(method: str, path: Path) -> dict:
         import orjson
 
         orjson.loads(path.read_bytes())
-    wall = time.perf_counter() - t0
-    return {"wall_s": round(wall, 2), "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the range workers, waited for
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 2),
+            "peak_rss_mib": round(peak_rss_kib() / 1024),
+            "worker_peak_rss_mib": round(kids.ru_maxrss / 1024)}
 
 
 def main() -> None:
@@ -125,15 +151,16 @@ def main() -> None:
     if not trace.exists():
         n = build_tiled_trace(FIXTURE, trace, args.events)
         print(f"built {trace}: {n} events, {trace.stat().st_size / 1e6:.0f} MB", file=sys.stderr)
-    print("| method | wall (s) | peak RSS (MiB) |\n|---|---|---|")
+    print("| method | wall (s) | CPU main + workers (s) | peak RSS main / largest worker (MiB) |\n|---|---|---|---|")
     for method in args.methods.split(","):
         run = subprocess.run([sys.executable, __file__, "--measure", method, str(trace)],
                              capture_output=True, text=True)
         if run.returncode != 0:
-            print(f"| {method} | failed: {run.stderr.strip().splitlines()[-1:]} | |")
+            print(f"| {method} | failed: {run.stderr.strip().splitlines()[-1:]} | | |")
             continue
         r = json.loads(run.stdout)
-        print(f"| {method} | {r['wall_s']} | {r['peak_rss_mib']} |", flush=True)
+        print(f"| {method} | {r['wall_s']} | {r['cpu_s']} + {r['workers_cpu_s']} | {r['peak_rss_mib']} / "
+              f"{r['worker_peak_rss_mib']} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ import pytest
 from kineto_synth import allreduce_steps, write_ranks
 
 from surrobench.analysis.cross_rank import cross_rank_report, timeline_cross_rank
-from surrobench.analysis.detect_ranks import cross_rank_findings
+from surrobench.analysis.detect_ranks import cross_rank_findings, merge_rank_findings
 from surrobench.analysis.diagnose import diagnose_trace
+from surrobench.analysis.findings import Finding
 from surrobench.analysis.rank_summary import rank_summary
 from surrobench.trace import load_trace
 
@@ -106,3 +107,13 @@ def test_forward_ranges_align_steps_without_profiler_steps(tmp_path):
     report = timeline_cross_rank(load_trace(write_ranks(tmp_path / "ranks", events)))
     assert report.step_source == "forward" and report.steps == (0, 1, 2)
     assert report.rows[0].wait_ms == pytest.approx(65.0)
+
+
+def test_each_kind_once_over_the_ranks_worst_first():
+    def f(kind, severity, gain, rank):
+        return Finding(kind, severity, kind, (), "act", gain, f"rank {rank}")
+
+    merged = merge_rank_findings([[f("launch_bound", "medium", 2.0, 0), f("host_sync", "low", 1.0, 0)],
+                                  [f("launch_bound", "high", 3.0, 1)], [f("launch_bound", "medium", 4.0, 2)]])
+    assert [(m.kind, m.severity, m.config) for m in merged] == [
+        ("launch_bound", "high", "rank 1 (worst; also rank 0, rank 2)"), ("host_sync", "low", "rank 0")]

@@ -37,8 +37,28 @@ def test_analyze_folder_json_carries_the_per_rank_rows(tmp_path, capsys):
     assert "Per rank" in capsys.readouterr().out
 
 
-def test_single_trace_has_no_cross_rank_section(tmp_path):
+def test_single_trace_is_one_timeline_report(tmp_path):
     folder = _straggler(tmp_path)
     out = tmp_path / "a.json"
     assert run_cli(["analyze", str(folder / "rank0.json"), "--json", str(out)]) == 0
-    assert json.loads(out.read_text())["cross_rank"] is None
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/timeline-v1" and "cross_rank" not in doc
+
+
+def test_diagnose_a_list_of_rank_files_in_two_workers(tmp_path):
+    folder, out = _straggler(tmp_path), tmp_path / "d.json"
+    argv = ["diagnose", str(folder / "rank1.json"), str(folder / "rank0.json"), "--workers", "2", "--json", str(out)]
+    assert run_cli(argv) == 0
+    doc = json.loads(out.read_text())
+    straggler = next(f for f in doc["findings"] if f["kind"] == "straggler")
+    assert "rank 1" in straggler["summary"] and doc["context"]["cross_rank"]["ranks"] == [0, 1]
+
+
+def test_rank_traces_with_a_system_view_or_a_missing_file_exit_2(tmp_path, capsys):
+    folder = _straggler(tmp_path)
+    view = tmp_path / "view.json"
+    view.write_text("{}")
+    assert run_cli(["diagnose", str(folder), "--system-view", str(view)]) == 2
+    assert run_cli(["analyze", str(folder / "rank0.json"), str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("surrobench: error:") == 2 and "Traceback" not in err

@@ -59,13 +59,14 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
     assert stored["kind"] == "memory_bound" and any("profiler overhead" in e["text"] for e in stored["evidence"])
 
 
-def test_scenarios_control_passes_on_cpu_and_unknown_name_is_usage_error(tmp_path):
+def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_usage_error(tmp_path, capsys):
     out = tmp_path / "s.json"
-    assert run_cli(["scenarios", "--only", "gemm-bf16,tiny-mlp", "--device", "cpu", "--db", str(tmp_path / "s.db"),
+    assert run_cli(["scenarios", "--only", "gemm-bf16,tiny-mlp", "--device", "auto", "--db", str(tmp_path / "s.db"),
                     "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    assert "scenarios on cpu" in capsys.readouterr().out  # the device used, not "auto"
     outcomes = {o["scenario"]: o for o in json.loads(out.read_text())["outcomes"]}
-    assert outcomes["gemm-bf16"]["passed"] is True and outcomes["gemm-bf16"]["false_alarms"] == []
-    assert outcomes["tiny-mlp"]["passed"] is None  # launch-bound needs a GPU
+    assert outcomes["gemm-bf16"]["passed"] is None and "tensor-core peak" in outcomes["gemm-bf16"]["note"]
+    assert outcomes["tiny-mlp"]["passed"] is None and outcomes["tiny-mlp"]["note"] == "needs a CUDA GPU"
     assert run_cli(["scenarios", "--only", "nope"]) == 2
 
 
@@ -124,3 +125,18 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     assert run_cli(["diagnose", str(FNO), "--system-view", str(bare)]) == 2
     err = capsys.readouterr().err
     assert "no config of this surrobench/perf-v1 document has a system view" in err and "'function'" in err
+
+
+def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
+    db, out = tmp_path / "r.db", tmp_path / "d.json"
+    assert run_cli(["calibrate", "--device", "cpu", "--db", str(db), "--matmul-n", "256", "--copy-mib", "16",
+                    "--iters", "3"]) == 0
+    assert run_cli(["diagnose", "--model", "fno2d", "--shape", "16", "--batch", "1", "--device", "cpu", "--db", str(db),
+                    "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    (roof,) = json.loads(out.read_text())["context"]["roofline"].values()
+    ops = {o["name"]: o for o in roof["ops"]}
+    r2c = ops["aten::_fft_r2c"]
+    assert r2c["flops"] > 0 and r2c["intensity"] > 0 and r2c["bound"] in ("memory", "compute")
+    assert {"name", "flops", "bytes", "intensity", "achieved_tflops", "achieved_gbps", "bound"} <= set(r2c)
+    unknown = [o for o in roof["ops"] if o["flops"] is None]
+    assert all(o["intensity"] is None and o["achieved_tflops"] is None for o in unknown)

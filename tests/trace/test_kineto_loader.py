@@ -141,3 +141,21 @@ def test_a_cut_inside_a_string_falls_back_to_one_process(monkeypatch, tmp_path):
         (i + 1, i + 3) for i in [path.read_bytes().index(b"}, {", size // 3)]])
     tl = load_kineto_files([path], many=False, workers=2)
     assert len(tl.kernels) == 100 and odd in tl.names
+
+
+def test_without_msgspec_and_orjson_the_stdlib_path_reads_the_same(tmp_path):
+    """The pure-Python fallback (what a machine without the binary wheels runs), in a child process."""
+    import subprocess
+    import sys
+
+    for name in ("msgspec", "orjson"):
+        (tmp_path / f"{name}.py").write_text("raise ImportError('hidden')\n")
+    code = ("import sys, json; from surrobench.trace import load_trace, chrome_decode; "
+            "assert 'msgspec' not in sys.modules or sys.modules['msgspec'] is None; tl = load_trace(sys.argv[1]); "
+            "print(json.dumps([len(tl.kernels), len(tl.cpu_ops), len(tl.names), chrome_decode._loads.__module__]))")
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run([sys.executable, "-c", code, str(FNO)], capture_output=True, text=True,
+                          env={"PYTHONPATH": f"{tmp_path}:{src}", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    reference = load_trace(FNO)
+    assert json.loads(done.stdout) == [len(reference.kernels), len(reference.cpu_ops), len(reference.names), "json"]

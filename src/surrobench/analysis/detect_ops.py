@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.op_families import family_actions, family_of, low_intensity
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
 from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
@@ -32,8 +33,6 @@ from surrobench.analysis.thresholds import Thresholds
 if TYPE_CHECKING:
     from surrobench.analysis.diagnose import ConfigEvidence
 
-LOW_INTENSITY = ("normalization", "elementwise/activation", "reduction", "copy/cast/contiguous",
-                 "concat/index/gather/scatter", "memcpy/memset")  # fmt: skip
 COMPUTE = ("gemm/matmul/einsum", "convolution")
 HALF = ("fp16", "bf16")
 
@@ -54,7 +53,7 @@ def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, f
         return {}
     scale, small = ev.op_time_scale(), {}
     for op in t.ops:
-        if op.category in LOW_INTENSITY and op.calls:
+        if low_intensity(op.name) and op.calls:
             us = op.self_cpu_us * scale / op.calls
             if us < th.cpu_small_call_us:
                 small[op.name] = (op.calls / t.active_steps, us)
@@ -77,32 +76,42 @@ def _bound_ops(ev: ConfigEvidence, th: Thresholds, bound: str):
     return [o for o in ev.roofline.ops if o.bound == bound and o.share >= th.bound_op_share_min]
 
 
+def _intensity_text(o, ridge: float) -> str:
+    """``"0.42 FLOP/byte < ridge 12.3"``, or ``"FLOPs unknown (a <family> op)"`` when no formula counts them."""
+    if o.intensity is None:
+        family = family_of(o.name)
+        return f"FLOPs unknown ({family.name if family else 'no'} op, O(1) FLOP/byte)"
+    return f"{o.intensity:.2f} FLOP/byte < ridge {format_ridge(ridge)}"
+
+
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops below the ridge point. Stake: their time per step; gain: their time above the bandwidth
-    roof (roofline), None without a roofline."""
+    """Head ops below the ridge point (or low-intensity by family). Gain: their time above the bandwidth
+    roof (roofline), None without one; severity from the gain where known, else from their time per step.
+    The action is their families' (:mod:`surrobench.analysis.op_families`)."""
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
+    ops = []
     # CPU basis: many tiny calls are fragmented ops (fragmented_ops), not bandwidth-bound ones
     if ev.roofline is not None:  # per call from the roofline's time, which holds unseen ops of its category
         ops = [o for o in _bound_ops(ev, th, "memory")
                if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)]  # fmt: skip
         rows = [(o.name, o.time_ms, o.share) for o in ops]
-        gain = sum(o.gain_ms for o in ops)
+        gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         cache = "data in cache" if ev.on_cpu() else "data in L2"
-        evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.2f} FLOP/byte < ridge "
-                             f"{format_ridge(ev.roofline.ridge_flop_per_byte)}, {o.achieved_gbps:.0f} GB/s = "
-                             f"{_pct(o.ceiling_fraction, cache)} of {ev.roofline.ceilings.copy_gbps:.0f} GB/s",
-                             o.ceiling_fraction, "fraction") for o in ops]  # fmt: skip
+        evidence = [Evidence("roofline", f"{o.name}: {_intensity_text(o, ev.roofline.ridge_flop_per_byte)}, "
+                             f"{o.achieved_gbps:.0f} GB/s = {_pct(o.ceiling_fraction, cache)} of "
+                             f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s", o.ceiling_fraction, "fraction")
+                    for o in ops]  # fmt: skip
     else:
         small = _small_calls(ev, th)
         rows = [(n, ms, s) for n, (c, ms, s) in _op_ms(ev).items()
-                if c in LOW_INTENSITY and s >= th.bound_op_share_min and n not in small]  # fmt: skip
+                if low_intensity(n) and s >= th.bound_op_share_min and n not in small]  # fmt: skip
         gain, evidence = None, []
     if not rows:
         return None
     time_ms = sum(ms for _, ms, _ in rows)
-    severity = th.severity(time_ms / step)
+    severity = th.severity((time_ms if gain is None else gain) / step)
     if severity is None:
         return None
     evidence = [Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, "fraction")
@@ -114,20 +123,16 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(Evidence("timeline", f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
                                  ev.facts.busy_share, "fraction"))
     evidence += _time_note(ev)
-    names = ", ".join(n for n, _, _ in rows[:3])
-    action = ("move fewer bytes: fuse the op with its neighbours (torch.compile), use a fused/channels-last "
-              "(NHWC) implementation, or lower the precision of activations")  # fmt: skip
-    starved = [o.name for o in (ops if ev.roofline is not None else ()) if o.ceiling_fraction < th.parallelism_bound_fraction]
-    if starved and ev.on_cpu():
-        action += (f"; {', '.join(starved[:3])} run far below the memory-copy bandwidth: too little work per call "
-                   "for the cores (a small batch, a reduction over few rows) or a single-threaded kernel: raise the "
-                   "batch, check torch.get_num_threads(), fuse with torch.compile")  # fmt: skip
-    elif starved:
-        action += (f"; {', '.join(starved[:3])} run far below the copy bandwidth: too little parallelism (too few "
-                   "thread blocks for the SMs, e.g. a per-(batch x group) reduction at batch 1): raise the batch, "
-                   "or use an implementation that splits the reduction across more blocks")  # fmt: skip
-    return Finding("memory_bound", severity, f"{time_ms:.3f} ms per step in memory-bound ops ({names})", tuple(evidence),
-                   action, gain, ev.label)  # fmt: skip
+    names = [n for n, _, _ in rows]
+    action = family_actions(names, cpu=ev.on_cpu()) or ("move fewer bytes: fuse the ops with their neighbours "
+                                                         "(torch.compile), or lower the precision of activations")
+    starved = [o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < th.parallelism_bound_fraction]
+    if starved:
+        roof = "memory-copy bandwidth" if ev.on_cpu() else "copy bandwidth"
+        action = (f"{', '.join(starved[:3])} reach under {th.parallelism_bound_fraction:.0%} of the {roof}: more "
+                  f"bandwidth would not help; {action}")  # fmt: skip
+    return Finding("memory_bound", severity, f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})",
+                   tuple(evidence), action, gain, ev.label)  # fmt: skip
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -173,25 +178,26 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                        "on how close to the peak the ops run", tuple(evidence),
                        f"re-run surrobench calibrate{' --device cpu' if cpu else ''} on an idle machine with the "
                        "default sizes, then diagnose again", None, ev.label)  # fmt: skip
-    # Below the peak is at most "low": the peak is a large square GEMM's, which a convolution with few
-    # channels cannot reach whatever the user does; the structural bottlenecks rank above it.
-    gain = sum(o.gain_ms for o in ops)
-    severity = "low" if fraction < th.compute_efficient_fraction and th.severity(gain / step) else "info"
+    # The target is compute_efficient_fraction of the peak, not the peak: the peak is a large square GEMM's,
+    # which a convolution with few channels cannot reach whatever the user does. Severity follows that gain.
+    gain = sum(max(o.time_ms * (1 - o.ceiling_fraction / th.compute_efficient_fraction), 0.0) for o in ops)
+    severity = th.severity(gain / step) if fraction < th.compute_efficient_fraction else None
     at = _pct(fraction, "at the peak, within calibration spread")
     summary = f"compute-bound ops at {at} of the {roof.precision} matmul peak"
     if cpu:
-        action = _cpu_compute_action(roof, severity)
-    elif severity == "info":
+        action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
+    elif severity is None:
         action = "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs"
     else:
-        action = "reach the peak: tf32/bf16 tensor cores, aligned shapes (multiples of 8/16), larger batch"
-    return Finding("compute_bound", severity, summary, tuple(evidence), action,
-                   None if severity == "info" else gain, ev.label)  # fmt: skip
+        action = family_actions([o.name for o in ops])
+    return Finding("compute_bound", severity or "info", summary, tuple(evidence), action,
+                   None if severity is None else gain, ev.label)  # fmt: skip
 
 
-def _cpu_compute_action(roof, severity: str) -> str:
-    """The compute-bound action on a CPU: threads, batch and (only where the calibration shows bf16 faster
-    than fp32 on this CPU, e.g. AVX512-BF16/AMX) bf16 autocast; no tensor-core advice."""
+def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
+    """The compute-bound action on a CPU: the families' CPU actions (threads, batch) and, only where the
+    calibration shows bf16 faster than fp32 on this CPU (e.g. AVX512-BF16/AMX), bf16 autocast; no tensor-core
+    advice."""
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
@@ -199,8 +205,7 @@ def _cpu_compute_action(roof, severity: str) -> str:
             f"{format_tflops(fp32)} TFLOP/s)") if faster else ""  # fmt: skip
     if severity == "info":
         return f"healthy near the peak; to go faster cut the FLOPs{half}"
-    return ("reach the peak: use every core for MKL/oneDNN (torch.get_num_threads(), OMP_NUM_THREADS), a larger "
-            f"batch, channels-last convolutions (oneDNN){half}")
+    return family_actions(names, cpu=True) + half
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -220,8 +225,12 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
-    evidence = [Evidence("profiler", f"elementwise/copy/concat ops hold {reading.share:.0%} of op time", reading.share,
-                         "fraction")]  # fmt: skip
+    extra = share - reading.share
+    extra = extra if extra >= 0.005 else 0.0  # under half a percent prints as 0%: not a fact worth a number
+    text = (f"elementwise/copy/concat ops hold {reading.share:.0%} of op time" if not extra else
+            f"elementwise/copy/concat ops hold {reading.share:.0%} of op time and tiny calls of other low-intensity ops "
+            f"{extra:.0%}: {share:.0%} in all")  # fmt: skip
+    evidence = [Evidence("profiler", text, share, "fraction")]
     if reading.kernel_count:
         evidence.append(Evidence("profiler", f"{reading.small_kernel_count} of {reading.kernel_count} kernels shorter "
                                  f"than {reading.small_kernel_us:g} us", reading.small_kernel_count, "kernels"))
@@ -233,11 +242,13 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(Evidence("timeline", f"kernel median {ev.timeline.launches.kernel_us_median:.1f} us",
                                  ev.timeline.launches.kernel_us_median, "us"))
     evidence += _time_note(ev)
-    what = "small elementwise/copy/concat ops" if share == reading.share else "small ops (many calls, little time each)"
-    return Finding("fragmented_ops", severity, f"{share:.0%} of op time in {what}",
-                   tuple(evidence), "fuse them: torch.compile, fused kernels (e.g. conv+bias+activation), fewer "
-                   ".contiguous()/cat" + ("; fewer, larger calls (a larger batch; no per-call casts or copies in "
-                   "the step)" if small else ""), None, ev.label)  # fmt: skip
+    what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
+    fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
+    action = family_actions(fragments[:5], cpu=ev.on_cpu())
+    if small:
+        action += "; fewer, larger calls (a larger batch; no per-call casts or copies in the step)"
+    return Finding("fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None,
+                   ev.label)  # fmt: skip
 
 
 def _is_power_of_2(n: int) -> bool:
@@ -252,7 +263,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     evidence, time_ms = [], 0.0
     if ev.roofline is not None:
-        flops = sum(o.flops for o in ev.roofline.ops) or 1
+        flops = sum(o.flops or 0 for o in ev.roofline.ops) or 1
         wide = [o for o in ev.roofline.ops if o.flops and not {"float16", "bfloat16"} & set(o.dtypes)]
         if sum(o.flops for o in wide) / flops >= th.fp32_under_autocast_share:
             time_ms += sum(o.time_ms for o in wide)

@@ -7,10 +7,11 @@ longest mean step over the ranks; severity comes from the stake's fraction of it
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 
 from surrobench.analysis.cross_rank import CrossRankReport, RankRow
-from surrobench.analysis.findings import Evidence, Finding, rank_findings
+from surrobench.analysis.findings import SEVERITIES, Evidence, Finding, rank_findings
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 
 MAX_LISTED_RANKS = 8
@@ -118,3 +119,22 @@ def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT
     if report is None:
         return []
     return rank_findings([f for detector in DETECTORS if (f := detector(report, th)) is not None])
+
+
+def merge_rank_findings(per_rank: list[list[Finding]]) -> list[Finding]:
+    """One finding per kind from each rank's own findings (``config`` naming the rank): the most severe,
+    largest-gain one, its config extended with the other ranks that have the kind (64 ranks do not give 64
+    launch_bound rows). Order: as :func:`rank_findings`."""
+    by_kind: dict[str, list[Finding]] = {}
+    for findings in per_rank:
+        for f in findings:
+            by_kind.setdefault(f.kind, []).append(f)
+    merged = []
+    for group in by_kind.values():
+        worst = min(group, key=lambda f: (SEVERITIES.index(f.severity), -(f.estimated_gain_ms or 0.0)))
+        others = [f.config for f in group if f is not worst and f.config]
+        if others:
+            listed = ", ".join(others[:MAX_LISTED_RANKS]) + (" ..." if len(others) > MAX_LISTED_RANKS else "")
+            worst = dataclasses.replace(worst, config=f"{worst.config} (worst; also {listed})")
+        merged.append(worst)
+    return rank_findings(merged)

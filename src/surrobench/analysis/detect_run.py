@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.op_families import family_actions
 from surrobench.analysis.ops import OpTable
 from surrobench.analysis.thresholds import Thresholds
+from surrobench.execution.failures import recorded_cause
 from surrobench.results.schema import ConfigResult
-
-_CUFFT_HALF = "powers of two"  # cuFFT's error for a half-precision FFT of another size
 
 
 def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]:
@@ -22,9 +22,37 @@ def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]
     return groups
 
 
+def _throughput_ci(r: ConfigResult) -> tuple[float, float] | None:
+    """Samples/s at the ends of the median's 95% CI (batch / latency), None without one."""
+    if r.latency_ms is None or not r.latency_ms.ci95_median or min(r.latency_ms.ci95_median) <= 0:
+        return None
+    lo_ms, hi_ms = r.latency_ms.ci95_median
+    return r.batch / (hi_ms / 1e3), r.batch / (lo_ms / 1e3)
+
+
+def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding | None:
+    """Throughput falling by more than ``throughput_drop_min`` from ``small`` to ``large`` batch, and beyond the
+    noise: the larger batch's CI of samples/s lies wholly below the smaller one's. A dip inside the CIs is noise."""
+    if not (small.samples_per_s and large.samples_per_s):
+        return None
+    drop = 1 - large.samples_per_s / small.samples_per_s
+    ci_small, ci_large = _throughput_ci(small), _throughput_ci(large)
+    if drop <= th.throughput_drop_min or ci_small is None or ci_large is None or ci_large[1] >= ci_small[0]:
+        return None
+    ev = (Evidence("run", f"{small.samples_per_s:.0f} samples/s at batch {small.batch} (95% CI {ci_small[0]:.0f}-"
+                   f"{ci_small[1]:.0f}), {large.samples_per_s:.0f} at batch {large.batch} (95% CI {ci_large[0]:.0f}-"
+                   f"{ci_large[1]:.0f})", drop, "fraction"),)  # fmt: skip
+    return Finding("memory_pressure", th.severity(drop) or "low", f"throughput falls {drop:.0%} from batch "
+                   f"{small.batch} to {large.batch}, beyond the noise", ev + _memory_evidence(large),
+                   "keep the smaller batch, or find the cause in the peak memory (allocator, workspace); tile large "
+                   "inputs", None, large.label())  # fmt: skip
+
+
 def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_bytes: int | None) -> list[Finding]:
-    """Per (model, shape, precision, mode): throughput falling from one batch to the next, an OOM at a
-    larger batch, peak memory near the device's, or the allocator reserving far more than it allocated."""
+    """Per (model, shape, precision, mode), each needing a memory signal, never a dip alone: an OOM at a larger
+    batch; throughput falling from one batch to the next beyond both medians' CIs; peak memory near the
+    device's; allocator retries (a failed cudaMalloc that flushed the cache); the allocator reserving far more
+    than it allocated."""
     found = []
     for group in _groups(results, lambda r: (r.model, r.shape_label, r.precision, r.device, r.mode)).values():
         group.sort(key=lambda r: r.batch)
@@ -36,15 +64,8 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
                                      (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),),
                                      "serve at most batch {}; tile the domain (chunked inference) or lower the precision"
                                      .format(small.batch), None, large.label()))  # fmt: skip
-            elif large.status == "ok" and small.samples_per_s and large.samples_per_s:
-                drop = 1 - large.samples_per_s / small.samples_per_s
-                if drop > th.throughput_drop_min:
-                    ev = (Evidence("run", f"{small.samples_per_s:.0f} samples/s at batch {small.batch}, "
-                                   f"{large.samples_per_s:.0f} at batch {large.batch}", drop, "fraction"),)
-                    found.append(Finding("memory_pressure", th.severity(drop) or "low", f"throughput falls {drop:.0%} "
-                                         f"from batch {small.batch} to {large.batch}", ev + _memory_evidence(large),
-                                         "keep the smaller batch, or find the cause in the peak memory (allocator, "
-                                         "workspace); tile large inputs", None, large.label()))  # fmt: skip
+            elif large.status == "ok" and (fall := _throughput_fall(small, large, th)) is not None:
+                found.append(fall)
         found += [f for r in group if (f := _near_limit_or_churn(r, th, device_memory_bytes)) is not None]
     return found
 
@@ -63,6 +84,13 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
         share = r.peak_mem_bytes / device_memory_bytes
         return Finding("memory_pressure", "medium", f"peak memory at {share:.0%} of the device", _memory_evidence(r),
                        "a larger batch or grid will not fit: tile the domain or lower the precision", None, r.label())
+    retries = r.extra.get("alloc_retries") or 0
+    if retries:
+        return Finding("memory_pressure", "medium", f"the allocator retried {retries} allocation(s) after freeing its "
+                       "cache", _memory_evidence(r) + (Evidence("run", f"num_alloc_retries {retries} (torch.cuda."
+                       "memory_stats)", retries, "retries"),), "memory is nearly full: each retry frees cached blocks "
+                       "and synchronizes; lower the batch or precision, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                       None, r.label())  # fmt: skip
     reserved = r.peak_reserved_bytes or 0
     if reserved >= th.reserved_min_bytes and reserved > th.reserved_over_allocated * r.peak_mem_bytes:
         return Finding("memory_pressure", "low", f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
@@ -71,20 +99,27 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
     return None
 
 
+#: Failure causes (:data:`surrobench.execution.failures.FAILURE_CAUSES`) that say a half precision is not
+#: available for the model's FFTs, and the clause each adds to the finding's summary.
+_FFT_PRECISION_CAUSES = {
+    "fft_no_bf16": "bf16 is not available for this model's FFTs",
+    "fft_no_half": "fp16 is not available for this model's FFTs on this device",
+    "fft_half_size": "fp16 FFTs need power-of-2 sizes",
+}
+
+
 def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Finding]:
     """fp16/bf16 configs slower than the fp32 config of the same model, shape, batch and mode (gain: the
-    difference), and half-precision configs that failed on cuFFT's power-of-2 rule."""
+    difference), and one finding per such group for the half precisions its FFTs cannot run
+    (:data:`_FFT_PRECISION_CAUSES`; no gain: the config did not run)."""
     found = []
     for group in _groups(results, lambda r: (r.model, r.shape_label, r.batch, r.device, r.mode)).values():
         fp32 = next((r for r in group if r.precision == "fp32" and r.status == "ok"), None)
+        found += _fft_precision_failures(group)
         for r in group:
-            if r.precision not in ("fp16", "bf16"):
+            if r.precision not in ("fp16", "bf16") or fp32 is None or r.status != "ok":
                 continue
-            if r.status == "error" and r.error and _CUFFT_HALF in r.error:
-                found.append(Finding("precision_mismatch", "high", f"{r.precision} fails: FFT size not a power of 2",
-                                     (Evidence("run", r.error),), "pad the grid to a power of 2 or keep the FFTs in "
-                                     "fp32 (cast around them)", None, r.label()))  # fmt: skip
-            elif fp32 is not None and r.status == "ok" and r.latency_ms and fp32.latency_ms:
+            if r.latency_ms and fp32.latency_ms:
                 slower = r.latency_ms.median / fp32.latency_ms.median - 1
                 if slower > th.precision_slower_min:
                     gain = r.latency_ms.median - fp32.latency_ms.median
@@ -94,6 +129,34 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
                                          f"{r.precision} is {slower:.0%} slower than fp32", ev, "stay in fp32 here (casts and "
                                          "launches outweigh the faster math), or remove the casts: cast weights once, "
                                          "feed half inputs", gain, r.label()))  # fmt: skip
+    return found
+
+
+def _fft_precision_failures(group: list[ConfigResult]) -> list[Finding]:
+    """One ``low`` finding for the half-precision configs of ``group`` that failed in the FFT library; the
+    evidence keeps each original error, the action is each cause's explained line."""
+    failed = [(r, cause) for r in group if r.status == "error" and r.precision in ("fp16", "bf16")
+              and (cause := recorded_cause(r.error, r.extra)).cause_id in _FFT_PRECISION_CAUSES]  # fmt: skip
+    if not failed:
+        return []
+    causes = dict.fromkeys(cause for _, cause in failed)  # each cause once, in order
+    summary = "; ".join(_FFT_PRECISION_CAUSES[c.cause_id] for c in causes)
+    evidence = tuple(Evidence("run", f"{r.precision} failed: {r.error}") for r, _ in failed)
+    action = "; ".join(c.line for c in causes)
+    return [Finding("precision_mismatch", "low", summary, evidence, action, None, failed[0][0].label())]
+
+
+def capture_failures(results: list[ConfigResult]) -> list[Finding]:
+    """A ``host_sync`` finding for each CUDA-graph config whose capture failed on a host synchronization
+    (cause ``graph_capture_sync``): the forward synchronizes, which also blocks the launch-bound cure."""
+    found = []
+    for r in results:
+        if r.status != "error" or r.mode != "cudagraph":
+            continue
+        cause = recorded_cause(r.error, r.extra)
+        if cause.cause_id == "graph_capture_sync":
+            found.append(Finding("host_sync", "low", "CUDA graph capture fails: the forward synchronizes the host",
+                                 (Evidence("run", f"cudagraph failed: {r.error}"),), cause.line, None, r.label()))
     return found
 
 
@@ -133,6 +196,6 @@ def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult,
                    t_large / t_small, "x"),
           Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"))
     return Finding("superlinear_scaling", th.severity(gain / step) or "low", f"{name} grows {t_large / t_small:.1f}x for "
-                   f"{ratio:.1f}x the work", ev, "look for a slow path at the large shape (extra kernel launches, "
-                   "non-coalesced access): try channels-last (NHWC), a fused implementation, or tiling", gain,
-                   large.label())  # fmt: skip
+                   f"{ratio:.1f}x the work", ev, "; ".join(filter(None, ("look for a slow path at the large shape (extra kernel "
+                   "launches, a cache the larger tensors overflow, non-coalesced access): tile the domain",
+                   family_actions([name])))), gain, large.label())  # fmt: skip

@@ -8,7 +8,8 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 - operator kinds, from the op table and the roofline: :mod:`surrobench.analysis.detect_ops`
   (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config);
 - run kinds, across the configs of a run: :mod:`surrobench.analysis.detect_run`
-  (memory_pressure, superlinear_scaling, precision_mismatch between precisions);
+  (memory_pressure, superlinear_scaling, precision_mismatch between precisions, and the failed configs
+  whose cause informs: FFT precisions, graph capture on a host sync);
 - cross-rank kinds, across the ranks of a distributed trace: :mod:`surrobench.analysis.detect_ranks`
   (straggler, comm_wait, comm_not_overlapped).
 """
@@ -164,5 +165,6 @@ def diagnose_run(evidence: list[ConfigEvidence], results: list[ConfigResult], *,
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
     found += detect_run.memory_pressure(results, th, device_memory_bytes)
     found += detect_run.precision_mismatch(results, th)
+    found += detect_run.capture_failures(results)
     found += detect_run.superlinear_scaling(results, tables, th, flops or {})
     return rank_findings(found)

@@ -168,15 +168,15 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
     chains = host_op_chains(tl, host_call[host_call >= 0])
     chain_of = iter(chains)
     pageable = np.where(cause == "h2d_copy", act.pageable[nxt], act.pageable[prev])
+    names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
     return [
-        Gap(rank=int(act.rank[n]), device=int(act.device[n]), start_ms=float(a) / 1e6,
-            dur_us=float(b - a) / 1e3, cause=str(c), prev_op=_op_name(tl, act, p), next_op=_op_name(tl, act, n),
-            launch_call=tl.name(api.name_id[lc]) if lc >= 0 else "",
-            sync_call=tl.name(api.name_id[sc]) if sc >= 0 else "",
-            host_op=next(chain_of) if hc >= 0 else "", pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"))
-        for a, b, c, p, n, lc, sc, hc, pg in zip(g0.tolist(), g1.tolist(), cause.tolist(), prev.tolist(),
-                                                 nxt.tolist(), launch.tolist(), sync.tolist(), host_call.tolist(),
-                                                 pageable.tolist())
+        Gap(rank=r, device=d, start_ms=a / 1e6, dur_us=(b - a) / 1e3, cause=c, prev_op=po, next_op=no,
+            launch_call=lc, sync_call=sc, host_op=next(chain_of) if hc >= 0 else "",
+            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"))
+        for r, d, a, b, c, po, no, lc, sc, hc, pg in zip(
+            act.rank[nxt].tolist(), act.device[nxt].tolist(), g0.tolist(), g1.tolist(), cause.tolist(),
+            _op_names(tl, act, prev), _op_names(tl, act, nxt), _call_names(api, launch, names),
+            _call_names(api, sync, names), host_call.tolist(), pageable.tolist())
     ], sync
 
 
@@ -189,6 +189,11 @@ def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     outer = enclosing_top_level(tl.cpu_ops, api.rank[rows], api.tid[rows], api.start_ns[rows])
     entry[known] = np.where(outer >= 0, take(tl.cpu_ops.start_ns, outer), api.start_ns[rows])
     return entry
+
+
+def _call_names(api, rows: np.ndarray, names: np.ndarray) -> list[str]:
+    """Name of each API call row; ``""`` for -1. ``names`` is ``("",) + tl.names`` as an object array."""
+    return names[np.where(rows >= 0, take(api.name_id, rows, -1) + 1, 0)].tolist()
 
 
 def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray,
@@ -209,9 +214,10 @@ def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str],
     return found
 
 
-def _op_name(tl: Timeline, act: GpuActivity, row: int) -> str:
-    name = tl.name(act.name_id[row])
-    return name if act.op_type[row] == 0 else f"{OP_TYPE_NAMES[act.op_type[row]]}: {name}"
+def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
+    """Name of each GPU activity row, prefixed with its kind unless a kernel (``memcpy: Memcpy HtoD ...``)."""
+    return [name if t == 0 else f"{OP_TYPE_NAMES[t]}: {name}" for name, t in
+            zip(np.array(tl.names, dtype=object)[act.name_id[rows]].tolist(), act.op_type[rows].tolist())]
 
 
 def _summarize(gaps: list[Gap], threshold_ns: int,

@@ -5,13 +5,17 @@ Model (Williams, Waterman, Patterson, "Roofline: an insightful visual performanc
 device's ridge point is ``peak FLOP/s / bandwidth``. Below the ridge the op is memory-bound (its best time
 is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 
-- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config. It counts
-  matmul, convolution and attention FLOPs only; every other op counts 0 FLOPs, hence intensity 0 and
-  memory-bound -- right in kind for normalization and elementwise ops, which do a few FLOPs per byte.
+- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config, with the
+  formulas of :mod:`surrobench.analysis.op_flops` registered on it (FFTs, complex matmuls, normalization,
+  scatter-add, elementwise arithmetic; 0 for pure data movement). An op neither knows has unknown FLOPs
+  (``None``): no intensity, and its bound comes from its family (:func:`surrobench.analysis.op_families.
+  low_intensity`: memory-bound for normalization, elementwise, copy and gather ops, else ``"unknown"``).
 - Bytes: from the shapes each ATen op sees (a dispatch mode under the FLOP counter, so composite ops are
   seen decomposed): every tensor input and output counted once, ``numel * element_size``. This is the
   minimum traffic when nothing stays in cache: re-reads (a convolution's input tiles) are not counted,
-  and an input in L2 (50 MB on the H200) costs less. Shapes are from the config's own inputs.
+  and an input in L2 (50 MB on the H200) costs less. A gather (``index_select``, ``gather``, ``index``,
+  ``embedding``) reads only the rows it outputs: its source counts at most the output's bytes. Shapes are
+  from the config's own inputs.
 - Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
   The time of ops the dispatch mode never sees (wrappers above it such as ``aten::linear``, backend ops
   below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
@@ -37,6 +41,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
+from surrobench.analysis.op_families import low_intensity
+from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops
 from surrobench.analysis.ops import OpTable, categorize
 
 #: What GPU.md measured on the H200 (2026-11-30): device-to-device copy 4184 GB/s (read + write bytes),
@@ -119,13 +125,18 @@ H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "
 
 @dataclass
 class OpCost:
-    """FLOPs and bytes of one ATen op over one forward pass; ``dtypes``: floating input dtypes seen."""
+    """FLOPs and bytes of one ATen op over one forward pass; ``flops`` None when unknown (no formula);
+    ``dtypes``: floating input dtypes seen."""
 
     name: str
     calls: int = 0
-    flops: int = 0
+    flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
+
+
+#: Gathers: they read the source rows they output, not the whole source.
+_GATHERS = frozenset({"aten::index_select", "aten::gather", "aten::index", "aten::embedding"})
 
 
 class _ShapeBytes(TorchDispatchMode):
@@ -142,39 +153,57 @@ class _ShapeBytes(TorchDispatchMode):
         ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
         outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         cost.calls += 1
-        cost.bytes += sum(t.numel() * t.element_size() for t in ins + outs)
+        nbytes = [t.numel() * t.element_size() for t in ins]
+        out_bytes = sum(t.numel() * t.element_size() for t in outs)
+        if name in _GATHERS and ins:  # the source (first input) read at most once per output element
+            nbytes[0] = min(nbytes[0], out_bytes)
+        cost.bytes += sum(nbytes) + out_bytes
         cost.dtypes.update(str(t.dtype).removeprefix("torch.") for t in ins if t.is_floating_point() or t.is_complex())
         return out
 
 
 def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP counter and the byte counter; costs by op name (``aten::mm``)."""
-    with _ShapeBytes() as shapes, FlopCounterMode(display=False) as flops:
+    """Run ``forward()`` once under the FLOP counter (with :data:`~surrobench.analysis.op_flops.FLOP_FORMULAS`)
+    and the byte counter; costs by op name (``aten::mm``), ``flops`` None for ops no formula counts."""
+    with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
         forward()
+    known = counted_ops(FLOP_FORMULAS)
+    for name, cost in shapes.costs.items():
+        cost.flops = 0 if name in known else None
     for packet, count in flops.get_flop_counts().get("Global", {}).items():
         name = str(packet).replace(".", "::", 1)
-        shapes.costs.setdefault(name, OpCost(name)).flops += int(count)
+        cost = shapes.costs.setdefault(name, OpCost(name))
+        cost.flops = (cost.flops or 0) + int(count)
     return shapes.costs
 
 
 @dataclass(frozen=True)
 class RooflineOp:
-    """One op against the roofline, per step. Times ms, FLOPs and bytes per step, rates in TFLOP/s, GB/s."""
+    """One op against the roofline, per step. Times ms, FLOPs and bytes per step, rates in TFLOP/s, GB/s.
+
+    With unknown FLOPs (``flops`` None) there is no intensity and no FLOP rate; a low-intensity op
+    (:func:`~surrobench.analysis.op_families.low_intensity`) is still ``"memory"``-bound, measured against
+    the bandwidth roof alone; any other is ``"unknown"``, with no ceiling fraction and no gain.
+    """
 
     name: str
     category: str
     time_ms: float
     share: float
-    flops: int
+    flops: int | None
     bytes: int
-    intensity: float
-    achieved_tflops: float
+    intensity: float | None
+    achieved_tflops: float | None
     achieved_gbps: float
-    bound: str  # "memory" or "compute"
-    ceiling_fraction: float  # achieved / attainable at this intensity = best time / time
-    gain_ms: float  # time minus the roofline's best time
+    bound: str  # "memory", "compute" or "unknown"
+    ceiling_fraction: float | None  # achieved / attainable at this intensity = best time / time
+    gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
+
+    def to_json(self) -> dict:
+        """Every field; ``dtypes`` as a list; unknown values null."""
+        return {**self.__dict__, "dtypes": list(self.dtypes)}
 
 
 @dataclass(frozen=True)
@@ -185,6 +214,14 @@ class RooflineReport:
     precision: str
     ridge_flop_per_byte: float
     ops: tuple[RooflineOp, ...]
+
+    def to_json(self) -> dict:
+        """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ops}``."""
+        c = self.ceilings
+        return {"device_name": c.device_name, "precision": self.precision,
+                "peak_tflops": c.peak_tflops(self.precision), "copy_gbps": c.copy_gbps,
+                "ridge_flop_per_byte": self.ridge_flop_per_byte, "ceilings_note": c.note or f"calibrated {c.measured}",
+                "ops": [o.to_json() for o in self.ops]}  # fmt: skip
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
@@ -201,6 +238,27 @@ def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
         for n in mine:
             times[n] += ms * costs[n].bytes / total
     return times
+
+
+def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, bandwidth: float) -> RooflineOp:
+    """``c`` against the roofline of ``peak`` FLOP/s and ``bandwidth`` bytes/s, at ``ms`` per step."""
+    s = ms / 1e3
+    if c.flops is None:  # unknown FLOPs: the bandwidth roof alone, and only for ops known to be low-intensity
+        bound = "memory" if low_intensity(name) else "unknown"
+        intensity = achieved = None
+        best_s = c.bytes / bandwidth if bound == "memory" else None
+    else:
+        intensity = c.flops / c.bytes if c.bytes else 0.0
+        bound = "compute" if intensity >= peak / bandwidth else "memory"
+        achieved = c.flops / s / 1e12
+        best_s = max(c.flops / peak, c.bytes / bandwidth)  # the roofline's time for this op
+    return RooflineOp(
+        name=name, category=categorize(name), time_ms=ms, share=share, flops=c.flops, bytes=c.bytes,
+        intensity=intensity, achieved_tflops=achieved, achieved_gbps=c.bytes / s / 1e9, bound=bound,
+        ceiling_fraction=None if best_s is None else best_s / s,
+        gain_ms=None if best_s is None else max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)),
+        calls=c.calls,
+    )  # fmt: skip
 
 
 def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str,
@@ -221,17 +279,8 @@ def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, preci
     total = sum(times.values())
     ops = []
     for name, ms in times.items():
-        if ms <= 0:
-            continue
-        c, s = costs[name], ms / 1e3
-        intensity = c.flops / c.bytes if c.bytes else 0.0
-        best_s = max(c.flops / peak, c.bytes / bandwidth)  # the roofline's time for this op
-        achieved_flops = c.flops / s
-        ops.append(RooflineOp(
-            name=name, category=categorize(name), time_ms=ms, share=ms / total, flops=c.flops, bytes=c.bytes,
-            intensity=intensity, achieved_tflops=achieved_flops / 1e12, achieved_gbps=c.bytes / s / 1e9,
-            bound="compute" if intensity >= ridge else "memory", ceiling_fraction=best_s / s,
-            gain_ms=max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)), calls=c.calls,
-        ))  # fmt: skip
+        if ms > 0:
+            ops.append(_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth))
+
     ops.sort(key=lambda o: -o.time_ms)
     return RooflineReport(ceilings, precision, ridge, tuple(ops))

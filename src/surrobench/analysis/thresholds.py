@@ -28,7 +28,8 @@ class Thresholds:
     """The diagnosis thresholds. Fractions are 0..1, times ms, memory bytes.
 
     Severity (all kinds): a finding's *stake* is the step time it concerns, its estimated gain where one
-    can be computed, else the time of the ops or gaps behind it, as a fraction of the step.
+    can be computed, else the time of the ops or gaps behind it, as a fraction of the step; so within the
+    findings that have gains, a higher severity never carries a smaller gain.
 
     Attributes:
         severity_high_fraction: stake >= this is ``high``. 0.25: on the H200, launch-bound fno2d 128 b1
@@ -47,8 +48,9 @@ class Thresholds:
             holding at least this share of the op table's time get the ``compute_bound`` verdict. 0.5: they
             hold most of the time (a majority), our choice.
         compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
-            peak is healthy (``info``). 0.5: cuBLAS GEMMs at 8192^3 reach the peak itself (GPU.md); half of it
-            is what a large convolution or GEMM in a model reaches on the H200 baseline.
+            peak is healthy (``info``), and it is the target a slower op's gain is measured to. 0.5: cuBLAS
+            GEMMs at 8192^3 reach the peak itself (docs/benchmarks/h200-diagnosis.md, calibration); half of
+            it is what a large convolution or GEMM in a model reaches on the H200 baseline.
         calibration_stale_ratio: a compute-bound op above this multiple of the calibrated matmul peak means
             the calibration is stale or too low (another machine state, a calibration at tiny sizes, a peak
             measured for a GEMM that the op's kernel beats, e.g. a CPU's fp16 matmul next to its fp16

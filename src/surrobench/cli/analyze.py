@@ -10,13 +10,18 @@ import typer
 from rich.console import Console, Group
 from rich.table import Table
 
-from surrobench.analysis.cross_rank import timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
+from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli import app
-from surrobench.cli.options import check_writable, write_json
+from surrobench.cli.options import (
+    DaskSchedulerOpt,
+    WorkersOpt,
+    check_writable,
+    write_json,
+)
 from surrobench.errors import UsageError
-from surrobench.report.cross_rank import cross_rank_rich
+from surrobench.report.cross_rank import rank_traces_rich
 from surrobench.report.escape import rich_escape
 from surrobench.trace import load_trace
 from surrobench.trace.model import LOAD_ANOMALIES
@@ -118,11 +123,12 @@ def _stream_lines(report: TimelineReport) -> list:
 
 @app.command()
 def analyze(
-    path: Path = typer.Argument(..., help="Kineto trace (.json/.json.gz or a folder of per-rank files), "
-                                          "nsys SQLite export, or .nsys-rep/.qdrep report."),
+    paths: list[Path] = typer.Argument(..., help="Kineto trace (.json/.json.gz), a folder or list of per-rank "
+                                                 "traces, an nsys SQLite export, or a .nsys-rep/.qdrep report."),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the full report as JSON to PATH."),
     gap_threshold_us: float = typer.Option(DEFAULT_GAP_THRESHOLD_NS / 1e3, "--gap-threshold-us", min=0.0,
                                            help="Shortest GPU idle interval reported as a gap (us)."),
+    workers: int | None = WorkersOpt, dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
     of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
@@ -130,10 +136,14 @@ def analyze(
     if not math.isfinite(gap_threshold_us) or gap_threshold_us > _MAX_GAP_THRESHOLD_US:
         raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
                          f"{_MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
-    timeline = load_trace(path)
-    report = analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
-    ranks = timeline_cross_rank(timeline)
-    Console().print(render_timeline(report))
-    if ranks is not None:
-        Console().print(cross_rank_rich(ranks))
-    write_json(json_path, {**report.to_dict(), "cross_rank": ranks.to_dict() if ranks is not None else None})
+    gap_threshold_ns = round(gap_threshold_us * 1e3)
+    rank_files = rank_trace_set(paths)
+    if rank_files is None:
+        report = analyze_timeline(load_trace(paths[0]), gap_threshold_ns=gap_threshold_ns)
+        Console().print(render_timeline(report))
+        write_json(json_path, report.to_dict())
+        return
+    traces = analyze_rank_traces(rank_files, diagnose=False, gap_threshold_ns=gap_threshold_ns, workers=workers,
+                                 dask_scheduler=dask_scheduler)  # fmt: skip
+    Console().print(rank_traces_rich(traces, render_timeline, f"cross-rank findings of {len(rank_files)} rank traces"))
+    write_json(json_path, traces.to_dict())

@@ -6,9 +6,13 @@ whether the GPU works while it runs):
 - ``surrobench diagnose --model ... --shape ...``: timing, then profiling in child processes, then the
   timeline of each profiled trace, the roofline (FLOP counter run once per config) and the run-level checks;
 - ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
-- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds.
+- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds;
+  several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
+  diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
 
-``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`).
+``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`); for a
+workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
+bytes, intensity, achieved rates, bound; null where unknown).
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ from surrobench.cli import app
 from surrobench.cli.options import (
     BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
     ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
-    build_profile_options, build_request, check_writable, console, err_console, write_json,
+    build_profile_options, build_request, check_writable, console, err_console, write_json, WorkersOpt,
+    DaskSchedulerOpt,
 )  # fmt: skip
+from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.run import timed_and_profiled
 from surrobench.collect.perf_phase import PERF_SCHEMA, PerfOptions, perf_config
 from surrobench.collect.profile_phase import ProfileOptions
@@ -69,8 +75,9 @@ def op_costs(cfg: ExecConfig) -> dict:
 
 def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
                       system: SystemView | None = None, system_pass: bool = False,
-                      ) -> tuple[RunRecord, list[Finding], list[str]]:  # fmt: skip
-    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings.
+                      ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:  # fmt: skip
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
+    the evidence of each diagnosed config (its roofline included).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the intro text's first pass: what the CPU is busy with);
@@ -106,7 +113,7 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
                         else ConfigEvidence(**known))  # fmt: skip
     findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
                             device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
-    return record, findings, warnings
+    return record, findings, warnings, evidence
 
 
 def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
@@ -182,8 +189,9 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
 
 @app.command()
 def diagnose(
-    trace: Path | None = typer.Argument(None, help="Kineto trace (file or per-rank folder) or nsys export to "
-                                                   "diagnose alone; omit to run the workload options."),
+    traces: list[Path] | None = typer.Argument(None, help="Kineto trace, a folder or list of per-rank traces, or "
+                                                          "an nsys export to diagnose alone; omit to run the "
+                                                          "workload options."),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
     model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
     mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
@@ -194,16 +202,25 @@ def diagnose(
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
     system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
                                      "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
-    markdown: Path | None = MarkdownOpt,
+    markdown: Path | None = MarkdownOpt, workers: int | None = WorkersOpt, dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:  # fmt: skip
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     th = load_thresholds(config)
     system = load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    if trace is not None and run_id is not None:
+    if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
-    if trace is not None:
+    rank_files = rank_trace_set(traces) if traces else None
+    if rank_files is not None:
+        if system is not None:
+            raise UsageError(f"--system-view describes one process; it cannot apply to {len(rank_files)} rank traces")
+        result = analyze_rank_traces(rank_files, th, workers=workers, dask_scheduler=dask_scheduler)
+        findings, title, warnings = list(result.findings), f"diagnosis of {len(rank_files)} rank traces", []
+        console.print(cross_rank_rich(result.cross_rank))
+        context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
+    elif traces:
+        trace = traces[0]
         if not trace.exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
         findings, ranks = diagnose_trace(load_trace(trace), th, system=system)
@@ -221,10 +238,11 @@ def diagnose(
                                 cudnn_benchmark, input_sets, tag)  # fmt: skip
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store:
-            record, findings, warnings = diagnose_workload(request, store, options, th, system, system_pass)
+            record, findings, warnings, evidence = diagnose_workload(request, store, options, th, system, system_pass)
             findings = cite_measured(findings, measured_for(store, record.results))
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {"run_id": record.run_id, "device_name": record.env["device_name"]}
+        context = {"run_id": record.run_id, "device_name": record.env["device_name"],
+                   "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
     render(findings, title, markdown)
     for warning in warnings:
         err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")

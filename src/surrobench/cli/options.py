@@ -92,6 +92,10 @@ ParallelOpt = typer.Option("auto", "--parallel", help="How the ranks share the w
 DevicesOpt = typer.Option(None, "--devices", help="GPU indices (0,1,...): spread the sweep's configs over them, one "
                           "process per GPU, into the one database.")
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
+WorkersOpt = typer.Option(None, "--workers", min=1, help="Processes reading rank traces at once (default: one "
+                          "per core, as memory allows; 1: in this process).")
+DaskSchedulerOpt = typer.Option(None, "--dask-scheduler", help="Read the rank traces on the workers of this Dask "
+                                "scheduler (tcp://host:8786) instead of local processes.")
 
 
 def build_request(

@@ -54,19 +54,19 @@ def scenarios(
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     options = build_profile_options(2, 5, 10, False, trace_out, True, iters)
-    outcomes, findings = [], {}
+    outcomes, findings, used = [], {}, resolve_device(device)
     with ResultStore(db) as store:
         for s in chosen:
-            shape = s.shape if resolve_device(device) == "cuda" else s.cpu_shape
+            shape = s.shape if used == "cuda" else s.cpu_shape
             if shape is None:
-                outcomes.append(Outcome(s, None, None, (), "needs a CUDA GPU"))
+                outcomes.append(Outcome(s, None, None, (), s.cpu_skip))
                 continue
             request = build_request(s.model, shape, str(s.batch), s.precision, "eager", device, warmup, iters, 0,
                                     False, 3, f"scenario:{s.name}")  # fmt: skip
-            record, found, _ = diagnose_workload(request, store, options, th)
+            record, found, _, _ = diagnose_workload(request, store, options, th)
             findings[s.name] = found
             outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
-    table = Table(title=f"scenarios on {device}")
+    table = Table(title=f"scenarios on {used}")
     for col in HEADER:
         table.add_column(col)
     for o in outcomes:

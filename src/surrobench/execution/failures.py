@@ -107,3 +107,11 @@ def failure_extra(failure: BaseException | str | None) -> dict:
     ``failure_explained``."""
     cause = explain_failure(failure)
     return {"failure_cause": cause.cause_id, "failure_explained": cause.line}
+
+
+def recorded_cause(error: str | None, extra: dict) -> FailureCause:
+    """The cause of a recorded failure: as the runner stored it in ``extra`` (read from the whole exception
+    chain), else explained from the recorded ``error`` text (a run from before the runner stored it)."""
+    if extra.get("failure_cause"):
+        return FailureCause(extra["failure_cause"], extra.get("failure_explained", ""))
+    return explain_failure(error)

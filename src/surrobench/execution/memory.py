@@ -15,10 +15,14 @@ _STATUS = Path("/proc/self/status")
 
 @dataclass(frozen=True)
 class PeakMemory:
-    """Peak memory in bytes. ``reserved_bytes`` is the CUDA caching allocator's reserve (None on CPU)."""
+    """Peak memory in bytes. ``reserved_bytes`` is the CUDA caching allocator's reserve (None on CPU);
+    ``alloc_retries``: times the allocator failed a cudaMalloc, freed its cache and retried during the config
+    (``torch.cuda.memory_stats()["num_alloc_retries"]``, PyTorch docs "CUDA semantics", memory management),
+    None on CPU."""
 
     peak_bytes: int
     reserved_bytes: int | None
+    alloc_retries: int | None = None
 
 
 def _vm_hwm_bytes() -> int | None:
@@ -44,10 +48,12 @@ class PeakMemoryTracker:
     def __init__(self, device: str) -> None:
         self.device = device
         self._rss0 = 0
+        self._retries0 = 0
 
     def start(self) -> None:
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+            self._retries0 = torch.cuda.memory_stats().get("num_alloc_retries", 0)
             return
         try:
             _CLEAR_REFS.write_text("5")
@@ -57,7 +63,8 @@ class PeakMemoryTracker:
 
     def stop(self) -> PeakMemory:
         if self.device == "cuda":
-            return PeakMemory(torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved())
+            retries = torch.cuda.memory_stats().get("num_alloc_retries", 0) - self._retries0
+            return PeakMemory(torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), retries)
         hwm = _vm_hwm_bytes()
         if hwm is None:
             hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -153,6 +153,8 @@ def timed_result(
         "cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed,
         **settings_record(cfg),
     }
+    if memory.alloc_retries is not None:
+        extra["alloc_retries"] = memory.alloc_retries
     if error:
         extra.update(failure_extra(error))
     if cfg.device == "cuda":
@@ -215,6 +217,8 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
     device_samples = tuple(s for r in rounds for s in r.device_samples_ms)
     latency = LatencyStats.from_samples(samples, rounds=len(rounds))
     samples_per_s = first.batch / (latency.median / MS_PER_S)
+    if "alloc_retries" in first.extra:
+        extra["alloc_retries"] = sum(r.extra.get("alloc_retries", 0) for r in rounds)
     clocks = [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]
     if clocks:
         extra["sm_clock_mhz"] = min(clocks)  # the lowest clock seen is the one a drop warning needs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from surrobench.execution.failures import UNKNOWN, FailureCause, explain_failure
+from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.results.scaling import placement
 from surrobench.results.schema import ConfigResult
 
@@ -26,8 +26,7 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
 def failure_text(r: ConfigResult) -> str:
     """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
     from the error text) followed by the original error in brackets; the error alone when no cause is known."""
-    stored = r.extra.get("failure_cause")
-    cause = FailureCause(stored, r.extra["failure_explained"]) if stored else explain_failure(r.error)
+    cause = recorded_cause(r.error, r.extra)
     error = r.error or ""
     return error if cause.cause_id == UNKNOWN else f"{cause.line} [{error}]"
 

@@ -1,15 +1,23 @@
-"""The per-rank table of a cross-rank comparison (:class:`~surrobench.analysis.cross_rank.CrossRankReport`)
-for the terminal: one row per rank, times in ms per aligned step."""
+"""Many rank traces for the terminal: the per-rank table of a cross-rank comparison
+(:class:`~surrobench.analysis.cross_rank.CrossRankReport`, one row per rank, ms per aligned step) and, for
+:class:`~surrobench.api.rank_traces.RankTraces`, the ranks' own timeline reports and the findings."""
 
 from __future__ import annotations
 
-from rich.console import Group
+from collections.abc import Callable
+
+from rich.console import Group, RenderableType
 from rich.table import Table
 
 from surrobench.analysis.cross_rank import CrossRankReport
+from surrobench.analysis.timeline import TimelineReport
+from surrobench.api.rank_traces import RankTraces
 from surrobench.report.escape import rich_escape
+from surrobench.report.findings import findings_rich
 
 HEADER = ("rank", "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "last", "late ms", "extra ops")
+MAX_PRINTED_RANKS = 4
+"""Ranks whose whole timeline report is printed; the others are in the JSON (64 ranks would scroll away)."""
 
 
 def cross_rank_rich(report: CrossRankReport) -> Group:
@@ -25,3 +33,20 @@ def cross_rank_rich(report: CrossRankReport) -> Group:
         table.add_row(str(r.rank), f"{r.step_ms:.3f}", f"{r.compute_ms:.3f}", f"{r.comm_ms:.3f}", f"{r.wait_ms:.3f}",
                       f"{r.exposed_comm_ms:.3f}", f"{r.late_share:.0%}", f"{r.late_ms:.3f}", more)  # fmt: skip
     return Group(scope, table)
+
+
+def rank_traces_rich(traces: RankTraces, timeline: Callable[[TimelineReport], RenderableType] | None,
+                     title: str) -> Group:  # fmt: skip
+    """The first :data:`MAX_PRINTED_RANKS` ranks' timeline reports through ``timeline`` (None: none),
+    the per-rank table and the findings table titled ``title``."""
+    parts: list = []
+    if timeline is not None:
+        parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]
+        if len(traces.ranks) > MAX_PRINTED_RANKS:
+            parts.append(f"({len(traces.ranks) - MAX_PRINTED_RANKS} more ranks' timeline reports in --json)")
+    if traces.cross_rank is not None:
+        parts.append(cross_rank_rich(traces.cross_rank))
+    parts.append(findings_rich(list(traces.findings), rich_escape(title)))
+    if not traces.findings:
+        parts.append("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
+    return Group(*parts)

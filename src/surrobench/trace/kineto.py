@@ -146,16 +146,18 @@ class _Converter:
         """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
         cats = events.cat
         try:
-            seen = Counter(cats)
+            distinct = list(set(cats))
         except TypeError:  # an unhashable category (a list): compare as text
             cats = [_text(c) for c in cats]
-            seen = Counter(cats)
-        code_of = {c: _TABLE_CODE.get(_text(c).lower(), 0) for c in seen}
-        for c, n in seen.items():
+            distinct = list(set(cats))
+        index_of = {c: i for i, c in enumerate(distinct)}
+        index = np.array(list(map(index_of.__getitem__, cats)), dtype=np.int32)
+        for c, n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
             self.counts[_text(c) if c is not None else "None"] += n
-        if not any(code_of.values()):
+        code_of_index = np.array([_TABLE_CODE.get(_text(c).lower(), 0) for c in distinct], dtype=np.int8)
+        if not code_of_index.any():
             return
-        code = np.array(list(map(code_of.__getitem__, cats)), dtype=np.int8)
+        code = code_of_index[index]
         complete = np.array(list(map(eq, events.ph, repeat("X"))), dtype=bool)
         for table, k in _CODES.items():
             rows = np.flatnonzero((code == k) & complete).tolist()
@@ -189,12 +191,15 @@ class _Converter:
         that is not an integer or does not fit ``bits`` signed bits also :data:`MISSING`, and counted."""
         if default is not None:
             values = [d if v is None else v for v, d in zip(values, default)]
-        if bits == 64 and all(v.__class__ is int for v in values):
-            try:
-                return np.array(values, dtype=np.int64)
-            except OverflowError:
-                pass
-        out = np.array([_int_or_missing(v, bits) for v in values], dtype=np.int64)
+        try:
+            out = np.array(values)  # int64 exactly when every value is an int that fits
+        except (ValueError, OverflowError):  # ragged lists
+            out = None
+        fits = out is not None and out.dtype == np.int64 and out.ndim == 1
+        if fits and (bits == 64 or not out.size or (out.min() > -(1 << (bits - 1)) and out.max() < 1 << (bits - 1))):
+            return out
+        out = np.array([v if v.__class__ is int and -(1 << (bits - 1)) < v < 1 << (bits - 1)
+                        else _int_or_missing(v, bits) for v in values], dtype=np.int64)
         bad = int((out == _INVALID).sum())
         if bad:
             self.anomalies["values_out_of_range"] += bad

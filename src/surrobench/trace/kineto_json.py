@@ -46,9 +46,9 @@ OnEvents = Callable[[Any], None]  # takes a DictSlice or a decoder's equivalent
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
+_NON_BLANK = re.compile(r"[^ \t\r\n]")
 _WS = b" \t\r\n"
 _TAIL_WINDOW = 1 << 16
-_OVERLAP = 64
 
 
 def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
@@ -174,23 +174,24 @@ class _Reader:
     def events(self, on_events: OnEvents, bare: bool) -> dict:
         """From just after the array's ``[``: every event to ``on_events``; returns the metadata after it."""
         while not self.eof:
-            prev_tail = self.parts[-1][-_OVERLAP:] if self.parts else b""
             chunk = self.fill()
-            cut = _last_boundary(prev_tail + chunk)
+            cut = _last_boundary(chunk)  # in the new chunk only: no byte is searched twice
             if cut < 0:
                 if self.size > MAX_EVENT_BYTES:
                     self._fail(0, f"no event boundary in {MAX_EVENT_BYTES >> 20} MiB (one huge event, or a "
                                   "run of filler); not a trace this tool reads")
                 continue
-            data = self.pending()
-            cut += len(data) - len(prev_tail) - len(chunk)
-            try:
-                events = decode_slice(b"[" + data[: cut + 1] + b"]")
+            before = self.parts[:-1]
+            try:  # one copy: the pending bytes up to the cut, in brackets
+                events = decode_slice(b"".join((b"[", *before, memoryview(chunk)[: cut + 1], b"]")))
             except SYNTAX_ERRORS:
                 break  # a wrong cut or a real error: the exact path decides which
             on_events(events)
             del events
-            self.consume(data.index(b"{", cut + 1))
+            start = chunk.index(b"{", cut + 1)
+            self.offset += sum(map(len, before)) + start
+            self.parts = [chunk[start:]]
+            self.size = len(self.parts[0])
         return _Exact(self, on_events, bare).run()
 
     def _header(self) -> tuple[dict, bool | list]:
@@ -208,7 +209,7 @@ class _Reader:
                 return {}, True
             if body[:1] not in (b"{", b""):
                 self._not_a_trace(self._json(data))
-            match = _EVENTS_KEY.search(data, max(0, scanned - _OVERLAP))
+            match = _EVENTS_KEY.search(data, max(0, scanned - 64))  # a key cut by the chunk edge
             scanned = len(data)
             if match:
                 head = data[: match.start()].rstrip(_WS).rstrip(b",")
@@ -308,12 +309,15 @@ class _Exact:
 
     def skip_ws(self) -> str:
         """The next non-blank character ('' at end of stream), reading more as needed."""
+        start = self.base + self.pos
         while True:
-            n = len(self.text)
-            while self.pos < n and self.text[self.pos] in " \t\r\n":
-                self.pos += 1
-            if self.pos < n or not self.more():
+            found = _NON_BLANK.search(self.text, self.pos)
+            self.pos = found.start() if found else len(self.text)
+            if found or not self.more():
                 return self.text[self.pos:self.pos + 1]
+            if self.base + self.pos - start > MAX_EVENT_BYTES:  # counts chars: blanks are one byte each
+                self.fail(self.pos, f"more than {MAX_EVENT_BYTES >> 20} MiB of blank space; not a trace this "
+                                    "tool reads")
 
     def value(self) -> Any:
         while True:
@@ -396,4 +400,4 @@ def _last_boundary(buf: bytes) -> int:
             return last.start()
         if lo == 0:
             return -1
-        lo = max(0, lo - 8 * _TAIL_WINDOW)
+        lo = max(0, len(buf) - 8 * (len(buf) - lo))  # geometric: each byte searched O(1) times

@@ -3,9 +3,13 @@
 :func:`map_rank_traces` is the primitive every multi-rank analysis builds on: it loads one Kineto
 trace per worker process (a local process pool by default, or the workers of an existing Dask
 cluster), calls a user function on that rank's :class:`~surrobench.trace.model.Timeline` there, and
-sends only the function's result back. A 100 MB trace becomes ~40 MB of columns in its worker
-(docs/benchmarks/trace-analysis.md); what travels back is whatever small summary the function returns,
-so the caller's memory does not grow with the number of ranks.
+sends only the function's result back. A worker that loaded and fully analyzed 100 MB traces peaked at
+~100 MiB (docs/benchmarks/trace-analysis.md); what travels back is whatever small summary the function
+returns, so the caller's memory does not grow with the number of ranks.
+
+Local workers are started with multiprocessing's forkserver method, which imports the caller's
+``__main__`` module in each worker: a script that calls :func:`map_rank_traces` at top level must guard
+it with ``if __name__ == "__main__":`` (the Python documentation, "Safe importing of main module").
 
 Memory: each local worker runs under an address-space-independent cap on its private data
 (``RLIMIT_DATA``, setrlimit(2)), so a huge or hostile trace fails that rank with a clear error instead

@@ -1,0 +1,139 @@
+"""Operator families and what to do about each: the one table every operator finding takes its cause and
+action from, so an FFT gets FFT advice and a scatter gets scatter advice.
+
+A family groups the op-table categories (:data:`surrobench.analysis.ops.CATEGORY_TABLE`) whose ops share a
+cause and a remedy; ``cat``/``stack`` sit with copies (they only move bytes), not with gathers. Each row says
+whether its ops do O(1) FLOPs per byte (``low_intensity``: memory-bound on any GPU whose ridge lies at tens
+of FLOP/byte, and on a CPU), why they run slow, and what to do on a GPU and on a CPU. The ``optimize``
+command cites measured speedups next to these actions; keep an action one imperative sentence per remedy.
+
+Sources of the advice:
+
+- normalization: a per-(batch x group) reduction, then an elementwise pass (Wu and He, "Group Normalization",
+  ECCV 2018); at a small batch there are few rows to reduce, too few thread blocks for the SMs. On the H200,
+  channels_last made the GroupNorm U-Net slower, not faster (docs/benchmarks/h200-diagnosis.md).
+- FFT: cuFFT is fastest on sizes of the form 2^a 3^b 5^c 7^d and computes half precision only on powers of
+  2 (cuFFT documentation, "Accuracy and Performance", "Half-precision cuFFT Transforms"); one batched plan
+  beats many small transforms; PyTorch caches cuFFT plans per device (``torch.backends.cuda.cufft_plan_cache``,
+  PyTorch docs "CUDA semantics", cuFFT plan cache).
+- scatter/gather/index: message passing reads and writes node rows in edge order: irregular, non-coalesced
+  access, and atomic adds that collide on high-degree nodes (CUDA C++ Best Practices Guide, "Coalesced Access
+  to Global Memory"). Sorting edges by destination turns the atomics into a segment (CSR) reduction
+  (torch_geometric's ``SparseTensor``/``torch.sparse`` CSR matmul, ``torch.segment_reduce``); reordering
+  nodes (e.g. reverse Cuthill-McKee) puts neighbours close in memory; int32 indices halve index traffic.
+- convolution and matmul: tensor cores run TF32 and bf16/fp16 (NVIDIA Hopper tuning guide); cuDNN picks the
+  fastest algorithm per shape with ``torch.backends.cudnn.benchmark = True`` (PyTorch docs, "cuDNN").
+- elementwise chains: each eager op is one kernel reading and writing the whole tensor; ``torch.compile``
+  fuses them into one (PyTorch docs, "torch.compile").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from surrobench.analysis.ops import categorize
+
+
+@dataclass(frozen=True)
+class OpFamily:
+    """One row of :data:`OP_FAMILIES`.
+
+    Attributes:
+        name: the family's name in findings (``"fft"``).
+        categories: the op-table categories it covers.
+        low_intensity: whether its ops do O(1) FLOPs per byte moved.
+        cause: why such ops run below the roofline, one clause.
+        action: what to do on a GPU.
+        cpu_action: what to do on a CPU.
+    """
+
+    name: str
+    categories: tuple[str, ...]
+    low_intensity: bool
+    cause: str
+    action: str
+    cpu_action: str
+
+
+OP_FAMILIES: tuple[OpFamily, ...] = (
+    OpFamily("normalization", ("normalization",), True,
+             "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
+             "the processors busy",
+             "raise the batch (more rows reduce in parallel); fuse the norm with its activation (torch.compile); "
+             "keep NCHW for GroupNorm (channels_last measured slower on the H200)",
+             "raise the batch; fuse the norm with its activation (torch.compile); check torch.get_num_threads()"),
+    OpFamily("fft", ("fft",), True,
+             "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
+             "use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2); batch the transforms in one call over "
+             "(B, C) (torch.fft.rfftn over the last dims); half precision only at power-of-2 sizes; keep cuFFT "
+             "plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)",
+             "use smooth grid sizes (2^a 3^b 5^c 7^d); batch the transforms in one call; use every core "
+             "(torch.get_num_threads())"),
+    OpFamily("scatter/gather/index", ("concat/index/gather/scatter",), True,
+             "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
+             "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
+             "torch.segment_reduce) instead of atomic scatter; reorder nodes for locality (e.g. reverse "
+             "Cuthill-McKee); use int32 indices",
+             "sort edges by destination and use a segment/CSR reduction; reorder nodes for locality; int32 indices"),
+    OpFamily("convolution", ("convolution",), False,
+             "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
+             "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or "
+             "bf16; set torch.backends.cudnn.benchmark = True; channel counts multiples of 8",
+             "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; channels_last "
+             "convolutions (oneDNN)"),
+    OpFamily("gemm/matmul/einsum", ("gemm/matmul/einsum",), False,
+             "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
+             "use tensor cores: --precision tf32 or bf16; shapes in multiples of 8/16; a larger batch; one batched "
+             "matmul (bmm, a single einsum) instead of many small ones",
+             "use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; one batched matmul"),
+    OpFamily("elementwise", ("elementwise/activation", "reduction"), True,
+             "each eager op is its own kernel reading and writing the whole tensor",
+             "fuse the chain of elementwise ops into one kernel: torch.compile",
+             "fuse the chain of elementwise ops: torch.compile"),
+    OpFamily("copy/cast/cat", ("copy/cast/contiguous", "memcpy/memset"), True,
+             "bytes copied that the model does not need: casts, layout changes, concatenation",
+             "cast weights once and feed inputs in the compute dtype; keep one memory layout (no .contiguous() "
+             "after permute); write into a preallocated buffer instead of torch.cat",
+             "cast once, keep one layout, preallocate instead of torch.cat"),
+)
+_BY_NAME = {f.name: f for f in OP_FAMILIES}
+_BY_CATEGORY = {c: f for f in OP_FAMILIES for c in f.categories}
+#: Ops of the gather/scatter category that only concatenate: they belong with the copies.
+_CONCAT = re.compile(r"(?<![a-z0-9])(?:cat|concat|stack|hstack|vstack)(?![a-z0-9])|catarray")
+
+
+def family_of(name: str) -> OpFamily | None:
+    """The family of an op or kernel name, None for ops of no family (communication, other)."""
+    category = categorize(name)
+    if category == "concat/index/gather/scatter" and _CONCAT.search(name.lower()):
+        return _BY_NAME["copy/cast/cat"]
+    return _BY_CATEGORY.get(category)
+
+
+def low_intensity(name: str) -> bool:
+    """Whether the op does O(1) FLOPs per byte by its family (False for ops of no family)."""
+    family = family_of(name)
+    return family is not None and family.low_intensity
+
+
+def family_actions(names: list[str], *, cpu: bool = False) -> str:
+    """The actions of the families of ``names`` (first appearance order, each family once), as
+    ``"fft (aten::_fft_r2c): <cause>: <action>"`` clauses joined by ``"; "``. Ops of no family are skipped;
+    ``""`` when none has a family."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        family = family_of(name)
+        if family is not None:
+            groups.setdefault(family.name, []).append(name)
+    parts = []
+    for family_name, ops in groups.items():
+        family = _BY_NAME[family_name]
+        parts.append(f"{family.name} ({', '.join(ops[:3])}): {family.cause}: "
+                     f"{family.cpu_action if cpu else family.action}")  # fmt: skip
+    return "; ".join(parts)
+
+
+def get_family(name: str) -> OpFamily:
+    """The family called ``name``. Raises KeyError for an unknown name."""
+    return _BY_NAME[name]

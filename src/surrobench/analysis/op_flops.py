@@ -1,0 +1,182 @@
+"""FLOP formulas for the operators surrogates run that :mod:`torch.utils.flop_counter` does not count.
+
+torch's counter knows matmul, convolution and attention, and counts a complex matmul as a real one. The
+formulas here extend it through its own registration mechanism: :data:`FLOP_FORMULAS` is passed as
+``FlopCounterMode(custom_mapping=...)`` (per counter, torch's global registry untouched), each a "raw"
+formula (``_get_raw``) that sees the op's tensors, so it can read dtypes and the transformed dims.
+An op neither torch nor this table knows has *unknown* FLOPs (``None`` in
+:class:`surrobench.analysis.roofline.OpCost`), never 0; :func:`counted_ops` says which ops are known.
+
+Conventions and sources (FLOPs are real floating-point operations, a multiply-add counts 2):
+
+- FFT: ``5 N log2 N`` per complex transform of N points and ``2.5 N log2 N`` per real-input (r2c) or
+  real-output (c2r) transform, the radix-2 Cooley-Tukey count FFTW's benchmarks use to report "mflops"
+  (http://www.fftw.org/speed/method.html). A transform over several dims counts N as the product of
+  their sizes; the transforms of a batch are added. Scaling by ``1/N`` (``norm="ortho"/"forward"``) is
+  not counted (N FLOPs next to ``5 N log2 N``).
+- Complex matmul/bmm/addmm/baddbmm: torch's real count ``2 m n k`` times 4: a complex multiply-add is
+  4 real multiplies and 4 real adds (8 FLOPs) against a real one's 2.
+- Elementwise arithmetic: 1 FLOP per output element for a real add/sub/mul/div/neg/abs/relu/clamp; a
+  complex add or sub 2, a complex multiply 6 (4 multiplies, 2 adds), a complex divide 11 (6 multiplies,
+  3 adds, 2 divides; the textbook ``(a+bi)/(c+di)``). Transcendental activations (gelu, silu, tanh,
+  exp, ...) have no agreed count: unknown.
+- Scatter-add / index-add and reductions into buckets: one add per source element; gather, index_select,
+  index, embedding and every copy, cast, concat, pad, fill and view: 0 FLOPs (data movement only).
+- Normalization: group and layer norm 7 FLOPs per element (mean and variance: an add, a multiply and an
+  add per element for the sums; normalize: a subtract and a multiply; affine: a multiply and an add;
+  Wu and He, "Group Normalization", ECCV 2018, eq. 1-2); batch norm with running statistics (inference) 4
+  per element (subtract, multiply by the inverse std, affine multiply and add), with batch statistics 7.
+- Sums and means: one add per input element.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import flop_registry
+
+aten = torch.ops.aten
+
+#: FLOPs per element of the normalizations (see the module docstring).
+NORM_FLOPS_PER_ELEMENT = 7
+BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT = 4
+#: A complex multiply-add against a real one (8 / 2 real FLOPs).
+COMPLEX_MATMUL_FACTOR = 4
+#: FLOPs per output element of elementwise arithmetic: (real, complex).
+_ELEMENTWISE = {"add": (1, 2), "sub": (1, 2), "rsub": (1, 2), "mul": (1, 6), "div": (1, 11), "neg": (1, 2),
+                "abs": (1, None), "relu": (1, None), "clamp": (1, None), "clamp_min": (1, None),
+                "maximum": (1, None), "minimum": (1, None)}  # fmt: skip
+_SCATTER_ADD = ("scatter_add", "scatter_add_", "index_add", "index_add_", "scatter_reduce", "scatter_reduce_",
+                "index_reduce", "index_reduce_")  # fmt: skip
+_REDUCTIONS = ("sum", "mean")
+_DATA_MOVEMENT = ("copy_", "_to_copy", "clone", "cat", "stack", "constant_pad_nd", "index_select", "gather",
+                  "index", "embedding", "repeat", "roll", "flip", "fill_", "zero_", "zeros", "zeros_like",
+                  "ones", "empty", "empty_like", "new_zeros", "new_empty", "view", "_unsafe_view", "reshape",
+                  "permute", "transpose", "t", "unsqueeze", "squeeze", "slice", "select", "alias", "expand",
+                  "as_strided", "split", "split_with_sizes", "unbind", "narrow", "view_as_real",
+                  "view_as_complex", "_reshape_alias", "detach", "contiguous", "scatter", "scatter_",
+                  "masked_fill", "masked_fill_", "slice_scatter", "select_scatter")  # fmt: skip
+
+
+def _raw(formula: Callable[..., int]) -> Callable[..., int]:
+    """Mark ``formula`` as taking the op's raw arguments (tensors), as FlopCounterMode's custom_mapping reads it."""
+    formula._get_raw = True  # type: ignore[attr-defined]
+    return formula
+
+
+def _tensors(value) -> list[torch.Tensor]:
+    return [t for t in tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+
+
+def fft_flops(points: int, transforms: int, real: bool) -> int:
+    """``transforms`` FFTs of ``points`` points each: ``5 N log2 N`` per complex transform, half for a real
+    one (FFTW's convention, see the module docstring); 0 for a transform of one point."""
+    if points <= 1:
+        return 0
+    per = 5.0 * points * math.log2(points)
+    return int(round(transforms * (per / 2 if real else per)))
+
+
+def _fft(real: bool, signal: str) -> Callable[..., int]:
+    """Formula for ``_fft_r2c``/``_fft_c2r``/``_fft_c2c``: N from the transformed dims of the real side
+    (``signal`` "input" for r2c and c2c, "output" for c2r, whose input holds only half the spectrum)."""
+
+    def formula(x, dim, *args, out_val=None, **kwargs) -> int:
+        t = x if signal == "input" else out_val
+        dims = [d % t.dim() for d in dim]
+        points = math.prod(t.shape[d] for d in dims)
+        return fft_flops(points, t.numel() // max(points, 1), real)
+
+    return _raw(formula)
+
+
+def _complex_matmul(op) -> Callable[..., int]:
+    """torch's formula for ``op`` times :data:`COMPLEX_MATMUL_FACTOR` when any operand is complex."""
+    base = flop_registry[op]
+
+    def formula(*args, out_val=None, **kwargs) -> int:
+        flops = base(*args, out_val=out_val, **kwargs)
+        return flops * COMPLEX_MATMUL_FACTOR if any(t.is_complex() for t in _tensors(args)) else flops
+
+    return _raw(formula)
+
+
+def _elementwise(real: int, complex_: int | None) -> Callable[..., int]:
+    def formula(*args, out_val=None, **kwargs) -> int:
+        outs = _tensors(out_val)
+        is_complex = any(t.is_complex() for t in outs + _tensors(args))
+        per = complex_ if is_complex else real
+        return (per or 0) * sum(t.numel() for t in outs)  # a complex abs/relu cannot occur (torch refuses it)
+
+    return _raw(formula)
+
+
+def _per_input_element(per: int) -> Callable[..., int]:
+    """``per`` FLOPs per element of the op's first input."""
+
+    def formula(*args, out_val=None, **kwargs) -> int:
+        return per * args[0].numel()
+
+    return _raw(formula)
+
+
+def _scatter_add(*args, out_val=None, **kwargs) -> int:
+    """One add per source element: ``(self, dim, index, src)`` (``source`` for index_add/index_reduce)."""
+    src = args[3] if len(args) > 3 else kwargs.get("src", kwargs.get("source"))
+    return src.numel()
+
+
+def _index_put(*args, out_val=None, **kwargs) -> int:
+    """``index_put(self, indices, values, accumulate)``: one add per value when accumulating, else a copy."""
+    accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
+    values = args[2] if len(args) > 2 else kwargs["values"]
+    return values.numel() if accumulate else 0
+
+
+def _batch_norm(training_arg: int | None) -> Callable[..., int]:
+    """Batch norm: 4 FLOPs per element with running statistics, 7 with batch statistics (``training``)."""
+
+    def formula(*args, out_val=None, **kwargs) -> int:
+        training = bool(args[training_arg]) if training_arg is not None and len(args) > training_arg else False
+        per = NORM_FLOPS_PER_ELEMENT if training else BATCH_NORM_INFERENCE_FLOPS_PER_ELEMENT
+        return per * args[0].numel()
+
+    return _raw(formula)
+
+
+def _zero(*args, out_val=None, **kwargs) -> int:
+    return 0
+
+
+def _build() -> dict:
+    formulas: dict = {
+        aten._fft_r2c: _fft(real=True, signal="input"),
+        aten._fft_c2r: _fft(real=True, signal="output"),
+        aten._fft_c2c: _fft(real=False, signal="input"),
+        aten.native_group_norm: _per_input_element(NORM_FLOPS_PER_ELEMENT),
+        aten.native_layer_norm: _per_input_element(NORM_FLOPS_PER_ELEMENT),
+        aten._native_batch_norm_legit_no_training: _batch_norm(None),
+        aten._native_batch_norm_legit: _batch_norm(5),
+        aten.native_batch_norm: _batch_norm(5),
+        aten.cudnn_batch_norm: _batch_norm(5),
+    }
+    formulas.update({op: _complex_matmul(op) for op in (aten.mm, aten.bmm, aten.addmm, aten.baddbmm)})
+    for name, per in _ELEMENTWISE.items():  # the op and its in-place form (add, add_)
+        formulas.update({getattr(aten, n): _elementwise(*per) for n in (name, name + "_") if hasattr(aten, n)})
+    formulas.update({getattr(aten, name): _raw(_scatter_add) for name in _SCATTER_ADD})
+    formulas.update({aten.index_put: _raw(_index_put), aten.index_put_: _raw(_index_put)})
+    formulas.update({getattr(aten, name): _per_input_element(1) for name in _REDUCTIONS})
+    formulas.update({getattr(aten, name): _raw(_zero) for name in _DATA_MOVEMENT if hasattr(aten, name)})
+    return formulas
+
+
+#: ``{OpOverloadPacket: raw formula}``, the ``custom_mapping`` of surrobench's FLOP counter.
+FLOP_FORMULAS: dict = _build()
+
+
+def counted_ops(mapping: dict) -> frozenset[str]:
+    """Names (``aten::bmm``) of the ops a FlopCounterMode with ``mapping`` counts: torch's registry and ours."""
+    return frozenset(str(op).replace(".", "::", 1) for op in {**flop_registry, **mapping})

@@ -1,0 +1,169 @@
+"""Diagnoses on synthetic op tables of models surrobench did not write (an FNO's FFTs, a GNN's scatter and
+gather, a U-Net's GroupNorm): each action fits its operator's family, severity follows the gain, one number
+per fact, failures turned into findings, memory pressure only with a memory signal."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from synthetic import config, latency_samples
+
+from surrobench.analysis.detect_ops import compute_bound, fragmented_ops, memory_bound
+from surrobench.analysis.detect_run import memory_pressure
+from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run
+from surrobench.analysis.findings import SEVERITIES
+from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of, get_family
+from surrobench.analysis.ops import OpStat, OpTable
+from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
+
+CEILINGS = Ceilings("NVIDIA H200", 4000.0, {"fp32": 50.0}, "2026-12-01T00:00:00+00:00")
+RIDGE = CEILINGS.ridge_flop_per_byte("fp32")
+
+
+def _op(name, category, ms, share, *, gbps, flops=None, peak_fraction=None):
+    """A roofline op of ``ms`` per step moving ``gbps``; compute-bound at ``peak_fraction`` when given."""
+    nbytes = int(gbps * 1e9 * ms / 1e3)
+    if peak_fraction is not None:
+        flops = int(peak_fraction * 50e12 * ms / 1e3)
+        return RooflineOp(name, category, ms, share, flops, nbytes, flops / nbytes, peak_fraction * 50, gbps,
+                          "compute", peak_fraction, ms * (1 - peak_fraction), ("float32",))  # fmt: skip
+    fraction = gbps / CEILINGS.copy_gbps
+    return RooflineOp(name, category, ms, share, flops, nbytes, None if flops is None else flops / nbytes,
+                      None if flops is None else flops / (ms / 1e3) / 1e12, gbps, "memory", fraction,
+                      ms * (1 - fraction), ("float32",))  # fmt: skip
+
+
+def _evidence(step_ms, *ops, table=None):
+    roof = RooflineReport(CEILINGS, "fp32", RIDGE, tuple(ops))
+    return ConfigEvidence(label="m", result=config(latency_samples(step_ms, 0.001, seed=7)), roofline=roof,
+                          op_table=table)  # fmt: skip
+
+
+def test_every_family_has_a_gpu_and_a_cpu_action_and_no_category_twice():
+    categories = [c for f in OP_FAMILIES for c in f.categories]
+    assert len(categories) == len(set(categories))
+    assert all(f.action and f.cpu_action and f.cause for f in OP_FAMILIES)
+    assert family_of("aten::_fft_r2c").name == "fft" and family_of("regular_fft<...>").name == "fft"
+    assert family_of("aten::scatter_add_").name == family_of("aten::index_select").name == "scatter/gather/index"
+    assert family_of("aten::cat").name == family_of("CatArrayBatchedCopy").name == "copy/cast/cat"
+    assert family_of("aten::native_group_norm").name == "normalization"
+    assert family_of("ncclDevKernel_AllReduce_Sum_f32") is None
+
+
+def test_fno_ffts_get_fft_advice_not_group_norm_advice():
+    r2c = _op("aten::_fft_r2c", "fft", 2.0, 0.4, gbps=600.0, flops=10**9)
+    c2r = _op("aten::_fft_c2r", "fft", 2.0, 0.4, gbps=600.0, flops=10**9)
+    f = memory_bound(_evidence(5.0, r2c, c2r), TH)
+    assert f.kind == "memory_bound"
+    assert "fft (aten::_fft_r2c, aten::_fft_c2r)" in f.action
+    for advice in ("power-of-2", "batch the transforms", "cufft_plan_cache", "half precision only at power-of-2"):
+        assert advice in f.action
+    assert "group" not in f.action.lower() and "NHWC" not in f.action
+    assert any("aten::_fft_r2c: 0.83 FLOP/byte < ridge 12.5" in e.text for e in f.evidence)
+
+
+def test_gnn_scatter_and_gather_get_irregular_access_advice():
+    scatter = _op("aten::scatter_add_", "concat/index/gather/scatter", 3.0, 0.45, gbps=350.0, flops=10**6)
+    gather = _op("aten::index_select", "concat/index/gather/scatter", 2.0, 0.3, gbps=330.0, flops=0)
+    f = memory_bound(_evidence(6.0, scatter, gather), TH)
+    for advice in ("sort edges by destination", "segment/CSR reduction", "reorder nodes", "int32 indices",
+                   "non-coalesced", "atomic"):  # fmt: skip
+        assert advice in f.action
+    assert "more bandwidth would not help" in f.action  # 9% and 8% of the copy bandwidth
+    assert "group" not in f.action.lower() and "channels" not in f.action.lower()
+
+
+def test_group_norm_advice_never_recommends_channels_last():
+    gn = _op("aten::native_group_norm", "normalization", 3.7, 0.6, gbps=130.0)  # FLOPs unknown: by its family
+    f = memory_bound(_evidence(6.0, gn), TH)
+    assert "keep NCHW for GroupNorm" in f.action and "NHWC" not in f.action
+    assert any("FLOPs unknown (normalization op" in e.text for e in f.evidence)
+
+
+def test_two_families_give_two_actions_each_once():
+    text = family_actions(["aten::_fft_r2c", "aten::gelu", "aten::_fft_c2r", "aten::add"])
+    assert text.count(get_family("fft").action) == 1 and text.count(get_family("elementwise").action) == 1
+    assert text.index("fft (") < text.index("elementwise (") and family_actions(["nccl:all_reduce"]) == ""
+
+
+def test_severity_follows_the_estimated_gain():
+    """The FNO 512x512 b8 case: a compute-bound op with the larger gain must not rank below a memory-bound one."""
+    conv = _op("aten::convolution", "convolution", 8.0, 0.5, gbps=100.0, peak_fraction=0.1)
+    fft = _op("aten::_fft_r2c", "fft", 5.0, 0.3, gbps=1500.0, flops=10**9)
+    ev = _evidence(16.0, conv, fft)
+    comp, mem = compute_bound(ev, TH), memory_bound(ev, TH)
+    assert comp.estimated_gain_ms == pytest.approx(8.0 * (1 - 0.1 / TH.compute_efficient_fraction))
+    assert mem.estimated_gain_ms == pytest.approx(5.0 * (1 - 1500 / 4000))
+    assert comp.estimated_gain_ms > mem.estimated_gain_ms
+    assert SEVERITIES.index(comp.severity) <= SEVERITIES.index(mem.severity)
+    ranked = diagnose_config(ev)
+    gains = [f.estimated_gain_ms for f in ranked if f.estimated_gain_ms is not None]
+    assert gains == sorted(gains, reverse=True)
+    assert "tf32" in comp.action and "cudnn.benchmark" in comp.action
+
+
+def test_fragmented_ops_say_one_number_per_fact():
+    ops = (OpStat("aten::add", "elementwise/activation", 2000, 380.0, 380.0, 0.38, 380.0),
+           OpStat("aten::native_group_norm", "normalization", 2000, 110.0, 110.0, 0.11, 110.0),
+           OpStat("aten::conv2d", "convolution", 10, 510.0, 510.0, 0.51, 510.0))  # fmt: skip
+    table = OpTable(ops, "cpu", 1000.0, 1, "profiler")
+    f = fragmented_ops(ConfigEvidence(result=config(latency_samples(1.0, 0.001)), op_table=table), TH)
+    assert f.summary.startswith("49% of op time")
+    first = f.evidence[0]
+    assert first.value == pytest.approx(0.49) and "38%" in first.text and "11%" in first.text and "49% in all" in first.text
+    assert "torch.compile" in f.action
+
+
+def _ok(batch, median_ms, noise, extra=None, seed=0):
+    return config(latency_samples(median_ms, noise, n=50, seed=seed), model="m", batch=batch, extra=extra)
+
+
+def test_a_throughput_dip_inside_the_noise_is_no_memory_pressure():
+    noisy = [_ok(1, 1.0, 0.6, seed=1), _ok(2, 2.5, 0.6, seed=2)]  # 20% fewer samples/s, CIs overlapping
+    assert memory_pressure(noisy, TH, None) == []
+    clean = [_ok(1, 1.0, 0.01, seed=1), _ok(2, 2.5, 0.01, seed=2)]  # the same fall, beyond the noise
+    (found,) = memory_pressure(clean, TH, None)
+    assert "beyond the noise" in found.summary and "95% CI" in found.evidence[0].text
+
+
+def test_allocator_retries_are_a_memory_signal():
+    (found,) = memory_pressure([_ok(1, 1.0, 0.01, extra={"alloc_retries": 3})], TH, None)
+    assert found.kind == "memory_pressure" and "retried 3" in found.summary
+
+
+def _failed(precision, error, mode="eager"):
+    r = config([], model="fno", size=96, precision=precision, mode=mode, status="error")
+    return replace(r, error=error)
+
+
+def test_fft_precision_failures_become_one_precision_mismatch():
+    results = [config(latency_samples(2.0, 0.01), model="fno", size=96),
+               _failed("bf16", "RuntimeError: Unsupported dtype BFloat16"),
+               _failed("fp16", "RuntimeError: cuFFT only supports dimensions whose sizes are powers of two when "
+                       "computing in half precision, but got a signal size of[96, 96]")]  # fmt: skip
+    (f,) = [f for f in diagnose_run([], results) if f.kind == "precision_mismatch"]
+    assert f.summary == "bf16 is not available for this model's FFTs; fp16 FFTs need power-of-2 sizes"
+    assert [e.text for e in f.evidence] == [f"{r.precision} failed: {r.error}" for r in results[1:]]
+    assert "pad the grid to a power of 2" in f.action and f.estimated_gain_ms is None
+
+
+def test_graph_capture_failure_is_a_host_sync_finding():
+    results = [_failed("fp32", "RuntimeError: CUDA error: operation failed due to a previous error during capture",
+                       mode="cudagraph")]  # fmt: skip
+    (f,) = diagnose_run([], results)
+    assert f.kind == "host_sync" and "graph capture" in f.summary and "remove it from forward" in f.action
+
+
+def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
+    from surrobench.analysis.detect_run import superlinear_scaling
+
+    def table(total_us):
+        return OpTable((OpStat("aten::native_group_norm", "normalization", 10, 0.5 * total_us, 0.5 * total_us, 0.5,
+                               0.5 * total_us),), "device", total_us, 1, "profiler")  # fmt: skip
+
+    small = config(latency_samples(1.0, 0.01), model="u", size=64)
+    large = config(latency_samples(20.0, 0.01), model="u", size=128)
+    (f,) = superlinear_scaling([small, large], {small.key(): table(600), large.key(): table(9600)}, TH, {})
+    assert "NHWC" not in f.action and "channels-last" not in f.action and "keep NCHW for GroupNorm" in f.action
