@@ -152,14 +152,14 @@ def check_accuracy(candidate, reference, fp64_reference=None, *, tolerance: floa
                                rel, max_abs, errors)
     verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)
     if rel <= tolerance:
-        return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.1e} <= tolerance {tolerance:.0e}", **verdict)
+        return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.2e} <= tolerance {tolerance:.0e}", **verdict)
     exact = output_tensors(fp64_reference) if fp64_reference is not None else []
     if len(exact) == len(ref):
         passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
         verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
         if passes:
-            return AccuracyVerdict(True, "fp64", f"rel L2 {rel:.1e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
+            return AccuracyVerdict(True, "fp64", f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
                                    f"is within torch._dynamo's bound of the fp32 reference's own {ref_err:.1e}", **verdict)
-        return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.1e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
+        return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
                                f"exceeds torch._dynamo's bound (fp32's own {ref_err:.1e})", **verdict)
-    return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.1e} > tolerance {tolerance:.0e}", **verdict)
+    return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}", **verdict)

@@ -51,9 +51,10 @@ from surrobench.results.speedup import Speedup, break_even_calls, speedup
 from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
 from surrobench.workload.spec import parse_shapes
 
-#: Default time for one config, seconds. On the H200 a candidate costs its setup (torch.compile of a zoo
-#: model: 10-60 s) plus 6 rounds x 2 variants of at most ~0.3 s: 120 s leaves room for compile, the cheap
-#: remedies and two stacks, and one config ends within 3 minutes (docs/benchmarks/h200-optimize.md).
+#: Default time for one config, seconds. A candidate costs its setup (torch.compile of a zoo model takes
+#: tens of seconds) plus 6 rounds x 2 variants of at most ~0.3 s each: 120 s leaves room for the quick
+#: remedies, one compilation and a few stacks, and the candidate that starts last ends well inside 3 minutes
+#: (per-candidate times on the H200: benchmarks/gpu_optimize.sh).
 DEFAULT_BUDGET_S = 120.0
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6

@@ -88,9 +88,9 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 
 def thread_counts() -> tuple[int, ...]:
-    """Thread counts tried on the CPU: 1 (no contention with other processes; on a shared 2-core host one
-    thread ran fno2d 64x64 10-20x faster than the default) and half the logical CPUs (one per physical
-    core on an SMT host); torch's default is the baseline."""
+    """Thread counts tried on the CPU: 1 (no contention with other processes on a shared host, where
+    torch's default of one thread per core oversubscribes the cores) and half the logical CPUs (one per
+    physical core on an SMT host); torch's default is the baseline."""
     cpus = os.cpu_count() or 1
     return tuple(sorted({1, max(1, cpus // 2)}))
 

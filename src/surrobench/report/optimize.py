@@ -6,6 +6,7 @@ the same document, so a stored optimization renders as the command printed it.""
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 
@@ -87,24 +88,38 @@ def stored_line(doc: dict) -> str:
     return text
 
 
+#: The terminal shows the columns as two tables of at most ~75 characters each, so an 80-column terminal
+#: shows every number whole; the reasons and top ops follow as lines.
+_TERMINAL_TABLES = (("name", "verdict", "median", "p95", "peak_mib"), ("name", "speedup", "rel_l2", "setup_s",
+                                                                       "break_even"))
+
+
+def _terminal_table(title: str | None, keys: tuple[str, ...], table_rows: list[dict[str, str]]) -> Table:
+    titles = dict((key, t) for t, key in COLUMNS)
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
+    for key in keys:  # numbers and verdicts are never cut: each column is at least as wide as its widest cell
+        table.add_column(titles[key], justify="left" if key in _LEFT else "right", overflow="fold",
+                         min_width=max(len(row[key]) for row in table_rows))
+    for row in table_rows:
+        cells = [rich_escape(row[key]) for key in keys]
+        style = _VERDICT_STYLE.get(row["verdict"])
+        if style and "verdict" in keys:
+            cells[1] = f"[{style}]{cells[1]}[/]"
+        table.add_row(*cells)
+    return table
+
+
 def optimize_renderables(doc: dict) -> list:
-    """Rich renderables: per config its table (each reason on its own line under it, so the table stays
-    narrow) and recipe, then the stored runs and how to compare them."""
+    """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`), each reason and
+    top op on a line, the recipe; then the stored runs and how to compare them."""
     out: list = []
-    columns = [(title, key) for title, key in COLUMNS if key != "reason"]
     for entry in doc["configs"]:
-        table = Table(title=rich_escape(config_title(entry)))
-        for title, key in columns:
-            table.add_column(title, justify="left" if key in _LEFT else "right")
         table_rows = rows(entry)
-        for row in table_rows:
-            cells = [rich_escape(row[key]) for _, key in columns]
-            style = _VERDICT_STYLE.get(row["verdict"])
-            if style:
-                cells[1] = f"[{style}]{cells[1]}[/]"
-            table.add_row(*cells)
-        reasons = [rich_escape(f"{row['name']}: {row['reason']}") for row in table_rows]
-        out.append(Group(table, *reasons, *(rich_escape(line) for line in recipe_lines(entry))))
+        first, second = (_terminal_table(rich_escape(config_title(entry)) if i == 0 else None, keys, table_rows)
+                         for i, keys in enumerate(_TERMINAL_TABLES))
+        lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
+        lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
+        out.append(Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry))))
     out.append(rich_escape(stored_line(doc)))
     return out
 
