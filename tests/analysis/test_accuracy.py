@@ -95,6 +95,17 @@ def test_fp64_rule_accepts_a_candidate_no_worse_than_fp32_itself():
     assert check_accuracy(cand, ref).ok is False  # without fp64 the rel L2 rule alone rejects
 
 
+def test_fp64_rule_slack_scales_with_small_outputs():
+    # a bf16-like candidate of a model with small outputs (~1e-2): 3% off in rel L2 while fp32 is exact;
+    # an absolute slack of tolerance / 10 = 1e-3 would cover that error, a slack relative to the scale does not
+    exact = 1e-2 * torch.randn(4096, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    noise = torch.randn(4096, dtype=torch.float64, generator=torch.Generator().manual_seed(6))
+    ref, cand = exact.float(), (exact + 3e-4 * noise).float()
+    verdict = check_accuracy(cand, ref, exact)
+    assert verdict.rel_l2 > DEFAULT_TOLERANCE and verdict.fp64_rmse < 1e-3
+    assert not verdict.ok and verdict.decided_by == "rel_l2"
+
+
 def test_outputs_of_another_shape_are_rejected():
     verdict = check_accuracy((torch.zeros(2, 3),), (torch.zeros(3, 2),))
     assert not verdict.ok and verdict.decided_by == "shape"

@@ -160,3 +160,21 @@ def test_run_under_srun_finds_its_rank_in_the_slurm_environment(tmp_path):
     run = _stored(db, out)
     assert run.env["launcher"] == "srun" and [placement(r).role for r in run.results] == [
         "reference", "rank", "rank", "step"]
+
+
+def test_rank_rows_keep_their_placement_through_run_json():
+    import numpy as np
+    from synthetic import multi_rank_rows, run
+
+    from surrobench.results.scaling import comm_breakdown
+    from surrobench.results.schema import run_from_json
+
+    comm = comm_breakdown([np.array([2.0, 3.0]), np.array([1.0, 1.0])])
+    record = run("multi", multi_rank_rows([1.0, 1.0], [[2.0, 2.0], [1.5, 2.5]], samples_per_step=2, comm=comm))
+    doc = json.loads(json.dumps(record.to_json()))
+    assert doc["results"][1]["placement"] == {"config": 0, "role": "rank", "rank": 0, "world_size": 2, "host": "h",
+                                              "device_uuid": None}
+    assert doc["results"][1]["comm"]["comm_wait_ms"]["median"] == 1.5 and "comm" not in doc["results"][0]
+    back = run_from_json(doc)
+    assert [placement(r) for r in back.results] == [placement(r) for r in record.results]
+    assert scaling_rows(back.results) == scaling_rows(record.results)

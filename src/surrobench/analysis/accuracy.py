@@ -9,9 +9,12 @@ tolerance test first, then the fp64 comparison):
    outputs (dimension 1 of an output with 3 or more dimensions, so a small channel cannot hide behind a
    large one), at most ``tolerance`` (default :data:`DEFAULT_TOLERANCE`).
 2. **fp64**: where rule 1 fails and an fp64 reference exists, dynamo's rule: the candidate's RMSE against
-   fp64 at most ``multiplier x`` the fp32 reference's own RMSE against fp64 ``+ tolerance / 10``, with
-   ``multiplier`` 3 for fp16/bf16 outputs or outputs of fewer than 1000 values, else 2 (the constants of
-   ``same()``). It accepts a candidate no further from the exact answer than fp32 itself is.
+   fp64 at most ``multiplier x`` the fp32 reference's own RMSE against fp64 ``+ tolerance / 10 x RMS(fp64)``,
+   with ``multiplier`` 3 for fp16/bf16 outputs or outputs of fewer than 1000 values, else 2 (the constants
+   of ``same()``). It accepts a candidate no further from the exact answer than fp32 itself is. ``same()``
+   adds ``tol / 10`` in the output's own units; here the slack is scaled by the output's RMS, because our
+   tolerance is relative: an absolute 1e-3 let a bf16 PINN whose outputs are ~1e-2 through at rel L2 2.7e-2
+   on the H200 (docs/benchmarks/h200-optimize.md).
 
 Any NaN or Inf in an output the reference has finite rejects outright. The rule that decided is named.
 """
@@ -127,7 +130,7 @@ def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[tor
         res_err, ref_err = _rmse(exact, y), _rmse(exact, r)
         half = y.dtype in (torch.float16, torch.bfloat16)
         multiplier = _HALF_MULTIPLIER if half or exact.numel() < _SMALL_NUMEL else _FP32_MULTIPLIER
-        passes &= res_err <= multiplier * ref_err + tolerance / 10
+        passes &= res_err <= multiplier * ref_err + tolerance / 10 * _rmse(exact, torch.zeros_like(exact))
         worst, worst_ref = max(worst, res_err), max(worst_ref, ref_err)
     return passes, worst, worst_ref
 

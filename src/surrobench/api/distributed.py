@@ -36,11 +36,11 @@ import torch.distributed as dist
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.execution.env import fingerprint
+from surrobench.execution.env import gpu_readings
 from surrobench.execution.ranked import run_config_together
 from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
-from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep
+from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, run_environment
 from surrobench.results.scaling import (
     PARALLEL_MODES,
     Placement,
@@ -190,22 +190,24 @@ def _rank_facts(env: RankEnv, device: str) -> dict:
 
 
 def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env: RankEnv, groups: RankGroups,
-           command: str | None) -> tuple[str, list[dict]]:
-    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks."""
+           command: str | None) -> tuple[str, list[dict], dict | None]:
+    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks.
+
+    Returns:
+        The run id, every rank's facts, and (on rank 0) the run's environment."""
     facts: list = [None] * env.world_size
     dist.all_gather_object(facts, _rank_facts(env, request.device), group=groups.control)
-    run_id = [None]
+    run_id, run_env = [None], None
     if env.rank == 0:
-        run_env = fingerprint(request.device)
-        run_env.update(cudnn_benchmark=request.cudnn_benchmark, rounds=request.rounds, parallel=parallel,
-                       world_size=env.world_size, launcher=env.launcher, ranks=facts,
+        run_env = run_environment(request)
+        run_env.update(parallel=parallel, world_size=env.world_size, launcher=env.launcher, ranks=facts,
                        nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
         run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                         request.tag, run_env)
         store.begin_run(run, command)
         run_id = [run.run_id]
     dist.broadcast_object_list(run_id, src=0, group=groups.control)
-    return run_id[0], facts
+    return run_id[0], facts, run_env
 
 
 class _Models:
@@ -331,7 +333,7 @@ def run_on_ranks(request: SweepRequest, parallel: str, db: Path, env: RankEnv, *
     try:
         store = ResultStore(db) if env.rank == 0 or parallel == "configs" else None
         try:
-            run_id, facts = _begin(request, store, parallel, env, groups, command)
+            run_id, facts, run_env = _begin(request, store, parallel, env, groups, command)
             if parallel == "configs":
                 _spread(request, store, run_id, facts, env, on_result)
             else:
@@ -339,6 +341,9 @@ def run_on_ranks(request: SweepRequest, parallel: str, db: Path, env: RankEnv, *
             dist.barrier(group=groups.control)  # every rank's rows are in before rank 0 reads the run
             if env.rank != 0:
                 return None
+            if request.device == "cuda":  # rank 0's GPU after the run, as a single-process run records it
+                run_env["gpu_clocks"]["after"] = gpu_readings()
+                store.update_env(run_id, run_env)
             store.finish_run(run_id)
             return store.load_run(run_id)
         finally:

@@ -98,7 +98,7 @@ def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> 
         console.print(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
     # each row named with its rank, so a warning says which rank's measurement it is about
     named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
-    for warning in sweep_warnings(named):
+    for warning in sweep_warnings(named, record.env.get("torch_threads")):
         err_console.print(f"[yellow]warning:[/yellow] {warning}")
     console.print(f"stored in {db} as run {record.run_id}")
     write_json(json_out, record.to_json())

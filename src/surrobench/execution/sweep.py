@@ -148,6 +148,19 @@ def new_run_id() -> str:
     return f"{dt.datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
+def run_environment(request: SweepRequest) -> dict:
+    """The run's ``env``: the :func:`~surrobench.execution.env.fingerprint` of this process's device and
+    the request's run-wide settings (cudnn.benchmark, rounds, torch threads, TF32 per precision)."""
+    env = fingerprint(request.device)
+    env["cudnn_benchmark"] = request.cudnn_benchmark
+    env["rounds"] = request.rounds
+    env["torch_threads"] = request.threads or env["torch_threads"]
+    # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
+    # switches as read during its run in ``extra``
+    env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
+    return env
+
+
 def execute_sweep(
     request: SweepRequest,
     store: ResultStore,
@@ -168,13 +181,7 @@ def execute_sweep(
         The finished run record and warnings for the user (clock drops, noisy or short measurements).
     """
     configs, surrogates = plan_sweep(request)
-    env = fingerprint(request.device)
-    env["cudnn_benchmark"] = request.cudnn_benchmark
-    env["rounds"] = request.rounds
-    env["torch_threads"] = request.threads or env["torch_threads"]
-    # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
-    # switches as read during its run in ``extra``
-    env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
+    env = run_environment(request)
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel | BaseException] = {}

@@ -22,6 +22,11 @@ RESULT_KEYS = (
 )  # fmt: skip
 
 
+#: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
+#: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
+MULTI_RANK_KEYS = ("placement", "comm")
+
+
 @dataclass(frozen=True)
 class ConfigResult:
     """The outcome of one config: statistics, throughput, memory, status.
@@ -88,7 +93,11 @@ class ConfigResult:
         return replace(self, top_op={"name": name, "share": float(share)})
 
     def to_json(self) -> dict:
-        """The run-v1 ``results`` entry, exactly the keys of DESIGN.md."""
+        """The run-v1 ``results`` entry, exactly the keys of DESIGN.md; a row of a multi-process run adds
+        :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
+        return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
+
+    def _design_json(self) -> dict:
         return {
             "model": self.model,
             "input_shape": list(self.input_shape),
@@ -273,7 +282,8 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         device_ms=LatencyStats.from_dict(d["device_ms"]) if d["device_ms"] else None,
         samples_per_s=throughput.get("samples_per_s"), points_per_s=throughput.get("points_per_s"),
         peak_mem_bytes=d["peak_mem_bytes"], peak_reserved_bytes=d["peak_reserved_bytes"],
-        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]), extra={"rounds": rounds} if rounds > 1 else {},
+        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]),
+        extra={**({"rounds": rounds} if rounds > 1 else {}), **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
     )  # fmt: skip
 
 
