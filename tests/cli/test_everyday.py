@@ -90,3 +90,8 @@ def test_one_inputs_hook_per_factory(tmp_path):
                     "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
     shapes = [r["input_shape"] for r in json.loads(out.read_text())["results"]]
     assert shapes == [[2, 4], [2, 3, 8, 8]]
+
+
+def test_the_inputs_hook_is_documented_in_help(capsys):
+    assert run_cli(["run", "--help"]) == 0
+    assert "example_inputs(batch, shape)" in " ".join(capsys.readouterr().out.replace("│", " ").split())

@@ -43,7 +43,8 @@ def _width(stream) -> int | None:
 console = Console(width=_width(sys.stdout))
 err_console = Console(stderr=True, width=_width(sys.stderr))
 
-ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; comma-separated.")
+ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; "
+                        "comma-separated (a factory's inputs: see the command's help).")
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
 PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")

@@ -118,7 +118,13 @@ def run(
     nproc: int = NprocOpt, parallel: str = ParallelOpt, devices: str = DevicesOpt,
     channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
 ) -> None:  # fmt: skip
-    """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list."""
+    """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list.
+
+    A factory model (--model package.module:build) is called with one fp32 input, (B, 3, N, N) for a bare
+    --shape N or the full --shape. Other or several inputs come from a hook example_inputs(batch, shape)
+    returning a tensor or a tuple of tensors: the factory's attribute (build.example_inputs = fn) or a
+    module-level function (README, "Your model").
+    """
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     rank_env = detect_rank_env()
