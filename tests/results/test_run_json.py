@@ -73,3 +73,12 @@ def test_show_and_report_of_names_with_markup_and_mathtext(tmp_path, capsys):
     assert "[/]$\\undefinedmacro{$<b>" in capsys.readouterr().out
     assert "&lt;b&gt;" in (tmp_path / "t.md").read_text()
     assert run_cli(["report", str(path), str(path), "-o", str(tmp_path / "r.html")]) == 0
+
+
+def test_multi_rank_rows_are_checked_too():
+    placement = {"config": 0, "role": "rank", "rank": 1, "world_size": 2, "host": "h", "device_uuid": None}
+    assert run_from_json(_with(("results", 0, "placement"), placement)).results[0].extra["placement"] == placement
+    with pytest.raises(RunJsonError, match=r"placement\.world_size"):
+        run_from_json(_with(("results", 0, "placement"), {**placement, "world_size": "2"}))
+    with pytest.raises(RunJsonError, match=r"results\[0\]\.comm: expected an object"):
+        run_from_json(_with(("results", 0, "comm"), [1]))

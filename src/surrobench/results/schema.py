@@ -235,10 +235,36 @@ def _check_result(d: object, where: str) -> None:
             raise _fail(f"{where}.top_op", f"expected an object, got {type(top).__name__}")
         _text(top.get("name"), f"{where}.top_op.name")
         _number(top.get("share"), f"{where}.top_op.share")
+    _check_multi_rank(d, where)
     if not isinstance(d["samples_ms"], list):
         raise _fail(f"{where}.samples_ms", f"expected a list, got {type(d['samples_ms']).__name__}")
     for i, sample in enumerate(d["samples_ms"]):
         _number(sample, f"{where}.samples_ms[{i}]")
+
+
+#: The placement of a multi-process row (``surrobench.results.scaling.Placement``) as JSON: key -> check.
+_PLACEMENT = {"config": lambda v, w: _integer(v, w), "role": lambda v, w: _text(v, w),
+              "rank": lambda v, w: _integer(v, w, optional=True), "world_size": lambda v, w: _integer(v, w, low=1),
+              "host": lambda v, w: _text(v, w, optional=True), "device_uuid": lambda v, w: _text(v, w, optional=True)}
+
+
+def _check_multi_rank(d: dict, where: str) -> None:
+    """:data:`MULTI_RANK_KEYS` where present: a placement of exactly :data:`_PLACEMENT`'s keys, and a
+    ``comm`` object of two latency statistics (``surrobench.results.scaling.comm_breakdown``)."""
+    placement = d.get("placement")
+    if placement is not None:
+        if not isinstance(placement, dict) or set(placement) != set(_PLACEMENT):
+            raise _fail(f"{where}.placement", f"expected an object with keys {', '.join(_PLACEMENT)}")
+        for key, check in _PLACEMENT.items():
+            check(placement[key], f"{where}.placement.{key}")
+    if "comm" in d:
+        comm = d["comm"]
+        if not isinstance(comm, dict) or set(comm) != {"comm_ms", "comm_wait_ms"}:
+            raise _fail(f"{where}.comm", "expected an object with keys comm_ms, comm_wait_ms")
+        for key, stats in comm.items():
+            if stats is None:
+                raise _fail(f"{where}.comm.{key}", "null")
+            _stats(stats, f"{where}.comm.{key}")
 
 
 def check_run_json(d: object) -> None:
