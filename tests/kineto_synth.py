@@ -58,12 +58,13 @@ def op_launch(op, ts, corr, kts, kdur, *, name="k", stream=7, op_dur=20):
 
 
 def allreduce_steps(rank: int, arrivals: dict[int, float], *, steps: int = 3, compute_us: float = 30_000.0,
-                    extra_us: float = 0.0, transfer_us: float = 1_000.0) -> list:
+                    extra_us: float = 0.0, transfer_us: float = 1_000.0, collective: bool = True) -> list:
     """One rank's events for ``steps`` profiled steps of: a 30 ms convolution, optionally ``extra_us`` of
     matmul, then an NCCL all-reduce on its own stream; the next step starts 100 µs after it ends.
 
     ``arrivals[r]``: when rank ``r`` reaches the all-reduce within a step (µs from the step start); every
     rank's NCCL kernel ends ``transfer_us`` after the last arrival, as a real all-reduce does.
+    ``collective=False`` leaves the all-reduce out (independent replicas).
     """
     events, corr = [], 1
     end = max(arrivals.values()) + transfer_us
@@ -76,6 +77,8 @@ def allreduce_steps(rank: int, arrivals: dict[int, float], *, steps: int = 3, co
         if extra_us:
             events += op_launch("aten::mm", t0 + 50, corr, t0 + 40 + compute_us, extra_us, name="gemm_kernel")
             corr += 1
+        if not collective:
+            continue
         events += [cpu_op("record_param_comms", t0 + 100, 30, corr),
                    runtime("cudaLaunchKernel", t0 + 105, 5, corr, ext=corr),
                    kernel(t0 + arrivals[rank], end - arrivals[rank], corr, stream=COMM_STREAM, name=NCCL_ALLREDUCE)]

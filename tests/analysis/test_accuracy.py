@@ -109,3 +109,16 @@ def test_fp64_rule_slack_scales_with_small_outputs():
 def test_outputs_of_another_shape_are_rejected():
     verdict = check_accuracy((torch.zeros(2, 3),), (torch.zeros(3, 2),))
     assert not verdict.ok and verdict.decided_by == "shape"
+
+
+def test_channels_of_point_outputs_are_the_small_dimension():
+    from surrobench.analysis.accuracy import channel_dim
+
+    assert channel_dim((1, 262144, 2)) == 2  # a PINN's (B, N, 2): two output fields over N points
+    assert channel_dim((1, 3, 4096)) == 1 and channel_dim((1, 3, 64, 64)) == 1 and channel_dim((64, 4)) is None
+    ref = torch.ones(1, 1000, 2)
+    ref[..., 1] = 1e-3
+    cand = ref.clone()
+    cand[..., 1] *= 1.5
+    verdict = check_accuracy(cand, ref)
+    assert len(verdict.outputs[0].rel_l2_channels) == 2 and not verdict.ok and verdict.rel_l2 > 0.4

@@ -33,6 +33,7 @@ def test_planted_straggler_per_rank_rows(tmp_path):
     r0, r1 = report.rows
     assert report.ranks == (0, 1) and report.steps == (0, 1, 2) and report.step_source == "ProfilerStep"
     assert report.comm_source == "nccl" and report.collectives == 3 and report.unmatched == 0
+    assert report.end_spread_ms == 0.0  # every rank's all-reduce ends together, as planted
     assert r0.compute_ms == pytest.approx(30.0) and r1.compute_ms == pytest.approx(95.0)
     assert r0.comm_ms == pytest.approx(66.0) and r1.comm_ms == pytest.approx(1.0)
     assert r0.wait_ms == pytest.approx(65.0) and r1.wait_ms == 0.0
@@ -117,3 +118,14 @@ def test_each_kind_once_over_the_ranks_worst_first():
                                   [f("launch_bound", "high", 3.0, 1)], [f("launch_bound", "medium", 4.0, 2)]])
     assert [(m.kind, m.severity, m.config) for m in merged] == [
         ("launch_bound", "high", "rank 1 (worst; also rank 0, rank 2)"), ("host_sync", "low", "rank 0")]
+
+
+def test_without_collectives_the_slowest_replica_is_the_straggler(tmp_path):
+    arrivals = {0: 30_040.0, 1: 50_040.0}
+    folder = write_ranks(tmp_path / "ranks", {0: allreduce_steps(0, arrivals, collective=False),
+                                              1: allreduce_steps(1, arrivals, extra_us=20_000.0, collective=False)})
+    report = timeline_cross_rank(load_trace(folder))
+    assert report.collectives == 0 and report.comm_source == ""
+    (finding,) = cross_rank_findings(report)
+    assert finding.kind == "straggler" and "rank 1" in finding.summary
+    assert finding.estimated_gain_ms == pytest.approx(20.0)

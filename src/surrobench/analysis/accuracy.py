@@ -6,8 +6,8 @@ order torch._dynamo's accuracy checker applies its own (``same()`` in ``torch/_d
 tolerance test first, then the fp64 comparison):
 
 1. **rel L2**: the relative L2 error ``||y - y_ref|| / ||y_ref||`` of every output, per channel for field
-   outputs (dimension 1 of an output with 3 or more dimensions, so a small channel cannot hide behind a
-   large one), at most ``tolerance`` (default :data:`DEFAULT_TOLERANCE`).
+   outputs (:func:`channel_dim`, so a small channel cannot hide behind a large one), at most ``tolerance``
+   (default :data:`DEFAULT_TOLERANCE`).
 2. **fp64**: where rule 1 fails and an fp64 reference exists, dynamo's rule: the candidate's RMSE against
    fp64 at most ``multiplier x`` the fp32 reference's own RMSE against fp64 ``+ tolerance / 10 x RMS(fp64)``,
    with ``multiplier`` 3 for fp16/bf16 outputs or outputs of fewer than 1000 values, else 2 (the constants
@@ -51,10 +51,26 @@ def _rel_l2(y: torch.Tensor, ref: torch.Tensor) -> float:
     return num / den if den > 0 else (0.0 if num == 0 else math.inf)
 
 
+def channel_dim(shape: tuple[int, ...]) -> int | None:
+    """The channel dimension of a field output: 1 for ``(B, C, H, W, ...)`` (4-D or more); for a 3-D
+    output the smaller of dimensions 1 and 2, ``(B, C, N)`` or ``(B, N, C)`` (channels are few, points
+    many); None for outputs of fewer dimensions (no channels to tell apart)."""
+    if len(shape) >= 4:
+        return 1
+    if len(shape) == 3:
+        return 1 if shape[1] <= shape[2] else 2
+    return None
+
+
 def _channel_errors(y: torch.Tensor, ref: torch.Tensor) -> list[float]:
-    if ref.dim() < 3:
+    dim = channel_dim(tuple(ref.shape))
+    if dim is None or ref.numel() == 0:
         return []
-    return [_rel_l2(y.select(1, c), ref.select(1, c)) for c in range(ref.shape[1])]
+    flat_ref = ref.movedim(dim, 0).reshape(ref.shape[dim], -1)
+    flat_diff = (y - ref).movedim(dim, 0).reshape(ref.shape[dim], -1)
+    num = torch.linalg.vector_norm(flat_diff, dim=1).tolist()
+    den = torch.linalg.vector_norm(flat_ref, dim=1).tolist()
+    return [n / d if d > 0 else (0.0 if n == 0 else math.inf) for n, d in zip(num, den)]
 
 
 @dataclass(frozen=True)

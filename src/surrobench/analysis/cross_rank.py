@@ -83,6 +83,9 @@ class CrossRankReport:
         steps: the step keys every rank has.
         comm_source: where collectives came from (``nccl``, ``gloo``, ``c10d``, ``""`` for none).
         collectives: collectives matched on at least two ranks; ``unmatched``: collectives of one rank only.
+        end_spread_ms: median over the matched collectives of (last exit - first exit): a collective ends
+            on all ranks at about the same time, so a spread far above the waits means the ranks' clocks
+            disagree and the waits cannot be trusted (0 without collectives).
     """
 
     schema: str
@@ -94,6 +97,7 @@ class CrossRankReport:
     comm_source: str
     collectives: int
     unmatched: int
+    end_spread_ms: float
     rows: tuple[RankRow, ...]
     per_step: tuple[RankStep, ...]
 
@@ -121,7 +125,7 @@ def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
         raise ValueError(f"cross-rank analysis needs two or more distinct ranks, got {ranks}")
     common = np.asarray(sorted(set.intersection(*(set(s.steps.tolist()) for s in summaries))), dtype=np.int64)
     cols = [_step_columns(s, common) for s in summaries]
-    wait, late, late_share, matched, unmatched = _waits(summaries, common)
+    wait, late, late_share, matched, unmatched, spread = _waits(summaries, common)
     n = max(common.size, 1)
     rows, per_step = [], []
     for i, (s, c) in enumerate(zip(summaries, cols)):
@@ -137,7 +141,7 @@ def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
         basis="device" if any(s.basis == "device" for s in summaries) else "cpu",
         step_source=sources.pop() if len(sources) == 1 else "mixed", steps=tuple(common.tolist()),
         comm_source=next((s.comm_source for s in summaries if s.comm_source), ""), collectives=matched,
-        unmatched=unmatched, rows=tuple(rows), per_step=tuple(per_step))  # fmt: skip
+        unmatched=unmatched, end_spread_ms=spread, rows=tuple(rows), per_step=tuple(per_step))  # fmt: skip
 
 
 def _mean(x: np.ndarray) -> float:
@@ -171,15 +175,16 @@ def _collective_keys(s: RankSummary, common: np.ndarray, name_ids: dict[str, int
 
 
 def _waits(summaries: list[RankSummary], common: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, list[float], int, int]:  # fmt: skip
+           ) -> tuple[np.ndarray, np.ndarray, list[float], int, int, float]:  # fmt: skip
     """Per rank and aligned step: wait and lateness (ms); per rank the share of collectives entered last;
-    the number of matched and unmatched collectives."""
+    the number of matched and unmatched collectives; the median spread of their exits (ms)."""
     n_ranks, n_steps = len(summaries), common.size
     name_ids: dict[str, int] = {}
     per_rank = [_collective_keys(s, common, name_ids) for s in summaries]
     keys, counts = np.unique(np.concatenate([k for k, *_ in per_rank]), return_counts=True)
     shared = keys[counts >= 2]
     arrive = np.full((n_ranks, shared.size), np.nan)
+    leave = arrive.copy()
     inside = np.zeros((n_ranks, shared.size))
     step = np.zeros(shared.size, dtype=np.int64)
     for i, (k, aligned, start, end) in enumerate(per_rank):
@@ -187,11 +192,12 @@ def _waits(summaries: list[RankSummary], common: np.ndarray
         hit = (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k) if shared.size \
             else np.zeros(k.shape, dtype=bool)
         arrive[i, pos[hit]] = start[hit].astype(np.float64)
+        leave[i, pos[hit]] = end[hit].astype(np.float64)
         inside[i, pos[hit]] = (end - start)[hit]
         step[pos[hit]] = aligned[hit]
     wait = np.zeros((n_ranks, n_steps))
     late = np.zeros((n_ranks, n_steps))
-    share = [0.0] * n_ranks
+    share, spread = [0.0] * n_ranks, 0.0
     if shared.size:
         present = ~np.isnan(arrive)
         last = np.nanmax(arrive, axis=0)
@@ -200,12 +206,13 @@ def _waits(summaries: list[RankSummary], common: np.ndarray
         others = arrive.copy()
         others[latest, np.arange(shared.size)] = np.nan
         lateness = np.clip(last - np.nanmedian(others, axis=0), 0.0, None)
+        spread = float(np.median(np.nanmax(leave, axis=0) - np.nanmin(leave, axis=0))) / 1e6
         for i in range(n_ranks):
             wait[i] = np.bincount(step, weights=w[i], minlength=n_steps)[:n_steps] / 1e6
             mine = latest == i
             late[i] = np.bincount(step[mine], weights=lateness[mine], minlength=n_steps)[:n_steps] / 1e6
             share[i] = float(mine.sum() / present[i].sum()) if present[i].any() else 0.0
-    return wait, late, share, int(shared.size), int(counts[counts < 2].sum())
+    return wait, late, share, int(shared.size), int(counts[counts < 2].sum()), spread
 
 
 def _extra_ops(summaries: list[RankSummary], i: int) -> tuple[OpExtra, ...]:

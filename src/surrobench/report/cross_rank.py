@@ -24,7 +24,10 @@ def cross_rank_rich(report: CrossRankReport) -> Group:
     """A one-line scope (ranks, aligned steps, matched collectives) and the per-rank table."""
     scope = (f"[bold]{len(report.ranks)} ranks[/], {len(report.steps)} aligned steps ({report.step_source}), "
              f"{report.collectives} matched {report.comm_source or 'no'} collectives"
-             + (f", {report.unmatched} on one rank only" if report.unmatched else ""))  # fmt: skip
+             + (f", {report.unmatched} on one rank only" if report.unmatched else "")
+             + (f"; their exits {report.end_spread_ms:.3f} ms apart (median; an offset between the ranks' clocks "
+                "would show here)"
+                if report.collectives else ""))  # fmt: skip
     table = Table(title="Per rank, mean per aligned step")
     for col in HEADER:
         table.add_column(col, justify="left" if col == HEADER[-1] else "right", overflow="fold")
