@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from surrobench.results.schema import ConfigResult, RunRecord
-from surrobench.results.stats import LatencyStats
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.stats import LatencyStats
 
 
 def latency_samples(median_ms: float, noise: float, n: int = 100, seed: int = 0) -> np.ndarray:

@@ -1,3 +1,5 @@
 """surrobench: benchmark, profile and diagnose the inference of physics surrogate models."""
 
-__version__ = "0.1.0"
+from surrobench.version import __version__
+
+__all__ = ["__version__"]

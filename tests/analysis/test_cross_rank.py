@@ -13,7 +13,7 @@ from kineto_synth import allreduce_steps, write_ranks
 from surrobench.analysis.cross_rank import cross_rank_report, timeline_cross_rank
 from surrobench.analysis.detect_ranks import cross_rank_findings, merge_rank_findings
 from surrobench.analysis.diagnose import diagnose_trace
-from surrobench.analysis.findings import Finding
+from surrobench.records.findings import Finding
 from surrobench.analysis.rank_summary import rank_summary
 from surrobench.trace import load_trace
 

@@ -9,11 +9,12 @@ import pytest
 from kineto_synth import annotation, cpu_op, launch, memcpy, runtime, write
 from synthetic import config, latency_samples
 
-from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run, trace_evidence
-from surrobench.analysis.ops import OpStat, OpTable
+from surrobench.analysis.diagnose import diagnose_config, diagnose_run, trace_evidence
+from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, load_thresholds
-from surrobench.collect.system_view import HostHotspot, SystemView
 from surrobench.errors import UsageError
+from surrobench.records.ops import OpStat, OpTable
+from surrobench.records.system import HostHotspot, SystemView
 from surrobench.trace import load_trace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
@@ -189,7 +190,7 @@ def test_severity_floor_keeps_small_stakes_quiet():
 
 
 def test_a_sync_ranks_above_the_launch_bound_finding_it_blocks():
-    from surrobench.analysis.findings import Finding, rank_findings
+    from surrobench.records.findings import Finding, rank_findings
 
     def finding(kind, gain, config="m 1x3 b1"):
         return Finding(kind, "high", kind, (), "act", gain, config)
@@ -224,7 +225,8 @@ def test_memory_bound_op_far_below_bandwidth_is_called_parallelism_starved():
 
 def _compute_evidence(fraction, *, basis="device", precision="bf16", rates=None):
     """One GEMM holding the whole 1 ms step at ``fraction`` of the calibrated peak."""
-    from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+    from surrobench.analysis.roofline import RooflineOp, RooflineReport
+    from surrobench.records.ceilings import Ceilings
 
     ceilings = Ceilings("dev", 4000.0, rates or {"fp32": 50.0, "bf16": 800.0}, "2026-11-30T00:00:00+00:00")
     peak = ceilings.peak_tflops(precision)
@@ -301,7 +303,8 @@ def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
 
 def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():
     from surrobench.analysis.detect_ops import memory_bound
-    from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+    from surrobench.analysis.roofline import RooflineOp, RooflineReport
+    from surrobench.records.ceilings import Ceilings
 
     def finding(calls):  # 8 ms per step of copies at 0.5% of a CPU's 21 GB/s copy bandwidth
         op = RooflineOp("aten::_to_copy", "copy/cast/contiguous", 8.0, 0.8, 0, 8 * 10**5, 0.0, 0.0, 0.1, "memory",

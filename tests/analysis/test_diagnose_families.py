@@ -12,11 +12,12 @@ from synthetic import config, latency_samples
 from surrobench.analysis.detect_ops import compute_bound, fragmented_ops, memory_bound
 from surrobench.analysis.detect_run import memory_pressure
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run
-from surrobench.analysis.findings import SEVERITIES
 from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of, get_family
-from surrobench.analysis.ops import OpStat, OpTable
-from surrobench.analysis.roofline import Ceilings, RooflineOp, RooflineReport
+from surrobench.analysis.roofline import RooflineOp, RooflineReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.findings import SEVERITIES
+from surrobench.records.ops import OpStat, OpTable
 
 CEILINGS = Ceilings("NVIDIA H200", 4000.0, {"fp32": 50.0}, "2026-12-01T00:00:00+00:00")
 RIDGE = CEILINGS.ridge_flop_per_byte("fp32")

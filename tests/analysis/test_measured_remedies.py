@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from surrobench.analysis.findings import Evidence, Finding
+from surrobench.records.findings import Evidence, Finding
 from surrobench.analysis.measured_remedies import cite_action, cite_measured
 
 

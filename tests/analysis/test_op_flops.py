@@ -9,8 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from surrobench.analysis.op_flops import fft_flops
-from surrobench.analysis.ops import OpStat, OpTable
-from surrobench.analysis.roofline import Ceilings, count_op_costs, roofline
+from surrobench.analysis.roofline import count_op_costs, roofline
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.ops import OpStat, OpTable
 
 
 def test_fft_flops_follow_the_5_n_log2_n_convention():

@@ -9,7 +9,8 @@ import pytest
 from surrobench.analysis.op_readings import (
     FRAGMENTED_SHARE, MEMORY_SHARE_MIN, read_fragmentation, read_memory, read_shapes, read_structure, read_table,
 )  # fmt: skip
-from surrobench.analysis.ops import OpStat, OpTable, op_table_from_trace
+from surrobench.analysis.ops import op_table_from_trace
+from surrobench.records.ops import OpStat, OpTable
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 

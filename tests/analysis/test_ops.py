@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from kineto_synth import annotation, cpu_op, kernel, runtime, write
-from surrobench.analysis.ops import (
-    CATEGORIES, SMALL_KERNEL_US, OpTable, categorize, op_table_from_events, op_table_from_trace,
-)  # fmt: skip
+from surrobench.analysis.ops import op_table_from_trace
+from surrobench.collect.op_events import op_table_from_events
+from surrobench.records.ops import CATEGORIES, SMALL_KERNEL_US, OpTable, categorize
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
 FNO = TRACES / "fno2d_128_b1_fp32_h200.json.gz"

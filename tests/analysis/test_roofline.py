@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from surrobench.analysis.ops import OpStat, OpTable
-from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, format_tflops, roofline
+from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, format_tflops, roofline
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.ops import OpStat, OpTable
 
 
 def test_matmul_flops_are_2mnk_and_bytes_are_inputs_plus_output():

@@ -167,7 +167,7 @@ def test_rank_rows_keep_their_placement_through_run_json():
     from synthetic import multi_rank_rows, run
 
     from surrobench.results.scaling import comm_breakdown
-    from surrobench.results.schema import run_from_json
+    from surrobench.records.run import run_from_json
 
     comm = comm_breakdown([np.array([2.0, 3.0]), np.array([1.0, 1.0])])
     record = run("multi", multi_rank_rows([1.0, 1.0], [[2.0, 2.0], [1.5, 2.5]], samples_per_step=2, comm=comm))

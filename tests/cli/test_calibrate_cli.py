@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import run_cli
 
-from surrobench.analysis.roofline import Ceilings
 from surrobench.execution.env import fingerprint
+from surrobench.records.ceilings import Ceilings
 from surrobench.results.ceilings import CACHE_ENV, cache_dir, load_ceilings, save_ceilings
 
 

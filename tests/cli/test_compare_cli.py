@@ -106,7 +106,7 @@ def test_ignore_field_mode_compares_eager_with_cudagraph(tmp_path, capsys, monke
 
 
 def test_op_tables_in_the_database_feed_the_op_diff_and_the_report(tmp_path):
-    from surrobench.analysis.ops import OpStat, OpTable
+    from surrobench.records.ops import OpStat, OpTable
 
     def table(fft_us):  # 2 active steps: per-step self times are half the sums
         ops = (OpStat("aten::_fft_r2c", "fft", 2, fft_us, fft_us, 0.8, 10.0),

@@ -81,9 +81,10 @@ def _perf_doc(*views):
     """A ``surrobench perf --json`` document with one report per view (None: a config without a system pass)."""
     from synthetic import config
 
+    from surrobench.api.perf import PerfReport
     from surrobench.collect.perf import SystemPass
     from surrobench.collect.perf_parse import CounterSummary
-    from surrobench.collect.perf_phase import PERF_SCHEMA, PerfReport
+    from surrobench.records.schemas import PERF as PERF_SCHEMA
 
     reports = []
     for i, view in enumerate(views):
@@ -98,7 +99,7 @@ def _perf_doc(*views):
 def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     """``surrobench perf --json`` output is a valid ``diagnose --system-view`` (it was not: extra keys)."""
     from surrobench.cli.diagnose import load_system_view
-    from surrobench.collect.system_view import HostHotspot, SystemView
+    from surrobench.records.system import HostHotspot, SystemView
 
     view = SystemView(12.0, 10.0, 1.2, 1.5, {"cycles": 1e9, "task-clock": 12.0}, {"instructions": "no PMU"},
                       (HostHotspot("prep.py:12 build_mask", 0.6, 0.55, "py-spy"), HostHotspot("libc memcpy", 0.1)))

@@ -72,7 +72,7 @@ def test_git_commit_and_dirty_state_of_the_working_tree_are_recorded(tmp_path, m
 
 def test_default_iters_meet_the_p95_bar():
     from surrobench.cli.options import ItersOpt
-    from surrobench.results.stats import MIN_SAMPLES_FOR_P95
+    from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 
     assert ItersOpt.default >= MIN_SAMPLES_FOR_P95
 

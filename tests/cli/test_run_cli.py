@@ -7,7 +7,7 @@ import json
 import torch
 from conftest import run_cli
 
-from surrobench.results.schema import RESULT_KEYS
+from surrobench.records.run import RESULT_KEYS
 from surrobench.results.store import ResultStore
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1"]

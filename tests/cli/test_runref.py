@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from surrobench.analysis.ops import OpStat, OpTable
 from surrobench.cli.runref import is_run_file
+from surrobench.records.ops import OpStat, OpTable
 
 
 def _table(basis: str) -> OpTable:

@@ -8,12 +8,12 @@ import json
 import pytest
 import torch
 
-from surrobench.analysis.ops import OpTable
 from surrobench.collect.child import config_from_json, config_to_json, main as child_main
 from surrobench.collect.torch_profiler import ProfileSchedule, _checked, profile_steps
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step
+from surrobench.records.ops import OpTable
 from surrobench.workload.spec import ShapeSpec
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from synthetic import config, latency_samples
 
-from surrobench.analysis.findings import Evidence, Finding
+from surrobench.records.findings import Evidence, Finding
 from surrobench.report.escape import plain, rich_escape
 from surrobench.report.findings import findings_rich
 from surrobench.report.terminal import results_table

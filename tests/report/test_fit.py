@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from synthetic import config, latency_samples, run
 
-from surrobench.analysis.findings import Evidence, Finding
+from surrobench.records.findings import Evidence, Finding
 from surrobench.report.comparison import comparison_tables
 from surrobench.report.findings import findings_rich
 from surrobench.report.fit import Col, fit_table

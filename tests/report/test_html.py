@@ -111,7 +111,7 @@ def test_html_and_markdown_results_rows_share_their_cells():
 
 
 def test_diagnosis_findings_are_in_the_run_section():
-    from surrobench.analysis.findings import Evidence, Finding
+    from surrobench.records.findings import Evidence, Finding
 
     base, _ = _runs()
     finding = Finding("launch_bound", "high", f"GPU idle {EVIL}", (Evidence("timeline", "idle 1.7 ms\nof 1.94"),),

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from synthetic import config, latency_samples
 
+from surrobench.api.scenarios import SCENARIOS, Outcome
 from surrobench.cli.scenarios import _markdown
 from surrobench.report.markdown import md_escape, md_table, results_markdown
-from surrobench.scenarios.suite import SCENARIOS, Outcome
 
 
 def _rows(text: str) -> list[str]:

@@ -10,9 +10,10 @@ from synthetic import config, latency_samples, run
 
 from surrobench.errors import UsageError
 from surrobench.results.compare import (
-    COMPARE_SCHEMA, compare_config, compare_runs, diff_ops, match_configs,
+    compare_config, compare_runs, diff_ops, match_configs,
 )  # fmt: skip
-from surrobench.results.stats import bootstrap_ratio_ci
+from surrobench.records.schemas import COMPARE as COMPARE_SCHEMA
+from surrobench.records.stats import bootstrap_ratio_ci
 
 
 def test_identical_samples_are_unchanged():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import config, latency_samples, run
 
-from surrobench.results.schema import RunJsonError, run_from_json
+from surrobench.records.run import RunJsonError, run_from_json
 
 GOOD = run("20261201-000000-dddd", [config(latency_samples(1.0, 0.01, n=20))]).to_json()
 

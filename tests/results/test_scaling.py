@@ -14,8 +14,8 @@ from surrobench.results.scaling import (
     scaling_rows,
     step_result,
 )
-from surrobench.results.schema import ConfigResult
-from surrobench.results.stats import LatencyStats
+from surrobench.records.run import ConfigResult
+from surrobench.records.stats import LatencyStats
 
 
 def _result(samples, batch=2, shape=(2, 3, 8, 8), points=64) -> ConfigResult:

@@ -3,8 +3,9 @@ import json
 import pytest
 
 from surrobench.errors import UsageError
-from surrobench.results.schema import RESULT_KEYS, SCHEMA, ConfigResult, RunRecord, run_from_json
-from surrobench.results.stats import LatencyStats
+from surrobench.records.run import RESULT_KEYS, ConfigResult, RunRecord, run_from_json
+from surrobench.records.schemas import RUN as SCHEMA
+from surrobench.records.stats import LatencyStats
 from surrobench.results.store import ResultStore
 
 DESIGN_RUN_KEYS = {"schema", "run_id", "created", "tag", "env", "results"}

@@ -137,7 +137,7 @@ def test_gpu_tables_without_global_pid_take_the_rank_of_their_launch(tmp_path, p
 @pytest.mark.parametrize("suffix", [".nsys-rep", ".qdrep"])
 def test_every_report_suffix_is_exported_by_nsys(tmp_path, monkeypatch, suffix):
     from surrobench.collect import nsys
-    from surrobench.trace import NSYS_REPORT_SUFFIXES
+    from surrobench.records.schemas import NSYS_REPORT_SUFFIXES
 
     assert nsys.REPORT_SUFFIXES is NSYS_REPORT_SUFFIXES and suffix in NSYS_REPORT_SUFFIXES
     monkeypatch.setenv("PATH", str(tmp_path))

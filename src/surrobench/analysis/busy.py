@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis import intervals
 from surrobench.analysis.activity import GpuActivity
+from surrobench.records import intervals
 from surrobench.trace.model import Timeline
 
 

@@ -8,13 +8,10 @@ quotes the profiler side where it has a number; the course's section 4 asks for 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
-
-if TYPE_CHECKING:
-    from surrobench.analysis.diagnose import ConfigEvidence
+from surrobench.records.findings import Evidence, Finding
 
 #: Host functions that belong to the framework, the interpreter, the driver or surrobench itself: time in
 #: them is the model's execution, not preprocessing the user wrote.

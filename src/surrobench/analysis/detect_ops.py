@@ -8,7 +8,7 @@ lies at tens of FLOP/byte (H200: 51e12 / 4184e9 = 12 FLOP/byte at fp32, 187 at b
 
 On a CPU basis (op times are self CPU times under the profiler):
 
-- op times per step are scaled to the unprofiled step (:func:`surrobench.analysis.diagnose.op_time_scale`)
+- op times per step are scaled to the unprofiled step (:func:`surrobench.analysis.evidence.op_time_scale`)
   and the findings say so;
 - a low-intensity op whose calls average under ``cpu_small_call_us`` is not called memory-bound: such calls
   touch data a cache holds and cost mostly their dispatch, so they are fragmented small ops (many calls, tiny
@@ -22,19 +22,15 @@ calibrated matmul peak means the calibration is stale or too low, not that the w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from surrobench.analysis.findings import Evidence, Finding
+from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
 from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
-
-if TYPE_CHECKING:
-    from surrobench.analysis.diagnose import ConfigEvidence
+from surrobench.records.findings import Evidence, Finding
+from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution")
-HALF = ("fp16", "bf16")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
@@ -259,7 +255,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Under fp16/bf16 autocast: GEMM/conv FLOPs still computed in fp32 or complex64 (roofline dtypes), and
     FFTs on sizes cuFFT cannot compute in half precision (powers of 2 only, cuFFT docs). Stake: those ops' time."""
     r, step = ev.result, ev.step_ms()
-    if r is None or r.precision not in HALF or not step:
+    if r is None or r.precision not in HALF_PRECISIONS or not step:
         return None
     evidence, time_ms = [], 0.0
     if ev.roofline is not None:

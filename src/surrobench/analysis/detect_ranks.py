@@ -11,8 +11,8 @@ import dataclasses
 import statistics
 
 from surrobench.analysis.cross_rank import CrossRankReport, RankRow
-from surrobench.analysis.findings import SEVERITIES, Evidence, Finding, rank_findings
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.records.findings import SEVERITIES, Evidence, Finding, rank_findings
 
 MAX_LISTED_RANKS = 8
 """Ranks quoted one by one in a finding's evidence; the summary counts the rest."""

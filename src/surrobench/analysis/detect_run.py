@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from surrobench.analysis.findings import Evidence, Finding
 from surrobench.analysis.op_families import family_actions
-from surrobench.analysis.ops import OpTable
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
-from surrobench.results.schema import ConfigResult
+from surrobench.records.findings import Evidence, Finding
+from surrobench.records.ops import OpTable
+from surrobench.records.run import ConfigResult
+from surrobench.records.vocab import HALF_PRECISIONS
 
 
 def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]:
@@ -117,7 +118,7 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
         fp32 = next((r for r in group if r.precision == "fp32" and r.status == "ok"), None)
         found += _fft_precision_failures(group)
         for r in group:
-            if r.precision not in ("fp16", "bf16") or fp32 is None or r.status != "ok":
+            if r.precision not in HALF_PRECISIONS or fp32 is None or r.status != "ok":
                 continue
             if r.latency_ms and fp32.latency_ms:
                 slower = r.latency_ms.median / fp32.latency_ms.median - 1

@@ -30,7 +30,7 @@ from dataclasses import InitVar, dataclass
 
 import numpy as np
 
-from surrobench.analysis import intervals
+from surrobench.records import intervals
 from surrobench.analysis.activity import (
     GRAPH_LAUNCH_CALLS,
     OP_TYPE_NAMES,

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from surrobench.analysis.findings import Finding
+from surrobench.records.findings import Finding
 
 #: Words in an action that name each remedy of :mod:`surrobench.execution.remedies` (``threads`` stands for
 #: every ``threads=N`` candidate).

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from surrobench.analysis.ops import categorize
+from surrobench.records.ops import categorize
 
 
 @dataclass(frozen=True)

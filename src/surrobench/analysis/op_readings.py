@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from surrobench.analysis.ops import OpTable
+from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
 """Rows that make the "head" of the table (course: "the head operators of cuda_time_total")."""

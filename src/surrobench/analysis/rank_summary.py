@@ -17,11 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis import intervals
 from surrobench.analysis.activity import gpu_activity
 from surrobench.analysis.collectives import HOST_COLLECTIVE_OP, collectives
-from surrobench.analysis.ops import categorize, op_table_from_timeline
+from surrobench.analysis.ops import op_table_from_timeline
 from surrobench.analysis.trace_facts import FORWARD_RANGES
+from surrobench.records import intervals
+from surrobench.records.ops import categorize
 from surrobench.trace.model import Timeline
 
 TOP_OPS = 30

@@ -26,7 +26,7 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
   it (:meth:`Ceilings.unusable`), and the diagnosis says why.
 - CPU op times: the op table's self CPU times are measured under the profiler, whose per-op cost can double
   a step; :func:`roofline` takes a ``time_scale`` (unprofiled median / profiled step, see
-  :func:`surrobench.analysis.diagnose.op_time_scale`) so achieved rates are those of the real step.
+  :func:`surrobench.analysis.evidence.op_time_scale`) so achieved rates are those of the real step.
 """
 
 from __future__ import annotations
@@ -43,69 +43,12 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from surrobench.analysis.op_families import low_intensity
 from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops
-from surrobench.analysis.ops import OpTable, categorize
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.ops import OpTable, categorize
 
 #: What GPU.md measured on the H200 (2026-11-30): device-to-device copy 4184 GB/s (read + write bytes),
 #: bf16 GEMM 8192^3 782 TFLOP/s, fp32 GEMM with TF32 off 51 TFLOP/s. fp16 and tf32 were not measured.
 H200_FALLBACK_NOTE = "no calibration stored for this device: using GPU.md's H200 ceilings (run surrobench calibrate)"
-#: Precision whose ceiling stands in for one that was not measured: same unit width (tensor cores).
-_STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
-
-
-@dataclass(frozen=True)
-class Ceilings:
-    """A device's measured ceilings.
-
-    Attributes:
-        device_name: as ``torch.cuda.get_device_name`` (or the CPU model) reports it.
-        copy_gbps: copy bandwidth (device-to-device on a GPU, host memory on the CPU), GB/s (1e9 bytes/s),
-            read + write bytes counted.
-        matmul_tflops: dense matmul rate per precision, TFLOP/s (1e12 FLOP/s).
-        measured: ISO-8601 time of the calibration ("" for the built-in fallback).
-        note: how they were obtained (sizes, or the fallback notice).
-    """
-
-    device_name: str
-    copy_gbps: float
-    matmul_tflops: dict[str, float]
-    measured: str = ""
-    note: str = ""
-
-    def unusable(self, precision: str) -> str | None:
-        """Why the roofline cannot be drawn for ``precision`` (a ceiling missing, zero or not finite), or
-        None when both ceilings are usable."""
-        if not _usable(self.copy_gbps):
-            return f"copy bandwidth {self.copy_gbps!r} GB/s is not a ceiling (zero or not finite)"
-        try:
-            peak = self.peak_tflops(precision)
-        except KeyError:
-            return f"no {precision} matmul rate calibrated"
-        if not _usable(peak):
-            return f"{precision} matmul rate {peak!r} TFLOP/s is not a ceiling (zero or not finite)"
-        return None
-
-    def peak_tflops(self, precision: str) -> float:
-        """The matmul ceiling for ``precision`` (a stand-in precision's when that one was not measured).
-
-        Raises:
-            KeyError: neither ``precision`` nor its stand-in was measured.
-        """
-        if precision in self.matmul_tflops:
-            return self.matmul_tflops[precision]
-        return self.matmul_tflops[_STAND_IN[precision]]
-
-    def ridge_flop_per_byte(self, precision: str) -> float:
-        """Ridge point, FLOP/byte: ``peak FLOP/s / bandwidth``."""
-        return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
-
-    def to_json(self) -> dict:
-        """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
-        return {"device_name": self.device_name, "copy_gbps": self.copy_gbps, "matmul_tflops": self.matmul_tflops,
-                "measured": self.measured, "note": self.note}  # fmt: skip
-
-
-def _usable(value: float) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
 
 
 def format_tflops(tflops: float) -> str:

@@ -12,8 +12,8 @@ from itertools import combinations
 
 import numpy as np
 
-from surrobench.analysis import intervals
 from surrobench.analysis.activity import GpuActivity
+from surrobench.records import intervals
 
 SERIAL_OVERLAP_MAX = 0.05
 """A pair of streams counts as serialized when less than 5% of the smaller busy time overlaps ..."""

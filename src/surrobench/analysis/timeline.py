@@ -31,9 +31,9 @@ from surrobench.analysis.streams import (
     comm_stats,
     stream_stats,
 )
+from surrobench.records import schemas
 from surrobench.trace.model import Timeline
 
-SCHEMA = "surrobench/timeline-v1"
 MAX_ANOMALY_EXAMPLES = 5
 
 STATUS_MESSAGES = {
@@ -99,7 +99,7 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     has_gpu = status == "ok"
     streams, serial = stream_stats(act) if has_gpu else ((), ())
     return TimelineReport(
-        schema=SCHEMA, source=tl.meta.source, paths=tl.meta.paths, ranks=tl.meta.ranks, status=status,
+        schema=schemas.TIMELINE, source=tl.meta.source, paths=tl.meta.paths, ranks=tl.meta.ranks, status=status,
         message=STATUS_MESSAGES[status], devices=device_busy(tl, act, windows), steps=step_busy(tl, act),
         ranges=range_shares(tl, act, windows),
         gaps=find_gaps(tl, act, windows, gap_threshold_ns) if has_gpu else None,

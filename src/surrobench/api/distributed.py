@@ -49,7 +49,7 @@ from surrobench.results.scaling import (
     placed,
     step_result,
 )
-from surrobench.results.schema import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 

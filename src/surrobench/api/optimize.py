@@ -45,8 +45,8 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
 from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, resolve_device
+from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
-from surrobench.results.schema import ConfigResult, RunRecord
 from surrobench.results.speedup import Speedup, break_even_calls, speedup
 from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
 from surrobench.workload.spec import parse_shapes

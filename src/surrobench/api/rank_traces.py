@@ -18,7 +18,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport, cross_rank_report
 from surrobench.analysis.detect_ranks import cross_rank_findings, merge_rank_findings
 from surrobench.analysis.diagnose import diagnose_config, trace_evidence
-from surrobench.analysis.findings import Finding, rank_findings
+from surrobench.records.findings import Finding, rank_findings
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.rank_summary import RankSummary, rank_summary
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds

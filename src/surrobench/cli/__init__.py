@@ -14,32 +14,9 @@ import sys
 import threading
 
 import typer
-import typer.core
 
+from surrobench.cli.app import app
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
-
-#: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
-#: commands not named here follow in the order they were added.
-COMMAND_ORDER = ("run", "show", "history", "compare", "report", "profile", "analyze", "diagnose", "perf", "optimize",
-                 "calibrate", "models", "scenarios")
-
-
-class _OrderedGroup(typer.core.TyperGroup):
-    def list_commands(self, ctx) -> list[str]:
-        names = super().list_commands(ctx)
-        rank = {name: i for i, name in enumerate(COMMAND_ORDER)}
-        return sorted(names, key=lambda name: (rank.get(name, len(rank)), names.index(name)))
-
-
-app = typer.Typer(
-    cls=_OrderedGroup,
-    name="surrobench",
-    help="Benchmark, profile and diagnose the inference of physics surrogate models.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
 # the common base of usage errors from them rather than importing click, so both work.
@@ -48,7 +25,7 @@ _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Clic
 
 def _show_version(value: bool) -> None:
     if value:
-        from surrobench import __version__
+        from surrobench.version import __version__
 
         print(f"surrobench {__version__}")
         raise typer.Exit(EXIT_OK)

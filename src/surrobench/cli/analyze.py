@@ -13,7 +13,7 @@ from rich.table import Table
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import (
     DaskSchedulerOpt,
     WorkersOpt,

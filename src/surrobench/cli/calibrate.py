@@ -18,13 +18,14 @@ import torch
 import typer
 from rich.table import Table
 
-from surrobench.report.escape import rich_escape
 from surrobench.analysis.roofline import format_ridge, format_tflops
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, write_json
-from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, SCHEMA, measure_ceilings
+from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import resolve_device
+from surrobench.records import schemas
+from surrobench.report.escape import rich_escape
 from surrobench.results.ceilings import save_ceilings
 
 _WHY_MIN = "smaller sizes time the per-call overhead (launch/dispatch) and caches, not the ceiling"
@@ -77,4 +78,4 @@ def calibrate(
         table.add_row(f"ridge point {precision}", f"{format_ridge(ceilings.ridge_flop_per_byte(precision))} FLOP/byte")
     console.print(table)
     console.print(rich_escape(f"stored in {where} for {ceilings.device_name}"))
-    write_json(json_out, {"schema": SCHEMA, **ceilings.to_json()})
+    write_json(json_out, {"schema": schemas.CEILINGS, **ceilings.to_json()})

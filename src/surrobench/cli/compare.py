@@ -8,20 +8,20 @@ from pathlib import Path
 
 import typer
 
-from surrobench.report.escape import rich_escape
-from surrobench.report.fit import Col, fit_table
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_op_tables, load_run_ref
 from surrobench.errors import EXIT_REGRESSION, UsageError
+from surrobench.records import schemas
 from surrobench.report.comparison import comparison_markdown, comparison_tables
+from surrobench.report.escape import rich_escape
 from surrobench.report.escape import md_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.results.compare import DEFAULT_THRESHOLD, check_gate_inputs, compare_runs, gate_failed
 from surrobench.results.scaling import scaling_rows
 from surrobench.results.store import ResultStore
 
-HISTORY_SCHEMA = "surrobench/history-v1"
 
 RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
 ThresholdOpt = typer.Option(
@@ -113,4 +113,4 @@ def history(
     rows = [list(map(rich_escape, (r.run_id, r.created[:16].replace("T", " "), r.state, r.tag or "-", r.device_name or "-",
                                    ", ".join(r.models), str(r.n_configs), str(r.n_failed)))) for r in runs]
     console.print(fit_table(columns, rows, console.width, title=f"runs in {rich_escape(str(db))}"))
-    write_json(json_out, {"schema": HISTORY_SCHEMA, "runs": [asdict(r) for r in runs]})
+    write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

@@ -10,7 +10,7 @@ whether the GPU works while it runs):
   several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
   diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
 
-``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.analysis.findings.diagnosis_json`); for a
+``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.records.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
 bytes, intensity, achieved rates, bound; null where unknown).
 """
@@ -23,14 +23,15 @@ from pathlib import Path
 
 import typer
 
-from surrobench.report.escape import md_escape, rich_escape
-from surrobench.analysis.diagnose import ConfigEvidence, diagnose_run, diagnose_trace, op_time_scale, trace_evidence
-from surrobench.analysis.findings import Finding, diagnosis_json
+from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
+from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
 from surrobench.analysis.measured_remedies import cite_measured
-from surrobench.api.optimize import measured_for
-from surrobench.analysis.roofline import H200_FALLBACK, Ceilings, count_op_costs, roofline
+from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
 from surrobench.analysis.thresholds import Thresholds, load_thresholds
-from surrobench.cli import app
+from surrobench.api.optimize import measured_for
+from surrobench.cli.app import app
+from surrobench.records.findings import Finding, diagnosis_json
+from surrobench.report.escape import md_escape, rich_escape
 from surrobench.cli.options import (
     TrustPickleOpt,
     BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
@@ -38,18 +39,21 @@ from surrobench.cli.options import (
     build_profile_options, build_request, check_writable, console, err_console, write_json, write_output, WorkersOpt,
     DaskSchedulerOpt,
 )  # fmt: skip
+from surrobench.api.perf import perf_config
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.run import timed_and_profiled
-from surrobench.collect.perf_phase import PERF_SCHEMA, PerfOptions, perf_config
+from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
-from surrobench.collect.system_view import SystemView
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.records import schemas
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.run import RunRecord
+from surrobench.records.system import SystemView
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.findings import findings_markdown, findings_rich
-from surrobench.results.schema import RunRecord
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.store import ResultStore, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
@@ -154,7 +158,7 @@ def load_system_view(path: Path | None) -> SystemView | None:
     where = f"--system-view {str(path)!r}"
     try:
         data = json.loads(path.read_text())
-        if isinstance(data, dict) and data.get("schema") == PERF_SCHEMA:
+        if isinstance(data, dict) and data.get("schema") == schemas.PERF:
             data = _perf_system(data, where)
         return SystemView.from_json(data)
     except (OSError, ValueError, TypeError, AttributeError) as exc:
@@ -165,10 +169,10 @@ def _perf_system(doc: dict, where: str) -> dict:
     """The ``system`` object of the one config of a ``surrobench perf --json`` document that has one."""
     reports = doc.get("perf")
     if not isinstance(reports, list):
-        raise ValueError(f"{PERF_SCHEMA} document without a 'perf' list")
+        raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
     if not with_view:
-        raise UsageError(f"{where}: no config of this {PERF_SCHEMA} document has a system view "
+        raise UsageError(f"{where}: no config of this {schemas.PERF} document has a system view "
                          f"({len(reports)} config(s), none passed)")  # fmt: skip
     if len(with_view) > 1:
         names = ", ".join(_perf_label(r) for r in with_view)

@@ -7,11 +7,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import check_writable, console, write_json
+from surrobench.records import schemas
 from surrobench.workload.zoo import all_surrogates, describe
-
-MODELS_SCHEMA = "surrobench/models-v1"
 
 
 def render_models(rows: list[dict[str, object]]) -> Table:
@@ -34,4 +33,4 @@ def models(
     check_writable(json_path, "--json")
     rows = [describe(s) for s in all_surrogates()]
     console.print(render_models(rows))
-    write_json(json_path, {"schema": MODELS_SCHEMA, "models": rows})
+    write_json(json_path, {"schema": schemas.MODELS, "models": rows})

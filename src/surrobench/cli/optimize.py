@@ -9,7 +9,7 @@ import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.optimize import DEFAULT_BUDGET_S, DEFAULT_ROUNDS, OptimizeRequest, optimize, sweeps_from_run
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import (
     BatchOpt,
     ChannelsLastOpt,

@@ -22,7 +22,7 @@ from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFA
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
-from surrobench.results.stats import MIN_SAMPLES_FOR_P95
+from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.store import DEFAULT_DB
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes

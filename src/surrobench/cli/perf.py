@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
-from surrobench.cli import app
 from surrobench.cli.options import (
     TrustPickleOpt, exit_if_configs_failed,
     BatchOpt, CudnnOpt, DbOpt, DeviceOpt, FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, JsonOpt,
     ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, SeedOpt, ShapeOpt, TagOpt, WarmupOpt, build_perf_options,
     build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
+from surrobench.api.perf import perf_config
 from surrobench.cli.run import render_phase_report, timed_and_profiled
-from surrobench.collect.perf_phase import PERF_SCHEMA, perf_config
+from surrobench.records import schemas
 from surrobench.results.store import ResultStore
 
 
@@ -43,5 +44,5 @@ def perf(
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
-    write_json(json_out, {"schema": PERF_SCHEMA, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
+    write_json(json_out, {"schema": schemas.PERF, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
     exit_if_configs_failed(record.results)

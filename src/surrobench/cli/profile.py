@@ -13,8 +13,8 @@ from pathlib import Path
 
 import typer
 
+from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
-from surrobench.cli import app
 from surrobench.cli.options import (
     TrustPickleOpt, exit_if_configs_failed,
     BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
@@ -22,14 +22,15 @@ from surrobench.cli.options import (
     TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_profile_options,
     build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
+from surrobench.api.nsys import nsys_config
 from surrobench.cli.run import render_phase_report, timed_and_profiled
-from surrobench.collect.nsys import NsysOptions, nsys_config
+from surrobench.collect.nsys import NsysOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepRequest
+from surrobench.records import schemas
 from surrobench.report.op_tables import op_table_rich, reading_lines
 from surrobench.results.store import ResultStore
 
-PROFILE_SCHEMA = "surrobench/profile-v1"
 TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
 
@@ -74,7 +75,7 @@ def profile(
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
-    write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": profiles})
+    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})
     exit_if_configs_failed(record.results)
 
 
@@ -89,5 +90,5 @@ def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, option
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
-    write_json(json_out, {"schema": PROFILE_SCHEMA, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})
+    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})
     exit_if_configs_failed(record.results)

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import typer
 
-from surrobench.report.escape import rich_escape
-from surrobench.cli import app
-from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
-from surrobench.cli.options import DbOpt, check_writable, console, write_output
 from surrobench.analysis.diagnose import diagnose_run
-from surrobench.analysis.findings import Finding
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+from surrobench.cli.app import app
+from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
 from surrobench.cli.diagnose import diagnose_stored
+from surrobench.cli.options import DbOpt, check_writable, console, write_output
 from surrobench.cli.runref import is_run_file, load_op_tables, load_run_ref
-from surrobench.results.schema import RunRecord
+from surrobench.records.findings import Finding
+from surrobench.records.run import RunRecord
+from surrobench.report.escape import rich_escape
 from surrobench.report.html import ReportInput, render_report
 from surrobench.report.plots import spans_from_timeline
 from surrobench.results.compare import compare_runs

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
-from surrobench.cli import app
 from surrobench.cli.options import (
     TrustPickleOpt, exit_if_configs_failed,
     PROFILERS, BatchOpt, ChannelsLastOpt, CompileModeOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt,
@@ -23,18 +23,19 @@ from surrobench.cli.options import (
     build_request, check_writable, command_line, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.api.distributed import distributed_run
+from surrobench.api.nsys import NsysReport, nsys_config
+from surrobench.api.perf import PerfReport, perf_config
+from surrobench.api.profile import ProfileReport, profile_config, profile_run
 from surrobench.cli.analyze import render_timeline
-from surrobench.collect.nsys import NsysReport, nsys_config
-from surrobench.collect.perf_phase import PerfReport, perf_config
-from surrobench.collect.profile_phase import ProfileOptions, ProfileReport, profile_config, profile_run
-from surrobench.report.system import system_view_rich
+from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
 from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, sweep_warnings
+from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_table
+from surrobench.report.system import system_view_rich
 from surrobench.report.terminal import results_table
 from surrobench.results.scaling import placement, scaling_rows
-from surrobench.results.schema import RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import parse_devices
 

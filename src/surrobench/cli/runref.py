@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.results.schema import RunJsonError, RunRecord, run_from_json
+from surrobench.records.run import RunJsonError, RunRecord, run_from_json
 from surrobench.results.store import ResultStore
 
 

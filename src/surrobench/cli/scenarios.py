@@ -12,19 +12,19 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from surrobench.analysis.findings import Finding
 from surrobench.analysis.thresholds import load_thresholds
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.diagnose import diagnose_workload
+from surrobench.records.findings import Finding
 from surrobench.cli.options import (
     DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json, write_output,
 )  # fmt: skip
+from surrobench.api.scenarios import Outcome, judge, select
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import resolve_device
 from surrobench.report.findings import findings_markdown
 from surrobench.report.markdown import md_table
 from surrobench.results.store import ResultStore
-from surrobench.scenarios.suite import Outcome, judge, select
 
 HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import typer
 
-from surrobench.report.escape import rich_escape
-from surrobench.cli import app
+from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.cli.runref import load_run_ref
+from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import results_markdown
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.terminal import results_table

@@ -8,7 +8,7 @@
   ``tf32`` is measured on CUDA only: the TF32 switches are CUDA's (``torch.backends.cuda.matmul``,
   ``torch.backends.cudnn``), a CPU matmul is the same IEEE fp32 math either way, so a CPU ``tf32`` row would
   only be a second, noisier fp32 measurement; the roofline of a tf32 config on the CPU uses the fp32 ceiling
-  (:data:`surrobench.analysis.roofline._STAND_IN`).
+  (:data:`surrobench.records.ceilings._STAND_IN`).
 
 Minimum sizes (:data:`MIN_SIZES`, enforced by ``surrobench calibrate``): below them a call is too short for its
 time to be the work's. Each timed call pays a fixed cost -- a kernel launch and event record on a GPU (~5-10
@@ -35,10 +35,10 @@ import statistics
 
 import torch
 
-from surrobench.analysis.roofline import Ceilings
 from surrobench.execution.config import numeric_settings
 from surrobench.execution.env import fingerprint
 from surrobench.execution.timing import time_loop, warm_up
+from surrobench.records.ceilings import Ceilings
 
 #: Defaults: GPU.md's sizes on CUDA (8192^3 GEMM, 1 GiB copy); small enough for a laptop CPU otherwise.
 DEFAULT_SIZES = {"cuda": {"matmul_n": 8192, "copy_mib": 1024}, "cpu": {"matmul_n": 1024, "copy_mib": 256}}
@@ -47,8 +47,6 @@ MIN_SIZES = {"cuda": {"matmul_n": 2048, "copy_mib": 256}, "cpu": {"matmul_n": 25
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 #: What the copy measures, per device.
 COPY_LABEL = {"cuda": "device-to-device copy", "cpu": "memory copy"}
-#: Ceilings schema of ``surrobench calibrate --json``.
-SCHEMA = "surrobench/ceilings-v1"
 
 
 def matmul_precisions(device: str) -> tuple[str, ...]:
@@ -62,14 +60,18 @@ def _median_ms(step, device: str, warmup: int, iters: int) -> float:
     return float(statistics.median(samples.device_ms if samples.device_ms is not None else samples.latency_ms))
 
 
+def _copy_ms(device: str, n_bytes: int, warmup: int, iters: int) -> float:
+    """Median time of one ``n_bytes`` copy on ``device``, ms; the buffers are freed on return."""
+    src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).fill_(1.0)
+    dst = torch.empty_like(src)
+    return _median_ms(lambda i: dst.copy_(src), device, warmup, iters)
+
+
 def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int = 3, iters: int = 10) -> Ceilings:
     """The ceilings of ``device`` (``cpu`` or ``cuda``), named by the device name of the environment
     fingerprint. ``matmul_n``: GEMM size; ``copy_mib``: bytes copied per call, MiB."""
     n_bytes = copy_mib * 2**20
-    src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).fill_(1.0)
-    dst = torch.empty_like(src)
-    copy_ms = _median_ms(lambda i: dst.copy_(src), device, warmup, iters)
-    del src, dst
+    copy_ms = _copy_ms(device, n_bytes, warmup, iters)
     rates = {}
     for precision in matmul_precisions(device):
         dtype = MATMUL_DTYPES[precision]

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -55,13 +56,19 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step, phase_range
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.timing import time_once, warm_up
+from surrobench.records import schemas
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 
-CHILD_SCHEMA = "surrobench/profile-child-v1"
 PROFILERS = ("torch", "none")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 CHILD_TIMEOUT_S = 3600
 """Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
+
+
+def config_stem(run_id: str, cfg: ExecConfig) -> str:
+    """``<run>_<model>_<shape>_b<batch>_<precision>_<mode>`` with unsafe characters as ``-``: a file name."""
+    return _UNSAFE.sub("-", f"{run_id}_{cfg.model}_{cfg.shape.label()}_b{cfg.batch}_{cfg.precision}_{cfg.mode}")
 
 
 def config_to_json(cfg: ExecConfig) -> dict:
@@ -141,13 +148,13 @@ def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_st
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
             body["op_table"] = capture.op_table.to_json() if capture.op_table else None
     status = "error" if body["errors"] else "ok"
-    return {"schema": CHILD_SCHEMA, "status": status, "error": "; ".join(body["errors"]) or None,
+    return {"schema": schemas.PROFILE_CHILD, "status": status, "error": "; ".join(body["errors"]) or None,
             "profiler": profiler, "input_shape": list(input_sets[0][0].shape), **body}  # fmt: skip
 
 
 def _failure(status: str, exc: BaseException) -> dict:
     first_line = (str(exc).strip().splitlines() or [""])[0]
-    return {"schema": CHILD_SCHEMA, "status": status, "error": f"{type(exc).__name__}: {first_line}"[:500],
+    return {"schema": schemas.PROFILE_CHILD, "status": status, "error": f"{type(exc).__name__}: {first_line}"[:500],
             "step_ms": [], "active_step_ms": [], "op_table": None, "trace_path": None, "errors": [],
             "warnings": []}  # fmt: skip
 

@@ -4,12 +4,11 @@ Command (course ch. 3, section 3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,c
 python ...``. ``--cuda-memory-usage=true`` only on request: the same text warns that it adds
 significant overhead and should be on only when chasing memory problems.
 
-The nsys phase of ``surrobench profile --profile nsys`` and ``run --profile nsys`` (:func:`nsys_config`)
-wraps the profiling child (:mod:`surrobench.collect.child`, ``--profiler none``) of each timed config,
-on CUDA with ``--capture-range=cudaProfilerApi`` so only the child's active steps are captured, checks
-that a report was written, and analyzes it (:func:`surrobench.trace.load_trace`,
-:func:`surrobench.analysis.timeline.analyze_timeline`). A user who asks for nsys where it is missing gets
-a :class:`UsageError` (exit 2) before anything runs, quoting the command to run where nsys is.
+The nsys phase (:func:`surrobench.api.nsys.nsys_config`) wraps the profiling child
+(:mod:`surrobench.collect.child`, ``--profiler none``) of each timed config in :func:`run_nsys`, on CUDA
+with ``--capture-range=cudaProfilerApi`` so only the child's active steps are captured, and checks that a
+report was written. A user who asks for nsys where it is missing gets a :class:`UsageError` (exit 2) from
+:func:`require_nsys` before anything runs, quoting the command to run where nsys is.
 """
 
 from __future__ import annotations
@@ -20,16 +19,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from surrobench.analysis.timeline import TimelineReport, analyze_timeline
-from surrobench.collect.child import child_argv, config_to_json
-from surrobench.collect.profile_phase import config_key_json, config_stem
+from surrobench.collect.child import child_argv, config_stem, config_to_json
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.results.schema import ConfigResult
-from surrobench.results.store import ResultStore
-from surrobench.trace import NSYS_REPORT_SUFFIXES as REPORT_SUFFIXES
-from surrobench.trace import load_trace
+from surrobench.records.schemas import NSYS_REPORT_SUFFIXES as REPORT_SUFFIXES
 
 NSYS_TRACE = "cuda,nvtx,osrt,cudnn,cublas"
 
@@ -83,29 +77,7 @@ class NsysOptions:
     cuda_memory_usage: bool = False
 
 
-@dataclass(frozen=True)
-class NsysReport:
-    """One config under nsys: the report file and its timeline analysis, or why there is none."""
-
-    config: ConfigResult
-    config_id: int
-    status: str
-    error: str | None
-    report: Path | None = None
-    timeline: TimelineReport | None = None
-    warnings: tuple[str, ...] = ()
-
-    def label(self) -> str:
-        return self.config.label()
-
-    def to_json(self) -> dict:
-        """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""
-        return {**config_key_json(self.config), "status": self.status, "error": self.error,
-                "report": str(self.report) if self.report else None, "warnings": list(self.warnings),
-                "timeline": self.timeline.to_dict() if self.timeline else None}  # fmt: skip
-
-
-def _child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, Path]:
+def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Path, Path, Path]:
     """``<trace_dir>/<config_stem>``: the report's base name, the config JSON and the child's result."""
     base = options.trace_dir / config_stem(run_id, cfg)
     config_path = base.with_name(base.name + ".config.json")
@@ -122,28 +94,8 @@ def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
     """
     if shutil.which("nsys") is not None:
         return
-    base, config_path, result_path = _child_files(cfg, run_id, options)
+    base, config_path, result_path = child_files(cfg, run_id, options)
     target = child_argv(config_path, result_path, options.schedule, profiler="none")
     cmd = nsys_command(base, target, options.cuda_memory_usage, cfg.device == "cuda")
     raise UsageError("--profile nsys: nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: "
                      + " ".join(cmd))
-
-
-def nsys_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
-                options: NsysOptions, run_id: str) -> NsysReport:  # fmt: skip
-    """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
-    :func:`surrobench.collect.profile_phase.profile_run`; ``store`` is unused)."""
-    base, config_path, result_path = _child_files(cfg, run_id, options)
-    target = child_argv(config_path, result_path, options.schedule, profiler="none")
-    done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
-    child = json.loads(result_path.read_text()) if result_path.is_file() else {}
-    warnings = tuple(child.get("warnings", ()))
-    if child.get("status") not in (None, "ok"):
-        return NsysReport(result, config_id, child["status"], child.get("error"), done.report, None, warnings)
-    if done.report is None:
-        return NsysReport(result, config_id, "error", done.message, None, None, warnings)
-    try:
-        timeline = analyze_timeline(load_trace(done.report))
-    except UsageError as exc:
-        return NsysReport(result, config_id, "error", str(exc), done.report, None, warnings)
-    return NsysReport(result, config_id, "ok", None, done.report, timeline, warnings)

@@ -39,9 +39,9 @@ from surrobench.collect.perf_parse import (
     PERF_EVENTS, CounterSummary, PerfAccess, parse_flamegraph_svg, parse_perf_report, parse_stat_csv,
     perf_access, permission_reason, summarize_counters,
 )  # fmt: skip
-from surrobench.collect.system_view import HostHotspot, SystemView
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
+from surrobench.records.system import HostHotspot, SystemView
 
 PERF_INSTALL = "apt-get install linux-perf (Debian; Ubuntu: linux-tools-$(uname -r))"
 PY_SPY_INSTALL = "pip install py-spy"

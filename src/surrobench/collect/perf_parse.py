@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from surrobench.analysis import intervals
-from surrobench.collect.system_view import HostHotspot
+from surrobench.records import intervals
+from surrobench.records.system import HostHotspot
 
 PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses",
                "task-clock", "context-switches", "cpu-migrations", "page-faults")  # fmt: skip

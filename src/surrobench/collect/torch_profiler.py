@@ -18,8 +18,9 @@ from pathlib import Path
 
 from torch.profiler import ProfilerActivity, profile, schedule
 
-from surrobench.analysis.ops import OpTable, op_table_from_events
+from surrobench.collect.op_events import op_table_from_events
 from surrobench.errors import UsageError
+from surrobench.records.ops import OpTable
 
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 5

@@ -22,7 +22,7 @@ from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import PreparedModel, config_inputs, config_step_of, merge_rounds, timed_result
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
-from surrobench.results.schema import ConfigResult
+from surrobench.records.run import ConfigResult
 
 
 def _allocated(device: str) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 from surrobench.execution.collectives import CollectiveRecorder
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import PreparedModel, run_config
-from surrobench.results.schema import ConfigResult
+from surrobench.records.run import ConfigResult
 
 
 def run_config_together(

@@ -25,8 +25,8 @@ from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
-from surrobench.results.schema import ConfigResult
-from surrobench.results.stats import LatencyStats
+from surrobench.records.run import ConfigResult
+from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
 

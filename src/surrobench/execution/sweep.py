@@ -10,6 +10,7 @@ import functools
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import torch
 
@@ -19,12 +20,26 @@ from surrobench.execution.env import busy_host_warning, clock_drop_warning, fing
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
-from surrobench.results.schema import ConfigResult, RunRecord
-from surrobench.results.stats import IQR_WARN_FRACTION
-from surrobench.results.store import ResultStore
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.stats import IQR_WARN_FRACTION
+from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
-from surrobench.workload.spec import DEVICES, ShapeSpec
+from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.base import Surrogate
+
+
+class RunSink(Protocol):
+    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore` is one):
+    the run row first, each config when it finishes (returning its id), the environment and the run's final
+    state (``complete`` or ``interrupted``) at the end."""
+
+    def begin_run(self, run: RunRecord, command: str | None = None) -> None: ...
+
+    def add_result(self, run_id: str, r: ConfigResult) -> int: ...
+
+    def update_env(self, run_id: str, env: dict) -> None: ...
+
+    def finish_run(self, run_id: str, state: str = "complete") -> None: ...
 
 
 @dataclass(frozen=True)
@@ -163,7 +178,7 @@ def run_environment(request: SweepRequest) -> dict:
 
 def execute_sweep(
     request: SweepRequest,
-    store: ResultStore,
+    store: RunSink,
     *,
     command: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
@@ -215,7 +230,7 @@ def execute_sweep(
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
-def _run_rounds(n_rounds: int, run_id: str, store: ResultStore, configs: tuple[ExecConfig, ...],
+def _run_rounds(n_rounds: int, run_id: str, store: RunSink, configs: tuple[ExecConfig, ...],
                 measure: Callable[[ExecConfig], ConfigResult], on_result: Callable[[ConfigResult], None],
                 results: list[ConfigResult]) -> None:
     """Every round of every config; a config is committed (and appended to ``results``) after its last round."""

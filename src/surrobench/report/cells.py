@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from surrobench.execution.failures import UNKNOWN, recorded_cause
+from surrobench.records.run import ConfigResult
 from surrobench.results.scaling import placement
-from surrobench.results.schema import ConfigResult
 
 BYTES_PER_MIB = 1024**2
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from surrobench.analysis.findings import Finding
+from surrobench.records.findings import Finding
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table

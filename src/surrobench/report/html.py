@@ -16,20 +16,20 @@ import html
 
 from matplotlib.figure import Figure
 
-from surrobench import __version__
+from surrobench.records.findings import Finding
 from surrobench.report import plots
+from surrobench.report import optimize as opt
 from surrobench.report.cells import result_cells
-from surrobench.analysis.findings import Finding
 from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, finding_row
-from surrobench.report import optimize as opt
+from surrobench.version import __version__
 from surrobench.report.comparison import (
     UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
 )  # fmt: skip
+from surrobench.records.run import RunRecord
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
 from surrobench.results.scaling import placement, scaling_rows
-from surrobench.results.schema import RunRecord
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from surrobench.records.run import ConfigResult
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import md_escape
-from surrobench.results.schema import ConfigResult
 
 
 def md_table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:

@@ -22,10 +22,10 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
+from surrobench.records.run import ConfigResult
 from surrobench.report.comparison import pair_label
 from surrobench.report.escape import plain
 from surrobench.results.compare import RunComparison
-from surrobench.results.schema import ConfigResult
 
 if TYPE_CHECKING:
     from surrobench.trace.model import Timeline

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 
+from surrobench.api.perf import PerfReport
 from surrobench.collect.perf_parse import PERF_EVENTS
-from surrobench.collect.perf_phase import PerfReport
 
 _NAME_WIDTH = 90
 

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 from rich.table import Table
 
+from surrobench.records.run import ConfigResult
 from surrobench.report.cells import failure_text, result_cells
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
-from surrobench.results.schema import ConfigResult
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None, width: int | None = None) -> Table:

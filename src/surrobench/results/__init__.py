@@ -1,1 +1,1 @@
-"""Results: statistics of samples, the run record and its JSON schema, the SQLite store."""
+"""Results: the SQLite store of runs and the comparison of two runs (the records are in :mod:`surrobench.records`)."""

@@ -15,8 +15,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from surrobench.analysis.roofline import Ceilings
 from surrobench.errors import UsageError
+from surrobench.records.ceilings import Ceilings
 
 CACHE_ENV = "SURROBENCH_CACHE_DIR"
 _FILE = "ceilings.json"

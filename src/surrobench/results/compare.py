@@ -42,11 +42,11 @@ import numpy as np
 from scipy import stats as sps
 
 from surrobench.errors import UsageError
+from surrobench.records import schemas
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
 from surrobench.results.scaling import rank_key
-from surrobench.results.schema import ConfigResult, RunRecord
-from surrobench.results.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
 
-COMPARE_SCHEMA = "surrobench/compare-v1"
 #: Practical threshold on the latency ratio: changes within +-2% are treated as equal (issue 6 default;
 #: run-to-run drift of GPU clocks alone moves latencies by about this much, shared/GPU.md).
 DEFAULT_THRESHOLD = 0.02
@@ -208,7 +208,7 @@ class RunComparison:
                     "precision": r.precision, "device": r.device, "mode": r.mode}  # fmt: skip
 
         return {
-            "schema": COMPARE_SCHEMA, "base_run_id": self.base_run_id, "new_run_id": self.new_run_id,
+            "schema": schemas.COMPARE, "base_run_id": self.base_run_id, "new_run_id": self.new_run_id,
             "threshold": self.threshold, "alpha": self.alpha, "verdict_counts": self.verdict_counts,
             "configs": [c.to_json() for c in self.configs],
             "only_base": [label(r) for r in self.only_base], "only_new": [label(r) for r in self.only_new],
@@ -348,7 +348,7 @@ def compare_config(
         verdict, note = _status_verdict(base, new)
         return ConfigComparison(base, new, verdict, notes=(note,), **common)
 
-    # rounds measured at different times (run --rounds) are resampled two-stage: see results/stats.py
+    # rounds measured at different times (run --rounds) are resampled two-stage: see records/stats.py
     rounds = {"base_rounds": base.extra.get("rounds", 1), "new_rounds": new.extra.get("rounds", 1)}
     median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median, **rounds))
     p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95, **rounds))

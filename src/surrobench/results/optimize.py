@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict
-from surrobench.results.schema import ConfigResult
+from surrobench.records.run import ConfigResult
 from surrobench.results.speedup import Speedup
 
 SCHEMA = "surrobench/optimize-v1"

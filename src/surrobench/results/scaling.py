@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from surrobench.analysis.intervals import merge, total
-from surrobench.results.schema import ConfigResult
-from surrobench.results.stats import LatencyStats, bootstrap_ratio_ci
+from surrobench.records.intervals import merge, total
+from surrobench.records.run import ConfigResult
+from surrobench.records.stats import LatencyStats, bootstrap_ratio_ci
 
 MS_PER_S = 1000.0
 NS_PER_MS = 1e6

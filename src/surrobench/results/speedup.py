@@ -1,7 +1,7 @@
 """The speedup of a candidate over a reference measured in interleaved rounds, its CI and the noise floor.
 
 **Rule.** ``speedup = median(reference) / median(candidate)`` of the host latencies (> 1 is faster), with
-the two-stage percentile-bootstrap 95% interval over rounds of :func:`surrobench.results.stats.bootstrap_ratio_ci`
+the two-stage percentile-bootstrap 95% interval over rounds of :func:`surrobench.records.stats.bootstrap_ratio_ci`
 (rounds drawn first, then samples within them, so between-round drift widens the interval). The **noise
 floor** is an A/A comparison of the reference with itself: its even rounds against its odd rounds, same
 statistic; the floor is how far that ratio lies from 1 (``|median(odd) / median(even) - 1|``): the drift
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.results.stats import bootstrap_ratio_ci
+from surrobench.records.stats import bootstrap_ratio_ci
 
 
 @dataclass(frozen=True)

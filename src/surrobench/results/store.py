@@ -12,10 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from surrobench.analysis.ops import OpStat, OpTable
 from surrobench.errors import UsageError
-from surrobench.results.schema import ConfigResult, RunRecord, check_run_json
-from surrobench.results.stats import LatencyStats
+from surrobench.records.ops import OpStat, OpTable
+from surrobench.records.run import ConfigResult, RunRecord, check_run_json
+from surrobench.records.stats import LatencyStats
 
 DEFAULT_DB = "surrobench.db"
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from surrobench.errors import UsageError
+from surrobench.records.schemas import NSYS_REPORT_SUFFIXES
 from surrobench.trace.model import Timeline
 from surrobench.trace.source import SQLITE_MAGIC, file_kind
-
-NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
-"""Suffixes of Nsight Systems reports (``.nsys-rep``; ``.qdrep`` from older nsys versions)."""
 
 
 def load_trace(path: Path | str) -> Timeline:
@@ -42,4 +40,4 @@ def load_trace(path: Path | str) -> Timeline:
     return kineto.load_kineto(path)
 
 
-__all__ = ["NSYS_REPORT_SUFFIXES", "Timeline", "load_trace"]
+__all__ = ["Timeline", "load_trace"]

@@ -7,47 +7,26 @@ names PyTorch has used since 1.8 (``kernel``/``Kernel``, ``gpu_memcpy``/``Memcpy
 instants, metadata, ``gpu_user_annotation`` (a GPU-side copy of the CPU ranges) and ``python_function``
 are counted in ``meta.event_counts`` and dropped.
 
-Times: Kineto writes ``ts``/``dur`` in microseconds with three decimals (the Chrome trace format's unit,
-whatever ``displayTimeUnit`` says). Integer and fractional microseconds are converted separately so
-timestamps around 5e12 µs keep nanosecond resolution (float64 spacing there is ~1 ns).
+Events become table rows in :mod:`surrobench.trace.kineto_events` (times, categories, copies).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
-from itertools import repeat
-from operator import eq
 from pathlib import Path
-
-import numpy as np
 
 from surrobench.errors import UsageError
 from surrobench.trace.builder import TimelineBuilder
+from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import read_chrome_trace
 from surrobench.trace.kineto_split import read_split, usable_cores
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+from surrobench.trace.model import Timeline, TraceMeta
 from surrobench.trace.source import file_kind
 
-_TABLE_OF_CATEGORY = {
-    "kernel": "kernels", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
-    "memset": "memset", "cuda_runtime": "api_calls", "runtime": "api_calls", "cuda_driver": "api_calls",
-    "driver": "api_calls", "cpu_op": "cpu_ops", "operator": "cpu_ops", "user_annotation": "ranges",
-}
-_TABLE_CODE = {cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1
-               for cat, t in _TABLE_OF_CATEGORY.items()}
-_CODES = {t: _TABLE_CODE[c] for c, t in _TABLE_OF_CATEGORY.items()}
 _TRACE_SUFFIXES = (".json", ".json.gz")
 _INT32_END = 1 << 31
-_INVALID = -(1 << 63)  # marks a value that is present but cannot be held; reported, then MISSING
-_MAX_ABS_US = float(1 << 62) / 1000
-"""Largest |ts| or |dur| in µs: as int64 ns, two such values still subtract without overflow."""
-# "Memcpy HtoD (Pageable -> Device)": direction, then source and destination memory kinds.
-_MEMCPY_NAME = re.compile(r"Memcpy\s+(\w+)(?:\s*\((\w+)\s*->\s*(\w+)\))?", re.IGNORECASE)
-_COPY_KIND = {"htod": CopyKind.H2D, "dtoh": CopyKind.D2H, "dtod": CopyKind.D2D, "htoh": CopyKind.H2H,
-              "ptop": CopyKind.P2P}
-_HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
+
+
 
 
 def load_kineto(path: Path) -> Timeline:
@@ -75,10 +54,10 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:
-        conv = _Converter(builder, file)
+        conv = EventConverter(builder, file)
         meta = read_split(file, conv, usable_cores() if workers is None else workers)
         if meta is None:
-            conv = _Converter(builder, file)
+            conv = EventConverter(builder, file)
             meta = read_chrome_trace(file, conv.on_events)
         rank = _rank(meta, file, many=many)
         if rank in ranks:
@@ -128,168 +107,3 @@ def _device_names(meta: dict) -> dict[int, str]:
         return {}
     return {p["id"]: str(p.get("name", "")) for p in props
             if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END}
-
-
-class _Converter:
-    """Turns column slices (:data:`~surrobench.trace.chrome_decode.FIELDS`) into table chunks; the rank
-    is known only after the file ends, so chunks wait in ``pending`` (columns, not objects) until
-    :meth:`flush`. Values a column cannot hold are counted in ``anomalies``."""
-
-    def __init__(self, builder: TimelineBuilder, file: Path) -> None:
-        self.builder, self.file = builder, file
-        self.counts: Counter = Counter()
-        self.anomalies: Counter = Counter()
-        self.pending: list[tuple[str, dict]] = []
-        self.saw_cuda = False
-
-    def on_events(self, events) -> None:
-        """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
-        cats = events.cat
-        try:
-            distinct = list(set(cats))
-        except TypeError:  # an unhashable category (a list): compare as text
-            cats = [_text(c) for c in cats]
-            distinct = list(set(cats))
-        index_of = {c: i for i, c in enumerate(distinct)}
-        index = np.array(list(map(index_of.__getitem__, cats)), dtype=np.int32)
-        for c, n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
-            self.counts[_text(c) if c is not None else "None"] += n
-        code_of_index = np.array([_TABLE_CODE.get(_text(c).lower(), 0) for c in distinct], dtype=np.int8)
-        if not code_of_index.any():
-            return
-        code = code_of_index[index]
-        complete = np.array(list(map(eq, events.ph, repeat("X"))), dtype=bool)
-        for table, k in _CODES.items():
-            rows = np.flatnonzero((code == k) & complete).tolist()
-            if rows:
-                self.saw_cuda = self.saw_cuda or table in ("kernels", "memcpy", "memset", "api_calls")
-                self.pending.append((table, getattr(self, "_" + table)(events.take(rows))))
-
-    def flush(self, rank: int) -> None:
-        for table, cols in self.pending:
-            n = len(cols["start_ns"])
-            self.builder.add(table, rank=np.full(n, rank, dtype=np.int32), **cols)
-        self.pending = []
-
-    def _base(self, rows: Callable[[str], list]) -> dict:
-        dur = rows("dur")
-        missing = dur.count(None)
-        if missing:
-            self.anomalies["events_without_duration"] += missing
-            dur = [0 if d is None else d for d in dur]
-        start, ok = _times_ns(rows("ts"))
-        dur_ns, dur_ok = _times_ns(dur)
-        if not (ok.all() and dur_ok.all()):
-            i = int(np.argmin(ok & dur_ok))
-            bad = {"ts": rows("ts")[i], "dur": dur[i], "name": rows("name")[i]}
-            raise UsageError(f"{self.file}: event whose 'ts'/'dur' is not a number of microseconds within "
-                             f"±{_MAX_ABS_US:.3g} (first: {bad!r:.200})")
-        return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
-
-    def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
-        """int64 column; a value that is absent becomes ``default``'s value (else :data:`MISSING`), one
-        that is not an integer or does not fit ``bits`` signed bits also :data:`MISSING`, and counted."""
-        if default is not None:
-            values = [d if v is None else v for v, d in zip(values, default)]
-        try:
-            out = np.array(values)  # int64 exactly when every value is an int that fits
-        except (ValueError, OverflowError):  # ragged lists
-            out = None
-        fits = out is not None and out.dtype == np.int64 and out.ndim == 1
-        if fits and (bits == 64 or not out.size or (out.min() > -(1 << (bits - 1)) and out.max() < 1 << (bits - 1))):
-            return out
-        out = np.array([v if v.__class__ is int and -(1 << (bits - 1)) < v < 1 << (bits - 1)
-                        else _int_or_missing(v, bits) for v in values], dtype=np.int64)
-        bad = int((out == _INVALID).sum())
-        if bad:
-            self.anomalies["values_out_of_range"] += bad
-            out[out == _INVALID] = MISSING
-        return out
-
-    def _gpu(self, rows: Callable[[str], list]) -> dict:
-        cols = self._base(rows)
-        cols["device"] = self._ints(rows("device"), 32, default=rows("pid"))
-        cols["stream"] = self._ints(rows("stream"), default=rows("tid"))
-        cols["correlation"] = self._ints(rows("correlation"))
-        return cols
-
-    def _kernels(self, rows: Callable[[str], list]) -> dict:
-        return self._gpu(rows)
-
-    def _memcpy(self, rows: Callable[[str], list]) -> dict:
-        cols = self._gpu(rows)
-        cols["bytes"] = np.maximum(self._ints(rows("bytes")), 0)
-        kind_of, mem_of = {}, {}
-        for name_id, name in zip(cols["name_id"].tolist(), rows("name")):
-            if name_id not in kind_of:
-                kind_of[name_id], mem_of[name_id] = _parse_memcpy_name(_text(name))
-        cols["kind"] = np.array([kind_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
-        cols["host_memory"] = np.array([mem_of[i] for i in cols["name_id"].tolist()], dtype=np.int8)
-        return cols
-
-    def _memset(self, rows: Callable[[str], list]) -> dict:
-        cols = self._gpu(rows)
-        cols["bytes"] = np.maximum(self._ints(rows("bytes")), 0)
-        return cols
-
-    def _host(self, rows: Callable[[str], list]) -> dict:
-        cols = self._base(rows)
-        cols["tid"] = self._ints(rows("tid"))
-        return cols
-
-    def _api_calls(self, rows: Callable[[str], list]) -> dict:
-        cols = self._host(rows)
-        cols["correlation"] = self._ints(rows("correlation"))
-        cols["external_id"] = self._ints(rows("external_id"))
-        return cols
-
-    def _cpu_ops(self, rows: Callable[[str], list]) -> dict:
-        cols = self._host(rows)
-        cols["external_id"] = self._ints(rows("external_id"))
-        return cols
-
-    def _ranges(self, rows: Callable[[str], list]) -> dict:
-        return self._host(rows)
-
-
-def _text(name) -> str:
-    """An event name as text: a string as is, ``None`` as ``""``, anything else (a number) as its JSON."""
-    if name.__class__ is str:
-        return name
-    return "" if name is None else str(name)
-
-
-def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(ns int64, ok bool) from microsecond floats; whole and fractional µs converted apart (module doc).
-    ``ok`` is False for a value that is not a finite number within ±:data:`_MAX_ABS_US`."""
-    try:
-        us = np.array(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        us = np.array([v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300 else np.nan
-                       for v in values], dtype=np.float64)
-    ok = np.isfinite(us) & (np.abs(us) <= _MAX_ABS_US)
-    us = np.where(ok, us, 0.0)
-    whole = np.floor(us)
-    return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64), ok
-
-
-def _int_or_missing(value, bits: int) -> int:
-    if value is None:
-        return MISSING
-    if value.__class__ is float and value.is_integer():
-        value = int(value)
-    if value.__class__ is not int or not -(1 << (bits - 1)) < value < (1 << (bits - 1)):
-        return _INVALID
-    return value
-
-
-def _parse_memcpy_name(name: str) -> tuple[int, int]:
-    """(CopyKind, HostMemory) from a Kineto memcpy name such as ``Memcpy DtoH (Device -> Pinned)``."""
-    m = _MEMCPY_NAME.search(name)
-    if not m:
-        return CopyKind.UNKNOWN, HostMemory.UNKNOWN
-    kind = _COPY_KIND.get(m.group(1).lower(), CopyKind.UNKNOWN)
-    host_side = {CopyKind.H2D: m.group(2), CopyKind.D2H: m.group(3)}.get(kind)
-    if kind in (CopyKind.D2D, CopyKind.P2P):
-        return kind, HostMemory.NONE
-    return kind, _HOST_MEMORY.get((host_side or "").lower(), HostMemory.UNKNOWN)

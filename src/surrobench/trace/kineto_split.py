@@ -20,9 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import surrobench
 from surrobench.errors import UsageError
 from surrobench.trace.builder import TimelineBuilder
+from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import locate_events, read_event_range
 
 SPLIT_MIN_BYTES = 64 << 20
@@ -42,7 +42,7 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
     trace's metadata, or ``None`` when the file is not worth or not able to be split (the caller then
     reads it in one process with a fresh converter).
 
-    ``conv`` is a :class:`~surrobench.trace.kineto._Converter`; each worker runs its own and sends back
+    ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each worker runs its own and sends back
     its ``pending`` columns, name table, ``counts``, ``anomalies`` and ``saw_cuda``.
     """
     if workers < 2 or file.stat().st_size < SPLIT_MIN_BYTES:
@@ -106,7 +106,7 @@ def _start_worker(file: Path, lo: int, hi: int | None, bare: bool) -> subprocess
     """A worker process for one range: ``python -m`` this module, never a re-import of the caller's
     ``__main__`` (which multiprocessing's spawn and forkserver do, and fork with threads is unsafe)."""
     env = dict(os.environ)
-    package_root = str(Path(surrobench.__file__).resolve().parents[1])
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     argv = [sys.executable, "-m", __name__, str(file), str(lo), "" if hi is None else str(hi), str(int(bare))]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -124,10 +124,8 @@ def _result(child: subprocess.Popen) -> tuple:
 
 def _parse_range(file: Path, lo: int, hi: int | None, bare: bool) -> tuple:
     """Worker: the columns of one byte range, its name table, counts, anomalies and trailing metadata."""
-    from surrobench.trace.kineto import _Converter
-
     builder = TimelineBuilder()
-    conv = _Converter(builder, file)
+    conv = EventConverter(builder, file)
     trailer = read_event_range(file, lo, hi, bare, conv.on_events)
     return conv.pending, builder.names(), conv.counts, conv.anomalies, conv.saw_cuda, trailer
 

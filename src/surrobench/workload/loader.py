@@ -42,7 +42,7 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     """The surrogate named by a ``--model`` value.
 
     ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, a
-    path ending in ``.pt2``, or ``scenario:NAME`` (:mod:`surrobench.scenarios.models`). Modules and programs
+    path ending in ``.pt2``, or ``scenario:NAME`` (:mod:`surrobench.workload.scenarios`). Modules and programs
     are loaded here, so bad specs fail before any run. ``trust_pickle`` (``--trust-pickle``) allows a
     ``.pt2`` whose contents load through pickle (:func:`pickle_members`).
 
@@ -51,7 +51,7 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
             a ``.pt2`` that needs pickle without ``trust_pickle``.
     """
     if spec.startswith("scenario:"):
-        from surrobench.scenarios.models import get_scenario_model  # the suite imports the workload layer
+        from surrobench.workload.scenarios import get_scenario_model  # the suite imports the workload layer
 
         return get_scenario_model(spec)
     if spec.endswith(".pt2"):

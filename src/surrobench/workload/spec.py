@@ -11,12 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from surrobench.errors import UsageError
-
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-MODES = ("eager", "compile", "cudagraph")
-#: ``torch.compile(mode=...)`` values (PyTorch docs, ``torch.compile``); None in a config is the default.
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-DEVICES = ("cpu", "cuda")
+from surrobench.records.vocab import COMPILE_MODES, MODES, PRECISIONS
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from surrobench.results.stats import LatencyStats, bootstrap_ci
+from surrobench.records.stats import LatencyStats, bootstrap_ci
 
 
 def test_statistics_match_numpy_on_a_known_sample():
@@ -57,7 +57,7 @@ def test_dict_round_trip():
 
 
 def test_two_stage_resamples_keep_rounds_together():
-    from surrobench.results.stats import two_stage_resamples
+    from surrobench.records.stats import two_stage_resamples
 
     x = np.repeat([1.0, 2.0, 3.0], 4)  # three rounds, each constant
     draws = two_stage_resamples(x, 3, 50, np.random.default_rng(0))
@@ -69,7 +69,7 @@ def test_two_stage_resamples_keep_rounds_together():
 
 
 def test_a_slow_round_widens_the_interval_instead_of_faking_a_difference():
-    from surrobench.results.stats import bootstrap_ratio_ci
+    from surrobench.records.stats import bootstrap_ratio_ci
 
     rng = np.random.default_rng(1)
     base = rng.normal(1.0, 0.01, 200)

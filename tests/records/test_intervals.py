@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from surrobench.analysis import intervals
+from surrobench.records import intervals
 
 spans = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=30)
 

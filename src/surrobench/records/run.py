@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 
-from surrobench.results.stats import LatencyStats
-from surrobench.workload.spec import DEVICES, MODES, PRECISIONS
+from surrobench.records import schemas
+from surrobench.records.config import ConfigKey
+from surrobench.records.stats import LatencyStats
+from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
-SCHEMA = "surrobench/run-v1"
-STATUSES = ("ok", "oom", "error")
 RESULT_KEYS = (
     "model", "input_shape", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
     "cold_start_ms", "latency_ms", "device_ms", "throughput", "peak_mem_bytes", "peak_reserved_bytes",
@@ -84,9 +84,10 @@ class ConfigResult:
             return None
         return self.points_per_s / self.samples_per_s
 
-    def key(self) -> tuple:
-        """Matching key across runs: (model, executed input shape, batch, precision, device, mode)."""
-        return (self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode)
+    def key(self) -> ConfigKey:
+        """The config identity, matching key across runs: (model, executed input shape, batch, precision,
+        device, mode)."""
+        return ConfigKey(self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode)
 
     def with_top_op(self, name: str, share: float) -> "ConfigResult":
         """A copy with ``top_op`` set (share of device time, a fraction in [0, 1])."""
@@ -133,7 +134,7 @@ class RunRecord:
     def to_json(self) -> dict:
         """The whole run as ``surrobench/run-v1``."""
         return {
-            "schema": SCHEMA,
+            "schema": schemas.RUN,
             "run_id": self.run_id,
             "created": self.created,
             "tag": self.tag,
@@ -277,8 +278,8 @@ def check_run_json(d: object) -> None:
     """
     if not isinstance(d, dict):
         raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    if d.get("schema") != SCHEMA:
-        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {SCHEMA!r}")
+    if d.get("schema") != schemas.RUN:
+        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r}")
     for key in ("run_id", "created"):
         _text(d.get(key), key)
     if not d["run_id"]:

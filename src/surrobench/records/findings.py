@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-SCHEMA = "surrobench/diagnosis-v1"
+from surrobench.records import schemas
 
 #: The kind vocabulary: what each verdict means. Sources: course ch. 3, section 4 (the judgment table),
 #: section 3 (gaps, syncs, streams), section 2 (the superlinear normalization example); intro text, section 4.
@@ -106,4 +106,4 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
 
 def diagnosis_json(findings: list[Finding], context: dict) -> dict:
     """``{"schema", "context", "findings"}``: ``context`` says what was diagnosed (run id, trace path...)."""
-    return {"schema": SCHEMA, "context": context, "findings": [f.to_json() for f in findings]}
+    return {"schema": schemas.DIAGNOSIS, "context": context, "findings": [f.to_json() for f in findings]}

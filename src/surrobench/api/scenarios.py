@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from surrobench.analysis.findings import Finding
 from surrobench.errors import UsageError
-from surrobench.scenarios.models import PREFIX
+from surrobench.records.findings import Finding
+from surrobench.workload.scenarios import PREFIX
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""The nsys phase of ``surrobench profile --profile nsys`` and ``run --profile nsys``: each timed config's
+profiling child under Nsight Systems (:mod:`surrobench.collect.nsys`), its report loaded
+(:func:`surrobench.trace.load_trace`) and analyzed (:func:`surrobench.analysis.timeline.analyze_timeline`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.analysis.timeline import TimelineReport, analyze_timeline
+from surrobench.collect.child import child_argv
+from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.records.run import ConfigResult
+from surrobench.results.store import ResultStore
+from surrobench.trace import load_trace
+
+
+@dataclass(frozen=True)
+class NsysReport:
+    """One config under nsys: the report file and its timeline analysis, or why there is none."""
+
+    config: ConfigResult
+    config_id: int
+    status: str
+    error: str | None
+    report: Path | None = None
+    timeline: TimelineReport | None = None
+    warnings: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        return self.config.label()
+
+    def to_json(self) -> dict:
+        """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""
+        return {**self.config.key().to_json(), "status": self.status, "error": self.error,
+                "report": str(self.report) if self.report else None, "warnings": list(self.warnings),
+                "timeline": self.timeline.to_dict() if self.timeline else None}  # fmt: skip
+
+
+def nsys_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
+                options: NsysOptions, run_id: str) -> NsysReport:  # fmt: skip
+    """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
+    :func:`surrobench.api.profile.profile_run`; ``store`` is unused)."""
+    base, config_path, result_path = child_files(cfg, run_id, options)
+    target = child_argv(config_path, result_path, options.schedule, profiler="none")
+    done = run_nsys(base, target, options.cuda_memory_usage, capture_profiler_api=cfg.device == "cuda")
+    child = json.loads(result_path.read_text()) if result_path.is_file() else {}
+    warnings = tuple(child.get("warnings", ()))
+    if child.get("status") not in (None, "ok"):
+        return NsysReport(result, config_id, child["status"], child.get("error"), done.report, None, warnings)
+    if done.report is None:
+        return NsysReport(result, config_id, "error", done.message, None, None, warnings)
+    try:
+        timeline = analyze_timeline(load_trace(done.report))
+    except UsageError as exc:
+        return NsysReport(result, config_id, "error", str(exc), done.report, None, warnings)
+    return NsysReport(result, config_id, "ok", None, done.report, timeline, warnings)

@@ -1,0 +1,61 @@
+"""The system-level phase of ``surrobench perf`` and ``run --profile perf``: each timed ``ok`` config's
+measured steps under ``perf`` and py-spy (:func:`surrobench.collect.perf.system_pass`), over a window of
+steps sized by :func:`surrobench.collect.perf_phase.window_schedule`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from surrobench.collect.child import config_stem
+from surrobench.collect.perf import SystemPass, system_pass
+from surrobench.collect.perf_phase import PerfOptions, window_schedule
+from surrobench.execution.config import ExecConfig
+from surrobench.records.run import ConfigResult
+from surrobench.results.store import ResultStore
+
+
+@dataclass(frozen=True)
+class PerfReport:
+    """One config's system pass, or why there is none (``status``/``error`` of the child)."""
+
+    config: ConfigResult
+    config_id: int
+    status: str
+    error: str | None
+    system: SystemPass | None
+    steps: int
+    warnings: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        return self.config.label()
+
+    def to_json(self) -> dict:
+        """Config key, status, steps, the system view (:meth:`SystemView.to_json`: shares and ratios as
+        fractions, times in ms) with multiplexing, miss rates, flame graph path and notes beside its keys
+        (``SystemView.from_json`` of ``system`` ignores those)."""
+        out = {**self.config.key().to_json(), "status": self.status, "error": self.error,
+               "steps": self.steps, "warnings": list(self.warnings)}  # fmt: skip
+        if self.system is None:
+            return out
+        s = self.system.summary
+        out["system"] = {
+            **self.system.view.to_json(), "cache_miss_rate": s.cache_miss_rate if s else None,
+            "branch_miss_rate": s.branch_miss_rate if s else None, "multiplexed": s.multiplexed if s else {},
+            "flamegraph": str(self.system.flamegraph) if self.system.flamegraph else None,
+            "notes": list(self.system.notes),
+        }  # fmt: skip
+        return out
+
+
+def perf_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
+                options: PerfOptions, run_id: str) -> PerfReport:  # fmt: skip
+    """The system pass of one timed config (``profile_one`` for
+    :func:`surrobench.api.profile.profile_run`). ``store`` is unused: the system view is
+    reported, not stored."""
+    plan = window_schedule(result.latency_ms.median if result.latency_ms else None, options.window_s)
+    svg = options.flamegraph_dir / f"{config_stem(run_id, cfg)}.svg" if options.flamegraph_dir else None
+    passed = system_pass(cfg, plan, svg, top=options.top)
+    child = passed.child
+    return PerfReport(result, config_id, child["status"], child.get("error"), passed, plan.active,
+                      tuple(passed.notes))  # fmt: skip

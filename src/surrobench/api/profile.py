@@ -1,0 +1,109 @@
+"""The profiling phase: after a timed sweep, one child process per config, its op table stored.
+
+Shared by ``surrobench profile`` and ``surrobench run --profile torch``. Each ``ok`` config of the run is
+profiled in :mod:`surrobench.collect.child`; its op table goes into the database (``op_stats``), its top
+op into the config row and the run JSON (``top_op``), and the four readings
+(:mod:`surrobench.analysis.op_readings`) into the report. Failed configs are not profiled.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from surrobench.analysis.op_readings import Readings, read_table
+from surrobench.collect.child import spawn
+from surrobench.collect.profile_phase import ProfileOptions, trace_file
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.records.ops import OpTable
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.results.store import ResultStore
+
+
+@dataclass(frozen=True)
+class ProfileReport:
+    """One profiled config.
+
+    Attributes:
+        config: the timed result it belongs to (``top_op`` filled when profiled).
+        config_id: its row in the database.
+        status, error: of the child (``ok``, ``oom``, ``error``).
+        profiled_step_ms: median host time of the recorded steps under the profiler, ms.
+        overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
+    """
+
+    config: ConfigResult
+    config_id: int
+    status: str
+    error: str | None
+    op_table: OpTable | None = None
+    readings: Readings | None = None
+    profiled_step_ms: float | None = None
+    overhead: float | None = None
+    trace_path: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        return self.config.label()
+
+    def to_json(self) -> dict:
+        """Config key, status, overhead, trace path, warnings, op table and readings (shares as fractions)."""
+        c = self.config
+        return {
+            **c.key().to_json(), "status": self.status, "error": self.error, "top_op": c.top_op, "profiled_step_ms": self.profiled_step_ms,
+            "unprofiled_ms": c.latency_ms.median if c.latency_ms else None, "overhead": self.overhead,
+            "trace_path": self.trace_path, "warnings": list(self.warnings),
+            "op_table": self.op_table.to_json() if self.op_table else None,
+            "readings": self.readings.to_json() if self.readings else None,
+        }  # fmt: skip
+
+
+def profile_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
+                   options: ProfileOptions, run_id: str) -> ProfileReport:  # fmt: skip
+    """Profile one timed config in a child process and store its op table and top op."""
+    child = spawn(cfg, options.schedule, with_stack=options.with_stack, trace_path=trace_file(options, run_id, cfg))
+    warnings = tuple(child.get("warnings", ()))
+    if child["status"] != "ok":
+        return ProfileReport(result, config_id, child["status"], child["error"], warnings=warnings)
+    table = OpTable.from_json(child["op_table"])
+    step_ms = statistics.median(child["active_step_ms"])
+    overhead = step_ms / result.latency_ms.median - 1 if result.latency_ms else None
+    top = table.top_op()
+    if top is not None:
+        result = result.with_top_op(top.name, top.share)
+        store.set_top_op(config_id, top.name, top.share)
+    store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
+    readings = read_table(table, cfg.model, tuple(child["input_shape"]))
+    return ProfileReport(result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"],
+                         warnings)  # fmt: skip
+
+
+def profile_run(
+    request: SweepRequest, record: RunRecord, store: ResultStore, options: ProfileOptions,
+    on_report: Callable[[ProfileReport], None] = lambda report: None, profile_one: Callable = profile_config,
+) -> tuple[RunRecord, list[ProfileReport]]:  # fmt: skip
+    """Profile every ``ok`` config of a finished timed run of ``request``.
+
+    ``profile_one(cfg, result, config_id, store, options, run_id)`` profiles one config and returns its
+    report (a :class:`ProfileReport`, or another profiler's report with ``config``, ``label()``,
+    ``status``, ``error`` and ``warnings``): :func:`profile_config` (torch.profiler) by default, or
+    ``api.perf.perf_config`` / ``api.nsys.nsys_config`` with their options.
+
+    Returns:
+        The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
+    """
+    configs, _ = plan_sweep(request)
+    ids = store.config_ids(record.run_id)
+    if not len(configs) == len(ids) == len(record.results):
+        raise RuntimeError(f"run {record.run_id}: {len(configs)} configs, {len(ids)} stored, {len(record.results)} results")
+    results, reports = list(record.results), []
+    for index, (cfg, result, config_id) in enumerate(zip(configs, record.results, ids)):
+        if result.status != "ok":
+            continue
+        report = profile_one(cfg, result, config_id, store, options, record.run_id)
+        results[index] = report.config
+        reports.append(report)
+        on_report(report)
+    return replace(record, results=tuple(results)), reports

@@ -1,0 +1,69 @@
+"""A device's measured roofline ceilings: copy bandwidth and matmul rate per precision.
+
+Measured by :mod:`surrobench.collect.ceilings` (``surrobench calibrate``), stored by the results store, read by
+the roofline (:mod:`surrobench.analysis.roofline`; Williams, Waterman, Patterson, CACM 52(4), 2009).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: Precision whose ceiling stands in for one that was not measured: same unit width (tensor cores).
+_STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A device's measured ceilings.
+
+    Attributes:
+        device_name: as ``torch.cuda.get_device_name`` (or the CPU model) reports it.
+        copy_gbps: copy bandwidth (device-to-device on a GPU, host memory on the CPU), GB/s (1e9 bytes/s),
+            read + write bytes counted.
+        matmul_tflops: dense matmul rate per precision, TFLOP/s (1e12 FLOP/s).
+        measured: ISO-8601 time of the calibration ("" for the built-in fallback).
+        note: how they were obtained (sizes, or the fallback notice).
+    """
+
+    device_name: str
+    copy_gbps: float
+    matmul_tflops: dict[str, float]
+    measured: str = ""
+    note: str = ""
+
+    def unusable(self, precision: str) -> str | None:
+        """Why the roofline cannot be drawn for ``precision`` (a ceiling missing, zero or not finite), or
+        None when both ceilings are usable."""
+        if not _usable(self.copy_gbps):
+            return f"copy bandwidth {self.copy_gbps!r} GB/s is not a ceiling (zero or not finite)"
+        try:
+            peak = self.peak_tflops(precision)
+        except KeyError:
+            return f"no {precision} matmul rate calibrated"
+        if not _usable(peak):
+            return f"{precision} matmul rate {peak!r} TFLOP/s is not a ceiling (zero or not finite)"
+        return None
+
+    def peak_tflops(self, precision: str) -> float:
+        """The matmul ceiling for ``precision`` (a stand-in precision's when that one was not measured).
+
+        Raises:
+            KeyError: neither ``precision`` nor its stand-in was measured.
+        """
+        if precision in self.matmul_tflops:
+            return self.matmul_tflops[precision]
+        return self.matmul_tflops[_STAND_IN[precision]]
+
+    def ridge_flop_per_byte(self, precision: str) -> float:
+        """Ridge point, FLOP/byte: ``peak FLOP/s / bandwidth``."""
+        return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
+
+    def to_json(self) -> dict:
+        """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
+        return {"device_name": self.device_name, "copy_gbps": self.copy_gbps, "matmul_tflops": self.matmul_tflops,
+                "measured": self.measured, "note": self.note}  # fmt: skip
+
+
+def _usable(value: float) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0

@@ -1,0 +1,223 @@
+"""The op table record: which operators cost the time, one row per operator name.
+
+One row per operator name, aggregated over the profiled (active) steps:
+
+- ``self_device_us``: device time of the kernels, copies and memsets the op launched itself. Kernels are
+  attributed to their launching op (the innermost op around the launch call), never to the ops or user
+  ranges around it, so self times never double count and their shares sum to at most 1.
+- ``total_device_us``: self device time plus that of the ops nested in it (for reading, not for shares).
+- ``share``: the row's self time over the table's ``total_us``. On a GPU run the basis is *kernel time*
+  (all kernels, copies and memsets, user annotations such as ``ProfilerStep#N`` or ``surrobench::forward``
+  and their GPU-side copies excluded); device work launched outside any op (a CUDA graph replay inside a
+  user range) gets its own row named after the kernel, so shares sum to exactly 1. On a CPU run there is
+  no device: the basis is the ops' self CPU time.
+- memory columns: bytes allocated minus freed inside the op (with / without nested ops), of the run's
+  device (host memory on a CPU run), as ``profile_memory`` records them.
+
+The category of a row (:data:`CATEGORY_TABLE`) is the op-category vocabulary. Two builders fill the same
+:class:`OpTable` through :class:`OpRows`: :func:`surrobench.collect.op_events.op_table_from_events` from
+torch.profiler's in-memory events (shapes and memory included) and
+:func:`surrobench.analysis.ops.op_table_from_timeline` from a loaded trace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+
+def _word(alternatives: str) -> str:
+    """Regex for whole words of an op name, where ``_`` and ``::`` also separate words (``aten::add_``)."""
+    return rf"(?<![a-z0-9])(?:{alternatives})(?![a-z0-9])"
+
+
+#: The category table: ``(category, pattern, examples)``, first match wins, patterns are searched in the
+#: lower-cased name of an op (``aten::native_group_norm``) or of a kernel that no op launched
+#: (``regular_fft<...>``). The order settles overlaps: ``CatArrayBatchedCopy`` is concat before copy,
+#: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``.
+#: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
+CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("communication", r"nccl|c10d|gloo|record_param_comms|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
+     r"|broadcast", "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_, record_param_comms"),
+    ("memcpy/memset", r"^(?:memcpy|memset)|cudamem(?:cpy|set)", "Memcpy HtoD (Pageable -> Device), Memset (Device)"),
+    ("fft", r"fft|(?<![a-z])(?:r2c|c2r|c2c)(?![a-z])", "aten::_fft_r2c, regular_fft<...>, vector_fft_symm_c2r"),
+    ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|winograd",
+     "aten::cudnn_convolution, implicit_convolve_sgemm, sm80_xmma_fprop_implicit_gemm"),
+    ("normalization", r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
+     "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel"),
+    ("gemm/matmul/einsum",
+     _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
+     "aten::bmm, aten::addmm, aten::einsum, cutlass_80_tensorop_s1688gemm, gemvx::kernel"),
+    ("concat/index/gather/scatter",
+     _word("cat|concat|stack|hstack|vstack|take|put|embedding|nonzero|masked_select|masked_scatter")
+     + r"|index|gather|scatter|catarray|upsample",
+     "aten::cat, aten::index_select, aten::scatter_add_, CatArrayBatchedCopy, upsample_nearest2d"),
+    ("copy/cast/contiguous", r"copy|clone|contiguous|cast|convert|nchwtonhwc|nhwctonchw|" + _word("to|type_as"),
+     "aten::copy_, aten::_to_copy, aten::clone, nchwToNhwcKernel"),
+    ("reduction",
+     _word("sum|mean|amax|amin|max|min|argmax|argmin|prod|norm|std|var|var_mean|logsumexp|cumsum|all|any")
+     + r"|reduce|softmax|pool|vector_norm",
+     "aten::sum, aten::softmax, aten::avg_pool2d, reduce_kernel"),
+    ("elementwise/activation",
+     _word("add|sub|rsub|mul|div|neg|abs|exp|log|pow|sqrt|rsqrt|sin|cos|erf|clamp|clamp_min|where|fill|zero"
+           "|lerp|addcmul|addcdiv|maximum|minimum|reciprocal|square|sign|floor|ceil|round|remainder|fmod")
+     + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
+     "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>"),
+)
+OTHER = "other"
+CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
+_COMPILED = tuple((category, re.compile(pattern)) for category, pattern, _ in CATEGORY_TABLE)
+
+#: Input-shape signatures kept per op, most frequent first.
+MAX_SHAPES_PER_OP = 4
+
+SMALL_KERNEL_US = 5.0
+"""A kernel shorter than this is "small": launching a kernel from eager PyTorch costs a few µs of host
+time (course ch. 3, section 3: "gaps of a few µs between small kernels" mean launch-bound), so back-to-back
+kernels below it leave the GPU idle. On the H200 fixture FNO2d at 128x128 the median kernel is 2.1 µs and
+231 of 237 kernels are under 5 µs, with 0.21 ms of kernel time in a ~1 ms step (../GPU notes, fixtures)."""
+
+
+@lru_cache(maxsize=4096)
+def categorize(name: str) -> str:
+    """The :data:`CATEGORY_TABLE` category of an op or kernel name; ``"other"`` when nothing matches."""
+    lowered = name.lower()
+    for category, pattern in _COMPILED:
+        if pattern.search(lowered):
+            return category
+    return OTHER
+
+
+@dataclass(frozen=True)
+class OpStat:
+    """One operator (or one kernel no op launched), summed over the table's active steps.
+
+    Times in µs, memory in bytes (net: allocated minus freed), ``share`` a fraction of the table's
+    ``total_us``; ``input_shapes`` are the distinct input-shape signatures seen, most frequent first.
+    """
+
+    name: str
+    category: str
+    calls: int
+    self_device_us: float
+    total_device_us: float
+    share: float
+    self_cpu_us: float
+    device_mem_bytes: int = 0
+    self_device_mem_bytes: int = 0
+    input_shapes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "input_shapes": list(self.input_shapes)}
+
+
+@dataclass(frozen=True)
+class OpTable:
+    """The op table of one profiled config.
+
+    Attributes:
+        ops: rows by decreasing ``share``.
+        basis: ``"device"`` (shares of kernel time) or ``"cpu"`` (shares of op self CPU time).
+        total_us: the basis time summed over the active steps, µs.
+        active_steps: profiled steps the sums cover.
+        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a Kineto trace file).
+        kernel_count, small_kernel_count: kernels recorded, and those shorter than
+            ``small_kernel_us`` (None on a CPU basis); see :mod:`surrobench.analysis.op_readings`.
+        has_shapes, has_memory: whether the input-shape and memory columns were recorded.
+    """
+
+    ops: tuple[OpStat, ...]
+    basis: str
+    total_us: float
+    active_steps: int
+    source: str
+    kernel_count: int | None = None
+    small_kernel_count: int | None = None
+    small_kernel_us: float | None = None
+    has_shapes: bool = False
+    has_memory: bool = False
+    category_shares: dict[str, float] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        shares: dict[str, float] = defaultdict(float)
+        for op in self.ops:
+            shares[op.category] += op.share
+        ordered = {k: float(v) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])}
+        object.__setattr__(self, "category_shares", ordered)
+
+    def top_op(self) -> OpStat | None:
+        """The row with the largest share, or None for an empty table."""
+        return self.ops[0] if self.ops else None
+
+    def self_us(self, op: OpStat) -> float:
+        """``op``'s self time on this table's basis over the active steps, µs: device time on a device
+        basis, CPU time on a CPU one."""
+        return op.self_device_us if self.basis == "device" else op.self_cpu_us
+
+    def ms_per_step(self) -> dict[str, float]:
+        """``{op name: self time per profiled step, ms}`` on this table's basis (:meth:`self_us`)."""
+        return {op.name: self.self_us(op) / (self.active_steps * 1e3) for op in self.ops}
+
+    def to_json(self) -> dict:
+        """JSON form: every attribute, rows as dicts; shares are fractions."""
+        return {
+            "basis": self.basis, "total_us": self.total_us, "active_steps": self.active_steps,
+            "source": self.source, "kernel_count": self.kernel_count,
+            "small_kernel_count": self.small_kernel_count, "small_kernel_us": self.small_kernel_us,
+            "has_shapes": self.has_shapes, "has_memory": self.has_memory,
+            "category_shares": self.category_shares, "ops": [op.to_json() for op in self.ops],
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: dict) -> "OpTable":
+        """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
+        ops = tuple(OpStat(**{**op, "input_shapes": tuple(op["input_shapes"])}) for op in d["ops"])
+        keys = ("basis", "total_us", "active_steps", "source", "kernel_count", "small_kernel_count",
+                "small_kernel_us", "has_shapes", "has_memory")  # fmt: skip
+        return cls(ops=ops, **{k: d[k] for k in keys})
+
+
+class OpRows:
+    """Per-name sums from which an :class:`OpTable` is built (the builders of
+    :mod:`surrobench.collect.op_events` and :mod:`surrobench.analysis.ops` fill it)."""
+
+    def __init__(self) -> None:
+        self.calls: Counter = Counter()
+        self.self_device: Counter = Counter()
+        self.total_device: Counter = Counter()
+        self.self_cpu: Counter = Counter()
+        self.mem: Counter = Counter()
+        self.self_mem: Counter = Counter()
+        self.shapes: dict[str, Counter] = defaultdict(Counter)
+
+    def finish(self, basis: str, **table) -> OpTable:
+        times = self.self_device if basis == "device" else self.self_cpu
+        total = float(sum(times.values()))
+        ops = [
+            OpStat(
+                name=name, category=categorize(name), calls=self.calls[name],
+                self_device_us=float(self.self_device[name]), total_device_us=float(self.total_device[name]),
+                share=float(times[name] / total) if total > 0 else 0.0, self_cpu_us=float(self.self_cpu[name]),
+                device_mem_bytes=int(self.mem[name]), self_device_mem_bytes=int(self.self_mem[name]),
+                input_shapes=tuple(s for s, _ in self.shapes[name].most_common(MAX_SHAPES_PER_OP)),
+            )
+            for name in self.calls
+        ]  # fmt: skip
+        ops.sort(key=lambda op: (-op.share, -op.self_cpu_us, op.name))
+        return OpTable(ops=tuple(ops), basis=basis, total_us=total, **table)
+
+    def add_unattributed(self, durations: list[tuple[str, float]], attributed: Counter) -> None:
+        """Rows, named after the kernel, for device time no op claimed (e.g. a CUDA graph replay)."""
+        by_name, count = Counter(), Counter()
+        for name, us in durations:
+            by_name[name] += us
+            count[name] += 1
+        for name, us in by_name.items():
+            rest = us - attributed.get(name, 0.0)
+            if rest > 1e-6 * max(us, 1.0):
+                self.calls[name] += count[name]
+                self.self_device[name] += rest
+                self.total_device[name] += rest
+

@@ -1,0 +1,22 @@
+"""The ids of every JSON document surrobench writes or reads (the ``"schema"`` key), and the file
+suffixes of the trace formats it reads.
+
+A reader checks the id before trusting a document's keys; a change of keys is a new id (``-v2``).
+"""
+
+from __future__ import annotations
+
+RUN = "surrobench/run-v1"
+COMPARE = "surrobench/compare-v1"
+HISTORY = "surrobench/history-v1"
+DIAGNOSIS = "surrobench/diagnosis-v1"
+TIMELINE = "surrobench/timeline-v1"
+CEILINGS = "surrobench/ceilings-v1"
+PROFILE = "surrobench/profile-v1"
+PROFILE_CHILD = "surrobench/profile-child-v1"
+PERF = "surrobench/perf-v1"
+MODELS = "surrobench/models-v1"
+SCENARIOS = "surrobench/scenarios-v1"
+
+#: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
+NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")

@@ -1,0 +1,19 @@
+"""The vocabularies of a config: precisions, execution modes, devices and result statuses.
+
+Each word is defined once here; parsers, runners and reports read these tuples.
+"""
+
+from __future__ import annotations
+
+#: ``fp32`` (TF32 off), ``tf32`` (TF32 on), ``fp16`` / ``bf16`` (autocast); one per config.
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+#: The half precisions (autocast to a 16-bit float type).
+HALF_PRECISIONS = ("fp16", "bf16")
+#: ``eager``, ``compile`` (torch.compile), ``cudagraph`` (capture + replay, CUDA only).
+MODES = ("eager", "compile", "cudagraph")
+#: ``torch.compile(mode=...)`` values (PyTorch docs, ``torch.compile``); None in a config is the default.
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+#: Where a config runs; ``auto`` (CUDA when torch sees a GPU) is resolved before a config is made.
+DEVICES = ("cpu", "cuda")
+#: How a config ended: measured, out of memory, or another exception (including a non-finite output).
+STATUSES = ("ok", "oom", "error")
