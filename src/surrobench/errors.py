@@ -1,7 +1,7 @@
 """The one exception type for errors a user can cause.
 
 The CLI catches :class:`UsageError` at its edge and prints its message as one line with exit code 2
-(DESIGN.md, "Exit codes"). Anything else that escapes is a bug and keeps its traceback.
+(docs/design.md, "Interfaces"). Anything else that escapes is a bug and keeps its traceback.
 """
 
 

@@ -12,7 +12,8 @@ from surrobench.api.optimize import OptimizeRequest, measured_for, optimize
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.sweep import SweepRequest
 from surrobench.results.compare import compare_runs
-from surrobench.results.optimize import SCHEMA, VERDICTS, CandidateResult
+from surrobench.records.schemas import OPTIMIZE as SCHEMA
+from surrobench.results.optimize import VERDICTS, CandidateResult
 from surrobench.results.speedup import Speedup
 from surrobench.results.store import ResultStore, load_optimization
 from surrobench.workload.spec import ShapeSpec

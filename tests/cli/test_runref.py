@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from surrobench.cli.runref import is_run_file
+from surrobench.api.compare import is_run_file
 from surrobench.records.ops import OpStat, OpTable
 
 

@@ -1,7 +1,7 @@
 """Joins every analyzer needs: all GPU work as one table, each op's launch call, each call's CPU op.
 
 Kernels, copies and memsets are stacked into :class:`GpuActivity` (GPU busy time is their union,
-DESIGN.md). An op is linked to the API call that launched it by ``(rank, correlation)``, the key CUPTI
+docs/design.md). An op is linked to the API call that launched it by ``(rank, correlation)``, the key CUPTI
 gives both records (CUPTI Activity API, ``correlationId``); an API call is linked to the innermost CPU
 op around it by Kineto's ``External id``, or else by time on the same thread.
 """

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from surrobench.analysis.rank_summary import RankSummary, rank_summary
+from surrobench.records import schemas
 from surrobench.trace.model import Timeline
 
-SCHEMA = "surrobench/cross-rank-v1"
 EXTRA_OPS = 3
 """Ops listed per rank as what it did more than the others."""
 EXTRA_OP_MIN_SHARE = 0.1
@@ -137,7 +137,7 @@ def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
                               comm_ms=float(c["comm_ms"][j]), wait_ms=float(wait[i][j])) for j, k in enumerate(common)]  # fmt: skip
     sources = {s.step_source for s in summaries}
     return CrossRankReport(
-        schema=SCHEMA, ranks=ranks, paths=tuple(s.path for s in summaries),
+        schema=schemas.CROSS_RANK, ranks=ranks, paths=tuple(s.path for s in summaries),
         basis="device" if any(s.basis == "device" for s in summaries) else "cpu",
         step_source=sources.pop() if len(sources) == 1 else "mixed", steps=tuple(common.tolist()),
         comm_source=next((s.comm_source for s in summaries if s.comm_source), ""), collectives=matched,

@@ -1,7 +1,7 @@
 """Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess.
 
 Each reads the timeline side (is the GPU working, and if not, why: :mod:`surrobench.analysis.gaps`) and
-quotes the profiler side where it has a number; the course's section 4 asks for both. Each returns one
+quotes the profiler side where it has a number; the method's §4 (docs/sources.md) asks for both. Each returns one
 :class:`Finding` or None; severity comes from the stake's fraction of the step (:class:`Thresholds`).
 """
 

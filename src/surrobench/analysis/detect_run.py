@@ -1,5 +1,5 @@
 """Detectors across the configs of a run: memory_pressure (batch list), superlinear_scaling (shape
-ladder), precision_mismatch (precisions). The course's section 4 rows "批量增大吞吐不升反降" and
+ladder), precision_mismatch (precisions). the method's §4 (docs/sources.md) rows "批量增大吞吐不升反降" and
 "某算子耗时随形状超线性增长"; section 2's normalization example (0.3 -> 4 ms for 4x FLOPs).
 """
 

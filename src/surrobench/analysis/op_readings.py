@@ -1,4 +1,4 @@
-"""The four readings of an op table (course ch. 3, section 2), as data.
+"""The four readings of an op table (docs/sources.md, method §2), as data.
 
 1. Do the head operators match the model's structure (FFT and einsum for an FNO, convolution and
    normalization for a U-Net)? If elementwise, copy and cat ops lead instead, the model is fragmented.
@@ -9,7 +9,7 @@
 4. Executed vs requested shapes: does the requested input shape reach the ops? Dynamic shapes can
    trigger recompilation or a slow fallback path.
 
-The thresholds below are ours: the course gives its example thresholds "for teaching only, calibrate on
+The thresholds below are ours: the method (docs/sources.md, method §4) gives its example thresholds "for teaching only, calibrate on
 your hardware" (section 4). They are named here so a calibration changes one line.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from surrobench.records.ops import OpTable
 
 HEAD_OPS = 5
-"""Rows that make the "head" of the table (course: "the head operators of cuda_time_total")."""
+"""Rows that make the "head" of the table (method §2: "the head operators of cuda_time_total")."""
 
 #: Categories that carry the arithmetic of each zoo family; the head should be made of them.
 EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -33,7 +33,7 @@ EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
-"""The course's "elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
+"""The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
 
 FRAGMENTED_SHARE = 0.30
 """Fragment share at or above which we flag the table: fusing these could save about a third of kernel

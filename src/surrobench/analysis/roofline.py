@@ -20,7 +20,7 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
   The time of ops the dispatch mode never sees (wrappers above it such as ``aten::linear``, backend ops
   below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
   to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``.
-- Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, GPU.md's
+- Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, the
   H200 measurements are used and the report says so. A ceiling that is zero or not finite (a calibration
   whose timer read 0, or a precision the device cannot run) is not a ceiling: no roofline is drawn against
   it (:meth:`Ceilings.unusable`), and the diagnosis says why.
@@ -46,9 +46,9 @@ from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpTable, categorize
 
-#: What GPU.md measured on the H200 (2026-11-30): device-to-device copy 4184 GB/s (read + write bytes),
+#: What the H200 measured on 2026-11-30 (docs/sources.md, h200): device-to-device copy 4184 GB/s (read + write bytes),
 #: bf16 GEMM 8192^3 782 TFLOP/s, fp32 GEMM with TF32 off 51 TFLOP/s. fp16 and tf32 were not measured.
-H200_FALLBACK_NOTE = "no calibration stored for this device: using GPU.md's H200 ceilings (run surrobench calibrate)"
+H200_FALLBACK_NOTE = "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
 
 
 def format_tflops(tflops: float) -> str:

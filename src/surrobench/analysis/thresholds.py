@@ -1,6 +1,6 @@
 """Every threshold the diagnosis uses, in one place, with its source; overridable by a TOML file.
 
-The course (ch. 3, section 4) gives its judgment thresholds "for teaching only, calibrate on your
+The benchmarking method (docs/sources.md, method §4) gives its judgment thresholds "for teaching only, calibrate on your
 hardware". Ours are calibrated on what the H200 showed (``docs/benchmarks/h200-baseline.md``, the fixture
 traces in ``tests/fixtures/traces``) and say so below; thresholds defined by the analyses this module
 builds on (gap length, small-kernel length, fragment share) are quoted from there, so each number still
@@ -70,12 +70,12 @@ class Thresholds:
             (docs/benchmarks/h200-diagnosis.md).
         gpu_idle_busy_max: GPU busy share under which the GPU counts as idle for the system-view rule.
         cpu_util_io_max: CPUs in use under which a process with an idle GPU is waiting (I/O or sync).
-            0.5 is the intro text's rule (section 4: "CPU 利用率低（< 50%），大概率瓶颈在 IO 或 GPU 同步").
+            0.5 is the rule of docs/sources.md, tools §4 ( "CPU 利用率低（< 50%），大概率瓶颈在 IO 或 GPU 同步").
         hotspot_share_min: a non-framework host function with at least this share of host samples inside
-            the step is host preprocessing. 0.10: the intro text's example hot spot held 42%; a tenth is
+            the step is host preprocessing. 0.10: the profiling tools text's example (docs/sources.md, tools §1) hot spot held 42%; a tenth is
             where a single function becomes worth naming.
         throughput_drop_min: throughput falling by more than this fraction from one batch to the next
-            larger one is memory pressure (course section 4, "批量增大吞吐不升反降"). 0.10: larger than the
+            larger one is memory pressure (docs/sources.md, method §4, "批量增大吞吐不升反降"). 0.10: larger than the
             CI width of the H200 baseline medians (under 3%).
         peak_mem_near_limit: peak allocated memory above this fraction of the device's memory.
         reserved_over_allocated: reserved / peak-allocated above this ratio is allocator churn. 2.0: the
@@ -83,7 +83,7 @@ class Thresholds:
             (a cuDNN workspace); factors under 2 are ordinary caching-allocator rounding.
         reserved_min_bytes: ...and only when the reserve is at least this large (256 MiB).
         superlinear_ratio: an op's time ratio over its FLOP ratio across adjacent ladder rungs above this
-            is superlinear. 1.5; the course's example is 0.3 -> 4 ms for 4x FLOPs, a ratio of 3.3.
+            is superlinear. 1.5; the method's example (docs/sources.md, method §2) is 0.3 -> 4 ms for 4x FLOPs, a ratio of 3.3.
         superlinear_min_ms: ...only for ops taking at least this long per step at the larger rung.
         precision_slower_min: fp16/bf16 slower than fp32 by more than this fraction is a mismatch.
             0.05: H200 fno2d 128 b1 was 45% slower under fp16, far above the medians' CI widths.

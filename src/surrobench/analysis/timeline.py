@@ -1,6 +1,6 @@
 """Timeline analysis entry point: every analyzer over one :class:`Timeline`, one JSON-able report.
 
-One analyzer per question, in the manner of HTA (STYLE.md): :mod:`busy` (is the GPU working),
+One analyzer per question, in the manner of HTA (Holistic Trace Analysis, github.com/facebookresearch/HolisticTraceAnalysis): :mod:`busy` (is the GPU working),
 :mod:`gaps` (why not), :mod:`launches` (how fast the host launches), :mod:`streams` (is the parallelism
 used). This module adds the checks on the trace itself: missing GPU activity and anomalies.
 """

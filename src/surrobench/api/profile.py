@@ -11,12 +11,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from surrobench.analysis.op_readings import Readings, read_table
+from surrobench.api.benchmark import open_store, sweep_request
 from surrobench.collect.child import spawn
-from surrobench.collect.profile_phase import ProfileOptions, trace_file
+from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
+from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
-from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep
+from surrobench.records import schemas
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
@@ -107,3 +111,81 @@ def profile_run(
         reports.append(report)
         on_report(report)
     return replace(record, results=tuple(results)), reports
+
+
+def _ignore(*args) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Progress callbacks of a long call, all optional: ``on_start(total)`` before timing (configs x rounds),
+    ``on_result(result)`` after each timed round of a config, ``on_profile_start(n)`` before profiling ``n``
+    configs, ``on_report(report)`` after each profiled config."""
+
+    on_start: Callable[[int], None] = _ignore
+    on_result: Callable[[ConfigResult], None] = _ignore
+    on_profile_start: Callable[[int], None] = _ignore
+    on_report: Callable[[object], None] = _ignore
+
+
+NO_HOOKS = Hooks()
+
+
+def time_and_profile(
+    request: SweepRequest, store: ResultStore, options: object | None, *, profile_one: Callable = profile_config,
+    command: str | None = None, hooks: Hooks = NO_HOOKS,
+) -> tuple[RunRecord, list[str], list]:
+    """Time ``request`` into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
+    (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
+    with their options).
+
+    Returns:
+        The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
+        and the reports.
+    """
+    record, warnings = execute_sweep(request, store, command=command, on_start=hooks.on_start,
+                                     on_result=hooks.on_result)
+    if options is None:
+        return record, warnings, []
+    hooks.on_profile_start(sum(r.status == "ok" for r in record.results))
+    record, reports = profile_run(request, record, store, options, on_report=hooks.on_report,
+                                  profile_one=profile_one)
+    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
+    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
+    return record, warnings, reports
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A profiled run: the timed run (``top_op`` filled), one report per ``ok`` config, the warnings."""
+
+    run: RunRecord
+    reports: tuple[ProfileReport, ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """``surrobench/profile-v1``: the run (run-v1) and each config's op table and readings."""
+        return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
+
+
+def profile(
+    model: str, *, db: str | Path | None = None, trace_dir: str | Path | None = None, with_stack: bool = False,
+    schedule: ProfileSchedule | None = None, **sweep,
+) -> Profile:
+    """Time ``model`` over the sweep, then profile each ``ok`` config in a child process with torch.profiler:
+    its op table (which operators cost the time), categories, memory, shapes and the four readings.
+
+    ``sweep`` takes the keywords of :func:`surrobench.api.benchmark.sweep_request`. ``trace_dir``: a folder for
+    one Chrome trace per config (None: keep none). ``schedule``: the profiler's wait / warmup / active steps.
+    ``db`` as in :func:`surrobench.api.benchmark.benchmark`.
+
+    Raises:
+        UsageError: bad input, or a ``trace_dir`` that cannot be written.
+    """
+    request = sweep_request(model, **sweep)
+    folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
+    options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)
+    with open_store(db) as store:
+        record, warnings, reports = time_and_profile(request, store, options)
+    return Profile(record, tuple(reports), tuple(warnings))

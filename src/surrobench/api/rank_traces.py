@@ -18,15 +18,15 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport, cross_rank_report
 from surrobench.analysis.detect_ranks import cross_rank_findings, merge_rank_findings
 from surrobench.analysis.diagnose import diagnose_config, trace_evidence
-from surrobench.records.findings import Finding, rank_findings
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.rank_summary import RankSummary, rank_summary
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
+from surrobench.records import schemas
+from surrobench.records.findings import Finding, rank_findings
 from surrobench.trace.model import Timeline
 from surrobench.trace.parallel import map_rank_traces, rank_trace_files
 
-SCHEMA = "surrobench/rank-traces-v1"
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class RankTraces:
 
     def to_dict(self) -> dict:
         """``surrobench/rank-traces-v1``: each rank's timeline report, the cross-rank report, the findings."""
-        return {"schema": SCHEMA, "ranks": [{"rank": r.rank, "timeline": r.timeline.to_dict(),
+        return {"schema": schemas.RANK_TRACES, "ranks": [{"rank": r.rank, "timeline": r.timeline.to_dict(),
                                              "findings": [f.to_json() for f in r.findings]} for r in self.ranks],
                 "cross_rank": self.cross_rank.to_dict() if self.cross_rank is not None else None,
                 "findings": [f.to_json() for f in self.findings]}  # fmt: skip

@@ -1,6 +1,6 @@
 """The scenarios, the finding each should get, and how an outcome is judged.
 
-Each scenario plants one bottleneck (issue 5): its expected kind must be the top finding. A control
+Each scenario plants one bottleneck: its expected kind must be the top finding. A control
 (healthy workload) passes only when its top finding is the expected healthy verdict and no finding is an
 alarm (severity other than ``info``).
 """

@@ -1,6 +1,6 @@
 """The ``surrobench`` command line: one typer app, one module per command.
 
-Commands are thin (STYLE.md): parse arguments, call the library, render. Errors a user can cause are
+Commands are thin (docs/design.md, "The layers as built"): parse arguments, call the library, render. Errors a user can cause are
 raised as :class:`surrobench.errors.UsageError` anywhere below and turned into one line on stderr with
 exit code 2 here, at the edge.
 """

@@ -9,8 +9,11 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
-from surrobench.cli.runref import load_op_tables, load_run_ref
+from surrobench.cli.options import (
+    AllowEnvMismatchOpt, DbOpt, IgnoreFieldOpt, JsonOpt, MarkdownOpt, RunRefArg, ThresholdOpt, check_writable,
+    console, parse_fields, write_json, write_output,
+)
+from surrobench.api.compare import load_run, op_times
 from surrobench.errors import EXIT_REGRESSION, UsageError
 from surrobench.records import schemas
 from surrobench.report.comparison import comparison_markdown, comparison_tables
@@ -18,23 +21,9 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.escape import md_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.results.compare import DEFAULT_THRESHOLD, check_gate_inputs, compare_runs, gate_failed
+from surrobench.results.compare import check_gate_inputs, compare_runs, gate_failed
 from surrobench.results.scaling import scaling_rows
 from surrobench.results.store import ResultStore
-
-
-RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
-ThresholdOpt = typer.Option(
-    DEFAULT_THRESHOLD, "--threshold",
-    help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
-)  # fmt: skip
-IgnoreFieldOpt = typer.Option(
-    None, "--ignore-field",
-    help="Config fields left out of the match, comma-separated: precision, device, mode (e.g. mode for eager vs cudagraph).",
-)  # fmt: skip
-AllowEnvMismatchOpt = typer.Option(
-    False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
-)
 
 
 @app.command()
@@ -56,12 +45,12 @@ def compare(
     """
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    base_run, new_run = load_run_ref(base, db), load_run_ref(new, db)
+    base_run, new_run = load_run(base, db), load_run(new, db)
     if fail_on_regression:
         check_gate_inputs(base_run, new_run)
     cmp = compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
-                       ignore_fields=parse_fields(ignore_field), base_ops=load_op_tables(base, db, base_run),
-                       new_ops=load_op_tables(new, db, new_run))  # fmt: skip
+                       ignore_fields=parse_fields(ignore_field), base_ops=op_times(base, db, base_run),
+                       new_ops=op_times(new, db, new_run))  # fmt: skip
     for table in comparison_tables(cmp, width=console.width):
         console.print(table)
     scaling = [(f"scaling of {side} {run.run_id}", scaling_rows(run.results))
@@ -75,11 +64,6 @@ def compare(
             f"\n### {md_escape(title)}\n\n{scaling_markdown(rows)}" for title, rows in scaling if rows), "--markdown")
     if fail_on_regression and gate_failed(cmp):
         raise typer.Exit(EXIT_REGRESSION)
-
-
-def parse_fields(text: str | None) -> tuple[str, ...]:
-    """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
-    return tuple(f.strip() for f in (text or "").split(",") if f.strip())
 
 
 def _check_since(since: str | None) -> None:

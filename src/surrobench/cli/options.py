@@ -9,12 +9,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 import tempfile
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from surrobench.api.profile import Hooks, profile_config, time_and_profile
 from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
@@ -22,8 +26,11 @@ from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFA
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
+from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
-from surrobench.results.store import DEFAULT_DB
+from surrobench.report.escape import rich_escape
+from surrobench.results.compare import DEFAULT_THRESHOLD
+from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes
 
@@ -102,7 +109,7 @@ def build_request(
     """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
     checking every shape (:func:`plan_sweep`) so that bad input fails before any output.
 
-    Prints a warning (not an error) when warm-up or timed iterations are under the course text's
+    Prints a warning (not an error) when warm-up or timed iterations are under the method's
     minimums (10 and 50, ch. 3 section 1).
 
     Raises:
@@ -215,7 +222,7 @@ def command_line() -> str:
     return " ".join(["surrobench", *sys.argv[1:]])
 
 
-# Profiling options, shared by ``profile`` and ``run --profile torch`` (issue 3; course ch. 3, section 2).
+# Profiling options, shared by ``profile`` and ``run --profile torch`` (docs/sources.md, method §2).
 PROFILERS = ("none", "torch", "perf", "nsys")
 ProfileOpt = typer.Option("none", "--profile", help="After timing, profile each config in a child process: none, torch, perf or nsys.")
 ProfileWaitOpt = typer.Option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
@@ -240,7 +247,7 @@ def build_profile_options(
     return ProfileOptions(schedule=plan, with_stack=with_stack, trace_dir=prepare_trace_dir(trace_out), gzip=gzip)
 
 
-# The system-level pass (``perf``, ``run --profile perf``; issue 7) and Nsight Systems (``--profile nsys``; issue 4).
+# The system-level pass (``perf``, ``run --profile perf``; docs/sources.md, tools §1) and Nsight Systems (``--profile nsys``; method §3).
 PerfWindowOpt = typer.Option(DEFAULT_WINDOW_S, "--perf-window-s", help="Seconds of measured steps under perf and py-spy.")
 FlamegraphOutOpt = typer.Option(Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config.")
 HostTopOpt = typer.Option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
@@ -274,3 +281,56 @@ def build_nsys_options(request: SweepRequest, wait: int, warmup: int, active: in
     configs, _ = plan_sweep(request)
     require_nsys(configs[0], "nsys", options)
     return options
+
+
+@contextmanager
+def progress_hooks() -> Iterator[Hooks]:
+    """A transient progress bar on stderr for a long library call: the :class:`Hooks` that advance it
+    (configs timed, then configs profiled)."""
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=err_console, transient=True)
+    with progress:
+        timing = progress.add_task("benchmarking", total=None)
+        profiling: list = []
+
+        def on_result(result) -> None:
+            progress.update(timing, advance=1,
+                            description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}"))
+
+        def on_profile_start(n: int) -> None:
+            profiling.append(progress.add_task("profiling", total=n))
+
+        def on_report(report) -> None:
+            progress.update(profiling[-1], advance=1, description=rich_escape(f"profiled {report.label()}"))
+
+        yield Hooks(on_start=lambda total: progress.update(timing, total=total), on_result=on_result,
+                    on_profile_start=on_profile_start, on_report=on_report)
+
+
+def timed_and_profiled(
+    request: SweepRequest, store: ResultStore, options: object | None, profile_one=profile_config,
+) -> tuple[RunRecord, list[str], list]:
+    """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
+    profile: ``run``, ``profile``, ``perf``)."""
+    with progress_hooks() as hooks:
+        return time_and_profile(request, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
+
+
+# Options of the commands that compare two runs (``compare``, ``report``).
+RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
+ThresholdOpt = typer.Option(
+    DEFAULT_THRESHOLD, "--threshold",
+    help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
+)  # fmt: skip
+IgnoreFieldOpt = typer.Option(
+    None, "--ignore-field",
+    help="Config fields left out of the match, comma-separated: precision, device, mode (e.g. mode for eager vs cudagraph).",
+)  # fmt: skip
+AllowEnvMismatchOpt = typer.Option(
+    False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
+)
+
+
+def parse_fields(text: str | None) -> tuple[str, ...]:
+    """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
+    return tuple(f.strip() for f in (text or "").split(",") if f.strip())

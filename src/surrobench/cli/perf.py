@@ -1,4 +1,4 @@
-"""``surrobench perf``: the system-level pass of the intro text (sections 1 and 4), "what is the CPU busy
+"""``surrobench perf``: the system-level pass of the profiling tools text (docs/sources.md, tools §1 and §4), "what is the CPU busy
 with", before the GPU timeline and the op table. Each config is timed, then its measured steps run under
 ``perf stat`` (counters, IPC, CPU utilization), ``perf record -g`` and py-spy (host hot spots, flame
 graph) in child processes (:mod:`surrobench.collect.perf`). A missing ``perf`` or ``py-spy`` is a
@@ -18,8 +18,9 @@ from surrobench.cli.options import (
     build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.api.perf import perf_config
-from surrobench.cli.run import render_phase_report, timed_and_profiled
+from surrobench.cli.options import timed_and_profiled
 from surrobench.records import schemas
+from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
 
 

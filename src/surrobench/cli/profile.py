@@ -1,8 +1,8 @@
 """``surrobench profile``: time each config, then profile it in a child process and print its op table
-with the four readings (course ch. 3, section 2). ``--json`` writes ``surrobench/profile-v1``:
+with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrobench/profile-v1``:
 ``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``.
 
-``--profile nsys`` runs each config's child under Nsight Systems instead (course ch. 3, section 3;
+``--profile nsys`` runs each config's child under Nsight Systems instead (docs/sources.md, method §3;
 :mod:`surrobench.collect.nsys`) and prints the timeline analysis of each report; ``profiles`` then holds
 ``NsysReport.to_json()`` objects. Where nsys is missing it exits 2 before timing, with the command to run
 where it is."""
@@ -23,12 +23,13 @@ from surrobench.cli.options import (
     build_request, check_writable, console, err_console, write_json,
 )  # fmt: skip
 from surrobench.api.nsys import nsys_config
-from surrobench.cli.run import render_phase_report, timed_and_profiled
+from surrobench.cli.options import timed_and_profiled
 from surrobench.collect.nsys import NsysOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepRequest
 from surrobench.records import schemas
 from surrobench.report.op_tables import op_table_rich, reading_lines
+from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
 
 TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")

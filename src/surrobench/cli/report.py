@@ -8,11 +8,12 @@ import typer
 
 from surrobench.analysis.diagnose import diagnose_run
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
+from surrobench.api.diagnose import diagnose_stored
 from surrobench.cli.app import app
-from surrobench.cli.compare import AllowEnvMismatchOpt, IgnoreFieldOpt, ThresholdOpt, parse_fields
-from surrobench.cli.diagnose import diagnose_stored
-from surrobench.cli.options import DbOpt, check_writable, console, write_output
-from surrobench.cli.runref import is_run_file, load_op_tables, load_run_ref
+from surrobench.cli.options import (
+    AllowEnvMismatchOpt, DbOpt, IgnoreFieldOpt, ThresholdOpt, check_writable, console, parse_fields, write_output,
+)
+from surrobench.api.compare import is_run_file, load_run, op_times
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
 from surrobench.report.escape import rich_escape
@@ -32,8 +33,8 @@ def report(
 ) -> None:  # fmt: skip
     """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE)."""
     check_writable(output, "--output")
-    records = tuple(load_run_ref(ref, db) for ref in runs)
-    ops = [load_op_tables(ref, db, r) for ref, r in zip(runs, records)]
+    records = tuple(load_run(ref, db) for ref in runs)
+    ops = [op_times(ref, db, r) for ref, r in zip(runs, records)]
     comparison = (
         compare_runs(records[0], records[1], threshold=threshold, allow_env_mismatch=allow_env_mismatch,
                      ignore_fields=parse_fields(ignore_field), base_ops=ops[0], new_ops=ops[1])

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
@@ -20,73 +19,22 @@ from surrobench.cli.options import (
     NprocOpt, ParallelOpt, DevicesOpt,
     ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
     ThreadsOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options,
-    build_request, check_writable, command_line, console, err_console, write_json,
+    build_request, check_writable, command_line, console, err_console, timed_and_profiled, write_json,
 )  # fmt: skip
 from surrobench.api.distributed import distributed_run
-from surrobench.api.nsys import NsysReport, nsys_config
-from surrobench.api.perf import PerfReport, perf_config
-from surrobench.api.profile import ProfileReport, profile_config, profile_run
-from surrobench.cli.analyze import render_timeline
-from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.api.nsys import nsys_config
+from surrobench.api.perf import perf_config
+from surrobench.api.profile import profile_config
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
-from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, sweep_warnings
+from surrobench.execution.sweep import SweepInterrupted, sweep_warnings
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_table
-from surrobench.report.system import system_view_rich
+from surrobench.report.system import render_phase_report
 from surrobench.report.terminal import results_table
 from surrobench.results.scaling import placement, scaling_rows
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import parse_devices
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True,
-    )  # fmt: skip
-
-
-def timed_and_profiled(
-    request: SweepRequest, store: ResultStore, options: ProfileOptions | None, profile_one=profile_config,
-) -> tuple[RunRecord, list[str], list[ProfileReport]]:
-    """The timing phase with a progress bar, then (with ``options``) the profiling phase, one
-    ``profile_one`` per config (see :func:`profile_run`; its reports are of that profiler's kind).
-
-    Returns:
-        The run (``top_op`` set on profiled configs), the sweep's warnings and the profile reports.
-    """
-    with _progress() as progress:
-        task = progress.add_task("benchmarking", total=None)
-
-        def advance(result) -> None:
-            progress.update(task, advance=1, description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}"))
-
-        record, warnings = execute_sweep(
-            request, store, command=command_line(),
-            on_start=lambda total: progress.update(task, total=total), on_result=advance,
-        )  # fmt: skip
-        if options is None:
-            return record, warnings, []
-        n_ok = sum(r.status == "ok" for r in record.results)
-        profiling = progress.add_task("profiling", total=n_ok)
-        record, reports = profile_run(
-            request, record, store, options,
-            on_report=lambda r: progress.update(profiling, advance=1, description=rich_escape(f"profiled {r.label()}")),
-            profile_one=profile_one,
-        )  # fmt: skip
-    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
-    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    return record, warnings, reports
-
-
-def render_phase_report(report: PerfReport | NsysReport):
-    """Rich renderable of one perf or nsys report; a one-line status for a config that failed."""
-    if report.status != "ok":
-        return f"[yellow]{rich_escape(f'{report.label()}: {report.status}: {report.error}')}[/]"
-    if isinstance(report, NsysReport):
-        return render_timeline(report.timeline)
-    return system_view_rich(report)
 
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:

@@ -13,8 +13,8 @@ import typer
 from rich.table import Table
 
 from surrobench.analysis.thresholds import load_thresholds
+from surrobench.api.diagnose import diagnose_workload
 from surrobench.cli.app import app
-from surrobench.cli.diagnose import diagnose_workload
 from surrobench.records.findings import Finding
 from surrobench.cli.options import (
     DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json, write_output,

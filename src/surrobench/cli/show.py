@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
+from surrobench.api.compare import load_run
 from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
-from surrobench.cli.runref import load_run_ref
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import results_markdown
 from surrobench.report.scaling import scaling_markdown, scaling_table
@@ -27,7 +27,7 @@ def show(
     markdown or the run JSON."""
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
-    record = load_run_ref(run, db)
+    record = load_run(run, db)
     console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}"),
                                 width=console.width))
     scaling = scaling_rows(record.results)

@@ -1,1 +1,1 @@
-"""Collection layer: which tool, which metric (DESIGN.md)."""
+"""Collection layer: which tool, which metric (docs/design.md)."""

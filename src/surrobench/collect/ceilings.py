@@ -1,7 +1,7 @@
 """Measure a device's roofline ceilings once: copy bandwidth and matmul rate per precision.
 
 - Bandwidth: ``dst.copy_(src)`` of ``copy_bytes`` on the device, counting read + write bytes
-  (``2 * copy_bytes / time``), the convention of GPU.md's 4184 GB/s on the H200. On a GPU a device-to-device
+  (``2 * copy_bytes / time``), the convention of the H200's 4184 GB/s (docs/sources.md, h200). On a GPU a device-to-device
   copy, on the CPU a host memory copy (:data:`COPY_LABEL`).
 - Matmul: ``torch.mm`` of two ``n x n`` matrices, ``2 n^3`` FLOPs, per precision: ``fp32`` with TF32 off,
   ``tf32`` with TF32 on, ``fp16`` and ``bf16`` tensors (not autocast: the ceiling of the math itself).
@@ -40,7 +40,7 @@ from surrobench.execution.env import fingerprint
 from surrobench.execution.timing import time_loop, warm_up
 from surrobench.records.ceilings import Ceilings
 
-#: Defaults: GPU.md's sizes on CUDA (8192^3 GEMM, 1 GiB copy); small enough for a laptop CPU otherwise.
+#: Defaults: the H200 calibration's sizes on CUDA (docs/sources.md, h200) (8192^3 GEMM, 1 GiB copy); small enough for a laptop CPU otherwise.
 DEFAULT_SIZES = {"cuda": {"matmul_n": 8192, "copy_mib": 1024}, "cpu": {"matmul_n": 1024, "copy_mib": 256}}
 #: The smallest sizes that measure a ceiling rather than per-call overhead (module docstring).
 MIN_SIZES = {"cuda": {"matmul_n": 2048, "copy_mib": 256}, "cpu": {"matmul_n": 256, "copy_mib": 16}}

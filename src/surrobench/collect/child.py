@@ -1,6 +1,6 @@
 """One config in a process of its own: the profiling phase's child, and a target for external profilers.
 
-Profiling never shares a process with timing (course ch. 3, section 5: the profiler's overhead and
+Profiling never shares a process with timing (docs/sources.md, method §5: the profiler's overhead and
 state must not leak into the stability measurement), so ``surrobench profile`` and
 ``surrobench run --profile torch`` start this module once per config::
 

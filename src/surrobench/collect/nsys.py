@@ -1,6 +1,6 @@
-"""Nsight Systems collection: the source text's ``nsys profile`` command, run when ``nsys`` exists.
+"""Nsight Systems collection: the benchmarking method's ``nsys profile`` (docs/sources.md, method §3) command, run when ``nsys`` exists.
 
-Command (course ch. 3, section 3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas --output=NAME
+Command (docs/sources.md, method §3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas --output=NAME
 python ...``. ``--cuda-memory-usage=true`` only on request: the same text warns that it adds
 significant overhead and should be on only when chasing memory problems.
 

@@ -1,4 +1,4 @@
-"""The system-level pass (intro text, sections 1 and 4): Linux ``perf`` counters and hot spots, and a
+"""The system-level pass (docs/sources.md, tools §1 and §4): Linux ``perf`` counters and hot spots, and a
 Python sampler, over the measured steps of one config; the result is a :class:`SystemView`.
 
 Each config runs twice in a child process (:mod:`surrobench.collect.child`, ``--profiler none``):

@@ -1,6 +1,6 @@
 """torch.profiler around a step loop: the schedule, the checks that it recorded, the trace export.
 
-Follows the course (ch. 3, section 2): CPU and (on a GPU) CUDA activities, a schedule that skips the
+Follows The benchmarking method (docs/sources.md, method §2): CPU and (on a GPU) CUDA activities, a schedule that skips the
 warm-up and records a few steps (``wait``, ``warmup``, ``active``; defaults 2/5/10 as in its example),
 ``record_shapes`` and ``profile_memory`` on, ``with_stack`` optional. This runs only in the profiling
 child process (:mod:`surrobench.collect.child`): never in the process that times (section 5, pitfall 3).
@@ -25,7 +25,7 @@ from surrobench.records.ops import OpTable
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 5
 DEFAULT_ACTIVE = 10
-"""The course's example schedule, ``schedule(wait=2, warmup=5, active=10)`` (ch. 3, section 2)."""
+"""The method's example schedule, ``schedule(wait=2, warmup=5, active=10)`` (docs/sources.md, method §2)."""
 
 NS_PER_MS = 1e6
 _STEP_PREFIX = "ProfilerStep"  # ``ProfilerStep#N``, renamed ``ProfilerStep*`` in memory

@@ -9,7 +9,7 @@ import torch
 
 from surrobench.workload.spec import ShapeSpec
 
-#: The source text's minimums (course ch. 3, section 1): at least 10 warm-up and 50 timed iterations.
+#: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
 MIN_WARMUP = 10
 MIN_ITERS = 50
 
@@ -25,7 +25,7 @@ class ExecConfig:
         shape: the shape-ladder rung.
         batch: batch size B.
         precision: ``fp32`` (TF32 off), ``tf32`` (TF32 on for matmul and cuDNN), ``fp16`` / ``bf16``
-            (``torch.autocast`` with TF32 off). One precision per config, never mixed (source text §1).
+            (``torch.autocast`` with TF32 off). One precision per config, never mixed (docs/sources.md, method §1).
         device: ``cpu`` or ``cuda``.
         mode: ``eager``, ``compile`` (``torch.compile``) or ``cudagraph`` (capture + replay, CUDA only).
         warmup: untimed iterations after the cold-start call.

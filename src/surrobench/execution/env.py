@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 #: A config whose SM clock reads under this fraction of the highest clock seen in the run is reported
-#: as throttled. H200 boosts to 1980 MHz and idles at 345 MHz (shared/GPU.md); 10% below peak is well
+#: as throttled. H200 boosts to 1980 MHz and idles at 345 MHz (docs/sources.md, h200); 10% below peak is well
 #: past the few-percent steps of normal boost behaviour.
 CLOCK_DROP_FRACTION = 0.9
 #: The host counts as busy when its 1-minute load average exceeds this fraction of its logical CPUs: a

@@ -1,11 +1,11 @@
 """Named ranges for the three phases of an inference step, seen by torch.profiler and by Nsight Systems.
 
-The course (ch. 3, section 3) asks for NVTX ranges around data preparation, forward and post-processing
+The benchmarking method (docs/sources.md, method §3) asks for NVTX ranges around data preparation, forward and post-processing
 so a timeline shows each phase's share without guessing. Each phase is a ``record_function`` range
 (torch.profiler, Kineto traces) and, on CUDA, an NVTX range of the same name (nsys ``--trace=nvtx``).
 
 In surrobench's own loop data preparation happens once per config, before the steps: inputs are built
-on the device from the fixed seed and cached (course ch. 3, sections 1 and 5), so the
+on the device from the fixed seed and cached (docs/sources.md, method §1 and §5), so the
 ``surrobench::data_prep`` range surrounds that build and shows on whole-run timelines (nsys, perf),
 not inside the profiler's active steps. Each step is ``surrobench::forward`` (the model call) then
 ``surrobench::post_process`` (waiting for the device and releasing the output).
@@ -50,7 +50,7 @@ def phase_range(phase: str, device: str) -> Iterator[None]:
 
 def annotated_step(step: Step, device: str) -> Step:
     """``step(i)`` inside a ``forward`` range, then a ``post_process`` range that waits for the device,
-    so each call ends with the device idle (as in the course's profiling loop). Returns None."""
+    so each call ends with the device idle (as in the method's profiling loop, docs/sources.md §2). Returns None."""
 
     def run(i: int) -> None:
         with phase_range("forward", device):

@@ -1,6 +1,6 @@
 """Run one config, or a sweep of configs, and turn the measurements into :class:`ConfigResult` records.
 
-Per config (course ch. 3, sections 1 and 5): inputs are built once on the device from the fixed seed;
+Per config (docs/sources.md, method §1 and §5): inputs are built once on the device from the fixed seed;
 ``model.eval()`` and ``torch.inference_mode()`` hold throughout; the first call is timed alone as the
 cold start (cuDNN autotuning, lazy init, compilation, graph capture); then ``warmup`` untimed and
 ``iters`` timed iterations. A CUDA OOM or any exception ends that config with status ``oom``/``error``,

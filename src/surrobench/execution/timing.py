@@ -1,6 +1,6 @@
 """The timing core: cold start, warm-up, timed loop.
 
-Protocol (course ch. 3, sections 1 and 5; triton.testing.do_bench): the device is idle before each
+Protocol (docs/sources.md, method §1 and §5; triton.testing.do_bench): the device is idle before each
 iteration; on CUDA, events bracket the call on the current stream and the host clock brackets the call
 plus a device-wide synchronize, so ``latency_ms`` is what a caller waits and ``device_ms`` is GPU time
 between the events. On CPU only the host clock (``time.perf_counter_ns``) is read.

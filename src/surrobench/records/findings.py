@@ -1,4 +1,4 @@
-"""Findings: the rows of the judgment table (course ch. 3, section 4; DESIGN.md, "Findings").
+"""Findings: the rows of the judgment table (docs/sources.md, method §4; docs/design.md, "Findings").
 
 A diagnosis is a list of :class:`Finding` objects, each a verdict of one :data:`KINDS` kind with its
 evidence (numbers, each from a named source), an action and, where computable, the time it would save.
@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass
 
 from surrobench.records import schemas
 
-#: The kind vocabulary: what each verdict means. Sources: course ch. 3, section 4 (the judgment table),
-#: section 3 (gaps, syncs, streams), section 2 (the superlinear normalization example); intro text, section 4.
+#: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
+#: section 3 (gaps, syncs, streams), section 2 (the superlinear normalization example); docs/sources.md, tools §4.
 KINDS: dict[str, str] = {
     "launch_bound": "the GPU idles between kernels because the host launches slower than the GPU runs them",
     "host_sync": "the host blocks on the GPU inside the step (.item(), .cpu(), synchronize), draining the queue",
@@ -79,7 +79,7 @@ class Finding:
         return self.severity != "info"
 
     def to_json(self) -> dict:
-        """The DESIGN.md finding object (plus ``config``)."""
+        """The finding object of docs/design.md (plus ``config``)."""
         d = asdict(self)
         d["evidence"] = [asdict(e) for e in self.evidence]
         return d

@@ -1,4 +1,4 @@
-"""The run record and its JSON form, ``surrobench/run-v1`` (DESIGN.md, "Run JSON").
+"""The run record and its JSON form, ``surrobench/run-v1`` (docs/design.md, "Run JSON").
 
 ``ConfigResult.to_json`` and ``RunRecord.to_json`` emit exactly the keys of the design; anything
 else we know about a config (clock readings, TF32 switches, cudnn.benchmark) lives in ``extra``, which
@@ -94,7 +94,7 @@ class ConfigResult:
         return replace(self, top_op={"name": name, "share": float(share)})
 
     def to_json(self) -> dict:
-        """The run-v1 ``results`` entry, exactly the keys of DESIGN.md; a row of a multi-process run adds
+        """The run-v1 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
         return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
 
@@ -270,7 +270,7 @@ def _check_multi_rank(d: dict, where: str) -> None:
 
 def check_run_json(d: object) -> None:
     """Validate a whole ``surrobench/run-v1`` document before anything reads it: the schema id, every key
-    of DESIGN.md's run JSON with its type, finite non-negative numbers, and the vocabularies of precision,
+    of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
     device, mode and status.
 
     Raises:

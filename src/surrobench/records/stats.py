@@ -1,6 +1,6 @@
 """Latency statistics of one config's per-iteration samples.
 
-The source text (course ch. 3, section 1) asks for the median and the P95 because surrogate models show
+The benchmarking method (docs/sources.md, method §1) asks for the median and the P95 because surrogate models show
 long tails from allocator jitter; we add P99, mean, std, min, max, IQR and a bootstrap confidence
 interval of the median so that two runs can be compared honestly (``surrobench compare``).
 """
@@ -73,7 +73,7 @@ class LatencyStats:
         )
 
     def to_dict(self) -> dict:
-        """The run-JSON object ``latency_ms`` / ``device_ms`` (DESIGN.md), CI as a two-element list."""
+        """The run-JSON object ``latency_ms`` / ``device_ms`` (docs/design.md, "Run JSON"), CI as a two-element list."""
         d = asdict(self)
         d["ci95_median"] = list(self.ci95_median)
         return d

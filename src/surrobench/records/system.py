@@ -1,7 +1,7 @@
 """The system-level view of one workload (Linux ``perf`` and a Python sampler), as the diagnosis reads it.
 
 Filled by :mod:`surrobench.collect.perf`; read by the diagnosis (:mod:`surrobench.analysis.detect_gpu`).
-Source of the questions: the intro text's section 1 and 4 ("what is the CPU busy with" before the GPU timeline and the operator table).
+Source of the questions: the docs/sources.md, tools §1 and §4 ("what is the CPU busy with" before the GPU timeline and the operator table).
 """
 
 from __future__ import annotations

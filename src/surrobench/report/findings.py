@@ -1,4 +1,4 @@
-"""The judgment table (course ch. 3, section 4) for the terminal (rich) and for docs (markdown).
+"""The judgment table (docs/sources.md, method §4) for the terminal (rich) and for docs (markdown).
 
 Columns: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
 timeline side (timeline, run and system evidence), the action and the estimated gain in ms per step.

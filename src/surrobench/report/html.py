@@ -1,4 +1,4 @@
-"""One self-contained HTML report: tables, embedded plots, optional sections (DESIGN.md, "Offline and
+"""One self-contained HTML report: tables, embedded plots, optional sections (docs/design.md, "Offline and
 embedded by default").
 
 The page loads nothing: CSS is inline, figures are PNG data URIs, there are no scripts. Every string

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from matplotlib.figure import Figure
 from rich.table import Table
 
+from surrobench.records.run import ConfigResult
 from surrobench.report.cells import format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
-from surrobench.records.run import ConfigResult
 
 #: Configs drawn side by side in the per-rank figure; more panels are unreadable at report width.
 MAX_RANK_PANELS = 4

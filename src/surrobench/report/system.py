@@ -5,8 +5,11 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 
+from surrobench.api.nsys import NsysReport
 from surrobench.api.perf import PerfReport
 from surrobench.collect.perf_parse import PERF_EVENTS
+from surrobench.report.escape import rich_escape
+from surrobench.report.timeline import render_timeline
 
 _NAME_WIDTH = 90
 
@@ -49,3 +52,12 @@ def system_view_rich(report: PerfReport) -> Group:
     if report.system.flamegraph:
         parts.append(f"flame graph: {report.system.flamegraph}")
     return Group(*parts)
+
+
+def render_phase_report(report: PerfReport | NsysReport):
+    """Rich renderable of one perf or nsys report; a one-line status for a config that failed."""
+    if report.status != "ok":
+        return f"[yellow]{rich_escape(f'{report.label()}: {report.status}: {report.error}')}[/]"
+    if isinstance(report, NsysReport):
+        return render_timeline(report.timeline)
+    return system_view_rich(report)

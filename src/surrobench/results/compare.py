@@ -1,6 +1,6 @@
 """A/B comparison of two runs: the before/after table of the source text with statistical verdicts.
 
-The course text (ch. 3, last paragraph) asks to run the same parameters before and after an
+The benchmarking method (docs/sources.md, method §5) asks to run the same parameters before and after an
 optimization and to record median latency, P95, peak memory and top-op share in one table. This module
 makes that table trustworthy: configs are matched by :meth:`ConfigResult.key`, each latency ratio
 NEW/BASE carries a bootstrap 95% confidence interval, and a verdict needs both a practical effect size
@@ -47,8 +47,8 @@ from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
 from surrobench.results.scaling import rank_key
 
-#: Practical threshold on the latency ratio: changes within +-2% are treated as equal (issue 6 default;
-#: run-to-run drift of GPU clocks alone moves latencies by about this much, shared/GPU.md).
+#: Practical threshold on the latency ratio: changes within +-2% are treated as equal (the default;
+#: run-to-run drift of GPU clocks alone moves latencies by about this much, docs/sources.md, h200).
 DEFAULT_THRESHOLD = 0.02
 #: Significance level of the Mann-Whitney U test (conventional 5%; google/benchmark compare.py default).
 ALPHA = 0.05
@@ -203,15 +203,11 @@ class RunComparison:
     def to_json(self) -> dict:
         """The ``surrobench/compare-v1`` object; ratios are plain fractions (1.05 = 5% slower)."""
 
-        def label(r: ConfigResult) -> dict:
-            return {"model": r.model, "input_shape": list(r.input_shape), "batch": r.batch,
-                    "precision": r.precision, "device": r.device, "mode": r.mode}  # fmt: skip
-
         return {
             "schema": schemas.COMPARE, "base_run_id": self.base_run_id, "new_run_id": self.new_run_id,
             "threshold": self.threshold, "alpha": self.alpha, "verdict_counts": self.verdict_counts,
             "configs": [c.to_json() for c in self.configs],
-            "only_base": [label(r) for r in self.only_base], "only_new": [label(r) for r in self.only_new],
+            "only_base": [r.key().to_json() for r in self.only_base], "only_new": [r.key().to_json() for r in self.only_new],
             "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
         }  # fmt: skip
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict
+from surrobench.records import schemas
 from surrobench.records.run import ConfigResult
 from surrobench.results.speedup import Speedup
 
-SCHEMA = "surrobench/optimize-v1"
 #: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
 #: tolerance; not tried for a stated reason; tried and raised.
 VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
@@ -153,7 +153,7 @@ class OptimizeReport:
     def to_json(self) -> dict:
         """The whole report as ``surrobench/optimize-v1``."""
         return {
-            "schema": SCHEMA, "optimize_id": self.optimize_id, "created": self.created,
+            "schema": schemas.OPTIMIZE, "optimize_id": self.optimize_id, "created": self.created,
             "baseline_run_id": self.baseline_run_id, "recipe_run_id": self.recipe_run_id,
             "tolerance": self.tolerance, "budget_s": self.budget_s, "rounds": self.rounds, "env": self.env,
             "configs": [c.to_json() for c in self.configs],

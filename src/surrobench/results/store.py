@@ -1,7 +1,7 @@
 """SQLite store of runs, configs and per-iteration samples (stdlib ``sqlite3``, one file, no service).
 
 Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
-measured before it (DESIGN.md, "Nothing is lost").
+measured before it (docs/design.md, "Principles").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One columnar timeline for every trace source (DESIGN.md, "Timeline model").
+"""One columnar timeline for every trace source (docs/design.md, "Timeline model").
 
 Kineto Chrome traces and Nsight Systems exports load into the same :class:`Timeline`: a few tables of
 numpy columns, one row per event, times as ``int64`` nanoseconds relative to the first event of the

@@ -6,7 +6,7 @@ are large, the previous iteration's input is no longer the one in the L2 cache, 
 that receives a new request each call. We do not flush caches between iterations: a deployed
 surrogate keeps its weights hot too, and a flush would add its own kernel to every step. Masks and
 graph structure are part of the inputs and are generated here as well, never inside the timed loop
-(course ch. 3, section 5, pitfall 5).
+(docs/sources.md, method §5, the boundary-mask pitfall).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from surrobench.workload.zoo._common import grid_points, grid_shape, randn
 from surrobench.workload.zoo.base import ModelInfo, Surrogate
 
 USER_DEFAULT_SIZE = 64  # bare size for a factory model when --shape is not given: (B, 3, 64, 64)
-USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the DESIGN.md 2-D grid layout
+USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the 2-D grid layout of docs/design.md
 
 
 @functools.lru_cache(maxsize=32)

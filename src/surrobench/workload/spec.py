@@ -1,6 +1,6 @@
 """Parsing of the sweep specification: shape ladder, batch list, precisions and execution modes.
 
-Syntax (DESIGN.md, "CLI"): lists are comma-separated. A bare size ``N`` means the model family's default
+Syntax (docs/design.md, "Interfaces"): lists are comma-separated. A bare size ``N`` means the model family's default
 layout at N (e.g. ``(B, 3, N, N)`` for 2-D grid models, ``(B*N, d)`` collocation points for a PINN); a full
 shape is written with ``x`` separators, batch first, e.g. ``1x3x128x128``. For a full shape the batch
 dimension is replaced by each entry of the batch list.

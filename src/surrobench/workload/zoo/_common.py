@@ -19,7 +19,7 @@ def randn(shape: tuple[int, ...], generator: torch.Generator, device: torch.devi
     """Standard-normal tensor created directly on ``device`` from ``generator`` (which must live there).
 
     Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the
-    input path, and the same seed gives the same values on every run (DESIGN.md, "workload layer").
+    input path, and the same seed gives the same values on every run (docs/design.md, "The pipeline").
     On the ``meta`` device (planning: shapes only) the CPU generator is accepted and nothing is allocated.
     """
     return torch.randn(shape, generator=generator, device=device, dtype=dtype)

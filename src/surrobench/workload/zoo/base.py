@@ -35,7 +35,7 @@ class Surrogate(ABC):
 
     Subclasses set ``info`` and implement :meth:`build`, :meth:`example_inputs` and
     :meth:`points_per_sample`. Inputs are always built on the target device from the given generator,
-    so the same seed gives the same inputs on every run (DESIGN.md, "workload layer").
+    so the same seed gives the same inputs on every run (docs/design.md, "The pipeline").
     """
 
     info: ModelInfo

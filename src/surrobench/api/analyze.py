@@ -1,0 +1,70 @@
+"""``load_trace`` and ``analyze``: a Kineto or Nsight Systems trace as one :class:`Timeline`, and what its
+timeline says (GPU busy and idle, gaps and their causes, launches, syncs, streams; across ranks for a folder
+of rank traces). Behind ``surrobench analyze``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
+from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
+from surrobench.analysis.timeline import TimelineReport, analyze_timeline
+from surrobench.errors import UsageError
+from surrobench.trace import load_trace as _load
+from surrobench.trace.model import Timeline
+
+#: 11.6 days: any longer gap threshold could only mean "no gaps".
+MAX_GAP_THRESHOLD_US = 1e12
+
+
+def _check_threshold(gap_threshold_us: float) -> None:
+    if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
+        raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
+                         f"{MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
+
+
+def load_trace(path: str | Path) -> Timeline:
+    """The trace at ``path`` as a :class:`Timeline`: a Kineto ``.json``/``.json.gz`` file or pipe, a folder of
+    per-rank Kineto files, an nsys SQLite export or an ``.nsys-rep`` / ``.qdrep`` report.
+
+    Raises:
+        UsageError: the path is missing or its content is not a trace surrobench reads.
+    """
+    return _load(path)
+
+
+def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TimelineReport:
+    """The timeline report of ``timeline``; GPU idle intervals shorter than ``gap_threshold_us`` (µs) are not
+    gaps. Never raises on an odd trace: missing GPU activity is a status, malformed events are anomalies.
+
+    Raises:
+        UsageError: ``gap_threshold_us`` is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
+    """
+    _check_threshold(gap_threshold_us)
+    return analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
+
+
+@dataclass(frozen=True)
+class TraceAnalysis:
+    """A trace's timeline report and, for several ranks, its cross-rank report (None for one rank)."""
+
+    timeline: TimelineReport
+    cross_rank: CrossRankReport | None
+
+    def to_json(self) -> dict:
+        """The timeline report (``surrobench/timeline-v1``) with ``cross_rank`` beside its keys."""
+        return {**self.timeline.to_dict(), "cross_rank": self.cross_rank.to_dict() if self.cross_rank else None}
+
+
+def analyze_trace(path: str | Path, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TraceAnalysis:
+    """:func:`load_trace` then :func:`analyze`, with the cross-rank analysis of a multi-rank trace.
+
+    Raises:
+        UsageError: as :func:`load_trace` and :func:`analyze`.
+    """
+    _check_threshold(gap_threshold_us)  # before reading what may be a large trace
+    timeline = load_trace(path)
+    return TraceAnalysis(analyze(timeline, gap_threshold_us=gap_threshold_us), timeline_cross_rank(timeline))

@@ -1,0 +1,136 @@
+"""``benchmark``: time a model over a shape ladder x batch list x precisions x modes (``surrobench run``).
+
+A model is named by a spec string, as on the command line: a zoo name (``fno2d``, see ``surrobench
+models``), ``package.module:factory`` or ``path/file.py:factory`` (a function returning an ``nn.Module``),
+a ``.pt2`` file written by ``torch.export``, or ``scenario:NAME`` (a planted bottleneck). A spec, not a
+module object, because the profiling phases rebuild the model in a child process (the benchmarking method
+never profiles in the process that times, docs/sources.md, method §5).
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from pathlib import Path
+
+from surrobench.errors import UsageError
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep, resolve_device
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.results.store import ResultStore
+from surrobench.workload.spec import (
+    ShapeSpec, parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes,
+)
+
+#: ``shapes`` / ``batches`` / ``precisions`` / ``modes`` take a comma-separated string as on the command line
+#: or a sequence; a shape item is a bare size (``128``), a full shape with the batch first (``(1, 3, 64, 64)``)
+#: or a :class:`ShapeSpec`.
+ShapesArg = str | int | Iterable[int | tuple[int, ...] | str | ShapeSpec] | None
+
+
+def _text(value: str | int | Iterable, flag: str) -> str:
+    """A list option as its comma-separated text (the vocabulary parsers read words)."""
+    if isinstance(value, (str, int)):
+        return str(value)
+    items = [str(v) for v in value]
+    if not items:
+        raise UsageError(f"--{flag}: give at least one value")
+    return ",".join(items)
+
+
+def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, int)):
+        return tuple(parse_shapes(str(value)))
+    specs = []
+    for item in value:
+        if isinstance(item, ShapeSpec):
+            specs.append(item)
+        elif isinstance(item, (tuple, list)):
+            specs.extend(parse_shapes("x".join(map(str, item))))
+        else:
+            specs.extend(parse_shapes(str(item)))
+    if not specs:
+        raise UsageError("--shape: give at least one shape")
+    return tuple(specs)
+
+
+def sweep_request(
+    model: str | Iterable[str], *, shapes: ShapesArg = None, batches: str | int | Iterable[int] = 1,
+    precisions: str | Iterable[str] = "fp32", modes: str | Iterable[str] = "eager", device: str = "auto",
+    warmup: int = MIN_WARMUP, iters: int = MIN_ITERS, seed: int = 0, cudnn_benchmark: bool = False,
+    input_sets: int = 3, tag: str | None = None, rounds: int = 1, channels_last: bool = False,
+    compile_mode: str | None = None, threads: int | None = None,
+) -> SweepRequest:
+    """Validate and parse a sweep into a :class:`SweepRequest`, resolving every model and checking every
+    (model, shape, batch) on a CPU input (:func:`plan_sweep`) so bad input fails before anything is timed.
+
+    ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``.
+
+    Raises:
+        UsageError: malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
+            ``threads`` < 1, no GPU for cuda, unknown models, shapes that do not fit a model,
+            ``compile_mode`` without the ``compile`` mode.
+    """
+    if iters < 1:
+        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
+    if warmup < 0:
+        raise UsageError(f"--warmup {warmup}: must be >= 0")
+    for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag} {value}: must be >= 1")
+    mode_list = tuple(parse_modes(_text(modes, "mode")))
+    if compile_mode is not None and "compile" not in mode_list:
+        raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
+    models = tuple(m.strip() for m in (model.split(",") if isinstance(model, str) else model) if m.strip())
+    if not models:
+        raise UsageError("--model: give at least one model (see `surrobench models`)")
+    request = SweepRequest(
+        models=models, shapes=_shapes(shapes), batches=tuple(parse_batches(_text(batches, "batch"))),
+        precisions=tuple(parse_precisions(_text(precisions, "precision"))), modes=mode_list,
+        device=resolve_device(device), warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark,
+        input_sets=input_sets, tag=tag, rounds=rounds, channels_last=channels_last,
+        compile_mode=parse_compile_mode(compile_mode), threads=threads,
+    )
+    plan_sweep(request)  # resolve every model and check every shape now
+    return request
+
+
+@contextmanager
+def open_store(db: str | Path | None):
+    """The results database ``db``, or an in-memory one when ``db`` is None (nothing written to disk)."""
+    with ResultStore(":memory:" if db is None else db) as store:
+        yield store
+
+
+def run_request(
+    request: SweepRequest, store: ResultStore, *, command: str | None = None,
+    on_start: Callable[[int], None] = lambda total: None,
+    on_result: Callable[[ConfigResult], None] = lambda result: None,
+) -> tuple[RunRecord, list[str]]:
+    """Time ``request`` into ``store`` (each config committed as it finishes); the run and its warnings
+    (failed configs, clock drops, noisy measurements). ``on_start(total)`` and ``on_result(result)`` report
+    progress."""
+    return execute_sweep(request, store, command=command, on_start=on_start, on_result=on_result)
+
+
+def benchmark(model: str | Iterable[str], *, db: str | Path | None = None, **sweep) -> RunRecord:
+    """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
+
+    ``sweep`` takes the keywords of :func:`sweep_request` (``shapes``, ``batches``, ``precisions``, ``modes``,
+    ``device``, ``warmup``, ``iters``, ``seed``, ``rounds``, ...). The run is stored in the SQLite file ``db``
+    when given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
+    measurements) are issued as :class:`UserWarning`.
+
+    Raises:
+        UsageError: bad input (see :func:`sweep_request`); a config that fails while running is recorded
+            with status ``oom`` or ``error`` instead.
+    """
+    request = sweep_request(model, **sweep)
+    with open_store(db) as store:
+        record, notes = run_request(request, store)
+    for note in notes:
+        _warnings.warn(note, UserWarning, stacklevel=2)
+    return record

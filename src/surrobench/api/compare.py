@@ -1,0 +1,78 @@
+"""``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``).
+
+A run is given as a :class:`RunRecord`, a run id (or unique prefix) in the database ``db``, or the path of a
+run-v1 JSON file (``surrobench run --json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from surrobench.errors import UsageError
+from surrobench.records.config import ConfigKey
+from surrobench.records.run import RunJsonError, RunRecord, run_from_json
+from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, compare_runs
+from surrobench.results.store import DEFAULT_DB, ResultStore
+
+RunRef = RunRecord | str | Path
+
+
+def is_run_file(ref: str | Path) -> bool:
+    """Whether ``ref`` names a run JSON file (a ``.json`` path, or any existing file) rather than a run id."""
+    path = Path(ref)
+    return path.suffix == ".json" or path.is_file()
+
+
+def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
+    """The run ``ref`` names: a :class:`RunRecord` as is; a ``.json`` path or an existing file read as run-v1
+    JSON; anything else a run id (or unique prefix) looked up in the database ``db``.
+
+    Raises:
+        UsageError: the file is missing or not a run-v1 JSON, the database does not exist, or no single
+            run matches the id.
+    """
+    if isinstance(ref, RunRecord):
+        return ref
+    if is_run_file(ref):
+        try:
+            data = json.loads(Path(ref).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc) or type(exc).__name__
+            raise UsageError(f"run file {str(ref)!r}: cannot read it as JSON ({reason})") from None
+        try:
+            return run_from_json(data)
+        except RunJsonError as exc:
+            raise UsageError(f"run file {str(ref)!r}: not a surrobench run JSON: {exc}") from None
+    if not Path(db).is_file():
+        raise UsageError(f"no results database at {str(db)!r} to look up run {str(ref)!r}; pass --db or a run JSON file")
+    with ResultStore(db) as store:
+        return store.load_run(str(ref))
+
+
+def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dict[str, float]]:
+    """Op time per step of the profiled configs of a database run, ``{ConfigResult.key(): OpTable.ms_per_step()}``;
+    empty for a run file or a record (run-v1 JSON carries no op tables) or a run that was not profiled."""
+    if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
+        return {}
+    with ResultStore(db) as store:
+        tables = {r.key(): store.load_op_table(cid) for r, cid in zip(run.results, store.config_ids(run.run_id))}
+    return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
+
+
+def compare(
+    base: RunRef, new: RunRef, *, db: str | Path = DEFAULT_DB, threshold: float = DEFAULT_THRESHOLD,
+    allow_env_mismatch: bool = False, ignore_fields: tuple[str, ...] = (),
+) -> RunComparison:
+    """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
+    bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
+    database also compare their op tables.
+
+    Raises:
+        UsageError: a run reference that names nothing, runs on different devices without
+            ``allow_env_mismatch``, an unknown ignored field.
+    """
+    base_run, new_run = load_run(base, db), load_run(new, db)
+    return compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
+                        ignore_fields=tuple(ignore_fields), base_ops=op_times(base, db, base_run),
+                        new_ops=op_times(new, db, new_run))

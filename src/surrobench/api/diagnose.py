@@ -1,0 +1,232 @@
+"""``diagnose``: the judgment table of a workload, a stored run or a trace alone (``surrobench diagnose``).
+
+A workload is timed, profiled in a child process per config (op table, trace), its op FLOPs and bytes counted
+for the roofline against the device's stored ceilings, and every detector run over that evidence
+(:mod:`surrobench.analysis.diagnose`). Findings cite remedies ``surrobench optimize`` measured for the same
+config. The method joins the operator view with the timeline (docs/sources.md, method §4).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from surrobench.analysis.cross_rank import CrossRankReport
+from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
+from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.measured_remedies import cite_measured
+from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.api.benchmark import open_store, sweep_request
+from surrobench.api.optimize import measured_for
+from surrobench.api.perf import perf_config
+from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
+from surrobench.collect.perf_phase import PerfOptions
+from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.runner import config_step, prepare_model
+from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.records import schemas
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.findings import Finding, diagnosis_json
+from surrobench.records.run import RunRecord
+from surrobench.records.system import SystemView
+from surrobench.results.ceilings import load_ceilings
+from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
+from surrobench.trace import load_trace
+from surrobench.workload.loader import resolve_model
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Ranked findings and what was diagnosed.
+
+    Attributes:
+        findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
+        context: ``{"run_id", "device_name"}`` or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+        title: one line naming what was diagnosed.
+        warnings: notes for the user (no roofline, a missing trace, ...).
+        run: the run diagnosed, None for a trace alone.
+        cross_rank: the cross-rank report of a multi-rank trace, else None.
+    """
+
+    findings: tuple[Finding, ...]
+    context: dict
+    title: str
+    warnings: tuple[str, ...] = ()
+    run: RunRecord | None = None
+    cross_rank: CrossRankReport | None = None
+
+    def to_json(self) -> dict:
+        """``surrobench/diagnosis-v1``: ``{"schema", "context", "findings"}``."""
+        return diagnosis_json(list(self.findings), self.context)
+
+
+def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
+    """This machine's calibrated ceilings of the run's device (at the run's thread count on a CPU); the
+    built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
+    numbers would mislead there)."""
+    name = record.env.get("device_name", "")
+    threads = record.env.get("threads", record.env.get("cpu_count")) if record.env.get("device") == "cpu" else None
+    stored = load_ceilings(name, threads)
+    if stored is not None:
+        return stored, f"ceilings of {name} calibrated {stored.measured}"
+    if record.env.get("device") == "cuda":
+        return H200_FALLBACK, f"{name}: {H200_FALLBACK.note}"
+    return None, f"{name}: no calibration stored, no roofline (run surrobench calibrate --device cpu)"
+
+
+def op_costs(cfg: ExecConfig) -> dict:
+    """FLOPs and bytes per op of one eager forward of ``cfg`` (the roofline's counts, same inputs)."""
+    prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
+    with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
+        return count_op_costs(lambda: step(0))
+
+
+def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
+                      system: SystemView | None = None, system_pass: bool = False, *, command: str | None = None,
+                      hooks: Hooks = NO_HOOKS) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
+    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
+    the evidence of each diagnosed config (its roofline included).
+
+    ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
+    processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
+    otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
+    """
+    record, warnings, reports = time_and_profile(request, store, options, command=command, hooks=hooks)
+    ceilings, note = device_ceilings(record)
+    warnings.append(note)
+    configs, _ = plan_sweep(request)
+    by_key = {r.key(): cfg for cfg, r in zip(configs, record.results)}
+    evidence, flops = [], {}
+    for report in (r for r in reports if r.status == "ok"):
+        result = report.config
+        costs = op_costs(by_key[result.key()])
+        flops[result.key()] = {name: c.flops for name, c in costs.items()}
+        roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
+        if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
+            warnings.append(f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
+                            f"calibration: {problem}; re-run surrobench calibrate"
+                            f"{' --device cpu' if result.device == 'cpu' else ''}")  # fmt: skip
+        elif ceilings is not None:
+            unprofiled = result.latency_ms.median if result.latency_ms else None
+            scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
+            roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
+        view = system
+        if system_pass:
+            passed = perf_config(by_key[result.key()], result, report.config_id, store, PerfOptions(), record.run_id)
+            warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
+            view = passed.system.view if passed.system is not None else system
+        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=view,
+                     profiled_step_ms=report.profiled_step_ms)  # fmt: skip
+        evidence.append(trace_evidence(load_trace(report.trace_path), **known) if report.trace_path
+                        else ConfigEvidence(**known))  # fmt: skip
+    findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
+                            device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
+    return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
+
+
+def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
+    """Diagnose a stored run from its op tables and, where the files still exist, its traces (no roofline:
+    that needs the model run once)."""
+    record = store.load_run(run_id)
+    evidence, warnings = [], []
+    for result, config_id in zip(record.results, store.config_ids(record.run_id)):
+        table = store.load_op_table(config_id)
+        if result.status != "ok" or table is None:
+            continue
+        label = result.label()
+        trace = op_profile_trace(store, config_id)
+        known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
+        if trace and Path(trace).exists():
+            evidence.append(trace_evidence(load_trace(trace), **known))
+        else:
+            warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
+            evidence.append(ConfigEvidence(**known))
+    findings = diagnose_run(evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes"))
+    return record, cite_measured(findings, measured_for(store, record.results)), warnings
+
+
+def load_system_view(path: Path | None) -> SystemView | None:
+    """A :class:`SystemView` from a JSON file: a bare SystemView object (:meth:`SystemView.to_json`) or a
+    ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one config with a system view gives it.
+
+    Raises:
+        UsageError: unreadable file, invalid JSON, not a SystemView, or a perf document with no config or
+            several configs with a system view (which one applies is not for this function to guess).
+    """
+    if path is None:
+        return None
+    where = f"--system-view {str(path)!r}"
+    try:
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and data.get("schema") == schemas.PERF:
+            data = _perf_system(data, where)
+        return SystemView.from_json(data)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise UsageError(f"{where}: not a SystemView JSON ({exc})") from None
+
+
+def _perf_system(doc: dict, where: str) -> dict:
+    """The ``system`` object of the one config of a ``surrobench perf --json`` document that has one."""
+    reports = doc.get("perf")
+    if not isinstance(reports, list):
+        raise ValueError(f"{schemas.PERF} document without a 'perf' list")
+    with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
+    if not with_view:
+        raise UsageError(f"{where}: no config of this {schemas.PERF} document has a system view "
+                         f"({len(reports)} config(s), none passed)")  # fmt: skip
+    if len(with_view) > 1:
+        names = ", ".join(_perf_label(r) for r in with_view)
+        raise UsageError(f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
+                         "surrobench perf --json of that config alone, or its 'system' object")  # fmt: skip
+    return with_view[0]["system"]
+
+
+def _perf_label(report: dict) -> str:
+    shape = "x".join(str(d) for d in report.get("input_shape") or ())
+    return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
+
+
+def diagnose(
+    model: str | None = None, *, trace: str | Path | None = None, run: str | None = None,
+    db: str | Path | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS, system: SystemView | None = None,
+    system_pass: bool = False, profile_options: ProfileOptions | None = None, command: str | None = None,
+    hooks: Hooks = NO_HOOKS, **sweep,
+) -> Diagnosis:
+    """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep; ``sweep`` takes the
+    keywords of :func:`surrobench.api.benchmark.sweep_request`), ``trace`` (a Kineto or nsys trace alone; a
+    folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, from its stored op
+    tables and the traces that still exist).
+
+    ``db``: where a workload's run is stored (None: in memory) or where ``run`` is looked up (None: the
+    default ``surrobench.db``). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
+    measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
+
+    Raises:
+        UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
+    """
+    if sum(x is not None for x in (model, trace, run)) != 1:
+        raise UsageError("give one of a model, a TRACE or --run RUN_ID")
+    if trace is not None:
+        if not Path(trace).exists():
+            raise UsageError(f"trace {str(trace)!r}: no such file or folder")
+        findings, ranks = diagnose_trace(load_trace(trace), thresholds, system=system)
+        context = {"trace": str(trace)} | ({"cross_rank": ranks.to_dict()} if ranks is not None else {})
+        return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", cross_rank=ranks)
+    if run is not None:
+        with ResultStore(DEFAULT_DB if db is None else db) as store:
+            record, findings, warnings = diagnose_stored(run, store, thresholds)
+        return Diagnosis(tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}",
+                         tuple(warnings), record)
+    request = sweep_request(model, **sweep)
+    with open_store(db) as store:
+        record, findings, warnings, evidence = diagnose_workload(
+            request, store, profile_options or ProfileOptions(), thresholds, system, system_pass, command=command,
+            hooks=hooks)
+    device = record.env["device_name"]
+    context = {"run_id": record.run_id, "device_name": device,
+               "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
+    return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id} on {device}", tuple(warnings), record)

@@ -1,0 +1,30 @@
+"""docs/api.md's examples run: every ``python`` block, in order, in one namespace (CPU, seconds)."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
+
+
+def test_api_examples_run():
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    assert len(blocks) >= 4
+    before = set(Path.cwd().glob("*.db"))
+    namespace: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a busy CI host makes noisy-measurement warnings
+        for block in blocks:
+            exec(compile(block, str(DOC), "exec"), namespace)
+    assert set(Path.cwd().glob("*.db")) == before  # db=None writes no database
+
+
+def test_import_surrobench_is_cheap_and_lazy():
+    import subprocess
+    import sys
+
+    code = "import sys, surrobench; assert 'torch' not in sys.modules, 'torch imported'; surrobench.RunRecord"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
