@@ -82,3 +82,16 @@ def test_interleaved_rounds_alternate_and_keep_setup_apart():
     merged = b.result()
     assert merged.iters == 12 and merged.extra["rounds"] == 3 and merged.extra["channels_last"] is True
     assert merged.cold_start_ms == b.setup_ms
+
+
+def test_the_zoo_fno_has_an_fp64_reference():
+    # its spectral layers FFT in the input's precision (at least fp32), so a float64 copy contracts a
+    # complex128 spectrum with complex128 weights instead of failing on a dtype mismatch
+    from surrobench.execution.reference import reference_outputs
+    from surrobench.workload.zoo import get_surrogate
+
+    prepared = prepare_model(get_surrogate("fno2d"), "cpu", 0)
+    cfg = _cfg(model="fno2d", shape=ShapeSpec(size=16))
+    fp32, fp64, why = reference_outputs(cfg, prepared)
+    assert why is None and fp64.dtype == torch.float64
+    assert torch.allclose(fp64.float(), fp32, rtol=1e-3, atol=1e-4)

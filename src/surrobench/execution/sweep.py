@@ -150,6 +150,10 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
     try:
         inputs = surrogate.example_inputs(batch, shape, generator=torch.Generator().manual_seed(0),
                                           device=torch.device("meta"))
+    except NotImplementedError:
+        # the inputs need data, e.g. a copy to host memory (``Cannot copy out of meta tensor``): they cannot
+        # be sized on meta; the real run records an OOM if they do not fit
+        return
     except (RuntimeError, ValueError, OverflowError) as exc:
         raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)

@@ -47,9 +47,10 @@ class SpectralConv2d(nn.Module):
         batch, _, h, w = x.shape
         m1 = min(self.weight_pos.shape[2], h // 2)
         m2 = min(self.weight_pos.shape[3], w // 2 + 1)
-        # The FFT runs in fp32 even under autocast: cuFFT half precision only takes power-of-two sizes, and
-        # a complex32 spectrum cannot be contracted with the complex64 weights.
-        x_ft = torch.fft.rfft2(x.float())
+        # The FFT runs in fp32 even under autocast (fp64 in an fp64 copy of the model, the accuracy guard's
+        # reference): cuFFT half precision only takes power-of-two sizes, and a complex32 spectrum cannot be
+        # contracted with the complex64 weights.
+        x_ft = torch.fft.rfft2(x.to(torch.promote_types(x.dtype, torch.float32)))
         out_ft = torch.zeros(batch, self.out_channels, h, w // 2 + 1, dtype=x_ft.dtype, device=x.device)
         out_ft[:, :, :m1, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m1, :m2], self.weight_pos[:, :, :m1, :m2])
         out_ft[:, :, h - m1:, :m2] = torch.einsum(
