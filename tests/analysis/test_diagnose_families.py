@@ -168,3 +168,20 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
     large = config(latency_samples(20.0, 0.01), model="u", size=128)
     (f,) = superlinear_scaling([small, large], {small.key(): table(600), large.key(): table(9600)}, TH, {})
     assert "NHWC" not in f.action and "channels-last" not in f.action and "keep NCHW for GroupNorm" in f.action
+
+
+def test_a_host_to_device_copy_is_not_a_memory_bound_op():
+    # the pageable-h2d scenario on the H200: aten::_to_copy held 93% of op time at 14 GB/s, which is the host
+    # link (h2d_transfer's finding), not device memory bandwidth
+    from surrobench.analysis.trace_facts import TraceFacts
+
+    copy = _op("aten::_to_copy", "copy/cast", 11.0, 0.7, gbps=14.0, flops=0)
+    norm = _op("aten::native_group_norm", "normalization", 3.0, 0.2, gbps=100.0, flops=10**6)
+    facts = TraceFacts(steps=3, step_ms=15.0, gpu_busy_ms=15.0, busy_share=0.95, launch_gap_ms=0.0, model_syncs=0,
+                       sync_op="", model_sync_gap_ms=0.0, h2d_ms=10.5, h2d_bytes=96 * 2**20, h2d_pageable_share=1.0,
+                       stream_waits=0.0)
+    f = memory_bound(replace(_evidence(15.0, copy, norm), facts=facts), TH)
+    assert f is not None and "aten::_to_copy" not in f.summary and "native_group_norm" in f.summary
+    # without host-to-device copies on the timeline the same copy op stays memory-bound
+    f = memory_bound(_evidence(15.0, copy, norm), TH)
+    assert "aten::_to_copy" in f.summary

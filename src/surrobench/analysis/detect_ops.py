@@ -80,6 +80,17 @@ def _intensity_text(o, ridge: float) -> str:
     return f"{o.intensity:.2f} FLOP/byte < ridge {format_ridge(ridge)}"
 
 
+def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
+    """Copy ops whose time is mostly host-to-device transfer (the timeline's H2D memcpy time per step is at
+    least half of theirs): that is :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s finding, bounded by
+    the host link, not by device memory bandwidth (the pageable-h2d scenario's ``aten::_to_copy``)."""
+    f = ev.facts
+    if f is None or f.h2d_ms <= 0:
+        return set()
+    copies = [o for o in ops if (family := family_of(o.name)) is not None and family.name == "copy/cast/cat"]
+    return {o.name for o in copies if f.h2d_ms >= 0.5 * o.time_ms}
+
+
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops below the ridge point (or low-intensity by family). Gain: their time above the bandwidth
     roof (roofline), None without one; severity from the gain where known, else from their time per step.
@@ -92,6 +103,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.roofline is not None:  # per call from the roofline's time, which holds unseen ops of its category
         ops = [o for o in _bound_ops(ev, th, "memory")
                if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)]  # fmt: skip
+        transfers = _transfer_ops(ev, ops)
+        ops = [o for o in ops if o.name not in transfers]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         cache = "data in cache" if ev.on_cpu() else "data in L2"
