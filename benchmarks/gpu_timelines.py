@@ -109,9 +109,11 @@ def cases() -> dict:
 
 def profile_case(fn, path: Path) -> None:
     """torch.profiler with CPU+CUDA activities, a ``forward`` range per step, synchronize per step."""
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE),
-                 on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE),
+        on_trace_ready=lambda p: p.export_chrome_trace(str(path)),
+    ) as prof:
         with torch.inference_mode():
             for _ in range(WAIT + WARMUP + ACTIVE):
                 with record_function("forward"):
@@ -123,21 +125,30 @@ def profile_case(fn, path: Path) -> None:
 def summarize(name: str, report) -> list[str]:
     lines = [f"## {name}", "", f"status: {report.status}"]
     for d in report.devices:
-        lines.append(f"- device {d.device} ({d.name}): window {d.window_ms:.3f} ms, busy {d.busy_ms:.3f} ms "
-                     f"({d.busy_share:.1%}), kernel {d.kernel_ms:.3f} ms, memcpy {d.memcpy_ms:.3f} ms")
+        lines.append(
+            f"- device {d.device} ({d.name}): window {d.window_ms:.3f} ms, busy {d.busy_ms:.3f} ms "
+            f"({d.busy_share:.1%}), kernel {d.kernel_ms:.3f} ms, memcpy {d.memcpy_ms:.3f} ms"
+        )
     for s in report.steps:
-        lines.append(f"- step {s.step}: host {s.dur_ms:.3f} ms, GPU busy {s.gpu_busy_ms:.3f} ms, "
-                     f"launched {s.gpu_time_ms:.3f} ms")
+        lines.append(
+            f"- step {s.step}: host {s.dur_ms:.3f} ms, GPU busy {s.gpu_busy_ms:.3f} ms, launched {s.gpu_time_ms:.3f} ms"
+        )
     if report.gaps:
         lines.append(f"- gaps > {report.gaps.threshold_us:g} us: {report.gaps.count}, {report.gaps.total_ms:.3f} ms")
-        lines += [f"  - {c.cause}: {c.count} gaps, {c.total_ms:.3f} ms ({c.share:.0%}), top host op `{c.top_host_op}`"
-                  for c in report.gaps.by_cause]
+        lines += [
+            f"  - {c.cause}: {c.count} gaps, {c.total_ms:.3f} ms ({c.share:.0%}), top host op `{c.top_host_op}`"
+            for c in report.gaps.by_cause
+        ]
     if report.launches:
         lc = report.launches
-        lines.append(f"- launches: {lc.kernels} kernels, launch call median {lc.launch_us_median:.1f} us, "
-                     f"kernel median {lc.kernel_us_median:.1f} us, {lc.shorter_than_launch:.0%} shorter than launch")
-    lines += [f"- stream {s.stream}: {s.ops} ops, busy {s.busy_ms:.3f} ms, overlapped {s.overlap_ms:.3f} ms"
-              for s in report.streams]
+        lines.append(
+            f"- launches: {lc.kernels} kernels, launch call median {lc.launch_us_median:.1f} us, "
+            f"kernel median {lc.kernel_us_median:.1f} us, {lc.shorter_than_launch:.0%} shorter than launch"
+        )
+    lines += [
+        f"- stream {s.stream}: {s.ops} ops, busy {s.busy_ms:.3f} ms, overlapped {s.overlap_ms:.3f} ms"
+        for s in report.streams
+    ]
     lines += [f"- serialized streams {p.streams}: overlap {p.overlap_ms:.3f} ms" for p in report.serialized_streams]
     return lines + [""]
 
@@ -149,8 +160,12 @@ def main() -> None:
     if not torch.cuda.is_available():
         sys.exit("gpu_timelines.py needs a CUDA GPU")
     args.out.mkdir(parents=True, exist_ok=True)
-    md = ["# surrobench analyze on GPU timelines", "",
-          f"torch {torch.__version__}, {torch.cuda.get_device_name()}, CUDA {torch.version.cuda}", ""]
+    md = [
+        "# surrobench analyze on GPU timelines",
+        "",
+        f"torch {torch.__version__}, {torch.cuda.get_device_name()}, CUDA {torch.version.cuda}",
+        "",
+    ]
     for name, fn in cases().items():
         trace = args.out / f"{name}.json.gz"
         profile_case(fn, trace)

@@ -19,8 +19,10 @@ def main(db: str) -> None:
         for summary in reversed(store.list_runs()):
             run = store.load_run(summary.run_id)
             env = run.env
-            print(f"## {run.tag or run.run_id}: {env.get('parallel')} on {env.get('world_size')} x "
-                  f"{env.get('device_name')} (run {run.run_id}, {run.created})\n")
+            print(
+                f"## {run.tag or run.run_id}: {env.get('parallel')} on {env.get('world_size')} x "
+                f"{env.get('device_name')} (run {run.run_id}, {run.created})\n"
+            )
             ranks = env.get("ranks") or []
             print("ranks: " + ", ".join(f"{r['rank']} on {r['host']} {r['device_uuid'] or ''}".strip() for r in ranks))
             print(f"NCCL environment: {env.get('nccl_env')}\n")

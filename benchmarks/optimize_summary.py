@@ -45,17 +45,38 @@ def main(out: Path) -> None:
             if best and value is not None:
                 lo, hi = best["speedup"]["ci95"]
                 inside = "yes" if lo <= value <= hi else "no"
-            rows.append((name, c["baseline"]["median_ms"], "+".join(c["recommended"]) or "none",
-                         _speed(best["speedup"]) if best else "-", fresh, inside,
-                         f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-", f"{c['elapsed_s']:.0f}"))
+            rows.append(
+                (
+                    name,
+                    c["baseline"]["median_ms"],
+                    "+".join(c["recommended"]) or "none",
+                    _speed(best["speedup"]) if best else "-",
+                    fresh,
+                    inside,
+                    f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-",
+                    f"{c['elapsed_s']:.0f}",
+                )
+            )
             for x in c["candidates"]:
-                cands.append((name, x["name"], x["verdict"], _speed(x.get("speedup")),
-                              "-" if x["rel_l2"] is None else f"{x['rel_l2']:.1e}",
-                              "-" if x["setup_s"] is None else f"{x['setup_s']:.1f}", f"{x['time_s']:.1f}",
-                              x["reason"][:110]))
-            cands += [(name, n, "not tried", "-", "-", "-", "-", r) for n, r in
-                      ((t["name"], t["reason"]) for t in c["not_tried"])]
-    print("| config | baseline ms | recipe | optimize speedup [95% CI] | fresh runs speedup [95% CI] | reproduced | rel L2 | config s |")
+                cands.append(
+                    (
+                        name,
+                        x["name"],
+                        x["verdict"],
+                        _speed(x.get("speedup")),
+                        "-" if x["rel_l2"] is None else f"{x['rel_l2']:.1e}",
+                        "-" if x["setup_s"] is None else f"{x['setup_s']:.1f}",
+                        f"{x['time_s']:.1f}",
+                        x["reason"][:110],
+                    )
+                )
+            cands += [
+                (name, n, "not tried", "-", "-", "-", "-", r)
+                for n, r in ((t["name"], t["reason"]) for t in c["not_tried"])
+            ]
+    print(
+        "| config | baseline ms | recipe | optimize speedup [95% CI] | fresh runs speedup [95% CI] | reproduced | rel L2 | config s |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(str(v if not isinstance(v, float) else f"{v:.3f}") for v in r) + " |")

@@ -34,9 +34,15 @@ def rank_summary(timeline) -> dict:
 
     report = analyze_timeline(timeline)
     usage = resource.getrusage(resource.RUSAGE_SELF)  # this worker so far (it may have done other ranks)
-    return {"rank": timeline.meta.ranks[0], "kernels": len(timeline.kernels),
-            "busy_ms": sum(d.busy_ms for d in report.devices), "gaps": report.gaps.count if report.gaps else 0,
-            "pid": os.getpid(), "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_kib": peak_rss_kib()}
+    return {
+        "rank": timeline.meta.ranks[0],
+        "kernels": len(timeline.kernels),
+        "busy_ms": sum(d.busy_ms for d in report.devices),
+        "gaps": report.gaps.count if report.gaps else 0,
+        "pid": os.getpid(),
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_kib": peak_rss_kib(),
+    }
 
 
 def write_ranks(folder: Path, ranks: int, mb: int) -> list[Path]:
@@ -51,8 +57,9 @@ def write_ranks(folder: Path, ranks: int, mb: int) -> list[Path]:
     for rank in range(ranks):
         path = folder / f"rank{rank:03d}.json"
         if not path.exists():
-            path.write_bytes(body[:head] + f'"distributedInfo": {{"rank": {rank}, "world_size": {ranks}}}, '.encode()
-                             + body[head:])
+            path.write_bytes(
+                body[:head] + f'"distributedInfo": {{"rank": {rank}, "world_size": {ranks}}}, '.encode() + body[head:]
+            )
         paths.append(path)
     return paths
 
@@ -66,11 +73,16 @@ def measure(folder: Path, workers: int | None) -> dict:
     cpu_of_worker: dict[int, float] = {}
     for r in out:  # a worker's CPU time is cumulative: keep its last (largest) reading
         cpu_of_worker[r["pid"]] = max(cpu_of_worker.get(r["pid"], 0.0), r["cpu_s"])
-    return {"ranks": len(out), "wall_s": round(wall, 1), "parent_cpu_s": round(time.process_time() - c0, 1),
-            "workers": len(cpu_of_worker), "workers_cpu_s": round(sum(cpu_of_worker.values()), 1),
-            "parent_peak_rss_mib": round(peak_rss_kib() / 1024),
-            "worker_peak_rss_mib": round(max(r["peak_rss_kib"] for r in out) / 1024),
-            "kernels": sum(r["kernels"] for r in out)}
+    return {
+        "ranks": len(out),
+        "wall_s": round(wall, 1),
+        "parent_cpu_s": round(time.process_time() - c0, 1),
+        "workers": len(cpu_of_worker),
+        "workers_cpu_s": round(sum(cpu_of_worker.values()), 1),
+        "parent_peak_rss_mib": round(peak_rss_kib() / 1024),
+        "worker_peak_rss_mib": round(max(r["peak_rss_kib"] for r in out) / 1024),
+        "kernels": sum(r["kernels"] for r in out),
+    }
 
 
 def main() -> None:
@@ -88,18 +100,31 @@ def main() -> None:
     t0 = time.perf_counter()
     paths = write_ranks(folder, args.ranks, args.mb)
     total = sum(p.stat().st_size for p in paths)
-    print(f"{len(paths)} rank traces, {total / 1e9:.1f} GB in {folder} ({time.perf_counter() - t0:.0f} s to write)",
-          file=sys.stderr)
-    argv = [sys.executable, __file__, "--measure", "--ranks", str(args.ranks), "--mb", str(args.mb),
-            "--workdir", str(args.workdir)] + (["--workers", str(args.workers)] if args.workers else [])
+    print(
+        f"{len(paths)} rank traces, {total / 1e9:.1f} GB in {folder} ({time.perf_counter() - t0:.0f} s to write)",
+        file=sys.stderr,
+    )
+    argv = [
+        sys.executable,
+        __file__,
+        "--measure",
+        "--ranks",
+        str(args.ranks),
+        "--mb",
+        str(args.mb),
+        "--workdir",
+        str(args.workdir),
+    ] + (["--workers", str(args.workers)] if args.workers else [])
     done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "measurement failed")
     r = json.loads(done.stdout)
     print("| ranks | GB | workers | wall (s) | CPU parent + workers (s) | peak RSS parent / largest worker (MiB) |")
     print("|---|---|---|---|---|---|")
-    print(f"| {r['ranks']} | {total / 1e9:.1f} | {r['workers']} | {r['wall_s']} | {r['parent_cpu_s']} + "
-          f"{r['workers_cpu_s']} | {r['parent_peak_rss_mib']} / {r['worker_peak_rss_mib']} |")
+    print(
+        f"| {r['ranks']} | {total / 1e9:.1f} | {r['workers']} | {r['wall_s']} | {r['parent_cpu_s']} + "
+        f"{r['workers_cpu_s']} | {r['parent_peak_rss_mib']} / {r['worker_peak_rss_mib']} |"
+    )
 
 
 if __name__ == "__main__":

@@ -53,14 +53,17 @@ def main() -> None:
     with torch.inference_mode():
         for i in range(args.warmup_steps):
             step(i)
-        capture = profile_steps(step, ProfileSchedule(wait=1, warmup=2, active=5), args.device,
-                                trace_path=args.out / f"rank{rank}.json.gz")
+        capture = profile_steps(
+            step, ProfileSchedule(wait=1, warmup=2, active=5), args.device, trace_path=args.out / f"rank{rank}.json.gz"
+        )
     medians = [None] * dist.get_world_size()
     dist.all_gather_object(medians, sorted(capture.active_step_ms)[len(capture.active_step_ms) // 2])
     if rank == 0:
         slow = dist.get_world_size() - 1
-        print(f"straggler traces in {args.out}: rank {slow} does {args.extra} extra matmuls of "
-              f"(1, {args.rows}, {WIDTH}) x ({WIDTH}, {WIDTH}) before the all-reduce")
+        print(
+            f"straggler traces in {args.out}: rank {slow} does {args.extra} extra matmuls of "
+            f"(1, {args.rows}, {WIDTH}) x ({WIDTH}, {WIDTH}) before the all-reduce"
+        )
         for r, ms in enumerate(medians):
             print(f"  rank {r}: median profiled step {ms:.2f} ms")
         if capture.errors:

@@ -48,15 +48,21 @@ def _findings(doc: dict) -> list[str]:
 def _roofline(doc: dict) -> list[str]:
     lines = []
     for config, roof in doc["context"].get("roofline", {}).items():
-        lines += [f"roofline of {config} ({roof['precision']}, ridge {roof['ridge_flop_per_byte']:.1f} FLOP/byte, "
-                  f"{roof['ceilings_note']}):", "",
-                  "| op | share | FLOPs | bytes | FLOP/byte | TFLOP/s | GB/s | bound |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"roofline of {config} ({roof['precision']}, ridge {roof['ridge_flop_per_byte']:.1f} FLOP/byte, "
+            f"{roof['ceilings_note']}):",
+            "",
+            "| op | share | FLOPs | bytes | FLOP/byte | TFLOP/s | GB/s | bound |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for o in roof["ops"][:6]:
             intensity = "unknown" if o["intensity"] is None else f"{o['intensity']:.2f}"
             tflops = "-" if o["achieved_tflops"] is None else f"{o['achieved_tflops']:.2f}"
             flops = "unknown" if o["flops"] is None else f"{o['flops']:.3g}"
-            lines.append(f"| {o['name']} | {o['share']:.0%} | {flops} | {o['bytes']:.3g} | {intensity} | {tflops} | "
-                         f"{o['achieved_gbps']:.0f} | {o['bound']} |")
+            lines.append(
+                f"| {o['name']} | {o['share']:.0%} | {flops} | {o['bytes']:.3g} | {intensity} | {tflops} | "
+                f"{o['achieved_gbps']:.0f} | {o['bound']} |"
+            )
     return lines
 
 
@@ -71,8 +77,10 @@ def _measured(results: list) -> tuple[list[str], list[str]]:
     if base is not None and base.status == "ok":
         for (p, m), r in sorted(by.items()):
             if r.status == "ok" and (p, m) != ("fp32", "eager"):
-                checks.append(f"- {p} {m}: {base.latency_ms.median / r.latency_ms.median:.2f}x eager fp32 "
-                              f"({base.latency_ms.median:.3f} -> {r.latency_ms.median:.3f} ms)")
+                checks.append(
+                    f"- {p} {m}: {base.latency_ms.median / r.latency_ms.median:.2f}x eager fp32 "
+                    f"({base.latency_ms.median:.3f} -> {r.latency_ms.median:.3f} ms)"
+                )
     for (p, m), r in sorted(by.items()):
         if r.status != "ok":
             cause = recorded_cause(r.error, r.extra)

@@ -38,8 +38,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
-METHODS = ("surrobench", "surrobench-load", "surrobench-1proc", "surrobench-orjson", "surrobench-stdlib",
-           "json.loads", "orjson.loads")
+METHODS = (
+    "surrobench",
+    "surrobench-load",
+    "surrobench-1proc",
+    "surrobench-orjson",
+    "surrobench-stdlib",
+    "json.loads",
+    "orjson.loads",
+)
 _HOLE = re.compile(r'"\\u0000(TS|CO|EX|ID)\\u0000"')
 
 
@@ -61,8 +68,12 @@ def build_tiled_trace(fixture: Path, out: Path, events: int) -> int:
             block = []
             for (pieces, holes), t, e in zip(templates, ts_ns, base):
                 corr, ext = _ids(e)[1:]
-                vals = {"TS": _us(t + shift), "CO": str(corr + id_shift), "EX": str(ext + id_shift),
-                        "ID": str(e.get("id", 0) + id_shift if isinstance(e.get("id"), int) else 0)}
+                vals = {
+                    "TS": _us(t + shift),
+                    "CO": str(corr + id_shift),
+                    "EX": str(ext + id_shift),
+                    "ID": str(e.get("id", 0) + id_shift if isinstance(e.get("id"), int) else 0),
+                }
                 block.append("".join(p + vals[h] for p, h in zip(pieces, holes)) + pieces[-1])
             f.write(("  " if k == 0 else ",\n  ") + ",\n  ".join(block))
         f.write("\n]}\n")
@@ -131,9 +142,13 @@ def measure(method: str, path: Path) -> dict:
         orjson.loads(path.read_bytes())
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the range workers, waited for
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 2),
-            "peak_rss_mib": round(peak_rss_kib() / 1024),
-            "worker_peak_rss_mib": round(kids.ru_maxrss / 1024)}
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 2),
+        "peak_rss_mib": round(peak_rss_kib() / 1024),
+        "worker_peak_rss_mib": round(kids.ru_maxrss / 1024),
+    }
 
 
 def main() -> None:
@@ -153,14 +168,18 @@ def main() -> None:
         print(f"built {trace}: {n} events, {trace.stat().st_size / 1e6:.0f} MB", file=sys.stderr)
     print("| method | wall (s) | CPU main + workers (s) | peak RSS main / largest worker (MiB) |\n|---|---|---|---|")
     for method in args.methods.split(","):
-        run = subprocess.run([sys.executable, __file__, "--measure", method, str(trace)],
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            [sys.executable, __file__, "--measure", method, str(trace)], capture_output=True, text=True
+        )
         if run.returncode != 0:
             print(f"| {method} | failed: {run.stderr.strip().splitlines()[-1:]} | | |")
             continue
         r = json.loads(run.stdout)
-        print(f"| {method} | {r['wall_s']} | {r['cpu_s']} + {r['workers_cpu_s']} | {r['peak_rss_mib']} / "
-              f"{r['worker_peak_rss_mib']} |", flush=True)
+        print(
+            f"| {method} | {r['wall_s']} | {r['cpu_s']} + {r['workers_cpu_s']} | {r['peak_rss_mib']} / "
+            f"{r['worker_peak_rss_mib']} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -71,11 +71,15 @@ class HaloConvStack(nn.Module):
         below = torch.zeros_like(x[:, :, :1])
         ops = []
         if self.rank > 0:
-            ops += [dist.P2POp(dist.isend, x[:, :, :1].contiguous(), self._peer(self.rank - 1), self.group),
-                    dist.P2POp(dist.irecv, above, self._peer(self.rank - 1), self.group)]
+            ops += [
+                dist.P2POp(dist.isend, x[:, :, :1].contiguous(), self._peer(self.rank - 1), self.group),
+                dist.P2POp(dist.irecv, above, self._peer(self.rank - 1), self.group),
+            ]
         if self.rank < self.size - 1:
-            ops += [dist.P2POp(dist.isend, x[:, :, -1:].contiguous(), self._peer(self.rank + 1), self.group),
-                    dist.P2POp(dist.irecv, below, self._peer(self.rank + 1), self.group)]
+            ops += [
+                dist.P2POp(dist.isend, x[:, :, -1:].contiguous(), self._peer(self.rank + 1), self.group),
+                dist.P2POp(dist.irecv, below, self._peer(self.rank + 1), self.group),
+            ]
         if ops:
             for work in dist.batch_isend_irecv(ops):
                 work.wait()
@@ -97,8 +101,10 @@ def field_rows(batch: int, width: int, start: int, stop: int, seed: int) -> torc
     """Rows ``[start, stop)`` of a random (B, 64, H, W) field whose row r is drawn from a generator seeded
     with ``seed + r``: any split of the rows gives the same global field, and each rank draws only its own
     rows. Shape ``(B, 64, stop - start, W)``."""
-    rows = [torch.randn(batch, CHANNELS, width, generator=torch.Generator().manual_seed(seed + r))
-            for r in range(start, stop)]
+    rows = [
+        torch.randn(batch, CHANNELS, width, generator=torch.Generator().manual_seed(seed + r))
+        for r in range(start, stop)
+    ]
     return torch.stack(rows).permute(1, 2, 0, 3).contiguous()  # stacked along dim 0: contiguous copies
 
 
@@ -148,8 +154,10 @@ def main() -> None:
     try:
         diff = check(args.size, args.batch, args.device)
         if dist.get_rank() == 0:
-            print(f"halo_conv2d {args.size}x{args.size} b{args.batch} on {dist.get_world_size()} ranks: "
-                  f"max abs difference from one device {diff:.3e}")
+            print(
+                f"halo_conv2d {args.size}x{args.size} b{args.batch} on {dist.get_world_size()} ranks: "
+                f"max abs difference from one device {diff:.3e}"
+            )
     finally:
         dist.destroy_process_group()
 

@@ -20,13 +20,22 @@ LAYERS = 4
 def build_fno() -> torch.nn.Module:
     """neuraloperator's FNO (Li et al., "Fourier Neural Operator for Parametric PDEs", ICLR 2021): 4 spectral
     layers of width 64 keeping 16 x 16 modes, a grid positional embedding, channel MLPs; dense spectral weights."""
-    return FNO(n_modes=MODES, in_channels=IN_CHANNELS, out_channels=OUT_CHANNELS, hidden_channels=WIDTH,
-               n_layers=LAYERS)
+    return FNO(
+        n_modes=MODES, in_channels=IN_CHANNELS, out_channels=OUT_CHANNELS, hidden_channels=WIDTH, n_layers=LAYERS
+    )
 
 
 def build_tfno() -> torch.nn.Module:
     """neuraloperator's TFNO (Kossaifi et al., "Multi-Grid Tensorized Fourier Neural Operator", TMLR 2024): the
     same FNO with its spectral weights in a Tucker factorization at 5% of the parameters, contracted factor by
     factor at run time (``implementation="factorized"``)."""
-    return TFNO(n_modes=MODES, in_channels=IN_CHANNELS, out_channels=OUT_CHANNELS, hidden_channels=WIDTH,
-                n_layers=LAYERS, factorization="tucker", implementation="factorized", rank=0.05)
+    return TFNO(
+        n_modes=MODES,
+        in_channels=IN_CHANNELS,
+        out_channels=OUT_CHANNELS,
+        hidden_channels=WIDTH,
+        n_layers=LAYERS,
+        factorization="tucker",
+        implementation="factorized",
+        rank=0.05,
+    )

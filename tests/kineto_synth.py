@@ -10,29 +10,68 @@ BASE_US = 5_000_000_000.0  # large, like real Kineto timestamps
 
 
 def kernel(ts, dur, corr, stream=7, name="k", device=0):
-    return {"ph": "X", "cat": "kernel", "name": name, "pid": device, "tid": stream, "ts": BASE_US + ts,
-            "dur": dur, "args": {"device": device, "stream": stream, "correlation": corr, "External id": corr}}
+    return {
+        "ph": "X",
+        "cat": "kernel",
+        "name": name,
+        "pid": device,
+        "tid": stream,
+        "ts": BASE_US + ts,
+        "dur": dur,
+        "args": {"device": device, "stream": stream, "correlation": corr, "External id": corr},
+    }
 
 
 def memcpy(ts, dur, corr, direction="HtoD", src="Pageable", dst="Device", nbytes=4096, stream=7):
-    return {"ph": "X", "cat": "gpu_memcpy", "name": f"Memcpy {direction} ({src} -> {dst})", "pid": 0,
-            "tid": stream, "ts": BASE_US + ts, "dur": dur,
-            "args": {"device": 0, "stream": stream, "correlation": corr, "bytes": nbytes}}
+    return {
+        "ph": "X",
+        "cat": "gpu_memcpy",
+        "name": f"Memcpy {direction} ({src} -> {dst})",
+        "pid": 0,
+        "tid": stream,
+        "ts": BASE_US + ts,
+        "dur": dur,
+        "args": {"device": 0, "stream": stream, "correlation": corr, "bytes": nbytes},
+    }
 
 
 def runtime(name, ts, dur, corr, ext=-1, tid=1):
-    return {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": tid, "ts": BASE_US + ts,
-            "dur": dur, "args": {"correlation": corr, "External id": ext}}
+    return {
+        "ph": "X",
+        "cat": "cuda_runtime",
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": BASE_US + ts,
+        "dur": dur,
+        "args": {"correlation": corr, "External id": ext},
+    }
 
 
 def cpu_op(name, ts, dur, ext, tid=1):
-    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": BASE_US + ts, "dur": dur,
-            "args": {"External id": ext, "Input Dims": [[1, 3], []]}}
+    return {
+        "ph": "X",
+        "cat": "cpu_op",
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": BASE_US + ts,
+        "dur": dur,
+        "args": {"External id": ext, "Input Dims": [[1, 3], []]},
+    }
 
 
 def annotation(name, ts, dur, tid=1):
-    return {"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": tid, "ts": BASE_US + ts,
-            "dur": dur, "args": {}}
+    return {
+        "ph": "X",
+        "cat": "user_annotation",
+        "name": name,
+        "pid": 1,
+        "tid": tid,
+        "ts": BASE_US + ts,
+        "dur": dur,
+        "args": {},
+    }
 
 
 def launch(ts, dur, corr, kts, kdur, stream=7, name="k"):
@@ -53,12 +92,23 @@ COMM_STREAM = 20
 
 def op_launch(op, ts, corr, kts, kdur, *, name="k", stream=7, op_dur=20):
     """A CPU op issuing one kernel: the op, its cudaLaunchKernel (External id = ``corr``), the kernel."""
-    return [cpu_op(op, ts, op_dur, corr), runtime("cudaLaunchKernel", ts + 2, 5, corr, ext=corr),
-            kernel(kts, kdur, corr, stream=stream, name=name)]
+    return [
+        cpu_op(op, ts, op_dur, corr),
+        runtime("cudaLaunchKernel", ts + 2, 5, corr, ext=corr),
+        kernel(kts, kdur, corr, stream=stream, name=name),
+    ]
 
 
-def allreduce_steps(rank: int, arrivals: dict[int, float], *, steps: int = 3, compute_us: float = 30_000.0,
-                    extra_us: float = 0.0, transfer_us: float = 1_000.0, collective: bool = True) -> list:
+def allreduce_steps(
+    rank: int,
+    arrivals: dict[int, float],
+    *,
+    steps: int = 3,
+    compute_us: float = 30_000.0,
+    extra_us: float = 0.0,
+    transfer_us: float = 1_000.0,
+    collective: bool = True,
+) -> list:
     """One rank's events for ``steps`` profiled steps of: a 30 ms convolution, optionally ``extra_us`` of
     matmul, then an NCCL all-reduce on its own stream; the next step starts 100 µs after it ends.
 
@@ -79,9 +129,11 @@ def allreduce_steps(rank: int, arrivals: dict[int, float], *, steps: int = 3, co
             corr += 1
         if not collective:
             continue
-        events += [cpu_op("record_param_comms", t0 + 100, 30, corr),
-                   runtime("cudaLaunchKernel", t0 + 105, 5, corr, ext=corr),
-                   kernel(t0 + arrivals[rank], end - arrivals[rank], corr, stream=COMM_STREAM, name=NCCL_ALLREDUCE)]
+        events += [
+            cpu_op("record_param_comms", t0 + 100, 30, corr),
+            runtime("cudaLaunchKernel", t0 + 105, 5, corr, ext=corr),
+            kernel(t0 + arrivals[rank], end - arrivals[rank], corr, stream=COMM_STREAM, name=NCCL_ALLREDUCE),
+        ]
         corr += 1
     return events
 

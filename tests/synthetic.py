@@ -14,24 +14,49 @@ def latency_samples(median_ms: float, noise: float, n: int = 100, seed: int = 0)
     return median_ms * (1 + noise * rng.standard_normal(n))
 
 
-def config(samples, *, model="fno2d", size=64, batch=1, mode="eager", precision="fp32", status="ok",
-           peak_mem_bytes=1 << 20, top_op=None, extra=None) -> ConfigResult:  # fmt: skip
+def config(
+    samples,
+    *,
+    model="fno2d",
+    size=64,
+    batch=1,
+    mode="eager",
+    precision="fp32",
+    status="ok",
+    peak_mem_bytes=1 << 20,
+    top_op=None,
+    extra=None,
+) -> ConfigResult:
     """An ``ok`` (or failed, then without samples) config of ``model`` at ``(batch, 3, size, size)``."""
     samples = tuple(float(s) for s in samples) if status == "ok" else ()
     latency = LatencyStats.from_samples(samples) if samples else None
     return ConfigResult(
-        model=model, shape_label=str(size), input_shape=(batch, 3, size, size), batch=batch, precision=precision,
-        device="cpu", mode=mode, status=status, error=None if status == "ok" else "CUDA out of memory",
-        warmup=10, iters=len(samples), cold_start_ms=50.0, latency_ms=latency,
+        model=model,
+        shape_label=str(size),
+        input_shape=(batch, 3, size, size),
+        batch=batch,
+        precision=precision,
+        device="cpu",
+        mode=mode,
+        status=status,
+        error=None if status == "ok" else "CUDA out of memory",
+        warmup=10,
+        iters=len(samples),
+        cold_start_ms=50.0,
+        latency_ms=latency,
         samples_per_s=batch / (latency.median / 1e3) if latency else None,
         points_per_s=batch * size * size / (latency.median / 1e3) if latency else None,
-        peak_mem_bytes=peak_mem_bytes, peak_reserved_bytes=None, top_op=top_op, samples_ms=samples,
+        peak_mem_bytes=peak_mem_bytes,
+        peak_reserved_bytes=None,
+        top_op=top_op,
+        samples_ms=samples,
         extra=extra if extra is not None else {"cudnn_benchmark": False},
-    )  # fmt: skip
+    )
 
 
-def run(run_id: str, results, *, device_name="Test CPU", created="2026-11-30T12:00:00+00:00", tag=None,
-        env=None) -> RunRecord:  # fmt: skip
+def run(
+    run_id: str, results, *, device_name="Test CPU", created="2026-11-30T12:00:00+00:00", tag=None, env=None
+) -> RunRecord:
     """A run of ``results`` with a minimal environment."""
     base_env = {"device": "cpu", "device_name": device_name, "torch": "2.13.0", "cuda": None}
     return RunRecord(run_id, created, tag, {**base_env, **(env or {})}, tuple(results))
@@ -51,6 +76,8 @@ def multi_rank_rows(solo_ms, rank_ms, *, samples_per_step: int, config_index: in
     if comm is not None:
         ranks = [replace(r, extra={**r.extra, "comm": c}) for r, c in zip(ranks, comm)]
     step = step_result(ranks, samples_per_step, 64 * 64, ranks[0].input_shape)
-    return [placed(config(solo_ms), Placement(config_index, "reference", 0, 1, "h", None)),
-            *(placed(r, Placement(config_index, "rank", i, world, "h", None)) for i, r in enumerate(ranks)),
-            placed(step, Placement(config_index, "step", None, world))]
+    return [
+        placed(config(solo_ms), Placement(config_index, "reference", 0, 1, "h", None)),
+        *(placed(r, Placement(config_index, "rank", i, world, "h", None)) for i, r in enumerate(ranks)),
+        placed(step, Placement(config_index, "step", None, world)),
+    ]

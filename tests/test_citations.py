@@ -13,8 +13,12 @@ REPO_DOC = re.compile(r"docs/[\w./-]+\.md")
 
 
 def test_no_citation_of_a_missing_document():
-    hits = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in sorted((ROOT / "src").rglob("*.py"))
-            for n, line in enumerate(p.read_text().splitlines(), 1) if DANGLING.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sorted((ROOT / "src").rglob("*.py"))
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if DANGLING.search(line)
+    ]
     assert hits == []
 
 

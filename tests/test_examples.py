@@ -41,9 +41,27 @@ def test_halo_field_rows_tile_the_same_field():
 
 def test_halo_stack_split_over_two_gloo_ranks_equals_one_process():
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                           str(ROOT / "examples" / "halo_conv2d.py"), "--size", "16", "--batch", "2", "--device", "cpu",
-                           "--check"], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            str(ROOT / "examples" / "halo_conv2d.py"),
+            "--size",
+            "16",
+            "--batch",
+            "2",
+            "--device",
+            "cpu",
+            "--check",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(ln for ln in done.stdout.splitlines() if "max abs difference" in ln)
     assert "on 2 ranks" in line and float(line.rsplit(" ", 1)[1]) < 1e-5

@@ -15,8 +15,22 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "surrobench"
 
 #: Bottom to top. ``errors`` and ``version`` are the floor under ``records``; the package itself
 #: (``surrobench/__init__.py``, the public façade) and ``__main__`` sit on top.
-LAYERS = ("errors", "version", "records", "workload", "execution", "collect", "trace", "analysis", "results",
-          "api", "report", "cli", "__init__", "__main__")
+LAYERS = (
+    "errors",
+    "version",
+    "records",
+    "workload",
+    "execution",
+    "collect",
+    "trace",
+    "analysis",
+    "results",
+    "api",
+    "report",
+    "cli",
+    "__init__",
+    "__main__",
+)
 #: What the floor imports from surrobench: nothing, or the floor below it.
 FLOOR = {"errors": set(), "version": set(), "records": {"errors"}}
 
@@ -62,14 +76,18 @@ def test_every_package_has_a_layer(graph):
 
 def test_no_import_goes_up_a_layer(graph):
     rank = {layer: i for i, layer in enumerate(LAYERS)}
-    upward = sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets
-                    if rank[_layer(t)] > rank[_layer(m)])
+    upward = sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets if rank[_layer(t)] > rank[_layer(m)])
     assert upward == []
 
 
 def test_the_floor_imports_nothing_of_ours_above_it(graph):
-    leaks = sorted(f"{m} -> {t}" for m, targets in graph.items() if _layer(m) in FLOOR
-                   for t in targets if _layer(t) != _layer(m) and _layer(t) not in FLOOR[_layer(m)])
+    leaks = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if _layer(m) in FLOOR
+        for t in targets
+        if _layer(t) != _layer(m) and _layer(t) not in FLOOR[_layer(m)]
+    )
     assert leaks == []
 
 
@@ -128,8 +146,13 @@ def test_no_cycle_between_packages(graph):
 def test_no_command_imports_another_command(graph):
     """cli/ holds one module per command plus the app and the shared options; shared code lives below."""
     shared = {"surrobench.cli", "surrobench.cli.app", "surrobench.cli.options"}
-    crossing = sorted(f"{m} -> {t}" for m, targets in graph.items() if m.startswith("surrobench.cli.")
-                      and m not in shared for t in targets if t.startswith("surrobench.cli.") and t not in shared)
+    crossing = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if m.startswith("surrobench.cli.") and m not in shared
+        for t in targets
+        if t.startswith("surrobench.cli.") and t not in shared
+    )
     assert crossing == []
 
 

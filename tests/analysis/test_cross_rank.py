@@ -24,8 +24,9 @@ def straggler_folder(tmp_path, extra_us=65_000.0):
     """Two ranks; rank 1 runs ``extra_us`` of matmul after the common 30 ms convolution, then both
     all-reduce: rank 0 arrives at 30 ms, rank 1 ``extra_us`` later."""
     arrivals = {0: 30_040.0, 1: 30_040.0 + extra_us}
-    return write_ranks(tmp_path / "ranks", {0: allreduce_steps(0, arrivals),
-                                            1: allreduce_steps(1, arrivals, extra_us=extra_us)})
+    return write_ranks(
+        tmp_path / "ranks", {0: allreduce_steps(0, arrivals), 1: allreduce_steps(1, arrivals, extra_us=extra_us)}
+    )
 
 
 def test_planted_straggler_per_rank_rows(tmp_path):
@@ -101,10 +102,15 @@ def test_real_gloo_trace_finds_the_planted_straggler():
 
 def test_forward_ranges_align_steps_without_profiler_steps(tmp_path):
     arrivals = {0: 30_040.0, 1: 30_040.0 + 65_000.0}
-    events = {r: [e if e["name"] != f"ProfilerStep#{k}" else {**e, "name": "forward"}
-                  for k in range(3) for e in allreduce_steps(r, arrivals, extra_us=65_000.0 if r else 0.0)
-                  if k * 96_140 <= e["ts"] - 5e9 < (k + 1) * 96_140]
-              for r in (0, 1)}
+    events = {
+        r: [
+            e if e["name"] != f"ProfilerStep#{k}" else {**e, "name": "forward"}
+            for k in range(3)
+            for e in allreduce_steps(r, arrivals, extra_us=65_000.0 if r else 0.0)
+            if k * 96_140 <= e["ts"] - 5e9 < (k + 1) * 96_140
+        ]
+        for r in (0, 1)
+    }
     report = timeline_cross_rank(load_trace(write_ranks(tmp_path / "ranks", events)))
     assert report.step_source == "forward" and report.steps == (0, 1, 2)
     assert report.rows[0].wait_ms == pytest.approx(65.0)
@@ -114,16 +120,28 @@ def test_each_kind_once_over_the_ranks_worst_first():
     def f(kind, severity, gain, rank):
         return Finding(kind, severity, kind, (), "act", gain, f"rank {rank}")
 
-    merged = merge_rank_findings([[f("launch_bound", "medium", 2.0, 0), f("host_sync", "low", 1.0, 0)],
-                                  [f("launch_bound", "high", 3.0, 1)], [f("launch_bound", "medium", 4.0, 2)]])
+    merged = merge_rank_findings(
+        [
+            [f("launch_bound", "medium", 2.0, 0), f("host_sync", "low", 1.0, 0)],
+            [f("launch_bound", "high", 3.0, 1)],
+            [f("launch_bound", "medium", 4.0, 2)],
+        ]
+    )
     assert [(m.kind, m.severity, m.config) for m in merged] == [
-        ("launch_bound", "high", "rank 1 (worst; also rank 0, rank 2)"), ("host_sync", "low", "rank 0")]
+        ("launch_bound", "high", "rank 1 (worst; also rank 0, rank 2)"),
+        ("host_sync", "low", "rank 0"),
+    ]
 
 
 def test_without_collectives_the_slowest_replica_is_the_straggler(tmp_path):
     arrivals = {0: 30_040.0, 1: 50_040.0}
-    folder = write_ranks(tmp_path / "ranks", {0: allreduce_steps(0, arrivals, collective=False),
-                                              1: allreduce_steps(1, arrivals, extra_us=20_000.0, collective=False)})
+    folder = write_ranks(
+        tmp_path / "ranks",
+        {
+            0: allreduce_steps(0, arrivals, collective=False),
+            1: allreduce_steps(1, arrivals, extra_us=20_000.0, collective=False),
+        },
+    )
     report = timeline_cross_rank(load_trace(folder))
     assert report.collectives == 0 and report.comm_source == ""
     (finding,) = cross_rank_findings(report)

@@ -65,10 +65,17 @@ def test_item_inside_forward_is_host_sync(tmp_path):
     events = []
     for n in range(3):
         t0 = 1000 * n
-        events += _step(n, t0, 900, launch(t0 + 10, 5, 10 * n + 1, t0 + 20, 100) + [
-            cpu_op("aten::item", t0 + 30, 200, ext=10 * n + 5),
-            runtime("cudaStreamSynchronize", t0 + 40, 185, corr=10 * n + 2, ext=10 * n + 5),
-        ] + launch(t0 + 500, 5, 10 * n + 3, t0 + 510, 100))
+        events += _step(
+            n,
+            t0,
+            900,
+            launch(t0 + 10, 5, 10 * n + 1, t0 + 20, 100)
+            + [
+                cpu_op("aten::item", t0 + 30, 200, ext=10 * n + 5),
+                runtime("cudaStreamSynchronize", t0 + 40, 185, corr=10 * n + 2, ext=10 * n + 5),
+            ]
+            + launch(t0 + 500, 5, 10 * n + 3, t0 + 510, 100),
+        )
     findings = diagnose_config(_trace(tmp_path, events))
     top = findings[0]
     assert top.kind == "host_sync" and "aten::item" in top.summary
@@ -79,9 +86,13 @@ def test_pageable_copy_inside_step_is_h2d_transfer(tmp_path):
     events = []
     for n in range(2):
         t0 = 2000 * n
-        events += _step(n, t0, 1500, [runtime("cudaMemcpyAsync", t0 + 5, 900, 100 + n),
-                                       memcpy(t0 + 10, 890, 100 + n, nbytes=64 << 20)]
-                        + launch(t0 + 910, 5, 200 + n, t0 + 915, 50))
+        events += _step(
+            n,
+            t0,
+            1500,
+            [runtime("cudaMemcpyAsync", t0 + 5, 900, 100 + n), memcpy(t0 + 10, 890, 100 + n, nbytes=64 << 20)]
+            + launch(t0 + 910, 5, 200 + n, t0 + 915, 50),
+        )
     top = diagnose_config(_trace(tmp_path, events))[0]
     assert top.kind == "h2d_transfer" and top.estimated_gain_ms >= 0.89
     assert any("pageable" in e.text and e.value == 1.0 for e in top.evidence)
@@ -90,7 +101,9 @@ def test_pageable_copy_inside_step_is_h2d_transfer(tmp_path):
 def test_serialized_streams(tmp_path):
     events = []
     for i in range(4):
-        events += launch(-50 + i, 0.5, 10 + i, 200 * i, 100, stream=7) + launch(-40 + i, 0.5, 20 + i, 200 * i + 100, 100, stream=8)
+        events += launch(-50 + i, 0.5, 10 + i, 200 * i, 100, stream=7) + launch(
+            -40 + i, 0.5, 20 + i, 200 * i + 100, 100, stream=8
+        )
     events.append(runtime("cudaStreamWaitEvent", -45, 1, 99))
     findings = diagnose_config(_trace(tmp_path, events))
     assert findings[0].kind == "stream_serialization"
@@ -101,8 +114,9 @@ def test_healthy_control_gets_no_alarm(tmp_path):
     events = []
     for n in range(3):  # GEMM kernels back to back, launched well ahead; one harness sync per step
         t0 = 2000 * n
-        body = [launch(t0 + 5 * k, 4, 100 * n + k, t0 + 20 + 490 * k, 490, name="sm90_xmma_gemm_bf16")
-                for k in range(4)]
+        body = [
+            launch(t0 + 5 * k, 4, 100 * n + k, t0 + 20 + 490 * k, 490, name="sm90_xmma_gemm_bf16") for k in range(4)
+        ]
         events += _step(n, t0, 1990, [e for pair in body for e in pair])
         events.append(runtime("cudaDeviceSynchronize", t0 + 1700, 300, 999 + n))
     ev = _trace(tmp_path, events)
@@ -113,13 +127,16 @@ def test_healthy_control_gets_no_alarm(tmp_path):
 
 
 def _table(*rows, basis="device", total_us=1000.0):
-    ops = tuple(OpStat(name, cat, 10, share * total_us, share * total_us, share, share * total_us)
-                for name, cat, share in rows)
+    ops = tuple(
+        OpStat(name, cat, 10, share * total_us, share * total_us, share, share * total_us) for name, cat, share in rows
+    )
     return OpTable(ops, basis, total_us, 1, "profiler", kernel_count=100, small_kernel_count=90, small_kernel_us=5.0)
 
 
 def test_compute_bound_without_roofline_needs_compute_share_min(tmp_path):
-    ev = ConfigEvidence(op_table=_table(("aten::mm", "gemm/matmul/einsum", 0.6), ("aten::add", "elementwise/activation", 0.4)))
+    ev = ConfigEvidence(
+        op_table=_table(("aten::mm", "gemm/matmul/einsum", 0.6), ("aten::add", "elementwise/activation", 0.4))
+    )
     assert "compute_bound" in _kinds(diagnose_config(ev))
     strict = tmp_path / "t.toml"
     strict.write_text("compute_share_min = 0.7\n")
@@ -127,8 +144,11 @@ def test_compute_bound_without_roofline_needs_compute_share_min(tmp_path):
 
 
 def test_fragmented_ops_and_threshold_override(tmp_path):
-    table = _table(("aten::add", "elementwise/activation", 0.2), ("aten::cat", "concat/index/gather/scatter", 0.2),
-                   ("aten::conv2d", "convolution", 0.6))
+    table = _table(
+        ("aten::add", "elementwise/activation", 0.2),
+        ("aten::cat", "concat/index/gather/scatter", 0.2),
+        ("aten::conv2d", "convolution", 0.6),
+    )
     ev = ConfigEvidence(op_table=table)
     assert "fragmented_ops" in _kinds(diagnose_config(ev))
     strict = tmp_path / "t.toml"
@@ -136,8 +156,14 @@ def test_fragmented_ops_and_threshold_override(tmp_path):
     assert "fragmented_ops" not in _kinds(diagnose_config(ev, load_thresholds(strict)))
 
 
-@pytest.mark.parametrize("text, message", [("fragmented_share = ", "invalid TOML"), ("nope = 1", "unknown threshold"),
-                                           ('superlinear_ratio = "x"', "non-negative number")])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("fragmented_share = ", "invalid TOML"),
+        ("nope = 1", "unknown threshold"),
+        ('superlinear_ratio = "x"', "non-negative number"),
+    ],
+)
 def test_bad_threshold_file_is_usage_error(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -148,29 +174,46 @@ def test_bad_threshold_file_is_usage_error(tmp_path, text, message):
 def test_system_view_names_the_host_function_and_reads_low_cpu_as_waiting(tmp_path):
     events = _step(0, 0, 1000, launch(10, 5, 1, 20, 50))
     ev = _trace(tmp_path, events)
-    hot = SystemView(cpu_utilization=0.9, hotspots=(HostHotspot("torch/nn/modules/conv.py:450 forward", 0.5, 0.3),
-                                                    HostHotspot("prep.py:12 build_mask", 0.4, 0.35)))  # fmt: skip
+    hot = SystemView(
+        cpu_utilization=0.9,
+        hotspots=(
+            HostHotspot("torch/nn/modules/conv.py:450 forward", 0.5, 0.3),
+            HostHotspot("prep.py:12 build_mask", 0.4, 0.35),
+        ),
+    )
     found = diagnose_config(ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=hot))
     prep = next(f for f in found if f.kind == "cpu_preprocess")
     assert "prep.py:12 build_mask" in prep.summary and prep.estimated_gain_ms == pytest.approx(0.35)
     idle = diagnose_config(ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=SystemView(cpu_utilization=0.2)))
     assert any(f.kind == "host_sync" and any(e.source == "system" for e in f.evidence) for f in idle)
     # an idle share under a user's report floor is no finding (it raised ValueError in Finding)
-    quiet = dataclasses.replace(DEFAULT_THRESHOLDS, severity_high_fraction=0.99, severity_medium_fraction=0.99,
-                                report_min_fraction=0.99)
+    quiet = dataclasses.replace(
+        DEFAULT_THRESHOLDS, severity_high_fraction=0.99, severity_medium_fraction=0.99, report_min_fraction=0.99
+    )
     low_cpu = ConfigEvidence(timeline=ev.timeline, facts=ev.facts, system=SystemView(cpu_utilization=0.2))
     assert "host_sync" not in _kinds(diagnose_config(low_cpu, quiet))
 
 
 def _ok(batch, median_ms, size=64, precision="fp32", mem=1 << 20, reserved=None, model="m"):
-    r = config(latency_samples(median_ms, 0.01, n=20), model=model, size=size, batch=batch, precision=precision,
-               peak_mem_bytes=mem)
+    r = config(
+        latency_samples(median_ms, 0.01, n=20),
+        model=model,
+        size=size,
+        batch=batch,
+        precision=precision,
+        peak_mem_bytes=mem,
+    )
     return r if reserved is None else r.__class__(**{**r.__dict__, "peak_reserved_bytes": reserved})
 
 
 def test_run_level_kinds():
-    results = [_ok(1, 1.0), _ok(2, 4.0), config([], batch=4, status="oom", model="m"),
-               _ok(1, 1.5, precision="bf16"), _ok(1, 1.0, size=128, mem=300 << 20, reserved=1 << 30)]
+    results = [
+        _ok(1, 1.0),
+        _ok(2, 4.0),
+        config([], batch=4, status="oom", model="m"),
+        _ok(1, 1.5, precision="bf16"),
+        _ok(1, 1.0, size=128, mem=300 << 20, reserved=1 << 30),
+    ]
     kinds = _kinds(diagnose_run([], results))
     assert kinds.count("memory_pressure") == 3  # throughput drop, OOM at batch 4, reserved 3.4x allocated
     assert "precision_mismatch" in kinds
@@ -196,7 +239,9 @@ def test_a_sync_ranks_above_the_launch_bound_finding_it_blocks():
         return Finding(kind, "high", kind, (), "act", gain, config)
 
     # the launch-bound gain is (slightly) larger, as on the H200 sync-in-forward scenario (0.573 vs 0.568 ms)
-    ranked = rank_findings([finding("launch_bound", 0.573), finding("host_sync", 0.568), finding("fragmented_ops", 9.0)])
+    ranked = rank_findings(
+        [finding("launch_bound", 0.573), finding("host_sync", 0.568), finding("fragmented_ops", 9.0)]
+    )
     assert [f.kind for f in ranked] == ["fragmented_ops", "host_sync", "launch_bound"]
     # a sync in another config does not block this config's launch-bound finding
     other = rank_findings([finding("launch_bound", 0.573), finding("host_sync", 0.568, config="other")])
@@ -208,13 +253,28 @@ def test_memory_bound_op_far_below_bandwidth_is_called_parallelism_starved():
     from surrobench.analysis.roofline import H200_FALLBACK, RooflineOp, RooflineReport
 
     def op(name, gbps):  # 3.7 ms per step of a normalization at a given achieved bandwidth
-        return RooflineOp(name, "normalization", 3.7, 0.6, 0, int(gbps * 3.7e6), 0.0, 0.0, gbps, "memory",
-                          gbps / H200_FALLBACK.copy_gbps, 3.0, ("float32",))
+        return RooflineOp(
+            name,
+            "normalization",
+            3.7,
+            0.6,
+            0,
+            int(gbps * 3.7e6),
+            0.0,
+            0.0,
+            gbps,
+            "memory",
+            gbps / H200_FALLBACK.copy_gbps,
+            3.0,
+            ("float32",),
+        )
 
     def finding(gbps):
         roof = RooflineReport(H200_FALLBACK, "fp32", 12.4, (op("aten::native_group_norm", gbps),))
-        return memory_bound(ConfigEvidence(label="u", result=config(latency_samples(6.0, 0.01, seed=3)), roofline=roof),
-                            DEFAULT_THRESHOLDS)
+        return memory_bound(
+            ConfigEvidence(label="u", result=config(latency_samples(6.0, 0.01, seed=3)), roofline=roof),
+            DEFAULT_THRESHOLDS,
+        )
 
     starved = finding(130.0)  # the H200 unet2d 512 b1 GroupNorm: 3% of the copy bandwidth
     assert starved.kind == "memory_bound" and "more bandwidth would not help" in starved.action
@@ -230,11 +290,28 @@ def _compute_evidence(fraction, *, basis="device", precision="bf16", rates=None)
 
     ceilings = Ceilings("dev", 4000.0, rates or {"fp32": 50.0, "bf16": 800.0}, "2026-11-30T00:00:00+00:00")
     peak = ceilings.peak_tflops(precision)
-    op = RooflineOp("aten::mm", "gemm/matmul/einsum", 1.0, 1.0, int(peak * fraction * 1e9), 10**6, 1000.0,
-                    peak * fraction, 1.0, "compute", fraction, max(1.0 - fraction, 0.0), ("bfloat16",))  # fmt: skip
+    op = RooflineOp(
+        "aten::mm",
+        "gemm/matmul/einsum",
+        1.0,
+        1.0,
+        int(peak * fraction * 1e9),
+        10**6,
+        1000.0,
+        peak * fraction,
+        1.0,
+        "compute",
+        fraction,
+        max(1.0 - fraction, 0.0),
+        ("bfloat16",),
+    )
     roof = RooflineReport(ceilings, precision, ceilings.ridge_flop_per_byte(precision), (op,))
-    return ConfigEvidence(label="g", result=config(latency_samples(1.0, 0.01, seed=1)), roofline=roof,
-                          op_table=_table(("aten::mm", "gemm/matmul/einsum", 1.0), basis=basis))  # fmt: skip
+    return ConfigEvidence(
+        label="g",
+        result=config(latency_samples(1.0, 0.01, seed=1)),
+        roofline=roof,
+        op_table=_table(("aten::mm", "gemm/matmul/einsum", 1.0), basis=basis),
+    )
 
 
 def test_compute_bound_above_the_calibrated_peak_is_a_stale_calibration_not_healthy():
@@ -258,8 +335,9 @@ def test_compute_bound_on_the_cpu_gives_no_tensor_core_advice():
     healthy = compute_bound(_compute_evidence(0.9, basis="cpu", precision="fp32", rates=cpu_rates), DEFAULT_THRESHOLDS)
     for finding in (low, healthy):
         assert "tf32" not in finding.action and "tensor core" not in finding.action
-    no_bf16 = compute_bound(_compute_evidence(0.3, basis="cpu", precision="fp32", rates={"fp32": 0.2, "bf16": 0.01}),
-                            DEFAULT_THRESHOLDS)  # fmt: skip
+    no_bf16 = compute_bound(
+        _compute_evidence(0.3, basis="cpu", precision="fp32", rates={"fp32": 0.2, "bf16": 0.01}), DEFAULT_THRESHOLDS
+    )
     assert "bf16" not in no_bf16.action  # only where this CPU's bf16 matmul beats its fp32 one
     gpu = compute_bound(_compute_evidence(0.3, precision="fp32"), DEFAULT_THRESHOLDS)
     assert "tensor cores" in gpu.action  # the device wording is unchanged
@@ -269,8 +347,12 @@ def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
     from surrobench.analysis.detect_ops import memory_bound
 
     # 36 ms profiled step (+161% profiler overhead), 13.8 ms unprofiled median; the GroupNorm holds 80%
-    table = _table(("aten::native_group_norm", "normalization", 0.8), ("aten::mm", "gemm/matmul/einsum", 0.2),
-                   basis="cpu", total_us=36000.0)  # fmt: skip
+    table = _table(
+        ("aten::native_group_norm", "normalization", 0.8),
+        ("aten::mm", "gemm/matmul/einsum", 0.2),
+        basis="cpu",
+        total_us=36000.0,
+    )
     result = config(latency_samples(13.8, 0.001, seed=2))
     scaled = memory_bound(ConfigEvidence(result=result, op_table=table, profiled_step_ms=36.0), DEFAULT_THRESHOLDS)
     assert "11.0" in scaled.summary  # 28.8 ms under the profiler x 13.8 / 36
@@ -279,8 +361,9 @@ def test_cpu_op_times_are_scaled_to_the_unprofiled_step():
     assert "28.800 ms" in unknown.summary and any("under the profiler" in e.text for e in unknown.evidence)
     faster = ConfigEvidence(result=result, op_table=table, profiled_step_ms=10.0)  # noise: never scaled up
     assert faster.op_time_scale() == 1.0
-    gpu = ConfigEvidence(result=result, op_table=_table(("aten::native_group_norm", "normalization", 0.8)),
-                         profiled_step_ms=36.0)  # fmt: skip
+    gpu = ConfigEvidence(
+        result=result, op_table=_table(("aten::native_group_norm", "normalization", 0.8)), profiled_step_ms=36.0
+    )
     assert gpu.op_time_scale() == 1.0 and gpu.op_time_note() is None  # kernel time: no profiler overhead in it
 
 
@@ -288,9 +371,16 @@ def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
     from surrobench.analysis.detect_ops import fragmented_ops, memory_bound
 
     def table(basis):  # 20000 copy_ calls of 0.4 us each hold 80% of the op time
-        return OpTable((OpStat("aten::copy_", "copy/cast/contiguous", 20000, 8000.0, 8000.0, 0.8, 8000.0),
-                        OpStat("aten::conv2d", "convolution", 10, 2000.0, 2000.0, 0.2, 2000.0)),
-                       basis, 10000.0, 1, "profiler")  # fmt: skip
+        return OpTable(
+            (
+                OpStat("aten::copy_", "copy/cast/contiguous", 20000, 8000.0, 8000.0, 0.8, 8000.0),
+                OpStat("aten::conv2d", "convolution", 10, 2000.0, 2000.0, 0.2, 2000.0),
+            ),
+            basis,
+            10000.0,
+            1,
+            "profiler",
+        )
 
     result = config(latency_samples(10.0, 0.001, seed=4))
     cpu = ConfigEvidence(result=result, op_table=table("cpu"))
@@ -307,12 +397,28 @@ def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():
     from surrobench.records.ceilings import Ceilings
 
     def finding(calls):  # 8 ms per step of copies at 0.5% of a CPU's 21 GB/s copy bandwidth
-        op = RooflineOp("aten::_to_copy", "copy/cast/contiguous", 8.0, 0.8, 0, 8 * 10**5, 0.0, 0.0, 0.1, "memory",
-                        0.005, 7.9, ("float32",), calls)  # fmt: skip
+        op = RooflineOp(
+            "aten::_to_copy",
+            "copy/cast/contiguous",
+            8.0,
+            0.8,
+            0,
+            8 * 10**5,
+            0.0,
+            0.0,
+            0.1,
+            "memory",
+            0.005,
+            7.9,
+            ("float32",),
+            calls,
+        )
         roof = RooflineReport(Ceilings("cpu", 21.0, {"fp32": 0.07}), "fp32", 3.2, (op,))
         table = _table(("aten::_to_copy", "copy/cast/contiguous", 0.8), basis="cpu", total_us=10000.0)
-        return memory_bound(ConfigEvidence(result=config(latency_samples(10.0, 0.001, seed=5)), op_table=table,
-                                           roofline=roof), DEFAULT_THRESHOLDS)  # fmt: skip
+        return memory_bound(
+            ConfigEvidence(result=config(latency_samples(10.0, 0.001, seed=5)), op_table=table, roofline=roof),
+            DEFAULT_THRESHOLDS,
+        )
 
     assert finding(20000) is None  # 0.4 us per call: dispatch-bound small calls, left to fragmented_ops
     bulky = finding(37)  # 216 us per call: a real copy, far below the bandwidth

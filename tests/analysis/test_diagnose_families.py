@@ -28,18 +28,44 @@ def _op(name, category, ms, share, *, gbps, flops=None, peak_fraction=None):
     nbytes = int(gbps * 1e9 * ms / 1e3)
     if peak_fraction is not None:
         flops = int(peak_fraction * 50e12 * ms / 1e3)
-        return RooflineOp(name, category, ms, share, flops, nbytes, flops / nbytes, peak_fraction * 50, gbps,
-                          "compute", peak_fraction, ms * (1 - peak_fraction), ("float32",))  # fmt: skip
+        return RooflineOp(
+            name,
+            category,
+            ms,
+            share,
+            flops,
+            nbytes,
+            flops / nbytes,
+            peak_fraction * 50,
+            gbps,
+            "compute",
+            peak_fraction,
+            ms * (1 - peak_fraction),
+            ("float32",),
+        )
     fraction = gbps / CEILINGS.copy_gbps
-    return RooflineOp(name, category, ms, share, flops, nbytes, None if flops is None else flops / nbytes,
-                      None if flops is None else flops / (ms / 1e3) / 1e12, gbps, "memory", fraction,
-                      ms * (1 - fraction), ("float32",))  # fmt: skip
+    return RooflineOp(
+        name,
+        category,
+        ms,
+        share,
+        flops,
+        nbytes,
+        None if flops is None else flops / nbytes,
+        None if flops is None else flops / (ms / 1e3) / 1e12,
+        gbps,
+        "memory",
+        fraction,
+        ms * (1 - fraction),
+        ("float32",),
+    )
 
 
 def _evidence(step_ms, *ops, table=None):
     roof = RooflineReport(CEILINGS, "fp32", RIDGE, tuple(ops))
-    return ConfigEvidence(label="m", result=config(latency_samples(step_ms, 0.001, seed=7)), roofline=roof,
-                          op_table=table)  # fmt: skip
+    return ConfigEvidence(
+        label="m", result=config(latency_samples(step_ms, 0.001, seed=7)), roofline=roof, op_table=table
+    )
 
 
 def test_every_family_has_a_gpu_and_a_cpu_action_and_no_category_twice():
@@ -69,8 +95,14 @@ def test_gnn_scatter_and_gather_get_irregular_access_advice():
     scatter = _op("aten::scatter_add_", "concat/index/gather/scatter", 3.0, 0.45, gbps=350.0, flops=10**6)
     gather = _op("aten::index_select", "concat/index/gather/scatter", 2.0, 0.3, gbps=330.0, flops=0)
     f = memory_bound(_evidence(6.0, scatter, gather), TH)
-    for advice in ("sort edges by destination", "segment/CSR reduction", "reorder nodes", "int32 indices",
-                   "non-coalesced", "atomic"):  # fmt: skip
+    for advice in (
+        "sort edges by destination",
+        "segment/CSR reduction",
+        "reorder nodes",
+        "int32 indices",
+        "non-coalesced",
+        "atomic",
+    ):
         assert advice in f.action
     assert "more bandwidth would not help" in f.action  # 9% and 8% of the copy bandwidth
     assert "group" not in f.action.lower() and "channels" not in f.action.lower()
@@ -106,14 +138,21 @@ def test_severity_follows_the_estimated_gain():
 
 
 def test_fragmented_ops_say_one_number_per_fact():
-    ops = (OpStat("aten::add", "elementwise/activation", 2000, 380.0, 380.0, 0.38, 380.0),
-           OpStat("aten::native_group_norm", "normalization", 2000, 110.0, 110.0, 0.11, 110.0),
-           OpStat("aten::conv2d", "convolution", 10, 510.0, 510.0, 0.51, 510.0))  # fmt: skip
+    ops = (
+        OpStat("aten::add", "elementwise/activation", 2000, 380.0, 380.0, 0.38, 380.0),
+        OpStat("aten::native_group_norm", "normalization", 2000, 110.0, 110.0, 0.11, 110.0),
+        OpStat("aten::conv2d", "convolution", 10, 510.0, 510.0, 0.51, 510.0),
+    )
     table = OpTable(ops, "cpu", 1000.0, 1, "profiler")
     f = fragmented_ops(ConfigEvidence(result=config(latency_samples(1.0, 0.001)), op_table=table), TH)
     assert f.summary.startswith("49% of op time")
     first = f.evidence[0]
-    assert first.value == pytest.approx(0.49) and "38%" in first.text and "11%" in first.text and "49% in all" in first.text
+    assert (
+        first.value == pytest.approx(0.49)
+        and "38%" in first.text
+        and "11%" in first.text
+        and "49% in all" in first.text
+    )
     assert "torch.compile" in f.action
 
 
@@ -140,10 +179,15 @@ def _failed(precision, error, mode="eager"):
 
 
 def test_fft_precision_failures_become_one_precision_mismatch():
-    results = [config(latency_samples(2.0, 0.01), model="fno", size=96),
-               _failed("bf16", "RuntimeError: Unsupported dtype BFloat16"),
-               _failed("fp16", "RuntimeError: cuFFT only supports dimensions whose sizes are powers of two when "
-                       "computing in half precision, but got a signal size of[96, 96]")]  # fmt: skip
+    results = [
+        config(latency_samples(2.0, 0.01), model="fno", size=96),
+        _failed("bf16", "RuntimeError: Unsupported dtype BFloat16"),
+        _failed(
+            "fp16",
+            "RuntimeError: cuFFT only supports dimensions whose sizes are powers of two when "
+            "computing in half precision, but got a signal size of[96, 96]",
+        ),
+    ]
     (f,) = [f for f in diagnose_run([], results) if f.kind == "precision_mismatch"]
     assert f.summary == "bf16 is not available for this model's FFTs; fp16 FFTs need power-of-2 sizes"
     assert [e.text for e in f.evidence] == [f"{r.precision} failed: {r.error}" for r in results[1:]]
@@ -151,8 +195,13 @@ def test_fft_precision_failures_become_one_precision_mismatch():
 
 
 def test_graph_capture_failure_is_a_host_sync_finding():
-    results = [_failed("fp32", "RuntimeError: CUDA error: operation failed due to a previous error during capture",
-                       mode="cudagraph")]  # fmt: skip
+    results = [
+        _failed(
+            "fp32",
+            "RuntimeError: CUDA error: operation failed due to a previous error during capture",
+            mode="cudagraph",
+        )
+    ]
     (f,) = diagnose_run([], results)
     assert f.kind == "host_sync" and "graph capture" in f.summary and "remove it from forward" in f.action
 
@@ -161,8 +210,17 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
     from surrobench.analysis.detect_run import superlinear_scaling
 
     def table(total_us):
-        return OpTable((OpStat("aten::native_group_norm", "normalization", 10, 0.5 * total_us, 0.5 * total_us, 0.5,
-                               0.5 * total_us),), "device", total_us, 1, "profiler")  # fmt: skip
+        return OpTable(
+            (
+                OpStat(
+                    "aten::native_group_norm", "normalization", 10, 0.5 * total_us, 0.5 * total_us, 0.5, 0.5 * total_us
+                ),
+            ),
+            "device",
+            total_us,
+            1,
+            "profiler",
+        )
 
     small = config(latency_samples(1.0, 0.01), model="u", size=64)
     large = config(latency_samples(20.0, 0.01), model="u", size=128)
@@ -177,9 +235,20 @@ def test_a_host_to_device_copy_is_not_a_memory_bound_op():
 
     copy = _op("aten::_to_copy", "copy/cast", 11.0, 0.7, gbps=14.0, flops=0)
     norm = _op("aten::native_group_norm", "normalization", 3.0, 0.2, gbps=100.0, flops=10**6)
-    facts = TraceFacts(steps=3, step_ms=15.0, gpu_busy_ms=15.0, busy_share=0.95, launch_gap_ms=0.0, model_syncs=0,
-                       sync_op="", model_sync_gap_ms=0.0, h2d_ms=10.5, h2d_bytes=96 * 2**20, h2d_pageable_share=1.0,
-                       stream_waits=0.0)
+    facts = TraceFacts(
+        steps=3,
+        step_ms=15.0,
+        gpu_busy_ms=15.0,
+        busy_share=0.95,
+        launch_gap_ms=0.0,
+        model_syncs=0,
+        sync_op="",
+        model_sync_gap_ms=0.0,
+        h2d_ms=10.5,
+        h2d_bytes=96 * 2**20,
+        h2d_pageable_share=1.0,
+        stream_waits=0.0,
+    )
     f = memory_bound(replace(_evidence(15.0, copy, norm), facts=facts), TH)
     assert f is not None and "aten::_to_copy" not in f.summary and "native_group_norm" in f.summary
     # without host-to-device copies on the timeline the same copy op stays memory-bound

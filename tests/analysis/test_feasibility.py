@@ -12,8 +12,19 @@ from surrobench.workload.spec import ShapeSpec
 
 
 def _cfg(device="cpu", **kw) -> ExecConfig:
-    base = dict(model="m", shape=ShapeSpec(size=8), batch=1, precision="fp32", device=device, mode="eager",
-                warmup=1, iters=1, cudnn_benchmark=False, seed=0, input_sets=1)
+    base = dict(
+        model="m",
+        shape=ShapeSpec(size=8),
+        batch=1,
+        precision="fp32",
+        device=device,
+        mode="eager",
+        warmup=1,
+        iters=1,
+        cudnn_benchmark=False,
+        seed=0,
+        input_sets=1,
+    )
     return ExecConfig(**{**base, **kw})
 
 

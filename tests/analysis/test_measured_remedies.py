@@ -14,9 +14,13 @@ def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
 
 
 ENTRY = {
-    "candidates": [_cand("cudagraph", "accepted", 4.0), _cand("compile", "rejected_slower", 0.8),
-                   _cand("channels_last", "rejected_slower", 0.66), _cand("bf16", "rejected_accuracy", rel_l2=0.03),
-                   _cand("cudagraph+tf32", "accepted", 4.6)],
+    "candidates": [
+        _cand("cudagraph", "accepted", 4.0),
+        _cand("compile", "rejected_slower", 0.8),
+        _cand("channels_last", "rejected_slower", 0.66),
+        _cand("bf16", "rejected_accuracy", rel_l2=0.03),
+        _cand("cudagraph+tf32", "accepted", 4.6),
+    ],
     "recommended": ["cudagraph", "tf32"],
 }
 

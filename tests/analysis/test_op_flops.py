@@ -44,8 +44,13 @@ def test_scatter_add_counts_one_add_per_source_element_and_gathers_read_only_the
     x = torch.randn(1000, 16)
     idx = torch.randint(0, 1000, (50,))
     src = torch.randn(50, 16)
-    costs = count_op_costs(lambda: (torch.zeros(1000, 16).index_add_(0, idx, src), x.index_select(0, idx),
-                                    torch.zeros(1000, 16).scatter_add_(0, idx[:, None].expand(50, 16), src)))
+    costs = count_op_costs(
+        lambda: (
+            torch.zeros(1000, 16).index_add_(0, idx, src),
+            x.index_select(0, idx),
+            torch.zeros(1000, 16).scatter_add_(0, idx[:, None].expand(50, 16), src),
+        )
+    )
     assert costs["aten::index_add_"].flops == 50 * 16
     assert costs["aten::scatter_add_"].flops == 50 * 16
     gather = costs["aten::index_select"]
@@ -55,8 +60,9 @@ def test_scatter_add_counts_one_add_per_source_element_and_gathers_read_only_the
 
 def test_normalizations_count_per_element():
     x = torch.randn(2, 8, 6, 6)
-    costs = count_op_costs(lambda: (F.group_norm(x, 4), F.layer_norm(x, (6,)),
-                                    F.batch_norm(x, torch.zeros(8), torch.ones(8))))
+    costs = count_op_costs(
+        lambda: (F.group_norm(x, 4), F.layer_norm(x, (6,)), F.batch_norm(x, torch.zeros(8), torch.ones(8)))
+    )
     assert costs["aten::native_group_norm"].flops == 7 * x.numel()
     assert costs["aten::native_layer_norm"].flops == 7 * x.numel()
     assert costs["aten::_native_batch_norm_legit_no_training"].flops == 4 * x.numel()
@@ -79,8 +85,9 @@ def test_roofline_of_an_fno_layer_puts_ffts_below_the_ridge_with_their_flops():
     ceilings = Ceilings("dev", copy_gbps=1000.0, matmul_tflops={"fp32": 10.0})
     x = torch.randn(1, 32, 64, 64)
     costs = count_op_costs(lambda: F.gelu(torch.fft.irfft2(torch.fft.rfft2(x), s=(64, 64))))
-    table = _table(("aten::_fft_r2c", "fft", 50.0), ("aten::_fft_c2r", "fft", 50.0),
-                   ("aten::gelu", "elementwise/activation", 20.0))
+    table = _table(
+        ("aten::_fft_r2c", "fft", 50.0), ("aten::_fft_c2r", "fft", 50.0), ("aten::gelu", "elementwise/activation", 20.0)
+    )
     report = {o.name: o for o in roofline(table, costs, ceilings, "fp32").ops}
     r2c = report["aten::_fft_r2c"]
     assert r2c.flops == pytest.approx(32 * 2.5 * 4096 * 12) and r2c.intensity > 0

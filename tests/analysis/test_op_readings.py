@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 
 from surrobench.analysis.op_readings import (
-    FRAGMENTED_SHARE, MEMORY_SHARE_MIN, read_fragmentation, read_memory, read_shapes, read_structure, read_table,
-)  # fmt: skip
+    FRAGMENTED_SHARE,
+    MEMORY_SHARE_MIN,
+    read_fragmentation,
+    read_memory,
+    read_shapes,
+    read_structure,
+    read_table,
+)
 from surrobench.analysis.ops import op_table_from_trace
 from surrobench.records.ops import OpStat, OpTable
 
@@ -21,8 +27,15 @@ def _op(name, category, share, *, mem=0, self_mem=0, self_us=None, shapes=()):
 
 
 def _table(*ops, basis="device", has_shapes=True):
-    return OpTable(ops=tuple(ops), basis=basis, total_us=100.0, active_steps=1, source="profiler",
-                   has_shapes=has_shapes, has_memory=True)  # fmt: skip
+    return OpTable(
+        ops=tuple(ops),
+        basis=basis,
+        total_us=100.0,
+        active_steps=1,
+        source="profiler",
+        has_shapes=has_shapes,
+        has_memory=True,
+    )
 
 
 def test_fno_fixture_readings_flag_fragmentation_and_structure_mismatch():

@@ -83,15 +83,28 @@ def _nested_trace(tmp_path) -> Path:
     plus a 5 µs kernel launched in the annotation but outside any op, and a GPU-side annotation copy that
     spans all kernels (must not count)."""
     events = [
-        annotation("ProfilerStep#3", 0, 200), annotation("surrobench::forward", 1, 190),
-        cpu_op("aten::linear", 10, 60, ext=1), cpu_op("aten::addmm", 20, 40, ext=2),
-        runtime("cudaLaunchKernel", 30, 5, corr=100, ext=2), kernel(50, 30, corr=100, name="gemm_kernel"),
+        annotation("ProfilerStep#3", 0, 200),
+        annotation("surrobench::forward", 1, 190),
+        cpu_op("aten::linear", 10, 60, ext=1),
+        cpu_op("aten::addmm", 20, 40, ext=2),
+        runtime("cudaLaunchKernel", 30, 5, corr=100, ext=2),
+        kernel(50, 30, corr=100, name="gemm_kernel"),
         cpu_op("aten::relu", 80, 20, ext=3),
-        runtime("cudaLaunchKernel", 85, 5, corr=101, ext=3), kernel(90, 10, corr=101, name="relu_kernel"),
-        runtime("cudaGraphLaunch", 120, 5, corr=102, ext=-1), kernel(130, 5, corr=102, name="graph_node"),
-        {"ph": "X", "cat": "gpu_user_annotation", "name": "surrobench::forward", "pid": 0, "tid": 7,
-         "ts": 5_000_000_050.0, "dur": 85, "args": {"device": 0, "stream": 7}},
-    ]  # fmt: skip
+        runtime("cudaLaunchKernel", 85, 5, corr=101, ext=3),
+        kernel(90, 10, corr=101, name="relu_kernel"),
+        runtime("cudaGraphLaunch", 120, 5, corr=102, ext=-1),
+        kernel(130, 5, corr=102, name="graph_node"),
+        {
+            "ph": "X",
+            "cat": "gpu_user_annotation",
+            "name": "surrobench::forward",
+            "pid": 0,
+            "tid": 7,
+            "ts": 5_000_000_050.0,
+            "dur": 85,
+            "args": {"device": 0, "stream": 7},
+        },
+    ]
     return write(tmp_path / "nested.json", events)
 
 
@@ -108,32 +121,56 @@ def test_nested_trace_no_double_counting(tmp_path):
     assert table.small_kernel_count == 0 and table.kernel_count == 3
 
 
-def _event(name, *, cpu_us=0.0, self_cpu_us=0.0, kernels=(), children=(), device=False, annotation=False,
-           mem=0, self_mem=0, shapes=()):  # fmt: skip
+def _event(
+    name,
+    *,
+    cpu_us=0.0,
+    self_cpu_us=0.0,
+    kernels=(),
+    children=(),
+    device=False,
+    annotation=False,
+    mem=0,
+    self_mem=0,
+    shapes=(),
+):
     """A FunctionEvent stand-in with the older ``*_cuda_*`` attribute names (torch < 2.4)."""
     self_dev = sum(k.duration for k in kernels)
     total_dev = self_dev + sum(c.cuda_time_total for c in children)
     return SimpleNamespace(
-        name=name, device_type="DeviceType.CUDA" if device else "DeviceType.CPU", is_async=False,
-        is_user_annotation=annotation, self_cpu_time_total=self_cpu_us, self_cuda_time_total=self_dev,
-        cuda_time_total=total_dev, cuda_memory_usage=mem, self_cuda_memory_usage=self_mem, cpu_memory_usage=0,
-        self_cpu_memory_usage=0, input_shapes=list(shapes), kernels=list(kernels),
+        name=name,
+        device_type="DeviceType.CUDA" if device else "DeviceType.CPU",
+        is_async=False,
+        is_user_annotation=annotation,
+        self_cpu_time_total=self_cpu_us,
+        self_cuda_time_total=self_dev,
+        cuda_time_total=total_dev,
+        cuda_memory_usage=mem,
+        self_cuda_memory_usage=self_mem,
+        cpu_memory_usage=0,
+        self_cpu_memory_usage=0,
+        input_shapes=list(shapes),
+        kernels=list(kernels),
         time_range=SimpleNamespace(elapsed_us=lambda: cpu_us),
-    )  # fmt: skip
+    )
 
 
 def test_events_builder_with_cuda_attribute_names_and_annotations():
     k = lambda name, us: SimpleNamespace(name=name, duration=us)  # noqa: E731
-    addmm = _event("aten::addmm", self_cpu_us=8, kernels=[k("gemm", 30.0)], mem=1024, self_mem=1024,
-                   shapes=[[4, 8], [8, 8]])  # fmt: skip
+    addmm = _event(
+        "aten::addmm", self_cpu_us=8, kernels=[k("gemm", 30.0)], mem=1024, self_mem=1024, shapes=[[4, 8], [8, 8]]
+    )
     linear = _event("aten::linear", self_cpu_us=2, children=[addmm], mem=1024, shapes=[[4, 8], [8, 8]])
     # The forward range carries its GPU-side copy as a "kernel": never a row, never kernel time.
     forward = _event("surrobench::forward", self_cpu_us=1, kernels=[k("surrobench::forward", 40.0)], annotation=True)
     events = [
-        forward, linear, addmm,
-        _event("gemm", cpu_us=30.0, device=True), _event("graph_node", cpu_us=10.0, device=True),
+        forward,
+        linear,
+        addmm,
+        _event("gemm", cpu_us=30.0, device=True),
+        _event("graph_node", cpu_us=10.0, device=True),
         _event("surrobench::forward", cpu_us=40.0, device=True, annotation=True),
-    ]  # fmt: skip
+    ]
     table = op_table_from_events(events, active_steps=2)
     rows = {op.name: op for op in table.ops}
     assert table.basis == "device" and table.total_us == pytest.approx(40)
@@ -145,7 +182,11 @@ def test_events_builder_with_cuda_attribute_names_and_annotations():
 
 
 def test_events_builder_cpu_basis_and_json_round_trip():
-    events = [_event("aten::mm", self_cpu_us=30), _event("aten::add", self_cpu_us=10), _event("aten::mm", self_cpu_us=20)]
+    events = [
+        _event("aten::mm", self_cpu_us=30),
+        _event("aten::add", self_cpu_us=10),
+        _event("aten::mm", self_cpu_us=20),
+    ]
     table = op_table_from_events(events, active_steps=1)
     assert table.basis == "cpu" and table.kernel_count is None
     assert [(op.name, op.calls, op.share) for op in table.ops] == [("aten::mm", 2, 50 / 60), ("aten::add", 1, 10 / 60)]
@@ -157,8 +198,11 @@ def test_a_launch_without_external_id_belongs_to_the_op_around_it_in_both_tables
     from surrobench.analysis.launches import launch_stats
     from surrobench.trace import load_trace
 
-    events = [cpu_op("aten::linear", 10, 60, ext=1),
-              runtime("cudaLaunchKernel", 30, 5, corr=100), kernel(50, 30, corr=100, name="gemm_kernel")]
+    events = [
+        cpu_op("aten::linear", 10, 60, ext=1),
+        runtime("cudaLaunchKernel", 30, 5, corr=100),
+        kernel(50, 30, corr=100, name="gemm_kernel"),
+    ]
     tl = load_trace(write(tmp_path / "t.json", events))
     rows = {op.name: op for op in op_table_from_trace(tmp_path / "t.json").ops}
     assert "gemm_kernel" not in rows and rows["aten::linear"].self_device_us == pytest.approx(30)

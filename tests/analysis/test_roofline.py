@@ -23,9 +23,16 @@ def test_matmul_flops_are_2mnk_and_bytes_are_inputs_plus_output():
 def test_roofline_verdicts_against_the_ridge():
     ceilings = Ceilings("dev", copy_gbps=1000.0, matmul_tflops={"fp32": 10.0})  # ridge 10 FLOP/byte
     costs = count_op_costs(lambda: (torch.randn(256, 256) @ torch.randn(256, 256)).relu())
-    table = OpTable((OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 0.5, 1.0),
-                     OpStat("aten::relu", "elementwise/activation", 1, 10.0, 10.0, 0.5, 1.0)),
-                    "device", 20.0, 1, "profiler")  # fmt: skip
+    table = OpTable(
+        (
+            OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 0.5, 1.0),
+            OpStat("aten::relu", "elementwise/activation", 1, 10.0, 10.0, 0.5, 1.0),
+        ),
+        "device",
+        20.0,
+        1,
+        "profiler",
+    )
     report = roofline(table, costs, ceilings, "fp32")
     assert report.ridge_flop_per_byte == pytest.approx(10.0)
     ops = {o.name: o for o in report.ops}
@@ -44,17 +51,22 @@ def test_unmeasured_precision_uses_its_stand_in():
     assert H200_FALLBACK.ridge_flop_per_byte("fp32") == pytest.approx(51e12 / 4184e9)
 
 
-@pytest.mark.parametrize("copy, rates, precision, why", [
-    (1000.0, {"fp32": 0.0}, "fp32", "fp32 matmul rate 0.0"),
-    (1000.0, {"fp32": float("inf")}, "fp32", "not a ceiling"),
-    (1000.0, {"fp16": float("nan")}, "fp16", "not a ceiling"),
-    (0.0, {"fp32": 10.0}, "fp32", "copy bandwidth 0.0"),
-    (1000.0, {"fp32": 10.0}, "fp16", "no fp16 matmul rate"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "copy, rates, precision, why",
+    [
+        (1000.0, {"fp32": 0.0}, "fp32", "fp32 matmul rate 0.0"),
+        (1000.0, {"fp32": float("inf")}, "fp32", "not a ceiling"),
+        (1000.0, {"fp16": float("nan")}, "fp16", "not a ceiling"),
+        (0.0, {"fp32": 10.0}, "fp32", "copy bandwidth 0.0"),
+        (1000.0, {"fp32": 10.0}, "fp16", "no fp16 matmul rate"),
+    ],
+)
 def test_zero_or_non_finite_ceilings_draw_no_roofline(copy, rates, precision, why):
     ceilings = Ceilings("dev", copy, rates)
     assert why in ceilings.unusable(precision)
-    table = OpTable((OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 1.0, 10.0),), "device", 10.0, 1, "profiler")
+    table = OpTable(
+        (OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 1.0, 10.0),), "device", 10.0, 1, "profiler"
+    )
     costs = count_op_costs(lambda: torch.randn(64, 64) @ torch.randn(64, 64))
     with pytest.raises(ValueError, match="no roofline"):
         roofline(table, costs, ceilings, precision)
@@ -64,8 +76,9 @@ def test_zero_or_non_finite_ceilings_draw_no_roofline(copy, rates, precision, wh
 def test_time_scale_puts_cpu_op_times_in_real_milliseconds():
     ceilings = Ceilings("cpu", copy_gbps=20.0, matmul_tflops={"fp32": 0.1})
     costs = count_op_costs(lambda: torch.randn(256, 256).relu())
-    table = OpTable((OpStat("aten::relu", "elementwise/activation", 1, 0.0, 0.0, 1.0, 100.0),), "cpu", 100.0, 1,
-                    "profiler")  # fmt: skip
+    table = OpTable(
+        (OpStat("aten::relu", "elementwise/activation", 1, 0.0, 0.0, 1.0, 100.0),), "cpu", 100.0, 1, "profiler"
+    )
     plain, scaled = roofline(table, costs, ceilings, "fp32"), roofline(table, costs, ceilings, "fp32", time_scale=0.4)
     assert scaled.ops[0].time_ms == pytest.approx(0.4 * plain.ops[0].time_ms) == pytest.approx(0.04)
     assert scaled.ops[0].achieved_gbps == pytest.approx(plain.ops[0].achieved_gbps / 0.4)

@@ -56,10 +56,15 @@ def test_gap_threshold_hides_short_gaps(tmp_path):
 
 
 def test_item_sync_is_traced_to_its_cpu_op(tmp_path):
-    events = launch(-5, 2, 1, 0, 10) + [
-        cpu_op("aten::item", -3, 15, ext=100), cpu_op("aten::_local_scalar_dense", -2.5, 14, ext=101),
-        runtime("cudaStreamSynchronize", -2, 13, corr=5, ext=101),
-    ] + launch(20, 5, 2, 26, 4)
+    events = (
+        launch(-5, 2, 1, 0, 10)
+        + [
+            cpu_op("aten::item", -3, 15, ext=100),
+            cpu_op("aten::_local_scalar_dense", -2.5, 14, ext=101),
+            runtime("cudaStreamSynchronize", -2, 13, corr=5, ext=101),
+        ]
+        + launch(20, 5, 2, 26, 4)
+    )
     gap = analyze(tmp_path, events).gaps.longest[0]
     assert gap.cause == "host_sync" and gap.dur_us == pytest.approx(16.0)
     assert gap.sync_call == "cudaStreamSynchronize"
@@ -97,8 +102,10 @@ def test_gap_before_a_nccl_kernel_waiting_for_its_peer_is_not_launch_bound(tmp_p
     # and launches SendRecv only at 300. Entered before the GPU went idle (5 < 10): waiting for the peer.
     # Entered after (25): the host was elsewhere when the GPU ran dry, an ordinary late launch.
     events = launch(-5, 3, 1, 0, 10) + [
-        cpu_op("c10d::send", entered_us, 310 - entered_us, ext=2), runtime("cudaLaunchKernel", 300, 5, 2, ext=2),
-        kernel(310, 20, 2, stream=20, name="ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)")]
+        cpu_op("c10d::send", entered_us, 310 - entered_us, ext=2),
+        runtime("cudaLaunchKernel", 300, 5, 2, ext=2),
+        kernel(310, 20, 2, stream=20, name="ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+    ]
     r = analyze(tmp_path, events)
     assert [(g.cause, g.dur_us) for g in r.gaps.longest] == [(cause, pytest.approx(300.0))]
 

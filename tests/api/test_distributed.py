@@ -30,9 +30,20 @@ FAST = ["--warmup", "1", "--iters", "4", "--input-sets", "1", "--device", "cpu"]
 
 
 def _request(models=("fno2d",), shapes=(ShapeSpec(size=8), ShapeSpec(full=(1, 3, 8, 8)))) -> SweepRequest:
-    return SweepRequest(models=models, shapes=shapes, batches=(1, 2), precisions=("fp32",), modes=("eager",),
-                        device="cpu", warmup=1, iters=2, seed=0, cudnn_benchmark=False, input_sets=1,
-                        tag="t")
+    return SweepRequest(
+        models=models,
+        shapes=shapes,
+        batches=(1, 2),
+        precisions=("fp32",),
+        modes=("eager",),
+        device="cpu",
+        warmup=1,
+        iters=2,
+        seed=0,
+        cudnn_benchmark=False,
+        input_sets=1,
+        tag="t",
+    )
 
 
 def test_configs_are_dealt_round_robin_and_each_once():
@@ -93,8 +104,24 @@ def _stored(db: Path, out: Path):
 
 def test_two_replicas_on_gloo(tmp_path, importable_src, capsys):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
-    code = run_cli(["run", "--nproc", "2", "--model", "pinn-mlp", "--shape", "64", "--batch", "1", "--db", str(db),
-                    "--json", str(out), *FAST])
+    code = run_cli(
+        [
+            "run",
+            "--nproc",
+            "2",
+            "--model",
+            "pinn-mlp",
+            "--shape",
+            "64",
+            "--batch",
+            "1",
+            "--db",
+            str(db),
+            "--json",
+            str(out),
+            *FAST,
+        ]
+    )
     assert code == 0
     assert "scaling: one device" in capsys.readouterr().out
     run = _stored(db, out)
@@ -112,8 +139,27 @@ def test_two_replicas_on_gloo(tmp_path, importable_src, capsys):
 
 def test_distributed_factory_over_two_ranks_on_gloo(tmp_path, importable_src):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
-    assert run_cli(["run", "--nproc", "2", "--model", f"{HALO}:build", "--shape", "16", "--batch", "1",
-                    "--db", str(db), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--nproc",
+                "2",
+                "--model",
+                f"{HALO}:build",
+                "--shape",
+                "16",
+                "--batch",
+                "1",
+                "--db",
+                str(db),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     run = _stored(db, out)
     assert run.env["parallel"] == "model"
     ref, rank0, rank1, step = run.results
@@ -127,8 +173,29 @@ def test_distributed_factory_over_two_ranks_on_gloo(tmp_path, importable_src):
 
 def test_configs_spread_over_two_processes_into_one_run(tmp_path, importable_src):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
-    assert run_cli(["run", "--nproc", "2", "--parallel", "configs", "--model", "pinn-mlp", "--shape", "32,64",
-                    "--batch", "1,2", "--db", str(db), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--nproc",
+                "2",
+                "--parallel",
+                "configs",
+                "--model",
+                "pinn-mlp",
+                "--shape",
+                "32,64",
+                "--batch",
+                "1,2",
+                "--db",
+                str(db),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     run = _stored(db, out)
     places = sorted((placement(r).config, placement(r).rank) for r in run.results)
     assert places == [(0, 0), (1, 1), (2, 0), (3, 1)]
@@ -147,19 +214,51 @@ def test_run_under_srun_finds_its_rank_in_the_slurm_environment(tmp_path):
         port = s.getsockname()[1]
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     base = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    base.update(PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
-                OMP_NUM_THREADS="1", SLURM_NTASKS="2", SLURM_STEP_NUM_TASKS="2", SLURM_STEP_NODELIST="localhost",
-                MASTER_PORT=str(port))
-    argv = [sys.executable, "-m", "surrobench", "run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1",
-            "--db", str(db), "--json", str(out), *FAST]
-    procs = [subprocess.Popen(argv, env={**base, "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)},
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    base.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+        SLURM_NTASKS="2",
+        SLURM_STEP_NUM_TASKS="2",
+        SLURM_STEP_NODELIST="localhost",
+        MASTER_PORT=str(port),
+    )
+    argv = [
+        sys.executable,
+        "-m",
+        "surrobench",
+        "run",
+        "--model",
+        "pinn-mlp",
+        "--shape",
+        "32",
+        "--batch",
+        "1",
+        "--db",
+        str(db),
+        "--json",
+        str(out),
+        *FAST,
+    ]
+    procs = [
+        subprocess.Popen(
+            argv,
+            env={**base, "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in range(2)
+    ]
     outputs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs[0][1][-2000:] + outputs[1][1][-2000:]
     assert "stored in" in outputs[0][0] and "stored in" not in outputs[1][0]  # rank 0 reports, rank 1 is quiet
     run = _stored(db, out)
     assert run.env["launcher"] == "srun" and [placement(r).role for r in run.results] == [
-        "reference", "rank", "rank", "step"]
+        "reference",
+        "rank",
+        "rank",
+        "step",
+    ]
 
 
 def test_rank_rows_keep_their_placement_through_run_json():
@@ -172,8 +271,14 @@ def test_rank_rows_keep_their_placement_through_run_json():
     comm = comm_breakdown([np.array([2.0, 3.0]), np.array([1.0, 1.0])])
     record = run("multi", multi_rank_rows([1.0, 1.0], [[2.0, 2.0], [1.5, 2.5]], samples_per_step=2, comm=comm))
     doc = json.loads(json.dumps(record.to_json()))
-    assert doc["results"][1]["placement"] == {"config": 0, "role": "rank", "rank": 0, "world_size": 2, "host": "h",
-                                              "device_uuid": None}
+    assert doc["results"][1]["placement"] == {
+        "config": 0,
+        "role": "rank",
+        "rank": 0,
+        "world_size": 2,
+        "host": "h",
+        "device_uuid": None,
+    }
     assert doc["results"][1]["comm"]["comm_wait_ms"]["median"] == 1.5 and "comm" not in doc["results"][0]
     back = run_from_json(doc)
     assert [placement(r) for r in back.results] == [placement(r) for r in record.results]

@@ -19,8 +19,13 @@ from surrobench.results.store import ResultStore, load_optimization
 from surrobench.workload.spec import ShapeSpec
 
 # Singles as measured (planted): name -> (verdict, speedup over the baseline)
-SINGLES = {"cudagraph": ("accepted", 4.0), "compile": ("accepted", 3.0), "tf32": ("accepted", 1.3),
-           "channels_last": ("rejected_slower", 0.7), "fp16": ("rejected_accuracy", None)}
+SINGLES = {
+    "cudagraph": ("accepted", 4.0),
+    "compile": ("accepted", 3.0),
+    "tf32": ("accepted", 1.3),
+    "channels_last": ("rejected_slower", 0.7),
+    "fp16": ("rejected_accuracy", None),
+}
 # Stacks (planted): name -> gain over the recipe it is stacked on
 GAINS = {"cudagraph+tf32": 1.2, "cudagraph+tf32+channels_last": 0.95}
 
@@ -42,8 +47,9 @@ def _fake_measure(tried):
         tried.append((recipe.name, current_name))
         gain = GAINS[recipe.name]
         verdict = "accepted" if gain > 1.05 else "rejected_slower"
-        return CandidateResult(recipe.name, verdict, "planted", speedup=_speed(4 * gain), gain=_speed(gain),
-                               stacked_on=current_name), object()
+        return CandidateResult(
+            recipe.name, verdict, "planted", speedup=_speed(4 * gain), gain=_speed(gain), stacked_on=current_name
+        ), object()
 
     return measure
 
@@ -120,9 +126,20 @@ def model_spec(tmp_path):
 
 
 def _request(model_spec, only):
-    sweep = SweepRequest(models=(model_spec,), shapes=(ShapeSpec(size=8),), batches=(1,), precisions=("fp32",),
-                         modes=("eager",), device="cpu", warmup=1, iters=4, seed=0, cudnn_benchmark=False,
-                         input_sets=2, threads=2)
+    sweep = SweepRequest(
+        models=(model_spec,),
+        shapes=(ShapeSpec(size=8),),
+        batches=(1,),
+        precisions=("fp32",),
+        modes=("eager",),
+        device="cpu",
+        warmup=1,
+        iters=4,
+        seed=0,
+        cudnn_benchmark=False,
+        input_sets=2,
+        threads=2,
+    )
     return OptimizeRequest((sweep,), rounds=2, only=only)
 
 

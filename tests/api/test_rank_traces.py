@@ -11,8 +11,9 @@ from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 
 def test_two_workers_give_the_answer_of_one_process(tmp_path):
     arrivals = {0: 30_040.0, 1: 95_040.0}
-    folder = write_ranks(tmp_path / "ranks", {0: allreduce_steps(0, arrivals),
-                                              1: allreduce_steps(1, arrivals, extra_us=65_000.0)})
+    folder = write_ranks(
+        tmp_path / "ranks", {0: allreduce_steps(0, arrivals), 1: allreduce_steps(1, arrivals, extra_us=65_000.0)}
+    )
     pooled = analyze_rank_traces(folder, workers=2)
     alone = analyze_rank_traces(folder, workers=1)
     assert pooled.cross_rank.rows == alone.cross_rank.rows

@@ -41,7 +41,6 @@ def test_unwritable_json_path_fails_before_the_analysis(tmp_path):
     assert done.stdout == ""  # nothing analyzed or printed
 
 
-
 def test_names_with_markup_and_lone_surrogates_print_literally(tmp_path):
     events = [annotation("[/]", 0, 40), annotation("[bold]x\ud800", 0, 40)]
     events += [e for i in range(5) for e in launch(10 * i, 2, i + 1, 10 * i + 5, 3, name="[/]k\ud800")]
@@ -71,7 +70,9 @@ def test_gap_threshold_must_be_finite(tmp_path):
 
 
 def test_a_pipe_of_a_gzip_trace(tmp_path):
-    script = f'{sys.executable} -c "import sys; from surrobench.cli import main; main(sys.argv[1:])" analyze <(cat {FNO})'
+    script = (
+        f'{sys.executable} -c "import sys; from surrobench.cli import main; main(sys.argv[1:])" analyze <(cat {FNO})'
+    )
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "launch_bound" in done.stdout

@@ -13,14 +13,17 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.results.ceilings import CACHE_ENV, cache_dir, load_ceilings, save_ceilings
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--matmul-n", "0"], "--matmul-n 0: must be a positive integer"),
-    (["--copy-mib", "0"], "--copy-mib 0: must be a positive integer"),
-    (["--iters", "0"], "--iters 0: must be a positive integer"),
-    (["--matmul-n", "-3"], "--matmul-n -3: must be a positive integer"),
-    (["--matmul-n", "1"], "--matmul-n 1: must be >= 256 on cpu"),
-    (["--copy-mib", "1"], "--copy-mib 1: must be >= 16 on cpu"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--matmul-n", "0"], "--matmul-n 0: must be a positive integer"),
+        (["--copy-mib", "0"], "--copy-mib 0: must be a positive integer"),
+        (["--iters", "0"], "--iters 0: must be a positive integer"),
+        (["--matmul-n", "-3"], "--matmul-n -3: must be a positive integer"),
+        (["--matmul-n", "1"], "--matmul-n 1: must be >= 256 on cpu"),
+        (["--copy-mib", "1"], "--copy-mib 1: must be >= 16 on cpu"),
+    ],
+)
 def test_calibrate_rejects_non_positive_and_tiny_sizes_naming_only_the_flag(tmp_path, capsys, flags, message):
     assert run_cli(["calibrate", "--device", "cpu", *flags]) == 2
     err = capsys.readouterr().err
@@ -52,11 +55,35 @@ def test_ceilings_are_per_machine_and_thread_count_not_per_database(tmp_path, mo
 def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
     db, out = tmp_path / "r.db", tmp_path / "d.json"
     # a degenerate calibration: fp32 matmul measured as 0 TFLOP/s
-    save_ceilings(Ceilings(fingerprint("cpu")["device_name"], 21.0, {"fp32": 0.0}, "2026-11-30", "bad"),
-                  torch.get_num_threads())
-    assert run_cli(["diagnose", "--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1", "--device",
-                    "cpu", "--db", str(db), "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"),
-                    "--json", str(out)]) == 0  # fmt: skip
+    save_ceilings(
+        Ceilings(fingerprint("cpu")["device_name"], 21.0, {"fp32": 0.0}, "2026-11-30", "bad"), torch.get_num_threads()
+    )
+    assert (
+        run_cli(
+            [
+                "diagnose",
+                "--model",
+                "scenario:groupnorm-large",
+                "--shape",
+                "32",
+                "--batch",
+                "1",
+                "--device",
+                "cpu",
+                "--db",
+                str(db),
+                "--iters",
+                "17",
+                "--warmup",
+                "1",
+                "--trace-out",
+                str(tmp_path / "tr"),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     err = " ".join(capsys.readouterr().err.split())
     assert "no fp32 roofline" in err and "fp32 matmul rate 0.0 TFLOP/s is not a ceiling" in err
     findings = json.loads(out.read_text())["findings"]

@@ -59,8 +59,13 @@ def test_usage_errors_exit_2_with_one_line(runs, tmp_path, capsys, args, message
     db = tmp_path / "r.db"
     ResultStore(db).close()
     (tmp_path / "bad.json").write_text(json.dumps({"schema": "something-else"}))
-    paths = {**runs, "missing": str(tmp_path / "missing.json"), "not_a_run": str(tmp_path / "bad.json"),
-             "db": str(db), "nodb": str(tmp_path / "nope.db")}  # fmt: skip
+    paths = {
+        **runs,
+        "missing": str(tmp_path / "missing.json"),
+        "not_a_run": str(tmp_path / "bad.json"),
+        "db": str(db),
+        "nodb": str(tmp_path / "nope.db"),
+    }
     assert run_cli([a.format(**paths) for a in args]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("surrobench: error:") and message in err and "\n" not in err
@@ -78,8 +83,10 @@ def test_compare_and_history_from_the_database(tmp_path, capsys, monkeypatch):
     db = tmp_path / "r.db"
     s = latency_samples(1.0, 0.01)
     with ResultStore(db) as store:
-        for rec in (run("20261130-120000-aaaa", [config(s)], tag="before", created="2026-11-29T12:00:00+00:00"),
-                    run("20261130-130000-bbbb", [config(s, model="unet")], tag="after")):  # fmt: skip
+        for rec in (
+            run("20261130-120000-aaaa", [config(s)], tag="before", created="2026-11-29T12:00:00+00:00"),
+            run("20261130-130000-bbbb", [config(s, model="unet")], tag="after"),
+        ):
             store.begin_run(rec)
             for r in rec.results:
                 store.add_result(rec.run_id, r)
@@ -87,10 +94,16 @@ def test_compare_and_history_from_the_database(tmp_path, capsys, monkeypatch):
 
     out = tmp_path / "h.json"
     assert run_cli(["history", "--db", str(db), "--json", str(out)]) == 0
-    assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == ["20261130-130000-bbbb", "20261130-120000-aaaa"]
+    assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == [
+        "20261130-130000-bbbb",
+        "20261130-120000-aaaa",
+    ]
     assert "20261130-120000-aaaa" in capsys.readouterr().out
-    for args, expected in ((["--model", "fno2d"], ["20261130-120000-aaaa"]), (["--tag", "after"], ["20261130-130000-bbbb"]),
-                           (["--since", "2026-11-30"], ["20261130-130000-bbbb"])):  # fmt: skip
+    for args, expected in (
+        (["--model", "fno2d"], ["20261130-120000-aaaa"]),
+        (["--tag", "after"], ["20261130-130000-bbbb"]),
+        (["--since", "2026-11-30"], ["20261130-130000-bbbb"]),
+    ):
         assert run_cli(["history", "--db", str(db), "--json", str(out), *args]) == 0
         assert [r["run_id"] for r in json.loads(out.read_text())["runs"]] == expected
 
@@ -109,8 +122,10 @@ def test_op_tables_in_the_database_feed_the_op_diff_and_the_report(tmp_path):
     from surrobench.records.ops import OpStat, OpTable
 
     def table(fft_us):  # 2 active steps: per-step self times are half the sums
-        ops = (OpStat("aten::_fft_r2c", "fft", 2, fft_us, fft_us, 0.8, 10.0),
-               OpStat("aten::mul", "elementwise", 2, 100.0, 100.0, 0.2, 5.0))
+        ops = (
+            OpStat("aten::_fft_r2c", "fft", 2, fft_us, fft_us, 0.8, 10.0),
+            OpStat("aten::mul", "elementwise", 2, 100.0, 100.0, 0.2, 5.0),
+        )
         return OpTable(ops=ops, basis="device", total_us=fft_us + 100.0, active_steps=2, source="profiler")
 
     db = tmp_path / "r.db"
@@ -136,7 +151,8 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
     assert run_cli(["compare", single, single]) == 0  # without the gate: compared, and notes say it
     capsys.readouterr()
     rounds = {"rounds": 2}
-    elsewhere = _write(tmp_path / "other.json",
-                       run("other-2", [config(latency_samples(1.0, 0.01), size=32, extra=rounds)], env=rounds))
+    elsewhere = _write(
+        tmp_path / "other.json", run("other-2", [config(latency_samples(1.0, 0.01), size=32, extra=rounds)], env=rounds)
+    )
     assert run_cli(["compare", runs["base"], elsewhere, "--fail-on-regression"]) == 2
     assert "no config in common" in capsys.readouterr().err

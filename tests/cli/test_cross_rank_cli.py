@@ -11,8 +11,9 @@ from kineto_synth import allreduce_steps, write_ranks
 
 def _straggler(tmp_path):
     arrivals = {0: 30_040.0, 1: 95_040.0}
-    return write_ranks(tmp_path / "ranks", {0: allreduce_steps(0, arrivals),
-                                            1: allreduce_steps(1, arrivals, extra_us=65_000.0)})
+    return write_ranks(
+        tmp_path / "ranks", {0: allreduce_steps(0, arrivals), 1: allreduce_steps(1, arrivals, extra_us=65_000.0)}
+    )
 
 
 def test_diagnose_folder_reports_the_straggler_and_the_wait(tmp_path, capsys):

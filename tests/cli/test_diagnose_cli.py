@@ -32,8 +32,24 @@ def test_diagnose_bad_inputs_exit_2(tmp_path, capsys):
 
 
 def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
-    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16",
-                    "--iters", "3", "--json", str(tmp_path / "c.json")]) == 0
+    assert (
+        run_cli(
+            [
+                "calibrate",
+                "--device",
+                "cpu",
+                "--matmul-n",
+                "256",
+                "--copy-mib",
+                "16",
+                "--iters",
+                "3",
+                "--json",
+                str(tmp_path / "c.json"),
+            ]
+        )
+        == 0
+    )
     written = json.loads((tmp_path / "c.json").read_text())
     assert written["schema"] == "surrobench/ceilings-v1"
     stored = load_ceilings(written["device_name"], torch.get_num_threads())
@@ -46,8 +62,24 @@ def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
 
 def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "live.json"
-    argv = ["--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1", "--device", "cpu", "--db", str(db),
-            "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr")]
+    argv = [
+        "--model",
+        "scenario:groupnorm-large",
+        "--shape",
+        "32",
+        "--batch",
+        "1",
+        "--device",
+        "cpu",
+        "--db",
+        str(db),
+        "--iters",
+        "17",
+        "--warmup",
+        "1",
+        "--trace-out",
+        str(tmp_path / "tr"),
+    ]
     assert run_cli(["diagnose", *argv, "--json", str(out)]) == 0
     live = json.loads(out.read_text())
     assert live["findings"][0]["kind"] == "memory_bound"
@@ -60,8 +92,28 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
 
 def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_usage_error(tmp_path, capsys):
     out = tmp_path / "s.json"
-    assert run_cli(["scenarios", "--only", "gemm-bf16,tiny-mlp", "--device", "auto", "--db", str(tmp_path / "s.db"),
-                    "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    assert (
+        run_cli(
+            [
+                "scenarios",
+                "--only",
+                "gemm-bf16,tiny-mlp",
+                "--device",
+                "auto",
+                "--db",
+                str(tmp_path / "s.db"),
+                "--iters",
+                "17",
+                "--warmup",
+                "1",
+                "--trace-out",
+                str(tmp_path / "tr"),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "scenarios on cpu" in capsys.readouterr().out  # the device used, not "auto"
     outcomes = {o["scenario"]: o for o in json.loads(out.read_text())["outcomes"]}
     assert outcomes["gemm-bf16"]["passed"] is None and "tensor-core peak" in outcomes["gemm-bf16"]["note"]
@@ -101,8 +153,15 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     from surrobench.cli.diagnose import load_system_view
     from surrobench.records.system import HostHotspot, SystemView
 
-    view = SystemView(12.0, 10.0, 1.2, 1.5, {"cycles": 1e9, "task-clock": 12.0}, {"instructions": "no PMU"},
-                      (HostHotspot("prep.py:12 build_mask", 0.6, 0.55, "py-spy"), HostHotspot("libc memcpy", 0.1)))
+    view = SystemView(
+        12.0,
+        10.0,
+        1.2,
+        1.5,
+        {"cycles": 1e9, "task-clock": 12.0},
+        {"instructions": "no PMU"},
+        (HostHotspot("prep.py:12 build_mask", 0.6, 0.55, "py-spy"), HostHotspot("libc memcpy", 0.1)),
+    )
     assert SystemView.from_json(view.to_json()) == view
     doc = tmp_path / "perf.json"
     doc.write_text(json.dumps(_perf_doc(view)))
@@ -129,10 +188,33 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
 
 def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "d.json"
-    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16",
-                    "--iters", "3"]) == 0
-    assert run_cli(["diagnose", "--model", "fno2d", "--shape", "16", "--batch", "1", "--device", "cpu", "--db", str(db),
-                    "--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--json", str(out)]) == 0
+    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16", "--iters", "3"]) == 0
+    assert (
+        run_cli(
+            [
+                "diagnose",
+                "--model",
+                "fno2d",
+                "--shape",
+                "16",
+                "--batch",
+                "1",
+                "--device",
+                "cpu",
+                "--db",
+                str(db),
+                "--iters",
+                "17",
+                "--warmup",
+                "1",
+                "--trace-out",
+                str(tmp_path / "tr"),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (roof,) = json.loads(out.read_text())["context"]["roofline"].values()
     ops = {o["name"]: o for o in roof["ops"]}
     r2c = ops["aten::_fft_r2c"]

@@ -43,8 +43,25 @@ def test_diagnose_trace_refuses_workload_options(tmp_path, capsys):
 
 def test_duplicate_shapes_batches_models_run_once(tmp_path):
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", "pinn-mlp,pinn-mlp", "--shape", "8,8", "--batch", "1,1",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                "pinn-mlp,pinn-mlp",
+                "--shape",
+                "8,8",
+                "--batch",
+                "1,1",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     assert len(json.loads(out.read_text())["results"]) == 1
 
 
@@ -86,8 +103,25 @@ def test_one_inputs_hook_per_factory(tmp_path):
         "def conv():\n    return torch.nn.Conv2d(3, 1, 1)\n"
     )
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", f"{module}:bilinear,{module}:conv", "--shape", "1x3x8x8", "--batch", "2",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                f"{module}:bilinear,{module}:conv",
+                "--shape",
+                "1x3x8x8",
+                "--batch",
+                "2",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     shapes = [r["input_shape"] for r in json.loads(out.read_text())["results"]]
     assert shapes == [[2, 4], [2, 3, 8, 8]]
 

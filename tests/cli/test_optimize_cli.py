@@ -15,9 +15,28 @@ CANDIDATE_KEYS = {"name", "verdict", "reason", "rel_l2", "max_abs", "setup_s"}
 
 def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
     out, md, db = tmp_path / "o.json", tmp_path / "o.md", tmp_path / "o.db"
-    code = run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--batch", "1", "--rounds", "2",
-                    "--only", "channels_last,cudagraph", "--db", str(db), "--json", str(out), "--markdown", str(md),
-                    *FAST])
+    code = run_cli(
+        [
+            "optimize",
+            "--model",
+            "fno2d",
+            "--shape",
+            "8",
+            "--batch",
+            "1",
+            "--rounds",
+            "2",
+            "--only",
+            "channels_last,cudagraph",
+            "--db",
+            str(db),
+            "--json",
+            str(out),
+            "--markdown",
+            str(md),
+            *FAST,
+        ]
+    )
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/optimize-v1" and doc["baseline_run_id"]
@@ -37,23 +56,59 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
 
 def test_optimize_from_a_stored_run(tmp_path):
     db, run_json, out = tmp_path / "o.db", tmp_path / "run.json", tmp_path / "o.json"
-    assert run_cli(["run", "--model", "pinn-mlp", "--shape", "64", "--batch", "1", "--db", str(db),
-                    "--json", str(run_json), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                "pinn-mlp",
+                "--shape",
+                "64",
+                "--batch",
+                "1",
+                "--db",
+                str(db),
+                "--json",
+                str(run_json),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     run_id = json.loads(run_json.read_text())["run_id"]
-    assert run_cli(["optimize", "--run", run_id, "--rounds", "2", "--only", "channels_last", "--db", str(db),
-                    "--json", str(out)]) == 0
+    assert (
+        run_cli(
+            [
+                "optimize",
+                "--run",
+                run_id,
+                "--rounds",
+                "2",
+                "--only",
+                "channels_last",
+                "--db",
+                str(db),
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (entry,) = json.loads(out.read_text())["configs"]
     assert entry["model"] == "pinn-mlp" and entry["candidates"][0]["verdict"] == "infeasible"
     assert "4-D" in entry["candidates"][0]["reason"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--tolerance", "0"], "--tolerance"),
-    (["--rounds", "1"], "--rounds 1"),
-    (["--budget-s", "-1"], "--budget-s"),
-    (["--only", "warp-drive"], "unknown remedy warp-drive"),
-    (["--run", "nope"], "no run"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tolerance", "0"], "--tolerance"),
+        (["--rounds", "1"], "--rounds 1"),
+        (["--budget-s", "-1"], "--budget-s"),
+        (["--only", "warp-drive"], "unknown remedy warp-drive"),
+        (["--run", "nope"], "no run"),
+    ],
+)
 def test_optimize_bad_input_is_one_line(tmp_path, capsys, args, message):
     code = run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--db", str(tmp_path / "o.db"), *FAST, *args])
     err = capsys.readouterr().err
@@ -62,18 +117,41 @@ def test_optimize_bad_input_is_one_line(tmp_path, capsys, args, message):
 
 def test_run_applies_and_records_the_recipe_flags(tmp_path):
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", "unet2d", "--shape", "16", "--batch", "1", "--threads", "1",
-                    "--channels-last", "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                "unet2d",
+                "--shape",
+                "16",
+                "--batch",
+                "1",
+                "--threads",
+                "1",
+                "--channels-last",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     assert doc["env"]["torch_threads"] == 1 and doc["env"]["cpu_count"] >= 1
     assert doc["results"][0]["status"] == "ok"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--compile-mode", "max-autotune"], "applies to --mode compile only"),
-    (["--mode", "compile", "--compile-mode", "turbo"], "--compile-mode 'turbo'"),
-    (["--threads", "0"], "--threads 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--compile-mode", "max-autotune"], "applies to --mode compile only"),
+        (["--mode", "compile", "--compile-mode", "turbo"], "--compile-mode 'turbo'"),
+        (["--threads", "0"], "--threads 0"),
+    ],
+)
 def test_run_bad_recipe_flags(tmp_path, capsys, args, message):
     code = run_cli(["run", "--model", "fno2d", "--shape", "8", "--db", str(tmp_path / "r.db"), *FAST, *args])
     assert code == 2 and message in capsys.readouterr().err
@@ -81,8 +159,29 @@ def test_run_bad_recipe_flags(tmp_path, capsys, args, message):
 
 def test_report_shows_the_optimization_with_its_speedup_vs_error_plot(tmp_path):
     db, out, html = tmp_path / "o.db", tmp_path / "o.json", tmp_path / "r.html"
-    assert run_cli(["optimize", "--model", "unet2d", "--shape", "16", "--batch", "1", "--rounds", "2",
-                    "--only", "channels_last,bf16", "--db", str(db), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "optimize",
+                "--model",
+                "unet2d",
+                "--shape",
+                "16",
+                "--batch",
+                "1",
+                "--rounds",
+                "2",
+                "--only",
+                "channels_last,bf16",
+                "--db",
+                str(db),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     assert run_cli(["report", doc["baseline_run_id"], "--db", str(db), "-o", str(html)]) == 0
     page = html.read_text()

@@ -21,15 +21,20 @@ needs_dev_full = pytest.mark.skipif(not FULL.exists(), reason="no /dev/full on t
 
 
 def _cli(args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "surrobench", *args], env={**os.environ, "PYTHONPATH": SRC},
-                          timeout=120, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "surrobench", *args], env={**os.environ, "PYTHONPATH": SRC}, timeout=120, **kwargs
+    )
 
 
 @needs_dev_full
 def test_json_on_a_full_device_is_one_line_and_the_run_is_kept(tmp_path, capsys):
     db = tmp_path / "r.db"
-    assert run_cli(["run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1", "--db", str(db),
-                    "--json", str(FULL), *FAST]) == 2
+    assert (
+        run_cli(
+            ["run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1", "--db", str(db), "--json", str(FULL), *FAST]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--json '/dev/full': cannot write (No space left on device)" in err and "Traceback" not in err
     with ResultStore(db) as store:
@@ -41,8 +46,11 @@ def test_json_on_a_full_device_is_one_line_and_the_run_is_kept(tmp_path, capsys)
 def test_a_failed_write_leaves_no_empty_file(tmp_path, capsys, monkeypatch):
     """A disk that fills mid-write: the target is never created (written beside it, renamed on success)."""
     run_json = tmp_path / "run.json"
-    run_json.write_text(json.dumps({"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None,
-                                    "env": {}, "results": []}))
+    run_json.write_text(
+        json.dumps(
+            {"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None, "env": {}, "results": []}
+        )
+    )
     real_replace = os.replace
 
     def no_space(src, dst):
@@ -59,19 +67,35 @@ def test_a_failed_write_leaves_no_empty_file(tmp_path, capsys, monkeypatch):
 @needs_dev_full
 def test_full_or_closed_standard_output(tmp_path):
     run_json = tmp_path / "run.json"
-    run_json.write_text(json.dumps({"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None,
-                                    "env": {}, "results": []}))
+    run_json.write_text(
+        json.dumps(
+            {"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None, "env": {}, "results": []}
+        )
+    )
     with open(FULL, "w") as full:
         done = _cli(["show", str(run_json)], stdout=full, stderr=subprocess.PIPE, text=True)
-    assert done.returncode == 2 and done.stderr.strip().endswith("cannot write to standard output (No space left on "
-                                                                 "device); nothing stored was lost")
-    closed = subprocess.run(f"{sys.executable} -m surrobench show {run_json} >&-", shell=True, text=True,
-                            env={**os.environ, "PYTHONPATH": SRC}, stderr=subprocess.PIPE, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().endswith(
+        "cannot write to standard output (No space left on device); nothing stored was lost"
+    )
+    closed = subprocess.run(
+        f"{sys.executable} -m surrobench show {run_json} >&-",
+        shell=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": SRC},
+        stderr=subprocess.PIPE,
+        timeout=120,
+    )
     assert closed.returncode == 2 and "standard output is closed" in closed.stderr
 
 
 def test_help_into_a_pipe_closed_after_one_line_exits_0():
-    done = subprocess.run(f"{sys.executable} -m surrobench --help | head -1; exit ${{PIPESTATUS[0]}}", shell=True,
-                          executable="/bin/bash", env={**os.environ, "PYTHONPATH": SRC}, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        f"{sys.executable} -m surrobench --help | head -1; exit ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr

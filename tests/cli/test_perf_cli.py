@@ -19,16 +19,32 @@ TOOLS = Tools.find()
 FAST = ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "5"]
 
 
-@pytest.mark.skipif(not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
-                    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})")  # fmt: skip
+@pytest.mark.skipif(
+    not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
+    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})",
+)
 def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     # One intra-op thread in the children: a 48x48 conv then costs ~0.03 ms against the mask's ~0.7 ms,
     # whereas two OpenMP threads on a busy 2-core VM spin for 1-14 ms (docs/benchmarks/cpu-perf.md).
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     out, flames = tmp_path / "perf.json", tmp_path / "flames"
-    argv = ["perf", "-m", SLOW_MODEL, "--shape", "48", *FAST, "--perf-window-s", "0.6", "--db",
-            str(tmp_path / "r.db"), "--json", str(out), "--flamegraph-out", str(flames)]  # fmt: skip
+    argv = [
+        "perf",
+        "-m",
+        SLOW_MODEL,
+        "--shape",
+        "48",
+        *FAST,
+        "--perf-window-s",
+        "0.6",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--json",
+        str(out),
+        "--flamegraph-out",
+        str(flames),
+    ]
     assert run_cli(argv) == 0
     stdout = capsys.readouterr().out
     doc = json.loads(out.read_text())
@@ -54,8 +70,24 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
 @pytest.mark.parametrize("command", [["profile", "--profile", "nsys"], ["run", "--profile", "nsys"]])
 def test_nsys_missing_is_one_line_with_the_command(tmp_path, capsys, command):
     traces = tmp_path / "traces"
-    argv = [*command, "-m", "pinn-mlp", "--shape", "64", *FAST, "--profile-wait", "0", "--profile-warmup", "0",
-            "--profile-active", "2", "--db", str(tmp_path / "r.db"), "--trace-out", str(traces)]  # fmt: skip
+    argv = [
+        *command,
+        "-m",
+        "pinn-mlp",
+        "--shape",
+        "64",
+        *FAST,
+        "--profile-wait",
+        "0",
+        "--profile-warmup",
+        "0",
+        "--profile-active",
+        "2",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--trace-out",
+        str(traces),
+    ]
     assert run_cli(argv) == 2
     (err,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("surrobench: error:")]
     assert "nsys is not on PATH" in err
@@ -65,27 +97,48 @@ def test_nsys_missing_is_one_line_with_the_command(tmp_path, capsys, command):
     assert not (tmp_path / "r.db").exists()  # nothing was timed
 
 
-@pytest.mark.parametrize("argv, where", [
-    (["perf", "--perf-window-s", "0"], "--perf-window-s"),
-    (["perf", "--host-top", "0"], "--host-top"),
-    (["run", "--profile", "vtune"], "--profile"),
-    (["profile", "--profile", "perf"], "--profile"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv, where",
+    [
+        (["perf", "--perf-window-s", "0"], "--perf-window-s"),
+        (["perf", "--host-top", "0"], "--host-top"),
+        (["run", "--profile", "vtune"], "--profile"),
+        (["profile", "--profile", "perf"], "--profile"),
+    ],
+)
 def test_bad_perf_options_exit_2(tmp_path, capsys, argv, where):
     assert run_cli([*argv, "-m", "pinn-mlp", *FAST, "--db", str(tmp_path / "r.db")]) == 2
     assert where in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
-                    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})")  # fmt: skip
+@pytest.mark.skipif(
+    not (TOOLS.perf and TOOLS.perf_control and TOOLS.py_spy),
+    reason=f"needs perf >= 5.9 ({PERF_INSTALL}) and py-spy ({PY_SPY_INSTALL})",
+)
 def test_diagnose_with_the_system_pass_names_the_slow_function(tmp_path, monkeypatch):
     """The three-tool workflow: diagnose --system runs perf/py-spy on the config and turns the hot host
     function inside the step into a cpu_preprocess finding that names it."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # see the test above
     out = tmp_path / "diagnosis.json"
-    argv = ["diagnose", "-m", SLOW_MODEL, "--shape", "1x3x48x48", *FAST, "--profile-warmup", "1", "--profile-active", "2",
-            "--system", "--db", str(tmp_path / "r.db"),
-            "--trace-out", str(tmp_path / "traces"), "--json", str(out)]  # fmt: skip
+    argv = [
+        "diagnose",
+        "-m",
+        SLOW_MODEL,
+        "--shape",
+        "1x3x48x48",
+        *FAST,
+        "--profile-warmup",
+        "1",
+        "--profile-active",
+        "2",
+        "--system",
+        "--db",
+        str(tmp_path / "r.db"),
+        "--trace-out",
+        str(tmp_path / "traces"),
+        "--json",
+        str(out),
+    ]
     assert run_cli(argv) == 0
     findings = json.loads(out.read_text())["findings"]
     pre = [f for f in findings if f["kind"] == "cpu_preprocess"]

@@ -12,8 +12,26 @@ from conftest import run_cli
 from surrobench.results.store import ResultStore
 
 # A small, fast config: the PINN MLP at 64 collocation points, a 1+1+2 step schedule within 8 iterations.
-FAST = ["-m", "pinn-mlp", "--shape", "64", "--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "8",
-        "--profile-wait", "1", "--profile-warmup", "1", "--profile-active", "2"]  # fmt: skip
+FAST = [
+    "-m",
+    "pinn-mlp",
+    "--shape",
+    "64",
+    "--batch",
+    "1",
+    "--device",
+    "cpu",
+    "--warmup",
+    "1",
+    "--iters",
+    "8",
+    "--profile-wait",
+    "1",
+    "--profile-warmup",
+    "1",
+    "--profile-active",
+    "2",
+]
 
 
 def test_profile_end_to_end(tmp_path, capsys, monkeypatch):

@@ -15,8 +15,26 @@ FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1"]
 
 def test_run_stores_and_writes_run_json(tmp_path, capsys):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
-    code = run_cli(["run", "--model", "fno2d", "--shape", "16", "--batch", "1,2", "--device", "cpu",
-                    "--db", str(db), "--json", str(out), "--tag", "t1", *FAST])  # fmt: skip
+    code = run_cli(
+        [
+            "run",
+            "--model",
+            "fno2d",
+            "--shape",
+            "16",
+            "--batch",
+            "1,2",
+            "--device",
+            "cpu",
+            "--db",
+            str(db),
+            "--json",
+            str(out),
+            "--tag",
+            "t1",
+            *FAST,
+        ]
+    )
     assert code == 0
     captured = capsys.readouterr()
     assert "fno2d" in captured.out and "stored in" in captured.out
@@ -35,8 +53,27 @@ def test_user_factory_model(tmp_path):
     module = tmp_path / "mymodel.py"
     module.write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 2, 3, padding=1)\n")
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", f"{module}:build", "--shape", "1x3x8x8", "--batch", "2", "--device", "cpu",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                f"{module}:build",
+                "--shape",
+                "1x3x8x8",
+                "--batch",
+                "2",
+                "--device",
+                "cpu",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["results"][0]["input_shape"] == [2, 3, 8, 8]
 
 
@@ -85,16 +122,56 @@ def test_nothing_measured_is_lost_when_a_config_fails(tmp_path):
         "def build():\n    return M()\n"
     )
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", f"{module}:build", "--shape", "1x3x8x8", "--batch", "1,2,4", "--device", "cpu",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 3  # fmt: skip
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                f"{module}:build",
+                "--shape",
+                "1x3x8x8",
+                "--batch",
+                "1,2,4",
+                "--device",
+                "cpu",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 3
+    )
     statuses = [(r["batch"], r["status"]) for r in json.loads(out.read_text())["results"]]
     assert statuses == [(1, "ok"), (2, "oom"), (4, "ok")]
 
 
 def test_rounds_repeat_the_sweep_and_are_recorded(tmp_path):
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2", "--device", "cpu", "--rounds", "3",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0  # fmt: skip
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                "pinn-mlp",
+                "--shape",
+                "32",
+                "--batch",
+                "1,2",
+                "--device",
+                "cpu",
+                "--rounds",
+                "3",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     doc = json.loads(out.read_text())
     assert doc["env"]["rounds"] == 3
     assert [len(r["samples_ms"]) for r in doc["results"]] == [9, 9]
@@ -119,8 +196,25 @@ def test_a_closed_stdout_pipe_still_writes_the_json_and_exits_0(tmp_path):
     import sys
 
     out = tmp_path / "run.json"
-    cmd = [sys.executable, "-m", "surrobench", "run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1,2,4",
-           "--device", "cpu", *FAST, "--db", str(tmp_path / "r.db"), "--json", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "surrobench",
+        "run",
+        "--model",
+        "pinn-mlp",
+        "--shape",
+        "16",
+        "--batch",
+        "1,2,4",
+        "--device",
+        "cpu",
+        *FAST,
+        "--db",
+        str(tmp_path / "r.db"),
+        "--json",
+        str(out),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     proc.stdout.close()  # the reader goes away at once, as `| head -0` would
     assert proc.wait(timeout=120) == 0
@@ -142,8 +236,24 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(sweep, "run_config", interrupt_second)
     db, out = tmp_path / "r.db", tmp_path / "run.json"
-    code = run_cli(["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2,4", "--device", "cpu",
-                    "--db", str(db), "--json", str(out), *FAST])
+    code = run_cli(
+        [
+            "run",
+            "--model",
+            "pinn-mlp",
+            "--shape",
+            "32",
+            "--batch",
+            "1,2,4",
+            "--device",
+            "cpu",
+            "--db",
+            str(db),
+            "--json",
+            str(out),
+            *FAST,
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 130
     doc = json.loads(out.read_text())

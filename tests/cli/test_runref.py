@@ -12,8 +12,10 @@ from surrobench.records.ops import OpStat, OpTable
 
 
 def _table(basis: str) -> OpTable:
-    ops = (OpStat("aten::mm", "gemm/matmul/einsum", 4, 800.0, 900.0, 0.8, 60.0),
-           OpStat("aten::add", "elementwise/activation", 4, 200.0, 200.0, 0.2, 40.0))  # fmt: skip
+    ops = (
+        OpStat("aten::mm", "gemm/matmul/einsum", 4, 800.0, 900.0, 0.8, 60.0),
+        OpStat("aten::add", "elementwise/activation", 4, 200.0, 200.0, 0.2, 40.0),
+    )
     return OpTable(ops, basis, 1000.0, 4, "profiler")
 
 
@@ -33,7 +35,9 @@ def test_is_run_file(tmp_path):
 
 def test_analysis_does_not_import_the_cli():
     """Layering: the detectors read op tables, not the command line (detect_run imported cli.runref)."""
-    code = ("import sys, surrobench.analysis.diagnose, surrobench.analysis.detect_run; "
-            "sys.exit(sorted(m for m in sys.modules if m.startswith('surrobench.cli')) or None)")
+    code = (
+        "import sys, surrobench.analysis.diagnose, surrobench.analysis.detect_run; "
+        "sys.exit(sorted(m for m in sys.modules if m.startswith('surrobench.cli')) or None)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -12,7 +12,7 @@ from conftest import run_cli
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
 SRC = str(Path(__file__).parents[2] / "src")
 
-MODELS = '''
+MODELS = """
 import sys, threading, time, torch
 
 class Returns(torch.nn.Module):
@@ -46,7 +46,7 @@ def not_a_module():
 def leaves_a_thread():
     threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
     return torch.nn.Identity()
-'''
+"""
 
 
 def _models(tmp_path) -> Path:
@@ -56,14 +56,30 @@ def _models(tmp_path) -> Path:
 
 
 def _errors(out: Path) -> dict[str, str]:
-    return {r["model"].rsplit(":", 1)[1]: r["error"] for r in json.loads(out.read_text())["results"] if r["status"] != "ok"}
+    return {
+        r["model"].rsplit(":", 1)[1]: r["error"] for r in json.loads(out.read_text())["results"] if r["status"] != "ok"
+    }
 
 
 def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
     path, out = _models(tmp_path), tmp_path / "run.json"
     specs = [f"{path}:{name}" for name in ("none", "text", "generator", "exits", "two_inputs")]
-    code = run_cli(["run", "--model", ",".join(["fno2d", *specs]), "--shape", "1x3x8x8", "--batch", "1",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])
+    code = run_cli(
+        [
+            "run",
+            "--model",
+            ",".join(["fno2d", *specs]),
+            "--shape",
+            "1x3x8x8",
+            "--batch",
+            "1",
+            "--db",
+            str(tmp_path / "r.db"),
+            "--json",
+            str(out),
+            *FAST,
+        ]
+    )
     assert code == 3, capsys.readouterr().err
     errors = _errors(out)
     assert set(errors) == {"none", "text", "generator", "exits", "two_inputs"}  # fno2d ran ok
@@ -75,8 +91,22 @@ def test_bad_outputs_and_sys_exit_are_errors_with_their_cause(tmp_path, capsys):
 
 def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
     path, out = _models(tmp_path), tmp_path / "run.json"
-    code = run_cli(["run", "--model", f"fno2d,{path}:broken,{path}:not_a_module,pinn-mlp", "--shape", "16",
-                    "--batch", "1", "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST])
+    code = run_cli(
+        [
+            "run",
+            "--model",
+            f"fno2d,{path}:broken,{path}:not_a_module,pinn-mlp",
+            "--shape",
+            "16",
+            "--batch",
+            "1",
+            "--db",
+            str(tmp_path / "r.db"),
+            "--json",
+            str(out),
+            *FAST,
+        ]
+    )
     assert code == 3, capsys.readouterr().err
     results = json.loads(out.read_text())["results"]
     assert [r["status"] for r in results] == ["ok", "error", "error", "ok"]
@@ -86,9 +116,25 @@ def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, 
 def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):
     path = _models(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "surrobench", "run", "--model", f"{path}:leaves_a_thread", "--shape", "1x3x8x8",
-         "--batch", "1", "--db", str(tmp_path / "r.db"), *FAST],
-        capture_output=True, text=True, timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-m",
+            "surrobench",
+            "run",
+            "--model",
+            f"{path}:leaves_a_thread",
+            "--shape",
+            "1x3x8x8",
+            "--batch",
+            "1",
+            "--db",
+            str(tmp_path / "r.db"),
+            *FAST,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr
     assert "left 1 thread(s) running" in done.stderr
@@ -101,11 +147,19 @@ def test_a_package_of_the_current_folder_is_importable_from_the_installed_comman
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "models.py").write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 1, 1)\n")
-    code = ("import sys; from surrobench.cli import entry; sys.argv = ['surrobench', 'run', '--model', "
-            "'mypkg.models:build', '--shape', '1x3x8x8', '--batch', '1', '--db', 'r.db', '--warmup', '0', "
-            "'--iters', '2', '--input-sets', '1', '--device', 'cpu']; entry()")
-    done = subprocess.run([sys.executable, "-P", "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys; from surrobench.cli import entry; sys.argv = ['surrobench', 'run', '--model', "
+        "'mypkg.models:build', '--shape', '1x3x8x8', '--batch', '1', '--db', 'r.db', '--warmup', '0', "
+        "'--iters', '2', '--input-sets', '1', '--device', 'cpu']; entry()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert "mypkg.models:build" in done.stdout
 
@@ -116,7 +170,24 @@ def test_a_model_path_that_is_rich_markup_runs_and_shows(tmp_path, capsys):
     folder.mkdir(parents=True)
     (folder / "m.py").write_text("import torch\ndef build():\n    return torch.nn.Conv2d(3, 1, 1)\n")
     out = tmp_path / "run.json"
-    assert run_cli(["run", "--model", f"{folder}/m.py:build", "--shape", "1x3x8x8", "--batch", "1",
-                    "--db", str(tmp_path / "r.db"), "--json", str(out), *FAST]) == 0
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                f"{folder}/m.py:build",
+                "--shape",
+                "1x3x8x8",
+                "--batch",
+                "1",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--json",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     assert "a[/]b/m.py:build" in capsys.readouterr().out
     assert run_cli(["show", str(out)]) == 0 and "a[/]b/m.py:build" in capsys.readouterr().out

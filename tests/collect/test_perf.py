@@ -10,7 +10,6 @@ from surrobench.execution.config import ExecConfig
 from surrobench.workload.spec import ShapeSpec
 
 
-
 def _cfg(model: str, size: int) -> ExecConfig:
     return ExecConfig(model, ShapeSpec(size=size), 1, "fp32", "cpu", "eager", 1, 4, False, 0, 1)
 

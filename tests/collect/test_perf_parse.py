@@ -8,9 +8,18 @@ from pathlib import Path
 import pytest
 
 from surrobench.collect.perf_parse import (
-    NOT_COUNTED, NOT_SUPPORTED, PERF_EVENTS, PerfAccess, parse_flamegraph_svg, parse_perf_report,
-    parse_stat_csv, perf_access, permission_reason, summarize_counters, unavailable_reason,
-)  # fmt: skip
+    NOT_COUNTED,
+    NOT_SUPPORTED,
+    PERF_EVENTS,
+    PerfAccess,
+    parse_flamegraph_svg,
+    parse_perf_report,
+    parse_stat_csv,
+    perf_access,
+    permission_reason,
+    summarize_counters,
+    unavailable_reason,
+)
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "perf"
 VM = PerfAccess(paranoid=2, virtualized=True, root=True)
@@ -28,8 +37,14 @@ def test_vm_window_counts_software_events_and_explains_hardware_ones():
     assert summary.counters["task-clock"] == pytest.approx(12198.56)
     assert summary.counters["context-switches"] == 4432 and summary.counters["page-faults"] == 118772
     assert summary.counters["cycles"] is None and summary.ipc is None and summary.cache_miss_rate is None
-    assert set(summary.unavailable) == {"cycles", "instructions", "cache-references", "cache-misses",
-                                        "branches", "branch-misses"}  # fmt: skip
+    assert set(summary.unavailable) == {
+        "cycles",
+        "instructions",
+        "cache-references",
+        "cache-misses",
+        "branches",
+        "branch-misses",
+    }
     assert all("virtual machine" in reason for reason in summary.unavailable.values())
     assert summary.multiplexed == {}
 
@@ -115,8 +130,14 @@ def test_pyspy_flamegraph_inclusive_and_self_shares():
 def test_recursive_frames_count_once_and_bad_svg_raises():
     ns = 'xmlns="http://www.w3.org/2000/svg" xmlns:fg="http://github.com/jonhoo/inferno"'
     g = '<g><title>{} ({} samples, 1%)</title><rect x="0" y="{}" width="1" height="15" fg:x="{}" fg:w="{}"/></g>'
-    svg = (f"<svg {ns}>" + g.format("all", 10, 0, 0, 10) + g.format("f (a.py)", 8, 16, 0, 8)
-           + g.format("f (a.py)", 6, 32, 0, 6) + g.format("g (a.py)", 2, 32, 8, 2) + "</svg>")  # fmt: skip
+    svg = (
+        f"<svg {ns}>"
+        + g.format("all", 10, 0, 0, 10)
+        + g.format("f (a.py)", 8, 16, 0, 8)
+        + g.format("f (a.py)", 6, 32, 0, 6)
+        + g.format("g (a.py)", 2, 32, 8, 2)
+        + "</svg>"
+    )
     spots, total = parse_flamegraph_svg(svg)
     f = next(s for s in spots if s.function == "f (a.py)")
     assert total == 10 and f.share == pytest.approx(0.8) and f.self_share == pytest.approx(0.8)
@@ -127,8 +148,14 @@ def test_recursive_frames_count_once_and_bad_svg_raises():
 def test_a_function_in_disjoint_and_nested_frames_covers_their_union():
     ns = 'xmlns="http://www.w3.org/2000/svg" xmlns:fg="http://github.com/jonhoo/inferno"'
     g = '<g><title>{} ({} samples, 1%)</title><rect x="0" y="{}" width="1" height="15" fg:x="{}" fg:w="{}"/></g>'
-    svg = (f"<svg {ns}>" + g.format("all", 10, 0, 0, 10) + g.format("f (a.py)", 3, 16, 0, 3)
-           + g.format("h (a.py)", 5, 16, 3, 5) + g.format("f (a.py)", 2, 32, 4, 2)  # f called again from h
-           + g.format("f (a.py)", 1, 48, 4, 1) + "</svg>")  # fmt: skip
+    svg = (
+        f"<svg {ns}>"
+        + g.format("all", 10, 0, 0, 10)
+        + g.format("f (a.py)", 3, 16, 0, 3)
+        + g.format("h (a.py)", 5, 16, 3, 5)
+        + g.format("f (a.py)", 2, 32, 4, 2)  # f called again from h
+        + g.format("f (a.py)", 1, 48, 4, 1)
+        + "</svg>"
+    )
     f = next(s for s in parse_flamegraph_svg(svg)[0] if s.function == "f (a.py)")
     assert f.share == pytest.approx(0.5)  # [0, 3) and [4, 6): 5 of 10 samples

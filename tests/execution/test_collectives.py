@@ -58,5 +58,5 @@ def test_a_call_inside_a_timed_call_counts_once(monkeypatch):
     with recorder.patched():
         recorder.begin_step()
         dist.all_gather(None)
-    (start, _), = recorder.step_intervals_ns()
+    ((start, _),) = recorder.step_intervals_ns()
     assert len(start) == 1 and recorder.call_names() == ["all_gather"]

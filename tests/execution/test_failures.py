@@ -57,13 +57,26 @@ class _BF16Fft(nn.Module):
 
 
 def test_runner_records_the_explained_cause_and_keeps_the_original_error():
-    cfg = ExecConfig(model="tiny", shape=ShapeSpec(size=8), batch=1, precision="fp32", device="cpu", mode="eager",
-                     warmup=1, iters=2, cudnn_benchmark=False, seed=0, input_sets=1)  # fmt: skip
+    cfg = ExecConfig(
+        model="tiny",
+        shape=ShapeSpec(size=8),
+        batch=1,
+        precision="fp32",
+        device="cpu",
+        mode="eager",
+        warmup=1,
+        iters=2,
+        cudnn_benchmark=False,
+        seed=0,
+        input_sets=1,
+    )
     r = run_config(cfg, prepare_model(TinySurrogate(_BF16Fft), "cpu", 0))
     assert r.status == "error" and r.error == "RuntimeError: Unsupported dtype BFloat16"
     assert r.extra == failure_extra(r.error)
     assert r.extra["failure_cause"] == "fft_no_bf16"
     assert r.to_json()["error"] == "RuntimeError: Unsupported dtype BFloat16"
     text = failure_text(r)
-    assert text.startswith("the FFT library has no bf16") and text.endswith("[RuntimeError: Unsupported dtype BFloat16]")
+    assert text.startswith("the FFT library has no bf16") and text.endswith(
+        "[RuntimeError: Unsupported dtype BFloat16]"
+    )
     assert result_cells(r)["status"] == f"error: {text}"

@@ -24,18 +24,28 @@ def test_srun_environment_prefers_the_step_task_count():
     assert detect_rank_env({"SLURM_PROCID": "2", "SLURM_NTASKS": "4"}) == RankEnv(2, 4, 0, "srun")
 
 
-@pytest.mark.parametrize("environ", [
-    {"RANK": "x", "WORLD_SIZE": "2", "LOCAL_RANK": "0"},
-    {"RANK": "2", "WORLD_SIZE": "2", "LOCAL_RANK": "0"},
-    {"SLURM_PROCID": "5", "SLURM_NTASKS": "2"},
-])
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"RANK": "x", "WORLD_SIZE": "2", "LOCAL_RANK": "0"},
+        {"RANK": "2", "WORLD_SIZE": "2", "LOCAL_RANK": "0"},
+        {"SLURM_PROCID": "5", "SLURM_NTASKS": "2"},
+    ],
+)
 def test_bad_rank_environment_is_a_usage_error(environ):
     with pytest.raises(UsageError):
         detect_rank_env(environ)
 
 
-@pytest.mark.parametrize("nodes, first", [
-    ("gpu7", "gpu7"), ("node[03-05,9],gpu7", "node03"), ("a,b", "a"), ("n[12]", "n12"), ("node-a[1-2]", "node-a1"),
-])
+@pytest.mark.parametrize(
+    "nodes, first",
+    [
+        ("gpu7", "gpu7"),
+        ("node[03-05,9],gpu7", "node03"),
+        ("a,b", "a"),
+        ("n[12]", "n12"),
+        ("node-a[1-2]", "node-a1"),
+    ],
+)
 def test_first_slurm_host(nodes, first):
     assert first_slurm_host(nodes) == first

@@ -15,8 +15,19 @@ from surrobench.workload.spec import ShapeSpec
 
 
 def _cfg(**kw) -> ExecConfig:
-    base = dict(model="tiny", shape=ShapeSpec(size=8), batch=2, precision="fp32", device="cpu", mode="eager",
-                warmup=1, iters=3, cudnn_benchmark=False, seed=0, input_sets=2)
+    base = dict(
+        model="tiny",
+        shape=ShapeSpec(size=8),
+        batch=2,
+        precision="fp32",
+        device="cpu",
+        mode="eager",
+        warmup=1,
+        iters=3,
+        cudnn_benchmark=False,
+        seed=0,
+        input_sets=2,
+    )
     return ExecConfig(**{**base, **kw})
 
 
@@ -47,10 +58,29 @@ def test_recipe_stacks_compatible_remedies_and_refuses_conflicts():
 
 
 def test_run_flags_reproduce_every_setting():
-    cfg = _cfg(device="cuda", mode="compile", compile_mode="max-autotune", precision="bf16", channels_last=True,
-               cudnn_benchmark=True, threads=2)
-    assert run_flags(cfg) == ["--precision", "bf16", "--mode", "compile", "--device", "cuda", "--compile-mode",
-                              "max-autotune", "--channels-last", "--cudnn-benchmark", "--threads", "2"]
+    cfg = _cfg(
+        device="cuda",
+        mode="compile",
+        compile_mode="max-autotune",
+        precision="bf16",
+        channels_last=True,
+        cudnn_benchmark=True,
+        threads=2,
+    )
+    assert run_flags(cfg) == [
+        "--precision",
+        "bf16",
+        "--mode",
+        "compile",
+        "--device",
+        "cuda",
+        "--compile-mode",
+        "max-autotune",
+        "--channels-last",
+        "--cudnn-benchmark",
+        "--threads",
+        "2",
+    ]
 
 
 def test_execution_settings_set_and_restore_threads():

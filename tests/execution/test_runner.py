@@ -11,8 +11,17 @@ from surrobench.workload.spec import ShapeSpec
 
 def _cfg(batch=2, mode="eager", precision="fp32", iters=12, warmup=2):
     return ExecConfig(
-        model="tiny", shape=ShapeSpec(size=8), batch=batch, precision=precision, device="cpu", mode=mode,
-        warmup=warmup, iters=iters, cudnn_benchmark=False, seed=0, input_sets=3,
+        model="tiny",
+        shape=ShapeSpec(size=8),
+        batch=batch,
+        precision=precision,
+        device="cpu",
+        mode=mode,
+        warmup=warmup,
+        iters=iters,
+        cudnn_benchmark=False,
+        seed=0,
+        input_sets=3,
     )
 
 
@@ -31,7 +40,9 @@ def test_ok_config_has_all_measurements(tiny):
 
 
 def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
-    oom = TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")))
+    oom = TinySurrogate(
+        lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB"))
+    )
     prepared = prepare_model(oom, "cpu", 0)
     results = [run_config(cfg, prepared) for cfg in (_cfg(1), _cfg(2), _cfg(4))]
     assert [r.status for r in results] == ["ok", "oom", "ok"]
@@ -44,7 +55,9 @@ def test_compare_pairs_an_ok_config_with_its_later_oom_as_a_regression():
     from surrobench.results.compare import match_configs, compare_config
 
     ok = run_config(_cfg(2), prepare_model(TinySurrogate(), "cpu", 0))
-    oom = run_config(_cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0))
+    oom = run_config(
+        _cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0)
+    )
     pairs, only_base, only_new = match_configs([ok], [oom])
     assert len(pairs) == 1 and not only_base and not only_new
     assert compare_config(*pairs[0]).verdict == "regressed"
@@ -113,7 +126,9 @@ def test_a_failed_round_fails_the_merged_config(tiny):
     from surrobench.execution.runner import merge_rounds
 
     ok = run_config(_cfg(iters=3), prepare_model(tiny, "cpu", 0))
-    oom = run_config(_cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0))
+    oom = run_config(
+        _cfg(2), prepare_model(TinySurrogate(lambda: RaisesOn(2, torch.cuda.OutOfMemoryError("oom"))), "cpu", 0)
+    )
     merged = merge_rounds([ok, oom])
     assert merged.status == "oom" and merged.extra["rounds"] == 2
 
@@ -134,8 +149,10 @@ def test_nvml_handle_is_the_gpu_torch_uses_not_index_0(monkeypatch):
     from surrobench.execution import env
 
     asked = {}
-    fake = SimpleNamespace(nvmlDeviceGetHandleByUUID=lambda uuid: asked.setdefault("uuid", uuid),
-                           nvmlDeviceGetHandleByIndex=lambda i: asked.setdefault("index", i))  # fmt: skip
+    fake = SimpleNamespace(
+        nvmlDeviceGetHandleByUUID=lambda uuid: asked.setdefault("uuid", uuid),
+        nvmlDeviceGetHandleByIndex=lambda i: asked.setdefault("index", i),
+    )
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid="abc-123"))
     env._handle(fake)

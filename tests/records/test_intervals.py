@@ -14,7 +14,7 @@ spans = st.lists(st.tuples(st.integers(0, 200), st.integers(0, 40)), max_size=30
 def _mask(pairs, n=300):
     m = np.zeros(n, dtype=bool)
     for s, d in pairs:
-        m[s:s + d] = True
+        m[s : s + d] = True
     return m
 
 
@@ -35,4 +35,5 @@ def test_intersection_matches_brute_force(a, b):
     def merged(pairs):
         s = np.array([p[0] for p in pairs], dtype=np.int64)
         return intervals.merge(s, s + np.array([p[1] for p in pairs], dtype=np.int64))
+
     assert intervals.intersection(merged(a), merged(b)) == (_mask(a) & _mask(b)).sum()

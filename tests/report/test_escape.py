@@ -40,7 +40,8 @@ def test_results_table_prints_markup_and_surrogates_in_names():
 
 
 def test_findings_table_prints_markup_in_op_names():
-    finding = Finding("memory_bound", "high", "[/]op is slow", (Evidence("profiler", "[/] 50%"),), "fuse [b]", 1.0,
-                      config="[/]model")
+    finding = Finding(
+        "memory_bound", "high", "[/]op is slow", (Evidence("profiler", "[/] 50%"),), "fuse [b]", 1.0, config="[/]model"
+    )
     out = _render(findings_rich([finding], "t"))
     assert "[/]op is slow" in out and "[/] 50%" in out and "fuse [b]" in out

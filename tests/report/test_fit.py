@@ -46,8 +46,15 @@ def test_comparison_and_findings_never_cut(width):
     new = run("20261201-000000-bbbb", [config(latency_samples(1.3, 0.01), size=s) for s in (64, 128)])
     out = _render(comparison_tables(compare_runs(base, new), width=width)[0], width)
     assert "…" not in out and "20261201-000000-bbbb" in out and "regressed" in _tokens(out)
-    finding = Finding("stream_serialization", "medium", "kernels of two streams never overlap",
-                      (Evidence("timeline", "overlap 0% of 12.5 ms"),), "use more streams", 12.345, config="m")
+    finding = Finding(
+        "stream_serialization",
+        "medium",
+        "kernels of two streams never overlap",
+        (Evidence("timeline", "overlap 0% of 12.5 ms"),),
+        "use more streams",
+        12.345,
+        config="m",
+    )
     out = _render(findings_rich([finding], "t", width=width), width)
     assert {"stream_serialization", "medium", "12.345"} <= _tokens(out)
 

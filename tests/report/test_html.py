@@ -17,10 +17,16 @@ EVIL = "<script>alert(1)</script>"
 
 
 def _runs(model="fno2d"):
-    cfgs = [config(latency_samples(m, 0.02, seed=i), model=model, size=size, batch=batch)
-            for i, (m, size, batch) in enumerate([(1.0, 64, 1), (1.6, 64, 4), (3.0, 128, 1), (5.0, 128, 4)])]  # fmt: skip
-    slower = [config(latency_samples(1.3 * r.latency_ms.median, 0.02, seed=9), model=model,
-                     size=r.input_shape[-1], batch=r.batch) for r in cfgs]  # fmt: skip
+    cfgs = [
+        config(latency_samples(m, 0.02, seed=i), model=model, size=size, batch=batch)
+        for i, (m, size, batch) in enumerate([(1.0, 64, 1), (1.6, 64, 4), (3.0, 128, 1), (5.0, 128, 4)])
+    ]
+    slower = [
+        config(
+            latency_samples(1.3 * r.latency_ms.median, 0.02, seed=9), model=model, size=r.input_shape[-1], batch=r.batch
+        )
+        for r in cfgs
+    ]
     return run("base-1", cfgs), run("new-1", slower)
 
 
@@ -39,11 +45,14 @@ def test_one_run_has_table_and_three_plots_and_no_optional_sections():
 
 def test_all_sections_render_when_data_is_given():
     base, new = _runs()
-    page = render_report(ReportInput(
-        runs=(base, new), comparison=compare_runs(base, new),
-        op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
-        timeline=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
-    ))  # fmt: skip
+    page = render_report(
+        ReportInput(
+            runs=(base, new),
+            comparison=compare_runs(base, new),
+            op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
+            timeline=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
+        )
+    )
     for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step"):
         assert f"<h2>{section}" in page
     # 3 plots per run, the ratio forest, op breakdown, timeline.
@@ -53,8 +62,9 @@ def test_all_sections_render_when_data_is_given():
 
 def test_text_from_runs_and_models_is_escaped(tmp_path):
     base, new = _runs(model=EVIL)
-    page = render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new),
-                                     op_tables={EVIL: {EVIL: 1.0}}))  # fmt: skip
+    page = render_report(
+        ReportInput(runs=(base, new), comparison=compare_runs(base, new), op_tables={EVIL: {EVIL: 1.0}})
+    )
     assert EVIL not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script" not in page
 
@@ -97,25 +107,67 @@ def test_html_and_markdown_results_rows_share_their_cells():
     for r in (ok, failed):
         cells = result_cells(r)
         left = ("model", "shape", "mode", "top_op", "status")
-        keys = ("model", "shape", "batch", "precision", "mode", "median", "p95", "device", "samples_per_s",
-                "points_per_s", "peak_mib", "top_op", "status")  # fmt: skip
+        keys = (
+            "model",
+            "shape",
+            "batch",
+            "precision",
+            "mode",
+            "median",
+            "p95",
+            "device",
+            "samples_per_s",
+            "points_per_s",
+            "peak_mib",
+            "top_op",
+            "status",
+        )
         attrs = {k: 'class="l"' if k in left else "" for k in keys}
         row = "".join(f"<td {attrs[k]}>{cells[k]}</td>" for k in keys)
         assert row in page
-        assert "| " + " | ".join(cells[k] for k in ("model", "shape", "batch", "precision", "mode", "median", "ci",
-                                                    "p95", "device", "cold_start", "samples_per_s", "points_per_s",
-                                                    "peak_mib", "status")) + " |" in md  # fmt: skip
+        assert (
+            "| "
+            + " | ".join(
+                cells[k]
+                for k in (
+                    "model",
+                    "shape",
+                    "batch",
+                    "precision",
+                    "mode",
+                    "median",
+                    "ci",
+                    "p95",
+                    "device",
+                    "cold_start",
+                    "samples_per_s",
+                    "points_per_s",
+                    "peak_mib",
+                    "status",
+                )
+            )
+            + " |"
+            in md
+        )
     assert result_cells(ok)["top_op"] == "aten::mm 40%" and result_cells(failed)["status"] == (
         "oom: the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked "
-        "inference [CUDA out of memory]")
+        "inference [CUDA out of memory]"
+    )
 
 
 def test_diagnosis_findings_are_in_the_run_section():
     from surrobench.records.findings import Evidence, Finding
 
     base, _ = _runs()
-    finding = Finding("launch_bound", "high", f"GPU idle {EVIL}", (Evidence("timeline", "idle 1.7 ms\nof 1.94"),),
-                      "CUDA graph", 1.5, config="fno2d 1x3x64x64 b1 fp32 eager")
+    finding = Finding(
+        "launch_bound",
+        "high",
+        f"GPU idle {EVIL}",
+        (Evidence("timeline", "idle 1.7 ms\nof 1.94"),),
+        "CUDA graph",
+        1.5,
+        config="fno2d 1x3x64x64 b1 fp32 eager",
+    )
     page = render_report(ReportInput(runs=(base,), findings={"base-1": [finding]}))
     assert "<h3>Diagnosis</h3>" in page and "launch_bound" in page and EVIL not in page
     assert page.index("<h3>Diagnosis</h3>") > page.index("Run base-1")

@@ -7,22 +7,61 @@ from surrobench.report.plots import speedup_vs_error
 
 
 def _doc(with_recipe: bool = True) -> dict:
-    cand = {"name": "cudagraph", "verdict": "accepted", "reason": "4.00x [3.90, 4.10] over the baseline",
-            "speedup": {"median": 4.0, "ci95": [3.9, 4.1], "noise_floor": 0.01}, "rel_l2": 1e-7, "max_abs": 1e-6,
-            "setup_s": 0.5, "break_even_calls": 12.0, "median_ms": 0.3, "p95_ms": 0.35, "peak_mem_bytes": 2**20,
-            "top_op": {"name": "aten::mm", "share": 0.4}}
-    slow = {"name": "channels_last", "verdict": "rejected_slower", "reason": "slower: 0.66x", "rel_l2": 2e-7,
-            "max_abs": 1e-6, "setup_s": 0.1, "break_even_calls": None, "median_ms": 1.8, "p95_ms": 2.0,
-            "peak_mem_bytes": None, "top_op": None, "speedup": {"median": 0.66, "ci95": [0.6, 0.7], "noise_floor": 0.01}}
-    entry = {"model": "fno2d", "input_shape": [1, 3, 128, 128], "batch": 1, "precision": "fp32", "device": "cuda",
-             "mode": "eager", "error": None,
-             "baseline": {"median_ms": 1.2, "p95_ms": 1.4, "peak_mem_bytes": 2**21, "top_op": None, "setup_s": 0.2},
-             "candidates": [cand, slow], "recommended": ["cudagraph"] if with_recipe else [],
-             "recipe": {"code": ["g = torch.cuda.CUDAGraph()"], "run_command": "surrobench run --mode cudagraph",
-                        "baseline_command": "surrobench run"},
-             "not_tried": [{"name": "compile", "reason": "budget of 120 s spent"}], "notes": ["FFTs at 128x128"]}
-    return {"schema": "surrobench/optimize-v1", "optimize_id": "o1", "baseline_run_id": "b1",
-            "recipe_run_id": "r1" if with_recipe else None, "tolerance": 0.01, "configs": [entry]}
+    cand = {
+        "name": "cudagraph",
+        "verdict": "accepted",
+        "reason": "4.00x [3.90, 4.10] over the baseline",
+        "speedup": {"median": 4.0, "ci95": [3.9, 4.1], "noise_floor": 0.01},
+        "rel_l2": 1e-7,
+        "max_abs": 1e-6,
+        "setup_s": 0.5,
+        "break_even_calls": 12.0,
+        "median_ms": 0.3,
+        "p95_ms": 0.35,
+        "peak_mem_bytes": 2**20,
+        "top_op": {"name": "aten::mm", "share": 0.4},
+    }
+    slow = {
+        "name": "channels_last",
+        "verdict": "rejected_slower",
+        "reason": "slower: 0.66x",
+        "rel_l2": 2e-7,
+        "max_abs": 1e-6,
+        "setup_s": 0.1,
+        "break_even_calls": None,
+        "median_ms": 1.8,
+        "p95_ms": 2.0,
+        "peak_mem_bytes": None,
+        "top_op": None,
+        "speedup": {"median": 0.66, "ci95": [0.6, 0.7], "noise_floor": 0.01},
+    }
+    entry = {
+        "model": "fno2d",
+        "input_shape": [1, 3, 128, 128],
+        "batch": 1,
+        "precision": "fp32",
+        "device": "cuda",
+        "mode": "eager",
+        "error": None,
+        "baseline": {"median_ms": 1.2, "p95_ms": 1.4, "peak_mem_bytes": 2**21, "top_op": None, "setup_s": 0.2},
+        "candidates": [cand, slow],
+        "recommended": ["cudagraph"] if with_recipe else [],
+        "recipe": {
+            "code": ["g = torch.cuda.CUDAGraph()"],
+            "run_command": "surrobench run --mode cudagraph",
+            "baseline_command": "surrobench run",
+        },
+        "not_tried": [{"name": "compile", "reason": "budget of 120 s spent"}],
+        "notes": ["FFTs at 128x128"],
+    }
+    return {
+        "schema": "surrobench/optimize-v1",
+        "optimize_id": "o1",
+        "baseline_run_id": "b1",
+        "recipe_run_id": "r1" if with_recipe else None,
+        "tolerance": 0.01,
+        "configs": [entry],
+    }
 
 
 def test_rows_and_recipe_lines():

@@ -22,21 +22,37 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
 #: Matplotlib's first line colour (tab:blue, #1f77b4) as RGB in [0, 1]; plots drawn => such pixels exist.
 TAB_BLUE = np.array([0x1F, 0x77, 0xB4]) / 255
-_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, *_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [CHROMIUM, *_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
 def report_path(tmp_path_factory):
-    cfgs = [config(latency_samples(m, 0.02, seed=i), size=size, batch=batch)
-            for i, (m, size, batch) in enumerate([(1.0, 64, 1), (1.6, 64, 4), (3.0, 128, 1), (5.0, 128, 4)])]  # fmt: skip
-    faster = [config(latency_samples(0.8 * r.latency_ms.median, 0.02, seed=9), size=r.input_shape[-1], batch=r.batch)
-              for r in cfgs]  # fmt: skip
+    cfgs = [
+        config(latency_samples(m, 0.02, seed=i), size=size, batch=batch)
+        for i, (m, size, batch) in enumerate([(1.0, 64, 1), (1.6, 64, 4), (3.0, 128, 1), (5.0, 128, 4)])
+    ]
+    faster = [
+        config(latency_samples(0.8 * r.latency_ms.median, 0.02, seed=9), size=r.input_shape[-1], batch=r.batch)
+        for r in cfgs
+    ]
     base, new = run("base-1", cfgs), run("new-1", faster)
     path = tmp_path_factory.mktemp("report") / "report.html"
     path.write_text(render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new))))
@@ -45,8 +61,14 @@ def report_path(tmp_path_factory):
 
 def test_page_renders_with_plots_and_no_console_errors(report_path, tmp_path):
     shot = tmp_path / "shot.png"
-    done = _chromium(tmp_path, "--enable-logging=stderr", "--v=0", "--window-size=1280,2400",
-                     f"--screenshot={shot}", report_path.as_uri())  # fmt: skip
+    done = _chromium(
+        tmp_path,
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,2400",
+        f"--screenshot={shot}",
+        report_path.as_uri(),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert not [line for line in done.stderr.splitlines() if "CONSOLE" in line]
     pixels = imread(shot)[..., :3]

@@ -48,6 +48,6 @@ def test_html_report_of_a_multi_rank_run_has_the_scaling_table_and_rank_figure()
 
     page = render_report(ReportInput(runs=(run("multi", _rows()),)))
     assert "Scaling: one device" in page and 'alt="per-rank latency distributions"' in page
-    assert "<th class=\"l\">ranks</th>" in page
+    assert '<th class="l">ranks</th>' in page
     plain = render_report(ReportInput(runs=(run("one", [config([1.0, 2.0])]),)))
     assert "Scaling" not in plain and ">ranks<" not in plain

@@ -10,8 +10,11 @@ from synthetic import config, latency_samples, run
 
 from surrobench.errors import UsageError
 from surrobench.results.compare import (
-    compare_config, compare_runs, diff_ops, match_configs,
-)  # fmt: skip
+    compare_config,
+    compare_runs,
+    diff_ops,
+    match_configs,
+)
 from surrobench.records.schemas import COMPARE as COMPARE_SCHEMA
 from surrobench.records.stats import bootstrap_ratio_ci
 
@@ -50,8 +53,9 @@ def test_significant_but_below_threshold_is_unchanged():
     c = compare_config(config(latency_samples(2.0, 0.001, seed=1)), config(latency_samples(2.02, 0.001, seed=2)))
     assert c.p_value < 1e-6 and c.verdict == "unchanged"
     # The same samples with a 0.5% threshold regress.
-    c = compare_config(config(latency_samples(2.0, 0.001, seed=1)), config(latency_samples(2.02, 0.001, seed=2)),
-                       threshold=0.005)  # fmt: skip
+    c = compare_config(
+        config(latency_samples(2.0, 0.001, seed=1)), config(latency_samples(2.02, 0.001, seed=2)), threshold=0.005
+    )
     assert c.verdict == "regressed"
 
 
@@ -82,8 +86,9 @@ def test_failed_configs():
 def test_memory_and_top_op_ratios():
     s = latency_samples(2.0, 0.01)
     fft = {"name": "aten::_fft_r2c", "share": 0.4}
-    c = compare_config(config(s, peak_mem_bytes=100, top_op=fft),
-                       config(s, peak_mem_bytes=150, top_op={**fft, "share": 0.2}))  # fmt: skip
+    c = compare_config(
+        config(s, peak_mem_bytes=100, top_op=fft), config(s, peak_mem_bytes=150, top_op={**fft, "share": 0.2})
+    )
     assert c.peak_mem_ratio == 1.5 and c.top_op_share_ratio == 0.5
     other = compare_config(config(s, top_op=fft), config(s, top_op={"name": "aten::conv2d", "share": 0.2}))
     assert other.top_op_share_ratio is None
@@ -100,8 +105,12 @@ def test_bootstrap_ratio_ci_covers_the_true_ratio():
 def test_matching_lists_unmatched_configs_on_both_sides():
     s = latency_samples(1.0, 0.01)
     base = [config(s, size=64), config(s, size=128), config(s, size=64, batch=4)]
-    new = [config(s, size=64), config(s, size=256), config(s, size=64, mode="cudagraph"),
-           config(s, size=64, batch=4, precision="fp16")]  # fmt: skip
+    new = [
+        config(s, size=64),
+        config(s, size=256),
+        config(s, size=64, mode="cudagraph"),
+        config(s, size=64, batch=4, precision="fp16"),
+    ]
     pairs, only_base, only_new = match_configs(tuple(base), tuple(new))
     assert [(b.key(), n.key()) for b, n in pairs] == [(base[0].key(), new[0].key())]
     assert [r.key() for r in only_base] == [base[1].key(), base[2].key()]
@@ -111,14 +120,21 @@ def test_matching_lists_unmatched_configs_on_both_sides():
 def test_compare_runs_env_mismatch_and_differences():
     s = latency_samples(1.0, 0.01)
     base = run("a", [config(s, extra={"cudnn_benchmark": False, "matmul_allow_tf32": False})], device_name="GPU A")
-    new = run("b", [config(s, extra={"cudnn_benchmark": True, "matmul_allow_tf32": False})], device_name="GPU B",
-              env={"torch": "2.14.0"})  # fmt: skip
+    new = run(
+        "b",
+        [config(s, extra={"cudnn_benchmark": True, "matmul_allow_tf32": False})],
+        device_name="GPU B",
+        env={"torch": "2.14.0"},
+    )
     with pytest.raises(UsageError, match="--allow-env-mismatch"):
         compare_runs(base, new)
     cmp = compare_runs(base, new, allow_env_mismatch=True)
     diff = {d.key: (d.base, d.new) for d in cmp.env_diff}
-    assert diff == {"device_name": ("GPU A", "GPU B"), "torch": ("2.13.0", "2.14.0"),
-                    "config.cudnn_benchmark": ("False", "True")}  # fmt: skip
+    assert diff == {
+        "device_name": ("GPU A", "GPU B"),
+        "torch": ("2.13.0", "2.14.0"),
+        "config.cudnn_benchmark": ("False", "True"),
+    }
     assert cmp.env_diff[0].key == "device_name"
 
 

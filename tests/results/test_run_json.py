@@ -24,28 +24,35 @@ def _with(path: tuple, value) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("path, value, message", [
-    (("results", 0, "latency_ms", "median"), float("nan"), r"results\[0\]\.latency_ms\.median: nan is not"),
-    (("results", 0, "samples_ms"), [1.0, float("inf")], r"samples_ms\[1\]: inf is not"),
-    (("results", 0, "batch"), "1", r"results\[0\]\.batch: expected an integer"),
-    (("results", 0, "model"), 7, r"results\[0\]\.model: expected a string"),
-    (("results", 0, "input_shape"), [1, None], r"input_shape\[1\]"),
-    (("results", 0, "mode"), "turbo", r"mode: 'turbo' is not one of"),
-    (("results",), {"a": 1}, r"results: expected a list"),
-    (("env",), [], r"env: expected an object"),
-    (("results", 0, "latency_ms"), None, r"latency_ms: null for an ok config"),
-    (("results", 0, "throughput"), None, r"throughput: expected an object"),
-])
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("results", 0, "latency_ms", "median"), float("nan"), r"results\[0\]\.latency_ms\.median: nan is not"),
+        (("results", 0, "samples_ms"), [1.0, float("inf")], r"samples_ms\[1\]: inf is not"),
+        (("results", 0, "batch"), "1", r"results\[0\]\.batch: expected an integer"),
+        (("results", 0, "model"), 7, r"results\[0\]\.model: expected a string"),
+        (("results", 0, "input_shape"), [1, None], r"input_shape\[1\]"),
+        (("results", 0, "mode"), "turbo", r"mode: 'turbo' is not one of"),
+        (("results",), {"a": 1}, r"results: expected a list"),
+        (("env",), [], r"env: expected an object"),
+        (("results", 0, "latency_ms"), None, r"latency_ms: null for an ok config"),
+        (("results", 0, "throughput"), None, r"throughput: expected an object"),
+    ],
+)
 def test_crafted_fields_are_named(path, value, message):
     with pytest.raises(RunJsonError, match=message):
         run_from_json(_with(path, value))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                    max_leaves=8),
-       st.sampled_from(["model", "input_shape", "batch", "latency_ms", "samples_ms", "throughput", "top_op", "error"]))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=8,
+    ),
+    st.sampled_from(["model", "input_shape", "batch", "latency_ms", "samples_ms", "throughput", "top_op", "error"]),
+)
 def test_any_value_in_any_field_is_accepted_or_a_run_json_error(value, key):
     try:
         record = run_from_json(_with(("results", 0, key), value))
@@ -59,10 +66,16 @@ def test_show_compare_report_say_not_a_run_json(tmp_path, capsys):
     bad.write_text(json.dumps(_with(("results", 0, "latency_ms", "p95"), "fast")))
     good = tmp_path / "good.json"
     good.write_text(json.dumps(GOOD))
-    for argv in (["show", str(bad)], ["compare", str(good), str(bad)], ["report", str(bad), "-o", str(tmp_path / "r.html")]):
+    for argv in (
+        ["show", str(bad)],
+        ["compare", str(good), str(bad)],
+        ["report", str(bad), "-o", str(tmp_path / "r.html")],
+    ):
         assert run_cli(argv) == 2
         err = capsys.readouterr().err
-        assert "not a surrobench run JSON: results[0].latency_ms.p95: expected a number" in err and "Traceback" not in err
+        assert (
+            "not a surrobench run JSON: results[0].latency_ms.p95: expected a number" in err and "Traceback" not in err
+        )
 
 
 def test_show_and_report_of_names_with_markup_and_mathtext(tmp_path, capsys):

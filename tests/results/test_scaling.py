@@ -21,10 +21,24 @@ from surrobench.records.stats import LatencyStats
 def _result(samples, batch=2, shape=(2, 3, 8, 8), points=64) -> ConfigResult:
     stats = LatencyStats.from_samples(samples)
     per_s = batch / (stats.median / 1000)
-    return ConfigResult(model="m", shape_label="8", input_shape=shape, batch=batch, precision="fp32", device="cpu",
-                        mode="eager", status="ok", error=None, warmup=1, iters=len(samples), latency_ms=stats,
-                        samples_per_s=per_s, points_per_s=per_s * points, samples_ms=tuple(samples),
-                        peak_mem_bytes=10)
+    return ConfigResult(
+        model="m",
+        shape_label="8",
+        input_shape=shape,
+        batch=batch,
+        precision="fp32",
+        device="cpu",
+        mode="eager",
+        status="ok",
+        error=None,
+        warmup=1,
+        iters=len(samples),
+        latency_ms=stats,
+        samples_per_s=per_s,
+        points_per_s=per_s * points,
+        samples_ms=tuple(samples),
+        peak_mem_bytes=10,
+    )
 
 
 def test_step_is_the_slowest_rank_of_each_iteration():
@@ -36,15 +50,28 @@ def test_step_is_the_slowest_rank_of_each_iteration():
 
 
 def test_a_failed_rank_fails_the_step():
-    failed = ConfigResult(model="m", shape_label="8", input_shape=(2, 3, 8, 8), batch=2, precision="fp32",
-                          device="cpu", mode="eager", status="oom", error="OOM", warmup=1, iters=3)
+    failed = ConfigResult(
+        model="m",
+        shape_label="8",
+        input_shape=(2, 3, 8, 8),
+        batch=2,
+        precision="fp32",
+        device="cpu",
+        mode="eager",
+        status="oom",
+        error="OOM",
+        warmup=1,
+        iters=3,
+    )
     step = step_result([_result([1.0, 2.0, 3.0]), failed], 4, 64, (2, 3, 8, 8))
     assert step.status == "oom" and step.latency_ms is None and step.samples_per_s is None
 
 
 def test_time_in_collectives_is_the_union_of_overlapping_calls():
-    intervals = [(np.array([0, 1_000_000, 5_000_000]), np.array([2_000_000, 3_000_000, 6_000_000])),
-                 (np.array([], dtype=np.int64), np.array([], dtype=np.int64))]
+    intervals = [
+        (np.array([0, 1_000_000, 5_000_000]), np.array([2_000_000, 3_000_000, 6_000_000])),
+        (np.array([], dtype=np.int64), np.array([], dtype=np.int64)),
+    ]
     assert comm_ms_per_step(intervals).tolist() == [4.0, 0.0]
 
 
@@ -59,9 +86,11 @@ def _rows(parallel_factor: int):
     solo = _result([2.0] * 5)
     ranks = [_result([2.5] * 5), _result([2.0, 2.0, 3.0, 3.0, 3.0])]
     step = step_result(ranks, samples_per_step=2 * parallel_factor, points_per_sample=64, input_shape=(2, 3, 8, 8))
-    return [placed(solo, Placement(0, "reference", 0, 1, "h", None)),
-            *(placed(r, Placement(0, "rank", i, 2, "h", None)) for i, r in enumerate(ranks)),
-            placed(step, Placement(0, "step", None, 2))]
+    return [
+        placed(solo, Placement(0, "reference", 0, 1, "h", None)),
+        *(placed(r, Placement(0, "rank", i, 2, "h", None)) for i, r in enumerate(ranks)),
+        placed(step, Placement(0, "step", None, 2)),
+    ]
 
 
 def test_scaling_of_replicas_counts_every_rank_batch():
@@ -83,4 +112,3 @@ def test_ordinary_runs_have_no_placement_and_no_scaling_rows():
     r = _result([1.0, 2.0])
     assert placement(r) is None and scaling_rows([r]) == []
     assert placement(placed(r, Placement(3, "spread", 1, 1, "h", "GPU-x"))).device_uuid == "GPU-x"
-

@@ -15,14 +15,27 @@ DESIGN_STAT_KEYS = {"median", "p95", "p99", "mean", "std", "min", "max", "iqr", 
 def _result(batch=1, status="ok", device=True):
     samples = (1.0, 1.2, 1.1, 0.9)
     return ConfigResult(
-        model="fno2d", shape_label="64", input_shape=(batch, 3, 64, 64), batch=batch, precision="fp32",
-        device="cuda" if device else "cpu", mode="eager", status=status,
-        error=None if status == "ok" else "boom", warmup=10, iters=4, cold_start_ms=30.0,
+        model="fno2d",
+        shape_label="64",
+        input_shape=(batch, 3, 64, 64),
+        batch=batch,
+        precision="fp32",
+        device="cuda" if device else "cpu",
+        mode="eager",
+        status=status,
+        error=None if status == "ok" else "boom",
+        warmup=10,
+        iters=4,
+        cold_start_ms=30.0,
         latency_ms=LatencyStats.from_samples(samples) if status == "ok" else None,
         device_ms=LatencyStats.from_samples([0.5] * 4) if status == "ok" and device else None,
-        samples_per_s=900.0, points_per_s=900.0 * 4096, peak_mem_bytes=1 << 20, peak_reserved_bytes=2 << 20,
+        samples_per_s=900.0,
+        points_per_s=900.0 * 4096,
+        peak_mem_bytes=1 << 20,
+        peak_reserved_bytes=2 << 20,
         samples_ms=samples if status == "ok" else (),
-        device_samples_ms=(0.5,) * 4 if status == "ok" and device else (), extra={"sm_clock_mhz": 1980},
+        device_samples_ms=(0.5,) * 4 if status == "ok" and device else (),
+        extra={"sm_clock_mhz": 1980},
     )
 
 

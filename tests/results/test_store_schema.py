@@ -12,7 +12,9 @@ from surrobench.errors import UsageError
 from surrobench.results.store import SCHEMA_VERSION, ResultStore
 
 # the tables as written before the schema was versioned (user_version 0, no runs.state)
-_V0_RUNS = "CREATE TABLE runs (run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT)"
+_V0_RUNS = (
+    "CREATE TABLE runs (run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT)"
+)
 
 
 def _version(path) -> int:

@@ -43,8 +43,9 @@ def test_tid_and_rank_out_of_range(tmp_path, value):
     events = launch(0, 2, 1, 5, 3)
     events[0]["tid"] = value
     assert load_trace(write(tmp_path / "t.json", events)).meta.anomalies == {"values_out_of_range": 1}
-    one_line_error(write(tmp_path / "r.json", events, distributedInfo={"rank": int(min(abs(value), 2**70))}),
-                   "out of range")
+    one_line_error(
+        write(tmp_path / "r.json", events, distributedInfo={"rank": int(min(abs(value), 2**70))}), "out of range"
+    )
 
 
 def test_profiler_step_with_a_20_digit_number_is_a_plain_range(tmp_path):
@@ -65,8 +66,19 @@ def test_names_of_any_json_type_are_text(tmp_path, name):
     analyze_timeline(tl)
 
 
-@pytest.mark.parametrize("args", [{"correlation": [1, 2]}, {"correlation": {"a": 1}}, {"correlation": "7"},
-                                  {"correlation": 2.5}, {"device": -5}, [1, 2], "text", None])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"correlation": [1, 2]},
+        {"correlation": {"a": 1}},
+        {"correlation": "7"},
+        {"correlation": 2.5},
+        {"device": -5},
+        [1, 2],
+        "text",
+        None,
+    ],
+)
 def test_args_of_odd_types(tmp_path, args):
     events = launch(0, 2, 1, 5, 3)
     events[1]["args"] = args
@@ -77,12 +89,14 @@ def test_args_of_odd_types(tmp_path, args):
 
 def test_deep_nesting_is_an_error_not_a_recursion_crash(tmp_path):
     deep = "[" * 5000 + "]" * 5000
-    for i, text in enumerate([
-        '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1, "args": ' + deep + "}]}",
-        '{"meta": ' + deep + ', "traceEvents": []}',
-        '{"traceEvents": [], "meta": ' + deep + "}",
-        '{"a": ' + deep.replace("[", '{"x":').replace("]", "}")[:-1] + "}",
-    ]):
+    for i, text in enumerate(
+        [
+            '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1, "args": ' + deep + "}]}",
+            '{"meta": ' + deep + ', "traceEvents": []}',
+            '{"traceEvents": [], "meta": ' + deep + "}",
+            '{"a": ' + deep.replace("[", '{"x":').replace("]", "}")[:-1] + "}",
+        ]
+    ):
         path = tmp_path / f"deep{i}.json"
         path.write_text(text)
         one_line_error(path)
@@ -147,8 +161,9 @@ def test_whitespace_run_and_huge_event_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 1 << 16)
     body = json.dumps(kernel(0, 1, 1))
     path = tmp_path / "ws.json.gz"
-    path.write_bytes(gzip.compress(b'{"traceEvents": [' + body.encode() + b"," + b" " * (3 << 20) + body.encode()
-                                   + b"]}"))
+    path.write_bytes(
+        gzip.compress(b'{"traceEvents": [' + body.encode() + b"," + b" " * (3 << 20) + body.encode() + b"]}")
+    )
     one_line_error(path, "no event boundary")
 
 
@@ -165,11 +180,14 @@ def test_no_trace_events_in_a_large_document_is_bounded(tmp_path, monkeypatch):
     one_line_error(path, "no 'traceEvents' array in the first 1 MiB")
 
 
-@pytest.mark.parametrize("text, match", [
-    ('{"meta": {"traceEvents": [1, 2]}, "x": 1}', "nested inside another key"),
-    ('[{"traceEvents": [], "schemaVersion": 1}]', "array holding a trace object"),
-    ("", "empty file"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ('{"meta": {"traceEvents": [1, 2]}, "x": 1}', "nested inside another key"),
+        ('[{"traceEvents": [], "schemaVersion": 1}]', "array holding a trace object"),
+        ("", "empty file"),
+    ],
+)
 def test_misleading_documents_get_the_right_message(tmp_path, text, match):
     path = tmp_path / "t.json"
     path.write_text(text)
@@ -195,19 +213,39 @@ def test_utf8_byte_order_mark_is_skipped(tmp_path):
     assert len(load_trace(path).kernels) == 1
 
 
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8))
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
-                       | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=6)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
 _keys = st.sampled_from(["ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id"])
 _arg_keys = st.sampled_from(["device", "stream", "correlation", "External id", "bytes"])
-_events = st.lists(st.one_of(
-    st.dictionaries(_keys, _values, max_size=9),
-    st.fixed_dictionaries({"ph": st.sampled_from(["X", "i", 7]), "cat": st.sampled_from(
-        ["kernel", "cpu_op", "gpu_memcpy", "cuda_runtime", "user_annotation", "Kernel", None, 3]),
-        "name": _values, "ts": st.one_of(st.floats(0, 1e10), _scalars), "dur": st.one_of(st.floats(0, 1e6), _scalars),
-        "args": st.one_of(st.dictionaries(_arg_keys, _values, max_size=5), _values)}),
-    _values), max_size=12)
+_events = st.lists(
+    st.one_of(
+        st.dictionaries(_keys, _values, max_size=9),
+        st.fixed_dictionaries(
+            {
+                "ph": st.sampled_from(["X", "i", 7]),
+                "cat": st.sampled_from(
+                    ["kernel", "cpu_op", "gpu_memcpy", "cuda_runtime", "user_annotation", "Kernel", None, 3]
+                ),
+                "name": _values,
+                "ts": st.one_of(st.floats(0, 1e10), _scalars),
+                "dur": st.one_of(st.floats(0, 1e6), _scalars),
+                "args": st.one_of(st.dictionaries(_arg_keys, _values, max_size=5), _values),
+            }
+        ),
+        _values,
+    ),
+    max_size=12,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -222,4 +260,3 @@ def test_fuzzed_events_load_and_analyze_or_raise_usage_error(tmp_path, events):
         return
     assert all(isinstance(n, str) for n in tl.names)
     analyze_timeline(tl)
-

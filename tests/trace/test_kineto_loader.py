@@ -22,8 +22,10 @@ FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b
 def columns(tl):
     """Every column, names resolved (interning order depends on slicing, the names do not)."""
     names = np.array(tl.names, dtype=object)
-    return {t: {k: names[v] if k == "name_id" else v for k, v in vars(getattr(tl, t)).items()}
-            for t in ("kernels", "memcpy", "api_calls", "cpu_ops", "ranges", "steps")}
+    return {
+        t: {k: names[v] if k == "name_id" else v for k, v in vars(getattr(tl, t)).items()}
+        for t in ("kernels", "memcpy", "api_calls", "cpu_ops", "ranges", "steps")
+    }
 
 
 def same(a, b):
@@ -93,15 +95,18 @@ def test_folder_without_ranks_is_refused(tmp_path):
         load_trace(tmp_path)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "empty file"),
-    (b'{"foo": [1, 2]}', "without a 'traceEvents' array"),
-    (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": "X" "ts": 2}]}', "invalid JSON at byte 60"),
-    (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": ', "truncated"),
-    (b'{"schemaVersion": 1, "traceEvents": [] oops}', "invalid JSON"),
-    (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon", "dur": 2}]}', "not a number"),
-    (b"\xff\xff not text", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "empty file"),
+        (b'{"foo": [1, 2]}', "without a 'traceEvents' array"),
+        (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": "X" "ts": 2}]}', "invalid JSON at byte 60"),
+        (b'{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}, {"ph": ', "truncated"),
+        (b'{"schemaVersion": 1, "traceEvents": [] oops}', "invalid JSON"),
+        (b'{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon", "dur": 2}]}', "not a number"),
+        (b"\xff\xff not text", "invalid JSON"),
+    ],
+)
 def test_bad_inputs_are_usage_errors(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
@@ -137,8 +142,11 @@ def test_a_cut_inside_a_string_falls_back_to_one_process(monkeypatch, tmp_path):
     path = write(tmp_path / "t.json", events)
     size = path.stat().st_size
     monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
-    monkeypatch.setattr(kineto_split, "_cut_points", lambda f, start, sz, w: [
-        (i + 1, i + 3) for i in [path.read_bytes().index(b"}, {", size // 3)]])
+    monkeypatch.setattr(
+        kineto_split,
+        "_cut_points",
+        lambda f, start, sz, w: [(i + 1, i + 3) for i in [path.read_bytes().index(b"}, {", size // 3)]],
+    )
     tl = load_kineto_files([path], many=False, workers=2)
     assert len(tl.kernels) == 100 and odd in tl.names
 
@@ -150,12 +158,18 @@ def test_without_msgspec_and_orjson_the_stdlib_path_reads_the_same(tmp_path):
 
     for name in ("msgspec", "orjson"):
         (tmp_path / f"{name}.py").write_text("raise ImportError('hidden')\n")
-    code = ("import sys, json; from surrobench.trace import load_trace, chrome_decode; "
-            "assert 'msgspec' not in sys.modules or sys.modules['msgspec'] is None; tl = load_trace(sys.argv[1]); "
-            "print(json.dumps([len(tl.kernels), len(tl.cpu_ops), len(tl.names), chrome_decode._loads.__module__]))")
+    code = (
+        "import sys, json; from surrobench.trace import load_trace, chrome_decode; "
+        "assert 'msgspec' not in sys.modules or sys.modules['msgspec'] is None; tl = load_trace(sys.argv[1]); "
+        "print(json.dumps([len(tl.kernels), len(tl.cpu_ops), len(tl.names), chrome_decode._loads.__module__]))"
+    )
     src = str(Path(__file__).resolve().parents[2] / "src")
-    done = subprocess.run([sys.executable, "-c", code, str(FNO)], capture_output=True, text=True,
-                          env={"PYTHONPATH": f"{tmp_path}:{src}", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(FNO)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{tmp_path}:{src}", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     reference = load_trace(FNO)
     assert json.loads(done.stdout) == [len(reference.kernels), len(reference.cpu_ops), len(reference.names), "json"]

@@ -36,21 +36,40 @@ CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name T
 def make_db(path):
     db = sqlite3.connect(path)
     db.executescript(SCHEMA)
-    db.executemany("INSERT INTO StringIds VALUES (?, ?)", [
-        (1, "gemm_kernel"), (2, "cudaLaunchKernel_v7000"), (3, "cudaStreamSynchronize_v3020"),
-        (4, "cudaMemcpyAsync_v3020"), (5, "forward")])
+    db.executemany(
+        "INSERT INTO StringIds VALUES (?, ?)",
+        [
+            (1, "gemm_kernel"),
+            (2, "cudaLaunchKernel_v7000"),
+            (3, "cudaStreamSynchronize_v3020"),
+            (4, "cudaMemcpyAsync_v3020"),
+            (5, "forward"),
+        ],
+    )
     kernels = [(0, 10 * US, 1), (40 * US, 50 * US, 3)]  # a 30 us gap after a sync
-    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 7, ?, ?, 1, 1, 1, 128)",
-                   [(s, e, c, PID) for s, e, c in kernels])
-    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 7, 4, ?, 1048576, 1, 1, 3)",
-               (80 * US, 90 * US, PID))  # H2D from pageable memory
-    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, 0, NULL)", [
-        (-5 * US, -2 * US, TID, 1, 2), (-1 * US, 12 * US, TID, 2, 3), (30 * US, 35 * US, TID, 3, 2),
-        (60 * US, 70 * US, TID, 4, 4)])
-    db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, NULL, ?, ?, 5, 0, 1)",
-               (-10 * US, 100 * US, TID, TID))
-    db.execute("INSERT INTO NVTX_EVENTS VALUES (?, NULL, 34, NULL, NULL, NULL, 'a mark', ?, ?, NULL, 0, 2)",
-               (0, TID, TID))
+    db.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, 0, 1, 7, ?, ?, 1, 1, 1, 128)",
+        [(s, e, c, PID) for s, e, c in kernels],
+    )
+    db.execute(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, 0, 1, 7, 4, ?, 1048576, 1, 1, 3)", (80 * US, 90 * US, PID)
+    )  # H2D from pageable memory
+    db.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, ?, 0, NULL)",
+        [
+            (-5 * US, -2 * US, TID, 1, 2),
+            (-1 * US, 12 * US, TID, 2, 3),
+            (30 * US, 35 * US, TID, 3, 2),
+            (60 * US, 70 * US, TID, 4, 4),
+        ],
+    )
+    db.execute(
+        "INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, NULL, NULL, NULL, NULL, ?, ?, 5, 0, 1)",
+        (-10 * US, 100 * US, TID, TID),
+    )
+    db.execute(
+        "INSERT INTO NVTX_EVENTS VALUES (?, NULL, 34, NULL, NULL, NULL, 'a mark', ?, ?, NULL, 0, 2)", (0, TID, TID)
+    )
     db.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 0, 'NVIDIA H200')")
     db.commit()
     db.close()
@@ -70,7 +89,9 @@ def test_nsys_gaps_have_causes(tmp_path):
     r = analyze_timeline(load_trace(make_db(tmp_path / "r.sqlite")))
     gaps = sorted(r.gaps.longest, key=lambda g: g.start_ms)
     assert [(round(g.start_ms * 1e3), round(g.dur_us), g.cause) for g in gaps] == [
-        (20, 30, "host_sync"), (60, 30, "h2d_copy")]  # times from the first event, at -10 us
+        (20, 30, "host_sync"),
+        (60, 30, "h2d_copy"),
+    ]  # times from the first event, at -10 us
     assert gaps[0].sync_call == "cudaStreamSynchronize" and gaps[1].pageable
 
 
@@ -115,11 +136,15 @@ def _db_without_gpu_pids(path, pids):
     db.executemany("INSERT INTO StringIds VALUES (?, ?)", [(1, "gemm_kernel"), (2, "cudaLaunchKernel_v7000")])
     for i, pid in enumerate(pids):
         corr = 10 + i
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, 2, 0, NULL)",
-                   (i * 100 * US, (i * 100 + 2) * US, (pid << 24) | 7, corr))
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
-                   " demangledName, shortName) VALUES (?, ?, ?, 1, 7, ?, 1, 1)",
-                   ((i * 100 + 5) * US, (i * 100 + 10) * US, i, corr))
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?, 2, 0, NULL)",
+            (i * 100 * US, (i * 100 + 2) * US, (pid << 24) | 7, corr),
+        )
+        db.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId,"
+            " demangledName, shortName) VALUES (?, ?, ?, 1, 7, ?, 1, 1)",
+            ((i * 100 + 5) * US, (i * 100 + 10) * US, i, corr),
+        )
     db.commit()
     db.close()
     return path
@@ -147,9 +172,19 @@ def test_every_report_suffix_is_exported_by_nsys(tmp_path, monkeypatch, suffix):
         load_trace(rep)
 
 
-@pytest.mark.parametrize("column, value", [
-    ("start", "'soon'"), ("start", "x'00ff'"), ("end", "'x'"), ("streamId", str(2**63 - 1) + "0"),
-    ("deviceId", "1e30"), ("correlationId", "'7'"), ("correlationId", "NULL"), ("demangledName", "99")])
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("start", "'soon'"),
+        ("start", "x'00ff'"),
+        ("end", "'x'"),
+        ("streamId", str(2**63 - 1) + "0"),
+        ("deviceId", "1e30"),
+        ("correlationId", "'7'"),
+        ("correlationId", "NULL"),
+        ("demangledName", "99"),
+    ],
+)
 def test_odd_values_in_numeric_columns_are_one_line_errors_or_loaded(tmp_path, column, value):
     path = make_db(tmp_path / "odd.sqlite")
     db = sqlite3.connect(path)

@@ -49,8 +49,7 @@ def test_same_answer_as_the_merged_folder_timeline(tmp_path):
 
 def test_list_of_files_and_workers_get_the_memory_cap(tmp_path):
     files = rank_trace_files(make_ranks(tmp_path / "run", ranks=(0, 1)))
-    limits = map_rank_traces([str(f) for f in files], worker_data_limit, workers=2,
-                             worker_memory_bytes=3 << 30)
+    limits = map_rank_traces([str(f) for f in files], worker_data_limit, workers=2, worker_memory_bytes=3 << 30)
     assert limits == [3 << 30, 3 << 30]
 
 

@@ -154,8 +154,7 @@ def test_pt2_round_trip_with_dynamic_batch(tmp_path):
     model = surrogate.build()
     model.eval()  # the runner always does this; the exported module alone would raise
     for batch in (2, 3):
-        (x,) = surrogate.example_inputs(batch, ShapeSpec(size=surrogate.info.default_size),
-                                        generator=gen(), device=CPU)
+        (x,) = surrogate.example_inputs(batch, ShapeSpec(size=surrogate.info.default_size), generator=gen(), device=CPU)
         assert tuple(x.shape) == (batch, 3, 8, 8)
         with torch.inference_mode():
             assert tuple(model(x).shape) == (batch, 4, 8, 8)
@@ -213,7 +212,27 @@ def test_a_batch_a_static_export_cannot_take_fails_before_anything_is_timed(tmp_
 
     path = export(tmp_path, dynamic_batch=False)  # exported at batch 2
     db = tmp_path / "r.db"
-    assert run_cli(["run", "--model", path, "--shape", "1x3x8x8", "--batch", "2,3", "--device", "cpu",
-                    "--iters", "2", "--warmup", "0", "--db", str(db)]) == 2  # fmt: skip
+    assert (
+        run_cli(
+            [
+                "run",
+                "--model",
+                path,
+                "--shape",
+                "1x3x8x8",
+                "--batch",
+                "2,3",
+                "--device",
+                "cpu",
+                "--iters",
+                "2",
+                "--warmup",
+                "0",
+                "--db",
+                str(db),
+            ]
+        )
+        == 2
+    )
     with ResultStore(db) as store:
         assert store.list_runs() == []  # no half-finished run left behind

@@ -56,13 +56,40 @@ def test_pickled_weight_or_inputs_are_refused_without_trust_and_nothing_runs(tmp
         bad, marker = tmp_path / f"{member}.pt2", tmp_path / f"{member}.ran"
         _poison(clean, str(bad), str(marker), member)
         assert pickle_members(bad)
-        code = run_cli(["run", "--model", str(bad), "--device", "cpu", "--db", str(tmp_path / "r.db"),
-                        "--iters", "2", "--warmup", "0"])
+        code = run_cli(
+            [
+                "run",
+                "--model",
+                str(bad),
+                "--device",
+                "cpu",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--iters",
+                "2",
+                "--warmup",
+                "0",
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 2 and "load through pickle" in err and "--trust-pickle" in err
         assert not os.path.exists(marker)
         # with the flag the user vouches for the file: torch unpickles it (the payload runs)
-        run_cli(["run", "--model", str(bad), "--device", "cpu", "--db", str(tmp_path / "r.db"),
-                 "--iters", "2", "--warmup", "0", "--trust-pickle"])
+        run_cli(
+            [
+                "run",
+                "--model",
+                str(bad),
+                "--device",
+                "cpu",
+                "--db",
+                str(tmp_path / "r.db"),
+                "--iters",
+                "2",
+                "--warmup",
+                "0",
+                "--trust-pickle",
+            ]
+        )
         capsys.readouterr()
         assert os.path.exists(marker)

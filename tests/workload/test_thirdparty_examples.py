@@ -17,8 +17,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def _forward(spec: str, batch: int, size: int):
     surrogate = resolve_model(spec)
     module = surrogate.build().eval()
-    inputs = surrogate.example_inputs(batch, ShapeSpec(size=size), generator=torch.Generator().manual_seed(0),
-                                      device=torch.device("cpu"))  # fmt: skip
+    inputs = surrogate.example_inputs(
+        batch, ShapeSpec(size=size), generator=torch.Generator().manual_seed(0), device=torch.device("cpu")
+    )
     with torch.inference_mode():
         return module(*inputs), inputs
 

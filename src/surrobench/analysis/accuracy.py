@@ -88,8 +88,12 @@ class OutputError:
         return max((self.rel_l2, *self.rel_l2_channels))
 
     def to_json(self) -> dict:
-        return {"rel_l2": self.rel_l2, "rel_l2_channels": list(self.rel_l2_channels), "max_abs": self.max_abs,
-                "nonfinite": self.nonfinite}
+        return {
+            "rel_l2": self.rel_l2,
+            "rel_l2_channels": list(self.rel_l2_channels),
+            "max_abs": self.max_abs,
+            "nonfinite": self.nonfinite,
+        }
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,16 @@ class AccuracyVerdict:
     ref_fp64_rmse: float | None = None
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "decided_by": self.decided_by, "reason": self.reason, "rel_l2": self.rel_l2,
-                "max_abs": self.max_abs, "outputs": [o.to_json() for o in self.outputs],
-                "fp64_rmse": self.fp64_rmse, "ref_fp64_rmse": self.ref_fp64_rmse}
+        return {
+            "ok": self.ok,
+            "decided_by": self.decided_by,
+            "reason": self.reason,
+            "rel_l2": self.rel_l2,
+            "max_abs": self.max_abs,
+            "outputs": [o.to_json() for o in self.outputs],
+            "fp64_rmse": self.fp64_rmse,
+            "ref_fp64_rmse": self.ref_fp64_rmse,
+        }
 
 
 def _wide(t: torch.Tensor) -> torch.Tensor:
@@ -151,7 +162,9 @@ def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[tor
     return passes, worst, worst_ref
 
 
-def check_accuracy(candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE) -> AccuracyVerdict:
+def check_accuracy(
+    candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE
+) -> AccuracyVerdict:
     """Judge ``candidate``'s output against the fp32 ``reference`` (and ``fp64_reference`` when given) on
     the same input (module docstring).
 
@@ -167,8 +180,14 @@ def check_accuracy(candidate, reference, fp64_reference=None, *, tolerance: floa
     max_abs = max((e.max_abs for e in errors), default=0.0)
     bad = sum(e.nonfinite for e in errors)
     if bad:
-        return AccuracyVerdict(False, "nonfinite", f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite",
-                               rel, max_abs, errors)
+        return AccuracyVerdict(
+            False,
+            "nonfinite",
+            f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite",
+            rel,
+            max_abs,
+            errors,
+        )
     verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)
     if rel <= tolerance:
         return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.2e} <= tolerance {tolerance:.0e}", **verdict)
@@ -177,8 +196,18 @@ def check_accuracy(candidate, reference, fp64_reference=None, *, tolerance: floa
         passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
         verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
         if passes:
-            return AccuracyVerdict(True, "fp64", f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
-                                   f"is within torch._dynamo's bound of the fp32 reference's own {ref_err:.1e}", **verdict)
-        return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
-                               f"exceeds torch._dynamo's bound (fp32's own {ref_err:.1e})", **verdict)
+            return AccuracyVerdict(
+                True,
+                "fp64",
+                f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
+                f"is within torch._dynamo's bound of the fp32 reference's own {ref_err:.1e}",
+                **verdict,
+            )
+        return AccuracyVerdict(
+            False,
+            "rel_l2",
+            f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
+            f"exceeds torch._dynamo's bound (fp32's own {ref_err:.1e})",
+            **verdict,
+        )
     return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}", **verdict)

@@ -129,19 +129,46 @@ def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
     n = max(common.size, 1)
     rows, per_step = [], []
     for i, (s, c) in enumerate(zip(summaries, cols)):
-        rows.append(RankRow(
-            rank=s.rank, steps=int(common.size), step_ms=_mean(c["step_ms"]), compute_ms=_mean(c["compute_ms"]),
-            comm_ms=_mean(c["comm_ms"]), wait_ms=float(wait[i].sum()) / n, exposed_comm_ms=_mean(c["exposed_comm_ms"]),
-            late_share=late_share[i], late_ms=float(late[i].sum()) / n, extra_ops=_extra_ops(summaries, i)))  # fmt: skip
-        per_step += [RankStep(rank=s.rank, step=int(k), step_ms=float(c["step_ms"][j]), compute_ms=float(c["compute_ms"][j]),
-                              comm_ms=float(c["comm_ms"][j]), wait_ms=float(wait[i][j])) for j, k in enumerate(common)]  # fmt: skip
+        rows.append(
+            RankRow(
+                rank=s.rank,
+                steps=int(common.size),
+                step_ms=_mean(c["step_ms"]),
+                compute_ms=_mean(c["compute_ms"]),
+                comm_ms=_mean(c["comm_ms"]),
+                wait_ms=float(wait[i].sum()) / n,
+                exposed_comm_ms=_mean(c["exposed_comm_ms"]),
+                late_share=late_share[i],
+                late_ms=float(late[i].sum()) / n,
+                extra_ops=_extra_ops(summaries, i),
+            )
+        )
+        per_step += [
+            RankStep(
+                rank=s.rank,
+                step=int(k),
+                step_ms=float(c["step_ms"][j]),
+                compute_ms=float(c["compute_ms"][j]),
+                comm_ms=float(c["comm_ms"][j]),
+                wait_ms=float(wait[i][j]),
+            )
+            for j, k in enumerate(common)
+        ]
     sources = {s.step_source for s in summaries}
     return CrossRankReport(
-        schema=schemas.CROSS_RANK, ranks=ranks, paths=tuple(s.path for s in summaries),
+        schema=schemas.CROSS_RANK,
+        ranks=ranks,
+        paths=tuple(s.path for s in summaries),
         basis="device" if any(s.basis == "device" for s in summaries) else "cpu",
-        step_source=sources.pop() if len(sources) == 1 else "mixed", steps=tuple(common.tolist()),
-        comm_source=next((s.comm_source for s in summaries if s.comm_source), ""), collectives=matched,
-        unmatched=unmatched, end_spread_ms=spread, rows=tuple(rows), per_step=tuple(per_step))  # fmt: skip
+        step_source=sources.pop() if len(sources) == 1 else "mixed",
+        steps=tuple(common.tolist()),
+        comm_source=next((s.comm_source for s in summaries if s.comm_source), ""),
+        collectives=matched,
+        unmatched=unmatched,
+        end_spread_ms=spread,
+        rows=tuple(rows),
+        per_step=tuple(per_step),
+    )
 
 
 def _mean(x: np.ndarray) -> float:
@@ -155,16 +182,21 @@ def _step_columns(s: RankSummary, common: np.ndarray) -> dict[str, np.ndarray]:
     return {k: getattr(s, k)[rows] for k in ("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms")}
 
 
-def _collective_keys(s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def _collective_keys(
+    s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(key, aligned step index, start_ns, end_ns)`` of the collectives of ``s`` in the common steps;
     key = (aligned step, name, occurrence of that name within the step) packed into one int64."""
     step_key = s.steps[s.coll_step]
     aligned = np.searchsorted(common, step_key)
-    ok = (aligned < common.size) & (common[np.minimum(aligned, max(common.size - 1, 0))] == step_key) \
-        if common.size else np.zeros(step_key.shape, dtype=bool)
-    name = np.fromiter((name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64,
-                       count=len(s.coll_name))
+    ok = (
+        (aligned < common.size) & (common[np.minimum(aligned, max(common.size - 1, 0))] == step_key)
+        if common.size
+        else np.zeros(step_key.shape, dtype=bool)
+    )
+    name = np.fromiter(
+        (name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64, count=len(s.coll_name)
+    )
     aligned, name, start, end = aligned[ok], name[ok], s.coll_start_ns[ok], s.coll_end_ns[ok]
     order = np.lexsort((start, name, aligned))
     aligned, name, start, end = aligned[order], name[order], start[order], end[order]
@@ -174,8 +206,9 @@ def _collective_keys(s: RankSummary, common: np.ndarray, name_ids: dict[str, int
     return (group << 20) | occurrence, aligned, start, end
 
 
-def _waits(summaries: list[RankSummary], common: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, list[float], int, int, float]:  # fmt: skip
+def _waits(
+    summaries: list[RankSummary], common: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[float], int, int, float]:
     """Per rank and aligned step: wait and lateness (ms); per rank the share of collectives entered last;
     the number of matched and unmatched collectives; the median spread of their exits (ms)."""
     n_ranks, n_steps = len(summaries), common.size
@@ -189,8 +222,11 @@ def _waits(summaries: list[RankSummary], common: np.ndarray
     step = np.zeros(shared.size, dtype=np.int64)
     for i, (k, aligned, start, end) in enumerate(per_rank):
         pos = np.searchsorted(shared, k)
-        hit = (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k) if shared.size \
+        hit = (
+            (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k)
+            if shared.size
             else np.zeros(k.shape, dtype=bool)
+        )
         arrive[i, pos[hit]] = start[hit].astype(np.float64)
         leave[i, pos[hit]] = end[hit].astype(np.float64)
         inside[i, pos[hit]] = (end - start)[hit]

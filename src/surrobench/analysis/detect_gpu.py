@@ -15,17 +15,32 @@ from surrobench.records.findings import Evidence, Finding
 
 #: Host functions that belong to the framework, the interpreter, the driver or surrobench itself: time in
 #: them is the model's execution, not preprocessing the user wrote.
-_FRAMEWORK = re.compile(r"torch|libtorch|at::|c10::|aten|libcud|libcublas|libcudnn|libnccl|cuda|_PyEval|libpython|"
-                        r"\[kernel|<frozen|threading\.py|surrobench|^python|mkl|dnnl|gomp|omp_", re.IGNORECASE)
+_FRAMEWORK = re.compile(
+    r"torch|libtorch|at::|c10::|aten|libcud|libcublas|libcudnn|libnccl|cuda|_PyEval|libpython|"
+    r"\[kernel|<frozen|threading\.py|surrobench|^python|mkl|dnnl|gomp|omp_",
+    re.IGNORECASE,
+)
 
 
 def _busy_evidence(ev: ConfigEvidence) -> list[Evidence]:
     f = ev.facts
-    items = [Evidence("timeline", f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step",
-                      f.busy_share, "fraction")]  # fmt: skip
+    items = [
+        Evidence(
+            "timeline",
+            f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step",
+            f.busy_share,
+            "fraction",
+        )
+    ]
     if ev.result is not None and ev.result.latency_ms is not None:
-        items.append(Evidence("run", f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)",
-                              ev.result.latency_ms.median, "ms"))  # fmt: skip
+        items.append(
+            Evidence(
+                "run",
+                f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)",
+                ev.result.latency_ms.median,
+                "ms",
+            )
+        )
     return items
 
 
@@ -39,20 +54,41 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(gain / step)
     if severity is None:
         return None
-    evidence = _busy_evidence(ev) + [Evidence("timeline", f"{f.launch_gap_ms:.3f} ms per step in launch-bound gaps",
-                                              f.launch_gap_ms, "ms")]  # fmt: skip
+    evidence = _busy_evidence(ev) + [
+        Evidence("timeline", f"{f.launch_gap_ms:.3f} ms per step in launch-bound gaps", f.launch_gap_ms, "ms")
+    ]
     if ev.timeline is not None and ev.timeline.launches is not None:
         lc = ev.timeline.launches
-        evidence.append(Evidence("timeline", f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
-                                 f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
-                                 "their launch", lc.shorter_than_launch, "fraction"))  # fmt: skip
+        evidence.append(
+            Evidence(
+                "timeline",
+                f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
+                f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
+                "their launch",
+                lc.shorter_than_launch,
+                "fraction",
+            )
+        )
     t = ev.op_table
     if t is not None and t.kernel_count:
-        evidence.append(Evidence("profiler", f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than "
-                                 f"{t.small_kernel_us:g} us", t.small_kernel_count / t.kernel_count, "fraction"))
-    return Finding("launch_bound", severity, f"GPU idle {gain:.3f} ms per step waiting for kernel launches", tuple(evidence),
-                   "replay the step as a CUDA graph (--mode cudagraph), or torch.compile(mode='reduce-overhead'); fuse "
-                   "small ops; give each launch more work (larger batch)", gain, ev.label)  # fmt: skip
+        evidence.append(
+            Evidence(
+                "profiler",
+                f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us",
+                t.small_kernel_count / t.kernel_count,
+                "fraction",
+            )
+        )
+    return Finding(
+        "launch_bound",
+        severity,
+        f"GPU idle {gain:.3f} ms per step waiting for kernel launches",
+        tuple(evidence),
+        "replay the step as a CUDA graph (--mode cudagraph), or torch.compile(mode='reduce-overhead'); fuse "
+        "small ops; give each launch more work (larger batch)",
+        gain,
+        ev.label,
+    )
 
 
 def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -68,12 +104,26 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             return None
         where = f" in {f.sync_op}" if f.sync_op else ""
         evidence = _busy_evidence(ev) + [
-            Evidence("timeline", f"{f.model_syncs:g} synchronizing calls per step inside forward{where}", f.model_syncs, "calls"),
-            Evidence("timeline", f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them", f.model_sync_gap_ms, "ms"),
-        ]  # fmt: skip
-        return Finding("host_sync", severity, f"the model synchronizes {f.model_syncs:g}x per step{where}", tuple(evidence),
-                       "keep values on the device (no .item()/.cpu()/print of tensors in forward); move checks out of "
-                       "the step or make them asynchronous", gain, ev.label)  # fmt: skip
+            Evidence(
+                "timeline",
+                f"{f.model_syncs:g} synchronizing calls per step inside forward{where}",
+                f.model_syncs,
+                "calls",
+            ),
+            Evidence(
+                "timeline", f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them", f.model_sync_gap_ms, "ms"
+            ),
+        ]
+        return Finding(
+            "host_sync",
+            severity,
+            f"the model synchronizes {f.model_syncs:g}x per step{where}",
+            tuple(evidence),
+            "keep values on the device (no .item()/.cpu()/print of tensors in forward); move checks out of "
+            "the step or make them asynchronous",
+            gain,
+            ev.label,
+        )
     if sys is None or sys.cpu_utilization is None or sys.cpu_utilization >= th.cpu_util_io_max:
         return None
     if f.busy_share >= th.gpu_idle_busy_max:
@@ -81,11 +131,18 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(1.0 - f.busy_share)
     if severity is None:
         return None
-    evidence = _busy_evidence(ev) + [Evidence("system", f"{sys.cpu_utilization:.2f} CPUs in use on average",
-                                              sys.cpu_utilization, "CPUs")]  # fmt: skip
-    return Finding("host_sync", severity, "CPU under half busy while the GPU idles: the process waits (I/O or sync)",
-                   tuple(evidence), "find the wait (perf record / py-spy of the blocked thread): file or network I/O, "
-                   "locks, or synchronizations", None, ev.label)  # fmt: skip
+    evidence = _busy_evidence(ev) + [
+        Evidence("system", f"{sys.cpu_utilization:.2f} CPUs in use on average", sys.cpu_utilization, "CPUs")
+    ]
+    return Finding(
+        "host_sync",
+        severity,
+        "CPU under half busy while the GPU idles: the process waits (I/O or sync)",
+        tuple(evidence),
+        "find the wait (perf record / py-spy of the blocked thread): file or network I/O, locks, or synchronizations",
+        None,
+        ev.label,
+    )
 
 
 def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -94,27 +151,51 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.h2d_bytes <= 0:
         return None
-    wait = sum(c.total_ms for c in ev.timeline.gaps.by_cause if c.cause == "h2d_copy") / f.steps if ev.timeline.gaps else 0.0
+    wait = (
+        sum(c.total_ms for c in ev.timeline.gaps.by_cause if c.cause == "h2d_copy") / f.steps
+        if ev.timeline.gaps
+        else 0.0
+    )
     gain = min(f.h2d_ms + ev.idle_cap_ms(wait), step)
     severity = th.severity(gain / step)
     if severity is None:
         return None
     gbps = f.h2d_bytes / (f.h2d_ms * 1e6) if f.h2d_ms else 0.0
     evidence = [
-        Evidence("timeline", f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms "
-                 f"({gbps:.1f} GB/s)", f.h2d_ms, "ms"),
-        Evidence("timeline", f"{f.h2d_pageable_share:.0%} of the bytes from pageable host memory", f.h2d_pageable_share,
-                 "fraction"),
+        Evidence(
+            "timeline",
+            f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms ({gbps:.1f} GB/s)",
+            f.h2d_ms,
+            "ms",
+        ),
+        Evidence(
+            "timeline",
+            f"{f.h2d_pageable_share:.0%} of the bytes from pageable host memory",
+            f.h2d_pageable_share,
+            "fraction",
+        ),
         Evidence("timeline", f"GPU idle {wait:.3f} ms per step waiting for the copies", wait, "ms"),
-    ]  # fmt: skip
+    ]
     if ev.op_table is not None:
         share = ev.op_table.category_shares.get("memcpy/memset", 0.0) + ev.op_table.category_shares.get(
-            "copy/cast/contiguous", 0.0)
+            "copy/cast/contiguous", 0.0
+        )
         evidence.append(Evidence("profiler", f"copy ops hold {share:.0%} of the op table's time", share, "fraction"))
-    pinned = "pin the host buffer (tensor.pin_memory()) and copy with non_blocking=True, " if f.h2d_pageable_share > 0.5 else ""
-    return Finding("h2d_transfer", severity, f"{f.h2d_ms:.3f} ms per step copying inputs from the host", tuple(evidence),
-                   f"keep inputs resident on the device (build them there once); otherwise {pinned}overlap the copy with "
-                   "the previous step on a side stream", gain, ev.label)  # fmt: skip
+    pinned = (
+        "pin the host buffer (tensor.pin_memory()) and copy with non_blocking=True, "
+        if f.h2d_pageable_share > 0.5
+        else ""
+    )
+    return Finding(
+        "h2d_transfer",
+        severity,
+        f"{f.h2d_ms:.3f} ms per step copying inputs from the host",
+        tuple(evidence),
+        f"keep inputs resident on the device (build them there once); otherwise {pinned}overlap the copy with "
+        "the previous step on a side stream",
+        gain,
+        ev.label,
+    )
 
 
 def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -130,18 +211,38 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     a, b = pair.streams
-    evidence = [Evidence("timeline", f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
-                         f"overlapped {pair.overlap_ms:.3f} ms", pair.overlap_ms, "ms")]  # fmt: skip
+    evidence = [
+        Evidence(
+            "timeline",
+            f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
+            f"overlapped {pair.overlap_ms:.3f} ms",
+            pair.overlap_ms,
+            "ms",
+        )
+    ]
     if ev.facts is not None:
-        evidence.append(Evidence("timeline", f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step",
-                                 ev.facts.stream_waits, "calls"))
+        evidence.append(
+            Evidence(
+                "timeline",
+                f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step",
+                ev.facts.stream_waits,
+                "calls",
+            )
+        )
     if ev.op_table is not None and ev.op_table.ops:
         top = ev.op_table.ops[0]
-        evidence.append(Evidence("profiler", f"op times look normal: top op {top.name} {top.share:.0%}", top.share,
-                                 "fraction"))
-    return Finding("stream_serialization", severity, f"streams {a} and {b} run one after the other", tuple(evidence),
-                   "remove the event wait or default-stream use that orders them; wait only where data flows",
-                   gain, ev.label)  # fmt: skip
+        evidence.append(
+            Evidence("profiler", f"op times look normal: top op {top.name} {top.share:.0%}", top.share, "fraction")
+        )
+    return Finding(
+        "stream_serialization",
+        severity,
+        f"streams {a} and {b} run one after the other",
+        tuple(evidence),
+        "remove the event wait or default-stream use that orders them; wait only where data flows",
+        gain,
+        ev.label,
+    )
 
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -150,20 +251,32 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None
-    hot = [(h.self_share if h.self_share is not None else h.share, h) for h in sys.hotspots
-           if not _FRAMEWORK.search(h.function)]  # fmt: skip
+    hot = [
+        (h.self_share if h.self_share is not None else h.share, h)
+        for h in sys.hotspots
+        if not _FRAMEWORK.search(h.function)
+    ]
     if not hot:
         return None
     share, spot = max(hot, key=lambda x: x[0])
     severity = th.severity(share) if share >= th.hotspot_share_min else None
     if severity is None:
         return None
-    evidence = [Evidence("system", f"{spot.function} in {share:.0%} of host samples ({spot.source})", share, "fraction")]
+    evidence = [
+        Evidence("system", f"{spot.function} in {share:.0%} of host samples ({spot.source})", share, "fraction")
+    ]
     if ev.facts is not None:
         evidence += _busy_evidence(ev)[:1]
-    return Finding("cpu_preprocess", severity, f"host function {spot.function} runs inside the step", tuple(evidence),
-                   f"move {spot.function} out of the step: precompute and cache it, run it on the GPU, or overlap it "
-                   "with the previous step", share * step, ev.label)  # fmt: skip
+    return Finding(
+        "cpu_preprocess",
+        severity,
+        f"host function {spot.function} runs inside the step",
+        tuple(evidence),
+        f"move {spot.function} out of the step: precompute and cache it, run it on the GPU, or overlap it "
+        "with the previous step",
+        share * step,
+        ev.label,
+    )
 
 
 DETECTORS = (launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess)

@@ -101,21 +101,34 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     ops = []
     # CPU basis: many tiny calls are fragmented ops (fragmented_ops), not bandwidth-bound ones
     if ev.roofline is not None:  # per call from the roofline's time, which holds unseen ops of its category
-        ops = [o for o in _bound_ops(ev, th, "memory")
-               if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)]  # fmt: skip
+        ops = [
+            o
+            for o in _bound_ops(ev, th, "memory")
+            if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
+        ]
         transfers = _transfer_ops(ev, ops)
         ops = [o for o in ops if o.name not in transfers]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         cache = "data in cache" if ev.on_cpu() else "data in L2"
-        evidence = [Evidence("roofline", f"{o.name}: {_intensity_text(o, ev.roofline.ridge_flop_per_byte)}, "
-                             f"{o.achieved_gbps:.0f} GB/s = {_pct(o.ceiling_fraction, cache)} of "
-                             f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s", o.ceiling_fraction, "fraction")
-                    for o in ops]  # fmt: skip
+        evidence = [
+            Evidence(
+                "roofline",
+                f"{o.name}: {_intensity_text(o, ev.roofline.ridge_flop_per_byte)}, "
+                f"{o.achieved_gbps:.0f} GB/s = {_pct(o.ceiling_fraction, cache)} of "
+                f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s",
+                o.ceiling_fraction,
+                "fraction",
+            )
+            for o in ops
+        ]
     else:
         small = _small_calls(ev, th)
-        rows = [(n, ms, s) for n, (c, ms, s) in _op_ms(ev).items()
-                if low_intensity(n) and s >= th.bound_op_share_min and n not in small]  # fmt: skip
+        rows = [
+            (n, ms, s)
+            for n, (c, ms, s) in _op_ms(ev).items()
+            if low_intensity(n) and s >= th.bound_op_share_min and n not in small
+        ]
         gain, evidence = None, []
     if not rows:
         return None
@@ -123,25 +136,51 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity((time_ms if gain is None else gain) / step)
     if severity is None:
         return None
-    evidence = [Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, "fraction")
-                for n, ms, s in rows] + evidence  # fmt: skip
+    evidence = [
+        Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, "fraction") for n, ms, s in rows
+    ] + evidence
     if ev.op_table is not None:
-        evidence += [Evidence("profiler", f"{c['name']}: {c['mem_share']:.0%} of memory allocated for {c['time_share']:.0%} "
-                              "of time", c["mem_share"], "fraction") for c in read_memory(ev.op_table).candidates]
+        evidence += [
+            Evidence(
+                "profiler",
+                f"{c['name']}: {c['mem_share']:.0%} of memory allocated for {c['time_share']:.0%} of time",
+                c["mem_share"],
+                "fraction",
+            )
+            for c in read_memory(ev.op_table).candidates
+        ]
     if ev.facts is not None:
-        evidence.append(Evidence("timeline", f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
-                                 ev.facts.busy_share, "fraction"))
+        evidence.append(
+            Evidence(
+                "timeline",
+                f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
+                ev.facts.busy_share,
+                "fraction",
+            )
+        )
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
-    action = family_actions(names, cpu=ev.on_cpu()) or ("move fewer bytes: fuse the ops with their neighbours "
-                                                         "(torch.compile), or lower the precision of activations")
-    starved = [o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < th.parallelism_bound_fraction]
+    action = family_actions(names, cpu=ev.on_cpu()) or (
+        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
+    )
+    starved = [
+        o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < th.parallelism_bound_fraction
+    ]
     if starved:
         roof = "memory-copy bandwidth" if ev.on_cpu() else "copy bandwidth"
-        action = (f"{', '.join(starved[:3])} reach under {th.parallelism_bound_fraction:.0%} of the {roof}: more "
-                  f"bandwidth would not help; {action}")  # fmt: skip
-    return Finding("memory_bound", severity, f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})",
-                   tuple(evidence), action, gain, ev.label)  # fmt: skip
+        action = (
+            f"{', '.join(starved[:3])} reach under {th.parallelism_bound_fraction:.0%} of the {roof}: more "
+            f"bandwidth would not help; {action}"
+        )
+    return Finding(
+        "memory_bound",
+        severity,
+        f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})",
+        tuple(evidence),
+        action,
+        gain,
+        ev.label,
+    )
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -160,33 +199,59 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         if share < th.compute_share_min:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
-        return Finding("compute_bound", "info", f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline "
-                       "to compare with the peak)", evidence, "run surrobench calibrate and diagnose the workload to "
-                       "see how close to the peak they run", None, ev.label)  # fmt: skip
+        return Finding(
+            "compute_bound",
+            "info",
+            f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)",
+            evidence,
+            "run surrobench calibrate and diagnose the workload to see how close to the peak they run",
+            None,
+            ev.label,
+        )
     ops = _bound_ops(ev, th, "compute")
     if not ops:
         return None
     roof, cpu = ev.roofline, ev.on_cpu()
     peak = roof.ceilings.peak_tflops(roof.precision)
-    evidence = [Evidence("roofline", f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge "
-                         f"{format_ridge(roof.ridge_flop_per_byte)}, "
-                         f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
-                         f"{_pct(o.ceiling_fraction, 'above the calibrated peak')} "
-                         f"of {format_tflops(peak)} TFLOP/s ({roof.precision})", o.ceiling_fraction, "fraction")
-                for o in ops]  # fmt: skip
+    evidence = [
+        Evidence(
+            "roofline",
+            f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge "
+            f"{format_ridge(roof.ridge_flop_per_byte)}, "
+            f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
+            f"{_pct(o.ceiling_fraction, 'above the calibrated peak')} "
+            f"of {format_tflops(peak)} TFLOP/s ({roof.precision})",
+            o.ceiling_fraction,
+            "fraction",
+        )
+        for o in ops
+    ]
     evidence += _time_note(ev)
     fraction = sum(o.time_ms * o.ceiling_fraction for o in ops) / sum(o.time_ms for o in ops)
     over = [o for o in ops if o.ceiling_fraction > th.calibration_stale_ratio]
     if over:  # faster than the ceiling: the ceiling is wrong, so no verdict on the workload
         names = ", ".join(o.name for o in over[:3])
         calibrated = f"calibrated {roof.ceilings.measured}" if roof.ceilings.measured else roof.ceilings.note
-        evidence.append(Evidence("roofline", f"{roof.precision} matmul ceiling {format_tflops(peak)} TFLOP/s, "
-                                 f"{calibrated}", peak, "TFLOP/s"))  # fmt: skip
-        return Finding("compute_bound", "low", f"{names} at {max(o.ceiling_fraction for o in over):.0%} of the "
-                       f"calibrated {roof.precision} matmul peak: the calibration looks stale or too low, no verdict "
-                       "on how close to the peak the ops run", tuple(evidence),
-                       f"re-run surrobench calibrate{' --device cpu' if cpu else ''} on an idle machine with the "
-                       "default sizes, then diagnose again", None, ev.label)  # fmt: skip
+        evidence.append(
+            Evidence(
+                "roofline",
+                f"{roof.precision} matmul ceiling {format_tflops(peak)} TFLOP/s, {calibrated}",
+                peak,
+                "TFLOP/s",
+            )
+        )
+        return Finding(
+            "compute_bound",
+            "low",
+            f"{names} at {max(o.ceiling_fraction for o in over):.0%} of the "
+            f"calibrated {roof.precision} matmul peak: the calibration looks stale or too low, no verdict "
+            "on how close to the peak the ops run",
+            tuple(evidence),
+            f"re-run surrobench calibrate{' --device cpu' if cpu else ''} on an idle machine with the "
+            "default sizes, then diagnose again",
+            None,
+            ev.label,
+        )
     # The target is compute_efficient_fraction of the peak, not the peak: the peak is a large square GEMM's,
     # which a convolution with few channels cannot reach whatever the user does. Severity follows that gain.
     gain = sum(max(o.time_ms * (1 - o.ceiling_fraction / th.compute_efficient_fraction), 0.0) for o in ops)
@@ -199,8 +264,15 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action = "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs"
     else:
         action = family_actions([o.name for o in ops])
-    return Finding("compute_bound", severity or "info", summary, tuple(evidence), action,
-                   None if severity is None else gain, ev.label)  # fmt: skip
+    return Finding(
+        "compute_bound",
+        severity or "info",
+        summary,
+        tuple(evidence),
+        action,
+        None if severity is None else gain,
+        ev.label,
+    )
 
 
 def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
@@ -210,8 +282,14 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
-    half = (f"; bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
-            f"{format_tflops(fp32)} TFLOP/s)") if faster else ""  # fmt: skip
+    half = (
+        (
+            f"; bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
+            f"{format_tflops(fp32)} TFLOP/s)"
+        )
+        if faster
+        else ""
+    )
     if severity == "info":
         return f"healthy near the peak; to go faster cut the FLOPs{half}"
     return family_actions(names, cpu=True) + half
@@ -236,28 +314,52 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     extra = share - reading.share
     extra = extra if extra >= 0.005 else 0.0  # under half a percent prints as 0%: not a fact worth a number
-    text = (f"elementwise/copy/concat ops hold {reading.share:.0%} of op time" if not extra else
-            f"elementwise/copy/concat ops hold {reading.share:.0%} of op time and tiny calls of other low-intensity ops "
-            f"{extra:.0%}: {share:.0%} in all")  # fmt: skip
+    text = (
+        f"elementwise/copy/concat ops hold {reading.share:.0%} of op time"
+        if not extra
+        else f"elementwise/copy/concat ops hold {reading.share:.0%} of op time and tiny calls of other low-intensity ops "
+        f"{extra:.0%}: {share:.0%} in all"
+    )
     evidence = [Evidence("profiler", text, share, "fraction")]
     if reading.kernel_count:
-        evidence.append(Evidence("profiler", f"{reading.small_kernel_count} of {reading.kernel_count} kernels shorter "
-                                 f"than {reading.small_kernel_us:g} us", reading.small_kernel_count, "kernels"))
+        evidence.append(
+            Evidence(
+                "profiler",
+                f"{reading.small_kernel_count} of {reading.kernel_count} kernels shorter "
+                f"than {reading.small_kernel_us:g} us",
+                reading.small_kernel_count,
+                "kernels",
+            )
+        )
     shares = {op.name: op.share for op in t.ops}
     for name, (calls, us) in sorted(small.items(), key=lambda kv: -shares[kv[0]])[:3]:
-        evidence.append(Evidence("profiler", f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under "
-                                 f"{th.cpu_small_call_us:g} us: dispatch, not memory bandwidth)", calls, "calls"))
+        evidence.append(
+            Evidence(
+                "profiler",
+                f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under "
+                f"{th.cpu_small_call_us:g} us: dispatch, not memory bandwidth)",
+                calls,
+                "calls",
+            )
+        )
     if ev.timeline is not None and ev.timeline.launches is not None:
-        evidence.append(Evidence("timeline", f"kernel median {ev.timeline.launches.kernel_us_median:.1f} us",
-                                 ev.timeline.launches.kernel_us_median, "us"))
+        evidence.append(
+            Evidence(
+                "timeline",
+                f"kernel median {ev.timeline.launches.kernel_us_median:.1f} us",
+                ev.timeline.launches.kernel_us_median,
+                "us",
+            )
+        )
     evidence += _time_note(ev)
     what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
     fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
     action = family_actions(fragments[:5], cpu=ev.on_cpu())
     if small:
         action += "; fewer, larger calls (a larger batch; no per-call casts or copies in the step)"
-    return Finding("fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None,
-                   ev.label)  # fmt: skip
+    return Finding(
+        "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
+    )
 
 
 def _is_power_of_2(n: int) -> bool:
@@ -276,20 +378,41 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         wide = [o for o in ev.roofline.ops if o.flops and not {"float16", "bfloat16"} & set(o.dtypes)]
         if sum(o.flops for o in wide) / flops >= th.fp32_under_autocast_share:
             time_ms += sum(o.time_ms for o in wide)
-            evidence += [Evidence("roofline", f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs",
-                                  o.flops / flops, "fraction") for o in wide]  # fmt: skip
+            evidence += [
+                Evidence(
+                    "roofline",
+                    f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs",
+                    o.flops / flops,
+                    "fraction",
+                )
+                for o in wide
+            ]
     odd = [d for d in r.input_shape[2:] if not _is_power_of_2(d)]
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
         time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
-        evidence.append(Evidence("profiler", f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: cuFFT "
-                                 "cannot run them in half precision", fft, "fraction"))  # fmt: skip
+        evidence.append(
+            Evidence(
+                "profiler",
+                f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: cuFFT "
+                "cannot run them in half precision",
+                fft,
+                "fraction",
+            )
+        )
     severity = th.severity(time_ms / step) if evidence else None
     if severity is None:
         return None
-    return Finding("precision_mismatch", severity, f"{time_ms:.3f} ms per step of {r.precision} config still in full "
-                   "precision", tuple(evidence), "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
-                   "to powers of 2; compare against the fp32 config before adopting half precision", None, ev.label)
+    return Finding(
+        "precision_mismatch",
+        severity,
+        f"{time_ms:.3f} ms per step of {r.precision} config still in full precision",
+        tuple(evidence),
+        "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
+        "to powers of 2; compare against the fp32 config before adopting half precision",
+        None,
+        ev.label,
+    )
 
 
 DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision)

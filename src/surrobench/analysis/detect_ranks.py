@@ -46,23 +46,50 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
     if severity is None or late <= 0:
         return None
     others_compute = _others(report, row, "compute_ms")
-    evidence = [Evidence("timeline", f"rank {row.rank} of ranks {list(report.ranks)}", row.rank, "rank"),
-                Evidence("timeline", f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks "
-                         f"{others_compute:.3f} ms (median)", row.compute_ms - others_compute, "ms")]  # fmt: skip
+    evidence = [
+        Evidence("timeline", f"rank {row.rank} of ranks {list(report.ranks)}", row.rank, "rank"),
+        Evidence(
+            "timeline",
+            f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks "
+            f"{others_compute:.3f} ms (median)",
+            row.compute_ms - others_compute,
+            "ms",
+        ),
+    ]
     if report.collectives:
         waited = statistics.mean(r.wait_ms for r in report.rows if r.rank != row.rank)
         evidence += [
-            Evidence("timeline", f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, "
-                     f"{late:.3f} ms per step after the others", late, "ms"),
-            Evidence("timeline", f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)", waited, "ms"),
-        ]  # fmt: skip
-    evidence += [Evidence("profiler", f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms "
-                          "on the others (median)", op.ms - op.others_ms, "ms") for op in row.extra_ops]  # fmt: skip
+            Evidence(
+                "timeline",
+                f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, "
+                f"{late:.3f} ms per step after the others",
+                late,
+                "ms",
+            ),
+            Evidence(
+                "timeline", f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)", waited, "ms"
+            ),
+        ]
+    evidence += [
+        Evidence(
+            "profiler",
+            f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms on the others (median)",
+            op.ms - op.others_ms,
+            "ms",
+        )
+        for op in row.extra_ops
+    ]
     more = f": more {row.extra_ops[0].name}" if row.extra_ops else ""
-    return Finding("straggler", severity, f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}",
-                   tuple(evidence), f"give rank {row.rank} the same work as the others (its extra ops above: an uneven "
-                   "domain split or batch, host work only it runs); if the work is equal, compare its GPU clocks, "
-                   "temperature and host load with the others'", late)  # fmt: skip
+    return Finding(
+        "straggler",
+        severity,
+        f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}",
+        tuple(evidence),
+        f"give rank {row.rank} the same work as the others (its extra ops above: an uneven "
+        "domain split or batch, host work only it runs); if the work is equal, compare its GPU clocks, "
+        "temperature and host load with the others'",
+        late,
+    )
 
 
 def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
@@ -76,16 +103,34 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
         return None
     worst = waiting[0]
     latest = max(report.rows, key=lambda r: r.late_share)
-    evidence = [Evidence("timeline", f"rank {r.rank}: {r.wait_ms:.3f} of {r.comm_ms:.3f} ms per step inside collectives "
-                         "spent waiting", r.wait_ms, "ms") for r in waiting[:MAX_LISTED_RANKS]]  # fmt: skip
-    evidence.append(Evidence("timeline", f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
-                             f"{report.collectives} matched {report.comm_source} collectives)", latest.late_share,
-                             "fraction"))  # fmt: skip
+    evidence = [
+        Evidence(
+            "timeline",
+            f"rank {r.rank}: {r.wait_ms:.3f} of {r.comm_ms:.3f} ms per step inside collectives spent waiting",
+            r.wait_ms,
+            "ms",
+        )
+        for r in waiting[:MAX_LISTED_RANKS]
+    ]
+    evidence.append(
+        Evidence(
+            "timeline",
+            f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
+            f"{report.collectives} matched {report.comm_source} collectives)",
+            latest.late_share,
+            "fraction",
+        )
+    )
     also = f" ({len(waiting) - 1} more ranks wait too)" if len(waiting) > 1 else ""
-    return Finding("comm_wait", th.severity(worst.wait_ms / step),
-                   f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}",
-                   tuple(evidence), "make the ranks arrive together: fix the straggler (uneven work, host load, a slower "
-                   "GPU); the wait is not communication and a faster interconnect will not remove it", worst.wait_ms)  # fmt: skip
+    return Finding(
+        "comm_wait",
+        th.severity(worst.wait_ms / step),
+        f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}",
+        tuple(evidence),
+        "make the ranks arrive together: fix the straggler (uneven work, host load, a slower "
+        "GPU); the wait is not communication and a faster interconnect will not remove it",
+        worst.wait_ms,
+    )
 
 
 def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | None:
@@ -100,15 +145,26 @@ def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | No
     severity = th.severity(gain / step)
     if severity is None:
         return None
-    evidence = [Evidence("timeline", f"rank {r.rank}: {r.comm_ms:.3f} ms per step inside collectives, "
-                         f"{r.exposed_comm_ms:.3f} ms with no compute alongside, {r.wait_ms:.3f} ms of it waiting for "
-                         "peers", exposed[r.rank], "ms")
-                for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]]  # fmt: skip
-    return Finding("comm_not_overlapped", severity,
-                   f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside",
-                   tuple(evidence), "overlap communication with compute: issue collectives with async_op=True and wait "
-                   "where the result is used; split the work so interior cells compute while halos or buckets move",
-                   gain)  # fmt: skip
+    evidence = [
+        Evidence(
+            "timeline",
+            f"rank {r.rank}: {r.comm_ms:.3f} ms per step inside collectives, "
+            f"{r.exposed_comm_ms:.3f} ms with no compute alongside, {r.wait_ms:.3f} ms of it waiting for "
+            "peers",
+            exposed[r.rank],
+            "ms",
+        )
+        for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]
+    ]
+    return Finding(
+        "comm_not_overlapped",
+        severity,
+        f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside",
+        tuple(evidence),
+        "overlap communication with compute: issue collectives with async_op=True and wait "
+        "where the result is used; split the work so interior cells compute while halos or buckets move",
+        gain,
+    )
 
 
 DETECTORS = (straggler, comm_wait, comm_not_overlapped)

@@ -40,13 +40,25 @@ def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -
     ci_small, ci_large = _throughput_ci(small), _throughput_ci(large)
     if drop <= th.throughput_drop_min or ci_small is None or ci_large is None or ci_large[1] >= ci_small[0]:
         return None
-    ev = (Evidence("run", f"{small.samples_per_s:.0f} samples/s at batch {small.batch} (95% CI {ci_small[0]:.0f}-"
-                   f"{ci_small[1]:.0f}), {large.samples_per_s:.0f} at batch {large.batch} (95% CI {ci_large[0]:.0f}-"
-                   f"{ci_large[1]:.0f})", drop, "fraction"),)  # fmt: skip
-    return Finding("memory_pressure", th.severity(drop) or "low", f"throughput falls {drop:.0%} from batch "
-                   f"{small.batch} to {large.batch}, beyond the noise", ev + _memory_evidence(large),
-                   "keep the smaller batch, or find the cause in the peak memory (allocator, workspace); tile large "
-                   "inputs", None, large.label())  # fmt: skip
+    ev = (
+        Evidence(
+            "run",
+            f"{small.samples_per_s:.0f} samples/s at batch {small.batch} (95% CI {ci_small[0]:.0f}-"
+            f"{ci_small[1]:.0f}), {large.samples_per_s:.0f} at batch {large.batch} (95% CI {ci_large[0]:.0f}-"
+            f"{ci_large[1]:.0f})",
+            drop,
+            "fraction",
+        ),
+    )
+    return Finding(
+        "memory_pressure",
+        th.severity(drop) or "low",
+        f"throughput falls {drop:.0%} from batch {small.batch} to {large.batch}, beyond the noise",
+        ev + _memory_evidence(large),
+        "keep the smaller batch, or find the cause in the peak memory (allocator, workspace); tile large inputs",
+        None,
+        large.label(),
+    )
 
 
 def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_bytes: int | None) -> list[Finding]:
@@ -61,10 +73,19 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
             if small.status != "ok":
                 continue
             if large.status == "oom":
-                found.append(Finding("memory_pressure", "high", f"out of memory at batch {large.batch}",
-                                     (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),),
-                                     "serve at most batch {}; tile the domain (chunked inference) or lower the precision"
-                                     .format(small.batch), None, large.label()))  # fmt: skip
+                found.append(
+                    Finding(
+                        "memory_pressure",
+                        "high",
+                        f"out of memory at batch {large.batch}",
+                        (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),),
+                        "serve at most batch {}; tile the domain (chunked inference) or lower the precision".format(
+                            small.batch
+                        ),
+                        None,
+                        large.label(),
+                    )
+                )
             elif large.status == "ok" and (fall := _throughput_fall(small, large, th)) is not None:
                 found.append(fall)
         found += [f for r in group if (f := _near_limit_or_churn(r, th, device_memory_bytes)) is not None]
@@ -83,20 +104,40 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
         return None
     if device_memory_bytes and r.peak_mem_bytes >= th.peak_mem_near_limit * device_memory_bytes:
         share = r.peak_mem_bytes / device_memory_bytes
-        return Finding("memory_pressure", "medium", f"peak memory at {share:.0%} of the device", _memory_evidence(r),
-                       "a larger batch or grid will not fit: tile the domain or lower the precision", None, r.label())
+        return Finding(
+            "memory_pressure",
+            "medium",
+            f"peak memory at {share:.0%} of the device",
+            _memory_evidence(r),
+            "a larger batch or grid will not fit: tile the domain or lower the precision",
+            None,
+            r.label(),
+        )
     retries = r.extra.get("alloc_retries") or 0
     if retries:
-        return Finding("memory_pressure", "medium", f"the allocator retried {retries} allocation(s) after freeing its "
-                       "cache", _memory_evidence(r) + (Evidence("run", f"num_alloc_retries {retries} (torch.cuda."
-                       "memory_stats)", retries, "retries"),), "memory is nearly full: each retry frees cached blocks "
-                       "and synchronizes; lower the batch or precision, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                       None, r.label())  # fmt: skip
+        return Finding(
+            "memory_pressure",
+            "medium",
+            f"the allocator retried {retries} allocation(s) after freeing its cache",
+            _memory_evidence(r)
+            + (Evidence("run", f"num_alloc_retries {retries} (torch.cuda.memory_stats)", retries, "retries"),),
+            "memory is nearly full: each retry frees cached blocks "
+            "and synchronizes; lower the batch or precision, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            None,
+            r.label(),
+        )
     reserved = r.peak_reserved_bytes or 0
     if reserved >= th.reserved_min_bytes and reserved > th.reserved_over_allocated * r.peak_mem_bytes:
-        return Finding("memory_pressure", "low", f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
-                       _memory_evidence(r), "allocator churn or a large workspace: check cudnn.benchmark workspaces, "
-                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", None, r.label())  # fmt: skip
+        return Finding(
+            "memory_pressure",
+            "low",
+            f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
+            _memory_evidence(r),
+            "allocator churn or a large workspace: check cudnn.benchmark workspaces, "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            None,
+            r.label(),
+        )
     return None
 
 
@@ -124,20 +165,41 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
                 slower = r.latency_ms.median / fp32.latency_ms.median - 1
                 if slower > th.precision_slower_min:
                     gain = r.latency_ms.median - fp32.latency_ms.median
-                    ev = (Evidence("run", f"{r.precision} {r.latency_ms.median:.3f} ms vs fp32 {fp32.latency_ms.median:.3f} "
-                                   "ms (median)", slower, "fraction"),)  # fmt: skip
-                    found.append(Finding("precision_mismatch", th.severity(gain / r.latency_ms.median) or "low",
-                                         f"{r.precision} is {slower:.0%} slower than fp32", ev, "stay in fp32 here (casts and "
-                                         "launches outweigh the faster math), or remove the casts: cast weights once, "
-                                         "feed half inputs", gain, r.label()))  # fmt: skip
+                    ev = (
+                        Evidence(
+                            "run",
+                            f"{r.precision} {r.latency_ms.median:.3f} ms vs fp32 {fp32.latency_ms.median:.3f} "
+                            "ms (median)",
+                            slower,
+                            "fraction",
+                        ),
+                    )
+                    found.append(
+                        Finding(
+                            "precision_mismatch",
+                            th.severity(gain / r.latency_ms.median) or "low",
+                            f"{r.precision} is {slower:.0%} slower than fp32",
+                            ev,
+                            "stay in fp32 here (casts and "
+                            "launches outweigh the faster math), or remove the casts: cast weights once, "
+                            "feed half inputs",
+                            gain,
+                            r.label(),
+                        )
+                    )
     return found
 
 
 def _fft_precision_failures(group: list[ConfigResult]) -> list[Finding]:
     """One ``low`` finding for the half-precision configs of ``group`` that failed in the FFT library; the
     evidence keeps each original error, the action is each cause's explained line."""
-    failed = [(r, cause) for r in group if r.status == "error" and r.precision in ("fp16", "bf16")
-              and (cause := recorded_cause(r.error, r.extra)).cause_id in _FFT_PRECISION_CAUSES]  # fmt: skip
+    failed = [
+        (r, cause)
+        for r in group
+        if r.status == "error"
+        and r.precision in ("fp16", "bf16")
+        and (cause := recorded_cause(r.error, r.extra)).cause_id in _FFT_PRECISION_CAUSES
+    ]
     if not failed:
         return []
     causes = dict.fromkeys(cause for _, cause in failed)  # each cause once, in order
@@ -156,8 +218,17 @@ def capture_failures(results: list[ConfigResult]) -> list[Finding]:
             continue
         cause = recorded_cause(r.error, r.extra)
         if cause.cause_id == "graph_capture_sync":
-            found.append(Finding("host_sync", "low", "CUDA graph capture fails: the forward synchronizes the host",
-                                 (Evidence("run", f"cudagraph failed: {r.error}"),), cause.line, None, r.label()))
+            found.append(
+                Finding(
+                    "host_sync",
+                    "low",
+                    "CUDA graph capture fails: the forward synchronizes the host",
+                    (Evidence("run", f"cudagraph failed: {r.error}"),),
+                    cause.line,
+                    None,
+                    r.label(),
+                )
+            )
     return found
 
 
@@ -165,8 +236,9 @@ def _points(r: ConfigResult) -> float:
     return r.points_per_sample() or 1.0
 
 
-def superlinear_scaling(results: list[ConfigResult], tables: dict[tuple, OpTable], th: Thresholds,
-                        flops: dict[tuple, dict[str, int]]) -> list[Finding]:  # fmt: skip
+def superlinear_scaling(
+    results: list[ConfigResult], tables: dict[tuple, OpTable], th: Thresholds, flops: dict[tuple, dict[str, int]]
+) -> list[Finding]:
     """Across adjacent ladder rungs (same model, batch, precision, mode), ops whose time ratio exceeds
     ``superlinear_ratio`` times their FLOP ratio. FLOPs per op from the FLOP counter where it counted
     some at both rungs, else the ratio of the primary input's elements (linear work per element)."""
@@ -193,10 +265,30 @@ def superlinear_scaling(results: list[ConfigResult], tables: dict[tuple, OpTable
 def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding:
     name, gain, ratio, t_small, t_large = worst
     step = large.latency_ms.median if large.latency_ms else t_large
-    ev = (Evidence("profiler", f"{name}: {t_small:.3f} ms at {small.label()}, {t_large:.3f} ms at {large.label()}",
-                   t_large / t_small, "x"),
-          Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"))
-    return Finding("superlinear_scaling", th.severity(gain / step) or "low", f"{name} grows {t_large / t_small:.1f}x for "
-                   f"{ratio:.1f}x the work", ev, "; ".join(filter(None, ("look for a slow path at the large shape (extra kernel "
-                   "launches, a cache the larger tensors overflow, non-coalesced access): tile the domain",
-                   family_actions([name])))), gain, large.label())  # fmt: skip
+    ev = (
+        Evidence(
+            "profiler",
+            f"{name}: {t_small:.3f} ms at {small.label()}, {t_large:.3f} ms at {large.label()}",
+            t_large / t_small,
+            "x",
+        ),
+        Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"),
+    )
+    return Finding(
+        "superlinear_scaling",
+        th.severity(gain / step) or "low",
+        f"{name} grows {t_large / t_small:.1f}x for {ratio:.1f}x the work",
+        ev,
+        "; ".join(
+            filter(
+                None,
+                (
+                    "look for a slow path at the large shape (extra kernel "
+                    "launches, a cache the larger tensors overflow, non-coalesced access): tile the domain",
+                    family_actions([name]),
+                ),
+            )
+        ),
+        gain,
+        large.label(),
+    )

@@ -46,8 +46,9 @@ def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> 
     return rank_findings(found)
 
 
-def diagnose_trace(tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
-                   ) -> tuple[list[Finding], CrossRankReport | None]:  # fmt: skip
+def diagnose_trace(
+    tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
+) -> tuple[list[Finding], CrossRankReport | None]:
     """A trace alone: the per-config findings of its evidence (:func:`trace_evidence`, ``known`` as there)
     and, when it holds several ranks, the cross-rank ones, ranked together; plus the cross-rank report
     (None for one rank)."""
@@ -58,9 +59,14 @@ def diagnose_trace(tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
     return rank_findings(found), ranks
 
 
-def diagnose_run(evidence: list[ConfigEvidence], results: list[ConfigResult], *, th: Thresholds = DEFAULT_THRESHOLDS,
-                 device_memory_bytes: int | None = None, flops: dict[tuple, dict[str, int]] | None = None
-                 ) -> list[Finding]:  # fmt: skip
+def diagnose_run(
+    evidence: list[ConfigEvidence],
+    results: list[ConfigResult],
+    *,
+    th: Thresholds = DEFAULT_THRESHOLDS,
+    device_memory_bytes: int | None = None,
+    flops: dict[tuple, dict[str, int]] | None = None,
+) -> list[Finding]:
     """Per-config findings of every profiled config plus the run-level ones, ranked together.
 
     Args:

@@ -71,10 +71,14 @@ class ConfigEvidence:
         overhead = self.profiled_step_ms / unprofiled - 1
         scale = self.op_time_scale()
         if scale >= 1.0:
-            return (f"op times as profiled: profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
-                    f"{unprofiled:.3f} ms (profiler overhead {overhead:+.0%}, not scaled up)")  # fmt: skip
-        return (f"op times scaled by {scale:.2f} to the unprofiled step: profiled step {self.profiled_step_ms:.3f} ms "
-                f"vs unprofiled median {unprofiled:.3f} ms (profiler overhead {overhead:+.0%})")  # fmt: skip
+            return (
+                f"op times as profiled: profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
+                f"{unprofiled:.3f} ms (profiler overhead {overhead:+.0%}, not scaled up)"
+            )
+        return (
+            f"op times scaled by {scale:.2f} to the unprofiled step: profiled step {self.profiled_step_ms:.3f} ms "
+            f"vs unprofiled median {unprofiled:.3f} ms (profiler overhead {overhead:+.0%})"
+        )
 
     def idle_cap_ms(self, idle_ms: float) -> float:
         """``idle_ms`` per step, capped by the unprofiled step minus GPU busy time per step when both are

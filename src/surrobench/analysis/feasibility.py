@@ -51,14 +51,21 @@ def _fft_reason(half_probe: ProbeFacts, device: str) -> str | None:
         return f"{library} has no fp16 transform, and the forward's {call.op} receives fp16 at {sizes}"
     odd = next((c for c in half if not c.power_of_two), None)
     if odd is not None:
-        return (f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
-                f"{'x'.join(map(str, odd.sizes))}")
+        return (
+            f"half-precision cuFFT needs power-of-2 sizes; the forward's {odd.op} runs at "
+            f"{'x'.join(map(str, odd.sizes))}"
+        )
     return None
 
 
 def infeasible_reason(
-    remedy: Remedy, baseline: ExecConfig, probe: ProbeFacts, *, input_ranks: tuple[int, ...],
-    shapes_change: bool = False, half_probe: ProbeFacts | None = None,
+    remedy: Remedy,
+    baseline: ExecConfig,
+    probe: ProbeFacts,
+    *,
+    input_ranks: tuple[int, ...],
+    shapes_change: bool = False,
+    half_probe: ProbeFacts | None = None,
 ) -> str | None:
     """Why ``remedy`` cannot help ``baseline`` (module docstring), or None when it is worth timing.
 
@@ -78,8 +85,10 @@ def infeasible_reason(
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
     if remedy.name == "cudagraph":
         if probe.syncs:
-            return (f"the forward synchronizes with the host ({probe.sync_text()}): CUDA-graph capture cannot "
-                    "contain a host synchronization")
+            return (
+                f"the forward synchronizes with the host ({probe.sync_text()}): CUDA-graph capture cannot "
+                "contain a host synchronization"
+            )
         if shapes_change:
             return "the inputs change shape between calls: a CUDA graph replays fixed shapes"
     if half_probe is not None:

@@ -60,8 +60,17 @@ size of the GPU-side scheduling gap above), not a vendor figure."""
 MAX_LISTED_GAPS = 50
 """Longest gaps kept in the report; every gap still counts in the per-cause totals."""
 
-CAUSES = ("graph_internal", "graph_launch", "host_sync", "h2d_copy", "d2h_copy", "collective", "launch_bound",
-          "stream_wait", "unexplained")
+CAUSES = (
+    "graph_internal",
+    "graph_launch",
+    "host_sync",
+    "h2d_copy",
+    "d2h_copy",
+    "collective",
+    "launch_bound",
+    "stream_wait",
+    "unexplained",
+)
 
 
 @dataclass(frozen=True)
@@ -120,8 +129,9 @@ class GapReport:
         return int(self._sync_dur_ns[np.isin(self._sync_rows, calls)].sum())
 
 
-def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]],
-              threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> GapReport:
+def find_gaps(
+    tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
+) -> GapReport:
     """Gaps per (rank, device) inside each rank's analysis window ``windows[rank] = (t0_ns, t1_ns)``.
 
     Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
@@ -144,8 +154,9 @@ def find_gaps(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]
     return _summarize(gaps, threshold_ns, host_syncs)
 
 
-def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
-              g1: np.ndarray) -> tuple[list[Gap], np.ndarray]:
+def _classify(
+    tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray
+) -> tuple[list[Gap], np.ndarray]:
     """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), and the
     row in ``tl.api_calls`` of the sync call ending in each gap (-1: none)."""
     api = tl.api_calls
@@ -161,22 +172,51 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray,
     wait = _first_call_ending_in(tl, act.rank[nxt], STREAM_WAIT_CALLS, prev_l0, l0)
     in_collective = act.is_nccl[nxt] & has & (_host_entry_ns(tl, launch) <= g0)
     cause = np.select(
-        [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), in_collective, has & (l1 > g0),
-         has & (wait >= 0)],
-        CAUSES[:-1], default="unexplained")
+        [
+            graph & (l0 < g0),
+            graph,
+            sync >= 0,
+            is_h2d(act, nxt),
+            is_d2h(act, prev),
+            in_collective,
+            has & (l1 > g0),
+            has & (wait >= 0),
+        ],
+        CAUSES[:-1],
+        default="unexplained",
+    )
     host_call = np.where(sync >= 0, sync, launch)
     chains = host_op_chains(tl, host_call[host_call >= 0])
     chain_of = iter(chains)
     pageable = np.where(cause == "h2d_copy", act.pageable[nxt], act.pageable[prev])
     names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
     return [
-        Gap(rank=r, device=d, start_ms=a / 1e6, dur_us=(b - a) / 1e3, cause=c, prev_op=po, next_op=no,
-            launch_call=lc, sync_call=sc, host_op=next(chain_of) if hc >= 0 else "",
-            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"))
+        Gap(
+            rank=r,
+            device=d,
+            start_ms=a / 1e6,
+            dur_us=(b - a) / 1e3,
+            cause=c,
+            prev_op=po,
+            next_op=no,
+            launch_call=lc,
+            sync_call=sc,
+            host_op=next(chain_of) if hc >= 0 else "",
+            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"),
+        )
         for r, d, a, b, c, po, no, lc, sc, hc, pg in zip(
-            act.rank[nxt].tolist(), act.device[nxt].tolist(), g0.tolist(), g1.tolist(), cause.tolist(),
-            _op_names(tl, act, prev), _op_names(tl, act, nxt), _call_names(api, launch, names),
-            _call_names(api, sync, names), host_call.tolist(), pageable.tolist())
+            act.rank[nxt].tolist(),
+            act.device[nxt].tolist(),
+            g0.tolist(),
+            g1.tolist(),
+            cause.tolist(),
+            _op_names(tl, act, prev),
+            _op_names(tl, act, nxt),
+            _call_names(api, launch, names),
+            _call_names(api, sync, names),
+            host_call.tolist(),
+            pageable.tolist(),
+        )
     ], sync
 
 
@@ -196,8 +236,9 @@ def _call_names(api, rows: np.ndarray, names: np.ndarray) -> list[str]:
     return names[np.where(rows >= 0, take(api.name_id, rows, -1) + 1, 0)].tolist()
 
 
-def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray,
-                          hi: np.ndarray) -> np.ndarray:
+def _first_call_ending_in(
+    tl: Timeline, rank: np.ndarray, names: frozenset[str], lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
     """Row of the first call named in ``names`` on ``rank`` whose end lies in ``[lo, hi]``; -1 if none."""
     api = tl.api_calls
     found = np.full(lo.shape, -1, dtype=np.int64)
@@ -208,7 +249,7 @@ def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str],
         ends = api.end_ns[rows]
         q = np.flatnonzero(rank == r)
         pos = np.searchsorted(ends, lo[q])
-        ok = (pos < ends.size)
+        ok = pos < ends.size
         ok[ok] &= ends[pos[ok]] <= hi[q][ok]
         found[q[ok]] = rows[pos[ok]]
     return found
@@ -216,12 +257,13 @@ def _first_call_ending_in(tl: Timeline, rank: np.ndarray, names: frozenset[str],
 
 def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
     """Name of each GPU activity row, prefixed with its kind unless a kernel (``memcpy: Memcpy HtoD ...``)."""
-    return [name if t == 0 else f"{OP_TYPE_NAMES[t]}: {name}" for name, t in
-            zip(np.array(tl.names, dtype=object)[act.name_id[rows]].tolist(), act.op_type[rows].tolist())]
+    return [
+        name if t == 0 else f"{OP_TYPE_NAMES[t]}: {name}"
+        for name, t in zip(np.array(tl.names, dtype=object)[act.name_id[rows]].tolist(), act.op_type[rows].tolist())
+    ]
 
 
-def _summarize(gaps: list[Gap], threshold_ns: int,
-               host_syncs: tuple[np.ndarray, np.ndarray] | None) -> GapReport:
+def _summarize(gaps: list[Gap], threshold_ns: int, host_syncs: tuple[np.ndarray, np.ndarray] | None) -> GapReport:
     total = sum(g.dur_us for g in gaps) / 1e3
     by_cause = []
     for cause in CAUSES:
@@ -231,9 +273,16 @@ def _summarize(gaps: list[Gap], threshold_ns: int,
         ms = sum(g.dur_us for g in mine) / 1e3
         ops = Counter(g.host_op or g.sync_call for g in mine if g.host_op or g.sync_call)
         top = ops.most_common(1)[0][0] if ops else ""
-        by_cause.append(CauseTotal(cause=cause, count=len(mine), total_ms=ms, share=ms / total if total else 0.0,
-                                   top_host_op=top))
+        by_cause.append(
+            CauseTotal(cause=cause, count=len(mine), total_ms=ms, share=ms / total if total else 0.0, top_host_op=top)
+        )
     by_cause.sort(key=lambda c: -c.total_ms)
     longest = tuple(sorted(gaps, key=lambda g: -g.dur_us)[:MAX_LISTED_GAPS])
-    return GapReport(threshold_us=threshold_ns / 1e3, count=len(gaps), total_ms=total, by_cause=tuple(by_cause),
-                     longest=longest, host_syncs=host_syncs)
+    return GapReport(
+        threshold_us=threshold_ns / 1e3,
+        count=len(gaps),
+        total_ms=total,
+        by_cause=tuple(by_cause),
+        longest=longest,
+        host_syncs=host_syncs,
+    )

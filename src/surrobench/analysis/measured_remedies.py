@@ -21,9 +21,14 @@ from surrobench.records.findings import Finding
 REMEDY_PATTERNS: dict[str, re.Pattern] = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in (
-        ("cudagraph", r"cuda.?graph"), ("compile", r"torch\.compile"), ("tf32", r"\btf32\b"),
-        ("fp16", r"\bfp16\b|half precision"), ("bf16", r"\bbf16\b"), ("channels_last", r"channels.last|\bnhwc\b"),
-        ("cudnn_benchmark", r"cudnn\.benchmark"), ("threads", r"\bthreads?\b|set_num_threads"),
+        ("cudagraph", r"cuda.?graph"),
+        ("compile", r"torch\.compile"),
+        ("tf32", r"\btf32\b"),
+        ("fp16", r"\bfp16\b|half precision"),
+        ("bf16", r"\bbf16\b"),
+        ("channels_last", r"channels.last|\bnhwc\b"),
+        ("cudnn_benchmark", r"cudnn\.benchmark"),
+        ("threads", r"\bthreads?\b|set_num_threads"),
     )
 }
 _WARNING = re.compile(r"\bkeep\b|\bslower\b|\bnot\b|\bavoid\b|\bonly\b", re.IGNORECASE)
@@ -45,8 +50,11 @@ def _outcome(c: dict) -> str:
 
 def _singles(entry: dict, remedy: str) -> list[dict]:
     """The single-remedy candidates of ``remedy`` (``threads`` matches every ``threads=N``)."""
-    return [c for c in entry["candidates"] if c["name"] == remedy or (remedy == "threads" and
-                                                                      c["name"].startswith("threads="))]
+    return [
+        c
+        for c in entry["candidates"]
+        if c["name"] == remedy or (remedy == "threads" and c["name"].startswith("threads="))
+    ]
 
 
 def cite_clause(clause: str, entry: dict) -> tuple[str | None, list[str]]:
@@ -97,5 +105,7 @@ def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list
     Args:
         measured: ``{config label (Finding.config): optimize-v1 config object}``.
     """
-    return [replace(f, action=cite_action(f.action, measured[f.config])) if f.alarm and f.config in measured else f
-            for f in findings]
+    return [
+        replace(f, action=cite_action(f.action, measured[f.config])) if f.alarm and f.config in measured else f
+        for f in findings
+    ]

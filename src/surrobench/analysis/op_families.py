@@ -57,45 +57,73 @@ class OpFamily:
 
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
-    OpFamily("normalization", ("normalization",), True,
-             "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
-             "the processors busy",
-             "raise the batch (more rows reduce in parallel); fuse the norm with its activation (torch.compile); "
-             "keep NCHW for GroupNorm (channels_last measured slower on the H200)",
-             "raise the batch; fuse the norm with its activation (torch.compile); check torch.get_num_threads()"),
-    OpFamily("fft", ("fft",), True,
-             "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
-             "use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2); batch the transforms in one call over "
-             "(B, C) (torch.fft.rfftn over the last dims); half precision only at power-of-2 sizes; keep cuFFT "
-             "plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)",
-             "use smooth grid sizes (2^a 3^b 5^c 7^d); batch the transforms in one call; use every core "
-             "(torch.get_num_threads())"),
-    OpFamily("scatter/gather/index", ("concat/index/gather/scatter",), True,
-             "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
-             "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
-             "torch.segment_reduce) instead of atomic scatter; reorder nodes for locality (e.g. reverse "
-             "Cuthill-McKee); use int32 indices",
-             "sort edges by destination and use a segment/CSR reduction; reorder nodes for locality; int32 indices"),
-    OpFamily("convolution", ("convolution",), False,
-             "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
-             "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or "
-             "bf16; set torch.backends.cudnn.benchmark = True; channel counts multiples of 8",
-             "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; channels_last "
-             "convolutions (oneDNN)"),
-    OpFamily("gemm/matmul/einsum", ("gemm/matmul/einsum",), False,
-             "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
-             "use tensor cores: --precision tf32 or bf16; shapes in multiples of 8/16; a larger batch; one batched "
-             "matmul (bmm, a single einsum) instead of many small ones",
-             "use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; one batched matmul"),
-    OpFamily("elementwise", ("elementwise/activation", "reduction"), True,
-             "each eager op is its own kernel reading and writing the whole tensor",
-             "fuse the chain of elementwise ops into one kernel: torch.compile",
-             "fuse the chain of elementwise ops: torch.compile"),
-    OpFamily("copy/cast/cat", ("copy/cast/contiguous", "memcpy/memset"), True,
-             "bytes copied that the model does not need: casts, layout changes, concatenation",
-             "cast weights once and feed inputs in the compute dtype; keep one memory layout (no .contiguous() "
-             "after permute); write into a preallocated buffer instead of torch.cat",
-             "cast once, keep one layout, preallocate instead of torch.cat"),
+    OpFamily(
+        "normalization",
+        ("normalization",),
+        True,
+        "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
+        "the processors busy",
+        "raise the batch (more rows reduce in parallel); fuse the norm with its activation (torch.compile); "
+        "keep NCHW for GroupNorm (channels_last measured slower on the H200)",
+        "raise the batch; fuse the norm with its activation (torch.compile); check torch.get_num_threads()",
+    ),
+    OpFamily(
+        "fft",
+        ("fft",),
+        True,
+        "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
+        "use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2); batch the transforms in one call over "
+        "(B, C) (torch.fft.rfftn over the last dims); half precision only at power-of-2 sizes; keep cuFFT "
+        "plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)",
+        "use smooth grid sizes (2^a 3^b 5^c 7^d); batch the transforms in one call; use every core "
+        "(torch.get_num_threads())",
+    ),
+    OpFamily(
+        "scatter/gather/index",
+        ("concat/index/gather/scatter",),
+        True,
+        "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
+        "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
+        "torch.segment_reduce) instead of atomic scatter; reorder nodes for locality (e.g. reverse "
+        "Cuthill-McKee); use int32 indices",
+        "sort edges by destination and use a segment/CSR reduction; reorder nodes for locality; int32 indices",
+    ),
+    OpFamily(
+        "convolution",
+        ("convolution",),
+        False,
+        "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
+        "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or "
+        "bf16; set torch.backends.cudnn.benchmark = True; channel counts multiples of 8",
+        "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; channels_last "
+        "convolutions (oneDNN)",
+    ),
+    OpFamily(
+        "gemm/matmul/einsum",
+        ("gemm/matmul/einsum",),
+        False,
+        "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
+        "use tensor cores: --precision tf32 or bf16; shapes in multiples of 8/16; a larger batch; one batched "
+        "matmul (bmm, a single einsum) instead of many small ones",
+        "use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; one batched matmul",
+    ),
+    OpFamily(
+        "elementwise",
+        ("elementwise/activation", "reduction"),
+        True,
+        "each eager op is its own kernel reading and writing the whole tensor",
+        "fuse the chain of elementwise ops into one kernel: torch.compile",
+        "fuse the chain of elementwise ops: torch.compile",
+    ),
+    OpFamily(
+        "copy/cast/cat",
+        ("copy/cast/contiguous", "memcpy/memset"),
+        True,
+        "bytes copied that the model does not need: casts, layout changes, concatenation",
+        "cast weights once and feed inputs in the compute dtype; keep one memory layout (no .contiguous() "
+        "after permute); write into a preallocated buffer instead of torch.cat",
+        "cast once, keep one layout, preallocate instead of torch.cat",
+    ),
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}
 _BY_CATEGORY = {c: f for f in OP_FAMILIES for c in f.categories}
@@ -129,8 +157,9 @@ def family_actions(names: list[str], *, cpu: bool = False) -> str:
     parts = []
     for family_name, ops in groups.items():
         family = _BY_NAME[family_name]
-        parts.append(f"{family.name} ({', '.join(ops[:3])}): {family.cause}: "
-                     f"{family.cpu_action if cpu else family.action}")  # fmt: skip
+        parts.append(
+            f"{family.name} ({', '.join(ops[:3])}): {family.cause}: {family.cpu_action if cpu else family.action}"
+        )
     return "; ".join(parts)
 
 

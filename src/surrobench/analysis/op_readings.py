@@ -109,12 +109,14 @@ def read_structure(table: OpTable, model: str) -> StructureReading:
     expected = EXPECTED_CATEGORIES.get(model, ())
     top = next(iter(table.category_shares.items()), (None, 0.0))
     return StructureReading(
-        model=model, expected=expected,
+        model=model,
+        expected=expected,
         head=tuple((op.name, op.category, op.share) for op in table.ops[:HEAD_OPS]),
-        top_category=top[0], top_category_share=top[1],
+        top_category=top[0],
+        top_category_share=top[1],
         expected_share=sum(table.category_shares.get(c, 0.0) for c in expected),
         matches=(top[0] in expected) if expected else None,
-    )  # fmt: skip
+    )
 
 
 def read_fragmentation(table: OpTable) -> FragmentationReading:
@@ -122,10 +124,13 @@ def read_fragmentation(table: OpTable) -> FragmentationReading:
     by_category = {c: table.category_shares.get(c, 0.0) for c in FRAGMENT_CATEGORIES}
     share = sum(by_category.values())
     return FragmentationReading(
-        share=share, by_category=by_category, kernel_count=table.kernel_count,
-        small_kernel_count=table.small_kernel_count, small_kernel_us=table.small_kernel_us,
+        share=share,
+        by_category=by_category,
+        kernel_count=table.kernel_count,
+        small_kernel_count=table.small_kernel_count,
+        small_kernel_us=table.small_kernel_us,
         flagged=share >= FRAGMENTED_SHARE,
-    )  # fmt: skip
+    )
 
 
 def read_memory(table: OpTable) -> MemoryReading:
@@ -145,10 +150,16 @@ def read_memory(table: OpTable) -> MemoryReading:
     for op in table.ops:
         mem_share = min(max(op.device_mem_bytes, 0) / allocated, 1.0)
         if op.self_device_us > 0 and mem_share >= MEMORY_SHARE_MIN and mem_share >= MEMORY_TIME_RATIO * op.share:
-            candidates.append({
-                "name": op.name, "category": op.category, "device_mem_bytes": op.device_mem_bytes,
-                "self_device_mem_bytes": op.self_device_mem_bytes, "mem_share": mem_share, "time_share": op.share,
-            })  # fmt: skip
+            candidates.append(
+                {
+                    "name": op.name,
+                    "category": op.category,
+                    "device_mem_bytes": op.device_mem_bytes,
+                    "self_device_mem_bytes": op.self_device_mem_bytes,
+                    "mem_share": mem_share,
+                    "time_share": op.share,
+                }
+            )
     candidates.sort(key=lambda c: -c["mem_share"])
     return MemoryReading(available=True, candidates=tuple(candidates[:HEAD_OPS]))
 
@@ -171,15 +182,18 @@ def read_shapes(table: OpTable, requested: tuple[int, ...]) -> ShapeReading:
         return ShapeReading(tuple(requested), (), head_shapes, None)
     wanted = list(requested)
     consumers = [
-        op.name for op in table.ops
+        op.name
+        for op in table.ops
         if any(wanted in (arg for arg in sig if isinstance(arg, list)) for sig in _signatures(op.input_shapes))
-    ]  # fmt: skip
+    ]
     return ShapeReading(tuple(requested), tuple(consumers[:HEAD_OPS]), head_shapes, bool(consumers))
 
 
 def read_table(table: OpTable, model: str, requested: tuple[int, ...]) -> Readings:
     """All four readings of ``table`` for ``model`` run on an input of shape ``requested``."""
     return Readings(
-        structure=read_structure(table, model), fragmentation=read_fragmentation(table),
-        memory=read_memory(table), shapes=read_shapes(table, requested),
-    )  # fmt: skip
+        structure=read_structure(table, model),
+        fragmentation=read_fragmentation(table),
+        memory=read_memory(table),
+        shapes=read_shapes(table, requested),
+    )

@@ -47,11 +47,13 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     kernel_us = dur_us[act.op_type == KERNEL]
     device = len(act) > 0
     return rows.finish(
-        "device" if device else "cpu", active_steps=max(len(tl.steps), 1), source="trace",
+        "device" if device else "cpu",
+        active_steps=max(len(tl.steps), 1),
+        source="trace",
         kernel_count=int(kernel_us.size) if device else None,
         small_kernel_count=int((kernel_us < small_kernel_us).sum()) if device else None,
         small_kernel_us=small_kernel_us if device else None,
-    )  # fmt: skip
+    )
 
 
 def _parents(ops) -> tuple[np.ndarray, np.ndarray]:

@@ -100,13 +100,22 @@ def rank_summary(tl: Timeline) -> RankSummary:
     top = sorted(per_step, key=lambda k: -per_step[k])[:TOP_OPS]
     inside = comm_group >= 0
     return RankSummary(
-        rank=tl.meta.ranks[0], path=", ".join(tl.meta.paths), basis="device" if len(act) else "cpu",
-        step_source=source, steps=keys, step_ms=(w1 - w0) / 1e6, compute_ms=_per_group(comp, n) / 1e6,
-        comm_ms=comm_ns / 1e6, exposed_comm_ms=(comm_ns - overlap) / 1e6, comm_source=coll.source,
-        coll_step=comm_group[inside].astype(np.int32), coll_name=tuple(tl.name(i) for i in coll.name_id[inside]),
-        coll_start_ns=coll.start_ns[inside] + tl.meta.origin_ns, coll_end_ns=coll.end_ns[inside] + tl.meta.origin_ns,
+        rank=tl.meta.ranks[0],
+        path=", ".join(tl.meta.paths),
+        basis="device" if len(act) else "cpu",
+        step_source=source,
+        steps=keys,
+        step_ms=(w1 - w0) / 1e6,
+        compute_ms=_per_group(comp, n) / 1e6,
+        comm_ms=comm_ns / 1e6,
+        exposed_comm_ms=(comm_ns - overlap) / 1e6,
+        comm_source=coll.source,
+        coll_step=comm_group[inside].astype(np.int32),
+        coll_name=tuple(tl.name(i) for i in coll.name_id[inside]),
+        coll_start_ns=coll.start_ns[inside] + tl.meta.origin_ns,
+        coll_end_ns=coll.end_ns[inside] + tl.meta.origin_ns,
         op_ms={k: per_step[k] for k in top},
-    )  # fmt: skip
+    )
 
 
 def step_windows(tl: Timeline) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
@@ -132,8 +141,7 @@ def _step_of(t: np.ndarray, w0: np.ndarray, w1: np.ndarray) -> np.ndarray:
     return np.where(ok, k, -1)
 
 
-def _grouped_union(start: np.ndarray, end: np.ndarray, group: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def _grouped_union(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Union of the intervals of each group (rows of group -1 dropped), as one merged set of intervals
     shifted apart by group, and each merged interval's group: ``(start, end, group)``."""
     keep = group >= 0

@@ -48,7 +48,9 @@ from surrobench.records.ops import OpTable, categorize
 
 #: What the H200 measured on 2026-11-30 (docs/sources.md, h200): device-to-device copy 4184 GB/s (read + write bytes),
 #: bf16 GEMM 8192^3 782 TFLOP/s, fp32 GEMM with TF32 off 51 TFLOP/s. fp16 and tf32 were not measured.
-H200_FALLBACK_NOTE = "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
+H200_FALLBACK_NOTE = (
+    "no calibration stored for this device: using the built-in H200 ceilings (run surrobench calibrate)"
+)
 
 
 def format_tflops(tflops: float) -> str:
@@ -161,10 +163,15 @@ class RooflineReport:
     def to_json(self) -> dict:
         """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ops}``."""
         c = self.ceilings
-        return {"device_name": c.device_name, "precision": self.precision,
-                "peak_tflops": c.peak_tflops(self.precision), "copy_gbps": c.copy_gbps,
-                "ridge_flop_per_byte": self.ridge_flop_per_byte, "ceilings_note": c.note or f"calibrated {c.measured}",
-                "ops": [o.to_json() for o in self.ops]}  # fmt: skip
+        return {
+            "device_name": c.device_name,
+            "precision": self.precision,
+            "peak_tflops": c.peak_tflops(self.precision),
+            "copy_gbps": c.copy_gbps,
+            "ridge_flop_per_byte": self.ridge_flop_per_byte,
+            "ceilings_note": c.note or f"calibrated {c.measured}",
+            "ops": [o.to_json() for o in self.ops],
+        }
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
@@ -196,16 +203,26 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
         achieved = c.flops / s / 1e12
         best_s = max(c.flops / peak, c.bytes / bandwidth)  # the roofline's time for this op
     return RooflineOp(
-        name=name, category=categorize(name), time_ms=ms, share=share, flops=c.flops, bytes=c.bytes,
-        intensity=intensity, achieved_tflops=achieved, achieved_gbps=c.bytes / s / 1e9, bound=bound,
+        name=name,
+        category=categorize(name),
+        time_ms=ms,
+        share=share,
+        flops=c.flops,
+        bytes=c.bytes,
+        intensity=intensity,
+        achieved_tflops=achieved,
+        achieved_gbps=c.bytes / s / 1e9,
+        bound=bound,
         ceiling_fraction=None if best_s is None else best_s / s,
-        gain_ms=None if best_s is None else max(ms - best_s * 1e3, 0.0), dtypes=tuple(sorted(c.dtypes)),
+        gain_ms=None if best_s is None else max(ms - best_s * 1e3, 0.0),
+        dtypes=tuple(sorted(c.dtypes)),
         calls=c.calls,
-    )  # fmt: skip
+    )
 
 
-def roofline(table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str,
-             time_scale: float = 1.0) -> RooflineReport:  # fmt: skip
+def roofline(
+    table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str, time_scale: float = 1.0
+) -> RooflineReport:
     """Each costed op with time in ``table`` against ``ceilings`` at the config's ``precision``; op times
     multiplied by ``time_scale`` (the profiler overhead removed on a CPU basis, 1 otherwise).
 

@@ -39,12 +39,12 @@ MAX_ANOMALY_EXAMPLES = 5
 STATUS_MESSAGES = {
     "ok": "",
     "gpu_activities_missing": "GPU activities missing (CUPTI?): the trace shows a CUDA run (CUDA API calls "
-                              "or device properties) but no kernel, copy or memset; re-profile with "
-                              "ProfilerActivity.CUDA and check that CUPTI is available",
+    "or device properties) but no kernel, copy or memset; re-profile with "
+    "ProfilerActivity.CUDA and check that CUPTI is available",
     "cpu_only": "no GPU activity and no sign of a CUDA run: a CPU-only trace, nothing to say about GPU idle time",
     "empty": "the trace holds no events this analysis reads",
     "durations_missing": "no GPU activity carries a duration ('dur'): busy time, idle time and gaps cannot be "
-                         "measured; re-export the trace",
+    "measured; re-export the trace",
 }
 
 
@@ -99,12 +99,21 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     has_gpu = status == "ok"
     streams, serial = stream_stats(act) if has_gpu else ((), ())
     return TimelineReport(
-        schema=schemas.TIMELINE, source=tl.meta.source, paths=tl.meta.paths, ranks=tl.meta.ranks, status=status,
-        message=STATUS_MESSAGES[status], devices=device_busy(tl, act, windows), steps=step_busy(tl, act),
+        schema=schemas.TIMELINE,
+        source=tl.meta.source,
+        paths=tl.meta.paths,
+        ranks=tl.meta.ranks,
+        status=status,
+        message=STATUS_MESSAGES[status],
+        devices=device_busy(tl, act, windows),
+        steps=step_busy(tl, act),
         ranges=range_shares(tl, act, windows),
         gaps=find_gaps(tl, act, windows, gap_threshold_ns) if has_gpu else None,
-        launches=launch_stats(tl, act) if has_gpu else None, streams=streams, serialized_streams=serial,
-        comm=comm_stats(act) if has_gpu else None, anomalies=_anomalies(tl, act),
+        launches=launch_stats(tl, act) if has_gpu else None,
+        streams=streams,
+        serialized_streams=serial,
+        comm=comm_stats(act) if has_gpu else None,
+        anomalies=_anomalies(tl, act),
         event_counts=dict(tl.meta.event_counts),
     )
 
@@ -131,8 +140,13 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
     examples = [
         f"stream {int(act.stream[order[i + 1]])}: '{tl.name(act.name_id[order[i + 1]])}' starts "
         f"{(e[i] - s[i + 1]) / 1e3:.3f} us before '{tl.name(act.name_id[order[i]])}' ends"
-        for i in np.flatnonzero(overlap)[:MAX_ANOMALY_EXAMPLES].tolist()]
-    return Anomalies(overlapping_ops_same_stream=int(overlap.sum()),
-                     zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
-                     negative_duration_events=negative, ops_without_launch=int((act.launch < 0).sum()),
-                     examples=tuple(examples), trace=dict(tl.meta.anomalies))
+        for i in np.flatnonzero(overlap)[:MAX_ANOMALY_EXAMPLES].tolist()
+    ]
+    return Anomalies(
+        overlapping_ops_same_stream=int(overlap.sum()),
+        zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
+        negative_duration_events=negative,
+        ops_without_launch=int((act.launch < 0).sum()),
+        examples=tuple(examples),
+        trace=dict(tl.meta.anomalies),
+    )

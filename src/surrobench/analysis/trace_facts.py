@@ -85,10 +85,16 @@ def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
     busy = sum(d.busy_ms for d in report.devices)
     window = sum(d.window_ms for d in report.devices)
     return TraceFacts(
-        steps=steps, step_ms=statistics.median(s.dur_ms for s in report.steps) if report.steps else None,
-        gpu_busy_ms=busy / steps, busy_share=busy / window if window else 0.0, launch_gap_ms=launch_gap / steps,
-        model_syncs=syncs.size / steps, sync_op=ops.most_common(1)[0][0] if ops else "",
-        model_sync_gap_ms=sync_gap_ns / 1e6 / steps, h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
-        h2d_bytes=h2d_bytes / steps, h2d_pageable_share=pageable / h2d_bytes if h2d_bytes else 0.0,
+        steps=steps,
+        step_ms=statistics.median(s.dur_ms for s in report.steps) if report.steps else None,
+        gpu_busy_ms=busy / steps,
+        busy_share=busy / window if window else 0.0,
+        launch_gap_ms=launch_gap / steps,
+        model_syncs=syncs.size / steps,
+        sync_op=ops.most_common(1)[0][0] if ops else "",
+        model_sync_gap_ms=sync_gap_ns / 1e6 / steps,
+        h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
+        h2d_bytes=h2d_bytes / steps,
+        h2d_pageable_share=pageable / h2d_bytes if h2d_bytes else 0.0,
         stream_waits=float(call_mask(tl, STREAM_WAIT_CALLS).sum()) / steps,
-    )  # fmt: skip
+    )

@@ -22,8 +22,10 @@ MAX_GAP_THRESHOLD_US = 1e12
 
 def _check_threshold(gap_threshold_us: float) -> None:
     if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
-        raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
-                         f"{MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
+        raise UsageError(
+            f"--gap-threshold-us must be a finite number of microseconds up to "
+            f"{MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}"
+        )
 
 
 def load_trace(path: str | Path) -> Timeline:

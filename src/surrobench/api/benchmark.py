@@ -20,7 +20,12 @@ from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep, 
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import (
-    ShapeSpec, parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes,
+    ShapeSpec,
+    parse_batches,
+    parse_compile_mode,
+    parse_modes,
+    parse_precisions,
+    parse_shapes,
 )
 
 #: ``shapes`` / ``batches`` / ``precisions`` / ``modes`` take a comma-separated string as on the command line
@@ -58,11 +63,23 @@ def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
 
 
 def sweep_request(
-    model: str | Iterable[str], *, shapes: ShapesArg = None, batches: str | int | Iterable[int] = 1,
-    precisions: str | Iterable[str] = "fp32", modes: str | Iterable[str] = "eager", device: str = "auto",
-    warmup: int = MIN_WARMUP, iters: int = MIN_ITERS, seed: int = 0, cudnn_benchmark: bool = False,
-    input_sets: int = 3, tag: str | None = None, rounds: int = 1, channels_last: bool = False,
-    compile_mode: str | None = None, threads: int | None = None,
+    model: str | Iterable[str],
+    *,
+    shapes: ShapesArg = None,
+    batches: str | int | Iterable[int] = 1,
+    precisions: str | Iterable[str] = "fp32",
+    modes: str | Iterable[str] = "eager",
+    device: str = "auto",
+    warmup: int = MIN_WARMUP,
+    iters: int = MIN_ITERS,
+    seed: int = 0,
+    cudnn_benchmark: bool = False,
+    input_sets: int = 3,
+    tag: str | None = None,
+    rounds: int = 1,
+    channels_last: bool = False,
+    compile_mode: str | None = None,
+    threads: int | None = None,
 ) -> SweepRequest:
     """Validate and parse a sweep into a :class:`SweepRequest`, resolving every model and checking every
     (model, shape, batch) on a CPU input (:func:`plan_sweep`) so bad input fails before anything is timed.
@@ -88,11 +105,22 @@ def sweep_request(
     if not models:
         raise UsageError("--model: give at least one model (see `surrobench models`)")
     request = SweepRequest(
-        models=models, shapes=_shapes(shapes), batches=tuple(parse_batches(_text(batches, "batch"))),
-        precisions=tuple(parse_precisions(_text(precisions, "precision"))), modes=mode_list,
-        device=resolve_device(device), warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark,
-        input_sets=input_sets, tag=tag, rounds=rounds, channels_last=channels_last,
-        compile_mode=parse_compile_mode(compile_mode), threads=threads,
+        models=models,
+        shapes=_shapes(shapes),
+        batches=tuple(parse_batches(_text(batches, "batch"))),
+        precisions=tuple(parse_precisions(_text(precisions, "precision"))),
+        modes=mode_list,
+        device=resolve_device(device),
+        warmup=warmup,
+        iters=iters,
+        seed=seed,
+        cudnn_benchmark=cudnn_benchmark,
+        input_sets=input_sets,
+        tag=tag,
+        rounds=rounds,
+        channels_last=channels_last,
+        compile_mode=parse_compile_mode(compile_mode),
+        threads=threads,
     )
     plan_sweep(request)  # resolve every model and check every shape now
     return request
@@ -106,7 +134,10 @@ def open_store(db: str | Path | None):
 
 
 def run_request(
-    request: SweepRequest, store: ResultStore, *, command: str | None = None,
+    request: SweepRequest,
+    store: ResultStore,
+    *,
+    command: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
     on_result: Callable[[ConfigResult], None] = lambda result: None,
 ) -> tuple[RunRecord, list[str]]:

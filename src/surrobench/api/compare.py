@@ -45,7 +45,9 @@ def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
         except RunJsonError as exc:
             raise UsageError(f"run file {str(ref)!r}: not a surrobench run JSON: {exc}") from None
     if not Path(db).is_file():
-        raise UsageError(f"no results database at {str(db)!r} to look up run {str(ref)!r}; pass --db or a run JSON file")
+        raise UsageError(
+            f"no results database at {str(db)!r} to look up run {str(ref)!r}; pass --db or a run JSON file"
+        )
     with ResultStore(db) as store:
         return store.load_run(str(ref))
 
@@ -61,8 +63,13 @@ def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dic
 
 
 def compare(
-    base: RunRef, new: RunRef, *, db: str | Path = DEFAULT_DB, threshold: float = DEFAULT_THRESHOLD,
-    allow_env_mismatch: bool = False, ignore_fields: tuple[str, ...] = (),
+    base: RunRef,
+    new: RunRef,
+    *,
+    db: str | Path = DEFAULT_DB,
+    threshold: float = DEFAULT_THRESHOLD,
+    allow_env_mismatch: bool = False,
+    ignore_fields: tuple[str, ...] = (),
 ) -> RunComparison:
     """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
     bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
@@ -73,6 +80,12 @@ def compare(
             ``allow_env_mismatch``, an unknown ignored field.
     """
     base_run, new_run = load_run(base, db), load_run(new, db)
-    return compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
-                        ignore_fields=tuple(ignore_fields), base_ops=op_times(base, db, base_run),
-                        new_ops=op_times(new, db, new_run))
+    return compare_runs(
+        base_run,
+        new_run,
+        threshold=threshold,
+        allow_env_mismatch=allow_env_mismatch,
+        ignore_fields=tuple(ignore_fields),
+        base_ops=op_times(base, db, base_run),
+        new_ops=op_times(new, db, new_run),
+    )

@@ -85,9 +85,17 @@ def op_costs(cfg: ExecConfig) -> dict:
         return count_op_costs(lambda: step(0))
 
 
-def diagnose_workload(request: SweepRequest, store: ResultStore, options: ProfileOptions, th: Thresholds,
-                      system: SystemView | None = None, system_pass: bool = False, *, command: str | None = None,
-                      hooks: Hooks = NO_HOOKS) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
+def diagnose_workload(
+    request: SweepRequest,
+    store: ResultStore,
+    options: ProfileOptions,
+    th: Thresholds,
+    system: SystemView | None = None,
+    system_pass: bool = False,
+    *,
+    command: str | None = None,
+    hooks: Hooks = NO_HOOKS,
+) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
     the evidence of each diagnosed config (its roofline included).
 
@@ -107,9 +115,11 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
         flops[result.key()] = {name: c.flops for name, c in costs.items()}
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
-            warnings.append(f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
-                            f"calibration: {problem}; re-run surrobench calibrate"
-                            f"{' --device cpu' if result.device == 'cpu' else ''}")  # fmt: skip
+            warnings.append(
+                f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
+                f"calibration: {problem}; re-run surrobench calibrate"
+                f"{' --device cpu' if result.device == 'cpu' else ''}"
+            )
         elif ceilings is not None:
             unprofiled = result.latency_ms.median if result.latency_ms else None
             scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
@@ -119,12 +129,20 @@ def diagnose_workload(request: SweepRequest, store: ResultStore, options: Profil
             passed = perf_config(by_key[result.key()], result, report.config_id, store, PerfOptions(), record.run_id)
             warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
             view = passed.system.view if passed.system is not None else system
-        known = dict(label=report.label(), result=result, op_table=report.op_table, roofline=roof, system=view,
-                     profiled_step_ms=report.profiled_step_ms)  # fmt: skip
-        evidence.append(trace_evidence(load_trace(report.trace_path), **known) if report.trace_path
-                        else ConfigEvidence(**known))  # fmt: skip
-    findings = diagnose_run(evidence, list(record.results), th=th, flops=flops,
-                            device_memory_bytes=record.env.get("gpu_memory_bytes"))  # fmt: skip
+        known = dict(
+            label=report.label(),
+            result=result,
+            op_table=report.op_table,
+            roofline=roof,
+            system=view,
+            profiled_step_ms=report.profiled_step_ms,
+        )
+        evidence.append(
+            trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
+        )
+    findings = diagnose_run(
+        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
+    )
     return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
 
 
@@ -145,7 +163,9 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
         else:
             warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
             evidence.append(ConfigEvidence(**known))
-    findings = diagnose_run(evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes"))
+    findings = diagnose_run(
+        evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
+    )
     return record, cite_measured(findings, measured_for(store, record.results)), warnings
 
 
@@ -176,12 +196,16 @@ def _perf_system(doc: dict, where: str) -> dict:
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
     if not with_view:
-        raise UsageError(f"{where}: no config of this {schemas.PERF} document has a system view "
-                         f"({len(reports)} config(s), none passed)")  # fmt: skip
+        raise UsageError(
+            f"{where}: no config of this {schemas.PERF} document has a system view "
+            f"({len(reports)} config(s), none passed)"
+        )
     if len(with_view) > 1:
         names = ", ".join(_perf_label(r) for r in with_view)
-        raise UsageError(f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
-                         "surrobench perf --json of that config alone, or its 'system' object")  # fmt: skip
+        raise UsageError(
+            f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
+            "surrobench perf --json of that config alone, or its 'system' object"
+        )
     return with_view[0]["system"]
 
 
@@ -191,10 +215,18 @@ def _perf_label(report: dict) -> str:
 
 
 def diagnose(
-    model: str | None = None, *, trace: str | Path | None = None, run: str | None = None,
-    db: str | Path | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS, system: SystemView | None = None,
-    system_pass: bool = False, profile_options: ProfileOptions | None = None, command: str | None = None,
-    hooks: Hooks = NO_HOOKS, **sweep,
+    model: str | None = None,
+    *,
+    trace: str | Path | None = None,
+    run: str | None = None,
+    db: str | Path | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    system: SystemView | None = None,
+    system_pass: bool = False,
+    profile_options: ProfileOptions | None = None,
+    command: str | None = None,
+    hooks: Hooks = NO_HOOKS,
+    **sweep,
 ) -> Diagnosis:
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep; ``sweep`` takes the
     keywords of :func:`surrobench.api.benchmark.sweep_request`), ``trace`` (a Kineto or nsys trace alone; a
@@ -219,14 +251,25 @@ def diagnose(
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings = diagnose_stored(run, store, thresholds)
-        return Diagnosis(tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}",
-                         tuple(warnings), record)
+        return Diagnosis(
+            tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}", tuple(warnings), record
+        )
     request = sweep_request(model, **sweep)
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
-            request, store, profile_options or ProfileOptions(), thresholds, system, system_pass, command=command,
-            hooks=hooks)
+            request,
+            store,
+            profile_options or ProfileOptions(),
+            thresholds,
+            system,
+            system_pass,
+            command=command,
+            hooks=hooks,
+        )
     device = record.env["device_name"]
-    context = {"run_id": record.run_id, "device_name": device,
-               "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
+    context = {
+        "run_id": record.run_id,
+        "device_name": device,
+        "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+    }
     return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id} on {device}", tuple(warnings), record)

@@ -69,8 +69,10 @@ def choose_parallel(request: SweepRequest, parallel: str) -> str:
         raise UsageError(f"--parallel {parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
     if parallel == "model" and distributed != set(surrogates):
         plain = ", ".join(sorted(set(surrogates) - distributed))
-        raise UsageError(f"--parallel model: {plain} is not a distributed model; its factory must take a "
-                         "`group` parameter (the torch.distributed process group)")
+        raise UsageError(
+            f"--parallel model: {plain} is not a distributed model; its factory must take a "
+            "`group` parameter (the torch.distributed process group)"
+        )
     return parallel
 
 
@@ -93,8 +95,9 @@ def request_from_json(d: dict) -> SweepRequest:
     lists = {k: tuple(d[k]) for k in ("models", "batches", "precisions", "modes")}
     shapes = None
     if d["shapes"] is not None:
-        shapes = tuple(ShapeSpec(size=s.get("size"), full=tuple(s["full"]) if "full" in s else None)
-                       for s in d["shapes"])
+        shapes = tuple(
+            ShapeSpec(size=s.get("size"), full=tuple(s["full"]) if "full" in s else None) for s in d["shapes"]
+        )
     return SweepRequest(**{**d, **lists, "shapes": shapes})
 
 
@@ -110,13 +113,22 @@ def visible_devices(devices: list[int], environ: dict | None = None) -> str:
     visible = [v.strip() for v in parent.split(",")] if parent else [str(i) for i in range(torch.cuda.device_count())]
     bad = [d for d in devices if d >= len(visible)]
     if bad:
-        raise UsageError(f"--devices {','.join(map(str, devices))}: only {len(visible)} GPU(s) visible "
-                         f"(indices 0-{len(visible) - 1})")
+        raise UsageError(
+            f"--devices {','.join(map(str, devices))}: only {len(visible)} GPU(s) visible "
+            f"(indices 0-{len(visible) - 1})"
+        )
     return ",".join(visible[d] for d in devices)
 
 
-def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, devices: list[int] | None = None,
-           command: str | None = None) -> RunRecord:
+def launch(
+    request: SweepRequest,
+    parallel: str,
+    nproc: int,
+    db: Path,
+    *,
+    devices: list[int] | None = None,
+    command: str | None = None,
+) -> RunRecord:
     """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
 
     Args:
@@ -141,21 +153,46 @@ def launch(request: SweepRequest, parallel: str, nproc: int, db: Path, *, device
     with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:
         req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "run_id"
         req_path.write_text(json.dumps(request_to_json(request)))
-        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-                "-m", "surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel,
-                "--db", str(db), "--run-id-out", str(out_path), "--command", command or ""]
+        argv = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={nproc}",
+            "-m",
+            "surrobench.api.rank_entry",
+            "--request",
+            str(req_path),
+            "--parallel",
+            parallel,
+            "--db",
+            str(db),
+            "--run-id-out",
+            str(out_path),
+            "--command",
+            command or "",
+        ]
         code = subprocess.run(argv, env=environ).returncode
         run_id = out_path.read_text().strip() if out_path.exists() else None
     if code != 0 or not run_id:
-        raise UsageError(f"the {nproc} ranks did not finish (torchrun exit code {code}); their output above "
-                         "says why" + (f"; what finished is stored as run {run_id}" if run_id else ""))
+        raise UsageError(
+            f"the {nproc} ranks did not finish (torchrun exit code {code}); their output above "
+            "says why" + (f"; what finished is stored as run {run_id}" if run_id else "")
+        )
     with ResultStore(db) as store:
         return store.load_run(run_id)
 
 
-def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: int = 0,
-                    devices: list[int] | None = None, rank_env: RankEnv | None = None,
-                    command: str | None = None) -> RunRecord | None:
+def distributed_run(
+    request: SweepRequest,
+    parallel: str,
+    db: Path,
+    *,
+    nproc: int = 0,
+    devices: list[int] | None = None,
+    rank_env: RankEnv | None = None,
+    command: str | None = None,
+) -> RunRecord | None:
     """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those
     GPUs, ``nproc`` starts that many ranks, and with neither this process is a rank of the user's own
     torchrun or srun (``rank_env``).
@@ -168,14 +205,18 @@ def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: in
             srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
     """
     if (nproc or devices is not None) and rank_env is not None:
-        raise UsageError(f"--nproc/--devices inside {rank_env.launcher} (rank {rank_env.rank} of "
-                         f"{rank_env.world_size}): the launcher already started the ranks; drop the option")
+        raise UsageError(
+            f"--nproc/--devices inside {rank_env.launcher} (rank {rank_env.rank} of "
+            f"{rank_env.world_size}): the launcher already started the ranks; drop the option"
+        )
     if devices is not None:
         if request.device != "cuda":
             raise UsageError("--devices spreads configs over GPUs: it needs --device cuda (or auto with a GPU)")
         if parallel not in ("auto", "configs"):
-            raise UsageError(f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
-                             "for replicas or a distributed model")
+            raise UsageError(
+                f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
+                "for replicas or a distributed model"
+            )
         return launch(request, "configs", len(devices), db, devices=devices, command=command)
     if nproc:
         return launch(request, parallel, nproc, db, command=command)
@@ -185,12 +226,22 @@ def distributed_run(request: SweepRequest, parallel: str, db: Path, *, nproc: in
 
 
 def _rank_facts(env: RankEnv, device: str) -> dict:
-    return {"rank": env.rank, "local_rank": env.local_rank, "host": socket.gethostname(),
-            "device_uuid": device_uuid() if device == "cuda" else None}
+    return {
+        "rank": env.rank,
+        "local_rank": env.local_rank,
+        "host": socket.gethostname(),
+        "device_uuid": device_uuid() if device == "cuda" else None,
+    }
 
 
-def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env: RankEnv, groups: RankGroups,
-           command: str | None) -> tuple[str, list[dict], dict | None]:
+def _begin(
+    request: SweepRequest,
+    store: ResultStore | None,
+    parallel: str,
+    env: RankEnv,
+    groups: RankGroups,
+    command: str | None,
+) -> tuple[str, list[dict], dict | None]:
     """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks.
 
     Returns:
@@ -200,10 +251,16 @@ def _begin(request: SweepRequest, store: ResultStore | None, parallel: str, env:
     run_id, run_env = [None], None
     if env.rank == 0:
         run_env = run_environment(request)
-        run_env.update(parallel=parallel, world_size=env.world_size, launcher=env.launcher, ranks=facts,
-                       nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")})
-        run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                        request.tag, run_env)
+        run_env.update(
+            parallel=parallel,
+            world_size=env.world_size,
+            launcher=env.launcher,
+            ranks=facts,
+            nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
+        )
+        run = RunRecord(
+            new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, run_env
+        )
         store.begin_run(run, command)
         run_id = [run.run_id]
     dist.broadcast_object_list(run_id, src=0, group=groups.control)
@@ -232,8 +289,15 @@ class _Models:
         return self._cache[role][1]
 
 
-def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: list[ConfigResult],
-          comm: list[np.ndarray], facts: list[dict], parallel: str) -> list[ConfigResult]:
+def _rows(
+    cfg_index: int,
+    cfg: ExecConfig,
+    solo: ConfigResult | None,
+    ranks: list[ConfigResult],
+    comm: list[np.ndarray],
+    facts: list[dict],
+    parallel: str,
+) -> list[ConfigResult]:
     """Rank 0's rows of one config: the one-device reference, each rank, and the step."""
     world = len(ranks)
     rows = []
@@ -257,8 +321,14 @@ def _rows(cfg_index: int, cfg: ExecConfig, solo: ConfigResult | None, ranks: lis
 
 
 def _together(
-    request: SweepRequest, store: ResultStore | None, run_id: str, facts: list[dict], env: RankEnv,
-    groups: RankGroups, parallel: str, on_result: Callable[[ConfigResult], None],
+    request: SweepRequest,
+    store: ResultStore | None,
+    run_id: str,
+    facts: list[dict],
+    env: RankEnv,
+    groups: RankGroups,
+    parallel: str,
+    on_result: Callable[[ConfigResult], None],
 ) -> list[ConfigResult]:
     """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
     configs, surrogates = plan_sweep(request)
@@ -292,8 +362,14 @@ def _together(
     return stored
 
 
-def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[dict], env: RankEnv,
-            on_result: Callable[[ConfigResult], None]) -> list[ConfigResult]:
+def _spread(
+    request: SweepRequest,
+    store: ResultStore,
+    run_id: str,
+    facts: list[dict],
+    env: RankEnv,
+    on_result: Callable[[ConfigResult], None],
+) -> list[ConfigResult]:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
     configs, surrogates = plan_sweep(request)
     mine = deal_configs(len(configs), env.world_size)[env.rank]
@@ -317,8 +393,15 @@ def _spread(request: SweepRequest, store: ResultStore, run_id: str, facts: list[
     return stored
 
 
-def run_on_ranks(request: SweepRequest, parallel: str, db: Path, env: RankEnv, *, command: str | None = None,
-                 on_result: Callable[[ConfigResult], None] = lambda r: None) -> RunRecord | None:
+def run_on_ranks(
+    request: SweepRequest,
+    parallel: str,
+    db: Path,
+    env: RankEnv,
+    *,
+    command: str | None = None,
+    on_result: Callable[[ConfigResult], None] = lambda r: None,
+) -> RunRecord | None:
     """This rank's part of a multi-process run (every rank calls it with the same arguments).
 
     Returns:

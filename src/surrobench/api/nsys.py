@@ -36,13 +36,19 @@ class NsysReport:
 
     def to_json(self) -> dict:
         """Config key, status, report path, warnings and the timeline report (``surrobench/timeline-v1``)."""
-        return {**self.config.key().to_json(), "status": self.status, "error": self.error,
-                "report": str(self.report) if self.report else None, "warnings": list(self.warnings),
-                "timeline": self.timeline.to_dict() if self.timeline else None}  # fmt: skip
+        return {
+            **self.config.key().to_json(),
+            "status": self.status,
+            "error": self.error,
+            "report": str(self.report) if self.report else None,
+            "warnings": list(self.warnings),
+            "timeline": self.timeline.to_dict() if self.timeline else None,
+        }
 
 
-def nsys_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
-                options: NsysOptions, run_id: str) -> NsysReport:  # fmt: skip
+def nsys_config(
+    cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: NsysOptions, run_id: str
+) -> NsysReport:
     """Profile one timed config's child under nsys and analyze the report (``profile_one`` for
     :func:`surrobench.api.profile.profile_run`; ``store`` is unused)."""
     base, config_path, result_path = child_files(cfg, run_id, options)

@@ -155,8 +155,15 @@ def _speed_reason(sp: Speedup, over: str) -> str:
 def _failed(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
     cause = explain_failure(exc)
     raw = f"{type(exc).__name__}: {exc}"
-    return CandidateResult(name, "failed", f"{name} failed: {cause.line}", error=raw, cause=cause.cause_id,
-                           time_s=time.monotonic() - started, stacked_on=stacked_on)
+    return CandidateResult(
+        name,
+        "failed",
+        f"{name} failed: {cause.line}",
+        error=raw,
+        cause=cause.cause_id,
+        time_s=time.monotonic() - started,
+        stacked_on=stacked_on,
+    )
 
 
 def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, current_name: str | None = None):
@@ -176,8 +183,9 @@ def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, curre
     if not accuracy.ok:
         del variant
         _free(device)
-        return CandidateResult(recipe.name, "rejected_accuracy", accuracy.reason, time_s=time.monotonic() - started,
-                               **common), None
+        return CandidateResult(
+            recipe.name, "rejected_accuracy", accuracy.reason, time_s=time.monotonic() - started, **common
+        ), None
     try:
         _interleave(ctx, [current, variant] if current is not None else [variant])
     except Exception as exc:  # a replay or a later call failed
@@ -196,9 +204,15 @@ def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, curre
     base_ms = float(np.median(_window(ctx.baseline, rounds)))
     ms = float(np.median(_window(variant, rounds)))
     result = CandidateResult(
-        recipe.name, "accepted" if decisive.faster else "rejected_slower", reason, speedup=vs_base, gain=gain,
+        recipe.name,
+        "accepted" if decisive.faster else "rejected_slower",
+        reason,
+        speedup=vs_base,
+        gain=gain,
         break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
-        result=variant.result(), time_s=time.monotonic() - started, **common,
+        result=variant.result(),
+        time_s=time.monotonic() - started,
+        **common,
     )
     return result, variant
 
@@ -216,8 +230,14 @@ def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[lis
     shapes_change = len({tuple(t.shape for t in s) for s in ctx.baseline.input_sets}) > 1
     out, best, best_speed = [], None, 0.0
     for remedy in remedies:
-        reason = infeasible_reason(remedy, ctx.cfg, ctx.probe, input_ranks=ranks, shapes_change=shapes_change,
-                                   half_probe=_half_probe(ctx, remedy))
+        reason = infeasible_reason(
+            remedy,
+            ctx.cfg,
+            ctx.probe,
+            input_ranks=ranks,
+            shapes_change=shapes_change,
+            half_probe=_half_probe(ctx, remedy),
+        )
         if reason:
             out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
             continue
@@ -235,8 +255,10 @@ def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[lis
 
 def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
     """Greedy stacking on the fastest accepted remedy. Returns (stacked candidates, recipe, its variant)."""
-    timed = sorted(((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
-                   key=lambda rc: -rc[1].speedup.median)
+    timed = sorted(
+        ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
+        key=lambda rc: -rc[1].speedup.median,
+    )
     accepted = [r for r, c in timed if c.verdict == "accepted"]
     if not accepted or best is None:
         return [], Recipe(), None
@@ -262,8 +284,9 @@ def _top_op(variant: Variant) -> dict | None:
     after all timing so that the profiler never overlaps a timed round; None when nothing was recorded."""
     try:
         with execution_settings(variant.cfg), torch.inference_mode():
-            capture = profile_steps(annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE,
-                                    variant.cfg.device)
+            capture = profile_steps(
+                annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE, variant.cfg.device
+            )
     except Exception:  # a profiler that cannot attach must not lose the measurements
         return None
     top = capture.op_table.top_op() if capture.op_table is not None and not capture.errors else None
@@ -283,8 +306,17 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
 
 def run_command(cfg: ExecConfig) -> str:
     """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings)."""
-    words = ["surrobench", "run", "--model", cfg.model, "--shape", cfg.shape.label(), "--batch", str(cfg.batch),
-             *run_flags(cfg)]
+    words = [
+        "surrobench",
+        "run",
+        "--model",
+        cfg.model,
+        "--shape",
+        cfg.shape.label(),
+        "--batch",
+        str(cfg.batch),
+        *run_flags(cfg),
+    ]
     return shlex.join(words)
 
 
@@ -298,37 +330,63 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         _free(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
     warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
-    ctx = _Config(cfg, prepared, request, baseline, reference, fp64, _probe(cfg, prepared), warmup, iters,
-                  started + request.budget_s)
-    remedies = [r for r in candidate_remedies(cfg.device, thorough=request.thorough)
-                if request.only is None or r.name in request.only]
+    ctx = _Config(
+        cfg,
+        prepared,
+        request,
+        baseline,
+        reference,
+        fp64,
+        _probe(cfg, prepared),
+        warmup,
+        iters,
+        started + request.budget_s,
+    )
+    remedies = [
+        r
+        for r in candidate_remedies(cfg.device, thorough=request.thorough)
+        if request.only is None or r.name in request.only
+    ]
     not_tried: list[tuple[str, str]] = []
     singles, best = _singles(ctx, remedies, not_tried)
     stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
     if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
         _interleave(ctx, [])
     indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
-    base_result = replace(merge_rounds([baseline.rounds[i] for i in indices]), cold_start_ms=baseline.setup_ms,
-                          peak_mem_bytes=baseline.peak_bytes, top_op=_top_op(baseline))
+    base_result = replace(
+        merge_rounds([baseline.rounds[i] for i in indices]),
+        cold_start_ms=baseline.setup_ms,
+        peak_mem_bytes=baseline.peak_bytes,
+        top_op=_top_op(baseline),
+    )
     recipe_result = replace(variant.result(), top_op=_top_op(variant)) if variant else None
     candidates = tuple(c for _, c in singles) + tuple(stacked)
     if recipe_result is not None:  # the recipe's row carries the top op profiled above
         candidates = tuple(
             replace(c, result=replace(c.result, top_op=recipe_result.top_op))
-            if c.name == recipe.name and c.verdict == "accepted" else c
+            if c.name == recipe.name and c.verdict == "accepted"
+            else c
             for c in candidates
         )
     return ConfigOptimization(
-        baseline=base_result, candidates=candidates,
-        recommended=tuple(recipe.names), recipe_result=recipe_result,
-        recipe_code=tuple(recipe.code()), run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
+        baseline=base_result,
+        candidates=candidates,
+        recommended=tuple(recipe.names),
+        recipe_result=recipe_result,
+        recipe_code=tuple(recipe.code()),
+        run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
         baseline_command=run_command(cfg),
-        not_tried=tuple(not_tried), notes=_notes(ctx, fp64_note), elapsed_s=time.monotonic() - started,
+        not_tried=tuple(not_tried),
+        notes=_notes(ctx, fp64_note),
+        elapsed_s=time.monotonic() - started,
     )
 
 
 def optimize(
-    request: OptimizeRequest, store: ResultStore, *, command: str | None = None,
+    request: OptimizeRequest,
+    store: ResultStore,
+    *,
+    command: str | None = None,
     on_config: Callable[[ExecConfig], None] = lambda cfg: None,
 ) -> OptimizeReport:
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
@@ -358,9 +416,15 @@ def optimize(
         entries.append(entry)
         _free(cfg.device)
     report = OptimizeReport(
-        optimize_id=new_run_id(), created=now, env=env, tolerance=request.tolerance, budget_s=request.budget_s,
-        rounds=request.rounds, baseline_run_id=baseline_run.run_id,
-        recipe_run_id=recipe_run.run_id if recipe_stored else None, configs=tuple(entries),
+        optimize_id=new_run_id(),
+        created=now,
+        env=env,
+        tolerance=request.tolerance,
+        budget_s=request.budget_s,
+        rounds=request.rounds,
+        baseline_run_id=baseline_run.run_id,
+        recipe_run_id=recipe_run.run_id if recipe_stored else None,
+        configs=tuple(entries),
     )
     add_optimization(store, report.to_json())
     return report
@@ -379,14 +443,25 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepRequest, ...]:
     sweeps = []
     for r in run.results:
         extra = r.extra
-        sweeps.append(SweepRequest(
-            models=(r.model,), shapes=tuple(parse_shapes(r.shape_label)), batches=(r.batch,),
-            precisions=(r.precision,), modes=(r.mode,), device=resolve_device(r.device), warmup=r.warmup,
-            iters=r.iters // extra.get("rounds", 1), seed=extra.get("seed", 0),
-            cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)), input_sets=extra.get("input_sets", 3),
-            tag=run.tag, channels_last=bool(extra.get("channels_last", False)),
-            compile_mode=extra.get("compile_mode"), threads=extra.get("threads"),
-        ))
+        sweeps.append(
+            SweepRequest(
+                models=(r.model,),
+                shapes=tuple(parse_shapes(r.shape_label)),
+                batches=(r.batch,),
+                precisions=(r.precision,),
+                modes=(r.mode,),
+                device=resolve_device(r.device),
+                warmup=r.warmup,
+                iters=r.iters // extra.get("rounds", 1),
+                seed=extra.get("seed", 0),
+                cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)),
+                input_sets=extra.get("input_sets", 3),
+                tag=run.tag,
+                channels_last=bool(extra.get("channels_last", False)),
+                compile_mode=extra.get("compile_mode"),
+                threads=extra.get("threads"),
+            )
+        )
     return tuple(dict.fromkeys(sweeps))
 
 

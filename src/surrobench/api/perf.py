@@ -34,22 +34,30 @@ class PerfReport:
         """Config key, status, steps, the system view (:meth:`SystemView.to_json`: shares and ratios as
         fractions, times in ms) with multiplexing, miss rates, flame graph path and notes beside its keys
         (``SystemView.from_json`` of ``system`` ignores those)."""
-        out = {**self.config.key().to_json(), "status": self.status, "error": self.error,
-               "steps": self.steps, "warnings": list(self.warnings)}  # fmt: skip
+        out = {
+            **self.config.key().to_json(),
+            "status": self.status,
+            "error": self.error,
+            "steps": self.steps,
+            "warnings": list(self.warnings),
+        }
         if self.system is None:
             return out
         s = self.system.summary
         out["system"] = {
-            **self.system.view.to_json(), "cache_miss_rate": s.cache_miss_rate if s else None,
-            "branch_miss_rate": s.branch_miss_rate if s else None, "multiplexed": s.multiplexed if s else {},
+            **self.system.view.to_json(),
+            "cache_miss_rate": s.cache_miss_rate if s else None,
+            "branch_miss_rate": s.branch_miss_rate if s else None,
+            "multiplexed": s.multiplexed if s else {},
             "flamegraph": str(self.system.flamegraph) if self.system.flamegraph else None,
             "notes": list(self.system.notes),
-        }  # fmt: skip
+        }
         return out
 
 
-def perf_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
-                options: PerfOptions, run_id: str) -> PerfReport:  # fmt: skip
+def perf_config(
+    cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: PerfOptions, run_id: str
+) -> PerfReport:
     """The system pass of one timed config (``profile_one`` for
     :func:`surrobench.api.profile.profile_run`). ``store`` is unused: the system view is
     reported, not stored."""
@@ -57,5 +65,4 @@ def perf_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: Re
     svg = options.flamegraph_dir / f"{config_stem(run_id, cfg)}.svg" if options.flamegraph_dir else None
     passed = system_pass(cfg, plan, svg, top=options.top)
     child = passed.child
-    return PerfReport(result, config_id, child["status"], child.get("error"), passed, plan.active,
-                      tuple(passed.notes))  # fmt: skip
+    return PerfReport(result, config_id, child["status"], child.get("error"), passed, plan.active, tuple(passed.notes))

@@ -56,16 +56,23 @@ class ProfileReport:
         """Config key, status, overhead, trace path, warnings, op table and readings (shares as fractions)."""
         c = self.config
         return {
-            **c.key().to_json(), "status": self.status, "error": self.error, "top_op": c.top_op, "profiled_step_ms": self.profiled_step_ms,
-            "unprofiled_ms": c.latency_ms.median if c.latency_ms else None, "overhead": self.overhead,
-            "trace_path": self.trace_path, "warnings": list(self.warnings),
+            **c.key().to_json(),
+            "status": self.status,
+            "error": self.error,
+            "top_op": c.top_op,
+            "profiled_step_ms": self.profiled_step_ms,
+            "unprofiled_ms": c.latency_ms.median if c.latency_ms else None,
+            "overhead": self.overhead,
+            "trace_path": self.trace_path,
+            "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,
             "readings": self.readings.to_json() if self.readings else None,
-        }  # fmt: skip
+        }
 
 
-def profile_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore,
-                   options: ProfileOptions, run_id: str) -> ProfileReport:  # fmt: skip
+def profile_config(
+    cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: ProfileOptions, run_id: str
+) -> ProfileReport:
     """Profile one timed config in a child process and store its op table and top op."""
     child = spawn(cfg, options.schedule, with_stack=options.with_stack, trace_path=trace_file(options, run_id, cfg))
     warnings = tuple(child.get("warnings", ()))
@@ -80,14 +87,19 @@ def profile_config(cfg: ExecConfig, result: ConfigResult, config_id: int, store:
         store.set_top_op(config_id, top.name, top.share)
     store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
     readings = read_table(table, cfg.model, tuple(child["input_shape"]))
-    return ProfileReport(result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"],
-                         warnings)  # fmt: skip
+    return ProfileReport(
+        result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings
+    )
 
 
 def profile_run(
-    request: SweepRequest, record: RunRecord, store: ResultStore, options: ProfileOptions,
-    on_report: Callable[[ProfileReport], None] = lambda report: None, profile_one: Callable = profile_config,
-) -> tuple[RunRecord, list[ProfileReport]]:  # fmt: skip
+    request: SweepRequest,
+    record: RunRecord,
+    store: ResultStore,
+    options: ProfileOptions,
+    on_report: Callable[[ProfileReport], None] = lambda report: None,
+    profile_one: Callable = profile_config,
+) -> tuple[RunRecord, list[ProfileReport]]:
     """Profile every ``ok`` config of a finished timed run of ``request``.
 
     ``profile_one(cfg, result, config_id, store, options, run_id)`` profiles one config and returns its
@@ -101,7 +113,9 @@ def profile_run(
     configs, _ = plan_sweep(request)
     ids = store.config_ids(record.run_id)
     if not len(configs) == len(ids) == len(record.results):
-        raise RuntimeError(f"run {record.run_id}: {len(configs)} configs, {len(ids)} stored, {len(record.results)} results")
+        raise RuntimeError(
+            f"run {record.run_id}: {len(configs)} configs, {len(ids)} stored, {len(record.results)} results"
+        )
     results, reports = list(record.results), []
     for index, (cfg, result, config_id) in enumerate(zip(configs, record.results, ids)):
         if result.status != "ok":
@@ -133,8 +147,13 @@ NO_HOOKS = Hooks()
 
 
 def time_and_profile(
-    request: SweepRequest, store: ResultStore, options: object | None, *, profile_one: Callable = profile_config,
-    command: str | None = None, hooks: Hooks = NO_HOOKS,
+    request: SweepRequest,
+    store: ResultStore,
+    options: object | None,
+    *,
+    profile_one: Callable = profile_config,
+    command: str | None = None,
+    hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list[str], list]:
     """Time ``request`` into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
     (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
@@ -144,13 +163,13 @@ def time_and_profile(
         The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
         and the reports.
     """
-    record, warnings = execute_sweep(request, store, command=command, on_start=hooks.on_start,
-                                     on_result=hooks.on_result)
+    record, warnings = execute_sweep(
+        request, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result
+    )
     if options is None:
         return record, warnings, []
     hooks.on_profile_start(sum(r.status == "ok" for r in record.results))
-    record, reports = profile_run(request, record, store, options, on_report=hooks.on_report,
-                                  profile_one=profile_one)
+    record, reports = profile_run(request, record, store, options, on_report=hooks.on_report, profile_one=profile_one)
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     return record, warnings, reports
@@ -170,8 +189,13 @@ class Profile:
 
 
 def profile(
-    model: str, *, db: str | Path | None = None, trace_dir: str | Path | None = None, with_stack: bool = False,
-    schedule: ProfileSchedule | None = None, **sweep,
+    model: str,
+    *,
+    db: str | Path | None = None,
+    trace_dir: str | Path | None = None,
+    with_stack: bool = False,
+    schedule: ProfileSchedule | None = None,
+    **sweep,
 ) -> Profile:
     """Time ``model`` over the sweep, then profile each ``ok`` config in a child process with torch.profiler:
     its op table (which operators cost the time), categories, memory, shapes and the four readings.

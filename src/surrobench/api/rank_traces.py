@@ -28,7 +28,6 @@ from surrobench.trace.model import Timeline
 from surrobench.trace.parallel import map_rank_traces, rank_trace_files
 
 
-
 @dataclass(frozen=True)
 class RankAnalysis:
     """One rank: its timeline report, its own findings (``config`` = ``"rank R"``) and its summary."""
@@ -49,10 +48,15 @@ class RankTraces:
 
     def to_dict(self) -> dict:
         """``surrobench/rank-traces-v1``: each rank's timeline report, the cross-rank report, the findings."""
-        return {"schema": schemas.RANK_TRACES, "ranks": [{"rank": r.rank, "timeline": r.timeline.to_dict(),
-                                             "findings": [f.to_json() for f in r.findings]} for r in self.ranks],
-                "cross_rank": self.cross_rank.to_dict() if self.cross_rank is not None else None,
-                "findings": [f.to_json() for f in self.findings]}  # fmt: skip
+        return {
+            "schema": schemas.RANK_TRACES,
+            "ranks": [
+                {"rank": r.rank, "timeline": r.timeline.to_dict(), "findings": [f.to_json() for f in r.findings]}
+                for r in self.ranks
+            ],
+            "cross_rank": self.cross_rank.to_dict() if self.cross_rank is not None else None,
+            "findings": [f.to_json() for f in self.findings],
+        }
 
 
 def rank_trace_set(paths: Sequence[Path]) -> list[Path] | None:
@@ -69,8 +73,13 @@ def rank_trace_set(paths: Sequence[Path]) -> list[Path] | None:
     return files if len(files) > 1 else None
 
 
-def rank_analysis(tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, *, diagnose: bool = True,
-                  gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> RankAnalysis:  # fmt: skip
+def rank_analysis(
+    tl: Timeline,
+    th: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    diagnose: bool = True,
+    gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS,
+) -> RankAnalysis:
     """Runs in the worker on one rank's timeline: its timeline report, its findings (``diagnose``; the
     diagnosis reads gaps at the default threshold) and its :class:`RankSummary`."""
     rank = tl.meta.ranks[0]
@@ -82,9 +91,15 @@ def rank_analysis(tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, *, diagnose
     return RankAnalysis(rank, report, findings, rank_summary(tl))
 
 
-def analyze_rank_traces(paths: Path | str | Sequence[Path | str], th: Thresholds = DEFAULT_THRESHOLDS, *,
-                        diagnose: bool = True, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS,
-                        workers: int | None = None, dask_scheduler: str | None = None) -> RankTraces:  # fmt: skip
+def analyze_rank_traces(
+    paths: Path | str | Sequence[Path | str],
+    th: Thresholds = DEFAULT_THRESHOLDS,
+    *,
+    diagnose: bool = True,
+    gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+) -> RankTraces:
     """Analyze a folder (or list) of per-rank Kineto traces, one worker per rank trace at a time.
 
     Args:

@@ -47,9 +47,16 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("groupnorm-large", "memory_bound", "512", 1, cpu_shape="64"),
     Scenario("pageable-h2d", "h2d_transfer", "1024", 8),
     Scenario("stream-wait", "stream_serialization", "128", 1),
-    Scenario("gemm-bf16", "compute_bound", "4096", 1, precision="bf16", control=True,
-             cpu_skip="needs a CUDA GPU: the healthy verdict is a GEMM near the tensor-core peak; a CPU's bf16 "
-                      "matmul (where it has one) at a size the CPU suite can run is memory- or dispatch-bound"),
+    Scenario(
+        "gemm-bf16",
+        "compute_bound",
+        "4096",
+        1,
+        precision="bf16",
+        control=True,
+        cpu_skip="needs a CUDA GPU: the healthy verdict is a GEMM near the tensor-core peak; a CPU's bf16 "
+        "matmul (where it has one) at a size the CPU suite can run is memory- or dispatch-bound",
+    ),
 )
 
 
@@ -65,8 +72,9 @@ def select(only: str | None) -> list[Scenario]:
     known = {s.name: s for s in SCENARIOS}
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise UsageError(f"--only {only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; "
-                         f"known: {', '.join(known)}")
+        raise UsageError(
+            f"--only {only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
+        )
     return [known[n] for n in names]
 
 

@@ -33,15 +33,27 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
-                                 help="Print the version and exit."),
-) -> None:  # fmt: skip
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """Benchmark, profile and diagnose the inference of physics surrogate models."""
 
 
 def _register() -> None:
     # Each command module adds itself to ``app`` on import.
-    from surrobench.cli import analyze, calibrate, compare, diagnose, models, optimize, perf, profile, report, run, scenarios, show  # noqa: F401
+    import surrobench.cli.analyze  # noqa: F401
+    import surrobench.cli.calibrate  # noqa: F401
+    import surrobench.cli.compare  # noqa: F401
+    import surrobench.cli.diagnose  # noqa: F401
+    import surrobench.cli.models  # noqa: F401
+    import surrobench.cli.optimize  # noqa: F401
+    import surrobench.cli.perf  # noqa: F401
+    import surrobench.cli.profile  # noqa: F401
+    import surrobench.cli.report  # noqa: F401
+    import surrobench.cli.run  # noqa: F401
+    import surrobench.cli.scenarios  # noqa: F401
+    import surrobench.cli.show  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,8 +156,11 @@ def entry() -> None:
     stray = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
     if stray:
         names = ", ".join(t.name for t in stray[:5])
-        print(f"surrobench: warning: the model left {len(stray)} thread(s) running ({names}); exiting without "
-              "waiting for them", file=sys.stderr)
+        print(
+            f"surrobench: warning: the model left {len(stray)} thread(s) running ({names}); exiting without "
+            "waiting for them",
+            file=sys.stderr,
+        )
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

@@ -29,19 +29,29 @@ _MAX_GAP_THRESHOLD_US = 1e12  # 11.6 days: any longer threshold could only mean 
 
 @app.command()
 def analyze(
-    paths: list[Path] = typer.Argument(..., help="Kineto trace (.json/.json.gz), a folder or list of per-rank "
-                                                 "traces, an nsys SQLite export, or a .nsys-rep/.qdrep report."),
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="Kineto trace (.json/.json.gz), a folder or list of per-rank "
+        "traces, an nsys SQLite export, or a .nsys-rep/.qdrep report.",
+    ),
     json_path: Path | None = typer.Option(None, "--json", help="Also write the full report as JSON to PATH."),
-    gap_threshold_us: float = typer.Option(DEFAULT_GAP_THRESHOLD_NS / 1e3, "--gap-threshold-us", min=0.0,
-                                           help="Shortest GPU idle interval reported as a gap (us)."),
-    workers: int | None = WorkersOpt, dask_scheduler: str | None = DaskSchedulerOpt,
+    gap_threshold_us: float = typer.Option(
+        DEFAULT_GAP_THRESHOLD_NS / 1e3,
+        "--gap-threshold-us",
+        min=0.0,
+        help="Shortest GPU idle interval reported as a gap (us).",
+    ),
+    workers: int | None = WorkersOpt,
+    dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
     of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
     check_writable(json_path, "--json")
     if not math.isfinite(gap_threshold_us) or gap_threshold_us > _MAX_GAP_THRESHOLD_US:
-        raise UsageError(f"--gap-threshold-us must be a finite number of microseconds up to "
-                         f"{_MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}")
+        raise UsageError(
+            f"--gap-threshold-us must be a finite number of microseconds up to "
+            f"{_MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}"
+        )
     gap_threshold_ns = round(gap_threshold_us * 1e3)
     rank_files = rank_trace_set(paths)
     if rank_files is None:
@@ -49,7 +59,8 @@ def analyze(
         console.print(render_timeline(report))  # the one console: the same piped width as every command
         write_json(json_path, report.to_dict())
         return
-    traces = analyze_rank_traces(rank_files, diagnose=False, gap_threshold_ns=gap_threshold_ns, workers=workers,
-                                 dask_scheduler=dask_scheduler)  # fmt: skip
+    traces = analyze_rank_traces(
+        rank_files, diagnose=False, gap_threshold_ns=gap_threshold_ns, workers=workers, dask_scheduler=dask_scheduler
+    )
     console.print(rank_traces_rich(traces, render_timeline, f"cross-rank findings of {len(rank_files)} rank traces"))
     write_json(json_path, traces.to_dict())

@@ -7,8 +7,21 @@ import typer.core
 
 #: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
 #: commands not named here follow in the order they were added.
-COMMAND_ORDER = ("run", "show", "history", "compare", "report", "profile", "analyze", "diagnose", "perf", "optimize",
-                 "calibrate", "models", "scenarios")
+COMMAND_ORDER = (
+    "run",
+    "show",
+    "history",
+    "compare",
+    "report",
+    "profile",
+    "analyze",
+    "diagnose",
+    "perf",
+    "optimize",
+    "calibrate",
+    "models",
+    "scenarios",
+)
 
 
 class _OrderedGroup(typer.core.TyperGroup):

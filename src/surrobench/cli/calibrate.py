@@ -49,14 +49,22 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
 
 @app.command()
 def calibrate(
-    device: str = DeviceOpt, json_out: Path = JsonOpt,
-    matmul_n: int | None = typer.Option(None, "--matmul-n", help="GEMM size n (n x n @ n x n); default 8192 on "
-                                                                 "CUDA, 1024 on CPU; at least 2048 on CUDA, 256 on CPU."),
-    copy_mib: int | None = typer.Option(None, "--copy-mib", help="MiB per copy (device-to-device, or host memory "
-                                                                 "on CPU); default 1024 on CUDA, 256 on CPU; at "
-                                                                 "least 256 on CUDA, 16 on CPU."),
+    device: str = DeviceOpt,
+    json_out: Path = JsonOpt,
+    matmul_n: int | None = typer.Option(
+        None,
+        "--matmul-n",
+        help="GEMM size n (n x n @ n x n); default 8192 on CUDA, 1024 on CPU; at least 2048 on CUDA, 256 on CPU.",
+    ),
+    copy_mib: int | None = typer.Option(
+        None,
+        "--copy-mib",
+        help="MiB per copy (device-to-device, or host memory "
+        "on CPU); default 1024 on CUDA, 256 on CPU; at "
+        "least 256 on CUDA, 16 on CPU.",
+    ),
     iters: int = typer.Option(10, "--iters", help="Timed calls per measurement (median)."),
-) -> None:  # fmt: skip
+) -> None:
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)

@@ -10,8 +10,18 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.cli.options import (
-    AllowEnvMismatchOpt, DbOpt, IgnoreFieldOpt, JsonOpt, MarkdownOpt, RunRefArg, ThresholdOpt, check_writable,
-    console, parse_fields, write_json, write_output,
+    AllowEnvMismatchOpt,
+    DbOpt,
+    IgnoreFieldOpt,
+    JsonOpt,
+    MarkdownOpt,
+    RunRefArg,
+    ThresholdOpt,
+    check_writable,
+    console,
+    parse_fields,
+    write_json,
+    write_output,
 )
 from surrobench.api.compare import load_run, op_times
 from surrobench.errors import EXIT_REGRESSION, UsageError
@@ -30,14 +40,20 @@ from surrobench.results.store import ResultStore
 def compare(
     base: str = typer.Argument(..., help=f"BASE run. {RunRefArg}"),
     new: str = typer.Argument(..., help=f"NEW run. {RunRefArg}"),
-    db: Path = DbOpt, threshold: float = ThresholdOpt, allow_env_mismatch: bool = AllowEnvMismatchOpt,
+    db: Path = DbOpt,
+    threshold: float = ThresholdOpt,
+    allow_env_mismatch: bool = AllowEnvMismatchOpt,
     ignore_field: str = IgnoreFieldOpt,
-    fail_on_regression: bool = typer.Option(False, "--fail-on-regression", help="Exit 1 when any config regressed; "
-                                            "needs both runs taken with --rounds 2 or more, exit 2 without, or "
-                                            "when the runs have no config in common."),
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        help="Exit 1 when any config regressed; "
+        "needs both runs taken with --rounds 2 or more, exit 2 without, or "
+        "when the runs have no config in common.",
+    ),
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
-) -> None:  # fmt: skip
+) -> None:
     """Compare two runs config by config: median, P95, peak memory, top op; ratio CIs and a verdict.
 
     A verdict needs the whole 95% CI of the median ratio beyond 1 ± threshold and a Mann-Whitney U
@@ -48,20 +64,32 @@ def compare(
     base_run, new_run = load_run(base, db), load_run(new, db)
     if fail_on_regression:
         check_gate_inputs(base_run, new_run)
-    cmp = compare_runs(base_run, new_run, threshold=threshold, allow_env_mismatch=allow_env_mismatch,
-                       ignore_fields=parse_fields(ignore_field), base_ops=op_times(base, db, base_run),
-                       new_ops=op_times(new, db, new_run))  # fmt: skip
+    cmp = compare_runs(
+        base_run,
+        new_run,
+        threshold=threshold,
+        allow_env_mismatch=allow_env_mismatch,
+        ignore_fields=parse_fields(ignore_field),
+        base_ops=op_times(base, db, base_run),
+        new_ops=op_times(new, db, new_run),
+    )
     for table in comparison_tables(cmp, width=console.width):
         console.print(table)
-    scaling = [(f"scaling of {side} {run.run_id}", scaling_rows(run.results))
-               for side, run in (("BASE", base_run), ("NEW", new_run))]
+    scaling = [
+        (f"scaling of {side} {run.run_id}", scaling_rows(run.results))
+        for side, run in (("BASE", base_run), ("NEW", new_run))
+    ]
     for title, rows in scaling:
         if rows:
             console.print(scaling_table(rows, title=rich_escape(title)))
     write_json(json_out, cmp.to_json())
     if markdown is not None:
-        write_output(markdown, comparison_markdown(cmp) + "".join(
-            f"\n### {md_escape(title)}\n\n{scaling_markdown(rows)}" for title, rows in scaling if rows), "--markdown")
+        write_output(
+            markdown,
+            comparison_markdown(cmp)
+            + "".join(f"\n### {md_escape(title)}\n\n{scaling_markdown(rows)}" for title, rows in scaling if rows),
+            "--markdown",
+        )
     if fail_on_regression and gate_failed(cmp):
         raise typer.Exit(EXIT_REGRESSION)
 
@@ -82,7 +110,7 @@ def history(
     tag: str = typer.Option(None, "--tag", help="Only runs with this tag."),
     since: str = typer.Option(None, "--since", help="Only runs created at or after this ISO date (UTC)."),
     json_out: Path = JsonOpt,
-) -> None:  # fmt: skip
+) -> None:
     """List the stored runs, newest first."""
     _check_since(since)
     check_writable(json_out, "--json")
@@ -91,10 +119,33 @@ def history(
     with ResultStore(db) as store:
         runs = store.list_runs(model=model, tag=tag, since=since)
     # run ids and times are copied from here: never cut (report.fit); the device name goes first
-    columns = [Col("run id", keep=True), Col("created", keep=True), Col("state", keep=True, minor=1), Col("tag"),
-               Col("device", minor=2), Col("models"), Col("configs", "right", keep=True),
-               Col("failed", "right", keep=True)]
-    rows = [list(map(rich_escape, (r.run_id, r.created[:16].replace("T", " "), r.state, r.tag or "-", r.device_name or "-",
-                                   ", ".join(r.models), str(r.n_configs), str(r.n_failed)))) for r in runs]
+    columns = [
+        Col("run id", keep=True),
+        Col("created", keep=True),
+        Col("state", keep=True, minor=1),
+        Col("tag"),
+        Col("device", minor=2),
+        Col("models"),
+        Col("configs", "right", keep=True),
+        Col("failed", "right", keep=True),
+    ]
+    rows = [
+        list(
+            map(
+                rich_escape,
+                (
+                    r.run_id,
+                    r.created[:16].replace("T", " "),
+                    r.state,
+                    r.tag or "-",
+                    r.device_name or "-",
+                    ", ".join(r.models),
+                    str(r.n_configs),
+                    str(r.n_failed),
+                ),
+            )
+        )
+        for r in runs
+    ]
     console.print(fit_table(columns, rows, console.width, title=f"runs in {rich_escape(str(db))}"))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

@@ -28,11 +28,36 @@ from surrobench.records.findings import Finding, diagnosis_json
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.cli.options import (
     TrustPickleOpt,
-    BatchOpt, CudnnOpt, DbOpt, MarkdownOpt, ThresholdsOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt, ModelOpt, PrecisionOpt,
-    ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceOutOpt, WarmupOpt,
-    build_profile_options, build_request, check_writable, console, err_console, write_json, write_output, WorkersOpt,
+    BatchOpt,
+    CudnnOpt,
+    DbOpt,
+    MarkdownOpt,
+    ThresholdsOpt,
+    DeviceOpt,
+    InputSetsOpt,
+    ItersOpt,
+    JsonOpt,
+    ModeOpt,
+    ModelOpt,
+    PrecisionOpt,
+    ProfileActiveOpt,
+    ProfileWaitOpt,
+    ProfileWarmupOpt,
+    SeedOpt,
+    ShapeOpt,
+    TagOpt,
+    TraceOutOpt,
+    WarmupOpt,
+    build_profile_options,
+    build_request,
+    check_writable,
+    console,
+    err_console,
+    write_json,
+    write_output,
+    WorkersOpt,
     DaskSchedulerOpt,
-)  # fmt: skip
+)
 from surrobench.api.diagnose import diagnose_stored, diagnose_workload, load_system_view
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, progress_hooks
@@ -53,16 +78,36 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
-_WORKLOAD_PARAMS = ("model", "shape", "batch", "precision", "mode", "device", "warmup", "iters", "seed",
-                    "cudnn_benchmark", "input_sets", "tag", "profile_wait", "profile_warmup", "profile_active",
-                    "trace_out", "system_pass", "trust_pickle")
+_WORKLOAD_PARAMS = (
+    "model",
+    "shape",
+    "batch",
+    "precision",
+    "mode",
+    "device",
+    "warmup",
+    "iters",
+    "seed",
+    "cudnn_benchmark",
+    "input_sets",
+    "tag",
+    "profile_wait",
+    "profile_warmup",
+    "profile_active",
+    "trace_out",
+    "system_pass",
+    "trust_pickle",
+)
 
 
 def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
     """UsageError when a workload option was given on the command line with ``what`` (a TRACE or --run):
     it would be silently ignored."""
-    given = [p for p in ctx.command.params if p.name in _WORKLOAD_PARAMS
-             and ctx.get_parameter_source(p.name).name == "COMMANDLINE"]
+    given = [
+        p
+        for p in ctx.command.params
+        if p.name in _WORKLOAD_PARAMS and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
+    ]
     if given:
         flags = ", ".join(p.opts[0] for p in given)
         raise UsageError(f"{flags} describe a workload to run; with {what} they would be ignored: drop them")
@@ -71,22 +116,44 @@ def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
 @app.command()
 def diagnose(
     ctx: typer.Context,
-    traces: list[Path] | None = typer.Argument(None, help="Kineto trace, a folder or list of per-rank traces, or "
-                                                          "an nsys export to diagnose alone; omit to run the "
-                                                          "workload options."),
+    traces: list[Path] | None = typer.Argument(
+        None,
+        help="Kineto trace, a folder or list of per-rank traces, or "
+        "an nsys export to diagnose alone; omit to run the "
+        "workload options.",
+    ),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
-    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
-    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
-    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt, db: Path = DbOpt,
-    json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
-    profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt, trace_out: Path = TraceOutOpt,
+    model: str = ModelOpt,
+    shape: str = ShapeOpt,
+    batch: str = BatchOpt,
+    precision: str = PrecisionOpt,
+    mode: str = ModeOpt,
+    device: str = DeviceOpt,
+    warmup: int = WarmupOpt,
+    iters: int = ItersOpt,
+    seed: int = SeedOpt,
+    cudnn_benchmark: bool = CudnnOpt,
+    input_sets: int = InputSetsOpt,
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    tag: str = TagOpt,
+    profile_wait: int = ProfileWaitOpt,
+    profile_warmup: int = ProfileWarmupOpt,
+    profile_active: int = ProfileActiveOpt,
+    trace_out: Path = TraceOutOpt,
     config: Path | None = ThresholdsOpt,
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
-    system_pass: bool = typer.Option(False, "--system/--no-system", help="Also run each config under Linux perf "
-                                     "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU)."),
-    markdown: Path | None = MarkdownOpt, workers: int | None = WorkersOpt, dask_scheduler: str | None = DaskSchedulerOpt,
+    system_pass: bool = typer.Option(
+        False,
+        "--system/--no-system",
+        help="Also run each config under Linux perf "
+        "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU).",
+    ),
+    markdown: Path | None = MarkdownOpt,
+    workers: int | None = WorkersOpt,
+    dask_scheduler: str | None = DaskSchedulerOpt,
     trust_pickle: bool = TrustPickleOpt,
-) -> None:  # fmt: skip
+) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     th = load_thresholds(config)
     system = load_system_view(system_view)
@@ -118,15 +185,32 @@ def diagnose(
             record, findings, warnings = diagnose_stored(run_id, store, th)
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
-        request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                                cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
+        request = build_request(
+            model,
+            shape,
+            batch,
+            precision,
+            mode,
+            device,
+            warmup,
+            iters,
+            seed,
+            cudnn_benchmark,
+            input_sets,
+            tag,
+            trust_pickle=trust_pickle,
+        )
         options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store, progress_hooks() as hooks:
-            record, findings, warnings, evidence = diagnose_workload(request, store, options, th, system, system_pass,
-                                                                     command=command_line(), hooks=hooks)
+            record, findings, warnings, evidence = diagnose_workload(
+                request, store, options, th, system, system_pass, command=command_line(), hooks=hooks
+            )
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {"run_id": record.run_id, "device_name": record.env["device_name"],
-                   "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}}
+        context = {
+            "run_id": record.run_id,
+            "device_name": record.env["device_name"],
+            "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+        }
     render(findings, title, markdown)
     for warning in warnings:
         err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")

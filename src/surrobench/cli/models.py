@@ -16,12 +16,24 @@ from surrobench.workload.zoo import all_surrogates, describe
 def render_models(rows: list[dict[str, object]]) -> Table:
     """The rich table for :func:`surrobench.workload.zoo.describe` rows."""
     table = Table(title="surrobench reference surrogates")
-    for header, justify in (("name", "left"), ("paper", "left"), ("layout", "left"), ("parameters", "right"),
-                            ("point kind", "left"), ("typical N", "right")):
+    for header, justify in (
+        ("name", "left"),
+        ("paper", "left"),
+        ("layout", "left"),
+        ("parameters", "right"),
+        ("point kind", "left"),
+        ("typical N", "right"),
+    ):
         table.add_column(header, justify=justify, no_wrap=header == "name")  # the name is what users type
     for row in rows:
-        table.add_row(str(row["name"]), str(row["paper"]), str(row["layout"]), f"{row['parameters']:,}",
-                      str(row["point_kind"]), str(row["default_size"]))
+        table.add_row(
+            str(row["name"]),
+            str(row["paper"]),
+            str(row["layout"]),
+            f"{row['parameters']:,}",
+            str(row["point_kind"]),
+            str(row["default_size"]),
+        )
     return table
 
 

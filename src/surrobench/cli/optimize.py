@@ -41,11 +41,19 @@ from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.optimize import optimize_markdown, optimize_renderables
 from surrobench.results.store import ResultStore
 
-RunOpt = typer.Option(None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then ignored).")
+RunOpt = typer.Option(
+    None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then ignored)."
+)
 BudgetOpt = typer.Option(DEFAULT_BUDGET_S, "--budget-s", help="Seconds per config; no new candidate starts after it.")
-ToleranceOpt = typer.Option(DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel).")
-ThoroughOpt = typer.Option(False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles).")
-OptRoundsOpt = typer.Option(DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2.")
+ToleranceOpt = typer.Option(
+    DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."
+)
+ThoroughOpt = typer.Option(
+    False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles)."
+)
+OptRoundsOpt = typer.Option(
+    DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2."
+)
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
@@ -56,20 +64,38 @@ def _only(text: str | None, device: str, thorough: bool) -> tuple[str, ...] | No
     known = [r.name for r in candidate_remedies(device, thorough=thorough)]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise UsageError(f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: "
-                         f"{', '.join(known)}")
+        raise UsageError(
+            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(known)}"
+        )
     return names
 
 
 @app.command(name="optimize")
 def optimize_command(
-    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
-    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
-    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
-    channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
-    run: str = RunOpt, budget_s: float = BudgetOpt, tolerance: float = ToleranceOpt, thorough: bool = ThoroughOpt,
-    rounds: int = OptRoundsOpt, only: str = OnlyOpt, db: Path = DbOpt, json_out: Path = JsonOpt,
-    markdown: Path = MarkdownOpt, tag: str = TagOpt,
+    model: str = ModelOpt,
+    shape: str = ShapeOpt,
+    batch: str = BatchOpt,
+    precision: str = PrecisionOpt,
+    mode: str = ModeOpt,
+    device: str = DeviceOpt,
+    warmup: int = WarmupOpt,
+    iters: int = ItersOpt,
+    seed: int = SeedOpt,
+    cudnn_benchmark: bool = CudnnOpt,
+    input_sets: int = InputSetsOpt,
+    channels_last: bool = ChannelsLastOpt,
+    compile_mode: str = CompileModeOpt,
+    threads: int = ThreadsOpt,
+    run: str = RunOpt,
+    budget_s: float = BudgetOpt,
+    tolerance: float = ToleranceOpt,
+    thorough: bool = ThoroughOpt,
+    rounds: int = OptRoundsOpt,
+    only: str = OnlyOpt,
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    markdown: Path = MarkdownOpt,
+    tag: str = TagOpt,
 ) -> None:
     """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
@@ -86,12 +112,40 @@ def optimize_command(
         if run is not None:
             sweeps = sweeps_from_run(store.load_run(run))
         else:
-            sweeps = (build_request(model, shape, batch, precision, mode, device, warmup, iters, seed, cudnn_benchmark,
-                                    input_sets, tag, 1, channels_last, compile_mode, threads),)
-        request = OptimizeRequest(sweeps, budget_s=budget_s, tolerance=tolerance, thorough=thorough, rounds=rounds,
-                                  only=_only(only, sweeps[0].device, thorough))
-        report = optimize(request, store, command=command_line(),
-                          on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"))
+            sweeps = (
+                build_request(
+                    model,
+                    shape,
+                    batch,
+                    precision,
+                    mode,
+                    device,
+                    warmup,
+                    iters,
+                    seed,
+                    cudnn_benchmark,
+                    input_sets,
+                    tag,
+                    1,
+                    channels_last,
+                    compile_mode,
+                    threads,
+                ),
+            )
+        request = OptimizeRequest(
+            sweeps,
+            budget_s=budget_s,
+            tolerance=tolerance,
+            thorough=thorough,
+            rounds=rounds,
+            only=_only(only, sweeps[0].device, thorough),
+        )
+        report = optimize(
+            request,
+            store,
+            command=command_line(),
+            on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
+        )
     doc = report.to_json()
     for renderable in optimize_renderables(doc):
         console.print(renderable)

@@ -50,8 +50,13 @@ def _width(stream) -> int | None:
 console = Console(width=_width(sys.stdout))
 err_console = Console(stderr=True, width=_width(sys.stderr))
 
-ModelOpt = typer.Option("fno2d", "--model", "-m", help="Zoo names, package.module:factory or a .pt2 file; "
-                        "comma-separated (a factory's inputs: see the command's help).")
+ModelOpt = typer.Option(
+    "fno2d",
+    "--model",
+    "-m",
+    help="Zoo names, package.module:factory or a .pt2 file; "
+    "comma-separated (a factory's inputs: see the command's help).",
+)
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
 PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")
@@ -61,36 +66,73 @@ WarmupOpt = typer.Option(MIN_WARMUP, "--warmup", help="Untimed iterations after 
 # The default meets the tool's own bar: at least the course text's MIN_ITERS (50), and the MIN_SAMPLES_FOR_P95
 # (60) samples under which `compare` calls a P95 untrustworthy.
 DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
-ItersOpt = typer.Option(DEFAULT_ITERS, "--iters", help=f"Timed iterations (at least {MIN_ITERS}; "
-                        f"{MIN_SAMPLES_FOR_P95}+ for a trustworthy P95).")
+ItersOpt = typer.Option(
+    DEFAULT_ITERS,
+    "--iters",
+    help=f"Timed iterations (at least {MIN_ITERS}; {MIN_SAMPLES_FOR_P95}+ for a trustworthy P95).",
+)
 SeedOpt = typer.Option(0, "--seed", help="Seed of weights and inputs.")
-CudnnOpt = typer.Option(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
+CudnnOpt = typer.Option(
+    False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded)."
+)
 InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
-RoundsOpt = typer.Option(1, "--rounds", help="Repeat the whole sweep this many times in one process and merge each "
-                         "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).")
-ChannelsLastOpt = typer.Option(False, "--channels-last/--no-channels-last",
-                               help="4-D inputs and weights in channels_last (NHWC) memory format.")
-CompileModeOpt = typer.Option(None, "--compile-mode", help="torch.compile mode for --mode compile: default, "
-                              "reduce-overhead, max-autotune, max-autotune-no-cudagraphs.")
-ThreadsOpt = typer.Option(None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads).")
+RoundsOpt = typer.Option(
+    1,
+    "--rounds",
+    help="Repeat the whole sweep this many times in one process and merge each "
+    "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).",
+)
+ChannelsLastOpt = typer.Option(
+    False, "--channels-last/--no-channels-last", help="4-D inputs and weights in channels_last (NHWC) memory format."
+)
+CompileModeOpt = typer.Option(
+    None,
+    "--compile-mode",
+    help="torch.compile mode for --mode compile: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs.",
+)
+ThreadsOpt = typer.Option(
+    None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads)."
+)
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
 MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
-TrustPickleOpt = typer.Option(False, "--trust-pickle", help="Load a .pt2 whose weights, constants or inputs "
-                              "need unpickling (that can run code): only for files from a source you trust.")
-NprocOpt = typer.Option(0, "--nproc", help="Start this many processes with torchrun, one per GPU (0: one process; "
-                       "under your own torchrun or srun the ranks are found in the environment).")
-ParallelOpt = typer.Option("auto", "--parallel", help="How the ranks share the work: replicas (each rank the same "
-                           "config), model (a factory taking `group` runs over all ranks), configs (the sweep dealt "
-                           "out); auto: model for distributed factories, else replicas.")
-DevicesOpt = typer.Option(None, "--devices", help="GPU indices (0,1,...): spread the sweep's configs over them, one "
-                          "process per GPU, into the one database.")
+TrustPickleOpt = typer.Option(
+    False,
+    "--trust-pickle",
+    help="Load a .pt2 whose weights, constants or inputs "
+    "need unpickling (that can run code): only for files from a source you trust.",
+)
+NprocOpt = typer.Option(
+    0,
+    "--nproc",
+    help="Start this many processes with torchrun, one per GPU (0: one process; "
+    "under your own torchrun or srun the ranks are found in the environment).",
+)
+ParallelOpt = typer.Option(
+    "auto",
+    "--parallel",
+    help="How the ranks share the work: replicas (each rank the same "
+    "config), model (a factory taking `group` runs over all ranks), configs (the sweep dealt "
+    "out); auto: model for distributed factories, else replicas.",
+)
+DevicesOpt = typer.Option(
+    None,
+    "--devices",
+    help="GPU indices (0,1,...): spread the sweep's configs over them, one process per GPU, into the one database.",
+)
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
-WorkersOpt = typer.Option(None, "--workers", min=1, help="Processes reading rank traces at once (default: one "
-                          "per core, as memory allows; 1: in this process).")
-DaskSchedulerOpt = typer.Option(None, "--dask-scheduler", help="Read the rank traces on the workers of this Dask "
-                                "scheduler (tcp://host:8786) instead of local processes.")
+WorkersOpt = typer.Option(
+    None,
+    "--workers",
+    min=1,
+    help="Processes reading rank traces at once (default: one per core, as memory allows; 1: in this process).",
+)
+DaskSchedulerOpt = typer.Option(
+    None,
+    "--dask-scheduler",
+    help="Read the rank traces on the workers of this Dask scheduler (tcp://host:8786) instead of local processes.",
+)
 
 
 def exit_if_configs_failed(results) -> None:
@@ -101,11 +143,24 @@ def exit_if_configs_failed(results) -> None:
 
 
 def build_request(
-    model: str, shape: str | None, batch: str, precision: str, mode: str, device: str,
-    warmup: int, iters: int, seed: int, cudnn_benchmark: bool, input_sets: int, tag: str | None, rounds: int = 1,
-    channels_last: bool = False, compile_mode: str | None = None, threads: int | None = None,
+    model: str,
+    shape: str | None,
+    batch: str,
+    precision: str,
+    mode: str,
+    device: str,
+    warmup: int,
+    iters: int,
+    seed: int,
+    cudnn_benchmark: bool,
+    input_sets: int,
+    tag: str | None,
+    rounds: int = 1,
+    channels_last: bool = False,
+    compile_mode: str | None = None,
+    threads: int | None = None,
     trust_pickle: bool = False,
-) -> SweepRequest:  # fmt: skip
+) -> SweepRequest:
     """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
     checking every shape (:func:`plan_sweep`) so that bad input fails before any output.
 
@@ -146,13 +201,23 @@ def build_request(
         precisions=tuple(parse_precisions(precision)),
         modes=modes,
         device=resolve_device(device),
-        warmup=warmup, iters=iters, seed=seed, cudnn_benchmark=cudnn_benchmark, input_sets=input_sets, tag=tag,
-        rounds=rounds, channels_last=channels_last, compile_mode=parse_compile_mode(compile_mode), threads=threads,
+        warmup=warmup,
+        iters=iters,
+        seed=seed,
+        cudnn_benchmark=cudnn_benchmark,
+        input_sets=input_sets,
+        tag=tag,
+        rounds=rounds,
+        channels_last=channels_last,
+        compile_mode=parse_compile_mode(compile_mode),
+        threads=threads,
         trust_pickle=trust_pickle,
-    )  # fmt: skip
+    )
     if request.device == "cpu" and "tf32" in request.precisions:
-        raise UsageError("--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
-                         "another name: use fp32 (or bf16)")
+        raise UsageError(
+            "--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
+            "another name: use fp32 (or bf16)"
+        )
     plan_sweep(request)  # resolve every model and check every shape now, before anything is printed or timed
     low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP) + [f"--iters {iters} (< {MIN_ITERS})"] * (
         iters < MIN_ITERS
@@ -208,7 +273,9 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
             os.unlink(tmp)
             raise
     except OSError as exc:
-        raise UsageError(f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost") from None
+        raise UsageError(
+            f"{flag} {str(path)!r}: cannot write ({exc.strerror or exc}); nothing stored was lost"
+        ) from None
 
 
 def write_json(path: Path | None, obj, flag: str = "--json") -> None:
@@ -224,18 +291,32 @@ def command_line() -> str:
 
 # Profiling options, shared by ``profile`` and ``run --profile torch`` (docs/sources.md, method §2).
 PROFILERS = ("none", "torch", "perf", "nsys")
-ProfileOpt = typer.Option("none", "--profile", help="After timing, profile each config in a child process: none, torch, perf or nsys.")
+ProfileOpt = typer.Option(
+    "none", "--profile", help="After timing, profile each config in a child process: none, torch, perf or nsys."
+)
 ProfileWaitOpt = typer.Option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
-ProfileWarmupOpt = typer.Option(DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded.")
+ProfileWarmupOpt = typer.Option(
+    DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded."
+)
 ProfileActiveOpt = typer.Option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
 WithStackOpt = typer.Option(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
-TraceOutOpt = typer.Option(Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config.")
-TraceGzipOpt = typer.Option(True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both).")
+TraceOutOpt = typer.Option(
+    Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config."
+)
+TraceGzipOpt = typer.Option(
+    True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both)."
+)
 
 
 def build_profile_options(
-    wait: int, warmup: int, active: int, with_stack: bool, trace_out: Path, gzip: bool, iters: int,
-) -> ProfileOptions:  # fmt: skip
+    wait: int,
+    warmup: int,
+    active: int,
+    with_stack: bool,
+    trace_out: Path,
+    gzip: bool,
+    iters: int,
+) -> ProfileOptions:
     """Validate the profiling options and create the trace folder.
 
     Raises:
@@ -248,10 +329,16 @@ def build_profile_options(
 
 
 # The system-level pass (``perf``, ``run --profile perf``; docs/sources.md, tools §1) and Nsight Systems (``--profile nsys``; method §3).
-PerfWindowOpt = typer.Option(DEFAULT_WINDOW_S, "--perf-window-s", help="Seconds of measured steps under perf and py-spy.")
-FlamegraphOutOpt = typer.Option(Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config.")
+PerfWindowOpt = typer.Option(
+    DEFAULT_WINDOW_S, "--perf-window-s", help="Seconds of measured steps under perf and py-spy."
+)
+FlamegraphOutOpt = typer.Option(
+    Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config."
+)
 HostTopOpt = typer.Option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
-CudaMemoryUsageOpt = typer.Option(False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead).")
+CudaMemoryUsageOpt = typer.Option(
+    False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead)."
+)
 
 
 def build_perf_options(window_s: float, flamegraph_out: Path, top: int) -> PerfOptions:
@@ -267,8 +354,9 @@ def build_perf_options(window_s: float, flamegraph_out: Path, top: int) -> PerfO
     return PerfOptions(window_s, prepare_trace_dir(flamegraph_out, "--flamegraph-out"), top)
 
 
-def build_nsys_options(request: SweepRequest, wait: int, warmup: int, active: int, iters: int,
-                       trace_out: Path, cuda_memory_usage: bool) -> NsysOptions:  # fmt: skip
+def build_nsys_options(
+    request: SweepRequest, wait: int, warmup: int, active: int, iters: int, trace_out: Path, cuda_memory_usage: bool
+) -> NsysOptions:
     """Validate the schedule and trace folder, and check that ``nsys`` exists before anything runs.
 
     Raises:
@@ -287,15 +375,22 @@ def build_nsys_options(request: SweepRequest, wait: int, warmup: int, active: in
 def progress_hooks() -> Iterator[Hooks]:
     """A transient progress bar on stderr for a long library call: the :class:`Hooks` that advance it
     (configs timed, then configs profiled)."""
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err_console, transient=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
     with progress:
         timing = progress.add_task("benchmarking", total=None)
         profiling: list = []
 
         def on_result(result) -> None:
-            progress.update(timing, advance=1,
-                            description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}"))
+            progress.update(
+                timing, advance=1, description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}")
+            )
 
         def on_profile_start(n: int) -> None:
             profiling.append(progress.add_task("profiling", total=n))
@@ -303,12 +398,19 @@ def progress_hooks() -> Iterator[Hooks]:
         def on_report(report) -> None:
             progress.update(profiling[-1], advance=1, description=rich_escape(f"profiled {report.label()}"))
 
-        yield Hooks(on_start=lambda total: progress.update(timing, total=total), on_result=on_result,
-                    on_profile_start=on_profile_start, on_report=on_report)
+        yield Hooks(
+            on_start=lambda total: progress.update(timing, total=total),
+            on_result=on_result,
+            on_profile_start=on_profile_start,
+            on_report=on_report,
+        )
 
 
 def timed_and_profiled(
-    request: SweepRequest, store: ResultStore, options: object | None, profile_one=profile_config,
+    request: SweepRequest,
+    store: ResultStore,
+    options: object | None,
+    profile_one=profile_config,
 ) -> tuple[RunRecord, list[str], list]:
     """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
     profile: ``run``, ``profile``, ``perf``)."""
@@ -319,13 +421,15 @@ def timed_and_profiled(
 # Options of the commands that compare two runs (``compare``, ``report``).
 RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
 ThresholdOpt = typer.Option(
-    DEFAULT_THRESHOLD, "--threshold",
+    DEFAULT_THRESHOLD,
+    "--threshold",
     help="Practical threshold on the median-latency ratio, a fraction (0.02 = ±2%).",
-)  # fmt: skip
+)
 IgnoreFieldOpt = typer.Option(
-    None, "--ignore-field",
+    None,
+    "--ignore-field",
     help="Config fields left out of the match, comma-separated: precision, device, mode (e.g. mode for eager vs cudagraph).",
-)  # fmt: skip
+)
 AllowEnvMismatchOpt = typer.Option(
     False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
 )

@@ -16,12 +16,37 @@ import typer
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt, exit_if_configs_failed,
-    BatchOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt, InputSetsOpt, ItersOpt, JsonOpt, ModeOpt,
-    ModelOpt, PrecisionOpt, ProfileActiveOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt,
-    TraceGzipOpt, TraceOutOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_profile_options,
-    build_request, check_writable, console, err_console, write_json,
-)  # fmt: skip
+    TrustPickleOpt,
+    exit_if_configs_failed,
+    BatchOpt,
+    CudaMemoryUsageOpt,
+    CudnnOpt,
+    DbOpt,
+    DeviceOpt,
+    InputSetsOpt,
+    ItersOpt,
+    JsonOpt,
+    ModeOpt,
+    ModelOpt,
+    PrecisionOpt,
+    ProfileActiveOpt,
+    ProfileWaitOpt,
+    ProfileWarmupOpt,
+    SeedOpt,
+    ShapeOpt,
+    TagOpt,
+    TraceGzipOpt,
+    TraceOutOpt,
+    WarmupOpt,
+    WithStackOpt,
+    build_nsys_options,
+    build_profile_options,
+    build_request,
+    check_writable,
+    console,
+    err_console,
+    write_json,
+)
 from surrobench.api.nsys import nsys_config
 from surrobench.cli.options import timed_and_profiled
 from surrobench.collect.nsys import NsysOptions
@@ -38,30 +63,61 @@ ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or n
 
 @app.command()
 def profile(
-    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
-    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
-    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
-    db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, profile_wait: int = ProfileWaitOpt,
-    profile_warmup: int = ProfileWarmupOpt, profile_active: int = ProfileActiveOpt,
-    with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt, trace_gzip: bool = TraceGzipOpt,
-    top: int = TopOpt, tool: str = ProfileToolOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt,
+    model: str = ModelOpt,
+    shape: str = ShapeOpt,
+    batch: str = BatchOpt,
+    precision: str = PrecisionOpt,
+    mode: str = ModeOpt,
+    device: str = DeviceOpt,
+    warmup: int = WarmupOpt,
+    iters: int = ItersOpt,
+    seed: int = SeedOpt,
+    cudnn_benchmark: bool = CudnnOpt,
+    input_sets: int = InputSetsOpt,
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    tag: str = TagOpt,
+    profile_wait: int = ProfileWaitOpt,
+    profile_warmup: int = ProfileWarmupOpt,
+    profile_active: int = ProfileActiveOpt,
+    with_stack: bool = WithStackOpt,
+    trace_out: Path = TraceOutOpt,
+    trace_gzip: bool = TraceGzipOpt,
+    top: int = TopOpt,
+    tool: str = ProfileToolOpt,
+    cuda_memory_usage: bool = CudaMemoryUsageOpt,
     trust_pickle: bool = TrustPickleOpt,
-) -> None:  # fmt: skip
+) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
     if top < 1:
         raise UsageError(f"--top {top}: show at least 1 row")
     if tool not in ("torch", "nsys"):
         raise UsageError(f"--profile {tool!r}: choose torch or nsys")
-    request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag, trust_pickle=trust_pickle)  # fmt: skip
+    request = build_request(
+        model,
+        shape,
+        batch,
+        precision,
+        mode,
+        device,
+        warmup,
+        iters,
+        seed,
+        cudnn_benchmark,
+        input_sets,
+        tag,
+        trust_pickle=trust_pickle,
+    )
     check_writable(json_out, "--json")
     if tool == "nsys":
-        options = build_nsys_options(request, profile_wait, profile_warmup, profile_active, iters, trace_out,
-                                     cuda_memory_usage)  # fmt: skip
+        options = build_nsys_options(
+            request, profile_wait, profile_warmup, profile_active, iters, trace_out, cuda_memory_usage
+        )
         _profile_nsys(request, db, json_out, options)
         return
-    options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,
-                                    trace_gzip, iters)  # fmt: skip
+    options = build_profile_options(
+        profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, iters
+    )
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(request, store, options)
     profiles = [r.to_json() for r in reports]
@@ -91,5 +147,7 @@ def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, option
     for warning in warnings:
         err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
-    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]})
+    write_json(
+        json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]}
+    )
     exit_if_configs_failed(record.results)

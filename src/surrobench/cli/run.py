@@ -13,14 +13,52 @@ from pathlib import Path
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt, exit_if_configs_failed,
-    PROFILERS, BatchOpt, ChannelsLastOpt, CompileModeOpt, CudaMemoryUsageOpt, CudnnOpt, DbOpt, DeviceOpt,
-    FlamegraphOutOpt, HostTopOpt, InputSetsOpt, ItersOpt, RoundsOpt, JsonOpt, ModeOpt, ModelOpt, PerfWindowOpt, PrecisionOpt, ProfileActiveOpt,
-    NprocOpt, ParallelOpt, DevicesOpt,
-    ProfileOpt, ProfileWaitOpt, ProfileWarmupOpt, SeedOpt, ShapeOpt, TagOpt, TraceGzipOpt, TraceOutOpt,
-    ThreadsOpt, WarmupOpt, WithStackOpt, build_nsys_options, build_perf_options, build_profile_options,
-    build_request, check_writable, command_line, console, err_console, timed_and_profiled, write_json,
-)  # fmt: skip
+    TrustPickleOpt,
+    exit_if_configs_failed,
+    PROFILERS,
+    BatchOpt,
+    ChannelsLastOpt,
+    CompileModeOpt,
+    CudaMemoryUsageOpt,
+    CudnnOpt,
+    DbOpt,
+    DeviceOpt,
+    FlamegraphOutOpt,
+    HostTopOpt,
+    InputSetsOpt,
+    ItersOpt,
+    RoundsOpt,
+    JsonOpt,
+    ModeOpt,
+    ModelOpt,
+    PerfWindowOpt,
+    PrecisionOpt,
+    ProfileActiveOpt,
+    NprocOpt,
+    ParallelOpt,
+    DevicesOpt,
+    ProfileOpt,
+    ProfileWaitOpt,
+    ProfileWarmupOpt,
+    SeedOpt,
+    ShapeOpt,
+    TagOpt,
+    TraceGzipOpt,
+    TraceOutOpt,
+    ThreadsOpt,
+    WarmupOpt,
+    WithStackOpt,
+    build_nsys_options,
+    build_perf_options,
+    build_profile_options,
+    build_request,
+    check_writable,
+    command_line,
+    console,
+    err_console,
+    timed_and_profiled,
+    write_json,
+)
 from surrobench.api.distributed import distributed_run
 from surrobench.api.nsys import nsys_config
 from surrobench.api.perf import perf_config
@@ -39,9 +77,14 @@ from surrobench.workload.spec import parse_devices
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
     """The results table (one row per rank, reference and step), the scaling table and the warnings."""
-    console.print(results_table(record.results, title=f"run {record.run_id} on {record.env['world_size']} x "
-                                f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})",
-                                width=console.width))
+    console.print(
+        results_table(
+            record.results,
+            title=f"run {record.run_id} on {record.env['world_size']} x "
+            f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})",
+            width=console.width,
+        )
+    )
     rows = scaling_rows(record.results)
     if rows:
         console.print(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
@@ -55,18 +98,40 @@ def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> 
 
 @app.command()
 def run(
-    model: str = ModelOpt, shape: str = ShapeOpt, batch: str = BatchOpt, precision: str = PrecisionOpt,
-    mode: str = ModeOpt, device: str = DeviceOpt, warmup: int = WarmupOpt, iters: int = ItersOpt,
-    seed: int = SeedOpt, cudnn_benchmark: bool = CudnnOpt, input_sets: int = InputSetsOpt,
-    db: Path = DbOpt, json_out: Path = JsonOpt, tag: str = TagOpt, profile: str = ProfileOpt,
-    profile_wait: int = ProfileWaitOpt, profile_warmup: int = ProfileWarmupOpt,
-    profile_active: int = ProfileActiveOpt, with_stack: bool = WithStackOpt, trace_out: Path = TraceOutOpt,
-    trace_gzip: bool = TraceGzipOpt, perf_window_s: float = PerfWindowOpt, flamegraph_out: Path = FlamegraphOutOpt,
-    host_top: int = HostTopOpt, cuda_memory_usage: bool = CudaMemoryUsageOpt, rounds: int = RoundsOpt,
+    model: str = ModelOpt,
+    shape: str = ShapeOpt,
+    batch: str = BatchOpt,
+    precision: str = PrecisionOpt,
+    mode: str = ModeOpt,
+    device: str = DeviceOpt,
+    warmup: int = WarmupOpt,
+    iters: int = ItersOpt,
+    seed: int = SeedOpt,
+    cudnn_benchmark: bool = CudnnOpt,
+    input_sets: int = InputSetsOpt,
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    tag: str = TagOpt,
+    profile: str = ProfileOpt,
+    profile_wait: int = ProfileWaitOpt,
+    profile_warmup: int = ProfileWarmupOpt,
+    profile_active: int = ProfileActiveOpt,
+    with_stack: bool = WithStackOpt,
+    trace_out: Path = TraceOutOpt,
+    trace_gzip: bool = TraceGzipOpt,
+    perf_window_s: float = PerfWindowOpt,
+    flamegraph_out: Path = FlamegraphOutOpt,
+    host_top: int = HostTopOpt,
+    cuda_memory_usage: bool = CudaMemoryUsageOpt,
+    rounds: int = RoundsOpt,
     trust_pickle: bool = TrustPickleOpt,
-    nproc: int = NprocOpt, parallel: str = ParallelOpt, devices: str = DevicesOpt,
-    channels_last: bool = ChannelsLastOpt, compile_mode: str = CompileModeOpt, threads: int = ThreadsOpt,
-) -> None:  # fmt: skip
+    nproc: int = NprocOpt,
+    parallel: str = ParallelOpt,
+    devices: str = DevicesOpt,
+    channels_last: bool = ChannelsLastOpt,
+    compile_mode: str = CompileModeOpt,
+    threads: int = ThreadsOpt,
+) -> None:
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list.
 
     A factory model (--model package.module:build) is called with one fp32 input, (B, 3, N, N) for a bare
@@ -78,28 +143,49 @@ def run(
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
-    request = build_request(model, shape, batch, precision, mode, device, warmup, iters, seed,
-                            cudnn_benchmark, input_sets, tag, rounds, channels_last, compile_mode, threads,
-                            trust_pickle)  # fmt: skip
+    request = build_request(
+        model,
+        shape,
+        batch,
+        precision,
+        mode,
+        device,
+        warmup,
+        iters,
+        seed,
+        cudnn_benchmark,
+        input_sets,
+        tag,
+        rounds,
+        channels_last,
+        compile_mode,
+        threads,
+        trust_pickle,
+    )
     check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":
-            raise UsageError("--profile in a multi-process run: profile one rank's config with "
-                             "`surrobench profile`, or wrap your torchrun in the profiler")
-        record = distributed_run(request, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env,
-                                 command=command_line())
+            raise UsageError(
+                "--profile in a multi-process run: profile one rank's config with "
+                "`surrobench profile`, or wrap your torchrun in the profiler"
+            )
+        record = distributed_run(
+            request, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env, command=command_line()
+        )
         if record is not None:  # the process that started the ranks, or rank 0
             render_multi_process(record, db, json_out)
         return
     options, profile_one = None, profile_config
     if profile == "torch":
-        options = build_profile_options(profile_wait, profile_warmup, profile_active, with_stack, trace_out,
-                                        trace_gzip, iters)  # fmt: skip
+        options = build_profile_options(
+            profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, iters
+        )
     elif profile == "perf":
         options, profile_one = build_perf_options(perf_window_s, flamegraph_out, host_top), perf_config
     elif profile == "nsys":
-        options = build_nsys_options(request, profile_wait, profile_warmup, profile_active, iters, trace_out,
-                                     cuda_memory_usage)  # fmt: skip
+        options = build_nsys_options(
+            request, profile_wait, profile_warmup, profile_active, iters, trace_out, cuda_memory_usage
+        )
         profile_one = nsys_config
     with ResultStore(db) as store:
         try:
@@ -107,8 +193,13 @@ def run(
         except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
             write_json(json_out, exc.record.to_json())
             raise
-    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env['device_name']}"),
-                                width=console.width))
+    console.print(
+        results_table(
+            record.results,
+            title=rich_escape(f"run {record.run_id} on {record.env['device_name']}"),
+            width=console.width,
+        )
+    )
     if profile in ("perf", "nsys"):
         for report in reports:
             console.print(render_phase_report(report))

@@ -17,8 +17,19 @@ from surrobench.api.diagnose import diagnose_workload
 from surrobench.cli.app import app
 from surrobench.records.findings import Finding
 from surrobench.cli.options import (
-    DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt, build_profile_options, build_request, check_writable, console, write_json, write_output,
-)  # fmt: skip
+    DbOpt,
+    DeviceOpt,
+    JsonOpt,
+    MarkdownOpt,
+    ThresholdsOpt,
+    TraceOutOpt,
+    build_profile_options,
+    build_request,
+    check_writable,
+    console,
+    write_json,
+    write_output,
+)
 from surrobench.api.scenarios import Outcome, judge, select
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import resolve_device
@@ -44,10 +55,15 @@ def _markdown(outcomes: list[Outcome], findings: dict[str, list[Finding]]) -> st
 @app.command()
 def scenarios(
     only: str | None = typer.Option(None, "--only", help="Comma-separated scenario names (default: all)."),
-    device: str = DeviceOpt, db: Path = DbOpt, json_out: Path = JsonOpt, trace_out: Path = TraceOutOpt,
-    warmup: int = typer.Option(MIN_WARMUP, "--warmup"), iters: int = typer.Option(MIN_ITERS, "--iters"),
-    config: Path | None = ThresholdsOpt, markdown: Path | None = MarkdownOpt,
-) -> None:  # fmt: skip
+    device: str = DeviceOpt,
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    trace_out: Path = TraceOutOpt,
+    warmup: int = typer.Option(MIN_WARMUP, "--warmup"),
+    iters: int = typer.Option(MIN_ITERS, "--iters"),
+    config: Path | None = ThresholdsOpt,
+    markdown: Path | None = MarkdownOpt,
+) -> None:
     """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
     chosen = select(only)
     th = load_thresholds(config)
@@ -61,8 +77,20 @@ def scenarios(
             if shape is None:
                 outcomes.append(Outcome(s, None, None, (), s.cpu_skip))
                 continue
-            request = build_request(s.model, shape, str(s.batch), s.precision, "eager", device, warmup, iters, 0,
-                                    False, 3, f"scenario:{s.name}")  # fmt: skip
+            request = build_request(
+                s.model,
+                shape,
+                str(s.batch),
+                s.precision,
+                "eager",
+                device,
+                warmup,
+                iters,
+                0,
+                False,
+                3,
+                f"scenario:{s.name}",
+            )
             record, found, _, _ = diagnose_workload(request, store, options, th)
             findings[s.name] = found
             outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
@@ -74,9 +102,23 @@ def scenarios(
     console.print(table)
     if markdown is not None:
         write_output(markdown, _markdown(outcomes, findings), "--markdown")
-    write_json(json_out, {"schema": "surrobench/scenarios-v1", "outcomes": [
-        {"scenario": o.scenario.name, "expected": o.scenario.expected, "top_kind": o.top_kind, "passed": o.passed,
-         "false_alarms": list(o.false_alarms), "note": o.note,
-         "findings": [f.to_json() for f in findings.get(o.scenario.name, [])]} for o in outcomes]})
+    write_json(
+        json_out,
+        {
+            "schema": "surrobench/scenarios-v1",
+            "outcomes": [
+                {
+                    "scenario": o.scenario.name,
+                    "expected": o.scenario.expected,
+                    "top_kind": o.top_kind,
+                    "passed": o.passed,
+                    "false_alarms": list(o.false_alarms),
+                    "note": o.note,
+                    "findings": [f.to_json() for f in findings.get(o.scenario.name, [])],
+                }
+                for o in outcomes
+            ],
+        },
+    )
     if any(o.passed is False for o in outcomes):
         raise typer.Exit(1)

@@ -28,12 +28,20 @@ def show(
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run(run, db)
-    console.print(results_table(record.results, title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}"),
-                                width=console.width))
+    console.print(
+        results_table(
+            record.results,
+            title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}"),
+            width=console.width,
+        )
+    )
     scaling = scaling_rows(record.results)
     if scaling:
         console.print(scaling_table(scaling, title="scaling: one device (rank 0 alone) vs all ranks together"))
     if markdown is not None:
-        write_output(markdown, results_markdown(record.results) + (f"\n{scaling_markdown(scaling)}" if scaling else ""),
-                     "--markdown")
+        write_output(
+            markdown,
+            results_markdown(record.results) + (f"\n{scaling_markdown(scaling)}" if scaling else ""),
+            "--markdown",
+        )
     write_json(json_out, record.to_json())

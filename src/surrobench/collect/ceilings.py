@@ -81,7 +81,9 @@ def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int =
             ms = _median_ms(lambda i: torch.mm(a, b), device, warmup, iters)
         rates[precision] = 2 * matmul_n**3 / (ms / 1e3) / 1e12
     return Ceilings(
-        device_name=fingerprint(device)["device_name"], copy_gbps=2 * n_bytes / (copy_ms / 1e3) / 1e9,
-        matmul_tflops=rates, measured=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        device_name=fingerprint(device)["device_name"],
+        copy_gbps=2 * n_bytes / (copy_ms / 1e3) / 1e9,
+        matmul_tflops=rates,
+        measured=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         note=f"copy {copy_mib} MiB, matmul {matmul_n}^3, median of {iters} after {warmup} warm-up",
-    )  # fmt: skip
+    )

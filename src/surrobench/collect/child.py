@@ -126,12 +126,25 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
         control.send("disable")
     if device == "cuda":
         torch.cuda.profiler.stop()
-    return {"step_ms": step_ms, "active_step_ms": step_ms[plan.wait + plan.warmup:], "op_table": None,
-            "trace_path": None, "errors": [], "warnings": []}  # fmt: skip
+    return {
+        "step_ms": step_ms,
+        "active_step_ms": step_ms[plan.wait + plan.warmup :],
+        "op_table": None,
+        "trace_path": None,
+        "errors": [],
+        "warnings": [],
+    }
 
 
-def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_stack: bool = False,
-               trace_path: Path | None = None, control: ControlFifo | None = None) -> dict:  # fmt: skip
+def run_config(
+    cfg: ExecConfig,
+    profiler: str,
+    plan: ProfileSchedule,
+    *,
+    with_stack: bool = False,
+    trace_path: Path | None = None,
+    control: ControlFifo | None = None,
+) -> dict:
     """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it.
     ``control`` (only with ``profiler="none"``) brackets the active steps, see :class:`ControlFifo`."""
     prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
@@ -148,15 +161,29 @@ def run_config(cfg: ExecConfig, profiler: str, plan: ProfileSchedule, *, with_st
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
             body["op_table"] = capture.op_table.to_json() if capture.op_table else None
     status = "error" if body["errors"] else "ok"
-    return {"schema": schemas.PROFILE_CHILD, "status": status, "error": "; ".join(body["errors"]) or None,
-            "profiler": profiler, "input_shape": list(input_sets[0][0].shape), **body}  # fmt: skip
+    return {
+        "schema": schemas.PROFILE_CHILD,
+        "status": status,
+        "error": "; ".join(body["errors"]) or None,
+        "profiler": profiler,
+        "input_shape": list(input_sets[0][0].shape),
+        **body,
+    }
 
 
 def _failure(status: str, exc: BaseException) -> dict:
     first_line = (str(exc).strip().splitlines() or [""])[0]
-    return {"schema": schemas.PROFILE_CHILD, "status": status, "error": f"{type(exc).__name__}: {first_line}"[:500],
-            "step_ms": [], "active_step_ms": [], "op_table": None, "trace_path": None, "errors": [],
-            "warnings": []}  # fmt: skip
+    return {
+        "schema": schemas.PROFILE_CHILD,
+        "status": status,
+        "error": f"{type(exc).__name__}: {first_line}"[:500],
+        "step_ms": [],
+        "active_step_ms": [],
+        "op_table": None,
+        "trace_path": None,
+        "errors": [],
+        "warnings": [],
+    }
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -169,8 +196,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--active", type=int, default=ProfileSchedule.active)
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
-    p.add_argument("--control-fifo", default=None, metavar="CTL,ACK",
-                   help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)")
+    p.add_argument(
+        "--control-fifo",
+        default=None,
+        metavar="CTL,ACK",
+        help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)",
+    )
     return p
 
 
@@ -190,8 +221,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         control = ControlFifo(*map(Path, args.control_fifo.split(",")))
     try:
-        result = run_config(cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out,
-                            control=control)  # fmt: skip
+        result = run_config(
+            cfg, args.profiler, plan, with_stack=args.with_stack, trace_path=args.trace_out, control=control
+        )
     except torch.cuda.OutOfMemoryError as exc:
         result = _failure("oom", exc)
     except Exception as exc:  # the model's failure is a status, as in the runner
@@ -203,21 +235,49 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def child_argv(config_path: Path, result_path: Path, plan: ProfileSchedule, *, profiler: str = "torch",
-               with_stack: bool = False, trace_path: Path | None = None,
-               control_fifo: tuple[Path, Path] | None = None) -> list[str]:  # fmt: skip
+def child_argv(
+    config_path: Path,
+    result_path: Path,
+    plan: ProfileSchedule,
+    *,
+    profiler: str = "torch",
+    with_stack: bool = False,
+    trace_path: Path | None = None,
+    control_fifo: tuple[Path, Path] | None = None,
+) -> list[str]:
     """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``).
     ``control_fifo`` is the (CTL, ACK) FIFO pair of ``--control-fifo``."""
-    argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path),
-            "--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait),
-            "--warmup", str(plan.warmup), "--active", str(plan.active)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "surrobench.collect.child",
+        "--config",
+        str(config_path),
+        "--result",
+        str(result_path),
+        "--profiler",
+        profiler,
+        "--wait",
+        str(plan.wait),
+        "--warmup",
+        str(plan.warmup),
+        "--active",
+        str(plan.active),
+    ]
     argv += ["--with-stack"] if with_stack else []
     argv += ["--control-fifo", f"{control_fifo[0]},{control_fifo[1]}"] if control_fifo is not None else []
     return argv + (["--trace-out", str(trace_path)] if trace_path is not None else [])
 
 
-def spawn(cfg: ExecConfig, plan: ProfileSchedule, *, profiler: str = "torch", with_stack: bool = False,
-          trace_path: Path | None = None, timeout_s: float = CHILD_TIMEOUT_S) -> dict:  # fmt: skip
+def spawn(
+    cfg: ExecConfig,
+    plan: ProfileSchedule,
+    *,
+    profiler: str = "torch",
+    with_stack: bool = False,
+    trace_path: Path | None = None,
+    timeout_s: float = CHILD_TIMEOUT_S,
+) -> dict:
     """Run :func:`main` in a new Python process for ``cfg`` and return its result object.
 
     A child that dies or times out without a result is reported as status ``error`` with the last line
@@ -226,8 +286,9 @@ def spawn(cfg: ExecConfig, plan: ProfileSchedule, *, profiler: str = "torch", wi
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))
-        argv = child_argv(config_path, result_path, plan, profiler=profiler, with_stack=with_stack,
-                          trace_path=trace_path)  # fmt: skip
+        argv = child_argv(
+            config_path, result_path, plan, profiler=profiler, with_stack=with_stack, trace_path=trace_path
+        )
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:

@@ -38,8 +38,9 @@ class NsysRun:
     message: str
 
 
-def nsys_command(output: Path, target: list[str], cuda_memory_usage: bool = False,
-                 capture_profiler_api: bool = False) -> list[str]:  # fmt: skip
+def nsys_command(
+    output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
+) -> list[str]:
     """The ``nsys profile`` command line profiling ``target`` (argv) into ``output`` (no suffix);
     ``capture_profiler_api`` captures only between cudaProfilerStart and cudaProfilerStop."""
     cmd = ["nsys", "profile", f"--trace={NSYS_TRACE}", f"--output={output}", "--force-overwrite=true"]
@@ -50,8 +51,9 @@ def nsys_command(output: Path, target: list[str], cuda_memory_usage: bool = Fals
     return cmd + list(target)
 
 
-def run_nsys(output: Path, target: list[str], cuda_memory_usage: bool = False,
-             capture_profiler_api: bool = False) -> NsysRun:  # fmt: skip
+def run_nsys(
+    output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
+) -> NsysRun:
     """Run :func:`nsys_command` when ``nsys`` is on PATH and check that a report was written.
 
     Never raises for a missing ``nsys``: the result says so and carries the command to run elsewhere.
@@ -97,5 +99,6 @@ def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
     base, config_path, result_path = child_files(cfg, run_id, options)
     target = child_argv(config_path, result_path, options.schedule, profiler="none")
     cmd = nsys_command(base, target, options.cuda_memory_usage, cfg.device == "cuda")
-    raise UsageError("--profile nsys: nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: "
-                     + " ".join(cmd))
+    raise UsageError(
+        "--profile nsys: nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: " + " ".join(cmd)
+    )

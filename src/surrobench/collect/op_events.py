@@ -63,8 +63,9 @@ def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = 
         rows.total_device[e.name] += _attr(e, "device_time_total", "cuda_time_total")
         rows.self_cpu[e.name] += e.self_cpu_time_total
         rows.mem[e.name] += _attr(e, "device_memory_usage", "cuda_memory_usage") if on_device else e.cpu_memory_usage
-        rows.self_mem[e.name] += (_attr(e, "self_device_memory_usage", "self_cuda_memory_usage") if on_device
-                                  else e.self_cpu_memory_usage)  # fmt: skip
+        rows.self_mem[e.name] += (
+            _attr(e, "self_device_memory_usage", "self_cuda_memory_usage") if on_device else e.self_cpu_memory_usage
+        )
         if e.input_shapes:
             rows.shapes[e.name][str(e.input_shapes)] += 1
         for kernel in e.kernels:
@@ -73,10 +74,12 @@ def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = 
     rows.add_unattributed(durations, attributed)
     kernels = [us for name, us in durations if _is_kernel(name)]
     return rows.finish(
-        "device" if device else "cpu", active_steps=active_steps, source="profiler",
+        "device" if device else "cpu",
+        active_steps=active_steps,
+        source="profiler",
         kernel_count=len(kernels) if device else None,
         small_kernel_count=sum(us < small_kernel_us for us in kernels) if device else None,
         small_kernel_us=small_kernel_us if device else None,
-        has_shapes=bool(rows.shapes), has_memory=True,
-    )  # fmt: skip
-
+        has_shapes=bool(rows.shapes),
+        has_memory=True,
+    )

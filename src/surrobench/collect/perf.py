@@ -36,9 +36,16 @@ import psutil
 
 from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv, config_to_json
 from surrobench.collect.perf_parse import (
-    PERF_EVENTS, CounterSummary, PerfAccess, parse_flamegraph_svg, parse_perf_report, parse_stat_csv,
-    perf_access, permission_reason, summarize_counters,
-)  # fmt: skip
+    PERF_EVENTS,
+    CounterSummary,
+    PerfAccess,
+    parse_flamegraph_svg,
+    parse_perf_report,
+    parse_stat_csv,
+    perf_access,
+    permission_reason,
+    summarize_counters,
+)
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
 from surrobench.records.system import HostHotspot, SystemView
@@ -80,8 +87,10 @@ class Tools:
         if self.py_spy is None:
             notes.append(f"py-spy not found: no Python hot spots or flame graph; install: {PY_SPY_INSTALL}")
         if self.perf and not self.perf_control:
-            notes.append("this perf has no --control (perf < 5.9): counts cover the whole child process "
-                         "(start-up, imports, model build and warm-up included), not just the measured steps")
+            notes.append(
+                "this perf has no --control (perf < 5.9): counts cover the whole child process "
+                "(start-up, imports, model build and warm-up included), not just the measured steps"
+            )
         return notes
 
 
@@ -123,8 +132,19 @@ class _PySpy:
         self.exe, self.svg, self.proc = exe, svg, None
 
     def enable(self, root_pid: int) -> None:
-        argv = [self.exe, "record", "--pid", str(_child_pid(root_pid)), "--format", "flamegraph",
-                "--nolineno", "--rate", str(PY_SPY_RATE_HZ), "--output", str(self.svg)]  # fmt: skip
+        argv = [
+            self.exe,
+            "record",
+            "--pid",
+            str(_child_pid(root_pid)),
+            "--format",
+            "flamegraph",
+            "--nolineno",
+            "--rate",
+            str(PY_SPY_RATE_HZ),
+            "--output",
+            str(self.svg),
+        ]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
         for line in self.proc.stdout:  # py-spy says "Sampling process ..." once attached
@@ -161,8 +181,14 @@ class Windowed:
     stderr: str
 
 
-def run_windowed(prefix: list[str], cfg: ExecConfig, plan: ProfileSchedule, folder: Path, tools: list,
-                 timeout_s: float = CHILD_TIMEOUT_S) -> Windowed:  # fmt: skip
+def run_windowed(
+    prefix: list[str],
+    cfg: ExecConfig,
+    plan: ProfileSchedule,
+    folder: Path,
+    tools: list,
+    timeout_s: float = CHILD_TIMEOUT_S,
+) -> Windowed:
     """Run the child as ``prefix + child argv`` and relay its ``enable``/``disable`` to ``tools`` (each
     with ``enable(root_pid)``/``disable()``). ``window_ms`` runs from the last tool enabled to the first
     disabled; None when the child never reached its active steps.
@@ -227,8 +253,9 @@ def _relay(command: str, tools: list, root_pid: int, times: dict[str, float], er
         times["enable"] = time.perf_counter()
 
 
-def count_config(cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, access: PerfAccess,
-                 folder: Path) -> tuple[CounterSummary, Windowed, float | None]:  # fmt: skip
+def count_config(
+    cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, access: PerfAccess, folder: Path
+) -> tuple[CounterSummary, Windowed, float | None]:
     """``perf stat`` over the child's active steps (the whole child without ``--control``).
 
     Returns:
@@ -252,8 +279,9 @@ def count_config(cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, access: P
     return summarize_counters(parse_stat_csv(out.read_text()), access), run, wall_ms
 
 
-def sample_config(cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: Path, svg: Path,
-                  top: int) -> tuple[tuple[HostHotspot, ...], Windowed]:  # fmt: skip
+def sample_config(
+    cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: Path, svg: Path, top: int
+) -> tuple[tuple[HostHotspot, ...], Windowed]:
     """``perf record -g`` and py-spy (whichever exist) over the child's active steps.
 
     Returns:
@@ -282,9 +310,24 @@ def sample_config(cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: 
         except (ValueError, ET.ParseError) as exc:
             run.child["warnings"].append(f"py-spy flame graph unreadable: {exc}")
     if data.is_file():
-        report = subprocess.run([tools.perf, "report", "-i", str(data), "--stdio", "--no-children",
-                                 "-F", "overhead,dso,sym", "-g", "none", "--percent-limit",
-                                 str(REPORT_PERCENT_LIMIT)], capture_output=True, text=True)  # fmt: skip
+        report = subprocess.run(
+            [
+                tools.perf,
+                "report",
+                "-i",
+                str(data),
+                "--stdio",
+                "--no-children",
+                "-F",
+                "overhead,dso,sym",
+                "-g",
+                "none",
+                "--percent-limit",
+                str(REPORT_PERCENT_LIMIT),
+            ],
+            capture_output=True,
+            text=True,
+        )
         spots += parse_perf_report(report.stdout)[:top]
     return tuple(spots), run
 
@@ -315,8 +358,15 @@ class SystemPass:
     notes: tuple[str, ...]
 
 
-def system_pass(cfg: ExecConfig, plan: ProfileSchedule, flamegraph: Path | None = None, *, top: int = 20,
-                tools: Tools | None = None, access: PerfAccess | None = None) -> SystemPass:  # fmt: skip
+def system_pass(
+    cfg: ExecConfig,
+    plan: ProfileSchedule,
+    flamegraph: Path | None = None,
+    *,
+    top: int = 20,
+    tools: Tools | None = None,
+    access: PerfAccess | None = None,
+) -> SystemPass:
     """Count, then sample, the active steps of ``plan`` for ``cfg`` (two child processes).
 
     ``flamegraph`` is where py-spy's SVG goes (None: not kept). Never raises for a missing or refused
@@ -341,8 +391,7 @@ def system_pass(cfg: ExecConfig, plan: ProfileSchedule, flamegraph: Path | None 
     notes += dict.fromkeys(w for c in children for w in c["warnings"])  # each warning once, in order
     child = next((c for c in children if c["status"] != "ok"), children[0])
     view = _view(summary, wall_ms, spots)
-    return SystemPass(view, summary, flamegraph if flamegraph and flamegraph.is_file() else None, child,
-                      tuple(notes))  # fmt: skip
+    return SystemPass(view, summary, flamegraph if flamegraph and flamegraph.is_file() else None, child, tuple(notes))
 
 
 def _view(summary: CounterSummary | None, wall_ms: float | None, spots: tuple[HostHotspot, ...]) -> SystemView:
@@ -352,5 +401,4 @@ def _view(summary: CounterSummary | None, wall_ms: float | None, spots: tuple[Ho
         return SystemView(unavailable=dict.fromkeys(PERF_EVENTS, reason), hotspots=ordered)
     task_ms = summary.counters.get("task-clock")
     util = task_ms / wall_ms if task_ms is not None and wall_ms else None
-    return SystemView(task_ms, wall_ms, util, summary.ipc, dict(summary.counters), dict(summary.unavailable),
-                      ordered)  # fmt: skip
+    return SystemView(task_ms, wall_ms, util, summary.ipc, dict(summary.counters), dict(summary.unavailable), ordered)

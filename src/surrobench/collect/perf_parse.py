@@ -29,8 +29,18 @@ import numpy as np
 from surrobench.records import intervals
 from surrobench.records.system import HostHotspot
 
-PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses",
-               "task-clock", "context-switches", "cpu-migrations", "page-faults")  # fmt: skip
+PERF_EVENTS = (
+    "cycles",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+)
 HARDWARE_EVENTS = frozenset(PERF_EVENTS[:6])
 """Events counted by the CPU's PMU; the rest are kernel software events, available in any VM."""
 
@@ -125,8 +135,9 @@ def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
     except (OSError, ValueError):
         paranoid = None
     try:
-        virtualized = any(line.startswith("flags") and " hypervisor" in line
-                          for line in (proc / "cpuinfo").read_text().splitlines())  # fmt: skip
+        virtualized = any(
+            line.startswith("flags") and " hypervisor" in line for line in (proc / "cpuinfo").read_text().splitlines()
+        )
     except OSError:
         virtualized = False
     return PerfAccess(paranoid, virtualized, os.geteuid() == 0)
@@ -136,8 +147,10 @@ def permission_reason(stderr: str, access: PerfAccess) -> str | None:
     """Why perf refused to count at all, from its stderr, or None when it did not refuse."""
     if not any(marker in stderr for marker in _PERMISSION_MARKERS):
         return None
-    return (f"perf_event_paranoid={access.paranoid} forbids perf events for this user: run as root or with "
-            "CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=1)")  # fmt: skip
+    return (
+        f"perf_event_paranoid={access.paranoid} forbids perf events for this user: run as root or with "
+        "CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=1)"
+    )
 
 
 def unavailable_reason(reading: CounterReading, access: PerfAccess) -> str:
@@ -173,9 +186,14 @@ def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> Co
         if r.running_share is not None and r.running_share < 1:
             multiplexed[r.event] = r.running_share
     c = counters.get
-    return CounterSummary(counters, unavailable, multiplexed, ipc=_ratio(c("instructions"), c("cycles")),
-                          cache_miss_rate=_ratio(c("cache-misses"), c("cache-references")),
-                          branch_miss_rate=_ratio(c("branch-misses"), c("branches")))  # fmt: skip
+    return CounterSummary(
+        counters,
+        unavailable,
+        multiplexed,
+        ipc=_ratio(c("instructions"), c("cycles")),
+        cache_miss_rate=_ratio(c("cache-misses"), c("cache-references")),
+        branch_miss_rate=_ratio(c("branch-misses"), c("branches")),
+    )
 
 
 def parse_perf_report(text: str) -> tuple[HostHotspot, ...]:

@@ -18,10 +18,22 @@ from torch.utils._python_dispatch import TorchDispatchMode
 #: Calls whose result the host must read before it can go on, so the host waits for the device: CUDA-graph
 #: capture forbids them (PyTorch docs, "CUDA Graphs", constraints: "synchronization ... is prohibited").
 #: ``nonzero``/``masked_select``/``unique`` also give outputs whose shape depends on the data.
-SYNC_OPS = frozenset({
-    "item", "_local_scalar_dense", "nonzero", "nonzero_numpy", "masked_select", "unique", "_unique2",
-    "unique_consecutive", "unique_dim", "is_nonzero", "equal", "allclose",
-})
+SYNC_OPS = frozenset(
+    {
+        "item",
+        "_local_scalar_dense",
+        "nonzero",
+        "nonzero_numpy",
+        "masked_select",
+        "unique",
+        "_unique2",
+        "unique_consecutive",
+        "unique_dim",
+        "is_nonzero",
+        "equal",
+        "allclose",
+    }
+)
 _COPY_OPS = frozenset({"to", "_to_copy", "copy_", "cpu"})
 #: FFT op names whose real input is transformed (sizes read on the input), whose real output is produced
 #: (sizes read on the output), the rest complex-to-complex (sizes read on the input).
@@ -112,8 +124,9 @@ class _Recorder(TorchDispatchMode):
     def _record_fft(self, func, name, args, kwargs, first, out) -> None:
         shaped = out if name.startswith(_REAL_OUTPUT_FFT) and isinstance(out, torch.Tensor) else first
         dims = _dims(func, args, kwargs, shaped.dim())
-        self.facts.ffts.append(FftCall(name, str(first.dtype).removeprefix("torch."),
-                                       tuple(shaped.shape[d] for d in dims)))
+        self.facts.ffts.append(
+            FftCall(name, str(first.dtype).removeprefix("torch."), tuple(shaped.shape[d] for d in dims))
+        )
 
 
 def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:

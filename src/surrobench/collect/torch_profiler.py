@@ -108,9 +108,13 @@ def export_trace(prof: profile, path: Path) -> None:
 
 
 def profile_steps(
-    step: Callable[[int], object], plan: ProfileSchedule, device: str, *, with_stack: bool = False,
+    step: Callable[[int], object],
+    plan: ProfileSchedule,
+    device: str,
+    *,
+    with_stack: bool = False,
     trace_path: Path | None = None,
-) -> Capture:  # fmt: skip
+) -> Capture:
     """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
 
     ``step`` must leave the device idle when it returns (see
@@ -129,9 +133,13 @@ def profile_steps(
 
     step_ns = []
     with profile(
-        activities=activities, schedule=schedule(wait=plan.wait, warmup=plan.warmup, active=plan.active, repeat=1),
-        record_shapes=True, profile_memory=True, with_stack=with_stack, on_trace_ready=on_ready,
-    ) as prof:  # fmt: skip
+        activities=activities,
+        schedule=schedule(wait=plan.wait, warmup=plan.warmup, active=plan.active, repeat=1),
+        record_shapes=True,
+        profile_memory=True,
+        with_stack=with_stack,
+        on_trace_ready=on_ready,
+    ) as prof:
         for i in range(plan.total):
             t0 = time.perf_counter_ns()
             step(i)
@@ -140,8 +148,14 @@ def profile_steps(
     return _checked(plan, device, [t / NS_PER_MS for t in step_ns], prof.step_num, ready, trace_path)
 
 
-def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], steps_called: int, ready: list[dict],
-             trace_path: Path | None) -> Capture:  # fmt: skip
+def _checked(
+    plan: ProfileSchedule,
+    device: str,
+    step_ms: list[float],
+    steps_called: int,
+    ready: list[dict],
+    trace_path: Path | None,
+) -> Capture:
     """The capture with its schedule checks: steps called, one cycle ready, events and steps recorded,
     CUDA activities present on a GPU run (missing ones mean CUPTI could not attach)."""
     errors, warnings = [], []
@@ -162,8 +176,14 @@ def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], steps_cal
         )
     first_active = plan.wait + plan.warmup
     return Capture(
-        step_ms=tuple(step_ms), active_step_ms=tuple(step_ms[first_active:]), steps_called=steps_called,
-        cycles_ready=len(ready), steps_recorded=cycle["steps"], events=cycle["events"], op_table=table,
+        step_ms=tuple(step_ms),
+        active_step_ms=tuple(step_ms[first_active:]),
+        steps_called=steps_called,
+        cycles_ready=len(ready),
+        steps_recorded=cycle["steps"],
+        events=cycle["events"],
+        op_table=table,
         trace_path=str(trace_path) if trace_path is not None and ready else None,
-        errors=tuple(errors), warnings=tuple(warnings),
-    )  # fmt: skip
+        errors=tuple(errors),
+        warnings=tuple(warnings),
+    )

@@ -91,9 +91,7 @@ def numeric_settings(precision: str, cudnn_benchmark: bool):
         ) = saved
 
 
-def autocast_context(
-    precision: str, device: str, *, cache_enabled: bool = True
-) -> contextlib.AbstractContextManager:
+def autocast_context(precision: str, device: str, *, cache_enabled: bool = True) -> contextlib.AbstractContextManager:
     """``torch.autocast`` for fp16/bf16, a null context for fp32/tf32."""
     dtype = _AUTOCAST_DTYPES.get(precision)
     if dtype is None:

@@ -96,8 +96,9 @@ def git_state() -> dict | None:
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
             return None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                                text=True, timeout=30)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}

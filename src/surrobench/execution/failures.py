@@ -28,27 +28,58 @@ from typing import NamedTuple
 #: ``(cause_id, pattern, one line)``: first match wins; the pattern is searched (case-insensitively) in
 #: ``"Type: message"`` of the exception and of each exception it was raised from.
 FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
-    ("fft_no_bf16", r"unsupported dtype bfloat16",
-     ("the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
-      "fp16 at power-of-2 sizes")),
-    ("fft_half_size", r"powers of two when computing in half precision",
-     "half-precision FFTs need power-of-2 sizes (cuFFT): pad the grid to a power of 2, or keep the FFTs in fp32"),
-    ("fft_no_half", r"unsupported dtype half",
-     "the FFT library has no fp16 transform on this device (the CPU's PocketFFT): keep the FFTs in fp32"),
-    ("out_of_memory", r"out of memory|outofmemoryerror",
-     "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference"),
-    ("graph_capture_sync",
-     r"not permitted when stream is capturing|previous error during capture|streamcapture|stream capture",
-     ("CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
-      "node count inferred from edge_index): remove it from forward, or run eager/compile")),
-    ("nonfinite_output", r"output is not finite",
-     "the model returned NaN/Inf: at fp16 activations overflow past 65504 (use bf16 or fp32); check the weights"),
-    ("inductor_complex", r"complex",
-     ("TorchInductor generates no code for complex tensors: compile only the real-valued parts "
-      "(torch.compiler.disable around the spectral layers), or use a CUDA graph instead")),
-    ("dynamo_unsupported", r"dynamo|inductor|backendcompilerfailed",
-     ("torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager or as a CUDA graph, "
-      "or compile a submodule that traces")),
+    (
+        "fft_no_bf16",
+        r"unsupported dtype bfloat16",
+        (
+            "the FFT library has no bf16 transform (cuFFT, PocketFFT): keep the FFTs in fp32 (cast around them), or use "
+            "fp16 at power-of-2 sizes"
+        ),
+    ),
+    (
+        "fft_half_size",
+        r"powers of two when computing in half precision",
+        "half-precision FFTs need power-of-2 sizes (cuFFT): pad the grid to a power of 2, or keep the FFTs in fp32",
+    ),
+    (
+        "fft_no_half",
+        r"unsupported dtype half",
+        "the FFT library has no fp16 transform on this device (the CPU's PocketFFT): keep the FFTs in fp32",
+    ),
+    (
+        "out_of_memory",
+        r"out of memory|outofmemoryerror",
+        "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference",
+    ),
+    (
+        "graph_capture_sync",
+        r"not permitted when stream is capturing|previous error during capture|streamcapture|stream capture",
+        (
+            "CUDA graph capture hit a host synchronization (.item(), .cpu(), a data-dependent shape such as nonzero or a "
+            "node count inferred from edge_index): remove it from forward, or run eager/compile"
+        ),
+    ),
+    (
+        "nonfinite_output",
+        r"output is not finite",
+        "the model returned NaN/Inf: at fp16 activations overflow past 65504 (use bf16 or fp32); check the weights",
+    ),
+    (
+        "inductor_complex",
+        r"complex",
+        (
+            "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
+            "(torch.compiler.disable around the spectral layers), or use a CUDA graph instead"
+        ),
+    ),
+    (
+        "dynamo_unsupported",
+        r"dynamo|inductor|backendcompilerfailed",
+        (
+            "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager or as a CUDA graph, "
+            "or compile a submodule that traces"
+        ),
+    ),
 )
 UNKNOWN = "unknown"
 _COMPILED = tuple((cause, re.compile(pattern, re.IGNORECASE), line) for cause, pattern, line in FAILURE_CAUSES)

@@ -97,8 +97,15 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         setup_ms = time_once(lambda i: outputs.append(clone_output(step(i))), cfg.device)
     memory = tracker.stop()
     resident = _allocated(cfg.device) - before
-    variant = Variant(cfg, step, input_sets, prepared.surrogate.points_per_sample(input_sets[0]), setup_ms,
-                      outputs[0], resident_bytes=resident)
+    variant = Variant(
+        cfg,
+        step,
+        input_sets,
+        prepared.surrogate.points_per_sample(input_sets[0]),
+        setup_ms,
+        outputs[0],
+        resident_bytes=resident,
+    )
     variant.peak_bytes = _own_peak(memory, before, 0, cfg.device)
     return variant
 

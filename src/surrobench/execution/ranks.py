@@ -107,8 +107,9 @@ def _rendezvous_env(env: RankEnv) -> None:
     if "MASTER_ADDR" not in os.environ:
         nodes = os.environ.get("SLURM_STEP_NODELIST") or os.environ.get("SLURM_JOB_NODELIST")
         if not nodes:
-            raise UsageError("srun environment without MASTER_ADDR or SLURM_STEP_NODELIST: set MASTER_ADDR "
-                             "to rank 0's host")
+            raise UsageError(
+                "srun environment without MASTER_ADDR or SLURM_STEP_NODELIST: set MASTER_ADDR to rank 0's host"
+            )
         os.environ["MASTER_ADDR"] = first_slurm_host(nodes)
     os.environ.setdefault("MASTER_PORT", str(DEFAULT_MASTER_PORT))
 
@@ -139,8 +140,10 @@ def init_groups(env: RankEnv, device: str) -> RankGroups:
     backend = "gloo"
     if device == "cuda":
         if env.local_rank >= torch.cuda.device_count():
-            raise UsageError(f"rank {env.rank}: LOCAL_RANK {env.local_rank} but torch sees "
-                             f"{torch.cuda.device_count()} GPU(s) on {socket.gethostname()}")
+            raise UsageError(
+                f"rank {env.rank}: LOCAL_RANK {env.local_rank} but torch sees "
+                f"{torch.cuda.device_count()} GPU(s) on {socket.gethostname()}"
+            )
         torch.cuda.set_device(env.local_rank)
         backend = "nccl"
     _rendezvous_env(env)

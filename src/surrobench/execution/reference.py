@@ -51,5 +51,9 @@ def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object,
         try:
             fp64 = clone_output(_fp64_module(prepared.module)(*(_wide(t) for t in inputs)))
         except Exception as exc:  # any model may refuse float64; the guard then uses rule 1 alone
-            return fp32, None, f"no fp64 reference: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            return (
+                fp32,
+                None,
+                f"no fp64 reference: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            )
     return fp32, fp64, None

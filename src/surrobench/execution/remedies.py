@@ -63,27 +63,64 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
     compilations leaves the quick remedies measured."""
     both, cuda = ("cuda", "cpu"), ("cuda",)
     out = [
-        Remedy("cudagraph", (("mode", "cudagraph"),), cuda, "capture the forward once, replay it as one graph",
-               _CUDAGRAPH_CODE),
-        Remedy("tf32", (("precision", "tf32"),), cuda, "TF32 tensor cores for fp32 matmuls and convolutions",
-               ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")),
+        Remedy(
+            "cudagraph",
+            (("mode", "cudagraph"),),
+            cuda,
+            "capture the forward once, replay it as one graph",
+            _CUDAGRAPH_CODE,
+        ),
+        Remedy(
+            "tf32",
+            (("precision", "tf32"),),
+            cuda,
+            "TF32 tensor cores for fp32 matmuls and convolutions",
+            ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True"),
+        ),
         Remedy("fp16", (("precision", "fp16"),), cuda, "fp16 autocast", _autocast("float16", device)),
         Remedy("bf16", (("precision", "bf16"),), both, "bf16 autocast", _autocast("bfloat16", device)),
-        Remedy("channels_last", (("channels_last", True),), both, "NHWC memory format for 4-D tensors",
-               ("model = model.to(memory_format=torch.channels_last)",
-                "x = x.contiguous(memory_format=torch.channels_last)")),
-        Remedy("cudnn_benchmark", (("cudnn_benchmark", True),), cuda, "cuDNN autotunes each convolution",
-               ("torch.backends.cudnn.benchmark = True",)),
+        Remedy(
+            "channels_last",
+            (("channels_last", True),),
+            both,
+            "NHWC memory format for 4-D tensors",
+            (
+                "model = model.to(memory_format=torch.channels_last)",
+                "x = x.contiguous(memory_format=torch.channels_last)",
+            ),
+        ),
+        Remedy(
+            "cudnn_benchmark",
+            (("cudnn_benchmark", True),),
+            cuda,
+            "cuDNN autotunes each convolution",
+            ("torch.backends.cudnn.benchmark = True",),
+        ),
     ]
-    out += [Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)",
-                   (f"torch.set_num_threads({n})",)) for n in thread_counts()]
-    out.append(Remedy("compile", (("mode", "compile"),), both, "torch.compile (Inductor, default mode)",
-                      ("model = torch.compile(model)",)))
+    out += [
+        Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)", (f"torch.set_num_threads({n})",))
+        for n in thread_counts()
+    ]
+    out.append(
+        Remedy(
+            "compile",
+            (("mode", "compile"),),
+            both,
+            "torch.compile (Inductor, default mode)",
+            ("model = torch.compile(model)",),
+        )
+    )
     if thorough:
         mode = "max-autotune-no-cudagraphs"
-        out.append(Remedy(f"compile-{mode}", (("mode", "compile"), ("compile_mode", mode)), both,
-                          "torch.compile with autotuned kernels (no CUDA graphs)",
-                          (f'model = torch.compile(model, mode="{mode}")',)))
+        out.append(
+            Remedy(
+                f"compile-{mode}",
+                (("mode", "compile"), ("compile_mode", mode)),
+                both,
+                "torch.compile with autotuned kernels (no CUDA graphs)",
+                (f'model = torch.compile(model, mode="{mode}")',),
+            )
+        )
     return out
 
 
@@ -142,7 +179,6 @@ class Recipe:
         for r in self.remedies:
             lines += [f"# {r.name}: {r.summary}", *r.code]
         return lines
-
 
 
 def run_flags(cfg: ExecConfig) -> list[str]:

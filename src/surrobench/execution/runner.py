@@ -32,8 +32,10 @@ from surrobench.workload.zoo.base import Surrogate
 
 MS_PER_S = 1000.0
 #: What to do when a forward misses arguments: the factory's inputs hook (README, "Your model").
-MULTI_INPUT_HINT = ("a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
-                    "see surrobench run --help")
+MULTI_INPUT_HINT = (
+    "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
+    "see surrobench run --help"
+)
 
 
 @dataclass
@@ -71,8 +73,9 @@ def check_output(output) -> None:
     """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (tuple, list or dict of
     tensors, nested): a forward returning None or a lazy generator does no work a timer could measure."""
     if _first_tensor(output) is None:
-        raise ModelOutputError(f"model forward returned {type(output).__name__}, not a tensor "
-                               "(or a tuple, list or dict of tensors)")
+        raise ModelOutputError(
+            f"model forward returned {type(output).__name__}, not a tensor (or a tuple, list or dict of tensors)"
+        )
 
 
 def nonfinite_message(output) -> str | None:
@@ -94,11 +97,19 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape:
     elif isinstance(exc, TypeError) and "required positional argument" in first_line:
         first_line += f" ({MULTI_INPUT_HINT})"
     return ConfigResult(
-        model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape, batch=cfg.batch,
-        precision=cfg.precision, device=cfg.device, mode=cfg.mode, status=status,
-        error=f"{type(exc).__name__}: {first_line}"[:500], warmup=cfg.warmup, iters=cfg.iters,
+        model=cfg.model,
+        shape_label=cfg.shape.label(),
+        input_shape=input_shape,
+        batch=cfg.batch,
+        precision=cfg.precision,
+        device=cfg.device,
+        mode=cfg.mode,
+        status=status,
+        error=f"{type(exc).__name__}: {first_line}"[:500],
+        warmup=cfg.warmup,
+        iters=cfg.iters,
         extra=failure_extra(exc),
-    )  # fmt: skip
+    )
 
 
 def _free(device: str) -> None:
@@ -161,8 +172,13 @@ def _measure(
 
 
 def timed_result(
-    cfg: ExecConfig, input_shape: tuple[int, ...], points_per_sample: float, cold_ms: float, samples: TimedSamples,
-    memory: PeakMemory, error: str | None = None,
+    cfg: ExecConfig,
+    input_shape: tuple[int, ...],
+    points_per_sample: float,
+    cold_ms: float,
+    samples: TimedSamples,
+    memory: PeakMemory,
+    error: str | None = None,
 ) -> ConfigResult:
     """The result record of one timed loop of ``cfg`` (status ``error`` when ``error`` is given: the
     timings are kept); TF32 switches and, on CUDA, the SM clock are read now, right after the loop."""
@@ -171,7 +187,10 @@ def timed_result(
     with execution_settings(cfg):
         tf32 = tf32_state()
     extra = {
-        "cudnn_benchmark": cfg.cudnn_benchmark, **tf32, "input_sets": cfg.input_sets, "seed": cfg.seed,
+        "cudnn_benchmark": cfg.cudnn_benchmark,
+        **tf32,
+        "input_sets": cfg.input_sets,
+        "seed": cfg.seed,
         **settings_record(cfg),
     }
     if memory.alloc_retries is not None:
@@ -182,22 +201,31 @@ def timed_result(
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
     return ConfigResult(
-        model=cfg.model, shape_label=cfg.shape.label(), input_shape=input_shape,
-        batch=cfg.batch, precision=cfg.precision, device=cfg.device, mode=cfg.mode,
-        status="error" if error else "ok", error=error, warmup=cfg.warmup, iters=cfg.iters,
-        cold_start_ms=cold_ms, latency_ms=latency,
+        model=cfg.model,
+        shape_label=cfg.shape.label(),
+        input_shape=input_shape,
+        batch=cfg.batch,
+        precision=cfg.precision,
+        device=cfg.device,
+        mode=cfg.mode,
+        status="error" if error else "ok",
+        error=error,
+        warmup=cfg.warmup,
+        iters=cfg.iters,
+        cold_start_ms=cold_ms,
+        latency_ms=latency,
         device_ms=LatencyStats.from_samples(samples.device_ms) if samples.device_ms is not None else None,
-        samples_per_s=samples_per_s, points_per_s=samples_per_s * points_per_sample,
-        peak_mem_bytes=memory.peak_bytes, peak_reserved_bytes=memory.reserved_bytes,
+        samples_per_s=samples_per_s,
+        points_per_s=samples_per_s * points_per_sample,
+        peak_mem_bytes=memory.peak_bytes,
+        peak_reserved_bytes=memory.reserved_bytes,
         samples_ms=tuple(samples.latency_ms.tolist()),
         device_samples_ms=tuple(samples.device_ms.tolist()) if samples.device_ms is not None else (),
         extra=extra,
-    )  # fmt: skip
+    )
 
 
-def run_config(
-    cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[], None] | None = None
-) -> ConfigResult:
+def run_config(cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[], None] | None = None) -> ConfigResult:
     """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
 
     ``before_each`` runs before every timed iteration, outside the timed region

@@ -119,14 +119,23 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                     for batch in request.batches:
                         configs.append(
                             ExecConfig(
-                                model=spec, shape=shape, batch=batch, precision=precision,
-                                device=request.device, mode=mode, warmup=request.warmup, iters=request.iters,
-                                cudnn_benchmark=request.cudnn_benchmark, seed=request.seed,
-                                input_sets=request.input_sets, channels_last=request.channels_last,
-                                compile_mode=request.compile_mode, threads=request.threads,
+                                model=spec,
+                                shape=shape,
+                                batch=batch,
+                                precision=precision,
+                                device=request.device,
+                                mode=mode,
+                                warmup=request.warmup,
+                                iters=request.iters,
+                                cudnn_benchmark=request.cudnn_benchmark,
+                                seed=request.seed,
+                                input_sets=request.input_sets,
+                                channels_last=request.channels_last,
+                                compile_mode=request.compile_mode,
+                                threads=request.threads,
                                 trust_pickle=request.trust_pickle,
                             )
-                        )  # fmt: skip
+                        )
     return tuple(configs), surrogates
 
 
@@ -148,8 +157,9 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
     """
     where = f"--model {spec} --shape {shape.label()} --batch {batch}"
     try:
-        inputs = surrogate.example_inputs(batch, shape, generator=torch.Generator().manual_seed(0),
-                                          device=torch.device("meta"))
+        inputs = surrogate.example_inputs(
+            batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("meta")
+        )
     except NotImplementedError:
         # the inputs need data, e.g. a copy to host memory (``Cannot copy out of meta tensor``): they cannot
         # be sized on meta; the real run records an OOM if they do not fit
@@ -158,8 +168,10 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
         raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
     if need > free:
-        raise UsageError(f"{where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the "
-                         f"{_bytes_text(free)} available; lower --shape, --batch or --input-sets")
+        raise UsageError(
+            f"{where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the "
+            f"{_bytes_text(free)} available; lower --shape, --batch or --input-sets"
+        )
 
 
 def new_run_id() -> str:
@@ -234,9 +246,15 @@ def execute_sweep(
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
-def _run_rounds(n_rounds: int, run_id: str, store: RunSink, configs: tuple[ExecConfig, ...],
-                measure: Callable[[ExecConfig], ConfigResult], on_result: Callable[[ConfigResult], None],
-                results: list[ConfigResult]) -> None:
+def _run_rounds(
+    n_rounds: int,
+    run_id: str,
+    store: RunSink,
+    configs: tuple[ExecConfig, ...],
+    measure: Callable[[ExecConfig], ConfigResult],
+    on_result: Callable[[ConfigResult], None],
+    results: list[ConfigResult],
+) -> None:
     """Every round of every config; a config is committed (and appended to ``results``) after its last round."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     for round_index in range(n_rounds):
@@ -256,11 +274,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
     measurements whose spread is suspect."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
-    clocks = [
-        (r.label(), r.extra["sm_clock_mhz"])
-        for r in results
-        if r.extra.get("sm_clock_mhz")
-    ]
+    clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
     clock = clock_drop_warning(clocks)
     if clock:
         warnings.append(clock)

@@ -61,8 +61,13 @@ class Ceilings:
 
     def to_json(self) -> dict:
         """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
-        return {"device_name": self.device_name, "copy_gbps": self.copy_gbps, "matmul_tflops": self.matmul_tflops,
-                "measured": self.measured, "note": self.note}  # fmt: skip
+        return {
+            "device_name": self.device_name,
+            "copy_gbps": self.copy_gbps,
+            "matmul_tflops": self.matmul_tflops,
+            "measured": self.measured,
+            "note": self.note,
+        }
 
 
 def _usable(value: float) -> bool:

@@ -39,32 +39,55 @@ def _word(alternatives: str) -> str:
 #: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``.
 #: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("communication", r"nccl|c10d|gloo|record_param_comms|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
-     r"|broadcast", "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_, record_param_comms"),
+    (
+        "communication",
+        r"nccl|c10d|gloo|record_param_comms|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"
+        r"|broadcast",
+        "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_, record_param_comms",
+    ),
     ("memcpy/memset", r"^(?:memcpy|memset)|cudamem(?:cpy|set)", "Memcpy HtoD (Pageable -> Device), Memset (Device)"),
     ("fft", r"fft|(?<![a-z])(?:r2c|c2r|c2c)(?![a-z])", "aten::_fft_r2c, regular_fft<...>, vector_fft_symm_c2r"),
-    ("convolution", r"conv(?!ert)|fprop|dgrad|wgrad|winograd",
-     "aten::cudnn_convolution, implicit_convolve_sgemm, sm80_xmma_fprop_implicit_gemm"),
-    ("normalization", r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
-     "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel"),
-    ("gemm/matmul/einsum",
-     _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
-     "aten::bmm, aten::addmm, aten::einsum, cutlass_80_tensorop_s1688gemm, gemvx::kernel"),
-    ("concat/index/gather/scatter",
-     _word("cat|concat|stack|hstack|vstack|take|put|embedding|nonzero|masked_select|masked_scatter")
-     + r"|index|gather|scatter|catarray|upsample",
-     "aten::cat, aten::index_select, aten::scatter_add_, CatArrayBatchedCopy, upsample_nearest2d"),
-    ("copy/cast/contiguous", r"copy|clone|contiguous|cast|convert|nchwtonhwc|nhwctonchw|" + _word("to|type_as"),
-     "aten::copy_, aten::_to_copy, aten::clone, nchwToNhwcKernel"),
-    ("reduction",
-     _word("sum|mean|amax|amin|max|min|argmax|argmin|prod|norm|std|var|var_mean|logsumexp|cumsum|all|any")
-     + r"|reduce|softmax|pool|vector_norm",
-     "aten::sum, aten::softmax, aten::avg_pool2d, reduce_kernel"),
-    ("elementwise/activation",
-     _word("add|sub|rsub|mul|div|neg|abs|exp|log|pow|sqrt|rsqrt|sin|cos|erf|clamp|clamp_min|where|fill|zero"
-           "|lerp|addcmul|addcdiv|maximum|minimum|reciprocal|square|sign|floor|ceil|round|remainder|fmod")
-     + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
-     "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>"),
+    (
+        "convolution",
+        r"conv(?!ert)|fprop|dgrad|wgrad|winograd",
+        "aten::cudnn_convolution, implicit_convolve_sgemm, sm80_xmma_fprop_implicit_gemm",
+    ),
+    (
+        "normalization",
+        r"(?:group|layer|batch|instance|rms)_?norm|rowwisemoments|computefusedparams|welford",
+        "aten::native_group_norm, RowwiseMomentsCUDAKernel, vectorized_layer_norm_kernel",
+    ),
+    (
+        "gemm/matmul/einsum",
+        _word("addmm|addmv|addbmm|baddbmm|bmm|mm|mv|matmul|linear|einsum|dot|vdot|tensordot") + "|gemm|gemv|cublas",
+        "aten::bmm, aten::addmm, aten::einsum, cutlass_80_tensorop_s1688gemm, gemvx::kernel",
+    ),
+    (
+        "concat/index/gather/scatter",
+        _word("cat|concat|stack|hstack|vstack|take|put|embedding|nonzero|masked_select|masked_scatter")
+        + r"|index|gather|scatter|catarray|upsample",
+        "aten::cat, aten::index_select, aten::scatter_add_, CatArrayBatchedCopy, upsample_nearest2d",
+    ),
+    (
+        "copy/cast/contiguous",
+        r"copy|clone|contiguous|cast|convert|nchwtonhwc|nhwctonchw|" + _word("to|type_as"),
+        "aten::copy_, aten::_to_copy, aten::clone, nchwToNhwcKernel",
+    ),
+    (
+        "reduction",
+        _word("sum|mean|amax|amin|max|min|argmax|argmin|prod|norm|std|var|var_mean|logsumexp|cumsum|all|any")
+        + r"|reduce|softmax|pool|vector_norm",
+        "aten::sum, aten::softmax, aten::avg_pool2d, reduce_kernel",
+    ),
+    (
+        "elementwise/activation",
+        _word(
+            "add|sub|rsub|mul|div|neg|abs|exp|log|pow|sqrt|rsqrt|sin|cos|erf|clamp|clamp_min|where|fill|zero"
+            "|lerp|addcmul|addcdiv|maximum|minimum|reciprocal|square|sign|floor|ceil|round|remainder|fmod"
+        )
+        + r"|elementwise|relu|gelu|silu|sigmoid|tanh|softplus|mish|hardswish|dropout|functor",
+        "aten::add_, aten::gelu, aten::mul, vectorized_elementwise_kernel<FillFunctor>",
+    ),
 )
 OTHER = "other"
 CATEGORIES: tuple[str, ...] = tuple(row[0] for row in CATEGORY_TABLE) + (OTHER,)
@@ -163,19 +186,34 @@ class OpTable:
     def to_json(self) -> dict:
         """JSON form: every attribute, rows as dicts; shares are fractions."""
         return {
-            "basis": self.basis, "total_us": self.total_us, "active_steps": self.active_steps,
-            "source": self.source, "kernel_count": self.kernel_count,
-            "small_kernel_count": self.small_kernel_count, "small_kernel_us": self.small_kernel_us,
-            "has_shapes": self.has_shapes, "has_memory": self.has_memory,
-            "category_shares": self.category_shares, "ops": [op.to_json() for op in self.ops],
-        }  # fmt: skip
+            "basis": self.basis,
+            "total_us": self.total_us,
+            "active_steps": self.active_steps,
+            "source": self.source,
+            "kernel_count": self.kernel_count,
+            "small_kernel_count": self.small_kernel_count,
+            "small_kernel_us": self.small_kernel_us,
+            "has_shapes": self.has_shapes,
+            "has_memory": self.has_memory,
+            "category_shares": self.category_shares,
+            "ops": [op.to_json() for op in self.ops],
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> "OpTable":
         """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
         ops = tuple(OpStat(**{**op, "input_shapes": tuple(op["input_shapes"])}) for op in d["ops"])
-        keys = ("basis", "total_us", "active_steps", "source", "kernel_count", "small_kernel_count",
-                "small_kernel_us", "has_shapes", "has_memory")  # fmt: skip
+        keys = (
+            "basis",
+            "total_us",
+            "active_steps",
+            "source",
+            "kernel_count",
+            "small_kernel_count",
+            "small_kernel_us",
+            "has_shapes",
+            "has_memory",
+        )
         return cls(ops=ops, **{k: d[k] for k in keys})
 
 
@@ -197,14 +235,19 @@ class OpRows:
         total = float(sum(times.values()))
         ops = [
             OpStat(
-                name=name, category=categorize(name), calls=self.calls[name],
-                self_device_us=float(self.self_device[name]), total_device_us=float(self.total_device[name]),
-                share=float(times[name] / total) if total > 0 else 0.0, self_cpu_us=float(self.self_cpu[name]),
-                device_mem_bytes=int(self.mem[name]), self_device_mem_bytes=int(self.self_mem[name]),
+                name=name,
+                category=categorize(name),
+                calls=self.calls[name],
+                self_device_us=float(self.self_device[name]),
+                total_device_us=float(self.total_device[name]),
+                share=float(times[name] / total) if total > 0 else 0.0,
+                self_cpu_us=float(self.self_cpu[name]),
+                device_mem_bytes=int(self.mem[name]),
+                self_device_mem_bytes=int(self.self_mem[name]),
                 input_shapes=tuple(s for s, _ in self.shapes[name].most_common(MAX_SHAPES_PER_OP)),
             )
             for name in self.calls
-        ]  # fmt: skip
+        ]
         ops.sort(key=lambda op: (-op.share, -op.self_cpu_us, op.name))
         return OpTable(ops=tuple(ops), basis=basis, total_us=total, **table)
 
@@ -220,4 +263,3 @@ class OpRows:
                 self.calls[name] += count[name]
                 self.self_device[name] += rest
                 self.total_device[name] += rest
-

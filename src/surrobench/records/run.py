@@ -16,10 +16,25 @@ from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
 RESULT_KEYS = (
-    "model", "input_shape", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
-    "cold_start_ms", "latency_ms", "device_ms", "throughput", "peak_mem_bytes", "peak_reserved_bytes",
-    "top_op", "samples_ms",
-)  # fmt: skip
+    "model",
+    "input_shape",
+    "batch",
+    "precision",
+    "device",
+    "mode",
+    "status",
+    "error",
+    "warmup",
+    "iters",
+    "cold_start_ms",
+    "latency_ms",
+    "device_ms",
+    "throughput",
+    "peak_mem_bytes",
+    "peak_reserved_bytes",
+    "top_op",
+    "samples_ms",
+)
 
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
@@ -244,9 +259,14 @@ def _check_result(d: object, where: str) -> None:
 
 
 #: The placement of a multi-process row (``surrobench.results.scaling.Placement``) as JSON: key -> check.
-_PLACEMENT = {"config": lambda v, w: _integer(v, w), "role": lambda v, w: _text(v, w),
-              "rank": lambda v, w: _integer(v, w, optional=True), "world_size": lambda v, w: _integer(v, w, low=1),
-              "host": lambda v, w: _text(v, w, optional=True), "device_uuid": lambda v, w: _text(v, w, optional=True)}
+_PLACEMENT = {
+    "config": lambda v, w: _integer(v, w),
+    "role": lambda v, w: _text(v, w),
+    "rank": lambda v, w: _integer(v, w, optional=True),
+    "world_size": lambda v, w: _integer(v, w, low=1),
+    "host": lambda v, w: _text(v, w, optional=True),
+    "device_uuid": lambda v, w: _text(v, w, optional=True),
+}
 
 
 def _check_multi_rank(d: dict, where: str) -> None:
@@ -302,16 +322,28 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """
     throughput = d["throughput"]
     return ConfigResult(
-        model=d["model"], shape_label="x".join(map(str, d["input_shape"])), input_shape=tuple(d["input_shape"]),
-        batch=d["batch"], precision=d["precision"], device=d["device"], mode=d["mode"], status=d["status"],
-        error=d["error"], warmup=d["warmup"], iters=d["iters"], cold_start_ms=d["cold_start_ms"],
+        model=d["model"],
+        shape_label="x".join(map(str, d["input_shape"])),
+        input_shape=tuple(d["input_shape"]),
+        batch=d["batch"],
+        precision=d["precision"],
+        device=d["device"],
+        mode=d["mode"],
+        status=d["status"],
+        error=d["error"],
+        warmup=d["warmup"],
+        iters=d["iters"],
+        cold_start_ms=d["cold_start_ms"],
         latency_ms=LatencyStats.from_dict(d["latency_ms"]) if d["latency_ms"] else None,
         device_ms=LatencyStats.from_dict(d["device_ms"]) if d["device_ms"] else None,
-        samples_per_s=throughput.get("samples_per_s"), points_per_s=throughput.get("points_per_s"),
-        peak_mem_bytes=d["peak_mem_bytes"], peak_reserved_bytes=d["peak_reserved_bytes"],
-        top_op=d["top_op"], samples_ms=tuple(d["samples_ms"]),
+        samples_per_s=throughput.get("samples_per_s"),
+        points_per_s=throughput.get("points_per_s"),
+        peak_mem_bytes=d["peak_mem_bytes"],
+        peak_reserved_bytes=d["peak_reserved_bytes"],
+        top_op=d["top_op"],
+        samples_ms=tuple(d["samples_ms"]),
         extra={**({"rounds": rounds} if rounds > 1 else {}), **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
-    )  # fmt: skip
+    )
 
 
 def run_from_json(d: object) -> RunRecord:
@@ -322,6 +354,9 @@ def run_from_json(d: object) -> RunRecord:
     """
     check_run_json(d)
     return RunRecord(
-        run_id=d["run_id"], created=d["created"], tag=d.get("tag"), env=d["env"],
+        run_id=d["run_id"],
+        created=d["created"],
+        tag=d.get("tag"),
+        env=d["env"],
         results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
-    )  # fmt: skip
+    )

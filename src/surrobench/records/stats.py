@@ -128,7 +128,9 @@ def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.rand
 
 def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: float, resamples: int):
     rng = np.random.default_rng(BOOTSTRAP_SEED)
-    drawn = [two_stage_resamples(np.asarray(s, dtype=np.float64).ravel(), r, resamples, rng) for s, r in zip(samples, rounds)]
+    drawn = [
+        two_stage_resamples(np.asarray(s, dtype=np.float64).ravel(), r, resamples, rng) for s, r in zip(samples, rounds)
+    ]
     values = statistic(*drawn)
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(values, [tail, 100 - tail])
@@ -136,9 +138,15 @@ def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: fl
 
 
 def bootstrap_ratio_ci(
-    base: np.ndarray, new: np.ndarray, statistic, *, confidence: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES, base_rounds: int = 1, new_rounds: int = 1,
-) -> tuple[float, float]:  # fmt: skip
+    base: np.ndarray,
+    new: np.ndarray,
+    statistic,
+    *,
+    confidence: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    base_rounds: int = 1,
+    new_rounds: int = 1,
+) -> tuple[float, float]:
     """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``.
 
     The two 1-D samples are resampled independently (unpaired: iteration i of one run has nothing to

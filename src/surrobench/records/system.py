@@ -55,11 +55,17 @@ class SystemView:
         """The fields as a JSON object (``hotspots``: a list of HostHotspot objects); read back by
         :meth:`from_json`."""
         return {
-            "task_clock_ms": self.task_clock_ms, "wall_ms": self.wall_ms, "cpu_utilization": self.cpu_utilization,
-            "ipc": self.ipc, "counters": dict(self.counters), "unavailable": dict(self.unavailable),
-            "hotspots": [{"function": h.function, "share": h.share, "self_share": h.self_share,
-                          "source": h.source} for h in self.hotspots],
-        }  # fmt: skip
+            "task_clock_ms": self.task_clock_ms,
+            "wall_ms": self.wall_ms,
+            "cpu_utilization": self.cpu_utilization,
+            "ipc": self.ipc,
+            "counters": dict(self.counters),
+            "unavailable": dict(self.unavailable),
+            "hotspots": [
+                {"function": h.function, "share": h.share, "self_share": h.self_share, "source": h.source}
+                for h in self.hotspots
+            ],
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> SystemView:
@@ -78,9 +84,11 @@ class SystemView:
                 raise ValueError(f"hotspot {h!r}: expected an object with 'function' and 'share'")
             hotspots.append(HostHotspot(h["function"], h["share"], h.get("self_share"), h.get("source", "perf")))
         return cls(
-            task_clock_ms=data.get("task_clock_ms"), wall_ms=data.get("wall_ms"),
-            cpu_utilization=data.get("cpu_utilization"), ipc=data.get("ipc"),
-            counters=dict(data.get("counters") or {}), unavailable=dict(data.get("unavailable") or {}),
+            task_clock_ms=data.get("task_clock_ms"),
+            wall_ms=data.get("wall_ms"),
+            cpu_utilization=data.get("cpu_utilization"),
+            ipc=data.get("ipc"),
+            counters=dict(data.get("counters") or {}),
+            unavailable=dict(data.get("unavailable") or {}),
             hotspots=tuple(hotspots),
-        )  # fmt: skip
-
+        )

@@ -40,14 +40,20 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
     lat = r.latency_ms
     where = placement(r)
     return {
-        "model": r.model, "shape": r.shape_text(), "batch": str(r.batch), "precision": r.precision, "mode": r.mode,
+        "model": r.model,
+        "shape": r.shape_text(),
+        "batch": str(r.batch),
+        "precision": r.precision,
+        "mode": r.mode,
         "median": _fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
-        "p95": _fmt(lat.p95 if lat else None), "device": _fmt(r.device_ms.median if r.device_ms else None),
+        "p95": _fmt(lat.p95 if lat else None),
+        "device": _fmt(r.device_ms.median if r.device_ms else None),
         "cold_start": _fmt(r.cold_start_ms, ".1f"),
-        "samples_per_s": format_rate(r.samples_per_s), "points_per_s": format_rate(r.points_per_s),
+        "samples_per_s": format_rate(r.samples_per_s),
+        "points_per_s": format_rate(r.points_per_s),
         "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
         "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
         "ranks": where.label() if where is not None else "-",
         "status": r.status if r.status == "ok" else f"{r.status}: {failure_text(r)}",
-    }  # fmt: skip
+    }

@@ -18,9 +18,20 @@ from surrobench.results.scaling import placement
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8
 COLUMNS = (
-    "model", "shape", "B", "precision", "mode", "median ms", "median ratio [95% CI]", "P95 ms", "P95 ratio [95% CI]",
-    "peak MiB", "top op share", "p (MWU)", "verdict",
-)  # fmt: skip
+    "model",
+    "shape",
+    "B",
+    "precision",
+    "mode",
+    "median ms",
+    "median ratio [95% CI]",
+    "P95 ms",
+    "P95 ratio [95% CI]",
+    "peak MiB",
+    "top op share",
+    "p (MWU)",
+    "verdict",
+)
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
 _VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "unchanged": "", "not_compared": "yellow"}
 
@@ -77,14 +88,24 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
         if c.peak_mem_ratio is not None:
             peak += f" ({c.peak_mem_ratio:.2f}x)"
         where = placement(b)
-        rows.append({
-            "ranks": where.label() if where is not None else "-",
-            "model": b.model, "shape": b.shape_text(), "B": str(b.batch),
-            "precision": _field(b.precision, n.precision), "mode": _field(b.mode, n.mode),
-            "median ms": median, "median ratio [95% CI]": _ratio_ci(c.median_ratio), "P95 ms": p95,
-            "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio), "peak MiB": peak, "top op share": _top_op(c),
-            "p (MWU)": "-" if c.p_value is None else f"{c.p_value:.2g}", "verdict": c.verdict,
-        })  # fmt: skip
+        rows.append(
+            {
+                "ranks": where.label() if where is not None else "-",
+                "model": b.model,
+                "shape": b.shape_text(),
+                "B": str(b.batch),
+                "precision": _field(b.precision, n.precision),
+                "mode": _field(b.mode, n.mode),
+                "median ms": median,
+                "median ratio [95% CI]": _ratio_ci(c.median_ratio),
+                "P95 ms": p95,
+                "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio),
+                "peak MiB": peak,
+                "top op share": _top_op(c),
+                "p (MWU)": "-" if c.p_value is None else f"{c.p_value:.2g}",
+                "verdict": c.verdict,
+            }
+        )
     return rows
 
 
@@ -121,10 +142,22 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
         cells = [rich_escape(row[col]) for col in columns]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
         rows.append(cells)
-    cols = [Col(col, "left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right",
-                keep=col not in ("model", "top op share"), minor=_MINOR.get(col, 0)) for col in columns]
-    main = fit_table(cols, rows, width, title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW "
-                     f"{rich_escape(cmp.new_run_id)}", caption=summary_line(cmp))
+    cols = [
+        Col(
+            col,
+            "left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right",
+            keep=col not in ("model", "top op share"),
+            minor=_MINOR.get(col, 0),
+        )
+        for col in columns
+    ]
+    main = fit_table(
+        cols,
+        rows,
+        width,
+        title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}",
+        caption=summary_line(cmp),
+    )
     tables = [main]
     notes = [(c, note) for c in cmp.configs for note in c.notes]
     if notes:

@@ -22,24 +22,39 @@ MAX_PRINTED_RANKS = 4
 
 def cross_rank_rich(report: CrossRankReport) -> Group:
     """A one-line scope (ranks, aligned steps, matched collectives) and the per-rank table."""
-    scope = (f"[bold]{len(report.ranks)} ranks[/], {len(report.steps)} aligned steps ({report.step_source}), "
-             f"{report.collectives} matched {report.comm_source or 'no'} collectives"
-             + (f", {report.unmatched} on one rank only" if report.unmatched else "")
-             + (f"; their exits {report.end_spread_ms:.3f} ms apart (median; an offset between the ranks' clocks "
-                "would show here)"
-                if report.collectives else ""))  # fmt: skip
+    scope = (
+        f"[bold]{len(report.ranks)} ranks[/], {len(report.steps)} aligned steps ({report.step_source}), "
+        f"{report.collectives} matched {report.comm_source or 'no'} collectives"
+        + (f", {report.unmatched} on one rank only" if report.unmatched else "")
+        + (
+            f"; their exits {report.end_spread_ms:.3f} ms apart (median; an offset between the ranks' clocks "
+            "would show here)"
+            if report.collectives
+            else ""
+        )
+    )
     table = Table(title="Per rank, mean per aligned step")
     for col in HEADER:
         table.add_column(col, justify="left" if col == HEADER[-1] else "right", overflow="fold")
     for r in report.rows:
         more = "; ".join(f"{rich_escape(op.name)} +{op.ms - op.others_ms:.3f} ms" for op in r.extra_ops)
-        table.add_row(str(r.rank), f"{r.step_ms:.3f}", f"{r.compute_ms:.3f}", f"{r.comm_ms:.3f}", f"{r.wait_ms:.3f}",
-                      f"{r.exposed_comm_ms:.3f}", f"{r.late_share:.0%}", f"{r.late_ms:.3f}", more)  # fmt: skip
+        table.add_row(
+            str(r.rank),
+            f"{r.step_ms:.3f}",
+            f"{r.compute_ms:.3f}",
+            f"{r.comm_ms:.3f}",
+            f"{r.wait_ms:.3f}",
+            f"{r.exposed_comm_ms:.3f}",
+            f"{r.late_share:.0%}",
+            f"{r.late_ms:.3f}",
+            more,
+        )
     return Group(scope, table)
 
 
-def rank_traces_rich(traces: RankTraces, timeline: Callable[[TimelineReport], RenderableType] | None,
-                     title: str) -> Group:  # fmt: skip
+def rank_traces_rich(
+    traces: RankTraces, timeline: Callable[[TimelineReport], RenderableType] | None, title: str
+) -> Group:
     """The first :data:`MAX_PRINTED_RANKS` ranks' timeline reports through ``timeline`` (None: none),
     the per-rank table and the findings table titled ``title``."""
     parts: list = []

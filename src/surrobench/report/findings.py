@@ -24,11 +24,28 @@ def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
 def finding_row(f: Finding) -> list[str]:
     """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines)."""
     gain = "-" if f.estimated_gain_ms is None else f"{f.estimated_gain_ms:.3f}"
-    return [f.kind, f.severity, f.config or "", f.summary, _side(f, PROFILER_SIDE, inside=True),
-            _side(f, PROFILER_SIDE, inside=False), f.action, gain]  # fmt: skip
+    return [
+        f.kind,
+        f.severity,
+        f.config or "",
+        f.summary,
+        _side(f, PROFILER_SIDE, inside=True),
+        _side(f, PROFILER_SIDE, inside=False),
+        f.action,
+        gain,
+    ]
 
 
-HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action", "est. gain ms")
+HEADER = (
+    "kind",
+    "severity",
+    "config",
+    "summary",
+    "profiler evidence",
+    "timeline / run evidence",
+    "action",
+    "est. gain ms",
+)
 
 
 def findings_rich(findings: list[Finding], title: str, width: int | None = None) -> Table:
@@ -41,8 +58,10 @@ def findings_rich(findings: list[Finding], title: str, width: int | None = None)
         cells = [rich_escape(c) for c in finding_row(f)]
         cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
         rows.append(cells)
-    columns = [Col(col, "right" if col == "est. gain ms" else "left", keep=col in ("kind", "severity", "est. gain ms"))
-               for col in HEADER]
+    columns = [
+        Col(col, "right" if col == "est. gain ms" else "left", keep=col in ("kind", "severity", "est. gain ms"))
+        for col in HEADER
+    ]
     return fit_table(columns, rows, width, title=title, show_lines=True)
 
 

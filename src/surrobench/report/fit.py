@@ -48,8 +48,15 @@ def _need(col: Col, cells: list[str]) -> int:
     return max(max((len(word) for word in col.header.split()), default=1), min(widest, _MIN_TEXT_WIDTH))
 
 
-def fit_table(columns: Sequence[Col], rows: Sequence[Sequence[str]], width: int | None, *, title: str | None = None,
-              caption: str | None = None, show_lines: bool = False) -> Table:
+def fit_table(
+    columns: Sequence[Col],
+    rows: Sequence[Sequence[str]],
+    width: int | None,
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    show_lines: bool = False,
+) -> Table:
     """A rich table of ``rows`` (markup strings, already escaped) that fits ``width`` cells without cutting
     a kept cell (None: no limit). Drops minor columns, then stacks rows (module docstring)."""
     keep = list(range(len(columns)))
@@ -67,8 +74,13 @@ def fit_table(columns: Sequence[Col], rows: Sequence[Sequence[str]], width: int 
     table = Table(title=title, caption=caption, show_lines=show_lines)
     for i in keep:
         col = columns[i]
-        table.add_column(col.header, justify=col.justify, no_wrap=col.keep, min_width=need[i] if col.keep else None,
-                         overflow="ellipsis" if col.keep else "fold")
+        table.add_column(
+            col.header,
+            justify=col.justify,
+            no_wrap=col.keep,
+            min_width=need[i] if col.keep else None,
+            overflow="ellipsis" if col.keep else "fold",
+        )
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     return table

@@ -24,8 +24,14 @@ from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import (
-    UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows, pair_label, summary_line, unmatched_rows,
-)  # fmt: skip
+    UNMATCHED_COLUMNS,
+    comparison_columns,
+    comparison_rows,
+    op_diff_rows,
+    pair_label,
+    summary_line,
+    unmatched_rows,
+)
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
@@ -33,9 +39,21 @@ from surrobench.results.scaling import placement, scaling_rows
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
-_RESULT_COLUMNS = {"model": "model", "shape": "shape", "B": "batch", "precision": "precision", "mode": "mode",
-                   "median ms": "median", "P95 ms": "p95", "device ms": "device", "samples/s": "samples_per_s",
-                   "points/s": "points_per_s", "peak MiB": "peak_mib", "top op": "top_op", "status": "status"}
+_RESULT_COLUMNS = {
+    "model": "model",
+    "shape": "shape",
+    "B": "batch",
+    "precision": "precision",
+    "mode": "mode",
+    "median ms": "median",
+    "P95 ms": "p95",
+    "device ms": "device",
+    "samples/s": "samples_per_s",
+    "points/s": "points_per_s",
+    "peak MiB": "peak_mib",
+    "top op": "top_op",
+    "status": "status",
+}
 """Column title -> :func:`result_cells` key."""
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -119,11 +137,15 @@ def _scaling(run: RunRecord) -> str:
     rows = scaling_rows(run.results)
     if not rows:
         return ""
-    return "\n".join(p for p in (
-        "<h3>Scaling: one device (rank 0 alone) vs all ranks together</h3>",
-        _table(SCALING_COLUMNS, (scaling_cells(row) for row in rows), left=("config",)),
-        _figure(rank_latencies(run.results), "per-rank latency distributions"),
-    ) if p)
+    return "\n".join(
+        p
+        for p in (
+            "<h3>Scaling: one device (rank 0 alone) vs all ranks together</h3>",
+            _table(SCALING_COLUMNS, (scaling_cells(row) for row in rows), left=("config",)),
+            _figure(rank_latencies(run.results), "per-rank latency distributions"),
+        )
+        if p
+    )
 
 
 def _findings_html(findings: Sequence[Finding] | None) -> str:
@@ -131,8 +153,12 @@ def _findings_html(findings: Sequence[Finding] | None) -> str:
         return ""
     if not findings:
         return "<h3>Diagnosis</h3><p>no findings above the report floor</p>"
-    return "<h3>Diagnosis</h3>" + _table(HEADER, [finding_row(f) for f in findings], left=HEADER[:-1],
-                                         row_classes=[f"severity-{f.severity}" for f in findings])
+    return "<h3>Diagnosis</h3>" + _table(
+        HEADER,
+        [finding_row(f) for f in findings],
+        left=HEADER[:-1],
+        row_classes=[f"severity-{f.severity}" for f in findings],
+    )
 
 
 def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None) -> str:
@@ -140,15 +166,18 @@ def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None) -> s
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
-        _table(tuple(_result_columns(run)), _result_rows(run),
-               left=("ranks", "model", "shape", "mode", "top op", "status"),
-               row_classes=["" if r.status == "ok" else "failed" for r in run.results]),
+        _table(
+            tuple(_result_columns(run)),
+            _result_rows(run),
+            left=("ranks", "model", "shape", "mode", "top op", "status"),
+            row_classes=["" if r.status == "ok" else "failed" for r in run.results],
+        ),
         _scaling(run),
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
         _findings_html(findings),
-    ]  # fmt: skip
+    ]
     return "\n".join(p for p in parts if p)
 
 
@@ -157,36 +186,51 @@ def _comparison_section(cmp: RunComparison) -> str:
         f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
         f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
         f"1 ± threshold and a Mann-Whitney U p-value under alpha.</p>",
-        _table(comparison_columns(cmp), ([row[c] for c in comparison_columns(cmp)] for row in comparison_rows(cmp)),
-               left=("ranks", "model", "shape", "mode", "top op share", "verdict"),
-               row_classes=[c.verdict for c in cmp.configs]),
+        _table(
+            comparison_columns(cmp),
+            ([row[c] for c in comparison_columns(cmp)] for row in comparison_rows(cmp)),
+            left=("ranks", "model", "shape", "mode", "top op share", "verdict"),
+            row_classes=[c.verdict for c in cmp.configs],
+        ),
         _figure(plots.ratio_forest(cmp), "latency ratio per config"),
-    ]  # fmt: skip
+    ]
     notes = [f"{pair_label(c)}: {n}" for c in cmp.configs for n in c.notes]
     if notes:
         parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     if cmp.only_base or cmp.only_new:
-        parts += ["<h3>Configs in one run only</h3>", _table(UNMATCHED_COLUMNS, unmatched_rows(cmp), left=UNMATCHED_COLUMNS)]
+        parts += [
+            "<h3>Configs in one run only</h3>",
+            _table(UNMATCHED_COLUMNS, unmatched_rows(cmp), left=UNMATCHED_COLUMNS),
+        ]
     if cmp.env_diff:
-        parts += ["<h3>Environment differences</h3>",
-                  _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW"))]  # fmt: skip
+        parts += [
+            "<h3>Environment differences</h3>",
+            _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW")),
+        ]
     for c in cmp.configs:
         if c.op_deltas:
-            parts += [f"<h3>Op self time: {escape(pair_label(c))}</h3>",
-                      _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",))]  # fmt: skip
+            parts += [
+                f"<h3>Op self time: {escape(pair_label(c))}</h3>",
+                _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",)),
+            ]
     return "\n".join(parts)
 
 
 def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
-    parts = [f"<p>{escape(opt.stored_line(doc))}</p>",
-             _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate")]
+    parts = [
+        f"<p>{escape(opt.stored_line(doc))}</p>",
+        _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate"),
+    ]
     for entry in doc["configs"]:
-        parts += [f"<h3>{escape(opt.config_title(entry))}</h3>",
-                  _table([t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)),
-                         left=left),
-                  f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>"]
+        parts += [
+            f"<h3>{escape(opt.config_title(entry))}</h3>",
+            _table(
+                [t for t, _ in opt.COLUMNS], ([row[k] for _, k in opt.COLUMNS] for row in opt.rows(entry)), left=left
+            ),
+            f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>",
+        ]
     return "\n".join(p for p in parts if p)
 
 
@@ -200,18 +244,25 @@ def render_report(data: ReportInput) -> str:
     for run in data.runs:
         sections.append((f"Run {run.run_id}", _run_section(run, (data.findings or {}).get(run.run_id))))
     if data.op_tables:
-        sections.append(("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown")))
+        sections.append(
+            ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
+        )
     if data.timeline:
-        sections.append(("Timeline of one profiled step",
-                         _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip")))  # fmt: skip
+        sections.append(
+            (
+                "Timeline of one profiled step",
+                _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip"),
+            )
+        )
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
-    body = "\n".join(f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>'
-                     for i, (title, html) in enumerate(sections))  # fmt: skip
+    body = "\n".join(
+        f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>' for i, (title, html) in enumerate(sections)
+    )
     runs = ", ".join(r.run_id for r in data.runs)
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>surrobench report: {escape(runs)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>surrobench report</h1><p class=\"muted\">runs {escape(runs)}; generated {created} by surrobench "
+        f'<h1>surrobench report</h1><p class="muted">runs {escape(runs)}; generated {created} by surrobench '
         f"{escape(__version__)}</p><ul>{toc}</ul>\n{body}\n</body></html>\n"
     )

@@ -19,10 +19,22 @@ def md_table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_RESULT_COLUMNS = (("model", "model"), ("input shape", "shape"), ("B", "batch"), ("prec", "precision"),
-                   ("mode", "mode"), ("median ms", "median"), ("95% CI of median", "ci"), ("P95 ms", "p95"),
-                   ("device ms", "device"), ("cold start ms", "cold_start"), ("samples/s", "samples_per_s"),
-                   ("points/s", "points_per_s"), ("peak MiB", "peak_mib"), ("status", "status"))  # fmt: skip
+_RESULT_COLUMNS = (
+    ("model", "model"),
+    ("input shape", "shape"),
+    ("B", "batch"),
+    ("prec", "precision"),
+    ("mode", "mode"),
+    ("median ms", "median"),
+    ("95% CI of median", "ci"),
+    ("P95 ms", "p95"),
+    ("device ms", "device"),
+    ("cold start ms", "cold_start"),
+    ("samples/s", "samples_per_s"),
+    ("points/s", "points_per_s"),
+    ("peak MiB", "peak_mib"),
+    ("status", "status"),
+)
 
 
 def results_markdown(results: Iterable[ConfigResult]) -> str:

@@ -13,8 +13,18 @@ from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
-_COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB",
-            "self mem MiB", "input shapes")  # fmt: skip
+_COLUMNS = (
+    "op",
+    "category",
+    "calls",
+    "share",
+    "self dev us",
+    "total dev us",
+    "self CPU us",
+    "mem MiB",
+    "self mem MiB",
+    "input shapes",
+)
 
 
 def _mib(n: int) -> str:
@@ -29,11 +39,20 @@ def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
     """The first ``top_n`` rows of an op table as text cells, in :data:`_COLUMNS` order, with the
     ``max_shapes`` most frequent input-shape signatures."""
     return [
-        (op["name"], op["category"], str(op["calls"]), _pct(op["share"]), f"{op['self_device_us']:.1f}",
-         f"{op['total_device_us']:.1f}", f"{op['self_cpu_us']:.1f}", _mib(op["device_mem_bytes"]),
-         _mib(op["self_device_mem_bytes"]), "; ".join(op["input_shapes"][:max_shapes]))
+        (
+            op["name"],
+            op["category"],
+            str(op["calls"]),
+            _pct(op["share"]),
+            f"{op['self_device_us']:.1f}",
+            f"{op['total_device_us']:.1f}",
+            f"{op['self_cpu_us']:.1f}",
+            _mib(op["device_mem_bytes"]),
+            _mib(op["self_device_mem_bytes"]),
+            "; ".join(op["input_shapes"][:max_shapes]),
+        )
         for op in table["ops"][:top_n]
-    ]  # fmt: skip
+    ]
 
 
 def label(report: dict) -> str:
@@ -49,8 +68,10 @@ def summary_line(report: dict) -> str:
     basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
     text = f"{basis} {per_step_ms:.3f} ms/step over {table['active_steps']} steps"
     if report["overhead"] is not None:
-        text += (f"; profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
-                 f" ms: profiler overhead {report['overhead']:+.0%}")  # fmt: skip
+        text += (
+            f"; profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
+            f" ms: profiler overhead {report['overhead']:+.0%}"
+        )
     return text
 
 
@@ -61,8 +82,10 @@ def reading_lines(readings: dict) -> list[str]:
         structure = f"no expected categories for {s['model']}; leading category {s['top_category']}"
     else:
         verdict = "matches" if s["matches"] else "does NOT match"
-        structure = (f"leading category {s['top_category']} ({_pct(s['top_category_share'])}) {verdict} the "
-                     f"structure ({', '.join(s['expected'])} expected, together {_pct(s['expected_share'])})")  # fmt: skip
+        structure = (
+            f"leading category {s['top_category']} ({_pct(s['top_category_share'])}) {verdict} the "
+            f"structure ({', '.join(s['expected'])} expected, together {_pct(s['expected_share'])})"
+        )
     parts = " + ".join(f"{c.split('/')[0]} {_pct(v)}" for c, v in f["by_category"].items())
     fragments = f"{parts} = {_pct(f['share'])}" + (" -- fusion targets" if f["flagged"] else "")
     if f["kernel_count"] is not None:
@@ -72,8 +95,9 @@ def reading_lines(readings: dict) -> list[str]:
     elif not m["candidates"]:
         memory = "none"
     else:
-        memory = ", ".join(f"{c['name']} (memory {_pct(c['mem_share'])}, time {_pct(c['time_share'])})"
-                           for c in m["candidates"])  # fmt: skip
+        memory = ", ".join(
+            f"{c['name']} (memory {_pct(c['mem_share'])}, time {_pct(c['time_share'])})" for c in m["candidates"]
+        )
     requested = "x".join(map(str, sh["requested"]))
     if sh["matches"] is None:
         shapes = f"requested {requested}; input shapes not recorded"
@@ -81,21 +105,39 @@ def reading_lines(readings: dict) -> list[str]:
         shapes = f"requested {requested} reached {', '.join(sh['consumers'])}"
     else:
         shapes = f"requested {requested} is NOT among any op's inputs (reshaped or padded before the model?)"
-    return [f"1. head vs structure: {structure}", f"2. fragmented small ops: {fragments}",
-            f"3. memory-bound candidates: {memory}", f"4. shapes: {shapes}"]  # fmt: skip
+    return [
+        f"1. head vs structure: {structure}",
+        f"2. fragmented small ops: {fragments}",
+        f"3. memory-bound candidates: {memory}",
+        f"4. shapes: {shapes}",
+    ]
 
 
 #: Op table columns dropped first on a narrow terminal (the highest first).
-_MINOR = {"input shapes": 7, "self mem MiB": 6, "mem MiB": 5, "total dev us": 4, "self CPU us": 3, "calls": 2,
-          "category": 1}
+_MINOR = {
+    "input shapes": 7,
+    "self mem MiB": 6,
+    "mem MiB": 5,
+    "total dev us": 4,
+    "self CPU us": 3,
+    "calls": 2,
+    "category": 1,
+}
 
 
 def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
     """A rich table of the first ``top_n`` ops, titled with the config and the summary line, fitted to
     ``width`` terminal cells: numbers never cut, op names and shapes wrap, minor columns dropped first
     (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = [Col(name, "left" if name in ("op", "category", "input shapes") else "right",
-                   keep=name not in ("op", "category", "input shapes"), minor=_MINOR.get(name, 0)) for name in _COLUMNS]
+    columns = [
+        Col(
+            name,
+            "left" if name in ("op", "category", "input shapes") else "right",
+            keep=name not in ("op", "category", "input shapes"),
+            minor=_MINOR.get(name, 0),
+        )
+        for name in _COLUMNS
+    ]
     rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
     return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
 
@@ -109,7 +151,10 @@ def profile_markdown(reports: list[dict], top_n: int) -> str:
             out.append(md_escape(f"{report['status']}: {report['error']}", newline=" ") + "\n")
             continue
         table = report["op_table"]
-        out += [md_escape(summary_line(report), newline=" ") + "\n", md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n")]
+        out += [
+            md_escape(summary_line(report), newline=" ") + "\n",
+            md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n"),
+        ]
         shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
         out += ["", md_escape(f"Categories: {shares}.", newline=" "), ""]
         out += [md_escape(line, newline=" ") for line in reading_lines(report["readings"])] + [""]

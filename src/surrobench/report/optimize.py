@@ -15,9 +15,17 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 
 COLUMNS = (
-    ("candidate", "name"), ("verdict", "verdict"), ("median ms", "median"), ("P95 ms", "p95"),
-    ("peak MiB", "peak_mib"), ("top op", "top_op"), ("speedup [95% CI]", "speedup"), ("rel L2", "rel_l2"),
-    ("setup s", "setup_s"), ("break-even calls", "break_even"), ("reason", "reason"),
+    ("candidate", "name"),
+    ("verdict", "verdict"),
+    ("median ms", "median"),
+    ("P95 ms", "p95"),
+    ("peak MiB", "peak_mib"),
+    ("top op", "top_op"),
+    ("speedup [95% CI]", "speedup"),
+    ("rel L2", "rel_l2"),
+    ("setup s", "setup_s"),
+    ("break-even calls", "break_even"),
+    ("reason", "reason"),
 )
 _VERDICT_STYLE = {"accepted": "green", "rejected_slower": "yellow", "rejected_accuracy": "red", "failed": "red"}
 _LEFT = ("name", "verdict", "top_op", "reason")
@@ -31,7 +39,8 @@ def _timing_cells(d: dict) -> dict[str, str]:
     peak = d.get("peak_mem_bytes")
     top = d.get("top_op")
     return {
-        "median": _fmt(d.get("median_ms"), ".3f"), "p95": _fmt(d.get("p95_ms"), ".3f"),
+        "median": _fmt(d.get("median_ms"), ".3f"),
+        "p95": _fmt(d.get("p95_ms"), ".3f"),
         "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
         "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
     }
@@ -46,14 +55,31 @@ def rows(entry: dict) -> list[dict[str, str]]:
     """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
-    out = [{"name": "baseline", "verdict": "-", **_timing_cells(b), "speedup": "1", "rel_l2": "0",
-            "setup_s": _fmt(b["setup_s"], ".2f"), "break_even": "-", "reason": reason}]
+    out = [
+        {
+            "name": "baseline",
+            "verdict": "-",
+            **_timing_cells(b),
+            "speedup": "1",
+            "rel_l2": "0",
+            "setup_s": _fmt(b["setup_s"], ".2f"),
+            "break_even": "-",
+            "reason": reason,
+        }
+    ]
     for c in entry["candidates"]:
-        out.append({
-            "name": c["name"], "verdict": c["verdict"], **_timing_cells(c), "speedup": speedup_text(c.get("speedup")),
-            "rel_l2": _fmt(c["rel_l2"], ".1e"), "setup_s": _fmt(c["setup_s"], ".2f"),
-            "break_even": _fmt(c["break_even_calls"], ".0f"), "reason": c["reason"],
-        })
+        out.append(
+            {
+                "name": c["name"],
+                "verdict": c["verdict"],
+                **_timing_cells(c),
+                "speedup": speedup_text(c.get("speedup")),
+                "rel_l2": _fmt(c["rel_l2"], ".1e"),
+                "setup_s": _fmt(c["setup_s"], ".2f"),
+                "break_even": _fmt(c["break_even_calls"], ".0f"),
+                "reason": c["reason"],
+            }
+        )
     return out
 
 
@@ -70,8 +96,11 @@ def recipe_lines(entry: dict) -> list[str]:
     if name:
         best = next((c for c in entry["candidates"] if c["name"] == name and c["verdict"] == "accepted"), None)
         speed = f" ({speedup_text(best.get('speedup'))})" if best else ""
-        lines = [f"recommended: {name}{speed}", *("    " + c for c in entry["recipe"]["code"]),
-                 f"run it: {entry['recipe']['run_command']}"]
+        lines = [
+            f"recommended: {name}{speed}",
+            *("    " + c for c in entry["recipe"]["code"]),
+            f"run it: {entry['recipe']['run_command']}",
+        ]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
     lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
@@ -83,23 +112,31 @@ def stored_line(doc: dict) -> str:
     """Where the runs went and the ``compare`` line for the before/after pair."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["recipe_run_id"]:
-        text += (f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
-                 f"{doc['recipe_run_id']} --ignore-field precision,mode")
+        text += (
+            f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
+            f"{doc['recipe_run_id']} --ignore-field precision,mode"
+        )
     return text
 
 
 #: The terminal shows the columns as two tables of at most ~75 characters each, so an 80-column terminal
 #: shows every number whole; the reasons and top ops follow as lines.
-_TERMINAL_TABLES = (("name", "verdict", "median", "p95", "peak_mib"), ("name", "speedup", "rel_l2", "setup_s",
-                                                                       "break_even"))
+_TERMINAL_TABLES = (
+    ("name", "verdict", "median", "p95", "peak_mib"),
+    ("name", "speedup", "rel_l2", "setup_s", "break_even"),
+)
 
 
 def _terminal_table(title: str | None, keys: tuple[str, ...], table_rows: list[dict[str, str]]) -> Table:
     titles = dict((key, t) for t, key in COLUMNS)
     table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
     for key in keys:  # numbers and verdicts are never cut: each column is at least as wide as its widest cell
-        table.add_column(titles[key], justify="left" if key in _LEFT else "right", overflow="fold",
-                         min_width=max(len(row[key]) for row in table_rows))
+        table.add_column(
+            titles[key],
+            justify="left" if key in _LEFT else "right",
+            overflow="fold",
+            min_width=max(len(row[key]) for row in table_rows),
+        )
     for row in table_rows:
         cells = [rich_escape(row[key]) for key in keys]
         style = _VERDICT_STYLE.get(row["verdict"])
@@ -115,8 +152,10 @@ def optimize_renderables(doc: dict) -> list:
     out: list = []
     for entry in doc["configs"]:
         table_rows = rows(entry)
-        first, second = (_terminal_table(rich_escape(config_title(entry)) if i == 0 else None, keys, table_rows)
-                         for i, keys in enumerate(_TERMINAL_TABLES))
+        first, second = (
+            _terminal_table(rich_escape(config_title(entry)) if i == 0 else None, keys, table_rows)
+            for i, keys in enumerate(_TERMINAL_TABLES)
+        )
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
         out.append(Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry))))

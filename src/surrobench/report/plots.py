@@ -105,10 +105,21 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             x = [r.points_per_sample() for r in pts]
             med = np.array([r.latency_ms.median for r in pts])
             p95 = np.array([r.latency_ms.p95 for r in pts])
-            ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3,
-                        label=f"b{batch} {precision} {mode}")  # fmt: skip
-        ax.set(xscale="log", yscale="log", xlabel="points per sample (input shape per sample)",
-               ylabel="latency ms (median, P95)", title=_title(model))
+            ax.errorbar(
+                x,
+                med,
+                yerr=[np.zeros_like(med), p95 - med],
+                marker="o",
+                capsize=3,
+                label=f"b{batch} {precision} {mode}",
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="points per sample (input shape per sample)",
+            ylabel="latency ms (median, P95)",
+            title=_title(model),
+        )
         _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.4g}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
     return fig
@@ -128,8 +139,9 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
             series[(per_sample_shape(r), r.precision, r.mode)].append(r)
         for (shape, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.batch)
-            ax.plot([r.batch for r in pts], [r.samples_per_s for r in pts], marker="o",
-                    label=f"{shape} {precision} {mode}")  # fmt: skip
+            ax.plot(
+                [r.batch for r in pts], [r.samples_per_s for r in pts], marker="o", label=f"{shape} {precision} {mode}"
+            )
         ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=_title(model))
         ax.set_xscale("log", base=2)
         _set_x_ticks(ax, {r.batch: str(r.batch) for r in rs})
@@ -146,8 +158,12 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
         return None
     fig = Figure(figsize=(10, 1.0 + 0.35 * len(rs)), layout="constrained")
     ax = fig.subplots()
-    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[plain(r.label()) for r in rs],
-               flierprops={"markersize": 2})  # fmt: skip
+    ax.boxplot(
+        [r.samples_ms for r in rs],
+        orientation="horizontal",
+        tick_labels=[plain(r.label()) for r in rs],
+        flierprops={"markersize": 2},
+    )
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
     return fig
@@ -198,19 +214,32 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
         for c in points:
             sp = c["speedup"]
             x = max(c["rel_l2"], floor)
-            ax.errorbar([x], [sp["median"]], yerr=[[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]],
-                        fmt="o", color=_VERDICT_COLORS.get(c["verdict"], "0.4"), capsize=3)
+            ax.errorbar(
+                [x],
+                [sp["median"]],
+                yerr=[[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]],
+                fmt="o",
+                color=_VERDICT_COLORS.get(c["verdict"], "0.4"),
+                capsize=3,
+            )
             ax.annotate(c["name"], (x, sp["median"]), fontsize="x-small", xytext=(4, 4), textcoords="offset points")
         ax.axhline(1.0, color="0.5", lw=0.8)
         ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
-        ax.set(xscale="log", yscale="log", xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)",
-               title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"))
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="relative L2 error vs fp32 reference",
+            ylabel="speedup (95% CI)",
+            title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"),
+        )
         ax.legend(loc="best", fontsize="small")
     return fig
 
 
 @plain_text()
-def op_breakdown(op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()) -> Figure | None:
+def op_breakdown(
+    op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
+) -> Figure | None:
     """Top :data:`TOP_OPS` operators by self time per step (ms), one panel per config (first
     :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self ms}}``: kernel time, except
     for the labels in ``cpu_labels`` (CPU runs), whose table is op self CPU time."""
@@ -270,7 +299,9 @@ def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
     labeled: set[str] = set()
     for i, lane in enumerate(lanes):
         for kind, color in _SPAN_COLORS.items():
-            bars = [(s.start_ns / _NS_PER_US, s.dur_ns / _NS_PER_US) for s in spans if s.lane == lane and s.kind == kind]
+            bars = [
+                (s.start_ns / _NS_PER_US, s.dur_ns / _NS_PER_US) for s in spans if s.lane == lane and s.kind == kind
+            ]
             if bars:
                 ax.broken_barh(bars, (i - 0.4, 0.8), facecolors=color, label=None if kind in labeled else kind)
                 labeled.add(kind)

@@ -17,8 +17,19 @@ from surrobench.results.scaling import ScalingRow, placement
 #: Configs drawn side by side in the per-rank figure; more panels are unreadable at report width.
 MAX_RANK_PANELS = 4
 
-SCALING_COLUMNS = ("config", "N", "1-dev ms", "step ms", "rank medians ms", "skew", "samples/s 1 → N",
-                   "speedup (95% CI)", "efficiency", "comm ms/rank", "wait ms/rank")
+SCALING_COLUMNS = (
+    "config",
+    "N",
+    "1-dev ms",
+    "step ms",
+    "rank medians ms",
+    "skew",
+    "samples/s 1 → N",
+    "speedup (95% CI)",
+    "efficiency",
+    "comm ms/rank",
+    "wait ms/rank",
+)
 
 
 def _ms(value: float | None) -> str:
@@ -37,10 +48,17 @@ def scaling_cells(row: ScalingRow) -> list[str]:
         if row.speedup_ci95 is not None:
             speedup += f" ({row.speedup_ci95[0]:.2f}–{row.speedup_ci95[1]:.2f})"
     return [
-        row.label, str(row.world_size), _ms(row.solo_median_ms), _ms(row.step_median_ms), _list(row.rank_median_ms),
+        row.label,
+        str(row.world_size),
+        _ms(row.solo_median_ms),
+        _ms(row.step_median_ms),
+        _list(row.rank_median_ms),
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
-        f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}", speedup,
-        "-" if row.efficiency is None else f"{row.efficiency:.2f}", _list(row.comm_ms), _list(row.comm_wait_ms),
+        f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}",
+        speedup,
+        "-" if row.efficiency is None else f"{row.efficiency:.2f}",
+        _list(row.comm_ms),
+        _list(row.comm_wait_ms),
     ]
 
 
@@ -77,8 +95,12 @@ def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
         return None
     fig = Figure(figsize=(5.0 * len(panels), 1.2 + 0.5 * max(len(rs) for rs in panels)), layout="constrained")
     for ax, rs in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
-        ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=[_rank_label(r) for r in rs],
-                   flierprops={"markersize": 2})
+        ax.boxplot(
+            [r.samples_ms for r in rs],
+            orientation="horizontal",
+            tick_labels=[_rank_label(r) for r in rs],
+            flierprops={"markersize": 2},
+        )
         ax.invert_yaxis()
         step = next(r for r in rs if placement(r).role in ("step", "rank"))
         ax.set(xlabel="latency ms per iteration", title=step.label())

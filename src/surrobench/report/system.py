@@ -37,8 +37,9 @@ def system_view_rich(report: PerfReport) -> Group:
         counters.add_column(col, justify="right" if col == "count" else "left")
     for event in PERF_EVENTS:
         value = v.counters.get(event)
-        note = v.unavailable.get(event) or (f"multiplexed: ran {s.multiplexed[event]:.0%} of the window, scaled"
-                                            if s and event in s.multiplexed else "")  # fmt: skip
+        note = v.unavailable.get(event) or (
+            f"multiplexed: ran {s.multiplexed[event]:.0%} of the window, scaled" if s and event in s.multiplexed else ""
+        )
         unit = " ms" if event == "task-clock" else ""
         counters.add_row(event, "—" if value is None else f"{value:,.{2 if unit else 0}f}{unit}", note)
     parts.append(counters)

@@ -26,13 +26,21 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None, wid
     with_top_op = any(r.top_op for r in results)
     with_ranks = any("placement" in r.extra for r in results)
     columns = [(Col("ranks", keep=True), "ranks")] if with_ranks else []
-    columns += [(Col("model"), "model"), (Col("shape", keep=True), "shape"), (Col("B", "right", keep=True), "batch"),
-                (Col("prec", keep=True), "precision"), (Col("mode", keep=True), "mode"),
-                (Col("median ms", "right", keep=True), "median"), (Col("P95 ms", "right", keep=True), "p95")]
+    columns += [
+        (Col("model"), "model"),
+        (Col("shape", keep=True), "shape"),
+        (Col("B", "right", keep=True), "batch"),
+        (Col("prec", keep=True), "precision"),
+        (Col("mode", keep=True), "mode"),
+        (Col("median ms", "right", keep=True), "median"),
+        (Col("P95 ms", "right", keep=True), "p95"),
+    ]
     columns += [(Col("device ms", "right", keep=True, minor=1), "device")] if with_device else []
-    columns += [(Col("samples/s", "right", keep=True, minor=2), "samples_per_s"),
-                (Col("points/s", "right", keep=True, minor=4), "points_per_s"),
-                (Col("peak MiB", "right", keep=True, minor=3), "peak_mib")]
+    columns += [
+        (Col("samples/s", "right", keep=True, minor=2), "samples_per_s"),
+        (Col("points/s", "right", keep=True, minor=4), "points_per_s"),
+        (Col("peak MiB", "right", keep=True, minor=3), "peak_mib"),
+    ]
     columns += [(Col("top op", minor=5), "top_op")] if with_top_op else []
     rows = []
     for r in results:

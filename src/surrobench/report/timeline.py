@@ -28,24 +28,44 @@ def render_timeline(report: TimelineReport) -> Group:
         for col in ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms"):
             dev.add_column(col, justify="right")
         for d in report.devices:
-            dev.add_row(str(d.rank), f"{d.device} {_short(d.name)}", f"{d.window_ms:.3f}", f"{d.busy_ms:.3f}",
-                        f"{d.idle_ms:.3f}", f"{d.busy_share:.1%}", f"{d.kernel_ms:.3f}", f"{d.memcpy_ms:.3f}")
+            dev.add_row(
+                str(d.rank),
+                f"{d.device} {_short(d.name)}",
+                f"{d.window_ms:.3f}",
+                f"{d.busy_ms:.3f}",
+                f"{d.idle_ms:.3f}",
+                f"{d.busy_share:.1%}",
+                f"{d.kernel_ms:.3f}",
+                f"{d.memcpy_ms:.3f}",
+            )
         parts.append(dev)
     if report.steps and report.status == "ok":
         steps = Table(title="Per profiled step")
         for col in ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy"):
             steps.add_column(col, justify="right")
         for s in report.steps:
-            steps.add_row(str(s.rank), str(s.step), f"{s.dur_ms:.3f}", f"{s.gpu_busy_ms:.3f}",
-                          f"{s.gpu_time_ms:.3f}", f"{s.busy_share:.1%}")
+            steps.add_row(
+                str(s.rank),
+                str(s.step),
+                f"{s.dur_ms:.3f}",
+                f"{s.gpu_busy_ms:.3f}",
+                f"{s.gpu_time_ms:.3f}",
+                f"{s.busy_share:.1%}",
+            )
         parts.append(steps)
     if report.ranges:
         ranges = Table(title="User / NVTX ranges")
         for col in ("range", "count", "host ms", "share", "GPU busy ms", "GPU launched ms"):
             ranges.add_column(col, justify="right" if col != "range" else "left")
         for r in report.ranges:
-            ranges.add_row(_short(r.name), str(r.count), f"{r.dur_ms:.3f}", f"{r.share:.1%}",
-                           f"{r.gpu_busy_ms:.3f}", f"{r.gpu_time_ms:.3f}")
+            ranges.add_row(
+                _short(r.name),
+                str(r.count),
+                f"{r.dur_ms:.3f}",
+                f"{r.share:.1%}",
+                f"{r.gpu_busy_ms:.3f}",
+                f"{r.gpu_time_ms:.3f}",
+            )
         parts.append(ranges)
     parts += _gap_tables(report)
     if report.launches:
@@ -54,13 +74,16 @@ def render_timeline(report: TimelineReport) -> Group:
             f"launches: {lc.kernels} kernels ({lc.graph_kernels} from {lc.graph_launches} graph launches); "
             f"launch call median {lc.launch_us_median:.1f} us (p95 {lc.launch_us_p95:.1f}); launch-to-start "
             f"median {lc.delay_us_median:.1f} us; kernel median {lc.kernel_us_median:.1f} us; "
-            f"{lc.shorter_than_launch:.0%} of kernels shorter than their launch call")
+            f"{lc.shorter_than_launch:.0%} of kernels shorter than their launch call"
+        )
     parts += _stream_lines(report)
     a = report.anomalies
     if a.overlapping_ops_same_stream or a.negative_duration_events or a.ops_without_launch:
-        parts.append(f"[yellow]anomalies:[/] {a.overlapping_ops_same_stream} overlapping ops on one stream, "
-                     f"{a.zero_duration_ops} zero-duration ops, {a.negative_duration_events} negative durations, "
-                     f"{a.ops_without_launch} GPU ops without a launch call")
+        parts.append(
+            f"[yellow]anomalies:[/] {a.overlapping_ops_same_stream} overlapping ops on one stream, "
+            f"{a.zero_duration_ops} zero-duration ops, {a.negative_duration_events} negative durations, "
+            f"{a.ops_without_launch} GPU ops without a launch call"
+        )
     parts += [f"[yellow]anomaly:[/] {n} {LOAD_ANOMALIES.get(kind, rich_escape(kind))}" for kind, n in a.trace.items()]
     return Group(*parts)
 
@@ -80,8 +103,9 @@ def _gap_tables(report: TimelineReport) -> list:
     for gap in g.longest[:10]:
         where = gap.host_op or gap.sync_call
         cause = gap.cause + (" (pageable)" if gap.pageable else "")
-        longest.add_row(f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", rich_escape(cause), _short(gap.next_op),
-                        _short(where))
+        longest.add_row(
+            f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", rich_escape(cause), _short(gap.next_op), _short(where)
+        )
     return [causes, longest]
 
 
@@ -92,13 +116,18 @@ def _stream_lines(report: TimelineReport) -> list:
         for col in ("rank", "device", "stream", "ops", "busy ms", "overlapped ms"):
             table.add_column(col, justify="right")
         for s in report.streams:
-            table.add_row(str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}",
-                          f"{s.overlap_ms:.3f}")
+            table.add_row(
+                str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}", f"{s.overlap_ms:.3f}"
+            )
         lines.append(table)
     for p in report.serialized_streams:
-        lines.append(f"[yellow]streams {p.streams[0]} and {p.streams[1]} (device {p.device}) were active in the "
-                     f"same period but overlapped only {p.overlap_ms:.3f} ms: check stream waits/events[/]")
+        lines.append(
+            f"[yellow]streams {p.streams[0]} and {p.streams[1]} (device {p.device}) were active in the "
+            f"same period but overlapped only {p.overlap_ms:.3f} ms: check stream waits/events[/]"
+        )
     if report.comm:
-        lines.append(f"NCCL: {report.comm.busy_ms:.3f} ms busy, {report.comm.share:.1%} of GPU busy time, "
-                     f"{report.comm.overlapped:.0%} overlapped with compute")
+        lines.append(
+            f"NCCL: {report.comm.busy_ms:.3f} ms busy, {report.comm.share:.1%} of GPU busy time, "
+            f"{report.comm.overlapped:.0%} overlapped with compute"
+        )
     return lines

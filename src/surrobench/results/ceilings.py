@@ -42,8 +42,9 @@ def _read(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise UsageError(f"ceilings cache {str(path)!r} is unreadable ({exc}); delete it and run surrobench "
-                         "calibrate again") from None
+        raise UsageError(
+            f"ceilings cache {str(path)!r} is unreadable ({exc}); delete it and run surrobench calibrate again"
+        ) from None
     return data if isinstance(data, dict) else {}
 
 
@@ -64,8 +65,9 @@ def save_ceilings(ceilings: Ceilings, threads: int | None = None) -> Path:
             json.dump(data, stream, indent=1)
         os.replace(tmp, path)
     except OSError as exc:
-        raise UsageError(f"cannot store the ceilings in {str(path)!r} ({exc.strerror or exc}); set {CACHE_ENV} "
-                         "to a writable folder") from None
+        raise UsageError(
+            f"cannot store the ceilings in {str(path)!r} ({exc.strerror or exc}); set {CACHE_ENV} to a writable folder"
+        ) from None
     return path
 
 

@@ -104,8 +104,13 @@ class OpDelta:
         return None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "base_ms": self.base_ms, "new_ms": self.new_ms,
-                "delta_ms": self.delta_ms, "ratio": self.ratio}  # fmt: skip
+        return {
+            "name": self.name,
+            "base_ms": self.base_ms,
+            "new_ms": self.new_ms,
+            "delta_ms": self.delta_ms,
+            "ratio": self.ratio,
+        }
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
@@ -148,19 +153,27 @@ class ConfigComparison:
     def to_json(self) -> dict:
         b, n = self.base, self.new
         return {
-            "model": b.model, "input_shape": list(b.input_shape), "batch": b.batch, "precision": b.precision,
-            "device": b.device, "mode": b.mode, "status": {"base": b.status, "new": n.status},
+            "model": b.model,
+            "input_shape": list(b.input_shape),
+            "batch": b.batch,
+            "precision": b.precision,
+            "device": b.device,
+            "mode": b.mode,
+            "status": {"base": b.status, "new": n.status},
             "median_ms": {"base": _get(b.latency_ms, "median"), "new": _get(n.latency_ms, "median")},
             "p95_ms": {"base": _get(b.latency_ms, "p95"), "new": _get(n.latency_ms, "p95")},
             "peak_mem_bytes": {"base": b.peak_mem_bytes, "new": n.peak_mem_bytes},
             "top_op": {"base": b.top_op, "new": n.top_op},
             "median_ratio": self.median_ratio.to_json() if self.median_ratio else None,
             "p95_ratio": self.p95_ratio.to_json() if self.p95_ratio else None,
-            "p_value": self.p_value, "peak_mem_ratio": self.peak_mem_ratio,
-            "top_op_share_ratio": self.top_op_share_ratio, "p95_trustworthy": self.p95_trustworthy,
-            "verdict": self.verdict, "notes": list(self.notes),
+            "p_value": self.p_value,
+            "peak_mem_ratio": self.peak_mem_ratio,
+            "top_op_share_ratio": self.top_op_share_ratio,
+            "p95_trustworthy": self.p95_trustworthy,
+            "verdict": self.verdict,
+            "notes": list(self.notes),
             "op_deltas": [d.to_json() for d in self.op_deltas],
-        }  # fmt: skip
+        }
 
 
 def _get(stats, name: str) -> float | None:
@@ -204,12 +217,17 @@ class RunComparison:
         """The ``surrobench/compare-v1`` object; ratios are plain fractions (1.05 = 5% slower)."""
 
         return {
-            "schema": schemas.COMPARE, "base_run_id": self.base_run_id, "new_run_id": self.new_run_id,
-            "threshold": self.threshold, "alpha": self.alpha, "verdict_counts": self.verdict_counts,
+            "schema": schemas.COMPARE,
+            "base_run_id": self.base_run_id,
+            "new_run_id": self.new_run_id,
+            "threshold": self.threshold,
+            "alpha": self.alpha,
+            "verdict_counts": self.verdict_counts,
             "configs": [c.to_json() for c in self.configs],
-            "only_base": [r.key().to_json() for r in self.only_base], "only_new": [r.key().to_json() for r in self.only_new],
+            "only_base": [r.key().to_json() for r in self.only_base],
+            "only_new": [r.key().to_json() for r in self.only_new],
             "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
-        }  # fmt: skip
+        }
 
 
 def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
@@ -220,12 +238,17 @@ def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
         UsageError: a run taken with fewer rounds.
     """
     rounds = {"BASE": base.env.get("rounds", 1), "NEW": new.env.get("rounds", 1)}
-    short = [f"{side} {run.run_id} has {rounds[side]}" for side, run in (("BASE", base), ("NEW", new))
-             if rounds[side] < MIN_GATE_ROUNDS]
+    short = [
+        f"{side} {run.run_id} has {rounds[side]}"
+        for side, run in (("BASE", base), ("NEW", new))
+        if rounds[side] < MIN_GATE_ROUNDS
+    ]
     if short:
-        raise UsageError(f"--fail-on-regression needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more "
-                         f"({'; '.join(short)} round(s)): a single-round interval misses the drift between "
-                         "runs and an A/A pair can fail; take both with --rounds 4")
+        raise UsageError(
+            f"--fail-on-regression needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more "
+            f"({'; '.join(short)} round(s)): a single-round interval misses the drift between "
+            "runs and an A/A pair can fail; take both with --rounds 4"
+        )
 
 
 def gate_failed(cmp: RunComparison) -> bool:
@@ -235,8 +258,10 @@ def gate_failed(cmp: RunComparison) -> bool:
         UsageError: no config in common, so nothing was compared (a gate that compared nothing must not pass).
     """
     if not cmp.configs:
-        raise UsageError(f"runs {cmp.base_run_id} and {cmp.new_run_id} have no config in common: nothing was "
-                         "compared (see the 'configs in one run only' table, or --ignore-field)")
+        raise UsageError(
+            f"runs {cmp.base_run_id} and {cmp.new_run_id} have no config in common: nothing was "
+            "compared (see the 'configs in one run only' table, or --ignore-field)"
+        )
     return cmp.any_regression
 
 
@@ -245,10 +270,16 @@ OpTables = Mapping[tuple, Mapping[str, float]]
 
 
 def compare_runs(
-    base: RunRecord, new: RunRecord, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = ALPHA,
-    allow_env_mismatch: bool = False, ignore_fields: tuple[str, ...] = (), base_ops: OpTables | None = None,
+    base: RunRecord,
+    new: RunRecord,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = ALPHA,
+    allow_env_mismatch: bool = False,
+    ignore_fields: tuple[str, ...] = (),
+    base_ops: OpTables | None = None,
     new_ops: OpTables | None = None,
-) -> RunComparison:  # fmt: skip
+) -> RunComparison:
     """Match the configs of ``base`` and ``new`` and compare each pair (verdict rule: module docstring).
 
     Args:
@@ -326,9 +357,14 @@ def match_configs(
 
 
 def compare_config(
-    base: ConfigResult, new: ConfigResult, *, threshold: float = DEFAULT_THRESHOLD, alpha: float = ALPHA,
-    base_ops: Mapping[str, float] | None = None, new_ops: Mapping[str, float] | None = None,
-) -> ConfigComparison:  # fmt: skip
+    base: ConfigResult,
+    new: ConfigResult,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = ALPHA,
+    base_ops: Mapping[str, float] | None = None,
+    new_ops: Mapping[str, float] | None = None,
+) -> ConfigComparison:
     """Compare one matched pair of configs (verdict rule: module docstring).
 
     Latency statistics come from ``samples_ms`` (host latency per iteration, ms), not from the stored
@@ -361,18 +397,23 @@ def compare_config(
     notes = []
     if verdict == "unchanged" and abs(median.ratio - 1) > threshold:
         p_text = "n/a" if p_value is None else f"{p_value:.2g}"
-        notes.append(f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%} but not "
-                     f"significantly so (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})")  # fmt: skip
+        notes.append(
+            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%} but not "
+            f"significantly so (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})"
+        )
     if verdict != "unchanged" and max(rounds.values()) == 1:
         # measured on the H200 VM: the host's launch speed drifted ~45% between runs for seconds at a time,
         # and a single-round CI cannot see that (docs/benchmarks/h200-compare.md)
-        notes.append("single-round runs: the CI holds only within-run noise, not drift between the runs; "
-                     "confirm with both runs taken with --rounds 4")  # fmt: skip
+        notes.append(
+            "single-round runs: the CI holds only within-run noise, not drift between the runs; "
+            "confirm with both runs taken with --rounds 4"
+        )
     trustworthy = min(b.size, n.size) >= MIN_SAMPLES_FOR_P95
     if not trustworthy:
         notes.append(f"P95 from {min(b.size, n.size)} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
-    return ConfigComparison(base, new, verdict, median, p95, p_value, p95_trustworthy=trustworthy,
-                            notes=tuple(notes), **common)  # fmt: skip
+    return ConfigComparison(
+        base, new, verdict, median, p95, p_value, p95_trustworthy=trustworthy, notes=tuple(notes), **common
+    )
 
 
 def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:

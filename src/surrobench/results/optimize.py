@@ -120,16 +120,27 @@ class ConfigOptimization:
     def to_json(self) -> dict:
         b = self.baseline
         return {
-            "model": b.model, "input_shape": list(b.input_shape), "batch": b.batch, "precision": b.precision,
-            "device": b.device, "mode": b.mode, "error": self.error,
-            "baseline": {"median_ms": b.latency_ms.median if b.latency_ms else None,
-                         "p95_ms": b.latency_ms.p95 if b.latency_ms else None,
-                         "peak_mem_bytes": b.peak_mem_bytes, "top_op": b.top_op,
-                         "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None},
+            "model": b.model,
+            "input_shape": list(b.input_shape),
+            "batch": b.batch,
+            "precision": b.precision,
+            "device": b.device,
+            "mode": b.mode,
+            "error": self.error,
+            "baseline": {
+                "median_ms": b.latency_ms.median if b.latency_ms else None,
+                "p95_ms": b.latency_ms.p95 if b.latency_ms else None,
+                "peak_mem_bytes": b.peak_mem_bytes,
+                "top_op": b.top_op,
+                "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None,
+            },
             "candidates": [c.to_json() for c in self.candidates],
             "recommended": list(self.recommended),
-            "recipe": {"code": list(self.recipe_code), "run_command": self.run_command,
-                       "baseline_command": self.baseline_command},
+            "recipe": {
+                "code": list(self.recipe_code),
+                "run_command": self.run_command,
+                "baseline_command": self.baseline_command,
+            },
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,
@@ -153,8 +164,14 @@ class OptimizeReport:
     def to_json(self) -> dict:
         """The whole report as ``surrobench/optimize-v1``."""
         return {
-            "schema": schemas.OPTIMIZE, "optimize_id": self.optimize_id, "created": self.created,
-            "baseline_run_id": self.baseline_run_id, "recipe_run_id": self.recipe_run_id,
-            "tolerance": self.tolerance, "budget_s": self.budget_s, "rounds": self.rounds, "env": self.env,
+            "schema": schemas.OPTIMIZE,
+            "optimize_id": self.optimize_id,
+            "created": self.created,
+            "baseline_run_id": self.baseline_run_id,
+            "recipe_run_id": self.recipe_run_id,
+            "tolerance": self.tolerance,
+            "budget_s": self.budget_s,
+            "rounds": self.rounds,
+            "env": self.env,
             "configs": [c.to_json() for c in self.configs],
         }

@@ -62,8 +62,12 @@ class Placement:
 
     def label(self) -> str:
         """``ref 1``, ``rank 1/2``, ``step 2``, ``dev 1``: the rank column of the results table."""
-        return {"reference": "ref 1", "rank": f"rank {self.rank}/{self.world_size}",
-                "step": f"step {self.world_size}", "spread": f"proc {self.rank}"}[self.role]
+        return {
+            "reference": "ref 1",
+            "rank": f"rank {self.rank}/{self.world_size}",
+            "step": f"step {self.world_size}",
+            "spread": f"proc {self.rank}",
+        }[self.role]
 
 
 def placement(result: ConfigResult) -> Placement | None:
@@ -112,12 +116,15 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
     """
     comm = np.vstack(per_rank_ms)
     wait = comm - comm.min(axis=0, keepdims=True)
-    return [{"comm_ms": LatencyStats.from_samples(c).to_dict(), "comm_wait_ms": LatencyStats.from_samples(w).to_dict()}
-            for c, w in zip(comm, wait)]
+    return [
+        {"comm_ms": LatencyStats.from_samples(c).to_dict(), "comm_wait_ms": LatencyStats.from_samples(w).to_dict()}
+        for c, w in zip(comm, wait)
+    ]
 
 
-def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None,
-                input_shape: tuple[int, ...]) -> ConfigResult:
+def step_result(
+    ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None, input_shape: tuple[int, ...]
+) -> ConfigResult:
     """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
 
     Args:
@@ -132,8 +139,16 @@ def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sam
     first = ranks[0]
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:
-        return replace(failed, input_shape=input_shape, samples_ms=(), device_samples_ms=(), latency_ms=None,
-                       device_ms=None, samples_per_s=None, points_per_s=None)
+        return replace(
+            failed,
+            input_shape=input_shape,
+            samples_ms=(),
+            device_samples_ms=(),
+            latency_ms=None,
+            device_ms=None,
+            samples_per_s=None,
+            points_per_s=None,
+        )
     rounds = first.extra.get("rounds", 1)
     latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
     stats = LatencyStats.from_samples(latency, rounds=rounds)
@@ -142,8 +157,11 @@ def step_result(ranks: list[ConfigResult], samples_per_step: int, points_per_sam
         device = np.max(np.vstack([r.device_samples_ms for r in ranks]), axis=0)
     samples_per_s = samples_per_step / (stats.median / MS_PER_S)
     return replace(
-        first, input_shape=input_shape, cold_start_ms=max(r.cold_start_ms or 0.0 for r in ranks),
-        latency_ms=stats, device_ms=LatencyStats.from_samples(device, rounds=rounds) if device is not None else None,
+        first,
+        input_shape=input_shape,
+        cold_start_ms=max(r.cold_start_ms or 0.0 for r in ranks),
+        latency_ms=stats,
+        device_ms=LatencyStats.from_samples(device, rounds=rounds) if device is not None else None,
         samples_per_s=samples_per_s,
         points_per_s=samples_per_s * points_per_sample if points_per_sample is not None else None,
         peak_mem_bytes=max(r.peak_mem_bytes or 0 for r in ranks),
@@ -203,17 +221,27 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
         speedup = step.samples_per_s / solo.samples_per_s
         # samples per step of the N-rank job over the reference's: N for replicas, 1 for a distributed model
         factor = speedup * step.latency_ms.median / solo.latency_ms.median
-        lo, hi = bootstrap_ratio_ci(np.asarray(step.samples_ms), np.asarray(solo.samples_ms), np.median,
-                                    base_rounds=step.extra.get("rounds", 1), new_rounds=solo.extra.get("rounds", 1))
+        lo, hi = bootstrap_ratio_ci(
+            np.asarray(step.samples_ms),
+            np.asarray(solo.samples_ms),
+            np.median,
+            base_rounds=step.extra.get("rounds", 1),
+            new_rounds=solo.extra.get("rounds", 1),
+        )
         ci = (factor * lo, factor * hi)
     comm = [r.extra.get("comm") for r in ranks]
     has_comm = all(comm) and len(comm) == world
     return ScalingRow(
-        label=step.label(), world_size=world,
+        label=step.label(),
+        world_size=world,
         solo_median_ms=solo.latency_ms.median if solo is not None and solo.latency_ms else None,
-        step_median_ms=step.latency_ms.median if step.latency_ms else None, rank_median_ms=medians,
-        solo_samples_per_s=solo.samples_per_s if solo is not None else None, samples_per_s=step.samples_per_s,
-        speedup=speedup, speedup_ci95=ci, efficiency=speedup / world if speedup is not None else None,
+        step_median_ms=step.latency_ms.median if step.latency_ms else None,
+        rank_median_ms=medians,
+        solo_samples_per_s=solo.samples_per_s if solo is not None else None,
+        samples_per_s=step.samples_per_s,
+        speedup=speedup,
+        speedup_ci95=ci,
+        efficiency=speedup / world if speedup is not None else None,
         rank_skew=max(medians) / min(medians) - 1 if len(medians) == world and min(medians) > 0 else None,
         comm_ms=tuple(c["comm_ms"]["median"] for c in comm) if has_comm else None,
         comm_wait_ms=tuple(c["comm_wait_ms"]["median"] for c in comm) if has_comm else None,
@@ -234,5 +262,8 @@ def scaling_rows(results: tuple[ConfigResult, ...] | list[ConfigResult]) -> list
             group["solo"] = r
         elif where.role == "rank":
             group["ranks"][where.rank] = r
-    return [_scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
-            for _, g in sorted(groups.items()) if g["step"] is not None and g["ranks"]]
+    return [
+        _scaling_row(g["solo"], [g["ranks"][k] for k in sorted(g["ranks"])], g["step"])
+        for _, g in sorted(groups.items())
+        if g["step"] is not None and g["ranks"]
+    ]

@@ -89,18 +89,25 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
     (NOT NULL without a default): a table of the same name from another program is not ours to write."""
     expected = sqlite3.connect(":memory:")
     expected.executescript(_SCHEMA_SQL)
-    tables = [row[0] for row in expected.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    tables = [
+        row[0]
+        for row in expected.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    ]
     for table in tables:
         want = {row[1] for row in _columns(expected, table)}
         have = _columns(conn, table)
         missing = want - {row[1] for row in have}
         blocking = [row[1] for row in have if row[1] not in want and row[3] and row[4] is None]
         if missing or blocking:
-            what = f"lacks column(s) {', '.join(sorted(missing))}" if missing else (
-                f"has column(s) {', '.join(blocking)} this version cannot fill")
-            raise UsageError(f"results database {path!r}: table {table!r} {what}; it was not written by this "
-                             "surrobench version: use another --db")
+            what = (
+                f"lacks column(s) {', '.join(sorted(missing))}"
+                if missing
+                else (f"has column(s) {', '.join(blocking)} this version cannot fill")
+            )
+            raise UsageError(
+                f"results database {path!r}: table {table!r} {what}; it was not written by this "
+                "surrobench version: use another --db"
+            )
     expected.close()
 
 
@@ -168,7 +175,8 @@ class ResultStore:
             if version > SCHEMA_VERSION:
                 raise UsageError(
                     f"results database {self.path!r} has schema version {version}, newer than this surrobench's "
-                    f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db")
+                    f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db"
+                )
             fresh = not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
             if not fresh:
                 for target in range(version + 1, SCHEMA_VERSION + 1):
@@ -238,14 +246,29 @@ class ResultStore:
                 " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run_id, r.model, r.shape_label, json.dumps(list(r.input_shape)), r.batch, r.precision,
-                    r.device, r.mode, r.status, r.error, r.warmup, r.iters, r.cold_start_ms,
+                    run_id,
+                    r.model,
+                    r.shape_label,
+                    json.dumps(list(r.input_shape)),
+                    r.batch,
+                    r.precision,
+                    r.device,
+                    r.mode,
+                    r.status,
+                    r.error,
+                    r.warmup,
+                    r.iters,
+                    r.cold_start_ms,
                     _dump(r.latency_ms.to_dict() if r.latency_ms else None),
                     _dump(r.device_ms.to_dict() if r.device_ms else None),
-                    r.samples_per_s, r.points_per_s, r.peak_mem_bytes, r.peak_reserved_bytes,
-                    _dump(r.top_op), json.dumps(r.extra),
+                    r.samples_per_s,
+                    r.points_per_s,
+                    r.peak_mem_bytes,
+                    r.peak_reserved_bytes,
+                    _dump(r.top_op),
+                    json.dumps(r.extra),
                 ),
-            )  # fmt: skip
+            )
             config_id = cur.lastrowid
             device = r.device_samples_ms or (None,) * len(r.samples_ms)
             self.conn.executemany(
@@ -296,18 +319,30 @@ class ResultStore:
             latency, device = _load(row[13]), _load(row[14])
             results.append(
                 ConfigResult(
-                    model=row[1], shape_label=row[2], input_shape=tuple(json.loads(row[3])), batch=row[4],
-                    precision=row[5], device=row[6], mode=row[7], status=row[8], error=row[9], warmup=row[10],
-                    iters=row[11], cold_start_ms=row[12],
+                    model=row[1],
+                    shape_label=row[2],
+                    input_shape=tuple(json.loads(row[3])),
+                    batch=row[4],
+                    precision=row[5],
+                    device=row[6],
+                    mode=row[7],
+                    status=row[8],
+                    error=row[9],
+                    warmup=row[10],
+                    iters=row[11],
+                    cold_start_ms=row[12],
                     latency_ms=LatencyStats.from_dict(latency) if latency else None,
                     device_ms=LatencyStats.from_dict(device) if device else None,
-                    samples_per_s=row[15], points_per_s=row[16], peak_mem_bytes=row[17],
-                    peak_reserved_bytes=row[18], top_op=_load(row[19]),
+                    samples_per_s=row[15],
+                    points_per_s=row[16],
+                    peak_mem_bytes=row[17],
+                    peak_reserved_bytes=row[18],
+                    top_op=_load(row[19]),
                     samples_ms=tuple(s[0] for s in samples),
                     device_samples_ms=tuple(s[1] for s in samples if s[1] is not None),
                     extra=json.loads(row[20]),
                 )
-            )  # fmt: skip
+            )
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
         check_run_json(run.to_json())  # the same checks as a run JSON file: renderers trust what they get
         return run
@@ -339,13 +374,17 @@ class ResultStore:
         with self._reading("a run"):
             return [
                 RunSummary(
-                    run_id=str(row[0]), created=str(row[1]), tag=None if row[2] is None else str(row[2]),
+                    run_id=str(row[0]),
+                    created=str(row[1]),
+                    tag=None if row[2] is None else str(row[2]),
                     device_name=_env(row[3]).get("device_name"),
-                    models=tuple(sorted((row[4] or "").split(","))) if row[4] else (), n_configs=row[5],
-                    n_failed=row[6] or 0, state=str(row[7]),
+                    models=tuple(sorted((row[4] or "").split(","))) if row[4] else (),
+                    n_configs=row[5],
+                    n_failed=row[6] or 0,
+                    state=str(row[7]),
                 )
                 for row in rows
-            ]  # fmt: skip
+            ]
 
     @contextmanager
     def _reading(self, what: str):
@@ -353,26 +392,61 @@ class ResultStore:
         try:
             yield
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise UsageError(f"results database {self.path!r}: {what} holds a row surrobench cannot read "
-                             f"({type(exc).__name__}: {exc}); use another --db") from None
+            raise UsageError(
+                f"results database {self.path!r}: {what} holds a row surrobench cannot read "
+                f"({type(exc).__name__}: {exc}); use another --db"
+            ) from None
 
-    def add_op_table(self, config_id: int, table: OpTable, *, profiled_step_ms: float | None = None,
-                     overhead: float | None = None, trace_path: str | None = None) -> None:  # fmt: skip
+    def add_op_table(
+        self,
+        config_id: int,
+        table: OpTable,
+        *,
+        profiled_step_ms: float | None = None,
+        overhead: float | None = None,
+        trace_path: str | None = None,
+    ) -> None:
         """Store a profiled config's op table (rows in share order) with its profiling summary."""
         with self._writing():
             self.conn.execute(
                 "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (config_id, table.basis, table.source, table.total_us, table.active_steps, table.kernel_count,
-                 table.small_kernel_count, table.small_kernel_us, int(table.has_shapes), int(table.has_memory),
-                 profiled_step_ms, overhead, trace_path),
-            )  # fmt: skip
+                (
+                    config_id,
+                    table.basis,
+                    table.source,
+                    table.total_us,
+                    table.active_steps,
+                    table.kernel_count,
+                    table.small_kernel_count,
+                    table.small_kernel_us,
+                    int(table.has_shapes),
+                    int(table.has_memory),
+                    profiled_step_ms,
+                    overhead,
+                    trace_path,
+                ),
+            )
             self.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
             self.conn.executemany(
                 "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(config_id, rank, op.name, op.category, op.calls, op.self_device_us, op.total_device_us, op.share,
-                  op.self_cpu_us, op.device_mem_bytes, op.self_device_mem_bytes, json.dumps(list(op.input_shapes)))
-                 for rank, op in enumerate(table.ops)],
-            )  # fmt: skip
+                [
+                    (
+                        config_id,
+                        rank,
+                        op.name,
+                        op.category,
+                        op.calls,
+                        op.self_device_us,
+                        op.total_device_us,
+                        op.share,
+                        op.self_cpu_us,
+                        op.device_mem_bytes,
+                        op.self_device_mem_bytes,
+                        json.dumps(list(op.input_shapes)),
+                    )
+                    for rank, op in enumerate(table.ops)
+                ],
+            )
 
     def load_op_table(self, config_id: int) -> OpTable | None:
         """The stored op table of a config, or None when it was not profiled."""
@@ -389,9 +463,18 @@ class ResultStore:
             (config_id,),
         ).fetchall()
         ops = tuple(OpStat(*row[:9], input_shapes=tuple(json.loads(row[9]))) for row in rows)
-        return OpTable(ops=ops, basis=head[0], source=head[1], total_us=head[2], active_steps=head[3],
-                       kernel_count=head[4], small_kernel_count=head[5], small_kernel_us=head[6],
-                       has_shapes=bool(head[7]), has_memory=bool(head[8]))  # fmt: skip
+        return OpTable(
+            ops=ops,
+            basis=head[0],
+            source=head[1],
+            total_us=head[2],
+            active_steps=head[3],
+            kernel_count=head[4],
+            small_kernel_count=head[5],
+            small_kernel_us=head[6],
+            has_shapes=bool(head[7]),
+            has_memory=bool(head[8]),
+        )
 
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
@@ -411,13 +494,27 @@ def add_optimization(store: ResultStore, report: dict) -> None:
     with store._writing():
         store.conn.execute(
             "INSERT INTO optimizations VALUES (?, ?, ?, ?, ?)",
-            (report["optimize_id"], report["created"], report["baseline_run_id"], report["recipe_run_id"],
-             json.dumps(report)),
+            (
+                report["optimize_id"],
+                report["created"],
+                report["baseline_run_id"],
+                report["recipe_run_id"],
+                json.dumps(report),
+            ),
         )
         store.conn.executemany(
             "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
-            [(report["optimize_id"], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
-             for c in report["configs"]],
+            [
+                (
+                    report["optimize_id"],
+                    c["model"],
+                    json.dumps(c["input_shape"]),
+                    c["batch"],
+                    c["device"],
+                    json.dumps(c),
+                )
+                for c in report["configs"]
+            ],
         )
 
 
@@ -447,8 +544,9 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
     return [json.loads(row[0]) for row in rows]
 
 
-def latest_optimized_config(store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int,
-                            device: str) -> dict | None:
+def latest_optimized_config(
+    store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str
+) -> dict | None:
     """The newest optimize-v1 config object stored for this workload on this device, or None."""
     row = store.conn.execute(
         "SELECT c.config_json FROM optimize_configs c JOIN optimizations o ON o.optimize_id = c.optimize_id"

@@ -35,8 +35,10 @@ def load_trace(path: Path | str) -> Timeline:
         if magic == SQLITE_MAGIC:
             return nsys_sqlite.load_nsys_sqlite(path)
         if path.suffix.lower() in (".sqlite", ".db", ".sqlite3"):
-            raise UsageError(f"{path}: not an SQLite file (it does not start with the SQLite header); "
-                             "export the report with `nsys export --type sqlite`")
+            raise UsageError(
+                f"{path}: not an SQLite file (it does not start with the SQLite header); "
+                "export the report with `nsys export --type sqlite`"
+            )
     return kineto.load_kineto(path)
 
 

@@ -26,8 +26,12 @@ from surrobench.trace.model import (
 )
 
 _TABLES = {
-    "kernels": GpuOps, "memcpy": MemcpyOps, "memset": MemsetOps, "api_calls": ApiCalls,
-    "cpu_ops": CpuOps, "ranges": Ranges,
+    "kernels": GpuOps,
+    "memcpy": MemcpyOps,
+    "memset": MemsetOps,
+    "api_calls": ApiCalls,
+    "cpu_ops": CpuOps,
+    "ranges": Ranges,
 }
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")  # more digits would not fit int64: a plain range
 OUTLIER_GAP_NS = 3600 * 10**9
@@ -62,8 +66,10 @@ class TimelineBuilder:
         except TypeError:  # an unhashable name
             out = [None] * len(names)
         if None in out:
-            out = [ids.setdefault(n if n.__class__ is str else ("" if n is None else str(n)), len(ids))
-                   if i is None else i for n, i in zip(names, out)]
+            out = [
+                ids.setdefault(n if n.__class__ is str else ("" if n is None else str(n)), len(ids)) if i is None else i
+                for n, i in zip(names, out)
+            ]
         return np.array(out, dtype=np.int32)
 
     def add(self, table: str, **columns) -> None:
@@ -93,9 +99,15 @@ class TimelineBuilder:
         names = self.names()
         ranges, steps = _split_steps(tables["ranges"], names)
         return Timeline(
-            kernels=tables["kernels"], memcpy=tables["memcpy"], memset=tables["memset"],
-            api_calls=tables["api_calls"], cpu_ops=tables["cpu_ops"], ranges=ranges, steps=steps,
-            names=names, meta=dataclasses.replace(meta, origin_ns=origin),
+            kernels=tables["kernels"],
+            memcpy=tables["memcpy"],
+            memset=tables["memset"],
+            api_calls=tables["api_calls"],
+            cpu_ops=tables["cpu_ops"],
+            ranges=ranges,
+            steps=steps,
+            names=names,
+            meta=dataclasses.replace(meta, origin_ns=origin),
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
@@ -115,8 +127,9 @@ def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps]
             step_of_name[i] = int(m.group(1))
     step = step_of_name[ranges.name_id] if len(ranges) else np.empty(0, dtype=np.int64)
     is_step = step >= 0
-    steps = Steps(start_ns=ranges.start_ns[is_step], dur_ns=ranges.dur_ns[is_step], step=step[is_step],
-                  rank=ranges.rank[is_step])
+    steps = Steps(
+        start_ns=ranges.start_ns[is_step], dur_ns=ranges.dur_ns[is_step], step=step[is_step], rank=ranges.rank[is_step]
+    )
     return ranges.take(~is_step), steps
 
 

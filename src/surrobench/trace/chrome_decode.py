@@ -23,12 +23,16 @@ except ImportError:  # the pure-Python path: same slicing, stdlib parser (docs/b
     SYNTAX_ERRORS = (ValueError, RecursionError)
 """Exceptions a decoder raises on a slice that is not valid JSON (or a wrong cut)."""
 
-FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id",
-          "bytes")
+FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id", "bytes")
 """Fields a slice gives, ``None`` where an event lacks one. The last five come from the event's ``args``
 (``External id`` as ``external_id``); ``dur`` is ``None`` when absent."""
-_ARGS_KEY = {"device": "device", "stream": "stream", "correlation": "correlation", "external_id": "External id",
-             "bytes": "bytes"}
+_ARGS_KEY = {
+    "device": "device",
+    "stream": "stream",
+    "correlation": "correlation",
+    "external_id": "External id",
+    "bytes": "bytes",
+}
 
 
 class DictSlice:

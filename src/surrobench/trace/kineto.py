@@ -27,8 +27,6 @@ _TRACE_SUFFIXES = (".json", ".json.gz")
 _INT32_END = 1 << 31
 
 
-
-
 def load_kineto(path: Path) -> Timeline:
     """Load one Kineto trace file, or a folder holding one trace file per rank.
 
@@ -41,8 +39,7 @@ def load_kineto(path: Path) -> Timeline:
     return load_kineto_files(files, many=len(files) > 1, where=path)
 
 
-def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None
-                      ) -> Timeline:
+def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None) -> Timeline:
     """Load Kineto trace ``files`` into one timeline. ``many``: the files are ranks of one run, so each
     must carry ``distributedInfo.rank`` (a lone file without it is rank 0). ``workers``: processes that
     parse one large plain file's byte ranges at once (:mod:`~surrobench.trace.kineto_split`; ``None``:
@@ -61,16 +58,24 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
             meta = read_chrome_trace(file, conv.on_events)
         rank = _rank(meta, file, many=many)
         if rank in ranks:
-            raise UsageError(f"{file}: rank {rank} appears twice in {where or files[0].parent}; "
-                             "keep one trace per rank")
+            raise UsageError(
+                f"{file}: rank {rank} appears twice in {where or files[0].parent}; keep one trace per rank"
+            )
         ranks.append(rank)
         conv.flush(rank)
         devices.update(_device_names(meta))
         counts.update(conv.counts)
         anomalies.update(conv.anomalies)
         cuda_run = cuda_run or bool(meta.get("deviceProperties")) or conv.saw_cuda
-    meta = TraceMeta(source="kineto", paths=tuple(str(f) for f in files), ranks=tuple(sorted(ranks)),
-                     device_names=devices, event_counts=dict(counts), cuda_run=cuda_run, anomalies=dict(anomalies))
+    meta = TraceMeta(
+        source="kineto",
+        paths=tuple(str(f) for f in files),
+        ranks=tuple(sorted(ranks)),
+        device_names=devices,
+        event_counts=dict(counts),
+        cuda_run=cuda_run,
+        anomalies=dict(anomalies),
+    )
     return builder.build(meta)
 
 
@@ -105,5 +110,8 @@ def _device_names(meta: dict) -> dict[int, str]:
     props = meta.get("deviceProperties")
     if not isinstance(props, list):
         return {}
-    return {p["id"]: str(p.get("name", "")) for p in props
-            if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END}
+    return {
+        p["id"]: str(p.get("name", ""))
+        for p in props
+        if isinstance(p, dict) and isinstance(p.get("id"), int) and 0 <= p["id"] < _INT32_END
+    }

@@ -22,20 +22,35 @@ from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.model import MISSING, CopyKind, HostMemory
 
 _TABLE_OF_CATEGORY = {
-    "kernel": "kernels", "gpu_memcpy": "memcpy", "memcpy": "memcpy", "gpu_memset": "memset",
-    "memset": "memset", "cuda_runtime": "api_calls", "runtime": "api_calls", "cuda_driver": "api_calls",
-    "driver": "api_calls", "cpu_op": "cpu_ops", "operator": "cpu_ops", "user_annotation": "ranges",
+    "kernel": "kernels",
+    "gpu_memcpy": "memcpy",
+    "memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "memset": "memset",
+    "cuda_runtime": "api_calls",
+    "runtime": "api_calls",
+    "cuda_driver": "api_calls",
+    "driver": "api_calls",
+    "cpu_op": "cpu_ops",
+    "operator": "cpu_ops",
+    "user_annotation": "ranges",
 }
-_TABLE_CODE = {cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1
-               for cat, t in _TABLE_OF_CATEGORY.items()}
+_TABLE_CODE = {
+    cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1 for cat, t in _TABLE_OF_CATEGORY.items()
+}
 _CODES = {t: _TABLE_CODE[c] for c, t in _TABLE_OF_CATEGORY.items()}
 _INVALID = -(1 << 63)  # marks a value that is present but cannot be held; reported, then MISSING
 _MAX_ABS_US = float(1 << 62) / 1000
 """Largest |ts| or |dur| in µs: as int64 ns, two such values still subtract without overflow."""
 # "Memcpy HtoD (Pageable -> Device)": direction, then source and destination memory kinds.
 _MEMCPY_NAME = re.compile(r"Memcpy\s+(\w+)(?:\s*\((\w+)\s*->\s*(\w+)\))?", re.IGNORECASE)
-_COPY_KIND = {"htod": CopyKind.H2D, "dtoh": CopyKind.D2H, "dtod": CopyKind.D2D, "htoh": CopyKind.H2H,
-              "ptop": CopyKind.P2P}
+_COPY_KIND = {
+    "htod": CopyKind.H2D,
+    "dtoh": CopyKind.D2H,
+    "dtod": CopyKind.D2D,
+    "htoh": CopyKind.H2H,
+    "ptop": CopyKind.P2P,
+}
 _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 
@@ -91,8 +106,10 @@ class EventConverter:
         if not (ok.all() and dur_ok.all()):
             i = int(np.argmin(ok & dur_ok))
             bad = {"ts": rows("ts")[i], "dur": dur[i], "name": rows("name")[i]}
-            raise UsageError(f"{self.file}: event whose 'ts'/'dur' is not a number of microseconds within "
-                             f"±{_MAX_ABS_US:.3g} (first: {bad!r:.200})")
+            raise UsageError(
+                f"{self.file}: event whose 'ts'/'dur' is not a number of microseconds within "
+                f"±{_MAX_ABS_US:.3g} (first: {bad!r:.200})"
+            )
         return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
 
     def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
@@ -107,8 +124,13 @@ class EventConverter:
         fits = out is not None and out.dtype == np.int64 and out.ndim == 1
         if fits and (bits == 64 or not out.size or (out.min() > -(1 << (bits - 1)) and out.max() < 1 << (bits - 1))):
             return out
-        out = np.array([v if v.__class__ is int and -(1 << (bits - 1)) < v < 1 << (bits - 1)
-                        else _int_or_missing(v, bits) for v in values], dtype=np.int64)
+        out = np.array(
+            [
+                v if v.__class__ is int and -(1 << (bits - 1)) < v < 1 << (bits - 1) else _int_or_missing(v, bits)
+                for v in values
+            ],
+            dtype=np.int64,
+        )
         bad = int((out == _INVALID).sum())
         if bad:
             self.anomalies["values_out_of_range"] += bad
@@ -174,8 +196,13 @@ def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
     try:
         us = np.array(values, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):
-        us = np.array([v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300 else np.nan
-                       for v in values], dtype=np.float64)
+        us = np.array(
+            [
+                v if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300 else np.nan
+                for v in values
+            ],
+            dtype=np.float64,
+        )
     ok = np.isfinite(us) & (np.abs(us) <= _MAX_ABS_US)
     us = np.where(ok, us, 0.0)
     whole = np.floor(us)

@@ -178,8 +178,11 @@ class _Reader:
             cut = _last_boundary(chunk)  # in the new chunk only: no byte is searched twice
             if cut < 0:
                 if self.size > MAX_EVENT_BYTES:
-                    self._fail(0, f"no event boundary in {MAX_EVENT_BYTES >> 20} MiB (one huge event, or a "
-                                  "run of filler); not a trace this tool reads")
+                    self._fail(
+                        0,
+                        f"no event boundary in {MAX_EVENT_BYTES >> 20} MiB (one huge event, or a "
+                        "run of filler); not a trace this tool reads",
+                    )
                 continue
             before = self.parts[:-1]
             try:  # one copy: the pending bytes up to the cut, in brackets
@@ -226,8 +229,11 @@ class _Reader:
         while not self.eof and self.size <= MAX_HEADER_BYTES:
             self.fill()
         if not self.eof:
-            self._fail(0, f"'traceEvents' is not a top-level key in the first {MAX_HEADER_BYTES >> 20} MiB; "
-                          "not a Chrome/Kineto trace")
+            self._fail(
+                0,
+                f"'traceEvents' is not a top-level key in the first {MAX_HEADER_BYTES >> 20} MiB; "
+                "not a Chrome/Kineto trace",
+            )
         doc = self._json(self.pending())
         if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
             self._not_a_trace(doc)
@@ -238,16 +244,22 @@ class _Reader:
         while self.size < CHUNK_BYTES and not self.eof:
             self.fill()
         if _EVENTS_KEY.search(self.pending(), 0, CHUNK_BYTES):
-            raise UsageError(f"{self.path}: a JSON array holding a trace object (an element has 'traceEvents'); "
-                             "pass the trace object itself")
+            raise UsageError(
+                f"{self.path}: a JSON array holding a trace object (an element has 'traceEvents'); "
+                "pass the trace object itself"
+            )
 
     def _not_a_trace(self, doc) -> None:
         if self.size > MAX_HEADER_BYTES:
-            raise UsageError(f"{self.path}: no 'traceEvents' array in the first {MAX_HEADER_BYTES >> 20} MiB; "
-                             "not a Chrome/Kineto trace")
+            raise UsageError(
+                f"{self.path}: no 'traceEvents' array in the first {MAX_HEADER_BYTES >> 20} MiB; "
+                "not a Chrome/Kineto trace"
+            )
         if isinstance(doc, dict) and '"traceEvents"' in json.dumps(doc):
-            raise UsageError(f"{self.path}: 'traceEvents' is nested inside another key, not at the top level; "
-                             "not a Chrome/Kineto trace")
+            raise UsageError(
+                f"{self.path}: 'traceEvents' is nested inside another key, not at the top level; "
+                "not a Chrome/Kineto trace"
+            )
         kind = type(doc).__name__
         raise UsageError(f"{self.path}: JSON {kind} without a 'traceEvents' array; not a Chrome/Kineto trace")
 
@@ -305,7 +317,7 @@ class _Exact:
     def trim(self) -> None:
         if self.pos > CHUNK_BYTES:
             self.base += len(self.text[: self.pos].encode("utf-8", "surrogatepass"))
-            self.text, self.pos = self.text[self.pos:], 0
+            self.text, self.pos = self.text[self.pos :], 0
 
     def skip_ws(self) -> str:
         """The next non-blank character ('' at end of stream), reading more as needed."""
@@ -314,10 +326,11 @@ class _Exact:
             found = _NON_BLANK.search(self.text, self.pos)
             self.pos = found.start() if found else len(self.text)
             if found or not self.more():
-                return self.text[self.pos:self.pos + 1]
+                return self.text[self.pos : self.pos + 1]
             if self.base + self.pos - start > MAX_EVENT_BYTES:  # counts chars: blanks are one byte each
-                self.fail(self.pos, f"more than {MAX_EVENT_BYTES >> 20} MiB of blank space; not a trace this "
-                                    "tool reads")
+                self.fail(
+                    self.pos, f"more than {MAX_EVENT_BYTES >> 20} MiB of blank space; not a trace this tool reads"
+                )
 
     def value(self) -> Any:
         while True:
@@ -371,7 +384,7 @@ class _Exact:
         while self.more():
             if len(self.text) - self.pos > MAX_HEADER_BYTES:
                 self.fail(self.pos, f"more than {MAX_HEADER_BYTES >> 20} MiB of metadata after the events")
-        rest = self.text[self.pos + 1:]
+        rest = self.text[self.pos + 1 :]
         try:
             meta = json.loads("{" + rest)
         except json.JSONDecodeError as exc:

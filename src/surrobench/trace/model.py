@@ -58,9 +58,7 @@ class _Table:
 
     def take(self, index: np.ndarray) -> _Table:
         """A table of the same type holding rows ``index`` (an int index array or a bool mask)."""
-        return dataclasses.replace(
-            self, **{f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)}
-        )
+        return dataclasses.replace(self, **{f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)})
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,9 +130,18 @@ class Steps(_Table):
 
 
 _DTYPES = {
-    "start_ns": np.int64, "dur_ns": np.int64, "name_id": np.int32, "device": np.int32,
-    "stream": np.int64, "correlation": np.int64, "rank": np.int32, "kind": np.int8,
-    "bytes": np.int64, "host_memory": np.int8, "tid": np.int64, "external_id": np.int64,
+    "start_ns": np.int64,
+    "dur_ns": np.int64,
+    "name_id": np.int32,
+    "device": np.int32,
+    "stream": np.int64,
+    "correlation": np.int64,
+    "rank": np.int32,
+    "kind": np.int8,
+    "bytes": np.int64,
+    "host_memory": np.int8,
+    "tid": np.int64,
+    "external_id": np.int64,
     "step": np.int64,
 }
 
@@ -161,7 +168,7 @@ class TraceMeta:
 LOAD_ANOMALIES = {
     "events_without_duration": "events without a 'dur', taken as 0 us long (busy time and gaps understated)",
     "values_out_of_range": "ids, streams, devices or threads that are not integers of the column's range "
-                           "(taken as missing)",
+    "(taken as missing)",
     "time_outlier_events": "events more than an hour away from all others, dropped (a clock or export error)",
 }
 """What each :attr:`TraceMeta.anomalies` key means, as shown to the user."""

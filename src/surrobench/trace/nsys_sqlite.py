@@ -28,14 +28,30 @@ _HOST_MEMORY = {1: HostMemory.PAGEABLE, 2: HostMemory.PINNED}
 # ENUM_NSYS_EVENT_TYPE: NvtxPushPopRange and NvtxStartEndRange (the rows that are ranges, not marks).
 _NVTX_RANGE_TYPES = (59, 60)
 _VERSION_SUFFIX = re.compile(r"_v\d+$")  # nsys names API calls "cudaLaunchKernel_v7000"
-_NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME")
+_NSYS_TABLES = (
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "NVTX_EVENTS",
+    "TARGET_INFO_GPU",
+    "TARGET_INFO_SESSION_START_TIME",
+)
 
 
 def export_command(report: Path) -> list[str]:
     """The ``nsys export`` command that turns ``report`` (.nsys-rep/.qdrep) into ``report.sqlite``."""
-    return ["nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output",
-            str(report.with_suffix(".sqlite")), str(report)]
+    return [
+        "nsys",
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "--output",
+        str(report.with_suffix(".sqlite")),
+        str(report),
+    ]
 
 
 def load_nsys_report(report: Path) -> Timeline:
@@ -47,8 +63,10 @@ def load_nsys_report(report: Path) -> Timeline:
     """
     cmd = export_command(report)
     if shutil.which("nsys") is None:
-        raise UsageError(f"{report}: nsys is not on PATH; export it where nsys is installed with "
-                         f"`{' '.join(cmd)}` and analyze the .sqlite file")
+        raise UsageError(
+            f"{report}: nsys is not on PATH; export it where nsys is installed with "
+            f"`{' '.join(cmd)}` and analyze the .sqlite file"
+        )
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0 or not Path(cmd[-2]).exists():
         raise UsageError(f"{report}: `{' '.join(cmd)}` failed: {(done.stderr or done.stdout).strip()[-300:]}")
@@ -68,15 +86,19 @@ def load_nsys_sqlite(path: Path) -> Timeline:
         raise UsageError(f"{path}: not a readable SQLite file ({exc})") from None
     if "StringIds" not in tables or not tables & set(_NSYS_TABLES):
         db.close()
-        raise UsageError(f"{path}: SQLite file without nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*); "
-                         "export a report with `nsys export --type sqlite`")
+        raise UsageError(
+            f"{path}: SQLite file without nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*); "
+            "export a report with `nsys export --type sqlite`"
+        )
     try:
         return _load(db, tables, path)
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"{path}: unreadable nsys export ({exc})") from None
     except (ValueError, TypeError, OverflowError) as exc:  # TEXT, BLOB, NULL or > int64 where an integer belongs
-        raise UsageError(f"{path}: nsys export with a value that is not a 64-bit integer where one is "
-                         f"expected ({str(exc)[:120]}); re-export the report") from None
+        raise UsageError(
+            f"{path}: nsys export with a value that is not a 64-bit integer where one is "
+            f"expected ({str(exc)[:120]}); re-export the report"
+        ) from None
     finally:
         db.close()
 
@@ -95,8 +117,13 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if sql_table not in tables:
             continue
         cols = _columns(db, sql_table)
-        sql = (gpu_cols + extra).format(name=name_col, corr=_or(cols, "correlationId"), pid=_or(cols, "globalPid"),
-                                        src=_or(cols, "srcKind"), dst=_or(cols, "dstKind"))
+        sql = (gpu_cols + extra).format(
+            name=name_col,
+            corr=_or(cols, "correlationId"),
+            pid=_or(cols, "globalPid"),
+            src=_or(cols, "srcKind"),
+            dst=_or(cols, "dstKind"),
+        )
         rows = db.execute(f"SELECT {sql} FROM {sql_table}").fetchall()
         counts[sql_table] = len(rows)
         for row in rows:  # processes numbered in order of appearance, GPU tables first
@@ -109,8 +136,14 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if rows:
             builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
     ranks = tuple(sorted(set(pid_of.values()))) or (0,)
-    meta = TraceMeta(source="nsys", paths=(str(path),), ranks=ranks, device_names=_gpu_names(db, tables),
-                     event_counts=counts, cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")))
+    meta = TraceMeta(
+        source="nsys",
+        paths=(str(path),),
+        ranks=ranks,
+        device_names=_gpu_names(db, tables),
+        event_counts=counts,
+        cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
+    )
     return builder.build(meta)
 
 
@@ -137,24 +170,37 @@ def _pidless_rank(pid_of: dict, rank_of_corr: dict, corr: int | None) -> int:
     return rank_of_corr.get(corr) or 0
 
 
-def _gpu_columns(table: str, rows: list, strings: dict, builder: TimelineBuilder, pid_of: dict,
-                 rank_of_corr: dict) -> dict:
+def _gpu_columns(
+    table: str, rows: list, strings: dict, builder: TimelineBuilder, pid_of: dict, rank_of_corr: dict
+) -> dict:
     cols = list(zip(*rows))
-    names = {"kernels": [strings.get(i, "") for i in cols[2]],
-             "memcpy": [f"Memcpy {CopyKind(_COPY_KIND.get(k, 0)).name}" for k in cols[2]],
-             "memset": ["Memset"] * len(rows)}[table]
-    out = {"start_ns": cols[0], "dur_ns": cols[1], "name_id": builder.intern(names), "device": cols[3],
-           "stream": cols[4], "correlation": [MISSING if c is None else c for c in cols[5]],
-           "rank": [_pidless_rank(pid_of, rank_of_corr, c) if g in (None, MISSING) else _rank(pid_of, g)
-                    for g, c in zip(cols[6], cols[5])]}
+    names = {
+        "kernels": [strings.get(i, "") for i in cols[2]],
+        "memcpy": [f"Memcpy {CopyKind(_COPY_KIND.get(k, 0)).name}" for k in cols[2]],
+        "memset": ["Memset"] * len(rows),
+    }[table]
+    out = {
+        "start_ns": cols[0],
+        "dur_ns": cols[1],
+        "name_id": builder.intern(names),
+        "device": cols[3],
+        "stream": cols[4],
+        "correlation": [MISSING if c is None else c for c in cols[5]],
+        "rank": [
+            _pidless_rank(pid_of, rank_of_corr, c) if g in (None, MISSING) else _rank(pid_of, g)
+            for g, c in zip(cols[6], cols[5])
+        ],
+    }
     if table in ("memcpy", "memset"):
         out["bytes"] = cols[7]
     if table == "memcpy":
         kind = [_COPY_KIND.get(k, CopyKind.UNKNOWN) for k in cols[8]]
         host_side = [s if k == CopyKind.H2D else d for k, s, d in zip(kind, cols[9], cols[10])]
         out["kind"] = kind
-        out["host_memory"] = [HostMemory.NONE if k in (CopyKind.D2D, CopyKind.P2P)
-                              else _HOST_MEMORY.get(h, HostMemory.UNKNOWN) for k, h in zip(kind, host_side)]
+        out["host_memory"] = [
+            HostMemory.NONE if k in (CopyKind.D2D, CopyKind.P2P) else _HOST_MEMORY.get(h, HostMemory.UNKNOWN)
+            for k, h in zip(kind, host_side)
+        ]
     return out
 
 
@@ -162,17 +208,24 @@ def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
     """Add the runtime API calls; returns ``{correlationId: rank}`` for ids only one process used."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables:
         return {}
-    rows = db.execute("SELECT start, end - start, nameId, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-                      ).fetchall()
+    rows = db.execute(
+        "SELECT start, end - start, nameId, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+    ).fetchall()
     counts["CUPTI_ACTIVITY_KIND_RUNTIME"] = len(rows)
     if not rows:
         return {}
     start, dur, name, tid, corr = zip(*rows)
     rank = [_rank(pid_of, t) for t in tid]
-    builder.add("api_calls", start_ns=start, dur_ns=dur,
-                name_id=builder.intern(_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name),
-                tid=[t or 0 for t in tid], correlation=[MISSING if c is None else c for c in corr],
-                external_id=np.full(len(rows), MISSING), rank=rank)
+    builder.add(
+        "api_calls",
+        start_ns=start,
+        dur_ns=dur,
+        name_id=builder.intern(_VERSION_SUFFIX.sub("", strings.get(i, "")) for i in name),
+        tid=[t or 0 for t in tid],
+        correlation=[MISSING if c is None else c for c in corr],
+        external_id=np.full(len(rows), MISSING),
+        rank=rank,
+    )
     rank_of_corr: dict = {}
     for c, r in zip(corr, rank):
         if c is not None:
@@ -185,16 +238,24 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
         return
     cols = _columns(db, "NVTX_EVENTS")
     type_filter = f"AND eventType IN {_NVTX_RANGE_TYPES}" if "eventType" in cols else ""
-    rows = db.execute(f"SELECT start, end - start, {_or(cols, 'text', 'NULL')}, {_or(cols, 'textId', 'NULL')}, "
-                      f"{_or(cols, 'globalTid', '0')} FROM NVTX_EVENTS WHERE end IS NOT NULL "
-                      f"AND end >= start {type_filter}").fetchall()
+    rows = db.execute(
+        f"SELECT start, end - start, {_or(cols, 'text', 'NULL')}, {_or(cols, 'textId', 'NULL')}, "
+        f"{_or(cols, 'globalTid', '0')} FROM NVTX_EVENTS WHERE end IS NOT NULL "
+        f"AND end >= start {type_filter}"
+    ).fetchall()
     counts["NVTX_EVENTS"] = len(rows)
     if not rows:
         return
     start, dur, text, text_id, tid = zip(*rows)
     names = [_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
-    builder.add("ranges", start_ns=start, dur_ns=dur, name_id=builder.intern(names), tid=[t or 0 for t in tid],
-                rank=[_rank(pid_of, t) for t in tid])
+    builder.add(
+        "ranges",
+        start_ns=start,
+        dur_ns=dur,
+        name_id=builder.intern(names),
+        tid=[t or 0 for t in tid],
+        rank=[_rank(pid_of, t) for t in tid],
+    )
 
 
 def _gpu_names(db, tables) -> dict[int, str]:

@@ -120,8 +120,10 @@ def _one_rank(file: Path, fn: Callable[[Timeline], R], many: bool) -> tuple[int,
     try:
         timeline = load_kineto_files([Path(file)], many=many, workers=1)
     except MemoryError:
-        raise UsageError(f"{file}: loading this rank's trace ran out of the worker's memory cap; "
-                         "give the workers more memory or analyze fewer ranks at once") from None
+        raise UsageError(
+            f"{file}: loading this rank's trace ran out of the worker's memory cap; "
+            "give the workers more memory or analyze fewer ranks at once"
+        ) from None
     return timeline.meta.ranks[0], fn(timeline)
 
 
@@ -138,20 +140,19 @@ def _on_pool(n: int, job: Callable, files: list[Path], limit_bytes: int) -> list
     # forkserver: workers fork from a clean server, not from a caller that may hold threads (torch, BLAS).
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     try:
-        with ProcessPoolExecutor(n, mp_context=context, initializer=_limit_memory,
-                                 initargs=(limit_bytes,)) as pool:
+        with ProcessPoolExecutor(n, mp_context=context, initializer=_limit_memory, initargs=(limit_bytes,)) as pool:
             return list(pool.map(job, files))
     except BrokenProcessPool:
-        raise UsageError(f"a worker process died while reading {len(files)} rank traces (out of memory?); "
-                         "retry with fewer workers") from None
+        raise UsageError(
+            f"a worker process died while reading {len(files)} rank traces (out of memory?); retry with fewer workers"
+        ) from None
 
 
 def _on_dask(address: str, job: Callable, files: list[Path]) -> list:
     try:
         from distributed import Client
     except ImportError:
-        raise UsageError("--dask-scheduler needs the 'distributed' package: pip install 'surrobench[dask]'"
-                         ) from None
+        raise UsageError("--dask-scheduler needs the 'distributed' package: pip install 'surrobench[dask]'") from None
     try:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:

@@ -111,14 +111,18 @@ class _PipeReader(io.RawIOBase):
             except BlockingIOError:
                 ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
                 if not ready:
-                    raise UsageError(f"{self.path}: the pipe sent no data for {PIPE_IDLE_TIMEOUT_S:g} s; "
-                                     "pass a trace file or a pipe that a program is writing") from None
+                    raise UsageError(
+                        f"{self.path}: the pipe sent no data for {PIPE_IDLE_TIMEOUT_S:g} s; "
+                        "pass a trace file or a pipe that a program is writing"
+                    ) from None
                 continue
             if not data and not self._writer_seen():
                 ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
                 if not ready:
-                    raise UsageError(f"{self.path}: nothing is writing to this FIFO (waited "
-                                     f"{PIPE_IDLE_TIMEOUT_S:g} s); pass a trace file") from None
+                    raise UsageError(
+                        f"{self.path}: nothing is writing to this FIFO (waited "
+                        f"{PIPE_IDLE_TIMEOUT_S:g} s); pass a trace file"
+                    ) from None
                 continue
             buffer[: len(data)] = data
             return len(data)

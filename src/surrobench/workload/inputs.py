@@ -36,4 +36,3 @@ def make_input_sets(
     generator.manual_seed(seed)
     dev = torch.device(device)
     return [surrogate.example_inputs(batch, shape, generator=generator, device=dev) for _ in range(n_sets)]
-

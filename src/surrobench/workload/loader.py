@@ -132,14 +132,16 @@ class FactorySurrogate(Surrogate):
         self._factory: Callable[[], object] = factory
         # the factory's own hook (``build.example_inputs = fn``) before the module's, so one module can hold
         # several factories with different inputs
-        self._hook: Callable[[int, object], object] | None = (
-            getattr(factory, "example_inputs", None) or getattr(module, "example_inputs", None))
+        self._hook: Callable[[int, object], object] | None = getattr(factory, "example_inputs", None) or getattr(
+            module, "example_inputs", None
+        )
         self.takes_group = _has_group_parameter(factory)
         self._hook_takes_group = self._hook is not None and _has_group_parameter(self._hook)
         self._group = None
         layout = "from example_inputs(batch, shape)" if self._hook else "x: (B, 3, N, N) or the full --shape"
-        self.info = ModelInfo(name=spec, paper="user model", layout=layout, point_kind="grid points",
-                              default_size=USER_DEFAULT_SIZE)
+        self.info = ModelInfo(
+            name=spec, paper="user model", layout=layout, point_kind="grid points", default_size=USER_DEFAULT_SIZE
+        )
 
     def with_group(self, group) -> FactorySurrogate:
         """A copy whose factory and ``example_inputs`` hook get ``group`` (a ``torch.distributed``
@@ -156,12 +158,14 @@ class FactorySurrogate(Surrogate):
         except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
             raise UsageError(f"--model {self._spec}: factory raised {_one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
-            raise UsageError(f"--model {self._spec}: factory {self._factory_name} returned "
-                             f"{type(module).__name__}, not an nn.Module")
+            raise UsageError(
+                f"--model {self._spec}: factory {self._factory_name} returned {type(module).__name__}, not an nn.Module"
+            )
         return module
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """The hook's inputs, or ``(x,)`` with ``x`` fp32 randn of the full shape or ``(B, 3, N, N)``.
 
         Raises:
@@ -250,9 +254,13 @@ def pickle_members(path: Path) -> list[str]:
                 except (ValueError, AttributeError, zipfile.BadZipFile):
                     found.append(f"{name} (unreadable)")
                     continue
-                found += [f"{name}: {fqn}" for fqn, meta in entries
-                          if not isinstance(meta, dict) or meta.get("use_pickle") is not False
-                          or str(meta.get("path_name", "")).startswith(_UNSAFE_PREFIXES)]
+                found += [
+                    f"{name}: {fqn}"
+                    for fqn, meta in entries
+                    if not isinstance(meta, dict)
+                    or meta.get("use_pickle") is not False
+                    or str(meta.get("path_name", "")).startswith(_UNSAFE_PREFIXES)
+                ]
             elif name.endswith(".pt"):
                 try:
                     torch.load(io.BytesIO(archive.read(name)), weights_only=True)
@@ -278,8 +286,10 @@ class ExportedSurrogate(Surrogate):
         unsafe = [] if trust_pickle else pickle_members(path)
         if unsafe:
             shown = ", ".join(unsafe[:3]) + (f" and {len(unsafe) - 3} more" if len(unsafe) > 3 else "")
-            raise UsageError(f"--model {path}: the archive holds objects that load through pickle, which can run "
-                             f"code ({shown}); pass --trust-pickle only if you trust where the file came from")
+            raise UsageError(
+                f"--model {path}: the archive holds objects that load through pickle, which can run "
+                f"code ({shown}); pass --trust-pickle only if you trust where the file came from"
+            )
         # torch.export.load logs a traceback before its legacy-format fallback raises the error we report.
         export_log = logging.getLogger("torch.export")
         level = export_log.level
@@ -293,43 +303,59 @@ class ExportedSurrogate(Surrogate):
         self._path = path
         args, kwargs = self._program.example_inputs or ((), {})
         if kwargs or not args or not all(isinstance(a, torch.Tensor) and a.dim() > 0 for a in args):
-            raise UsageError(f"--model {path}: need stored positional non-scalar tensor example inputs; "
-                             "re-export with torch.export.export(model, (tensors,)) and no keyword inputs")
+            raise UsageError(
+                f"--model {path}: need stored positional non-scalar tensor example inputs; "
+                "re-export with torch.export.export(model, (tensors,)) and no keyword inputs"
+            )
         self._examples: tuple[torch.Tensor, ...] = args
         self._symbolic = self._placeholder_shapes()
         primary = self._examples[0]
         layout = "x: (B, " + ", ".join(map(str, primary.shape[1:])) + ")" if primary.dim() > 1 else "x: (B,)"
-        self.info = ModelInfo(name=str(path), paper="user model (torch.export)", layout=layout,
-                              point_kind="grid points", default_size=primary.shape[-1])
+        self.info = ModelInfo(
+            name=str(path),
+            paper="user model (torch.export)",
+            layout=layout,
+            point_kind="grid points",
+            default_size=primary.shape[-1],
+        )
 
     def _placeholder_shapes(self) -> list[tuple[object, ...]]:
         """Each user input's traced shape: ints for static dims, SymInts for dynamic ones."""
         names = set(self._program.graph_signature.user_inputs)
-        return [tuple(node.meta["val"].shape) for node in self._program.graph.nodes
-                if node.op == "placeholder" and node.name in names]
+        return [
+            tuple(node.meta["val"].shape)
+            for node in self._program.graph.nodes
+            if node.op == "placeholder" and node.name in names
+        ]
 
     def _check(self, dims: tuple[int, ...], traced: tuple[object, ...], which: int) -> None:
         """UsageError unless ``dims`` satisfies the traced shape (equal static dims, dynamic dims in range)."""
         if len(dims) != len(traced):
-            raise UsageError(f"--model {self._path}: input {which} has rank {len(traced)}, "
-                             f"shape {'x'.join(map(str, dims))} has rank {len(dims)}")
+            raise UsageError(
+                f"--model {self._path}: input {which} has rank {len(traced)}, "
+                f"shape {'x'.join(map(str, dims))} has rank {len(dims)}"
+            )
         for axis, (want, got) in enumerate(zip(traced, dims)):
             if isinstance(want, int):
                 if want != got:
                     raise UsageError(
                         f"--model {self._path}: input {which} dim {axis} is static {want} in the export, got {got}; "
-                        "re-export with a torch.export.Dim for that dim")
+                        "re-export with a torch.export.Dim for that dim"
+                    )
                 continue
             bounds = self._program.range_constraints.get(want.node.expr)
             if bounds is not None and not bounds.lower <= got <= bounds.upper:
-                raise UsageError(f"--model {self._path}: input {which} dim {axis} = {got} is outside the "
-                                 f"exported range [{bounds.lower}, {bounds.upper}]")
+                raise UsageError(
+                    f"--model {self._path}: input {which} dim {axis} = {got} is outside the "
+                    f"exported range [{bounds.lower}, {bounds.upper}]"
+                )
 
     def build(self) -> nn.Module:
         return _ExportedModule(self._program.module())
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """One tensor per program input, dim 0 set to ``batch`` (see the class docstring).
 
         Raises:
@@ -337,8 +363,10 @@ class ExportedSurrogate(Surrogate):
                 dim (batch included) the export's constraints do not allow.
         """
         if shape.size is not None and shape.size != self.info.default_size:
-            raise UsageError(f"--model {self._path}: exported at {self.info.layout}; a bare size {shape.size} "
-                             "cannot change that, give a full --shape")
+            raise UsageError(
+                f"--model {self._path}: exported at {self.info.layout}; a bare size {shape.size} "
+                "cannot change that, give a full --shape"
+            )
         inputs = []
         for which, (example, traced) in enumerate(zip(self._examples, self._symbolic)):
             dims = (batch, *shape.full[1:]) if which == 0 and shape.full else (batch, *example.shape[1:])
@@ -348,8 +376,10 @@ class ExportedSurrogate(Surrogate):
             elif dims == tuple(example.shape):
                 inputs.append(example.to(device))
             else:
-                raise UsageError(f"--model {self._path}: input {which} ({example.dtype}) cannot be resized "
-                                 f"to {'x'.join(map(str, dims))}; use the exported batch {example.shape[0]}")
+                raise UsageError(
+                    f"--model {self._path}: input {which} ({example.dtype}) cannot be resized "
+                    f"to {'x'.join(map(str, dims))}; use the exported batch {example.shape[0]}"
+                )
         return tuple(inputs)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:

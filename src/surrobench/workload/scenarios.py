@@ -131,17 +131,32 @@ class ScenarioSurrogate(Surrogate):
     input stays in pageable host memory. Points per sample: the grid points of a ``(B, C, H, W)`` input,
     N of a ``(B, N, W)`` input, 1 of a ``(B, W)`` input."""
 
-    def __init__(self, name: str, factory, layout: str, default_size: int, dims, *,
-                 dtype: torch.dtype = torch.float32, host_input: bool = False) -> None:  # fmt: skip
-        self.info = ModelInfo(name=PREFIX + name, paper="surrobench scenario (planted bottleneck)",
-                              layout=layout, point_kind="grid points", default_size=default_size)  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        factory,
+        layout: str,
+        default_size: int,
+        dims,
+        *,
+        dtype: torch.dtype = torch.float32,
+        host_input: bool = False,
+    ) -> None:
+        self.info = ModelInfo(
+            name=PREFIX + name,
+            paper="surrobench scenario (planted bottleneck)",
+            layout=layout,
+            point_kind="grid points",
+            default_size=default_size,
+        )
         self._factory, self._dims, self._dtype, self._host = factory, dims, dtype, host_input
 
     def build(self) -> nn.Module:
         return self._factory()
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """One input; for a host-input scenario a pageable CPU tensor whatever the device.
 
         Raises:
@@ -156,16 +171,31 @@ class ScenarioSurrogate(Surrogate):
 
 
 WIDE = 4096
-SCENARIO_MODELS: dict[str, ScenarioSurrogate] = {s.info.name: s for s in (
-    ScenarioSurrogate("sync-in-forward", SyncInForward, "x: (B, 3, N, N)", 128, _grid("sync-in-forward")),
-    ScenarioSurrogate("tiny-mlp", TinyMLP, "x: (B, 64); N ignored", 64, lambda b, s: (b, 64)),
-    ScenarioSurrogate("groupnorm-large", GroupNormStack, "x: (B, 3, N, N)", 512, _grid("groupnorm-large")),
-    ScenarioSurrogate("pageable-h2d", PageableInput, "x: (B, 3, N, N) in pageable host memory", 1024,
-                      _grid("pageable-h2d"), host_input=True),
-    ScenarioSurrogate("stream-wait", NeedlessStreamWait, "x: (B, 3, N, N)", 128, _grid("stream-wait")),
-    ScenarioSurrogate("gemm-bf16", LargeGemm, "x: (B, N, 4096) bf16 tokens", 4096,
-                      lambda b, s: (b, _bare("gemm-bf16", s), WIDE), dtype=torch.bfloat16),
-)}  # fmt: skip
+SCENARIO_MODELS: dict[str, ScenarioSurrogate] = {
+    s.info.name: s
+    for s in (
+        ScenarioSurrogate("sync-in-forward", SyncInForward, "x: (B, 3, N, N)", 128, _grid("sync-in-forward")),
+        ScenarioSurrogate("tiny-mlp", TinyMLP, "x: (B, 64); N ignored", 64, lambda b, s: (b, 64)),
+        ScenarioSurrogate("groupnorm-large", GroupNormStack, "x: (B, 3, N, N)", 512, _grid("groupnorm-large")),
+        ScenarioSurrogate(
+            "pageable-h2d",
+            PageableInput,
+            "x: (B, 3, N, N) in pageable host memory",
+            1024,
+            _grid("pageable-h2d"),
+            host_input=True,
+        ),
+        ScenarioSurrogate("stream-wait", NeedlessStreamWait, "x: (B, 3, N, N)", 128, _grid("stream-wait")),
+        ScenarioSurrogate(
+            "gemm-bf16",
+            LargeGemm,
+            "x: (B, N, 4096) bf16 tokens",
+            4096,
+            lambda b, s: (b, _bare("gemm-bf16", s), WIDE),
+            dtype=torch.bfloat16,
+        ),
+    )
+}
 
 
 def get_scenario_model(spec: str) -> Surrogate:

@@ -16,7 +16,11 @@ from surrobench.workload.zoo.pinn import PINNSurrogate
 from surrobench.workload.zoo.unet import UNet2dSurrogate
 
 _FAMILIES: tuple[type[Surrogate], ...] = (
-    FNO2dSurrogate, UNet2dSurrogate, PINNSurrogate, DeepONetSurrogate, MeshGraphNetSurrogate,
+    FNO2dSurrogate,
+    UNet2dSurrogate,
+    PINNSurrogate,
+    DeepONetSurrogate,
+    MeshGraphNetSurrogate,
 )
 _REGISTRY: dict[str, type[Surrogate]] = {cls.info.name: cls for cls in _FAMILIES}
 

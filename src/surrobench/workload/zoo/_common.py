@@ -14,8 +14,9 @@ from surrobench.errors import UsageError
 from surrobench.workload.spec import ShapeSpec
 
 
-def randn(shape: tuple[int, ...], generator: torch.Generator, device: torch.device,
-          dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def randn(
+    shape: tuple[int, ...], generator: torch.Generator, device: torch.device, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """Standard-normal tensor created directly on ``device`` from ``generator`` (which must live there).
 
     Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the

@@ -31,8 +31,14 @@ class DeepONet(nn.Module):
     ReLU activations, linear last layers.
     """
 
-    def __init__(self, sensors: int = SENSORS, query_dim: int = QUERY_DIM, basis: int = BASIS,
-                 hidden: int = HIDDEN, depth: int = DEPTH) -> None:
+    def __init__(
+        self,
+        sensors: int = SENSORS,
+        query_dim: int = QUERY_DIM,
+        basis: int = BASIS,
+        hidden: int = HIDDEN,
+        depth: int = DEPTH,
+    ) -> None:
         super().__init__()
         self.branch = mlp([sensors, *[hidden] * depth, basis], nn.ReLU)
         self.trunk = mlp([query_dim, *[hidden] * depth, basis], nn.ReLU)
@@ -62,8 +68,9 @@ class DeepONetSurrogate(Surrogate):
     def build(self) -> nn.Module:
         return DeepONet()
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """``(y, u)`` with ``y: (N, 2)``, ``u: (B, 100)``.
 
         Raises:

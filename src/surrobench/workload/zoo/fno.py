@@ -53,8 +53,8 @@ class SpectralConv2d(nn.Module):
         x_ft = torch.fft.rfft2(x.to(torch.promote_types(x.dtype, torch.float32)))
         out_ft = torch.zeros(batch, self.out_channels, h, w // 2 + 1, dtype=x_ft.dtype, device=x.device)
         out_ft[:, :, :m1, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m1, :m2], self.weight_pos[:, :, :m1, :m2])
-        out_ft[:, :, h - m1:, :m2] = torch.einsum(
-            "bixy,ioxy->boxy", x_ft[:, :, h - m1:, :m2], self.weight_neg[:, :, :m1, :m2]
+        out_ft[:, :, h - m1 :, :m2] = torch.einsum(
+            "bixy,ioxy->boxy", x_ft[:, :, h - m1 :, :m2], self.weight_neg[:, :, :m1, :m2]
         )
         return torch.fft.irfft2(out_ft, s=(h, w)).to(x.dtype)
 
@@ -68,8 +68,14 @@ class FNO2d(nn.Module):
     Shapes: ``(B, in_channels, H, W) -> (B, out_channels, H, W)``.
     """
 
-    def __init__(self, in_channels: int = IN_CHANNELS, out_channels: int = OUT_CHANNELS, width: int = WIDTH,
-                 modes: int = MODES, n_layers: int = N_LAYERS) -> None:
+    def __init__(
+        self,
+        in_channels: int = IN_CHANNELS,
+        out_channels: int = OUT_CHANNELS,
+        width: int = WIDTH,
+        modes: int = MODES,
+        n_layers: int = N_LAYERS,
+    ) -> None:
         super().__init__()
         self.lift = nn.Conv2d(in_channels, width, 1)
         self.spectral = nn.ModuleList(SpectralConv2d(width, width, modes) for _ in range(n_layers))
@@ -106,8 +112,9 @@ class FNO2dSurrogate(Surrogate):
     def build(self) -> nn.Module:
         return FNO2d()
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """``(x,)`` with ``x: (B, 3, H, W)``. Raises UsageError for a full shape not of rank 4 with 3 channels."""
         return (randn(grid_shape(self.info.name, batch, shape, channels=IN_CHANNELS), generator, device),)
 

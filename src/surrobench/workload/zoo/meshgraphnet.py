@@ -39,8 +39,9 @@ class MeshGraphNet(nn.Module):
     nodes, edge features ``(E, edge_dim)`` -> ``(B, N, out_dim)``.
     """
 
-    def __init__(self, node_dim: int = NODE_DIM, edge_dim: int = EDGE_DIM, out_dim: int = OUT_DIM,
-                 steps: int = STEPS) -> None:
+    def __init__(
+        self, node_dim: int = NODE_DIM, edge_dim: int = EDGE_DIM, out_dim: int = OUT_DIM, steps: int = STEPS
+    ) -> None:
         super().__init__()
         self.node_encoder = _latent_mlp(node_dim)
         self.edge_encoder = _latent_mlp(edge_dim)
@@ -48,8 +49,9 @@ class MeshGraphNet(nn.Module):
         self.node_mlps = nn.ModuleList(_latent_mlp(2 * HIDDEN) for _ in range(steps))
         self.decoder = _latent_mlp(HIDDEN, out_dim, layer_norm=False)
 
-    def forward(self, node_features: torch.Tensor, edge_index: torch.Tensor,
-                edge_features: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, node_features: torch.Tensor, edge_index: torch.Tensor, edge_features: torch.Tensor
+    ) -> torch.Tensor:
         batch, nodes, _ = node_features.shape
         x = self.node_encoder(node_features.reshape(batch * nodes, -1))
         e = self.edge_encoder(edge_features)
@@ -99,8 +101,9 @@ class MeshGraphNetSurrogate(Surrogate):
     def build(self) -> nn.Module:
         return MeshGraphNet()
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """``(node_features, edge_index, edge_features)`` for ``batch`` mesh copies.
 
         Raises:

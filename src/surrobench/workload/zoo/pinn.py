@@ -43,8 +43,9 @@ class PINNSurrogate(Surrogate):
     def build(self) -> nn.Module:
         return mlp([IN_DIM, *[HIDDEN] * DEPTH, OUT_DIM], nn.Tanh)
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """``(x,)`` with ``x: (B, N, 3)``. Raises UsageError for a full shape other than ``Bx N x 3``."""
         return (randn(points_shape(self.info.name, batch, shape, dim=IN_DIM), generator, device),)
 

@@ -27,8 +27,12 @@ GROUPS = 8
 def conv_block(in_channels: int, out_channels: int) -> nn.Sequential:
     """Two (3x3 conv, GroupNorm, SiLU) layers; padding 1 keeps H and W: ``(B, C_in, H, W) -> (B, C_out, H, W)``."""
     return nn.Sequential(
-        nn.Conv2d(in_channels, out_channels, 3, padding=1), nn.GroupNorm(GROUPS, out_channels), nn.SiLU(),
-        nn.Conv2d(out_channels, out_channels, 3, padding=1), nn.GroupNorm(GROUPS, out_channels), nn.SiLU(),
+        nn.Conv2d(in_channels, out_channels, 3, padding=1),
+        nn.GroupNorm(GROUPS, out_channels),
+        nn.SiLU(),
+        nn.Conv2d(out_channels, out_channels, 3, padding=1),
+        nn.GroupNorm(GROUPS, out_channels),
+        nn.SiLU(),
     )
 
 
@@ -39,8 +43,13 @@ class UNet2d(nn.Module):
     Shapes: ``(B, in_channels, H, W) -> (B, out_channels, H, W)``; H and W divisible by ``2**levels``.
     """
 
-    def __init__(self, in_channels: int = IN_CHANNELS, out_channels: int = OUT_CHANNELS,
-                 base_width: int = BASE_WIDTH, levels: int = LEVELS) -> None:
+    def __init__(
+        self,
+        in_channels: int = IN_CHANNELS,
+        out_channels: int = OUT_CHANNELS,
+        base_width: int = BASE_WIDTH,
+        levels: int = LEVELS,
+    ) -> None:
         super().__init__()
         widths = [base_width * 2**i for i in range(levels + 1)]
         self.down = nn.ModuleList(conv_block(c_in, c_out) for c_in, c_out in zip([in_channels, *widths], widths[:-1]))
@@ -79,8 +88,9 @@ class UNet2dSurrogate(Surrogate):
     def build(self) -> nn.Module:
         return UNet2d()
 
-    def example_inputs(self, batch: int, shape: ShapeSpec, *, generator: torch.Generator,
-                       device: torch.device) -> tuple[torch.Tensor, ...]:
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
         """``(x,)`` with ``x: (B, 3, H, W)``.
 
         Raises:
