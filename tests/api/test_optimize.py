@@ -157,6 +157,11 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert entry["recommended"][0] == "threads=1"
         assert "--threads 1" in entry["recipe"]["run_command"] and "torch.set_num_threads(1)" in entry["recipe"]["code"]
         assert all(c["verdict"] in VERDICTS for c in entry["candidates"])
+        # every timed candidate was profiled: its row of the before/after table has a top-op share
+        timed = [c for c in entry["candidates"] if "speedup" in c]
+        assert timed and all(c["top_op"]["name"].startswith("aten::") for c in timed)
+        assert all(0 < c["top_op"]["share"] <= 1 for c in timed)
+        assert by_name["bf16"]["top_op"] is None  # rejected before timing: never profiled
         assert doc["schema"] == SCHEMA == "surrobench/optimize-v1"
         # stored and linked: the report, and the before/after runs that compare works on
         assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id

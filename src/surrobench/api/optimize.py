@@ -61,7 +61,7 @@ DEFAULT_ROUNDS = 6
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
-#: Profiled steps for the top-op share of the baseline and the recipe: one warm-up, three recorded.
+#: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
 _PRECISION_REMEDIES = ("fp16", "bf16")
 
@@ -210,7 +210,7 @@ def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, curre
         speedup=vs_base,
         gain=gain,
         break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
-        result=variant.result(),
+        result=replace(variant.result(), top_op=_top_op(variant)),
         time_s=time.monotonic() - started,
         **common,
     )
@@ -281,7 +281,8 @@ def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
 
 def _top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
-    after all timing so that the profiler never overlaps a timed round; None when nothing was recorded."""
+    after the variant's timed rounds so that the profiler never overlaps a timed round; None when nothing
+    was recorded."""
     try:
         with execution_settings(variant.cfg), torch.inference_mode():
             capture = profile_steps(
@@ -359,15 +360,9 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         peak_mem_bytes=baseline.peak_bytes,
         top_op=_top_op(baseline),
     )
-    recipe_result = replace(variant.result(), top_op=_top_op(variant)) if variant else None
     candidates = tuple(c for _, c in singles) + tuple(stacked)
-    if recipe_result is not None:  # the recipe's row carries the top op profiled above
-        candidates = tuple(
-            replace(c, result=replace(c.result, top_op=recipe_result.top_op))
-            if c.name == recipe.name and c.verdict == "accepted"
-            else c
-            for c in candidates
-        )
+    chosen = next((c for c in candidates if c.name == recipe.name and c.verdict == "accepted"), None)
+    recipe_result = replace(variant.result(), top_op=chosen.result.top_op if chosen else None) if variant else None
     return ConfigOptimization(
         baseline=base_result,
         candidates=candidates,
