@@ -107,6 +107,7 @@ def test_optimize_from_a_stored_run(tmp_path):
         (["--budget-s", "-1"], "--budget-s"),
         (["--only", "warp-drive"], "unknown remedy warp-drive"),
         (["--run", "nope"], "no run"),
+        (["--verify", "1"], "--verify 1"),
     ],
 )
 def test_optimize_bad_input_is_one_line(tmp_path, capsys, args, message):

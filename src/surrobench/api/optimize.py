@@ -16,7 +16,8 @@ Per config of the request (the workload of ``surrobench run``):
    beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out.
 
 The baseline and the recipe, as measured in the same rounds, are stored as two runs, and the report
-next to them (:func:`surrobench.results.store.add_optimization`).
+next to them (:func:`surrobench.results.store.add_optimization`). With ``fresh_pairs``, each recipe is then
+measured again against its baseline in fresh processes (:mod:`surrobench.api.fresh`).
 """
 
 from __future__ import annotations
@@ -27,12 +28,14 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.api.fresh import check_fresh
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.errors import UsageError
@@ -70,8 +73,9 @@ _PRECISION_REMEDIES = ("fp16", "bf16")
 class OptimizeRequest:
     """What to optimize: the workload (one or more :class:`SweepRequest`, every config of each; their
     ``warmup``/``iters`` bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
-    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, and ``only``: the
-    remedy names to try (None: every remedy for the device)."""
+    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
+    remedy names to try (None: every remedy for the device), and ``fresh_pairs``: pairs of fresh
+    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2)."""
 
     sweeps: tuple[SweepRequest, ...]
     budget_s: float = DEFAULT_BUDGET_S
@@ -79,6 +83,7 @@ class OptimizeRequest:
     thorough: bool = False
     rounds: int = DEFAULT_ROUNDS
     only: tuple[str, ...] | None = None
+    fresh_pairs: int = 0
 
 
 @dataclass
@@ -387,8 +392,11 @@ def optimize(
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
 
     Raises:
-        UsageError: from planning the workload (unknown model, a shape that does not fit).
+        UsageError: from planning the workload (unknown model, a shape that does not fit); ``fresh_pairs``
+            neither 0 nor at least 2.
     """
+    if request.fresh_pairs != 0 and request.fresh_pairs < 2:
+        raise UsageError(f"fresh pairs {request.fresh_pairs}: 0 (no check) or at least 2 (the CI draws processes)")
     plans = [plan_sweep(sweep) for sweep in request.sweeps]
     configs = [cfg for cfgs, _ in plans for cfg in cfgs]
     surrogates = {name: s for _, found in plans for name, s in found.items()}
@@ -408,8 +416,11 @@ def optimize(
                 store.begin_run(recipe_run, command)
                 recipe_stored = True
             store.add_result(recipe_run.run_id, entry.recipe_result)
-        entries.append(entry)
         _free(cfg.device)
+        if request.fresh_pairs:
+            db = None if store.path == ":memory:" else Path(store.path)
+            entry = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
+        entries.append(entry)
     report = OptimizeReport(
         optimize_id=new_run_id(),
         created=now,

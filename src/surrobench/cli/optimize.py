@@ -54,6 +54,13 @@ ThoroughOpt = typer.Option(
 OptRoundsOpt = typer.Option(
     DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2."
 )
+VerifyOpt = typer.Option(
+    0,
+    "--verify",
+    metavar="PAIRS",
+    help="Then measure each recipe against its baseline again in PAIRS pairs of fresh `surrobench run` "
+    "processes (order alternating) and say whether the speedup reproduces; 0: no check, else at least 2.",
+)
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
@@ -92,6 +99,7 @@ def optimize_command(
     thorough: bool = ThoroughOpt,
     rounds: int = OptRoundsOpt,
     only: str = OnlyOpt,
+    verify: int = VerifyOpt,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
@@ -106,6 +114,8 @@ def optimize_command(
         raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
     if rounds < 2:
         raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
+    if verify != 0 and verify < 2:
+        raise UsageError(f"--verify {verify}: 0 (no check) or at least 2 pairs (the CI draws processes)")
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     with ResultStore(db) as store:
@@ -139,6 +149,7 @@ def optimize_command(
             thorough=thorough,
             rounds=rounds,
             only=_only(only, sweeps[0].device, thorough),
+            fresh_pairs=verify,
         )
         report = optimize(
             request,

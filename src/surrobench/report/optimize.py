@@ -91,7 +91,7 @@ def config_title(entry: dict) -> str:
 
 def recipe_lines(entry: dict) -> list[str]:
     """The recommendation in words: the recipe with its speedup, its code and its ``surrobench run`` line;
-    then what the budget left untried and the notes."""
+    the fresh-process check when it ran; then what the budget left untried and the notes."""
     name = "+".join(entry["recommended"])
     if name:
         best = next((c for c in entry["candidates"] if c["name"] == name and c["verdict"] == "accepted"), None)
@@ -103,6 +103,9 @@ def recipe_lines(entry: dict) -> list[str]:
         ]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
+    fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
+    if fresh:
+        lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")
     lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
     lines += [f"note: {n}" for n in entry["notes"]]
     return lines

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
 from surrobench.records.run import ConfigResult
+from surrobench.results.fresh import FreshCheck
 from surrobench.results.speedup import Speedup
 
 #: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
@@ -96,7 +97,9 @@ class ConfigOptimization:
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         error: why the baseline itself could not run (then there are no candidates).
-        elapsed_s: wall time of this config.
+        elapsed_s: wall time of this config (the search, without the fresh check).
+        fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
+            asked for or nothing won.
     """
 
     baseline: ConfigResult
@@ -110,6 +113,7 @@ class ConfigOptimization:
     notes: tuple[str, ...] = ()
     error: str | None = None
     elapsed_s: float = 0.0
+    fresh: FreshCheck | None = None
 
     @property
     def best(self) -> CandidateResult | None:
@@ -144,6 +148,7 @@ class ConfigOptimization:
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,
+            "fresh": self.fresh.to_json() if self.fresh else None,
         }
 
 

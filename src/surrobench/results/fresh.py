@@ -1,0 +1,103 @@
+"""Does a recipe's speedup hold up in fresh processes? The record and its verdict.
+
+``optimize`` measures every candidate interleaved with the baseline inside one process. Its CI covers the
+drift *between rounds* of that process, not between processes: a launch-bound eager baseline can read 1.2
+ms in one process and 2.9 ms in another on the same machine (docs/benchmarks/h200-optimize.md), while a
+CUDA-graph recipe stays put. The check measures the pair again as ``surrobench run`` in new processes,
+alternating which one starts first (B R, R B, ...), and treats each process as one round of
+:func:`surrobench.results.speedup.speedup` (ratio of medians, two-stage bootstrap CI over processes, then
+over iterations within them), so the fresh interval includes the between-process drift.
+
+**Verdict.** ``reproduced``: the fresh median lies inside the optimize CI; ``overlaps``: it does not, but the
+two intervals overlap; ``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from surrobench.results.speedup import Speedup, speedup
+
+#: The fresh-run verdicts (module docstring).
+FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed")
+
+
+@dataclass(frozen=True)
+class FreshCheck:
+    """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes.
+
+    Attributes:
+        pairs: pairs of processes asked for.
+        verdict: one of :data:`FRESH_VERDICTS`; ``reason`` says why in one line.
+        speedup: baseline over recipe across the fresh processes, None when a process failed.
+        baseline_ms, recipe_ms: each fresh process's median host latency, ms, in launch order.
+        run_ids: the stored runs of the fresh processes, in launch order.
+        error: the failed process's last line of output (``failed``).
+        elapsed_s: wall time of all fresh processes, seconds.
+    """
+
+    pairs: int
+    verdict: str
+    reason: str
+    speedup: Speedup | None = None
+    baseline_ms: tuple[float, ...] = ()
+    recipe_ms: tuple[float, ...] = ()
+    run_ids: tuple[str, ...] = ()
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.verdict not in FRESH_VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}; one of {FRESH_VERDICTS}")
+
+    def to_json(self) -> dict:
+        """The optimize-v1 ``fresh`` object of a config."""
+        return {
+            "pairs": self.pairs,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "speedup": self.speedup.to_json() if self.speedup else None,
+            "baseline_ms": list(self.baseline_ms),
+            "recipe_ms": list(self.recipe_ms),
+            "run_ids": list(self.run_ids),
+            "error": self.error,
+            "elapsed_s": self.elapsed_s,
+        }
+
+
+def _spread(medians: list[float]) -> float:
+    """max / min - 1 of per-process medians: how far the same command moved between processes."""
+    return max(medians) / min(medians) - 1.0
+
+
+def judge_fresh(
+    optimized: Speedup, baseline_rounds: list[list[float]], recipe_rounds: list[list[float]], **fields
+) -> FreshCheck:
+    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration, equal
+    lengths) against the ``optimized`` speedup that ``optimize`` measured. ``fields`` are passed on
+    (``pairs``, ``run_ids``, ``elapsed_s``).
+
+    Raises:
+        ValueError: fewer than one process a side, or processes of unequal length.
+    """
+    fresh = speedup(baseline_rounds, recipe_rounds)
+    lo, hi = optimized.ci95
+    where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
+    if lo <= fresh.median <= hi:
+        verdict, how = "reproduced", f"inside {where}"
+    elif fresh.ci95[0] <= hi and lo <= fresh.ci95[1]:
+        verdict, how = "overlaps", f"outside {where}, the intervals overlap"
+    else:
+        verdict, how = "not_reproduced", f"outside {where}, the intervals disjoint"
+    base_ms = [float(np.median(r)) for r in baseline_rounds]
+    recipe_ms = [float(np.median(r)) for r in recipe_rounds]
+    reason = (
+        f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(base_ms)} process pairs, "
+        f"{how}; between processes the baseline median moved "
+        f"{_spread(base_ms):.0%}, the recipe's {_spread(recipe_ms):.0%}"
+    )
+    return FreshCheck(
+        verdict=verdict, reason=reason, speedup=fresh, baseline_ms=tuple(base_ms), recipe_ms=tuple(recipe_ms), **fields
+    )

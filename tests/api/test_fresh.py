@@ -1,0 +1,83 @@
+"""The fresh-process check of an optimize recipe (:mod:`surrobench.api.fresh`), with real processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from surrobench.api.fresh import check_fresh
+from surrobench.api.optimize import OptimizeRequest, optimize
+from surrobench.errors import UsageError
+from surrobench.execution.sweep import SweepRequest
+from surrobench.results.optimize import CandidateResult, ConfigOptimization
+from surrobench.results.speedup import Speedup
+from surrobench.results.store import ResultStore
+from surrobench.workload.spec import ShapeSpec
+
+MODEL = '''
+import time
+import torch
+
+
+class ThreadBound(torch.nn.Module):
+    """Sleeps 6 ms per call unless torch runs one thread, so the recipe threads=1 wins by construction."""
+
+    def forward(self, x):
+        time.sleep(0.006 if torch.get_num_threads() > 1 else 0.0003)
+        return x * 2.0
+
+
+def build():
+    return ThreadBound()
+'''
+
+
+def _request(spec: str, fresh_pairs: int) -> OptimizeRequest:
+    sweep = SweepRequest(
+        models=(spec,),
+        shapes=(ShapeSpec(size=8),),
+        batches=(1,),
+        precisions=("fp32",),
+        modes=("eager",),
+        device="cpu",
+        warmup=1,
+        iters=4,
+        seed=0,
+        cudnn_benchmark=False,
+        input_sets=1,
+        threads=2,
+    )
+    return OptimizeRequest((sweep,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
+
+
+def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)  # the recipe's run line names the model file relative to here
+    with ResultStore(tmp_path / "o.db") as store:
+        (entry,) = optimize(_request("thread_bound.py:build", 2), store).configs
+        fresh = entry.fresh
+        assert fresh is not None and fresh.verdict != "failed", fresh.reason
+        assert fresh.speedup.median > 5  # 6 ms against 0.3 ms, measured in new processes
+        assert len(fresh.baseline_ms) == len(fresh.recipe_ms) == 2 and min(fresh.baseline_ms) > 5
+        tags = [store.load_run(run_id).tag for run_id in fresh.run_ids]
+    assert tags == ["fresh:baseline", "fresh:recipe", "fresh:recipe", "fresh:baseline"]
+    assert entry.to_json()["fresh"]["verdict"] == fresh.verdict
+
+
+def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
+    line = "surrobench run --model missing.py:build --shape 8 --batch 1 --device cpu"
+    entry = ConfigOptimization(
+        baseline=None,
+        candidates=(CandidateResult("threads=1", "accepted", "planted", speedup=Speedup(2.0, (1.9, 2.1), 0.01)),),
+        recommended=("threads=1",),
+        run_command=line + " --threads 1",
+        baseline_command=line,
+    )
+    fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
+    assert fresh.verdict == "failed" and fresh.speedup is None
+    assert "fresh:baseline exited 2" in fresh.reason and "missing.py" in fresh.reason and "\n" not in fresh.reason
+
+
+def test_nothing_to_check_without_a_recipe_and_one_pair_is_refused(tmp_path):
+    assert check_fresh(ConfigOptimization(baseline=None), pairs=2, db=None) is None
+    with pytest.raises(UsageError, match="at least 2"):
+        optimize(_request("pinn-mlp", 1), ResultStore(tmp_path / "o.db"))
