@@ -19,6 +19,7 @@ from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
 from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
+from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import (
     ShapeSpec,
     parse_batches,
@@ -74,21 +75,25 @@ def sweep_request(
     iters: int = MIN_ITERS,
     seed: int = 0,
     cudnn_benchmark: bool = False,
-    input_sets: int = 3,
+    input_sets: int = DEFAULT_INPUT_SETS,
     tag: str | None = None,
     rounds: int = 1,
     channels_last: bool = False,
     compile_mode: str | None = None,
     threads: int | None = None,
+    trust_pickle: bool = False,
 ) -> SweepRequest:
     """Validate and parse a sweep into a :class:`SweepRequest`, resolving every model and checking every
     (model, shape, batch) on a CPU input (:func:`plan_sweep`) so bad input fails before anything is timed.
 
-    ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``.
+    ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A model named
+    twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
+    can run code: only for files from a trusted source).
 
     Raises:
         UsageError: malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
-            ``threads`` < 1, no GPU for cuda, unknown models, shapes that do not fit a model,
+            ``threads`` < 1, more ``input_sets`` than the calls that read them, a ``seed`` outside
+            [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, unknown models, shapes that do not fit a model,
             ``compile_mode`` without the ``compile`` mode.
     """
     if iters < 1:
@@ -98,10 +103,17 @@ def sweep_request(
     for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
             raise UsageError(f"--{flag} {value}: must be >= 1")
+    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
+    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
+    if input_sets > most_sets:
+        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
+    if not 0 <= seed < 2**64:
+        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
     mode_list = tuple(parse_modes(_text(modes, "mode")))
     if compile_mode is not None and "compile" not in mode_list:
         raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
-    models = tuple(m.strip() for m in (model.split(",") if isinstance(model, str) else model) if m.strip())
+    names = model.split(",") if isinstance(model, str) else model
+    models = tuple(dict.fromkeys(m.strip() for m in names if m.strip()))
     if not models:
         raise UsageError("--model: give at least one model (see `surrobench models`)")
     request = SweepRequest(
@@ -121,7 +133,13 @@ def sweep_request(
         channels_last=channels_last,
         compile_mode=parse_compile_mode(compile_mode),
         threads=threads,
+        trust_pickle=trust_pickle,
     )
+    if request.device == "cpu" and "tf32" in request.precisions:
+        raise UsageError(
+            "--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
+            "another name: use fp32 (or bf16)"
+        )
     plan_sweep(request)  # resolve every model and check every shape now
     return request
 

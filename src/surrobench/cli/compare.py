@@ -19,6 +19,7 @@ from surrobench.cli.options import (
     ThresholdOpt,
     check_writable,
     console,
+    flag,
     parse_fields,
     write_json,
     write_output,
@@ -44,7 +45,7 @@ def compare(
     threshold: float = ThresholdOpt,
     allow_env_mismatch: bool = AllowEnvMismatchOpt,
     ignore_field: str = IgnoreFieldOpt,
-    fail_on_regression: bool = typer.Option(
+    fail_on_regression: bool = flag(
         False,
         "--fail-on-regression",
         help="Exit 1 when any config regressed; "

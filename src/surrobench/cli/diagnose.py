@@ -27,29 +27,20 @@ from surrobench.cli.app import app
 from surrobench.records.findings import Finding, diagnosis_json
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt,
-    BatchOpt,
-    CudnnOpt,
     DbOpt,
     MarkdownOpt,
     ThresholdsOpt,
-    DeviceOpt,
-    InputSetsOpt,
-    ItersOpt,
     JsonOpt,
-    ModeOpt,
-    ModelOpt,
-    PrecisionOpt,
     ProfileActiveOpt,
     ProfileWaitOpt,
     ProfileWarmupOpt,
-    SeedOpt,
-    ShapeOpt,
-    TagOpt,
     TraceOutOpt,
-    WarmupOpt,
     build_profile_options,
-    build_request,
+    SWEEP_ONLY,
+    flag,
+    WORKLOAD_FIELDS,
+    WorkloadOptions,
+    workload_options,
     check_writable,
     console,
     err_console,
@@ -78,26 +69,7 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
-_WORKLOAD_PARAMS = (
-    "model",
-    "shape",
-    "batch",
-    "precision",
-    "mode",
-    "device",
-    "warmup",
-    "iters",
-    "seed",
-    "cudnn_benchmark",
-    "input_sets",
-    "tag",
-    "profile_wait",
-    "profile_warmup",
-    "profile_active",
-    "trace_out",
-    "system_pass",
-    "trust_pickle",
-)
+_WORKLOAD_PARAMS = (*WORKLOAD_FIELDS, "profile_wait", "profile_warmup", "profile_active", "trace_out", "system_pass")
 
 
 def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
@@ -114,6 +86,7 @@ def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
 
 
 @app.command()
+@workload_options(omit=SWEEP_ONLY)
 def diagnose(
     ctx: typer.Context,
     traces: list[Path] | None = typer.Argument(
@@ -123,27 +96,17 @@ def diagnose(
         "workload options.",
     ),
     run_id: str | None = typer.Option(None, "--run", help="Diagnose a stored run (id or unique prefix) in --db."),
-    model: str = ModelOpt,
-    shape: str = ShapeOpt,
-    batch: str = BatchOpt,
-    precision: str = PrecisionOpt,
-    mode: str = ModeOpt,
-    device: str = DeviceOpt,
-    warmup: int = WarmupOpt,
-    iters: int = ItersOpt,
-    seed: int = SeedOpt,
-    cudnn_benchmark: bool = CudnnOpt,
-    input_sets: int = InputSetsOpt,
+    *,
+    workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    tag: str = TagOpt,
     profile_wait: int = ProfileWaitOpt,
     profile_warmup: int = ProfileWarmupOpt,
     profile_active: int = ProfileActiveOpt,
     trace_out: Path = TraceOutOpt,
     config: Path | None = ThresholdsOpt,
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
-    system_pass: bool = typer.Option(
+    system_pass: bool = flag(
         False,
         "--system/--no-system",
         help="Also run each config under Linux perf "
@@ -152,7 +115,6 @@ def diagnose(
     markdown: Path | None = MarkdownOpt,
     workers: int | None = WorkersOpt,
     dask_scheduler: str | None = DaskSchedulerOpt,
-    trust_pickle: bool = TrustPickleOpt,
 ) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     th = load_thresholds(config)
@@ -185,22 +147,10 @@ def diagnose(
             record, findings, warnings = diagnose_stored(run_id, store, th)
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
-        request = build_request(
-            model,
-            shape,
-            batch,
-            precision,
-            mode,
-            device,
-            warmup,
-            iters,
-            seed,
-            cudnn_benchmark,
-            input_sets,
-            tag,
-            trust_pickle=trust_pickle,
+        request = workload.request()
+        options = build_profile_options(
+            profile_wait, profile_warmup, profile_active, False, trace_out, True, workload.iters
         )
-        options = build_profile_options(profile_wait, profile_warmup, profile_active, False, trace_out, True, iters)
         with ResultStore(db) as store, progress_hooks() as hooks:
             record, findings, warnings, evidence = diagnose_workload(
                 request, store, options, th, system, system_pass, command=command_line(), hooks=hooks

@@ -11,25 +11,12 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.optimize import DEFAULT_BUDGET_S, DEFAULT_ROUNDS, OptimizeRequest, optimize, sweeps_from_run
 from surrobench.cli.app import app
 from surrobench.cli.options import (
-    BatchOpt,
-    ChannelsLastOpt,
-    CompileModeOpt,
-    CudnnOpt,
     DbOpt,
-    DeviceOpt,
-    InputSetsOpt,
-    ItersOpt,
     JsonOpt,
     MarkdownOpt,
-    ModelOpt,
-    ModeOpt,
-    PrecisionOpt,
-    SeedOpt,
-    ShapeOpt,
-    TagOpt,
-    ThreadsOpt,
-    WarmupOpt,
-    build_request,
+    WorkloadOptions,
+    flag,
+    workload_options,
     check_writable,
     command_line,
     console,
@@ -48,7 +35,7 @@ BudgetOpt = typer.Option(DEFAULT_BUDGET_S, "--budget-s", help="Seconds per confi
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."
 )
-ThoroughOpt = typer.Option(
+ThoroughOpt = flag(
     False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles)."
 )
 OptRoundsOpt = typer.Option(
@@ -78,21 +65,9 @@ def _only(text: str | None, device: str, thorough: bool) -> tuple[str, ...] | No
 
 
 @app.command(name="optimize")
+@workload_options(omit=("rounds", "trust_pickle"))  # --rounds is the interleaved rounds of a measurement here
 def optimize_command(
-    model: str = ModelOpt,
-    shape: str = ShapeOpt,
-    batch: str = BatchOpt,
-    precision: str = PrecisionOpt,
-    mode: str = ModeOpt,
-    device: str = DeviceOpt,
-    warmup: int = WarmupOpt,
-    iters: int = ItersOpt,
-    seed: int = SeedOpt,
-    cudnn_benchmark: bool = CudnnOpt,
-    input_sets: int = InputSetsOpt,
-    channels_last: bool = ChannelsLastOpt,
-    compile_mode: str = CompileModeOpt,
-    threads: int = ThreadsOpt,
+    workload: WorkloadOptions,
     run: str = RunOpt,
     budget_s: float = BudgetOpt,
     tolerance: float = ToleranceOpt,
@@ -103,7 +78,6 @@ def optimize_command(
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
-    tag: str = TagOpt,
 ) -> None:
     """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
@@ -122,26 +96,7 @@ def optimize_command(
         if run is not None:
             sweeps = sweeps_from_run(store.load_run(run))
         else:
-            sweeps = (
-                build_request(
-                    model,
-                    shape,
-                    batch,
-                    precision,
-                    mode,
-                    device,
-                    warmup,
-                    iters,
-                    seed,
-                    cudnn_benchmark,
-                    input_sets,
-                    tag,
-                    1,
-                    channels_last,
-                    compile_mode,
-                    threads,
-                ),
-            )
+            sweeps = (workload.request(),)
         request = OptimizeRequest(
             sweeps,
             budget_s=budget_s,

@@ -6,18 +6,24 @@ One definition per flag keeps the names and defaults of the source text's CLI (`
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import get_type_hints
 
 import typer
+from typer.models import OptionInfo
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from surrobench.api.benchmark import sweep_request
 from surrobench.api.profile import Hooks, profile_config, time_and_profile
 from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
@@ -25,14 +31,13 @@ from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
-from surrobench.execution.sweep import SweepRequest, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.results.compare import DEFAULT_THRESHOLD
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
-from surrobench.workload.spec import parse_batches, parse_compile_mode, parse_modes, parse_precisions, parse_shapes
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -49,6 +54,12 @@ def _width(stream) -> int | None:
 # file=None: rich writes to whatever sys.stdout is at print time (the CLI's guard while a command runs)
 console = Console(width=_width(sys.stdout))
 err_console = Console(stderr=True, width=_width(sys.stderr))
+
+
+def flag(default: bool, *decls: str, help: str) -> OptionInfo:
+    """A boolean flag option: it takes no value, so ``--help`` shows no ``<bool>`` type beside it."""
+    return typer.Option(default, *decls, help=help, metavar="")
+
 
 ModelOpt = typer.Option(
     "fno2d",
@@ -72,9 +83,7 @@ ItersOpt = typer.Option(
     help=f"Timed iterations (at least {MIN_ITERS}; {MIN_SAMPLES_FOR_P95}+ for a trustworthy P95).",
 )
 SeedOpt = typer.Option(0, "--seed", help="Seed of weights and inputs.")
-CudnnOpt = typer.Option(
-    False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded)."
-)
+CudnnOpt = flag(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
 InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
 RoundsOpt = typer.Option(
     1,
@@ -82,7 +91,7 @@ RoundsOpt = typer.Option(
     help="Repeat the whole sweep this many times in one process and merge each "
     "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).",
 )
-ChannelsLastOpt = typer.Option(
+ChannelsLastOpt = flag(
     False, "--channels-last/--no-channels-last", help="4-D inputs and weights in channels_last (NHWC) memory format."
 )
 CompileModeOpt = typer.Option(
@@ -97,7 +106,7 @@ DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
 MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
-TrustPickleOpt = typer.Option(
+TrustPickleOpt = flag(
     False,
     "--trust-pickle",
     help="Load a .pt2 whose weights, constants or inputs "
@@ -142,92 +151,120 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-def build_request(
-    model: str,
-    shape: str | None,
-    batch: str,
-    precision: str,
-    mode: str,
-    device: str,
-    warmup: int,
-    iters: int,
-    seed: int,
-    cudnn_benchmark: bool,
-    input_sets: int,
-    tag: str | None,
-    rounds: int = 1,
-    channels_last: bool = False,
-    compile_mode: str | None = None,
-    threads: int | None = None,
-    trust_pickle: bool = False,
-) -> SweepRequest:
-    """Validate and parse the workload options into a :class:`SweepRequest`, resolving every model and
-    checking every shape (:func:`plan_sweep`) so that bad input fails before any output.
+def _shared(option: OptionInfo):
+    """A :class:`WorkloadOptions` field declared by its typer option: the CLI's default is the field's."""
+    return field(default=option.default, metadata={"option": option})
 
-    Prints a warning (not an error) when warm-up or timed iterations are under the method's
-    minimums (10 and 50, ch. 3 section 1).
+
+@dataclass(frozen=True)
+class WorkloadOptions:
+    """The workload and execution options of a command (``run``, ``profile``, ``perf``, ``diagnose``,
+    ``optimize``), as typed; each field is declared once, by its typer option (:func:`workload_options`)."""
+
+    model: str = _shared(ModelOpt)
+    shape: str = _shared(ShapeOpt)
+    batch: str = _shared(BatchOpt)
+    precision: str = _shared(PrecisionOpt)
+    mode: str = _shared(ModeOpt)
+    device: str = _shared(DeviceOpt)
+    warmup: int = _shared(WarmupOpt)
+    iters: int = _shared(ItersOpt)
+    seed: int = _shared(SeedOpt)
+    cudnn_benchmark: bool = _shared(CudnnOpt)
+    input_sets: int = _shared(InputSetsOpt)
+    tag: str | None = _shared(TagOpt)
+    rounds: int = _shared(RoundsOpt)
+    channels_last: bool = _shared(ChannelsLastOpt)
+    compile_mode: str | None = _shared(CompileModeOpt)
+    threads: int | None = _shared(ThreadsOpt)
+    trust_pickle: bool = _shared(TrustPickleOpt)
+
+    def request(self) -> SweepRequest:
+        """Validate and parse the options into a :class:`SweepRequest`
+        (:func:`surrobench.api.benchmark.sweep_request`: every model resolved and every shape checked, so
+        bad input fails before any output).
+
+        Prints a warning (not an error) when warm-up or timed iterations are under the method's minimums
+        (:data:`~surrobench.execution.config.MIN_WARMUP`, :data:`~surrobench.execution.config.MIN_ITERS`).
+
+        Raises:
+            UsageError: as :func:`~surrobench.api.benchmark.sweep_request`.
+        """
+        request = sweep_request(
+            self.model,
+            shapes=self.shape,
+            batches=self.batch,
+            precisions=self.precision,
+            modes=self.mode,
+            device=self.device,
+            warmup=self.warmup,
+            iters=self.iters,
+            seed=self.seed,
+            cudnn_benchmark=self.cudnn_benchmark,
+            input_sets=self.input_sets,
+            tag=self.tag,
+            rounds=self.rounds,
+            channels_last=self.channels_last,
+            compile_mode=self.compile_mode,
+            threads=self.threads,
+            trust_pickle=self.trust_pickle,
+        )
+        low = [f"--warmup {self.warmup} (< {MIN_WARMUP})"] * (self.warmup < MIN_WARMUP)
+        low += [f"--iters {self.iters} (< {MIN_ITERS})"] * (self.iters < MIN_ITERS)
+        if low:
+            err_console.print(
+                f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks "
+                f"for ({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
+            )
+        return request
+
+
+#: The fields of :class:`WorkloadOptions`, in the order ``--help`` lists them.
+WORKLOAD_FIELDS = tuple(f.name for f in fields(WorkloadOptions))
+#: The options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
+SWEEP_ONLY = ("rounds", "channels_last", "compile_mode", "threads")
+
+
+def workload_options(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Decorate a command whose parameter ``workload: WorkloadOptions`` stands for the shared workload
+    options: typer sees each field of :class:`WorkloadOptions` (but those in ``omit``) as an option in that
+    place, and the command gets them as one frozen :class:`WorkloadOptions` (an omitted field keeps its
+    default). The command's other parameters keep their names and order.
 
     Raises:
-        UsageError: malformed lists, ``--iters`` < 1, ``--warmup`` < 0, ``--input-sets`` < 1, no GPU for cuda,
-            unknown models, shapes that do not fit a model, ``--threads`` < 1, ``--compile-mode`` without
-            ``--mode compile``.
+        TypeError: the command has no ``workload`` parameter, or ``omit`` names a field that does not exist.
     """
-    if iters < 1:
-        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the source text asks for >= {MIN_ITERS})")
-    if warmup < 0:
-        raise UsageError(f"--warmup {warmup}: must be >= 0")
-    if input_sets < 1:
-        raise UsageError(f"--input-sets {input_sets}: must be >= 1")
-    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
-    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
-    if input_sets > most_sets:
-        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
-    if not 0 <= seed < 2**64:
-        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
-    if rounds < 1:
-        raise UsageError(f"--rounds {rounds}: must be >= 1")
-    if threads is not None and threads < 1:
-        raise UsageError(f"--threads {threads}: must be >= 1")
-    modes = tuple(parse_modes(mode))
-    if compile_mode is not None and "compile" not in modes:
-        raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
-    models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
-    if not models:
-        raise UsageError("--model: give at least one model (see `surrobench models`)")
-    request = SweepRequest(
-        models=models,
-        shapes=tuple(parse_shapes(shape)) if shape is not None else None,
-        batches=tuple(parse_batches(batch)),
-        precisions=tuple(parse_precisions(precision)),
-        modes=modes,
-        device=resolve_device(device),
-        warmup=warmup,
-        iters=iters,
-        seed=seed,
-        cudnn_benchmark=cudnn_benchmark,
-        input_sets=input_sets,
-        tag=tag,
-        rounds=rounds,
-        channels_last=channels_last,
-        compile_mode=parse_compile_mode(compile_mode),
-        threads=threads,
-        trust_pickle=trust_pickle,
-    )
-    if request.device == "cpu" and "tf32" in request.precisions:
-        raise UsageError(
-            "--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
-            "another name: use fp32 (or bf16)"
+    unknown = set(omit) - set(WORKLOAD_FIELDS)
+    if unknown:
+        raise TypeError(f"workload_options(omit=...): no such option {sorted(unknown)}")
+    hints = get_type_hints(WorkloadOptions)
+    shared = [
+        inspect.Parameter(
+            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"], annotation=hints[f.name]
         )
-    plan_sweep(request)  # resolve every model and check every shape now, before anything is printed or timed
-    low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP) + [f"--iters {iters} (< {MIN_ITERS})"] * (
-        iters < MIN_ITERS
-    )
-    if low:
-        err_console.print(
-            f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks for "
-            f"({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
-        )
-    return request
+        for f in fields(WorkloadOptions)
+        if f.name not in omit
+    ]
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = inspect.signature(command, eval_str=True)
+        if "workload" not in own.parameters:
+            raise TypeError(f"{command.__name__}: workload_options needs a `workload: WorkloadOptions` parameter")
+        params = []
+        for p in own.parameters.values():
+            params += shared if p.name == "workload" else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
+
+        @functools.wraps(command)
+        def parsed(**kwargs) -> None:
+            workload = WorkloadOptions(**{p.name: kwargs.pop(p.name) for p in shared})
+            command(workload=workload, **kwargs)
+
+        # typer reads the parameters from the signature and their types from the annotations
+        parsed.__signature__ = own.replace(parameters=params)
+        parsed.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
+        return parsed
+
+    return decorate
 
 
 def check_writable(path: Path | None, flag: str) -> None:
@@ -299,13 +336,11 @@ ProfileWarmupOpt = typer.Option(
     DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded."
 )
 ProfileActiveOpt = typer.Option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
-WithStackOpt = typer.Option(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
+WithStackOpt = flag(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
 TraceOutOpt = typer.Option(
     Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config."
 )
-TraceGzipOpt = typer.Option(
-    True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both)."
-)
+TraceGzipOpt = flag(True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both).")
 
 
 def build_profile_options(
@@ -336,7 +371,7 @@ FlamegraphOutOpt = typer.Option(
     Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config."
 )
 HostTopOpt = typer.Option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
-CudaMemoryUsageOpt = typer.Option(
+CudaMemoryUsageOpt = flag(
     False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead)."
 )
 
@@ -430,7 +465,7 @@ IgnoreFieldOpt = typer.Option(
     "--ignore-field",
     help="Config fields left out of the match, comma-separated: precision, device, mode (e.g. mode for eager vs cudagraph).",
 )
-AllowEnvMismatchOpt = typer.Option(
+AllowEnvMismatchOpt = flag(
     False, "--allow-env-mismatch", help="Compare runs made on different devices (GPU or CPU model)."
 )
 

@@ -12,27 +12,16 @@ from pathlib import Path
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt,
     exit_if_configs_failed,
-    BatchOpt,
-    CudnnOpt,
     DbOpt,
-    DeviceOpt,
     FlamegraphOutOpt,
     HostTopOpt,
-    InputSetsOpt,
-    ItersOpt,
     JsonOpt,
-    ModeOpt,
-    ModelOpt,
     PerfWindowOpt,
-    PrecisionOpt,
-    SeedOpt,
-    ShapeOpt,
-    TagOpt,
-    WarmupOpt,
     build_perf_options,
-    build_request,
+    SWEEP_ONLY,
+    WorkloadOptions,
+    workload_options,
     check_writable,
     console,
     err_console,
@@ -46,42 +35,17 @@ from surrobench.results.store import ResultStore
 
 
 @app.command()
+@workload_options(omit=SWEEP_ONLY)
 def perf(
-    model: str = ModelOpt,
-    shape: str = ShapeOpt,
-    batch: str = BatchOpt,
-    precision: str = PrecisionOpt,
-    mode: str = ModeOpt,
-    device: str = DeviceOpt,
-    warmup: int = WarmupOpt,
-    iters: int = ItersOpt,
-    seed: int = SeedOpt,
-    cudnn_benchmark: bool = CudnnOpt,
-    input_sets: int = InputSetsOpt,
+    workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    tag: str = TagOpt,
     perf_window_s: float = PerfWindowOpt,
     flamegraph_out: Path = FlamegraphOutOpt,
     host_top: int = HostTopOpt,
-    trust_pickle: bool = TrustPickleOpt,
 ) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
-    request = build_request(
-        model,
-        shape,
-        batch,
-        precision,
-        mode,
-        device,
-        warmup,
-        iters,
-        seed,
-        cudnn_benchmark,
-        input_sets,
-        tag,
-        trust_pickle=trust_pickle,
-    )
+    request = workload.request()
     check_writable(json_out, "--json")
     options = build_perf_options(perf_window_s, flamegraph_out, host_top)
     with ResultStore(db) as store:

@@ -16,32 +16,21 @@ import typer
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt,
     exit_if_configs_failed,
-    BatchOpt,
     CudaMemoryUsageOpt,
-    CudnnOpt,
     DbOpt,
-    DeviceOpt,
-    InputSetsOpt,
-    ItersOpt,
     JsonOpt,
-    ModeOpt,
-    ModelOpt,
-    PrecisionOpt,
     ProfileActiveOpt,
     ProfileWaitOpt,
     ProfileWarmupOpt,
-    SeedOpt,
-    ShapeOpt,
-    TagOpt,
     TraceGzipOpt,
     TraceOutOpt,
-    WarmupOpt,
     WithStackOpt,
     build_nsys_options,
     build_profile_options,
-    build_request,
+    SWEEP_ONLY,
+    WorkloadOptions,
+    workload_options,
     check_writable,
     console,
     err_console,
@@ -62,21 +51,11 @@ ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or n
 
 
 @app.command()
+@workload_options(omit=SWEEP_ONLY)
 def profile(
-    model: str = ModelOpt,
-    shape: str = ShapeOpt,
-    batch: str = BatchOpt,
-    precision: str = PrecisionOpt,
-    mode: str = ModeOpt,
-    device: str = DeviceOpt,
-    warmup: int = WarmupOpt,
-    iters: int = ItersOpt,
-    seed: int = SeedOpt,
-    cudnn_benchmark: bool = CudnnOpt,
-    input_sets: int = InputSetsOpt,
+    workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    tag: str = TagOpt,
     profile_wait: int = ProfileWaitOpt,
     profile_warmup: int = ProfileWarmupOpt,
     profile_active: int = ProfileActiveOpt,
@@ -86,37 +65,22 @@ def profile(
     top: int = TopOpt,
     tool: str = ProfileToolOpt,
     cuda_memory_usage: bool = CudaMemoryUsageOpt,
-    trust_pickle: bool = TrustPickleOpt,
 ) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
     if top < 1:
         raise UsageError(f"--top {top}: show at least 1 row")
     if tool not in ("torch", "nsys"):
         raise UsageError(f"--profile {tool!r}: choose torch or nsys")
-    request = build_request(
-        model,
-        shape,
-        batch,
-        precision,
-        mode,
-        device,
-        warmup,
-        iters,
-        seed,
-        cudnn_benchmark,
-        input_sets,
-        tag,
-        trust_pickle=trust_pickle,
-    )
+    request = workload.request()
     check_writable(json_out, "--json")
     if tool == "nsys":
         options = build_nsys_options(
-            request, profile_wait, profile_warmup, profile_active, iters, trace_out, cuda_memory_usage
+            request, profile_wait, profile_warmup, profile_active, workload.iters, trace_out, cuda_memory_usage
         )
         _profile_nsys(request, db, json_out, options)
         return
     options = build_profile_options(
-        profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, iters
+        profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, workload.iters
     )
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(request, store, options)

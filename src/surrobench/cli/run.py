@@ -13,26 +13,14 @@ from pathlib import Path
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
-    TrustPickleOpt,
     exit_if_configs_failed,
     PROFILERS,
-    BatchOpt,
-    ChannelsLastOpt,
-    CompileModeOpt,
     CudaMemoryUsageOpt,
-    CudnnOpt,
     DbOpt,
-    DeviceOpt,
     FlamegraphOutOpt,
     HostTopOpt,
-    InputSetsOpt,
-    ItersOpt,
-    RoundsOpt,
     JsonOpt,
-    ModeOpt,
-    ModelOpt,
     PerfWindowOpt,
-    PrecisionOpt,
     ProfileActiveOpt,
     NprocOpt,
     ParallelOpt,
@@ -40,18 +28,14 @@ from surrobench.cli.options import (
     ProfileOpt,
     ProfileWaitOpt,
     ProfileWarmupOpt,
-    SeedOpt,
-    ShapeOpt,
-    TagOpt,
     TraceGzipOpt,
     TraceOutOpt,
-    ThreadsOpt,
-    WarmupOpt,
     WithStackOpt,
     build_nsys_options,
     build_perf_options,
     build_profile_options,
-    build_request,
+    WorkloadOptions,
+    workload_options,
     check_writable,
     command_line,
     console,
@@ -97,21 +81,11 @@ def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> 
 
 
 @app.command()
+@workload_options()
 def run(
-    model: str = ModelOpt,
-    shape: str = ShapeOpt,
-    batch: str = BatchOpt,
-    precision: str = PrecisionOpt,
-    mode: str = ModeOpt,
-    device: str = DeviceOpt,
-    warmup: int = WarmupOpt,
-    iters: int = ItersOpt,
-    seed: int = SeedOpt,
-    cudnn_benchmark: bool = CudnnOpt,
-    input_sets: int = InputSetsOpt,
+    workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    tag: str = TagOpt,
     profile: str = ProfileOpt,
     profile_wait: int = ProfileWaitOpt,
     profile_warmup: int = ProfileWarmupOpt,
@@ -123,14 +97,9 @@ def run(
     flamegraph_out: Path = FlamegraphOutOpt,
     host_top: int = HostTopOpt,
     cuda_memory_usage: bool = CudaMemoryUsageOpt,
-    rounds: int = RoundsOpt,
-    trust_pickle: bool = TrustPickleOpt,
     nproc: int = NprocOpt,
     parallel: str = ParallelOpt,
     devices: str = DevicesOpt,
-    channels_last: bool = ChannelsLastOpt,
-    compile_mode: str = CompileModeOpt,
-    threads: int = ThreadsOpt,
 ) -> None:
     """Benchmark inference latency, throughput and peak memory over a shape ladder x batch list.
 
@@ -143,25 +112,7 @@ def run(
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
-    request = build_request(
-        model,
-        shape,
-        batch,
-        precision,
-        mode,
-        device,
-        warmup,
-        iters,
-        seed,
-        cudnn_benchmark,
-        input_sets,
-        tag,
-        rounds,
-        channels_last,
-        compile_mode,
-        threads,
-        trust_pickle,
-    )
+    request = workload.request()
     check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":
@@ -178,13 +129,13 @@ def run(
     options, profile_one = None, profile_config
     if profile == "torch":
         options = build_profile_options(
-            profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, iters
+            profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, workload.iters
         )
     elif profile == "perf":
         options, profile_one = build_perf_options(perf_window_s, flamegraph_out, host_top), perf_config
     elif profile == "nsys":
         options = build_nsys_options(
-            request, profile_wait, profile_warmup, profile_active, iters, trace_out, cuda_memory_usage
+            request, profile_wait, profile_warmup, profile_active, workload.iters, trace_out, cuda_memory_usage
         )
         profile_one = nsys_config
     with ResultStore(db) as store:

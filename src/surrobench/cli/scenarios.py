@@ -24,7 +24,7 @@ from surrobench.cli.options import (
     ThresholdsOpt,
     TraceOutOpt,
     build_profile_options,
-    build_request,
+    WorkloadOptions,
     check_writable,
     console,
     write_json,
@@ -77,20 +77,21 @@ def scenarios(
             if shape is None:
                 outcomes.append(Outcome(s, None, None, (), s.cpu_skip))
                 continue
-            request = build_request(
-                s.model,
-                shape,
-                str(s.batch),
-                s.precision,
-                "eager",
-                device,
-                warmup,
-                iters,
-                0,
-                False,
-                3,
-                f"scenario:{s.name}",
+            workload = WorkloadOptions(
+                model=s.model,
+                shape=shape,
+                batch=str(s.batch),
+                precision=s.precision,
+                mode="eager",
+                device=device,
+                warmup=warmup,
+                iters=iters,
+                seed=0,
+                cudnn_benchmark=False,
+                input_sets=3,
+                tag=f"scenario:{s.name}",
             )
+            request = workload.request()
             record, found, _, _ = diagnose_workload(request, store, options, th)
             findings[s.name] = found
             outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
