@@ -1,0 +1,28 @@
+"""``surrobench.api.benchmark.sweep_request``: the one path from typed options to a sweep, for the library
+and the CLI alike (``WorkloadOptions.request`` calls it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from surrobench.api.benchmark import sweep_request
+from surrobench.errors import UsageError
+
+
+def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
+    request = sweep_request("pinn-mlp, pinn-mlp", shapes="8", device="cpu", trust_pickle=True)
+    assert request.models == ("pinn-mlp",) and request.trust_pickle is True
+
+
+@pytest.mark.parametrize(
+    ("keywords", "needle"),
+    [
+        ({"precisions": "tf32"}, "--precision tf32"),
+        ({"seed": 2**64}, "--seed"),
+        ({"seed": -1}, "--seed"),
+        ({"input_sets": 100, "warmup": 1, "iters": 3}, "--input-sets 100: at most 5"),
+    ],
+)
+def test_bad_input_is_a_usage_error_naming_its_flag(keywords, needle):
+    with pytest.raises(UsageError, match=needle):
+        sweep_request("pinn-mlp", shapes="8", device="cpu", **keywords)
