@@ -17,6 +17,7 @@ bytes, intensity, achieved rates, bound; null where unknown).
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import typer
@@ -31,16 +32,12 @@ from surrobench.cli.options import (
     MarkdownOpt,
     ThresholdsOpt,
     JsonOpt,
-    ProfileActiveOpt,
-    ProfileWaitOpt,
-    ProfileWarmupOpt,
-    TraceOutOpt,
-    build_profile_options,
     SWEEP_ONLY,
-    flag,
-    WORKLOAD_FIELDS,
+    TORCH_TRACE_ONLY,
+    TraceOptions,
     WorkloadOptions,
-    workload_options,
+    flag,
+    option_groups,
     check_writable,
     console,
     err_console,
@@ -69,7 +66,7 @@ def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
-_WORKLOAD_PARAMS = (*WORKLOAD_FIELDS, "profile_wait", "profile_warmup", "profile_active", "trace_out", "system_pass")
+_WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in fields(group)} | {"system_pass"}
 
 
 def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
@@ -86,7 +83,7 @@ def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
 
 
 @app.command()
-@workload_options(omit=SWEEP_ONLY)
+@option_groups(omit=(*SWEEP_ONLY, *TORCH_TRACE_ONLY))
 def diagnose(
     ctx: typer.Context,
     traces: list[Path] | None = typer.Argument(
@@ -100,10 +97,7 @@ def diagnose(
     workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    profile_wait: int = ProfileWaitOpt,
-    profile_warmup: int = ProfileWarmupOpt,
-    profile_active: int = ProfileActiveOpt,
-    trace_out: Path = TraceOutOpt,
+    tracing: TraceOptions,
     config: Path | None = ThresholdsOpt,
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
     system_pass: bool = flag(
@@ -148,12 +142,16 @@ def diagnose(
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
         request = workload.request()
-        options = build_profile_options(
-            profile_wait, profile_warmup, profile_active, False, trace_out, True, workload.iters
-        )
         with ResultStore(db) as store, progress_hooks() as hooks:
             record, findings, warnings, evidence = diagnose_workload(
-                request, store, options, th, system, system_pass, command=command_line(), hooks=hooks
+                request,
+                store,
+                tracing.torch(workload.iters),
+                th,
+                system,
+                system_pass,
+                command=command_line(),
+                hooks=hooks,
             )
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = {

@@ -16,7 +16,7 @@ from surrobench.cli.options import (
     MarkdownOpt,
     WorkloadOptions,
     flag,
-    workload_options,
+    option_groups,
     check_writable,
     command_line,
     console,
@@ -65,8 +65,9 @@ def _only(text: str | None, device: str, thorough: bool) -> tuple[str, ...] | No
 
 
 @app.command(name="optimize")
-@workload_options(omit=("rounds", "trust_pickle"))  # --rounds is the interleaved rounds of a measurement here
+@option_groups(omit=("rounds", "trust_pickle"))  # its own --rounds: the interleaved rounds of a measurement
 def optimize_command(
+    *,
     workload: WorkloadOptions,
     run: str = RunOpt,
     budget_s: float = BudgetOpt,

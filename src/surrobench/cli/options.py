@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import get_type_hints
 
@@ -151,122 +151,6 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-def _shared(option: OptionInfo):
-    """A :class:`WorkloadOptions` field declared by its typer option: the CLI's default is the field's."""
-    return field(default=option.default, metadata={"option": option})
-
-
-@dataclass(frozen=True)
-class WorkloadOptions:
-    """The workload and execution options of a command (``run``, ``profile``, ``perf``, ``diagnose``,
-    ``optimize``), as typed; each field is declared once, by its typer option (:func:`workload_options`)."""
-
-    model: str = _shared(ModelOpt)
-    shape: str = _shared(ShapeOpt)
-    batch: str = _shared(BatchOpt)
-    precision: str = _shared(PrecisionOpt)
-    mode: str = _shared(ModeOpt)
-    device: str = _shared(DeviceOpt)
-    warmup: int = _shared(WarmupOpt)
-    iters: int = _shared(ItersOpt)
-    seed: int = _shared(SeedOpt)
-    cudnn_benchmark: bool = _shared(CudnnOpt)
-    input_sets: int = _shared(InputSetsOpt)
-    tag: str | None = _shared(TagOpt)
-    rounds: int = _shared(RoundsOpt)
-    channels_last: bool = _shared(ChannelsLastOpt)
-    compile_mode: str | None = _shared(CompileModeOpt)
-    threads: int | None = _shared(ThreadsOpt)
-    trust_pickle: bool = _shared(TrustPickleOpt)
-
-    def request(self) -> SweepRequest:
-        """Validate and parse the options into a :class:`SweepRequest`
-        (:func:`surrobench.api.benchmark.sweep_request`: every model resolved and every shape checked, so
-        bad input fails before any output).
-
-        Prints a warning (not an error) when warm-up or timed iterations are under the method's minimums
-        (:data:`~surrobench.execution.config.MIN_WARMUP`, :data:`~surrobench.execution.config.MIN_ITERS`).
-
-        Raises:
-            UsageError: as :func:`~surrobench.api.benchmark.sweep_request`.
-        """
-        request = sweep_request(
-            self.model,
-            shapes=self.shape,
-            batches=self.batch,
-            precisions=self.precision,
-            modes=self.mode,
-            device=self.device,
-            warmup=self.warmup,
-            iters=self.iters,
-            seed=self.seed,
-            cudnn_benchmark=self.cudnn_benchmark,
-            input_sets=self.input_sets,
-            tag=self.tag,
-            rounds=self.rounds,
-            channels_last=self.channels_last,
-            compile_mode=self.compile_mode,
-            threads=self.threads,
-            trust_pickle=self.trust_pickle,
-        )
-        low = [f"--warmup {self.warmup} (< {MIN_WARMUP})"] * (self.warmup < MIN_WARMUP)
-        low += [f"--iters {self.iters} (< {MIN_ITERS})"] * (self.iters < MIN_ITERS)
-        if low:
-            err_console.print(
-                f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks "
-                f"for ({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
-            )
-        return request
-
-
-#: The fields of :class:`WorkloadOptions`, in the order ``--help`` lists them.
-WORKLOAD_FIELDS = tuple(f.name for f in fields(WorkloadOptions))
-#: The options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
-SWEEP_ONLY = ("rounds", "channels_last", "compile_mode", "threads")
-
-
-def workload_options(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Decorate a command whose parameter ``workload: WorkloadOptions`` stands for the shared workload
-    options: typer sees each field of :class:`WorkloadOptions` (but those in ``omit``) as an option in that
-    place, and the command gets them as one frozen :class:`WorkloadOptions` (an omitted field keeps its
-    default). The command's other parameters keep their names and order.
-
-    Raises:
-        TypeError: the command has no ``workload`` parameter, or ``omit`` names a field that does not exist.
-    """
-    unknown = set(omit) - set(WORKLOAD_FIELDS)
-    if unknown:
-        raise TypeError(f"workload_options(omit=...): no such option {sorted(unknown)}")
-    hints = get_type_hints(WorkloadOptions)
-    shared = [
-        inspect.Parameter(
-            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"], annotation=hints[f.name]
-        )
-        for f in fields(WorkloadOptions)
-        if f.name not in omit
-    ]
-
-    def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        own = inspect.signature(command, eval_str=True)
-        if "workload" not in own.parameters:
-            raise TypeError(f"{command.__name__}: workload_options needs a `workload: WorkloadOptions` parameter")
-        params = []
-        for p in own.parameters.values():
-            params += shared if p.name == "workload" else [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)]
-
-        @functools.wraps(command)
-        def parsed(**kwargs) -> None:
-            workload = WorkloadOptions(**{p.name: kwargs.pop(p.name) for p in shared})
-            command(workload=workload, **kwargs)
-
-        # typer reads the parameters from the signature and their types from the annotations
-        parsed.__signature__ = own.replace(parameters=params)
-        parsed.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
-        return parsed
-
-    return decorate
-
-
 def check_writable(path: Path | None, flag: str) -> None:
     """Fail before any measurement when an output file cannot be written.
 
@@ -343,26 +227,6 @@ TraceOutOpt = typer.Option(
 TraceGzipOpt = flag(True, "--trace-gzip/--no-trace-gzip", help="Write traces as .json.gz (Perfetto opens both).")
 
 
-def build_profile_options(
-    wait: int,
-    warmup: int,
-    active: int,
-    with_stack: bool,
-    trace_out: Path,
-    gzip: bool,
-    iters: int,
-) -> ProfileOptions:
-    """Validate the profiling options and create the trace folder.
-
-    Raises:
-        UsageError: zero active steps, a negative count, a schedule longer than ``--iters``, or a trace
-            folder that cannot be written.
-    """
-    plan = ProfileSchedule(wait, warmup, active)
-    plan.check(iters)
-    return ProfileOptions(schedule=plan, with_stack=with_stack, trace_dir=prepare_trace_dir(trace_out), gzip=gzip)
-
-
 # The system-level pass (``perf``, ``run --profile perf``; docs/sources.md, tools §1) and Nsight Systems (``--profile nsys``; method §3).
 PerfWindowOpt = typer.Option(
     DEFAULT_WINDOW_S, "--perf-window-s", help="Seconds of measured steps under perf and py-spy."
@@ -376,34 +240,200 @@ CudaMemoryUsageOpt = flag(
 )
 
 
-def build_perf_options(window_s: float, flamegraph_out: Path, top: int) -> PerfOptions:
-    """Validate the system-pass options and create the flame graph folder.
+def _declared(option: OptionInfo):
+    """A field of an option group, declared by its typer option: the field's default is the CLI's."""
+    return field(default=option.default, metadata={"option": option})
+
+
+@dataclass(frozen=True)
+class WorkloadOptions:
+    """The workload and execution options (``run``, ``profile``, ``perf``, ``diagnose``, ``optimize``)."""
+
+    model: str = _declared(ModelOpt)
+    shape: str = _declared(ShapeOpt)
+    batch: str = _declared(BatchOpt)
+    precision: str = _declared(PrecisionOpt)
+    mode: str = _declared(ModeOpt)
+    device: str = _declared(DeviceOpt)
+    warmup: int = _declared(WarmupOpt)
+    iters: int = _declared(ItersOpt)
+    seed: int = _declared(SeedOpt)
+    cudnn_benchmark: bool = _declared(CudnnOpt)
+    input_sets: int = _declared(InputSetsOpt)
+    tag: str | None = _declared(TagOpt)
+    rounds: int = _declared(RoundsOpt)
+    channels_last: bool = _declared(ChannelsLastOpt)
+    compile_mode: str | None = _declared(CompileModeOpt)
+    threads: int | None = _declared(ThreadsOpt)
+    trust_pickle: bool = _declared(TrustPickleOpt)
+
+    def request(self) -> SweepRequest:
+        """Validate and parse the options into a :class:`SweepRequest`
+        (:func:`surrobench.api.benchmark.sweep_request`: every model resolved and every shape checked, so
+        bad input fails before any output).
+
+        Prints a warning (not an error) when warm-up or timed iterations are under the method's minimums
+        (:data:`~surrobench.execution.config.MIN_WARMUP`, :data:`~surrobench.execution.config.MIN_ITERS`).
+
+        Raises:
+            UsageError: as :func:`~surrobench.api.benchmark.sweep_request`.
+        """
+        request = sweep_request(
+            self.model,
+            shapes=self.shape,
+            batches=self.batch,
+            precisions=self.precision,
+            modes=self.mode,
+            device=self.device,
+            warmup=self.warmup,
+            iters=self.iters,
+            seed=self.seed,
+            cudnn_benchmark=self.cudnn_benchmark,
+            input_sets=self.input_sets,
+            tag=self.tag,
+            rounds=self.rounds,
+            channels_last=self.channels_last,
+            compile_mode=self.compile_mode,
+            threads=self.threads,
+            trust_pickle=self.trust_pickle,
+        )
+        low = [f"--warmup {self.warmup} (< {MIN_WARMUP})"] * (self.warmup < MIN_WARMUP)
+        low += [f"--iters {self.iters} (< {MIN_ITERS})"] * (self.iters < MIN_ITERS)
+        if low:
+            err_console.print(
+                f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks "
+                f"for ({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
+            )
+        return request
+
+
+#: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
+SWEEP_ONLY = ("rounds", "channels_last", "compile_mode", "threads")
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """The profiler's schedule and trace output (``profile``, ``run --profile torch|nsys``, ``diagnose``)."""
+
+    profile_wait: int = _declared(ProfileWaitOpt)
+    profile_warmup: int = _declared(ProfileWarmupOpt)
+    profile_active: int = _declared(ProfileActiveOpt)
+    with_stack: bool = _declared(WithStackOpt)
+    trace_out: Path = _declared(TraceOutOpt)
+    trace_gzip: bool = _declared(TraceGzipOpt)
+    cuda_memory_usage: bool = _declared(CudaMemoryUsageOpt)
+
+    def schedule(self, iters: int) -> ProfileSchedule:
+        """The profiler schedule, checked against ``iters`` timed iterations.
+
+        Raises:
+            UsageError: zero active steps, a negative count, or a schedule longer than ``iters``.
+        """
+        plan = ProfileSchedule(self.profile_wait, self.profile_warmup, self.profile_active)
+        plan.check(iters)
+        return plan
+
+    def torch(self, iters: int) -> ProfileOptions:
+        """torch.profiler's options; creates the trace folder.
+
+        Raises:
+            UsageError: as :meth:`schedule`, or a trace folder that cannot be written.
+        """
+        plan = self.schedule(iters)
+        return ProfileOptions(
+            schedule=plan, with_stack=self.with_stack, trace_dir=prepare_trace_dir(self.trace_out), gzip=self.trace_gzip
+        )
+
+    def nsys(self, request: SweepRequest) -> NsysOptions:
+        """Nsight Systems' options for ``request``; creates the trace folder and checks that ``nsys`` exists
+        before anything runs.
+
+        Raises:
+            UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
+        """
+        options = NsysOptions(self.schedule(request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage)
+        configs, _ = plan_sweep(request)
+        require_nsys(configs[0], "nsys", options)
+        return options
+
+
+#: The trace options ``diagnose`` omits: it writes gzipped traces without stacks and never runs nsys.
+TORCH_TRACE_ONLY = ("with_stack", "trace_gzip", "cuda_memory_usage")
+
+
+@dataclass(frozen=True)
+class SystemPassOptions:
+    """The system-level pass under perf and py-spy (``perf``, ``run --profile perf``)."""
+
+    perf_window_s: float = _declared(PerfWindowOpt)
+    flamegraph_out: Path = _declared(FlamegraphOutOpt)
+    host_top: int = _declared(HostTopOpt)
+
+    def options(self) -> PerfOptions:
+        """The pass's options; creates the flame graph folder.
+
+        Raises:
+            UsageError: a window of 0 s or less, ``--host-top`` < 1, or a folder that cannot be written.
+        """
+        if self.perf_window_s <= 0:
+            raise UsageError(f"--perf-window-s {self.perf_window_s}: must be > 0")
+        if self.host_top < 1:
+            raise UsageError(f"--host-top {self.host_top}: keep at least 1 hot spot")
+        return PerfOptions(
+            self.perf_window_s, prepare_trace_dir(self.flamegraph_out, "--flamegraph-out"), self.host_top
+        )
+
+
+def _is_group(annotation: object) -> bool:
+    return (
+        isinstance(annotation, type)
+        and is_dataclass(annotation)
+        and all("option" in f.metadata for f in fields(annotation))
+    )
+
+
+def _group_parameters(group: type, omit: tuple[str, ...]) -> list[inspect.Parameter]:
+    hints = get_type_hints(group)
+    return [
+        inspect.Parameter(
+            f.name, inspect.Parameter.KEYWORD_ONLY, default=f.metadata["option"], annotation=hints[f.name]
+        )
+        for f in fields(group)
+        if f.name not in omit
+    ]
+
+
+def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`,
+    :class:`TraceOptions`, :class:`SystemPassOptions`) stands for that group's typer options, in that place
+    of ``--help``: typer sees the group's fields (but those in ``omit``) as options, and the command gets one
+    frozen group object (an omitted field keeps its default). The command's other parameters are unchanged.
 
     Raises:
-        UsageError: a window of 0 s or less, ``--host-top`` < 1, or a folder that cannot be written.
+        TypeError: the command has no option group, or ``omit`` names a field none of its groups has.
     """
-    if window_s <= 0:
-        raise UsageError(f"--perf-window-s {window_s}: must be > 0")
-    if top < 1:
-        raise UsageError(f"--host-top {top}: keep at least 1 hot spot")
-    return PerfOptions(window_s, prepare_trace_dir(flamegraph_out, "--flamegraph-out"), top)
 
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = inspect.signature(command, eval_str=True)
+        groups = {p.name: p.annotation for p in own.parameters.values() if _is_group(p.annotation)}
+        unknown = set(omit) - {f.name for group in groups.values() for f in fields(group)}
+        if not groups or unknown:
+            raise TypeError(f"{command.__name__}: no option group, or no such option to omit: {sorted(unknown)}")
+        shared = {name: _group_parameters(group, omit) for name, group in groups.items()}
+        params = [q for p in own.parameters.values() for q in shared.get(p.name, [p.replace(kind=p.KEYWORD_ONLY)])]
 
-def build_nsys_options(
-    request: SweepRequest, wait: int, warmup: int, active: int, iters: int, trace_out: Path, cuda_memory_usage: bool
-) -> NsysOptions:
-    """Validate the schedule and trace folder, and check that ``nsys`` exists before anything runs.
+        @functools.wraps(command)
+        def parsed(**kwargs) -> None:
+            for name, group in groups.items():
+                kwargs[name] = group(**{q.name: kwargs.pop(q.name) for q in shared[name]})
+            command(**kwargs)
 
-    Raises:
-        UsageError: as :func:`build_profile_options`, or ``nsys`` is missing (with the command to run
-            where it is).
-    """
-    plan = ProfileSchedule(wait, warmup, active)
-    plan.check(iters)
-    options = NsysOptions(plan, prepare_trace_dir(trace_out), cuda_memory_usage)
-    configs, _ = plan_sweep(request)
-    require_nsys(configs[0], "nsys", options)
-    return options
+        # typer reads the parameters from the signature and their types from the annotations
+        parsed.__signature__ = own.replace(parameters=params)
+        parsed.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
+        return parsed
+
+    return decorate
 
 
 @contextmanager

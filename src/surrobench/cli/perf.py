@@ -14,14 +14,11 @@ from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
     exit_if_configs_failed,
     DbOpt,
-    FlamegraphOutOpt,
-    HostTopOpt,
     JsonOpt,
-    PerfWindowOpt,
-    build_perf_options,
+    SystemPassOptions,
+    option_groups,
     SWEEP_ONLY,
     WorkloadOptions,
-    workload_options,
     check_writable,
     console,
     err_console,
@@ -35,19 +32,12 @@ from surrobench.results.store import ResultStore
 
 
 @app.command()
-@workload_options(omit=SWEEP_ONLY)
-def perf(
-    workload: WorkloadOptions,
-    db: Path = DbOpt,
-    json_out: Path = JsonOpt,
-    perf_window_s: float = PerfWindowOpt,
-    flamegraph_out: Path = FlamegraphOutOpt,
-    host_top: int = HostTopOpt,
-) -> None:
+@option_groups(omit=SWEEP_ONLY)
+def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOpt, system: SystemPassOptions) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
     request = workload.request()
     check_writable(json_out, "--json")
-    options = build_perf_options(perf_window_s, flamegraph_out, host_top)
+    options = system.options()
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(request, store, options, perf_config)
     for report in reports:

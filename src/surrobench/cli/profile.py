@@ -17,20 +17,12 @@ from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
     exit_if_configs_failed,
-    CudaMemoryUsageOpt,
     DbOpt,
     JsonOpt,
-    ProfileActiveOpt,
-    ProfileWaitOpt,
-    ProfileWarmupOpt,
-    TraceGzipOpt,
-    TraceOutOpt,
-    WithStackOpt,
-    build_nsys_options,
-    build_profile_options,
+    TraceOptions,
+    option_groups,
     SWEEP_ONLY,
     WorkloadOptions,
-    workload_options,
     check_writable,
     console,
     err_console,
@@ -51,20 +43,15 @@ ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or n
 
 
 @app.command()
-@workload_options(omit=SWEEP_ONLY)
+@option_groups(omit=SWEEP_ONLY)
 def profile(
+    *,
     workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    profile_wait: int = ProfileWaitOpt,
-    profile_warmup: int = ProfileWarmupOpt,
-    profile_active: int = ProfileActiveOpt,
-    with_stack: bool = WithStackOpt,
-    trace_out: Path = TraceOutOpt,
-    trace_gzip: bool = TraceGzipOpt,
+    tracing: TraceOptions,
     top: int = TopOpt,
     tool: str = ProfileToolOpt,
-    cuda_memory_usage: bool = CudaMemoryUsageOpt,
 ) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
     if top < 1:
@@ -74,14 +61,9 @@ def profile(
     request = workload.request()
     check_writable(json_out, "--json")
     if tool == "nsys":
-        options = build_nsys_options(
-            request, profile_wait, profile_warmup, profile_active, workload.iters, trace_out, cuda_memory_usage
-        )
-        _profile_nsys(request, db, json_out, options)
+        _profile_nsys(request, db, json_out, tracing.nsys(request))
         return
-    options = build_profile_options(
-        profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, workload.iters
-    )
+    options = tracing.torch(workload.iters)
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(request, store, options)
     profiles = [r.to_json() for r in reports]

@@ -15,27 +15,16 @@ from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
     exit_if_configs_failed,
     PROFILERS,
-    CudaMemoryUsageOpt,
     DbOpt,
-    FlamegraphOutOpt,
-    HostTopOpt,
     JsonOpt,
-    PerfWindowOpt,
-    ProfileActiveOpt,
     NprocOpt,
     ParallelOpt,
     DevicesOpt,
     ProfileOpt,
-    ProfileWaitOpt,
-    ProfileWarmupOpt,
-    TraceGzipOpt,
-    TraceOutOpt,
-    WithStackOpt,
-    build_nsys_options,
-    build_perf_options,
-    build_profile_options,
+    SystemPassOptions,
+    TraceOptions,
+    option_groups,
     WorkloadOptions,
-    workload_options,
     check_writable,
     command_line,
     console,
@@ -81,22 +70,15 @@ def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> 
 
 
 @app.command()
-@workload_options()
+@option_groups()
 def run(
+    *,
     workload: WorkloadOptions,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     profile: str = ProfileOpt,
-    profile_wait: int = ProfileWaitOpt,
-    profile_warmup: int = ProfileWarmupOpt,
-    profile_active: int = ProfileActiveOpt,
-    with_stack: bool = WithStackOpt,
-    trace_out: Path = TraceOutOpt,
-    trace_gzip: bool = TraceGzipOpt,
-    perf_window_s: float = PerfWindowOpt,
-    flamegraph_out: Path = FlamegraphOutOpt,
-    host_top: int = HostTopOpt,
-    cuda_memory_usage: bool = CudaMemoryUsageOpt,
+    tracing: TraceOptions,
+    system: SystemPassOptions,
     nproc: int = NprocOpt,
     parallel: str = ParallelOpt,
     devices: str = DevicesOpt,
@@ -128,16 +110,11 @@ def run(
         return
     options, profile_one = None, profile_config
     if profile == "torch":
-        options = build_profile_options(
-            profile_wait, profile_warmup, profile_active, with_stack, trace_out, trace_gzip, workload.iters
-        )
+        options = tracing.torch(workload.iters)
     elif profile == "perf":
-        options, profile_one = build_perf_options(perf_window_s, flamegraph_out, host_top), perf_config
+        options, profile_one = system.options(), perf_config
     elif profile == "nsys":
-        options = build_nsys_options(
-            request, profile_wait, profile_warmup, profile_active, workload.iters, trace_out, cuda_memory_usage
-        )
-        profile_one = nsys_config
+        options, profile_one = tracing.nsys(request), nsys_config
     with ResultStore(db) as store:
         try:
             record, warnings, reports = timed_and_profiled(request, store, options, profile_one)

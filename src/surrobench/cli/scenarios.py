@@ -23,7 +23,7 @@ from surrobench.cli.options import (
     MarkdownOpt,
     ThresholdsOpt,
     TraceOutOpt,
-    build_profile_options,
+    TraceOptions,
     WorkloadOptions,
     check_writable,
     console,
@@ -69,7 +69,7 @@ def scenarios(
     th = load_thresholds(config)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    options = build_profile_options(2, 5, 10, False, trace_out, True, iters)
+    options = TraceOptions(trace_out=trace_out).torch(iters)
     outcomes, findings, used = [], {}, resolve_device(device)
     with ResultStore(db) as store:
         for s in chosen:
