@@ -16,15 +16,14 @@ from pathlib import Path
 
 import torch
 import typer
-from rich.table import Table
 
-from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.cli.app import app
 from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, write_json
-from surrobench.collect.ceilings import COPY_LABEL, DEFAULT_SIZES, MIN_SIZES, measure_ceilings
+from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import resolve_device
 from surrobench.records import schemas
+from surrobench.report.ceilings import ceilings_table
 from surrobench.report.escape import rich_escape
 from surrobench.results.ceilings import save_ceilings
 
@@ -74,16 +73,6 @@ def calibrate(
     check_writable(json_out, "--json")
     ceilings = measure_ceilings(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
     where = save_ceilings(ceilings, torch.get_num_threads() if device == "cpu" else None)
-    table = Table(title=rich_escape(f"ceilings of {ceilings.device_name} ({ceilings.note})"))
-    table.add_column("ceiling")
-    table.add_column("value", justify="right")
-    table.add_row(f"{COPY_LABEL[device]} (read + write)", f"{ceilings.copy_gbps:.1f} GB/s")
-    for precision, rate in ceilings.matmul_tflops.items():
-        table.add_row(f"matmul {precision}", f"{format_tflops(rate)} TFLOP/s")
-        if ceilings.unusable(precision):  # a timer reading of 0: diagnose will draw no roofline against it
-            table.add_row(f"ridge point {precision}", "not usable (zero or non-finite ceiling)")
-            continue
-        table.add_row(f"ridge point {precision}", f"{format_ridge(ceilings.ridge_flop_per_byte(precision))} FLOP/byte")
-    console.print(table)
+    console.print(ceilings_table(ceilings, device))
     console.print(rich_escape(f"stored in {where} for {ceilings.device_name}"))
     write_json(json_out, {"schema": schemas.CEILINGS, **ceilings.to_json()})
