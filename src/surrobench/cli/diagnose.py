@@ -25,8 +25,8 @@ import typer
 from surrobench.analysis.diagnose import diagnose_trace
 from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli.app import app
-from surrobench.records.findings import Finding, diagnosis_json
-from surrobench.report.escape import md_escape, rich_escape
+from surrobench.records.findings import diagnosis_json
+from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
     DbOpt,
     MarkdownOpt,
@@ -51,18 +51,9 @@ from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, progress_hooks
 from surrobench.errors import UsageError
 from surrobench.report.cross_rank import cross_rank_rich
-from surrobench.report.findings import findings_markdown, findings_rich
+from surrobench.report.findings import findings_renderables, findings_section_markdown
 from surrobench.results.store import ResultStore
 from surrobench.trace import load_trace
-
-
-def render(findings: list[Finding], title: str, markdown: Path | None) -> None:
-    """Print the judgment table; also write it as markdown to ``markdown``."""
-    console.print(findings_rich(findings, rich_escape(title), width=console.width))
-    if not findings:
-        console.print("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
-    if markdown is not None:
-        write_output(markdown, f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings), "--markdown")
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -159,7 +150,10 @@ def diagnose(
             "device_name": record.env["device_name"],
             "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         }
-    render(findings, title, markdown)
+    for renderable in findings_renderables(findings, title, width=console.width):
+        console.print(renderable)
+    if markdown is not None:
+        write_output(markdown, findings_section_markdown(findings, title), "--markdown")
     for warning in warnings:
         err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")
     write_json(json_out, diagnosis_json(findings, context))

@@ -40,27 +40,21 @@ from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
 from surrobench.execution.sweep import SweepInterrupted, sweep_warnings
 from surrobench.records.run import RunRecord
-from surrobench.report.scaling import scaling_table
 from surrobench.report.system import render_phase_report
-from surrobench.report.terminal import results_table
-from surrobench.results.scaling import placement, scaling_rows
+from surrobench.report.terminal import run_tables
+from surrobench.results.scaling import placement
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import parse_devices
 
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
     """The results table (one row per rank, reference and step), the scaling table and the warnings."""
-    console.print(
-        results_table(
-            record.results,
-            title=f"run {record.run_id} on {record.env['world_size']} x "
-            f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})",
-            width=console.width,
-        )
+    title = (
+        f"run {record.run_id} on {record.env['world_size']} x "
+        f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})"
     )
-    rows = scaling_rows(record.results)
-    if rows:
-        console.print(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
+    for table in run_tables(record, title, width=console.width):
+        console.print(table)
     # each row named with its rank, so a warning says which rank's measurement it is about
     named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
     for warning in sweep_warnings(named, record.env.get("torch_threads")):
@@ -121,13 +115,8 @@ def run(
         except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
             write_json(json_out, exc.record.to_json())
             raise
-    console.print(
-        results_table(
-            record.results,
-            title=rich_escape(f"run {record.run_id} on {record.env['device_name']}"),
-            width=console.width,
-        )
-    )
+    for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.env['device_name']}"), console.width):
+        console.print(table)
     if profile in ("perf", "nsys"):
         for report in reports:
             console.print(render_phase_report(report))

@@ -11,8 +11,8 @@ from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import results_markdown
-from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.report.terminal import results_table
+from surrobench.report.scaling import scaling_markdown
+from surrobench.report.terminal import run_tables
 from surrobench.results.scaling import scaling_rows
 
 
@@ -28,17 +28,11 @@ def show(
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run(run, db)
-    console.print(
-        results_table(
-            record.results,
-            title=rich_escape(f"run {record.run_id} on {record.env.get('device_name')}"),
-            width=console.width,
-        )
-    )
-    scaling = scaling_rows(record.results)
-    if scaling:
-        console.print(scaling_table(scaling, title="scaling: one device (rank 0 alone) vs all ranks together"))
+    title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
+    for table in run_tables(record, title, width=console.width):
+        console.print(table)
     if markdown is not None:
+        scaling = scaling_rows(record.results)
         write_output(
             markdown,
             results_markdown(record.results) + (f"\n{scaling_markdown(scaling)}" if scaling else ""),

@@ -9,10 +9,12 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.records.findings import Finding
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
+#: Printed under an empty judgment table.
+NO_FINDINGS = "no findings: nothing above the report floor (see surrobench.analysis.thresholds)"
 PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 
@@ -69,3 +71,14 @@ def findings_markdown(findings: list[Finding]) -> str:
     """A GitHub-flavoured markdown table; evidence lines joined with ``<br>``, pipes escaped (:func:`md_table`)."""
     rows = [finding_row(f) for f in findings] or [["(no findings)"] + [""] * (len(HEADER) - 1)]
     return md_table(HEADER, rows)
+
+
+def findings_renderables(findings: list[Finding], title: str, width: int | None = None) -> list[Table | str]:
+    """What ``surrobench diagnose`` prints: the judgment table titled ``title`` (plain text, escaped here),
+    and :data:`NO_FINDINGS` under it when it is empty."""
+    return [findings_rich(findings, rich_escape(title), width=width)] + ([] if findings else [NO_FINDINGS])
+
+
+def findings_section_markdown(findings: list[Finding], title: str) -> str:
+    """The judgment table as a markdown section: ``title`` as a level-3 heading, then :func:`findings_markdown`."""
+    return f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings)
