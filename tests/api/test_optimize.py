@@ -181,3 +181,15 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
         entry = optimize(request, store).configs[0]
     assert sorted(n for n, _ in entry.not_tried) == ["channels_last", "threads=1"]
     assert entry.recommended == () and entry.baseline.latency_ms is not None  # the baseline is still measured
+
+
+def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
+    # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
+    events: list[str] = []
+    interleave, top_op = api._interleave, api._top_op
+    monkeypatch.setattr(api, "_interleave", lambda ctx, vs: (events.append("round"), interleave(ctx, vs))[1])
+    monkeypatch.setattr(api, "_top_op", lambda v: (events.append("profile"), top_op(v))[1])
+    with ResultStore(tmp_path / "o.db") as store:
+        entry = optimize(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
+    assert "round" in events and events.index("profile") > max(i for i, e in enumerate(events) if e == "round")
+    assert events.count("profile") == 1 + sum(c.result is not None for c in entry.candidates)

@@ -65,6 +65,9 @@ DEFAULT_ROUNDS = 6
 ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
+#: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
+#: that process stay slower until it exits (Kineto does not finalize CUPTI by default; pytorch/pytorch issue
+#: 144455 on GitHub reports 10-20%), which would slow every eager round timed after it.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
 _PRECISION_REMEDIES = ("fp16", "bf16")
 
@@ -101,6 +104,8 @@ class _Config:
     iters: int
     deadline: float
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
+    timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
+    unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
@@ -215,11 +220,28 @@ def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, curre
         speedup=vs_base,
         gain=gain,
         break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
-        result=replace(variant.result(), top_op=_top_op(variant)),
+        result=variant.result(),
         time_s=time.monotonic() - started,
         **common,
     )
+    _keep(ctx, recipe.name, variant)
     return result, variant
+
+
+#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
+#: (each CUDA-graph variant holds its own memory pool).
+_KEEP_FREE_FRACTION = 0.25
+
+
+def _keep(ctx: _Config, name: str, variant: Variant) -> None:
+    """Keep ``variant`` to be profiled after all timing; on CUDA with less than :data:`_KEEP_FREE_FRACTION`
+    of the device memory free, release the kept ones instead (their top op is then not measured)."""
+    ctx.timed[name] = variant
+    if ctx.cfg.device == "cuda":
+        free, total = torch.cuda.mem_get_info()
+        if free < _KEEP_FREE_FRACTION * total:
+            ctx.unprofiled += list(ctx.timed)
+            ctx.timed.clear()
 
 
 def _half_probe(ctx: _Config, remedy: Remedy) -> ProbeFacts | None:
@@ -253,8 +275,6 @@ def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[lis
         out.append((remedy, result))
         if result.verdict == "accepted" and result.speedup.median > best_speed:
             best, best_speed = variant, result.speedup.median
-        del variant
-        _free(ctx.cfg.device)
     return out, best
 
 
@@ -279,15 +299,13 @@ def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
         stacked.append(result)
         if result.verdict == "accepted":
             recipe, variant = recipe.plus(remedy), new
-        del new
-        _free(ctx.cfg.device)
     return stacked, recipe, variant
 
 
 def _top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
-    after the variant's timed rounds so that the profiler never overlaps a timed round; None when nothing
-    was recorded."""
+    after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
+    recorded."""
     try:
         with execution_settings(variant.cfg), torch.inference_mode():
             capture = profile_steps(
@@ -307,6 +325,8 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
     if fp64_note:
         notes.append(fp64_note)
+    if ctx.unprofiled:
+        notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
     return tuple(notes)
 
 
@@ -365,9 +385,13 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         peak_mem_bytes=baseline.peak_bytes,
         top_op=_top_op(baseline),
     )
-    candidates = tuple(c for _, c in singles) + tuple(stacked)
-    chosen = next((c for c in candidates if c.name == recipe.name and c.verdict == "accepted"), None)
-    recipe_result = replace(variant.result(), top_op=chosen.result.top_op if chosen else None) if variant else None
+    tops = {name: _top_op(v) for name, v in ctx.timed.items()}  # all timing is done: the profiler may attach
+    candidates = tuple(
+        replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
+        for c in (*(c for _, c in singles), *stacked)
+    )
+    recipe_result = replace(variant.result(), top_op=tops.get(recipe.name)) if variant else None
+    ctx.timed.clear()
     return ConfigOptimization(
         baseline=base_result,
         candidates=candidates,
