@@ -19,7 +19,7 @@ from surrobench.api.distributed import (
 )
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import RankEnv
-from surrobench.execution.sweep import SweepRequest
+from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.scaling import placement, scaling_rows
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec, parse_devices
@@ -70,22 +70,22 @@ def test_request_survives_json():
 
 
 def test_parallel_mode_follows_the_factory():
-    assert choose_parallel(_request(), "auto") == "replicas"
-    assert choose_parallel(_request(models=(f"{HALO}:build",)), "auto") == "model"
+    assert choose_parallel(plan_sweep(_request()), "auto") == "replicas"
+    assert choose_parallel(plan_sweep(_request(models=(f"{HALO}:build",))), "auto") == "model"
     with pytest.raises(UsageError, match="not a distributed model"):
-        choose_parallel(_request(), "model")
+        choose_parallel(plan_sweep(_request()), "model")
     with pytest.raises(UsageError, match="--parallel 'pipeline'"):
-        choose_parallel(_request(), "pipeline")
+        choose_parallel(plan_sweep(_request()), "pipeline")
 
 
 def test_multi_process_options_that_cannot_work_are_usage_errors(tmp_path):
     db = tmp_path / "r.db"
     with pytest.raises(UsageError, match="inside torchrun"):
-        distributed_run(_request(), "auto", db, nproc=2, rank_env=RankEnv(0, 2, 0, "torchrun"))
+        distributed_run(plan_sweep(_request()), "auto", db, nproc=2, rank_env=RankEnv(0, 2, 0, "torchrun"))
     with pytest.raises(UsageError, match="needs --device cuda"):
-        distributed_run(_request(), "auto", db, devices=[0, 1])
+        distributed_run(plan_sweep(_request()), "auto", db, devices=[0, 1])
     with pytest.raises(UsageError, match="at least 2 processes"):
-        distributed_run(_request(), "auto", db, nproc=1)
+        distributed_run(plan_sweep(_request()), "auto", db, nproc=1)
     assert not db.exists()
 
 

@@ -1,5 +1,5 @@
 """``surrobench.api.benchmark.sweep_request``: the one path from typed options to a sweep, for the library
-and the CLI alike (``WorkloadOptions.request`` calls it)."""
+and the CLI alike (``WorkloadOptions.plan`` plans through it, ``sweep_plan``)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
-from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -83,8 +83,8 @@ def sweep_request(
     threads: int | None = None,
     trust_pickle: bool = False,
 ) -> SweepRequest:
-    """Validate and parse a sweep into a :class:`SweepRequest`, resolving every model and checking every
-    (model, shape, batch) on a CPU input (:func:`plan_sweep`) so bad input fails before anything is timed.
+    """Validate and parse a sweep into a :class:`SweepRequest` (the models are resolved and the shapes
+    checked when it is planned, :func:`sweep_plan`).
 
     ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A model named
     twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
@@ -93,8 +93,7 @@ def sweep_request(
     Raises:
         UsageError: malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, more ``input_sets`` than the calls that read them, a ``seed`` outside
-            [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, unknown models, shapes that do not fit a model,
-            ``compile_mode`` without the ``compile`` mode.
+            [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     if iters < 1:
         raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
@@ -140,8 +139,18 @@ def sweep_request(
             "--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
             "another name: use fp32 (or bf16)"
         )
-    plan_sweep(request)  # resolve every model and check every shape now
     return request
+
+
+def sweep_plan(model: str | Iterable[str], **sweep) -> SweepPlan:
+    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once: every model resolved and every
+    (model, shape, batch) checked on a CPU input (:func:`plan_sweep`), so bad input fails before anything is
+    timed.
+
+    Raises:
+        UsageError: as :func:`sweep_request`, unknown models, shapes that do not fit a model.
+    """
+    return plan_sweep(sweep_request(model, **sweep))
 
 
 @contextmanager
@@ -152,17 +161,17 @@ def open_store(db: str | Path | None):
 
 
 def run_request(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore,
     *,
     command: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
     on_result: Callable[[ConfigResult], None] = lambda result: None,
 ) -> tuple[RunRecord, list[str]]:
-    """Time ``request`` into ``store`` (each config committed as it finishes); the run and its warnings
+    """Time the planned sweep into ``store`` (each config committed as it finishes); the run and its warnings
     (failed configs, clock drops, noisy measurements). ``on_start(total)`` and ``on_result(result)`` report
     progress."""
-    return execute_sweep(request, store, command=command, on_start=on_start, on_result=on_result)
+    return execute_sweep(plan, store, command=command, on_start=on_start, on_result=on_result)
 
 
 def benchmark(model: str | Iterable[str], *, db: str | Path | None = None, **sweep) -> RunRecord:
@@ -177,9 +186,9 @@ def benchmark(model: str | Iterable[str], *, db: str | Path | None = None, **swe
         UsageError: bad input (see :func:`sweep_request`); a config that fails while running is recorded
             with status ``oom`` or ``error`` instead.
     """
-    request = sweep_request(model, **sweep)
+    plan = sweep_plan(model, **sweep)
     with open_store(db) as store:
-        record, notes = run_request(request, store)
+        record, notes = run_request(plan, store)
     for note in notes:
         _warnings.warn(note, UserWarning, stacklevel=2)
     return record

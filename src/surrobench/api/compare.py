@@ -58,7 +58,7 @@ def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dic
     if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
         return {}
     with ResultStore(db) as store:
-        tables = {r.key(): store.load_op_table(cid) for r, cid in zip(run.results, store.config_ids(run.run_id))}
+        tables = {r.key(): store.load_op_table(r.config_id) for r in run.results}
     return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
 
 

@@ -18,7 +18,7 @@ from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
 from surrobench.analysis.measured_remedies import cite_measured
 from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.api.benchmark import open_store, sweep_request
+from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.optimize import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
@@ -27,7 +27,7 @@ from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import config_step, prepare_model
-from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding, diagnosis_json
@@ -86,7 +86,7 @@ def op_costs(cfg: ExecConfig) -> dict:
 
 
 def diagnose_workload(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore,
     options: ProfileOptions,
     th: Thresholds,
@@ -96,22 +96,21 @@ def diagnose_workload(
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Time, profile and diagnose every config of ``request``; returns the run, ranked findings, warnings and
+    """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and
     the evidence of each diagnosed config (its roofline included).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
     otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
     """
-    record, warnings, reports = time_and_profile(request, store, options, command=command, hooks=hooks)
+    record, warnings, reports = time_and_profile(plan, store, options, command=command, hooks=hooks)
     ceilings, note = device_ceilings(record)
     warnings.append(note)
-    configs, _ = plan_sweep(request)
-    by_key = {r.key(): cfg for cfg, r in zip(configs, record.results)}
     evidence, flops = [], {}
     for report in (r for r in reports if r.status == "ok"):
         result = report.config
-        costs = op_costs(by_key[result.key()])
+        cfg = plan.config_for(result)
+        costs = op_costs(cfg)
         flops[result.key()] = {name: c.flops for name, c in costs.items()}
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
@@ -126,7 +125,7 @@ def diagnose_workload(
             roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
         view = system
         if system_pass:
-            passed = perf_config(by_key[result.key()], result, report.config_id, store, PerfOptions(), record.run_id)
+            passed = perf_config(cfg, result, report.config_id, store, PerfOptions(), record.run_id)
             warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
             view = passed.system.view if passed.system is not None else system
         known = dict(
@@ -151,7 +150,8 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
     that needs the model run once)."""
     record = store.load_run(run_id)
     evidence, warnings = [], []
-    for result, config_id in zip(record.results, store.config_ids(record.run_id)):
+    for result in record.results:
+        config_id = result.config_id
         table = store.load_op_table(config_id)
         if result.status != "ok" or table is None:
             continue
@@ -254,10 +254,10 @@ def diagnose(
         return Diagnosis(
             tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}", tuple(warnings), record
         )
-    request = sweep_request(model, **sweep)
+    plan = sweep_plan(model, **sweep)
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
-            request,
+            plan,
             store,
             profile_options or ProfileOptions(),
             thresholds,

@@ -40,7 +40,7 @@ from surrobench.execution.env import gpu_readings
 from surrobench.execution.ranked import run_config_together
 from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
-from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, run_environment
+from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_environment
 from surrobench.results.scaling import (
     PARALLEL_MODES,
     Placement,
@@ -54,14 +54,14 @@ from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 
 
-def choose_parallel(request: SweepRequest, parallel: str) -> str:
+def choose_parallel(plan: SweepPlan, parallel: str) -> str:
     """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``,
     ``replicas`` otherwise.
 
     Raises:
         UsageError: an unknown mode, or ``model`` for a model whose factory takes no ``group``.
     """
-    _, surrogates = plan_sweep(request)
+    surrogates = plan.surrogates
     distributed = {spec for spec, s in surrogates.items() if s.takes_group}
     if parallel == "auto":
         return "model" if distributed == set(surrogates) else "replicas"
@@ -121,7 +121,7 @@ def visible_devices(devices: list[int], environ: dict | None = None) -> str:
 
 
 def launch(
-    request: SweepRequest,
+    plan: SweepPlan,
     parallel: str,
     nproc: int,
     db: Path,
@@ -132,7 +132,7 @@ def launch(
     """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
 
     Args:
-        request: the validated sweep.
+        plan: the planned sweep (each rank plans its request again in its own process).
         parallel: a :data:`PARALLEL_MODES` entry or ``auto``.
         nproc: ranks to start (one per device on CUDA).
         db: the results database every rank's rows go to.
@@ -142,7 +142,8 @@ def launch(
     Raises:
         UsageError: more ranks than GPUs, or the ranks did not finish (their output says why).
     """
-    parallel = choose_parallel(request, parallel)
+    parallel = choose_parallel(plan, parallel)
+    request = plan.request
     if nproc < 2:
         raise UsageError(f"--nproc {nproc}: a multi-process run needs at least 2 processes (drop --nproc for one)")
     if request.device == "cuda" and nproc > torch.cuda.device_count() and devices is None:
@@ -184,7 +185,7 @@ def launch(
 
 
 def distributed_run(
-    request: SweepRequest,
+    plan: SweepPlan,
     parallel: str,
     db: Path,
     *,
@@ -210,19 +211,19 @@ def distributed_run(
             f"{rank_env.world_size}): the launcher already started the ranks; drop the option"
         )
     if devices is not None:
-        if request.device != "cuda":
+        if plan.request.device != "cuda":
             raise UsageError("--devices spreads configs over GPUs: it needs --device cuda (or auto with a GPU)")
         if parallel not in ("auto", "configs"):
             raise UsageError(
                 f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
                 "for replicas or a distributed model"
             )
-        return launch(request, "configs", len(devices), db, devices=devices, command=command)
+        return launch(plan, "configs", len(devices), db, devices=devices, command=command)
     if nproc:
-        return launch(request, parallel, nproc, db, command=command)
+        return launch(plan, parallel, nproc, db, command=command)
     if rank_env is None:
         raise UsageError("a multi-process run needs --nproc, --devices, or a torchrun/srun environment")
-    return run_on_ranks(request, parallel, db, rank_env, command=command)
+    return run_on_ranks(plan, parallel, db, rank_env, command=command)
 
 
 def _rank_facts(env: RankEnv, device: str) -> dict:
@@ -321,7 +322,7 @@ def _rows(
 
 
 def _together(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore | None,
     run_id: str,
     facts: list[dict],
@@ -331,8 +332,8 @@ def _together(
     on_result: Callable[[ConfigResult], None],
 ) -> list[ConfigResult]:
     """``replicas`` / ``model``: each config on rank 0 alone, then on every rank in step."""
-    configs, surrogates = plan_sweep(request)
-    models = _Models(request, surrogates, groups, parallel)
+    request, configs = plan.request, plan.configs
+    models = _Models(request, plan.surrogates, groups, parallel)
     barrier = lambda: dist.barrier(group=groups.control)  # noqa: E731
     solo_rounds: list[list[ConfigResult]] = [[] for _ in configs]
     rank_rounds: list[list[ConfigResult]] = [[] for _ in configs]
@@ -363,7 +364,7 @@ def _together(
 
 
 def _spread(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore,
     run_id: str,
     facts: list[dict],
@@ -371,7 +372,7 @@ def _spread(
     on_result: Callable[[ConfigResult], None],
 ) -> list[ConfigResult]:
     """``configs``: this rank's share of the sweep, each config stored by this rank as it finishes."""
-    configs, surrogates = plan_sweep(request)
+    request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     mine = deal_configs(len(configs), env.world_size)[env.rank]
     prepared: dict[str, PreparedModel] = {}
     rounds: dict[int, list[ConfigResult]] = {i: [] for i in mine}
@@ -394,7 +395,7 @@ def _spread(
 
 
 def run_on_ranks(
-    request: SweepRequest,
+    plan: SweepPlan,
     parallel: str,
     db: Path,
     env: RankEnv,
@@ -411,16 +412,17 @@ def run_on_ranks(
     Raises:
         UsageError: as :func:`choose_parallel`, or a rank's device is missing.
     """
-    parallel = choose_parallel(request, parallel)
+    parallel = choose_parallel(plan, parallel)
+    request = plan.request
     groups = init_groups(env, request.device)
     try:
         store = ResultStore(db) if env.rank == 0 or parallel == "configs" else None
         try:
             run_id, facts, run_env = _begin(request, store, parallel, env, groups, command)
             if parallel == "configs":
-                _spread(request, store, run_id, facts, env, on_result)
+                _spread(plan, store, run_id, facts, env, on_result)
             else:
-                _together(request, store, run_id, facts, env, groups, parallel, on_result)
+                _together(plan, store, run_id, facts, env, groups, parallel, on_result)
             dist.barrier(group=groups.control)  # every rank's rows are in before rank 0 reads the run
             if env.rank != 0:
                 return None

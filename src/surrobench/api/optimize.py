@@ -422,8 +422,8 @@ def optimize(
     if request.fresh_pairs != 0 and request.fresh_pairs < 2:
         raise UsageError(f"fresh pairs {request.fresh_pairs}: 0 (no check) or at least 2 (the CI draws processes)")
     plans = [plan_sweep(sweep) for sweep in request.sweeps]
-    configs = [cfg for cfgs, _ in plans for cfg in cfgs]
-    surrogates = {name: s for _, found in plans for name, s in found.items()}
+    configs = [cfg for plan in plans for cfg in plan.configs]
+    surrogates = {name: s for plan in plans for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].device)
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     tag = request.sweeps[0].tag

@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.analysis.op_readings import Readings, read_table
-from surrobench.api.benchmark import open_store, sweep_request
+from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
-from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep
+from surrobench.execution.sweep import SweepPlan, execute_sweep
 from surrobench.records import schemas
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
@@ -93,37 +93,39 @@ def profile_config(
 
 
 def profile_run(
-    request: SweepRequest,
+    plan: SweepPlan,
     record: RunRecord,
     store: ResultStore,
     options: ProfileOptions,
     on_report: Callable[[ProfileReport], None] = lambda report: None,
     profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:
-    """Profile every ``ok`` config of a finished timed run of ``request``.
+    """Profile every ``ok`` config of a finished, stored run of ``plan``.
 
-    ``profile_one(cfg, result, config_id, store, options, run_id)`` profiles one config and returns its
-    report (a :class:`ProfileReport`, or another profiler's report with ``config``, ``label()``,
-    ``status``, ``error`` and ``warnings``): :func:`profile_config` (torch.profiler) by default, or
-    ``api.perf.perf_config`` / ``api.nsys.nsys_config`` with their options.
+    Each result finds its planned config by identity (:meth:`SweepPlan.config_for`) and its database row by
+    its ``config_id``, so the order of ``record.results`` does not matter. ``profile_one(cfg, result,
+    config_id, store, options, run_id)`` profiles one config and returns its report (a
+    :class:`ProfileReport`, or another profiler's report with ``config``, ``label()``, ``status``, ``error``
+    and ``warnings``): :func:`profile_config` (torch.profiler) by default, or ``api.perf.perf_config`` /
+    ``api.nsys.nsys_config`` with their options.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
+
+    Raises:
+        ValueError: an ``ok`` result that was never stored (no ``config_id``).
+        KeyError: a result that is not a config of ``plan``.
     """
-    configs, _ = plan_sweep(request)
-    ids = store.config_ids(record.run_id)
-    if not len(configs) == len(ids) == len(record.results):
-        raise RuntimeError(
-            f"run {record.run_id}: {len(configs)} configs, {len(ids)} stored, {len(record.results)} results"
-        )
-    results, reports = list(record.results), []
-    for index, (cfg, result, config_id) in enumerate(zip(configs, record.results, ids)):
-        if result.status != "ok":
-            continue
-        report = profile_one(cfg, result, config_id, store, options, record.run_id)
-        results[index] = report.config
-        reports.append(report)
-        on_report(report)
+    results, reports = [], []
+    for result in record.results:
+        if result.status == "ok":
+            if result.config_id is None:
+                raise ValueError(f"run {record.run_id}: {result.label()} is not stored (no config_id)")
+            report = profile_one(plan.config_for(result), result, result.config_id, store, options, record.run_id)
+            result = report.config
+            reports.append(report)
+            on_report(report)
+        results.append(result)
     return replace(record, results=tuple(results)), reports
 
 
@@ -147,7 +149,7 @@ NO_HOOKS = Hooks()
 
 
 def time_and_profile(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore,
     options: object | None,
     *,
@@ -155,7 +157,7 @@ def time_and_profile(
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list[str], list]:
-    """Time ``request`` into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
+    """Time the planned sweep into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
     (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
     with their options).
 
@@ -163,13 +165,11 @@ def time_and_profile(
         The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
         and the reports.
     """
-    record, warnings = execute_sweep(
-        request, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result
-    )
+    record, warnings = execute_sweep(plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result)
     if options is None:
         return record, warnings, []
     hooks.on_profile_start(sum(r.status == "ok" for r in record.results))
-    record, reports = profile_run(request, record, store, options, on_report=hooks.on_report, profile_one=profile_one)
+    record, reports = profile_run(plan, record, store, options, on_report=hooks.on_report, profile_one=profile_one)
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     return record, warnings, reports
@@ -207,9 +207,9 @@ def profile(
     Raises:
         UsageError: bad input, or a ``trace_dir`` that cannot be written.
     """
-    request = sweep_request(model, **sweep)
+    plan = sweep_plan(model, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)
     with open_store(db) as store:
-        record, warnings, reports = time_and_profile(request, store, options)
+        record, warnings, reports = time_and_profile(plan, store, options)
     return Profile(record, tuple(reports), tuple(warnings))

@@ -18,6 +18,7 @@ from pathlib import Path
 from surrobench.api.distributed import request_from_json, run_on_ranks
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import detect_rank_env
+from surrobench.execution.sweep import plan_sweep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         env = detect_rank_env()
         if env is None:
             raise UsageError("surrobench.api.rank_entry runs under torchrun or srun with more than one rank")
-        request = request_from_json(json.loads(args.request.read_text()))
-        record = run_on_ranks(request, args.parallel, args.db, env, command=args.command or None)
+        plan = plan_sweep(request_from_json(json.loads(args.request.read_text())))
+        record = run_on_ranks(plan, args.parallel, args.db, env, command=args.command or None)
     except UsageError as exc:
         print(f"surrobench: error: {exc}", file=sys.stderr)
         return 2

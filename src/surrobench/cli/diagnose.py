@@ -132,10 +132,10 @@ def diagnose(
             record, findings, warnings = diagnose_stored(run_id, store, th)
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
-        request = workload.request()
+        plan = workload.plan()
         with ResultStore(db) as store, progress_hooks() as hooks:
             record, findings, warnings, evidence = diagnose_workload(
-                request,
+                plan,
                 store,
                 tracing.torch(workload.iters),
                 th,

@@ -97,7 +97,7 @@ def optimize_command(
         if run is not None:
             sweeps = sweeps_from_run(store.load_run(run))
         else:
-            sweeps = (workload.request(),)
+            sweeps = (workload.plan().request,)
         request = OptimizeRequest(
             sweeps,
             budget_s=budget_s,

@@ -23,7 +23,7 @@ from typer.models import OptionInfo
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from surrobench.api.benchmark import sweep_request
+from surrobench.api.benchmark import sweep_plan
 from surrobench.api.profile import Hooks, profile_config, time_and_profile
 from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
@@ -31,7 +31,7 @@ from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
-from surrobench.execution.sweep import SweepRequest, plan_sweep
+from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
@@ -267,18 +267,18 @@ class WorkloadOptions:
     threads: int | None = _declared(ThreadsOpt)
     trust_pickle: bool = _declared(TrustPickleOpt)
 
-    def request(self) -> SweepRequest:
-        """Validate and parse the options into a :class:`SweepRequest`
-        (:func:`surrobench.api.benchmark.sweep_request`: every model resolved and every shape checked, so
-        bad input fails before any output).
+    def plan(self) -> SweepPlan:
+        """Validate and parse the options and plan the sweep once (:func:`surrobench.api.benchmark.sweep_plan`:
+        every model resolved and every shape checked, so bad input fails before any output); the command
+        hands this plan to its library call.
 
         Prints a warning (not an error) when warm-up or timed iterations are under the method's minimums
         (:data:`~surrobench.execution.config.MIN_WARMUP`, :data:`~surrobench.execution.config.MIN_ITERS`).
 
         Raises:
-            UsageError: as :func:`~surrobench.api.benchmark.sweep_request`.
+            UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
         """
-        request = sweep_request(
+        plan = sweep_plan(
             self.model,
             shapes=self.shape,
             batches=self.batch,
@@ -304,7 +304,7 @@ class WorkloadOptions:
                 f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks "
                 f"for ({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
             )
-        return request
+        return plan
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
@@ -344,16 +344,17 @@ class TraceOptions:
             schedule=plan, with_stack=self.with_stack, trace_dir=prepare_trace_dir(self.trace_out), gzip=self.trace_gzip
         )
 
-    def nsys(self, request: SweepRequest) -> NsysOptions:
-        """Nsight Systems' options for ``request``; creates the trace folder and checks that ``nsys`` exists
+    def nsys(self, sweep: SweepPlan) -> NsysOptions:
+        """Nsight Systems' options for the planned ``sweep``; creates the trace folder and checks that ``nsys`` exists
         before anything runs.
 
         Raises:
             UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
         """
-        options = NsysOptions(self.schedule(request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage)
-        configs, _ = plan_sweep(request)
-        require_nsys(configs[0], "nsys", options)
+        options = NsysOptions(
+            self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage
+        )
+        require_nsys(sweep.configs[0], "nsys", options)
         return options
 
 
@@ -472,7 +473,7 @@ def progress_hooks() -> Iterator[Hooks]:
 
 
 def timed_and_profiled(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: ResultStore,
     options: object | None,
     profile_one=profile_config,
@@ -480,7 +481,7 @@ def timed_and_profiled(
     """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
     profile: ``run``, ``profile``, ``perf``)."""
     with progress_hooks() as hooks:
-        return time_and_profile(request, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
+        return time_and_profile(plan, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
 
 
 # Options of the commands that compare two runs (``compare``, ``report``).

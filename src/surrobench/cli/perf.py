@@ -35,11 +35,11 @@ from surrobench.results.store import ResultStore
 @option_groups(omit=SWEEP_ONLY)
 def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOpt, system: SystemPassOptions) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
-    request = workload.request()
+    plan = workload.plan()
     check_writable(json_out, "--json")
     options = system.options()
     with ResultStore(db) as store:
-        record, warnings, reports = timed_and_profiled(request, store, options, perf_config)
+        record, warnings, reports = timed_and_profiled(plan, store, options, perf_config)
     for report in reports:
         console.print(render_phase_report(report))
     for warning in warnings:

@@ -32,7 +32,7 @@ from surrobench.api.nsys import nsys_config
 from surrobench.cli.options import timed_and_profiled
 from surrobench.collect.nsys import NsysOptions
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepRequest
+from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
 from surrobench.report.op_tables import op_table_rich, reading_lines
 from surrobench.report.system import render_phase_report
@@ -58,14 +58,14 @@ def profile(
         raise UsageError(f"--top {top}: show at least 1 row")
     if tool not in ("torch", "nsys"):
         raise UsageError(f"--profile {tool!r}: choose torch or nsys")
-    request = workload.request()
+    plan = workload.plan()
     check_writable(json_out, "--json")
     if tool == "nsys":
-        _profile_nsys(request, db, json_out, tracing.nsys(request))
+        _profile_nsys(plan, db, json_out, tracing.nsys(plan))
         return
     options = tracing.torch(workload.iters)
     with ResultStore(db) as store:
-        record, warnings, reports = timed_and_profiled(request, store, options)
+        record, warnings, reports = timed_and_profiled(plan, store, options)
     profiles = [r.to_json() for r in reports]
     for report in profiles:
         if report["status"] != "ok":
@@ -82,10 +82,10 @@ def profile(
     exit_if_configs_failed(record.results)
 
 
-def _profile_nsys(request: SweepRequest, db: Path, json_out: Path | None, options: NsysOptions) -> None:
+def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: NsysOptions) -> None:
     """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
     with ResultStore(db) as store:
-        record, warnings, reports = timed_and_profiled(request, store, options, nsys_config)
+        record, warnings, reports = timed_and_profiled(plan, store, options, nsys_config)
     for report in reports:
         console.print(render_phase_report(report))
         if report.report:

@@ -88,7 +88,7 @@ def run(
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
-    request = workload.request()
+    plan = workload.plan()
     check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":
@@ -97,7 +97,7 @@ def run(
                 "`surrobench profile`, or wrap your torchrun in the profiler"
             )
         record = distributed_run(
-            request, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env, command=command_line()
+            plan, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env, command=command_line()
         )
         if record is not None:  # the process that started the ranks, or rank 0
             render_multi_process(record, db, json_out)
@@ -108,10 +108,10 @@ def run(
     elif profile == "perf":
         options, profile_one = system.options(), perf_config
     elif profile == "nsys":
-        options, profile_one = tracing.nsys(request), nsys_config
+        options, profile_one = tracing.nsys(plan), nsys_config
     with ResultStore(db) as store:
         try:
-            record, warnings, reports = timed_and_profiled(request, store, options, profile_one)
+            record, warnings, reports = timed_and_profiled(plan, store, options, profile_one)
         except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
             write_json(json_out, exc.record.to_json())
             raise

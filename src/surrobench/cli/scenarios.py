@@ -91,8 +91,7 @@ def scenarios(
                 input_sets=3,
                 tag=f"scenario:{s.name}",
             )
-            request = workload.request()
-            record, found, _, _ = diagnose_workload(request, store, options, th)
+            record, found, _, _ = diagnose_workload(workload.plan(), store, options, th)
             findings[s.name] = found
             outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
     table = Table(title=f"scenarios on {used}")

@@ -1,6 +1,7 @@
 """A whole sweep: expand the request into configs, preflight them, run them, store each as it finishes.
 
-This is the library behind ``surrobench run``; ``profile`` and ``diagnose`` reuse :func:`plan_sweep`.
+A command plans its sweep once (:func:`plan_sweep`, a :class:`SweepPlan`); the sweep, the profiling phase
+and the diagnosis all read that plan and find a result's config by its identity, never by list position.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -90,15 +91,55 @@ def resolve_device(device: str) -> str:
     return device
 
 
-@functools.lru_cache(maxsize=8)
-def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str, Surrogate]]:
+def planned_identity(model: str, shape_label: str, batch: int, precision: str, device: str, mode: str) -> tuple:
+    """What names a config within one plan: (model, ladder rung as written, batch, precision, device, mode).
+
+    The rung, not the executed shape (:class:`~surrobench.records.config.ConfigKey`), because a planned config
+    has not made its inputs yet and a config that failed before making them has no executed shape.
+    """
+    return (model, shape_label, batch, precision, device, mode)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A request expanded into its configs (sweep order), each model resolved once (spec -> surrogate).
+
+    Made by :func:`plan_sweep`, once per command; everything after it (the sweep, the profiling phase, the
+    diagnosis, the ranks of a multi-process run) reads this plan. Callers must not mutate ``surrogates``.
+    """
+
+    request: SweepRequest
+    configs: tuple[ExecConfig, ...]
+    surrogates: Mapping[str, Surrogate]
+
+    @functools.cached_property
+    def _by_identity(self) -> dict[tuple, ExecConfig]:
+        return {
+            planned_identity(c.model, c.shape.label(), c.batch, c.precision, c.device, c.mode): c for c in self.configs
+        }
+
+    def config_for(self, result: ConfigResult) -> ExecConfig:
+        """The planned config that ``result`` measured, found by :func:`planned_identity` (never by position).
+
+        Raises:
+            KeyError: ``result`` is not a config of this plan.
+        """
+        identity = planned_identity(
+            result.model, result.shape_label, result.batch, result.precision, result.device, result.mode
+        )
+        try:
+            return self._by_identity[identity]
+        except KeyError:
+            raise KeyError(f"{result.label()} is not a config of this sweep plan") from None
+
+
+def plan_sweep(request: SweepRequest) -> SweepPlan:
     """Expand the request into configs (model, precision, mode, shape, batch order) and check every
     (model, shape, batch) against the model's layout on a CPU input before anything is timed (every batch:
     a static ``.pt2`` export accepts only its own).
 
-    Cached per request: the CLI validates with it, then the sweep, the profiling phase and the diagnosis
-    read the same plan, so a user's ``file.py`` is executed and a ``.pt2`` loaded once per command.
-    Callers must not mutate the returned dict.
+    Called once per command: a user's ``file.py`` is executed and a ``.pt2`` loaded once, and every stage
+    reads the same plan.
 
     Raises:
         UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
@@ -136,7 +177,7 @@ def plan_sweep(request: SweepRequest) -> tuple[tuple[ExecConfig, ...], dict[str,
                                 trust_pickle=request.trust_pickle,
                             )
                         )
-    return tuple(configs), surrogates
+    return SweepPlan(request, tuple(configs), surrogates)
 
 
 def _bytes_text(n: int) -> str:
@@ -193,14 +234,15 @@ def run_environment(request: SweepRequest) -> dict:
 
 
 def execute_sweep(
-    request: SweepRequest,
+    plan: SweepPlan,
     store: RunSink,
     *,
     command: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
     on_result: Callable[[ConfigResult], None] = lambda result: None,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the sweep, committing the run row first and each config as it finishes.
+    """Run the planned sweep, committing the run row first and each config as it finishes; each result
+    carries its database ``config_id``.
 
     With ``request.rounds`` > 1 the whole sweep is repeated that many times in this process and each
     config's rounds are merged (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the
@@ -211,7 +253,7 @@ def execute_sweep(
     Returns:
         The finished run record and warnings for the user (clock drops, noisy or short measurements).
     """
-    configs, surrogates = plan_sweep(request)
+    request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
     run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
     store.begin_run(run, command)
@@ -264,8 +306,7 @@ def _run_rounds(
             on_result(done[-1])
             if final:  # a config is committed once its last round is in
                 merged = merge_rounds(done)
-                store.add_result(run_id, merged)
-                results.append(merged)
+                results.append(replace(merged, config_id=store.add_result(run_id, merged)))
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:

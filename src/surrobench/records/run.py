@@ -59,6 +59,9 @@ class ConfigResult:
         samples_ms: per-iteration host latencies, ms, in order.
         device_samples_ms: per-iteration device times, ms (CUDA only).
         extra: stored facts outside the run-v1 schema (sm_clock_mhz, tf32 switches, ...).
+        config_id: its row in the results database once stored (None before, and for a result read from a
+            run JSON file); not part of the run-v1 JSON nor of equality. With :meth:`key` it is how later
+            stages find a result's stored op table, never its position in a list.
     """
 
     model: str
@@ -83,6 +86,7 @@ class ConfigResult:
     samples_ms: tuple[float, ...] = ()
     device_samples_ms: tuple[float, ...] = ()
     extra: dict = field(default_factory=dict)
+    config_id: int | None = field(default=None, compare=False)
 
     def shape_text(self) -> str:
         """The executed primary input, ``2x3x64x64`` (batch included where the input has one, e.g. not

@@ -341,6 +341,7 @@ class ResultStore:
                     samples_ms=tuple(s[0] for s in samples),
                     device_samples_ms=tuple(s[1] for s in samples if s[1] is not None),
                     extra=json.loads(row[20]),
+                    config_id=row[0],
                 )
             )
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
