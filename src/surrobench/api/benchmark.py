@@ -2,9 +2,11 @@
 
 A model is named by a spec string, as on the command line: a zoo name (``fno2d``, see ``surrobench
 models``), ``package.module:factory`` or ``path/file.py:factory`` (a function returning an ``nn.Module``),
-a ``.pt2`` file written by ``torch.export``, or ``scenario:NAME`` (a planted bottleneck). A spec, not a
-module object, because the profiling phases rebuild the model in a child process (the benchmarking method
-never profiles in the process that times, docs/sources.md, method §5).
+a ``.pt2`` file written by ``torch.export``, or ``scenario:NAME`` (a planted bottleneck). ``benchmark``
+also takes a model object: an ``nn.Module`` or a zero-argument function returning one
+(:func:`surrobench.workload.loader.live_surrogate`). The verbs that profile take names only: the profiling
+phases rebuild the model in a child process (the benchmarking method never profiles in the process that
+times, docs/sources.md, method §5), which cannot receive a live object.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from __future__ import annotations
 import warnings as _warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+
+import torch
+from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.runner import check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
+from surrobench.workload.loader import live_surrogate
 from surrobench.workload.spec import (
     ShapeSpec,
     parse_batches,
@@ -33,6 +41,10 @@ from surrobench.workload.spec import (
 #: or a sequence; a shape item is a bare size (``128``), a full shape with the batch first (``(1, 3, 64, 64)``)
 #: or a :class:`ShapeSpec`.
 ShapesArg = str | int | Iterable[int | tuple[int, ...] | str | ShapeSpec] | None
+
+#: A model: a name as on the command line (or several, a list or comma-separated), an ``nn.Module``, or a
+#: zero-argument function returning one.
+ModelArg = str | Iterable[str] | nn.Module | Callable[[], nn.Module]
 
 
 def _text(value: str | int | Iterable, flag: str) -> str:
@@ -142,15 +154,65 @@ def sweep_request(
     return request
 
 
-def sweep_plan(model: str | Iterable[str], **sweep) -> SweepPlan:
+def is_model_object(model: ModelArg) -> bool:
+    """Whether ``model`` is a model object (an ``nn.Module`` or a factory function), not a name or a list."""
+    return not isinstance(model, str) and callable(model)
+
+
+def sweep_plan(model: ModelArg, **sweep) -> SweepPlan:
     """Parse the sweep (keywords of :func:`sweep_request`) and plan it once: every model resolved and every
     (model, shape, batch) checked on a CPU input (:func:`plan_sweep`), so bad input fails before anything is
-    timed.
+    timed. A model object is run forward once on its first config's inputs (:func:`check_forward`).
 
     Raises:
-        UsageError: as :func:`sweep_request`, unknown models, shapes that do not fit a model.
+        UsageError: as :func:`sweep_request`, unknown models, shapes that do not fit a model, a model object
+            whose forward fails on the inputs built for it.
     """
-    return plan_sweep(sweep_request(model, **sweep))
+    if isinstance(model, str) or (isinstance(model, Iterable) and not is_model_object(model)):
+        return plan_sweep(sweep_request(model, **sweep))
+    surrogate = live_surrogate(model)  # a UsageError for what is neither a name nor a model
+    name = surrogate.info.name
+    plan = plan_sweep(sweep_request(name, **sweep), given={name: surrogate})
+    check_forward(plan, name)
+    return plan
+
+
+def named_model(model: ModelArg, verb: str) -> None:
+    """Refuse a model object where the model must be rebuilt in a child process (profiling).
+
+    Raises:
+        UsageError: ``model`` is an ``nn.Module`` or a factory function.
+    """
+    if is_model_object(model):
+        raise UsageError(
+            f"{verb} runs each config in a child process, which rebuilds the model from its name: give "
+            "'path/file.py:factory' or a torch.export .pt2 file, not a model object (benchmark takes one)"
+        )
+
+
+def check_forward(plan: SweepPlan, spec: str) -> None:
+    """One eager fp32 forward of ``spec`` on its first config's inputs, so a module whose forward does not take
+    the inputs built for it fails here with its reason, before anything is timed, rather than as an error
+    row per config. Running out of memory is left to the sweep, which records it per config.
+
+    Raises:
+        UsageError: the forward raises, or returns no tensor.
+    """
+    cfg = next(c for c in plan.configs if c.model == spec)
+    cfg = replace(cfg, mode="eager", precision="fp32", input_sets=1, channels_last=False)
+    prepared = prepare_model(plan.surrogates[spec], cfg.device, cfg.seed)
+    with config_step(cfg, prepared) as (step, input_sets):
+        shapes = ", ".join("x".join(map(str, t.shape)) for t in input_sets[0])
+        try:
+            check_output(step(0))
+        except torch.OutOfMemoryError:
+            return
+        except Exception as exc:
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise UsageError(
+                f"model {spec}: forward fails on the inputs built for it ({shapes}): {reason}; give shapes= that "
+                "fit it, or an example_inputs(batch, shape) method returning its inputs"
+            ) from None
 
 
 @contextmanager
@@ -174,8 +236,14 @@ def run_request(
     return execute_sweep(plan, store, command=command, on_start=on_start, on_result=on_result)
 
 
-def benchmark(model: str | Iterable[str], *, db: str | Path | None = None, **sweep) -> RunRecord:
+def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
     """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
+
+    ``model``: a name (see the module docstring), or a model object: an ``nn.Module`` (timed on a copy, so
+    yours keeps its device, mode and weights; the results name it by its class) or a zero-argument function
+    returning one. Its inputs are built as for a ``file.py:factory`` model: its ``example_inputs(batch,
+    shape)`` method if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or
+    ``(B, 3, N, N)`` for a bare size N.
 
     ``sweep`` takes the keywords of :func:`sweep_request` (``shapes``, ``batches``, ``precisions``, ``modes``,
     ``device``, ``warmup``, ``iters``, ``seed``, ``rounds``, ...). The run is stored in the SQLite file ``db``
@@ -183,8 +251,8 @@ def benchmark(model: str | Iterable[str], *, db: str | Path | None = None, **swe
     measurements) are issued as :class:`UserWarning`.
 
     Raises:
-        UsageError: bad input (see :func:`sweep_request`); a config that fails while running is recorded
-            with status ``oom`` or ``error`` instead.
+        UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
+            built for it; a config that fails while running is recorded with status ``oom`` or ``error`` instead.
     """
     plan = sweep_plan(model, **sweep)
     with open_store(db) as store:

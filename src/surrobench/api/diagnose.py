@@ -18,7 +18,7 @@ from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
 from surrobench.analysis.measured_remedies import cite_measured
 from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.api.benchmark import open_store, sweep_plan
+from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.optimize import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
@@ -36,7 +36,7 @@ from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
-from surrobench.workload.loader import resolve_model
+from surrobench.workload.zoo.base import Surrogate
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,10 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
     return None, f"{name}: no calibration stored, no roofline (run surrobench calibrate --device cpu)"
 
 
-def op_costs(cfg: ExecConfig) -> dict:
-    """FLOPs and bytes per op of one eager forward of ``cfg`` (the roofline's counts, same inputs)."""
-    prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
+def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
+    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts,
+    same inputs)."""
+    prepared = prepare_model(surrogate, cfg.device, cfg.seed)
     with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
         return count_op_costs(lambda: step(0))
 
@@ -110,7 +111,7 @@ def diagnose_workload(
     for report in (r for r in reports if r.status == "ok"):
         result = report.config
         cfg = plan.config_for(result)
-        costs = op_costs(cfg)
+        costs = op_costs(cfg, plan.surrogates[cfg.model])
         flops[result.key()] = {name: c.flops for name, c in costs.items()}
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
@@ -254,6 +255,7 @@ def diagnose(
         return Diagnosis(
             tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}", tuple(warnings), record
         )
+    named_model(model, "diagnose")
     plan = sweep_plan(model, **sweep)
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(

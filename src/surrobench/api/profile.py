@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.analysis.op_readings import Readings, read_table
-from surrobench.api.benchmark import open_store, sweep_plan
+from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -205,8 +205,10 @@ def profile(
     ``db`` as in :func:`surrobench.api.benchmark.benchmark`.
 
     Raises:
-        UsageError: bad input, or a ``trace_dir`` that cannot be written.
+        UsageError: bad input, a model object rather than a name (:func:`~surrobench.api.benchmark.named_model`),
+            or a ``trace_dir`` that cannot be written.
     """
+    named_model(model, "profile")
     plan = sweep_plan(model, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)

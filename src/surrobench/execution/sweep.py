@@ -133,20 +133,22 @@ class SweepPlan:
             raise KeyError(f"{result.label()} is not a config of this sweep plan") from None
 
 
-def plan_sweep(request: SweepRequest) -> SweepPlan:
+def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = None) -> SweepPlan:
     """Expand the request into configs (model, precision, mode, shape, batch order) and check every
     (model, shape, batch) against the model's layout on a CPU input before anything is timed (every batch:
     a static ``.pt2`` export accepts only its own).
 
     Called once per command: a user's ``file.py`` is executed and a ``.pt2`` loaded once, and every stage
-    reads the same plan.
+    reads the same plan. ``given``: models already resolved, by the name ``request.models`` uses for them (a
+    model object handed to the library, :func:`surrobench.workload.loader.live_surrogate`).
 
     Raises:
         UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
     """
     for mode in request.modes:
         check_mode(mode, request.device)
-    surrogates = {spec: resolve_model(spec, request.trust_pickle) for spec in request.models}
+    given = given or {}
+    surrogates = {spec: given.get(spec) or resolve_model(spec, request.trust_pickle) for spec in request.models}
     configs = []
     free = available_bytes(request.device)
     for spec, surrogate in surrogates.items():

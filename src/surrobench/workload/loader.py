@@ -1,8 +1,9 @@
 """User models: ``--model package.module:factory``, ``--model path/to/file.py:factory`` and
-``--model path/to/model.pt2`` (a saved ``torch.export`` program), wrapped as
-:class:`~surrobench.workload.zoo.base.Surrogate` so the runner treats them like the zoo.
+``--model path/to/model.pt2`` (a saved ``torch.export`` program), and a model object given to the library
+(:func:`live_surrogate`), wrapped as :class:`~surrobench.workload.zoo.base.Surrogate` so the runner treats
+them like the zoo.
 
-:func:`resolve_model` is the single entry point; every problem a user can cause (a missing module, a
+:func:`resolve_model` is the single entry point for names; every problem a user can cause (a missing module, a
 factory that raises or returns something else, an unreadable program, a batch a static export cannot
 take) is a one-line :class:`~surrobench.errors.UsageError`.
 """
@@ -57,7 +58,7 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     if spec.endswith(".pt2"):
         return ExportedSurrogate(Path(spec), trust_pickle=trust_pickle)
     if ":" in spec:
-        return FactorySurrogate(spec)
+        return FactorySurrogate.from_spec(spec)
     return get_surrogate(spec)
 
 
@@ -119,22 +120,14 @@ class FactorySurrogate(Surrogate):
     batch and channel (1 for a rank-2 input).
     """
 
-    def __init__(self, spec: str) -> None:
-        target, _, attr = spec.rpartition(":")
-        if not target or not attr:
-            raise UsageError(f"--model {spec}: expected package.module:factory or path/to/file.py:factory")
-        module = _import_target(target)
-        factory = getattr(module, attr, None)
-        if not callable(factory):
-            raise UsageError(f"--model {spec}: module {target} has no callable {attr!r}")
+    def __init__(
+        self, spec: str, factory: Callable[..., object], hook: Callable | None, *, where: str | None = None
+    ) -> None:
         self._spec = spec
-        self._factory_name = attr
-        self._factory: Callable[[], object] = factory
-        # the factory's own hook (``build.example_inputs = fn``) before the module's, so one module can hold
-        # several factories with different inputs
-        self._hook: Callable[[int, object], object] | None = getattr(factory, "example_inputs", None) or getattr(
-            module, "example_inputs", None
-        )
+        self._where = where or f"--model {spec}"
+        self._factory_name = getattr(factory, "__name__", type(factory).__name__)
+        self._factory = factory
+        self._hook: Callable[[int, object], object] | None = hook
         self.takes_group = _has_group_parameter(factory)
         self._hook_takes_group = self._hook is not None and _has_group_parameter(self._hook)
         self._group = None
@@ -142,6 +135,24 @@ class FactorySurrogate(Surrogate):
         self.info = ModelInfo(
             name=spec, paper="user model", layout=layout, point_kind="grid points", default_size=USER_DEFAULT_SIZE
         )
+
+    @classmethod
+    def from_spec(cls, spec: str) -> FactorySurrogate:
+        """The factory named by ``package.module:factory`` or ``path/to/file.py:factory``; its inputs hook is
+        the factory's ``example_inputs`` attribute, else the module's ``example_inputs`` function (so one
+        module can hold several factories with different inputs).
+
+        Raises:
+            UsageError: a malformed spec, a module that cannot be imported, no such callable.
+        """
+        target, _, attr = spec.rpartition(":")
+        if not target or not attr:
+            raise UsageError(f"--model {spec}: expected package.module:factory or path/to/file.py:factory")
+        module = _import_target(target)
+        factory = getattr(module, attr, None)
+        if not callable(factory):
+            raise UsageError(f"--model {spec}: module {target} has no callable {attr!r}")
+        return cls(spec, factory, getattr(factory, "example_inputs", None) or getattr(module, "example_inputs", None))
 
     def with_group(self, group) -> FactorySurrogate:
         """A copy whose factory and ``example_inputs`` hook get ``group`` (a ``torch.distributed``
@@ -155,11 +166,13 @@ class FactorySurrogate(Surrogate):
         or returns something other than an ``nn.Module``."""
         try:
             module = self._factory(group=self._group) if self.takes_group else self._factory()
+        except UsageError:
+            raise
         except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
-            raise UsageError(f"--model {self._spec}: factory raised {_one_line(exc)}") from exc
+            raise UsageError(f"{self._where}: factory raised {_one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
             raise UsageError(
-                f"--model {self._spec}: factory {self._factory_name} returned {type(module).__name__}, not an nn.Module"
+                f"{self._where}: factory {self._factory_name} returned {type(module).__name__}, not an nn.Module"
             )
         return module
 
@@ -176,7 +189,7 @@ class FactorySurrogate(Surrogate):
             dims = full or grid_shape(self._spec, batch, shape, channels=USER_CHANNELS)
             return (randn(dims, generator, device),)
         size = full or shape.size
-        where = f"--model {self._spec}: example_inputs({batch}, {size})"
+        where = f"{self._where}: example_inputs({batch}, {size})"
         # Drawn from the generator (not its initial seed) so successive input sets of one config differ.
         seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))
         # CPU RNG only (the hook gets no device): torch.manual_seed would also queue a CUDA reseed that
@@ -192,6 +205,40 @@ class FactorySurrogate(Surrogate):
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
         return grid_points(inputs[0])
+
+
+def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
+    """A model object given to the library (``surrobench.benchmark(my_model, ...)``), named by its class
+    (a module) or its ``__name__`` (a factory).
+
+    An ``nn.Module`` is timed on a copy (``copy.deepcopy`` at each build), so the caller's module keeps its
+    device, training mode and weights; a zero-argument factory is called as a ``file.py:factory`` one is.
+    Inputs as for a factory model (:class:`FactorySurrogate`): the object's ``example_inputs(batch, shape)``
+    (a method of the module, or an attribute of the factory), else fp32 randn of the full shape or
+    ``(B, 3, N, N)`` for a bare size N.
+
+    Raises:
+        UsageError: ``model`` is neither an ``nn.Module`` nor callable.
+    """
+    if isinstance(model, nn.Module):
+        name = type(model).__name__
+
+        def copy_of_model() -> nn.Module:
+            try:
+                return copy.deepcopy(model)
+            except Exception as exc:
+                raise UsageError(
+                    f"model {name}: cannot be copied for timing ({_one_line(exc)}); pass a zero-argument "
+                    "function that builds it instead"
+                ) from exc
+
+        factory = copy_of_model
+    elif callable(model):
+        name = getattr(model, "__name__", type(model).__name__)
+        factory = model
+    else:
+        raise UsageError(f"model of type {type(model).__name__}: give a name, an nn.Module or a function returning one")
+    return FactorySurrogate(name, factory, getattr(model, "example_inputs", None), where=f"model {name}")
 
 
 def _has_group_parameter(fn: Callable) -> bool:

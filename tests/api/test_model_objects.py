@@ -1,0 +1,68 @@
+"""A model object (an nn.Module, or a function returning one) goes through the same planning and timing as
+a named model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import surrobench
+from surrobench.errors import UsageError
+from surrobench.records.run import check_run_json
+
+FAST = dict(device="cpu", warmup=1, iters=3)
+
+
+class TinyConv(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+
+def test_a_module_instance_benchmarks_on_cpu_and_stays_as_it_was():
+    torch.manual_seed(1)
+    net = TinyConv().train()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    run = surrobench.benchmark(net, shapes=[(1, 3, 16, 16)], batches=[1, 2], **FAST)
+    assert [r.status for r in run.results] == ["ok", "ok"]
+    assert {r.model for r in run.results} == {"TinyConv"}
+    assert [r.input_shape for r in run.results] == [(1, 3, 16, 16), (2, 3, 16, 16)]
+    assert all(r.latency_ms.median > 0 and r.config_id is not None for r in run.results)
+    check_run_json(run.to_json())  # typed records, the run-v1 JSON
+    # timed on a copy: the caller's module keeps its training mode and weights
+    assert net.training
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+
+
+def test_a_factory_with_an_inputs_hook_benchmarks_with_its_own_inputs():
+    def mlp():
+        return nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+
+    mlp.example_inputs = lambda batch, size: torch.randn(batch, 8)
+    run = surrobench.benchmark(mlp, shapes=[32], batches=[4], **FAST)
+    (r,) = run.results
+    assert r.status == "ok" and r.model == "mlp" and r.input_shape == (4, 8)
+
+
+def test_a_module_whose_forward_does_not_take_the_built_inputs_is_a_usage_error():
+    with pytest.raises(UsageError, match=r"model TinyConv: forward fails on the inputs built for it \(1x5x8x8\)"):
+        surrobench.benchmark(TinyConv(), shapes=[(1, 5, 8, 8)], **FAST)
+
+    class NoTensor(nn.Module):
+        def forward(self, x):
+            return None
+
+    with pytest.raises(UsageError, match="forward fails.*not a tensor"):
+        surrobench.benchmark(NoTensor(), shapes=[8], **FAST)
+
+
+def test_the_profiling_verbs_ask_for_a_name_not_an_object():
+    for verb in (surrobench.profile, surrobench.diagnose):
+        with pytest.raises(UsageError, match="child process.*not a model object"):
+            verb(TinyConv(), shapes=[8], **FAST)
+    with pytest.raises(UsageError, match="give a name, an nn.Module"):
+        surrobench.benchmark(42, **FAST)
