@@ -1,4 +1,5 @@
-"""The scenarios, the finding each should get, and how an outcome is judged.
+"""The planted-bottleneck suite (``surrobench scenarios``): the scenarios, the finding each should get, how
+an outcome is judged, and :func:`run_scenarios`, which times, profiles and diagnoses each one.
 
 Each scenario plants one bottleneck: its expected kind must be the top finding. A control
 (healthy workload) passes only when its top finding is the expected healthy verdict and no finding is an
@@ -7,9 +8,21 @@ alarm (severity other than ``info``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import tempfile
+from collections.abc import Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
 
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.api.benchmark import open_store, sweep_plan
+from surrobench.api.diagnose import diagnose_workload
+from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
+from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import UsageError
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.sweep import resolve_device
+from surrobench.records import schemas
 from surrobench.records.findings import Finding
 from surrobench.workload.scenarios import PREFIX
 
@@ -60,15 +73,16 @@ SCENARIOS: tuple[Scenario, ...] = (
 )
 
 
-def select(only: str | None) -> list[Scenario]:
-    """The scenarios named in ``only`` (comma-separated), or all.
+def select(only: str | Iterable[str] | None) -> list[Scenario]:
+    """The scenarios named in ``only`` (comma-separated, or a sequence of names), or all.
 
     Raises:
         UsageError: an unknown name.
     """
     if only is None:
         return list(SCENARIOS)
-    names = [n.strip() for n in only.split(",") if n.strip()]
+    names = [n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip()]
+    only = only if isinstance(only, str) else ",".join(names)
     known = {s.name: s for s in SCENARIOS}
     unknown = [n for n in names if n not in known]
     if unknown or not names:
@@ -95,3 +109,89 @@ def judge(scenario: Scenario, findings: list[Finding]) -> Outcome:
     top = findings[0].kind if findings else None
     alarms = tuple(f"{f.kind} ({f.severity})" for f in findings if f.alarm) if scenario.control else ()
     return Outcome(scenario, top, top == scenario.expected and not alarms, alarms)
+
+
+#: The suite's profiler schedule: 2 steps waited, 5 warmed up, 10 recorded (within the default 50 iterations).
+SUITE_SCHEDULE = ProfileSchedule(2, 5, 10)
+
+
+@dataclass(frozen=True)
+class SuiteReport:
+    """The suite's outcomes in scenario order, the ranked findings of each scenario that ran (by name), and
+    the device it ran on."""
+
+    device: str
+    outcomes: tuple[Outcome, ...]
+    findings: dict[str, tuple[Finding, ...]]
+
+    @property
+    def failed(self) -> bool:
+        """Whether a scenario that ran did not pass (a regression of the diagnosis)."""
+        return any(o.passed is False for o in self.outcomes)
+
+    def to_json(self) -> dict:
+        """``surrobench/scenarios-v1``: each outcome with its findings."""
+        return {
+            "schema": schemas.SCENARIOS,
+            "outcomes": [
+                {
+                    "scenario": o.scenario.name,
+                    "expected": o.scenario.expected,
+                    "top_kind": o.top_kind,
+                    "passed": o.passed,
+                    "false_alarms": list(o.false_alarms),
+                    "note": o.note,
+                    "findings": [f.to_json() for f in self.findings.get(o.scenario.name, ())],
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+def run_scenarios(
+    only: str | Iterable[str] | None = None,
+    *,
+    device: str = "auto",
+    db: str | Path | None = None,
+    trace_dir: str | Path | None = None,
+    warmup: int = MIN_WARMUP,
+    iters: int = MIN_ITERS,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> SuiteReport:
+    """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device
+    (a scenario with no config there is skipped, with the reason as its note) and judge it (:func:`judge`).
+
+    ``db``: the SQLite file each scenario's run is stored in (None: in memory); ``trace_dir``: a folder for the
+    Chrome traces the diagnosis reads (None: a temporary folder, removed afterwards).
+
+    Raises:
+        UsageError: an unknown scenario, a profiler schedule longer than ``iters``, an unusable trace folder,
+            no GPU for ``cuda``, or bad ``warmup`` / ``iters``.
+    """
+    chosen = select(only)
+    SUITE_SCHEDULE.check(iters)
+    used = resolve_device(device)
+    outcomes, findings = [], {}
+    with ExitStack() as stack:
+        folder = trace_dir if trace_dir is not None else stack.enter_context(tempfile.TemporaryDirectory())
+        options = ProfileOptions(schedule=SUITE_SCHEDULE, trace_dir=prepare_trace_dir(Path(folder), "trace_dir"))
+        store = stack.enter_context(open_store(db))
+        for s in chosen:
+            shape = s.shape if used == "cuda" else s.cpu_shape
+            if shape is None:
+                outcomes.append(Outcome(s, None, None, (), s.cpu_skip))
+                continue
+            plan = sweep_plan(
+                s.model,
+                shapes=shape,
+                batches=s.batch,
+                precisions=s.precision,
+                device=used,
+                warmup=warmup,
+                iters=iters,
+                tag=f"scenario:{s.name}",
+            )
+            record, found, _, _ = diagnose_workload(plan, store, options, thresholds)
+            findings[s.name] = tuple(found)
+            outcomes.append(replace(judge(s, found), note=f"run {record.run_id}"))
+    return SuiteReport(used, tuple(outcomes), findings)

@@ -13,6 +13,20 @@ from surrobench.workload.spec import ShapeSpec
 MIN_WARMUP = 10
 MIN_ITERS = 50
 
+
+def low_iterations_note(warmup: int, iters: int) -> str | None:
+    """A warning when ``warmup`` or ``iters`` is under the method's minimums (:data:`MIN_WARMUP`,
+    :data:`MIN_ITERS`); None when both are met."""
+    low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP)
+    low += [f"--iters {iters} (< {MIN_ITERS})"] * (iters < MIN_ITERS)
+    if not low:
+        return None
+    return (
+        f"{' and '.join(low)}: under the minimum the benchmarking method asks for ({MIN_WARMUP} warm-up, "
+        f"{MIN_ITERS} timed iterations); the median and P95 will be less reliable"
+    )
+
+
 _AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
