@@ -29,6 +29,8 @@ _EXPORTS = {
     "compare": "surrobench.api.compare",
     "load_run": "surrobench.api.compare",
     "optimize": "surrobench.api.optimize",
+    "run_scenarios": "surrobench.api.scenarios",
+    "SuiteReport": "surrobench.api.scenarios",
     "ConfigKey": "surrobench.records.config",
     "ConfigResult": "surrobench.records.run",
     "RunRecord": "surrobench.records.run",

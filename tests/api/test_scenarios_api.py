@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import surrobench
 from surrobench.api.scenarios import SUITE_SCHEDULE, run_scenarios
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -11,7 +12,7 @@ from surrobench.results.store import ResultStore
 
 
 def test_on_the_cpu_gpu_only_scenarios_are_skipped_with_their_reason():
-    suite = run_scenarios(["tiny-mlp", "gemm-bf16"], device="cpu")
+    suite = surrobench.run_scenarios(["tiny-mlp", "gemm-bf16"], device="cpu")
     assert suite.device == "cpu" and not suite.failed
     assert [(o.scenario.name, o.passed) for o in suite.outcomes] == [("tiny-mlp", None), ("gemm-bf16", None)]
     doc = suite.to_json()
