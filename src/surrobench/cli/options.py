@@ -30,7 +30,7 @@ from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
@@ -297,13 +297,9 @@ class WorkloadOptions:
             threads=self.threads,
             trust_pickle=self.trust_pickle,
         )
-        low = [f"--warmup {self.warmup} (< {MIN_WARMUP})"] * (self.warmup < MIN_WARMUP)
-        low += [f"--iters {self.iters} (< {MIN_ITERS})"] * (self.iters < MIN_ITERS)
-        if low:
-            err_console.print(
-                f"[yellow]warning:[/yellow] {' and '.join(low)}: under the minimum the benchmarking method asks "
-                f"for ({MIN_WARMUP} warm-up, {MIN_ITERS} timed iterations); the median and P95 will be less reliable"
-            )
+        note = low_iterations_note(self.warmup, self.iters)
+        if note:
+            err_console.print(f"[yellow]warning:[/yellow] {note}")
         return plan
 
 
