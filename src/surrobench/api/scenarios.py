@@ -111,8 +111,9 @@ def judge(scenario: Scenario, findings: list[Finding]) -> Outcome:
     return Outcome(scenario, top, top == scenario.expected and not alarms, alarms)
 
 
-#: The suite's profiler schedule: 2 steps waited, 5 warmed up, 10 recorded (within the default 50 iterations).
-SUITE_SCHEDULE = ProfileSchedule(2, 5, 10)
+#: The suite's profiler schedule: the profiler's default steps waited, warmed up and recorded
+#: (:class:`~surrobench.collect.torch_profiler.ProfileSchedule`), within the default iterations.
+SUITE_SCHEDULE = ProfileSchedule()
 
 
 @dataclass(frozen=True)
