@@ -66,3 +66,5 @@ def test_the_profiling_verbs_ask_for_a_name_not_an_object():
             verb(TinyConv(), shapes=[8], **FAST)
     with pytest.raises(UsageError, match="give a name, an nn.Module"):
         surrobench.benchmark(42, **FAST)
+    with pytest.raises(UsageError, match="one model object per call"):
+        surrobench.benchmark([TinyConv(), TinyConv()], **FAST)

@@ -168,8 +168,13 @@ def sweep_plan(model: ModelArg, **sweep) -> SweepPlan:
         UsageError: as :func:`sweep_request`, unknown models, shapes that do not fit a model, a model object
             whose forward fails on the inputs built for it.
     """
-    if isinstance(model, str) or (isinstance(model, Iterable) and not is_model_object(model)):
+    if isinstance(model, str):
         return plan_sweep(sweep_request(model, **sweep))
+    if isinstance(model, Iterable) and not is_model_object(model):
+        names = list(model)
+        if not all(isinstance(name, str) for name in names):
+            raise UsageError("model: a list holds names only; give one model object per call")
+        return plan_sweep(sweep_request(names, **sweep))
     surrogate = live_surrogate(model)  # a UsageError for what is neither a name nor a model
     name = surrogate.info.name
     plan = plan_sweep(sweep_request(name, **sweep), given={name: surrogate})
