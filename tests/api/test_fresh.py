@@ -7,7 +7,7 @@ import pytest
 from surrobench.api.fresh import check_fresh
 from surrobench.api.optimize import OptimizeRequest, optimize
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepRequest
+from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup
 from surrobench.results.store import ResultStore
@@ -46,7 +46,7 @@ def _request(spec: str, fresh_pairs: int) -> OptimizeRequest:
         input_sets=1,
         threads=2,
     )
-    return OptimizeRequest((sweep,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
+    return OptimizeRequest((plan_sweep(sweep),), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
 
 
 def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):

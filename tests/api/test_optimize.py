@@ -10,7 +10,7 @@ import pytest
 from surrobench.api import optimize as api
 from surrobench.api.optimize import OptimizeRequest, measured_for, optimize
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.execution.sweep import SweepRequest
+from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.compare import compare_runs
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.optimize import VERDICTS, CandidateResult
@@ -140,7 +140,7 @@ def _request(model_spec, only):
         input_sets=2,
         threads=2,
     )
-    return OptimizeRequest((sweep,), rounds=2, only=only)
+    return OptimizeRequest((plan_sweep(sweep),), rounds=2, only=only)
 
 
 def test_a_whole_search_on_the_cpu(model_spec, tmp_path):

@@ -47,7 +47,7 @@ from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
 from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, prepare_model, run_config
-from surrobench.execution.sweep import SweepRequest, new_run_id, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, OptimizeReport
 from surrobench.results.speedup import Speedup, break_even_calls, speedup
@@ -74,13 +74,14 @@ _PRECISION_REMEDIES = ("fp16", "bf16")
 
 @dataclass(frozen=True)
 class OptimizeRequest:
-    """What to optimize: the workload (one or more :class:`SweepRequest`, every config of each; their
-    ``warmup``/``iters`` bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
+    """What to optimize: the workload (one or more planned sweeps, :class:`SweepPlan`, every config of each,
+    from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
+    bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
     ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
     remedy names to try (None: every remedy for the device), and ``fresh_pairs``: pairs of fresh
     ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2)."""
 
-    sweeps: tuple[SweepRequest, ...]
+    sweeps: tuple[SweepPlan, ...]
     budget_s: float = DEFAULT_BUDGET_S
     tolerance: float = DEFAULT_TOLERANCE
     thorough: bool = False
@@ -416,17 +417,15 @@ def optimize(
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
 
     Raises:
-        UsageError: from planning the workload (unknown model, a shape that does not fit); ``fresh_pairs``
-            neither 0 nor at least 2.
+        UsageError: ``fresh_pairs`` neither 0 nor at least 2.
     """
     if request.fresh_pairs != 0 and request.fresh_pairs < 2:
         raise UsageError(f"fresh pairs {request.fresh_pairs}: 0 (no check) or at least 2 (the CI draws processes)")
-    plans = [plan_sweep(sweep) for sweep in request.sweeps]
-    configs = [cfg for plan in plans for cfg in plan.configs]
-    surrogates = {name: s for plan in plans for name, s in plan.surrogates.items()}
-    env = fingerprint(request.sweeps[0].device)
+    configs = [cfg for plan in request.sweeps for cfg in plan.configs]
+    surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
+    env = fingerprint(request.sweeps[0].request.device)
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    tag = request.sweeps[0].tag
+    tag = request.sweeps[0].request.tag
     baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
     recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)
     store.begin_run(baseline_run, command)
@@ -460,13 +459,14 @@ def optimize(
     return report
 
 
-def sweeps_from_run(run: RunRecord) -> tuple[SweepRequest, ...]:
-    """One sweep per distinct config of a stored run (model, ladder rung, batch, precision, mode, device,
-    with its warm-up, iterations, seed, input sets and settings), so ``optimize --run`` starts from what
-    that run measured. Failed configs are kept: a remedy may fix them.
+def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
+    """One planned sweep per distinct config of a stored run (model, ladder rung, batch, precision, mode,
+    device, with its warm-up, iterations, seed, input sets and settings), so ``optimize --run`` starts from
+    what that run measured. Failed configs are kept: a remedy may fix them.
 
     Raises:
-        UsageError: the run has no configs, or its device is not available here.
+        UsageError: the run has no configs, its device is not available here, or a model or shape of it no
+            longer resolves (:func:`plan_sweep`).
     """
     if not run.results:
         raise UsageError(f"run {run.run_id} has no configs to optimize")
@@ -492,7 +492,7 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepRequest, ...]:
                 threads=extra.get("threads"),
             )
         )
-    return tuple(dict.fromkeys(sweeps))
+    return tuple(plan_sweep(sweep) for sweep in dict.fromkeys(sweeps))
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:

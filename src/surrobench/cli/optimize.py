@@ -97,14 +97,14 @@ def optimize_command(
         if run is not None:
             sweeps = sweeps_from_run(store.load_run(run))
         else:
-            sweeps = (workload.plan().request,)
+            sweeps = (workload.plan(),)
         request = OptimizeRequest(
             sweeps,
             budget_s=budget_s,
             tolerance=tolerance,
             thorough=thorough,
             rounds=rounds,
-            only=_only(only, sweeps[0].device, thorough),
+            only=_only(only, sweeps[0].request.device, thorough),
             fresh_pairs=verify,
         )
         report = optimize(
