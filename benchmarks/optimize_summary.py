@@ -29,13 +29,23 @@ def _fresh(fresh: dict | None) -> tuple[str, str, str]:
 
 
 def _top(x: dict) -> str:
+    """The top op and its share; a kernel name (what a CUDA-graph replay shows) cut to 40 characters."""
     top = x.get("top_op")
-    return f"{top['name']} {top['share']:.0%}" if top else "-"
+    if not top:
+        return "-"
+    name = top["name"] if len(top["name"]) <= 40 else top["name"][:39] + "…"
+    return f"{name} {top['share']:.0%}"
+
+
+def _ladder_order(path: Path) -> tuple[str, int]:
+    """opt-fno2d-128 before opt-fno2d-512 (by model, then rung size)."""
+    stem, _, size = path.stem.rpartition("-")
+    return (stem, int(size)) if size.isdigit() else (path.stem, 0)
 
 
 def main(out: Path) -> None:
     rows, cands = [], []
-    for path in sorted(out.glob("opt-*.json")):
+    for path in sorted(out.glob("opt-*.json"), key=_ladder_order):
         name = path.stem.removeprefix("opt-")
         for c in json.loads(path.read_text())["configs"]:
             best = next((x for x in c["candidates"] if x["name"] == "+".join(c["recommended"])), None)
