@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from conftest import run_cli
 
 import surrobench
 from surrobench.api.profile import profile_run
@@ -97,3 +98,20 @@ def test_a_profiled_command_plans_its_sweep_once(monkeypatch):
     assert resolved == ["fno2d"]
     assert [r.config.config_id for r in prof.reports] == [r.config_id for r in prof.run.results]
     assert all(r.status == "ok" and r.config.top_op is not None for r in prof.reports)
+
+
+@pytest.mark.parametrize("command", ["run", "diagnose"])
+def test_a_cli_command_plans_its_sweep_once(monkeypatch, tmp_path, command):
+    resolved = []
+    real = sweep_module.resolve_model
+    monkeypatch.setattr(
+        sweep_module, "resolve_model", lambda spec, trust=False: resolved.append(spec) or real(spec, trust)
+    )
+    argv = [command, "--model", "fno2d", "--shape", "8", "--batch", "1,2", "--device", "cpu"]
+    argv += ["--warmup", "1", "--iters", "20", "--db", str(tmp_path / "r.db")]
+    if command == "run":
+        argv += ["--profile", "torch", "--trace-out", str(tmp_path / "tr")]
+    else:
+        argv += ["--trace-out", str(tmp_path / "tr")]
+    assert run_cli(argv) == 0
+    assert resolved == ["fno2d"]
