@@ -86,3 +86,25 @@ def test_a_foreign_row_is_one_line_for_every_reader(tmp_path):
             store.list_runs()
         with pytest.raises(UsageError, match=r"results\[0\]\.precision: 'fp64' is not one of"):
             store.load_run("20261201-000000-cccc")
+
+
+def test_configs_of_a_migrated_database_carry_their_row_ids(tmp_path):
+    """Results read back from an old file carry their config ids (what later stages find op tables by)."""
+    db = tmp_path / "old.db"
+    with ResultStore(db) as store:
+        rec = run(
+            "20250101-000000-dddd",
+            [config(latency_samples(1.0, 0.01, n=20)), config(latency_samples(2.0, 0.01, n=20), batch=2)],
+        )
+        store.begin_run(rec)
+        ids = [store.add_result(rec.run_id, r) for r in rec.results]
+        store.finish_run(rec.run_id)
+    conn = sqlite3.connect(db)  # back to the unversioned layout: no runs.state, user_version 0
+    conn.execute("ALTER TABLE runs DROP COLUMN state")
+    conn.execute("PRAGMA user_version = 0")
+    conn.commit()
+    conn.close()
+    with ResultStore(db) as store:
+        loaded = store.load_run(rec.run_id)
+    assert _version(db) == SCHEMA_VERSION
+    assert [(r.batch, r.config_id) for r in loaded.results] == [(1, ids[0]), (2, ids[1])]
