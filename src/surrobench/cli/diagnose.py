@@ -26,8 +26,8 @@ from surrobench.analysis.diagnose import diagnose_trace
 from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli.app import app
 from surrobench.records.findings import diagnosis_json
-from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    print_warnings,
     DbOpt,
     MarkdownOpt,
     ThresholdsOpt,
@@ -48,9 +48,10 @@ from surrobench.cli.options import (
 )
 from surrobench.api.diagnose import diagnose_stored, diagnose_workload, load_system_view
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
-from surrobench.cli.options import command_line, progress_hooks
+from surrobench.cli.options import command_line
 from surrobench.errors import UsageError
 from surrobench.report.cross_rank import cross_rank_rich
+from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import findings_renderables, findings_section_markdown
 from surrobench.results.store import ResultStore
 from surrobench.trace import load_trace
@@ -133,7 +134,7 @@ def diagnose(
         title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
     else:
         plan = workload.plan()
-        with ResultStore(db) as store, progress_hooks() as hooks:
+        with ResultStore(db) as store, progress_hooks(err_console) as hooks:
             record, findings, warnings, evidence = diagnose_workload(
                 plan,
                 store,
@@ -154,6 +155,5 @@ def diagnose(
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")
-    for warning in warnings:
-        err_console.print(f"[yellow]note:[/yellow] {rich_escape(warning)}")
+    print_warnings(warnings, "note")
     write_json(json_out, diagnosis_json(findings, context))

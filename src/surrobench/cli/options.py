@@ -12,8 +12,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import get_type_hints
@@ -21,10 +20,9 @@ from typing import get_type_hints
 import typer
 from typer.models import OptionInfo
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api.profile import Hooks, profile_config, time_and_profile
+from surrobench.api.profile import profile_config, time_and_profile
 from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
@@ -35,6 +33,7 @@ from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
+from surrobench.report.progress import progress_hooks
 from surrobench.results.compare import DEFAULT_THRESHOLD
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -433,39 +432,15 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
-@contextmanager
-def progress_hooks() -> Iterator[Hooks]:
-    """A transient progress bar on stderr for a long library call: the :class:`Hooks` that advance it
-    (configs timed, then configs profiled)."""
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    )
-    with progress:
-        timing = progress.add_task("benchmarking", total=None)
-        profiling: list = []
+def print_warnings(warnings: list[str], label: str = "warning") -> None:
+    """Each warning (plain text) on stderr as one ``label:`` line."""
+    for warning in warnings:
+        err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}")
 
-        def on_result(result) -> None:
-            progress.update(
-                timing, advance=1, description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}")
-            )
 
-        def on_profile_start(n: int) -> None:
-            profiling.append(progress.add_task("profiling", total=n))
-
-        def on_report(report) -> None:
-            progress.update(profiling[-1], advance=1, description=rich_escape(f"profiled {report.label()}"))
-
-        yield Hooks(
-            on_start=lambda total: progress.update(timing, total=total),
-            on_result=on_result,
-            on_profile_start=on_profile_start,
-            on_report=on_report,
-        )
+def print_stored(db: Path, run_id: str) -> None:
+    """The line that says where the run was stored."""
+    console.print(f"stored in {rich_escape(db)} as run {rich_escape(run_id)}")
 
 
 def timed_and_profiled(
@@ -476,7 +451,7 @@ def timed_and_profiled(
 ) -> tuple[RunRecord, list[str], list]:
     """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
     profile: ``run``, ``profile``, ``perf``)."""
-    with progress_hooks() as hooks:
+    with progress_hooks(err_console) as hooks:
         return time_and_profile(plan, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
 
 

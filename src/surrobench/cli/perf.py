@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from surrobench.cli.app import app
-from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    print_stored,
+    print_warnings,
     exit_if_configs_failed,
     DbOpt,
     JsonOpt,
@@ -21,7 +22,6 @@ from surrobench.cli.options import (
     WorkloadOptions,
     check_writable,
     console,
-    err_console,
     write_json,
 )
 from surrobench.api.perf import perf_config
@@ -42,8 +42,7 @@ def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOp
         record, warnings, reports = timed_and_profiled(plan, store, options, perf_config)
     for report in reports:
         console.print(render_phase_report(report))
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
-    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
+    print_warnings(warnings)
+    print_stored(db, record.run_id)
     write_json(json_out, {"schema": schemas.PERF, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
     exit_if_configs_failed(record.results)

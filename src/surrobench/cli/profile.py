@@ -16,6 +16,8 @@ import typer
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    print_stored,
+    print_warnings,
     exit_if_configs_failed,
     DbOpt,
     JsonOpt,
@@ -25,7 +27,6 @@ from surrobench.cli.options import (
     WorkloadOptions,
     check_writable,
     console,
-    err_console,
     write_json,
 )
 from surrobench.api.nsys import nsys_config
@@ -75,9 +76,8 @@ def profile(
             console.print(rich_escape(line), highlight=False)
         if report["trace_path"]:
             console.print(f"trace: {rich_escape(report['trace_path'])}", highlight=False)
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
-    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
+    print_warnings(warnings)
+    print_stored(db, record.run_id)
     write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})
     exit_if_configs_failed(record.results)
 
@@ -90,9 +90,8 @@ def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: Nsy
         console.print(render_phase_report(report))
         if report.report:
             console.print(f"nsys report: {rich_escape(report.report)}", highlight=False)
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
-    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
+    print_warnings(warnings)
+    print_stored(db, record.run_id)
     write_json(
         json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]}
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    print_stored,
+    print_warnings,
     exit_if_configs_failed,
     PROFILERS,
     DbOpt,
@@ -28,7 +30,6 @@ from surrobench.cli.options import (
     check_writable,
     command_line,
     console,
-    err_console,
     timed_and_profiled,
     write_json,
 )
@@ -57,9 +58,8 @@ def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> 
         console.print(table)
     # each row named with its rank, so a warning says which rank's measurement it is about
     named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
-    for warning in sweep_warnings(named, record.env.get("torch_threads")):
-        err_console.print(f"[yellow]warning:[/yellow] {warning}")
-    console.print(f"stored in {db} as run {record.run_id}")
+    print_warnings(sweep_warnings(named, record.env.get("torch_threads")))
+    print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
 
 
@@ -120,8 +120,7 @@ def run(
     if profile in ("perf", "nsys"):
         for report in reports:
             console.print(render_phase_report(report))
-    for warning in warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {rich_escape(warning)}")
-    console.print(f"stored in {rich_escape(db)} as run {rich_escape(record.run_id)}")
+    print_warnings(warnings)
+    print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
     exit_if_configs_failed(record.results)
