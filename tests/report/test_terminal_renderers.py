@@ -1,0 +1,44 @@
+"""The terminal renderers the commands print: a run's tables, the judgment table, the models and ceilings
+tables (moved out of the commands; the CLI tests check the printed output end to end)."""
+
+from __future__ import annotations
+
+from synthetic import config, multi_rank_rows, run
+
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.findings import Finding
+from surrobench.report.ceilings import ceilings_table
+from surrobench.report.findings import NO_FINDINGS, findings_renderables, findings_section_markdown
+from surrobench.report.models import models_table
+from surrobench.report.terminal import run_tables
+
+
+def test_a_run_has_its_results_table_and_a_multi_rank_run_also_its_scaling_table():
+    single = run_tables(run("r1", [config([1.0, 2.0])]), "one", width=120)
+    multi = run_tables(run("r2", multi_rank_rows([2.0] * 3, [[3.0] * 3, [2.0] * 3], samples_per_step=1)), "two")
+    assert [t.title for t in single] == ["one"]
+    assert [t.title for t in multi] == ["two", "scaling: one device (rank 0 alone) vs all ranks together"]
+
+
+def test_an_empty_judgment_says_so_and_its_title_is_text_not_markup():
+    table, note = findings_renderables([], "diagnosis of [bold]x[/]")
+    assert note == NO_FINDINGS and table.title == r"diagnosis of \[bold]x\[/]"
+    finding = Finding("launch_bound", "high", "many small kernels", (), "use a CUDA graph", 1.5, "m 8 b1")
+    assert len(findings_renderables([finding], "t")) == 1
+    assert findings_section_markdown([finding], "a | b").startswith("### a \\| b\n\n| kind")
+
+
+def test_models_and_ceilings_tables():
+    row = {
+        "name": "fno2d",
+        "paper": "p",
+        "layout": "l",
+        "parameters": 1234567,
+        "point_kind": "grid",
+        "default_size": 64,
+    }
+    table = models_table([row])
+    assert [c.header for c in table.columns][3] == "parameters" and list(table.columns[3].cells) == ["1,234,567"]
+    ceilings = Ceilings("Test CPU", 20.0, {"fp32": 1.0, "fp16": 0.0}, "", "measured")
+    cells = list(ceilings_table(ceilings, "cpu").columns[1].cells)
+    assert cells[0] == "20.0 GB/s" and cells[-1] == "not usable (zero or non-finite ceiling)"
