@@ -35,7 +35,7 @@ from surrobench.collect.nsys import NsysOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
-from surrobench.report.op_tables import op_table_rich, reading_lines
+from surrobench.report.op_tables import profile_renderables
 from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
 
@@ -68,14 +68,8 @@ def profile(
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(plan, store, options)
     profiles = [r.to_json() for r in reports]
-    for report in profiles:
-        if report["status"] != "ok":
-            continue
-        console.print(op_table_rich(report, top, width=console.width))
-        for line in reading_lines(report["readings"]):
-            console.print(rich_escape(line), highlight=False)
-        if report["trace_path"]:
-            console.print(f"trace: {rich_escape(report['trace_path'])}", highlight=False)
+    for renderable in profile_renderables(profiles, top, width=console.width):
+        console.print(renderable)
     print_warnings(warnings)
     print_stored(db, record.run_id)
     write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})

@@ -7,9 +7,10 @@ printed by ``surrobench profile`` and one rendered later from its ``--json`` fil
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.escape import md_escape, plain, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
@@ -140,6 +141,20 @@ def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
     ]
     rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
     return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
+
+
+def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
+    """What ``surrobench profile`` prints: for each profiled config that ran (``status`` ok), its op table
+    (:func:`op_table_rich`), its readings and where its trace is, as plain text (never markup)."""
+    out: list[Table | Text] = []
+    for report in reports:
+        if report["status"] != "ok":
+            continue
+        out.append(op_table_rich(report, top_n, width=width))
+        out += [Text(plain(line)) for line in reading_lines(report["readings"])]
+        if report["trace_path"]:
+            out.append(Text(plain(f"trace: {report['trace_path']}")))
+    return out
 
 
 def profile_markdown(reports: list[dict], top_n: int) -> str:
