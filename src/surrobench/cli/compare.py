@@ -27,13 +27,10 @@ from surrobench.cli.options import (
 from surrobench.api.compare import load_run, op_times
 from surrobench.errors import EXIT_REGRESSION, UsageError
 from surrobench.records import schemas
-from surrobench.report.comparison import comparison_markdown, comparison_tables
+from surrobench.report.comparison import comparison_document, comparison_renderables
+from surrobench.report.history import history_table
 from surrobench.report.escape import rich_escape
-from surrobench.report.escape import md_escape
-from surrobench.report.fit import Col, fit_table
-from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.results.compare import check_gate_inputs, compare_runs, gate_failed
-from surrobench.results.scaling import scaling_rows
 from surrobench.results.store import ResultStore
 
 
@@ -74,23 +71,11 @@ def compare(
         base_ops=op_times(base, db, base_run),
         new_ops=op_times(new, db, new_run),
     )
-    for table in comparison_tables(cmp, width=console.width):
+    for table in comparison_renderables(cmp, base_run, new_run, width=console.width):
         console.print(table)
-    scaling = [
-        (f"scaling of {side} {run.run_id}", scaling_rows(run.results))
-        for side, run in (("BASE", base_run), ("NEW", new_run))
-    ]
-    for title, rows in scaling:
-        if rows:
-            console.print(scaling_table(rows, title=rich_escape(title)))
     write_json(json_out, cmp.to_json())
     if markdown is not None:
-        write_output(
-            markdown,
-            comparison_markdown(cmp)
-            + "".join(f"\n### {md_escape(title)}\n\n{scaling_markdown(rows)}" for title, rows in scaling if rows),
-            "--markdown",
-        )
+        write_output(markdown, comparison_document(cmp, base_run, new_run), "--markdown")
     if fail_on_regression and gate_failed(cmp):
         raise typer.Exit(EXIT_REGRESSION)
 
@@ -119,34 +104,5 @@ def history(
         raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
     with ResultStore(db) as store:
         runs = store.list_runs(model=model, tag=tag, since=since)
-    # run ids and times are copied from here: never cut (report.fit); the device name goes first
-    columns = [
-        Col("run id", keep=True),
-        Col("created", keep=True),
-        Col("state", keep=True, minor=1),
-        Col("tag"),
-        Col("device", minor=2),
-        Col("models"),
-        Col("configs", "right", keep=True),
-        Col("failed", "right", keep=True),
-    ]
-    rows = [
-        list(
-            map(
-                rich_escape,
-                (
-                    r.run_id,
-                    r.created[:16].replace("T", " "),
-                    r.state,
-                    r.tag or "-",
-                    r.device_name or "-",
-                    ", ".join(r.models),
-                    str(r.n_configs),
-                    str(r.n_failed),
-                ),
-            )
-        )
-        for r in runs
-    ]
-    console.print(fit_table(columns, rows, console.width, title=f"runs in {rich_escape(str(db))}"))
+    console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

@@ -12,8 +12,10 @@ from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
+from surrobench.records.run import RunRecord
+from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
-from surrobench.results.scaling import placement
+from surrobench.results.scaling import placement, scaling_rows
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8
@@ -221,3 +223,26 @@ def comparison_markdown(cmp: RunComparison) -> str:
             lines += [f"### op self time: {md_escape(pair_label(c), newline=' ')}", ""]
             lines.append(md_table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c)))
     return "\n".join(lines)
+
+
+def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
+    """The scaling rows of each multi-process side, titled ``scaling of BASE <run id>`` / ``NEW``."""
+    sides = (
+        (f"scaling of {side} {run.run_id}", scaling_rows(run.results)) for side, run in (("BASE", base), ("NEW", new))
+    )
+    return [(title, rows) for title, rows in sides if rows]
+
+
+def comparison_renderables(
+    cmp: RunComparison, base: RunRecord, new: RunRecord, width: int | None = None
+) -> list[Table]:
+    """What ``surrobench compare`` prints: :func:`comparison_tables`, then the scaling table of each side that
+    is a multi-process run."""
+    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in _scaling_sides(base, new)]
+    return comparison_tables(cmp, width=width) + scaling
+
+
+def comparison_document(cmp: RunComparison, base: RunRecord, new: RunRecord) -> str:
+    """:func:`comparison_markdown`, then each multi-process side's scaling table under a level-3 heading."""
+    sides = _scaling_sides(base, new)
+    return comparison_markdown(cmp) + "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
