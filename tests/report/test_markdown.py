@@ -8,8 +8,8 @@ from dataclasses import replace
 from synthetic import config, latency_samples
 
 from surrobench.api.scenarios import SCENARIOS, Outcome
-from surrobench.cli.scenarios import _markdown
 from surrobench.report.markdown import md_escape, md_table, results_markdown
+from surrobench.report.scenarios import scenarios_markdown
 
 
 def _rows(text: str) -> list[str]:
@@ -25,7 +25,7 @@ def test_md_table_escapes_pipes_backslashes_and_newlines():
 def test_scenarios_markdown_keeps_a_multiline_note_in_its_row():
     """The scenarios table escaped only pipes: a newline in a note broke the table."""
     outcome = Outcome(SCENARIOS[0], "host_sync", False, ("a|b",), "run 1234\nchild failed: CUDA error")
-    rows = _rows(_markdown([outcome], {}))
+    rows = _rows(scenarios_markdown([outcome], {}))
     assert len(rows) == 3  # header, rule, one row
     assert rows[2].endswith("| a\\|b | run 1234<br>child failed: CUDA error |") and "| FAIL |" in rows[2]
 

@@ -297,8 +297,7 @@ class WorkloadOptions:
             trust_pickle=self.trust_pickle,
         )
         note = low_iterations_note(self.warmup, self.iters)
-        if note:
-            err_console.print(f"[yellow]warning:[/yellow] {note}")
+        print_warnings([note] if note else [])
         return plan
 
 

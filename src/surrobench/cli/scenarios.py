@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from surrobench.analysis.thresholds import load_thresholds
-from surrobench.api.scenarios import Outcome, run_scenarios
+from surrobench.api.scenarios import run_scenarios
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     DbOpt,
@@ -23,29 +22,13 @@ from surrobench.cli.options import (
     TraceOutOpt,
     check_writable,
     console,
-    err_console,
+    print_warnings,
     write_json,
     write_output,
 )
 from surrobench.collect.profile_phase import prepare_trace_dir
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
-from surrobench.records.findings import Finding
-from surrobench.report.findings import findings_markdown
-from surrobench.report.markdown import md_table
-
-HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
-
-
-def _cells(o: Outcome) -> list[str]:
-    result = "skipped" if o.passed is None else ("pass" if o.passed else "FAIL")
-    return [o.scenario.name, o.scenario.expected, o.top_kind or "-", result, ", ".join(o.false_alarms) or "-", o.note]
-
-
-def _markdown(outcomes: list[Outcome], findings: dict[str, list[Finding]]) -> str:
-    lines = [md_table(HEADER, map(_cells, outcomes)).rstrip("\n")]
-    for name, found in findings.items():
-        lines += ["", f"#### {name}", "", findings_markdown(found)]
-    return "\n".join(lines) + "\n"
+from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
 
 @app.command()
@@ -66,17 +49,11 @@ def scenarios(
     check_writable(markdown, "--markdown")
     prepare_trace_dir(trace_out)
     note = low_iterations_note(warmup, iters)
-    if note:
-        err_console.print(f"[yellow]warning:[/yellow] {note}")
+    print_warnings([note] if note else [])
     suite = run_scenarios(only, device=device, db=db, trace_dir=trace_out, warmup=warmup, iters=iters, thresholds=th)
-    table = Table(title=f"scenarios on {suite.device}")
-    for col in HEADER:
-        table.add_column(col)
-    for o in suite.outcomes:
-        table.add_row(*_cells(o))
-    console.print(table)
+    console.print(scenarios_table(suite.outcomes, suite.device))
     if markdown is not None:
-        write_output(markdown, _markdown(list(suite.outcomes), suite.findings), "--markdown")
+        write_output(markdown, scenarios_markdown(suite.outcomes, suite.findings), "--markdown")
     write_json(json_out, suite.to_json())
     if suite.failed:
         raise typer.Exit(1)

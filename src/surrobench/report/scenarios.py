@@ -1,0 +1,39 @@
+"""The planted-bottleneck suite's verdicts (``surrobench scenarios``) for the terminal and as markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from rich.table import Table
+
+from surrobench.api.scenarios import Outcome
+from surrobench.records.findings import Finding
+from surrobench.report.findings import findings_markdown
+from surrobench.report.markdown import md_table
+
+HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
+
+
+def outcome_cells(o: Outcome) -> list[str]:
+    """One row: the scenario, its expected finding, the top finding, pass / FAIL / skipped, the alarms a
+    control raised, the note (the run, or why it was skipped)."""
+    result = "skipped" if o.passed is None else ("pass" if o.passed else "FAIL")
+    return [o.scenario.name, o.scenario.expected, o.top_kind or "-", result, ", ".join(o.false_alarms) or "-", o.note]
+
+
+def scenarios_table(outcomes: Iterable[Outcome], device: str) -> Table:
+    """The rich table of the suite run on ``device``, one row per scenario (:func:`outcome_cells`)."""
+    table = Table(title=f"scenarios on {device}")
+    for col in HEADER:
+        table.add_column(col)
+    for o in outcomes:
+        table.add_row(*outcome_cells(o))
+    return table
+
+
+def scenarios_markdown(outcomes: Iterable[Outcome], findings: Mapping[str, list[Finding]]) -> str:
+    """The table as markdown, then each scenario's judgment table under a level-4 heading of its name."""
+    lines = [md_table(HEADER, map(outcome_cells, outcomes)).rstrip("\n")]
+    for name, found in findings.items():
+        lines += ["", f"#### {name}", "", findings_markdown(found)]
+    return "\n".join(lines) + "\n"
