@@ -29,6 +29,7 @@ _EXPORTS = {
     "compare": "surrobench.api.compare",
     "load_run": "surrobench.api.compare",
     "optimize": "surrobench.api.optimize",
+    "calibrate": "surrobench.api.calibrate",
     "run_scenarios": "surrobench.api.scenarios",
     "SuiteReport": "surrobench.api.scenarios",
     "ConfigKey": "surrobench.records.config",
