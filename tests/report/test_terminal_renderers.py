@@ -10,7 +10,7 @@ from surrobench.records.findings import Finding
 from surrobench.report.ceilings import ceilings_table
 from surrobench.report.findings import NO_FINDINGS, findings_renderables, findings_section_markdown
 from surrobench.report.models import models_table
-from surrobench.report.terminal import run_tables
+from surrobench.report.run import run_markdown, run_tables
 
 
 def test_a_run_has_its_results_table_and_a_multi_rank_run_also_its_scaling_table():
@@ -18,6 +18,9 @@ def test_a_run_has_its_results_table_and_a_multi_rank_run_also_its_scaling_table
     multi = run_tables(run("r2", multi_rank_rows([2.0] * 3, [[3.0] * 3, [2.0] * 3], samples_per_step=1)), "two")
     assert [t.title for t in single] == ["one"]
     assert [t.title for t in multi] == ["two", "scaling: one device (rank 0 alone) vs all ranks together"]
+    multi_md = run_markdown(run("r2", multi_rank_rows([2.0] * 3, [[3.0] * 3, [2.0] * 3], samples_per_step=1)))
+    assert "| ranks | model" in multi_md and "| config | N |" in multi_md
+    assert "| config |" not in run_markdown(run("r1", [config([1.0, 2.0])]))
 
 
 def test_an_empty_judgment_says_so_and_its_title_is_text_not_markup():

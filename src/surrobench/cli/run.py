@@ -42,7 +42,7 @@ from surrobench.execution.ranks import detect_rank_env
 from surrobench.execution.sweep import SweepInterrupted, sweep_warnings
 from surrobench.records.run import RunRecord
 from surrobench.report.system import render_phase_report
-from surrobench.report.terminal import run_tables
+from surrobench.report.run import run_tables
 from surrobench.results.scaling import placement
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import parse_devices

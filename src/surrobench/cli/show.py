@@ -10,10 +10,7 @@ from surrobench.api.compare import load_run
 from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.report.escape import rich_escape
-from surrobench.report.markdown import results_markdown
-from surrobench.report.scaling import scaling_markdown
-from surrobench.report.terminal import run_tables
-from surrobench.results.scaling import scaling_rows
+from surrobench.report.run import run_markdown, run_tables
 
 
 @app.command()
@@ -32,10 +29,5 @@ def show(
     for table in run_tables(record, title, width=console.width):
         console.print(table)
     if markdown is not None:
-        scaling = scaling_rows(record.results)
-        write_output(
-            markdown,
-            results_markdown(record.results) + (f"\n{scaling_markdown(scaling)}" if scaling else ""),
-            "--markdown",
-        )
+        write_output(markdown, run_markdown(record), "--markdown")
     write_json(json_out, record.to_json())

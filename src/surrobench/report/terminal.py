@@ -6,12 +6,10 @@ from collections.abc import Iterable
 
 from rich.table import Table
 
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult
 from surrobench.report.cells import failure_text, result_cells
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
-from surrobench.report.scaling import scaling_table
-from surrobench.results.scaling import scaling_rows
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None, width: int | None = None) -> Table:
@@ -50,13 +48,3 @@ def results_table(results: Iterable[ConfigResult], title: str | None = None, wid
         status = r.status if r.status == "ok" else f"[red]{r.status}[/red]: {rich_escape(failure_text(r))}"
         rows.append([rich_escape(cells[key]) for _, key in columns] + [status])
     return fit_table([col for col, _ in columns] + [Col("status")], rows, width, title=title)
-
-
-def run_tables(record: RunRecord, title: str, width: int | None = None) -> list[Table]:
-    """The results table of ``record`` (:func:`results_table`) and, for a multi-process run, its scaling
-    table (rank 0 alone vs all ranks, :func:`~surrobench.report.scaling.scaling_table`). ``title`` is markup."""
-    tables = [results_table(record.results, title=title, width=width)]
-    rows = scaling_rows(record.results)
-    if rows:
-        tables.append(scaling_table(rows, title="scaling: one device (rank 0 alone) vs all ranks together"))
-    return tables
