@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from surrobench.api.fresh import check_fresh
-from surrobench.api.optimize import OptimizeRequest, optimize
+from surrobench.api.optimize import OptimizeRequest, optimize_plans
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
@@ -53,7 +53,7 @@ def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, m
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)  # the recipe's run line names the model file relative to here
     with ResultStore(tmp_path / "o.db") as store:
-        (entry,) = optimize(_request("thread_bound.py:build", 2), store).configs
+        (entry,) = optimize_plans(_request("thread_bound.py:build", 2), store).configs
         fresh = entry.fresh
         assert fresh is not None and fresh.verdict != "failed", fresh.reason
         assert fresh.speedup.median > 5  # 6 ms against 0.3 ms, measured in new processes
@@ -80,4 +80,21 @@ def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
 def test_nothing_to_check_without_a_recipe_and_one_pair_is_refused(tmp_path):
     assert check_fresh(ConfigOptimization(baseline=None), pairs=2, db=None) is None
     with pytest.raises(UsageError, match="at least 2"):
-        optimize(_request("pinn-mlp", 1), ResultStore(tmp_path / "o.db"))
+        optimize_plans(_request("pinn-mlp", 1), ResultStore(tmp_path / "o.db"))
+
+
+def test_the_library_call_optimizes_a_named_model_and_refuses_verify_on_an_object(tmp_path, monkeypatch):
+    import surrobench
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    opt = surrobench.optimize(
+        "thread_bound.py:build", shapes=[8], device="cpu", warmup=1, iters=4, rounds=2, only="threads=1", threads=2
+    )
+    assert opt.configs[0].recommended == ("threads=1",) and list(tmp_path.glob("*.db")) == []  # db=None
+    with pytest.raises(UsageError, match="rebuilds the model from its name"):
+        surrobench.optimize(lambda: None, shapes=[8], device="cpu", verify=2)
+    with pytest.raises(UsageError, match="unknown remedy warp"):
+        surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", only=["warp"])
+    with pytest.raises(UsageError, match="--budget-s 0"):
+        surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", budget_s=0)

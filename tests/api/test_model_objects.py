@@ -72,12 +72,12 @@ def test_the_profiling_verbs_ask_for_a_name_not_an_object():
 
 def test_optimize_takes_the_same_plan_of_a_model_object():
     from surrobench.api.benchmark import sweep_plan
-    from surrobench.api.optimize import OptimizeRequest, optimize
+    from surrobench.api.optimize import OptimizeRequest, optimize_plans
     from surrobench.results.store import ResultStore
 
     plan = sweep_plan(TinyConv(), shapes=[8], device="cpu", warmup=1, iters=4, input_sets=1, threads=2)
     with ResultStore(":memory:") as store:
-        report = optimize(OptimizeRequest((plan,), rounds=2, only=("threads=1",)), store)
+        report = optimize_plans(OptimizeRequest((plan,), rounds=2, only=("threads=1",)), store)
         (entry,) = report.configs
         assert entry.baseline.model == "TinyConv" and entry.baseline.status == "ok"
         assert store.load_run(report.baseline_run_id).results[0].input_shape == (1, 3, 8, 8)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from surrobench.api import optimize as api
-from surrobench.api.optimize import OptimizeRequest, measured_for, optimize
+from surrobench.api.optimize import OptimizeRequest, measured_for, optimize_plans
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.compare import compare_runs
@@ -146,7 +146,7 @@ def _request(model_spec, only):
 def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
     db = tmp_path / "o.db"
     with ResultStore(db) as store:
-        report = optimize(_request(model_spec, ("cudagraph", "bf16", "threads=1", "channels_last")), store)
+        report = optimize_plans(_request(model_spec, ("cudagraph", "bf16", "threads=1", "channels_last")), store)
         doc = report.to_json()
         (entry,) = doc["configs"]
         by_name = {c["name"]: c for c in entry["candidates"]}
@@ -178,7 +178,7 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
     request = _request(model_spec, ("threads=1", "channels_last"))
     request = OptimizeRequest(request.sweeps, budget_s=1e-3, rounds=2, only=request.only)
     with ResultStore(tmp_path / "o.db") as store:
-        entry = optimize(request, store).configs[0]
+        entry = optimize_plans(request, store).configs[0]
     assert sorted(n for n, _ in entry.not_tried) == ["channels_last", "threads=1"]
     assert entry.recommended == () and entry.baseline.latency_ms is not None  # the baseline is still measured
 
@@ -190,6 +190,6 @@ def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path
     monkeypatch.setattr(api, "_interleave", lambda ctx, vs: (events.append("round"), interleave(ctx, vs))[1])
     monkeypatch.setattr(api, "_top_op", lambda v: (events.append("profile"), top_op(v))[1])
     with ResultStore(tmp_path / "o.db") as store:
-        entry = optimize(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
+        entry = optimize_plans(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
     assert "round" in events and events.index("profile") > max(i for i, e in enumerate(events) if e == "round")
     assert events.count("profile") == 1 + sum(c.result is not None for c in entry.candidates)

@@ -26,7 +26,7 @@ import datetime as dt
 import gc
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +35,7 @@ import torch
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
 from surrobench.api.fresh import check_fresh
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
@@ -88,6 +89,45 @@ class OptimizeRequest:
     rounds: int = DEFAULT_ROUNDS
     only: tuple[str, ...] | None = None
     fresh_pairs: int = 0
+
+    def __post_init__(self) -> None:
+        check_search(budget_s=self.budget_s, tolerance=self.tolerance, rounds=self.rounds, verify=self.fresh_pairs)
+
+
+def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int) -> None:
+    """Check the search settings (named by their CLI flags in the messages).
+
+    Raises:
+        UsageError: ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise floor splits the
+            baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws processes).
+    """
+    if not budget_s > 0:
+        raise UsageError(f"--budget-s {budget_s}: must be > 0")
+    if not 0 < tolerance < 1:
+        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
+    if rounds < 2:
+        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
+    if verify != 0 and verify < 2:
+        raise UsageError(f"--verify {verify}: 0 (no check) or at least 2 pairs (the CI draws processes)")
+
+
+def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
+    """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
+
+    Raises:
+        UsageError: an unknown name, or none given.
+    """
+    if only is None:
+        return None
+    names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
+    known = [r.name for r in candidate_remedies(device, thorough=thorough)]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        text = only if isinstance(only, str) else ",".join(only)
+        raise UsageError(
+            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(known)}"
+        )
+    return names
 
 
 @dataclass
@@ -408,19 +448,54 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
 
 
 def optimize(
+    model: ModelArg,
+    *,
+    db: str | Path | None = None,
+    budget_s: float = DEFAULT_BUDGET_S,
+    tolerance: float = DEFAULT_TOLERANCE,
+    thorough: bool = False,
+    rounds: int = DEFAULT_ROUNDS,
+    only: str | Sequence[str] | None = None,
+    verify: int = 0,
+    **sweep,
+) -> OptimizeReport:
+    """Try the remedies on every config of ``model``'s sweep and recommend what wins (module docstring).
+
+    ``model`` and ``sweep`` as for :func:`surrobench.api.benchmark.benchmark` (``shapes``, ``batches``,
+    ``precisions``, ``device``, ``warmup``, ``iters``, ...); ``budget_s`` per config, ``tolerance`` (rel L2),
+    ``thorough``, ``rounds`` and ``only`` (remedy names) as the CLI's flags; ``verify``: pairs of fresh
+    processes that check each recipe (0: none). Stored in ``db`` when given, else in memory only.
+
+    Raises:
+        UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` with a model
+            object (the fresh processes rebuild the model from its name).
+    """
+    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
+    if verify:
+        named_model(model, "optimize with verify")
+    plan = sweep_plan(model, **sweep)
+    request = OptimizeRequest(
+        (plan,),
+        budget_s=budget_s,
+        tolerance=tolerance,
+        thorough=thorough,
+        rounds=rounds,
+        only=remedy_names(only, plan.request.device, thorough=thorough),
+        fresh_pairs=verify,
+    )
+    with open_store(db) as store:
+        return optimize_plans(request, store)
+
+
+def optimize_plans(
     request: OptimizeRequest,
     store: ResultStore,
     *,
     command: str | None = None,
     on_config: Callable[[ExecConfig], None] = lambda cfg: None,
 ) -> OptimizeReport:
-    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
-
-    Raises:
-        UsageError: ``fresh_pairs`` neither 0 nor at least 2.
-    """
-    if request.fresh_pairs != 0 and request.fresh_pairs < 2:
-        raise UsageError(f"fresh pairs {request.fresh_pairs}: 0 (no check) or at least 2 (the CI draws processes)")
+    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
+    (the CLI's call; :func:`optimize` is the one for scripts)."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)

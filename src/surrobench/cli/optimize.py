@@ -8,7 +8,15 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.optimize import DEFAULT_BUDGET_S, DEFAULT_ROUNDS, OptimizeRequest, optimize, sweeps_from_run
+from surrobench.api.optimize import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_ROUNDS,
+    OptimizeRequest,
+    check_search,
+    optimize_plans,
+    remedy_names,
+    sweeps_from_run,
+)
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     DbOpt,
@@ -23,8 +31,6 @@ from surrobench.cli.options import (
     err_console,
     write_json,
 )
-from surrobench.errors import UsageError
-from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.optimize import optimize_markdown, optimize_renderables
 from surrobench.results.store import ResultStore
 
@@ -51,19 +57,6 @@ VerifyOpt = typer.Option(
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
-def _only(text: str | None, device: str, thorough: bool) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    known = [r.name for r in candidate_remedies(device, thorough=thorough)]
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        raise UsageError(
-            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(known)}"
-        )
-    return names
-
-
 @app.command(name="optimize")
 @option_groups(omit=("rounds", "trust_pickle"))  # its own --rounds: the interleaved rounds of a measurement
 def optimize_command(
@@ -83,14 +76,7 @@ def optimize_command(
     """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
     fp64) output; recommend what is faster beyond the noise floor within the tolerance."""
-    if budget_s <= 0:
-        raise UsageError(f"--budget-s {budget_s}: must be > 0")
-    if not 0 < tolerance < 1:
-        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
-    if rounds < 2:
-        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
-    if verify != 0 and verify < 2:
-        raise UsageError(f"--verify {verify}: 0 (no check) or at least 2 pairs (the CI draws processes)")
+    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     with ResultStore(db) as store:
@@ -104,10 +90,10 @@ def optimize_command(
             tolerance=tolerance,
             thorough=thorough,
             rounds=rounds,
-            only=_only(only, sweeps[0].request.device, thorough),
+            only=remedy_names(only, sweeps[0].request.device, thorough=thorough),
             fresh_pairs=verify,
         )
-        report = optimize(
+        report = optimize_plans(
             request,
             store,
             command=command_line(),
