@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from surrobench.api.fresh import check_fresh
-from surrobench.api.optimize import OptimizeRequest, optimize_plans
+from surrobench.api.optimize import optimize_plans
+from surrobench.api.remedy_search import OptimizeRequest
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.optimize import CandidateResult, ConfigOptimization

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from surrobench.api import optimize as api
-from surrobench.api.optimize import OptimizeRequest, measured_for, optimize_plans
+from surrobench.api import remedy_search as api
+from surrobench.api.optimize import measured_for, optimize_plans
+from surrobench.api.remedy_search import OptimizeRequest
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.compare import compare_runs

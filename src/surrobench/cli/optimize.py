@@ -8,14 +8,13 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.optimize import (
+from surrobench.api.optimize import optimize_plans, sweeps_from_run
+from surrobench.api.remedy_search import (
     DEFAULT_BUDGET_S,
     DEFAULT_ROUNDS,
     OptimizeRequest,
     check_search,
-    optimize_plans,
     remedy_names,
-    sweeps_from_run,
 )
 from surrobench.cli.app import app
 from surrobench.cli.options import (

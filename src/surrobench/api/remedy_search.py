@@ -1,0 +1,435 @@
+"""The remedy search of ``surrobench optimize`` for one config (:func:`optimize_config`).
+
+1. The baseline is built and run once (its setup); the fp32 eager reference (TF32 off) and, where the
+   model runs in fp64, the fp64 reference are computed on the same input (:mod:`surrobench.execution.reference`);
+   one forward is observed op by op (:mod:`surrobench.collect.probe`).
+2. Each remedy (:mod:`surrobench.execution.remedies`) is checked for feasibility with a reason
+   (:mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its setup, timed), its
+   output checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`), then timed in rounds
+   interleaved with the baseline (:mod:`surrobench.execution.interleave`) and judged by the speedup rule
+   of :mod:`surrobench.results.speedup`. A failure is explained in one line
+   (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
+   time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
+   beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out.
+4. After every timed round, the baseline and each timed candidate are profiled for their top op.
+"""
+
+from __future__ import annotations
+
+import gc
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
+from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.collect.probe import ProbeFacts, probe_call
+from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
+from surrobench.execution.ranges import annotated_step
+from surrobench.execution.reference import reference_outputs
+from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
+from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, run_config
+from surrobench.execution.sweep import SweepPlan
+from surrobench.results.optimize import CandidateResult, ConfigOptimization
+from surrobench.results.speedup import Speedup, break_even_calls, speedup
+
+#: Default time for one config, seconds. A candidate costs its setup (torch.compile of a zoo model takes
+#: tens of seconds) plus 6 rounds x 2 variants of at most ~0.3 s each: 120 s leaves room for the quick
+#: remedies, one compilation and a few stacks, and the candidate that starts last ends well inside 3 minutes
+#: (per-candidate times on the H200: benchmarks/gpu_optimize.sh).
+DEFAULT_BUDGET_S = 120.0
+#: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
+DEFAULT_ROUNDS = 6
+#: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
+ROUND_TARGET_MS = 300.0
+MIN_ROUND_ITERS = 5
+#: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
+#: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
+#: that process stay slower until it exits (Kineto does not finalize CUPTI by default; pytorch/pytorch issue
+#: 144455 on GitHub reports 10-20%), which would slow every eager round timed after it.
+_TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
+_PRECISION_REMEDIES = ("fp16", "bf16")
+
+
+@dataclass(frozen=True)
+class OptimizeRequest:
+    """What to optimize: the workload (one or more planned sweeps, :class:`SweepPlan`, every config of each,
+    from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
+    bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
+    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
+    remedy names to try (None: every remedy for the device), and ``fresh_pairs``: pairs of fresh
+    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2)."""
+
+    sweeps: tuple[SweepPlan, ...]
+    budget_s: float = DEFAULT_BUDGET_S
+    tolerance: float = DEFAULT_TOLERANCE
+    thorough: bool = False
+    rounds: int = DEFAULT_ROUNDS
+    only: tuple[str, ...] | None = None
+    fresh_pairs: int = 0
+
+    def __post_init__(self) -> None:
+        check_search(budget_s=self.budget_s, tolerance=self.tolerance, rounds=self.rounds, verify=self.fresh_pairs)
+
+
+def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int) -> None:
+    """Check the search settings (named by their CLI flags in the messages).
+
+    Raises:
+        UsageError: ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise floor splits the
+            baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws processes).
+    """
+    if not budget_s > 0:
+        raise UsageError(f"--budget-s {budget_s}: must be > 0")
+    if not 0 < tolerance < 1:
+        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
+    if rounds < 2:
+        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
+    if verify != 0 and verify < 2:
+        raise UsageError(f"--verify {verify}: 0 (no check) or at least 2 pairs (the CI draws processes)")
+
+
+def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
+    """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
+
+    Raises:
+        UsageError: an unknown name, or none given.
+    """
+    if only is None:
+        return None
+    names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
+    known = [r.name for r in candidate_remedies(device, thorough=thorough)]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        text = only if isinstance(only, str) else ",".join(only)
+        raise UsageError(
+            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(known)}"
+        )
+    return names
+
+
+@dataclass
+class _Config:
+    """The state of one config's search."""
+
+    cfg: ExecConfig
+    prepared: PreparedModel
+    request: OptimizeRequest
+    baseline: Variant
+    reference: object
+    fp64: object | None
+    probe: ProbeFacts
+    warmup: int
+    iters: int
+    deadline: float
+    paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
+    timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
+    unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
+
+    def spent(self) -> bool:
+        return time.monotonic() > self.deadline
+
+
+def free_device(device: str) -> None:
+    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _probe(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
+    """One forward of the baseline module observed; under ``precision``'s autocast when given (stopping at
+    the first half-precision FFT)."""
+    inputs = config_inputs(replace(cfg, channels_last=False), prepared)[0]
+
+    def forward():
+        with autocast_context(precision or "fp32", cfg.device):
+            return prepared.module(*inputs)
+
+    with execution_settings(replace(cfg, precision="fp32")), torch.inference_mode():
+        facts, _ = probe_call(forward, stop_at_half_fft=precision is not None)
+    return facts
+
+
+def _round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
+    """(warm-up, timed calls) per round: timed calls sized to :data:`ROUND_TARGET_MS` from three timed
+    calls of the baseline, within [:data:`MIN_ROUND_ITERS`, ``--iters``]; warm-up at most ``--warmup``."""
+    time_round(baseline, 1, 3)
+    median = float(np.median(baseline.rounds.pop().samples_ms))
+    iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
+    return min(warmup, max(1, iters // 2)), iters
+
+
+def _interleave(ctx: _Config, variants: list[Variant]) -> None:
+    """``ctx.request.rounds`` rounds of the baseline and ``variants``; records which baseline rounds each
+    variant was timed with."""
+    first = len(ctx.baseline.rounds)
+    interleave([ctx.baseline, *variants], ctx.request.rounds, ctx.warmup, ctx.iters)
+    for v in variants:
+        ctx.paired.setdefault(id(v), []).extend(range(first, len(ctx.baseline.rounds)))
+
+
+def _window(v: Variant, rounds: int) -> list[list[float]]:
+    return v.samples_ms()[-rounds:]
+
+
+def _speed_reason(sp: Speedup, over: str) -> str:
+    text = f"{sp.median:.2f}x [{sp.ci95[0]:.2f}, {sp.ci95[1]:.2f}] over {over}"
+    if sp.faster:
+        return f"{text}, clears 1 + noise floor {sp.noise_floor:.1%}"
+    if sp.ci95[1] < 1.0:
+        return f"slower: {text}"
+    return f"not faster beyond the noise: {text}, lower bound needs > {1 + sp.noise_floor:.3f}"
+
+
+def _failed(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+    cause = explain_failure(exc)
+    raw = f"{type(exc).__name__}: {exc}"
+    return CandidateResult(
+        name,
+        "failed",
+        f"{name} failed: {cause.line}",
+        error=raw,
+        cause=cause.cause_id,
+        time_s=time.monotonic() - started,
+        stacked_on=stacked_on,
+    )
+
+
+def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, current_name: str | None = None):
+    """Build, check and time ``recipe`` (against the baseline and, when stacking, the ``current`` recipe).
+
+    Returns:
+        (its :class:`CandidateResult`, its variant when it was timed, else None).
+    """
+    started, device = time.monotonic(), ctx.cfg.device
+    try:
+        variant = open_variant(recipe.apply(ctx.cfg), ctx.prepared)
+    except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
+        free_device(device)
+        return _failed(recipe.name, exc, started, current_name), None
+    accuracy = check_accuracy(variant.first_output, ctx.reference, ctx.fp64, tolerance=ctx.request.tolerance)
+    common = dict(accuracy=accuracy, setup_s=variant.setup_ms / 1e3, stacked_on=current_name)
+    if not accuracy.ok:
+        del variant
+        free_device(device)
+        return CandidateResult(
+            recipe.name, "rejected_accuracy", accuracy.reason, time_s=time.monotonic() - started, **common
+        ), None
+    try:
+        _interleave(ctx, [current, variant] if current is not None else [variant])
+    except Exception as exc:  # a replay or a later call failed
+        del variant
+        free_device(device)
+        return _failed(recipe.name, exc, started, current_name), None
+    rounds = ctx.request.rounds
+    vs_base = speedup(_window(ctx.baseline, rounds), _window(variant, rounds))
+    gain = speedup(_window(current, rounds), _window(variant, rounds)) if current is not None else None
+    decisive = gain or vs_base
+    reason = _speed_reason(decisive, current_name or "the baseline")
+    if decisive.faster:
+        reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
+    elif recipe.remedies[-1].name.startswith("compile") and ctx.probe.complex_ops:
+        reason += "; Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
+    base_ms = float(np.median(_window(ctx.baseline, rounds)))
+    ms = float(np.median(_window(variant, rounds)))
+    result = CandidateResult(
+        recipe.name,
+        "accepted" if decisive.faster else "rejected_slower",
+        reason,
+        speedup=vs_base,
+        gain=gain,
+        break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
+        result=variant.result(),
+        time_s=time.monotonic() - started,
+        **common,
+    )
+    _keep(ctx, recipe.name, variant)
+    return result, variant
+
+
+#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
+#: (each CUDA-graph variant holds its own memory pool).
+_KEEP_FREE_FRACTION = 0.25
+
+
+def _keep(ctx: _Config, name: str, variant: Variant) -> None:
+    """Keep ``variant`` to be profiled after all timing; on CUDA with less than :data:`_KEEP_FREE_FRACTION`
+    of the device memory free, release the kept ones instead (their top op is then not measured)."""
+    ctx.timed[name] = variant
+    if ctx.cfg.device == "cuda":
+        free, total = torch.cuda.mem_get_info()
+        if free < _KEEP_FREE_FRACTION * total:
+            ctx.unprofiled += list(ctx.timed)
+            ctx.timed.clear()
+
+
+def _half_probe(ctx: _Config, remedy: Remedy) -> ProbeFacts | None:
+    precision = dict(remedy.settings).get("precision")
+    if precision not in _PRECISION_REMEDIES or ctx.cfg.device not in remedy.devices:
+        return None
+    return _probe(ctx.cfg, ctx.prepared, precision)
+
+
+def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[list, Variant | None]:
+    """Every remedy alone. Returns ([(remedy, CandidateResult)], the fastest accepted one's variant)."""
+    ranks = tuple(t.dim() for t in ctx.baseline.input_sets[0])
+    shapes_change = len({tuple(t.shape for t in s) for s in ctx.baseline.input_sets}) > 1
+    out, best, best_speed = [], None, 0.0
+    for remedy in remedies:
+        reason = infeasible_reason(
+            remedy,
+            ctx.cfg,
+            ctx.probe,
+            input_ranks=ranks,
+            shapes_change=shapes_change,
+            half_probe=_half_probe(ctx, remedy),
+        )
+        if reason:
+            out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
+            continue
+        if ctx.spent():
+            not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, variant = _measure(ctx, Recipe((remedy,)))
+        out.append((remedy, result))
+        if result.verdict == "accepted" and result.speedup.median > best_speed:
+            best, best_speed = variant, result.speedup.median
+    return out, best
+
+
+def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
+    """Greedy stacking on the fastest accepted remedy. Returns (stacked candidates, recipe, its variant)."""
+    timed = sorted(
+        ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
+        key=lambda rc: -rc[1].speedup.median,
+    )
+    accepted = [r for r, c in timed if c.verdict == "accepted"]
+    if not accepted or best is None:
+        return [], Recipe(), None
+    recipe, variant, stacked = Recipe((accepted[0],)), best, []
+    for remedy, _ in timed:
+        if recipe.conflict(remedy) is not None:
+            continue
+        name = recipe.plus(remedy).name
+        if ctx.spent():
+            not_tried.append((name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, new = _measure(ctx, recipe.plus(remedy), variant, recipe.name)
+        stacked.append(result)
+        if result.verdict == "accepted":
+            recipe, variant = recipe.plus(remedy), new
+    return stacked, recipe, variant
+
+
+def _top_op(variant: Variant) -> dict | None:
+    """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
+    after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
+    recorded."""
+    try:
+        with execution_settings(variant.cfg), torch.inference_mode():
+            capture = profile_steps(
+                annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE, variant.cfg.device
+            )
+    except Exception:  # a profiler that cannot attach must not lose the measurements
+        return None
+    top = capture.op_table.top_op() if capture.op_table is not None and not capture.errors else None
+    return {"name": top.name, "share": float(top.share)} if top else None
+
+
+def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
+    notes = [f"rounds of {ctx.warmup} warm-up + {ctx.iters} timed calls, {ctx.request.rounds} rounds per measurement"]
+    if ctx.probe.ffts:
+        notes.append(f"FFTs at {ctx.probe.fft_text()}")
+    if ctx.probe.syncs:
+        notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
+    if fp64_note:
+        notes.append(fp64_note)
+    if ctx.unprofiled:
+        notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
+    return tuple(notes)
+
+
+def run_command(cfg: ExecConfig) -> str:
+    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings)."""
+    words = [
+        "surrobench",
+        "run",
+        "--model",
+        cfg.model,
+        "--shape",
+        cfg.shape.label(),
+        "--batch",
+        str(cfg.batch),
+        *run_flags(cfg),
+    ]
+    return shlex.join(words)
+
+
+def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest) -> ConfigOptimization:
+    """The search of the module docstring for one config."""
+    started = time.monotonic()
+    try:
+        baseline = open_variant(cfg, prepared, own_module=False)
+        reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+    except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
+        free_device(cfg.device)
+        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
+    warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
+    ctx = _Config(
+        cfg,
+        prepared,
+        request,
+        baseline,
+        reference,
+        fp64,
+        _probe(cfg, prepared),
+        warmup,
+        iters,
+        started + request.budget_s,
+    )
+    remedies = [
+        r
+        for r in candidate_remedies(cfg.device, thorough=request.thorough)
+        if request.only is None or r.name in request.only
+    ]
+    not_tried: list[tuple[str, str]] = []
+    singles, best = _singles(ctx, remedies, not_tried)
+    stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
+    if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
+        _interleave(ctx, [])
+    indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
+    base_result = replace(
+        merge_rounds([baseline.rounds[i] for i in indices]),
+        cold_start_ms=baseline.setup_ms,
+        peak_mem_bytes=baseline.peak_bytes,
+        top_op=_top_op(baseline),
+    )
+    tops = {name: _top_op(v) for name, v in ctx.timed.items()}  # all timing is done: the profiler may attach
+    candidates = tuple(
+        replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
+        for c in (*(c for _, c in singles), *stacked)
+    )
+    recipe_result = replace(variant.result(), top_op=tops.get(recipe.name)) if variant else None
+    ctx.timed.clear()
+    return ConfigOptimization(
+        baseline=base_result,
+        candidates=candidates,
+        recommended=tuple(recipe.names),
+        recipe_result=recipe_result,
+        recipe_code=tuple(recipe.code()),
+        run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=run_command(cfg),
+        not_tried=tuple(not_tried),
+        notes=_notes(ctx, fp64_note),
+        elapsed_s=time.monotonic() - started,
+    )
