@@ -29,6 +29,7 @@ from surrobench.cli.options import (
     console,
     err_console,
     write_json,
+    write_output,
 )
 from surrobench.report.optimize import optimize_markdown, optimize_renderables
 from surrobench.results.store import ResultStore
@@ -101,6 +102,5 @@ def optimize_command(
     doc = report.to_json()
     for renderable in optimize_renderables(doc):
         console.print(renderable)
-    if markdown is not None:
-        markdown.write_text(optimize_markdown(doc))
+    write_output(markdown, optimize_markdown(doc), "--markdown")
     write_json(json_out, doc)
