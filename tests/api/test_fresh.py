@@ -80,7 +80,7 @@ def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
 
 def test_nothing_to_check_without_a_recipe_and_one_pair_is_refused(tmp_path):
     assert check_fresh(ConfigOptimization(baseline=None), pairs=2, db=None) is None
-    with pytest.raises(UsageError, match="at least 2"):
+    with pytest.raises(UsageError, match="2 to 20 pairs"):
         optimize_plans(_request("pinn-mlp", 1), ResultStore(tmp_path / "o.db"))
 
 

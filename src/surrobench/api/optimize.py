@@ -10,6 +10,7 @@ as two runs, and the report next to them (:func:`surrobench.results.store.add_op
 from __future__ import annotations
 
 import datetime as dt
+import warnings as _warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -26,13 +27,13 @@ from surrobench.api.remedy_search import (
     optimize_config,
     remedy_names,
 )
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.runner import prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
 from surrobench.records.run import ConfigResult, RunRecord
-from surrobench.results.optimize import OptimizeReport
+from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
 from surrobench.workload.spec import parse_shapes
 
@@ -54,7 +55,8 @@ def optimize(
     ``model`` and ``sweep`` as for :func:`surrobench.api.benchmark.benchmark` (``shapes``, ``batches``,
     ``precisions``, ``device``, ``warmup``, ``iters``, ...); ``budget_s`` per config, ``tolerance`` (rel L2),
     ``thorough``, ``rounds`` and ``only`` (remedy names) as the CLI's flags; ``verify``: pairs of fresh
-    processes that check each recipe (0: none). Stored in ``db`` when given, else in memory only.
+    processes that check each recipe (0: none). Stored in ``db`` when given, else in memory only. The
+    measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` with a model
@@ -74,7 +76,10 @@ def optimize(
         fresh_pairs=verify,
     )
     with open_store(db) as store:
-        return optimize_plans(request, store)
+        report = optimize_plans(request, store)
+    for note in report.warnings:
+        _warnings.warn(note, UserWarning, stacklevel=2)
+    return report
 
 
 def optimize_plans(
@@ -94,22 +99,46 @@ def optimize_plans(
     baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
     recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)
     store.begin_run(baseline_run, command)
-    entries, recipe_stored = [], False
-    for cfg in configs:
-        on_config(cfg)
-        entry = optimize_config(cfg, prepare_model(surrogates[cfg.model], cfg.device, cfg.seed), request)
-        store.add_result(baseline_run.run_id, entry.baseline)
-        if entry.recipe_result is not None:
-            if not recipe_stored:
-                store.begin_run(recipe_run, command)
-                recipe_stored = True
-            store.add_result(recipe_run.run_id, entry.recipe_result)
-        free_device(cfg.device)
-        if request.fresh_pairs:
-            db = None if store.path == ":memory:" else Path(store.path)
-            entry = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
-        entries.append(entry)
-    report = OptimizeReport(
+    entries: list[ConfigOptimization] = []
+    recipe_stored = False
+    try:
+        for cfg in configs:
+            on_config(cfg)
+            entry = optimize_config(cfg, prepare_model(surrogates[cfg.model], cfg.device, cfg.seed), request)
+            store.add_result(baseline_run.run_id, entry.baseline)
+            if entry.recipe_result is not None:
+                if not recipe_stored:
+                    store.begin_run(recipe_run, command)
+                    recipe_stored = True
+                store.add_result(recipe_run.run_id, entry.recipe_result)
+            free_device(cfg.device)
+            entries.append(entry)  # kept even when Ctrl-C comes during its fresh check
+            if request.fresh_pairs:
+                db = None if store.path == ":memory:" else Path(store.path)
+                entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
+    except KeyboardInterrupt:
+        report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
+        _store(store, report)
+        raise OptimizeInterrupted(report, len(configs)) from None
+    report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, False)
+    _store(store, report)
+    return report
+
+
+class OptimizeInterrupted(Interrupted):
+    """Ctrl-C during ``optimize``: ``report`` holds the configs whose search finished (stored, its runs in
+    state ``interrupted``), ``total`` how many there were."""
+
+    def __init__(self, report: OptimizeReport, total: int) -> None:
+        super().__init__(
+            f"interrupted: {len(report.configs)} of {total} configs optimized, stored as optimization "
+            f"{report.optimize_id} (baseline run {report.baseline_run_id})"
+        )
+        self.report = report
+
+
+def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool) -> OptimizeReport:
+    return OptimizeReport(
         optimize_id=new_run_id(),
         created=now,
         env=env,
@@ -117,11 +146,20 @@ def optimize_plans(
         budget_s=request.budget_s,
         rounds=request.rounds,
         baseline_run_id=baseline_run.run_id,
-        recipe_run_id=recipe_run.run_id if recipe_stored else None,
+        recipe_run_id=recipe_run.run_id if recipe_run else None,
         configs=tuple(entries),
+        fresh_pairs=request.fresh_pairs,
+        interrupted=interrupted,
+        warnings=tuple(sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)),
     )
+
+
+def _store(store: ResultStore, report: OptimizeReport) -> None:
+    """The report next to its runs, and the runs' final state."""
+    state = "interrupted" if report.interrupted else "complete"
+    for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
+        store.finish_run(run_id, state)
     add_optimization(store, report.to_json())
-    return report
 
 
 def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:

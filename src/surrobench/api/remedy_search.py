@@ -37,7 +37,14 @@ from surrobench.execution.interleave import Variant, interleave, open_variant, t
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
-from surrobench.execution.runner import PreparedModel, config_inputs, merge_rounds, run_config
+from surrobench.execution.runner import (
+    check_output,
+    nonfinite_message,
+    PreparedModel,
+    config_inputs,
+    merge_rounds,
+    run_config,
+)
 from surrobench.execution.sweep import SweepPlan
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup, break_even_calls, speedup
@@ -47,6 +54,8 @@ from surrobench.results.speedup import Speedup, break_even_calls, speedup
 #: remedies, one compilation and a few stacks, and the candidate that starts last ends well inside 3 minutes
 #: (per-candidate times on the H200: benchmarks/gpu_optimize.sh).
 DEFAULT_BUDGET_S = 120.0
+#: Most pairs of fresh processes ``--verify`` runs: each pair costs two process starts (and compilations).
+MAX_FRESH_PAIRS = 20
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
@@ -94,8 +103,11 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int)
         raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
     if rounds < 2:
         raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
-    if verify != 0 and verify < 2:
-        raise UsageError(f"--verify {verify}: 0 (no check) or at least 2 pairs (the CI draws processes)")
+    if verify != 0 and not 2 <= verify <= MAX_FRESH_PAIRS:
+        raise UsageError(
+            f"--verify {verify}: 0 (no check) or 2 to {MAX_FRESH_PAIRS} pairs (the CI draws processes; each pair "
+            "is two new processes)"
+        )
 
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
@@ -380,6 +392,10 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
     started = time.monotonic()
     try:
         baseline = open_variant(cfg, prepared, own_module=False)
+        check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
+        bad = nonfinite_message(baseline.first_output)
+        if bad:  # a NaN baseline would make every candidate look inaccurate
+            raise ValueError(bad)
         reference, fp64, fp64_note = reference_outputs(cfg, prepared)
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)

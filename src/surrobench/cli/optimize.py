@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.optimize import optimize_plans, sweeps_from_run
+from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
 from surrobench.api.remedy_search import (
     DEFAULT_BUDGET_S,
     DEFAULT_ROUNDS,
@@ -26,6 +26,8 @@ from surrobench.cli.options import (
     option_groups,
     check_writable,
     command_line,
+    exit_if_configs_failed,
+    print_warnings,
     console,
     err_console,
     write_json,
@@ -93,14 +95,24 @@ def optimize_command(
             only=remedy_names(only, sweeps[0].request.device, thorough=thorough),
             fresh_pairs=verify,
         )
-        report = optimize_plans(
-            request,
-            store,
-            command=command_line(),
-            on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
-        )
+        try:
+            report = optimize_plans(
+                request,
+                store,
+                command=command_line(),
+                on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
+            )
+        except OptimizeInterrupted as exc:  # the finished configs are stored; their documents are written too
+            _write(exc.report.to_json(), markdown, json_out)
+            raise
     doc = report.to_json()
     for renderable in optimize_renderables(doc):
         console.print(renderable)
+    print_warnings(doc["warnings"])
+    _write(doc, markdown, json_out)
+    exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
+
+
+def _write(doc: dict, markdown: Path | None, json_out: Path | None) -> None:
     write_output(markdown, optimize_markdown(doc), "--markdown")
     write_json(json_out, doc)

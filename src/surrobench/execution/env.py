@@ -153,7 +153,8 @@ def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> st
         return None
     return (
         f"busy host: 1-minute load average {load_1m:.1f} on {cpu_count} CPU(s) while torch used {threads} "
-        f"thread(s); other processes share the cores, so timings are noisy (try --threads 1, or --rounds)"
+        f"thread(s); other processes share the cores, so timings are noisy "
+        f"({'try --threads 1, or --rounds' if threads > 1 else 'try --rounds, or a quieter machine'})"
     )
 
 

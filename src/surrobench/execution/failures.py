@@ -62,7 +62,7 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "nonfinite_output",
         r"output is not finite",
-        "the model returned NaN/Inf: at fp16 activations overflow past 65504 (use bf16 or fp32); check the weights",
+        "the model returned NaN/Inf: check its weights and inputs; in fp16, activations past 65504 overflow (use bf16 or fp32)",
     ),
     (
         "inductor_complex",

@@ -89,9 +89,10 @@ def config_title(entry: dict) -> str:
     return f"{entry['model']} {shape} b{entry['batch']} {entry['precision']} {entry['mode']} on {entry['device']}"
 
 
-def recipe_lines(entry: dict) -> list[str]:
+def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     """The recommendation in words: the recipe with its speedup, its code and its ``surrobench run`` line;
-    the fresh-process check when it ran; then what the budget left untried and the notes."""
+    the fresh-process check when it ran (or why not, when ``verify`` pairs were asked for); then what the
+    budget left untried and the notes."""
     name = "+".join(entry["recommended"])
     if name:
         best = next((c for c in entry["candidates"] if c["name"] == name and c["verdict"] == "accepted"), None)
@@ -106,6 +107,8 @@ def recipe_lines(entry: dict) -> list[str]:
     fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
     if fresh:
         lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")
+    elif verify:
+        lines.append("fresh runs: none (no recipe to check)")
     lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
     lines += [f"note: {n}" for n in entry["notes"]]
     return lines
@@ -114,6 +117,8 @@ def recipe_lines(entry: dict) -> list[str]:
 def stored_line(doc: dict) -> str:
     """Where the runs went and the ``compare`` line for the before/after pair."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
+    if doc.get("interrupted"):
+        text = f"interrupted: only the configs whose search finished are here; {text}"
     if doc["recipe_run_id"]:
         text += (
             f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
@@ -161,7 +166,9 @@ def optimize_renderables(doc: dict) -> list:
         )
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
-        out.append(Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry))))
+        out.append(
+            Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry, doc.get("verify", 0))))
+        )
     out.append(rich_escape(stored_line(doc)))
     return out
 
@@ -172,6 +179,6 @@ def optimize_markdown(doc: dict) -> str:
     for entry in doc["configs"]:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
-        parts.append("```\n" + "\n".join(recipe_lines(entry)) + "\n```\n")
+        parts.append("```\n" + "\n".join(recipe_lines(entry, doc.get("verify", 0))) + "\n```\n")
     parts.append(stored_line(doc) + "\n")
     return "\n".join(parts)

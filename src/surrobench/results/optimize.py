@@ -154,7 +154,10 @@ class ConfigOptimization:
 
 @dataclass(frozen=True)
 class OptimizeReport:
-    """One ``surrobench optimize``: its settings, its two stored runs and one entry per config."""
+    """One ``surrobench optimize``: its settings (``fresh_pairs``: the ``--verify`` pairs asked for), its two
+    stored runs, one entry per config, and whether Ctrl-C cut it short (``interrupted``: the configs listed
+    are those whose search finished), and the warnings of the measurement (failed baselines, a busy host,
+    clock drops; :func:`surrobench.execution.sweep.sweep_warnings`)."""
 
     optimize_id: str
     created: str
@@ -165,6 +168,9 @@ class OptimizeReport:
     baseline_run_id: str
     recipe_run_id: str | None
     configs: tuple[ConfigOptimization, ...]
+    fresh_pairs: int = 0
+    interrupted: bool = False
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         """The whole report as ``surrobench/optimize-v1``."""
@@ -177,6 +183,9 @@ class OptimizeReport:
             "tolerance": self.tolerance,
             "budget_s": self.budget_s,
             "rounds": self.rounds,
+            "verify": self.fresh_pairs,
+            "interrupted": self.interrupted,
+            "warnings": list(self.warnings),
             "env": self.env,
             "configs": [c.to_json() for c in self.configs],
         }

@@ -1,0 +1,101 @@
+"""``surrobench optimize`` when the model itself fails, and on Ctrl-C: nothing measured is lost, the exit
+code says what happened (the README's table of exit codes)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli
+
+from surrobench.api import optimize as api
+from surrobench.errors import EXIT_CONFIGS_FAILED, EXIT_INTERRUPTED
+from surrobench.results.store import ResultStore
+
+FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu", "--rounds", "2", "--budget-s", "5"]
+
+MODELS = """
+import torch
+
+
+class Returns(torch.nn.Module):
+    def __init__(self, what):
+        super().__init__()
+        self.what = what
+
+    def forward(self, x):
+        if self.what == "none":
+            return None
+        if self.what == "nan":
+            return x * float("nan")
+        raise ValueError("forward exploded")
+
+
+def build_none():
+    return Returns("none")
+
+
+def build_nan():
+    return Returns("nan")
+
+
+def build_boom():
+    return Returns("boom")
+"""
+
+
+@pytest.mark.parametrize("factory, words", [("none", "returned NoneType"), ("nan", "NaN/Inf"), ("boom", "exploded")])
+def test_a_baseline_that_fails_is_an_error_and_exit_3(tmp_path, capsys, factory, words):
+    (tmp_path / "bad.py").write_text(MODELS)
+    out = tmp_path / "o.json"
+    args = ["--model", f"{tmp_path / 'bad.py'}:build_{factory}", "--shape", "8", "--batch", "1", "--json", str(out)]
+    code = run_cli(["optimize", *args, "--db", str(tmp_path / "o.db"), *FAST])
+    capsys.readouterr()
+    assert code == EXIT_CONFIGS_FAILED
+    (entry,) = json.loads(out.read_text())["configs"]
+    assert words in entry["error"] and entry["candidates"] == [] and entry["recommended"] == []
+
+
+def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys, monkeypatch):
+    calls = []
+    search = api.optimize_config
+
+    def second_interrupts(cfg, prepared, request):
+        calls.append(cfg)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return search(cfg, prepared, request)
+
+    monkeypatch.setattr(api, "optimize_config", second_interrupts)
+    out, md, db = tmp_path / "o.json", tmp_path / "o.md", tmp_path / "o.db"
+    args = ["--model", "pinn-mlp", "--shape", "64", "--batch", "1,2", "--only", "threads=1", "--json", str(out)]
+    code = run_cli(["optimize", *args, "--markdown", str(md), "--db", str(db), *FAST])
+    err = capsys.readouterr().err
+    assert code == EXIT_INTERRUPTED and "interrupted: 1 of 2 configs optimized" in err
+    doc = json.loads(out.read_text())
+    assert doc["interrupted"] is True and len(doc["configs"]) == 1 and doc["configs"][0]["batch"] == 1
+    assert "interrupted: only the configs whose search finished" in md.read_text()
+    with ResultStore(db) as store:
+        assert store.run_state(doc["baseline_run_id"]) == "interrupted"
+        assert len(store.load_run(doc["baseline_run_id"]).results) == 1
+
+
+def test_a_finished_optimize_marks_its_runs_complete_and_says_when_nothing_was_left_to_verify(tmp_path, capsys):
+    out, db = tmp_path / "o.json", tmp_path / "o.db"
+    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "channels_last", "--verify", "2", "--json", str(out)]
+    code = run_cli(["optimize", *args, "--db", str(db), *FAST])
+    printed = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert code == 0 and doc["verify"] == 2 and doc["configs"][0]["fresh"] is None
+    assert "fresh runs: none (no recipe to check)" in printed
+    with ResultStore(db) as store:
+        assert store.run_state(doc["baseline_run_id"]) == "complete"
+
+
+def test_verify_is_bounded_and_the_busy_host_hint_fits_the_thread_count(tmp_path, capsys):
+    code = run_cli(["optimize", "--model", "pinn-mlp", "--shape", "64", "--verify", "100000", *FAST])
+    err = capsys.readouterr().err
+    assert code == 2 and "--verify 100000: 0 (no check) or 2 to 20 pairs" in err and "Traceback" not in err
+    from surrobench.execution.env import busy_host_warning
+
+    assert "--threads 1" not in busy_host_warning(9.0, 2, 1) and "--threads 1" in busy_host_warning(9.0, 2, 2)
