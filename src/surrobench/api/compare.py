@@ -7,12 +7,13 @@ run-v1 JSON file (``surrobench run --json``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
-from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, compare_runs
+from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.store import DEFAULT_DB, ResultStore
 
 RunRef = RunRecord | str | Path
@@ -62,6 +63,48 @@ def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dic
     return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
 
 
+@dataclass(frozen=True)
+class ComparedRuns:
+    """Two runs and their comparison: what ``surrobench compare`` shows (the comparison, then the scaling
+    table of each side that is a multi-process run)."""
+
+    base: RunRecord
+    new: RunRecord
+    comparison: RunComparison
+
+
+def compare_pair(
+    base: RunRef,
+    new: RunRef,
+    *,
+    db: str | Path = DEFAULT_DB,
+    threshold: float = DEFAULT_THRESHOLD,
+    allow_env_mismatch: bool = False,
+    ignore_fields: tuple[str, ...] = (),
+    gate: bool = False,
+) -> ComparedRuns:
+    """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does; the runs come
+    back with the comparison. ``gate``: the comparison is meant to gate (``--fail-on-regression``), so both
+    runs must have been taken with enough rounds (:func:`surrobench.results.compare.check_gate_inputs`).
+
+    Raises:
+        UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds.
+    """
+    base_run, new_run = load_run(base, db), load_run(new, db)
+    if gate:
+        check_gate_inputs(base_run, new_run)
+    comparison = compare_runs(
+        base_run,
+        new_run,
+        threshold=threshold,
+        allow_env_mismatch=allow_env_mismatch,
+        ignore_fields=tuple(ignore_fields),
+        base_ops=op_times(base, db, base_run),
+        new_ops=op_times(new, db, new_run),
+    )
+    return ComparedRuns(base_run, new_run, comparison)
+
+
 def compare(
     base: RunRef,
     new: RunRef,
@@ -73,19 +116,14 @@ def compare(
 ) -> RunComparison:
     """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
     bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
-    database also compare their op tables.
+    database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
+    ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without
             ``allow_env_mismatch``, an unknown ignored field.
     """
-    base_run, new_run = load_run(base, db), load_run(new, db)
-    return compare_runs(
-        base_run,
-        new_run,
-        threshold=threshold,
-        allow_env_mismatch=allow_env_mismatch,
-        ignore_fields=tuple(ignore_fields),
-        base_ops=op_times(base, db, base_run),
-        new_ops=op_times(new, db, new_run),
+    pair = compare_pair(
+        base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
     )
+    return pair.comparison

@@ -24,13 +24,13 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.api.compare import load_run, op_times
+from surrobench.api.compare import compare_pair
 from surrobench.errors import EXIT_REGRESSION, UsageError
 from surrobench.records import schemas
 from surrobench.report.comparison import comparison_document, comparison_renderables
 from surrobench.report.history import history_table
 from surrobench.report.escape import rich_escape
-from surrobench.results.compare import check_gate_inputs, compare_runs, gate_failed
+from surrobench.results.compare import gate_failed
 from surrobench.results.store import ResultStore
 
 
@@ -59,24 +59,21 @@ def compare(
     """
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    base_run, new_run = load_run(base, db), load_run(new, db)
-    if fail_on_regression:
-        check_gate_inputs(base_run, new_run)
-    cmp = compare_runs(
-        base_run,
-        new_run,
+    pair = compare_pair(
+        base,
+        new,
+        db=db,
         threshold=threshold,
         allow_env_mismatch=allow_env_mismatch,
         ignore_fields=parse_fields(ignore_field),
-        base_ops=op_times(base, db, base_run),
-        new_ops=op_times(new, db, new_run),
+        gate=fail_on_regression,
     )
-    for table in comparison_renderables(cmp, base_run, new_run, width=console.width):
+    for table in comparison_renderables(pair, width=console.width):
         console.print(table)
-    write_json(json_out, cmp.to_json())
+    write_json(json_out, pair.comparison.to_json())
     if markdown is not None:
-        write_output(markdown, comparison_document(cmp, base_run, new_run), "--markdown")
-    if fail_on_regression and gate_failed(cmp):
+        write_output(markdown, comparison_document(pair), "--markdown")
+    if fail_on_regression and gate_failed(pair.comparison):
         raise typer.Exit(EXIT_REGRESSION)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from surrobench.api.compare import ComparedRuns
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
@@ -233,16 +234,16 @@ def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
     return [(title, rows) for title, rows in sides if rows]
 
 
-def comparison_renderables(
-    cmp: RunComparison, base: RunRecord, new: RunRecord, width: int | None = None
-) -> list[Table]:
+def comparison_renderables(pair: ComparedRuns, width: int | None = None) -> list[Table]:
     """What ``surrobench compare`` prints: :func:`comparison_tables`, then the scaling table of each side that
     is a multi-process run."""
-    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in _scaling_sides(base, new)]
-    return comparison_tables(cmp, width=width) + scaling
+    sides = _scaling_sides(pair.base, pair.new)
+    scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in sides]
+    return comparison_tables(pair.comparison, width=width) + scaling
 
 
-def comparison_document(cmp: RunComparison, base: RunRecord, new: RunRecord) -> str:
+def comparison_document(pair: ComparedRuns) -> str:
     """:func:`comparison_markdown`, then each multi-process side's scaling table under a level-3 heading."""
-    sides = _scaling_sides(base, new)
-    return comparison_markdown(cmp) + "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
+    sides = _scaling_sides(pair.base, pair.new)
+    tables = "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
+    return comparison_markdown(pair.comparison) + tables
