@@ -22,7 +22,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.diagnose import diagnose_trace
 from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli.app import app
 from surrobench.records.findings import diagnosis_json
@@ -46,7 +45,8 @@ from surrobench.cli.options import (
     WorkersOpt,
     DaskSchedulerOpt,
 )
-from surrobench.api.diagnose import diagnose_stored, diagnose_workload, load_system_view
+import surrobench.api.diagnose as api_diagnose
+from surrobench.api.diagnose import diagnose_workload, load_system_view
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line
 from surrobench.errors import UsageError
@@ -54,7 +54,6 @@ from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import findings_renderables, findings_section_markdown
 from surrobench.results.store import ResultStore
-from surrobench.trace import load_trace
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -119,19 +118,13 @@ def diagnose(
         findings, title, warnings = list(result.findings), f"diagnosis of {len(rank_files)} rank traces", []
         console.print(cross_rank_rich(result.cross_rank))
         context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
-    elif traces:
-        trace = traces[0]
-        if not trace.exists():
-            raise UsageError(f"trace {str(trace)!r}: no such file or folder")
-        findings, ranks = diagnose_trace(load_trace(trace), th, system=system)
-        title, context, warnings = f"diagnosis of {trace}", {"trace": str(trace)}, []
-        if ranks is not None:
-            console.print(cross_rank_rich(ranks))
-            context["cross_rank"] = ranks.to_dict()
-    elif run_id is not None:
-        with ResultStore(db) as store:
-            record, findings, warnings = diagnose_stored(run_id, store, th)
-        title, context = f"diagnosis of run {record.run_id}", {"run_id": record.run_id}
+    elif traces or run_id is not None:
+        result = api_diagnose.diagnose(
+            trace=traces[0] if traces else None, run=run_id, db=db, thresholds=th, system=system
+        )
+        if result.cross_rank is not None:
+            console.print(cross_rank_rich(result.cross_rank))
+        findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
     else:
         plan = workload.plan()
         with ResultStore(db) as store, progress_hooks(err_console) as hooks:
