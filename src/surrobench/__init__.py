@@ -28,6 +28,8 @@ _EXPORTS = {
     "Diagnosis": "surrobench.api.diagnose",
     "compare": "surrobench.api.compare",
     "load_run": "surrobench.api.compare",
+    "build_report": "surrobench.api.report",
+    "Report": "surrobench.api.report",
     "optimize": "surrobench.api.optimize",
     "calibrate": "surrobench.api.calibrate",
     "run_scenarios": "surrobench.api.scenarios",

@@ -11,11 +11,12 @@ import base64
 import datetime as dt
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 import html
 
 from matplotlib.figure import Figure
 
+from surrobench.api.report import Report
 from surrobench.records.findings import Finding
 from surrobench.report import plots
 from surrobench.report import optimize as opt
@@ -232,6 +233,14 @@ def _optimize_section(doc: dict) -> str:
             f"<pre>{escape(chr(10).join(opt.recipe_lines(entry)))}</pre>",
         ]
     return "\n".join(p for p in parts if p)
+
+
+def report_page(report: Report) -> str:
+    """:func:`render_report` of a built report (:func:`surrobench.api.report.build_report`): its trace drawn
+    as the spans of the first profiled step (:func:`surrobench.report.plots.spans_from_timeline`)."""
+    data = {f.name: getattr(report, f.name) for f in fields(ReportInput)}
+    data["timeline"] = plots.spans_from_timeline(report.timeline) if report.timeline is not None else None
+    return render_report(ReportInput(**data))
 
 
 def render_report(data: ReportInput) -> str:

@@ -1,0 +1,114 @@
+"""``build_report``: what one report of several runs shows (``surrobench report`` renders it as HTML).
+
+The runs, the comparison of the first two (BASE, NEW), the op time of every profiled config, each run's
+findings as ``diagnose --run`` gives them, the optimizations that made the runs, and optionally a trace
+whose first profiled step is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.analysis.diagnose import diagnose_run
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.api.compare import RunRef, compare_pair, is_run_file, load_run, op_times
+from surrobench.api.diagnose import diagnose_stored
+from surrobench.records.findings import Finding
+from surrobench.records.run import RunRecord
+from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
+from surrobench.results.store import DEFAULT_DB, ResultStore, optimizations_of_runs
+from surrobench.trace import load_trace
+from surrobench.trace.model import Timeline
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a report of ``runs`` shows.
+
+    Attributes:
+        runs: the runs, in the order given.
+        comparison: BASE (first) vs NEW (second) when exactly two runs are given, else None.
+        op_tables: ``{"<last 4 chars of run id> <config label>": {op name: self time per step, ms}}`` of every
+            profiled config of a database run.
+        cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
+        findings: ``{run id: ranked findings}``; a run JSON file gets the run-level findings of its results.
+        timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
+        optimizations: ``surrobench/optimize-v1`` documents stored in the database that made these runs.
+    """
+
+    runs: tuple[RunRecord, ...]
+    comparison: RunComparison | None = None
+    op_tables: Mapping[str, Mapping[str, float]] | None = None
+    cpu_op_labels: frozenset[str] = frozenset()
+    findings: Mapping[str, Sequence[Finding]] | None = None
+    timeline: Timeline | None = None
+    timeline_title: str = ""
+    optimizations: tuple[dict, ...] = ()
+
+
+def build_report(
+    runs: Sequence[RunRef],
+    *,
+    db: str | Path = DEFAULT_DB,
+    threshold: float = DEFAULT_THRESHOLD,
+    allow_env_mismatch: bool = False,
+    ignore_fields: tuple[str, ...] = (),
+    trace: str | Path | None = None,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> Report:
+    """Load ``runs`` (run ids in ``db``, run JSON files or records: :func:`surrobench.api.compare.load_run`),
+    compare the first two when there are exactly two (:func:`surrobench.api.compare.compare`, with
+    ``threshold``, ``allow_env_mismatch`` and ``ignore_fields``), diagnose each with ``thresholds`` and load
+    ``trace`` (a Kineto trace or nsys export).
+
+    Raises:
+        UsageError: a run reference that names nothing, runs that cannot be compared, an unreadable trace.
+    """
+    if len(runs) == 2:
+        pair = compare_pair(
+            runs[0],
+            runs[1],
+            db=db,
+            threshold=threshold,
+            allow_env_mismatch=allow_env_mismatch,
+            ignore_fields=ignore_fields,
+        )
+        records, comparison = (pair.base, pair.new), pair.comparison
+    else:
+        records, comparison = tuple(load_run(ref, db) for ref in runs), None
+    ops = [op_times(ref, db, r) for ref, r in zip(runs, records)]
+    by_label = {
+        f"{r.run_id[-4:]} {c.label()}": ops_ms[c.key()]
+        for r, ops_ms in zip(records, ops)
+        for c in r.results
+        if c.key() in ops_ms
+    }
+    cpu_labels = frozenset(f"{r.run_id[-4:]} {c.label()}" for r in records for c in r.results if c.device == "cpu")
+    timeline = load_trace(trace) if trace is not None else None
+    optimizations = ()
+    if Path(db).is_file():
+        with ResultStore(db) as store:
+            optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
+    return Report(
+        runs=records,
+        comparison=comparison,
+        op_tables=by_label,
+        cpu_op_labels=cpu_labels,
+        findings={r.run_id: _diagnosis(ref, r, db, thresholds) for ref, r in zip(runs, records)},
+        timeline=timeline,
+        timeline_title=Path(trace).name if trace is not None else "",
+        optimizations=optimizations,
+    )
+
+
+def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds) -> list[Finding]:
+    """The run's findings as ``diagnose --run`` gives them (op tables and traces of a stored run); for a run
+    JSON file or a record the run-level findings of its results alone."""
+    if isinstance(ref, RunRecord) or is_run_file(ref):
+        return diagnose_run(
+            [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
+        )
+    with ResultStore(db) as store:
+        return diagnose_stored(record.run_id, store, thresholds)[1]
