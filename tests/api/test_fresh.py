@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from surrobench.api.benchmark import sweep_plan
 from surrobench.api.fresh import check_fresh
 from surrobench.api.optimize import optimize_plans
 from surrobench.api.remedy_search import OptimizeRequest
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepRequest, plan_sweep
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup
 from surrobench.results.store import ResultStore
-from surrobench.workload.spec import ShapeSpec
 
 MODEL = '''
 import time
@@ -33,21 +32,8 @@ def build():
 
 
 def _request(spec: str, fresh_pairs: int) -> OptimizeRequest:
-    sweep = SweepRequest(
-        models=(spec,),
-        shapes=(ShapeSpec(size=8),),
-        batches=(1,),
-        precisions=("fp32",),
-        modes=("eager",),
-        device="cpu",
-        warmup=1,
-        iters=4,
-        seed=0,
-        cudnn_benchmark=False,
-        input_sets=1,
-        threads=2,
-    )
-    return OptimizeRequest((plan_sweep(sweep),), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
+    plan = sweep_plan(spec, shapes=[8], device="cpu", warmup=1, iters=4, input_sets=1, threads=2)
+    return OptimizeRequest((plan,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
 
 
 def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):

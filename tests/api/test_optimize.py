@@ -8,16 +8,15 @@ from types import SimpleNamespace
 import pytest
 
 from surrobench.api import remedy_search as api
+from surrobench.api.benchmark import sweep_plan
 from surrobench.api.optimize import measured_for, optimize_plans
 from surrobench.api.remedy_search import OptimizeRequest
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.execution.sweep import SweepRequest, plan_sweep
-from surrobench.results.compare import compare_runs
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
+from surrobench.results.compare import compare_runs
 from surrobench.results.optimize import VERDICTS, CandidateResult
 from surrobench.results.speedup import Speedup
 from surrobench.results.store import ResultStore, load_optimization
-from surrobench.workload.spec import ShapeSpec
 
 # Singles as measured (planted): name -> (verdict, speedup over the baseline)
 SINGLES = {
@@ -127,21 +126,8 @@ def model_spec(tmp_path):
 
 
 def _request(model_spec, only):
-    sweep = SweepRequest(
-        models=(model_spec,),
-        shapes=(ShapeSpec(size=8),),
-        batches=(1,),
-        precisions=("fp32",),
-        modes=("eager",),
-        device="cpu",
-        warmup=1,
-        iters=4,
-        seed=0,
-        cudnn_benchmark=False,
-        input_sets=2,
-        threads=2,
-    )
-    return OptimizeRequest((plan_sweep(sweep),), rounds=2, only=only)
+    plan = sweep_plan(model_spec, shapes=[8], device="cpu", warmup=1, iters=4, input_sets=2, threads=2)
+    return OptimizeRequest((plan,), rounds=2, only=only)
 
 
 def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
