@@ -19,10 +19,13 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
     [
         ({"precisions": "tf32"}, "--precision tf32"),
         ({"seed": 2**64}, "--seed"),
+        ({"shapes": [10**23]}, "beyond any tensor size"),
+        ({"shapes": [(1, 3, 2**63, 4)]}, "beyond any tensor size"),
+        ({"batches": [2**63]}, "--batch"),
         ({"seed": -1}, "--seed"),
         ({"input_sets": 100, "warmup": 1, "iters": 3}, "--input-sets 100: at most 5"),
     ],
 )
 def test_bad_input_is_a_usage_error_naming_its_flag(keywords, needle):
     with pytest.raises(UsageError, match=needle):
-        sweep_request("pinn-mlp", shapes="8", device="cpu", **keywords)
+        sweep_request("pinn-mlp", **{"shapes": "8", "device": "cpu", **keywords})

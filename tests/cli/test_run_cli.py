@@ -91,6 +91,7 @@ def _bad_inputs(tmp_path):
         (["--seed", str(2**70)], "--seed"),
         (["--input-sets", "1000000000"], "--input-sets"),
         (["--shape", "1000000000"], "cannot be made"),
+        (["--shape", "99999999999999999999999"], "beyond any tensor size"),
         (["--shape", "1x3x100000x100000"], "available"),
         (["--batch", "1000000000"], "available"),
         (["--model", str(corrupt)], "broken.pt2"),

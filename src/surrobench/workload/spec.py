@@ -41,6 +41,10 @@ def _split(text: str, what: str) -> list[str]:
     return items
 
 
+#: The largest size torch takes for one dimension: sizes are int64 (``torch.Size`` holds C++ ``int64_t``).
+MAX_DIM = 2**63 - 1
+
+
 def _positive_int(token: str, flag: str, whole: str) -> int:
     try:
         value = int(token)
@@ -48,6 +52,8 @@ def _positive_int(token: str, flag: str, whole: str) -> int:
         raise UsageError(f"--{flag} {whole!r}: {token!r} is not an integer") from None
     if value <= 0:
         raise UsageError(f"--{flag} {whole!r}: {value} must be positive")
+    if value > MAX_DIM:
+        raise UsageError(f"--{flag} {whole!r}: {value} is beyond any tensor size (at most 2**63 - 1)")
     return value
 
 
@@ -55,7 +61,8 @@ def parse_shapes(text: str) -> list[ShapeSpec]:
     """Parse ``--shape``: ``"128,256"`` or ``"1x3x128x128,1x3x256x256"`` (duplicates dropped, order kept).
 
     Raises:
-        UsageError: empty entries, non-integers, zero or negative dimensions.
+        UsageError: empty entries, non-integers, zero or negative dimensions, dimensions beyond
+            :data:`MAX_DIM`.
     """
     specs = []
     for token in _split(text, "shape"):
@@ -71,7 +78,7 @@ def parse_shapes(text: str) -> list[ShapeSpec]:
 
 def parse_batches(text: str) -> list[int]:
     """Parse ``--batch``: ``"1,2,4,8"`` (duplicates dropped, order kept). Raises UsageError for non-positive
-    or non-integer entries."""
+    or non-integer entries and entries beyond :data:`MAX_DIM`."""
     return list(dict.fromkeys(_positive_int(t, "batch", text) for t in _split(text, "batch")))
 
 
