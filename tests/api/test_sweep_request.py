@@ -3,6 +3,8 @@ and the CLI alike (``WorkloadOptions.plan`` plans through it, ``sweep_plan``).""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from surrobench.api.benchmark import sweep_request
@@ -22,6 +24,10 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
         ({"shapes": [10**23]}, "beyond any tensor size"),
         ({"shapes": [(1, 3, 2**63, 4)]}, "beyond any tensor size"),
         ({"batches": [2**63]}, "--batch"),
+        (
+            {"threads": (os.cpu_count() or 1) + 1},
+            f"--threads {(os.cpu_count() or 1) + 1}: at most {os.cpu_count() or 1}",
+        ),
         ({"seed": -1}, "--seed"),
         ({"input_sets": 100, "warmup": 1, "iters": 3}, "--input-sets 100: at most 5"),
     ],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import torch
 from conftest import run_cli
@@ -92,6 +93,7 @@ def _bad_inputs(tmp_path):
         (["--input-sets", "1000000000"], "--input-sets"),
         (["--shape", "1000000000"], "cannot be made"),
         (["--shape", "99999999999999999999999"], "beyond any tensor size"),
+        (["--threads", "100000"], f"at most {os.cpu_count() or 1}"),
         (["--shape", "1x3x100000x100000"], "available"),
         (["--batch", "1000000000"], "available"),
         (["--model", str(corrupt)], "broken.pt2"),

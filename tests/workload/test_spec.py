@@ -10,7 +10,9 @@ def test_bare_and_full_shapes():
     assert parse_shapes("1x3x128x128")[0].label() == "1x3x128x128"
 
 
-@pytest.mark.parametrize("text", [str(10**23), f"1x3x{2**63}x4", "", "128,", "abc", "0", "-4", "1x3xx4", "1x0x4x4", "12.5", "7"[:0] + "x"])
+@pytest.mark.parametrize(
+    "text", [str(10**23), f"1x3x{2**63}x4", "", "128,", "abc", "0", "-4", "1x3xx4", "1x0x4x4", "12.5", "7"[:0] + "x"]
+)
 def test_malformed_shapes(text):
     with pytest.raises(UsageError):
         parse_shapes(text)

@@ -11,6 +11,7 @@ times, docs/sources.md, method §5), which cannot receive a live object.
 
 from __future__ import annotations
 
+import os
 import warnings as _warnings
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -104,7 +105,8 @@ def sweep_request(
 
     Raises:
         UsageError: malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
-            ``threads`` < 1, more ``input_sets`` than the calls that read them, a ``seed`` outside
+            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
+            only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that read them, a ``seed`` outside
             [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     if iters < 1:
@@ -114,6 +116,9 @@ def sweep_request(
     for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
             raise UsageError(f"--{flag} {value}: must be >= 1")
+    cpus = os.cpu_count() or 1
+    if threads is not None and threads > cpus:
+        raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
     # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
     most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
     if input_sets > most_sets:
