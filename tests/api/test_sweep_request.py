@@ -24,6 +24,10 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
         ({"shapes": [10**23]}, "beyond any tensor size"),
         ({"shapes": [(1, 3, 2**63, 4)]}, "beyond any tensor size"),
         ({"batches": [2**63]}, "--batch"),
+        ({"iters": "5"}, "iters='5': must be an int"),
+        ({"iters": 2.5}, "iters=2.5: must be an int"),
+        ({"warmup": True}, "warmup=True: must be an int"),
+        ({"threads": 1.0}, "threads=1.0"),
         (
             {"threads": (os.cpu_count() or 1) + 1},
             f"--threads {(os.cpu_count() or 1) + 1}: at most {os.cpu_count() or 1}",

@@ -76,6 +76,43 @@ def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
     return tuple(specs)
 
 
+def _check_ints(**options: object) -> None:
+    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float, a string); None passes
+    (an option left unset).
+
+    Raises:
+        UsageError: naming the keyword and the value given.
+    """
+    for name, value in options.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise UsageError(f"{name}={value!r}: must be an int, not {type(value).__name__}")
+
+
+def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
+    """The integer options of :func:`sweep_request`: ints, in range (its ``Raises`` lists each check).
+
+    Raises:
+        UsageError: naming the option and its bound.
+    """
+    _check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    if iters < 1:
+        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
+    if warmup < 0:
+        raise UsageError(f"--warmup {warmup}: must be >= 0")
+    for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag} {value}: must be >= 1")
+    cpus = os.cpu_count() or 1
+    if threads is not None and threads > cpus:
+        raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
+    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
+    if input_sets > most_sets:
+        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
+    if not 0 <= seed < 2**64:
+        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
+
+
 def sweep_request(
     model: str | Iterable[str],
     *,
@@ -104,27 +141,13 @@ def sweep_request(
     can run code: only for files from a trusted source).
 
     Raises:
-        UsageError: malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
+        UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``),
+            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
-            only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that read them, a ``seed`` outside
-            [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
+            read them, a ``seed`` outside [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
-    if iters < 1:
-        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
-    if warmup < 0:
-        raise UsageError(f"--warmup {warmup}: must be >= 0")
-    for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
-        if value is not None and value < 1:
-            raise UsageError(f"--{flag} {value}: must be >= 1")
-    cpus = os.cpu_count() or 1
-    if threads is not None and threads > cpus:
-        raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
-    # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
-    most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
-    if input_sets > most_sets:
-        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
-    if not 0 <= seed < 2**64:
-        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
+    _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     mode_list = tuple(parse_modes(_text(modes, "mode")))
     if compile_mode is not None and "compile" not in mode_list:
         raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
