@@ -28,3 +28,11 @@ def test_import_surrobench_is_cheap_and_lazy():
     code = "import sys, surrobench; assert 'torch' not in sys.modules, 'torch imported'; surrobench.RunRecord"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_zoo_names_listed_are_the_zoo():
+    from surrobench.workload.zoo import surrogate_names
+
+    listed = re.search(r"a zoo name \((.*?); `surrobench models` lists them\)", DOC.read_text(), re.S)
+    assert listed, "docs/api.md no longer lists the zoo names"
+    assert sorted(re.findall(r"`([^`]+)`", listed.group(1))) == sorted(surrogate_names())
