@@ -23,7 +23,7 @@ from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
-from surrobench.execution.runner import check_output, config_step, prepare_model
+from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
@@ -229,7 +229,8 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
     row per config. Running out of memory is left to the sweep, which records it per config.
 
     Raises:
-        UsageError: the forward raises, or returns no tensor.
+        UsageError: the forward raises (the message suggests other shapes or an ``example_inputs``), or returns
+            no tensor (None, a string, ...: the message says so).
     """
     cfg = next(c for c in plan.configs if c.model == spec)
     cfg = replace(cfg, mode="eager", precision="fp32", input_sets=1, channels_last=False)
@@ -237,7 +238,7 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
     with config_step(cfg, prepared) as (step, input_sets):
         shapes = ", ".join("x".join(map(str, t.shape)) for t in input_sets[0])
         try:
-            check_output(step(0))
+            output = step(0)
         except torch.OutOfMemoryError:
             return
         except Exception as exc:
@@ -246,6 +247,10 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
                 f"model {spec}: forward fails on the inputs built for it ({shapes}): {reason}; give shapes= that "
                 "fit it, or an example_inputs(batch, shape) method returning its inputs"
             ) from None
+        try:
+            check_output(output)
+        except ModelOutputError as exc:
+            raise UsageError(f"model {spec}: the forward ran on {shapes} but {exc}: there is nothing to time") from None
 
 
 @contextmanager
