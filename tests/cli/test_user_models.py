@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
@@ -191,3 +192,21 @@ def test_a_model_path_that_is_rich_markup_runs_and_shows(tmp_path, capsys):
     )
     assert "a[/]b/m.py:build" in capsys.readouterr().out
     assert run_cli(["show", str(out)]) == 0 and "a[/]b/m.py:build" in capsys.readouterr().out
+
+
+def test_threads_of_torch_compile_worker_pool_are_not_blamed_on_the_model():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch._inductor.async_compile import AsyncCompile, get_compile_threads
+
+    from surrobench.cli import stray_threads
+
+    if get_compile_threads() < 2:
+        pytest.skip("Inductor compiles in this process (one CPU): it starts no worker pool")
+    AsyncCompile.pool().submit(int).result()  # what torch.compile does: starts the pool's worker thread
+    with ThreadPoolExecutor(1, thread_name_prefix="users-pool") as users:
+        users.submit(int).result()
+        stray = stray_threads()
+        names = [t.name for t in stray]
+        assert any(name.startswith("users-pool") for name in names), names
+        assert not set(AsyncCompile.pool()._threads) & set(stray), names

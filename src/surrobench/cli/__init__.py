@@ -153,7 +153,7 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     else:
         code = EXIT_OK
-    stray = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    stray = stray_threads()
     if stray:
         names = ", ".join(t.name for t in stray[:5])
         print(
@@ -168,6 +168,19 @@ def entry() -> None:
                 pass
         os._exit(code)
     sys.exit(code)
+
+
+def stray_threads() -> list[threading.Thread]:
+    """Live non-daemon threads other than the main thread that the model (or its factory) left: the
+    interpreter would wait for them at exit. Threads of TorchInductor's worker pools are not the model's
+    (:func:`surrobench.execution.modes.compile_worker_threads`) and are left out."""
+    ours: set[threading.Thread] = set()
+    if "torch._inductor" in sys.modules:  # only when torch.compile ran; importing torch here costs seconds
+        from surrobench.execution.modes import compile_worker_threads
+
+        ours = compile_worker_threads()
+    main = threading.main_thread()
+    return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive() and t not in ours]
 
 
 def _fail(message: str, code: int = EXIT_USAGE, prefix: str = "error: ") -> None:

@@ -7,6 +7,8 @@ measurement includes it and the steady state never does.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable
 
 import torch
@@ -42,6 +44,21 @@ def compile_step(
     torch._dynamo.reset()
     compiled = torch.compile(model, dynamic=False, mode=compile_mode)
     return eager_step(compiled, input_sets, precision, device)
+
+
+def compile_worker_threads() -> set[threading.Thread]:
+    """The threads of TorchInductor's own worker pools: ``AsyncCompile.pool()`` (the compile worker
+    ``ThreadPoolExecutor``, ``torch/_inductor/async_compile.py``) and ``PrecompileThreadPool`` (autotuning's
+    precompile pool, ``torch/_inductor/autotune_process.py``). ``torch.compile`` starts them, not the model;
+    they are idle once compilation is done and shut down by torch at exit. Empty when Inductor never ran."""
+    threads: set[threading.Thread] = set()
+    async_compile = sys.modules.get("torch._inductor.async_compile")
+    if async_compile is not None and async_compile.AsyncCompile.pool.cache_info().currsize:
+        threads.update(getattr(async_compile.AsyncCompile.pool(), "_threads", ()))
+    autotune = sys.modules.get("torch._inductor.autotune_process")
+    precompile = getattr(getattr(autotune, "PrecompileThreadPool", None), "_instance", None)
+    threads.update(getattr(getattr(precompile, "_executor", None), "_threads", ()))
+    return threads
 
 
 def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
