@@ -99,3 +99,24 @@ def test_help_into_a_pipe_closed_after_one_line_exits_0():
         timeout=120,
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr
+
+
+def test_an_output_gets_the_mode_open_would_give_it(tmp_path):
+    """Not mkstemp's 0600: a new file gets 0666 less the umask, a replaced file keeps its own mode."""
+    from surrobench.cli.options import write_json, write_output
+
+    old = os.umask(0o022)
+    try:
+        write_json(tmp_path / "run.json", {"a": 1})
+        write_output(tmp_path / "report.html", "<html></html>", "-o")
+        assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o644
+        assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o644
+        os.umask(0o077)
+        write_json(tmp_path / "private.json", {"a": 1})
+        assert (tmp_path / "private.json").stat().st_mode & 0o777 == 0o600
+        (tmp_path / "run.json").chmod(0o640)
+        write_json(tmp_path / "run.json", {"a": 2})
+        assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o640
+        assert json.loads((tmp_path / "run.json").read_text()) == {"a": 2}
+    finally:
+        os.umask(old)

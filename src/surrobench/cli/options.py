@@ -166,12 +166,24 @@ def check_writable(path: Path | None, flag: str) -> None:
         raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
 
 
+def _new_file_mode(path: Path) -> int:
+    """The permission bits ``path`` should have after it is replaced: its own when it exists, else what
+    ``open(path, "w")`` would give a new file, ``0o666`` less the process umask (POSIX ``open(2)``)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)  # the only portable way to read it: set and restore at once
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_output(path: Path | None, text: str, flag: str) -> None:
     """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None.
 
     A regular file is written to a temporary file beside it and renamed over it, so a full disk or a
     failing write leaves the old file (or none), never an empty or half-written one; a device or a pipe
-    (``/dev/stdout``, ``/dev/full``) is written directly.
+    (``/dev/stdout``, ``/dev/full``) is written directly. The file gets the mode a plain ``open()`` would give
+    it (an existing file keeps its own), not ``mkstemp``'s 0600.
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
@@ -184,8 +196,10 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
             with open(path, "wb") as stream:
                 stream.write(data)
             return
+        mode = _new_file_mode(path)
         fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
+            os.fchmod(fd, mode)  # mkstemp makes it 0600
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)
             os.replace(tmp, path)
