@@ -1,4 +1,8 @@
+import contextlib
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -110,3 +114,37 @@ def test_run_json_round_trip():
     assert back.results[0].key() == run.results[0].key()
     with pytest.raises(ValueError, match="run-v1"):
         run_from_json({"schema": "other"})
+
+
+@contextlib.contextmanager
+def _unwritable(path):
+    """``path`` made unwritable: mode 0444, and for root (whom modes do not stop) the immutable attribute
+    where ``chattr`` can set it; skips the test when neither takes effect."""
+    path.chmod(0o444)
+    immutable = False
+    if os.access(path, os.W_OK) and shutil.which("chattr"):
+        immutable = subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    try:
+        if os.access(path, os.W_OK):
+            pytest.skip("neither chmod nor chattr makes the file unwritable for this user")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.chmod(0o644)
+
+
+def test_a_read_only_database_is_read_by_the_commands_that_only_read(tmp_path):
+    from surrobench.api.compare import load_run
+
+    db = tmp_path / "r.db"
+    with ResultStore(db) as store:
+        run = _run()
+        store.begin_run(run, "surrobench run")
+        store.add_result(run.run_id, _result(1))
+    with _unwritable(db):
+        with ResultStore(db, read_only=True) as store:
+            assert [r.run_id for r in store.list_runs()] == [run.run_id]
+        assert load_run(run.run_id, db).results[0].batch == 1  # show, compare
+        with pytest.raises(UsageError, match="readonly database"):  # a command that writes fails at once
+            ResultStore(db)

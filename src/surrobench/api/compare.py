@@ -49,7 +49,7 @@ def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
         raise UsageError(
             f"no results database at {str(db)!r} to look up run {str(ref)!r}; pass --db or a run JSON file"
         )
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         return store.load_run(str(ref))
 
 
@@ -58,7 +58,7 @@ def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dic
     empty for a run file or a record (run-v1 JSON carries no op tables) or a run that was not profiled."""
     if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
         return {}
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         tables = {r.key(): store.load_op_table(r.config_id) for r in run.results}
     return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
 

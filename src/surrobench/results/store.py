@@ -7,6 +7,7 @@ measured before it (docs/design.md, "Principles").
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -146,6 +147,24 @@ def _env(text: str) -> dict:
     return env
 
 
+def _refuse_newer(version: int, path: str) -> None:
+    """UsageError for a database of a newer schema than :data:`SCHEMA_VERSION` (its rows may not be what this
+    code would write)."""
+    if version > SCHEMA_VERSION:
+        raise UsageError(
+            f"results database {path!r} has schema version {version}, newer than this surrobench's "
+            f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db"
+        )
+
+
+def _writable(path: Path) -> bool:
+    """Whether SQLite could write ``path``: the file (when it exists) and its folder, which holds the
+    rollback journal (https://www.sqlite.org/tempfiles.html)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return False
+    return os.access(path.resolve().parent, os.W_OK | os.X_OK)
+
+
 class ResultStore:
     """The results database at ``path`` (created with its tables on first use).
 
@@ -153,13 +172,39 @@ class ResultStore:
         UsageError: the path cannot be opened or is not a surrobench database.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
+        """``read_only``: the caller only reads (``show``, ``compare``). A file this process may write is
+        opened as usual (an older schema migrated); one it may not (mode 0444, a read-only folder or
+        mount) is opened with SQLite's ``mode=ro`` URI (https://www.sqlite.org/uri.html), so reading it
+        needs no write access."""
         self.path = str(path)
         try:
-            self.conn = sqlite3.connect(self.path)
-            self._open_schema()
+            if read_only and not _writable(Path(self.path)):
+                self.conn = sqlite3.connect(Path(self.path).resolve().as_uri() + "?mode=ro", uri=True)
+                self._check_read_only_schema()
+            else:
+                self.conn = sqlite3.connect(self.path)
+                self._open_schema()
         except sqlite3.Error as exc:
             raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
+
+    def _check_read_only_schema(self) -> None:
+        """What :meth:`_open_schema` checks, without writing: a newer schema is refused, an older one (which
+        would need migrating) or a file without our tables is a UsageError.
+
+        Raises:
+            UsageError: as :meth:`_open_schema`, and a schema older than :data:`SCHEMA_VERSION`.
+        """
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        _refuse_newer(version, self.path)
+        if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
+            raise UsageError(f"results database {self.path!r} is read-only and holds no surrobench runs")
+        if version < SCHEMA_VERSION:
+            raise UsageError(
+                f"results database {self.path!r} has schema version {version}, older than {SCHEMA_VERSION}, and is "
+                "read-only: make it writable once so it can be migrated"
+            )
+        _check_tables(self.conn, self.path)
 
     def _open_schema(self) -> None:
         """Create the tables of a new database, migrate an older one forward, refuse a newer one; one
@@ -172,11 +217,7 @@ class ResultStore:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise UsageError(
-                    f"results database {self.path!r} has schema version {version}, newer than this surrobench's "
-                    f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db"
-                )
+            _refuse_newer(version, self.path)
             fresh = not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
             if not fresh:
                 for target in range(version + 1, SCHEMA_VERSION + 1):
