@@ -136,6 +136,7 @@ def _unwritable(path):
 
 def test_a_read_only_database_is_read_by_the_commands_that_only_read(tmp_path):
     from surrobench.api.compare import load_run
+    from surrobench.api.report import build_report
 
     db = tmp_path / "r.db"
     with ResultStore(db) as store:
@@ -146,5 +147,6 @@ def test_a_read_only_database_is_read_by_the_commands_that_only_read(tmp_path):
         with ResultStore(db, read_only=True) as store:
             assert [r.run_id for r in store.list_runs()] == [run.run_id]
         assert load_run(run.run_id, db).results[0].batch == 1  # show, compare
+        assert build_report([run.run_id], db=db).runs[0].run_id == run.run_id  # report
         with pytest.raises(UsageError, match="readonly database"):  # a command that writes fails at once
             ResultStore(db)

@@ -89,7 +89,7 @@ def build_report(
     timeline = load_trace(trace) if trace is not None else None
     optimizations = ()
     if Path(db).is_file():
-        with ResultStore(db) as store:
+        with ResultStore(db, read_only=True) as store:
             optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
     return Report(
         runs=records,
@@ -110,5 +110,5 @@ def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thres
         return diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
         )
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         return diagnose_stored(record.run_id, store, thresholds)[1]
