@@ -5,6 +5,7 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import run_cli
 
 from surrobench.errors import UsageError
 from surrobench.records.run import RESULT_KEYS, ConfigResult, RunRecord, run_from_json
@@ -148,5 +149,6 @@ def test_a_read_only_database_is_read_by_the_commands_that_only_read(tmp_path):
             assert [r.run_id for r in store.list_runs()] == [run.run_id]
         assert load_run(run.run_id, db).results[0].batch == 1  # show, compare
         assert build_report([run.run_id], db=db).runs[0].run_id == run.run_id  # report
+        assert run_cli(["history", "--db", str(db)]) == 0  # history
         with pytest.raises(UsageError, match="readonly database"):  # a command that writes fails at once
             ResultStore(db)

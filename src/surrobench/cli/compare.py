@@ -99,7 +99,7 @@ def history(
     check_writable(json_out, "--json")
     if not db.is_file():
         raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
-    with ResultStore(db) as store:
+    with ResultStore(db, read_only=True) as store:
         runs = store.list_runs(model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})
