@@ -20,7 +20,12 @@ from surrobench.trace.model import Timeline
 MAX_GAP_THRESHOLD_US = 1e12
 
 
-def _check_threshold(gap_threshold_us: float) -> None:
+def check_gap_threshold(gap_threshold_us: float) -> None:
+    """Refuse a gap threshold (µs) that is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
+
+    Raises:
+        UsageError: as said, one line naming ``--gap-threshold-us``.
+    """
     if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
         raise UsageError(
             f"--gap-threshold-us must be a finite number of microseconds up to "
@@ -45,7 +50,7 @@ def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHO
     Raises:
         UsageError: ``gap_threshold_us`` is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
     """
-    _check_threshold(gap_threshold_us)
+    check_gap_threshold(gap_threshold_us)
     return analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
 
 
@@ -67,6 +72,6 @@ def analyze_trace(path: str | Path, *, gap_threshold_us: float = DEFAULT_GAP_THR
     Raises:
         UsageError: as :func:`load_trace` and :func:`analyze`.
     """
-    _check_threshold(gap_threshold_us)  # before reading what may be a large trace
+    check_gap_threshold(gap_threshold_us)  # before reading what may be a large trace
     timeline = load_trace(path)
     return TraceAnalysis(analyze(timeline, gap_threshold_us=gap_threshold_us), timeline_cross_rank(timeline))
