@@ -63,8 +63,8 @@ ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
 #: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
-#: that process stay slower until it exits (Kineto does not finalize CUPTI by default; pytorch/pytorch issue
-#: 144455 on GitHub reports 10-20%), which would slow every eager round timed after it.
+#: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
+#: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
 _PRECISION_REMEDIES = ("fp16", "bf16")
 
