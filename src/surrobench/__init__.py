@@ -19,6 +19,7 @@ from surrobench.version import __version__
 _EXPORTS = {
     "benchmark": "surrobench.api.benchmark",
     "sweep_request": "surrobench.api.benchmark",
+    "models": "surrobench.api.benchmark",
     "profile": "surrobench.api.profile",
     "Profile": "surrobench.api.profile",
     "load_trace": "surrobench.api.analyze",
@@ -28,6 +29,7 @@ _EXPORTS = {
     "Diagnosis": "surrobench.api.diagnose",
     "compare": "surrobench.api.compare",
     "load_run": "surrobench.api.compare",
+    "history": "surrobench.api.compare",
     "build_report": "surrobench.api.report",
     "Report": "surrobench.api.report",
     "optimize": "surrobench.api.optimize",

@@ -37,6 +37,7 @@ from surrobench.workload.spec import (
     parse_precisions,
     parse_shapes,
 )
+from surrobench.workload.zoo import all_surrogates, describe
 
 #: ``shapes`` / ``batches`` / ``precisions`` / ``modes`` take a comma-separated string as on the command line
 #: or a sequence; a shape item is a bare size (``128``), a full shape with the batch first (``(1, 3, 64, 64)``)
@@ -298,3 +299,9 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
     for note in notes:
         _warnings.warn(note, UserWarning, stacklevel=2)
     return record
+
+
+def models() -> list[dict]:
+    """The zoo's reference surrogates, one dict each (name, paper, input layout, parameter count, point kind,
+    default size: :func:`surrobench.workload.zoo.describe`). Behind ``surrobench models``."""
+    return [describe(s) for s in all_surrogates()]

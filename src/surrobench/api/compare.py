@@ -6,6 +6,7 @@ run-v1 JSON file (``surrobench run --json``).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
-from surrobench.results.store import DEFAULT_DB, ResultStore
+from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
 
 RunRef = RunRecord | str | Path
 
@@ -127,3 +128,23 @@ def compare(
         base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
     )
     return pair.comparison
+
+
+def history(
+    db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
+) -> list[RunSummary]:
+    """The runs stored in ``db``, newest first, optionally only those with a config of ``model``, with
+    ``tag``, or created at or after ``since`` (an ISO date or time, UTC). Behind ``surrobench history``.
+
+    Raises:
+        UsageError: ``since`` is not an ISO date; there is no database at ``db``.
+    """
+    if since is not None:
+        try:
+            dt.datetime.fromisoformat(since)
+        except ValueError:
+            raise UsageError(f"--since {since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00") from None
+    if not Path(db).is_file():
+        raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
+    with ResultStore(db, read_only=True) as store:
+        return store.list_runs(model=model, tag=tag, since=since)

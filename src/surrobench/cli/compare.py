@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import asdict
 from pathlib import Path
 
 import typer
 
+from surrobench.api.compare import compare_pair
+from surrobench.api.compare import history as list_runs
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     AllowEnvMismatchOpt,
@@ -24,14 +25,12 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.api.compare import compare_pair
-from surrobench.errors import EXIT_REGRESSION, UsageError
+from surrobench.errors import EXIT_REGRESSION
 from surrobench.records import schemas
 from surrobench.report.comparison import comparison_document, comparison_renderables
-from surrobench.report.history import history_table
 from surrobench.report.escape import rich_escape
+from surrobench.report.history import history_table
 from surrobench.results.compare import gate_failed
-from surrobench.results.store import ResultStore
 
 
 @app.command()
@@ -77,15 +76,6 @@ def compare(
         raise typer.Exit(EXIT_REGRESSION)
 
 
-def _check_since(since: str | None) -> None:
-    if since is None:
-        return
-    try:
-        dt.datetime.fromisoformat(since)
-    except ValueError:
-        raise UsageError(f"--since {since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00") from None
-
-
 @app.command()
 def history(
     db: Path = DbOpt,
@@ -95,11 +85,7 @@ def history(
     json_out: Path = JsonOpt,
 ) -> None:
     """List the stored runs, newest first."""
-    _check_since(since)
     check_writable(json_out, "--json")
-    if not db.is_file():
-        raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
-    with ResultStore(db, read_only=True) as store:
-        runs = store.list_runs(model=model, tag=tag, since=since)
+    runs = list_runs(db, model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+
+from surrobench.api.benchmark import models as zoo_models
 from surrobench.cli.app import app
 from surrobench.cli.options import check_writable, console, write_json
 from surrobench.records import schemas
 from surrobench.report.models import models_table
-from surrobench.workload.zoo import all_surrogates, describe
 
 
 @app.command()
@@ -18,6 +19,6 @@ def models(
 ) -> None:
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
     check_writable(json_path, "--json")
-    rows = [describe(s) for s in all_surrogates()]
+    rows = zoo_models()
     console.print(models_table(rows))
     write_json(json_path, {"schema": schemas.MODELS, "models": rows})
