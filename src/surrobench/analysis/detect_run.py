@@ -197,7 +197,7 @@ def _fft_precision_failures(group: list[ConfigResult]) -> list[Finding]:
         (r, cause)
         for r in group
         if r.status == "error"
-        and r.precision in ("fp16", "bf16")
+        and r.precision in HALF_PRECISIONS
         and (cause := recorded_cause(r.error, r.extra)).cause_id in _FFT_PRECISION_CAUSES
     ]
     if not failed:

@@ -46,6 +46,7 @@ from surrobench.execution.runner import (
     run_config,
 )
 from surrobench.execution.sweep import SweepPlan
+from surrobench.records.vocab import HALF_PRECISIONS
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup, break_even_calls, speedup
 
@@ -66,7 +67,6 @@ MIN_ROUND_ITERS = 5
 #: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
 #: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
-_PRECISION_REMEDIES = ("fp16", "bf16")
 
 
 @dataclass(frozen=True)
@@ -287,7 +287,7 @@ def _keep(ctx: _Config, name: str, variant: Variant) -> None:
 
 def _half_probe(ctx: _Config, remedy: Remedy) -> ProbeFacts | None:
     precision = dict(remedy.settings).get("precision")
-    if precision not in _PRECISION_REMEDIES or ctx.cfg.device not in remedy.devices:
+    if precision not in HALF_PRECISIONS or ctx.cfg.device not in remedy.devices:
         return None
     return _probe(ctx.cfg, ctx.prepared, precision)
 
