@@ -12,20 +12,23 @@
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 2    # unet2d ladder, deeponet 262,144
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 3    # pinn-mlp ladder, torch_geometric GAT 65,536 nodes
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 4    # meshgraphnet ladder, deeponet 16,384 and 65,536
+# One zoo config at batch 1, to measure a rung again:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
 #
 # What comes back under $OUT: optimize-partN.tar.gz (per config opt-NAME.json/.md/.txt, the optimize report
-# with its `fresh` object; rewritten after every config, so a call cut short keeps what it finished), summary-partN.md (benchmarks/optimize_summary.py: the recipes with the optimize
+# with its `fresh` object; rewritten after every config, so a call cut short keeps what it finished), summary-optimize-partN.md (benchmarks/optimize_summary.py: the recipes with the optimize
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
-# log-partN.txt (everything printed).
+# log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1|2|3|4}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1|2|3|4|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
 name=optimize-part$part
+[ "$part" = one ] && name=optimize-${2:?MODEL}-${3:?SIZE}
 dir=/tmp/$name  # outside $OUT: only the tarball, refreshed after every config, comes back
-rm -rf "$dir" && mkdir -p "$dir"
+rm -rf "$dir" && mkdir -p "$dir" "$OUT"
 export PYTHONPATH=/tmp/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 db=$dir/optimize.db
 extra=()
@@ -70,7 +73,10 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
       rung meshgraphnet "${points[0]}" 0; rung meshgraphnet "${points[1]}" 2; rung meshgraphnet "${points[2]}" 0
       rung deeponet "${points[0]}" 2; rung deeponet "${points[1]}" 2
       ;;
+    one)
+      rung "$2" "$3" "${4:?PAIRS}"
+      ;;
   esac
   echo "== part $part took $((SECONDS - start)) s"
-} 2>&1 | tee "$OUT/log-part$part.txt"
-python3 benchmarks/optimize_summary.py "$dir" | tee "$OUT/summary-part$part.md"
+} 2>&1 | tee "$OUT/log-$name.txt"
+python3 benchmarks/optimize_summary.py "$dir" | tee "$OUT/summary-$name.md"
