@@ -10,6 +10,7 @@ evaluation or launch), the SM clock (NVML) and the number of Dynamo cache entrie
 and with a long warm-up.
 
     python benchmarks/optimize_gap.py --model unet2d --shape 512 --out DIR
+    python benchmarks/optimize_gap.py --fresh-only --fresh host --out DIR   # fresh processes only
 
 Writes DIR/gap.json (every round) and prints one line per round.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,6 +35,28 @@ from surrobench.execution.interleave import open_variant, time_round
 from surrobench.execution.runner import prepare_model
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
+
+
+#: Fresh ``surrobench run`` processes of the recipe: (label, extra options, extra environment). ``host``
+#: alternates the default with Inductor's compile workers kept in-process (TORCHINDUCTOR_COMPILE_THREADS=1:
+#: no subprocess pool alive while timing) and with CUDA graphs under torch.compile (reduce-overhead), which
+#: removes the per-kernel launch cost if the compiled forward is bound by the host.
+FRESH_SETS = {
+    "first": [
+        ("default", [], {}),
+        ("long warm-up", ["--warmup", "300", "--iters", "200"], {}),
+        ("cudnn-benchmark", ["--cudnn-benchmark"], {}),
+        ("default again", [], {}),
+    ],
+    "host": [
+        ("default", [], {}),
+        ("compile threads 1", [], {"TORCHINDUCTOR_COMPILE_THREADS": "1"}),
+        ("reduce-overhead", ["--compile-mode", "reduce-overhead"], {}),
+        ("reduce-overhead", ["--compile-mode", "reduce-overhead"], {}),
+        ("compile threads 1", [], {"TORCHINDUCTOR_COMPILE_THREADS": "1"}),
+        ("default", [], {}),
+    ],
+}
 
 
 def _cache_entries(code) -> int | None:
@@ -51,6 +75,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=42)
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--fresh", choices=sorted(FRESH_SETS), default="first", help="which fresh runs follow")
+    ap.add_argument("--fresh-only", action="store_true", help="skip the in-process rounds")
     ap.add_argument("--device", default="cuda", help="cpu for a trial of the script itself")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -103,33 +129,32 @@ def main() -> None:
         print(f"# opened {name}: setup {v.setup_ms / 1e3:.1f} s (wall {time.monotonic() - t:.1f} s)", flush=True)
         return v
 
-    recipe = opened_variant("compile+tf32", recipe_cfg)
-    rounds("1 recipe alone", [("compile+tf32", recipe)])
-    baseline = opened_variant("baseline", base)
-    rounds("2 with baseline", [("baseline", baseline), ("compile+tf32", recipe)])
-    bench = opened_variant("cudnn_benchmark", replace(base, cudnn_benchmark=True))
-    rounds("3 after eager cudnn_benchmark", [("cudnn_benchmark", bench), ("compile+tf32", recipe)])
-    compiled = opened_variant("compile", replace(base, mode="compile"))
-    rounds("4 after compile (dynamo reset)", [("compile", compiled), ("compile+tf32", recipe)])
-    stack = opened_variant("compile+tf32+cudnn_benchmark", replace(recipe_cfg, cudnn_benchmark=True))
-    rounds("5 with compile+tf32+cudnn_benchmark", [("compile+tf32", recipe), ("compile+tf32+cudnn_benchmark", stack)])
-    rounds("6 recipe alone again", [("compile+tf32", recipe)])
-    del recipe, baseline, bench, compiled, stack
-    if args.device == "cuda":
-        torch.cuda.empty_cache()
+    if not args.fresh_only:
+        recipe = opened_variant("compile+tf32", recipe_cfg)
+        rounds("1 recipe alone", [("compile+tf32", recipe)])
+        baseline = opened_variant("baseline", base)
+        rounds("2 with baseline", [("baseline", baseline), ("compile+tf32", recipe)])
+        bench = opened_variant("cudnn_benchmark", replace(base, cudnn_benchmark=True))
+        rounds("3 after eager cudnn_benchmark", [("cudnn_benchmark", bench), ("compile+tf32", recipe)])
+        compiled = opened_variant("compile", replace(base, mode="compile"))
+        rounds("4 after compile (dynamo reset)", [("compile", compiled), ("compile+tf32", recipe)])
+        stack = opened_variant("compile+tf32+cudnn_benchmark", replace(recipe_cfg, cudnn_benchmark=True))
+        rounds(
+            "5 with compile+tf32+cudnn_benchmark", [("compile+tf32", recipe), ("compile+tf32+cudnn_benchmark", stack)]
+        )
+        rounds("6 recipe alone again", [("compile+tf32", recipe)])
+        del recipe, baseline, bench, compiled, stack
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
 
     fresh = []
     run = [sys.executable, "-m", "surrobench", "run", "--model", args.model, "--shape", str(args.shape)]
     run += ["--batch", "1", "--precision", "tf32", "--mode", "compile", "--device", args.device]
-    for label, extra in [
-        ("default", []),
-        ("long warm-up", ["--warmup", "300", "--iters", "200"]),
-        ("cudnn-benchmark", ["--cudnn-benchmark"]),
-        ("default again", []),
-    ]:
+    for label, extra, env in FRESH_SETS[args.fresh]:
         out = args.out / f"fresh-{len(fresh)}.json"
         t = time.monotonic()
-        done = subprocess.run(run + extra + ["--json", str(out)], capture_output=True, text=True, check=False)
+        argv = run + extra + ["--json", str(out)]
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, env={**os.environ, **env})
         res = json.loads(out.read_text())["results"][0] if out.exists() else {}
         row = {
             "fresh": label,
@@ -137,6 +162,7 @@ def main() -> None:
             "wall_s": round(time.monotonic() - t, 1),
             "latency_median_ms": (res.get("latency_ms") or {}).get("median"),
             "device_median_ms": (res.get("device_ms") or {}).get("median"),
+            "p95_ms": (res.get("latency_ms") or {}).get("p95"),
             "first_10_ms": [round(x, 3) for x in res.get("samples_ms", [])[:10]],
             "last_10_ms": [round(x, 3) for x in res.get("samples_ms", [])[-10:]],
         }
