@@ -38,8 +38,9 @@ def _reason(name, cfg=None, probe=None, ranks=(4,), **kw):
 
 
 def test_cuda_remedies_on_the_cpu_say_so():
-    for name in ("cudagraph", "tf32", "fp16", "cudnn_benchmark"):
+    for name in ("cudagraph", "tf32", "fp16", "cudnn_benchmark", "compile-reduce-overhead"):
         assert _reason(name, _cfg("cpu")).startswith("needs CUDA")
+    assert "on the CPU it is the default torch.compile" in _reason("compile-reduce-overhead", _cfg("cpu"))
     assert _reason("bf16", _cfg("cpu")) is None
 
 

@@ -17,6 +17,7 @@ ENTRY = {
     "candidates": [
         _cand("cudagraph", "accepted", 4.0),
         _cand("compile", "rejected_slower", 0.8),
+        _cand("compile-reduce-overhead", "rejected_slower", 0.9),
         _cand("channels_last", "rejected_slower", 0.66),
         _cand("bf16", "rejected_accuracy", rel_l2=0.03),
         _cand("cudagraph+tf32", "accepted", 4.6),
@@ -29,8 +30,17 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
     text = cite_action("capture the step as a CUDA graph; or torch.compile(mode='reduce-overhead')", ENTRY)
     assert "capture the step as a CUDA graph (cudagraph measured 4.00x [3.80, 4.20])" in text
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
-    assert "not recommended, measured: compile 0.80x [0.76, 0.84], not faster" in text
+    assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
+
+
+def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():
+    """torch.compile(mode='reduce-overhead') is cited with the compile-reduce-overhead candidate; a plain
+    torch.compile clause with the default compile's."""
+    entry = {"candidates": [_cand("compile", "accepted", 1.6)], "recommended": ["compile"]}
+    text = cite_action("torch.compile(mode='reduce-overhead'); fuse with torch.compile", entry)
+    assert "torch.compile(mode='reduce-overhead') (compile-reduce-overhead unmeasured)" in text
+    assert "fuse with torch.compile (compile measured 1.60x [1.52, 1.68])" in text
 
 
 def test_unmeasured_and_rejected_for_accuracy():

@@ -37,7 +37,17 @@ def _by_name(device="cuda", thorough=False):
 
 def test_candidates_per_device():
     cuda, cpu = _by_name("cuda"), _by_name("cpu")
-    assert {"cudagraph", "compile", "tf32", "fp16", "bf16", "channels_last", "cudnn_benchmark"} == set(cuda)
+    assert {
+        "cudagraph",
+        "compile",
+        "compile-reduce-overhead",
+        "tf32",
+        "fp16",
+        "bf16",
+        "channels_last",
+        "cudnn_benchmark",
+    } == set(cuda)
+    assert "compile-reduce-overhead" in cpu  # kept so that feasibility says why it is not tried there
     assert "threads=1" in cpu and not any(n.startswith("threads") for n in cuda)
     assert "compile-max-autotune-no-cudagraphs" in _by_name("cuda", thorough=True)
 
@@ -52,6 +62,11 @@ def test_recipe_stacks_compatible_remedies_and_refuses_conflicts():
     assert recipe.conflict(r["compile"]) is r["cudagraph"]  # one mode per config
     with pytest.raises(ValueError):
         recipe.plus(r["compile"])
+    graphs = Recipe((r["compile-reduce-overhead"],))  # compilation and graph replay in one remedy
+    assert graphs.conflict(r["cudagraph"]) is graphs.conflict(r["compile"]) is r["compile-reduce-overhead"]
+    applied = graphs.plus(r["tf32"]).apply(_cfg(device="cuda"))
+    assert (applied.mode, applied.compile_mode, applied.precision) == ("compile", "reduce-overhead", "tf32")
+    assert run_flags(applied)[-2:] == ["--compile-mode", "reduce-overhead"]
     code = recipe.code()
     assert code[0].startswith("# cudagraph") and "torch.backends.cuda.matmul.allow_tf32 = True" in code
     assert Recipe().name == "baseline"

@@ -23,6 +23,7 @@ from surrobench.execution.remedies import Recipe, Remedy
 
 _DEVICE_REASONS = {
     "cudagraph": "CUDA graphs are a CUDA feature",
+    "compile-reduce-overhead": "its CUDA graphs are a CUDA feature (on the CPU it is the default torch.compile)",
     "tf32": "TF32 is a tensor-core format of NVIDIA GPUs (Ampere and later)",
     "fp16": "fp16 autocast is tried on CUDA only (CPUs lack fast fp16 matmul units)",
     "cudnn_benchmark": "cudnn.benchmark tunes cuDNN convolutions, a CUDA library",

@@ -22,7 +22,8 @@ REMEDY_PATTERNS: dict[str, re.Pattern] = {
     name: re.compile(pattern, re.IGNORECASE)
     for name, pattern in (
         ("cudagraph", r"cuda.?graph"),
-        ("compile", r"torch\.compile"),
+        ("compile-reduce-overhead", r"reduce.overhead"),
+        ("compile", r"torch\.compile(?!\(mode=.reduce.overhead)"),
         ("tf32", r"\btf32\b"),
         ("fp16", r"\bfp16\b|half precision"),
         ("bf16", r"\bbf16\b"),
