@@ -181,6 +181,38 @@ def test_events_builder_with_cuda_attribute_names_and_annotations():
     assert table.kernel_count == 2 and table.small_kernel_count == 0 and SMALL_KERNEL_US < 10
 
 
+def test_compiled_region_is_a_range_not_the_top_op_in_memory():
+    """Under torch.compile(mode="reduce-overhead") the graph replay is launched inside Dynamo's
+    ``Torch-Compiled Region`` range: its kernels get their own rows, the range none."""
+    k = lambda name, us: SimpleNamespace(name=name, duration=us)  # noqa: E731
+    region = _event("Torch-Compiled Region: 0/2", self_cpu_us=5, kernels=[k("triton_poi_fused_0", 30.0)])
+    mm = _event("aten::mm", self_cpu_us=3, kernels=[k("gemm", 10.0)])
+    events = [
+        region,
+        mm,
+        _event("triton_poi_fused_0", cpu_us=30.0, device=True),
+        _event("gemm", cpu_us=10.0, device=True),
+    ]
+    rows = {op.name: op for op in op_table_from_events(events, active_steps=1).ops}
+    assert set(rows) == {"triton_poi_fused_0", "aten::mm"} and rows["triton_poi_fused_0"].share == pytest.approx(0.75)
+
+
+def test_compiled_region_is_a_range_not_the_top_op_in_a_trace(tmp_path):
+    events = [
+        cpu_op("Torch-Compiled Region: 0/1", 0, 100, ext=1),
+        runtime("cudaGraphLaunch", 10, 5, corr=100, ext=1),
+        kernel(20, 30, corr=100, name="triton_per_fused_1"),
+        cpu_op("aten::convolution", 40, 20, ext=2),
+        runtime("cudaLaunchKernel", 45, 5, corr=101, ext=2),
+        kernel(60, 10, corr=101, name="conv_kernel"),
+    ]
+    rows = {op.name: op for op in op_table_from_trace(write(tmp_path / "region.json", events)).ops}
+    assert "Torch-Compiled Region: 0/1" not in rows
+    assert rows["triton_per_fused_1"].share == pytest.approx(0.75) and rows["aten::convolution"].share == pytest.approx(
+        0.25
+    )
+
+
 def test_events_builder_cpu_basis_and_json_round_trip():
     events = [
         _event("aten::mm", self_cpu_us=30),

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.analysis.activity import KERNEL, gpu_activity, launching_op
-from surrobench.records.ops import SMALL_KERNEL_US, OpRows, OpTable
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable
 from surrobench.trace.model import Timeline
 
 
@@ -22,11 +22,15 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     A GPU op belongs to the CPU op that issued its launch call, as
     :func:`~surrobench.analysis.activity.launching_op` finds it (the op with the call's External id, else
     the top-level op around the call), the attribution the launch stats use too. ``ranges`` (user
-    annotations) are not CPU ops, so they never hold device time. Input shapes and memory are not in a
-    Timeline: those columns stay empty.
+    annotations) are not CPU ops, so they never hold device time; nor does Dynamo's compiled-region range
+    (:data:`~surrobench.records.ops.COMPILED_REGION`), which a trace stores as a CPU op: it is no row, and
+    what it launched itself (a CUDA-graph replay) gets rows named after the kernels. Input shapes and
+    memory are not in a Timeline: those columns stay empty.
     """
     ops, act = tl.cpu_ops, gpu_activity(tl)
+    region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
+    owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
     parent, order = _parents(ops)
@@ -37,6 +41,8 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
             total_device[parent[i]] += total_device[i]
     rows = OpRows()
     for i, name_id in enumerate(ops.name_id.tolist()):
+        if region[i]:
+            continue
         name = tl.name(name_id)
         rows.calls[name] += 1
         rows.self_device[name] += self_device[i]

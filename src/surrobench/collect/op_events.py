@@ -1,7 +1,7 @@
 """The op table from torch.profiler's in-memory events (``prof.events()``), built in the profiling child.
 
 Kernels are attributed to their launching op (the innermost op around the launch call), user annotations
-(``record_function``, ``ProfilerStep#N``) are not rows; the record and its columns are described in
+(``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the record and its columns are described in
 :mod:`surrobench.records.ops`.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from surrobench.records.ops import SMALL_KERNEL_US, OpRows, OpTable, categorize
+from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
 
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
@@ -31,7 +31,12 @@ def _is_device_event(event) -> bool:
 
 
 def _is_annotation(event) -> bool:
-    return bool(_attr(event, "is_user_annotation", default=False)) or bool(_ANNOTATION_NAME.match(event.name))
+    """A range, not an op: a user annotation, a step or phase range, or Dynamo's compiled-region range."""
+    return (
+        bool(_attr(event, "is_user_annotation", default=False))
+        or bool(_ANNOTATION_NAME.match(event.name))
+        or bool(COMPILED_REGION.match(event.name))
+    )
 
 
 def _is_kernel(name: str) -> bool:

@@ -9,8 +9,9 @@ One row per operator name, aggregated over the profiled (active) steps:
 - ``share``: the row's self time over the table's ``total_us``. On a GPU run the basis is *kernel time*
   (all kernels, copies and memsets, user annotations such as ``ProfilerStep#N`` or ``surrobench::forward``
   and their GPU-side copies excluded); device work launched outside any op (a CUDA graph replay inside a
-  user range) gets its own row named after the kernel, so shares sum to exactly 1. On a CPU run there is
-  no device: the basis is the ops' self CPU time.
+  user range) gets its own row named after the kernel, so shares sum to exactly 1. Dynamo's range around
+  each call of a compiled frame (:data:`COMPILED_REGION`) counts as such a range, not as an op. On a CPU run
+  there is no device: the basis is the ops' self CPU time.
 - memory columns: bytes allocated minus freed inside the op (with / without nested ops), of the run's
   device (host memory on a CPU run), as ``profile_memory`` records them.
 
@@ -26,6 +27,14 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+
+#: The range Dynamo opens around each call of a ``torch.compile``'d frame, ``Torch-Compiled Region: 0/2``
+#: (frame id / compile id; ``torch/_dynamo/eval_frame.py`` records it with ``_RecordFunctionFast``, so the
+#: profiler shows it as an op, not as a user annotation). It wraps a frame, it runs no operator: counted as
+#: one, it would be charged every kernel a CUDA-graph replay of the frame launches
+#: (``torch.compile(mode="reduce-overhead")``), and be the top op at 100%.
+COMPILED_REGION = re.compile(r"^Torch-Compiled Region\b")
 
 
 def _word(alternatives: str) -> str:
