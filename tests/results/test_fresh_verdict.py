@@ -35,6 +35,7 @@ def test_a_baseline_that_drifts_between_processes_is_named():
 def test_disjoint_intervals_are_not_reproduced():
     check = judge_fresh(OPTIMIZED, _rounds([2.0, 2.01, 1.99], 0), _rounds([1.0, 1.0, 1.0], 1), pairs=3)
     assert check.verdict == "not_reproduced" and "disjoint" in check.reason
+    assert "(-60.0% against optimize's 5.00x)" in check.reason  # speedup ~2.0 vs 5.0
     assert check.to_json()["speedup"]["ci95"][1] < 4.8
 
 
