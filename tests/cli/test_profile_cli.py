@@ -89,3 +89,16 @@ def test_profile_bad_input_exits_2(tmp_path, capsys, extra, message):
 def test_run_unknown_profiler_exits_2(tmp_path, capsys):
     assert run_cli(["run", *FAST, "--db", str(tmp_path / "r.db"), "--profile", "vtune"]) == 2
     assert "--profile 'vtune'" in capsys.readouterr().err
+
+
+def test_profile_takes_the_settings_of_an_optimize_recipe(tmp_path):
+    """A recipe's ``run`` line (``--channels-last``, ``--threads``) can be profiled as it runs: the settings
+    reach the timed run and the profiling child, and are stored with the config."""
+    db, out = tmp_path / "r.db", tmp_path / "p.json"
+    recipe = ["-m", "unet2d", "--shape", "16", *FAST[4:], "--channels-last", "--threads", "1"]
+    assert run_cli(["profile", *recipe, "--db", str(db), "--json", str(out), "--profile", "torch"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["profiles"][0]["status"] == "ok" and doc["profiles"][0]["op_table"]["ops"]
+    with ResultStore(db) as store:
+        (result,) = store.load_run(doc["run"]["run_id"]).results
+    assert result.extra["channels_last"] is True and result.extra["threads"] == 1

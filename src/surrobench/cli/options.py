@@ -316,7 +316,9 @@ class WorkloadOptions:
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
-SWEEP_ONLY = ("rounds", "channels_last", "compile_mode", "threads")
+#: (The execution settings a recipe may add, ``--channels-last``, ``--compile-mode`` and ``--threads``, they
+#: take, so that an optimize recipe can be profiled and diagnosed as it runs.)
+SWEEP_ONLY = ("rounds",)
 
 
 @dataclass(frozen=True)
