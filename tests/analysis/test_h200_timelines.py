@@ -50,3 +50,19 @@ def test_a_needless_wait_serializes_the_streams():
     assert [p.streams for p in r.serialized_streams] == [(21, 25)]
     assert r.serialized_streams[0].overlap_ms == 0.0
     assert r.streams[0].busy_ms == pytest.approx(3 * SPIN_MS_PER_STREAM_STEP, rel=0.05)
+
+
+def test_a_compiled_graph_replay_is_its_kernels_and_not_launch_bound():
+    """U-Net 512² b1, torch.compile(mode="reduce-overhead") + TF32 + channels_last on the H200 (surrobench
+    profile, docs/benchmarks/h200-optimize.md "Re-runs"): the replay is launched inside Dynamo's
+    ``Torch-Compiled Region`` op, which must not take the kernels' time; without graphs the same compiled
+    model was launch-bound (GPU busy 27%)."""
+    from surrobench.analysis.ops import op_table_from_trace
+
+    path = FIXTURES / "unet_512_b1_tf32_reduce_overhead_h200.json.gz"
+    table = op_table_from_trace(path)
+    assert not any(op.name.startswith("Torch-Compiled Region") for op in table.ops)
+    assert table.ops[0].name.startswith("sm90_xmma_fprop") and table.ops[0].category == "convolution"
+    assert sum(op.share for op in table.ops) == pytest.approx(1.0)
+    r = analyze_timeline(load_trace(path))
+    assert "launch_bound" not in causes(r) and all(s.busy_share > 0.6 for s in r.steps)
