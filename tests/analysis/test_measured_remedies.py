@@ -32,6 +32,8 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
     assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
+    pooled = {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}}
+    assert cite_action("capture the step as a CUDA graph", pooled).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
 
 
 def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():

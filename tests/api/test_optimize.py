@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from surrobench.api import remedy_search as api
@@ -15,7 +16,7 @@ from surrobench.execution.remedies import candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.results.optimize import VERDICTS, CandidateResult
-from surrobench.results.speedup import Speedup
+from surrobench.results.speedup import Speedup, speedup
 from surrobench.results.store import ResultStore, load_optimization
 
 # Singles as measured (planted): name -> (verdict, speedup over the baseline)
@@ -157,6 +158,10 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         measured = measured_for(store, base.results)
         assert list(measured) == [base.results[0].label()] and measured[base.results[0].label()]["recommended"]
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
+    # the recipe's speedup pools its own pairing, the stacks it parented and the confirmation window; the
+    # stored pair covers the same rounds
+    assert entry["recipe"]["windows"] >= 2 and entry["recipe"]["speedup"]["median"] > 1.5
+    assert len(recipe.results[0].samples_ms) == len(base.results[0].samples_ms)
     cmp = compare_runs(base, recipe)
     assert [c.verdict for c in cmp.configs] == ["improved"]
 
@@ -180,3 +185,53 @@ def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path
         entry = optimize_plans(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
     assert "round" in events and events.index("profile") > max(i for i, e in enumerate(events) if e == "round")
     assert events.count("profile") == 1 + sum(c.result is not None for c in entry.candidates)
+
+
+def _planted_rounds(ms_per_round: list[float], rng) -> list[SimpleNamespace]:
+    return [SimpleNamespace(samples_ms=tuple(ms * (1 + 0.005 * rng.standard_normal(20)))) for ms in ms_per_round]
+
+
+def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
+    base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
+
+    def fails_in_the_second_round(variants, rounds, warmup, iters):
+        variants[0].rounds.append("b1")
+        variants[1].rounds.append("c1")
+        variants[0].rounds.append("b2")
+        raise RuntimeError("replay failed")
+
+    monkeypatch.setattr(api, "interleave", fails_in_the_second_round)
+    ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
+    with pytest.raises(RuntimeError, match="replay failed"):
+        api._interleave(ctx, [cand])
+    assert base.rounds == ["b0"] and cand.rounds == ["c0"] and ctx.paired == {}
+
+
+def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monkeypatch):
+    """Two windows of the same recipe a little apart (5.0x, then 4.76x): one window's CI misses the other;
+    the pooled one, with the confirmation window, covers both."""
+    rng = np.random.default_rng(0)
+    base = SimpleNamespace(rounds=_planted_rounds([10.0] * 4, rng))
+    recipe = SimpleNamespace(rounds=_planted_rounds([2.0, 2.0, 2.1, 2.1], rng))
+    recipe.samples_ms = lambda: [list(r.samples_ms) for r in recipe.rounds]
+
+    def confirmation(variants, rounds, warmup, iters):
+        for _ in range(rounds):
+            variants[0].rounds += _planted_rounds([10.0], rng)
+            variants[1].rounds += _planted_rounds([2.05], rng)
+
+    monkeypatch.setattr(api, "interleave", confirmation)
+    ctx = SimpleNamespace(
+        baseline=base,
+        request=SimpleNamespace(rounds=2),
+        warmup=1,
+        iters=20,
+        paired={id(recipe): [0, 1, 2, 3]},
+        cfg=SimpleNamespace(device="cpu"),
+    )
+    pooled, windows = api._confirm(ctx, recipe)
+    first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
+    second = speedup([list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]])
+    assert windows == 3 and len(ctx.paired[id(recipe)]) == 6
+    assert first.ci95[0] > second.ci95[1]  # one window's interval misses the other window
+    assert pooled.ci95[0] <= second.ci95[1] and pooled.ci95[1] >= first.ci95[0]

@@ -74,6 +74,9 @@ def test_rows_and_recipe_lines():
     assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10])"
     assert "run it: surrobench run --mode cudagraph" in lines
     assert "not tried: compile (budget of 120 s spent)" in lines and "note: FFTs at 128x128" in lines
+    # a document with the pooled recipe speedup shows that one, and over how many windows
+    entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
+    assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] over 3 timing windows)"
 
 
 def test_markdown_names_the_pair_to_compare():

@@ -40,6 +40,18 @@ def _speed(c: dict) -> str:
     return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]"
 
 
+def recipe_speedup(entry: dict) -> dict | None:
+    """The recommended recipe's speedup in an optimize-v1 config object: ``recipe.speedup``, pooled over
+    every window in which the recipe was timed with the baseline; in documents written before it existed,
+    the recipe's own candidate row. None when nothing was recommended."""
+    pooled = entry.get("recipe", {}).get("speedup")
+    if pooled or not entry["recommended"]:
+        return pooled
+    name = "+".join(entry["recommended"])
+    row = next((c for c in entry["candidates"] if c["name"] == name and c.get("speedup")), None)
+    return row["speedup"] if row else None
+
+
 def _outcome(c: dict) -> str:
     """Why a measured remedy is not recommended, with its number."""
     if c["verdict"] == "rejected_slower":
@@ -93,9 +105,10 @@ def cite_action(action: str, entry: dict) -> str:
     if dropped:
         kept.append(f"not recommended, measured: {', '.join(dropped)}")
     if entry["recommended"]:
-        name = "+".join(entry["recommended"])
-        best = next((c for c in entry["candidates"] if c["name"] == name and c.get("speedup")), None)
-        kept.append(f"measured recipe: {name}" + (f" {_speed(best)}" if best else ""))
+        sp = recipe_speedup(entry)
+        kept.append(
+            f"measured recipe: {'+'.join(entry['recommended'])}" + (f" {_speed({'speedup': sp})}" if sp else "")
+        )
     return "; ".join(kept) or action
 
 

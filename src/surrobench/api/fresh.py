@@ -106,7 +106,7 @@ def check_fresh(
             )
     n = min(len(r) for side in rounds.values() for r in side)  # equal unless a run was cut short
     return judge_fresh(
-        best.speedup,
+        entry.recipe_speedup or best.speedup,
         [r[:n] for r in rounds["baseline"]],
         [r[:n] for r in rounds["recipe"]],
         pairs=pairs,

@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
+from surrobench.analysis.measured_remedies import recipe_speedup
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
@@ -95,10 +96,11 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     budget left untried and the notes."""
     name = "+".join(entry["recommended"])
     if name:
-        best = next((c for c in entry["candidates"] if c["name"] == name and c["verdict"] == "accepted"), None)
-        speed = f" ({speedup_text(best.get('speedup'))})" if best else ""
+        pooled = recipe_speedup(entry)
+        windows = entry["recipe"].get("windows")
+        speed = f" ({speedup_text(pooled)}" + (f" over {windows} timing windows" if windows else "") + ")"
         lines = [
-            f"recommended: {name}{speed}",
+            f"recommended: {name}{speed if pooled else ''}",
             *("    " + c for c in entry["recipe"]["code"]),
             f"run it: {entry['recipe']['run_command']}",
         ]

@@ -96,6 +96,10 @@ class ConfigOptimization:
             recipe, ``baseline_command`` the one of the baseline (the pair to measure again).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
+        recipe_speedup: the recipe over the baseline across every window in which the two were timed
+            together: its own pairing, the pairings where it was the parent of a stack, and a confirmation
+            window after the search (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
+        recipe_windows: how many such windows ``recipe_speedup`` pools.
         error: why the baseline itself could not run (then there are no candidates).
         elapsed_s: wall time of this config (the search, without the fresh check).
         fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
@@ -114,6 +118,8 @@ class ConfigOptimization:
     error: str | None = None
     elapsed_s: float = 0.0
     fresh: FreshCheck | None = None
+    recipe_speedup: Speedup | None = None
+    recipe_windows: int = 0
 
     @property
     def best(self) -> CandidateResult | None:
@@ -144,6 +150,8 @@ class ConfigOptimization:
                 "code": list(self.recipe_code),
                 "run_command": self.run_command,
                 "baseline_command": self.baseline_command,
+                "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
+                "windows": self.recipe_windows,
             },
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
