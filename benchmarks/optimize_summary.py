@@ -3,6 +3,9 @@
 
 Usage: python3 benchmarks/optimize_summary.py OUT_DIR   (reads OUT_DIR/opt-*.json)
 
+The optimize speedup of a recipe is the one pooled over every window it shared with the baseline
+(optimize-v1 ``recipe.speedup``; the recipe's candidate row in reports written before it existed).
+
 Prints two tables: the configs (the fresh verdict of src/surrobench/results/fresh.py, the fresh and the
 optimize time of the config) and every candidate with its verdict, speedup, top op, error and time.
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+from surrobench.analysis.measured_remedies import recipe_speedup
 
 
 def _speed(sp: dict | None) -> str:
@@ -55,7 +60,7 @@ def main(out: Path) -> None:
                     name,
                     c["baseline"]["median_ms"],
                     "+".join(c["recommended"]) or "none",
-                    _speed(best["speedup"]) if best else "-",
+                    _speed(recipe_speedup(c)) if best else "-",
                     *_fresh(fresh),
                     f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-",
                     f"{c['elapsed_s']:.0f}",
