@@ -222,3 +222,13 @@ def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path
     assert {"name", "flops", "bytes", "intensity", "achieved_tflops", "achieved_gbps", "bound"} <= set(r2c)
     unknown = [o for o in roof["ops"] if o["flops"] is None]
     assert all(o["intensity"] is None and o["achieved_tflops"] is None for o in unknown)
+
+
+def test_workload_options_with_a_trace_are_refused_by_name(capsys):
+    assert run_cli(["diagnose", str(FNO), "--channels-last"]) == 2
+    err = capsys.readouterr().err
+    assert "--channels-last describes a workload to run; with a TRACE it would be ignored: drop it" in err
+    assert run_cli(["diagnose", str(FNO), "--threads", "2", "--compile-mode", "reduce-overhead"]) == 2
+    assert "--compile-mode, --threads describe a workload to run; with a TRACE they would be ignored: drop them" in (
+        capsys.readouterr().err
+    )

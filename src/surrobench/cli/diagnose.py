@@ -70,7 +70,8 @@ def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
     ]
     if given:
         flags = ", ".join(p.opts[0] for p in given)
-        raise UsageError(f"{flags} describe a workload to run; with {what} they would be ignored: drop them")
+        verb, subject, obj = ("describes", "it", "it") if len(given) == 1 else ("describe", "they", "them")
+        raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
 
 
 @app.command()
