@@ -235,3 +235,28 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
     assert windows == 3 and len(ctx.paired[id(recipe)]) == 6
     assert first.ci95[0] > second.ci95[1]  # one window's interval misses the other window
     assert pooled.ci95[0] <= second.ci95[1] and pooled.ci95[1] >= first.ci95[0]
+
+
+def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatch):
+    rng = np.random.default_rng(1)
+    base = SimpleNamespace(rounds=_planted_rounds([10.0] * 2, rng))
+    recipe = SimpleNamespace(rounds=_planted_rounds([2.0, 2.0], rng))
+    recipe.samples_ms = lambda: [list(r.samples_ms) for r in recipe.rounds]
+
+    def fails(variants, rounds, warmup, iters):
+        variants[0].rounds += _planted_rounds([10.0], rng)
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(api, "interleave", fails)
+    ctx = SimpleNamespace(
+        baseline=base,
+        request=SimpleNamespace(rounds=2),
+        warmup=1,
+        iters=20,
+        paired={id(recipe): [0, 1]},
+        cfg=SimpleNamespace(device="cpu"),
+        confirm_error=None,
+    )
+    pooled, windows = api._confirm(ctx, recipe)
+    assert windows == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
+    assert "illegal memory access" in ctx.confirm_error

@@ -148,6 +148,7 @@ class _Config:
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
     timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
+    confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
@@ -362,14 +363,15 @@ def _confirm(ctx: _Config, recipe: Variant) -> tuple[Speedup, int]:
     window of ``rounds`` rounds (the confirmation), and the number of windows pooled.
 
     One window's CI covers the drift between its rounds, not between windows: on the H200 the same
-    MeshGraphNet settings read 2.89x and 2.98x in two pairings a minute apart, each CI about 2% wide
-    (docs/benchmarks/h200-optimize.md, "Measurement context"). Pooling the windows' rounds puts that drift
-    into the two-stage bootstrap. A confirmation that fails (the recipe raised on a later call) leaves the
-    windows measured so far."""
+    MeshGraphNet settings read 2.89x [2.85, 2.96] and 2.98x [2.90, 3.01] in two pairings a minute apart,
+    neither interval holding the other's median (docs/benchmarks/h200-optimize.md, "Measurement context").
+    Pooling the windows' rounds puts that drift into the two-stage bootstrap. A confirmation that fails
+    (the recipe raised on a later call) leaves the windows measured so far, and a note says why."""
     try:
         _interleave(ctx, [recipe])
-    except Exception:  # measured before, kept as measured; the failure is the search's to report, not here
+    except Exception as exc:  # the earlier windows stand as measured
         free_device(ctx.cfg.device)
+        ctx.confirm_error = explain_failure(exc).line
     pairs = ctx.paired[id(recipe)]
     base = [list(ctx.baseline.rounds[i].samples_ms) for i in pairs]
     return speedup(base, recipe.samples_ms()), len(pairs) // ctx.request.rounds
@@ -398,6 +400,10 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
     if fp64_note:
         notes.append(fp64_note)
+    if ctx.confirm_error:
+        notes.append(
+            f"the recipe's confirmation window failed ({ctx.confirm_error}); its speedup pools the earlier ones"
+        )
     if ctx.unprofiled:
         notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
     return tuple(notes)
