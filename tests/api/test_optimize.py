@@ -260,3 +260,16 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
     pooled, windows = api._confirm(ctx, recipe)
     assert windows == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
     assert "illegal memory access" in ctx.confirm_error
+
+
+def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_spec, tmp_path, monkeypatch):
+    # the search's wins, pooled with the confirmation window, no longer clear 1 + noise floor
+    monkeypatch.setattr(api, "_confirm", lambda ctx, v: (Speedup(8.03, (1.0, 112.25), 0.86), 2))
+    with ResultStore(tmp_path / "o.db") as store:
+        report = optimize_plans(_request(model_spec, ("threads=1",)), store)
+    (entry,) = report.configs
+    assert [c.verdict for c in entry.candidates] == ["accepted"]  # the candidate row stays as measured
+    assert entry.recommended == () and entry.recipe_result is None and entry.run_command is None
+    assert entry.recipe_speedup is None and report.recipe_run_id is None
+    note = next(n for n in entry.notes if n.startswith("not recommended: threads=1"))
+    assert "8.03x [1.00, 112.25]" in note and "noise floor 86.0%" in note

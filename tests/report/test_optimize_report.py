@@ -77,6 +77,8 @@ def test_rows_and_recipe_lines():
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
     assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] over 3 timing windows)"
+    # an accepted candidate, yet no recipe: the pooled windows did not bear it out
+    assert "did not hold across its timing windows" in recipe_lines({**entry, "recommended": []})[0]
 
 
 def test_markdown_names_the_pair_to_compare():

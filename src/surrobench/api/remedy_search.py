@@ -13,7 +13,8 @@
    time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
    beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out.
 4. The recipe is timed with the baseline in one more window (the confirmation), and its speedup is taken
-   over every window the two were timed in together (:func:`_confirm` says why).
+   over every window the two were timed in together (:func:`_confirm` says why); a recipe whose pooled
+   speedup does not clear 1 + the noise floor is not recommended (:func:`unconfirmed_note`).
 5. After every timed round, the baseline and each timed candidate are profiled for their top op.
 """
 
@@ -149,6 +150,7 @@ class _Config:
     timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
     confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
+    unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
@@ -377,6 +379,18 @@ def _confirm(ctx: _Config, recipe: Variant) -> tuple[Speedup, int]:
     return speedup(base, recipe.samples_ms()), len(pairs) // ctx.request.rounds
 
 
+def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
+    """Why a recipe that won every step of the search is not recommended: its speedup pooled over its
+    ``windows`` timing windows does not clear 1 + the noise floor (the acceptance rule of
+    :mod:`surrobench.results.speedup`), so the wins were the drift of single windows."""
+    return (
+        f"not recommended: {name} pooled over {windows} timing windows reads {pooled.median:.2f}x "
+        f"[{pooled.ci95[0]:.2f}, {pooled.ci95[1]:.2f}], lower bound not above 1 + noise floor "
+        f"{pooled.noise_floor:.1%}: its wins did not hold across windows (a busy or drifting machine; "
+        "measure again when it is quieter, or with more --rounds)"
+    )
+
+
 def _top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
     after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
@@ -400,6 +414,8 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
     if fp64_note:
         notes.append(fp64_note)
+    if ctx.unconfirmed:
+        notes.append(ctx.unconfirmed)
     if ctx.confirm_error:
         notes.append(
             f"the recipe's confirmation window failed ({ctx.confirm_error}); its speedup pools the earlier ones"
@@ -462,6 +478,9 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
     if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
         _interleave(ctx, [])
     recipe_speedup, windows = _confirm(ctx, variant) if variant is not None else (None, 0)
+    if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
+        ctx.unconfirmed = unconfirmed_note(recipe.name, recipe_speedup, windows)
+        recipe, variant, recipe_speedup, windows = Recipe(), None, None, 0
     indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
     base_result = replace(
         merge_rounds([baseline.rounds[i] for i in indices]),

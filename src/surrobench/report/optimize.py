@@ -104,6 +104,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             *("    " + c for c in entry["recipe"]["code"]),
             f"run it: {entry['recipe']['run_command']}",
         ]
+    elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
+        lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
     fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
