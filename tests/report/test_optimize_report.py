@@ -17,6 +17,7 @@ def _doc(with_recipe: bool = True) -> dict:
         "setup_s": 0.5,
         "break_even_calls": 12.0,
         "median_ms": 0.3,
+        "baseline_ms": 4.4,
         "p95_ms": 0.35,
         "peak_mem_bytes": 2**20,
         "top_op": {"name": "aten::mm", "share": 0.4},
@@ -70,6 +71,8 @@ def test_rows_and_recipe_lines():
     assert [r["name"] for r in table] == ["baseline", "cudagraph", "channels_last"]
     assert table[1]["speedup"] == "4.00x [3.90, 4.10]" and table[1]["peak_mib"] == "1.0"
     assert table[1]["top_op"] == "aten::mm 40%" and table[2]["break_even"] == "-"
+    # each candidate's own window's baseline, absent ("-") in reports written before it was kept
+    assert table[0]["baseline_ms"] == "1.200" and table[1]["baseline_ms"] == "4.400" and table[2]["baseline_ms"] == "-"
     lines = recipe_lines(entry)
     assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10])"
     assert "run it: surrobench run --mode cudagraph" in lines

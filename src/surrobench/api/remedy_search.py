@@ -280,6 +280,7 @@ def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, curre
         break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
         result=variant.result(),
         time_s=time.monotonic() - started,
+        baseline_ms=base_ms,
         **common,
     )
     _keep(ctx, recipe.name, variant)

@@ -19,6 +19,7 @@ COLUMNS = (
     ("candidate", "name"),
     ("verdict", "verdict"),
     ("median ms", "median"),
+    ("baseline ms, same window", "baseline_ms"),
     ("P95 ms", "p95"),
     ("peak MiB", "peak_mib"),
     ("top op", "top_op"),
@@ -61,6 +62,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
             "name": "baseline",
             "verdict": "-",
             **_timing_cells(b),
+            "baseline_ms": _fmt(b.get("median_ms"), ".3f"),
             "speedup": "1",
             "rel_l2": "0",
             "setup_s": _fmt(b["setup_s"], ".2f"),
@@ -74,6 +76,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
                 "name": c["name"],
                 "verdict": c["verdict"],
                 **_timing_cells(c),
+                "baseline_ms": _fmt(c.get("baseline_ms"), ".3f"),  # absent in reports written before it existed
                 "speedup": speedup_text(c.get("speedup")),
                 "rel_l2": _fmt(c["rel_l2"], ".1e"),
                 "setup_s": _fmt(c["setup_s"], ".2f"),
@@ -134,7 +137,7 @@ def stored_line(doc: dict) -> str:
 #: The terminal shows the columns as two tables of at most ~75 characters each, so an 80-column terminal
 #: shows every number whole; the reasons and top ops follow as lines.
 _TERMINAL_TABLES = (
-    ("name", "verdict", "median", "p95", "peak_mib"),
+    ("name", "verdict", "median", "baseline_ms", "p95", "peak_mib"),
     ("name", "speedup", "rel_l2", "setup_s", "break_even"),
 )
 

@@ -34,6 +34,9 @@ class CandidateResult:
         setup_s: its first call (compilation, capture, autotuning and one forward), seconds.
         break_even_calls: calls after which the extra setup is paid back; None when it saves nothing.
         result: its timing merged over its rounds (median, P95, peak memory), None when not timed.
+        baseline_ms: the baseline's median latency in this candidate's own timing window, ms: what its
+            ``speedup`` and ``break_even_calls`` were computed against (windows drift; the config's baseline
+            row is the baseline of the recipe's windows). None when not timed.
         error: the raised exception as text (``failed``), kept whole.
         cause: the known cause id of the failure (``"unknown"`` when none matched).
         time_s: wall time spent on it (setup, accuracy check, rounds).
@@ -53,6 +56,7 @@ class CandidateResult:
     cause: str | None = None
     time_s: float = 0.0
     stacked_on: str | None = None
+    baseline_ms: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -72,6 +76,7 @@ class CandidateResult:
             "accuracy": acc.to_json() if acc else None,
             "break_even_calls": self.break_even_calls,
             "median_ms": self.result.latency_ms.median if self.result and self.result.latency_ms else None,
+            "baseline_ms": self.baseline_ms,
             "p95_ms": self.result.latency_ms.p95 if self.result and self.result.latency_ms else None,
             "peak_mem_bytes": self.result.peak_mem_bytes if self.result else None,
             "top_op": self.result.top_op if self.result else None,
