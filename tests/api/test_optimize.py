@@ -142,6 +142,8 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert by_name["bf16"]["verdict"] == "rejected_accuracy" and by_name["bf16"]["rel_l2"] > 1e-2
         assert "speedup" not in by_name["bf16"]  # never timed
         assert by_name["threads=1"]["verdict"] == "accepted" and by_name["threads=1"]["speedup"]["median"] > 1.5
+        t1 = by_name["threads=1"]  # its own window's baseline is what its speedup divides
+        assert t1["baseline_ms"] / t1["median_ms"] == pytest.approx(t1["speedup"]["median"], rel=1e-6)
         assert entry["recommended"][0] == "threads=1"
         assert "--threads 1" in entry["recipe"]["run_command"] and "torch.set_num_threads(1)" in entry["recipe"]["code"]
         assert all(c["verdict"] in VERDICTS for c in entry["candidates"])
