@@ -56,6 +56,13 @@ def test_a_warning_clause_is_kept_as_written():
     assert cite_action(action, {"candidates": ENTRY["candidates"], "recommended": []}) == action
 
 
+def test_an_info_finding_that_suggests_a_rejected_remedy_is_cited_too():
+    ev = (Evidence("roofline", "x"),)
+    hint = Finding("compute_bound", "info", "s", ev, "bf16 autocast (calibrated bf16 matmul 2x fp32)", None, "cfg A")
+    (out,) = cite_measured([hint], {"cfg A": ENTRY})
+    assert "bf16 rel L2 3.0e-02, over the tolerance" in out.action and not out.action.startswith("bf16 autocast")
+
+
 def test_only_optimized_alarm_findings_change():
     ev = (Evidence("profiler", "x"),)
     launch = Finding("launch_bound", "high", "s", ev, "capture the step as a CUDA graph", 1.0, "cfg A")

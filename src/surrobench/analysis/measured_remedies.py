@@ -112,14 +112,22 @@ def cite_action(action: str, entry: dict) -> str:
     return "; ".join(kept) or action
 
 
+def _names_a_remedy(action: str) -> bool:
+    return any(pattern.search(action) for pattern in REMEDY_PATTERNS.values())
+
+
 def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list[Finding]:
-    """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`; ``info``
-    findings (nothing to fix) are left as they are.
+    """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`: every alarm,
+    and an ``info`` finding (nothing to fix) only where its action still suggests a remedy (a precision
+    hint, say), so a remedy the optimization rejected is never suggested; other ``info`` findings are left
+    as they are.
 
     Args:
         measured: ``{config label (Finding.config): optimize-v1 config object}``.
     """
     return [
-        replace(f, action=cite_action(f.action, measured[f.config])) if f.alarm and f.config in measured else f
+        replace(f, action=cite_action(f.action, measured[f.config]))
+        if f.config in measured and (f.alarm or _names_a_remedy(f.action))
+        else f
         for f in findings
     ]
