@@ -111,7 +111,8 @@ def test_optimize_from_a_stored_run(tmp_path):
     ],
 )
 def test_optimize_bad_input_is_one_line(tmp_path, capsys, args, message):
-    code = run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--db", str(tmp_path / "o.db"), *FAST, *args])
+    workload = [] if "--run" in args else ["--model", "fno2d", "--shape", "8", *FAST]  # --run refuses them
+    code = run_cli(["optimize", *workload, "--db", str(tmp_path / "o.db"), *args])
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
 
@@ -189,3 +190,13 @@ def test_report_shows_the_optimization_with_its_speedup_vs_error_plot(tmp_path):
     assert f"Optimization {doc['optimize_id']}" in page
     assert 'alt="speedup vs relative L2 error per candidate"' in page and "data:image/png;base64," in page
     assert "channels_last" in page and "recommended:" in page
+
+
+def test_workload_options_with_run_are_refused(tmp_path, capsys):
+    code = run_cli(
+        ["optimize", "--run", "whatever", "--model", "fno2d", "--channels-last", "--db", str(tmp_path / "o.db")]
+    )
+    assert code == 2
+    assert "--model, --channels-last describe a workload to run; with --run they would be ignored" in (
+        capsys.readouterr().err
+    )

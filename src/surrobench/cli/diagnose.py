@@ -48,7 +48,7 @@ from surrobench.cli.options import (
 import surrobench.api.diagnose as api_diagnose
 from surrobench.api.diagnose import diagnose_workload, load_system_view
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
-from surrobench.cli.options import command_line
+from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import UsageError
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
@@ -58,20 +58,6 @@ from surrobench.results.store import ResultStore
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
 _WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in fields(group)} | {"system_pass"}
-
-
-def _refuse_workload_options(ctx: typer.Context, what: str) -> None:
-    """UsageError when a workload option was given on the command line with ``what`` (a TRACE or --run):
-    it would be silently ignored."""
-    given = [
-        p
-        for p in ctx.command.params
-        if p.name in _WORKLOAD_PARAMS and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
-    ]
-    if given:
-        flags = ", ".join(p.opts[0] for p in given)
-        verb, subject, obj = ("describes", "it", "it") if len(given) == 1 else ("describe", "they", "them")
-        raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
 
 
 @app.command()
@@ -110,7 +96,7 @@ def diagnose(
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     if traces or run_id is not None:
-        _refuse_workload_options(ctx, "a TRACE" if traces else "--run")
+        refuse_given(ctx, _WORKLOAD_PARAMS, "a TRACE" if traces else "--run")
     rank_files = rank_trace_set(traces) if traces else None
     if rank_files is not None:
         if system is not None:

@@ -3,6 +3,7 @@ for accuracy; the before/after table, the recipe, two stored runs (:mod:`surrobe
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import typer
@@ -28,6 +29,7 @@ from surrobench.cli.options import (
     command_line,
     exit_if_configs_failed,
     print_warnings,
+    refuse_given,
     console,
     err_console,
     write_json,
@@ -37,7 +39,7 @@ from surrobench.report.optimize import optimize_markdown, optimize_renderables
 from surrobench.results.store import ResultStore
 
 RunOpt = typer.Option(
-    None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then ignored)."
+    None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
 )
 BudgetOpt = typer.Option(DEFAULT_BUDGET_S, "--budget-s", help="Seconds per config; no new candidate starts after it.")
 ToleranceOpt = typer.Option(
@@ -59,9 +61,16 @@ VerifyOpt = typer.Option(
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
+#: Workload options optimize does not take: its own --rounds (the interleaved rounds of a measurement).
+_OMITTED = ("rounds", "trust_pickle")
+#: The workload options it does take, refused together with --run (the stored run's configs are optimized).
+_WORKLOAD_PARAMS = {f.name for f in fields(WorkloadOptions)} - set(_OMITTED)
+
+
 @app.command(name="optimize")
-@option_groups(omit=("rounds", "trust_pickle"))  # its own --rounds: the interleaved rounds of a measurement
+@option_groups(omit=_OMITTED)
 def optimize_command(
+    ctx: typer.Context,
     *,
     workload: WorkloadOptions,
     run: str = RunOpt,
@@ -83,6 +92,7 @@ def optimize_command(
     check_writable(markdown, "--markdown")
     with ResultStore(db) as store:
         if run is not None:
+            refuse_given(ctx, _WORKLOAD_PARAMS, "--run")
             sweeps = sweeps_from_run(store.load_run(run))
         else:
             sweeps = (workload.plan(),)

@@ -447,6 +447,22 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
+def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
+    """Refuse the options among ``names`` (parameter names) that were given on the command line together
+    with ``what`` (a TRACE, ``--run``), where they would be silently ignored.
+
+    Raises:
+        UsageError: one or more were given, named in the message.
+    """
+    given = [
+        p for p in ctx.command.params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
+    ]
+    if given:
+        flags = ", ".join(p.opts[0] for p in given)
+        verb, subject, obj = ("describes", "it", "it") if len(given) == 1 else ("describe", "they", "them")
+        raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
+
+
 def print_warnings(warnings: list[str], label: str = "warning") -> None:
     """Each warning (plain text) on stderr as one ``label:`` line."""
     for warning in warnings:
