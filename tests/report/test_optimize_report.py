@@ -88,6 +88,8 @@ def test_markdown_names_the_pair_to_compare():
     md = optimize_markdown(_doc())
     assert md.startswith("### fno2d 1x3x128x128 b1 fp32 eager on cuda")
     assert "surrobench compare b1 r1 --ignore-field precision,mode" in md
+    # a database other than the default joins the command, quoted for the shell
+    assert "compare b1 r1 --ignore-field precision,mode --db 'my runs.db'" in optimize_markdown(_doc(), "my runs.db")
     assert "recommended: nothing" in optimize_markdown(_doc(with_recipe=False))
 
 

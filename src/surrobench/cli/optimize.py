@@ -36,7 +36,7 @@ from surrobench.cli.options import (
     write_output,
 )
 from surrobench.report.optimize import optimize_markdown, optimize_renderables
-from surrobench.results.store import ResultStore
+from surrobench.results.store import DEFAULT_DB, ResultStore
 
 RunOpt = typer.Option(
     None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
@@ -90,6 +90,7 @@ def optimize_command(
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
+    where = None if db == Path(DEFAULT_DB) else str(db)  # the compare line names a database not the default
     with ResultStore(db) as store:
         if run is not None:
             refuse_given(ctx, _WORKLOAD_PARAMS, "--run")
@@ -113,16 +114,16 @@ def optimize_command(
                 on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
             )
         except OptimizeInterrupted as exc:  # the finished configs are stored; their documents are written too
-            _write(exc.report.to_json(), markdown, json_out)
+            _write(exc.report.to_json(), markdown, json_out, where)
             raise
     doc = report.to_json()
-    for renderable in optimize_renderables(doc):
+    for renderable in optimize_renderables(doc, where):
         console.print(renderable)
     print_warnings(doc["warnings"])
-    _write(doc, markdown, json_out)
+    _write(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
 
 
-def _write(doc: dict, markdown: Path | None, json_out: Path | None) -> None:
-    write_output(markdown, optimize_markdown(doc), "--markdown")
+def _write(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
+    write_output(markdown, optimize_markdown(doc, db), "--markdown")
     write_json(json_out, doc)

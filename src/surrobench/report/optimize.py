@@ -6,6 +6,8 @@ the same document, so a stored optimization renders as the command printed it.""
 
 from __future__ import annotations
 
+import shlex
+
 from rich import box
 from rich.console import Group
 from rich.table import Table
@@ -121,15 +123,17 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     return lines
 
 
-def stored_line(doc: dict) -> str:
-    """Where the runs went and the ``compare`` line for the before/after pair."""
+def stored_line(doc: dict, db: str | None = None) -> str:
+    """Where the runs went and the ``compare`` line for the before/after pair; ``db``, the database they
+    went to when it is not the default one, joins the command (else it would look in the default)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
         text = f"interrupted: only the configs whose search finished are here; {text}"
     if doc["recipe_run_id"]:
+        where = f" --db {shlex.quote(db)}" if db else ""
         text += (
             f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
-            f"{doc['recipe_run_id']} --ignore-field precision,mode"
+            f"{doc['recipe_run_id']} --ignore-field precision,mode{where}"
         )
     return text
 
@@ -161,7 +165,7 @@ def _terminal_table(title: str | None, keys: tuple[str, ...], table_rows: list[d
     return table
 
 
-def optimize_renderables(doc: dict) -> list:
+def optimize_renderables(doc: dict, db: str | None = None) -> list:
     """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`), each reason and
     top op on a line, the recipe; then the stored runs and how to compare them."""
     out: list = []
@@ -176,16 +180,16 @@ def optimize_renderables(doc: dict) -> list:
         out.append(
             Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry, doc.get("verify", 0))))
         )
-    out.append(rich_escape(stored_line(doc)))
+    out.append(rich_escape(stored_line(doc, db)))
     return out
 
 
-def optimize_markdown(doc: dict) -> str:
+def optimize_markdown(doc: dict, db: str | None = None) -> str:
     """The document as markdown: per config a heading, the table, the recipe in a code block."""
     parts = []
     for entry in doc["configs"]:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc.get("verify", 0))) + "\n```\n")
-    parts.append(stored_line(doc) + "\n")
+    parts.append(stored_line(doc, db) + "\n")
     return "\n".join(parts)
