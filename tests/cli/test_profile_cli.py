@@ -102,3 +102,5 @@ def test_profile_takes_the_settings_of_an_optimize_recipe(tmp_path):
     with ResultStore(db) as store:
         (result,) = store.load_run(doc["run"]["run_id"]).results
     assert result.extra["channels_last"] is True and result.extra["threads"] == 1
+    # and named wherever the config is: its label, so titles, show, diagnose and compare say so
+    assert result.label() == "unet2d 1x3x16x16 b1 fp32 eager channels_last threads=1"

@@ -140,3 +140,10 @@ def test_the_zoo_fno_has_an_fp64_reference():
     fp32, fp64, why = reference_outputs(cfg, prepared)
     assert why is None and fp64.dtype == torch.float64
     assert torch.allclose(fp64.float(), fp32, rtol=1e-3, atol=1e-4)
+
+
+def test_a_config_label_names_its_recipe_settings():
+    assert _cfg().label() == "tiny 8 b2 fp32 eager"
+    cfg = _cfg(device="cuda", mode="compile", compile_mode="reduce-overhead", channels_last=True, precision="tf32")
+    assert cfg.label() == "tiny 8 b2 tf32 compile(reduce-overhead) channels_last"
+    assert _cfg(threads=1).label() == "tiny 8 b2 fp32 eager threads=1"

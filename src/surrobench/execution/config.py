@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from surrobench.records.config import EXEC_SETTINGS, mode_text
 from surrobench.workload.spec import ShapeSpec
 
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
@@ -72,8 +73,9 @@ class ExecConfig:
     threads: int | None = None
 
     def label(self) -> str:
-        """Short human label, e.g. ``fno2d 128 b4 fp16 eager``."""
-        return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {self.mode}"
+        """Short human label, e.g. ``fno2d 128 b4 fp16 eager``; a recipe's settings follow the mode
+        (:func:`surrobench.records.config.mode_text`)."""
+        return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {mode_text(self.mode, settings_record(self))}"
 
 
 def tf32_enabled(precision: str) -> bool:
@@ -130,7 +132,7 @@ def execution_settings(cfg: ExecConfig):
 def settings_record(cfg: ExecConfig) -> dict:
     """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``: only those that
     differ from the defaults, so a plain run's record is unchanged."""
-    record = {"channels_last": cfg.channels_last, "compile_mode": cfg.compile_mode, "threads": cfg.threads}
+    record = {name: getattr(cfg, name) for name in EXEC_SETTINGS}
     return {k: v for k, v in record.items() if v not in (None, False)}
 
 

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import ConfigKey
+from surrobench.records.config import ConfigKey, mode_text
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -94,8 +94,10 @@ class ConfigResult:
         return "x".join(map(str, self.input_shape)) or self.shape_label
 
     def label(self) -> str:
-        """One config in one line, ``fno2d 2x3x64x64 b2 fp32 eager``: the one label of tables and findings."""
-        return f"{self.model} {self.shape_text()} b{self.batch} {self.precision} {self.mode}"
+        """One config in one line, ``fno2d 2x3x64x64 b2 fp32 eager``: the one label of tables and findings;
+        a recipe's settings follow the mode (``unet2d 1x3x512x512 b1 tf32 compile(reduce-overhead)
+        channels_last``, :func:`surrobench.records.config.mode_text`)."""
+        return f"{self.model} {self.shape_text()} b{self.batch} {self.precision} {mode_text(self.mode, self.extra)}"
 
     def points_per_sample(self) -> float | None:
         """Grid points, nodes or query points per sample, from the throughputs; None when not measured."""
