@@ -333,4 +333,23 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         warnings.append(
             f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
         )
-    return warnings
+    return warnings + idle_setting_warnings(results)
+
+
+def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
+    """Recipe settings a config took that changed nothing there (it still ran, and is stored with them):
+    ``--channels-last`` where the primary input is not 4-D (the format is defined for ``(B, C, H, W)``
+    tensors only: PyTorch tutorial "Channels Last Memory Format"; ``optimize`` calls it infeasible), and
+    ``--compile-mode reduce-overhead`` on the CPU (its CUDA graphs are CUDA-only; Inductor compiles the
+    default way there)."""
+    flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
+    cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
+    out = []
+    if flat:
+        out.append(f"--channels-last changed nothing (the input is not 4-D, B x C x H x W): {', '.join(flat)}")
+    if cpu_graphs:
+        out.append(
+            "--compile-mode reduce-overhead on the CPU is the default torch.compile (CUDA graphs are CUDA-only): "
+            + ", ".join(cpu_graphs)
+        )
+    return out
