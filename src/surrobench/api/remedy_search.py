@@ -122,12 +122,16 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     if only is None:
         return None
     names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
-    known = [r.name for r in candidate_remedies(device, thorough=thorough)]
+    remedies = candidate_remedies(device, thorough=thorough)
+    known = [r.name for r in remedies]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
         text = only if isinstance(only, str) else ",".join(only)
+        runs = [r.name for r in remedies if device in r.devices]
+        other = [r.name for r in remedies if device not in r.devices]  # named, then found infeasible, with why
+        also = f"; not for {device}, reported infeasible: {', '.join(other)}" if other else ""
         raise UsageError(
-            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(known)}"
+            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}"
         )
     return names
 
