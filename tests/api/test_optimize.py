@@ -159,6 +159,13 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         # the diagnosis of the same workload finds this optimization by its config
         measured = measured_for(store, base.results)
         assert list(measured) == [base.results[0].label()] and measured[base.results[0].label()]["recommended"]
+        # diagnosing the stored baseline (timed, not profiled) says so, and what optimize measured for it
+        from surrobench.analysis.thresholds import load_thresholds
+        from surrobench.api.diagnose import diagnose_stored
+
+        _, findings, notes = diagnose_stored(report.baseline_run_id, store, load_thresholds(None))
+        assert findings == [] and any("no op table stored" in n for n in notes)
+        assert any("surrobench optimize measured threads=1" in n and "--threads 1" in n for n in notes)
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2
     # the recipe's speedup pools its own pairing, the stacks it parented and the confirmation window; the
     # stored pair covers the same rounds

@@ -112,6 +112,16 @@ def cite_action(action: str, entry: dict) -> str:
     return "; ".join(kept) or action
 
 
+def measured_line(label: str, entry: dict) -> str:
+    """What ``surrobench optimize`` measured for a config no finding names: its recipe and pooled speedup,
+    or that nothing won."""
+    if not entry["recommended"]:
+        return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
+    sp = recipe_speedup(entry)
+    speed = f" {_speed({'speedup': sp})}" if sp else ""
+    return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}; run it: {entry['recipe']['run_command']}"
+
+
 def _names_a_remedy(action: str) -> bool:
     return any(pattern.search(action) for pattern in REMEDY_PATTERNS.values())
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
-from surrobench.analysis.measured_remedies import cite_measured
+from surrobench.analysis.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
@@ -154,6 +154,11 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
     for result in record.results:
         config_id = result.config_id
         table = store.load_op_table(config_id)
+        if result.status == "ok" and table is None:
+            warnings.append(
+                f"{result.label()}: no op table stored (the run was timed, not profiled, as optimize's runs are): "
+                "nothing to diagnose it from; diagnose its workload options to profile it"
+            )
         if result.status != "ok" or table is None:
             continue
         label = result.label()
@@ -167,7 +172,10 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
     findings = diagnose_run(
         evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
-    return record, cite_measured(findings, measured_for(store, record.results)), warnings
+    measured = measured_for(store, record.results)
+    cited = {f.config for f in findings}
+    warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
+    return record, cite_measured(findings, measured), warnings
 
 
 def load_system_view(path: Path | None) -> SystemView | None:
