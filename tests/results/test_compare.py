@@ -67,6 +67,21 @@ def test_large_but_uncertain_shift_is_unchanged_with_an_inconclusive_note():
     assert any(n.startswith("inconclusive") for n in c.notes)
 
 
+def test_an_inconclusive_note_says_which_test_failed():
+    # a large shift, a significant rank test, but a wide interval (a few huge outliers in the baseline)
+    rng = np.random.default_rng(0)
+    base = np.concatenate([rng.normal(1.0, 0.01, 37), rng.normal(130.0, 1.0, 39)])  # median in the slow mode
+    new = rng.normal(1.0, 0.01, 76)
+    c = compare_config(config(list(base)), config(list(new)))
+    (note,) = [n for n in c.notes if n.startswith("inconclusive")]
+    assert c.verdict == "unchanged" and c.p_value < 1e-3  # the interval reaches into the band, p is tiny
+    assert "reaches into the band" in note and "rank test" not in note
+    # 5% shift in 10 noisy samples: neither test is met, both are named
+    c = compare_config(config(latency_samples(2.0, 0.2, n=10, seed=3)), config(latency_samples(2.1, 0.2, n=10, seed=4)))
+    (note,) = [n for n in c.notes if n.startswith("inconclusive")]
+    assert "is not below 0.05" in note
+
+
 def test_small_samples_flag_p95():
     c = compare_config(config(latency_samples(2.0, 0.01, n=20)), config(latency_samples(2.0, 0.01, n=20, seed=5)))
     assert not c.p95_trustworthy and any("P95 from 20 samples" in n for n in c.notes)

@@ -397,9 +397,12 @@ def compare_config(
     notes = []
     if verdict == "unchanged" and abs(median.ratio - 1) > threshold:
         p_text = "n/a" if p_value is None else f"{p_value:.2g}"
+        clears = lo > 1 + threshold or hi < 1 - threshold
+        why = [] if clears else [f"its 95% CI [{lo:.3f}, {hi:.3f}] reaches into the band"]
+        why += [] if significant else [f"the rank test's p={p_text} is not below {alpha:g}"]
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%} but not "
-            f"significantly so (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})"
+            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%}, but "
+            f"{' and '.join(why)} (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})"
         )
     if verdict != "unchanged" and max(rounds.values()) == 1:
         # measured on the H200 VM: the host's launch speed drifted ~45% between runs for seconds at a time,
