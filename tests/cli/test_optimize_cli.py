@@ -151,6 +151,7 @@ def test_run_applies_and_records_the_recipe_flags(tmp_path):
     [
         (["--compile-mode", "max-autotune"], "applies to --mode compile only"),
         (["--mode", "compile", "--compile-mode", "turbo"], "--compile-mode 'turbo'"),
+        (["--compile-mode", "turbo"], "--compile-mode 'turbo': choose from"),  # the value first, then its place
         (["--threads", "0"], "--threads 0"),
     ],
 )

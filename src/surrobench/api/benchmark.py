@@ -150,6 +150,7 @@ def sweep_request(
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     mode_list = tuple(parse_modes(_text(modes, "mode")))
+    parse_compile_mode(compile_mode)  # an unknown mode is named as such before its placement is judged
     if compile_mode is not None and "compile" not in mode_list:
         raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
     names = model.split(",") if isinstance(model, str) else model
