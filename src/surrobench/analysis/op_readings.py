@@ -83,12 +83,14 @@ class MemoryReading:
 
 @dataclass(frozen=True)
 class ShapeReading:
-    """Reading 4. ``matches`` is None when input shapes were not recorded (a table from a trace file)."""
+    """Reading 4. ``matches`` is None when it cannot be read: input shapes were not recorded (a table
+    from a trace file), or the model ran compiled (``unknown_why`` says so)."""
 
     requested: tuple[int, ...]
     consumers: tuple[str, ...]  # ops that received a tensor of the requested shape (up to HEAD_OPS)
     head_shapes: dict[str, tuple[str, ...]]  # executed input shapes of the head ops
     matches: bool | None
+    unknown_why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,9 +176,11 @@ def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
     return parsed
 
 
-def read_shapes(table: OpTable, requested: tuple[int, ...]) -> ShapeReading:
+def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = False) -> ShapeReading:
     """Reading 4: which ops received a tensor of exactly ``requested`` (the primary input as built,
-    batch included, e.g. ``(1, 3, 128, 128)``), and the shapes the head ops executed with."""
+    batch included, e.g. ``(1, 3, 128, 128)``), and the shapes the head ops executed with. For a compiled
+    model (``compiled``) a miss says nothing: the input enters the compiled frame, and the recorded ops
+    (extern kernels) receive Inductor's buffers, often re-laid out or fused past the first layer."""
     head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
     if not table.has_shapes:
         return ShapeReading(tuple(requested), (), head_shapes, None)
@@ -186,14 +190,18 @@ def read_shapes(table: OpTable, requested: tuple[int, ...]) -> ShapeReading:
         for op in table.ops
         if any(wanted in (arg for arg in sig if isinstance(arg, list)) for sig in _signatures(op.input_shapes))
     ]
+    if compiled and not consumers:
+        why = "the model ran compiled: its ops receive the compiled graph's buffers, not the input"
+        return ShapeReading(tuple(requested), (), head_shapes, None, why)
     return ShapeReading(tuple(requested), tuple(consumers[:HEAD_OPS]), head_shapes, bool(consumers))
 
 
-def read_table(table: OpTable, model: str, requested: tuple[int, ...]) -> Readings:
-    """All four readings of ``table`` for ``model`` run on an input of shape ``requested``."""
+def read_table(table: OpTable, model: str, requested: tuple[int, ...], *, compiled: bool = False) -> Readings:
+    """All four readings of ``table`` for ``model`` run on an input of shape ``requested`` (``compiled``:
+    under ``torch.compile``, see :func:`read_shapes`)."""
     return Readings(
         structure=read_structure(table, model),
         fragmentation=read_fragmentation(table),
         memory=read_memory(table),
-        shapes=read_shapes(table, requested),
+        shapes=read_shapes(table, requested, compiled=compiled),
     )

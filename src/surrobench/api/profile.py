@@ -86,7 +86,7 @@ def profile_config(
         result = result.with_top_op(top.name, top.share)
         store.set_top_op(config_id, top.name, top.share)
     store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
-    readings = read_table(table, cfg.model, tuple(child["input_shape"]))
+    readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
     return ProfileReport(
         result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings
     )

@@ -101,7 +101,7 @@ def reading_lines(readings: dict) -> list[str]:
         )
     requested = "x".join(map(str, sh["requested"]))
     if sh["matches"] is None:
-        shapes = f"requested {requested}; input shapes not recorded"
+        shapes = f"requested {requested}; {sh.get('unknown_why') or 'input shapes not recorded'}"
     elif sh["matches"]:
         shapes = f"requested {requested} reached {', '.join(sh['consumers'])}"
     else:
