@@ -200,6 +200,19 @@ def _planted_rounds(ms_per_round: list[float], rng) -> list[SimpleNamespace]:
     return [SimpleNamespace(samples_ms=tuple(ms * (1 + 0.005 * rng.standard_normal(20)))) for ms in ms_per_round]
 
 
+def _confirm_ctx(base, recipe) -> SimpleNamespace:
+    """The search state ``_confirm`` reads: windows of 2 rounds, the recipe paired with every baseline round."""
+    return SimpleNamespace(
+        baseline=base,
+        request=SimpleNamespace(rounds=2),
+        warmup=1,
+        iters=20,
+        paired={id(recipe): list(range(len(base.rounds)))},
+        cfg=SimpleNamespace(device="cpu"),
+        confirm_error=None,
+    )
+
+
 def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
     base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
 
@@ -230,14 +243,7 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
             variants[1].rounds += _planted_rounds([2.05], rng)
 
     monkeypatch.setattr(api, "interleave", confirmation)
-    ctx = SimpleNamespace(
-        baseline=base,
-        request=SimpleNamespace(rounds=2),
-        warmup=1,
-        iters=20,
-        paired={id(recipe): [0, 1, 2, 3]},
-        cfg=SimpleNamespace(device="cpu"),
-    )
+    ctx = _confirm_ctx(base, recipe)
     pooled, windows = api._confirm(ctx, recipe)
     first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
     second = speedup([list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]])
@@ -257,15 +263,7 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     monkeypatch.setattr(api, "interleave", fails)
-    ctx = SimpleNamespace(
-        baseline=base,
-        request=SimpleNamespace(rounds=2),
-        warmup=1,
-        iters=20,
-        paired={id(recipe): [0, 1]},
-        cfg=SimpleNamespace(device="cpu"),
-        confirm_error=None,
-    )
+    ctx = _confirm_ctx(base, recipe)
     pooled, windows = api._confirm(ctx, recipe)
     assert windows == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
     assert "illegal memory access" in ctx.confirm_error
