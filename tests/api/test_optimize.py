@@ -63,7 +63,7 @@ def _ctx(spent_after: int = 99):
         return len(calls) > spent_after
 
     request = SimpleNamespace(budget_s=10.0)
-    return SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"))
+    return SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[])
 
 
 def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch):
@@ -280,3 +280,22 @@ def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_sp
     assert entry.recipe_speedup is None and report.recipe_run_id is None
     note = next(n for n in entry.notes if n.startswith("not recommended: threads=1"))
     assert "8.03x [1.00, 112.25]" in note and "noise floor 86.0%" in note
+
+
+def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monkeypatch):
+    from surrobench.api.optimize import OptimizeInterrupted
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "_stack", interrupted)  # Ctrl-C after every single remedy was judged
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
+            optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)
+        (entry,) = cut.value.report.configs
+        assert [c.name for c in entry.candidates] == ["bf16", "threads=1"] and entry.recommended == ()
+        assert entry.notes[-1].startswith("interrupted during the search: 2 candidate(s) judged")
+        assert store.load_run(cut.value.report.baseline_run_id).results[0].latency_ms is not None
+    from surrobench.report.optimize import recipe_lines
+
+    assert "the search was interrupted" in recipe_lines(cut.value.report.to_json()["configs"][0])[0]

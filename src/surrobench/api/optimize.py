@@ -116,7 +116,11 @@ def optimize_plans(
             if request.fresh_pairs:
                 db = None if store.path == ":memory:" else Path(store.path)
                 entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
+        if partial is not None:
+            store.add_result(baseline_run.run_id, partial.baseline)
+            entries.append(partial)
         report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
         _store(store, report)
         raise OptimizeInterrupted(report, len(configs)) from None
@@ -126,15 +130,22 @@ def optimize_plans(
 
 
 class OptimizeInterrupted(Interrupted):
-    """Ctrl-C during ``optimize``: ``report`` holds the configs whose search finished (stored, its runs in
-    state ``interrupted``), ``total`` how many there were."""
+    """Ctrl-C during ``optimize``: ``report`` holds the configs whose search finished and, last, the one cut
+    short with what it judged so far (a note says so; no recipe), stored, its runs in state ``interrupted``;
+    ``total`` how many configs there were."""
 
     def __init__(self, report: OptimizeReport, total: int) -> None:
         super().__init__(
-            f"interrupted: {len(report.configs)} of {total} configs optimized, stored as optimization "
+            f"interrupted: {sum(not _cut_short(c) for c in report.configs)} of {total} configs optimized"
+            + (", the last one in part" if report.configs and _cut_short(report.configs[-1]) else "")
+            + f", stored as optimization "
             f"{report.optimize_id} (baseline run {report.baseline_run_id})"
         )
         self.report = report
+
+
+def _cut_short(entry: ConfigOptimization) -> bool:
+    return any(n.startswith("interrupted during the search") for n in entry.notes)
 
 
 def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool) -> OptimizeReport:

@@ -155,6 +155,7 @@ class _Config:
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
     confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
+    done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
@@ -330,12 +331,14 @@ def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[lis
         )
         if reason:
             out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
+            ctx.done.append(out[-1][1])
             continue
         if ctx.spent():
             not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
             continue
         result, variant = _measure(ctx, Recipe((remedy,)))
         out.append((remedy, result))
+        ctx.done.append(result)
         if result.verdict == "accepted" and result.speedup.median > best_speed:
             best, best_speed = variant, result.speedup.median
     return out, best
@@ -360,6 +363,7 @@ def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
             continue
         result, new = _measure(ctx, recipe.plus(remedy), variant, recipe.name)
         stacked.append(result)
+        ctx.done.append(result)
         if result.verdict == "accepted":
             recipe, variant = recipe.plus(remedy), new
     return stacked, recipe, variant
@@ -446,6 +450,30 @@ def run_command(cfg: ExecConfig) -> str:
     return shlex.join(words)
 
 
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe: the search
+    did not finish), None when the baseline had not been timed yet."""
+
+    def __init__(self, partial: ConfigOptimization | None) -> None:
+        super().__init__()
+        self.partial = partial
+
+
+def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptimization | None:
+    """The config as far as its search got: the baseline's rounds so far and every candidate judged, with
+    a note; no recipe, no top ops (profiling would prolong the interruption)."""
+    if not ctx.baseline.rounds:
+        return None
+    note = f"interrupted during the search: {len(ctx.done)} candidate(s) judged, no recipe"
+    return ConfigOptimization(
+        baseline=replace(merge_rounds(ctx.baseline.rounds), cold_start_ms=ctx.baseline.setup_ms),
+        candidates=tuple(ctx.done),
+        baseline_command=run_command(ctx.cfg),
+        notes=(*_notes(ctx, fp64_note), note),
+        elapsed_s=time.monotonic() - started,
+    )
+
+
 def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest) -> ConfigOptimization:
     """The search of the module docstring for one config."""
     started = time.monotonic()
@@ -478,11 +506,14 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         if request.only is None or r.name in request.only
     ]
     not_tried: list[tuple[str, str]] = []
-    singles, best = _singles(ctx, remedies, not_tried)
-    stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
-    if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
-        _interleave(ctx, [])
-    recipe_speedup, windows = _confirm(ctx, variant) if variant is not None else (None, 0)
+    try:
+        singles, best = _singles(ctx, remedies, not_tried)
+        stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
+        if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
+            _interleave(ctx, [])
+        recipe_speedup, windows = _confirm(ctx, variant) if variant is not None else (None, 0)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(_partial(ctx, fp64_note, started)) from None
     if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
         ctx.unconfirmed = unconfirmed_note(recipe.name, recipe_speedup, windows)
         recipe, variant, recipe_speedup, windows = Recipe(), None, None, 0
