@@ -294,7 +294,7 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
             optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)
         (entry,) = cut.value.report.configs
         assert [c.name for c in entry.candidates] == ["bf16", "threads=1"] and entry.recommended == ()
-        assert entry.notes[-1].startswith("interrupted during the search: 2 candidate(s) judged")
+        assert entry.notes[-1].startswith("interrupted during the search: 2 candidate(s) judged") and entry.cut_short
         assert store.load_run(cut.value.report.baseline_run_id).results[0].latency_ms is not None
     from surrobench.report.optimize import recipe_lines
 

@@ -136,16 +136,12 @@ class OptimizeInterrupted(Interrupted):
 
     def __init__(self, report: OptimizeReport, total: int) -> None:
         super().__init__(
-            f"interrupted: {sum(not _cut_short(c) for c in report.configs)} of {total} configs optimized"
-            + (", the last one in part" if report.configs and _cut_short(report.configs[-1]) else "")
+            f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
+            + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
             + f", stored as optimization "
             f"{report.optimize_id} (baseline run {report.baseline_run_id})"
         )
         self.report = report
-
-
-def _cut_short(entry: ConfigOptimization) -> bool:
-    return any(n.startswith("interrupted during the search") for n in entry.notes)
 
 
 def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool) -> OptimizeReport:

@@ -471,6 +471,7 @@ def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptim
         baseline_command=run_command(ctx.cfg),
         notes=(*_notes(ctx, fp64_note), note),
         elapsed_s=time.monotonic() - started,
+        cut_short=True,
     )
 
 

@@ -109,7 +109,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             *("    " + c for c in entry["recipe"]["code"]),
             f"run it: {entry['recipe']['run_command']}",
         ]
-    elif any(n.startswith("interrupted during the search") for n in entry["notes"]):
+    elif entry.get("cut_short"):  # absent in reports written before it existed
         lines = ["recommended: nothing (the search was interrupted: see the note)"]
     elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
         lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]

@@ -105,6 +105,7 @@ class ConfigOptimization:
             together: its own pairing, the pairings where it was the parent of a stack, and a confirmation
             window after the search (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
         recipe_windows: how many such windows ``recipe_speedup`` pools.
+        cut_short: Ctrl-C ended the search: the candidates are those judged so far, there is no recipe.
         error: why the baseline itself could not run (then there are no candidates).
         elapsed_s: wall time of this config (the search, without the fresh check).
         fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
@@ -125,6 +126,7 @@ class ConfigOptimization:
     fresh: FreshCheck | None = None
     recipe_speedup: Speedup | None = None
     recipe_windows: int = 0
+    cut_short: bool = False
 
     @property
     def best(self) -> CandidateResult | None:
@@ -161,6 +163,7 @@ class ConfigOptimization:
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,
+            "cut_short": self.cut_short,
             "fresh": self.fresh.to_json() if self.fresh else None,
         }
 
