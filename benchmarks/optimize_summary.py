@@ -16,13 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.analysis.measured_remedies import recipe_speedup
-
-
-def _speed(sp: dict | None) -> str:
-    if not sp:
-        return "-"
-    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]"
+from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
 
 
 def _fresh(fresh: dict | None) -> tuple[str, str, str]:
@@ -30,7 +24,7 @@ def _fresh(fresh: dict | None) -> tuple[str, str, str]:
     if not fresh:
         return "-", "-", "-"
     spread = "/".join(f"{ms:.3f}" for ms in fresh["baseline_ms"]) or "-"
-    return _speed(fresh.get("speedup")), fresh["verdict"], spread
+    return speedup_text(fresh.get("speedup")), fresh["verdict"], spread
 
 
 def _top(x: dict) -> str:
@@ -60,7 +54,7 @@ def main(out: Path) -> None:
                     name,
                     c["baseline"]["median_ms"],
                     "+".join(c["recommended"]) or "none",
-                    _speed(recipe_speedup(c)) if best else "-",
+                    speedup_text(recipe_speedup(c)) if best else "-",
                     *_fresh(fresh),
                     f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-",
                     f"{c['elapsed_s']:.0f}",
@@ -74,7 +68,7 @@ def main(out: Path) -> None:
                         name,
                         x["name"],
                         x["verdict"],
-                        _speed(x.get("speedup")),
+                        speedup_text(x.get("speedup")),
                         _top(x),
                         "-" if x["rel_l2"] is None else f"{x['rel_l2']:.1e}",
                         "-" if x["setup_s"] is None else f"{x['setup_s']:.1f}",

@@ -35,9 +35,13 @@ REMEDY_PATTERNS: dict[str, re.Pattern] = {
 _WARNING = re.compile(r"\bkeep\b|\bslower\b|\bnot\b|\bavoid\b|\bonly\b", re.IGNORECASE)
 
 
+def speedup_text(sp: dict | None) -> str:
+    """An optimize-v1 ``speedup`` object as ``2.10x [2.05, 2.16]``; ``-`` when not measured."""
+    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
+
+
 def _speed(c: dict) -> str:
-    sp = c["speedup"]
-    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]"
+    return speedup_text(c["speedup"])
 
 
 def recipe_speedup(entry: dict) -> dict | None:
@@ -106,9 +110,7 @@ def cite_action(action: str, entry: dict) -> str:
         kept.append(f"not recommended, measured: {', '.join(dropped)}")
     if entry["recommended"]:
         sp = recipe_speedup(entry)
-        kept.append(
-            f"measured recipe: {'+'.join(entry['recommended'])}" + (f" {_speed({'speedup': sp})}" if sp else "")
-        )
+        kept.append(f"measured recipe: {'+'.join(entry['recommended'])}" + (f" {speedup_text(sp)}" if sp else ""))
     return "; ".join(kept) or action
 
 
@@ -118,7 +120,7 @@ def measured_line(label: str, entry: dict) -> str:
     if not entry["recommended"]:
         return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
     sp = recipe_speedup(entry)
-    speed = f" {_speed({'speedup': sp})}" if sp else ""
+    speed = f" {speedup_text(sp)}" if sp else ""
     return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}; run it: {entry['recipe']['run_command']}"
 
 

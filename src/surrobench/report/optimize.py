@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Group
 from rich.table import Table
 
-from surrobench.analysis.measured_remedies import recipe_speedup
+from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
@@ -48,11 +48,6 @@ def _timing_cells(d: dict) -> dict[str, str]:
         "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
         "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
     }
-
-
-def speedup_text(sp: dict | None) -> str:
-    """``2.10x [2.05, 2.16]``; ``-`` when not measured."""
-    return f"{sp['median']:.2f}x [{sp['ci95'][0]:.2f}, {sp['ci95'][1]:.2f}]" if sp else "-"
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
