@@ -230,8 +230,9 @@ def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
 
 
 def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monkeypatch):
-    """Two windows of the same recipe a little apart (5.0x, then 4.76x): one window's CI misses the other;
-    the pooled one, with the confirmation window, covers both."""
+    """Two windows of the same recipe a little apart (5.0x, then 4.76x), then the confirmation windows (4.88x):
+    one window's CI misses the other; the pooled one, drawn over windows, is several times as wide as either
+    and holds the confirmation's speedup between them."""
     rng = np.random.default_rng(0)
     base = SimpleNamespace(rounds=_planted_rounds([10.0] * 4, rng))
     recipe = SimpleNamespace(rounds=_planted_rounds([2.0, 2.0, 2.1, 2.1], rng))
@@ -244,12 +245,19 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
 
     monkeypatch.setattr(api, "interleave", confirmation)
     ctx = _confirm_ctx(base, recipe)
-    pooled, windows = api._confirm(ctx, recipe)
+    pooled, per_window = api._confirm(ctx, recipe)
     first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
     second = speedup([list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]])
-    assert windows == 3 and len(ctx.paired[id(recipe)]) == 6
+    windows = 2 + api.CONFIRM_WINDOWS
+    assert len(per_window) == windows and len(ctx.paired[id(recipe)]) == 2 * windows
+    assert per_window[0] == pytest.approx(first.median) and per_window[1] == pytest.approx(second.median)
+    assert all(4.8 < w < 4.95 for w in per_window[2:])  # the confirmation windows, 10 / 2.05 ms
     assert first.ci95[0] > second.ci95[1]  # one window's interval misses the other window
-    assert pooled.ci95[0] <= second.ci95[1] and pooled.ci95[1] >= first.ci95[0]
+    width = pooled.ci95[1] - pooled.ci95[0]
+    assert width > 3 * max(first.ci95[1] - first.ci95[0], second.ci95[1] - second.ci95[0])
+    assert (
+        second.ci95[0] < pooled.ci95[0] <= min(per_window[2:]) and max(per_window[2:]) <= pooled.ci95[1] < first.ci95[1]
+    )
 
 
 def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatch):
@@ -264,14 +272,14 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
 
     monkeypatch.setattr(api, "interleave", fails)
     ctx = _confirm_ctx(base, recipe)
-    pooled, windows = api._confirm(ctx, recipe)
-    assert windows == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
+    pooled, per_window = api._confirm(ctx, recipe)
+    assert len(per_window) == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
     assert "illegal memory access" in ctx.confirm_error
 
 
 def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_spec, tmp_path, monkeypatch):
     # the search's wins, pooled with the confirmation window, no longer clear 1 + noise floor
-    monkeypatch.setattr(api, "_confirm", lambda ctx, v: (Speedup(8.03, (1.0, 112.25), 0.86), 2))
+    monkeypatch.setattr(api, "_confirm", lambda ctx, v: (Speedup(8.03, (1.0, 112.25), 0.86), (14.0, 1.1)))
     with ResultStore(tmp_path / "o.db") as store:
         report = optimize_plans(_request(model_spec, ("threads=1",)), store)
     (entry,) = report.configs
@@ -279,7 +287,7 @@ def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_sp
     assert entry.recommended == () and entry.recipe_result is None and entry.run_command is None
     assert entry.recipe_speedup is None and report.recipe_run_id is None
     note = next(n for n in entry.notes if n.startswith("not recommended: threads=1"))
-    assert "8.03x [1.00, 112.25]" in note and "noise floor 86.0%" in note
+    assert "8.03x [1.00, 112.25]" in note and "noise floor 86.0%" in note and "over 2 timing windows" in note
 
 
 def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monkeypatch):

@@ -80,6 +80,9 @@ def test_rows_and_recipe_lines():
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
     assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] over 3 timing windows)"
+    # with each window's own speedup, the range they spanned
+    entry["recipe"]["window_speedups"] = [3.95, 3.62, 3.81]
+    assert recipe_lines(entry)[0].endswith("over 3 timing windows, 3.62x to 3.95x window by window)")
     # an accepted candidate, yet no recipe: the pooled windows did not bear it out
     assert "did not hold across its timing windows" in recipe_lines({**entry, "recommended": []})[0]
 

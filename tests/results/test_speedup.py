@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from surrobench.results.speedup import break_even_calls, noise_floor, speedup
+from surrobench.results.speedup import break_even_calls, noise_floor, speedup, window_speedups
 
 
 def _rounds(median_ms: float, drifts: list[float], iters: int = 20, jitter: float = 0.01, seed: int = 0):
@@ -49,6 +49,43 @@ def test_noise_floor_is_the_aa_split_of_the_baseline():
     assert noise_floor(alternating) == pytest.approx(0.1)
     # one round: its even and odd iterations
     assert noise_floor([[10.0, 12.0, 10.0, 12.0]]) == pytest.approx(0.2)
+
+
+def _windows(median_ms: float, per_window: list[float], rounds: int = 6, seed: int = 0) -> list[list[float]]:
+    """``rounds`` rounds per window at ``median_ms * factor`` each, 0.5% jitter: the rounds of all windows in order."""
+    rng = np.random.default_rng(seed)
+    return [
+        r
+        for i, f in enumerate(per_window)
+        for r in _rounds(median_ms * f, [1.0] * rounds, jitter=0.005, seed=seed + i + rng.integers(1000))
+    ]
+
+
+def test_windows_drifting_apart_widen_the_interval_over_windows():
+    """A recipe 1.20 ms in three windows and 1.35 ms in one (an H200 window a minute later, docs/benchmarks/
+    h200-optimize.md): drawn over windows, the interval reaches towards the slow window's 5.2x, where the
+    two-stage interval over the pooled rounds stays near the fast windows."""
+    base = _windows(7.0, [1.0, 1.0, 1.0, 1.0], seed=10)
+    recipe = _windows(1.2, [1.0, 1.0, 1.125, 1.0], seed=20)
+    per_window = window_speedups(base, recipe, 4)
+    assert per_window[2] == pytest.approx(7.0 / 1.35, rel=0.01) and per_window[0] == pytest.approx(7.0 / 1.2, rel=0.01)
+    pooled_rounds, over_windows = speedup(base, recipe), speedup(base, recipe, windows=4)
+    assert over_windows.median == pooled_rounds.median  # the same ratio of medians; only the interval differs
+    assert over_windows.ci95[0] < pooled_rounds.ci95[0] - 0.1
+    assert over_windows.ci95[0] <= over_windows.median <= over_windows.ci95[1]
+
+
+def test_steady_windows_do_not_widen_the_interval():
+    base = _windows(7.0, [1.0] * 4, seed=30)
+    recipe = _windows(1.2, [1.0] * 4, seed=40)
+    lo, hi = speedup(base, recipe, windows=4).ci95
+    assert 7.0 / 1.2 * 0.98 < lo < hi < 7.0 / 1.2 * 1.02
+
+
+def test_rounds_that_do_not_split_into_windows_are_refused():
+    base, recipe = _windows(7.0, [1.0] * 3, rounds=2), _windows(1.2, [1.0] * 3, rounds=2)
+    with pytest.raises(ValueError, match="equal windows"):
+        speedup(base, recipe, windows=4)
 
 
 def test_ragged_rounds_are_refused():

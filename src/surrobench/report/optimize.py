@@ -98,7 +98,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     if name:
         pooled = recipe_speedup(entry)
         windows = entry["recipe"].get("windows")
-        speed = f" ({speedup_text(pooled)}" + (f" over {windows} timing windows" if windows else "") + ")"
+        each = entry["recipe"].get("window_speedups")  # absent in reports written before it existed
+        spread = f", {min(each):.2f}x to {max(each):.2f}x window by window" if each and len(each) > 1 else ""
+        speed = f" ({speedup_text(pooled)}" + (f" over {windows} timing windows{spread}" if windows else "") + ")"
         lines = [
             f"recommended: {name}{speed if pooled else ''}",
             *("    " + c for c in entry["recipe"]["code"]),

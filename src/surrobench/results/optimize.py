@@ -102,9 +102,10 @@ class ConfigOptimization:
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
-            together: its own pairing, the pairings where it was the parent of a stack, and a confirmation
-            window after the search (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
-        recipe_windows: how many such windows ``recipe_speedup`` pools.
+            together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
+            windows after the search, the interval drawn over windows
+            (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
+        recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
         cut_short: Ctrl-C ended the search: the candidates are those judged so far, there is no recipe.
         error: why the baseline itself could not run (then there are no candidates).
         elapsed_s: wall time of this config (the search, without the fresh check).
@@ -125,8 +126,13 @@ class ConfigOptimization:
     elapsed_s: float = 0.0
     fresh: FreshCheck | None = None
     recipe_speedup: Speedup | None = None
-    recipe_windows: int = 0
+    recipe_window_speedups: tuple[float, ...] = ()
     cut_short: bool = False
+
+    @property
+    def recipe_windows(self) -> int:
+        """How many windows ``recipe_speedup`` pools."""
+        return len(self.recipe_window_speedups)
 
     @property
     def best(self) -> CandidateResult | None:
@@ -159,6 +165,7 @@ class ConfigOptimization:
                 "baseline_command": self.baseline_command,
                 "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
                 "windows": self.recipe_windows,
+                "window_speedups": list(self.recipe_window_speedups),
             },
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),

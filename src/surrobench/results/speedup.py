@@ -9,6 +9,13 @@ the same code shows against itself within the measurement. A candidate counts as
 minimum-effect form of a test (Lakens, Scheel & Isager 2018, Adv. Methods Pract. Psychol. Sci. 1(2)) with
 the smallest effect of interest set by what the same code shows against itself on this host right now
 (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM, on run-to-run variation).
+
+**Windows.** A pair timed together in several windows (the same rounds, minutes apart) is given with
+``windows``: the interval then comes from the three-stage bootstrap of
+:func:`surrobench.records.stats.windowed_ratio_ci` (windows drawn first, the same for both sides), because one
+window's interval covers the drift between its rounds, not between windows: on the H200 the same recipe's
+speedup moved by 5-10% between windows a minute apart and between fresh processes
+(docs/benchmarks/h200-optimize.md, "Windows and processes").
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.records.stats import bootstrap_ratio_ci
+from surrobench.records.stats import bootstrap_ratio_ci, windowed_ratio_ci
 
 
 @dataclass(frozen=True)
@@ -64,19 +71,44 @@ def noise_floor(ref_rounds: list[list[float]]) -> float:
     return abs(float(np.median(b) / np.median(a)) - 1.0)
 
 
-def speedup(ref_rounds: list[list[float]], cand_rounds: list[list[float]]) -> Speedup:
+def speedup(ref_rounds: list[list[float]], cand_rounds: list[list[float]], *, windows: int = 1) -> Speedup:
     """The :class:`Speedup` of the candidate over the reference, both given as latency rounds (ms,
-    ``rounds x iters``, interleaved with each other).
+    ``rounds x iters``, interleaved with each other); with ``windows`` > 1 the rounds of each side are that
+    many consecutive windows of equally many rounds, window w of one timed with window w of the other
+    (module docstring, "Windows").
 
     Raises:
-        ValueError: empty or ragged rounds, or a reference median that is not positive.
+        ValueError: empty or ragged rounds, a reference median that is not positive, or rounds that do not
+            split into ``windows`` equal windows alike on both sides.
     """
     ref, r_rounds = _flat(ref_rounds)
     cand, c_rounds = _flat(cand_rounds)
     ratio = float(np.median(ref) / np.median(cand))
-    # bootstrap_ratio_ci gives statistic(new) / statistic(base): new = reference, base = candidate
-    ci = bootstrap_ratio_ci(cand, ref, np.median, base_rounds=c_rounds, new_rounds=r_rounds)
+    # the ratio CIs give statistic(new) / statistic(base): new = reference, base = candidate
+    if windows > 1:
+        ci = windowed_ratio_ci(_windowed(cand, c_rounds, windows), _windowed(ref, r_rounds, windows), np.median)
+    else:
+        ci = bootstrap_ratio_ci(cand, ref, np.median, base_rounds=c_rounds, new_rounds=r_rounds)
     return Speedup(ratio, ci, noise_floor(ref_rounds))
+
+
+def _windowed(x: np.ndarray, rounds: int, windows: int) -> np.ndarray:
+    if rounds % windows:
+        raise ValueError(f"{rounds} rounds do not split into {windows} equal windows")
+    return x.reshape(windows, rounds // windows, -1)
+
+
+def window_speedups(ref_rounds: list[list[float]], cand_rounds: list[list[float]], windows: int) -> list[float]:
+    """Each window's own ratio of medians (rounds as for :func:`speedup`), in time order: how far the pair
+    drifted between windows.
+
+    Raises:
+        ValueError: as :func:`speedup`.
+    """
+    ref, r_rounds = _flat(ref_rounds)
+    cand, c_rounds = _flat(cand_rounds)
+    r, c = _windowed(ref, r_rounds, windows), _windowed(cand, c_rounds, windows)
+    return [float(np.median(r[w]) / np.median(c[w])) for w in range(windows)]
 
 
 def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref_median_ms: float) -> float | None:
