@@ -27,6 +27,12 @@ def _fresh(fresh: dict | None) -> tuple[str, str, str]:
     return speedup_text(fresh.get("speedup")), fresh["verdict"], spread
 
 
+def _per_window(c: dict) -> str:
+    """The recipe's speedup in each timing window it shared with the baseline, in time order."""
+    each = c["recipe"].get("window_speedups") or []
+    return " ".join(f"{w:.2f}" for w in each) or "-"
+
+
 def _top(x: dict) -> str:
     """The top op and its share; a kernel name (what a CUDA-graph replay shows) cut to 40 characters."""
     top = x.get("top_op")
@@ -55,6 +61,7 @@ def main(out: Path) -> None:
                     c["baseline"]["median_ms"],
                     "+".join(c["recommended"]) or "none",
                     speedup_text(recipe_speedup(c)) if best else "-",
+                    _per_window(c),
                     *_fresh(fresh),
                     f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-",
                     f"{c['elapsed_s']:.0f}",
@@ -81,10 +88,10 @@ def main(out: Path) -> None:
                 print(f"{name}: fresh {fresh['verdict']}: {fresh['reason']}")
     print()
     print(
-        "| config | baseline ms | recipe | optimize speedup [95% CI] | fresh speedup [95% CI] | fresh verdict "
-        "| fresh baseline ms per process | rel L2 | optimize s | fresh s |"
+        "| config | baseline ms | recipe | optimize speedup [95% CI] | per window | fresh speedup [95% CI] "
+        "| fresh verdict | fresh baseline ms per process | rel L2 | optimize s | fresh s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(str(v if not isinstance(v, float) else f"{v:.3f}") for v in r) + " |")
     print()
