@@ -23,6 +23,17 @@ def test_a_speedup_that_holds_in_fresh_processes_is_reproduced():
     assert "inside the optimize CI" in check.reason and check.baseline_ms[0] == pytest.approx(5.0, rel=0.02)
 
 
+def test_optimize_median_inside_the_fresh_interval_is_reproduced():
+    """The H200 PINN case: a narrow optimize interval a fraction of a percent off, inside the fresh one."""
+    narrow = Speedup(5.0, (4.995, 5.005), 0.001)
+    check = judge_fresh(narrow, _rounds([4.96, 5.0], 0), _rounds([1.0, 1.0], 1), pairs=2)
+    assert check.speedup.ci95[0] <= 5.0 <= check.speedup.ci95[1] and not 4.995 <= check.speedup.median <= 5.005
+    assert check.verdict == "reproduced" and "optimize's 5.00x lies inside the fresh CI" in check.reason
+    # the same fresh processes against a claim outside their interval: only overlapping, or not reproduced
+    other = judge_fresh(Speedup(5.3, (4.995, 5.5), 0.001), _rounds([4.96, 5.0], 0), _rounds([1.0, 1.0], 1), pairs=2)
+    assert other.verdict == "overlaps"
+
+
 def test_a_baseline_that_drifts_between_processes_is_named():
     # the launch-bound case: the eager baseline reads 2.5 ms in one process and 4 ms in others
     check = judge_fresh(OPTIMIZED, _rounds([2.5, 4.0, 4.1], 0), _rounds([1.0, 1.01, 0.99], 1), pairs=3)

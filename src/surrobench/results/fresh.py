@@ -8,12 +8,19 @@ alternating which one starts first (B R, R B, ...), and treats each process as o
 :func:`surrobench.results.speedup.speedup` (ratio of medians, two-stage bootstrap CI over processes, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
-**Verdict.** ``reproduced``: the fresh median lies inside the optimize CI; ``overlaps``: it does not, but the
-two intervals overlap; ``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish.
-The reason gives the fresh median's difference from optimize's in percent: on GPU-bound configs both
-intervals are about 1% wide, and a recipe can time 1-3% differently interleaved inside optimize than alone
-in its own process (docs/benchmarks/h200-optimize.md, "Measurement context"), which the verdict then shows
-as ``not_reproduced`` although the user gets within 3% of the speedup.
+**Verdict.** ``reproduced``: the fresh median lies inside the optimize CI, or optimize's median inside the
+fresh CI (either interval holds the other measurement's estimate: the second is the criterion "original effect
+size within the replication's 95% CI" of the Open Science Collaboration, "Estimating the reproducibility of
+psychological science", Science 349, 2015); ``overlaps``: neither, but the two intervals overlap;
+``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish. The reason says which
+interval held which median, and gives the fresh median's difference from optimize's in percent.
+
+Optimize's interval is drawn over the timing windows the recipe shared with the baseline
+(:func:`surrobench.results.speedup.speedup`, "Windows"), so it covers the drift between windows a minute
+apart; the context of a process (its memory layout, what else it has built) can still move a recipe by a
+fraction of a percent where the windows agree, as a PINN's tf32 read 1.868x [1.866, 1.869] in optimize and
+1.863x [1.857, 1.869] fresh on the H200 (docs/benchmarks/h200-optimize.md, "Windows and processes"); the
+fresh interval, drawn over processes, holds that.
 """
 
 from __future__ import annotations
@@ -91,6 +98,8 @@ def judge_fresh(
     where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
     if lo <= fresh.median <= hi:
         verdict, how = "reproduced", f"inside {where}"
+    elif fresh.ci95[0] <= optimized.median <= fresh.ci95[1]:
+        verdict, how = "reproduced", f"outside {where}, but optimize's {optimized.median:.2f}x lies inside the fresh CI"
     elif fresh.ci95[0] <= hi and lo <= fresh.ci95[1]:
         verdict, how = "overlaps", f"outside {where}, the intervals overlap"
     else:
