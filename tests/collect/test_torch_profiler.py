@@ -54,6 +54,21 @@ def test_profile_steps_records_the_active_steps_and_writes_a_gzip_trace(tmp_path
     assert {"surrobench::forward", "surrobench::post_process", "aten::addmm"} <= names
 
 
+def test_the_profilers_cycle_warning_is_kept_out_and_other_warnings_pass():
+    """torch 2.11 on CUDA warns "Profiler clears events at the end of each cycle" for our one-cycle schedule;
+    raised here from inside the profiled loop, it is dropped while the model's own warnings still reach the user."""
+    import warnings
+
+    def step(i):
+        warnings.warn("Warning: Profiler clears events at the end of each cycle.", UserWarning)
+        warnings.warn("the model's own warning", UserWarning)
+
+    with pytest.warns(UserWarning) as seen:
+        profile_steps(step, ProfileSchedule(wait=0, warmup=1, active=2), "cpu")
+    messages = {str(w.message) for w in seen}
+    assert "the model's own warning" in messages and not any("clears events" in m for m in messages)
+
+
 def test_checks_report_an_unrecorded_schedule_and_missing_cuda_activities():
     plan = ProfileSchedule(1, 1, 2)
     nothing = _checked(plan, "cpu", [1.0] * 4, 4, [], None)
