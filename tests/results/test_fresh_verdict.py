@@ -34,6 +34,15 @@ def test_optimize_median_inside_the_fresh_interval_is_reproduced():
     assert other.verdict == "overlaps"
 
 
+def test_fresh_processes_without_a_speedup_never_reproduce():
+    """The CPU trial's case: optimize 1.15x [1.08, 1.20]; in fresh processes the recipe was faster in one pair
+    and slower in the other, so their interval runs from below 1 to just past 1.15."""
+    claimed = Speedup(1.15, (1.08, 1.20), 0.01)
+    check = judge_fresh(claimed, _rounds([9.33, 10.6], 0), _rounds([10.01, 9.2], 1), pairs=2)
+    assert check.speedup.ci95[0] < 1.0 and check.speedup.ci95[0] <= 1.15 <= check.speedup.ci95[1]
+    assert check.verdict == "overlaps" and "show no speedup beyond their noise" in check.reason
+
+
 def test_a_baseline_that_drifts_between_processes_is_named():
     # the launch-bound case: the eager baseline reads 2.5 ms in one process and 4 ms in others
     check = judge_fresh(OPTIMIZED, _rounds([2.5, 4.0, 4.1], 0), _rounds([1.0, 1.01, 0.99], 1), pairs=3)

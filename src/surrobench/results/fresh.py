@@ -8,10 +8,13 @@ alternating which one starts first (B R, R B, ...), and treats each process as o
 :func:`surrobench.results.speedup.speedup` (ratio of medians, two-stage bootstrap CI over processes, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
-**Verdict.** ``reproduced``: the fresh median lies inside the optimize CI, or optimize's median inside the
-fresh CI (either interval holds the other measurement's estimate: the second is the criterion "original effect
-size within the replication's 95% CI" of the Open Science Collaboration, "Estimating the reproducibility of
-psychological science", Science 349, 2015); ``overlaps``: neither, but the two intervals overlap;
+**Verdict.** ``reproduced``: the fresh processes are faster by the rule of
+:mod:`surrobench.results.speedup` (their interval's lower end clears 1 + their noise floor), and the fresh
+median lies inside the optimize CI or optimize's median inside the fresh CI (either interval holds the other
+measurement's estimate: the second is the criterion "original effect size within the replication's 95% CI"
+of the Open Science Collaboration, "Estimating the reproducibility of psychological science", Science 349,
+2015); ``overlaps``: the intervals overlap, but the fresh processes showed no speedup beyond their noise or
+neither interval holds the other's median;
 ``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish. The reason says which
 interval held which median, and gives the fresh median's difference from optimize's in percent.
 
@@ -96,11 +99,18 @@ def judge_fresh(
     fresh = speedup(baseline_rounds, recipe_rounds)
     lo, hi = optimized.ci95
     where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
-    if lo <= fresh.median <= hi:
+    overlap = fresh.ci95[0] <= hi and lo <= fresh.ci95[1]
+    if not fresh.faster:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
+        verdict = "overlaps" if overlap else "not_reproduced"
+        how = (
+            f"{'overlapping' if overlap else 'outside'} {where}, but the fresh processes show no speedup beyond "
+            f"their noise (lower bound {fresh.ci95[0]:.2f}, needs > {1 + fresh.noise_floor:.3f})"
+        )
+    elif lo <= fresh.median <= hi:
         verdict, how = "reproduced", f"inside {where}"
     elif fresh.ci95[0] <= optimized.median <= fresh.ci95[1]:
         verdict, how = "reproduced", f"outside {where}, but optimize's {optimized.median:.2f}x lies inside the fresh CI"
-    elif fresh.ci95[0] <= hi and lo <= fresh.ci95[1]:
+    elif overlap:
         verdict, how = "overlaps", f"outside {where}, the intervals overlap"
     else:
         verdict, how = "not_reproduced", f"outside {where}, the intervals disjoint"
