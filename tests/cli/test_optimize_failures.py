@@ -41,6 +41,10 @@ def build_nan():
 
 def build_boom():
     return Returns("boom")
+
+
+def boom():
+    raise RuntimeError("factory exploded")
 """
 
 
@@ -54,6 +58,27 @@ def test_a_baseline_that_fails_is_an_error_and_exit_3(tmp_path, capsys, factory,
     assert code == EXIT_CONFIGS_FAILED
     (entry,) = json.loads(out.read_text())["configs"]
     assert words in entry["error"] and entry["candidates"] == [] and entry["recommended"] == []
+
+
+def test_a_raising_factory_is_an_error_config_and_the_finished_searches_are_kept(tmp_path, capsys):
+    """The second model's factory raises: the first model's search is stored, the second is an error config,
+    the run completes, exit 3 (as ``run`` does); the factory name ``boom`` is printed as written (no emoji)."""
+    (tmp_path / "bad.py").write_text(MODELS)
+    out, db = tmp_path / "o.json", tmp_path / "o.db"
+    models = f"pinn-mlp,{tmp_path / 'bad.py'}:boom"
+    args = ["--model", models, "--shape", "64", "--batch", "1", "--only", "threads=1", "--json", str(out)]
+    code = run_cli(["optimize", *args, "--db", str(db), *FAST])
+    printed = capsys.readouterr().out
+    assert code == EXIT_CONFIGS_FAILED
+    first, second = json.loads(out.read_text())["configs"]
+    assert first["error"] is None and [c["name"] for c in first["candidates"]] == ["threads=1"]
+    assert "factory exploded" in second["error"] and second["candidates"] == []
+    assert "bad.py:boom" in printed and "\N{COLLISION SYMBOL}" not in printed
+    assert "recommended: nothing (the baseline could not run:" in printed
+    with ResultStore(db) as store:
+        doc = json.loads(out.read_text())
+        assert store.run_state(doc["baseline_run_id"]) == "complete"
+        assert [r.status for r in store.load_run(doc["baseline_run_id"]).results] == ["ok", "error"]
 
 
 def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys, monkeypatch):

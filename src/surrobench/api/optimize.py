@@ -30,7 +30,8 @@ from surrobench.api.remedy_search import (
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
-from surrobench.execution.runner import prepare_model
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.runner import failed_result, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
@@ -104,7 +105,13 @@ def optimize_plans(
     try:
         for cfg in configs:
             on_config(cfg)
-            entry = optimize_config(cfg, prepare_model(surrogates[cfg.model], cfg.device, cfg.seed), request)
+            try:
+                prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
+            except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
+                entry = ConfigOptimization(baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line)
+            else:
+                entry = optimize_config(cfg, prepared, request)
+                del prepared
             store.add_result(baseline_run.run_id, entry.baseline)
             if entry.recipe_result is not None:
                 if not recipe_stored:

@@ -50,9 +50,10 @@ def _width(stream) -> int | None:
     return None if stream.isatty() or "COLUMNS" in os.environ else _PIPE_WIDTH
 
 
-# file=None: rich writes to whatever sys.stdout is at print time (the CLI's guard while a command runs)
-console = Console(width=_width(sys.stdout))
-err_console = Console(stderr=True, width=_width(sys.stderr))
+# file=None: rich writes to whatever sys.stdout is at print time (the CLI's guard while a command runs);
+# emoji=False: a model named ``file.py:boom`` is printed as written, not with ":boom:" as an emoji
+console = Console(width=_width(sys.stdout), emoji=False)
+err_console = Console(stderr=True, width=_width(sys.stderr), emoji=False)
 
 
 def flag(default: bool, *decls: str, help: str) -> OptionInfo:

@@ -106,6 +106,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             *("    " + c for c in entry["recipe"]["code"]),
             f"run it: {entry['recipe']['run_command']}",
         ]
+    elif entry.get("error"):
+        lines = [f"recommended: nothing (the baseline could not run: {entry['error']})"]
     elif entry.get("cut_short"):  # absent in reports written before it existed
         lines = ["recommended: nothing (the search was interrupted: see the note)"]
     elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
