@@ -99,10 +99,51 @@ def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys,
     assert code == EXIT_INTERRUPTED and "interrupted: 1 of 2 configs optimized" in err
     doc = json.loads(out.read_text())
     assert doc["interrupted"] is True and len(doc["configs"]) == 1 and doc["configs"][0]["batch"] == 1
-    assert "interrupted: only the configs whose search finished" in md.read_text()
+    assert "interrupted by Ctrl-C: what was measured before it is here" in md.read_text()
     with ResultStore(db) as store:
         assert store.run_state(doc["baseline_run_id"]) == "interrupted"
         assert len(store.load_run(doc["baseline_run_id"]).results) == 1
+
+
+def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_processes(tmp_path, capsys, monkeypatch):
+    from surrobench.api import fresh
+
+    launched = []
+
+    def one_run(command, tag, db, out, timeout_s):
+        launched.append(tag)
+        if len(launched) == 2:
+            raise KeyboardInterrupt
+        return [1.0, 1.1, 0.9], f"run-{len(launched)}"
+
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    found = api.optimize_config
+
+    def with_recipe(cfg, prepared, request):  # a recipe, whatever this host's timing says
+        from dataclasses import replace
+
+        from surrobench.results.speedup import Speedup
+
+        entry = found(cfg, prepared, request)
+        won = replace(entry.candidates[0], verdict="accepted", speedup=Speedup(1.5, (1.4, 1.6), 0.01))
+        return replace(
+            entry,
+            candidates=(won,),
+            recommended=("threads=1",),
+            run_command="surrobench run --threads 1",
+            recipe_result=entry.baseline,
+        )
+
+    monkeypatch.setattr(api, "optimize_config", with_recipe)
+    out, db = tmp_path / "o.json", tmp_path / "o.db"
+    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2", "--json", str(out)]
+    code = run_cli(["optimize", *args, "--db", str(db), *FAST])
+    printed = capsys.readouterr().out
+    assert code == EXIT_INTERRUPTED and launched == ["fresh:baseline", "fresh:recipe"]
+    (entry,) = json.loads(out.read_text())["configs"]
+    assert entry["recommended"] == ["threads=1"]
+    assert entry["fresh"]["verdict"] == "interrupted" and entry["fresh"]["run_ids"] == ["run-1"]
+    assert "interrupted by Ctrl-C after 1 of 4 fresh processes" in printed
 
 
 def test_a_finished_optimize_marks_its_runs_complete_and_says_when_nothing_was_left_to_verify(tmp_path, capsys):

@@ -64,4 +64,4 @@ def test_unknown_verdicts_and_ragged_rounds_are_refused():
         FreshCheck(pairs=2, verdict="maybe", reason="")
     with pytest.raises(ValueError, match="equal length"):
         judge_fresh(OPTIMIZED, [[1.0, 1.0], [1.0]], [[1.0, 1.0], [1.0, 1.0]], pairs=2)
-    assert set(FRESH_VERDICTS) == {"reproduced", "overlaps", "not_reproduced", "failed"}
+    assert set(FRESH_VERDICTS) == {"reproduced", "overlaps", "not_reproduced", "failed", "interrupted"}

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from surrobench.records.run import run_from_json
 from surrobench.results.fresh import FreshCheck, judge_fresh
 from surrobench.results.optimize import ConfigOptimization
@@ -28,6 +30,15 @@ FRESH_TIMEOUT_S = 600.0
 
 class _FreshFailed(Exception):
     """A fresh process did not produce a measured config; the message is its one-line cause."""
+
+
+class FreshInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the fresh check: ``check`` is the :class:`FreshCheck` with verdict ``interrupted``, the
+    run ids of the processes that finished (stored in the database) and their medians."""
+
+    def __init__(self, check: FreshCheck) -> None:
+        super().__init__()
+        self.check = check
 
 
 def _env() -> dict[str, str]:
@@ -68,6 +79,10 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
     return list(result.samples_ms), run.run_id
 
 
+def _medians(rounds: list[list[float]]) -> tuple[float, ...]:
+    return tuple(float(np.median(r)) for r in rounds)
+
+
 def check_fresh(
     entry: ConfigOptimization, *, pairs: int, db: Path | None, timeout_s: float = FRESH_TIMEOUT_S
 ) -> FreshCheck | None:
@@ -76,6 +91,7 @@ def check_fresh(
 
     Raises:
         ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
+        FreshInterrupted: Ctrl-C; it carries the check as far as it got.
     """
     if pairs < 2:
         raise ValueError(f"pairs must be >= 2, got {pairs}")
@@ -95,6 +111,18 @@ def check_fresh(
                     samples, run_id = _one_run(commands[side], f"fresh:{side}", db, out, timeout_s)
                     rounds[side].append(samples)
                     run_ids.append(run_id)
+        except KeyboardInterrupt:  # subprocess.run has stopped the running process; the finished ones stand
+            raise FreshInterrupted(
+                FreshCheck(
+                    pairs=pairs,
+                    verdict="interrupted",
+                    reason=f"interrupted by Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
+                    baseline_ms=_medians(rounds["baseline"]),
+                    recipe_ms=_medians(rounds["recipe"]),
+                    run_ids=tuple(run_ids),
+                    elapsed_s=time.monotonic() - started,
+                )
+            ) from None
         except _FreshFailed as exc:
             return FreshCheck(
                 pairs=pairs,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
-from surrobench.api.fresh import check_fresh
+from surrobench.api.fresh import FreshInterrupted, check_fresh
 from surrobench.api.remedy_search import (
     DEFAULT_BUDGET_S,
     DEFAULT_ROUNDS,
@@ -122,7 +122,11 @@ def optimize_plans(
             entries.append(entry)  # kept even when Ctrl-C comes during its fresh check
             if request.fresh_pairs:
                 db = None if store.path == ":memory:" else Path(store.path)
-                entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
+                try:
+                    entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
+                except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
+                    entries[-1] = replace(entry, fresh=cut.check)
+                    raise
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
         if partial is not None:

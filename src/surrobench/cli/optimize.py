@@ -113,8 +113,11 @@ def optimize_command(
                 command=command_line(),
                 on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
             )
-        except OptimizeInterrupted as exc:  # the finished configs are stored; their documents are written too
-            _write(exc.report.to_json(), markdown, json_out, where)
+        except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
+            doc = exc.report.to_json()
+            for renderable in optimize_renderables(doc, where):
+                console.print(renderable)
+            _write(doc, markdown, json_out, where)
             raise
     doc = report.to_json()
     for renderable in optimize_renderables(doc, where):

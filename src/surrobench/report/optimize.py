@@ -117,24 +117,28 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
     if fresh:
         lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")
-    elif verify:
+    elif verify and not entry["recommended"]:
         lines.append("fresh runs: none (no recipe to check)")
+    elif verify:
+        lines.append("fresh runs: none (interrupted before the first fresh process finished)")
     lines += [f"not tried: {t['name']} ({t['reason']})" for t in entry["not_tried"]]
     lines += [f"note: {n}" for n in entry["notes"]]
     return lines
 
 
 def stored_line(doc: dict, db: str | None = None) -> str:
-    """Where the runs went and the ``compare`` line for the before/after pair; ``db``, the database they
-    went to when it is not the default one, joins the command (else it would look in the default)."""
+    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (the recipe
+    changes precision and mode, so both leave those out of the match); ``db``, the database they went to when
+    it is not the default one, joins the commands (else they would look in the default)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
-        text = f"interrupted: only the configs whose search finished are here; {text}"
+        text = f"interrupted by Ctrl-C: what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
-        where = f" --db {shlex.quote(db)}" if db else ""
+        pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
+        pair += f" --db {shlex.quote(db)}" if db else ""
         text += (
-            f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {doc['baseline_run_id']} "
-            f"{doc['recipe_run_id']} --ignore-field precision,mode{where}"
+            f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {pair}; "
+            f"HTML: surrobench report {pair} -o report.html"
         )
     return text
 

@@ -15,7 +15,8 @@ measurement's estimate: the second is the criterion "original effect size within
 of the Open Science Collaboration, "Estimating the reproducibility of psychological science", Science 349,
 2015); ``overlaps``: the intervals overlap, but the fresh processes showed no speedup beyond their noise or
 neither interval holds the other's median;
-``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish. The reason says which
+``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish; ``interrupted``: Ctrl-C
+ended the check (the processes that finished are stored and listed). The reason says which
 interval held which median, and gives the fresh median's difference from optimize's in percent.
 
 Optimize's interval is drawn over the timing windows the recipe shared with the baseline
@@ -35,7 +36,7 @@ import numpy as np
 from surrobench.results.speedup import Speedup, speedup
 
 #: The fresh-run verdicts (module docstring).
-FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed")
+FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 
 
 @dataclass(frozen=True)
