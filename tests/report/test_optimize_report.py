@@ -93,6 +93,11 @@ def test_markdown_names_the_pair_to_compare():
     assert "surrobench compare b1 r1 --ignore-field precision,mode" in md
     # a database other than the default joins the command, quoted for the shell
     assert "compare b1 r1 --ignore-field precision,mode --db 'my runs.db'" in optimize_markdown(_doc(), "my runs.db")
+    # report matches the pair the same way (without --ignore-field it finds no config in both runs)
+    assert (
+        "surrobench report b1 r1 --ignore-field precision,mode --db 'my runs.db' -o report.html"
+        in optimize_markdown(_doc(), "my runs.db")
+    )
     assert "recommended: nothing" in optimize_markdown(_doc(with_recipe=False))
 
 
