@@ -85,3 +85,16 @@ def test_optimize_takes_the_same_plan_of_a_model_object():
         (entry,) = report.configs
         assert entry.baseline.model == "TinyConv" and entry.baseline.status == "ok"
         assert store.load_run(report.baseline_run_id).results[0].input_shape == (1, 3, 8, 8)
+
+
+def test_optimize_of_a_model_object_prints_no_command_line_it_cannot_rebuild():
+    """``surrobench run --model TinyConv`` would fail (no such name): no command lines, a note says why."""
+    from surrobench.report.optimize import recipe_lines
+
+    report = surrobench.optimize(TinyConv(), shapes=[8], only="threads=1", rounds=2, budget_s=20, input_sets=1, **FAST)
+    (entry,) = report.configs
+    assert entry.run_command is None and entry.baseline_command is None
+    assert any("given as a Python object" in n for n in entry.notes)
+    assert not any(line.startswith("run it:") for line in recipe_lines(report.to_json()["configs"][0]))
+    by_name = surrobench.optimize("pinn-mlp", shapes=[64], only="threads=1", rounds=2, budget_s=20, **FAST)
+    assert by_name.configs[0].baseline_command.startswith("surrobench run --model pinn-mlp")

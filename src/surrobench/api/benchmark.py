@@ -220,8 +220,8 @@ def named_model(model: ModelArg, verb: str) -> None:
     """
     if is_model_object(model):
         raise UsageError(
-            f"{verb} runs each config in a child process, which rebuilds the model from its name: give "
-            "'path/file.py:factory' or a torch.export .pt2 file, not a model object (benchmark takes one)"
+            f"{verb} runs each config in a child process, which rebuilds the model from its name: give a zoo "
+            "name, 'path/file.py:factory' or a torch.export .pt2 file, not a model object (benchmark takes one)"
         )
 
 

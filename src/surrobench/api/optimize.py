@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
+from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.api.fresh import FreshInterrupted, check_fresh
 from surrobench.api.remedy_search import (
     DEFAULT_BUDGET_S,
@@ -75,6 +75,7 @@ def optimize(
         rounds=rounds,
         only=remedy_names(only, plan.request.device, thorough=thorough),
         fresh_pairs=verify,
+        rebuildable=not is_model_object(model),
     )
     with open_store(db) as store:
         report = optimize_plans(request, store)

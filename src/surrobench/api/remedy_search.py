@@ -79,8 +79,10 @@ class OptimizeRequest:
     from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
     bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
     ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
-    remedy names to try (None: every remedy for the device), and ``fresh_pairs``: pairs of fresh
-    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2)."""
+    remedy names to try (None: every remedy for the device), ``fresh_pairs``: pairs of fresh
+    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2), and
+    ``rebuildable``: whether a ``surrobench run`` command line can name the model (False for a model object
+    given to the API: then no command lines, and a note says why)."""
 
     sweeps: tuple[SweepPlan, ...]
     budget_s: float = DEFAULT_BUDGET_S
@@ -89,6 +91,7 @@ class OptimizeRequest:
     rounds: int = DEFAULT_ROUNDS
     only: tuple[str, ...] | None = None
     fresh_pairs: int = 0
+    rebuildable: bool = True
 
     def __post_init__(self) -> None:
         check_search(budget_s=self.budget_s, tolerance=self.tolerance, rounds=self.rounds, verify=self.fresh_pairs)
@@ -443,6 +446,11 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         )
     if ctx.unprofiled:
         notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
+    if not ctx.request.rebuildable:
+        notes.append(
+            "no `surrobench run` line: the model was given as a Python object, which a command line cannot name; "
+            "apply the recipe's code, or give the model as 'path/file.py:factory' to get the line"
+        )
     return tuple(notes)
 
 
@@ -480,7 +488,7 @@ def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptim
     return ConfigOptimization(
         baseline=replace(merge_rounds(ctx.baseline.rounds), cold_start_ms=ctx.baseline.setup_ms),
         candidates=tuple(ctx.done),
-        baseline_command=run_command(ctx.cfg),
+        baseline_command=run_command(ctx.cfg) if ctx.request.rebuildable else None,
         notes=(*_notes(ctx, fp64_note), note),
         elapsed_s=time.monotonic() - started,
         cut_short=True,
@@ -550,8 +558,8 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         recommended=tuple(recipe.names),
         recipe_result=recipe_result,
         recipe_code=tuple(recipe.code()),
-        run_command=run_command(recipe.apply(cfg)) if recipe.remedies else None,
-        baseline_command=run_command(cfg),
+        run_command=run_command(recipe.apply(cfg)) if recipe.remedies and request.rebuildable else None,
+        baseline_command=run_command(cfg) if request.rebuildable else None,
         not_tried=tuple(not_tried),
         notes=_notes(ctx, fp64_note),
         elapsed_s=time.monotonic() - started,

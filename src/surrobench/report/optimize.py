@@ -104,8 +104,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         lines = [
             f"recommended: {name}{speed if pooled else ''}",
             *("    " + c for c in entry["recipe"]["code"]),
-            f"run it: {entry['recipe']['run_command']}",
         ]
+        if entry["recipe"]["run_command"]:  # none for a model given as a Python object
+            lines.append(f"run it: {entry['recipe']['run_command']}")
     elif entry.get("error"):
         lines = [f"recommended: nothing (the baseline could not run: {entry['error']})"]
     elif entry.get("cut_short"):  # absent in reports written before it existed

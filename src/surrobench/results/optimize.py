@@ -98,7 +98,8 @@ class ConfigOptimization:
         recommended: remedy names of the recipe, empty when nothing won.
         recipe_result: the recipe's timing, None when nothing won.
         recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
-            recipe, ``baseline_command`` the one of the baseline (the pair to measure again).
+            recipe, ``baseline_command`` the one of the baseline (the pair to measure again); both None for a
+            model given as a Python object (no command line can name it).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
