@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import re
 import numpy as np
 import pytest
 
@@ -307,3 +308,20 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
     from surrobench.report.optimize import recipe_lines
 
     assert "the search was interrupted" in recipe_lines(cut.value.report.to_json()["configs"][0])[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(budget_s="10"), "--budget-s '10': a number, not str"),
+        (dict(rounds=2.5), "--rounds 2.5: a whole number, not float"),
+        (dict(verify=True), "--verify True: a whole number, not bool"),
+        (dict(tolerance=None), "--tolerance None: a number, not NoneType"),
+    ],
+)
+def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):
+    import surrobench
+    from surrobench.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        surrobench.optimize("pinn-mlp", shapes=[64], device="cpu", **kwargs)

@@ -101,9 +101,20 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int)
     """Check the search settings (named by their CLI flags in the messages).
 
     Raises:
-        UsageError: ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise floor splits the
-            baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws processes).
+        UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
+            ``rounds`` and ``verify``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise
+            floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws
+            processes).
     """
+    for flag, value, kinds in (
+        ("--budget-s", budget_s, (int, float)),
+        ("--tolerance", tolerance, (int, float)),
+        ("--rounds", rounds, (int,)),
+        ("--verify", verify, (int,)),
+    ):
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            kind = "a whole number" if kinds == (int,) else "a number"
+            raise UsageError(f"{flag} {value!r}: {kind}, not {type(value).__name__}")
     if not budget_s > 0:
         raise UsageError(f"--budget-s {budget_s}: must be > 0")
     if not 0 < tolerance < 1:

@@ -86,7 +86,8 @@ def optimize_command(
 ) -> None:
     """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
-    fp64) output; recommend what is faster beyond the noise floor within the tolerance."""
+    fp64) output; recommend what is faster beyond the noise floor within the tolerance. Here --warmup and
+    --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
