@@ -3,9 +3,9 @@ with a model built so that one remedy wins and another breaks the accuracy."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
-import re
 import numpy as np
 import pytest
 
