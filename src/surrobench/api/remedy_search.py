@@ -386,7 +386,8 @@ def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
 
 #: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
 #: speedup draws its interval over windows (:func:`surrobench.results.speedup.speedup`, "Windows"), so it needs
-#: several; three take 2-15 s on the H200 configs (6 rounds of ~0.3 s a side each).
+#: several; three took about 8 s (U-Net 512²) to 17 s (MeshGraphNet 262,144) on the H200, estimated from
+#: their round sizes (6 rounds of up to ~0.3 s of calls a side, plus warm-up).
 CONFIRM_WINDOWS = 3
 
 
