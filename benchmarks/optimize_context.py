@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from surrobench.api import remedy_search as rs
+from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
 from surrobench.api.fresh import _one_run
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import open_variant
@@ -47,7 +48,7 @@ def main() -> None:
     ap.add_argument("--model", default="meshgraphnet")
     ap.add_argument("--shape", type=int, default=65536)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--budget-s", type=float, default=rs.DEFAULT_BUDGET_S)
+    ap.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S)
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--only", default=None, help="comma-separated remedy names (default: all)")
     ap.add_argument("--out", type=Path, required=True)
@@ -67,7 +68,7 @@ def main() -> None:
         input_sets=2,
     )
     prepared = prepare_model(resolve_model(args.model), args.device, 0)
-    request = rs.OptimizeRequest(sweeps=(), budget_s=args.budget_s)
+    request = OptimizeRequest(sweeps=(), budget_s=args.budget_s)
     started = time.monotonic()
     baseline = open_variant(cfg, prepared, own_module=False)
     reference, fp64, _ = reference_outputs(cfg, prepared)
@@ -85,7 +86,7 @@ def main() -> None:
         started + args.budget_s,
     )
     not_tried: list = []
-    only = rs.remedy_names(args.only, cfg.device)
+    only = remedy_names(args.only, cfg.device)
     remedies = [r for r in candidate_remedies(cfg.device) if only is None or r.name in only]
     singles, best = rs._singles(ctx, remedies, not_tried)
     stacked, recipe, variant = rs._stack(ctx, singles, best, not_tried)

@@ -7,7 +7,7 @@ import pytest
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.fresh import check_fresh
 from surrobench.api.optimize import optimize_plans
-from surrobench.api.remedy_search import OptimizeRequest
+from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.errors import UsageError
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup

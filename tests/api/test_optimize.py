@@ -12,7 +12,7 @@ import pytest
 from surrobench.api import remedy_search as api
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.optimize import measured_for, optimize_plans
-from surrobench.api.remedy_search import OptimizeRequest
+from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs

@@ -18,15 +18,14 @@ from pathlib import Path
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.api.fresh import FreshInterrupted, check_fresh
-from surrobench.api.remedy_search import (
+from surrobench.api.optimize_request import (
     DEFAULT_BUDGET_S,
     DEFAULT_ROUNDS,
     OptimizeRequest,
-    free_device,
     check_search,
-    optimize_config,
     remedy_names,
 )
+from surrobench.api.remedy_search import free_device, optimize_config
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint

@@ -24,17 +24,16 @@ from __future__ import annotations
 import gc
 import shlex
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, check_accuracy
+from surrobench.analysis.accuracy import check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
-from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
@@ -49,20 +48,10 @@ from surrobench.execution.runner import (
     merge_rounds,
     run_config,
 )
-from surrobench.execution.sweep import SweepPlan
 from surrobench.records.vocab import HALF_PRECISIONS
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup, break_even_calls, speedup, window_speedups
 
-#: Default time for one config, seconds. A candidate costs its setup (torch.compile of a zoo model takes
-#: tens of seconds) plus 6 rounds x 2 variants of at most ~0.3 s each: 120 s leaves room for the quick
-#: remedies, one compilation and a few stacks, and the candidate that starts last ends well inside 3 minutes
-#: (per-candidate times on the H200: benchmarks/gpu_optimize.sh).
-DEFAULT_BUDGET_S = 120.0
-#: Most pairs of fresh processes ``--verify`` runs: each pair costs two process starts (and compilations).
-MAX_FRESH_PAIRS = 20
-#: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
-DEFAULT_ROUNDS = 6
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
@@ -71,84 +60,6 @@ MIN_ROUND_ITERS = 5
 #: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
 #: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
-
-
-@dataclass(frozen=True)
-class OptimizeRequest:
-    """What to optimize: the workload (one or more planned sweeps, :class:`SweepPlan`, every config of each,
-    from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
-    bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
-    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
-    remedy names to try (None: every remedy for the device), ``fresh_pairs``: pairs of fresh
-    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2), and
-    ``rebuildable``: whether a ``surrobench run`` command line can name the model (False for a model object
-    given to the API: then no command lines, and a note says why)."""
-
-    sweeps: tuple[SweepPlan, ...]
-    budget_s: float = DEFAULT_BUDGET_S
-    tolerance: float = DEFAULT_TOLERANCE
-    thorough: bool = False
-    rounds: int = DEFAULT_ROUNDS
-    only: tuple[str, ...] | None = None
-    fresh_pairs: int = 0
-    rebuildable: bool = True
-
-    def __post_init__(self) -> None:
-        check_search(budget_s=self.budget_s, tolerance=self.tolerance, rounds=self.rounds, verify=self.fresh_pairs)
-
-
-def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int) -> None:
-    """Check the search settings (named by their CLI flags in the messages).
-
-    Raises:
-        UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
-            ``rounds`` and ``verify``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise
-            floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws
-            processes).
-    """
-    for flag, value, kinds in (
-        ("--budget-s", budget_s, (int, float)),
-        ("--tolerance", tolerance, (int, float)),
-        ("--rounds", rounds, (int,)),
-        ("--verify", verify, (int,)),
-    ):
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            kind = "a whole number" if kinds == (int,) else "a number"
-            raise UsageError(f"{flag} {value!r}: {kind}, not {type(value).__name__}")
-    if not budget_s > 0:
-        raise UsageError(f"--budget-s {budget_s}: must be > 0")
-    if not 0 < tolerance < 1:
-        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
-    if rounds < 2:
-        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
-    if verify != 0 and not 2 <= verify <= MAX_FRESH_PAIRS:
-        raise UsageError(
-            f"--verify {verify}: 0 (no check) or 2 to {MAX_FRESH_PAIRS} pairs (the CI draws processes; each pair "
-            "is two new processes)"
-        )
-
-
-def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
-    """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
-
-    Raises:
-        UsageError: an unknown name, or none given.
-    """
-    if only is None:
-        return None
-    names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
-    remedies = candidate_remedies(device, thorough=thorough)
-    known = [r.name for r in remedies]
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        text = only if isinstance(only, str) else ",".join(only)
-        runs = [r.name for r in remedies if device in r.devices]
-        other = [r.name for r in remedies if device not in r.devices]  # named, then found infeasible, with why
-        also = f"; not for {device}, reported infeasible: {', '.join(other)}" if other else ""
-        raise UsageError(
-            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}"
-        )
-    return names
 
 
 @dataclass

@@ -10,7 +10,7 @@ import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
-from surrobench.api.remedy_search import (
+from surrobench.api.optimize_request import (
     DEFAULT_BUDGET_S,
     DEFAULT_ROUNDS,
     OptimizeRequest,
