@@ -35,7 +35,6 @@ from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, r
 from surrobench.api.fresh import _one_run
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import open_variant
-from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.results.speedup import speedup
@@ -70,21 +69,7 @@ def main() -> None:
     prepared = prepare_model(resolve_model(args.model), args.device, 0)
     request = OptimizeRequest(sweeps=(), budget_s=args.budget_s)
     started = time.monotonic()
-    baseline = open_variant(cfg, prepared, own_module=False)
-    reference, fp64, _ = reference_outputs(cfg, prepared)
-    warmup, iters = rs._round_size(baseline, cfg.warmup, cfg.iters)
-    ctx = rs._Config(
-        cfg,
-        prepared,
-        request,
-        baseline,
-        reference,
-        fp64,
-        rs._probe(cfg, prepared),
-        warmup,
-        iters,
-        started + args.budget_s,
-    )
+    ctx, _ = rs._start(cfg, prepared, request, started)
     not_tried: list = []
     only = remedy_names(args.only, cfg.device)
     remedies = [r for r in candidate_remedies(cfg.device) if only is None or r.name in only]

@@ -418,32 +418,35 @@ def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptim
     )
 
 
+def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, started: float):
+    """Step 1 of the module docstring: the baseline built and run once, the references, the round size and
+    the probe. Returns (the search state, the note on a missing fp64 reference or None).
+
+    Raises:
+        Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf (every candidate would look
+            inaccurate against it).
+    """
+    baseline = open_variant(cfg, prepared, own_module=False)
+    check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
+    bad = nonfinite_message(baseline.first_output)
+    if bad:
+        raise ValueError(bad)
+    reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+    warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
+    probe = _probe(cfg, prepared)
+    ctx = _Config(cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, started + request.budget_s)
+    return ctx, fp64_note
+
+
 def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest) -> ConfigOptimization:
     """The search of the module docstring for one config."""
     started = time.monotonic()
     try:
-        baseline = open_variant(cfg, prepared, own_module=False)
-        check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
-        bad = nonfinite_message(baseline.first_output)
-        if bad:  # a NaN baseline would make every candidate look inaccurate
-            raise ValueError(bad)
-        reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+        ctx, fp64_note = _start(cfg, prepared, request, started)
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
-    warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
-    ctx = _Config(
-        cfg,
-        prepared,
-        request,
-        baseline,
-        reference,
-        fp64,
-        _probe(cfg, prepared),
-        warmup,
-        iters,
-        started + request.budget_s,
-    )
+    baseline = ctx.baseline
     remedies = [
         r
         for r in candidate_remedies(cfg.device, thorough=request.thorough)

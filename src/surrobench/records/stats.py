@@ -166,10 +166,7 @@ def windowed_ratio_ci(
         i = rng.integers(0, x.shape[2], size=(resamples, windows, rounds, x.shape[2]))
         return x[chosen[:, :, None, None], r[..., None], i].reshape(resamples, -1)
 
-    values = statistic(draw(n), axis=-1) / statistic(draw(b), axis=-1)
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(values, [tail, 100 - tail])
-    return (float(lo), float(hi))
+    return _percentile_interval(statistic(draw(n), axis=-1) / statistic(draw(b), axis=-1), confidence)
 
 
 def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: float, resamples: int):
@@ -177,7 +174,12 @@ def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: fl
     drawn = [
         two_stage_resamples(np.asarray(s, dtype=np.float64).ravel(), r, resamples, rng) for s, r in zip(samples, rounds)
     ]
-    values = statistic(*drawn)
+    return _percentile_interval(statistic(*drawn), confidence)
+
+
+def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` interval of bootstrap ``values`` (the percentile method, Efron & Tibshirani
+    1993, ch. 13)."""
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(values, [tail, 100 - tail])
     return (float(lo), float(hi))
