@@ -27,8 +27,9 @@ class ConfigEvidence:
         timeline: the timeline report of the profiled trace; ``facts`` its per-step facts.
         roofline: per-op roofline (needs the model run once under the FLOP counter).
         system: the system-level view (perf / py-spy), when collected.
-        profiled_step_ms: median step under the profiler (the profiling child's), ms; with ``result`` it
-            gives the profiler overhead and the scale of CPU op times (:meth:`op_time_scale`).
+        profiled_step_ms: mean step under the profiler over the recorded steps (the profiling child's,
+            :func:`surrobench.api.profile.profiled_step_ms`), ms; with ``result`` it gives the profiler
+            overhead and the scale of CPU op times (:meth:`op_time_scale`).
     """
 
     label: str | None = None
@@ -72,11 +73,11 @@ class ConfigEvidence:
         scale = self.op_time_scale()
         if scale >= 1.0:
             return (
-                f"op times as profiled: profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
+                f"op times as profiled: mean profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
                 f"{unprofiled:.3f} ms (profiler overhead {overhead:+.0%}, not scaled up)"
             )
         return (
-            f"op times scaled by {scale:.2f} to the unprofiled step: profiled step {self.profiled_step_ms:.3f} ms "
+            f"op times scaled by {scale:.2f} to the unprofiled step: mean profiled step {self.profiled_step_ms:.3f} ms "
             f"vs unprofiled median {unprofiled:.3f} ms (profiler overhead {overhead:+.0%})"
         )
 
@@ -89,7 +90,14 @@ class ConfigEvidence:
 
 
 def op_time_scale(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
-    """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 otherwise.
+    """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 otherwise (a ratio).
+
+    ``unprofiled_ms``: the timed median step, ms; ``profiled_step_ms``: the mean of the recorded steps under
+    the profiler, ms, i.e. the step the table's per-step times (sums over ``active_steps`` / ``active_steps``)
+    are averaged over. Dividing by that same step makes a scaled op time its fraction of the profiled wall
+    time times the unprofiled step, so the ops of one thread, whose self times add up to at most the steps
+    they ran in, never exceed the unprofiled step. A median profiled step does not have that property: a few
+    preempted steps on a busy CPU raise the sums (self CPU times are wall time) but not the median.
 
     On the CPU the op table's times are self CPU times of the profiled step, and the profiler's own cost
     per op (recording each call, its shapes and allocations) lands inside them: a CPU step of unet2d at 32

@@ -34,7 +34,7 @@ class ProfileReport:
         config: the timed result it belongs to (``top_op`` filled when profiled).
         config_id: its row in the database.
         status, error: of the child (``ok``, ``oom``, ``error``).
-        profiled_step_ms: median host time of the recorded steps under the profiler, ms.
+        profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
     """
 
@@ -70,6 +70,21 @@ class ProfileReport:
         }
 
 
+def profiled_step_ms(active_step_ms: list[float]) -> float:
+    """The profiled step, ms: the mean host time of the recorded (active) steps.
+
+    The mean, not the median, because it is the step the op table's per-step times are averaged over: the
+    table sums each op's time over the same ``active_steps`` steps and divides by their count
+    (:meth:`surrobench.records.ops.OpTable.ms_per_step`). The CPU op-time scale divides by this step
+    (``unprofiled median / profiled step``, :func:`surrobench.analysis.evidence.op_time_scale`), so a scaled op
+    time is the op's fraction of the profiled wall time times the unprofiled step, and the ops of one thread
+    together never exceed that step. With the median, a few preempted steps on a busy CPU (whose op self
+    times are wall time and land in the sums) inflated the sums but not the median, and an op category was
+    said to take more than the whole step.
+    """
+    return statistics.fmean(active_step_ms)
+
+
 def profile_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: ProfileOptions, run_id: str
 ) -> ProfileReport:
@@ -79,7 +94,7 @@ def profile_config(
     if child["status"] != "ok":
         return ProfileReport(result, config_id, child["status"], child["error"], warnings=warnings)
     table = OpTable.from_json(child["op_table"])
-    step_ms = statistics.median(child["active_step_ms"])
+    step_ms = profiled_step_ms(child["active_step_ms"])
     overhead = step_ms / result.latency_ms.median - 1 if result.latency_ms else None
     top = table.top_op()
     if top is not None:

@@ -70,7 +70,7 @@ def summary_line(report: dict) -> str:
     text = f"{basis} {per_step_ms:.3f} ms/step over {table['active_steps']} steps"
     if report["overhead"] is not None:
         text += (
-            f"; profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
+            f"; mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
             f" ms: profiler overhead {report['overhead']:+.0%}"
         )
     return text

@@ -520,7 +520,8 @@ class ResultStore:
 
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
-    """The median profiled step recorded with a config's op table, ms, or None."""
+    """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
+    (:func:`surrobench.api.profile.profiled_step_ms`; a database written before that holds the median)."""
     row = store.conn.execute("SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
     return row[0] if row else None
 
