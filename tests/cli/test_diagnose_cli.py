@@ -232,3 +232,19 @@ def test_workload_options_with_a_trace_are_refused_by_name(capsys):
     assert "--compile-mode, --threads describe a workload to run; with a TRACE they would be ignored: drop them" in (
         capsys.readouterr().err
     )
+
+
+def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, capsys, monkeypatch):
+    from surrobench.cli.options import WorkloadOptions
+
+    def no_plan(self):
+        raise AssertionError("planned (models resolved, shapes checked) before the schedule was checked")
+
+    monkeypatch.setattr(WorkloadOptions, "plan", no_plan)
+    argv = ["diagnose", "--model", "pinn-mlp", "--device", "cpu", "--db", str(tmp_path / "r.db"), "--iters", "10"]
+    assert run_cli(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "surrobench: error: profiler schedule wait 2 + warmup 5 + active 10 = 17 steps is longer than --iters 10; "
+        "lower the schedule or raise --iters"
+    ]

@@ -113,6 +113,7 @@ def diagnose(
             console.print(cross_rank_rich(result.cross_rank))
         findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
     else:
+        tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
         with ResultStore(db) as store, progress_hooks(err_console) as hooks:
             record, findings, warnings, evidence = diagnose_workload(
