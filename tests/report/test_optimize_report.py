@@ -107,3 +107,27 @@ def test_speedup_vs_error_plot():
     for c in doc["configs"][0]["candidates"]:
         c["speedup"] = None
     assert speedup_vs_error(doc) is None
+
+
+def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch):
+    """Piped output is drawn at a fixed width; a compare line longer than it must still paste as one line."""
+    import io
+
+    from rich.console import Console
+
+    from surrobench.cli import optimize as cli
+
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "console", Console(file=buf, width=60))
+    db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
+    cli._show(_doc(), db)
+    lines = buf.getvalue().splitlines()
+    assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
+    assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines
+
+
+def test_nothing_timed_is_not_called_nothing_faster():
+    entry = _doc(with_recipe=False)["configs"][0]
+    infeasible = {**entry["candidates"][0], "verdict": "infeasible", "speedup": None}
+    lines = recipe_lines({**entry, "recommended": [], "candidates": [infeasible]})
+    assert lines[0] == "recommended: nothing (no candidate could be timed here: see each one's reason)"

@@ -257,7 +257,13 @@ def check_forward(plan: SweepPlan, spec: str) -> None:
 
 @contextmanager
 def open_store(db: str | Path | None):
-    """The results database ``db``, or an in-memory one when ``db`` is None (nothing written to disk)."""
+    """The results database ``db``, or an in-memory one when ``db`` is None (nothing written to disk).
+
+    Raises:
+        UsageError: ``db`` is neither a path (str or Path) nor None (``db=5`` would create a file named 5).
+    """
+    if db is not None and not isinstance(db, (str, Path)):
+        raise UsageError(f"db={db!r}: a database path (str or pathlib.Path) or None, not {type(db).__name__}")
     with ResultStore(":memory:" if db is None else db) as store:
         yield store
 

@@ -60,9 +60,11 @@ def optimize(
 
     Raises:
         UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` with a model
-            object (the fresh processes rebuild the model from its name).
+            object (the fresh processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
     """
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
+    if not isinstance(thorough, bool):
+        raise UsageError(f"thorough={thorough!r}: True or False, not {type(thorough).__name__}")
     if verify:
         named_model(model, "optimize with verify")
     plan = sweep_plan(model, **sweep)

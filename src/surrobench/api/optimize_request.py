@@ -81,10 +81,12 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
 
     Raises:
-        UsageError: an unknown name, or none given.
+        UsageError: not text or a sequence of text; an unknown name, or none given.
     """
     if only is None:
         return None
+    if not isinstance(only, str) and not (isinstance(only, Sequence) and all(isinstance(n, str) for n in only)):
+        raise UsageError(f"--only {only!r}: remedy names, comma-separated text or a list of str")
     names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
     remedies = candidate_remedies(device, thorough=thorough)
     known = [r.name for r in remedies]

@@ -112,20 +112,27 @@ def optimize_command(
                 request,
                 store,
                 command=command_line(),
-                on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:.0f} s)"),
+                on_config=lambda cfg: err_console.print(
+                    f"optimizing {cfg.label()} (budget {budget_s:.0f} s)", markup=False
+                ),
             )
         except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
             doc = exc.report.to_json()
-            for renderable in optimize_renderables(doc, where):
-                console.print(renderable)
+            _show(doc, where)
             _write(doc, markdown, json_out, where)
             raise
     doc = report.to_json()
-    for renderable in optimize_renderables(doc, where):
-        console.print(renderable)
+    _show(doc, where)
     print_warnings(doc["warnings"])
     _write(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
+
+
+def _show(doc: dict, db: str | None) -> None:
+    """The report on the terminal; its lines unwrapped (soft_wrap), so a command line printed in it stays one
+    line to paste also when the output is piped at a fixed width."""
+    for renderable in optimize_renderables(doc, db):
+        console.print(renderable, soft_wrap=True)
 
 
 def _write(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:

@@ -113,6 +113,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         lines = ["recommended: nothing (the search was interrupted: see the note)"]
     elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
         lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]
+    elif not any(c.get("speedup") for c in entry["candidates"]):
+        lines = ["recommended: nothing (no candidate could be timed here: see each one's reason)"]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
     fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
@@ -138,8 +140,8 @@ def stored_line(doc: dict, db: str | None = None) -> str:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
         pair += f" --db {shlex.quote(db)}" if db else ""
         text += (
-            f", recipe run {doc['recipe_run_id']}; before/after: surrobench compare {pair}; "
-            f"HTML: surrobench report {pair} -o report.html"
+            f", recipe run {doc['recipe_run_id']}\nbefore/after: surrobench compare {pair}"
+            f"\nHTML: surrobench report {pair} -o report.html"
         )
     return text
 
@@ -197,5 +199,5 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc.get("verify", 0))) + "\n```\n")
-    parts.append(stored_line(doc, db) + "\n")
+    parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
