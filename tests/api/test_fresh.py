@@ -86,3 +86,30 @@ def test_the_library_call_optimizes_a_named_model_and_refuses_verify_on_an_objec
     assert "; not for cpu, reported infeasible: cudagraph, tf32" in str(refused.value)  # not offered as CPU ones
     with pytest.raises(UsageError, match="--budget-s 0"):
         surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", budget_s=0)
+
+
+def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(tmp_path, monkeypatch):
+    """A signal sent to optimize alone (``timeout -s INT``) never reaches its child: the child is sent SIGINT
+    and waited for, so ``surrobench run`` there can mark its run interrupted instead of being left running."""
+    import os
+    import signal
+    import sys
+    import threading
+
+    from surrobench.api import fresh
+
+    marker = tmp_path / "child-stored"
+    child = (
+        "import pathlib, signal, sys, time\n"
+        f"def stop(*_): pathlib.Path({str(marker)!r}).write_text('interrupted'); sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", child])
+    timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        fresh._one_run("surrobench run", "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+    timer.cancel()
+    assert marker.read_text() == "interrupted"

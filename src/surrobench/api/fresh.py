@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,8 @@ from surrobench.results.optimize import ConfigOptimization
 
 #: Longest one fresh process may take, seconds (a torch.compile recipe compiles again in each process).
 FRESH_TIMEOUT_S = 600.0
+#: After Ctrl-C, how long a fresh process is given to store its run as interrupted before it is killed, seconds.
+FRESH_GRACE_S = 30.0
 
 
 class _FreshFailed(Exception):
@@ -62,13 +65,24 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
         _FreshFailed: the process timed out, exited non-zero or measured nothing.
     """
     argv = _words(command) + ["--db", str(db), "--json", str(out), "--tag", tag]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False, env=_env())
-    except subprocess.TimeoutExpired:
-        raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
-    if done.returncode != 0 or not out.exists():
-        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
-        raise _FreshFailed(f"{tag} exited {done.returncode}: {last}")
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
+        except KeyboardInterrupt:  # the child may not have seen the signal (a signal sent to this process only)
+            proc.send_signal(signal.SIGINT)  # `surrobench run` then marks its run interrupted and exits
+            try:
+                proc.communicate(timeout=FRESH_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            raise
+    if proc.returncode != 0 or not out.exists():
+        last = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1]
+        raise _FreshFailed(f"{tag} exited {proc.returncode}: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
     except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
