@@ -19,10 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from surrobench.records.run import run_from_json
-from surrobench.results.fresh import FreshCheck, judge_fresh
+from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
 from surrobench.results.optimize import ConfigOptimization
 
 #: Longest one fresh process may take, seconds (a torch.compile recipe compiles again in each process).
@@ -93,10 +91,6 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
     return list(result.samples_ms), run.run_id
 
 
-def _medians(rounds: list[list[float]]) -> tuple[float, ...]:
-    return tuple(float(np.median(r)) for r in rounds)
-
-
 def check_fresh(
     entry: ConfigOptimization, *, pairs: int, db: Path | None, timeout_s: float = FRESH_TIMEOUT_S
 ) -> FreshCheck | None:
@@ -125,14 +119,14 @@ def check_fresh(
                     samples, run_id = _one_run(commands[side], f"fresh:{side}", db, out, timeout_s)
                     rounds[side].append(samples)
                     run_ids.append(run_id)
-        except KeyboardInterrupt:  # subprocess.run has stopped the running process; the finished ones stand
+        except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
             raise FreshInterrupted(
                 FreshCheck(
                     pairs=pairs,
                     verdict="interrupted",
                     reason=f"interrupted by Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
-                    baseline_ms=_medians(rounds["baseline"]),
-                    recipe_ms=_medians(rounds["recipe"]),
+                    baseline_ms=process_medians(rounds["baseline"]),
+                    recipe_ms=process_medians(rounds["recipe"]),
                     run_ids=tuple(run_ids),
                     elapsed_s=time.monotonic() - started,
                 )

@@ -393,6 +393,11 @@ def run_command(cfg: ExecConfig) -> str:
     return shlex.join(words)
 
 
+def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
+    """:func:`run_command` of ``cfg``; None when no command line can name the model (``request.rebuildable``)."""
+    return run_command(cfg) if request.rebuildable else None
+
+
 class SearchInterrupted(KeyboardInterrupt):
     """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe: the search
     did not finish), None when the baseline had not been timed yet."""
@@ -411,7 +416,7 @@ def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptim
     return ConfigOptimization(
         baseline=replace(merge_rounds(ctx.baseline.rounds), cold_start_ms=ctx.baseline.setup_ms),
         candidates=tuple(ctx.done),
-        baseline_command=run_command(ctx.cfg) if ctx.request.rebuildable else None,
+        baseline_command=_command_for(ctx.request, ctx.cfg),
         notes=(*_notes(ctx, fp64_note), note),
         elapsed_s=time.monotonic() - started,
         cut_short=True,
@@ -484,8 +489,8 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         recommended=tuple(recipe.names),
         recipe_result=recipe_result,
         recipe_code=tuple(recipe.code()),
-        run_command=run_command(recipe.apply(cfg)) if recipe.remedies and request.rebuildable else None,
-        baseline_command=run_command(cfg) if request.rebuildable else None,
+        run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=_command_for(request, cfg),
         not_tried=tuple(not_tried),
         notes=_notes(ctx, fp64_note),
         elapsed_s=time.monotonic() - started,

@@ -82,7 +82,12 @@ class FreshCheck:
         }
 
 
-def _spread(medians: list[float]) -> float:
+def process_medians(rounds: list[list[float]]) -> tuple[float, ...]:
+    """Each fresh process's median host latency, ms, in launch order (``rounds``: one per process)."""
+    return tuple(float(np.median(r)) for r in rounds)
+
+
+def _spread(medians: tuple[float, ...]) -> float:
     """max / min - 1 of per-process medians: how far the same command moved between processes."""
     return max(medians) / min(medians) - 1.0
 
@@ -115,14 +120,11 @@ def judge_fresh(
         verdict, how = "overlaps", f"outside {where}, the intervals overlap"
     else:
         verdict, how = "not_reproduced", f"outside {where}, the intervals disjoint"
-    base_ms = [float(np.median(r)) for r in baseline_rounds]
-    recipe_ms = [float(np.median(r)) for r in recipe_rounds]
+    base_ms, recipe_ms = process_medians(baseline_rounds), process_medians(recipe_rounds)
     reason = (
         f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(base_ms)} process pairs "
         f"({fresh.median / optimized.median - 1:+.1%} against optimize's {optimized.median:.2f}x), "
         f"{how}; between processes the baseline median moved "
         f"{_spread(base_ms):.0%}, the recipe's {_spread(recipe_ms):.0%}"
     )
-    return FreshCheck(
-        verdict=verdict, reason=reason, speedup=fresh, baseline_ms=tuple(base_ms), recipe_ms=tuple(recipe_ms), **fields
-    )
+    return FreshCheck(verdict=verdict, reason=reason, speedup=fresh, baseline_ms=base_ms, recipe_ms=recipe_ms, **fields)

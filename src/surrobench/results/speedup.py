@@ -14,7 +14,7 @@ the smallest effect of interest set by what the same code shows against itself o
 ``windows``: the interval then comes from the three-stage bootstrap of
 :func:`surrobench.records.stats.windowed_ratio_ci` (windows drawn first, the same for both sides), because one
 window's interval covers the drift between its rounds, not between windows: on the H200 the same recipe's
-speedup moved by 5-10% between windows a minute apart and between fresh processes
+speedup moved by 6-13% between windows seconds apart, as much as between fresh processes
 (docs/benchmarks/h200-optimize.md, "Windows and processes").
 """
 
