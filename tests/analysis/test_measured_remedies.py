@@ -70,3 +70,12 @@ def test_only_optimized_alarm_findings_change():
     healthy = Finding("compute_bound", "info", "s", ev, "healthy", None, "cfg A")
     out = cite_measured([launch, other, healthy], {"cfg A": ENTRY})
     assert "measured 4.00x" in out[0].action and out[1] == other and out[2] == healthy
+
+
+def test_measured_line_names_the_run_command_only_when_there_is_one():
+    from surrobench.analysis.measured_remedies import measured_line
+
+    with_command = {**ENTRY, "recipe": {"run_command": "surrobench run --model fno2d --mode cudagraph"}}
+    assert measured_line("fno2d 128", with_command).endswith("; run it: surrobench run --model fno2d --mode cudagraph")
+    line = measured_line("TinyConv 8", {**ENTRY, "recipe": {"run_command": None}})  # a model object: no command
+    assert "cudagraph+tf32 4.60x [4.37, 4.83]" in line and "run it" not in line

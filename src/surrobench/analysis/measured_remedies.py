@@ -121,7 +121,9 @@ def measured_line(label: str, entry: dict) -> str:
         return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
     sp = recipe_speedup(entry)
     speed = f" {speedup_text(sp)}" if sp else ""
-    return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}; run it: {entry['recipe']['run_command']}"
+    command = entry["recipe"]["run_command"]  # None for a model given to the API as an object
+    run_it = f"; run it: {command}" if command else ""
+    return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
 
 
 def _names_a_remedy(action: str) -> bool:
