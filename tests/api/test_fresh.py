@@ -8,7 +8,9 @@ from surrobench.api.benchmark import sweep_plan
 from surrobench.api.fresh import check_fresh
 from surrobench.api.optimize import optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
+from surrobench.api.remedy_search import CONFIRM_WINDOWS
 from surrobench.errors import UsageError
+from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup
 from surrobench.results.store import ResultStore
@@ -31,9 +33,40 @@ def build():
 '''
 
 
-def _request(spec: str, fresh_pairs: int) -> OptimizeRequest:
+def _request(spec: str, fresh_pairs: int, process_pairs: int = 0) -> OptimizeRequest:
     plan = sweep_plan(spec, shapes=[8], device="cpu", warmup=1, iters=4, input_sets=1, threads=2)
-    return OptimizeRequest((plan,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs)
+    return OptimizeRequest((plan,), rounds=2, only=("threads=1",), fresh_pairs=fresh_pairs, process_pairs=process_pairs)
+
+
+def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, monkeypatch):
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    with ResultStore(tmp_path / "o.db") as store:
+        report = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store)
+        (entry,) = report.configs
+        tags = [store.load_run(run_id).tag for run_id in entry.recipe_process_run_ids]
+    # its own pairing and CONFIRM_WINDOWS in this process, then one window per pair of processes
+    assert entry.recipe_windows == 1 + CONFIRM_WINDOWS + 2 and entry.recipe_process_windows == 2
+    assert tags == ["confirm:baseline", "confirm:recipe", "confirm:recipe", "confirm:baseline"]
+    assert all(s > 5 for s in entry.recipe_window_speedups[-2:])  # 6 ms against 0.3 ms in the new processes
+    assert any("include 2 of 2 pairs of fresh processes" in note for note in entry.notes)
+    doc = report.to_json()
+    assert doc["configs"][0]["recipe"]["process_windows"] == 2
+    assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
+
+
+def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_path, monkeypatch):
+    import sys
+
+    from surrobench.api import fresh
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", "import sys; sys.exit(3)"])
+    (entry,) = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), ResultStore(":memory:")).configs
+    assert entry.recommended == ("threads=1",)  # the in-process windows alone bear it out
+    assert entry.recipe_process_windows == 0 and entry.recipe_windows == 1 + CONFIRM_WINDOWS
+    assert any("a process failed: confirm:baseline exited 3" in note for note in entry.notes)
 
 
 def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):

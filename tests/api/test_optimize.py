@@ -205,7 +205,7 @@ def _confirm_ctx(base, recipe) -> SimpleNamespace:
     """The search state ``_confirm`` reads: windows of 2 rounds, the recipe paired with every baseline round."""
     return SimpleNamespace(
         baseline=base,
-        request=SimpleNamespace(rounds=2),
+        request=SimpleNamespace(rounds=2, process_pairs=0),  # in-process windows only
         warmup=1,
         iters=20,
         paired={id(recipe): list(range(len(base.rounds)))},
@@ -246,7 +246,7 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
 
     monkeypatch.setattr(api, "interleave", confirmation)
     ctx = _confirm_ctx(base, recipe)
-    pooled, per_window = api._confirm(ctx, recipe)
+    pooled, per_window = api._confirm(ctx, None, recipe)
     first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
     second = speedup([list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]])
     windows = 2 + api.CONFIRM_WINDOWS
@@ -273,14 +273,14 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
 
     monkeypatch.setattr(api, "interleave", fails)
     ctx = _confirm_ctx(base, recipe)
-    pooled, per_window = api._confirm(ctx, recipe)
+    pooled, per_window = api._confirm(ctx, None, recipe)
     assert len(per_window) == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
     assert "illegal memory access" in ctx.confirm_error
 
 
 def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_spec, tmp_path, monkeypatch):
     # the search's wins, pooled with the confirmation window, no longer clear 1 + noise floor
-    monkeypatch.setattr(api, "_confirm", lambda ctx, v: (Speedup(8.03, (1.0, 112.25), 0.86), (14.0, 1.1)))
+    monkeypatch.setattr(api, "_confirm", lambda ctx, r, v: (Speedup(8.03, (1.0, 112.25), 0.86), (14.0, 1.1)))
     with ResultStore(tmp_path / "o.db") as store:
         report = optimize_plans(_request(model_spec, ("threads=1",)), store)
     (entry,) = report.configs

@@ -108,6 +108,7 @@ def test_optimize_from_a_stored_run(tmp_path):
         (["--only", "warp-drive"], "unknown remedy warp-drive"),
         (["--run", "nope"], "no run"),
         (["--verify", "1"], "--verify 1"),
+        (["--processes", "-1"], "--processes -1: 0 (in-process windows only) to 20 pairs"),
     ],
 )
 def test_optimize_bad_input_is_one_line(tmp_path, capsys, args, message):

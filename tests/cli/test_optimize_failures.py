@@ -85,11 +85,11 @@ def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys,
     calls = []
     search = api.optimize_config
 
-    def second_interrupts(cfg, prepared, request):
+    def second_interrupts(cfg, prepared, request, **kw):
         calls.append(cfg)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return search(cfg, prepared, request)
+        return search(cfg, prepared, request, **kw)
 
     monkeypatch.setattr(api, "optimize_config", second_interrupts)
     out, md, db = tmp_path / "o.json", tmp_path / "o.md", tmp_path / "o.db"
@@ -119,12 +119,12 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     monkeypatch.setattr(fresh, "_one_run", one_run)
     found = api.optimize_config
 
-    def with_recipe(cfg, prepared, request):  # a recipe, whatever this host's timing says
+    def with_recipe(cfg, prepared, request, **kw):  # a recipe, whatever this host's timing says
         from dataclasses import replace
 
         from surrobench.results.speedup import Speedup
 
-        entry = found(cfg, prepared, request)
+        entry = found(cfg, prepared, request, **kw)
         won = replace(entry.candidates[0], verdict="accepted", speedup=Speedup(1.5, (1.4, 1.6), 0.01))
         return replace(
             entry,
@@ -136,7 +136,9 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
 
     monkeypatch.setattr(api, "optimize_config", with_recipe)
     out, db = tmp_path / "o.json", tmp_path / "o.db"
-    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2", "--json", str(out)]
+    # --processes 0: the search's own fresh processes would be launched by the same patched _one_run
+    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2", "--processes", "0"]
+    args += ["--json", str(out)]
     code = run_cli(["optimize", *args, "--db", str(db), *FAST])
     printed = capsys.readouterr().out
     assert code == EXIT_INTERRUPTED and launched == ["fresh:baseline", "fresh:recipe"]

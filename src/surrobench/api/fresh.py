@@ -5,6 +5,10 @@ Each pair is one ``surrobench run`` of the baseline's command line and one of th
 ``optimize`` prints), launched as ``python -m surrobench run ...`` one after the other, the first of the
 pair alternating (B R, R B, ...) so that a drift of the machine over the check falls on both sides. Every
 fresh run is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
+
+The search itself also times its recipe in pairs of fresh processes (:func:`process_windows`, tagged
+``confirm:baseline`` / ``confirm:recipe``), so that its interval covers the drift between processes
+(:mod:`surrobench.api.remedy_search`, step 4).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.records.run import run_from_json
@@ -29,7 +34,7 @@ FRESH_TIMEOUT_S = 600.0
 FRESH_GRACE_S = 30.0
 
 
-class _FreshFailed(Exception):
+class FreshProcessFailed(Exception):
     """A fresh process did not produce a measured config; the message is its one-line cause."""
 
 
@@ -60,7 +65,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
     """Run ``command`` in a new process; returns (its per-iteration host latencies, ms; its run id).
 
     Raises:
-        _FreshFailed: the process timed out, exited non-zero or measured nothing.
+        FreshProcessFailed: the process timed out, exited non-zero or measured nothing.
     """
     argv = _words(command) + ["--db", str(db), "--json", str(out), "--tag", tag]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as proc:
@@ -69,7 +74,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
+            raise FreshProcessFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
         except KeyboardInterrupt:  # the child may not have seen the signal (a signal sent to this process only)
             proc.send_signal(signal.SIGINT)  # `surrobench run` then marks its run interrupted and exits
             try:
@@ -80,15 +85,109 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
             raise
     if proc.returncode != 0 or not out.exists():
         last = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1]
-        raise _FreshFailed(f"{tag} exited {proc.returncode}: {last}")
+        raise FreshProcessFailed(f"{tag} exited {proc.returncode}: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
     except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
-        raise _FreshFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
+        raise FreshProcessFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
     result = run.results[0] if run.results else None
     if result is None or result.status != "ok" or not result.samples_ms:
-        raise _FreshFailed(f"{tag} measured nothing: {result.error if result else 'no config'}")
+        raise FreshProcessFailed(f"{tag} measured nothing: {result.error if result else 'no config'}")
     return list(result.samples_ms), run.run_id
+
+
+def _alternating_pairs(
+    commands: dict[str, str],
+    pairs: int,
+    prefix: str,
+    db: Path | None,
+    timeout_s: float,
+    rounds: dict[str, list[list[float]]],
+    run_ids: list[str],
+) -> None:
+    """Run ``pairs`` pairs of ``commands`` (``"baseline"``, ``"recipe"``), the first of a pair alternating (B R,
+    R B, ...), each stored in ``db`` (None: a temporary database, not kept) tagged ``prefix:side``. Each
+    process's samples are appended to ``rounds[side]`` and its run id to ``run_ids`` as it finishes, so an
+    exception leaves there what finished; process i of a side belongs to pair i.
+
+    Raises:
+        FreshProcessFailed: a process failed (:func:`_one_run`).
+        KeyboardInterrupt: Ctrl-C, after the running process was given time to store its run.
+    """
+    with tempfile.TemporaryDirectory(prefix="surrobench-fresh-") as tmp:
+        db = db or Path(tmp) / "fresh.db"
+        for i in range(pairs):
+            for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
+                out = Path(tmp) / f"{i}-{side}.json"
+                samples, run_id = _one_run(commands[side], f"{prefix}:{side}", db, out, timeout_s)
+                rounds[side].append(samples)
+                run_ids.append(run_id)
+
+
+@dataclass(frozen=True)
+class ProcessWindows:
+    """Timing windows of a baseline and its recipe, each window a pair of fresh processes
+    (:func:`process_windows`).
+
+    Attributes:
+        baseline_rounds, recipe_rounds: ``windows * rounds`` rounds a side (ms per call), window by window
+            in launch order; only pairs whose two processes both finished.
+        run_ids: every finished process's stored run, in launch order.
+        error: the one-line cause when a process failed (the pairs before it stand), else None.
+        elapsed_s: wall time of all the processes, seconds.
+    """
+
+    baseline_rounds: tuple[tuple[float, ...], ...]
+    recipe_rounds: tuple[tuple[float, ...], ...]
+    run_ids: tuple[str, ...]
+    error: str | None
+    elapsed_s: float
+
+
+def process_windows(
+    baseline_command: str,
+    recipe_command: str,
+    *,
+    pairs: int,
+    rounds: int,
+    warmup: int,
+    iters: int,
+    db: Path | None,
+    timeout_s: float = FRESH_TIMEOUT_S,
+) -> ProcessWindows:
+    """``pairs`` more timing windows of a recipe and its baseline, each window a pair of fresh ``surrobench
+    run`` processes (order alternating, tagged ``confirm:baseline`` / ``confirm:recipe``, stored in ``db``;
+    None: not kept), shaped as the search's own windows: ``rounds`` rounds of ``iters`` timed calls a side.
+    Each process runs ``--warmup warmup --iters rounds*iters`` (one round of ``run``: its ``--rounds`` would
+    build the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
+
+    Raises:
+        ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
+        KeyboardInterrupt: Ctrl-C (the finished processes are stored in ``db``).
+    """
+    if min(pairs, rounds, iters) < 1:
+        raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
+    extra = f" --warmup {warmup} --iters {rounds * iters}"
+    commands = {"baseline": baseline_command + extra, "recipe": recipe_command + extra}
+    started = time.monotonic()
+    done: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
+    run_ids: list[str] = []
+    error = None
+    try:
+        _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids)
+    except FreshProcessFailed as exc:  # the pairs that finished stand
+        error = str(exc)
+    whole = [len(b) >= rounds * iters and len(r) >= rounds * iters for b, r in zip(done["baseline"], done["recipe"])]
+    complete = whole.index(False) if False in whole else len(whole)  # a run cut short ends the usable pairs
+    if complete < len(whole) and error is None:
+        error = f"a confirm process measured fewer than {rounds * iters} calls"
+
+    def split(side: str) -> tuple[tuple[float, ...], ...]:
+        return tuple(
+            tuple(samples[r * iters : (r + 1) * iters]) for samples in done[side][:complete] for r in range(rounds)
+        )
+
+    return ProcessWindows(split("baseline"), split("recipe"), tuple(run_ids), error, time.monotonic() - started)
 
 
 def check_fresh(
@@ -110,41 +209,35 @@ def check_fresh(
     rounds: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []
     commands = {"baseline": entry.baseline_command, "recipe": entry.run_command}
-    with tempfile.TemporaryDirectory(prefix="surrobench-fresh-") as tmp:
-        db = db or Path(tmp) / "fresh.db"
-        try:
-            for i in range(pairs):
-                for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
-                    out = Path(tmp) / f"{i}-{side}.json"
-                    samples, run_id = _one_run(commands[side], f"fresh:{side}", db, out, timeout_s)
-                    rounds[side].append(samples)
-                    run_ids.append(run_id)
-        except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
-            raise FreshInterrupted(
-                FreshCheck(
-                    pairs=pairs,
-                    verdict="interrupted",
-                    reason=f"interrupted by Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
-                    baseline_ms=process_medians(rounds["baseline"]),
-                    recipe_ms=process_medians(rounds["recipe"]),
-                    run_ids=tuple(run_ids),
-                    elapsed_s=time.monotonic() - started,
-                )
-            ) from None
-        except _FreshFailed as exc:
-            return FreshCheck(
+    try:
+        _alternating_pairs(commands, pairs, "fresh", db, timeout_s, rounds, run_ids)
+    except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
+        raise FreshInterrupted(
+            FreshCheck(
                 pairs=pairs,
-                verdict="failed",
-                reason=f"a fresh process failed: {exc}",
+                verdict="interrupted",
+                reason=f"interrupted by Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
+                baseline_ms=process_medians(rounds["baseline"]),
+                recipe_ms=process_medians(rounds["recipe"]),
                 run_ids=tuple(run_ids),
-                error=str(exc),
                 elapsed_s=time.monotonic() - started,
             )
+        ) from None
+    except FreshProcessFailed as exc:
+        return FreshCheck(
+            pairs=pairs,
+            verdict="failed",
+            reason=f"a fresh process failed: {exc}",
+            run_ids=tuple(run_ids),
+            error=str(exc),
+            elapsed_s=time.monotonic() - started,
+        )
     n = min(len(r) for side in rounds.values() for r in side)  # equal unless a run was cut short
     return judge_fresh(
         entry.recipe_speedup or best.speedup,
         [r[:n] for r in rounds["baseline"]],
         [r[:n] for r in rounds["recipe"]],
+        units=entry.recipe_process_speedups,
         pairs=pairs,
         run_ids=tuple(run_ids),
         elapsed_s=time.monotonic() - started,

@@ -20,6 +20,7 @@ from surrobench.api.benchmark import ModelArg, is_model_object, named_model, ope
 from surrobench.api.fresh import FreshInterrupted, check_fresh
 from surrobench.api.optimize_request import (
     DEFAULT_BUDGET_S,
+    DEFAULT_PROCESS_PAIRS,
     DEFAULT_ROUNDS,
     OptimizeRequest,
     check_search,
@@ -48,6 +49,7 @@ def optimize(
     rounds: int = DEFAULT_ROUNDS,
     only: str | Sequence[str] | None = None,
     verify: int = 0,
+    processes: int = DEFAULT_PROCESS_PAIRS,
     **sweep,
 ) -> OptimizeReport:
     """Try the remedies on every config of ``model``'s sweep and recommend what wins (module docstring).
@@ -55,14 +57,15 @@ def optimize(
     ``model`` and ``sweep`` as for :func:`surrobench.api.benchmark.benchmark` (``shapes``, ``batches``,
     ``precisions``, ``device``, ``warmup``, ``iters``, ...); ``budget_s`` per config, ``tolerance`` (rel L2),
     ``thorough``, ``rounds`` and ``only`` (remedy names) as the CLI's flags; ``verify``: pairs of fresh
-    processes that check each recipe (0: none). Stored in ``db`` when given, else in memory only. The
+    processes that check each recipe (0: none); ``processes``: pairs of fresh processes in which the search
+    times its recipe once more (0: none; skipped for a model object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only. The
     measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` with a model
             object (the fresh processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
     """
-    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
+    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     if not isinstance(thorough, bool):
         raise UsageError(f"thorough={thorough!r}: True or False, not {type(thorough).__name__}")
     if verify:
@@ -77,6 +80,7 @@ def optimize(
         only=remedy_names(only, plan.request.device, thorough=thorough),
         fresh_pairs=verify,
         rebuildable=not is_model_object(model),
+        process_pairs=processes,
     )
     with open_store(db) as store:
         report = optimize_plans(request, store)
@@ -102,6 +106,7 @@ def optimize_plans(
     baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
     recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)
     store.begin_run(baseline_run, command)
+    db = None if store.path == ":memory:" else Path(store.path)  # where the fresh processes store their runs
     entries: list[ConfigOptimization] = []
     recipe_stored = False
     try:
@@ -112,7 +117,7 @@ def optimize_plans(
             except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
                 entry = ConfigOptimization(baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line)
             else:
-                entry = optimize_config(cfg, prepared, request)
+                entry = optimize_config(cfg, prepared, request, db=db)
                 del prepared
             store.add_result(baseline_run.run_id, entry.baseline)
             if entry.recipe_result is not None:
@@ -123,7 +128,6 @@ def optimize_plans(
             free_device(cfg.device)
             entries.append(entry)  # kept even when Ctrl-C comes during its fresh check
             if request.fresh_pairs:
-                db = None if store.path == ":memory:" else Path(store.path)
                 try:
                     entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
                 except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C

@@ -16,10 +16,16 @@ from surrobench.execution.sweep import SweepPlan
 #: remedies, one compilation and a few stacks, and the candidate that starts last ends well inside 3 minutes
 #: (per-candidate times on the H200: benchmarks/gpu_optimize.sh).
 DEFAULT_BUDGET_S = 120.0
-#: Most pairs of fresh processes ``--verify`` runs: each pair costs two process starts (and compilations).
+#: Most pairs of fresh processes ``--verify`` or ``--processes`` runs: each pair costs two process starts (and
+#: compilations).
 MAX_FRESH_PAIRS = 20
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6
+#: Pairs of fresh processes in which the search times its recipe with the baseline once more (each pair one more
+#: timing window of the recipe's interval): on the H200 a launch-bound eager baseline moved 21-42% between two
+#: processes while the in-process windows missed it (docs/benchmarks/h200-optimize.md, "Windows and processes").
+#: Two pairs cost four process starts (and, for a compiled recipe, two compilations).
+DEFAULT_PROCESS_PAIRS = 2
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,9 @@ class OptimizeRequest:
     from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
     bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
     ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
-    remedy names to try (None: every remedy for the device), ``fresh_pairs``: pairs of fresh
+    remedy names to try (None: every remedy for the device), ``process_pairs``: pairs of fresh processes in
+    which the search times its recipe once more (0 here: none; :func:`surrobench.api.optimize.optimize` and the
+    CLI pass :data:`DEFAULT_PROCESS_PAIRS`; needs ``rebuildable``), ``fresh_pairs``: pairs of fresh
     ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2), and
     ``rebuildable``: whether a ``surrobench run`` command line can name the model (False for a model object
     given to the API: then no command lines, and a note says why)."""
@@ -41,25 +49,33 @@ class OptimizeRequest:
     only: tuple[str, ...] | None = None
     fresh_pairs: int = 0
     rebuildable: bool = True
+    process_pairs: int = 0
 
     def __post_init__(self) -> None:
-        check_search(budget_s=self.budget_s, tolerance=self.tolerance, rounds=self.rounds, verify=self.fresh_pairs)
+        check_search(
+            budget_s=self.budget_s,
+            tolerance=self.tolerance,
+            rounds=self.rounds,
+            verify=self.fresh_pairs,
+            processes=self.process_pairs,
+        )
 
 
-def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int) -> None:
+def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int, processes: int = 0) -> None:
     """Check the search settings (named by their CLI flags in the messages).
 
     Raises:
         UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
-            ``rounds`` and ``verify``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2 (the noise
-            floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh CI draws
-            processes).
+            ``rounds``, ``verify`` and ``processes``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds``
+            < 2 (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the
+            fresh CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
     """
     for flag, value, kinds in (
         ("--budget-s", budget_s, (int, float)),
         ("--tolerance", tolerance, (int, float)),
         ("--rounds", rounds, (int,)),
         ("--verify", verify, (int,)),
+        ("--processes", processes, (int,)),
     ):
         if isinstance(value, bool) or not isinstance(value, kinds):
             kind = "a whole number" if kinds == (int,) else "a number"
@@ -75,6 +91,8 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int)
             f"--verify {verify}: 0 (no check) or 2 to {MAX_FRESH_PAIRS} pairs (the CI draws processes; each pair "
             "is two new processes)"
         )
+    if not 0 <= processes <= MAX_FRESH_PAIRS:
+        raise UsageError(f"--processes {processes}: 0 (in-process windows only) to {MAX_FRESH_PAIRS} pairs")
 
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:

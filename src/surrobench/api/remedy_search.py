@@ -12,10 +12,11 @@
 3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
    time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
    beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out.
-4. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), and its
-   speedup is taken over every window the two were timed in together, its interval drawn over windows
-   (:func:`_confirm` says why); a recipe whose pooled speedup does not clear 1 + the noise floor is not
-   recommended (:func:`unconfirmed_note`).
+4. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
+   ``process_pairs`` pairs of fresh processes, one window each (:func:`surrobench.api.fresh.process_windows`),
+   and its speedup is taken over every window the two were timed in together, its interval drawn over
+   windows (:func:`_confirm` says why); a recipe whose pooled speedup does not clear 1 + the noise floor is
+   not recommended (:func:`unconfirmed_note`).
 5. After every timed round, the baseline and each timed candidate are profiled for their top op.
 """
 
@@ -25,12 +26,14 @@ import gc
 import shlex
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from surrobench.analysis.accuracy import check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.api.fresh import ProcessWindows, process_windows
 from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
@@ -76,10 +79,12 @@ class _Config:
     warmup: int
     iters: int
     deadline: float
+    db: Path | None = None  # where the recipe's fresh processes store their runs (None: not kept)
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
     timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
     confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
+    processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
     done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
 
@@ -302,9 +307,10 @@ def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
 CONFIRM_WINDOWS = 3
 
 
-def _confirm(ctx: _Config, recipe: Variant) -> tuple[Speedup, tuple[float, ...]]:
+def _confirm(ctx: _Config, recipe: Recipe, variant: Variant) -> tuple[Speedup, tuple[float, ...]]:
     """The recipe's speedup over every window in which it was timed with the baseline, after
-    :data:`CONFIRM_WINDOWS` more windows of ``rounds`` rounds (the confirmation), and each window's own speedup.
+    :data:`CONFIRM_WINDOWS` more windows of ``rounds`` rounds (the confirmation) and ``process_pairs`` windows
+    in pairs of fresh processes (:func:`_process_windows`), and each window's own speedup.
 
     One window's CI covers the drift between its rounds, not between windows: on the H200 the same recipe read
     2.87x to 3.04x at MeshGraphNet 65,536 and 5.06x to 5.75x at U-Net 512² in six windows within 20 s, and the
@@ -314,16 +320,44 @@ def _confirm(ctx: _Config, recipe: Variant) -> tuple[Speedup, tuple[float, ...]]
     why."""
     for _ in range(CONFIRM_WINDOWS):
         try:
-            _interleave(ctx, [recipe])
+            _interleave(ctx, [variant])
         except Exception as exc:  # the earlier windows stand as measured
             free_device(ctx.cfg.device)
             ctx.confirm_error = explain_failure(exc).line
             break
-    pairs = ctx.paired[id(recipe)]
+    pairs = ctx.paired[id(variant)]
     base = [list(ctx.baseline.rounds[i].samples_ms) for i in pairs]
-    windows = len(pairs) // ctx.request.rounds
-    mine = recipe.samples_ms()
+    mine = variant.samples_ms()
+    found = _process_windows(ctx, recipe)
+    if found is not None:
+        base += [list(r) for r in found.baseline_rounds]
+        mine += [list(r) for r in found.recipe_rounds]
+    windows = len(base) // ctx.request.rounds
     return speedup(base, mine, windows=windows), tuple(window_speedups(base, mine, windows))
+
+
+def _process_windows(ctx: _Config, recipe: Recipe) -> ProcessWindows | None:
+    """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's windows
+    (:func:`surrobench.api.fresh.process_windows`); None when none are asked for or no command line can name the
+    model.
+
+    Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
+    baseline (DeepONet 65,536, FNO 256²) took 21% and 42% longer in one fresh process than in the next, while
+    its CUDA-graph recipe took the same time in each; the recipe's interval, drawn over in-process windows only,
+    then missed the fresh processes' speedup (docs/benchmarks/h200-optimize.md, "Windows and processes"). Windows
+    timed in fresh processes bring that drift into the interval."""
+    if not ctx.request.process_pairs or not ctx.request.rebuildable:
+        return None
+    ctx.processes = process_windows(
+        run_command(ctx.cfg),
+        run_command(recipe.apply(ctx.cfg)),
+        pairs=ctx.request.process_pairs,
+        rounds=ctx.request.rounds,
+        warmup=ctx.warmup,
+        iters=ctx.iters,
+        db=ctx.db,
+    )
+    return ctx.processes
 
 
 def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
@@ -367,12 +401,21 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(
             f"the recipe's confirmation window failed ({ctx.confirm_error}); its speedup pools the earlier ones"
         )
+    found = ctx.processes
+    if found is not None:
+        pairs = len(found.baseline_rounds) // ctx.request.rounds
+        notes.append(
+            f"the recipe's windows include {pairs} of {ctx.request.process_pairs} pairs of fresh processes "
+            f"({found.elapsed_s:.0f} s; runs {', '.join(found.run_ids) if ctx.db else 'not kept'})"
+            + (f"; a process failed: {found.error}" if found.error else "")
+        )
     if ctx.unprofiled:
         notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
     if not ctx.request.rebuildable:
         notes.append(
             "no `surrobench run` line: the model was given as a Python object, which a command line cannot name; "
-            "apply the recipe's code, or give the model as 'path/file.py:factory' to get the line"
+            "apply the recipe's code, or give the model as 'path/file.py:factory' to get the line (and the "
+            "recipe's timing windows in fresh processes)"
         )
     return tuple(notes)
 
@@ -423,7 +466,7 @@ def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptim
     )
 
 
-def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, started: float):
+def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, started: float, db: Path | None = None):
     """Step 1 of the module docstring: the baseline built and run once, the references, the round size and
     the probe. Returns (the search state, the note on a missing fp64 reference or None).
 
@@ -439,15 +482,20 @@ def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, s
     reference, fp64, fp64_note = reference_outputs(cfg, prepared)
     warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
     probe = _probe(cfg, prepared)
-    ctx = _Config(cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, started + request.budget_s)
+    ctx = _Config(
+        cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, started + request.budget_s, db
+    )
     return ctx, fp64_note
 
 
-def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest) -> ConfigOptimization:
-    """The search of the module docstring for one config."""
+def optimize_config(
+    cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, *, db: Path | None = None
+) -> ConfigOptimization:
+    """The search of the module docstring for one config; the recipe's fresh processes store their runs in
+    ``db`` (None: not kept)."""
     started = time.monotonic()
     try:
-        ctx, fp64_note = _start(cfg, prepared, request, started)
+        ctx, fp64_note = _start(cfg, prepared, request, started, db)
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
@@ -463,7 +511,7 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
         if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
             _interleave(ctx, [])
-        recipe_speedup, per_window = _confirm(ctx, variant) if variant is not None else (None, ())
+        recipe_speedup, per_window = _confirm(ctx, recipe, variant) if variant is not None else (None, ())
     except KeyboardInterrupt:
         raise SearchInterrupted(_partial(ctx, fp64_note, started)) from None
     if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
@@ -482,6 +530,7 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         for c in (*(c for _, c in singles), *stacked)
     )
     recipe_result = replace(variant.result(), top_op=tops.get(recipe.name)) if variant else None
+    processes = ctx.processes if per_window else None  # an unconfirmed recipe's processes are in its note only
     ctx.timed.clear()
     return ConfigOptimization(
         baseline=base_result,
@@ -496,4 +545,6 @@ def optimize_config(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeR
         elapsed_s=time.monotonic() - started,
         recipe_speedup=recipe_speedup,
         recipe_window_speedups=per_window,
+        recipe_process_windows=len(processes.baseline_rounds) // request.rounds if processes else 0,
+        recipe_process_run_ids=processes.run_ids if processes else (),
     )

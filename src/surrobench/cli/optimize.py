@@ -12,6 +12,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
 from surrobench.api.optimize_request import (
     DEFAULT_BUDGET_S,
+    DEFAULT_PROCESS_PAIRS,
     DEFAULT_ROUNDS,
     OptimizeRequest,
     check_search,
@@ -58,6 +59,13 @@ VerifyOpt = typer.Option(
     help="Then measure each recipe against its baseline again in PAIRS pairs of fresh `surrobench run` "
     "processes (order alternating) and say whether the speedup reproduces; 0: no check, else at least 2.",
 )
+ProcessesOpt = typer.Option(
+    DEFAULT_PROCESS_PAIRS,
+    "--processes",
+    metavar="PAIRS",
+    help="Also time the recipe against the baseline in PAIRS pairs of fresh processes, one timing window each, so "
+    "its interval holds the drift between processes; 0: in-process windows only.",
+)
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
@@ -80,6 +88,7 @@ def optimize_command(
     rounds: int = OptRoundsOpt,
     only: str = OnlyOpt,
     verify: int = VerifyOpt,
+    processes: int = ProcessesOpt,
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
@@ -88,7 +97,7 @@ def optimize_command(
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
     fp64) output; recommend what is faster beyond the noise floor within the tolerance. Here --warmup and
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
-    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify)
+    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     where = None if db == Path(DEFAULT_DB) else str(db)  # the compare line names a database not the default
@@ -106,6 +115,7 @@ def optimize_command(
             rounds=rounds,
             only=remedy_names(only, sweeps[0].request.device, thorough=thorough),
             fresh_pairs=verify,
+            process_pairs=processes,
         )
         try:
             report = optimize_plans(

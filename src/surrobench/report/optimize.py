@@ -100,7 +100,10 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         windows = entry["recipe"].get("windows")
         each = entry["recipe"].get("window_speedups")  # absent in reports written before it existed
         spread = f", {min(each):.2f}x to {max(each):.2f}x window by window" if each and len(each) > 1 else ""
-        speed = f" ({speedup_text(pooled)}" + (f" over {windows} timing windows{spread}" if windows else "") + ")"
+        processes = entry["recipe"].get("process_windows")  # absent in reports written before it existed
+        of_them = f" ({processes} of them in pairs of fresh processes)" if processes else ""
+        over = f" over {windows} timing windows{of_them}{spread}" if windows else ""
+        speed = f" ({speedup_text(pooled)}{over})"
         lines = [
             f"recommended: {name}{speed if pooled else ''}",
             *("    " + c for c in entry["recipe"]["code"]),

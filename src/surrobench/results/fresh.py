@@ -1,37 +1,53 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
-``optimize`` measures every candidate interleaved with the baseline inside one process. Its CI covers the
-drift *between rounds* of that process, not between processes: a launch-bound eager baseline can read 1.2
-ms in one process and 2.9 ms in another on the same machine (docs/benchmarks/h200-optimize.md), while a
-CUDA-graph recipe stays put. The check measures the pair again as ``surrobench run`` in new processes,
+``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
+few more timing windows, some in pairs of fresh processes (:mod:`surrobench.api.remedy_search`, step 4): a
+launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
+(docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
+later, as ``surrobench run`` in new processes,
 alternating which one starts first (B R, R B, ...), and treats each process as one round of
 :func:`surrobench.results.speedup.speedup` (ratio of medians, two-stage bootstrap CI over processes, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
-**Verdict.** ``reproduced``: the fresh processes are faster by the rule of
-:mod:`surrobench.results.speedup` (their interval's lower end clears 1 + their noise floor), and the fresh
-median lies inside the optimize CI or optimize's median inside the fresh CI (either interval holds the other
-measurement's estimate: the second is the criterion "original effect size within the replication's 95% CI"
-of the Open Science Collaboration, "Estimating the reproducibility of psychological science", Science 349,
-2015); ``overlaps``: the intervals overlap, but the fresh processes showed no speedup beyond their noise or
-neither interval holds the other's median;
-``not_reproduced``: disjoint intervals; ``failed``: a fresh process did not finish; ``interrupted``: Ctrl-C
-ended the check (the processes that finished are stored and listed). The reason says which
-interval held which median, and gives the fresh median's difference from optimize's in percent.
+**Verdict.** Both sides are compared process by process: optimize's units are its own process (the geometric
+mean of the windows timed there) and each of its windows timed in a pair of fresh processes
+(:attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`); the check's units are its
+pairs (each pair's baseline median over its recipe median). Windows of one process are not independent
+units for a claim about other processes: they share that process's state (a compiled U-Net recipe took
+1.27 ms in one fresh process and 1.45 ms in the next on the H200, while optimize's six windows in one process
+agreed within 1%), and counting them as such is pseudoreplication (Hurlbert, "Pseudoreplication and the
+design of ecological field experiments", Ecological Monographs 54(2), 1984). The question "does a
+replication agree with the original?" is answered by the 95% *prediction interval* of the replication's
+estimate, not by the original's confidence interval, which a replication of a few units misses far more often
+than 5% of the time even when nothing changed (Patil, Peng & Leek, "What should researchers expect when they
+replicate studies?", Perspectives on Psychological Science 11(4), 2016; Spence & Stanley, PLoS ONE 11(9),
+2016). On the logarithm of the unit speedups (a ratio's scale), with ``n`` optimize units and ``m`` pairs and their
+pooled variance ``s^2`` (``n + m - 2`` degrees of freedom, Student), the interval for the fresh pairs' mean is
+``mean(units) +- t(0.975, n + m - 2) * s * sqrt(1/n + 1/m)``: the two-sample t-test's acceptance region,
+given back as speedups (the geometric means).
 
-Optimize's interval is drawn over the timing windows the recipe shared with the baseline
-(:func:`surrobench.results.speedup.speedup`, "Windows"), so it covers the drift between windows a minute
-apart; the context of a process (its memory layout, what else it has built) can still move a recipe by a
-fraction of a percent where the windows agree, as a PINN's tf32 read 1.868x [1.866, 1.869] in optimize and
-1.863x [1.857, 1.869] fresh on the H200 (docs/benchmarks/h200-optimize.md, "Windows and processes"); the
-fresh interval, drawn over processes, holds that.
+``reproduced``: the fresh processes are faster by the rule of :mod:`surrobench.results.speedup` (their
+interval's lower end clears 1 + their noise floor), and the fresh median lies inside the optimize CI or the
+fresh pairs' geometric mean inside the replication interval; ``overlaps``: one of those holds, but the fresh
+processes showed no speedup beyond their noise; ``not_reproduced``: neither holds; ``failed``: a fresh process
+did not finish; ``interrupted``: Ctrl-C ended the check (the processes that finished are stored and listed).
+The reason gives the fresh median's difference from optimize's in percent, each pair's speedup, the interval
+that decided, and how far each side moved between processes.
+
+A recipe whose speedup holds from process to process gets an interval a few percent wide; a launch-bound
+one's units spread as far as its eager baseline drifts between processes (3.00x and 5.59x in two pairs for
+the FNO at 256² on the H200, docs/benchmarks/h200-optimize.md), and so does the interval: the speedup is only
+known that well. With optimize's own process as its only unit (``--processes 0``), the variance comes from
+the fresh pairs alone, with few degrees of freedom: a wide interval, as it should be.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as sps
 
 from surrobench.results.speedup import Speedup, speedup
 
@@ -92,39 +108,108 @@ def _spread(medians: tuple[float, ...]) -> float:
     return max(medians) / min(medians) - 1.0
 
 
-def judge_fresh(
-    optimized: Speedup, baseline_rounds: list[list[float]], recipe_rounds: list[list[float]], **fields
-) -> FreshCheck:
-    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration, equal
-    lengths) against the ``optimized`` speedup that ``optimize`` measured. ``fields`` are passed on
-    (``pairs``, ``run_ids``, ``elapsed_s``).
+def replication_interval(units: Sequence[float], pairs: Sequence[float]) -> tuple[float, float]:
+    """The 95% interval in which the geometric mean of ``pairs`` (fresh unit speedups, m >= 1) is expected when
+    they measure what the ``units`` (optimize's unit speedups, n >= 1) measured: ``exp(mean(log units) +-
+    t(0.975, n + m - 2) * s * sqrt(1/n + 1/m))`` with ``s`` the pooled standard deviation of the log speedups
+    (module docstring; Patil, Peng & Leek 2016). With n + m < 3 there is no variance to pool: the interval is
+    the units' geometric mean alone.
 
     Raises:
-        ValueError: fewer than one process a side, or processes of unequal length.
+        ValueError: an empty side, or a speedup that is not positive.
     """
+    a, b = np.asarray(units, dtype=np.float64), np.asarray(pairs, dtype=np.float64)
+    if (
+        a.size == 0
+        or b.size == 0
+        or not (np.all(a > 0) and np.all(b > 0) and np.isfinite(a).all() and np.isfinite(b).all())
+    ):
+        raise ValueError("need positive speedups on both sides")
+    x, y = np.log(a), np.log(b)
+    df = x.size + y.size - 2
+    center = float(x.mean())
+    if df < 1:
+        return (float(np.exp(center)),) * 2
+    pooled = (float(((x - x.mean()) ** 2).sum()) + float(((y - y.mean()) ** 2).sum())) / df
+    half = float(sps.t.ppf(0.975, df)) * np.sqrt(pooled) * np.sqrt(1 / x.size + 1 / y.size)
+    return (float(np.exp(center - half)), float(np.exp(center + half)))
+
+
+def process_speedups(window_speedups: Sequence[float], process_windows: int) -> tuple[float, ...]:
+    """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order) of which the
+    last ``process_windows`` were timed in pairs of fresh processes: the windows of the optimize process as one
+    unit (their geometric mean: they share that process, module docstring), then each process window."""
+    inside = tuple(window_speedups[: len(window_speedups) - process_windows])
+    rest = tuple(window_speedups[len(inside) :])
+    return ((float(np.exp(np.mean(np.log(inside)))),) if inside else ()) + rest
+
+
+def judge_fresh(
+    optimized: Speedup,
+    baseline_rounds: list[list[float]],
+    recipe_rounds: list[list[float]],
+    *,
+    units: Sequence[float] = (),
+    **fields,
+) -> FreshCheck:
+    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration, equal
+    lengths; process i of each side is pair i) against the ``optimized`` speedup that ``optimize`` measured, with
+    its speedup per process in ``units`` (:func:`process_speedups`; none given: its median stands for one
+    process). ``fields`` are passed on (``pairs``, ``run_ids``, ``elapsed_s``).
+
+    Raises:
+        ValueError: fewer than one process a side, unequal counts or lengths, or a speedup that is not positive.
+    """
+    if len(baseline_rounds) != len(recipe_rounds):
+        raise ValueError(f"{len(baseline_rounds)} baseline processes but {len(recipe_rounds)} recipe processes")
     fresh = speedup(baseline_rounds, recipe_rounds)
-    lo, hi = optimized.ci95
-    where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
-    overlap = fresh.ci95[0] <= hi and lo <= fresh.ci95[1]
-    if not fresh.faster:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
-        verdict = "overlaps" if overlap else "not_reproduced"
-        how = (
-            f"{'overlapping' if overlap else 'outside'} {where}, but the fresh processes show no speedup beyond "
-            f"their noise (lower bound {fresh.ci95[0]:.2f}, needs > {1 + fresh.noise_floor:.3f})"
-        )
-    elif lo <= fresh.median <= hi:
-        verdict, how = "reproduced", f"inside {where}"
-    elif fresh.ci95[0] <= optimized.median <= fresh.ci95[1]:
-        verdict, how = "reproduced", f"outside {where}, but optimize's {optimized.median:.2f}x lies inside the fresh CI"
-    elif overlap:
-        verdict, how = "overlaps", f"outside {where}, the intervals overlap"
-    else:
-        verdict, how = "not_reproduced", f"outside {where}, the intervals disjoint"
     base_ms, recipe_ms = process_medians(baseline_rounds), process_medians(recipe_rounds)
-    reason = (
-        f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(base_ms)} process pairs "
-        f"({fresh.median / optimized.median - 1:+.1%} against optimize's {optimized.median:.2f}x), "
-        f"{how}; between processes the baseline median moved "
-        f"{_spread(base_ms):.0%}, the recipe's {_spread(recipe_ms):.0%}"
-    )
+    verdict, reason = fresh_verdict(optimized, fresh, base_ms, recipe_ms, units)
     return FreshCheck(verdict=verdict, reason=reason, speedup=fresh, baseline_ms=base_ms, recipe_ms=recipe_ms, **fields)
+
+
+def fresh_verdict(
+    optimized: Speedup,
+    fresh: Speedup,
+    baseline_ms: Sequence[float],
+    recipe_ms: Sequence[float],
+    units: Sequence[float] = (),
+) -> tuple[str, str]:
+    """(verdict, reason) of the module docstring for the ``fresh`` speedup over processes whose medians were
+    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its ``units``; what
+    :func:`judge_fresh` decides, also for a stored optimize-v1 ``fresh`` object.
+
+    Raises:
+        ValueError: no pairs, unequal counts, or a speedup that is not positive.
+    """
+    if not baseline_ms or len(baseline_ms) != len(recipe_ms):
+        raise ValueError(f"{len(baseline_ms)} baseline processes but {len(recipe_ms)} recipe processes")
+    each = [b / r for b, r in zip(baseline_ms, recipe_ms)]
+    units = tuple(units) or (optimized.median,)
+    lo, hi = optimized.ci95
+    r_lo, r_hi = replication_interval(units, each)
+    mean = float(np.exp(np.mean(np.log(each))))
+    in_ci, in_replication = lo <= fresh.median <= hi, r_lo <= mean <= r_hi
+    where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
+    if in_ci:
+        how = f"inside {where}"
+    else:
+        how = (
+            f"outside {where}; the fresh pairs' geometric mean {mean:.2f}x {'inside' if in_replication else 'outside'}"
+            f" the 95% replication interval [{r_lo:.2f}, {r_hi:.2f}] of optimize's {len(units)} processes"
+        )
+    if not fresh.faster:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
+        verdict = "overlaps" if in_ci or in_replication else "not_reproduced"
+        how += (
+            f", but the fresh processes show no speedup beyond their noise (lower bound {fresh.ci95[0]:.2f}, "
+            f"needs > {1 + fresh.noise_floor:.3f})"
+        )
+    else:
+        verdict = "reproduced" if in_ci or in_replication else "not_reproduced"
+    reason = (
+        f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(baseline_ms)} process pairs "
+        f"({fresh.median / optimized.median - 1:+.1%} against optimize's {optimized.median:.2f}x; pair by pair "
+        f"{', '.join(f'{e:.2f}x' for e in each)}), {how}; between processes the baseline median moved "
+        f"{_spread(tuple(baseline_ms)):.0%}, the recipe's {_spread(tuple(recipe_ms)):.0%}"
+    )
+    return verdict, reason

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
 from surrobench.records.run import ConfigResult
-from surrobench.results.fresh import FreshCheck
+from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.results.speedup import Speedup
 
 #: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
@@ -107,6 +107,8 @@ class ConfigOptimization:
             windows after the search, the interval drawn over windows
             (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
+        recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
+            processes; ``recipe_process_run_ids`` their stored runs, in launch order.
         cut_short: Ctrl-C ended the search: the candidates are those judged so far, there is no recipe.
         error: why the baseline itself could not run (then there are no candidates).
         elapsed_s: wall time of this config (the search, without the fresh check).
@@ -128,12 +130,20 @@ class ConfigOptimization:
     fresh: FreshCheck | None = None
     recipe_speedup: Speedup | None = None
     recipe_window_speedups: tuple[float, ...] = ()
+    recipe_process_windows: int = 0
+    recipe_process_run_ids: tuple[str, ...] = ()
     cut_short: bool = False
 
     @property
     def recipe_windows(self) -> int:
         """How many windows ``recipe_speedup`` pools."""
         return len(self.recipe_window_speedups)
+
+    @property
+    def recipe_process_speedups(self) -> tuple[float, ...]:
+        """The recipe's speedup per process it was timed in (:func:`surrobench.results.fresh.process_speedups`),
+        the units a fresh check is compared with; empty when nothing won."""
+        return process_speedups(self.recipe_window_speedups, self.recipe_process_windows)
 
     @property
     def best(self) -> CandidateResult | None:
@@ -167,6 +177,8 @@ class ConfigOptimization:
                 "speedup": self.recipe_speedup.to_json() if self.recipe_speedup else None,
                 "windows": self.recipe_windows,
                 "window_speedups": list(self.recipe_window_speedups),
+                "process_windows": self.recipe_process_windows,
+                "process_run_ids": list(self.recipe_process_run_ids),
             },
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
