@@ -4,14 +4,19 @@
 # 262,144) and on two surrogates surrobench did not write (neuraloperator's FNO, torch_geometric's GAT).
 # A config with PAIRS > 0 runs `surrobench optimize --verify PAIRS`: after the search, its recipe and
 # baseline are run again as fresh `surrobench run` processes, order alternating (B R, R B, ...), and judged
-# against the optimize CI (src/surrobench/results/fresh.py); 3 pairs for the launch-bound configs, 2 for
-# others, none where the device budget of one call did not allow it.
+# against optimize's CI and replication interval (src/surrobench/results/fresh.py); 3 pairs for the
+# launch-bound configs, 2 for others, none where the device budget of one call did not allow it. The search
+# itself times its recipe in `--processes` pairs of fresh processes too (default 2).
 #
 # Four parts of under 9 minutes each on one H200:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 1    # fno2d ladder, neuraloperator FNO 256
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 2    # unet2d ladder, deeponet 262,144
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 3    # pinn-mlp ladder, torch_geometric GAT 65,536 nodes
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 4    # meshgraphnet ladder, deeponet 16,384 and 65,536
+# The launch-bound rungs (sub-millisecond eager forwards, CUDA-graph recipes) and one GPU-bound rung again:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 5    # deeponet 65,536 and 16,384, fno2d 256²
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 6    # fno2d 128², neuraloperator FNO 256
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 7    # meshgraphnet 16,384, unet2d 512² (GPU-bound, compiled)
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -21,7 +26,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1|2|3|4|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1|2|3|4|5|6|7|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -72,6 +77,16 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
     4)
       rung meshgraphnet "${points[0]}" 0; rung meshgraphnet "${points[1]}" 2; rung meshgraphnet "${points[2]}" 0
       rung deeponet "${points[0]}" 2; rung deeponet "${points[1]}" 2
+      ;;
+    5)
+      rung deeponet "${points[1]}" 3; rung fno2d "${grid[1]}" 3; rung deeponet "${points[0]}" 3
+      ;;
+    6)
+      rung fno2d "${grid[0]}" 3
+      has neuralop && opt neuralop_fno 3 --model examples/neuralop_fno.py:build_fno --shape "${grid[1]}" --batch 1
+      ;;
+    7)
+      rung meshgraphnet "${points[0]}" 2; rung unet2d "${grid[2]}" 2
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"

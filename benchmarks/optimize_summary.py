@@ -6,8 +6,9 @@ Usage: python3 benchmarks/optimize_summary.py OUT_DIR   (reads OUT_DIR/opt-*.jso
 The optimize speedup of a recipe is the one pooled over every window it shared with the baseline
 (optimize-v1 ``recipe.speedup``; the recipe's candidate row in reports written before it existed).
 
-Prints two tables: the configs (the fresh verdict of src/surrobench/results/fresh.py, the fresh and the
-optimize time of the config) and every candidate with its verdict, speedup, top op, error and time.
+Prints two tables: the configs (the fresh verdict as the call printed it and as the rule of
+src/surrobench/results/fresh.py decides it now, from the stored medians; the fresh and the optimize time of the
+config) and every candidate with its verdict, speedup, top op, error and time.
 """
 
 from __future__ import annotations
@@ -17,20 +18,44 @@ import sys
 from pathlib import Path
 
 from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
+from surrobench.results.fresh import fresh_verdict, process_speedups
+from surrobench.results.speedup import Speedup
 
 
-def _fresh(fresh: dict | None) -> tuple[str, str, str]:
-    """(fresh speedup [CI], verdict, per-process baseline medians) of a config's ``fresh`` object."""
+def _fresh(fresh: dict | None) -> tuple[str, str, str, str]:
+    """(fresh speedup [CI], verdict, per-process baseline medians, per-process recipe medians) of a config's
+    ``fresh`` object."""
     if not fresh:
-        return "-", "-", "-"
-    spread = "/".join(f"{ms:.3f}" for ms in fresh["baseline_ms"]) or "-"
-    return speedup_text(fresh.get("speedup")), fresh["verdict"], spread
+        return "-", "-", "-", "-"
+    base = "/".join(f"{ms:.3f}" for ms in fresh["baseline_ms"]) or "-"
+    recipe = "/".join(f"{ms:.3f}" for ms in fresh["recipe_ms"]) or "-"
+    return speedup_text(fresh.get("speedup")), fresh["verdict"], base, recipe
+
+
+def _speedup(d: dict) -> Speedup:
+    return Speedup(d["median"], tuple(d["ci95"]), d["noise_floor"])
+
+
+def _verdict_now(c: dict) -> str:
+    """The fresh verdict of the rule in force, recomputed from the stored config (the call may have printed
+    another under an earlier rule)."""
+    fresh, pooled = c.get("fresh"), recipe_speedup(c)
+    if not fresh or not fresh.get("speedup") or not pooled:
+        return "-"
+    recipe = c["recipe"]
+    units = process_speedups(recipe.get("window_speedups") or [], recipe.get("process_windows") or 0)
+    return fresh_verdict(_speedup(pooled), _speedup(fresh["speedup"]), fresh["baseline_ms"], fresh["recipe_ms"], units)[
+        0
+    ]
 
 
 def _per_window(c: dict) -> str:
-    """The recipe's speedup in each timing window it shared with the baseline, in time order."""
+    """The recipe's speedup in each timing window it shared with the baseline, in time order; the windows
+    timed in pairs of fresh processes (the last ones) after ``proc``."""
     each = c["recipe"].get("window_speedups") or []
-    return " ".join(f"{w:.2f}" for w in each) or "-"
+    procs = c["recipe"].get("process_windows") or 0
+    inside = " ".join(f"{w:.2f}" for w in each[: len(each) - procs])
+    return (inside + (f"; proc {' '.join(f'{w:.2f}' for w in each[len(each) - procs :])}" if procs else "")) or "-"
 
 
 def _top(x: dict) -> str:
@@ -63,6 +88,7 @@ def main(out: Path) -> None:
                     speedup_text(recipe_speedup(c)) if best else "-",
                     _per_window(c),
                     *_fresh(fresh),
+                    _verdict_now(c),
                     f"{best['rel_l2']:.1e}" if best and best["rel_l2"] is not None else "-",
                     f"{c['elapsed_s']:.0f}",
                     f"{fresh['elapsed_s']:.0f}" if fresh else "-",
@@ -89,9 +115,10 @@ def main(out: Path) -> None:
     print()
     print(
         "| config | baseline ms | recipe | optimize speedup [95% CI] | per window | fresh speedup [95% CI] "
-        "| fresh verdict | fresh baseline ms per process | rel L2 | optimize s | fresh s |"
+        "| fresh verdict | fresh baseline ms per process | fresh recipe ms per process | verdict by today's rule "
+        "| rel L2 | optimize s | fresh s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(str(v if not isinstance(v, float) else f"{v:.3f}") for v in r) + " |")
     print()
