@@ -30,3 +30,11 @@ def test_models_json_to_unwritable_path_is_exit_2(tmp_path, capsys):
     err = captured.err.strip()
     assert err.startswith("surrobench: error: --json") and "\n" not in err
     assert captured.out == ""  # checked before the table is printed, like every other --json
+
+
+def test_a_dash_for_an_output_file_is_refused_not_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["models", "--json", "-"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--json '-': give a file path; for the standard output, /dev/stdout" in err and "\n" not in err
+    assert not (tmp_path / "-").exists()

@@ -131,3 +131,17 @@ def test_nothing_timed_is_not_called_nothing_faster():
     infeasible = {**entry["candidates"][0], "verdict": "infeasible", "speedup": None}
     lines = recipe_lines({**entry, "recommended": [], "candidates": [infeasible]})
     assert lines[0] == "recommended: nothing (no candidate could be timed here: see each one's reason)"
+
+
+def test_a_baseline_that_could_not_run_shows_no_speedup_or_error_of_its_own():
+    entry = _doc(with_recipe=False)["configs"][0]
+    failed = {
+        **entry,
+        "error": "CUDA out of memory",
+        "candidates": [],
+        "baseline": {**entry["baseline"], "median_ms": None},
+    }
+    (row,) = rows(failed)
+    assert (row["speedup"], row["rel_l2"], row["reason"]) == ("-", "-", "CUDA out of memory")
+    assert rows(entry)[0]["speedup"] == "1" and rows(entry)[0]["rel_l2"] == "0"  # a baseline that ran
+    assert recipe_lines(failed)[0] == "recommended: nothing (the baseline could not run: CUDA out of memory)"

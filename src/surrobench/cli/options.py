@@ -155,10 +155,13 @@ def check_writable(path: Path | None, flag: str) -> None:
     """Fail before any measurement when an output file cannot be written.
 
     Raises:
-        UsageError: the parent folder is missing or not writable, or the path is a folder.
+        UsageError: ``-`` (read by many tools as the standard output, it would make a file named ``-``), the
+            parent folder is missing or not writable, or the path is a folder.
     """
     if path is None:
         return
+    if str(path) == "-":
+        raise UsageError(f"{flag} '-': give a file path; for the standard output, /dev/stdout")
     parent = path.resolve().parent
     if path.is_dir() or not parent.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: parent folder does not exist or the path is a folder")

@@ -54,14 +54,15 @@ def rows(entry: dict) -> list[dict[str, str]]:
     """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
+    ran = b.get("median_ms") is not None  # a baseline that could not run is its own reference for nothing
     out = [
         {
             "name": "baseline",
             "verdict": "-",
             **_timing_cells(b),
             "baseline_ms": _fmt(b.get("median_ms"), ".3f"),
-            "speedup": "1",
-            "rel_l2": "0",
+            "speedup": "1" if ran else "-",
+            "rel_l2": "0" if ran else "-",
             "setup_s": _fmt(b["setup_s"], ".2f"),
             "break_even": "-",
             "reason": reason,
