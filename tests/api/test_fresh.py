@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api.fresh import check_fresh
+from surrobench.api.fresh import check_fresh, process_windows
 from surrobench.api.optimize import optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.api.remedy_search import CONFIRM_WINDOWS
@@ -49,7 +49,7 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     assert entry.recipe_windows == 1 + CONFIRM_WINDOWS + 2 and entry.recipe_process_windows == 2
     assert tags == ["confirm:baseline", "confirm:recipe", "confirm:recipe", "confirm:baseline"]
     assert all(s > 5 for s in entry.recipe_window_speedups[-2:])  # 6 ms against 0.3 ms in the new processes
-    assert any("include 2 of 2 pairs of fresh processes" in note for note in entry.notes)
+    assert any("include 2 of 2 pair(s) of fresh processes" in note for note in entry.notes)
     doc = report.to_json()
     assert doc["configs"][0]["recipe"]["process_windows"] == 2
     assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
@@ -146,3 +146,55 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
         fresh._one_run("surrobench run", "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
     timer.cancel()
     assert marker.read_text() == "interrupted"
+
+
+PICKY = """
+import sys
+import torch
+
+
+def build():
+    if "confirm:recipe" in sys.argv:  # only the recipe's process, never the parent
+        raise RuntimeError("no recipe here")
+    return torch.nn.Identity()
+"""
+
+
+def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, monkeypatch):
+    """`surrobench run` exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
+    its run JSON."""
+    (tmp_path / "picky.py").write_text(PICKY)
+    monkeypatch.chdir(tmp_path)
+    line = "surrobench run --model picky.py:build --shape 8 --batch 1 --device cpu"
+    found = process_windows(line, line + " --threads 1", pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
+    assert found.baseline_rounds == found.recipe_rounds == () and len(found.run_ids) == 1  # the baseline's run
+    assert found.error.startswith("confirm:recipe (run ") and "no recipe here" in found.error
+
+
+def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_windows_that_finished(tmp_path, monkeypatch):
+    from surrobench.api import fresh
+    from surrobench.api.optimize import OptimizeInterrupted
+
+    launched = []
+
+    def one_run(command, tag, db, out, timeout_s):
+        launched.append(tag)
+        if len(launched) == 2:  # during the first pair: no whole pair of processes
+            raise KeyboardInterrupt
+        return [6.0] * 100, "run-1"
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted) as cut:
+            optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store)
+        report = cut.value.report
+        (entry,) = report.configs
+        assert report.interrupted and report.recipe_run_id is not None
+        assert store.run_state(report.recipe_run_id) == "interrupted"
+    assert entry.recommended == ("threads=1",) and entry.recipe_result is not None and not entry.cut_short
+    assert entry.recipe_process_windows == 0 and entry.recipe_windows == 1 + CONFIRM_WINDOWS
+    assert launched == ["confirm:baseline", "confirm:recipe"]
+    note = next(n for n in entry.notes if "pair(s) of fresh processes" in n)
+    assert "runs of the processes that finished: run-1" in note and note.endswith("interrupted by Ctrl-C")

@@ -329,3 +329,12 @@ def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):
 
     with pytest.raises(UsageError, match=re.escape(message)):
         surrobench.optimize("pinn-mlp", shapes=[64], device="cpu", **kwargs)
+
+
+def test_the_run_line_carries_a_seed_and_input_buffers_that_are_not_the_defaults():
+    """The process windows and --verify run this line: they must time the workload that was searched."""
+    (cfg,) = sweep_plan("pinn-mlp", shapes=[8], device="cpu", seed=7, input_sets=1).configs
+    words = api.run_command(cfg).split()
+    assert words[words.index("--seed") + 1] == "7" and words[words.index("--input-sets") + 1] == "1"
+    (plain,) = sweep_plan("pinn-mlp", shapes=[8], device="cpu").configs
+    assert "--seed" not in api.run_command(plain) and "--input-sets" not in api.run_command(plain)

@@ -83,7 +83,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
                 proc.kill()
                 proc.communicate()
             raise
-    if proc.returncode != 0 or not out.exists():
+    if not out.exists():  # refused before measuring (exit 2) or killed: its last line says why
         last = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1]
         raise FreshProcessFailed(f"{tag} exited {proc.returncode}: {last}")
     try:
@@ -91,8 +91,11 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
     except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
         raise FreshProcessFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
     result = run.results[0] if run.results else None
-    if result is None or result.status != "ok" or not result.samples_ms:
-        raise FreshProcessFailed(f"{tag} measured nothing: {result.error if result else 'no config'}")
+    if result is None or result.status != "ok" or not result.samples_ms:  # exit 3: the config's own error
+        why = f"{result.status}: {result.error}" if result else "no config"
+        raise FreshProcessFailed(f"{tag} (run {run.run_id}) measured nothing: {why}")
+    if proc.returncode != 0:
+        raise FreshProcessFailed(f"{tag} (run {run.run_id}) exited {proc.returncode}")
     return list(result.samples_ms), run.run_id
 
 
@@ -135,6 +138,7 @@ class ProcessWindows:
         run_ids: every finished process's stored run, in launch order.
         error: the one-line cause when a process failed (the pairs before it stand), else None.
         elapsed_s: wall time of all the processes, seconds.
+        interrupted: Ctrl-C stopped them (the pairs before it stand; the running process stored its run).
     """
 
     baseline_rounds: tuple[tuple[float, ...], ...]
@@ -142,6 +146,7 @@ class ProcessWindows:
     run_ids: tuple[str, ...]
     error: str | None
     elapsed_s: float
+    interrupted: bool = False
 
 
 def process_windows(
@@ -161,9 +166,11 @@ def process_windows(
     Each process runs ``--warmup warmup --iters rounds*iters`` (one round of ``run``: its ``--rounds`` would
     build the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
 
+    Ctrl-C does not raise here: it ends the pairs, and the result says ``interrupted`` (the caller keeps what
+    finished, then stops).
+
     Raises:
         ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
-        KeyboardInterrupt: Ctrl-C (the finished processes are stored in ``db``).
     """
     if min(pairs, rounds, iters) < 1:
         raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
@@ -172,11 +179,13 @@ def process_windows(
     started = time.monotonic()
     done: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []
-    error = None
+    error, interrupted = None, False
     try:
         _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids)
     except FreshProcessFailed as exc:  # the pairs that finished stand
         error = str(exc)
+    except KeyboardInterrupt:  # _one_run let the running process store its run; the finished pairs stand
+        interrupted = True
     whole = [len(b) >= rounds * iters and len(r) >= rounds * iters for b, r in zip(done["baseline"], done["recipe"])]
     complete = whole.index(False) if False in whole else len(whole)  # a run cut short ends the usable pairs
     if complete < len(whole) and error is None:
@@ -187,7 +196,8 @@ def process_windows(
             tuple(samples[r * iters : (r + 1) * iters]) for samples in done[side][:complete] for r in range(rounds)
         )
 
-    return ProcessWindows(split("baseline"), split("recipe"), tuple(run_ids), error, time.monotonic() - started)
+    elapsed = time.monotonic() - started
+    return ProcessWindows(split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted)
 
 
 def check_fresh(
@@ -216,7 +226,7 @@ def check_fresh(
             FreshCheck(
                 pairs=pairs,
                 verdict="interrupted",
-                reason=f"interrupted by Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
+                reason=f"Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
                 baseline_ms=process_medians(rounds["baseline"]),
                 recipe_ms=process_medians(rounds["recipe"]),
                 run_ids=tuple(run_ids),

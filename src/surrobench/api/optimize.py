@@ -109,6 +109,18 @@ def optimize_plans(
     db = None if store.path == ":memory:" else Path(store.path)  # where the fresh processes store their runs
     entries: list[ConfigOptimization] = []
     recipe_stored = False
+
+    def keep(entry: ConfigOptimization) -> None:
+        """The config's baseline and recipe results into their runs (the recipe run begun with the first)."""
+        nonlocal recipe_stored
+        store.add_result(baseline_run.run_id, entry.baseline)
+        if entry.recipe_result is not None:
+            if not recipe_stored:
+                store.begin_run(recipe_run, command)
+                recipe_stored = True
+            store.add_result(recipe_run.run_id, entry.recipe_result)
+        entries.append(entry)
+
     try:
         for cfg in configs:
             on_config(cfg)
@@ -119,14 +131,8 @@ def optimize_plans(
             else:
                 entry = optimize_config(cfg, prepared, request, db=db)
                 del prepared
-            store.add_result(baseline_run.run_id, entry.baseline)
-            if entry.recipe_result is not None:
-                if not recipe_stored:
-                    store.begin_run(recipe_run, command)
-                    recipe_stored = True
-                store.add_result(recipe_run.run_id, entry.recipe_result)
+            keep(entry)  # kept even when Ctrl-C comes during its fresh check
             free_device(cfg.device)
-            entries.append(entry)  # kept even when Ctrl-C comes during its fresh check
             if request.fresh_pairs:
                 try:
                     entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
@@ -136,8 +142,7 @@ def optimize_plans(
     except KeyboardInterrupt as exc:
         partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
         if partial is not None:
-            store.add_result(baseline_run.run_id, partial.baseline)
-            entries.append(partial)
+            keep(partial)
         report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
         _store(store, report)
         raise OptimizeInterrupted(report, len(configs)) from None

@@ -52,6 +52,7 @@ from surrobench.execution.runner import (
     run_config,
 )
 from surrobench.records.vocab import HALF_PRECISIONS
+from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
 from surrobench.results.speedup import Speedup, break_even_calls, speedup, window_speedups
 
@@ -404,10 +405,12 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
     found = ctx.processes
     if found is not None:
         pairs = len(found.baseline_rounds) // ctx.request.rounds
+        runs = ", ".join(found.run_ids) if ctx.db else "not kept"
         notes.append(
-            f"the recipe's windows include {pairs} of {ctx.request.process_pairs} pairs of fresh processes "
-            f"({found.elapsed_s:.0f} s; runs {', '.join(found.run_ids) if ctx.db else 'not kept'})"
+            f"the recipe's windows include {pairs} of {ctx.request.process_pairs} pair(s) of fresh processes "
+            f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
             + (f"; a process failed: {found.error}" if found.error else "")
+            + ("; interrupted by Ctrl-C" if found.interrupted else "")
         )
     if ctx.unprofiled:
         notes.append(f"top op not profiled (released to free device memory): {', '.join(ctx.unprofiled)}")
@@ -421,7 +424,8 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
 
 
 def run_command(cfg: ExecConfig) -> str:
-    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings)."""
+    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
+    input buffers only where they differ from ``run``'s defaults, so the common line stays short."""
     words = [
         "surrobench",
         "run",
@@ -433,6 +437,10 @@ def run_command(cfg: ExecConfig) -> str:
         str(cfg.batch),
         *run_flags(cfg),
     ]
+    if cfg.seed != 0:
+        words += ["--seed", str(cfg.seed)]
+    if cfg.input_sets != DEFAULT_INPUT_SETS:
+        words += ["--input-sets", str(cfg.input_sets)]
     return shlex.join(words)
 
 
@@ -442,8 +450,9 @@ def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
 
 
 class SearchInterrupted(KeyboardInterrupt):
-    """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe: the search
-    did not finish), None when the baseline had not been timed yet."""
+    """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe when the search
+    did not finish; the recipe, on the windows that finished, when Ctrl-C came during its fresh processes),
+    None when the baseline had not been timed yet."""
 
     def __init__(self, partial: ConfigOptimization | None) -> None:
         super().__init__()
@@ -517,14 +526,17 @@ def optimize_config(
     if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
         ctx.unconfirmed = unconfirmed_note(recipe.name, recipe_speedup, len(per_window))
         recipe, variant, recipe_speedup, per_window = Recipe(), None, None, ()
+    # Ctrl-C during the recipe's fresh processes: the recipe stands on the windows that finished; no profiling
+    interrupted = ctx.processes is not None and ctx.processes.interrupted
     indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
     base_result = replace(
         merge_rounds([baseline.rounds[i] for i in indices]),
         cold_start_ms=baseline.setup_ms,
         peak_mem_bytes=baseline.peak_bytes,
-        top_op=_top_op(baseline),
+        top_op=None if interrupted else _top_op(baseline),
     )
-    tops = {name: _top_op(v) for name, v in ctx.timed.items()}  # all timing is done: the profiler may attach
+    # all timing is done: the profiler may attach
+    tops = {} if interrupted else {name: _top_op(v) for name, v in ctx.timed.items()}
     candidates = tuple(
         replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
         for c in (*(c for _, c in singles), *stacked)
@@ -532,7 +544,7 @@ def optimize_config(
     recipe_result = replace(variant.result(), top_op=tops.get(recipe.name)) if variant else None
     processes = ctx.processes if per_window else None  # an unconfirmed recipe's processes are in its note only
     ctx.timed.clear()
-    return ConfigOptimization(
+    entry = ConfigOptimization(
         baseline=base_result,
         candidates=candidates,
         recommended=tuple(recipe.names),
@@ -548,3 +560,6 @@ def optimize_config(
         recipe_process_windows=len(processes.baseline_rounds) // request.rounds if processes else 0,
         recipe_process_run_ids=processes.run_ids if processes else (),
     )
+    if interrupted:
+        raise SearchInterrupted(entry)
+    return entry

@@ -42,7 +42,12 @@ from surrobench.results.store import DEFAULT_DB, ResultStore
 RunOpt = typer.Option(
     None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
 )
-BudgetOpt = typer.Option(DEFAULT_BUDGET_S, "--budget-s", help="Seconds per config; no new candidate starts after it.")
+BudgetOpt = typer.Option(
+    DEFAULT_BUDGET_S,
+    "--budget-s",
+    help="Seconds per config for the search; no new candidate starts after it (the recipe's --processes and "
+    "--verify come after it).",
+)
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."
 )
@@ -63,8 +68,10 @@ ProcessesOpt = typer.Option(
     DEFAULT_PROCESS_PAIRS,
     "--processes",
     metavar="PAIRS",
-    help="Also time the recipe against the baseline in PAIRS pairs of fresh processes, one timing window each, so "
-    "its interval holds the drift between processes; 0: in-process windows only.",
+    help="Also time the recipe against the baseline in PAIRS (0 to 20) pairs of fresh `surrobench run` processes "
+    "(tagged confirm:baseline/confirm:recipe), one timing window each, so its interval holds the drift between "
+    "processes; only when there is a recipe. 0: in-process windows only (then --verify judges against the fresh "
+    "pairs' spread alone, a wide interval).",
 )
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 

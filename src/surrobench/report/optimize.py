@@ -102,7 +102,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         each = entry["recipe"].get("window_speedups")  # absent in reports written before it existed
         spread = f", {min(each):.2f}x to {max(each):.2f}x window by window" if each and len(each) > 1 else ""
         processes = entry["recipe"].get("process_windows")  # absent in reports written before it existed
-        of_them = f" ({processes} of them in pairs of fresh processes)" if processes else ""
+        pairs = "a pair" if processes == 1 else "pairs"
+        of_them = f" ({processes} of them in {pairs} of fresh processes)" if processes else ""
         over = f" over {windows} timing windows{of_them}{spread}" if windows else ""
         speed = f" ({speedup_text(pooled)}{over})"
         lines = [

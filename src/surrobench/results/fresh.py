@@ -196,7 +196,8 @@ def fresh_verdict(
     else:
         how = (
             f"outside {where}; the fresh pairs' geometric mean {mean:.2f}x {'inside' if in_replication else 'outside'}"
-            f" the 95% replication interval [{r_lo:.2f}, {r_hi:.2f}] of optimize's {len(units)} processes"
+            f" the 95% replication interval [{r_lo:.2f}, {r_hi:.2f}] of optimize's {len(units)} "
+            + ("process" if len(units) == 1 else "processes")
         )
     if not fresh.faster:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
         verdict = "overlaps" if in_ci or in_replication else "not_reproduced"
