@@ -114,6 +114,8 @@ def test_the_library_call_optimizes_a_named_model_and_refuses_verify_on_an_objec
     assert opt.configs[0].recommended == ("threads=1",) and list(tmp_path.glob("*.db")) == []  # db=None
     with pytest.raises(UsageError, match="rebuilds the model from its name"):
         surrobench.optimize(lambda: None, shapes=[8], device="cpu", verify=2)
+    with pytest.raises(UsageError, match="optimize with processes runs"):
+        surrobench.optimize(lambda: None, shapes=[8], device="cpu", processes=3)
     with pytest.raises(UsageError, match="unknown remedy warp") as refused:
         surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", only=["warp"])
     assert "; not for cpu, reported infeasible: cudagraph, tf32" in str(refused.value)  # not offered as CPU ones

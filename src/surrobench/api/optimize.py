@@ -49,7 +49,7 @@ def optimize(
     rounds: int = DEFAULT_ROUNDS,
     only: str | Sequence[str] | None = None,
     verify: int = 0,
-    processes: int = DEFAULT_PROCESS_PAIRS,
+    processes: int | None = None,
     **sweep,
 ) -> OptimizeReport:
     """Try the remedies on every config of ``model``'s sweep and recommend what wins (module docstring).
@@ -58,18 +58,24 @@ def optimize(
     ``precisions``, ``device``, ``warmup``, ``iters``, ...); ``budget_s`` per config, ``tolerance`` (rel L2),
     ``thorough``, ``rounds`` and ``only`` (remedy names) as the CLI's flags; ``verify``: pairs of fresh
     processes that check each recipe (0: none); ``processes``: pairs of fresh processes in which the search
-    times its recipe once more (0: none; skipped for a model object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only. The
+    times its recipe once more (0: none; None: :data:`DEFAULT_PROCESS_PAIRS`, or none for a model object, which
+    a new process cannot rebuild). Stored in ``db`` when given, else in memory only. The
     measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
     Raises:
-        UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` with a model
-            object (the fresh processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
+        UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); ``verify`` or
+            ``processes`` with a model object (the fresh processes rebuild the model from its name); ``thorough``
+            not a bool; ``db`` not a path.
     """
+    if processes is None:
+        processes = 0 if is_model_object(model) else DEFAULT_PROCESS_PAIRS
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     if not isinstance(thorough, bool):
         raise UsageError(f"thorough={thorough!r}: True or False, not {type(thorough).__name__}")
     if verify:
         named_model(model, "optimize with verify")
+    if processes:
+        named_model(model, "optimize with processes")
     plan = sweep_plan(model, **sweep)
     request = OptimizeRequest(
         (plan,),
