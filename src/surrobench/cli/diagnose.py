@@ -132,9 +132,9 @@ def diagnose(
             "device_name": record.env["device_name"],
             "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         }
+    print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for renderable in findings_renderables(findings, title, width=console.width):
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")
-    print_warnings(warnings, "note")
     write_json(json_out, diagnosis_json(findings, context))
