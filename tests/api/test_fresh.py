@@ -94,7 +94,8 @@ def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
     )
     fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
     assert fresh.verdict == "failed" and fresh.speedup is None
-    assert "fresh:baseline exited 2" in fresh.reason and "missing.py" in fresh.reason and "\n" not in fresh.reason
+    assert "fresh:baseline exited 2 without storing a run; its last line: " in fresh.reason
+    assert "missing.py" in fresh.reason and "\n" not in fresh.reason
 
 
 def test_nothing_to_check_without_a_recipe_and_one_pair_is_refused(tmp_path):

@@ -145,7 +145,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     (entry,) = json.loads(out.read_text())["configs"]
     assert entry["recommended"] == ["threads=1"]
     assert entry["fresh"]["verdict"] == "interrupted" and entry["fresh"]["run_ids"] == ["run-1"]
-    assert "fresh runs: interrupted: Ctrl-C after 1 of 4 fresh processes" in printed
+    assert "fresh runs: interrupted: Ctrl-C after 1 of 4 fresh processes (runs run-1)" in printed
 
 
 def test_a_finished_optimize_marks_its_runs_complete_and_says_when_nothing_was_left_to_verify(tmp_path, capsys):

@@ -120,3 +120,26 @@ def test_an_output_gets_the_mode_open_would_give_it(tmp_path):
         assert json.loads((tmp_path / "run.json").read_text()) == {"a": 2}
     finally:
         os.umask(old)
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
+    from surrobench.cli.options import write_json
+
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.json"
+    target.write_text("old")
+    (tmp_path / "link.json").symlink_to(target)
+    write_json(tmp_path / "link.json", {"a": 1})
+    assert (tmp_path / "link.json").is_symlink() and json.loads(target.read_text()) == {"a": 1}
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="no /dev/stdout on this OS")
+def test_json_to_dev_stdout_redirected_into_a_file_lands_after_the_table(tmp_path):
+    """/dev/stdout then leads to a regular file the shell holds open: renaming onto it failed (a cross-device
+    link), and renaming onto the file would have cut the table printed before it."""
+    out = tmp_path / "both.txt"
+    with open(out, "w") as stream:
+        done = _cli(["models", "--json", "/dev/stdout"], stdout=stream, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "pinn-mlp" in text.split("{", 1)[0] and json.loads(text[text.index("{") :])["models"]

@@ -83,9 +83,9 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
                 proc.kill()
                 proc.communicate()
             raise
-    if not out.exists():  # refused before measuring (exit 2) or killed: its last line says why
+    if not out.exists():  # refused before measuring (exit 2) or killed: its last line may say why
         last = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1]
-        raise FreshProcessFailed(f"{tag} exited {proc.returncode}: {last}")
+        raise FreshProcessFailed(f"{tag} exited {proc.returncode} without storing a run; its last line: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
     except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
@@ -226,7 +226,8 @@ def check_fresh(
             FreshCheck(
                 pairs=pairs,
                 verdict="interrupted",
-                reason=f"Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes",
+                reason=f"Ctrl-C after {len(run_ids)} of {2 * pairs} fresh processes"
+                + (f" (runs {', '.join(run_ids)})" if run_ids else ""),
                 baseline_ms=process_medians(rounds["baseline"]),
                 recipe_ms=process_medians(rounds["recipe"]),
                 run_ids=tuple(run_ids),

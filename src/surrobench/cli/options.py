@@ -185,9 +185,11 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
     """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None.
 
     A regular file is written to a temporary file beside it and renamed over it, so a full disk or a
-    failing write leaves the old file (or none), never an empty or half-written one; a device or a pipe
-    (``/dev/stdout``, ``/dev/full``) is written directly. The file gets the mode a plain ``open()`` would give
-    it (an existing file keeps its own), not ``mkstemp``'s 0600.
+    failing write leaves the old file (or none), never an empty or half-written one; a symbolic link is
+    followed (the file it names is replaced, the link stays); a device or a pipe, and a ``/dev`` link that
+    leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open), is appended to directly.
+    The file gets the mode a plain ``open()`` would give it (an existing file keeps its own), not ``mkstemp``'s
+    0600.
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
@@ -196,17 +198,20 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
         return
     data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
     try:
-        if path.exists() and not path.is_file():
-            with open(path, "wb") as stream:
+        target = path.resolve()
+        leads_out_of_dev = path.absolute().parts[:2] == ("/", "dev") and target != path.absolute()  # /dev/stdout
+        if leads_out_of_dev or (target.exists() and not target.is_file()):
+            sys.stdout.flush()  # what was printed comes first, when the path leads to the standard output
+            with open(path, "ab") as stream:  # appended: truncating would cut what a redirected stdout holds
                 stream.write(data)
             return
-        mode = _new_file_mode(path)
-        fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+        mode = _new_file_mode(target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, mode)  # mkstemp makes it 0600
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         except BaseException:
             os.unlink(tmp)
             raise
