@@ -30,16 +30,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from surrobench.api.benchmark import sweep_plan
 from surrobench.api import remedy_search as rs
 from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
 from surrobench.api.fresh import _one_run
-from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import open_variant
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.results.speedup import speedup
-from surrobench.workload.loader import resolve_model
-from surrobench.workload.spec import ShapeSpec
 
 
 def main() -> None:
@@ -53,20 +51,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    cfg = ExecConfig(
-        model=args.model,
-        shape=ShapeSpec(size=args.shape),
-        batch=1,
-        precision="fp32",
-        device=args.device,
-        mode="eager",
-        warmup=10,
-        iters=100,
-        cudnn_benchmark=False,
-        seed=0,
-        input_sets=2,
+    plan = sweep_plan(
+        args.model, shapes=[args.shape], batches=[1], device=args.device, warmup=10, iters=100, input_sets=2
     )
-    prepared = prepare_model(resolve_model(args.model), args.device, 0)
+    (cfg,) = plan.configs  # fp32 eager, seed 0, cudnn.benchmark off
+    prepared = prepare_model(plan.surrogates[args.model], args.device, 0)
     request = OptimizeRequest(sweeps=(), budget_s=args.budget_s)
     started = time.monotonic()
     ctx, _ = rs._start(cfg, prepared, request, started)

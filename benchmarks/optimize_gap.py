@@ -29,12 +29,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from surrobench.api.benchmark import sweep_plan
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.interleave import open_variant, time_round
 from surrobench.execution.runner import prepare_model
-from surrobench.workload.loader import resolve_model
-from surrobench.workload.spec import ShapeSpec
 
 
 #: Fresh ``surrobench run`` processes of the recipe: (label, extra options, extra environment). ``host``
@@ -83,20 +82,17 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
 
-    base = ExecConfig(
-        model=args.model,
-        shape=ShapeSpec(size=args.shape),
-        batch=1,
-        precision="fp32",
+    plan = sweep_plan(
+        args.model,
+        shapes=[args.shape],
+        batches=[1],
         device=args.device,
-        mode="eager",
         warmup=args.warmup,
         iters=args.iters,
-        cudnn_benchmark=False,
-        seed=0,
         input_sets=2,
     )
-    prepared = prepare_model(resolve_model(args.model), args.device, 0)
+    (base,) = plan.configs  # fp32 eager, seed 0, cudnn.benchmark off
+    prepared = prepare_model(plan.surrogates[args.model], args.device, 0)
     code = type(prepared.module).forward.__code__
     recipe_cfg = replace(base, precision="tf32", mode="compile")
 
