@@ -133,14 +133,16 @@ class ProcessWindows:
     (:func:`process_windows`).
 
     Attributes:
+        windows: pairs whose two processes both finished, each one timing window.
         baseline_rounds, recipe_rounds: ``windows * rounds`` rounds a side (ms per call), window by window
-            in launch order; only pairs whose two processes both finished.
+            in launch order.
         run_ids: every finished process's stored run, in launch order.
         error: the one-line cause when a process failed (the pairs before it stand), else None.
         elapsed_s: wall time of all the processes, seconds.
         interrupted: Ctrl-C stopped them (the pairs before it stand; the running process stored its run).
     """
 
+    windows: int
     baseline_rounds: tuple[tuple[float, ...], ...]
     recipe_rounds: tuple[tuple[float, ...], ...]
     run_ids: tuple[str, ...]
@@ -197,7 +199,7 @@ def process_windows(
         )
 
     elapsed = time.monotonic() - started
-    return ProcessWindows(split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted)
+    return ProcessWindows(complete, split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted)
 
 
 def check_fresh(

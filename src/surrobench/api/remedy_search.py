@@ -404,10 +404,9 @@ def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
         )
     found = ctx.processes
     if found is not None:
-        pairs = len(found.baseline_rounds) // ctx.request.rounds
         runs = ", ".join(found.run_ids) if ctx.db else "not kept"
         notes.append(
-            f"the recipe's windows include {pairs} of {ctx.request.process_pairs} pair(s) of fresh processes "
+            f"the recipe's windows include {found.windows} of {ctx.request.process_pairs} pair(s) of fresh processes "
             f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
             + (f"; a process failed: {found.error}" if found.error else "")
             + ("; interrupted by Ctrl-C" if found.interrupted else "")
@@ -557,7 +556,7 @@ def optimize_config(
         elapsed_s=time.monotonic() - started,
         recipe_speedup=recipe_speedup,
         recipe_window_speedups=per_window,
-        recipe_process_windows=len(processes.baseline_rounds) // request.rounds if processes else 0,
+        recipe_process_windows=processes.windows if processes else 0,
         recipe_process_run_ids=processes.run_ids if processes else (),
     )
     if interrupted:

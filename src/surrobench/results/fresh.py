@@ -160,8 +160,6 @@ def judge_fresh(
     Raises:
         ValueError: fewer than one process a side, unequal counts or lengths, or a speedup that is not positive.
     """
-    if len(baseline_rounds) != len(recipe_rounds):
-        raise ValueError(f"{len(baseline_rounds)} baseline processes but {len(recipe_rounds)} recipe processes")
     fresh = speedup(baseline_rounds, recipe_rounds)
     base_ms, recipe_ms = process_medians(baseline_rounds), process_medians(recipe_rounds)
     verdict, reason = fresh_verdict(optimized, fresh, base_ms, recipe_ms, units)
