@@ -18,8 +18,9 @@
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 6    # fno2d 128², neuraloperator FNO 256
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 7    # meshgraphnet 16,384, unet2d 512² (GPU-bound, compiled)
 # The ladder rungs whose recipe was never checked in fresh processes, and U-Net 512² under the final rule:
-#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 8    # unet2d 128², pinn-mlp 16,384 and 65,536
-#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 9    # deeponet 262,144, unet2d 512²
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 8    # unet2d 128², pinn-mlp 16,384
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 9    # pinn-mlp 65,536, deeponet 262,144
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh 10   # unet2d 512², torch_geometric GAT 65,536 nodes
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -29,7 +30,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-9|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -92,10 +93,14 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
       rung meshgraphnet "${points[0]}" 2; rung unet2d "${grid[2]}" 2
       ;;
     8)
-      rung unet2d "${grid[0]}" 3; rung pinn-mlp "${points[0]}" 3; rung pinn-mlp "${points[1]}" 3
+      rung unet2d "${grid[0]}" 3; rung pinn-mlp "${points[0]}" 3
       ;;
     9)
-      rung deeponet "${points[2]}" 2; rung unet2d "${grid[2]}" 2
+      rung pinn-mlp "${points[1]}" 3; rung deeponet "${points[2]}" 2
+      ;;
+    10)
+      rung unet2d "${grid[2]}" 2
+      has torch_geometric && opt pyg_gat 2 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"

@@ -13,7 +13,7 @@ from surrobench.api import remedy_search as api
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.optimize import measured_for, optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.execution.remedies import candidate_remedies
+from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.results.optimize import VERDICTS, CandidateResult
@@ -29,7 +29,12 @@ SINGLES = {
     "fp16": ("rejected_accuracy", None),
 }
 # Stacks (planted): name -> gain over the recipe it is stacked on
-GAINS = {"cudagraph+tf32": 1.2, "cudagraph+tf32+channels_last": 0.95}
+GAINS = {
+    "cudagraph+tf32": 1.2,
+    "cudagraph+tf32+channels_last": 0.95,
+    "compile+tf32": 1.5,  # compile excludes cudagraph: the first path never reaches it
+    "compile+tf32+channels_last": 1.0,
+}
 
 
 def _speed(x: float) -> Speedup:
@@ -64,19 +69,51 @@ def _ctx(spent_after: int = 99):
         return len(calls) > spent_after
 
     request = SimpleNamespace(budget_s=10.0)
-    return SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[])
+    timed = {"compile": object()}  # the singles' variants, kept to be profiled
+    return SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[], timed=timed)
+
+
+def _planted_duel(rival_wins: bool, seen: list):
+    def duel(ctx, first, other):
+        seen.append((first[0].name, other[0].name))
+        return rival_wins
+
+    return duel
 
 
 def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch):
-    tried: list = []
+    tried, duels = [], []
     monkeypatch.setattr(api, "_measure", _fake_measure(tried))
+    monkeypatch.setattr(api, "_head_to_head", _planted_duel(False, duels))
     not_tried: list = []
     stacked, recipe, variant = api._stack(_ctx(), _singles(), object(), not_tried)
-    # fastest accepted first (cudagraph); compile conflicts with it (one mode); fp16 failed its accuracy check
-    assert tried == [("cudagraph+tf32", "cudagraph"), ("cudagraph+tf32+channels_last", "cudagraph+tf32")]
-    assert recipe.name == "cudagraph+tf32" and variant is not None
-    assert [c.verdict for c in stacked] == ["accepted", "rejected_slower"]
+    # fastest accepted first (cudagraph); compile conflicts with it (one mode), so it starts a second path;
+    # fp16 failed its accuracy check
+    assert tried == [
+        ("cudagraph+tf32", "cudagraph"),
+        ("cudagraph+tf32+channels_last", "cudagraph+tf32"),
+        ("compile+tf32", "compile"),
+        ("compile+tf32+channels_last", "compile+tf32"),
+    ]
+    assert duels == [("cudagraph+tf32", "compile+tf32")]  # the two paths' recipes, head to head
+    assert recipe.name == "cudagraph+tf32" and variant is not None  # the rival lost
+    assert [c.verdict for c in stacked] == ["accepted", "rejected_slower", "accepted", "rejected_slower"]
     assert not_tried == []
+
+
+def test_the_rival_path_replaces_the_first_when_it_wins_head_to_head(monkeypatch):
+    monkeypatch.setattr(api, "_measure", _fake_measure([]))
+    monkeypatch.setattr(api, "_head_to_head", _planted_duel(True, []))
+    _, recipe, _ = api._stack(_ctx(), _singles(), object(), [])
+    assert recipe.name == "compile+tf32"
+
+
+def test_a_single_without_a_rival_stacks_once(monkeypatch):
+    duels: list = []
+    monkeypatch.setattr(api, "_measure", _fake_measure([]))
+    monkeypatch.setattr(api, "_head_to_head", _planted_duel(True, duels))
+    singles = [(r, c) for r, c in _singles() if r.name != "compile"]
+    assert api._stack(_ctx(), singles, object(), [])[1].name == "cudagraph+tf32" and duels == []
 
 
 def test_stacking_stops_at_the_budget(monkeypatch):
@@ -85,7 +122,46 @@ def test_stacking_stops_at_the_budget(monkeypatch):
     not_tried: list = []
     stacked, recipe, _ = api._stack(_ctx(spent_after=1), _singles(), object(), not_tried)
     assert [t[0] for t in tried] == ["cudagraph+tf32"]
-    assert not_tried == [("cudagraph+tf32+channels_last", "budget of 10 s spent")]
+    assert not_tried == [
+        ("cudagraph+tf32+channels_last", "budget of 10 s spent"),
+        ("stacking on compile", "budget of 10 s spent"),
+    ]
+
+
+def _duel_ctx(first_ms: float, rival_ms: float):
+    """Two variants with planted rounds (4 rounds of 20 calls, 1% noise) and a no-op window."""
+    rng = np.random.default_rng(7)
+
+    def variant(ms):
+        rounds = [list(ms * (1 + 0.01 * rng.standard_normal(20))) for _ in range(4)]
+        return SimpleNamespace(samples_ms=lambda: rounds)
+
+    ctx = SimpleNamespace(request=SimpleNamespace(rounds=4), cfg=SimpleNamespace(device="cpu"), rival_note=None)
+    return ctx, variant(first_ms), variant(rival_ms)
+
+
+@pytest.mark.parametrize(("rival_ms", "wins"), [(0.8, True), (1.0, False), (1.2, False)])
+def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(monkeypatch, rival_ms, wins):
+    monkeypatch.setattr(api, "_interleave", lambda ctx, variants: None)
+    ctx, first, rival = _duel_ctx(1.0, rival_ms)
+    remedies = {r.name: r for r in candidate_remedies("cuda")}
+    a = Recipe((remedies["tf32"], remedies["cudagraph"]))
+    b = Recipe((remedies["fp16"], remedies["cudagraph"]))
+    assert api._head_to_head(ctx, (a, first), (b, rival)) is wins
+    assert ctx.rival_note.startswith("stacked from two starts that exclude each other (tf32, fp16)")
+    assert ctx.rival_note.endswith(f"{(b if wins else a).name} is the recipe")
+
+
+def test_head_to_head_that_fails_keeps_the_first(monkeypatch):
+    def broken(ctx, variants):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(api, "_interleave", broken)
+    ctx, first, rival = _duel_ctx(1.0, 0.5)
+    remedies = {r.name: r for r in candidate_remedies("cuda")}
+    a, b = Recipe((remedies["tf32"],)), Recipe((remedies["fp16"],))
+    assert api._head_to_head(ctx, (a, first), (b, rival)) is False
+    assert ctx.rival_note.startswith("fp16 could not be timed against tf32 (")
 
 
 def test_nothing_accepted_means_no_recipe(monkeypatch):
