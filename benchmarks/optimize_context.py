@@ -4,7 +4,7 @@ On the H200 (docs/benchmarks/h200-optimize.md, "Re-runs") the fresh check differ
 by -1.3% to +6.4% on GPU-bound configs whose intervals are about 1% wide. Inside the search every timed
 variant (its module copy, inputs, compiled code and CUDA-graph pool) stays alive until all are profiled; a
 fresh process holds one model. This script runs the real search of one config
-(:mod:`surrobench.api.remedy_search`, ``_singles`` and ``_stack``), then times the recipe with the baseline
+(:mod:`surrobench.api.stacking`, ``judge_singles`` and ``stack``), then times the recipe with the baseline
 in windows of the search's size under three states, two windows each, in this order:
 
 1. ``crowded``: every timed variant alive, as at the end of the search;
@@ -32,6 +32,7 @@ import torch
 
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api import remedy_search as rs
+from surrobench.api import remedy_trial, stacking
 from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
 from surrobench.api.fresh import _one_run
 from surrobench.execution.interleave import open_variant
@@ -62,8 +63,8 @@ def main() -> None:
     not_tried: list = []
     only = remedy_names(args.only, cfg.device)
     remedies = [r for r in candidate_remedies(cfg.device) if only is None or r.name in only]
-    singles, best = rs._singles(ctx, remedies, not_tried)
-    stacked, recipe, variant = rs._stack(ctx, singles, best, not_tried)
+    singles, best = stacking.judge_singles(ctx, remedies, not_tried)
+    stacked, recipe, variant = stacking.stack(ctx, singles, best, not_tried)
     print(f"# search {time.monotonic() - started:.0f} s: recipe {recipe.name or '(none)'}", flush=True)
     out: dict = {"config": f"{args.model}-{args.shape}", "recipe": recipe.name, "windows": [], "fresh": None}
     if variant is None:
@@ -75,8 +76,8 @@ def main() -> None:
         print(f"#   {c.name}: {c.verdict} {sp}", flush=True)
 
     def window(state: str, v) -> None:
-        rs._interleave(ctx, [v])
-        base, rec = rs._window(ctx.baseline, request.rounds), rs._window(v, request.rounds)
+        remedy_trial.time_window(ctx, [v])
+        base, rec = remedy_trial.last_window(ctx.baseline, request.rounds), remedy_trial.last_window(v, request.rounds)
         sp = speedup(base, rec)
         row = {
             "state": state,
@@ -94,17 +95,17 @@ def main() -> None:
         window("crowded", variant)
     ctx.timed.clear()
     del singles, stacked, best
-    rs.free_device(cfg.device)
+    remedy_trial.free_device(cfg.device)
     for _ in range(2):
         window("released", variant)
     del variant
-    rs.free_device(cfg.device)
+    remedy_trial.free_device(cfg.device)
     torch._dynamo.reset()
     rebuilt = open_variant(recipe.apply(cfg), prepared)
     for _ in range(2):
         window("rebuilt", rebuilt)
     del rebuilt
-    rs.free_device(cfg.device)
+    remedy_trial.free_device(cfg.device)
 
     commands = {"baseline": rs.run_command(cfg), "recipe": rs.run_command(recipe.apply(cfg))}
     rounds: dict[str, list] = {"baseline": [], "recipe": []}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from surrobench.api import remedy_search as api
+from surrobench.api import remedy_trial, stacking
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.optimize import measured_for, optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
@@ -83,10 +84,10 @@ def _planted_duel(rival_wins: bool, seen: list):
 
 def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch):
     tried, duels = [], []
-    monkeypatch.setattr(api, "_measure", _fake_measure(tried))
-    monkeypatch.setattr(api, "_head_to_head", _planted_duel(False, duels))
+    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))
+    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(False, duels))
     not_tried: list = []
-    stacked, recipe, variant = api._stack(_ctx(), _singles(), object(), not_tried)
+    stacked, recipe, variant = stacking.stack(_ctx(), _singles(), object(), not_tried)
     # fastest accepted first (cudagraph); compile conflicts with it (one mode), so it starts a second path;
     # fp16 failed its accuracy check
     assert tried == [
@@ -102,25 +103,25 @@ def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch)
 
 
 def test_the_rival_path_replaces_the_first_when_it_wins_head_to_head(monkeypatch):
-    monkeypatch.setattr(api, "_measure", _fake_measure([]))
-    monkeypatch.setattr(api, "_head_to_head", _planted_duel(True, []))
-    _, recipe, _ = api._stack(_ctx(), _singles(), object(), [])
+    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
+    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, []))
+    _, recipe, _ = stacking.stack(_ctx(), _singles(), object(), [])
     assert recipe.name == "compile+tf32"
 
 
 def test_a_single_without_a_rival_stacks_once(monkeypatch):
     duels: list = []
-    monkeypatch.setattr(api, "_measure", _fake_measure([]))
-    monkeypatch.setattr(api, "_head_to_head", _planted_duel(True, duels))
+    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
+    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, duels))
     singles = [(r, c) for r, c in _singles() if r.name != "compile"]
-    assert api._stack(_ctx(), singles, object(), [])[1].name == "cudagraph+tf32" and duels == []
+    assert stacking.stack(_ctx(), singles, object(), [])[1].name == "cudagraph+tf32" and duels == []
 
 
 def test_stacking_stops_at_the_budget(monkeypatch):
     tried: list = []
-    monkeypatch.setattr(api, "_measure", _fake_measure(tried))
+    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))
     not_tried: list = []
-    stacked, recipe, _ = api._stack(_ctx(spent_after=1), _singles(), object(), not_tried)
+    stacked, recipe, _ = stacking.stack(_ctx(spent_after=1), _singles(), object(), not_tried)
     assert [t[0] for t in tried] == ["cudagraph+tf32"]
     assert not_tried == [
         ("cudagraph+tf32+channels_last", "budget of 10 s spent"),
@@ -142,12 +143,12 @@ def _duel_ctx(first_ms: float, rival_ms: float):
 
 @pytest.mark.parametrize(("rival_ms", "wins"), [(0.8, True), (1.0, False), (1.2, False)])
 def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(monkeypatch, rival_ms, wins):
-    monkeypatch.setattr(api, "_interleave", lambda ctx, variants: None)
+    monkeypatch.setattr(stacking, "time_window", lambda ctx, variants: None)
     ctx, first, rival = _duel_ctx(1.0, rival_ms)
     remedies = {r.name: r for r in candidate_remedies("cuda")}
     a = Recipe((remedies["tf32"], remedies["cudagraph"]))
     b = Recipe((remedies["fp16"], remedies["cudagraph"]))
-    assert api._head_to_head(ctx, (a, first), (b, rival)) is wins
+    assert stacking.head_to_head(ctx, (a, first), (b, rival)) is wins
     assert ctx.rival_note.startswith("stacked from two starts that exclude each other (tf32, fp16)")
     assert ctx.rival_note.endswith(f"{(b if wins else a).name} is the recipe")
 
@@ -156,18 +157,18 @@ def test_head_to_head_that_fails_keeps_the_first(monkeypatch):
     def broken(ctx, variants):
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(api, "_interleave", broken)
+    monkeypatch.setattr(stacking, "time_window", broken)
     ctx, first, rival = _duel_ctx(1.0, 0.5)
     remedies = {r.name: r for r in candidate_remedies("cuda")}
     a, b = Recipe((remedies["tf32"],)), Recipe((remedies["fp16"],))
-    assert api._head_to_head(ctx, (a, first), (b, rival)) is False
+    assert stacking.head_to_head(ctx, (a, first), (b, rival)) is False
     assert ctx.rival_note.startswith("fp16 could not be timed against tf32 (")
 
 
 def test_nothing_accepted_means_no_recipe(monkeypatch):
-    monkeypatch.setattr(api, "_measure", _fake_measure([]))
+    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
     singles = [(r, CandidateResult(c.name, "rejected_slower", "planted", speedup=_speed(0.9))) for r, c in _singles()]
-    assert api._stack(_ctx(), singles, None, [])[1].names == []
+    assert stacking.stack(_ctx(), singles, None, [])[1].names == []
 
 
 MODEL = '''
@@ -264,8 +265,8 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
 def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
     # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
     events: list[str] = []
-    interleave, top_op = api._interleave, api._top_op
-    monkeypatch.setattr(api, "_interleave", lambda ctx, vs: (events.append("round"), interleave(ctx, vs))[1])
+    interleave, top_op = remedy_trial.interleave, api._top_op  # every timing window goes through it
+    monkeypatch.setattr(remedy_trial, "interleave", lambda *a: (events.append("round"), interleave(*a))[1])
     monkeypatch.setattr(api, "_top_op", lambda v: (events.append("profile"), top_op(v))[1])
     with ResultStore(tmp_path / "o.db") as store:
         entry = optimize_plans(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
@@ -299,10 +300,10 @@ def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
         variants[0].rounds.append("b2")
         raise RuntimeError("replay failed")
 
-    monkeypatch.setattr(api, "interleave", fails_in_the_second_round)
+    monkeypatch.setattr(remedy_trial, "interleave", fails_in_the_second_round)
     ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
     with pytest.raises(RuntimeError, match="replay failed"):
-        api._interleave(ctx, [cand])
+        remedy_trial.time_window(ctx, [cand])
     assert base.rounds == ["b0"] and cand.rounds == ["c0"] and ctx.paired == {}
 
 
@@ -320,7 +321,7 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
             variants[0].rounds += _planted_rounds([10.0], rng)
             variants[1].rounds += _planted_rounds([2.05], rng)
 
-    monkeypatch.setattr(api, "interleave", confirmation)
+    monkeypatch.setattr(remedy_trial, "interleave", confirmation)
     ctx = _confirm_ctx(base, recipe)
     pooled, per_window = api._confirm(ctx, None, recipe)
     first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
@@ -347,7 +348,7 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
         variants[0].rounds += _planted_rounds([10.0], rng)
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(api, "interleave", fails)
+    monkeypatch.setattr(remedy_trial, "interleave", fails)
     ctx = _confirm_ctx(base, recipe)
     pooled, per_window = api._confirm(ctx, None, recipe)
     assert len(per_window) == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
@@ -373,7 +374,7 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(api, "_stack", interrupted)  # Ctrl-C after every single remedy was judged
+    monkeypatch.setattr(api, "stack", interrupted)  # Ctrl-C after every single remedy was judged
     with ResultStore(tmp_path / "o.db") as store:
         with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
             optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)

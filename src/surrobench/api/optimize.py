@@ -26,7 +26,8 @@ from surrobench.api.optimize_request import (
     check_search,
     remedy_names,
 )
-from surrobench.api.remedy_search import free_device, optimize_config
+from surrobench.api.remedy_search import optimize_config
+from surrobench.api.remedy_trial import free_device
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint

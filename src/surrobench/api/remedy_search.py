@@ -8,12 +8,13 @@
    output checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`), then timed in rounds
    interleaved with the baseline (:mod:`surrobench.execution.interleave`) and judged by the speedup rule
    of :mod:`surrobench.results.speedup`. A failure is explained in one line
-   (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+   (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept
+   (:func:`surrobench.api.stacking.judge_singles`, each through :func:`surrobench.api.remedy_trial.measure_candidate`).
 3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
    time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
    beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out. Then
    the same from its rival, the fastest accepted remedy that excludes it; the two recipes are timed head
-   to head and the rival's kept only when it is faster by the same rule (:func:`_stack`).
+   to head and the rival's kept only when it is faster by the same rule (:func:`surrobench.api.stacking.stack`).
 4. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
    ``process_pairs`` pairs of fresh processes, one window each (:func:`surrobench.api.fresh.process_windows`),
    and its speedup is taken over every window the two were timed in together, its interval drawn over
@@ -24,342 +25,40 @@
 
 from __future__ import annotations
 
-import gc
 import shlex
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from surrobench.analysis.accuracy import check_accuracy
-from surrobench.analysis.feasibility import infeasible_reason
 from surrobench.api.fresh import ProcessWindows, process_windows
 from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.collect.probe import ProbeFacts, probe_call
+from surrobench.api.remedy_trial import SearchState, free_device, probe_forward, round_size, time_window
+from surrobench.api.stacking import judge_singles, stack
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
-from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
+from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
+from surrobench.execution.interleave import Variant, open_variant
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
-from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies, run_flags
+from surrobench.execution.remedies import Recipe, candidate_remedies, run_flags
 from surrobench.execution.runner import (
     check_output,
     nonfinite_message,
     PreparedModel,
-    config_inputs,
     merge_rounds,
     run_config,
 )
-from surrobench.records.vocab import HALF_PRECISIONS
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
-from surrobench.results.optimize import CandidateResult, ConfigOptimization
-from surrobench.results.speedup import Speedup, break_even_calls, speedup, window_speedups
+from surrobench.results.optimize import ConfigOptimization
+from surrobench.results.speedup import Speedup, speedup, window_speedups
 
-#: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
-ROUND_TARGET_MS = 300.0
-MIN_ROUND_ITERS = 5
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
 #: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
 #: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
 #: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
-
-
-@dataclass
-class _Config:
-    """The state of one config's search."""
-
-    cfg: ExecConfig
-    prepared: PreparedModel
-    request: OptimizeRequest
-    baseline: Variant
-    reference: object
-    fp64: object | None
-    probe: ProbeFacts
-    warmup: int
-    iters: int
-    deadline: float
-    db: Path | None = None  # where the recipe's fresh processes store their runs (None: not kept)
-    paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
-    timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
-    unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
-    confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
-    rival_note: str | None = None  # the head to head of the two stacking paths, when there were two
-    processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
-    unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
-    done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
-
-    def spent(self) -> bool:
-        return time.monotonic() > self.deadline
-
-
-def free_device(device: str) -> None:
-    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
-    gc.collect()
-    if device == "cuda":
-        torch.cuda.empty_cache()
-
-
-def _probe(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
-    """One forward of the baseline module observed; under ``precision``'s autocast when given (stopping at
-    the first half-precision FFT)."""
-    inputs = config_inputs(replace(cfg, channels_last=False), prepared)[0]
-
-    def forward():
-        with autocast_context(precision or "fp32", cfg.device):
-            return prepared.module(*inputs)
-
-    with execution_settings(replace(cfg, precision="fp32")), torch.inference_mode():
-        facts, _ = probe_call(forward, stop_at_half_fft=precision is not None)
-    return facts
-
-
-def _round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
-    """(warm-up, timed calls) per round: timed calls sized to :data:`ROUND_TARGET_MS` from three timed
-    calls of the baseline, within [:data:`MIN_ROUND_ITERS`, ``--iters``]; warm-up at most ``--warmup``."""
-    time_round(baseline, 1, 3)
-    median = float(np.median(baseline.rounds.pop().samples_ms))
-    iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
-    return min(warmup, max(1, iters // 2)), iters
-
-
-def _interleave(ctx: _Config, variants: list[Variant]) -> None:
-    """``ctx.request.rounds`` rounds of the baseline and ``variants``; records which baseline rounds each
-    variant was timed with. All or nothing: a window cut short by a failure leaves no rounds behind, so each
-    variant's rounds stay aligned with the baseline rounds they were timed with.
-
-    Raises:
-        Exception: what a variant raised, after the window's rounds were removed.
-    """
-    first = len(ctx.baseline.rounds)
-    starts = [len(v.rounds) for v in variants]
-    try:
-        interleave([ctx.baseline, *variants], ctx.request.rounds, ctx.warmup, ctx.iters)
-    except Exception:
-        del ctx.baseline.rounds[first:]
-        for v, start in zip(variants, starts):
-            del v.rounds[start:]
-        raise
-    for v in variants:
-        ctx.paired.setdefault(id(v), []).extend(range(first, len(ctx.baseline.rounds)))
-
-
-def _window(v: Variant, rounds: int) -> list[list[float]]:
-    return v.samples_ms()[-rounds:]
-
-
-def _speed_reason(sp: Speedup, over: str) -> str:
-    text = f"{sp.median:.2f}x [{sp.ci95[0]:.2f}, {sp.ci95[1]:.2f}] over {over}"
-    if sp.faster:
-        return f"{text}, clears 1 + noise floor {sp.noise_floor:.1%}"
-    if sp.ci95[1] < 1.0:
-        return f"slower: {text}"
-    return f"not faster beyond the noise: {text}, lower bound needs > {1 + sp.noise_floor:.3f}"
-
-
-def _failed(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
-    cause = explain_failure(exc)
-    raw = f"{type(exc).__name__}: {exc}"
-    return CandidateResult(
-        name,
-        "failed",
-        f"{name} failed: {cause.line}",
-        error=raw,
-        cause=cause.cause_id,
-        time_s=time.monotonic() - started,
-        stacked_on=stacked_on,
-    )
-
-
-def _measure(ctx: _Config, recipe: Recipe, current: Variant | None = None, current_name: str | None = None):
-    """Build, check and time ``recipe`` (against the baseline and, when stacking, the ``current`` recipe).
-
-    Returns:
-        (its :class:`CandidateResult`, its variant when it was timed, else None).
-    """
-    started, device = time.monotonic(), ctx.cfg.device
-    try:
-        variant = open_variant(recipe.apply(ctx.cfg), ctx.prepared)
-    except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
-        free_device(device)
-        return _failed(recipe.name, exc, started, current_name), None
-    accuracy = check_accuracy(variant.first_output, ctx.reference, ctx.fp64, tolerance=ctx.request.tolerance)
-    common = dict(accuracy=accuracy, setup_s=variant.setup_ms / 1e3, stacked_on=current_name)
-    if not accuracy.ok:
-        del variant
-        free_device(device)
-        return CandidateResult(
-            recipe.name, "rejected_accuracy", accuracy.reason, time_s=time.monotonic() - started, **common
-        ), None
-    try:
-        _interleave(ctx, [current, variant] if current is not None else [variant])
-    except Exception as exc:  # a replay or a later call failed
-        del variant
-        free_device(device)
-        return _failed(recipe.name, exc, started, current_name), None
-    rounds = ctx.request.rounds
-    vs_base = speedup(_window(ctx.baseline, rounds), _window(variant, rounds))
-    gain = speedup(_window(current, rounds), _window(variant, rounds)) if current is not None else None
-    decisive = gain or vs_base
-    reason = _speed_reason(decisive, current_name or "the baseline")
-    if decisive.faster:
-        reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
-    elif recipe.remedies[-1].name.startswith("compile") and ctx.probe.complex_ops:
-        reason += "; Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
-    base_ms = float(np.median(_window(ctx.baseline, rounds)))
-    ms = float(np.median(_window(variant, rounds)))
-    result = CandidateResult(
-        recipe.name,
-        "accepted" if decisive.faster else "rejected_slower",
-        reason,
-        speedup=vs_base,
-        gain=gain,
-        break_even_calls=break_even_calls(variant.setup_ms, ctx.baseline.setup_ms, ms, base_ms),
-        result=variant.result(),
-        time_s=time.monotonic() - started,
-        baseline_ms=base_ms,
-        **common,
-    )
-    _keep(ctx, recipe.name, variant)
-    return result, variant
-
-
-#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
-#: (each CUDA-graph variant holds its own memory pool).
-_KEEP_FREE_FRACTION = 0.25
-
-
-def _keep(ctx: _Config, name: str, variant: Variant) -> None:
-    """Keep ``variant`` to be profiled after all timing; on CUDA with less than :data:`_KEEP_FREE_FRACTION`
-    of the device memory free, release the kept ones instead (their top op is then not measured)."""
-    ctx.timed[name] = variant
-    if ctx.cfg.device == "cuda":
-        free, total = torch.cuda.mem_get_info()
-        if free < _KEEP_FREE_FRACTION * total:
-            ctx.unprofiled += list(ctx.timed)
-            ctx.timed.clear()
-
-
-def _half_probe(ctx: _Config, remedy: Remedy) -> ProbeFacts | None:
-    precision = dict(remedy.settings).get("precision")
-    if precision not in HALF_PRECISIONS or ctx.cfg.device not in remedy.devices:
-        return None
-    return _probe(ctx.cfg, ctx.prepared, precision)
-
-
-def _singles(ctx: _Config, remedies: list[Remedy], not_tried: list) -> tuple[list, Variant | None]:
-    """Every remedy alone. Returns ([(remedy, CandidateResult)], the fastest accepted one's variant)."""
-    ranks = tuple(t.dim() for t in ctx.baseline.input_sets[0])
-    shapes_change = len({tuple(t.shape for t in s) for s in ctx.baseline.input_sets}) > 1
-    out, best, best_speed = [], None, 0.0
-    for remedy in remedies:
-        reason = infeasible_reason(
-            remedy,
-            ctx.cfg,
-            ctx.probe,
-            input_ranks=ranks,
-            shapes_change=shapes_change,
-            half_probe=_half_probe(ctx, remedy),
-        )
-        if reason:
-            out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
-            ctx.done.append(out[-1][1])
-            continue
-        if ctx.spent():
-            not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
-            continue
-        result, variant = _measure(ctx, Recipe((remedy,)))
-        out.append((remedy, result))
-        ctx.done.append(result)
-        if result.verdict == "accepted" and result.speedup.median > best_speed:
-            best, best_speed = variant, result.speedup.median
-    return out, best
-
-
-def _path(ctx: _Config, start: Recipe, variant: Variant, timed: list, not_tried: list):
-    """Greedy stacking from ``start`` (whose variant is ``variant``): each timed single that sets no setting of
-    the recipe is added, fastest first, and kept when it beats the recipe so far. Returns (stacked candidates,
-    recipe, its variant)."""
-    recipe, stacked = start, []
-    for remedy, _ in timed:
-        if recipe.conflict(remedy) is not None:
-            continue
-        name = recipe.plus(remedy).name
-        if ctx.spent():
-            not_tried.append((name, f"budget of {ctx.request.budget_s:.0f} s spent"))
-            continue
-        result, new = _measure(ctx, recipe.plus(remedy), variant, recipe.name)
-        stacked.append(result)
-        ctx.done.append(result)
-        if result.verdict == "accepted":
-            recipe, variant = recipe.plus(remedy), new
-    return stacked, recipe, variant
-
-
-def _stack(ctx: _Config, singles: list, best: Variant | None, not_tried: list):
-    """Greedy stacking (:func:`_path`) from the fastest accepted remedy, then from its rival, the fastest
-    accepted remedy that sets the same setting (another precision, another way to launch the step), which the
-    first path can never reach; the rival's recipe replaces the first when it beats it head to head
-    (:func:`_head_to_head`). Returns (stacked candidates, recipe, its variant).
-
-    Why a second start: which of two remedies that exclude each other is faster alone does not say which is
-    faster once the rest is stacked on it. On the H200, DeepONet at 262,144 points ran tf32 1.61x and fp16 1.56x
-    alone, and tf32+cudagraph 2.16x against fp16+cudagraph 2.52x in a later search, where fp16 had won alone
-    (docs/benchmarks/h200-optimize.md, "Two starts")."""
-    timed = sorted(
-        ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
-        key=lambda rc: -rc[1].speedup.median,
-    )
-    accepted = [r for r, c in timed if c.verdict == "accepted"]
-    if not accepted or best is None:
-        return [], Recipe(), None
-    start = Recipe((accepted[0],))
-    stacked, recipe, variant = _path(ctx, start, best, timed, not_tried)
-    rival = next((r for r in accepted[1:] if start.conflict(r) is not None), None)
-    if rival is None:
-        return stacked, recipe, variant
-    if ctx.spent():
-        not_tried.append((f"stacking on {rival.name}", f"budget of {ctx.request.budget_s:.0f} s spent"))
-        return stacked, recipe, variant
-    rival_variant = ctx.timed.get(rival.name)
-    if rival_variant is None:  # released to free device memory: built again (its accuracy was checked)
-        try:
-            rival_variant = open_variant(Recipe((rival,)).apply(ctx.cfg), ctx.prepared)
-        except Exception as exc:
-            free_device(ctx.cfg.device)
-            ctx.rival_note = f"{rival.name} could not be built again to stack on ({explain_failure(exc).line})"
-            return stacked, recipe, variant
-    more, other, other_variant = _path(ctx, Recipe((rival,)), rival_variant, timed, not_tried)
-    stacked += more
-    if _head_to_head(ctx, (recipe, variant), (other, other_variant)):
-        return stacked, other, other_variant
-    return stacked, recipe, variant
-
-
-def _head_to_head(ctx: _Config, first: tuple[Recipe, Variant], other: tuple[Recipe, Variant]) -> bool:
-    """Whether ``other`` (recipe, variant) beats ``first`` by the speedup rule of
-    :mod:`surrobench.results.speedup`, timed against each other (and the baseline) in one more window; the
-    outcome is a note. A window that fails keeps ``first``."""
-    (recipe, variant), (rival, rival_variant) = first, other
-    try:
-        _interleave(ctx, [variant, rival_variant])
-    except Exception as exc:
-        free_device(ctx.cfg.device)
-        ctx.rival_note = f"{rival.name} could not be timed against {recipe.name} ({explain_failure(exc).line})"
-        return False
-    rounds = ctx.request.rounds
-    gain = speedup(_window(variant, rounds), _window(rival_variant, rounds))
-    wins = gain.faster
-    ctx.rival_note = (
-        f"stacked from two starts that exclude each other ({recipe.remedies[0].name}, {rival.remedies[0].name}); "
-        f"head to head, {rival.name} ran {_speed_reason(gain, recipe.name)}: {rival.name if wins else recipe.name} "
-        "is the recipe"
-    )
-    return wins
-
 
 #: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
 #: speedup draws its interval over windows (:func:`surrobench.results.speedup.speedup`, "Windows"), so it needs
@@ -368,7 +67,7 @@ def _head_to_head(ctx: _Config, first: tuple[Recipe, Variant], other: tuple[Reci
 CONFIRM_WINDOWS = 3
 
 
-def _confirm(ctx: _Config, recipe: Recipe, variant: Variant) -> tuple[Speedup, tuple[float, ...]]:
+def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedup, tuple[float, ...]]:
     """The recipe's speedup over every window in which it was timed with the baseline, after
     :data:`CONFIRM_WINDOWS` more windows of ``rounds`` rounds (the confirmation) and ``process_pairs`` windows
     in pairs of fresh processes (:func:`_process_windows`), and each window's own speedup.
@@ -381,7 +80,7 @@ def _confirm(ctx: _Config, recipe: Recipe, variant: Variant) -> tuple[Speedup, t
     why."""
     for _ in range(CONFIRM_WINDOWS):
         try:
-            _interleave(ctx, [variant])
+            time_window(ctx, [variant])
         except Exception as exc:  # the earlier windows stand as measured
             free_device(ctx.cfg.device)
             ctx.confirm_error = explain_failure(exc).line
@@ -397,7 +96,7 @@ def _confirm(ctx: _Config, recipe: Recipe, variant: Variant) -> tuple[Speedup, t
     return speedup(base, mine, windows=windows), tuple(window_speedups(base, mine, windows))
 
 
-def _process_windows(ctx: _Config, recipe: Recipe) -> ProcessWindows | None:
+def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
     """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's windows
     (:func:`surrobench.api.fresh.process_windows`); None when none are asked for or no command line can name the
     model.
@@ -448,7 +147,7 @@ def _top_op(variant: Variant) -> dict | None:
     return {"name": top.name, "share": float(top.share)} if top else None
 
 
-def _notes(ctx: _Config, fp64_note: str | None) -> tuple[str, ...]:
+def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
     notes = [f"rounds of {ctx.warmup} warm-up + {ctx.iters} timed calls, {ctx.request.rounds} rounds per measurement"]
     if ctx.probe.ffts:
         notes.append(f"FFTs at {ctx.probe.fft_text()}")
@@ -520,7 +219,7 @@ class SearchInterrupted(KeyboardInterrupt):
         self.partial = partial
 
 
-def _partial(ctx: _Config, fp64_note: str | None, started: float) -> ConfigOptimization | None:
+def _partial(ctx: SearchState, fp64_note: str | None, started: float) -> ConfigOptimization | None:
     """The config as far as its search got: the baseline's rounds so far and every candidate judged, with
     a note; no recipe, no top ops (profiling would prolong the interruption)."""
     if not ctx.baseline.rounds:
@@ -550,9 +249,9 @@ def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, s
     if bad:
         raise ValueError(bad)
     reference, fp64, fp64_note = reference_outputs(cfg, prepared)
-    warmup, iters = _round_size(baseline, cfg.warmup, cfg.iters)
-    probe = _probe(cfg, prepared)
-    ctx = _Config(
+    warmup, iters = round_size(baseline, cfg.warmup, cfg.iters)
+    probe = probe_forward(cfg, prepared)
+    ctx = SearchState(
         cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, started + request.budget_s, db
     )
     return ctx, fp64_note
@@ -577,10 +276,10 @@ def optimize_config(
     ]
     not_tried: list[tuple[str, str]] = []
     try:
-        singles, best = _singles(ctx, remedies, not_tried)
-        stacked, recipe, variant = _stack(ctx, singles, best, not_tried)
+        singles, best = judge_singles(ctx, remedies, not_tried)
+        stacked, recipe, variant = stack(ctx, singles, best, not_tried)
         if variant is None and not baseline.rounds:  # nothing was timed: the baseline alone, for the record
-            _interleave(ctx, [])
+            time_window(ctx, [])
         recipe_speedup, per_window = _confirm(ctx, recipe, variant) if variant is not None else (None, ())
     except KeyboardInterrupt:
         raise SearchInterrupted(_partial(ctx, fp64_note, started)) from None

@@ -1,0 +1,141 @@
+"""Step 2 and 3 of the remedy search (:mod:`surrobench.api.remedy_search`): every remedy alone
+(:func:`judge_singles`), then greedy stacking from two starts, the fastest accepted remedy and its rival, with
+the two recipes timed head to head (:func:`stack`)."""
+
+from __future__ import annotations
+
+from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.api.remedy_trial import (
+    SearchState,
+    free_device,
+    last_window,
+    measure_candidate,
+    probe_forward,
+    speed_reason,
+    time_window,
+)
+from surrobench.collect.probe import ProbeFacts
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.interleave import Variant, open_variant
+from surrobench.execution.remedies import Recipe, Remedy
+from surrobench.records.vocab import HALF_PRECISIONS
+from surrobench.results.optimize import CandidateResult
+from surrobench.results.speedup import speedup
+
+
+def _half_probe(ctx: SearchState, remedy: Remedy) -> ProbeFacts | None:
+    precision = dict(remedy.settings).get("precision")
+    if precision not in HALF_PRECISIONS or ctx.cfg.device not in remedy.devices:
+        return None
+    return probe_forward(ctx.cfg, ctx.prepared, precision)
+
+
+def judge_singles(ctx: SearchState, remedies: list[Remedy], not_tried: list) -> tuple[list, Variant | None]:
+    """Every remedy alone. Returns ([(remedy, CandidateResult)], the fastest accepted one's variant)."""
+    ranks = tuple(t.dim() for t in ctx.baseline.input_sets[0])
+    shapes_change = len({tuple(t.shape for t in s) for s in ctx.baseline.input_sets}) > 1
+    out, best, best_speed = [], None, 0.0
+    for remedy in remedies:
+        reason = infeasible_reason(
+            remedy,
+            ctx.cfg,
+            ctx.probe,
+            input_ranks=ranks,
+            shapes_change=shapes_change,
+            half_probe=_half_probe(ctx, remedy),
+        )
+        if reason:
+            out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
+            ctx.done.append(out[-1][1])
+            continue
+        if ctx.spent():
+            not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, variant = measure_candidate(ctx, Recipe((remedy,)))
+        out.append((remedy, result))
+        ctx.done.append(result)
+        if result.verdict == "accepted" and result.speedup.median > best_speed:
+            best, best_speed = variant, result.speedup.median
+    return out, best
+
+
+def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tried: list):
+    """Greedy stacking from ``start`` (whose variant is ``variant``): each timed single that sets no setting of
+    the recipe is added, fastest first, and kept when it beats the recipe so far. Returns (stacked candidates,
+    recipe, its variant)."""
+    recipe, stacked = start, []
+    for remedy, _ in timed:
+        if recipe.conflict(remedy) is not None:
+            continue
+        name = recipe.plus(remedy).name
+        if ctx.spent():
+            not_tried.append((name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            continue
+        result, new = measure_candidate(ctx, recipe.plus(remedy), variant, recipe.name)
+        stacked.append(result)
+        ctx.done.append(result)
+        if result.verdict == "accepted":
+            recipe, variant = recipe.plus(remedy), new
+    return stacked, recipe, variant
+
+
+def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list):
+    """Greedy stacking (:func:`_path`) from the fastest accepted remedy, then from its rival, the fastest
+    accepted remedy that sets the same setting (another precision, another way to launch the step), which the
+    first path can never reach; the rival's recipe replaces the first when it beats it head to head
+    (:func:`head_to_head`). Returns (stacked candidates, recipe, its variant).
+
+    Why a second start: which of two remedies that exclude each other is faster alone does not say which is
+    faster once the rest is stacked on it. On the H200, DeepONet at 262,144 points ran tf32 1.61x and fp16 1.56x
+    alone, and tf32+cudagraph 2.16x against fp16+cudagraph 2.52x in a later search, where fp16 had won alone
+    (docs/benchmarks/h200-optimize.md, "Two starts")."""
+    timed = sorted(
+        ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
+        key=lambda rc: -rc[1].speedup.median,
+    )
+    accepted = [r for r, c in timed if c.verdict == "accepted"]
+    if not accepted or best is None:
+        return [], Recipe(), None
+    start = Recipe((accepted[0],))
+    stacked, recipe, variant = _path(ctx, start, best, timed, not_tried)
+    rival = next((r for r in accepted[1:] if start.conflict(r) is not None), None)
+    if rival is None:
+        return stacked, recipe, variant
+    if ctx.spent():
+        not_tried.append((f"stacking on {rival.name}", f"budget of {ctx.request.budget_s:.0f} s spent"))
+        return stacked, recipe, variant
+    rival_variant = ctx.timed.get(rival.name)
+    if rival_variant is None:  # released to free device memory: built again (its accuracy was checked)
+        try:
+            rival_variant = open_variant(Recipe((rival,)).apply(ctx.cfg), ctx.prepared)
+        except Exception as exc:
+            free_device(ctx.cfg.device)
+            ctx.rival_note = f"{rival.name} could not be built again to stack on ({explain_failure(exc).line})"
+            return stacked, recipe, variant
+    more, other, other_variant = _path(ctx, Recipe((rival,)), rival_variant, timed, not_tried)
+    stacked += more
+    if head_to_head(ctx, (recipe, variant), (other, other_variant)):
+        return stacked, other, other_variant
+    return stacked, recipe, variant
+
+
+def head_to_head(ctx: SearchState, first: tuple[Recipe, Variant], other: tuple[Recipe, Variant]) -> bool:
+    """Whether ``other`` (recipe, variant) beats ``first`` by the speedup rule of
+    :mod:`surrobench.results.speedup`, timed against each other (and the baseline) in one more window; the
+    outcome is a note. A window that fails keeps ``first``."""
+    (recipe, variant), (rival, rival_variant) = first, other
+    try:
+        time_window(ctx, [variant, rival_variant])
+    except Exception as exc:
+        free_device(ctx.cfg.device)
+        ctx.rival_note = f"{rival.name} could not be timed against {recipe.name} ({explain_failure(exc).line})"
+        return False
+    rounds = ctx.request.rounds
+    gain = speedup(last_window(variant, rounds), last_window(rival_variant, rounds))
+    wins = gain.faster
+    ctx.rival_note = (
+        f"stacked from two starts that exclude each other ({recipe.remedies[0].name}, {rival.remedies[0].name}); "
+        f"head to head, {rival.name} ran {speed_reason(gain, recipe.name)}: {rival.name if wins else recipe.name} "
+        "is the recipe"
+    )
+    return wins
