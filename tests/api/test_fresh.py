@@ -41,8 +41,9 @@ def _request(spec: str, fresh_pairs: int, process_pairs: int = 0) -> OptimizeReq
 def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, monkeypatch):
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
+    phases: list[str] = []
     with ResultStore(tmp_path / "o.db") as store:
-        report = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store)
+        report = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store, on_phase=phases.append)
         (entry,) = report.configs
         tags = [store.load_run(run_id).tag for run_id in entry.recipe_process_run_ids]
     # its own pairing and CONFIRM_WINDOWS in this process, then one window per pair of processes
@@ -53,6 +54,8 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     doc = report.to_json()
     assert doc["configs"][0]["recipe"]["process_windows"] == 2
     assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
+    # a minute of fresh processes is announced before it starts (no --verify: no second line)
+    assert phases == ["timing threads=1 and the baseline in 2 pair(s) of fresh processes (outside the search budget)"]
 
 
 def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_path, monkeypatch):
@@ -72,8 +75,9 @@ def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_pat
 def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)  # the recipe's run line names the model file relative to here
+    phases: list[str] = []
     with ResultStore(tmp_path / "o.db") as store:
-        (entry,) = optimize_plans(_request("thread_bound.py:build", 2), store).configs
+        (entry,) = optimize_plans(_request("thread_bound.py:build", 2), store, on_phase=phases.append).configs
         fresh = entry.fresh
         assert fresh is not None and fresh.verdict != "failed", fresh.reason
         assert fresh.speedup.median > 5  # 6 ms against 0.3 ms, measured in new processes
@@ -81,6 +85,7 @@ def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, m
         tags = [store.load_run(run_id).tag for run_id in fresh.run_ids]
     assert tags == ["fresh:baseline", "fresh:recipe", "fresh:recipe", "fresh:baseline"]
     assert entry.to_json()["fresh"]["verdict"] == fresh.verdict
+    assert phases == ["checking threads=1 in 2 pair(s) of fresh processes"]
 
 
 def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,10 +204,16 @@ def process_windows(
 
 
 def check_fresh(
-    entry: ConfigOptimization, *, pairs: int, db: Path | None, timeout_s: float = FRESH_TIMEOUT_S
+    entry: ConfigOptimization,
+    *,
+    pairs: int,
+    db: Path | None,
+    timeout_s: float = FRESH_TIMEOUT_S,
+    on_phase: Callable[[str], None] = lambda text: None,
 ) -> FreshCheck | None:
     """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes, their runs stored
     in ``db`` (None: a temporary database, not kept); None when the entry has no recipe (nothing to check).
+    ``on_phase`` gets one line before the first process starts.
 
     Raises:
         ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
@@ -217,6 +224,7 @@ def check_fresh(
     best = entry.best
     if best is None or best.speedup is None or not entry.run_command or not entry.baseline_command:
         return None
+    on_phase(f"checking {best.name} in {pairs} pair(s) of fresh processes")
     started = time.monotonic()
     rounds: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []

@@ -102,9 +102,12 @@ def optimize_plans(
     *,
     command: str | None = None,
     on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+    on_phase: Callable[[str], None] = lambda text: None,
 ) -> OptimizeReport:
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
-    (the CLI's call; :func:`optimize` is the one for scripts)."""
+    (the CLI's call; :func:`optimize` is the one for scripts). ``on_config`` is told of each config before its
+    search, ``on_phase`` gets one line before each batch of fresh processes (they run for a minute or more
+    without results of their own)."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -136,13 +139,15 @@ def optimize_plans(
             except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
                 entry = ConfigOptimization(baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line)
             else:
-                entry = optimize_config(cfg, prepared, request, db=db)
+                entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase)
                 del prepared
             keep(entry)  # kept even when Ctrl-C comes during its fresh check
             free_device(cfg.device)
             if request.fresh_pairs:
                 try:
-                    entries[-1] = replace(entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db))
+                    entries[-1] = replace(
+                        entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                    )
                 except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
                     entries[-1] = replace(entry, fresh=cut.check)
                     raise

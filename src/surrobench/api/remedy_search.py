@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -108,6 +109,10 @@ def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
     timed in fresh processes bring that drift into the interval."""
     if not ctx.request.process_pairs or not ctx.request.rebuildable:
         return None
+    ctx.on_phase(
+        f"timing {recipe.name} and the baseline in {ctx.request.process_pairs} pair(s) of fresh processes "
+        "(outside the search budget)"
+    )
     ctx.processes = process_windows(
         run_command(ctx.cfg),
         run_command(recipe.apply(ctx.cfg)),
@@ -258,13 +263,20 @@ def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, s
 
 
 def optimize_config(
-    cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, *, db: Path | None = None
+    cfg: ExecConfig,
+    prepared: PreparedModel,
+    request: OptimizeRequest,
+    *,
+    db: Path | None = None,
+    on_phase: Callable[[str], None] = lambda text: None,
 ) -> ConfigOptimization:
     """The search of the module docstring for one config; the recipe's fresh processes store their runs in
-    ``db`` (None: not kept)."""
+    ``db`` (None: not kept). ``on_phase`` gets one line before a step that runs long without a result of its
+    own (the recipe's fresh processes)."""
     started = time.monotonic()
     try:
         ctx, fp64_note = _start(cfg, prepared, request, started, db)
+        ctx.on_phase = on_phase
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)

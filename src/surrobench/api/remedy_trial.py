@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class SearchState:
     iters: int
     deadline: float
     db: Path | None = None  # where the recipe's fresh processes store their runs (None: not kept)
+    on_phase: Callable[[str], None] = lambda text: None  # told before a long step without results of its own
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
     timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)

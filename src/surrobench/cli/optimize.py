@@ -132,6 +132,7 @@ def optimize_command(
                 on_config=lambda cfg: err_console.print(
                     f"optimizing {cfg.label()} (budget {budget_s:.0f} s)", markup=False
                 ),
+                on_phase=lambda text: err_console.print(f"  {text}", markup=False),
             )
         except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
             doc = exc.report.to_json()
