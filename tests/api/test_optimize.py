@@ -262,6 +262,34 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
     assert entry.recommended == () and entry.baseline.latency_ms is not None  # the baseline is still measured
 
 
+def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(
+    model_spec, tmp_path, monkeypatch
+):
+    from surrobench.api.optimize import OptimizeInterrupted
+
+    windows, interleave = [], remedy_trial.interleave
+
+    def cut_in_the_third_window(variants, *args):  # threads=1 alone, one confirmation window, then Ctrl-C
+        windows.append(len(variants))
+        interleave(variants, *args)
+        if len(windows) == 3:  # the window's rounds were timed, its bookkeeping never happened
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_third_window)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted) as cut:
+            optimize_plans(_request(model_spec, ("threads=1",)), store)
+        report = cut.value.report
+        assert report.interrupted and store.run_state(report.recipe_run_id) == "interrupted"
+        base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
+    (entry,) = report.configs
+    assert entry.recommended == ("threads=1",) and not entry.cut_short
+    assert entry.recipe_windows == 2  # its own window and one confirmation window; the cut one left no rounds
+    assert len(recipe.results[0].samples_ms) == len(base.results[0].samples_ms)  # the pair covers the same rounds
+    assert any(n.startswith("interrupted by Ctrl-C during the recipe's confirmation windows") for n in entry.notes)
+    assert not any("no recipe" in n for n in entry.notes)
+
+
 def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
     # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
     events: list[str] = []
@@ -288,6 +316,7 @@ def _confirm_ctx(base, recipe) -> SimpleNamespace:
         paired={id(recipe): list(range(len(base.rounds)))},
         cfg=SimpleNamespace(device="cpu"),
         confirm_error=None,
+        confirm_interrupted=False,
     )
 
 
@@ -305,6 +334,22 @@ def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
     with pytest.raises(RuntimeError, match="replay failed"):
         remedy_trial.time_window(ctx, [cand])
     assert base.rounds == ["b0"] and cand.rounds == ["c0"] and ctx.paired == {}
+
+
+def test_a_window_cut_by_ctrl_c_keeps_the_baseline_rounds_and_drops_the_variants(monkeypatch):
+    base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
+
+    def ctrl_c_in_the_second_round(variants, rounds, warmup, iters):
+        variants[0].rounds.append("b1")
+        variants[1].rounds.append("c1")
+        variants[0].rounds.append("b2")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(remedy_trial, "interleave", ctrl_c_in_the_second_round)
+    ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
+    with pytest.raises(KeyboardInterrupt):
+        remedy_trial.time_window(ctx, [cand])
+    assert base.rounds == ["b0", "b1", "b2"] and cand.rounds == ["c0"] and ctx.paired == {}
 
 
 def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monkeypatch):

@@ -82,6 +82,9 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
     for _ in range(CONFIRM_WINDOWS):
         try:
             time_window(ctx, [variant])
+        except KeyboardInterrupt:  # the recipe stands on the windows that finished; no fresh processes
+            ctx.confirm_interrupted = True
+            break
         except Exception as exc:  # the earlier windows stand as measured
             free_device(ctx.cfg.device)
             ctx.confirm_error = explain_failure(exc).line
@@ -89,7 +92,7 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
     pairs = ctx.paired[id(variant)]
     base = [list(ctx.baseline.rounds[i].samples_ms) for i in pairs]
     mine = variant.samples_ms()
-    found = _process_windows(ctx, recipe)
+    found = None if ctx.confirm_interrupted else _process_windows(ctx, recipe)
     if found is not None:
         base += [list(r) for r in found.baseline_rounds]
         mine += [list(r) for r in found.recipe_rounds]
@@ -164,6 +167,8 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(ctx.rival_note)
     if ctx.unconfirmed:
         notes.append(ctx.unconfirmed)
+    if ctx.confirm_interrupted:
+        notes.append("interrupted by Ctrl-C during the recipe's confirmation windows: it stands on those that finished")
     if ctx.confirm_error:
         notes.append(
             f"the recipe's confirmation window failed ({ctx.confirm_error}); its speedup pools the earlier ones"
@@ -216,7 +221,8 @@ def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
 
 class SearchInterrupted(KeyboardInterrupt):
     """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe when the search
-    did not finish; the recipe, on the windows that finished, when Ctrl-C came during its fresh processes),
+    did not finish; the recipe, on the windows that finished, when Ctrl-C came during its confirmation
+    windows or its fresh processes),
     None when the baseline had not been timed yet."""
 
     def __init__(self, partial: ConfigOptimization | None) -> None:
@@ -298,8 +304,8 @@ def optimize_config(
     if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
         ctx.unconfirmed = unconfirmed_note(recipe.name, recipe_speedup, len(per_window))
         recipe, variant, recipe_speedup, per_window = Recipe(), None, None, ()
-    # Ctrl-C during the recipe's fresh processes: the recipe stands on the windows that finished; no profiling
-    interrupted = ctx.processes is not None and ctx.processes.interrupted
+    # Ctrl-C during the recipe's confirmation: it stands on the windows that finished; no profiling
+    interrupted = ctx.confirm_interrupted or (ctx.processes is not None and ctx.processes.interrupted)
     indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
     base_result = replace(
         merge_rounds([baseline.rounds[i] for i in indices]),

@@ -51,6 +51,7 @@ class SearchState:
     timed: dict[str, Variant] = field(default_factory=dict)  # candidate name -> its variant, kept to be profiled
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
     confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
+    confirm_interrupted: bool = False  # Ctrl-C came during the recipe's confirmation windows
     rival_note: str | None = None  # the head to head of the two stacking paths, when there were two
     processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
@@ -93,17 +94,20 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
 def time_window(ctx: SearchState, variants: list[Variant]) -> None:
     """``ctx.request.rounds`` rounds of the baseline and ``variants``; records which baseline rounds each
     variant was timed with. All or nothing: a window cut short by a failure leaves no rounds behind, so each
-    variant's rounds stay aligned with the baseline rounds they were timed with.
+    variant's rounds stay aligned with the baseline rounds they were timed with; one cut short by Ctrl-C keeps
+    the baseline's rounds (measurements, paired with nothing) and drops the variants'.
 
     Raises:
         Exception: what a variant raised, after the window's rounds were removed.
+        KeyboardInterrupt: Ctrl-C, after the variants' rounds of the window were removed.
     """
     first = len(ctx.baseline.rounds)
     starts = [len(v.rounds) for v in variants]
     try:
         interleave([ctx.baseline, *variants], ctx.request.rounds, ctx.warmup, ctx.iters)
-    except Exception:
-        del ctx.baseline.rounds[first:]
+    except BaseException as exc:
+        if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the baseline's rounds are measurements to keep
+            del ctx.baseline.rounds[first:]
         for v, start in zip(variants, starts):
             del v.rounds[start:]
         raise
