@@ -39,3 +39,16 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
 def test_bad_input_is_a_usage_error_naming_its_flag(keywords, needle):
     with pytest.raises(UsageError, match=needle):
         sweep_request("pinn-mlp", **{"shapes": "8", "device": "cpu", **keywords})
+
+
+@pytest.mark.parametrize(
+    ("keywords", "needle"),
+    [({"shape": [8]}, "unknown setting 'shape' (did you mean shapes?)"), ({"bogus": 1}, "known: shapes, batches")],
+)
+def test_an_unknown_keyword_of_a_library_call_is_a_usage_error_naming_it(keywords, needle):
+    import surrobench
+
+    for call in (surrobench.benchmark, surrobench.optimize):
+        with pytest.raises(UsageError) as err:
+            call("pinn-mlp", device="cpu", **keywords)
+        assert needle in str(err.value)

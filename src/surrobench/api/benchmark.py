@@ -11,6 +11,8 @@ times, docs/sources.md, method §5), which cannot receive a live object.
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
 import warnings as _warnings
 from collections.abc import Callable, Iterable
@@ -195,9 +197,15 @@ def sweep_plan(model: ModelArg, **sweep) -> SweepPlan:
     timed. A model object is run forward once on its first config's inputs (:func:`check_forward`).
 
     Raises:
-        UsageError: as :func:`sweep_request`, unknown models, shapes that do not fit a model, a model object
-            whose forward fails on the inputs built for it.
+        UsageError: a keyword :func:`sweep_request` does not take, as :func:`sweep_request`, unknown models,
+            shapes that do not fit a model, a model object whose forward fails on the inputs built for it.
     """
+    known = [name for name in inspect.signature(sweep_request).parameters if name != "model"]
+    for name in sweep:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
+            raise UsageError(f"unknown setting {name!r} ({hint})")
     if isinstance(model, str):
         return plan_sweep(sweep_request(model, **sweep))
     if isinstance(model, Iterable) and not is_model_object(model):

@@ -60,6 +60,10 @@ class SearchState:
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
 
+    def spent_reason(self) -> str:
+        """Why a candidate was not tried once :meth:`spent`: the budget, as given (0.3 s, not 0 s)."""
+        return f"budget of {self.request.budget_s:g} s spent"
+
 
 def free_device(device: str) -> None:
     """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""

@@ -49,7 +49,7 @@ def judge_singles(ctx: SearchState, remedies: list[Remedy], not_tried: list) -> 
             ctx.done.append(out[-1][1])
             continue
         if ctx.spent():
-            not_tried.append((remedy.name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            not_tried.append((remedy.name, ctx.spent_reason()))
             continue
         result, variant = measure_candidate(ctx, Recipe((remedy,)))
         out.append((remedy, result))
@@ -69,7 +69,7 @@ def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tr
             continue
         name = recipe.plus(remedy).name
         if ctx.spent():
-            not_tried.append((name, f"budget of {ctx.request.budget_s:.0f} s spent"))
+            not_tried.append((name, ctx.spent_reason()))
             continue
         result, new = measure_candidate(ctx, recipe.plus(remedy), variant, recipe.name)
         stacked.append(result)
@@ -102,7 +102,7 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
     if rival is None:
         return stacked, recipe, variant
     if ctx.spent():
-        not_tried.append((f"stacking on {rival.name}", f"budget of {ctx.request.budget_s:.0f} s spent"))
+        not_tried.append((f"stacking on {rival.name}", ctx.spent_reason()))
         return stacked, recipe, variant
     rival_variant = ctx.timed.get(rival.name)
     if rival_variant is None:  # released to free device memory: built again (its accuracy was checked)

@@ -130,7 +130,7 @@ def optimize_command(
                 store,
                 command=command_line(),
                 on_config=lambda cfg: err_console.print(
-                    f"optimizing {cfg.label()} (budget {budget_s:.0f} s)", markup=False
+                    f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False
                 ),
                 on_phase=lambda text: err_console.print(f"  {text}", markup=False),
             )
