@@ -70,3 +70,19 @@ def test_half_precision_ffts():
 
 def test_a_remedy_the_baseline_already_has():
     assert _reason("tf32", _cfg("cuda", precision="tf32")) == "already part of the baseline config"
+
+
+def test_a_thread_count_equal_to_torch_default_is_the_baseline_itself(monkeypatch):
+    import torch
+
+    from surrobench.execution.remedies import Remedy
+
+    def threads(n):
+        return Remedy(f"threads={n}", (("threads", n),), ("cpu",), "", ())
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    reason = infeasible_reason(threads(4), _cfg(), ProbeFacts(), input_ranks=(4,))
+    assert reason == "torch's default here is 4 threads: the baseline already runs 4"
+    assert infeasible_reason(threads(1), _cfg(), ProbeFacts(), input_ranks=(4,)) is None
+    # a baseline that sets its own count (--threads 2) is not on the default: 4 is a change
+    assert infeasible_reason(threads(4), _cfg(threads=2), ProbeFacts(), input_ranks=(4,)) is None

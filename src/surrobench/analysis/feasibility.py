@@ -4,7 +4,7 @@ The rules read what a probe of one forward saw (:mod:`surrobench.collect.probe`)
 
 - a remedy for another device (CUDA graphs, TF32, cuDNN autotuning and fp16 autocast are CUDA settings
   here; thread counts a CPU setting);
-- a remedy the baseline already has;
+- a remedy the baseline already has (a thread count equal to torch's default, for a baseline on that default);
 - channels_last only where an input is 4-D (the memory format is defined for ``(B, C, H, W)`` tensors:
   PyTorch tutorial "Channels Last Memory Format");
 - no CUDA graph when the forward synchronizes with the host or the inputs change shape between calls
@@ -16,6 +16,8 @@ The rules read what a probe of one forward saw (:mod:`surrobench.collect.probe`)
 """
 
 from __future__ import annotations
+
+import torch
 
 from surrobench.collect.probe import HALF_DTYPES, ProbeFacts
 from surrobench.execution.config import ExecConfig
@@ -81,6 +83,9 @@ def infeasible_reason(
         return reason
     if Recipe((remedy,)).apply(baseline) == baseline:
         return "already part of the baseline config"
+    threads = dict(remedy.settings).get("threads")
+    if threads is not None and baseline.threads is None and threads == torch.get_num_threads():
+        return f"torch's default here is {threads} threads: the baseline already runs {threads}"
     if remedy.name == "channels_last" and 4 not in input_ranks:
         ranks = ", ".join(f"{r}-D" for r in input_ranks)
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
