@@ -139,7 +139,7 @@ def _duel_ctx(first_ms: float, rival_ms: float):
         rounds = [list(ms * (1 + 0.01 * rng.standard_normal(20))) for _ in range(4)]
         return SimpleNamespace(samples_ms=lambda: rounds)
 
-    ctx = SimpleNamespace(request=SimpleNamespace(rounds=4), cfg=SimpleNamespace(device="cpu"), rival_note=None)
+    ctx = SimpleNamespace(request=SimpleNamespace(rounds=4), cfg=SimpleNamespace(device="cpu"), head_to_head=None)
     return ctx, variant(first_ms), variant(rival_ms)
 
 
@@ -151,8 +151,12 @@ def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(mo
     a = Recipe((remedies["tf32"], remedies["cudagraph"]))
     b = Recipe((remedies["fp16"], remedies["cudagraph"]))
     assert stacking.head_to_head(ctx, (a, first), (b, rival)) is wins
-    assert ctx.rival_note.startswith("stacked from two starts that exclude each other (tf32, fp16)")
-    assert ctx.rival_note.endswith(f"{(b if wins else a).name} is the recipe")
+    duel = ctx.head_to_head
+    assert (duel.first, duel.rival, duel.kept) == (a.name, b.name, (b if wins else a).name)
+    assert duel.gain.median == pytest.approx(1.0 / rival_ms, rel=0.02) and duel.gain.faster is wins
+    assert duel.note().startswith("stacked from two starts that exclude each other (tf32, fp16); head to head")
+    assert duel.note().endswith(f"{duel.kept} is the recipe")
+    assert duel.to_json()["gain"]["median"] == duel.gain.median and duel.to_json()["kept"] == duel.kept
 
 
 def test_head_to_head_that_fails_keeps_the_first(monkeypatch):
@@ -164,7 +168,9 @@ def test_head_to_head_that_fails_keeps_the_first(monkeypatch):
     remedies = {r.name: r for r in candidate_remedies("cuda")}
     a, b = Recipe((remedies["tf32"],)), Recipe((remedies["fp16"],))
     assert stacking.head_to_head(ctx, (a, first), (b, rival)) is False
-    assert ctx.rival_note.startswith("fp16 could not be timed against tf32 (")
+    duel = ctx.head_to_head
+    assert duel.gain is None and duel.kept == "tf32" and "illegal memory access" in duel.error
+    assert duel.note().startswith("fp16 could not be timed against tf32 (")
 
 
 def test_nothing_accepted_means_no_recipe(monkeypatch):
@@ -233,6 +239,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert all(0 < c["top_op"]["share"] <= 1 for c in timed)
         assert by_name["bf16"]["top_op"] is None  # rejected before timing: never profiled
         assert doc["schema"] == SCHEMA == "surrobench/optimize-v1"
+        assert entry["head_to_head"] is None  # threads=1 had no accepted rival among these remedies
         # stored and linked: the report, and the before/after runs that compare works on
         assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)

@@ -163,8 +163,8 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(f"host synchronizations in forward: {ctx.probe.sync_text()}")
     if fp64_note:
         notes.append(fp64_note)
-    if ctx.rival_note:
-        notes.append(ctx.rival_note)
+    if ctx.head_to_head:
+        notes.append(ctx.head_to_head.note())
     if ctx.unconfirmed:
         notes.append(ctx.unconfirmed)
     if ctx.confirm_interrupted:
@@ -337,6 +337,7 @@ def optimize_config(
         recipe_window_speedups=per_window,
         recipe_process_windows=processes.windows if processes else 0,
         recipe_process_run_ids=processes.run_ids if processes else (),
+        head_to_head=ctx.head_to_head,
     )
     if interrupted:
         raise SearchInterrupted(entry)

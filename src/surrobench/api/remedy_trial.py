@@ -23,8 +23,8 @@ from surrobench.execution.failures import explain_failure
 from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
 from surrobench.execution.remedies import Recipe
 from surrobench.execution.runner import PreparedModel, config_inputs
-from surrobench.results.optimize import CandidateResult
-from surrobench.results.speedup import Speedup, break_even_calls, speedup
+from surrobench.results.optimize import CandidateResult, HeadToHead
+from surrobench.results.speedup import break_even_calls, speedup
 
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
@@ -52,7 +52,7 @@ class SearchState:
     unprofiled: list[str] = field(default_factory=list)  # timed candidates released unprofiled (device memory)
     confirm_error: str | None = None  # why the recipe's confirmation window failed, if it did
     confirm_interrupted: bool = False  # Ctrl-C came during the recipe's confirmation windows
-    rival_note: str | None = None  # the head to head of the two stacking paths, when there were two
+    head_to_head: HeadToHead | None = None  # the two stacking paths' recipes against each other, when two
     processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
     done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
@@ -123,15 +123,6 @@ def last_window(v: Variant, rounds: int) -> list[list[float]]:
     return v.samples_ms()[-rounds:]
 
 
-def speed_reason(sp: Speedup, over: str) -> str:
-    text = f"{sp.median:.2f}x [{sp.ci95[0]:.2f}, {sp.ci95[1]:.2f}] over {over}"
-    if sp.faster:
-        return f"{text}, clears 1 + noise floor {sp.noise_floor:.1%}"
-    if sp.ci95[1] < 1.0:
-        return f"slower: {text}"
-    return f"not faster beyond the noise: {text}, lower bound needs > {1 + sp.noise_floor:.3f}"
-
-
 def failed_candidate(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
     cause = explain_failure(exc)
     raw = f"{type(exc).__name__}: {exc}"
@@ -178,7 +169,7 @@ def measure_candidate(
     vs_base = speedup(last_window(ctx.baseline, rounds), last_window(variant, rounds))
     gain = speedup(last_window(current, rounds), last_window(variant, rounds)) if current is not None else None
     decisive = gain or vs_base
-    reason = speed_reason(decisive, current_name or "the baseline")
+    reason = decisive.reason(current_name or "the baseline")
     if decisive.faster:
         reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
     elif recipe.remedies[-1].name.startswith("compile") and ctx.probe.complex_ops:

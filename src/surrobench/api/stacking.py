@@ -11,7 +11,6 @@ from surrobench.api.remedy_trial import (
     last_window,
     measure_candidate,
     probe_forward,
-    speed_reason,
     time_window,
 )
 from surrobench.collect.probe import ProbeFacts
@@ -19,7 +18,7 @@ from surrobench.execution.failures import explain_failure
 from surrobench.execution.interleave import Variant, open_variant
 from surrobench.execution.remedies import Recipe, Remedy
 from surrobench.records.vocab import HALF_PRECISIONS
-from surrobench.results.optimize import CandidateResult
+from surrobench.results.optimize import CandidateResult, HeadToHead
 from surrobench.results.speedup import speedup
 
 
@@ -110,7 +109,8 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
             rival_variant = open_variant(Recipe((rival,)).apply(ctx.cfg), ctx.prepared)
         except Exception as exc:
             free_device(ctx.cfg.device)
-            ctx.rival_note = f"{rival.name} could not be built again to stack on ({explain_failure(exc).line})"
+            error = f"could not be built again: {explain_failure(exc).line}"
+            ctx.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, error)
             return stacked, recipe, variant
     more, other, other_variant = _path(ctx, Recipe((rival,)), rival_variant, timed, not_tried)
     stacked += more
@@ -122,20 +122,15 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
 def head_to_head(ctx: SearchState, first: tuple[Recipe, Variant], other: tuple[Recipe, Variant]) -> bool:
     """Whether ``other`` (recipe, variant) beats ``first`` by the speedup rule of
     :mod:`surrobench.results.speedup`, timed against each other (and the baseline) in one more window; the
-    outcome is a note. A window that fails keeps ``first``."""
+    outcome is kept as ``ctx.head_to_head``. A window that fails keeps ``first``."""
     (recipe, variant), (rival, rival_variant) = first, other
     try:
         time_window(ctx, [variant, rival_variant])
     except Exception as exc:
         free_device(ctx.cfg.device)
-        ctx.rival_note = f"{rival.name} could not be timed against {recipe.name} ({explain_failure(exc).line})"
+        ctx.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, explain_failure(exc).line)
         return False
     rounds = ctx.request.rounds
     gain = speedup(last_window(variant, rounds), last_window(rival_variant, rounds))
-    wins = gain.faster
-    ctx.rival_note = (
-        f"stacked from two starts that exclude each other ({recipe.remedies[0].name}, {rival.remedies[0].name}); "
-        f"head to head, {rival.name} ran {speed_reason(gain, recipe.name)}: {rival.name if wins else recipe.name} "
-        "is the recipe"
-    )
-    return wins
+    ctx.head_to_head = HeadToHead(recipe.name, rival.name, gain, rival.name if gain.faster else recipe.name)
+    return gain.faster

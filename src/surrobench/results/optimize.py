@@ -22,6 +22,46 @@ VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "f
 
 
 @dataclass(frozen=True)
+class HeadToHead:
+    """The two recipes of greedy stacking from two starts, timed against each other
+    (:func:`surrobench.api.stacking.stack`).
+
+    Attributes:
+        first: the recipe stacked on the fastest accepted remedy.
+        rival: the recipe stacked on its rival (the fastest accepted remedy that sets the same setting).
+        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.speedup`; None when
+            they could not be timed against each other.
+        kept: the one that went on to the confirmation: ``rival`` only when ``gain`` is faster.
+        error: why the rival could not be built again or timed, else None.
+    """
+
+    first: str
+    rival: str
+    gain: Speedup | None
+    kept: str
+    error: str | None = None
+
+    def note(self) -> str:
+        """One line for the report."""
+        if self.error is not None:
+            return f"{self.rival} could not be timed against {self.first} ({self.error}); {self.kept} is the recipe"
+        return (
+            f"stacked from two starts that exclude each other ({self.first.split('+')[0]}, "
+            f"{self.rival.split('+')[0]}); head to head, {self.rival} ran "
+            f"{self.gain.reason(self.first)}: {self.kept} is the recipe"
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "first": self.first,
+            "rival": self.rival,
+            "gain": self.gain.to_json() if self.gain else None,
+            "kept": self.kept,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
 class CandidateResult:
     """One candidate (a remedy, or a stack of them) of one config.
 
@@ -114,6 +154,8 @@ class ConfigOptimization:
         elapsed_s: wall time of this config (the search, without the fresh check).
         fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
             asked for or nothing won.
+        head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), None when the
+            fastest remedy had no rival, or the budget left none to stack on.
     """
 
     baseline: ConfigResult
@@ -133,6 +175,7 @@ class ConfigOptimization:
     recipe_process_windows: int = 0
     recipe_process_run_ids: tuple[str, ...] = ()
     cut_short: bool = False
+    head_to_head: HeadToHead | None = None
 
     @property
     def recipe_windows(self) -> int:
@@ -180,6 +223,7 @@ class ConfigOptimization:
                 "process_windows": self.recipe_process_windows,
                 "process_run_ids": list(self.recipe_process_run_ids),
             },
+            "head_to_head": self.head_to_head.to_json() if self.head_to_head else None,
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,

@@ -41,6 +41,16 @@ class Speedup:
         """The interval's lower end clears ``1 + noise_floor`` (module docstring)."""
         return self.ci95[0] > 1.0 + self.noise_floor
 
+    def reason(self, over: str) -> str:
+        """The verdict in words against ``over`` (what it is a speedup over): faster (and by what floor),
+        slower, or not faster beyond the noise (and the lower bound it needed)."""
+        text = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}"
+        if self.faster:
+            return f"{text}, clears 1 + noise floor {self.noise_floor:.1%}"
+        if self.ci95[1] < 1.0:
+            return f"slower: {text}"
+        return f"not faster beyond the noise: {text}, lower bound needs > {1 + self.noise_floor:.3f}"
+
     def to_json(self) -> dict:
         """``{"median", "ci95": [lo, hi], "noise_floor"}``."""
         return {"median": self.median, "ci95": list(self.ci95), "noise_floor": self.noise_floor}
