@@ -329,36 +329,27 @@ def _confirm_ctx(base, recipe) -> SimpleNamespace:
     )
 
 
-def test_a_window_cut_short_leaves_no_rounds(monkeypatch):
+@pytest.mark.parametrize(
+    ("cause", "baseline_after"),
+    [
+        (RuntimeError("replay failed"), ["b0"]),  # a failure: the window leaves no rounds behind
+        (KeyboardInterrupt(), ["b0", "b1", "b2"]),  # Ctrl-C: the baseline's rounds are kept, the variant's not
+    ],
+)
+def test_a_window_cut_short_leaves_the_variants_aligned(monkeypatch, cause, baseline_after):
     base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
 
-    def fails_in_the_second_round(variants, rounds, warmup, iters):
+    def cut_in_the_second_round(variants, rounds, warmup, iters):
         variants[0].rounds.append("b1")
         variants[1].rounds.append("c1")
         variants[0].rounds.append("b2")
-        raise RuntimeError("replay failed")
+        raise cause
 
-    monkeypatch.setattr(remedy_trial, "interleave", fails_in_the_second_round)
+    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_second_round)
     ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
-    with pytest.raises(RuntimeError, match="replay failed"):
+    with pytest.raises(type(cause)):
         remedy_trial.time_window(ctx, [cand])
-    assert base.rounds == ["b0"] and cand.rounds == ["c0"] and ctx.paired == {}
-
-
-def test_a_window_cut_by_ctrl_c_keeps_the_baseline_rounds_and_drops_the_variants(monkeypatch):
-    base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
-
-    def ctrl_c_in_the_second_round(variants, rounds, warmup, iters):
-        variants[0].rounds.append("b1")
-        variants[1].rounds.append("c1")
-        variants[0].rounds.append("b2")
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(remedy_trial, "interleave", ctrl_c_in_the_second_round)
-    ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
-    with pytest.raises(KeyboardInterrupt):
-        remedy_trial.time_window(ctx, [cand])
-    assert base.rounds == ["b0", "b1", "b2"] and cand.rounds == ["c0"] and ctx.paired == {}
+    assert base.rounds == baseline_after and cand.rounds == ["c0"] and ctx.paired == {}
 
 
 def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monkeypatch):
