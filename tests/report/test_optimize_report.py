@@ -117,13 +117,19 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
 
     from surrobench.cli import optimize as cli
 
+    from surrobench.cli import options
+
     buf = io.StringIO()
     monkeypatch.setattr(cli, "console", Console(file=buf, width=60))
+    monkeypatch.setattr(options, "err_console", Console(file=buf, width=60))  # stdout and stderr, in order
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
-    cli._show(_doc(), db)
+    cli._show({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
     lines = buf.getvalue().splitlines()
     assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
     assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines
+    # the warnings come before where it was stored, as in `run`
+    warned = lines.index("warning: host busy: load 3.1 on 2 cores")
+    assert warned < next(i for i, line in enumerate(lines) if line.startswith("stored as optimization o1"))
 
 
 def test_nothing_timed_is_not_called_nothing_faster():
@@ -145,3 +151,14 @@ def test_a_baseline_that_could_not_run_shows_no_speedup_or_error_of_its_own():
     assert (row["speedup"], row["rel_l2"], row["reason"]) == ("-", "-", "CUDA out of memory")
     assert rows(entry)[0]["speedup"] == "1" and rows(entry)[0]["rel_l2"] == "0"  # a baseline that ran
     assert recipe_lines(failed)[0] == "recommended: nothing (the baseline could not run: CUDA out of memory)"
+
+
+def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_its_asked_shape():
+    from surrobench.report.optimize import config_title
+
+    entry = _doc()["configs"][0]
+    assert config_title(entry) == "fno2d 1x3x128x128 b1 fp32 eager on cuda"  # no settings: the bare mode
+    threads = {**entry, "settings": {"threads": 2, "channels_last": True}}
+    assert config_title(threads) == "fno2d 1x3x128x128 b1 fp32 eager channels_last threads=2 on cuda"
+    failed = {**entry, "input_shape": [], "shape_label": "128"}  # its factory raised: no input was built
+    assert config_title(failed) == "fno2d 128 b1 fp32 eager on cuda"

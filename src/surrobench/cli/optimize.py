@@ -143,16 +143,19 @@ def optimize_command(
             raise
     doc = report.to_json()
     _show(doc, where)
-    print_warnings(doc["warnings"])
     _write(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
 
 
 def _show(doc: dict, db: str | None) -> None:
-    """The report on the terminal; its lines unwrapped (soft_wrap), so a command line printed in it stays one
-    line to paste also when the output is piped at a fixed width."""
-    for renderable in optimize_renderables(doc, db):
+    """The report on the terminal, its warnings (a busy host, failed baselines) before the line that says where
+    it was stored, as ``run`` prints them; its lines unwrapped (soft_wrap), so a command line printed in it stays
+    one line to paste also when the output is piped at a fixed width."""
+    *configs, stored = optimize_renderables(doc, db)
+    for renderable in configs:
         console.print(renderable, soft_wrap=True)
+    print_warnings(doc.get("warnings", []))
+    console.print(stored, soft_wrap=True)
 
 
 def _write(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.results.speedup import Speedup
@@ -203,6 +204,8 @@ class ConfigOptimization:
             "precision": b.precision,
             "device": b.device,
             "mode": b.mode,
+            "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
+            "shape_label": b.shape_label,
             "error": self.error,
             "baseline": {
                 "median_ms": b.latency_ms.median if b.latency_ms else None,
