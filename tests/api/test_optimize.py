@@ -119,6 +119,26 @@ def test_a_single_without_a_rival_stacks_once(monkeypatch):
     assert stacking.stack(_ctx(), singles, object(), [])[1].name == "cudagraph+tf32" and duels == []
 
 
+def test_a_remedy_that_excludes_one_stacked_later_is_tried_in_its_place(monkeypatch):
+    # cudagraph first; tf32 (fastest precision alone) is stacked, then fp16 is tried in its place and wins
+    remedies = {r.name: r for r in candidate_remedies("cuda")}
+    planted = {"cudagraph": 4.0, "tf32": 1.3, "fp16": 1.2}
+    singles = [(remedies[n], CandidateResult(n, "accepted", "planted", speedup=_speed(x))) for n, x in planted.items()]
+    gains = {"cudagraph+tf32": 1.2, "cudagraph+fp16": 1.17}
+    tried: list = []
+
+    def measure(ctx, recipe, current=None, current_name=None):
+        tried.append((recipe.name, current_name))
+        gain = gains[recipe.name]
+        return CandidateResult(recipe.name, "accepted", "planted", gain=_speed(gain), stacked_on=current_name), object()
+
+    monkeypatch.setattr(stacking, "measure_candidate", measure)
+    _, recipe, _ = stacking.stack(_ctx(), singles, object(), [])
+    # the swap is judged against the recipe it would replace; fp16 excludes tf32, not the start
+    assert tried == [("cudagraph+tf32", "cudagraph"), ("cudagraph+fp16", "cudagraph+tf32")]
+    assert recipe.name == "cudagraph+fp16"
+
+
 def test_stacking_stops_at_the_budget(monkeypatch):
     tried: list = []
     monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))

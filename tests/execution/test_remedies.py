@@ -72,6 +72,15 @@ def test_recipe_stacks_compatible_remedies_and_refuses_conflicts():
     assert Recipe().name == "baseline"
 
 
+def test_a_swap_puts_a_remedy_in_place_of_those_that_set_its_settings():
+    r = _by_name()
+    recipe = Recipe((r["cudagraph"], r["tf32"], r["cudnn_benchmark"]))
+    assert recipe.swap(r["fp16"]).name == "cudagraph+fp16+cudnn_benchmark"  # at tf32's position
+    assert recipe.swap(r["compile-reduce-overhead"]).name == "compile-reduce-overhead+tf32+cudnn_benchmark"
+    assert recipe.swap(r["channels_last"]).name == "cudagraph+tf32+cudnn_benchmark+channels_last"  # no clash: added
+    assert recipe.swap(r["fp16"]).apply(_cfg(device="cuda")).precision == "fp16"
+
+
 def test_run_flags_reproduce_every_setting():
     cfg = _cfg(
         device="cuda",

@@ -1,6 +1,6 @@
 """Step 2 and 3 of the remedy search (:mod:`surrobench.api.remedy_search`): every remedy alone
-(:func:`judge_singles`), then greedy stacking from two starts, the fastest accepted remedy and its rival, with
-the two recipes timed head to head (:func:`stack`)."""
+(:func:`judge_singles`), then greedy stacking, with swaps, from two starts, the fastest accepted remedy and its
+rival, the two recipes timed head to head (:func:`stack`)."""
 
 from __future__ import annotations
 
@@ -60,21 +60,29 @@ def judge_singles(ctx: SearchState, remedies: list[Remedy], not_tried: list) -> 
 
 def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tried: list):
     """Greedy stacking from ``start`` (whose variant is ``variant``): each timed single that sets no setting of
-    the recipe is added, fastest first, and kept when it beats the recipe so far. Returns (stacked candidates,
-    recipe, its variant)."""
+    the recipe is added, fastest first, and kept when it beats the recipe so far; then each timed single that
+    sets a setting of a remedy added after the start is tried in its place (a swap: fp16 for tf32 in
+    cudagraph+tf32), kept by the same rule. Returns (stacked candidates, recipe, its variant)."""
     recipe, stacked = start, []
-    for remedy, _ in timed:
-        if recipe.conflict(remedy) is not None:
-            continue
-        name = recipe.plus(remedy).name
+
+    def attempt(candidate: Recipe) -> None:
+        nonlocal recipe, variant
         if ctx.spent():
-            not_tried.append((name, ctx.spent_reason()))
-            continue
-        result, new = measure_candidate(ctx, recipe.plus(remedy), variant, recipe.name)
+            not_tried.append((candidate.name, ctx.spent_reason()))
+            return
+        result, new = measure_candidate(ctx, candidate, variant, recipe.name)
         stacked.append(result)
         ctx.done.append(result)
         if result.verdict == "accepted":
-            recipe, variant = recipe.plus(remedy), new
+            recipe, variant = candidate, new
+
+    for remedy, _ in timed:
+        if recipe.conflict(remedy) is None:
+            attempt(recipe.plus(remedy))
+    for remedy, _ in timed:  # the start's own rivals get a path of their own (:func:`stack`)
+        clash = recipe.conflict(remedy)
+        if clash is not None and remedy not in recipe.remedies and start.conflict(remedy) is None:
+            attempt(recipe.swap(remedy))
     return stacked, recipe, variant
 
 
@@ -84,10 +92,10 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
     first path can never reach; the rival's recipe replaces the first when it beats it head to head
     (:func:`head_to_head`). Returns (stacked candidates, recipe, its variant).
 
-    Why a second start: which of two remedies that exclude each other is faster alone does not say which is
-    faster once the rest is stacked on it. On the H200, DeepONet at 262,144 points ran tf32 1.61x and fp16 1.56x
-    alone, and tf32+cudagraph 2.16x against fp16+cudagraph 2.52x in a later search, where fp16 had won alone
-    (docs/benchmarks/h200-optimize.md, "Two starts")."""
+    Why a second start, and the swaps of :func:`_path`: which of two remedies that exclude each other is faster
+    alone does not say which is faster once the rest is stacked on it. On the H200, DeepONet at 262,144 points
+    ran tf32 1.61x and fp16 1.56x alone, and tf32+cudagraph 2.16x against fp16+cudagraph 2.52x in a later
+    search, where fp16 had won alone (docs/benchmarks/h200-optimize.md, "Two starts")."""
     timed = sorted(
         ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
         key=lambda rc: -rc[1].speedup.median,

@@ -102,8 +102,9 @@ def optimize_command(
 ) -> None:
     """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
-    fp64) output; stack the winners greedily from the fastest and from its rival (the fastest that excludes
-    it, e.g. fp16 where TF32 won), keep the faster of the two head to head, and recommend what is faster
+    fp64) output; stack the winners greedily (adding, then swapping in one that excludes a stacked one)
+    from the fastest and from its rival (the fastest that excludes it, e.g. fp16 where TF32 won), keep the
+    faster of the two head to head, and recommend what is faster
     beyond the noise floor within the tolerance. Here --warmup and
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)

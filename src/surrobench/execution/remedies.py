@@ -186,6 +186,16 @@ class Recipe:
             raise ValueError(f"{remedy.name} and {clash.name} set the same setting")
         return Recipe(self.remedies + (remedy,))
 
+    def swap(self, remedy: Remedy) -> "Recipe":
+        """This recipe with ``remedy`` in place of the remedies that set a setting it sets (at the first one's
+        position), e.g. ``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``."""
+        clashes = [r for r in self.remedies if r.fields() & remedy.fields()]
+        if not clashes:
+            return self.plus(remedy)
+        at = self.remedies.index(clashes[0])
+        kept = [r for r in self.remedies if r not in clashes]
+        return Recipe(tuple(kept[:at] + [remedy] + kept[at:]))
+
     def apply(self, cfg: ExecConfig) -> ExecConfig:
         """``cfg`` with every remedy's settings."""
         return replace(cfg, **{k: v for r in self.remedies for k, v in r.settings})
