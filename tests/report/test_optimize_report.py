@@ -83,6 +83,10 @@ def test_rows_and_recipe_lines():
     # with each window's own speedup, the range they spanned
     entry["recipe"]["window_speedups"] = [3.95, 3.62, 3.81]
     assert recipe_lines(entry)[0].endswith("over 3 timing windows, 3.62x to 3.95x window by window)")
+    # the last two windows in fresh processes: what each process read (this one as one unit, the geometric mean
+    # of its windows), as the PINN at 16,384 points pooled 3.09x while new processes read about 2.2x
+    entry["recipe"] |= {"window_speedups": [3.6, 3.4, 2.2, 2.1], "windows": 4, "process_windows": 2}
+    assert recipe_lines(entry)[0].endswith("by process 3.50x in this one, 2.20x, 2.10x in fresh ones)")
     # an accepted candidate, yet no recipe: the pooled windows did not bear it out
     assert "did not hold across its timing windows" in recipe_lines({**entry, "recommended": []})[0]
 

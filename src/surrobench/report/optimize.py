@@ -17,6 +17,7 @@ from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.records.config import mode_text
+from surrobench.results.fresh import process_speedups
 
 COLUMNS = (
     ("candidate", "name"),
@@ -107,7 +108,11 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         processes = entry["recipe"].get("process_windows")  # absent in reports written before it existed
         pairs = "a pair" if processes == 1 else "pairs"
         of_them = f" ({processes} of them in {pairs} of fresh processes)" if processes else ""
-        over = f" over {windows} timing windows{of_them}{spread}" if windows else ""
+        by_process = ""
+        if each and processes and len(each) > processes:  # what a new process may expect, beside the pooled one
+            here, *fresh = process_speedups(each, processes)
+            by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in fresh ones"
+        over = f" over {windows} timing windows{of_them}{spread}{by_process}" if windows else ""
         speed = f" ({speedup_text(pooled)}{over})"
         lines = [
             f"recommended: {name}{speed if pooled else ''}",
