@@ -139,6 +139,74 @@ def test_a_remedy_that_excludes_one_stacked_later_is_tried_in_its_place(monkeypa
     assert recipe.name == "cudagraph+fp16"
 
 
+def _threads(n: int):
+    from surrobench.execution.remedies import Remedy
+
+    return Remedy(f"threads={n}", (("threads", n),), ("cpu",), "", ())
+
+
+def _planted(singles: dict, gains: dict, tried: list):
+    """(singles as judged alone, a measure that plants each stack's gain over the recipe it is tried against)."""
+    remedies = {r.name: r for r in candidate_remedies("cuda")} | {f"threads={n}": _threads(n) for n in (1, 4)}
+    judged = [
+        (remedies[n], CandidateResult(n, "accepted" if x > 1 else "rejected_slower", "planted", speedup=_speed(x)))
+        for n, x in singles.items()
+    ]
+
+    def measure(ctx, recipe, current=None, current_name=None):
+        tried.append((recipe.name, current_name))
+        gain = gains[recipe.name]
+        verdict = "accepted" if gain > 1.05 else "rejected_slower"
+        return CandidateResult(recipe.name, verdict, "planted", gain=_speed(gain), stacked_on=current_name), object()
+
+    return judged, measure
+
+
+def test_a_swap_never_times_again_a_stack_judged_before(monkeypatch):
+    # bf16 first; threads=4 stacked and rejected, threads=1 accepted; swapping threads=4 back in would be the
+    # stack already judged
+    tried: list = []
+    singles, measure = _planted(
+        {"bf16": 2.0, "threads=4": 1.5, "threads=1": 1.2}, {"bf16+threads=4": 1.0, "bf16+threads=1": 1.2}, tried
+    )
+    monkeypatch.setattr(stacking, "measure_candidate", measure)
+    ctx = _ctx()
+    stacked, recipe, _ = stacking.stack(ctx, singles, object(), [])
+    assert tried == [("bf16+threads=4", "bf16"), ("bf16+threads=1", "bf16")]
+    assert recipe.name == "bf16+threads=1" and [c.name for c in stacked] == ["bf16+threads=4", "bf16+threads=1"]
+
+
+def test_a_swap_says_what_it_replaced(monkeypatch):
+    tried: list = []
+    singles, measure = _planted(
+        {"bf16": 2.0, "threads=1": 1.5, "threads=4": 0.9}, {"bf16+threads=1": 1.2, "bf16+threads=4": 1.9}, tried
+    )
+    monkeypatch.setattr(stacking, "measure_candidate", measure)
+    stacked, recipe, _ = stacking.stack(_ctx(), singles, object(), [])
+    assert recipe.name == "bf16+threads=4"  # slower alone (0.9x), yet the best once stacked
+    assert stacked[-1].reason == "in place of threads=1: planted" and stacked[-1].stacked_on == "bf16+threads=1"
+
+
+def test_a_rival_slower_alone_still_gets_its_path(monkeypatch):
+    # threads=1 first; threads=4 is slower alone but sets the same setting: it gets a path and wins stacked
+    tried, duels = [], []
+    singles, measure = _planted(
+        {"threads=1": 1.6, "bf16": 1.3, "threads=4": 0.8},
+        {"threads=1+bf16": 1.1, "threads=4+bf16": 2.5},
+        tried,
+    )
+    monkeypatch.setattr(stacking, "measure_candidate", measure)
+    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, duels))
+    ctx = _ctx()
+    ctx.timed = {}  # its single's variant was released: built again
+    monkeypatch.setattr(stacking, "open_variant", lambda cfg, prepared: object())
+    ctx.prepared = None
+    ctx.cfg = SimpleNamespace(device="cpu")
+    monkeypatch.setattr(stacking.Recipe, "apply", lambda self, cfg: cfg)
+    _, recipe, _ = stacking.stack(ctx, singles, object(), [])
+    assert duels == [("threads=1+bf16", "threads=4+bf16")] and recipe.name == "threads=4+bf16"
+
+
 def test_stacking_stops_at_the_budget(monkeypatch):
     tried: list = []
     monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))
@@ -456,6 +524,7 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
     "kwargs, message",
     [
         (dict(budget_s="10"), "--budget-s '10': a number, not str"),
+        (dict(budget_s=float("inf")), "--budget-s inf: a number of seconds > 0"),  # JSON has no Infinity
         (dict(rounds=2.5), "--rounds 2.5: a whole number, not float"),
         (dict(verify=True), "--verify True: a whole number, not bool"),
         (dict(tolerance=None), "--tolerance None: a number, not NoneType"),

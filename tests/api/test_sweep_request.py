@@ -52,3 +52,15 @@ def test_an_unknown_keyword_of_a_library_call_is_a_usage_error_naming_it(keyword
         with pytest.raises(UsageError) as err:
             call("pinn-mlp", device="cpu", **keywords)
         assert needle in str(err.value)
+
+
+def test_an_unknown_keyword_is_matched_against_the_call_s_own_keywords_too():
+    import surrobench
+
+    with pytest.raises(UsageError, match=r"unknown setting 'verfy' \(did you mean verify\?\)"):
+        surrobench.optimize("pinn-mlp", device="cpu", verfy=2)
+    with pytest.raises(UsageError, match=r"unknown setting 'budget' \(did you mean budget_s\?\)"):
+        surrobench.optimize("pinn-mlp", device="cpu", budget=5)
+    with pytest.raises(UsageError) as err:  # nothing close: the list names the call's own keywords as well
+        surrobench.benchmark("pinn-mlp", device="cpu", where_to_store="x.db")
+    assert ", db" in str(err.value) and "sweep" not in str(err.value)

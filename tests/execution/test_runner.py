@@ -51,6 +51,16 @@ def test_oom_and_error_are_recorded_and_the_sweep_goes_on():
     assert results[1].input_shape == (2, 2, 8, 8)  # the failed config keeps its key for compare
 
 
+def test_a_failed_config_keeps_its_settings_as_a_timed_one_does():
+    from dataclasses import replace
+
+    from surrobench.execution.runner import failed_result
+
+    failed = failed_result(replace(_cfg(), threads=2, channels_last=True), "error", RuntimeError("boom"))
+    assert failed.extra["threads"] == 2 and failed.extra["channels_last"] is True
+    assert failed.error == "RuntimeError: boom"
+
+
 def test_compare_pairs_an_ok_config_with_its_later_oom_as_a_regression():
     from surrobench.results.compare import match_configs, compare_config
 

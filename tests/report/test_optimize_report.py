@@ -87,6 +87,11 @@ def test_rows_and_recipe_lines():
     # of its windows), as the PINN at 16,384 points pooled 3.09x while new processes read about 2.2x
     entry["recipe"] |= {"window_speedups": [3.6, 3.4, 2.2, 2.1], "windows": 4, "process_windows": 2}
     assert recipe_lines(entry)[0].endswith("by process 3.50x in this one, 2.20x, 2.10x in fresh ones)")
+    entry["recipe"] |= {"window_speedups": [3.6, 2.2], "windows": 2, "process_windows": 1}
+    assert "over 2 timing windows (1 of them in a pair of fresh processes)" in recipe_lines(entry)[0]
+    assert recipe_lines(entry)[0].endswith("by process 3.60x in this one, 2.20x in a fresh one)")
+    entry["recipe"] |= {"window_speedups": [3.6], "windows": 1, "process_windows": 0}
+    assert recipe_lines(entry)[0].endswith("over 1 timing window)")
     # an accepted candidate, yet no recipe: the pooled windows did not bear it out
     assert "did not hold across its timing windows" in recipe_lines({**entry, "recommended": []})[0]
 

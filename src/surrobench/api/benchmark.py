@@ -191,16 +191,19 @@ def is_model_object(model: ModelArg) -> bool:
     return not isinstance(model, str) and callable(model)
 
 
-def sweep_plan(model: ModelArg, **sweep) -> SweepPlan:
+def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> SweepPlan:
     """Parse the sweep (keywords of :func:`sweep_request`) and plan it once: every model resolved and every
     (model, shape, batch) checked on a CPU input (:func:`plan_sweep`), so bad input fails before anything is
     timed. A model object is run forward once on its first config's inputs (:func:`check_forward`).
+    ``caller``, the library function whose ``**sweep`` this is: its own keywords are suggested too when a
+    keyword is unknown.
 
     Raises:
         UsageError: a keyword :func:`sweep_request` does not take, as :func:`sweep_request`, unknown models,
             shapes that do not fit a model, a model object whose forward fails on the inputs built for it.
     """
-    known = [name for name in inspect.signature(sweep_request).parameters if name != "model"]
+    own = list(inspect.signature(caller).parameters) if caller is not None else []
+    known = [n for n in [*inspect.signature(sweep_request).parameters, *own] if n not in ("model", "sweep")]
     for name in sweep:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
@@ -308,7 +311,7 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
         UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
             built for it; a config that fails while running is recorded with status ``oom`` or ``error`` instead.
     """
-    plan = sweep_plan(model, **sweep)
+    plan = sweep_plan(model, caller=benchmark, **sweep)
     with open_store(db) as store:
         record, notes = run_request(plan, store)
     for note in notes:

@@ -264,7 +264,7 @@ def diagnose(
             tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}", tuple(warnings), record
         )
     named_model(model, "diagnose")
-    plan = sweep_plan(model, **sweep)
+    plan = sweep_plan(model, caller=diagnose, **sweep)
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
             plan,

@@ -77,7 +77,7 @@ def optimize(
         named_model(model, "optimize with verify")
     if processes:
         named_model(model, "optimize with processes")
-    plan = sweep_plan(model, **sweep)
+    plan = sweep_plan(model, caller=optimize, **sweep)
     request = OptimizeRequest(
         (plan,),
         budget_s=budget_s,

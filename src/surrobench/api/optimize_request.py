@@ -3,6 +3,8 @@ settings of the remedy search of :mod:`surrobench.api.remedy_search`, named by t
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,8 +82,8 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
         if isinstance(value, bool) or not isinstance(value, kinds):
             kind = "a whole number" if kinds == (int,) else "a number"
             raise UsageError(f"{flag} {value!r}: {kind}, not {type(value).__name__}")
-    if not budget_s > 0:
-        raise UsageError(f"--budget-s {budget_s}: must be > 0")
+    if not 0 < budget_s < math.inf:
+        raise UsageError(f"--budget-s {budget_s}: a number of seconds > 0")
     if not 0 < tolerance < 1:
         raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
     if rounds < 2:

@@ -224,7 +224,7 @@ def profile(
             or a ``trace_dir`` that cannot be written.
     """
     named_model(model, "profile")
-    plan = sweep_plan(model, **sweep)
+    plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)
     with open_store(db) as store:

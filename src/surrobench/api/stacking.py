@@ -4,6 +4,8 @@ rival, the two recipes timed head to head (:func:`stack`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from surrobench.analysis.feasibility import infeasible_reason
 from surrobench.api.remedy_trial import (
     SearchState,
@@ -65,12 +67,16 @@ def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tr
     cudagraph+tf32), kept by the same rule. Returns (stacked candidates, recipe, its variant)."""
     recipe, stacked = start, []
 
-    def attempt(candidate: Recipe) -> None:
+    def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
         nonlocal recipe, variant
+        if frozenset(candidate.names) in {frozenset(c.name.split("+")) for c in ctx.done}:
+            return  # the same remedies were judged already (a swap can rebuild a stack tried before)
         if ctx.spent():
             not_tried.append((candidate.name, ctx.spent_reason()))
             return
         result, new = measure_candidate(ctx, candidate, variant, recipe.name)
+        if swapped_out is not None:
+            result = replace(result, reason=f"in place of {swapped_out}: {result.reason}")
         stacked.append(result)
         ctx.done.append(result)
         if result.verdict == "accepted":
@@ -82,15 +88,16 @@ def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tr
     for remedy, _ in timed:  # the start's own rivals get a path of their own (:func:`stack`)
         clash = recipe.conflict(remedy)
         if clash is not None and remedy not in recipe.remedies and start.conflict(remedy) is None:
-            attempt(recipe.swap(remedy))
+            attempt(recipe.swap(remedy), swapped_out=clash.name)
     return stacked, recipe, variant
 
 
 def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list):
-    """Greedy stacking (:func:`_path`) from the fastest accepted remedy, then from its rival, the fastest
-    accepted remedy that sets the same setting (another precision, another way to launch the step), which the
-    first path can never reach; the rival's recipe replaces the first when it beats it head to head
-    (:func:`head_to_head`). Returns (stacked candidates, recipe, its variant).
+    """Greedy stacking (:func:`_path`) from the fastest accepted remedy, then from its rival, the fastest timed
+    remedy that sets the same setting (another precision, another way to launch the step; accepted alone or
+    not, as a remedy slower alone can win once stacked), which the first path can never reach; the rival's
+    recipe replaces the first when it beats it head to head (:func:`head_to_head`). Returns (stacked
+    candidates, recipe, its variant).
 
     Why a second start, and the swaps of :func:`_path`: which of two remedies that exclude each other is faster
     alone does not say which is faster once the rest is stacked on it. On the H200, DeepONet at 262,144 points
@@ -105,7 +112,7 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
         return [], Recipe(), None
     start = Recipe((accepted[0],))
     stacked, recipe, variant = _path(ctx, start, best, timed, not_tried)
-    rival = next((r for r in accepted[1:] if start.conflict(r) is not None), None)
+    rival = next((r for r, _ in timed if r is not accepted[0] and start.conflict(r) is not None), None)
     if rival is None:
         return stacked, recipe, variant
     if ctx.spent():

@@ -108,7 +108,7 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape:
         error=f"{type(exc).__name__}: {first_line}"[:500],
         warmup=cfg.warmup,
         iters=cfg.iters,
-        extra=failure_extra(exc),
+        extra={**settings_record(cfg), **failure_extra(exc)},  # its settings, as a timed result has them
     )
 
 

@@ -111,8 +111,10 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         by_process = ""
         if each and processes and len(each) > processes:  # what a new process may expect, beside the pooled one
             here, *fresh = process_speedups(each, processes)
-            by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in fresh ones"
-        over = f" over {windows} timing windows{of_them}{spread}{by_process}" if windows else ""
+            ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
+            by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
+        plural = "window" if windows == 1 else "windows"
+        over = f" over {windows} timing {plural}{of_them}{spread}{by_process}" if windows else ""
         speed = f" ({speedup_text(pooled)}{over})"
         lines = [
             f"recommended: {name}{speed if pooled else ''}",

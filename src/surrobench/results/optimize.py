@@ -225,6 +225,7 @@ class ConfigOptimization:
                 "window_speedups": list(self.recipe_window_speedups),
                 "process_windows": self.recipe_process_windows,
                 "process_run_ids": list(self.recipe_process_run_ids),
+                "process_speedups": list(self.recipe_process_speedups),
             },
             "head_to_head": self.head_to_head.to_json() if self.head_to_head else None,
             "not_tried": [{"name": n, "reason": r} for n, r in self.not_tried],
