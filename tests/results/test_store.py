@@ -89,6 +89,14 @@ def test_unknown_or_ambiguous_run_id(tmp_path):
             store.load_run("1999")
 
 
+def test_an_empty_run_id_is_refused_even_with_one_run_stored(tmp_path):
+    with ResultStore(tmp_path / "r.db") as store:
+        store.begin_run(_run())  # '' is a prefix of it: it would be picked silently
+        for empty in ("", "  "):
+            with pytest.raises(UsageError, match="is empty"):
+                store.load_run(empty)
+
+
 def test_not_a_database(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_text("this is not sqlite" * 100)

@@ -393,8 +393,11 @@ class ResultStore:
         """The full id of the run whose id starts with ``prefix``.
 
         Raises:
-            UsageError: no run, or several runs, match.
+            UsageError: an empty ``prefix`` (it would match every run, or the only one), no run, or several
+                runs, match.
         """
+        if not prefix.strip():
+            raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
         rows = self.conn.execute(
             "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (_prefix_pattern(prefix),)
         ).fetchall()
