@@ -123,7 +123,7 @@ def last_window(v: Variant, rounds: int) -> list[list[float]]:
     return v.samples_ms()[-rounds:]
 
 
-def failed_candidate(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+def _failed_candidate(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
     cause = explain_failure(exc)
     raw = f"{type(exc).__name__}: {exc}"
     return CandidateResult(
@@ -150,7 +150,7 @@ def measure_candidate(
         variant = open_variant(recipe.apply(ctx.cfg), ctx.prepared)
     except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
         free_device(device)
-        return failed_candidate(recipe.name, exc, started, current_name), None
+        return _failed_candidate(recipe.name, exc, started, current_name), None
     accuracy = check_accuracy(variant.first_output, ctx.reference, ctx.fp64, tolerance=ctx.request.tolerance)
     common = dict(accuracy=accuracy, setup_s=variant.setup_ms / 1e3, stacked_on=current_name)
     if not accuracy.ok:
@@ -164,7 +164,7 @@ def measure_candidate(
     except Exception as exc:  # a replay or a later call failed
         del variant
         free_device(device)
-        return failed_candidate(recipe.name, exc, started, current_name), None
+        return _failed_candidate(recipe.name, exc, started, current_name), None
     rounds = ctx.request.rounds
     vs_base = speedup(last_window(ctx.baseline, rounds), last_window(variant, rounds))
     gain = speedup(last_window(current, rounds), last_window(variant, rounds)) if current is not None else None
@@ -188,7 +188,7 @@ def measure_candidate(
         baseline_ms=base_ms,
         **common,
     )
-    keep_for_profile(ctx, recipe.name, variant)
+    _keep_for_profile(ctx, recipe.name, variant)
     return result, variant
 
 
@@ -197,7 +197,7 @@ def measure_candidate(
 _KEEP_FREE_FRACTION = 0.25
 
 
-def keep_for_profile(ctx: SearchState, name: str, variant: Variant) -> None:
+def _keep_for_profile(ctx: SearchState, name: str, variant: Variant) -> None:
     """Keep ``variant`` to be profiled after all timing; on CUDA with less than :data:`_KEEP_FREE_FRACTION`
     of the device memory free, release the kept ones instead (their top op is then not measured)."""
     ctx.timed[name] = variant
