@@ -35,7 +35,7 @@ FRESH_TIMEOUT_S = 600.0
 FRESH_GRACE_S = 30.0
 
 
-class FreshProcessFailed(Exception):
+class _FreshFailed(Exception):
     """A fresh process did not produce a measured config; the message is its one-line cause."""
 
 
@@ -66,7 +66,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
     """Run ``command`` in a new process; returns (its per-iteration host latencies, ms; its run id).
 
     Raises:
-        FreshProcessFailed: the process timed out, exited non-zero or measured nothing.
+        _FreshFailed: the process timed out, exited non-zero or measured nothing.
     """
     argv = _words(command) + ["--db", str(db), "--json", str(out), "--tag", tag]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as proc:
@@ -75,7 +75,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise FreshProcessFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
+            raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
         except KeyboardInterrupt:  # the child may not have seen the signal (a signal sent to this process only)
             proc.send_signal(signal.SIGINT)  # `surrobench run` then marks its run interrupted and exits
             try:
@@ -86,17 +86,17 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
             raise
     if not out.exists():  # refused before measuring (exit 2) or killed: its last line may say why
         last = (stderr.strip() or stdout.strip() or "no output").splitlines()[-1]
-        raise FreshProcessFailed(f"{tag} exited {proc.returncode} without storing a run; its last line: {last}")
+        raise _FreshFailed(f"{tag} exited {proc.returncode} without storing a run; its last line: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
     except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
-        raise FreshProcessFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
+        raise _FreshFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
     result = run.results[0] if run.results else None
     if result is None or result.status != "ok" or not result.samples_ms:  # exit 3: the config's own error
         why = f"{result.status}: {result.error}" if result else "no config"
-        raise FreshProcessFailed(f"{tag} (run {run.run_id}) measured nothing: {why}")
+        raise _FreshFailed(f"{tag} (run {run.run_id}) measured nothing: {why}")
     if proc.returncode != 0:
-        raise FreshProcessFailed(f"{tag} (run {run.run_id}) exited {proc.returncode}")
+        raise _FreshFailed(f"{tag} (run {run.run_id}) exited {proc.returncode}")
     return list(result.samples_ms), run.run_id
 
 
@@ -115,7 +115,7 @@ def _alternating_pairs(
     exception leaves there what finished; process i of a side belongs to pair i.
 
     Raises:
-        FreshProcessFailed: a process failed (:func:`_one_run`).
+        _FreshFailed: a process failed (:func:`_one_run`).
         KeyboardInterrupt: Ctrl-C, after the running process was given time to store its run.
     """
     with tempfile.TemporaryDirectory(prefix="surrobench-fresh-") as tmp:
@@ -185,7 +185,7 @@ def process_windows(
     error, interrupted = None, False
     try:
         _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids)
-    except FreshProcessFailed as exc:  # the pairs that finished stand
+    except _FreshFailed as exc:  # the pairs that finished stand
         error = str(exc)
     except KeyboardInterrupt:  # _one_run let the running process store its run; the finished pairs stand
         interrupted = True
@@ -244,7 +244,7 @@ def check_fresh(
                 elapsed_s=time.monotonic() - started,
             )
         ) from None
-    except FreshProcessFailed as exc:
+    except _FreshFailed as exc:
         return FreshCheck(
             pairs=pairs,
             verdict="failed",

@@ -141,7 +141,7 @@ def process_speedups(window_speedups: Sequence[float], process_windows: int) -> 
     unit (their geometric mean: they share that process, module docstring), then each process window."""
     inside = tuple(window_speedups[: len(window_speedups) - process_windows])
     rest = tuple(window_speedups[len(inside) :])
-    return ((float(np.exp(np.mean(np.log(inside)))),) if inside else ()) + rest
+    return ((float(sps.gmean(inside)),) if inside else ()) + rest
 
 
 def judge_fresh(
@@ -186,7 +186,7 @@ def fresh_verdict(
     units = tuple(units) or (optimized.median,)
     lo, hi = optimized.ci95
     r_lo, r_hi = replication_interval(units, each)
-    mean = float(np.exp(np.mean(np.log(each))))
+    mean = float(sps.gmean(each))
     in_ci, in_replication = lo <= fresh.median <= hi, r_lo <= mean <= r_hi
     where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
     if in_ci:

@@ -29,7 +29,7 @@ class HeadToHead:
 
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
-        rival: the recipe stacked on its rival (the fastest accepted remedy that sets the same setting).
+        rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
         gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.speedup`; None when
             they could not be timed against each other.
         kept: the one that went on to the confirmation: ``rival`` only when ``gain`` is faster.
