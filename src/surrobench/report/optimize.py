@@ -16,7 +16,6 @@ from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
-from surrobench.records.config import mode_text
 from surrobench.results.fresh import process_speedups
 
 COLUMNS = (
@@ -88,11 +87,14 @@ def rows(entry: dict) -> list[dict[str, str]]:
 
 
 def config_title(entry: dict) -> str:
-    """``fno2d 1x3x128x128 b1 fp32 eager on cuda``, with the baseline's own settings after the mode
-    (``eager threads=2``); the shape as asked for when the baseline failed before building its input."""
-    shape = "x".join(map(str, entry["input_shape"])) or entry.get("shape_label", "")
-    mode = mode_text(entry["mode"], entry.get("settings", {}))  # absent in documents written before they were
-    return f"{entry['model']} {shape} b{entry['batch']} {entry['precision']} {mode} on {entry['device']}"
+    """``fno2d 1x3x128x128 b1 fp32 eager on cuda``: the baseline's label
+    (:meth:`surrobench.records.run.ConfigResult.label`: its own settings after the mode, the shape asked for
+    when it failed before building its input) and the device."""
+    label = entry.get("label") or (  # documents written before the label was stored
+        f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} b{entry['batch']} {entry['precision']} "
+        f"{entry['mode']}"
+    )
+    return f"{label} on {entry['device']}"
 
 
 def recipe_lines(entry: dict, verify: int = 0) -> list[str]:

@@ -205,7 +205,7 @@ class ConfigOptimization:
             "device": b.device,
             "mode": b.mode,
             "settings": {name: b.extra[name] for name in EXEC_SETTINGS if name in b.extra},
-            "shape_label": b.shape_label,
+            "label": b.label(),
             "error": self.error,
             "baseline": {
                 "median_ms": b.latency_ms.median if b.latency_ms else None,
