@@ -7,8 +7,28 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.base import ModelInfo, Surrogate
+
+
+def exec_config(**fields) -> ExecConfig:
+    """A small CPU config: ``tiny`` at 8, batch 1, fp32 eager, 1 warm-up and 2 timed calls, seed 0, one input
+    set; ``fields`` override any of them."""
+    base = dict(
+        model="tiny",
+        shape=ShapeSpec(size=8),
+        batch=1,
+        precision="fp32",
+        device="cpu",
+        mode="eager",
+        warmup=1,
+        iters=2,
+        cudnn_benchmark=False,
+        seed=0,
+        input_sets=1,
+    )
+    return ExecConfig(**{**base, **fields})
 
 
 class TinySurrogate(Surrogate):

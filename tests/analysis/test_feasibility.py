@@ -4,28 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from conftest import exec_config
+
 from surrobench.analysis.feasibility import infeasible_reason
 from surrobench.collect.probe import FftCall, ProbeFacts
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.workload.spec import ShapeSpec
 
 
 def _cfg(device="cpu", **kw) -> ExecConfig:
-    base = dict(
-        model="m",
-        shape=ShapeSpec(size=8),
-        batch=1,
-        precision="fp32",
-        device=device,
-        mode="eager",
-        warmup=1,
-        iters=1,
-        cudnn_benchmark=False,
-        seed=0,
-        input_sets=1,
-    )
-    return ExecConfig(**{**base, **kw})
+    return exec_config(**{"model": "m", "device": device, "iters": 1, **kw})
 
 
 def _remedy(name, device="cuda"):

@@ -1,13 +1,11 @@
 import pytest
 import torch
-from conftest import TinySurrogate
+from conftest import TinySurrogate, exec_config
 from torch import nn
 
-from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra
 from surrobench.execution.runner import prepare_model, run_config
 from surrobench.report.cells import failure_text, result_cells
-from surrobench.workload.spec import ShapeSpec
 
 # What PyTorch and CUDA said on the H200 (FNO bf16, FNO fp16 at 96x96, a GNN under graph capture, a
 # factorized FNO under torch.compile) and on the CPU.
@@ -57,19 +55,7 @@ class _BF16Fft(nn.Module):
 
 
 def test_runner_records_the_explained_cause_and_keeps_the_original_error():
-    cfg = ExecConfig(
-        model="tiny",
-        shape=ShapeSpec(size=8),
-        batch=1,
-        precision="fp32",
-        device="cpu",
-        mode="eager",
-        warmup=1,
-        iters=2,
-        cudnn_benchmark=False,
-        seed=0,
-        input_sets=1,
-    )
+    cfg = exec_config()
     r = run_config(cfg, prepare_model(TinySurrogate(_BF16Fft), "cpu", 0))
     assert r.status == "error" and r.error == "RuntimeError: Unsupported dtype BFloat16"
     assert r.extra == failure_extra(r.error)

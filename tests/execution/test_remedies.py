@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TinySurrogate
+from conftest import TinySurrogate, exec_config
 
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.interleave import interleave, open_variant
@@ -15,20 +15,7 @@ from surrobench.workload.spec import ShapeSpec
 
 
 def _cfg(**kw) -> ExecConfig:
-    base = dict(
-        model="tiny",
-        shape=ShapeSpec(size=8),
-        batch=2,
-        precision="fp32",
-        device="cpu",
-        mode="eager",
-        warmup=1,
-        iters=3,
-        cudnn_benchmark=False,
-        seed=0,
-        input_sets=2,
-    )
-    return ExecConfig(**{**base, **kw})
+    return exec_config(**{"batch": 2, "iters": 3, "input_sets": 2, **kw})
 
 
 def _by_name(device="cuda", thorough=False):

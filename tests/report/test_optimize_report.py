@@ -165,7 +165,8 @@ def test_a_baseline_that_could_not_run_shows_no_speedup_or_error_of_its_own():
 def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_its_asked_shape():
     from dataclasses import replace
 
-    from surrobench.execution.config import ExecConfig
+    from conftest import exec_config
+
     from surrobench.execution.runner import failed_result
     from surrobench.report.optimize import config_title
     from surrobench.results.optimize import ConfigOptimization
@@ -173,19 +174,7 @@ def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_it
 
     entry = _doc()["configs"][0]  # a document written before the label was stored
     assert config_title(entry) == "fno2d 1x3x128x128 b1 fp32 eager on cuda"  # no settings: the bare mode
-    cfg = ExecConfig(
-        model="fno2d",
-        shape=ShapeSpec(size=128),
-        batch=1,
-        precision="fp32",
-        device="cuda",
-        mode="eager",
-        warmup=1,
-        iters=1,
-        cudnn_benchmark=False,
-        seed=0,
-        input_sets=1,
-    )
+    cfg = exec_config(model="fno2d", shape=ShapeSpec(size=128), device="cuda")
     own = replace(
         failed_result(replace(cfg, threads=2, channels_last=True), "error", RuntimeError("x")),
         input_shape=(1, 3, 128, 128),
