@@ -65,3 +65,15 @@ def test_halo_stack_split_over_two_gloo_ranks_equals_one_process():
     assert done.returncode == 0, done.stderr[-2000:]
     line = next(ln for ln in done.stdout.splitlines() if "max abs difference" in ln)
     assert "on 2 ranks" in line and float(line.rsplit(" ", 1)[1]) < 1e-5
+
+
+def test_patch_transformer_patches_join_back_to_the_field_and_both_builds_keep_its_shape():
+    pt = _load("patch_transformer")
+    x = torch.randn(2, 3, 16, 24)
+    patches = pt._Patches(3, pt.PATCH)
+    tokens = patches.split(x)
+    assert tokens.shape == (2, (16 // pt.PATCH) * (24 // pt.PATCH), 3 * pt.PATCH**2)
+    assert torch.equal(patches.join(tokens, 16, 24), x)
+    with torch.inference_mode():
+        for build in (pt.build, pt.build_sdpa):
+            assert build().eval()(x).shape == x.shape
