@@ -160,18 +160,17 @@ def serve_open_loop(
 
 
 def serve_closed_loop(
-    concurrency: int, n_requests: int, service: Service, policy: ServePolicy, clock=None
+    concurrency: int, duration_s: float, service: Service, policy: ServePolicy, clock=None
 ) -> ServeTrace:
-    """Keep ``concurrency`` requests outstanding until ``n_requests`` have been sent: each completion sends
-    a new request at once (Triton perf_analyzer's concurrency mode; no think time)."""
+    """Keep ``concurrency`` requests outstanding for ``duration_s``: each completion sends a new request at
+    once (Triton perf_analyzer's concurrency mode; no think time); none is sent after ``duration_s``."""
     loop = _Loop(service, policy, clock or WallClock(), drain_s=0.0)
-    loop.arrivals = [0.0] * min(concurrency, n_requests)
+    loop.arrivals = [0.0] * concurrency
     i = 0
     while i < len(loop.arrivals):
         before = len(loop.completion)
         i = loop.step(i)
         done = len(loop.completion) - before
-        if done:
-            room = n_requests - len(loop.arrivals)
-            loop.arrivals.extend([loop.completion[-1]] * min(done, room))
+        if done and loop.completion[-1] < duration_s:
+            loop.arrivals.extend([loop.completion[-1]] * done)
     return loop.finish()

@@ -164,9 +164,10 @@ class Capacity:
 
 @dataclass(frozen=True)
 class PolicyResult:
-    """The load points (and capacity, when searched) of one batching policy."""
+    """The load points (and capacity, when searched) of one batching policy; ``policy`` None for an HTTP
+    endpoint, which batches (or not) by its own policy."""
 
-    policy: ServePolicy
+    policy: ServePolicy | None
     points: tuple[LoadPoint, ...]
     capacity: Capacity | None = None
 
@@ -202,7 +203,7 @@ class ServeRecord:
         return {
             "schema": schemas.SERVE,
             **asdict(self),
-            "best_policy": asdict(best.policy) if best else None,
+            "best_policy": asdict(best.policy) if best and best.policy else None,
         }
 
 
@@ -231,7 +232,11 @@ def serve_from_json(d: object) -> ServeRecord:
         raise ServeJsonError(f"not a {schemas.SERVE} document")
     try:
         policies = tuple(
-            PolicyResult(ServePolicy(**p["policy"]), tuple(_point(x) for x in p["points"]), _capacity(p["capacity"]))
+            PolicyResult(
+                ServePolicy(**p["policy"]) if p["policy"] else None,
+                tuple(_point(x) for x in p["points"]),
+                _capacity(p["capacity"]),
+            )
             for p in d["policies"]
         )
         own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes")}
