@@ -243,7 +243,7 @@ def serve_policy(
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 
 
-_SERVE_KEYS = tuple(inspect.signature(serve_request).parameters)
+_SERVE_KEYS = tuple(k for k in inspect.signature(serve_request).parameters if k != "seed")  # seed: the sweep's too
 
 
 def _one_config(plan) -> None:
