@@ -58,7 +58,9 @@ def main() -> None:
 
     surrogate = get_surrogate(args.model)
     torch.manual_seed(0)
-    inputs = surrogate.example_inputs(1, ShapeSpec(size=args.shape), generator=torch.Generator(), device=torch.device("cpu"))
+    inputs = surrogate.example_inputs(
+        1, ShapeSpec(size=args.shape), generator=torch.Generator(), device=torch.device("cpu")
+    )
     server = make_server(surrogate.build(), inputs, args.port)
     print(f"serving {args.model} at http://127.0.0.1:{server.server_address[1]}/")
     server.serve_forever()

@@ -58,7 +58,10 @@ def test_md1_mean_wait_matches_queueing_theory():
     for rho, duration_s in ((0.5, 200.0), (0.8, 125.0)):
         clock = VirtualClock()
         trace = serve_open_loop(
-            poisson_arrivals(rho * mu, duration_s, seed=1), planted(clock, lambda k: service_ms), ServePolicy(1, 0.0), clock
+            poisson_arrivals(rho * mu, duration_s, seed=1),
+            planted(clock, lambda k: service_ms),
+            ServePolicy(1, 0.0),
+            clock,
         )
         wait = (trace.start_s - trace.arrival_s).mean()
         assert wait == pytest.approx(rho / (2 * mu * (1 - rho)), rel=0.05)
