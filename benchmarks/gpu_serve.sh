@@ -10,7 +10,7 @@ out=${OUT:?set OUT}/serve
 mkdir -p "$out"
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 db=$out/h200-serve.db
-step() { local name=$1 limit=$2; shift 2; echo "== $name"; timeout "$limit" python3 -m surrobench "$@" --db "$db" \
+step() { local name=$1 limit=$2; shift 2; echo "== $name"; timeout -s INT -k 10 "$limit" python3 -m surrobench "$@" --db "$db" \
   --json "$out/$name.json" --html "$out/$name.html" >"$out/$name.txt" 2>&1; echo "rc=$?" >>"$out/$name.txt"; tail -25 "$out/$name.txt"; }
 {
   date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
