@@ -148,3 +148,46 @@ def test_http_mode_against_the_example_server():
     assert point.dropped == 0 and point.requests > 10
     assert point.percentile(0.5).value_ms > 0
     assert serve_from_json(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_capacity_comparison_of_planted_services():
+    from dataclasses import replace
+
+    from surrobench.records.serve import PolicyResult
+    from surrobench.results.serve_compare import compare_capacity
+
+    def searched(ms: float):
+        service = Planted(ms, 0.0)
+        request = serve_request(
+            find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
+        )
+        return serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
+
+    base = serve_from_json(json.loads(json.dumps(_empty_record())))
+    slow = replace(base, target_p99_ms=5.0, policies=(searched(2.0),))
+    fast = replace(base, target_p99_ms=5.0, policies=(searched(1.0),))
+    cmp = compare_capacity(slow, fast)
+    assert cmp.verdict == "higher" and cmp.ratio == pytest.approx(2.0, rel=0.1)
+    assert compare_capacity(fast, slow).verdict == "lower"
+    assert compare_capacity(slow, slow).verdict == "same"
+    with pytest.raises(UsageError, match="find-max"):
+        compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
+
+
+def _empty_record() -> dict:
+    return {
+        "schema": "surrobench/serve-v1",
+        "run_id": "r",
+        "created": "2026-01-01T00:00:00",
+        "tag": None,
+        "env": {},
+        "workload": {"model": "m", "device": "cpu"},
+        "url": None,
+        "arrival": "constant",
+        "duration_s": 2.0,
+        "warmup_s": 0.2,
+        "seed": 0,
+        "target_p99_ms": 5.0,
+        "policies": [],
+        "notes": [],
+    }
