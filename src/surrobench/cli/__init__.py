@@ -53,6 +53,7 @@ def _register() -> None:
     import surrobench.cli.report  # noqa: F401
     import surrobench.cli.run  # noqa: F401
     import surrobench.cli.scenarios  # noqa: F401
+    import surrobench.cli.serve  # noqa: F401
     import surrobench.cli.show  # noqa: F401
 
 

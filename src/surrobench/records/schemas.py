@@ -20,6 +20,7 @@ SCENARIOS = "surrobench/scenarios-v1"
 OPTIMIZE = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
 RANK_TRACES = "surrobench/rank-traces-v1"
+SERVE = "surrobench/serve-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")

@@ -23,10 +23,11 @@ DEFAULT_DB = "surrobench.db"
 #: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
 #: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
 #: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
-#: the ``ceilings`` table of an older file is left as it was, unread). An older database is migrated forward
+#: the ``ceilings`` table of an older file is left as it was, unread); 7 = ``serve_runs`` (``surrobench serve``).
+#: An older database is migrated forward
 #: on open (:data:`_MIGRATIONS`); a newer one
 #: is refused before anything is measured, since its rows may not be what this code would write.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 7
 RUN_STATES = ("running", "complete", "interrupted")
 
 _SCHEMA_SQL = """
@@ -72,12 +73,27 @@ CREATE TABLE IF NOT EXISTS optimize_configs (
 );
 """
 
+# surrobench serve: the serve-v1 record of a run, and its capacity at the P99 target to find it by
+_SERVE_SQL = """
+CREATE TABLE IF NOT EXISTS serve_runs (
+    run_id TEXT PRIMARY KEY REFERENCES runs(run_id), model TEXT NOT NULL, device TEXT NOT NULL,
+    target_p99_ms REAL, capacity_rps REAL, failing_rps REAL, record_json TEXT NOT NULL
+)
+"""
+_SCHEMA_SQL += _SERVE_SQL + ";"
+
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
 #: their state is unknown, recorded as complete, as they were shown before).
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
+    # 3 to 6: placeholders for other branches' steps (replaced at merge)
+    3: (),
+    4: (),
+    5: (),
+    6: (),
+    7: (_SERVE_SQL,),
 }
 
 

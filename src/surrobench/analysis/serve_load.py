@@ -1,0 +1,123 @@
+"""What one offered load did: a :class:`~surrobench.execution.batcher.ServeTrace` summarized as a
+:class:`~surrobench.records.serve.LoadPoint` (latency percentiles with intervals, shares, batch sizes,
+device busy, the load generator's own overhead), and the pass rule of the peak search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from surrobench.errors import UsageError
+from surrobench.execution.batcher import ServeTrace
+from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_size, padded_sizes
+
+#: Confidence of the percentile intervals.
+CONFIDENCE = 0.95
+#: The batcher loop's own share of the run above which the load generator may be what limits the rate: our
+#: own bound, a twentieth of the run (MLPerf LoadGen asks the same of itself: it must not be the bottleneck).
+GENERATOR_OVERHEAD_WARN = 0.05
+
+
+def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
+    """A distribution-free interval for the ``q`` quantile from order statistics: ``[x_(r), x_(s)]`` with
+    ``r`` and ``s - 1`` the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of
+    Binomial(n, q) (Conover, *Practical Nonparametric Statistics*, 3rd ed., 1999, §3.2; Hahn & Meeker,
+    *Statistical Intervals*, 1991, §5.2). It needs no assumption about the latency distribution, whose tail
+    is what a server's P99 is about. A side is None when n is too small to bound it: a P99's upper bound
+    needs n >= 368 (0.99**n < 0.025).
+
+    ``sorted_ms``: shape (n,), ascending.
+    """
+    n = sorted_ms.size
+    alpha = 1.0 - confidence
+    r = int(stats.binom.ppf(alpha / 2, n, q))
+    s = int(stats.binom.ppf(1 - alpha / 2, n, q)) + 1
+    lo = float(sorted_ms[r - 1]) if r >= 1 else None
+    hi = float(sorted_ms[s - 1]) if s <= n else None
+    return lo, hi
+
+
+def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
+    value = float(np.quantile(sorted_ms, q))
+    tail = int(sorted_ms.size - np.searchsorted(sorted_ms, value, side="right"))
+    return Percentile(q, value, quantile_ci(sorted_ms, q), tail)
+
+
+def load_point(
+    trace: ServeTrace,
+    *,
+    arrival: str,
+    max_batch: int,
+    warmup_s: float,
+    target_rps: float | None = None,
+    concurrency: int | None = None,
+    target_p99_ms: float | None = None,
+) -> LoadPoint:
+    """Summarize ``trace``. Requests that arrived before ``warmup_s`` are left out (the batcher and the
+    device settle); so are the batches that started before the first measured arrival.
+
+    Raises:
+        UsageError: no measured request completed (a duration not longer than the warm-up, or every
+            request dropped).
+    """
+    measured = trace.arrival_s >= warmup_s
+    arrivals = trace.arrival_s[measured]
+    completion = trace.completion_s[measured]
+    done = ~np.isnan(completion)
+    if not done.any():
+        raise UsageError(
+            f"no request arriving after the {warmup_s:g} s warm-up completed: lengthen --duration-s or lower the rate"
+        )
+    latency_s = completion[done] - arrivals[done]
+    wait_s = trace.start_s[measured][done] - arrivals[done]
+    sorted_ms = np.sort(latency_s * 1e3)
+    first, last_done = arrivals[0], completion[done].max()
+    span = max(last_done - first, 1e-12)
+    sizes = padded_sizes(max_batch)
+    batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
+    batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
+    compute = sum(trace.batch_compute_s[i] for i in batches)
+    p99 = float(np.quantile(sorted_ms, 0.99))
+    dropped = int(np.isnan(trace.completion_s).sum())
+    return LoadPoint(
+        arrival=arrival,
+        target_rps=target_rps,
+        concurrency=concurrency,
+        offered_rps=float(arrivals.size / max(arrivals[-1] - first, 1e-12)) if arrivals.size > 1 else 0.0,
+        achieved_rps=float(done.sum() / span),
+        requests=int(arrivals.size),
+        warmup_requests=int((~measured).sum()),
+        dropped=dropped,
+        late=None if target_p99_ms is None else int((sorted_ms > target_p99_ms).sum()),
+        percentiles=tuple(_percentile(sorted_ms, q) for q in PERCENTILES),
+        max_ms=float(sorted_ms[-1]),
+        mean_ms=float(sorted_ms.mean()),
+        queue_share=float(wait_s.mean() / latency_s.mean()),
+        compute_share=float(1.0 - wait_s.mean() / latency_s.mean()),
+        mean_batch=float(batch.mean()),
+        mean_padded_batch=float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0,
+        device_busy=float(min(1.0, compute / span)),
+        generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
+        wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
+        passed=None if target_p99_ms is None else bool(p99 <= target_p99_ms and dropped == 0),
+    )
+
+
+def load_warnings(point: LoadPoint) -> list[str]:
+    """What makes a load point less than trustworthy: a P99 with no upper bound (too few requests behind it),
+    a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    rate = f"{point.target_rps:g} rps" if point.target_rps else f"concurrency {point.concurrency}"
+    notes = []
+    if point.percentile(0.99).ci95_ms[1] is None:
+        notes.append(
+            f"{rate}: {point.requests} requests measured, too few to bound the P99 (>= 368 needed): "
+            "lengthen --duration-s"
+        )
+    if point.generator_overhead_share > GENERATOR_OVERHEAD_WARN:
+        notes.append(
+            f"{rate}: the load generator took {point.generator_overhead_share:.0%} of the run; it may be the bottleneck"
+        )
+    if point.dropped:
+        notes.append(f"{rate}: {point.dropped} requests dropped (still waiting when the drain time ran out)")
+    return notes

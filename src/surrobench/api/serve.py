@@ -1,0 +1,334 @@
+"""``serve``: the request rate a surrogate sustains at a latency target, under open-loop arrivals and a
+dynamic batcher (``surrobench serve``).
+
+Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
+:class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
+FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, double until a rate
+fails (or halve until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99
+stays within the target and nothing was dropped. The policy with the highest capacity is the record's best.
+
+The search and the load loop take the service as a function (``service(k) -> compute_s``) and a clock, so
+tests plant service times on a virtual clock; :func:`serve` builds the model's service from ``run``'s own
+config (precision, mode and recipe settings) and stores the record with its run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from surrobench.analysis.serve_load import load_point, load_warnings
+from surrobench.api.benchmark import open_store, sweep_plan
+from surrobench.errors import Interrupted, UsageError
+from surrobench.execution.arrivals import constant_arrivals, poisson_arrivals, replay_arrivals
+from surrobench.execution.batcher import Service, WallClock, serve_closed_loop, serve_open_loop
+from surrobench.execution.http_load import check_url, http_open_loop
+from surrobench.execution.runner import prepare_model
+from surrobench.execution.serve_step import model_service
+from surrobench.execution.sweep import new_run_id, run_environment
+from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, SearchStep, ServePolicy, ServeRecord
+from surrobench.results.serve_store import begin_serve, save_serve
+
+#: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
+#: goal: a 5% bracket is below the run-to-run spread of a P99 at a few thousand requests).
+SEARCH_TOLERANCE = 0.05
+#: At most this many rates per search (bounds a search's time at about this many durations).
+MAX_SEARCH_STEPS = 12
+#: Where the search starts without a given rate: this fraction of the full-batch throughput bound,
+#: max_batch / service time of a full batch (a server never passes above that bound).
+START_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """A checked serve request: the loads (``rates`` in requests/s, or ``concurrencies`` for the closed loop),
+    the batching ``policies``, the times (s) and the P99 target (ms)."""
+
+    rates: tuple[float, ...]
+    concurrencies: tuple[int, ...]
+    arrival: str
+    arrivals_file: Path | None
+    policies: tuple[ServePolicy, ...]
+    duration_s: float
+    warmup_s: float
+    drain_s: float
+    target_p99_ms: float | None
+    find_max: bool
+    seed: int
+    url: str | None
+
+
+def _floats(value: float | str | Iterable, flag: str) -> tuple[float, ...]:
+    items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, (int, float)) else value
+    try:
+        out = tuple(float(v) for v in items if str(v).strip())
+    except (TypeError, ValueError):
+        raise UsageError(f"--{flag} {value!r}: give numbers, comma-separated") from None
+    if not out or any(not (v >= 0 and v < float("inf")) for v in out):
+        raise UsageError(f"--{flag} {value!r}: give finite numbers >= 0")
+    return out
+
+
+def _ints(value, flag: str) -> tuple[int, ...]:
+    out = _floats(value, flag)
+    if any(v != int(v) or v < 1 for v in out):
+        raise UsageError(f"--{flag} {value!r}: give whole numbers >= 1")
+    return tuple(int(v) for v in out)
+
+
+def serve_request(
+    *,
+    rates=None,
+    find_max: bool = False,
+    p99_ms: float | None = None,
+    max_batch=8,
+    max_wait_ms=2.0,
+    duration_s: float = 10.0,
+    warmup_s: float = 1.0,
+    drain_s: float = 5.0,
+    arrival: str = "poisson",
+    arrivals_file: str | Path | None = None,
+    concurrency=None,
+    seed: int = 0,
+    url: str | None = None,
+) -> ServeRequest:
+    """Validate a serve request. ``rates``, ``max_batch``, ``max_wait_ms`` and ``concurrency`` take one value,
+    a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy.
+
+    Raises:
+        UsageError: no load to offer (no rate, concurrency, file or search), a search without ``p99_ms``, an
+            unknown arrival process, non-positive times, a warm-up not shorter than the duration.
+    """
+    if arrival not in ARRIVALS:
+        raise UsageError(f"--arrival {arrival!r}: choose {', '.join(ARRIVALS)}")
+    if arrivals_file is not None:
+        arrival = "replay"
+    if concurrency is not None:
+        arrival = "closed"
+    if find_max and p99_ms is None:
+        raise UsageError("--find-max needs --p99-ms, the latency target the capacity is measured at")
+    if find_max and arrival in ("replay", "closed"):
+        raise UsageError("--find-max searches a rate: it needs poisson or constant arrivals")
+    if p99_ms is not None and not (0 < p99_ms < float("inf")):
+        raise UsageError(f"--p99-ms {p99_ms}: must be a finite number > 0")
+    for flag, value in (("duration-s", duration_s), ("drain-s", drain_s)):
+        if not (0 < value < float("inf")):
+            raise UsageError(f"--{flag} {value}: must be a finite number > 0")
+    if not 0 <= warmup_s < duration_s:
+        raise UsageError(f"--warmup-s {warmup_s}: must be >= 0 and shorter than --duration-s {duration_s}")
+    rate_list = _floats(rates, "rate") if rates is not None else ()
+    if any(r <= 0 for r in rate_list):
+        raise UsageError(f"--rate {rates!r}: rates must be > 0")
+    loads = rate_list or find_max or arrival in ("replay", "closed")
+    if not loads:
+        raise UsageError("give --rate (requests/s), --find-max --p99-ms, --concurrency or --arrivals FILE")
+    if url is not None:
+        check_url(url)
+        if find_max and not rate_list:
+            raise UsageError("--url --find-max: give a start rate with --rate (the endpoint's service time is unknown)")
+        if arrival == "closed":
+            raise UsageError("--url sends an open-loop schedule: drop --concurrency")
+    policies = tuple(
+        ServePolicy(b, w) for b in _ints(max_batch, "max-batch") for w in _floats(max_wait_ms, "max-wait-ms")
+    )
+    return ServeRequest(
+        rates=rate_list,
+        concurrencies=_ints(concurrency, "concurrency") if concurrency is not None else (),
+        arrival=arrival,
+        arrivals_file=Path(arrivals_file) if arrivals_file is not None else None,
+        policies=policies if url is None else (ServePolicy(1, 0.0),),
+        duration_s=float(duration_s),
+        warmup_s=float(warmup_s),
+        drain_s=float(drain_s),
+        target_p99_ms=p99_ms,
+        find_max=find_max,
+        seed=seed,
+        url=url,
+    )
+
+
+def find_capacity(
+    measure: Callable[[float], LoadPoint],
+    target_p99_ms: float,
+    start_rps: float,
+    *,
+    tolerance: float = SEARCH_TOLERANCE,
+    max_steps: int = MAX_SEARCH_STEPS,
+) -> tuple[Capacity, list[LoadPoint]]:
+    """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
+
+        r = start; measure r
+        while r passes: lo = r; r = 2 r     (or, when start fails: hi = r; r = r / 2 until one passes)
+        hi = the first failing r
+        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
+
+    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. Returns the capacity (0 when no rate passed
+    within ``max_steps``) and the load points measured, by rate.
+    """
+    steps: list[SearchStep] = []
+    points: list[LoadPoint] = []
+
+    def passes(rate: float, phase: str) -> bool:
+        point = measure(rate)
+        points.append(point)
+        steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
+        return bool(point.passed)
+
+    lo, hi, rate = None, None, start_rps
+    up = passes(rate, "bound")
+    while len(steps) < max_steps and (lo is None or hi is None):
+        if up:
+            lo, rate = rate, rate * 2
+            if passes(rate, "bound"):
+                continue
+            hi = rate
+        else:
+            hi, rate = rate, rate / 2
+            if passes(rate, "bound"):
+                lo = rate
+    while lo is not None and hi is not None and (hi - lo) / lo > tolerance and len(steps) < max_steps:
+        mid = (lo + hi) / 2
+        if passes(mid, "bisect"):
+            lo = mid
+        else:
+            hi = mid
+    capacity = Capacity(target_p99_ms, lo or 0.0, hi, tuple(steps))
+    return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
+
+
+def _arrivals(request: ServeRequest, rate: float | None):
+    if request.arrival == "replay":
+        return replay_arrivals(request.arrivals_file)
+    if request.arrival == "constant":
+        return constant_arrivals(rate, request.duration_s)
+    return poisson_arrivals(rate, request.duration_s, request.seed)
+
+
+def serve_policy(
+    request: ServeRequest, policy: ServePolicy, service: Service, start_rps: float, clock_factory=WallClock
+) -> PolicyResult:
+    """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()`` a fresh clock per
+    load: :class:`~surrobench.execution.batcher.WallClock`, or a virtual one whose time ``service`` moves)."""
+    common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
+
+    def open_load(rate: float | None) -> LoadPoint:
+        arrivals = _arrivals(request, rate)
+        if request.url is not None:
+            trace = http_open_loop(request.url, arrivals, request.drain_s)
+        else:
+            trace = serve_open_loop(arrivals, service, policy, clock_factory(), request.drain_s)
+        return load_point(trace, arrival=request.arrival, target_rps=rate, **common)
+
+    if request.arrival == "closed":
+        points = [
+            load_point(
+                serve_closed_loop(c, request.duration_s, service, policy, clock_factory()),
+                arrival="closed",
+                concurrency=c,
+                **common,
+            )
+            for c in request.concurrencies
+        ]
+        return PolicyResult(policy, tuple(points))
+    if request.arrival == "replay":
+        return PolicyResult(policy, (open_load(None),))
+    if request.find_max:
+        start = request.rates[0] if request.rates else start_rps
+        capacity, points = find_capacity(open_load, request.target_p99_ms, start)
+        return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
+    return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
+
+
+_SERVE_KEYS = tuple(k for k in inspect.signature(serve_request).parameters if k != "seed")  # seed: the sweep's too
+
+
+def _one_config(plan) -> None:
+    req = plan.request
+    many = [
+        (f, v) for f, v in (("model", req.models), ("precision", req.precisions), ("mode", req.modes)) if len(v) > 1
+    ]
+    if many or len(plan.configs) != 1:
+        flag = many[0][0] if many else "shape"
+        raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
+
+
+@contextlib.contextmanager
+def _stored(store, record: ServeRecord, command: str | None) -> Iterator[list[PolicyResult]]:
+    """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted``."""
+    begin_serve(store, record, command)
+    done: list[PolicyResult] = []
+    try:
+        yield done
+    except KeyboardInterrupt:
+        save_serve(store, replace(record, policies=tuple(done)), "interrupted")
+        raise Interrupted(f"interrupted: {len(done)} batching policies stored as run {record.run_id}") from None
+
+
+def serve(model, *, db: str | Path | None = None, command: str | None = None, on_policy=None, **options) -> ServeRecord:
+    """Offer requests to ``model`` (a name as for :func:`~surrobench.api.benchmark.benchmark`, or a model
+    object) and return the serve record, stored in ``db`` when given.
+
+    ``options``: the keywords of :func:`serve_request` (``rates``, ``find_max``, ``p99_ms``, ``max_batch``,
+    ``max_wait_ms``, ``duration_s``, ``warmup_s``, ``concurrency``, ``url``, ...) and those of
+    :func:`~surrobench.api.benchmark.sweep_request` for the one config served (``shapes``, ``precisions``,
+    ``modes``, ``device``, ``warmup``, ``seed``, ``channels_last``, ``compile_mode``, ``threads``); a request
+    is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` is called as each policy finishes.
+
+    Raises:
+        UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
+            one config. Interrupted: Ctrl-C; the policies finished are stored, the run marked interrupted.
+    """
+    serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
+    request = serve_request(**serve_opts, seed=options.get("seed", 0))
+    plan = sweep_plan(model, caller=serve, batches=1, iters=1, **options)
+    _one_config(plan)
+    cfg = plan.configs[0]
+    workload = {
+        "model": cfg.model,
+        "shape_label": cfg.shape.label(),
+        "precision": cfg.precision,
+        "mode": cfg.mode,
+        "device": cfg.device,
+        "channels_last": cfg.channels_last,
+        "compile_mode": cfg.compile_mode,
+        "threads": cfg.threads,
+        "request_shape": None,
+        "service_ms": None,
+    }
+    record = ServeRecord(
+        run_id=new_run_id(),
+        created=dt.datetime.now().isoformat(timespec="seconds"),
+        tag=plan.request.tag,
+        env={**run_environment(plan.request), "command_kind": "serve"},
+        workload=workload,
+        url=request.url,
+        arrival=request.arrival,
+        duration_s=request.duration_s,
+        warmup_s=request.warmup_s,
+        seed=request.seed,
+        target_p99_ms=request.target_p99_ms,
+        policies=(),
+    )
+    prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
+    with open_store(db) as store, _stored(store, record, command) as done:
+        for policy in request.policies:
+            if request.url is not None:
+                done.append(serve_policy(request, policy, lambda k: 0.0, 0.0))
+            else:
+                with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
+                    workload.update(
+                        request_shape=list(info.request_shape),
+                        service_ms={str(k): v for k, v in info.service_ms.items()},
+                    )
+                    bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
+                    done.append(serve_policy(request, policy, service, START_FRACTION * bound_rps))
+            if on_policy is not None:
+                on_policy(done[-1])
+        notes = tuple(n for p in done for point in p.points for n in load_warnings(point))
+        record = replace(record, workload=workload, policies=tuple(done), notes=notes)
+        save_serve(store, record)
+    return record

@@ -1,0 +1,96 @@
+"""``surrobench serve``: the request rate one config sustains at a P99 target, under open-loop arrivals and a
+dynamic batcher (or sent to an HTTP endpoint with ``--url``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from surrobench.api.serve import serve as serve_load
+from surrobench.cli.app import app
+from surrobench.cli.options import (
+    DbOpt,
+    JsonOpt,
+    WorkloadOptions,
+    check_writable,
+    command_line,
+    console,
+    flag,
+    option_groups,
+    print_stored,
+    print_warnings,
+    write_json,
+    write_output,
+)
+from surrobench.report.serve import best_line, serve_page, serve_tables
+
+
+@app.command()
+@option_groups(omit=("batch", "iters", "rounds"))
+def serve(
+    *,
+    workload: WorkloadOptions,
+    rate: str = typer.Option(None, "--rate", help="Offered rates, requests/s, comma-separated (100,200,400)."),
+    find_max: bool = flag(False, "--find-max", help="Search the highest rate whose P99 stays within --p99-ms."),
+    p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
+    max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),
+    max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
+    duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate."),
+    warmup_s: float = typer.Option(1.0, "--warmup-s", help="Leading seconds of arrivals left out of the statistics."),
+    drain_s: float = typer.Option(
+        5.0, "--drain-s", help="Requests still waiting this long after the last arrival are dropped."
+    ),
+    arrival: str = typer.Option("poisson", "--arrival", help="poisson or constant (open loop)."),
+    arrivals: Path = typer.Option(None, "--arrivals", help="Replay arrival timestamps (s, one per line) from a file."),
+    concurrency: str = typer.Option(None, "--concurrency", help="Closed loop: requests outstanding, comma-separated."),
+    url: str = typer.Option(None, "--url", help="Send the open-loop schedule to this HTTP endpoint (POST) instead."),
+    db: Path = DbOpt,
+    json_out: Path = JsonOpt,
+    html_out: Path = typer.Option(None, "--html", help="Write the latency-throughput page (self-contained HTML) here."),
+) -> None:
+    """Offer one request (the batch-1 input of `run`) at a time to a dynamic batcher: per rate the offered and
+    achieved rate, P50/P95/P99/max latency with intervals, queueing and compute shares, batch size, device
+    busy, dropped requests and the load generator's overhead; --find-max the capacity at --p99-ms."""
+    check_writable(json_out, "--json")
+    check_writable(html_out, "--html")
+    w = workload
+    record = serve_load(
+        w.model,
+        db=db,
+        command=command_line(),
+        rates=rate,
+        find_max=find_max,
+        p99_ms=p99_ms,
+        max_batch=max_batch,
+        max_wait_ms=max_wait_ms,
+        duration_s=duration_s,
+        warmup_s=warmup_s,
+        drain_s=drain_s,
+        arrival=arrival,
+        arrivals_file=arrivals,
+        concurrency=concurrency,
+        url=url,
+        shapes=w.shape,
+        precisions=w.precision,
+        modes=w.mode,
+        device=w.device,
+        warmup=w.warmup,
+        seed=w.seed,
+        cudnn_benchmark=w.cudnn_benchmark,
+        input_sets=w.input_sets,
+        tag=w.tag,
+        channels_last=w.channels_last,
+        compile_mode=w.compile_mode,
+        threads=w.threads,
+        trust_pickle=w.trust_pickle,
+    )
+    for table in serve_tables(record):
+        console.print(table)
+    line = best_line(record)
+    if line:
+        console.print(line)
+    print_warnings(list(record.notes))
+    print_stored(db, record.run_id)
+    write_json(json_out, record.to_json())
+    write_output(html_out, serve_page(record), "--html")

@@ -1,0 +1,80 @@
+"""Open-loop arrival schedules for ``surrobench serve``: when each request arrives, in seconds from the start.
+
+Open loop means the schedule does not wait for the server: a slow server sees its queue grow, as a deployed
+one does (MLPerf Inference LoadGen, Server scenario: Poisson arrivals at a target rate). The closed loop
+(N requests outstanding) is the batcher's other mode (:func:`surrobench.execution.batcher.serve_closed_loop`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from surrobench.errors import UsageError
+
+
+def _check(rate_rps: float, duration_s: float) -> None:
+    if not (rate_rps > 0 and np.isfinite(rate_rps)):
+        raise UsageError(f"--rate {rate_rps}: a request rate must be a finite number > 0 (requests per second)")
+    if not (duration_s > 0 and np.isfinite(duration_s)):
+        raise UsageError(f"--duration-s {duration_s}: must be a finite number > 0")
+
+
+def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``:
+    exponential inter-arrival times of mean ``1 / rate_rps`` (coefficient of variation 1) from numpy's
+    PCG64 generator seeded with ``seed``, as LoadGen's Server scenario draws them.
+
+    Raises:
+        UsageError: a rate or duration that is not a finite positive number.
+    """
+    _check(rate_rps, duration_s)
+    rng = np.random.default_rng(seed)
+    # draw a few standard deviations more than expected, then keep those inside the duration
+    expected = rate_rps * duration_s
+    n = int(expected + 6 * np.sqrt(expected) + 16)
+    times = np.cumsum(rng.exponential(1.0 / rate_rps, size=n))
+    while times[-1] < duration_s:  # rare: extend the same stream
+        times = np.concatenate([times, times[-1] + np.cumsum(rng.exponential(1.0 / rate_rps, size=n))])
+    return times[times < duration_s]
+
+
+def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
+    """Arrivals every ``1 / rate_rps`` s from 0 (a deterministic load: no burst, the lightest queueing).
+
+    Raises:
+        UsageError: as :func:`poisson_arrivals`.
+    """
+    _check(rate_rps, duration_s)
+    return np.arange(0.0, duration_s, 1.0 / rate_rps)
+
+
+def replay_arrivals(path: str | Path) -> np.ndarray:
+    """Arrival times read from a text file: one timestamp in seconds per line (a header line, blank lines
+    and ``#`` comments are skipped; a CSV's first column is read). They are shifted to start at 0.
+
+    Raises:
+        UsageError: the file cannot be read, holds no timestamp, holds a value that is not a finite number,
+            or timestamps that go back in time.
+    """
+    try:
+        lines = Path(path).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--arrivals {str(path)!r}: cannot read ({exc})") from None
+    values = []
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].split(",", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            values.append(float(text))
+        except ValueError:
+            if values or number > 1:  # only a first line may be a header
+                raise UsageError(f"--arrivals {str(path)!r} line {number}: {text[:40]!r} is not a number") from None
+    times = np.asarray(values, dtype=float)
+    if times.size == 0:
+        raise UsageError(f"--arrivals {str(path)!r}: no timestamps (one time in seconds per line)")
+    if not np.isfinite(times).all() or (np.diff(times) < 0).any():
+        raise UsageError(f"--arrivals {str(path)!r}: timestamps must be finite and in increasing order")
+    return times - times[0]

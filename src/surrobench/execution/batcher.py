@@ -1,0 +1,176 @@
+"""A dynamic batcher over an injected service function, open loop or closed loop, on a wall or virtual clock.
+
+The batcher dispatches the requests waiting (up to ``max_batch``, oldest first) as soon as ``max_batch`` of
+them wait, or when the oldest has waited ``max_wait_ms`` (the policy of Triton's dynamic batcher). It runs in
+one thread: open-loop arrival times are known in advance (the schedule does not wait for the server), so the
+queue at any instant is the requests arrived and not yet dispatched, and a request that arrives while a
+batch runs simply waits. ``service(k)`` serves a batch of k requests and returns its compute time (s); the
+batch's completion is read from the clock right after it returns (a synchronized finish). Per request,
+latency = completion - arrival.
+
+The clock is injected: :class:`WallClock` for real runs, :class:`VirtualClock` where tests plant service
+times (``service`` advances the virtual clock), so queueing theory can be checked exactly and fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from surrobench.records.serve import ServePolicy
+
+#: ``service(k) -> compute_s``: serve a batch of ``k`` requests and return its compute time in seconds.
+Service = Callable[[int], float]
+
+#: A wall-clock sleep ends this early and the rest is spun, since ``time.sleep`` overshoots by up to about a
+#: millisecond on Linux (timer slack, scheduler wake-up latency).
+_SPIN_S = 1e-3
+
+
+class WallClock:
+    """``time.perf_counter`` seconds; :meth:`sleep_until` sleeps, then spins the last millisecond."""
+
+    def now(self) -> float:
+        return time.perf_counter()
+
+    def sleep_until(self, t: float) -> None:
+        left = t - time.perf_counter()
+        if left > _SPIN_S:
+            time.sleep(left - _SPIN_S)
+        while time.perf_counter() < t:
+            pass
+
+
+class VirtualClock:
+    """A clock that moves only when told: :meth:`sleep_until` jumps to ``t``, :meth:`advance` adds time (a
+    planted service time)."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep_until(self, t: float) -> None:
+        self.t = max(self.t, t)
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+
+@dataclass
+class ServeTrace:
+    """What one load did, per request and per batch; times in s from the schedule's start.
+
+    ``completion_s`` is NaN for a dropped request. ``wake_late_s``: for each time the idle batcher slept until
+    a due arrival or a batch deadline, how late it woke. ``loop_s``: the batcher's own time (neither serving
+    nor sleeping). ``elapsed_s``: the whole run."""
+
+    arrival_s: np.ndarray
+    start_s: np.ndarray
+    completion_s: np.ndarray
+    batch_size: list[int] = field(default_factory=list)
+    batch_start_s: list[float] = field(default_factory=list)
+    batch_end_s: list[float] = field(default_factory=list)
+    batch_compute_s: list[float] = field(default_factory=list)
+    wake_late_s: list[float] = field(default_factory=list)
+    loop_s: float = 0.0
+    elapsed_s: float = 0.0
+
+
+class _Loop:
+    """The batcher's state over one load: the arrivals known so far (they may grow in closed loop)."""
+
+    def __init__(self, service: Service, policy: ServePolicy, clock, drain_s: float) -> None:
+        self.service, self.policy, self.clock, self.drain_s = service, policy, clock, drain_s
+        self.arrivals: list[float] = []
+        self.start: list[float] = []
+        self.completion: list[float] = []
+        self.trace = ServeTrace(np.empty(0), np.empty(0), np.empty(0))
+        self.origin = clock.now()
+        self.busy_s = 0.0  # serving or sleeping: not the loop's own time
+
+    def now(self) -> float:
+        return self.clock.now() - self.origin
+
+    def sleep_until(self, t: float) -> None:
+        before = self.clock.now()
+        self.clock.sleep_until(self.origin + t)
+        self.busy_s += self.clock.now() - before
+        self.trace.wake_late_s.append(max(0.0, self.now() - t))
+
+    def step(self, i: int) -> int:
+        """Serve or wait once, ``i`` the first request not yet dispatched; the new ``i``."""
+        max_wait_s = self.policy.max_wait_ms / 1e3
+        if self.arrivals[i] > self.now():  # nothing waits: idle until the next arrival
+            self.sleep_until(self.arrivals[i])
+            return i
+        now = self.now()
+        waiting = bisect.bisect_right(self.arrivals, now) - i
+        k = min(waiting, self.policy.max_batch)
+        deadline = self.arrivals[i] + max_wait_s
+        if k < self.policy.max_batch and now < deadline:  # a batcher waits for more until the deadline
+            later = self.arrivals[i + waiting] if i + waiting < len(self.arrivals) else deadline
+            self.sleep_until(min(deadline, later))
+            return i
+        began = self.clock.now()
+        compute_s = self.service(k)
+        end = self.clock.now()
+        self.busy_s += end - began
+        t = self.trace
+        t.batch_size.append(k)
+        t.batch_start_s.append(began - self.origin)
+        t.batch_end_s.append(end - self.origin)
+        t.batch_compute_s.append(compute_s)
+        self.start.extend([began - self.origin] * k)
+        self.completion.extend([end - self.origin] * k)
+        return i + k
+
+    def finish(self) -> ServeTrace:
+        n = len(self.arrivals)
+        t = self.trace
+        t.arrival_s = np.asarray(self.arrivals, dtype=float)
+        pad = [np.nan] * (n - len(self.completion))
+        t.start_s = np.asarray(self.start + pad, dtype=float)
+        t.completion_s = np.asarray(self.completion + pad, dtype=float)
+        t.elapsed_s = self.now()
+        t.loop_s = max(0.0, t.elapsed_s - self.busy_s)
+        return t
+
+
+def serve_open_loop(
+    arrivals_s: np.ndarray, service: Service, policy: ServePolicy, clock=None, drain_s: float = 10.0
+) -> ServeTrace:
+    """Serve the requests arriving at ``arrivals_s`` (s from now, ascending) with ``policy``.
+
+    Requests still waiting ``drain_s`` after the last arrival are dropped (their completion is NaN), so an
+    overloaded rate ends in bounded time. ``clock``: a :class:`WallClock` when None.
+    """
+    loop = _Loop(service, policy, clock or WallClock(), drain_s)
+    loop.arrivals = [float(a) for a in arrivals_s]
+    end_by = (loop.arrivals[-1] if loop.arrivals else 0.0) + drain_s
+    i = 0
+    while i < len(loop.arrivals) and loop.now() <= end_by:
+        i = loop.step(i)
+    return loop.finish()
+
+
+def serve_closed_loop(
+    concurrency: int, duration_s: float, service: Service, policy: ServePolicy, clock=None
+) -> ServeTrace:
+    """Keep ``concurrency`` requests outstanding for ``duration_s``: each completion sends a new request at
+    once (Triton perf_analyzer's concurrency mode; no think time); none is sent after ``duration_s``."""
+    loop = _Loop(service, policy, clock or WallClock(), drain_s=0.0)
+    loop.arrivals = [0.0] * concurrency
+    i = 0
+    while i < len(loop.arrivals):
+        before = len(loop.completion)
+        i = loop.step(i)
+        done = len(loop.completion) - before
+        if done and loop.completion[-1] < duration_s:
+            loop.arrivals.extend([loop.completion[-1]] * done)
+    return loop.finish()

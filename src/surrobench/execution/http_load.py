@@ -1,0 +1,79 @@
+"""The open-loop schedule sent to an HTTP endpoint (``surrobench serve --url``), with httpx's asyncio client.
+
+Each request is sent at its scheduled arrival time whatever the server is doing (open loop: asyncio tasks,
+one per request, on one HTTP connection pool), as a ``POST`` of the JSON body ``{"id": i}``; the server
+makes its own input (the example server in ``examples/serve_http.py`` runs its model on a batch-1 input).
+Latency = response received - scheduled arrival, so a late send counts against the client and is reported
+as the load generator's lateness. A request that fails (no 2xx status, a connection error, no answer within
+the drain time) is dropped. httpx is an optional dependency (``pip install 'surrobench[serve]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import numpy as np
+
+from surrobench.errors import UsageError
+from surrobench.execution.batcher import ServeTrace
+
+#: Connections kept open at once: enough that an open-loop schedule is not turned into a closed loop by the
+#: pool (httpx's default limit is 100).
+MAX_CONNECTIONS = 256
+
+
+def _httpx():
+    try:
+        import httpx
+    except ImportError:
+        raise UsageError("--url needs httpx: pip install 'surrobench[serve]' (or pip install httpx)") from None
+    return httpx
+
+
+async def _send_all(url: str, arrivals_s: np.ndarray, timeout_s: float) -> tuple[np.ndarray, np.ndarray]:
+    httpx = _httpx()
+    n = arrivals_s.size
+    sent, done = np.full(n, np.nan), np.full(n, np.nan)
+    limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout_s) as client:
+        origin = time.perf_counter()
+
+        async def one(i: int) -> None:
+            await asyncio.sleep(max(0.0, origin + arrivals_s[i] - time.perf_counter()))
+            sent[i] = time.perf_counter() - origin
+            try:
+                response = await client.post(url, json={"id": i})
+            except httpx.HTTPError:
+                return
+            if response.is_success:
+                done[i] = time.perf_counter() - origin
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+    return sent, done
+
+
+def check_url(url: str) -> None:
+    """Raises:
+    UsageError: ``url`` is not an ``http://`` or ``https://`` address."""
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--url {url!r}: give an http:// or https:// address")
+
+
+def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:
+    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``; each request waits at most ``drain_s``.
+
+    The trace's ``start_s`` is each request's actual send time (its queue share is only the client's send
+    delay: the server's own queueing is inside the rest); ``wake_late_s`` holds each send's lateness; the
+    endpoint's batches are not seen, so the trace has none.
+
+    Raises:
+        UsageError: httpx is not installed, or the URL is not http(s).
+    """
+    check_url(url)
+    began = time.perf_counter()
+    sent, done = asyncio.run(_send_all(url, np.asarray(arrivals_s, dtype=float), drain_s))
+    trace = ServeTrace(arrival_s=np.asarray(arrivals_s, dtype=float), start_s=sent, completion_s=done)
+    trace.wake_late_s = list(np.maximum(0.0, sent - trace.arrival_s))
+    trace.elapsed_s = time.perf_counter() - began
+    return trace

@@ -1,0 +1,109 @@
+"""The model as a batch service for ``surrobench serve``: ``service(k)`` runs k requests padded to a fixed size.
+
+A request is one sample: the batch-1 input ``run`` builds for the config (same seed, same rotating input
+sets). One step per padded size (:func:`surrobench.records.serve.padded_sizes`) is built through the same
+:func:`~surrobench.execution.runner.config_step` as ``run``'s (precision, mode, channels-last, threads, compile
+mode), and each is called before the timed part, so compilation and CUDA-graph capture never land in a
+request's latency. A batch copies its k requests into the padded size's static input buffer (the gather a
+server does), runs the step and finishes synchronized; on CUDA its compute time is read from CUDA events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+import torch
+
+from surrobench.execution.batcher import Service
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.runner import PreparedModel, check_output, config_step
+from surrobench.execution.timing import warm_up
+from surrobench.records.serve import padded_size, padded_sizes
+from surrobench.workload.inputs import make_input_sets
+
+
+@dataclass(frozen=True)
+class ServiceInfo:
+    """The service as built: one request's input shape (batch 1 first), the padded sizes, and the median
+    service time of each padded size (ms, measured after its warm-up; it seeds the peak search)."""
+
+    request_shape: tuple[int, ...]
+    sizes: tuple[int, ...]
+    service_ms: dict[int, float]
+
+
+def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> list[torch.Tensor | None]:
+    """Per input tensor, ``max_batch`` batch-1 requests stacked (the config's rotating input sets in turn), or
+    None for an input without a batch dimension (shared by every request, as a mesh is)."""
+    sets = make_input_sets(prepared.surrogate, 1, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets)
+    pool: list[torch.Tensor | None] = []
+    for t, tensor in enumerate(sets[0]):
+        if tensor.dim() == 0 or tensor.shape[0] != 1:
+            pool.append(None)
+            continue
+        pool.append(torch.cat([sets[j % len(sets)][t] for j in range(max_batch)]))
+    return pool
+
+
+def _timed_median_ms(run_once, device: str, calls: int = 5) -> float:
+    times = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        run_once()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        times.append((time.perf_counter() - began) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+@contextlib.contextmanager
+def model_service(
+    cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
+) -> Iterator[tuple[Service, ServiceInfo]]:
+    """Inside the config's settings and ``torch.inference_mode()``: ``service(k)`` for ``1 <= k <=
+    max_batch``, and what was built. Each padded size's step is called ``1 + warmup`` times first (its cold
+    start: autotuning, compilation, graph capture) and its output checked.
+
+    Raises:
+        ModelOutputError: the forward returned no tensor; exceptions of the model itself propagate.
+    """
+    sizes = padded_sizes(max_batch)
+    device = cfg.device
+    with contextlib.ExitStack() as stack:
+        steps = {}
+        for size in sizes:  # all built before any runs: building a compiled step resets Dynamo's caches
+            step, input_sets = stack.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))
+            steps[size] = (step, input_sets[0])
+        pool = _request_pool(cfg, prepared, max_batch)
+        for step, _ in steps.values():
+            check_output(step(0))
+            warm_up(step, warmup, device)
+
+        def run_batch(k: int) -> None:
+            step, buffers = steps[padded_size(k, sizes)]
+            for buffer, requests in zip(buffers, pool):
+                if requests is not None:
+                    buffer[:k].copy_(requests[:k])
+            step(0)
+
+        def service(k: int) -> float:
+            if device != "cuda":
+                began = time.perf_counter()
+                run_batch(k)
+                return time.perf_counter() - began
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            run_batch(k)
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3
+
+        info = ServiceInfo(
+            request_shape=(1, *pool[0].shape[1:]) if pool and pool[0] is not None else (),
+            sizes=sizes,
+            service_ms={size: _timed_median_ms(lambda s=size: run_batch(s), device) for size in sizes},
+        )
+        yield service, info

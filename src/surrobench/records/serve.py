@@ -1,0 +1,245 @@
+"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v1``.
+
+A serve run offers requests to one config (model, shape, precision, mode) through a dynamic batcher and
+records, per batching policy, one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, when
+a P99 target is given, the :class:`Capacity` the peak search found. Latencies are per request, completion -
+arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from surrobench.records import schemas
+
+#: The arrival processes: open loop (seeded Poisson, constant rate, timestamps replayed from a file) and
+#: closed loop (N requests outstanding, perf_analyzer's concurrency mode).
+ARRIVALS = ("poisson", "constant", "replay", "closed")
+#: The percentiles reported per load point, as fractions.
+PERCENTILES = (0.50, 0.95, 0.99)
+
+
+def padded_sizes(max_batch: int) -> tuple[int, ...]:
+    """The batch sizes a batch is padded to: the powers of two below ``max_batch`` and ``max_batch`` itself
+    (``8 -> (1, 2, 4, 8)``, ``6 -> (1, 2, 4, 6)``). One compiled graph or CUDA graph per size stays valid for
+    every batch; a batch of k requests runs at the smallest size >= k.
+
+    Raises:
+        ValueError: ``max_batch`` < 1.
+    """
+    if max_batch < 1:
+        raise ValueError(f"max_batch {max_batch}: must be >= 1")
+    sizes = [1 << i for i in range(max_batch.bit_length()) if 1 << i < max_batch]
+    return (*sizes, max_batch)
+
+
+def padded_size(k: int, sizes: tuple[int, ...]) -> int:
+    """The smallest of ``sizes`` (ascending) that holds ``k`` requests."""
+    return next(s for s in sizes if s >= k)
+
+
+@dataclass(frozen=True)
+class ServePolicy:
+    """A dynamic batcher's policy: dispatch when ``max_batch`` requests wait, or when the oldest waiting one
+    has waited ``max_wait_ms`` (Triton's dynamic batcher, ``max_queue_delay_microseconds``)."""
+
+    max_batch: int
+    max_wait_ms: float
+
+    def label(self) -> str:
+        return f"batch<={self.max_batch} wait<={self.max_wait_ms:g}ms"
+
+
+@dataclass(frozen=True)
+class Percentile:
+    """One latency percentile of a load point.
+
+    Attributes:
+        q: the quantile, a fraction (0.99).
+        value_ms: the sample quantile (numpy's default, linear interpolation).
+        ci95_ms: a distribution-free 95% interval from order statistics, ``(lo, hi)``; a side is None when
+            there are too few requests to bound it (:func:`surrobench.analysis.serve_load.quantile_ci`).
+        tail_requests: the number of measured requests slower than ``value_ms``, the requests behind it.
+    """
+
+    q: float
+    value_ms: float
+    ci95_ms: tuple[float | None, float | None]
+    tail_requests: int
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """What one offered load did.
+
+    Attributes:
+        arrival: one of :data:`ARRIVALS`.
+        target_rps: the rate asked for (open loop); None for a replay or closed loop.
+        concurrency: requests outstanding (closed loop); None otherwise.
+        offered_rps: measured requests / their arrival span; achieved_rps: completed requests / the span
+            from the first measured arrival to the last completion.
+        requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
+            dropped: not completed when the run's drain time ran out; late: measured requests slower than
+            the P99 target (None without a target).
+        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
+        queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
+            compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
+        mean_batch, mean_padded_batch: requests per batch, and the padded size run.
+        device_busy: the batches' compute time (CUDA events on CUDA, the synchronized host time elsewhere)
+            over the measured span, a fraction.
+        generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
+            wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
+        passed: P99 within the target and nothing dropped (MLPerf's Server rule); None without a target.
+    """
+
+    arrival: str
+    target_rps: float | None
+    concurrency: int | None
+    offered_rps: float
+    achieved_rps: float
+    requests: int
+    warmup_requests: int
+    dropped: int
+    late: int | None
+    percentiles: tuple[Percentile, ...]
+    max_ms: float
+    mean_ms: float
+    queue_share: float
+    compute_share: float
+    mean_batch: float
+    mean_padded_batch: float
+    device_busy: float
+    generator_overhead_share: float
+    wake_late_p99_ms: float
+    passed: bool | None = None
+
+    def percentile(self, q: float) -> Percentile:
+        """The percentile ``q`` (one of :data:`PERCENTILES`).
+
+        Raises:
+            KeyError: ``q`` was not computed.
+        """
+        for p in self.percentiles:
+            if math.isclose(p.q, q):
+                return p
+        raise KeyError(q)
+
+    @property
+    def p99_ms(self) -> float:
+        return self.percentile(0.99).value_ms
+
+
+@dataclass(frozen=True)
+class SearchStep:
+    """One rate tried by the peak search: ``phase`` ``bound`` (doubling or halving to bracket the peak) or
+    ``bisect`` (halving the bracket)."""
+
+    rate_rps: float
+    p99_ms: float
+    passed: bool
+    phase: str
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest request rate whose P99 stayed within ``target_p99_ms``, as the search bracketed it.
+
+    Attributes:
+        capacity_rps: the highest passing rate tried (0 when none passed).
+        failing_rps: the lowest failing rate above it (None when the search never failed): the capacity
+            lies in ``[capacity_rps, failing_rps)`` at this duration, the search's interval.
+        steps: the rates tried, in order.
+    """
+
+    target_p99_ms: float
+    capacity_rps: float
+    failing_rps: float | None
+    steps: tuple[SearchStep, ...]
+
+    @property
+    def interval_rps(self) -> tuple[float, float | None]:
+        return (self.capacity_rps, self.failing_rps)
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    """The load points (and capacity, when searched) of one batching policy; ``policy`` None for an HTTP
+    endpoint, which batches (or not) by its own policy."""
+
+    policy: ServePolicy | None
+    points: tuple[LoadPoint, ...]
+    capacity: Capacity | None = None
+
+
+@dataclass(frozen=True)
+class ServeRecord:
+    """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
+    the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
+    per batching policy tried."""
+
+    run_id: str
+    created: str
+    tag: str | None
+    env: dict
+    workload: dict
+    url: str | None
+    arrival: str
+    duration_s: float
+    warmup_s: float
+    seed: int
+    target_p99_ms: float | None
+    policies: tuple[PolicyResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def best(self) -> PolicyResult | None:
+        """The policy with the highest capacity (None without a search)."""
+        searched = [p for p in self.policies if p.capacity is not None]
+        return max(searched, key=lambda p: p.capacity.capacity_rps) if searched else None
+
+    def to_json(self) -> dict:
+        """The record as ``surrobench/serve-v1`` (keys as the attributes; ``best_policy`` added)."""
+        best = self.best()
+        return {
+            "schema": schemas.SERVE,
+            **asdict(self),
+            "best_policy": asdict(best.policy) if best and best.policy else None,
+        }
+
+
+class ServeJsonError(ValueError):
+    """A document that is not a valid ``surrobench/serve-v1`` record."""
+
+
+def _point(d: dict) -> LoadPoint:
+    pct = tuple(Percentile(p["q"], p["value_ms"], tuple(p["ci95_ms"]), p["tail_requests"]) for p in d["percentiles"])
+    return LoadPoint(**{**d, "percentiles": pct})
+
+
+def _capacity(d: dict | None) -> Capacity | None:
+    if d is None:
+        return None
+    return Capacity(d["target_p99_ms"], d["capacity_rps"], d["failing_rps"], tuple(SearchStep(**s) for s in d["steps"]))
+
+
+def serve_from_json(d: object) -> ServeRecord:
+    """Inverse of :meth:`ServeRecord.to_json`.
+
+    Raises:
+        ServeJsonError: not a serve-v1 document, or a key missing or of the wrong kind.
+    """
+    if not isinstance(d, dict) or d.get("schema") != schemas.SERVE:
+        raise ServeJsonError(f"not a {schemas.SERVE} document")
+    try:
+        policies = tuple(
+            PolicyResult(
+                ServePolicy(**p["policy"]) if p["policy"] else None,
+                tuple(_point(x) for x in p["points"]),
+                _capacity(p["capacity"]),
+            )
+            for p in d["policies"]
+        )
+        own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes")}
+        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

@@ -1,0 +1,150 @@
+"""Renderers of a serve record: rich tables (one per batching policy, the peak search's steps), the
+latency-throughput curve, and a self-contained HTML page holding both."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from matplotlib.figure import Figure
+from rich.table import Table
+
+from surrobench.records.serve import LoadPoint, PolicyResult, ServeRecord
+from surrobench.report.escape import rich_escape
+from surrobench.report.html import escape, figure_to_data_uri
+from surrobench.report.plots import plain_text
+from surrobench.version import __version__
+
+COLUMNS = (
+    "offered rps",
+    "achieved rps",
+    "requests",
+    "P50 ms",
+    "P95 ms",
+    "P99 ms [95% CI]",
+    "max ms",
+    "queue",
+    "compute",
+    "batch",
+    "busy",
+    "dropped",
+    "late",
+    "gen",
+    "pass",
+)
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def point_cells(p: LoadPoint) -> list[str]:
+    """One load point as table cells, :data:`COLUMNS` in order (shares as percentages; ``gen``: the load
+    generator's share of the run; a P99 interval side that cannot be bounded is ``-``)."""
+    p99 = p.percentile(0.99)
+    return [
+        f"{p.offered_rps:.1f}" + (f" (c={p.concurrency})" if p.concurrency else ""),
+        f"{p.achieved_rps:.1f}",
+        f"{p.requests} ({p99.tail_requests} > P99)",
+        _ms(p.percentile(0.5).value_ms),
+        _ms(p.percentile(0.95).value_ms),
+        f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
+        _ms(p.max_ms),
+        f"{p.queue_share:.0%}",
+        f"{p.compute_share:.0%}",
+        f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
+        f"{p.device_busy:.0%}",
+        str(p.dropped),
+        "-" if p.late is None else str(p.late),
+        f"{p.generator_overhead_share:.1%}",
+        {None: "-", True: "yes", False: "no"}[p.passed],
+    ]
+
+
+def policy_title(record: ServeRecord, result: PolicyResult) -> str:
+    w = record.workload
+    where = record.url or f"{w['model']} {w['shape_label']} {w['precision']} {w['mode']} on {w['device']}"
+    policy = result.policy.label() if result.policy else "the endpoint's own batching"
+    line = f"{where}, {record.arrival} arrivals, {policy}"
+    if result.capacity is not None:
+        c = result.capacity
+        upper = f"{c.failing_rps:.1f}" if c.failing_rps is not None else "not reached"
+        line += f": capacity {c.capacity_rps:.1f} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
+    return line
+
+
+def serve_tables(record: ServeRecord) -> list[Table]:
+    """Per policy, its load points and, after a search, the search's steps."""
+    tables = []
+    for result in record.policies:
+        table = Table(title=rich_escape(policy_title(record, result)))
+        for name in COLUMNS:
+            table.add_column(name, justify="right")
+        for point in result.points:
+            table.add_row(*point_cells(point))
+        tables.append(table)
+        if result.capacity is not None:
+            steps = Table(title="peak search (MLPerf LoadGen FindPeakPerformance)")
+            for name in ("step", "phase", "rate rps", "P99 ms", "pass"):
+                steps.add_column(name, justify="right")
+            for i, s in enumerate(result.capacity.steps, 1):
+                steps.add_row(str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no")
+            tables.append(steps)
+    return tables
+
+
+def best_line(record: ServeRecord) -> str | None:
+    """The policy with the highest capacity, when several were searched."""
+    best = record.best()
+    if best is None or len(record.policies) < 2 or best.policy is None:
+        return None
+    return f"best policy: {best.policy.label()}, {best.capacity.capacity_rps:.1f} rps at P99 <= {record.target_p99_ms:g} ms"
+
+
+@plain_text()
+def latency_throughput(record: ServeRecord) -> Figure | None:
+    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy, the target
+    as a horizontal line; None without load points."""
+    results = [r for r in record.policies if r.points]
+    if not results:
+        return None
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.add_subplot()
+    for result in results:
+        pts = sorted(result.points, key=lambda p: p.achieved_rps)
+        x = [p.achieved_rps for p in pts]
+        p99 = [p.p99_ms for p in pts]
+        lo = [p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms) for p in pts]
+        hi = [(p.percentile(0.99).ci95_ms[1] or p.p99_ms) - p.p99_ms for p in pts]
+        label = result.policy.label() if result.policy else "endpoint"
+        line = ax.errorbar(x, p99, yerr=[lo, hi], marker="o", capsize=3, label=f"P99, {label}")[0]
+        ax.plot(x, [p.percentile(0.5).value_ms for p in pts], ls=":", color=line.get_color(), label=f"P50, {label}")
+    if record.target_p99_ms is not None:
+        ax.axhline(record.target_p99_ms, color="tab:red", ls="--", label=f"target {record.target_p99_ms:g} ms")
+    ax.set_xlabel("achieved rate (requests/s)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_yscale("log")
+    ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def serve_page(record: ServeRecord) -> str:
+    """One self-contained HTML page: the curve (a PNG data URI) and each policy's table; nothing loaded."""
+    fig = latency_throughput(record)
+    parts = [f'<img alt="latency vs throughput" src="{figure_to_data_uri(fig)}">' if fig else ""]
+    for result in record.policies:
+        head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in point_cells(p)) + "</tr>" for p in result.points
+        )
+        parts.append(f"<h2>{escape(policy_title(record, result))}</h2><table><tr>{head}</tr>{rows}</table>")
+    notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>surrobench serve {escape(record.run_id)}</title><style>body{{font-family:system-ui,sans-serif;"
+        "margin:2em auto;max-width:1200px}td,th{padding:2px 8px;text-align:right}</style></head><body>"
+        f"<h1>surrobench serve {escape(record.run_id)}</h1><p>generated {created} by surrobench "
+        f"{escape(__version__)}</p>{''.join(parts)}<ul>{notes}</ul></body></html>\n"
+    )

@@ -1,0 +1,52 @@
+"""Serve runs in the results database: a ``runs`` row (so ``history`` lists it) and its serve-v1 record in
+``serve_runs`` (schema version 7, :mod:`surrobench.results.store`)."""
+
+from __future__ import annotations
+
+import json
+
+from surrobench.errors import UsageError
+from surrobench.records.run import RunRecord
+from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
+from surrobench.results.store import ResultStore
+
+
+def begin_serve(store: ResultStore, record: ServeRecord, command: str | None) -> None:
+    """The run row, state ``running``, before anything is measured."""
+    store.begin_run(RunRecord(record.run_id, record.created, record.tag, record.env), command)
+
+
+def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete") -> None:
+    """Store (or replace) the serve record of a begun run and mark the run ``state`` (``complete``, or
+    ``interrupted`` with the load points measured so far), in one transaction each."""
+    best = record.best()
+    capacity = best.capacity if best else None
+    with store._writing():
+        store.conn.execute(
+            "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.run_id,
+                record.workload["model"],
+                record.workload["device"],
+                record.target_p99_ms,
+                capacity.capacity_rps if capacity else None,
+                capacity.failing_rps if capacity else None,
+                json.dumps(record.to_json()),
+            ),
+        )
+    store.finish_run(record.run_id, state)
+
+
+def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
+    """The serve record of the run ``run_id`` (a full id), or None when it is not a serve run.
+
+    Raises:
+        UsageError: the stored record is not a valid serve-v1 document.
+    """
+    row = store.conn.execute("SELECT record_json FROM serve_runs WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None:
+        return None
+    try:
+        return serve_from_json(json.loads(row[0]))
+    except (ServeJsonError, ValueError) as exc:
+        raise UsageError(f"results database {store.path!r}: serve run {run_id}: {exc}") from None

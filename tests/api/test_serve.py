@@ -1,0 +1,193 @@
+"""serve: the peak search on a planted service, a tiny model served and stored, JSON, the page, HTTP mode."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
+from surrobench.errors import UsageError
+from surrobench.execution.batcher import VirtualClock
+from surrobench.records.serve import ServePolicy, serve_from_json
+from surrobench.report.serve import serve_page
+from surrobench.results.serve_store import load_serve
+from surrobench.results.store import ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Planted:
+    """A service taking ``a + b k`` ms of virtual time for a batch of k; a fresh clock per load."""
+
+    def __init__(self, a_ms: float, b_ms: float) -> None:
+        self.a, self.b, self.clock = a_ms, b_ms, VirtualClock()
+
+    def new_clock(self) -> VirtualClock:
+        self.clock = VirtualClock()
+        return self.clock
+
+    def __call__(self, k: int) -> float:
+        seconds = (self.a + self.b * k) / 1e3
+        self.clock.advance(seconds)
+        return seconds
+
+
+def test_peak_search_brackets_the_planted_service_rate():
+    # constant arrivals, 1 ms per request, batch 1: the latency is 1 ms below 1,000 rps and grows without
+    # bound above it, so the capacity at P99 <= 3 ms is 1,000 rps
+    service = Planted(1.0, 0.0)
+    request = serve_request(
+        find_max=True, p99_ms=3.0, max_batch=1, max_wait_ms=0, duration_s=4.0, warmup_s=0.5, arrival="constant"
+    )
+    result = serve_policy(request, ServePolicy(1, 0.0), service, start_rps=300.0, clock_factory=service.new_clock)
+    c = result.capacity
+    assert c.capacity_rps <= 1000.0 < c.failing_rps
+    assert (c.failing_rps - c.capacity_rps) / c.capacity_rps <= 0.05
+    assert [s.phase for s in c.steps[:3]] == ["bound", "bound", "bound"]  # 300, 600, 1200
+    assert all(s.passed == (s.rate_rps <= 1000.0) for s in c.steps)
+    assert len(result.points) == len(c.steps)
+
+
+def test_batching_raises_the_planted_capacity():
+    # a batch of k costs 2 + 0.1 k ms: batch 1 serves < 476 rps, batch 8 up to 8 / 2.8 ms = 2,857 rps
+    found = {}
+    for max_batch in (1, 8):
+        service = Planted(2.0, 0.1)
+        request = serve_request(
+            find_max=True, p99_ms=20.0, max_batch=max_batch, max_wait_ms=1.0, duration_s=3.0, warmup_s=0.5
+        )
+        found[max_batch] = serve_policy(
+            request, ServePolicy(max_batch, 1.0), service, 200.0, service.new_clock
+        ).capacity
+    assert found[1].capacity_rps < 1000 / 2.1
+    assert found[8].capacity_rps > 2 * found[1].capacity_rps
+    assert found[8].capacity_rps < 8 / 2.8e-3
+
+
+def test_find_capacity_halves_when_the_start_fails():
+    def measure(rate):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate)
+
+    capacity, points = find_capacity(measure, 10.0, 1000.0)
+    assert capacity.steps[0].passed is False and capacity.capacity_rps <= 100 < capacity.failing_rps
+
+
+def test_bad_requests_are_usage_errors():
+    with pytest.raises(UsageError, match="--p99-ms"):
+        serve_request(find_max=True)
+    with pytest.raises(UsageError, match="--rate"):
+        serve_request()
+    with pytest.raises(UsageError, match="--warmup-s"):
+        serve_request(rates=10, duration_s=1.0, warmup_s=1.0)
+    with pytest.raises(UsageError, match="one config"):
+        serve(nn.Conv2d(3, 1, 1), rates=10, shapes="8,16", device="cpu", threads=1)
+
+
+def test_tiny_model_served_stored_and_rendered(tmp_path):
+    db = tmp_path / "r.db"
+    record = serve(
+        nn.Conv2d(3, 1, 1),
+        rates="20",
+        max_batch="1,2",
+        max_wait_ms=1,
+        duration_s=0.6,
+        warmup_s=0.1,
+        shapes="8",
+        device="cpu",
+        threads=1,
+        warmup=1,
+        db=db,
+        p99_ms=1000.0,
+    )
+    assert [p.policy.max_batch for p in record.policies] == [1, 2]
+    assert record.workload["request_shape"] == [1, 3, 8, 8]
+    assert set(record.workload["service_ms"]) == {"1", "2"}
+    point = record.policies[0].points[0]
+    assert point.requests > 0 and point.dropped == 0 and point.passed is True
+    assert point.queue_share + point.compute_share == pytest.approx(1.0)
+    doc = json.loads(json.dumps(record.to_json()))
+    assert doc["schema"] == "surrobench/serve-v1"
+    assert serve_from_json(doc) == record
+    with ResultStore(db) as store:
+        assert load_serve(store, record.run_id) == record
+        assert store.run_state(record.run_id) == "complete"
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == 7
+    page = serve_page(record)
+    assert "data:image/png;base64," in page and "<script" not in page
+
+
+def _example_server():
+    spec = importlib.util.spec_from_file_location("_example_serve_http", ROOT / "examples" / "serve_http.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_http_mode_against_the_example_server():
+    pytest.importorskip("httpx")
+    server = _example_server().make_server(nn.Conv2d(3, 1, 1), (torch.randn(1, 3, 8, 8),), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        record = serve("fno2d", url=url, rates=40, duration_s=0.75, warmup_s=0.1, drain_s=5.0, shapes="8", device="cpu")
+    finally:
+        server.shutdown()
+        server.server_close()
+    (result,) = record.policies
+    point = result.points[0]
+    assert result.policy is None and record.url == url
+    assert point.dropped == 0 and point.requests > 10
+    assert point.percentile(0.5).value_ms > 0
+    assert serve_from_json(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_capacity_comparison_of_planted_services():
+    from dataclasses import replace
+
+    from surrobench.records.serve import PolicyResult
+    from surrobench.results.serve_compare import compare_capacity
+
+    def searched(ms: float):
+        service = Planted(ms, 0.0)
+        request = serve_request(
+            find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
+        )
+        return serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
+
+    base = serve_from_json(json.loads(json.dumps(_empty_record())))
+    slow = replace(base, target_p99_ms=5.0, policies=(searched(2.0),))
+    fast = replace(base, target_p99_ms=5.0, policies=(searched(1.0),))
+    cmp = compare_capacity(slow, fast)
+    assert cmp.verdict == "higher" and cmp.ratio == pytest.approx(2.0, rel=0.1)
+    assert compare_capacity(fast, slow).verdict == "lower"
+    assert compare_capacity(slow, slow).verdict == "same"
+    with pytest.raises(UsageError, match="find-max"):
+        compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
+
+
+def _empty_record() -> dict:
+    return {
+        "schema": "surrobench/serve-v1",
+        "run_id": "r",
+        "created": "2026-01-01T00:00:00",
+        "tag": None,
+        "env": {},
+        "workload": {"model": "m", "device": "cpu"},
+        "url": None,
+        "arrival": "constant",
+        "duration_s": 2.0,
+        "warmup_s": 0.2,
+        "seed": 0,
+        "target_p99_ms": 5.0,
+        "policies": [],
+        "notes": [],
+    }
