@@ -8,7 +8,7 @@
 set -uo pipefail
 out=${OUT:?set OUT}/serve
 mkdir -p "$out"
-export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 db=$out/h200-serve.db
 step() { local name=$1 limit=$2; shift 2; echo "== $name"; timeout -s INT -k 10 "$limit" python3 -m surrobench "$@" --db "$db" \
   --json "$out/$name.json" --html "$out/$name.html" >"$out/$name.txt" 2>&1; echo "rc=$?" >>"$out/$name.txt"; tail -25 "$out/$name.txt"; }
@@ -16,7 +16,7 @@ step() { local name=$1 limit=$2; shift 2; echo "== $name"; timeout -s INT -k 10 
   date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
 } | tee "$out/versions.txt"
-common=(--shape 128 --device cuda --duration-s 4 --warmup-s 1 --p99-ms 5 --find-max)
+common=(--shape 128 --device cuda --duration-s 3 --warmup-s 0.5 --p99-ms 5 --find-max)
 for model in fno2d unet2d; do
   step "$model-eager" 75 serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --tag "$model eager"
   step "$model-recipe" 75 serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --mode cudagraph \
@@ -25,7 +25,7 @@ done
 # the batching policy: 1 (no batching) or 8 requests, waiting 0.5 or 2 ms (recipe settings)
 step fno2d-policies 120 serve --model fno2d --shape 128 --device cuda --duration-s 2 --warmup-s 0.5 --p99-ms 5 \
   --find-max --max-batch 1,8 --max-wait-ms 0.5,2 --mode cudagraph --precision tf32 --tag "fno2d policies"
-step unet2d-curve 45 serve --model unet2d --shape 128 --device cuda --duration-s 5 --warmup-s 1 --p99-ms 5 \
+step unet2d-curve 45 serve --model unet2d --shape 128 --device cuda --duration-s 3 --warmup-s 0.5 --p99-ms 5 \
   --rate 250,500,1000,2000,4000 --max-batch 8 --max-wait-ms 1 --mode cudagraph --precision tf32 --tag "unet2d curve"
 step fno2d-closed 30 serve --model fno2d --shape 128 --device cuda --duration-s 4 --warmup-s 0.5 --concurrency 1,4,16 \
   --max-batch 16 --max-wait-ms 1 --tag "fno2d closed loop"
