@@ -75,7 +75,7 @@ def multi_rank_rows(solo_ms, rank_ms, *, samples_per_step: int, config_index: in
     ranks = [config(ms) for ms in rank_ms]
     if comm is not None:
         ranks = [replace(r, extra={**r.extra, "comm": c}) for r, c in zip(ranks, comm)]
-    step = step_result(ranks, samples_per_step, 64 * 64, ranks[0].input_shape)
+    step = step_result(ranks, samples_per_step, 64 * 64, ranks[0])
     return [
         placed(config(solo_ms), Placement(config_index, "reference", 0, 1, "h", None)),
         *(placed(r, Placement(config_index, "rank", i, world, "h", None)) for i, r in enumerate(ranks)),

@@ -49,7 +49,7 @@ def test_stored_results_carry_their_config_ids(swept):
     loaded = store.load_run(record.run_id)
     assert {r.key(): r.config_id for r in loaded.results} == {r.key(): r.config_id for r in record.results}
     first = record.results[0]
-    assert "config_id" not in first.to_json()  # run-v1 unchanged
+    assert "config_id" not in first.to_json()  # run-v2 keys only
     from_file = result_from_json(first.to_json())
     assert from_file.config_id is None
     assert replace(from_file, config_id=first.config_id) == from_file  # not part of equality

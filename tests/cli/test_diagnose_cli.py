@@ -44,6 +44,7 @@ def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
                 "16",
                 "--iters",
                 "3",
+                "--force",  # a shared test host may be busy: calibrate would refuse to store (tested apart)
                 "--json",
                 str(tmp_path / "c.json"),
             ]
@@ -188,7 +189,8 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
 
 def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "d.json"
-    assert run_cli(["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16", "--iters", "3"]) == 0
+    calibrate = ["calibrate", "--device", "cpu", "--matmul-n", "256", "--copy-mib", "16", "--iters", "3", "--force"]
+    assert run_cli(calibrate) == 0
     assert (
         run_cli(
             [

@@ -173,11 +173,22 @@ def test_recipe_settings_that_changed_nothing_are_named():
     from dataclasses import replace
 
     from surrobench.execution.sweep import idle_setting_warnings
+    from surrobench.records.config import InputSpec
 
     ok = run_config(_cfg(2), prepare_model(TinySurrogate(), "cpu", 0))
     assert idle_setting_warnings([ok]) == []
-    flat = replace(ok, input_shape=(2, 64, 3), extra={**ok.extra, "channels_last": True})
-    grid = replace(ok, input_shape=(2, 3, 8, 8), extra={**ok.extra, "channels_last": True})
+    flat = replace(
+        ok,
+        input_shape=(2, 64, 3),
+        inputs=(InputSpec((2, 64, 3), "float32"),),
+        extra={**ok.extra, "channels_last": True},
+    )
+    grid = replace(
+        ok,
+        input_shape=(2, 3, 8, 8),
+        inputs=(InputSpec((2, 3, 8, 8), "float32"),),
+        extra={**ok.extra, "channels_last": True},
+    )
     cpu_graphs = replace(ok, mode="compile", extra={**ok.extra, "compile_mode": "reduce-overhead"})
     warnings = idle_setting_warnings([flat, grid, cpu_graphs])
     assert len(warnings) == 2 and "not 4-D" in warnings[0] and flat.label() in warnings[0]

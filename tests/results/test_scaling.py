@@ -43,7 +43,7 @@ def _result(samples, batch=2, shape=(2, 3, 8, 8), points=64) -> ConfigResult:
 
 def test_step_is_the_slowest_rank_of_each_iteration():
     ranks = [_result([1.0, 5.0, 2.0]), _result([3.0, 1.0, 2.5])]
-    step = step_result(ranks, samples_per_step=4, points_per_sample=64, input_shape=(2, 3, 8, 8))
+    step = step_result(ranks, samples_per_step=4, points_per_sample=64, like=ranks[0])
     assert step.samples_ms == (3.0, 5.0, 2.5)
     assert step.latency_ms.median == 3.0
     assert step.samples_per_s == pytest.approx(4 / 0.003) and step.points_per_s == pytest.approx(64 * 4 / 0.003)
@@ -63,7 +63,7 @@ def test_a_failed_rank_fails_the_step():
         warmup=1,
         iters=3,
     )
-    step = step_result([_result([1.0, 2.0, 3.0]), failed], 4, 64, (2, 3, 8, 8))
+    step = step_result([_result([1.0, 2.0, 3.0]), failed], 4, 64, failed)
     assert step.status == "oom" and step.latency_ms is None and step.samples_per_s is None
 
 
@@ -85,7 +85,7 @@ def test_wait_is_what_a_rank_spends_beyond_the_least_in_that_step():
 def _rows(parallel_factor: int):
     solo = _result([2.0] * 5)
     ranks = [_result([2.5] * 5), _result([2.0, 2.0, 3.0, 3.0, 3.0])]
-    step = step_result(ranks, samples_per_step=2 * parallel_factor, points_per_sample=64, input_shape=(2, 3, 8, 8))
+    step = step_result(ranks, samples_per_step=2 * parallel_factor, points_per_sample=64, like=solo)
     return [
         placed(solo, Placement(0, "reference", 0, 1, "h", None)),
         *(placed(r, Placement(0, "rank", i, 2, "h", None)) for i, r in enumerate(ranks)),

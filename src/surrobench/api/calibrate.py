@@ -5,6 +5,12 @@ The ceilings are kept in the user's cache folder, per host and device, per threa
 (:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them whatever its database. Sizes under
 :data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything is measured or stored: they time
 the per-call overhead (launch or dispatch) and caches, not a ceiling, and would replace a good calibration.
+
+Nor is a measurement stored that another process may have slowed (:func:`check_calibration`): on the CPU a
+busy host (the 1-minute load average over :data:`surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs,
+read before and after measuring), on any device repeats that disagree by more than :data:`MAX_SPREAD`. A
+ceiling measured too low makes every later roofline read a workload as faster than the machine ("1250% of the
+calibrated peak"); ``force`` stores it anyway.
 """
 
 from __future__ import annotations
@@ -13,13 +19,19 @@ from pathlib import Path
 
 import torch
 
-from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, measure_ceilings
+from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, REPEATS, Calibration, measure_ceilings
 from surrobench.errors import UsageError
+from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.sweep import resolve_device
 from surrobench.records.ceilings import Ceilings
 from surrobench.results.ceilings import save_ceilings
 
 _WHY_MIN = "smaller sizes time the per-call overhead (launch/dispatch) and caches, not the ceiling"
+#: Largest spread of a ceiling's repeats (``(slowest - fastest) / fastest`` of their medians) that is stored
+#: without ``force``. 0.10: on an idle machine the repeats of a 10-call median agree within a few percent (the
+#: H200's bf16 GEMM read 767 and 794 TFLOP/s in two calibrations, 3.5%, docs/benchmarks/h200-diagnosis.md);
+#: a tenth is beyond that, and well under the factor of ten a busy host put into a stored ceiling.
+MAX_SPREAD = 0.10
 
 
 def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: int) -> None:
@@ -38,26 +50,59 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
         raise UsageError(f"--copy-mib {copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
 
 
+def check_calibration(
+    calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
+) -> list[str]:
+    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``, one
+    :func:`~surrobench.execution.env.host_load` reading before and one after measuring, ``threads`` the torch
+    thread count), and each ceiling whose repeats spread over :data:`MAX_SPREAD`."""
+    problems = []
+    if device == "cpu":
+        busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)
+        problems += [busy] if busy else []
+    noisy = {name: spread for name, spread in calibration.spreads.items() if spread > MAX_SPREAD}
+    if noisy:
+        listed = ", ".join(f"{name} {spread:.0%}" for name, spread in noisy.items())
+        problems.append(f"{REPEATS} repeats disagree by more than {MAX_SPREAD:.0%}: {listed}")
+    return problems
+
+
 def calibrate(
-    device: str = "auto", *, matmul_n: int | None = None, copy_mib: int | None = None, iters: int = 10
+    device: str = "auto",
+    *,
+    matmul_n: int | None = None,
+    copy_mib: int | None = None,
+    iters: int = 10,
+    force: bool = False,
 ) -> tuple[Ceilings, Path]:
     """Measure the copy bandwidth (GB/s) and the matmul rate per precision (TFLOP/s) of ``device`` (``cpu``,
     ``cuda`` or ``auto``), store them for this machine and return them with the file they are stored in.
 
     ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None takes the device's default
     (:data:`surrobench.collect.ceilings.DEFAULT_SIZES`). ``iters``: timed calls per measurement (median).
+    ``force``: store what was measured even when :func:`check_calibration` objects.
 
     Raises:
-        UsageError: a non-positive value, a size under the device's minimum, no GPU for cuda, or a cache
-            folder that cannot be written.
+        UsageError: a non-positive value, a size under the device's minimum, no GPU for cuda, a measurement
+            :func:`check_calibration` objects to (nothing is stored, unless ``force``), or a cache folder that
+            cannot be written.
     """
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)
     sizes = DEFAULT_SIZES[device]
-    ceilings = measure_ceilings(
+    loads = [host_load()]
+    calibration = measure_ceilings(
         device,
         matmul_n=sizes["matmul_n"] if matmul_n is None else matmul_n,
         copy_mib=sizes["copy_mib"] if copy_mib is None else copy_mib,
         iters=iters,
     )
+    loads.append(host_load())
+    problems = check_calibration(calibration, device, loads, torch.get_num_threads())
+    if problems and not force:
+        raise UsageError(
+            f"calibration not stored, its ceilings may be too low: {'; '.join(problems)}; "
+            "calibrate on a quiet machine, or pass --force to store them anyway"
+        )
+    ceilings = calibration.ceilings
     return ceilings, save_ceilings(ceilings, torch.get_num_threads() if device == "cpu" else None)

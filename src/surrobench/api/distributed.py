@@ -310,13 +310,13 @@ def _rows(
             r = dataclasses.replace(r, extra={**r.extra, "comm": breakdown[rank]})
         where = Placement(cfg_index, "rank", rank, world, facts[rank]["host"], facts[rank]["device_uuid"])
         rows.append(placed(r, where))
-    shape = solo.input_shape if solo is not None else ranks[0].input_shape
+    like = solo if solo is not None else ranks[0]
     if parallel == "replicas":
         per_step, points = cfg.batch * world, ranks[0].points_per_sample()
     else:
         local = [r.points_per_sample() for r in ranks]
         per_step, points = cfg.batch, sum(local) if all(p is not None for p in local) else None
-    step = step_result(ranks, per_step, points, shape)
+    step = step_result(ranks, per_step, points, like)
     rows.append(placed(step, Placement(cfg_index, "step", None, world)))
     return rows
 

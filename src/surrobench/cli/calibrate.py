@@ -42,11 +42,14 @@ def calibrate(
         "least 256 on CUDA, 16 on CPU.",
     ),
     iters: int = typer.Option(10, "--iters", help="Timed calls per measurement (median)."),
+    force: bool = typer.Option(
+        False, "--force", help="Store the ceilings even on a busy host or when their repeats disagree."
+    ),
 ) -> None:
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
     device = resolve_device(device)
     check_writable(json_out, "--json")
-    ceilings, where = calibrate_device(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
+    ceilings, where = calibrate_device(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters, force=force)
     console.print(ceilings_table(ceilings, device))
     console.print(rich_escape(f"stored in {where} for {ceilings.device_name}"))
     write_json(json_out, {"schema": schemas.CEILINGS, **ceilings.to_json()})

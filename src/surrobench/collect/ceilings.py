@@ -25,13 +25,17 @@ With a 1-element GEMM or a 1 MiB copy the "ceiling" is the fixed cost, a rate or
 and every op of a workload would then sit far above it.
 
 Timing reuses the benchmark's own loop (:func:`surrobench.execution.timing.time_loop`): CUDA-event device
-time on a GPU, the host clock on the CPU; the median of ``iters`` synchronized calls after ``warmup``.
+time on a GPU, the host clock on the CPU; the median of ``iters`` synchronized calls after ``warmup``, taken
+:data:`REPEATS` times per ceiling. The ceiling is the fastest repeat (another process can only slow a repeat
+down), and the repeats' spread, ``(slowest - fastest) / fastest`` of their medians, says whether the
+measurement can be trusted (:class:`Calibration`, checked by :func:`surrobench.api.calibrate.calibrate`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import statistics
+from dataclasses import dataclass
 
 import torch
 
@@ -47,6 +51,17 @@ MIN_SIZES = {"cuda": {"matmul_n": 2048, "copy_mib": 256}, "cpu": {"matmul_n": 25
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 #: What the copy measures, per device.
 COPY_LABEL = {"cuda": "device-to-device copy", "cpu": "memory copy"}
+#: Medians taken per ceiling: three, so one slow repeat (a burst of another process) shows as spread.
+REPEATS = 3
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What one calibration measured: the ceilings, and per ceiling (``"copy"``, ``"matmul:fp32"``, ...) the
+    spread of its :data:`REPEATS` medians, ``(slowest - fastest) / fastest`` (a fraction)."""
+
+    ceilings: Ceilings
+    spreads: dict[str, float]
 
 
 def matmul_precisions(device: str) -> tuple[str, ...]:
@@ -54,36 +69,45 @@ def matmul_precisions(device: str) -> tuple[str, ...]:
     return tuple(p for p in MATMUL_DTYPES if device == "cuda" or p != "tf32")
 
 
-def _median_ms(step, device: str, warmup: int, iters: int) -> float:
-    warm_up(step, warmup, device)
-    samples = time_loop(step, iters, device)
-    return float(statistics.median(samples.device_ms if samples.device_ms is not None else samples.latency_ms))
+def _median_ms(step, device: str, warmup: int, iters: int) -> tuple[float, float]:
+    """(fastest median of :data:`REPEATS` runs of ``iters`` calls after ``warmup``, ms; their spread)."""
+    medians = []
+    for _ in range(REPEATS):
+        warm_up(step, warmup, device)
+        samples = time_loop(step, iters, device)
+        medians.append(
+            float(statistics.median(samples.device_ms if samples.device_ms is not None else samples.latency_ms))
+        )
+    return min(medians), (max(medians) - min(medians)) / min(medians)
 
 
-def _copy_ms(device: str, n_bytes: int, warmup: int, iters: int) -> float:
-    """Median time of one ``n_bytes`` copy on ``device``, ms; the buffers are freed on return."""
+def _copy_ms(device: str, n_bytes: int, warmup: int, iters: int) -> tuple[float, float]:
+    """Time of one ``n_bytes`` copy on ``device``, ms, with its spread (:func:`_median_ms`); the buffers are
+    freed on return."""
     src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
     return _median_ms(lambda i: dst.copy_(src), device, warmup, iters)
 
 
-def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int = 3, iters: int = 10) -> Ceilings:
+def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int = 3, iters: int = 10) -> Calibration:
     """The ceilings of ``device`` (``cpu`` or ``cuda``), named by the device name of the environment
-    fingerprint. ``matmul_n``: GEMM size; ``copy_mib``: bytes copied per call, MiB."""
+    fingerprint, with the spread of each one's repeats. ``matmul_n``: GEMM size; ``copy_mib``: bytes copied
+    per call, MiB."""
     n_bytes = copy_mib * 2**20
-    copy_ms = _copy_ms(device, n_bytes, warmup, iters)
-    rates = {}
+    copy_ms, copy_spread = _copy_ms(device, n_bytes, warmup, iters)
+    rates, spreads = {}, {"copy": copy_spread}
     for precision in matmul_precisions(device):
         dtype = MATMUL_DTYPES[precision]
         with numeric_settings(precision, cudnn_benchmark=False):
             a = torch.randn(matmul_n, matmul_n, device=device).to(dtype)
             b = torch.randn(matmul_n, matmul_n, device=device).to(dtype)
-            ms = _median_ms(lambda i: torch.mm(a, b), device, warmup, iters)
+            ms, spreads[f"matmul:{precision}"] = _median_ms(lambda i: torch.mm(a, b), device, warmup, iters)
         rates[precision] = 2 * matmul_n**3 / (ms / 1e3) / 1e12
-    return Ceilings(
+    ceilings = Ceilings(
         device_name=fingerprint(device)["device_name"],
         copy_gbps=2 * n_bytes / (copy_ms / 1e3) / 1e9,
         matmul_tflops=rates,
         measured=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        note=f"copy {copy_mib} MiB, matmul {matmul_n}^3, median of {iters} after {warmup} warm-up",
+        note=f"copy {copy_mib} MiB, matmul {matmul_n}^3, fastest of {REPEATS} medians of {iters} after {warmup} warm-up",
     )
+    return Calibration(ceilings, spreads)

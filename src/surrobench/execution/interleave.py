@@ -20,7 +20,14 @@ import torch
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
-from surrobench.execution.runner import PreparedModel, config_inputs, config_step_of, merge_rounds, timed_result
+from surrobench.execution.runner import (
+    PreparedModel,
+    config_inputs,
+    config_step_of,
+    input_specs,
+    merge_rounds,
+    timed_result,
+)
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.run import ConfigResult
 
@@ -128,9 +135,9 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
         samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
     memory = tracker.stop()
     variant.peak_bytes = max(variant.peak_bytes, _own_peak(memory, start, variant.resident_bytes, cfg.device))
-    shape = tuple(variant.input_sets[0][0].shape)
+    inputs = input_specs(variant.input_sets[0])
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
-    variant.rounds.append(timed_result(as_run, shape, variant.points_per_sample, variant.setup_ms, samples, memory))
+    variant.rounds.append(timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory))
 
 
 def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int) -> None:

@@ -24,7 +24,9 @@ from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
+from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, mutated_inputs
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.records.config import InputSpec
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
@@ -89,8 +91,17 @@ def nonfinite_message(output) -> str | None:
     return f"model output is not finite: {bad} of {t.numel()} values are NaN or Inf"
 
 
-def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape: tuple[int, ...] = ()) -> ConfigResult:
-    """``cfg`` recorded as ``oom`` or ``error``, the error text ``Type: first line of the message``."""
+def input_specs(inputs: Inputs) -> tuple[InputSpec, ...]:
+    """Every tensor of one input set as its :class:`~surrobench.records.config.InputSpec` (shape as executed,
+    dtype without ``torch.``), in call order: the config identity's inputs."""
+    return tuple(
+        InputSpec(tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in inputs if isinstance(t, torch.Tensor)
+    )
+
+
+def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
+    """``cfg`` recorded as ``oom`` or ``error``, the error text ``Type: first line of the message``; ``inputs``
+    when they were built before the failure."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"
@@ -99,12 +110,13 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, input_shape:
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
-        input_shape=input_shape,
+        input_shape=inputs[0].shape if inputs else (),
         batch=cfg.batch,
         precision=cfg.precision,
         device=cfg.device,
         mode=cfg.mode,
         status=status,
+        inputs=inputs,
         error=f"{type(exc).__name__}: {first_line}"[:500],
         warmup=cfg.warmup,
         iters=cfg.iters,
@@ -159,29 +171,47 @@ def _measure(
     with config_step(cfg, prepared) as (step, input_sets):
         # known before the model runs, so a config that fails later still carries its executed shape (the
         # key compare matches on: an ok -> oom change must pair up as a regression)
-        seen["input_shape"] = tuple(input_sets[0][0].shape)
+        seen["inputs"] = input_specs(input_sets[0])
+        digest = input_digest(input_sets[0])  # before any call: the cold call runs on set 0
         outputs: list = []
         cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
         check_output(outputs[-1])
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
-        samples = time_loop(step, cfg.iters, cfg.device, before_each)
+        mutated = mutated_inputs(digest, input_digest(input_sets[0]))
+        watch = MemoryWatch(cfg.device)
+        samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
+        growth = watch.growth()
     memory = tracker.stop()
     points = prepared.surrogate.points_per_sample(input_sets[0])
-    return timed_result(cfg, tuple(input_sets[0][0].shape), points, cold_ms, samples, memory, bad_output)
+    result = timed_result(cfg, seen["inputs"], points, cold_ms, samples, memory, bad_output)
+    flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
+    return replace(result, extra={**result.extra, **flags}) if flags else result
+
+
+def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
+    """``first`` then ``then`` (when given), as one ``before_each`` hook."""
+    if then is None:
+        return first
+
+    def hook() -> None:
+        first()
+        then()
+
+    return hook
 
 
 def timed_result(
     cfg: ExecConfig,
-    input_shape: tuple[int, ...],
+    inputs: tuple[InputSpec, ...],
     points_per_sample: float,
     cold_ms: float,
     samples: TimedSamples,
     memory: PeakMemory,
     error: str | None = None,
 ) -> ConfigResult:
-    """The result record of one timed loop of ``cfg`` (status ``error`` when ``error`` is given: the
-    timings are kept); TF32 switches and, on CUDA, the SM clock are read now, right after the loop."""
+    """The result record of one timed loop of ``cfg`` over ``inputs`` (:func:`input_specs` of its first input
+    set; status ``error`` when ``error`` is given: the timings are kept); TF32 switches and, on CUDA, the SM clock are read now, right after the loop."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -203,7 +233,8 @@ def timed_result(
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
-        input_shape=input_shape,
+        input_shape=inputs[0].shape if inputs else (),
+        inputs=inputs,
         batch=cfg.batch,
         precision=cfg.precision,
         device=cfg.device,
@@ -240,9 +271,9 @@ def run_config(cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[
     except UsageError:
         raise
     except torch.cuda.OutOfMemoryError as exc:
-        return failed_result(cfg, "oom", exc, seen.get("input_shape", ()))
+        return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
-        return failed_result(cfg, "error", exc, seen.get("input_shape", ()))
+        return failed_result(cfg, "error", exc, seen.get("inputs", ()))
     finally:
         _free(cfg.device)
 

@@ -17,6 +17,7 @@ import torch
 
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
+from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
@@ -333,7 +334,26 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
         warnings.append(
             f"{len(noisy)} config(s) noisy, IQR over {IQR_WARN_FRACTION:.0%} of the median: {', '.join(noisy)}"
         )
-    return warnings + idle_setting_warnings(results)
+    return warnings + forward_warnings(results) + idle_setting_warnings(results)
+
+
+def forward_warnings(results: list[ConfigResult]) -> list[str]:
+    """Configs whose forward grew memory on most timed calls or changed its input
+    (:mod:`surrobench.execution.sanity`; the structured fields are in each result's ``extra``)."""
+    out = []
+    leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
+    if leaks:
+        out.append(
+            "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): "
+            + ", ".join(f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks)
+        )
+    mutated = [(r.label(), r.extra[MUTATED_KEY]) for r in results if r.extra.get(MUTATED_KEY)]
+    if mutated:
+        out.append(
+            "the forward changed its input in place, so later calls see other data: "
+            + ", ".join(f"{label} (input {', '.join(map(str, idx))})" for label, idx in mutated)
+        )
+    return out
 
 
 def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:

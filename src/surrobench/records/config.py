@@ -1,7 +1,7 @@
 """The config identity: what names one measured config across runs, tables and reports.
 
-A config is one (model, executed input shape, batch, precision, device, mode); two results with the same
-key measured the same thing, so runs are matched, stored and reported by it.
+A config is one (model, executed input shape, batch, precision, device, mode, every input's shape and dtype);
+two results with the same key measured the same thing, so runs are matched, stored and reported by it.
 """
 
 from __future__ import annotations
@@ -25,10 +25,50 @@ def mode_text(mode: str, settings: Mapping) -> str:
     return text
 
 
-class ConfigKey(NamedTuple):
-    """(model, input shape as executed with the batch, batch, precision, device, mode).
+class InputSpec(NamedTuple):
+    """One input tensor of a config as executed: ``shape`` with the batch where it has one, e.g.
+    ``(2, 3, 64, 64)``, and ``dtype`` as torch names it without its prefix (``"float32"``, ``"int64"``).
 
-    A tuple, so it hashes and compares as one; ``input_shape`` is e.g. ``(2, 3, 64, 64)``.
+    ``dtype`` is None for an input read from a record that predates it (run-v1 JSON, a database of schema
+    version 3 or older): those recorded their primary input's shape alone."""
+
+    shape: tuple[int, ...]
+    dtype: str | None
+
+    def to_json(self) -> dict:
+        """``{"shape": [...], "dtype": "float32"}``, the run-v2 form."""
+        return {"shape": list(self.shape), "dtype": self.dtype}
+
+    @classmethod
+    def from_json(cls, d: Mapping) -> "InputSpec":
+        return cls(tuple(d["shape"]), d["dtype"])
+
+
+#: The dtype an input is assumed to have unless its label says otherwise (README, "Your model": the default
+#: input is one fp32 tensor).
+DEFAULT_INPUT_DTYPE = "float32"
+
+
+def inputs_text(inputs: tuple[InputSpec, ...]) -> str:
+    """Every input in one word for a label: ``2x3x64x64`` for one fp32 input, ``256x2,1x100`` for two, a dtype
+    other than fp32 after its shape (``4096x3,2x24000:int64``); empty for no inputs."""
+    return ",".join(
+        "x".join(map(str, spec.shape)) + (f":{spec.dtype}" if spec.dtype not in (None, DEFAULT_INPUT_DTYPE) else "")
+        for spec in inputs
+    )
+
+
+def is_legacy(inputs: tuple[InputSpec, ...]) -> bool:
+    """Whether ``inputs`` come from a record that kept its primary input alone (:class:`InputSpec`, dtype None)."""
+    return any(spec.dtype is None for spec in inputs)
+
+
+class ConfigKey(NamedTuple):
+    """(model, primary input shape as executed with the batch, batch, precision, device, mode, every input).
+
+    A tuple, so it hashes and compares as one; ``input_shape`` is e.g. ``(2, 3, 64, 64)``; ``inputs`` holds every
+    input's :class:`InputSpec`, the primary one first, so two configs whose first inputs agree but whose others
+    differ (DeepONet-like ``(u(B, 100), y(N, 2))`` at two N) are two keys.
     """
 
     model: str
@@ -37,7 +77,12 @@ class ConfigKey(NamedTuple):
     precision: str
     device: str
     mode: str
+    inputs: tuple[InputSpec, ...] = ()
 
     def to_json(self) -> dict:
-        """The keys that name a config in a JSON report (``input_shape`` as a list)."""
-        return {**self._asdict(), "input_shape": list(self.input_shape)}
+        """The keys that name a config in a JSON report of schema v1 (profile-v1, perf-v1, compare-v1):
+        ``input_shape`` as a list, without ``inputs``, which those schemas do not have (a run-v2 document
+        carries them per result)."""
+        fields = self._asdict()
+        del fields["inputs"]
+        return {**fields, "input_shape": list(self.input_shape)}

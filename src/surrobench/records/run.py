@@ -1,8 +1,10 @@
-"""The run record and its JSON form, ``surrobench/run-v1`` (docs/design.md, "Run JSON").
+"""The run record and its JSON form, ``surrobench/run-v2`` (docs/design.md, "Run JSON").
 
 ``ConfigResult.to_json`` and ``RunRecord.to_json`` emit exactly the keys of the design; anything
 else we know about a config (clock readings, TF32 switches, cudnn.benchmark) lives in ``extra``, which
-is stored in the database but not written to the run JSON.
+is stored in the database but not written to the run JSON. run-v2 is run-v1 with ``inputs`` per result
+(every input's shape and dtype, the config identity); a run-v1 document still reads, each result's
+identity being its primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import ConfigKey, mode_text
+from surrobench.records.config import ConfigKey, InputSpec, inputs_text, mode_text
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -35,6 +37,8 @@ RESULT_KEYS = (
     "top_op",
     "samples_ms",
 )
+#: What a run-v2 result adds to :data:`RESULT_KEYS`.
+RESULT_KEYS_V2 = (*RESULT_KEYS, "inputs")
 
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
@@ -48,6 +52,9 @@ class ConfigResult:
 
     Attributes:
         input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``.
+        inputs: every input as executed (shape and dtype), the primary one first; part of :meth:`key`. Empty
+            when the config failed before its inputs were built; one input of dtype None when read from a
+            record that kept the primary input alone (run-v1, a database of schema 3 or older).
         shape_label: the ladder rung as the user wrote it (``"64"``), for tables and matching.
         latency_ms: host wall clock around a synchronized call, ms; None unless status is ``ok`` or the
             failure came after timing (a non-finite output).
@@ -85,13 +92,16 @@ class ConfigResult:
     top_op: dict | None = None
     samples_ms: tuple[float, ...] = ()
     device_samples_ms: tuple[float, ...] = ()
+    inputs: tuple[InputSpec, ...] = ()
     extra: dict = field(default_factory=dict)
     config_id: int | None = field(default=None, compare=False)
 
     def shape_text(self) -> str:
-        """The executed primary input, ``2x3x64x64`` (batch included where the input has one, e.g. not
-        DeepONet's shared ``(N, 2)`` query points); the ladder label when no shape was recorded."""
-        return "x".join(map(str, self.input_shape)) or self.shape_label
+        """Every executed input, ``2x3x64x64`` (batch included where the input has one, e.g. not DeepONet's
+        shared ``(N, 2)`` query points), several joined by commas and a dtype other than fp32 named
+        (:func:`~surrobench.records.config.inputs_text`: ``65536x2,1x100``); the primary input alone for a record
+        without ``inputs``; the ladder label when no shape was recorded."""
+        return inputs_text(self.inputs) or "x".join(map(str, self.input_shape)) or self.shape_label
 
     def label(self) -> str:
         """One config in one line, ``fno2d 2x3x64x64 b2 fp32 eager``: the one label of tables and findings;
@@ -107,15 +117,17 @@ class ConfigResult:
 
     def key(self) -> ConfigKey:
         """The config identity, matching key across runs: (model, executed input shape, batch, precision,
-        device, mode)."""
-        return ConfigKey(self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode)
+        device, mode, every input's shape and dtype)."""
+        return ConfigKey(
+            self.model, tuple(self.input_shape), self.batch, self.precision, self.device, self.mode, self.inputs
+        )
 
     def with_top_op(self, name: str, share: float) -> "ConfigResult":
         """A copy with ``top_op`` set (share of device time, a fraction in [0, 1])."""
         return replace(self, top_op={"name": name, "share": float(share)})
 
     def to_json(self) -> dict:
-        """The run-v1 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
+        """The run-v2 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
         return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
 
@@ -139,6 +151,7 @@ class ConfigResult:
             "peak_reserved_bytes": self.peak_reserved_bytes,
             "top_op": self.top_op,
             "samples_ms": list(self.samples_ms),
+            "inputs": [spec.to_json() for spec in self.inputs],
         }
 
 
@@ -153,7 +166,7 @@ class RunRecord:
     results: tuple[ConfigResult, ...] = ()
 
     def to_json(self) -> dict:
-        """The whole run as ``surrobench/run-v1``."""
+        """The whole run as ``surrobench/run-v2``."""
         return {
             "schema": schemas.RUN,
             "run_id": self.run_id,
@@ -165,7 +178,8 @@ class RunRecord:
 
 
 class RunJsonError(ValueError):
-    """A JSON document that is not a valid ``surrobench/run-v1`` run; the message names the bad key path."""
+    """A JSON document that is not a valid ``surrobench/run-v2`` (or run-v1) run; the message names the bad key
+    path."""
 
 
 def _fail(where: str, what: str) -> RunJsonError:
@@ -218,11 +232,12 @@ def _stats(value: object, where: str) -> None:
             _number(value.get(f.name), f"{where}.{f.name}")
 
 
-def _check_result(d: object, where: str) -> None:
-    """Every run-v1 key of one ``results`` entry present, of its type, finite and within its vocabulary."""
+def _check_result(d: object, where: str, keys: tuple[str, ...]) -> None:
+    """Every key of ``keys`` (run-v1's or run-v2's) of one ``results`` entry present, of its type, finite and
+    within its vocabulary."""
     if not isinstance(d, dict):
         raise _fail(where, f"expected an object, got {type(d).__name__}")
-    missing = [k for k in RESULT_KEYS if k not in d]
+    missing = [k for k in keys if k not in d]
     if missing:
         raise _fail(where, f"missing key(s) {', '.join(missing)}")
     _text(d["model"], f"{where}.model")
@@ -262,6 +277,25 @@ def _check_result(d: object, where: str) -> None:
         raise _fail(f"{where}.samples_ms", f"expected a list, got {type(d['samples_ms']).__name__}")
     for i, sample in enumerate(d["samples_ms"]):
         _number(sample, f"{where}.samples_ms[{i}]")
+    if "inputs" in keys:
+        _check_inputs(d["inputs"], shape, f"{where}.inputs")
+
+
+def _check_inputs(inputs: object, primary: list, where: str) -> None:
+    """A run-v2 ``inputs`` list: objects of ``shape`` (positive ints) and ``dtype`` (a string, or null for
+    a result migrated from a record without it), the first one the primary ``input_shape``."""
+    if not isinstance(inputs, list):
+        raise _fail(where, f"expected a list, got {type(inputs).__name__}")
+    for i, spec in enumerate(inputs):
+        if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
+            raise _fail(f"{where}[{i}]", "expected an object with keys shape, dtype")
+        if not isinstance(spec["shape"], list):
+            raise _fail(f"{where}[{i}].shape", f"expected a list, got {type(spec['shape']).__name__}")
+        for j, dim in enumerate(spec["shape"]):
+            _integer(dim, f"{where}[{i}].shape[{j}]", low=0)
+        _text(spec["dtype"], f"{where}[{i}].dtype", optional=True)
+    if inputs and inputs[0]["shape"] != primary:
+        raise _fail(f"{where}[0].shape", f"{inputs[0]['shape']} is not the primary input_shape {primary}")
 
 
 #: The placement of a multi-process row (``surrobench.results.scaling.Placement``) as JSON: key -> check.
@@ -295,7 +329,7 @@ def _check_multi_rank(d: dict, where: str) -> None:
 
 
 def check_run_json(d: object) -> None:
-    """Validate a whole ``surrobench/run-v1`` document before anything reads it: the schema id, every key
+    """Validate a whole ``surrobench/run-v2`` (or run-v1) document before anything reads it: the schema id, every key
     of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
     device, mode and status.
 
@@ -304,8 +338,9 @@ def check_run_json(d: object) -> None:
     """
     if not isinstance(d, dict):
         raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    if d.get("schema") != schemas.RUN:
-        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r}")
+    if d.get("schema") not in (schemas.RUN, schemas.RUN_V1):
+        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {schemas.RUN_V1!r})")
+    keys = RESULT_KEYS_V2 if d["schema"] == schemas.RUN else RESULT_KEYS
     for key in ("run_id", "created"):
         _text(d.get(key), key)
     if not d["run_id"]:
@@ -317,16 +352,21 @@ def check_run_json(d: object) -> None:
     if not isinstance(d.get("results"), list):
         raise _fail("results", f"expected a list, got {type(d.get('results')).__name__}")
     for i, result in enumerate(d["results"]):
-        _check_result(result, f"results[{i}]")
+        _check_result(result, f"results[{i}]", keys)
 
 
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
 
     ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it.
-    ``d`` is one entry of a document :func:`check_run_json` accepted.
+    ``d`` is one entry of a document :func:`check_run_json` accepted; a run-v1 entry, which has no ``inputs``,
+    gets its primary input of unknown dtype (:class:`~surrobench.records.config.InputSpec`).
     """
     throughput = d["throughput"]
+    if "inputs" in d:
+        inputs = tuple(InputSpec.from_json(spec) for spec in d["inputs"])
+    else:
+        inputs = (InputSpec(tuple(d["input_shape"]), None),) if d["input_shape"] else ()
     return ConfigResult(
         model=d["model"],
         shape_label="x".join(map(str, d["input_shape"])),
@@ -348,6 +388,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         peak_reserved_bytes=d["peak_reserved_bytes"],
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
+        inputs=inputs,
         extra={**({"rounds": rounds} if rounds > 1 else {}), **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
     )
 
@@ -356,7 +397,7 @@ def run_from_json(d: object) -> RunRecord:
     """Inverse of :meth:`RunRecord.to_json`, after :func:`check_run_json`.
 
     Raises:
-        RunJsonError: the object is not a valid ``surrobench/run-v1`` run.
+        RunJsonError: the object is not a valid ``surrobench/run-v2`` or ``run-v1`` run.
     """
     check_run_json(d)
     return RunRecord(

@@ -6,7 +6,9 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 
 from __future__ import annotations
 
-RUN = "surrobench/run-v1"
+#: run-v2: run-v1 with ``inputs`` per result (every input's shape and dtype); run-v1 documents still read.
+RUN = "surrobench/run-v2"
+RUN_V1 = "surrobench/run-v1"
 COMPARE = "surrobench/compare-v1"
 HISTORY = "surrobench/history-v1"
 DIAGNOSIS = "surrobench/diagnosis-v1"

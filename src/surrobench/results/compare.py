@@ -36,13 +36,14 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
+from surrobench.records.config import is_legacy
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
 from surrobench.results.scaling import rank_key
@@ -54,8 +55,9 @@ DEFAULT_THRESHOLD = 0.02
 ALPHA = 0.05
 VERDICTS = ("improved", "regressed", "unchanged", "not_compared")
 #: Fields of :meth:`ConfigResult.key`, in its order, and those a comparison may leave out of the match to
-#: compare across them (eager vs cudagraph, fp32 vs bf16, cpu vs cuda).
-KEY_FIELDS = ("model", "input_shape", "batch", "precision", "device", "mode")
+#: compare across them (eager vs cudagraph, fp32 vs bf16, cpu vs cuda). ``inputs`` (every input's shape and
+#: dtype) is left out only when a run predates it (:data:`LEGACY_PAIRING_NOTE`).
+KEY_FIELDS = ("model", "input_shape", "batch", "precision", "device", "mode", "inputs")
 IGNORABLE_FIELDS = ("precision", "device", "mode")
 #: Environment keys compared across runs that must match unless ``allow_env_mismatch``.
 MUST_MATCH_ENV_KEYS = ("device_name",)
@@ -64,6 +66,14 @@ MUST_MATCH_ENV_KEYS = ("device_name",)
 #: a difference (Kalibera & Jones 2013; an A/A pair of single-round runs regressed in
 #: docs/benchmarks/h200-compare.md's setting); with two or more rounds the two-stage bootstrap sees it.
 MIN_GATE_ROUNDS = 2
+#: The note on every pair of a comparison where a run recorded its primary input alone (run-v1 JSON, a database
+#: row of schema 3 or older): such a run can only be paired on that input, so two configs of a multi-input
+#: model that differ in another input cannot be told apart in it.
+LEGACY_PAIRING_NOTE = (
+    "paired on the primary input alone: a run predates per-input identity (run-v1, or a database row of "
+    "schema 3 or older); "
+    "configs of a multi-input model that differ in another input cannot be told apart in it"
+)
 #: Values listed one by one up to this many; more numeric values are summarized as a range.
 _MAX_LISTED_VALUES = 3
 
@@ -313,6 +323,8 @@ def compare_runs(
         )
         for b, n in pairs
     )
+    if _legacy_pairing(base.results, new.results):
+        configs = tuple(replace(c, notes=(*c.notes, LEGACY_PAIRING_NOTE)) for c in configs)
     env_diff = _env_differences(base.env, new.env) + _config_differences(pairs)
     return RunComparison(base.run_id, new.run_id, threshold, alpha, configs, only_base, only_new, env_diff)
 
@@ -322,7 +334,9 @@ def match_configs(
 ) -> tuple[list[tuple[ConfigResult, ConfigResult]], tuple[ConfigResult, ...], tuple[ConfigResult, ...]]:
     """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``) and equal place in a
     multi-rank run (:func:`~surrobench.results.scaling.rank_key`: rank r of N with rank r of N, the step
-    with the step, one-device results with each other), in BASE order.
+    with the step, one-device results with each other), in BASE order. The key covers every input's shape
+    and dtype; when either side recorded its primary input alone (run-v1), both are paired on that input
+    (:data:`LEGACY_PAIRING_NOTE`).
 
     A key repeated within a run pairs in order of occurrence; the surplus is unmatched.
 
@@ -335,7 +349,8 @@ def match_configs(
     unknown = sorted(set(ignore_fields) - set(IGNORABLE_FIELDS))
     if unknown:
         raise UsageError(f"--ignore-field {','.join(unknown)}: can only ignore {', '.join(IGNORABLE_FIELDS)}")
-    kept = [i for i, name in enumerate(KEY_FIELDS) if name not in ignore_fields]
+    left_out = (*ignore_fields, "inputs") if _legacy_pairing(base, new) else ignore_fields
+    kept = [i for i, name in enumerate(KEY_FIELDS) if name not in left_out]
 
     def match_key(r: ConfigResult) -> tuple:
         key = r.key()
@@ -354,6 +369,11 @@ def match_configs(
     left = {id(c) for cs in by_key.values() for c in cs}
     only_new = tuple(r for r in new if id(r) in left)
     return pairs, tuple(only_base), only_new
+
+
+def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...]) -> bool:
+    """Whether a result of either run recorded its primary input alone, so pairing must fall back to it."""
+    return any(is_legacy(r.inputs) for r in (*base, *new))
 
 
 def compare_config(

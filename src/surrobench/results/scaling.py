@@ -123,7 +123,7 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
 
 
 def step_result(
-    ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None, input_shape: tuple[int, ...]
+    ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None, like: ConfigResult
 ) -> ConfigResult:
     """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
 
@@ -132,7 +132,8 @@ def step_result(
         samples_per_step: samples the ranks process together per step (N x batch for replicas, the
             batch for a distributed model).
         points_per_sample: grid points per sample of the whole job, for ``points_per_s``.
-        input_shape: the config's input as one device would see it (the step row's shape).
+        like: the result whose inputs (``input_shape`` and ``inputs``) the step row takes: the config's inputs as
+            one device would see them (the one-device reference where there is one).
 
     A failed rank makes the step that rank's failure.
     """
@@ -141,7 +142,8 @@ def step_result(
     if failed is not None:
         return replace(
             failed,
-            input_shape=input_shape,
+            input_shape=like.input_shape,
+            inputs=like.inputs,
             samples_ms=(),
             device_samples_ms=(),
             latency_ms=None,
@@ -158,7 +160,8 @@ def step_result(
     samples_per_s = samples_per_step / (stats.median / MS_PER_S)
     return replace(
         first,
-        input_shape=input_shape,
+        input_shape=like.input_shape,
+        inputs=like.inputs,
         cold_start_ms=max(r.cold_start_ms or 0.0 for r in ranks),
         latency_ms=stats,
         device_ms=LatencyStats.from_samples(device, rounds=rounds) if device is not None else None,

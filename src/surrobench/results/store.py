@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
+from surrobench.records.config import InputSpec
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
 from surrobench.records.stats import LatencyStats
@@ -23,9 +24,9 @@ DEFAULT_DB = "surrobench.db"
 #: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
 #: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
 #: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
-#: the ``ceilings`` table of an older file is left as it was, unread); 7 = ``serve_runs`` (``surrobench serve``).
-#: An older database is migrated forward
-#: on open (:data:`_MIGRATIONS`); a newer one
+#: the ``ceilings`` table of an older file is left as it was, unread); 4 = ``configs.inputs_json``, every input's
+#: shape and dtype (the config identity, run-v2 ``inputs``); 7 = ``serve_runs`` (``surrobench serve``). An older
+#: database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
 #: is refused before anything is measured, since its rows may not be what this code would write.
 SCHEMA_VERSION = 7
 RUN_STATES = ("running", "complete", "interrupted")
@@ -42,7 +43,8 @@ CREATE TABLE IF NOT EXISTS configs (
     precision TEXT NOT NULL, device TEXT NOT NULL, mode TEXT NOT NULL,
     status TEXT NOT NULL, error TEXT, warmup INTEGER NOT NULL, iters INTEGER NOT NULL,
     cold_start_ms REAL, latency_json TEXT, device_json TEXT, samples_per_s REAL, points_per_s REAL,
-    peak_mem_bytes INTEGER, peak_reserved_bytes INTEGER, top_op_json TEXT, extra_json TEXT NOT NULL
+    peak_mem_bytes INTEGER, peak_reserved_bytes INTEGER, top_op_json TEXT, extra_json TEXT NOT NULL,
+    inputs_json TEXT NOT NULL DEFAULT '[]'
 );
 CREATE TABLE IF NOT EXISTS samples (
     config_id INTEGER NOT NULL REFERENCES configs(config_id), iter INTEGER NOT NULL,
@@ -82,15 +84,31 @@ CREATE TABLE IF NOT EXISTS serve_runs (
 """
 _SCHEMA_SQL += _SERVE_SQL + ";"
 
+def _add_inputs(conn: sqlite3.Connection) -> None:
+    """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
+    alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),
+    and with none for a config that failed before its inputs were built. A file without a ``configs`` table
+    gets the whole table from :data:`_SCHEMA_SQL` instead, and one that has the column already (its version
+    stamp reset) keeps it as it is."""
+    columns = {row[1] for row in _columns(conn, "configs")}
+    if not columns or "inputs_json" in columns:
+        return
+    conn.execute("ALTER TABLE configs ADD COLUMN inputs_json TEXT NOT NULL DEFAULT '[]'")
+    conn.execute(
+        "UPDATE configs SET inputs_json = json_array(json_object('shape', json(input_shape_json), 'dtype', NULL))"
+        " WHERE input_shape_json != '[]'"
+    )
+
+
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
-#: their state is unknown, recorded as complete, as they were shown before).
+#: their state is unknown, recorded as complete, as they were shown before); version 4 every input
+#: (:func:`_add_inputs`). A step is an SQL statement or a function of the connection.
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
-    # 3 to 6: placeholders for other branches' steps (replaced at merge)
-    3: (),
-    4: (),
+    3: (),  # placeholders for other branches' steps (replaced at merge)
+    4: (_add_inputs,),
     5: (),
     6: (),
     7: (_SERVE_SQL,),
@@ -237,8 +255,11 @@ class ResultStore:
             fresh = not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
             if not fresh:
                 for target in range(version + 1, SCHEMA_VERSION + 1):
-                    for statement in _MIGRATIONS[target]:
-                        self.conn.execute(statement)
+                    for step in _MIGRATIONS[target]:
+                        if callable(step):
+                            step(self.conn)
+                        else:
+                            self.conn.execute(step)
             for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
                 self.conn.execute(statement)
             _check_tables(self.conn, self.path)
@@ -300,8 +321,8 @@ class ResultStore:
             cur = self.conn.execute(
                 "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
                 " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
-                " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     r.model,
@@ -324,6 +345,7 @@ class ResultStore:
                     r.peak_reserved_bytes,
                     _dump(r.top_op),
                     json.dumps(r.extra),
+                    json.dumps([spec.to_json() for spec in r.inputs]),
                 ),
             )
             config_id = cur.lastrowid
@@ -360,7 +382,7 @@ class ResultStore:
         rows = self.conn.execute(
             "SELECT config_id, model, shape_label, input_shape_json, batch, precision, device, mode, status,"
             " error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s, points_per_s,"
-            " peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json FROM configs WHERE run_id = ?"
+            " peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json FROM configs WHERE run_id = ?"
             " ORDER BY config_id",
             (run_id,),
         ).fetchall()
@@ -398,6 +420,7 @@ class ResultStore:
                     samples_ms=tuple(s[0] for s in samples),
                     device_samples_ms=tuple(s[1] for s in samples if s[1] is not None),
                     extra=json.loads(row[20]),
+                    inputs=tuple(InputSpec.from_json(spec) for spec in json.loads(row[21])),
                     config_id=row[0],
                 )
             )

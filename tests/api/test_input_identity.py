@@ -1,0 +1,102 @@
+"""Every input's shape and dtype is part of a config's identity: in its label, its key, compare's pairing, the
+run JSON (run-v2 ``inputs``) and the database; run-v1 documents and older databases still read, identified by
+their primary input alone."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import torch
+from torch import nn
+
+import surrobench
+from surrobench.records import schemas
+from surrobench.records.config import InputSpec
+from surrobench.records.run import run_from_json
+from surrobench.results.compare import LEGACY_PAIRING_NOTE, compare_runs
+from surrobench.results.store import ResultStore
+
+SMALL = {"batches": [1], "device": "cpu", "warmup": 1, "iters": 3, "input_sets": 1}
+
+
+class BranchTrunk(nn.Module):
+    """DeepONet-like: sensors ``u: (B, 100)`` first, query points ``y: (N, 2)`` second; output ``(B, N)``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.branch, self.trunk = nn.Linear(100, 4), nn.Linear(2, 4)
+
+    def forward(self, u: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.branch(u) @ self.trunk(y).T
+
+    @staticmethod
+    def example_inputs(batch: int, shape) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randn(batch, 100), torch.randn(shape, 2)
+
+
+def _run(shapes):
+    return surrobench.benchmark(BranchTrunk(), shapes=shapes, **SMALL)
+
+
+def test_configs_that_differ_only_in_a_later_input_are_two_configs():
+    run = _run([16, 64])
+    first, second = run.results
+    assert first.input_shape == second.input_shape == (1, 100)  # the primary input alone cannot tell them apart
+    assert first.inputs == (InputSpec((1, 100), "float32"), InputSpec((16, 2), "float32"))
+    assert second.inputs[1] == InputSpec((64, 2), "float32")
+    assert first.key() != second.key()
+    assert first.label() != second.label() and "16x2" in first.shape_text()
+
+
+def test_compare_pairs_each_config_with_its_own_inputs():
+    base, new = _run([16, 64]), _run([64, 16])
+    cmp = compare_runs(base, new)
+    assert [(c.base.inputs, c.new.inputs) for c in cmp.configs] == [(b.inputs, b.inputs) for b in base.results]
+    assert not cmp.only_base and not cmp.only_new
+    assert all(LEGACY_PAIRING_NOTE not in c.notes for c in cmp.configs)
+
+
+def test_run_json_carries_every_input_and_reads_back():
+    run = _run([16])
+    doc = json.loads(json.dumps(run.to_json()))
+    assert doc["schema"] == schemas.RUN == "surrobench/run-v2"
+    assert doc["results"][0]["inputs"] == [
+        {"shape": [1, 100], "dtype": "float32"},
+        {"shape": [16, 2], "dtype": "float32"},
+    ]
+    assert run_from_json(doc).results[0].key() == run.results[0].key()
+
+
+def test_a_run_v1_document_reads_with_its_primary_input_and_pairs_on_it():
+    run = surrobench.benchmark("fno2d", shapes=[8], **SMALL)
+    doc = json.loads(json.dumps(run.to_json()))
+    doc["schema"] = schemas.RUN_V1
+    for entry in doc["results"]:
+        del entry["inputs"]
+    old = run_from_json(doc)
+    assert old.results[0].inputs == (InputSpec(run.results[0].input_shape, None),)
+    cmp = compare_runs(old, run)
+    assert len(cmp.configs) == 1 and LEGACY_PAIRING_NOTE in cmp.configs[0].notes
+
+
+def test_the_database_keeps_every_input_and_migrates_old_rows_with_their_primary_input(tmp_path):
+    db = tmp_path / "r.db"
+    run = surrobench.benchmark(BranchTrunk(), shapes=[16], db=db, **SMALL)
+    with ResultStore(db) as store:
+        assert store.load_run(run.run_id).results[0].inputs == run.results[0].inputs
+    conn = sqlite3.connect(db)  # back to schema 2: no inputs column
+    conn.execute("ALTER TABLE configs DROP COLUMN inputs_json")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    with ResultStore(db) as store:
+        (old,) = store.load_run(run.run_id).results
+    assert old.inputs == (InputSpec((1, 100), None),)
+    assert old.label() == run.results[0].label().replace(",16x2", "")
+
+
+def test_deeponet_of_the_zoo_names_both_inputs():
+    (result,) = surrobench.benchmark("deeponet", shapes=[32], **SMALL).results
+    assert [spec.shape for spec in result.inputs] == [(32, 2), (1, 100)]
+    assert result.shape_text() == "32x2,1x100"

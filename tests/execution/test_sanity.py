@@ -1,0 +1,71 @@
+"""A forward that leaks memory on every call, or changes its input, is flagged in the result (structured, in
+``extra``) and in the sweep's warnings; a well-behaved forward is not."""
+
+from __future__ import annotations
+
+import torch
+from conftest import TinySurrogate, exec_config
+from torch import nn
+
+from surrobench.execution.runner import prepare_model, run_config
+from surrobench.execution.sanity import LEAK_KEY, LEAK_MIN_BYTES_PER_CALL, MUTATED_KEY, input_digest, mutated_inputs
+from surrobench.execution.sweep import forward_warnings
+
+LEAK_BYTES = 16 * 2**20
+
+
+class Leaks(nn.Module):
+    """Keeps a 16 MiB tensor (written, so its pages are resident) from every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.kept = nn.Conv2d(2, 1, 1), []
+
+    def forward(self, x):
+        self.kept.append(torch.ones(LEAK_BYTES // 4))
+        return self.conv(x)
+
+
+class Mutates(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(2, 1, 1)
+
+    def forward(self, x):
+        x.mul_(0.5)
+        return self.conv(x)
+
+
+def _run(module_factory, iters=6):
+    return run_config(exec_config(iters=iters), prepare_model(TinySurrogate(module_factory), "cpu", 0))
+
+
+def test_a_forward_that_leaks_is_flagged_with_its_growth_per_call():
+    result = _run(Leaks)
+    growth = result.extra[LEAK_KEY]
+    assert result.status == "ok" and growth["calls"] == 6
+    assert LEAK_MIN_BYTES_PER_CALL <= growth["bytes_per_call"] <= 2 * LEAK_BYTES
+    assert growth["growth_bytes"] >= 3 * LEAK_BYTES
+    (line,) = forward_warnings([result])
+    assert result.label() in line
+
+
+def test_a_forward_that_changes_its_input_is_flagged():
+    result = _run(Mutates)
+    assert result.status == "ok" and result.extra[MUTATED_KEY] == [0]
+    (line,) = forward_warnings([result])
+    assert result.label() in line and "in place" in line
+
+
+def test_a_well_behaved_forward_is_not_flagged():
+    result = _run(None)
+    assert LEAK_KEY not in result.extra and MUTATED_KEY not in result.extra
+    assert forward_warnings([result]) == []
+
+
+def test_the_digest_sees_a_change_of_one_element_in_a_channels_last_tensor():
+    x = torch.randn(1, 3, 4, 4).to(memory_format=torch.channels_last)
+    before = input_digest((x, 3))
+    x[0, 2, 3, 1] += 1
+    assert mutated_inputs(before, input_digest((x, 3))) == [0]
+    assert mutated_inputs(before, before) == []
