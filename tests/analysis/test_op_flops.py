@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from surrobench.analysis.op_flops import fft_flops
-from surrobench.analysis.roofline import count_op_costs, roofline
+from surrobench.analysis.op_flops import count_op_costs, fft_flops
+from surrobench.analysis.roofline import roofline
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
 

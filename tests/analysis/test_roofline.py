@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, format_tflops, roofline
+from surrobench.analysis.op_flops import count_op_costs
+from surrobench.analysis.roofline import H200_FALLBACK, format_tflops, roofline
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
 

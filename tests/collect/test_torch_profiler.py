@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -67,6 +71,27 @@ def test_the_profilers_cycle_warning_is_kept_out_and_other_warnings_pass():
         profile_steps(step, ProfileSchedule(wait=0, warmup=1, active=2), "cpu")
     messages = {str(w.message) for w in seen}
     assert "the model's own warning" in messages and not any("clears events" in m for m in messages)
+
+
+_CAPTURE = """
+from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
+import torch
+capture = profile_steps(lambda i: torch.ones(4) + i, ProfileSchedule(0, 0, 2), "cpu")
+print(capture.steps_recorded)
+"""
+
+
+@pytest.mark.parametrize("level", [None, "2"], ids=["default", "user-set"])
+def test_kinetos_usdt_lines_stay_off_stderr_unless_the_user_sets_a_level(level):
+    # Kineto writes to file descriptor 2 from C++, past any Python redirection: only a process shows it
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"} | {"OMP_NUM_THREADS": "1"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    if level is not None:
+        env["KINETO_LOG_LEVEL"] = level
+    done = subprocess.run([sys.executable, "-c", _CAPTURE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2"]
+    assert ("profiler_start" in done.stderr) == (level is not None)
 
 
 def test_checks_report_an_unrecorded_schedule_and_missing_cuda_activities():

@@ -61,3 +61,39 @@ def test_names_with_mathtext_render_as_text_and_cpu_op_charts_say_cpu():
 def test_long_titles_wrap_instead_of_clipping():
     fig = plots.op_breakdown({"abcd " + "x" * 150: {"op": 1.0}})
     assert all(len(line) <= 48 for line in fig.axes[0].get_title().splitlines())
+
+
+def _drawn_tick_labels(fig) -> list[str]:
+    """Every non-empty tick label of ``fig``'s log axes after an Agg draw (labels are made when drawn)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    with plots.plain_text():
+        FigureCanvasAgg(fig).draw()
+    return [
+        t.get_text()
+        for ax in fig.axes
+        for axis in (ax.xaxis, ax.yaxis)
+        if axis.get_scale() == "log"
+        for t in axis.get_majorticklabels() + axis.get_minorticklabels()
+        if t.get_text()
+    ]
+
+
+def test_log_axes_label_their_ticks_as_plain_numbers():
+    """Matplotlib's default log formatter writes mathtext ('$\\mathdefault{10^{2}}$'), printed raw with mathtext off."""
+    rs = [config(latency_samples(0.3 * b * s, 0.01), batch=b, size=s) for b in (1, 2, 4) for s in (16, 64)]
+    candidate = {"name": "fp16", "verdict": "accepted", "rel_l2": 3e-4, "speedup": {"median": 1.8, "ci95": [1.7, 1.9]}}
+    exact = {
+        "name": "cudnn",
+        "verdict": "rejected_slower",
+        "rel_l2": 0.0,
+        "speedup": {"median": 0.98, "ci95": [0.9, 1]},
+    }
+    doc = {"tolerance": 1e-2, "configs": [{"model": "fno2d", "input_shape": [1, 3, 64, 64], "device": "cpu",
+                                           "candidates": [candidate, exact]}]}  # fmt: skip
+    figs = [plots.latency_vs_shape(rs), plots.throughput_vs_batch(rs), plots.latency_distributions(rs)]
+    for fig in [*figs, plots.speedup_vs_error(doc)]:
+        labels = _drawn_tick_labels(fig)
+        numeric = [t for t in labels if "\n" not in t]  # latency_vs_shape's x ticks: "256\n3x16x16"
+        assert labels and not [t for t in labels if "$" in t or "mathdefault" in t]
+        assert all(float(t.replace("\N{MINUS SIGN}", "-")) > 0 for t in numeric)

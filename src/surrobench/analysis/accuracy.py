@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported by the functions that compare outputs: the CLI reads DEFAULT_TOLERANCE
+    import torch  # for its --tolerance default without it (docs/benchmarks/startup.md)
 
 #: Relative L2 error a remedy may add: 1e-2 keeps fields within 1% in the L2 sense, the accuracy at which
 #: neural-operator papers report their test errors (Li et al. 2021, "Fourier Neural Operator for Parametric
@@ -37,6 +39,8 @@ _HALF_MULTIPLIER, _FP32_MULTIPLIER, _SMALL_NUMEL = 3.0, 2.0, 1000
 
 def output_tensors(output) -> list[torch.Tensor]:
     """The floating-point (or complex) tensors of a model output, depth first, in order."""
+    import torch
+
     if isinstance(output, torch.Tensor):
         return [output] if output.is_floating_point() or output.is_complex() else []
     if isinstance(output, dict):
@@ -47,6 +51,8 @@ def output_tensors(output) -> list[torch.Tensor]:
 
 
 def _rel_l2(y: torch.Tensor, ref: torch.Tensor) -> float:
+    import torch
+
     num, den = torch.linalg.vector_norm(y - ref).item(), torch.linalg.vector_norm(ref).item()
     return num / den if den > 0 else (0.0 if num == 0 else math.inf)
 
@@ -63,6 +69,8 @@ def channel_dim(shape: tuple[int, ...]) -> int | None:
 
 
 def _channel_errors(y: torch.Tensor, ref: torch.Tensor) -> list[float]:
+    import torch
+
     dim = channel_dim(tuple(ref.shape))
     if dim is None or ref.numel() == 0:
         return []
@@ -134,10 +142,14 @@ class AccuracyVerdict:
 
 def _wide(t: torch.Tensor) -> torch.Tensor:
     """``t`` in float64 (complex128 for complex), its logical layout kept."""
+    import torch
+
     return t.detach().to(torch.complex128 if t.is_complex() else torch.float64)
 
 
 def _compare(y: torch.Tensor, ref: torch.Tensor) -> OutputError:
+    import torch
+
     y64, r64 = _wide(y), _wide(ref)
     nonfinite = int((~torch.isfinite(y64) & torch.isfinite(r64)).sum().item())
     diff = (y64 - r64).abs()
@@ -152,6 +164,8 @@ def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[torch.Tensor], tolerance: float):
     """(passes, worst candidate RMSE, worst reference RMSE) of dynamo's fp64 rule over all outputs."""
+    import torch
+
     passes, worst, worst_ref = True, 0.0, 0.0
     for y, r, exact in zip(cand, ref, fp64):
         res_err, ref_err = _rmse(exact, y), _rmse(exact, r)

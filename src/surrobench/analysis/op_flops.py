@@ -35,8 +35,11 @@ import math
 from collections.abc import Callable
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
-from torch.utils.flop_counter import flop_registry
+from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+from surrobench.analysis.roofline import OpCost
 
 aten = torch.ops.aten
 
@@ -244,3 +247,45 @@ FLOP_FORMULAS: dict = _build()
 def counted_ops(mapping: dict) -> frozenset[str]:
     """Names (``aten::bmm``) of the ops a FlopCounterMode with ``mapping`` counts: torch's registry and ours."""
     return frozenset(str(op).replace(".", "::", 1) for op in {**flop_registry, **mapping})
+
+
+#: Gathers: they read the source rows they output, not the whole source.
+_GATHERS = frozenset({"aten::index_select", "aten::gather", "aten::index", "aten::embedding"})
+
+
+class _ShapeBytes(TorchDispatchMode):
+    """Counts calls, bytes (tensor inputs and outputs, once each) and input dtypes per ATen op."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.costs: dict[str, OpCost] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func._schema.name
+        cost = self.costs.setdefault(name, OpCost(name))
+        ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
+        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        cost.calls += 1
+        nbytes = [t.numel() * t.element_size() for t in ins]
+        out_bytes = sum(t.numel() * t.element_size() for t in outs)
+        if name in _GATHERS and ins:  # the source (first input) read at most once per output element
+            nbytes[0] = min(nbytes[0], out_bytes)
+        cost.bytes += sum(nbytes) + out_bytes
+        cost.dtypes.update(str(t.dtype).removeprefix("torch.") for t in ins if t.is_floating_point() or t.is_complex())
+        return out
+
+
+def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
+    """Run ``forward()`` once under the FLOP counter (with :data:`FLOP_FORMULAS`)
+    and the byte counter; costs by op name (``aten::mm``), ``flops`` None for ops no formula counts."""
+    with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
+        forward()
+    known = counted_ops(FLOP_FORMULAS)
+    for name, cost in shapes.costs.items():
+        cost.flops = 0 if name in known else None
+    for packet, count in flops.get_flop_counts().get("Global", {}).items():
+        name = str(packet).replace(".", "::", 1)
+        cost = shapes.costs.setdefault(name, OpCost(name))
+        cost.flops = (cost.flops or 0) + int(count)
+    return shapes.costs

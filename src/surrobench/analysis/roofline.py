@@ -5,7 +5,8 @@ Model (Williams, Waterman, Patterson, "Roofline: an insightful visual performanc
 device's ridge point is ``peak FLOP/s / bandwidth``. Below the ridge the op is memory-bound (its best time
 is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 
-- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config, with the
+- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config
+  (:func:`surrobench.analysis.op_flops.count_op_costs`, which imports torch: this module does not), with the
   formulas of :mod:`surrobench.analysis.op_flops` registered on it (FFTs, complex matmuls, normalization,
   scatter-add, elementwise arithmetic; 0 for pure data movement). An op neither knows has unknown FLOPs
   (``None``): no intensity, and its bound comes from its family (:func:`surrobench.analysis.op_families.
@@ -32,17 +33,10 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 import math
 from dataclasses import dataclass, field
 
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
-from torch.utils.flop_counter import FlopCounterMode
-
 from surrobench.analysis.op_families import low_intensity
-from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpTable, categorize
 
@@ -78,48 +72,6 @@ class OpCost:
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
-
-
-#: Gathers: they read the source rows they output, not the whole source.
-_GATHERS = frozenset({"aten::index_select", "aten::gather", "aten::index", "aten::embedding"})
-
-
-class _ShapeBytes(TorchDispatchMode):
-    """Counts calls, bytes (tensor inputs and outputs, once each) and input dtypes per ATen op."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.costs: dict[str, OpCost] = {}
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        name = func._schema.name
-        cost = self.costs.setdefault(name, OpCost(name))
-        ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
-        outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        cost.calls += 1
-        nbytes = [t.numel() * t.element_size() for t in ins]
-        out_bytes = sum(t.numel() * t.element_size() for t in outs)
-        if name in _GATHERS and ins:  # the source (first input) read at most once per output element
-            nbytes[0] = min(nbytes[0], out_bytes)
-        cost.bytes += sum(nbytes) + out_bytes
-        cost.dtypes.update(str(t.dtype).removeprefix("torch.") for t in ins if t.is_floating_point() or t.is_complex())
-        return out
-
-
-def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP counter (with :data:`~surrobench.analysis.op_flops.FLOP_FORMULAS`)
-    and the byte counter; costs by op name (``aten::mm``), ``flops`` None for ops no formula counts."""
-    with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
-        forward()
-    known = counted_ops(FLOP_FORMULAS)
-    for name, cost in shapes.costs.items():
-        cost.flops = 0 if name in known else None
-    for packet, count in flops.get_flop_counts().get("Global", {}).items():
-        name = str(packet).replace(".", "::", 1)
-        cost = shapes.costs.setdefault(name, OpCost(name))
-        cost.flops = (cost.flops or 0) + int(count)
-    return shapes.costs
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,14 @@ import math
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.errors import UsageError
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.execution.sweep import SweepPlan
+
+if TYPE_CHECKING:
+    from surrobench.execution.sweep import SweepPlan
 
 #: Default time for one config, seconds. A candidate costs its setup (torch.compile of a zoo model takes
 #: tens of seconds) plus 6 rounds x 2 variants of at most ~0.3 s each: 120 s leaves room for the quick

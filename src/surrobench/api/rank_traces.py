@@ -17,7 +17,6 @@ from pathlib import Path
 
 from surrobench.analysis.cross_rank import CrossRankReport, cross_rank_report
 from surrobench.analysis.detect_ranks import cross_rank_findings, merge_rank_findings
-from surrobench.analysis.diagnose import diagnose_config, trace_evidence
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.rank_summary import RankSummary, rank_summary
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
@@ -84,6 +83,9 @@ def rank_analysis(
     diagnosis reads gaps at the default threshold) and its :class:`RankSummary`."""
     rank = tl.meta.ranks[0]
     if diagnose:
+        # here, not above: the diagnosis imports torch (the roofline's FLOP counter), `analyze` needs none
+        from surrobench.analysis.diagnose import diagnose_config, trace_evidence
+
         ev = trace_evidence(tl, label=f"rank {rank}")
         report, findings = ev.timeline, tuple(diagnose_config(ev, th))
     else:

@@ -14,7 +14,6 @@ from pathlib import Path
 from surrobench.analysis.diagnose import diagnose_run
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.compare import RunRef, compare_pair, is_run_file, load_run, op_times
-from surrobench.api.diagnose import diagnose_stored
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
@@ -110,5 +109,8 @@ def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thres
         return diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
         )
+    # api.diagnose, home of the stored run's diagnosis, imports torch (it also runs workloads): only here
+    from surrobench.api.diagnose import diagnose_stored
+
     with ResultStore(db, read_only=True) as store:
         return diagnose_stored(record.run_id, store, thresholds)[1]

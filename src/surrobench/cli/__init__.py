@@ -3,6 +3,11 @@
 Commands are thin (docs/design.md, "The layers as built"): parse arguments, call the library, render. Errors a user can cause are
 raised as :class:`surrobench.errors.UsageError` anywhere below and turned into one line on stderr with
 exit code 2 here, at the edge.
+
+Every command module is imported for ``--help``, so a module holds at its top only what its options need; what
+runs a model (torch), computes statistics (scipy.stats) or draws (matplotlib) is imported in the command's body.
+``--help``, ``--version``, ``analyze``, ``show``, ``history`` and ``compare`` then start without torch
+(docs/benchmarks/startup.md; tests/cli/test_startup.py).
 """
 
 from __future__ import annotations
@@ -65,10 +70,11 @@ def main(argv: list[str] | None = None) -> None:
     an error: what was asked for was done."""
     if sys.stdout is None:  # started with standard output closed (``>&-``)
         _fail("standard output is closed; redirect it to a file or /dev/null")
-    _register()
     args = sys.argv[1:] if argv is None else argv
     if not args:  # no_args_is_help, without click's exception path
         args = ["--help"]
+    if args[0] != "--version":  # the version is printed before any command is parsed: it needs none of them
+        _register()
     try:
         with _guarded_stdout():
             code = app(args=args, prog_name="surrobench", standalone_mode=False)

@@ -16,12 +16,9 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.calibrate import calibrate as calibrate_device
 from surrobench.cli.app import app
 from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, write_json
-from surrobench.execution.sweep import resolve_device
 from surrobench.records import schemas
-from surrobench.report.ceilings import ceilings_table
 from surrobench.report.escape import rich_escape
 
 
@@ -47,6 +44,10 @@ def calibrate(
     ),
 ) -> None:
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
+    from surrobench.api.calibrate import calibrate as calibrate_device
+    from surrobench.execution.sweep import resolve_device
+    from surrobench.report.ceilings import ceilings_table
+
     device = resolve_device(device)
     check_writable(json_out, "--json")
     ceilings, where = calibrate_device(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters, force=force)

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.compare import compare_pair
-from surrobench.api.compare import history as list_runs
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     AllowEnvMismatchOpt,
@@ -27,10 +25,7 @@ from surrobench.cli.options import (
 )
 from surrobench.errors import EXIT_REGRESSION
 from surrobench.records import schemas
-from surrobench.report.comparison import comparison_document, comparison_renderables
 from surrobench.report.escape import rich_escape
-from surrobench.report.history import history_table
-from surrobench.results.compare import gate_failed
 
 
 @app.command()
@@ -56,6 +51,10 @@ def compare(
     A verdict needs the whole 95% CI of the median ratio beyond 1 ± threshold and a Mann-Whitney U
     p-value under 0.05 (see surrobench.results.compare).
     """
+    from surrobench.api.compare import compare_pair
+    from surrobench.report.comparison import comparison_document, comparison_renderables
+    from surrobench.results.compare import gate_failed
+
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     pair = compare_pair(
@@ -85,6 +84,9 @@ def history(
     json_out: Path = JsonOpt,
 ) -> None:
     """List the stored runs, newest first."""
+    from surrobench.api.compare import history as list_runs
+    from surrobench.report.history import history_table
+
     check_writable(json_out, "--json")
     runs = list_runs(db, model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))

@@ -45,8 +45,6 @@ from surrobench.cli.options import (
     WorkersOpt,
     DaskSchedulerOpt,
 )
-import surrobench.api.diagnose as api_diagnose
-from surrobench.api.diagnose import diagnose_workload, load_system_view
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import UsageError
@@ -89,8 +87,10 @@ def diagnose(
     dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
+    import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
+
     th = load_thresholds(config)
-    system = load_system_view(system_view)
+    system = api_diagnose.load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
     if traces and run_id is not None:
@@ -116,7 +116,7 @@ def diagnose(
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
         with ResultStore(db) as store, progress_hooks(err_console) as hooks:
-            record, findings, warnings, evidence = diagnose_workload(
+            record, findings, warnings, evidence = api_diagnose.diagnose_workload(
                 plan,
                 store,
                 tracing.torch(workload.iters),

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.benchmark import models as zoo_models
 from surrobench.cli.app import app
 from surrobench.cli.options import check_writable, console, write_json
 from surrobench.records import schemas
@@ -18,6 +17,8 @@ def models(
     json_path: Path | None = typer.Option(None, "--json", help="Also write the list as JSON to PATH."),
 ) -> None:
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
+    from surrobench.api.benchmark import models as zoo_models
+
     check_writable(json_path, "--json")
     rows = zoo_models()
     console.print(models_table(rows))

@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
 from surrobench.api.optimize_request import (
     DEFAULT_BUDGET_S,
     DEFAULT_PROCESS_PAIRS,
@@ -36,7 +35,6 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.report.optimize import optimize_markdown, optimize_renderables
 from surrobench.results.store import DEFAULT_DB, ResultStore
 
 RunOpt = typer.Option(
@@ -107,6 +105,8 @@ def optimize_command(
     faster of the two head to head, and recommend what is faster
     beyond the noise floor within the tolerance. Here --warmup and
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
+    from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
+
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
@@ -152,6 +152,8 @@ def _show(doc: dict, db: str | None) -> None:
     """The report on the terminal, its warnings (a busy host, failed baselines) before the line that says where
     it was stored, as ``run`` prints them; its lines unwrapped (soft_wrap), so a command line printed in it stays
     one line to paste also when the output is piped at a fixed width."""
+    from surrobench.report.optimize import optimize_renderables
+
     *configs, stored = optimize_renderables(doc, db)
     for renderable in configs:
         console.print(renderable, soft_wrap=True)
@@ -160,5 +162,7 @@ def _show(doc: dict, db: str | None) -> None:
 
 
 def _write(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
+    from surrobench.report.optimize import optimize_markdown
+
     write_output(markdown, optimize_markdown(doc, db), "--markdown")
     write_json(json_out, doc)

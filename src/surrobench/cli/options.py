@@ -15,28 +15,32 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import get_type_hints
+from typing import TYPE_CHECKING, get_type_hints
 
 import typer
 from typer.models import OptionInfo
 from rich.console import Console
 
-from surrobench.api.benchmark import sweep_plan
-from surrobench.api.profile import profile_config, time_and_profile
-from surrobench.collect.nsys import NsysOptions, require_nsys
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
-from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
-from surrobench.execution.sweep import SweepPlan
-from surrobench.records.run import RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.report.progress import progress_hooks
 from surrobench.results.compare import DEFAULT_THRESHOLD
-from surrobench.results.store import DEFAULT_DB, ResultStore
+from surrobench.results.store import DEFAULT_DB
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
+
+# What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
+# this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
+# (docs/benchmarks/startup.md; tests/cli/test_startup.py).
+if TYPE_CHECKING:
+    from surrobench.collect.nsys import NsysOptions
+    from surrobench.collect.profile_phase import ProfileOptions
+    from surrobench.execution.sweep import SweepPlan
+    from surrobench.records.run import RunRecord
+    from surrobench.results.store import ResultStore
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -300,6 +304,8 @@ class WorkloadOptions:
         Raises:
             UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
         """
+        from surrobench.api.benchmark import sweep_plan
+
         plan = sweep_plan(
             self.model,
             shapes=self.shape,
@@ -358,6 +364,8 @@ class TraceOptions:
         Raises:
             UsageError: as :meth:`schedule`, or a trace folder that cannot be written.
         """
+        from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
+
         plan = self.schedule(iters)
         return ProfileOptions(
             schedule=plan, with_stack=self.with_stack, trace_dir=prepare_trace_dir(self.trace_out), gzip=self.trace_gzip
@@ -370,6 +378,9 @@ class TraceOptions:
         Raises:
             UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
         """
+        from surrobench.collect.nsys import NsysOptions, require_nsys
+        from surrobench.collect.profile_phase import prepare_trace_dir
+
         options = NsysOptions(
             self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage
         )
@@ -399,6 +410,8 @@ class SystemPassOptions:
             raise UsageError(f"--perf-window-s {self.perf_window_s}: must be > 0")
         if self.host_top < 1:
             raise UsageError(f"--host-top {self.host_top}: keep at least 1 hot spot")
+        from surrobench.collect.profile_phase import prepare_trace_dir
+
         return PerfOptions(
             self.perf_window_s, prepare_trace_dir(self.flamegraph_out, "--flamegraph-out"), self.host_top
         )
@@ -487,10 +500,14 @@ def timed_and_profiled(
     plan: SweepPlan,
     store: ResultStore,
     options: object | None,
-    profile_one=profile_config,
+    profile_one=None,
 ) -> tuple[RunRecord, list[str], list]:
     """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
-    profile: ``run``, ``profile``, ``perf``)."""
+    profile: ``run``, ``profile``, ``perf``); ``profile_one`` None is torch.profiler's
+    :func:`~surrobench.api.profile.profile_config`."""
+    from surrobench.api.profile import profile_config, time_and_profile
+
+    profile_one = profile_one or profile_config
     with progress_hooks(err_console) as hooks:
         return time_and_profile(plan, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
 

@@ -24,10 +24,8 @@ from surrobench.cli.options import (
     console,
     write_json,
 )
-from surrobench.api.perf import perf_config
 from surrobench.cli.options import timed_and_profiled
 from surrobench.records import schemas
-from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
 
 
@@ -35,6 +33,9 @@ from surrobench.results.store import ResultStore
 @option_groups(omit=SWEEP_ONLY)
 def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOpt, system: SystemPassOptions) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
+    from surrobench.api.perf import perf_config
+    from surrobench.report.system import render_phase_report
+
     plan = workload.plan()
     check_writable(json_out, "--json")
     options = system.options()

@@ -10,6 +10,7 @@ where it is."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -29,15 +30,14 @@ from surrobench.cli.options import (
     console,
     write_json,
 )
-from surrobench.api.nsys import nsys_config
 from surrobench.cli.options import timed_and_profiled
-from surrobench.collect.nsys import NsysOptions
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
-from surrobench.report.op_tables import profile_renderables
-from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
+
+if TYPE_CHECKING:
+    from surrobench.collect.nsys import NsysOptions
+    from surrobench.execution.sweep import SweepPlan
 
 TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
@@ -55,6 +55,8 @@ def profile(
     tool: str = ProfileToolOpt,
 ) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
+    from surrobench.report.op_tables import profile_renderables
+
     if top < 1:
         raise UsageError(f"--top {top}: show at least 1 row")
     if tool not in ("torch", "nsys"):
@@ -78,6 +80,9 @@ def profile(
 
 def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: NsysOptions) -> None:
     """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
+    from surrobench.api.nsys import nsys_config
+    from surrobench.report.system import render_phase_report
+
     with ResultStore(db) as store:
         record, warnings, reports = timed_and_profiled(plan, store, options, nsys_config)
     for report in reports:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.report import build_report
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     AllowEnvMismatchOpt,
@@ -19,7 +18,6 @@ from surrobench.cli.options import (
     write_output,
 )
 from surrobench.report.escape import rich_escape
-from surrobench.report.html import report_page
 
 
 @app.command()
@@ -33,6 +31,9 @@ def report(
     trace: Path = typer.Option(None, "--trace", help="Kineto or nsys trace whose first profiled step is drawn."),
 ) -> None:
     """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE)."""
+    from surrobench.api.report import build_report
+    from surrobench.report.html import report_page
+
     check_writable(output, "--output")
     built = build_report(
         runs,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
@@ -33,23 +33,19 @@ from surrobench.cli.options import (
     timed_and_profiled,
     write_json,
 )
-from surrobench.api.distributed import distributed_run
-from surrobench.api.nsys import nsys_config
-from surrobench.api.perf import perf_config
-from surrobench.api.profile import profile_config
 from surrobench.errors import UsageError
-from surrobench.execution.ranks import detect_rank_env
-from surrobench.execution.sweep import SweepInterrupted, sweep_warnings
-from surrobench.records.run import RunRecord
-from surrobench.report.system import render_phase_report
 from surrobench.report.run import run_tables
-from surrobench.results.scaling import placement
-from surrobench.results.store import ResultStore
 from surrobench.workload.spec import parse_devices
+
+if TYPE_CHECKING:
+    from surrobench.records.run import RunRecord
 
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
     """The results table (one row per rank, reference and step), the scaling table and the warnings."""
+    from surrobench.execution.sweep import sweep_warnings
+    from surrobench.results.scaling import placement
+
     title = (
         f"run {record.run_id} on {record.env['world_size']} x "
         f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})"
@@ -84,6 +80,16 @@ def run(
     returning a tensor or a tuple of tensors: the factory's attribute (build.example_inputs = fn) or a
     module-level function (README, "Your model").
     """
+    # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
+    from surrobench.api.distributed import distributed_run
+    from surrobench.api.nsys import nsys_config
+    from surrobench.api.perf import perf_config
+    from surrobench.api.profile import profile_config
+    from surrobench.execution.ranks import detect_rank_env
+    from surrobench.execution.sweep import SweepInterrupted
+    from surrobench.report.system import render_phase_report
+    from surrobench.results.store import ResultStore
+
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     rank_env = detect_rank_env()

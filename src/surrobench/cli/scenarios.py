@@ -11,7 +11,6 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.thresholds import load_thresholds
-from surrobench.api.scenarios import run_scenarios
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     DbOpt,
@@ -26,9 +25,7 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.collect.profile_phase import prepare_trace_dir
 from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
-from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
 
 @app.command()
@@ -44,6 +41,10 @@ def scenarios(
     markdown: Path | None = MarkdownOpt,
 ) -> None:
     """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
+    from surrobench.api.scenarios import run_scenarios
+    from surrobench.collect.profile_phase import prepare_trace_dir
+    from surrobench.report.scenarios import scenarios_markdown, scenarios_table
+
     th = load_thresholds(config)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")

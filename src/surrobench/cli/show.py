@@ -6,11 +6,9 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.compare import load_run
 from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
 from surrobench.report.escape import rich_escape
-from surrobench.report.run import run_markdown, run_tables
 
 
 @app.command()
@@ -22,6 +20,9 @@ def show(
 ) -> None:
     """Show one stored run: the results table (and a multi-process run's scaling table), and optionally
     markdown or the run JSON."""
+    from surrobench.api.compare import load_run
+    from surrobench.report.run import run_markdown, run_tables
+
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
     record = load_run(run, db)

@@ -16,12 +16,14 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from torch.profiler import ProfilerActivity, profile, schedule
+from typing import TYPE_CHECKING
 
 from surrobench.collect.op_events import op_table_from_events
 from surrobench.errors import UsageError
 from surrobench.records.ops import OpTable
+
+if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this module's defaults without it
+    from torch.profiler import profile
 
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 5
@@ -29,6 +31,11 @@ DEFAULT_ACTIVE = 10
 """The method's example schedule, ``schedule(wait=2, warmup=5, active=10)`` (docs/sources.md, method §2)."""
 
 NS_PER_MS = 1e6
+#: Kineto's log levels (libkineto ``Logger.h``): VERBOSE 0, INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5. Its
+#: USDT probe lines (``USDT: ... profiler_start`` / ``profiler_stop``) go to stderr at every capture, and only a
+#: minimum level above USDT hides them; Kineto's ERROR lines go with them, and what they would say (no CUDA
+#: activity recorded: CUPTI did not attach) :func:`_checked` says itself.
+KINETO_QUIET_LEVEL = "6"
 _STEP_PREFIX = "ProfilerStep"  # ``ProfilerStep#N``, renamed ``ProfilerStep*`` in memory
 
 
@@ -120,7 +127,13 @@ def profile_steps(
 
     ``step`` must leave the device idle when it returns (see
     :func:`surrobench.execution.ranges.annotated_step`), so each host time is a whole step.
+
+    Kineto's USDT lines are kept off stderr (:data:`KINETO_QUIET_LEVEL`, unless ``KINETO_LOG_LEVEL`` is set
+    already): Kineto reads the level when it starts, at the process's first capture.
     """
+    os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
+    from torch.profiler import ProfilerActivity, profile, schedule
+
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     ready: list[dict] = []
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-import torch
-
 from surrobench.records.config import EXEC_SETTINGS, mode_text
 from surrobench.workload.spec import ShapeSpec
 
@@ -28,7 +26,8 @@ def low_iterations_note(warmup: int, iters: int) -> str | None:
     )
 
 
-_AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+#: Precisions that run under ``torch.autocast``, by the name of their torch dtype.
+_AUTOCAST_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +87,8 @@ def tf32_enabled(precision: str) -> bool:
 def numeric_settings(precision: str, cudnn_benchmark: bool):
     """Pin TF32 (:func:`tf32_enabled`) and cuDNN autotuning for one config and restore the previous
     values afterwards."""
+    import torch
+
     saved = (
         torch.backends.cuda.matmul.allow_tf32,
         torch.backends.cudnn.allow_tf32,
@@ -112,13 +113,17 @@ def autocast_context(precision: str, device: str, *, cache_enabled: bool = True)
     dtype = _AUTOCAST_DTYPES.get(precision)
     if dtype is None:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=device, dtype=dtype, cache_enabled=cache_enabled)
+    import torch
+
+    return torch.autocast(device_type=device, dtype=getattr(torch, dtype), cache_enabled=cache_enabled)
 
 
 @contextlib.contextmanager
 def execution_settings(cfg: ExecConfig):
     """Every process-wide setting of one config, restored afterwards: TF32 and cuDNN autotuning
     (:func:`numeric_settings`) and the intra-op thread count (``torch.set_num_threads``)."""
+    import torch
+
     saved_threads = torch.get_num_threads()
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
@@ -138,6 +143,8 @@ def settings_record(cfg: ExecConfig) -> dict:
 
 def tf32_state() -> dict[str, bool]:
     """Current TF32 switches, recorded with each config."""
+    import torch
+
     return {
         "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
         "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),

@@ -109,6 +109,17 @@ class ConfigResult:
         channels_last``, :func:`surrobench.records.config.mode_text`)."""
         return f"{self.model} {self.shape_text()} b{self.batch} {self.precision} {mode_text(self.mode, self.extra)}"
 
+    def __repr__(self) -> str:
+        """One line for a notebook or a debugger: the label, the status and the median and P95 (ms), or the
+        error; the samples are counted, not listed (``samples_ms`` holds them)."""
+        if self.status != "ok" or self.latency_ms is None:
+            return f"<ConfigResult {self.label()}: {self.status}: {(self.error or '')[:80]}>"
+        lat = self.latency_ms
+        return (
+            f"<ConfigResult {self.label()}: median {lat.median:.4g} ms, P95 {lat.p95:.4g} ms, "
+            f"{len(self.samples_ms)} samples>"
+        )
+
     def points_per_sample(self) -> float | None:
         """Grid points, nodes or query points per sample, from the throughputs; None when not measured."""
         if not self.samples_per_s or self.points_per_s is None:
@@ -164,6 +175,19 @@ class RunRecord:
     tag: str | None
     env: dict
     results: tuple[ConfigResult, ...] = ()
+
+    #: Results listed by :meth:`__repr__`; the rest are counted.
+    REPR_RESULTS = 8
+
+    def __repr__(self) -> str:
+        """A few lines for a notebook: the run, its device and one line per result (:meth:`ConfigResult.__repr__`,
+        at most :data:`REPR_RESULTS`); never the samples. ``to_json()`` has everything."""
+        head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.env.get('device_name')}: "
+        lines = [head + f"{len(self.results)} result(s)"]
+        lines += [f"  {r!r}" for r in self.results[: self.REPR_RESULTS]]
+        if len(self.results) > self.REPR_RESULTS:
+            lines.append(f"  ... {len(self.results) - self.REPR_RESULTS} more>")
+        return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
 
     def to_json(self) -> dict:
         """The whole run as ``surrobench/run-v2``."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 #: Resamples for the bootstrap CI. 2000 gives a CI whose end points move by well under 1% between seeds on
 #: 50-sample latency sets (Efron & Tibshirani 1993, ch. 13: 1000-2000 for percentile intervals).
@@ -223,6 +222,8 @@ def _percentile_bootstrap(samples: tuple, statistic, confidence: float, resample
     if all(s.size < 2 or np.all(s == s[0]) for s in samples):
         v = float(statistic(*samples, axis=-1))
         return (v, v)
+    from scipy import stats as sps  # on first use: scipy.stats costs a second to import (docs/benchmarks/startup.md)
+
     res = sps.bootstrap(
         samples,
         statistic,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib import rc_context
 from matplotlib.figure import Figure
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import LogFormatter, NullLocator
 
 from surrobench.records.run import ConfigResult
 from surrobench.report.comparison import pair_label
@@ -42,6 +42,22 @@ _SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:gre
 _TITLE_CHARS = 48
 #: Matplotlib settings every figure is built and saved under: text is never parsed as mathtext.
 PLAIN_TEXT = {"text.parse_math": False}
+
+
+class PlainLogFormatter(LogFormatter):
+    """Log-axis tick labels as plain numbers (``0.1``, ``100``, ``1e+05``). Matplotlib's default log formatter
+    (``LogFormatterSciNotation``) writes mathtext, ``$\\mathdefault{10^{2}}$``, which :data:`PLAIN_TEXT` prints
+    as it is written; this one keeps the default's choice of which ticks get a label."""
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        return f"{x:g}"
+
+
+def _plain_log(*axes) -> None:
+    """:class:`PlainLogFormatter` on each given log axis (``ax.xaxis``, ``ax.yaxis``), major and minor ticks."""
+    for axis in axes:
+        axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+        axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
 
 
 def plain_text():
@@ -120,7 +136,8 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             ylabel="latency ms (median, P95)",
             title=_title(model),
         )
-        _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.4g}\n{per_sample_shape(r)}" for r in rs})
+        _plain_log(ax.yaxis)
+        _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.0f}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
     return fig
 
@@ -144,6 +161,7 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
             )
         ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=_title(model))
         ax.set_xscale("log", base=2)
+        _plain_log(ax.yaxis)
         _set_x_ticks(ax, {r.batch: str(r.batch) for r in rs})
         ax.legend(fontsize="small")
     return fig
@@ -166,6 +184,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
     )
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
+    _plain_log(ax.xaxis)
     return fig
 
 
@@ -232,6 +251,7 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
             ylabel="speedup (95% CI)",
             title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"),
         )
+        _plain_log(ax.xaxis, ax.yaxis)
         ax.legend(loc="best", fontsize="small")
     return fig
 

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from surrobench.api.profile import Hooks
 from surrobench.report.escape import rich_escape
+
+# api.profile imports torch: imported when a bar is made, not with the CLI (docs/benchmarks/startup.md)
+if TYPE_CHECKING:
+    from surrobench.api.profile import Hooks
 
 
 @contextmanager
 def progress_hooks(console: Console) -> Iterator[Hooks]:
     """A transient progress bar on ``console`` (the CLI's stderr) for a long library call: the
     :class:`~surrobench.api.profile.Hooks` that advance it (configs timed, then configs profiled)."""
+    from surrobench.api.profile import Hooks
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

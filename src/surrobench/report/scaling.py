@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
 from rich.table import Table
 
 from surrobench.records.run import ConfigResult
@@ -13,6 +13,9 @@ from surrobench.report.cells import format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
+
+if TYPE_CHECKING:  # matplotlib (a second to import) only where a plot is drawn: `show` prints tables only
+    from matplotlib.figure import Figure
 
 #: Configs drawn side by side in the per-rank figure; more panels are unreadable at report width.
 MAX_RANK_PANELS = 4
@@ -93,6 +96,8 @@ def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
     panels = panels[:MAX_RANK_PANELS]
     if not panels:
         return None
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(5.0 * len(panels), 1.2 + 0.5 * max(len(rs) for rs in panels)), layout="constrained")
     for ax, rs in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
         ax.boxplot(

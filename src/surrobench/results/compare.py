@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats as sps
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -404,6 +403,8 @@ def compare_config(
     rounds = {"base_rounds": base.extra.get("rounds", 1), "new_rounds": new.extra.get("rounds", 1)}
     median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median, **rounds))
     p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95, **rounds))
+    from scipy import stats as sps  # on first use: `history` and `show` read this module and need no scipy
+
     p_value = float(sps.mannwhitneyu(n, b, alternative="two-sided").pvalue) if min(b.size, n.size) > 1 else None
     significant = p_value is not None and p_value < alpha
     lo, hi = median.ci95

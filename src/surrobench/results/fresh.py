@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from surrobench.results.speedup import Speedup, speedup
 
@@ -118,6 +117,8 @@ def replication_interval(units: Sequence[float], pairs: Sequence[float]) -> tupl
     Raises:
         ValueError: an empty side, or a speedup that is not positive.
     """
+    from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
+
     a, b = np.asarray(units, dtype=np.float64), np.asarray(pairs, dtype=np.float64)
     if (
         a.size == 0
@@ -139,6 +140,8 @@ def process_speedups(window_speedups: Sequence[float], process_windows: int) -> 
     """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order) of which the
     last ``process_windows`` were timed in pairs of fresh processes: the windows of the optimize process as one
     unit (their geometric mean: they share that process, module docstring), then each process window."""
+    from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
+
     inside = tuple(window_speedups[: len(window_speedups) - process_windows])
     rest = tuple(window_speedups[len(inside) :])
     return ((float(sps.gmean(inside)),) if inside else ()) + rest
@@ -180,6 +183,8 @@ def fresh_verdict(
     Raises:
         ValueError: no pairs, unequal counts, or a speedup that is not positive.
     """
+    from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
+
     if not baseline_ms or len(baseline_ms) != len(recipe_ms):
         raise ValueError(f"{len(baseline_ms)} baseline processes but {len(recipe_ms)} recipe processes")
     each = [b / r for b, r in zip(baseline_ms, recipe_ms)]

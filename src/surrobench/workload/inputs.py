@@ -11,10 +11,14 @@ graph structure are part of the inputs and are generated here as well, never ins
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
 from surrobench.workload.spec import ShapeSpec
-from surrobench.workload.zoo.base import Surrogate
+
+if TYPE_CHECKING:  # torch is imported where inputs are made: the CLI reads DEFAULT_INPUT_SETS without it
+    import torch
+
+    from surrobench.workload.zoo.base import Surrogate
 
 #: Three sets: enough to break the one-buffer cache effect, small enough (3x the input) for any config
 #: that fits once.
@@ -32,6 +36,8 @@ def make_input_sets(
     Raises:
         UsageError: from the surrogate, when the shape does not fit its layout.
     """
+    import torch
+
     generator = torch.Generator(device=device)
     generator.manual_seed(seed)
     dev = torch.device(device)

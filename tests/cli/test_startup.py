@@ -1,0 +1,86 @@
+"""The commands that need no model start without torch (docs/benchmarks/startup.md).
+
+What a command imports is a property of a fresh process, so each case runs the CLI in one and reads its
+``sys.modules`` after the command finished: torch (1.5 s to import), and for the listing commands scipy.stats
+and matplotlib (about 1 s each), stay out. How long the start takes is measured in docs/benchmarks/startup.md,
+never asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from surrobench.records.run import RunRecord
+from surrobench.results.store import ResultStore
+from synthetic import config, latency_samples, run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+# Runs the CLI in this process as the console command would, then reports what it had imported.
+_PROBE = """
+import json, sys
+from surrobench.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "loaded": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _loaded(args: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """The exit code of ``surrobench ARGS`` in a fresh process and the top-level packages it imported."""
+    env = {"PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1", "PATH": "/usr/bin:/bin", "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["code"], {name.split(".")[0] for name in report["loaded"]}
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> Path:
+    """A folder with two run JSON files (a base and a slower new run), the base also stored in ``runs.db``."""
+    folder = tmp_path_factory.mktemp("startup")
+    for name, median in (("base", 1.0), ("new", 1.5)):
+        record: RunRecord = run(name, [config(latency_samples(median, 0.02))])
+        (folder / f"{name}.json").write_text(json.dumps(record.to_json()))
+    with ResultStore(folder / "runs.db") as store:
+        store.begin_run(record)
+        store.add_result(record.run_id, record.results[0])
+        store.finish_run(record.run_id)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["--help"],
+        ["optimize", "--help"],
+        ["history", "--db", "runs.db"],
+        ["show", "base.json"],
+        ["compare", "base.json", "new.json"],
+        ["analyze", str(FIXTURES / "h200_tiny_mlp_b1.json.gz")],
+    ],
+    ids=lambda args: args[0],
+)
+def test_commands_without_a_model_do_not_import_torch(args, stored):
+    code, loaded = _loaded(args, stored)
+    assert code in (0, None)
+    assert "torch" not in loaded
+    if args[0] in ("--version", "--help", "history", "show"):  # listing: no statistics, no plots
+        assert not {"scipy", "matplotlib"} & loaded
+
+
+def test_report_of_run_files_draws_its_plots_without_torch(stored):
+    code, loaded = _loaded(["report", "base.json", "new.json", "-o", "r.html"], stored)
+    assert code in (0, None)
+    assert (stored / "r.html").stat().st_size > 0
+    assert "torch" not in loaded and "matplotlib" in loaded
