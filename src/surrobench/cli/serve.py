@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.serve import serve as serve_load
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     DbOpt,
@@ -23,7 +22,6 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.report.serve import best_line, serve_page, serve_tables
 
 
 @app.command()
@@ -55,6 +53,10 @@ def serve(
     check_writable(json_out, "--json")
     check_writable(html_out, "--html")
     w = workload
+    # the load runs a model and its report draws plots: imported here, so `--help` stays fast
+    from surrobench.api.serve import serve as serve_load
+    from surrobench.report.serve import best_line, serve_page, serve_tables
+
     record = serve_load(
         w.model,
         db=db,
