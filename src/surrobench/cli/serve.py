@@ -23,7 +23,8 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.report.serve import best_line, serve_page, serve_tables
+from surrobench.report.html import serve_page
+from surrobench.report.serve import best_line, serve_tables
 
 
 @app.command()

@@ -20,6 +20,8 @@ from surrobench.api.report import Report
 from surrobench.records.findings import Finding
 from surrobench.report import plots
 from surrobench.report import optimize as opt
+from surrobench.report import serve
+from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, finding_row
@@ -274,4 +276,25 @@ def render_report(data: ReportInput) -> str:
         f"<title>surrobench report: {escape(runs)}</title><style>{_CSS}</style></head><body>"
         f'<h1>surrobench report</h1><p class="muted">runs {escape(runs)}; generated {created} by surrobench '
         f"{escape(__version__)}</p><ul>{toc}</ul>\n{body}\n</body></html>\n"
+    )
+
+
+def serve_page(record: ServeRecord) -> str:
+    """One self-contained HTML page: the curve (a PNG data URI) and each policy's table; nothing loaded."""
+    fig = serve.latency_throughput(record)
+    parts = [f'<img alt="latency vs throughput" src="{figure_to_data_uri(fig)}">' if fig else ""]
+    for result in record.policies:
+        head = "".join(f"<th>{escape(c)}</th>" for c in serve.COLUMNS)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in serve.point_cells(p)) + "</tr>" for p in result.points
+        )
+        parts.append(f"<h2>{escape(serve.policy_title(record, result))}</h2><table><tr>{head}</tr>{rows}</table>")
+    notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>surrobench serve {escape(record.run_id)}</title><style>body{{font-family:system-ui,sans-serif;"
+        "margin:2em auto;max-width:1200px}td,th{padding:2px 8px;text-align:right}</style></head><body>"
+        f"<h1>surrobench serve {escape(record.run_id)}</h1><p>generated {created} by surrobench "
+        f"{escape(__version__)}</p>{''.join(parts)}<ul>{notes}</ul></body></html>\n"
     )

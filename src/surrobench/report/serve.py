@@ -1,18 +1,15 @@
 """Renderers of a serve record: rich tables (one per batching policy, the peak search's steps), the
-latency-throughput curve, and a self-contained HTML page holding both."""
+latency-throughput curve. The HTML page holding the curve and the tables is
+:func:`surrobench.report.html.serve_page`; the capacity comparison of two runs, :mod:`surrobench.report.serve_compare`."""
 
 from __future__ import annotations
-
-import datetime as dt
 
 from matplotlib.figure import Figure
 from rich.table import Table
 
 from surrobench.records.serve import LoadPoint, PolicyResult, ServeRecord
 from surrobench.report.escape import rich_escape
-from surrobench.report.html import escape, figure_to_data_uri
 from surrobench.report.plots import plain_text
-from surrobench.version import __version__
 
 COLUMNS = (
     "offered rps",
@@ -61,8 +58,7 @@ def point_cells(p: LoadPoint) -> list[str]:
 
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
-    w = record.workload
-    where = record.url or f"{w['model']} {w['shape_label']} {w['precision']} {w['mode']} on {w['device']}"
+    where = record.label()
     policy = result.policy.label() if result.policy else "the endpoint's own batching"
     line = f"{where}, {record.arrival} arrivals, {policy}"
     if result.capacity is not None:
@@ -127,24 +123,3 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def serve_page(record: ServeRecord) -> str:
-    """One self-contained HTML page: the curve (a PNG data URI) and each policy's table; nothing loaded."""
-    fig = latency_throughput(record)
-    parts = [f'<img alt="latency vs throughput" src="{figure_to_data_uri(fig)}">' if fig else ""]
-    for result in record.policies:
-        head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in point_cells(p)) + "</tr>" for p in result.points
-        )
-        parts.append(f"<h2>{escape(policy_title(record, result))}</h2><table><tr>{head}</tr>{rows}</table>")
-    notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>surrobench serve {escape(record.run_id)}</title><style>body{{font-family:system-ui,sans-serif;"
-        "margin:2em auto;max-width:1200px}td,th{padding:2px 8px;text-align:right}</style></head><body>"
-        f"<h1>surrobench serve {escape(record.run_id)}</h1><p>generated {created} by surrobench "
-        f"{escape(__version__)}</p>{''.join(parts)}<ul>{notes}</ul></body></html>\n"
-    )
