@@ -253,3 +253,25 @@ def test_compare_of_a_serve_run_and_an_ordinary_run_is_refused(serve_db, capsys)
     err = capsys.readouterr().err
     assert "BASE is a serve run" in err and "Traceback" not in err
     assert run_cli(["compare", "serve-slow", "serve-fast", "--db", str(serve_db), "--fail-on-regression"]) == 2
+
+
+def test_report_of_serve_runs_draws_the_curve_and_the_capacities(serve_db):
+    import re
+
+    from surrobench.api.report import build_report
+    from surrobench.report.html import report_page
+
+    built = build_report(["serve-slow", "serve-fast"], db=serve_db)
+    assert built.runs == () and [r.run_id for r in built.serve_runs] == ["serve-slow", "serve-fast"]
+    assert built.serve_comparison.capacity.verdict == "higher"
+    page = report_page(built)
+    assert len(re.findall(r'<img alt="latency vs throughput" src="data:image/png;base64,', page)) == 2
+    for record in built.serve_runs:
+        capacity = record.best().capacity
+        assert f"capacity {capacity.capacity_rps:.1f} rps at P99 &lt;= 5 ms" in page
+        assert re.search(rf"<td[^>]*>{capacity.steps[-1].rate_rps:.1f}</td>", page)  # the search's last step
+    assert "Capacity at P99 &lt;= 5 ms" in page and ": higher</p>" in page
+    assert "<script" not in page
+    mixed = build_report(["serve-slow", "plain-1"], db=serve_db)
+    assert [r.run_id for r in mixed.runs] == ["plain-1"] and mixed.serve_comparison is None
+    assert "Serve run serve-slow" in report_page(mixed)

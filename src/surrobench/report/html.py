@@ -16,11 +16,13 @@ import html
 
 from matplotlib.figure import Figure
 
+from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report
 from surrobench.records.findings import Finding
 from surrobench.report import plots
 from surrobench.report import optimize as opt
 from surrobench.report import serve
+from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
@@ -82,6 +84,8 @@ class ReportInput:
             shown in the run's section.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
         optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
+        serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
+        serve_comparison: the capacity comparison of two serve runs.
     """
 
     runs: tuple[RunRecord, ...]
@@ -92,6 +96,8 @@ class ReportInput:
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
     optimizations: tuple[dict, ...] = ()
+    serve_runs: tuple[ServeRecord, ...] = ()
+    serve_comparison: ComparedServeRuns | None = None
 
 
 def escape(text: object) -> str:
@@ -219,6 +225,37 @@ def _comparison_section(cmp: RunComparison) -> str:
     return "\n".join(parts)
 
 
+def _serve_section(record: ServeRecord) -> str:
+    """One serve run: the latency-throughput curve, then per batching policy its title (with the capacity at
+    the target), its load points and the peak search's steps; the best policy and the notes."""
+    parts = [
+        f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
+        f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "
+        "left out</p>",
+        _figure(serve.latency_throughput(record), "latency vs throughput"),
+    ]
+    for result in record.policies:
+        parts += [
+            f"<h3>{escape(serve.policy_title(record, result))}</h3>",
+            _table(serve.COLUMNS, map(serve.point_cells, result.points)),
+        ]
+        if result.capacity is not None:
+            parts += [
+                f"<h4>{escape(serve.SEARCH_TITLE)}</h4>",
+                _table(serve.SEARCH_COLUMNS, serve.search_rows(result.capacity)),
+            ]
+    best = serve.best_line(record)
+    parts.append(f"<p>{escape(best)}</p>" if best else "")
+    parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in record.notes) + "</ul>" if record.notes else "")
+    return "\n".join(p for p in parts if p)
+
+
+def _capacity_section(pair: ComparedServeRuns) -> str:
+    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_compare`)."""
+    left = ("run", "id", "served", "best policy")
+    return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
+
+
 def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
@@ -252,8 +289,13 @@ def render_report(data: ReportInput) -> str:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison)))
+    if data.serve_comparison is not None:
+        target = data.serve_comparison.capacity.target_p99_ms
+        sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
     for run in data.runs:
         sections.append((f"Run {run.run_id}", _run_section(run, (data.findings or {}).get(run.run_id))))
+    for record in data.serve_runs:
+        sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:
         sections.append(
             ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
@@ -269,7 +311,7 @@ def render_report(data: ReportInput) -> str:
     body = "\n".join(
         f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>' for i, (title, html) in enumerate(sections)
     )
-    runs = ", ".join(r.run_id for r in data.runs)
+    runs = ", ".join(r.run_id for r in (*data.runs, *data.serve_runs))
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -280,21 +322,5 @@ def render_report(data: ReportInput) -> str:
 
 
 def serve_page(record: ServeRecord) -> str:
-    """One self-contained HTML page: the curve (a PNG data URI) and each policy's table; nothing loaded."""
-    fig = serve.latency_throughput(record)
-    parts = [f'<img alt="latency vs throughput" src="{figure_to_data_uri(fig)}">' if fig else ""]
-    for result in record.policies:
-        head = "".join(f"<th>{escape(c)}</th>" for c in serve.COLUMNS)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in serve.point_cells(p)) + "</tr>" for p in result.points
-        )
-        parts.append(f"<h2>{escape(serve.policy_title(record, result))}</h2><table><tr>{head}</tr>{rows}</table>")
-    notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>surrobench serve {escape(record.run_id)}</title><style>body{{font-family:system-ui,sans-serif;"
-        "margin:2em auto;max-width:1200px}td,th{padding:2px 8px;text-align:right}</style></head><body>"
-        f"<h1>surrobench serve {escape(record.run_id)}</h1><p>generated {created} by surrobench "
-        f"{escape(__version__)}</p>{''.join(parts)}<ul>{notes}</ul></body></html>\n"
-    )
+    """The report page of one serve run alone (``serve --html``): :func:`render_report` of it."""
+    return render_report(ReportInput(runs=(), serve_runs=(record,)))

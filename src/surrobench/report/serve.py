@@ -5,9 +5,10 @@ latency-throughput curve. The HTML page holding the curve and the tables is
 from __future__ import annotations
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 from rich.table import Table
 
-from surrobench.records.serve import LoadPoint, PolicyResult, ServeRecord
+from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
 from surrobench.report.escape import rich_escape
 from surrobench.report.plots import plain_text
 
@@ -68,6 +69,18 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     return line
 
 
+SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
+SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
+
+
+def search_rows(capacity: Capacity) -> list[list[str]]:
+    """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
+    return [
+        [str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no"]
+        for i, s in enumerate(capacity.steps, 1)
+    ]
+
+
 def serve_tables(record: ServeRecord) -> list[Table]:
     """Per policy, its load points and, after a search, the search's steps."""
     tables = []
@@ -79,11 +92,11 @@ def serve_tables(record: ServeRecord) -> list[Table]:
             table.add_row(*point_cells(point))
         tables.append(table)
         if result.capacity is not None:
-            steps = Table(title="peak search (MLPerf LoadGen FindPeakPerformance)")
-            for name in ("step", "phase", "rate rps", "P99 ms", "pass"):
+            steps = Table(title=SEARCH_TITLE)
+            for name in SEARCH_COLUMNS:
                 steps.add_column(name, justify="right")
-            for i, s in enumerate(result.capacity.steps, 1):
-                steps.add_row(str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no")
+            for row in search_rows(result.capacity):
+                steps.add_row(*row)
             tables.append(steps)
     return tables
 
@@ -98,15 +111,17 @@ def best_line(record: ServeRecord) -> str | None:
 
 @plain_text()
 def latency_throughput(record: ServeRecord) -> Figure | None:
-    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy, the target
-    as a horizontal line; None without load points."""
+    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy joining the
+    points in the order of the offered rate (past saturation the achieved rate stops growing and the line
+    turns up), the target as a horizontal line; None without load points. Latency on a log axis, its ticks
+    written as plain numbers (mathtext is off in every figure, :data:`surrobench.report.plots.PLAIN_TEXT`)."""
     results = [r for r in record.policies if r.points]
     if not results:
         return None
     fig = Figure(figsize=(7, 4.5))
     ax = fig.add_subplot()
     for result in results:
-        pts = sorted(result.points, key=lambda p: p.achieved_rps)
+        pts = sorted(result.points, key=lambda p: p.offered_rps)
         x = [p.achieved_rps for p in pts]
         p99 = [p.p99_ms for p in pts]
         lo = [p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms) for p in pts]
@@ -119,6 +134,7 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
     ax.set_xlabel("achieved rate (requests/s)")
     ax.set_ylabel("latency (ms)")
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
     ax.legend(fontsize=7)
     fig.tight_layout()
