@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 24 on the H200, for docs/benchmarks/h200-serve.md: fno2d and unet2d at 128 (batch-1 requests);
 # the capacity at P99 <= 5 ms, eager and with each one's optimize recipe (cudagraph+tf32 for both, from
-# docs/benchmarks/h200-optimize.md); the batching policy's effect (max batch x max wait); a rate sweep for
-# the latency-throughput curve; the HTTP mode against examples/serve_http.py. Every step has its own timeout
-# and the whole stays under 9 minutes; everything lands in $OUT/serve.tar.gz.
+# docs/benchmarks/h200-optimize.md), and compare of the two; the batching policy's effect (max batch x max
+# wait); a rate sweep for the latency-throughput curve; the HTTP mode against examples/serve_http.py. Every
+# step has its own timeout and the whole stays under 9 minutes; everything lands in $OUT/serve.tar.gz.
 # Usage: OUT=/some/dir benchmarks/gpu_serve.sh   (from the repository root)
 set -uo pipefail
 out=${OUT:?set OUT}/serve
@@ -21,13 +21,20 @@ for model in fno2d unet2d; do
   step "$model-eager" 75 serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --tag "$model eager"
   step "$model-recipe" 75 serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --mode cudagraph \
     --precision tf32 --tag "$model cudagraph+tf32"
+  # the recipe's effect on capacity, as the README shows it: compare of the two serve runs
+  ids=$(python3 -c "import json, sys; print(*(json.load(open(f))['run_id'] for f in sys.argv[1:]))" \
+    "$out/$model-eager.json" "$out/$model-recipe.json")
+  echo "== $model-compare"
+  # shellcheck disable=SC2086  # two run ids
+  timeout -k 2 8 python3 -m surrobench compare $ids --db "$db" --json "$out/$model-compare.json" \
+    >"$out/$model-compare.txt" 2>&1; echo "rc=$?" >>"$out/$model-compare.txt"; cat "$out/$model-compare.txt"
 done
 # the batching policy: 1 (no batching) or 8 requests, waiting 0.5 or 2 ms (recipe settings)
-step fno2d-policies 120 serve --model fno2d --shape 128 --device cuda --duration-s 2 --warmup-s 0.5 --p99-ms 5 \
+step fno2d-policies 115 serve --model fno2d --shape 128 --device cuda --duration-s 2 --warmup-s 0.5 --p99-ms 5 \
   --find-max --max-batch 1,8 --max-wait-ms 0.5,2 --mode cudagraph --precision tf32 --tag "fno2d policies"
 step unet2d-curve 45 serve --model unet2d --shape 128 --device cuda --duration-s 3 --warmup-s 0.5 --p99-ms 5 \
   --rate 250,500,1000,2000,4000 --max-batch 8 --max-wait-ms 1 --mode cudagraph --precision tf32 --tag "unet2d curve"
-step fno2d-closed 30 serve --model fno2d --shape 128 --device cuda --duration-s 4 --warmup-s 0.5 --concurrency 1,4,16 \
+step fno2d-closed 25 serve --model fno2d --shape 128 --device cuda --duration-s 4 --warmup-s 0.5 --concurrency 1,4,16 \
   --max-batch 16 --max-wait-ms 1 --tag "fno2d closed loop"
 if python3 -c "import httpx" 2>/dev/null; then
   timeout 60 python3 examples/serve_http.py --model fno2d --shape 128 --port 8765 >"$out/server.txt" 2>&1 &

@@ -15,7 +15,7 @@ from surrobench.api.serve import find_capacity, serve, serve_policy, serve_reque
 from surrobench.errors import UsageError
 from surrobench.execution.batcher import VirtualClock
 from surrobench.records.serve import ServePolicy, serve_from_json
-from surrobench.report.serve import serve_page
+from surrobench.report.html import serve_page
 from surrobench.results.serve_store import load_serve
 from surrobench.results.store import ResultStore
 
@@ -153,23 +153,19 @@ def test_http_mode_against_the_example_server():
 def test_capacity_comparison_of_planted_services():
     from dataclasses import replace
 
-    from surrobench.records.serve import PolicyResult
+    from surrobench.records.serve import Capacity, PolicyResult
     from surrobench.results.serve_compare import compare_capacity
 
-    def searched(ms: float):
-        service = Planted(ms, 0.0)
-        request = serve_request(
-            find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
-        )
-        return serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
-
-    base = serve_from_json(json.loads(json.dumps(_empty_record())))
-    slow = replace(base, target_p99_ms=5.0, policies=(searched(2.0),))
-    fast = replace(base, target_p99_ms=5.0, policies=(searched(1.0),))
+    base = serve_from_json(_empty_record())
+    slow, fast = _searched_record("slow", 2.0), _searched_record("fast", 1.0)
     cmp = compare_capacity(slow, fast)
     assert cmp.verdict == "higher" and cmp.ratio == pytest.approx(2.0, rel=0.1)
     assert compare_capacity(fast, slow).verdict == "lower"
     assert compare_capacity(slow, slow).verdict == "same"
+    # a search that never failed is a lower bound only: above it, BASE may be faster or slower than NEW
+    open_base = replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, 150.0, None, ())),))
+    assert compare_capacity(open_base, fast).verdict == "inconclusive"
+    assert compare_capacity(open_base, fast).ratio_interval[0] is None  # new_lo / base_hi, base_hi unknown
     with pytest.raises(UsageError, match="find-max"):
         compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
 
@@ -181,7 +177,7 @@ def _empty_record() -> dict:
         "created": "2026-01-01T00:00:00",
         "tag": None,
         "env": {},
-        "workload": {"model": "m", "device": "cpu"},
+        "workload": {"model": "m", "shape_label": "8", "precision": "fp32", "mode": "eager", "device": "cpu"},
         "url": None,
         "arrival": "constant",
         "duration_s": 2.0,
@@ -191,3 +187,91 @@ def _empty_record() -> dict:
         "policies": [],
         "notes": [],
     }
+
+
+def _searched_record(run_id: str, ms: float):
+    """A serve record of a 1-request batcher over a planted ``ms`` service, searched at P99 <= 5 ms."""
+    from dataclasses import replace
+
+    service = Planted(ms, 0.0)
+    request = serve_request(
+        find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
+    )
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock)
+    return replace(serve_from_json(_empty_record()), run_id=run_id, policies=(result,))
+
+
+@pytest.fixture
+def serve_db(tmp_path):
+    """A database with two serve runs (2 ms and 1 ms planted services) and one ordinary run."""
+    from synthetic import config, latency_samples, run
+
+    from surrobench.results.serve_store import begin_serve, save_serve
+
+    db = tmp_path / "r.db"
+    with ResultStore(db) as store:
+        for record in (_searched_record("serve-slow", 2.0), _searched_record("serve-fast", 1.0)):
+            begin_serve(store, record, None)
+            save_serve(store, record)
+        ordinary = run("plain-1", [config(latency_samples(1.0, 0.01, seed=1))])
+        store.begin_run(ordinary)
+        store.add_result(ordinary.run_id, ordinary.results[0])
+        store.finish_run(ordinary.run_id)
+    return db
+
+
+def test_compare_of_two_serve_runs_compares_their_capacity(serve_db, tmp_path, capsys):
+    from conftest import run_cli
+
+    from surrobench.api.compare import ComparedServeRuns, compare, compare_pair
+
+    pair = compare_pair("serve-slow", "serve-fast", db=serve_db)
+    assert isinstance(pair, ComparedServeRuns)
+    assert pair.capacity.verdict == "higher" and pair.capacity.ratio == pytest.approx(2.0, rel=0.1)
+    assert compare("serve-fast", "serve-slow", db=serve_db).verdict == "lower"
+    out, md = tmp_path / "c.json", tmp_path / "c.md"
+    argv = ["compare", "serve-slow", "serve-fast", "--db", str(serve_db), "--json", str(out), "--markdown", str(md)]
+    assert run_cli(argv) == 0
+    assert "capacity at P99" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/compare-serve-v1" and doc["verdict"] == "higher"
+    assert (doc["base_run_id"], doc["new_run_id"]) == ("serve-slow", "serve-fast")
+    base_lo, base_hi = doc["base_rps"]
+    assert base_lo <= 1000 / 2.0 < base_hi  # the 2 ms service's rate lies in its bracket
+    assert doc["base_policy"] == {"max_batch": 1, "max_wait_ms": 0.0}
+    assert md.read_text().count("| serve-") == 2
+
+
+def test_compare_of_a_serve_run_and_an_ordinary_run_is_refused(serve_db, capsys):
+    from conftest import run_cli
+
+    from surrobench.api.compare import compare_pair
+
+    with pytest.raises(UsageError, match="NEW is a serve run and BASE"):
+        compare_pair("plain-1", "serve-fast", db=serve_db)
+    assert run_cli(["compare", "serve-slow", "plain-1", "--db", str(serve_db)]) == 2
+    err = capsys.readouterr().err
+    assert "BASE is a serve run" in err and "Traceback" not in err
+    assert run_cli(["compare", "serve-slow", "serve-fast", "--db", str(serve_db), "--fail-on-regression"]) == 2
+
+
+def test_report_of_serve_runs_draws_the_curve_and_the_capacities(serve_db):
+    import re
+
+    from surrobench.api.report import build_report
+    from surrobench.report.html import report_page
+
+    built = build_report(["serve-slow", "serve-fast"], db=serve_db)
+    assert built.runs == () and [r.run_id for r in built.serve_runs] == ["serve-slow", "serve-fast"]
+    assert built.serve_comparison.capacity.verdict == "higher"
+    page = report_page(built)
+    assert len(re.findall(r'<img alt="latency vs throughput" src="data:image/png;base64,', page)) == 2
+    for record in built.serve_runs:
+        capacity = record.best().capacity
+        assert f"capacity {capacity.capacity_rps:.1f} rps at P99 &lt;= 5 ms" in page
+        assert re.search(rf"<td[^>]*>{capacity.steps[-1].rate_rps:.1f}</td>", page)  # the search's last step
+    assert "Capacity at P99 &lt;= 5 ms" in page and ": higher</p>" in page
+    assert "<script" not in page
+    mixed = build_report(["serve-slow", "plain-1"], db=serve_db)
+    assert [r.run_id for r in mixed.runs] == ["plain-1"] and mixed.serve_comparison is None
+    assert "Serve run serve-slow" in report_page(mixed)

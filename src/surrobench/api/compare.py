@@ -1,7 +1,8 @@
-"""``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``).
+"""``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``);
+two serve runs by their capacity at the P99 target.
 
 A run is given as a :class:`RunRecord`, a run id (or unique prefix) in the database ``db``, or the path of a
-run-v1 JSON file (``surrobench run --json``).
+run-v1 JSON file (``surrobench run --json``); a serve run as a :class:`ServeRecord` or its run id.
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from pathlib import Path
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
+from surrobench.records.serve import ServeRecord
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
+from surrobench.results.serve_compare import CapacityComparison, compare_capacity
+from surrobench.results.serve_store import load_serve
 from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
 
 RunRef = RunRecord | str | Path
@@ -73,24 +77,79 @@ class ComparedRuns:
     new: RunRecord
     comparison: RunComparison
 
+    def to_json(self) -> dict:
+        """``surrobench/compare-v1`` (:meth:`RunComparison.to_json`)."""
+        return self.comparison.to_json()
+
+
+@dataclass(frozen=True)
+class ComparedServeRuns:
+    """Two serve runs and their capacities at the P99 target compared (what ``surrobench compare`` shows of
+    two ``serve --find-max`` runs)."""
+
+    base: ServeRecord
+    new: ServeRecord
+    capacity: CapacityComparison
+
+    def to_json(self) -> dict:
+        """``surrobench/compare-serve-v1`` (:meth:`CapacityComparison.to_json`)."""
+        return self.capacity.to_json()
+
+
+def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> ServeRecord | None:
+    """The serve record ``ref`` names: a :class:`ServeRecord` as is; a run id (or unique prefix) in ``db``
+    with a ``serve_runs`` row; None for anything else (a run file, a :class:`RunRecord`, a run that is not a
+    serve run, no database).
+
+    Raises:
+        UsageError: no single run in ``db`` matches the id; the stored serve record is invalid.
+    """
+    if isinstance(ref, ServeRecord):
+        return ref
+    if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
+        return None
+    with ResultStore(db, read_only=True) as store:
+        return load_serve(store, store.resolve_run_id(str(ref)))
+
+
+def _compare_serve(base: ServeRecord | None, new: ServeRecord | None, refs: tuple, gate: bool) -> ComparedServeRuns:
+    """The capacity comparison of two serve runs (the branch of :func:`compare_pair` for serve runs)."""
+    if base is None or new is None:
+        serve_side, other = ("BASE", "NEW") if base is not None else ("NEW", "BASE")
+        other_ref = refs[1] if base is not None else refs[0]
+        raise UsageError(
+            f"{serve_side} is a serve run and {other} ({str(other_ref)!r}) is not: compare serve runs with serve runs"
+        )
+    if gate:
+        raise UsageError("--fail-on-regression gates run configs; two serve runs compare their capacity only")
+    return ComparedServeRuns(base, new, compare_capacity(base, new))
+
 
 def compare_pair(
-    base: RunRef,
-    new: RunRef,
+    base: RunRef | ServeRecord,
+    new: RunRef | ServeRecord,
     *,
     db: str | Path = DEFAULT_DB,
     threshold: float = DEFAULT_THRESHOLD,
     allow_env_mismatch: bool = False,
     ignore_fields: tuple[str, ...] = (),
     gate: bool = False,
-) -> ComparedRuns:
+) -> ComparedRuns | ComparedServeRuns:
     """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does; the runs come
     back with the comparison. ``gate``: the comparison is meant to gate (``--fail-on-regression``), so both
     runs must have been taken with enough rounds (:func:`surrobench.results.compare.check_gate_inputs`).
 
+    Two serve runs (:func:`load_serve_run`) compare their capacity at the P99 target instead
+    (:func:`surrobench.results.serve_compare.compare_capacity`; ``threshold``, ``allow_env_mismatch`` and
+    ``ignore_fields`` do not apply: the two workloads may differ, e.g. eager against a recipe).
+
     Raises:
-        UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds.
+        UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
+            serve run and one that is not; serve runs without a capacity search or with different targets.
     """
+    serve = load_serve_run(base, db), load_serve_run(new, db)
+    if any(s is not None for s in serve):
+        return _compare_serve(*serve, (base, new), gate)
     base_run, new_run = load_run(base, db), load_run(new, db)
     if gate:
         check_gate_inputs(base_run, new_run)
@@ -107,27 +166,28 @@ def compare_pair(
 
 
 def compare(
-    base: RunRef,
-    new: RunRef,
+    base: RunRef | ServeRecord,
+    new: RunRef | ServeRecord,
     *,
     db: str | Path = DEFAULT_DB,
     threshold: float = DEFAULT_THRESHOLD,
     allow_env_mismatch: bool = False,
     ignore_fields: tuple[str, ...] = (),
-) -> RunComparison:
+) -> RunComparison | CapacityComparison:
     """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
     bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
     database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
-    ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run.
+    ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
+    their :class:`CapacityComparison` (:func:`compare_pair`).
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without
-            ``allow_env_mismatch``, an unknown ignored field.
+            ``allow_env_mismatch``, an unknown ignored field; as :func:`compare_pair` for serve runs.
     """
     pair = compare_pair(
         base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
     )
-    return pair.comparison
+    return pair.capacity if isinstance(pair, ComparedServeRuns) else pair.comparison
 
 
 def history(

@@ -2,7 +2,8 @@
 
 The runs, the comparison of the first two (BASE, NEW), the op time of every profiled config, each run's
 findings as ``diagnose --run`` gives them, the optimizations that made the runs, and optionally a trace
-whose first profiled step is drawn.
+whose first profiled step is drawn. Serve runs (``surrobench serve``) are shown as their records (the
+latency-throughput curve), two of them compared by their capacity at the P99 target.
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ from pathlib import Path
 
 from surrobench.analysis.diagnose import diagnose_run
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.api.compare import RunRef, compare_pair, is_run_file, load_run, op_times
+from surrobench.api.compare import (
+    ComparedServeRuns,
+    RunRef,
+    compare_pair,
+    is_run_file,
+    load_run,
+    load_serve_run,
+    op_times,
+)
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
+from surrobench.records.serve import ServeRecord
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
 from surrobench.results.store import DEFAULT_DB, ResultStore, optimizations_of_runs
 from surrobench.trace import load_trace
@@ -35,6 +45,9 @@ class Report:
         findings: ``{run id: ranked findings}``; a run JSON file gets the run-level findings of its results.
         timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
         optimizations: ``surrobench/optimize-v1`` documents stored in the database that made these runs.
+        serve_runs: the serve runs among those given, in the order given (not in ``runs``).
+        serve_comparison: two serve runs (and nothing else) given, both with a capacity search: their
+            capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).
     """
 
     runs: tuple[RunRecord, ...]
@@ -45,6 +58,8 @@ class Report:
     timeline: Timeline | None = None
     timeline_title: str = ""
     optimizations: tuple[dict, ...] = ()
+    serve_runs: tuple[ServeRecord, ...] = ()
+    serve_comparison: ComparedServeRuns | None = None
 
 
 def build_report(
@@ -60,11 +75,16 @@ def build_report(
     """Load ``runs`` (run ids in ``db``, run JSON files or records: :func:`surrobench.api.compare.load_run`),
     compare the first two when there are exactly two (:func:`surrobench.api.compare.compare`, with
     ``threshold``, ``allow_env_mismatch`` and ``ignore_fields``), diagnose each with ``thresholds`` and load
-    ``trace`` (a Kineto trace or nsys export).
+    ``trace`` (a Kineto trace or nsys export). Serve runs among ``runs`` go to ``serve_runs``; two serve runs
+    alone, both searched, are compared by their capacity.
 
     Raises:
-        UsageError: a run reference that names nothing, runs that cannot be compared, an unreadable trace.
+        UsageError: a run reference that names nothing, runs that cannot be compared (two serve runs that
+            searched different targets), an unreadable trace.
     """
+    serve = [load_serve_run(ref, db) for ref in runs]
+    served = tuple(s for s in serve if s is not None)
+    runs = [ref for ref, s in zip(runs, serve) if s is None]
     if len(runs) == 2:
         pair = compare_pair(
             runs[0],
@@ -99,7 +119,16 @@ def build_report(
         timeline=timeline,
         timeline_title=Path(trace).name if trace is not None else "",
         optimizations=optimizations,
+        serve_runs=served,
+        serve_comparison=_capacity_pair(served, db),
     )
+
+
+def _capacity_pair(served: tuple[ServeRecord, ...], db: str | Path) -> ComparedServeRuns | None:
+    """The capacity comparison of exactly two serve runs that both searched one; None otherwise."""
+    if len(served) != 2 or any(s.best() is None for s in served):
+        return None
+    return compare_pair(*served, db=db)
 
 
 def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds) -> list[Finding]:

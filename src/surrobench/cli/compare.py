@@ -49,7 +49,8 @@ def compare(
     """Compare two runs config by config: median, P95, peak memory, top op; ratio CIs and a verdict.
 
     A verdict needs the whole 95% CI of the median ratio beyond 1 ± threshold and a Mann-Whitney U
-    p-value under 0.05 (see surrobench.results.compare).
+    p-value under 0.05 (see surrobench.results.compare). Two serve runs (serve --find-max) compare their
+    capacity at the P99 target: higher, lower, same or inconclusive.
     """
     from surrobench.api.compare import compare_pair
     from surrobench.report.comparison import comparison_document, comparison_renderables
@@ -68,7 +69,7 @@ def compare(
     )
     for table in comparison_renderables(pair, width=console.width):
         console.print(table)
-    write_json(json_out, pair.comparison.to_json())
+    write_json(json_out, pair.to_json())
     if markdown is not None:
         write_output(markdown, comparison_document(pair), "--markdown")
     if fail_on_regression and gate_failed(pair.comparison):

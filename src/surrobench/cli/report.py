@@ -22,7 +22,9 @@ from surrobench.report.escape import rich_escape
 
 @app.command()
 def report(
-    runs: list[str] = typer.Argument(..., help="Run ids (or unique prefixes) in --db, or run JSON files."),
+    runs: list[str] = typer.Argument(
+        ..., help="Run ids (or unique prefixes) in --db, run JSON files, or serve run ids."
+    ),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     db: Path = DbOpt,
     threshold: float = ThresholdOpt,
@@ -30,7 +32,10 @@ def report(
     ignore_field: str = IgnoreFieldOpt,
     trace: Path = typer.Option(None, "--trace", help="Kineto or nsys trace whose first profiled step is drawn."),
 ) -> None:
-    """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE)."""
+    """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE).
+
+    A serve run is drawn as its latency-throughput curve and tables; two serve runs also compare their
+    capacity at the P99 target."""
     from surrobench.api.report import build_report
     from surrobench.report.html import report_page
 

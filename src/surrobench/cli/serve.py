@@ -55,7 +55,8 @@ def serve(
     w = workload
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast
     from surrobench.api.serve import serve as serve_load
-    from surrobench.report.serve import best_line, serve_page, serve_tables
+    from surrobench.report.html import serve_page
+    from surrobench.report.serve import best_line, serve_tables
 
     record = serve_load(
         w.model,

@@ -10,6 +10,8 @@ from __future__ import annotations
 RUN = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
 COMPARE = "surrobench/compare-v1"
+#: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v1's).
+COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
 DIAGNOSIS = "surrobench/diagnosis-v1"
 TIMELINE = "surrobench/timeline-v1"

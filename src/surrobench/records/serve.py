@@ -192,6 +192,11 @@ class ServeRecord:
     policies: tuple[PolicyResult, ...]
     notes: tuple[str, ...] = field(default=())
 
+    def label(self) -> str:
+        """What was served: the endpoint's URL, or model, shape, precision, mode and device."""
+        w = self.workload
+        return self.url or f"{w['model']} {w['shape_label']} {w['precision']} {w['mode']} on {w['device']}"
+
     def best(self) -> PolicyResult | None:
         """The policy with the highest capacity (None without a search)."""
         searched = [p for p in self.policies if p.capacity is not None]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from surrobench.api.compare import ComparedRuns
+from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
+from surrobench.report.serve_compare import capacity_markdown, capacity_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 from surrobench.results.scaling import placement, scaling_rows
 
@@ -234,16 +235,21 @@ def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
     return [(title, rows) for title, rows in sides if rows]
 
 
-def comparison_renderables(pair: ComparedRuns, width: int | None = None) -> list[Table]:
+def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | None = None) -> list[Table]:
     """What ``surrobench compare`` prints: :func:`comparison_tables`, then the scaling table of each side that
-    is a multi-process run."""
+    is a multi-process run; for two serve runs their capacity table."""
+    if isinstance(pair, ComparedServeRuns):
+        return [capacity_table(pair)]
     sides = _scaling_sides(pair.base, pair.new)
     scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in sides]
     return comparison_tables(pair.comparison, width=width) + scaling
 
 
-def comparison_document(pair: ComparedRuns) -> str:
-    """:func:`comparison_markdown`, then each multi-process side's scaling table under a level-3 heading."""
+def comparison_document(pair: ComparedRuns | ComparedServeRuns) -> str:
+    """:func:`comparison_markdown`, then each multi-process side's scaling table under a level-3 heading; for
+    two serve runs their capacity table."""
+    if isinstance(pair, ComparedServeRuns):
+        return capacity_markdown(pair)
     sides = _scaling_sides(pair.base, pair.new)
     tables = "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
     return comparison_markdown(pair.comparison) + tables

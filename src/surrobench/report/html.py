@@ -16,10 +16,14 @@ import html
 
 from matplotlib.figure import Figure
 
+from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report
 from surrobench.records.findings import Finding
 from surrobench.report import plots
 from surrobench.report import optimize as opt
+from surrobench.report import serve
+from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
+from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
 from surrobench.report.findings import HEADER, finding_row
@@ -80,6 +84,8 @@ class ReportInput:
             shown in the run's section.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
         optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
+        serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
+        serve_comparison: the capacity comparison of two serve runs.
     """
 
     runs: tuple[RunRecord, ...]
@@ -90,6 +96,8 @@ class ReportInput:
     timeline: Sequence[plots.Span] | None = None
     timeline_title: str = ""
     optimizations: tuple[dict, ...] = ()
+    serve_runs: tuple[ServeRecord, ...] = ()
+    serve_comparison: ComparedServeRuns | None = None
 
 
 def escape(text: object) -> str:
@@ -217,6 +225,37 @@ def _comparison_section(cmp: RunComparison) -> str:
     return "\n".join(parts)
 
 
+def _serve_section(record: ServeRecord) -> str:
+    """One serve run: the latency-throughput curve, then per batching policy its title (with the capacity at
+    the target), its load points and the peak search's steps; the best policy and the notes."""
+    parts = [
+        f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
+        f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "
+        "left out</p>",
+        _figure(serve.latency_throughput(record), "latency vs throughput"),
+    ]
+    for result in record.policies:
+        parts += [
+            f"<h3>{escape(serve.policy_title(record, result))}</h3>",
+            _table(serve.COLUMNS, map(serve.point_cells, result.points)),
+        ]
+        if result.capacity is not None:
+            parts += [
+                f"<h4>{escape(serve.SEARCH_TITLE)}</h4>",
+                _table(serve.SEARCH_COLUMNS, serve.search_rows(result.capacity)),
+            ]
+    best = serve.best_line(record)
+    parts.append(f"<p>{escape(best)}</p>" if best else "")
+    parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in record.notes) + "</ul>" if record.notes else "")
+    return "\n".join(p for p in parts if p)
+
+
+def _capacity_section(pair: ComparedServeRuns) -> str:
+    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_compare`)."""
+    left = ("run", "id", "served", "best policy")
+    return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
+
+
 def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
@@ -250,8 +289,13 @@ def render_report(data: ReportInput) -> str:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
         sections.append(("Comparison", _comparison_section(data.comparison)))
+    if data.serve_comparison is not None:
+        target = data.serve_comparison.capacity.target_p99_ms
+        sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
     for run in data.runs:
         sections.append((f"Run {run.run_id}", _run_section(run, (data.findings or {}).get(run.run_id))))
+    for record in data.serve_runs:
+        sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:
         sections.append(
             ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
@@ -267,7 +311,7 @@ def render_report(data: ReportInput) -> str:
     body = "\n".join(
         f'<section id="s{i}"><h2>{escape(title)}</h2>\n{html}</section>' for i, (title, html) in enumerate(sections)
     )
-    runs = ", ".join(r.run_id for r in data.runs)
+    runs = ", ".join(r.run_id for r in (*data.runs, *data.serve_runs))
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -275,3 +319,8 @@ def render_report(data: ReportInput) -> str:
         f'<h1>surrobench report</h1><p class="muted">runs {escape(runs)}; generated {created} by surrobench '
         f"{escape(__version__)}</p><ul>{toc}</ul>\n{body}\n</body></html>\n"
     )
+
+
+def serve_page(record: ServeRecord) -> str:
+    """The report page of one serve run alone (``serve --html``): :func:`render_report` of it."""
+    return render_report(ReportInput(runs=(), serve_runs=(record,)))

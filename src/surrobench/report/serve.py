@@ -1,18 +1,16 @@
 """Renderers of a serve record: rich tables (one per batching policy, the peak search's steps), the
-latency-throughput curve, and a self-contained HTML page holding both."""
+latency-throughput curve. The HTML page holding the curve and the tables is
+:func:`surrobench.report.html.serve_page`; the capacity comparison of two runs, :mod:`surrobench.report.serve_compare`."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 from rich.table import Table
 
-from surrobench.records.serve import LoadPoint, PolicyResult, ServeRecord
+from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
 from surrobench.report.escape import rich_escape
-from surrobench.report.html import escape, figure_to_data_uri
 from surrobench.report.plots import plain_text
-from surrobench.version import __version__
 
 COLUMNS = (
     "offered rps",
@@ -61,8 +59,7 @@ def point_cells(p: LoadPoint) -> list[str]:
 
 
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
-    w = record.workload
-    where = record.url or f"{w['model']} {w['shape_label']} {w['precision']} {w['mode']} on {w['device']}"
+    where = record.label()
     policy = result.policy.label() if result.policy else "the endpoint's own batching"
     line = f"{where}, {record.arrival} arrivals, {policy}"
     if result.capacity is not None:
@@ -70,6 +67,18 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         upper = f"{c.failing_rps:.1f}" if c.failing_rps is not None else "not reached"
         line += f": capacity {c.capacity_rps:.1f} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
     return line
+
+
+SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
+SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
+
+
+def search_rows(capacity: Capacity) -> list[list[str]]:
+    """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
+    return [
+        [str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no"]
+        for i, s in enumerate(capacity.steps, 1)
+    ]
 
 
 def serve_tables(record: ServeRecord) -> list[Table]:
@@ -83,11 +92,11 @@ def serve_tables(record: ServeRecord) -> list[Table]:
             table.add_row(*point_cells(point))
         tables.append(table)
         if result.capacity is not None:
-            steps = Table(title="peak search (MLPerf LoadGen FindPeakPerformance)")
-            for name in ("step", "phase", "rate rps", "P99 ms", "pass"):
+            steps = Table(title=SEARCH_TITLE)
+            for name in SEARCH_COLUMNS:
                 steps.add_column(name, justify="right")
-            for i, s in enumerate(result.capacity.steps, 1):
-                steps.add_row(str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no")
+            for row in search_rows(result.capacity):
+                steps.add_row(*row)
             tables.append(steps)
     return tables
 
@@ -102,15 +111,17 @@ def best_line(record: ServeRecord) -> str | None:
 
 @plain_text()
 def latency_throughput(record: ServeRecord) -> Figure | None:
-    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy, the target
-    as a horizontal line; None without load points."""
+    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy joining the
+    points in the order of the offered rate (past saturation the achieved rate stops growing and the line
+    turns up), the target as a horizontal line; None without load points. Latency on a log axis, its ticks
+    written as plain numbers (mathtext is off in every figure, :data:`surrobench.report.plots.PLAIN_TEXT`)."""
     results = [r for r in record.policies if r.points]
     if not results:
         return None
     fig = Figure(figsize=(7, 4.5))
     ax = fig.add_subplot()
     for result in results:
-        pts = sorted(result.points, key=lambda p: p.achieved_rps)
+        pts = sorted(result.points, key=lambda p: p.offered_rps)
         x = [p.achieved_rps for p in pts]
         p99 = [p.p99_ms for p in pts]
         lo = [p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms) for p in pts]
@@ -123,28 +134,8 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
     ax.set_xlabel("achieved rate (requests/s)")
     ax.set_ylabel("latency (ms)")
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def serve_page(record: ServeRecord) -> str:
-    """One self-contained HTML page: the curve (a PNG data URI) and each policy's table; nothing loaded."""
-    fig = latency_throughput(record)
-    parts = [f'<img alt="latency vs throughput" src="{figure_to_data_uri(fig)}">' if fig else ""]
-    for result in record.policies:
-        head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{escape(c)}</td>" for c in point_cells(p)) + "</tr>" for p in result.points
-        )
-        parts.append(f"<h2>{escape(policy_title(record, result))}</h2><table><tr>{head}</tr>{rows}</table>")
-    notes = "".join(f"<li>{escape(n)}</li>" for n in record.notes)
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>surrobench serve {escape(record.run_id)}</title><style>body{{font-family:system-ui,sans-serif;"
-        "margin:2em auto;max-width:1200px}td,th{padding:2px 8px;text-align:right}</style></head><body>"
-        f"<h1>surrobench serve {escape(record.run_id)}</h1><p>generated {created} by surrobench "
-        f"{escape(__version__)}</p>{''.join(parts)}<ul>{notes}</ul></body></html>\n"
-    )

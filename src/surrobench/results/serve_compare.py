@@ -2,29 +2,62 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from surrobench.errors import UsageError
-from surrobench.records.serve import ServeRecord
+from surrobench.records import schemas
+from surrobench.records.serve import ServePolicy, ServeRecord
+
+#: The verdicts of a capacity comparison, NEW against BASE.
+CAPACITY_VERDICTS = ("higher", "lower", "same", "inconclusive")
 
 
 @dataclass(frozen=True)
 class CapacityComparison:
-    """``ratio`` = new / base capacity (rps); ``ratio_interval``: from the two search brackets, ``[new_lo /
-    base_hi, new_hi / base_lo]`` (None where a bracket is open or a capacity is 0). ``verdict``: ``higher`` or
-    ``lower`` when the brackets do not overlap, else ``same`` (the searches cannot tell them apart)."""
+    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`).
 
+    Attributes:
+        base_rps, new_rps: each search's bracket ``(capacity_rps, failing_rps)``, the capacity lying in
+            ``[capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`); ``failing_rps`` None
+            where the search never failed (an open bracket: the capacity is a lower bound).
+        ratio: NEW / BASE capacity (None when BASE's is 0); ``ratio_interval``: from the two brackets,
+            ``[new_lo / base_hi, new_hi / base_lo]`` (a side None where a bracket is open or a capacity is 0).
+        verdict: one of :data:`CAPACITY_VERDICTS`: ``higher`` or ``lower`` when the brackets do not overlap;
+            ``same`` when both are closed and overlap (the searches, at their 5% resolution, cannot tell the two
+            apart); ``inconclusive`` when they overlap and one is open (no order is established).
+    """
+
+    base_run_id: str
+    new_run_id: str
     target_p99_ms: float
+    base_policy: ServePolicy | None
+    new_policy: ServePolicy | None
     base_rps: tuple[float, float | None]
     new_rps: tuple[float, float | None]
     ratio: float | None
     ratio_interval: tuple[float | None, float | None]
     verdict: str
 
+    def to_json(self) -> dict:
+        """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
+        ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching)."""
+        return {"schema": schemas.COMPARE_SERVE, **asdict(self)}
+
+
+def _verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
+    (b_lo, b_hi), (n_lo, n_hi) = base, new
+    if b_hi is not None and n_lo >= b_hi:
+        return "higher"
+    if n_hi is not None and b_lo >= n_hi:
+        return "lower"
+    return "same" if b_hi is not None and n_hi is not None else "inconclusive"
+
 
 def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
-    """Raises:
-    UsageError: a run without a capacity search, or targets that differ."""
+    """Compare the capacities the two runs' peak searches found at their (equal) P99 target.
+
+    Raises:
+        UsageError: a run without a capacity search, or targets that differ."""
     best = [r.best() for r in (base, new)]
     if any(b is None for b in best):
         raise UsageError("compare of serve runs needs two runs of `serve --find-max` (a capacity on each)")
@@ -33,12 +66,15 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
     (b_lo, b_hi), (n_lo, n_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps
     low = n_lo / b_hi if b_hi else None
     high = n_hi / b_lo if n_hi is not None and b_lo else None
-    if b_hi is not None and n_lo >= b_hi:
-        verdict = "higher"
-    elif n_hi is not None and b_lo >= n_hi:
-        verdict = "lower"
-    else:
-        verdict = "same"
     return CapacityComparison(
-        base.target_p99_ms, (b_lo, b_hi), (n_lo, n_hi), n_lo / b_lo if b_lo else None, (low, high), verdict
+        base.run_id,
+        new.run_id,
+        base.target_p99_ms,
+        best[0].policy,
+        best[1].policy,
+        (b_lo, b_hi),
+        (n_lo, n_hi),
+        n_lo / b_lo if b_lo else None,
+        (low, high),
+        _verdict((b_lo, b_hi), (n_lo, n_hi)),
     )

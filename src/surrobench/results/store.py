@@ -84,6 +84,7 @@ CREATE TABLE IF NOT EXISTS serve_runs (
 """
 _SCHEMA_SQL += _SERVE_SQL + ";"
 
+
 def _add_inputs(conn: sqlite3.Connection) -> None:
     """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
     alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),

@@ -1,0 +1,59 @@
+"""The capacity comparison of two serve runs (``surrobench compare`` of two ``serve --find-max`` runs): a rich
+table and Markdown, from the same cells."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from surrobench.api.compare import ComparedServeRuns
+from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.markdown import md_table
+
+
+CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first failing rps")
+
+
+def _rps(value: float | None) -> str:
+    return "not reached" if value is None else f"{value:.1f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
+    """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
+    c = pair.capacity
+    rows = []
+    for side, record, policy, (lo, hi) in (
+        ("BASE", pair.base, c.base_policy, c.base_rps),
+        ("NEW", pair.new, c.new_policy, c.new_rps),
+    ):
+        label = policy.label() if policy else "the endpoint's own batching"
+        rows.append([side, record.run_id, record.label(), label, f"{lo:.1f}", _rps(hi)])
+    return rows
+
+
+def capacity_line(pair: ComparedServeRuns) -> str:
+    """NEW / BASE capacity with the interval of the two brackets, and the verdict."""
+    c = pair.capacity
+    lo, hi = c.ratio_interval
+    return f"NEW / BASE capacity {_ratio(c.ratio)} [{_ratio(lo)}, {_ratio(hi)}]: {c.verdict}"
+
+
+def capacity_table(pair: ComparedServeRuns) -> Table:
+    """The two runs' capacities at the P99 target, the ratio line as the caption."""
+    table = Table(
+        title=f"capacity at P99 <= {pair.capacity.target_p99_ms:g} ms", caption=rich_escape(capacity_line(pair))
+    )
+    for name in CAPACITY_COLUMNS:
+        table.add_column(name, justify="left" if name in ("run", "id", "served", "best policy") else "right")
+    for row in capacity_rows(pair):
+        table.add_row(*map(rich_escape, row))
+    return table
+
+
+def capacity_markdown(pair: ComparedServeRuns) -> str:
+    """:func:`capacity_table` as Markdown: a heading, the table, the ratio line."""
+    head = f"## Capacity at P99 <= {pair.capacity.target_p99_ms:g} ms\n\n"
+    return head + md_table(CAPACITY_COLUMNS, capacity_rows(pair)) + f"\n{md_escape(capacity_line(pair))}\n"

@@ -1,0 +1,36 @@
+"""``surrobench serve`` end to end in its own process: the entry point, the exit code, the stored run and the
+files it writes (the API is tested in-process in tests/api/test_serve.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from surrobench.records.serve import serve_from_json
+from surrobench.results.serve_store import load_serve
+from surrobench.results.store import ResultStore
+
+SRC = str(Path(__file__).parents[2] / "src")
+
+
+def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
+    db, out, page = tmp_path / "r.db", tmp_path / "s.json", tmp_path / "s.html"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40", "--max-batch", "1,2", "--max-wait-ms", "1", "--duration-s", "0.5", "--warmup-s", "0.1"]
+    args += ["--p99-ms", "1000", "--db", str(db), "--json", str(out), "--html", str(page)]
+    env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1", "COLUMNS": "250"}
+    done = subprocess.run(
+        [sys.executable, "-m", "surrobench", "serve", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "surrobench/serve-v1" and doc["workload"]["model"] == "pinn-mlp"
+    assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
+    assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr
+    with ResultStore(db, read_only=True) as store:
+        assert store.run_state(doc["run_id"]) == "complete"
+        assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
+    assert '<img alt="latency vs throughput" src="data:image/png;base64,' in page.read_text()
