@@ -75,3 +75,16 @@ def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path, sig):
     with ResultStore(db) as store:
         assert store.run_state(doc["run_id"]) == "interrupted"
         assert len(store.load_run(doc["run_id"]).results) == kept
+
+
+def test_a_killed_run_is_listed_abandoned(tmp_path):
+    """SIGKILL leaves no chance to mark the run: ``history`` sees its process gone."""
+    proc, db, _ = start_sleepy_run(tmp_path)
+    with ResultStore(db) as store:
+        assert [r.state for r in store.list_runs()] == ["running"]
+    proc.kill()
+    proc.communicate(timeout=60)
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()
+        assert summary.state == "abandoned" and summary.n_configs >= 1
+        assert store.run_state(summary.run_id) == "running"  # what is stored is left as it was
