@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
@@ -105,6 +105,9 @@ def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds
     for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
             raise UsageError(f"--{flag} {value}: must be >= 1")
+    for flag, value in (("warmup", warmup), ("iters", iters), ("rounds", rounds)):
+        if value > MAX_COUNT:
+            raise UsageError(f"--{flag} {value}: at most {MAX_COUNT}")
     cpus = os.cpu_count() or 1
     if threads is not None and threads > cpus:
         raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
@@ -145,7 +148,8 @@ def sweep_request(
 
     Raises:
         UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``),
-            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
+            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
+            :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
             only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
             read them, a ``seed`` outside [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.

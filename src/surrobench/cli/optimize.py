@@ -20,6 +20,7 @@ from surrobench.api.optimize_request import (
 )
 from surrobench.cli.app import app
 from surrobench.cli.options import (
+    count_option,
     DbOpt,
     JsonOpt,
     MarkdownOpt,
@@ -54,17 +55,17 @@ ToleranceOpt = typer.Option(
 ThoroughOpt = flag(
     False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles)."
 )
-OptRoundsOpt = typer.Option(
+OptRoundsOpt = count_option(
     DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2."
 )
-VerifyOpt = typer.Option(
+VerifyOpt = count_option(
     0,
     "--verify",
     metavar="PAIRS",
     help="Then measure each recipe against its baseline again in PAIRS pairs of fresh `surrobench run` "
     "processes (order alternating) and say whether the speedup reproduces; 0: no check, else at least 2.",
 )
-ProcessesOpt = typer.Option(
+ProcessesOpt = count_option(
     DEFAULT_PROCESS_PAIRS,
     "--processes",
     metavar="PAIRS",

@@ -16,6 +16,7 @@ import typer
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    count_option,
     print_stored,
     print_warnings,
     exit_if_configs_failed,
@@ -39,7 +40,7 @@ from surrobench.report.op_tables import profile_renderables
 from surrobench.report.system import render_phase_report
 from surrobench.results.store import ResultStore
 
-TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
+TopOpt = count_option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
 
 
