@@ -72,6 +72,7 @@ def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path, sig):
     assert 1 <= kept < 4 and doc["env"]["interrupted"] is True
     assert f"{sig.name}: interrupted: {kept} of 4 configs stored as run {doc['run_id']}" in err
     assert "Traceback" not in err
+    assert "timed 1/4: " in err  # piped: a line per config, where a progress bar draws nothing
     with ResultStore(db) as store:
         assert store.run_state(doc["run_id"]) == "interrupted"
         assert len(store.load_run(doc["run_id"]).results) == kept
