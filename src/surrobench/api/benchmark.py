@@ -25,6 +25,7 @@ from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
@@ -138,13 +139,16 @@ def sweep_request(
     compile_mode: str | None = None,
     threads: int | None = None,
     trust_pickle: bool = False,
+    timeout_s: float | None = None,
 ) -> SweepRequest:
     """Validate and parse a sweep into a :class:`SweepRequest` (the models are resolved and the shapes
     checked when it is planned, :func:`sweep_plan`).
 
     ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A model named
     twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
-    can run code: only for files from a trusted source).
+    can run code: only for files from a trusted source). ``timeout_s``: each config's time limit, seconds; a
+    config over it is recorded with status ``timeout`` and what was measured before it, and the sweep goes on
+    (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
 
     Raises:
         UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``),
@@ -152,9 +156,14 @@ def sweep_request(
             :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
             only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
-            read them, a ``seed`` outside [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is
+            given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    try:
+        check_timeout_s(timeout_s)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     mode_list = tuple(parse_modes(_text(modes, "mode")))
     parse_compile_mode(compile_mode)  # an unknown mode is named as such before its placement is judged
     if compile_mode is not None and "compile" not in mode_list:
@@ -181,6 +190,7 @@ def sweep_request(
         compile_mode=parse_compile_mode(compile_mode),
         threads=threads,
         trust_pickle=trust_pickle,
+        timeout_s=timeout_s,
     )
     if request.device == "cpu" and "tf32" in request.precisions:
         raise UsageError(

@@ -113,6 +113,12 @@ CompileModeOpt = typer.Option(
 ThreadsOpt = count_option(
     None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads)."
 )
+TimeoutOpt = typer.Option(
+    None,
+    "--timeout-s",
+    help="Time limit per config, seconds: a config over it is stored as timeout with what it measured, "
+    "and the sweep goes on (README, 'Time limits').",
+)
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
@@ -156,7 +162,7 @@ DaskSchedulerOpt = typer.Option(
 
 
 def exit_if_configs_failed(results) -> None:
-    """Exit with :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config ended ``oom`` or ``error``;
+    """Exit with :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config ended ``oom``, ``error`` or ``timeout``;
     called last, after the run was stored and every output written."""
     if any(r.status != "ok" for r in results):
         raise typer.Exit(EXIT_CONFIGS_FAILED)
@@ -299,6 +305,7 @@ class WorkloadOptions:
     compile_mode: str | None = _declared(CompileModeOpt)
     threads: int | None = _declared(ThreadsOpt)
     trust_pickle: bool = _declared(TrustPickleOpt)
+    timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
         """Validate and parse the options and plan the sweep once (:func:`surrobench.api.benchmark.sweep_plan`:
@@ -329,6 +336,7 @@ class WorkloadOptions:
             compile_mode=self.compile_mode,
             threads=self.threads,
             trust_pickle=self.trust_pickle,
+            timeout_s=self.timeout_s,
         )
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])
