@@ -89,3 +89,32 @@ def test_a_killed_run_is_listed_abandoned(tmp_path):
         (summary,) = store.list_runs()
         assert summary.state == "abandoned" and summary.n_configs >= 1
         assert store.run_state(summary.run_id) == "running"  # what is stored is left as it was
+
+
+def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):
+    """optimize, cut by SIGTERM while it searches a config: the candidates judged are stored and in --json."""
+    model, db, out, err = tmp_path / "sleepy.py", tmp_path / "o.db", tmp_path / "o.json", tmp_path / "err.txt"
+    model.write_text(SLEEPY.replace("return x * 2", "return torch.nn.functional.conv2d(x, torch.ones(3, 3, 1, 1))"))
+    cmd = [sys.executable, "-m", "surrobench", "optimize", "--model", f"{model}:build", "--shape", "8"]
+    cmd += ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "30", "--processes", "0"]
+    cmd += ["--db", str(db), "--json", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    with open(err, "w") as stderr:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        deadline = time.monotonic() + 120
+        while "optimizing " not in err.read_text():  # the line printed as the config's search starts
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"optimize ended or hung before its search: {err.read_text()[-2000:]}")
+            time.sleep(0.05)
+        time.sleep(2)  # into the search: the remedies that cannot work here are judged at once
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert "SIGTERM: interrupted: 0 of 1 configs optimized, the last one in part" in err.read_text()
+    doc = json.loads(out.read_text())
+    (config,) = doc["configs"]
+    assert doc["interrupted"] is True and config["cut_short"] is True and len(config["candidates"]) >= 1
+    with ResultStore(db) as store:
+        (stored,) = store.conn.execute("SELECT report_json FROM optimizations").fetchall()
+        assert json.loads(stored[0])["configs"][0]["candidates"] == config["candidates"]
+        assert store.run_state(doc["baseline_run_id"]) == "interrupted"
