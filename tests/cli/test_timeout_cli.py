@@ -37,3 +37,8 @@ def test_a_config_over_the_limit_is_stored_as_timeout_and_the_sweep_goes_on(tmp_
     with ResultStore(db) as store:
         stored = store.load_run(doc["run_id"])
         assert [r.status for r in stored.results] == ["timeout", "ok"] and store.run_state(doc["run_id"]) == "complete"
+
+
+def test_a_multi_process_run_refuses_a_limit(tmp_path, capsys):
+    argv = ["run", "--model", "pinn-mlp", "--nproc", "2", "--timeout-s", "5", "--db", str(tmp_path / "r.db")]
+    assert run_cli(argv) == 2 and "--timeout-s in a multi-process run" in capsys.readouterr().err
