@@ -27,5 +27,6 @@ EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 #: the sweep finished and was stored, but at least one config ended ``oom`` or ``error``.
 EXIT_CONFIGS_FAILED = 3
-#: interrupted (Ctrl-C, SIGINT): 128 + signal 2, the shell convention.
+#: interrupted (Ctrl-C, SIGINT): 128 + signal 2, the shell convention; SIGTERM (143) and SIGHUP (129) are
+#: handled as Ctrl-C and exit 128 + their own number (:mod:`surrobench.cli.signals`).
 EXIT_INTERRUPTED = 130

@@ -250,3 +250,17 @@ def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, cap
         "surrobench: error: profiler schedule wait 2 + warmup 5 + active 10 = 17 steps is longer than --iters 10; "
         "lower the schedule or raise --iters"
     ]
+
+
+def test_a_config_that_failed_is_the_headline_and_exit_3(tmp_path, capsys):
+    """A factory that raises leaves nothing to diagnose: the failure and its cause come first, not 'no findings'."""
+    model = tmp_path / "m.py"
+    model.write_text("def raises():\n    raise ValueError('factory fails')\n")
+    out = tmp_path / "d.json"
+    argv = ["diagnose", "--model", f"{model}:raises", "--shape", "8", "--batch", "1", "--device", "cpu"]
+    argv += ["--warmup", "1", "--iters", "20", "--db", str(tmp_path / "r.db"), "--json", str(out)]
+    assert run_cli(argv) == 3
+    printed = capsys.readouterr().out
+    assert printed.startswith("failed: ") and printed.index("factory fails") < printed.index("diagnosis of run")
+    (failed,) = json.loads(out.read_text())["context"]["failed_configs"]
+    assert failed["status"] == "error" and failed["batch"] == 1 and "factory fails" in failed["error"]

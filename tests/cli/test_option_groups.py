@@ -29,7 +29,7 @@ USES = {
     "profile": ((WorkloadOptions, TraceOptions), SWEEP_ONLY),
     "perf": ((WorkloadOptions, SystemPassOptions), SWEEP_ONLY),
     "diagnose": ((WorkloadOptions, TraceOptions), (*SWEEP_ONLY, *TORCH_TRACE_ONLY)),
-    "optimize": ((WorkloadOptions,), ("rounds", "trust_pickle")),
+    "optimize": ((WorkloadOptions,), ("rounds", "trust_pickle", "timeout_s")),
 }
 
 

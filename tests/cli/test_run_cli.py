@@ -231,11 +231,11 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
     calls = []
     real = sweep.run_config
 
-    def interrupt_second(cfg, prepared):
+    def interrupt_second(cfg, prepared, **limits):
         calls.append(cfg)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(cfg, prepared)
+        return real(cfg, prepared, **limits)
 
     monkeypatch.setattr(sweep, "run_config", interrupt_second)
     db, out = tmp_path / "r.db", tmp_path / "run.json"

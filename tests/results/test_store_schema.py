@@ -99,8 +99,9 @@ def test_configs_of_a_migrated_database_carry_their_row_ids(tmp_path):
         store.begin_run(rec)
         ids = [store.add_result(rec.run_id, r) for r in rec.results]
         store.finish_run(rec.run_id)
-    conn = sqlite3.connect(db)  # back to the unversioned layout: no runs.state, user_version 0
-    conn.execute("ALTER TABLE runs DROP COLUMN state")
+    conn = sqlite3.connect(db)  # back to the unversioned layout: no runs.state nor owner, user_version 0
+    for column in ("state", "pid", "host", "pid_started"):
+        conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
     conn.execute("PRAGMA user_version = 0")
     conn.commit()
     conn.close()
@@ -108,3 +109,45 @@ def test_configs_of_a_migrated_database_carry_their_row_ids(tmp_path):
         loaded = store.load_run(rec.run_id)
     assert _version(db) == SCHEMA_VERSION
     assert [(r.batch, r.config_id) for r in loaded.results] == [(1, ids[0]), (2, ids[1])]
+
+
+def _stored_running(store: ResultStore, run_id: str, **owner) -> None:
+    store.begin_run(run(run_id, [config(latency_samples(1.0, 0.01, n=20))]))
+    for column, value in owner.items():
+        store.conn.execute(f"UPDATE runs SET {column} = ? WHERE run_id = ?", (value, run_id))
+    store.conn.commit()
+
+
+def test_a_running_run_whose_process_is_gone_is_listed_abandoned(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    with ResultStore(tmp_path / "r.db") as store:
+        _stored_running(store, "20261201-000001-live")  # this process: alive
+        _stored_running(store, "20261201-000002-gone", pid=ended.pid)
+        _stored_running(store, "20261201-000003-reus", pid_started=0.0)  # this pid, but a later process
+        _stored_running(store, "20261201-000004-else", pid=ended.pid, host=socket.gethostname() + "-other")
+        states = {r.run_id[-4:]: r.state for r in store.list_runs()}
+        assert store.run_state("20261201-000002-gone") == "running"  # derived when listing, never written
+    assert states == {"live": "running", "gone": "abandoned", "reus": "abandoned", "else": "running"}
+
+
+def test_a_version_2_database_gains_the_run_owner_columns(tmp_path):
+    db = tmp_path / "v2.db"
+    with ResultStore(db) as store:
+        _stored_running(store, "20261201-000005-vtwo")
+    conn = sqlite3.connect(db)
+    for column in ("pid", "host", "pid_started"):
+        conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()  # no owner recorded: its liveness is unknown, shown as stored
+        assert summary.state == "running"
+        _stored_running(store, "20261201-000006-vthr")
+        assert store.conn.execute("SELECT pid FROM runs WHERE run_id LIKE '%vthr'").fetchone()[0] > 0
+    assert _version(db) == SCHEMA_VERSION == 3

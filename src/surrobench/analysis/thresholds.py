@@ -133,14 +133,16 @@ def load_thresholds(path: Path | None) -> Thresholds:
     """The defaults, overridden by the top-level keys of the TOML file at ``path`` (None: defaults).
 
     Raises:
-        UsageError: unreadable file, invalid TOML, an unknown key, or a value that is not a number.
+        UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that is not a number.
     """
     if path is None:
         return DEFAULT_THRESHOLDS
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))  # TOML is UTF-8 (TOML 1.0, "Spec")
     except OSError as exc:
         raise UsageError(f"--config {str(path)!r}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--config {str(path)!r}: not a TOML file (not UTF-8 text at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"--config {str(path)!r}: invalid TOML ({exc})") from None
     known = {f.name: f for f in dataclasses.fields(Thresholds)}

@@ -24,7 +24,8 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.run import ConfigResult, RunRecord
@@ -105,6 +106,9 @@ def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds
     for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
             raise UsageError(f"--{flag} {value}: must be >= 1")
+    for flag, value in (("warmup", warmup), ("iters", iters), ("rounds", rounds)):
+        if value > MAX_COUNT:
+            raise UsageError(f"--{flag} {value}: at most {MAX_COUNT}")
     cpus = os.cpu_count() or 1
     if threads is not None and threads > cpus:
         raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
@@ -135,22 +139,31 @@ def sweep_request(
     compile_mode: str | None = None,
     threads: int | None = None,
     trust_pickle: bool = False,
+    timeout_s: float | None = None,
 ) -> SweepRequest:
     """Validate and parse a sweep into a :class:`SweepRequest` (the models are resolved and the shapes
     checked when it is planned, :func:`sweep_plan`).
 
     ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A model named
     twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
-    can run code: only for files from a trusted source).
+    can run code: only for files from a trusted source). ``timeout_s``: each config's time limit, seconds; a
+    config over it is recorded with status ``timeout`` and what was measured before it, and the sweep goes on
+    (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
 
     Raises:
         UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``),
-            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``input_sets`` / ``rounds`` /
+            malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
+            :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
             only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
-            read them, a ``seed`` outside [0, 2**64), no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is
+            given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    try:
+        check_timeout_s(timeout_s)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     mode_list = tuple(parse_modes(_text(modes, "mode")))
     parse_compile_mode(compile_mode)  # an unknown mode is named as such before its placement is judged
     if compile_mode is not None and "compile" not in mode_list:
@@ -177,6 +190,7 @@ def sweep_request(
         compile_mode=parse_compile_mode(compile_mode),
         threads=threads,
         trust_pickle=trust_pickle,
+        timeout_s=timeout_s,
     )
     if request.device == "cpu" and "tf32" in request.precisions:
         raise UsageError(

@@ -27,12 +27,13 @@ from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding, diagnosis_json
-from surrobench.records.run import RunRecord
+from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
@@ -46,7 +47,8 @@ class Diagnosis:
 
     Attributes:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
-        context: ``{"run_id", "device_name"}`` or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+        context: ``{"run_id", "device_name", "roofline", "failed_configs"}`` (:func:`workload_context`),
+            ``{"run_id", "failed_configs"}`` or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -63,6 +65,36 @@ class Diagnosis:
     def to_json(self) -> dict:
         """``surrobench/diagnosis-v1``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
+
+    @property
+    def failed(self) -> tuple[ConfigResult, ...]:
+        """The configs of the diagnosed run that ended ``oom`` or ``error`` (nothing to diagnose in them: their
+        failure is the headline); empty for a trace alone."""
+        return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
+
+
+def failed_configs_json(results) -> list[dict]:
+    """The configs among ``results`` that did not end ``ok``, each its config key (``model``, ``input_shape``,
+    ``batch``, ``precision``, ``device``, ``mode``), ``label``, ``status``, ``error`` (as raised) and ``cause``
+    (the known cause in one line, :func:`surrobench.execution.failures.recorded_cause`; None when unknown)."""
+    out = []
+    for r in results:
+        if r.status != "ok":
+            cause = recorded_cause(r.error, r.extra)
+            known = cause.line if cause.cause_id != UNKNOWN else None
+            out.append({**r.key().to_json(), "label": r.label(), "status": r.status, "error": r.error, "cause": known})
+    return out
+
+
+def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
+    """The diagnosis ``context`` of a timed workload: its run id, device, each config's roofline and the configs
+    that failed (:func:`failed_configs_json`)."""
+    return {
+        "run_id": record.run_id,
+        "device_name": record.env["device_name"],
+        "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+        "failed_configs": failed_configs_json(record.results),
+    }
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
@@ -261,9 +293,8 @@ def diagnose(
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings = diagnose_stored(run, store, thresholds)
-        return Diagnosis(
-            tuple(findings), {"run_id": record.run_id}, f"diagnosis of run {record.run_id}", tuple(warnings), record
-        )
+        context = {"run_id": record.run_id, "failed_configs": failed_configs_json(record.results)}
+        return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id}", tuple(warnings), record)
     named_model(model, "diagnose")
     plan = sweep_plan(model, caller=diagnose, **sweep)
     with open_store(db) as store:
@@ -277,10 +308,5 @@ def diagnose(
             command=command,
             hooks=hooks,
         )
-    device = record.env["device_name"]
-    context = {
-        "run_id": record.run_id,
-        "device_name": device,
-        "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
-    }
-    return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id} on {device}", tuple(warnings), record)
+    title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
+    return Diagnosis(tuple(findings), workload_context(record, evidence), title, tuple(warnings), record)

@@ -21,6 +21,7 @@ import threading
 import typer
 
 from surrobench.cli.app import app
+from surrobench.cli.signals import interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -64,8 +65,9 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the app in this process (tests call it): bad input of any kind (ours, or click's own usage
-    errors) becomes one line on stderr and exit code 2; an interrupt exits 130 saying what was kept; a
-    regression gate or failed configs keep their codes (:mod:`surrobench.errors`). Standard output that
+    errors) becomes one line on stderr and exit code 2; an interrupt (Ctrl-C, or SIGTERM and SIGHUP handled
+    as Ctrl-C: :mod:`surrobench.cli.signals`) exits 128 + the signal's number (130, 143, 129) saying what
+    was kept; a regression gate or failed configs keep their codes (:mod:`surrobench.errors`). Standard output that
     cannot take the output (closed, a full disk) is exit 2 too; a reader that went away (``| head``) is not
     an error: what was asked for was done."""
     if sys.stdout is None:  # started with standard output closed (``>&-``)
@@ -76,18 +78,18 @@ def main(argv: list[str] | None = None) -> None:
     if args[0] != "--version":  # the version is printed before any command is parsed: it needs none of them
         _register()
     try:
-        with _guarded_stdout():
+        with signals_as_interrupt(), _guarded_stdout():
             code = app(args=args, prog_name="surrobench", standalone_mode=False)
     except UsageError as exc:
         _fail(str(exc))
     except Interrupted as exc:
-        _fail(str(exc), EXIT_INTERRUPTED, prefix="")
+        _interrupted(str(exc))
     except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument
         _fail(" ".join(exc.format_message().split()), exc.exit_code)
-    except typer.Abort:  # click's form of end-of-input
-        _fail("interrupted", EXIT_INTERRUPTED, prefix="")
+    except typer.Abort:  # click's form of end-of-input, and of a KeyboardInterrupt outside a sweep
+        _interrupted("interrupted")
     if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
-        _fail("interrupted", EXIT_INTERRUPTED, prefix="")
+        _interrupted("interrupted")
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
@@ -188,6 +190,12 @@ def stray_threads() -> list[threading.Thread]:
         ours = compile_worker_threads()
     main = threading.main_thread()
     return [t for t in threading.enumerate() if t is not main and not t.daemon and t.is_alive() and t not in ours]
+
+
+def _interrupted(message: str) -> None:
+    """Exit as interrupted: ``message`` (what was kept), prefixed with the signal when it was not Ctrl-C."""
+    name = interrupt_name()
+    _fail(message, interrupt_exit_code(), prefix=f"{name}: " if name else "")
 
 
 def _fail(message: str, code: int = EXIT_USAGE, prefix: str = "error: ") -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, write_json
+from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, count_option, write_json
 from surrobench.records import schemas
 from surrobench.report.escape import rich_escape
 
@@ -26,19 +26,19 @@ from surrobench.report.escape import rich_escape
 def calibrate(
     device: str = DeviceOpt,
     json_out: Path = JsonOpt,
-    matmul_n: int | None = typer.Option(
+    matmul_n: int | None = count_option(
         None,
         "--matmul-n",
         help="GEMM size n (n x n @ n x n); default 8192 on CUDA, 1024 on CPU; at least 2048 on CUDA, 256 on CPU.",
     ),
-    copy_mib: int | None = typer.Option(
+    copy_mib: int | None = count_option(
         None,
         "--copy-mib",
         help="MiB per copy (device-to-device, or host memory "
         "on CPU); default 1024 on CUDA, 256 on CPU; at "
         "least 256 on CUDA, 16 on CPU.",
     ),
-    iters: int = typer.Option(10, "--iters", help="Timed calls per measurement (median)."),
+    iters: int = count_option(10, "--iters", help="Timed calls per measurement (median)."),
     force: bool = typer.Option(
         False, "--force", help="Store the ceilings even on a busy host or when their repeats disagree."
     ),

@@ -12,7 +12,9 @@ whether the GPU works while it runs):
 
 ``--json`` writes ``surrobench/diagnosis-v1`` (:func:`surrobench.records.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
-bytes, intensity, achieved rates, bound; null where unknown).
+bytes, intensity, achieved rates, bound; null where unknown), and for a workload or a run the configs that
+failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
+has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does).
 """
 
 from __future__ import annotations
@@ -47,10 +49,10 @@ from surrobench.cli.options import (
 )
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
-from surrobench.errors import UsageError
+from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
-from surrobench.report.findings import findings_renderables, findings_section_markdown
+from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown
 from surrobench.results.store import ResultStore
 
 
@@ -127,14 +129,15 @@ def diagnose(
                 hooks=hooks,
             )
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {
-            "run_id": record.run_id,
-            "device_name": record.env["device_name"],
-            "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
-        }
+        context = api_diagnose.workload_context(record, evidence)
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
+    failed = context.get("failed_configs", [])
+    for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
+        console.print(line, soft_wrap=True)
     for renderable in findings_renderables(findings, title, width=console.width):
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")
     write_json(json_out, diagnosis_json(findings, context))
+    if failed:
+        raise typer.Exit(EXIT_CONFIGS_FAILED)

@@ -19,6 +19,7 @@ from surrobench.api.optimize_request import (
 )
 from surrobench.cli.app import app
 from surrobench.cli.options import (
+    count_option,
     DbOpt,
     JsonOpt,
     MarkdownOpt,
@@ -52,17 +53,17 @@ ToleranceOpt = typer.Option(
 ThoroughOpt = flag(
     False, "--thorough", help="Also try torch.compile(mode='max-autotune-no-cudagraphs') (long compiles)."
 )
-OptRoundsOpt = typer.Option(
+OptRoundsOpt = count_option(
     DEFAULT_ROUNDS, "--rounds", help="Interleaved rounds per measurement (A B A B ...); at least 2."
 )
-VerifyOpt = typer.Option(
+VerifyOpt = count_option(
     0,
     "--verify",
     metavar="PAIRS",
     help="Then measure each recipe against its baseline again in PAIRS pairs of fresh `surrobench run` "
     "processes (order alternating) and say whether the speedup reproduces; 0: no check, else at least 2.",
 )
-ProcessesOpt = typer.Option(
+ProcessesOpt = count_option(
     DEFAULT_PROCESS_PAIRS,
     "--processes",
     metavar="PAIRS",
@@ -74,8 +75,9 @@ ProcessesOpt = typer.Option(
 OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
 
 
-#: Workload options optimize does not take: its own --rounds (the interleaved rounds of a measurement).
-_OMITTED = ("rounds", "trust_pickle")
+#: Workload options optimize does not take: its own --rounds (the interleaved rounds of a measurement), and
+#: --timeout-s (its timing windows do not run through the sweep's per-config limit yet).
+_OMITTED = ("rounds", "trust_pickle", "timeout_s")
 #: The workload options it does take, refused together with --run (the stored run's configs are optimized).
 _WORKLOAD_PARAMS = {f.name for f in fields(WorkloadOptions)} - set(_OMITTED)
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
+from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.report.progress import progress_hooks
@@ -65,6 +65,17 @@ def flag(default: bool, *decls: str, help: str) -> OptionInfo:
     return typer.Option(default, *decls, help=help, metavar="")
 
 
+#: The largest seed torch takes (``torch.Generator.manual_seed``: an unsigned 64-bit int).
+MAX_SEED = 2**64 - 1
+
+
+def count_option(default: int | None, *decls: str, help: str, max: int = MAX_COUNT, **kwargs) -> OptionInfo:
+    """An integer option, bounded above by ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless
+    told): a larger value is a one-line usage error (exit 2) before anything runs. The lower bound, where it
+    carries a reason (``--iters`` >= 1), is the library's check, which says why."""
+    return typer.Option(default, *decls, help=help, max=max, **kwargs)
+
+
 ModelOpt = typer.Option(
     "fno2d",
     "--model",
@@ -77,19 +88,19 @@ BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
 PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16; comma-separated, one per config.")
 ModeOpt = typer.Option("eager", "--mode", help="eager, compile, cudagraph; comma-separated.")
 DeviceOpt = typer.Option("auto", "--device", help="cpu, cuda or auto (cuda when available).")
-WarmupOpt = typer.Option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start.")
+WarmupOpt = count_option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start.")
 # The default meets the tool's own bar: at least the course text's MIN_ITERS (50), and the MIN_SAMPLES_FOR_P95
 # (60) samples under which `compare` calls a P95 untrustworthy.
 DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
-ItersOpt = typer.Option(
+ItersOpt = count_option(
     DEFAULT_ITERS,
     "--iters",
     help=f"Timed iterations (at least {MIN_ITERS}; {MIN_SAMPLES_FOR_P95}+ for a trustworthy P95).",
 )
-SeedOpt = typer.Option(0, "--seed", help="Seed of weights and inputs.")
+SeedOpt = count_option(0, "--seed", help="Seed of weights and inputs.", max=MAX_SEED)
 CudnnOpt = flag(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
-InputSetsOpt = typer.Option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
-RoundsOpt = typer.Option(
+InputSetsOpt = count_option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
+RoundsOpt = count_option(
     1,
     "--rounds",
     help="Repeat the whole sweep this many times in one process and merge each "
@@ -103,8 +114,14 @@ CompileModeOpt = typer.Option(
     "--compile-mode",
     help="torch.compile mode for --mode compile: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs.",
 )
-ThreadsOpt = typer.Option(
+ThreadsOpt = count_option(
     None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads)."
+)
+TimeoutOpt = typer.Option(
+    None,
+    "--timeout-s",
+    help="Time limit per config, seconds: a config over it is stored as timeout with what it measured, "
+    "and the sweep goes on (README, 'Time limits').",
 )
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
@@ -116,7 +133,7 @@ TrustPickleOpt = flag(
     help="Load a .pt2 whose weights, constants or inputs "
     "need unpickling (that can run code): only for files from a source you trust.",
 )
-NprocOpt = typer.Option(
+NprocOpt = count_option(
     0,
     "--nproc",
     help="Start this many processes with torchrun, one per GPU (0: one process; "
@@ -135,7 +152,7 @@ DevicesOpt = typer.Option(
     help="GPU indices (0,1,...): spread the sweep's configs over them, one process per GPU, into the one database.",
 )
 ThresholdsOpt = typer.Option(None, "--config", help="TOML file overriding diagnosis thresholds.")
-WorkersOpt = typer.Option(
+WorkersOpt = count_option(
     None,
     "--workers",
     min=1,
@@ -149,7 +166,7 @@ DaskSchedulerOpt = typer.Option(
 
 
 def exit_if_configs_failed(results) -> None:
-    """Exit with :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config ended ``oom`` or ``error``;
+    """Exit with :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config ended ``oom``, ``error`` or ``timeout``;
     called last, after the run was stored and every output written."""
     if any(r.status != "ok" for r in results):
         raise typer.Exit(EXIT_CONFIGS_FAILED)
@@ -241,11 +258,11 @@ PROFILERS = ("none", "torch", "perf", "nsys")
 ProfileOpt = typer.Option(
     "none", "--profile", help="After timing, profile each config in a child process: none, torch, perf or nsys."
 )
-ProfileWaitOpt = typer.Option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
-ProfileWarmupOpt = typer.Option(
+ProfileWaitOpt = count_option(DEFAULT_WAIT, "--profile-wait", help="Profiler schedule: steps skipped.")
+ProfileWarmupOpt = count_option(
     DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded."
 )
-ProfileActiveOpt = typer.Option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
+ProfileActiveOpt = count_option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
 WithStackOpt = flag(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
 TraceOutOpt = typer.Option(
     Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config."
@@ -260,7 +277,7 @@ PerfWindowOpt = typer.Option(
 FlamegraphOutOpt = typer.Option(
     Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config."
 )
-HostTopOpt = typer.Option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
+HostTopOpt = count_option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
 CudaMemoryUsageOpt = flag(
     False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead)."
 )
@@ -292,6 +309,7 @@ class WorkloadOptions:
     compile_mode: str | None = _declared(CompileModeOpt)
     threads: int | None = _declared(ThreadsOpt)
     trust_pickle: bool = _declared(TrustPickleOpt)
+    timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
         """Validate and parse the options and plan the sweep once (:func:`surrobench.api.benchmark.sweep_plan`:
@@ -324,6 +342,7 @@ class WorkloadOptions:
             compile_mode=self.compile_mode,
             threads=self.threads,
             trust_pickle=self.trust_pickle,
+            timeout_s=self.timeout_s,
         )
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])

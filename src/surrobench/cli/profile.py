@@ -17,6 +17,7 @@ import typer
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
+    count_option,
     print_stored,
     print_warnings,
     exit_if_configs_failed,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from surrobench.collect.nsys import NsysOptions
     from surrobench.execution.sweep import SweepPlan
 
-TopOpt = typer.Option(15, "--top", help="Op table rows shown per config.")
+TopOpt = count_option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
 
 

@@ -102,6 +102,8 @@ def run(
                 "--profile in a multi-process run: profile one rank's config with "
                 "`surrobench profile`, or wrap your torchrun in the profiler"
             )
+        if workload.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
+            raise UsageError("--timeout-s in a multi-process run: not supported; use your launcher's time limit")
         record = distributed_run(
             plan, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env, command=command_line()
         )

@@ -13,6 +13,7 @@ import typer
 from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli.app import app
 from surrobench.cli.options import (
+    count_option,
     DbOpt,
     DeviceOpt,
     JsonOpt,
@@ -35,8 +36,8 @@ def scenarios(
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     trace_out: Path = TraceOutOpt,
-    warmup: int = typer.Option(MIN_WARMUP, "--warmup"),
-    iters: int = typer.Option(MIN_ITERS, "--iters"),
+    warmup: int = count_option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start."),
+    iters: int = count_option(MIN_ITERS, "--iters", help="Timed iterations."),
     config: Path | None = ThresholdsOpt,
     markdown: Path | None = MarkdownOpt,
 ) -> None:

@@ -11,6 +11,10 @@ from surrobench.workload.spec import ShapeSpec
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
 MIN_WARMUP = 10
 MIN_ITERS = 50
+#: The largest count any integer setting takes (iterations, input sets, rounds, processes, sizes): a signed
+#: 32-bit int, far above any useful value; a larger one (a typo, ``--iters 99999999999999999999``) is bad input,
+#: refused before anything runs, where it would overflow later (SQLite stores at most a 64-bit INTEGER).
+MAX_COUNT = 2**31 - 1
 
 
 def low_iterations_note(warmup: int, iters: int) -> str | None:

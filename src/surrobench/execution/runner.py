@@ -15,11 +15,13 @@ import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
+from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
@@ -166,15 +168,16 @@ def config_step_of(cfg: ExecConfig, module: nn.Module, input_sets: list[Inputs])
 def _measure(
     cfg: ExecConfig, prepared: PreparedModel, seen: dict, before_each: Callable[[], None] | None
 ) -> ConfigResult:
-    tracker = PeakMemoryTracker(cfg.device)
+    tracker = seen["tracker"] = PeakMemoryTracker(cfg.device)
     tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
         # known before the model runs, so a config that fails later still carries its executed shape (the
         # key compare matches on: an ok -> oom change must pair up as a regression)
         seen["inputs"] = input_specs(input_sets[0])
         digest = input_digest(input_sets[0])  # before any call: the cold call runs on set 0
+        seen["points"] = prepared.surrogate.points_per_sample(input_sets[0])
         outputs: list = []
-        cold_ms = time_once(lambda i: outputs.append(step(i)), cfg.device)
+        cold_ms = seen["cold_ms"] = time_once(lambda i: outputs.append(step(i)), cfg.device)
         check_output(outputs[-1])
         bad_output = nonfinite_message(outputs.pop())
         warm_up(step, cfg.warmup, cfg.device)
@@ -183,8 +186,7 @@ def _measure(
         samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
         growth = watch.growth()
     memory = tracker.stop()
-    points = prepared.surrogate.points_per_sample(input_sets[0])
-    result = timed_result(cfg, seen["inputs"], points, cold_ms, samples, memory, bad_output)
+    result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, bad_output)
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
     return replace(result, extra={**result.extra, **flags}) if flags else result
 
@@ -256,20 +258,49 @@ def timed_result(
     )
 
 
-def run_config(cfg: ExecConfig, prepared: PreparedModel, before_each: Callable[[], None] | None = None) -> ConfigResult:
+def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigResult:
+    """``cfg`` recorded as ``timeout`` with what was measured before the limit: its cold start, the timed
+    calls that finished (their statistics, throughput and peak memory) when there were any; ``extra`` says
+    how many of ``cfg.iters`` (``timed_calls``) and the limit (``timeout_s``)."""
+    done = len(exc.timed_ms)
+    if done:
+        where = f"after {done} of {cfg.iters} timed calls"
+    else:
+        where = "in the warm-up" if "cold_ms" in seen else "in the first call (the cold start)"
+    exc.args = (f"{exc} {where}",)
+    base = failed_result(cfg, "timeout", exc, seen.get("inputs", ()))
+    extra = {**base.extra, "timeout_s": exc.timeout_s, "timed_calls": done}
+    if not done:
+        return replace(base, cold_start_ms=seen.get("cold_ms"), extra=extra)
+    samples = TimedSamples(np.asarray(exc.timed_ms), np.asarray(exc.device_ms) if exc.device_ms else None)
+    partial = timed_result(cfg, base.inputs, seen["points"], seen["cold_ms"], samples, seen["tracker"].stop())
+    return replace(partial, status="timeout", error=base.error, extra={**partial.extra, **extra})
+
+
+def run_config(
+    cfg: ExecConfig,
+    prepared: PreparedModel,
+    before_each: Callable[[], None] | None = None,
+    timeout_s: float | None = None,
+) -> ConfigResult:
     """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
 
     ``before_each`` runs before every timed iteration, outside the timed region
-    (:func:`~surrobench.execution.timing.time_loop`).
+    (:func:`~surrobench.execution.timing.time_loop`). ``timeout_s``: the config's time limit, seconds (None:
+    none); past it the config ends ``timeout`` with what was measured (:func:`timed_out_result`; how a
+    forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
     """
     seen: dict = {}
     try:
-        return _measure(cfg, prepared, seen, before_each)
+        with deadline(timeout_s):
+            return _measure(cfg, prepared, seen, before_each)
     except UsageError:
         raise
+    except ConfigTimeout as exc:
+        return timed_out_result(cfg, exc, seen)
     except torch.cuda.OutOfMemoryError as exc:
         return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on

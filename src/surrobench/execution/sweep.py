@@ -65,6 +65,7 @@ class SweepRequest:
     channels_last: bool = False
     compile_mode: str | None = None
     threads: int | None = None
+    timeout_s: float | None = None  # each config's time limit (execution.deadline); None: none
 
 
 class SweepInterrupted(Interrupted):
@@ -274,7 +275,7 @@ def execute_sweep(
         model = prepared[cfg.model]
         if isinstance(model, BaseException):
             return failed_result(cfg, "error", model)
-        return run_config(cfg, model)
+        return run_config(cfg, model, timeout_s=request.timeout_s)
 
     on_start(len(configs) * request.rounds)
     results: list[ConfigResult] = []

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from surrobench.execution.deadline import ConfigTimeout
+
 NS_PER_MS = 1e6
 
 
@@ -62,30 +64,46 @@ def time_loop(
 
     Returns:
         Host latencies and (on CUDA) event-measured device times, both ms, one per iteration.
+
+    Raises:
+        ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
+            the iterations that finished.
     """
     latency_ns = np.empty(iters, dtype=np.int64)
+    done = 0  # iterations finished: what a ConfigTimeout keeps
     if device != "cuda":
-        for i in range(iters):
-            if before_each is not None:
-                before_each()
-            t0 = time.perf_counter_ns()
-            step(i)
-            latency_ns[i] = time.perf_counter_ns() - t0
+        try:
+            for i in range(iters):
+                if before_each is not None:
+                    before_each()
+                t0 = time.perf_counter_ns()
+                step(i)
+                latency_ns[i] = time.perf_counter_ns() - t0
+                done += 1
+        except ConfigTimeout as exc:
+            exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
+            raise
         return TimedSamples(latency_ns / NS_PER_MS, None)
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     torch.cuda.synchronize()
-    for i in range(iters):
-        if before_each is not None:
-            before_each()
-        # the start event is recorded before the host clock starts: its cost is the harness's, not the model's
-        starts[i].record()
-        t0 = time.perf_counter_ns()
-        step(i)
-        ends[i].record()
-        torch.cuda.synchronize()
-        latency_ns[i] = time.perf_counter_ns() - t0
+    try:
+        for i in range(iters):
+            if before_each is not None:
+                before_each()
+            # the start event is recorded before the host clock starts: its cost is the harness's, not the model's
+            starts[i].record()
+            t0 = time.perf_counter_ns()
+            step(i)
+            ends[i].record()
+            torch.cuda.synchronize()
+            latency_ns[i] = time.perf_counter_ns() - t0
+            done += 1
+    except ConfigTimeout as exc:  # the finished iterations were synchronized: their events are complete
+        exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
+        exc.device_ms = tuple(s.elapsed_time(e) for s, e in zip(starts[:done], ends[:done]))
+        raise
     # Reading elapsed times after the loop keeps the query calls out of the timed region.
     device_ms = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
     return TimedSamples(latency_ns / NS_PER_MS, device_ms)

@@ -15,5 +15,6 @@ MODES = ("eager", "compile", "cudagraph")
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 #: Where a config runs; ``auto`` (CUDA when torch sees a GPU) is resolved before a config is made.
 DEVICES = ("cpu", "cuda")
-#: How a config ended: measured, out of memory, or another exception (including a non-finite output).
-STATUSES = ("ok", "oom", "error")
+#: How a config ended: measured, out of memory, another exception (including a non-finite output), or over its
+#: time limit (``--timeout-s``; what was measured before it is kept).
+STATUSES = ("ok", "oom", "error", "timeout")

@@ -23,6 +23,18 @@ def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
     return "\n".join(e.text for e in f.evidence if (e.source in sources) == inside)
 
 
+def failed_lines(failed: list[dict]) -> list[str]:
+    """One line (rich markup) per config that failed, from diagnosis ``context.failed_configs`` entries
+    (:func:`surrobench.api.diagnose.failed_configs_json`): ``failed: LABEL: STATUS: CAUSE [ERROR]``, the
+    error alone when no cause is known."""
+    lines = []
+    for c in failed:
+        what = f"{c['cause']} [{c['error']}]" if c.get("cause") else str(c.get("error") or "")
+        text = f"{c['label']}: {c['status']}: {what}"
+        lines.append(f"[bold red]failed:[/bold red] {rich_escape(text)}")
+    return lines
+
+
 def finding_row(f: Finding) -> list[str]:
     """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines)."""
     gain = "-" if f.estimated_gain_ms is None else f"{f.estimated_gain_ms:.3f}"

@@ -16,6 +16,7 @@ from pathlib import Path
 from surrobench.errors import UsageError
 from surrobench.records.config import InputSpec
 from surrobench.records.ops import OpStat, OpTable
+from surrobench.results.owner import RunOwner
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
 from surrobench.records.stats import LatencyStats
 
@@ -24,17 +25,22 @@ DEFAULT_DB = "surrobench.db"
 #: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
 #: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
 #: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
-#: the ``ceilings`` table of an older file is left as it was, unread); 4 = ``configs.inputs_json``, every input's
-#: shape and dtype (the config identity, run-v2 ``inputs``); 7 = ``serve_runs`` (``surrobench serve``). An older
-#: database is migrated forward on open (:data:`_MIGRATIONS`); a newer one
-#: is refused before anything is measured, since its rows may not be what this code would write.
+#: the ``ceilings`` table of an older file is left as it was, unread); 3 = the pid, host and process start
+#: time of the process that writes each run (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
+#: 4 = ``configs.inputs_json``, every input's shape and dtype (the config identity, run-v2 ``inputs``);
+#: 7 = ``serve_runs`` (``surrobench serve``). An older database is migrated forward on open
+#: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
+#: this code would write.
 SCHEMA_VERSION = 7
 RUN_STATES = ("running", "complete", "interrupted")
+#: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
+ABANDONED = "abandoned"
 
 _SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY, created TEXT NOT NULL, tag TEXT, env_json TEXT NOT NULL, command TEXT,
-    state TEXT NOT NULL DEFAULT 'complete'
+    state TEXT NOT NULL DEFAULT 'complete',
+    pid INTEGER, host TEXT, pid_started REAL
 );
 CREATE TABLE IF NOT EXISTS configs (
     config_id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -108,9 +114,14 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
-    3: (),  # placeholders for other branches' steps (replaced at merge)
+    # the writer of each run (older runs have none: their liveness is unknown, shown as stored)
+    3: (
+        "ALTER TABLE runs ADD COLUMN pid INTEGER",
+        "ALTER TABLE runs ADD COLUMN host TEXT",
+        "ALTER TABLE runs ADD COLUMN pid_started REAL",
+    ),
     4: (_add_inputs,),
-    5: (),
+    5: (),  # placeholders for other branches' steps (replaced at merge)
     6: (),
     7: (_SERVE_SQL,),
 }
@@ -149,7 +160,7 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``surrobench history``."""
+    """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`."""
 
     run_id: str
     created: str
@@ -180,6 +191,13 @@ def _env(text: str) -> dict:
     if not isinstance(env, dict):
         raise TypeError(f"env_json is a {type(env).__name__}, not an object")
     return env
+
+
+def _shown_state(state: str, pid: int | None, host: str | None, started: float | None) -> str:
+    """``state`` as stored, or :data:`ABANDONED` for a ``running`` run whose owner process is gone."""
+    if state == "running" and pid is not None and host is not None and started is not None:
+        return ABANDONED if RunOwner(int(pid), str(host), float(started)).gone() else state
+    return state
 
 
 def _refuse_newer(version: int, path: str) -> None:
@@ -292,11 +310,14 @@ class ResultStore:
             raise UsageError(f"cannot write to results database {self.path!r}: {exc}") from None
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
-        """Insert the run row (before any config, state ``running``) and commit."""
+        """Insert the run row (before any config, state ``running``, with this process as its owner:
+        :class:`~surrobench.results.owner.RunOwner`) and commit."""
+        owner = RunOwner.current()
         with self._writing():
             self.conn.execute(
-                "INSERT INTO runs (run_id, created, tag, env_json, command, state) VALUES (?, ?, ?, ?, ?, 'running')",
-                (run.run_id, run.created, run.tag, json.dumps(run.env), command),
+                "INSERT INTO runs (run_id, created, tag, env_json, command, state, pid, host, pid_started)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (run.run_id, run.created, run.tag, json.dumps(run.env), command, owner.pid, owner.host, owner.started),
             )
 
     def finish_run(self, run_id: str, state: str = "complete") -> None:
@@ -447,10 +468,13 @@ class ResultStore:
         return rows[0][0]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
-        """Stored runs, newest first, optionally filtered by model, tag and creation time (ISO-8601 prefix)."""
+        """Stored runs, newest first, optionally filtered by model, tag and creation time (ISO-8601 prefix).
+        A run stored ``running`` whose process is gone (:meth:`~surrobench.results.owner.RunOwner.gone`) is
+        listed as :data:`ABANDONED`."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model),"
-            " count(c.config_id), sum(c.status != 'ok'), r.state FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
+            " count(c.config_id), sum(c.status != 'ok'), r.state, r.pid, r.host, r.pid_started"
+            " FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
             " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
             " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?))"
             " GROUP BY r.run_id ORDER BY r.created DESC"
@@ -466,7 +490,7 @@ class ResultStore:
                     models=tuple(sorted((row[4] or "").split(","))) if row[4] else (),
                     n_configs=row[5],
                     n_failed=row[6] or 0,
-                    state=str(row[7]),
+                    state=_shown_state(str(row[7]), *row[8:11]),
                 )
                 for row in rows
             ]

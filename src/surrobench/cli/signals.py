@@ -1,0 +1,60 @@
+"""SIGTERM and SIGHUP end a command as Ctrl-C does.
+
+Slurm and ``timeout`` send SIGTERM at a time limit (Slurm's ``scancel`` and the ``timeout`` of GNU coreutils
+both send SIGTERM first and SIGKILL only after a grace period); a closed terminal or SSH session sends SIGHUP.
+While a command runs, each of them raises ``KeyboardInterrupt`` in the main thread, as SIGINT does, so every
+path that keeps partial work on Ctrl-C (the sweep's stored configs and ``--json``, the run marked
+``interrupted``, optimize's judged candidates, a fresh process told to store its run) keeps it on these too.
+The exit code says which signal it was: ``128 + signal number``, the shell's convention (130 for SIGINT, 143
+for SIGTERM, 129 for SIGHUP; POSIX ``sh``, "Exit Status").
+
+Like Ctrl-C, the signal is acted on between Python bytecodes of the main thread: a forward inside one long
+native call (a kernel, a blocking collective) is interrupted when that call returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+from surrobench.errors import EXIT_INTERRUPTED
+
+#: The signals handled as Ctrl-C, besides SIGINT itself.
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+_received: list[int] = []
+
+
+def _as_interrupt(signum: int, frame) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
+    does); the previous handlers are restored after. Outside the main thread (where Python cannot set signal
+    handlers) the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _received.clear()
+    previous = {s: signal.signal(s, _as_interrupt) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def interrupt_exit_code() -> int:
+    """The exit code of an interrupted command: ``128 +`` the first of :data:`SIGNALS` received by the last
+    :func:`signals_as_interrupt` block, else :data:`~surrobench.errors.EXIT_INTERRUPTED` (Ctrl-C)."""
+    return 128 + _received[0] if _received else EXIT_INTERRUPTED
+
+
+def interrupt_name() -> str | None:
+    """``SIGTERM`` or ``SIGHUP`` when one of them interrupted the command, None for Ctrl-C."""
+    return signal.Signals(_received[0]).name if _received else None

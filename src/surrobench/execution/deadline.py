@@ -1,0 +1,73 @@
+"""A time limit per config (``--timeout-s``): a config over it ends ``timeout`` and the sweep goes on.
+
+How a forward that hangs is stopped, and the limits of it. The limit is a one-shot real-time interval timer
+(``setitimer(ITIMER_REAL)``, POSIX) whose SIGALRM handler raises :class:`ConfigTimeout` in the main thread.
+Python runs a signal handler between bytecodes of the main thread, and a blocking system call it is in
+(``time.sleep``, a read, a lock wait) returns early with EINTR so that the handler runs (PEP 475). So a forward
+that is slow in Python code, or waits in a sleep or a lock, is stopped at the limit, mid-call. A forward inside
+one long native call (one huge kernel launch on the CPU, a ``cudaDeviceSynchronize`` on a GPU kernel that never
+ends, a collective whose peer is gone) is stopped only when that call returns. A child process per config
+could be killed at any moment, but would rebuild the model and its inputs per config and lose the warm process
+the method times in; the sweep keeps one process, and SIGKILL from outside (a job's time limit) remains for a
+call that never returns: its run is then listed ``abandoned`` (:mod:`surrobench.results.owner`).
+
+The timer needs the main thread (only it receives signals in Python); a sweep run in another thread with a
+limit is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+from collections.abc import Iterator
+
+
+class ConfigTimeout(BaseException):
+    """The config ran past its limit. A ``BaseException``, as ``KeyboardInterrupt`` is, so that a model's own
+    ``except Exception`` does not swallow it. ``timed_ms``: the host latencies (ms) of the timed calls that
+    finished before it (empty when it came during the cold start or the warm-up); ``device_ms`` their
+    CUDA-event times (empty on the CPU)."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"over the {timeout_s:g} s limit (--timeout-s)")
+        self.timeout_s = timeout_s
+        self.timed_ms: tuple[float, ...] = ()
+        self.device_ms: tuple[float, ...] = ()
+
+
+def check_timeout_s(timeout_s: float | None) -> None:
+    """Raise ``ValueError`` unless ``timeout_s`` is None or a finite number > 0 (seconds)."""
+    if timeout_s is None:
+        return
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
+        raise ValueError(f"timeout_s={timeout_s!r}: a number of seconds, not {type(timeout_s).__name__}")
+    if not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise ValueError(f"--timeout-s {timeout_s}: must be a finite number of seconds > 0")
+    if threading.current_thread() is not threading.main_thread():
+        raise ValueError("--timeout-s needs the main thread (its timer is a signal, which only the main thread gets)")
+
+
+@contextlib.contextmanager
+def deadline(timeout_s: float | None) -> Iterator[None]:
+    """Raise :class:`ConfigTimeout` in the block once ``timeout_s`` seconds have passed (None: no limit); the
+    timer is cancelled and the previous SIGALRM handler restored on the way out."""
+    if timeout_s is None:
+        yield
+        return
+
+    active = [True]
+
+    def expire(signum: int, frame) -> None:
+        if active[0]:  # not once the block has ended (a signal landing in the ``finally`` below)
+            raise ConfigTimeout(timeout_s)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        yield
+    finally:
+        active[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,0 +1,120 @@
+"""SIGTERM and SIGHUP end ``surrobench run`` as Ctrl-C does: real processes, since a signal to a process is
+what is tested (the in-process Ctrl-C path is tested in test_run_cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from surrobench.results.store import ResultStore
+
+SLEEPY = """
+import time
+import torch
+
+
+class Sleepy(torch.nn.Module):
+    def forward(self, x):
+        time.sleep(0.05)
+        return x * 2
+
+
+def build():
+    return Sleepy()
+"""
+
+
+def _stored_configs(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT count(*) FROM configs").fetchone()[0]
+    except sqlite3.OperationalError:  # the tables are not created yet
+        return 0
+
+
+def start_sleepy_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+    """``surrobench run`` of a model that sleeps 50 ms per forward, 4 configs of about 1 s each; returns
+    the process once its first config is stored, with its database and JSON paths."""
+    model, db, out = tmp_path / "sleepy.py", tmp_path / "r.db", tmp_path / "run.json"
+    model.write_text(SLEEPY)
+    cmd = [sys.executable, "-m", "surrobench", "run", "--model", f"{model}:build", "--shape", "4"]
+    cmd += ["--batch", "1,2,3,4", "--device", "cpu", "--warmup", "0", "--iters", "20", "--input-sets", "1"]
+    cmd += ["--db", str(db), "--json", str(out), *extra]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while _stored_configs(db) < 1:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the run ended or hung before its first config: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.05)
+    return proc, db, out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path, sig):
+    proc, db, out = start_sleepy_run(tmp_path)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    doc = json.loads(out.read_text())
+    kept = len(doc["results"])
+    assert 1 <= kept < 4 and doc["env"]["interrupted"] is True
+    assert f"{sig.name}: interrupted: {kept} of 4 configs stored as run {doc['run_id']}" in err
+    assert "Traceback" not in err
+    assert "timed 1/4: " in err  # piped: a line per config, where a progress bar draws nothing
+    with ResultStore(db) as store:
+        assert store.run_state(doc["run_id"]) == "interrupted"
+        assert len(store.load_run(doc["run_id"]).results) == kept
+
+
+def test_a_killed_run_is_listed_abandoned(tmp_path):
+    """SIGKILL leaves no chance to mark the run: ``history`` sees its process gone."""
+    proc, db, _ = start_sleepy_run(tmp_path)
+    with ResultStore(db) as store:
+        assert [r.state for r in store.list_runs()] == ["running"]
+    proc.kill()
+    proc.communicate(timeout=60)
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()
+        assert summary.state == "abandoned" and summary.n_configs >= 1
+        assert store.run_state(summary.run_id) == "running"  # what is stored is left as it was
+
+
+def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):
+    """optimize, cut by SIGTERM while it searches a config: the candidates judged are stored and in --json."""
+    model, db, out, err = tmp_path / "sleepy.py", tmp_path / "o.db", tmp_path / "o.json", tmp_path / "err.txt"
+    model.write_text(SLEEPY.replace("return x * 2", "return torch.nn.functional.conv2d(x, torch.ones(3, 3, 1, 1))"))
+    cmd = [sys.executable, "-m", "surrobench", "optimize", "--model", f"{model}:build", "--shape", "8"]
+    cmd += ["--batch", "1", "--device", "cpu", "--warmup", "1", "--iters", "30", "--processes", "0"]
+    cmd += ["--db", str(db), "--json", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    with open(err, "w") as stderr:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+        deadline = time.monotonic() + 120
+        while "optimizing " not in err.read_text():  # the line printed as the config's search starts
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"optimize ended or hung before its search: {err.read_text()[-2000:]}")
+            time.sleep(0.05)
+        time.sleep(2)  # into the search: the remedies that cannot work here are judged at once
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    assert "SIGTERM: interrupted: 0 of 1 configs optimized, the last one in part" in err.read_text()
+    doc = json.loads(out.read_text())
+    (config,) = doc["configs"]
+    assert doc["interrupted"] is True and config["cut_short"] is True and len(config["candidates"]) >= 1
+    with ResultStore(db) as store:
+        (stored,) = store.conn.execute("SELECT report_json FROM optimizations").fetchall()
+        assert json.loads(stored[0])["configs"][0]["candidates"] == config["candidates"]
+        assert store.run_state(doc["baseline_run_id"]) == "interrupted"

@@ -1,0 +1,58 @@
+"""``timeout_s``: a config over its limit ends ``timeout`` with what it measured, and the sweep goes on; a
+forward that sleeps inside one call is stopped mid-call (execution.deadline)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+from conftest import TinySurrogate, exec_config
+
+from surrobench.errors import UsageError
+from surrobench.api.benchmark import sweep_request
+from surrobench.execution.runner import prepare_model, run_config
+
+
+class Sleeps(torch.nn.Module):
+    """Sleeps ``first_s`` in its first call and ``each_s`` in every later one."""
+
+    def __init__(self, first_s: float, each_s: float):
+        super().__init__()
+        self.first_s, self.each_s, self.calls = first_s, each_s, 0
+
+    def forward(self, x):
+        self.calls += 1
+        time.sleep(self.first_s if self.calls == 1 else self.each_s)
+        return x * 2
+
+
+def _run(module: torch.nn.Module, timeout_s: float, **fields):
+    prepared = prepare_model(TinySurrogate(lambda: module), "cpu", 0)
+    return run_config(exec_config(**fields), prepared, timeout_s=timeout_s)
+
+
+def test_a_config_over_its_limit_keeps_the_timed_calls_that_finished():
+    result = _run(Sleeps(0.0, 0.05), timeout_s=0.5, warmup=0, iters=40)
+    kept = result.extra["timed_calls"]
+    assert result.status == "timeout" and 1 <= kept < 40 and len(result.samples_ms) == kept
+    assert result.latency_ms.median >= 50 and result.cold_start_ms is not None
+    assert f"after {kept} of 40 timed calls" in result.error and result.extra["timeout_s"] == 0.5
+
+
+def test_a_forward_that_hangs_in_one_call_is_stopped_mid_call():
+    module = Sleeps(600.0, 0.0)
+    result = _run(module, timeout_s=0.3)
+    assert result.status == "timeout" and module.calls == 1 and result.samples_ms == ()
+    assert "in the first call" in result.error and result.latency_ms is None
+
+
+def test_no_limit_and_a_config_within_it_are_untouched():
+    assert _run(Sleeps(0.0, 0.0), timeout_s=30.0).status == "ok"
+    assert _run(Sleeps(0.0, 0.0), timeout_s=None).status == "ok"
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("inf"), float("nan"), "5", True])
+def test_a_limit_that_is_not_a_positive_number_of_seconds_is_refused(bad):
+    with pytest.raises(UsageError, match="timeout"):
+        sweep_request("pinn-mlp", timeout_s=bad)
