@@ -151,7 +151,7 @@ def _perf_doc(*views):
 
 def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     """``surrobench perf --json`` output is a valid ``diagnose --system-view`` (it was not: extra keys)."""
-    from surrobench.cli.diagnose import load_system_view
+    from surrobench.api.diagnose import load_system_view
     from surrobench.records.system import HostHotspot, SystemView
 
     view = SystemView(

@@ -150,4 +150,4 @@ def test_a_version_2_database_gains_the_run_owner_columns(tmp_path):
         assert summary.state == "running"
         _stored_running(store, "20261201-000006-vthr")
         assert store.conn.execute("SELECT pid FROM runs WHERE run_id LIKE '%vthr'").fetchone()[0] > 0
-    assert _version(db) == SCHEMA_VERSION == 3
+    assert _version(db) == SCHEMA_VERSION

@@ -91,6 +91,14 @@ CREATE TABLE IF NOT EXISTS serve_runs (
 _SCHEMA_SQL += _SERVE_SQL + ";"
 
 
+def _add_owner(conn: sqlite3.Connection) -> None:
+    """Migration 3: the writer of each run, ``runs.pid``, ``host`` and ``pid_started`` (older runs have none:
+    their liveness is unknown, shown as stored). A column already there (a version stamp reset) is kept."""
+    columns = {row[1] for row in _columns(conn, "runs")}
+    for name, kind in (("pid", "INTEGER"), ("host", "TEXT"), ("pid_started", "REAL")):
+        if columns and name not in columns:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+
 def _add_inputs(conn: sqlite3.Connection) -> None:
     """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
     alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),
@@ -114,12 +122,7 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
-    # the writer of each run (older runs have none: their liveness is unknown, shown as stored)
-    3: (
-        "ALTER TABLE runs ADD COLUMN pid INTEGER",
-        "ALTER TABLE runs ADD COLUMN host TEXT",
-        "ALTER TABLE runs ADD COLUMN pid_started REAL",
-    ),
+    3: (_add_owner,),
     4: (_add_inputs,),
     5: (),  # placeholders for other branches' steps (replaced at merge)
     6: (),
