@@ -99,6 +99,7 @@ def _add_owner(conn: sqlite3.Connection) -> None:
         if columns and name not in columns:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
+
 def _add_inputs(conn: sqlite3.Connection) -> None:
     """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
     alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),
