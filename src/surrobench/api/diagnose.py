@@ -60,7 +60,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v1``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v2``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
 

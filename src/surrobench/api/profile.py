@@ -199,7 +199,7 @@ class Profile:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """``surrobench/profile-v1``: the run (run-v1) and each config's op table and readings."""
+        """``surrobench/profile-v2``: the run (run-v1) and each config's op table and readings."""
         return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 RUN = "surrobench/run-v1"
 COMPARE = "surrobench/compare-v1"
 HISTORY = "surrobench/history-v1"
-DIAGNOSIS = "surrobench/diagnosis-v1"
+DIAGNOSIS = "surrobench/diagnosis-v2"  # v2: each finding's evidence_source
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
-PROFILE = "surrobench/profile-v1"
+PROFILE = "surrobench/profile-v2"  # v2: each profile's kernel_table
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
