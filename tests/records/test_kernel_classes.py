@@ -82,8 +82,8 @@ def test_a_metadata_op_with_no_enclosing_op_loses_the_op_and_says_so():
 
 def test_graph_replay_kernels_are_classified_and_their_mapping_is_lost():
     rows = KernelRows()
-    rows.add("triton_poi_fused_add_mul_0", 4.0, [], None, replay=True)
-    rows.add("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc", 12.0, [], None, replay=True)
+    rows.add("triton_poi_fused_add_mul_0", 4.0, [], None, lost="graph_replay")
+    rows.add("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc", 12.0, [], None, lost="graph_replay")
     rows.lost_modules("CUDA-graph replay")
     table = rows.finish(active_steps=1, source="trace")
     assert {k.kernel_class for k in table.kernels} == {"elementwise", "convolution"}
@@ -93,6 +93,15 @@ def test_graph_replay_kernels_are_classified_and_their_mapping_is_lost():
     assert kinds["compiled_by_name"].kernels == 1 and kinds["module_path_lost"].into == "CUDA-graph replay"
     assert next(k for k in table.kernels if k.fused_ops).fused_ops == "add_mul"
     assert table.class_shares() == {"convolution": 0.75, "elementwise": 0.25}
+
+
+def test_kernels_of_a_compiled_region_say_so_and_keep_their_fused_ops():
+    rows = KernelRows()
+    rows.add("triton_per_fused_native_group_norm_0", 6.0, [], None, lost="compiled", calls=3)
+    table = rows.finish(active_steps=3, source="profiler")
+    row = table.kernels[0]
+    assert (row.origin, row.calls, row.kernel_class, row.fused_ops) == ("compiled", 3, "reduction", "native_group_norm")
+    assert {n.kind for n in table.notes} == {"compiled_unmapped", "compiled_by_name"}
 
 
 def test_the_kernel_table_round_trips_through_json():

@@ -51,6 +51,7 @@ from pathlib import Path
 
 import torch
 
+from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step, phase_range
@@ -157,9 +158,15 @@ def run_config(
         if profiler == "none":
             body = _plain_steps(phased, plan, cfg.device, control)
         else:
-            capture = profile_steps(phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path)
-            body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
-            body["op_table"] = capture.op_table.to_json() if capture.op_table else None
+            # module ranges only where kernels are recorded: on a CPU run they would only add profiler overhead
+            lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"
+            with module_ranges(prepared.module) if lost is None else contextlib.nullcontext():
+                capture = profile_steps(
+                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost
+                )
+            tables = ("op_table", "kernel_table")
+            body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
+            body.update({name: t.to_json() if (t := getattr(capture, name)) else None for name in tables})
     status = "error" if body["errors"] else "ok"
     return {
         "schema": schemas.PROFILE_CHILD,

@@ -50,6 +50,7 @@ ORIGINS: dict[str, str] = {
     "launch": "the op around the kernel's launch call",
     "recredited": "a metadata op launched it: credited to the nearest enclosing op that is not one",
     "graph_replay": "replayed from a CUDA graph: no op launched it, the op is lost (the name and class hold)",
+    "compiled": "launched by a torch.compile region, not by an eager op: the op is lost, ``fused_ops`` may say it",
     "no_op": "launched outside any op (no op around the launch call): the op is lost",
 }
 #: The facts :class:`AttributionNote` records.
@@ -57,6 +58,7 @@ NOTE_KINDS: dict[str, str] = {
     "metadata_op_recredited": "a metadata op was credited kernels; they went to the enclosing op (``into``)",
     "metadata_op_no_parent": "a metadata op was credited kernels and has no enclosing op: the op is lost",
     "graph_replay_unmapped": "kernels replayed from CUDA graphs: classified by name, no op or module",
+    "compiled_unmapped": "kernels a torch.compile region launched itself: classified by name, no eager op",
     "no_op_unmapped": "kernels launched outside any op: classified by name, no op or module",
     "compiled_by_name": "TorchInductor kernels: their eager ops known only from the kernel names (``fused_ops``)",
     "module_path_lost": "no nn.Module paths: ``into`` says why (a trace without module ranges, compiled code)",
@@ -201,23 +203,24 @@ class KernelRows:
         self._lost_modules: str | None = None
 
     def add(
-        self, name: str, device_us: float, ops: list[str], module: str | None, *, replay: bool = False
+        self, name: str, device_us: float, ops: list[str], module: str | None, *, lost: str = "no_op", calls: int = 1
     ) -> str | None:
-        """One kernel of ``device_us`` launched inside ``ops`` (innermost first; empty when no op launched it;
-        ``replay``: a CUDA-graph replay). Returns the op it is credited to (None: lost)."""
-        op, origin = self._owner(ops, replay)
-        if op is not None and origin == "recredited":
-            self._note("metadata_op_recredited", ops[0], op, device_us)
+        """``calls`` kernels of ``device_us`` in all, launched inside ``ops`` (op names, innermost first; empty when
+        no op launched them, ``lost`` then says why: ``"graph_replay"``, ``"compiled"`` or ``"no_op"``).
+        Returns the op they are credited to (None: lost)."""
+        op, origin = self._owner(ops, lost)
+        if origin == "recredited":
+            self._note("metadata_op_recredited", ops[0], op, device_us, calls)
         elif op is None and ops:
-            self._note("metadata_op_no_parent", ops[0], None, device_us)
+            self._note("metadata_op_no_parent", ops[0], None, device_us, calls)
         elif op is None:
-            self._note("graph_replay_unmapped" if replay else "no_op_unmapped", None, None, device_us)
+            self._note(f"{origin}_unmapped" if origin != "no_op" else "no_op_unmapped", None, None, device_us, calls)
         fused = inductor_fused_ops(name)
         if fused is not None:
-            self._note("compiled_by_name", None, None, device_us)
+            self._note("compiled_by_name", None, None, device_us, calls)
         key = (name, op, module, origin, fused)
         self._us[key] += device_us
-        self._calls[key] += 1
+        self._calls[key] += calls
         return op
 
     def lost_modules(self, reason: str) -> None:
@@ -225,16 +228,18 @@ class KernelRows:
         self._lost_modules = reason
 
     @staticmethod
-    def _owner(ops: list[str], replay: bool) -> tuple[str | None, str]:
+    def _owner(ops: list[str], lost: str) -> tuple[str | None, str]:
         if not ops:
-            return None, "graph_replay" if replay else "no_op"
+            if lost not in ORIGINS or lost in ("launch", "recredited"):
+                raise ValueError(f"lost {lost!r}: one of graph_replay, compiled, no_op")
+            return None, lost
         for op in ops:
             if not is_metadata_op(op):
                 return op, "launch" if op == ops[0] else "recredited"
         return None, "no_op"
 
-    def _note(self, kind: str, op: str | None, into: str | None, us: float) -> None:
-        self._notes[(kind, op, into)] += 1
+    def _note(self, kind: str, op: str | None, into: str | None, us: float, calls: int) -> None:
+        self._notes[(kind, op, into)] += calls
         self._note_us[(kind, op, into)] += us
 
     def finish(self, *, active_steps: int, source: str) -> KernelTable:
