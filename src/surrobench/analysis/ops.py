@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.analysis.activity import KERNEL, gpu_activity, launching_op
+from surrobench.records.kernels import is_metadata_op
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable
 from surrobench.trace.model import Timeline
 
@@ -22,7 +23,9 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     A GPU op belongs to the CPU op that issued its launch call, as
     :func:`~surrobench.analysis.activity.launching_op` finds it (the op with the call's External id, else
     the top-level op around the call), the attribution the launch stats use too. ``ranges`` (user
-    annotations) are not CPU ops, so they never hold device time; nor does Dynamo's compiled-region range
+    annotations) are not CPU ops, so they never hold device time; nor does a metadata op
+    (:func:`~surrobench.records.kernels.is_metadata_op`), whose kernels go to its nearest enclosing op that is
+    not one (:mod:`surrobench.records.kernels`); nor does Dynamo's compiled-region range
     (:data:`~surrobench.records.ops.COMPILED_REGION`), which a trace stores as a CPU op: it is no row, and
     what it launched itself (a CUDA-graph replay) gets rows named after the kernels. Input shapes and
     memory are not in a Timeline: those columns stay empty.
@@ -31,9 +34,10 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
     owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
+    parent, order = _parents(ops)
+    owner = _not_metadata(tl, owner, parent)
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
-    parent, order = _parents(ops)
     self_cpu, total_device = ops.dur_ns / 1e3, self_device.copy()
     for i in order[::-1]:  # children before their parents
         if parent[i] >= 0:
@@ -60,6 +64,18 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
         small_kernel_count=int((kernel_us < small_kernel_us).sum()) if device else None,
         small_kernel_us=small_kernel_us if device else None,
     )
+
+
+def _not_metadata(tl: Timeline, owner: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """``owner`` with each metadata op replaced by its nearest enclosing op that is not one (-1: none)."""
+    ops = tl.cpu_ops
+    metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
+    owner = owner.copy()
+    moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
+    while moving.any():
+        owner[moving] = parent[owner[moving]]
+        moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
+    return owner
 
 
 def _parents(ops) -> tuple[np.ndarray, np.ndarray]:

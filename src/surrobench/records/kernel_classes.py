@@ -89,7 +89,7 @@ KERNEL_CLASS_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # gather/scatter before copy and elementwise: index kernels are elementwise_kernel specializations
     (
         "gather_scatter",
-        r"index|scatter|gather|embedding|upsample",
+        r"(?<!with_)index|scatter|gather|embedding|upsample",
         (
             "at::native::index_elementwise_kernel<128, 4>",
             "at::native::(anonymous namespace)::indexSelectLargeIndex<float, long, unsigned int, 2, 2, -2, true>",
