@@ -16,7 +16,7 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 
 from __future__ import annotations
 
-from surrobench.analysis import detect_gpu, detect_ops, detect_run
+from surrobench.analysis import detect_gpu, detect_kernels, detect_ops, detect_run
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.ops import op_table_from_timeline
@@ -42,7 +42,11 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``; findings ranked (:func:`~surrobench.records.findings.rank_findings`)."""
-    found = [f for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS if (f := detector(ev, th)) is not None]
+    found = [
+        f
+        for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS
+        if (f := detector(ev, th)) is not None
+    ]
     return rank_findings(found)
 
 

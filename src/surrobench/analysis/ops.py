@@ -70,6 +70,8 @@ def _not_metadata(tl: Timeline, owner: np.ndarray, parent: np.ndarray) -> np.nda
     """``owner`` with each metadata op replaced by its nearest enclosing op that is not one (-1: none)."""
     ops = tl.cpu_ops
     metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
+    if not metadata.any():
+        return owner
     owner = owner.copy()
     moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
     while moving.any():

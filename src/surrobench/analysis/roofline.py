@@ -13,7 +13,8 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 - Bytes: from the shapes each ATen op sees (a dispatch mode under the FLOP counter, so composite ops are
   seen decomposed): every tensor input and output counted once, ``numel * element_size``. This is the
   minimum traffic when nothing stays in cache: re-reads (a convolution's input tiles) are not counted,
-  and an input in L2 (50 MB on the H200) costs less. A gather (``index_select``, ``gather``, ``index``,
+  and an input in L2 (50 MB on the H200) costs less. A metadata op (a view, :func:`surrobench.records.kernels.
+  is_metadata_op`) moves no bytes. A gather (``index_select``, ``gather``, ``index``,
   ``embedding``) reads only the rows it outputs: its source counts at most the output's bytes. Shapes are
   from the config's own inputs.
 - Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
@@ -42,8 +43,9 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
 from surrobench.analysis.op_families import low_intensity
-from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops
+from surrobench.analysis.op_flops import FLOP_FORMULAS, counted_ops, flops_unknown_reason
 from surrobench.records.ceilings import Ceilings
+from surrobench.records.kernels import is_metadata_op
 from surrobench.records.ops import OpTable, categorize
 
 #: What the H200 measured on 2026-11-30 (docs/sources.md, h200): device-to-device copy 4184 GB/s (read + write bytes),
@@ -95,6 +97,9 @@ class _ShapeBytes(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name
         cost = self.costs.setdefault(name, OpCost(name))
+        if is_metadata_op(name):  # a view moves no bytes: it must draw no time from the ops it sits beside
+            cost.calls += 1
+            return out
         ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
         outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         cost.calls += 1
@@ -145,6 +150,9 @@ class RooflineOp:
     gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
+    flops_unknown: str | None = (
+        None  # why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    )
 
     def to_json(self) -> dict:
         """Every field; ``dtypes`` as a list; unknown values null."""
@@ -217,6 +225,7 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
         gain_ms=None if best_s is None else max(ms - best_s * 1e3, 0.0),
         dtypes=tuple(sorted(c.dtypes)),
         calls=c.calls,
+        flops_unknown=flops_unknown_reason(name) if c.flops is None else None,
     )
 
 

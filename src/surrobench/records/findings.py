@@ -23,6 +23,7 @@ KINDS: dict[str, str] = {
     "fragmented_ops": "many small elementwise/copy/concat kernels: fusion targets",
     "superlinear_scaling": "across the shape ladder an op's time grows faster than its FLOPs",
     "cpu_preprocess": "host work (a named function) inside the step while the GPU waits",
+    "matmul_precision": "GEMM, convolution and attention hold the time in fp32 with TF32 off: the tensor cores idle",
     "precision_mismatch": "fp16/bf16 slower than fp32, FFT sizes half precision cannot take, ops left in fp32",
     "straggler": "one rank reaches the collectives late, step after step: the others wait for it",
     "comm_wait": "ranks spend time inside collectives waiting for a late peer instead of moving data",
