@@ -21,6 +21,7 @@ from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.sweep import SweepPlan, execute_sweep
 from surrobench.records import schemas
+from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
@@ -36,6 +37,7 @@ class ProfileReport:
         status, error: of the child (``ok``, ``oom``, ``error``).
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
+        kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
     """
 
     config: ConfigResult
@@ -48,6 +50,7 @@ class ProfileReport:
     overhead: float | None = None
     trace_path: str | None = None
     warnings: tuple[str, ...] = ()
+    kernel_table: KernelTable | None = None
 
     def label(self) -> str:
         return self.config.label()
@@ -67,6 +70,7 @@ class ProfileReport:
             "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,
             "readings": self.readings.to_json() if self.readings else None,
+            "kernel_table": self.kernel_table.to_json() if self.kernel_table else None,
         }
 
 
@@ -102,8 +106,10 @@ def profile_config(
         store.set_top_op(config_id, top.name, top.share)
     store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
     readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
+    kernels = child.get("kernel_table")
+    kernels = KernelTable.from_json(kernels) if kernels else None
     return ProfileReport(
-        result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings
+        result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings, kernels
     )
 
 
@@ -199,7 +205,8 @@ class Profile:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """``surrobench/profile-v2``: the run (run-v1) and each config's op table and readings."""
+        """``surrobench/profile-v2``: the run (run-v1) and each config's op table, readings and kernel table
+        (``kernel_table``, null on a CPU run; new in v2, the rest as in v1)."""
         return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 
