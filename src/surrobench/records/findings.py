@@ -18,6 +18,7 @@ KINDS: dict[str, str] = {
     "h2d_transfer": "host-to-device copies inside the step (inputs not cached on the device; pageable memory)",
     "memory_bound": "the time goes to ops below the roofline's ridge point: they wait on memory, not arithmetic",
     "compute_bound": "the time goes to ops above the ridge point: arithmetic-limited (healthy when near peak)",
+    "occupancy_bound": "kernels far from both roofs with few warps or blocks per SM: latency-bound (Nsight Compute)",
     "memory_pressure": "throughput falls as the batch grows, peak memory near the limit, or allocator churn",
     "stream_serialization": "work on two streams runs one after the other: an implicit or needless dependency",
     "fragmented_ops": "many small elementwise/copy/concat kernels: fusion targets",
