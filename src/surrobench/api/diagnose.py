@@ -136,6 +136,7 @@ def diagnose_workload(
             roofline=roof,
             system=view,
             profiled_step_ms=report.profiled_step_ms,
+            kernel_table=report.kernel_table,
         )
         evidence.append(
             trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
