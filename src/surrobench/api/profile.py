@@ -92,7 +92,7 @@ def profiled_step_ms(active_step_ms: list[float]) -> float:
 def profile_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: ProfileOptions, run_id: str
 ) -> ProfileReport:
-    """Profile one timed config in a child process and store its op table and top op."""
+    """Profile one timed config in a child process and store its op table, top op and kernel table (GPU)."""
     child = spawn(cfg, options.schedule, with_stack=options.with_stack, trace_path=trace_file(options, run_id, cfg))
     warnings = tuple(child.get("warnings", ()))
     if child["status"] != "ok":
@@ -108,6 +108,8 @@ def profile_config(
     readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
     kernels = child.get("kernel_table")
     kernels = KernelTable.from_json(kernels) if kernels else None
+    if kernels is not None:
+        store.add_kernel_table(config_id, kernels)
     return ProfileReport(
         result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings, kernels
     )
