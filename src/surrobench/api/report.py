@@ -36,6 +36,8 @@ class Report:
         findings: ``{run id: ranked findings}``; a run JSON file gets the run-level findings of its results.
         timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
         optimizations: ``surrobench/optimize-v1`` documents stored in the database that made these runs.
+        kernel_classes: ``{label as in op_tables: {kernel class: share of kernel time}}`` of every config of a
+            database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
     """
 
     runs: tuple[RunRecord, ...]
@@ -46,6 +48,7 @@ class Report:
     timeline: Timeline | None = None
     timeline_title: str = ""
     optimizations: tuple[dict, ...] = ()
+    kernel_classes: Mapping[str, Mapping[str, float]] | None = None
 
 
 def build_report(
@@ -87,10 +90,16 @@ def build_report(
     }
     cpu_labels = frozenset(f"{r.run_id[-4:]} {c.label()}" for r in records for c in r.results if c.device == "cpu")
     timeline = load_trace(trace) if trace is not None else None
-    optimizations = ()
+    optimizations, classes = (), {}
     if Path(db).is_file():
         with ResultStore(db, read_only=True) as store:
             optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
+            classes = {
+                label: table.class_shares()
+                for ref, r in zip(runs, records)
+                if not (isinstance(ref, RunRecord) or is_run_file(ref))
+                for label, table in _kernel_tables(store, r)
+            }
     return Report(
         runs=records,
         comparison=comparison,
@@ -100,7 +109,16 @@ def build_report(
         timeline=timeline,
         timeline_title=Path(trace).name if trace is not None else "",
         optimizations=optimizations,
+        kernel_classes=classes,
     )
+
+
+def _kernel_tables(store: ResultStore, record: RunRecord):
+    """``(label as in Report.op_tables, kernel table)`` of each config of a stored run that has one."""
+    for c in record.results:
+        table = store.load_kernel_table(c.config_id) if c.config_id is not None else None
+        if table is not None and table.kernels:
+            yield f"{record.run_id[-4:]} {c.label()}", table
 
 
 def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds) -> list[Finding]:
