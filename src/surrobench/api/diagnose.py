@@ -165,7 +165,9 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
         label = result.label()
         trace = op_profile_trace(store, config_id)
         known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
-        known["kernel_table"] = store.load_kernel_table(config_id)
+        kernels = store.load_kernel_table(config_id)
+        if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
+            known["kernel_table"] = kernels
         if trace and Path(trace).exists():
             evidence.append(trace_evidence(load_trace(trace), **known))
         else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from surrobench.records.kernels import KernelRows, KernelTable, module_path
+from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
 
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
@@ -107,12 +107,12 @@ def tables_from_events(
             owner = kernels.add(kernel.name, kernel.duration, *chain)
             claimed[kernel.name] += kernel.duration
             claimed_calls[kernel.name] += 1
-            if owner is None:  # a metadata op outside any op: an unattributed row of the op table
+            if owner is None and is_metadata_op(e.name):  # outside any op: an unattributed row of the op table
                 rows.self_device[e.name] -= kernel.duration
                 rows.total_device[e.name] -= kernel.duration
                 continue
             attributed[kernel.name] += kernel.duration
-            if owner != e.name:  # a metadata op's kernel: its enclosing op's (records.kernels)
+            if owner is not None and owner != e.name:  # a metadata op's kernel: its enclosing op's (records.kernels)
                 rows.self_device[e.name] -= kernel.duration
                 rows.total_device[e.name] -= kernel.duration
                 rows.self_device[owner] += kernel.duration

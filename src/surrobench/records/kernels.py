@@ -20,7 +20,10 @@ and a loaded trace):
   path's kernels land on ``aten::view`` / ``aten::transpose``), they go to the nearest enclosing op that is
   not a metadata op, and a ``metadata_op_recredited`` note says so;
 - kernels no op launched (a CUDA-graph replay, ``torch.compile(mode="reduce-overhead")``) keep their name
-  and class, their op is None, and a note says the mapping is lost.
+  and class, their op is None, and a note says the mapping is lost;
+- TorchInductor opens a range named after each Triton kernel it launches (``triton_poi_fused_add_mul_0``,
+  recorded as a CPU op): it is no eager op, so it is skipped like an annotation, and a kernel with nothing
+  else around it is a compiled region's (origin ``compiled``; ``fused_ops`` says what it fuses).
 
 Each :class:`AttributionNote` is one structured fact of :data:`NOTE_KINDS`, never prose to parse back.
 """
@@ -66,6 +69,8 @@ NOTE_KINDS: dict[str, str] = {
 #: The range name prefix of the forward hooks that record module paths (``surrobench::module::encoder.0``).
 MODULE_RANGE_PREFIX = "surrobench::module::"
 _MODULE_RANGE = re.compile(rf"^{re.escape(MODULE_RANGE_PREFIX)}(?P<path>.*)$")
+#: TorchInductor's range around its own launch of a Triton kernel, named after the kernel (no ATen op is).
+_INDUCTOR_LAUNCH = re.compile(r"^triton_")
 
 
 def is_metadata_op(name: str) -> bool:
@@ -206,9 +211,12 @@ class KernelRows:
         self, name: str, device_us: float, ops: list[str], module: str | None, *, lost: str = "no_op", calls: int = 1
     ) -> str | None:
         """``calls`` kernels of ``device_us`` in all, launched inside ``ops`` (op names, innermost first; empty when
-        no op launched them, ``lost`` then says why: ``"graph_replay"``, ``"compiled"`` or ``"no_op"``).
+        no op launched them, ``lost`` then says why: ``"graph_replay"``, ``"compiled"`` or ``"no_op"``; Inductor's
+        launch ranges in ``ops`` are skipped, and ``ops`` of nothing else means ``"compiled"``).
         Returns the op they are credited to (None: lost)."""
-        op, origin = self._owner(ops, lost)
+        eager = [op for op in ops if not _INDUCTOR_LAUNCH.match(op)]
+        op, origin = self._owner(eager, "compiled" if ops and not eager else lost)
+        ops = eager
         if origin == "recredited":
             self._note("metadata_op_recredited", ops[0], op, device_us, calls)
         elif op is None and ops:
