@@ -65,11 +65,13 @@ class Diagnosis:
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
-    """This machine's calibrated ceilings of the run's device (at the run's thread count on a CPU); the
+    """This machine's calibrated ceilings of the run's device (at the run's torch thread count on a CPU, the
+    count ``calibrate`` keys them by; ``cpu_count`` for a run recorded before ``torch_threads``); the
     built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
     numbers would mislead there)."""
     name = record.env.get("device_name", "")
-    threads = record.env.get("threads", record.env.get("cpu_count")) if record.env.get("device") == "cpu" else None
+    cpu = record.env.get("device") == "cpu"
+    threads = record.env.get("torch_threads", record.env.get("cpu_count")) if cpu else None
     stored = load_ceilings(name, threads)
     if stored is not None:
         return stored, f"ceilings of {name} calibrated {stored.measured}"
