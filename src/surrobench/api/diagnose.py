@@ -19,6 +19,7 @@ from surrobench.analysis.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.roofline import H200_FALLBACK, count_op_costs, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
+from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.api.optimize import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
@@ -30,7 +31,8 @@ from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
-from surrobench.records.findings import Finding, diagnosis_json
+from surrobench.analysis.detect_counters import merge_measured
+from surrobench.records.findings import Finding, diagnosis_json, rank_findings
 from surrobench.records.run import RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
@@ -139,6 +141,7 @@ def diagnose_workload(
             system=view,
             profiled_step_ms=report.profiled_step_ms,
             kernel_table=report.kernel_table,
+            counters=remeasure(report.counters, report.kernel_table, ceilings) if report.counters else None,
         )
         evidence.append(
             trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
@@ -146,6 +149,7 @@ def diagnose_workload(
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
+    findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
     return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
 
 
@@ -239,6 +243,7 @@ def diagnose(
     system: SystemView | None = None,
     system_pass: bool = False,
     profile_options: ProfileOptions | None = None,
+    counters: bool = False,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
     **sweep,
@@ -251,6 +256,8 @@ def diagnose(
     ``db``: where a workload's run is stored (None: in memory) or where ``run`` is looked up (None: the
     default ``surrobench.db``). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
     measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
+    ``counters``: on CUDA, measure each config's top kernels under Nsight Compute; their memory-, compute- and
+    occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
 
     Raises:
         UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
@@ -271,11 +278,13 @@ def diagnose(
         )
     named_model(model, "diagnose")
     plan = sweep_plan(model, caller=diagnose, **sweep)
+    options = profile_options or ProfileOptions()
+    options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
             plan,
             store,
-            profile_options or ProfileOptions(),
+            options,
             thresholds,
             system,
             system_pass,
@@ -287,5 +296,6 @@ def diagnose(
         "run_id": record.run_id,
         "device_name": device,
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+        "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
     }
     return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id} on {device}", tuple(warnings), record)

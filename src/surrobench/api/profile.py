@@ -15,15 +15,18 @@ from pathlib import Path
 
 from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
+from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.sweep import SweepPlan, execute_sweep
 from surrobench.records import schemas
+from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.results.counters import add_counters
 from surrobench.results.store import ResultStore
 
 
@@ -38,6 +41,8 @@ class ProfileReport:
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
+        counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
+            (:mod:`surrobench.api.counters`); None otherwise.
     """
 
     config: ConfigResult
@@ -51,6 +56,7 @@ class ProfileReport:
     trace_path: str | None = None
     warnings: tuple[str, ...] = ()
     kernel_table: KernelTable | None = None
+    counters: ConfigCounters | None = None
 
     def label(self) -> str:
         return self.config.label()
@@ -71,6 +77,7 @@ class ProfileReport:
             "op_table": self.op_table.to_json() if self.op_table else None,
             "readings": self.readings.to_json() if self.readings else None,
             "kernel_table": self.kernel_table.to_json() if self.kernel_table else None,
+            "counters": self.counters.to_json() if self.counters else None,
         }
 
 
@@ -110,8 +117,25 @@ def profile_config(
     kernels = KernelTable.from_json(kernels) if kernels else None
     if kernels is not None:
         store.add_kernel_table(config_id, kernels)
+    counters = None
+    if options.counters:  # after the profiling child: ncu's replay never shares a process with a measurement
+        counters = counters_config(cfg, kernels)
+        add_counters(store, config_id, counters)
+        if counters.problem is not None:
+            warnings += (f"no counters: {counters.problem.message}",)
     return ProfileReport(
-        result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings, kernels
+        result,
+        config_id,
+        "ok",
+        None,
+        table,
+        readings,
+        step_ms,
+        overhead,
+        child["trace_path"],
+        warnings,
+        kernels,
+        counters,
     )
 
 
@@ -219,6 +243,7 @@ def profile(
     trace_dir: str | Path | None = None,
     with_stack: bool = False,
     schedule: ProfileSchedule | None = None,
+    counters: bool = False,
     **sweep,
 ) -> Profile:
     """Time ``model`` over the sweep, then profile each ``ok`` config in a child process with torch.profiler:
@@ -226,6 +251,8 @@ def profile(
 
     ``sweep`` takes the keywords of :func:`surrobench.api.benchmark.sweep_request`. ``trace_dir``: a folder for
     one Chrome trace per config (None: keep none). ``schedule``: the profiler's wait / warmup / active steps.
+    ``counters``: on CUDA, also measure each config's top kernels under Nsight Compute after its profile
+    (:func:`surrobench.api.counters.counters_config`; a missing ncu or refused counters is a warning).
     ``db`` as in :func:`surrobench.api.benchmark.benchmark`.
 
     Raises:
@@ -235,7 +262,9 @@ def profile(
     named_model(model, "profile")
     plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
-    options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)
+    options = ProfileOptions(
+        schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder, counters=counters
+    )
     with open_store(db) as store:
         record, warnings, reports = time_and_profile(plan, store, options)
     return Profile(record, tuple(reports), tuple(warnings))

@@ -28,7 +28,8 @@ DEFAULT_DB = "surrobench.db"
 #: on open (:data:`_MIGRATIONS`); a newer one
 #: is refused before anything is measured, since its rows may not be what this code would write.
 #: 5 = a profiled config's kernel table (``kernel_profiles``, ``kernel_stats``: :mod:`surrobench.records.kernels`).
-SCHEMA_VERSION = 5
+#: 6 = a config's Nsight Compute counters (``ncu_captures``, ``ncu_kernels``: :mod:`surrobench.results.counters`).
+SCHEMA_VERSION = 6
 RUN_STATES = ("running", "complete", "interrupted")
 
 _SCHEMA_SQL = """
@@ -63,6 +64,18 @@ CREATE TABLE IF NOT EXISTS op_stats (
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
 );
 -- a profiled config's kernel table (records/kernels.py): its head and notes, then one row per kernel row
+-- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
+CREATE TABLE IF NOT EXISTS ncu_captures (
+    config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), kernels INTEGER NOT NULL, passes INTEGER NOT NULL,
+    ncu_wall_s REAL, covered_share REAL, selected_json TEXT NOT NULL, command_json TEXT NOT NULL,
+    problem_kind TEXT, problem_message TEXT
+);
+CREATE TABLE IF NOT EXISTS ncu_kernels (
+    config_id INTEGER NOT NULL REFERENCES configs(config_id), launch INTEGER NOT NULL, name TEXT NOT NULL,
+    kernel_class TEXT, op TEXT, module TEXT, bound TEXT NOT NULL, limiter TEXT NOT NULL, cause TEXT,
+    duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
+    PRIMARY KEY (config_id, launch)
+);
 CREATE TABLE IF NOT EXISTS kernel_profiles (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), total_us REAL NOT NULL,
     active_steps INTEGER NOT NULL, source TEXT NOT NULL, notes_json TEXT NOT NULL
@@ -95,6 +108,7 @@ _MIGRATIONS = {
     3: (),
     4: (),
     5: (),
+    6: (),  # ncu_captures, ncu_kernels: new tables, created by _SCHEMA_SQL
 }
 
 
