@@ -63,7 +63,6 @@ CREATE TABLE IF NOT EXISTS op_stats (
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
 );
--- a profiled config's kernel table (records/kernels.py): its head and notes, then one row per kernel row
 -- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
 CREATE TABLE IF NOT EXISTS ncu_captures (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), kernels INTEGER NOT NULL, passes INTEGER NOT NULL,
@@ -76,6 +75,7 @@ CREATE TABLE IF NOT EXISTS ncu_kernels (
     duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
     PRIMARY KEY (config_id, launch)
 );
+-- a profiled config's kernel table (records/kernels.py): its head and notes, then one row per kernel row
 CREATE TABLE IF NOT EXISTS kernel_profiles (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), total_us REAL NOT NULL,
     active_steps INTEGER NOT NULL, source TEXT NOT NULL, notes_json TEXT NOT NULL
