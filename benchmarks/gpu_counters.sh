@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardware counters on the H200, for docs/benchmarks/h200-counters.md (issue 22, parts 2 and 3):
+# Hardware counters on the H200, for docs/benchmarks/h200-counters.md:
 #   1. the planted kernels under ncu (truth known: benchmarks/planted_kernels.py), read by surrobench's parser;
 #   2. `surrobench diagnose --counters` at one GPU-bound size each: the zoo, neuraloperator's FNO,
 #      torch_geometric's GAT, the patch transformer (outside the zoo); per config the counters' cost (s, passes)
