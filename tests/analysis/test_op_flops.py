@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from surrobench.analysis.op_flops import count_op_costs, fft_flops
+from surrobench.analysis.op_flops import count_op_costs, fft_flops, flops_unknown_reason
 from surrobench.analysis.roofline import roofline
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
@@ -98,3 +100,34 @@ def test_roofline_of_an_fno_layer_puts_ffts_below_the_ridge_with_their_flops():
     json = roofline(table, costs, ceilings, "fp32").to_json()
     assert {o["name"] for o in json["ops"]} == set(report) and json["ridge_flop_per_byte"] == pytest.approx(10.0)
     assert next(o for o in json["ops"] if o["name"] == "aten::gelu")["flops"] is None
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[2] / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_transformer_fast_path_counts_the_flops_of_its_matmuls():
+    """The fused ``_transformer_encoder_layer_fwd`` and the same network written with SDPA and nn.Linear
+    do the same matmuls: the composite's formula must count what torch's counter counts op by op."""
+    pt = _example("patch_transformer")
+    x = torch.randn(2, 3, 32, 32)
+    costs = {}
+    for build in (pt.build, pt.build_sdpa):
+        torch.manual_seed(0)
+        model = build().eval()
+        with torch.inference_mode():
+            costs[build.__name__] = count_op_costs(lambda: model(x))
+    fused, written = costs["build"], costs["build_sdpa"]
+    assert fused["aten::_transformer_encoder_layer_fwd"].flops > 0
+    matmuls = ("aten::addmm", "aten::_scaled_dot_product_flash_attention_for_cpu")
+    assert sum(c.flops for c in fused.values()) == sum(written[n].flops for n in matmuls)
+    assert fused["aten::view"].bytes == 0 and fused["aten::view"].calls > 0  # a view moves no bytes
+
+
+def test_unknown_flops_say_why():
+    assert flops_unknown_reason("aten::_efficient_attention_forward") == "fused composite without a FLOP formula"
+    assert "transcendental" in flops_unknown_reason("aten::gelu")
+    assert "no FLOP formula" in flops_unknown_reason("aten::foo")

@@ -239,3 +239,20 @@ def test_a_launch_without_external_id_belongs_to_the_op_around_it_in_both_tables
     rows = {op.name: op for op in op_table_from_trace(tmp_path / "t.json").ops}
     assert "gemm_kernel" not in rows and rows["aten::linear"].self_device_us == pytest.approx(30)
     assert [op.op for op in launch_stats(tl, gpu_activity(tl)).top_ops] == ["aten::linear"]
+
+
+def test_trace_metadata_op_kernels_go_to_the_enclosing_op(tmp_path):
+    events = [
+        annotation("ProfilerStep#1", 0, 200),
+        cpu_op("aten::_transformer_encoder_layer_fwd", 10, 150, ext=1),
+        cpu_op("aten::view", 20, 30, ext=2),
+        runtime("cudaLaunchKernel", 25, 5, corr=100, ext=2),
+        kernel(60, 40, corr=100, name="sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x64x8"),
+        cpu_op("aten::addmm", 80, 30, ext=3),
+        runtime("cudaLaunchKernel", 85, 5, corr=101, ext=3),
+        kernel(110, 10, corr=101, name="sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8"),
+    ]
+    rows = {op.name: op for op in op_table_from_trace(write(tmp_path / "fast_path.json", events)).ops}
+    assert rows["aten::view"].self_device_us == 0 and rows["aten::view"].total_device_us == 0
+    assert rows["aten::_transformer_encoder_layer_fwd"].self_device_us == pytest.approx(40)
+    assert rows["aten::addmm"].share == pytest.approx(10 / 50)

@@ -28,9 +28,10 @@ from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentat
 from surrobench.analysis.roofline import format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Evidence, Finding
+from surrobench.records.kernels import is_metadata_op
 from surrobench.records.vocab import HALF_PRECISIONS
 
-COMPUTE = ("gemm/matmul/einsum", "convolution")
+COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
@@ -105,6 +106,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             o
             for o in _bound_ops(ev, th, "memory")
             if not (ev.on_cpu() and o.calls and o.time_ms * 1e3 / o.calls < th.cpu_small_call_us)
+            and not is_metadata_op(o.name)
         ]
         transfers = _transfer_ops(ev, ops)
         ops = [o for o in ops if o.name not in transfers]
@@ -127,7 +129,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         rows = [
             (n, ms, s)
             for n, (c, ms, s) in _op_ms(ev).items()
-            if low_intensity(n) and s >= th.bound_op_share_min and n not in small
+            if low_intensity(n) and s >= th.bound_op_share_min and n not in small and not is_metadata_op(n)
         ]
         gain, evidence = None, []
     if not rows:
@@ -180,6 +182,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action,
         gain,
         ev.label,
+        evidence_source="estimated",
     )
 
 
@@ -207,6 +210,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "run surrobench calibrate and diagnose the workload to see how close to the peak they run",
             None,
             ev.label,
+            evidence_source="estimated",
         )
     ops = _bound_ops(ev, th, "compute")
     if not ops:
@@ -251,6 +255,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "default sizes, then diagnose again",
             None,
             ev.label,
+            evidence_source="estimated",
         )
     # The target is compute_efficient_fraction of the peak, not the peak: the peak is a large square GEMM's,
     # which a convolution with few channels cannot reach whatever the user does. Severity follows that gain.
@@ -272,6 +277,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action,
         None if severity is None else gain,
         ev.label,
+        evidence_source="estimated",
     )
 
 
@@ -412,6 +418,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         "to powers of 2; compare against the fp32 config before adopting half precision",
         None,
         ev.label,
+        evidence_source="estimated",
     )
 
 

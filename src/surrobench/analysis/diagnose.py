@@ -16,10 +16,10 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 
 from __future__ import annotations
 
-from surrobench.analysis import detect_gpu, detect_ops, detect_run
+from surrobench.analysis import detect_gpu, detect_kernels, detect_ops, detect_run
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
-from surrobench.analysis.ops import op_table_from_timeline
+from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.analysis.timeline import analyze_timeline
 from surrobench.analysis.trace_facts import trace_facts
@@ -31,18 +31,25 @@ from surrobench.trace.model import Timeline
 def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
     """The evidence a trace holds: its op table (no shapes or memory), timeline report and per-step facts
     (None without GPU activity); ``known`` adds or replaces fields (``label``, ``result``, ``roofline``,
-    ``system``, the profiler's own ``op_table`` with shapes and memory). The trace's op table is built
-    only when ``known`` has no ``op_table`` key (an explicit None stays None)."""
+    ``system``, the profiler's own ``op_table`` with shapes and memory, its ``kernel_table``). The trace's op
+    table and kernel table (:mod:`surrobench.analysis.ops`; none without GPU activity) are built only when
+    ``known`` has no such key (an explicit None stays None)."""
     report = analyze_timeline(tl)
     facts = trace_facts(tl, report) if report.status == "ok" else None  # no GPU activity: nothing per step
     if "op_table" not in known:
         known["op_table"] = op_table_from_timeline(tl)
+    if "kernel_table" not in known:
+        known["kernel_table"] = kernel_table_from_timeline(tl) if report.status == "ok" else None
     return ConfigEvidence(**{"timeline": report, "facts": facts, **known})
 
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``; findings ranked (:func:`~surrobench.records.findings.rank_findings`)."""
-    found = [f for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS if (f := detector(ev, th)) is not None]
+    found = [
+        f
+        for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS
+        if (f := detector(ev, th)) is not None
+    ]
     return rank_findings(found)
 
 

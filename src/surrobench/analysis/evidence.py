@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.analysis.trace_facts import TraceFacts
+from surrobench.records.counters import ConfigCounters
+from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult
 from surrobench.records.system import SystemView
@@ -30,6 +32,8 @@ class ConfigEvidence:
         timeline: the timeline report of the profiled trace; ``facts`` its per-step facts.
         roofline: per-op roofline (needs the model run once under the FLOP counter).
         system: the system-level view (perf / py-spy), when collected.
+        kernel_table: the profiled kernels with their classes (:mod:`surrobench.records.kernels`), when recorded.
+        counters: the step's top kernels under Nsight Compute (``--counters``), read against the ceilings.
         profiled_step_ms: mean step under the profiler over the recorded steps (the profiling child's,
             :func:`surrobench.api.profile.profiled_step_ms`), ms; with ``result`` it gives the profiler
             overhead and the scale of CPU op times (:meth:`op_time_scale`).
@@ -43,6 +47,8 @@ class ConfigEvidence:
     roofline: RooflineReport | None = None
     system: SystemView | None = None
     profiled_step_ms: float | None = None
+    kernel_table: KernelTable | None = None
+    counters: ConfigCounters | None = None
 
     def step_ms(self) -> float | None:
         """One step, ms: the unprofiled median latency, else the profiled step of the trace, else the op

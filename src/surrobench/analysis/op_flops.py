@@ -27,11 +27,19 @@ Conventions and sources (FLOPs are real floating-point operations, a multiply-ad
   Wu and He, "Group Normalization", ECCV 2018, eq. 1-2); batch norm with running statistics (inference) 4
   per element (subtract, multiply by the inverse std, affine multiply and add), with batch statistics 7.
 - Sums and means: one add per input element.
+- Fused attention and the transformer fast path, from their input shapes (a multiply-add counts 2, the
+  matmuls only: softmax, masks, biases, norms and activations are O(1) per element next to them):
+  scaled dot-product attention of ``(B, H, L, E)`` queries over ``S`` keys ``4 B H L S E`` (``Q K^T`` and
+  ``P V``, as ``torch.utils.flop_counter.sdpa_flop_count``); ``aten::_native_multi_head_attention`` adds the
+  input projection ``2 B L D 3D`` and the output projection ``2 B L D D``; ``aten::_transformer_encoder_layer_fwd``
+  adds the feed-forward ``2 B L D F`` twice (``F`` the feed-forward width, from its weight). An op with no formula
+  has unknown FLOPs and says why (:func:`flops_unknown_reason`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import torch
@@ -40,6 +48,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
 from surrobench.analysis.roofline import OpCost
+from surrobench.records.kernels import is_metadata_op
 
 aten = torch.ops.aten
 
@@ -218,6 +227,58 @@ def _zero(*args, out_val=None, **kwargs) -> int:
     return 0
 
 
+def attention_flops(batch: int, heads: int, queries: int, keys: int, head_dim: int) -> int:
+    """The two matmuls of scaled dot-product attention, ``4 B H L S E`` (see the module docstring)."""
+    return 4 * batch * heads * queries * keys * head_dim
+
+
+def _sdpa_cpu(query, key, value, *args, out_val=None, **kwargs) -> int:
+    """``_scaled_dot_product_flash_attention_for_cpu(query (B, H, L, E), key (B, H, S, E), value, ...)``."""
+    b, h, n, e = query.shape
+    return attention_flops(b, h, n, key.shape[-2], e)
+
+
+def _projected_attention(x: torch.Tensor, embed_dim: int, heads: int) -> int:
+    """Self-attention of tokens ``x`` (B, L, D), batch first: the QKV and output projections and the
+    attention itself (a 2-D ``x`` is one unbatched sequence)."""
+    b, n = (x.shape[0], x.shape[1]) if x.dim() == 3 else (1, x.shape[0])
+    projections = 2 * b * n * embed_dim * (3 * embed_dim + embed_dim)
+    return projections + attention_flops(b, heads, n, n, embed_dim // heads)
+
+
+def _native_mha(query, key, value, embed_dim, num_head, *args, out_val=None, **kwargs) -> int:
+    """``_native_multi_head_attention(query (B, L, D), key, value, embed_dim, num_head, ...)``."""
+    return _projected_attention(query, int(embed_dim), int(num_head))
+
+
+def _encoder_layer(src, embed_dim, num_heads, *args, out_val=None, **kwargs) -> int:
+    """``_transformer_encoder_layer_fwd(src (B, L, D), embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
+    proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
+    ffn_weight_1 (F, D), ...)``: attention plus the two feed-forward matmuls."""
+    ffn_weight_1 = args[11] if len(args) > 11 else kwargs["ffn_weight_1"]
+    b, n = (src.shape[0], src.shape[1]) if src.dim() == 3 else (1, src.shape[0])
+    ffn = 2 * (2 * b * n * int(embed_dim) * ffn_weight_1.shape[0])
+    return _projected_attention(src, int(embed_dim), int(num_heads)) + ffn
+
+
+#: Fused composites: one ATen op running several kernels (the transformer fast path, SDPA's backends, fused
+#: MHA); those without a formula here or in torch's registry say so (:func:`flops_unknown_reason`).
+FUSED_COMPOSITES = re.compile(r"attention|_transformer_encoder_layer|multi_head|flash|fused|_addmm_activation")
+#: Transcendental activations: no agreed FLOP count (module docstring).
+_TRANSCENDENTAL = re.compile(r"gelu|silu|tanh|sigmoid|exp|log|erf|sin|cos|softplus|mish|pow|sqrt")
+
+
+def flops_unknown_reason(name: str) -> str:
+    """Why an op's FLOPs are unknown, as a short fixed phrase (a structured field of the roofline op):
+    a fused composite without a formula, a transcendental activation, or an op no formula covers."""
+    lowered = name.lower()
+    if FUSED_COMPOSITES.search(lowered):
+        return "fused composite without a FLOP formula"
+    if _TRANSCENDENTAL.search(lowered):
+        return "transcendental activation: no agreed FLOP count"
+    return "no FLOP formula for this op (torch.utils.flop_counter nor surrobench's table)"
+
+
 def _build() -> dict:
     formulas: dict = {
         aten._fft_r2c: _fft(real=True, signal="input"),
@@ -231,6 +292,12 @@ def _build() -> dict:
         aten.cudnn_batch_norm: _batch_norm(5),
     }
     formulas.update({op: _complex_matmul(op) for op in (aten.mm, aten.bmm, aten.addmm, aten.baddbmm)})
+    composites = {
+        "_scaled_dot_product_flash_attention_for_cpu": _sdpa_cpu,
+        "_native_multi_head_attention": _native_mha,
+        "_transformer_encoder_layer_fwd": _encoder_layer,
+    }
+    formulas.update({getattr(aten, n): _raw(f) for n, f in composites.items() if hasattr(aten, n)})
     for name, per in _ELEMENTWISE.items():  # the op and its in-place form (add, add_)
         formulas.update({getattr(aten, n): _elementwise(*per) for n in (name, name + "_") if hasattr(aten, n)})
     formulas.update({getattr(aten, name): _raw(_scatter_add) for name in _SCATTER_ADD})
@@ -264,6 +331,9 @@ class _ShapeBytes(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         name = func._schema.name
         cost = self.costs.setdefault(name, OpCost(name))
+        if is_metadata_op(name):  # a view moves no bytes: it must draw no time from the ops it sits beside
+            cost.calls += 1
+            return out
         ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
         outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         cost.calls += 1
@@ -288,4 +358,6 @@ def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
         name = str(packet).replace(".", "::", 1)
         cost = shapes.costs.setdefault(name, OpCost(name))
         cost.flops = (cost.flops or 0) + int(count)
+    for name, cost in shapes.costs.items():
+        cost.flops_unknown = flops_unknown_reason(name) if cost.flops is None else None
     return shapes.costs

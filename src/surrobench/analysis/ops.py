@@ -1,7 +1,9 @@
-"""The op table of a loaded trace (:class:`~surrobench.trace.model.Timeline`): which operators cost the time.
+"""The op table and the kernel table of a loaded trace (:class:`~surrobench.trace.model.Timeline`): which
+operators cost the time, and which kernels each launched.
 
-The record, its columns and its share basis are described in :mod:`surrobench.records.ops`; the Timeline
-keeps neither input shapes nor memory events, so those columns are empty here.
+The records, their columns and their share basis are described in :mod:`surrobench.records.ops` and
+:mod:`surrobench.records.kernels`; the Timeline keeps neither input shapes nor memory events, so those
+columns are empty here.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from surrobench.analysis.activity import KERNEL, gpu_activity, launching_op
+from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, gpu_activity, launching_op
+from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable
 from surrobench.trace.model import Timeline
 
@@ -22,7 +25,9 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     A GPU op belongs to the CPU op that issued its launch call, as
     :func:`~surrobench.analysis.activity.launching_op` finds it (the op with the call's External id, else
     the top-level op around the call), the attribution the launch stats use too. ``ranges`` (user
-    annotations) are not CPU ops, so they never hold device time; nor does Dynamo's compiled-region range
+    annotations) are not CPU ops, so they never hold device time; nor does a metadata op
+    (:func:`~surrobench.records.kernels.is_metadata_op`), whose kernels go to its nearest enclosing op that is
+    not one (:mod:`surrobench.records.kernels`); nor does Dynamo's compiled-region range
     (:data:`~surrobench.records.ops.COMPILED_REGION`), which a trace stores as a CPU op: it is no row, and
     what it launched itself (a CUDA-graph replay) gets rows named after the kernels. Input shapes and
     memory are not in a Timeline: those columns stay empty.
@@ -31,9 +36,10 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
     region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
     owner = np.where((owner >= 0) & region[np.maximum(owner, 0)], -1, owner) if region.any() else owner
+    parent, order = _parents(ops)
+    owner = _not_metadata(tl, owner, parent)
     dur_us = (act.end_ns - act.start_ns) / 1e3
     self_device = np.bincount(owner[owner >= 0], weights=dur_us[owner >= 0], minlength=len(ops))
-    parent, order = _parents(ops)
     self_cpu, total_device = ops.dur_ns / 1e3, self_device.copy()
     for i in order[::-1]:  # children before their parents
         if parent[i] >= 0:
@@ -60,6 +66,100 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
         small_kernel_count=int((kernel_us < small_kernel_us).sum()) if device else None,
         small_kernel_us=small_kernel_us if device else None,
     )
+
+
+def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
+    """The kernel table from a loaded trace: every kernel, memcpy and memset with its class, the op credited with
+    it and the module path around its launch.
+
+    The op chain of a GPU op starts at its launching op (:func:`~surrobench.analysis.activity.launching_op`, as
+    in :func:`op_table_from_timeline`) and climbs the CPU ops enclosing it on its thread; it stops at Dynamo's
+    compiled-region range (:data:`~surrobench.records.ops.COMPILED_REGION`), which is no op. The attribution
+    rules are :class:`~surrobench.records.kernels.KernelRows`' (a metadata op's kernels go to its enclosing
+    op). A GPU op no op launched is a CUDA-graph replay's when its launch call is ``cudaGraphLaunch``, else a
+    compiled region's when the region launched it, else launched outside any op. The module path is the
+    innermost ``surrobench::module::<path>`` range (:mod:`surrobench.collect.module_ranges`) around the launch
+    call on its thread; a trace with none says so (``module_path_lost``).
+    """
+    ops, act = tl.cpu_ops, gpu_activity(tl)
+    names = [tl.name(n) for n in ops.name_id.tolist()]
+    parent, _ = _parents(ops)
+    owner = launching_op(tl, act.launch)
+    api = tl.api_calls
+    graph = np.zeros(len(act), dtype=bool)
+    if len(api):
+        call = np.array([tl.name(n) in GRAPH_LAUNCH_CALLS for n in api.name_id.tolist()], dtype=bool)
+        graph = (act.launch >= 0) & call[np.maximum(act.launch, 0)]
+    modules, found = _module_paths(tl, act)
+    chains: dict[int, tuple[list[str], bool]] = {}
+    dur_us = (act.end_ns - act.start_ns) / 1e3
+    rows = KernelRows()
+    for i, o in enumerate(owner.tolist()):
+        if o not in chains:
+            chains[o] = _op_chain(o, names, parent)
+        chain, in_region = chains[o]
+        lost = "graph_replay" if graph[i] else "compiled" if in_region else "no_op"
+        rows.add(tl.name(act.name_id[i]), float(dur_us[i]), chain, modules[i], lost=lost)
+    if not found:
+        rows.lost_modules("the trace has no surrobench::module:: ranges (recorded on CUDA eager profiles)")
+    return rows.finish(active_steps=max(len(tl.steps), 1), source="trace")
+
+
+def _op_chain(op: int, names: list[str], parent: np.ndarray) -> tuple[list[str], bool]:
+    """(op names from row ``op`` up through its enclosing ops, innermost first, up to a compiled-region range;
+    whether such a range was reached). ``op`` -1: no op."""
+    chain = []
+    while op >= 0:
+        if COMPILED_REGION.match(names[op]):
+            return chain, True
+        chain.append(names[op])
+        op = int(parent[op])
+    return chain, False
+
+
+def _module_paths(tl: Timeline, act: GpuActivity) -> tuple[list[str | None], bool]:
+    """(the innermost module path around each GPU op's launch call on the call's thread, None where none or
+    no call; whether the trace has module ranges at all). Module ranges nest, so one sweep per thread with a
+    stack of open ranges finds the innermost."""
+    paths: list[str | None] = [None] * len(act)
+    r = tl.ranges
+    by_thread: dict[tuple[int, int], list[tuple[int, int, str]]] = defaultdict(list)
+    for start, end, name_id, rank, tid in zip(r.start_ns.tolist(), r.end_ns.tolist(), r.name_id, r.rank, r.tid):
+        path = module_path(tl.name(int(name_id)))
+        if path is not None:
+            by_thread[(int(rank), int(tid))].append((start, end, path))
+    if not by_thread:
+        return paths, False
+    api, launched = tl.api_calls, np.flatnonzero(act.launch >= 0)
+    calls = act.launch[launched]
+    launches: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for i, t, rank, tid in zip(launched.tolist(), act.launch_ns[launched].tolist(), api.rank[calls], api.tid[calls]):
+        launches[(int(rank), int(tid))].append((t, i))
+    for thread, ranges in by_thread.items():
+        ranges.sort(key=lambda x: (x[0], -x[1]))
+        stack, k = [], 0
+        for t, i in sorted(launches.get(thread, ())):
+            while k < len(ranges) and ranges[k][0] <= t:
+                stack.append(ranges[k])
+                k += 1
+            while stack and stack[-1][1] <= t:
+                stack.pop()
+            paths[i] = stack[-1][2] if stack else None
+    return paths, True
+
+
+def _not_metadata(tl: Timeline, owner: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """``owner`` with each metadata op replaced by its nearest enclosing op that is not one (-1: none)."""
+    ops = tl.cpu_ops
+    metadata = np.array([is_metadata_op(tl.name(n)) for n in ops.name_id.tolist()], dtype=bool)
+    if not metadata.any():
+        return owner
+    owner = owner.copy()
+    moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
+    while moving.any():
+        owner[moving] = parent[owner[moving]]
+        moving = (owner >= 0) & metadata[np.maximum(owner, 0)]
+    return owner
 
 
 def _parents(ops) -> tuple[np.ndarray, np.ndarray]:

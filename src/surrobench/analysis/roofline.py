@@ -14,7 +14,8 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 - Bytes: from the shapes each ATen op sees (a dispatch mode under the FLOP counter, so composite ops are
   seen decomposed): every tensor input and output counted once, ``numel * element_size``. This is the
   minimum traffic when nothing stays in cache: re-reads (a convolution's input tiles) are not counted,
-  and an input in L2 (50 MB on the H200) costs less. A gather (``index_select``, ``gather``, ``index``,
+  and an input in L2 (50 MB on the H200) costs less. A metadata op (a view, :func:`surrobench.records.kernels.
+  is_metadata_op`) moves no bytes. A gather (``index_select``, ``gather``, ``index``,
   ``embedding``) reads only the rows it outputs: its source counts at most the output's bytes. Shapes are
   from the config's own inputs.
 - Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
@@ -72,6 +73,9 @@ class OpCost:
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
+    #: why ``flops`` is None, set where the FLOPs are counted
+    #: (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    flops_unknown: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,9 @@ class RooflineOp:
     gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
+    flops_unknown: str | None = (
+        None  # why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    )
 
     def to_json(self) -> dict:
         """Every field; ``dtypes`` as a list; unknown values null."""
@@ -169,6 +176,7 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
         gain_ms=None if best_s is None else max(ms - best_s * 1e3, 0.0),
         dtypes=tuple(sorted(c.dtypes)),
         calls=c.calls,
+        flops_unknown=(c.flops_unknown or "no FLOP formula for this op") if c.flops is None else None,
     )
 
 

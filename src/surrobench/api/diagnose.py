@@ -20,6 +20,7 @@ from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
+from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.api.optimize import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
@@ -32,7 +33,8 @@ from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
-from surrobench.records.findings import Finding, diagnosis_json
+from surrobench.analysis.detect_counters import merge_measured
+from surrobench.records.findings import Finding, diagnosis_json, rank_findings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
@@ -63,7 +65,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v1``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v2``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
@@ -87,22 +89,25 @@ def failed_configs_json(results) -> list[dict]:
 
 
 def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
-    """The diagnosis ``context`` of a timed workload: its run id, device, each config's roofline and the configs
-    that failed (:func:`failed_configs_json`)."""
+    """The diagnosis ``context`` of a timed workload: its run id, device, each config's roofline and Nsight
+    Compute counters (where measured) and the configs that failed (:func:`failed_configs_json`)."""
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+        "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "failed_configs": failed_configs_json(record.results),
     }
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
-    """This machine's calibrated ceilings of the run's device (at the run's thread count on a CPU); the
+    """This machine's calibrated ceilings of the run's device (at the run's torch thread count on a CPU, the
+    count ``calibrate`` keys them by; ``cpu_count`` for a run recorded before ``torch_threads``); the
     built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
     numbers would mislead there)."""
     name = record.env.get("device_name", "")
-    threads = record.env.get("threads", record.env.get("cpu_count")) if record.env.get("device") == "cpu" else None
+    cpu = record.env.get("device") == "cpu"
+    threads = record.env.get("torch_threads", record.env.get("cpu_count")) if cpu else None
     stored = load_ceilings(name, threads)
     if stored is not None:
         return stored, f"ceilings of {name} calibrated {stored.measured}"
@@ -169,6 +174,8 @@ def diagnose_workload(
             roofline=roof,
             system=view,
             profiled_step_ms=report.profiled_step_ms,
+            kernel_table=report.kernel_table,
+            counters=remeasure(report.counters, report.kernel_table, ceilings) if report.counters else None,
         )
         evidence.append(
             trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
@@ -176,6 +183,7 @@ def diagnose_workload(
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
+    findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
     return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
 
 
@@ -197,6 +205,9 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
         label = result.label()
         trace = op_profile_trace(store, config_id)
         known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
+        kernels = store.load_kernel_table(config_id)
+        if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
+            known["kernel_table"] = kernels
         if trace and Path(trace).exists():
             evidence.append(trace_evidence(load_trace(trace), **known))
         else:
@@ -266,6 +277,7 @@ def diagnose(
     system: SystemView | None = None,
     system_pass: bool = False,
     profile_options: ProfileOptions | None = None,
+    counters: bool = False,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
     **sweep,
@@ -278,6 +290,8 @@ def diagnose(
     ``db``: where a workload's run is stored (None: in memory) or where ``run`` is looked up (None: the
     default ``surrobench.db``). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
     measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
+    ``counters``: on CUDA, measure each config's top kernels under Nsight Compute; their memory-, compute- and
+    occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
 
     Raises:
         UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
@@ -297,11 +311,13 @@ def diagnose(
         return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id}", tuple(warnings), record)
     named_model(model, "diagnose")
     plan = sweep_plan(model, caller=diagnose, **sweep)
+    options = profile_options or ProfileOptions()
+    options = replace(options, counters=True) if counters else options
     with open_store(db) as store:
         record, findings, warnings, evidence = diagnose_workload(
             plan,
             store,
-            profile_options or ProfileOptions(),
+            options,
             thresholds,
             system,
             system_pass,

@@ -15,14 +15,18 @@ from pathlib import Path
 
 from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
+from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.sweep import SweepPlan, execute_sweep
 from surrobench.records import schemas
+from surrobench.records.counters import ConfigCounters
+from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.results.counters import add_counters
 from surrobench.results.store import ResultStore
 
 
@@ -36,6 +40,9 @@ class ProfileReport:
         status, error: of the child (``ok``, ``oom``, ``error``).
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
+        kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
+        counters: with ``counters=True``, the step's top kernels under Nsight Compute, or why not
+            (:mod:`surrobench.api.counters`); None otherwise.
     """
 
     config: ConfigResult
@@ -48,6 +55,8 @@ class ProfileReport:
     overhead: float | None = None
     trace_path: str | None = None
     warnings: tuple[str, ...] = ()
+    kernel_table: KernelTable | None = None
+    counters: ConfigCounters | None = None
 
     def label(self) -> str:
         return self.config.label()
@@ -67,6 +76,8 @@ class ProfileReport:
             "warnings": list(self.warnings),
             "op_table": self.op_table.to_json() if self.op_table else None,
             "readings": self.readings.to_json() if self.readings else None,
+            "kernel_table": self.kernel_table.to_json() if self.kernel_table else None,
+            "counters": self.counters.to_json() if self.counters else None,
         }
 
 
@@ -88,7 +99,7 @@ def profiled_step_ms(active_step_ms: list[float]) -> float:
 def profile_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: ProfileOptions, run_id: str
 ) -> ProfileReport:
-    """Profile one timed config in a child process and store its op table and top op."""
+    """Profile one timed config in a child process and store its op table, top op and kernel table (GPU)."""
     child = spawn(cfg, options.schedule, with_stack=options.with_stack, trace_path=trace_file(options, run_id, cfg))
     warnings = tuple(child.get("warnings", ()))
     if child["status"] != "ok":
@@ -102,8 +113,29 @@ def profile_config(
         store.set_top_op(config_id, top.name, top.share)
     store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
     readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
+    kernels = child.get("kernel_table")
+    kernels = KernelTable.from_json(kernels) if kernels else None
+    if kernels is not None:
+        store.add_kernel_table(config_id, kernels)
+    counters = None
+    if options.counters:  # after the profiling child: ncu's replay never shares a process with a measurement
+        counters = counters_config(cfg, kernels)
+        add_counters(store, config_id, counters)
+        if counters.problem is not None:
+            warnings += (f"no counters: {counters.problem.message}",)
     return ProfileReport(
-        result, config_id, "ok", None, table, readings, step_ms, overhead, child["trace_path"], warnings
+        result,
+        config_id,
+        "ok",
+        None,
+        table,
+        readings,
+        step_ms,
+        overhead,
+        child["trace_path"],
+        warnings,
+        kernels,
+        counters,
     )
 
 
@@ -199,7 +231,8 @@ class Profile:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """``surrobench/profile-v1``: the run (run-v1) and each config's op table and readings."""
+        """``surrobench/profile-v2``: the run (run-v1) and each config's op table, readings and kernel table
+        (``kernel_table``, null on a CPU run; new in v2, the rest as in v1)."""
         return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 
@@ -210,6 +243,7 @@ def profile(
     trace_dir: str | Path | None = None,
     with_stack: bool = False,
     schedule: ProfileSchedule | None = None,
+    counters: bool = False,
     **sweep,
 ) -> Profile:
     """Time ``model`` over the sweep, then profile each ``ok`` config in a child process with torch.profiler:
@@ -217,6 +251,8 @@ def profile(
 
     ``sweep`` takes the keywords of :func:`surrobench.api.benchmark.sweep_request`. ``trace_dir``: a folder for
     one Chrome trace per config (None: keep none). ``schedule``: the profiler's wait / warmup / active steps.
+    ``counters``: on CUDA, also measure each config's top kernels under Nsight Compute after its profile
+    (:func:`surrobench.api.counters.counters_config`; a missing ncu or refused counters is a warning).
     ``db`` as in :func:`surrobench.api.benchmark.benchmark`.
 
     Raises:
@@ -226,7 +262,9 @@ def profile(
     named_model(model, "profile")
     plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
-    options = ProfileOptions(schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder)
+    options = ProfileOptions(
+        schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder, counters=counters
+    )
     with open_store(db) as store:
         record, warnings, reports = time_and_profile(plan, store, options)
     return Profile(record, tuple(reports), tuple(warnings))

@@ -48,6 +48,8 @@ class Report:
         serve_runs: the serve runs among those given, in the order given (not in ``runs``).
         serve_comparison: two serve runs (and nothing else) given, both with a capacity search: their
             capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).
+        kernel_classes: ``{label as in op_tables: {kernel class: share of kernel time}}`` of every config of a
+            database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
     """
 
     runs: tuple[RunRecord, ...]
@@ -60,6 +62,7 @@ class Report:
     optimizations: tuple[dict, ...] = ()
     serve_runs: tuple[ServeRecord, ...] = ()
     serve_comparison: ComparedServeRuns | None = None
+    kernel_classes: Mapping[str, Mapping[str, float]] | None = None
 
 
 def build_report(
@@ -106,10 +109,16 @@ def build_report(
     }
     cpu_labels = frozenset(f"{r.run_id[-4:]} {c.label()}" for r in records for c in r.results if c.device == "cpu")
     timeline = load_trace(trace) if trace is not None else None
-    optimizations = ()
+    optimizations, classes = (), {}
     if Path(db).is_file():
         with ResultStore(db, read_only=True) as store:
             optimizations = tuple(optimizations_of_runs(store, [r.run_id for r in records]))
+            classes = {
+                label: table.class_shares()
+                for ref, r in zip(runs, records)
+                if not (isinstance(ref, RunRecord) or is_run_file(ref))
+                for label, table in _kernel_tables(store, r)
+            }
     return Report(
         runs=records,
         comparison=comparison,
@@ -121,6 +130,7 @@ def build_report(
         optimizations=optimizations,
         serve_runs=served,
         serve_comparison=_capacity_pair(served, db),
+        kernel_classes=classes,
     )
 
 
@@ -129,6 +139,14 @@ def _capacity_pair(served: tuple[ServeRecord, ...], db: str | Path) -> ComparedS
     if len(served) != 2 or any(s.best() is None for s in served):
         return None
     return compare_pair(*served, db=db)
+
+
+def _kernel_tables(store: ResultStore, record: RunRecord):
+    """``(label as in Report.op_tables, kernel table)`` of each config of a stored run that has one."""
+    for c in record.results:
+        table = store.load_kernel_table(c.config_id) if c.config_id is not None else None
+        if table is not None and table.kernels:
+            yield f"{record.run_id[-4:]} {c.label()}", table
 
 
 def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds) -> list[Finding]:

@@ -278,6 +278,11 @@ FlamegraphOutOpt = typer.Option(
     Path("surrobench-flamegraphs"), "--flamegraph-out", help="Folder for the host flame graphs (SVG), one per config."
 )
 HostTopOpt = count_option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
+CountersOpt = flag(
+    False,
+    "--counters/--no-counters",
+    help="CUDA: also measure the step's top kernels under Nsight Compute (ncu): DRAM, pipes, occupancy.",
+)
 CudaMemoryUsageOpt = flag(
     False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead)."
 )
@@ -366,6 +371,7 @@ class TraceOptions:
     trace_out: Path = _declared(TraceOutOpt)
     trace_gzip: bool = _declared(TraceGzipOpt)
     cuda_memory_usage: bool = _declared(CudaMemoryUsageOpt)
+    counters: bool = _declared(CountersOpt)
 
     def schedule(self, iters: int) -> ProfileSchedule:
         """The profiler schedule, checked against ``iters`` timed iterations.
@@ -387,7 +393,11 @@ class TraceOptions:
 
         plan = self.schedule(iters)
         return ProfileOptions(
-            schedule=plan, with_stack=self.with_stack, trace_dir=prepare_trace_dir(self.trace_out), gzip=self.trace_gzip
+            schedule=plan,
+            with_stack=self.with_stack,
+            trace_dir=prepare_trace_dir(self.trace_out),
+            gzip=self.trace_gzip,
+            counters=self.counters,
         )
 
     def nsys(self, sweep: SweepPlan) -> NsysOptions:

@@ -22,6 +22,10 @@ before the active steps and ``cudaProfilerStop`` after them, so Nsight Systems c
         python -m surrobench.collect.child --config CONFIG.json --result RESULT.json --profiler none
     perf stat -e task-clock,context-switches python -m surrobench.collect.child ... --profiler none
 
+``--profiler ncu`` (CUDA) runs the ``wait + warmup`` steps bare, then each active step alone inside the NVTX
+range ``surrobench_step``, for Nsight Compute's ``--nvtx --nvtx-include surrobench_step/``
+(:mod:`surrobench.collect.ncu`).
+
 ``--control-fifo CTL,ACK`` (with ``--profiler none``) speaks perf's control protocol around the same
 active steps: ``enable`` before the first, ``disable`` after the last, each written to the FIFO ``CTL``
 and answered by a line holding ``ack`` on ``ACK`` (``perf stat --control`` in perf >= 5.9). So perf counts
@@ -51,6 +55,7 @@ from pathlib import Path
 
 import torch
 
+from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step, phase_range
@@ -60,7 +65,9 @@ from surrobench.records import schemas
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 
-PROFILERS = ("torch", "none")
+PROFILERS = ("torch", "none", "ncu")
+#: The NVTX range around each active step of ``--profiler ncu``: ``ncu --nvtx --nvtx-include surrobench_step/``.
+STEP_RANGE = "surrobench_step"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 CHILD_TIMEOUT_S = 3600
 """Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
@@ -136,6 +143,31 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
     }
 
 
+def _ncu_steps(step, plan: ProfileSchedule) -> dict:
+    """``wait + warmup`` bare steps, then each active step alone in the NVTX range :data:`STEP_RANGE` and
+    synchronized, the only range open (as ``benchmarks/ncu_step.py``), so ncu replays just those kernels."""
+    step_ms = []
+    for i in range(plan.total):
+        active = i >= plan.wait + plan.warmup
+        t0 = time.perf_counter_ns()
+        if active:
+            torch.cuda.nvtx.range_push(STEP_RANGE)
+        step(i)
+        torch.cuda.synchronize()
+        if active:
+            torch.cuda.nvtx.range_pop()
+        step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
+    active_ms = step_ms[plan.wait + plan.warmup :]
+    return {
+        "step_ms": step_ms,
+        "active_step_ms": active_ms,
+        "op_table": None,
+        "trace_path": None,
+        "errors": [],
+        "warnings": [],
+    }
+
+
 def run_config(
     cfg: ExecConfig,
     profiler: str,
@@ -154,12 +186,22 @@ def run_config(
         time_once(step, cfg.device)  # cold start: lazy init, compilation, graph capture, autotuning
         warm_up(step, cfg.warmup, cfg.device)
         phased = annotated_step(step, cfg.device)
-        if profiler == "none":
+        if profiler == "ncu":
+            if cfg.device != "cuda":
+                raise ValueError("--profiler ncu needs a CUDA config")
+            body = _ncu_steps(step, plan)
+        elif profiler == "none":
             body = _plain_steps(phased, plan, cfg.device, control)
         else:
-            capture = profile_steps(phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path)
-            body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name != "op_table"}
-            body["op_table"] = capture.op_table.to_json() if capture.op_table else None
+            # module ranges only where kernels are recorded: on a CPU run they would only add profiler overhead
+            lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"
+            with module_ranges(prepared.module) if lost is None else contextlib.nullcontext():
+                capture = profile_steps(
+                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost
+                )
+            tables = ("op_table", "kernel_table")
+            body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
+            body.update({name: t.to_json() if (t := getattr(capture, name)) else None for name in tables})
     status = "error" if body["errors"] else "ok"
     return {
         "schema": schemas.PROFILE_CHILD,

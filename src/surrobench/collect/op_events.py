@@ -1,8 +1,13 @@
-"""The op table from torch.profiler's in-memory events (``prof.events()``), built in the profiling child.
+"""The op table and the kernel table from torch.profiler's in-memory events (``prof.events()``), built in the
+profiling child.
 
 Kernels are attributed to their launching op (the innermost op around the launch call), user annotations
-(``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the record and its columns are described in
-:mod:`surrobench.records.ops`.
+(``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the records and
+their columns are described in :mod:`surrobench.records.ops` and :mod:`surrobench.records.kernels`, whose
+:class:`~surrobench.records.kernels.KernelRows` applies the attribution rules (a metadata op's kernels go to
+its enclosing op, in both tables). Each op's chain of enclosing ops and its module path come from the events'
+``cpu_parent`` links; module paths from the ``surrobench::module::<path>`` ranges of
+:mod:`surrobench.collect.module_ranges`.
 """
 
 from __future__ import annotations
@@ -10,12 +15,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
 
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
 _ANNOTATION_NAME = re.compile(r"^ProfilerStep(?:#\d+|\*)$|^surrobench::")
 _MEMORY_EVENTS = frozenset({"[memory]", "[OutOfMemory]"})
+#: Runtime calls that replay a captured CUDA graph: kernels no op launched are graph nodes when one was made.
+_GRAPH_LAUNCHES = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 
 
 def _attr(obj, *names: str, default=0):
@@ -43,48 +51,119 @@ def _is_kernel(name: str) -> bool:
     return categorize(name) != "memcpy/memset"
 
 
+def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
+    """(the op names from ``event`` up through its ``cpu_parent`` links, innermost first; the innermost module
+    path around it, None when no module range encloses it)."""
+    ops, module, node = [], None, event
+    while node is not None:
+        path = module_path(node.name)
+        if path is not None:
+            module = path if module is None else module
+        elif node.name not in annotations and not _is_annotation(node):
+            ops.append(node.name)
+        node = getattr(node, "cpu_parent", None)
+    return ops, module
+
+
 def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """The op table from torch.profiler ``FunctionEvent`` objects (``prof.events()`` of one cycle).
+    """The op table of :func:`tables_from_events`."""
+    return tables_from_events(events, active_steps=active_steps, small_kernel_us=small_kernel_us)[0]
+
+
+def tables_from_events(
+    events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US, modules_lost: str | None = None
+) -> tuple[OpTable, KernelTable]:
+    """The op table and the kernel table from torch.profiler ``FunctionEvent`` objects (``prof.events()`` of
+    one cycle).
 
     Reads ``self_device_time_total`` / ``device_time_total`` / ``device_memory_usage`` and their older
     ``*_cuda_*`` spellings, so it works across torch versions. User annotations (``record_function``,
     ``ProfilerStep#N``) are not rows, and their GPU-side copies are not kernel time. The basis is the
-    device when any device event was recorded, else the CPU.
+    device when any device event was recorded, else the CPU. A metadata op's kernels are credited to its
+    enclosing op in both tables. Device time no op claimed is a compiled region's (its kernels were listed
+    on a ``Torch-Compiled Region`` range), else a CUDA-graph replay's when a graph was launched, else lost.
 
     Args:
         events: iterable of ``FunctionEvent``-like objects (times in µs).
         active_steps: the number of steps the events cover.
         small_kernel_us: threshold for ``small_kernel_count``, µs.
+        modules_lost: why no module ranges were recorded (the kernel table notes it), None when they were.
     """
     events = list(events)
     annotations = {e.name for e in events if not _is_device_event(e) and _is_annotation(e)}
     device = [e for e in events if _is_device_event(e) and e.name not in annotations and not _is_annotation(e)]
-    rows, attributed, on_device = OpRows(), Counter(), bool(device)
+    rows, kernels, attributed, on_device = OpRows(), KernelRows(), Counter(), bool(device)
+    claimed, claimed_calls, region_us, graphs = Counter(), Counter(), Counter(), False
     for e in events:
+        graphs = graphs or e.name in _GRAPH_LAUNCHES
+        if not _is_device_event(e) and COMPILED_REGION.match(e.name):
+            region_us.update({k.name: k.duration for k in e.kernels})
         if _is_device_event(e) or e.name in annotations or e.name in _MEMORY_EVENTS or e.is_async:
             continue
-        rows.calls[e.name] += 1
-        rows.self_device[e.name] += _attr(e, "self_device_time_total", "self_cuda_time_total")
-        rows.total_device[e.name] += _attr(e, "device_time_total", "cuda_time_total")
-        rows.self_cpu[e.name] += e.self_cpu_time_total
-        rows.mem[e.name] += _attr(e, "device_memory_usage", "cuda_memory_usage") if on_device else e.cpu_memory_usage
-        rows.self_mem[e.name] += (
-            _attr(e, "self_device_memory_usage", "self_cuda_memory_usage") if on_device else e.self_cpu_memory_usage
-        )
-        if e.input_shapes:
-            rows.shapes[e.name][str(e.input_shapes)] += 1
+        _add_op(rows, e, on_device)
+        chain = None
         for kernel in e.kernels:
+            chain = chain or _chain(e, annotations)
+            owner = kernels.add(kernel.name, kernel.duration, *chain)
+            claimed[kernel.name] += kernel.duration
+            claimed_calls[kernel.name] += 1
+            if owner is None and is_metadata_op(e.name):  # outside any op: an unattributed row of the op table
+                rows.self_device[e.name] -= kernel.duration
+                rows.total_device[e.name] -= kernel.duration
+                continue
             attributed[kernel.name] += kernel.duration
+            if owner is not None and owner != e.name:  # a metadata op's kernel: its enclosing op's (records.kernels)
+                rows.self_device[e.name] -= kernel.duration
+                rows.total_device[e.name] -= kernel.duration
+                rows.self_device[owner] += kernel.duration
     durations = [(e.name, e.time_range.elapsed_us()) for e in device]
     rows.add_unattributed(durations, attributed)
-    kernels = [us for name, us in durations if _is_kernel(name)]
-    return rows.finish(
+    _add_unclaimed(kernels, durations, claimed, claimed_calls, region_us, graphs)
+    if modules_lost is not None:
+        kernels.lost_modules(modules_lost)
+    kernel_us = [us for name, us in durations if _is_kernel(name)]
+    table = rows.finish(
         "device" if device else "cpu",
         active_steps=active_steps,
         source="profiler",
-        kernel_count=len(kernels) if device else None,
-        small_kernel_count=sum(us < small_kernel_us for us in kernels) if device else None,
+        kernel_count=len(kernel_us) if device else None,
+        small_kernel_count=sum(us < small_kernel_us for us in kernel_us) if device else None,
         small_kernel_us=small_kernel_us if device else None,
         has_shapes=bool(rows.shapes),
         has_memory=True,
     )
+    return table, kernels.finish(active_steps=active_steps, source="profiler")
+
+
+def _add_op(rows: OpRows, e, on_device: bool) -> None:
+    """One op event's calls, times, memory and input shapes into ``rows``."""
+    rows.calls[e.name] += 1
+    rows.self_device[e.name] += _attr(e, "self_device_time_total", "self_cuda_time_total")
+    rows.total_device[e.name] += _attr(e, "device_time_total", "cuda_time_total")
+    rows.self_cpu[e.name] += e.self_cpu_time_total
+    rows.mem[e.name] += _attr(e, "device_memory_usage", "cuda_memory_usage") if on_device else e.cpu_memory_usage
+    rows.self_mem[e.name] += (
+        _attr(e, "self_device_memory_usage", "self_cuda_memory_usage") if on_device else e.self_cpu_memory_usage
+    )
+    if e.input_shapes:
+        rows.shapes[e.name][str(e.input_shapes)] += 1
+
+
+def _add_unclaimed(kernels: KernelRows, durations, claimed, claimed_calls, region_us, graphs: bool) -> None:
+    """Kernel-table rows for the device time no op claimed: a compiled region's first (up to what the regions
+    listed), the rest a graph replay's when a graph was launched, else launched outside any op."""
+    by_name, count = Counter(), Counter()
+    for name, us in durations:
+        by_name[name] += us
+        count[name] += 1
+    for name, us in by_name.items():
+        rest, calls = us - claimed.get(name, 0.0), count[name] - claimed_calls.get(name, 0)
+        if rest <= 1e-6 * max(us, 1.0) or calls <= 0:
+            continue
+        compiled = min(rest, region_us.get(name, 0.0))
+        if compiled > 0:
+            share = round(calls * compiled / rest)
+            kernels.add(name, compiled, [], None, lost="compiled", calls=max(share, 1))
+            rest, calls = rest - compiled, calls - share
+        if rest > 1e-6 * max(us, 1.0) and calls > 0:
+            kernels.add(name, rest, [], None, lost="graph_replay" if graphs else "no_op", calls=calls)

@@ -17,12 +17,14 @@ from surrobench.execution.config import ExecConfig
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """How to profile: the schedule, ``with_stack``, and the folder for Chrome traces (None: keep none)."""
+    """How to profile: the schedule, ``with_stack``, the folder for Chrome traces (None: keep none), and
+    ``counters``: also measure the step's top kernels under Nsight Compute (:mod:`surrobench.collect.ncu`)."""
 
     schedule: ProfileSchedule = field(default_factory=ProfileSchedule)
     with_stack: bool = False
     trace_dir: Path | None = None
     gzip: bool = True
+    counters: bool = False
 
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from surrobench.collect.op_events import op_table_from_events
+from surrobench.collect.op_events import tables_from_events
 from surrobench.errors import UsageError
+from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 
 if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this module's defaults without it
@@ -84,6 +85,8 @@ class Capture:
         steps_recorded: ``ProfilerStep#N`` ranges among the events (``schedule.active`` when complete).
         events: events the profiler returned.
         op_table: None when nothing was recorded.
+        kernel_table: the kernels, their classes, ops and modules (:mod:`surrobench.records.kernels`); None
+            when nothing was recorded.
         trace_path: the exported Chrome trace, or None.
         errors: the schedule did not record (the op table cannot be trusted).
         warnings: recorded, but something is missing (e.g. CUDA activities).
@@ -99,6 +102,7 @@ class Capture:
     trace_path: str | None
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
+    kernel_table: KernelTable | None = None
 
 
 def export_trace(prof: profile, path: Path) -> None:
@@ -122,6 +126,7 @@ def profile_steps(
     *,
     with_stack: bool = False,
     trace_path: Path | None = None,
+    modules_lost: str | None = None,
 ) -> Capture:
     """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
 
@@ -130,6 +135,9 @@ def profile_steps(
 
     Kineto's USDT lines are kept off stderr (:data:`KINETO_QUIET_LEVEL`, unless ``KINETO_LOG_LEVEL`` is set
     already): Kineto reads the level when it starts, at the process's first capture.
+
+    ``modules_lost``: why the step records no module ranges (:func:`surrobench.collect.module_ranges.
+    modules_lost`), None when it does.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
     from torch.profiler import ProfilerActivity, profile, schedule
@@ -140,10 +148,10 @@ def profile_steps(
     def on_ready(prof: profile) -> None:
         events = prof.events()
         steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
-        table = op_table_from_events(events, active_steps=plan.active)
+        table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
         if trace_path is not None:
             export_trace(prof, trace_path)
-        ready.append({"events": len(events), "steps": steps, "table": table})
+        ready.append({"events": len(events), "steps": steps, "table": table, "kernels": kernels})
 
     step_ns = []
     with warnings.catch_warnings():
@@ -181,7 +189,7 @@ def _checked(
         errors.append(f"profiler saw {steps_called} steps, the schedule needs {plan.total}")
     if len(ready) != 1:
         errors.append(f"profiler schedule completed {len(ready)} cycles, expected 1 (no trace was recorded)")
-    cycle = ready[0] if ready else {"events": 0, "steps": 0, "table": None}
+    cycle = ready[0] if ready else {"events": 0, "steps": 0, "table": None, "kernels": None}
     if ready and cycle["events"] == 0:
         errors.append("profiler recorded no events")
     if ready and cycle["steps"] != plan.active:
@@ -204,4 +212,5 @@ def _checked(
         trace_path=str(trace_path) if trace_path is not None and ready else None,
         errors=tuple(errors),
         warnings=tuple(warnings),
+        kernel_table=cycle["kernels"] if table is not None and table.basis == "device" else None,
     )

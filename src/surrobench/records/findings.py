@@ -18,11 +18,13 @@ KINDS: dict[str, str] = {
     "h2d_transfer": "host-to-device copies inside the step (inputs not cached on the device; pageable memory)",
     "memory_bound": "the time goes to ops below the roofline's ridge point: they wait on memory, not arithmetic",
     "compute_bound": "the time goes to ops above the ridge point: arithmetic-limited (healthy when near peak)",
+    "occupancy_bound": "kernels far from both roofs with few warps or blocks per SM: latency-bound (Nsight Compute)",
     "memory_pressure": "throughput falls as the batch grows, peak memory near the limit, or allocator churn",
     "stream_serialization": "work on two streams runs one after the other: an implicit or needless dependency",
     "fragmented_ops": "many small elementwise/copy/concat kernels: fusion targets",
     "superlinear_scaling": "across the shape ladder an op's time grows faster than its FLOPs",
     "cpu_preprocess": "host work (a named function) inside the step while the GPU waits",
+    "matmul_precision": "GEMM, convolution and attention hold the time in fp32 with TF32 off: the tensor cores idle",
     "precision_mismatch": "fp16/bf16 slower than fp32, FFT sizes half precision cannot take, ops left in fp32",
     "straggler": "one rank reaches the collectives late, step after step: the others wait for it",
     "comm_wait": "ranks spend time inside collectives waiting for a late peer instead of moving data",
@@ -31,6 +33,13 @@ KINDS: dict[str, str] = {
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""
 SOURCES = ("profiler", "timeline", "run", "system", "roofline")
+#: What a verdict rests on (:attr:`Finding.evidence_source`): a bound verdict (memory-, compute-bound) says whether
+#: hardware counters measured it or the FLOP/byte estimate of the roofline inferred it (docs/design.md, "Findings").
+EVIDENCE_SOURCES: dict[str, str] = {
+    "measured": "measured times of the profiler, the timeline or the timed runs; no FLOP or byte estimate",
+    "estimated": "estimated from FLOP counts, bytes from shapes and op families against the roofline",
+    "measured (ncu)": "Nsight Compute hardware counters of the kernels (DRAM, SM and pipe throughput)",
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class Finding:
         action: what to do about it.
         estimated_gain_ms: step time the action would save, ms per step; None when not computable.
         config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
+        evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
     """
 
     kind: str
@@ -68,10 +78,13 @@ class Finding:
     action: str
     estimated_gain_ms: float | None = None
     config: str | None = None
+    evidence_source: str = "measured"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS or self.severity not in SEVERITIES:
             raise ValueError(f"finding kind {self.kind!r} / severity {self.severity!r} not in the vocabulary")
+        if self.evidence_source not in EVIDENCE_SOURCES:
+            raise ValueError(f"evidence source {self.evidence_source!r}; one of {tuple(EVIDENCE_SOURCES)}")
 
     @property
     def alarm(self) -> bool:
@@ -79,7 +92,7 @@ class Finding:
         return self.severity != "info"
 
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config``)."""
+        """The finding object of docs/design.md (plus ``config`` and ``evidence_source``)."""
         d = asdict(self)
         d["evidence"] = [asdict(e) for e in self.evidence]
         return d

@@ -45,7 +45,8 @@ def _word(alternatives: str) -> str:
 #: The category table: ``(category, pattern, examples)``, first match wins, patterns are searched in the
 #: lower-cased name of an op (``aten::native_group_norm``) or of a kernel that no op launched
 #: (``regular_fft<...>``). The order settles overlaps: ``CatArrayBatchedCopy`` is concat before copy,
-#: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``.
+#: ``sm80_xmma_fprop_implicit_gemm`` is a convolution before GEMM, ``addmm`` is GEMM before ``add``; fused
+#: attention (SDPA's kernels, the transformer fast path's composites) comes before them all.
 #: Pooling counts as a (windowed) reduction and nearest/bilinear upsampling as a gather.
 CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
     (
@@ -55,6 +56,11 @@ CATEGORY_TABLE: tuple[tuple[str, str, str], ...] = (
         "ncclDevKernel_AllReduce_Sum_f32, c10d::allreduce_, record_param_comms",
     ),
     ("memcpy/memset", r"^(?:memcpy|memset)|cudamem(?:cpy|set)", "Memcpy HtoD (Pageable -> Device), Memset (Device)"),
+    (
+        "attention",
+        r"attention|_transformer_encoder_layer|multi_head|flash|fmha|sdpa",
+        "aten::_efficient_attention_forward, aten::_transformer_encoder_layer_fwd, fmha_cutlassF_f32_aligned_64x64",
+    ),
     ("fft", r"fft|(?<![a-z])(?:r2c|c2r|c2c)(?![a-z])", "aten::_fft_r2c, regular_fft<...>, vector_fft_symm_c2r"),
     (
         "convolution",

@@ -13,10 +13,10 @@ COMPARE = "surrobench/compare-v1"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v1's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-DIAGNOSIS = "surrobench/diagnosis-v1"
+DIAGNOSIS = "surrobench/diagnosis-v2"  # v2: each finding's evidence_source
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
-PROFILE = "surrobench/profile-v1"
+PROFILE = "surrobench/profile-v2"  # v2: each profile's kernel_table
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"

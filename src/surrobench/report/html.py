@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report
 from surrobench.records.findings import Finding
+from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
 from surrobench.report import serve
@@ -86,6 +87,8 @@ class ReportInput:
         optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
         serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
         serve_comparison: the capacity comparison of two serve runs.
+        kernel_classes: ``{config label: {kernel class: share of kernel time}}`` (GPU configs with a kernel
+            table, :mod:`surrobench.records.kernels`) for the kernel-class breakdown.
     """
 
     runs: tuple[RunRecord, ...]
@@ -98,6 +101,7 @@ class ReportInput:
     optimizations: tuple[dict, ...] = ()
     serve_runs: tuple[ServeRecord, ...] = ()
     serve_comparison: ComparedServeRuns | None = None
+    kernel_classes: Mapping[str, Mapping[str, float]] | None = None
 
 
 def escape(text: object) -> str:
@@ -274,6 +278,17 @@ def _optimize_section(doc: dict) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
+    """One row per config, one column per kernel class any config has (the largest summed share first):
+    the class's share of the config's kernel time."""
+    seen = sorted(
+        (c for c in KERNEL_CLASSES if any(s.get(c) for s in shares.values())),
+        key=lambda c: -sum(s.get(c, 0.0) for s in shares.values()),
+    )
+    rows = ([label] + [f"{s[c]:.1%}" if s.get(c) else "" for c in seen] for label, s in shares.items())
+    return _table(["config", *seen], rows, left=["config"])
+
+
 def report_page(report: Report) -> str:
     """:func:`render_report` of a built report (:func:`surrobench.api.report.build_report`): its trace drawn
     as the spans of the first profiled step (:func:`surrobench.report.plots.spans_from_timeline`)."""
@@ -300,6 +315,8 @@ def render_report(data: ReportInput) -> str:
         sections.append(
             ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
         )
+    if data.kernel_classes:
+        sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
     if data.timeline:
         sections.append(
             (

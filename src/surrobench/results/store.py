@@ -15,6 +15,7 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import InputSpec
+from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.results.owner import RunOwner
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
@@ -28,6 +29,8 @@ DEFAULT_DB = "surrobench.db"
 #: the ``ceilings`` table of an older file is left as it was, unread); 3 = the pid, host and process start
 #: time of the process that writes each run (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
 #: 4 = ``configs.inputs_json``, every input's shape and dtype (the config identity, run-v2 ``inputs``);
+#: 5 = a profiled config's kernel table (``kernel_profiles``, ``kernel_stats``: :mod:`surrobench.records.kernels`);
+#: 6 = a config's Nsight Compute counters (``ncu_captures``, ``ncu_kernels``: :mod:`surrobench.results.counters`);
 #: 7 = ``serve_runs`` (``surrobench serve``). An older database is migrated forward on open
 #: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
 #: this code would write.
@@ -68,6 +71,28 @@ CREATE TABLE IF NOT EXISTS op_stats (
     category TEXT NOT NULL, calls INTEGER NOT NULL, self_device_us REAL NOT NULL, total_device_us REAL NOT NULL,
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
+);
+-- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
+CREATE TABLE IF NOT EXISTS ncu_captures (
+    config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), kernels INTEGER NOT NULL, passes INTEGER NOT NULL,
+    ncu_wall_s REAL, covered_share REAL, selected_json TEXT NOT NULL, command_json TEXT NOT NULL,
+    problem_kind TEXT, problem_message TEXT
+);
+CREATE TABLE IF NOT EXISTS ncu_kernels (
+    config_id INTEGER NOT NULL REFERENCES configs(config_id), launch INTEGER NOT NULL, name TEXT NOT NULL,
+    kernel_class TEXT, op TEXT, module TEXT, bound TEXT NOT NULL, limiter TEXT NOT NULL, cause TEXT,
+    duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
+    PRIMARY KEY (config_id, launch)
+);
+-- a profiled config's kernel table (records/kernels.py): its head and notes, then one row per kernel row
+CREATE TABLE IF NOT EXISTS kernel_profiles (
+    config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), total_us REAL NOT NULL,
+    active_steps INTEGER NOT NULL, source TEXT NOT NULL, notes_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kernel_stats (
+    config_id INTEGER NOT NULL REFERENCES configs(config_id), rank INTEGER NOT NULL, name TEXT NOT NULL,
+    kernel_class TEXT NOT NULL, calls INTEGER NOT NULL, device_us REAL NOT NULL, share REAL NOT NULL, op TEXT,
+    module TEXT, origin TEXT NOT NULL, fused_ops TEXT, PRIMARY KEY (config_id, rank)
 );
 -- surrobench optimize: the whole optimize-v1 report, linked to the baseline and recipe runs it stored
 CREATE TABLE IF NOT EXISTS optimizations (
@@ -119,14 +144,15 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
 #: their state is unknown, recorded as complete, as they were shown before); version 4 every input
-#: (:func:`_add_inputs`). A step is an SQL statement or a function of the connection.
+#: (:func:`_add_inputs`); 5, 6 and 7 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
+#: kernel table or counters read back as None). A step is an SQL statement or a function of the connection.
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
     3: (_add_owner,),
     4: (_add_inputs,),
-    5: (),  # placeholders for other branches' steps (replaced at merge)
-    6: (),
+    5: (),  # kernel_profiles, kernel_stats: new tables, created by _SCHEMA_SQL
+    6: (),  # ncu_captures, ncu_kernels: new tables, created by _SCHEMA_SQL
     7: (_SERVE_SQL,),
 }
 
@@ -588,6 +614,44 @@ class ResultStore:
             has_shapes=bool(head[7]),
             has_memory=bool(head[8]),
         )
+
+    def add_kernel_table(self, config_id: int, table: KernelTable) -> None:
+        """Store a profiled config's kernel table (rows in the table's order, notes as JSON objects)."""
+        notes = json.dumps([n.to_json() for n in table.notes])
+        with self._writing():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO kernel_profiles VALUES (?, ?, ?, ?, ?)",
+                (config_id, table.total_us, table.active_steps, table.source, notes),
+            )
+            self.conn.execute("DELETE FROM kernel_stats WHERE config_id = ?", (config_id,))
+            self.conn.executemany(
+                "INSERT INTO kernel_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (config_id, rank, k.name, k.kernel_class, k.calls, k.device_us, k.share)
+                    + (k.op, k.module, k.origin, k.fused_ops)
+                    for rank, k in enumerate(table.kernels)
+                ],
+            )
+
+    def load_kernel_table(self, config_id: int) -> KernelTable | None:
+        """The stored kernel table of a config, or None (not profiled on a GPU, or stored before schema 5).
+
+        Raises:
+            UsageError: a row our records refuse (a kernel class or note kind outside the vocabulary).
+        """
+        head = self.conn.execute(
+            "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?", (config_id,)
+        ).fetchone()
+        if head is None:
+            return None
+        rows = self.conn.execute(
+            "SELECT name, kernel_class, calls, device_us, share, op, module, origin, fused_ops FROM kernel_stats"
+            " WHERE config_id = ? ORDER BY rank",
+            (config_id,),
+        ).fetchall()
+        with self._reading(f"the kernel table of config {config_id}"):
+            notes = tuple(AttributionNote(**n) for n in json.loads(head[3]))
+            return KernelTable(tuple(KernelStat(*row) for row in rows), head[0], head[1], head[2], notes)
 
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:

@@ -1,0 +1,140 @@
+"""What Nsight Compute's counters say about a config's kernels: the speed-of-light verdict of each launch, its
+measured roofline point, its kernel-table row, and the bound findings they carry.
+
+Speed of light (Nsight Compute "Kernel Profiling Guide", GPU Speed Of Light Throughput; the ``SOLBottleneck``
+rule of the SpeedOfLight section): each unit's throughput as a fraction of its peak. The rule calls a workload
+that uses more than 80% of the compute or memory peak limited by that unit (:data:`HIGH`; its text on the H200
+is in tests/fixtures/ncu/), and one below 60% of both latency-limited (:data:`LOW`). Here, in order:
+
+1. DRAM at or above :data:`HIGH` of peak: ``memory`` (the roofline's memory roof), whatever the FLOPs say;
+2. a compute unit (the tensor, FMA or FP64 pipe, or the SM issue) at or above :data:`HIGH`: ``compute``;
+3. else the busier of memory (max of DRAM, L2, L1/shared) and compute, if at or above :data:`LOW`;
+4. else ``latency``, its cause from the launch statistics (:func:`latency_cause`).
+
+Rule 2 reads the pipes, not only ``sm__throughput``, and before the caches: a Hopper GEMM streams its
+operands through shared memory, so L1 reads 95% on the bf16 GEMM of the fixture while its tensor pipe reads 97%.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.counters import TENSOR_SOURCES, KernelCounters, MeasuredKernel, function_name
+from surrobench.records.kernels import KernelStat, KernelTable
+
+#: Near a unit's peak (SOLBottleneck: "greater than 80.0% of the available compute or memory performance").
+HIGH = 0.80
+#: Below this on every unit, latency limits the kernel (SOLBottleneck: below 60% of peak "typically indicate
+#: latency issues").
+LOW = 0.60
+#: Theoretical occupancy under this names the launch's register or shared-memory limit as the cause
+#: (CUDA C++ Best Practices Guide, "Occupancy": low occupancy hides latency poorly).
+LOW_OCCUPANCY = 0.50
+#: Idle share of the SM-time in the last wave (``(ceil(w) - w) / ceil(w)`` for ``w`` waves) from which the
+#: tail is the cause (ncu's LaunchConfiguration rule reports partial waves as a tail effect).
+TAIL_IDLE = 0.20
+
+
+def latency_cause(k: KernelCounters) -> str:
+    """Why a latency-bound launch is: a grid below one block per SM, a tail wave, the occupancy limiter,
+    low achieved occupancy, or (none of these) stalls."""
+    if k.grid_size is not None and k.sm_count and k.grid_size < k.sm_count:
+        return "grid_too_small"
+    w = k.waves_per_sm
+    if w is not None and w >= 1 and (math.ceil(w) - w) / math.ceil(w) >= TAIL_IDLE:
+        return "tail_wave"
+    if k.theoretical_occupancy is not None and k.theoretical_occupancy < LOW_OCCUPANCY:
+        if k.occupancy_limiter in ("registers", "shared_mem"):
+            return "registers" if k.occupancy_limiter == "registers" else "shared_memory"
+    if k.achieved_occupancy is not None and k.achieved_occupancy < LOW_OCCUPANCY:
+        return "low_occupancy"
+    return "stalls"
+
+
+def speed_of_light(k: KernelCounters) -> tuple[str, str, str | None]:
+    """``(bound, limiter, cause)`` of a launch by the rules of the module docstring."""
+    memory = {"DRAM": k.dram_of_peak, "L2": k.l2_of_peak, "L1": k.l1_of_peak}
+    compute = {"tensor pipe": k.tensor_pipe_active, "FMA pipe": k.fma_pipe_active, "FP64 pipe": k.fp64_pipe_active}
+    memory = {u: v for u, v in memory.items() if v is not None}
+    compute = {u: v for u, v in compute.items() if v is not None}
+    if (k.dram_of_peak or 0) >= HIGH:
+        return "memory", "DRAM", None
+    pipe = max(compute, key=compute.get) if compute else None
+    if pipe is not None and compute[pipe] >= HIGH:
+        return "compute", pipe, None
+    if (k.sm_of_peak or 0) >= HIGH:
+        return "compute", pipe if pipe is not None and compute[pipe] >= LOW else "SM", None
+    top_memory = max(memory, key=memory.get) if memory else "DRAM"
+    mem, comp = memory.get(top_memory, 0.0), max([*compute.values(), k.sm_of_peak or 0.0])
+    if max(mem, comp) >= LOW:
+        if mem >= comp:
+            return "memory", top_memory, None
+        return "compute", pipe if pipe is not None and compute[pipe] >= LOW else "SM", None
+    return "latency", top_memory if mem >= comp else (pipe or "SM"), latency_cause(k)
+
+
+def precision_of(k: KernelCounters) -> str | None:
+    """The ceiling precision of a launch's arithmetic: its tensor-core source where the tensor cores did most
+    of it, ``fp32`` for FMA-pipe float work, None for neither (integer or FP64 work, or none)."""
+    src = k.tensor_source()
+    scalar = (k.fp32_flops or 0) + (k.fp16_flops or 0)
+    if src is not None and k.tensor_ops[src] >= scalar:
+        return TENSOR_SOURCES[src]
+    return "fp32" if scalar > 0 else None
+
+
+def measure(k: KernelCounters, ceilings: Ceilings | None, row: KernelStat | None = None) -> MeasuredKernel:
+    """A launch read: bound, roofline point against ``ceilings`` (None: no roof), and its table ``row``."""
+    bound, limiter, cause = speed_of_light(k)
+    seconds, dram = k.duration_ns * 1e-9, k.dram_bytes
+    flops, precision = k.flops(), precision_of(k)
+    ai = flops / dram if dram else None
+    achieved = flops / seconds / 1e12 if seconds > 0 else None
+    roof = None
+    if ceilings is not None and precision is not None and ai is not None and ceilings.unusable(precision) is None:
+        roof = min(ceilings.peak_tflops(precision), ai * ceilings.copy_gbps / 1e3)
+    return MeasuredKernel(
+        counters=k,
+        bound=bound,
+        limiter=limiter,
+        cause=cause,
+        precision=precision,
+        arithmetic_intensity=ai,
+        achieved_tflops=achieved,
+        roof_tflops=roof,
+        dram_gbps=dram / seconds / 1e9 if dram is not None and seconds > 0 else None,
+        kernel_class=row.kernel_class if row else None,
+        op=row.op if row else None,
+        module=row.module if row else None,
+        trace_name=row.name if row else None,
+    )
+
+
+def _tokens(name: str) -> set[str]:
+    """Identifier and number tokens of a kernel name, for telling same-function kernels apart."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", name)) - {"void", "const", "at", "native", "std", "ul"}
+
+
+def join_rows(launches: tuple[KernelCounters, ...], table: KernelTable | None) -> list[KernelStat | None]:
+    """The kernel-table row of each launch: the rows of the same base function name (Kineto and ncu demangle
+    differently inside the brackets), among them the one sharing the most name tokens, ties to the longest
+    row; None where no row has that function (the launch is outside the profiled step's kernels)."""
+    by_function: dict[str, list[KernelStat]] = defaultdict(list)
+    for row in table.kernels if table is not None else ():
+        by_function[function_name(row.name)].append(row)
+    joined = []
+    for k in launches:
+        rows = by_function.get(k.function, [])
+        theirs = _tokens(k.name)
+        joined.append(max(rows, key=lambda r: (len(_tokens(r.name) & theirs), r.device_us)) if rows else None)
+    return joined
+
+
+def measure_all(
+    launches: tuple[KernelCounters, ...], table: KernelTable | None, ceilings: Ceilings | None
+) -> tuple[MeasuredKernel, ...]:
+    """Every launch measured and joined (:func:`measure`, :func:`join_rows`), in launch order."""
+    return tuple(measure(k, ceilings, row) for k, row in zip(launches, join_rows(launches, table)))

@@ -1,0 +1,217 @@
+"""Bound findings from measured counters (:mod:`surrobench.analysis.counters`), each ``evidence_source``
+``"measured (ncu)"``; where a config has them they replace the roofline's estimated bound findings
+(:func:`merge_measured`).
+
+Per config, the measured launches are grouped by verdict; a group holding at least :data:`MIN_SHARE` of the
+measured kernel time is a finding:
+
+- ``memory``: ``memory_bound``; the gain assumes the remedy halves the bytes (bf16/fp16 activations or fusion)
+  and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009);
+- ``compute`` on the FMA pipe in GEMM / attention / convolution kernels with the tensor pipe idle:
+  ``compute_bound`` whose action is tensor-core precision and fused attention; the gain is those launches'
+  time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
+- ``compute`` elsewhere (tensor pipe near peak): ``compute_bound``, severity ``info``: near the roof;
+- ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
+from surrobench.records.findings import Evidence, Finding
+
+MEASURED = "measured (ncu)"
+#: A group of launches smaller than this share of the measured kernel time makes no finding (our choice: a
+#: tenth of the step cannot pay for the remedy's risk).
+MIN_SHARE = 0.10
+#: Kernel classes whose work tensor cores can do: on the FMA pipe, they lose the tensor-core rate.
+MATMUL_CLASSES = ("gemm", "attention", "convolution")
+#: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
+TENSOR_IDLE = 0.10
+#: The estimated kinds a measured finding of the same config replaces.
+REPLACED_KINDS = ("memory_bound", "compute_bound")
+_CAUSE_ACTIONS = {
+    "grid_too_small": "give each launch more blocks than the GPU has SMs: a larger batch, or fuse the small ops "
+    "(torch.compile) so one kernel carries the work",
+    "tail_wave": "the last wave of blocks leaves SMs idle: a batch or tile size that fills whole waves",
+    "registers": "registers per thread cap the warps per SM: another kernel choice (torch.compile "
+    "mode='max-autotune') or a lower precision",
+    "shared_memory": "shared memory per block caps the blocks per SM: another tile size (torch.compile "
+    "mode='max-autotune')",
+    "low_occupancy": "few warps stay active though the launch allows more: larger or fused kernels",
+    "stalls": "warps stall on dependencies: fuse the chain of small kernels (torch.compile) or capture it in "
+    "a CUDA graph",
+}
+
+
+def _ms(kernels: list[MeasuredKernel]) -> float:
+    return sum(k.counters.duration_ns for k in kernels) / 1e6
+
+
+def _top(kernels: list[MeasuredKernel]) -> MeasuredKernel:
+    return max(kernels, key=lambda k: k.counters.duration_ns)
+
+
+def _where(k: MeasuredKernel) -> str:
+    owner = k.op or "no op"
+    return f"{k.counters.function} ({k.kernel_class or 'unjoined'}, {owner}{', ' + k.module if k.module else ''})"
+
+
+def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[Evidence]:
+    top = _top(group)
+    c = top.counters
+    ev = [
+        Evidence(
+            "profiler",
+            f"{len(group)} measured launch(es) {what}: share of measured kernel time",
+            _ms(group) / total_ms,
+            "fraction",
+        ),
+        Evidence("profiler", f"longest: {_where(top)}, duration under ncu", c.duration_ns / 1e3, "us"),
+        Evidence(
+            "profiler", f"its DRAM throughput of peak (ncu), {top.dram_gbps or 0:.0f} GB/s", c.dram_of_peak, "fraction"
+        ),
+        Evidence("profiler", "its SM throughput of peak (ncu)", c.sm_of_peak, "fraction"),
+        Evidence("profiler", "its tensor pipe active (ncu)", c.tensor_pipe_active, "fraction"),
+        Evidence("profiler", "its FMA pipe active (ncu)", c.fma_pipe_active, "fraction"),
+        Evidence("profiler", "its achieved occupancy (ncu)", c.achieved_occupancy, "fraction"),
+    ]
+    if top.arithmetic_intensity is not None:
+        ev.append(
+            Evidence(
+                "roofline",
+                f"its measured arithmetic intensity ({top.precision})",
+                top.arithmetic_intensity,
+                "FLOP/byte",
+            )
+        )
+    if top.achieved_tflops is not None and top.roof_tflops:
+        ev.append(
+            Evidence(
+                "roofline",
+                f"its achieved rate, of a {top.roof_tflops:.1f} TFLOP/s roof",
+                top.achieved_tflops,
+                "TFLOP/s",
+            )
+        )
+    return ev
+
+
+def _fma_matmul(k: MeasuredKernel) -> bool:
+    return (
+        k.bound == "compute"
+        and k.kernel_class in MATMUL_CLASSES
+        and k.precision == "fp32"
+        and (k.counters.tensor_pipe_active or 0) < TENSOR_IDLE
+    )
+
+
+def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | None) -> list[Finding]:
+    """The measured bound findings of one config's counters (module docstring); none without launches."""
+    kernels = list(counters.kernels)
+    total_ms = _ms(kernels)
+    if total_ms <= 0:
+        return []
+    groups = {
+        "memory": [k for k in kernels if k.bound == "memory"],
+        "fma": [k for k in kernels if _fma_matmul(k)],
+        "compute": [k for k in kernels if k.bound == "compute" and not _fma_matmul(k)],
+        "latency": [k for k in kernels if k.bound == "latency"],
+    }
+    findings = []
+    for name, group in groups.items():
+        share = _ms(group) / total_ms if group else 0.0
+        if share >= MIN_SHARE:
+            findings.append(_FINDERS[name](label, group, share, total_ms, ceilings))
+    return findings
+
+
+def _memory(label, group, share, total_ms, ceilings) -> Finding:
+    dram = [k for k in group if k.limiter == "DRAM"]
+    units = Counter(k.limiter for k in group).most_common(1)[0][0]
+    attention = any(k.kernel_class == "attention" for k in group)
+    fused = "; for attention, bf16/fp16 lets scaled_dot_product_attention run the flash kernel" if attention else ""
+    return Finding(
+        "memory_bound",
+        "medium" if share >= 0.3 else "low",
+        f"{share:.0%} of the measured kernel time is memory-bound ({units} near peak), longest {_top(group).counters.function}",
+        tuple(_evidence(group, total_ms, "memory-bound")),
+        "move fewer bytes: fuse the elementwise and copy kernels (torch.compile), keep activations in bf16/fp16, "
+        f"avoid layout copies (channels_last for convolutions){fused}",
+        estimated_gain_ms=_ms(dram) / 2 if dram else None,
+        config=label,
+        evidence_source=MEASURED,
+    )
+
+
+def _fma(label, group, share, total_ms, ceilings) -> Finding:
+    classes = {k.kernel_class for k in group}
+    attention = (
+        " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
+        if "attention" in classes
+        else ""
+    )
+    gain = None
+    if ceilings is not None and ceilings.unusable("tf32") is None and ceilings.unusable("fp32") is None:
+        gain = _ms(group) * (1 - ceilings.peak_tflops("fp32") / ceilings.peak_tflops("tf32"))
+    return Finding(
+        "compute_bound",
+        "high" if share >= 0.3 else "medium",
+        f"{share:.0%} of the measured kernel time is {'/'.join(sorted(classes))} on the FMA pipe, tensor cores idle",
+        tuple(_evidence(group, total_ms, "on the FMA pipe with the tensor pipe idle")),
+        "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, --precision tf32) "
+        f"or bf16/fp16 autocast (--precision bf16){attention}",
+        estimated_gain_ms=gain,
+        config=label,
+        evidence_source=MEASURED,
+    )
+
+
+def _compute(label, group, share, total_ms, ceilings) -> Finding:
+    pipe = Counter(k.limiter for k in group).most_common(1)[0][0]
+    return Finding(
+        "compute_bound",
+        "info",
+        f"{share:.0%} of the measured kernel time is compute-bound ({pipe} near peak): near the roof",
+        tuple(_evidence(group, total_ms, "compute-bound")),
+        "nothing to fix in these kernels at this precision; a lower precision (bf16/fp16) raises the roof",
+        config=label,
+        evidence_source=MEASURED,
+    )
+
+
+def _latency(label, group, share, total_ms, ceilings) -> Finding:
+    cause = Counter(k.cause for k in group).most_common(1)[0][0]
+    top = _top([k for k in group if k.cause == cause])
+    c = top.counters
+    detail = {
+        "grid_too_small": f"grid of {c.grid_size} block(s) for {c.sm_count} SMs",
+        "tail_wave": f"{c.waves_per_sm} waves per SM",
+        "registers": f"{c.registers_per_thread} registers per thread, theoretical occupancy {c.theoretical_occupancy}",
+        "shared_memory": f"{c.shared_mem_per_block_bytes} bytes of shared memory per block",
+    }.get(cause, LATENCY_CAUSES[cause])
+    return Finding(
+        "occupancy_bound",
+        "medium" if share >= 0.3 else "low",
+        f"{share:.0%} of the measured kernel time is latency-bound, far from both roofs ({detail}, {top.counters.function})",
+        tuple(_evidence(group, total_ms, "latency-bound")),
+        _CAUSE_ACTIONS[cause],
+        config=label,
+        evidence_source=MEASURED,
+    )
+
+
+_FINDERS = {"memory": _memory, "fma": _fma, "compute": _compute, "latency": _latency}
+
+
+def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) -> list[Finding]:
+    """``findings`` with each config's estimated :data:`REPLACED_KINDS` findings replaced by its measured ones
+    (``measured``: ``{config label: findings}``; a config absent or with none keeps its estimates)."""
+    kept = [
+        f
+        for f in findings
+        if not (measured.get(f.config) and f.kind in REPLACED_KINDS and f.evidence_source == "estimated")
+    ]
+    return kept + [f for group in measured.values() for f in group]

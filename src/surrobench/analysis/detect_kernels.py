@@ -1,0 +1,78 @@
+"""The tensor-core detector: a GPU config whose GEMM, convolution and attention kernels run in fp32 with TF32 off.
+
+Reads the kernel table's classes where recorded (:mod:`surrobench.records.kernel_classes`: they hold on fused
+composites such as the transformer fast path and on compiled code), else the op table's categories.
+"""
+
+from __future__ import annotations
+
+from surrobench.analysis.detect_ops import COMPUTE
+from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.thresholds import Thresholds
+from surrobench.records.findings import Evidence, Finding
+from surrobench.records.kernel_classes import MATMUL_CLASSES
+from surrobench.records.ops import categorize
+
+#: Op names of attention written out as matmuls and a softmax (not fused): ``bmm``/``matmul`` beside a softmax.
+_UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
+
+
+def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
+    """``({class: share of device time}, source)`` of GEMM, convolution and attention: the kernel table's
+    classes where recorded (they hold on fused composites and compiled code), else the op table's categories."""
+    if ev.kernel_table is not None and ev.kernel_table.total_us > 0:
+        shares = ev.kernel_table.class_shares()
+        return {c: shares[c] for c in MATMUL_CLASSES if shares.get(c)}, "kernel classes"
+    names, shares = dict(zip(COMPUTE, MATMUL_CLASSES)), dict.fromkeys(MATMUL_CLASSES, 0.0)
+    for op in ev.op_table.ops:  # categorized again: a table stored before the attention category has "other"
+        category = categorize(op.name)
+        if category in names:
+            shares[names[category]] += op.share
+    return {c: s for c, s in shares.items() if s}, "op categories"
+
+
+def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """A GPU config in fp32 with TF32 off whose GEMM, convolution and attention kernels hold at least
+    ``compute_share_min`` of the device time: they run on the FMA pipes while the tensor cores, which take
+    TF32, bf16 and fp16 (NVIDIA Hopper tuning guide, "Tensor Cores"), idle. The action names those precisions
+    and fused attention: SDPA's flash kernels need fp16/bf16 (PyTorch docs,
+    ``torch.nn.functional.scaled_dot_product_attention``). Stake: their time per step; no gain estimate (the
+    speedup of a precision is ``optimize``'s to measure)."""
+    r, step = ev.result, ev.step_ms()
+    if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
+        return None
+    shares, source = _matmul_shares(ev)
+    share = sum(shares.values())
+    if share < th.compute_share_min or not step:
+        return None
+    time_ms = share * ev.op_table.total_us / ev.op_table.active_steps / 1e3
+    severity = th.severity(time_ms / step)
+    if severity is None:
+        return None
+    evidence = [
+        Evidence("profiler", f"{c} kernels: {s:.0%} of device time ({source})", s, "fraction")
+        for c, s in shares.items()
+    ]
+    action = (
+        "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
+        "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32); bf16 or fp16 autocast "
+        "(--precision bf16) runs GEMMs and convolutions at the tensor-core rate"
+    )
+    ops = {op.name for op in ev.op_table.ops if op.share > 0}
+    if "attention" in shares:
+        fused = sorted(op for op in ops if categorize(op) == "attention")
+        action += f"; attention runs fused ({', '.join(fused[:2]) or 'attention kernels'}): in bf16/fp16 SDPA can take FlashAttention"
+    elif ops & set(_UNFUSED_ATTENTION):
+        action += "; attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"
+    return Finding(
+        "matmul_precision",
+        severity,
+        f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off",
+        tuple(evidence),
+        action,
+        None,
+        ev.label,
+    )
+
+
+DETECTORS = (matmul_precision,)

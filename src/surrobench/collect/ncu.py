@@ -1,0 +1,152 @@
+"""Nsight Compute collection: one config's step under ``ncu``, restricted to the kernels that hold its time.
+
+The command (Nsight Compute CLI docs, "Command Line Options")::
+
+    ncu --nvtx --nvtx-include surrobench_step/ --kernel-name-base function
+        --kernel-name 'regex:^(?:.*::)?(?:name1|name2)$' --clock-control none --cache-control all
+        --print-units base --print-kernel-base demangled --csv --page raw --metrics M1,M2,...
+        --log-file OUT.csv  python -m surrobench.collect.child ... --profiler ncu
+
+- ``--nvtx-include surrobench_step/``: only the launches of the one step the child runs inside that range
+  (:data:`surrobench.collect.child.STEP_RANGE`); cold start, warm-up and model build are not replayed.
+- ``--kernel-name``: the base function names (:func:`surrobench.records.counters.function_name`) of the
+  kernels that hold at least :data:`COVERAGE` of the profiled step's kernel time, at most :data:`MAX_KERNELS`
+  names (:func:`select_kernels`); every launch of a selected name in the step is replayed.
+- ``--clock-control none``: the GPU runs at the clocks it runs at in the timed loop (ncu's default locks
+  them to base clocks, which would read a slower GPU than the one timed).
+- ``--cache-control all``: caches flushed before every replay pass. Each of the ~18 passes then starts from
+  the same cold L2, so DRAM bytes and throughputs of different passes describe the same execution; without
+  it, a pass re-reads from L2 what the previous pass of the same kernel left there (H200: 50 MB), and the
+  DRAM counters of small kernels read near zero. The cost: a kernel that finds its producer's output in L2
+  in the real step reads it from DRAM here, so its DRAM bytes are an upper bound.
+
+The replay never touches a timing: latency comes from the timed runs, and ncu runs in its own child after
+them. A missing ``ncu``, refused counters or a GPU without them is a :class:`CounterProblem` with its fix,
+never an exception: profile and diagnose go on without counters.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from surrobench.collect.child import STEP_RANGE, child_argv
+from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
+from surrobench.collect.torch_profiler import ProfileSchedule
+from surrobench.records.counters import CounterProblem, KernelCounters, function_name
+from surrobench.records.kernels import KernelTable
+
+#: Share of the profiled step's kernel time the selected kernel names must hold: at least 90%, so the measured
+#: verdicts speak for nearly all of the kernel time (a product choice, not a hardware limit).
+COVERAGE = 0.90
+#: At most this many kernel names are replayed: each costs ~18 passes per launch on an H200.
+MAX_KERNELS = 20
+#: The child's steps under ncu: a few bare warm-up steps (caching allocator, cuBLAS heuristics), then one.
+NCU_SCHEDULE = ProfileSchedule(wait=0, warmup=3, active=1)
+#: Wall-clock limit of one ncu run, s.
+NCU_TIMEOUT_S = 900
+#: The metrics asked for; each was offered by ncu 2025.3.1 on the H200 (``ncu --query-metrics``,
+#: tests/fixtures/ncu). The ``launch__*`` statistics come with every raw page.
+METRICS = (
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum",
+    "sm__inst_executed_pipe_tensor_op_gmma.sum",
+    *(
+        f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum"
+        for op in "ffma fadd fmul dfma dadd dmul hfma hadd hmul".split()
+    ),
+    *(f"sm__ops_path_tensor_src_{src}.sum" for src in "bf16_dst_fp32 fp16 tf32_dst_fp32 fp64 fp8 int8 int1".split()),
+)
+_CANDIDATES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
+
+
+def find_ncu() -> str | None:
+    """``$NCU``, then ``ncu`` on PATH, then the CUDA toolkit's usual places; None when there is none."""
+    for candidate in (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def select_kernels(
+    table: KernelTable, coverage: float = COVERAGE, cap: int = MAX_KERNELS
+) -> tuple[tuple[str, ...], float]:
+    """The base function names of the longest kernels, by device time, until they hold ``coverage`` of the
+    table's kernel time or ``cap`` names; returns them and the share they hold (0..1)."""
+    by_name: dict[str, float] = {}
+    for k in table.kernels:
+        by_name[function_name(k.name)] = by_name.get(function_name(k.name), 0.0) + k.device_us
+    total = sum(by_name.values())
+    chosen, held = [], 0.0
+    for name, us in sorted(by_name.items(), key=lambda kv: -kv[1]):
+        if len(chosen) >= cap or (total > 0 and held / total >= coverage):
+            break
+        chosen.append(name)
+        held += us
+    return tuple(chosen), (held / total if total > 0 else 0.0)
+
+
+def ncu_command(ncu: str, kernels: tuple[str, ...], log_file: Path, target: list[str]) -> list[str]:
+    """The ``ncu`` command line of the module docstring; no ``--kernel-name`` filter when ``kernels`` is empty."""
+    cmd = [ncu, "--nvtx", "--nvtx-include", f"{STEP_RANGE}/", "--clock-control", "none", "--cache-control", "all"]
+    if kernels:
+        cmd += ["--kernel-name-base", "function", "--kernel-name", f"regex:^(?:.*::)?(?:{'|'.join(kernels)})$"]
+    cmd += ["--print-units", "base", "--print-kernel-base", "demangled", "--csv", "--page", "raw"]
+    return cmd + ["--metrics", ",".join(METRICS), "--log-file", str(log_file), *target]
+
+
+@dataclass(frozen=True)
+class NcuRun:
+    """One ncu run: its command, wall seconds, the launches it measured, or the problem."""
+
+    command: tuple[str, ...]
+    wall_s: float | None
+    kernels: tuple[KernelCounters, ...] = ()
+    problem: CounterProblem | None = None
+
+
+def run_ncu(config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S) -> NcuRun:
+    """Run the profiling child of the config in ``config_path`` (:func:`surrobench.collect.child.config_to_json`)
+    under ncu, its CSV and result in ``work_dir``. Never raises for ncu's own failures: they are the problem."""
+    log_file, result = work_dir / "ncu_raw.csv", work_dir / "ncu_child.json"
+    target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
+    ncu = find_ncu()
+    if ncu is None:
+        shown = " ".join(ncu_command("ncu", kernels, log_file, target))
+        fix = "install NVIDIA Nsight Compute (CUDA toolkit) or set $NCU; where it is, this runs: "
+        return NcuRun(
+            tuple(shown.split()), None, problem=CounterProblem("ncu_missing", "ncu not found: " + fix + shown)
+        )
+    cmd = ncu_command(ncu, kernels, log_file, target)
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        problem = CounterProblem("failed", f"ncu ran over {timeout_s:.0f} s and was stopped; select fewer kernels")
+        return NcuRun(tuple(cmd), time.perf_counter() - t0, problem=problem)
+    wall_s = time.perf_counter() - t0
+    text = log_file.read_text(errors="replace") if log_file.is_file() else ""
+    output = "\n".join((text, done.stdout or "", done.stderr or ""))
+    try:
+        launches = parse_raw_csv(text) if text else ()
+    except ValueError:
+        launches = ()
+    if launches:
+        return NcuRun(tuple(cmd), wall_s, launches)
+    problem = ncu_problem(output) or CounterProblem("failed", f"ncu exited {done.returncode}: {error_line(output)}")
+    return NcuRun(tuple(cmd), wall_s, problem=problem)

@@ -1,0 +1,279 @@
+"""The kernel table record: which GPU kernels ran, what each does, and which op and ``nn.Module`` launched it.
+
+One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps:
+
+- ``kernel_class``: :func:`surrobench.records.kernel_classes.classify_kernel` of the name;
+- ``device_us``: the kernels' device time, µs; ``share``: of the table's ``total_us`` (every kernel, memcpy
+  and memset of the active steps: the op table's device basis, :mod:`surrobench.records.ops`);
+- ``op``: the operator credited with the kernel, after the attribution rules below; None where the mapping
+  is lost (``origin``);
+- ``module``: the dotted ``nn.Module`` path (``encoder.layers.0.self_attn``) the op ran in, None when unknown;
+- ``fused_ops``: for a TorchInductor Triton kernel, the eager ops its name says it fuses
+  (:func:`~surrobench.records.kernel_classes.inductor_fused_ops`).
+
+Attribution rules (:class:`KernelRows` applies them for both builders, torch.profiler's in-memory events
+and a loaded trace):
+
+- a kernel belongs to the op that launched it (the innermost op around its launch call);
+- a metadata op (:data:`METADATA_OPS`: views, transposes, reshapes without a copy, ...) computes nothing and
+  launches nothing of its own; when the raw attribution credits one with kernels (the transformer fast
+  path's kernels land on ``aten::view`` / ``aten::transpose``), they go to the nearest enclosing op that is
+  not a metadata op, and a ``metadata_op_recredited`` note says so;
+- kernels no op launched (a CUDA-graph replay, ``torch.compile(mode="reduce-overhead")``) keep their name
+  and class, their op is None, and a note says the mapping is lost;
+- TorchInductor opens a range named after each Triton kernel it launches (``triton_poi_fused_add_mul_0``,
+  recorded as a CPU op): it is no eager op, so it is skipped like an annotation, and a kernel with nothing
+  else around it is a compiled region's (origin ``compiled``; ``fused_ops`` says what it fuses).
+
+Each :class:`AttributionNote` is one structured fact of :data:`NOTE_KINDS`, never prose to parse back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from surrobench.records.kernel_classes import KERNEL_CLASSES, classify_kernel, inductor_fused_ops
+
+#: ATen ops that only re-describe a tensor's storage (shape, strides, offset) and never launch a kernel of
+#: their own (PyTorch docs, "Tensor Views": every op listed there returns a view). ``reshape``/``flatten``/
+#: ``unflatten`` copy only through a nested ``aten::clone``/``aten::copy_``, which keeps its own kernels.
+METADATA_OPS = frozenset(
+    f"aten::{name}"
+    for name in (
+        "view _unsafe_view view_as transpose t numpy_T mT reshape _reshape_alias as_strided expand expand_as "
+        "permute unsqueeze squeeze alias unflatten flatten select slice narrow detach split split_with_sizes "
+        "unbind chunk movedim view_as_real view_as_complex lift_fresh diagonal unfold"
+    ).split()
+)
+
+#: How a row's ``op`` was found.
+ORIGINS: dict[str, str] = {
+    "launch": "the op around the kernel's launch call",
+    "recredited": "a metadata op launched it: credited to the nearest enclosing op that is not one",
+    "graph_replay": "replayed from a CUDA graph: no op launched it, the op is lost (the name and class hold)",
+    "compiled": "launched by a torch.compile region, not by an eager op: the op is lost, ``fused_ops`` may say it",
+    "no_op": "launched outside any op (no op around the launch call): the op is lost",
+}
+#: The facts :class:`AttributionNote` records.
+NOTE_KINDS: dict[str, str] = {
+    "metadata_op_recredited": "a metadata op was credited kernels; they went to the enclosing op (``into``)",
+    "metadata_op_no_parent": "a metadata op was credited kernels and has no enclosing op: the op is lost",
+    "graph_replay_unmapped": "kernels replayed from CUDA graphs: classified by name, no op or module",
+    "compiled_unmapped": "kernels a torch.compile region launched itself: classified by name, no eager op",
+    "no_op_unmapped": "kernels launched outside any op: classified by name, no op or module",
+    "compiled_by_name": "TorchInductor kernels: their eager ops known only from the kernel names (``fused_ops``)",
+    "module_path_lost": "no nn.Module paths: ``into`` says why (a trace without module ranges, compiled code)",
+}
+#: The range name prefix of the forward hooks that record module paths (``surrobench::module::encoder.0``).
+MODULE_RANGE_PREFIX = "surrobench::module::"
+_MODULE_RANGE = re.compile(rf"^{re.escape(MODULE_RANGE_PREFIX)}(?P<path>.*)$")
+#: TorchInductor's range around its own launch of a Triton kernel, named after the kernel (no ATen op is).
+_INDUCTOR_LAUNCH = re.compile(r"^triton_")
+
+
+def is_metadata_op(name: str) -> bool:
+    """True for an op of :data:`METADATA_OPS` (``aten::view``), which never owns kernel time."""
+    return name in METADATA_OPS
+
+
+def module_path(range_name: str) -> str | None:
+    """The module path of a module range (``surrobench::module::encoder.layers.0`` -> ``encoder.layers.0``;
+    the root module is ``""``), None for any other range name."""
+    match = _MODULE_RANGE.match(range_name)
+    return match["path"] if match else None
+
+
+@dataclass(frozen=True)
+class KernelStat:
+    """Kernels of one name launched by one op in one module, over the active steps (µs; ``share`` a fraction)."""
+
+    name: str
+    kernel_class: str
+    calls: int
+    device_us: float
+    share: float
+    op: str | None
+    module: str | None
+    origin: str = "launch"
+    fused_ops: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kernel_class not in KERNEL_CLASSES or self.origin not in ORIGINS:
+            raise ValueError(f"kernel class {self.kernel_class!r} / origin {self.origin!r} not in the vocabulary")
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class AttributionNote:
+    """One fact about the attribution: ``kind`` of :data:`NOTE_KINDS`, the ``op`` it is about (None for all),
+    ``into`` the op the kernels went to (or the reason a mapping is lost), and the kernels and µs concerned."""
+
+    kind: str
+    op: str | None
+    into: str | None
+    kernels: int
+    device_us: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in NOTE_KINDS:
+            raise ValueError(f"unknown attribution note {self.kind!r}; one of {tuple(NOTE_KINDS)}")
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """The kernels of one profiled config: rows by decreasing ``device_us``, the notes of their attribution.
+
+    Attributes:
+        kernels: the rows.
+        total_us: device time of all rows over the active steps, µs (shares are of it).
+        active_steps: profiled steps the sums cover.
+        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a trace file).
+        notes: the attribution's notes.
+    """
+
+    kernels: tuple[KernelStat, ...]
+    total_us: float
+    active_steps: int
+    source: str
+    notes: tuple[AttributionNote, ...] = ()
+
+    def class_shares(self) -> dict[str, float]:
+        """``{kernel class: share of total_us}``, largest first."""
+        return _shares((k.kernel_class, k.device_us) for k in self.kernels)
+
+    def op_classes(self) -> dict[str, dict[str, float]]:
+        """Per op: ``{op: {kernel class: share of that op's kernel time}}`` (rows with an op only)."""
+        by_op: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for k in self.kernels:
+            if k.op is not None:
+                by_op[k.op].append((k.kernel_class, k.device_us))
+        return {op: _shares(rows) for op, rows in by_op.items()}
+
+    def module_classes(self) -> dict[str, dict[str, float]]:
+        """Per module path: ``{module: {kernel class: share of that module's kernel time}}``."""
+        by_module: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for k in self.kernels:
+            if k.module is not None:
+                by_module[k.module].append((k.kernel_class, k.device_us))
+        return {m: _shares(rows) for m, rows in by_module.items()}
+
+    def to_json(self) -> dict:
+        """Every attribute, rows and notes as dicts, plus the class shares and the per-op view."""
+        return {
+            "total_us": self.total_us,
+            "active_steps": self.active_steps,
+            "source": self.source,
+            "class_shares": self.class_shares(),
+            "op_classes": self.op_classes(),
+            "kernels": [k.to_json() for k in self.kernels],
+            "notes": [n.to_json() for n in self.notes],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "KernelTable":
+        """Inverse of :meth:`to_json` (the derived views are recomputed). Raises KeyError for a missing key."""
+        return cls(
+            kernels=tuple(KernelStat(**k) for k in d["kernels"]),
+            total_us=d["total_us"],
+            active_steps=d["active_steps"],
+            source=d["source"],
+            notes=tuple(AttributionNote(**n) for n in d["notes"]),
+        )
+
+
+def _shares(rows) -> dict[str, float]:
+    sums: Counter = Counter()
+    for key, us in rows:
+        sums[key] += us
+    total = sum(sums.values())
+    return {k: (us / total if total > 0 else 0.0) for k, us in sorted(sums.items(), key=lambda kv: -kv[1])}
+
+
+class KernelRows:
+    """Per-row sums from which a :class:`KernelTable` is built; the builders call :meth:`add` once per kernel
+    with the chain of ops around its launch, innermost first, and the module path around them."""
+
+    def __init__(self) -> None:
+        self._us: Counter = Counter()
+        self._calls: Counter = Counter()
+        self._notes: Counter = Counter()
+        self._note_us: Counter = Counter()
+        self._lost_modules: str | None = None
+
+    def add(
+        self, name: str, device_us: float, ops: list[str], module: str | None, *, lost: str = "no_op", calls: int = 1
+    ) -> str | None:
+        """``calls`` kernels of ``device_us`` in all, launched inside ``ops`` (op names, innermost first; empty when
+        no op launched them, ``lost`` then says why: ``"graph_replay"``, ``"compiled"`` or ``"no_op"``; Inductor's
+        launch ranges in ``ops`` are skipped, and ``ops`` of nothing else means ``"compiled"``).
+        Returns the op they are credited to (None: lost)."""
+        eager = [op for op in ops if not _INDUCTOR_LAUNCH.match(op)]
+        op, origin = self._owner(eager, "compiled" if ops and not eager else lost)
+        ops = eager
+        if origin == "recredited":
+            self._note("metadata_op_recredited", ops[0], op, device_us, calls)
+        elif op is None and ops:
+            self._note("metadata_op_no_parent", ops[0], None, device_us, calls)
+        elif op is None:
+            self._note(f"{origin}_unmapped" if origin != "no_op" else "no_op_unmapped", None, None, device_us, calls)
+        fused = inductor_fused_ops(name)
+        if fused is not None:
+            self._note("compiled_by_name", None, None, device_us, calls)
+        key = (name, op, module, origin, fused)
+        self._us[key] += device_us
+        self._calls[key] += calls
+        return op
+
+    def lost_modules(self, reason: str) -> None:
+        """Record that no row has a module path, and why (``reason``: a short phrase, e.g. the mode)."""
+        self._lost_modules = reason
+
+    @staticmethod
+    def _owner(ops: list[str], lost: str) -> tuple[str | None, str]:
+        if not ops:
+            if lost not in ORIGINS or lost in ("launch", "recredited"):
+                raise ValueError(f"lost {lost!r}: one of graph_replay, compiled, no_op")
+            return None, lost
+        for op in ops:
+            if not is_metadata_op(op):
+                return op, "launch" if op == ops[0] else "recredited"
+        return None, "no_op"
+
+    def _note(self, kind: str, op: str | None, into: str | None, us: float, calls: int) -> None:
+        self._notes[(kind, op, into)] += calls
+        self._note_us[(kind, op, into)] += us
+
+    def finish(self, *, active_steps: int, source: str) -> KernelTable:
+        total = float(sum(self._us.values()))
+        rows = [
+            KernelStat(
+                name=name,
+                kernel_class=classify_kernel(name),
+                calls=self._calls[key],
+                device_us=float(us),
+                share=float(us / total) if total > 0 else 0.0,
+                op=op,
+                module=module,
+                origin=origin,
+                fused_ops=fused,
+            )
+            for key, us in self._us.items()
+            for name, op, module, origin, fused in [key]
+        ]
+        rows.sort(key=lambda k: (-k.device_us, k.name, k.op or "", k.module or ""))
+        notes = tuple(
+            AttributionNote(kind, op, into, self._notes[key], float(self._note_us[key]))
+            for key in sorted(self._notes, key=lambda k: -self._note_us[k])
+            for kind, op, into in [key]
+        )
+        if self._lost_modules is not None:
+            lost = AttributionNote("module_path_lost", None, self._lost_modules, len(rows), total)
+            notes += (lost,)
+        return KernelTable(tuple(rows), total, active_steps, source, notes)

@@ -1,0 +1,101 @@
+"""A profiled config's kernel table, compact: the top kernels with their class, share, op and module, the
+class shares and the attribution notes (terminal and HTML).
+
+The renderers take the JSON form (:meth:`surrobench.records.kernels.KernelTable.to_json`), as the op tables'
+do, so ``surrobench profile`` and a report rendered later from its ``--json`` file print the same rows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.table import Table
+
+from surrobench.report.escape import rich_escape
+from surrobench.report.fit import Col, fit_table
+
+#: Widest a shortened kernel name gets, in characters (cut with an ellipsis beyond).
+NAME_WIDTH = 64
+#: Kernel rows shown at most, whatever ``top_n`` the op table takes: the view stays a glance.
+MAX_KERNEL_ROWS = 10
+_QUALIFIER = re.compile(r"(?:\(anonymous namespace\)|\b[A-Za-z_]\w*)::")
+_COLUMNS = ("kernel", "class", "share", "device us", "calls", "op", "module")
+#: Columns dropped first on a narrow terminal (the highest first).
+_MINOR = {"module": 4, "calls": 3, "device us": 2}
+
+
+def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
+    """A kernel name for a table cell: no namespaces, no return type, no parameter list, the template arguments
+    kept (they tell CUTLASS GEMMs and elementwise functors apart), cut to ``width`` characters.
+
+    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int, ...)`` ->
+    ``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``. Unlike
+    :func:`surrobench.records.counters.function_name` (the join key with Nsight Compute, which must drop the
+    brackets where the two demanglers differ), this is for reading only.
+    """
+    text = _QUALIFIER.sub("", name).strip()
+    depth, start, end = 0, 0, len(text)
+    for i, ch in enumerate(text):
+        depth += (ch == "<") - (ch == ">" and depth > 0)
+        if depth == 0 and ch == "(" and i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_>"):
+            end = i  # the parameter list, right after the name
+            break
+    if end < len(text):  # a function: drop the return type (``void``) before its name
+        depth = 0
+        for i, ch in enumerate(text[:end]):
+            depth += (ch == "<") - (ch == ">" and depth > 0)
+            if depth == 0 and ch == " ":
+                start = i + 1
+    short = text[start:end].strip() or text
+    return short if len(short) <= width else short[: width - 1] + "…"
+
+
+def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
+    """The first ``top_n`` rows of a kernel table (JSON form) as text cells, in :data:`_COLUMNS` order; a lost op
+    or module is ``-`` with the row's origin (``graph_replay``, ``compiled``, ``no_op``) in the op cell."""
+    return [
+        (
+            short_kernel_name(k["name"]),
+            k["kernel_class"],
+            f"{k['share']:.1%}",
+            f"{k['device_us']:.1f}",
+            str(k["calls"]),
+            k["op"] if k["op"] is not None else f"- ({k['origin']})",
+            k["module"] if k["module"] is not None else "-",
+        )
+        for k in table["kernels"][:top_n]
+    ]
+
+
+def class_line(table: dict) -> str:
+    """``kernel classes: gemm 61.2%, attention 20.0%, ...`` (the nonzero class shares, largest first)."""
+    shares = ", ".join(f"{c} {s:.1%}" for c, s in table["class_shares"].items() if s > 0)
+    return f"kernel classes: {shares or 'none'}"
+
+
+def note_lines(table: dict) -> list[str]:
+    """One line per attribution note: its kind, the op it is about, where the kernels went (or why the mapping
+    is lost), how many and their µs."""
+    lines = []
+    for n in table["notes"]:
+        about = f" {n['op']}" if n["op"] else ""
+        into = f" -> {n['into']}" if n["into"] else ""
+        lines.append(f"{n['kind']}{about}{into}: {n['kernels']} kernels, {n['device_us']:.1f} us")
+    return lines
+
+
+def kernel_table_rich(table: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS) -> Table:
+    """The top kernels as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`), titled
+    with the class shares."""
+    columns = [
+        Col(
+            name,
+            "right" if name in ("share", "device us", "calls") else "left",
+            keep=name in ("share", "device us", "calls"),
+            minor=_MINOR.get(name, 0),
+        )
+        for name in _COLUMNS
+    ]
+    rows = [list(map(rich_escape, row)) for row in kernel_rows(table, top_n)]
+    title = f"top kernels of {len(table['kernels'])} rows ({table['total_us'] / table['active_steps']:.1f} us/step)"
+    return fit_table(columns, rows, width, title=rich_escape(f"{title}\n{class_line(table)}"))

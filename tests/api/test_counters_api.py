@@ -1,0 +1,77 @@
+"""``counters=True`` in the profiling phase (:func:`surrobench.api.profile.profile_config`): the profiling child is
+stood in by its result (the H200 transformer's kernels), ncu by a fake executable that writes the H200 capture
+or prints ncu's refusal; the counters are joined, stored, and a refusal is one warning, the profile intact."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import stat
+from pathlib import Path
+
+from synthetic import config, latency_samples, run
+
+import surrobench.api.profile as profile_api
+from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.execution.config import ExecConfig
+from surrobench.records.kernels import KernelRows
+from surrobench.records.ops import OpTable
+from surrobench.results.counters import load_counters
+from surrobench.results.store import ResultStore
+from surrobench.workload.spec import ShapeSpec
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "ncu"
+RUN_ID = "20261201-100000-bbbb"
+
+
+def _child() -> dict:
+    trace = json.loads(gzip.open(FIXTURES / "transformer_256_b8_fp32_h200_trace.json.gz").read())
+    rows = KernelRows()
+    for event in trace["traceEvents"]:
+        if event.get("cat") == "kernel":
+            rows.add(event["name"], event["dur"], ["aten::_transformer_encoder_layer_fwd"], None)
+    kernels = rows.finish(active_steps=2, source="profiler")
+    table = OpTable((), "device", kernels.total_us, 2, "profiler")
+    return {
+        "status": "ok",
+        "error": None,
+        "warnings": [],
+        "op_table": table.to_json(),
+        "kernel_table": kernels.to_json(),
+        "active_step_ms": [4.0, 4.0],
+        "trace_path": None,
+        "input_shape": [8, 3, 256, 256],
+    }
+
+
+def _profile(tmp_path, monkeypatch, ncu_body: str):
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\n" + ncu_body)
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("NCU", str(fake))
+    monkeypatch.setattr(profile_api, "spawn", lambda *args, **kwargs: _child())
+    cfg = ExecConfig("patch-transformer", ShapeSpec(size=256), 8, "fp32", "cuda", "eager", 5, 20, False, 0, 1)
+    result = config(latency_samples(3.9, 0.0), model="patch-transformer")
+    with ResultStore(tmp_path / "r.db") as store:
+        store.begin_run(run(RUN_ID, []))
+        config_id = store.add_result(RUN_ID, result)
+        report = profile_api.profile_config(cfg, result, config_id, store, ProfileOptions(counters=True), RUN_ID)
+        return report, load_counters(store, config_id)
+
+
+def test_counters_join_the_profiled_kernels_and_are_stored(tmp_path, monkeypatch):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, stored = _profile(tmp_path, monkeypatch, body)
+    counters = report.counters
+    assert counters.problem is None and stored == counters
+    assert {k.op for k in counters.kernels} == {"aten::_transformer_encoder_layer_fwd"}
+    assert counters.covered_share >= 0.9 and "fmha_cutlassF_f32_aligned_64x64_rf_sm80" in counters.selected
+    assert counters.passes == sum(k.counters.passes for k in counters.kernels) > 0
+    assert report.to_json()["counters"]["kernels"][0]["bound"] in ("memory", "compute", "latency")
+
+
+def test_refused_counters_are_one_warning_and_the_profile_stands(tmp_path, monkeypatch):
+    report, stored = _profile(tmp_path, monkeypatch, f"cat '{FIXTURES / 'err_nvgpuctrperm.txt'}'\nexit 1\n")
+    assert report.status == "ok" and report.kernel_table is not None
+    assert stored.problem.kind == "permission" and stored.kernels == ()
+    assert [w for w in report.warnings if "ERR_NVGPUCTRPERM" in w]

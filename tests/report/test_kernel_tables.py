@@ -1,0 +1,100 @@
+"""The profile's compact top-kernels view (terminal) and the report's kernel-class breakdown (HTML)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+from rich.table import Table
+from synthetic import config, run
+
+from surrobench.analysis.op_readings import read_table
+from surrobench.api.profile import ProfileReport
+from surrobench.api.report import build_report
+from surrobench.records.kernels import KernelRows
+from surrobench.records.ops import OpTable
+from surrobench.report.html import ReportInput, render_report
+from surrobench.report.kernel_tables import NAME_WIDTH, kernel_rows, short_kernel_name
+from surrobench.report.op_tables import profile_renderables
+from surrobench.results.store import ResultStore
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+OP_TABLE = json.loads((FIXTURES / "op_table_transformer_fp32_h200.json").read_text())
+REAL_NAMES = [
+    r["name"] for f in sorted(FIXTURES.glob("kernel_names_*.json")) for r in json.loads(f.read_text())["names"]
+]
+GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4>(cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4::Params)"
+ADD = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >"
+    "(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+)
+
+
+def _kernel_table():
+    rows = KernelRows()
+    rows.add(GEMM, 300.0, ["aten::view", "aten::_transformer_encoder_layer_fwd"], "encoder.layers.0", calls=4)
+    rows.add(ADD, 100.0, ["aten::add"], "encoder.norm")
+    rows.add("triton_poi_fused_add_mul_0", 50.0, [], None, lost="graph_replay")
+    return rows.finish(active_steps=2, source="profiler")
+
+
+def test_short_names_drop_the_return_type_namespaces_and_parameters_and_keep_the_templates():
+    assert short_kernel_name(GEMM) == "Kernel2<cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4>"
+    assert short_kernel_name(ADD).startswith("vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, array<")
+    assert short_kernel_name("at::cuda::(anonymous namespace)::spin_kernel(long)") == "spin_kernel"
+    assert short_kernel_name("Memcpy DtoD (Device -> Device)") == "Memcpy DtoD (Device -> Device)"
+    for name in REAL_NAMES:
+        short = short_kernel_name(name)
+        assert 0 < len(short) <= NAME_WIDTH and not short.startswith(("void ", "std::")), name
+
+
+def test_the_rows_carry_class_share_op_and_module_and_say_where_the_op_was_lost():
+    rows = kernel_rows(_kernel_table().to_json())
+    assert [r[1] for r in rows] == ["gemm", "elementwise", "elementwise"]
+    assert [r[2] for r in rows] == ["66.7%", "22.2%", "11.1%"]
+    assert rows[0][5:] == ("aten::_transformer_encoder_layer_fwd", "encoder.layers.0")  # not aten::view
+    assert rows[2][5:] == ("- (graph_replay)", "-")
+
+
+def _profile_report(kernels) -> dict:
+    table = OpTable.from_json(OP_TABLE["op_table"])
+    result = dataclasses.replace(config([OP_TABLE["unprofiled_ms"]] * 5), device="cuda")
+    readings = read_table(table, "transformer", result.input_shape)
+    return ProfileReport(result, 1, "ok", None, table, readings, 4.0, 0.05, kernel_table=kernels).to_json()
+
+
+def test_the_profile_prints_the_top_kernels_and_the_attribution_notes_on_a_gpu_run():
+    out = profile_renderables([_profile_report(_kernel_table())], top_n=5, width=200)
+    tables = [r for r in out if isinstance(r, Table)]
+    assert len(tables) == 2  # the op table, then the kernels
+    kernels = {c.header: list(c.cells) for c in tables[1].columns}
+    assert kernels["class"] == ["gemm", "elementwise", "elementwise"]
+    assert kernels["op"][0] == "aten::_transformer_encoder_layer_fwd"
+    assert "gemm 66.7%" in str(tables[1].title)
+    notes = [str(r) for r in out if str(r).startswith("attribution: ")]
+    assert any("metadata_op_recredited aten::view -> aten::_transformer_encoder_layer_fwd" in n for n in notes)
+
+
+def test_a_cpu_run_prints_no_kernel_view():
+    out = profile_renderables([_profile_report(None)], top_n=5, width=200)
+    assert len([r for r in out if isinstance(r, Table)]) == 1
+    assert not any(str(r).startswith("attribution: ") for r in out)
+
+
+def test_the_report_breaks_stored_kernel_time_down_by_class(tmp_path):
+    db = tmp_path / "r.db"
+    result = dataclasses.replace(config([1.0] * 20), device="cuda")
+    record = run("20261201-000000-hhhh", [result])
+    with ResultStore(db) as store:
+        store.begin_run(record)
+        store.add_kernel_table(store.add_result(record.run_id, result), _kernel_table())
+    report = build_report([record.run_id], db=db)
+    assert report.kernel_classes == {f"hhhh {result.label()}": {"gemm": 2 / 3, "elementwise": 1 / 3}}
+    page = render_report(ReportInput(runs=report.runs, kernel_classes=report.kernel_classes))
+    assert "<h2>Kernel classes</h2>" in page
+    section = page[page.index("<h2>Kernel classes</h2>") :]
+    assert re.findall(r"<th [^>]*>([^<]*)</th>", section) == ["config", "gemm", "elementwise"]
+    assert re.findall(r"<td [^>]*>([^<]*)</td>", section)[1:] == ["66.7%", "33.3%"]
+    assert "Kernel classes" not in render_report(ReportInput(runs=report.runs))
