@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
-import torch
+import os
+
+# One intra-op thread in this process and in every process a test starts (they inherit the environment): the
+# zoo FNO takes 90-245 ms a forward at torch's default thread count on two shared cores, ~2 ms on one thread
+# (docs/benchmarks/test-suite.md). Set before torch is imported, so its OpenMP pool starts at one thread.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
 from torch import nn
 
 from surrobench.errors import UsageError
@@ -68,6 +76,12 @@ class RaisesOn(nn.Module):
 class ReturnsNaN(nn.Module):
     def forward(self, x):
         return x * float("nan")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """torch's intra-op pool at one thread for the whole session (the environment above covers children)."""
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)
