@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import os
 
-# One intra-op thread in this process and in every process a test starts (they inherit the environment): the
-# zoo FNO takes 90-245 ms a forward at torch's default thread count on two shared cores, ~2 ms on one thread
-# (docs/benchmarks/test-suite.md). Set before torch is imported, so its OpenMP pool starts at one thread.
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import torch
 from torch import nn
 
 from surrobench.errors import UsageError
@@ -80,7 +74,10 @@ class ReturnsNaN(nn.Module):
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
-    """torch's intra-op pool at one thread for the whole session (the environment above covers children)."""
+    """One intra-op thread in this process and in every process a test starts (they inherit the environment):
+    the zoo FNO takes 90-245 ms a forward at torch's default thread count on two shared cores, ~2 ms on one
+    thread (docs/benchmarks/test-suite.md)."""
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     torch.set_num_threads(1)
 
 
