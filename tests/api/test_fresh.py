@@ -12,7 +12,7 @@ from surrobench.api.remedy_search import CONFIRM_WINDOWS
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
-from surrobench.results.speedup import Speedup
+from surrobench.results.paired import Speedup
 from surrobench.results.store import ResultStore
 
 MODEL = '''

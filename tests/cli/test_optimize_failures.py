@@ -122,7 +122,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     def with_recipe(cfg, prepared, request, **kw):  # a recipe, whatever this host's timing says
         from dataclasses import replace
 
-        from surrobench.results.speedup import Speedup
+        from surrobench.results.paired import Speedup
 
         entry = found(cfg, prepared, request, **kw)
         won = replace(entry.candidates[0], verdict="accepted", speedup=Speedup(1.5, (1.4, 1.6), 0.01))

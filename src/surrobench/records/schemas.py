@@ -7,7 +7,7 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 from __future__ import annotations
 
 RUN = "surrobench/run-v1"
-COMPARE = "surrobench/compare-v1"
+COMPARE = "surrobench/compare-v2"
 HISTORY = "surrobench/history-v1"
 DIAGNOSIS = "surrobench/diagnosis-v1"
 TIMELINE = "surrobench/timeline-v1"
