@@ -69,7 +69,10 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
     built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
     numbers would mislead there)."""
     name = record.env.get("device_name", "")
-    threads = record.env.get("threads", record.env.get("cpu_count")) if record.env.get("device") == "cpu" else None
+    # calibrate stores a CPU's ceilings at torch's thread count (torch.get_num_threads()): the run's own, recorded
+    # as torch_threads (older runs: the CPU count, torch's default without OMP_NUM_THREADS)
+    env = record.env
+    threads = env.get("threads", env.get("torch_threads", env.get("cpu_count"))) if env.get("device") == "cpu" else None
     stored = load_ceilings(name, threads)
     if stored is not None:
         return stored, f"ceilings of {name} calibrated {stored.measured}"
