@@ -531,15 +531,15 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(budget_s="10"), "--budget-s '10': a number, not str"),
-        (dict(budget_s=float("inf")), "--budget-s inf: a number of seconds > 0"),  # JSON has no Infinity
-        (dict(rounds=2.5), "--rounds 2.5: a whole number, not float"),
-        (dict(verify=True), "--verify True: a whole number, not bool"),
-        (dict(tolerance=None), "--tolerance None: a number, not NoneType"),
-        (dict(only=5), "--only 5: remedy names"),
-        (dict(only=("threads=1", 5)), "--only ('threads=1', 5): remedy names"),
-        (dict(thorough="no"), "thorough='no': True or False, not str"),
-        (dict(db=5), "db=5: a database path"),
+        (dict(budget_s="10"), "budget_s '10': a number, not str"),
+        (dict(budget_s=float("inf")), "budget_s inf: a number of seconds > 0"),  # JSON has no Infinity
+        (dict(rounds=2.5), "rounds 2.5: a whole number, not float"),
+        (dict(verify=True), "verify True: a whole number, not bool"),
+        (dict(tolerance=None), "tolerance None: a number, not NoneType"),
+        (dict(only=5), "only 5: remedy names"),
+        (dict(only=("threads=1", 5)), "only ('threads=1', 5): remedy names"),
+        (dict(thorough="no"), "thorough 'no': True or False, not str"),
+        (dict(db=5), "db 5: a database path"),
     ],
 )
 def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):

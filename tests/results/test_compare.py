@@ -167,7 +167,7 @@ def test_compare_runs_json_and_gate():
 @pytest.mark.parametrize("threshold", [-0.1, 1.0])
 def test_bad_threshold_is_a_usage_error(threshold):
     r = run("a", [])
-    with pytest.raises(UsageError, match="--threshold"):
+    with pytest.raises(UsageError, match="threshold"):
         compare_runs(r, r, threshold=threshold)
 
 
@@ -200,7 +200,7 @@ def test_ignoring_the_mode_matches_eager_with_cudagraph():
     assert [r.input_shape[-1] for r in only_base] == [128] and not only_new
     cmp = compare_runs(run("a", base), run("b", new), ignore_fields=("mode",))
     assert cmp.configs[0].verdict == "improved"
-    with pytest.raises(UsageError, match="--ignore-field batch"):
+    with pytest.raises(UsageError, match="ignore_fields batch"):
         match_configs(base, new, ("batch",))
 
 

@@ -16,6 +16,7 @@ import threading
 import typer
 
 from surrobench.cli.app import app
+from surrobench.cli.options import usage_line
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         with _guarded_stdout():
             code = app(args=args, prog_name="surrobench", standalone_mode=False)
     except UsageError as exc:
-        _fail(str(exc))
+        _fail(usage_line(exc))
     except Interrupted as exc:
         _fail(str(exc), EXIT_INTERRUPTED, prefix="")
     except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument

@@ -323,7 +323,7 @@ def match_configs(
     """
     unknown = sorted(set(ignore_fields) - set(IGNORABLE_FIELDS))
     if unknown:
-        raise UsageError(f"--ignore-field {','.join(unknown)}: can only ignore {', '.join(IGNORABLE_FIELDS)}")
+        raise UsageError.bad("ignore_fields", f"{','.join(unknown)}: can only ignore {', '.join(IGNORABLE_FIELDS)}")
     kept = [i for i, name in enumerate(KEY_FIELDS) if name not in ignore_fields]
 
     def match_key(r: ConfigResult) -> tuple:
@@ -433,7 +433,7 @@ def _rule(threshold: float) -> FasterRule:
         UsageError: threshold not in [0, 1).
     """
     if not 0 <= threshold < 1:
-        raise UsageError(f"--threshold {threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
+        raise UsageError.bad("threshold", f"{threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
     return FasterRule(threshold)
 
 
