@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from types import SimpleNamespace
+
 import pytest
 import torch
 from torch import nn
@@ -68,6 +72,31 @@ class RaisesOn(nn.Module):
 class ReturnsNaN(nn.Module):
     def forward(self, x):
         return x * float("nan")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """One intra-op thread in this process and in every process a test starts (they inherit the environment):
+    the zoo FNO takes 90-245 ms a forward at torch's default thread count on two shared cores, ~2 ms on one
+    thread (docs/benchmarks/test-suite.md)."""
+    os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True)
+def _profiling_child_in_process(request, monkeypatch):
+    """The profiling child (:mod:`surrobench.collect.child`) runs as a call of its ``main`` in the test's process:
+    the same build, steps and profile from the same config file, without a Python start and a torch import per
+    profiled config (seconds each on two shared cores). Tests of the child as a process are marked
+    ``child_process``."""
+    if request.node.get_closest_marker("child_process"):
+        return
+    from surrobench.collect import child
+
+    def run(argv, **kwargs):
+        return subprocess.CompletedProcess(argv, child.main(argv[3:]), "", "")
+
+    monkeypatch.setattr(child, "subprocess", SimpleNamespace(run=run, TimeoutExpired=subprocess.TimeoutExpired))
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,31 @@ class Interrupted(Exception):
 class UsageError(Exception):
     """Bad input or usage: a malformed spec, an unknown model, an unreadable file.
 
-    The message must say what was wrong, where, and how to fix it, on one line.
+    The message must say what was wrong, where, and how to fix it, on one line. A bad value of one library
+    parameter is made with :meth:`bad`: ``parameter`` names it as the library does (``budget_s``) and ``detail``
+    says the rest, so the CLI can name its flag in the parameter's place (``--budget-s``,
+    :func:`surrobench.cli.options.usage_line`) without reading the message.
     """
+
+    def __init__(self, message: str, *, parameter: str | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.detail = detail
+
+    @classmethod
+    def bad(cls, parameter: str, detail: str) -> "UsageError":
+        """The error of a bad ``parameter`` value, its message :meth:`named` by the parameter
+        (``budget_s '10': a number, not str``; a ``detail`` that starts with ``:`` follows the name directly)."""
+        error = cls("", parameter=parameter, detail=detail)
+        error.args = (error.named(parameter),)
+        return error
+
+    def named(self, name: str) -> str:
+        """The message with ``name`` (a parameter or its flag) in the parameter's place; the message itself for
+        an error made without :meth:`bad`."""
+        if self.detail is None:
+            return str(self)
+        return name + (self.detail if self.detail.startswith(":") else " " + self.detail)
 
 
 # Exit codes of the command line, one home (the README's table lists them).

@@ -23,7 +23,7 @@ def test_calibrate_stores_what_it_returns():
 
 
 @pytest.mark.parametrize(
-    ("sizes", "needle"), [({"matmul_n": 8}, "--matmul-n 8: must be >= 256"), ({"iters": 0}, "--iters 0")]
+    ("sizes", "needle"), [({"matmul_n": 8}, "matmul_n 8: must be >= 256"), ({"iters": 0}, "iters 0")]
 )
 def test_sizes_that_time_overhead_are_refused_before_anything_is_stored(sizes, needle):
     with pytest.raises(surrobench.UsageError, match=needle):

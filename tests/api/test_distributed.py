@@ -74,7 +74,7 @@ def test_parallel_mode_follows_the_factory():
     assert choose_parallel(plan_sweep(_request(models=(f"{HALO}:build",))), "auto") == "model"
     with pytest.raises(UsageError, match="not a distributed model"):
         choose_parallel(plan_sweep(_request()), "model")
-    with pytest.raises(UsageError, match="--parallel 'pipeline'"):
+    with pytest.raises(UsageError, match="parallel 'pipeline'"):
         choose_parallel(plan_sweep(_request()), "pipeline")
 
 

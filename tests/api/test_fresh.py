@@ -12,7 +12,7 @@ from surrobench.api.remedy_search import CONFIRM_WINDOWS
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
-from surrobench.results.speedup import Speedup
+from surrobench.results.paired import Speedup
 from surrobench.results.store import ResultStore
 
 MODEL = '''
@@ -117,7 +117,15 @@ def test_the_library_call_optimizes_a_named_model_and_refuses_verify_on_an_objec
     monkeypatch.chdir(tmp_path)
     (tmp_path / "thread_bound.py").write_text(MODEL)
     opt = surrobench.optimize(
-        "thread_bound.py:build", shapes=[8], device="cpu", warmup=1, iters=4, rounds=2, only="threads=1", threads=2
+        "thread_bound.py:build",
+        shapes=[8],
+        device="cpu",
+        warmup=1,
+        iters=4,
+        rounds=2,
+        only="threads=1",
+        threads=2,
+        processes=0,  # the search's fresh processes are the test above
     )
     assert opt.configs[0].recommended == ("threads=1",) and list(tmp_path.glob("*.db")) == []  # db=None
     with pytest.raises(UsageError, match="rebuilds the model from its name"):
@@ -127,7 +135,7 @@ def test_the_library_call_optimizes_a_named_model_and_refuses_verify_on_an_objec
     with pytest.raises(UsageError, match="unknown remedy warp") as refused:
         surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", only=["warp"])
     assert "; not for cpu, reported infeasible: cudagraph, tf32" in str(refused.value)  # not offered as CPU ones
-    with pytest.raises(UsageError, match="--budget-s 0"):
+    with pytest.raises(UsageError, match="budget_s 0"):
         surrobench.optimize("thread_bound.py:build", shapes=[8], device="cpu", budget_s=0)
 
 

@@ -18,7 +18,7 @@ from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.results.optimize import VERDICTS, CandidateResult
-from surrobench.results.speedup import Speedup, speedup
+from surrobench.results.paired import PairedSamples, Speedup
 from surrobench.results.store import ResultStore, load_optimization
 
 # Singles as measured (planted): name -> (verdict, speedup over the baseline)
@@ -241,7 +241,7 @@ def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(mo
     assert stacking.head_to_head(ctx, (a, first), (b, rival)) is wins
     duel = ctx.head_to_head
     assert (duel.first, duel.rival, duel.kept) == (a.name, b.name, (b if wins else a).name)
-    assert duel.gain.median == pytest.approx(1.0 / rival_ms, rel=0.02) and duel.gain.faster is wins
+    assert duel.gain.median == pytest.approx(1.0 / rival_ms, rel=0.02) and duel.gain.faster() is wins
     assert duel.note().startswith("stacked from two starts that exclude each other (tf32, fp16); head to head")
     assert duel.note().endswith(f"{duel.kept} is the recipe")
     assert duel.to_json()["gain"]["median"] == duel.gain.median and duel.to_json()["kept"] == duel.kept
@@ -346,8 +346,12 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
     # stored pair covers the same rounds
     assert entry["recipe"]["windows"] >= 2 and entry["recipe"]["speedup"]["median"] > 1.5
     assert len(recipe.results[0].samples_ms) == len(base.results[0].samples_ms)
-    cmp = compare_runs(base, recipe)
-    assert [c.verdict for c in cmp.configs] == ["improved"]
+    # compare reads the stored pair as the record optimize judged (one process, its windows): the same speedup,
+    # interval and verdict, so the compare line optimize prints cannot contradict its recommendation
+    (c,) = compare_runs(base, recipe).configs
+    assert c.verdict == "improved" and c.speedup.faster()
+    assert c.speedup.median == pytest.approx(entry["recipe"]["speedup"]["median"], rel=1e-9)
+    assert c.speedup.ci95 == pytest.approx(tuple(entry["recipe"]["speedup"]["ci95"]), rel=1e-9)
 
 
 def test_budget_leaves_candidates_untried(model_spec, tmp_path):
@@ -457,8 +461,12 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
     monkeypatch.setattr(remedy_trial, "interleave", confirmation)
     ctx = _confirm_ctx(base, recipe)
     pooled, per_window = api._confirm(ctx, None, recipe)
-    first = speedup([list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]])
-    second = speedup([list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]])
+    first = PairedSamples.interleaved(
+        [list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]]
+    ).speedup()
+    second = PairedSamples.interleaved(
+        [list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]]
+    ).speedup()
     windows = 2 + api.CONFIRM_WINDOWS
     assert len(per_window) == windows and len(ctx.paired[id(recipe)]) == 2 * windows
     assert per_window[0] == pytest.approx(first.median) and per_window[1] == pytest.approx(second.median)
@@ -523,15 +531,15 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(budget_s="10"), "--budget-s '10': a number, not str"),
-        (dict(budget_s=float("inf")), "--budget-s inf: a number of seconds > 0"),  # JSON has no Infinity
-        (dict(rounds=2.5), "--rounds 2.5: a whole number, not float"),
-        (dict(verify=True), "--verify True: a whole number, not bool"),
-        (dict(tolerance=None), "--tolerance None: a number, not NoneType"),
-        (dict(only=5), "--only 5: remedy names"),
-        (dict(only=("threads=1", 5)), "--only ('threads=1', 5): remedy names"),
-        (dict(thorough="no"), "thorough='no': True or False, not str"),
-        (dict(db=5), "db=5: a database path"),
+        (dict(budget_s="10"), "budget_s '10': a number, not str"),
+        (dict(budget_s=float("inf")), "budget_s inf: a number of seconds > 0"),  # JSON has no Infinity
+        (dict(rounds=2.5), "rounds 2.5: a whole number, not float"),
+        (dict(verify=True), "verify True: a whole number, not bool"),
+        (dict(tolerance=None), "tolerance None: a number, not NoneType"),
+        (dict(only=5), "only 5: remedy names"),
+        (dict(only=("threads=1", 5)), "only ('threads=1', 5): remedy names"),
+        (dict(thorough="no"), "thorough 'no': True or False, not str"),
+        (dict(db=5), "db 5: a database path"),
     ],
 )
 def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):

@@ -19,24 +19,24 @@ def test_a_model_named_twice_runs_once_and_trust_pickle_is_carried():
 @pytest.mark.parametrize(
     ("keywords", "needle"),
     [
-        ({"precisions": "tf32"}, "--precision tf32"),
-        ({"seed": 2**64}, "--seed"),
+        ({"precisions": "tf32"}, "precisions tf32"),
+        ({"seed": 2**64}, "seed 18446744073709551616"),
         ({"shapes": [10**23]}, "beyond any tensor size"),
         ({"shapes": [(1, 3, 2**63, 4)]}, "beyond any tensor size"),
-        ({"batches": [2**63]}, "--batch"),
-        ({"iters": "5"}, "iters='5': must be an int"),
-        ({"iters": 2.5}, "iters=2.5: must be an int"),
-        ({"warmup": True}, "warmup=True: must be an int"),
-        ({"threads": 1.0}, "threads=1.0"),
+        ({"batches": [2**63]}, "batches .9223372036854775808.: .* beyond any tensor size"),
+        ({"iters": "5"}, "iters '5': must be an int"),
+        ({"iters": 2.5}, "iters 2.5: must be an int"),
+        ({"warmup": True}, "warmup True: must be an int"),
+        ({"threads": 1.0}, "threads 1.0"),
         (
             {"threads": (os.cpu_count() or 1) + 1},
-            f"--threads {(os.cpu_count() or 1) + 1}: at most {os.cpu_count() or 1}",
+            f"threads {(os.cpu_count() or 1) + 1}: at most {os.cpu_count() or 1}",
         ),
-        ({"seed": -1}, "--seed"),
-        ({"input_sets": 100, "warmup": 1, "iters": 3}, "--input-sets 100: at most 5"),
+        ({"seed": -1}, "seed -1"),
+        ({"input_sets": 100, "warmup": 1, "iters": 3}, "input_sets 100: at most 5"),
     ],
 )
-def test_bad_input_is_a_usage_error_naming_its_flag(keywords, needle):
+def test_bad_input_is_a_usage_error_naming_its_parameter(keywords, needle):
     with pytest.raises(UsageError, match=needle):
         sweep_request("pinn-mlp", **{"shapes": "8", "device": "cpu", **keywords})
 

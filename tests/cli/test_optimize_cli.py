@@ -10,6 +10,8 @@ from conftest import run_cli
 from surrobench.results.optimize import VERDICTS
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
+# optimize's fresh `surrobench run` processes (each imports torch again) are tested in tests/api/test_fresh.py
+NO_PROCESSES = ["--processes", "0"]
 CANDIDATE_KEYS = {"name", "verdict", "reason", "rel_l2", "max_abs", "setup_s"}
 
 
@@ -35,6 +37,7 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
             "--markdown",
             str(md),
             *FAST,
+            *NO_PROCESSES,
         ]
     )
     assert code == 0
@@ -150,7 +153,7 @@ def test_run_applies_and_records_the_recipe_flags(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--compile-mode", "max-autotune"], "applies to --mode compile only"),
+        (["--compile-mode", "max-autotune"], "applies to the compile mode only"),
         (["--mode", "compile", "--compile-mode", "turbo"], "--compile-mode 'turbo'"),
         (["--compile-mode", "turbo"], "--compile-mode 'turbo': choose from"),  # the value first, then its place
         (["--threads", "0"], "--threads 0"),
@@ -182,6 +185,7 @@ def test_report_shows_the_optimization_with_its_speedup_vs_error_plot(tmp_path):
                 "--json",
                 str(out),
                 *FAST,
+                *NO_PROCESSES,
             ]
         )
         == 0

@@ -12,7 +12,9 @@ from surrobench.api import optimize as api
 from surrobench.errors import EXIT_CONFIGS_FAILED, EXIT_INTERRUPTED
 from surrobench.results.store import ResultStore
 
+# --processes 0: fresh `surrobench run` processes (each imports torch again) are tested in tests/api/test_fresh.py
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu", "--rounds", "2", "--budget-s", "5"]
+FAST += ["--processes", "0"]
 
 MODELS = """
 import torch
@@ -122,7 +124,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     def with_recipe(cfg, prepared, request, **kw):  # a recipe, whatever this host's timing says
         from dataclasses import replace
 
-        from surrobench.results.speedup import Speedup
+        from surrobench.results.paired import Speedup
 
         entry = found(cfg, prepared, request, **kw)
         won = replace(entry.candidates[0], verdict="accepted", speedup=Speedup(1.5, (1.4, 1.6), 0.01))
@@ -136,8 +138,8 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
 
     monkeypatch.setattr(api, "optimize_config", with_recipe)
     out, db = tmp_path / "o.json", tmp_path / "o.db"
-    # --processes 0: the search's own fresh processes would be launched by the same patched _one_run
-    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2", "--processes", "0"]
+    # FAST's --processes 0: the search's own fresh processes would be launched by the same patched _one_run
+    args = ["--model", "pinn-mlp", "--shape", "64", "--only", "threads=1", "--verify", "2"]
     args += ["--json", str(out)]
     code = run_cli(["optimize", *args, "--db", str(db), *FAST])
     printed = capsys.readouterr().out

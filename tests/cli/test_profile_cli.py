@@ -34,6 +34,7 @@ FAST = [
 ]
 
 
+@pytest.mark.child_process  # the one test whose profiling child is a process of its own
 def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     db, out, traces = tmp_path / "r.db", tmp_path / "p.json", tmp_path / "traces"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
@@ -31,13 +29,3 @@ def test_is_run_file(tmp_path):
     existing.write_text("{}")
     assert is_run_file(str(tmp_path / "missing.json")) and is_run_file(str(existing))
     assert not is_run_file("20261130-abcd") and not is_run_file(str(tmp_path))
-
-
-def test_analysis_does_not_import_the_cli():
-    """Layering: the detectors read op tables, not the command line (detect_run imported cli.runref)."""
-    code = (
-        "import sys, surrobench.analysis.diagnose, surrobench.analysis.detect_run; "
-        "sys.exit(sorted(m for m in sys.modules if m.startswith('surrobench.cli')) or None)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr

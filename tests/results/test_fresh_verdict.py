@@ -15,7 +15,7 @@ from surrobench.results.fresh import (
     process_speedups,
     replication_interval,
 )
-from surrobench.results.speedup import Speedup
+from surrobench.results.paired import Speedup
 
 OPTIMIZED = Speedup(5.0, (4.8, 5.2), 0.01)
 #: Optimize's windows of a steady recipe: within 2% of each other.

@@ -188,7 +188,7 @@ def test_static_pt2_runs_at_its_own_batch(tmp_path):
 def test_corrupt_and_missing_pt2(tmp_path):
     corrupt = tmp_path / "corrupt.pt2"
     corrupt.write_bytes(b"not a zip archive at all")
-    with pytest.raises(UsageError, match=f"--model {corrupt}: cannot load exported program: ") as info:
+    with pytest.raises(UsageError, match=f"model {corrupt}: cannot load exported program: ") as info:
         resolve_model(str(corrupt))
     assert "\n" not in str(info.value)
     with pytest.raises(UsageError, match="missing.pt2: no such file"):

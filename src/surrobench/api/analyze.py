@@ -24,12 +24,12 @@ def check_gap_threshold(gap_threshold_us: float) -> None:
     """Refuse a gap threshold (µs) that is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
 
     Raises:
-        UsageError: as said, one line naming ``--gap-threshold-us``.
+        UsageError: as said, one line naming ``gap_threshold_us``.
     """
     if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
-        raise UsageError(
-            f"--gap-threshold-us must be a finite number of microseconds up to "
-            f"{MAX_GAP_THRESHOLD_US:.0e}, got {gap_threshold_us}"
+        raise UsageError.bad(
+            "gap_threshold_us",
+            f"{gap_threshold_us}: must be a finite number of microseconds up to {MAX_GAP_THRESHOLD_US:.0e}",
         )
 
 

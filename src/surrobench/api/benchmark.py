@@ -52,13 +52,17 @@ ShapesArg = str | int | Iterable[int | tuple[int, ...] | str | ShapeSpec] | None
 ModelArg = str | Iterable[str] | nn.Module | Callable[[], nn.Module]
 
 
-def _text(value: str | int | Iterable, flag: str) -> str:
-    """A list option as its comma-separated text (the vocabulary parsers read words)."""
+def _text(value: str | int | Iterable, parameter: str) -> str:
+    """A list option as its comma-separated text (the vocabulary parsers read words).
+
+    Raises:
+        UsageError: an empty list, naming ``parameter``.
+    """
     if isinstance(value, (str, int)):
         return str(value)
     items = [str(v) for v in value]
     if not items:
-        raise UsageError(f"--{flag}: give at least one value")
+        raise UsageError.bad(parameter, ": give at least one value")
     return ",".join(items)
 
 
@@ -76,7 +80,7 @@ def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
         else:
             specs.extend(parse_shapes(str(item)))
     if not specs:
-        raise UsageError("--shape: give at least one shape")
+        raise UsageError.bad("shapes", ": give at least one shape")
     return tuple(specs)
 
 
@@ -89,7 +93,7 @@ def _check_ints(**options: object) -> None:
     """
     for name, value in options.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise UsageError(f"{name}={value!r}: must be an int, not {type(value).__name__}")
+            raise UsageError.bad(name, f"{value!r}: must be an int, not {type(value).__name__}")
 
 
 def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
@@ -100,24 +104,24 @@ def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds
     """
     _check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     if iters < 1:
-        raise UsageError(f"--iters {iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
+        raise UsageError.bad("iters", f"{iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
     if warmup < 0:
-        raise UsageError(f"--warmup {warmup}: must be >= 0")
-    for flag, value in (("input-sets", input_sets), ("rounds", rounds), ("threads", threads)):
+        raise UsageError.bad("warmup", f"{warmup}: must be >= 0")
+    for name, value in (("input_sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
-            raise UsageError(f"--{flag} {value}: must be >= 1")
-    for flag, value in (("warmup", warmup), ("iters", iters), ("rounds", rounds)):
+            raise UsageError.bad(name, f"{value}: must be >= 1")
+    for name, value in (("warmup", warmup), ("iters", iters), ("rounds", rounds)):
         if value > MAX_COUNT:
-            raise UsageError(f"--{flag} {value}: at most {MAX_COUNT}")
+            raise UsageError.bad(name, f"{value}: at most {MAX_COUNT}")
     cpus = os.cpu_count() or 1
     if threads is not None and threads > cpus:
-        raise UsageError(f"--threads {threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
     # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
     most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
     if input_sets > most_sets:
-        raise UsageError(f"--input-sets {input_sets}: at most {most_sets} (1 + --warmup + --iters calls read them)")
+        raise UsageError.bad("input_sets", f"{input_sets}: at most {most_sets} (1 + warmup + iters calls read them)")
     if not 0 <= seed < 2**64:
-        raise UsageError(f"--seed {seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
+        raise UsageError.bad("seed", f"{seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
 
 
 def sweep_request(
@@ -163,20 +167,20 @@ def sweep_request(
     try:
         check_timeout_s(timeout_s)
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    mode_list = tuple(parse_modes(_text(modes, "mode")))
+        raise UsageError.bad("timeout_s", str(exc)) from None
+    mode_list = tuple(parse_modes(_text(modes, "modes")))
     parse_compile_mode(compile_mode)  # an unknown mode is named as such before its placement is judged
     if compile_mode is not None and "compile" not in mode_list:
-        raise UsageError(f"--compile-mode {compile_mode}: applies to --mode compile only")
+        raise UsageError.bad("compile_mode", f"{compile_mode}: applies to the compile mode only")
     names = model.split(",") if isinstance(model, str) else model
     models = tuple(dict.fromkeys(m.strip() for m in names if m.strip()))
     if not models:
-        raise UsageError("--model: give at least one model (see `surrobench models`)")
+        raise UsageError.bad("model", ": give at least one model (see `surrobench models`)")
     request = SweepRequest(
         models=models,
         shapes=_shapes(shapes),
-        batches=tuple(parse_batches(_text(batches, "batch"))),
-        precisions=tuple(parse_precisions(_text(precisions, "precision"))),
+        batches=tuple(parse_batches(_text(batches, "batches"))),
+        precisions=tuple(parse_precisions(_text(precisions, "precisions"))),
         modes=mode_list,
         device=resolve_device(device),
         warmup=warmup,
@@ -193,9 +197,9 @@ def sweep_request(
         timeout_s=timeout_s,
     )
     if request.device == "cpu" and "tf32" in request.precisions:
-        raise UsageError(
-            "--precision tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under "
-            "another name: use fp32 (or bf16)"
+        raise UsageError.bad(
+            "precisions",
+            "tf32: TF32 is a CUDA tensor-core mode; on the CPU it would be fp32 under another name: use fp32 (or bf16)",
         )
     return request
 
@@ -288,7 +292,7 @@ def open_store(db: str | Path | None):
         UsageError: ``db`` is neither a path (str or Path) nor None (``db=5`` would create a file named 5).
     """
     if db is not None and not isinstance(db, (str, Path)):
-        raise UsageError(f"db={db!r}: a database path (str or pathlib.Path) or None, not {type(db).__name__}")
+        raise UsageError.bad("db", f"{db!r}: a database path (str or pathlib.Path) or None, not {type(db).__name__}")
     with ResultStore(":memory:" if db is None else db) as store:
         yield store
 

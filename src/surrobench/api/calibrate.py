@@ -38,16 +38,16 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
     """Reject non-positive values and sizes under the device's minimum; each error names only its flag.
 
     Raises:
-        UsageError: the first offending flag, with the value given.
+        UsageError: the first offending parameter, with the value given.
     """
-    for flag, value in (("--matmul-n", matmul_n), ("--copy-mib", copy_mib), ("--iters", iters)):
+    for name, value in (("matmul_n", matmul_n), ("copy_mib", copy_mib), ("iters", iters)):
         if value is not None and value < 1:
-            raise UsageError(f"{flag} {value}: must be a positive integer")
+            raise UsageError.bad(name, f"{value}: must be a positive integer")
     low = MIN_SIZES[device]
     if matmul_n is not None and matmul_n < low["matmul_n"]:
-        raise UsageError(f"--matmul-n {matmul_n}: must be >= {low['matmul_n']} on {device}: {_WHY_MIN}")
+        raise UsageError.bad("matmul_n", f"{matmul_n}: must be >= {low['matmul_n']} on {device}: {_WHY_MIN}")
     if copy_mib is not None and copy_mib < low["copy_mib"]:
-        raise UsageError(f"--copy-mib {copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
+        raise UsageError.bad("copy_mib", f"{copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
 
 
 def check_calibration(

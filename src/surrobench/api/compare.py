@@ -203,7 +203,9 @@ def history(
         try:
             dt.datetime.fromisoformat(since)
         except ValueError:
-            raise UsageError(f"--since {since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00") from None
+            raise UsageError.bad(
+                "since", f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
+            ) from None
     if not Path(db).is_file():
         raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
     with ResultStore(db, read_only=True) as store:

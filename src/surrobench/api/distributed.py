@@ -66,7 +66,7 @@ def choose_parallel(plan: SweepPlan, parallel: str) -> str:
     if parallel == "auto":
         return "model" if distributed == set(surrogates) else "replicas"
     if parallel not in PARALLEL_MODES:
-        raise UsageError(f"--parallel {parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
+        raise UsageError.bad("parallel", f"{parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
     if parallel == "model" and distributed != set(surrogates):
         plain = ", ".join(sorted(set(surrogates) - distributed))
         raise UsageError(
@@ -145,9 +145,9 @@ def launch(
     parallel = choose_parallel(plan, parallel)
     request = plan.request
     if nproc < 2:
-        raise UsageError(f"--nproc {nproc}: a multi-process run needs at least 2 processes (drop --nproc for one)")
+        raise UsageError.bad("nproc", f"{nproc}: a multi-process run needs at least 2 processes (leave it out for one)")
     if request.device == "cuda" and nproc > torch.cuda.device_count() and devices is None:
-        raise UsageError(f"--nproc {nproc}: one process per GPU, and torch sees {torch.cuda.device_count()}")
+        raise UsageError.bad("nproc", f"{nproc}: one process per GPU, and torch sees {torch.cuda.device_count()}")
     environ = dict(os.environ)
     if request.device == "cuda":
         environ["CUDA_VISIBLE_DEVICES"] = visible_devices(devices or list(range(nproc)), environ)

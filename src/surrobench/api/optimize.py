@@ -72,7 +72,7 @@ def optimize(
         processes = 0 if is_model_object(model) else DEFAULT_PROCESS_PAIRS
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     if not isinstance(thorough, bool):
-        raise UsageError(f"thorough={thorough!r}: True or False, not {type(thorough).__name__}")
+        raise UsageError.bad("thorough", f"{thorough!r}: True or False, not {type(thorough).__name__}")
     if verify:
         named_model(model, "optimize with verify")
     if processes:

@@ -67,7 +67,7 @@ class OptimizeRequest:
 
 
 def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int, processes: int = 0) -> None:
-    """Check the search settings (named by their CLI flags in the messages).
+    """Check the search settings (each error names its parameter: :meth:`UsageError.bad`).
 
     Raises:
         UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
@@ -75,29 +75,30 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
             < 2 (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the
             fresh CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
     """
-    for flag, value, kinds in (
-        ("--budget-s", budget_s, (int, float)),
-        ("--tolerance", tolerance, (int, float)),
-        ("--rounds", rounds, (int,)),
-        ("--verify", verify, (int,)),
-        ("--processes", processes, (int,)),
+    for name, value, kinds in (
+        ("budget_s", budget_s, (int, float)),
+        ("tolerance", tolerance, (int, float)),
+        ("rounds", rounds, (int,)),
+        ("verify", verify, (int,)),
+        ("processes", processes, (int,)),
     ):
         if isinstance(value, bool) or not isinstance(value, kinds):
             kind = "a whole number" if kinds == (int,) else "a number"
-            raise UsageError(f"{flag} {value!r}: {kind}, not {type(value).__name__}")
+            raise UsageError.bad(name, f"{value!r}: {kind}, not {type(value).__name__}")
     if not 0 < budget_s < math.inf:
-        raise UsageError(f"--budget-s {budget_s}: a number of seconds > 0")
+        raise UsageError.bad("budget_s", f"{budget_s}: a number of seconds > 0")
     if not 0 < tolerance < 1:
-        raise UsageError(f"--tolerance {tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
+        raise UsageError.bad("tolerance", f"{tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
     if rounds < 2:
-        raise UsageError(f"--rounds {rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
+        raise UsageError.bad("rounds", f"{rounds}: at least 2 (the noise floor splits the baseline's rounds in two)")
     if verify != 0 and not 2 <= verify <= MAX_FRESH_PAIRS:
-        raise UsageError(
-            f"--verify {verify}: 0 (no check) or 2 to {MAX_FRESH_PAIRS} pairs (the CI draws processes; each pair "
-            "is two new processes)"
+        raise UsageError.bad(
+            "verify",
+            f"{verify}: 0 (no check) or 2 to {MAX_FRESH_PAIRS} pairs (the CI draws processes; each pair is two new "
+            "processes)",
         )
     if not 0 <= processes <= MAX_FRESH_PAIRS:
-        raise UsageError(f"--processes {processes}: 0 (in-process windows only) to {MAX_FRESH_PAIRS} pairs")
+        raise UsageError.bad("processes", f"{processes}: 0 (in-process windows only) to {MAX_FRESH_PAIRS} pairs")
 
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
@@ -109,7 +110,7 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     if only is None:
         return None
     if not isinstance(only, str) and not (isinstance(only, Sequence) and all(isinstance(n, str) for n in only)):
-        raise UsageError(f"--only {only!r}: remedy names, comma-separated text or a list of str")
+        raise UsageError.bad("only", f"{only!r}: remedy names, comma-separated text or a list of str")
     names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
     remedies = candidate_remedies(device, thorough=thorough)
     known = [r.name for r in remedies]
@@ -119,7 +120,8 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
         runs = [r.name for r in remedies if device in r.devices]
         other = [r.name for r in remedies if device not in r.devices]  # named, then found infeasible, with why
         also = f"; not for {device}, reported infeasible: {', '.join(other)}" if other else ""
-        raise UsageError(
-            f"--only {text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}"
+        raise UsageError.bad(
+            "only",
+            f"{text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}",
         )
     return names

@@ -7,7 +7,7 @@
    (:mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its setup, timed), its
    output checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`), then timed in rounds
    interleaved with the baseline (:mod:`surrobench.execution.interleave`) and judged by the speedup rule
-   of :mod:`surrobench.results.speedup`. A failure is explained in one line
+   of :mod:`surrobench.results.paired`. A failure is explained in one line
    (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept
    (:func:`surrobench.api.stacking.judge_singles`, each through :func:`surrobench.api.remedy_trial.measure_candidate`).
 3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
@@ -53,7 +53,9 @@ from surrobench.execution.runner import (
 )
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.results.speedup import Speedup, speedup, window_speedups
+from surrobench.records.run import ConfigResult
+from surrobench.results.compare import PAIRED_UNITS_KEY
+from surrobench.results.paired import PairedSamples, Speedup
 
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
 #: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
@@ -62,7 +64,7 @@ from surrobench.results.speedup import Speedup, speedup, window_speedups
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
 
 #: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
-#: speedup draws its interval over windows (:func:`surrobench.results.speedup.speedup`, "Windows"), so it needs
+#: speedup draws its interval over windows (:class:`surrobench.results.paired.PairedSamples`), so it needs
 #: several; three took about 8 s (U-Net 512²) to 17 s (MeshGraphNet 262,144) on the H200, estimated from
 #: their round sizes (6 rounds of up to ~0.3 s of calls a side, plus warm-up).
 CONFIRM_WINDOWS = 3
@@ -76,7 +78,8 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
     One window's CI covers the drift between its rounds, not between windows: on the H200 the same recipe read
     2.87x to 3.04x at MeshGraphNet 65,536 and 5.06x to 5.75x at U-Net 512² in six windows within 20 s, and the
     fresh processes fell inside those ranges (docs/benchmarks/h200-optimize.md, "Windows and processes"). So the
-    interval is drawn over windows (:func:`surrobench.results.speedup.speedup` with ``windows``). A confirmation
+    interval is drawn over windows, and with fresh processes over processes, each pair of them one unit
+    (:class:`surrobench.results.paired.PairedSamples`, whose drift between processes widens it). A confirmation
     window that fails (the recipe raised on a later call) leaves the windows measured so far, and a note says
     why."""
     for _ in range(CONFIRM_WINDOWS):
@@ -89,15 +92,16 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
             free_device(ctx.cfg.device)
             ctx.confirm_error = explain_failure(exc).line
             break
-    pairs = ctx.paired[id(variant)]
-    base = [list(ctx.baseline.rounds[i].samples_ms) for i in pairs]
-    mine = variant.samples_ms()
+    base = [ctx.baseline.rounds[i].samples_ms for i in ctx.paired[id(variant)]]
+    rounds = ctx.request.rounds
+    record = PairedSamples.interleaved(base, variant.samples_ms(), windows=len(base) // rounds)
     found = None if ctx.confirm_interrupted else _process_windows(ctx, recipe)
-    if found is not None:
-        base += [list(r) for r in found.baseline_rounds]
-        mine += [list(r) for r in found.recipe_rounds]
-    windows = len(base) // ctx.request.rounds
-    return speedup(base, mine, windows=windows), tuple(window_speedups(base, mine, windows))
+    for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
+        cut = slice(pair * rounds, (pair + 1) * rounds)
+        record = record.add_windows(
+            found.baseline_rounds[cut], found.recipe_rounds[cut], rounds=rounds, process=pair + 1
+        )
+    return record.speedup(), tuple(record.unit_speedups())
 
 
 def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
@@ -131,11 +135,11 @@ def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
 def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
     """Why a recipe that won every step of the search is not recommended: its speedup pooled over its
     ``windows`` timing windows does not clear 1 + the noise floor (the acceptance rule of
-    :mod:`surrobench.results.speedup`), so the wins were the drift of single windows."""
+    :mod:`surrobench.results.paired`), so the wins were the drift of single windows."""
     return (
         f"not recommended: {name} pooled over {windows} timing windows reads {pooled.median:.2f}x "
-        f"[{pooled.ci95[0]:.2f}, {pooled.ci95[1]:.2f}], lower bound not above 1 + noise floor "
-        f"{pooled.noise_floor:.1%}: its wins did not hold across windows (a busy or drifting machine; "
+        f"[{pooled.ci95[0]:.2f}, {pooled.ci95[1]:.2f}], lower bound not above 1 + "
+        f"{pooled.margin_text()}: its wins did not hold across windows (a busy or drifting machine; "
         "measure again when it is quieter, or with more --rounds)"
     )
 
@@ -212,6 +216,17 @@ def run_command(cfg: ExecConfig) -> str:
     if cfg.input_sets != DEFAULT_INPUT_SETS:
         words += ["--input-sets", str(cfg.input_sets)]
     return shlex.join(words)
+
+
+def _paired_extra(rounds: int, per_window: int) -> dict:
+    """The stored baseline's and recipe's ``extra`` that marks their ``rounds`` rounds as timed together, in
+    windows of ``per_window`` rounds in this process (:data:`surrobench.results.compare.PAIRED_UNITS_KEY`), so
+    ``compare`` of the pair reads the record optimize judged its in-process windows by."""
+    return {PAIRED_UNITS_KEY: [[0, i // per_window] for i in range(rounds)]}
+
+
+def _with_extra(result: ConfigResult, extra: dict) -> ConfigResult:
+    return replace(result, extra={**result.extra, **extra}) if extra else result
 
 
 def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
@@ -301,14 +316,15 @@ def optimize_config(
         recipe_speedup, per_window = _confirm(ctx, recipe, variant) if variant is not None else (None, ())
     except KeyboardInterrupt:
         raise SearchInterrupted(_partial(ctx, fp64_note, started)) from None
-    if recipe_speedup is not None and not recipe_speedup.faster:  # the pooled windows do not bear it out
+    if recipe_speedup is not None and not recipe_speedup.faster():  # the pooled windows do not bear it out
         ctx.unconfirmed = unconfirmed_note(recipe.name, recipe_speedup, len(per_window))
         recipe, variant, recipe_speedup, per_window = Recipe(), None, None, ()
     # Ctrl-C during the recipe's confirmation: it stands on the windows that finished; no profiling
     interrupted = ctx.confirm_interrupted or (ctx.processes is not None and ctx.processes.interrupted)
     indices = ctx.paired.get(id(variant), range(len(baseline.rounds))) if variant else range(len(baseline.rounds))
+    paired = _paired_extra(len(indices), request.rounds) if variant else {}
     base_result = replace(
-        merge_rounds([baseline.rounds[i] for i in indices]),
+        _with_extra(merge_rounds([baseline.rounds[i] for i in indices]), paired),
         cold_start_ms=baseline.setup_ms,
         peak_mem_bytes=baseline.peak_bytes,
         top_op=None if interrupted else _top_op(baseline),
@@ -319,7 +335,7 @@ def optimize_config(
         replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
         for c in (*(c for _, c in singles), *stacked)
     )
-    recipe_result = replace(variant.result(), top_op=tops.get(recipe.name)) if variant else None
+    recipe_result = replace(_with_extra(variant.result(), paired), top_op=tops.get(recipe.name)) if variant else None
     processes = ctx.processes if per_window else None  # an unconfirmed recipe's processes are in its note only
     ctx.timed.clear()
     entry = ConfigOptimization(

@@ -24,7 +24,7 @@ from surrobench.execution.interleave import Variant, interleave, open_variant, t
 from surrobench.execution.remedies import Recipe
 from surrobench.execution.runner import PreparedModel, config_inputs
 from surrobench.results.optimize import CandidateResult, HeadToHead
-from surrobench.results.speedup import break_even_calls, speedup
+from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
 
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
@@ -123,6 +123,13 @@ def last_window(v: Variant, rounds: int) -> list[list[float]]:
     return v.samples_ms()[-rounds:]
 
 
+def window_speedup(ctx: SearchState, reference: Variant, candidate: Variant) -> Speedup:
+    """``candidate`` over ``reference`` in the window just timed (:class:`surrobench.results.paired.PairedSamples`:
+    one process, one window, its rounds)."""
+    rounds = ctx.request.rounds
+    return PairedSamples.interleaved(last_window(reference, rounds), last_window(candidate, rounds)).speedup()
+
+
 def _failed_candidate(name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
     cause = explain_failure(exc)
     raw = f"{type(exc).__name__}: {exc}"
@@ -166,11 +173,11 @@ def measure_candidate(
         free_device(device)
         return _failed_candidate(recipe.name, exc, started, current_name), None
     rounds = ctx.request.rounds
-    vs_base = speedup(last_window(ctx.baseline, rounds), last_window(variant, rounds))
-    gain = speedup(last_window(current, rounds), last_window(variant, rounds)) if current is not None else None
+    vs_base = window_speedup(ctx, ctx.baseline, variant)
+    gain = window_speedup(ctx, current, variant) if current is not None else None
     decisive = gain or vs_base
     reason = decisive.reason(current_name or "the baseline")
-    if decisive.faster:
+    if decisive.faster():
         reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
     elif recipe.remedies[-1].name.startswith("compile") and ctx.probe.complex_ops:
         reason += "; Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
@@ -178,7 +185,7 @@ def measure_candidate(
     ms = float(np.median(last_window(variant, rounds)))
     result = CandidateResult(
         recipe.name,
-        "accepted" if decisive.faster else "rejected_slower",
+        "accepted" if decisive.faster() else "rejected_slower",
         reason,
         speedup=vs_base,
         gain=gain,

@@ -10,10 +10,10 @@ from surrobench.analysis.feasibility import infeasible_reason
 from surrobench.api.remedy_trial import (
     SearchState,
     free_device,
-    last_window,
     measure_candidate,
     probe_forward,
     time_window,
+    window_speedup,
 )
 from surrobench.collect.probe import ProbeFacts
 from surrobench.execution.failures import explain_failure
@@ -21,7 +21,6 @@ from surrobench.execution.interleave import Variant, open_variant
 from surrobench.execution.remedies import Recipe, Remedy
 from surrobench.records.vocab import HALF_PRECISIONS
 from surrobench.results.optimize import CandidateResult, HeadToHead
-from surrobench.results.speedup import speedup
 
 
 def _half_probe(ctx: SearchState, remedy: Remedy) -> ProbeFacts | None:
@@ -136,7 +135,7 @@ def stack(ctx: SearchState, singles: list, best: Variant | None, not_tried: list
 
 def head_to_head(ctx: SearchState, first: tuple[Recipe, Variant], other: tuple[Recipe, Variant]) -> bool:
     """Whether ``other`` (recipe, variant) beats ``first`` by the speedup rule of
-    :mod:`surrobench.results.speedup`, timed against each other (and the baseline) in one more window; the
+    :mod:`surrobench.results.paired`, timed against each other (and the baseline) in one more window; the
     outcome is kept as ``ctx.head_to_head``. A window that fails keeps ``first``."""
     (recipe, variant), (rival, rival_variant) = first, other
     try:
@@ -145,7 +144,6 @@ def head_to_head(ctx: SearchState, first: tuple[Recipe, Variant], other: tuple[R
         free_device(ctx.cfg.device)
         ctx.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, explain_failure(exc).line)
         return False
-    rounds = ctx.request.rounds
-    gain = speedup(last_window(variant, rounds), last_window(rival_variant, rounds))
-    ctx.head_to_head = HeadToHead(recipe.name, rival.name, gain, rival.name if gain.faster else recipe.name)
-    return gain.faster
+    gain = window_speedup(ctx, variant, rival_variant)
+    ctx.head_to_head = HeadToHead(recipe.name, rival.name, gain, rival.name if gain.faster() else recipe.name)
+    return gain.faster()

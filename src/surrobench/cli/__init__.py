@@ -22,6 +22,7 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.cli.signals import interrupt_exit_code, interrupt_name, signals_as_interrupt
+from surrobench.cli.options import usage_line
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         with signals_as_interrupt(), _guarded_stdout():
             code = app(args=args, prog_name="surrobench", standalone_mode=False)
     except UsageError as exc:
-        _fail(str(exc))
+        _fail(usage_line(exc))
     except Interrupted as exc:
         _interrupted(str(exc))
     except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument

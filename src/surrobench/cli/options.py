@@ -561,3 +561,26 @@ AllowEnvMismatchOpt = flag(
 def parse_fields(text: str | None) -> tuple[str, ...]:
     """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
     return tuple(f.strip() for f in (text or "").split(",") if f.strip())
+
+
+#: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s`` ->
+#: ``--budget-s``): the one place the CLI maps the library's names to its own.
+FLAG_OF_PARAMETER = {
+    "shapes": "--shape",
+    "batches": "--batch",
+    "precisions": "--precision",
+    "modes": "--mode",
+    "model": "--model",
+    "ignore_fields": "--ignore-field",
+}
+
+
+def flag_for(parameter: str) -> str:
+    """The command-line flag of the library parameter ``parameter`` (:data:`FLAG_OF_PARAMETER`)."""
+    return FLAG_OF_PARAMETER.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def usage_line(exc: UsageError) -> str:
+    """A :class:`UsageError` as the CLI says it: a bad parameter named by its flag (:func:`flag_for`), any other
+    error as its message."""
+    return exc.named(flag_for(exc.parameter)) if exc.parameter is not None else str(exc)

@@ -42,11 +42,11 @@ def check_timeout_s(timeout_s: float | None) -> None:
     if timeout_s is None:
         return
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)):
-        raise ValueError(f"timeout_s={timeout_s!r}: a number of seconds, not {type(timeout_s).__name__}")
+        raise ValueError(f"{timeout_s!r}: a number of seconds, not {type(timeout_s).__name__}")
     if not (math.isfinite(timeout_s) and timeout_s > 0):
-        raise ValueError(f"--timeout-s {timeout_s}: must be a finite number of seconds > 0")
+        raise ValueError(f"{timeout_s}: must be a finite number of seconds > 0")
     if threading.current_thread() is not threading.main_thread():
-        raise ValueError("--timeout-s needs the main thread (its timer is a signal, which only the main thread gets)")
+        raise ValueError(": needs the main thread (its timer is a signal, which only the main thread gets)")
 
 
 @contextlib.contextmanager

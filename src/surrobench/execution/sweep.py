@@ -87,9 +87,9 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise UsageError("--device cuda: torch sees no CUDA GPU here (torch.cuda.is_available() is False)")
+        raise UsageError.bad("device", "cuda: torch sees no CUDA GPU here (torch.cuda.is_available() is False)")
     if device not in DEVICES:
-        raise UsageError(f"--device {device!r}: choose cpu, cuda or auto")
+        raise UsageError.bad("device", f"{device!r}: choose cpu, cuda or auto")
     return device
 
 

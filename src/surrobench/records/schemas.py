@@ -9,8 +9,8 @@ from __future__ import annotations
 #: run-v2: run-v1 with ``inputs`` per result (every input's shape and dtype); run-v1 documents still read.
 RUN = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
-COMPARE = "surrobench/compare-v1"
-#: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v1's).
+COMPARE = "surrobench/compare-v2"
+#: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
 DIAGNOSIS = "surrobench/diagnosis-v2"  # v2: each finding's evidence_source

@@ -125,49 +125,6 @@ def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.rand
     return blocks[chosen[:, :, None], within].reshape(resamples, -1)
 
 
-def windowed_ratio_ci(
-    base: np.ndarray,
-    new: np.ndarray,
-    statistic,
-    *,
-    confidence: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)`` for two samples timed
-    together in the same windows: both of shape ``(windows, rounds, iters)`` (``iters`` may differ between
-    them), window ``w`` of ``base`` measured interleaved with window ``w`` of ``new``.
-
-    Three-stage resampling (the hierarchical bootstrap of Davison & Hinkley 1997, §3.8, one level up from
-    :func:`two_stage_resamples`; Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM,
-    resample at every level that varies): stage 1 draws windows with replacement, the *same* windows for both
-    samples (a window's machine state is shared by both sides of it); stage 2 draws rounds within each chosen
-    window, stage 3 iterations within each chosen round, independently per sample. Drift between windows (a
-    machine that ran the pair 5% slower a minute later) then widens the interval, which a two-stage resample
-    of the pooled rounds understates. With few windows the interval spans roughly the windows' own ratios.
-
-    Raises:
-        ValueError: not 3-D, fewer than one window, or different window or round counts on the two sides;
-            ``statistic(base)`` not positive.
-    """
-    b, n = (np.asarray(s, dtype=np.float64) for s in (base, new))
-    if b.ndim != 3 or n.ndim != 3 or b.shape[:2] != n.shape[:2] or 0 in b.shape or 0 in n.shape:
-        raise ValueError(
-            f"need two (windows, rounds, iters) samples with equal windows and rounds, got {b.shape}, {n.shape}"
-        )
-    if not statistic(b.ravel(), axis=-1) > 0:
-        raise ValueError("ratio undefined: base statistic is not positive")
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    windows, rounds = b.shape[:2]
-    chosen = rng.integers(0, windows, size=(resamples, windows))
-
-    def draw(x: np.ndarray) -> np.ndarray:
-        r = rng.integers(0, rounds, size=(resamples, windows, rounds))
-        i = rng.integers(0, x.shape[2], size=(resamples, windows, rounds, x.shape[2]))
-        return x[chosen[:, :, None, None], r[..., None], i].reshape(resamples, -1)
-
-    return _percentile_interval(statistic(draw(n), axis=-1) / statistic(draw(b), axis=-1), confidence)
-
-
 def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: float, resamples: int):
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     drawn = [

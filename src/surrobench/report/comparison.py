@@ -33,11 +33,17 @@ COLUMNS = (
     "P95 ratio [95% CI]",
     "peak MiB",
     "top op share",
-    "p (MWU)",
+    "A/A noise",
     "verdict",
 )
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
-_VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "unchanged": "", "not_compared": "yellow"}
+_VERDICT_STYLE = {
+    "improved": "green",
+    "regressed": "bold red",
+    "inconclusive": "yellow",
+    "unchanged": "",
+    "not_compared": "yellow",
+}
 
 
 def comparison_columns(cmp: RunComparison) -> tuple[str, ...]:
@@ -106,7 +112,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
                 "P95 ratio [95% CI]": _ratio_ci(c.p95_ratio),
                 "peak MiB": peak,
                 "top op share": _top_op(c),
-                "p (MWU)": "-" if c.p_value is None else f"{c.p_value:.2g}",
+                "A/A noise": "-" if c.speedup is None else f"{c.speedup.noise_floor:.1%}",
                 "verdict": c.verdict,
             }
         )
@@ -114,9 +120,9 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
 
 
 def summary_line(cmp: RunComparison) -> str:
-    """``2 regressed, 1 improved, 5 unchanged (threshold 2%, alpha 0.05)``."""
+    """``2 regressed, 1 improved, 5 unchanged (threshold ±2.0% or BASE's A/A noise, the larger)``."""
     counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in cmp.verdict_counts.items() if n)
-    return f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%}, alpha {cmp.alpha:g})"
+    return f"{counts or 'no matched configs'} (threshold ±{cmp.threshold:.1%} or BASE's A/A noise, the larger)"
 
 
 def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
@@ -133,7 +139,7 @@ def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
 
 #: Columns of the terminal table dropped first on a narrow terminal (the highest first); the rest are kept
 #: whole, stacked per config when they do not fit (:func:`~surrobench.report.fit.fit_table`).
-_MINOR = {"p (MWU)": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]": 2, "P95 ms": 1}
+_MINOR = {"A/A noise": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]": 2, "P95 ms": 1}
 
 
 def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Table]:

@@ -198,7 +198,7 @@ def _comparison_section(cmp: RunComparison) -> str:
     parts = [
         f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
         f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
-        f"1 ± threshold and a Mann-Whitney U p-value under alpha.</p>",
+        f'1 ± the threshold or BASE\'s A/A noise, the larger (docs/design.md, "Faster").</p>',
         _table(
             comparison_columns(cmp),
             ([row[c] for c in comparison_columns(cmp)] for row in comparison_rows(cmp)),

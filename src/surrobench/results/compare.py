@@ -3,26 +3,23 @@
 The benchmarking method (docs/sources.md, method §5) asks to run the same parameters before and after an
 optimization and to record median latency, P95, peak memory and top-op share in one table. This module
 makes that table trustworthy: configs are matched by :meth:`ConfigResult.key`, each latency ratio
-NEW/BASE carries a bootstrap 95% confidence interval, and a verdict needs both a practical effect size
-and statistical significance.
+NEW/BASE carries a bootstrap 95% confidence interval, and the verdict is the one rule for "faster" that
+``optimize`` uses too (:mod:`surrobench.results.paired`, docs/design.md "Faster").
 
-**Verdict rule.** With ``r`` = median(NEW) / median(BASE) of the host latency samples, ``[lo, hi]`` its
-percentile-bootstrap 95% interval (both samples resampled independently) and ``p`` the two-sided
-Mann-Whitney U p-value of the two samples:
+**Verdict rule.** The two configs' samples form one :class:`~surrobench.results.paired.PairedSamples`, BASE the
+baseline and NEW the candidate: two separate runs, each side's rounds (``run --rounds``) drawn on their own;
+the baseline and recipe runs that ``optimize`` stored, timed together window by window, as the pair they are
+(their ``extra["paired_units"]``), so ``compare`` reads the same record and verdict as ``optimize`` did. With the
+rule's smallest effect set to ``threshold``:
 
-* ``regressed`` when ``lo > 1 + threshold`` and ``p < alpha``;
-* ``improved`` when ``hi < 1 - threshold`` and ``p < alpha``;
+* ``improved`` when NEW is faster by the rule (the speedup's interval clears ``1 + margin``);
+* ``regressed`` when NEW is slower by it (the interval lies below ``1 / (1 + margin)``);
+* ``inconclusive`` when the median ratio is beyond the margin but its interval is not;
 * ``unchanged`` otherwise.
 
-"Both" therefore means: the whole confidence interval lies beyond the band of practically equal
-ratios, which is the interval form of a minimum-effect test against a smallest effect of interest
-(Lakens, Scheel & Isager 2018, "Equivalence testing for psychological research", Adv. Methods Pract.
-Psychol. Sci. 1(2)), and a rank test that needs no normality agrees. Reporting the ratio with its CI
-follows Kalibera & Jones 2013 ("Rigorous benchmarking in reasonable time", ISMM). The Mann-Whitney U
-test with alpha 0.05 is what google/benchmark's ``tools/compare.py`` uses for the same question. A
-point estimate beyond the band whose interval is not is reported as a note ("inconclusive"), not as a
-verdict. Configs that failed (``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or
-``improved`` (failed -> ok); failed on both sides is ``not_compared``.
+Ratios are shown as NEW/BASE (1.05 = 5% slower), the inverse of the speedup. Configs that failed
+(``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or ``improved`` (failed -> ok); failed on
+both sides is ``not_compared``.
 
 **Limit.** The CI and the test see only the variation *within* each run. A shift *between* two
 processes (clock state, allocator layout, a busy host) is a real difference of the two runs and is
@@ -38,21 +35,19 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import is_legacy
 from surrobench.records.run import ConfigResult, RunRecord
-from surrobench.records.stats import MIN_SAMPLES_FOR_P95, bootstrap_ratio_ci
+from surrobench.records.stats import MIN_SAMPLES_FOR_P95
+from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
 from surrobench.results.scaling import rank_key
 
-#: Practical threshold on the latency ratio: changes within +-2% are treated as equal (the default;
-#: run-to-run drift of GPU clocks alone moves latencies by about this much, docs/sources.md, h200).
-DEFAULT_THRESHOLD = 0.02
-#: Significance level of the Mann-Whitney U test (conventional 5%; google/benchmark compare.py default).
-ALPHA = 0.05
-VERDICTS = ("improved", "regressed", "unchanged", "not_compared")
+#: Practical threshold on the latency ratio: the rule's smallest effect (:data:`surrobench.results.paired.MIN_EFFECT`).
+DEFAULT_THRESHOLD = MIN_EFFECT
+VERDICTS = ("improved", "regressed", "inconclusive", "unchanged", "not_compared")
+#: The rule's verdict of NEW over BASE, as a comparison's verdict.
+_BY_SPEEDUP = {"faster": "improved", "slower": "regressed", "inconclusive": "inconclusive", "unchanged": "unchanged"}
 #: Fields of :meth:`ConfigResult.key`, in its order, and those a comparison may leave out of the match to
 #: compare across them (eager vs cudagraph, fp32 vs bf16, cpu vs cuda). ``inputs`` (every input's shape and
 #: dtype) is left out only when a run predates it (:data:`LEGACY_PAIRING_NOTE`).
@@ -77,16 +72,17 @@ LEGACY_PAIRING_NOTE = (
 _MAX_LISTED_VALUES = 3
 
 
-def _p95(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.percentile(x, 95, axis=axis)
-
-
 @dataclass(frozen=True)
 class RatioCI:
     """A ratio NEW/BASE (dimensionless) with its bootstrap 95% interval ``ci95 = (lo, hi)``."""
 
     ratio: float
     ci95: tuple[float, float]
+
+    @classmethod
+    def inverse(cls, ratio: float, ci95: tuple[float, float]) -> "RatioCI":
+        """NEW/BASE from a BASE/NEW ratio and its interval."""
+        return cls(1.0 / ratio, (1.0 / ci95[1], 1.0 / ci95[0]))
 
     def to_json(self) -> dict:
         return {"ratio": self.ratio, "ci95": list(self.ci95)}
@@ -138,8 +134,9 @@ class ConfigComparison:
     """One matched config: the four metrics of the source text side by side, ratios NEW/BASE, verdict.
 
     Attributes:
-        median_ratio, p95_ratio: host-latency ratios with bootstrap 95% CIs; None without samples.
-        p_value: two-sided Mann-Whitney U p-value of the latency samples; None without samples.
+        median_ratio, p95_ratio: host-latency ratios NEW/BASE with bootstrap 95% CIs; None without samples.
+        speedup: BASE over NEW by the rule of :mod:`surrobench.results.paired` (its noise floor the BASE
+            side's); None without samples.
         peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE.
         top_op_share_ratio: NEW/BASE share of the top op when both runs name the same op, else None.
         p95_trustworthy: both samples have at least ``MIN_SAMPLES_FOR_P95`` values.
@@ -152,7 +149,7 @@ class ConfigComparison:
     verdict: str
     median_ratio: RatioCI | None = None
     p95_ratio: RatioCI | None = None
-    p_value: float | None = None
+    speedup: Speedup | None = None
     peak_mem_ratio: float | None = None
     top_op_share_ratio: float | None = None
     p95_trustworthy: bool = False
@@ -175,7 +172,7 @@ class ConfigComparison:
             "top_op": {"base": b.top_op, "new": n.top_op},
             "median_ratio": self.median_ratio.to_json() if self.median_ratio else None,
             "p95_ratio": self.p95_ratio.to_json() if self.p95_ratio else None,
-            "p_value": self.p_value,
+            "speedup": self.speedup.to_json() if self.speedup else None,
             "peak_mem_ratio": self.peak_mem_ratio,
             "top_op_share_ratio": self.top_op_share_ratio,
             "p95_trustworthy": self.p95_trustworthy,
@@ -206,7 +203,6 @@ class RunComparison:
     base_run_id: str
     new_run_id: str
     threshold: float
-    alpha: float
     configs: tuple[ConfigComparison, ...]
     only_base: tuple[ConfigResult, ...] = ()
     only_new: tuple[ConfigResult, ...] = ()
@@ -223,14 +219,15 @@ class RunComparison:
         return any(c.verdict == "regressed" for c in self.configs)
 
     def to_json(self) -> dict:
-        """The ``surrobench/compare-v1`` object; ratios are plain fractions (1.05 = 5% slower)."""
+        """The ``surrobench/compare-v2`` object; ratios are plain fractions (1.05 = 5% slower). v2 against v1:
+        the verdict ``inconclusive``; each config's ``speedup`` (the rule's record) in place of ``p_value``; no
+        ``alpha``."""
 
         return {
             "schema": schemas.COMPARE,
             "base_run_id": self.base_run_id,
             "new_run_id": self.new_run_id,
             "threshold": self.threshold,
-            "alpha": self.alpha,
             "verdict_counts": self.verdict_counts,
             "configs": [c.to_json() for c in self.configs],
             "only_base": [r.key().to_json() for r in self.only_base],
@@ -283,7 +280,6 @@ def compare_runs(
     new: RunRecord,
     *,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = ALPHA,
     allow_env_mismatch: bool = False,
     ignore_fields: tuple[str, ...] = (),
     base_ops: OpTables | None = None,
@@ -292,21 +288,17 @@ def compare_runs(
     """Match the configs of ``base`` and ``new`` and compare each pair (verdict rule: module docstring).
 
     Args:
-        threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%).
-        alpha: significance level of the Mann-Whitney U test.
+        threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%): the rule's smallest effect.
         allow_env_mismatch: compare runs made on different devices (``env["device_name"]``).
         ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), e.g. ``("mode",)``
             to compare an eager run with a CUDA-graph run of the same workload.
         base_ops, new_ops: op tables per config key, for the op-level diff.
 
     Raises:
-        UsageError: threshold not in [0, 1), alpha not in (0, 1), an unknown field in ``ignore_fields``,
+        UsageError: threshold not in [0, 1), an unknown field in ``ignore_fields``,
             or the device names differ without ``allow_env_mismatch``.
     """
-    if not 0 <= threshold < 1:
-        raise UsageError(f"--threshold {threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
-    if not 0 < alpha < 1:
-        raise UsageError(f"alpha {alpha}: must be in (0, 1)")
+    _rule(threshold)
     for key in MUST_MATCH_ENV_KEYS:
         b, n = base.env.get(key), new.env.get(key)
         if b != n and not allow_env_mismatch:
@@ -317,15 +309,13 @@ def compare_runs(
     pairs, only_base, only_new = match_configs(base.results, new.results, ignore_fields)
     base_ops, new_ops = base_ops or {}, new_ops or {}
     configs = tuple(
-        compare_config(
-            b, n, threshold=threshold, alpha=alpha, base_ops=base_ops.get(b.key()), new_ops=new_ops.get(n.key())
-        )
+        compare_config(b, n, threshold=threshold, base_ops=base_ops.get(b.key()), new_ops=new_ops.get(n.key()))
         for b, n in pairs
     )
     if _legacy_pairing(base.results, new.results):
         configs = tuple(replace(c, notes=(*c.notes, LEGACY_PAIRING_NOTE)) for c in configs)
     env_diff = _env_differences(base.env, new.env) + _config_differences(pairs)
-    return RunComparison(base.run_id, new.run_id, threshold, alpha, configs, only_base, only_new, env_diff)
+    return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff)
 
 
 def match_configs(
@@ -347,7 +337,7 @@ def match_configs(
     """
     unknown = sorted(set(ignore_fields) - set(IGNORABLE_FIELDS))
     if unknown:
-        raise UsageError(f"--ignore-field {','.join(unknown)}: can only ignore {', '.join(IGNORABLE_FIELDS)}")
+        raise UsageError.bad("ignore_fields", f"{','.join(unknown)}: can only ignore {', '.join(IGNORABLE_FIELDS)}")
     left_out = (*ignore_fields, "inputs") if _legacy_pairing(base, new) else ignore_fields
     kept = [i for i, name in enumerate(KEY_FIELDS) if name not in left_out]
 
@@ -380,64 +370,98 @@ def compare_config(
     new: ConfigResult,
     *,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = ALPHA,
     base_ops: Mapping[str, float] | None = None,
     new_ops: Mapping[str, float] | None = None,
 ) -> ConfigComparison:
     """Compare one matched pair of configs (verdict rule: module docstring).
 
     Latency statistics come from ``samples_ms`` (host latency per iteration, ms), not from the stored
-    summaries, so the CI and the test see the same data.
+    summaries, so the CI and the verdict see the same data.
+
+    Raises:
+        UsageError: threshold not in [0, 1).
     """
+    rule = _rule(threshold)
     common = {
         "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes),
         "top_op_share_ratio": _top_op_ratio(base.top_op, new.top_op),
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
-    b, n = np.asarray(base.samples_ms, dtype=np.float64), np.asarray(new.samples_ms, dtype=np.float64)
-    if base.status != "ok" or new.status != "ok" or b.size == 0 or n.size == 0:
+    if base.status != "ok" or new.status != "ok" or not base.samples_ms or not new.samples_ms:
         verdict, note = _status_verdict(base, new)
         return ConfigComparison(base, new, verdict, notes=(note,), **common)
-
-    # rounds measured at different times (run --rounds) are resampled two-stage: see records/stats.py
-    rounds = {"base_rounds": base.extra.get("rounds", 1), "new_rounds": new.extra.get("rounds", 1)}
-    median = RatioCI(float(np.median(n) / np.median(b)), bootstrap_ratio_ci(b, n, np.median, **rounds))
-    p95 = RatioCI(float(_p95(n) / _p95(b)), bootstrap_ratio_ci(b, n, _p95, **rounds))
-    from scipy import stats as sps  # on first use: `history` and `show` read this module and need no scipy
-
-    p_value = float(sps.mannwhitneyu(n, b, alternative="two-sided").pvalue) if min(b.size, n.size) > 1 else None
-    significant = p_value is not None and p_value < alpha
-    lo, hi = median.ci95
-    if significant and lo > 1 + threshold:
-        verdict = "regressed"
-    elif significant and hi < 1 - threshold:
-        verdict = "improved"
-    else:
-        verdict = "unchanged"
-
+    pair = paired_samples(base, new)
+    sp = pair.speedup()
+    verdict = _BY_SPEEDUP[sp.verdict(rule)]
+    median = RatioCI.inverse(sp.median, sp.ci95)
     notes = []
-    if verdict == "unchanged" and abs(median.ratio - 1) > threshold:
-        p_text = "n/a" if p_value is None else f"{p_value:.2g}"
-        clears = lo > 1 + threshold or hi < 1 - threshold
-        why = [] if clears else [f"its 95% CI [{lo:.3f}, {hi:.3f}] reaches into the band"]
-        why += [] if significant else [f"the rank test's p={p_text} is not below {alpha:g}"]
+    if verdict == "inconclusive":
+        lo, hi = median.ci95
         notes.append(
-            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{threshold:.0%}, but "
-            f"{' and '.join(why)} (95% CI [{lo:.3f}, {hi:.3f}], p={p_text})"
+            f"inconclusive: median ratio {median.ratio:.3f} is beyond ±{sp.margin_text(rule)}, but its 95% CI "
+            f"[{lo:.3f}, {hi:.3f}] reaches into that band"
         )
-    if verdict != "unchanged" and max(rounds.values()) == 1:
+    if verdict in ("improved", "regressed") and len(pair.baseline) == 1 and len(pair.candidate) == 1:
         # measured on the H200 VM: the host's launch speed drifted ~45% between runs for seconds at a time,
         # and a single-round CI cannot see that (docs/benchmarks/h200-compare.md)
         notes.append(
             "single-round runs: the CI holds only within-run noise, not drift between the runs; "
             "confirm with both runs taken with --rounds 4"
         )
-    trustworthy = min(b.size, n.size) >= MIN_SAMPLES_FOR_P95
+    size = min(len(base.samples_ms), len(new.samples_ms))
+    trustworthy = size >= MIN_SAMPLES_FOR_P95
     if not trustworthy:
-        notes.append(f"P95 from {min(b.size, n.size)} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
+        notes.append(f"P95 from {size} samples (< {MIN_SAMPLES_FOR_P95}) is not trustworthy")
     return ConfigComparison(
-        base, new, verdict, median, p95, p_value, p95_trustworthy=trustworthy, notes=tuple(notes), **common
+        base,
+        new,
+        verdict,
+        median,
+        RatioCI.inverse(*pair.ratio(0.95)),
+        sp,
+        p95_trustworthy=trustworthy,
+        notes=tuple(notes),
+        **common,
     )
+
+
+#: ``ConfigResult.extra`` key of the ``(process, window)`` of each round, written where BASE and NEW were timed
+#: together (the baseline and recipe runs ``optimize`` stores): ``[[process, window], ...]``, one per round.
+PAIRED_UNITS_KEY = "paired_units"
+
+
+def paired_samples(base: ConfigResult, new: ConfigResult) -> PairedSamples:
+    """The :class:`~surrobench.results.paired.PairedSamples` of two measured configs: timed together when both
+    carry the same :data:`PAIRED_UNITS_KEY` units, else two separate runs, each split into its rounds
+    (``extra["rounds"]``, one when absent or when its samples do not split evenly).
+
+    Raises:
+        ValueError: a side without samples.
+    """
+    units = [r.extra.get(PAIRED_UNITS_KEY) for r in (base, new)]
+    rounds = [_split(r.samples_ms, len(u) if u else r.extra.get("rounds", 1)) for r, u in zip((base, new), units)]
+    if units[0] and units[0] == units[1] and all(len(u) == len(r) for u, r in zip(units, rounds)):
+        held = tuple(tuple(u) for u in units[0])
+        return PairedSamples(rounds[0], rounds[1], held, held)
+    return PairedSamples.separate(*rounds)
+
+
+def _rule(threshold: float) -> FasterRule:
+    """The rule with ``threshold`` as its smallest effect.
+
+    Raises:
+        UsageError: threshold not in [0, 1).
+    """
+    if not 0 <= threshold < 1:
+        raise UsageError.bad("threshold", f"{threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
+    return FasterRule(threshold)
+
+
+def _split(samples: tuple[float, ...], rounds: int) -> tuple[tuple[float, ...], ...]:
+    if rounds < 1 or len(samples) % rounds:
+        rounds = 1
+    size = len(samples) // rounds
+    return tuple(tuple(samples[i * size : (i + 1) * size]) for i in range(rounds))
 
 
 def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:

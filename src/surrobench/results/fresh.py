@@ -5,8 +5,8 @@ few more timing windows, some in pairs of fresh processes (:mod:`surrobench.api.
 launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
 (docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
 later, as ``surrobench run`` in new processes,
-alternating which one starts first (B R, R B, ...), and treats each process as one round of
-:func:`surrobench.results.speedup.speedup` (ratio of medians, two-stage bootstrap CI over processes, then
+alternating which one starts first (B R, R B, ...), and treats each pair of processes as one unit of
+:class:`surrobench.results.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
 **Verdict.** Both sides are compared process by process: optimize's units are its own process (the geometric
@@ -26,8 +26,8 @@ pooled variance ``s^2`` (``n + m - 2`` degrees of freedom, Student), the interva
 ``mean(units) +- t(0.975, n + m - 2) * s * sqrt(1/n + 1/m)``: the two-sample t-test's acceptance region,
 given back as speedups (the geometric means).
 
-``reproduced``: the fresh processes are faster by the rule of :mod:`surrobench.results.speedup` (their
-interval's lower end clears 1 + their noise floor), and the fresh median lies inside the optimize CI or the
+``reproduced``: the fresh processes are faster by the rule of :mod:`surrobench.results.paired` (their
+interval's lower end clears 1 + the larger of the smallest effect and their noise floor), and the fresh median lies inside the optimize CI or the
 fresh pairs' geometric mean inside the replication interval; ``overlaps``: one of those holds, but the fresh
 processes showed no speedup beyond their noise; ``not_reproduced``: neither holds; ``failed``: a fresh process
 did not finish; ``interrupted``: Ctrl-C ended the check (the processes that finished are stored and listed).
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.results.speedup import Speedup, speedup
+from surrobench.results.paired import PairedSamples, Speedup
 
 #: The fresh-run verdicts (module docstring).
 FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
@@ -163,7 +163,10 @@ def judge_fresh(
     Raises:
         ValueError: fewer than one process a side, unequal counts or lengths, or a speedup that is not positive.
     """
-    fresh = speedup(baseline_rounds, recipe_rounds)
+    each = tuple((i, 0) for i in range(len(baseline_rounds)))  # pair i: baseline process i, recipe process i
+    if len(recipe_rounds) != len(each):
+        raise ValueError(f"{len(baseline_rounds)} baseline processes but {len(recipe_rounds)} recipe processes")
+    fresh = PairedSamples(tuple(map(tuple, baseline_rounds)), tuple(map(tuple, recipe_rounds)), each, each).speedup()
     base_ms, recipe_ms = process_medians(baseline_rounds), process_medians(recipe_rounds)
     verdict, reason = fresh_verdict(optimized, fresh, base_ms, recipe_ms, units)
     return FreshCheck(verdict=verdict, reason=reason, speedup=fresh, baseline_ms=base_ms, recipe_ms=recipe_ms, **fields)
@@ -202,11 +205,11 @@ def fresh_verdict(
             f" the 95% replication interval [{r_lo:.2f}, {r_hi:.2f}] of optimize's {len(units)} "
             + ("process" if len(units) == 1 else "processes")
         )
-    if not fresh.faster:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
+    if not fresh.faster():  # a fresh interval down to 1 reproduces no speedup, whatever it holds
         verdict = "overlaps" if in_ci or in_replication else "not_reproduced"
         how += (
             f", but the fresh processes show no speedup beyond their noise (lower bound {fresh.ci95[0]:.2f}, "
-            f"needs > {1 + fresh.noise_floor:.3f})"
+            f"needs > {1 + fresh.margin():.3f})"
         )
     else:
         verdict = "reproduced" if in_ci or in_replication else "not_reproduced"

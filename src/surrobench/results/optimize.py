@@ -15,7 +15,7 @@ from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult
 from surrobench.results.fresh import FreshCheck, process_speedups
-from surrobench.results.speedup import Speedup
+from surrobench.results.paired import Speedup
 
 #: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
 #: tolerance; not tried for a stated reason; tried and raised.
@@ -30,7 +30,7 @@ class HeadToHead:
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
         rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
-        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.speedup`; None when
+        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.paired`; None when
             they could not be timed against each other.
         kept: the one that went on to the confirmation: ``rival`` only when ``gain`` is faster.
         error: why the rival could not be built again or timed, else None.

@@ -76,7 +76,7 @@ def _import_target(target: str) -> ModuleType:
             return importlib.import_module(target)
         path = Path(target).resolve()
         if not path.is_file():
-            raise UsageError(f"--model {target}: no such file")
+            raise UsageError.bad("model", f"{target}: no such file")
         name = f"_surrobench_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
@@ -90,7 +90,7 @@ def _import_target(target: str) -> ModuleType:
     except UsageError:
         raise
     except (Exception, SystemExit) as exc:  # any error in the user's module (sys.exit too) is the user's to fix
-        raise UsageError(f"--model {target}: cannot import: {_one_line(exc)}") from exc
+        raise UsageError.bad("model", f"{target}: cannot import: {_one_line(exc)}") from exc
 
 
 def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[torch.Tensor, ...]:
@@ -147,11 +147,11 @@ class FactorySurrogate(Surrogate):
         """
         target, _, attr = spec.rpartition(":")
         if not target or not attr:
-            raise UsageError(f"--model {spec}: expected package.module:factory or path/to/file.py:factory")
+            raise UsageError.bad("model", f"{spec}: expected package.module:factory or path/to/file.py:factory")
         module = _import_target(target)
         factory = getattr(module, attr, None)
         if not callable(factory):
-            raise UsageError(f"--model {spec}: module {target} has no callable {attr!r}")
+            raise UsageError.bad("model", f"{spec}: module {target} has no callable {attr!r}")
         return cls(spec, factory, getattr(factory, "example_inputs", None) or getattr(module, "example_inputs", None))
 
     def with_group(self, group) -> FactorySurrogate:
@@ -288,7 +288,7 @@ def pickle_members(path: Path) -> list[str]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise UsageError(f"--model {path}: cannot load exported program: {_one_line(exc)}") from None
+        raise UsageError.bad("model", f"{path}: cannot load exported program: {_one_line(exc)}") from None
     found = []
     with archive:
         for name in archive.namelist():
@@ -329,7 +329,7 @@ class ExportedSurrogate(Surrogate):
 
     def __init__(self, path: Path, *, trust_pickle: bool = False) -> None:
         if not path.is_file():
-            raise UsageError(f"--model {path}: no such file")
+            raise UsageError.bad("model", f"{path}: no such file")
         unsafe = [] if trust_pickle else pickle_members(path)
         if unsafe:
             shown = ", ".join(unsafe[:3]) + (f" and {len(unsafe) - 3} more" if len(unsafe) > 3 else "")
@@ -344,7 +344,7 @@ class ExportedSurrogate(Surrogate):
         try:
             self._program = torch.export.load(path)
         except Exception as exc:
-            raise UsageError(f"--model {path}: cannot load exported program: {_one_line(exc)}") from exc
+            raise UsageError.bad("model", f"{path}: cannot load exported program: {_one_line(exc)}") from exc
         finally:
             export_log.setLevel(level)
         self._path = path

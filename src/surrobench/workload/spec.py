@@ -34,10 +34,10 @@ class ShapeSpec:
         return str(self.size) if self.size is not None else "x".join(map(str, self.full))
 
 
-def _split(text: str, what: str) -> list[str]:
+def _split(text: str, parameter: str) -> list[str]:
     items = [t.strip() for t in text.split(",")]
     if not text.strip() or any(not t for t in items):
-        raise UsageError(f"--{what} {text!r}: expected a comma-separated list with no empty entries")
+        raise UsageError.bad(parameter, f"{text!r}: expected a comma-separated list with no empty entries")
     return items
 
 
@@ -45,15 +45,15 @@ def _split(text: str, what: str) -> list[str]:
 MAX_DIM = 2**63 - 1
 
 
-def _positive_int(token: str, flag: str, whole: str) -> int:
+def _positive_int(token: str, parameter: str, whole: str) -> int:
     try:
         value = int(token)
     except ValueError:
-        raise UsageError(f"--{flag} {whole!r}: {token!r} is not an integer") from None
+        raise UsageError.bad(parameter, f"{whole!r}: {token!r} is not an integer") from None
     if value <= 0:
-        raise UsageError(f"--{flag} {whole!r}: {value} must be positive")
+        raise UsageError.bad(parameter, f"{whole!r}: {value} must be positive")
     if value > MAX_DIM:
-        raise UsageError(f"--{flag} {whole!r}: {value} is beyond any tensor size (at most 2**63 - 1)")
+        raise UsageError.bad(parameter, f"{whole!r}: {value} is beyond any tensor size (at most 2**63 - 1)")
     return value
 
 
@@ -65,21 +65,23 @@ def parse_shapes(text: str) -> list[ShapeSpec]:
             :data:`MAX_DIM`.
     """
     specs = []
-    for token in _split(text, "shape"):
+    for token in _split(text, "shapes"):
         if "x" in token.lower():
-            dims = tuple(_positive_int(d, "shape", text) for d in token.lower().split("x"))
+            dims = tuple(_positive_int(d, "shapes", text) for d in token.lower().split("x"))
             if len(dims) < 2:
-                raise UsageError(f"--shape {text!r}: full shape {token!r} needs a batch and at least one more dim")
+                raise UsageError.bad(
+                    "shapes", f"{text!r}: full shape {token!r} needs a batch and at least one more dim"
+                )
             specs.append(ShapeSpec(full=dims))
         else:
-            specs.append(ShapeSpec(size=_positive_int(token, "shape", text)))
+            specs.append(ShapeSpec(size=_positive_int(token, "shapes", text)))
     return list(dict.fromkeys(specs))
 
 
 def parse_batches(text: str) -> list[int]:
     """Parse ``--batch``: ``"1,2,4,8"`` (duplicates dropped, order kept). Raises UsageError for non-positive
     or non-integer entries and entries beyond :data:`MAX_DIM`."""
-    return list(dict.fromkeys(_positive_int(t, "batch", text) for t in _split(text, "batch")))
+    return list(dict.fromkeys(_positive_int(t, "batches", text) for t in _split(text, "batches")))
 
 
 def parse_devices(text: str) -> list[int]:
@@ -91,24 +93,24 @@ def parse_devices(text: str) -> list[int]:
     devices = []
     for token in _split(text, "devices"):
         if not token.isdigit():
-            raise UsageError(f"--devices {text!r}: {token!r} is not a GPU index (0, 1, ...)")
+            raise UsageError.bad("devices", f"{text!r}: {token!r} is not a GPU index (0, 1, ...)")
         devices.append(int(token))
     if len(set(devices)) != len(devices):
-        raise UsageError(f"--devices {text!r}: an index is repeated (one process per GPU)")
+        raise UsageError.bad("devices", f"{text!r}: an index is repeated (one process per GPU)")
     return devices
 
 
-def _parse_choice(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
-    values = [t.lower() for t in _split(text, flag)]
+def _parse_choice(text: str, parameter: str, allowed: tuple[str, ...]) -> list[str]:
+    values = [t.lower() for t in _split(text, parameter)]
     for v in values:
         if v not in allowed:
-            raise UsageError(f"--{flag} {text!r}: unknown {v!r}; choose from {', '.join(allowed)}")
+            raise UsageError.bad(parameter, f"{text!r}: unknown {v!r}; choose from {', '.join(allowed)}")
     return list(dict.fromkeys(values))
 
 
 def parse_precisions(text: str) -> list[str]:
     """Parse ``--precision``: a subset of fp32, tf32, fp16, bf16 (duplicates dropped, order kept)."""
-    return _parse_choice(text, "precision", PRECISIONS)
+    return _parse_choice(text, "precisions", PRECISIONS)
 
 
 def parse_compile_mode(text: str | None) -> str | None:
@@ -121,10 +123,10 @@ def parse_compile_mode(text: str | None) -> str | None:
         return None
     value = text.strip().lower()
     if value not in COMPILE_MODES:
-        raise UsageError(f"--compile-mode {text!r}: choose from {', '.join(COMPILE_MODES)}")
+        raise UsageError.bad("compile_mode", f"{text!r}: choose from {', '.join(COMPILE_MODES)}")
     return None if value == "default" else value
 
 
 def parse_modes(text: str) -> list[str]:
     """Parse ``--mode``: a subset of eager, compile, cudagraph (duplicates dropped, order kept)."""
-    return _parse_choice(text, "mode", MODES)
+    return _parse_choice(text, "modes", MODES)

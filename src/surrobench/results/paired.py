@@ -1,0 +1,326 @@
+"""One record of paired measurements and the one rule for "faster" (docs/design.md, "Faster").
+
+:class:`PairedSamples` holds a baseline's and a candidate's latency samples, ms, by process, window, round and
+iteration. ``optimize`` fills it as it times a pair (its rounds interleaved in windows inside its process, then
+windows in pairs of fresh processes); ``compare`` fills it from two stored runs. Every verdict about a pair reads
+its :meth:`PairedSamples.speedup` and :meth:`Speedup.faster`.
+
+**Estimate.** ``speedup = median(baseline) / median(candidate)`` over all samples (> 1 is faster).
+
+**Interval.** The 95% percentile interval of that ratio under a hierarchical (cluster) bootstrap: the samples are
+drawn level by level, processes first, then windows within each drawn process, rounds within each drawn window,
+iterations within each drawn round, each level with replacement (Davison & Hinkley 1997, "Bootstrap Methods and
+their Application", §3.8, multi-stage sampling; Kalibera & Jones 2013, "Rigorous benchmarking in reasonable
+time", ISMM: resample at every level that varies; Ren et al. 2010, "Nonparametric bootstrapping for hierarchical
+data", J. Appl. Stat. 37(9)). A level with one unit draws that unit. So the units that vary are resampled as units:
+processes where there are several, the windows and rounds of one process otherwise. Windows of one process are
+not independent units for a claim about other processes (:mod:`surrobench.results.fresh`), and with several
+processes their drift widens the interval. When both sides were timed together (``paired``: the same processes
+and windows, rounds interleaved) the process and window draws are shared by the two sides, as a window's machine
+state is; two separate runs (``compare`` of two runs) are drawn independently.
+
+**Noise floor.** An A/A comparison of the baseline with itself: its even rounds against its odd rounds (one round:
+its even and odd iterations), ``|median(odd) / median(even) - 1|``: the drift the same code shows against itself
+within the measurement.
+
+**Rule.** A candidate is faster when the interval's lower end clears ``1 + max(rule.min_effect, noise floor)``;
+slower when the upper end lies below ``1 / (1 + that margin)``; otherwise the difference is not resolved. This is
+the interval form of a minimum-effect test (Lakens, Scheel & Isager 2018, "Equivalence testing for psychological
+research", Adv. Methods Pract. Psychol. Sci. 1(2)), the smallest effect of interest being the larger of a
+practical band (:data:`MIN_EFFECT`) and what the same code shows against itself on this host right now
+(Kalibera & Jones 2013).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from surrobench.records.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+#: The practical band of the rule: speedups within 2% count as equal (run-to-run drift of GPU clocks alone moves
+#: latencies by about this much, docs/sources.md, h200); ``compare --threshold`` sets it.
+MIN_EFFECT = 0.02
+#: Bootstrap resamples drawn per batch, bounding the memory of one batch (resamples x samples float64 values).
+_BATCH = 250
+
+
+@dataclass(frozen=True)
+class FasterRule:
+    """The rule's parameters: ``min_effect``, the smallest speedup of interest, a fraction (0.02 = 2%)."""
+
+    min_effect: float = MIN_EFFECT
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.min_effect < 1:
+            raise ValueError(f"min_effect {self.min_effect}: must be a fraction in [0, 1)")
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """``median`` (baseline / candidate median latency), its 95% CI ``ci95`` and the baseline's A/A
+    ``noise_floor`` (a fraction: 0.02 means the same code moved by up to 2% against itself)."""
+
+    median: float
+    ci95: tuple[float, float]
+    noise_floor: float
+
+    def margin(self, rule: FasterRule = FasterRule()) -> float:
+        """The fraction the interval must clear: the larger of ``rule.min_effect`` and the noise floor."""
+        return max(rule.min_effect, self.noise_floor)
+
+    def margin_text(self, rule: FasterRule = FasterRule()) -> str:
+        """What the margin is, in words: ``noise floor 3.1%`` or ``smallest effect 2.0%``."""
+        what = "noise floor" if self.noise_floor >= rule.min_effect else "smallest effect"
+        return f"{what} {self.margin(rule):.1%}"
+
+    def faster(self, rule: FasterRule = FasterRule()) -> bool:
+        """The interval's lower end clears ``1 + margin`` (module docstring, "Rule")."""
+        return self.ci95[0] > 1.0 + self.margin(rule)
+
+    def slower(self, rule: FasterRule = FasterRule()) -> bool:
+        """The interval's upper end lies below ``1 / (1 + margin)``: the candidate is slower by the same rule."""
+        return self.ci95[1] < 1.0 / (1.0 + self.margin(rule))
+
+    def verdict(self, rule: FasterRule = FasterRule()) -> str:
+        """``faster``, ``slower``, ``inconclusive`` (the estimate is beyond the margin, the interval is not) or
+        ``unchanged`` (the estimate is within it)."""
+        if self.faster(rule):
+            return "faster"
+        if self.slower(rule):
+            return "slower"
+        m = self.margin(rule)
+        return "inconclusive" if not 1.0 / (1.0 + m) <= self.median <= 1.0 + m else "unchanged"
+
+    def reason(self, over: str, rule: FasterRule = FasterRule()) -> str:
+        """The verdict in words against ``over`` (what it is a speedup over)."""
+        text = f"{self.median:.2f}x [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}] over {over}"
+        if self.faster(rule):
+            return f"{text}, clears 1 + {self.margin_text(rule)}"
+        if self.slower(rule):
+            return f"slower: {text}"
+        return f"not faster beyond the noise: {text}, lower bound needs > {1 + self.margin(rule):.3f}"
+
+    def to_json(self) -> dict:
+        """``{"median", "ci95": [lo, hi], "noise_floor"}``."""
+        return {"median": self.median, "ci95": list(self.ci95), "noise_floor": self.noise_floor}
+
+
+Rounds = tuple[tuple[float, ...], ...]
+Units = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class PairedSamples:
+    """A baseline's and a candidate's latency samples, ms, by process, window, round and iteration.
+
+    Attributes:
+        baseline, candidate: rounds of per-iteration latencies, ms (``rounds x iters``; every round of a side
+            equally long).
+        baseline_units, candidate_units: ``(process, window)`` of each round; equal ids are one unit.
+        paired: both sides were timed together (the same units, rounds interleaved): their process and window
+            draws are shared. False for two separate runs.
+
+    Raises:
+        ValueError: an empty side, rounds of unequal length, a latency that is not positive and finite, units
+            that do not match the rounds, or ``paired`` sides whose units differ.
+    """
+
+    baseline: Rounds
+    candidate: Rounds
+    baseline_units: Units
+    candidate_units: Units
+    paired: bool = True
+
+    def __post_init__(self) -> None:
+        for rounds, units in ((self.baseline, self.baseline_units), (self.candidate, self.candidate_units)):
+            if not rounds or len({len(r) for r in rounds}) != 1 or not rounds[0]:
+                raise ValueError("rounds must be non-empty and of equal length")
+            x = np.asarray(rounds, dtype=np.float64)
+            if not (np.isfinite(x).all() and (x > 0).all()):
+                raise ValueError("latencies must be positive and finite")
+            if len(units) != len(rounds):
+                raise ValueError(f"{len(rounds)} rounds but {len(units)} units")
+        if self.paired and list(dict.fromkeys(self.baseline_units)) != list(dict.fromkeys(self.candidate_units)):
+            raise ValueError("paired sides must hold the same (process, window) units, in the same order")
+
+    @classmethod
+    def interleaved(
+        cls, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]], *, windows: int = 1
+    ) -> "PairedSamples":
+        """A pair timed together in one process: ``windows`` consecutive windows of equally many rounds a side,
+        window w of one timed with window w of the other.
+
+        Raises:
+            ValueError: rounds that do not split into ``windows`` equal windows alike on both sides.
+        """
+        if len(baseline) != len(candidate) or len(baseline) % windows:
+            raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not split into {windows} equal windows")
+        per = len(baseline) // windows
+        units = tuple((0, i // per) for i in range(len(baseline)))
+        return cls(_rounds(baseline), _rounds(candidate), units, units)
+
+    @classmethod
+    def separate(cls, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]]) -> "PairedSamples":
+        """Two separate runs, each its own process and window, given as their rounds."""
+        return cls(
+            _rounds(baseline),
+            _rounds(candidate),
+            ((0, 0),) * len(baseline),
+            ((1, 0),) * len(candidate),
+            paired=False,
+        )
+
+    def add_windows(
+        self, baseline: Sequence[Sequence[float]], candidate: Sequence[Sequence[float]], *, rounds: int, process: int
+    ) -> "PairedSamples":
+        """More windows of ``rounds`` rounds a side timed together in process ``process`` (a new id: a fresh
+        process), appended after the units held.
+
+        Raises:
+            ValueError: as the constructor, or round counts that are not a multiple of ``rounds``.
+        """
+        if len(baseline) != len(candidate) or len(baseline) % rounds:
+            raise ValueError(f"{len(baseline)}, {len(candidate)} rounds do not split into windows of {rounds}")
+        units = tuple((process, i // rounds) for i in range(len(baseline)))
+        return PairedSamples(
+            self.baseline + _rounds(baseline),
+            self.candidate + _rounds(candidate),
+            self.baseline_units + units,
+            self.candidate_units + units,
+            self.paired,
+        )
+
+    @property
+    def processes(self) -> int:
+        """How many processes the baseline was timed in."""
+        return len({p for p, _ in self.baseline_units})
+
+    def speedup(self) -> Speedup:
+        """The :class:`Speedup` of the candidate over the baseline (module docstring)."""
+        estimate, ci95 = self.ratio(0.5)
+        return Speedup(estimate, ci95, noise_floor(self.baseline))
+
+    def faster(self, rule: FasterRule = FasterRule()) -> bool:
+        """:meth:`Speedup.faster` of :meth:`speedup`: the one rule."""
+        return self.speedup().faster(rule)
+
+    def ratio(self, q: float) -> tuple[float, tuple[float, float]]:
+        """``(quantile_q(baseline) / quantile_q(candidate), its 95% interval)``: ``q`` = 0.5 is the speedup,
+        0.95 the P95's; quantiles interpolate linearly (numpy's default, Hyndman & Fan type 7)."""
+        b, c = (np.asarray(s, dtype=np.float64) for s in (self.baseline, self.candidate))
+        estimate = float(np.quantile(b, q) / np.quantile(c, q))
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        values = []
+        for start in range(0, BOOTSTRAP_RESAMPLES, _BATCH):
+            n = min(_BATCH, BOOTSTRAP_RESAMPLES - start)
+            shared = _tree_draws(self.baseline_units, n, rng) if self.paired else None
+            qb = _resampled_quantile(b, self.baseline_units, q, n, rng, shared)
+            qc = _resampled_quantile(c, self.candidate_units, q, n, rng, shared)
+            values.append(qb / qc)
+        lo, hi = np.percentile(np.concatenate(values), [2.5, 97.5])
+        return estimate, (float(lo), float(hi))
+
+    def unit_speedups(self) -> list[float]:
+        """Each ``(process, window)``'s own ratio of medians, in the order held: how far the pair moved between
+        windows and processes (paired records only)."""
+        b, c = np.asarray(self.baseline), np.asarray(self.candidate)
+        order = list(dict.fromkeys(self.baseline_units))
+        bu, cu = np.asarray(self.baseline_units), np.asarray(self.candidate_units)
+        return [float(np.median(b[(bu == u).all(1)]) / np.median(c[(cu == u).all(1)])) for u in order]
+
+
+def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref_median_ms: float) -> float | None:
+    """Calls after which a remedy has paid for its extra setup (compilation, capture, autotuning):
+    ``(setup - ref_setup) / (ref_median - median)``; 0 when it costs no extra setup, None when it saves
+    nothing per call (it never pays)."""
+    saved = ref_median_ms - median_ms
+    if saved <= 0:
+        return None
+    return max(0.0, (setup_ms - ref_setup_ms) / saved)
+
+
+def _rounds(rounds: Sequence[Sequence[float]]) -> Rounds:
+    return tuple(tuple(float(v) for v in r) for r in rounds)
+
+
+def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
+    """The A/A noise floor of a baseline's rounds, a fraction >= 0 (module docstring). One round is split into its
+    even and odd iterations instead (no between-round drift is seen then).
+
+    Raises:
+        ValueError: no samples, or rounds of unequal length.
+    """
+    if not rounds or len({len(r) for r in rounds}) != 1 or not len(rounds[0]):
+        raise ValueError("rounds must be non-empty and of equal length")
+    x = np.asarray(rounds, dtype=np.float64)
+    a, b = (x[0::2], x[1::2]) if len(rounds) >= 2 else (x.ravel()[0::2], x.ravel()[1::2])
+    if a.size == 0 or b.size == 0:
+        return 0.0
+    return abs(float(np.median(b) / np.median(a)) - 1.0)
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """The units of one side: ``windows[p]`` the global window ids of process ``p``; ``rounds[w]`` the round
+    indices of window ``w``."""
+
+    windows: list[np.ndarray]
+    rounds: list[np.ndarray]
+
+
+def _tree(units: Units) -> _Tree:
+    procs = list(dict.fromkeys(p for p, _ in units))
+    keys = list(dict.fromkeys(units))
+    windows = [np.asarray([i for i, k in enumerate(keys) if k[0] == p]) for p in procs]
+    rounds = [np.asarray([i for i, u in enumerate(units) if u == k]) for k in keys]
+    return _Tree(windows, rounds)
+
+
+def _tree_draws(units: Units, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` draws of processes, then windows within each drawn process: ``(global window ids, active mask)``, both
+    ``(n, processes, max windows of a process)``."""
+    tree = _tree(units)
+    counts = np.asarray([len(w) for w in tree.windows])
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    order = np.concatenate(tree.windows)
+    p = rng.integers(0, len(counts), size=(n, len(counts)))
+    wmax = int(counts.max())
+    local = (rng.random((n, len(counts), wmax)) * counts[p][..., None]).astype(np.int64)
+    active = np.arange(wmax) < counts[p][..., None]
+    return order[offsets[p][..., None] + np.minimum(local, counts[p][..., None] - 1)], active
+
+
+def _resampled_quantile(
+    x: np.ndarray,
+    units: Units,
+    q: float,
+    n: int,
+    rng: np.random.Generator,
+    shared: tuple[np.ndarray, np.ndarray] | None,
+) -> np.ndarray:
+    """The ``q`` quantile of ``n`` hierarchical resamples of the rounds ``x`` (``rounds x iters``) whose units are
+    ``units``: processes and windows from ``shared`` (the pair's shared draws) or drawn here, then rounds within
+    each window and iterations within each round. Resamples of unequal size (units of unequal size) are padded
+    and their quantile taken over the real values only."""
+    tree = _tree(units)
+    windows, active = shared if shared is not None else _tree_draws(units, n, rng)
+    counts = np.asarray([len(r) for r in tree.rounds])
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    order = np.concatenate(tree.rounds)
+    rmax, iters = int(counts.max()), x.shape[1]
+    local = (rng.random((*windows.shape, rmax)) * counts[windows][..., None]).astype(np.int64)
+    rounds = order[offsets[windows][..., None] + np.minimum(local, counts[windows][..., None] - 1)]
+    real = active[..., None] & (np.arange(rmax) < counts[windows][..., None])
+    picked = x[rounds[..., None], rng.integers(0, iters, size=(*rounds.shape, iters))]
+    picked = np.where(real[..., None], picked, np.nan).reshape(n, -1)
+    if not np.isnan(picked).any():
+        return np.quantile(picked, q, axis=1)
+    sizes = (~np.isnan(picked)).sum(axis=1)
+    ordered = np.sort(picked, axis=1)  # NaN sorts last
+    pos = q * (sizes - 1)
+    lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
+    rows = np.arange(n)
+    return ordered[rows, lo] + (pos - lo) * (ordered[rows, hi] - ordered[rows, lo])

@@ -1,0 +1,58 @@
+"""The library names its parameters in its errors; the command line names its flags in their place."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from surrobench.cli.options import flag_for, usage_line
+from surrobench.errors import EXIT_USAGE, UsageError
+
+
+def test_a_bad_parameter_keeps_its_name_and_the_cli_gives_its_flag():
+    error = UsageError.bad("budget_s", "'10': a number, not str")
+    assert str(error) == "budget_s '10': a number, not str" and error.parameter == "budget_s"
+    assert usage_line(error) == "--budget-s '10': a number, not str"
+    assert usage_line(UsageError.bad("shapes", ": give at least one shape")) == "--shape: give at least one shape"
+    assert usage_line(UsageError("no run 'x' in r.db")) == "no run 'x' in r.db"  # not a parameter's: as it is
+
+
+@pytest.mark.parametrize(
+    "parameter, flag",
+    [
+        ("budget_s", "--budget-s"),
+        ("input_sets", "--input-sets"),
+        ("batches", "--batch"),
+        ("ignore_fields", "--ignore-field"),
+    ],
+)
+def test_every_parameter_maps_to_its_flag(parameter, flag):
+    assert flag_for(parameter) == flag
+
+
+def test_the_library_call_names_the_parameter():
+    import surrobench
+
+    with pytest.raises(UsageError) as info:
+        surrobench.optimize("pinn-mlp", shapes=[8], device="cpu", budget_s="10")
+    assert info.value.parameter == "budget_s" and "--" not in str(info.value)
+
+
+def test_the_command_names_the_flag(capsys, tmp_path):
+    code = run_cli(
+        [
+            "optimize",
+            "--model",
+            "pinn-mlp",
+            "--shape",
+            "8",
+            "--device",
+            "cpu",
+            "--budget-s",
+            "0",
+            "--db",
+            str(tmp_path / "r.db"),
+        ]
+    )
+    assert code == EXIT_USAGE
+    assert "error: --budget-s 0.0: a number of seconds > 0" in capsys.readouterr().err

@@ -1,0 +1,154 @@
+"""The one rule for "faster" on planted paired samples: ratio of medians, hierarchical bootstrap over the units
+that vary (processes, windows, rounds), the A/A noise floor and the smallest effect of interest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from surrobench.results.paired import FasterRule, PairedSamples, break_even_calls, noise_floor
+
+
+def _rounds(median_ms: float, drifts: list[float], iters: int = 20, jitter: float = 0.01, seed: int = 0):
+    """One round per drift factor: ``median_ms * drift`` with multiplicative jitter."""
+    rng = np.random.default_rng(seed)
+    return [list(median_ms * d * (1 + rng.normal(0, jitter, iters))) for d in drifts]
+
+
+# the host drifts by +-3% from round to round, the same for both variants (interleaved rounds)
+DRIFT = [1.0, 1.03, 0.97, 1.03, 1.0, 0.97]
+
+
+def test_one_percent_faster_inside_the_noise_is_never_faster():
+    for seed in range(5):
+        pair = PairedSamples.interleaved(
+            _rounds(10.0, DRIFT, seed=seed), _rounds(10.0 / 1.01, DRIFT[::-1], seed=seed + 9)
+        )
+        sp = pair.speedup()
+        assert 0.97 < sp.median < 1.06
+        assert not sp.faster() and not pair.faster() and sp.verdict() != "faster"
+
+
+def test_one_percent_faster_with_no_noise_is_still_inside_the_smallest_effect():
+    """Steady timings (0.1% jitter): the interval is tight around 1.01, yet 1% is within the 2% band."""
+    sp = PairedSamples.interleaved(
+        _rounds(10.0, [1.0] * 6, jitter=0.001), _rounds(10.0 / 1.01, [1.0] * 6, jitter=0.001, seed=1)
+    ).speedup()
+    assert sp.ci95[0] > 1.0 and not sp.faster() and sp.verdict() == "unchanged"
+    assert sp.faster(FasterRule(min_effect=0.0))  # the band is the rule's parameter
+
+
+def test_thirty_percent_faster_is_faster():
+    sp = PairedSamples.interleaved(_rounds(10.0, DRIFT, seed=3), _rounds(10.0 / 1.3, DRIFT, seed=4)).speedup()
+    assert sp.median == pytest.approx(1.3, rel=0.03)
+    assert sp.ci95[0] > 1 + sp.margin() and sp.faster() and sp.verdict() == "faster"
+    assert sp.ci95[0] <= sp.median <= sp.ci95[1]
+
+
+def test_slower_candidate_is_slower_by_the_same_rule():
+    sp = PairedSamples.interleaved(_rounds(10.0, DRIFT, seed=5), _rounds(15.0, DRIFT, seed=6)).speedup()
+    assert sp.ci95[1] < 1.0 and not sp.faster() and sp.slower() and sp.verdict() == "slower"
+
+
+def test_noise_floor_is_the_aa_split_of_the_baseline():
+    steady = [[10.0] * 5 for _ in range(4)]
+    assert noise_floor(steady) == 0.0
+    # even rounds at 10 ms, odd rounds at 11 ms: the same code differs by 10% against itself
+    alternating = [[10.0] * 5, [11.0] * 5, [10.0] * 5, [11.0] * 5]
+    assert noise_floor(alternating) == pytest.approx(0.1)
+    # one round: its even and odd iterations
+    assert noise_floor([[10.0, 12.0, 10.0, 12.0]]) == pytest.approx(0.2)
+
+
+def _windows(median_ms: float, per_window: list[float], rounds: int = 6, seed: int = 0) -> list[list[float]]:
+    """``rounds`` rounds per window at ``median_ms * factor`` each, 0.5% jitter: the rounds of all windows in order."""
+    return [
+        r for i, f in enumerate(per_window) for r in _rounds(median_ms * f, [1.0] * rounds, jitter=0.005, seed=seed + i)
+    ]
+
+
+def test_windows_drifting_apart_widen_the_interval():
+    """A recipe 1.20 ms in three windows and 1.35 ms in one (an H200 window a minute later, docs/benchmarks/
+    h200-optimize.md): drawn over windows, the interval reaches towards the slow window's 5.2x, where the
+    interval of the same rounds as one window stays near the fast windows."""
+    base = _windows(7.0, [1.0, 1.0, 1.0, 1.0], seed=10)
+    recipe = _windows(1.2, [1.0, 1.0, 1.125, 1.0], seed=20)
+    by_window = PairedSamples.interleaved(base, recipe, windows=4)
+    per_window = by_window.unit_speedups()
+    assert per_window[2] == pytest.approx(7.0 / 1.35, rel=0.01) and per_window[0] == pytest.approx(7.0 / 1.2, rel=0.01)
+    one_window, over_windows = PairedSamples.interleaved(base, recipe).speedup(), by_window.speedup()
+    assert over_windows.median == one_window.median  # the same ratio of medians; only the interval differs
+    assert over_windows.ci95[0] < one_window.ci95[0] - 0.1
+    assert over_windows.ci95[0] <= over_windows.median <= over_windows.ci95[1]
+
+
+def test_steady_windows_do_not_widen_the_interval():
+    lo, hi = (
+        PairedSamples.interleaved(_windows(7.0, [1.0] * 4, seed=30), _windows(1.2, [1.0] * 4, seed=40), windows=4)
+        .speedup()
+        .ci95
+    )
+    assert 7.0 / 1.2 * 0.98 < lo < hi < 7.0 / 1.2 * 1.02
+
+
+def _with_processes(baseline_factors: list[float]) -> PairedSamples:
+    """Four steady windows in one process (10 ms against 5 ms), then one window in each of
+    ``len(baseline_factors)`` fresh processes whose baseline runs ``factor`` times as long (the recipe steady)."""
+    pair = PairedSamples.interleaved(_windows(10.0, [1.0] * 4, seed=50), _windows(5.0, [1.0] * 4, seed=60), windows=4)
+    for i, f in enumerate(baseline_factors):
+        pair = pair.add_windows(
+            _windows(10.0 * f, [1.0], seed=70 + i), _windows(5.0, [1.0], seed=80 + i), rounds=6, process=i + 1
+        )
+    return pair
+
+
+def test_drift_between_processes_widens_the_interval():
+    """A launch-bound eager baseline that reads 30% slower in one fresh process and 20% faster in the next
+    (docs/benchmarks/h200-optimize.md, "Windows and processes"): with processes as the units the interval spans
+    them, where two steady fresh processes leave it tight."""
+    steady, drifting = _with_processes([1.0, 1.0]), _with_processes([1.3, 0.8])
+    assert steady.processes == drifting.processes == 3
+    s, d = steady.speedup(), drifting.speedup()
+    assert s.ci95[1] - s.ci95[0] < 0.1
+    assert d.ci95[0] < 1.75 and d.ci95[1] > 2.35  # the fresh pairs read 1.6x and 2.6x
+    assert drifting.unit_speedups()[-2:] == pytest.approx([2.6, 1.6], rel=0.02)
+
+
+def test_separate_runs_draw_their_rounds_independently():
+    base, new = _rounds(10.0, DRIFT, seed=1), _rounds(10.0 / 1.3, DRIFT, seed=2)
+    separate = PairedSamples.separate(base, new)
+    assert not separate.paired and separate.speedup().faster()
+    with pytest.raises(ValueError, match="same"):
+        PairedSamples(separate.baseline, separate.candidate, separate.baseline_units, separate.candidate_units)
+
+
+@pytest.mark.parametrize(
+    "base, cand",
+    [
+        ([[1.0, 2.0], [1.0]], [[1.0, 1.0], [1.0, 1.0]]),
+        ([[1.0]], [[0.0]]),
+        ([[1.0]], []),
+        ([[1.0, float("nan")]], [[1.0, 1.0]]),
+    ],
+)
+def test_ragged_empty_or_non_positive_samples_are_refused(base, cand):
+    with pytest.raises(ValueError):
+        PairedSamples.separate(base, cand)
+
+
+def test_rounds_that_do_not_split_into_windows_are_refused():
+    with pytest.raises(ValueError, match="equal windows"):
+        PairedSamples.interleaved(_windows(7.0, [1.0] * 3, rounds=2), _windows(1.2, [1.0] * 3, rounds=2), windows=4)
+
+
+def test_a_p95_ratio_comes_from_the_same_draws():
+    pair = PairedSamples.separate(_rounds(10.0, DRIFT, seed=1), _rounds(5.0, DRIFT, seed=2))
+    ratio, (lo, hi) = pair.ratio(0.95)
+    assert ratio == pytest.approx(2.0, rel=0.05) and lo <= ratio <= hi
+
+
+def test_break_even_calls():
+    # 900 ms more setup, 0.9 ms saved per call: pays after 1000 calls
+    assert break_even_calls(1000.0, 100.0, 0.1, 1.0) == pytest.approx(1000.0)
+    assert break_even_calls(50.0, 100.0, 0.5, 1.0) == 0.0  # cheaper setup: pays at once
+    assert break_even_calls(1000.0, 100.0, 1.2, 1.0) is None  # slower: never pays
