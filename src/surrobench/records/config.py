@@ -63,6 +63,24 @@ def is_legacy(inputs: tuple[InputSpec, ...]) -> bool:
     return any(spec.dtype is None for spec in inputs)
 
 
+def inputs_of(d: Mapping) -> tuple[InputSpec, ...]:
+    """The inputs of a JSON config object (run-v2 result, optimize-v2 config): its ``inputs``; for a document
+    that predates them (run-v1, optimize-v1), its primary ``input_shape`` alone, dtype None (none when no
+    input was built)."""
+    if "inputs" in d:
+        return tuple(InputSpec.from_json(spec) for spec in d["inputs"])
+    return (InputSpec(tuple(d["input_shape"]), None),) if d["input_shape"] else ()
+
+
+def same_inputs(a: tuple[InputSpec, ...], b: tuple[InputSpec, ...]) -> bool:
+    """Whether ``a`` and ``b`` name the same inputs: as many, each of the same shape, and of the same dtype
+    where both record one (a record that predates per-input identity has one input, dtype None: it matches a
+    config of that one input alone, never a multi-input config whose other inputs it cannot tell)."""
+    return len(a) == len(b) and all(
+        x.shape == y.shape and (x.dtype is None or y.dtype is None or x.dtype == y.dtype) for x, y in zip(a, b)
+    )
+
+
 class ConfigKey(NamedTuple):
     """(model, primary input shape as executed with the batch, batch, precision, device, mode, every input).
 

@@ -19,7 +19,9 @@ PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
 SCENARIOS = "surrobench/scenarios-v1"
-OPTIMIZE = "surrobench/optimize-v1"
+#: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
+#: read, their configs identified by the primary input alone.
+OPTIMIZE = "surrobench/optimize-v2"
 CROSS_RANK = "surrobench/cross-rank-v1"
 RANK_TRACES = "surrobench/rank-traces-v1"
 SERVE = "surrobench/serve-v1"
