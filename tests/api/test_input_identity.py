@@ -59,6 +59,20 @@ def test_compare_pairs_each_config_with_its_own_inputs():
     assert all(LEGACY_PAIRING_NOTE not in c.notes for c in cmp.configs)
 
 
+def test_compare_json_names_every_input_of_each_entry():
+    base, new = _run([16, 64]), _run([64, 256])
+    doc = json.loads(json.dumps(compare_runs(base, new).to_json()))
+    assert doc["schema"] == schemas.COMPARE == "surrobench/compare-v2"
+    (entry,) = doc["configs"]
+    assert entry["inputs"]["base"] == entry["inputs"]["new"] == [spec.to_json() for spec in base.results[1].inputs]
+    # one side only: the primary inputs agree, so the entries differ in their inputs alone
+    (gone,), (added,) = doc["only_base"], doc["only_new"]
+    assert gone["input_shape"] == added["input_shape"] == [1, 100]
+    assert gone["inputs"][1] == {"shape": [16, 2], "dtype": "float32"}
+    assert added["inputs"][1] == {"shape": [256, 2], "dtype": "float32"}
+    assert entry["verdict"] in doc["verdict_counts"]
+
+
 def test_run_json_carries_every_input_and_reads_back():
     run = _run([16])
     doc = json.loads(json.dumps(run.to_json()))
@@ -80,6 +94,9 @@ def test_a_run_v1_document_reads_with_its_primary_input_and_pairs_on_it():
     assert old.results[0].inputs == (InputSpec(run.results[0].input_shape, None),)
     cmp = compare_runs(old, run)
     assert len(cmp.configs) == 1 and LEGACY_PAIRING_NOTE in cmp.configs[0].notes
+    inputs = cmp.to_json()["configs"][0]["inputs"]  # each side as it was recorded
+    assert inputs["base"] == [{"shape": list(run.results[0].input_shape), "dtype": None}]
+    assert inputs["new"] == [spec.to_json() for spec in run.results[0].inputs]
 
 
 def test_the_database_keeps_every_input_and_migrates_old_rows_with_their_primary_input(tmp_path):

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import ConfigKey, InputSpec, inputs_of, inputs_text, mode_text
+from surrobench.records.config import ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text, mode_text
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -162,7 +162,7 @@ class ConfigResult:
             "peak_reserved_bytes": self.peak_reserved_bytes,
             "top_op": self.top_op,
             "samples_ms": list(self.samples_ms),
-            "inputs": [spec.to_json() for spec in self.inputs],
+            "inputs": inputs_json(self.inputs),
         }
 
 

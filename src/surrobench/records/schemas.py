@@ -9,7 +9,9 @@ from __future__ import annotations
 #: run-v2: run-v1 with ``inputs`` per result (every input's shape and dtype); run-v1 documents still read.
 RUN = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
-COMPARE = "surrobench/compare-v1"
+#: compare-v2: compare-v1 with ``inputs`` (every input's shape and dtype) per config entry (both sides) and per
+#: ``only_base`` / ``only_new`` entry. Nothing reads compare documents back.
+COMPARE = "surrobench/compare-v2"
 HISTORY = "surrobench/history-v1"
 DIAGNOSIS = "surrobench/diagnosis-v1"
 TIMELINE = "surrobench/timeline-v1"

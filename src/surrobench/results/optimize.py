@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS
+from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.results.speedup import Speedup
@@ -200,7 +200,7 @@ class ConfigOptimization:
         return {
             "model": b.model,
             "input_shape": list(b.input_shape),
-            "inputs": [spec.to_json() for spec in b.inputs],
+            "inputs": inputs_json(b.inputs),
             "batch": b.batch,
             "precision": b.precision,
             "device": b.device,
