@@ -11,11 +11,13 @@ import torch
 from torch import nn
 
 import surrobench
+from surrobench.api.optimize import measured_for
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.run import run_from_json
 from surrobench.results.compare import LEGACY_PAIRING_NOTE, compare_runs
-from surrobench.results.store import ResultStore
+from surrobench.results.optimize import ConfigOptimization
+from surrobench.results.store import ResultStore, add_optimization
 
 SMALL = {"batches": [1], "device": "cpu", "warmup": 1, "iters": 3, "input_sets": 1}
 
@@ -57,6 +59,20 @@ def test_compare_pairs_each_config_with_its_own_inputs():
     assert all(LEGACY_PAIRING_NOTE not in c.notes for c in cmp.configs)
 
 
+def test_compare_json_names_every_input_of_each_entry():
+    base, new = _run([16, 64]), _run([64, 256])
+    doc = json.loads(json.dumps(compare_runs(base, new).to_json()))
+    assert doc["schema"] == schemas.COMPARE == "surrobench/compare-v2"
+    (entry,) = doc["configs"]
+    assert entry["inputs"]["base"] == entry["inputs"]["new"] == [spec.to_json() for spec in base.results[1].inputs]
+    # one side only: the primary inputs agree, so the entries differ in their inputs alone
+    (gone,), (added,) = doc["only_base"], doc["only_new"]
+    assert gone["input_shape"] == added["input_shape"] == [1, 100]
+    assert gone["inputs"][1] == {"shape": [16, 2], "dtype": "float32"}
+    assert added["inputs"][1] == {"shape": [256, 2], "dtype": "float32"}
+    assert entry["verdict"] in doc["verdict_counts"]
+
+
 def test_run_json_carries_every_input_and_reads_back():
     run = _run([16])
     doc = json.loads(json.dumps(run.to_json()))
@@ -78,6 +94,9 @@ def test_a_run_v1_document_reads_with_its_primary_input_and_pairs_on_it():
     assert old.results[0].inputs == (InputSpec(run.results[0].input_shape, None),)
     cmp = compare_runs(old, run)
     assert len(cmp.configs) == 1 and LEGACY_PAIRING_NOTE in cmp.configs[0].notes
+    inputs = cmp.to_json()["configs"][0]["inputs"]  # each side as it was recorded
+    assert inputs["base"] == [{"shape": list(run.results[0].input_shape), "dtype": None}]
+    assert inputs["new"] == [spec.to_json() for spec in run.results[0].inputs]
 
 
 def test_the_database_keeps_every_input_and_migrates_old_rows_with_their_primary_input(tmp_path):
@@ -100,3 +119,37 @@ def test_deeponet_of_the_zoo_names_both_inputs():
     (result,) = surrobench.benchmark("deeponet", shapes=[32], **SMALL).results
     assert [spec.shape for spec in result.inputs] == [(32, 2), (1, 100)]
     assert result.shape_text() == "32x2,1x100"
+
+
+def _store_optimization(store, run_id, result, recipe, created, *, v1=False):
+    """An optimize report of one config, ``result``, whose recipe is ``recipe`` (an optimize-v1 one: no inputs)."""
+    entry = ConfigOptimization(baseline=result, recommended=(recipe,)).to_json()
+    if v1:
+        del entry["inputs"]
+    report = {"optimize_id": recipe, "created": created, "baseline_run_id": run_id, "recipe_run_id": None}
+    add_optimization(store, {**report, "configs": [entry]})
+
+
+def test_diagnose_cites_the_optimization_of_its_own_inputs_only(tmp_path):
+    db = tmp_path / "r.db"
+    run = surrobench.benchmark(BranchTrunk(), shapes=[16, 64], db=db, **SMALL)
+    n16, n64 = run.results
+    with ResultStore(db) as store:
+        _store_optimization(store, run.run_id, n16, "threads=1", "2026-12-01T00:00:00+00:00")
+        _store_optimization(store, run.run_id, n64, "compile", "2026-12-02T00:00:00+00:00")  # newer, same primary
+        measured = measured_for(store, run.results)
+    assert measured[n16.label()]["recommended"] == ["threads=1"]
+    assert measured[n64.label()]["recommended"] == ["compile"]
+    assert measured[n64.label()]["inputs"] == [spec.to_json() for spec in n64.inputs]
+
+
+def test_an_optimize_v1_entry_is_cited_for_a_single_input_config_only(tmp_path):
+    db = tmp_path / "r.db"
+    multi = surrobench.benchmark(BranchTrunk(), shapes=[16], db=db, **SMALL)
+    single = surrobench.benchmark("fno2d", shapes=[8], db=db, **SMALL)
+    with ResultStore(db) as store:
+        _store_optimization(store, multi.run_id, multi.results[0], "compile", "2026-12-01T00:00:00+00:00", v1=True)
+        _store_optimization(store, single.run_id, single.results[0], "threads=1", "2026-12-01T00:00:00+00:00", v1=True)
+        # the v1 entry knows the primary (1, 100) alone: it cannot say which N it measured
+        assert measured_for(store, multi.results) == {}
+        assert measured_for(store, single.results)[single.results[0].label()]["recommended"] == ["threads=1"]

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from conftest import TinySurrogate, exec_config
 from torch import nn
 
-from surrobench.execution.runner import prepare_model, run_config
+from surrobench.execution.runner import merge_rounds, prepare_model, run_config
 from surrobench.execution.sanity import LEAK_KEY, LEAK_MIN_BYTES_PER_CALL, MUTATED_KEY, input_digest, mutated_inputs
 from surrobench.execution.sweep import forward_warnings
 
@@ -71,3 +73,33 @@ def test_the_digest_sees_a_change_of_one_element_in_a_channels_last_tensor():
     x[0, 2, 3, 1] += 1
     assert mutated_inputs(before, input_digest((x, 3))) == [0]
     assert mutated_inputs(before, before) == []
+
+
+class GoesBadLater(nn.Module):
+    """Well-behaved for its first ``after`` calls, then leaks 16 MiB per call and halves its input in place."""
+
+    def __init__(self, after: int) -> None:
+        super().__init__()
+        self.conv, self.kept, self.calls, self.after = nn.Conv2d(2, 1, 1), [], 0, after
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls > self.after:
+            self.kept.append(torch.ones(LEAK_BYTES // 4))
+            x.mul_(0.5)
+        return self.conv(x)
+
+
+def test_a_leak_or_a_mutation_seen_in_a_later_round_only_survives_the_merge():
+    # a round is 1 cold + 1 warm-up + 6 timed calls: round 1 is clean, round 2 goes bad from its warm-up on
+    prepared = prepare_model(TinySurrogate(lambda: GoesBadLater(after=9)), "cpu", 0)
+    rounds = [run_config(exec_config(iters=6), prepared) for _ in range(2)]
+    assert LEAK_KEY not in rounds[0].extra and MUTATED_KEY not in rounds[0].extra
+    assert LEAK_KEY in rounds[1].extra and rounds[1].extra[MUTATED_KEY] == [0]
+    merged = merge_rounds(rounds)
+    assert merged.extra[MUTATED_KEY] == [0] and merged.extra["rounds"] == 2
+    assert merged.extra[LEAK_KEY] == {**rounds[1].extra[LEAK_KEY], "rounds": 1}
+    assert len(forward_warnings([merged])) == 2
+    # a later round that fails keeps what the earlier rounds saw
+    failed = merge_rounds([rounds[1], replace(rounds[0], status="error", error="boom")])
+    assert failed.status == "error" and failed.extra[MUTATED_KEY] == [0] and failed.extra[LEAK_KEY]["rounds"] == 1

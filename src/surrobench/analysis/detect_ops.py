@@ -16,8 +16,9 @@ On a CPU basis (op times are self CPU times under the profiler):
 - the actions name CPU remedies (threads of MKL/oneDNN, batch, bf16 autocast only where the CPU's calibrated
   bf16 matmul beats fp32), never tensor cores or thread blocks.
 
-Sanity of the calibration (any device): an op reaching more than ``calibration_stale_ratio`` of the
-calibrated matmul peak means the calibration is stale or too low, not that the workload is healthy.
+Shares of a ceiling are written by :func:`surrobench.analysis.roofline.ceiling_share` (never over 100%). An op
+past a ceiling by more than ``calibration_stale_ratio`` gets no compute-bound verdict: the ceiling is suspect,
+which :func:`surrobench.analysis.detect_ceilings.ceiling_suspect` reports.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
-from surrobench.analysis.roofline import format_ridge, format_tflops
+from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Evidence, Finding
 from surrobench.records.kernels import is_metadata_op
@@ -55,11 +56,6 @@ def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, f
             if us < th.cpu_small_call_us:
                 small[op.name] = (op.calls / t.active_steps, us)
     return small
-
-
-def _pct(fraction: float, above: str) -> str:
-    """``fraction`` as a percentage; above 100% flagged with ``above`` (what being over the ceiling means)."""
-    return f"{fraction:.0%}" if fraction <= 1.0 else f"{fraction:.0%} (over 100%: {above})"
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
@@ -112,13 +108,12 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         ops = [o for o in ops if o.name not in transfers]
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
-        cache = "data in cache" if ev.on_cpu() else "data in L2"
+        copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
         evidence = [
             Evidence(
                 "roofline",
                 f"{o.name}: {_intensity_text(o, ev.roofline.ridge_flop_per_byte)}, "
-                f"{o.achieved_gbps:.0f} GB/s = {_pct(o.ceiling_fraction, cache)} of "
-                f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s",
+                f"{o.achieved_gbps:.0f} GB/s = {ceiling_share(o.ceiling_fraction, copy, th.calibration_stale_ratio)}",
                 o.ceiling_fraction,
                 "fraction",
             )
@@ -188,8 +183,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops above the ridge point (roofline), or GEMM/convolution ops holding most of the time (no
-    roofline: at least ``compute_share_min`` of it). Near the matmul peak this is the healthy verdict
-    (``info``); below ``compute_efficient_fraction`` of it, ``low`` with the gap to the peak as the gain
+    roofline: at least ``compute_share_min`` of it); ops past the peak by more than ``calibration_stale_ratio``
+    are left to :func:`~surrobench.analysis.detect_ceilings.ceiling_suspect`. Near the matmul peak this is the
+    healthy verdict (``info``); below ``compute_efficient_fraction`` of it, ``low`` with the gap to the peak as the gain
     (an upper bound: see the comment below)."""
     step = ev.step_ms()
     if not step:
@@ -212,19 +208,19 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             ev.label,
             evidence_source="estimated",
         )
-    ops = _bound_ops(ev, th, "compute")
+    # past the peak by more than the calibration's spread: the ceiling is wrong (ceiling_suspect), no verdict
+    ops = [o for o in _bound_ops(ev, th, "compute") if o.ceiling_fraction <= th.calibration_stale_ratio]
     if not ops:
         return None
     roof, cpu = ev.roofline, ev.on_cpu()
-    peak = roof.ceilings.peak_tflops(roof.precision)
+    peak = f"{format_tflops(roof.ceilings.peak_tflops(roof.precision))} TFLOP/s ({roof.precision})"
     evidence = [
         Evidence(
             "roofline",
             f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge "
             f"{format_ridge(roof.ridge_flop_per_byte)}, "
             f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
-            f"{_pct(o.ceiling_fraction, 'above the calibrated peak')} "
-            f"of {format_tflops(peak)} TFLOP/s ({roof.precision})",
+            f"{ceiling_share(o.ceiling_fraction, peak, th.calibration_stale_ratio)}",
             o.ceiling_fraction,
             "fraction",
         )
@@ -232,37 +228,12 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     ]
     evidence += _time_note(ev)
     fraction = sum(o.time_ms * o.ceiling_fraction for o in ops) / sum(o.time_ms for o in ops)
-    over = [o for o in ops if o.ceiling_fraction > th.calibration_stale_ratio]
-    if over:  # faster than the ceiling: the ceiling is wrong, so no verdict on the workload
-        names = ", ".join(o.name for o in over[:3])
-        calibrated = f"calibrated {roof.ceilings.measured}" if roof.ceilings.measured else roof.ceilings.note
-        evidence.append(
-            Evidence(
-                "roofline",
-                f"{roof.precision} matmul ceiling {format_tflops(peak)} TFLOP/s, {calibrated}",
-                peak,
-                "TFLOP/s",
-            )
-        )
-        return Finding(
-            "compute_bound",
-            "low",
-            f"{names} at {max(o.ceiling_fraction for o in over):.0%} of the "
-            f"calibrated {roof.precision} matmul peak: the calibration looks stale or too low, no verdict "
-            "on how close to the peak the ops run",
-            tuple(evidence),
-            f"re-run surrobench calibrate{' --device cpu' if cpu else ''} on an idle machine with the "
-            "default sizes, then diagnose again",
-            None,
-            ev.label,
-            evidence_source="estimated",
-        )
     # The target is compute_efficient_fraction of the peak, not the peak: the peak is a large square GEMM's,
     # which a convolution with few channels cannot reach whatever the user does. Severity follows that gain.
     gain = sum(max(o.time_ms * (1 - o.ceiling_fraction / th.compute_efficient_fraction), 0.0) for o in ops)
     severity = th.severity(gain / step) if fraction < th.compute_efficient_fraction else None
-    at = _pct(fraction, "at the peak, within calibration spread")
-    summary = f"compute-bound ops at {at} of the {roof.precision} matmul peak"
+    at = ceiling_share(fraction, f"the {roof.precision} matmul peak", th.calibration_stale_ratio)
+    summary = f"compute-bound ops at {at}"
     if cpu:
         action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
     elif severity is None:

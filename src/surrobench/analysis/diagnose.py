@@ -6,7 +6,8 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 - GPU-time kinds, from the timeline and the profiler: :mod:`surrobench.analysis.detect_gpu`
   (launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess);
 - operator kinds, from the op table and the roofline: :mod:`surrobench.analysis.detect_ops`
-  (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config);
+  (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config), and the calibration's
+  sanity, :mod:`surrobench.analysis.detect_ceilings` (ceiling_suspect);
 - run kinds, across the configs of a run: :mod:`surrobench.analysis.detect_run`
   (memory_pressure, superlinear_scaling, precision_mismatch between precisions, and the failed configs
   whose cause informs: FFT precisions, graph capture on a host sync);
@@ -17,6 +18,7 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 from __future__ import annotations
 
 from surrobench.analysis import detect_gpu, detect_kernels, detect_ops, detect_run
+from surrobench.analysis.detect_ceilings import ceiling_suspect
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
@@ -45,11 +47,8 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``; findings ranked (:func:`~surrobench.records.findings.rank_findings`)."""
-    found = [
-        f
-        for detector in detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS
-        if (f := detector(ev, th)) is not None
-    ]
+    detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + (ceiling_suspect,)
+    found = [f for detector in detectors if (f := detector(ev, th)) is not None]
     return rank_findings(found)
 
 

@@ -63,6 +63,47 @@ def format_ridge(flop_per_byte: float) -> str:
 H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "", H200_FALLBACK_NOTE)
 
 
+def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
+    """A measured rate as a share of ``ceiling`` (its text, e.g. ``"4021 GB/s"``), for findings: never a
+    percentage over 100. Up to 100%: ``"42% of <ceiling>"``; up to ``stale_ratio`` (the calibration's spread,
+    :attr:`surrobench.analysis.thresholds.Thresholds.calibration_stale_ratio`): ``"100% of <ceiling> (within
+    the calibration spread)"``; above it: ``"12.5x <ceiling>: the ceiling is suspect"`` (see
+    :meth:`RooflineReport.suspect_ceilings`)."""
+    if fraction <= 1.0:
+        return f"{fraction:.0%} of {ceiling}"
+    if fraction <= stale_ratio:
+        return f"100% of {ceiling} (within the calibration spread)"
+    return f"{fraction:.1f}x {ceiling}: the ceiling is suspect"
+
+
+@dataclass(frozen=True)
+class SuspectCeiling:
+    """A calibrated ceiling that measured ops exceed by more than the calibration's spread: a machine cannot
+    beat its own ceiling, so the calibration is too low (a busy host, another clock state, sizes too small)
+    rather than the workload faster than the machine.
+
+    Attributes:
+        ceiling: ``"copy"`` (copy bandwidth, GB/s) or ``"matmul"`` (the matmul peak of ``precision``, TFLOP/s).
+        precision: the roofline's precision (the matmul peak's; also named for the copy bandwidth).
+        calibrated: the stored ceiling, GB/s or TFLOP/s.
+        achieved: the highest rate an op reached, same unit.
+        ratio: ``achieved / calibrated``, above the stale ratio.
+        ops: the ops above the stale ratio, fastest first.
+    """
+
+    ceiling: str
+    precision: str
+    calibrated: float
+    achieved: float
+    ratio: float
+    ops: tuple[str, ...]
+
+    @property
+    def unit(self) -> str:
+        """``"GB/s"`` for the copy bandwidth, ``"TFLOP/s"`` for a matmul peak."""
+        return "GB/s" if self.ceiling == "copy" else "TFLOP/s"
+
+
 @dataclass
 class OpCost:
     """FLOPs and bytes of one ATen op over one forward pass; ``flops`` None when unknown (no formula);
@@ -118,6 +159,28 @@ class RooflineReport:
     precision: str
     ridge_flop_per_byte: float
     ops: tuple[RooflineOp, ...]
+
+    def suspect_ceilings(self, stale_ratio: float, share_min: float) -> tuple[SuspectCeiling, ...]:
+        """The ceilings (copy bandwidth, then the matmul peak) that an op holding at least ``share_min`` of the
+        time exceeds by more than ``stale_ratio`` (its achieved GB/s over the copy bandwidth, its TFLOP/s over
+        the peak); empty when the calibration holds. Thresholds: :class:`surrobench.analysis.thresholds.
+        Thresholds` (``calibration_stale_ratio``, ``bound_op_share_min``)."""
+        ops = [o for o in self.ops if o.share >= share_min]
+        rates = {
+            "copy": (self.ceilings.copy_gbps, [(o.achieved_gbps, o.name) for o in ops]),
+            "matmul": (
+                self.ceilings.peak_tflops(self.precision),
+                [(o.achieved_tflops, o.name) for o in ops if o.achieved_tflops is not None],
+            ),
+        }
+        suspects = []
+        for ceiling, (calibrated, achieved) in rates.items():
+            over = sorted((rate, name) for rate, name in achieved if rate > stale_ratio * calibrated)[::-1]
+            if over:
+                top = over[0][0]
+                names = tuple(name for _, name in over)
+                suspects.append(SuspectCeiling(ceiling, self.precision, calibrated, top, top / calibrated, names))
+        return tuple(suspects)
 
     def to_json(self) -> dict:
         """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ops}``."""

@@ -51,10 +51,12 @@ class Thresholds:
             peak is healthy (``info``), and it is the target a slower op's gain is measured to. 0.5: cuBLAS
             GEMMs at 8192^3 reach the peak itself (docs/benchmarks/h200-diagnosis.md, calibration); half of
             it is what a large convolution or GEMM in a model reaches on the H200 baseline.
-        calibration_stale_ratio: a compute-bound op above this multiple of the calibrated matmul peak means
-            the calibration is stale or too low (another machine state, a calibration at tiny sizes, a peak
-            measured for a GEMM that the op's kernel beats, e.g. a CPU's fp16 matmul next to its fp16
-            convolution): the finding says so instead of "healthy". 1.25: the calibration is a median over
+        calibration_stale_ratio: an op (holding at least ``bound_op_share_min`` of the time) above this
+            multiple of the calibrated matmul peak or copy bandwidth means the calibration is stale or too low
+            (a busy host, another machine state, a calibration at tiny sizes, a peak measured for a GEMM that
+            the op's kernel beats, e.g. a CPU's fp16 matmul next to its fp16 convolution): a ``ceiling_suspect``
+            finding says so instead of "healthy" or a share over 100%. For the copy bandwidth a second reading
+            is data kept in cache (the roofline counts every byte from memory), which the finding names. 1.25: the calibration is a median over
             10 calls at one size, and timer resolution and clock boost put a measured op a few percent above
             it (on the H200 a bf16 GEMM reached 107% of a 767 TFLOP/s calibration, 102% of the 794 TFLOP/s one,
             docs/benchmarks/h200-diagnosis.md); a quarter above is beyond that spread.

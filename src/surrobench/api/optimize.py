@@ -240,7 +240,9 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
-    """``{config label: the newest optimize-v1 config object}`` for the configs of ``results`` that were
-    optimized (same model, executed input shape, batch and device), for the diagnosis to cite."""
-    found = {r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device) for r in results}
+    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were
+    optimized (same model, every input's shape and dtype, batch and device), for the diagnosis to cite."""
+    found = {
+        r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs) for r in results
+    }
     return {label: entry for label, entry in found.items() if entry is not None}

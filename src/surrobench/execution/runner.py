@@ -26,7 +26,7 @@ from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
-from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, mutated_inputs
+from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, merge_flags, mutated_inputs
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.config import InputSpec
 from surrobench.records.run import ConfigResult
@@ -314,16 +314,18 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
 
     Samples are concatenated in round order and their statistics use the two-stage bootstrap
     (``LatencyStats.from_samples(..., rounds=R)``); throughput follows the merged median; the cold start is
-    the first round's (later rounds start warm); peak memory is the highest round's. A failed round makes
-    the merged result that round's failure.
+    the first round's (later rounds start warm); peak memory is the highest round's; the forward's flags
+    (a leak, a changed input) are those of any round (:func:`~surrobench.execution.sanity.merge_flags`). A
+    failed round makes the merged result that round's failure, with those flags.
     """
     first = rounds[0]
     if len(rounds) == 1:
         return first
     failed = next((r for r in rounds if r.status != "ok"), None)
-    extra = {**first.extra, "rounds": len(rounds)}
+    flags = {**merge_flags([r.extra for r in rounds]), "rounds": len(rounds)}
     if failed is not None:
-        return replace(failed, extra={**failed.extra, "rounds": len(rounds)})
+        return replace(failed, extra={**failed.extra, **flags})
+    extra = {**first.extra, **flags}
     samples = tuple(s for r in rounds for s in r.samples_ms)
     device_samples = tuple(s for r in rounds for s in r.device_samples_ms)
     latency = LatencyStats.from_samples(samples, rounds=len(rounds))

@@ -11,7 +11,7 @@
   :func:`input_digest` hashes the first input set before the cold call and again after the warm-up.
 
 Both land in the result's ``extra`` as structured fields (:data:`LEAK_KEY`, :data:`MUTATED_KEY`), named in the
-sweep's warnings.
+sweep's warnings; the rounds of one config (``run --rounds``) keep what any round saw (:func:`merge_flags`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import statistics
 import psutil
 import torch
 
-#: ``extra`` key of a config whose memory grew on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}``.
+#: ``extra`` key of a config whose memory grew on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}``
+#: (merged rounds add ``"rounds"``, how many of them grew: :func:`merge_flags`).
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
 MUTATED_KEY = "mutated_inputs"
@@ -66,6 +67,21 @@ class MemoryWatch:
             return None
         total = self.readings[-1] - self.readings[0]
         return {"bytes_per_call": int(per_call), "growth_bytes": int(total), "calls": len(steps)}
+
+
+def merge_flags(extras: list[dict]) -> dict:
+    """The forward flags of the rounds of one config (their results' ``extra``, in round order) as one: the
+    memory growth of the round that grew most per call, with ``"rounds"``, how many rounds grew; the changed
+    inputs of every round, sorted. A flag seen in one round only is kept: a leak or a mutation may show
+    once the allocator or the input sets are in another state. Empty when no round was flagged."""
+    growths = [e[LEAK_KEY] for e in extras if e.get(LEAK_KEY)]
+    mutated = sorted({i for e in extras for i in e.get(MUTATED_KEY, ())})
+    flags = {}
+    if growths:
+        flags[LEAK_KEY] = {**max(growths, key=lambda g: g["bytes_per_call"]), "rounds": len(growths)}
+    if mutated:
+        flags[MUTATED_KEY] = mutated
+    return flags
 
 
 def _tensor_digest(t: torch.Tensor) -> str:

@@ -63,6 +63,30 @@ def is_legacy(inputs: tuple[InputSpec, ...]) -> bool:
     return any(spec.dtype is None for spec in inputs)
 
 
+def inputs_json(inputs: tuple[InputSpec, ...]) -> list[dict]:
+    """``inputs`` as the run-v2 list, ``[{"shape": [...], "dtype": "float32"}, ...]`` (also optimize-v2's and
+    compare-v2's)."""
+    return [spec.to_json() for spec in inputs]
+
+
+def inputs_of(d: Mapping) -> tuple[InputSpec, ...]:
+    """The inputs of a JSON config object (run-v2 result, optimize-v2 config): its ``inputs``; for a document
+    that predates them (run-v1, optimize-v1), its primary ``input_shape`` alone, dtype None (none when no
+    input was built)."""
+    if "inputs" in d:
+        return tuple(InputSpec.from_json(spec) for spec in d["inputs"])
+    return (InputSpec(tuple(d["input_shape"]), None),) if d["input_shape"] else ()
+
+
+def same_inputs(a: tuple[InputSpec, ...], b: tuple[InputSpec, ...]) -> bool:
+    """Whether ``a`` and ``b`` name the same inputs: as many, each of the same shape, and of the same dtype
+    where both record one (a record that predates per-input identity has one input, dtype None: it matches a
+    config of that one input alone, never a multi-input config whose other inputs it cannot tell)."""
+    return len(a) == len(b) and all(
+        x.shape == y.shape and (x.dtype is None or y.dtype is None or x.dtype == y.dtype) for x, y in zip(a, b)
+    )
+
+
 class ConfigKey(NamedTuple):
     """(model, primary input shape as executed with the batch, batch, precision, device, mode, every input).
 
@@ -80,9 +104,14 @@ class ConfigKey(NamedTuple):
     inputs: tuple[InputSpec, ...] = ()
 
     def to_json(self) -> dict:
-        """The keys that name a config in a JSON report of schema v1 (profile-v1, perf-v1, compare-v1):
+        """The keys that name a config in a JSON report of schema v1 (profile-v1, perf-v1):
         ``input_shape`` as a list, without ``inputs``, which those schemas do not have (a run-v2 document
-        carries them per result)."""
+        carries them per result; :meth:`identity_json` has them)."""
         fields = self._asdict()
         del fields["inputs"]
         return {**fields, "input_shape": list(self.input_shape)}
+
+    def identity_json(self) -> dict:
+        """:meth:`to_json` with ``inputs``, the run-v2 list (``[{"shape": [...], "dtype": ...}, ...]``): the whole
+        identity, as compare-v2 names a config."""
+        return {**self.to_json(), "inputs": inputs_json(self.inputs)}

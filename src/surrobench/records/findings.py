@@ -29,6 +29,7 @@ KINDS: dict[str, str] = {
     "straggler": "one rank reaches the collectives late, step after step: the others wait for it",
     "comm_wait": "ranks spend time inside collectives waiting for a late peer instead of moving data",
     "comm_not_overlapped": "communication runs with no compute alongside it: the step waits for the transfer",
+    "ceiling_suspect": "ops measured past a calibrated ceiling by more than its spread: the calibration is too low",
 }
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
-from surrobench.records.config import ConfigKey, InputSpec, inputs_text, mode_text
+from surrobench.records.config import ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text, mode_text
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -162,7 +162,7 @@ class ConfigResult:
             "peak_reserved_bytes": self.peak_reserved_bytes,
             "top_op": self.top_op,
             "samples_ms": list(self.samples_ms),
-            "inputs": [spec.to_json() for spec in self.inputs],
+            "inputs": inputs_json(self.inputs),
         }
 
 
@@ -387,10 +387,6 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     gets its primary input of unknown dtype (:class:`~surrobench.records.config.InputSpec`).
     """
     throughput = d["throughput"]
-    if "inputs" in d:
-        inputs = tuple(InputSpec.from_json(spec) for spec in d["inputs"])
-    else:
-        inputs = (InputSpec(tuple(d["input_shape"]), None),) if d["input_shape"] else ()
     return ConfigResult(
         model=d["model"],
         shape_label="x".join(map(str, d["input_shape"])),
@@ -412,7 +408,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         peak_reserved_bytes=d["peak_reserved_bytes"],
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
-        inputs=inputs,
+        inputs=inputs_of(d),
         extra={**({"rounds": rounds} if rounds > 1 else {}), **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
     )
 

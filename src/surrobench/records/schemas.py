@@ -9,6 +9,9 @@ from __future__ import annotations
 #: run-v2: run-v1 with ``inputs`` per result (every input's shape and dtype); run-v1 documents still read.
 RUN = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
+#: compare-v2: compare-v1 with the paired rule's verdict (``inconclusive`` added) and ``speedup`` per config in
+#: place of the Mann-Whitney p-value, and ``inputs`` (every input's shape and dtype) per config entry (both sides)
+#: and per ``only_base`` / ``only_new`` entry. Nothing reads compare documents back.
 COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
@@ -21,7 +24,9 @@ PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
 SCENARIOS = "surrobench/scenarios-v1"
-OPTIMIZE = "surrobench/optimize-v1"
+#: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
+#: read, their configs identified by the primary input alone.
+OPTIMIZE = "surrobench/optimize-v2"
 CROSS_RANK = "surrobench/cross-rank-v1"
 RANK_TRACES = "surrobench/rank-traces-v1"
 SERVE = "surrobench/serve-v1"

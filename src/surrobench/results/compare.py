@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import is_legacy
+from surrobench.records.config import inputs_json, is_legacy
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
@@ -165,6 +165,7 @@ class ConfigComparison:
             "precision": b.precision,
             "device": b.device,
             "mode": b.mode,
+            "inputs": {"base": inputs_json(b.inputs), "new": inputs_json(n.inputs)},
             "status": {"base": b.status, "new": n.status},
             "median_ms": {"base": _get(b.latency_ms, "median"), "new": _get(n.latency_ms, "median")},
             "p95_ms": {"base": _get(b.latency_ms, "p95"), "new": _get(n.latency_ms, "p95")},
@@ -219,9 +220,11 @@ class RunComparison:
         return any(c.verdict == "regressed" for c in self.configs)
 
     def to_json(self) -> dict:
-        """The ``surrobench/compare-v2`` object; ratios are plain fractions (1.05 = 5% slower). v2 against v1:
-        the verdict ``inconclusive``; each config's ``speedup`` (the rule's record) in place of ``p_value``; no
-        ``alpha``."""
+        """The ``surrobench/compare-v2`` object (:data:`surrobench.records.schemas.COMPARE`); ratios are plain
+        fractions (1.05 = 5% slower). v2 against v1: the verdict ``inconclusive``; each config's ``speedup`` (the
+        rule's record) in place of ``p_value``; no ``alpha``; a config entry's ``inputs`` has both sides' (they
+        differ only in the dtype a run that predates per-input identity does not know), ``only_base``/``only_new``
+        name every input."""
 
         return {
             "schema": schemas.COMPARE,
@@ -230,8 +233,8 @@ class RunComparison:
             "threshold": self.threshold,
             "verdict_counts": self.verdict_counts,
             "configs": [c.to_json() for c in self.configs],
-            "only_base": [r.key().to_json() for r in self.only_base],
-            "only_new": [r.key().to_json() for r in self.only_new],
+            "only_base": [r.key().identity_json() for r in self.only_base],
+            "only_new": [r.key().identity_json() for r in self.only_new],
             "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
         }
 

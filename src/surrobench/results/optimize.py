@@ -1,4 +1,4 @@
-"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v1``.
+"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v2``.
 
 One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
 the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS
+from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.results.paired import Speedup
@@ -200,6 +200,7 @@ class ConfigOptimization:
         return {
             "model": b.model,
             "input_shape": list(b.input_shape),
+            "inputs": inputs_json(b.inputs),
             "batch": b.batch,
             "precision": b.precision,
             "device": b.device,
@@ -257,7 +258,7 @@ class OptimizeReport:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """The whole report as ``surrobench/optimize-v1``."""
+        """The whole report as ``surrobench/optimize-v2`` (:data:`surrobench.records.schemas.OPTIMIZE`)."""
         return {
             "schema": schemas.OPTIMIZE,
             "optimize_id": self.optimize_id,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.records.config import InputSpec
+from surrobench.records.config import InputSpec, inputs_of, same_inputs
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.results.owner import RunOwner
@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS kernel_stats (
     kernel_class TEXT NOT NULL, calls INTEGER NOT NULL, device_us REAL NOT NULL, share REAL NOT NULL, op TEXT,
     module TEXT, origin TEXT NOT NULL, fused_ops TEXT, PRIMARY KEY (config_id, rank)
 );
--- surrobench optimize: the whole optimize-v1 report, linked to the baseline and recipe runs it stored
+-- surrobench optimize: the whole optimize report, linked to the baseline and recipe runs it stored
 CREATE TABLE IF NOT EXISTS optimizations (
     optimize_id TEXT PRIMARY KEY, created TEXT NOT NULL, baseline_run_id TEXT NOT NULL REFERENCES runs(run_id),
     recipe_run_id TEXT REFERENCES runs(run_id), report_json TEXT NOT NULL
@@ -668,7 +668,7 @@ def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
 
 
 def add_optimization(store: ResultStore, report: dict) -> None:
-    """Store an optimize-v1 report (``OptimizeReport.to_json()``) and index its configs."""
+    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs."""
     with store._writing():
         store.conn.execute(
             "INSERT INTO optimizations VALUES (?, ?, ?, ?, ?)",
@@ -697,7 +697,7 @@ def add_optimization(store: ResultStore, report: dict) -> None:
 
 
 def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """The stored optimize-v1 report ``optimize_id`` (a unique prefix is accepted).
+    """The stored optimize report ``optimize_id`` (v1 or v2) (a unique prefix is accepted).
 
     Raises:
         UsageError: no report, or several, match.
@@ -712,7 +712,7 @@ def load_optimization(store: ResultStore, optimize_id: str) -> dict:
 
 
 def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
-    """The optimize-v1 reports that stored any of ``run_ids`` as their baseline or recipe run, oldest first."""
+    """The optimize reports that stored any of ``run_ids`` as their baseline or recipe run, oldest first."""
     marks = ", ".join("?" * len(run_ids))
     rows = store.conn.execute(
         f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
@@ -723,13 +723,24 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
 
 
 def latest_optimized_config(
-    store: ResultStore, model: str, input_shape: tuple[int, ...], batch: int, device: str
+    store: ResultStore,
+    model: str,
+    input_shape: tuple[int, ...],
+    batch: int,
+    device: str,
+    inputs: tuple[InputSpec, ...],
 ) -> dict | None:
-    """The newest optimize-v1 config object stored for this workload on this device, or None."""
-    row = store.conn.execute(
+    """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
+    (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
+    input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
+    configs that share a primary input it measured."""
+    rows = store.conn.execute(
         "SELECT c.config_json FROM optimize_configs c JOIN optimizations o ON o.optimize_id = c.optimize_id"
-        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC"
-        " LIMIT 1",
+        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC",
         (model, json.dumps(list(input_shape)), batch, device),
-    ).fetchone()
-    return json.loads(row[0]) if row else None
+    )
+    for (config_json,) in rows:
+        entry = json.loads(config_json)
+        if same_inputs(inputs_of(entry), inputs):
+            return entry
+    return None

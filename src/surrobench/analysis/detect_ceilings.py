@@ -1,0 +1,68 @@
+"""The ceiling_suspect detector: a measured rate above a calibrated ceiling is a verdict on the calibration.
+
+A machine cannot run faster than its own ceilings (Williams, Waterman, Patterson, CACM 52(4), 2009: the
+roofline bounds every op). An op holding a real share of the step that reaches more than
+``calibration_stale_ratio`` of the copy bandwidth or of the matmul peak therefore means the stored ceiling
+is too low (``surrobench calibrate`` on a busy host, another clock state, sizes too small), and every
+percentage against it is meaningless: the finding names the ceiling, the ratio and how to re-measure it,
+and the operator detectors (:mod:`surrobench.analysis.detect_ops`) give no verdict against it. The copy
+bandwidth has a second reading: the roofline counts every byte from memory, so ops whose data stays in
+cache also go past it; the action says so.
+"""
+
+from __future__ import annotations
+
+from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.roofline import SuspectCeiling, format_tflops
+from surrobench.analysis.thresholds import Thresholds
+from surrobench.records.findings import Evidence, Finding
+
+
+def _rate(suspect: SuspectCeiling, value: float) -> str:
+    return f"{value:.0f} GB/s" if suspect.ceiling == "copy" else f"{format_tflops(value)} TFLOP/s"
+
+
+def _name(suspect: SuspectCeiling) -> str:
+    return "copy bandwidth" if suspect.ceiling == "copy" else f"{suspect.precision} matmul peak"
+
+
+def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """The ceilings of ``ev``'s roofline that its ops exceed by more than ``calibration_stale_ratio``
+    (:meth:`~surrobench.analysis.roofline.RooflineReport.suspect_ceilings`, ops holding at least
+    ``bound_op_share_min`` of the time); None without a roofline or when the calibration holds. Evidence: per
+    ceiling, the fastest op's rate and its ratio to the ceiling (``value``, unit ``ratio``). Severity ``low``,
+    no gain: the fix is a new calibration, not a faster workload."""
+    roof = ev.roofline
+    if roof is None:
+        return None
+    suspects = roof.suspect_ceilings(th.calibration_stale_ratio, th.bound_op_share_min)
+    if not suspects:
+        return None
+    c = roof.ceilings
+    when = f"calibrated {c.measured}" if c.measured else c.note
+    evidence = tuple(
+        Evidence(
+            "roofline",
+            f"{', '.join(s.ops[:3])}: {_rate(s, s.achieved)} = {s.ratio:.1f}x the {_name(s)} "
+            f"{_rate(s, s.calibrated)} ({when})",
+            s.ratio,
+            "ratio",
+        )
+        for s in suspects
+    )
+    names = " and the ".join(_name(s) for s in suspects)
+    top = max(suspects, key=lambda s: s.ratio)
+    device = " --device cpu" if ev.on_cpu() else ""
+    action = f"re-run surrobench calibrate{device} on an idle machine, then diagnose again"
+    if any(s.ceiling == "copy" for s in suspects):
+        action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
+    return Finding(
+        "ceiling_suspect",
+        "low",
+        f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
+        "verdict against it",
+        evidence,
+        action,
+        None,
+        ev.label,
+    )
