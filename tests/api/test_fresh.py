@@ -158,11 +158,14 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
         "time.sleep(60)\n"
     )
     monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", child])
+    # a shell that starts the suite in the background has SIGINT ignored, and Python then keeps it ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         fresh._one_run("surrobench run", "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
     timer.cancel()
+    signal.signal(signal.SIGINT, previous)
     assert marker.read_text() == "interrupted"
 
 
