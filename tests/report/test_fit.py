@@ -11,7 +11,7 @@ from synthetic import config, latency_samples, run
 
 from surrobench.records.findings import Evidence, Finding
 from surrobench.report.comparison import comparison_tables
-from surrobench.report.findings import findings_rich
+from surrobench.report.findings import findings_brief
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.terminal import results_table
 from surrobench.results.compare import compare_runs
@@ -55,7 +55,7 @@ def test_comparison_and_findings_never_cut(width):
         12.345,
         config="m",
     )
-    out = _render(findings_rich([finding], "t", width=width), width)
+    out = _render(findings_brief([finding], width=width), width)
     assert {"stream_serialization", "medium", "12.345"} <= _tokens(out)
 
 

@@ -83,6 +83,9 @@ def diagnose(
         "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU).",
     ),
     markdown: Path | None = MarkdownOpt,
+    explain: bool = flag(
+        False, "--explain", help="Print each finding's evidence and whole action (the JSON and HTML always hold them)."
+    ),
     workers: int | None = WorkersOpt,
     dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:
@@ -133,7 +136,7 @@ def diagnose(
             "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         }
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
-    for renderable in findings_renderables(findings, title, width=console.width):
+    for renderable in findings_renderables(findings, title, width=console.width, explain=explain):
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")
