@@ -61,10 +61,12 @@ def test_comparison_and_findings_never_cut(width):
 
 def test_minor_columns_drop_before_rows_stack():
     cols = [Col("id", keep=True), Col("minor", keep=True, minor=1), Col("text")]
-    rows = [["a" * 14, "b" * 14, "some words here"]]
+    rows = [["a" * 14, "b" * 14, "some phrases here"]]
     wide = _render(fit_table(cols, rows, 120), 120)
     assert "b" * 14 in wide
-    narrow = _render(fit_table(cols, rows, 40), 40)
-    assert "a" * 14 in narrow and "b" * 14 not in narrow
-    stacked = _render(fit_table(cols, rows, 26), 26)
+    narrow = fit_table(cols, rows, 40)
+    assert [c.header for c in narrow.columns] == ["id", "text"] and "minor" in narrow.caption  # named, not silent
+    assert "a" * 14 in _render(narrow, 40) and "b" * 14 not in _render(narrow, 40)
+    assert "phrases" in _render(fit_table(cols, rows, 28), 28)  # text wraps at spaces, down to its longest word
+    stacked = _render(fit_table(cols, rows, 27), 27)
     assert "a" * 14 in stacked and "b" * 14 in stacked  # stacked: every field, one per line
