@@ -21,6 +21,18 @@ def test_diagnose_trace_writes_findings_json_and_markdown(tmp_path):
     assert "| launch_bound | high |" in md.read_text()
 
 
+def test_diagnose_prints_compact_findings_and_the_evidence_behind_explain(tmp_path, capsys):
+    out = tmp_path / "d.json"
+    assert run_cli(["diagnose", str(FNO), "--json", str(out)]) == 0
+    compact = capsys.readouterr().out
+    evidence = [e["text"] for f in json.loads(out.read_text())["findings"] for e in f["evidence"]]
+    assert "launch_bound" in compact and "--explain" in compact and evidence
+    assert not any(text in compact for text in evidence)
+    assert run_cli(["diagnose", str(FNO), "--explain"]) == 0
+    explained = " ".join(capsys.readouterr().out.split())
+    assert all(" ".join(text.split()) in explained for text in evidence)
+
+
 def test_diagnose_bad_inputs_exit_2(tmp_path, capsys):
     assert run_cli(["diagnose", str(tmp_path / "missing.json")]) == 2
     bad = tmp_path / "bad.toml"

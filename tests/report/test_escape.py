@@ -12,7 +12,7 @@ from synthetic import config, latency_samples
 
 from surrobench.records.findings import Evidence, Finding
 from surrobench.report.escape import plain, rich_escape
-from surrobench.report.findings import findings_rich
+from surrobench.report.findings import findings_explained
 from surrobench.report.terminal import results_table
 
 
@@ -43,5 +43,5 @@ def test_findings_table_prints_markup_in_op_names():
     finding = Finding(
         "memory_bound", "high", "[/]op is slow", (Evidence("profiler", "[/] 50%"),), "fuse [b]", 1.0, config="[/]model"
     )
-    out = _render(findings_rich([finding], "t"))
-    assert "[/]op is slow" in out and "[/] 50%" in out and "fuse [b]" in out
+    out = _render(findings_explained([finding]))
+    assert "[/]op is slow" in out and "[/] 50%" in out and "fuse [b]" in out and "[/]model" in out

@@ -11,7 +11,7 @@ from synthetic import config, latency_samples, run
 
 from surrobench.records.findings import Evidence, Finding
 from surrobench.report.comparison import comparison_tables
-from surrobench.report.findings import findings_rich
+from surrobench.report.findings import findings_brief
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.terminal import results_table
 from surrobench.results.compare import compare_runs
@@ -55,16 +55,18 @@ def test_comparison_and_findings_never_cut(width):
         12.345,
         config="m",
     )
-    out = _render(findings_rich([finding], "t", width=width), width)
+    out = _render(findings_brief([finding], width=width), width)
     assert {"stream_serialization", "medium", "12.345"} <= _tokens(out)
 
 
 def test_minor_columns_drop_before_rows_stack():
     cols = [Col("id", keep=True), Col("minor", keep=True, minor=1), Col("text")]
-    rows = [["a" * 14, "b" * 14, "some words here"]]
+    rows = [["a" * 14, "b" * 14, "some phrases here"]]
     wide = _render(fit_table(cols, rows, 120), 120)
     assert "b" * 14 in wide
-    narrow = _render(fit_table(cols, rows, 40), 40)
-    assert "a" * 14 in narrow and "b" * 14 not in narrow
-    stacked = _render(fit_table(cols, rows, 26), 26)
+    narrow = fit_table(cols, rows, 40)
+    assert [c.header for c in narrow.columns] == ["id", "text"] and "minor" in narrow.caption  # named, not silent
+    assert "a" * 14 in _render(narrow, 40) and "b" * 14 not in _render(narrow, 40)
+    assert "phrases" in _render(fit_table(cols, rows, 28), 28)  # text wraps at spaces, down to its longest word
+    stacked = _render(fit_table(cols, rows, 27), 27)
     assert "a" * 14 in stacked and "b" * 14 in stacked  # stacked: every field, one per line

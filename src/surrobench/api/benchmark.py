@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
@@ -133,7 +133,7 @@ def sweep_request(
     modes: str | Iterable[str] = "eager",
     device: str = "auto",
     warmup: int = MIN_WARMUP,
-    iters: int = MIN_ITERS,
+    iters: int = DEFAULT_ITERS,
     seed: int = 0,
     cudnn_benchmark: bool = False,
     input_sets: int = DEFAULT_INPUT_SETS,

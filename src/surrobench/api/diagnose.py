@@ -222,6 +222,21 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
     return record, cite_measured(findings, measured), warnings
 
 
+def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
+    """Diagnose a run held in memory (``surrobench.benchmark(..., db=None)``) from its results alone: the
+    run-level checks (memory pressure, precision, failed captures) and what each config's timing shows; a
+    timed run has no op table or trace, which the warning says."""
+    evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
+    findings = diagnose_run(
+        evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
+    )
+    note = (
+        f"run {record.run_id} diagnosed from the record alone: no op table or trace (a timed run, not profiled), "
+        "so only the run-level checks; surrobench.diagnose(model, ...) profiles the workload"
+    )
+    return findings, [note]
+
+
 def load_system_view(path: Path | None) -> SystemView | None:
     """A :class:`SystemView` from a JSON file: a bare SystemView object (:meth:`SystemView.to_json`) or a
     ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one config with a system view gives it.
@@ -271,7 +286,7 @@ def diagnose(
     model: str | None = None,
     *,
     trace: str | Path | None = None,
-    run: str | None = None,
+    run: str | RunRecord | None = None,
     db: str | Path | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     system: SystemView | None = None,
@@ -285,10 +300,12 @@ def diagnose(
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep; ``sweep`` takes the
     keywords of :func:`surrobench.api.benchmark.sweep_request`), ``trace`` (a Kineto or nsys trace alone; a
     folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, from its stored op
-    tables and the traces that still exist).
+    tables and the traces that still exist; or a :class:`RunRecord`, e.g. of ``benchmark(..., db=None)``:
+    looked up by its id in ``db`` when ``db`` is given, else diagnosed from the record alone,
+    :func:`diagnose_record`).
 
     ``db``: where a workload's run is stored (None: in memory) or where ``run`` is looked up (None: the
-    default ``surrobench.db``). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
+    default ``surrobench.db``; for a RunRecord, none). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
     measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
     ``counters``: on CUDA, measure each config's top kernels under Nsight Compute; their memory-, compute- and
     occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
@@ -304,6 +321,12 @@ def diagnose(
         findings, ranks = diagnose_trace(load_trace(trace), thresholds, system=system)
         context = {"trace": str(trace)} | ({"cross_rank": ranks.to_dict()} if ranks is not None else {})
         return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", cross_rank=ranks)
+    if isinstance(run, RunRecord) and db is None:
+        findings, warnings = diagnose_record(run, thresholds)
+        context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
+        return Diagnosis(tuple(findings), context, f"diagnosis of run {run.run_id}", tuple(warnings), run)
+    if isinstance(run, RunRecord):
+        run = run.run_id
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings = diagnose_stored(run, store, thresholds)

@@ -53,5 +53,6 @@ def analyze(
     traces = analyze_rank_traces(
         rank_files, diagnose=False, gap_threshold_ns=gap_threshold_ns, workers=workers, dask_scheduler=dask_scheduler
     )
-    console.print(rank_traces_rich(traces, render_timeline, f"cross-rank findings of {len(rank_files)} rank traces"))
+    title = f"cross-rank findings of {len(rank_files)} rank traces"
+    console.print(rank_traces_rich(traces, render_timeline, title, width=console.width))
     write_json(json_path, traces.to_dict())

@@ -85,6 +85,9 @@ def diagnose(
         "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU).",
     ),
     markdown: Path | None = MarkdownOpt,
+    explain: bool = flag(
+        False, "--explain", help="Print each finding's evidence and whole action (the JSON and HTML always hold them)."
+    ),
     workers: int | None = WorkersOpt,
     dask_scheduler: str | None = DaskSchedulerOpt,
 ) -> None:
@@ -134,7 +137,7 @@ def diagnose(
     failed = context.get("failed_configs", [])
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)
-    for renderable in findings_renderables(findings, title, width=console.width):
+    for renderable in findings_renderables(findings, title, width=console.width, explain=explain):
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")

@@ -151,14 +151,15 @@ def optimize_command(
 
 
 def _show(doc: dict, db: str | None) -> None:
-    """The report on the terminal, its warnings (a busy host, failed baselines) before the line that says where
-    it was stored, as ``run`` prints them; its lines unwrapped (soft_wrap), so a command line printed in it stays
-    one line to paste also when the output is piped at a fixed width."""
+    """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
+    line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
+    (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
+    fixed width."""
     from surrobench.report.optimize import optimize_renderables
 
-    *configs, stored = optimize_renderables(doc, db)
+    *configs, stored = optimize_renderables(doc, db, width=console.width)
     for renderable in configs:
-        console.print(renderable, soft_wrap=True)
+        console.print(renderable, crop=False)
     print_warnings(doc.get("warnings", []))
     console.print(stored, soft_wrap=True)
 

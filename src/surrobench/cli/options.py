@@ -24,7 +24,7 @@ from rich.console import Console
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
-from surrobench.execution.config import MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
+from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.report.progress import progress_hooks
@@ -89,9 +89,6 @@ PrecisionOpt = typer.Option("fp32", "--precision", help="fp32, tf32, fp16, bf16;
 ModeOpt = typer.Option("eager", "--mode", help="eager, compile, cudagraph; comma-separated.")
 DeviceOpt = typer.Option("auto", "--device", help="cpu, cuda or auto (cuda when available).")
 WarmupOpt = count_option(MIN_WARMUP, "--warmup", help="Untimed iterations after the cold start.")
-# The default meets the tool's own bar: at least the course text's MIN_ITERS (50), and the MIN_SAMPLES_FOR_P95
-# (60) samples under which `compare` calls a P95 untrustworthy.
-DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
 ItersOpt = count_option(
     DEFAULT_ITERS,
     "--iters",

@@ -6,6 +6,7 @@ import contextlib
 from dataclasses import dataclass
 
 from surrobench.records.config import EXEC_SETTINGS, mode_text
+from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.workload.spec import ShapeSpec
 
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
@@ -15,6 +16,10 @@ MIN_ITERS = 50
 #: 32-bit int, far above any useful value; a larger one (a typo, ``--iters 99999999999999999999``) is bad input,
 #: refused before anything runs, where it would overflow later (SQLite stores at most a 64-bit INTEGER).
 MAX_COUNT = 2**31 - 1
+#: The default of the library and the command line alike: at least :data:`MIN_ITERS`, and the
+#: :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples under which ``compare`` calls a P95
+#: untrustworthy.
+DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
 
 
 def low_iterations_note(warmup: int, iters: int) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields, replace
 
-from surrobench.records import schemas
+from surrobench.records import schemas, tabular
 from surrobench.records.config import ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text, mode_text
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
@@ -188,6 +188,23 @@ class RunRecord:
         if len(self.results) > self.REPR_RESULTS:
             lines.append(f"  ... {len(self.results) - self.REPR_RESULTS} more>")
         return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: a small HTML table, a row per result (:func:`surrobench.records.tabular.run_html`)."""
+        return tabular.run_html(self)
+
+    def to_records(self) -> list[dict]:
+        """One flat dict per result (:data:`surrobench.records.tabular.RECORD_KEYS`: times in ms, memory in
+        bytes), for a notebook, a CSV writer or a DataFrame; needs no pandas."""
+        return tabular.run_records(self)
+
+    def to_pandas(self):
+        """:meth:`to_records` as a ``pandas.DataFrame``; pandas is imported here, on first use.
+
+        Raises:
+            ImportError: pandas is not installed (a one-line message saying so).
+        """
+        return tabular.run_dataframe(self)
 
     def to_json(self) -> dict:
         """The whole run as ``surrobench/run-v2``."""

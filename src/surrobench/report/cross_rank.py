@@ -13,9 +13,11 @@ from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.api.rank_traces import RankTraces
 from surrobench.report.escape import rich_escape
-from surrobench.report.findings import findings_rich
+from surrobench.report.findings import findings_renderables
 
 HEADER = ("rank", "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "last", "late ms", "extra ops")
+#: Under the compact findings of ``analyze``, which has no ``--explain``.
+RANK_TRACES_HINT = "the evidence behind each finding: --json, or surrobench diagnose of these traces with --explain"
 MAX_PRINTED_RANKS = 4
 """Ranks whose whole timeline report is printed; the others are in the JSON (64 ranks would scroll away)."""
 
@@ -53,10 +55,14 @@ def cross_rank_rich(report: CrossRankReport) -> Group:
 
 
 def rank_traces_rich(
-    traces: RankTraces, timeline: Callable[[TimelineReport], RenderableType] | None, title: str
+    traces: RankTraces,
+    timeline: Callable[[TimelineReport], RenderableType] | None,
+    title: str,
+    width: int | None = None,
 ) -> Group:
     """The first :data:`MAX_PRINTED_RANKS` ranks' timeline reports through ``timeline`` (None: none),
-    the per-rank table and the findings table titled ``title``."""
+    the per-rank table and the findings titled ``title``, compact (fitted to ``width`` cells; the evidence
+    is in ``--json`` and ``diagnose --explain``: :func:`~surrobench.report.findings.findings_renderables`)."""
     parts: list = []
     if timeline is not None:
         parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]
@@ -64,7 +70,5 @@ def rank_traces_rich(
             parts.append(f"({len(traces.ranks) - MAX_PRINTED_RANKS} more ranks' timeline reports in --json)")
     if traces.cross_rank is not None:
         parts.append(cross_rank_rich(traces.cross_rank))
-    parts.append(findings_rich(list(traces.findings), rich_escape(title)))
-    if not traces.findings:
-        parts.append("no findings: nothing above the report floor (see surrobench.analysis.thresholds)")
+    parts += findings_renderables(list(traces.findings), title, width, hint=RANK_TRACES_HINT)
     return Group(*parts)

@@ -1,22 +1,42 @@
-"""The judgment table (docs/sources.md, method §4) for the terminal (rich) and for docs (markdown).
+"""The judgment table (docs/sources.md, method §4) for the terminal (rich) and for docs (markdown, HTML).
 
-Columns: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
+In the terminal a diagnosis is read on one screen first (:func:`findings_brief`: a line or two per finding,
+its kind, severity, where, estimated gain and action), the numbers behind it on request
+(:func:`findings_explained`, ``diagnose --explain``). The markdown and HTML tables and the JSON always
+hold everything: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
 timeline side (timeline, run and system evidence), the action and the estimated gain in ms per step.
+
+Text is wrapped at spaces only and a word too long for its line is cut with an ellipsis, never broken
+(rich's ``overflow="fold"`` breaks words: ``torch.co/mpile``); cut text is whole in ``--explain``.
 """
 
 from __future__ import annotations
 
+import textwrap
+
+from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from surrobench.records.findings import Finding
-from surrobench.report.escape import md_escape, rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.report.escape import md_escape, plain, rich_escape
 from surrobench.report.markdown import md_table
 
 #: Printed under an empty judgment table.
 NO_FINDINGS = "no findings: nothing above the report floor (see surrobench.analysis.thresholds)"
 PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
+#: Where a finding of a trace diagnosed alone (no config) is.
+TRACE_WHERE = "trace"
+#: The fields the compact view prints for every finding, in order; ``summary`` follows them on the first
+#: line where it fits whole or shortened to at least :data:`_MIN_SUMMARY_CELLS`, else it waits for --explain.
+BRIEF_FIELDS = ("severity", "kind", "where", "gain", "action")
+#: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
+BRIEF_ACTION_LINES = 2
+_MIN_SUMMARY_CELLS = 24
+_ACTION_INDENT = "    → "
+_ELLIPSIS = " …"
 
 
 def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
@@ -62,21 +82,81 @@ HEADER = (
 )
 
 
-def findings_rich(findings: list[Finding], title: str, width: int | None = None) -> Table:
-    """A rich table, one row per finding, most important first (as given), fitted to ``width`` terminal
-    cells (kind, severity and gain never cut; one stacked block per finding when the columns do not fit:
-    :func:`~surrobench.report.fit.fit_table`). Every cell is text, never markup
-    (:func:`~surrobench.report.escape.rich_escape`); the caller's ``title`` is markup."""
-    rows = []
-    for f in findings:
-        cells = [rich_escape(c) for c in finding_row(f)]
-        cells[1] = f"[{_STYLE[f.severity]}]{f.severity}[/]"
-        rows.append(cells)
-    columns = [
-        Col(col, "right" if col == "est. gain ms" else "left", keep=col in ("kind", "severity", "est. gain ms"))
-        for col in HEADER
-    ]
-    return fit_table(columns, rows, width, title=title, show_lines=True)
+def brief_cells(f: Finding) -> dict[str, str]:
+    """The compact view's fields of ``f`` (:data:`BRIEF_FIELDS` and ``summary``), plain text: ``where`` is
+    the config, or :data:`TRACE_WHERE`; ``gain`` the estimated saving in ms per step, ``gain ?`` when unknown."""
+    gain = "gain ?" if f.estimated_gain_ms is None else f"gain {f.estimated_gain_ms:.3f} ms/step"
+    return {
+        "severity": f.severity,
+        "kind": f.kind,
+        "where": plain(f.config or TRACE_WHERE),
+        "gain": gain,
+        "action": plain(f.action),
+        "summary": plain(f.summary),
+    }
+
+
+def _line(text: str, style: str = "") -> Text:
+    """One terminal line that is never wrapped: too long, it ends in an ellipsis."""
+    return Text(text, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def _shorten(text: str, cells: int, lines: int) -> list[str]:
+    """``text`` wrapped at spaces into at most ``lines`` lines of ``cells`` cells, the last ending in " …"
+    where text was left out; a single word longer than ``cells`` stays whole (the renderer cuts it)."""
+    return textwrap.wrap(
+        text, cells, max_lines=lines, placeholder=_ELLIPSIS, break_long_words=False, break_on_hyphens=False
+    ) or [""]
+
+
+def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
+    """The compact view, most important first (as given): per finding a first line with the severity, kind,
+    estimated gain, where (and the summary where it fits), then the action on at most
+    :data:`BRIEF_ACTION_LINES` lines, fitted to ``width`` terminal cells (None: every line whole)."""
+    cells = [brief_cells(f) for f in findings]
+    pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
+    lines: list[Text] = []
+    for c in cells:
+        head = Text(overflow="ellipsis")  # the summary is sized to fit; on a narrow terminal `where` wraps at spaces
+        head.append(c["severity"].ljust(pad["severity"]), style=_STYLE[c["severity"]])
+        head.append(f"  {c['kind'].ljust(pad['kind'])}  {c['gain'].ljust(pad['gain'])}  ", style="bold")
+        where = c["where"].ljust(pad["where"])
+        room = None if width is None else width - head.cell_len - len(where) - 2
+        if room is not None and room < _MIN_SUMMARY_CELLS:  # no room for the summary: where unpadded, alone
+            where, room = c["where"], 0
+        head.append(where)
+        if room is None or room > 0:
+            summary = c["summary"] if room is None else _shorten(c["summary"], room, 1)[0]
+            head.append(f"  {summary}", style="dim")
+        lines.append(head)
+        if width is None:
+            lines.append(_line(_ACTION_INDENT + c["action"]))
+            continue
+        wrapped = _shorten(c["action"], max(width - len(_ACTION_INDENT), 1), BRIEF_ACTION_LINES)
+        lines += [_line((_ACTION_INDENT if i == 0 else " " * len(_ACTION_INDENT)) + w) for i, w in enumerate(wrapped)]
+    return Group(*lines)
+
+
+def _explained_one(f: Finding, number: int) -> Group:
+    c = brief_cells(f)
+    head = Text(f"{number}. ")
+    head.append(c["severity"], style=_STYLE[f.severity])
+    head.append(f"  {c['kind']}  {c['gain']}  ", style="bold")
+    head.append(c["where"])
+    body = Table.grid(padding=(0, 2))
+    body.add_column(style="dim", no_wrap=True)
+    body.add_column(overflow="ellipsis")  # wraps at spaces; only a word wider than the column is cut
+    body.add_row("summary", Text(c["summary"]))
+    for e in f.evidence:
+        body.add_row(e.source, Text(plain(e.text)))
+    body.add_row("action", Text(c["action"]))
+    return Group(head, Padding(body, (0, 0, 1, 3)))
+
+
+def findings_explained(findings: list[Finding]) -> Group:
+    """``--explain``: per finding its header line (severity, kind, gain, where), then the summary, each piece
+    of evidence with its source and the whole action, wrapped at spaces to the terminal."""
+    return Group(*(_explained_one(f, i) for i, f in enumerate(findings, 1)))
 
 
 def findings_markdown(findings: list[Finding]) -> str:
@@ -85,10 +165,23 @@ def findings_markdown(findings: list[Finding]) -> str:
     return md_table(HEADER, rows)
 
 
-def findings_renderables(findings: list[Finding], title: str, width: int | None = None) -> list[Table | str]:
-    """What ``surrobench diagnose`` prints: the judgment table titled ``title`` (plain text, escaped here),
-    and :data:`NO_FINDINGS` under it when it is empty."""
-    return [findings_rich(findings, rich_escape(title), width=width)] + ([] if findings else [NO_FINDINGS])
+#: The last line of the compact view: where the rest is.
+BRIEF_HINT = "--explain prints the evidence and whole actions; --json and the HTML report always hold them"
+
+
+def findings_renderables(
+    findings: list[Finding], title: str, width: int | None = None, *, explain: bool = False, hint: str = BRIEF_HINT
+) -> list[Text | Group | str]:
+    """What ``surrobench diagnose`` prints: ``title`` (plain text, printed literally) with the number of
+    findings, then :func:`findings_brief` and ``hint`` (``explain``: :func:`findings_explained`), or
+    :data:`NO_FINDINGS` when there are none."""
+    count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    heading = Text(f"{plain(title)}: {count}", style="bold")
+    if not findings:
+        return [heading, NO_FINDINGS]
+    if explain:
+        return [heading, findings_explained(findings)]
+    return [heading, findings_brief(findings, width), Text(hint, style="dim")]
 
 
 def findings_section_markdown(findings: list[Finding], title: str) -> str:

@@ -2,9 +2,10 @@
 
 Rich squeezes a table that is too wide by cutting cells with an ellipsis (``382.…``, ``1x3x…``) or by
 breaking words (``severit y``). :func:`fit_table` sizes the columns itself: columns of numbers and ids
-(``keep``) are never wrapped or cut, free text wraps at spaces; when the kept columns still do not fit,
-minor columns are dropped (highest ``minor`` first), and when even that is not enough each row is
-stacked as ``field  value`` lines, so every value is still printed whole.
+(``keep``) are never wrapped or cut, free text wraps at spaces (a column is at least as wide as its longest
+word, up to :data:`_MAX_WORD_CELLS`); when the kept columns still do not fit, minor columns are dropped
+(highest ``minor`` first) and the table's caption names them (:func:`dropped_line`), and when even that is
+not enough each row is stacked as ``field  value`` lines, so every value is still printed whole.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.report.escape import rich_escape
+
 #: Rich's cell padding (one space each side) and the vertical rule between cells.
 _PER_COLUMN = 3
-#: Narrowest width a free-text column is squeezed to before columns are dropped.
-_MIN_TEXT_WIDTH = 8
+#: Longest word of a free-text column kept whole; a longer one (a 60-character op name) may be folded
+#: rather than stack the whole table on an 80-column terminal.
+_MAX_WORD_CELLS = 32
 #: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
 _STACKED_FIELD_WIDTH = 12
 
@@ -41,11 +45,36 @@ def _cell_len(cell: str) -> int:
 
 def _need(col: Col, cells: list[str]) -> int:
     """The narrowest width ``col`` may take: a kept column its widest cell and its whole header (rich does not
-    wrap the header of a column it does not wrap), a text column a few characters but its longest header word."""
-    widest = max((_cell_len(c) for c in cells), default=0)
+    wrap the header of a column it does not wrap), a text column its longest word (header or cell; cells'
+    words up to :data:`_MAX_WORD_CELLS`), so that it wraps at spaces only."""
     if col.keep:
-        return max(len(col.header), widest)
-    return max(max((len(word) for word in col.header.split()), default=1), min(widest, _MIN_TEXT_WIDTH))
+        return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
+    words = [Text.from_markup(c).plain.split() for c in cells]
+    longest = max((Text(w).cell_len for ws in words for w in ws), default=0)
+    return max(max((len(word) for word in col.header.split()), default=1), min(longest, _MAX_WORD_CELLS))
+
+
+def _natural(col: Col, cells: list[str]) -> int:
+    """The width ``col`` takes unwrapped: its header or its widest line."""
+    return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
+
+
+def _share(spare: int, need: list[int], natural: list[int]) -> list[int]:
+    """Column widths from ``need`` with ``spare`` cells given out towards ``natural``, the columns that
+    want least first. Sized here, not by rich: rich squeezes a too-wide table evenly, below the widths
+    that keep words whole, then widens them again past the terminal."""
+    widths = list(need)
+    wants = sorted(range(len(need)), key=lambda i: natural[i] - need[i])
+    for n, i in enumerate(wants):
+        give = min(max(natural[i] - need[i], 0), spare // (len(wants) - n))
+        widths[i] += give
+        spare -= give
+    return widths
+
+
+def dropped_line(headers: Sequence[str], width: int) -> str:
+    """The caption of a table whose columns ``headers`` were left out to fit ``width`` terminal cells."""
+    return rich_escape(f"not shown at {width} columns: {', '.join(headers)} (a wider terminal or --json shows them)")
 
 
 def fit_table(
@@ -71,15 +100,28 @@ def fit_table(
             keep.remove(minors.pop(0))
         if total() > width:
             return _stacked(columns, rows, title, caption)
+        dropped = [col.header for i, col in enumerate(columns) if i not in keep]
+        if dropped:
+            caption = "\n".join(filter(None, (caption, dropped_line(dropped, width))))
+    sizes = (
+        None
+        if width is None
+        else _share(
+            width - total(),
+            [need[i] for i in keep],
+            [need[i] if columns[i].keep else _natural(columns[i], [row[i] for row in rows]) for i in keep],
+        )
+    )
     table = Table(title=title, caption=caption, show_lines=show_lines)
-    for i in keep:
+    for n, i in enumerate(keep):
         col = columns[i]
         table.add_column(
             col.header,
             justify=col.justify,
             no_wrap=col.keep,
-            min_width=need[i] if col.keep else None,
-            overflow="ellipsis" if col.keep else "fold",
+            min_width=need[i],
+            width=None if sizes is None else sizes[n],
+            overflow="ellipsis" if col.keep else "fold",  # fold: only a word over _MAX_WORD_CELLS
         )
     for row in rows:
         table.add_row(*(row[i] for i in keep))

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import shlex
 
-from rich import box
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
 from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 from surrobench.results.fresh import process_speedups
 
@@ -22,7 +24,7 @@ COLUMNS = (
     ("candidate", "name"),
     ("verdict", "verdict"),
     ("median ms", "median"),
-    ("baseline ms, same window", "baseline_ms"),
+    ("baseline ms (same window)", "baseline_ms"),
     ("P95 ms", "p95"),
     ("peak MiB", "peak_mib"),
     ("top op", "top_op"),
@@ -163,48 +165,84 @@ def stored_line(doc: dict, db: str | None = None) -> str:
     return text
 
 
-#: The terminal shows the columns as two tables of at most ~75 characters each, so an 80-column terminal
-#: shows every number whole; the reasons and top ops follow as lines.
+#: The terminal shows the columns as two tables, each fitted to the terminal
+#: (:func:`~surrobench.report.fit.fit_table`: headers wrap at spaces, numbers are never cut, the highest
+#: ``minor`` columns are left out first and named under the table); the reasons and top ops follow as lines.
 _TERMINAL_TABLES = (
-    ("name", "verdict", "median", "baseline_ms", "p95", "peak_mib"),
-    ("name", "speedup", "rel_l2", "setup_s", "break_even"),
+    (
+        Col("candidate", keep=True),
+        Col("verdict", keep=True),
+        Col("median ms", "right"),
+        Col("baseline ms (same window)", "right", minor=1),
+        Col("P95 ms", "right", minor=3),
+        Col("peak MiB", "right", minor=2),
+    ),
+    (
+        Col("candidate", keep=True),
+        Col("speedup [95% CI]", "right", keep=True),
+        Col("rel L2", "right"),
+        Col("setup s", "right", minor=1),
+        Col("break-even calls", "right", minor=2),
+    ),
 )
+_KEYS = {title: key for title, key in COLUMNS}
 
 
-def _terminal_table(title: str | None, keys: tuple[str, ...], table_rows: list[dict[str, str]]) -> Table:
-    titles = dict((key, t) for t, key in COLUMNS)
-    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1))
-    for key in keys:  # numbers and verdicts are never cut: each column is at least as wide as its widest cell
-        table.add_column(
-            titles[key],
-            justify="left" if key in _LEFT else "right",
-            overflow="fold",
-            min_width=max(len(row[key]) for row in table_rows),
-        )
+def _terminal_table(title: str | None, cols: tuple[Col, ...], table_rows: list[dict[str, str]], width) -> Table:
+    cells = []
     for row in table_rows:
-        cells = [rich_escape(row[key]) for key in keys]
+        line = [rich_escape(row[_KEYS[col.header]]) for col in cols]
         style = _VERDICT_STYLE.get(row["verdict"])
-        if style and "verdict" in keys:
-            cells[1] = f"[{style}]{cells[1]}[/]"
-        table.add_row(*cells)
-    return table
+        if style and cols[1].header == "verdict":
+            line[1] = f"[{style}]{line[1]}[/]"
+        cells.append(line)
+    return fit_table(cols, cells, width, title=title)
 
 
-def optimize_renderables(doc: dict, db: str | None = None) -> list:
-    """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`), each reason and
-    top op on a line, the recipe; then the stored runs and how to compare them."""
+def off_device(entry: dict) -> list[str]:
+    """The candidates of ``entry`` found infeasible because their remedy does not run on the config's device
+    (the remedy catalogue's ``devices``, :func:`surrobench.execution.remedies.candidate_remedies`: on the CPU,
+    the CUDA-only remedies, which optimize names so that the search says what it left out)."""
+    device = entry["device"]
+    devices = {r.name: r.devices for r in candidate_remedies(device, thorough=True)}
+    return [
+        c["name"]
+        for c in entry["candidates"]
+        if c["verdict"] == "infeasible" and c["name"] in devices and device not in devices[c["name"]]
+    ]
+
+
+def _verbatim(line: str) -> Text:
+    """A line to paste (code, a command): never wrapped or cut, however narrow the terminal (printed with
+    ``crop=False``)."""
+    return Text(line, no_wrap=True, overflow="ignore")
+
+
+def optimize_renderables(doc: dict, db: str | None = None, width: int | None = None) -> list:
+    """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`) fitted to ``width``
+    cells, each reason and top op on a line, the remedies that do not run on the device named once on one
+    line (:func:`off_device`; their rows and reasons are in the JSON, markdown and HTML), the recipe; then
+    the stored runs and how to compare them (to print with ``soft_wrap=True``: command lines). Code and
+    command lines in a config are :class:`~rich.text.Text` that must not be wrapped: print with ``crop=False``."""
     out: list = []
     for entry in doc["configs"]:
-        table_rows = rows(entry)
-        first, second = (
-            _terminal_table(rich_escape(config_title(entry)) if i == 0 else None, keys, table_rows)
-            for i, keys in enumerate(_TERMINAL_TABLES)
-        )
+        skipped = off_device(entry)
+        table_rows = [row for row in rows(entry) if row["name"] not in skipped]
+        tables = [
+            _terminal_table(rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width)
+            for i, cols in enumerate(_TERMINAL_TABLES)
+        ]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
+        if skipped:
+            lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
-        out.append(
-            Group(first, second, *(rich_escape(line) for line in lines + recipe_lines(entry, doc.get("verify", 0))))
-        )
+        verbatim = {f"    {c}" for c in entry["recipe"].get("code", ())}
+        verbatim.add(f"run it: {entry['recipe'].get('run_command')}")
+        recipe = [
+            _verbatim(line) if line in verbatim else rich_escape(line)
+            for line in recipe_lines(entry, doc.get("verify", 0))
+        ]
+        out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db)))
     return out
 

@@ -1,0 +1,136 @@
+"""The diagnosis in the terminal: a compact view by default (a line or two per finding: severity, kind,
+where, gain, action), the evidence behind --explain, words never broken (docs/design.md, "Findings")."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from surrobench.api.diagnose import diagnose
+from surrobench.records.findings import Evidence, Finding
+from surrobench.report.findings import (
+    BRIEF_ACTION_LINES,
+    BRIEF_HINT,
+    brief_cells,
+    findings_brief,
+    findings_explained,
+    findings_renderables,
+)
+
+UNET = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "unet_256_b1_fp32_h200.json.gz"
+LONG_ACTION = (
+    "normalization (aten::native_group_norm): a reduction per (batch x group) row then an elementwise pass: at a "
+    "small batch too few rows to keep the processors busy: raise the batch; fuse the norm with its activation "
+    "(torch.compile); keep NCHW for GroupNorm (channels_last measured slower on the H200)"
+)
+
+
+def _findings() -> list[Finding]:
+    return [
+        Finding(
+            "memory_bound",
+            "high",
+            "3.802 ms per step in memory-bound ops (aten::native_group_norm)",
+            (
+                Evidence("profiler", "aten::native_group_norm: 57% of op time, 3.802 ms per step"),
+                Evidence("roofline", "0.87 FLOP/byte < ridge 12.6, 128 GB/s = 3% of 4021 GB/s"),
+                Evidence("timeline", "GPU busy 95% of the profiled window"),
+            ),
+            LONG_ACTION,
+            3.681,
+            config="unet2d 1x3x512x512 b1 fp32 eager",
+        ),
+        Finding(
+            "compute_bound",
+            "info",
+            "compute-bound ops at 60% of the fp32 matmul peak",
+            (Evidence("roofline", "aten::convolution 117 FLOP/byte >= ridge 12.6, 30.5 TFLOP/s"),),
+            "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs",
+            None,
+            config="unet2d 1x3x512x512 b1 fp32 eager",
+        ),
+    ]
+
+
+def _render(renderables, width: int) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None)
+    for r in renderables:
+        console.print(r)
+    return out.getvalue()
+
+
+def _words(findings: list[Finding], extra: str) -> set[str]:
+    """Every whitespace-separated word the findings (and ``extra``) hold, as the renderers may print it."""
+    texts = (
+        [extra]
+        + [v for f in findings for v in brief_cells(f).values()]
+        + [e.text for f in findings for e in f.evidence]
+    )
+    texts += [e.source for f in findings for e in f.evidence] + ["summary", "action", "→"]
+    return {w for t in texts for w in t.split()}
+
+
+def _unbroken(out: str, findings: list[Finding], extra: str = "") -> None:
+    """No word of the output is a piece of a word: each is whole, or cut at its end with an ellipsis."""
+    known = _words(findings, extra)
+    for word in out.split():
+        if word.endswith("…") or word == "…" or word.rstrip(".").isdigit():  # cut at the end; "1." numbering
+            continue
+        assert word in known, word
+
+
+@pytest.mark.parametrize("width", (80, 100, 160))
+def test_compact_view_prints_the_brief_fields_of_each_finding_and_no_evidence(width):
+    findings = _findings()
+    out = _render([findings_brief(findings, width)], width)
+    lines = out.rstrip("\n").split("\n")
+    assert max(len(line) for line in lines) <= width
+    assert len(lines) <= len(findings) * (1 + BRIEF_ACTION_LINES)  # a line or two per finding, at most three
+    starts = [i for i, line in enumerate(lines) if not line.startswith(" ")]
+    assert len(starts) == len(findings)  # one header line per finding, in the order given
+    for start, f in zip(starts, findings):
+        c = brief_cells(f)
+        assert lines[start].split()[:2] == [f.severity, f.kind]
+        assert c["gain"] in lines[start] and c["where"] in " ".join(lines[start : start + 2])
+    assert "gain 3.681 ms/step" in out and "gain ?" in out
+    assert LONG_ACTION.split(":")[0] in out and "healthy near the peak" in out
+    assert not any(e.text in out for f in findings for e in f.evidence)
+    _unbroken(out, findings)
+
+
+def test_explain_prints_every_piece_of_evidence_and_the_whole_action():
+    findings = _findings()
+    out = _render([findings_explained(findings)], 100)
+    flat = " ".join(out.split())
+    for f in findings:
+        assert all(" ".join(e.text.split()) in flat for e in f.evidence)
+        assert " ".join(f.action.split()) in flat and f.summary in flat and f.config in flat
+    assert "…" not in out
+    _unbroken(out, findings)
+
+
+def test_a_real_trace_reads_on_one_screen_and_explains_in_full():
+    findings = list(diagnose(trace=UNET).findings)
+    assert findings
+    renderables = findings_renderables(findings, "diagnosis of a trace", width=100)
+    out = _render(renderables, 100)
+    assert str(renderables[-1]) == BRIEF_HINT and out.startswith(f"diagnosis of a trace: {len(findings)} finding")
+    assert len(out.splitlines()) <= 2 + len(findings) * (1 + BRIEF_ACTION_LINES)
+    assert all(f.kind in out and brief_cells(f)["gain"] in out for f in findings)
+    _unbroken(out, findings, f"diagnosis of a trace: {len(findings)} findings {BRIEF_HINT}")
+    explained = _render(findings_renderables(findings, "t", width=100, explain=True), 100)
+    assert all(" ".join(e.text.split()) in " ".join(explained.split()) for f in findings for e in f.evidence)
+    _unbroken(explained, findings, f"t: {len(findings)} findings")
+
+
+def test_a_word_wider_than_the_terminal_is_cut_at_its_end_never_broken():
+    token = "torch.compile(mode='reduce-overhead',fullgraph=True)"
+    findings = [Finding("launch_bound", "high", "idle", (Evidence("timeline", token),), f"use {token} here", 1.0)]
+    for out in (_render([findings_brief(findings, 40)], 40), _render([findings_explained(findings)], 40)):
+        assert max(len(line) for line in out.splitlines()) <= 40
+        assert any(w.endswith("…") and token.startswith(w[:-1]) for w in out.split())
+        _unbroken(out, findings)

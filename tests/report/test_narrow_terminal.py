@@ -1,0 +1,146 @@
+"""At 80 columns: a column left out is named under its table, the state of a run is never hidden, and the
+optimize tables fit the terminal (issue 23, "At 80 columns"); on the CPU the CUDA-only remedies are one line."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from synthetic import config, latency_samples
+
+from surrobench.report.history import history_table
+from surrobench.report.optimize import off_device, optimize_renderables, rows
+from surrobench.report.terminal import results_table
+from surrobench.results.store import RunSummary
+
+ALL_RESULT_COLUMNS = ("model", "shape", "B", "prec", "mode", "median ms", "P95 ms", "samples/s", "points/s", "peak MiB")
+
+
+def _render(renderable, width: int, **print_kw) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(renderable, **print_kw)
+    return out.getvalue()
+
+
+def _headers(table) -> list[str]:
+    return [c.header for c in table.columns]
+
+
+@pytest.mark.parametrize("width", (80, 100))
+def test_run_table_names_the_columns_it_leaves_out(width):
+    results = [config(latency_samples(382.25, 0.01, n=20), size=1024, batch=16)]
+    table = results_table(results, title="run x", width=width)
+    shown, wide = _headers(table), _headers(results_table(results, title="run x", width=None))
+    assert set(ALL_RESULT_COLUMNS) <= set(wide)
+    dropped = [h for h in wide if h not in shown]
+    if dropped:
+        assert all(h in table.caption for h in dropped) and f"not shown at {width} columns" in table.caption
+        assert all(h in _render(table, width) for h in dropped)
+    else:
+        assert table.caption is None
+    assert width > 80 or dropped  # 80 columns cannot hold the throughput and memory columns
+
+
+def _summary(run_id: str, state: str, tag: str | None = "optimize:baseline", failed: int = 0) -> RunSummary:
+    return RunSummary(
+        run_id, "2026-12-01T21:45:50", tag, "NVIDIA H200", ("fno2d", "scenario:groupnorm-large"), 4, failed, state
+    )
+
+
+@pytest.mark.parametrize("width", (40, 60, 80, 120))
+def test_history_always_shows_the_state_and_names_what_it_leaves_out(width):
+    runs = [_summary("20261201-214550-2aa6", "running"), _summary("20261201-214551-2aa7", "interrupted", None, 1)]
+    table = history_table(runs, "runs", width=width)
+    out = _render(table, width)
+    assert "running" in out and "interrupted" in out and "4, 1 failed" in out
+    headers = _headers(table)
+    if table.show_header:  # a table, not stacked field/value lines
+        assert "state" in headers
+        for left_out in {"tag", "device", "models"} - set(headers):
+            assert left_out in table.caption
+    else:
+        assert "state" in list(table.columns[0].cells)
+
+
+def _cpu_doc() -> dict:
+    def cand(name, verdict, reason, speedup=None):
+        return {
+            "name": name,
+            "verdict": verdict,
+            "reason": reason,
+            "speedup": speedup,
+            "rel_l2": 1e-7 if speedup else None,
+            "setup_s": 0.1 if speedup else None,
+            "break_even_calls": None,
+            "median_ms": 6.0 if speedup else None,
+            "baseline_ms": 8.0 if speedup else None,
+            "p95_ms": 6.5 if speedup else None,
+            "peak_mem_bytes": 2**24 if speedup else None,
+            "top_op": None,
+        }
+
+    entry = {
+        "model": "fno2d",
+        "label": "fno2d 1x3x16x16 b1 fp32 eager",
+        "input_shape": [1, 3, 16, 16],
+        "batch": 1,
+        "precision": "fp32",
+        "device": "cpu",
+        "mode": "eager",
+        "error": None,
+        "baseline": {"median_ms": 8.0, "p95_ms": 8.7, "peak_mem_bytes": 2**23, "top_op": None, "setup_s": 0.01},
+        "candidates": [
+            cand("cudagraph", "infeasible", "needs CUDA: CUDA graphs are a CUDA feature"),
+            cand("tf32", "infeasible", "needs CUDA: TF32 is a tensor-core format of NVIDIA GPUs"),
+            cand(
+                "channels_last+compile-max-autotune-no-cudagraphs",
+                "accepted",
+                "1.33x over the baseline",
+                {"median": 1.33, "ci95": [1.29, 1.37], "noise_floor": 0.03},
+            ),
+            cand("threads=1", "infeasible", "torch's default here is 1 threads: the baseline already runs 1"),
+        ],
+        "recommended": [],
+        "recipe": {"code": [], "run_command": None},
+        "not_tried": [],
+        "notes": [],
+    }
+    return {
+        "schema": "surrobench/optimize-v1",
+        "optimize_id": "o1",
+        "baseline_run_id": "b1",
+        "recipe_run_id": None,
+        "tolerance": 0.01,
+        "configs": [entry],
+    }
+
+
+def test_optimize_on_the_cpu_names_the_cuda_only_remedies_once():
+    doc = _cpu_doc()
+    (entry,) = doc["configs"]
+    assert off_device(entry) == ["cudagraph", "tf32"]  # threads=1 is infeasible for another reason: its own row
+    assert [r["name"] for r in rows(entry)][1:] == [c["name"] for c in entry["candidates"]]  # markdown, HTML: all
+    group, _ = optimize_renderables(doc, width=100)
+    tables = [r for r in group.renderables if hasattr(r, "columns")]
+    names = {cell for t in tables for cell in t.columns[0].cells}
+    assert names == {"baseline", "channels_last+compile-max-autotune-no-cudagraphs", "threads=1"}
+    lines = [r for r in group.renderables if isinstance(r, str)]
+    assert "not for cpu (not timed): cudagraph, tf32" in lines
+    assert not any(line.startswith(("cudagraph:", "tf32:")) for line in lines)  # no reason line of their own
+
+
+@pytest.mark.parametrize("width", (60, 80, 92))
+def test_optimize_tables_fit_the_terminal_and_name_what_they_leave_out(width):
+    group, stored = optimize_renderables(_cpu_doc(), width=width)
+    out = _render(group, width, crop=False)
+    assert max(len(line) for line in out.splitlines()) <= width  # no recipe here: nothing verbatim to overflow
+    for table in (r for r in group.renderables if hasattr(r, "columns") and r.show_header):
+        wide = {"candidate", "verdict", "median ms", "baseline ms (same window)", "P95 ms", "peak MiB"}
+        wide = (
+            wide
+            if _headers(table)[1] == "verdict"
+            else {"candidate", "speedup [95% CI]", "rel L2", "setup s", "break-even calls"}
+        )
+        for left_out in wide - set(_headers(table)):
+            assert left_out in table.caption
