@@ -12,6 +12,9 @@ from pathlib import Path
 from synthetic import config, latency_samples, run
 
 import surrobench.api.profile as profile_api
+from surrobench.analysis.detect_counters import MEASURED, counter_findings
+from surrobench.api.counters import remeasure
+from surrobench.api.diagnose import device_ceilings, diagnose
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.execution.config import ExecConfig
 from surrobench.records.kernels import KernelRows
@@ -53,7 +56,7 @@ def _profile(tmp_path, monkeypatch, ncu_body: str):
     cfg = ExecConfig("patch-transformer", ShapeSpec(size=256), 8, "fp32", "cuda", "eager", 5, 20, False, 0, 1)
     result = config(latency_samples(3.9, 0.0), model="patch-transformer")
     with ResultStore(tmp_path / "r.db") as store:
-        store.begin_run(run(RUN_ID, []))
+        store.begin_run(run(RUN_ID, [], device_name="NVIDIA H200", env={"device": "cuda"}))
         config_id = store.add_result(RUN_ID, result)
         report = profile_api.profile_config(cfg, result, config_id, store, ProfileOptions(counters=True), RUN_ID)
         return report, load_counters(store, config_id)
@@ -75,3 +78,17 @@ def test_refused_counters_are_one_warning_and_the_profile_stands(tmp_path, monke
     assert report.status == "ok" and report.kernel_table is not None
     assert stored.problem.kind == "permission" and stored.kernels == ()
     assert [w for w in report.warnings if "ERR_NVGPUCTRPERM" in w]
+
+
+def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, _ = _profile(tmp_path, monkeypatch, body)
+    diagnosis = diagnose(run=RUN_ID, db=tmp_path / "r.db")
+    # what diagnose_workload reads right after measuring: the counters against the table and the ceilings
+    ceilings, _ = device_ceilings(diagnosis.run)
+    measured = remeasure(report.counters, report.kernel_table, ceilings)
+    expected = counter_findings(report.label(), measured, ceilings)
+    got = [f for f in diagnosis.findings if f.evidence_source == MEASURED]
+    assert expected and sorted(got, key=lambda f: f.kind) == sorted(expected, key=lambda f: f.kind)
+    assert diagnosis.context["counters"] == {report.label(): measured.to_json()}
+    assert all(k.roof_tflops is not None for k in measured.kernels if k.precision is not None)
