@@ -9,6 +9,7 @@ import json
 import stat
 from pathlib import Path
 
+from conftest import run_cli
 from synthetic import config, latency_samples, run
 
 import surrobench.api.profile as profile_api
@@ -92,3 +93,14 @@ def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
     assert expected and sorted(got, key=lambda f: f.kind) == sorted(expected, key=lambda f: f.kind)
     assert diagnosis.context["counters"] == {report.label(): measured.to_json()}
     assert all(k.roof_tflops is not None for k in measured.kernels if k.precision is not None)
+
+
+def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeypatch, capsys):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, stored = _profile(tmp_path, monkeypatch, body)
+    out = tmp_path / "d.json"
+    assert run_cli(["diagnose", "--run", RUN_ID, "--db", str(tmp_path / "r.db"), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"counters: {len(stored.kernels)} kernel launches, {stored.passes} passes" in printed
+    assert "Nsight Compute counters" in printed
+    assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
