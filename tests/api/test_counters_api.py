@@ -16,10 +16,12 @@ import surrobench.api.profile as profile_api
 from surrobench.analysis.detect_counters import MEASURED, counter_findings
 from surrobench.api.counters import remeasure
 from surrobench.api.diagnose import device_ceilings, diagnose
+from surrobench.api.report import build_report
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.execution.config import ExecConfig
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
+from surrobench.report.html import report_page
 from surrobench.results.counters import load_counters
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
@@ -104,3 +106,14 @@ def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeyp
     assert f"counters: {len(stored.kernels)} kernel launches, {stored.passes} passes" in printed
     assert "Nsight Compute counters" in printed
     assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
+
+
+def test_the_report_draws_the_stored_counters_on_the_run_roofline(tmp_path, monkeypatch):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, stored = _profile(tmp_path, monkeypatch, body)
+    built = build_report([RUN_ID], db=tmp_path / "r.db")
+    roof = built.rooflines[RUN_ID]
+    assert list(roof.measured) == [report.label()] and roof.estimated == {}
+    assert roof.ceilings == device_ceilings(built.runs[0])[0]
+    assert len(roof.measured[report.label()]["kernels"]) == len(stored.kernels)
+    assert 'alt="roofline, measured and estimated points"' in report_page(built)

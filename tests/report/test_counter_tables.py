@@ -1,5 +1,6 @@
-"""The compact counters table of ``profile --counters`` / ``diagnose --counters``, on the real H200 capture of
-one patch-transformer step (tests/fixtures/ncu/README.md)."""
+"""The compact counters table of ``profile --counters`` / ``diagnose --counters`` and the report's roofline of
+measured and estimated points, on the real H200 capture of one patch-transformer step
+(tests/fixtures/ncu/README.md)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,25 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from rich.console import Console
 from rich.table import Table
 from synthetic import config
 
 from surrobench.analysis.counters import measure_all
+from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.op_readings import read_table
+from surrobench.analysis.roofline import roofline
 from surrobench.api.profile import ProfileReport
 from surrobench.collect.ncu_parse import parse_raw_csv
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, CounterProblem
 from surrobench.records.kernels import KernelRows
-from surrobench.records.ops import OpTable
+from surrobench.records.ops import OpStat, OpTable
 from surrobench.report.counter_tables import COLUMNS, counter_rows, counters_renderables
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
 from surrobench.report.op_tables import profile_renderables
+from surrobench.report.roofline_plot import ESTIMATED_LABEL, MEASURED_LABEL, measured_points, roofline_figure
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ncu"
 #: `surrobench calibrate` on the same H200 (docs/benchmarks/h200-counters.md)
@@ -88,3 +93,38 @@ def test_the_profile_prints_the_counters_after_the_kernels(counters):
     tables = _tables(profile_renderables([report], top_n=5, width=120))
     assert [c.header for c in tables[-1].columns] == list(COLUMNS)
     assert not _tables(profile_renderables([{**report, "counters": None}], top_n=5, width=120))[1:]
+
+
+def _estimated() -> dict:
+    """The estimated roofline of a 256x256 matmul then a relu, 10 us each per step (FLOP counts)."""
+    costs = count_op_costs(lambda: (torch.randn(256, 256) @ torch.randn(256, 256)).relu())
+    stats = (
+        OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 0.5, 10.0),
+        OpStat("aten::relu", "elementwise/activation", 1, 10.0, 10.0, 0.5, 10.0),
+    )
+    return roofline(OpTable(stats, "device", 20.0, 1, "profiler"), costs, H200, "fp32").to_json()
+
+
+def _series(fig) -> dict[str, object]:
+    """``{legend label: its scatter collection}`` of the figure's one panel."""
+    (ax,) = fig.axes
+    return {c.get_label(): c for c in ax.collections}
+
+
+def test_the_roofline_draws_measured_and_estimated_points_apart(counters):
+    measured = {"tf": counters.to_json()}
+    fig = roofline_figure(measured, {"mm": _estimated()}, H200)
+    series = _series(fig)
+    assert set(series) == {f"{MEASURED_LABEL}: tf", f"{ESTIMATED_LABEL}: mm"}
+    points = series[f"{MEASURED_LABEL}: tf"]
+    assert len(points.get_offsets()) == len(measured_points(measured["tf"])) > 0
+    assert points.get_facecolors()[0][3] > 0  # filled
+    assert len(series[f"{ESTIMATED_LABEL}: mm"].get_facecolors()) == 0  # hollow: another marker face
+    assert fig.axes[0].get_xscale() == "log"
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert f"DRAM {H200.copy_gbps:.0f} GB/s" in legend and any(t.startswith("tf32 ") for t in legend)
+
+
+def test_the_roofline_has_only_the_series_that_exist(counters):
+    assert set(_series(roofline_figure({"tf": counters.to_json()}, {}, None))) == {f"{MEASURED_LABEL}: tf"}
+    assert roofline_figure({"tf": ConfigCounters().to_json()}, {}, H200) is None
