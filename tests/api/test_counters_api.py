@@ -9,13 +9,19 @@ import json
 import stat
 from pathlib import Path
 
+from conftest import run_cli
 from synthetic import config, latency_samples, run
 
 import surrobench.api.profile as profile_api
+from surrobench.analysis.detect_counters import MEASURED, counter_findings
+from surrobench.api.counters import remeasure
+from surrobench.api.diagnose import device_ceilings, diagnose
+from surrobench.api.report import build_report
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.execution.config import ExecConfig
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
+from surrobench.report.html import report_page
 from surrobench.results.counters import load_counters
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
@@ -53,7 +59,7 @@ def _profile(tmp_path, monkeypatch, ncu_body: str):
     cfg = ExecConfig("patch-transformer", ShapeSpec(size=256), 8, "fp32", "cuda", "eager", 5, 20, False, 0, 1)
     result = config(latency_samples(3.9, 0.0), model="patch-transformer")
     with ResultStore(tmp_path / "r.db") as store:
-        store.begin_run(run(RUN_ID, []))
+        store.begin_run(run(RUN_ID, [], device_name="NVIDIA H200", env={"device": "cuda"}))
         config_id = store.add_result(RUN_ID, result)
         report = profile_api.profile_config(cfg, result, config_id, store, ProfileOptions(counters=True), RUN_ID)
         return report, load_counters(store, config_id)
@@ -75,3 +81,39 @@ def test_refused_counters_are_one_warning_and_the_profile_stands(tmp_path, monke
     assert report.status == "ok" and report.kernel_table is not None
     assert stored.problem.kind == "permission" and stored.kernels == ()
     assert [w for w in report.warnings if "ERR_NVGPUCTRPERM" in w]
+
+
+def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, _ = _profile(tmp_path, monkeypatch, body)
+    diagnosis = diagnose(run=RUN_ID, db=tmp_path / "r.db")
+    # what diagnose_workload reads right after measuring: the counters against the table and the ceilings
+    ceilings, _ = device_ceilings(diagnosis.run)
+    measured = remeasure(report.counters, report.kernel_table, ceilings)
+    expected = counter_findings(report.label(), measured, ceilings)
+    got = [f for f in diagnosis.findings if f.evidence_source == MEASURED]
+    assert expected and sorted(got, key=lambda f: f.kind) == sorted(expected, key=lambda f: f.kind)
+    assert diagnosis.context["counters"] == {report.label(): measured.to_json()}
+    assert all(k.roof_tflops is not None for k in measured.kernels if k.precision is not None)
+
+
+def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeypatch, capsys):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, stored = _profile(tmp_path, monkeypatch, body)
+    out = tmp_path / "d.json"
+    assert run_cli(["diagnose", "--run", RUN_ID, "--db", str(tmp_path / "r.db"), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"counters: {len(stored.kernels)} kernel launches, {stored.passes} passes" in printed
+    assert "Nsight Compute counters" in printed
+    assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
+
+
+def test_the_report_draws_the_stored_counters_on_the_run_roofline(tmp_path, monkeypatch):
+    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    report, stored = _profile(tmp_path, monkeypatch, body)
+    built = build_report([RUN_ID], db=tmp_path / "r.db")
+    roof = built.rooflines[RUN_ID]
+    assert list(roof.measured) == [report.label()] and roof.estimated == {}
+    assert roof.ceilings == device_ceilings(built.runs[0])[0]
+    assert len(roof.measured[report.label()]["kernels"]) == len(stored.kernels)
+    assert 'alt="roofline, measured and estimated points"' in report_page(built)

@@ -338,7 +338,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         from surrobench.analysis.thresholds import load_thresholds
         from surrobench.api.diagnose import diagnose_stored
 
-        _, findings, notes = diagnose_stored(report.baseline_run_id, store, load_thresholds(None))
+        _, findings, notes, _ = diagnose_stored(report.baseline_run_id, store, load_thresholds(None))
         assert findings == [] and any("no op table stored" in n for n in notes)
         assert any("surrobench optimize measured threads=1" in n and "--threads 1" in n for n in notes)
     assert recipe.results[0].extra["threads"] == 1 and base.results[0].extra["threads"] == 2

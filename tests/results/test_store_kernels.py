@@ -84,6 +84,6 @@ def test_a_stored_run_is_diagnosed_from_its_stored_kernel_classes(tmp_path):
         config_id = store.add_result(record.run_id, result)
         store.add_op_table(config_id, op_table)
         store.add_kernel_table(config_id, rows.finish(active_steps=op_table.active_steps, source="profiler"))
-        _, findings, _ = diagnose_stored(record.run_id, store, DEFAULT_THRESHOLDS)
+        _, findings, _, _ = diagnose_stored(record.run_id, store, DEFAULT_THRESHOLDS)
     (finding,) = [f for f in findings if f.kind == "matmul_precision"]
     assert [e.value for e in finding.evidence] == [1.0]

@@ -38,6 +38,7 @@ from surrobench.records.findings import Finding, diagnosis_json, rank_findings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
+from surrobench.results.counters import load_counters
 from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
@@ -50,7 +51,7 @@ class Diagnosis:
     Attributes:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "failed_configs"}`` (:func:`workload_context`),
-            ``{"run_id", "failed_configs"}`` or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+            ``{"run_id", "counters", "failed_configs"}`` (a stored run) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -187,11 +188,18 @@ def diagnose_workload(
     return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
 
 
-def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[RunRecord, list[Finding], list[str]]:
+def diagnose_stored(
+    run_id: str, store: ResultStore, th: Thresholds
+) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Diagnose a stored run from its op tables and, where the files still exist, its traces (no roofline:
-    that needs the model run once)."""
+    that needs the model run once); returns the run, ranked findings, warnings and each config's evidence.
+
+    Counters stored with a config (``--counters``, :func:`surrobench.results.counters.load_counters`) are read
+    again against its kernel table and the device's ceilings (:func:`device_ceilings`), as
+    :func:`diagnose_workload` reads them, so the measured findings are the ones of the measuring run."""
     record = store.load_run(run_id)
     evidence, warnings = [], []
+    ceilings, note = device_ceilings(record)
     for result in record.results:
         config_id = result.config_id
         table = store.load_op_table(config_id)
@@ -209,17 +217,22 @@ def diagnose_stored(run_id: str, store: ResultStore, th: Thresholds) -> tuple[Ru
         if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
             known["kernel_table"] = kernels
         if trace and Path(trace).exists():
-            evidence.append(trace_evidence(load_trace(trace), **known))
+            ev = trace_evidence(load_trace(trace), **known)
         else:
             warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
-            evidence.append(ConfigEvidence(**known))
+            ev = ConfigEvidence(**known)
+        stored = load_counters(store, config_id)
+        evidence.append(replace(ev, counters=remeasure(stored, ev.kernel_table, ceilings)) if stored else ev)
+    if any(ev.counters is not None for ev in evidence):
+        warnings.append(note)
     findings = diagnose_run(
         evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
+    findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
     measured = measured_for(store, record.results)
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
-    return record, cite_measured(findings, measured), warnings
+    return record, cite_measured(findings, measured), warnings, evidence
 
 
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
@@ -329,8 +342,12 @@ def diagnose(
         run = run.run_id
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
-            record, findings, warnings = diagnose_stored(run, store, thresholds)
-        context = {"run_id": record.run_id, "failed_configs": failed_configs_json(record.results)}
+            record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
+        context = {
+            "run_id": record.run_id,
+            "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
+            "failed_configs": failed_configs_json(record.results),
+        }
         return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id}", tuple(warnings), record)
     named_model(model, "diagnose")
     plan = sweep_plan(model, caller=diagnose, **sweep)

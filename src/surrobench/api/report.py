@@ -23,6 +23,7 @@ from surrobench.api.compare import (
     load_serve_run,
     op_times,
 )
+from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import ServeRecord
@@ -30,6 +31,23 @@ from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
 from surrobench.results.store import DEFAULT_DB, ResultStore, optimizations_of_runs
 from surrobench.trace import load_trace
 from surrobench.trace.model import Timeline
+
+
+@dataclass(frozen=True)
+class RunRoofline:
+    """What a run's roofline figure draws (:mod:`surrobench.report.roofline_plot`).
+
+    Attributes:
+        measured: ``{config label: counters JSON}`` of the configs measured with ``--counters``
+            (:meth:`~surrobench.records.counters.ConfigCounters.to_json`, read against ``ceilings``).
+        estimated: ``{config label: roofline JSON}`` of the configs with an estimated roofline
+            (:meth:`~surrobench.analysis.roofline.RooflineReport.to_json`).
+        ceilings: the device's ceilings the points are read against (None: none known).
+    """
+
+    measured: Mapping[str, dict]
+    estimated: Mapping[str, dict]
+    ceilings: Ceilings | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,8 @@ class Report:
             capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).
         kernel_classes: ``{label as in op_tables: {kernel class: share of kernel time}}`` of every config of a
             database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
+        rooflines: ``{run id: its roofline points}`` of every database run with measured counters or an
+            estimated roofline (:class:`RunRoofline`).
     """
 
     runs: tuple[RunRecord, ...]
@@ -63,6 +83,7 @@ class Report:
     serve_runs: tuple[ServeRecord, ...] = ()
     serve_comparison: ComparedServeRuns | None = None
     kernel_classes: Mapping[str, Mapping[str, float]] | None = None
+    rooflines: Mapping[str, RunRoofline] | None = None
 
 
 def build_report(
@@ -119,18 +140,20 @@ def build_report(
                 if not (isinstance(ref, RunRecord) or is_run_file(ref))
                 for label, table in _kernel_tables(store, r)
             }
+    diagnoses = {r.run_id: _diagnosis(ref, r, db, thresholds) for ref, r in zip(runs, records)}
     return Report(
         runs=records,
         comparison=comparison,
         op_tables=by_label,
         cpu_op_labels=cpu_labels,
-        findings={r.run_id: _diagnosis(ref, r, db, thresholds) for ref, r in zip(runs, records)},
+        findings={run_id: findings for run_id, (findings, _) in diagnoses.items()},
         timeline=timeline,
         timeline_title=Path(trace).name if trace is not None else "",
         optimizations=optimizations,
         serve_runs=served,
         serve_comparison=_capacity_pair(served, db),
         kernel_classes=classes,
+        rooflines={run_id: roof for run_id, (_, roof) in diagnoses.items() if roof is not None},
     )
 
 
@@ -149,15 +172,24 @@ def _kernel_tables(store: ResultStore, record: RunRecord):
             yield f"{record.run_id[-4:]} {c.label()}", table
 
 
-def _diagnosis(ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds) -> list[Finding]:
-    """The run's findings as ``diagnose --run`` gives them (op tables and traces of a stored run); for a run
-    JSON file or a record the run-level findings of its results alone."""
+def _diagnosis(
+    ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds
+) -> tuple[list[Finding], RunRoofline | None]:
+    """The run's findings as ``diagnose --run`` gives them (op tables and traces of a stored run) and its
+    roofline points (None without any); for a run JSON file or a record the run-level findings of its results
+    alone."""
     if isinstance(ref, RunRecord) or is_run_file(ref):
-        return diagnose_run(
+        findings = diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
         )
+        return findings, None
     # api.diagnose, home of the stored run's diagnosis, imports torch (it also runs workloads): only here
-    from surrobench.api.diagnose import diagnose_stored
+    from surrobench.api.diagnose import device_ceilings, diagnose_stored
 
     with ResultStore(db, read_only=True) as store:
-        return diagnose_stored(record.run_id, store, thresholds)[1]
+        _, findings, _, evidence = diagnose_stored(record.run_id, store, thresholds)
+    measured = {ev.label: ev.counters.to_json() for ev in evidence if ev.counters and ev.counters.kernels}
+    estimated = {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}
+    if not measured and not estimated:
+        return findings, None
+    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0])

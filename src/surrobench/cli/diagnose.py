@@ -50,6 +50,7 @@ from surrobench.cli.options import (
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
+from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown
@@ -137,6 +138,8 @@ def diagnose(
     failed = context.get("failed_configs", [])
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)
+    for renderable in counters_renderables(context.get("counters", {}), width=console.width):
+        console.print(renderable)
     for renderable in findings_renderables(findings, title, width=console.width, explain=explain):
         console.print(renderable)
     if markdown is not None:

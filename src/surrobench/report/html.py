@@ -17,7 +17,7 @@ import html
 from matplotlib.figure import Figure
 
 from surrobench.api.compare import ComparedServeRuns
-from surrobench.api.report import Report
+from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
 from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
@@ -27,6 +27,7 @@ from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, cap
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
+from surrobench.report.roofline_plot import roofline_figure
 from surrobench.report.findings import HEADER, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import (
@@ -89,6 +90,8 @@ class ReportInput:
         serve_comparison: the capacity comparison of two serve runs.
         kernel_classes: ``{config label: {kernel class: share of kernel time}}`` (GPU configs with a kernel
             table, :mod:`surrobench.records.kernels`) for the kernel-class breakdown.
+        rooflines: ``{run id: its roofline points}`` (:class:`surrobench.api.report.RunRoofline`), drawn in the
+            run's section, measured and estimated points marked apart (:mod:`surrobench.report.roofline_plot`).
     """
 
     runs: tuple[RunRecord, ...]
@@ -102,6 +105,7 @@ class ReportInput:
     serve_runs: tuple[ServeRecord, ...] = ()
     serve_comparison: ComparedServeRuns | None = None
     kernel_classes: Mapping[str, Mapping[str, float]] | None = None
+    rooflines: Mapping[str, RunRoofline] | None = None
 
 
 def escape(text: object) -> str:
@@ -174,7 +178,14 @@ def _findings_html(findings: Sequence[Finding] | None) -> str:
     )
 
 
-def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None) -> str:
+def _roofline_html(roof: RunRoofline | None) -> str:
+    if roof is None:
+        return ""
+    figure = roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops")
+    return _figure(figure, "roofline, measured and estimated points")
+
+
+def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None, roof: RunRoofline | None = None) -> str:
     env = run.env
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
@@ -189,6 +200,7 @@ def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None) -> s
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
+        _roofline_html(roof),
         _findings_html(findings),
     ]
     return "\n".join(p for p in parts if p)
@@ -308,7 +320,8 @@ def render_report(data: ReportInput) -> str:
         target = data.serve_comparison.capacity.target_p99_ms
         sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
     for run in data.runs:
-        sections.append((f"Run {run.run_id}", _run_section(run, (data.findings or {}).get(run.run_id))))
+        findings, roof = (data.findings or {}).get(run.run_id), (data.rooflines or {}).get(run.run_id)
+        sections.append((f"Run {run.run_id}", _run_section(run, findings, roof)))
     for record in data.serve_runs:
         sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.escape import md_escape, plain, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.kernel_tables import kernel_table_rich, note_lines
@@ -147,7 +148,8 @@ def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
 def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
     """What ``surrobench profile`` prints: for each profiled config that ran (``status`` ok), its op table
     (:func:`op_table_rich`), its readings, its top kernels with their attribution notes where a kernel table was
-    recorded (:mod:`surrobench.report.kernel_tables`) and where its trace is, as plain text (never markup)."""
+    recorded (:mod:`surrobench.report.kernel_tables`), its Nsight Compute counters where measured
+    (:mod:`surrobench.report.counter_tables`) and where its trace is, as plain text (never markup)."""
     out: list[Table | Text] = []
     for report in reports:
         if report["status"] != "ok":
@@ -158,6 +160,8 @@ def profile_renderables(reports: list[dict], top_n: int, width: int | None = Non
         if kernels and kernels["kernels"]:
             out.append(kernel_table_rich(kernels, width=width))
             out += [Text(plain(f"attribution: {line}")) for line in note_lines(kernels)]
+        if report.get("counters"):  # --counters (profile-v2)
+            out += counters_renderables({label(report): report["counters"]}, width)
         if report["trace_path"]:
             out.append(Text(plain(f"trace: {report['trace_path']}")))
     return out
