@@ -57,7 +57,7 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     assert len(recipe["process_speedups"]) == 3 and recipe["process_speedups"][1:] == recipe["window_speedups"][-2:]
     assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
     # a minute of fresh processes is announced before it starts (no --verify: no second line)
-    assert phases == ["timing threads=1 and the baseline in 2 pair(s) of fresh processes (outside the search budget)"]
+    assert phases == ["timing threads=1 and the baseline in 2 pair(s) of fresh processes (within the budget)"]
 
 
 def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_path, monkeypatch):
@@ -216,3 +216,78 @@ def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_window
     assert launched == ["confirm:baseline", "confirm:recipe"]
     note = next(n for n in entry.notes if "pair(s) of fresh processes" in n)
     assert "runs of the processes that finished: run-1" in note and note.endswith("interrupted by Ctrl-C")
+
+
+def test_the_fresh_processes_use_the_parents_compile_cache(tmp_path, monkeypatch):
+    from surrobench.api import fresh
+
+    seen = []
+
+    def one_run(command, tag, db, out, timeout_s):
+        seen.append(fresh._env())
+        return [6.0 if tag.endswith("baseline") else 0.3] * 100, "run-1"
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHINDUCTOR_FX_GRAPH_CACHE", raising=False)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    optimize_plans(_request("thread_bound.py:build", 0, process_pairs=1), ResultStore(":memory:"))
+    assert len(seen) == 2
+    assert all(env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache") for env in seen)
+    assert all(env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "1" for env in seen)
+
+
+class _Clock:
+    """A planted ``time`` module: each fake process advances it by its planted seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+
+def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monkeypatch):
+    from surrobench.api import fresh
+
+    clock = _Clock()
+
+    def one_run(command, tag, db, out, timeout_s):
+        clock.now += 7.0  # each process takes 7 s: a pair 14 s
+        return [1.0] * 4, "run"
+
+    monkeypatch.setattr(fresh, "time", clock)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    # the first pair is estimated at 10 s and fits the 25 s left; the second, at the first's 14 s, would end at 28
+    budget = fresh.PairBudget(deadline=25.0, pair_s=10.0)
+    found = process_windows(
+        "surrobench run a", "surrobench run b", pairs=3, rounds=1, warmup=0, iters=4, db=None, budget=budget
+    )
+    assert (found.windows, found.skipped) == (1, 2) and budget.pair_s == 14.0
+    nothing = process_windows(
+        "surrobench run a",
+        "surrobench run b",
+        pairs=2,
+        rounds=1,
+        warmup=0,
+        iters=4,
+        db=None,
+        budget=fresh.PairBudget(deadline=clock.now + 5.0, pair_s=10.0),
+    )
+    assert (nothing.windows, nothing.skipped, nothing.run_ids) == (0, 2, ())
+
+
+def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
+    from surrobench.api.fresh import PROCESS_START_S
+    from surrobench.api.remedy_search import process_reserve_s
+
+    from types import SimpleNamespace
+
+    def request(budget_s: float, process_pairs: int):
+        return SimpleNamespace(budget_s=budget_s, rounds=2, process_pairs=process_pairs, rebuildable=True)
+
+    # per side: start, 1 s of setup, 1 + 2 * 10 calls of 300/10 ms: 2 sides, 2 pairs
+    assert process_reserve_s(request(120.0, 2), 1000.0, 10, 1) == 2 * 2 * (PROCESS_START_S + 1.0 + 21 * 0.03)
+    assert process_reserve_s(request(4.0, 2), 1000.0, 10, 1) == 2.0  # at most half the budget
+    assert process_reserve_s(request(120.0, 0), 1000.0, 10, 1) == 0.0

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from surrobench.execution.compile_cache import cache_env
 from surrobench.records.run import run_from_json
 from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
 from surrobench.results.optimize import ConfigOptimization
@@ -50,10 +51,12 @@ class FreshInterrupted(KeyboardInterrupt):
 
 def _env() -> dict[str, str]:
     """This environment, with the folder that holds the imported ``surrobench`` first on PYTHONPATH, so the
-    fresh process runs the same surrobench as this one (a source checkout as well as an installed one)."""
+    fresh process runs the same surrobench as this one (a source checkout as well as an installed one), and
+    this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`), so a compiled recipe
+    loads the kernels the search compiled instead of compiling again."""
     home = str(Path(__file__).resolve().parents[2])  # .../surrobench/api/fresh.py -> the folder of surrobench
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": home + (os.pathsep + path if path else "")}
+    return {**os.environ, **cache_env(os.environ), "PYTHONPATH": home + (os.pathsep + path if path else "")}
 
 
 def _words(command: str) -> list[str]:
@@ -108,11 +111,13 @@ def _alternating_pairs(
     timeout_s: float,
     rounds: dict[str, list[list[float]]],
     run_ids: list[str],
-) -> None:
+    budget: PairBudget | None = None,
+) -> int:
     """Run ``pairs`` pairs of ``commands`` (``"baseline"``, ``"recipe"``), the first of a pair alternating (B R,
     R B, ...), each stored in ``db`` (None: a temporary database, not kept) tagged ``prefix:side``. Each
     process's samples are appended to ``rounds[side]`` and its run id to ``run_ids`` as it finishes, so an
-    exception leaves there what finished; process i of a side belongs to pair i.
+    exception leaves there what finished; process i of a side belongs to pair i. With ``budget``, a pair
+    starts only when it fits (:meth:`PairBudget.fits`); returns how many pairs were skipped.
 
     Raises:
         _FreshFailed: a process failed (:func:`_one_run`).
@@ -121,11 +126,48 @@ def _alternating_pairs(
     with tempfile.TemporaryDirectory(prefix="surrobench-fresh-") as tmp:
         db = db or Path(tmp) / "fresh.db"
         for i in range(pairs):
+            if budget is not None and not budget.fits():
+                return pairs - i
+            started = time.monotonic()
             for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
                 out = Path(tmp) / f"{i}-{side}.json"
                 samples, run_id = _one_run(commands[side], f"{prefix}:{side}", db, out, timeout_s)
                 rounds[side].append(samples)
                 run_ids.append(run_id)
+            if budget is not None:
+                budget.pair_s = time.monotonic() - started  # the next pair is estimated by this one
+    return 0
+
+
+@dataclass
+class PairBudget:
+    """What is left of the search's budget for its pairs of fresh processes.
+
+    Attributes:
+        deadline: ``time.monotonic()`` by which the last pair must end (the end of ``budget_s``).
+        pair_s: how long one pair is expected to take, seconds: an estimate (:func:`pair_estimate_s`) for the
+            first, then the last pair's own time.
+    """
+
+    deadline: float
+    pair_s: float
+
+    def fits(self) -> bool:
+        """Whether one more pair, at :attr:`pair_s`, ends before :attr:`deadline`."""
+        return time.monotonic() + self.pair_s <= self.deadline
+
+
+#: A fresh process's start before it builds the model, seconds: Python, torch and surrobench imported (1.9 and
+#: 2.5 s on the 2-core development VM; the H200 host starts faster). An estimate for the budget, not a limit.
+PROCESS_START_S = 3.0
+
+
+def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int) -> float:
+    """Seconds one pair of fresh processes is expected to take: per side :data:`PROCESS_START_S`, the model's
+    setup (its first call, a compilation for a compiled recipe: ``setup_ms``, as measured in this process;
+    with the shared compile cache a fresh one is faster) and ``calls`` calls at ``call_ms`` (baseline,
+    recipe)."""
+    return sum(PROCESS_START_S + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 
 @dataclass(frozen=True)
@@ -141,6 +183,7 @@ class ProcessWindows:
         error: the one-line cause when a process failed (the pairs before it stand), else None.
         elapsed_s: wall time of all the processes, seconds.
         interrupted: Ctrl-C stopped them (the pairs before it stand; the running process stored its run).
+        skipped: pairs not started because the budget left would not fit them (:class:`PairBudget`).
     """
 
     windows: int
@@ -150,6 +193,7 @@ class ProcessWindows:
     error: str | None
     elapsed_s: float
     interrupted: bool = False
+    skipped: int = 0
 
 
 def process_windows(
@@ -162,6 +206,7 @@ def process_windows(
     iters: int,
     db: Path | None,
     timeout_s: float = FRESH_TIMEOUT_S,
+    budget: PairBudget | None = None,
 ) -> ProcessWindows:
     """``pairs`` more timing windows of a recipe and its baseline, each window a pair of fresh ``surrobench
     run`` processes (order alternating, tagged ``confirm:baseline`` / ``confirm:recipe``, stored in ``db``;
@@ -170,7 +215,7 @@ def process_windows(
     build the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
 
     Ctrl-C does not raise here: it ends the pairs, and the result says ``interrupted`` (the caller keeps what
-    finished, then stops).
+    finished, then stops). With ``budget``, a pair that would not end within it is not started (``skipped``).
 
     Raises:
         ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
@@ -182,9 +227,9 @@ def process_windows(
     started = time.monotonic()
     done: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []
-    error, interrupted = None, False
+    error, interrupted, skipped = None, False, 0
     try:
-        _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids)
+        skipped = _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids, budget)
     except _FreshFailed as exc:  # the pairs that finished stand
         error = str(exc)
     except KeyboardInterrupt:  # _one_run let the running process store its run; the finished pairs stand
@@ -200,7 +245,9 @@ def process_windows(
         )
 
     elapsed = time.monotonic() - started
-    return ProcessWindows(complete, split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted)
+    return ProcessWindows(
+        complete, split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted, skipped
+    )
 
 
 def check_fresh(

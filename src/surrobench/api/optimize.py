@@ -29,6 +29,7 @@ from surrobench.api.optimize_request import (
 from surrobench.api.remedy_search import optimize_config
 from surrobench.api.remedy_trial import free_device
 from surrobench.errors import Interrupted, UsageError
+from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
@@ -107,7 +108,8 @@ def optimize_plans(
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
     (the CLI's call; :func:`optimize` is the one for scripts). ``on_config`` is told of each config before its
     search, ``on_phase`` gets one line before each batch of fresh processes (they run for a minute or more
-    without results of their own)."""
+    without results of their own). This process and its fresh ones share one torch.compile cache
+    (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -131,33 +133,36 @@ def optimize_plans(
             store.add_result(recipe_run.run_id, entry.recipe_result)
         entries.append(entry)
 
-    try:
-        for cfg in configs:
-            on_config(cfg)
-            try:
-                prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
-            except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
-                entry = ConfigOptimization(baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line)
-            else:
-                entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase)
-                del prepared
-            keep(entry)  # kept even when Ctrl-C comes during its fresh check
-            free_device(cfg.device)
-            if request.fresh_pairs:
+    with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
+        try:
+            for cfg in configs:
+                on_config(cfg)
                 try:
-                    entries[-1] = replace(
-                        entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                    prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
+                except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
+                    entry = ConfigOptimization(
+                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line
                     )
-                except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
-                    entries[-1] = replace(entry, fresh=cut.check)
-                    raise
-    except KeyboardInterrupt as exc:
-        partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
-        if partial is not None:
-            keep(partial)
-        report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
-        _store(store, report)
-        raise OptimizeInterrupted(report, len(configs)) from None
+                else:
+                    entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase)
+                    del prepared
+                keep(entry)  # kept even when Ctrl-C comes during its fresh check
+                free_device(cfg.device)
+                if request.fresh_pairs:
+                    try:
+                        entries[-1] = replace(
+                            entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                        )
+                    except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
+                        entries[-1] = replace(entry, fresh=cut.check)
+                        raise
+        except KeyboardInterrupt as exc:
+            partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
+            if partial is not None:
+                keep(partial)
+            report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
+            _store(store, report)
+            raise OptimizeInterrupted(report, len(configs)) from None
     report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, False)
     _store(store, report)
     return report

@@ -44,7 +44,7 @@ class SearchState:
     probe: ProbeFacts
     warmup: int
     iters: int
-    deadline: float
+    deadline: float  # time.monotonic() at which the search stops trying candidates
     db: Path | None = None  # where the recipe's fresh processes store their runs (None: not kept)
     on_phase: Callable[[str], None] = lambda text: None  # told before a long step without results of its own
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
@@ -56,6 +56,7 @@ class SearchState:
     processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
     done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
+    budget_end: float = float("inf")  # time.monotonic() at which budget_s ends, the fresh processes included
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
