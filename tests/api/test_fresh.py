@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
+from conftest import exec_config
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.fresh import check_fresh, process_windows
 from surrobench.api.optimize import optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.api.remedy_search import CONFIRM_WINDOWS
+from surrobench.collect.child import config_to_json
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
@@ -67,7 +71,7 @@ def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_pat
 
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", "import sys; sys.exit(3)"])
+    monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", "import sys; sys.exit(3)"])
     (entry,) = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), ResultStore(":memory:")).configs
     assert entry.recommended == ("threads=1",)  # the in-process windows alone bear it out
     assert entry.recipe_process_windows == 0 and entry.recipe_windows == 1 + CONFIRM_WINDOWS
@@ -91,13 +95,12 @@ def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, m
 
 
 def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
-    line = "surrobench run --model missing.py:build --shape 8 --batch 1 --device cpu"
+    cfg = exec_config(model="missing.py:build")
     entry = ConfigOptimization(
         baseline=None,
         candidates=(CandidateResult("threads=1", "accepted", "planted", speedup=Speedup(2.0, (1.9, 2.1), 0.01)),),
         recommended=("threads=1",),
-        run_command=line + " --threads 1",
-        baseline_command=line,
+        fresh_configs=(config_to_json(cfg), config_to_json(replace(cfg, threads=1))),
     )
     fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
     assert fresh.verdict == "failed" and fresh.speedup is None
@@ -157,11 +160,11 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", child])
+    monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", child])
     timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        fresh._one_run("surrobench run", "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+        fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
     timer.cancel()
     assert marker.read_text() == "interrupted"
 
@@ -179,12 +182,12 @@ def build():
 
 
 def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, monkeypatch):
-    """`surrobench run` exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
+    """The fresh process exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
     its run JSON."""
     (tmp_path / "picky.py").write_text(PICKY)
     monkeypatch.chdir(tmp_path)
-    line = "surrobench run --model picky.py:build --shape 8 --batch 1 --device cpu"
-    found = process_windows(line, line + " --threads 1", pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
+    cfg = exec_config(model="picky.py:build")
+    found = process_windows(cfg, replace(cfg, threads=1), pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
     assert found.baseline_rounds == found.recipe_rounds == () and len(found.run_ids) == 1  # the baseline's run
     assert found.error.startswith("confirm:recipe (run ") and "no recipe here" in found.error
 
@@ -262,12 +265,12 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
     # the first pair is estimated at 10 s and fits the 25 s left; the second, at the first's 14 s, would end at 28
     budget = fresh.PairBudget(deadline=25.0, pair_s=10.0)
     found = process_windows(
-        "surrobench run a", "surrobench run b", pairs=3, rounds=1, warmup=0, iters=4, db=None, budget=budget
+        exec_config(), exec_config(threads=1), pairs=3, rounds=1, warmup=0, iters=4, db=None, budget=budget
     )
     assert (found.windows, found.skipped) == (1, 2) and budget.pair_s == 14.0
     nothing = process_windows(
-        "surrobench run a",
-        "surrobench run b",
+        exec_config(),
+        exec_config(threads=1),
         pairs=2,
         rounds=1,
         warmup=0,
@@ -291,3 +294,27 @@ def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budg
     assert process_reserve_s(request(120.0, 2), 1000.0, 10, 1) == 2 * 2 * (PROCESS_START_S + 1.0 + 21 * 0.03)
     assert process_reserve_s(request(4.0, 2), 1000.0, 10, 1) == 2.0  # at most half the budget
     assert process_reserve_s(request(120.0, 0), 1000.0, 10, 1) == 0.0
+
+
+def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_path, monkeypatch):
+    """The child's main in this process: the config is read from JSON, measured, stored tagged, written."""
+    import json
+
+    from surrobench.api.fresh_child import main
+    from surrobench.records.run import run_from_json
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    cfg = exec_config(model="thread_bound.py:build", iters=3, threads=1)
+    (tmp_path / "c.json").write_text(json.dumps(config_to_json(cfg)))
+    argv = ["--config", "c.json", "--db", "f.db", "--json", "r.json", "--tag", "confirm:recipe"]
+    assert main(argv) == 0
+    run = run_from_json(json.loads((tmp_path / "r.json").read_text()))
+    (result,) = run.results
+    assert (result.model, result.status, len(result.samples_ms)) == ("thread_bound.py:build", "ok", 3)
+    assert max(result.samples_ms) < 5  # one thread: the planted 0.3 ms, not 6 ms
+    with ResultStore(tmp_path / "f.db") as store:
+        assert store.load_run(run.run_id).tag == "confirm:recipe"
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["--config", "bad.json", "--db", "f.db", "--json", "x.json"]) == 2
+    assert not (tmp_path / "x.json").exists()

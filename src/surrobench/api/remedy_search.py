@@ -47,6 +47,7 @@ from surrobench.api.remedy_trial import (
     time_window,
 )
 from surrobench.api.stacking import judge_singles, stack
+from surrobench.collect.child import config_to_json
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.failures import explain_failure
@@ -137,8 +138,8 @@ def _process_windows(ctx: SearchState, recipe: Recipe, variant: Variant) -> Proc
     )
     setup = (ctx.baseline.setup_ms, variant.setup_ms)
     ctx.processes = process_windows(
-        run_command(ctx.cfg),
-        run_command(recipe.apply(ctx.cfg)),
+        ctx.cfg,
+        recipe.apply(ctx.cfg),
         pairs=ctx.request.process_pairs,
         rounds=ctx.request.rounds,
         warmup=ctx.warmup,
@@ -231,7 +232,8 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
 
 def run_command(cfg: ExecConfig) -> str:
     """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
-    input buffers only where they differ from ``run``'s defaults, so the common line stays short."""
+    input buffers only where they differ from ``run``'s defaults, so the common line stays short. A rendering
+    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.api.fresh_child`)."""
     words = [
         "surrobench",
         "run",
@@ -379,6 +381,9 @@ def optimize_config(
         recipe_code=tuple(recipe.code()),
         run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
         baseline_command=_command_for(request, cfg),
+        fresh_configs=(config_to_json(cfg), config_to_json(recipe.apply(cfg)))
+        if request.rebuildable and recipe.remedies
+        else None,
         not_tried=tuple(not_tried),
         notes=_notes(ctx, fp64_note),
         elapsed_s=time.monotonic() - started,
