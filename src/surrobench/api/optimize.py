@@ -121,6 +121,16 @@ def optimize_plans(
     db = None if store.path == ":memory:" else Path(store.path)  # where the fresh processes store their runs
     entries: list[ConfigOptimization] = []
     recipe_stored = False
+    optimize_id = new_run_id()
+
+    def report(done: list[ConfigOptimization], interrupted: bool) -> OptimizeReport:
+        recipe = recipe_run if recipe_stored else None
+        return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
+
+    def progress(partial: ConfigOptimization | None = None) -> None:
+        """The report so far stored as an interrupted optimization (replaced by each later write), so a kill
+        of this process loses no judged candidate: the finished configs and the one being searched."""
+        add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
 
     def keep(entry: ConfigOptimization) -> None:
         """The config's baseline and recipe results into their runs (the recipe run begun with the first)."""
@@ -144,9 +154,10 @@ def optimize_plans(
                         baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line
                     )
                 else:
-                    entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase)
+                    entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)
                     del prepared
                 keep(entry)  # kept even when Ctrl-C comes during its fresh check
+                progress()
                 free_device(cfg.device)
                 if request.fresh_pairs:
                     try:
@@ -160,12 +171,12 @@ def optimize_plans(
             partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
             if partial is not None:
                 keep(partial)
-            report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
-            _store(store, report)
-            raise OptimizeInterrupted(report, len(configs)) from None
-    report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, False)
-    _store(store, report)
-    return report
+            cut = report(entries, True)
+            _store(store, cut)
+            raise OptimizeInterrupted(cut, len(configs)) from None
+    done = report(entries, False)
+    _store(store, done)
+    return done
 
 
 class OptimizeInterrupted(Interrupted):
@@ -183,9 +194,9 @@ class OptimizeInterrupted(Interrupted):
         self.report = report
 
 
-def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool) -> OptimizeReport:
+def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool, optimize_id) -> OptimizeReport:
     return OptimizeReport(
-        optimize_id=new_run_id(),
+        optimize_id=optimize_id,
         created=now,
         env=env,
         tolerance=request.tolerance,
@@ -201,7 +212,7 @@ def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: b
 
 
 def _store(store: ResultStore, report: OptimizeReport) -> None:
-    """The report next to its runs, and the runs' final state."""
+    """The report next to its runs (replacing the progress stored under its id), and the runs' final state."""
     state = "interrupted" if report.interrupted else "complete"
     for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
         store.finish_run(run_id, state)

@@ -325,14 +325,17 @@ def optimize_config(
     *,
     db: Path | None = None,
     on_phase: Callable[[str], None] = lambda text: None,
+    on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
     """The search of the module docstring for one config; the recipe's fresh processes store their runs in
     ``db`` (None: not kept). ``on_phase`` gets one line before a step that runs long without a result of its
-    own (the recipe's fresh processes)."""
+    own (the recipe's fresh processes); ``on_progress`` the config as far as it got (:func:`_partial`) after
+    each candidate is judged, so the caller can store it before the search goes on."""
     started = time.monotonic()
     try:
         ctx, fp64_note = _start(cfg, prepared, request, started, db)
         ctx.on_phase = on_phase
+        ctx.on_judged = lambda: on_progress(_partial(ctx, fp64_note, started))
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)

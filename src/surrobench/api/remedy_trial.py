@@ -57,6 +57,12 @@ class SearchState:
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
     done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
     budget_end: float = float("inf")  # time.monotonic() at which budget_s ends, the fresh processes included
+    on_judged: Callable[[], None] = lambda: None  # told after each candidate is judged (it stores the progress)
+
+    def judged(self, result: CandidateResult) -> None:
+        """``result`` judged: kept in :attr:`done`, and :attr:`on_judged` told (the caller stores it)."""
+        self.done.append(result)
+        self.on_judged()
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline
