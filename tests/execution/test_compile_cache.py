@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-import torch
-
 from surrobench.execution.compile_cache import CACHE_SWITCHES, FORCE_DISABLE, cache_env, shared_compile_cache
 
 
@@ -45,18 +43,19 @@ print(counters["inductor"]["fxgraph_cache_hit"])
 """
 
 
-def test_a_fresh_process_loads_the_graph_the_parent_compiled(tmp_path, monkeypatch):
-    """The one real compile of the suite (~20 s on 2 cores): the child compiles the same function and hits."""
-    from torch._dynamo.utils import counters
-
+def test_a_fresh_process_loads_the_graph_an_earlier_one_compiled(tmp_path, monkeypatch):
+    """The one real compile of the suite (~20 s on 2 cores), in a child given :func:`cache_env` inside
+    :func:`shared_compile_cache`; a second child compiling the same function loads it (two children: the
+    test process's own Inductor settings, changed by earlier tests, would change the graph's cache key)."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
-    torch._dynamo.reset()
-    counters.clear()
+    for name in CACHE_SWITCHES:
+        monkeypatch.delenv(name, raising=False)
+    hits = []
     with shared_compile_cache() as env:
-        torch.compile(lambda x: torch.sin(x) * 2 + 1)(torch.ones(4))
-        assert counters["inductor"]["fxgraph_cache_miss"] == 1
-        child = subprocess.run(
-            [sys.executable, "-c", CHILD], capture_output=True, text=True, env={**os.environ, **env}, timeout=300
-        )
-    assert child.returncode == 0, child.stderr[-2000:]
-    assert child.stdout.split()[-1] == "1"
+        for _ in range(2):
+            child = subprocess.run(
+                [sys.executable, "-c", CHILD], capture_output=True, text=True, env={**os.environ, **env}, timeout=300
+            )
+            assert child.returncode == 0, child.stderr[-2000:]
+            hits.append(child.stdout.split()[-1])
+    assert hits == ["0", "1"]
