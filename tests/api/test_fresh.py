@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from dataclasses import replace
+
+from conftest import exec_config
 from surrobench.api.benchmark import sweep_plan
 from surrobench.api.fresh import check_fresh, process_windows
 from surrobench.api.optimize import optimize_plans
 from surrobench.api.optimize_request import OptimizeRequest
 from surrobench.api.remedy_search import CONFIRM_WINDOWS
+from surrobench.collect.child import config_to_json
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
@@ -57,7 +61,7 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     assert len(recipe["process_speedups"]) == 3 and recipe["process_speedups"][1:] == recipe["window_speedups"][-2:]
     assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
     # a minute of fresh processes is announced before it starts (no --verify: no second line)
-    assert phases == ["timing threads=1 and the baseline in 2 pair(s) of fresh processes (outside the search budget)"]
+    assert phases == ["timing threads=1 and the baseline in 2 pair(s) of fresh processes (within the budget)"]
 
 
 def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_path, monkeypatch):
@@ -67,7 +71,7 @@ def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_pat
 
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", "import sys; sys.exit(3)"])
+    monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", "import sys; sys.exit(3)"])
     (entry,) = optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), ResultStore(":memory:")).configs
     assert entry.recommended == ("threads=1",)  # the in-process windows alone bear it out
     assert entry.recipe_process_windows == 0 and entry.recipe_windows == 1 + CONFIRM_WINDOWS
@@ -91,13 +95,12 @@ def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, m
 
 
 def test_a_fresh_process_that_fails_is_one_line_and_nothing_is_lost(tmp_path):
-    line = "surrobench run --model missing.py:build --shape 8 --batch 1 --device cpu"
+    cfg = exec_config(model="missing.py:build")
     entry = ConfigOptimization(
         baseline=None,
         candidates=(CandidateResult("threads=1", "accepted", "planted", speedup=Speedup(2.0, (1.9, 2.1), 0.01)),),
         recommended=("threads=1",),
-        run_command=line + " --threads 1",
-        baseline_command=line,
+        fresh_configs=(config_to_json(cfg), config_to_json(replace(cfg, threads=1))),
     )
     fresh = check_fresh(entry, pairs=2, db=tmp_path / "f.db", timeout_s=120)
     assert fresh.verdict == "failed" and fresh.speedup is None
@@ -157,13 +160,13 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    monkeypatch.setattr(fresh, "_words", lambda command: [sys.executable, "-c", child])
+    monkeypatch.setattr(fresh, "_argv", lambda config: [sys.executable, "-c", child])
     # a shell that starts the suite in the background has SIGINT ignored, and Python then keeps it ignored
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(3.0, lambda: os.kill(os.getpid(), signal.SIGINT))  # the child is up by then
     timer.start()
     with pytest.raises(KeyboardInterrupt):
-        fresh._one_run("surrobench run", "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
+        fresh._one_run(config_to_json(exec_config()), "fresh:recipe", tmp_path / "f.db", tmp_path / "o.json", 60)
     timer.cancel()
     signal.signal(signal.SIGINT, previous)
     assert marker.read_text() == "interrupted"
@@ -182,12 +185,12 @@ def build():
 
 
 def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, monkeypatch):
-    """`surrobench run` exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
+    """The fresh process exits 3 after storing a failed config; its last stderr line is a warning, the cause is in
     its run JSON."""
     (tmp_path / "picky.py").write_text(PICKY)
     monkeypatch.chdir(tmp_path)
-    line = "surrobench run --model picky.py:build --shape 8 --batch 1 --device cpu"
-    found = process_windows(line, line + " --threads 1", pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
+    cfg = exec_config(model="picky.py:build")
+    found = process_windows(cfg, replace(cfg, threads=1), pairs=1, rounds=2, warmup=1, iters=3, db=tmp_path / "f.db")
     assert found.baseline_rounds == found.recipe_rounds == () and len(found.run_ids) == 1  # the baseline's run
     assert found.error.startswith("confirm:recipe (run ") and "no recipe here" in found.error
 
@@ -219,3 +222,102 @@ def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_window
     assert launched == ["confirm:baseline", "confirm:recipe"]
     note = next(n for n in entry.notes if "pair(s) of fresh processes" in n)
     assert "runs of the processes that finished: run-1" in note and note.endswith("interrupted by Ctrl-C")
+
+
+def test_the_fresh_processes_use_the_parents_compile_cache(tmp_path, monkeypatch):
+    from surrobench.api import fresh
+
+    seen = []
+
+    def one_run(command, tag, db, out, timeout_s):
+        seen.append(fresh._env())
+        return [6.0 if tag.endswith("baseline") else 0.3] * 100, "run-1"
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHINDUCTOR_FX_GRAPH_CACHE", raising=False)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    optimize_plans(_request("thread_bound.py:build", 0, process_pairs=1), ResultStore(":memory:"))
+    assert len(seen) == 2
+    assert all(env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache") for env in seen)
+    assert all(env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "1" for env in seen)
+
+
+class _Clock:
+    """A planted ``time`` module: each fake process advances it by its planted seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        return self.now
+
+
+def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monkeypatch):
+    from surrobench.api import fresh
+
+    clock = _Clock()
+
+    def one_run(command, tag, db, out, timeout_s):
+        clock.now += 7.0  # each process takes 7 s: a pair 14 s
+        return [1.0] * 4, "run"
+
+    monkeypatch.setattr(fresh, "time", clock)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    # the first pair is estimated at 10 s and fits the 25 s left; the second, at the first's 14 s, would end at 28
+    budget = fresh.PairBudget(deadline=25.0, pair_s=10.0)
+    found = process_windows(
+        exec_config(), exec_config(threads=1), pairs=3, rounds=1, warmup=0, iters=4, db=None, budget=budget
+    )
+    assert (found.windows, found.skipped) == (1, 2) and budget.pair_s == 14.0
+    nothing = process_windows(
+        exec_config(),
+        exec_config(threads=1),
+        pairs=2,
+        rounds=1,
+        warmup=0,
+        iters=4,
+        db=None,
+        budget=fresh.PairBudget(deadline=clock.now + 5.0, pair_s=10.0),
+    )
+    assert (nothing.windows, nothing.skipped, nothing.run_ids) == (0, 2, ())
+
+
+def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
+    from surrobench.api.fresh import PROCESS_START_S
+    from surrobench.api.remedy_search import process_reserve_s
+
+    from types import SimpleNamespace
+
+    def request(budget_s: float, process_pairs: int):
+        return SimpleNamespace(budget_s=budget_s, rounds=2, process_pairs=process_pairs, rebuildable=True)
+
+    # per side: start, 1 s of setup, 1 + 2 * 10 calls of 300/10 ms: 2 sides, 2 pairs
+    assert process_reserve_s(request(120.0, 2), 1000.0, 10, 1) == 2 * 2 * (PROCESS_START_S + 1.0 + 21 * 0.03)
+    assert process_reserve_s(request(4.0, 2), 1000.0, 10, 1) == 2.0  # at most half the budget
+    assert process_reserve_s(request(120.0, 0), 1000.0, 10, 1) == 0.0
+
+
+def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_path, monkeypatch):
+    """The child's main in this process: the config is read from JSON, measured, stored tagged, written."""
+    import json
+
+    from surrobench.api.fresh_child import main
+    from surrobench.records.run import run_from_json
+
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    cfg = exec_config(model="thread_bound.py:build", iters=3, threads=1)
+    (tmp_path / "c.json").write_text(json.dumps(config_to_json(cfg)))
+    argv = ["--config", "c.json", "--db", "f.db", "--json", "r.json", "--tag", "confirm:recipe"]
+    assert main(argv) == 0
+    run = run_from_json(json.loads((tmp_path / "r.json").read_text()))
+    (result,) = run.results
+    assert (result.model, result.status, len(result.samples_ms)) == ("thread_bound.py:build", "ok", 3)
+    assert max(result.samples_ms) < 5  # one thread: the planted 0.3 ms, not 6 ms
+    with ResultStore(tmp_path / "f.db") as store:
+        assert store.load_run(run.run_id).tag == "confirm:recipe"
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["--config", "bad.json", "--db", "f.db", "--json", "x.json"]) == 2
+    assert not (tmp_path / "x.json").exists()

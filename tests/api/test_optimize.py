@@ -73,6 +73,7 @@ def _ctx(spent_after: int = 99):
     timed = {"compile": object()}  # the singles' variants, kept to be profiled
     ctx = SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[], timed=timed)
     ctx.spent_reason = lambda: remedy_trial.SearchState.spent_reason(ctx)
+    ctx.judged = ctx.done.append
     return ctx
 
 
@@ -557,3 +558,38 @@ def test_the_run_line_carries_a_seed_and_input_buffers_that_are_not_the_defaults
     assert words[words.index("--seed") + 1] == "7" and words[words.index("--input-sets") + 1] == "1"
     (plain,) = sweep_plan("pinn-mlp", shapes=[8], device="cpu").configs
     assert "--seed" not in api.run_command(plain) and "--input-sets" not in api.run_command(plain)
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing of optimize's own handling runs after it."""
+
+
+def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_interrupted_optimization(
+    model_spec, tmp_path, monkeypatch
+):
+    from surrobench.api.report import build_report
+
+    judged = remedy_trial.SearchState.judged
+    calls = []
+
+    def judged_then_killed(self, result):
+        judged(self, result)
+        calls.append(result.name)
+        if result.speedup is not None:  # the first timed one (the baseline has rounds by then)
+            raise _Killed
+
+    monkeypatch.setattr(remedy_trial.SearchState, "judged", judged_then_killed)
+    db = tmp_path / "o.db"
+    with ResultStore(db) as store:
+        with pytest.raises(_Killed):
+            optimize_plans(_request(model_spec, ("cudagraph", "bf16", "threads=1")), store)
+    with ResultStore(db) as store:
+        (optimize_id,) = [row[0] for row in store.conn.execute("SELECT optimize_id FROM optimizations")]
+        doc = load_optimization(store, optimize_id)
+        (config,) = doc["configs"]
+        assert doc["interrupted"] is True and [c["name"] for c in config["candidates"]] == calls
+        assert len(calls) >= 2 and config["candidates"][-1]["speedup"] is not None
+        assert store.conn.execute("SELECT COUNT(*) FROM optimize_configs").fetchone()[0] == 1  # replaced, not added
+        baseline_run = doc["baseline_run_id"]
+    built = build_report([baseline_run], db=db)  # `report` of the killed run shows what was judged
+    assert [o["optimize_id"] for o in built.optimizations] == [optimize_id]

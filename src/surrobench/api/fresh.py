@@ -1,10 +1,11 @@
 """Measure an optimize recipe again in fresh processes (:mod:`surrobench.results.fresh` says why and how
 it is judged).
 
-Each pair is one ``surrobench run`` of the baseline's command line and one of the recipe's (the lines
-``optimize`` prints), launched as ``python -m surrobench run ...`` one after the other, the first of the
-pair alternating (B R, R B, ...) so that a drift of the machine over the check falls on both sides. Every
-fresh run is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
+Each pair is one run of the baseline's config and one of the recipe's, each in a new process that measures it
+as ``surrobench run`` does, its config given as JSON (:mod:`surrobench.api.fresh_child`; the ``surrobench run``
+lines ``optimize`` prints render the same configs for the user), one after the other, the first of the pair
+alternating (B R, R B, ...) so that a drift of the machine over the check falls on both sides. Every fresh run
+is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
 
 The search itself also times its recipe in pairs of fresh processes (:func:`process_windows`, tagged
 ``confirm:baseline`` / ``confirm:recipe``), so that its interval covers the drift between processes
@@ -15,16 +16,18 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from surrobench.collect.child import config_to_json
+from surrobench.execution.compile_cache import cache_env
+from surrobench.execution.config import ExecConfig
 from surrobench.records.run import run_from_json
 from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
 from surrobench.results.optimize import ConfigOptimization
@@ -50,25 +53,29 @@ class FreshInterrupted(KeyboardInterrupt):
 
 def _env() -> dict[str, str]:
     """This environment, with the folder that holds the imported ``surrobench`` first on PYTHONPATH, so the
-    fresh process runs the same surrobench as this one (a source checkout as well as an installed one)."""
+    fresh process runs the same surrobench as this one (a source checkout as well as an installed one), and
+    this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`), so a compiled recipe
+    loads the kernels the search compiled instead of compiling again."""
     home = str(Path(__file__).resolve().parents[2])  # .../surrobench/api/fresh.py -> the folder of surrobench
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": home + (os.pathsep + path if path else "")}
+    return {**os.environ, **cache_env(os.environ), "PYTHONPATH": home + (os.pathsep + path if path else "")}
 
 
-def _words(command: str) -> list[str]:
-    """``surrobench run ...`` as the argv of this interpreter."""
-    words = shlex.split(command)
-    return [sys.executable, "-m", "surrobench", *words[1:]]
+def _argv(config: Path) -> list[str]:
+    """The argv of a fresh process that measures the config in the JSON file ``config``."""
+    return [sys.executable, "-m", "surrobench.api.fresh_child", "--config", str(config)]
 
 
-def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
-    """Run ``command`` in a new process; returns (its per-iteration host latencies, ms; its run id).
+def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
+    """Measure ``config`` (:func:`surrobench.collect.child.config_to_json`'s object) in a new process; returns
+    (its per-iteration host latencies, ms; its run id). The config is written next to ``out``.
 
     Raises:
         _FreshFailed: the process timed out, exited non-zero or measured nothing.
     """
-    argv = _words(command) + ["--db", str(db), "--json", str(out), "--tag", tag]
+    path = out.with_suffix(".config.json")
+    path.write_text(json.dumps(config))
+    argv = _argv(path) + ["--db", str(db), "--json", str(out), "--tag", tag]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
@@ -77,7 +84,7 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
             proc.communicate()
             raise _FreshFailed(f"{tag} timed out after {timeout_s:.0f} s") from None
         except KeyboardInterrupt:  # the child may not have seen the signal (a signal sent to this process only)
-            proc.send_signal(signal.SIGINT)  # `surrobench run` then marks its run interrupted and exits
+            proc.send_signal(signal.SIGINT)  # the child then marks its run interrupted and exits
             try:
                 proc.communicate(timeout=FRESH_GRACE_S)
             except subprocess.TimeoutExpired:
@@ -101,18 +108,20 @@ def _one_run(command: str, tag: str, db: Path, out: Path, timeout_s: float) -> t
 
 
 def _alternating_pairs(
-    commands: dict[str, str],
+    configs: dict[str, dict],
     pairs: int,
     prefix: str,
     db: Path | None,
     timeout_s: float,
     rounds: dict[str, list[list[float]]],
     run_ids: list[str],
-) -> None:
-    """Run ``pairs`` pairs of ``commands`` (``"baseline"``, ``"recipe"``), the first of a pair alternating (B R,
+    budget: PairBudget | None = None,
+) -> int:
+    """Run ``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``, as JSON objects), the first of a pair alternating (B R,
     R B, ...), each stored in ``db`` (None: a temporary database, not kept) tagged ``prefix:side``. Each
     process's samples are appended to ``rounds[side]`` and its run id to ``run_ids`` as it finishes, so an
-    exception leaves there what finished; process i of a side belongs to pair i.
+    exception leaves there what finished; process i of a side belongs to pair i. With ``budget``, a pair
+    starts only when it fits (:meth:`PairBudget.fits`); returns how many pairs were skipped.
 
     Raises:
         _FreshFailed: a process failed (:func:`_one_run`).
@@ -121,11 +130,48 @@ def _alternating_pairs(
     with tempfile.TemporaryDirectory(prefix="surrobench-fresh-") as tmp:
         db = db or Path(tmp) / "fresh.db"
         for i in range(pairs):
+            if budget is not None and not budget.fits():
+                return pairs - i
+            started = time.monotonic()
             for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
                 out = Path(tmp) / f"{i}-{side}.json"
-                samples, run_id = _one_run(commands[side], f"{prefix}:{side}", db, out, timeout_s)
+                samples, run_id = _one_run(configs[side], f"{prefix}:{side}", db, out, timeout_s)
                 rounds[side].append(samples)
                 run_ids.append(run_id)
+            if budget is not None:
+                budget.pair_s = time.monotonic() - started  # the next pair is estimated by this one
+    return 0
+
+
+@dataclass
+class PairBudget:
+    """What is left of the search's budget for its pairs of fresh processes.
+
+    Attributes:
+        deadline: ``time.monotonic()`` by which the last pair must end (the end of ``budget_s``).
+        pair_s: how long one pair is expected to take, seconds: an estimate (:func:`pair_estimate_s`) for the
+            first, then the last pair's own time.
+    """
+
+    deadline: float
+    pair_s: float
+
+    def fits(self) -> bool:
+        """Whether one more pair, at :attr:`pair_s`, ends before :attr:`deadline`."""
+        return time.monotonic() + self.pair_s <= self.deadline
+
+
+#: A fresh process's start before it builds the model, seconds: Python, torch and surrobench imported (1.9 and
+#: 2.5 s on the 2-core development VM; the H200 host starts faster). An estimate for the budget, not a limit.
+PROCESS_START_S = 3.0
+
+
+def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int) -> float:
+    """Seconds one pair of fresh processes is expected to take: per side :data:`PROCESS_START_S`, the model's
+    setup (its first call, a compilation for a compiled recipe: ``setup_ms``, as measured in this process;
+    with the shared compile cache a fresh one is faster) and ``calls`` calls at ``call_ms`` (baseline,
+    recipe)."""
+    return sum(PROCESS_START_S + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 
 @dataclass(frozen=True)
@@ -141,6 +187,7 @@ class ProcessWindows:
         error: the one-line cause when a process failed (the pairs before it stand), else None.
         elapsed_s: wall time of all the processes, seconds.
         interrupted: Ctrl-C stopped them (the pairs before it stand; the running process stored its run).
+        skipped: pairs not started because the budget left would not fit them (:class:`PairBudget`).
     """
 
     windows: int
@@ -150,11 +197,12 @@ class ProcessWindows:
     error: str | None
     elapsed_s: float
     interrupted: bool = False
+    skipped: int = 0
 
 
 def process_windows(
-    baseline_command: str,
-    recipe_command: str,
+    baseline: ExecConfig,
+    recipe: ExecConfig,
     *,
     pairs: int,
     rounds: int,
@@ -162,29 +210,32 @@ def process_windows(
     iters: int,
     db: Path | None,
     timeout_s: float = FRESH_TIMEOUT_S,
+    budget: PairBudget | None = None,
 ) -> ProcessWindows:
-    """``pairs`` more timing windows of a recipe and its baseline, each window a pair of fresh ``surrobench
-    run`` processes (order alternating, tagged ``confirm:baseline`` / ``confirm:recipe``, stored in ``db``;
-    None: not kept), shaped as the search's own windows: ``rounds`` rounds of ``iters`` timed calls a side.
-    Each process runs ``--warmup warmup --iters rounds*iters`` (one round of ``run``: its ``--rounds`` would
-    build the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
+    """``pairs`` more timing windows of a recipe and its baseline, each window a pair of fresh processes
+    (order alternating, tagged ``confirm:baseline`` / ``confirm:recipe``, stored in ``db``; None: not kept),
+    shaped as the search's own windows: ``rounds`` rounds of ``iters`` timed calls a side. Each process
+    measures its config with ``warmup`` warm-up and ``rounds*iters`` timed calls (one round: more would build
+    the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
 
     Ctrl-C does not raise here: it ends the pairs, and the result says ``interrupted`` (the caller keeps what
-    finished, then stops).
+    finished, then stops). With ``budget``, a pair that would not end within it is not started (``skipped``).
 
     Raises:
         ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
     """
     if min(pairs, rounds, iters) < 1:
         raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
-    extra = f" --warmup {warmup} --iters {rounds * iters}"
-    commands = {"baseline": baseline_command + extra, "recipe": recipe_command + extra}
+    configs = {
+        side: config_to_json(replace(cfg, warmup=warmup, iters=rounds * iters))
+        for side, cfg in (("baseline", baseline), ("recipe", recipe))
+    }
     started = time.monotonic()
     done: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []
-    error, interrupted = None, False
+    error, interrupted, skipped = None, False, 0
     try:
-        _alternating_pairs(commands, pairs, "confirm", db, timeout_s, done, run_ids)
+        skipped = _alternating_pairs(configs, pairs, "confirm", db, timeout_s, done, run_ids, budget)
     except _FreshFailed as exc:  # the pairs that finished stand
         error = str(exc)
     except KeyboardInterrupt:  # _one_run let the running process store its run; the finished pairs stand
@@ -200,7 +251,9 @@ def process_windows(
         )
 
     elapsed = time.monotonic() - started
-    return ProcessWindows(complete, split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted)
+    return ProcessWindows(
+        complete, split("baseline"), split("recipe"), tuple(run_ids), error, elapsed, interrupted, skipped
+    )
 
 
 def check_fresh(
@@ -222,15 +275,15 @@ def check_fresh(
     if pairs < 2:
         raise ValueError(f"pairs must be >= 2, got {pairs}")
     best = entry.best
-    if best is None or best.speedup is None or not entry.run_command or not entry.baseline_command:
+    if best is None or best.speedup is None or entry.fresh_configs is None:
         return None
     on_phase(f"checking {best.name} in {pairs} pair(s) of fresh processes")
     started = time.monotonic()
     rounds: dict[str, list[list[float]]] = {"baseline": [], "recipe": []}
     run_ids: list[str] = []
-    commands = {"baseline": entry.baseline_command, "recipe": entry.run_command}
+    configs = dict(zip(("baseline", "recipe"), entry.fresh_configs))
     try:
-        _alternating_pairs(commands, pairs, "fresh", db, timeout_s, rounds, run_ids)
+        _alternating_pairs(configs, pairs, "fresh", db, timeout_s, rounds, run_ids)
     except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
         raise FreshInterrupted(
             FreshCheck(

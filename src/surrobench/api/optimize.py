@@ -29,6 +29,7 @@ from surrobench.api.optimize_request import (
 from surrobench.api.remedy_search import optimize_config
 from surrobench.api.remedy_trial import free_device
 from surrobench.errors import Interrupted, UsageError
+from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
@@ -107,7 +108,8 @@ def optimize_plans(
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
     (the CLI's call; :func:`optimize` is the one for scripts). ``on_config`` is told of each config before its
     search, ``on_phase`` gets one line before each batch of fresh processes (they run for a minute or more
-    without results of their own)."""
+    without results of their own). This process and its fresh ones share one torch.compile cache
+    (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -119,6 +121,16 @@ def optimize_plans(
     db = None if store.path == ":memory:" else Path(store.path)  # where the fresh processes store their runs
     entries: list[ConfigOptimization] = []
     recipe_stored = False
+    optimize_id = new_run_id()
+
+    def report(done: list[ConfigOptimization], interrupted: bool) -> OptimizeReport:
+        recipe = recipe_run if recipe_stored else None
+        return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
+
+    def progress(partial: ConfigOptimization | None = None) -> None:
+        """The report so far stored as an interrupted optimization (replaced by each later write), so a kill
+        of this process loses no judged candidate: the finished configs and the one being searched."""
+        add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
 
     def keep(entry: ConfigOptimization) -> None:
         """The config's baseline and recipe results into their runs (the recipe run begun with the first)."""
@@ -131,36 +143,40 @@ def optimize_plans(
             store.add_result(recipe_run.run_id, entry.recipe_result)
         entries.append(entry)
 
-    try:
-        for cfg in configs:
-            on_config(cfg)
-            try:
-                prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
-            except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
-                entry = ConfigOptimization(baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line)
-            else:
-                entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase)
-                del prepared
-            keep(entry)  # kept even when Ctrl-C comes during its fresh check
-            free_device(cfg.device)
-            if request.fresh_pairs:
+    with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
+        try:
+            for cfg in configs:
+                on_config(cfg)
                 try:
-                    entries[-1] = replace(
-                        entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                    prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
+                except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
+                    entry = ConfigOptimization(
+                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line
                     )
-                except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
-                    entries[-1] = replace(entry, fresh=cut.check)
-                    raise
-    except KeyboardInterrupt as exc:
-        partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
-        if partial is not None:
-            keep(partial)
-        report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, True)
-        _store(store, report)
-        raise OptimizeInterrupted(report, len(configs)) from None
-    report = _report(request, env, now, baseline_run, recipe_run if recipe_stored else None, entries, False)
-    _store(store, report)
-    return report
+                else:
+                    entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)
+                    del prepared
+                keep(entry)  # kept even when Ctrl-C comes during its fresh check
+                progress()
+                free_device(cfg.device)
+                if request.fresh_pairs:
+                    try:
+                        entries[-1] = replace(
+                            entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                        )
+                    except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
+                        entries[-1] = replace(entry, fresh=cut.check)
+                        raise
+        except KeyboardInterrupt as exc:
+            partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
+            if partial is not None:
+                keep(partial)
+            cut = report(entries, True)
+            _store(store, cut)
+            raise OptimizeInterrupted(cut, len(configs)) from None
+    done = report(entries, False)
+    _store(store, done)
+    return done
 
 
 class OptimizeInterrupted(Interrupted):
@@ -178,9 +194,9 @@ class OptimizeInterrupted(Interrupted):
         self.report = report
 
 
-def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool) -> OptimizeReport:
+def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool, optimize_id) -> OptimizeReport:
     return OptimizeReport(
-        optimize_id=new_run_id(),
+        optimize_id=optimize_id,
         created=now,
         env=env,
         tolerance=request.tolerance,
@@ -196,7 +212,7 @@ def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: b
 
 
 def _store(store: ResultStore, report: OptimizeReport) -> None:
-    """The report next to its runs, and the runs' final state."""
+    """The report next to its runs (replacing the progress stored under its id), and the runs' final state."""
     state = "interrupted" if report.interrupted else "complete"
     for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
         store.finish_run(run_id, state)

@@ -19,7 +19,9 @@
    ``process_pairs`` pairs of fresh processes, one window each (:func:`surrobench.api.fresh.process_windows`),
    and its speedup is taken over every window the two were timed in together, its interval drawn over
    windows (:func:`_confirm` says why); a recipe whose pooled speedup does not clear 1 + the noise floor is
-   not recommended (:func:`unconfirmed_note`).
+   not recommended (:func:`unconfirmed_note`). The fresh processes are part of ``budget_s``: the search ends
+   early enough to leave them their estimated time (:func:`process_reserve_s`), and a pair that would not
+   end within the budget is skipped, a note says so.
 5. After every timed round, the baseline and each timed candidate are profiled for their top op.
 """
 
@@ -31,12 +33,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from surrobench.api.fresh import ProcessWindows, process_windows
+from surrobench.api.fresh import PairBudget, ProcessWindows, pair_estimate_s, process_windows
 from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.api.remedy_trial import SearchState, free_device, probe_forward, round_size, time_window
+from surrobench.api.remedy_trial import (
+    ROUND_TARGET_MS,
+    SearchState,
+    free_device,
+    probe_forward,
+    round_size,
+    time_window,
+)
 from surrobench.api.stacking import judge_singles, stack
+from surrobench.collect.child import config_to_json
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.failures import explain_failure
@@ -95,7 +106,7 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
     base = [ctx.baseline.rounds[i].samples_ms for i in ctx.paired[id(variant)]]
     rounds = ctx.request.rounds
     record = PairedSamples.interleaved(base, variant.samples_ms(), windows=len(base) // rounds)
-    found = None if ctx.confirm_interrupted else _process_windows(ctx, recipe)
+    found = None if ctx.confirm_interrupted else _process_windows(ctx, recipe, variant)
     for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
         cut = slice(pair * rounds, (pair + 1) * rounds)
         record = record.add_windows(
@@ -104,7 +115,7 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
     return record.speedup(), tuple(record.unit_speedups())
 
 
-def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
+def _process_windows(ctx: SearchState, recipe: Recipe, variant: Variant) -> ProcessWindows | None:
     """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's windows
     (:func:`surrobench.api.fresh.process_windows`); None when none are asked for or no command line can name the
     model.
@@ -118,18 +129,39 @@ def _process_windows(ctx: SearchState, recipe: Recipe) -> ProcessWindows | None:
         return None
     ctx.on_phase(
         f"timing {recipe.name} and the baseline in {ctx.request.process_pairs} pair(s) of fresh processes "
-        "(outside the search budget)"
+        "(within the budget)"
     )
+    calls = ctx.warmup + ctx.request.rounds * ctx.iters
+    per_call = tuple(
+        float(np.mean(np.concatenate(v.samples_ms()))) if v.rounds else ROUND_TARGET_MS / ctx.iters
+        for v in (ctx.baseline, variant)
+    )
+    setup = (ctx.baseline.setup_ms, variant.setup_ms)
     ctx.processes = process_windows(
-        run_command(ctx.cfg),
-        run_command(recipe.apply(ctx.cfg)),
+        ctx.cfg,
+        recipe.apply(ctx.cfg),
         pairs=ctx.request.process_pairs,
         rounds=ctx.request.rounds,
         warmup=ctx.warmup,
         iters=ctx.iters,
         db=ctx.db,
+        budget=PairBudget(ctx.budget_end, pair_estimate_s(setup, per_call, calls)),
     )
     return ctx.processes
+
+
+def process_reserve_s(request: OptimizeRequest, setup_ms: float, iters: int, warmup: int) -> float:
+    """Seconds of ``budget_s`` the search leaves to its ``process_pairs`` pairs of fresh processes, estimated
+    from the baseline before any candidate is known: each side as the baseline (its setup ``setup_ms``, its
+    rounds of ``iters`` calls taking about :data:`ROUND_TARGET_MS` each, ``warmup`` calls more), at most half
+    the budget, so the search keeps the other half; 0 when no processes run. A compiled recipe's setup is
+    larger: its pairs are estimated again before they start, and skipped when they do not fit
+    (:class:`surrobench.api.fresh.PairBudget`)."""
+    if not request.process_pairs or not request.rebuildable:
+        return 0.0
+    per_call = ROUND_TARGET_MS / iters
+    pair = pair_estimate_s((setup_ms, setup_ms), (per_call, per_call), warmup + request.rounds * iters)
+    return min(request.process_pairs * pair, request.budget_s / 2)
 
 
 def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
@@ -183,6 +215,7 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
         notes.append(
             f"the recipe's windows include {found.windows} of {ctx.request.process_pairs} pair(s) of fresh processes "
             f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
+            + (f"; {found.skipped} pair(s) skipped: the budget left would not fit them" if found.skipped else "")
             + (f"; a process failed: {found.error}" if found.error else "")
             + ("; interrupted by Ctrl-C" if found.interrupted else "")
         )
@@ -199,7 +232,8 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
 
 def run_command(cfg: ExecConfig) -> str:
     """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
-    input buffers only where they differ from ``run``'s defaults, so the common line stays short."""
+    input buffers only where they differ from ``run``'s defaults, so the common line stays short. A rendering
+    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.api.fresh_child`)."""
     words = [
         "surrobench",
         "run",
@@ -277,9 +311,10 @@ def _start(cfg: ExecConfig, prepared: PreparedModel, request: OptimizeRequest, s
     reference, fp64, fp64_note = reference_outputs(cfg, prepared)
     warmup, iters = round_size(baseline, cfg.warmup, cfg.iters)
     probe = probe_forward(cfg, prepared)
-    ctx = SearchState(
-        cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, started + request.budget_s, db
-    )
+    end = started + request.budget_s
+    reserve = process_reserve_s(request, baseline.setup_ms, iters, warmup)
+    ctx = SearchState(cfg, prepared, request, baseline, reference, fp64, probe, warmup, iters, end - reserve, db)
+    ctx.budget_end = end
     return ctx, fp64_note
 
 
@@ -290,14 +325,17 @@ def optimize_config(
     *,
     db: Path | None = None,
     on_phase: Callable[[str], None] = lambda text: None,
+    on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
     """The search of the module docstring for one config; the recipe's fresh processes store their runs in
     ``db`` (None: not kept). ``on_phase`` gets one line before a step that runs long without a result of its
-    own (the recipe's fresh processes)."""
+    own (the recipe's fresh processes); ``on_progress`` the config as far as it got (:func:`_partial`) after
+    each candidate is judged, so the caller can store it before the search goes on."""
     started = time.monotonic()
     try:
         ctx, fp64_note = _start(cfg, prepared, request, started, db)
         ctx.on_phase = on_phase
+        ctx.on_judged = lambda: on_progress(_partial(ctx, fp64_note, started))
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
@@ -346,6 +384,9 @@ def optimize_config(
         recipe_code=tuple(recipe.code()),
         run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
         baseline_command=_command_for(request, cfg),
+        fresh_configs=(config_to_json(cfg), config_to_json(recipe.apply(cfg)))
+        if request.rebuildable and recipe.remedies
+        else None,
         not_tried=tuple(not_tried),
         notes=_notes(ctx, fp64_note),
         elapsed_s=time.monotonic() - started,

@@ -44,7 +44,7 @@ class SearchState:
     probe: ProbeFacts
     warmup: int
     iters: int
-    deadline: float
+    deadline: float  # time.monotonic() at which the search stops trying candidates
     db: Path | None = None  # where the recipe's fresh processes store their runs (None: not kept)
     on_phase: Callable[[str], None] = lambda text: None  # told before a long step without results of its own
     paired: dict[int, list[int]] = field(default_factory=dict)  # id(variant) -> baseline rounds it was timed with
@@ -56,6 +56,13 @@ class SearchState:
     processes: ProcessWindows | None = None  # the recipe's windows in fresh processes, when timed
     unconfirmed: str | None = None  # why the search's recipe is not recommended after pooling its windows
     done: list[CandidateResult] = field(default_factory=list)  # every candidate judged so far, in order
+    budget_end: float = float("inf")  # time.monotonic() at which budget_s ends, the fresh processes included
+    on_judged: Callable[[], None] = lambda: None  # told after each candidate is judged (it stores the progress)
+
+    def judged(self, result: CandidateResult) -> None:
+        """``result`` judged: kept in :attr:`done`, and :attr:`on_judged` told (the caller stores it)."""
+        self.done.append(result)
+        self.on_judged()
 
     def spent(self) -> bool:
         return time.monotonic() > self.deadline

@@ -46,14 +46,14 @@ def judge_singles(ctx: SearchState, remedies: list[Remedy], not_tried: list) -> 
         )
         if reason:
             out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
-            ctx.done.append(out[-1][1])
+            ctx.judged(out[-1][1])
             continue
         if ctx.spent():
             not_tried.append((remedy.name, ctx.spent_reason()))
             continue
         result, variant = measure_candidate(ctx, Recipe((remedy,)))
         out.append((remedy, result))
-        ctx.done.append(result)
+        ctx.judged(result)
         if result.verdict == "accepted" and result.speedup.median > best_speed:
             best, best_speed = variant, result.speedup.median
     return out, best
@@ -77,7 +77,7 @@ def _path(ctx: SearchState, start: Recipe, variant: Variant, timed: list, not_tr
         if swapped_out is not None:
             result = replace(result, reason=f"in place of {swapped_out}: {result.reason}")
         stacked.append(result)
-        ctx.done.append(result)
+        ctx.judged(result)
         if result.verdict == "accepted":
             recipe, variant = candidate, new
 

@@ -141,6 +141,10 @@ class ConfigOptimization:
         recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
             recipe, ``baseline_command`` the one of the baseline (the pair to measure again); both None for a
             model given as a Python object (no command line can name it).
+        fresh_configs: the baseline's and the recipe's configs as JSON objects
+            (:func:`surrobench.collect.child.config_to_json`), what a fresh process is given to measure them
+            again (:mod:`surrobench.api.fresh`); None without a recipe or for a model given as a Python object.
+            Not part of the report's JSON (``run_command`` renders the recipe's).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
@@ -166,6 +170,7 @@ class ConfigOptimization:
     recipe_code: tuple[str, ...] = ()
     run_command: str | None = None
     baseline_command: str | None = None
+    fresh_configs: tuple[dict, dict] | None = None
     not_tried: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
     error: str | None = None

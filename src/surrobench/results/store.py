@@ -668,10 +668,13 @@ def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
 
 
 def add_optimization(store: ResultStore, report: dict) -> None:
-    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs."""
+    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs; a report stored
+    before under the same id is replaced (optimize stores its report as each candidate is judged, marked
+    interrupted until the last write, so a killed search leaves what it judged)."""
     with store._writing():
+        store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
         store.conn.execute(
-            "INSERT INTO optimizations VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)",
             (
                 report["optimize_id"],
                 report["created"],

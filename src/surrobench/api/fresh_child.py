@@ -1,0 +1,76 @@
+"""One fresh process of ``optimize`` (:mod:`surrobench.api.fresh`): it measures one config as ``surrobench run``
+does, the config given as JSON instead of a command line::
+
+    python -m surrobench.api.fresh_child --config CONFIG.json --db DB --json RUN.json --tag TAG
+
+``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as
+:func:`surrobench.collect.child.config_to_json` writes it (the profiling child's format). The run is stored
+in ``DB`` tagged ``TAG`` and written to ``RUN.json`` (run-v1), as ``run --db --json --tag`` would. The
+``surrobench run`` line optimize prints is only a rendering of the same config for the user.
+
+Exit codes as ``surrobench run``: 0, 2 for bad input (one line on stderr), 3 when the config failed (its run
+is written), 130 on Ctrl-C (what finished is stored as interrupted and written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from surrobench.collect.child import config_from_json
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, plan_sweep
+from surrobench.results.store import ResultStore
+
+
+def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
+    """The one-config sweep that measures ``cfg`` (one round), tagged ``tag``."""
+    return SweepRequest(
+        models=(cfg.model,),
+        shapes=(cfg.shape,),
+        batches=(cfg.batch,),
+        precisions=(cfg.precision,),
+        modes=(cfg.mode,),
+        device=cfg.device,
+        warmup=cfg.warmup,
+        iters=cfg.iters,
+        seed=cfg.seed,
+        cudnn_benchmark=cfg.cudnn_benchmark,
+        input_sets=cfg.input_sets,
+        tag=tag,
+        trust_pickle=cfg.trust_pickle,
+        channels_last=cfg.channels_last,
+        compile_mode=cfg.compile_mode,
+        threads=cfg.threads,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The module docstring's command; returns its exit code."""
+    parser = argparse.ArgumentParser(prog="python -m surrobench.api.fresh_child")
+    parser.add_argument("--config", type=Path, required=True)
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--tag")
+    args = parser.parse_args(argv)
+    try:
+        cfg = config_from_json(json.loads(args.config.read_text()))
+        plan = plan_sweep(sweep_of(cfg, args.tag))
+    except (OSError, ValueError, KeyError, TypeError, UsageError) as exc:
+        print(f"error: {args.config}: {exc}", file=sys.stderr)
+        return 2
+    with ResultStore(args.db) as store:
+        try:
+            record, _ = execute_sweep(plan, store)
+        except SweepInterrupted as cut:  # stored as interrupted; its JSON written too
+            args.json.write_text(json.dumps(cut.record.to_json()))
+            return 130
+    args.json.write_text(json.dumps(record.to_json()))
+    return 0 if all(r.status == "ok" for r in record.results) else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""One torch.compile cache for an ``optimize`` call and the fresh processes it starts.
+
+The search compiles a ``compile`` recipe in this process; its fresh processes (:mod:`surrobench.api.fresh`)
+build it again, and without a cache each would pay the whole compilation again. TorchInductor keeps its
+compiled graphs on disk: the FX-graph cache (``torch._inductor.config.fx_graph_cache``, env
+``TORCHINDUCTOR_FX_GRAPH_CACHE``), the AOTAutograd cache (``torch._functorch.config.enable_autograd_cache``,
+env ``TORCHINDUCTOR_AUTOGRAD_CACHE``, torch >= 2.5) and the local autotune cache
+(``torch._inductor.config.autotune_local_cache``), all under ``TORCHINDUCTOR_CACHE_DIR`` (default
+``<tmp>/torchinductor_<user>``), Triton's kernels under ``<cache dir>/triton`` unless ``TRITON_CACHE_DIR`` is
+set (PyTorch tutorial "Compile Time Caching Configuration"; ``torch/_inductor/config.py``,
+``torch/_inductor/runtime/cache_dir_utils.py``). A later process that compiles the same graph with the same
+torch, device and settings loads the kernels instead of generating and compiling them; Dynamo still traces.
+
+So :func:`shared_compile_cache` turns those caches on in this process for the call, in the user's cache
+directory (kept: a later call hits it too), and :func:`cache_env` gives every child the same directory and
+switches. What the user set in the environment is kept, and ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns all
+of this off. docs/design.md, "Compile caches of the fresh processes", says why this and not
+``torch.compiler.save_cache_artifacts``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+#: The cache switches a child gets unless the environment sets them (1: on).
+CACHE_SWITCHES = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "1", "TORCHINDUCTOR_AUTOGRAD_CACHE": "1"}
+#: Setting this to 1 turns every Inductor cache off (torch/_inductor/config.py); then nothing is shared.
+FORCE_DISABLE = "TORCHINDUCTOR_FORCE_DISABLE_CACHES"
+
+
+def inductor_cache_dir(environ: Mapping[str, str]) -> str:
+    """The directory TorchInductor caches in for ``environ``: ``TORCHINDUCTOR_CACHE_DIR``, else torch's
+    default, ``<tmp>/torchinductor_<user>`` (``cache_dir_utils.default_cache_dir``; its rule is repeated
+    here only where that function is missing, torch < 2.5)."""
+    given = environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if given:
+        return os.path.abspath(given)
+    try:
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        return os.path.abspath(default_cache_dir())
+    except ImportError:  # torch 2.4: runtime_utils.cache_dir, same rule
+        user = re.sub(r'[\\/:*?"<>|]', "_", getpass.getuser())
+        return os.path.join(tempfile.gettempdir(), "torchinductor_" + user)
+
+
+def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a fresh process gets so it reads and writes the cache of the process with ``environ``:
+    the cache directory and :data:`CACHE_SWITCHES`, each unless ``environ`` sets it; ``{}`` when ``environ``
+    turns the caches off (:data:`FORCE_DISABLE`)."""
+    if environ.get(FORCE_DISABLE) == "1":
+        return {}
+    out = {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir(environ)}
+    out.update({name: value for name, value in CACHE_SWITCHES.items() if name not in environ})
+    return out
+
+
+def _config_patches() -> list:
+    """``config.patch`` context managers turning the caches on in modules torch has already imported (those
+    read their environment variables at import; a module imported later reads the environment set here)."""
+    patches = []
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        wanted = {"fx_graph_cache": True, "autotune_local_cache": True}
+        patches.append(inductor.patch({k: v for k, v in wanted.items() if hasattr(inductor, k)}))
+    functorch = sys.modules.get("torch._functorch.config")
+    if functorch is not None and hasattr(functorch, "enable_autograd_cache"):
+        patches.append(functorch.patch(enable_autograd_cache=True))
+    return patches
+
+
+@contextmanager
+def shared_compile_cache() -> Iterator[dict[str, str]]:
+    """While the block runs, this process compiles into the cache of :func:`cache_env` with the caches on,
+    and its environment holds those variables (so a child started inside inherits them); yields them. The
+    environment is restored after."""
+    added = {k: v for k, v in cache_env(os.environ).items() if os.environ.get(k) != v}
+    saved = {k: os.environ.get(k) for k in added}
+    os.environ.update(added)
+    patches = [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches()
+    for patch in patches:
+        patch.__enter__()
+    try:
+        yield cache_env(os.environ)
+    finally:
+        for patch in reversed(patches):
+            patch.__exit__(None, None, None)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
