@@ -275,3 +275,20 @@ def test_report_of_serve_runs_draws_the_curve_and_the_capacities(serve_db):
     mixed = build_report(["serve-slow", "plain-1"], db=serve_db)
     assert [r.run_id for r in mixed.runs] == ["plain-1"] and mixed.serve_comparison is None
     assert "Serve run serve-slow" in report_page(mixed)
+
+
+def test_a_rate_whose_requests_all_drop_fails_the_search_step_instead_of_ending_it():
+    from types import SimpleNamespace
+
+    from surrobench.analysis.serve_load import NothingCompleted
+
+    def measure(rate):
+        if rate > 500:  # far past capacity: nothing completes within the drain time
+            raise NothingCompleted("no request arriving after the warm-up completed")
+        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate)
+
+    capacity, points = find_capacity(measure, 10.0, 1000.0)
+    first = capacity.steps[0]
+    assert first.rate_rps == 1000.0 and first.p99_ms is None and first.passed is False
+    assert capacity.capacity_rps <= 100 < capacity.failing_rps
+    assert len(points) == len(capacity.steps) - 1

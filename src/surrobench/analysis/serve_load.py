@@ -44,6 +44,11 @@ def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
     return Percentile(q, value, quantile_ci(sorted_ms, q), tail)
 
 
+class NothingCompleted(UsageError):
+    """No request arriving after the warm-up completed: every one dropped (a rate far past capacity) or the
+    duration no longer than the warm-up."""
+
+
 def load_point(
     trace: ServeTrace,
     *,
@@ -58,7 +63,7 @@ def load_point(
     device settle); so are the batches that started before the first measured arrival.
 
     Raises:
-        UsageError: no measured request completed (a duration not longer than the warm-up, or every
+        NothingCompleted: no measured request completed (a duration not longer than the warm-up, or every
             request dropped).
     """
     measured = trace.arrival_s >= warmup_s
@@ -66,7 +71,7 @@ def load_point(
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
     if not done.any():
-        raise UsageError(
+        raise NothingCompleted(
             f"no request arriving after the {warmup_s:g} s warm-up completed: lengthen --duration-s or lower the rate"
         )
     latency_s = completion[done] - arrivals[done]

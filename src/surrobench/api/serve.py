@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.analysis.serve_load import load_point, load_warnings
+from surrobench.analysis.serve_load import NothingCompleted, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.arrivals import constant_arrivals, poisson_arrivals, replay_arrivals
@@ -173,7 +173,11 @@ def find_capacity(
     points: list[LoadPoint] = []
 
     def passes(rate: float, phase: str) -> bool:
-        point = measure(rate)
+        try:
+            point = measure(rate)
+        except NothingCompleted:  # far past capacity: every request dropped, a failing rate like any other
+            steps.append(SearchStep(rate, None, False, phase))
+            return False
         points.append(point)
         steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
         return bool(point.passed)

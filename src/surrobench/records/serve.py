@@ -133,10 +133,10 @@ class LoadPoint:
 @dataclass(frozen=True)
 class SearchStep:
     """One rate tried by the peak search: ``phase`` ``bound`` (doubling or halving to bracket the peak) or
-    ``bisect`` (halving the bracket)."""
+    ``bisect`` (halving the bracket); ``p99_ms`` None when no request of the rate completed (it fails)."""
 
     rate_rps: float
-    p99_ms: float
+    p99_ms: float | None
     passed: bool
     phase: str
 

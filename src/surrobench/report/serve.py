@@ -76,7 +76,13 @@ SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 def search_rows(capacity: Capacity) -> list[list[str]]:
     """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
     return [
-        [str(i), s.phase, f"{s.rate_rps:.1f}", f"{s.p99_ms:.2f}", "yes" if s.passed else "no"]
+        [
+            str(i),
+            s.phase,
+            f"{s.rate_rps:.1f}",
+            "none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}",
+            "yes" if s.passed else "no",
+        ]
         for i, s in enumerate(capacity.steps, 1)
     ]
 
