@@ -88,7 +88,7 @@ def serve(
         threads=w.threads,
         trust_pickle=w.trust_pickle,
     )
-    for table in serve_tables(record):
+    for table in serve_tables(record, width=console.width):
         console.print(table)
     line = best_line(record)
     if line:

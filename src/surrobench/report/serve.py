@@ -10,6 +10,7 @@ from rich.table import Table
 
 from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import Col, fit_table
 from surrobench.report.plots import plain_text
 
 COLUMNS = (
@@ -73,6 +74,25 @@ SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
 SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 
 
+#: How each column fits a narrow terminal: the rates, requests, P99, drops and verdict are kept whole; the
+#: others may be left out (the highest ``minor`` first), the caption naming them; past that rows stack.
+_FIT = {
+    "gen": 10,
+    "late": 9,
+    "compute": 8,
+    "queue": 7,
+    "max ms": 6,
+    "batch": 5,
+    "busy": 4,
+    "P95 ms": 3,
+    "P50 ms": 2,
+}
+
+
+def _columns(names) -> list[Col]:
+    return [Col(name, justify="right", keep=name not in _FIT, minor=_FIT.get(name, 0)) for name in names]
+
+
 def search_rows(capacity: Capacity) -> list[list[str]]:
     """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
     return [
@@ -87,23 +107,15 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
     ]
 
 
-def serve_tables(record: ServeRecord) -> list[Table]:
-    """Per policy, its load points and, after a search, the search's steps."""
+def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
+    """Per policy, its load points and, after a search, the search's steps; fitted to ``width`` terminal cells
+    (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
     tables = []
     for result in record.policies:
-        table = Table(title=rich_escape(policy_title(record, result)))
-        for name in COLUMNS:
-            table.add_column(name, justify="right")
-        for point in result.points:
-            table.add_row(*point_cells(point))
-        tables.append(table)
+        rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
+        tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
         if result.capacity is not None:
-            steps = Table(title=SEARCH_TITLE)
-            for name in SEARCH_COLUMNS:
-                steps.add_column(name, justify="right")
-            for row in search_rows(result.capacity):
-                steps.add_row(*row)
-            tables.append(steps)
+            tables.append(fit_table(_columns(SEARCH_COLUMNS), search_rows(result.capacity), width, title=SEARCH_TITLE))
     return tables
 
 
