@@ -112,7 +112,7 @@ def load_point(
 def load_warnings(point: LoadPoint) -> list[str]:
     """What makes a load point less than trustworthy: a P99 with no upper bound (too few requests behind it),
     a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
-    rate = f"{point.target_rps:g} rps" if point.target_rps else f"concurrency {point.concurrency}"
+    rate = f"{point.target_rps:.1f} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     if point.percentile(0.99).ci95_ms[1] is None:
         notes.append(
