@@ -77,6 +77,8 @@ def test_commands_without_a_model_do_not_import_torch(args, stored):
     assert "torch" not in loaded
     if args[0] in ("--version", "--help", "history", "show"):  # listing: no statistics, no plots
         assert not {"scipy", "matplotlib"} & loaded
+    if args[0] == "--version":  # no command at all: not even numpy (0.08 s, docs/benchmarks/startup.md)
+        assert "numpy" not in loaded
 
 
 def test_report_of_run_files_draws_its_plots_without_torch(stored):

@@ -22,7 +22,6 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.cli.signals import interrupt_exit_code, interrupt_name, signals_as_interrupt
-from surrobench.cli.options import usage_line
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -82,6 +81,8 @@ def main(argv: list[str] | None = None) -> None:
         with signals_as_interrupt(), _guarded_stdout():
             code = app(args=args, prog_name="surrobench", standalone_mode=False)
     except UsageError as exc:
+        from surrobench.cli.options import usage_line  # the options (and numpy) only for an error: --version
+
         _fail(usage_line(exc))
     except Interrupted as exc:
         _interrupted(str(exc))
