@@ -124,6 +124,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
     def with_recipe(cfg, prepared, request, **kw):  # a recipe, whatever this host's timing says
         from dataclasses import replace
 
+        from surrobench.collect.child import config_to_json
         from surrobench.results.paired import Speedup
 
         entry = found(cfg, prepared, request, **kw)
@@ -134,6 +135,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
             recommended=("threads=1",),
             run_command="surrobench run --threads 1",
             recipe_result=entry.baseline,
+            fresh_configs=(config_to_json(cfg), config_to_json(cfg)),
         )
 
     monkeypatch.setattr(api, "optimize_config", with_recipe)
