@@ -21,6 +21,9 @@
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 8    # unet2d 128², pinn-mlp 16,384
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 9    # pinn-mlp 65,536, deeponet 262,144
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh 10   # unet2d 512², torch_geometric GAT 65,536 nodes
+# The three configs whose recipe holds torch.compile, at batch 8, with every default (fresh processes included;
+# each must end within 3 minutes): the patch transformer 256², U-Net 256², neuraloperator FNO 512²:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh compile
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -30,7 +33,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -47,7 +50,7 @@ opt() {  # NAME PAIRS then optimize's workload options
   local config=$1 pairs=$2; shift 2
   local t0=$SECONDS
   echo "== optimize $config (--verify $pairs): $*"
-  timeout 540 python3 -m surrobench optimize "$@" --device "$DEVICE" --db "$db" --verify "$pairs" "${extra[@]}" \
+  timeout "${LIMIT_S:-540}" python3 -m surrobench optimize "$@" --device "$DEVICE" --db "$db" --verify "$pairs" "${extra[@]}" \
     --json "$dir/opt-$config.json" --markdown "$dir/opt-$config.md" 2>&1 | grep -v '^USDT:' | tee "$dir/opt-$config.txt"
   echo "== optimize $config took $((SECONDS - t0)) s"
   tar -czf "$OUT/$name.tar.gz" --exclude optimize.db -C /tmp "$name"  # what is done survives a timeout
@@ -101,6 +104,12 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
     10)
       rung unet2d "${grid[2]}" 2
       has torch_geometric && opt pyg_gat 2 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
+      ;;
+    compile)  # stopped at 185 s: past the 3 minutes a config may take, the search is cut (its report stays)
+      LIMIT_S=185 opt transformer-256-b8 0 --model examples/patch_transformer.py:build --shape "${grid[1]}" --batch 8
+      LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
+      has neuralop && LIMIT_S=185 opt neuralop_fno-512-b8 0 --model examples/neuralop_fno.py:build_fno \
+        --shape "${grid[2]}" --batch 8
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"

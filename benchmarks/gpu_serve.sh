@@ -3,15 +3,18 @@
 # the capacity at P99 <= 5 ms, eager and with each one's optimize recipe (cudagraph+tf32 for both, from
 # docs/benchmarks/h200-optimize.md), and compare of the two; the batching policy's effect (max batch x max
 # wait); a rate sweep for the latency-throughput curve; the HTTP mode against examples/serve_http.py. Every
-# step has its own timeout and the whole stays under 9 minutes; everything lands in $OUT/serve.tar.gz.
+# step has its own timeout and the whole stays under 9 minutes; the work folder is packed into
+# $OUT/serve.tar.gz after every step, so a call cut short keeps what finished.
 # Usage: OUT=/some/dir benchmarks/gpu_serve.sh   (from the repository root)
 set -uo pipefail
-out=${OUT:?set OUT}/serve
-mkdir -p "$out"
-export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+: "${OUT:?set OUT}"
+out=/tmp/serve
+rm -rf "$out" && mkdir -p "$out"
+pack() { tar -czf "${OUT}/serve.tar.gz" --exclude '*.db' -C /tmp serve; }
+export PYTHONPATH=/tmp/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 db=$out/h200-serve.db
 step() { local name=$1 limit=$2; shift 2; echo "== $name"; timeout -s INT -k 10 "$limit" python3 -m surrobench "$@" --db "$db" \
-  --json "$out/$name.json" --html "$out/$name.html" >"$out/$name.txt" 2>&1; echo "rc=$?" >>"$out/$name.txt"; tail -25 "$out/$name.txt"; }
+  --json "$out/$name.json" --html "$out/$name.html" >"$out/$name.txt" 2>&1; echo "rc=$?" >>"$out/$name.txt"; tail -25 "$out/$name.txt"; pack; }
 {
   date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
@@ -45,4 +48,5 @@ if python3 -c "import httpx" 2>/dev/null; then
 else
   echo "httpx missing: HTTP step skipped" | tee "$out/fno2d-http.txt"
 fi
-tar -czf "${OUT}/serve.tar.gz" -C "$OUT" serve && ls -la "${OUT}/serve.tar.gz"
+cp "$db" "$out/h200-serve.sqlite" 2>/dev/null
+tar -czf "${OUT}/serve.tar.gz" -C /tmp serve && ls -la "${OUT}/serve.tar.gz"

@@ -101,3 +101,16 @@ def test_counters_round_trip_through_the_store(tmp_path, monkeypatch):
         add_counters(store, 1, counters)
         assert load_counters(store, 1) == counters
         assert load_counters(store, 2) is None
+
+
+def test_a_name_filter_that_matches_nothing_falls_back_to_the_steps_first_launches(tmp_path, monkeypatch):
+    # the fake ncu profiles nothing when given --kernel-name, and the H200 capture without it
+    body = (
+        'case "$*" in *--kernel-name*) echo "==WARNING== No kernels were profiled."; exit 0;; esac\n'
+        f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "planted_raw.csv"}\' "$2"\n'
+    )
+    monkeypatch.setenv("NCU", str(_fake_ncu(tmp_path, body)))
+    done = ncu.run_ncu(_config_file(tmp_path), tmp_path, ("k1",))
+    assert done.problem is None and len(done.kernels) == 7
+    assert "--kernel-name" not in done.command
+    assert done.command[done.command.index("--launch-count") + 1] == str(ncu.FALLBACK_LAUNCHES)

@@ -31,7 +31,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
@@ -49,6 +49,10 @@ MAX_KERNELS = 20
 NCU_SCHEDULE = ProfileSchedule(wait=0, warmup=3, active=1)
 #: Wall-clock limit of one ncu run, s.
 NCU_TIMEOUT_S = 900
+#: When the name filter matches no launch of the step (a name ncu's ``function`` base spells otherwise than
+#: :func:`function_name`), ncu runs again on the step's first launches, at most this many (the cap bounds the
+#: replay: ~18 passes each).
+FALLBACK_LAUNCHES = 3 * MAX_KERNELS
 #: The metrics asked for; each was offered by ncu 2025.3.1 on the H200 (``ncu --query-metrics``,
 #: tests/fixtures/ncu). The ``launch__*`` statistics come with every raw page.
 METRICS = (
@@ -101,11 +105,16 @@ def select_kernels(
     return tuple(chosen), (held / total if total > 0 else 0.0)
 
 
-def ncu_command(ncu: str, kernels: tuple[str, ...], log_file: Path, target: list[str]) -> list[str]:
-    """The ``ncu`` command line of the module docstring; no ``--kernel-name`` filter when ``kernels`` is empty."""
+def ncu_command(
+    ncu: str, kernels: tuple[str, ...], log_file: Path, target: list[str], launch_count: int | None = None
+) -> list[str]:
+    """The ``ncu`` command line of the module docstring; no ``--kernel-name`` filter when ``kernels`` is empty,
+    and ``--launch-count`` when ``launch_count`` is given."""
     cmd = [ncu, "--nvtx", "--nvtx-include", f"{STEP_RANGE}/", "--clock-control", "none", "--cache-control", "all"]
     if kernels:
         cmd += ["--kernel-name-base", "function", "--kernel-name", f"regex:^(?:.*::)?(?:{'|'.join(kernels)})$"]
+    if launch_count is not None:
+        cmd += ["--launch-count", str(launch_count)]
     cmd += ["--print-units", "base", "--print-kernel-base", "demangled", "--csv", "--page", "raw"]
     return cmd + ["--metrics", ",".join(METRICS), "--log-file", str(log_file), *target]
 
@@ -122,17 +131,32 @@ class NcuRun:
 
 def run_ncu(config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S) -> NcuRun:
     """Run the profiling child of the config in ``config_path`` (:func:`surrobench.collect.child.config_to_json`)
-    under ncu, its CSV and result in ``work_dir``. Never raises for ncu's own failures: they are the problem."""
+    under ncu, its CSV and result in ``work_dir``. Never raises for ncu's own failures: they are the problem.
+
+    When the ``kernels`` filter matched no launch of the step (problem ``no_kernels``), ncu runs once more
+    without it on the step's first :data:`FALLBACK_LAUNCHES` launches; the returned command is the one that
+    measured, so a run without ``--kernel-name`` in its command says the filter was dropped."""
+    done = _run_once(config_path, work_dir, kernels, None, timeout_s)
+    if kernels and done.problem is not None and done.problem.kind == "no_kernels":
+        again = _run_once(config_path, work_dir, (), FALLBACK_LAUNCHES, timeout_s)
+        return replace(again, wall_s=(again.wall_s or 0.0) + (done.wall_s or 0.0))
+    return done
+
+
+def _run_once(
+    config_path: Path, work_dir: Path, kernels: tuple[str, ...], launch_count: int | None, timeout_s: float
+) -> NcuRun:
     log_file, result = work_dir / "ncu_raw.csv", work_dir / "ncu_child.json"
+    log_file.unlink(missing_ok=True)
     target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
     ncu = find_ncu()
     if ncu is None:
-        shown = " ".join(ncu_command("ncu", kernels, log_file, target))
+        shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count))
         fix = "install NVIDIA Nsight Compute (CUDA toolkit) or set $NCU; where it is, this runs: "
         return NcuRun(
             tuple(shown.split()), None, problem=CounterProblem("ncu_missing", "ncu not found: " + fix + shown)
         )
-    cmd = ncu_command(ncu, kernels, log_file, target)
+    cmd = ncu_command(ncu, kernels, log_file, target, launch_count)
     t0 = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
