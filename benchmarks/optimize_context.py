@@ -4,7 +4,7 @@ On the H200 (docs/benchmarks/h200-optimize.md, "Re-runs") the fresh check differ
 by -1.3% to +6.4% on GPU-bound configs whose intervals are about 1% wide. Inside the search every timed
 variant (its module copy, inputs, compiled code and CUDA-graph pool) stays alive until all are profiled; a
 fresh process holds one model. This script runs the real search of one config
-(:mod:`surrobench.api.stacking`, ``judge_singles`` and ``stack``), then times the recipe with the baseline
+(:mod:`surrobench.tune.stacking`, ``judge_singles`` and ``stack``), then times the recipe with the baseline
 in windows of the search's size under three states, two windows each, in this order:
 
 1. ``crowded``: every timed variant alive, as at the end of the search;
@@ -31,10 +31,10 @@ import numpy as np
 import torch
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api import remedy_search as rs
-from surrobench.api import remedy_trial, stacking
-from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
-from surrobench.api.fresh import _one_run
+from surrobench.tune import search as rs
+from surrobench.tune import stacking, trial
+from surrobench.tune.request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
+from surrobench.tune.fresh import _one_run
 from surrobench.execution.interleave import open_variant
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
@@ -76,8 +76,8 @@ def main() -> None:
         print(f"#   {c.name}: {c.verdict} {sp}", flush=True)
 
     def window(state: str, v) -> None:
-        remedy_trial.time_window(ctx, [v])
-        base, rec = remedy_trial.last_window(ctx.baseline, request.rounds), remedy_trial.last_window(v, request.rounds)
+        trial.time_window(ctx, [v])
+        base, rec = trial.last_window(ctx.baseline, request.rounds), trial.last_window(v, request.rounds)
         sp = speedup(base, rec)
         row = {
             "state": state,
@@ -95,17 +95,17 @@ def main() -> None:
         window("crowded", variant)
     ctx.timed.clear()
     del singles, stacked, best
-    remedy_trial.free_device(cfg.device)
+    trial.free_device(cfg.device)
     for _ in range(2):
         window("released", variant)
     del variant
-    remedy_trial.free_device(cfg.device)
+    trial.free_device(cfg.device)
     torch._dynamo.reset()
     rebuilt = open_variant(recipe.apply(cfg), prepared)
     for _ in range(2):
         window("rebuilt", rebuilt)
     del rebuilt
-    remedy_trial.free_device(cfg.device)
+    trial.free_device(cfg.device)
 
     commands = {"baseline": rs.run_command(cfg), "recipe": rs.run_command(recipe.apply(cfg))}
     rounds: dict[str, list] = {"baseline": [], "recipe": []}

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 import surrobench
-from surrobench.api.optimize import measured_for
+from surrobench.tune.plans import measured_for
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.run import run_from_json

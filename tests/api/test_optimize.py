@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from surrobench.api import remedy_search as api
-from surrobench.api import remedy_trial, stacking
+from surrobench.tune import search as api
+from surrobench.tune import trial, stacking
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api.optimize import measured_for, optimize_plans
-from surrobench.api.optimize_request import OptimizeRequest
+from surrobench.tune.plans import measured_for, optimize_plans
+from surrobench.tune.request import OptimizeRequest
 from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
@@ -72,7 +72,7 @@ def _ctx(spent_after: int = 99):
     request = SimpleNamespace(budget_s=0.5)
     timed = {"compile": object()}  # the singles' variants, kept to be profiled
     ctx = SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[], timed=timed)
-    ctx.spent_reason = lambda: remedy_trial.SearchState.spent_reason(ctx)
+    ctx.spent_reason = lambda: trial.SearchState.spent_reason(ctx)
     ctx.judged = ctx.done.append
     return ctx
 
@@ -367,9 +367,9 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
 def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(
     model_spec, tmp_path, monkeypatch
 ):
-    from surrobench.api.optimize import OptimizeInterrupted
+    from surrobench.tune.plans import OptimizeInterrupted
 
-    windows, interleave = [], remedy_trial.interleave
+    windows, interleave = [], trial.interleave
 
     def cut_in_the_third_window(variants, *args):  # threads=1 alone, one confirmation window, then Ctrl-C
         windows.append(len(variants))
@@ -377,7 +377,7 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
         if len(windows) == 3:  # the window's rounds were timed, its bookkeeping never happened
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_third_window)
+    monkeypatch.setattr(trial, "interleave", cut_in_the_third_window)
     with ResultStore(tmp_path / "o.db") as store:
         with pytest.raises(OptimizeInterrupted) as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
@@ -395,8 +395,8 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
 def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
     # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
     events: list[str] = []
-    interleave, top_op = remedy_trial.interleave, api._top_op  # every timing window goes through it
-    monkeypatch.setattr(remedy_trial, "interleave", lambda *a: (events.append("round"), interleave(*a))[1])
+    interleave, top_op = trial.interleave, api._top_op  # every timing window goes through it
+    monkeypatch.setattr(trial, "interleave", lambda *a: (events.append("round"), interleave(*a))[1])
     monkeypatch.setattr(api, "_top_op", lambda v: (events.append("profile"), top_op(v))[1])
     with ResultStore(tmp_path / "o.db") as store:
         entry = optimize_plans(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
@@ -438,10 +438,10 @@ def test_a_window_cut_short_leaves_the_variants_aligned(monkeypatch, cause, base
         variants[0].rounds.append("b2")
         raise cause
 
-    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_second_round)
+    monkeypatch.setattr(trial, "interleave", cut_in_the_second_round)
     ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
     with pytest.raises(type(cause)):
-        remedy_trial.time_window(ctx, [cand])
+        trial.time_window(ctx, [cand])
     assert base.rounds == baseline_after and cand.rounds == ["c0"] and ctx.paired == {}
 
 
@@ -459,7 +459,7 @@ def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monke
             variants[0].rounds += _planted_rounds([10.0], rng)
             variants[1].rounds += _planted_rounds([2.05], rng)
 
-    monkeypatch.setattr(remedy_trial, "interleave", confirmation)
+    monkeypatch.setattr(trial, "interleave", confirmation)
     ctx = _confirm_ctx(base, recipe)
     pooled, per_window = api._confirm(ctx, None, recipe)
     first = PairedSamples.interleaved(
@@ -490,7 +490,7 @@ def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatc
         variants[0].rounds += _planted_rounds([10.0], rng)
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    monkeypatch.setattr(remedy_trial, "interleave", fails)
+    monkeypatch.setattr(trial, "interleave", fails)
     ctx = _confirm_ctx(base, recipe)
     pooled, per_window = api._confirm(ctx, None, recipe)
     assert len(per_window) == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
@@ -511,7 +511,7 @@ def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_sp
 
 
 def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monkeypatch):
-    from surrobench.api.optimize import OptimizeInterrupted
+    from surrobench.tune.plans import OptimizeInterrupted
 
     def interrupted(*args):
         raise KeyboardInterrupt
@@ -569,7 +569,7 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
 ):
     from surrobench.api.report import build_report
 
-    judged = remedy_trial.SearchState.judged
+    judged = trial.SearchState.judged
     calls = []
 
     def judged_then_killed(self, result):
@@ -578,7 +578,7 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
         if result.speedup is not None:  # the first timed one (the baseline has rounds by then)
             raise _Killed
 
-    monkeypatch.setattr(remedy_trial.SearchState, "judged", judged_then_killed)
+    monkeypatch.setattr(trial.SearchState, "judged", judged_then_killed)
     db = tmp_path / "o.db"
     with ResultStore(db) as store:
         with pytest.raises(_Killed):

@@ -21,7 +21,7 @@ from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
-from surrobench.api.optimize import measured_for
+from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
 from surrobench.collect.perf_phase import PerfOptions

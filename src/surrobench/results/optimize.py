@@ -25,7 +25,7 @@ VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "f
 @dataclass(frozen=True)
 class HeadToHead:
     """The two recipes of greedy stacking from two starts, timed against each other
-    (:func:`surrobench.api.stacking.stack`).
+    (:func:`surrobench.tune.stacking.stack`).
 
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
@@ -143,14 +143,14 @@ class ConfigOptimization:
             model given as a Python object (no command line can name it).
         fresh_configs: the baseline's and the recipe's configs as JSON objects
             (:func:`surrobench.collect.child.config_to_json`), what a fresh process is given to measure them
-            again (:mod:`surrobench.api.fresh`); None without a recipe or for a model given as a Python object.
+            again (:mod:`surrobench.tune.fresh`); None without a recipe or for a model given as a Python object.
             Not part of the report's JSON (``run_command`` renders the recipe's).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
             together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
             windows after the search, the interval drawn over windows
-            (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
+            (:func:`surrobench.tune.search.optimize_config`). None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
         recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
             processes; ``recipe_process_run_ids`` their stored runs, in launch order.

@@ -1,4 +1,4 @@
-"""Step 2 and 3 of the remedy search (:mod:`surrobench.api.remedy_search`): every remedy alone
+"""Step 2 and 3 of the remedy search (:mod:`surrobench.tune.search`): every remedy alone
 (:func:`judge_singles`), then greedy stacking, with swaps, from two starts, the fastest accepted remedy and its
 rival, the two recipes timed head to head (:func:`stack`)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from surrobench.analysis.feasibility import infeasible_reason
-from surrobench.api.remedy_trial import (
+from surrobench.tune.trial import (
     SearchState,
     free_device,
     measure_candidate,

@@ -9,14 +9,14 @@
    interleaved with the baseline (:mod:`surrobench.execution.interleave`) and judged by the speedup rule
    of :mod:`surrobench.results.paired`. A failure is explained in one line
    (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept
-   (:func:`surrobench.api.stacking.judge_singles`, each through :func:`surrobench.api.remedy_trial.measure_candidate`).
+   (:func:`surrobench.tune.stacking.judge_singles`, each through :func:`surrobench.tune.trial.measure_candidate`).
 3. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a
    time, fastest first, each timed in rounds with the baseline and the current recipe and kept when it
    beats the current recipe by the same rule, until the list or the budget (``budget_s``) runs out. Then
    the same from its rival, the fastest accepted remedy that excludes it; the two recipes are timed head
-   to head and the rival's kept only when it is faster by the same rule (:func:`surrobench.api.stacking.stack`).
+   to head and the rival's kept only when it is faster by the same rule (:func:`surrobench.tune.stacking.stack`).
 4. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
-   ``process_pairs`` pairs of fresh processes, one window each (:func:`surrobench.api.fresh.process_windows`),
+   ``process_pairs`` pairs of fresh processes, one window each (:func:`surrobench.tune.fresh.process_windows`),
    and its speedup is taken over every window the two were timed in together, its interval drawn over
    windows (:func:`_confirm` says why); a recipe whose pooled speedup does not clear 1 + the noise floor is
    not recommended (:func:`unconfirmed_note`). The fresh processes are part of ``budget_s``: the search ends
@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrobench.api.fresh import PairBudget, ProcessWindows, pair_estimate_s, process_windows
-from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.api.remedy_trial import (
+from surrobench.tune.fresh import PairBudget, ProcessWindows, pair_estimate_s, process_windows
+from surrobench.tune.request import OptimizeRequest
+from surrobench.tune.trial import (
     ROUND_TARGET_MS,
     SearchState,
     free_device,
@@ -46,7 +46,7 @@ from surrobench.api.remedy_trial import (
     round_size,
     time_window,
 )
-from surrobench.api.stacking import judge_singles, stack
+from surrobench.tune.stacking import judge_singles, stack
 from surrobench.collect.child import config_to_json
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, execution_settings
@@ -117,7 +117,7 @@ def _confirm(ctx: SearchState, recipe: Recipe, variant: Variant) -> tuple[Speedu
 
 def _process_windows(ctx: SearchState, recipe: Recipe, variant: Variant) -> ProcessWindows | None:
     """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's windows
-    (:func:`surrobench.api.fresh.process_windows`); None when none are asked for or no command line can name the
+    (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line can name the
     model.
 
     Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
@@ -156,7 +156,7 @@ def process_reserve_s(request: OptimizeRequest, setup_ms: float, iters: int, war
     rounds of ``iters`` calls taking about :data:`ROUND_TARGET_MS` each, ``warmup`` calls more), at most half
     the budget, so the search keeps the other half; 0 when no processes run. A compiled recipe's setup is
     larger: its pairs are estimated again before they start, and skipped when they do not fit
-    (:class:`surrobench.api.fresh.PairBudget`)."""
+    (:class:`surrobench.tune.fresh.PairBudget`)."""
     if not request.process_pairs or not request.rebuildable:
         return 0.0
     per_call = ROUND_TARGET_MS / iters
@@ -233,7 +233,7 @@ def _notes(ctx: SearchState, fp64_note: str | None) -> tuple[str, ...]:
 def run_command(cfg: ExecConfig) -> str:
     """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
     input buffers only where they differ from ``run``'s defaults, so the common line stays short. A rendering
-    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.api.fresh_child`)."""
+    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.tune.fresh_child`)."""
     words = [
         "surrobench",
         "run",

@@ -1,4 +1,4 @@
-"""One candidate of the remedy search tried (:mod:`surrobench.api.remedy_search`, step 2): the search's state
+"""One candidate of the remedy search tried (:mod:`surrobench.tune.search`, step 2): the search's state
 of one config (:class:`SearchState`), the windows in which variants are timed in rounds interleaved with the
 baseline (:func:`time_window`), and one recipe built, checked by the accuracy guard and judged by the speedup
 rule against the baseline and, when stacking, against the recipe so far (:func:`measure_candidate`)."""
@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from surrobench.analysis.accuracy import check_accuracy
-from surrobench.api.fresh import ProcessWindows
-from surrobench.api.optimize_request import OptimizeRequest
+from surrobench.tune.fresh import ProcessWindows
+from surrobench.tune.request import OptimizeRequest
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
 from surrobench.execution.failures import explain_failure
