@@ -286,7 +286,7 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
 
 def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
     from surrobench.tune.fresh import PROCESS_START_S
-    from surrobench.tune.search import process_reserve_s
+    from surrobench.tune.bench import process_reserve_s
 
     from types import SimpleNamespace
 

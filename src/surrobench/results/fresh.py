@@ -1,7 +1,7 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
 ``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
-few more timing windows, some in pairs of fresh processes (:mod:`surrobench.tune.search`, step 4): a
+few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`): a
 launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
 (docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
 later, as ``surrobench run`` in new processes,

@@ -25,7 +25,7 @@ VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "f
 @dataclass(frozen=True)
 class HeadToHead:
     """The two recipes of greedy stacking from two starts, timed against each other
-    (:func:`surrobench.tune.stacking.stack`).
+    (:meth:`surrobench.tune.search.Search.stack`).
 
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
@@ -150,7 +150,7 @@ class ConfigOptimization:
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
             together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
             windows after the search, the interval drawn over windows
-            (:func:`surrobench.tune.search.optimize_config`). None when nothing won.
+            (:meth:`surrobench.tune.search.Search.confirm`). None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
         recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
             processes; ``recipe_process_run_ids`` their stored runs, in launch order.

@@ -9,7 +9,7 @@ is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
 
 The search itself also times its recipe in pairs of fresh processes (:func:`process_windows`, tagged
 ``confirm:baseline`` / ``confirm:recipe``), so that its interval covers the drift between processes
-(:mod:`surrobench.tune.search`, step 4).
+(:meth:`surrobench.tune.search.Search.confirm`).
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
 from surrobench.tune.fresh import FreshInterrupted, check_fresh
 from surrobench.tune.request import OptimizeRequest
-from surrobench.tune.search import optimize_config
-from surrobench.tune.trial import free_device
+from surrobench.tune.config import optimize_config
+from surrobench.tune.bench import free_device
 from surrobench.workload.spec import parse_shapes
 
 
