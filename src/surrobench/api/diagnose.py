@@ -66,7 +66,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v2``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v3``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
