@@ -28,8 +28,10 @@ MODELS = "surrobench/models-v1"
 #: scenarios-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
 SCENARIOS = "surrobench/scenarios-v2"
 #: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
-#: read, their configs identified by the primary input alone.
+#: read, their configs identified by the primary input alone. Read back checked key by key
+#: (:mod:`surrobench.records.optimize_json`).
 OPTIMIZE = "surrobench/optimize-v2"
+OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
 #: rank-traces-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
 RANK_TRACES = "surrobench/rank-traces-v2"

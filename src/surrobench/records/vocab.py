@@ -18,6 +18,11 @@ DEVICES = ("cpu", "cuda")
 #: How a config ended: measured, out of memory, another exception (including a non-finite output), or over its
 #: time limit (``--timeout-s``; what was measured before it is kept).
 STATUSES = ("ok", "oom", "error", "timeout")
+#: An optimize candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
+#: tolerance; not tried for a stated reason; tried and raised.
+OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
+#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says what each means).
+FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 #: The remedies ``surrobench optimize`` tries (:mod:`surrobench.execution.remedies` builds each candidate; a remedy
 #: with a value makes one candidate per value, ``threads=1``, ``threads=4``) and a finding's action may suggest
 #: (:attr:`surrobench.records.findings.Clause.remedies`), by id.
