@@ -284,8 +284,8 @@ def _perf_system(doc: dict, where: str) -> dict:
     if len(with_view) > 1:
         names = ", ".join(_perf_label(r) for r in with_view)
         raise UsageError(
-            f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
-            "surrobench perf --json of that config alone, or its 'system' object"
+            f"{where}: {len(with_view)} configs have a system view ({names}); give one: the perf document of "
+            "that config alone, or its 'system' object"
         )
     return with_view[0]["system"]
 
@@ -327,7 +327,7 @@ def diagnose(
         UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
     """
     if sum(x is not None for x in (model, trace, run)) != 1:
-        raise UsageError("give one of a model, a TRACE or --run RUN_ID")
+        raise UsageError("give exactly one of model, trace or run")
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")

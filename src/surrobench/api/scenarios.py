@@ -86,8 +86,8 @@ def select(only: str | Iterable[str] | None) -> list[Scenario]:
     known = {s.name: s for s in SCENARIOS}
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise UsageError(
-            f"--only {only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
+        raise UsageError.bad(
+            "only", f"{only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
         )
     return [known[n] for n in names]
 

@@ -184,7 +184,7 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
             )
             raise UsageError(
                 f"results database {path!r}: table {table!r} {what}; it was not written by this "
-                "surrobench version: use another --db"
+                "surrobench version: use another database"
             )
     expected.close()
 
@@ -237,7 +237,7 @@ def _refuse_newer(version: int, path: str) -> None:
     if version > SCHEMA_VERSION:
         raise UsageError(
             f"results database {path!r} has schema version {version}, newer than this surrobench's "
-            f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db"
+            f"{SCHEMA_VERSION}: upgrade surrobench, or use another database"
         )
 
 
@@ -534,7 +534,7 @@ class ResultStore:
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise UsageError(
                 f"results database {self.path!r}: {what} holds a row surrobench cannot read "
-                f"({type(exc).__name__}: {exc}); use another --db"
+                f"({type(exc).__name__}: {exc}); use another database"
             ) from None
 
     def add_op_table(
