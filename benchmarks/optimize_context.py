@@ -4,7 +4,8 @@ On the H200 (docs/benchmarks/h200-optimize.md, "Re-runs") the fresh check differ
 by -1.3% to +6.4% on GPU-bound configs whose intervals are about 1% wide. Inside the search every timed
 variant (its module copy, inputs, compiled code and CUDA-graph pool) stays alive until all are profiled; a
 fresh process holds one model. This script runs the real search of one config
-(:mod:`surrobench.api.stacking`, ``judge_singles`` and ``stack``), then times the recipe with the baseline
+(:class:`surrobench.tune.search.Search` on a :class:`surrobench.tune.bench.DeviceBench`, singles and stacking),
+then times the recipe with the baseline
 in windows of the search's size under three states, two windows each, in this order:
 
 1. ``crowded``: every timed variant alive, as at the end of the search;
@@ -31,14 +32,15 @@ import numpy as np
 import torch
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api import remedy_search as rs
-from surrobench.api import remedy_trial, stacking
-from surrobench.api.optimize_request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
-from surrobench.api.fresh import _one_run
+from surrobench.collect.child import config_to_json
 from surrobench.execution.interleave import open_variant
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
-from surrobench.results.speedup import speedup
+from surrobench.results.paired import PairedSamples
+from surrobench.tune.bench import DeviceBench, free_device
+from surrobench.tune.fresh import _one_run
+from surrobench.tune.request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names
+from surrobench.tune.search import Search
 
 
 def main() -> None:
@@ -59,12 +61,12 @@ def main() -> None:
     prepared = prepare_model(plan.surrogates[args.model], args.device, 0)
     request = OptimizeRequest(sweeps=(), budget_s=args.budget_s)
     started = time.monotonic()
-    ctx, _ = rs._start(cfg, prepared, request, started)
-    not_tried: list = []
+    bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s)
+    search = Search(bench, request.rounds, budget_s=request.budget_s, deadline=started + request.budget_s)
     only = remedy_names(args.only, cfg.device)
     remedies = [r for r in candidate_remedies(cfg.device) if only is None or r.name in only]
-    singles, best = stacking.judge_singles(ctx, remedies, not_tried)
-    stacked, recipe, variant = stacking.stack(ctx, singles, best, not_tried)
+    singles, best = search.singles(remedies)
+    stacked, recipe, variant = search.stack(singles, best)
     print(f"# search {time.monotonic() - started:.0f} s: recipe {recipe.name or '(none)'}", flush=True)
     out: dict = {"config": f"{args.model}-{args.shape}", "recipe": recipe.name, "windows": [], "fresh": None}
     if variant is None:
@@ -76,9 +78,9 @@ def main() -> None:
         print(f"#   {c.name}: {c.verdict} {sp}", flush=True)
 
     def window(state: str, v) -> None:
-        remedy_trial.time_window(ctx, [v])
-        base, rec = remedy_trial.last_window(ctx.baseline, request.rounds), remedy_trial.last_window(v, request.rounds)
-        sp = speedup(base, rec)
+        search.window([v])
+        base, rec = search.last_window(bench.baseline), search.last_window(v)
+        sp = PairedSamples.interleaved(base, rec).speedup()
         row = {
             "state": state,
             "baseline_ms": float(np.median(base)),
@@ -93,33 +95,33 @@ def main() -> None:
 
     for _ in range(2):
         window("crowded", variant)
-    ctx.timed.clear()
+    search.timed.clear()
     del singles, stacked, best
-    remedy_trial.free_device(cfg.device)
+    free_device(cfg.device)
     for _ in range(2):
         window("released", variant)
     del variant
-    remedy_trial.free_device(cfg.device)
+    free_device(cfg.device)
     torch._dynamo.reset()
     rebuilt = open_variant(recipe.apply(cfg), prepared)
     for _ in range(2):
         window("rebuilt", rebuilt)
     del rebuilt
-    remedy_trial.free_device(cfg.device)
+    free_device(cfg.device)
 
-    commands = {"baseline": rs.run_command(cfg), "recipe": rs.run_command(recipe.apply(cfg))}
+    configs = {"baseline": config_to_json(cfg), "recipe": config_to_json(recipe.apply(cfg))}
     rounds: dict[str, list] = {"baseline": [], "recipe": []}
     for i in range(args.pairs):
         for side in ("baseline", "recipe") if i % 2 == 0 else ("recipe", "baseline"):
-            samples, _ = _one_run(commands[side], side, args.out / "fresh.db", args.out / f"{i}-{side}.json", 600)
+            samples, _ = _one_run(configs[side], side, args.out / "fresh.db", args.out / f"{i}-{side}.json", 600)
             rounds[side].append(samples)
     n = min(len(r) for side in rounds.values() for r in side)
-    fresh = speedup([r[:n] for r in rounds["baseline"]], [r[:n] for r in rounds["recipe"]])
+    fresh = PairedSamples.separate([r[:n] for r in rounds["baseline"]], [r[:n] for r in rounds["recipe"]]).speedup()
     out["fresh"] = {
         "speedup": fresh.to_json(),
         "baseline_ms": [float(np.median(r)) for r in rounds["baseline"]],
         "recipe_ms": [float(np.median(r)) for r in rounds["recipe"]],
-        "commands": commands,
+        "configs": configs,
     }
     print(json.dumps(out["fresh"]), flush=True)
     (args.out / "context.json").write_text(json.dumps(out, indent=1))

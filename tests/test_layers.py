@@ -25,6 +25,7 @@ LAYERS = (
     "trace",
     "analysis",
     "results",
+    "tune",
     "api",
     "report",
     "cli",

@@ -4,6 +4,8 @@ The CLI catches :class:`UsageError` at its edge and prints its message as one li
 (docs/design.md, "Interfaces"). Anything else that escapes is a bug and keeps its traceback.
 """
 
+from collections.abc import Callable
+
 
 class Interrupted(Exception):
     """The user interrupted a command (Ctrl-C) after some of its work was kept; the message says what was
@@ -18,28 +20,56 @@ class UsageError(Exception):
     The message must say what was wrong, where, and how to fix it, on one line. A bad value of one library
     parameter is made with :meth:`bad`: ``parameter`` names it as the library does (``budget_s``) and ``detail``
     says the rest, so the CLI can name its flag in the parameter's place (``--budget-s``,
-    :func:`surrobench.cli.options.usage_line`) without reading the message.
+    :func:`surrobench.cli.options.usage_line`) without reading the message. Other parameters the detail names
+    (``find_max needs p99_ms``) are its ``{p99_ms}`` fields, listed in ``others``, and named the same way.
     """
 
-    def __init__(self, message: str, *, parameter: str | None = None, detail: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        parameter: str | None = None,
+        detail: str | None = None,
+        others: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.parameter = parameter
         self.detail = detail
+        self.others = others
 
     @classmethod
-    def bad(cls, parameter: str, detail: str) -> "UsageError":
+    def bad(cls, parameter: str, detail: str, *, others: tuple[str, ...] = ()) -> "UsageError":
         """The error of a bad ``parameter`` value, its message :meth:`named` by the parameter
-        (``budget_s '10': a number, not str``; a ``detail`` that starts with ``:`` follows the name directly)."""
-        error = cls("", parameter=parameter, detail=detail)
+        (``budget_s '10': a number, not str``; a ``detail`` that starts with ``:`` follows the name directly).
+        ``others``: the parameters the detail names as ``{name}`` fields (``"needs {p99_ms}"``)."""
+        error = cls("", parameter=parameter, detail=detail, others=others)
         error.args = (error.named(parameter),)
         return error
 
-    def named(self, name: str) -> str:
-        """The message with ``name`` (a parameter or its flag) in the parameter's place; the message itself for
-        an error made without :meth:`bad`."""
+    @classmethod
+    def naming(cls, text: str, parameters: tuple[str, ...]) -> "UsageError":
+        """An error whose ``text`` names library ``parameters`` as ``{name}`` fields, none of them first
+        (``"... longer than {iters} 10; raise {iters}"``); its message names them as the library does
+        (:meth:`worded`)."""
+        error = cls("", detail=text, others=parameters)
+        error.args = (error.worded(),)
+        return error
+
+    def worded(self, name_of: Callable[[str], str] = str) -> str:
+        """The detail with ``name_of(parameter)`` in each parameter's field (:meth:`naming`, :meth:`bad`)."""
+        detail = self.detail or ""
+        for other in self.others:
+            detail = detail.replace("{" + other + "}", name_of(other))
+        return detail
+
+    def named(self, name: str, name_of: Callable[[str], str] = str) -> str:
+        """The message with ``name`` (a parameter or its flag) in the parameter's place and ``name_of(other)`` in
+        each other parameter's field (the parameter itself by default); the message itself for an error made
+        without :meth:`bad`."""
         if self.detail is None:
             return str(self)
-        return name + (self.detail if self.detail.startswith(":") else " " + self.detail)
+        detail = self.worded(name_of)
+        return name + (detail if detail.startswith(":") else " " + detail)
 
 
 # Exit codes of the command line, one home (the README's table lists them).

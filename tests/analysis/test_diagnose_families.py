@@ -115,10 +115,27 @@ def test_group_norm_advice_never_recommends_channels_last():
     assert any("FLOPs unknown (normalization op" in e.text for e in f.evidence)
 
 
+def _joined(clauses) -> str:
+    return "; ".join(c.text for c in clauses)
+
+
 def test_two_families_give_two_actions_each_once():
-    text = family_actions(["aten::_fft_r2c", "aten::gelu", "aten::_fft_c2r", "aten::add"])
-    assert text.count(get_family("fft").action) == 1 and text.count(get_family("elementwise").action) == 1
-    assert text.index("fft (") < text.index("elementwise (") and family_actions(["nccl:all_reduce"]) == ""
+    text = _joined(family_actions(["aten::_fft_r2c", "aten::gelu", "aten::_fft_c2r", "aten::add"]))
+    fft, elementwise = (_joined(get_family(name).action) for name in ("fft", "elementwise"))
+    assert text.count(fft) == 1 and text.count(elementwise) == 1
+    assert text.index("fft (") < text.index("elementwise (") and family_actions(["nccl:all_reduce"]) == ()
+
+
+def test_each_family_names_the_remedies_its_clauses_suggest():
+    """The remedy ids are the detectors' words for what optimize measures; a caveat or a warning names none."""
+    remedies = {f.name: [c.remedies for c in f.action] for f in OP_FAMILIES}
+    assert remedies["normalization"] == [(), ("compile",), ()]  # "keep NCHW for GroupNorm" warns against one
+    assert remedies["convolution"] == [("tf32", "bf16"), ("cudnn_benchmark",), ()]
+    assert remedies["fft"] == [(), (), (), ()]  # "half precision only at power-of-2 sizes" is a caveat
+    assert [c.remedies for c in get_family("convolution").cpu_action] == [("threads",), (), ("channels_last",)]
+    clauses = family_actions(["aten::convolution", "aten::gelu"])
+    assert clauses[0].text.startswith("convolution (aten::convolution): ") and clauses[0].remedies == ("tf32", "bf16")
+    assert clauses[-1].remedies == ("compile",)
 
 
 def test_severity_follows_the_estimated_gain():

@@ -1,9 +1,14 @@
-"""The diagnosis cites optimize's measurements: speedups shown, losers dropped, the rest "unmeasured"."""
+"""The diagnosis cites optimize's measurements: speedups shown, losers dropped, the rest "unmeasured"; the
+remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
-from surrobench.records.findings import Evidence, Finding
 from surrobench.analysis.measured_remedies import cite_action, cite_measured
+from surrobench.records.findings import Clause, Evidence, Finding
+
+
+def _text(action: tuple[Clause, ...]) -> str:
+    return "; ".join(c.text for c in action)
 
 
 def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
@@ -26,50 +31,64 @@ ENTRY = {
 }
 
 
+GRAPH = Clause("capture the step as a CUDA graph", ("cudagraph",))
+REDUCE_OVERHEAD = Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",))
+
+
 def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_remedy():
-    text = cite_action("capture the step as a CUDA graph; or torch.compile(mode='reduce-overhead')", ENTRY)
+    cited = cite_action((GRAPH, REDUCE_OVERHEAD), ENTRY)
+    text = _text(cited)
     assert "capture the step as a CUDA graph (cudagraph measured 4.00x [3.80, 4.20])" in text
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
     assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
     pooled = {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}}
-    assert cite_action("capture the step as a CUDA graph", pooled).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
+    assert _text(cite_action((GRAPH,), pooled)).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
+    assert cited[-1].remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
 
 
 def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():
     """torch.compile(mode='reduce-overhead') is cited with the compile-reduce-overhead candidate; a plain
     torch.compile clause with the default compile's."""
     entry = {"candidates": [_cand("compile", "accepted", 1.6)], "recommended": ["compile"]}
-    text = cite_action("torch.compile(mode='reduce-overhead'); fuse with torch.compile", entry)
+    fuse = Clause("fuse with torch.compile", ("compile",))
+    text = _text(
+        cite_action((Clause("torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)), fuse), entry)
+    )
     assert "torch.compile(mode='reduce-overhead') (compile-reduce-overhead unmeasured)" in text
     assert "fuse with torch.compile (compile measured 1.60x [1.52, 1.68])" in text
 
 
 def test_unmeasured_and_rejected_for_accuracy():
-    text = cite_action("use TF32 for the convolutions; autocast to bf16", ENTRY)
+    action = (Clause("use TF32 for the convolutions", ("tf32",)), Clause("autocast to bf16", ("bf16",)))
+    text = _text(cite_action(action, ENTRY))
     assert "use TF32 for the convolutions (tf32 unmeasured)" in text
     assert "bf16 rel L2 3.0e-02, over the tolerance" in text and "autocast to bf16;" not in text
 
 
-def test_a_warning_clause_is_kept_as_written():
-    action = "keep NCHW for GroupNorm (channels_last measured slower on the H200)"
+def test_a_clause_that_suggests_no_remedy_is_kept_as_written_whatever_it_mentions():
+    """A warning names channels_last without suggesting it: the detector gives it no remedy id, so it stays."""
+    action = (Clause("keep NCHW for GroupNorm (channels_last measured slower on the H200)"),)
     assert cite_action(action, {"candidates": ENTRY["candidates"], "recommended": []}) == action
 
 
 def test_an_info_finding_that_suggests_a_rejected_remedy_is_cited_too():
     ev = (Evidence("roofline", "x"),)
-    hint = Finding("compute_bound", "info", "s", ev, "bf16 autocast (calibrated bf16 matmul 2x fp32)", None, "cfg A")
+    action = (Clause("bf16 autocast (calibrated bf16 matmul 2x fp32)", ("bf16",)),)
+    hint = Finding("compute_bound", "info", "s", ev, action, None, "cfg A")
+    assert hint.remedies == ("bf16",) and hint.to_json()["remedies"] == ["bf16"]
     (out,) = cite_measured([hint], {"cfg A": ENTRY})
     assert "bf16 rel L2 3.0e-02, over the tolerance" in out.action and not out.action.startswith("bf16 autocast")
 
 
 def test_only_optimized_alarm_findings_change():
     ev = (Evidence("profiler", "x"),)
-    launch = Finding("launch_bound", "high", "s", ev, "capture the step as a CUDA graph", 1.0, "cfg A")
-    other = Finding("launch_bound", "high", "s", ev, "capture the step as a CUDA graph", 1.0, "cfg B")
-    healthy = Finding("compute_bound", "info", "s", ev, "healthy", None, "cfg A")
+    launch = Finding("launch_bound", "high", "s", ev, (GRAPH,), 1.0, "cfg A")
+    other = Finding("launch_bound", "high", "s", ev, (GRAPH,), 1.0, "cfg B")
+    healthy = Finding("compute_bound", "info", "s", ev, "healthy; to go faster use a CUDA graph", None, "cfg A")
     out = cite_measured([launch, other, healthy], {"cfg A": ENTRY})
-    assert "measured 4.00x" in out[0].action and out[1] == other and out[2] == healthy
+    assert "measured 4.00x" in out[0].action and out[1] == other and out[2] == healthy  # prose names no remedy
+    assert out[0].remedies == ("cudagraph", "tf32")  # its clause and the recipe's
 
 
 def test_measured_line_names_the_run_command_only_when_there_is_one():

@@ -82,7 +82,7 @@ def test_multi_process_options_that_cannot_work_are_usage_errors(tmp_path):
     db = tmp_path / "r.db"
     with pytest.raises(UsageError, match="inside torchrun"):
         distributed_run(plan_sweep(_request()), "auto", db, nproc=2, rank_env=RankEnv(0, 2, 0, "torchrun"))
-    with pytest.raises(UsageError, match="needs --device cuda"):
+    with pytest.raises(UsageError, match="^devices spreads configs over GPUs: it needs device cuda"):
         distributed_run(plan_sweep(_request()), "auto", db, devices=[0, 1])
     with pytest.raises(UsageError, match="at least 2 processes"):
         distributed_run(plan_sweep(_request()), "auto", db, nproc=1)

@@ -1,4 +1,4 @@
-"""The fresh-process check of an optimize recipe (:mod:`surrobench.api.fresh`), with real processes."""
+"""The fresh-process check of an optimize recipe (:mod:`surrobench.tune.fresh`), with real processes."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import replace
 
 from conftest import exec_config
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api.fresh import check_fresh, process_windows
-from surrobench.api.optimize import optimize_plans
-from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.api.remedy_search import CONFIRM_WINDOWS
+from surrobench.tune.fresh import check_fresh, process_windows
+from surrobench.tune.plans import optimize_plans
+from surrobench.tune.request import OptimizeRequest
+from surrobench.tune.search import CONFIRM_WINDOWS
 from surrobench.collect.child import config_to_json
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
@@ -67,7 +67,7 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
 def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_path, monkeypatch):
     import sys
 
-    from surrobench.api import fresh
+    from surrobench.tune import fresh
 
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)
@@ -150,7 +150,7 @@ def test_ctrl_c_is_passed_to_the_fresh_process_which_gets_time_to_store_its_run(
     import sys
     import threading
 
-    from surrobench.api import fresh
+    from surrobench.tune import fresh
 
     marker = tmp_path / "child-stored"
     child = (
@@ -196,8 +196,8 @@ def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, mo
 
 
 def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_windows_that_finished(tmp_path, monkeypatch):
-    from surrobench.api import fresh
-    from surrobench.api.optimize import OptimizeInterrupted
+    from surrobench.tune import fresh
+    from surrobench.tune.plans import OptimizeInterrupted
 
     launched = []
 
@@ -225,7 +225,7 @@ def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_window
 
 
 def test_the_fresh_processes_use_the_parents_compile_cache(tmp_path, monkeypatch):
-    from surrobench.api import fresh
+    from surrobench.tune import fresh
 
     seen = []
 
@@ -255,7 +255,7 @@ class _Clock:
 
 
 def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monkeypatch):
-    from surrobench.api import fresh
+    from surrobench.tune import fresh
 
     clock = _Clock()
 
@@ -285,8 +285,8 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
 
 
 def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
-    from surrobench.api.fresh import PROCESS_START_S
-    from surrobench.api.remedy_search import process_reserve_s
+    from surrobench.tune.fresh import PROCESS_START_S
+    from surrobench.tune.bench import process_reserve_s
 
     from types import SimpleNamespace
 
@@ -303,7 +303,7 @@ def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_p
     """The child's main in this process: the config is read from JSON, measured, stored tagged, written."""
     import json
 
-    from surrobench.api.fresh_child import main
+    from surrobench.tune.fresh_child import main
     from surrobench.records.run import run_from_json
 
     (tmp_path / "thread_bound.py").write_text(MODEL)

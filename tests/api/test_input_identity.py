@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 import surrobench
-from surrobench.api.optimize import measured_for
+from surrobench.tune.plans import measured_for
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.run import run_from_json
@@ -126,7 +126,8 @@ def _store_optimization(store, run_id, result, recipe, created, *, v1=False):
     entry = ConfigOptimization(baseline=result, recommended=(recipe,)).to_json()
     if v1:
         del entry["inputs"]
-    report = {"optimize_id": recipe, "created": created, "baseline_run_id": run_id, "recipe_run_id": None}
+    report = {"schema": schemas.OPTIMIZE_V1 if v1 else schemas.OPTIMIZE, "optimize_id": recipe, "created": created}
+    report |= {"baseline_run_id": run_id, "recipe_run_id": None}
     add_optimization(store, {**report, "configs": [entry]})
 
 

@@ -75,8 +75,8 @@ def test_the_profiling_verbs_ask_for_a_name_not_an_object():
 
 def test_optimize_takes_the_same_plan_of_a_model_object():
     from surrobench.api.benchmark import sweep_plan
-    from surrobench.api.optimize import optimize_plans
-    from surrobench.api.optimize_request import OptimizeRequest
+    from surrobench.tune.plans import optimize_plans
+    from surrobench.tune.request import OptimizeRequest
     from surrobench.results.store import ResultStore
 
     plan = sweep_plan(TinyConv(), shapes=[8], device="cpu", warmup=1, iters=4, input_sets=1, threads=2)

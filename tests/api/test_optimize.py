@@ -1,272 +1,22 @@
-"""``surrobench optimize`` as a library: greedy stacking on planted results, and a whole search on the CPU
-with a model built so that one remedy wins and another breaks the accuracy."""
+"""``surrobench optimize`` as a library: a whole search on the CPU with a model built so that one remedy wins and
+another breaks the accuracy, stored, cut by Ctrl-C or killed (the search's decisions on planted timings are
+tests/tune/test_search.py). Where a test cuts a search, it plants the cut in the device bench's timing or
+feasibility (:mod:`surrobench.tune.bench`), never in the search's own steps."""
 
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
-from surrobench.api import remedy_search as api
-from surrobench.api import remedy_trial, stacking
 from surrobench.api.benchmark import sweep_plan
-from surrobench.api.optimize import measured_for, optimize_plans
-from surrobench.api.optimize_request import OptimizeRequest
-from surrobench.execution.remedies import Recipe, candidate_remedies
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
-from surrobench.results.optimize import VERDICTS, CandidateResult
-from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
 from surrobench.results.store import ResultStore, load_optimization
-
-# Singles as measured (planted): name -> (verdict, speedup over the baseline)
-SINGLES = {
-    "cudagraph": ("accepted", 4.0),
-    "compile": ("accepted", 3.0),
-    "tf32": ("accepted", 1.3),
-    "channels_last": ("rejected_slower", 0.7),
-    "fp16": ("rejected_accuracy", None),
-}
-# Stacks (planted): name -> gain over the recipe it is stacked on
-GAINS = {
-    "cudagraph+tf32": 1.2,
-    "cudagraph+tf32+channels_last": 0.95,
-    "compile+tf32": 1.5,  # compile excludes cudagraph: the first path never reaches it
-    "compile+tf32+channels_last": 1.0,
-}
-
-
-def _speed(x: float) -> Speedup:
-    return Speedup(x, (x * 0.97, x * 1.03), 0.01)
-
-
-def _singles():
-    remedies = {r.name: r for r in candidate_remedies("cuda")}
-    out = []
-    for name, (verdict, x) in SINGLES.items():
-        out.append((remedies[name], CandidateResult(name, verdict, "planted", speedup=_speed(x) if x else None)))
-    return out
-
-
-def _fake_measure(tried):
-    def measure(ctx, recipe, current=None, current_name=None):
-        tried.append((recipe.name, current_name))
-        gain = GAINS[recipe.name]
-        verdict = "accepted" if gain > 1.05 else "rejected_slower"
-        return CandidateResult(
-            recipe.name, verdict, "planted", speedup=_speed(4 * gain), gain=_speed(gain), stacked_on=current_name
-        ), object()
-
-    return measure
-
-
-def _ctx(spent_after: int = 99):
-    calls = []
-
-    def spent():
-        calls.append(1)
-        return len(calls) > spent_after
-
-    request = SimpleNamespace(budget_s=0.5)
-    timed = {"compile": object()}  # the singles' variants, kept to be profiled
-    ctx = SimpleNamespace(spent=spent, request=request, cfg=SimpleNamespace(device="cpu"), done=[], timed=timed)
-    ctx.spent_reason = lambda: remedy_trial.SearchState.spent_reason(ctx)
-    ctx.judged = ctx.done.append
-    return ctx
-
-
-def _planted_duel(rival_wins: bool, seen: list):
-    def duel(ctx, first, other):
-        seen.append((first[0].name, other[0].name))
-        return rival_wins
-
-    return duel
-
-
-def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains(monkeypatch):
-    tried, duels = [], []
-    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))
-    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(False, duels))
-    not_tried: list = []
-    stacked, recipe, variant = stacking.stack(_ctx(), _singles(), object(), not_tried)
-    # fastest accepted first (cudagraph); compile conflicts with it (one mode), so it starts a second path;
-    # fp16 failed its accuracy check
-    assert tried == [
-        ("cudagraph+tf32", "cudagraph"),
-        ("cudagraph+tf32+channels_last", "cudagraph+tf32"),
-        ("compile+tf32", "compile"),
-        ("compile+tf32+channels_last", "compile+tf32"),
-    ]
-    assert duels == [("cudagraph+tf32", "compile+tf32")]  # the two paths' recipes, head to head
-    assert recipe.name == "cudagraph+tf32" and variant is not None  # the rival lost
-    assert [c.verdict for c in stacked] == ["accepted", "rejected_slower", "accepted", "rejected_slower"]
-    assert not_tried == []
-
-
-def test_the_rival_path_replaces_the_first_when_it_wins_head_to_head(monkeypatch):
-    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
-    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, []))
-    _, recipe, _ = stacking.stack(_ctx(), _singles(), object(), [])
-    assert recipe.name == "compile+tf32"
-
-
-def test_a_single_without_a_rival_stacks_once(monkeypatch):
-    duels: list = []
-    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
-    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, duels))
-    singles = [(r, c) for r, c in _singles() if r.name != "compile"]
-    assert stacking.stack(_ctx(), singles, object(), [])[1].name == "cudagraph+tf32" and duels == []
-
-
-def test_a_remedy_that_excludes_one_stacked_later_is_tried_in_its_place(monkeypatch):
-    # cudagraph first; tf32 (fastest precision alone) is stacked, then fp16 is tried in its place and wins
-    remedies = {r.name: r for r in candidate_remedies("cuda")}
-    planted = {"cudagraph": 4.0, "tf32": 1.3, "fp16": 1.2}
-    singles = [(remedies[n], CandidateResult(n, "accepted", "planted", speedup=_speed(x))) for n, x in planted.items()]
-    gains = {"cudagraph+tf32": 1.2, "cudagraph+fp16": 1.17}
-    tried: list = []
-
-    def measure(ctx, recipe, current=None, current_name=None):
-        tried.append((recipe.name, current_name))
-        gain = gains[recipe.name]
-        return CandidateResult(recipe.name, "accepted", "planted", gain=_speed(gain), stacked_on=current_name), object()
-
-    monkeypatch.setattr(stacking, "measure_candidate", measure)
-    _, recipe, _ = stacking.stack(_ctx(), singles, object(), [])
-    # the swap is judged against the recipe it would replace; fp16 excludes tf32, not the start
-    assert tried == [("cudagraph+tf32", "cudagraph"), ("cudagraph+fp16", "cudagraph+tf32")]
-    assert recipe.name == "cudagraph+fp16"
-
-
-def _threads(n: int):
-    from surrobench.execution.remedies import Remedy
-
-    return Remedy(f"threads={n}", (("threads", n),), ("cpu",), "", ())
-
-
-def _planted(singles: dict, gains: dict, tried: list):
-    """(singles as judged alone, a measure that plants each stack's gain over the recipe it is tried against)."""
-    remedies = {r.name: r for r in candidate_remedies("cuda")} | {f"threads={n}": _threads(n) for n in (1, 4)}
-    judged = [
-        (remedies[n], CandidateResult(n, "accepted" if x > 1 else "rejected_slower", "planted", speedup=_speed(x)))
-        for n, x in singles.items()
-    ]
-
-    def measure(ctx, recipe, current=None, current_name=None):
-        tried.append((recipe.name, current_name))
-        gain = gains[recipe.name]
-        verdict = "accepted" if gain > 1.05 else "rejected_slower"
-        return CandidateResult(recipe.name, verdict, "planted", gain=_speed(gain), stacked_on=current_name), object()
-
-    return judged, measure
-
-
-def test_a_swap_never_times_again_a_stack_judged_before(monkeypatch):
-    # bf16 first; threads=4 stacked and rejected, threads=1 accepted; swapping threads=4 back in would be the
-    # stack already judged
-    tried: list = []
-    singles, measure = _planted(
-        {"bf16": 2.0, "threads=4": 1.5, "threads=1": 1.2}, {"bf16+threads=4": 1.0, "bf16+threads=1": 1.2}, tried
-    )
-    monkeypatch.setattr(stacking, "measure_candidate", measure)
-    ctx = _ctx()
-    stacked, recipe, _ = stacking.stack(ctx, singles, object(), [])
-    assert tried == [("bf16+threads=4", "bf16"), ("bf16+threads=1", "bf16")]
-    assert recipe.name == "bf16+threads=1" and [c.name for c in stacked] == ["bf16+threads=4", "bf16+threads=1"]
-
-
-def test_a_swap_says_what_it_replaced(monkeypatch):
-    tried: list = []
-    singles, measure = _planted(
-        {"bf16": 2.0, "threads=1": 1.5, "threads=4": 0.9}, {"bf16+threads=1": 1.2, "bf16+threads=4": 1.9}, tried
-    )
-    monkeypatch.setattr(stacking, "measure_candidate", measure)
-    stacked, recipe, _ = stacking.stack(_ctx(), singles, object(), [])
-    assert recipe.name == "bf16+threads=4"  # slower alone (0.9x), yet the best once stacked
-    assert stacked[-1].reason == "in place of threads=1: planted" and stacked[-1].stacked_on == "bf16+threads=1"
-
-
-def test_a_rival_slower_alone_still_gets_its_path(monkeypatch):
-    # threads=1 first; threads=4 is slower alone but sets the same setting: it gets a path and wins stacked
-    tried, duels = [], []
-    singles, measure = _planted(
-        {"threads=1": 1.6, "bf16": 1.3, "threads=4": 0.8},
-        {"threads=1+bf16": 1.1, "threads=4+bf16": 2.5},
-        tried,
-    )
-    monkeypatch.setattr(stacking, "measure_candidate", measure)
-    monkeypatch.setattr(stacking, "head_to_head", _planted_duel(True, duels))
-    ctx = _ctx()
-    ctx.timed = {}  # its single's variant was released: built again
-    monkeypatch.setattr(stacking, "open_variant", lambda cfg, prepared: object())
-    ctx.prepared = None
-    ctx.cfg = SimpleNamespace(device="cpu")
-    monkeypatch.setattr(stacking.Recipe, "apply", lambda self, cfg: cfg)
-    _, recipe, _ = stacking.stack(ctx, singles, object(), [])
-    assert duels == [("threads=1+bf16", "threads=4+bf16")] and recipe.name == "threads=4+bf16"
-
-
-def test_stacking_stops_at_the_budget(monkeypatch):
-    tried: list = []
-    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure(tried))
-    not_tried: list = []
-    stacked, recipe, _ = stacking.stack(_ctx(spent_after=1), _singles(), object(), not_tried)
-    assert [t[0] for t in tried] == ["cudagraph+tf32"]
-    assert not_tried == [
-        ("cudagraph+tf32+channels_last", "budget of 0.5 s spent"),
-        ("stacking on compile", "budget of 0.5 s spent"),
-    ]
-
-
-def _duel_ctx(first_ms: float, rival_ms: float):
-    """Two variants with planted rounds (4 rounds of 20 calls, 1% noise) and a no-op window."""
-    rng = np.random.default_rng(7)
-
-    def variant(ms):
-        rounds = [list(ms * (1 + 0.01 * rng.standard_normal(20))) for _ in range(4)]
-        return SimpleNamespace(samples_ms=lambda: rounds)
-
-    ctx = SimpleNamespace(request=SimpleNamespace(rounds=4), cfg=SimpleNamespace(device="cpu"), head_to_head=None)
-    return ctx, variant(first_ms), variant(rival_ms)
-
-
-@pytest.mark.parametrize(("rival_ms", "wins"), [(0.8, True), (1.0, False), (1.2, False)])
-def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(monkeypatch, rival_ms, wins):
-    monkeypatch.setattr(stacking, "time_window", lambda ctx, variants: None)
-    ctx, first, rival = _duel_ctx(1.0, rival_ms)
-    remedies = {r.name: r for r in candidate_remedies("cuda")}
-    a = Recipe((remedies["tf32"], remedies["cudagraph"]))
-    b = Recipe((remedies["fp16"], remedies["cudagraph"]))
-    assert stacking.head_to_head(ctx, (a, first), (b, rival)) is wins
-    duel = ctx.head_to_head
-    assert (duel.first, duel.rival, duel.kept) == (a.name, b.name, (b if wins else a).name)
-    assert duel.gain.median == pytest.approx(1.0 / rival_ms, rel=0.02) and duel.gain.faster() is wins
-    assert duel.note().startswith("stacked from two starts that exclude each other (tf32, fp16); head to head")
-    assert duel.note().endswith(f"{duel.kept} is the recipe")
-    assert duel.to_json()["gain"]["median"] == duel.gain.median and duel.to_json()["kept"] == duel.kept
-
-
-def test_head_to_head_that_fails_keeps_the_first(monkeypatch):
-    def broken(ctx, variants):
-        raise RuntimeError("CUDA error: an illegal memory access was encountered")
-
-    monkeypatch.setattr(stacking, "time_window", broken)
-    ctx, first, rival = _duel_ctx(1.0, 0.5)
-    remedies = {r.name: r for r in candidate_remedies("cuda")}
-    a, b = Recipe((remedies["tf32"],)), Recipe((remedies["fp16"],))
-    assert stacking.head_to_head(ctx, (a, first), (b, rival)) is False
-    duel = ctx.head_to_head
-    assert duel.gain is None and duel.kept == "tf32" and "illegal memory access" in duel.error
-    assert duel.note().startswith("fp16 could not be timed against tf32 (")
-
-
-def test_nothing_accepted_means_no_recipe(monkeypatch):
-    monkeypatch.setattr(stacking, "measure_candidate", _fake_measure([]))
-    singles = [(r, CandidateResult(c.name, "rejected_slower", "planted", speedup=_speed(0.9))) for r, c in _singles()]
-    assert stacking.stack(_ctx(), singles, None, [])[1].names == []
-
+from surrobench.tune import bench, config
+from surrobench.tune.plans import OptimizeInterrupted, measured_for, optimize_plans
+from surrobench.tune.request import OptimizeRequest
 
 MODEL = '''
 import time
@@ -367,9 +117,7 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
 def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(
     model_spec, tmp_path, monkeypatch
 ):
-    from surrobench.api.optimize import OptimizeInterrupted
-
-    windows, interleave = [], remedy_trial.interleave
+    windows, interleave = [], bench.interleave
 
     def cut_in_the_third_window(variants, *args):  # threads=1 alone, one confirmation window, then Ctrl-C
         windows.append(len(variants))
@@ -377,7 +125,7 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
         if len(windows) == 3:  # the window's rounds were timed, its bookkeeping never happened
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_third_window)
+    monkeypatch.setattr(bench, "interleave", cut_in_the_third_window)
     with ResultStore(tmp_path / "o.db") as store:
         with pytest.raises(OptimizeInterrupted) as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
@@ -395,131 +143,27 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
 def test_the_profiler_attaches_only_after_every_timed_round(model_spec, tmp_path, monkeypatch):
     # once torch.profiler has attached CUPTI, launches in the process stay slower: no round may follow it
     events: list[str] = []
-    interleave, top_op = remedy_trial.interleave, api._top_op  # every timing window goes through it
-    monkeypatch.setattr(remedy_trial, "interleave", lambda *a: (events.append("round"), interleave(*a))[1])
-    monkeypatch.setattr(api, "_top_op", lambda v: (events.append("profile"), top_op(v))[1])
+    interleave, top_op = bench.interleave, config.top_op  # every timing window goes through it
+    monkeypatch.setattr(bench, "interleave", lambda *a: (events.append("round"), interleave(*a))[1])
+    monkeypatch.setattr(config, "top_op", lambda v: (events.append("profile"), top_op(v))[1])
     with ResultStore(tmp_path / "o.db") as store:
         entry = optimize_plans(_request(model_spec, ("threads=1", "channels_last")), store).configs[0]
     assert "round" in events and events.index("profile") > max(i for i, e in enumerate(events) if e == "round")
     assert events.count("profile") == 1 + sum(c.result is not None for c in entry.candidates)
 
 
-def _planted_rounds(ms_per_round: list[float], rng) -> list[SimpleNamespace]:
-    return [SimpleNamespace(samples_ms=tuple(ms * (1 + 0.005 * rng.standard_normal(20)))) for ms in ms_per_round]
-
-
-def _confirm_ctx(base, recipe) -> SimpleNamespace:
-    """The search state ``_confirm`` reads: windows of 2 rounds, the recipe paired with every baseline round."""
-    return SimpleNamespace(
-        baseline=base,
-        request=SimpleNamespace(rounds=2, process_pairs=0),  # in-process windows only
-        warmup=1,
-        iters=20,
-        paired={id(recipe): list(range(len(base.rounds)))},
-        cfg=SimpleNamespace(device="cpu"),
-        confirm_error=None,
-        confirm_interrupted=False,
-    )
-
-
-@pytest.mark.parametrize(
-    ("cause", "baseline_after"),
-    [
-        (RuntimeError("replay failed"), ["b0"]),  # a failure: the window leaves no rounds behind
-        (KeyboardInterrupt(), ["b0", "b1", "b2"]),  # Ctrl-C: the baseline's rounds are kept, the variant's not
-    ],
-)
-def test_a_window_cut_short_leaves_the_variants_aligned(monkeypatch, cause, baseline_after):
-    base, cand = SimpleNamespace(rounds=["b0"]), SimpleNamespace(rounds=["c0"])
-
-    def cut_in_the_second_round(variants, rounds, warmup, iters):
-        variants[0].rounds.append("b1")
-        variants[1].rounds.append("c1")
-        variants[0].rounds.append("b2")
-        raise cause
-
-    monkeypatch.setattr(remedy_trial, "interleave", cut_in_the_second_round)
-    ctx = SimpleNamespace(baseline=base, request=SimpleNamespace(rounds=2), warmup=1, iters=2, paired={})
-    with pytest.raises(type(cause)):
-        remedy_trial.time_window(ctx, [cand])
-    assert base.rounds == baseline_after and cand.rounds == ["c0"] and ctx.paired == {}
-
-
-def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline(monkeypatch):
-    """Two windows of the same recipe a little apart (5.0x, then 4.76x), then the confirmation windows (4.88x):
-    one window's CI misses the other; the pooled one, drawn over windows, is several times as wide as either
-    and holds the confirmation's speedup between them."""
-    rng = np.random.default_rng(0)
-    base = SimpleNamespace(rounds=_planted_rounds([10.0] * 4, rng))
-    recipe = SimpleNamespace(rounds=_planted_rounds([2.0, 2.0, 2.1, 2.1], rng))
-    recipe.samples_ms = lambda: [list(r.samples_ms) for r in recipe.rounds]
-
-    def confirmation(variants, rounds, warmup, iters):
-        for _ in range(rounds):
-            variants[0].rounds += _planted_rounds([10.0], rng)
-            variants[1].rounds += _planted_rounds([2.05], rng)
-
-    monkeypatch.setattr(remedy_trial, "interleave", confirmation)
-    ctx = _confirm_ctx(base, recipe)
-    pooled, per_window = api._confirm(ctx, None, recipe)
-    first = PairedSamples.interleaved(
-        [list(r.samples_ms) for r in base.rounds[:2]], [list(r.samples_ms) for r in recipe.rounds[:2]]
-    ).speedup()
-    second = PairedSamples.interleaved(
-        [list(r.samples_ms) for r in base.rounds[2:4]], [list(r.samples_ms) for r in recipe.rounds[2:4]]
-    ).speedup()
-    windows = 2 + api.CONFIRM_WINDOWS
-    assert len(per_window) == windows and len(ctx.paired[id(recipe)]) == 2 * windows
-    assert per_window[0] == pytest.approx(first.median) and per_window[1] == pytest.approx(second.median)
-    assert all(4.8 < w < 4.95 for w in per_window[2:])  # the confirmation windows, 10 / 2.05 ms
-    assert first.ci95[0] > second.ci95[1]  # one window's interval misses the other window
-    width = pooled.ci95[1] - pooled.ci95[0]
-    assert width > 3 * max(first.ci95[1] - first.ci95[0], second.ci95[1] - second.ci95[0])
-    assert (
-        second.ci95[0] < pooled.ci95[0] <= min(per_window[2:]) and max(per_window[2:]) <= pooled.ci95[1] < first.ci95[1]
-    )
-
-
-def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why(monkeypatch):
-    rng = np.random.default_rng(1)
-    base = SimpleNamespace(rounds=_planted_rounds([10.0] * 2, rng))
-    recipe = SimpleNamespace(rounds=_planted_rounds([2.0, 2.0], rng))
-    recipe.samples_ms = lambda: [list(r.samples_ms) for r in recipe.rounds]
-
-    def fails(variants, rounds, warmup, iters):
-        variants[0].rounds += _planted_rounds([10.0], rng)
-        raise RuntimeError("CUDA error: an illegal memory access was encountered")
-
-    monkeypatch.setattr(remedy_trial, "interleave", fails)
-    ctx = _confirm_ctx(base, recipe)
-    pooled, per_window = api._confirm(ctx, None, recipe)
-    assert len(per_window) == 1 and len(base.rounds) == 2 and 4.9 < pooled.median < 5.1
-    assert "illegal memory access" in ctx.confirm_error
-
-
-def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended(model_spec, tmp_path, monkeypatch):
-    # the search's wins, pooled with the confirmation window, no longer clear 1 + noise floor
-    monkeypatch.setattr(api, "_confirm", lambda ctx, r, v: (Speedup(8.03, (1.0, 112.25), 0.86), (14.0, 1.1)))
-    with ResultStore(tmp_path / "o.db") as store:
-        report = optimize_plans(_request(model_spec, ("threads=1",)), store)
-    (entry,) = report.configs
-    assert [c.verdict for c in entry.candidates] == ["accepted"]  # the candidate row stays as measured
-    assert entry.recommended == () and entry.recipe_result is None and entry.run_command is None
-    assert entry.recipe_speedup is None and report.recipe_run_id is None
-    note = next(n for n in entry.notes if n.startswith("not recommended: threads=1"))
-    assert "8.03x [1.00, 112.25]" in note and "noise floor 86.0%" in note and "over 2 timing windows" in note
-
-
 def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monkeypatch):
-    from surrobench.api.optimize import OptimizeInterrupted
+    infeasible = bench.DeviceBench.infeasible
 
-    def interrupted(*args):
-        raise KeyboardInterrupt
+    def ctrl_c_at_compile(self, remedy):  # Ctrl-C after bf16 and threads=1 were judged, before compile
+        if remedy.name == "compile":
+            raise KeyboardInterrupt
+        return infeasible(self, remedy)
 
-    monkeypatch.setattr(api, "stack", interrupted)  # Ctrl-C after every single remedy was judged
+    monkeypatch.setattr(bench.DeviceBench, "infeasible", ctrl_c_at_compile)
     with ResultStore(tmp_path / "o.db") as store:
         with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
-            optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)
+            optimize_plans(_request(model_spec, ("threads=1", "bf16", "compile")), store)
         (entry,) = cut.value.report.configs
         assert [c.name for c in entry.candidates] == ["bf16", "threads=1"] and entry.recommended == ()
         assert entry.notes[-1].startswith("interrupted during the search: 2 candidate(s) judged") and entry.cut_short
@@ -554,10 +198,10 @@ def test_the_api_refuses_search_settings_of_the_wrong_type(kwargs, message):
 def test_the_run_line_carries_a_seed_and_input_buffers_that_are_not_the_defaults():
     """The process windows and --verify run this line: they must time the workload that was searched."""
     (cfg,) = sweep_plan("pinn-mlp", shapes=[8], device="cpu", seed=7, input_sets=1).configs
-    words = api.run_command(cfg).split()
+    words = config.run_command(cfg).split()
     assert words[words.index("--seed") + 1] == "7" and words[words.index("--input-sets") + 1] == "1"
     (plain,) = sweep_plan("pinn-mlp", shapes=[8], device="cpu").configs
-    assert "--seed" not in api.run_command(plain) and "--input-sets" not in api.run_command(plain)
+    assert "--seed" not in config.run_command(plain) and "--input-sets" not in config.run_command(plain)
 
 
 class _Killed(BaseException):
@@ -569,16 +213,15 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
 ):
     from surrobench.api.report import build_report
 
-    judged = remedy_trial.SearchState.judged
-    calls = []
+    windows, interleave = [], bench.interleave
 
-    def judged_then_killed(self, result):
-        judged(self, result)
-        calls.append(result.name)
-        if result.speedup is not None:  # the first timed one (the baseline has rounds by then)
+    def killed_in_the_second_window(variants, *args):  # threads=1 was timed and judged; its confirmation is not
+        windows.append(variants)
+        if len(windows) == 2:
             raise _Killed
+        interleave(variants, *args)
 
-    monkeypatch.setattr(remedy_trial.SearchState, "judged", judged_then_killed)
+    monkeypatch.setattr(bench, "interleave", killed_in_the_second_window)
     db = tmp_path / "o.db"
     with ResultStore(db) as store:
         with pytest.raises(_Killed):
@@ -586,9 +229,10 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
     with ResultStore(db) as store:
         (optimize_id,) = [row[0] for row in store.conn.execute("SELECT optimize_id FROM optimizations")]
         doc = load_optimization(store, optimize_id)
-        (config,) = doc["configs"]
-        assert doc["interrupted"] is True and [c["name"] for c in config["candidates"]] == calls
-        assert len(calls) >= 2 and config["candidates"][-1]["speedup"] is not None
+        (stored,) = doc["configs"]
+        assert doc["interrupted"] is True
+        assert [c["name"] for c in stored["candidates"]] == ["cudagraph", "bf16", "threads=1"]
+        assert stored["candidates"][-1]["speedup"] is not None
         assert store.conn.execute("SELECT COUNT(*) FROM optimize_configs").fetchone()[0] == 1  # replaced, not added
         baseline_run = doc["baseline_run_id"]
     built = build_report([baseline_run], db=db)  # `report` of the killed run shows what was judged

@@ -13,6 +13,7 @@ from torch import nn
 
 from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
 from surrobench.errors import UsageError
+from surrobench.cli.options import usage_line
 from surrobench.execution.batcher import VirtualClock
 from surrobench.records.serve import ServePolicy, serve_from_json
 from surrobench.report.html import serve_page
@@ -81,11 +82,12 @@ def test_find_capacity_halves_when_the_start_fails():
 
 
 def test_bad_requests_are_usage_errors():
-    with pytest.raises(UsageError, match="--p99-ms"):
+    with pytest.raises(UsageError, match="^find_max needs p99_ms, the latency target") as needs:
         serve_request(find_max=True)
-    with pytest.raises(UsageError, match="--rate"):
+    assert usage_line(needs.value).startswith("--find-max needs --p99-ms, the latency target")  # the CLI's words
+    with pytest.raises(UsageError, match=r"^rates \(requests/s\), find_max with p99_ms, concurrency or arrivals_file"):
         serve_request()
-    with pytest.raises(UsageError, match="--warmup-s"):
+    with pytest.raises(UsageError, match="^warmup_s 1.0: must be >= 0 and shorter than duration_s 1.0"):
         serve_request(rates=10, duration_s=1.0, warmup_s=1.0)
     with pytest.raises(UsageError, match="one config"):
         serve(nn.Conv2d(3, 1, 1), rates=10, shapes="8,16", device="cpu", threads=1)
@@ -172,7 +174,7 @@ def test_capacity_comparison_of_planted_services():
     open_base = replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), (), Capacity(5.0, 150.0, None, ())),))
     assert compare_capacity(open_base, fast).verdict == "inconclusive"
     assert compare_capacity(open_base, fast).ratio_interval[0] is None  # new_lo / base_hi, base_hi unknown
-    with pytest.raises(UsageError, match="find-max"):
+    with pytest.raises(UsageError, match="two runs of serve with find_max"):
         compare_capacity(replace(base, policies=(PolicyResult(ServePolicy(1, 0.0), ()),)), fast)
 
 

@@ -17,7 +17,7 @@ def test_diagnose_trace_writes_findings_json_and_markdown(tmp_path):
     out, md = tmp_path / "d.json", tmp_path / "d.md"
     assert run_cli(["diagnose", str(FNO), "--json", str(out), "--markdown", str(md)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/diagnosis-v2" and doc["findings"][0]["kind"] == "launch_bound"
+    assert doc["schema"] == "surrobench/diagnosis-v3" and doc["findings"][0]["kind"] == "launch_bound"
     assert "| launch_bound | high |" in md.read_text()
 
 

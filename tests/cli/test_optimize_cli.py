@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import run_cli
 
-from surrobench.results.optimize import VERDICTS
+from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
 # optimize's fresh `surrobench run` processes (each imports torch again) are tested in tests/api/test_fresh.py

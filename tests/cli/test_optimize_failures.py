@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import run_cli
 
-from surrobench.api import optimize as api
+from surrobench.tune import plans as api
 from surrobench.errors import EXIT_CONFIGS_FAILED, EXIT_INTERRUPTED
 from surrobench.results.store import ResultStore
 
@@ -108,7 +108,7 @@ def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys,
 
 
 def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_processes(tmp_path, capsys, monkeypatch):
-    from surrobench.api import fresh
+    from surrobench.tune import fresh
 
     launched = []
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import re
+
 import pytest
 import torch
 
@@ -19,19 +21,22 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step
 from surrobench.records.ops import OpTable
 from surrobench.workload.spec import ShapeSpec
+from surrobench.cli.options import usage_line
 
 
 @pytest.mark.parametrize(
     ("plan", "iters", "message"),
     [
-        (ProfileSchedule(2, 5, 0), 50, "--profile-active 0"),
-        (ProfileSchedule(-1, 5, 10), 50, "must be >= 0"),
-        (ProfileSchedule(2, 5, 10), 16, "longer than --iters 16"),
+        (ProfileSchedule(2, 5, 0), 50, "schedule.active 0: record at least 1 step"),
+        (ProfileSchedule(-1, 5, 10), 50, "schedule.wait -1 schedule.warmup 5: must be >= 0"),
+        (ProfileSchedule(2, 5, 10), 16, "longer than iters 16; lower the schedule or raise iters"),
     ],
 )
 def test_schedule_check_rejects(plan, iters, message):
-    with pytest.raises(UsageError, match=message):
+    """The library names its parameters; the CLI the flags (tests/cli/test_profile_cli.py)."""
+    with pytest.raises(UsageError, match=re.escape(message)) as refused:
         plan.check(iters)
+    assert "--" not in str(refused.value) and "--" in usage_line(refused.value)
 
 
 def test_schedule_check_accepts_exact_fit():

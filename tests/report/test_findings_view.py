@@ -70,7 +70,8 @@ def _words(findings: list[Finding], extra: str) -> set[str]:
         + [v for f in findings for v in brief_cells(f).values()]
         + [e.text for f in findings for e in f.evidence]
     )
-    texts += [e.source for f in findings for e in f.evidence] + ["summary", "action", "→"]
+    texts += [e.source for f in findings for e in f.evidence] + ["summary", "action", "remedies", "→"]
+    texts += [", ".join(f.remedies) for f in findings]
     return {w for t in texts for w in t.split()}
 
 
@@ -125,6 +126,9 @@ def test_a_real_trace_reads_on_one_screen_and_explains_in_full():
     explained = _render(findings_renderables(findings, "t", width=100, explain=True), 100)
     assert all(" ".join(e.text.split()) in " ".join(explained.split()) for f in findings for e in f.evidence)
     _unbroken(explained, findings, f"t: {len(findings)} findings")
+    launch = next(f for f in findings if f.kind == "launch_bound")  # the remedies its action suggests, by id
+    assert launch.remedies == ("cudagraph", "compile-reduce-overhead")
+    assert "remedies  cudagraph, compile-reduce-overhead" in explained
 
 
 def test_a_word_wider_than_the_terminal_is_cut_at_its_end_never_broken():

@@ -137,7 +137,7 @@ def test_compare_runs_env_mismatch_and_differences():
         device_name="GPU B",
         env={"torch": "2.14.0"},
     )
-    with pytest.raises(UsageError, match="--allow-env-mismatch"):
+    with pytest.raises(UsageError, match="^allow_env_mismatch: runs "):
         compare_runs(base, new)
     cmp = compare_runs(base, new, allow_env_mismatch=True)
     diff = {d.key: (d.base, d.new) for d in cmp.env_diff}

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from surrobench.records.vocab import FRESH_VERDICTS
 from surrobench.results.fresh import (
-    FRESH_VERDICTS,
     FreshCheck,
     fresh_verdict,
     judge_fresh,

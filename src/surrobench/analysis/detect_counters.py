@@ -20,7 +20,8 @@ from collections import Counter
 
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
+from surrobench.records.vocab import HALF_PRECISIONS as HALF
 
 MEASURED = "measured (ncu)"
 #: A group of launches smaller than this share of the measured kernel time makes no finding (our choice: a
@@ -33,16 +34,26 @@ TENSOR_IDLE = 0.10
 #: The estimated kinds a measured finding of the same config replaces.
 REPLACED_KINDS = ("memory_bound", "compute_bound")
 _CAUSE_ACTIONS = {
-    "grid_too_small": "give each launch more blocks than the GPU has SMs: a larger batch, or fuse the small ops "
-    "(torch.compile) so one kernel carries the work",
-    "tail_wave": "the last wave of blocks leaves SMs idle: a batch or tile size that fills whole waves",
-    "registers": "registers per thread cap the warps per SM: another kernel choice (torch.compile "
-    "mode='max-autotune') or a lower precision",
-    "shared_memory": "shared memory per block caps the blocks per SM: another tile size (torch.compile "
-    "mode='max-autotune')",
-    "low_occupancy": "few warps stay active though the launch allows more: larger or fused kernels",
-    "stalls": "warps stall on dependencies: fuse the chain of small kernels (torch.compile) or capture it in "
-    "a CUDA graph",
+    "grid_too_small": Clause(
+        "give each launch more blocks than the GPU has SMs: a larger batch, or fuse the small ops "
+        "(torch.compile) so one kernel carries the work",
+        ("compile",),
+    ),
+    "tail_wave": Clause("the last wave of blocks leaves SMs idle: a batch or tile size that fills whole waves"),
+    "registers": Clause(
+        "registers per thread cap the warps per SM: another kernel choice (torch.compile "
+        "mode='max-autotune') or a lower precision",
+        ("compile-max-autotune-no-cudagraphs",),
+    ),
+    "shared_memory": Clause(
+        "shared memory per block caps the blocks per SM: another tile size (torch.compile mode='max-autotune')",
+        ("compile-max-autotune-no-cudagraphs",),
+    ),
+    "low_occupancy": Clause("few warps stay active though the launch allows more: larger or fused kernels"),
+    "stalls": Clause(
+        "warps stall on dependencies: fuse the chain of small kernels (torch.compile) or capture it in a CUDA graph",
+        ("compile", "cudagraph"),
+    ),
 }
 
 
@@ -132,14 +143,20 @@ def _memory(label, group, share, total_ms, ceilings) -> Finding:
     dram = [k for k in group if k.limiter == "DRAM"]
     units = Counter(k.limiter for k in group).most_common(1)[0][0]
     attention = any(k.kernel_class == "attention" for k in group)
-    fused = "; for attention, bf16/fp16 lets scaled_dot_product_attention run the flash kernel" if attention else ""
+    fused = Clause("for attention, bf16/fp16 lets scaled_dot_product_attention run the flash kernel", HALF)
     return Finding(
         "memory_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is memory-bound ({units} near peak), longest {_top(group).counters.function}",
         tuple(_evidence(group, total_ms, "memory-bound")),
-        "move fewer bytes: fuse the elementwise and copy kernels (torch.compile), keep activations in bf16/fp16, "
-        f"avoid layout copies (channels_last for convolutions){fused}",
+        clauses_of(
+            Clause(
+                "move fewer bytes: fuse the elementwise and copy kernels (torch.compile), keep activations in "
+                "bf16/fp16, avoid layout copies (channels_last for convolutions)",
+                ("compile", *HALF, "channels_last"),
+            ),
+            fused if attention else "",
+        ),
         estimated_gain_ms=_ms(dram) / 2 if dram else None,
         config=label,
         evidence_source=MEASURED,
@@ -161,8 +178,13 @@ def _fma(label, group, share, total_ms, ceilings) -> Finding:
         "high" if share >= 0.3 else "medium",
         f"{share:.0%} of the measured kernel time is {'/'.join(sorted(classes))} on the FMA pipe, tensor cores idle",
         tuple(_evidence(group, total_ms, "on the FMA pipe with the tensor pipe idle")),
-        "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, --precision tf32) "
-        f"or bf16/fp16 autocast (--precision bf16){attention}",
+        (
+            Clause(
+                "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
+                f"--precision tf32) or bf16/fp16 autocast (--precision bf16){attention}",
+                ("tf32", *HALF),
+            ),
+        ),
         estimated_gain_ms=gain,
         config=label,
         evidence_source=MEASURED,
@@ -176,7 +198,10 @@ def _compute(label, group, share, total_ms, ceilings) -> Finding:
         "info",
         f"{share:.0%} of the measured kernel time is compute-bound ({pipe} near peak): near the roof",
         tuple(_evidence(group, total_ms, "compute-bound")),
-        "nothing to fix in these kernels at this precision; a lower precision (bf16/fp16) raises the roof",
+        clauses_of(
+            "nothing to fix in these kernels at this precision",
+            Clause("a lower precision (bf16/fp16) raises the roof", HALF),
+        ),
         config=label,
         evidence_source=MEASURED,
     )
@@ -197,7 +222,7 @@ def _latency(label, group, share, total_ms, ceilings) -> Finding:
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is latency-bound, far from both roofs ({detail}, {top.counters.function})",
         tuple(_evidence(group, total_ms, "latency-bound")),
-        _CAUSE_ACTIONS[cause],
+        (_CAUSE_ACTIONS[cause],),
         config=label,
         evidence_source=MEASURED,
     )

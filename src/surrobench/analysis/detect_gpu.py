@@ -11,7 +11,7 @@ import re
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
 #: Host functions that belong to the framework, the interpreter, the driver or surrobench itself: time in
 #: them is the model's execution, not preprocessing the user wrote.
@@ -84,8 +84,14 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         severity,
         f"GPU idle {gain:.3f} ms per step waiting for kernel launches",
         tuple(evidence),
-        "replay the step as a CUDA graph (--mode cudagraph), or torch.compile(mode='reduce-overhead'); fuse "
-        "small ops; give each launch more work (larger batch)",
+        clauses_of(
+            Clause(
+                "replay the step as a CUDA graph (--mode cudagraph), or torch.compile(mode='reduce-overhead')",
+                ("cudagraph", "compile-reduce-overhead"),
+            ),
+            "fuse small ops",
+            "give each launch more work (larger batch)",
+        ),
         gain,
         ev.label,
     )

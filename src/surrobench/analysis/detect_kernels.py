@@ -9,9 +9,10 @@ from __future__ import annotations
 from surrobench.analysis.detect_ops import COMPUTE
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import Clause, Evidence, Finding
 from surrobench.records.kernel_classes import MATMUL_CLASSES
 from surrobench.records.ops import categorize
+from surrobench.records.vocab import HALF_PRECISIONS as HALF
 
 #: Op names of attention written out as matmuls and a softmax (not fused): ``bmm``/``matmul`` beside a softmax.
 _UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
@@ -54,16 +55,22 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         for c, s in shares.items()
     ]
     action = (
-        "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
-        "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32); bf16 or fp16 autocast "
-        "(--precision bf16) runs GEMMs and convolutions at the tensor-core rate"
+        Clause(
+            "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
+            "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)",
+            ("tf32",),
+        ),
+        Clause("bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate", HALF),
     )
     ops = {op.name for op in ev.op_table.ops if op.share > 0}
     if "attention" in shares:
         fused = sorted(op for op in ops if categorize(op) == "attention")
-        action += f"; attention runs fused ({', '.join(fused[:2]) or 'attention kernels'}): in bf16/fp16 SDPA can take FlashAttention"
+        names = ", ".join(fused[:2]) or "attention kernels"
+        action += (Clause(f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention", HALF),)
     elif ops & set(_UNFUSED_ATTENTION):
-        action += "; attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"
+        action += (
+            Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
+        )
     return Finding(
         "matmul_precision",
         severity,

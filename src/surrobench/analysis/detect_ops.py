@@ -28,7 +28,7 @@ from surrobench.analysis.op_families import family_actions, family_of, low_inten
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
 from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.kernels import is_metadata_op
 from surrobench.records.vocab import HALF_PRECISIONS
 
@@ -158,16 +158,21 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
     action = family_actions(names, cpu=ev.on_cpu()) or (
-        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
+        Clause(
+            "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of "
+            "activations",
+            ("compile",),
+        ),
     )
     starved = [
         o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < th.parallelism_bound_fraction
     ]
     if starved:
         roof = "memory-copy bandwidth" if ev.on_cpu() else "copy bandwidth"
-        action = (
+        action = clauses_of(
             f"{', '.join(starved[:3])} reach under {th.parallelism_bound_fraction:.0%} of the {roof}: more "
-            f"bandwidth would not help; {action}"
+            "bandwidth would not help",
+            action,
         )
     return Finding(
         "memory_bound",
@@ -237,7 +242,10 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if cpu:
         action = _cpu_compute_action(roof, severity or "info", [o.name for o in ops])
     elif severity is None:
-        action = "healthy near the peak; to go faster lower the precision (tf32, bf16) or the FLOPs"
+        action = clauses_of(
+            "healthy near the peak",
+            Clause("to go faster lower the precision (tf32, bf16) or the FLOPs", ("tf32", "bf16")),
+        )
     else:
         action = family_actions([o.name for o in ops])
     return Finding(
@@ -252,7 +260,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
+def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, ...]:
     """The compute-bound action on a CPU: the families' CPU actions (threads, batch) and, only where the
     calibration shows bf16 faster than fp32 on this CPU (e.g. AVX512-BF16/AMX), bf16 autocast; no tensor-core
     advice."""
@@ -260,16 +268,17 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> str:
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
     half = (
-        (
-            f"; bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
-            f"{format_tflops(fp32)} TFLOP/s)"
+        Clause(
+            f"bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
+            f"{format_tflops(fp32)} TFLOP/s)",
+            ("bf16",),
         )
         if faster
         else ""
     )
     if severity == "info":
-        return f"healthy near the peak; to go faster cut the FLOPs{half}"
-    return family_actions(names, cpu=True) + half
+        return clauses_of("healthy near the peak", "to go faster cut the FLOPs", half)
+    return clauses_of(family_actions(names, cpu=True), half)
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -333,7 +342,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
     action = family_actions(fragments[:5], cpu=ev.on_cpu())
     if small:
-        action += "; fewer, larger calls (a larger batch; no per-call casts or copies in the step)"
+        action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )

@@ -10,7 +10,7 @@ from collections import defaultdict
 from surrobench.analysis.op_families import family_actions
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
-from surrobench.records.findings import Evidence, Finding
+from surrobench.records.findings import Evidence, Finding, clauses_of
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
@@ -279,15 +279,10 @@ def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult,
         th.severity(gain / step) or "low",
         f"{name} grows {t_large / t_small:.1f}x for {ratio:.1f}x the work",
         ev,
-        "; ".join(
-            filter(
-                None,
-                (
-                    "look for a slow path at the large shape (extra kernel "
-                    "launches, a cache the larger tensors overflow, non-coalesced access): tile the domain",
-                    family_actions([name]),
-                ),
-            )
+        clauses_of(
+            "look for a slow path at the large shape (extra kernel launches, a cache the larger tensors overflow, "
+            "non-coalesced access): tile the domain",
+            family_actions([name]),
         ),
         gain,
         large.label(),

@@ -5,7 +5,8 @@ A family groups the op-table categories (:data:`surrobench.analysis.ops.CATEGORY
 cause and a remedy; ``cat``/``stack`` sit with copies (they only move bytes), not with gathers. Each row says
 whether its ops do O(1) FLOPs per byte (``low_intensity``: memory-bound on any GPU whose ridge lies at tens
 of FLOP/byte, and on a CPU), why they run slow, and what to do on a GPU and on a CPU. The ``optimize``
-command cites measured speedups next to these actions; keep an action one imperative sentence per remedy.
+command's measured speedups are cited next to the clauses that name a remedy (:class:`surrobench.records.findings.Clause`:
+each clause carries the ids of the remedies it suggests); keep a clause one imperative sentence.
 
 Sources of the advice:
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from surrobench.records.findings import Clause
 from surrobench.records.ops import categorize
 
 
@@ -44,17 +46,19 @@ class OpFamily:
         categories: the op-table categories it covers.
         low_intensity: whether its ops do O(1) FLOPs per byte moved.
         cause: why such ops run below the roofline, one clause.
-        action: what to do on a GPU.
-        cpu_action: what to do on a CPU.
+        action: what to do on a GPU, clause by clause, each with the remedies it suggests.
+        cpu_action: what to do on a CPU, the same way.
     """
 
     name: str
     categories: tuple[str, ...]
     low_intensity: bool
     cause: str
-    action: str
-    cpu_action: str
+    action: tuple[Clause, ...]
+    cpu_action: tuple[Clause, ...]
 
+
+_THREADS = "use every core (torch.get_num_threads())"
 
 OP_FAMILIES: tuple[OpFamily, ...] = (
     OpFamily(
@@ -63,66 +67,108 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         True,
         "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep "
         "the processors busy",
-        "raise the batch (more rows reduce in parallel); fuse the norm with its activation (torch.compile); "
-        "keep NCHW for GroupNorm (channels_last measured slower on the H200)",
-        "raise the batch; fuse the norm with its activation (torch.compile); check torch.get_num_threads()",
+        (
+            Clause("raise the batch (more rows reduce in parallel)"),
+            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
+            Clause("keep NCHW for GroupNorm (channels_last measured slower on the H200)"),
+        ),
+        (
+            Clause("raise the batch"),
+            Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
+            Clause("check torch.get_num_threads()", ("threads",)),
+        ),
     ),
     OpFamily(
         "fft",
         ("fft",),
         True,
         "FFTs move the whole grid per pass; odd or prime sizes take slower kernels, small transforms each launch",
-        "use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2); batch the transforms in one call over "
-        "(B, C) (torch.fft.rfftn over the last dims); half precision only at power-of-2 sizes; keep cuFFT "
-        "plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)",
-        "use smooth grid sizes (2^a 3^b 5^c 7^d); batch the transforms in one call; use every core "
-        "(torch.get_num_threads())",
+        (
+            Clause("use smooth grid sizes (2^a 3^b 5^c 7^d, best powers of 2)"),
+            Clause("batch the transforms in one call over (B, C) (torch.fft.rfftn over the last dims)"),
+            Clause("half precision only at power-of-2 sizes"),
+            Clause("keep cuFFT plans cached (torch.backends.cuda.cufft_plan_cache.max_size >= the sizes in use)"),
+        ),
+        (
+            Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"),
+            Clause("batch the transforms in one call"),
+            Clause(_THREADS, ("threads",)),
+        ),
     ),
     OpFamily(
         "scatter/gather/index",
         ("concat/index/gather/scatter",),
         True,
         "irregular, non-coalesced access by index and atomic adds colliding on high-degree nodes",
-        "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
-        "torch.segment_reduce) instead of atomic scatter; reorder nodes for locality (e.g. reverse "
-        "Cuthill-McKee); use int32 indices",
-        "sort edges by destination and use a segment/CSR reduction; reorder nodes for locality; int32 indices",
+        (
+            Clause(
+                "sort edges by destination and use a segment/CSR reduction (torch_geometric SparseTensor, "
+                "torch.segment_reduce) instead of atomic scatter"
+            ),
+            Clause("reorder nodes for locality (e.g. reverse Cuthill-McKee)"),
+            Clause("use int32 indices"),
+        ),
+        (
+            Clause("sort edges by destination and use a segment/CSR reduction"),
+            Clause("reorder nodes for locality"),
+            Clause("int32 indices"),
+        ),
     ),
     OpFamily(
         "convolution",
         ("convolution",),
         False,
         "convolutions below the tensor-core peak: fp32 math, or a cuDNN algorithm not tuned for the shape",
-        "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or "
-        "bf16; set torch.backends.cudnn.benchmark = True; channel counts multiples of 8",
-        "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; channels_last "
-        "convolutions (oneDNN)",
+        (
+            Clause(
+                "use tensor cores: --precision tf32 (torch.backends.cuda.matmul.allow_tf32 / cudnn.allow_tf32) or bf16",
+                ("tf32", "bf16"),
+            ),
+            Clause("set torch.backends.cudnn.benchmark = True", ("cudnn_benchmark",)),
+            Clause("channel counts multiples of 8"),
+        ),
+        (
+            Clause("use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",)),
+            Clause("a larger batch"),
+            Clause("channels_last convolutions (oneDNN)", ("channels_last",)),
+        ),
     ),
     OpFamily(
         "gemm/matmul/einsum",
         ("gemm/matmul/einsum",),
         False,
         "matmuls below the tensor-core peak: fp32 or complex math, small or unaligned shapes",
-        "use tensor cores: --precision tf32 or bf16; shapes in multiples of 8/16; a larger batch; one batched "
-        "matmul (bmm, a single einsum) instead of many small ones",
-        "use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS); a larger batch; one batched matmul",
+        (
+            Clause("use tensor cores: --precision tf32 or bf16", ("tf32", "bf16")),
+            Clause("shapes in multiples of 8/16"),
+            Clause("a larger batch"),
+            Clause("one batched matmul (bmm, a single einsum) instead of many small ones"),
+        ),
+        (
+            Clause("use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",)),
+            Clause("a larger batch"),
+            Clause("one batched matmul"),
+        ),
     ),
     OpFamily(
         "elementwise",
         ("elementwise/activation", "reduction"),
         True,
         "each eager op is its own kernel reading and writing the whole tensor",
-        "fuse the chain of elementwise ops into one kernel: torch.compile",
-        "fuse the chain of elementwise ops: torch.compile",
+        (Clause("fuse the chain of elementwise ops into one kernel: torch.compile", ("compile",)),),
+        (Clause("fuse the chain of elementwise ops: torch.compile", ("compile",)),),
     ),
     OpFamily(
         "copy/cast/cat",
         ("copy/cast/contiguous", "memcpy/memset"),
         True,
         "bytes copied that the model does not need: casts, layout changes, concatenation",
-        "cast weights once and feed inputs in the compute dtype; keep one memory layout (no .contiguous() "
-        "after permute); write into a preallocated buffer instead of torch.cat",
-        "cast once, keep one layout, preallocate instead of torch.cat",
+        (
+            Clause("cast weights once and feed inputs in the compute dtype"),
+            Clause("keep one memory layout (no .contiguous() after permute)"),
+            Clause("write into a preallocated buffer instead of torch.cat"),
+        ),
+        (Clause("cast once, keep one layout, preallocate instead of torch.cat"),),
     ),
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}
@@ -145,22 +191,22 @@ def low_intensity(name: str) -> bool:
     return family is not None and family.low_intensity
 
 
-def family_actions(names: list[str], *, cpu: bool = False) -> str:
-    """The actions of the families of ``names`` (first appearance order, each family once), as
-    ``"fft (aten::_fft_r2c): <cause>: <action>"`` clauses joined by ``"; "``. Ops of no family are skipped;
-    ``""`` when none has a family."""
+def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
+    """The actions of the families of ``names`` (first appearance order, each family once), each family's first
+    clause headed ``"fft (aten::_fft_r2c): <cause>: "``. Ops of no family are skipped; empty when none has a
+    family."""
     groups: dict[str, list[str]] = {}
     for name in names:
         family = family_of(name)
         if family is not None:
             groups.setdefault(family.name, []).append(name)
-    parts = []
+    parts: list[Clause] = []
     for family_name, ops in groups.items():
         family = _BY_NAME[family_name]
-        parts.append(
-            f"{family.name} ({', '.join(ops[:3])}): {family.cause}: {family.cpu_action if cpu else family.action}"
-        )
-    return "; ".join(parts)
+        first, *rest = family.cpu_action if cpu else family.action
+        head = f"{family.name} ({', '.join(ops[:3])}): {family.cause}: "
+        parts += [Clause(head + first.text, first.remedies), *rest]
+    return tuple(parts)
 
 
 def get_family(name: str) -> OpFamily:

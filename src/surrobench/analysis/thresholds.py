@@ -131,26 +131,28 @@ class Thresholds:
 DEFAULT_THRESHOLDS = Thresholds()
 
 
-def load_thresholds(path: Path | None) -> Thresholds:
-    """The defaults, overridden by the top-level keys of the TOML file at ``path`` (None: defaults).
+def load_thresholds(config: Path | None) -> Thresholds:
+    """The defaults, overridden by the top-level keys of the TOML file ``config`` (None: defaults).
 
     Raises:
         UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that is not a number.
     """
-    if path is None:
+    if config is None:
         return DEFAULT_THRESHOLDS
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))  # TOML is UTF-8 (TOML 1.0, "Spec")
+        data = tomllib.loads(Path(config).read_text(encoding="utf-8"))  # TOML is UTF-8 (TOML 1.0, "Spec")
     except OSError as exc:
-        raise UsageError(f"--config {str(path)!r}: cannot read ({exc.strerror or exc})") from None
+        raise UsageError.bad("config", f"{str(config)!r}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
-        raise UsageError(f"--config {str(path)!r}: not a TOML file (not UTF-8 text at byte {exc.start})") from None
+        raise UsageError.bad(
+            "config", f"{str(config)!r}: not a TOML file (not UTF-8 text at byte {exc.start})"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"--config {str(path)!r}: invalid TOML ({exc})") from None
+        raise UsageError.bad("config", f"{str(config)!r}: invalid TOML ({exc})") from None
     known = {f.name: f for f in dataclasses.fields(Thresholds)}
     for key, value in data.items():
         if key not in known:
-            raise UsageError(f"--config {str(path)!r}: unknown threshold {key!r}; known: {', '.join(known)}")
+            raise UsageError.bad("config", f"{str(config)!r}: unknown threshold {key!r}; known: {', '.join(known)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise UsageError(f"--config {str(path)!r}: {key} = {value!r} must be a non-negative number")
+            raise UsageError.bad("config", f"{str(config)!r}: {key} = {value!r} must be a non-negative number")
     return dataclasses.replace(DEFAULT_THRESHOLDS, **data)

@@ -100,9 +100,10 @@ def calibrate(
     loads.append(host_load())
     problems = check_calibration(calibration, device, loads, torch.get_num_threads())
     if problems and not force:
-        raise UsageError(
-            f"calibration not stored, its ceilings may be too low: {'; '.join(problems)}; "
-            "calibrate on a quiet machine, or pass --force to store them anyway"
+        detail = (
+            f": calibration not stored, its ceilings may be too low: {'; '.join(problems)}; calibrate on a quiet "
+            "machine, or set it to store them anyway"
         )
+        raise UsageError.bad("force", detail)
     ceilings = calibration.ceilings
     return ceilings, save_ceilings(ceilings, torch.get_num_threads() if device == "cpu" else None)

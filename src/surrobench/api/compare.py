@@ -51,9 +51,8 @@ def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
         except RunJsonError as exc:
             raise UsageError(f"run file {str(ref)!r}: not a surrobench run JSON: {exc}") from None
     if not Path(db).is_file():
-        raise UsageError(
-            f"no results database at {str(db)!r} to look up run {str(ref)!r}; pass --db or a run JSON file"
-        )
+        detail = f"{str(db)!r}: no results database there to look up run {str(ref)!r}; give another, or a run JSON file"
+        raise UsageError.bad("db", detail)
     with ResultStore(db, read_only=True) as store:
         return store.load_run(str(ref))
 
@@ -121,7 +120,7 @@ def _compare_serve(base: ServeRecord | None, new: ServeRecord | None, refs: tupl
             f"{serve_side} is a serve run and {other} ({str(other_ref)!r}) is not: compare serve runs with serve runs"
         )
     if gate:
-        raise UsageError("--fail-on-regression gates run configs; two serve runs compare their capacity only")
+        raise UsageError.bad("gate", "gates run configs; two serve runs compare their capacity only")
     return ComparedServeRuns(base, new, compare_capacity(base, new))
 
 
@@ -207,6 +206,6 @@ def history(
                 "since", f"{since!r}: not an ISO date, write e.g. 2026-11-30 or 2026-11-30T14:00"
             ) from None
     if not Path(db).is_file():
-        raise UsageError(f"no results database at {str(db)!r}; run `surrobench run` first or pass --db")
+        raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:
         return store.list_runs(model=model, tag=tag, since=since)

@@ -21,7 +21,7 @@ from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
-from surrobench.api.optimize import measured_for
+from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
 from surrobench.collect.perf_phase import PerfOptions
@@ -66,7 +66,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v2``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v3``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
@@ -284,8 +284,8 @@ def _perf_system(doc: dict, where: str) -> dict:
     if len(with_view) > 1:
         names = ", ".join(_perf_label(r) for r in with_view)
         raise UsageError(
-            f"{where}: {len(with_view)} configs have a system view ({names}); give one: "
-            "surrobench perf --json of that config alone, or its 'system' object"
+            f"{where}: {len(with_view)} configs have a system view ({names}); give one: the perf document of "
+            "that config alone, or its 'system' object"
         )
     return with_view[0]["system"]
 
@@ -327,7 +327,7 @@ def diagnose(
         UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
     """
     if sum(x is not None for x in (model, trace, run)) != 1:
-        raise UsageError("give one of a model, a TRACE or --run RUN_ID")
+        raise UsageError("give exactly one of model, trace or run")
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")

@@ -69,10 +69,11 @@ def choose_parallel(plan: SweepPlan, parallel: str) -> str:
         raise UsageError.bad("parallel", f"{parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
     if parallel == "model" and distributed != set(surrogates):
         plain = ", ".join(sorted(set(surrogates) - distributed))
-        raise UsageError(
-            f"--parallel model: {plain} is not a distributed model; its factory must take a "
-            "`group` parameter (the torch.distributed process group)"
+        detail = (
+            f"'model': {plain} is not a distributed model; its factory must take a `group` parameter "
+            "(the torch.distributed process group)"
         )
+        raise UsageError.bad("parallel", detail)
     return parallel
 
 
@@ -113,10 +114,8 @@ def visible_devices(devices: list[int], environ: dict | None = None) -> str:
     visible = [v.strip() for v in parent.split(",")] if parent else [str(i) for i in range(torch.cuda.device_count())]
     bad = [d for d in devices if d >= len(visible)]
     if bad:
-        raise UsageError(
-            f"--devices {','.join(map(str, devices))}: only {len(visible)} GPU(s) visible "
-            f"(indices 0-{len(visible) - 1})"
-        )
+        detail = f"{','.join(map(str, devices))}: only {len(visible)} GPU(s) visible (indices 0-{len(visible) - 1})"
+        raise UsageError.bad("devices", detail)
     return ",".join(visible[d] for d in devices)
 
 
@@ -206,23 +205,26 @@ def distributed_run(
             srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
     """
     if (nproc or devices is not None) and rank_env is not None:
-        raise UsageError(
-            f"--nproc/--devices inside {rank_env.launcher} (rank {rank_env.rank} of "
-            f"{rank_env.world_size}): the launcher already started the ranks; drop the option"
+        detail = (
+            f"or {{devices}} inside {rank_env.launcher} (rank {rank_env.rank} of {rank_env.world_size}): the "
+            "launcher already started the ranks; drop the option"
         )
+        raise UsageError.bad("nproc", detail, others=("devices",))
     if devices is not None:
         if plan.request.device != "cuda":
-            raise UsageError("--devices spreads configs over GPUs: it needs --device cuda (or auto with a GPU)")
+            detail = "spreads configs over GPUs: it needs {device} cuda (or auto with a GPU)"
+            raise UsageError.bad("devices", detail, others=("device",))
         if parallel not in ("auto", "configs"):
-            raise UsageError(
-                f"--devices with --parallel {parallel}: --devices deals out configs; use --nproc "
-                "for replicas or a distributed model"
+            detail = (
+                f"with {{parallel}} {parallel}: it deals out configs; use {{nproc}} for replicas or a distributed model"
             )
+            raise UsageError.bad("devices", detail, others=("parallel", "nproc"))
         return launch(plan, "configs", len(devices), db, devices=devices, command=command)
     if nproc:
         return launch(plan, parallel, nproc, db, command=command)
     if rank_env is None:
-        raise UsageError("a multi-process run needs --nproc, --devices, or a torchrun/srun environment")
+        detail = "or {devices} (or a torchrun/srun environment): a multi-process run needs one"
+        raise UsageError.bad("nproc", detail, others=("devices",))
     return run_on_ranks(plan, parallel, db, rank_env, command=command)
 
 

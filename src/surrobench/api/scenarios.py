@@ -86,8 +86,8 @@ def select(only: str | Iterable[str] | None) -> list[Scenario]:
     known = {s.name: s for s in SCENARIOS}
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise UsageError(
-            f"--only {only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
+        raise UsageError.bad(
+            "only", f"{only!r}: unknown scenario {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}"
         )
     return [known[n] for n in names]
 
@@ -131,7 +131,7 @@ class SuiteReport:
         return any(o.passed is False for o in self.outcomes)
 
     def to_json(self) -> dict:
-        """``surrobench/scenarios-v1``: each outcome with its findings."""
+        """``surrobench/scenarios-v2``: each outcome with its findings."""
         return {
             "schema": schemas.SCENARIOS,
             "outcomes": [

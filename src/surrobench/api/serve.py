@@ -62,21 +62,21 @@ class ServeRequest:
     url: str | None
 
 
-def _floats(value: float | str | Iterable, flag: str) -> tuple[float, ...]:
+def _floats(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
     items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, (int, float)) else value
     try:
         out = tuple(float(v) for v in items if str(v).strip())
     except (TypeError, ValueError):
-        raise UsageError(f"--{flag} {value!r}: give numbers, comma-separated") from None
+        raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated") from None
     if not out or any(not (v >= 0 and v < float("inf")) for v in out):
-        raise UsageError(f"--{flag} {value!r}: give finite numbers >= 0")
+        raise UsageError.bad(parameter, f"{value!r}: give finite numbers >= 0")
     return out
 
 
-def _ints(value, flag: str) -> tuple[int, ...]:
-    out = _floats(value, flag)
+def _ints(value, parameter: str) -> tuple[int, ...]:
+    out = _floats(value, parameter)
     if any(v != int(v) or v < 1 for v in out):
-        raise UsageError(f"--{flag} {value!r}: give whole numbers >= 1")
+        raise UsageError.bad(parameter, f"{value!r}: give whole numbers >= 1")
     return tuple(int(v) for v in out)
 
 
@@ -104,36 +104,42 @@ def serve_request(
             unknown arrival process, non-positive times, a warm-up not shorter than the duration.
     """
     if arrival not in ARRIVALS:
-        raise UsageError(f"--arrival {arrival!r}: choose {', '.join(ARRIVALS)}")
+        raise UsageError.bad("arrival", f"{arrival!r}: choose {', '.join(ARRIVALS)}")
     if arrivals_file is not None:
         arrival = "replay"
     if concurrency is not None:
         arrival = "closed"
     if find_max and p99_ms is None:
-        raise UsageError("--find-max needs --p99-ms, the latency target the capacity is measured at")
+        raise UsageError.bad(
+            "find_max", "needs {p99_ms}, the latency target the capacity is measured at", others=("p99_ms",)
+        )
     if find_max and arrival in ("replay", "closed"):
-        raise UsageError("--find-max searches a rate: it needs poisson or constant arrivals")
+        raise UsageError.bad("find_max", "searches a rate: it needs poisson or constant arrivals")
     if p99_ms is not None and not (0 < p99_ms < float("inf")):
-        raise UsageError(f"--p99-ms {p99_ms}: must be a finite number > 0")
-    for flag, value in (("duration-s", duration_s), ("drain-s", drain_s)):
+        raise UsageError.bad("p99_ms", f"{p99_ms}: must be a finite number > 0")
+    for name, value in (("duration_s", duration_s), ("drain_s", drain_s)):
         if not (0 < value < float("inf")):
-            raise UsageError(f"--{flag} {value}: must be a finite number > 0")
+            raise UsageError.bad(name, f"{value}: must be a finite number > 0")
     if not 0 <= warmup_s < duration_s:
-        raise UsageError(f"--warmup-s {warmup_s}: must be >= 0 and shorter than --duration-s {duration_s}")
-    rate_list = _floats(rates, "rate") if rates is not None else ()
+        detail = f"{warmup_s}: must be >= 0 and shorter than {{duration_s}} {duration_s}"
+        raise UsageError.bad("warmup_s", detail, others=("duration_s",))
+    rate_list = _floats(rates, "rates") if rates is not None else ()
     if any(r <= 0 for r in rate_list):
-        raise UsageError(f"--rate {rates!r}: rates must be > 0")
+        raise UsageError.bad("rates", f"{rates!r}: rates must be > 0")
     loads = rate_list or find_max or arrival in ("replay", "closed")
     if not loads:
-        raise UsageError("give --rate (requests/s), --find-max --p99-ms, --concurrency or --arrivals FILE")
+        others = ("rates", "find_max", "p99_ms", "concurrency", "arrivals_file")
+        detail = "(requests/s), {find_max} with {p99_ms}, {concurrency} or {arrivals_file}: give one load to offer"
+        raise UsageError.bad("rates", detail, others=others)
     if url is not None:
         check_url(url)
         if find_max and not rate_list:
-            raise UsageError("--url --find-max: give a start rate with --rate (the endpoint's service time is unknown)")
+            detail = "with {find_max}: give a start rate with {rates} (the endpoint's service time is unknown)"
+            raise UsageError.bad("url", detail, others=("find_max", "rates"))
         if arrival == "closed":
-            raise UsageError("--url sends an open-loop schedule: drop --concurrency")
+            raise UsageError.bad("url", "sends an open-loop schedule: drop {concurrency}", others=("concurrency",))
     policies = tuple(
-        ServePolicy(b, w) for b in _ints(max_batch, "max-batch") for w in _floats(max_wait_ms, "max-wait-ms")
+        ServePolicy(b, w) for b in _ints(max_batch, "max_batch") for w in _floats(max_wait_ms, "max_wait_ms")
     )
     return ServeRequest(
         rates=rate_list,

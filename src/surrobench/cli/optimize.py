@@ -1,5 +1,5 @@
 """``surrobench optimize``: try the remedies on each config, measured interleaved with the baseline, guarded
-for accuracy; the before/after table, the recipe, two stored runs (:mod:`surrobench.api.optimize`)."""
+for accuracy; the before/after table, the recipe, two stored runs (:mod:`surrobench.tune.plans`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.api.optimize_request import (
+from surrobench.tune.request import (
     DEFAULT_BUDGET_S,
     DEFAULT_PROCESS_PAIRS,
     DEFAULT_ROUNDS,
@@ -107,7 +107,7 @@ def optimize_command(
     faster of the two head to head, and recommend what is faster
     beyond the noise floor within the tolerance. Here --warmup and
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
-    from surrobench.api.optimize import OptimizeInterrupted, optimize_plans, sweeps_from_run
+    from surrobench.tune.plans import OptimizeInterrupted, optimize_plans, sweeps_from_run
 
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_writable(json_out, "--json")

@@ -569,6 +569,12 @@ FLAG_OF_PARAMETER = {
     "modes": "--mode",
     "model": "--model",
     "ignore_fields": "--ignore-field",
+    "rates": "--rate",
+    "arrivals_file": "--arrivals",
+    "gate": "--fail-on-regression",
+    "schedule.wait": "--profile-wait",
+    "schedule.warmup": "--profile-warmup",
+    "schedule.active": "--profile-active",
 }
 
 
@@ -578,6 +584,8 @@ def flag_for(parameter: str) -> str:
 
 
 def usage_line(exc: UsageError) -> str:
-    """A :class:`UsageError` as the CLI says it: a bad parameter named by its flag (:func:`flag_for`), any other
+    """A :class:`UsageError` as the CLI says it: each parameter it names by its flag (:func:`flag_for`), any other
     error as its message."""
-    return exc.named(flag_for(exc.parameter)) if exc.parameter is not None else str(exc)
+    if exc.parameter is not None:
+        return exc.named(flag_for(exc.parameter), flag_for)
+    return exc.worded(flag_for) if exc.others else str(exc)

@@ -99,6 +99,4 @@ def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
     base, config_path, result_path = child_files(cfg, run_id, options)
     target = child_argv(config_path, result_path, options.schedule, profiler="none")
     cmd = nsys_command(base, target, options.cuda_memory_usage, cfg.device == "cuda")
-    raise UsageError(
-        "--profile nsys: nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: " + " ".join(cmd)
-    )
+    raise UsageError("nsys is not on PATH (install NVIDIA Nsight Systems); where it is, run: " + " ".join(cmd))

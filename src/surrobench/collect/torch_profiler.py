@@ -57,20 +57,22 @@ class ProfileSchedule:
         """Validate against the config's timed iterations.
 
         The profiled loop is drawn from the same budget as the timed loop: it may not run more steps
-        than ``--iters``, so profiling never costs more device time than timing.
+        than ``iters``, so profiling never costs more device time than timing.
 
         Raises:
             UsageError: ``active`` < 1, ``wait`` or ``warmup`` < 0, or ``total`` > ``iters``.
         """
         if self.active < 1:
-            raise UsageError(f"--profile-active {self.active}: record at least 1 step")
+            raise UsageError.bad("schedule.active", f"{self.active}: record at least 1 step")
         if self.wait < 0 or self.warmup < 0:
-            raise UsageError(f"--profile-wait {self.wait} --profile-warmup {self.warmup}: must be >= 0")
+            text = f"{{schedule.wait}} {self.wait} {{schedule.warmup}} {self.warmup}: must be >= 0"
+            raise UsageError.naming(text, ("schedule.wait", "schedule.warmup"))
         if self.total > iters:
-            raise UsageError(
+            text = (
                 f"profiler schedule wait {self.wait} + warmup {self.warmup} + active {self.active} = {self.total}"
-                f" steps is longer than --iters {iters}; lower the schedule or raise --iters"
+                f" steps is longer than {{iters}} {iters}; lower the schedule or raise {{iters}}"
             )
+            raise UsageError.naming(text, ("iters",))
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from surrobench.errors import UsageError
 
 def _check(rate_rps: float, duration_s: float) -> None:
     if not (rate_rps > 0 and np.isfinite(rate_rps)):
-        raise UsageError(f"--rate {rate_rps}: a request rate must be a finite number > 0 (requests per second)")
+        raise UsageError.bad("rates", f"{rate_rps}: a request rate must be a finite number > 0 (requests per second)")
     if not (duration_s > 0 and np.isfinite(duration_s)):
-        raise UsageError(f"--duration-s {duration_s}: must be a finite number > 0")
+        raise UsageError.bad("duration_s", f"{duration_s}: must be a finite number > 0")
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
@@ -61,7 +61,7 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
     try:
         lines = Path(path).read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--arrivals {str(path)!r}: cannot read ({exc})") from None
+        raise UsageError.bad("arrivals_file", f"{str(path)!r}: cannot read ({exc})") from None
     values = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].split(",", 1)[0].strip()
@@ -71,10 +71,11 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
             values.append(float(text))
         except ValueError:
             if values or number > 1:  # only a first line may be a header
-                raise UsageError(f"--arrivals {str(path)!r} line {number}: {text[:40]!r} is not a number") from None
+                detail = f"{str(path)!r} line {number}: {text[:40]!r} is not a number"
+                raise UsageError.bad("arrivals_file", detail) from None
     times = np.asarray(values, dtype=float)
     if times.size == 0:
-        raise UsageError(f"--arrivals {str(path)!r}: no timestamps (one time in seconds per line)")
+        raise UsageError.bad("arrivals_file", f"{str(path)!r}: no timestamps (one time in seconds per line)")
     if not np.isfinite(times).all() or (np.diff(times) < 0).any():
-        raise UsageError(f"--arrivals {str(path)!r}: timestamps must be finite and in increasing order")
+        raise UsageError.bad("arrivals_file", f"{str(path)!r}: timestamps must be finite and in increasing order")
     return times - times[0]

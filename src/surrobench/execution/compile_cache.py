@@ -1,6 +1,6 @@
 """One torch.compile cache for an ``optimize`` call and the fresh processes it starts.
 
-The search compiles a ``compile`` recipe in this process; its fresh processes (:mod:`surrobench.api.fresh`)
+The search compiles a ``compile`` recipe in this process; its fresh processes (:mod:`surrobench.tune.fresh`)
 build it again, and without a cache each would pay the whole compilation again. TorchInductor keeps its
 compiled graphs on disk: the FX-graph cache (``torch._inductor.config.fx_graph_cache``, env
 ``TORCHINDUCTOR_FX_GRAPH_CACHE``), the AOTAutograd cache (``torch._functorch.config.enable_autograd_cache``,

@@ -27,7 +27,7 @@ def _httpx():
     try:
         import httpx
     except ImportError:
-        raise UsageError("--url needs httpx: pip install 'surrobench[serve]' (or pip install httpx)") from None
+        raise UsageError.bad("url", "needs httpx: pip install 'surrobench[serve]' (or pip install httpx)") from None
     return httpx
 
 
@@ -57,7 +57,7 @@ def check_url(url: str) -> None:
     """Raises:
     UsageError: ``url`` is not an ``http://`` or ``https://`` address."""
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--url {url!r}: give an http:// or https:// address")
+        raise UsageError.bad("url", f"{url!r}: give an http:// or https:// address")
 
 
 def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:

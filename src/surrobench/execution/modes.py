@@ -77,7 +77,8 @@ def check_mode(mode: str, device: str) -> None:
         UsageError: ``cudagraph`` on a device other than CUDA.
     """
     if mode == "cudagraph" and device != "cuda":
-        raise UsageError("--mode cudagraph needs --device cuda (CUDA graphs are a CUDA feature)")
+        detail = "cudagraph needs {device} cuda (CUDA graphs are a CUDA feature)"
+        raise UsageError.bad("modes", detail, others=("device",))
 
 
 def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:

@@ -213,10 +213,11 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
         raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
     if need > free:
-        raise UsageError(
-            f"{where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the "
-            f"{_bytes_text(free)} available; lower --shape, --batch or --input-sets"
+        detail = (
+            f": {where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the {_bytes_text(free)} "
+            "available; lower {shapes}, {batches} or {input_sets}"
         )
+        raise UsageError.bad("input_sets", detail, others=("shapes", "batches", "input_sets"))
 
 
 def new_run_id() -> str:

@@ -1,14 +1,18 @@
 """Findings: the rows of the judgment table (docs/sources.md, method §4; docs/design.md, "Findings").
 
 A diagnosis is a list of :class:`Finding` objects, each a verdict of one :data:`KINDS` kind with its
-evidence (numbers, each from a named source), an action and, where computable, the time it would save.
+evidence (numbers, each from a named source), an action and, where computable, the time it would save. The action
+is made of clauses (:class:`Clause`), each naming the remedies it suggests by their ids
+(:data:`surrobench.records.vocab.REMEDIES`), so what ``surrobench optimize`` measured can be cited next to them
+(:mod:`surrobench.analysis.measured_remedies`) without reading the prose.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from surrobench.records import schemas
+from surrobench.records.vocab import REMEDIES
 
 #: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
 #: section 3 (gaps, syncs, streams), section 2 (the superlinear normalization example); docs/sources.md, tools §4.
@@ -58,6 +62,42 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Clause:
+    """One imperative clause of an action and the remedies it suggests.
+
+    Attributes:
+        text: the clause, ``"replay the step as a CUDA graph (--mode cudagraph)"``.
+        remedies: ids of :data:`surrobench.records.vocab.REMEDIES` the clause suggests, in its order; empty for
+            advice no remedy of ``optimize`` carries out, and for a clause that warns against one ("keep NCHW ...").
+
+    Raises:
+        ValueError: a remedy id outside the vocabulary.
+    """
+
+    text: str
+    remedies: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [r for r in self.remedies if r not in REMEDIES]
+        if unknown:
+            raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
+
+
+def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
+    """An action's clauses from ``parts``: text (a clause that suggests no remedy), clauses, tuples of them; empty
+    text is left out."""
+    out: list[Clause] = []
+    for part in parts:
+        if isinstance(part, str):
+            out += [Clause(part)] if part else []
+        elif isinstance(part, Clause):
+            out.append(part)
+        else:
+            out += part
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Finding:
     """One verdict.
 
@@ -66,36 +106,64 @@ class Finding:
         severity: one of :data:`SEVERITIES`.
         summary: one line.
         evidence: the numbers, profiler and timeline side where both exist.
-        action: what to do about it.
+        action: what to do about it: given as its clauses (:class:`Clause`, :func:`clauses_of`) or as text (one clause
+            that suggests no remedy); held as text, the clauses' texts joined by ``"; "``, the clauses in
+            :attr:`clauses`.
         estimated_gain_ms: step time the action would save, ms per step; None when not computable.
         config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
         evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
+        clauses: the action clause by clause, each with the remedies it suggests (:attr:`remedies` lists them all);
+            set from ``action`` (kept by :func:`dataclasses.replace` while the text stays the same).
+
+    Raises:
+        ValueError: a kind, severity or evidence source outside its vocabulary.
     """
 
     kind: str
     severity: str
     summary: str
     evidence: tuple[Evidence, ...]
-    action: str
+    action: str | tuple[Clause, ...]
     estimated_gain_ms: float | None = None
     config: str | None = None
     evidence_source: str = "measured"
+    clauses: tuple[Clause, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS or self.severity not in SEVERITIES:
             raise ValueError(f"finding kind {self.kind!r} / severity {self.severity!r} not in the vocabulary")
         if self.evidence_source not in EVIDENCE_SOURCES:
             raise ValueError(f"evidence source {self.evidence_source!r}; one of {tuple(EVIDENCE_SOURCES)}")
+        if not isinstance(self.action, str):
+            parts = tuple(self.action)
+        elif self.clauses and "; ".join(c.text for c in self.clauses) == self.action:
+            parts = tuple(self.clauses)  # a copy (dataclasses.replace) of the same action
+        else:
+            parts = clauses_of(self.action)
+        object.__setattr__(self, "clauses", parts)
+        object.__setattr__(self, "action", "; ".join(c.text for c in parts))
 
     @property
     def alarm(self) -> bool:
         """True for a problem to act on (any severity but ``info``)."""
         return self.severity != "info"
 
+    @property
+    def remedies(self) -> tuple[str, ...]:
+        """The remedy ids the action suggests (:data:`surrobench.records.vocab.REMEDIES`), each once, in order."""
+        return tuple(dict.fromkeys(r for c in self.clauses for r in c.remedies))
+
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config`` and ``evidence_source``)."""
-        d = asdict(self)
+        """The finding object of docs/design.md (plus ``config``, ``evidence_source`` and ``remedies``)."""
+        d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
         d["evidence"] = [asdict(e) for e in self.evidence]
+        d |= {
+            "action": self.action,
+            "estimated_gain_ms": self.estimated_gain_ms,
+            "config": self.config,
+            "evidence_source": self.evidence_source,
+            "remedies": list(self.remedies),
+        }
         return d
 
 

@@ -16,19 +16,25 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-DIAGNOSIS = "surrobench/diagnosis-v2"  # v2: each finding's evidence_source
+#: diagnosis-v3: each finding's ``remedies`` (the remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`);
+#: v2 added its ``evidence_source``. Nothing reads diagnosis documents back.
+DIAGNOSIS = "surrobench/diagnosis-v3"
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v2"  # v2: each profile's kernel_table
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
-SCENARIOS = "surrobench/scenarios-v1"
+#: scenarios-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
+SCENARIOS = "surrobench/scenarios-v2"
 #: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
-#: read, their configs identified by the primary input alone.
+#: read, their configs identified by the primary input alone. Read back checked key by key
+#: (:mod:`surrobench.records.optimize_json`).
 OPTIMIZE = "surrobench/optimize-v2"
+OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
-RANK_TRACES = "surrobench/rank-traces-v1"
+#: rank-traces-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
+RANK_TRACES = "surrobench/rank-traces-v2"
 SERVE = "surrobench/serve-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).

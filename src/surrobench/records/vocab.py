@@ -1,4 +1,4 @@
-"""The vocabularies of a config: precisions, execution modes, devices and result statuses.
+"""The vocabularies of a config: precisions, execution modes, devices and result statuses; and the remedies.
 
 Each word is defined once here; parsers, runners and reports read these tuples.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 #: ``fp32`` (TF32 off), ``tf32`` (TF32 on), ``fp16`` / ``bf16`` (autocast); one per config.
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-#: The half precisions (autocast to a 16-bit float type).
+#: The half precisions (autocast to a 16-bit float type); also the ids of their remedies (:data:`REMEDIES`).
 HALF_PRECISIONS = ("fp16", "bf16")
 #: ``eager``, ``compile`` (torch.compile), ``cudagraph`` (capture + replay, CUDA only).
 MODES = ("eager", "compile", "cudagraph")
@@ -18,3 +18,29 @@ DEVICES = ("cpu", "cuda")
 #: How a config ended: measured, out of memory, another exception (including a non-finite output), or over its
 #: time limit (``--timeout-s``; what was measured before it is kept).
 STATUSES = ("ok", "oom", "error", "timeout")
+#: An optimize candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
+#: tolerance; not tried for a stated reason; tried and raised.
+OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
+#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says what each means).
+FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
+#: The remedies ``surrobench optimize`` tries (:mod:`surrobench.execution.remedies` builds each candidate; a remedy
+#: with a value makes one candidate per value, ``threads=1``, ``threads=4``) and a finding's action may suggest
+#: (:attr:`surrobench.records.findings.Clause.remedies`), by id.
+REMEDIES = (
+    "cudagraph",
+    "tf32",
+    "fp16",
+    "bf16",
+    "channels_last",
+    "cudnn_benchmark",
+    "threads",
+    "compile",
+    "compile-reduce-overhead",
+    "compile-max-autotune-no-cudagraphs",
+)
+
+
+def remedy_id(candidate: str) -> str:
+    """The :data:`REMEDIES` id of a single remedy's candidate name: the name, up to its ``=`` for a remedy with a
+    value (``threads=4`` -> ``threads``)."""
+    return candidate.split("=", 1)[0]

@@ -150,12 +150,15 @@ def _explained_one(f: Finding, number: int) -> Group:
     for e in f.evidence:
         body.add_row(e.source, Text(plain(e.text)))
     body.add_row("action", Text(c["action"]))
+    if f.remedies:  # what `surrobench optimize --only` measures for this action
+        body.add_row("remedies", Text(", ".join(f.remedies)))
     return Group(head, Padding(body, (0, 0, 1, 3)))
 
 
 def findings_explained(findings: list[Finding]) -> Group:
     """``--explain``: per finding its header line (severity, kind, gain, where), then the summary, each piece
-    of evidence with its source and the whole action, wrapped at spaces to the terminal."""
+    of evidence with its source, the whole action and the ids of the remedies it suggests
+    (:attr:`surrobench.records.findings.Finding.remedies`), wrapped at spaces to the terminal."""
     return Group(*(_explained_one(f, i) for i, f in enumerate(findings, 1)))
 
 

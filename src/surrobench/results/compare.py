@@ -253,11 +253,11 @@ def check_gate_inputs(base: RunRecord, new: RunRecord) -> None:
         if rounds[side] < MIN_GATE_ROUNDS
     ]
     if short:
-        raise UsageError(
-            f"--fail-on-regression needs both runs taken with --rounds {MIN_GATE_ROUNDS} or more "
-            f"({'; '.join(short)} round(s)): a single-round interval misses the drift between "
-            "runs and an A/A pair can fail; take both with --rounds 4"
+        detail = (
+            f"needs both runs taken with {{rounds}} {MIN_GATE_ROUNDS} or more ({'; '.join(short)} round(s)): a "
+            "single-round interval misses the drift between runs and an A/A pair can fail; take both with {rounds} 4"
         )
+        raise UsageError.bad("gate", detail, others=("rounds",))
 
 
 def gate_failed(cmp: RunComparison) -> bool:
@@ -267,10 +267,11 @@ def gate_failed(cmp: RunComparison) -> bool:
         UsageError: no config in common, so nothing was compared (a gate that compared nothing must not pass).
     """
     if not cmp.configs:
-        raise UsageError(
-            f"runs {cmp.base_run_id} and {cmp.new_run_id} have no config in common: nothing was "
-            "compared (see the 'configs in one run only' table, or --ignore-field)"
+        detail = (
+            f"runs {cmp.base_run_id} and {cmp.new_run_id} have no config in common: nothing was compared (see "
+            "the 'configs in one run only' table, or {ignore_fields})"
         )
+        raise UsageError.bad("gate", f": {detail}", others=("ignore_fields",))
     return cmp.any_regression
 
 
@@ -305,10 +306,10 @@ def compare_runs(
     for key in MUST_MATCH_ENV_KEYS:
         b, n = base.env.get(key), new.env.get(key)
         if b != n and not allow_env_mismatch:
-            raise UsageError(
-                f"runs {base.run_id} and {new.run_id} differ in {key} ({b!r} vs {n!r}); "
-                "pass --allow-env-mismatch to compare them anyway"
+            detail = (
+                f"runs {base.run_id} and {new.run_id} differ in {key} ({b!r} vs {n!r}): set it to compare them anyway"
             )
+            raise UsageError.bad("allow_env_mismatch", f": {detail}")
     pairs, only_base, only_new = match_configs(base.results, new.results, ignore_fields)
     base_ops, new_ops = base_ops or {}, new_ops or {}
     configs = tuple(

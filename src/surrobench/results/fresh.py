@@ -1,7 +1,7 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
 ``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
-few more timing windows, some in pairs of fresh processes (:mod:`surrobench.api.remedy_search`, step 4): a
+few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`): a
 launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
 (docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
 later, as ``surrobench run`` in new processes,
@@ -48,10 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrobench.records.vocab import FRESH_VERDICTS
 from surrobench.results.paired import PairedSamples, Speedup
-
-#: The fresh-run verdicts (module docstring).
-FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ class FreshCheck:
 
     Attributes:
         pairs: pairs of processes asked for.
-        verdict: one of :data:`FRESH_VERDICTS`; ``reason`` says why in one line.
+        verdict: one of :data:`surrobench.records.vocab.FRESH_VERDICTS`; ``reason`` says why in one line.
         speedup: baseline over recipe across the fresh processes, None when a process failed.
         baseline_ms, recipe_ms: each fresh process's median host latency, ms, in launch order.
         run_ids: the stored runs of the fresh processes, in launch order.
@@ -83,7 +81,7 @@ class FreshCheck:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {FRESH_VERDICTS}")
 
     def to_json(self) -> dict:
-        """The optimize-v1 ``fresh`` object of a config."""
+        """The optimize-v2 ``fresh`` object of a config."""
         return {
             "pairs": self.pairs,
             "verdict": self.verdict,

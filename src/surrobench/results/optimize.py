@@ -3,7 +3,8 @@
 One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
 the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
 rounds) are ordinary runs in the results database, so ``compare`` and ``report`` work on the pair; the
-report itself is stored next to them (:func:`surrobench.results.store.ResultStore.add_optimization`).
+report itself is stored next to them (:func:`surrobench.results.store.add_optimization`), and checked when read
+back (:mod:`surrobench.records.optimize_json`). docs/design.md ("Optimize JSON") lists every key of the document.
 """
 
 from __future__ import annotations
@@ -14,18 +15,15 @@ from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult
+from surrobench.records.vocab import OPTIMIZE_VERDICTS
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.results.paired import Speedup
-
-#: A candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
-#: tolerance; not tried for a stated reason; tried and raised.
-VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
 
 
 @dataclass(frozen=True)
 class HeadToHead:
     """The two recipes of greedy stacking from two starts, timed against each other
-    (:func:`surrobench.api.stacking.stack`).
+    (:meth:`surrobench.tune.search.Search.stack`).
 
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
@@ -68,7 +66,7 @@ class CandidateResult:
 
     Attributes:
         name: ``"cudagraph"``, ``"cudagraph+tf32"``.
-        verdict: one of :data:`VERDICTS`; ``reason`` says why in one line.
+        verdict: one of :data:`surrobench.records.vocab.OPTIMIZE_VERDICTS`; ``reason`` says why in one line.
         speedup: over the baseline, None when not timed.
         gain: over the recipe it was stacked on (stacked candidates), None otherwise.
         accuracy: the guard's verdict, None when the candidate never produced an output.
@@ -100,11 +98,11 @@ class CandidateResult:
     baseline_ms: float | None = None
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}; one of {VERDICTS}")
+        if self.verdict not in OPTIMIZE_VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}; one of {OPTIMIZE_VERDICTS}")
 
     def to_json(self) -> dict:
-        """The optimize-v1 candidate object; ``speedup`` absent when not measured."""
+        """The optimize-v2 candidate object; ``speedup`` absent when not measured."""
         d = {"name": self.name, "verdict": self.verdict, "reason": self.reason}
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
@@ -143,14 +141,14 @@ class ConfigOptimization:
             model given as a Python object (no command line can name it).
         fresh_configs: the baseline's and the recipe's configs as JSON objects
             (:func:`surrobench.collect.child.config_to_json`), what a fresh process is given to measure them
-            again (:mod:`surrobench.api.fresh`); None without a recipe or for a model given as a Python object.
+            again (:mod:`surrobench.tune.fresh`); None without a recipe or for a model given as a Python object.
             Not part of the report's JSON (``run_command`` renders the recipe's).
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed
             together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
             windows after the search, the interval drawn over windows
-            (:func:`surrobench.api.remedy_search.optimize_config`). None when nothing won.
+            (:meth:`surrobench.tune.search.Search.confirm`). None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
         recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
             processes; ``recipe_process_run_ids`` their stored runs, in launch order.

@@ -60,7 +60,8 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         UsageError: a run without a capacity search, or targets that differ."""
     best = [r.best() for r in (base, new)]
     if any(b is None for b in best):
-        raise UsageError("compare of serve runs needs two runs of `serve --find-max` (a capacity on each)")
+        text = "compare of serve runs needs two runs of serve with {find_max} (a capacity on each)"
+        raise UsageError.naming(text, ("find_max",))
     if base.target_p99_ms != new.target_p99_ms:
         raise UsageError(f"the runs searched different P99 targets ({base.target_p99_ms} and {new.target_p99_ms} ms)")
     (b_lo, b_hi), (n_lo, n_hi) = best[0].capacity.interval_rps, best[1].capacity.interval_rps

@@ -17,6 +17,7 @@ from surrobench.errors import UsageError
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable
+from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
 from surrobench.results.owner import RunOwner
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
 from surrobench.records.stats import LatencyStats
@@ -183,7 +184,7 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
             )
             raise UsageError(
                 f"results database {path!r}: table {table!r} {what}; it was not written by this "
-                "surrobench version: use another --db"
+                "surrobench version: use another database"
             )
     expected.close()
 
@@ -236,7 +237,7 @@ def _refuse_newer(version: int, path: str) -> None:
     if version > SCHEMA_VERSION:
         raise UsageError(
             f"results database {path!r} has schema version {version}, newer than this surrobench's "
-            f"{SCHEMA_VERSION}: upgrade surrobench, or use another --db"
+            f"{SCHEMA_VERSION}: upgrade surrobench, or use another database"
         )
 
 
@@ -533,7 +534,7 @@ class ResultStore:
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise UsageError(
                 f"results database {self.path!r}: {what} holds a row surrobench cannot read "
-                f"({type(exc).__name__}: {exc}); use another --db"
+                f"({type(exc).__name__}: {exc}); use another database"
             ) from None
 
     def add_op_table(
@@ -699,11 +700,23 @@ def add_optimization(store: ResultStore, report: dict) -> None:
         )
 
 
-def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """The stored optimize report ``optimize_id`` (v1 or v2) (a unique prefix is accepted).
+def _optimization(store: ResultStore, report_json: str) -> dict:
+    """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
 
     Raises:
-        UsageError: no report, or several, match.
+        UsageError: the row is not a valid optimize-v2 (or v1) document; the message names the bad key.
+    """
+    with store._reading("an optimization"):
+        doc = json.loads(report_json)
+        check_optimize_json(doc)
+    return doc
+
+
+def load_optimization(store: ResultStore, optimize_id: str) -> dict:
+    """The stored optimize report ``optimize_id`` (v1 or v2, checked) (a unique prefix is accepted).
+
+    Raises:
+        UsageError: no report, or several, match; the report is not a valid optimize document.
     """
     rows = store.conn.execute(
         "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (_prefix_pattern(optimize_id),)
@@ -711,18 +724,22 @@ def load_optimization(store: ResultStore, optimize_id: str) -> dict:
     if len(rows) != 1:
         what = "no optimization" if not rows else f"{len(rows)} optimizations"
         raise UsageError(f"{what} in {store.path!r} match id {optimize_id!r}")
-    return json.loads(rows[0][0])
+    return _optimization(store, rows[0][0])
 
 
 def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
-    """The optimize reports that stored any of ``run_ids`` as their baseline or recipe run, oldest first."""
+    """The optimize reports (checked) that stored any of ``run_ids`` as their baseline or recipe run, oldest first.
+
+    Raises:
+        UsageError: a report is not a valid optimize document.
+    """
     marks = ", ".join("?" * len(run_ids))
     rows = store.conn.execute(
         f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
         " ORDER BY created",
         (*run_ids, *run_ids),
     ).fetchall()
-    return [json.loads(row[0]) for row in rows]
+    return [_optimization(store, row[0]) for row in rows]
 
 
 def latest_optimized_config(
@@ -736,14 +753,22 @@ def latest_optimized_config(
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
     (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
     input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
-    configs that share a primary input it measured."""
+    configs that share a primary input it measured. The object is checked as a config of its report's schema
+    (:func:`surrobench.records.optimize_json.check_optimize_config`).
+
+    Raises:
+        UsageError: a stored config object of this workload is not a valid one.
+    """
     rows = store.conn.execute(
-        "SELECT c.config_json FROM optimize_configs c JOIN optimizations o ON o.optimize_id = c.optimize_id"
+        "SELECT c.config_json, json_extract(o.report_json, '$.schema') FROM optimize_configs c"
+        " JOIN optimizations o ON o.optimize_id = c.optimize_id"
         " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC",
         (model, json.dumps(list(input_shape)), batch, device),
     )
-    for (config_json,) in rows:
-        entry = json.loads(config_json)
+    for config_json, schema in rows:
+        with store._reading("an optimization"):
+            entry = json.loads(config_json)
+            check_optimize_config(entry, schema)
         if same_inputs(inputs_of(entry), inputs):
             return entry
     return None

@@ -152,7 +152,8 @@ def _on_dask(address: str, job: Callable, files: list[Path]) -> list:
     try:
         from distributed import Client
     except ImportError:
-        raise UsageError("--dask-scheduler needs the 'distributed' package: pip install 'surrobench[dask]'") from None
+        detail = "needs the 'distributed' package: pip install 'surrobench[dask]'"
+        raise UsageError.bad("dask_scheduler", detail) from None
     try:
         client = Client(address, timeout=DASK_CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as exc:

@@ -124,7 +124,7 @@ class FactorySurrogate(Surrogate):
         self, spec: str, factory: Callable[..., object], hook: Callable | None, *, where: str | None = None
     ) -> None:
         self._spec = spec
-        self._where = where or f"--model {spec}"
+        self._where = where or f"model {spec}"
         self._factory_name = getattr(factory, "__name__", type(factory).__name__)
         self._factory = factory
         self._hook: Callable[[int, object], object] | None = hook
@@ -333,9 +333,11 @@ class ExportedSurrogate(Surrogate):
         unsafe = [] if trust_pickle else pickle_members(path)
         if unsafe:
             shown = ", ".join(unsafe[:3]) + (f" and {len(unsafe) - 3} more" if len(unsafe) > 3 else "")
-            raise UsageError(
-                f"--model {path}: the archive holds objects that load through pickle, which can run "
-                f"code ({shown}); pass --trust-pickle only if you trust where the file came from"
+            raise UsageError.bad(
+                "model",
+                f"{path}: the archive holds objects that load through pickle, which can run "
+                f"code ({shown}); pass {{trust_pickle}} only if you trust where the file came from",
+                others=("trust_pickle",),
             )
         # torch.export.load logs a traceback before its legacy-format fallback raises the error we report.
         export_log = logging.getLogger("torch.export")
@@ -350,9 +352,10 @@ class ExportedSurrogate(Surrogate):
         self._path = path
         args, kwargs = self._program.example_inputs or ((), {})
         if kwargs or not args or not all(isinstance(a, torch.Tensor) and a.dim() > 0 for a in args):
-            raise UsageError(
-                f"--model {path}: need stored positional non-scalar tensor example inputs; "
-                "re-export with torch.export.export(model, (tensors,)) and no keyword inputs"
+            raise UsageError.bad(
+                "model",
+                f"{path}: need stored positional non-scalar tensor example inputs; "
+                "re-export with torch.export.export(model, (tensors,)) and no keyword inputs",
             )
         self._examples: tuple[torch.Tensor, ...] = args
         self._symbolic = self._placeholder_shapes()
@@ -378,23 +381,26 @@ class ExportedSurrogate(Surrogate):
     def _check(self, dims: tuple[int, ...], traced: tuple[object, ...], which: int) -> None:
         """UsageError unless ``dims`` satisfies the traced shape (equal static dims, dynamic dims in range)."""
         if len(dims) != len(traced):
-            raise UsageError(
-                f"--model {self._path}: input {which} has rank {len(traced)}, "
-                f"shape {'x'.join(map(str, dims))} has rank {len(dims)}"
+            raise UsageError.bad(
+                "model",
+                f"{self._path}: input {which} has rank {len(traced)}, "
+                f"shape {'x'.join(map(str, dims))} has rank {len(dims)}",
             )
         for axis, (want, got) in enumerate(zip(traced, dims)):
             if isinstance(want, int):
                 if want != got:
-                    raise UsageError(
-                        f"--model {self._path}: input {which} dim {axis} is static {want} in the export, got {got}; "
-                        "re-export with a torch.export.Dim for that dim"
+                    raise UsageError.bad(
+                        "model",
+                        f"{self._path}: input {which} dim {axis} is static {want} in the export, got {got}; "
+                        "re-export with a torch.export.Dim for that dim",
                     )
                 continue
             bounds = self._program.range_constraints.get(want.node.expr)
             if bounds is not None and not bounds.lower <= got <= bounds.upper:
-                raise UsageError(
-                    f"--model {self._path}: input {which} dim {axis} = {got} is outside the "
-                    f"exported range [{bounds.lower}, {bounds.upper}]"
+                raise UsageError.bad(
+                    "model",
+                    f"{self._path}: input {which} dim {axis} = {got} is outside the "
+                    f"exported range [{bounds.lower}, {bounds.upper}]",
                 )
 
     def build(self) -> nn.Module:
@@ -410,9 +416,11 @@ class ExportedSurrogate(Surrogate):
                 dim (batch included) the export's constraints do not allow.
         """
         if shape.size is not None and shape.size != self.info.default_size:
-            raise UsageError(
-                f"--model {self._path}: exported at {self.info.layout}; a bare size {shape.size} "
-                "cannot change that, give a full --shape"
+            raise UsageError.bad(
+                "model",
+                f"{self._path}: exported at {self.info.layout}; a bare size {shape.size} "
+                "cannot change that, give a full {shapes}",
+                others=("shapes",),
             )
         inputs = []
         for which, (example, traced) in enumerate(zip(self._examples, self._symbolic)):
@@ -423,9 +431,10 @@ class ExportedSurrogate(Surrogate):
             elif dims == tuple(example.shape):
                 inputs.append(example.to(device))
             else:
-                raise UsageError(
-                    f"--model {self._path}: input {which} ({example.dtype}) cannot be resized "
-                    f"to {'x'.join(map(str, dims))}; use the exported batch {example.shape[0]}"
+                raise UsageError.bad(
+                    "model",
+                    f"{self._path}: input {which} ({example.dtype}) cannot be resized "
+                    f"to {'x'.join(map(str, dims))}; use the exported batch {example.shape[0]}",
                 )
         return tuple(inputs)
 

@@ -2,14 +2,14 @@
 it is judged).
 
 Each pair is one run of the baseline's config and one of the recipe's, each in a new process that measures it
-as ``surrobench run`` does, its config given as JSON (:mod:`surrobench.api.fresh_child`; the ``surrobench run``
+as ``surrobench run`` does, its config given as JSON (:mod:`surrobench.tune.fresh_child`; the ``surrobench run``
 lines ``optimize`` prints render the same configs for the user), one after the other, the first of the pair
 alternating (B R, R B, ...) so that a drift of the machine over the check falls on both sides. Every fresh run
 is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
 
 The search itself also times its recipe in pairs of fresh processes (:func:`process_windows`, tagged
 ``confirm:baseline`` / ``confirm:recipe``), so that its interval covers the drift between processes
-(:mod:`surrobench.api.remedy_search`, step 4).
+(:meth:`surrobench.tune.search.Search.confirm`).
 """
 
 from __future__ import annotations
@@ -56,14 +56,14 @@ def _env() -> dict[str, str]:
     fresh process runs the same surrobench as this one (a source checkout as well as an installed one), and
     this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`), so a compiled recipe
     loads the kernels the search compiled instead of compiling again."""
-    home = str(Path(__file__).resolve().parents[2])  # .../surrobench/api/fresh.py -> the folder of surrobench
+    home = str(Path(__file__).resolve().parents[2])  # .../surrobench/tune/fresh.py -> the folder of surrobench
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, **cache_env(os.environ), "PYTHONPATH": home + (os.pathsep + path if path else "")}
 
 
 def _argv(config: Path) -> list[str]:
     """The argv of a fresh process that measures the config in the JSON file ``config``."""
-    return [sys.executable, "-m", "surrobench.api.fresh_child", "--config", str(config)]
+    return [sys.executable, "-m", "surrobench.tune.fresh_child", "--config", str(config)]
 
 
 def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:

@@ -1,5 +1,6 @@
 """What ``surrobench optimize`` is asked for (:class:`OptimizeRequest`), its defaults and their checks: the
-settings of the remedy search of :mod:`surrobench.api.remedy_search`, named by their CLI flags in errors."""
+settings of the remedy search of :mod:`surrobench.tune.search`, named by their parameters in errors
+(:meth:`surrobench.errors.UsageError.bad`)."""
 
 from __future__ import annotations
 

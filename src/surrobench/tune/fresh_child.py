@@ -1,7 +1,7 @@
-"""One fresh process of ``optimize`` (:mod:`surrobench.api.fresh`): it measures one config as ``surrobench run``
+"""One fresh process of ``optimize`` (:mod:`surrobench.tune.fresh`): it measures one config as ``surrobench run``
 does, the config given as JSON instead of a command line::
 
-    python -m surrobench.api.fresh_child --config CONFIG.json --db DB --json RUN.json --tag TAG
+    python -m surrobench.tune.fresh_child --config CONFIG.json --db DB --json RUN.json --tag TAG
 
 ``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as
 :func:`surrobench.collect.child.config_to_json` writes it (the profiling child's format). The run is stored
@@ -50,7 +50,7 @@ def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
 
 def main(argv: list[str] | None = None) -> int:
     """The module docstring's command; returns its exit code."""
-    parser = argparse.ArgumentParser(prog="python -m surrobench.api.fresh_child")
+    parser = argparse.ArgumentParser(prog="python -m surrobench.tune.fresh_child")
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--json", type=Path, required=True)

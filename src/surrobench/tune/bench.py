@@ -1,0 +1,294 @@
+"""What the remedy search measures with (:class:`Bench`), and the bench of one config on this machine
+(:class:`DeviceBench`).
+
+The search (:class:`surrobench.tune.search.Search`) decides which candidate to try and judges what was measured;
+a bench builds a candidate, checks its output against the references and times it in windows of rounds
+interleaved with the baseline. The search reads a bench only through :class:`Bench`, so a test gives it planted
+timings and accuracies instead of a model.
+
+:meth:`DeviceBench.open` is step 1 of the search: the baseline built and run once (its setup); the fp32 eager
+reference (TF32 off) and, where the model runs in fp64, the fp64 reference computed on the same input
+(:mod:`surrobench.execution.reference`); one forward observed op by op (:mod:`surrobench.collect.probe`); the
+size of a round (:func:`round_size`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from surrobench.analysis.accuracy import AccuracyVerdict, check_accuracy
+from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.collect.probe import ProbeFacts, probe_call
+from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
+from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
+from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
+from surrobench.execution.ranges import annotated_step
+from surrobench.execution.reference import reference_outputs
+from surrobench.execution.remedies import Recipe, Remedy
+from surrobench.execution.runner import PreparedModel, check_output, config_inputs, nonfinite_message
+from surrobench.records.run import ConfigResult
+from surrobench.records.vocab import HALF_PRECISIONS
+from surrobench.tune.fresh import PairBudget, ProcessWindows, pair_estimate_s, process_windows
+from surrobench.tune.request import OptimizeRequest
+
+#: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
+ROUND_TARGET_MS = 300.0
+MIN_ROUND_ITERS = 5
+#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
+#: (each CUDA-graph variant holds its own memory pool).
+KEEP_FREE_FRACTION = 0.25
+#: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
+#: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
+#: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
+#: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
+_TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
+
+
+class Handle(Protocol):
+    """A built candidate, or the baseline, as the search reads it (:class:`Variant` on a device)."""
+
+    setup_ms: float  # its first call: compilation, capture, autotuning and one forward, ms
+    rounds: list  # one entry per timed round, in time order
+
+    def samples_ms(self) -> list[list[float]]:
+        """Per-call latencies, ms, ``rounds x calls``."""
+
+    def result(self) -> ConfigResult | None:
+        """Its rounds merged into one result (median, P95, peak memory), for the report."""
+
+
+class Bench(Protocol):
+    """What :class:`surrobench.tune.search.Search` measures with: one baseline and the candidates built on it."""
+
+    baseline: Handle
+
+    def infeasible(self, remedy: Remedy) -> str | None:
+        """Why ``remedy`` cannot help this config, known before any time is spent on it; None to try it."""
+
+    def open(self, recipe: Recipe) -> Handle:
+        """``recipe`` built and called once (its setup). Raises what building or the call raised."""
+
+    def accuracy(self, handle: Handle) -> AccuracyVerdict:
+        """The accuracy guard's verdict on ``handle``'s first output."""
+
+    def window(self, handles: Sequence[Handle]) -> None:
+        """One timing window: its rounds of the baseline and ``handles``, interleaved, appended to each one's
+        ``rounds``. All or nothing: a window cut short by a failure leaves no rounds behind; one cut short by
+        Ctrl-C keeps the baseline's rounds and drops the others'. Raises what a handle raised, or
+        KeyboardInterrupt."""
+
+    def free(self) -> None:
+        """Return the memory a failed candidate left behind."""
+
+    def crowded(self) -> bool:
+        """Whether the device is too full to keep timed candidates for profiling after the search."""
+
+    def not_faster_note(self, recipe: Recipe) -> str | None:
+        """What the bench knows about why ``recipe`` may not be faster (one clause), or None."""
+
+    def process_windows(self, recipe: Recipe, handle: Handle) -> ProcessWindows | None:
+        """More windows of ``recipe`` and the baseline, each in a pair of fresh processes; None when none run."""
+
+
+def free_device(device: str) -> None:
+    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
+    """One forward of the baseline module observed; under ``precision``'s autocast when given (stopping at
+    the first half-precision FFT)."""
+    inputs = config_inputs(replace(cfg, channels_last=False), prepared)[0]
+
+    def forward():
+        with autocast_context(precision or "fp32", cfg.device):
+            return prepared.module(*inputs)
+
+    with execution_settings(replace(cfg, precision="fp32")), torch.inference_mode():
+        facts, _ = probe_call(forward, stop_at_half_fft=precision is not None)
+    return facts
+
+
+def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
+    """(warm-up, timed calls) per round: timed calls sized to :data:`ROUND_TARGET_MS` from three timed
+    calls of the baseline, within [:data:`MIN_ROUND_ITERS`, ``iters``]; warm-up at most ``warmup``."""
+    time_round(baseline, 1, 3)
+    median = float(np.median(baseline.rounds.pop().samples_ms))
+    iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
+    return min(warmup, max(1, iters // 2)), iters
+
+
+def process_reserve_s(request: OptimizeRequest, setup_ms: float, iters: int, warmup: int) -> float:
+    """Seconds of ``budget_s`` the search leaves to its ``process_pairs`` pairs of fresh processes, estimated
+    from the baseline before any candidate is known: each side as the baseline (its setup ``setup_ms``, its
+    rounds of ``iters`` calls taking about :data:`ROUND_TARGET_MS` each, ``warmup`` calls more), at most half
+    the budget, so the search keeps the other half; 0 when no processes run. A compiled recipe's setup is
+    larger: its pairs are estimated again before they start, and skipped when they do not fit
+    (:class:`surrobench.tune.fresh.PairBudget`)."""
+    if not request.process_pairs or not request.rebuildable:
+        return 0.0
+    per_call = ROUND_TARGET_MS / iters
+    pair = pair_estimate_s((setup_ms, setup_ms), (per_call, per_call), warmup + request.rounds * iters)
+    return min(request.process_pairs * pair, request.budget_s / 2)
+
+
+def top_op(variant: Variant) -> dict | None:
+    """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
+    after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
+    recorded."""
+    try:
+        with execution_settings(variant.cfg), torch.inference_mode():
+            capture = profile_steps(
+                annotated_step(variant.step, variant.cfg.device), _TOP_OP_SCHEDULE, variant.cfg.device
+            )
+    except Exception:  # a profiler that cannot attach must not lose the measurements
+        return None
+    top = capture.op_table.top_op() if capture.op_table is not None and not capture.errors else None
+    return {"name": top.name, "share": float(top.share)} if top else None
+
+
+@dataclass
+class DeviceBench:
+    """The :class:`Bench` of one config on this machine.
+
+    Attributes:
+        cfg, prepared, request: the config, its model built once, and what optimize was asked for.
+        baseline: the config itself, built for interleaved timing (its module is the prepared one).
+        reference, fp64: the fp32 eager output and the fp64 output (None where the model refuses fp64) on
+            input set 0; ``fp64_note`` says why there is none.
+        probe: one fp32 forward of the baseline, observed.
+        warmup, iters: warm-up and timed calls per round (:func:`round_size`).
+        budget_end: ``time.monotonic()`` at which ``budget_s`` ends, the fresh processes included.
+        db: where the recipe's fresh processes store their runs (None: not kept).
+        on_phase: told one line before a long step without results of its own (the fresh processes).
+    """
+
+    cfg: ExecConfig
+    prepared: PreparedModel
+    request: OptimizeRequest
+    baseline: Variant
+    reference: object
+    fp64: object | None
+    fp64_note: str | None
+    probe: ProbeFacts
+    warmup: int
+    iters: int
+    budget_end: float
+    db: Path | None = None
+    on_phase: Callable[[str], None] = lambda text: None
+
+    @classmethod
+    def start(
+        cls,
+        cfg: ExecConfig,
+        prepared: PreparedModel,
+        request: OptimizeRequest,
+        budget_end: float,
+        db: Path | None = None,
+    ) -> DeviceBench:
+        """Step 1 of the search (module docstring).
+
+        Raises:
+            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf (every candidate would look
+                inaccurate against it).
+        """
+        baseline = open_variant(cfg, prepared, own_module=False)
+        check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
+        bad = nonfinite_message(baseline.first_output)
+        if bad:
+            raise ValueError(bad)
+        reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+        warmup, iters = round_size(baseline, cfg.warmup, cfg.iters)
+        probe = probe_forward(cfg, prepared)
+        return cls(cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end, db)
+
+    def infeasible(self, remedy: Remedy) -> str | None:
+        sets = self.baseline.input_sets
+        precision = dict(remedy.settings).get("precision")
+        half = precision in HALF_PRECISIONS and self.cfg.device in remedy.devices
+        return infeasible_reason(
+            remedy,
+            self.cfg,
+            self.probe,
+            input_ranks=tuple(t.dim() for t in sets[0]),
+            shapes_change=len({tuple(t.shape for t in s) for s in sets}) > 1,
+            half_probe=probe_forward(self.cfg, self.prepared, precision) if half else None,
+        )
+
+    def open(self, recipe: Recipe) -> Variant:
+        return open_variant(recipe.apply(self.cfg), self.prepared)
+
+    def accuracy(self, handle: Variant) -> AccuracyVerdict:
+        return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
+
+    def window(self, handles: Sequence[Variant]) -> None:
+        """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
+        first = len(self.baseline.rounds)
+        starts = [len(v.rounds) for v in handles]
+        try:
+            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters)
+        except BaseException as exc:
+            if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the baseline's rounds are measurements to keep
+                del self.baseline.rounds[first:]
+            for v, start in zip(handles, starts):
+                del v.rounds[start:]
+            raise
+
+    def free(self) -> None:
+        free_device(self.cfg.device)
+
+    def crowded(self) -> bool:
+        """On CUDA, less than :data:`KEEP_FREE_FRACTION` of the device memory free."""
+        if self.cfg.device != "cuda":
+            return False
+        free, total = torch.cuda.mem_get_info()
+        return free < KEEP_FREE_FRACTION * total
+
+    def not_faster_note(self, recipe: Recipe) -> str | None:
+        if recipe.remedies[-1].name.startswith("compile") and self.probe.complex_ops:
+            return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
+        return None
+
+    def process_windows(self, recipe: Recipe, handle: Variant) -> ProcessWindows | None:
+        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
+        windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
+        can name the model. The pairs are estimated from the two sides' setups and calls as measured here, and a
+        pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`).
+
+        Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
+        baseline (DeepONet 65,536, FNO 256²) took 21% and 42% longer in one fresh process than in the next, while
+        its CUDA-graph recipe took the same time in each; the recipe's interval, drawn over in-process windows
+        only, then missed the fresh processes' speedup (docs/benchmarks/h200-optimize.md, "Windows and
+        processes"). Windows timed in fresh processes bring that drift into the interval."""
+        request = self.request
+        if not request.process_pairs or not request.rebuildable:
+            return None
+        self.on_phase(
+            f"timing {recipe.name} and the baseline in {request.process_pairs} pair(s) of fresh processes "
+            "(within the budget)"
+        )
+        calls = self.warmup + request.rounds * self.iters
+        per_call = tuple(
+            float(np.mean(np.concatenate(v.samples_ms()))) if v.rounds else ROUND_TARGET_MS / self.iters
+            for v in (self.baseline, handle)
+        )
+        setup = (self.baseline.setup_ms, handle.setup_ms)
+        return process_windows(
+            self.cfg,
+            recipe.apply(self.cfg),
+            pairs=request.process_pairs,
+            rounds=request.rounds,
+            warmup=self.warmup,
+            iters=self.iters,
+            db=self.db,
+            budget=PairBudget(self.budget_end, pair_estimate_s(setup, per_call, calls)),
+        )

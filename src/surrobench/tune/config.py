@@ -1,0 +1,215 @@
+"""One config of ``surrobench optimize`` searched on this machine and reported (:func:`optimize_config`).
+
+The baseline is started on a :class:`surrobench.tune.bench.DeviceBench` (step 1: the baseline, its references,
+the probe), the :class:`surrobench.tune.search.Search` runs on it within ``budget_s``, leaving the recipe's fresh
+processes their estimated share (:func:`surrobench.tune.bench.process_reserve_s`), and then, after every timed
+round, the baseline and each timed candidate are profiled for their top op. The outcome is one
+:class:`surrobench.results.optimize.ConfigOptimization`: the baseline and the recipe as timed in the same windows,
+every candidate, the recipe's code and ``surrobench run`` lines, and notes.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from surrobench.collect.child import config_to_json
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.remedies import candidate_remedies, run_flags
+from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
+from surrobench.records.run import ConfigResult
+from surrobench.results.compare import PAIRED_UNITS_KEY
+from surrobench.results.optimize import ConfigOptimization
+from surrobench.tune.bench import DeviceBench, free_device, process_reserve_s, top_op
+from surrobench.tune.request import OptimizeRequest
+from surrobench.tune.search import Search
+from surrobench.workload.inputs import DEFAULT_INPUT_SETS
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe when the search
+    did not finish; the recipe, on the windows that finished, when Ctrl-C came during its confirmation
+    windows or its fresh processes), None when the baseline had not been timed yet."""
+
+    def __init__(self, partial: ConfigOptimization | None) -> None:
+        super().__init__()
+        self.partial = partial
+
+
+def optimize_config(
+    cfg: ExecConfig,
+    prepared: PreparedModel,
+    request: OptimizeRequest,
+    *,
+    db: Path | None = None,
+    on_phase: Callable[[str], None] = lambda text: None,
+    on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
+) -> ConfigOptimization:
+    """The search of one config (module docstring); the recipe's fresh processes store their runs in ``db``
+    (None: not kept). ``on_phase`` gets one line before a step that runs long without a result of its own (the
+    recipe's fresh processes); ``on_progress`` the config as far as it got (:func:`_partial`) after each candidate
+    is judged, so the caller can store it before the search goes on.
+
+    Raises:
+        SearchInterrupted: Ctrl-C; it carries the config as far as it got.
+    """
+    started = time.monotonic()
+    try:
+        bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s, db)
+    except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
+        free_device(cfg.device)
+        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
+    bench.on_phase = on_phase
+    reserve = process_reserve_s(request, bench.baseline.setup_ms, bench.iters, bench.warmup)
+    search = Search(bench, request.rounds, budget_s=request.budget_s, deadline=bench.budget_end - reserve)
+    search.on_judged = lambda: on_progress(_partial(search, started))
+    remedies = [
+        r
+        for r in candidate_remedies(cfg.device, thorough=request.thorough)
+        if request.only is None or r.name in request.only
+    ]
+    try:
+        search.run(remedies)
+    except KeyboardInterrupt:
+        raise SearchInterrupted(_partial(search, started)) from None
+    entry = _entry(search, started)
+    if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
+        raise SearchInterrupted(entry)  # it stands on the windows that finished; no profiling
+    return entry
+
+
+def _entry(search: Search, started: float) -> ConfigOptimization:
+    """The finished search as the report's config; every timed variant profiled for its top op unless Ctrl-C
+    came during the recipe's windows (profiling would prolong the interruption)."""
+    bench: DeviceBench = search.bench
+    request, cfg, baseline = bench.request, bench.cfg, bench.baseline
+    recipe, variant = search.recipe, search.recipe_handle
+    profile = not (search.confirm_interrupted or (search.processes is not None and search.processes.interrupted))
+    indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
+    paired = _paired_extra(len(indices), request.rounds) if variant else {}
+    base_result = replace(
+        _with_extra(merge_rounds([baseline.rounds[i] for i in indices]), paired),
+        cold_start_ms=baseline.setup_ms,
+        peak_mem_bytes=baseline.peak_bytes,
+        top_op=top_op(baseline) if profile else None,
+    )
+    # all timing is done: the profiler may attach
+    tops = {name: top_op(v) for name, v in search.timed.items()} if profile else {}
+    candidates = tuple(
+        replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
+        for c in search.done
+    )
+    recipe_result = replace(_with_extra(variant.result(), paired), top_op=tops.get(recipe.name)) if variant else None
+    processes = search.processes if variant else None  # an unconfirmed recipe's processes are in its note only
+    search.timed.clear()
+    return ConfigOptimization(
+        baseline=base_result,
+        candidates=candidates,
+        recommended=tuple(recipe.names),
+        recipe_result=recipe_result,
+        recipe_code=tuple(recipe.code()),
+        run_command=_command_for(request, recipe.apply(cfg)) if recipe.remedies else None,
+        baseline_command=_command_for(request, cfg),
+        fresh_configs=(config_to_json(cfg), config_to_json(recipe.apply(cfg)))
+        if request.rebuildable and recipe.remedies
+        else None,
+        not_tried=tuple(search.not_tried),
+        notes=_notes(search),
+        elapsed_s=time.monotonic() - started,
+        recipe_speedup=search.recipe_speedup,
+        recipe_window_speedups=search.window_speedups,
+        recipe_process_windows=processes.windows if processes else 0,
+        recipe_process_run_ids=processes.run_ids if processes else (),
+        head_to_head=search.head_to_head,
+    )
+
+
+def _partial(search: Search, started: float) -> ConfigOptimization | None:
+    """The config as far as its search got: the baseline's rounds so far and every candidate judged, with
+    a note; no recipe, no top ops (profiling would prolong the interruption)."""
+    bench: DeviceBench = search.bench
+    if not bench.baseline.rounds:
+        return None
+    note = f"interrupted during the search: {len(search.done)} candidate(s) judged, no recipe"
+    return ConfigOptimization(
+        baseline=replace(merge_rounds(bench.baseline.rounds), cold_start_ms=bench.baseline.setup_ms),
+        candidates=tuple(search.done),
+        baseline_command=_command_for(bench.request, bench.cfg),
+        notes=(*_notes(search), note),
+        elapsed_s=time.monotonic() - started,
+        cut_short=True,
+    )
+
+
+def _notes(search: Search) -> tuple[str, ...]:
+    bench: DeviceBench = search.bench
+    request, probe = bench.request, bench.probe
+    notes = [f"rounds of {bench.warmup} warm-up + {bench.iters} timed calls, {request.rounds} rounds per measurement"]
+    if probe.ffts:
+        notes.append(f"FFTs at {probe.fft_text()}")
+    if probe.syncs:
+        notes.append(f"host synchronizations in forward: {probe.sync_text()}")
+    if bench.fp64_note:
+        notes.append(bench.fp64_note)
+    if search.head_to_head:
+        notes.append(search.head_to_head.note())
+    if search.unconfirmed:
+        notes.append(search.unconfirmed)
+    if search.confirm_interrupted:
+        notes.append("interrupted by Ctrl-C during the recipe's confirmation windows: it stands on those that finished")
+    if search.confirm_error:
+        notes.append(
+            f"the recipe's confirmation window failed ({search.confirm_error}); its speedup pools the earlier ones"
+        )
+    found = search.processes
+    if found is not None:
+        runs = ", ".join(found.run_ids) if bench.db else "not kept"
+        notes.append(
+            f"the recipe's windows include {found.windows} of {request.process_pairs} pair(s) of fresh processes "
+            f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
+            + (f"; {found.skipped} pair(s) skipped: the budget left would not fit them" if found.skipped else "")
+            + (f"; a process failed: {found.error}" if found.error else "")
+            + ("; interrupted by Ctrl-C" if found.interrupted else "")
+        )
+    if search.unprofiled:
+        notes.append(f"top op not profiled (released to free device memory): {', '.join(search.unprofiled)}")
+    if not request.rebuildable:
+        notes.append(
+            "no `surrobench run` line: the model was given as a Python object, which a command line cannot name; "
+            "apply the recipe's code, or give the model as 'path/file.py:factory' to get the line (and the "
+            "recipe's timing windows in fresh processes)"
+        )
+    return tuple(notes)
+
+
+def run_command(cfg: ExecConfig) -> str:
+    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
+    input buffers only where they differ from ``run``'s defaults, so the common line stays short. A rendering
+    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.tune.fresh_child`)."""
+    words = ["surrobench", "run", "--model", cfg.model, "--shape", cfg.shape.label(), "--batch", str(cfg.batch)]
+    words += run_flags(cfg)
+    if cfg.seed != 0:
+        words += ["--seed", str(cfg.seed)]
+    if cfg.input_sets != DEFAULT_INPUT_SETS:
+        words += ["--input-sets", str(cfg.input_sets)]
+    return shlex.join(words)
+
+
+def _paired_extra(rounds: int, per_window: int) -> dict:
+    """The stored baseline's and recipe's ``extra`` that marks their ``rounds`` rounds as timed together, in
+    windows of ``per_window`` rounds in this process (:data:`surrobench.results.compare.PAIRED_UNITS_KEY`), so
+    ``compare`` of the pair reads the record optimize judged its in-process windows by."""
+    return {PAIRED_UNITS_KEY: [[0, i // per_window] for i in range(rounds)]}
+
+
+def _with_extra(result: ConfigResult, extra: dict) -> ConfigResult:
+    return replace(result, extra={**result.extra, **extra}) if extra else result
+
+
+def _command_for(request: OptimizeRequest, cfg: ExecConfig) -> str | None:
+    """:func:`run_command` of ``cfg``; None when no command line can name the model (``request.rebuildable``)."""
+    return run_command(cfg) if request.rebuildable else None

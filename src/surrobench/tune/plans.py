@@ -1,0 +1,198 @@
+"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`), and the two
+ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`, :func:`measured_for`).
+
+Per config of the request (the workload of ``surrobench run``), the search of :mod:`surrobench.tune.search`.
+The baseline and the recipe, as measured in the same rounds, are stored as two runs, and the report next to
+them (:func:`surrobench.results.store.add_optimization`). With ``fresh_pairs``, each recipe is then measured
+again against its baseline in fresh processes (:mod:`surrobench.tune.fresh`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from surrobench.errors import Interrupted, UsageError
+from surrobench.execution.compile_cache import shared_compile_cache
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.env import fingerprint
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.runner import failed_result, prepare_model
+from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
+from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.results.optimize import ConfigOptimization, OptimizeReport
+from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
+from surrobench.tune.fresh import FreshInterrupted, check_fresh
+from surrobench.tune.request import OptimizeRequest
+from surrobench.tune.config import optimize_config
+from surrobench.tune.bench import free_device
+from surrobench.workload.spec import parse_shapes
+
+
+def optimize_plans(
+    request: OptimizeRequest,
+    store: ResultStore,
+    *,
+    command: str | None = None,
+    on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+    on_phase: Callable[[str], None] = lambda text: None,
+) -> OptimizeReport:
+    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
+    (the CLI's call; :func:`surrobench.api.optimize.optimize` is the one for scripts). ``on_config`` is told of each config before its
+    search, ``on_phase`` gets one line before each batch of fresh processes (they run for a minute or more
+    without results of their own). This process and its fresh ones share one torch.compile cache
+    (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
+    configs = [cfg for plan in request.sweeps for cfg in plan.configs]
+    surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
+    env = fingerprint(request.sweeps[0].request.device)
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    tag = request.sweeps[0].request.tag
+    baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
+    recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)
+    store.begin_run(baseline_run, command)
+    db = None if store.path == ":memory:" else Path(store.path)  # where the fresh processes store their runs
+    entries: list[ConfigOptimization] = []
+    recipe_stored = False
+    optimize_id = new_run_id()
+
+    def report(done: list[ConfigOptimization], interrupted: bool) -> OptimizeReport:
+        recipe = recipe_run if recipe_stored else None
+        return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
+
+    def progress(partial: ConfigOptimization | None = None) -> None:
+        """The report so far stored as an interrupted optimization (replaced by each later write), so a kill
+        of this process loses no judged candidate: the finished configs and the one being searched."""
+        add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
+
+    def keep(entry: ConfigOptimization) -> None:
+        """The config's baseline and recipe results into their runs (the recipe run begun with the first)."""
+        nonlocal recipe_stored
+        store.add_result(baseline_run.run_id, entry.baseline)
+        if entry.recipe_result is not None:
+            if not recipe_stored:
+                store.begin_run(recipe_run, command)
+                recipe_stored = True
+            store.add_result(recipe_run.run_id, entry.recipe_result)
+        entries.append(entry)
+
+    with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
+        try:
+            for cfg in configs:
+                on_config(cfg)
+                try:
+                    prepared = prepare_model(surrogates[cfg.model], cfg.device, cfg.seed)
+                except (Exception, SystemExit) as exc:  # a raising factory: recorded as run records it, the rest go on
+                    entry = ConfigOptimization(
+                        baseline=failed_result(cfg, "error", exc), error=explain_failure(exc).line
+                    )
+                else:
+                    entry = optimize_config(cfg, prepared, request, db=db, on_phase=on_phase, on_progress=progress)
+                    del prepared
+                keep(entry)  # kept even when Ctrl-C comes during its fresh check
+                progress()
+                free_device(cfg.device)
+                if request.fresh_pairs:
+                    try:
+                        entries[-1] = replace(
+                            entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
+                        )
+                    except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
+                        entries[-1] = replace(entry, fresh=cut.check)
+                        raise
+        except KeyboardInterrupt as exc:
+            partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
+            if partial is not None:
+                keep(partial)
+            cut = report(entries, True)
+            _store(store, cut)
+            raise OptimizeInterrupted(cut, len(configs)) from None
+    done = report(entries, False)
+    _store(store, done)
+    return done
+
+
+class OptimizeInterrupted(Interrupted):
+    """Ctrl-C during ``optimize``: ``report`` holds the configs whose search finished and, last, the one cut
+    short with what it judged so far (a note says so; no recipe), stored, its runs in state ``interrupted``;
+    ``total`` how many configs there were."""
+
+    def __init__(self, report: OptimizeReport, total: int) -> None:
+        super().__init__(
+            f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
+            + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
+            + f", stored as optimization "
+            f"{report.optimize_id} (baseline run {report.baseline_run_id})"
+        )
+        self.report = report
+
+
+def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool, optimize_id) -> OptimizeReport:
+    return OptimizeReport(
+        optimize_id=optimize_id,
+        created=now,
+        env=env,
+        tolerance=request.tolerance,
+        budget_s=request.budget_s,
+        rounds=request.rounds,
+        baseline_run_id=baseline_run.run_id,
+        recipe_run_id=recipe_run.run_id if recipe_run else None,
+        configs=tuple(entries),
+        fresh_pairs=request.fresh_pairs,
+        interrupted=interrupted,
+        warnings=tuple(sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)),
+    )
+
+
+def _store(store: ResultStore, report: OptimizeReport) -> None:
+    """The report next to its runs (replacing the progress stored under its id), and the runs' final state."""
+    state = "interrupted" if report.interrupted else "complete"
+    for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
+        store.finish_run(run_id, state)
+    add_optimization(store, report.to_json())
+
+
+def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
+    """One planned sweep per distinct config of a stored run (model, ladder rung, batch, precision, mode,
+    device, with its warm-up, iterations, seed, input sets and settings), so ``optimize --run`` starts from
+    what that run measured. Failed configs are kept: a remedy may fix them.
+
+    Raises:
+        UsageError: the run has no configs, its device is not available here, or a model or shape of it no
+            longer resolves (:func:`plan_sweep`).
+    """
+    if not run.results:
+        raise UsageError(f"run {run.run_id} has no configs to optimize")
+    sweeps = []
+    for r in run.results:
+        extra = r.extra
+        sweeps.append(
+            SweepRequest(
+                models=(r.model,),
+                shapes=tuple(parse_shapes(r.shape_label)),
+                batches=(r.batch,),
+                precisions=(r.precision,),
+                modes=(r.mode,),
+                device=resolve_device(r.device),
+                warmup=r.warmup,
+                iters=r.iters // extra.get("rounds", 1),
+                seed=extra.get("seed", 0),
+                cudnn_benchmark=bool(extra.get("cudnn_benchmark", False)),
+                input_sets=extra.get("input_sets", 3),
+                tag=run.tag,
+                channels_last=bool(extra.get("channels_last", False)),
+                compile_mode=extra.get("compile_mode"),
+                threads=extra.get("threads"),
+            )
+        )
+    return tuple(plan_sweep(sweep) for sweep in dict.fromkeys(sweeps))
+
+
+def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
+    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were
+    optimized (same model, every input's shape and dtype, batch and device), for the diagnosis to cite."""
+    found = {
+        r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs) for r in results
+    }
+    return {label: entry for label, entry in found.items() if entry is not None}

@@ -1,0 +1,245 @@
+"""The remedy search of one config (:class:`Search`): which candidate is tried next and what is recommended.
+
+The search measures through an injected :class:`surrobench.tune.bench.Bench` (on a device:
+:class:`surrobench.tune.bench.DeviceBench`, which also does step 1, the baseline and its references) and reads an
+injected clock against its deadline, so a test plants timings and time:
+
+1. Each remedy (:mod:`surrobench.execution.remedies`) is checked for feasibility with a reason
+   (:meth:`Bench.infeasible`, :mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its
+   setup, timed), its output checked by the accuracy guard, then timed in rounds interleaved with the baseline
+   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`): :meth:`Search.singles`.
+2. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a time,
+   fastest first, each timed in rounds with the baseline and the current recipe and kept when it beats the
+   current recipe by the same rule, until the list or the budget runs out. Then the same from its rival, the
+   fastest timed remedy that excludes it; the two recipes are timed head to head and the rival's kept only when
+   it is faster by the same rule (:meth:`Search.stack`, :meth:`Search.duel`).
+3. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
+   pairs of fresh processes, one window each (:meth:`Bench.process_windows`), and its speedup is taken over
+   every window the two were timed in together, its interval drawn over windows (:meth:`Search.confirm` says
+   why); a recipe whose pooled speedup is not faster by the rule is not recommended (:func:`unconfirmed_note`).
+
+Each verdict reads the one rule of :mod:`surrobench.results.paired` (docs/design.md, "Faster"): a candidate is
+``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
+recommended when its speedup pooled over every window (and process) it shared with the baseline is faster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.remedies import Recipe, Remedy
+from surrobench.results.optimize import CandidateResult, HeadToHead
+from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.tune.bench import Handle
+from surrobench.tune.fresh import ProcessWindows
+from surrobench.tune.trials import Trials
+
+#: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
+#: speedup draws its interval over windows (:class:`surrobench.results.paired.PairedSamples`), so it needs
+#: several; three took about 8 s (U-Net 512²) to 17 s (MeshGraphNet 262,144) on the H200, estimated from
+#: their round sizes (6 rounds of up to ~0.3 s of calls a side, plus warm-up).
+CONFIRM_WINDOWS = 3
+
+Singles = list[tuple[Remedy, CandidateResult]]
+
+
+def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
+    """Why a recipe that won every step of the search is not recommended: its speedup pooled over its
+    ``windows`` timing windows is not faster by the rule of :mod:`surrobench.results.paired`, so the wins were
+    the drift of single windows."""
+    return (
+        f"not recommended: {name} pooled over {windows} timing windows reads {pooled.median:.2f}x "
+        f"[{pooled.ci95[0]:.2f}, {pooled.ci95[1]:.2f}], lower bound not above 1 + "
+        f"{pooled.margin_text()}: its wins did not hold across windows (a busy or drifting machine; "
+        "measure again when it is quieter, or with more rounds)"
+    )
+
+
+@dataclass
+class Search(Trials):
+    """The search of the module docstring; :class:`Trials` holds the measuring and the budget. :meth:`run` fills:
+
+    Attributes:
+        not_tried: ``(name, reason)`` of candidates the budget left out.
+        head_to_head: the two stacking paths' recipes against each other, when there were two.
+        recipe: what is recommended (empty: nothing); ``recipe_handle`` its handle, ``recipe_speedup`` its
+            speedup over every window it shared with the baseline, ``window_speedups`` each window's own.
+        processes: the recipe's windows in fresh processes, when they ran.
+        confirm_error: why a confirmation window failed, if one did; ``confirm_interrupted``: Ctrl-C came then.
+        unconfirmed: why the recipe the search found is not recommended (its pooled speedup), if so.
+        confirm_windows: windows of the confirmation (:data:`CONFIRM_WINDOWS`).
+    """
+
+    not_tried: list[tuple[str, str]] = field(default_factory=list)
+    head_to_head: HeadToHead | None = None
+    recipe: Recipe = Recipe()
+    recipe_handle: Handle | None = None
+    recipe_speedup: Speedup | None = None
+    window_speedups: tuple[float, ...] = ()
+    processes: ProcessWindows | None = None
+    confirm_error: str | None = None
+    confirm_interrupted: bool = False
+    unconfirmed: str | None = None
+    confirm_windows: int = CONFIRM_WINDOWS
+
+    def run(self, remedies: list[Remedy]) -> None:
+        """Steps 1 to 3 of the module docstring over ``remedies``, in their order.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C before the confirmation (what was judged is in :attr:`done`).
+        """
+        singles, best = self.singles(remedies)
+        _, recipe, handle = self.stack(singles, best)
+        if handle is None and not self.bench.baseline.rounds:  # nothing was timed: the baseline alone, for the record
+            self.window([])
+        if handle is None:
+            return
+        pooled, per_window = self.confirm(recipe, handle)
+        if not pooled.faster():  # the pooled windows do not bear it out
+            self.unconfirmed = unconfirmed_note(recipe.name, pooled, len(per_window))
+            return
+        self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
+
+    def singles(self, remedies: list[Remedy]) -> tuple[Singles, Handle | None]:
+        """Every remedy alone. Returns ([(remedy, its CandidateResult)], the fastest accepted one's handle)."""
+        out: Singles = []
+        best, best_speed = None, 0.0
+        for remedy in remedies:
+            reason = self.bench.infeasible(remedy)
+            if reason:
+                out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
+                self.judged(out[-1][1])
+                continue
+            if self.spent():
+                self.not_tried.append((remedy.name, self.spent_reason()))
+                continue
+            result, handle = self.try_recipe(Recipe((remedy,)))
+            out.append((remedy, result))
+            self.judged(result)
+            if result.verdict == "accepted" and result.speedup.median > best_speed:
+                best, best_speed = handle, result.speedup.median
+        return out, best
+
+    def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
+        """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival, the fastest timed
+        remedy that sets the same setting (another precision, another way to launch the step; accepted alone or
+        not, as a remedy slower alone can win once stacked), which the first path can never reach; the rival's
+        recipe replaces the first when it beats it head to head (:meth:`duel`). Returns (stacked candidates,
+        recipe, its handle).
+
+        Why a second start, and the swaps of :meth:`_path`: which of two remedies that exclude each other is
+        faster alone does not say which is faster once the rest is stacked on it. On the H200, DeepONet at
+        262,144 points ran tf32 1.61x and fp16 1.56x alone, and tf32+cudagraph 2.16x against fp16+cudagraph
+        2.52x in a later search, where fp16 had won alone (docs/benchmarks/h200-optimize.md, "Two starts")."""
+        timed = sorted(
+            ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
+            key=lambda rc: -rc[1].speedup.median,
+        )
+        accepted = [r for r, c in timed if c.verdict == "accepted"]
+        if not accepted or best is None:
+            return [], Recipe(), None
+        start = Recipe((accepted[0],))
+        stacked, recipe, handle = self._path(start, best, timed)
+        rival = next((r for r, _ in timed if r is not accepted[0] and start.conflict(r) is not None), None)
+        if rival is None:
+            return stacked, recipe, handle
+        if self.spent():
+            self.not_tried.append((f"stacking on {rival.name}", self.spent_reason()))
+            return stacked, recipe, handle
+        rival_handle = self.timed.get(rival.name)
+        if rival_handle is None:  # released to free device memory: built again (its accuracy was checked)
+            try:
+                rival_handle = self.bench.open(Recipe((rival,)))
+            except Exception as exc:
+                self.bench.free()
+                error = f"could not be built again: {explain_failure(exc).line}"
+                self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, error)
+                return stacked, recipe, handle
+        more, other, other_handle = self._path(Recipe((rival,)), rival_handle, timed)
+        stacked += more
+        if self.duel((recipe, handle), (other, other_handle)):
+            return stacked, other, other_handle
+        return stacked, recipe, handle
+
+    def _path(self, start: Recipe, handle: Handle, timed: Singles):
+        """Greedy stacking from ``start`` (whose handle is ``handle``): each timed single that sets no setting of
+        the recipe is added, fastest first, and kept when it beats the recipe so far; then each timed single that
+        sets a setting of a remedy added after the start is tried in its place (a swap: fp16 for tf32 in
+        cudagraph+tf32), kept by the same rule. Returns (stacked candidates, recipe, its handle)."""
+        recipe, stacked = start, []
+
+        def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
+            nonlocal recipe, handle
+            if frozenset(candidate.names) in {frozenset(c.name.split("+")) for c in self.done}:
+                return  # the same remedies were judged already (a swap can rebuild a stack tried before)
+            if self.spent():
+                self.not_tried.append((candidate.name, self.spent_reason()))
+                return
+            result, new = self.try_recipe(candidate, handle, recipe.name)
+            if swapped_out is not None:
+                result = replace(result, reason=f"in place of {swapped_out}: {result.reason}")
+            stacked.append(result)
+            self.judged(result)
+            if result.verdict == "accepted":
+                recipe, handle = candidate, new
+
+        for remedy, _ in timed:
+            if recipe.conflict(remedy) is None:
+                attempt(recipe.plus(remedy))
+        for remedy, _ in timed:  # the start's own rivals get a path of their own (:meth:`stack`)
+            clash = recipe.conflict(remedy)
+            if clash is not None and remedy not in recipe.remedies and start.conflict(remedy) is None:
+                attempt(recipe.swap(remedy), swapped_out=clash.name)
+        return stacked, recipe, handle
+
+    def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:
+        """Whether ``other`` (recipe, handle) beats ``first`` by the rule, timed against each other (and the
+        baseline) in one more window; the outcome is kept as :attr:`head_to_head`. A window that fails keeps
+        ``first``."""
+        (recipe, handle), (rival, rival_handle) = first, other
+        try:
+            self.window([handle, rival_handle])
+        except Exception as exc:
+            self.bench.free()
+            self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, explain_failure(exc).line)
+            return False
+        gain = self.window_speedup(handle, rival_handle)
+        self.head_to_head = HeadToHead(recipe.name, rival.name, gain, rival.name if gain.faster() else recipe.name)
+        return gain.faster()
+
+    def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
+        """The recipe's speedup over every window in which it was timed with the baseline, after
+        :attr:`confirm_windows` more windows (the confirmation) and the windows in pairs of fresh processes
+        (:meth:`Bench.process_windows`), and each window's own speedup.
+
+        One window's CI covers the drift between its rounds, not between windows: on the H200 the same recipe read
+        2.87x to 3.04x at MeshGraphNet 65,536 and 5.06x to 5.75x at U-Net 512² in six windows within 20 s, and the
+        fresh processes fell inside those ranges (docs/benchmarks/h200-optimize.md, "Windows and processes"). So
+        the interval is drawn over windows, and with fresh processes over processes, each pair of them one unit
+        (:class:`surrobench.results.paired.PairedSamples`, whose drift between processes widens it). A
+        confirmation window that fails (the recipe raised on a later call) leaves the windows measured so far,
+        and :attr:`confirm_error` says why; Ctrl-C leaves them too, and no fresh processes run."""
+        for _ in range(self.confirm_windows):
+            try:
+                self.window([handle])
+            except KeyboardInterrupt:  # the recipe stands on the windows that finished; no fresh processes
+                self.confirm_interrupted = True
+                break
+            except Exception as exc:  # the earlier windows stand as measured
+                self.bench.free()
+                self.confirm_error = explain_failure(exc).line
+                break
+        baseline = self.bench.baseline.samples_ms()
+        base = [baseline[i] for i in self.paired[id(handle)]]
+        rounds = self.rounds
+        record = PairedSamples.interleaved(base, handle.samples_ms(), windows=len(base) // rounds)
+        if not self.confirm_interrupted:
+            self.processes = self.bench.process_windows(recipe, handle)
+        found = self.processes
+        for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
+            cut = slice(pair * rounds, (pair + 1) * rounds)
+            record = record.add_windows(
+                found.baseline_rounds[cut], found.recipe_rounds[cut], rounds=rounds, process=pair + 1
+            )
+        return record.speedup(), tuple(record.unit_speedups())

@@ -1,0 +1,160 @@
+"""One candidate of the remedy search at a time (:class:`Trials`): built, checked by the accuracy guard, timed
+in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.results.paired`
+against the baseline and, when stacking, against the recipe so far; the budget it runs under and the bookkeeping
+of which baseline rounds each candidate was timed with. :class:`surrobench.tune.search.Search` says in which
+order candidates are tried.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.remedies import Recipe
+from surrobench.results.optimize import CandidateResult
+from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
+from surrobench.tune.bench import Bench, Handle
+
+
+@dataclass
+class Trials:
+    """Candidates tried against one baseline, measured through ``bench``.
+
+    Attributes:
+        bench: what builds and times them (:class:`surrobench.tune.bench.Bench`).
+        rounds: rounds per timing window (what ``bench.window`` times).
+        budget_s: the budget as given (named in the reason a candidate was not tried).
+        deadline: ``clock()`` at which the search stops trying candidates (inf: never).
+        clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
+        on_judged: told after each candidate is judged (the caller stores the progress).
+        paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
+        timed: candidate name -> its handle, kept to be profiled once every round is timed.
+        unprofiled: timed candidates released before that (device memory), by name.
+        done: every candidate judged so far, in order.
+    """
+
+    bench: Bench
+    rounds: int
+    budget_s: float = math.inf
+    deadline: float = math.inf
+    clock: Callable[[], float] = time.monotonic
+    on_judged: Callable[[], None] = lambda: None
+    paired: dict[int, list[int]] = field(default_factory=dict)
+    timed: dict[str, Handle] = field(default_factory=dict)
+    unprofiled: list[str] = field(default_factory=list)
+    done: list[CandidateResult] = field(default_factory=list)
+
+    def judged(self, result: CandidateResult) -> None:
+        """``result`` judged: kept in :attr:`done`, and :attr:`on_judged` told."""
+        self.done.append(result)
+        self.on_judged()
+
+    def spent(self) -> bool:
+        return self.clock() > self.deadline
+
+    def spent_reason(self) -> str:
+        """Why a candidate was not tried once :meth:`spent`: the budget, as given (0.3 s, not 0 s)."""
+        return f"budget of {self.budget_s:g} s spent"
+
+    def window(self, handles: Sequence[Handle]) -> None:
+        """One window of ``handles`` with the baseline (:meth:`Bench.window`), and the baseline rounds each was
+        timed with recorded in :attr:`paired` (a window that raised records nothing).
+
+        Raises:
+            Exception, KeyboardInterrupt: what the bench's window raised.
+        """
+        baseline = self.bench.baseline
+        first = len(baseline.rounds)
+        self.bench.window(handles)
+        for h in handles:
+            self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
+
+    def last_window(self, handle: Handle) -> list[list[float]]:
+        """``handle``'s rounds of the window just timed, ms."""
+        return handle.samples_ms()[-self.rounds :]
+
+    def window_speedup(self, reference: Handle, candidate: Handle) -> Speedup:
+        """``candidate`` over ``reference`` in the window just timed (:class:`PairedSamples`: one process, one
+        window, its rounds)."""
+        return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
+
+    def try_recipe(
+        self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
+    ) -> tuple[CandidateResult, Handle | None]:
+        """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
+        (named ``current_name``): ``accepted`` when it is faster than the one it would replace by the rule
+        (:meth:`surrobench.results.paired.Speedup.faster`), over its window. A failure is explained in one line
+        (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+
+        Returns:
+            (its :class:`CandidateResult`, its handle when it was timed, else None).
+        """
+        started, bench = self.clock(), self.bench
+        try:
+            handle = bench.open(recipe)
+        except Exception as exc:  # compile, capture or the model under the remedy failed: explained, kept
+            bench.free()
+            return self._failed(recipe.name, exc, started, current_name), None
+        accuracy = bench.accuracy(handle)
+        common = dict(accuracy=accuracy, setup_s=handle.setup_ms / 1e3, stacked_on=current_name)
+        if not accuracy.ok:
+            del handle
+            bench.free()
+            verdict = "rejected_accuracy"
+            return CandidateResult(recipe.name, verdict, accuracy.reason, time_s=self.clock() - started, **common), None
+        try:
+            self.window([current, handle] if current is not None else [handle])
+        except Exception as exc:  # a replay or a later call failed
+            del handle
+            bench.free()
+            return self._failed(recipe.name, exc, started, current_name), None
+        vs_base = self.window_speedup(bench.baseline, handle)
+        gain = self.window_speedup(current, handle) if current is not None else None
+        decisive = gain or vs_base
+        reason = decisive.reason(current_name or "the baseline")
+        why_not = bench.not_faster_note(recipe)
+        if decisive.faster():
+            reason += f"; {accuracy.reason} ({accuracy.decided_by} rule)"
+        elif why_not:
+            reason += f"; {why_not}"
+        base_ms = float(np.median(self.last_window(bench.baseline)))
+        ms = float(np.median(self.last_window(handle)))
+        result = CandidateResult(
+            recipe.name,
+            "accepted" if decisive.faster() else "rejected_slower",
+            reason,
+            speedup=vs_base,
+            gain=gain,
+            break_even_calls=break_even_calls(handle.setup_ms, bench.baseline.setup_ms, ms, base_ms),
+            result=handle.result(),
+            time_s=self.clock() - started,
+            baseline_ms=base_ms,
+            **common,
+        )
+        self._keep(recipe.name, handle)
+        return result, handle
+
+    def _failed(self, name: str, exc: BaseException, started: float, stacked_on: str | None) -> CandidateResult:
+        cause = explain_failure(exc)
+        return CandidateResult(
+            name,
+            "failed",
+            f"{name} failed: {cause.line}",
+            error=f"{type(exc).__name__}: {exc}",
+            cause=cause.cause_id,
+            time_s=self.clock() - started,
+            stacked_on=stacked_on,
+        )
+
+    def _keep(self, name: str, handle: Handle) -> None:
+        """Keep ``handle`` to be profiled after all timing; when the bench is :meth:`Bench.crowded`, release the
+        kept ones instead (their top op is then not measured)."""
+        self.timed[name] = handle
+        if self.bench.crowded():
+            self.unprofiled += list(self.timed)
+            self.timed.clear()

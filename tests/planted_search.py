@@ -1,0 +1,132 @@
+"""A bench of planted timings for :class:`surrobench.tune.search.Search` (:class:`surrobench.tune.bench.Bench`):
+the search runs its real decisions on latencies known by construction, no model, no clock of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from surrobench.analysis.accuracy import AccuracyVerdict
+from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
+from surrobench.tune.search import Search
+
+BASELINE_MS = 10.0
+
+
+class PlantedClock:
+    """Seconds that pass only when the bench says so (each window takes :attr:`PlantedBench.window_s`)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class PlantedHandle:
+    """A candidate's rounds as the bench planted them; ``name`` its recipe."""
+
+    def __init__(self, name: str, setup_ms: float = 1.0) -> None:
+        self.name, self.setup_ms, self.rounds = name, setup_ms, []
+
+    def samples_ms(self) -> list[list[float]]:
+        return [list(r) for r in self.rounds]
+
+    def result(self) -> None:
+        return None
+
+
+class PlantedBench:
+    """Speedups over the baseline (:data:`BASELINE_MS`) by recipe name, a number or a function of how many windows
+    that handle was timed in before; each round ``calls`` calls with 0.5% noise (seeded), the baseline's too.
+
+    Args:
+        speedups: recipe name -> speedup over the baseline (``"baseline"``: a factor on the baseline itself).
+        rounds: rounds per window; ``calls`` calls per round.
+        inaccurate: recipe names the accuracy guard rejects; ``broken``: names that raise when built.
+        infeasible: remedy name -> the reason it is not tried.
+        fail: window index (0-based, over the bench) -> the exception that window raises, before any round.
+        crowded: the device is always too full to keep timed handles (they are released, and rebuilt).
+        clock: advanced by ``window_s`` per window.
+    """
+
+    def __init__(
+        self,
+        speedups: dict[str, float | Callable[[int], float]],
+        *,
+        rounds: int = 2,
+        calls: int = 20,
+        inaccurate: tuple[str, ...] = (),
+        broken: tuple[str, ...] = (),
+        infeasible: dict[str, str] | None = None,
+        fail: dict[int, BaseException] | None = None,
+        crowded: bool = False,
+        clock: PlantedClock | None = None,
+        window_s: float = 1.0,
+    ) -> None:
+        self.speedups, self.rounds, self.calls = speedups, rounds, calls
+        self.inaccurate, self.broken, self._infeasible = inaccurate, broken, infeasible or {}
+        self.fail, self._crowded, self.clock, self.window_s = fail or {}, crowded, clock, window_s
+        self.baseline = PlantedHandle("baseline")
+        self.windows: list[list[str]] = []  # the handles of each window that finished, by name
+        self.opened: list[str] = []
+        self._seen: dict[int, int] = {}
+        self._rng = np.random.default_rng(7)
+
+    def infeasible(self, remedy: Remedy) -> str | None:
+        return self._infeasible.get(remedy.name)
+
+    def open(self, recipe: Recipe) -> PlantedHandle:
+        self.opened.append(recipe.name)
+        if recipe.name in self.broken:
+            raise RuntimeError(f"{recipe.name} exploded while building")
+        return PlantedHandle(recipe.name)
+
+    def accuracy(self, handle: PlantedHandle) -> AccuracyVerdict:
+        ok = handle.name not in self.inaccurate
+        return AccuracyVerdict(ok, "rel_l2", "rel L2 1e-07" if ok else "rel L2 3e-02 over 1e-02", 1e-7, 1e-7)
+
+    def _round(self, handle: PlantedHandle) -> tuple[float, ...]:
+        x = self.speedups.get(handle.name, 1.0)
+        x = x(self._seen.get(id(handle), 0)) if callable(x) else x
+        ms = BASELINE_MS * (x if handle is self.baseline else 1.0 / x)
+        return tuple(ms * (1 + 0.005 * self._rng.standard_normal(self.calls)))
+
+    def window(self, handles) -> None:
+        index = len(self.windows)
+        if index in self.fail:
+            self.windows.append(["(failed)"])
+            raise self.fail[index]
+        for _ in range(self.rounds):
+            for h in (self.baseline, *handles):
+                h.rounds.append(self._round(h))
+        for h in (self.baseline, *handles):
+            self._seen[id(h)] = self._seen.get(id(h), 0) + 1
+        self.windows.append([h.name for h in handles])
+        if self.clock is not None:
+            self.clock.now += self.window_s
+
+    def free(self) -> None:
+        pass
+
+    def crowded(self) -> bool:
+        return self._crowded
+
+    def not_faster_note(self, recipe: Recipe) -> str | None:
+        return None
+
+    def process_windows(self, recipe: Recipe, handle: PlantedHandle) -> None:
+        return None
+
+
+def remedies(*names: str) -> list[Remedy]:
+    """The CUDA remedies (and ``threads=N`` ones) of these names, in this order."""
+    known = {r.name: r for r in candidate_remedies("cuda")}
+    threads = {f"threads={n}": Remedy(f"threads={n}", (("threads", n),), ("cpu",), "", ()) for n in (1, 4)}
+    return [{**known, **threads}[n] for n in names]
+
+
+def planted_search(bench: PlantedBench, *, deadline: float = float("inf"), budget_s: float = 0.5) -> Search:
+    """A :class:`Search` over ``bench``, its clock the bench's (or one that never moves)."""
+    return Search(bench, bench.rounds, budget_s=budget_s, deadline=deadline, clock=bench.clock or PlantedClock())

@@ -1,0 +1,146 @@
+"""An optimize document read back from the database is checked key by key: a v2 document needs every key, a
+v1 one the keys v1 began with; a wrong type or a missing key is one line naming it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import replace
+
+import pytest
+from synthetic import config, latency_samples
+
+from surrobench.errors import UsageError
+from surrobench.records import schemas
+from surrobench.records.config import InputSpec
+from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
+from surrobench.results.fresh import FreshCheck
+from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport
+from surrobench.results.paired import Speedup
+from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config, load_optimization
+
+SPEED = Speedup(2.0, (1.9, 2.1), 0.01)
+
+
+def _base():
+    return replace(config(latency_samples(2.0, 0.01)), inputs=(InputSpec((1, 3, 64, 64), "float32"),))
+
+
+def _doc() -> dict:
+    """A v2 document with every optional part filled: a timed and an untimed candidate, a head to head, a fresh
+    check."""
+    base = _base()
+    timed = CandidateResult(
+        "threads=1", "accepted", "planted", speedup=SPEED, result=config(latency_samples(1.0, 0.01))
+    )
+    entry = ConfigOptimization(
+        baseline=base,
+        candidates=(timed, CandidateResult("cudagraph", "infeasible", "needs CUDA")),
+        recommended=("threads=1",),
+        recipe_speedup=SPEED,
+        recipe_window_speedups=(2.0, 1.9),
+        head_to_head=HeadToHead("threads=1", "bf16", SPEED, "bf16"),
+        fresh=FreshCheck(2, "reproduced", "planted", SPEED, (2.0, 2.1), (1.0, 1.1), ("r1", "r2")),
+        not_tried=(("compile", "budget of 1 s spent"),),
+    )
+    report = OptimizeReport("o1", "2026-12-01T00:00:00+00:00", {}, 0.01, 120.0, 6, "b1", "r1", (entry,), 2)
+    return report.to_json()
+
+
+def test_a_written_document_reads_back_whole():
+    doc = _doc()
+    check_optimize_json(doc)
+    assert doc["schema"] == schemas.OPTIMIZE and doc["configs"][0]["candidates"][1].get("speedup") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("configs", 0, "batch"), "1", "configs[0].batch: expected a whole number >= 0, got '1'"),
+        (("configs", 0, "candidates", 0, "verdict"), "won", "configs[0].candidates[0].verdict: 'won' is not one of"),
+        (("configs", 0, "candidates", 0, "speedup", "ci95"), [1.9], "candidates[0].speedup.ci95: expected [low, high]"),
+        (("configs", 0, "recipe", "windows"), -1, "configs[0].recipe.windows: expected a whole number >= 0"),
+        (("configs", 0, "head_to_head", "kept"), None, "configs[0].head_to_head.kept: expected a string, got NoneType"),
+        (("configs", 0, "fresh", "verdict"), "maybe", "configs[0].fresh.verdict: 'maybe' is not one of reproduced"),
+        (("configs", 0, "inputs", 0, "shape"), "1x3", "configs[0].inputs[0].shape: expected a list, got str"),
+        (("interrupted",), "no", "interrupted: expected true or false, got str"),
+        (("tolerance",), None, "tolerance: expected a number, got NoneType"),
+        (("schema",), "surrobench/optimize-v9", "schema: 'surrobench/optimize-v9' is not 'surrobench/optimize-v2'"),
+    ],
+)
+def test_a_wrong_type_is_named_by_its_key_path(path, value, message):
+    doc = _doc()
+    *parents, key = path
+    target = doc
+    for p in parents:
+        target = target[p]
+    target[key] = value
+    with pytest.raises(OptimizeJsonError, match=re.escape(message)):
+        check_optimize_json(doc)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (("verify",), "top level: missing key(s) verify"),
+        (("configs", 0, "inputs"), "configs[0]: missing key(s) inputs"),
+        (("configs", 0, "recipe", "process_speedups"), "configs[0].recipe: missing key(s) process_speedups"),
+        (("configs", 0, "candidates", 0, "baseline_ms"), "configs[0].candidates[0]: missing key(s) baseline_ms"),
+    ],
+)
+def test_a_v2_document_needs_every_key(path, message):
+    doc = _doc()
+    *parents, key = path
+    target = doc
+    for p in parents:
+        target = target[p]
+    del target[key]
+    with pytest.raises(OptimizeJsonError, match=f"^{re.escape(message)}$"):
+        check_optimize_json(doc)
+
+
+def _v1(doc: dict) -> dict:
+    """The document as an early optimize-v1 one: no inputs, none of the keys added during v1."""
+    old = copy.deepcopy(doc) | {"schema": schemas.OPTIMIZE_V1}
+    for key in ("verify", "interrupted", "warnings"):
+        del old[key]
+    for entry in old["configs"]:
+        for key in ("inputs", "settings", "label", "head_to_head", "cut_short", "fresh"):
+            del entry[key]
+        entry["recipe"] = {k: entry["recipe"][k] for k in ("code", "run_command")}
+        for c in entry["candidates"]:
+            del c["baseline_ms"]
+    return old
+
+
+def test_an_optimize_v1_document_still_reads_and_its_later_keys_are_still_checked():
+    old = _v1(_doc())
+    check_optimize_json(old)
+    old["configs"][0]["fresh"] = {"pairs": "2"}  # a key added during v1 is checked where it is present
+    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.fresh: missing key\(s\) verdict"):
+        check_optimize_json(old)
+    del old["configs"][0]["fresh"], old["configs"][0]["notes"]  # a key v1 began with is required
+    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]: missing key\(s\) notes$"):
+        check_optimize_json(old)
+
+
+def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path):
+    doc, old = _doc(), _v1(_doc()) | {"optimize_id": "o0", "created": "2026-11-01T00:00:00+00:00"}
+    with ResultStore(tmp_path / "o.db") as store:
+        add_optimization(store, old)
+        add_optimization(store, doc)
+        assert load_optimization(store, "o0")["schema"] == schemas.OPTIMIZE_V1 and load_optimization(store, "o1") == doc
+        (entry,) = doc["configs"]
+        base = _base()
+        assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs) == entry
+        bad = copy.deepcopy(doc)
+        bad["configs"][0]["batch"] = "one"
+        store.conn.execute("UPDATE optimizations SET report_json = ? WHERE optimize_id = 'o1'", (json.dumps(bad),))
+        store.conn.execute(
+            "UPDATE optimize_configs SET config_json = ? WHERE optimize_id = 'o1'", (json.dumps(bad["configs"][0]),)
+        )
+        with pytest.raises(UsageError, match=r"configs\[0\]\.batch: expected a whole number >= 0, got 'one'"):
+            load_optimization(store, "o1")
+        with pytest.raises(UsageError, match=r"config\.batch: expected a whole number >= 0, got 'one'"):
+            latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)

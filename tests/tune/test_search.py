@@ -1,0 +1,255 @@
+"""The remedy search's decisions on planted timings (:class:`surrobench.tune.search.Search` over a
+:class:`planted_search.PlantedBench`): singles, greedy stacking from two starts with swaps, head to head, the
+budget, and the recipe pooled over its windows."""
+
+from __future__ import annotations
+
+import pytest
+from planted_search import PlantedBench, PlantedClock, planted_search, remedies
+
+from surrobench.execution.remedies import Recipe
+from surrobench.results.paired import PairedSamples
+from surrobench.tune.search import CONFIRM_WINDOWS
+
+# speedups over the baseline as measured (planted): the singles, then each stack's (its gain over the recipe it
+# is stacked on, times that recipe's speedup)
+SINGLES = {"cudagraph": 4.0, "compile": 3.0, "tf32": 1.3, "channels_last": 0.7, "fp16": 2.0}
+STACKS = {
+    "cudagraph+tf32": 4.0 * 1.2,
+    "cudagraph+tf32+channels_last": 4.8 * 0.95,
+    "compile+tf32": 3.0 * 1.5,  # compile excludes cudagraph: the first path never reaches it
+    "compile+tf32+channels_last": 4.5 * 1.0,
+}
+ORDER = ("cudagraph", "compile", "tf32", "channels_last", "fp16")
+
+
+def _bench(**kw) -> PlantedBench:
+    return PlantedBench({**SINGLES, **STACKS, **kw.pop("speedups", {})}, inaccurate=("fp16",), **kw)
+
+
+def _tried(search) -> list[tuple[str, str | None]]:
+    """The stacks tried, with what each was stacked on."""
+    return [(c.name, c.stacked_on) for c in search.done if c.stacked_on is not None]
+
+
+def test_greedy_stacking_builds_on_the_fastest_and_keeps_only_gains():
+    search = planted_search(_bench())
+    search.run(remedies(*ORDER))
+    verdicts = {c.name: c.verdict for c in search.done}
+    assert [verdicts[n] for n in ORDER] == ["accepted", "accepted", "accepted", "rejected_slower", "rejected_accuracy"]
+    # fastest accepted first (cudagraph); compile conflicts with it (one mode), so it starts a second path;
+    # fp16 failed its accuracy check, so it is never stacked
+    assert _tried(search) == [
+        ("cudagraph+tf32", "cudagraph"),
+        ("cudagraph+tf32+channels_last", "cudagraph+tf32"),
+        ("compile+tf32", "compile"),
+        ("compile+tf32+channels_last", "compile+tf32"),
+    ]
+    assert [verdicts[n] for n, _ in _tried(search)] == ["accepted", "rejected_slower", "accepted", "rejected_slower"]
+    duel = search.head_to_head  # the two paths' recipes, head to head: the rival (4.5x) lost to 4.8x
+    assert (duel.first, duel.rival, duel.kept) == ("cudagraph+tf32", "compile+tf32", "cudagraph+tf32")
+    assert search.recipe.name == "cudagraph+tf32" and search.not_tried == []
+    # confirmed over its own window, the one it parented, the duel and the confirmation windows
+    assert len(search.window_speedups) == 3 + CONFIRM_WINDOWS and search.recipe_speedup.median == pytest.approx(
+        4.8, 0.01
+    )
+
+
+def test_the_rival_path_replaces_the_first_when_it_wins_head_to_head():
+    search = planted_search(_bench(speedups={"compile+tf32": 5.2}))
+    search.run(remedies(*ORDER))
+    assert search.recipe.name == "compile+tf32" and search.head_to_head.kept == "compile+tf32"
+    assert search.head_to_head.gain.median == pytest.approx(5.2 / 4.8, rel=0.01)
+
+
+def test_a_single_without_a_rival_stacks_once():
+    search = planted_search(_bench())
+    search.run(remedies("cudagraph", "tf32", "channels_last"))
+    assert search.recipe.name == "cudagraph+tf32" and search.head_to_head is None
+
+
+def test_a_remedy_that_excludes_one_stacked_later_is_tried_in_its_place():
+    # cudagraph first; tf32 (fastest precision alone) is stacked, then fp16 is tried in its place and wins
+    bench = PlantedBench({"cudagraph": 4.0, "tf32": 1.3, "fp16": 1.2, "cudagraph+tf32": 4.8, "cudagraph+fp16": 5.6})
+    search = planted_search(bench)
+    search.run(remedies("cudagraph", "tf32", "fp16"))
+    # the swap is judged against the recipe it would replace; fp16 excludes tf32, not the start
+    assert _tried(search) == [("cudagraph+tf32", "cudagraph"), ("cudagraph+fp16", "cudagraph+tf32")]
+    assert search.recipe.name == "cudagraph+fp16"
+
+
+def test_a_swap_never_times_again_a_stack_judged_before():
+    # bf16 first; threads=4 stacked and rejected, threads=1 accepted; swapping threads=4 back in would be the
+    # stack already judged
+    bench = PlantedBench(
+        {"bf16": 2.0, "threads=4": 1.5, "threads=1": 1.2, "bf16+threads=4": 2.0, "bf16+threads=1": 2.4}
+    )
+    search = planted_search(bench)
+    search.run(remedies("bf16", "threads=4", "threads=1"))
+    assert _tried(search) == [("bf16+threads=4", "bf16"), ("bf16+threads=1", "bf16")]
+    assert search.recipe.name == "bf16+threads=1"
+
+
+def test_a_swap_says_what_it_replaced():
+    bench = PlantedBench(
+        {"bf16": 2.0, "threads=1": 1.5, "threads=4": 0.9, "bf16+threads=1": 2.4, "bf16+threads=4": 2.4 * 1.9}
+    )
+    search = planted_search(bench)
+    search.run(remedies("bf16", "threads=1", "threads=4"))
+    assert search.recipe.name == "bf16+threads=4"  # slower alone (0.9x), yet the best once stacked
+    swap = search.done[-1]
+    assert swap.reason.startswith("in place of threads=1: 1.9") and swap.stacked_on == "bf16+threads=1"
+
+
+def test_a_rival_slower_alone_still_gets_its_path_and_is_built_again_when_released():
+    # threads=1 first; threads=4 is slower alone but sets the same setting: it gets a path and wins stacked. The
+    # device is full, so the singles were released after timing: the rival is built again (not its accuracy)
+    bench = PlantedBench(
+        {"threads=1": 1.6, "bf16": 1.3, "threads=4": 0.8, "threads=1+bf16": 1.76, "threads=4+bf16": 2.0},
+        crowded=True,
+    )
+    search = planted_search(bench)
+    search.run(remedies("threads=1", "bf16", "threads=4"))
+    duel = search.head_to_head
+    assert (duel.first, duel.rival, duel.kept) == ("threads=1+bf16", "threads=4+bf16", "threads=4+bf16")
+    assert search.recipe.name == "threads=4+bf16" and bench.opened.count("threads=4") == 2
+    assert "threads=4" in search.unprofiled
+
+
+def test_a_rival_that_cannot_be_built_again_keeps_the_first():
+    class OutOfMemoryOnRebuild(PlantedBench):
+        def open(self, recipe):
+            if recipe.name in self.opened:
+                raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            return super().open(recipe)
+
+    search = planted_search(OutOfMemoryOnRebuild({"threads=1": 1.6, "threads=4": 1.2}, crowded=True))
+    search.run(remedies("threads=1", "threads=4"))
+    duel = search.head_to_head
+    assert duel.gain is None and duel.kept == "threads=1" and duel.error.startswith("could not be built again: ")
+    assert search.recipe.name == "threads=1"
+
+
+def test_stacking_stops_at_the_budget():
+    clock = PlantedClock()  # each window takes 1 s: the singles end at 4 s, the first stack at 5 s
+    search = planted_search(_bench(clock=clock), deadline=4.5)
+    search.run(remedies(*ORDER))
+    assert [n for n, _ in _tried(search)] == ["cudagraph+tf32"]
+    assert search.not_tried == [
+        ("cudagraph+tf32+channels_last", "budget of 0.5 s spent"),
+        ("stacking on compile", "budget of 0.5 s spent"),
+    ]
+
+
+def test_a_spent_budget_leaves_the_remaining_singles_untried_and_the_baseline_measured():
+    search = planted_search(_bench(clock=PlantedClock()), deadline=-1.0)
+    search.run(remedies("tf32", "channels_last"))
+    assert sorted(n for n, _ in search.not_tried) == ["channels_last", "tf32"] and search.recipe.names == []
+    assert len(search.bench.baseline.rounds) == search.rounds  # the baseline alone, for the record
+
+
+def test_nothing_accepted_means_no_recipe():
+    bench = PlantedBench({name: 0.9 for name in ORDER})
+    search = planted_search(bench)
+    search.run(remedies(*ORDER))
+    assert search.recipe.names == [] and _tried(search) == [] and search.recipe_speedup is None
+    assert {c.verdict for c in search.done} == {"rejected_slower"}
+
+
+def _duel(rival_speedup: float, **kw):
+    bench = PlantedBench({"tf32+cudagraph": 1.0 * 4, "fp16+cudagraph": rival_speedup * 4}, rounds=4, **kw)
+    search = planted_search(bench)
+    known = {r.name: r for r in remedies("tf32", "fp16", "cudagraph")}
+    a = Recipe((known["tf32"], known["cudagraph"]))
+    b = Recipe((known["fp16"], known["cudagraph"]))
+    return search, (a, bench.open(a)), (b, bench.open(b))
+
+
+@pytest.mark.parametrize(("rival", "wins"), [(1.25, True), (1.0, False), (0.83, False)])
+def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(rival, wins):
+    search, first, other = _duel(rival)
+    assert search.duel(first, other) is wins
+    duel = search.head_to_head
+    assert (duel.first, duel.rival, duel.kept) == (first[0].name, other[0].name, (other if wins else first)[0].name)
+    assert duel.gain.median == pytest.approx(rival, rel=0.02) and duel.gain.faster() is wins
+    assert duel.note().startswith("stacked from two starts that exclude each other (tf32, fp16); head to head")
+    assert duel.note().endswith(f"{duel.kept} is the recipe")
+    assert duel.to_json()["gain"]["median"] == duel.gain.median and duel.to_json()["kept"] == duel.kept
+
+
+def test_head_to_head_that_fails_keeps_the_first():
+    search, first, other = _duel(2.0, fail={0: RuntimeError("CUDA error: an illegal memory access was encountered")})
+    assert search.duel(first, other) is False
+    duel = search.head_to_head
+    assert duel.gain is None and duel.kept == first[0].name and "illegal memory access" in duel.error
+    assert duel.note().startswith(f"{other[0].name} could not be timed against {first[0].name} (")
+
+
+def test_the_recipe_speedup_pools_every_window_it_shared_with_the_baseline():
+    """Two windows of the same recipe a little apart (5.0x, then 4.76x), then the confirmation windows (4.88x):
+    one window's CI misses the other; the pooled one, drawn over windows, is several times as wide as either
+    and holds the confirmation's speedup between them."""
+    bench = PlantedBench({"threads=1": lambda seen: (5.0, 10 / 2.1)[seen] if seen < 2 else 10 / 2.05})
+    search = planted_search(bench)
+    (remedy,) = remedies("threads=1")
+    recipe = Recipe((remedy,))
+    handle = bench.open(recipe)
+    search.window([handle])
+    search.window([handle])
+    pooled, per_window = search.confirm(recipe, handle)
+    base, cand = bench.baseline.samples_ms(), handle.samples_ms()
+    first = PairedSamples.interleaved(base[:2], cand[:2]).speedup()
+    second = PairedSamples.interleaved(base[2:4], cand[2:4]).speedup()
+    windows = 2 + CONFIRM_WINDOWS
+    assert len(per_window) == windows and len(search.paired[id(handle)]) == 2 * windows
+    assert per_window[0] == pytest.approx(first.median) and per_window[1] == pytest.approx(second.median)
+    assert all(4.8 < w < 4.95 for w in per_window[2:])  # the confirmation windows, 10 / 2.05 ms
+    assert first.ci95[0] > second.ci95[1]  # one window's interval misses the other window
+    width = pooled.ci95[1] - pooled.ci95[0]
+    assert width > 3 * max(first.ci95[1] - first.ci95[0], second.ci95[1] - second.ci95[0])
+    assert (
+        second.ci95[0] < pooled.ci95[0] <= min(per_window[2:]) and max(per_window[2:]) <= pooled.ci95[1] < first.ci95[1]
+    )
+
+
+def test_a_failed_confirmation_keeps_the_earlier_windows_and_says_why():
+    bench = PlantedBench(
+        {"threads=1": 5.0}, fail={1: RuntimeError("CUDA error: an illegal memory access was encountered")}
+    )
+    search = planted_search(bench)
+    (remedy,) = remedies("threads=1")
+    handle = bench.open(Recipe((remedy,)))
+    search.window([handle])
+    pooled, per_window = search.confirm(Recipe((remedy,)), handle)
+    assert len(per_window) == 1 and len(bench.baseline.rounds) == 2 and 4.9 < pooled.median < 5.1
+    assert "illegal memory access" in search.confirm_error
+
+
+def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished():
+    # threads=1 alone, one confirmation window, then Ctrl-C: no fresh processes, the recipe stands on two windows
+    search = planted_search(PlantedBench({"threads=1": 5.0}, fail={2: KeyboardInterrupt()}))
+    search.run(remedies("threads=1"))
+    assert search.confirm_interrupted and search.recipe.name == "threads=1" and len(search.window_speedups) == 2
+
+
+def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended():
+    # the single's own window wins; the confirmation windows show nothing: pooled, the lower bound is below 1
+    bench = PlantedBench({"threads=1": lambda seen: 1.5 if seen == 0 else 0.95})
+    search = planted_search(bench)
+    search.run(remedies("threads=1"))
+    assert [c.verdict for c in search.done] == ["accepted"]  # the candidate row stays as measured
+    assert search.recipe.names == [] and search.recipe_speedup is None and search.recipe_handle is None
+    note = search.unconfirmed
+    assert note.startswith("not recommended: threads=1 pooled over 4 timing windows reads ")
+    assert "lower bound not above 1 + " in note
+
+
+def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
+    bench = PlantedBench({"tf32": 1.5}, infeasible={"cudagraph": "needs CUDA"}, broken=("channels_last",))
+    search = planted_search(bench)
+    search.run(remedies("cudagraph", "channels_last", "tf32"))
+    by_name = {c.name: c for c in search.done}
+    assert by_name["cudagraph"].verdict == "infeasible" and by_name["cudagraph"].reason == "needs CUDA"
+    failed = by_name["channels_last"]
+    assert failed.verdict == "failed" and failed.error == "RuntimeError: channels_last exploded while building"
+    assert search.recipe.name == "tf32" and "cudagraph" not in bench.opened
