@@ -11,6 +11,7 @@
 # traces left out), so a call cut short keeps what finished.
 # Needs neuraloperator, tensorly, tensorly-torch (and msgspec) as wheels in .whl (docs/benchmarks/h200-counters.md).
 # Usage (repository root, on the GPU machine): OUT=/path bash benchmarks/gpu_counters.sh
+#   ONLY="unet2d gat" ... runs calibrate and those diagnoses alone (no planted kernels).
 set -uo pipefail
 : "${OUT:?set OUT}"
 out=/tmp/counters
@@ -32,23 +33,27 @@ step() {  # name, cap seconds, command...
 step calibrate 90 python3 -m surrobench calibrate --device cuda --json "$out/calibrate.json"
 grep -q "calibrate rc=0" "$out/steps.txt" || step calibrate_force 90 python3 -m surrobench calibrate --device cuda \
   --force --json "$out/calibrate.json"
+ONLY=${ONLY:-}
+if [ -z "$ONLY" ]; then
 metrics=$(python3 -c "from surrobench.collect.ncu import METRICS; print(','.join(METRICS))")
 step planted_ncu 120 "$NCU" --nvtx --nvtx-include "planted/" --csv --print-units base --print-kernel-base demangled \
   --clock-control none --cache-control all --page raw --metrics "$metrics" --log-file "$out/planted_raw.csv" \
   python3 benchmarks/planted_kernels.py
 step planted_read 30 python3 benchmarks/counters_table.py "$out/planted_raw.csv" \
   elementwise,add,transpose_copy,gemm_bf16,gemm_tf32,gemm_fp32,tiny_grid
+fi
 diag() {  # name, cap, diagnose arguments...
   local name=$1 cap=$2; shift 2
+  [ -z "$ONLY" ] || [[ " $ONLY " == *" $name "* ]] || return 0
   step "diagnose_$name" "$cap" python3 -m surrobench diagnose "$@" --device cuda --counters --explain \
     --db "$out/counters.db" --trace-out "$out/traces_$name" --json "$out/diagnose_$name.json"
 }
 diag transformer 90 --model examples/patch_transformer.py:build --shape 256 --batch 8
-diag fno2d 60 --model fno2d --shape 256 --batch 8
-diag unet2d 60 --model unet2d --shape 256 --batch 8
-diag neuralop_fno 75 --model examples/neuralop_fno.py:build_fno --shape 512 --batch 8
-diag gat 60 --model examples/pyg_gat.py:build --shape 65536 --batch 1
-diag meshgraphnet 60 --model meshgraphnet --shape 65536 --batch 1
+diag fno2d 90 --model fno2d --shape 256 --batch 8
+diag unet2d 150 --model unet2d --shape 256 --batch 8
+diag neuralop_fno 150 --model examples/neuralop_fno.py:build_fno --shape 512 --batch 8
+diag gat 150 --model examples/pyg_gat.py:build --shape 65536 --batch 1
+diag meshgraphnet 150 --model meshgraphnet --shape 65536 --batch 1
 diag deeponet 45 --model deeponet --shape 16384 --batch 64
 diag pinn 45 --model pinn-mlp --shape 65536 --batch 1
 diag transformer_sdpa 60 --model examples/patch_transformer.py:build_sdpa --shape 256 --batch 8

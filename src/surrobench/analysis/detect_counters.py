@@ -6,7 +6,10 @@ Per config, the measured launches are grouped by verdict; a group holding at lea
 measured kernel time is a finding:
 
 - ``memory``: ``memory_bound``; the gain assumes the remedy halves the bytes (bf16/fp16 activations or fusion)
-  and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009);
+  and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009). Its
+  action names only what the group's kernels admit: fusion (torch.compile) where elementwise, copy and reduction
+  kernels hold at least :data:`MIN_SHARE` of the measured time, channels_last where the group converts
+  convolution layouts (NCHW <-> NHWC kernels), fused attention where it holds attention kernels;
 - ``compute`` on the FMA pipe in GEMM / attention / convolution kernels with the tensor pipe idle:
   ``compute_bound`` whose action is tensor-core precision and fused attention; the gain is those launches'
   time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
@@ -31,6 +34,15 @@ MIN_SHARE = 0.10
 MATMUL_CLASSES = ("gemm", "attention", "convolution")
 #: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
 TENSOR_IDLE = 0.10
+#: Kernel classes a compiler fuses into their neighbours (torch.compile / Inductor's pointwise and reduction
+#: fusion: Ansel et al., "PyTorch 2", ASPLOS 2024).
+FUSIBLE_CLASSES = ("elementwise", "copy", "reduction")
+#: Substrings of the layout-conversion kernels cuDNN and ATen run around a convolution whose input is not in
+#: the layout its kernel wants (``nchwToNhwcKernel``, ``nhwcToNchwKernel``): what channels_last removes.
+LAYOUT_KERNELS = ("nchwtonhwc", "nhwctonchw")
+#: Ops that run cuFFT (torch.fft's ATen ops): cuFFT has no bf16 transform (surrobench/execution/failures.py
+#: ``fft_no_bf16``), so a step holding them is never told to run in bf16.
+FFT_OPS = ("aten::_fft_",)
 #: The estimated kinds a measured finding of the same config replaces.
 REPLACED_KINDS = ("memory_bound", "compute_bound")
 _CAUSE_ACTIONS = {
@@ -131,31 +143,46 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         "compute": [k for k in kernels if k.bound == "compute" and not _fma_matmul(k)],
         "latency": [k for k in kernels if k.bound == "latency"],
     }
+    half = _half_precisions(kernels)
     findings = []
     for name, group in groups.items():
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
-            findings.append(_FINDERS[name](label, group, share, total_ms, ceilings))
+            findings.append(_FINDERS[name](label, group, share, total_ms, ceilings, half))
     return findings
 
 
-def _memory(label, group, share, total_ms, ceilings) -> Finding:
+def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
+    """The half precisions a step of these kernels can run in: no bf16 where it runs cuFFT (:data:`FFT_OPS`)."""
+    if any(k.op and k.op.startswith(FFT_OPS) for k in kernels):
+        return tuple(p for p in HALF if p != "bf16")
+    return HALF
+
+
+def _half_text(half: tuple[str, ...]) -> str:
+    return "/".join(half) + ("" if "bf16" in half else " (cuFFT has no bf16 transform)")
+
+
+def _memory(label, group, share, total_ms, ceilings, half) -> Finding:
     dram = [k for k in group if k.limiter == "DRAM"]
     units = Counter(k.limiter for k in group).most_common(1)[0][0]
     attention = any(k.kernel_class == "attention" for k in group)
-    fused = Clause("for attention, bf16/fp16 lets scaled_dot_product_attention run the flash kernel", HALF)
+    fusible = _ms([k for k in group if k.kernel_class in FUSIBLE_CLASSES]) >= MIN_SHARE * total_ms
+    layout = any(any(s in k.counters.function.lower() for s in LAYOUT_KERNELS) for k in group)
     return Finding(
         "memory_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is memory-bound ({units} near peak), longest {_top(group).counters.function}",
         tuple(_evidence(group, total_ms, "memory-bound")),
         clauses_of(
-            Clause(
-                "move fewer bytes: fuse the elementwise and copy kernels (torch.compile), keep activations in "
-                "bf16/fp16, avoid layout copies (channels_last for convolutions)",
-                ("compile", *HALF, "channels_last"),
-            ),
-            fused if attention else "",
+            Clause(f"move fewer bytes: keep activations in {_half_text(half)}", half),
+            Clause("fuse the elementwise, copy and reduction kernels (torch.compile)", ("compile",)) if fusible else "",
+            Clause("avoid the layout conversions around convolutions (channels_last)", ("channels_last",))
+            if layout
+            else "",
+            Clause(f"for attention, {_half_text(half)} lets scaled_dot_product_attention run the flash kernel", half)
+            if attention
+            else "",
         ),
         estimated_gain_ms=_ms(dram) / 2 if dram else None,
         config=label,
@@ -163,7 +190,7 @@ def _memory(label, group, share, total_ms, ceilings) -> Finding:
     )
 
 
-def _fma(label, group, share, total_ms, ceilings) -> Finding:
+def _fma(label, group, share, total_ms, ceilings, half) -> Finding:
     classes = {k.kernel_class for k in group}
     attention = (
         " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
@@ -181,8 +208,8 @@ def _fma(label, group, share, total_ms, ceilings) -> Finding:
         (
             Clause(
                 "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
-                f"--precision tf32) or bf16/fp16 autocast (--precision bf16){attention}",
-                ("tf32", *HALF),
+                f"precision tf32) or {_half_text(half)} autocast{attention}",
+                ("tf32", *half),
             ),
         ),
         estimated_gain_ms=gain,
@@ -191,7 +218,7 @@ def _fma(label, group, share, total_ms, ceilings) -> Finding:
     )
 
 
-def _compute(label, group, share, total_ms, ceilings) -> Finding:
+def _compute(label, group, share, total_ms, ceilings, half) -> Finding:
     pipe = Counter(k.limiter for k in group).most_common(1)[0][0]
     return Finding(
         "compute_bound",
@@ -200,14 +227,14 @@ def _compute(label, group, share, total_ms, ceilings) -> Finding:
         tuple(_evidence(group, total_ms, "compute-bound")),
         clauses_of(
             "nothing to fix in these kernels at this precision",
-            Clause("a lower precision (bf16/fp16) raises the roof", HALF),
+            Clause(f"a lower precision ({_half_text(half)}) raises the roof", half),
         ),
         config=label,
         evidence_source=MEASURED,
     )
 
 
-def _latency(label, group, share, total_ms, ceilings) -> Finding:
+def _latency(label, group, share, total_ms, ceilings, half) -> Finding:
     cause = Counter(k.cause for k in group).most_common(1)[0][0]
     top = _top([k for k in group if k.cause == cause])
     c = top.counters

@@ -1,0 +1,116 @@
+"""The measured diagnosis against what optimize measured, config by config (docs/benchmarks/h200-counters.md).
+
+    python benchmarks/counters_vs_optimize.py tests/fixtures/h200
+
+For each ``diagnose_NAME.json(.gz)`` with an ``opt-*.json(.gz)`` of the same config label in the folder: the
+measured findings that today's code derives from the run's Nsight Compute counters (stored in the diagnose
+JSON, ``context.counters``) against the ceilings in ``calibrate.json``, each with the remedies it names
+(structured ids, :attr:`surrobench.records.findings.Finding.remedies`); then, per remedy, what optimize measured
+on its own (its single candidate: verdict, speedup and the ms it saved, baseline median minus its median) and
+whether its recommended recipe holds it. The check of the measured diagnosis: each named remedy is ``faster``
+(accepted alone, or part of the recipe), ``slower``, ``accuracy`` (rejected by the accuracy guard, which no
+counter sees), ``infeasible`` or ``untried``; and the top measured finding's estimated gain is within 2x of the
+largest gain one of its remedies measured alone.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+from surrobench.analysis.detect_counters import counter_findings
+from surrobench.records.ceilings import Ceilings
+from surrobench.records.counters import ConfigCounters
+from surrobench.records.findings import rank_findings
+
+#: The issue's tolerance for the top finding's gain against its remedy's measured gain (a factor, both ways).
+GAIN_FACTOR = 2.0
+
+
+def _load(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def _ceilings(folder: Path) -> Ceilings:
+    doc = _load(folder / "calibrate.json")
+    return Ceilings(doc["device_name"], doc["copy_gbps"], doc["matmul_tflops"])
+
+
+def checks(folder: Path) -> list[dict]:
+    """One row per config with both a diagnosis and an optimize report in ``folder``."""
+    ceilings = _ceilings(folder)
+    optimized = {}
+    for path in sorted(folder.glob("opt-*.json*")):
+        for cfg in _load(path)["configs"]:
+            optimized[cfg["label"]] = cfg
+    rows = []
+    for path in sorted(folder.glob("diagnose_*.json*")):
+        for label, stored in _load(path)["context"].get("counters", {}).items():
+            if label not in optimized or stored.get("problem"):
+                continue
+            findings = rank_findings(counter_findings(label, ConfigCounters.from_json(stored), ceilings))
+            opt = optimized[label]
+            base_ms = opt["baseline"]["median_ms"]
+            singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}
+            measured = []
+            for f in findings:
+                for remedy in f.remedies:
+                    c = singles.get(remedy, {})
+                    speedup = (c.get("speedup") or {}).get("median")
+                    saved = base_ms - c["median_ms"] if c.get("median_ms") is not None else None
+                    measured.append((f.kind, remedy, _outcome(c.get("verdict"), remedy, opt), speedup, saved))
+            top = findings[0] if findings else None
+            saved_by_top = [m[4] for m in measured if top and m[0] == top.kind and m[4] is not None]
+            best = max(saved_by_top) if saved_by_top else None
+            ratio = top.estimated_gain_ms / best if top and top.estimated_gain_ms and best else None
+            rows.append(
+                {
+                    "config": label,
+                    "baseline_ms": base_ms,
+                    "findings": [(f.kind, f.severity, f.estimated_gain_ms, f.remedies) for f in findings],
+                    "measured": measured,
+                    "outcomes": sorted({m[2] for m in measured}),
+                    "top": top.kind if top else None,
+                    "top_gain_ms": top.estimated_gain_ms if top else None,
+                    "top_remedy_saved_ms": best,
+                    "gain_ratio": ratio,
+                    "within_factor": ratio is not None and 1 / GAIN_FACTOR <= ratio <= GAIN_FACTOR,
+                    "recipe": opt["recommended"],
+                }
+            )
+    return rows
+
+
+def _outcome(verdict: str | None, remedy: str, opt: dict) -> str:
+    """What optimize made of ``remedy`` (module docstring): its single's verdict, or its place in the recipe."""
+    if verdict == "accepted" or remedy in opt["recommended"]:
+        return "faster"
+    return {"rejected_slower": "slower", "rejected_accuracy": "accuracy", "infeasible": "infeasible"}.get(
+        verdict or "", "untried"
+    )
+
+
+def main(folder: str) -> None:
+    for row in checks(Path(folder)):
+        print(f"## {row['config']} (baseline {row['baseline_ms']:.3f} ms; optimize's recipe {'+'.join(row['recipe'])})")
+        for kind, severity, gain, remedies in row["findings"]:
+            gain_text = "-" if gain is None else f"{gain:.3f} ms"
+            print(f"  finding {kind:16s} {severity:6s} gain {gain_text:>10s}  remedies {','.join(remedies) or '-'}")
+        for kind, remedy, outcome, speedup, saved in row["measured"]:
+            sp = "-" if speedup is None else f"{speedup:.2f}x"
+            sv = "-" if saved is None else f"{saved:.3f} ms"
+            print(f"  optimize {kind:16s} {remedy:26s} {outcome:10s} alone {sp:>7s} saved {sv}")
+        ratio = "-" if row["gain_ratio"] is None else f"{row['gain_ratio']:.2f}"
+        print(
+            f"  check: named remedies {', '.join(row['outcomes'])}; top {row['top']} gain "
+            f"{row['top_gain_ms'] or 0:.3f} ms / measured {row['top_remedy_saved_ms'] or 0:.3f} ms = {ratio} "
+            f"(within {GAIN_FACTOR:g}x: {row['within_factor']})"
+        )
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
