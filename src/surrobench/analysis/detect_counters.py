@@ -82,30 +82,49 @@ def _where(k: MeasuredKernel) -> str:
     return f"{k.counters.function} ({k.kernel_class or 'unjoined'}, {owner}{', ' + k.module if k.module else ''})"
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
 def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[Evidence]:
+    """The group's share and its longest launch's counters; each text carries its number (as every detector's
+    evidence does: the terminal and the reports print the text), the value and unit carry it structured."""
     top = _top(group)
     c = top.counters
+    share = _ms(group) / total_ms
     ev = [
         Evidence(
             "profiler",
-            f"{len(group)} measured launch(es) {what}: share of measured kernel time",
-            _ms(group) / total_ms,
+            f"{len(group)} measured launch(es) {what}: {share:.0%} of measured kernel time",
+            share,
             "fraction",
         ),
-        Evidence("profiler", f"longest: {_where(top)}, duration under ncu", c.duration_ns / 1e3, "us"),
         Evidence(
-            "profiler", f"its DRAM throughput of peak (ncu), {top.dram_gbps or 0:.0f} GB/s", c.dram_of_peak, "fraction"
+            "profiler", f"longest: {_where(top)}, {c.duration_ns / 1e3:.1f} us under ncu", c.duration_ns / 1e3, "us"
         ),
-        Evidence("profiler", "its SM throughput of peak (ncu)", c.sm_of_peak, "fraction"),
-        Evidence("profiler", "its tensor pipe active (ncu)", c.tensor_pipe_active, "fraction"),
-        Evidence("profiler", "its FMA pipe active (ncu)", c.fma_pipe_active, "fraction"),
-        Evidence("profiler", "its achieved occupancy (ncu)", c.achieved_occupancy, "fraction"),
+        Evidence(
+            "profiler",
+            f"its DRAM throughput {_pct(c.dram_of_peak)} of peak (ncu), {top.dram_gbps or 0:.0f} GB/s",
+            c.dram_of_peak,
+            "fraction",
+        ),
+        Evidence("profiler", f"its SM throughput {_pct(c.sm_of_peak)} of peak (ncu)", c.sm_of_peak, "fraction"),
+        Evidence(
+            "profiler", f"its tensor pipe {_pct(c.tensor_pipe_active)} active (ncu)", c.tensor_pipe_active, "fraction"
+        ),
+        Evidence("profiler", f"its FMA pipe {_pct(c.fma_pipe_active)} active (ncu)", c.fma_pipe_active, "fraction"),
+        Evidence(
+            "profiler",
+            f"its achieved occupancy {_pct(c.achieved_occupancy)} (theoretical {_pct(c.theoretical_occupancy)}, ncu)",
+            c.achieved_occupancy,
+            "fraction",
+        ),
     ]
     if top.arithmetic_intensity is not None:
         ev.append(
             Evidence(
                 "roofline",
-                f"its measured arithmetic intensity ({top.precision})",
+                f"its measured arithmetic intensity {top.arithmetic_intensity:.1f} FLOP/byte ({top.precision or 'no FLOPs'})",
                 top.arithmetic_intensity,
                 "FLOP/byte",
             )
@@ -114,7 +133,7 @@ def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[E
         ev.append(
             Evidence(
                 "roofline",
-                f"its achieved rate, of a {top.roof_tflops:.1f} TFLOP/s roof",
+                f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof",
                 top.achieved_tflops,
                 "TFLOP/s",
             )
