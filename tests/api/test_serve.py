@@ -101,6 +101,7 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
         max_batch="1,2",
         max_wait_ms=1,
         duration_s=0.6,
+        min_requests=0,
         warmup_s=0.1,
         shapes="8",
         device="cpu",
@@ -146,7 +147,17 @@ def test_http_mode_against_the_example_server():
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
-        record = serve("fno2d", url=url, rates=40, duration_s=0.75, warmup_s=0.1, drain_s=5.0, shapes="8", device="cpu")
+        record = serve(
+            "fno2d",
+            url=url,
+            rates=40,
+            duration_s=0.75,
+            warmup_s=0.1,
+            drain_s=5.0,
+            min_requests=0,
+            shapes="8",
+            device="cpu",
+        )
     finally:
         server.shutdown()
         server.server_close()
@@ -300,3 +311,23 @@ def test_a_rate_whose_requests_all_drop_fails_the_search_step_instead_of_ending_
     assert first.rate_rps == 1000.0 and first.p99_ms is None and first.passed is False
     assert capacity.capacity_rps <= 100 < capacity.failing_rps
     assert len(points) == len(capacity.steps) - 1
+
+
+def test_a_low_rate_is_offered_long_enough_to_bound_its_p99():
+    # 20 rps for 2 s would leave ~30 requests after the warm-up: the rate is offered until its P99 has an
+    # upper bound (368 requests), and the point carries no unbounded-P99 warning
+    from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, bounding_requests, load_warnings
+    from surrobench.api.serve import offered_duration_s
+
+    assert P99_BOUNDING_REQUESTS == 368 and 0.99**368 < 0.025 <= 0.99**367 and bounding_requests(0.5) == 6
+    service = Planted(1.0, 0.0)
+    request = serve_request(rates=[20.0], max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5, arrival="constant")
+    assert offered_duration_s(request, 20.0) > 2.0 and offered_duration_s(request, 5000.0) == 2.0
+    (point,) = serve_policy(request, ServePolicy(1, 0.0), service, 20.0, service.new_clock).points
+    assert point.requests >= P99_BOUNDING_REQUESTS
+    assert point.percentile(0.99).ci95_ms[1] is not None and not load_warnings(point)
+    # the stretch is capped: 0.1 rps would need an hour
+    assert offered_duration_s(request, 0.1) == 40.0
+    with pytest.raises(UsageError) as bad:
+        serve_request(rates=[20.0], min_requests=-1)
+    assert bad.value.parameter == "min_requests"

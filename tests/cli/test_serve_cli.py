@@ -20,6 +20,7 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     db, out, page = tmp_path / "r.db", tmp_path / "s.json", tmp_path / "s.html"
     args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
     args += ["--rate", "40", "--max-batch", "1,2", "--max-wait-ms", "1", "--duration-s", "0.5", "--warmup-s", "0.1"]
+    args += ["--min-requests", "0"]  # exactly the 0.5 s: ~16 requests per policy
     args += ["--p99-ms", "1000", "--db", str(db), "--json", str(out), "--html", str(page)]
     env = {**os.environ, "PYTHONPATH": SRC, "OMP_NUM_THREADS": "1", "COLUMNS": "250"}
     done = subprocess.run(
@@ -29,8 +30,18 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/serve-v1" and doc["workload"]["model"] == "pinn-mlp"
     assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
+    assert all(point["requests"] < 100 for p in doc["policies"] for point in p["points"])
     assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
     assert '<img alt="latency vs throughput" src="data:image/png;base64,' in page.read_text()
+
+
+def test_the_min_requests_default_is_the_p99_bound():
+    import inspect
+
+    from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS
+    from surrobench.cli.serve import serve
+
+    assert inspect.signature(serve).parameters["min_requests"].default.default == P99_BOUNDING_REQUESTS

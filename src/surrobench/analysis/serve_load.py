@@ -5,6 +5,8 @@ device busy, the load generator's own overhead), and the pass rule of the peak s
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats
 
@@ -36,6 +38,16 @@ def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE)
     lo = float(sorted_ms[r - 1]) if r >= 1 else None
     hi = float(sorted_ms[s - 1]) if s <= n else None
     return lo, hi
+
+
+def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
+    """The fewest requests whose ``q`` quantile has an upper bound in :func:`quantile_ci`: the smallest n with
+    ``q**n < (1 - confidence) / 2`` (all n below the quantile); 368 for a P99 at 95%."""
+    return math.floor(math.log((1 - confidence) / 2) / math.log(q)) + 1
+
+
+#: Requests behind a P99 before its interval has an upper bound (:func:`bounding_requests`).
+P99_BOUNDING_REQUESTS = bounding_requests(0.99)
 
 
 def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
@@ -116,8 +128,8 @@ def load_warnings(point: LoadPoint) -> list[str]:
     notes = []
     if point.percentile(0.99).ci95_ms[1] is None:
         notes.append(
-            f"{rate}: {point.requests} requests measured, too few to bound the P99 (>= 368 needed): "
-            "lengthen --duration-s"
+            f"{rate}: {point.requests} requests measured, too few to bound the P99 "
+            f"(>= {P99_BOUNDING_REQUESTS} needed): lengthen the duration"
         )
     if point.generator_overhead_share > GENERATOR_OVERHEAD_WARN:
         notes.append(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.analysis.serve_load import NothingCompleted, load_point, load_warnings
+from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, NothingCompleted, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.arrivals import constant_arrivals, poisson_arrivals, replay_arrivals
@@ -60,6 +60,7 @@ class ServeRequest:
     find_max: bool
     seed: int
     url: str | None
+    min_requests: int = P99_BOUNDING_REQUESTS
 
 
 def _floats(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
@@ -95,9 +96,12 @@ def serve_request(
     concurrency=None,
     seed: int = 0,
     url: str | None = None,
+    min_requests: int = P99_BOUNDING_REQUESTS,
 ) -> ServeRequest:
     """Validate a serve request. ``rates``, ``max_batch``, ``max_wait_ms`` and ``concurrency`` take one value,
-    a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy.
+    a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy. ``min_requests``: a
+    rate is offered past ``duration_s`` until that many requests arrive after the warm-up
+    (:func:`offered_duration_s`; 0: exactly ``duration_s``).
 
     Raises:
         UsageError: no load to offer (no rate, concurrency, file or search), a search without ``p99_ms``, an
@@ -123,6 +127,8 @@ def serve_request(
     if not 0 <= warmup_s < duration_s:
         detail = f"{warmup_s}: must be >= 0 and shorter than {{duration_s}} {duration_s}"
         raise UsageError.bad("warmup_s", detail, others=("duration_s",))
+    if isinstance(min_requests, bool) or not isinstance(min_requests, int) or min_requests < 0:
+        raise UsageError.bad("min_requests", f"{min_requests!r}: give a whole number >= 0")
     rate_list = _floats(rates, "rates") if rates is not None else ()
     if any(r <= 0 for r in rate_list):
         raise UsageError.bad("rates", f"{rates!r}: rates must be > 0")
@@ -154,6 +160,7 @@ def serve_request(
         find_max=find_max,
         seed=seed,
         url=url,
+        min_requests=min_requests,
     )
 
 
@@ -210,12 +217,28 @@ def find_capacity(
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
 
 
+#: A rate is offered for at most this many times ``duration_s`` to gather the requests its P99 needs.
+MAX_STRETCH = 20.0
+#: Margin over :data:`P99_BOUNDING_REQUESTS` for the spread of a Poisson count (its sd at 368 is ~19, 5%).
+_COUNT_MARGIN = 1.2
+
+
+def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
+    """How long ``rate_rps`` is offered, s: ``duration_s``, or longer where that would leave fewer than
+    ``request.min_requests`` requests after the warm-up (by default
+    :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`, so every judged P99 has an upper bound, as
+    MLPerf LoadGen sets a minimum query count per run), up to :data:`MAX_STRETCH` times ``duration_s`` (past
+    that, the point's warning says the P99 is unbounded)."""
+    needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
+    return min(max(request.duration_s, needed_s), MAX_STRETCH * request.duration_s)
+
+
 def _arrivals(request: ServeRequest, rate: float | None):
     if request.arrival == "replay":
         return replay_arrivals(request.arrivals_file)
     if request.arrival == "constant":
-        return constant_arrivals(rate, request.duration_s)
-    return poisson_arrivals(rate, request.duration_s, request.seed)
+        return constant_arrivals(rate, offered_duration_s(request, rate))
+    return poisson_arrivals(rate, offered_duration_s(request, rate), request.seed)
 
 
 def serve_policy(

@@ -15,6 +15,7 @@ from surrobench.cli.options import (
     check_writable,
     command_line,
     console,
+    count_option,
     flag,
     option_groups,
     print_stored,
@@ -36,6 +37,12 @@ def serve(
     max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
     duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate."),
     warmup_s: float = typer.Option(1.0, "--warmup-s", help="Leading seconds of arrivals left out of the statistics."),
+    min_requests: int = count_option(
+        368,  # analysis.serve_load.P99_BOUNDING_REQUESTS, not imported: --help stays free of scipy
+        "--min-requests",
+        help="Offer a rate past --duration-s (up to 20x) until this many requests arrive after the warm-up; 368 "
+        "gives every P99 an upper bound at 95%. 0: exactly --duration-s.",
+    ),
     drain_s: float = typer.Option(
         5.0, "--drain-s", help="Requests still waiting this long after the last arrival are dropped."
     ),
@@ -69,6 +76,7 @@ def serve(
         max_wait_ms=max_wait_ms,
         duration_s=duration_s,
         warmup_s=warmup_s,
+        min_requests=min_requests,
         drain_s=drain_s,
         arrival=arrival,
         arrivals_file=arrivals,
