@@ -19,7 +19,7 @@ from pathlib import Path
 
 from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
 from surrobench.results.fresh import fresh_verdict, process_speedups
-from surrobench.results.speedup import Speedup
+from surrobench.results.paired import Speedup
 
 
 def _fresh(fresh: dict | None) -> tuple[str, str, str, str]:

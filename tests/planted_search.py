@@ -49,6 +49,8 @@ class PlantedBench:
         fail: window index (0-based, over the bench) -> the exception that window raises, before any round.
         crowded: the device is always too full to keep timed handles (they are released, and rebuilt).
         clock: advanced by ``window_s`` per window.
+        reserve_s: the fresh processes' share of the budget for a recipe of a given setup (ms -> s).
+        setup_ms: recipe name -> its setup, ms (1 ms unless told).
     """
 
     def __init__(
@@ -64,10 +66,13 @@ class PlantedBench:
         crowded: bool = False,
         clock: PlantedClock | None = None,
         window_s: float = 1.0,
+        reserve_s: Callable[[float], float] = lambda setup_ms: 0.0,
+        setup_ms: dict[str, float] | None = None,
     ) -> None:
         self.speedups, self.rounds, self.calls = speedups, rounds, calls
         self.inaccurate, self.broken, self._infeasible = inaccurate, broken, infeasible or {}
         self.fail, self._crowded, self.clock, self.window_s = fail or {}, crowded, clock, window_s
+        self.reserve_s, self.setup_ms = reserve_s, setup_ms or {}
         self.baseline = PlantedHandle("baseline")
         self.windows: list[list[str]] = []  # the handles of each window that finished, by name
         self.opened: list[str] = []
@@ -81,7 +86,7 @@ class PlantedBench:
         self.opened.append(recipe.name)
         if recipe.name in self.broken:
             raise RuntimeError(f"{recipe.name} exploded while building")
-        return PlantedHandle(recipe.name)
+        return PlantedHandle(recipe.name, self.setup_ms.get(recipe.name, 1.0))
 
     def accuracy(self, handle: PlantedHandle) -> AccuracyVerdict:
         ok = handle.name not in self.inaccurate
@@ -119,6 +124,9 @@ class PlantedBench:
     def process_windows(self, recipe: Recipe, handle: PlantedHandle) -> None:
         return None
 
+    def process_reserve_s(self, setup_ms: float) -> float:
+        return self.reserve_s(setup_ms)
+
 
 def remedies(*names: str) -> list[Remedy]:
     """The CUDA remedies (and ``threads=N`` ones) of these names, in this order."""
@@ -127,6 +135,6 @@ def remedies(*names: str) -> list[Remedy]:
     return [{**known, **threads}[n] for n in names]
 
 
-def planted_search(bench: PlantedBench, *, deadline: float = float("inf"), budget_s: float = 0.5) -> Search:
+def planted_search(bench: PlantedBench, *, budget_end: float = float("inf"), budget_s: float = 0.5) -> Search:
     """A :class:`Search` over ``bench``, its clock the bench's (or one that never moves)."""
-    return Search(bench, bench.rounds, budget_s=budget_s, deadline=deadline, clock=bench.clock or PlantedClock())
+    return Search(bench, bench.rounds, budget_s=budget_s, budget_end=budget_end, clock=bench.clock or PlantedClock())

@@ -285,18 +285,34 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
 
 
 def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
-    from surrobench.tune.fresh import PROCESS_START_S
-    from surrobench.tune.bench import process_reserve_s
-
     from types import SimpleNamespace
 
-    def request(budget_s: float, process_pairs: int):
-        return SimpleNamespace(budget_s=budget_s, rounds=2, process_pairs=process_pairs, rebuildable=True)
+    from surrobench.tune.bench import DeviceBench
+    from surrobench.tune.fresh import PROCESS_START_S
 
-    # per side: start, 1 s of setup, 1 + 2 * 10 calls of 300/10 ms: 2 sides, 2 pairs
-    assert process_reserve_s(request(120.0, 2), 1000.0, 10, 1) == 2 * 2 * (PROCESS_START_S + 1.0 + 21 * 0.03)
-    assert process_reserve_s(request(4.0, 2), 1000.0, 10, 1) == 2.0  # at most half the budget
-    assert process_reserve_s(request(120.0, 0), 1000.0, 10, 1) == 0.0
+    def bench(budget_s: float, process_pairs: int, device: str = "cuda"):
+        request = SimpleNamespace(budget_s=budget_s, rounds=2, process_pairs=process_pairs, rebuildable=True)
+        baseline = SimpleNamespace(setup_ms=0.0, rounds=[])  # no rounds yet: a call at 300/10 ms
+        return SimpleNamespace(
+            request=request,
+            baseline=baseline,
+            warmup=1,
+            iters=10,
+            cfg=SimpleNamespace(device=device),
+            _calls=lambda: 1 + 2 * 10,
+            _per_call_ms=lambda v: 300.0 / 10,
+        )
+
+    # per side: the device's process start, its setup (0 and 1 s), 1 + 2 * 10 calls of 30 ms; 2 pairs
+    side = 21 * 0.03
+    expected = 2 * (2 * PROCESS_START_S["cuda"] + 1.0 + 2 * side)
+    assert DeviceBench.process_reserve_s(bench(200.0, 2), 1000.0) == pytest.approx(expected)
+    assert DeviceBench.process_reserve_s(bench(4.0, 2), 1000.0) == 2.0  # at most half the budget
+    assert DeviceBench.process_reserve_s(bench(120.0, 0), 1000.0) == 0.0
+    cpu = DeviceBench.process_reserve_s(bench(120.0, 1, "cpu"), 0.0)
+    assert (
+        cpu == pytest.approx(2 * (PROCESS_START_S["cpu"] + side)) and PROCESS_START_S["cpu"] < PROCESS_START_S["cuda"]
+    )
 
 
 def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_path, monkeypatch):

@@ -131,8 +131,10 @@ def test_a_rival_that_cannot_be_built_again_keeps_the_first():
 
 
 def test_stacking_stops_at_the_budget():
-    clock = PlantedClock()  # each window takes 1 s: the singles end at 4 s, the first stack at 5 s
-    search = planted_search(_bench(clock=clock), deadline=4.5)
+    # each window takes 1 s: the singles end at 4 s, the first stack at 5 s; a candidate starts only when it
+    # would end by the deadline at the time the longest one like it took (1 s)
+    clock = PlantedClock()
+    search = planted_search(_bench(clock=clock), budget_end=5.0)
     search.run(remedies(*ORDER))
     assert [n for n, _ in _tried(search)] == ["cudagraph+tf32"]
     assert search.not_tried == [
@@ -142,7 +144,7 @@ def test_stacking_stops_at_the_budget():
 
 
 def test_a_spent_budget_leaves_the_remaining_singles_untried_and_the_baseline_measured():
-    search = planted_search(_bench(clock=PlantedClock()), deadline=-1.0)
+    search = planted_search(_bench(clock=PlantedClock()), budget_end=-1.0)
     search.run(remedies("tf32", "channels_last"))
     assert sorted(n for n, _ in search.not_tried) == ["channels_last", "tf32"] and search.recipe.names == []
     assert len(search.bench.baseline.rounds) == search.rounds  # the baseline alone, for the record
@@ -253,3 +255,34 @@ def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
     failed = by_name["channels_last"]
     assert failed.verdict == "failed" and failed.error == "RuntimeError: channels_last exploded while building"
     assert search.recipe.name == "tf32" and "cudagraph" not in bench.opened
+
+
+def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budget():
+    # the fresh processes of a recipe cost its setup again: once compile (20 s to set up) is accepted, the
+    # search keeps 2 pairs of (1 s + 20 s) for them and stops stacking where it would run into that share
+    reserve = lambda setup_ms: 2 * (1.0 + 1.0 + setup_ms / 1000)  # noqa: E731  (planted pair estimate)
+    clock = PlantedClock()
+    bench = _bench(clock=clock, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0})
+    search = planted_search(bench, budget_end=50.0)
+    search.run(remedies(*ORDER))
+    assert search.reserve_setup_ms == 20_000.0 and search.deadline() == 50.0 - reserve(20_000.0)  # 6 s
+    assert clock.now <= search.deadline() + CONFIRM_WINDOWS  # only the confirmation ran past it
+    assert search.not_tried  # stacking was cut to leave the processes their share
+    # without the compiled candidate's setup, the same budget holds the whole search
+    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=50.0)
+    fast.run(remedies(*ORDER))
+    assert fast.not_tried == [] and fast.deadline() == 50.0 - reserve(1.0)
+
+
+def test_a_candidate_is_not_started_when_the_longest_one_like_it_would_end_past_the_deadline():
+    from surrobench.results.optimize import CandidateResult
+
+    search = planted_search(_bench(clock=PlantedClock()), budget_end=10.0)
+    search.done += [
+        CandidateResult("compile", "accepted", "", time_s=8.0),
+        CandidateResult("tf32", "accepted", "", time_s=1.0),
+    ]
+    search.clock.now = 5.0
+    assert search.spent(Recipe(tuple(remedies("compile", "tf32"))))  # compiles: 5 + 8 > 10
+    assert not search.spent(Recipe(tuple(remedies("cudagraph", "tf32"))))  # 5 + 1 <= 10
+    assert not search.spent()

@@ -96,6 +96,10 @@ class Bench(Protocol):
     def process_windows(self, recipe: Recipe, handle: Handle) -> ProcessWindows | None:
         """More windows of ``recipe`` and the baseline, each in a pair of fresh processes; None when none run."""
 
+    def process_reserve_s(self, setup_ms: float) -> float:
+        """Seconds to keep at the end of the budget for the fresh processes of a recipe whose setup took
+        ``setup_ms`` here; 0 when none run."""
+
 
 def free_device(device: str) -> None:
     """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
@@ -125,20 +129,6 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
     median = float(np.median(baseline.rounds.pop().samples_ms))
     iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
     return min(warmup, max(1, iters // 2)), iters
-
-
-def process_reserve_s(request: OptimizeRequest, setup_ms: float, iters: int, warmup: int) -> float:
-    """Seconds of ``budget_s`` the search leaves to its ``process_pairs`` pairs of fresh processes, estimated
-    from the baseline before any candidate is known: each side as the baseline (its setup ``setup_ms``, its
-    rounds of ``iters`` calls taking about :data:`ROUND_TARGET_MS` each, ``warmup`` calls more), at most half
-    the budget, so the search keeps the other half; 0 when no processes run. A compiled recipe's setup is
-    larger: its pairs are estimated again before they start, and skipped when they do not fit
-    (:class:`surrobench.tune.fresh.PairBudget`)."""
-    if not request.process_pairs or not request.rebuildable:
-        return 0.0
-    per_call = ROUND_TARGET_MS / iters
-    pair = pair_estimate_s((setup_ms, setup_ms), (per_call, per_call), warmup + request.rounds * iters)
-    return min(request.process_pairs * pair, request.budget_s / 2)
 
 
 def top_op(variant: Variant) -> dict | None:
@@ -258,6 +248,28 @@ class DeviceBench:
             return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
         return None
 
+    def _calls(self) -> int:
+        return self.warmup + self.request.rounds * self.iters
+
+    def _per_call_ms(self, variant: Variant) -> float:
+        if variant.rounds:
+            return float(np.mean(np.concatenate(variant.samples_ms())))
+        return ROUND_TARGET_MS / self.iters
+
+    def process_reserve_s(self, setup_ms: float) -> float:
+        """The ``process_pairs`` pairs of a recipe whose setup took ``setup_ms`` in this process
+        (:func:`surrobench.tune.fresh.pair_estimate_s`; its calls as long as the baseline's, which a faster recipe
+        undercuts), at most half the budget, so the search keeps the other half; 0 when no processes run. The
+        search asks again as candidates with slower setups are accepted (a compiled recipe's pairs cost a
+        compilation each), so it stops early enough for the recipe it ends with
+        (:meth:`surrobench.tune.trials.Trials.deadline`)."""
+        request = self.request
+        if not request.process_pairs or not request.rebuildable:
+            return 0.0
+        per_call = self._per_call_ms(self.baseline)
+        pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), (per_call, per_call), self._calls(), self.cfg.device)
+        return min(request.process_pairs * pair, request.budget_s / 2)
+
     def process_windows(self, recipe: Recipe, handle: Variant) -> ProcessWindows | None:
         """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
         windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
@@ -276,11 +288,7 @@ class DeviceBench:
             f"timing {recipe.name} and the baseline in {request.process_pairs} pair(s) of fresh processes "
             "(within the budget)"
         )
-        calls = self.warmup + request.rounds * self.iters
-        per_call = tuple(
-            float(np.mean(np.concatenate(v.samples_ms()))) if v.rounds else ROUND_TARGET_MS / self.iters
-            for v in (self.baseline, handle)
-        )
+        per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))
         setup = (self.baseline.setup_ms, handle.setup_ms)
         return process_windows(
             self.cfg,
@@ -290,5 +298,5 @@ class DeviceBench:
             warmup=self.warmup,
             iters=self.iters,
             db=self.db,
-            budget=PairBudget(self.budget_end, pair_estimate_s(setup, per_call, calls)),
+            budget=PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device)),
         )

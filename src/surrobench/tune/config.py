@@ -2,7 +2,7 @@
 
 The baseline is started on a :class:`surrobench.tune.bench.DeviceBench` (step 1: the baseline, its references,
 the probe), the :class:`surrobench.tune.search.Search` runs on it within ``budget_s``, leaving the recipe's fresh
-processes their estimated share (:func:`surrobench.tune.bench.process_reserve_s`), and then, after every timed
+processes their estimated share (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), and then, after every timed
 round, the baseline and each timed candidate are profiled for their top op. The outcome is one
 :class:`surrobench.results.optimize.ConfigOptimization`: the baseline and the recipe as timed in the same windows,
 every candidate, the recipe's code and ``surrobench run`` lines, and notes.
@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.tune.bench import DeviceBench, free_device, process_reserve_s, top_op
+from surrobench.tune.bench import DeviceBench, free_device, top_op
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -64,8 +64,7 @@ def optimize_config(
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
     bench.on_phase = on_phase
-    reserve = process_reserve_s(request, bench.baseline.setup_ms, bench.iters, bench.warmup)
-    search = Search(bench, request.rounds, budget_s=request.budget_s, deadline=bench.budget_end - reserve)
+    search = Search(bench, request.rounds, budget_s=request.budget_s, budget_end=bench.budget_end)
     search.on_judged = lambda: on_progress(_partial(search, started))
     remedies = [
         r

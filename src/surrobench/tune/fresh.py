@@ -161,17 +161,22 @@ class PairBudget:
         return time.monotonic() + self.pair_s <= self.deadline
 
 
-#: A fresh process's start before it builds the model, seconds: Python, torch and surrobench imported (1.9 and
-#: 2.5 s on the 2-core development VM; the H200 host starts faster). An estimate for the budget, not a limit.
-PROCESS_START_S = 3.0
+#: A fresh process's own cost besides its model's setup and timed calls, seconds, by device: Python, torch and
+#: surrobench imported, the device initialized, the model built, the run stored. CPU: 1.9 and 2.5 s to import
+#: on the 2-core development VM, rounded up. CUDA: on the H200 (2026-12-02, docs/benchmarks/h200-optimize.md,
+#: "Compiled recipes at batch 8") a pair of the patch transformer's baseline and fp16+compile-reduce-overhead
+#: recipe took 37 s, of which setups (5.2 s) and calls (1.6 s) were 6.8 s: 15 s per process. An estimate for
+#: the budget, not a limit; after the first pair the last pair's own time is used (:class:`PairBudget`).
+PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 
 
-def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int) -> float:
-    """Seconds one pair of fresh processes is expected to take: per side :data:`PROCESS_START_S`, the model's
-    setup (its first call, a compilation for a compiled recipe: ``setup_ms``, as measured in this process;
-    with the shared compile cache a fresh one is faster) and ``calls`` calls at ``call_ms`` (baseline,
-    recipe)."""
-    return sum(PROCESS_START_S + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
+def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int, device: str) -> float:
+    """Seconds one pair of fresh processes is expected to take: per side :data:`PROCESS_START_S` of ``device``,
+    the model's setup (its first call, a compilation for a compiled recipe: ``setup_ms``, as measured in this
+    process; with the shared compile cache a fresh one is faster) and ``calls`` calls at ``call_ms``
+    (baseline, recipe)."""
+    start = PROCESS_START_S.get(device, max(PROCESS_START_S.values()))
+    return sum(start + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 
 @dataclass(frozen=True)

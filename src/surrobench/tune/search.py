@@ -111,7 +111,7 @@ class Search(Trials):
                 out.append((remedy, CandidateResult(remedy.name, "infeasible", reason)))
                 self.judged(out[-1][1])
                 continue
-            if self.spent():
+            if self.spent(Recipe((remedy,))):
                 self.not_tried.append((remedy.name, self.spent_reason()))
                 continue
             result, handle = self.try_recipe(Recipe((remedy,)))
@@ -144,7 +144,7 @@ class Search(Trials):
         rival = next((r for r, _ in timed if r is not accepted[0] and start.conflict(r) is not None), None)
         if rival is None:
             return stacked, recipe, handle
-        if self.spent():
+        if self.spent(Recipe((rival,))):
             self.not_tried.append((f"stacking on {rival.name}", self.spent_reason()))
             return stacked, recipe, handle
         rival_handle = self.timed.get(rival.name)
@@ -173,7 +173,7 @@ class Search(Trials):
             nonlocal recipe, handle
             if frozenset(candidate.names) in {frozenset(c.name.split("+")) for c in self.done}:
                 return  # the same remedies were judged already (a swap can rebuild a stack tried before)
-            if self.spent():
+            if self.spent(candidate):
                 self.not_tried.append((candidate.name, self.spent_reason()))
                 return
             result, new = self.try_recipe(candidate, handle, recipe.name)

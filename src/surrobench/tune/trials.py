@@ -29,7 +29,9 @@ class Trials:
         bench: what builds and times them (:class:`surrobench.tune.bench.Bench`).
         rounds: rounds per timing window (what ``bench.window`` times).
         budget_s: the budget as given (named in the reason a candidate was not tried).
-        deadline: ``clock()`` at which the search stops trying candidates (inf: never).
+        budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
+        reserve_setup_ms: the largest setup of an accepted candidate so far (the recipe is one of them): the
+            fresh processes are reserved for a recipe that slow to set up (:meth:`deadline`).
         clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
         on_judged: told after each candidate is judged (the caller stores the progress).
         paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
@@ -41,7 +43,8 @@ class Trials:
     bench: Bench
     rounds: int
     budget_s: float = math.inf
-    deadline: float = math.inf
+    budget_end: float = math.inf
+    reserve_setup_ms: float = 0.0
     clock: Callable[[], float] = time.monotonic
     on_judged: Callable[[], None] = lambda: None
     paired: dict[int, list[int]] = field(default_factory=dict)
@@ -54,8 +57,24 @@ class Trials:
         self.done.append(result)
         self.on_judged()
 
-    def spent(self) -> bool:
-        return self.clock() > self.deadline
+    def deadline(self) -> float:
+        """``clock()`` by which the search stops, so that the fresh processes of a recipe as slow to set up as
+        :attr:`reserve_setup_ms` fit before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
+        return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms)
+
+    def expected_s(self, recipe: Recipe | None) -> float:
+        """Seconds ``recipe`` is expected to take to build, check and time: the longest candidate judged so far
+        that compiles as it does (a torch.compile remedy or not: compiling dominates a candidate's time), 0
+        before there is one or for no recipe."""
+        if recipe is None:
+            return 0.0
+        compiles = _compiles(recipe.name)
+        return max((c.time_s for c in self.done if c.time_s and _compiles(c.name) == compiles), default=0.0)
+
+    def spent(self, recipe: Recipe | None = None) -> bool:
+        """Whether the search must not start ``recipe``: it would not end by :meth:`deadline` at
+        :meth:`expected_s` (None: whether the deadline has passed)."""
+        return self.clock() + self.expected_s(recipe) > self.deadline()
 
     def spent_reason(self) -> str:
         """Why a candidate was not tried once :meth:`spent`: the budget, as given (0.3 s, not 0 s)."""
@@ -136,6 +155,8 @@ class Trials:
             baseline_ms=base_ms,
             **common,
         )
+        if decisive.faster():
+            self.reserve_setup_ms = max(self.reserve_setup_ms, handle.setup_ms)
         self._keep(recipe.name, handle)
         return result, handle
 
@@ -158,3 +179,8 @@ class Trials:
         if self.bench.crowded():
             self.unprofiled += list(self.timed)
             self.timed.clear()
+
+
+def _compiles(name: str) -> bool:
+    """Whether the recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile remedy."""
+    return any(part.startswith("compile") for part in name.split("+"))
