@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
 from surrobench.analysis.op_flops import count_op_costs
-from surrobench.analysis.roofline import H200_FALLBACK, format_tflops, roofline
+from surrobench.analysis.roofline import H200_FALLBACK, OpCost, RooflineReport, format_tflops, roofline
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
 
@@ -87,3 +89,32 @@ def test_time_scale_puts_cpu_op_times_in_real_milliseconds():
 
 def test_small_rates_keep_their_digits():
     assert format_tflops(0.0010037) == "0.001" and format_tflops(0.134) == "0.13" and format_tflops(793.87) == "793.87"
+
+
+def test_the_roofline_reads_back_from_its_json_with_unknown_flops_and_the_whole_calibration():
+    ceilings = Ceilings("dev", 1000.0, {"fp32": 10.0, "bf16": 80.0}, "2026-12-01T00:00:00+00:00", "n=256")
+    costs = {
+        "aten::mm": OpCost("aten::mm", 1, 2 * 256**3, 3 * 256 * 256 * 4, {"float32"}),
+        "aten::copy_": OpCost("aten::copy_", 2, None, 2 * 256 * 256 * 4, {"float32"}, "no FLOP formula"),
+        "aten::mystery": OpCost("aten::mystery", 1, None, 1024, set()),
+    }
+    table = OpTable(
+        (
+            OpStat("aten::mm", "gemm/matmul/einsum", 1, 10.0, 10.0, 0.5, 1.0),
+            OpStat("aten::copy_", "copy/cast", 2, 6.0, 6.0, 0.3, 1.0),
+            OpStat("aten::mystery", "other", 1, 4.0, 4.0, 0.2, 1.0),
+        ),
+        "device",
+        20.0,
+        1,
+        "profiler",
+    )
+    report = roofline(table, costs, ceilings, "fp32")
+    doc = json.loads(json.dumps(report.to_json()))  # through text, as the results store keeps it
+    assert RooflineReport.from_json(doc) == report
+    assert doc["ceilings"] == ceilings.to_json() and doc["peak_tflops"] == 10.0  # reader's keys stay
+    ops = {o["name"]: o for o in doc["ops"]}
+    assert ops["aten::copy_"]["bound"] == "memory" and ops["aten::copy_"]["intensity"] is None
+    assert ops["aten::mystery"]["bound"] == "unknown" and ops["aten::mystery"]["ceiling_fraction"] is None
+    assert ops["aten::mm"]["dtypes"] == ["float32"] and ops["aten::mm"]["bound"] == "compute"
+    assert Ceilings.from_json(ceilings.to_json()) == ceilings

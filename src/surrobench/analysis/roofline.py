@@ -150,6 +150,15 @@ class RooflineOp:
         """Every field; ``dtypes`` as a list; unknown values null."""
         return {**self.__dict__, "dtypes": list(self.dtypes)}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "RooflineOp":
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            TypeError: a key missing, or one that is not a field.
+        """
+        return cls(**{**d, "dtypes": tuple(d["dtypes"])})
+
 
 @dataclass(frozen=True)
 class RooflineReport:
@@ -183,7 +192,9 @@ class RooflineReport:
         return tuple(suspects)
 
     def to_json(self) -> dict:
-        """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ops}``."""
+        """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ceilings, ops}``:
+        the ceilings read at ``precision`` for a reader (TFLOP/s, GB/s, FLOP/byte), and the whole
+        :class:`Ceilings` (``ceilings``, :meth:`Ceilings.to_json`) that :meth:`from_json` reads back."""
         c = self.ceilings
         return {
             "device_name": c.device_name,
@@ -192,8 +203,21 @@ class RooflineReport:
             "copy_gbps": c.copy_gbps,
             "ridge_flop_per_byte": self.ridge_flop_per_byte,
             "ceilings_note": c.note or f"calibrated {c.measured}",
+            "ceilings": c.to_json(),
             "ops": [o.to_json() for o in self.ops],
         }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RooflineReport":
+        """Inverse of :meth:`to_json` (the reader's keys are derived from ``ceilings`` and not read back).
+
+        Raises:
+            KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops`` missing (a document
+                written before ``ceilings`` was added has too little to read back).
+            TypeError: an op or the ceilings with a key missing or not a field.
+        """
+        ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
+        return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:

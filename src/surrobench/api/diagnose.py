@@ -1,8 +1,8 @@
 """``diagnose``: the judgment table of a workload, a stored run or a trace alone (``surrobench diagnose``).
 
 A workload is timed, profiled in a child process per config (op table, trace), its op FLOPs and bytes counted
-for the roofline against the device's stored ceilings, and every detector run over that evidence
-(:mod:`surrobench.analysis.diagnose`). Findings cite remedies ``surrobench optimize`` measured for the same
+for the roofline against the device's stored ceilings (stored with the run, :mod:`surrobench.results.roofline`),
+and every detector run over that evidence (:mod:`surrobench.analysis.diagnose`). Findings cite remedies ``surrobench optimize`` measured for the same
 config. The method joins the operator view with the timeline (docs/sources.md, method §4).
 """
 
@@ -39,6 +39,7 @@ from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.counters import load_counters
+from surrobench.results.roofline import add_roofline, load_roofline
 from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
@@ -51,7 +52,7 @@ class Diagnosis:
     Attributes:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "failed_configs"}`` (:func:`workload_context`),
-            ``{"run_id", "counters", "failed_configs"}`` (a stored run) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+            ``{"run_id", "roofline", "counters", "failed_configs"}`` (a stored run: the rooflines stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -163,6 +164,7 @@ def diagnose_workload(
             unprofiled = result.latency_ms.median if result.latency_ms else None
             scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
             roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
+            add_roofline(store, report.config_id, roof)  # diagnose --run reads it back: no FLOP count there
         view = system
         if system_pass:
             passed = perf_config(cfg, result, report.config_id, store, PerfOptions(), record.run_id)
@@ -191,14 +193,20 @@ def diagnose_workload(
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and, where the files still exist, its traces (no roofline:
-    that needs the model run once); returns the run, ranked findings, warnings and each config's evidence.
+    """Diagnose a stored run from its op tables and, where the files still exist, its traces; returns the run,
+    ranked findings, warnings and each config's evidence.
+
+    The estimated roofline a config was stored with (:func:`diagnose_workload` computes it once, against the
+    ceilings of that day: :func:`surrobench.results.roofline.load_roofline`) is its evidence as it was, so the
+    estimated findings are the ones of the measuring run; its ops' FLOPs feed the superlinear-scaling check
+    as the FLOP counter's did. A config stored without one (profiled, not diagnosed; no calibration; a run
+    stored before schema 8) is diagnosed by its op families, as a trace is.
 
     Counters stored with a config (``--counters``, :func:`surrobench.results.counters.load_counters`) are read
     again against its kernel table and the device's ceilings (:func:`device_ceilings`), as
     :func:`diagnose_workload` reads them, so the measured findings are the ones of the measuring run."""
     record = store.load_run(run_id)
-    evidence, warnings = [], []
+    evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
     for result in record.results:
         config_id = result.config_id
@@ -213,6 +221,10 @@ def diagnose_stored(
         label = result.label()
         trace = op_profile_trace(store, config_id)
         known = dict(label=label, result=result, op_table=table, profiled_step_ms=op_profile_step_ms(store, config_id))
+        roof = load_roofline(store, config_id)
+        if roof is not None:
+            known["roofline"] = roof
+            flops[result.key()] = {o.name: o.flops for o in roof.ops}
         kernels = store.load_kernel_table(config_id)
         if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
             known["kernel_table"] = kernels
@@ -225,14 +237,41 @@ def diagnose_stored(
         evidence.append(replace(ev, counters=remeasure(stored, ev.kernel_table, ceilings)) if stored else ev)
     if any(ev.counters is not None for ev in evidence):
         warnings.append(note)
+    warnings += stored_roofline_notes(evidence, ceilings)
     findings = diagnose_run(
-        evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
+        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
     findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
     measured = measured_for(store, record.results)
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
     return record, cite_measured(findings, measured), warnings, evidence
+
+
+def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:
+    """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (their device
+    and calibration time, or their note for the built-in ones), saying so when this machine's ceilings of the
+    device now (``ceilings``, :func:`device_ceilings`) differ: the stored verdicts keep the ones they were read
+    against. Empty without a stored roofline."""
+    groups: dict[tuple, tuple[Ceilings, list[str]]] = {}
+    for ev in evidence:
+        if ev.roofline is not None:
+            c = ev.roofline.ceilings
+            groups.setdefault(_ceilings_key(c), (c, []))[1].append(ev.label)
+    notes = []
+    for key, (stored, labels) in groups.items():
+        when = f"calibrated {stored.measured}" if stored.measured else stored.note
+        line = f"estimated roofline of {len(labels)} config(s) as stored with the run: {stored.device_name}, {when}"
+        if ceilings is not None and _ceilings_key(ceilings) != key:
+            now = f"calibrated {ceilings.measured}" if ceilings.measured else ceilings.note
+            line += f" (this machine's ceilings differ now: {now})"
+        notes.append(line)
+    return notes
+
+
+def _ceilings_key(c: Ceilings) -> tuple:
+    """``c`` as a hashable value (its matmul rates are a dict)."""
+    return (c.device_name, c.copy_gbps, tuple(sorted(c.matmul_tflops.items())), c.measured, c.note)
 
 
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
@@ -345,6 +384,7 @@ def diagnose(
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
         context = {
             "run_id": record.run_id,
+            "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
             "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
             "failed_configs": failed_configs_json(record.results),
         }

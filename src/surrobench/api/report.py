@@ -42,7 +42,8 @@ class RunRoofline:
             (:meth:`~surrobench.records.counters.ConfigCounters.to_json`, read against ``ceilings``).
         estimated: ``{config label: roofline JSON}`` of the configs with an estimated roofline
             (:meth:`~surrobench.analysis.roofline.RooflineReport.to_json`).
-        ceilings: the device's ceilings the points are read against (None: none known).
+        ceilings: the device's ceilings the roofs are drawn at: this machine's calibration of the run's device,
+            else those a stored estimated roofline was computed against (None: none known).
     """
 
     measured: Mapping[str, dict]
@@ -175,9 +176,10 @@ def _kernel_tables(store: ResultStore, record: RunRecord):
 def _diagnosis(
     ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds
 ) -> tuple[list[Finding], RunRoofline | None]:
-    """The run's findings as ``diagnose --run`` gives them (op tables and traces of a stored run) and its
-    roofline points (None without any); for a run JSON file or a record the run-level findings of its results
-    alone."""
+    """The run's findings as ``diagnose --run`` gives them (op tables, rooflines, counters and traces of a
+    stored run) and its roofline points (None without any): the counters measured and the estimated roofline
+    stored with each config (:func:`surrobench.results.roofline.load_roofline`). For a run JSON file or a
+    record, the run-level findings of its results alone."""
     if isinstance(ref, RunRecord) or is_run_file(ref):
         findings = diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
@@ -192,4 +194,5 @@ def _diagnosis(
     estimated = {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}
     if not measured and not estimated:
         return findings, None
-    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0])
+    stored = next((ev.roofline.ceilings for ev in evidence if ev.roofline is not None), None)
+    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0] or stored)

@@ -12,7 +12,8 @@ whether the GPU works while it runs):
 
 ``--json`` writes ``surrobench/diagnosis-v3`` (:func:`surrobench.records.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
-bytes, intensity, achieved rates, bound; null where unknown), and for a workload or a run the configs that
+bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
+and for a workload or a run the configs that
 failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
 has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does).
 """

@@ -69,6 +69,15 @@ class Ceilings:
             "note": self.note,
         }
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Ceilings":
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            TypeError: a key missing, or one that is not a field.
+        """
+        return cls(**d)
+
 
 def _usable(value: float) -> bool:
     return isinstance(value, (int, float)) and math.isfinite(value) and value > 0

@@ -76,6 +76,6 @@ def load_ceilings(device_name: str, threads: int | None = None) -> Ceilings | No
     calibrated (or the entry is not a ceilings object)."""
     entry = _read(cache_dir() / _FILE).get(machine_key(device_name, threads))
     try:
-        return Ceilings(**entry) if isinstance(entry, dict) else None
+        return Ceilings.from_json(entry) if isinstance(entry, dict) else None
     except TypeError:
         return None

@@ -32,10 +32,11 @@ DEFAULT_DB = "surrobench.db"
 #: 4 = ``configs.inputs_json``, every input's shape and dtype (the config identity, run-v2 ``inputs``);
 #: 5 = a profiled config's kernel table (``kernel_profiles``, ``kernel_stats``: :mod:`surrobench.records.kernels`);
 #: 6 = a config's Nsight Compute counters (``ncu_captures``, ``ncu_kernels``: :mod:`surrobench.results.counters`);
-#: 7 = ``serve_runs`` (``surrobench serve``). An older database is migrated forward on open
+#: 7 = ``serve_runs`` (``surrobench serve``); 8 = a config's estimated roofline as ``diagnose`` computed it
+#: (``rooflines``: :mod:`surrobench.results.roofline`). An older database is migrated forward on open
 #: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
 #: this code would write.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 RUN_STATES = ("running", "complete", "interrupted")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
 ABANDONED = "abandoned"
@@ -84,6 +85,11 @@ CREATE TABLE IF NOT EXISTS ncu_kernels (
     kernel_class TEXT, op TEXT, module TEXT, bound TEXT NOT NULL, limiter TEXT NOT NULL, cause TEXT,
     duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
     PRIMARY KEY (config_id, launch)
+);
+-- diagnose: a config's estimated roofline, the whole RooflineReport as JSON (surrobench.results.roofline)
+CREATE TABLE IF NOT EXISTS rooflines (
+    config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), device_name TEXT NOT NULL, precision TEXT NOT NULL,
+    ridge_flop_per_byte REAL NOT NULL, roofline_json TEXT NOT NULL
 );
 -- a profiled config's kernel table (records/kernels.py): its head and notes, then one row per kernel row
 CREATE TABLE IF NOT EXISTS kernel_profiles (
@@ -145,8 +151,8 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
 #: their state is unknown, recorded as complete, as they were shown before); version 4 every input
-#: (:func:`_add_inputs`); 5, 6 and 7 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
-#: kernel table or counters read back as None). A step is an SQL statement or a function of the connection.
+#: (:func:`_add_inputs`); 5, 6, 7 and 8 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
+#: kernel table, counters or an estimated roofline read back as None). A step is an SQL statement or a function of the connection.
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
@@ -155,6 +161,7 @@ _MIGRATIONS = {
     5: (),  # kernel_profiles, kernel_stats: new tables, created by _SCHEMA_SQL
     6: (),  # ncu_captures, ncu_kernels: new tables, created by _SCHEMA_SQL
     7: (_SERVE_SQL,),
+    8: (),  # rooflines: a new table, created by _SCHEMA_SQL
 }
 
 
