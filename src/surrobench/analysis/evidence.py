@@ -7,8 +7,7 @@ Built by :func:`surrobench.analysis.diagnose.trace_evidence` (or by the caller),
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
+from surrobench.analysis.roofline import RooflineReport
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.analysis.trace_facts import TraceFacts
 from surrobench.records.counters import ConfigCounters
@@ -16,9 +15,6 @@ from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult
 from surrobench.records.system import SystemView
-
-if TYPE_CHECKING:  # the roofline module imports torch (its FLOP counter); a trace alone is diagnosed without it
-    from surrobench.analysis.roofline import RooflineReport
 
 
 @dataclass(frozen=True)
