@@ -17,7 +17,8 @@ from surrobench.records.config import InputSpec
 from surrobench.records.run import run_from_json
 from surrobench.results.compare import LEGACY_PAIRING_NOTE, compare_runs
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.results.store import ResultStore, add_optimization
+from surrobench.results.store import ResultStore
+from surrobench.results.optimize_store import add_optimization
 
 SMALL = {"batches": [1], "device": "cpu", "warmup": 1, "iters": 3, "input_sets": 1}
 

@@ -13,7 +13,8 @@ from surrobench.api.benchmark import sweep_plan
 from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
-from surrobench.results.store import ResultStore, load_optimization
+from surrobench.results.store import ResultStore
+from surrobench.results.optimize_store import load_optimization
 from surrobench.tune import bench, config
 from surrobench.tune.plans import OptimizeInterrupted, measured_for, optimize_plans
 from surrobench.tune.request import OptimizeRequest

@@ -13,7 +13,8 @@ from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.execution.config import ExecConfig
 from surrobench.records.ops import OpStat, OpTable
-from surrobench.results.store import ResultStore, op_profile_step_ms
+from surrobench.results.store import ResultStore
+from surrobench.results.profiles import op_profile_step_ms
 from surrobench.workload.spec import ShapeSpec
 
 RUN_ID = "20261201-100000-aaaa"

@@ -22,6 +22,7 @@ from surrobench.report.html import report_page
 from surrobench.results.ceilings import save_ceilings
 from surrobench.results.roofline import add_roofline, load_roofline
 from surrobench.results.store import ResultStore
+from surrobench.results.profiles import add_op_table
 
 RUN_ID = "20261201-120000-roof"
 #: ridge 10 FLOP/byte: the 256^3 matmul (42.7 FLOP/byte) is above it, the add (0.08) below
@@ -50,7 +51,7 @@ def _planted(db):
     with ResultStore(db) as store:
         store.begin_run(record)
         config_id = store.add_result(RUN_ID, result)
-        store.add_op_table(config_id, table)
+        add_op_table(store, config_id, table)
         store.finish_run(RUN_ID)
     return config_id, result.label(), roofline(table, costs, CEILINGS, "fp32")
 

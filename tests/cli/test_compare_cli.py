@@ -9,6 +9,7 @@ from conftest import run_cli
 from synthetic import config, latency_samples, run
 
 from surrobench.results.store import ResultStore
+from surrobench.results.profiles import add_op_table
 
 
 def _write(path, record):
@@ -133,7 +134,7 @@ def test_op_tables_in_the_database_feed_the_op_diff_and_the_report(tmp_path):
     with ResultStore(db) as store:
         for run_id, fft_us in (("20261130-120000-aaaa", 400.0), ("20261130-130000-bbbb", 200.0)):
             store.begin_run(run(run_id, []))
-            store.add_op_table(store.add_result(run_id, config(s)), table(fft_us))
+            add_op_table(store, store.add_result(run_id, config(s)), table(fft_us))
     out, html = tmp_path / "c.json", tmp_path / "r.html"
     assert run_cli(["compare", "20261130-12", "20261130-13", "--db", str(db), "--json", str(out)]) == 0
     deltas = json.loads(out.read_text())["configs"][0]["op_deltas"]

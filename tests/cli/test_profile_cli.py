@@ -10,6 +10,7 @@ import pytest
 
 from conftest import run_cli
 from surrobench.results.store import ResultStore
+from surrobench.results.profiles import load_op_table
 
 # A small, fast config: the PINN MLP at 64 collocation points, a 1+1+2 step schedule within 8 iterations.
 FAST = [
@@ -56,7 +57,7 @@ def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
     assert json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
     with ResultStore(db) as store:
         (config_id,) = store.config_ids(doc["run"]["run_id"])
-        stored = store.load_op_table(config_id)
+        stored = load_op_table(store, config_id)
         assert store.load_run(doc["run"]["run_id"]).results[0].top_op == top
     assert stored.to_json()["ops"] == report["op_table"]["ops"]
 

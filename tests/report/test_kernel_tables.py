@@ -19,6 +19,7 @@ from surrobench.report.html import ReportInput, render_report
 from surrobench.report.kernel_tables import NAME_WIDTH, kernel_rows, short_kernel_name
 from surrobench.report.op_tables import profile_renderables
 from surrobench.results.store import ResultStore
+from surrobench.results.profiles import add_kernel_table
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 OP_TABLE = json.loads((FIXTURES / "op_table_transformer_fp32_h200.json").read_text())
@@ -89,7 +90,7 @@ def test_the_report_breaks_stored_kernel_time_down_by_class(tmp_path):
     record = run("20261201-000000-hhhh", [result])
     with ResultStore(db) as store:
         store.begin_run(record)
-        store.add_kernel_table(store.add_result(record.run_id, result), _kernel_table())
+        add_kernel_table(store, store.add_result(record.run_id, result), _kernel_table())
     report = build_report([record.run_id], db=db)
     assert report.kernel_classes == {f"hhhh {result.label()}": {"gemm": 2 / 3, "elementwise": 1 / 3}}
     page = render_report(ReportInput(runs=report.runs, kernel_classes=report.kernel_classes))

@@ -18,7 +18,8 @@ from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_j
 from surrobench.results.fresh import FreshCheck
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport
 from surrobench.results.paired import Speedup
-from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config, load_optimization
+from surrobench.results.store import ResultStore
+from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
 
 SPEED = Speedup(2.0, (1.9, 2.1), 0.01)
 

@@ -15,6 +15,7 @@ from surrobench.api.diagnose import diagnose_stored
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
 from surrobench.results.store import SCHEMA_VERSION, ResultStore
+from surrobench.results.profiles import add_kernel_table, add_op_table, load_kernel_table
 
 GEMM = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x64_16x6_nn_align4>"
 FLASH = "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false>>"
@@ -41,10 +42,10 @@ def test_the_kernel_table_round_trips_through_sqlite_with_its_notes(tmp_path):
     table = _table()
     with ResultStore(db) as store:
         config_id = _stored_config(store)
-        store.add_kernel_table(config_id, table)
-        store.add_kernel_table(config_id, table)  # profiled again: replaced, not doubled
+        add_kernel_table(store, config_id, table)
+        add_kernel_table(store, config_id, table)  # profiled again: replaced, not doubled
     with ResultStore(db, read_only=True) as store:
-        loaded = store.load_kernel_table(config_id)
+        loaded = load_kernel_table(store, config_id)
     assert loaded == table
     assert [k.origin for k in loaded.kernels] == ["recredited", "launch", "graph_replay"]
     assert {n.kind for n in loaded.notes} >= {"metadata_op_recredited", "graph_replay_unmapped", "module_path_lost"}
@@ -53,7 +54,7 @@ def test_the_kernel_table_round_trips_through_sqlite_with_its_notes(tmp_path):
 
 def test_a_config_without_a_kernel_table_reads_none(tmp_path):
     with ResultStore(tmp_path / "r.db") as store:
-        assert store.load_kernel_table(_stored_config(store)) is None
+        assert load_kernel_table(store, _stored_config(store)) is None
 
 
 def test_a_version_2_database_gains_the_kernel_tables(tmp_path):
@@ -64,9 +65,9 @@ def test_a_version_2_database_gains_the_kernel_tables(tmp_path):
     conn.executescript("DROP TABLE kernel_stats; DROP TABLE kernel_profiles; PRAGMA user_version = 2;")
     conn.close()
     with ResultStore(db) as store:
-        assert store.load_kernel_table(config_id) is None
-        store.add_kernel_table(config_id, _table())
-        assert store.load_kernel_table(config_id) == _table()
+        assert load_kernel_table(store, config_id) is None
+        add_kernel_table(store, config_id, _table())
+        assert load_kernel_table(store, config_id) == _table()
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 5
     conn.close()
@@ -82,8 +83,8 @@ def test_a_stored_run_is_diagnosed_from_its_stored_kernel_classes(tmp_path):
     with ResultStore(tmp_path / "r.db") as store:
         store.begin_run(record)
         config_id = store.add_result(record.run_id, result)
-        store.add_op_table(config_id, op_table)
-        store.add_kernel_table(config_id, rows.finish(active_steps=op_table.active_steps, source="profiler"))
+        add_op_table(store, config_id, op_table)
+        add_kernel_table(store, config_id, rows.finish(active_steps=op_table.active_steps, source="profiler"))
         _, findings, _, _ = diagnose_stored(record.run_id, store, DEFAULT_THRESHOLDS)
     (finding,) = [f for f in findings if f.kind == "matmul_precision"]
     assert [e.value for e in finding.evidence] == [1.0]

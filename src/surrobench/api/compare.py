@@ -20,6 +20,7 @@ from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_g
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
 from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
+from surrobench.results.profiles import load_op_table
 
 RunRef = RunRecord | str | Path
 
@@ -63,7 +64,7 @@ def op_times(ref: RunRef, db: str | Path, run: RunRecord) -> dict[ConfigKey, dic
     if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
         return {}
     with ResultStore(db, read_only=True) as store:
-        tables = {r.key(): store.load_op_table(r.config_id) for r in run.results}
+        tables = {r.key(): load_op_table(store, r.config_id) for r in run.results}
     return {key: t.ms_per_step() for key, t in tables.items() if t is not None and t.ops and t.active_steps}
 
 

@@ -40,7 +40,8 @@ from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.counters import load_counters
 from surrobench.results.roofline import add_roofline, load_roofline
-from surrobench.results.store import DEFAULT_DB, ResultStore, op_profile_step_ms, op_profile_trace
+from surrobench.results.store import DEFAULT_DB, ResultStore
+from surrobench.results.profiles import load_kernel_table, load_op_table, op_profile_step_ms, op_profile_trace
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
 
@@ -210,7 +211,7 @@ def diagnose_stored(
     ceilings, note = device_ceilings(record)
     for result in record.results:
         config_id = result.config_id
-        table = store.load_op_table(config_id)
+        table = load_op_table(store, config_id)
         if result.status == "ok" and table is None:
             warnings.append(
                 f"{result.label()}: no op table stored (the run was timed, not profiled, as optimize's runs are): "
@@ -225,7 +226,7 @@ def diagnose_stored(
         if roof is not None:
             known["roofline"] = roof
             flops[result.key()] = {o.name: o.flops for o in roof.ops}
-        kernels = store.load_kernel_table(config_id)
+        kernels = load_kernel_table(store, config_id)
         if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
             known["kernel_table"] = kernels
         if trace and Path(trace).exists():

@@ -28,6 +28,7 @@ from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.counters import add_counters
 from surrobench.results.store import ResultStore
+from surrobench.results.profiles import add_kernel_table, add_op_table
 
 
 @dataclass(frozen=True)
@@ -111,12 +112,12 @@ def profile_config(
     if top is not None:
         result = result.with_top_op(top.name, top.share)
         store.set_top_op(config_id, top.name, top.share)
-    store.add_op_table(config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
+    add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
     readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
     kernels = child.get("kernel_table")
     kernels = KernelTable.from_json(kernels) if kernels else None
     if kernels is not None:
-        store.add_kernel_table(config_id, kernels)
+        add_kernel_table(store, config_id, kernels)
     counters = None
     if options.counters:  # after the profiling child: ncu's replay never shares a process with a measurement
         counters = counters_config(cfg, kernels)

@@ -28,7 +28,9 @@ from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import ServeRecord
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison
-from surrobench.results.store import DEFAULT_DB, ResultStore, optimizations_of_runs
+from surrobench.results.store import DEFAULT_DB, ResultStore
+from surrobench.results.profiles import load_kernel_table
+from surrobench.results.optimize_store import optimizations_of_runs
 from surrobench.trace import load_trace
 from surrobench.trace.model import Timeline
 
@@ -168,7 +170,7 @@ def _capacity_pair(served: tuple[ServeRecord, ...], db: str | Path) -> ComparedS
 def _kernel_tables(store: ResultStore, record: RunRecord):
     """``(label as in Report.op_tables, kernel table)`` of each config of a stored run that has one."""
     for c in record.results:
-        table = store.load_kernel_table(c.config_id) if c.config_id is not None else None
+        table = load_kernel_table(store, c.config_id) if c.config_id is not None else None
         if table is not None and table.kernels:
             yield f"{record.run_id[-4:]} {c.label()}", table
 

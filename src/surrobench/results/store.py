@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.records.config import InputSpec, inputs_of, same_inputs
-from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
-from surrobench.records.ops import OpStat, OpTable
-from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
+from surrobench.records.config import InputSpec
 from surrobench.results.owner import RunOwner
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
 from surrobench.records.stats import LatencyStats
@@ -210,7 +207,7 @@ class RunSummary:
     state: str = "complete"
 
 
-def _prefix_pattern(prefix: str) -> str:
+def prefix_pattern(prefix: str) -> str:
     """A LIKE pattern (escape character ``\\``) matching ids that start with ``prefix`` literally."""
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -498,7 +495,7 @@ class ResultStore:
         if not prefix.strip():
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
         rows = self.conn.execute(
-            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (_prefix_pattern(prefix),)
+            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (prefix_pattern(prefix),)
         ).fetchall()
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
@@ -543,239 +540,3 @@ class ResultStore:
                 f"results database {self.path!r}: {what} holds a row surrobench cannot read "
                 f"({type(exc).__name__}: {exc}); use another database"
             ) from None
-
-    def add_op_table(
-        self,
-        config_id: int,
-        table: OpTable,
-        *,
-        profiled_step_ms: float | None = None,
-        overhead: float | None = None,
-        trace_path: str | None = None,
-    ) -> None:
-        """Store a profiled config's op table (rows in share order) with its profiling summary."""
-        with self._writing():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    config_id,
-                    table.basis,
-                    table.source,
-                    table.total_us,
-                    table.active_steps,
-                    table.kernel_count,
-                    table.small_kernel_count,
-                    table.small_kernel_us,
-                    int(table.has_shapes),
-                    int(table.has_memory),
-                    profiled_step_ms,
-                    overhead,
-                    trace_path,
-                ),
-            )
-            self.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
-            self.conn.executemany(
-                "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        config_id,
-                        rank,
-                        op.name,
-                        op.category,
-                        op.calls,
-                        op.self_device_us,
-                        op.total_device_us,
-                        op.share,
-                        op.self_cpu_us,
-                        op.device_mem_bytes,
-                        op.self_device_mem_bytes,
-                        json.dumps(list(op.input_shapes)),
-                    )
-                    for rank, op in enumerate(table.ops)
-                ],
-            )
-
-    def load_op_table(self, config_id: int) -> OpTable | None:
-        """The stored op table of a config, or None when it was not profiled."""
-        head = self.conn.execute(
-            "SELECT basis, source, total_us, active_steps, kernel_count, small_kernel_count, small_kernel_us,"
-            " has_shapes, has_memory FROM op_profiles WHERE config_id = ?",
-            (config_id,),
-        ).fetchone()
-        if head is None:
-            return None
-        rows = self.conn.execute(
-            "SELECT name, category, calls, self_device_us, total_device_us, share, self_cpu_us, device_mem_bytes,"
-            " self_device_mem_bytes, input_shapes_json FROM op_stats WHERE config_id = ? ORDER BY rank",
-            (config_id,),
-        ).fetchall()
-        ops = tuple(OpStat(*row[:9], input_shapes=tuple(json.loads(row[9]))) for row in rows)
-        return OpTable(
-            ops=ops,
-            basis=head[0],
-            source=head[1],
-            total_us=head[2],
-            active_steps=head[3],
-            kernel_count=head[4],
-            small_kernel_count=head[5],
-            small_kernel_us=head[6],
-            has_shapes=bool(head[7]),
-            has_memory=bool(head[8]),
-        )
-
-    def add_kernel_table(self, config_id: int, table: KernelTable) -> None:
-        """Store a profiled config's kernel table (rows in the table's order, notes as JSON objects)."""
-        notes = json.dumps([n.to_json() for n in table.notes])
-        with self._writing():
-            self.conn.execute(
-                "INSERT OR REPLACE INTO kernel_profiles VALUES (?, ?, ?, ?, ?)",
-                (config_id, table.total_us, table.active_steps, table.source, notes),
-            )
-            self.conn.execute("DELETE FROM kernel_stats WHERE config_id = ?", (config_id,))
-            self.conn.executemany(
-                "INSERT INTO kernel_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (config_id, rank, k.name, k.kernel_class, k.calls, k.device_us, k.share)
-                    + (k.op, k.module, k.origin, k.fused_ops)
-                    for rank, k in enumerate(table.kernels)
-                ],
-            )
-
-    def load_kernel_table(self, config_id: int) -> KernelTable | None:
-        """The stored kernel table of a config, or None (not profiled on a GPU, or stored before schema 5).
-
-        Raises:
-            UsageError: a row our records refuse (a kernel class or note kind outside the vocabulary).
-        """
-        head = self.conn.execute(
-            "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?", (config_id,)
-        ).fetchone()
-        if head is None:
-            return None
-        rows = self.conn.execute(
-            "SELECT name, kernel_class, calls, device_us, share, op, module, origin, fused_ops FROM kernel_stats"
-            " WHERE config_id = ? ORDER BY rank",
-            (config_id,),
-        ).fetchall()
-        with self._reading(f"the kernel table of config {config_id}"):
-            notes = tuple(AttributionNote(**n) for n in json.loads(head[3]))
-            return KernelTable(tuple(KernelStat(*row) for row in rows), head[0], head[1], head[2], notes)
-
-
-def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
-    """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
-    (:func:`surrobench.api.profile.profiled_step_ms`; a database written before that holds the median)."""
-    row = store.conn.execute("SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row[0] if row else None
-
-
-def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
-    """The trace file recorded with a config's op table, or None."""
-    row = store.conn.execute("SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row[0] if row else None
-
-
-def add_optimization(store: ResultStore, report: dict) -> None:
-    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs; a report stored
-    before under the same id is replaced (optimize stores its report as each candidate is judged, marked
-    interrupted until the last write, so a killed search leaves what it judged)."""
-    with store._writing():
-        store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
-        store.conn.execute(
-            "INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)",
-            (
-                report["optimize_id"],
-                report["created"],
-                report["baseline_run_id"],
-                report["recipe_run_id"],
-                json.dumps(report),
-            ),
-        )
-        store.conn.executemany(
-            "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    report["optimize_id"],
-                    c["model"],
-                    json.dumps(c["input_shape"]),
-                    c["batch"],
-                    c["device"],
-                    json.dumps(c),
-                )
-                for c in report["configs"]
-            ],
-        )
-
-
-def _optimization(store: ResultStore, report_json: str) -> dict:
-    """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
-
-    Raises:
-        UsageError: the row is not a valid optimize-v2 (or v1) document; the message names the bad key.
-    """
-    with store._reading("an optimization"):
-        doc = json.loads(report_json)
-        check_optimize_json(doc)
-    return doc
-
-
-def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """The stored optimize report ``optimize_id`` (v1 or v2, checked) (a unique prefix is accepted).
-
-    Raises:
-        UsageError: no report, or several, match; the report is not a valid optimize document.
-    """
-    rows = store.conn.execute(
-        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (_prefix_pattern(optimize_id),)
-    ).fetchall()
-    if len(rows) != 1:
-        what = "no optimization" if not rows else f"{len(rows)} optimizations"
-        raise UsageError(f"{what} in {store.path!r} match id {optimize_id!r}")
-    return _optimization(store, rows[0][0])
-
-
-def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
-    """The optimize reports (checked) that stored any of ``run_ids`` as their baseline or recipe run, oldest first.
-
-    Raises:
-        UsageError: a report is not a valid optimize document.
-    """
-    marks = ", ".join("?" * len(run_ids))
-    rows = store.conn.execute(
-        f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
-        " ORDER BY created",
-        (*run_ids, *run_ids),
-    ).fetchall()
-    return [_optimization(store, row[0]) for row in rows]
-
-
-def latest_optimized_config(
-    store: ResultStore,
-    model: str,
-    input_shape: tuple[int, ...],
-    batch: int,
-    device: str,
-    inputs: tuple[InputSpec, ...],
-) -> dict | None:
-    """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
-    input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
-    configs that share a primary input it measured. The object is checked as a config of its report's schema
-    (:func:`surrobench.records.optimize_json.check_optimize_config`).
-
-    Raises:
-        UsageError: a stored config object of this workload is not a valid one.
-    """
-    rows = store.conn.execute(
-        "SELECT c.config_json, json_extract(o.report_json, '$.schema') FROM optimize_configs c"
-        " JOIN optimizations o ON o.optimize_id = c.optimize_id"
-        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC",
-        (model, json.dumps(list(input_shape)), batch, device),
-    )
-    for config_json, schema in rows:
-        with store._reading("an optimization"):
-            entry = json.loads(config_json)
-            check_optimize_config(entry, schema)
-        if same_inputs(inputs_of(entry), inputs):
-            return entry
-    return None

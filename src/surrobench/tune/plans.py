@@ -23,7 +23,8 @@ from surrobench.execution.runner import failed_result, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
-from surrobench.results.store import ResultStore, add_optimization, latest_optimized_config
+from surrobench.results.store import ResultStore
+from surrobench.results.optimize_store import add_optimization, latest_optimized_config
 from surrobench.tune.fresh import FreshInterrupted, check_fresh
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.config import optimize_config

@@ -1,0 +1,119 @@
+"""Optimize reports in the results database (``optimizations``, ``optimize_configs``): stored as each candidate is
+judged, read back checked against their schema (optimize-v2, or v1) by ``show``, ``report``, ``compare`` and the
+diagnosis that cites a config's measured remedies.
+"""
+
+from __future__ import annotations
+
+import json
+
+from surrobench.records.config import InputSpec, inputs_of, same_inputs
+from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
+from surrobench.errors import UsageError
+from surrobench.results.store import ResultStore, prefix_pattern
+
+
+def add_optimization(store: ResultStore, report: dict) -> None:
+    """Store an optimize report (``OptimizeReport.to_json()``) and index its configs; a report stored
+    before under the same id is replaced (optimize stores its report as each candidate is judged, marked
+    interrupted until the last write, so a killed search leaves what it judged)."""
+    with store._writing():
+        store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
+        store.conn.execute(
+            "INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)",
+            (
+                report["optimize_id"],
+                report["created"],
+                report["baseline_run_id"],
+                report["recipe_run_id"],
+                json.dumps(report),
+            ),
+        )
+        store.conn.executemany(
+            "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    report["optimize_id"],
+                    c["model"],
+                    json.dumps(c["input_shape"]),
+                    c["batch"],
+                    c["device"],
+                    json.dumps(c),
+                )
+                for c in report["configs"]
+            ],
+        )
+
+
+def _optimization(store: ResultStore, report_json: str) -> dict:
+    """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
+
+    Raises:
+        UsageError: the row is not a valid optimize-v2 (or v1) document; the message names the bad key.
+    """
+    with store._reading("an optimization"):
+        doc = json.loads(report_json)
+        check_optimize_json(doc)
+    return doc
+
+
+def load_optimization(store: ResultStore, optimize_id: str) -> dict:
+    """The stored optimize report ``optimize_id`` (v1 or v2, checked) (a unique prefix is accepted).
+
+    Raises:
+        UsageError: no report, or several, match; the report is not a valid optimize document.
+    """
+    rows = store.conn.execute(
+        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
+    ).fetchall()
+    if len(rows) != 1:
+        what = "no optimization" if not rows else f"{len(rows)} optimizations"
+        raise UsageError(f"{what} in {store.path!r} match id {optimize_id!r}")
+    return _optimization(store, rows[0][0])
+
+
+def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
+    """The optimize reports (checked) that stored any of ``run_ids`` as their baseline or recipe run, oldest first.
+
+    Raises:
+        UsageError: a report is not a valid optimize document.
+    """
+    marks = ", ".join("?" * len(run_ids))
+    rows = store.conn.execute(
+        f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
+        " ORDER BY created",
+        (*run_ids, *run_ids),
+    ).fetchall()
+    return [_optimization(store, row[0]) for row in rows]
+
+
+def latest_optimized_config(
+    store: ResultStore,
+    model: str,
+    input_shape: tuple[int, ...],
+    batch: int,
+    device: str,
+    inputs: tuple[InputSpec, ...],
+) -> dict | None:
+    """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
+    (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
+    input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
+    configs that share a primary input it measured. The object is checked as a config of its report's schema
+    (:func:`surrobench.records.optimize_json.check_optimize_config`).
+
+    Raises:
+        UsageError: a stored config object of this workload is not a valid one.
+    """
+    rows = store.conn.execute(
+        "SELECT c.config_json, json_extract(o.report_json, '$.schema') FROM optimize_configs c"
+        " JOIN optimizations o ON o.optimize_id = c.optimize_id"
+        " WHERE c.model = ? AND c.input_shape_json = ? AND c.batch = ? AND c.device = ? ORDER BY o.created DESC",
+        (model, json.dumps(list(input_shape)), batch, device),
+    )
+    for config_json, schema in rows:
+        with store._reading("an optimization"):
+            entry = json.loads(config_json)
+            check_optimize_config(entry, schema)
+        if same_inputs(inputs_of(entry), inputs):
+            return entry
+    return None
