@@ -61,7 +61,11 @@ _CAUSE_ACTIONS = {
         "shared memory per block caps the blocks per SM: another tile size (torch.compile mode='max-autotune')",
         ("compile-max-autotune-no-cudagraphs",),
     ),
-    "low_occupancy": Clause("few warps stay active though the launch allows more: larger or fused kernels"),
+    "low_occupancy": Clause(
+        "few warps stay active though the launch allows more: fuse the short kernels into larger ones "
+        "(torch.compile)",
+        ("compile",),
+    ),
     "stalls": Clause(
         "warps stall on dependencies: fuse the chain of small kernels (torch.compile) or capture it in a CUDA graph",
         ("compile", "cudagraph"),
