@@ -116,9 +116,10 @@ def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_
                 "--db",
                 str(tmp_path / "s.db"),
                 "--iters",
-                "17",
+                "2",
                 "--warmup",
                 "1",
+                *("--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"),  # one recorded step
                 "--trace-out",
                 str(tmp_path / "tr"),
                 "--json",
@@ -218,9 +219,10 @@ def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path
                 "--db",
                 str(db),
                 "--iters",
-                "17",
+                "2",
                 "--warmup",
                 "1",
+                *("--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"),  # one recorded step
                 "--trace-out",
                 str(tmp_path / "tr"),
                 "--json",
