@@ -163,11 +163,15 @@ def host_op_chains(tl: Timeline, calls: np.ndarray) -> list[str]:
     if len(ops) == 0 or calls.size == 0:
         return [""] * int(calls.size)
     inner, outer = _inner_outer(tl, calls)
+    # Name ids, -1 for none; the outer op is named only when it is not the inner one.
+    o_name = np.where((outer >= 0) & (outer != inner), take(ops.name_id, outer), -1).astype(np.int64)
+    i_name = np.where(inner >= 0, take(ops.name_id, inner), -1).astype(np.int64)
+    # One string per distinct pair of names: calls of every step share a few chains.
+    pairs, index = np.unique((o_name + 1) * (len(tl.names) + 1) + (i_name + 1), return_inverse=True)
     chains = []
-    for o, i in zip(outer.tolist(), inner.tolist()):
-        names = [tl.name(ops.name_id[o])] if o >= 0 and o != i else []
-        chains.append(" > ".join(names + ([tl.name(ops.name_id[i])] if i >= 0 else [])))
-    return chains
+    for o, i in zip((pairs // (len(tl.names) + 1) - 1).tolist(), (pairs % (len(tl.names) + 1) - 1).tolist()):
+        chains.append(" > ".join(([tl.names[o]] if o >= 0 else []) + ([tl.names[i]] if i >= 0 else [])))
+    return np.array(chains, dtype=object)[index.ravel()].tolist()
 
 
 def _lookup(rank: np.ndarray, ids: np.ndarray, q_rank: np.ndarray, q_ids: np.ndarray) -> np.ndarray:
