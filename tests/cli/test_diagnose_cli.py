@@ -116,10 +116,9 @@ def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_
                 "--db",
                 str(tmp_path / "s.db"),
                 "--iters",
-                "2",
+                "17",
                 "--warmup",
                 "1",
-                *("--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"),  # one recorded step
                 "--trace-out",
                 str(tmp_path / "tr"),
                 "--json",
