@@ -21,6 +21,7 @@ import pickle
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
@@ -49,12 +50,101 @@ def usable_cores() -> int:
 def read_split(file: Path, conv, workers: int) -> dict | None:
     """Read ``file``'s events into ``conv`` (a fresh converter) using ``workers`` processes; returns the
     trace's metadata, or ``None`` when the file is not worth or not able to be split (the caller then
-    reads it in one process with a fresh converter).
+    reads it in one process with a fresh converter). Workers :func:`prestart` started for this file are used.
 
     ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each piece is read by its own
     converter (:func:`_parse_range`), whose ``pending`` columns, name table, ``counts``, ``anomalies`` and
     ``saw_cuda`` are merged into ``conv`` in file order.
     """
+    split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
+    if split is None:
+        return None
+    try:
+        parts = split.collect()
+    finally:
+        split.close()
+    if parts is None:
+        return None
+    trailer = {}
+    for _piece, pending, names, counts, anomalies, saw_cuda, trailer in sorted(parts, key=lambda p: p[0]):
+        remap = conv.builder.intern_names(list(names))
+        for _table, cols in pending:
+            cols["name_id"] = remap[cols["name_id"]]
+        conv.pending.extend(pending)
+        conv.counts.update(counts)
+        conv.anomalies.update(anomalies)
+        conv.saw_cuda = conv.saw_cuda or saw_cuda
+    return {**split.header, **trailer}
+
+
+def prestart(file: Path, workers: int | None = None) -> None:
+    """Start reading ``file`` in worker processes now, for a :func:`read_split` of it to come (with
+    ``workers``, default one per usable core): ``surrobench analyze`` calls this before its commands import
+    (~0.4 s), which the workers spend taking pieces. Nothing happens for a file :func:`read_split` would not
+    split or cannot open; what a read never takes, :func:`discard_prestarted` stops."""
+    workers = usable_cores() if workers is None else workers
+    try:
+        key = _key(file, workers)
+        split = None if key in _STARTED else _start_split(file, workers)
+    except (OSError, UsageError):  # the read itself reports it
+        return
+    if split is not None:
+        _STARTED[key] = split
+
+
+def discard_prestarted() -> None:
+    """Stop the workers of every :func:`prestart` no read took (the command failed before reading)."""
+    while _STARTED:
+        _STARTED.popitem()[1].close()
+
+
+def _key(file: Path, workers: int) -> tuple:
+    st = os.stat(file)
+    return os.path.realpath(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, workers
+
+
+@dataclass
+class _Split:
+    """A split read under way: the file's pieces (byte ranges), the queue holding the numbers of the pieces
+    nobody took yet, and the worker processes taking them."""
+
+    file: Path
+    header: dict
+    bare: bool
+    ranges: list
+    queue: int
+    children: list[subprocess.Popen]
+
+    def collect(self) -> list | None:
+        """Every piece: those this process takes from the queue, then the workers'; ``None`` when a piece
+        does not parse or a worker fails (the caller reads in one process)."""
+        try:
+            parts = _parse_pieces(self.file, self.ranges, self.bare, self.queue)
+            for child in self.children:
+                parts += _result(child)
+        except UsageError:
+            return None  # a cut inside a string, or a real error: the one-process read tells which
+        if sorted(p[0] for p in parts) != list(range(len(self.ranges))):
+            return None  # a piece nobody read (a worker that died after claiming it)
+        return parts
+
+    def close(self) -> None:
+        for child in self.children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        self.children = []
+        if self.queue >= 0:
+            os.close(self.queue)
+            self.queue = -1
+
+
+_STARTED: dict[tuple, _Split] = {}
+
+
+def _start_split(file: Path, workers: int) -> _Split | None:
+    """The pieces of ``file``, queued, with ``workers - 1`` worker processes started on them; ``None`` when
+    the file is too small, not plain JSON with random access, or has no event boundary to cut at."""
     size = file.stat().st_size
     if workers < 2 or size < SPLIT_MIN_BYTES:
         return None
@@ -68,52 +158,16 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
         return None
     ranges = list(zip([start] + [c[1] for c in cuts], [c[0] for c in cuts] + [None]))
     queue, feed = os.pipe()
+    os.write(feed, bytes(range(len(ranges))))  # <= 255 bytes: below any pipe's buffer, never blocks
+    os.close(feed)
+    split = _Split(file, header, bare, ranges, queue, [])
     try:
-        os.write(feed, bytes(range(len(ranges))))  # <= 255 bytes: below any pipe's buffer, never blocks
-        os.close(feed)
-        parts = _read_pieces(file, ranges, bare, queue, workers - 1)
-    finally:
-        os.close(queue)
-    if parts is None:
-        return None
-    trailer = {}
-    for _piece, pending, names, counts, anomalies, saw_cuda, trailer in sorted(parts, key=lambda p: p[0]):
-        remap = conv.builder.intern_names(list(names))
-        for _table, cols in pending:
-            cols["name_id"] = remap[cols["name_id"]]
-        conv.pending.extend(pending)
-        conv.counts.update(counts)
-        conv.anomalies.update(anomalies)
-        conv.saw_cuda = conv.saw_cuda or saw_cuda
-    return {**header, **trailer}
-
-
-def _read_pieces(file: Path, ranges: list, bare: bool, queue: int, helpers: int) -> list | None:
-    """Every piece of ``ranges``, parsed here and in ``helpers`` worker processes that take pieces from the
-    ``queue`` pipe; ``None`` when a piece does not parse or a worker fails (the caller reads in one process)."""
-    children: list[subprocess.Popen] = []
-    try:
-        for _ in range(helpers):
-            children.append(_start_worker(file, ranges, bare, queue))
+        for _ in range(workers - 1):
+            split.children.append(_start_worker(file, ranges, bare, queue))
     except OSError:  # no interpreter to start (an embedded Python): one process
-        for child in children:
-            child.kill()
-            child.wait()
+        split.close()
         return None
-    try:
-        parts = _parse_pieces(file, ranges, bare, queue)
-        for child in children:
-            parts += _result(child)
-    except UsageError:
-        return None  # a cut inside a string, or a real error: the one-process read tells which
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-    if sorted(p[0] for p in parts) != list(range(len(ranges))):
-        return None  # a piece nobody read (a worker that died after claiming it)
-    return parts
+    return split
 
 
 def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
