@@ -4,7 +4,7 @@ Builds a large trace by tiling a fixture in time (each copy shifted by the fixtu
 and External ids offset so they stay unique), then measures wall time and peak RSS of each method in a
 fresh child process:
 
-- ``surrobench``: load + full timeline analysis, defaults (msgspec, byte ranges over every core)
+- ``surrobench``: load + full timeline analysis, defaults (msgspec, 16 MiB pieces over every core)
 - ``surrobench-load``: loading only
 - ``surrobench-1proc``: load + analysis in this process only (no range workers)
 - ``surrobench-orjson``: load + analysis with msgspec hidden (orjson dicts), range workers on

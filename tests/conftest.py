@@ -15,6 +15,16 @@ from surrobench.execution.config import ExecConfig
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.base import ModelInfo, Surrogate
 
+# Inductor's CPU kernels for the suite's few real torch.compile calls, in this process and in every process a
+# test starts (read when torch._inductor.config is first imported, which `import torch` does not do): scalar C++
+# (no probe of AVX2/AVX-512 by compiling test programs) and no precompiled header (one large g++ run per cache
+# directory). torch/_inductor/config.py names both switches. On 2 shared cores a compiling child took 18.9 s
+# with torch's defaults and 9.6 s with these (docs/benchmarks/test-suite.md); what the tests check (a mode
+# runs, a graph cache is shared across processes) does not depend on how the kernel is vectorized. A user's
+# own setting stands.
+os.environ.setdefault("TORCHINDUCTOR_VEC_ISA_OK", "0")
+os.environ.setdefault("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", "0")
+
 
 def exec_config(**fields) -> ExecConfig:
     """A small CPU config: ``tiny`` at 8, batch 1, fp32 eager, 1 warm-up and 2 timed calls, seed 0, one input

@@ -9,6 +9,7 @@ from conftest import run_cli
 
 import surrobench
 from surrobench.api.profile import profile_run
+from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution import sweep as sweep_module
 from surrobench.execution.sweep import SweepRequest, execute_sweep, plan_sweep
 from surrobench.records.run import result_from_json
@@ -34,8 +35,9 @@ def _plan(batches=(1, 2, 3)):
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def swept():
+    """One timed sweep shared by the tests below, which only read it."""
     plan = _plan()
     with ResultStore(":memory:") as store:
         record, _ = execute_sweep(plan, store)
@@ -94,7 +96,8 @@ def test_a_profiled_command_plans_its_sweep_once(monkeypatch):
         return real(spec, trust_pickle)
 
     monkeypatch.setattr(sweep_module, "resolve_model", counting)
-    prof = surrobench.profile("fno2d", shapes=[8], batches=[1, 2], device="cpu", warmup=1, iters=3)
+    one_step = ProfileSchedule(wait=0, warmup=1, active=1)  # the default 10 steps of ~8,700 fno2d CPU ops: ~9 s more
+    prof = surrobench.profile("fno2d", shapes=[8], batches=[1, 2], device="cpu", warmup=1, iters=3, schedule=one_step)
     assert resolved == ["fno2d"]
     assert [r.config.config_id for r in prof.reports] == [r.config_id for r in prof.run.results]
     assert all(r.status == "ok" and r.config.top_op is not None for r in prof.reports)
@@ -108,7 +111,8 @@ def test_a_cli_command_plans_its_sweep_once(monkeypatch, tmp_path, command):
         sweep_module, "resolve_model", lambda spec, trust=False: resolved.append(spec) or real(spec, trust)
     )
     argv = [command, "--model", "fno2d", "--shape", "8", "--batch", "1,2", "--device", "cpu"]
-    argv += ["--warmup", "1", "--iters", "20", "--db", str(tmp_path / "r.db")]
+    argv += ["--warmup", "1", "--iters", "2", "--db", str(tmp_path / "r.db")]
+    argv += ["--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"]  # as above: one step
     if command == "run":
         argv += ["--profile", "torch", "--trace-out", str(tmp_path / "tr")]
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -87,3 +88,36 @@ def test_a_pipe_of_a_gzip_trace(tmp_path):
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "launch_bound" in done.stdout
+
+
+def test_the_early_start_knows_which_analyze_options_take_a_value():
+    import typer
+
+    from surrobench.cli import _ANALYZE_VALUE_OPTIONS, _register
+    from surrobench.cli.app import app
+
+    _register()
+    command = typer.main.get_command(app).commands["analyze"]
+    valued = {o for p in command.params if p.param_type_name == "option" and not p.is_flag for o in p.opts}
+    assert valued == _ANALYZE_VALUE_OPTIONS
+
+
+def test_one_large_plain_trace_is_read_by_workers_started_before_the_commands_import(tmp_path, monkeypatch, run):
+    """``analyze`` starts the workers of its one trace first (kineto_split.prestart); the read takes them, and
+    prints what one process prints. A command that fails before reading leaves no worker running."""
+    from surrobench.trace import kineto, kineto_split
+
+    plain = tmp_path / "fno.json"
+    plain.write_bytes(gzip.decompress(FNO.read_bytes()))
+    one_process = run(plain).stdout  # 1 MB: below SPLIT_MIN_BYTES
+    monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
+    for module in (kineto, kineto_split):
+        monkeypatch.setattr(module, "usable_cores", lambda: 2)
+    started, real = [], kineto_split._start_split
+    monkeypatch.setattr(kineto_split, "_start_split", lambda *a: started.append(a) or real(*a))
+    done = run("--json", tmp_path / "r.json", plain)
+    assert done.returncode == 0, done.stderr
+    assert started == [(plain, 2)] and not kineto_split._STARTED  # started once, before the read, and taken
+    assert done.stdout == one_process
+    assert run(plain, "--gap-threshold-us", "-1").returncode == 2  # refused before any read
+    assert len(started) == 2 and not kineto_split._STARTED  # its workers were started, then stopped

@@ -218,9 +218,10 @@ def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path
                 "--db",
                 str(db),
                 "--iters",
-                "17",
+                "2",
                 "--warmup",
                 "1",
+                *("--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"),  # one recorded step
                 "--trace-out",
                 str(tmp_path / "tr"),
                 "--json",

@@ -42,9 +42,10 @@ def _stored_configs(db: Path) -> int:
         return 0
 
 
-def start_sleepy_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+def start_sleepy_run(tmp_path: Path, *extra: str, wait: bool = True) -> tuple[subprocess.Popen, Path, Path]:
     """``surrobench run`` of a model that sleeps 50 ms per forward, 4 configs of about 1 s each; returns
-    the process once its first config is stored, with its database and JSON paths."""
+    the process once its first config is stored (at once when not ``wait``), with its database and JSON
+    paths."""
     model, db, out = tmp_path / "sleepy.py", tmp_path / "r.db", tmp_path / "run.json"
     model.write_text(SLEEPY)
     cmd = [sys.executable, "-m", "surrobench", "run", "--model", f"{model}:build", "--shape", "4"]
@@ -53,7 +54,7 @@ def start_sleepy_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Pat
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
-    while _stored_configs(db) < 1:
+    while wait and _stored_configs(db) < 1:
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             pytest.fail(f"the run ended or hung before its first config: {proc.communicate()[1][-2000:]}")
@@ -61,21 +62,38 @@ def start_sleepy_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Pat
     return proc, db, out
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path, sig):
-    proc, db, out = start_sleepy_run(tmp_path)
-    proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + sig
-    doc = json.loads(out.read_text())
-    kept = len(doc["results"])
-    assert 1 <= kept < 4 and doc["env"]["interrupted"] is True
-    assert f"{sig.name}: interrupted: {kept} of 4 configs stored as run {doc['run_id']}" in err
-    assert "Traceback" not in err
-    assert "timed 1/4: " in err  # piped: a line per config, where a progress bar draws nothing
-    with ResultStore(db) as store:
-        assert store.run_state(doc["run_id"]) == "interrupted"
-        assert len(store.load_run(doc["run_id"]).results) == kept
+def test_a_signal_keeps_what_finished_as_ctrl_c_does(tmp_path):
+    """SIGTERM and SIGHUP, each to its own run; the two runs go at once (each spends seconds importing torch)."""
+    runs = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            (tmp_path / sig.name).mkdir()
+            runs[sig] = start_sleepy_run(tmp_path / sig.name, wait=False)
+        waiting, deadline = dict(runs), time.monotonic() + 120
+        while waiting:  # each run gets its signal as soon as its first config is stored
+            for sig, (proc, db, _) in list(waiting.items()):
+                if _stored_configs(db) >= 1:
+                    proc.send_signal(sig)
+                    del waiting[sig]
+                elif proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the run ended or hung before its first config: {proc.communicate()[1][-2000:]}")
+            time.sleep(0.05)
+        for sig, (proc, db, out) in runs.items():
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 128 + sig
+            doc = json.loads(out.read_text())
+            kept = len(doc["results"])
+            assert 1 <= kept < 4 and doc["env"]["interrupted"] is True
+            assert f"{sig.name}: interrupted: {kept} of 4 configs stored as run {doc['run_id']}" in err
+            assert "Traceback" not in err
+            assert "timed 1/4: " in err  # piped: a line per config, where a progress bar draws nothing
+            with ResultStore(db) as store:
+                assert store.run_state(doc["run_id"]) == "interrupted"
+                assert len(store.load_run(doc["run_id"]).results) == kept
+    finally:
+        for proc, _, _ in runs.values():
+            proc.kill()
+            proc.wait()
 
 
 def test_a_killed_run_is_listed_abandoned(tmp_path):

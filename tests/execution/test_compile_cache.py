@@ -44,9 +44,10 @@ print(counters["inductor"]["fxgraph_cache_hit"])
 
 
 def test_a_fresh_process_loads_the_graph_an_earlier_one_compiled(tmp_path, monkeypatch):
-    """The one real compile of the suite (~20 s on 2 cores), in a child given :func:`cache_env` inside
-    :func:`shared_compile_cache`; a second child compiling the same function loads it (two children: the
-    test process's own Inductor settings, changed by earlier tests, would change the graph's cache key)."""
+    """A real compile (~16 s on 2 shared cores with conftest's Inductor settings), in a child given
+    :func:`cache_env` inside :func:`shared_compile_cache`; a second child compiling the same function loads
+    it (two children: the test process's own Inductor settings, changed by earlier tests, would change the
+    graph's cache key)."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
     for name in CACHE_SWITCHES:
         monkeypatch.delenv(name, raising=False)

@@ -3,6 +3,10 @@ tables (moved out of the commands; the CLI tests check the printed output end to
 
 from __future__ import annotations
 
+import io
+from dataclasses import replace
+from pathlib import Path
+
 from synthetic import config, multi_rank_rows, run
 
 from surrobench.records.ceilings import Ceilings
@@ -45,3 +49,21 @@ def test_models_and_ceilings_tables():
     ceilings = Ceilings("Test CPU", 20.0, {"fp32": 1.0, "fp16": 0.0}, "", "measured")
     cells = list(ceilings_table(ceilings, "cpu").columns[1].cells)
     assert cells[0] == "20.0 GB/s" and cells[-1] == "not usable (zero or non-finite ceiling)"
+
+
+def test_the_step_table_lists_the_first_steps_and_counts_the_rest():
+    from rich.console import Console
+
+    from surrobench.analysis.busy import StepBusy
+    from surrobench.api.analyze import analyze
+    from surrobench.report.timeline import MAX_STEP_ROWS, render_timeline
+    from surrobench.trace import load_trace
+
+    report = analyze(load_trace(Path(__file__).parents[1] / "fixtures" / "traces" / "h200_tiny_mlp_b1.json.gz"))
+    many = replace(report, steps=tuple(StepBusy(0, k, 1.0, 0.5, 0.5, 0.5) for k in range(MAX_STEP_ROWS + 7)))
+    console = Console(width=120, record=True, file=io.StringIO())
+    for steps in (report, many):
+        console.print(render_timeline(steps))
+    text = console.export_text()
+    assert text.count("Per profiled step") == 2 and "... and 7 more steps (--json lists every step)" in text
+    assert f"│    0 │   {MAX_STEP_ROWS - 1} │" in text and f"│    0 │   {MAX_STEP_ROWS} │" not in text

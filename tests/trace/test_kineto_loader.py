@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -123,17 +124,30 @@ def test_truncated_gzip_and_missing_path(tmp_path):
         load_trace(tmp_path / "missing.json")
 
 
-@pytest.mark.parametrize("workers", [2, 3])
-def test_byte_ranges_in_worker_processes_give_the_same_timeline(monkeypatch, tmp_path, workers):
+@pytest.mark.parametrize("workers, piece_bytes", [(2, None), (3, None), (2, 1 << 16)])
+def test_byte_ranges_in_worker_processes_give_the_same_timeline(monkeypatch, tmp_path, workers, piece_bytes):
+    """One piece per process, or (64 KiB pieces) ~17 pieces taken from the queue by two processes in
+    whatever order they come: the same columns as one process."""
     reference = load_trace(FNO)
     plain = tmp_path / "fno.json"
     plain.write_bytes(gzip.decompress(FNO.read_bytes()))
     monkeypatch.setattr(kineto_split, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(kineto_split, "PIECE_BYTES", piece_bytes or kineto_split.PIECE_BYTES)
     monkeypatch.setattr(kineto_json, "CHUNK_BYTES", 1 << 16)
+    read, real = [], kineto_split._parse_range
+
+    def slow_here(*args):  # this process's pieces take 0.5 s more: the workers (started in ~0.2 s) get pieces too
+        read.append(args[1:3])
+        time.sleep(0.5)
+        return real(*args)
+
+    monkeypatch.setattr(kineto_split, "_parse_range", slow_here)
     split = load_kineto_files([plain], many=False, workers=workers)
     assert same(columns(split), columns(reference))
     assert split.meta.event_counts == reference.meta.event_counts
     assert split.meta.device_names == reference.meta.device_names
+    if piece_bytes:
+        assert 1 <= len(read) < plain.stat().st_size // piece_bytes - 4  # most of the ~17 pieces: the worker's
 
 
 def test_a_cut_inside_a_string_falls_back_to_one_process(monkeypatch, tmp_path):

@@ -135,8 +135,10 @@ def find_gaps(
     """Gaps per (rank, device) inside each rank's analysis window ``windows[rank] = (t0_ns, t1_ns)``.
 
     Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
+    Every gap is classified as columns; only the listed ones become :class:`Gap` objects (a 1.1 M-event trace
+    has ~89,000 gaps, docs/benchmarks/trace-analysis.md).
     """
-    found, sync_rows, sync_dur = [], [], []
+    found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         rows = np.flatnonzero((act.rank == rank) & (act.device == device))
         s, e = intervals.merge(act.start_ns[rows], act.end_ns[rows])
@@ -144,21 +146,38 @@ def find_gaps(
         t0, t1 = windows.get(rank, (0, np.iinfo(np.int64).max))
         keep = (g1 - g0 > threshold_ns) & (g0 >= t0) & (g1 <= t1)
         if keep.any():
-            part, sync = _classify(tl, act, rows, g0[keep], g1[keep])
-            found.append(part)
-            is_sync = np.array([g.cause == "host_sync" for g in part], dtype=bool)
-            sync_rows.append(sync[is_sync])
-            sync_dur.append((g1[keep] - g0[keep])[is_sync])
-    gaps = [g for part in found for g in part]
-    host_syncs = (np.concatenate(sync_rows), np.concatenate(sync_dur)) if found else None
-    return _summarize(gaps, threshold_ns, host_syncs)
+            found.append(_classify(tl, act, rows, g0[keep], g1[keep]))
+    return _summarize(tl, act, _GapColumns.concat(found) if found else None, threshold_ns)
 
 
-def _classify(
-    tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray
-) -> tuple[list[Gap], np.ndarray]:
-    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), and the
-    row in ``tl.api_calls`` of the sync call ending in each gap (-1: none)."""
+@dataclass
+class _GapColumns:
+    """Every gap of some devices as columns, in gap order: its interval ``[g0, g1)`` (ns), cause, the activity
+    rows before (``prev``) and after it (``nxt``), the API call rows that launched ``nxt`` and that synced in
+    it (-1: none), whether the copy's host memory was pageable, and the host op around the sync or launch."""
+
+    g0: np.ndarray
+    g1: np.ndarray
+    cause: np.ndarray
+    prev: np.ndarray
+    nxt: np.ndarray
+    launch: np.ndarray
+    sync: np.ndarray
+    pageable: np.ndarray
+    host_op: np.ndarray  # object array of str, "" where no call
+
+    @staticmethod
+    def concat(parts: list[_GapColumns]) -> _GapColumns:
+        if len(parts) == 1:
+            return parts[0]
+        return _GapColumns(
+            **{f: np.concatenate([getattr(p, f) for p in parts]) for f in _GapColumns.__dataclass_fields__}
+        )
+
+
+def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> _GapColumns:
+    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), with the
+    rows and names that explain it."""
     api = tl.api_calls
     by_end = rows[np.argsort(act.end_ns[rows], kind="stable")]
     prev = by_end[np.searchsorted(act.end_ns[by_end], g0, side="right") - 1]
@@ -184,40 +203,13 @@ def _classify(
         ],
         CAUSES[:-1],
         default="unexplained",
-    )
+    ).astype(object)
     host_call = np.where(sync >= 0, sync, launch)
-    chains = host_op_chains(tl, host_call[host_call >= 0])
-    chain_of = iter(chains)
+    host_op = np.full(host_call.shape, "", dtype=object)
+    with_call = host_call >= 0
+    host_op[with_call] = host_op_chains(tl, host_call[with_call])
     pageable = np.where(cause == "h2d_copy", act.pageable[nxt], act.pageable[prev])
-    names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
-    return [
-        Gap(
-            rank=r,
-            device=d,
-            start_ms=a / 1e6,
-            dur_us=(b - a) / 1e3,
-            cause=c,
-            prev_op=po,
-            next_op=no,
-            launch_call=lc,
-            sync_call=sc,
-            host_op=next(chain_of) if hc >= 0 else "",
-            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"),
-        )
-        for r, d, a, b, c, po, no, lc, sc, hc, pg in zip(
-            act.rank[nxt].tolist(),
-            act.device[nxt].tolist(),
-            g0.tolist(),
-            g1.tolist(),
-            cause.tolist(),
-            _op_names(tl, act, prev),
-            _op_names(tl, act, nxt),
-            _call_names(api, launch, names),
-            _call_names(api, sync, names),
-            host_call.tolist(),
-            pageable.tolist(),
-        )
-    ], sync
+    return _GapColumns(g0, g1, cause, prev, nxt, launch, sync, pageable, host_op)
 
 
 def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
@@ -263,26 +255,77 @@ def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
     ]
 
 
-def _summarize(gaps: list[Gap], threshold_ns: int, host_syncs: tuple[np.ndarray, np.ndarray] | None) -> GapReport:
-    total = sum(g.dur_us for g in gaps) / 1e3
+def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, threshold_ns: int) -> GapReport:
+    """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest (ties in
+    gap order). Sums are Python's ``sum`` over the gaps in order, as a list of :class:`Gap` would give."""
+    if gaps is None:
+        return GapReport(
+            threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=(), host_syncs=None
+        )
+    api = tl.api_calls
+    names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
+    dur_ns = gaps.g1 - gaps.g0
+    dur_us = (dur_ns / 1e3).tolist()
+    total = sum(dur_us) / 1e3
+    sync_call = np.array(_call_names(api, gaps.sync, names), dtype=object)
+    where = np.where(gaps.host_op != "", gaps.host_op, sync_call)  # the host op, else the sync call
     by_cause = []
     for cause in CAUSES:
-        mine = [g for g in gaps if g.cause == cause]
-        if not mine:
+        mine = np.flatnonzero(gaps.cause == cause)
+        if not mine.size:
             continue
-        ms = sum(g.dur_us for g in mine) / 1e3
-        ops = Counter(g.host_op or g.sync_call for g in mine if g.host_op or g.sync_call)
+        ms = sum(dur_us[i] for i in mine.tolist()) / 1e3
+        ops = Counter(w for w in where[mine].tolist() if w)
         top = ops.most_common(1)[0][0] if ops else ""
         by_cause.append(
-            CauseTotal(cause=cause, count=len(mine), total_ms=ms, share=ms / total if total else 0.0, top_host_op=top)
+            CauseTotal(
+                cause=cause, count=int(mine.size), total_ms=ms, share=ms / total if total else 0.0, top_host_op=top
+            )
         )
     by_cause.sort(key=lambda c: -c.total_ms)
-    longest = tuple(sorted(gaps, key=lambda g: -g.dur_us)[:MAX_LISTED_GAPS])
+    is_sync = gaps.cause == "host_sync"
     return GapReport(
         threshold_us=threshold_ns / 1e3,
-        count=len(gaps),
+        count=len(dur_us),
         total_ms=total,
         by_cause=tuple(by_cause),
-        longest=longest,
-        host_syncs=host_syncs,
+        longest=_longest(tl, act, gaps, dur_us, sync_call, names),
+        host_syncs=(gaps.sync[is_sync], dur_ns[is_sync]),
+    )
+
+
+def _longest(
+    tl: Timeline, act: GpuActivity, gaps: _GapColumns, dur_us: list[float], sync_call: np.ndarray, names: np.ndarray
+) -> tuple[Gap, ...]:
+    """The :data:`MAX_LISTED_GAPS` longest gaps, longest first, ties in gap order."""
+    pick = sorted(range(len(dur_us)), key=lambda i: -dur_us[i])[:MAX_LISTED_GAPS]
+    sel = np.array(pick, dtype=np.int64)
+    prev, nxt = gaps.prev[sel], gaps.nxt[sel]
+    return tuple(
+        Gap(
+            rank=r,
+            device=d,
+            start_ms=a / 1e6,
+            dur_us=dur_us[i],
+            cause=c,
+            prev_op=po,
+            next_op=no,
+            launch_call=lc,
+            sync_call=sc,
+            host_op=ho,
+            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"),
+        )
+        for i, r, d, a, c, po, no, lc, sc, ho, pg in zip(
+            pick,
+            act.rank[nxt].tolist(),
+            act.device[nxt].tolist(),
+            gaps.g0[sel].tolist(),
+            gaps.cause[sel].tolist(),
+            _op_names(tl, act, prev),
+            _op_names(tl, act, nxt),
+            _call_names(tl.api_calls, gaps.launch[sel], names),
+            sync_call[sel].tolist(),
+            gaps.host_op[sel].tolist(),
+            gaps.pageable[sel].tolist(),
+        )
     )

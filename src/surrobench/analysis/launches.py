@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, call_mask, launching_op
+from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, call_mask, launching_op, take
 from surrobench.trace.model import Timeline
 
 TOP_OPS = 10
@@ -83,7 +83,8 @@ def _top_ops(tl: Timeline, act: GpuActivity, linked: np.ndarray) -> tuple[OpKern
     launch = act.launch[linked]
     dur = (act.end_ns - act.start_ns)[linked]
     calls, inverse = np.unique(launch, return_inverse=True)
-    inner = [tl.name(tl.cpu_ops.name_id[o]) if o >= 0 else "" for o in launching_op(tl, calls).tolist()]
+    names = np.array(("",) + tl.names, dtype=object)  # index 0: no op
+    inner = names[take(tl.cpu_ops.name_id, launching_op(tl, calls), -1) + 1].tolist()
     time_ns, count = defaultdict(int), defaultdict(int)
     per_call_ns = np.bincount(inverse.ravel(), weights=dur, minlength=calls.size)
     per_call_n = np.bincount(inverse.ravel(), minlength=calls.size)

@@ -11,6 +11,10 @@ from surrobench.report.escape import rich_escape
 from surrobench.trace.model import LOAD_ANOMALIES
 
 _NAME_WIDTH = 60
+MAX_STEP_ROWS = 30
+"""Profiled steps listed in the terminal's step table; the rest are counted in a line under it (the JSON report
+keeps every step). A torch.profiler schedule records a handful of steps; a trace of a thousand (the 1,104 of
+the tiled benchmark trace, docs/benchmarks/startup.md) took rich 0.55 s to draw, a third of the command."""
 
 
 def _short(name: str) -> str:
@@ -43,7 +47,7 @@ def render_timeline(report: TimelineReport) -> Group:
         steps = Table(title="Per profiled step")
         for col in ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy"):
             steps.add_column(col, justify="right")
-        for s in report.steps:
+        for s in report.steps[:MAX_STEP_ROWS]:
             steps.add_row(
                 str(s.rank),
                 str(s.step),
@@ -53,6 +57,8 @@ def render_timeline(report: TimelineReport) -> Group:
                 f"{s.busy_share:.1%}",
             )
         parts.append(steps)
+        if len(report.steps) > MAX_STEP_ROWS:
+            parts.append(f"... and {len(report.steps) - MAX_STEP_ROWS} more steps (--json lists every step)")
     if report.ranges:
         ranges = Table(title="User / NVTX ranges")
         for col in ("range", "count", "host ms", "share", "GPU busy ms", "GPU launched ms"):

@@ -66,6 +66,11 @@ class TimelineBuilder:
         except TypeError:  # an unhashable name
             out = [None] * len(names)
         if None in out:
+            fresh = _distinct_strings(names)
+            if fresh is not None:  # the usual case: new ids for the new names, in the order first seen
+                for n in fresh:
+                    ids.setdefault(n, len(ids))
+                return np.array(list(map(ids.__getitem__, names)), dtype=np.int32)
             out = [
                 ids.setdefault(n if n.__class__ is str else ("" if n is None else str(n)), len(ids)) if i is None else i
                 for n, i in zip(names, out)
@@ -116,6 +121,15 @@ class TimelineBuilder:
         if not chunks:
             return {k: np.empty(0, dtype=_DTYPES[k]) for k in fields}
         return {k: np.concatenate([c[k] for c in chunks]) for k in fields}
+
+
+def _distinct_strings(names: list) -> dict | None:
+    """The distinct names in the order first seen (a dict's keys), or ``None`` unless every name is a string."""
+    try:
+        fresh = dict.fromkeys(names)
+    except TypeError:  # an unhashable name
+        return None
+    return fresh if all(n.__class__ is str for n in fresh) else None
 
 
 def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps]:

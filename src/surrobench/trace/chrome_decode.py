@@ -1,8 +1,11 @@
 """Chrome-trace event slices into columns: the fields the Kineto loader reads, one list per field.
 
 msgspec when installed: a typed decode builds only the fields below and skips the rest of each event in
-C (on the tiled fno2d trace ~2x faster than orjson dicts, docs/benchmarks/trace-analysis.md). Without
-it: orjson, else the stdlib, into dicts. Both give the same columns.
+C (on the tiled fno2d trace ~2x faster than orjson dicts, docs/benchmarks/trace-analysis.md). The event
+type is a union tagged by ``ph``: a complete event (``"X"``, the only kind the loader keeps) gets every
+field, any other phase of the Trace Event Format only its ``cat`` (a third of a Kineto trace's events are
+flows, instants and metadata). Without msgspec: orjson, else the stdlib, into dicts. Both give the same
+columns.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import json
 import re
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import Any, ClassVar, Union
 
 try:
     import orjson
@@ -38,12 +41,11 @@ _ARGS_KEY = {
 class DictSlice:
     """A slice of events parsed as dicts (non-dict events and ``args`` count as empty).
 
-    ``ph`` and ``cat``: one value per event; :meth:`take`: one field at chosen rows."""
+    ``kinds``: ``(ph, cat)`` of each event; :meth:`take`: one field at chosen rows."""
 
     def __init__(self, events: list) -> None:
         self.events = [e if type(e) is dict else {} for e in events]
-        self.ph = [e.get("ph") for e in self.events]
-        self.cat = [e.get("cat") for e in self.events]
+        self.kinds = [(e.get("ph"), e.get("cat")) for e in self.events]
 
     def take(self, rows: list[int]) -> Callable[[str], list]:
         """``get(field)``: the values of ``field`` at ``rows`` (indices into the slice), as a list."""
@@ -67,8 +69,10 @@ try:
         external_id: Any = msgspec.field(default=None, name="External id")
         bytes: Any = None
 
-    class _Event(msgspec.Struct, gc=False):
-        ph: Any = None
+    class _Event(msgspec.Struct, gc=False, tag_field="ph", tag="X"):
+        """A complete event: every field the loader reads."""
+
+        ph: ClassVar[str] = "X"
         cat: Any = None
         name: Any = None
         pid: Any = None
@@ -77,16 +81,25 @@ try:
         dur: Any = None
         args: _Args = msgspec.field(default_factory=_Args)
 
-    _typed = msgspec.json.Decoder(list[_Event])
+    # Every other phase of the Trace Event Format (Google's "Trace Event Format" document: duration B/E,
+    # instant i/I, counter C, async b/n/e and S/T/p/F, flow s/t/f, sample P, object N/O/D, metadata M, memory
+    # dump V/v, mark R, clock sync c, context ( )): its category only. Another value (or no ``ph``) is a
+    # validation error, which sends the slice through the dict path.
+    _OTHER_PHASES = "BEiICbneSTpFstfPNODMVvRc()"
+    _OTHERS = tuple(
+        msgspec.defstruct(f"_Phase{i}", [("cat", Any, None)], namespace={"ph": ph}, gc=False, tag_field="ph", tag=ph)
+        for i, ph in enumerate(_OTHER_PHASES)
+    )
+    _typed = msgspec.json.Decoder(list[Union[(_Event, *_OTHERS)]])
     _GET = {f: attrgetter(f"args.{f}" if f in _ARGS_KEY else f) for f in FIELDS}
+    _KIND = attrgetter("ph", "cat")
 
     class _StructSlice:
-        """A slice decoded into :class:`_Event` structs; same interface as :class:`DictSlice`."""
+        """A slice decoded into :class:`_Event` (and category-only) structs; same interface as :class:`DictSlice`."""
 
         def __init__(self, events: list) -> None:
             self.events = events
-            self.ph = list(map(_GET["ph"], events))
-            self.cat = list(map(_GET["cat"], events))
+            self.kinds = list(map(_KIND, events))
 
         def take(self, rows: list[int]):
             sel = itemgetter(*rows)(self.events) if len(rows) > 1 else [self.events[rows[0]]]
@@ -94,7 +107,8 @@ try:
 
     def decode_slice(data: bytes):
         """One slice (a JSON array of events): typed msgspec decode; an event whose ``args`` is not an
-        object (or that is not an object itself) sends the slice through the generic dict path."""
+        object, whose ``ph`` is not a phase above (or that is not an object itself) sends the slice through
+        the generic dict path."""
         try:
             return _StructSlice(_typed.decode(data))
         except msgspec.ValidationError:

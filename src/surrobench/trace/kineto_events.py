@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from itertools import repeat
-from operator import eq
 from pathlib import Path
 
 import numpy as np
@@ -68,23 +66,24 @@ class EventConverter:
 
     def on_events(self, events) -> None:
         """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
-        cats = events.cat
+        kinds = events.kinds  # (ph, cat) of each event: two passes over the slice (keys, index), a few distinct
         try:
-            distinct = list(set(cats))
-        except TypeError:  # an unhashable category (a list): compare as text
-            cats = [_text(c) for c in cats]
-            distinct = list(set(cats))
-        index_of = {c: i for i, c in enumerate(distinct)}
-        index = np.array(list(map(index_of.__getitem__, cats)), dtype=np.int32)
-        for c, n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
+            distinct = list(set(kinds))
+        except TypeError:  # an unhashable ph or category (a list): ph as complete or not, categories as text
+            kinds = _hashable_kinds(kinds)
+            distinct = list(set(kinds))
+        index_of = {k: i for i, k in enumerate(distinct)}
+        index = np.array(list(map(index_of.__getitem__, kinds)), dtype=np.int32)
+        for (_ph, c), n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
             self.counts[_text(c) if c is not None else "None"] += n
-        code_of_index = np.array([_TABLE_CODE.get(_text(c).lower(), 0) for c in distinct], dtype=np.int8)
+        code_of_index = np.array(
+            [_TABLE_CODE.get(_text(c).lower(), 0) if ph == "X" else 0 for ph, c in distinct], dtype=np.int8
+        )
         if not code_of_index.any():
             return
         code = code_of_index[index]
-        complete = np.array(list(map(eq, events.ph, repeat("X"))), dtype=bool)
         for table, k in _CODES.items():
-            rows = np.flatnonzero((code == k) & complete).tolist()
+            rows = np.flatnonzero(code == k).tolist()
             if rows:
                 self.saw_cuda = self.saw_cuda or table in ("kernels", "memcpy", "memset", "api_calls")
                 self.pending.append((table, getattr(self, "_" + table)(events.take(rows))))
@@ -181,6 +180,18 @@ class EventConverter:
 
     def _ranges(self, rows: Callable[[str], list]) -> dict:
         return self._host(rows)
+
+
+def _hashable_kinds(kinds: list) -> list:
+    """``(ph, cat)`` pairs that hash: ``ph`` as ``"X"`` or ``None`` (only complete events are loaded), and every
+    category as its text where any category does not hash."""
+    phs = ["X" if ph == "X" else None for ph, _ in kinds]
+    cats = [c for _, c in kinds]
+    try:
+        set(cats)
+    except TypeError:
+        cats = [_text(c) for c in cats]
+    return list(zip(phs, cats))
 
 
 def _text(name) -> str:

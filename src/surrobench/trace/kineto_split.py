@@ -1,14 +1,17 @@
-"""One large Kineto trace read by several processes at once, each parsing its own byte range.
+"""One large Kineto trace read by several processes at once, each parsing pieces of its bytes.
 
-A plain JSON file has random access: the events array is cut into ``workers`` ranges at event
-boundaries (the first ``}``, ``{`` after each equal share of the bytes), this process parses the first
-range and worker processes the others, each into table columns; the columns and each worker's name
-table come back and are merged in file order. On the 401 MB tiled trace of docs/benchmarks/
-trace-analysis.md two processes each spend ~1.2 CPU s instead of one spending ~2.3 (2-core machine).
+A plain JSON file has random access: the events array is cut at event boundaries (the first ``}``, ``{``
+after each equal share of the bytes) into pieces of about :data:`PIECE_BYTES`. This process and
+``workers - 1`` worker processes take pieces from one queue (a pipe holding one byte per piece: each read of
+a byte claims that piece), each into table columns with its own name table; every piece's columns come
+back and are merged in file order, so the timeline is the one a single process builds. Taking pieces from a
+queue, rather than one equal range each, keeps both cores busy until the end although a worker starts later
+(its interpreter and imports, ~0.2 s) and this process may share its core. On the 401 MB tiled trace of
+docs/benchmarks/trace-analysis.md two processes each spend ~1.1 CPU s instead of one spending ~2.1.
 
-A cut inside a string (``}, {`` in a name) leaves a range that does not parse; then the whole file is
-read again in one process, which reports real syntax errors with their offset. Gzip files and pipes have
-no random access and are read in one process.
+A cut inside a string (``}, {`` in a name) leaves a piece that does not parse; then the whole file is read
+again in one process, which reports real syntax errors with their offset. Gzip files and pipes have no
+random access and are read in one process.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pickle
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
@@ -27,6 +31,12 @@ from surrobench.trace.kineto_json import locate_events, read_event_range
 
 SPLIT_MIN_BYTES = 64 << 20
 """Files smaller than this are read in one process (a worker's start, ~0.2 s, would not pay off)."""
+PIECE_BYTES = 16 << 20
+"""Bytes of events per piece. The last piece each process takes ends at most one piece's parse (~0.05 CPU s
+for 16 MiB of the tiled trace) apart; each piece costs one more file open and a short slice."""
+MAX_PIECES = 255
+"""At most this many pieces: each is one byte of the queue (a piece number), and 255 keep a 4 GB trace's
+pieces at 16 MiB."""
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _PROBE_BYTES = 1 << 20
@@ -40,42 +50,23 @@ def usable_cores() -> int:
 def read_split(file: Path, conv, workers: int) -> dict | None:
     """Read ``file``'s events into ``conv`` (a fresh converter) using ``workers`` processes; returns the
     trace's metadata, or ``None`` when the file is not worth or not able to be split (the caller then
-    reads it in one process with a fresh converter).
+    reads it in one process with a fresh converter). Workers :func:`prestart` started for this file are used.
 
-    ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each worker runs its own and sends back
-    its ``pending`` columns, name table, ``counts``, ``anomalies`` and ``saw_cuda``.
+    ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each piece is read by its own
+    converter (:func:`_parse_range`), whose ``pending`` columns, name table, ``counts``, ``anomalies`` and
+    ``saw_cuda`` are merged into ``conv`` in file order.
     """
-    if workers < 2 or file.stat().st_size < SPLIT_MIN_BYTES:
-        return None
-    located = locate_events(file)
-    if located is None:
-        return None
-    header, start, bare = located
-    cuts = _cut_points(file, start, file.stat().st_size, workers)
-    if not cuts:
-        return None
-    ranges = list(zip([start] + [c[1] for c in cuts], [c[0] for c in cuts] + [None]))
-    children: list[subprocess.Popen] = []
-    try:
-        for lo, hi in ranges[1:]:
-            children.append(_start_worker(file, lo, hi, bare))
-    except OSError:  # no interpreter to start (an embedded Python): one process
-        for child in children:
-            child.kill()
-            child.wait()
+    split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
+    if split is None:
         return None
     try:
-        read_event_range(file, ranges[0][0], ranges[0][1], bare, conv.on_events)
-        parts = [_result(child) for child in children]
-    except UsageError:
-        return None  # a cut inside a string, or a real error: the one-process read tells which
+        parts = split.collect()
     finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+        split.close()
+    if parts is None:
+        return None
     trailer = {}
-    for pending, names, counts, anomalies, saw_cuda, trailer in parts:
+    for _piece, pending, names, counts, anomalies, saw_cuda, trailer in sorted(parts, key=lambda p: p[0]):
         remap = conv.builder.intern_names(list(names))
         for _table, cols in pending:
             cols["name_id"] = remap[cols["name_id"]]
@@ -83,16 +74,119 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
         conv.counts.update(counts)
         conv.anomalies.update(anomalies)
         conv.saw_cuda = conv.saw_cuda or saw_cuda
-    return {**header, **trailer}
+    return {**split.header, **trailer}
 
 
-def _cut_points(file: Path, start: int, size: int, workers: int) -> list[tuple[int, int]]:
-    """(end of the last event before the cut, start of the first after it) near each of ``workers - 1``
+def prestart(file: Path, workers: int | None = None) -> None:
+    """Start reading ``file`` in worker processes now, for a :func:`read_split` of it to come (with
+    ``workers``, default one per usable core): ``surrobench analyze`` calls this before its commands import
+    (~0.4 s), which the workers spend taking pieces. Nothing happens for a file :func:`read_split` would not
+    split or cannot open; what a read never takes, :func:`discard_prestarted` stops."""
+    workers = usable_cores() if workers is None else workers
+    try:
+        key = _key(file, workers)
+        split = None if key in _STARTED else _start_split(file, workers)
+    except (OSError, UsageError):  # the read itself reports it
+        return
+    if split is not None:
+        _STARTED[key] = split
+
+
+def discard_prestarted() -> None:
+    """Stop the workers of every :func:`prestart` no read took (the command failed before reading)."""
+    while _STARTED:
+        _STARTED.popitem()[1].close()
+
+
+def _key(file: Path, workers: int) -> tuple:
+    st = os.stat(file)
+    return os.path.realpath(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, workers
+
+
+@dataclass
+class _Split:
+    """A split read under way: the file's pieces (byte ranges), the queue holding the numbers of the pieces
+    nobody took yet, and the worker processes taking them."""
+
+    file: Path
+    header: dict
+    bare: bool
+    ranges: list
+    queue: int
+    children: list[subprocess.Popen]
+
+    def collect(self) -> list | None:
+        """Every piece: those this process takes from the queue, then the workers'; ``None`` when a piece
+        does not parse or a worker fails (the caller reads in one process)."""
+        try:
+            parts = _parse_pieces(self.file, self.ranges, self.bare, self.queue)
+            for child in self.children:
+                parts += _result(child)
+        except UsageError:
+            return None  # a cut inside a string, or a real error: the one-process read tells which
+        if sorted(p[0] for p in parts) != list(range(len(self.ranges))):
+            return None  # a piece nobody read (a worker that died after claiming it)
+        return parts
+
+    def close(self) -> None:
+        for child in self.children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        self.children = []
+        if self.queue >= 0:
+            os.close(self.queue)
+            self.queue = -1
+
+
+_STARTED: dict[tuple, _Split] = {}
+
+
+def _start_split(file: Path, workers: int) -> _Split | None:
+    """The pieces of ``file``, queued, with ``workers - 1`` worker processes started on them; ``None`` when
+    the file is too small, not plain JSON with random access, or has no event boundary to cut at."""
+    size = file.stat().st_size
+    if workers < 2 or size < SPLIT_MIN_BYTES:
+        return None
+    located = locate_events(file)
+    if located is None:
+        return None
+    header, start, bare = located
+    pieces = min(MAX_PIECES, max(workers, -(-(size - start) // PIECE_BYTES)))
+    cuts = _cut_points(file, start, size, pieces)
+    if not cuts:
+        return None
+    ranges = list(zip([start] + [c[1] for c in cuts], [c[0] for c in cuts] + [None]))
+    queue, feed = os.pipe()
+    os.write(feed, bytes(range(len(ranges))))  # <= 255 bytes: below any pipe's buffer, never blocks
+    os.close(feed)
+    split = _Split(file, header, bare, ranges, queue, [])
+    try:
+        for _ in range(workers - 1):
+            split.children.append(_start_worker(file, ranges, bare, queue))
+    except OSError:  # no interpreter to start (an embedded Python): one process
+        split.close()
+        return None
+    return split
+
+
+def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
+    """Pieces claimed from ``queue`` one byte (a piece number) at a time until it is empty, each as
+    ``(piece, *``:func:`_parse_range```)``."""
+    parts = []
+    while claimed := os.read(queue, 1):
+        piece = claimed[0]
+        parts.append((piece, *_parse_range(file, *ranges[piece], bare)))
+    return parts
+
+
+def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[int, int]]:
+    """(end of the last event before the cut, start of the first after it) near each of ``pieces - 1``
     equal shares of the events' bytes; fewer when a share has no boundary within its probe."""
     cuts: list[tuple[int, int]] = []
     with open(file, "rb") as f:
-        for k in range(1, workers):
-            at = start + (size - start) * k // workers
+        for k in range(1, pieces):
+            at = start + (size - start) * k // pieces
             if cuts and at <= cuts[-1][1]:
                 continue
             f.seek(at)
@@ -102,17 +196,18 @@ def _cut_points(file: Path, start: int, size: int, workers: int) -> list[tuple[i
     return cuts
 
 
-def _start_worker(file: Path, lo: int, hi: int | None, bare: bool) -> subprocess.Popen:
-    """A worker process for one range: ``python -m`` this module, never a re-import of the caller's
-    ``__main__`` (which multiprocessing's spawn and forkserver do, and fork with threads is unsafe)."""
+def _start_worker(file: Path, ranges: list, bare: bool, queue: int) -> subprocess.Popen:
+    """A worker process taking pieces from ``queue``: ``python -m`` this module, never a re-import of the
+    caller's ``__main__`` (which multiprocessing's spawn and forkserver do, and fork with threads is unsafe)."""
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    argv = [sys.executable, "-m", __name__, str(file), str(lo), "" if hi is None else str(hi), str(int(bare))]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    spans = ",".join(f"{lo}:{'' if hi is None else hi}" for lo, hi in ranges)
+    argv = [sys.executable, "-m", __name__, str(file), str(int(bare)), str(queue), spans]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, pass_fds=(queue,))
 
 
-def _result(child: subprocess.Popen) -> tuple:
+def _result(child: subprocess.Popen) -> list:
     out, _ = child.communicate()
     if child.returncode != 0:
         raise UsageError("a range worker failed")
@@ -123,7 +218,7 @@ def _result(child: subprocess.Popen) -> tuple:
 
 
 def _parse_range(file: Path, lo: int, hi: int | None, bare: bool) -> tuple:
-    """Worker: the columns of one byte range, its name table, counts, anomalies and trailing metadata."""
+    """The columns of one byte range, its name table, counts, anomalies and trailing metadata."""
     builder = TimelineBuilder()
     conv = EventConverter(builder, file)
     trailer = read_event_range(file, lo, hi, bare, conv.on_events)
@@ -131,9 +226,10 @@ def _parse_range(file: Path, lo: int, hi: int | None, bare: bool) -> tuple:
 
 
 if __name__ == "__main__":
-    _file, _lo, _hi, _bare = sys.argv[1:5]
+    _file, _bare, _queue, _spans = sys.argv[1:5]
+    _ranges = [(int(lo), int(hi) if hi else None) for lo, hi in (span.split(":") for span in _spans.split(","))]
     try:
-        _value = ("ok", _parse_range(Path(_file), int(_lo), int(_hi) if _hi else None, _bare == "1"))
+        _value = ("ok", _parse_pieces(Path(_file), _ranges, _bare == "1", int(_queue)))
     except UsageError as _exc:
         _value = ("error", str(_exc))
     sys.stdout.buffer.write(pickle.dumps(_value, protocol=pickle.HIGHEST_PROTOCOL))
