@@ -118,3 +118,22 @@ def test_the_roofline_reads_back_from_its_json_with_unknown_flops_and_the_whole_
     assert ops["aten::mystery"]["bound"] == "unknown" and ops["aten::mystery"]["ceiling_fraction"] is None
     assert ops["aten::mm"]["dtypes"] == ["float32"] and ops["aten::mm"]["bound"] == "compute"
     assert Ceilings.from_json(ceilings.to_json()) == ceilings
+
+
+def test_unseen_bookkeeping_ops_lend_no_time_to_a_seen_op_of_their_category():
+    # a CPU FNO step: thousands of select/empty calls inside the complex bmm, and one aten::zeros the FLOP
+    # counter saw; the allocations' and views' time is not aten::zeros' work
+    from surrobench.analysis.roofline import OpCost, _op_times_ms
+    from surrobench.records.ops import OpStat, OpTable
+
+    def op(name, us):
+        return OpStat(name, "x", 1, 0.0, 0.0, 0.0, us, None, None)
+
+    table = OpTable(
+        ops=(op("aten::select", 7000.0), op("aten::empty", 4000.0), op("aten::zeros", 100.0), op("aten::bmm", 9000.0)),
+        basis="cpu", source="profiler", total_us=20100.0, active_steps=1, kernel_count=0, small_kernel_count=0,
+        small_kernel_us=0.0, has_shapes=False, has_memory=False,
+    )  # fmt: skip
+    costs = {"aten::zeros": OpCost("aten::zeros", 1, 0, 139264), "aten::bmm": OpCost("aten::bmm", 1, 10**6, 10**5)}
+    times = _op_times_ms(table, costs)
+    assert times["aten::zeros"] == pytest.approx(0.1) and times["aten::bmm"] == pytest.approx(9.0)

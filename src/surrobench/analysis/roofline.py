@@ -21,7 +21,11 @@ is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
 - Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
   The time of ops the dispatch mode never sees (wrappers above it such as ``aten::linear``, backend ops
   below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
-  to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``.
+  to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``. The ``other``
+  category (allocations such as ``aten::empty``, views such as ``aten::select``) is not handed on: such ops
+  are the bookkeeping inside some other op's implementation (a CPU complex ``bmm`` runs thousands of
+  ``select``/``empty``/``copy_`` per call), not the work of whichever ``other`` op the dispatch mode saw
+  (``aten::zeros`` was credited with 37% of a CPU FNO step that way), so their time stays out of the roofline.
 - Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, the
   H200 measurements are used and the report says so. A ceiling that is zero or not finite (a calibration
   whose timer read 0, or a precision the device cannot run) is not a ceiling: no roofline is drawn against
@@ -220,13 +224,18 @@ class RooflineReport:
         return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 
 
+#: The op category whose unseen ops' time is not handed to seen ops (module docstring, "Time").
+UNFAMILIAR = "other"
+
+
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
-    """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
+    """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops (not of
+    :data:`UNFAMILIAR` ones)."""
     own = table.ms_per_step()
     times = {name: own.get(name, 0.0) for name in costs}
     unseen: dict[str, float] = defaultdict(float)
     for name, ms in own.items():
-        if name not in costs:
+        if name not in costs and categorize(name) != UNFAMILIAR:
             unseen[categorize(name)] += ms
     for category, ms in unseen.items():
         mine = [n for n in costs if categorize(n) == category and costs[n].bytes > 0]
