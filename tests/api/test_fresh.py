@@ -79,17 +79,30 @@ def test_a_confirm_process_that_fails_leaves_the_windows_of_this_process(tmp_pat
 
 
 def test_the_recipe_is_measured_again_in_alternating_fresh_processes(tmp_path, monkeypatch):
+    # the processes themselves are tested above (the search's windows in real pairs); here --verify's check
+    # over them, each process planted: the baseline config at 6 ms a call, the recipe (threads=1) at 0.3 ms
+    from surrobench.tune import fresh as fresh_module
+
+    launched: list[str] = []
+
+    def planted_run(config: dict, tag: str, db, out, timeout_s):
+        launched.append(tag)
+        ms = 0.3 if config.get("threads") == 1 else 6.0
+        return [ms * (1 + 0.01 * (i % 3)) for i in range(20)], f"run-{len(launched)}"
+
+    monkeypatch.setattr(fresh_module, "_one_run", planted_run)
     (tmp_path / "thread_bound.py").write_text(MODEL)
     monkeypatch.chdir(tmp_path)  # the recipe's run line names the model file relative to here
     phases: list[str] = []
-    with ResultStore(tmp_path / "o.db") as store:
-        (entry,) = optimize_plans(_request("thread_bound.py:build", 2), store, on_phase=phases.append).configs
-        fresh = entry.fresh
-        assert fresh is not None and fresh.verdict != "failed", fresh.reason
-        assert fresh.speedup.median > 5  # 6 ms against 0.3 ms, measured in new processes
-        assert len(fresh.baseline_ms) == len(fresh.recipe_ms) == 2 and min(fresh.baseline_ms) > 5
-        tags = [store.load_run(run_id).tag for run_id in fresh.run_ids]
-    assert tags == ["fresh:baseline", "fresh:recipe", "fresh:recipe", "fresh:baseline"]
+    (entry,) = optimize_plans(
+        _request("thread_bound.py:build", 2), ResultStore(":memory:"), on_phase=phases.append
+    ).configs
+    fresh = entry.fresh
+    assert fresh is not None and fresh.verdict != "failed", fresh.reason
+    assert fresh.speedup.median > 5  # 6 ms against 0.3 ms, as the processes measured
+    assert len(fresh.baseline_ms) == len(fresh.recipe_ms) == 2 and min(fresh.baseline_ms) > 5
+    assert launched == ["fresh:baseline", "fresh:recipe", "fresh:recipe", "fresh:baseline"]
+    assert fresh.run_ids == ("run-1", "run-2", "run-3", "run-4")
     assert entry.to_json()["fresh"]["verdict"] == fresh.verdict
     assert phases == ["checking threads=1 in 2 pair(s) of fresh processes"]
 
