@@ -74,7 +74,7 @@ def serve(
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast
     from surrobench.api.serve import serve as serve_load
     from surrobench.report.html import serve_page
-    from surrobench.report.serve import best_line, serve_tables
+    from surrobench.report.serve_tables import best_line, serve_tables
 
     record = serve_load(
         w.model,
