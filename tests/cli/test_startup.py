@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from surrobench.records.run import RunRecord
+from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.results.store import ResultStore
 from synthetic import config, latency_samples, run
 
@@ -55,7 +56,33 @@ def stored(tmp_path_factory) -> Path:
         store.begin_run(record)
         store.add_result(record.run_id, record.results[0])
         store.finish_run(record.run_id)
+        served = _serve_record()
+        begin_serve(store, served, None)
+        save_serve(store, served)
     return folder
+
+
+def _serve_record():
+    """A serve run of one policy and one rate over a planted 1 ms service, on a virtual clock."""
+    from dataclasses import replace
+
+    from surrobench.api.serve import serve_policy, serve_request
+    from surrobench.execution.batcher import VirtualClock
+    from surrobench.records.serve import serve_from_json
+
+    clock = VirtualClock()
+
+    def service(k: int) -> float:
+        clock.advance(1e-3)
+        return 1e-3
+
+    request = serve_request(rates=100, max_batch=1, max_wait_ms=0, duration_s=1.0)
+    result = serve_policy(request, request.policies[0], service, 0, lambda: clock)
+    workload = {"model": "pinn-mlp", "shape_label": "64", "precision": "fp32", "mode": "eager", "device": "cpu"}
+    doc = {"schema": "surrobench/serve-v1", "run_id": "serve-run", "created": "2026-12-01T00:00:00", "tag": None}
+    doc |= {"env": {}, "workload": workload, "url": None, "arrival": "poisson", "duration_s": 1.0, "warmup_s": 0.25}
+    doc |= {"seed": 0, "target_p99_ms": None, "policies": [], "notes": []}
+    return replace(serve_from_json(doc), policies=(result,))
 
 
 @pytest.mark.parametrize(
@@ -66,6 +93,7 @@ def stored(tmp_path_factory) -> Path:
         ["optimize", "--help"],
         ["history", "--db", "runs.db"],
         ["show", "base.json"],
+        ["show", "serve-run", "--db", "runs.db"],
         ["compare", "base.json", "new.json"],
         ["analyze", str(FIXTURES / "h200_tiny_mlp_b1.json.gz")],
     ],

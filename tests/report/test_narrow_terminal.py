@@ -53,11 +53,11 @@ def test_history_always_shows_the_state_and_names_what_it_leaves_out(width):
     runs = [_summary("20261201-214550-2aa6", "running"), _summary("20261201-214551-2aa7", "interrupted", None, 1)]
     table = history_table(runs, "runs", width=width)
     out = _render(table, width)
-    assert "running" in out and "interrupted" in out and "4, 1 failed" in out
+    assert "running" in out and "interrupted" in out and "4 configs, 1 failed" in out
     headers = _headers(table)
     if table.show_header:  # a table, not stacked field/value lines
         assert "state" in headers
-        for left_out in {"tag", "device", "models"} - set(headers):
+        for left_out in {"kind", "tag", "device", "models"} - set(headers):
             assert left_out in table.caption
     else:
         assert "state" in list(table.columns[0].cells)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.roofline import SuspectCeiling, format_tflops
 from surrobench.analysis.thresholds import Thresholds
+from surrobench.records.ceilings import calibrate_command
 from surrobench.records.findings import Evidence, Finding
 
 
@@ -52,8 +53,9 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
     names = " and the ".join(_name(s) for s in suspects)
     top = max(suspects, key=lambda s: s.ratio)
-    device = " --device cpu" if ev.on_cpu() else ""
-    action = f"re-run surrobench calibrate{device} on an idle machine, then diagnose again"
+    threads = ev.result.extra.get("threads") if ev.result is not None else None  # a config's --threads
+    command = calibrate_command("cpu", threads) if ev.on_cpu() else "surrobench calibrate"
+    action = f"re-run {command} on an idle machine, then diagnose again"
     if any(s.ceiling == "copy" for s in suspects):
         action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
     return Finding(

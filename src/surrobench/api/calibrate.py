@@ -2,7 +2,8 @@
 (``surrobench calibrate``).
 
 The ceilings are kept in the user's cache folder, per host and device, per thread count on a CPU
-(:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them whatever its database. Sizes under
+(:mod:`surrobench.results.ceilings`; ``threads`` picks the count measured and stored), where ``diagnose``
+reads them whatever its database. Sizes under
 :data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything is measured or stored: they time
 the per-call overhead (launch or dispatch) and caches, not a ceiling, and would replace a good calibration.
 
@@ -15,6 +16,8 @@ calibrated peak"); ``force`` stores it anyway.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import torch
@@ -50,6 +53,58 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
         raise UsageError.bad("copy_mib", f"{copy_mib}: must be >= {low['copy_mib']} on {device}: {_WHY_MIN}")
 
 
+class CalibrationRefused(UsageError):
+    """A calibration measured but not stored (:func:`check_calibration` objected, no ``force``).
+
+    Attributes:
+        problems: each objection, one line each.
+        spreads: every ceiling's repeat spread, ``(slowest - fastest) / fastest`` of its medians, a fraction,
+            by ceiling name (``copy``, ``matmul:fp32``).
+    """
+
+    def __init__(self, problems: list[str], spreads: dict[str, float]) -> None:
+        listed = ", ".join(f"{name} {spread:.0%}" for name, spread in spreads.items())
+        text = (
+            f"calibration not stored: its ceilings may be too low: {'; '.join(problems)} (repeat spread per "
+            f"ceiling: {listed}); calibrate on a quiet machine, or give {{force}} to store them anyway"
+        )
+        super().__init__("", detail=text, others=("force",))
+        self.args = (self.worded(),)
+        self.problems, self.spreads = list(problems), dict(spreads)
+
+
+def check_threads(device: str, threads: int | None) -> int | None:
+    """The torch thread count a calibration of ``device`` is measured and stored at: ``threads``, or torch's
+    own count when None, on the CPU; None on CUDA, whose ceilings do not depend on it.
+
+    Raises:
+        UsageError: ``threads`` not a whole number in ``[1, os.cpu_count()]``, or given for CUDA.
+    """
+    if threads is None:
+        return torch.get_num_threads() if device == "cpu" else None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError.bad("threads", f"{threads!r}: must be a whole number >= 1")
+    if device != "cpu":
+        raise UsageError.bad(
+            "threads", f"{threads}: sets the CPU's torch threads; {device} ceilings do not depend on it"
+        )
+    cpus = os.cpu_count() or 1
+    if threads > cpus:
+        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    return threads
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int | None):
+    saved = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+
+
 def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
@@ -73,6 +128,7 @@ def calibrate(
     matmul_n: int | None = None,
     copy_mib: int | None = None,
     iters: int = 10,
+    threads: int | None = None,
     force: bool = False,
 ) -> tuple[Ceilings, Path]:
     """Measure the copy bandwidth (GB/s) and the matmul rate per precision (TFLOP/s) of ``device`` (``cpu``,
@@ -80,30 +136,31 @@ def calibrate(
 
     ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None takes the device's default
     (:data:`surrobench.collect.ceilings.DEFAULT_SIZES`). ``iters``: timed calls per measurement (median).
+    ``threads``: on the CPU, ``torch.set_num_threads(threads)`` while measuring, and the thread count the
+    ceilings are stored for (a CPU run reads those of its own ``torch_threads``); None: torch's current count.
     ``force``: store what was measured even when :func:`check_calibration` objects.
 
     Raises:
-        UsageError: a non-positive value, a size under the device's minimum, no GPU for cuda, a measurement
-            :func:`check_calibration` objects to (nothing is stored, unless ``force``), or a cache folder that
-            cannot be written.
+        UsageError: a non-positive value, a size under the device's minimum, ``threads`` out of range or given
+            for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot be written.
+        CalibrationRefused: a measurement :func:`check_calibration` objects to (nothing is stored, unless
+            ``force``); a :class:`UsageError`.
     """
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)
+    threads = check_threads(device, threads)
     sizes = DEFAULT_SIZES[device]
     loads = [host_load()]
-    calibration = measure_ceilings(
-        device,
-        matmul_n=sizes["matmul_n"] if matmul_n is None else matmul_n,
-        copy_mib=sizes["copy_mib"] if copy_mib is None else copy_mib,
-        iters=iters,
-    )
-    loads.append(host_load())
-    problems = check_calibration(calibration, device, loads, torch.get_num_threads())
-    if problems and not force:
-        detail = (
-            f": calibration not stored, its ceilings may be too low: {'; '.join(problems)}; calibrate on a quiet "
-            "machine, or set it to store them anyway"
+    with _torch_threads(threads):
+        calibration = measure_ceilings(
+            device,
+            matmul_n=sizes["matmul_n"] if matmul_n is None else matmul_n,
+            copy_mib=sizes["copy_mib"] if copy_mib is None else copy_mib,
+            iters=iters,
         )
-        raise UsageError.bad("force", detail)
+    loads.append(host_load())
+    problems = check_calibration(calibration, device, loads, threads or torch.get_num_threads())
+    if problems and not force:
+        raise CalibrationRefused(problems, calibration.spreads)
     ceilings = calibration.ceilings
-    return ceilings, save_ceilings(ceilings, torch.get_num_threads() if device == "cpu" else None)
+    return ceilings, save_ceilings(ceilings, threads)

@@ -15,7 +15,8 @@ from pathlib import Path
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
-from surrobench.records.serve import ServeRecord
+from surrobench.records import schemas
+from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
@@ -96,17 +97,41 @@ class ComparedServeRuns:
         return self.capacity.to_json()
 
 
-def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> ServeRecord | None:
-    """The serve record ``ref`` names: a :class:`ServeRecord` as is; a run id (or unique prefix) in ``db``
-    with a ``serve_runs`` row; None for anything else (a run file, a :class:`RunRecord`, a run that is not a
-    serve run, no database).
+def _serve_file(path: str | Path) -> ServeRecord | None:
+    """The serve record in a ``surrobench/serve-v1`` JSON file (``serve --json``); None for a file that cannot
+    be read as JSON or holds another document (:func:`load_run` says what is wrong with it).
 
     Raises:
-        UsageError: no single run in ``db`` matches the id; the stored serve record is invalid.
+        UsageError: a serve-v1 document with a key missing or of the wrong kind.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != schemas.SERVE:
+        return None
+    try:
+        return serve_from_json(data)
+    except ServeJsonError as exc:
+        raise UsageError(f"serve file {str(path)!r}: {exc}") from None
+
+
+def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> ServeRecord | None:
+    """The serve record ``ref`` names: a :class:`ServeRecord` as is; a serve-v1 JSON file (``serve --json``);
+    a run id (or unique prefix) in ``db`` with a ``serve_runs`` row; None for anything else (another file, a
+    :class:`RunRecord`, a run that is not a serve run, no database).
+
+    Raises:
+        UsageError: no single run in ``db`` matches the id; the stored serve record (or the serve file) is
+            invalid.
     """
     if isinstance(ref, ServeRecord):
         return ref
-    if isinstance(ref, RunRecord) or is_run_file(ref) or not Path(db).is_file():
+    if isinstance(ref, RunRecord):
+        return None
+    if is_run_file(ref):
+        return _serve_file(ref)
+    if not Path(db).is_file():
         return None
     with ResultStore(db, read_only=True) as store:
         return load_serve(store, store.resolve_run_id(str(ref)))

@@ -32,7 +32,7 @@ from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
-from surrobench.records.ceilings import Ceilings
+from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
 from surrobench.records.run import ConfigResult, RunRecord
@@ -116,7 +116,8 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
         return stored, f"ceilings of {name} calibrated {stored.measured}"
     if record.env.get("device") == "cuda":
         return H200_FALLBACK, f"{name}: {H200_FALLBACK.note}"
-    return None, f"{name}: no calibration stored, no roofline (run surrobench calibrate --device cpu)"
+    at = f" at {threads} thread(s)" if threads is not None else ""
+    return None, f"{name}: no calibration stored{at}, no roofline (run {calibrate_command('cpu', threads)})"
 
 
 def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
@@ -158,8 +159,7 @@ def diagnose_workload(
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
             warnings.append(
                 f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
-                f"calibration: {problem}; re-run surrobench calibrate"
-                f"{' --device cpu' if result.device == 'cpu' else ''}"
+                f"calibration: {problem}; re-run {calibrate_command(result.device, record.env.get('torch_threads'))}"
             )
         elif ceilings is not None:
             unprofiled = result.latency_ms.median if result.latency_ms else None

@@ -24,7 +24,12 @@ from pathlib import Path
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, NothingCompleted, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, UsageError
-from surrobench.execution.arrivals import constant_arrivals, poisson_arrivals, replay_arrivals
+from surrobench.execution.arrivals import (
+    MAX_ARRIVALS_PER_LOAD,
+    constant_arrivals,
+    poisson_arrivals,
+    replay_arrivals,
+)
 from surrobench.execution.batcher import Service, WallClock, serve_closed_loop, serve_open_loop
 from surrobench.execution.http_load import check_url, http_open_loop
 from surrobench.execution.runner import prepare_model
@@ -63,20 +68,29 @@ class ServeRequest:
     min_requests: int = P99_BOUNDING_REQUESTS
 
 
-def _floats(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
+def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
     items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, (int, float)) else value
     try:
         out = tuple(float(v) for v in items if str(v).strip())
     except (TypeError, ValueError):
         raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated") from None
-    if not out or any(not (v >= 0 and v < float("inf")) for v in out):
-        raise UsageError.bad(parameter, f"{value!r}: give finite numbers >= 0")
+    if not out:
+        raise UsageError.bad(parameter, f"{value!r}: give numbers, comma-separated")
+    return out
+
+
+def _floats(value: float | str | Iterable, parameter: str, *, positive: bool = False) -> tuple[float, ...]:
+    """Finite numbers >= 0 (``positive``: > 0) from one value, a sequence or comma-separated text."""
+    out = _numbers(value, parameter)
+    low = (lambda v: v > 0) if positive else (lambda v: v >= 0)
+    if any(not (low(v) and v < float("inf")) for v in out):
+        raise UsageError.bad(parameter, f"{value!r}: give finite numbers {'> 0' if positive else '>= 0'}")
     return out
 
 
 def _ints(value, parameter: str) -> tuple[int, ...]:
-    out = _floats(value, parameter)
-    if any(v != int(v) or v < 1 for v in out):
+    out = _numbers(value, parameter)
+    if any(not (1 <= v < float("inf")) or v != int(v) for v in out):
         raise UsageError.bad(parameter, f"{value!r}: give whole numbers >= 1")
     return tuple(int(v) for v in out)
 
@@ -89,7 +103,7 @@ def serve_request(
     max_batch=8,
     max_wait_ms=2.0,
     duration_s: float = 10.0,
-    warmup_s: float = 1.0,
+    warmup_s: float | None = None,
     drain_s: float = 5.0,
     arrival: str = "poisson",
     arrivals_file: str | Path | None = None,
@@ -98,14 +112,20 @@ def serve_request(
     url: str | None = None,
     min_requests: int = P99_BOUNDING_REQUESTS,
 ) -> ServeRequest:
-    """Validate a serve request. ``rates``, ``max_batch``, ``max_wait_ms`` and ``concurrency`` take one value,
-    a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy. ``min_requests``: a
-    rate is offered past ``duration_s`` until that many requests arrive after the warm-up
-    (:func:`offered_duration_s`; 0: exactly ``duration_s``).
+    """Validate a serve request. ``rates`` (requests/s), ``max_batch``, ``max_wait_ms`` and ``concurrency``
+    take one value, a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy. Times
+    in s: ``duration_s`` of arrivals per load, the leading ``warmup_s`` of them left out of the statistics
+    (None: :func:`default_warmup_s`, 1 s or a quarter of ``duration_s``, the shorter), ``drain_s``.
+    ``min_requests``: a rate is offered past ``duration_s`` until that many requests arrive after the warm-up
+    (:func:`offered_duration_s`; 0: exactly ``duration_s``); a closed loop keeps sending until that many
+    requests arrived after the warm-up, within the same :data:`MAX_STRETCH` times ``duration_s``.
 
     Raises:
         UsageError: no load to offer (no rate, concurrency, file or search), a search without ``p99_ms``, an
-            unknown arrival process, non-positive times, a warm-up not shorter than the duration.
+            unknown arrival process, non-positive times or rates, a warm-up not shorter than the duration, a
+            rate whose load (rate x :func:`offered_duration_s`) would hold more than
+            :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` arrivals, or a ``min_requests`` no
+            load could hold (over that bound / :data:`_COUNT_MARGIN`); all before anything is allocated or run.
     """
     if arrival not in ARRIVALS:
         raise UsageError.bad("arrival", f"{arrival!r}: choose {', '.join(ARRIVALS)}")
@@ -124,14 +144,20 @@ def serve_request(
     for name, value in (("duration_s", duration_s), ("drain_s", drain_s)):
         if not (0 < value < float("inf")):
             raise UsageError.bad(name, f"{value}: must be a finite number > 0")
+    if warmup_s is None:
+        warmup_s = default_warmup_s(duration_s)
     if not 0 <= warmup_s < duration_s:
         detail = f"{warmup_s}: must be >= 0 and shorter than {{duration_s}} {duration_s}"
         raise UsageError.bad("warmup_s", detail, others=("duration_s",))
     if isinstance(min_requests, bool) or not isinstance(min_requests, int) or min_requests < 0:
         raise UsageError.bad("min_requests", f"{min_requests!r}: give a whole number >= 0")
-    rate_list = _floats(rates, "rates") if rates is not None else ()
-    if any(r <= 0 for r in rate_list):
-        raise UsageError.bad("rates", f"{rates!r}: rates must be > 0")
+    if min_requests * _COUNT_MARGIN > MAX_ARRIVALS_PER_LOAD:
+        most = int(MAX_ARRIVALS_PER_LOAD / _COUNT_MARGIN)
+        raise UsageError.bad(
+            "min_requests",
+            f"{min_requests}: at most {most:,} (one load holds at most {MAX_ARRIVALS_PER_LOAD:,} arrivals)",
+        )
+    rate_list = _floats(rates, "rates", positive=True) if rates is not None else ()
     loads = rate_list or find_max or arrival in ("replay", "closed")
     if not loads:
         others = ("rates", "find_max", "p99_ms", "concurrency", "arrivals_file")
@@ -147,7 +173,7 @@ def serve_request(
     policies = tuple(
         ServePolicy(b, w) for b in _ints(max_batch, "max_batch") for w in _floats(max_wait_ms, "max_wait_ms")
     )
-    return ServeRequest(
+    request = ServeRequest(
         rates=rate_list,
         concurrencies=_ints(concurrency, "concurrency") if concurrency is not None else (),
         arrival=arrival,
@@ -162,6 +188,46 @@ def serve_request(
         url=url,
         min_requests=min_requests,
     )
+    if request.arrival in ("poisson", "constant"):
+        for rate in rate_list:
+            _check_arrivals(request, rate)
+    return request
+
+
+def default_warmup_s(duration_s: float) -> float:
+    """The warm-up when none is given, s: 1 s (enough for the batcher and the device to settle at the rates
+    served in process), or a quarter of ``duration_s`` when that is shorter, so a short duration keeps three
+    quarters of its arrivals measured."""
+    return min(1.0, duration_s / 4)
+
+
+def _check_arrivals(request: ServeRequest, rate: float) -> None:
+    """Refuse a rate whose load would hold more than :data:`MAX_ARRIVALS_PER_LOAD` arrivals.
+
+    Raises:
+        UsageError: naming the rate, the arrivals it would make and the highest rate allowed.
+    """
+    duration = offered_duration_s(request, rate)
+    expected = rate * duration
+    if expected > MAX_ARRIVALS_PER_LOAD:
+        detail = (
+            f"{rate:g}: {expected:.3g} arrivals in {duration:g} s, more than the "
+            f"{MAX_ARRIVALS_PER_LOAD:,} one load may hold (the load generator's memory and time): at most "
+            f"{max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
+        )
+        raise UsageError.bad("rates", detail, others=("duration_s",))
+
+
+def max_rate_rps(request: ServeRequest) -> float:
+    """The highest rate (requests/s) whose load holds at most :data:`MAX_ARRIVALS_PER_LOAD` arrivals: the
+    arrivals, ``rate x`` :func:`offered_duration_s`, are ``max(rate x duration_s, rate x warmup_s + margin x
+    min_requests)`` below the stretch cap and grow with the rate, so the bound is the lower of the two rates
+    that reach it."""
+    by_duration = MAX_ARRIVALS_PER_LOAD / request.duration_s
+    if request.warmup_s <= 0:
+        return by_duration
+    by_count = (MAX_ARRIVALS_PER_LOAD - _COUNT_MARGIN * request.min_requests) / request.warmup_s
+    return min(by_duration, by_count)
 
 
 def find_capacity(
@@ -171,6 +237,7 @@ def find_capacity(
     *,
     tolerance: float = SEARCH_TOLERANCE,
     max_steps: int = MAX_SEARCH_STEPS,
+    max_rps: float = float("inf"),
 ) -> tuple[Capacity, list[LoadPoint]]:
     """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
 
@@ -179,8 +246,10 @@ def find_capacity(
         hi = the first failing r
         while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
 
-    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. Returns the capacity (0 when no rate passed
-    within ``max_steps``) and the load points measured, by rate.
+    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
+    most one load may offer, :func:`max_rate_rps`): the start and the doubling stop there, and when
+    ``max_rps`` passes the capacity is at least it, with no failing rate. Returns the capacity (0 when no rate
+    passed within ``max_steps``) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -195,11 +264,14 @@ def find_capacity(
         steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
         return bool(point.passed)
 
-    lo, hi, rate = None, None, start_rps
+    lo, hi, rate = None, None, min(start_rps, max_rps)
     up = passes(rate, "bound")
     while len(steps) < max_steps and (lo is None or hi is None):
         if up:
-            lo, rate = rate, rate * 2
+            if rate >= max_rps:  # passes at the most a load may offer: no failing rate to bracket with
+                lo = rate
+                break
+            lo, rate = rate, min(rate * 2, max_rps)
             if passes(rate, "bound"):
                 continue
             hi = rate
@@ -233,6 +305,44 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
     return min(max(request.duration_s, needed_s), MAX_STRETCH * request.duration_s)
 
 
+def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
+    """Whether ``point``'s load was cut at :data:`MAX_STRETCH` times ``duration_s`` before ``min_requests``
+    requests arrived after the warm-up: an open-loop rate whose :func:`offered_duration_s` reached the cap
+    short of the time it needed, or a closed loop that measured fewer than ``min_requests``."""
+    if request.min_requests <= 0:
+        return False
+    if point.target_rps is not None:
+        needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / point.target_rps
+        return needed_s > MAX_STRETCH * request.duration_s
+    return point.concurrency is not None and point.requests < request.min_requests
+
+
+def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
+    """Why a load measured fewer requests than ``min_requests`` (:func:`stretch_capped`): one note naming the
+    cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
+    if not stretch_capped(request, point):
+        return []
+    load = f"{point.target_rps:.1f} rps" if point.target_rps is not None else f"concurrency {point.concurrency}"
+    cap_s = MAX_STRETCH * request.duration_s
+    return [
+        f"{load}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
+        f"{point.requests} requests arrived after the warm-up, short of min_requests {request.min_requests}: "
+        "give a longer duration"
+    ]
+
+
+def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tuple[str, ...]:
+    """A note per peak search that passed at :func:`max_rate_rps`, the most one load may offer: its capacity
+    is a lower bound."""
+    top = max_rate_rps(request)
+    return tuple(
+        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {top:.1f} rps, the most one load of "
+        f"{request.duration_s:g} s may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that"
+        for r in results
+        if r.capacity is not None and r.capacity.failing_rps is None and r.capacity.capacity_rps >= top
+    )
+
+
 def _arrivals(request: ServeRequest, rate: float | None):
     if request.arrival == "replay":
         return replay_arrivals(request.arrivals_file)
@@ -257,9 +367,15 @@ def serve_policy(
         return load_point(trace, arrival=request.arrival, target_rps=rate, **common)
 
     if request.arrival == "closed":
+        stretch = dict(
+            min_requests=request.min_requests,
+            warmup_s=request.warmup_s,
+            max_duration_s=MAX_STRETCH * request.duration_s,
+            max_requests=MAX_ARRIVALS_PER_LOAD,
+        )
         points = [
             load_point(
-                serve_closed_loop(c, request.duration_s, service, policy, clock_factory()),
+                serve_closed_loop(c, request.duration_s, service, policy, clock_factory(), **stretch),
                 arrival="closed",
                 concurrency=c,
                 **common,
@@ -271,7 +387,7 @@ def serve_policy(
         return PolicyResult(policy, (open_load(None),))
     if request.find_max:
         start = request.rates[0] if request.rates else start_rps
-        capacity, points = find_capacity(open_load, request.target_p99_ms, start)
+        capacity, points = find_capacity(open_load, request.target_p99_ms, start, max_rps=max_rate_rps(request))
         return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 
@@ -361,7 +477,10 @@ def serve(model, *, db: str | Path | None = None, command: str | None = None, on
                     done.append(serve_policy(request, policy, service, START_FRACTION * bound_rps))
             if on_policy is not None:
                 on_policy(done[-1])
-        notes = tuple(n for p in done for point in p.points for n in load_warnings(point))
+        notes = tuple(
+            n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
+        )
+        notes += search_notes(request, done)
         record = replace(record, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)
     return record

@@ -1,5 +1,6 @@
 """``surrobench calibrate``: measure the device's roofline ceilings once and store them for this machine
-(:mod:`surrobench.results.ceilings`: the user's cache folder, per host and device, per thread count on a CPU).
+(:mod:`surrobench.results.ceilings`: the user's cache folder, per host and device, per thread count on a CPU,
+``--threads N`` measuring and storing those of N threads).
 
 ``surrobench diagnose`` reads them there, whatever its ``--db`` (:mod:`surrobench.analysis.roofline`);
 without them it falls back to the built-in H200 numbers on a GPU and skips the roofline on a CPU.
@@ -39,18 +40,29 @@ def calibrate(
         "least 256 on CUDA, 16 on CPU.",
     ),
     iters: int = count_option(10, "--iters", help="Timed calls per measurement (median)."),
+    threads: int | None = count_option(
+        None,
+        "--threads",
+        help="CPU: torch.set_num_threads while measuring; the ceilings are stored for this thread count, the one "
+        "diagnose --threads N reads. Default: torch's own count.",
+    ),
     force: bool = typer.Option(
         False, "--force", help="Store the ceilings even on a busy host or when their repeats disagree."
     ),
 ) -> None:
     """Measure copy bandwidth and matmul TFLOP/s per precision; store them for the roofline."""
+    from torch import get_num_threads as torch_threads
+
     from surrobench.api.calibrate import calibrate as calibrate_device
     from surrobench.execution.sweep import resolve_device
     from surrobench.report.ceilings import ceilings_table
 
     device = resolve_device(device)
     check_writable(json_out, "--json")
-    ceilings, where = calibrate_device(device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters, force=force)
+    ceilings, where = calibrate_device(
+        device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters, threads=threads, force=force
+    )
     console.print(ceilings_table(ceilings, device))
-    console.print(rich_escape(f"stored in {where} for {ceilings.device_name}"))
+    at = f" at {threads or torch_threads()} thread(s)" if device == "cpu" else ""
+    console.print(rich_escape(f"stored in {where} for {ceilings.device_name}{at}"))
     write_json(json_out, {"schema": schemas.CEILINGS, **ceilings.to_json()})

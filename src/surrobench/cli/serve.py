@@ -30,18 +30,29 @@ from surrobench.cli.options import (
 def serve(
     *,
     workload: WorkloadOptions,
-    rate: str = typer.Option(None, "--rate", help="Offered rates, requests/s, comma-separated (100,200,400)."),
+    rate: str = typer.Option(
+        None,
+        "--rate",
+        help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals.",
+    ),
     find_max: bool = flag(False, "--find-max", help="Search the highest rate whose P99 stays within --p99-ms."),
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
     max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),
     max_wait_ms: str = typer.Option("2", "--max-wait-ms", help="Max wait of the oldest request, ms, comma-separated."),
     duration_s: float = typer.Option(10.0, "--duration-s", help="Seconds of arrivals per rate."),
-    warmup_s: float = typer.Option(1.0, "--warmup-s", help="Leading seconds of arrivals left out of the statistics."),
+    warmup_s: float = typer.Option(
+        None,
+        "--warmup-s",
+        help="Leading seconds of arrivals left out of the statistics; default 1, or a quarter of --duration-s "
+        "when that is shorter.",
+        show_default=False,
+    ),
     min_requests: int = count_option(
         368,  # analysis.serve_load.P99_BOUNDING_REQUESTS, not imported: --help stays free of scipy
         "--min-requests",
-        help="Offer a rate past --duration-s (up to 20x) until this many requests arrive after the warm-up; 368 "
-        "gives every P99 an upper bound at 95%. 0: exactly --duration-s.",
+        help="Offer a rate past --duration-s (up to 20x) until this many requests arrive after the warm-up (a "
+        "closed loop keeps sending until they have, within the same 20x); 368 gives every P99 an upper bound at "
+        "95%. 0: exactly --duration-s.",
     ),
     drain_s: float = typer.Option(
         5.0, "--drain-s", help="Requests still waiting this long after the last arrival are dropped."
@@ -63,7 +74,7 @@ def serve(
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast
     from surrobench.api.serve import serve as serve_load
     from surrobench.report.html import serve_page
-    from surrobench.report.serve import best_line, serve_tables
+    from surrobench.report.serve_tables import best_line, serve_tables
 
     record = serve_load(
         w.model,

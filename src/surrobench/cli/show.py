@@ -1,4 +1,5 @@
-"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON."""
+"""``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or
+serve-v1 JSON file) as ``serve`` prints it, markdown or its serve-v1 JSON."""
 
 from __future__ import annotations
 
@@ -7,28 +8,62 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, check_writable, console, write_json, write_output
+from surrobench.cli.options import (
+    DbOpt,
+    JsonOpt,
+    MarkdownOpt,
+    check_writable,
+    console,
+    print_warnings,
+    write_json,
+    write_output,
+)
 from surrobench.report.escape import rich_escape
 
 
 @app.command()
 def show(
-    run: str = typer.Argument(..., help="Run id (or unique prefix) in --db, or a run JSON file."),
+    run: str = typer.Argument(..., help="Run id (or unique prefix) in --db, or a run or serve JSON file."),
     db: Path = DbOpt,
     markdown: Path = MarkdownOpt,
     json_out: Path = JsonOpt,
 ) -> None:
     """Show one stored run: the results table (and a multi-process run's scaling table), and optionally
-    markdown or the run JSON."""
-    from surrobench.api.compare import load_run
+    markdown or the run JSON; a serve run as `serve` prints it (its tables per batching policy, the peak
+    search, its notes), with --json its serve-v1 JSON."""
+    from surrobench.api.compare import load_run, load_serve_run
     from surrobench.report.run import run_markdown, run_tables
 
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
+    served = load_serve_run(run, db)
+    if served is not None:
+        _show_serve(served, markdown, json_out)
+        return
     record = load_run(run, db)
     title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
     for table in run_tables(record, title, width=console.width):
         console.print(table)
     if markdown is not None:
         write_output(markdown, run_markdown(record), "--markdown")
+    write_json(json_out, record.to_json())
+
+
+def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
+    """A serve record as ``serve`` prints it (:func:`~surrobench.report.serve_tables.serve_tables`, the best
+    policy, the notes), its markdown and its serve-v1 JSON."""
+    from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
+
+    tables = serve_tables(record, width=console.width)
+    console.print(rich_escape(f"serve run {record.run_id} on {record.env.get('device_name')}: {record.label()}"))
+    for table in tables:
+        console.print(table)
+    if not tables:
+        console.print("no load measured")
+    line = best_line(record)
+    if line:
+        console.print(rich_escape(line))
+    print_warnings(list(record.notes))
+    if markdown is not None:
+        write_output(markdown, serve_markdown(record), "--markdown")
     write_json(json_out, record.to_json())

@@ -13,12 +13,30 @@ import numpy as np
 
 from surrobench.errors import UsageError
 
+#: The most arrivals one offered load may hold (rate x offered duration). Each arrival costs the in-process
+#: load generator memory and time of its own: measured on the 2-core CPU VM (virtual clock, so the server
+#: never limits), 134 bytes and 2.5 us per arrival at max batch 8 and 314 bytes and 5.9 us at max batch 1
+#: (the schedule, the batcher's per-request and per-batch lists, the trace's arrays), and the fresh-user trial
+#: saw 850 MB and 13 s for the 5 million arrivals of ``--rate 1e7 --duration-s 0.5``. A million keeps one load
+#: within about 300 MB and a few seconds of the generator's own time; a rate past that per duration measures
+#: the load generator (one arrival every microsecond or less) rather than the server, and a P99 needs only
+#: 368 requests (:data:`surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`). Checked before anything is
+#: allocated (:func:`surrobench.api.serve.serve_request`, and here).
+MAX_ARRIVALS_PER_LOAD = 1_000_000
+
 
 def _check(rate_rps: float, duration_s: float) -> None:
     if not (rate_rps > 0 and np.isfinite(rate_rps)):
         raise UsageError.bad("rates", f"{rate_rps}: a request rate must be a finite number > 0 (requests per second)")
     if not (duration_s > 0 and np.isfinite(duration_s)):
         raise UsageError.bad("duration_s", f"{duration_s}: must be a finite number > 0")
+    expected = rate_rps * duration_s
+    if expected > MAX_ARRIVALS_PER_LOAD:
+        detail = (
+            f"{rate_rps:g}: {expected:.3g} arrivals in {duration_s:g} s, more than the "
+            f"{MAX_ARRIVALS_PER_LOAD:,} one load may hold: lower the rate or {{duration_s}}"
+        )
+        raise UsageError.bad("rates", detail, others=("duration_s",))
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
@@ -27,7 +45,9 @@ def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarra
     PCG64 generator seeded with ``seed``, as LoadGen's Server scenario draws them.
 
     Raises:
-        UsageError: a rate or duration that is not a finite positive number.
+        UsageError: a rate or duration that is not a finite positive number, or more than
+            :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``), before anything is
+            allocated.
     """
     _check(rate_rps, duration_s)
     rng = np.random.default_rng(seed)

@@ -160,17 +160,35 @@ def serve_open_loop(
 
 
 def serve_closed_loop(
-    concurrency: int, duration_s: float, service: Service, policy: ServePolicy, clock=None
+    concurrency: int,
+    duration_s: float,
+    service: Service,
+    policy: ServePolicy,
+    clock=None,
+    *,
+    min_requests: int = 0,
+    warmup_s: float = 0.0,
+    max_duration_s: float | None = None,
+    max_requests: int | None = None,
 ) -> ServeTrace:
     """Keep ``concurrency`` requests outstanding for ``duration_s``: each completion sends a new request at
-    once (Triton perf_analyzer's concurrency mode; no think time); none is sent after ``duration_s``."""
+    once (Triton perf_analyzer's concurrency mode; no think time); none is sent after ``duration_s``, unless
+    fewer than ``min_requests`` have been sent at or after ``warmup_s`` (the measured ones): then sending goes
+    on until they have, up to ``max_duration_s`` (None: ``duration_s``). At most ``max_requests`` requests are
+    sent in all (None: no limit); times in s."""
     loop = _Loop(service, policy, clock or WallClock(), drain_s=0.0)
     loop.arrivals = [0.0] * concurrency
+    last_s = duration_s if max_duration_s is None else max(duration_s, max_duration_s)
+    measured = concurrency if warmup_s <= 0 else 0
     i = 0
     while i < len(loop.arrivals):
         before = len(loop.completion)
         i = loop.step(i)
         done = len(loop.completion) - before
-        if done and loop.completion[-1] < duration_s:
-            loop.arrivals.extend([loop.completion[-1]] * done)
+        t = loop.completion[-1] if done else 0.0
+        if done and (t < duration_s or (measured < min_requests and t < last_s)):
+            if max_requests is not None:
+                done = max(0, min(done, max_requests - len(loop.arrivals)))
+            loop.arrivals.extend([t] * done)
+            measured += done if t >= warmup_s else 0
     return loop.finish()

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 _STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
 
 
+def calibrate_command(device: str, threads: int | None = None) -> str:
+    """The ``surrobench calibrate`` command that stores the ceilings a run on ``device`` reads: on a CPU the
+    ceilings are kept per torch thread count, so the command names it (``--threads``) when known."""
+    command = f"surrobench calibrate --device {device}"
+    return f"{command} --threads {threads}" if device == "cpu" and threads is not None else command
+
+
 @dataclass(frozen=True)
 class Ceilings:
     """A device's measured ceilings.

@@ -11,27 +11,38 @@ from surrobench.report.fit import Col, fit_table
 from surrobench.results.store import RunSummary
 
 # run ids and times are copied from here: never cut (report.fit); the state is never dropped (a run left
-# `running` or `interrupted` is what the list is read for); device, models and tag go first on a narrow terminal
+# `running` or `interrupted` is what the list is read for); the contents say what the run is (configs, or a
+# serve run's policies and loads); kind, device, models and tag go first on a narrow terminal
 _COLUMNS = (
     Col("run id", keep=True),
     Col("created", keep=True),
     Col("state", keep=True),
+    Col("kind", minor=4),
     Col("tag", minor=1),
     Col("device", minor=3),
     Col("models", minor=2),
-    Col("configs", "right", keep=True),
+    Col("contents", "right", keep=True),
 )
 
 
-def _configs(r: RunSummary) -> str:
-    return f"{r.n_configs}, {r.n_failed} failed" if r.n_failed else str(r.n_configs)
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def contents(r: RunSummary) -> str:
+    """What a run holds: ``12 configs`` (``12 configs, 3 failed``), or a serve run's ``2 policies, 6 loads``."""
+    if r.kind == "serve":
+        return f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
+    configs = _count(r.n_configs, "config", "configs")
+    return f"{configs}, {r.n_failed} failed" if r.n_failed else configs
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
-    """One row per stored run, newest first as given: id, creation time (to the minute, UTC), state, tag,
-    device, models, and the config count (with the failed ones: ``12, 3 failed``); fitted to ``width`` cells
-    (:func:`~surrobench.report.fit.fit_table`: device, models, then tag left out first and named in the
-    caption; the state never). ``title`` is markup."""
+    """One row per stored run, newest first as given: id, creation time (to the minute, UTC), state, kind
+    (``run`` or ``serve``), tag, device, models, and its :func:`contents` (``12 configs, 3 failed``,
+    ``2 policies, 6 loads``); fitted to ``width`` cells (:func:`~surrobench.report.fit.fit_table`: kind,
+    device, models, then tag left out first and named in the caption; the state never). ``title`` is
+    markup."""
     rows = [
         [
             rich_escape(cell)
@@ -39,10 +50,11 @@ def history_table(runs: Iterable[RunSummary], title: str, width: int | None = No
                 r.run_id,
                 r.created[:16].replace("T", " "),
                 r.state,
+                r.kind,
                 r.tag or "-",
                 r.device_name or "-",
-                ", ".join(r.models),
-                _configs(r),
+                ", ".join(r.models) or "-",
+                contents(r),
             )
         ]
         for r in runs

@@ -1,130 +1,39 @@
-"""Renderers of a serve record: rich tables (one per batching policy, the peak search's steps), the
-latency-throughput curve. The HTML page holding the curve and the tables is
-:func:`surrobench.report.html.serve_page`; the capacity comparison of two runs, :mod:`surrobench.report.serve_compare`."""
+"""Renderers of a serve record: the latency-throughput curve, and (from :mod:`surrobench.report.serve_tables`)
+the rich tables, one per batching policy and the peak search's steps. The HTML page holding the curve and the
+tables is :func:`surrobench.report.html.serve_page`; the capacity comparison of two runs,
+:mod:`surrobench.report.serve_compare`."""
 
 from __future__ import annotations
 
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
-from rich.table import Table
 
-from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
-from surrobench.report.escape import rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.records.serve import ServeRecord
 from surrobench.report.plots import plain_text
-
-COLUMNS = (
-    "offered rps",
-    "achieved rps",
-    "requests",
-    "P50 ms",
-    "P95 ms",
-    "P99 ms [95% CI]",
-    "max ms",
-    "queue",
-    "compute",
-    "batch",
-    "busy",
-    "dropped",
-    "late",
-    "gen",
-    "pass",
+from surrobench.report.serve_tables import (
+    COLUMNS,
+    SEARCH_COLUMNS,
+    SEARCH_TITLE,
+    best_line,
+    point_cells,
+    policy_title,
+    search_rows,
+    serve_markdown,
+    serve_tables,
 )
 
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def point_cells(p: LoadPoint) -> list[str]:
-    """One load point as table cells, :data:`COLUMNS` in order (shares as percentages; ``gen``: the load
-    generator's share of the run; a P99 interval side that cannot be bounded is ``-``)."""
-    p99 = p.percentile(0.99)
-    return [
-        f"{p.offered_rps:.1f}" + (f" (c={p.concurrency})" if p.concurrency else ""),
-        f"{p.achieved_rps:.1f}",
-        f"{p.requests} ({p99.tail_requests} > P99)",
-        _ms(p.percentile(0.5).value_ms),
-        _ms(p.percentile(0.95).value_ms),
-        f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
-        _ms(p.max_ms),
-        f"{p.queue_share:.0%}",
-        f"{p.compute_share:.0%}",
-        f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
-        f"{p.device_busy:.0%}",
-        str(p.dropped),
-        "-" if p.late is None else str(p.late),
-        f"{p.generator_overhead_share:.1%}",
-        {None: "-", True: "yes", False: "no"}[p.passed],
-    ]
-
-
-def policy_title(record: ServeRecord, result: PolicyResult) -> str:
-    where = record.label()
-    policy = result.policy.label() if result.policy else "the endpoint's own batching"
-    line = f"{where}, {record.arrival} arrivals, {policy}"
-    if result.capacity is not None:
-        c = result.capacity
-        upper = f"{c.failing_rps:.1f}" if c.failing_rps is not None else "not reached"
-        line += f": capacity {c.capacity_rps:.1f} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
-    return line
-
-
-SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
-SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
-
-
-#: How each column fits a narrow terminal: the rates, requests, P99, drops and verdict are kept whole; the
-#: others may be left out (the highest ``minor`` first), the caption naming them; past that rows stack.
-_FIT = {
-    "gen": 10,
-    "late": 9,
-    "compute": 8,
-    "queue": 7,
-    "max ms": 6,
-    "batch": 5,
-    "busy": 4,
-    "P95 ms": 3,
-    "P50 ms": 2,
-}
-
-
-def _columns(names) -> list[Col]:
-    return [Col(name, justify="right", keep=name not in _FIT, minor=_FIT.get(name, 0)) for name in names]
-
-
-def search_rows(capacity: Capacity) -> list[list[str]]:
-    """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
-    return [
-        [
-            str(i),
-            s.phase,
-            f"{s.rate_rps:.1f}",
-            "none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}",
-            "yes" if s.passed else "no",
-        ]
-        for i, s in enumerate(capacity.steps, 1)
-    ]
-
-
-def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
-    """Per policy, its load points and, after a search, the search's steps; fitted to ``width`` terminal cells
-    (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
-    tables = []
-    for result in record.policies:
-        rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
-        tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
-        if result.capacity is not None:
-            tables.append(fit_table(_columns(SEARCH_COLUMNS), search_rows(result.capacity), width, title=SEARCH_TITLE))
-    return tables
-
-
-def best_line(record: ServeRecord) -> str | None:
-    """The policy with the highest capacity, when several were searched."""
-    best = record.best()
-    if best is None or len(record.policies) < 2 or best.policy is None:
-        return None
-    return f"best policy: {best.policy.label()}, {best.capacity.capacity_rps:.1f} rps at P99 <= {record.target_p99_ms:g} ms"
+__all__ = [
+    "COLUMNS",
+    "SEARCH_COLUMNS",
+    "SEARCH_TITLE",
+    "best_line",
+    "latency_throughput",
+    "point_cells",
+    "policy_title",
+    "search_rows",
+    "serve_markdown",
+    "serve_tables",
+]
 
 
 @plain_text()

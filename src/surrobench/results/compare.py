@@ -31,6 +31,7 @@ out ``unchanged`` everywhere before a BASE/NEW verdict is trusted on that machin
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -497,11 +498,22 @@ def _flatten(d: Mapping, prefix: str = "") -> dict[str, object]:
     return out
 
 
+def shown_value(value: object) -> str:
+    """An environment value as a difference shows it: a float to 2 decimals (``load_avg_1m`` 1.2138671875 ->
+    ``1.21``; one under 0.01 to 2 significant digits, so it does not read as 0), anything else as ``str``."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.2g}" if 0 < abs(value) < 0.01 else str(round(value, 2))
+    return str(value)
+
+
 def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference, ...]:
+    """The env keys whose values differ as shown (:func:`shown_value`: floats equal to 2 decimals do not),
+    the must-match keys first."""
     b, n = _flatten(base_env), _flatten(new_env)
     keys = [k for k in MUST_MATCH_ENV_KEYS if k in b or k in n]
     keys += sorted((set(b) | set(n)) - set(keys))
-    return tuple(EnvDifference(k, str(b.get(k)), str(n.get(k))) for k in keys if b.get(k) != n.get(k))
+    shown = ((k, shown_value(b.get(k)), shown_value(n.get(k))) for k in keys)
+    return tuple(EnvDifference(k, base, new) for k, base, new in shown if base != new)
 
 
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
@@ -529,5 +541,5 @@ def _hashable(value):
 def _summarize(values: set) -> str:
     """``a, b`` for a few values; ``lo..hi`` for many numbers."""
     if len(values) > _MAX_LISTED_VALUES and all(isinstance(v, (int, float)) for v in values):
-        return f"{min(values)}..{max(values)}"
-    return ", ".join(sorted(map(str, values)))
+        return f"{shown_value(min(values))}..{shown_value(max(values))}"
+    return ", ".join(sorted(set(map(shown_value, values))))

@@ -12,13 +12,20 @@ from surrobench.results.store import ResultStore
 
 
 def begin_serve(store: ResultStore, record: ServeRecord, command: str | None) -> None:
-    """The run row, state ``running``, before anything is measured."""
+    """The run row, state ``running``, before anything is measured, and the record as begun (no policies),
+    so ``history`` and ``show`` name what a run still running (or killed) serves."""
     store.begin_run(RunRecord(record.run_id, record.created, record.tag, record.env), command)
+    _write(store, record)
 
 
 def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete") -> None:
     """Store (or replace) the serve record of a begun run and mark the run ``state`` (``complete``, or
     ``interrupted`` with the load points measured so far), in one transaction each."""
+    _write(store, record)
+    store.finish_run(record.run_id, state)
+
+
+def _write(store: ResultStore, record: ServeRecord) -> None:
     best = record.best()
     capacity = best.capacity if best else None
     with store._writing():
@@ -34,7 +41,6 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete")
                 json.dumps(record.to_json()),
             ),
         )
-    store.finish_run(record.run_id, state)
 
 
 def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:

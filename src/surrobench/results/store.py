@@ -195,7 +195,11 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`."""
+    """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`.
+
+    ``kind``: ``run`` (configs timed by ``run``, ``profile``, ``diagnose``, ...; ``n_configs`` of them,
+    ``n_failed`` not ``ok``) or ``serve`` (``surrobench serve``: ``models`` holds the model served,
+    ``n_policies`` batching policies and ``n_points`` load points stored, 0 while it runs)."""
 
     run_id: str
     created: str
@@ -205,6 +209,9 @@ class RunSummary:
     n_configs: int
     n_failed: int
     state: str = "complete"
+    kind: str = "run"
+    n_policies: int = 0
+    n_points: int = 0
 
 
 def prefix_pattern(prefix: str) -> str:
@@ -226,6 +233,14 @@ def _env(text: str) -> dict:
     if not isinstance(env, dict):
         raise TypeError(f"env_json is a {type(env).__name__}, not an object")
     return env
+
+
+def _serve_counts(record_json: str | None) -> tuple[int, int]:
+    """The batching policies and load points of a stored serve-v1 record (a foreign row: TypeError/KeyError)."""
+    if record_json is None:
+        return 0, 0
+    policies = json.loads(record_json)["policies"]
+    return len(policies), sum(len(p["points"]) for p in policies)
 
 
 def _shown_state(state: str, pid: int | None, host: str | None, started: float | None) -> str:
@@ -503,32 +518,44 @@ class ResultStore:
         return rows[0][0]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
-        """Stored runs, newest first, optionally filtered by model, tag and creation time (ISO-8601 prefix).
-        A run stored ``running`` whose process is gone (:meth:`~surrobench.results.owner.RunOwner.gone`) is
-        listed as :data:`ABANDONED`."""
+        """Stored runs, newest first, optionally filtered by model (a config's, or the model a serve run
+        served), tag and creation time (ISO-8601 prefix). A run stored ``running`` whose process is gone
+        (:meth:`~surrobench.results.owner.RunOwner.gone`) is listed as :data:`ABANDONED`; a serve run
+        (``serve_runs``, or ``command_kind`` ``serve`` in its env) as kind ``serve`` with its model and counts."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model),"
-            " count(c.config_id), sum(c.status != 'ok'), r.state, r.pid, r.host, r.pid_started"
-            " FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id"
+            " count(c.config_id), sum(c.status != 'ok'), r.state, r.pid, r.host, r.pid_started,"
+            " s.model, s.record_json"
+            " FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id LEFT JOIN serve_runs s ON s.run_id = r.run_id"
             " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
-            " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?))"
+            " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?)"
+            " OR r.run_id IN (SELECT run_id FROM serve_runs WHERE model = ?))"
             " GROUP BY r.run_id ORDER BY r.created DESC"
         )
-        rows = self.conn.execute(query, (tag, tag, since, since, model, model)).fetchall()
+        rows = self.conn.execute(query, (tag, tag, since, since, model, model, model)).fetchall()
+        summaries = []
         with self._reading("a run"):
-            return [
-                RunSummary(
-                    run_id=str(row[0]),
-                    created=str(row[1]),
-                    tag=None if row[2] is None else str(row[2]),
-                    device_name=_env(row[3]).get("device_name"),
-                    models=tuple(sorted((row[4] or "").split(","))) if row[4] else (),
-                    n_configs=row[5],
-                    n_failed=row[6] or 0,
-                    state=_shown_state(str(row[7]), *row[8:11]),
+            for row in rows:
+                env = _env(row[3])
+                models = set((row[4] or "").split(",")) - {""} | ({str(row[11])} if row[11] is not None else set())
+                serve = row[11] is not None or env.get("command_kind") == "serve"
+                policies, points = _serve_counts(row[12])
+                summaries.append(
+                    RunSummary(
+                        run_id=str(row[0]),
+                        created=str(row[1]),
+                        tag=None if row[2] is None else str(row[2]),
+                        device_name=env.get("device_name"),
+                        models=tuple(sorted(models)),
+                        n_configs=row[5],
+                        n_failed=row[6] or 0,
+                        state=_shown_state(str(row[7]), *row[8:11]),
+                        kind="serve" if serve else "run",
+                        n_policies=policies,
+                        n_points=points,
+                    )
                 )
-                for row in rows
-            ]
+        return summaries
 
     @contextmanager
     def _reading(self, what: str):
