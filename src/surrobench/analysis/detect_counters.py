@@ -62,8 +62,7 @@ _CAUSE_ACTIONS = {
         ("compile-max-autotune-no-cudagraphs",),
     ),
     "low_occupancy": Clause(
-        "few warps stay active though the launch allows more: fuse the short kernels into larger ones "
-        "(torch.compile)",
+        "few warps stay active though the launch allows more: fuse the short kernels into larger ones (torch.compile)",
         ("compile",),
     ),
     "stalls": Clause(
