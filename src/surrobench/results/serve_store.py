@@ -16,9 +16,10 @@ def begin_serve(store: ResultStore, record: ServeRecord, command: str | None) ->
     store.begin_run(RunRecord(record.run_id, record.created, record.tag, record.env), command)
 
 
-def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete") -> None:
+def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "complete") -> None:
     """Store (or replace) the serve record of a begun run and mark the run ``state`` (``complete``, or
-    ``interrupted`` with the load points measured so far), in one transaction each."""
+    ``interrupted`` with the load points measured so far; None: leave it ``running``, the record so far stored
+    as the run goes, so a killed run keeps its finished load points), in one transaction each."""
     best = record.best()
     capacity = best.capacity if best else None
     with store._writing():
@@ -34,7 +35,8 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete")
                 json.dumps(record.to_json()),
             ),
         )
-    store.finish_run(record.run_id, state)
+    if state is not None:
+        store.finish_run(record.run_id, state)
 
 
 def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
