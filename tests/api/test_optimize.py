@@ -238,3 +238,58 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
         baseline_run = doc["baseline_run_id"]
     built = build_report([baseline_run], db=db)  # `report` of the killed run shows what was judged
     assert [o["optimize_id"] for o in built.optimizations] == [optimize_id]
+
+
+def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_it(model_spec, tmp_path, monkeypatch):
+    def ctrl_c(cfg, prepared):  # the references come after the round is sized
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench, "reference_outputs", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
+            optimize_plans(_request(model_spec, ("threads=1",)), store)
+        report = cut.value.report
+        (entry,) = report.configs
+        stored = store.load_run(report.baseline_run_id).results[0]
+        assert store.run_state(report.baseline_run_id) == "interrupted"
+        assert load_optimization(store, report.optimize_id)["configs"][0]["cut_short"] is True
+    assert entry.cut_short and entry.candidates == () and entry.recommended == ()
+    assert entry.baseline.iters == bench.SIZING_CALLS and entry.baseline.latency_ms is not None
+    assert entry.baseline.cold_start_ms is not None and stored.latency_ms == entry.baseline.latency_ms
+    assert any(n.startswith("interrupted while the baseline was set up") for n in entry.notes)
+    assert any(n.startswith("the baseline as its sizing round timed it") for n in entry.notes)
+
+
+def test_ctrl_c_before_the_first_window_keeps_the_sizing_round_and_every_candidate_judged(
+    model_spec, tmp_path, monkeypatch
+):
+    """Ctrl-C while the first candidate that would be timed is built (a torch.compile, say): the baseline has
+    no window yet; the infeasible candidates judged before are kept with it."""
+
+    def ctrl_c(self, recipe):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bench.DeviceBench, "open", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted) as cut:
+            optimize_plans(_request(model_spec, ("cudagraph", "threads=1")), store)
+    (entry,) = cut.value.report.configs
+    assert [(c.name, c.verdict) for c in entry.candidates] == [("cudagraph", "infeasible")]
+    assert entry.cut_short and entry.baseline.iters == bench.SIZING_CALLS
+    assert "interrupted before the first timing window: no candidate timed" in entry.notes
+    assert entry.notes[-1] == "interrupted during the search: 1 candidate(s) judged, no recipe"
+
+
+def test_ctrl_c_while_the_top_ops_are_profiled_keeps_the_finished_search(model_spec, tmp_path, monkeypatch):
+    def ctrl_c(variant):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(config, "top_op", ctrl_c)
+    with ResultStore(tmp_path / "o.db") as store:
+        with pytest.raises(OptimizeInterrupted, match="1 of 1 configs optimized, stored") as cut:
+            optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)
+        report = cut.value.report
+        assert store.run_state(report.baseline_run_id) == "interrupted"
+    (entry,) = report.configs
+    assert not entry.cut_short and [c.name for c in entry.candidates] == ["bf16", "threads=1"]
+    assert entry.baseline.top_op is None and entry.notes[-1] == "interrupted while profiling the top ops: none kept"

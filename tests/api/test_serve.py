@@ -331,3 +331,44 @@ def test_a_low_rate_is_offered_long_enough_to_bound_its_p99():
     with pytest.raises(UsageError) as bad:
         serve_request(rates=[20.0], min_requests=-1)
     assert bad.value.parameter == "min_requests"
+
+
+def test_each_load_point_is_stored_as_it_finishes_and_ctrl_c_keeps_them(tmp_path, monkeypatch):
+    """The record so far is stored after each load point (the run still ``running``, so a kill keeps them); Ctrl-C
+    in the second policy keeps the first policy whole and the second's points so far."""
+    from surrobench.api import serve as api_serve
+    from surrobench.api.serve import ServeInterrupted
+
+    db, calls, seen = tmp_path / "r.db", [], []
+    measured = api_serve.load_point
+
+    def fourth_interrupts(*args, **kwargs):
+        calls.append(kwargs["max_batch"])
+        if len(calls) == 4:
+            with ResultStore(db, read_only=True) as store:
+                (run,) = store.list_runs()
+                seen.append((run.state, [len(p.points) for p in load_serve(store, run.run_id).policies]))
+            raise KeyboardInterrupt
+        return measured(*args, **kwargs)
+
+    monkeypatch.setattr(api_serve, "load_point", fourth_interrupts)
+    points = []
+    options = dict(rates="20,40", max_batch="1,2", duration_s=0.3, min_requests=0, warmup_s=0.1, shapes="8")
+    with pytest.raises(ServeInterrupted, match="interrupted: 3 of 4 load points stored as run ") as cut:
+        serve(
+            nn.Conv2d(3, 1, 1),
+            device="cpu",
+            threads=1,
+            warmup=1,
+            db=db,
+            on_point=lambda *p: points.append(p),
+            **options,
+        )
+    assert seen == [("running", [2, 1])]  # stored as they finished
+    record = cut.value.record
+    assert [(p.policy.max_batch, len(p.points)) for p in record.policies] == [(1, 2), (2, 1)]
+    assert record.env["interrupted"] is True and cut.value.total == 4
+    assert [(policy.max_batch, point.target_rps) for policy, point in points] == [(1, 20.0), (1, 40.0), (2, 20.0)]
+    assert record.notes[-1] == "interrupted: batch<=2 wait<=2ms cut short after 1 load point(s)"
+    with ResultStore(db) as store:
+        assert store.run_state(record.run_id) == "interrupted" and load_serve(store, record.run_id) == record

@@ -277,3 +277,35 @@ def test_a_config_that_failed_is_the_headline_and_exit_3(tmp_path, capsys):
     assert printed.startswith("failed: ") and printed.index("factory fails") < printed.index("diagnosis of run")
     (failed,) = json.loads(out.read_text())["context"]["failed_configs"]
     assert failed["status"] == "error" and failed["batch"] == 1 and "factory fails" in failed["error"]
+
+
+def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, capsys, monkeypatch):
+    """Ctrl-C in the second config's profiling child: the run is marked interrupted and --json holds the
+    diagnosis of the first config, read as it was profiled; nothing more is measured for it."""
+    from surrobench.api import profile as api_profile
+    from surrobench.results.store import ResultStore
+
+    spawn, calls = api_profile.spawn, []
+
+    def second_interrupts(cfg, *args, **kwargs):
+        calls.append(cfg.batch)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return spawn(cfg, *args, **kwargs)
+
+    monkeypatch.setattr(api_profile, "spawn", second_interrupts)
+    db, out = tmp_path / "r.db", tmp_path / "d.json"
+    argv = ["diagnose", "--model", "scenario:groupnorm-large", "--shape", "32", "--batch", "1,2", "--device", "cpu"]
+    argv += ["--iters", "17", "--warmup", "1", "--trace-out", str(tmp_path / "tr"), "--db", str(db), "--json", str(out)]
+    assert run_cli(argv) == 130
+    err = capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    context = doc["context"]
+    assert f"interrupted: 2 of 2 configs stored as run {context['run_id']}, 1 of 2 profiled" in err
+    assert "Traceback" not in err and calls == [1, 2]
+    assert doc["schema"] == "surrobench/diagnosis-v3" and context["interrupted"] is True
+    (label,) = context["profiled"]
+    assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
+    assert not any(f["config"] and "b2" in f["config"] for f in doc["findings"])  # profiled after the cut: never
+    with ResultStore(db) as store:
+        assert store.run_state(context["run_id"]) == "interrupted"

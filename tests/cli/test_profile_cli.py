@@ -106,3 +106,36 @@ def test_profile_takes_the_settings_of_an_optimize_recipe(tmp_path):
     assert result.extra["channels_last"] is True and result.extra["threads"] == 1
     # and named wherever the config is: its label, so titles, show, diagnose and compare say so
     assert result.label() == "unet2d 1x3x16x16 b1 fp32 eager channels_last threads=1"
+
+
+@pytest.mark.parametrize("command", [["profile"], ["run", "--profile", "torch"]])
+def test_ctrl_c_while_profiling_keeps_the_run_and_the_profiles_so_far(tmp_path, capsys, monkeypatch, command):
+    """Ctrl-C in the second config's profiling child: every config timed and the first profile are stored and in
+    --json, the run is marked interrupted (it stays ``running`` while profiling, so a kill leaves it abandoned)."""
+    from surrobench.api import profile as api_profile
+
+    db, out = tmp_path / "r.db", tmp_path / "p.json"
+    spawn, states = api_profile.spawn, []
+
+    def second_interrupts(cfg, *args, **kwargs):
+        with ResultStore(db) as store:
+            states.extend(r.state for r in store.list_runs())
+        if len(states) == 2:
+            raise KeyboardInterrupt
+        return spawn(cfg, *args, **kwargs)
+
+    monkeypatch.setattr(api_profile, "spawn", second_interrupts)
+    argv = [*command, *FAST, "--batch", "1,2", "--db", str(db), "--json", str(out)]
+    assert run_cli(argv) == 130
+    err = capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    run = doc.get("run", doc)  # profile writes profile-v2, run its run JSON
+    assert f"interrupted: 2 of 2 configs stored as run {run['run_id']}, 1 of 2 profiled" in err
+    assert "Traceback" not in err and states == ["running", "running"]
+    assert run["env"]["interrupted"] is True and [r["top_op"] is not None for r in run["results"]] == [True, False]
+    if command == ["profile"]:
+        assert [p["batch"] for p in doc["profiles"]] == [1] and doc["profiles"][0]["op_table"]["ops"]
+    with ResultStore(db) as store:
+        assert store.run_state(run["run_id"]) == "interrupted"
+        first, second = store.config_ids(run["run_id"])
+        assert load_op_table(store, first) is not None and load_op_table(store, second) is None

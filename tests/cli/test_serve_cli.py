@@ -32,6 +32,8 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
     assert all(point["requests"] < 100 for p in doc["policies"] for point in p["points"])
     assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr
+    assert "served 1/2: batch<=1 wait<=1ms: 40 rps: offered " in done.stderr  # piped: a line per load point
+    assert "served 2/2: batch<=2 wait<=1ms: 40 rps: " in done.stderr and ", passed" in done.stderr
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "complete"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
@@ -45,3 +47,36 @@ def test_the_min_requests_default_is_the_p99_bound():
     from surrobench.cli.serve import serve
 
     assert inspect.signature(serve).parameters["min_requests"].default.default == P99_BOUNDING_REQUESTS
+
+
+def test_ctrl_c_keeps_the_rates_that_finished_stored_and_written(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the second rate is offered (in-process: the signal's path is tests/cli/test_signals.py's):
+    exit 130, the first rate stored and in --json and --html, the run marked interrupted."""
+    from conftest import run_cli
+
+    from surrobench.api import serve as api_serve
+
+    calls, measured = [], api_serve.load_point
+
+    def second_interrupts(*args, **kwargs):
+        calls.append(kwargs.get("target_rps"))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return measured(*args, **kwargs)
+
+    monkeypatch.setattr(api_serve, "load_point", second_interrupts)
+    db, out, page = tmp_path / "r.db", tmp_path / "s.json", tmp_path / "s.html"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40,80,160", "--duration-s", "0.3", "--warmup-s", "0.1", "--min-requests", "0"]
+    assert run_cli(["serve", *args, "--db", str(db), "--json", str(out), "--html", str(page)]) == 130
+    err = capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert f"surrobench: interrupted: 1 of 3 load points stored as run {doc['run_id']}" in err
+    assert "served 1/3: batch<=8 wait<=2ms: 40 rps: " in err and "Traceback" not in err
+    assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
+    assert doc["env"]["interrupted"] is True
+    assert doc["notes"][-1] == "interrupted: batch<=8 wait<=2ms cut short after 1 load point(s)"
+    assert '<img alt="latency vs throughput"' in page.read_text()
+    with ResultStore(db, read_only=True) as store:
+        assert store.run_state(doc["run_id"]) == "interrupted"
+        assert load_serve(store, doc["run_id"]) == serve_from_json(doc)

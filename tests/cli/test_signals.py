@@ -136,3 +136,35 @@ def test_sigterm_mid_search_keeps_the_candidates_judged_so_far(tmp_path):
         (stored,) = store.conn.execute("SELECT report_json FROM optimizations").fetchall()
         assert json.loads(stored[0])["configs"][0]["candidates"] == config["candidates"]
         assert store.run_state(doc["baseline_run_id"]) == "interrupted"
+
+
+def test_ctrl_c_to_the_process_group_while_diagnose_profiles(tmp_path):
+    """diagnose, cut while profiling (the profiling child gets the signal too, as under ``timeout -s INT``):
+    exit 130, the K-of-N line, the run marked interrupted, --json the findings of the config profiled."""
+    db, out, err_file = tmp_path / "d.db", tmp_path / "d.json", tmp_path / "err.txt"
+    cmd = [sys.executable, "-m", "surrobench", "diagnose", "--model", "pinn-mlp", "--shape", "64", "--batch", "1,2"]
+    cmd += ["--device", "cpu", "--threads", "1", "--warmup", "1", "--iters", "8", "--profile-wait", "1"]
+    cmd += ["--profile-warmup", "1", "--profile-active", "2", "--db", str(db), "--json", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    with open(err_file, "w") as stderr:
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True
+        )  # a process group of its own, as `timeout` makes: its children get the signal too
+    try:
+        deadline = time.monotonic() + 180
+        while "profiled 1/2: " not in err_file.read_text():  # piped: a line per profiled config
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"diagnose ended or hung before its first profile: {err_file.read_text()[-2000:]}")
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) == 130, err_file.read_text()[-2000:]
+    finally:
+        proc.kill()
+        proc.wait()
+    err, doc = err_file.read_text(), json.loads(out.read_text())
+    run_id = doc["context"]["run_id"]
+    assert f"surrobench: interrupted: 2 of 2 configs stored as run {run_id}, 1 of 2 profiled" in err
+    assert "Traceback" not in err and doc["context"]["interrupted"] is True
+    assert len(doc["context"]["profiled"]) == 1
+    with ResultStore(db) as store:
+        assert store.run_state(run_id) == "interrupted"

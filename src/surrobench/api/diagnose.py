@@ -23,14 +23,14 @@ from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
-from surrobench.api.profile import NO_HOOKS, Hooks, time_and_profile
+from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
 from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
-from surrobench.execution.sweep import SweepPlan
+from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
 from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
@@ -128,6 +128,32 @@ def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
         return count_op_costs(lambda: step(0))
 
 
+class DiagnoseInterrupted(ProfileInterrupted):
+    """Ctrl-C (or SIGTERM, SIGHUP) while a workload is timed or profiled for its diagnosis: as
+    :class:`~surrobench.api.profile.ProfileInterrupted` (the run stored and marked ``interrupted``, the message),
+    with ``findings`` of what was read before it (every config profiled and read so far, and the run-level checks
+    over the configs timed), ``evidence`` and ``warnings``. No FLOP count, trace or system pass more runs for
+    them: the configs not yet read stay out, and ``surrobench diagnose --run R`` reads the op tables and traces
+    stored."""
+
+    def __init__(self, cut: ProfileInterrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> None:
+        super().__init__(cut.record, cut.total, cut.reports, cut.to_profile)
+        self.findings = findings
+        self.evidence = evidence
+        self.warnings = warnings
+
+    def to_json(self) -> dict:
+        """``surrobench/diagnosis-v3`` of what was read: the context of :func:`workload_context`, with
+        ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
+        yet has no evidence and no findings of its own)."""
+        context = {
+            **workload_context(self.record, self.evidence),
+            "interrupted": True,
+            "profiled": [r.label() for r in self.reports],
+        }
+        return diagnosis_json(self.findings, context)
+
+
 def diagnose_workload(
     plan: SweepPlan,
     store: ResultStore,
@@ -145,19 +171,36 @@ def diagnose_workload(
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
     otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
+
+    Each config is read as soon as it is profiled (its FLOPs counted for the roofline, its trace loaded, its
+    system pass run), so an interruption keeps the evidence of every config read before it.
+
+    Raises:
+        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing or profiling; the configs timed and the
+            op tables profiled stay stored, the run is marked ``interrupted``, and the exception carries the
+            findings of what was read.
     """
-    record, warnings, reports = time_and_profile(plan, store, options, command=command, hooks=hooks)
+    try:
+        record, warnings = execute_sweep(
+            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=False
+        )
+    except SweepInterrupted as cut:
+        ceilings, _ = device_ceilings(cut.record)
+        findings = _findings(cut.record, [], {}, th, ceilings, store)
+        raise DiagnoseInterrupted(ProfileInterrupted(cut.record, cut.total), findings, [], []) from None
     ceilings, note = device_ceilings(record)
-    warnings.append(note)
-    evidence, flops = [], {}
-    for report in (r for r in reports if r.status == "ok"):
+    evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
+
+    def read(report) -> None:
+        """One profiled config's evidence (its roofline stored with it)."""
+        if report.status != "ok":
+            return
         result = report.config
         cfg = plan.config_for(result)
         costs = op_costs(cfg, plan.surrogates[cfg.model])
-        flops[result.key()] = {name: c.flops for name, c in costs.items()}
         roof, problem = None, ceilings.unusable(result.precision) if ceilings else None
         if problem is not None:  # a zero or non-finite ceiling is no ceiling: no roofline rather than absurd ones
-            warnings.append(
+            notes.append(
                 f"{report.label()}: no {result.precision} roofline against the {ceilings.device_name} "
                 f"calibration: {problem}; re-run {calibrate_command(result.device, record.env.get('torch_threads'))}"
             )
@@ -169,7 +212,7 @@ def diagnose_workload(
         view = system
         if system_pass:
             passed = perf_config(cfg, result, report.config_id, store, PerfOptions(), record.run_id)
-            warnings.extend(f"{report.label()}: {note}" for note in passed.warnings)
+            notes.extend(f"{report.label()}: {line}" for line in passed.warnings)
             view = passed.system.view if passed.system is not None else system
         known = dict(
             label=report.label(),
@@ -181,14 +224,35 @@ def diagnose_workload(
             kernel_table=report.kernel_table,
             counters=remeasure(report.counters, report.kernel_table, ceilings) if report.counters else None,
         )
-        evidence.append(
-            trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
-        )
+        ev = trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
+        flops[result.key()] = {name: c.flops for name, c in costs.items()}  # with its evidence, never without
+        evidence.append(ev)
+
+    def on_report(report) -> None:
+        hooks.on_report(report)
+        read(report)
+
+    try:
+        record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
+    except ProfileInterrupted as cut:
+        findings = _findings(cut.record, evidence, flops, th, ceilings, store)
+        raise DiagnoseInterrupted(cut, findings, list(evidence), warnings + notes) from None
+    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
+    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
+    warnings += notes
+    return record, _findings(record, evidence, flops, th, ceilings, store), warnings, evidence
+
+
+def _findings(
+    record: RunRecord, evidence: list[ConfigEvidence], flops: dict, th: Thresholds, ceilings, store: ResultStore
+) -> list[Finding]:
+    """Every detector over ``evidence`` and the run's results, ranked, measured counters merged and the remedies
+    ``optimize`` measured for the same configs cited."""
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
     findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
-    return record, cite_measured(findings, measured_for(store, record.results)), warnings, evidence
+    return cite_measured(findings, measured_for(store, record.results))
 
 
 def diagnose_stored(
@@ -365,6 +429,8 @@ def diagnose(
 
     Raises:
         UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
+        DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
+            read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
     """
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")

@@ -20,7 +20,7 @@ from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
-from surrobench.execution.sweep import SweepPlan, execute_sweep
+from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
 from surrobench.records import schemas
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
@@ -196,6 +196,20 @@ class Hooks:
 NO_HOOKS = Hooks()
 
 
+class ProfileInterrupted(SweepInterrupted):
+    """Ctrl-C (or SIGTERM, SIGHUP) in a command that times, then profiles: ``record`` holds every config timed
+    and stored (``top_op`` set on those profiled), ``reports`` the configs profiled so far, ``to_profile`` how
+    many were to be profiled (None when the timing itself was cut short); the run is marked ``interrupted``.
+    The message says so: ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
+
+    def __init__(self, record: RunRecord, total: int, reports: tuple = (), to_profile: int | None = None) -> None:
+        super().__init__(record, total)
+        if to_profile is not None:
+            self.args = (f"{self.args[0]}, {len(reports)} of {to_profile} profiled",)
+        self.reports = tuple(reports)
+        self.to_profile = to_profile
+
+
 def time_and_profile(
     plan: SweepPlan,
     store: ResultStore,
@@ -207,20 +221,72 @@ def time_and_profile(
 ) -> tuple[RunRecord, list[str], list]:
     """Time the planned sweep into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
     (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
-    with their options).
+    with their options): :func:`profile_phase`.
 
     Returns:
         The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
         and the reports.
+
+    Raises:
+        SweepInterrupted: Ctrl-C while timing, without ``options``; with them :class:`ProfileInterrupted`
+            (timing or profiling), with the configs stored and profiled so far.
     """
-    record, warnings = execute_sweep(plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result)
+    try:
+        record, warnings = execute_sweep(
+            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=options is None
+        )
+    except SweepInterrupted as cut:
+        if options is None:
+            raise
+        raise ProfileInterrupted(cut.record, cut.total) from None
     if options is None:
         return record, warnings, []
-    hooks.on_profile_start(sum(r.status == "ok" for r in record.results))
-    record, reports = profile_run(plan, record, store, options, on_report=hooks.on_report, profile_one=profile_one)
+    record, reports = profile_phase(plan, record, store, options, profile_one=profile_one, hooks=hooks)
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     return record, warnings, reports
+
+
+def profile_phase(
+    plan: SweepPlan,
+    record: RunRecord,
+    store: ResultStore,
+    options: object,
+    *,
+    profile_one: Callable = profile_config,
+    hooks: Hooks = NO_HOOKS,
+) -> tuple[RunRecord, list]:
+    """:func:`profile_run` of a run timed and left ``running`` (``execute_sweep(..., finish=False)``), then
+    the run marked ``complete``. ``hooks.on_profile_start`` is told how many configs will be profiled,
+    ``hooks.on_report`` each report once it counts as profiled (a hook that raises ``KeyboardInterrupt``
+    leaves that report counted).
+
+    Returns:
+        As :func:`profile_run`.
+
+    Raises:
+        ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the op tables of the configs profiled before it stay
+            stored, the run is marked ``interrupted``, and the exception carries the run (``top_op`` set on
+            those configs) and their reports. A config whose child was running is not profiled.
+    """
+    to_profile = sum(r.status == "ok" for r in record.results)
+    done: list = []
+
+    def on_report(report) -> None:
+        done.append(report)
+        hooks.on_report(report)
+
+    try:
+        hooks.on_profile_start(to_profile)
+        record, reports = profile_run(plan, record, store, options, on_report=on_report, profile_one=profile_one)
+    except KeyboardInterrupt:
+        store.finish_run(record.run_id, "interrupted")
+        profiled = {r.config.config_id: r.config for r in done}
+        results = tuple(profiled.get(r.config_id, r) for r in record.results)
+        cut = replace(record, env={**record.env, "interrupted": True}, results=results)
+        raise ProfileInterrupted(cut, len(plan.configs), tuple(done), to_profile) from None
+    store.finish_run(record.run_id)
+    return record, reports
 
 
 @dataclass(frozen=True)
@@ -259,6 +325,8 @@ def profile(
     Raises:
         UsageError: bad input, a model object rather than a name (:func:`~surrobench.api.benchmark.named_model`),
             or a ``trace_dir`` that cannot be written.
+        ProfileInterrupted: Ctrl-C; the run (marked ``interrupted``) and the reports of the configs profiled
+            before it.
     """
     named_model(model, "profile")
     plan = sweep_plan(model, caller=profile, **sweep)

@@ -352,10 +352,17 @@ def _arrivals(request: ServeRequest, rate: float | None):
 
 
 def serve_policy(
-    request: ServeRequest, policy: ServePolicy, service: Service, start_rps: float, clock_factory=WallClock
+    request: ServeRequest,
+    policy: ServePolicy,
+    service: Service,
+    start_rps: float,
+    clock_factory=WallClock,
+    on_point: Callable[[LoadPoint], None] = lambda point: None,
 ) -> PolicyResult:
     """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()`` a fresh clock per
-    load: :class:`~surrobench.execution.batcher.WallClock`, or a virtual one whose time ``service`` moves)."""
+    load: :class:`~surrobench.execution.batcher.WallClock`, or a virtual one whose time ``service`` moves);
+    ``on_point(point)`` is told of each load point as it finishes (a rate of the peak search that completed
+    nothing has none)."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -364,7 +371,9 @@ def serve_policy(
             trace = http_open_loop(request.url, arrivals, request.drain_s)
         else:
             trace = serve_open_loop(arrivals, service, policy, clock_factory(), request.drain_s)
-        return load_point(trace, arrival=request.arrival, target_rps=rate, **common)
+        point = load_point(trace, arrival=request.arrival, target_rps=rate, **common)
+        on_point(point)
+        return point
 
     if request.arrival == "closed":
         stretch = dict(
@@ -373,15 +382,11 @@ def serve_policy(
             max_duration_s=MAX_STRETCH * request.duration_s,
             max_requests=MAX_ARRIVALS_PER_LOAD,
         )
-        points = [
-            load_point(
-                serve_closed_loop(c, request.duration_s, service, policy, clock_factory(), **stretch),
-                arrival="closed",
-                concurrency=c,
-                **common,
-            )
-            for c in request.concurrencies
-        ]
+        points = []
+        for c in request.concurrencies:
+            trace = serve_closed_loop(c, request.duration_s, service, policy, clock_factory(), **stretch)
+            points.append(load_point(trace, arrival="closed", concurrency=c, **common))
+            on_point(points[-1])
         return PolicyResult(policy, tuple(points))
     if request.arrival == "replay":
         return PolicyResult(policy, (open_load(None),))
@@ -405,19 +410,88 @@ def _one_config(plan) -> None:
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
 
 
+class ServeInterrupted(Interrupted):
+    """Ctrl-C (or SIGTERM, SIGHUP) during ``serve``: ``record`` holds every load point that finished (the policies
+    done, then the one cut short with its points so far; ``env.interrupted`` true, a note saying which policy
+    was cut), stored with its run marked ``interrupted``; ``total`` is how many load points were asked for (None
+    for a peak search, whose rates are not known ahead). The message: ``interrupted: 1 of 3 load points stored
+    as run R``."""
+
+    def __init__(self, record: ServeRecord, total: int | None) -> None:
+        kept = sum(len(p.points) for p in record.policies)
+        of = f" of {total}" if total is not None else ""
+        super().__init__(f"interrupted: {kept}{of} load points stored as run {record.run_id}")
+        self.record = record
+        self.total = total
+
+
+def planned_points(request: ServeRequest) -> int | None:
+    """How many load points ``request`` measures: per policy one per rate, concurrency or replay; None for a
+    peak search (its rates depend on what it measures)."""
+    if request.find_max:
+        return None
+    if request.arrival == "closed":
+        per_policy = len(request.concurrencies)
+    elif request.arrival == "replay":
+        per_policy = 1
+    else:
+        per_policy = len(request.rates)
+    return per_policy * len(request.policies)
+
+
+@dataclass
+class _Progress:
+    """What a serve run has measured: ``done`` the policies finished, ``policy`` the one measured since ``done``
+    held ``started`` policies, and its load points so far (``points``); once its result is appended to
+    ``done``, it counts there alone."""
+
+    done: list[PolicyResult]
+    policy: ServePolicy | None = None
+    points: list[LoadPoint] | None = None
+    started: int = 0
+
+    def start(self, policy: ServePolicy | None) -> None:
+        self.policy, self.points, self.started = policy, [], len(self.done)
+
+    def cut(self) -> bool:
+        """Whether a policy is being measured (begun, its result not yet in ``done``)."""
+        return self.points is not None and len(self.done) == self.started
+
+    def record(self, record: ServeRecord) -> ServeRecord:
+        """``record`` with the policies finished and the one being measured, as far as it got."""
+        current = [PolicyResult(self.policy, tuple(self.points))] if self.cut() and self.points else []
+        return replace(record, policies=(*self.done, *current))
+
+
 @contextlib.contextmanager
-def _stored(store, record: ServeRecord, command: str | None) -> Iterator[list[PolicyResult]]:
-    """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted``."""
+def _stored(store, record: ServeRecord, command: str | None, total: int | None) -> Iterator[_Progress]:
+    """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
+    every load point that finished (:class:`ServeInterrupted`)."""
     begin_serve(store, record, command)
-    done: list[PolicyResult] = []
+    progress = _Progress([])
     try:
-        yield done
+        yield progress
     except KeyboardInterrupt:
-        save_serve(store, replace(record, policies=tuple(done)), "interrupted")
-        raise Interrupted(f"interrupted: {len(done)} batching policies stored as run {record.run_id}") from None
+        cut = progress.record(record)
+        notes = tuple(n for p in cut.policies for point in p.points for n in load_warnings(point))
+        if progress.cut():
+            what = progress.policy.label() if progress.policy is not None else "the endpoint"
+            notes += (f"interrupted: {what} cut short after {len(progress.points)} load point(s)",)
+        cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
+        save_serve(store, cut, "interrupted")
+        raise ServeInterrupted(cut, total) from None
 
 
-def serve(model, *, db: str | Path | None = None, command: str | None = None, on_policy=None, **options) -> ServeRecord:
+def serve(
+    model,
+    *,
+    db: str | Path | None = None,
+    command: str | None = None,
+    on_policy: Callable[[PolicyResult], None] | None = None,
+    on_point: Callable[[ServePolicy | None, LoadPoint], None] | None = None,
+    on_start: Callable[[int | None], None] | None = None,
+    **options,
+) -> ServeRecord:
     """Offer requests to ``model`` (a name as for :func:`~surrobench.api.benchmark.benchmark`, or a model
     object) and return the serve record, stored in ``db`` when given.
 
@@ -425,11 +499,16 @@ def serve(model, *, db: str | Path | None = None, command: str | None = None, on
     ``max_wait_ms``, ``duration_s``, ``warmup_s``, ``concurrency``, ``url``, ...) and those of
     :func:`~surrobench.api.benchmark.sweep_request` for the one config served (``shapes``, ``precisions``,
     ``modes``, ``device``, ``warmup``, ``seed``, ``channels_last``, ``compile_mode``, ``threads``); a request
-    is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` is called as each policy finishes.
+    is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` is called as each policy finishes,
+    ``on_point(policy, point)`` as each load point does (``policy`` None for an endpoint); ``on_start(total)`` is
+    told how many load points there will be (:func:`planned_points`) before the first. The record so far is
+    stored after each load point, the run ``running`` until the end.
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
-            one config. Interrupted: Ctrl-C; the policies finished are stored, the run marked interrupted.
+            one config.
+        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); every load point that finished is stored, the run marked
+            ``interrupted``, and the exception carries the record.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))
@@ -463,10 +542,22 @@ def serve(model, *, db: str | Path | None = None, command: str | None = None, on
         policies=(),
     )
     prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed) if request.url is None else None
-    with open_store(db) as store, _stored(store, record, command) as done:
+    total = planned_points(request)
+    if on_start is not None:
+        on_start(total)
+    with open_store(db) as store, _stored(store, record, command, total) as progress:
+        done = progress.done
+
+        def point_done(point: LoadPoint) -> None:
+            progress.points.append(point)
+            save_serve(store, progress.record(record), state=None)  # a killed run keeps its load points
+            if on_point is not None:
+                on_point(progress.policy, point)
+
         for policy in request.policies:
+            progress.start(policy if request.url is None else None)
             if request.url is not None:
-                done.append(serve_policy(request, policy, lambda k: 0.0, 0.0))
+                done.append(serve_policy(request, policy, lambda k: 0.0, 0.0, on_point=point_done))
             else:
                 with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                     workload.update(
@@ -474,7 +565,8 @@ def serve(model, *, db: str | Path | None = None, command: str | None = None, on
                         service_ms={str(k): v for k, v in info.service_ms.items()},
                     )
                     bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
-                    done.append(serve_policy(request, policy, service, START_FRACTION * bound_rps))
+                    start = START_FRACTION * bound_rps
+                    done.append(serve_policy(request, policy, service, start, on_point=point_done))
             if on_policy is not None:
                 on_policy(done[-1])
         notes = tuple(

@@ -16,6 +16,11 @@ bytes, intensity, achieved rates, bound; null where unknown; stored with the run
 and for a workload or a run the configs that
 failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
 has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does).
+
+Interrupted (Ctrl-C, SIGTERM, SIGHUP) while a workload is timed or profiled, ``--json`` holds the findings of
+what was read before it (:class:`surrobench.api.diagnose.DiagnoseInterrupted`): every config profiled and read,
+the run-level checks over the configs timed, ``context.interrupted`` true and ``context.profiled`` the configs
+profiled; nothing more is measured or read for it. ``diagnose --run R`` diagnoses the stored run later.
 """
 
 from __future__ import annotations
@@ -123,16 +128,20 @@ def diagnose(
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
         with ResultStore(db) as store, progress_hooks(err_console) as hooks:
-            record, findings, warnings, evidence = api_diagnose.diagnose_workload(
-                plan,
-                store,
-                tracing.torch(workload.iters),
-                th,
-                system,
-                system_pass,
-                command=command_line(),
-                hooks=hooks,
-            )
+            try:
+                record, findings, warnings, evidence = api_diagnose.diagnose_workload(
+                    plan,
+                    store,
+                    tracing.torch(workload.iters),
+                    th,
+                    system,
+                    system_pass,
+                    command=command_line(),
+                    hooks=hooks,
+                )
+            except api_diagnose.DiagnoseInterrupted as cut:  # the findings of what was read are written too
+                write_json(json_out, cut.to_json())
+                raise
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = api_diagnose.workload_context(record, evidence)
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)

@@ -3,7 +3,8 @@ with", before the GPU timeline and the op table. Each config is timed, then its 
 ``perf stat`` (counters, IPC, CPU utilization), ``perf record -g`` and py-spy (host hot spots, flame
 graph) in child processes (:mod:`surrobench.collect.perf`). A missing ``perf`` or ``py-spy`` is a
 warning with its install line; the pass goes on with the other. ``--json`` writes ``surrobench/perf-v1``:
-``{"schema", "run": <run-v1>, "perf": [<PerfReport.to_json()>, ...]}``."""
+``{"schema", "run": <run-v1>, "perf": [<PerfReport.to_json()>, ...]}``; interrupted (Ctrl-C, SIGTERM,
+SIGHUP), the run as stored (``env.interrupted`` true) and the configs passed before it."""
 
 from __future__ import annotations
 
@@ -34,13 +35,19 @@ from surrobench.results.store import ResultStore
 def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOpt, system: SystemPassOptions) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
     from surrobench.api.perf import perf_config
+    from surrobench.api.profile import ProfileInterrupted
     from surrobench.report.system import render_phase_report
 
     plan = workload.plan()
     check_writable(json_out, "--json")
     options = system.options()
     with ResultStore(db) as store:
-        record, warnings, reports = timed_and_profiled(plan, store, options, perf_config)
+        try:
+            record, warnings, reports = timed_and_profiled(plan, store, options, perf_config)
+        except ProfileInterrupted as cut:  # what finished is stored; its JSON is written too
+            perf = [r.to_json() for r in cut.reports]
+            write_json(json_out, {"schema": schemas.PERF, "run": cut.record.to_json(), "perf": perf})
+            raise
     for report in reports:
         console.print(render_phase_report(report))
     print_warnings(warnings)

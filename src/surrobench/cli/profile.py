@@ -5,10 +5,15 @@ with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrob
 ``--profile nsys`` runs each config's child under Nsight Systems instead (docs/sources.md, method §3;
 :mod:`surrobench.collect.nsys`) and prints the timeline analysis of each report; ``profiles`` then holds
 ``NsysReport.to_json()`` objects. Where nsys is missing it exits 2 before timing, with the command to run
-where it is."""
+where it is.
+
+Interrupted (Ctrl-C, SIGTERM, SIGHUP), ``--json`` holds what finished: the run as stored (``env.interrupted``
+true; every config timed, or those timed before it) and the configs profiled before it."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,7 +73,7 @@ def profile(
         _profile_nsys(plan, db, json_out, tracing.nsys(plan))
         return
     options = tracing.torch(workload.iters)
-    with ResultStore(db) as store:
+    with ResultStore(db) as store, _json_on_interrupt(json_out):
         record, warnings, reports = timed_and_profiled(plan, store, options)
     profiles = [r.to_json() for r in reports]
     for renderable in profile_renderables(profiles, top, width=console.width):
@@ -79,12 +84,26 @@ def profile(
     exit_if_configs_failed(record.results)
 
 
+@contextlib.contextmanager
+def _json_on_interrupt(json_out: Path | None) -> Iterator[None]:
+    """On Ctrl-C (or SIGTERM, SIGHUP) the ``--json`` of what finished: the run as stored (marked
+    ``interrupted``) and the configs profiled before it; the interruption then goes on to the exit."""
+    from surrobench.api.profile import ProfileInterrupted
+
+    try:
+        yield
+    except ProfileInterrupted as cut:
+        profiles = [r.to_json() for r in cut.reports]
+        write_json(json_out, {"schema": schemas.PROFILE, "run": cut.record.to_json(), "profiles": profiles})
+        raise
+
+
 def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: NsysOptions) -> None:
     """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
     from surrobench.api.nsys import nsys_config
     from surrobench.report.system import render_phase_report
 
-    with ResultStore(db) as store:
+    with ResultStore(db) as store, _json_on_interrupt(json_out):
         record, warnings, reports = timed_and_profiled(plan, store, options, nsys_config)
     for report in reports:
         console.print(render_phase_report(report))

@@ -245,9 +245,13 @@ def execute_sweep(
     command: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
     on_result: Callable[[ConfigResult], None] = lambda result: None,
+    finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
     """Run the planned sweep, committing the run row first and each config as it finishes; each result
-    carries its database ``config_id``.
+    carries its database ``config_id``. The run is marked ``complete`` at the end; with ``finish`` False it
+    is left ``running`` for a phase that follows in the same command (profiling), which marks it
+    (:func:`surrobench.api.profile.profile_phase`), so that the run of a command killed then is listed
+    ``abandoned``, not ``complete``.
 
     With ``request.rounds`` > 1 the whole sweep is repeated that many times in this process and each
     config's rounds are merged (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the
@@ -257,6 +261,10 @@ def execute_sweep(
 
     Returns:
         The finished run record and warnings for the user (clock drops, noisy or short measurements).
+
+    Raises:
+        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP: :mod:`surrobench.cli.signals`); the configs committed
+            before it stay stored and the run is marked ``interrupted``.
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
@@ -289,7 +297,8 @@ def execute_sweep(
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
         store.update_env(run.run_id, env)
-    store.finish_run(run.run_id)
+    if finish:
+        store.finish_run(run.run_id)
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 

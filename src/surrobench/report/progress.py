@@ -1,9 +1,10 @@
-"""The progress of a long library call (timing, then profiling): a bar on a terminal, a line per config
-when the output is piped or captured (a CI log, ``| tee``, a batch job's file), where a bar draws nothing."""
+"""The progress of a long library call (timing, then profiling; a serve run's load points): a bar on a
+terminal, a line per config or load point when the output is piped or captured (a CI log, ``| tee``, a batch
+job's file), where a bar draws nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from surrobench.report.escape import rich_escape
 # api.profile imports torch: imported when a bar is made, not with the CLI (docs/benchmarks/startup.md)
 if TYPE_CHECKING:
     from surrobench.api.profile import Hooks
+    from surrobench.records.serve import LoadPoint, ServePolicy
 
 
 @contextmanager
@@ -57,6 +59,48 @@ def progress_hooks(console: Console) -> Iterator[Hooks]:
             on_profile_start=on_profile_start,
             on_report=on_report,
         )
+
+
+@contextmanager
+def serve_progress(
+    console: Console,
+) -> Iterator[tuple[Callable[[int | None], None], Callable[[ServePolicy | None, LoadPoint], None]]]:
+    """A transient progress bar on ``console`` over a serve run's load points; yields ``(on_start, on_point)``
+    for :func:`surrobench.api.serve.serve`: ``on_start(total)`` sets how many there will be (None: a peak
+    search, whose count is not known ahead), ``on_point(policy, point)`` advances it. When ``console``
+    is not a terminal, each load point also prints one line: ``served 1/3: batch<=8 wait<=2ms: 50 rps offered
+    49.6, achieved 49.6, P99 3.21 ms`` (the rate asked for, or the concurrency; ``passed`` or ``failed`` against
+    a P99 target). The bar is redrawn only as a load point finishes: no drawing thread shares the interpreter
+    with the load generator while it offers a load (its own overhead is measured: ``generator_overhead_share``)."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        auto_refresh=False,
+    )
+    with progress:
+        task = progress.add_task("serving", total=None)
+
+        def on_point(policy, point) -> None:
+            load = (
+                f"concurrency {point.concurrency}"
+                if point.concurrency is not None
+                else f"{point.target_rps:g} rps"
+                if point.target_rps is not None
+                else "replay"
+            )
+            where = policy.label() if policy is not None else "endpoint"
+            progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
+            verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
+            _line(
+                console,
+                f"served {_count(progress, task)}: {where}: {load}: offered {point.offered_rps:.1f}, "
+                f"achieved {point.achieved_rps:.1f} rps, P99 {point.p99_ms:.2f} ms{verdict}",
+            )
+
+        yield (lambda total: progress.update(task, total=total, refresh=True)), on_point
 
 
 def _line(console: Console, text: str) -> None:

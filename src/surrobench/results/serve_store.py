@@ -18,11 +18,13 @@ def begin_serve(store: ResultStore, record: ServeRecord, command: str | None) ->
     _write(store, record)
 
 
-def save_serve(store: ResultStore, record: ServeRecord, state: str = "complete") -> None:
+def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "complete") -> None:
     """Store (or replace) the serve record of a begun run and mark the run ``state`` (``complete``, or
-    ``interrupted`` with the load points measured so far), in one transaction each."""
+    ``interrupted`` with the load points measured so far; None: leave it ``running``, the record so far stored
+    as the run goes, so a killed run keeps its finished load points), in one transaction each."""
     _write(store, record)
-    store.finish_run(record.run_id, state)
+    if state is not None:
+        store.finish_run(record.run_id, state)
 
 
 def _write(store: ResultStore, record: ServeRecord) -> None:

@@ -6,10 +6,11 @@ a bench builds a candidate, checks its output against the references and times i
 interleaved with the baseline. The search reads a bench only through :class:`Bench`, so a test gives it planted
 timings and accuracies instead of a model.
 
-:meth:`DeviceBench.open` is step 1 of the search: the baseline built and run once (its setup); the fp32 eager
-reference (TF32 off) and, where the model runs in fp64, the fp64 reference computed on the same input
-(:mod:`surrobench.execution.reference`); one forward observed op by op (:mod:`surrobench.collect.probe`); the
-size of a round (:func:`round_size`).
+:meth:`DeviceBench.start` is step 1 of the search: the baseline built and run once (its setup); the size of a
+round (:func:`round_size`, a few timed calls, kept as the baseline's record when the search is cut short before
+its first window); the fp32 eager reference (TF32 off) and, where the model runs in fp64, the fp64 reference
+computed on the same input (:mod:`surrobench.execution.reference`); one forward observed op by op
+(:mod:`surrobench.collect.probe`).
 """
 
 from __future__ import annotations
@@ -122,13 +123,29 @@ def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | Non
     return facts
 
 
-def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int]:
-    """(warm-up, timed calls) per round: timed calls sized to :data:`ROUND_TARGET_MS` from three timed
-    calls of the baseline, within [:data:`MIN_ROUND_ITERS`, ``iters``]; warm-up at most ``warmup``."""
-    time_round(baseline, 1, 3)
-    median = float(np.median(baseline.rounds.pop().samples_ms))
+#: The baseline's sizing round (:func:`round_size`): one warm-up call, then this many timed calls.
+SIZING_CALLS = 3
+
+
+def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, ConfigResult]:
+    """(warm-up, timed calls) per round and the sizing round itself: timed calls sized to
+    :data:`ROUND_TARGET_MS` from :data:`SIZING_CALLS` timed calls of the baseline (after one warm-up call),
+    within [:data:`MIN_ROUND_ITERS`, ``iters``]; warm-up at most ``warmup``. The sizing round is not one of
+    ``baseline.rounds`` (it is shorter than a round and paired with no candidate)."""
+    time_round(baseline, 1, SIZING_CALLS)
+    sizing = baseline.rounds.pop()
+    median = float(np.median(sizing.samples_ms))
     iters = int(min(iters, max(MIN_ROUND_ITERS, ROUND_TARGET_MS / max(median, 1e-3))))
-    return min(warmup, max(1, iters // 2)), iters
+    return min(warmup, max(1, iters // 2)), iters, sizing
+
+
+class StartInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :meth:`DeviceBench.start` once the baseline was built and run once: ``sizing`` is its
+    sizing round (:func:`round_size`) when that was timed, else None."""
+
+    def __init__(self, sizing: ConfigResult | None) -> None:
+        super().__init__()
+        self.sizing = sizing
 
 
 def top_op(variant: Variant) -> dict | None:
@@ -160,6 +177,8 @@ class DeviceBench:
         budget_end: ``time.monotonic()`` at which ``budget_s`` ends, the fresh processes included.
         db: where the recipe's fresh processes store their runs (None: not kept).
         on_phase: told one line before a long step without results of its own (the fresh processes).
+        sizing: the baseline's sizing round (:func:`round_size`): what the record keeps of the baseline when
+            the search is cut short before its first window.
     """
 
     cfg: ExecConfig
@@ -175,6 +194,7 @@ class DeviceBench:
     budget_end: float
     db: Path | None = None
     on_phase: Callable[[str], None] = lambda text: None
+    sizing: ConfigResult | None = None
 
     @classmethod
     def start(
@@ -185,21 +205,42 @@ class DeviceBench:
         budget_end: float,
         db: Path | None = None,
     ) -> DeviceBench:
-        """Step 1 of the search (module docstring).
+        """Step 1 of the search (module docstring); the baseline's round is sized first, so that Ctrl-C during
+        its references or the probe leaves it timed.
 
         Raises:
             Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf (every candidate would look
                 inaccurate against it).
+            StartInterrupted: Ctrl-C after the baseline's first call, with its sizing round when timed.
+            KeyboardInterrupt: Ctrl-C before then.
         """
         baseline = open_variant(cfg, prepared, own_module=False)
         check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
         bad = nonfinite_message(baseline.first_output)
         if bad:
             raise ValueError(bad)
-        reference, fp64, fp64_note = reference_outputs(cfg, prepared)
-        warmup, iters = round_size(baseline, cfg.warmup, cfg.iters)
-        probe = probe_forward(cfg, prepared)
-        return cls(cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end, db)
+        sizing = None
+        try:
+            warmup, iters, sizing = round_size(baseline, cfg.warmup, cfg.iters)
+            reference, fp64, fp64_note = reference_outputs(cfg, prepared)
+            probe = probe_forward(cfg, prepared)
+        except KeyboardInterrupt:
+            raise StartInterrupted(sizing or (baseline.rounds[-1] if baseline.rounds else None)) from None
+        return cls(
+            cfg,
+            prepared,
+            request,
+            baseline,
+            reference,
+            fp64,
+            fp64_note,
+            probe,
+            warmup,
+            iters,
+            budget_end,
+            db,
+            sizing=sizing,
+        )
 
     def infeasible(self, remedy: Remedy) -> str | None:
         sets = self.baseline.input_sets

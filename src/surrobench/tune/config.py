@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.tune.bench import DeviceBench, free_device, top_op
+from surrobench.tune.bench import SIZING_CALLS, DeviceBench, StartInterrupted, free_device, top_op
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -55,11 +55,15 @@ def optimize_config(
     is judged, so the caller can store it before the search goes on.
 
     Raises:
-        SearchInterrupted: Ctrl-C; it carries the config as far as it got.
+        SearchInterrupted: Ctrl-C; it carries the config as far as it got (:func:`_partial`; None when the
+            baseline had not been timed yet).
     """
     started = time.monotonic()
     try:
         bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s, db)
+    except StartInterrupted as cut:  # the baseline as its sizing round timed it, if it did
+        partial = _cut_short(cfg, request, cut.sizing, (), (_SETUP_CUT, _SIZING_ONLY), started) if cut.sizing else None
+        raise SearchInterrupted(partial) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
@@ -75,19 +79,33 @@ def optimize_config(
         search.run(remedies)
     except KeyboardInterrupt:
         raise SearchInterrupted(_partial(search, started)) from None
-    entry = _entry(search, started)
+    try:
+        entry = _entry(search, started)
+    except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
+        raise SearchInterrupted(_entry(search, started, profile=False)) from None
     if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
         raise SearchInterrupted(entry)  # it stands on the windows that finished; no profiling
     return entry
 
 
-def _entry(search: Search, started: float) -> ConfigOptimization:
+#: The note of a config whose search was cut short while the baseline was set up.
+_SETUP_CUT = "interrupted while the baseline was set up (its references, the probe): no candidate judged"
+#: The note of a baseline kept as its sizing round timed it (:func:`surrobench.tune.bench.round_size`).
+_SIZING_ONLY = f"the baseline as its sizing round timed it: 1 warm-up and {SIZING_CALLS} timed calls, not a full round"
+
+
+def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimization:
     """The finished search as the report's config; every timed variant profiled for its top op unless Ctrl-C
-    came during the recipe's windows (profiling would prolong the interruption)."""
+    came during the recipe's windows (profiling would prolong the interruption) or ``profile`` is False (Ctrl-C
+    came while they were profiled: a note says so)."""
     bench: DeviceBench = search.bench
     request, cfg, baseline = bench.request, bench.cfg, bench.baseline
     recipe, variant = search.recipe, search.recipe_handle
-    profile = not (search.confirm_interrupted or (search.processes is not None and search.processes.interrupted))
+    cut = search.confirm_interrupted or (search.processes is not None and search.processes.interrupted)
+    notes = (
+        _notes(search) if profile or cut else (*_notes(search), "interrupted while profiling the top ops: none kept")
+    )
+    profile = profile and not cut
     indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
     paired = _paired_extra(len(indices), request.rounds) if variant else {}
     base_result = replace(
@@ -117,7 +135,7 @@ def _entry(search: Search, started: float) -> ConfigOptimization:
         if request.rebuildable and recipe.remedies
         else None,
         not_tried=tuple(search.not_tried),
-        notes=_notes(search),
+        notes=notes,
         elapsed_s=time.monotonic() - started,
         recipe_speedup=search.recipe_speedup,
         recipe_window_speedups=search.window_speedups,
@@ -128,17 +146,36 @@ def _entry(search: Search, started: float) -> ConfigOptimization:
 
 
 def _partial(search: Search, started: float) -> ConfigOptimization | None:
-    """The config as far as its search got: the baseline's rounds so far and every candidate judged, with
-    a note; no recipe, no top ops (profiling would prolong the interruption)."""
+    """The config as far as its search got: the baseline's rounds so far (before the first window, its sizing
+    round, :func:`surrobench.tune.bench.round_size`) and every candidate judged, with a note; no recipe, no top
+    ops (profiling would prolong the interruption). None when the baseline was never timed."""
     bench: DeviceBench = search.bench
-    if not bench.baseline.rounds:
+    notes = _notes(search)
+    if bench.baseline.rounds:
+        baseline = replace(merge_rounds(bench.baseline.rounds), cold_start_ms=bench.baseline.setup_ms)
+    elif bench.sizing is not None:
+        baseline = bench.sizing
+        notes += ("interrupted before the first timing window: no candidate timed", _SIZING_ONLY)
+    else:
         return None
     note = f"interrupted during the search: {len(search.done)} candidate(s) judged, no recipe"
+    return _cut_short(bench.cfg, bench.request, baseline, tuple(search.done), (*notes, note), started)
+
+
+def _cut_short(
+    cfg: ExecConfig,
+    request: OptimizeRequest,
+    baseline: ConfigResult,
+    candidates: tuple,
+    notes: tuple[str, ...],
+    started: float,
+) -> ConfigOptimization:
+    """A config whose search Ctrl-C cut short: ``baseline`` as timed, the ``candidates`` judged, ``notes``."""
     return ConfigOptimization(
-        baseline=replace(merge_rounds(bench.baseline.rounds), cold_start_ms=bench.baseline.setup_ms),
-        candidates=tuple(search.done),
-        baseline_command=_command_for(bench.request, bench.cfg),
-        notes=(*_notes(search), note),
+        baseline=baseline,
+        candidates=candidates,
+        baseline_command=_command_for(request, cfg),
+        notes=notes,
         elapsed_s=time.monotonic() - started,
         cut_short=True,
     )
