@@ -1,9 +1,10 @@
-"""Synthetic runs with known answers for the compare and report tests."""
+"""Synthetic runs with known answers for the compare and report tests, and a planted serving service."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from surrobench.execution.batcher import VirtualClock
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import LatencyStats
 
@@ -81,3 +82,20 @@ def multi_rank_rows(solo_ms, rank_ms, *, samples_per_step: int, config_index: in
         *(placed(r, Placement(config_index, "rank", i, world, "h", None)) for i, r in enumerate(ranks)),
         placed(step, Placement(config_index, "step", None, world)),
     ]
+
+
+class PlantedService:
+    """A batch of k taking ``a_ms + b_ms * k`` ms of virtual time (a serve ``Service``); a fresh clock per load
+    (``clock_factory=service.new_clock``)."""
+
+    def __init__(self, a_ms: float, b_ms: float = 0.0) -> None:
+        self.a, self.b, self.clock = a_ms, b_ms, VirtualClock()
+
+    def new_clock(self) -> VirtualClock:
+        self.clock = VirtualClock()
+        return self.clock
+
+    def __call__(self, k: int) -> float:
+        seconds = (self.a + self.b * k) / 1e3
+        self.clock.advance(seconds)
+        return seconds

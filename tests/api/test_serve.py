@@ -11,10 +11,11 @@ import pytest
 import torch
 from torch import nn
 
+from synthetic import PlantedService
+
 from surrobench.api.serve import find_capacity, serve, serve_policy, serve_request
 from surrobench.errors import UsageError
 from surrobench.cli.options import usage_line
-from surrobench.execution.batcher import VirtualClock
 from surrobench.records.serve import ServePolicy, serve_from_json
 from surrobench.report.html import serve_page
 from surrobench.results.serve_store import load_serve
@@ -23,26 +24,10 @@ from surrobench.results.store import SCHEMA_VERSION, ResultStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Planted:
-    """A service taking ``a + b k`` ms of virtual time for a batch of k; a fresh clock per load."""
-
-    def __init__(self, a_ms: float, b_ms: float) -> None:
-        self.a, self.b, self.clock = a_ms, b_ms, VirtualClock()
-
-    def new_clock(self) -> VirtualClock:
-        self.clock = VirtualClock()
-        return self.clock
-
-    def __call__(self, k: int) -> float:
-        seconds = (self.a + self.b * k) / 1e3
-        self.clock.advance(seconds)
-        return seconds
-
-
 def test_peak_search_brackets_the_planted_service_rate():
     # constant arrivals, 1 ms per request, batch 1: the latency is 1 ms below 1,000 rps and grows without
     # bound above it, so the capacity at P99 <= 3 ms is 1,000 rps
-    service = Planted(1.0, 0.0)
+    service = PlantedService(1.0, 0.0)
     request = serve_request(
         find_max=True, p99_ms=3.0, max_batch=1, max_wait_ms=0, duration_s=4.0, warmup_s=0.5, arrival="constant"
     )
@@ -59,7 +44,7 @@ def test_batching_raises_the_planted_capacity():
     # a batch of k costs 2 + 0.1 k ms: batch 1 serves < 476 rps, batch 8 up to 8 / 2.8 ms = 2,857 rps
     found = {}
     for max_batch in (1, 8):
-        service = Planted(2.0, 0.1)
+        service = PlantedService(2.0, 0.1)
         request = serve_request(
             find_max=True, p99_ms=20.0, max_batch=max_batch, max_wait_ms=1.0, duration_s=3.0, warmup_s=0.5
         )
@@ -212,7 +197,7 @@ def _searched_record(run_id: str, ms: float):
     """A serve record of a 1-request batcher over a planted ``ms`` service, searched at P99 <= 5 ms."""
     from dataclasses import replace
 
-    service = Planted(ms, 0.0)
+    service = PlantedService(ms, 0.0)
     request = serve_request(
         find_max=True, p99_ms=5.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.2, arrival="constant"
     )
@@ -320,7 +305,7 @@ def test_a_low_rate_is_offered_long_enough_to_bound_its_p99():
     from surrobench.api.serve import offered_duration_s
 
     assert P99_BOUNDING_REQUESTS == 368 and 0.99**368 < 0.025 <= 0.99**367 and bounding_requests(0.5) == 6
-    service = Planted(1.0, 0.0)
+    service = PlantedService(1.0, 0.0)
     request = serve_request(rates=[20.0], max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5, arrival="constant")
     assert offered_duration_s(request, 20.0) > 2.0 and offered_duration_s(request, 5000.0) == 2.0
     (point,) = serve_policy(request, ServePolicy(1, 0.0), service, 20.0, service.new_clock).points

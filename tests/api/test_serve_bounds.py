@@ -8,6 +8,8 @@ import tracemalloc
 import pytest
 from torch import nn
 
+from synthetic import PlantedService
+
 from surrobench.api.serve import (
     MAX_STRETCH,
     find_capacity,
@@ -21,23 +23,7 @@ from surrobench.api.serve import (
 )
 from surrobench.errors import UsageError
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, constant_arrivals, poisson_arrivals
-from surrobench.execution.batcher import VirtualClock
 from surrobench.records.serve import ServePolicy
-
-
-class Planted:
-    """A service taking ``ms`` of virtual time per batch, whatever its size; a fresh clock per load."""
-
-    def __init__(self, ms: float) -> None:
-        self.ms, self.clock = ms, VirtualClock()
-
-    def new_clock(self) -> VirtualClock:
-        self.clock = VirtualClock()
-        return self.clock
-
-    def __call__(self, k: int) -> float:
-        self.clock.advance(self.ms / 1e3)
-        return self.ms / 1e3
 
 
 @pytest.mark.parametrize("rate", [1e12, 1e7])
@@ -124,7 +110,7 @@ def test_wait_and_concurrency_keep_their_own_lower_bounds():
 
 def test_the_closed_loop_runs_until_min_requests_arrived():
     # concurrency 2 over a 10 ms service: 200 requests/s, ~80 after a 0.1 s warm-up of a 0.5 s duration
-    service = Planted(10.0)
+    service = PlantedService(10.0)
     common = dict(concurrency=2, max_batch=2, max_wait_ms=0, duration_s=0.5, warmup_s=0.1)
     short = serve_policy(serve_request(**common, min_requests=0), ServePolicy(2, 0.0), service, 0, service.new_clock)
     assert short.points[0].requests < 100
@@ -139,7 +125,7 @@ def test_the_closed_loop_runs_until_min_requests_arrived():
 
 
 def test_an_open_loop_rate_capped_short_of_min_requests_is_noted():
-    service = Planted(1.0)
+    service = PlantedService(1.0)
     request = serve_request(rates="2,2000", max_batch=1, max_wait_ms=0, duration_s=1.0, warmup_s=0.1)
     low, high = serve_policy(request, ServePolicy(1, 0.0), service, 0, service.new_clock).points
     assert offered_duration_s(request, 2.0) == MAX_STRETCH * 1.0  # 368 requests at 2 rps need ~220 s

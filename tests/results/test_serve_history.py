@@ -11,26 +11,12 @@ import pytest
 from conftest import run_cli
 from surrobench.api.compare import history, load_serve_run
 from surrobench.api.serve import serve_policy, serve_request
-from surrobench.execution.batcher import VirtualClock
 from surrobench.records.serve import serve_from_json
 from surrobench.report.history import contents
 from surrobench.report.serve_tables import serve_markdown
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.results.store import ResultStore
-from synthetic import config, latency_samples, run
-
-
-class Planted:
-    def __init__(self, ms: float) -> None:
-        self.ms, self.clock = ms, VirtualClock()
-
-    def new_clock(self) -> VirtualClock:
-        self.clock = VirtualClock()
-        return self.clock
-
-    def __call__(self, k: int) -> float:
-        self.clock.advance(self.ms / 1e3)
-        return self.ms / 1e3
+from synthetic import PlantedService, config, latency_samples, run
 
 
 def _record(run_id: str, created: str):
@@ -38,7 +24,7 @@ def _record(run_id: str, created: str):
     request = serve_request(rates="100,200", max_batch="1,4", max_wait_ms=0, duration_s=1.0, p99_ms=50.0)
     policies = []
     for policy in request.policies:
-        service = Planted(1.0)
+        service = PlantedService(1.0)
         policies.append(serve_policy(request, policy, service, 0, service.new_clock))
     doc = {
         "schema": "surrobench/serve-v1",
