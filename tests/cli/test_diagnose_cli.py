@@ -306,6 +306,9 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert doc["schema"] == "surrobench/diagnosis-v3" and context["interrupted"] is True
     (label,) = context["profiled"]
     assert "b1" in label and doc["findings"][0]["kind"] == "memory_bound" and doc["findings"][0]["config"] == label
-    assert not any(f["config"] and "b2" in f["config"] for f in doc["findings"])  # profiled after the cut: never
+    # b2 was profiled after the cut: only the run-level checks over the timed configs may name it (a noisy host can
+    # make b2's timing read as superlinear in the batch)
+    run_level = {"memory_pressure", "precision_mismatch", "superlinear_scaling"}
+    assert all(f["kind"] in run_level for f in doc["findings"] if f["config"] and "b2" in f["config"])
     with ResultStore(db) as store:
         assert store.run_state(context["run_id"]) == "interrupted"
