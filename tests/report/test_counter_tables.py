@@ -122,7 +122,7 @@ def test_the_roofline_draws_measured_and_estimated_points_apart(counters):
     assert len(series[f"{ESTIMATED_LABEL}: mm"].get_facecolors()) == 0  # hollow: another marker face
     assert fig.axes[0].get_xscale() == "log"
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert f"DRAM {H200.copy_gbps:.0f} GB/s" in legend and any(t.startswith("tf32 ") for t in legend)
+    assert f"memory copy {H200.copy_gbps:.0f} GB/s" in legend and any(t.startswith("tf32 ") for t in legend)
 
 
 def test_the_roofline_has_only_the_series_that_exist(counters):

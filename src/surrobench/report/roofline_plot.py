@@ -50,9 +50,9 @@ def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
     peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
     memory = x * ceilings.copy_gbps / 1e3
     top = np.minimum(memory, max(peaks.values())) if peaks else memory
-    ax.plot(x, top, color="black", lw=1, label=f"DRAM {ceilings.copy_gbps:.0f} GB/s")
+    ax.plot(x, top, color="black", lw=1, label=f"memory copy {ceilings.copy_gbps:.0f} GB/s")
     for p, peak in peaks.items():
-        ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:g} TFLOP/s")
+        ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:.3g} TFLOP/s")
 
 
 def roofline_figure(
