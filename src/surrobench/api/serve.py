@@ -26,6 +26,7 @@ from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.arrivals import (
     MAX_ARRIVALS_PER_LOAD,
+    check_load,
     constant_arrivals,
     poisson_arrivals,
     replay_arrivals,
@@ -207,15 +208,8 @@ def _check_arrivals(request: ServeRequest, rate: float) -> None:
     Raises:
         UsageError: naming the rate, the arrivals it would make and the highest rate allowed.
     """
-    duration = offered_duration_s(request, rate)
-    expected = rate * duration
-    if expected > MAX_ARRIVALS_PER_LOAD:
-        detail = (
-            f"{rate:g}: {expected:.3g} arrivals in {duration:g} s, more than the "
-            f"{MAX_ARRIVALS_PER_LOAD:,} one load may hold (the load generator's memory and time): at most "
-            f"{max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
-        )
-        raise UsageError.bad("rates", detail, others=("duration_s",))
+    advice = f"at most {max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
+    check_load(rate, offered_duration_s(request, rate), advice)
 
 
 def max_rate_rps(request: ServeRequest) -> float:
@@ -301,8 +295,12 @@ def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
     :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`, so every judged P99 has an upper bound, as
     MLPerf LoadGen sets a minimum query count per run), up to :data:`MAX_STRETCH` times ``duration_s`` (past
     that, the point's warning says the P99 is unbounded)."""
-    needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
-    return min(max(request.duration_s, needed_s), MAX_STRETCH * request.duration_s)
+    return min(max(request.duration_s, _needed_s(request, rate_rps)), MAX_STRETCH * request.duration_s)
+
+
+def _needed_s(request: ServeRequest, rate_rps: float) -> float:
+    """Seconds of arrivals at ``rate_rps`` for ``min_requests`` (with :data:`_COUNT_MARGIN`) after the warm-up."""
+    return request.warmup_s + _COUNT_MARGIN * request.min_requests / rate_rps if rate_rps > 0 else 0.0
 
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
@@ -312,8 +310,7 @@ def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     if request.min_requests <= 0:
         return False
     if point.target_rps is not None:
-        needed_s = request.warmup_s + _COUNT_MARGIN * request.min_requests / point.target_rps
-        return needed_s > MAX_STRETCH * request.duration_s
+        return _needed_s(request, point.target_rps) > MAX_STRETCH * request.duration_s
     return point.concurrency is not None and point.requests < request.min_requests
 
 

@@ -25,18 +25,28 @@ from surrobench.errors import UsageError
 MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 
+def check_load(rate_rps: float, duration_s: float, advice: str = "lower the rate or {duration_s}") -> None:
+    """Refuse a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``),
+    ``advice`` ending the one line (``{duration_s}`` names that parameter).
+
+    Raises:
+        UsageError: naming ``rates``, the arrivals the load would make and ``advice``.
+    """
+    expected = rate_rps * duration_s
+    if expected > MAX_ARRIVALS_PER_LOAD:
+        detail = (
+            f"{rate_rps:g}: {expected:.3g} arrivals in {duration_s:g} s, more than the "
+            f"{MAX_ARRIVALS_PER_LOAD:,} one load may hold (the load generator's memory and time): {advice}"
+        )
+        raise UsageError.bad("rates", detail, others=("duration_s",))
+
+
 def _check(rate_rps: float, duration_s: float) -> None:
     if not (rate_rps > 0 and np.isfinite(rate_rps)):
         raise UsageError.bad("rates", f"{rate_rps}: a request rate must be a finite number > 0 (requests per second)")
     if not (duration_s > 0 and np.isfinite(duration_s)):
         raise UsageError.bad("duration_s", f"{duration_s}: must be a finite number > 0")
-    expected = rate_rps * duration_s
-    if expected > MAX_ARRIVALS_PER_LOAD:
-        detail = (
-            f"{rate_rps:g}: {expected:.3g} arrivals in {duration_s:g} s, more than the "
-            f"{MAX_ARRIVALS_PER_LOAD:,} one load may hold: lower the rate or {{duration_s}}"
-        )
-        raise UsageError.bad("rates", detail, others=("duration_s",))
+    check_load(rate_rps, duration_s)
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
