@@ -110,7 +110,7 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
         assert store.conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION >= 7
     page = serve_page(record)
     assert "data:image/png;base64," in page and "<script" not in page
-    from surrobench.report.serve import serve_tables
+    from surrobench.report.serve_tables import serve_tables
 
     narrow = serve_tables(record, width=100)[0]  # the rates, P99, drops and verdict stay; others named
     headers = [str(c.header) for c in narrow.columns]

@@ -22,7 +22,7 @@ from surrobench.records.findings import Finding
 from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
-from surrobench.report import serve
+from surrobench.report import serve, serve_tables
 from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
@@ -252,15 +252,15 @@ def _serve_section(record: ServeRecord) -> str:
     ]
     for result in record.policies:
         parts += [
-            f"<h3>{escape(serve.policy_title(record, result))}</h3>",
-            _table(serve.COLUMNS, map(serve.point_cells, result.points)),
+            f"<h3>{escape(serve_tables.policy_title(record, result))}</h3>",
+            _table(serve_tables.COLUMNS, map(serve_tables.point_cells, result.points)),
         ]
         if result.capacity is not None:
             parts += [
-                f"<h4>{escape(serve.SEARCH_TITLE)}</h4>",
-                _table(serve.SEARCH_COLUMNS, serve.search_rows(result.capacity)),
+                f"<h4>{escape(serve_tables.SEARCH_TITLE)}</h4>",
+                _table(serve_tables.SEARCH_COLUMNS, serve_tables.search_rows(result.capacity)),
             ]
-    best = serve.best_line(record)
+    best = serve_tables.best_line(record)
     parts.append(f"<p>{escape(best)}</p>" if best else "")
     parts.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in record.notes) + "</ul>" if record.notes else "")
     return "\n".join(p for p in parts if p)

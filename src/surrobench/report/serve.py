@@ -1,6 +1,6 @@
-"""Renderers of a serve record: the latency-throughput curve, and (from :mod:`surrobench.report.serve_tables`)
-the rich tables, one per batching policy and the peak search's steps. The HTML page holding the curve and the
-tables is :func:`surrobench.report.html.serve_page`; the capacity comparison of two runs,
+"""The latency-throughput curve of a serve record (matplotlib). Its tables, one per batching policy and the peak
+search's steps, are :mod:`surrobench.report.serve_tables` (no matplotlib, so ``show`` stays light); the HTML page
+holding both is :func:`surrobench.report.html.serve_page`; the capacity comparison of two runs,
 :mod:`surrobench.report.serve_compare`."""
 
 from __future__ import annotations
@@ -10,30 +10,6 @@ from matplotlib.ticker import FuncFormatter
 
 from surrobench.records.serve import ServeRecord
 from surrobench.report.plots import plain_text
-from surrobench.report.serve_tables import (
-    COLUMNS,
-    SEARCH_COLUMNS,
-    SEARCH_TITLE,
-    best_line,
-    point_cells,
-    policy_title,
-    search_rows,
-    serve_markdown,
-    serve_tables,
-)
-
-__all__ = [
-    "COLUMNS",
-    "SEARCH_COLUMNS",
-    "SEARCH_TITLE",
-    "best_line",
-    "latency_throughput",
-    "point_cells",
-    "policy_title",
-    "search_rows",
-    "serve_markdown",
-    "serve_tables",
-]
 
 
 @plain_text()
