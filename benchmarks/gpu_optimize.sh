@@ -24,6 +24,9 @@
 # The three configs whose recipe holds torch.compile, at batch 8, with every default (fresh processes included;
 # each must end within 3 minutes): the patch transformer 256², U-Net 256², neuraloperator FNO 512²:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh compile
+# The configs `diagnose --counters` read (docs/benchmarks/h200-counters.md) that had no optimize run, searched
+# in-process only (--processes 0, --budget-s 120), for the check of the diagnosis against optimize:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh counters   # fno2d 256² b8, deeponet 16,384 b64, SDPA transformer
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -33,7 +36,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|counters|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -110,6 +113,13 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
       LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
       has neuralop && LIMIT_S=185 opt neuralop_fno-512-b8 0 --model examples/neuralop_fno.py:build_fno \
         --shape "${grid[2]}" --batch 8
+      ;;
+    counters)  # the configs `diagnose --counters` read whose check against optimize had no optimize run
+      LIMIT_S=150 opt fno2d-256-b8 0 --model fno2d --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
+      LIMIT_S=150 opt deeponet-16384-b64 0 --model deeponet --shape "${points[0]}" --batch 64 --processes 0 \
+        --budget-s 120
+      LIMIT_S=150 opt transformer_sdpa-256-b8 0 --model examples/patch_transformer.py:build_sdpa \
+        --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"
