@@ -35,6 +35,7 @@ import torch
 
 from surrobench.api.benchmark import sweep_plan
 from surrobench.execution.interleave import open_variant, time_round
+from surrobench.execution.config import execution_settings
 from surrobench.execution.runner import prepare_model
 
 #: (variant name, ExecConfig changes, Inductor config overrides) per model.
@@ -51,19 +52,26 @@ VARIANTS = {
 
 
 def kernel_table(variant, device: str, top: int = 10) -> list[dict]:
-    """The variant's kernels over 3 steps, by device time (torch.profiler), ``top`` rows."""
-    if device != "cuda":
-        return []
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=activities) as prof:
+    """The variant's kernels over 3 steps by device time (torch.profiler), ``top`` rows; on a CPU, its ops by
+    self CPU time (a trial of the script)."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with execution_settings(variant.cfg), torch.inference_mode(), torch.profiler.profile(activities=activities) as prof:
         for i in range(3):
-            variant.step(variant.input_sets[i % len(variant.input_sets)])
-        torch.cuda.synchronize()
+            variant.step(i)
+        if device == "cuda":
+            torch.cuda.synchronize()
     rows = []
     for e in prof.key_averages():
-        dev = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
-        if dev and getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA:
-            rows.append({"kernel": e.key[:160], "calls": e.count // 3, "us_per_step": dev / 3})
+        if device == "cuda":
+            if getattr(e, "device_type", None) != torch.autograd.DeviceType.CUDA:
+                continue
+            us = getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+        else:
+            us = e.self_cpu_time_total
+        if us:
+            rows.append({"kernel": e.key[:160], "calls": e.count // 3, "us_per_step": us / 3})
     rows.sort(key=lambda r: -r["us_per_step"])
     return rows[:top]
 
