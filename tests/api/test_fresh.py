@@ -297,6 +297,41 @@ def test_pairs_of_fresh_processes_that_would_not_fit_the_budget_are_skipped(monk
     assert (nothing.windows, nothing.skipped, nothing.run_ids) == (0, 2, ())
 
 
+def test_the_search_runs_the_pair_it_kept_time_for_and_says_how_many_more_the_budget_left_skipped(
+    tmp_path, monkeypatch
+):
+    """The search keeps time for one pair of fresh processes; the second runs only if the budget left fits it."""
+    import time as real_time
+
+    from surrobench.tune import fresh
+
+    class Clock:  # the real clock, plus the seconds the planted processes took
+        extra = 0.0
+
+        def monotonic(self):
+            return real_time.monotonic() + self.extra
+
+    clock, launched = Clock(), []
+
+    def one_run(command, tag, db, out, timeout_s):
+        launched.append(tag)
+        clock.extra += 10.0  # a process 10 s: the second pair is then estimated at the first's 20 s
+        return [6.0 if tag.endswith("baseline") else 0.3] * 8, f"run-{len(launched)}"
+
+    monkeypatch.setattr(fresh, "time", clock)
+    monkeypatch.setattr(fresh, "_one_run", one_run)
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    request = replace(_request("thread_bound.py:build", 0, process_pairs=2), budget_s=30.0)
+    (entry,) = optimize_plans(request, ResultStore(":memory:")).configs
+    # on a CPU a pair is estimated at ~6 s and the search of one remedy takes a few: the first pair fits the
+    # 30 s; after it 20 s have passed on the processes' clock and fewer than 20 s are left
+    assert launched == ["confirm:baseline", "confirm:recipe"]
+    assert entry.recommended == ("threads=1",) and entry.recipe_process_windows == 1
+    note = next(n for n in entry.notes if "pair(s) of fresh processes" in n)
+    assert "include 1 of 2 pair(s)" in note and "; 1 pair(s) skipped: the budget left would not fit them" in note
+
+
 def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budget():
     from types import SimpleNamespace
 
@@ -316,10 +351,12 @@ def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budg
             _per_call_ms=lambda v: 300.0 / 10,
         )
 
-    # per side: the device's process start, its setup (0 and 1 s), 1 + 2 * 10 calls of 30 ms; 2 pairs
+    # per side: the device's process start, its setup (0 and 1 s), 1 + 2 * 10 calls of 30 ms; one pair, however
+    # many are asked for (the others run only when the budget left fits them)
     side = 21 * 0.03
-    expected = 2 * (2 * PROCESS_START_S["cuda"] + 1.0 + 2 * side)
+    expected = 2 * PROCESS_START_S["cuda"] + 1.0 + 2 * side
     assert DeviceBench.process_reserve_s(bench(200.0, 2), 1000.0) == pytest.approx(expected)
+    assert DeviceBench.process_reserve_s(bench(200.0, 5), 1000.0) == pytest.approx(expected)
     assert DeviceBench.process_reserve_s(bench(4.0, 2), 1000.0) == 2.0  # at most half the budget
     assert DeviceBench.process_reserve_s(bench(120.0, 0), 1000.0) == 0.0
     cpu = DeviceBench.process_reserve_s(bench(120.0, 1, "cpu"), 0.0)

@@ -259,19 +259,51 @@ def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
 
 def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budget():
     # the fresh processes of a recipe cost its setup again: once compile (20 s to set up) is accepted, the
-    # search keeps 2 pairs of (1 s + 20 s) for them and stops stacking where it would run into that share
-    reserve = lambda setup_ms: 2 * (1.0 + 1.0 + setup_ms / 1000)  # noqa: E731  (planted pair estimate)
+    # search keeps one pair of (1 s + 1 s + 20 s) for them and stops stacking where it would run into that share
+    reserve = lambda setup_ms: 1.0 + 1.0 + setup_ms / 1000  # noqa: E731  (planted pair estimate)
     clock = PlantedClock()
     bench = _bench(clock=clock, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0})
-    search = planted_search(bench, budget_end=50.0)
+    search = planted_search(bench, budget_end=28.0)
     search.run(remedies(*ORDER))
-    assert search.reserve_setup_ms == 20_000.0 and search.deadline() == 50.0 - reserve(20_000.0)  # 6 s
+    assert search.reserve_setup_ms == 20_000.0 and search.deadline() == 28.0 - reserve(20_000.0)  # 6 s
     assert clock.now <= search.deadline() + CONFIRM_WINDOWS  # only the confirmation ran past it
     assert search.not_tried  # stacking was cut to leave the processes their share
     # without the compiled candidate's setup, the same budget holds the whole search
-    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=50.0)
+    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=28.0)
     fast.run(remedies(*ORDER))
-    assert fast.not_tried == [] and fast.deadline() == 50.0 - reserve(1.0)
+    assert fast.not_tried == [] and fast.deadline() == 28.0 - reserve(1.0)
+
+
+def test_the_search_keeps_time_for_one_pair_of_fresh_processes_so_a_compiled_stack_that_fits_is_tried():
+    # DeviceBench's own reserve, on a bench of planted timings: 2 pairs asked for, on CUDA (15 s per process
+    # start), calls of 30 ms, a 150 s budget; each window 10 s and compile's setup 20 s. Once compile is accepted
+    # the search keeps one pair of it (51 s; two pairs would be the 75 s cap, half the budget), so both stacks
+    # on compile (from 60 and 70 s, 10 s each) end by the deadline, 98.7 s (at 75 s the second would not start)
+    from types import SimpleNamespace
+
+    from surrobench.tune.bench import DeviceBench
+
+    device = SimpleNamespace(
+        request=SimpleNamespace(budget_s=150.0, rounds=2, process_pairs=2, rebuildable=True),
+        baseline=SimpleNamespace(setup_ms=0.0, rounds=[]),
+        cfg=SimpleNamespace(device="cuda"),
+        _calls=lambda: 21,
+        _per_call_ms=lambda variant: 30.0,
+    )
+    reserve = lambda setup_ms: DeviceBench.process_reserve_s(device, setup_ms)  # noqa: E731
+    one_pair = 15.0 + 21 * 0.03 + 15.0 + 20.0 + 21 * 0.03
+    assert reserve(20_000.0) == pytest.approx(one_pair) and 2 * one_pair > 75.0
+    clock = PlantedClock()
+    bench = _bench(
+        clock=clock, window_s=10.0, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0}
+    )
+    search = planted_search(bench, budget_end=150.0)
+    search.run(remedies(*ORDER))
+    assert search.deadline() == pytest.approx(150.0 - one_pair)  # 98.7 s
+    assert ("compile+tf32", "compile") in _tried(search) and ("compile+tf32+channels_last", "compile+tf32") in _tried(
+        search
+    )
+    assert search.not_tried == [] and search.head_to_head is not None
 
 
 def test_a_candidate_is_not_started_when_the_longest_one_like_it_would_end_past_the_deadline():

@@ -98,7 +98,7 @@ class Bench(Protocol):
         """More windows of ``recipe`` and the baseline, each in a pair of fresh processes; None when none run."""
 
     def process_reserve_s(self, setup_ms: float) -> float:
-        """Seconds to keep at the end of the budget for the fresh processes of a recipe whose setup took
+        """Seconds to keep at the end of the budget for one pair of fresh processes of a recipe whose setup took
         ``setup_ms`` here; 0 when none run."""
 
 
@@ -298,24 +298,32 @@ class DeviceBench:
         return ROUND_TARGET_MS / self.iters
 
     def process_reserve_s(self, setup_ms: float) -> float:
-        """The ``process_pairs`` pairs of a recipe whose setup took ``setup_ms`` in this process
+        """One pair of fresh processes of a recipe whose setup took ``setup_ms`` in this process
         (:func:`surrobench.tune.fresh.pair_estimate_s`; its calls as long as the baseline's, which a faster recipe
         undercuts), at most half the budget, so the search keeps the other half; 0 when no processes run. The
         search asks again as candidates with slower setups are accepted (a compiled recipe's pairs cost a
         compilation each), so it stops early enough for the recipe it ends with
-        (:meth:`surrobench.tune.trials.Trials.deadline`)."""
+        (:meth:`surrobench.tune.trials.Trials.deadline`).
+
+        One pair, not ``process_pairs``: one is the least that shows whether the recipe holds in a fresh process,
+        and the further pairs run only when the budget left fits them (:meth:`process_windows`). On the H200 a
+        reserve of two pairs of a compiled recipe (up to 60 s of the 120 s then the default) cut the stacking of
+        compiled candidates short, and the transformer and the U-Net at 256² and the FNO at 512², batch 8, ended
+        with worse recipes (3.36x against 4.05x, 1.81x against 4.02x, 1.20x against 1.48x)."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
         per_call = self._per_call_ms(self.baseline)
         pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), (per_call, per_call), self._calls(), self.cfg.device)
-        return min(request.process_pairs * pair, request.budget_s / 2)
+        return min(pair, request.budget_s / 2)
 
     def process_windows(self, recipe: Recipe, handle: Variant) -> ProcessWindows | None:
         """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
         windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
         can name the model. The pairs are estimated from the two sides' setups and calls as measured here, and a
-        pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`).
+        pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`): the
+        search kept time for one pair (:meth:`process_reserve_s`), the others run when the budget left fits them,
+        and the config's notes say how many were skipped.
 
         Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
         baseline (DeepONet 65,536, FNO 256²) took 21% and 42% longer in one fresh process than in the next, while

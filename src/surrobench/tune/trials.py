@@ -31,7 +31,7 @@ class Trials:
         budget_s: the budget as given (named in the reason a candidate was not tried).
         budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
         reserve_setup_ms: the largest setup of an accepted candidate so far (the recipe is one of them): the
-            fresh processes are reserved for a recipe that slow to set up (:meth:`deadline`).
+            fresh processes' pair is reserved for a recipe that slow to set up (:meth:`deadline`).
         clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
         on_judged: told after each candidate is judged (the caller stores the progress).
         paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
@@ -58,8 +58,8 @@ class Trials:
         self.on_judged()
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops, so that the fresh processes of a recipe as slow to set up as
-        :attr:`reserve_setup_ms` fit before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
+        """``clock()`` by which the search stops, so that one pair of fresh processes of a recipe as slow to set
+        up as :attr:`reserve_setup_ms` fits before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
         return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms)
 
     def expected_s(self, recipe: Recipe | None) -> float:
