@@ -44,8 +44,8 @@ RunOpt = typer.Option(
 BudgetOpt = typer.Option(
     DEFAULT_BUDGET_S,
     "--budget-s",
-    help="Seconds per config for the search; no new candidate starts after it (the recipe's --processes and "
-    "--verify come after it).",
+    help="Seconds per config for the search and the recipe's --processes: the search stops early enough for one "
+    "pair, and a further pair runs only if the rest fits it (--verify comes after it).",
 )
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."
