@@ -131,10 +131,11 @@ def test_a_rival_that_cannot_be_built_again_keeps_the_first():
 
 
 def test_stacking_stops_at_the_budget():
-    # each window takes 1 s: the singles end at 4 s, the first stack at 5 s; a candidate starts only when it
-    # would end by the deadline at the time the longest one like it took (1 s)
+    # each window takes 1 s: the singles end at 4 s, the first stack at 5 s; the deadline, 5 s, leaves the
+    # confirmation's three windows of 1 s before the budget's end (8 s); a candidate starts only when it would end
+    # by the deadline at the time the longest one like it took (1 s)
     clock = PlantedClock()
-    search = planted_search(_bench(clock=clock), budget_end=5.0)
+    search = planted_search(_bench(clock=clock), budget_end=8.0)
     search.run(remedies(*ORDER))
     assert [n for n, _ in _tried(search)] == ["cudagraph+tf32"]
     assert search.not_tried == [
@@ -263,28 +264,30 @@ def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budge
     reserve = lambda setup_ms: 1.0 + 1.0 + setup_ms / 1000  # noqa: E731  (planted pair estimate)
     clock = PlantedClock()
     bench = _bench(clock=clock, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0})
-    search = planted_search(bench, budget_end=28.0)
+    search = planted_search(bench, budget_end=31.0)  # the confirmation's 3 windows of 1 s kept too
     search.run(remedies(*ORDER))
-    assert search.reserve_setup_ms == 20_000.0 and search.deadline() == 28.0 - reserve(20_000.0)  # 6 s
+    assert search.reserve_setup_ms == 20_000.0
+    assert search.deadline() == 31.0 - CONFIRM_WINDOWS - reserve(20_000.0)  # 6 s
     assert clock.now <= search.deadline() + CONFIRM_WINDOWS  # only the confirmation ran past it
     assert search.not_tried  # stacking was cut to leave the processes their share
     # without the compiled candidate's setup, the same budget holds the whole search
-    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=28.0)
+    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=31.0)
     fast.run(remedies(*ORDER))
-    assert fast.not_tried == [] and fast.deadline() == 28.0 - reserve(1.0)
+    assert fast.not_tried == [] and fast.deadline() == 31.0 - CONFIRM_WINDOWS - reserve(1.0)
 
 
 def test_the_search_keeps_time_for_one_pair_of_fresh_processes_so_a_compiled_stack_that_fits_is_tried():
     # DeviceBench's own reserve, on a bench of planted timings: 2 pairs asked for, on CUDA (15 s per process
-    # start), calls of 30 ms, a 150 s budget; each window 10 s and compile's setup 20 s. Once compile is accepted
-    # the search keeps one pair of it (51 s; two pairs would be the 75 s cap, half the budget), so both stacks
-    # on compile (from 60 and 70 s, 10 s each) end by the deadline, 98.7 s (at 75 s the second would not start)
+    # start), calls of 30 ms, a 180 s budget; each window 10 s and compile's setup 20 s. Once compile is accepted
+    # the search keeps one pair of it (51 s; two pairs would be the 90 s cap, half the budget) and the
+    # confirmation's three windows (30 s), so both stacks on compile (from 60 and 70 s, 10 s each) end by the
+    # deadline, 98.7 s (with two pairs reserved, at 60 s, the first would not start)
     from types import SimpleNamespace
 
     from surrobench.tune.bench import DeviceBench
 
     device = SimpleNamespace(
-        request=SimpleNamespace(budget_s=150.0, rounds=2, process_pairs=2, rebuildable=True),
+        request=SimpleNamespace(budget_s=180.0, rounds=2, process_pairs=2, rebuildable=True),
         baseline=SimpleNamespace(setup_ms=0.0, rounds=[]),
         cfg=SimpleNamespace(device="cuda"),
         _calls=lambda: 21,
@@ -292,14 +295,14 @@ def test_the_search_keeps_time_for_one_pair_of_fresh_processes_so_a_compiled_sta
     )
     reserve = lambda setup_ms: DeviceBench.process_reserve_s(device, setup_ms)  # noqa: E731
     one_pair = 15.0 + 21 * 0.03 + 15.0 + 20.0 + 21 * 0.03
-    assert reserve(20_000.0) == pytest.approx(one_pair) and 2 * one_pair > 75.0
+    assert reserve(20_000.0) == pytest.approx(one_pair) and 2 * one_pair > 90.0
     clock = PlantedClock()
     bench = _bench(
         clock=clock, window_s=10.0, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0}
     )
-    search = planted_search(bench, budget_end=150.0)
+    search = planted_search(bench, budget_end=180.0)
     search.run(remedies(*ORDER))
-    assert search.deadline() == pytest.approx(150.0 - one_pair)  # 98.7 s
+    assert search.deadline() == pytest.approx(180.0 - 30.0 - one_pair)  # 98.7 s
     assert ("compile+tf32", "compile") in _tried(search) and ("compile+tf32+channels_last", "compile+tf32") in _tried(
         search
     )

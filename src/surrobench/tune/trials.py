@@ -34,6 +34,7 @@ class Trials:
             fresh processes' pair is reserved for a recipe that slow to set up (:meth:`deadline`).
         clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
         on_judged: told after each candidate is judged (the caller stores the progress).
+        last_window_s: seconds the last window took (:meth:`window`), 0 before the first.
         paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
         timed: candidate name -> its handle, kept to be profiled once every round is timed.
         unprofiled: timed candidates released before that (device memory), by name.
@@ -47,6 +48,7 @@ class Trials:
     reserve_setup_ms: float = 0.0
     clock: Callable[[], float] = time.monotonic
     on_judged: Callable[[], None] = lambda: None
+    last_window_s: float = 0.0
     paired: dict[int, list[int]] = field(default_factory=dict)
     timed: dict[str, Handle] = field(default_factory=dict)
     unprofiled: list[str] = field(default_factory=list)
@@ -88,8 +90,9 @@ class Trials:
             Exception, KeyboardInterrupt: what the bench's window raised.
         """
         baseline = self.bench.baseline
-        first = len(baseline.rounds)
+        first, started = len(baseline.rounds), self.clock()
         self.bench.window(handles)
+        self.last_window_s = self.clock() - started
         for h in handles:
             self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
 
