@@ -24,6 +24,7 @@
 # The three configs whose recipe holds torch.compile, at batch 8, with every default (fresh processes included;
 # each must end within 3 minutes): the patch transformer 256², U-Net 256², neuraloperator FNO 512²:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh compile
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh recheck    # U-Net 256² b8 again, pinn-mlp 65,536, defaults
 # The configs `diagnose --counters` read (docs/benchmarks/h200-counters.md) that had no optimize run, searched
 # in-process only (--processes 0, --budget-s 120), for the check of the diagnosis against optimize:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh counters   # fno2d 256² b8, deeponet 16,384 b64, SDPA transformer
@@ -36,7 +37,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|counters|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|counters|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -113,6 +114,10 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
       LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
       has neuralop && LIMIT_S=185 opt neuralop_fno-512-b8 0 --model examples/neuralop_fno.py:build_fno \
         --shape "${grid[2]}" --batch 8
+      ;;
+    recheck)  # after the deadline left the confirmation its time: the U-Net 256² b8 again, and the PINN 65,536 rung
+      LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
+      LIMIT_S=185 rung pinn-mlp "${points[1]}" 0
       ;;
     counters)  # the configs `diagnose --counters` read whose check against optimize had no optimize run
       LIMIT_S=150 opt fno2d-256-b8 0 --model fno2d --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
