@@ -98,3 +98,36 @@ def test_measured_line_names_the_run_command_only_when_there_is_one():
     assert measured_line("fno2d 128", with_command).endswith("; run it: surrobench run --model fno2d --mode cudagraph")
     line = measured_line("TinyConv 8", {**ENTRY, "recipe": {"run_command": None}})  # a model object: no command
     assert "cudagraph+tf32 4.60x [4.37, 4.83]" in line and "run it" not in line
+
+
+def _stack(name, verdict, median, low, stacked_on="tf32"):
+    return {
+        "name": name,
+        "verdict": verdict,
+        "reason": "planted",
+        "stacked_on": stacked_on,
+        "speedup": {"median": median, "ci95": [low, median * 1.05], "noise_floor": 0.01},
+    }
+
+
+def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_the_one_rule():
+    """compile with TF32: cited by ``tf32+compile`` whatever its order, kept when its speedup over the baseline
+    clears the rule even though the search judged it against another stack; dropped when it does not."""
+    stacked = Clause("fuse with torch.compile, with TF32 on", ("tf32", "compile"), stacked=True)
+    lost_to_a_stack = {
+        "candidates": [
+            _cand("compile", "rejected_slower", 0.54),
+            _stack("compile+tf32", "rejected_slower", 3.5, 3.3, stacked_on="tf32+compile-reduce-overhead"),
+        ],
+        "recommended": [],
+    }
+    (cited,) = cite_action((stacked,), lost_to_a_stack)
+    assert cited.stacked and cited.remedies == ("tf32", "compile")
+    assert cited.text.endswith("(compile+tf32 measured 3.50x [3.30, 3.68])")
+    inside_noise = {"candidates": [_stack("tf32+compile", "rejected_slower", 1.01, 1.005)], "recommended": []}
+    assert _text(cite_action((stacked,), inside_noise)) == (
+        "not recommended, measured: tf32+compile 1.01x [1.00, 1.06], not faster"
+    )
+    # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
+    other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
+    assert _text(cite_action((stacked,), {**other, "recommended": []})).endswith("(tf32+compile unmeasured)")

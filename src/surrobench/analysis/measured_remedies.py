@@ -2,7 +2,11 @@
 exists, each remedy a clause of its action suggests (:attr:`surrobench.records.findings.Clause.remedies`, ids of
 :data:`surrobench.records.vocab.REMEDIES`) carries the measured speedup; a clause whose remedies were all measured
 and none accepted (slower, rejected for accuracy, failed or infeasible) is taken out of the action (and said so,
-with the number); a remedy the optimization did not measure is marked "unmeasured". Clauses that suggest no remedy,
+with the number); a remedy the optimization did not measure is marked "unmeasured". A stacked clause
+(:attr:`surrobench.records.findings.Clause.stacked`) is cited by the candidate of exactly its remedies, in any
+order (``compile`` stacked on ``tf32``: ``tf32+compile``), kept when its speedup over the baseline is faster by
+the one rule (:meth:`surrobench.results.paired.Speedup.faster`): in a search it may lose to another stack and
+still be faster than the baseline. Clauses that suggest no remedy,
 warnings included ("keep NCHW ..."), are kept as written. Without an optimization the action is unchanged.
 Nothing is read from the action's prose: the detectors name the remedies where they write the clause.
 """
@@ -14,6 +18,7 @@ from dataclasses import replace
 
 from surrobench.records.findings import Clause, Finding
 from surrobench.records.vocab import remedy_id
+from surrobench.results.paired import Speedup
 
 
 def speedup_text(sp: dict | None) -> str:
@@ -51,11 +56,38 @@ def _singles(entry: dict, remedy: str) -> list[dict]:
     return [c for c in entry["candidates"] if "+" not in c["name"] and remedy_id(c["name"]) == remedy]
 
 
+def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
+    """The timed candidate of exactly ``remedies`` applied together, in any order, or None."""
+    wanted = set(remedies)
+    return next(
+        (c for c in entry["candidates"] if c.get("speedup") and {remedy_id(n) for n in c["name"].split("+")} == wanted),
+        None,
+    )
+
+
+def stack_faster(candidate: dict) -> bool:
+    """Whether a stacked candidate's speedup over the baseline is faster by the rule (module docstring)."""
+    return Speedup.from_json(candidate["speedup"]).faster()
+
+
+def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
+    found = stack_candidate(entry, clause.remedies)
+    name = "+".join(clause.remedies)
+    if found is None:
+        return Clause(f"{clause.text} ({name} unmeasured)", clause.remedies, stacked=True), []
+    if not stack_faster(found):
+        return None, [f"{found['name']} {_speed(found)}, not faster"]
+    return Clause(f"{clause.text} ({found['name']} measured {_speed(found)})", clause.remedies, stacked=True), []
+
+
 def cite_clause(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests
-    was measured and none accepted. Also returns the not-recommended outcomes it dropped."""
+    was measured and none accepted (a stacked clause: when its stack was measured and is not faster). Also
+    returns the not-recommended outcomes it dropped."""
     if not clause.remedies:
         return clause, []
+    if clause.stacked:
+        return _cite_stack(clause, entry)
     notes, dropped, any_kept = [], [], False
     for name in clause.remedies:
         found = _singles(entry, name)

@@ -68,7 +68,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v3``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v4``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
@@ -143,7 +143,7 @@ class DiagnoseInterrupted(ProfileInterrupted):
         self.warnings = warnings
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v3`` of what was read: the context of :func:`workload_context`, with
+        """``surrobench/diagnosis-v4`` of what was read: the context of :func:`workload_context`, with
         ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
         yet has no evidence and no findings of its own)."""
         context = {

@@ -69,18 +69,23 @@ class Clause:
         text: the clause, ``"replay the step as a CUDA graph (--mode cudagraph)"``.
         remedies: ids of :data:`surrobench.records.vocab.REMEDIES` the clause suggests, in its order; empty for
             advice no remedy of ``optimize`` carries out, and for a clause that warns against one ("keep NCHW ...").
+        stacked: the remedies are one recipe, applied together (``tf32`` then ``compile``: compile pays off only
+            with TF32 on), not alternatives.
 
     Raises:
-        ValueError: a remedy id outside the vocabulary.
+        ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies.
     """
 
     text: str
     remedies: tuple[str, ...] = ()
+    stacked: bool = False
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.remedies if r not in REMEDIES]
         if unknown:
             raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
+        if self.stacked and len(self.remedies) < 2:
+            raise ValueError(f"a stacked clause names at least two remedies, not {self.remedies}")
 
 
 def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
@@ -153,8 +158,15 @@ class Finding:
         """The remedy ids the action suggests (:data:`surrobench.records.vocab.REMEDIES`), each once, in order."""
         return tuple(dict.fromkeys(r for c in self.clauses for r in c.remedies))
 
+    @property
+    def remedy_stacks(self) -> tuple[tuple[str, ...], ...]:
+        """The remedies the action suggests applied together, one tuple per stacked clause (:attr:`Clause.stacked`),
+        in order; each of their ids is in :attr:`remedies` too."""
+        return tuple(c.remedies for c in self.clauses if c.stacked)
+
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config``, ``evidence_source`` and ``remedies``)."""
+        """The finding object of docs/design.md (plus ``config``, ``evidence_source``, ``remedies`` and
+        ``remedy_stacks``)."""
         d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
         d["evidence"] = [asdict(e) for e in self.evidence]
         d |= {
@@ -163,6 +175,7 @@ class Finding:
             "config": self.config,
             "evidence_source": self.evidence_source,
             "remedies": list(self.remedies),
+            "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
         }
         return d
 

@@ -16,25 +16,28 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-#: diagnosis-v3: each finding's ``remedies`` (the remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`);
-#: v2 added its ``evidence_source``. Nothing reads diagnosis documents back.
-DIAGNOSIS = "surrobench/diagnosis-v3"
+#: diagnosis-v4: each finding's ``remedy_stacks`` (remedies its action suggests applied together, ``[["tf32",
+#: "compile"]]``); v3 added its ``remedies`` (the remedy ids its action suggests,
+#: :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing reads diagnosis documents back.
+DIAGNOSIS = "surrobench/diagnosis-v4"
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v2"  # v2: each profile's kernel_table
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
-#: scenarios-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
-SCENARIOS = "surrobench/scenarios-v2"
+#: scenarios-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads
+#: it back.
+SCENARIOS = "surrobench/scenarios-v3"
 #: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
 #: read, their configs identified by the primary input alone. Read back checked key by key
 #: (:mod:`surrobench.records.optimize_json`).
 OPTIMIZE = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
-#: rank-traces-v2: each finding with its ``remedies`` (as diagnosis-v3). Nothing reads it back.
-RANK_TRACES = "surrobench/rank-traces-v2"
+#: rank-traces-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing
+#: reads it back.
+RANK_TRACES = "surrobench/rank-traces-v3"
 SERVE = "surrobench/serve-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).

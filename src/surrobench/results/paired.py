@@ -107,6 +107,15 @@ class Speedup:
         """``{"median", "ci95": [lo, hi], "noise_floor"}``."""
         return {"median": self.median, "ci95": list(self.ci95), "noise_floor": self.noise_floor}
 
+    @classmethod
+    def from_json(cls, d: dict) -> Speedup:
+        """The speedup :meth:`to_json` wrote (an optimize report's ``speedup`` object).
+
+        Raises:
+            KeyError, TypeError: ``d`` is not such an object.
+        """
+        return cls(float(d["median"]), (float(d["ci95"][0]), float(d["ci95"][1])), float(d["noise_floor"]))
+
 
 Rounds = tuple[tuple[float, ...], ...]
 Units = tuple[tuple[int, int], ...]
