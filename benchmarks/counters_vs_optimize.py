@@ -7,7 +7,9 @@ measured findings that today's code derives from the run's Nsight Compute counte
 JSON, ``context.counters``) against the ceilings in ``calibrate.json``, each with the remedies it names
 (structured ids, :attr:`surrobench.records.findings.Finding.remedies`); then, per remedy, what optimize measured
 on its own (its single candidate: verdict, speedup and the ms it saved, baseline median minus its median) and
-whether its recommended recipe holds it. The check of the measured diagnosis: each named remedy is ``faster``
+whether its recommended recipe holds it; a stacked clause (``tf32`` and ``compile`` together) by the candidate of
+exactly its remedies (:func:`surrobench.analysis.measured_remedies.stack_candidate`), ``faster`` when its speedup
+over the baseline is faster by the rule. The check of the measured diagnosis: each named remedy is ``faster``
 (accepted alone, or part of the recipe), ``slower``, ``accuracy`` (rejected by the accuracy guard, which no
 counter sees), ``infeasible`` or ``untried``; and the top measured finding's estimated gain is within 2x of the
 largest gain one of its remedies measured alone.
@@ -21,6 +23,7 @@ import sys
 from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings
+from surrobench.analysis.measured_remedies import stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import rank_findings
@@ -58,11 +61,16 @@ def checks(folder: Path) -> list[dict]:
             singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}
             measured = []
             for f in findings:
-                for remedy in f.remedies:
-                    c = singles.get(remedy, {})
-                    speedup = (c.get("speedup") or {}).get("median")
-                    saved = base_ms - c["median_ms"] if c.get("median_ms") is not None else None
-                    measured.append((f.kind, remedy, _outcome(c.get("verdict"), remedy, opt), speedup, saved))
+                for clause in f.clauses:
+                    if clause.stacked:
+                        c = stack_candidate(opt, clause.remedies) or {}
+                        outcome = ("faster" if stack_faster(c) else "slower") if c else "untried"
+                        measured.append((f.kind, "+".join(clause.remedies), outcome, *_gain(c, base_ms)))
+                        continue
+                    for remedy in clause.remedies:
+                        c = singles.get(remedy, {})
+                        outcome = _outcome(c.get("verdict"), remedy, opt)
+                        measured.append((f.kind, remedy, outcome, *_gain(c, base_ms)))
             top = findings[0] if findings else None
             saved_by_top = [m[4] for m in measured if top and m[0] == top.kind and m[4] is not None]
             best = max(saved_by_top) if saved_by_top else None
@@ -83,6 +91,13 @@ def checks(folder: Path) -> list[dict]:
                 }
             )
     return rows
+
+
+def _gain(candidate: dict, base_ms: float) -> tuple[float | None, float | None]:
+    """A candidate's speedup over the baseline and the ms it saved (baseline median minus its median)."""
+    speedup = (candidate.get("speedup") or {}).get("median")
+    saved = base_ms - candidate["median_ms"] if candidate.get("median_ms") is not None else None
+    return speedup, saved
 
 
 def _outcome(verdict: str | None, remedy: str, opt: dict) -> str:

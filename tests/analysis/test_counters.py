@@ -124,3 +124,26 @@ def test_measured_findings_replace_the_estimated_bound_of_their_config_only():
         ("host_sync", "a", "measured"),
         ("compute_bound", "a", MEASURED),
     ]
+
+
+def test_fusible_chains_are_fusible_kernels_next_to_another_in_launch_order(planted):
+    """gemm, elementwise, gemm: the elementwise stands alone; elementwise, reduction, copy in a row all chain;
+    the order is the launches', not the list's."""
+    from dataclasses import replace
+
+    from surrobench.analysis.detect_counters import fusible_chains
+
+    def at(launch: int, kernel_class: str) -> MeasuredKernel:
+        k = planted["add"]
+        return replace(k, kernel_class=kernel_class, counters=replace(k.counters, launch=launch))
+
+    step = [at(0, "gemm"), at(1, "elementwise"), at(2, "gemm"), at(5, "copy"), at(3, "elementwise")]
+    step += [at(4, "reduction"), at(6, "convolution"), at(7, "gather_scatter")]
+    assert fusible_chains(step) == {3, 4, 5}
+
+
+def test_a_stacked_clause_names_two_remedies_or_more():
+    from surrobench.records.findings import Clause
+
+    with pytest.raises(ValueError, match="at least two"):
+        Clause("compile on tf32", ("compile",), stacked=True)

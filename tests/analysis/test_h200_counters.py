@@ -59,21 +59,74 @@ def test_short_gather_kernels_read_as_latency_bound_and_name_fusion(ceilings):
     assert findings[0].kind == "occupancy_bound" and findings[0].remedies == ("compile",)
 
 
-@pytest.mark.parametrize("name", ["transformer", "unet2d", "neuralop_fno"])
-def test_the_top_measured_finding_is_within_2x_of_what_its_remedy_measured(name, ceilings):
+def test_an_activation_between_gemms_is_not_told_to_fuse(ceilings):
+    # the PINN's tanh and DeepONet's ReLU sit between cuBLAS GEMMs: under torch.compile each stays one kernel
+    # (PINN 0.90x, DeepONet 0.91x measured alone); DeepONet's small-grid GEMMs are told a larger batch
+    _, pinn = _findings("pinn", ceilings)
+    assert "compile" not in {r for f in pinn for r in f.remedies}
+    _, deeponet = _findings("deeponet", ceilings)
+    occupancy = next(f for f in deeponet if f.kind == "occupancy_bound")
+    assert occupancy.remedies == () and "larger batch" in occupancy.action
+    assert "compile" not in {r for f in deeponet for r in f.remedies}
+
+
+def test_an_fp32_convolution_step_is_told_compile_stacked_on_tf32(ceilings):
+    # the U-Net's group norms are fusible chains, its convolutions fp32: compile alone ran 0.54x, on TF32 3.50x
+    label, findings = _findings("unet2d", ceilings)
+    occupancy = next(f for f in findings if f.kind == "occupancy_bound")
+    assert occupancy.remedy_stacks == (("tf32", "compile"),)
+    assert occupancy.to_json()["remedy_stacks"] == [["tf32", "compile"]]
+    assert all(c.remedies != ("compile",) for f in findings for c in f.clauses)
+    # the GAT has no convolution: compile stands alone there
+    _, gat = _findings("gat", ceilings)
+    assert gat[0].remedy_stacks == () and gat[0].remedies == ("compile",)
+
+
+#: Named remedies optimize measured slower, by config, each explained in docs/benchmarks/h200-counters.md
+#: ("The check against optimize"): the zoo FNO's spectral layers stay uncompiled (Inductor generates no code
+#: for complex operators) and compile's copies around them cost more than its fusion saves; DeepONet's step at
+#: 16,384 points batch 64 is launch-bound (cudagraph 3.25x), and autocast adds cast kernels to every call, so
+#: half precision alone ran 0.72x (fp16) and 0.71x (bf16), and 5.10x and 5.17x in a CUDA graph.
+KNOWN_SLOWER = {
+    "fno2d": {("memory_bound", "tf32+compile")},
+    "deeponet": {("memory_bound", "fp16"), ("memory_bound", "bf16")},
+}
+#: Top findings whose gain estimate missed the measured gain by more than 2x: the PINN's GEMMs on TF32 save the
+#: kernel time the estimate says, but the step is then bound by the host's launches (tf32 alone 1.35x on
+#: 2026-12-02 13:35, 1.64x the day before; tf32+cudagraph 2.17x).
+KNOWN_GAIN_MISSES = {"pinn"}
+
+
+@pytest.mark.parametrize(
+    "name", ["transformer", "transformer_sdpa", "unet2d", "neuralop_fno", "fno2d", "deeponet", "pinn"]
+)
+def test_the_named_remedies_are_ones_optimize_measured_faster_and_the_top_gain_within_2x(name, ceilings):
+    from surrobench.analysis.measured_remedies import stack_candidate, stack_faster
+
     label, findings = _findings(name, ceilings)
     (opt,) = [c for path in H200.glob("opt-*.json.gz") for c in _load(path.name)["configs"] if c["label"] == label]
     singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}
+    base_ms = opt["baseline"]["median_ms"]
+    slower, saved = set(), {}
+    for f in findings:
+        for clause in f.clauses:
+            if clause.stacked:
+                c = stack_candidate(opt, clause.remedies)
+                name_, faster = "+".join(clause.remedies), c is not None and stack_faster(c)
+            else:
+                for r in clause.remedies:
+                    c = singles.get(r)
+                    if c is not None and c["verdict"] == "rejected_slower":
+                        slower.add((f.kind, r))
+                    if c is not None and c["verdict"] == "accepted" and f is findings[0]:
+                        saved[r] = base_ms - c["median_ms"]
+                continue
+            if c is not None and not faster:
+                slower.add((f.kind, name_))
+    assert slower == KNOWN_SLOWER.get(name, set())
     top = findings[0]
-    saved = [
-        opt["baseline"]["median_ms"] - singles[r]["median_ms"]
-        for r in top.remedies
-        if r in singles and singles[r]["verdict"] == "accepted"
-    ]
-    assert saved and 0.5 <= top.estimated_gain_ms / max(saved) <= 2.0
-    # the one named remedy optimize measured slower on its own: torch.compile for the U-Net's small-grid group
-    # norms (0.54x alone; in the recipe, stacked on tf32 with CUDA graphs, 4.07x): a known miss, in the doc
-    slower = {
-        (f.kind, r) for f in findings for r in f.remedies if singles.get(r, {}).get("verdict") == "rejected_slower"
-    }
-    assert slower <= ({("occupancy_bound", "compile")} if name == "unet2d" else set())
+    if top.estimated_gain_ms is None:  # DeepONet: its top finding (grid too small) estimates no gain
+        assert name == "deeponet"
+        return
+    ratio = top.estimated_gain_ms / max(saved.values())
+    assert (0.5 <= ratio <= 2.0) != (name in KNOWN_GAIN_MISSES)

@@ -7,19 +7,30 @@ measured kernel time is a finding:
 
 - ``memory``: ``memory_bound``; the gain assumes the remedy halves the bytes (bf16/fp16 activations or fusion)
   and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009). Its
-  action names only what the group's kernels admit: fusion (torch.compile) where elementwise, copy and reduction
-  kernels hold at least :data:`MIN_SHARE` of the measured time, channels_last where the group converts
-  convolution layouts (NCHW <-> NHWC kernels), fused attention where it holds attention kernels;
+  action names only what the group's kernels admit: fusion (torch.compile) where fusible kernels next to another
+  fusible kernel (:func:`fusible_chains`) hold at least :data:`MIN_SHARE` of the measured time, channels_last
+  where the group converts convolution layouts (NCHW <-> NHWC kernels), fused attention where it holds attention
+  kernels;
 - ``compute`` on the FMA pipe in GEMM / attention / convolution kernels with the tensor pipe idle:
   ``compute_bound`` whose action is tensor-core precision and fused attention; the gain is those launches'
   time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
 - ``compute`` elsewhere (tensor pipe near peak): ``compute_bound``, severity ``info``: near the roof;
-- ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits).
+- ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits); fusion
+  (torch.compile) only where that cause's kernels are mostly in fusible chains, a larger batch otherwise.
+
+Where fp32 convolutions hold :data:`MIN_SHARE` of the measured time, a clause that names torch.compile names it
+stacked on TF32 (:func:`_compile_clause`). On the H200 the fp32 U-Net at 256² batch 8 ran 0.53x under
+torch.compile alone, 1.26x with ``torch._inductor.config.layout_optimization = False``, and 3.70x with TF32:
+Inductor's layout optimization runs the convolutions channels_last, where cuDNN picked its FFT convolution
+kernels in fp32 (``DSE::regular_fft_pad``, 3.5 ms a step against 0.4 ms), as eager channels_last did (0.44x);
+with TF32 the NHWC tensor-core kernels are fast (docs/benchmarks/h200-counters.md, "Why compile alone was
+slower"; ``benchmarks/compile_causes.py``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
@@ -34,9 +45,15 @@ MIN_SHARE = 0.10
 MATMUL_CLASSES = ("gemm", "attention", "convolution")
 #: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
 TENSOR_IDLE = 0.10
-#: Kernel classes a compiler fuses into their neighbours (torch.compile / Inductor's pointwise and reduction
-#: fusion: Ansel et al., "PyTorch 2", ASPLOS 2024).
-FUSIBLE_CLASSES = ("elementwise", "copy", "reduction")
+#: Kernel classes a compiler fuses with each other (torch.compile / Inductor generates Triton kernels for
+#: pointwise, reduction and indexing nodes and fuses neighbours: Ansel et al., "PyTorch 2", ASPLOS 2024). GEMMs,
+#: convolutions, attention and FFTs stay library calls (Inductor's ``extern_kernels``), so an elementwise kernel
+#: between two of them has nothing to fuse with: on the H200 the PINN MLP's ``tanh`` between its GEMMs became one
+#: ``triton_poi_fused_addmm_tanh`` kernel per layer under torch.compile, as many launches as eager, and the step
+#: ran 0.90x (docs/benchmarks/h200-counters.md, "Why compile alone was slower").
+FUSIBLE_CLASSES = ("elementwise", "copy", "reduction", "gather_scatter")
+#: Latency causes whose action is fusion (torch.compile), where the cause's kernels are in fusible chains.
+FUSION_CAUSES = ("grid_too_small", "low_occupancy", "stalls")
 #: Substrings of the layout-conversion kernels cuDNN and ATen run around a convolution whose input is not in
 #: the layout its kernel wants (``nchwToNhwcKernel``, ``nhwcToNchwKernel``): what channels_last removes.
 LAYOUT_KERNELS = ("nchwtonhwc", "nhwctonchw")
@@ -70,6 +87,33 @@ _CAUSE_ACTIONS = {
         ("compile", "cudagraph"),
     ),
 }
+#: :data:`FUSION_CAUSES` where the cause's kernels are library kernels, which torch.compile does not fuse.
+_LIBRARY_ACTIONS = {
+    "grid_too_small": "give each launch more blocks than the GPU has SMs: a larger batch (library kernels, "
+    "which torch.compile leaves unfused)",
+    "low_occupancy": "few warps stay active though the launch allows more: a larger batch (library kernels, "
+    "which torch.compile leaves unfused)",
+    "stalls": "warps stall on dependencies inside library kernels: a larger batch gives each SM more independent work",
+}
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What every finder of one config needs of its whole step.
+
+    Attributes:
+        total_ms: the measured kernel time, ms.
+        ceilings: the calibrated ceilings, or None.
+        half: the half precisions the step can run in (:func:`_half_precisions`).
+        chains: launch ids in fusible chains (:func:`fusible_chains`).
+        fp32_conv: fp32 convolutions hold :data:`MIN_SHARE` of :attr:`total_ms` (:func:`_compile_clause`).
+    """
+
+    total_ms: float
+    ceilings: Ceilings | None
+    half: tuple[str, ...]
+    chains: frozenset[int]
+    fp32_conv: bool
 
 
 def _ms(kernels: list[MeasuredKernel]) -> float:
@@ -153,24 +197,54 @@ def _fma_matmul(k: MeasuredKernel) -> bool:
     )
 
 
+def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
+    """Launch ids (``counters.launch``) of the kernels of :data:`FUSIBLE_CLASSES` whose previous or next measured
+    launch is of those classes too: what torch.compile can fuse into fewer kernels. A fusible kernel between two
+    library kernels (a GEMM's activation) stays one kernel. ncu measures the step's top kernels
+    (:mod:`surrobench.collect.ncu`), so a short kernel left out between two measured ones is not seen."""
+    ordered = sorted(kernels, key=lambda k: k.counters.launch)
+    fusible = [k.kernel_class in FUSIBLE_CLASSES for k in ordered]
+    return frozenset(
+        k.counters.launch
+        for i, k in enumerate(ordered)
+        if fusible[i] and ((i > 0 and fusible[i - 1]) or (i + 1 < len(ordered) and fusible[i + 1]))
+    )
+
+
+def _compile_clause(text: str, step: _Step) -> Clause:
+    """The clause ``text`` naming torch.compile: stacked on TF32 where fp32 convolutions hold a share of the step
+    (module docstring), else compile alone."""
+    if step.fp32_conv:
+        return Clause(
+            f"{text}, with TF32 on: in fp32, Inductor's layout optimization runs the convolutions channels_last, "
+            "where cuDNN picks slower fp32 kernels",
+            ("tf32", "compile"),
+            stacked=True,
+        )
+    return Clause(text, ("compile",))
+
+
 def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | None) -> list[Finding]:
     """The measured bound findings of one config's counters (module docstring); none without launches."""
     kernels = list(counters.kernels)
     total_ms = _ms(kernels)
     if total_ms <= 0:
         return []
+    fp32_conv = _ms([k for k in kernels if k.kernel_class == "convolution" and k.precision == "fp32"])
+    step = _Step(
+        total_ms, ceilings, _half_precisions(kernels), fusible_chains(kernels), fp32_conv >= MIN_SHARE * total_ms
+    )
     groups = {
         "memory": [k for k in kernels if k.bound == "memory"],
         "fma": [k for k in kernels if _fma_matmul(k)],
         "compute": [k for k in kernels if k.bound == "compute" and not _fma_matmul(k)],
         "latency": [k for k in kernels if k.bound == "latency"],
     }
-    half = _half_precisions(kernels)
     findings = []
     for name, group in groups.items():
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
-            findings.append(_FINDERS[name](label, group, share, total_ms, ceilings, half))
+            findings.append(_FINDERS[name](label, group, share, step))
     return findings
 
 
@@ -185,11 +259,12 @@ def _half_text(half: tuple[str, ...]) -> str:
     return "/".join(half) + ("" if "bf16" in half else " (cuFFT has no bf16 transform)")
 
 
-def _memory(label, group, share, total_ms, ceilings, half) -> Finding:
+def _memory(label, group, share, step: _Step) -> Finding:
+    half, total_ms = step.half, step.total_ms
     dram = [k for k in group if k.limiter == "DRAM"]
     units = Counter(k.limiter for k in group).most_common(1)[0][0]
     attention = any(k.kernel_class == "attention" for k in group)
-    fusible = _ms([k for k in group if k.kernel_class in FUSIBLE_CLASSES]) >= MIN_SHARE * total_ms
+    fusible = _ms([k for k in group if k.counters.launch in step.chains]) >= MIN_SHARE * total_ms
     layout = any(any(s in k.counters.function.lower() for s in LAYOUT_KERNELS) for k in group)
     return Finding(
         "memory_bound",
@@ -198,7 +273,9 @@ def _memory(label, group, share, total_ms, ceilings, half) -> Finding:
         tuple(_evidence(group, total_ms, "memory-bound")),
         clauses_of(
             Clause(f"move fewer bytes: keep activations in {_half_text(half)}", half),
-            Clause("fuse the elementwise, copy and reduction kernels (torch.compile)", ("compile",)) if fusible else "",
+            _compile_clause("fuse the elementwise, copy and reduction kernels (torch.compile)", step)
+            if fusible
+            else "",
             Clause("avoid the layout conversions around convolutions (channels_last)", ("channels_last",))
             if layout
             else "",
@@ -212,7 +289,8 @@ def _memory(label, group, share, total_ms, ceilings, half) -> Finding:
     )
 
 
-def _fma(label, group, share, total_ms, ceilings, half) -> Finding:
+def _fma(label, group, share, step: _Step) -> Finding:
+    ceilings, half, total_ms = step.ceilings, step.half, step.total_ms
     classes = {k.kernel_class for k in group}
     attention = (
         " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
@@ -240,7 +318,8 @@ def _fma(label, group, share, total_ms, ceilings, half) -> Finding:
     )
 
 
-def _compute(label, group, share, total_ms, ceilings, half) -> Finding:
+def _compute(label, group, share, step: _Step) -> Finding:
+    half, total_ms = step.half, step.total_ms
     pipe = Counter(k.limiter for k in group).most_common(1)[0][0]
     return Finding(
         "compute_bound",
@@ -256,7 +335,24 @@ def _compute(label, group, share, total_ms, ceilings, half) -> Finding:
     )
 
 
-def _latency(label, group, share, total_ms, ceilings, half) -> Finding:
+def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
+    """The action for a latency ``cause`` of ``kernels``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`,
+    fusion only where at least half their time is in fusible chains (:func:`fusible_chains`), stacked on TF32
+    where :func:`_compile_clause` says so, else :data:`_LIBRARY_ACTIONS`."""
+    clause = _CAUSE_ACTIONS[cause]
+    if cause not in FUSION_CAUSES:
+        return (clause,)
+    if _ms([k for k in kernels if k.counters.launch in step.chains]) < _ms(kernels) / 2:
+        return (Clause(_LIBRARY_ACTIONS[cause]),)
+    others = tuple(r for r in clause.remedies if r != "compile")
+    if not step.fp32_conv or not others:
+        return (_compile_clause(clause.text, step),)
+    fused = _compile_clause("fuse the chain of small kernels (torch.compile)", step)
+    return (fused, Clause("capture the step in a CUDA graph", others))
+
+
+def _latency(label, group, share, step: _Step) -> Finding:
+    total_ms = step.total_ms
     cause = Counter(k.cause for k in group).most_common(1)[0][0]
     top = _top([k for k in group if k.cause == cause])
     c = top.counters
@@ -271,7 +367,7 @@ def _latency(label, group, share, total_ms, ceilings, half) -> Finding:
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is latency-bound, far from both roofs ({detail}, {top.counters.function})",
         tuple(_evidence(group, total_ms, "latency-bound")),
-        (_CAUSE_ACTIONS[cause],),
+        _cause_action(cause, [k for k in group if k.cause == cause], step),
         config=label,
         evidence_source=MEASURED,
     )
