@@ -321,3 +321,21 @@ def test_a_candidate_is_not_started_when_the_longest_one_like_it_would_end_past_
     assert search.spent(Recipe(tuple(remedies("compile", "tf32"))))  # compiles: 5 + 8 > 10
     assert not search.spent(Recipe(tuple(remedies("cudagraph", "tf32"))))  # 5 + 1 <= 10
     assert not search.spent()
+
+
+def test_the_first_compiled_candidate_compiles_cold_and_is_left_out_of_the_estimate_once_there_is_a_second():
+    from surrobench.results.optimize import CandidateResult
+
+    search = planted_search(_bench(clock=PlantedClock()), budget_end=100.0)
+    search.done += [
+        CandidateResult("compile", "rejected_slower", "", time_s=25.0),  # cold: Inductor, Triton, autotuning
+        CandidateResult("tf32", "accepted", "", time_s=1.0),
+        CandidateResult("compile-reduce-overhead", "rejected_slower", "", time_s=13.0),
+        CandidateResult("cudagraph", "accepted", "", time_s=2.0),
+        CandidateResult("tf32+cudagraph", "accepted", "", time_s=3.0),
+    ]
+    stack = Recipe(tuple(remedies("tf32", "compile-reduce-overhead")))
+    assert search.expected_s(stack) == 13.0
+    assert search.expected_s(Recipe(tuple(remedies("tf32", "channels_last")))) == 3.0  # not compiled: the longest
+    search.done.pop(2)
+    assert search.expected_s(stack) == 25.0  # one compiled candidate so far: its time is all there is
