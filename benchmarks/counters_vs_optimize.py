@@ -8,7 +8,7 @@ JSON, ``context.counters``) against the ceilings in ``calibrate.json``, each wit
 (structured ids, :attr:`surrobench.records.findings.Finding.remedies`); then, per remedy, what optimize measured
 on its own (its single candidate: verdict, speedup and the ms it saved, baseline median minus its median) and
 whether its recommended recipe holds it; a stacked clause (``tf32`` and ``compile`` together) by the candidate of
-exactly its remedies (:func:`surrobench.analysis.measured_remedies.stack_candidate`), ``faster`` when its speedup
+exactly its remedies (:func:`surrobench.results.measured_remedies.stack_candidate`), ``faster`` when its speedup
 over the baseline is faster by the rule. The check of the measured diagnosis: each named remedy is ``faster``
 (accepted alone, or part of the recipe), ``slower``, ``accuracy`` (rejected by the accuracy guard, which no
 counter sees), ``infeasible`` or ``untried``; and the top measured finding's estimated gain is within 2x of the
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings
-from surrobench.analysis.measured_remedies import stack_candidate, stack_faster
+from surrobench.results.measured_remedies import stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import rank_findings

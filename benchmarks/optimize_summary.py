@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
+from surrobench.results.measured_remedies import recipe_speedup, speedup_text
 from surrobench.results.fresh import fresh_verdict, process_speedups
 from surrobench.results.paired import Speedup
 

@@ -101,7 +101,7 @@ KNOWN_GAIN_MISSES = {"pinn"}
     "name", ["transformer", "transformer_sdpa", "unet2d", "neuralop_fno", "fno2d", "deeponet", "pinn"]
 )
 def test_the_named_remedies_are_ones_optimize_measured_faster_and_the_top_gain_within_2x(name, ceilings):
-    from surrobench.analysis.measured_remedies import stack_candidate, stack_faster
+    from surrobench.results.measured_remedies import stack_candidate, stack_faster
 
     label, findings = _findings(name, ceilings)
     (opt,) = [c for path in H200.glob("opt-*.json.gz") for c in _load(path.name)["configs"] if c["label"] == label]

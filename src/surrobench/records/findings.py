@@ -4,7 +4,7 @@ A diagnosis is a list of :class:`Finding` objects, each a verdict of one :data:`
 evidence (numbers, each from a named source), an action and, where computable, the time it would save. The action
 is made of clauses (:class:`Clause`), each naming the remedies it suggests by their ids
 (:data:`surrobench.records.vocab.REMEDIES`), so what ``surrobench optimize`` measured can be cited next to them
-(:mod:`surrobench.analysis.measured_remedies`) without reading the prose.
+(:mod:`surrobench.results.measured_remedies`) without reading the prose.
 """
 
 from __future__ import annotations

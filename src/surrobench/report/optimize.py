@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from surrobench.analysis.measured_remedies import recipe_speedup, speedup_text
+from surrobench.results.measured_remedies import recipe_speedup, speedup_text
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape

@@ -3,7 +3,7 @@ remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
-from surrobench.analysis.measured_remedies import cite_action, cite_measured
+from surrobench.results.measured_remedies import cite_action, cite_measured
 from surrobench.records.findings import Clause, Evidence, Finding
 
 
@@ -92,7 +92,7 @@ def test_only_optimized_alarm_findings_change():
 
 
 def test_measured_line_names_the_run_command_only_when_there_is_one():
-    from surrobench.analysis.measured_remedies import measured_line
+    from surrobench.results.measured_remedies import measured_line
 
     with_command = {**ENTRY, "recipe": {"run_command": "surrobench run --model fno2d --mode cudagraph"}}
     assert measured_line("fno2d 128", with_command).endswith("; run it: surrobench run --model fno2d --mode cudagraph")
