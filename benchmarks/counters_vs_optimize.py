@@ -22,11 +22,11 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.analysis.detect_counters import counter_findings
+from surrobench.analysis.detect_counters import counter_findings, merge_measured
 from surrobench.results.measured_remedies import stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
-from surrobench.records.findings import rank_findings
+from surrobench.records.findings import Finding, rank_findings
 
 #: The issue's tolerance for the top finding's gain against its remedy's measured gain (a factor, both ways).
 GAIN_FACTOR = 2.0
@@ -43,6 +43,20 @@ def _ceilings(folder: Path) -> Ceilings:
     return Ceilings(doc["device_name"], doc["copy_gbps"], doc["matmul_tflops"])
 
 
+def stored_findings(doc: dict, label: str, ceilings: Ceilings) -> list[Finding]:
+    """The measured findings today's code derives from a stored diagnosis ``doc``'s counters of config ``label``,
+    merged as diagnose merges them with the config's stored ``launch_bound`` finding
+    (:func:`surrobench.analysis.detect_counters.merge_measured`; its kind, severity and config are what the merge
+    reads), ranked; the launch_bound finding itself left out."""
+    launch = [
+        Finding(f["kind"], f["severity"], f["summary"], (), "", config=label)
+        for f in doc["findings"]
+        if f["kind"] == "launch_bound" and f["config"] == label
+    ]
+    measured = counter_findings(label, ConfigCounters.from_json(doc["context"]["counters"][label]), ceilings)
+    return rank_findings([f for f in merge_measured(launch, {label: measured}) if f.kind != "launch_bound"])
+
+
 def checks(folder: Path) -> list[dict]:
     """One row per config with both a diagnosis and an optimize report in ``folder``."""
     ceilings = _ceilings(folder)
@@ -52,10 +66,11 @@ def checks(folder: Path) -> list[dict]:
             optimized[cfg["label"]] = cfg
     rows = []
     for path in sorted(folder.glob("diagnose_*.json*")):
-        for label, stored in _load(path)["context"].get("counters", {}).items():
+        doc = _load(path)
+        for label, stored in doc["context"].get("counters", {}).items():
             if label not in optimized or stored.get("problem"):
                 continue
-            findings = rank_findings(counter_findings(label, ConfigCounters.from_json(stored), ceilings))
+            findings = stored_findings(doc, label, ceilings)
             opt = optimized[label]
             base_ms = opt["baseline"]["median_ms"]
             singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}

@@ -30,7 +30,7 @@ slower"; ``benchmarks/compile_causes.py``).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
@@ -376,12 +376,48 @@ def _latency(label, group, share, step: _Step) -> Finding:
 _FINDERS = {"memory": _memory, "fma": _fma, "compute": _compute, "latency": _latency}
 
 
+#: Severities of a config's ``launch_bound`` finding at which its measured findings' half precision is named
+#: inside a CUDA graph (:func:`merge_measured`): a launch-bound step, not one with a little idle time.
+LAUNCH_STACK_SEVERITIES = ("high", "medium")
+
+
 def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) -> list[Finding]:
     """``findings`` with each config's estimated :data:`REPLACED_KINDS` findings replaced by its measured ones
-    (``measured``: ``{config label: findings}``; a config absent or with none keeps its estimates)."""
+    (``measured``: ``{config label: findings}``; a config absent or with none keeps its estimates).
+
+    Where the config's ``launch_bound`` finding is :data:`LAUNCH_STACK_SEVERITIES`, a measured clause that names
+    half precisions alone names each stacked on a CUDA graph (:func:`_half_in_graph`): autocast casts the weights
+    and inputs of every matmul on every call, kernels a launch-bound step pays for in launches. On the H200,
+    DeepONet at 16,384 points batch 64 (launch-bound: cudagraph 3.25x) ran fp16 alone at 0.72x and bf16 at 0.71x,
+    and cudagraph+fp16 at 5.10x, cudagraph+bf16 at 5.17x (docs/benchmarks/h200-counters.md, "The check against
+    optimize")."""
     kept = [
         f
         for f in findings
         if not (measured.get(f.config) and f.kind in REPLACED_KINDS and f.evidence_source == "estimated")
     ]
-    return kept + [f for group in measured.values() for f in group]
+    launch_bound = {f.config for f in findings if f.kind == "launch_bound" and f.severity in LAUNCH_STACK_SEVERITIES}
+    return kept + [
+        replace(f, action=_half_in_graph(f.clauses)) if f.config in launch_bound else f
+        for group in measured.values()
+        for f in group
+    ]
+
+
+def _half_in_graph(clauses: tuple[Clause, ...]) -> tuple[Clause, ...]:
+    """``clauses`` with each clause that names only half precisions replaced by one stacked clause per precision,
+    that precision inside a CUDA graph (:func:`merge_measured`)."""
+    out: list[Clause] = []
+    for clause in clauses:
+        if clause.stacked or not clause.remedies or not set(clause.remedies) <= set(HALF):
+            out.append(clause)
+            continue
+        lead = (
+            f"{clause.text}, inside a CUDA graph (the step is launch-bound and autocast adds cast kernels to every "
+            "call): "
+        )
+        out += [
+            Clause(f"{lead if i == 0 else 'or '}{half} with cudagraph", ("cudagraph", half), stacked=True)
+            for i, half in enumerate(clause.remedies)
+        ]
+    return tuple(out)
