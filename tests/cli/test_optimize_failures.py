@@ -101,7 +101,7 @@ def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys,
     assert code == EXIT_INTERRUPTED and "interrupted: 1 of 2 configs optimized" in err
     doc = json.loads(out.read_text())
     assert doc["interrupted"] is True and len(doc["configs"]) == 1 and doc["configs"][0]["batch"] == 1
-    assert "interrupted by Ctrl-C: what was measured before it is here" in md.read_text()
+    assert "interrupted (Ctrl-C or a signal): what was measured before it is here" in md.read_text()
     with ResultStore(db) as store:
         assert store.run_state(doc["baseline_run_id"]) == "interrupted"
         assert len(store.load_run(doc["baseline_run_id"]).results) == 1

@@ -154,7 +154,7 @@ def stored_line(doc: dict, db: str | None = None) -> str:
     it is not the default one, joins the commands (else they would look in the default)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
-        text = f"interrupted by Ctrl-C: what was measured before it is here (a config cut short says so); {text}"
+        text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
         pair += f" --db {shlex.quote(db)}" if db else ""

@@ -334,7 +334,7 @@ class DeviceBench:
         if not request.process_pairs or not request.rebuildable:
             return None
         self.on_phase(
-            f"timing {recipe.name} and the baseline in {request.process_pairs} pair(s) of fresh processes "
+            f"timing {recipe.name} and the baseline in up to {request.process_pairs} pair(s) of fresh processes "
             "(within the budget)"
         )
         per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))

@@ -123,6 +123,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     recipe_result = replace(_with_extra(variant.result(), paired), top_op=tops.get(recipe.name)) if variant else None
     processes = search.processes if variant else None  # an unconfirmed recipe's processes are in its note only
     search.timed.clear()
+    elapsed_s = time.monotonic() - started
     return ConfigOptimization(
         baseline=base_result,
         candidates=candidates,
@@ -135,8 +136,8 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         if request.rebuildable and recipe.remedies
         else None,
         not_tried=tuple(search.not_tried),
-        notes=notes,
-        elapsed_s=time.monotonic() - started,
+        notes=(*notes, *_overrun_note(search, elapsed_s)),
+        elapsed_s=elapsed_s,
         recipe_speedup=search.recipe_speedup,
         recipe_window_speedups=search.window_speedups,
         recipe_process_windows=processes.windows if processes else 0,
@@ -181,6 +182,21 @@ def _cut_short(
     )
 
 
+def _overrun_note(search: Search, elapsed_s: float) -> tuple[str, ...]:
+    """Why the config ran past ``budget_s``, when it did: a candidate starts when the longest one like it so far
+    would end in time (:meth:`surrobench.tune.trials.Trials.spent`), so the first of a kind, a first compilation
+    above all, has nothing to go by, and the top ops are profiled after the budget."""
+    budget_s = search.bench.request.budget_s
+    if elapsed_s <= budget_s:
+        return ()
+    longest = max(search.done, key=lambda c: c.time_s or 0.0, default=None)
+    what = f"; the longest candidate, {longest.name}, took {longest.time_s:.1f} s" if longest and longest.time_s else ""
+    return (
+        f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s{what} (the first candidate of a kind, "
+        "a first compilation above all, cannot be estimated before it runs; the top ops are profiled after)",
+    )
+
+
 def _notes(search: Search) -> tuple[str, ...]:
     bench: DeviceBench = search.bench
     request, probe = bench.request, bench.probe
@@ -196,7 +212,9 @@ def _notes(search: Search) -> tuple[str, ...]:
     if search.unconfirmed:
         notes.append(search.unconfirmed)
     if search.confirm_interrupted:
-        notes.append("interrupted by Ctrl-C during the recipe's confirmation windows: it stands on those that finished")
+        notes.append(
+            "interrupted (Ctrl-C or a signal) during the recipe's confirmation windows: it stands on those that finished"
+        )
     if search.confirm_error:
         notes.append(
             f"the recipe's confirmation window failed ({search.confirm_error}); its speedup pools the earlier ones"
@@ -209,7 +227,7 @@ def _notes(search: Search) -> tuple[str, ...]:
             f"({found.elapsed_s:.0f} s; runs of the processes that finished: {runs or 'none'})"
             + (f"; {found.skipped} pair(s) skipped: the budget left would not fit them" if found.skipped else "")
             + (f"; a process failed: {found.error}" if found.error else "")
-            + ("; interrupted by Ctrl-C" if found.interrupted else "")
+            + ("; interrupted (Ctrl-C or a signal)" if found.interrupted else "")
         )
     if search.unprofiled:
         notes.append(f"top op not profiled (released to free device memory): {', '.join(search.unprofiled)}")

@@ -93,7 +93,7 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
             kind = "a whole number" if kinds == (int,) else "a number"
             raise UsageError.bad(name, f"{value!r}: {kind}, not {type(value).__name__}")
     if not 0 < budget_s < math.inf:
-        raise UsageError.bad("budget_s", f"{budget_s}: a number of seconds > 0")
+        raise UsageError.bad("budget_s", f"{budget_s}: a finite number of seconds > 0")
     if not 0 < tolerance < 1:
         raise UsageError.bad("tolerance", f"{tolerance}: a relative L2 error in (0, 1), e.g. 0.01")
     if rounds < 2:

@@ -40,7 +40,7 @@ def get_surrogate(name: str) -> Surrogate:
         return _REGISTRY[name]()
     except KeyError:
         raise UsageError(
-            f"unknown model {name!r}; known: {', '.join(_REGISTRY)} (or package.module:factory, or a .pt2 file)"
+            f"unknown model {name!r}; known: {', '.join(_REGISTRY)} (or package.module:factory, path/file.py:factory, or a .pt2 file)"
         ) from None
 
 
