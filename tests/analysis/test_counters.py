@@ -147,3 +147,20 @@ def test_a_stacked_clause_names_two_remedies_or_more():
 
     with pytest.raises(ValueError, match="at least two"):
         Clause("compile on tf32", ("compile",), stacked=True)
+
+
+def test_stalls_in_a_chain_of_small_kernels_name_fusion_or_a_cuda_graph_and_in_library_kernels_a_batch(planted):
+    from dataclasses import replace
+
+    def stalled(launch: int, kernel_class: str) -> MeasuredKernel:
+        k = planted["add"]
+        return replace(
+            k, bound="latency", cause="stalls", kernel_class=kernel_class, counters=replace(k.counters, launch=launch)
+        )
+
+    chain = [stalled(i, c) for i, c in enumerate(("elementwise", "reduction", "elementwise"))]
+    (finding,) = counter_findings("c", ConfigCounters(kernels=tuple(chain)), H200)
+    assert finding.kind == "occupancy_bound" and finding.remedies == ("compile", "cudagraph")
+    library = [stalled(i, c) for i, c in enumerate(("gemm", "elementwise", "gemm"))]
+    (finding,) = counter_findings("c", ConfigCounters(kernels=tuple(library)), H200)
+    assert finding.remedies == () and "larger batch" in finding.action

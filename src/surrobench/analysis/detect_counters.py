@@ -344,8 +344,10 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
         return (clause,)
     if _ms([k for k in kernels if k.counters.launch in step.chains]) < _ms(kernels) / 2:
         return (Clause(_LIBRARY_ACTIONS[cause]),)
+    if not step.fp32_conv:
+        return (clause,)
     others = tuple(r for r in clause.remedies if r != "compile")
-    if not step.fp32_conv or not others:
+    if not others:
         return (_compile_clause(clause.text, step),)
     fused = _compile_clause("fuse the chain of small kernels (torch.compile)", step)
     return (fused, Clause("capture the step in a CUDA graph", others))
