@@ -43,7 +43,8 @@ PROBLEMS: dict[str, str] = {
     "unsupported": "this GPU, driver or virtualization exposes no performance counters",
     "no_kernels": "ncu ran but profiled no kernel (the NVTX range or the kernel filter matched none)",
     "failed": "ncu or the profiled step failed",
-    "not_cuda": "counters are measured on CUDA configs only: Nsight Compute (ncu) reads a GPU's hardware counters (run on a CUDA device)",
+    "not_cuda": "counters are measured on CUDA configs only: Nsight Compute (ncu) reads a GPU's hardware counters "
+    "(run on a CUDA device)",
 }
 #: Tensor-core source precisions of the ``sm__ops_path_tensor_src_<src>`` counters, and the ceiling
 #: (:class:`surrobench.records.ceilings.Ceilings` precision) each runs against.

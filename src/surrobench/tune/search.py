@@ -87,9 +87,9 @@ class Search(Trials):
         """``clock()`` by which the search stops: early enough for one pair of fresh processes
         (:meth:`Trials.deadline`) and, before them, the confirmation's :attr:`confirm_windows` windows, each as
         long as the last window timed (a stacking window times three variants and a confirmation window two,
-        so this keeps a little more than they take). On the H200 the U-Net at 256² batch 8 (windows of ~3 s)
+        so this keeps a little more than they take). On the H200 the U-Net at 256² batch 8 (windows of about 4 s)
         ended its search at the deadline of the pair alone, and its confirmation then left no time for the pair
-        (docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8")."""
+        (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
