@@ -25,6 +25,14 @@
 # each must end within 3 minutes): the patch transformer 256², U-Net 256², neuraloperator FNO 512²:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh compile
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh recheck    # U-Net 256² b8 again, pinn-mlp 65,536, defaults
+# Every ladder rung again on the new core, every default (fresh processes, the 150 s budget), each config stopped
+# by `timeout` at 185 s; six parts of at most 555 s of configs each:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core1      # U-Net 256² b8 again, unet2d 512², GAT 65,536 nodes
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core2      # meshgraphnet ladder
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core3      # unet2d 128² and 256², fno2d 128²
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core4      # fno2d 256² and 512², neuraloperator FNO 256²
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core5      # deeponet ladder
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh core6      # pinn-mlp 16,384 and 262,144
 # The configs `diagnose --counters` read (docs/benchmarks/h200-counters.md) that had no optimize run, searched
 # in-process only (--processes 0, --budget-s 120), for the check of the diagnosis against optimize:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh counters   # fno2d 256² b8, deeponet 16,384 b64, SDPA transformer
@@ -37,7 +45,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|counters|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|counters|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -118,6 +126,27 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
     recheck)  # after the deadline left the confirmation its time: the U-Net 256² b8 again, and the PINN 65,536 rung
       LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
       LIMIT_S=185 rung pinn-mlp "${points[1]}" 0
+      ;;
+    core1)  # each config stopped at 185 s: past the 3 minutes a config may take, the search is cut (its report stays)
+      LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
+      LIMIT_S=185 rung unet2d "${grid[2]}" 0
+      has torch_geometric && LIMIT_S=185 opt pyg_gat 0 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
+      ;;
+    core2)
+      for n in "${points[@]}"; do LIMIT_S=185 rung meshgraphnet "$n" 0; done
+      ;;
+    core3)
+      LIMIT_S=185 rung unet2d "${grid[0]}" 0; LIMIT_S=185 rung unet2d "${grid[1]}" 0; LIMIT_S=185 rung fno2d "${grid[0]}" 0
+      ;;
+    core4)
+      LIMIT_S=185 rung fno2d "${grid[1]}" 0; LIMIT_S=185 rung fno2d "${grid[2]}" 0
+      has neuralop && LIMIT_S=185 opt neuralop_fno 0 --model examples/neuralop_fno.py:build_fno --shape "${grid[1]}" --batch 1
+      ;;
+    core5)
+      for n in "${points[@]}"; do LIMIT_S=185 rung deeponet "$n" 0; done
+      ;;
+    core6)
+      LIMIT_S=185 rung pinn-mlp "${points[0]}" 0; LIMIT_S=185 rung pinn-mlp "${points[2]}" 0
       ;;
     counters)  # the configs `diagnose --counters` read whose check against optimize had no optimize run
       LIMIT_S=150 opt fno2d-256-b8 0 --model fno2d --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
