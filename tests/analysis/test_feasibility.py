@@ -37,6 +37,11 @@ def test_channels_last_needs_a_4d_input():
     assert _reason("channels_last", ranks=(4,)) is None
 
 
+def test_cudnn_autotuning_needs_a_convolution():
+    assert "the forward runs no convolution" in _reason("cudnn_benchmark", probe=ProbeFacts())
+    assert _reason("cudnn_benchmark", probe=ProbeFacts(convolutions=4)) is None
+
+
 def test_cuda_graph_refused_when_forward_syncs_or_shapes_change():
     syncing = ProbeFacts(syncs=Counter({"item": 2}))
     assert "synchronizes with the host (item x2)" in _reason("cudagraph", probe=syncing)

@@ -48,3 +48,12 @@ def test_boolean_mask_indexing_is_a_host_sync():
     with torch.inference_mode():
         facts, _ = probe_call(lambda: y[y > 0])
     assert facts.syncs["boolean-mask indexing"] == 1
+
+
+def test_probe_counts_convolutions_of_every_kind():
+    x = torch.randn(1, 2, 8, 8)
+    conv, up = torch.nn.Conv2d(2, 2, 3), torch.nn.ConvTranspose2d(2, 2, 2)
+    with torch.inference_mode():
+        facts, _ = probe_call(lambda: up(conv(x)) + torch.nn.functional.conv1d(x[0], torch.randn(2, 8, 3)).sum())
+        plain, _ = probe_call(lambda: torch.nn.functional.linear(x, torch.randn(4, 8)))
+    assert facts.convolutions == 3 and plain.convolutions == 0

@@ -7,6 +7,8 @@ The rules read what a probe of one forward saw (:mod:`surrobench.collect.probe`)
 - a remedy the baseline already has (a thread count equal to torch's default, for a baseline on that default);
 - channels_last only where an input is 4-D (the memory format is defined for ``(B, C, H, W)`` tensors:
   PyTorch tutorial "Channels Last Memory Format");
+- no cuDNN autotuning when the forward runs no convolution (``torch.backends.cudnn.benchmark`` picks cuDNN's
+  convolution algorithms: PyTorch docs, "torch.backends.cudnn");
 - no CUDA graph when the forward synchronizes with the host or the inputs change shape between calls
   (PyTorch docs, "CUDA Graphs", constraints: no synchronization during capture, static shapes);
 - no half-precision FFT where the FFT library cannot do it: cuFFT and PocketFFT have no bf16 transform,
@@ -89,6 +91,8 @@ def infeasible_reason(
     if remedy.name == "channels_last" and 4 not in input_ranks:
         ranks = ", ".join(f"{r}-D" for r in input_ranks)
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
+    if remedy.name == "cudnn_benchmark" and not probe.convolutions:
+        return "cudnn.benchmark picks cuDNN's convolution algorithms, and the forward runs no convolution"
     if remedy.name == "cudagraph":
         if probe.syncs:
             return (

@@ -9,6 +9,8 @@ one call, far cheaper than a timing loop, and never profiles: no CUDA activity i
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -62,12 +64,14 @@ class FftCall:
 
 @dataclass
 class ProbeFacts:
-    """What one observed forward did. ``syncs`` counts host-synchronizing calls by op name."""
+    """What one observed forward did. ``syncs`` counts host-synchronizing calls by op name; ``convolutions`` the
+    convolution calls (``aten::convolution`` and its variants)."""
 
     ffts: list[FftCall] = field(default_factory=list)
     syncs: Counter = field(default_factory=Counter)
     complex_ops: int = 0
     ops: int = 0
+    convolutions: int = 0
 
     def sync_text(self) -> str:
         """``"item x2, nonzero x1"``; empty when the forward never waits."""
@@ -94,6 +98,11 @@ def _is_complex(x) -> bool:
     return isinstance(x, torch.Tensor) and x.is_complex()
 
 
+#: aten's convolution ops: ``convolution`` and its backends (``cudnn_convolution``...), and the composites
+#: ``conv1d``-``conv3d``, ``conv_transpose1d``-``3d``, ``conv_tbc`` that inference mode dispatches undecomposed.
+_CONVOLUTION = re.compile(r"convolution|conv\d|conv_transpose\d|conv_tbc")
+
+
 class _Recorder(TorchDispatchMode):
     def __init__(self, facts: ProbeFacts, stop_at_half_fft: bool) -> None:
         super().__init__()
@@ -103,6 +112,8 @@ class _Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
         self.facts.ops += 1
+        if _CONVOLUTION.search(name):
+            self.facts.convolutions += 1
         first = args[0] if args and isinstance(args[0], torch.Tensor) else None
         if name in SYNC_OPS:
             self.facts.syncs[name] += 1
