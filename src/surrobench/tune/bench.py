@@ -16,7 +16,8 @@ computed on the same input (:mod:`surrobench.execution.reference`); one forward 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -45,6 +46,10 @@ MIN_ROUND_ITERS = 5
 #: Keep timed variants for profiling only while the device has at least this fraction of its memory free
 #: (each CUDA-graph variant holds its own memory pool).
 KEEP_FREE_FRACTION = 0.25
+#: The largest share of the budget the search keeps for one pair of the recipe's fresh processes
+#: (:meth:`DeviceBench.process_reserve_s`): every pair measured on the H200 took 28-38 s (2026-12-02, seven
+#: configs, docs/benchmarks/h200-optimize.md), within a quarter of the 150 s default.
+PAIR_SHARE = 0.25
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
 #: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
 #: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
@@ -100,6 +105,30 @@ class Bench(Protocol):
     def process_reserve_s(self, setup_ms: float) -> float:
         """Seconds to keep at the end of the budget for one pair of fresh processes of a recipe whose setup took
         ``setup_ms`` here; 0 when none run."""
+
+
+#: torch._dynamo compiles one code object at most ``recompile_limit`` times in a process (8 by default), then runs
+#: every new variant of it uncompiled. The search compiles one candidate after another in one process, each
+#: variant one more entry per code object (two where one layer class runs at two shapes), so the limit is raised
+#: this many times over for the search (:func:`room_for_compiled_variants`). On the H200 (2026-12-02) the GAT's
+#: ``GATConv.forward`` hit the limit after six compiled candidates; compile-reduce-overhead then read 2.15x slower
+#: than compile head to head, after 5.74x over the baseline alone (docs/benchmarks/h200-optimize.md, "Every
+#: ladder rung on the new core").
+COMPILED_VARIANTS = 32
+
+
+@contextmanager
+def room_for_compiled_variants() -> Iterator[None]:
+    """torch._dynamo's recompile limits raised :data:`COMPILED_VARIANTS` times for the ``with`` block, so that
+    every compiled candidate of the search is compiled (torch.compiler docs, "Recompilation")."""
+    import torch._dynamo
+
+    config = torch._dynamo.config
+    with config.patch(
+        recompile_limit=config.recompile_limit * COMPILED_VARIANTS,
+        accumulated_recompile_limit=config.accumulated_recompile_limit * COMPILED_VARIANTS,
+    ):
+        yield
 
 
 def free_device(device: str) -> None:
@@ -300,22 +329,25 @@ class DeviceBench:
     def process_reserve_s(self, setup_ms: float) -> float:
         """One pair of fresh processes of a recipe whose setup took ``setup_ms`` in this process
         (:func:`surrobench.tune.fresh.pair_estimate_s`; its calls as long as the baseline's, which a faster recipe
-        undercuts), at most half the budget, so the search keeps the other half; 0 when no processes run. The
-        search asks again as candidates with slower setups are accepted (a compiled recipe's pairs cost a
-        compilation each), so it stops early enough for the recipe it ends with
-        (:meth:`surrobench.tune.trials.Trials.deadline`).
+        undercuts), at most :data:`PAIR_SHARE` of the budget; 0 when no processes run. The search asks again as
+        candidates with slower setups are accepted (a compiled recipe's pairs cost a compilation each), so it
+        stops early enough for the recipe it ends with (:meth:`surrobench.tune.trials.Trials.deadline`).
 
         One pair, not ``process_pairs``: one is the least that shows whether the recipe holds in a fresh process,
         and the further pairs run only when the budget left fits them (:meth:`process_windows`). On the H200 a
         reserve of two pairs of a compiled recipe (up to 60 s of the 120 s then the default) cut the stacking of
         compiled candidates short, and the transformer and the U-Net at 256² and the FNO at 512², batch 8, ended
-        with worse recipes (3.36x against 4.05x, 1.81x against 4.02x, 1.20x against 1.48x)."""
+        with worse recipes (3.36x against 4.05x, 1.81x against 4.02x, 1.20x against 1.48x).
+
+        The share is capped because the recipe comes first: a pair estimated past the cap is still run when the
+        budget left fits it (:meth:`process_windows`), and skipped otherwise, while a search cut short loses its
+        recipe for good."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
         per_call = self._per_call_ms(self.baseline)
         pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), (per_call, per_call), self._calls(), self.cfg.device)
-        return min(pair, request.budget_s / 2)
+        return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant) -> ProcessWindows | None:
         """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's

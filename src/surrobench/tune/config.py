@@ -24,7 +24,14 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.tune.bench import SIZING_CALLS, DeviceBench, StartInterrupted, free_device, top_op
+from surrobench.tune.bench import (
+    SIZING_CALLS,
+    DeviceBench,
+    StartInterrupted,
+    free_device,
+    room_for_compiled_variants,
+    top_op,
+)
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -75,14 +82,15 @@ def optimize_config(
         for r in candidate_remedies(cfg.device, thorough=request.thorough)
         if request.only is None or r.name in request.only
     ]
-    try:
-        search.run(remedies)
-    except KeyboardInterrupt:
-        raise SearchInterrupted(_partial(search, started)) from None
-    try:
-        entry = _entry(search, started)
-    except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
-        raise SearchInterrupted(_entry(search, started, profile=False)) from None
+    with room_for_compiled_variants():
+        try:
+            search.run(remedies)
+        except KeyboardInterrupt:
+            raise SearchInterrupted(_partial(search, started)) from None
+        try:
+            entry = _entry(search, started)
+        except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
+            raise SearchInterrupted(_entry(search, started, profile=False)) from None
     if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
         raise SearchInterrupted(entry)  # it stands on the windows that finished; no profiling
     return entry
