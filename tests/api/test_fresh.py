@@ -357,7 +357,7 @@ def test_the_search_leaves_its_fresh_processes_their_estimated_share_of_the_budg
     expected = 2 * PROCESS_START_S["cuda"] + 1.0 + 2 * side
     assert DeviceBench.process_reserve_s(bench(200.0, 2), 1000.0) == pytest.approx(expected)
     assert DeviceBench.process_reserve_s(bench(200.0, 5), 1000.0) == pytest.approx(expected)
-    assert DeviceBench.process_reserve_s(bench(4.0, 2), 1000.0) == 2.0  # at most half the budget
+    assert DeviceBench.process_reserve_s(bench(4.0, 2), 1000.0) == 1.0  # at most a quarter of the budget
     assert DeviceBench.process_reserve_s(bench(120.0, 0), 1000.0) == 0.0
     cpu = DeviceBench.process_reserve_s(bench(120.0, 1, "cpu"), 0.0)
     assert (

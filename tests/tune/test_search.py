@@ -259,32 +259,33 @@ def test_infeasible_and_broken_candidates_are_judged_with_their_reason():
 
 
 def test_a_slow_to_set_up_recipe_reserves_its_fresh_processes_share_of_the_budget():
-    # the fresh processes of a recipe cost its setup again: once compile (20 s to set up) is accepted, the
-    # search keeps one pair of (1 s + 1 s + 20 s) for them and stops stacking where it would run into that share
+    # the fresh processes of a recipe cost its setup again: once compile (20 s to set up, cold) is accepted, the
+    # search keeps one pair of (1 s + 1 s + the setup a fresh process pays) for them and stops stacking where it
+    # would run into that share: a fresh process loads the compile caches, so it pays 0.72 of the cold setup
     reserve = lambda setup_ms: 1.0 + 1.0 + setup_ms / 1000  # noqa: E731  (planted pair estimate)
     clock = PlantedClock()
-    bench = _bench(clock=clock, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0})
-    search = planted_search(bench, budget_end=31.0)  # the confirmation's 3 windows of 1 s kept too
+    bench = _bench(clock=clock, reserve_s=reserve, setup_ms={"compile": 20_000.0})
+    search = planted_search(bench, budget_end=25.0)  # the confirmation's 3 windows of 1 s kept too
     search.run(remedies(*ORDER))
-    assert search.reserve_setup_ms == 20_000.0
-    assert search.deadline() == 31.0 - CONFIRM_WINDOWS - reserve(20_000.0)  # 6 s
+    assert search.reserve_setup_ms() == pytest.approx(0.72 * 20_000.0)
+    assert search.deadline() == pytest.approx(25.0 - CONFIRM_WINDOWS - reserve(14_400.0))  # 5.6 s
     assert clock.now <= search.deadline() + CONFIRM_WINDOWS  # only the confirmation ran past it
     assert search.not_tried  # stacking was cut to leave the processes their share
-    # without the compiled candidate's setup, the same budget holds the whole search
-    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=31.0)
+    # without the compiled candidates' setups, the same budget holds the whole search
+    fast = planted_search(_bench(clock=PlantedClock(), reserve_s=reserve), budget_end=25.0)
     fast.run(remedies(*ORDER))
-    assert fast.not_tried == [] and fast.deadline() == 31.0 - CONFIRM_WINDOWS - reserve(1.0)
+    assert fast.not_tried == [] and fast.deadline() == 25.0 - CONFIRM_WINDOWS - reserve(1.0)
 
 
-def test_the_search_keeps_time_for_one_pair_of_fresh_processes_so_a_compiled_stack_that_fits_is_tried():
+def test_the_search_keeps_a_quarter_of_the_budget_at_most_for_one_pair_so_the_compiled_stacks_are_tried():
     # DeviceBench's own reserve, on a bench of planted timings: 2 pairs asked for, on CUDA (15 s per process
-    # start), calls of 30 ms, a 180 s budget; each window 10 s and compile's setup 20 s. Once compile is accepted
-    # the search keeps one pair of it (51 s; two pairs would be the 90 s cap, half the budget) and the
-    # confirmation's three windows (30 s), so both stacks on compile (from 60 and 70 s, 10 s each) end by the
-    # deadline, 98.7 s (with two pairs reserved, at 60 s, the first would not start)
+    # start), calls of 30 ms, a 180 s budget; each window 10 s and the compiled candidates' setup 20 s. One pair
+    # of such a recipe is estimated at 51.3 s, past a quarter of the budget (45 s), so the search keeps 45 s and
+    # the confirmation's three windows (30 s): both stacks on compile (from 60 and 70 s, 10 s each) end by the
+    # deadline, 105 s (with the whole pair reserved it would be 98.7 s, and two pairs would cut them at 60 s)
     from types import SimpleNamespace
 
-    from surrobench.tune.bench import DeviceBench
+    from surrobench.tune.bench import PAIR_SHARE, DeviceBench
 
     device = SimpleNamespace(
         request=SimpleNamespace(budget_s=180.0, rounds=2, process_pairs=2, rebuildable=True),
@@ -295,14 +296,14 @@ def test_the_search_keeps_time_for_one_pair_of_fresh_processes_so_a_compiled_sta
     )
     reserve = lambda setup_ms: DeviceBench.process_reserve_s(device, setup_ms)  # noqa: E731
     one_pair = 15.0 + 21 * 0.03 + 15.0 + 20.0 + 21 * 0.03
-    assert reserve(20_000.0) == pytest.approx(one_pair) and 2 * one_pair > 90.0
+    assert one_pair > PAIR_SHARE * 180.0 and reserve(20_000.0) == PAIR_SHARE * 180.0
+    assert reserve(1_000.0) == pytest.approx(one_pair - 19.0)  # a pair within the quarter is reserved whole
     clock = PlantedClock()
-    bench = _bench(
-        clock=clock, window_s=10.0, reserve_s=reserve, setup_ms={"compile": 20_000.0, "compile+tf32": 20_000.0}
-    )
+    compiled = ("compile", "compile+tf32", "compile+tf32+channels_last")
+    bench = _bench(clock=clock, window_s=10.0, reserve_s=reserve, setup_ms=dict.fromkeys(compiled, 20_000.0))
     search = planted_search(bench, budget_end=180.0)
     search.run(remedies(*ORDER))
-    assert search.deadline() == pytest.approx(180.0 - 30.0 - one_pair)  # 98.7 s
+    assert search.deadline() == pytest.approx(180.0 - 30.0 - 45.0)
     assert ("compile+tf32", "compile") in _tried(search) and ("compile+tf32+channels_last", "compile+tf32") in _tried(
         search
     )
@@ -338,4 +339,33 @@ def test_the_first_compiled_candidate_compiles_cold_and_is_left_out_of_the_estim
     assert search.expected_s(stack) == 13.0
     assert search.expected_s(Recipe(tuple(remedies("tf32", "channels_last")))) == 3.0  # not compiled: the longest
     search.done.pop(2)
-    assert search.expected_s(stack) == 25.0  # one compiled candidate so far: its time is all there is
+    assert search.expected_s(stack) == pytest.approx(0.72 * 25.0)  # the only compiled one: a warm share of it
+
+
+def test_a_compiled_recipe_reserves_the_setup_a_fresh_process_pays_with_the_compile_caches_warm():
+    from surrobench.results.optimize import CandidateResult
+
+    search = planted_search(_bench(clock=PlantedClock()))
+    search.done += [
+        CandidateResult("tf32", "accepted", "", setup_s=0.1),
+        CandidateResult("compile", "accepted", "", setup_s=17.7),  # cold: the first compiled candidate
+    ]
+    assert search.reserve_setup_ms() == pytest.approx(0.72 * 17_700.0)
+    search.done.append(CandidateResult("compile-reduce-overhead", "rejected_slower", "", setup_s=5.0))
+    assert search.reserve_setup_ms() == pytest.approx(5_000.0)  # warm: what loading the caches costs
+    search.done[1] = CandidateResult("compile", "rejected_slower", "", setup_s=17.7)
+    assert search.reserve_setup_ms() == pytest.approx(100.0)  # no compiled candidate accepted: tf32's own
+
+
+def test_a_swap_faster_alone_than_an_add_is_tried_before_it():
+    # the U-Net's order at 256² batch 8: tf32 first; cudagraph is stacked, then compile (0.54x alone) is tried
+    # in its place before channels_last (0.44x alone) is added, so a budget that runs out leaves the slowest out
+    bench = PlantedBench(
+        {"tf32": 1.8, "cudagraph": 1.03, "compile": 0.54, "channels_last": 0.44, "tf32+cudagraph": 1.9}
+        | {"tf32+compile": 3.6, "tf32+compile+channels_last": 3.0}
+    )
+    search = planted_search(bench)
+    search.run(remedies("cudagraph", "tf32", "channels_last", "compile"))
+    tried = [name for name, _ in _tried(search)]
+    assert tried == ["tf32+cudagraph", "tf32+compile", "tf32+compile+channels_last"]
+    assert search.recipe.name == "tf32+compile"

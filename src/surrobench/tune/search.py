@@ -172,10 +172,17 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def _path(self, start: Recipe, handle: Handle, timed: Singles):
-        """Greedy stacking from ``start`` (whose handle is ``handle``): each timed single that sets no setting of
-        the recipe is added, fastest first, and kept when it beats the recipe so far; then each timed single that
-        sets a setting of a remedy added after the start is tried in its place (a swap: fp16 for tf32 in
-        cudagraph+tf32), kept by the same rule. Returns (stacked candidates, recipe, its handle)."""
+        """Greedy stacking from ``start`` (whose handle is ``handle``), over the timed singles fastest first: one
+        that sets no setting of the recipe is added, and one that sets a setting of a remedy added after the
+        start is tried in its place (a swap: fp16 for tf32 in cudagraph+tf32); each is kept when it beats the
+        recipe so far by the rule. Then the swaps the first pass could not try yet (the remedy they replace was
+        added after them) are tried. Returns (stacked candidates, recipe, its handle).
+
+        Swaps go in the same pass as adds, in the singles' order, so that when the budget runs out the remedies
+        left untried are the ones slowest alone: on the H200 the U-Net at 256² batch 8 spent its last seconds
+        adding cudnn_benchmark (1.00x alone) and channels_last (0.44x) to tf32+cudagraph, and tf32+compile,
+        3.50x at 13:07, was then not tried (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new
+        core")."""
         recipe, stacked = start, []
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
@@ -193,13 +200,18 @@ class Search(Trials):
             if result.verdict == "accepted":
                 recipe, handle = candidate, new
 
-        for remedy, _ in timed:
-            if recipe.conflict(remedy) is None:
-                attempt(recipe.plus(remedy))
-        for remedy, _ in timed:  # the start's own rivals get a path of their own (:meth:`stack`)
+        def add_or_swap(remedy: Remedy, adds: bool) -> None:
             clash = recipe.conflict(remedy)
-            if clash is not None and remedy not in recipe.remedies and start.conflict(remedy) is None:
-                attempt(recipe.swap(remedy), swapped_out=clash.name)
+            if clash is None:
+                if adds:
+                    attempt(recipe.plus(remedy))
+            elif remedy not in recipe.remedies and start.conflict(remedy) is None:  # the start's own rivals get
+                attempt(recipe.swap(remedy), swapped_out=clash.name)  # a path of their own (:meth:`stack`)
+
+        for remedy, _ in timed:
+            add_or_swap(remedy, adds=True)
+        for remedy, _ in timed:
+            add_or_swap(remedy, adds=False)
         return stacked, recipe, handle
 
     def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:

@@ -20,6 +20,15 @@ from surrobench.results.optimize import CandidateResult
 from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
+#: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
+#: setup at most this fraction of the first's setup: the first compiles cold, the later ones (and the recipe's
+#: fresh processes, which load the compile caches the search filled) hit Inductor's caches. On the H200
+#: (2026-12-02, seven searches, docs/benchmarks/h200-optimize.md "The budget holds the fresh processes") the
+#: largest ratios were 0.72 of the time (U-Net 256² b8: 20.6 s, then 10.0-12.4 s) and 0.64 of the setup
+#: (neuraloperator's FNO 512² b8: 11.3 s, then 7.2 s); the fresh pairs of compiled recipes took 32-38 s against
+#: 28-31 s for pairs that compile nothing.
+WARM_COMPILE_FRACTION = 0.72
+
 
 @dataclass
 class Trials:
@@ -30,8 +39,6 @@ class Trials:
         rounds: rounds per timing window (what ``bench.window`` times).
         budget_s: the budget as given (named in the reason a candidate was not tried).
         budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
-        reserve_setup_ms: the largest setup of an accepted candidate so far (the recipe is one of them): the
-            fresh processes' pair is reserved for a recipe that slow to set up (:meth:`deadline`).
         clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
         on_judged: told after each candidate is judged (the caller stores the progress).
         last_window_s: seconds the last window took (:meth:`window`), 0 before the first.
@@ -45,7 +52,6 @@ class Trials:
     rounds: int
     budget_s: float = math.inf
     budget_end: float = math.inf
-    reserve_setup_ms: float = 0.0
     clock: Callable[[], float] = time.monotonic
     on_judged: Callable[[], None] = lambda: None
     last_window_s: float = 0.0
@@ -59,24 +65,36 @@ class Trials:
         self.done.append(result)
         self.on_judged()
 
+    def reserve_setup_ms(self) -> float:
+        """The setup, ms, that one of the recipe's fresh processes is expected to pay: the largest of the
+        accepted candidates' so far (the recipe is one of them), a compiled one's as a fresh process pays it.
+        That process loads the compile caches the search filled, so a compiled candidate counts as the
+        smallest setup of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION` of the
+        first's while it is the only one."""
+        accepted = [c for c in self.done if c.verdict == "accepted" and c.setup_s is not None]
+        setups = [c.setup_s for c in accepted if not _compiles(c.name)]
+        if any(_compiles(c.name) for c in accepted):
+            compiled = [c.setup_s for c in self.done if c.setup_s is not None and _compiles(c.name)]
+            setups.append(min(compiled[1:], default=WARM_COMPILE_FRACTION * compiled[0]))
+        return 1000.0 * max(setups, default=0.0)
+
     def deadline(self) -> float:
         """``clock()`` by which the search stops, so that one pair of fresh processes of a recipe as slow to set
-        up as :attr:`reserve_setup_ms` fits before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
-        return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms)
+        up as :meth:`reserve_setup_ms` fits before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
+        return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms())
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` is expected to take to build, check and time: the longest candidate judged so far
         that compiles as it does (a torch.compile remedy or not: compiling dominates a candidate's time), 0
-        before there is one or for no recipe. Of compiled candidates, the first is left out once there is a
-        second: it compiles cold, and the later ones hit the caches it filled. On the H200 (2026-12-02, seven
-        configs, docs/benchmarks/h200-optimize.md "The budget holds the fresh processes") every later compiled
-        candidate took at most 0.72 of the first's time (U-Net 256² b8: 20.6 s, then 10.0-12.4 s)."""
+        before there is one or for no recipe. Of compiled candidates, the first compiles cold and the later
+        ones hit the caches it filled: it is left out once there is a second, and counts
+        :data:`WARM_COMPILE_FRACTION` of its time while it is the only one."""
         if recipe is None:
             return 0.0
         compiles = _compiles(recipe.name)
         like = [c.time_s for c in self.done if c.time_s and _compiles(c.name) == compiles]
-        if compiles and len(like) > 1:
-            like = like[1:]
+        if compiles and like:
+            like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
 
     def spent(self, recipe: Recipe | None = None) -> bool:
@@ -164,8 +182,6 @@ class Trials:
             baseline_ms=base_ms,
             **common,
         )
-        if decisive.faster():
-            self.reserve_setup_ms = max(self.reserve_setup_ms, handle.setup_ms)
         self._keep(recipe.name, handle)
         return result, handle
 
