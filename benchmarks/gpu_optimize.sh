@@ -33,6 +33,7 @@
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh core4      # fno2d 256² and 512², neuraloperator FNO 256²
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh core5      # deeponet ladder
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh core6      # pinn-mlp 16,384 and 262,144
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh fixes      # the three core1/core2 left below their recipe
 # The configs `diagnose --counters` read (docs/benchmarks/h200-counters.md) that had no optimize run, searched
 # in-process only (--processes 0, --budget-s 120), for the check of the diagnosis against optimize:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh counters   # fno2d 256² b8, deeponet 16,384 b64, SDPA transformer
@@ -45,7 +46,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|counters|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|fixes|counters|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -147,6 +148,11 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
       ;;
     core6)
       LIMIT_S=185 rung pinn-mlp "${points[0]}" 0; LIMIT_S=185 rung pinn-mlp "${points[2]}" 0
+      ;;
+    fixes)  # after the search's fixes: U-Net 256² b8, meshgraphnet 262,144, GAT 65,536 nodes, each stopped at 185 s
+      LIMIT_S=185 opt unet2d-256-b8 0 --model unet2d --shape "${grid[1]}" --batch 8
+      LIMIT_S=185 rung meshgraphnet "${points[2]}" 0
+      has torch_geometric && LIMIT_S=185 opt pyg_gat 0 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
       ;;
     counters)  # the configs `diagnose --counters` read whose check against optimize had no optimize run
       LIMIT_S=150 opt fno2d-256-b8 0 --model fno2d --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
