@@ -369,3 +369,16 @@ def test_a_swap_faster_alone_than_an_add_is_tried_before_it():
     tried = [name for name, _ in _tried(search)]
     assert tried == ["tf32+cudagraph", "tf32+compile", "tf32+compile+channels_last"]
     assert search.recipe.name == "tf32+compile"
+
+
+def test_a_stack_the_budget_left_out_is_named_once():
+    # windows of 1 s: the singles end at 4 s and tf32+cudagraph at 5 s, the deadline is 5.5 s; the swap to
+    # compile is left out in the first pass over the singles and met again in the second, and named once
+    bench = PlantedBench(
+        {"tf32": 1.8, "cudagraph": 1.03, "compile": 0.54, "channels_last": 0.44, "tf32+cudagraph": 1.9},
+        clock=PlantedClock(),
+    )
+    search = planted_search(bench, budget_end=5.5 + CONFIRM_WINDOWS)
+    search.run(remedies("cudagraph", "tf32", "channels_last", "compile"))
+    assert search.recipe.name == "tf32+cudagraph"
+    assert [name for name, _ in search.not_tried] == ["tf32+compile", "tf32+cudagraph+channels_last"]

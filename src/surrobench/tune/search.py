@@ -187,8 +187,9 @@ class Search(Trials):
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
             nonlocal recipe, handle
-            if frozenset(candidate.names) in {frozenset(c.name.split("+")) for c in self.done}:
-                return  # the same remedies were judged already (a swap can rebuild a stack tried before)
+            seen = [c.name for c in self.done] + [name for name, _ in self.not_tried]
+            if frozenset(candidate.names) in {frozenset(name.split("+")) for name in seen}:
+                return  # judged or left out already (a swap can rebuild a stack tried before)
             if self.spent(candidate):
                 self.not_tried.append((candidate.name, self.spent_reason()))
                 return
