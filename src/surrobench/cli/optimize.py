@@ -45,8 +45,8 @@ BudgetOpt = typer.Option(
     DEFAULT_BUDGET_S,
     "--budget-s",
     help="Seconds per config for the search and the recipe's --processes: the search stops early enough for one "
-    "pair when one fits in half the budget, and a further pair runs only if the rest fits it; a first compilation "
-    "cannot be estimated and may run past it (a note says so). --verify comes after it.",
+    "pair (keeping at most a quarter of the budget for it), and a further pair runs only if the rest fits it; a "
+    "first compilation cannot be estimated and may run past it (a note says so). --verify comes after it.",
 )
 ToleranceOpt = typer.Option(
     DEFAULT_TOLERANCE, "--tolerance", help="Largest relative L2 error a remedy may add (per output and channel)."
