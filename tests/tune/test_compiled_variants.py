@@ -4,15 +4,14 @@ uncompiled because earlier candidates used up the entries of a shared code objec
 from __future__ import annotations
 
 import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
 
 from surrobench.tune.bench import room_for_compiled_variants
 
 
 def _compiled_shapes(shapes: int) -> int:
     """Graphs Dynamo compiled for one function called at ``shapes`` shapes (each a recompilation)."""
-    import torch._dynamo
-    from torch._dynamo.utils import counters
-
     torch._dynamo.reset()
     counters.clear()
     fn = torch.compile(lambda x: x * 2 + 1, backend="eager", dynamic=False)
@@ -22,8 +21,6 @@ def _compiled_shapes(shapes: int) -> int:
 
 
 def test_past_dynamos_limit_every_variant_is_still_compiled():
-    import torch._dynamo
-
     limit = torch._dynamo.config.recompile_limit
     assert _compiled_shapes(limit + 3) == limit  # torch's own limit: the last three ran uncompiled
     with room_for_compiled_variants():
