@@ -164,3 +164,27 @@ def test_stalls_in_a_chain_of_small_kernels_name_fusion_or_a_cuda_graph_and_in_l
     library = [stalled(i, c) for i, c in enumerate(("gemm", "elementwise", "gemm"))]
     (finding,) = counter_findings("c", ConfigCounters(kernels=tuple(library)), H200)
     assert finding.remedies == () and "larger batch" in finding.action
+    assert finding.estimated_gain_ms is None  # a larger batch buys throughput, not a shorter step
+
+
+def test_a_latency_finding_gains_the_time_its_kernels_spend_above_the_memory_roof(planted):
+    from dataclasses import replace
+
+    k = planted["add"]
+    slow = [
+        replace(
+            k,
+            bound="latency",
+            cause="stalls",
+            kernel_class=c,
+            counters=replace(
+                k.counters, launch=i, duration_ns=100_000, dram_read_bytes=int(4102e9 * 20e-6), dram_write_bytes=0
+            ),
+        )
+        for i, c in enumerate(("elementwise", "reduction"))
+    ]
+    (finding,) = counter_findings("c", ConfigCounters(kernels=tuple(slow)), H200)
+    # each 0.1 ms, of which 0.02 ms would move its bytes at the copy ceiling
+    assert finding.estimated_gain_ms == pytest.approx(2 * (0.1 - 0.02))
+    (no_ceilings,) = counter_findings("c", ConfigCounters(kernels=tuple(slow)), None)
+    assert no_ceilings.estimated_gain_ms is None
