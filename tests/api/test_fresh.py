@@ -387,3 +387,24 @@ def test_a_fresh_process_measures_the_config_json_it_is_given_as_run_would(tmp_p
     (tmp_path / "bad.json").write_text("{}")
     assert main(["--config", "bad.json", "--db", "f.db", "--json", "x.json"]) == 2
     assert not (tmp_path / "x.json").exists()
+
+
+def test_no_pair_is_announced_when_the_budget_left_fits_none(tmp_path, monkeypatch):
+    """The phase line promises fresh processes only when the first pair will start."""
+    import time as real_time
+
+    from surrobench.tune import fresh
+
+    class Late:  # the processes' clock 29 s ahead: at the pairs, less than a pair of the 30 s budget is left
+        def monotonic(self):
+            return real_time.monotonic() + 29.0
+
+    launched, phases = [], []
+    monkeypatch.setattr(fresh, "time", Late())
+    monkeypatch.setattr(fresh, "_one_run", lambda *a: launched.append(a[1]))
+    (tmp_path / "thread_bound.py").write_text(MODEL)
+    monkeypatch.chdir(tmp_path)
+    request = replace(_request("thread_bound.py:build", 0, process_pairs=2), budget_s=30.0)
+    (entry,) = optimize_plans(request, ResultStore(":memory:"), on_phase=phases.append).configs
+    assert entry.recommended == ("threads=1",) and launched == [] and phases == []
+    assert any("include 0 of 2 pair(s)" in n and "2 pair(s) skipped" in n for n in entry.notes)

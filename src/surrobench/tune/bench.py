@@ -365,12 +365,14 @@ class DeviceBench:
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None
-        self.on_phase(
-            f"timing {recipe.name} and the baseline in up to {request.process_pairs} pair(s) of fresh processes "
-            "(within the budget)"
-        )
         per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))
         setup = (self.baseline.setup_ms, handle.setup_ms)
+        budget = PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device))
+        if budget.fits():  # none will start otherwise, and the config's note says they were skipped
+            self.on_phase(
+                f"timing {recipe.name} and the baseline in up to {request.process_pairs} pair(s) of fresh processes "
+                "(within the budget)"
+            )
         return process_windows(
             self.cfg,
             recipe.apply(self.cfg),
@@ -379,5 +381,5 @@ class DeviceBench:
             warmup=self.warmup,
             iters=self.iters,
             db=self.db,
-            budget=PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device)),
+            budget=budget,
         )
