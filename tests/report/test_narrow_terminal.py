@@ -99,7 +99,7 @@ def _cpu_doc() -> dict:
                 "1.33x over the baseline",
                 {"median": 1.33, "ci95": [1.29, 1.37], "noise_floor": 0.03},
             ),
-            cand("threads=1", "infeasible", "torch's default here is 1 threads: the baseline already runs 1"),
+            cand("threads=1", "infeasible", "torch's default here is 1 thread: the baseline already runs 1"),
         ],
         "recommended": [],
         "recipe": {"code": [], "run_command": None},

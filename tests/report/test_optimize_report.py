@@ -144,8 +144,10 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
 def test_nothing_timed_is_not_called_nothing_faster():
     entry = _doc(with_recipe=False)["configs"][0]
     infeasible = {**entry["candidates"][0], "verdict": "infeasible", "speedup": None}
-    lines = recipe_lines({**entry, "recommended": [], "candidates": [infeasible]})
+    lines = recipe_lines({**entry, "recommended": [], "candidates": [infeasible], "not_tried": []})
     assert lines[0] == "recommended: nothing (no candidate could be timed here: see each one's reason)"
+    untried = {**entry, "recommended": [], "candidates": [], "not_tried": [{"name": "tf32", "reason": "budget"}]}
+    assert recipe_lines(untried)[0].startswith("recommended: nothing (the budget was spent before a candidate")
 
 
 def test_a_baseline_that_could_not_run_shows_no_speedup_or_error_of_its_own():

@@ -87,7 +87,8 @@ def infeasible_reason(
         return "already part of the baseline config"
     threads = dict(remedy.settings).get("threads")
     if threads is not None and baseline.threads is None and threads == torch.get_num_threads():
-        return f"torch's default here is {threads} threads: the baseline already runs {threads}"
+        unit = "thread" if threads == 1 else "threads"
+        return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
     if remedy.name == "channels_last" and 4 not in input_ranks:
         ranks = ", ".join(f"{r}-D" for r in input_ranks)
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"

@@ -132,6 +132,8 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         lines = ["recommended: nothing (the search was interrupted: see the note)"]
     elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
         lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]
+    elif not any(c.get("speedup") for c in entry["candidates"]) and entry["not_tried"]:
+        lines = ["recommended: nothing (the budget was spent before a candidate was timed: see 'not tried')"]
     elif not any(c.get("speedup") for c in entry["candidates"]):
         lines = ["recommended: nothing (no candidate could be timed here: see each one's reason)"]
     else:

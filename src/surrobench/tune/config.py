@@ -34,6 +34,7 @@ from surrobench.tune.bench import (
 )
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
+from surrobench.tune.trials import compiles
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 
 
@@ -198,10 +199,16 @@ def _overrun_note(search: Search, elapsed_s: float) -> tuple[str, ...]:
     if elapsed_s <= budget_s:
         return ()
     longest = max(search.done, key=lambda c: c.time_s or 0.0, default=None)
-    what = f"; the longest candidate, {longest.name}, took {longest.time_s:.1f} s" if longest and longest.time_s else ""
+    if longest is None or not longest.time_s:
+        return (
+            f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s (the baseline's setup, its "
+            "references and its sizing round come before the first candidate)",
+        )
+    compiled = ", a first compilation above all," if compiles(longest.name) else ""
     return (
-        f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s{what} (the first candidate of a kind, "
-        "a first compilation above all, cannot be estimated before it runs; the top ops are profiled after)",
+        f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s; the longest candidate, {longest.name}, "
+        f"took {longest.time_s:.1f} s (the first candidate of a kind{compiled} cannot be estimated before it runs; "
+        "the top ops are profiled after)",
     )
 
 

@@ -72,9 +72,9 @@ class Trials:
         smallest setup of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION` of the
         first's while it is the only one."""
         accepted = [c for c in self.done if c.verdict == "accepted" and c.setup_s is not None]
-        setups = [c.setup_s for c in accepted if not _compiles(c.name)]
-        if any(_compiles(c.name) for c in accepted):
-            compiled = [c.setup_s for c in self.done if c.setup_s is not None and _compiles(c.name)]
+        setups = [c.setup_s for c in accepted if not compiles(c.name)]
+        if any(compiles(c.name) for c in accepted):
+            compiled = [c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)]
             setups.append(min(compiled[1:], default=WARM_COMPILE_FRACTION * compiled[0]))
         return 1000.0 * max(setups, default=0.0)
 
@@ -91,9 +91,9 @@ class Trials:
         :data:`WARM_COMPILE_FRACTION` of its time while it is the only one."""
         if recipe is None:
             return 0.0
-        compiles = _compiles(recipe.name)
-        like = [c.time_s for c in self.done if c.time_s and _compiles(c.name) == compiles]
-        if compiles and like:
+        compiled = compiles(recipe.name)
+        like = [c.time_s for c in self.done if c.time_s and compiles(c.name) == compiled]
+        if compiled and like:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
 
@@ -206,6 +206,6 @@ class Trials:
             self.timed.clear()
 
 
-def _compiles(name: str) -> bool:
+def compiles(name: str) -> bool:
     """Whether the recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile remedy."""
     return any(part.startswith("compile") for part in name.split("+"))
