@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from surrobench.report.optimize import optimize_markdown, recipe_lines, rows
+from surrobench.report.optimize import optimize_markdown, optimize_renderables, recipe_lines, rows
 from surrobench.report.plots import speedup_vs_error
 
 
@@ -148,6 +148,19 @@ def test_nothing_timed_is_not_called_nothing_faster():
     assert lines[0] == "recommended: nothing (no candidate could be timed here: see each one's reason)"
     untried = {**entry, "recommended": [], "candidates": [], "not_tried": [{"name": "tf32", "reason": "budget"}]}
     assert recipe_lines(untried)[0].startswith("recommended: nothing (the budget was spent before a candidate")
+
+
+def test_a_baseline_that_could_not_run_is_one_line_not_tables_of_dashes():
+    from rich.table import Table
+
+    entry = _doc(with_recipe=False)["configs"][0]
+    failed = {**entry, "error": "model m.py:build: factory raised RuntimeError: no weights", "candidates": []}
+    (group, _stored) = optimize_renderables({**_doc(with_recipe=False), "configs": [failed]})
+    parts = list(group.renderables)
+    assert not any(isinstance(p, Table) for p in parts)
+    assert [str(p) for p in parts if "factory raised" in str(p)] == [
+        "recommended: nothing (the baseline could not run: model m.py:build: factory raised RuntimeError: no weights)"
+    ]
 
 
 def test_a_baseline_that_could_not_run_shows_no_speedup_or_error_of_its_own():

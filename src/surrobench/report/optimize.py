@@ -224,10 +224,16 @@ def optimize_renderables(doc: dict, db: str | None = None, width: int | None = N
     """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`) fitted to ``width``
     cells, each reason and top op on a line, the remedies that do not run on the device named once on one
     line (:func:`off_device`; their rows and reasons are in the JSON, markdown and HTML), the recipe; then
-    the stored runs and how to compare them (to print with ``soft_wrap=True``: command lines). Code and
+    the stored runs and how to compare them (to print with ``soft_wrap=True``: command lines). A config whose
+    baseline could not run is its title and the one line that says why, no tables of dashes. Code and
     command lines in a config are :class:`~rich.text.Text` that must not be wrapped: print with ``crop=False``."""
     out: list = []
     for entry in doc["configs"]:
+        if entry.get("error") and not entry["candidates"]:  # the baseline did not run: one line says why
+            title = rich_escape(config_title(entry))
+            recipe = [rich_escape(line) for line in recipe_lines(entry, doc.get("verify", 0))]
+            out.append(Group(title, *recipe))
+            continue
         skipped = off_device(entry)
         table_rows = [row for row in rows(entry) if row["name"] not in skipped]
         tables = [
