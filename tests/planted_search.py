@@ -121,7 +121,7 @@ class PlantedBench:
     def not_faster_note(self, recipe: Recipe) -> str | None:
         return None
 
-    def process_windows(self, recipe: Recipe, handle: PlantedHandle) -> None:
+    def process_windows(self, recipe: Recipe, handle: PlantedHandle, setup_ms: float) -> None:
         return None
 
     def process_reserve_s(self, setup_ms: float) -> float:

@@ -351,6 +351,9 @@ def test_a_compiled_recipe_reserves_the_setup_a_fresh_process_pays_with_the_comp
         CandidateResult("compile", "accepted", "", setup_s=17.7),  # cold: the first compiled candidate
     ]
     assert search.reserve_setup_ms() == pytest.approx(0.72 * 17_700.0)
+    # the same count times the recipe's own pairs once the search ends (compile alone: its cold setup, 0.72)
+    assert search.fresh_setup_ms("compile", 17_700.0) == pytest.approx(0.72 * 17_700.0)
+    assert search.fresh_setup_ms("tf32", 100.0) == 100.0
     search.done.append(CandidateResult("compile-reduce-overhead", "rejected_slower", "", setup_s=5.0))
     assert search.reserve_setup_ms() == pytest.approx(5_000.0)  # warm: what loading the caches costs
     search.done[1] = CandidateResult("compile", "rejected_slower", "", setup_s=17.7)

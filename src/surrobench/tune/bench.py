@@ -99,8 +99,9 @@ class Bench(Protocol):
     def not_faster_note(self, recipe: Recipe) -> str | None:
         """What the bench knows about why ``recipe`` may not be faster (one clause), or None."""
 
-    def process_windows(self, recipe: Recipe, handle: Handle) -> ProcessWindows | None:
-        """More windows of ``recipe`` and the baseline, each in a pair of fresh processes; None when none run."""
+    def process_windows(self, recipe: Recipe, handle: Handle, setup_ms: float) -> ProcessWindows | None:
+        """More windows of ``recipe`` and the baseline, each in a pair of fresh processes, the recipe's setup in
+        one expected to take ``setup_ms``; None when none run."""
 
     def process_reserve_s(self, setup_ms: float) -> float:
         """Seconds to keep at the end of the budget for one pair of fresh processes of a recipe whose setup took
@@ -349,11 +350,12 @@ class DeviceBench:
         pair = pair_estimate_s((self.baseline.setup_ms, setup_ms), (per_call, per_call), self._calls(), self.cfg.device)
         return min(pair, PAIR_SHARE * request.budget_s)
 
-    def process_windows(self, recipe: Recipe, handle: Variant) -> ProcessWindows | None:
+    def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
         """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
         windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
-        can name the model. The pairs are estimated from the two sides' setups and calls as measured here, and a
-        pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`): the
+        can name the model. The pairs are estimated from the baseline's setup as measured here, the recipe's as a
+        fresh process pays it (``setup_ms``: :meth:`surrobench.tune.trials.Trials.fresh_setup_ms`) and both sides'
+        calls as measured here, and a pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`): the
         search kept time for one pair (:meth:`process_reserve_s`), the others run when the budget left fits them,
         and the config's notes say how many were skipped.
 
@@ -366,7 +368,7 @@ class DeviceBench:
         if not request.process_pairs or not request.rebuildable:
             return None
         per_call = (self._per_call_ms(self.baseline), self._per_call_ms(handle))
-        setup = (self.baseline.setup_ms, handle.setup_ms)
+        setup = (self.baseline.setup_ms, setup_ms)
         budget = PairBudget(self.budget_end, pair_estimate_s(setup, per_call, self._calls(), self.cfg.device))
         if budget.fits():  # none will start otherwise, and the config's note says they were skipped
             self.on_phase(

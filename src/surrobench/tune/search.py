@@ -257,7 +257,9 @@ class Search(Trials):
         rounds = self.rounds
         record = PairedSamples.interleaved(base, handle.samples_ms(), windows=len(base) // rounds)
         if not self.confirm_interrupted:
-            self.processes = self.bench.process_windows(recipe, handle)
+            self.processes = self.bench.process_windows(
+                recipe, handle, self.fresh_setup_ms(recipe.name, handle.setup_ms)
+            )
         found = self.processes
         for pair in range(found.windows if found is not None else 0):  # each pair of fresh processes is its own unit
             cut = slice(pair * rounds, (pair + 1) * rounds)

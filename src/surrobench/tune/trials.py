@@ -65,18 +65,21 @@ class Trials:
         self.done.append(result)
         self.on_judged()
 
+    def fresh_setup_ms(self, name: str, setup_ms: float) -> float:
+        """The setup, ms, that a fresh process of the recipe ``name`` is expected to pay, ``setup_ms`` in this
+        process. A fresh process loads the compile caches the search filled, so a compiled recipe counts as the
+        smallest setup of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION` of the
+        first's while it is the only one; any other its own."""
+        if not compiles(name):
+            return setup_ms
+        compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
+        return min(compiled[1:], default=WARM_COMPILE_FRACTION * compiled[0])
+
     def reserve_setup_ms(self) -> float:
         """The setup, ms, that one of the recipe's fresh processes is expected to pay: the largest of the
-        accepted candidates' so far (the recipe is one of them), a compiled one's as a fresh process pays it.
-        That process loads the compile caches the search filled, so a compiled candidate counts as the
-        smallest setup of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION` of the
-        first's while it is the only one."""
+        accepted candidates' so far (the recipe is one of them), each as :meth:`fresh_setup_ms` counts it."""
         accepted = [c for c in self.done if c.verdict == "accepted" and c.setup_s is not None]
-        setups = [c.setup_s for c in accepted if not compiles(c.name)]
-        if any(compiles(c.name) for c in accepted):
-            compiled = [c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)]
-            setups.append(min(compiled[1:], default=WARM_COMPILE_FRACTION * compiled[0]))
-        return 1000.0 * max(setups, default=0.0)
+        return max((self.fresh_setup_ms(c.name, 1000.0 * c.setup_s) for c in accepted), default=0.0)
 
     def deadline(self) -> float:
         """``clock()`` by which the search stops, so that one pair of fresh processes of a recipe as slow to set
