@@ -356,6 +356,11 @@ def test_a_compiled_recipe_reserves_the_setup_a_fresh_process_pays_with_the_comp
     assert search.fresh_setup_ms("tf32", 100.0) == 100.0
     search.done.append(CandidateResult("compile-reduce-overhead", "rejected_slower", "", setup_s=5.0))
     assert search.reserve_setup_ms() == pytest.approx(5_000.0)  # warm: what loading the caches costs
+    search.done += [  # one that reused this process's Dynamo entries, one that compiled its own graph warm
+        CandidateResult("compile-reduce-overhead+cudnn_benchmark", "rejected_slower", "", setup_s=0.1),
+        CandidateResult("compile-reduce-overhead+tf32", "rejected_slower", "", setup_s=6.0),
+    ]
+    assert search.reserve_setup_ms() == pytest.approx(5_000.0)  # the median of 5, 0.1 and 6 s
     search.done[1] = CandidateResult("compile", "rejected_slower", "", setup_s=17.7)
     assert search.reserve_setup_ms() == pytest.approx(100.0)  # no compiled candidate accepted: tf32's own
 

@@ -68,12 +68,13 @@ class Trials:
     def fresh_setup_ms(self, name: str, setup_ms: float) -> float:
         """The setup, ms, that a fresh process of the recipe ``name`` is expected to pay, ``setup_ms`` in this
         process. A fresh process loads the compile caches the search filled, so a compiled recipe counts as the
-        smallest setup of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION` of the
-        first's while it is the only one; any other its own."""
+        median setup of the compiled candidates after the first (the median, as one that reused this process's
+        Dynamo entries set up in 0.1 s), or :data:`WARM_COMPILE_FRACTION` of the first's while it is the only
+        one; any other its own."""
         if not compiles(name):
             return setup_ms
         compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
-        return min(compiled[1:], default=WARM_COMPILE_FRACTION * compiled[0])
+        return float(np.median(compiled[1:])) if len(compiled) > 1 else WARM_COMPILE_FRACTION * compiled[0]
 
     def reserve_setup_ms(self) -> float:
         """The setup, ms, that one of the recipe's fresh processes is expected to pay: the largest of the
