@@ -72,8 +72,9 @@ class Speedup:
         return max(rule.min_effect, self.noise_floor)
 
     def margin_text(self, rule: FasterRule = FasterRule()) -> str:
-        """What the margin is, in words: ``noise floor 3.1%`` or ``smallest effect 2.0%``."""
-        what = "noise floor" if self.noise_floor >= rule.min_effect else "smallest effect"
+        """What the margin is, in words: ``noise floor 3.1%`` or ``smallest effect of interest 2.0%`` (the
+        practical band below which no difference counts, module docstring)."""
+        what = "noise floor" if self.noise_floor >= rule.min_effect else "smallest effect of interest"
         return f"{what} {self.margin(rule):.1%}"
 
     def faster(self, rule: FasterRule = FasterRule()) -> bool:
