@@ -149,6 +149,12 @@ def thread_counts() -> tuple[int, ...]:
     return tuple(sorted({1, max(1, cpus // 2)}))
 
 
+def compiles(name: str) -> bool:
+    """Whether the remedy or recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile
+    remedy: every one of them is named ``compile`` or ``compile-MODE`` (:func:`_remedies`)."""
+    return any(part.startswith("compile") for part in name.split("+"))
+
+
 def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
     """The remedies tried on ``device``. On the CPU the CUDA-only ones are kept so that the feasibility
     rules say why they are not tried; on CUDA the thread counts are left out (the host's threads only

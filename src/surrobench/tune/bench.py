@@ -33,7 +33,7 @@ from surrobench.execution.config import ExecConfig, autocast_context, execution_
 from surrobench.execution.interleave import Variant, interleave, open_variant, time_round
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
-from surrobench.execution.remedies import Recipe, Remedy
+from surrobench.execution.remedies import Recipe, Remedy, compiles
 from surrobench.execution.runner import PreparedModel, check_output, config_inputs, nonfinite_message
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
@@ -315,7 +315,7 @@ class DeviceBench:
         return free < KEEP_FREE_FRACTION * total
 
     def not_faster_note(self, recipe: Recipe) -> str | None:
-        if recipe.remedies[-1].name.startswith("compile") and self.probe.complex_ops:
+        if compiles(recipe.remedies[-1].name) and self.probe.complex_ops:
             return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
         return None
 
@@ -355,9 +355,9 @@ class DeviceBench:
         windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
         can name the model. The pairs are estimated from the baseline's setup as measured here, the recipe's as a
         fresh process pays it (``setup_ms``: :meth:`surrobench.tune.trials.Trials.fresh_setup_ms`) and both sides'
-        calls as measured here, and a pair that would not end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`): the
-        search kept time for one pair (:meth:`process_reserve_s`), the others run when the budget left fits them,
-        and the config's notes say how many were skipped.
+        calls as measured here, and a pair that would not end by :attr:`budget_end` is skipped
+        (:class:`surrobench.tune.fresh.PairBudget`): the search kept time for one pair (:meth:`process_reserve_s`),
+        the others run when the budget left fits them, and the config's notes say how many were skipped.
 
         Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
         baseline (DeepONet 65,536, FNO 256²) took 21% and 42% longer in one fresh process than in the next, while

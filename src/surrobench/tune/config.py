@@ -19,7 +19,7 @@ from pathlib import Path
 from surrobench.collect.child import config_to_json
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.remedies import candidate_remedies, run_flags
+from surrobench.execution.remedies import candidate_remedies, compiles, run_flags
 from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
@@ -34,7 +34,6 @@ from surrobench.tune.bench import (
 )
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
-from surrobench.tune.trials import compiles
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 
 

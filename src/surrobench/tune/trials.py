@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surrobench.execution.failures import explain_failure
-from surrobench.execution.remedies import Recipe
+from surrobench.execution.remedies import Recipe, compiles
 from surrobench.results.optimize import CandidateResult
 from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
@@ -208,8 +208,3 @@ class Trials:
         if self.bench.crowded():
             self.unprofiled += list(self.timed)
             self.timed.clear()
-
-
-def compiles(name: str) -> bool:
-    """Whether the recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile remedy."""
-    return any(part.startswith("compile") for part in name.split("+"))
