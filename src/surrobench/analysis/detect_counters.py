@@ -16,7 +16,9 @@ measured kernel time is a finding:
   time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
 - ``compute`` elsewhere (tensor pipe near peak): ``compute_bound``, severity ``info``: near the roof;
 - ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits); fusion
-  (torch.compile) only where that cause's kernels are mostly in fusible chains, a larger batch otherwise.
+  (torch.compile) only where that cause's kernels are mostly in fusible chains, a larger batch otherwise; the
+  gain, where the action names a remedy, is that cause's kernels' time above the memory roof
+  (:func:`_above_roof_ms`).
 
 Where fp32 convolutions hold :data:`MIN_SHARE` of the measured time, a clause that names torch.compile names it
 stacked on TF32 (:func:`_compile_clause`). On the H200 the fp32 U-Net at 256² batch 8 ran 0.53x under
@@ -386,7 +388,7 @@ def _latency(label, group, share, step: _Step) -> Finding:
         tuple(_evidence(group, total_ms, "latency-bound")),
         action,
         # a larger batch alone (no remedy) buys throughput, not a shorter step: no gain in step time
-        estimated_gain_ms=_above_roof_ms(cause_kernels, step.ceilings) if any(c.remedies for c in action) else None,
+        estimated_gain_ms=_above_roof_ms(cause_kernels, step.ceilings) if any(a.remedies for a in action) else None,
         config=label,
         evidence_source=MEASURED,
     )
