@@ -1,7 +1,9 @@
-"""The one exception type for errors a user can cause.
+"""The one exception type for errors a user can cause, and its one kind for a user's model that failed.
 
 The CLI catches :class:`UsageError` at its edge and prints its message as one line with exit code 2
-(docs/design.md, "Interfaces"). Anything else that escapes is a bug and keeps its traceback.
+(docs/design.md, "Interfaces"). Anything else that escapes is a bug and keeps its traceback. A
+:class:`ModelError` is a UsageError where it stops a command, but a sweep records it as the failure of its
+configs (exit code 3) under its own label.
 """
 
 from collections.abc import Callable
@@ -70,6 +72,18 @@ class UsageError(Exception):
             return str(self)
         detail = self.worded(name_of)
         return name + (detail if detail.startswith(":") else " " + detail)
+
+
+class ModelError(UsageError):
+    """The user's model code failed: its factory or its ``example_inputs`` hook raised, or returned something
+    other than a module or tensors.
+
+    The message names the model, the hook and the type of the exception it raised
+    (``model m.py:build: factory build() raised ValueError: boom``), so it is the whole label of the failure
+    (:func:`surrobench.execution.failures.failure_label`): a sweep records the config as ``error`` with it and
+    goes on (exit code :data:`EXIT_CONFIGS_FAILED`), never as a usage error. Where no sweep records it (a model
+    built before anything runs, as ``serve`` does) it ends the command as any UsageError does.
+    """
 
 
 # Exit codes of the command line, one home (the README's table lists them).

@@ -75,12 +75,17 @@ def test_a_raising_factory_is_an_error_config_and_the_finished_searches_are_kept
     first, second = json.loads(out.read_text())["configs"]
     assert first["error"] is None and [c["name"] for c in first["candidates"]] == ["threads=1"]
     assert "factory exploded" in second["error"] and second["candidates"] == []
+    # exit 3 is a config that failed: the label is the model's failure, naming the type its factory raised
+    assert "RuntimeError" in second["error"] and "UsageError" not in second["error"]
+    assert "UsageError" not in printed
     assert "bad.py:boom" in printed and "\N{COLLISION SYMBOL}" not in printed
     assert "recommended: nothing (the baseline could not run:" in printed
     with ResultStore(db) as store:
         doc = json.loads(out.read_text())
         assert store.run_state(doc["baseline_run_id"]) == "complete"
-        assert [r.status for r in store.load_run(doc["baseline_run_id"]).results] == ["ok", "error"]
+        ok, failed = store.load_run(doc["baseline_run_id"]).results
+        assert (ok.status, failed.status) == ("ok", "error")
+        assert "RuntimeError" in failed.error and "UsageError" not in failed.error
 
 
 def test_ctrl_c_keeps_the_finished_configs_and_their_documents(tmp_path, capsys, monkeypatch):

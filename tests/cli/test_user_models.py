@@ -112,6 +112,8 @@ def test_a_factory_failing_mid_list_is_recorded_and_the_sweep_goes_on(tmp_path, 
     results = json.loads(out.read_text())["results"]
     assert [r["status"] for r in results] == ["ok", "error", "error", "ok"]
     assert "weights missing" in results[1]["error"] and "not an nn.Module" in results[2]["error"]
+    # the model's failure, labelled with the type its factory raised, not as a usage error (exit 2's label)
+    assert "RuntimeError" in results[1]["error"] and "UsageError" not in results[1]["error"]
 
 
 def test_a_leftover_non_daemon_thread_does_not_hang_the_process(tmp_path):

@@ -3,8 +3,9 @@ import torch
 from conftest import TinySurrogate, exec_config
 from torch import nn
 
-from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra
-from surrobench.execution.runner import prepare_model, run_config
+from surrobench.errors import ModelError
+from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra, failure_label
+from surrobench.execution.runner import error_text, prepare_model, run_config
 from surrobench.report.cells import failure_text, result_cells
 
 # What PyTorch and CUDA said on the H200 (FNO bf16, FNO fp16 at 96x96, a GNN under graph capture, a
@@ -66,3 +67,17 @@ def test_runner_records_the_explained_cause_and_keeps_the_original_error():
         "[RuntimeError: Unsupported dtype BFloat16]"
     )
     assert result_cells(r)["status"] == f"error: {text}"
+
+
+def test_a_model_error_is_labelled_by_its_message_and_names_the_models_exception():
+    """The user's model failed: the label is the model's failure, not the usage error it is a kind of."""
+    try:
+        try:
+            raise ValueError("boom")
+        except ValueError as exc:
+            raise ModelError("model m.py:build: factory build() raised ValueError: boom") from exc
+    except ModelError as exc:
+        failure = exc
+    assert failure_label(failure) == error_text(failure) == str(failure)
+    assert explain_failure(failure) == ("unknown", str(failure))
+    assert failure_label(ValueError("boom")) == error_text(ValueError("boom\nmore")) == "ValueError: boom"

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from surrobench.errors import UsageError
+from surrobench.errors import ModelError, UsageError
 from surrobench.workload.loader import ExportedSurrogate, FactorySurrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.fno import FNO2dSurrogate
@@ -73,15 +73,17 @@ def test_package_module_factory(tmp_path, monkeypatch):
     assert isinstance(model, nn.Conv2d)
 
 
-def test_factory_that_raises_is_one_line_usage_error(tmp_path):
+def test_factory_that_raises_is_one_line_model_error(tmp_path):
+    """The model's failure (a UsageError where it stops a command), naming the factory and the exception's type."""
     surrogate = resolve_model(write(tmp_path, "m.py", MODULE) + ":broken")
-    with pytest.raises(UsageError, match=r"factory raised RuntimeError: weights file not found$"):
+    with pytest.raises(ModelError, match=r"factory broken\(\) raised RuntimeError: weights file not found$") as raised:
         surrogate.build()
+    assert isinstance(raised.value, UsageError) and isinstance(raised.value.__cause__, RuntimeError)
 
 
 def test_factory_returning_non_module(tmp_path):
     surrogate = resolve_model(write(tmp_path, "m.py", MODULE) + ":not_a_module")
-    with pytest.raises(UsageError, match="factory not_a_module returned int, not an nn.Module"):
+    with pytest.raises(ModelError, match="factory not_a_module returned int, not an nn.Module"):
         surrogate.build()
 
 

@@ -59,7 +59,7 @@ from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.ranges import annotated_step, phase_range
-from surrobench.execution.runner import config_step, prepare_model
+from surrobench.execution.runner import config_step, error_text, prepare_model
 from surrobench.execution.timing import time_once, warm_up
 from surrobench.records import schemas
 from surrobench.workload.loader import resolve_model
@@ -214,11 +214,12 @@ def run_config(
 
 
 def _failure(status: str, exc: BaseException) -> dict:
-    first_line = (str(exc).strip().splitlines() or [""])[0]
+    """The child's result for a config that ended ``status`` (``oom``, ``error``) with ``exc``, its error
+    recorded as the runner records one (:func:`~surrobench.execution.runner.error_text`)."""
     return {
         "schema": schemas.PROFILE_CHILD,
         "status": status,
-        "error": f"{type(exc).__name__}: {first_line}"[:500],
+        "error": error_text(exc),
         "step_ms": [],
         "active_step_ms": [],
         "op_table": None,

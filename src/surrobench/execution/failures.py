@@ -25,8 +25,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from surrobench.errors import ModelError
+
 #: ``(cause_id, pattern, one line)``: first match wins; the pattern is searched (case-insensitively) in
-#: ``"Type: message"`` of the exception and of each exception it was raised from.
+#: the :func:`failure_label` (``"Type: message"``) of the exception and of each exception it was raised from.
 FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "fft_no_bf16",
@@ -96,14 +98,24 @@ class FailureCause(NamedTuple):
     line: str
 
 
+def failure_label(exc: BaseException, message: str | None = None) -> str:
+    """How a failure is shown and stored: ``"Type: message"`` (``message`` in place of ``str(exc)`` when given).
+    A :class:`~surrobench.errors.ModelError` is its message alone: the message names the user's model and the
+    type of the exception its code raised (``model m.py:build: factory build() raised ValueError: boom``), and
+    the class name would label the model's failure as a usage error."""
+    text = str(exc) if message is None else message
+    return text if isinstance(exc, ModelError) else f"{type(exc).__name__}: {text}"
+
+
 def _texts(failure: BaseException | str) -> list[str]:
-    """``"Type: message"`` of ``failure`` and of its ``__cause__``/``__context__`` chain (a string as is)."""
+    """The :func:`failure_label` of ``failure`` and of its ``__cause__``/``__context__`` chain (a string as
+    is)."""
     if isinstance(failure, str):
         return [failure]
     texts, seen, exc = [], set(), failure
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        texts.append(f"{type(exc).__name__}: {exc}")
+        texts.append(failure_label(exc))
         exc = exc.__cause__ or exc.__context__
     return texts
 

@@ -23,7 +23,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
-from surrobench.execution.failures import failure_extra
+from surrobench.execution.failures import failure_extra, failure_label
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, merge_flags, mutated_inputs
@@ -101,14 +101,26 @@ def input_specs(inputs: Inputs) -> tuple[InputSpec, ...]:
     )
 
 
-def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
-    """``cfg`` recorded as ``oom`` or ``error``, the error text ``Type: first line of the message``; ``inputs``
-    when they were built before the failure."""
+ERROR_CHARS = 500
+"""The longest error text a failed config keeps (characters)."""
+
+
+def error_text(exc: BaseException) -> str:
+    """The error of a failed config as recorded (``ConfigResult.error``, the profiling child's ``error``): the
+    :func:`~surrobench.execution.failures.failure_label` of the message's first line (``Type: first line``),
+    at most :data:`ERROR_CHARS` characters; a ``sys.exit`` is named as the model's call, and a forward missing
+    arguments gets the hint of :data:`MULTI_INPUT_HINT`."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"
     elif isinstance(exc, TypeError) and "required positional argument" in first_line:
         first_line += f" ({MULTI_INPUT_HINT})"
+    return failure_label(exc, first_line)[:ERROR_CHARS]
+
+
+def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
+    """``cfg`` recorded as ``oom`` or ``error``, the error text :func:`error_text`; ``inputs`` when they were
+    built before the failure."""
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
@@ -119,7 +131,7 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tupl
         mode=cfg.mode,
         status=status,
         inputs=inputs,
-        error=f"{type(exc).__name__}: {first_line}"[:500],
+        error=error_text(exc),
         warmup=cfg.warmup,
         iters=cfg.iters,
         extra={**settings_record(cfg), **failure_extra(exc)},  # its settings, as a timed result has them

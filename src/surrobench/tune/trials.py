@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from surrobench.execution.failures import explain_failure
+from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.results.optimize import CandidateResult
 from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
@@ -195,7 +195,7 @@ class Trials:
             name,
             "failed",
             f"{name} failed: {cause.line}",
-            error=f"{type(exc).__name__}: {exc}",
+            error=failure_label(exc),
             cause=cause.cause_id,
             time_s=self.clock() - started,
             stacked_on=stacked_on,

@@ -5,7 +5,9 @@ them like the zoo.
 
 :func:`resolve_model` is the single entry point for names; every problem a user can cause (a missing module, a
 factory that raises or returns something else, an unreadable program, a batch a static export cannot
-take) is a one-line :class:`~surrobench.errors.UsageError`.
+take) is a one-line :class:`~surrobench.errors.UsageError`; the failures of the user's own code when it runs (a
+factory or ``example_inputs`` hook that raises or returns something else) are its
+:class:`~surrobench.errors.ModelError`, which a sweep records as the failure of the config.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from types import ModuleType
 import torch
 from torch import nn
 
-from surrobench.errors import UsageError
+from surrobench.errors import ModelError, UsageError
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo import get_surrogate
 from surrobench.workload.zoo._common import grid_points, grid_shape, randn
@@ -94,10 +96,10 @@ def _import_target(target: str) -> ModuleType:
 
 
 def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """A tensor or a tuple/list of tensors, moved to ``device``; anything else is a UsageError."""
+    """A tensor or a tuple/list of tensors, moved to ``device``; anything else is a ModelError."""
     items = (value,) if isinstance(value, torch.Tensor) else value
     if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
-        raise UsageError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
+        raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
     return tuple(t.to(device) for t in items)
 
 
@@ -162,16 +164,21 @@ class FactorySurrogate(Surrogate):
         return bound
 
     def build(self) -> nn.Module:
-        """``factory()`` (``factory(group=...)`` for a distributed factory). Raises UsageError if it raises
-        or returns something other than an ``nn.Module``."""
+        """``factory()`` (``factory(group=...)`` for a distributed factory).
+
+        Raises:
+            ModelError: the factory raises (its message names the factory and the exception's type:
+                ``model m.py:build: factory build() raised ValueError: boom``) or returns something other than
+                an ``nn.Module``.
+        """
         try:
             module = self._factory(group=self._group) if self.takes_group else self._factory()
         except UsageError:
             raise
         except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
-            raise UsageError(f"{self._where}: factory raised {_one_line(exc)}") from exc
+            raise ModelError(f"{self._where}: factory {self._factory_name}() raised {_one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
-            raise UsageError(
+            raise ModelError(
                 f"{self._where}: factory {self._factory_name} returned {type(module).__name__}, not an nn.Module"
             )
         return module
@@ -182,7 +189,7 @@ class FactorySurrogate(Surrogate):
         """The hook's inputs, or ``(x,)`` with ``x`` fp32 randn of the full shape or ``(B, 3, N, N)``.
 
         Raises:
-            UsageError: the hook raises or returns something other than a tensor or tuple of tensors.
+            ModelError: the hook raises or returns something other than a tensor or tuple of tensors.
         """
         full = (batch, *shape.full[1:]) if shape.full else None
         if self._hook is None:
@@ -200,7 +207,7 @@ class FactorySurrogate(Surrogate):
                 kwargs = {"group": self._group} if self._hook_takes_group else {}
                 value = self._hook(batch, size, **kwargs)
             except (Exception, SystemExit) as exc:
-                raise UsageError(f"{where} raised {_one_line(exc)}") from exc
+                raise ModelError(f"{where} raised {_one_line(exc)}") from exc
         return _as_input_tuple(value, where, device)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
@@ -227,7 +234,7 @@ def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurroga
             try:
                 return copy.deepcopy(model)
             except Exception as exc:
-                raise UsageError(
+                raise ModelError(
                     f"model {name}: cannot be copied for timing ({_one_line(exc)}); pass a zero-argument "
                     "function that builds it instead"
                 ) from exc
