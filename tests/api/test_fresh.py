@@ -59,7 +59,8 @@ def test_the_search_times_its_recipe_in_pairs_of_fresh_processes_too(tmp_path, m
     assert doc["configs"][0]["recipe"]["process_windows"] == 2
     recipe = doc["configs"][0]["recipe"]  # per process: this one (its windows' geometric mean), then each fresh one
     assert len(recipe["process_speedups"]) == 3 and recipe["process_speedups"][1:] == recipe["window_speedups"][-2:]
-    assert "(2 of them in pairs of fresh processes)" in "\n".join(recipe_lines(doc["configs"][0]))
+    inside = recipe["windows"] - recipe["process_windows"]  # the line says what its interval is pooled over
+    assert f"({inside} in this process, 2 in pairs of fresh processes)" in recipe_lines(doc["configs"][0])[0]
     # a minute of fresh processes is announced before it starts (no --verify: no second line)
     assert phases == ["timing threads=1 and the baseline in up to 2 pair(s) of fresh processes (within the budget)"]
 

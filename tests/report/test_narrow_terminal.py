@@ -10,7 +10,7 @@ from rich.console import Console
 from synthetic import config, latency_samples
 
 from surrobench.report.history import history_table
-from surrobench.report.optimize import off_device, optimize_renderables, rows
+from surrobench.report.optimize import SPEEDUP_HEADER, off_device, optimize_renderables, rows
 from surrobench.report.terminal import results_table
 from surrobench.results.store import RunSummary
 
@@ -140,7 +140,7 @@ def test_optimize_tables_fit_the_terminal_and_name_what_they_leave_out(width):
         wide = (
             wide
             if _headers(table)[1] == "verdict"
-            else {"candidate", "speedup [95% CI]", "rel L2", "setup s", "break-even calls"}
+            else {"candidate", SPEEDUP_HEADER, "rel L2", "setup s", "break-even calls"}
         )
         for left_out in wide - set(_headers(table)):
             assert left_out in table.caption

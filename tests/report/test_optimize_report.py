@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from surrobench.report.optimize import optimize_markdown, optimize_renderables, recipe_lines, rows
+from surrobench.report.optimize import (
+    SPEEDUP_HEADER,
+    optimize_markdown,
+    optimize_renderables,
+    recipe_lines,
+    rows,
+    speedup_note,
+)
 from surrobench.report.plots import speedup_vs_error
 
 
@@ -74,24 +81,28 @@ def test_rows_and_recipe_lines():
     # each candidate's own window's baseline, absent ("-") in reports written before it was kept
     assert table[0]["baseline_ms"] == "1.200" and table[1]["baseline_ms"] == "4.400" and table[2]["baseline_ms"] == "-"
     lines = recipe_lines(entry)
-    assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10])"
+    # a document written before the pooled speedup: the recipe's own row, labelled as drawn over its own window
+    assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10] in its own window)"
     assert "run it: surrobench run --mode cudagraph" in lines
     assert "not tried: compile (budget of 120 s spent)" in lines and "note: FFTs at 128x128" in lines
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
-    assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] over 3 timing windows)"
-    # with each window's own speedup, the range they spanned
-    entry["recipe"]["window_speedups"] = [3.95, 3.62, 3.81]
-    assert recipe_lines(entry)[0].endswith("over 3 timing windows, 3.62x to 3.95x window by window)")
+    assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] pooled over 3 timing windows)"
+    # with each window's own speedup, the range they spanned; none in fresh processes: all in this one
+    entry["recipe"] |= {"window_speedups": [3.95, 3.62, 3.81], "process_windows": 0}
+    assert recipe_lines(entry)[0].endswith(
+        "pooled over 3 timing windows in this process, 3.62x to 3.95x window by window)"
+    )
     # the last two windows in fresh processes: what each process read (this one as one unit, the geometric mean
     # of its windows), as the PINN at 16,384 points pooled 3.09x while new processes read about 2.2x
     entry["recipe"] |= {"window_speedups": [3.6, 3.4, 2.2, 2.1], "windows": 4, "process_windows": 2}
+    assert "pooled over 4 timing windows (2 in this process, 2 in pairs of fresh processes)" in recipe_lines(entry)[0]
     assert recipe_lines(entry)[0].endswith("by process 3.50x in this one, 2.20x, 2.10x in fresh ones)")
     entry["recipe"] |= {"window_speedups": [3.6, 2.2], "windows": 2, "process_windows": 1}
-    assert "over 2 timing windows (1 of them in a pair of fresh processes)" in recipe_lines(entry)[0]
+    assert "pooled over 2 timing windows (1 in this process, 1 in a pair of fresh processes)" in recipe_lines(entry)[0]
     assert recipe_lines(entry)[0].endswith("by process 3.60x in this one, 2.20x in a fresh one)")
     entry["recipe"] |= {"window_speedups": [3.6], "windows": 1, "process_windows": 0}
-    assert recipe_lines(entry)[0].endswith("over 1 timing window)")
+    assert recipe_lines(entry)[0].endswith("(3.80x [3.60, 4.05] over 1 timing window in this process)")
     # an accepted candidate, yet no recipe: the pooled windows did not bear it out
     assert "did not hold across its timing windows" in recipe_lines({**entry, "recommended": []})[0]
 
@@ -108,6 +119,20 @@ def test_markdown_names_the_pair_to_compare():
         in optimize_markdown(_doc(), "my runs.db")
     )
     assert "recommended: nothing" in optimize_markdown(_doc(with_recipe=False))
+
+
+def test_the_rows_speedup_is_labelled_as_their_own_window_in_the_terminal_and_markdown():
+    """A row's interval (one window, its rounds) and the recommended line's (pooled over windows) differ: the
+    speedup column's footnote says what a row's is drawn over, with the document's rounds per window."""
+    doc = {**_doc(), "rounds": 4}
+    note = speedup_note(doc["rounds"])
+    assert SPEEDUP_HEADER in note and "own timing window" in note and "4 rounds" in note
+    group, _ = optimize_renderables(doc, width=160)
+    tables = [r for r in group.renderables if hasattr(r, "columns")]
+    assert [t.caption for t in tables if SPEEDUP_HEADER in [c.header for c in t.columns]] == [note]
+    assert all(t.caption is None for t in tables if SPEEDUP_HEADER not in [c.header for c in t.columns])
+    assert note in optimize_markdown(doc).splitlines()
+    assert "its rounds" in speedup_note(None)  # a document without its rounds
 
 
 def test_speedup_vs_error_plot():
@@ -154,12 +179,12 @@ def test_a_baseline_that_could_not_run_is_one_line_not_tables_of_dashes():
     from rich.table import Table
 
     entry = _doc(with_recipe=False)["configs"][0]
-    failed = {**entry, "error": "model m.py:build: factory raised RuntimeError: no weights", "candidates": []}
+    failed = {**entry, "error": "model m.py:build: factory build() raised RuntimeError: no weights", "candidates": []}
     (group, _stored) = optimize_renderables({**_doc(with_recipe=False), "configs": [failed]})
     parts = list(group.renderables)
     assert not any(isinstance(p, Table) for p in parts)
-    assert [str(p) for p in parts if "factory raised" in str(p)] == [
-        "recommended: nothing (the baseline could not run: model m.py:build: factory raised RuntimeError: no weights)"
+    assert [str(p) for p in parts if "raised RuntimeError" in str(p)] == [
+        "recommended: nothing (the baseline could not run: model m.py:build: factory build() raised RuntimeError: no weights)"
     ]
 
 

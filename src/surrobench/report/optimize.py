@@ -20,6 +20,11 @@ from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 from surrobench.results.fresh import process_speedups
 
+SPEEDUP_HEADER = "speedup [95% CI]"
+"""A candidate's speedup column: over the baseline in the candidate's own timing window, its interval drawn
+over that window's rounds (:func:`speedup_note` says so under the table; the recommended line's is pooled over
+windows: :func:`recipe_lines`)."""
+
 COLUMNS = (
     ("candidate", "name"),
     ("verdict", "verdict"),
@@ -28,7 +33,7 @@ COLUMNS = (
     ("P95 ms", "p95"),
     ("peak MiB", "peak_mib"),
     ("top op", "top_op"),
-    ("speedup [95% CI]", "speedup"),
+    (SPEEDUP_HEADER, "speedup"),
     ("rel L2", "rel_l2"),
     ("setup s", "setup_s"),
     ("break-even calls", "break_even"),
@@ -40,6 +45,13 @@ _LEFT = ("name", "verdict", "top_op", "reason")
 
 def _fmt(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
+
+
+def speedup_note(rounds: int | None) -> str:
+    """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
+    document's rounds per timing window (None: not known)."""
+    of = f"its {rounds} rounds" if rounds else "its rounds"
+    return f"{SPEEDUP_HEADER}: each row's own timing window with the baseline, the interval over {of}"
 
 
 def _timing_cells(d: dict) -> dict[str, str]:
@@ -99,27 +111,40 @@ def config_title(entry: dict) -> str:
     return f"{label} on {entry['device']}"
 
 
+def _drawn_over(recipe: dict) -> str:
+    """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts:
+    `` pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``; `` in its own
+    window`` for a report written before the pooled speedup (:func:`recipe_speedup` shows the recipe's row),
+    empty when the counts are absent."""
+    windows = recipe.get("windows")
+    if not windows:
+        return "" if recipe.get("speedup") else " in its own window"
+    processes = recipe.get("process_windows")  # absent in reports written before it existed
+    if processes:
+        pairs = "a pair" if processes == 1 else "pairs"
+        where = f" ({windows - processes} in this process, {processes} in {pairs} of fresh processes)"
+    else:
+        where = " in this process" if processes == 0 else ""
+    plural = "window" if windows == 1 else "windows"
+    return f" {'pooled over' if windows > 1 else 'over'} {windows} timing {plural}{where}"
+
+
 def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
-    """The recommendation in words: the recipe with its speedup, its code and its ``surrobench run`` line;
-    the fresh-process check when it ran (or why not, when ``verify`` pairs were asked for); then what the
-    budget left untried and the notes."""
+    """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
+    (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
+    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = recipe_speedup(entry)
-        windows = entry["recipe"].get("windows")
         each = entry["recipe"].get("window_speedups")  # absent in reports written before it existed
         spread = f", {min(each):.2f}x to {max(each):.2f}x window by window" if each and len(each) > 1 else ""
         processes = entry["recipe"].get("process_windows")  # absent in reports written before it existed
-        pairs = "a pair" if processes == 1 else "pairs"
-        of_them = f" ({processes} of them in {pairs} of fresh processes)" if processes else ""
         by_process = ""
         if each and processes and len(each) > processes:  # what a new process may expect, beside the pooled one
             here, *fresh = process_speedups(each, processes)
             ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
             by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
-        plural = "window" if windows == 1 else "windows"
-        over = f" over {windows} timing {plural}{of_them}{spread}{by_process}" if windows else ""
-        speed = f" ({speedup_text(pooled)}{over})"
+        speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process})"
         lines = [
             f"recommended: {name}{speed if pooled else ''}",
             *("    " + c for c in entry["recipe"]["code"]),
@@ -181,7 +206,7 @@ _TERMINAL_TABLES = (
     ),
     (
         Col("candidate", keep=True),
-        Col("speedup [95% CI]", "right", keep=True),
+        Col(SPEEDUP_HEADER, "right", keep=True),
         Col("rel L2", "right"),
         Col("setup s", "right", minor=1),
         Col("break-even calls", "right", minor=2),
@@ -190,7 +215,11 @@ _TERMINAL_TABLES = (
 _KEYS = {title: key for title, key in COLUMNS}
 
 
-def _terminal_table(title: str | None, cols: tuple[Col, ...], table_rows: list[dict[str, str]], width) -> Table:
+def _terminal_table(
+    title: str | None, cols: tuple[Col, ...], table_rows: list[dict[str, str]], width, rounds: int | None
+) -> Table:
+    """One of :data:`_TERMINAL_TABLES` fitted to ``width`` cells; the one with the speedup column has
+    :func:`speedup_note` (``rounds`` per window) as its caption."""
     cells = []
     for row in table_rows:
         line = [rich_escape(row[_KEYS[col.header]]) for col in cols]
@@ -198,7 +227,8 @@ def _terminal_table(title: str | None, cols: tuple[Col, ...], table_rows: list[d
         if style and cols[1].header == "verdict":
             line[1] = f"[{style}]{line[1]}[/]"
         cells.append(line)
-    return fit_table(cols, cells, width, title=title)
+    note = speedup_note(rounds) if any(col.header == SPEEDUP_HEADER for col in cols) else None
+    return fit_table(cols, cells, width, title=title, caption=note and rich_escape(note))
 
 
 def off_device(entry: dict) -> list[str]:
@@ -237,7 +267,9 @@ def optimize_renderables(doc: dict, db: str | None = None, width: int | None = N
         skipped = off_device(entry)
         table_rows = [row for row in rows(entry) if row["name"] not in skipped]
         tables = [
-            _terminal_table(rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width)
+            _terminal_table(
+                rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width, doc.get("rounds")
+            )
             for i, cols in enumerate(_TERMINAL_TABLES)
         ]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
@@ -256,11 +288,14 @@ def optimize_renderables(doc: dict, db: str | None = None, width: int | None = N
 
 
 def optimize_markdown(doc: dict, db: str | None = None) -> str:
-    """The document as markdown: per config a heading, the table, the recipe in a code block."""
+    """The document as markdown: per config a heading, the table and its :func:`speedup_note`, the recipe in a
+    code block."""
     parts = []
     for entry in doc["configs"]:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
+        if entry["candidates"]:  # a baseline that could not run has no speedups to explain
+            parts.append(speedup_note(doc.get("rounds")) + "\n")
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc.get("verify", 0))) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
