@@ -168,15 +168,19 @@ def _duel(rival_speedup: float, **kw):
     return search, (a, bench.open(a)), (b, bench.open(b))
 
 
-@pytest.mark.parametrize(("rival", "wins"), [(1.25, True), (1.0, False), (0.83, False)])
-def test_head_to_head_keeps_the_rival_only_when_it_is_faster_beyond_the_noise(rival, wins):
+@pytest.mark.parametrize(
+    ("rival", "wins", "verdict"),
+    [(1.25, True, "faster"), (1.012, True, "unchanged"), (0.988, False, "unchanged"), (0.83, False, "slower")],
+)
+def test_head_to_head_keeps_the_recipe_its_median_favours_faster_by_the_rule_or_not(rival, wins, verdict):
     search, first, other = _duel(rival)
     assert search.duel(first, other) is wins
     duel = search.head_to_head
     assert (duel.first, duel.rival, duel.kept) == (first[0].name, other[0].name, (other if wins else first)[0].name)
-    assert duel.gain.median == pytest.approx(rival, rel=0.02) and duel.gain.faster() is wins
+    assert duel.gain.median == pytest.approx(rival, rel=0.005) and duel.gain.verdict() == verdict
     assert duel.note().startswith("stacked from two starts that exclude each other (tf32, fp16); head to head")
     assert duel.note().endswith(f"{duel.kept} is the recipe")
+    assert ("the median decides" in duel.note()) is (verdict == "unchanged")
     assert duel.to_json()["gain"]["median"] == duel.gain.median and duel.to_json()["kept"] == duel.kept
 
 

@@ -30,7 +30,8 @@ class HeadToHead:
         rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
         gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.paired`; None when
             they could not be timed against each other.
-        kept: the one that went on to the confirmation: ``rival`` only when ``gain`` is faster.
+        kept: the one that went on to the confirmation: ``rival`` when ``gain``'s median is above 1, faster by
+            the rule or not (:meth:`surrobench.tune.search.Search.duel` says why).
         error: why the rival could not be built again or timed, else None.
     """
 
@@ -44,10 +45,11 @@ class HeadToHead:
         """One line for the report."""
         if self.error is not None:
             return f"{self.rival} could not be timed against {self.first} ({self.error}); {self.kept} is the recipe"
+        close = "" if self.gain.faster() or self.gain.slower() else ", the median decides"
         return (
             f"stacked from two starts that exclude each other ({self.first.split('+')[0]}, "
             f"{self.rival.split('+')[0]}); head to head, {self.rival} ran "
-            f"{self.gain.reason(self.first)}: {self.kept} is the recipe"
+            f"{self.gain.reason(self.first)}{close}: {self.kept} is the recipe"
         )
 
     def to_json(self) -> dict:
