@@ -213,3 +213,19 @@ def test_threads_of_torch_compile_worker_pool_are_not_blamed_on_the_model():
         names = [t.name for t in stray]
         assert any(name.startswith("users-pool") for name in names), names
         assert not set(AsyncCompile.pool()._threads) & set(stray), names
+
+
+def test_profile_names_why_a_config_failed_as_diagnose_does(tmp_path, capsys):
+    """profile's tables show only the configs that ran: a config whose timing failed gets its own ``failed:``
+    line with the exception its factory raised, not only its status in the closing warning."""
+    path = _models(tmp_path)
+    code = run_cli(
+        ["profile", "--model", f"{path}:broken,pinn-mlp", "--shape", "16", "--batch", "1"]
+        + ["--db", str(tmp_path / "p.db"), *FAST]
+        + ["--profile-wait", "0", "--profile-warmup", "1", "--profile-active", "1"]  # one recorded step
+    )
+    captured = capsys.readouterr()
+    out = captured.out
+    assert code == 3, captured.err
+    failed = [line for line in out.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 1 and "RuntimeError" in " ".join(out.split())

@@ -99,3 +99,11 @@ def test_the_report_breaks_stored_kernel_time_down_by_class(tmp_path):
     assert re.findall(r"<th [^>]*>([^<]*)</th>", section) == ["config", "gemm", "elementwise"]
     assert re.findall(r"<td [^>]*>([^<]*)</td>", section)[1:] == ["66.7%", "33.3%"]
     assert "Kernel classes" not in render_report(ReportInput(runs=report.runs))
+
+
+def test_a_config_whose_profiling_failed_says_why_in_one_line():
+    failed = {**_profile_report(None), "status": "error", "error": "RuntimeError: CUDA error: out of memory"}
+    out = profile_renderables([failed, _profile_report(None)], top_n=5, width=200)
+    lines = [str(r) for r in out if str(r).startswith("not profiled: ")]
+    assert len(lines) == 1 and lines[0].endswith(": error: RuntimeError: CUDA error: out of memory")
+    assert len([r for r in out if isinstance(r, Table)]) == 1  # the config that ran keeps its op table

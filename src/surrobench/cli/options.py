@@ -517,6 +517,17 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}")
 
 
+def print_failed(results) -> None:
+    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` (``ConfigResult``) that did not
+    end ``ok`` (:func:`surrobench.report.findings.failed_lines`, as diagnose prints them): for the commands whose
+    own tables show only the configs that ran (profile, perf)."""
+    from surrobench.api.diagnose import failed_configs_json
+    from surrobench.report.findings import failed_lines
+
+    for line in failed_lines(failed_configs_json(results)):
+        console.print(line)
+
+
 def print_stored(db: Path, run_id: str) -> None:
     """The line that says where the run was stored."""
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(run_id)}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     print_stored,
+    print_failed,
     print_warnings,
     exit_if_configs_failed,
     DbOpt,
@@ -50,6 +51,7 @@ def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOp
             raise
     for report in reports:
         console.print(render_phase_report(report))
+    print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
     write_json(json_out, {"schema": schemas.PERF, "run": record.to_json(), "perf": [r.to_json() for r in reports]})

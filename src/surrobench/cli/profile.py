@@ -24,6 +24,7 @@ from surrobench.report.escape import rich_escape
 from surrobench.cli.options import (
     count_option,
     print_stored,
+    print_failed,
     print_warnings,
     exit_if_configs_failed,
     DbOpt,
@@ -78,6 +79,7 @@ def profile(
     profiles = [r.to_json() for r in reports]
     for renderable in profile_renderables(profiles, top, width=console.width):
         console.print(renderable)
+    print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
     write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})
@@ -109,6 +111,7 @@ def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: Nsy
         console.print(render_phase_report(report))
         if report.report:
             console.print(f"nsys report: {rich_escape(report.report)}", highlight=False)
+    print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
     write_json(

@@ -149,10 +149,12 @@ def profile_renderables(reports: list[dict], top_n: int, width: int | None = Non
     """What ``surrobench profile`` prints: for each profiled config that ran (``status`` ok), its op table
     (:func:`op_table_rich`), its readings, its top kernels with their attribution notes where a kernel table was
     recorded (:mod:`surrobench.report.kernel_tables`), its Nsight Compute counters where measured
-    (:mod:`surrobench.report.counter_tables`) and where its trace is, as plain text (never markup)."""
+    (:mod:`surrobench.report.counter_tables`) and where its trace is, as plain text (never markup); for a config
+    whose profiling failed, one ``not profiled: LABEL: STATUS: ERROR`` line."""
     out: list[Table | Text] = []
     for report in reports:
-        if report["status"] != "ok":
+        if report["status"] != "ok":  # timed, but its profiling failed: say why, as the markdown does
+            out.append(Text(plain(f"not profiled: {label(report)}: {report['status']}: {report['error']}")))
             continue
         out.append(op_table_rich(report, top_n, width=width))
         out += [Text(plain(line)) for line in reading_lines(report["readings"])]
