@@ -264,3 +264,30 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
     assert [r["batch"] for r in doc["results"]] == [1] and doc["env"]["interrupted"] is True
     with ResultStore(db) as store:
         assert store.run_state(doc["run_id"]) == "interrupted" and len(store.load_run(doc["run_id"]).results) == 1
+
+
+def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path, capsys, monkeypatch):
+    """``--rounds 2`` over three configs, interrupted at the second config of round 2: the first config is
+    stored with both rounds, the other two with the round they finished, marked as short of the rounds asked."""
+    from surrobench.execution import sweep
+
+    calls = []
+    real = sweep.run_config
+
+    def interrupt_fifth(cfg, prepared, **limits):
+        calls.append(cfg)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(cfg, prepared, **limits)
+
+    monkeypatch.setattr(sweep, "run_config", interrupt_fifth)
+    db = tmp_path / "r.db"
+    args = ["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2,4", "--rounds", "2", "--device", "cpu"]
+    args += ["--db", str(db)]
+    assert run_cli([*args, *FAST]) == 130
+    with ResultStore(db) as store:
+        (run_id,) = [r.run_id for r in store.list_runs()]
+        results = store.load_run(run_id).results
+    assert [r.batch for r in results] == [1, 2, 4]
+    assert [r.extra.get("rounds_planned") for r in results] == [None, 2, 2]
+    assert [len(r.samples_ms) for r in results] == [2 * results[1].iters, results[1].iters, results[2].iters]

@@ -70,10 +70,13 @@ class SweepRequest:
 
 class SweepInterrupted(Interrupted):
     """Ctrl-C during a sweep: ``record`` holds the configs committed before it (the run is stored with
-    state ``interrupted``), ``total`` how many the sweep had."""
+    state ``interrupted``; a config short of its rounds has ``extra["rounds_planned"]``), ``total`` how many
+    the sweep had."""
 
     def __init__(self, record: RunRecord, total: int) -> None:
-        super().__init__(f"interrupted: {len(record.results)} of {total} configs stored as run {record.run_id}")
+        short = sum(1 for r in record.results if "rounds_planned" in r.extra)
+        rounds = f" ({short} with fewer rounds than asked)" if short else ""
+        super().__init__(f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}")
         self.record = record
         self.total = total
 
@@ -311,16 +314,33 @@ def _run_rounds(
     on_result: Callable[[ConfigResult], None],
     results: list[ConfigResult],
 ) -> None:
-    """Every round of every config; a config is committed (and appended to ``results``) after its last round."""
+    """Every round of every config; a config is committed (and appended to ``results``) after its last round.
+
+    On Ctrl-C (KeyboardInterrupt, SIGTERM included) each config not committed yet that finished a round is
+    committed with the rounds it finished, ``extra["rounds_planned"]`` saying how many were asked for: nothing
+    measured is lost (docs/design.md, "Principles"). Then the interruption goes on."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
-    for round_index in range(n_rounds):
-        final = round_index == n_rounds - 1
-        for cfg, done in zip(configs, rounds):
-            done.append(measure(cfg))
-            on_result(done[-1])
-            if final:  # a config is committed once its last round is in
-                merged = merge_rounds(done)
-                results.append(replace(merged, config_id=store.add_result(run_id, merged)))
+    committed = 0  # configs committed, in order: in the last round they are committed one by one
+
+    def commit(done: list[ConfigResult], extra: dict) -> None:
+        merged = merge_rounds(done)
+        merged = replace(merged, extra={**merged.extra, **extra})
+        results.append(replace(merged, config_id=store.add_result(run_id, merged)))
+
+    try:
+        for round_index in range(n_rounds):
+            final = round_index == n_rounds - 1
+            for cfg, done in zip(configs, rounds):
+                done.append(measure(cfg))
+                on_result(done[-1])
+                if final:  # a config is committed once its last round is in
+                    commit(done, {})
+                    committed += 1
+    except KeyboardInterrupt:
+        for done in rounds[committed:]:
+            if done:
+                commit(done, {"rounds": len(done), "rounds_planned": n_rounds})
+        raise
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
