@@ -164,10 +164,10 @@ def test_compare_runs_json_and_gate():
     assert not compare_runs(base, base).any_regression
 
 
-@pytest.mark.parametrize("threshold", [-0.1, 1.0])
-def test_bad_threshold_is_a_usage_error(threshold):
+@pytest.mark.parametrize("threshold", [-0.1, 1.0, "0.05", None, True])
+def test_bad_threshold_is_a_usage_error_naming_the_parameter(threshold):
     r = run("a", [])
-    with pytest.raises(UsageError, match="threshold"):
+    with pytest.raises(UsageError, match="^threshold"):
         compare_runs(r, r, threshold=threshold)
 
 
@@ -202,6 +202,10 @@ def test_ignoring_the_mode_matches_eager_with_cudagraph():
     assert cmp.configs[0].verdict == "improved"
     with pytest.raises(UsageError, match="ignore_fields batch"):
         match_configs(base, new, ("batch",))
+    by_text = compare_runs(run("a", base), run("b", new), ignore_fields="mode")  # the CLI's comma-separated text
+    assert [c.verdict for c in by_text.configs] == ["improved"]
+    with pytest.raises(UsageError, match="ignore_fields batch"):
+        compare_runs(run("a", base), run("b", new), ignore_fields="mode, batch")
 
 
 def test_a_single_round_verdict_says_how_to_confirm_it():

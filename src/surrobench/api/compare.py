@@ -183,7 +183,7 @@ def compare_pair(
         new_run,
         threshold=threshold,
         allow_env_mismatch=allow_env_mismatch,
-        ignore_fields=tuple(ignore_fields),
+        ignore_fields=ignore_fields,
         base_ops=op_times(base, db, base_run),
         new_ops=op_times(new, db, new_run),
     )

@@ -295,15 +295,18 @@ def compare_runs(
     Args:
         threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%): the rule's smallest effect.
         allow_env_mismatch: compare runs made on different devices (``env["device_name"]``).
-        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), e.g. ``("mode",)``
-            to compare an eager run with a CUDA-graph run of the same workload.
+        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), e.g. ``("mode",)`` or the
+            CLI's comma-separated text ``"precision,mode"``, to compare an eager run with a CUDA-graph run of the
+            same workload.
         base_ops, new_ops: op tables per config key, for the op-level diff.
 
     Raises:
-        UsageError: threshold not in [0, 1), an unknown field in ``ignore_fields``,
+        UsageError: threshold not a number or not in [0, 1), an unknown field in ``ignore_fields``,
             or the device names differ without ``allow_env_mismatch``.
     """
     _rule(threshold)
+    if isinstance(ignore_fields, str):
+        ignore_fields = tuple(f.strip() for f in ignore_fields.split(",") if f.strip())
     for key in MUST_MATCH_ENV_KEYS:
         b, n = base.env.get(key), new.env.get(key)
         if b != n and not allow_env_mismatch:
@@ -455,8 +458,10 @@ def _rule(threshold: float) -> FasterRule:
     """The rule with ``threshold`` as its smallest effect.
 
     Raises:
-        UsageError: threshold not in [0, 1).
+        UsageError: threshold not a number, or not in [0, 1).
     """
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise UsageError.bad("threshold", f"{threshold!r}: a number, not {type(threshold).__name__}")
     if not 0 <= threshold < 1:
         raise UsageError.bad("threshold", f"{threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
     return FasterRule(threshold)
