@@ -12,7 +12,12 @@ from synthetic import config, multi_rank_rows, run
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding
 from surrobench.report.ceilings import ceilings_table
-from surrobench.report.findings import NO_FINDINGS, findings_renderables, findings_section_markdown
+from surrobench.report.findings import (
+    NO_FINDINGS,
+    NO_FINDINGS_FAILED,
+    findings_renderables,
+    findings_section_markdown,
+)
 from surrobench.report.models import models_table
 from surrobench.report.run import run_markdown, run_tables
 
@@ -32,6 +37,8 @@ def test_an_empty_judgment_says_so_and_its_title_is_text_not_markup():
     assert note == NO_FINDINGS and heading.plain == "diagnosis of [bold]x[/]: 0 findings"
     finding = Finding("launch_bound", "high", "many small kernels", (), "use a CUDA graph", 1.5, "m 8 b1")
     assert NO_FINDINGS not in findings_renderables([finding], "t")
+    assert findings_renderables([], "t", any_failed=True)[1] == NO_FINDINGS_FAILED  # not "nothing above the floor"
+    assert NO_FINDINGS_FAILED not in findings_renderables([finding], "t", any_failed=True)
     assert findings_section_markdown([finding], "a | b").startswith("### a \\| b\n\n| kind")
 
 

@@ -150,7 +150,9 @@ def diagnose(
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
-    for renderable in findings_renderables(findings, title, width=console.width, explain=explain):
+    for renderable in findings_renderables(
+        findings, title, width=console.width, explain=explain, any_failed=bool(failed)
+    ):
         console.print(renderable)
     if markdown is not None:
         write_output(markdown, findings_section_markdown(findings, title), "--markdown")

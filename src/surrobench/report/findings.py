@@ -25,6 +25,8 @@ from surrobench.report.markdown import md_table
 
 #: Printed under an empty judgment table.
 NO_FINDINGS = "no findings: nothing above the report floor (see surrobench.analysis.thresholds)"
+#: Printed in its place when a config failed (its ``failed:`` line is above): it was not diagnosed.
+NO_FINDINGS_FAILED = "no findings among the configs that ran; a config that failed (above) has nothing to diagnose"
 PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 #: Where a finding of a trace diagnosed alone (no config) is.
@@ -173,15 +175,21 @@ BRIEF_HINT = "--explain prints the evidence and whole actions; --json and the HT
 
 
 def findings_renderables(
-    findings: list[Finding], title: str, width: int | None = None, *, explain: bool = False, hint: str = BRIEF_HINT
+    findings: list[Finding],
+    title: str,
+    width: int | None = None,
+    *,
+    explain: bool = False,
+    hint: str = BRIEF_HINT,
+    any_failed: bool = False,
 ) -> list[Text | Group | str]:
     """What ``surrobench diagnose`` prints: ``title`` (plain text, printed literally) with the number of
     findings, then :func:`findings_brief` and ``hint`` (``explain``: :func:`findings_explained`), or
-    :data:`NO_FINDINGS` when there are none."""
+    :data:`NO_FINDINGS` when there are none (:data:`NO_FINDINGS_FAILED` when ``any_failed``: a config failed)."""
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     heading = Text(f"{plain(title)}: {count}", style="bold")
     if not findings:
-        return [heading, NO_FINDINGS]
+        return [heading, NO_FINDINGS_FAILED if any_failed else NO_FINDINGS]
     if explain:
         return [heading, findings_explained(findings)]
     return [heading, findings_brief(findings, width), Text(hint, style="dim")]
