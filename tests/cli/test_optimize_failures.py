@@ -175,4 +175,4 @@ def test_verify_is_bounded_and_the_busy_host_hint_fits_the_thread_count(tmp_path
     assert code == 2 and "--verify 100000: 0 (no check) or 2 to 20 pairs" in err and "Traceback" not in err
     from surrobench.execution.env import busy_host_warning
 
-    assert "--threads 1" not in busy_host_warning(9.0, 2, 1) and "--threads 1" in busy_host_warning(9.0, 2, 2)
+    assert "1 thread," not in busy_host_warning(9.0, 2, 1) and "1 thread," in busy_host_warning(9.0, 2, 2)

@@ -94,7 +94,8 @@ def test_factory_returning_non_module(tmp_path):
         ("no/such/file.py:make", "no such file"),
         ("torch.nn:no_such_factory", "has no callable 'no_such_factory'"),
         (":make", "expected package.module:factory"),
-        ("fno3d", "unknown model 'fno3d'"),
+        ("fno3d", "unknown model 'fno3d' \\(did you mean fno2d\\?\\)"),
+        ("zzz", "unknown model 'zzz'; known: "),
     ],
 )
 def test_bad_specs(spec, match):

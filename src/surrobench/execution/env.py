@@ -148,13 +148,14 @@ def host_load() -> tuple[float | None, int]:
 
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> str | None:
     """One line when the host was busy while we measured: the 1-minute load average over
-    :data:`BUSY_LOAD_FRACTION` of the CPUs, naming the thread count torch used (``--threads``)."""
+    :data:`BUSY_LOAD_FRACTION` of the CPUs, naming the thread count torch used. The advice names settings, not
+    flags: the library and the CLI both print it."""
     if load_1m is None or load_1m <= BUSY_LOAD_FRACTION * cpu_count:
         return None
     return (
         f"busy host: 1-minute load average {load_1m:.1f} on {cpu_count} CPU(s) while torch used {threads} "
         f"thread(s); other processes share the cores, so timings are noisy "
-        f"({'try --threads 1, or --rounds' if threads > 1 else 'try --rounds, or a quieter machine'})"
+        f"({'try 1 thread, or more rounds' if threads > 1 else 'try more rounds, or a quieter machine'})"
     )
 
 

@@ -514,7 +514,8 @@ class ResultStore:
         ).fetchall()
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
-            raise UsageError(f"{what} in {self.path!r} match run id {prefix!r}; see `surrobench history`")
+            verb = "matches" if not rows else "match"
+            raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}; see `surrobench history`")
         return rows[0][0]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:

@@ -6,6 +6,8 @@ interface the runner uses.
 
 from __future__ import annotations
 
+import difflib
+
 from surrobench.errors import UsageError
 from surrobench.workload.zoo._common import count_parameters
 from surrobench.workload.zoo.base import Surrogate
@@ -39,8 +41,11 @@ def get_surrogate(name: str) -> Surrogate:
     try:
         return _REGISTRY[name]()
     except KeyError:
+        close = difflib.get_close_matches(name, _REGISTRY, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(
-            f"unknown model {name!r}; known: {', '.join(_REGISTRY)} (or package.module:factory, path/file.py:factory, or a .pt2 file)"
+            f"unknown model {name!r}{hint}; known: {', '.join(_REGISTRY)} (or package.module:factory, "
+            "path/file.py:factory, or a .pt2 file)"
         ) from None
 
 
