@@ -113,9 +113,10 @@ def config_title(entry: dict) -> str:
 
 def _drawn_over(recipe: dict) -> str:
     """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts:
-    `` pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``; `` in its own
-    window`` for a report written before the pooled speedup (:func:`recipe_speedup` shows the recipe's row),
-    empty when the counts are absent."""
+    `` ratio of the medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``
+    (the baseline's median over the recipe's, each pooled over the windows: it need not lie between the
+    windows' own speedups when their levels drift); `` in its own window`` for a report written before the
+    pooled speedup (:func:`recipe_speedup` shows the recipe's row), empty when the counts are absent."""
     windows = recipe.get("windows")
     if not windows:
         return "" if recipe.get("speedup") else " in its own window"
@@ -126,7 +127,7 @@ def _drawn_over(recipe: dict) -> str:
     else:
         where = " in this process" if processes == 0 else ""
     plural = "window" if windows == 1 else "windows"
-    return f" {'pooled over' if windows > 1 else 'over'} {windows} timing {plural}{where}"
+    return f" {'ratio of the medians pooled over' if windows > 1 else 'over'} {windows} timing {plural}{where}"
 
 
 def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
