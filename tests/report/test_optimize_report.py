@@ -87,7 +87,10 @@ def test_rows_and_recipe_lines():
     assert "not tried: compile (budget of 120 s spent)" in lines and "note: FFTs at 128x128" in lines
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
-    assert recipe_lines(entry)[0] == "recommended: cudagraph (3.80x [3.60, 4.05] ratio of the medians pooled over 3 timing windows)"
+    assert (
+        recipe_lines(entry)[0]
+        == "recommended: cudagraph (3.80x [3.60, 4.05] ratio of the medians pooled over 3 timing windows)"
+    )
     # with each window's own speedup, the range they spanned; none in fresh processes: all in this one
     entry["recipe"] |= {"window_speedups": [3.95, 3.62, 3.81], "process_windows": 0}
     assert recipe_lines(entry)[0].endswith(
