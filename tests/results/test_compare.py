@@ -235,3 +235,18 @@ def test_compare_and_optimize_agree_on_the_same_pair(factor):
     optimize = PairedSamples.interleaved(base, cand, windows=2).speedup()
     assert c.speedup == optimize
     assert (c.verdict == "improved") == optimize.faster() and (c.verdict == "regressed") == optimize.slower()
+
+
+def test_a_pair_that_ran_with_other_settings_says_which():
+    """channels_last, the thread count, the compile mode and cudnn.benchmark are outside the config key, so the
+    table cannot show them: a note names both sides, and only where they differ."""
+    s = latency_samples(1.0, 0.01)
+    plain, last = config(s), config(s, extra={"channels_last": True, "cudnn_benchmark": True})
+    cmp = compare_runs(run("a", [plain]), run("b", [last]))
+    assert cmp.configs[0].notes[0] == "settings differ: BASE eager, NEW eager channels_last cudnn_benchmark"
+    assert not any(
+        n.startswith("settings differ") for n in compare_runs(run("a", [last]), run("b", [last])).configs[0].notes
+    )
+    threads = config(s, mode="cudagraph", extra={"threads": 1})
+    cmp = compare_runs(run("a", [plain]), run("b", [threads]), ignore_fields="mode")
+    assert cmp.configs[0].notes[0] == "settings differ: BASE eager, NEW cudagraph threads=1"

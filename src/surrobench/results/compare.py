@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.records.config import inputs_json, is_legacy
+from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
@@ -373,6 +373,20 @@ def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...
     return any(is_legacy(r.inputs) for r in (*base, *new))
 
 
+def _settings_text(r: ConfigResult) -> str:
+    """The mode and execution settings ``r`` ran with: :func:`~surrobench.records.config.mode_text` and
+    ``cudnn_benchmark`` when it was on."""
+    return mode_text(r.mode, r.extra) + (" cudnn_benchmark" if r.extra.get("cudnn_benchmark") else "")
+
+
+def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
+    """A note when a matched pair ran with different modes or execution settings (channels_last, the compile
+    mode, the thread count, cudnn.benchmark: settings outside the config key, so the table's columns do not
+    show them): ``settings differ: BASE eager, NEW eager channels_last``; None when they agree."""
+    b, n = _settings_text(base), _settings_text(new)
+    return None if b == n else f"settings differ: BASE {b}, NEW {n}"
+
+
 def compare_config(
     base: ConfigResult,
     new: ConfigResult,
@@ -395,14 +409,15 @@ def compare_config(
         "top_op_share_ratio": _top_op_ratio(base.top_op, new.top_op),
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }
+    settings = settings_note(base, new)
+    notes = [settings] if settings else []
     if base.status != "ok" or new.status != "ok" or not base.samples_ms or not new.samples_ms:
         verdict, note = _status_verdict(base, new)
-        return ConfigComparison(base, new, verdict, notes=(note,), **common)
+        return ConfigComparison(base, new, verdict, notes=(*notes, note), **common)
     pair = paired_samples(base, new)
     sp = pair.speedup()
     verdict = _BY_SPEEDUP[sp.verdict(rule)]
     median = RatioCI.inverse(sp.median, sp.ci95)
-    notes = []
     if verdict == "inconclusive":
         lo, hi = median.ci95
         notes.append(
