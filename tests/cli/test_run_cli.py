@@ -39,6 +39,9 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     assert code == 0
     captured = capsys.readouterr()
     assert "fno2d" in captured.out and "stored in" in captured.out
+    # one model at one shape: the next steps on the same workload, as commands
+    nxt = [line for line in captured.out.splitlines() if line.startswith("next: ")]
+    assert len(nxt) == 1 and "surrobench diagnose --model fno2d --shape 16" in nxt[0]
     assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/run-v2" and doc["tag"] == "t1"

@@ -6,6 +6,8 @@ missing exits 2 before timing, with the command to run where it is: the user ask
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -130,5 +132,17 @@ def run(
             console.print(render_phase_report(report))
     print_warnings(warnings)
     print_stored(db, record.run_id)
+    if "," not in workload.model and "," not in workload.shape and profile == "none":
+        _next_steps(workload.model, workload.shape)
     write_json(json_out, record.to_json())
     exit_if_configs_failed(record.results)
+
+
+def _next_steps(model: str, shape: str) -> None:
+    """Where to go after a first run of one model at one shape: diagnose and optimize on the same workload."""
+    same = rich_escape(f"--model {shlex.quote(model)} --shape {shlex.quote(shape)}")
+    console.print(
+        f"next: [bold]surrobench diagnose {same}[/] says where the time goes; "
+        f"[bold]surrobench optimize {same}[/] finds what makes it faster",
+        soft_wrap=True,
+    )
