@@ -56,6 +56,14 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
     assert md.read_text().startswith("### fno2d 1x3x8x8 b1 fp32 eager on cpu") and "| cudagraph |" in md.read_text()
     # the baseline run is an ordinary stored run
     assert run_cli(["show", doc["baseline_run_id"], "--db", str(db)]) == 0
+    # the optimization is shown by the id optimize printed, its document as stored
+    capsys.readouterr()
+    shown = tmp_path / "shown.json"
+    assert run_cli(["show", doc["optimize_id"], "--db", str(db), "--json", str(shown)]) == 0
+    assert (
+        json.loads(shown.read_text()) == doc
+        and f"stored as optimization {doc['optimize_id']}" in capsys.readouterr().out
+    )
 
 
 def test_optimize_from_a_stored_run(tmp_path):

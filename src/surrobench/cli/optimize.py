@@ -142,16 +142,16 @@ def optimize_command(
             )
         except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
             doc = exc.report.to_json()
-            _show(doc, where)
-            _write(doc, markdown, json_out, where)
+            show_optimization(doc, where)
+            write_optimization(doc, markdown, json_out, where)
             raise
     doc = report.to_json()
-    _show(doc, where)
-    _write(doc, markdown, json_out, where)
+    show_optimization(doc, where)
+    write_optimization(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
 
 
-def _show(doc: dict, db: str | None) -> None:
+def show_optimization(doc: dict, db: str | None) -> None:
     """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
     line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
     (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
@@ -165,7 +165,8 @@ def _show(doc: dict, db: str | None) -> None:
     console.print(stored, soft_wrap=True)
 
 
-def _write(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
+def write_optimization(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
+    """The report's ``--markdown`` and ``--json`` (the optimize document as stored)."""
     from surrobench.report.optimize import optimize_markdown
 
     write_output(markdown, optimize_markdown(doc, db), "--markdown")

@@ -1,5 +1,6 @@
 """``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or
-serve-v1 JSON file) as ``serve`` prints it, markdown or its serve-v1 JSON."""
+serve-v1 JSON file) as ``serve`` prints it, markdown or its serve-v1 JSON; an optimization as ``optimize``
+printed it."""
 
 from __future__ import annotations
 
@@ -23,19 +24,25 @@ from surrobench.report.escape import rich_escape
 
 @app.command()
 def show(
-    run: str = typer.Argument(..., help="Run id (or unique prefix) in --db, or a run or serve JSON file."),
+    run: str = typer.Argument(
+        ...,
+        help="Run id (or unique prefix) in --db, an optimization id that optimize printed, or a run or serve JSON file.",
+    ),
     db: Path = DbOpt,
     markdown: Path = MarkdownOpt,
     json_out: Path = JsonOpt,
 ) -> None:
     """Show one stored run: the results table (and a multi-process run's scaling table), and optionally
     markdown or the run JSON; a serve run as `serve` prints it (its tables per batching policy, the peak
-    search, its notes), with --json its serve-v1 JSON."""
+    search, its notes), with --json its serve-v1 JSON; an optimization as `optimize` printed it, with --json its
+    optimize JSON."""
     from surrobench.api.compare import load_run, load_serve_run
     from surrobench.report.run import run_markdown, run_tables
 
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
+    if _show_optimization(run, db, markdown, json_out):
+        return
     served = load_serve_run(run, db)
     if served is not None:
         _show_serve(served, markdown, json_out)
@@ -47,6 +54,26 @@ def show(
     if markdown is not None:
         write_output(markdown, run_markdown(record), "--markdown")
     write_json(json_out, record.to_json())
+
+
+def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path | None) -> bool:
+    """Show the optimization ``ref`` names in ``db`` (the id ``optimize`` prints) as ``optimize`` printed it,
+    with its markdown and its optimize JSON; False when ``ref`` names none (a file, another id, no database)."""
+    from surrobench.api.compare import is_run_file
+    from surrobench.cli.optimize import show_optimization, write_optimization
+    from surrobench.results.optimize_store import find_optimization
+    from surrobench.results.store import DEFAULT_DB, ResultStore
+
+    if is_run_file(ref) or not db.is_file():
+        return False
+    with ResultStore(db, read_only=True) as store:
+        doc = find_optimization(store, ref)
+    if doc is None:
+        return False
+    where = None if db == Path(DEFAULT_DB) else str(db)
+    show_optimization(doc, where)
+    write_optimization(doc, markdown, json_out, where)
+    return True
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:

@@ -57,19 +57,31 @@ def _optimization(store: ResultStore, report_json: str) -> dict:
     return doc
 
 
-def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """The stored optimize report ``optimize_id`` (v1 or v2, checked) (a unique prefix is accepted).
+def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
+    """The stored optimize report ``optimize_id`` (v1 or v2, checked; a unique prefix is accepted), or None when
+    none matches.
 
     Raises:
-        UsageError: no report, or several, match; the report is not a valid optimize document.
+        UsageError: several reports match; the report is not a valid optimize document.
     """
     rows = store.conn.execute(
         "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
     ).fetchall()
-    if len(rows) != 1:
-        what = "no optimization" if not rows else f"{len(rows)} optimizations"
-        raise UsageError(f"{what} in {store.path!r} match id {optimize_id!r}")
-    return _optimization(store, rows[0][0])
+    if len(rows) > 1:
+        raise UsageError(f"{len(rows)} optimizations in {store.path!r} match id {optimize_id!r}")
+    return _optimization(store, rows[0][0]) if rows else None
+
+
+def load_optimization(store: ResultStore, optimize_id: str) -> dict:
+    """:func:`find_optimization`, which must find one.
+
+    Raises:
+        UsageError: no report, or several, match; the report is not a valid optimize document.
+    """
+    doc = find_optimization(store, optimize_id)
+    if doc is None:
+        raise UsageError(f"no optimization in {store.path!r} matches id {optimize_id!r}")
+    return doc
 
 
 def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
