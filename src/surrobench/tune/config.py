@@ -123,6 +123,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         top_op=top_op(baseline) if profile else None,
     )
     # all timing is done: the profiler may attach
+    profiling_started = time.monotonic()
     tops = {name: top_op(v) for name, v in search.timed.items()} if profile else {}
     candidates = tuple(
         replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
@@ -144,7 +145,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         if request.rebuildable and recipe.remedies
         else None,
         not_tried=tuple(search.not_tried),
-        notes=(*notes, *_overrun_note(search, elapsed_s)),
+        notes=(*notes, *_overrun_note(search, elapsed_s, time.monotonic() - profiling_started)),
         elapsed_s=elapsed_s,
         recipe_speedup=search.recipe_speedup,
         recipe_window_speedups=search.window_speedups,
@@ -190,24 +191,24 @@ def _cut_short(
     )
 
 
-def _overrun_note(search: Search, elapsed_s: float) -> tuple[str, ...]:
-    """Why the config ran past ``budget_s``, when it did: a candidate starts when the longest one like it so far
-    would end in time (:meth:`surrobench.tune.trials.Trials.spent`), so the first of a kind, a first compilation
-    above all, has nothing to go by, and the top ops are profiled after the budget."""
+def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[str, ...]:
+    """Why the config ran past ``budget_s``, when it did, with where its ``elapsed_s`` went: the fresh processes
+    (inside the search) and ``profiled_s``, the profiling of the top ops after it. A candidate starts when the
+    longest one like it so far would end in time (:meth:`surrobench.tune.trials.Trials.spent`), so the first of
+    a kind, a first compilation above all, has nothing to go by."""
     budget_s = search.bench.request.budget_s
     if elapsed_s <= budget_s:
         return ()
+    processes_s = search.processes.elapsed_s if search.processes is not None else 0.0
+    split = f"{elapsed_s:.1f} s in all: the fresh processes {processes_s:.1f} s, profiling the top ops after the search {profiled_s:.1f} s"
+    over = f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s ({split})"
     longest = max(search.done, key=lambda c: c.time_s or 0.0, default=None)
     if longest is None or not longest.time_s:
-        return (
-            f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s (the baseline's setup, its "
-            "references and its sizing round come before the first candidate)",
-        )
+        return (f"{over}; the baseline's setup, its references and its sizing round come before the first candidate",)
     compiled = ", a first compilation above all," if compiles(longest.name) else ""
     return (
-        f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s; the longest candidate, {longest.name}, "
-        f"took {longest.time_s:.1f} s (the first candidate of a kind{compiled} cannot be estimated before it runs; "
-        "the top ops are profiled after)",
+        f"{over}; the longest candidate, {longest.name}, took {longest.time_s:.1f} s (the first candidate of a "
+        f"kind{compiled} cannot be estimated before it runs)",
     )
 
 
