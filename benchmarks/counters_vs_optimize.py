@@ -119,9 +119,8 @@ def _outcome(verdict: str | None, remedy: str, opt: dict) -> str:
     """What optimize made of ``remedy`` (module docstring): its single's verdict, or its place in the recipe."""
     if verdict == "accepted" or remedy in opt["recommended"]:
         return "faster"
-    return {"rejected_slower": "slower", "rejected_accuracy": "accuracy", "infeasible": "infeasible"}.get(
-        verdict or "", "untried"
-    )
+    not_faster = {"rejected_slower": "slower", "rejected_not_faster": "slower"}  # v2 documents: both one verdict
+    return {**not_faster, "rejected_accuracy": "accuracy", "infeasible": "infeasible"}.get(verdict or "", "untried")
 
 
 def main(folder: str) -> None:

@@ -78,7 +78,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert timed and all(c["top_op"]["name"].startswith("aten::") for c in timed)
         assert all(0 < c["top_op"]["share"] <= 1 for c in timed)
         assert by_name["bf16"]["top_op"] is None  # rejected before timing: never profiled
-        assert doc["schema"] == SCHEMA == "surrobench/optimize-v2"
+        assert doc["schema"] == SCHEMA == "surrobench/optimize-v3"
         assert entry["head_to_head"] is None  # threads=1 had no accepted rival among these remedies
         # stored and linked: the report, and the before/after runs that compare works on
         assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id

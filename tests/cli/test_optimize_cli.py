@@ -42,7 +42,7 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
     )
     assert code == 0
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/optimize-v2" and doc["baseline_run_id"]
+    assert doc["schema"] == "surrobench/optimize-v3" and doc["baseline_run_id"]
     (entry,) = doc["configs"]
     assert entry["input_shape"] == [1, 3, 8, 8] and entry["baseline"]["median_ms"] > 0
     names = [c["name"] for c in entry["candidates"]]

@@ -160,7 +160,7 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
     monkeypatch.setattr(cli, "console", Console(file=buf, width=60))
     monkeypatch.setattr(options, "err_console", Console(file=buf, width=60))  # stdout and stderr, in order
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
-    cli._show({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
+    cli.show_optimization({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
     lines = buf.getvalue().splitlines()
     assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
     assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines

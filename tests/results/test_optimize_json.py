@@ -67,7 +67,7 @@ def test_a_written_document_reads_back_whole():
         (("configs", 0, "inputs", 0, "shape"), "1x3", "configs[0].inputs[0].shape: expected a list, got str"),
         (("interrupted",), "no", "interrupted: expected true or false, got str"),
         (("tolerance",), None, "tolerance: expected a number, got NoneType"),
-        (("schema",), "surrobench/optimize-v9", "schema: 'surrobench/optimize-v9' is not 'surrobench/optimize-v2'"),
+        (("schema",), "surrobench/optimize-v9", "schema: 'surrobench/optimize-v9' is not 'surrobench/optimize-v3'"),
     ],
 )
 def test_a_wrong_type_is_named_by_its_key_path(path, value, message):
@@ -145,3 +145,16 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
             load_optimization(store, "o1")
         with pytest.raises(UsageError, match=r"config\.batch: expected a whole number >= 0, got 'one'"):
             latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
+
+
+def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():
+    """v3 tells a candidate inside the noise (``rejected_not_faster``) from one slower by the rule; a v2 document,
+    whose ``rejected_slower`` held both, reads as written and may not hold the v3 verdict."""
+    doc = _doc()
+    doc["configs"][0]["candidates"][0]["verdict"] = "rejected_not_faster"
+    check_optimize_json(doc)
+    v2 = copy.deepcopy(doc) | {"schema": schemas.OPTIMIZE_V2}
+    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.candidates\[0\]\.verdict: "):
+        check_optimize_json(v2)
+    v2["configs"][0]["candidates"][0]["verdict"] = "rejected_slower"
+    check_optimize_json(v2)

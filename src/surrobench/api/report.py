@@ -65,7 +65,7 @@ class Report:
         cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
         findings: ``{run id: ranked findings}``; a run JSON file gets the run-level findings of its results.
         timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
-        optimizations: ``surrobench/optimize-v1`` documents stored in the database that made these runs.
+        optimizations: ``surrobench/optimize`` documents stored in the database that made these runs.
         serve_runs: the serve runs among those given, in the order given (not in ``runs``).
         serve_comparison: two serve runs (and nothing else) given, both with a capacity search: their
             capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).

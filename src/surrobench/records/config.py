@@ -64,8 +64,8 @@ def is_legacy(inputs: tuple[InputSpec, ...]) -> bool:
 
 
 def inputs_json(inputs: tuple[InputSpec, ...]) -> list[dict]:
-    """``inputs`` as the run-v2 list, ``[{"shape": [...], "dtype": "float32"}, ...]`` (also optimize-v2's and
-    compare-v2's)."""
+    """``inputs`` as the run-v2 list, ``[{"shape": [...], "dtype": "float32"}, ...]`` (also the list of an
+    optimize-v2 or -v3 config and of compare-v2)."""
     return [spec.to_json() for spec in inputs]
 
 

@@ -1,8 +1,9 @@
-"""An optimize document read back, checked key by key: ``surrobench/optimize-v2``, and ``optimize-v1`` documents
-stored before it (:func:`check_optimize_json`, :func:`check_optimize_config`).
+"""An optimize document read back, checked key by key: ``surrobench/optimize-v3``, and ``optimize-v2`` and
+``optimize-v1`` documents stored before it (:func:`check_optimize_json`, :func:`check_optimize_config`).
 
 The document is :meth:`surrobench.results.optimize.OptimizeReport.to_json`; docs/design.md ("Optimize JSON")
-lists every key with its type and unit. A v2 document must hold every key. A v1 document has no ``inputs`` per
+lists every key with its type and unit. A v3 document must hold every key; a v2 document too, its verdicts
+those of v2 (:data:`~surrobench.records.vocab.OPTIMIZE_VERDICTS_V2`: no ``rejected_not_faster``). A v1 document has no ``inputs`` per
 config, and one written early in v1 lacks the keys added during it (a config's ``head_to_head`` and ``fresh``, the
 recipe's windows, a candidate's ``baseline_ms``, ...): it must hold the keys v1 began with, and a later key it holds
 is checked as in v2. A key a reader does not know is left alone.
@@ -13,13 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from surrobench.records import schemas
-from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, PRECISIONS
+from surrobench.records.vocab import (
+    DEVICES,
+    FRESH_VERDICTS,
+    MODES,
+    OPTIMIZE_VERDICTS,
+    OPTIMIZE_VERDICTS_V2,
+    PRECISIONS,
+)
 
 Check = Callable[[object, str], None]
 
 
 class OptimizeJsonError(ValueError):
-    """A document that is not a valid optimize-v2 (or v1) document; the message starts with the bad key's path
+    """A document that is not a valid optimize-v3 (or v2, v1) document; the message starts with the bad key's path
     (``configs[0].candidates[2].verdict: ...``)."""
 
 
@@ -116,8 +124,9 @@ _INPUT = _fields({"shape": _list(_count), "dtype": _nullable(_text)})
 _NOT_TRIED = _fields({"name": _text, "reason": _text})
 
 
-def _shapes(strict: bool) -> dict[str, Callable[[object, str, bool], None]]:
-    """The object checks of one version (``strict``: v2)."""
+def _shapes(strict: bool, verdicts: tuple[str, ...]) -> dict[str, Callable[[object, str, bool], None]]:
+    """The object checks of one version (``strict``: v2 or later, every key required; ``verdicts``: its candidate
+    verdicts)."""
     speedup = _nullable(_nested(_SPEEDUP, strict))
     top_op = _nullable(_nested(_TOP_OP, strict))
     optional_number, optional_text = _nullable(_number), _nullable(_text)
@@ -128,7 +137,7 @@ def _shapes(strict: bool) -> dict[str, Callable[[object, str, bool], None]]:
     candidate = _fields(
         {
             "name": _text,
-            "verdict": _one_of(OPTIMIZE_VERDICTS),
+            "verdict": _one_of(verdicts),
             "reason": _text,
             "rel_l2": optional_number,
             "max_abs": optional_number,
@@ -222,12 +231,17 @@ def _shapes(strict: bool) -> dict[str, Callable[[object, str, bool], None]]:
     return {"config": config, "report": report}
 
 
-_CHECKS = {schemas.OPTIMIZE: _shapes(True), schemas.OPTIMIZE_V1: _shapes(False)}
+_CHECKS = {
+    schemas.OPTIMIZE: _shapes(True, OPTIMIZE_VERDICTS),
+    schemas.OPTIMIZE_V2: _shapes(True, OPTIMIZE_VERDICTS_V2),
+    schemas.OPTIMIZE_V1: _shapes(False, OPTIMIZE_VERDICTS_V2),
+}
 
 
 def _version(schema: object, where: str) -> dict:
     if schema not in _CHECKS:
-        raise _fail(where, f"{str(schema)[:80]!r} is not {schemas.OPTIMIZE!r} (or {schemas.OPTIMIZE_V1!r})")
+        older = f"{schemas.OPTIMIZE_V2!r}, {schemas.OPTIMIZE_V1!r}"
+        raise _fail(where, f"{str(schema)[:80]!r} is not {schemas.OPTIMIZE!r} (or {older})")
     return _CHECKS[schema]
 
 
@@ -239,7 +253,7 @@ def check_optimize_json(doc: object) -> None:
     """
     _object(doc, "top level")
     checks = _version(doc.get("schema"), "schema")
-    checks["report"](doc, "", doc["schema"] == schemas.OPTIMIZE)
+    checks["report"](doc, "", doc["schema"] != schemas.OPTIMIZE_V1)
 
 
 def check_optimize_config(entry: object, schema: object, where: str = "config") -> None:
@@ -248,4 +262,4 @@ def check_optimize_config(entry: object, schema: object, where: str = "config") 
     Raises:
         OptimizeJsonError: an unknown schema, or the first problem of the config, as ``where.key: what is wrong``.
     """
-    _version(schema, "schema")["config"](entry, where, schema == schemas.OPTIMIZE)
+    _version(schema, "schema")["config"](entry, where, schema != schemas.OPTIMIZE_V1)

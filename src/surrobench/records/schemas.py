@@ -29,10 +29,13 @@ MODELS = "surrobench/models-v1"
 #: scenarios-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads
 #: it back.
 SCENARIOS = "surrobench/scenarios-v3"
-#: optimize-v2: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's); v1 documents still
-#: read, their configs identified by the primary input alone. Read back checked key by key
+#: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
+#: rule), so that ``rejected_slower`` means slower; in v1 and v2 ``rejected_slower`` held both. optimize-v2:
+#: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's). v1 and v2 documents still read, a
+#: v1 config identified by its primary input alone. Read back checked key by key
 #: (:mod:`surrobench.records.optimize_json`).
-OPTIMIZE = "surrobench/optimize-v2"
+OPTIMIZE = "surrobench/optimize-v3"
+OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
 #: rank-traces-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing

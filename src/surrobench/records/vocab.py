@@ -18,9 +18,12 @@ DEVICES = ("cpu", "cuda")
 #: How a config ended: measured, out of memory, another exception (including a non-finite output), or over its
 #: time limit (``--timeout-s``; what was measured before it is kept).
 STATUSES = ("ok", "oom", "error", "timeout")
-#: An optimize candidate's verdict: faster beyond the noise floor and accurate; measured but not faster; outside the
-#: tolerance; not tried for a stated reason; tried and raised.
-OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
+#: An optimize candidate's verdict: faster by the rule and accurate; slower by the rule; neither (inside the noise,
+#: or its interval too wide to tell: optimize-v3); outside the tolerance; not tried for a stated reason; tried and
+#: raised. The rule: :mod:`surrobench.results.paired` (docs/design.md, "Faster: one rule for a pair").
+OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_not_faster", "rejected_accuracy", "infeasible", "failed")
+#: The verdicts of optimize-v1 and v2 documents: ``rejected_slower`` there meant "not faster", slower or not.
+OPTIMIZE_VERDICTS_V2 = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
 #: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says what each means).
 FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 #: The remedies ``surrobench optimize`` tries (:mod:`surrobench.execution.remedies` builds each candidate; a remedy

@@ -85,7 +85,7 @@ class ReportInput:
         findings: ``{run id: the diagnosis of that run}`` (:func:`surrobench.analysis.diagnose.diagnose_run`),
             shown in the run's section.
         timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
-        optimizations: ``surrobench/optimize-v1`` documents that made these runs (``surrobench optimize``).
+        optimizations: ``surrobench/optimize`` documents that made these runs (``surrobench optimize``).
         serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
         serve_comparison: the capacity comparison of two serve runs.
         kernel_classes: ``{config label: {kernel class: share of kernel time}}`` (GPU configs with a kernel

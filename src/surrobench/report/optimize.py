@@ -1,4 +1,4 @@
-"""The optimize report (an ``surrobench/optimize-v1`` document, :meth:`OptimizeReport.to_json`) as terminal
+"""The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal
 tables, markdown and an HTML section: per config the source text's before/after table (median, P95, peak
 memory, top-op share) for the baseline and every candidate, with verdict, speedup and its CI, error, setup
 time and break-even calls; then the recipe as code and as a ``surrobench run`` line. Every renderer reads
@@ -39,7 +39,13 @@ COLUMNS = (
     ("break-even calls", "break_even"),
     ("reason", "reason"),
 )
-_VERDICT_STYLE = {"accepted": "green", "rejected_slower": "yellow", "rejected_accuracy": "red", "failed": "red"}
+_VERDICT_STYLE = {
+    "accepted": "green",
+    "rejected_not_faster": "yellow",
+    "rejected_slower": "yellow",
+    "rejected_accuracy": "red",
+    "failed": "red",
+}
 _LEFT = ("name", "verdict", "top_op", "reason")
 
 

@@ -211,14 +211,19 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     return fig
 
 
-_VERDICT_COLORS = {"accepted": "tab:green", "rejected_slower": "tab:orange", "rejected_accuracy": "tab:red"}
+_VERDICT_COLORS = {
+    "accepted": "tab:green",
+    "rejected_not_faster": "tab:olive",
+    "rejected_slower": "tab:orange",
+    "rejected_accuracy": "tab:red",
+}
 
 
 @plain_text()
 def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
     """One panel per optimized config (at most :data:`MAX_OP_PANELS`): each candidate's speedup over the
     baseline (95% CI as a bar) against its relative L2 error, coloured by verdict; the tolerance and
-    ``speedup = 1`` drawn as lines. ``doc`` is an ``surrobench/optimize-v1`` document. None when no
+    ``speedup = 1`` drawn as lines. ``doc`` is a ``surrobench/optimize`` document (any version). None when no
     candidate has both numbers."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:

@@ -81,7 +81,7 @@ class FreshCheck:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {FRESH_VERDICTS}")
 
     def to_json(self) -> dict:
-        """The optimize-v2 ``fresh`` object of a config."""
+        """The optimize-v3 ``fresh`` object of a config (as in v2)."""
         return {
             "pairs": self.pairs,
             "verdict": self.verdict,

@@ -44,7 +44,7 @@ def recipe_speedup(entry: dict) -> dict | None:
 
 def _outcome(c: dict) -> str:
     """Why a measured remedy is not recommended, with its number."""
-    if c["verdict"] == "rejected_slower":
+    if c["verdict"] in ("rejected_slower", "rejected_not_faster"):
         return f"{c['name']} {_speed(c)}, not faster"
     if c["verdict"] == "rejected_accuracy":
         return f"{c['name']} rel L2 {c['rel_l2']:.1e}, over the tolerance"
@@ -143,7 +143,7 @@ def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list
     remedy the optimization rejected is never suggested; other ``info`` findings are left as they are.
 
     Args:
-        measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1 or -v2).
+        measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).
     """
     return [
         replace(f, action=cite_action(f.clauses, measured[f.config]))

@@ -1,4 +1,4 @@
-"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v2``.
+"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3``.
 
 One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
 the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
@@ -104,7 +104,7 @@ class CandidateResult:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {OPTIMIZE_VERDICTS}")
 
     def to_json(self) -> dict:
-        """The optimize-v2 candidate object; ``speedup`` absent when not measured."""
+        """The optimize-v3 candidate object; ``speedup`` absent when not measured."""
         d = {"name": self.name, "verdict": self.verdict, "reason": self.reason}
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
@@ -263,7 +263,7 @@ class OptimizeReport:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """The whole report as ``surrobench/optimize-v2`` (:data:`surrobench.records.schemas.OPTIMIZE`)."""
+        """The whole report as ``surrobench/optimize-v3`` (:data:`surrobench.records.schemas.OPTIMIZE`)."""
         return {
             "schema": schemas.OPTIMIZE,
             "optimize_id": self.optimize_id,

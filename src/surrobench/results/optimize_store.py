@@ -1,5 +1,5 @@
 """Optimize reports in the results database (``optimizations``, ``optimize_configs``): stored as each candidate is
-judged, read back checked against their schema (optimize-v2, or v1) by ``show``, ``report``, ``compare`` and the
+judged, read back checked against their schema (optimize-v3, or v2, v1) by ``show``, ``report``, ``compare`` and the
 diagnosis that cites a config's measured remedies.
 """
 
@@ -49,7 +49,7 @@ def _optimization(store: ResultStore, report_json: str) -> dict:
     """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
 
     Raises:
-        UsageError: the row is not a valid optimize-v2 (or v1) document; the message names the bad key.
+        UsageError: the row is not a valid optimize-v3 (or v2, v1) document; the message names the bad key.
     """
     with store._reading("an optimization"):
         doc = json.loads(report_json)

@@ -176,7 +176,7 @@ class Trials:
         ms = float(np.median(self.last_window(handle)))
         result = CandidateResult(
             recipe.name,
-            "accepted" if decisive.faster() else "rejected_slower",
+            "accepted" if decisive.faster() else "rejected_slower" if decisive.slower() else "rejected_not_faster",
             reason,
             speedup=vs_base,
             gain=gain,
