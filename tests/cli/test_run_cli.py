@@ -227,20 +227,25 @@ def test_a_closed_stdout_pipe_still_writes_the_json_and_exits_0(tmp_path):
     assert len(json.loads(out.read_text())["results"]) == 3
 
 
-def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
-    """The second config is interrupted: exit 130, the first is stored and in --json, the run is marked."""
+def _ctrl_c_at(monkeypatch, call: int) -> None:
+    """Ctrl-C (KeyboardInterrupt) when the sweep measures its ``call``-th config (1-based, rounds included)."""
     from surrobench.execution import sweep
 
     calls = []
     real = sweep.run_config
 
-    def interrupt_second(cfg, prepared, **limits):
+    def interrupt(cfg, prepared, **limits):
         calls.append(cfg)
-        if len(calls) == 2:
+        if len(calls) == call:
             raise KeyboardInterrupt
         return real(cfg, prepared, **limits)
 
-    monkeypatch.setattr(sweep, "run_config", interrupt_second)
+    monkeypatch.setattr(sweep, "run_config", interrupt)
+
+
+def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
+    """The second config is interrupted: exit 130, the first is stored and in --json, the run is marked."""
+    _ctrl_c_at(monkeypatch, 2)
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     code = run_cli(
         [
@@ -272,18 +277,7 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
 def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path, capsys, monkeypatch):
     """``--rounds 2`` over three configs, interrupted at the second config of round 2: the first config is
     stored with both rounds, the other two with the round they finished, marked as short of the rounds asked."""
-    from surrobench.execution import sweep
-
-    calls = []
-    real = sweep.run_config
-
-    def interrupt_fifth(cfg, prepared, **limits):
-        calls.append(cfg)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        return real(cfg, prepared, **limits)
-
-    monkeypatch.setattr(sweep, "run_config", interrupt_fifth)
+    _ctrl_c_at(monkeypatch, 5)
     db = tmp_path / "r.db"
     args = ["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1,2,4", "--rounds", "2", "--device", "cpu"]
     args += ["--db", str(db)]

@@ -71,13 +71,8 @@ def test_runner_records_the_explained_cause_and_keeps_the_original_error():
 
 def test_a_model_error_is_labelled_by_its_message_and_names_the_models_exception():
     """The user's model failed: the label is the model's failure, not the usage error it is a kind of."""
-    try:
-        try:
-            raise ValueError("boom")
-        except ValueError as exc:
-            raise ModelError("model m.py:build: factory build() raised ValueError: boom") from exc
-    except ModelError as exc:
-        failure = exc
+    failure = ModelError("model m.py:build: factory build() raised ValueError: boom")
+    failure.__cause__ = ValueError("boom")  # as the loader raises it: ``from`` the model's exception
     assert failure_label(failure) == error_text(failure) == str(failure)
     assert explain_failure(failure) == ("unknown", str(failure))
     assert failure_label(ValueError("boom")) == error_text(ValueError("boom\nmore")) == "ValueError: boom"
