@@ -152,15 +152,13 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
 
     from rich.console import Console
 
-    from surrobench.cli import optimize as cli
-
     from surrobench.cli import options
 
     buf = io.StringIO()
-    monkeypatch.setattr(cli, "console", Console(file=buf, width=60))
+    monkeypatch.setattr(options, "console", Console(file=buf, width=60))
     monkeypatch.setattr(options, "err_console", Console(file=buf, width=60))  # stdout and stderr, in order
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
-    cli.show_optimization({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
+    options.show_optimization({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
     lines = buf.getvalue().splitlines()
     assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
     assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines

@@ -29,12 +29,10 @@ from surrobench.cli.options import (
     check_writable,
     command_line,
     exit_if_configs_failed,
-    print_warnings,
     refuse_given,
-    console,
+    show_optimization,
+    write_optimization,
     err_console,
-    write_json,
-    write_output,
 )
 from surrobench.results.store import DEFAULT_DB, ResultStore
 
@@ -149,25 +147,3 @@ def optimize_command(
     show_optimization(doc, where)
     write_optimization(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
-
-
-def show_optimization(doc: dict, db: str | None) -> None:
-    """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
-    line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
-    (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
-    fixed width."""
-    from surrobench.report.optimize import optimize_renderables
-
-    *configs, stored = optimize_renderables(doc, db, width=console.width)
-    for renderable in configs:
-        console.print(renderable, crop=False)
-    print_warnings(doc.get("warnings", []))
-    console.print(stored, soft_wrap=True)
-
-
-def write_optimization(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
-    """The report's ``--markdown`` and ``--json`` (the optimize document as stored)."""
-    from surrobench.report.optimize import optimize_markdown
-
-    write_output(markdown, optimize_markdown(doc, db), "--markdown")
-    write_json(json_out, doc)

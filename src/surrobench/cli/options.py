@@ -528,6 +528,28 @@ def print_failed(results) -> None:
         console.print(line)
 
 
+def show_optimization(doc: dict, db: str | None) -> None:
+    """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
+    line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
+    (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
+    fixed width."""
+    from surrobench.report.optimize import optimize_renderables
+
+    *configs, stored = optimize_renderables(doc, db, width=console.width)
+    for renderable in configs:
+        console.print(renderable, crop=False)
+    print_warnings(doc.get("warnings", []))
+    console.print(stored, soft_wrap=True)
+
+
+def write_optimization(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
+    """The report's ``--markdown`` and ``--json`` (the optimize document as stored)."""
+    from surrobench.report.optimize import optimize_markdown
+
+    write_output(markdown, optimize_markdown(doc, db), "--markdown")
+    write_json(json_out, doc)
+
+
 def print_stored(db: Path, run_id: str) -> None:
     """The line that says where the run was stored."""
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(run_id)}")

@@ -60,7 +60,7 @@ def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path
     """Show the optimization ``ref`` names in ``db`` (the id ``optimize`` prints) as ``optimize`` printed it,
     with its markdown and its optimize JSON; False when ``ref`` names none (a file, another id, no database)."""
     from surrobench.api.compare import is_run_file
-    from surrobench.cli.optimize import show_optimization, write_optimization
+    from surrobench.cli.options import show_optimization, write_optimization
     from surrobench.results.optimize_store import find_optimization
     from surrobench.results.store import DEFAULT_DB, ResultStore
 
