@@ -274,6 +274,20 @@ def test_ctrl_c_mid_sweep_keeps_what_finished(tmp_path, capsys, monkeypatch):
         assert store.run_state(doc["run_id"]) == "interrupted" and len(store.load_run(doc["run_id"]).results) == 1
 
 
+def test_a_signal_after_the_sweep_while_the_tables_print_keeps_the_json(tmp_path, monkeypatch):
+    """The run is stored and complete; Ctrl-C (or SIGTERM) while its tables print must not lose --json."""
+    from surrobench.cli import run as run_command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_command, "run_tables", interrupted)
+    out = tmp_path / "run.json"
+    args = ["run", "--model", "pinn-mlp", "--shape", "32", "--batch", "1", "--device", "cpu", "--json", str(out)]
+    assert run_cli([*args, "--db", str(tmp_path / "r.db"), *FAST]) == 130
+    assert [r["status"] for r in json.loads(out.read_text())["results"]] == ["ok"]
+
+
 def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path, capsys, monkeypatch):
     """``--rounds 2`` over three configs, interrupted at the second config of round 2: the first config is
     stored with both rounds, the other two with the round they finished, marked as short of the rounds asked."""

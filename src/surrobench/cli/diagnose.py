@@ -144,8 +144,11 @@ def diagnose(
                 raise
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = api_diagnose.workload_context(record, evidence)
-    print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     failed = context.get("failed_configs", [])
+    if markdown is not None:  # the documents first: a signal while the tables print must not lose them
+        write_output(markdown, findings_section_markdown(findings, title, failed), "--markdown")
+    write_json(json_out, diagnosis_json(findings, context))
+    print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
@@ -154,8 +157,5 @@ def diagnose(
         findings, title, width=console.width, explain=explain, any_failed=bool(failed)
     ):
         console.print(renderable)
-    if markdown is not None:
-        write_output(markdown, findings_section_markdown(findings, title), "--markdown")
-    write_json(json_out, diagnosis_json(findings, context))
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)

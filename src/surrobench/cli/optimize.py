@@ -140,10 +140,10 @@ def optimize_command(
             )
         except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
             doc = exc.report.to_json()
-            show_optimization(doc, where)
             write_optimization(doc, markdown, json_out, where)
+            show_optimization(doc, where)
             raise
     doc = report.to_json()
+    write_optimization(doc, markdown, json_out, where)  # first: a signal while it prints must not lose it
     show_optimization(doc, where)
-    write_optimization(doc, markdown, json_out, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))

@@ -49,10 +49,11 @@ def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOp
             perf = [r.to_json() for r in cut.reports]
             write_json(json_out, {"schema": schemas.PERF, "run": cut.record.to_json(), "perf": perf})
             raise
+    # first: a signal while the reports print must not lose it
+    write_json(json_out, {"schema": schemas.PERF, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
     for report in reports:
         console.print(render_phase_report(report))
     print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
-    write_json(json_out, {"schema": schemas.PERF, "run": record.to_json(), "perf": [r.to_json() for r in reports]})
     exit_if_configs_failed(record.results)

@@ -77,12 +77,12 @@ def profile(
     with ResultStore(db) as store, _json_on_interrupt(json_out):
         record, warnings, reports = timed_and_profiled(plan, store, options)
     profiles = [r.to_json() for r in reports]
+    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})  # first
     for renderable in profile_renderables(profiles, top, width=console.width):
         console.print(renderable)
     print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
-    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})
     exit_if_configs_failed(record.results)
 
 
@@ -107,6 +107,9 @@ def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: Nsy
 
     with ResultStore(db) as store, _json_on_interrupt(json_out):
         record, warnings, reports = timed_and_profiled(plan, store, options, nsys_config)
+    write_json(  # first: a signal while the reports print must not lose it
+        json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]}
+    )
     for report in reports:
         console.print(render_phase_report(report))
         if report.report:
@@ -114,7 +117,4 @@ def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: Nsy
     print_failed(record.results)
     print_warnings(warnings)
     print_stored(db, record.run_id)
-    write_json(
-        json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]}
-    )
     exit_if_configs_failed(record.results)

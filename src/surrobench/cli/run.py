@@ -125,6 +125,7 @@ def run(
         except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
             write_json(json_out, exc.record.to_json())
             raise
+    write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
     for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.env['device_name']}"), console.width):
         console.print(table)
     if profile in ("perf", "nsys"):
@@ -134,7 +135,6 @@ def run(
     print_stored(db, record.run_id)
     if "," not in workload.model and "," not in workload.shape and profile == "none":
         _next_steps(workload.model, workload.shape)
-    write_json(json_out, record.to_json())
     exit_if_configs_failed(record.results)
 
 

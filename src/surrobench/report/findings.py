@@ -49,12 +49,14 @@ def failed_lines(failed: list[dict]) -> list[str]:
     """One line (rich markup) per config that failed, from diagnosis ``context.failed_configs`` entries
     (:func:`surrobench.api.diagnose.failed_configs_json`): ``failed: LABEL: STATUS: CAUSE [ERROR]``, the
     error alone when no cause is known."""
-    lines = []
-    for c in failed:
-        what = f"{c['cause']} [{c['error']}]" if c.get("cause") else str(c.get("error") or "")
-        text = f"{c['label']}: {c['status']}: {what}"
-        lines.append(f"[bold red]failed:[/bold red] {rich_escape(text)}")
-    return lines
+    return [f"[bold red]failed:[/bold red] {rich_escape(_failed_text(c))}" for c in failed]
+
+
+def _failed_text(c: dict) -> str:
+    """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config (:func:`failed_lines`), the error alone when no cause
+    is known."""
+    what = f"{c['cause']} [{c['error']}]" if c.get("cause") else str(c.get("error") or "")
+    return f"{c['label']}: {c['status']}: {what}"
 
 
 def finding_row(f: Finding) -> list[str]:
@@ -195,6 +197,9 @@ def findings_renderables(
     return [heading, findings_brief(findings, width), Text(hint, style="dim")]
 
 
-def findings_section_markdown(findings: list[Finding], title: str) -> str:
-    """The judgment table as a markdown section: ``title`` as a level-3 heading, then :func:`findings_markdown`."""
-    return f"### {md_escape(title, newline=' ')}\n\n" + findings_markdown(findings)
+def findings_section_markdown(findings: list[Finding], title: str, failed: list[dict] = ()) -> str:
+    """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
+    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), then
+    :func:`findings_markdown`."""
+    failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
+    return f"### {md_escape(title, newline=' ')}\n\n" + failures + findings_markdown(findings)
