@@ -64,6 +64,10 @@ def test_optimize_writes_json_markdown_and_tables(tmp_path, capsys):
         json.loads(shown.read_text()) == doc
         and f"stored as optimization {doc['optimize_id']}" in capsys.readouterr().out
     )
+    # a prefix of the optimization and of its runs (they share its timestamp) names neither: exit 2
+    common = doc["optimize_id"][: len("20261202-175120")]
+    assert doc["baseline_run_id"].startswith(common) and run_cli(["show", common, "--db", str(db)]) == 2
+    assert "matches optimization" in capsys.readouterr().err
 
 
 def test_optimize_from_a_stored_run(tmp_path):

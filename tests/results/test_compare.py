@@ -206,6 +206,9 @@ def test_ignoring_the_mode_matches_eager_with_cudagraph():
     assert [c.verdict for c in by_text.configs] == ["improved"]
     with pytest.raises(UsageError, match="ignore_fields batch"):
         compare_runs(run("a", base), run("b", new), ignore_fields="mode, batch")
+    for wrong in (None, 5, b"mode", [5]):
+        with pytest.raises(UsageError, match="^ignore_fields"):
+            compare_runs(run("a", base), run("b", new), ignore_fields=wrong)
 
 
 def test_a_single_round_verdict_says_how_to_confirm_it():

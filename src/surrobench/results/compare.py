@@ -307,6 +307,10 @@ def compare_runs(
     _rule(threshold)
     if isinstance(ignore_fields, str):
         ignore_fields = tuple(f.strip() for f in ignore_fields.split(",") if f.strip())
+    if not isinstance(ignore_fields, (tuple, list)) or not all(isinstance(f, str) for f in ignore_fields):
+        raise UsageError.bad(
+            "ignore_fields", f"{ignore_fields!r}: field names, as a sequence or comma-separated text, e.g. 'mode'"
+        )
     for key in MUST_MATCH_ENV_KEYS:
         b, n = base.env.get(key), new.env.get(key)
         if b != n and not allow_env_mismatch:

@@ -509,14 +509,19 @@ class ResultStore:
         """
         if not prefix.strip():
             raise UsageError(f"run id {prefix!r} is empty; see `surrobench history` for the ids in {self.path!r}")
-        rows = self.conn.execute(
-            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (prefix_pattern(prefix),)
-        ).fetchall()
+        rows = self.matching_run_ids(prefix)
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
             verb = "matches" if not rows else "match"
             raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}; see `surrobench history`")
-        return rows[0][0]
+        return rows[0]
+
+    def matching_run_ids(self, prefix: str) -> list[str]:
+        """The ids of the stored runs that start with ``prefix`` (LIKE wildcards in it taken literally)."""
+        rows = self.conn.execute(
+            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (prefix_pattern(prefix),)
+        ).fetchall()
+        return [row[0] for row in rows]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
         """Stored runs, newest first, optionally filtered by model (a config's, or the model a serve run
