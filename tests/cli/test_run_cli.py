@@ -41,7 +41,9 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     assert "fno2d" in captured.out and "stored in" in captured.out
     # one model at one shape: the next steps on the same workload, as commands
     nxt = [line for line in captured.out.splitlines() if line.startswith("next: ")]
-    assert len(nxt) == 1 and "surrobench diagnose --model fno2d --shape 16" in nxt[0]
+    assert (
+        len(nxt) == 1 and f"surrobench diagnose --model fno2d --shape 16 --batch 1,2 --device cpu --db {db}" in nxt[0]
+    )
     assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/run-v2" and doc["tag"] == "t1"
@@ -51,6 +53,14 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     with ResultStore(db) as store:
         stored = store.load_run(doc["run_id"])
     assert [r.latency_ms.median for r in stored.results] == [r["latency_ms"]["median"] for r in doc["results"]]
+
+
+def test_no_next_steps_for_a_workload_they_would_not_measure(tmp_path, capsys):
+    """diagnose and optimize start from fp32 eager with no setting: after a run with --threads 1 they would not
+    measure the same thing, so no `next:` line is printed."""
+    args = ["run", "--model", "fno2d", "--shape", "16", "--batch", "1", "--device", "cpu", "--threads", "1"]
+    assert run_cli([*args, "--db", str(tmp_path / "r.db"), *FAST]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("next: ")]
 
 
 def test_user_factory_model(tmp_path):

@@ -36,6 +36,7 @@ from surrobench.cli.options import (
     write_json,
 )
 from surrobench.errors import UsageError
+from surrobench.results.store import DEFAULT_DB
 from surrobench.report.run import run_tables
 from surrobench.workload.spec import parse_devices
 
@@ -133,14 +134,23 @@ def run(
             console.print(render_phase_report(report))
     print_warnings(warnings)
     print_stored(db, record.run_id)
-    if "," not in workload.model and "," not in workload.shape and profile == "none":
-        _next_steps(workload.model, workload.shape)
+    if profile == "none":
+        _next_steps(workload, db)
     exit_if_configs_failed(record.results)
 
 
-def _next_steps(model: str, shape: str) -> None:
-    """Where to go after a first run of one model at one shape: diagnose and optimize on the same workload."""
-    same = rich_escape(f"--model {shlex.quote(model)} --shape {shlex.quote(shape)}")
+def _next_steps(workload: WorkloadOptions, db: Path) -> None:
+    """Where to go after a run of one model at one shape, as an fp32 eager baseline with no other setting
+    (optimize's starting point): diagnose and optimize on the same workload (its batches, device and database).
+    Nothing for another workload: those commands would not measure the same thing."""
+    model, shape = workload.model.strip(), workload.shape.strip()
+    settings = (workload.channels_last, workload.compile_mode, workload.threads, workload.cudnn_benchmark)
+    if "," in model or "," in shape or (workload.precision, workload.mode) != ("fp32", "eager") or any(settings):
+        return
+    words = ["--model", model, "--shape", shape, "--batch", workload.batch]
+    words += ["--device", workload.device] if workload.device != "auto" else []
+    words += ["--db", str(db)] if db != Path(DEFAULT_DB) else []
+    same = rich_escape(shlex.join(words))
     console.print(
         f"next: [bold]surrobench diagnose {same}[/] says where the time goes; "
         f"[bold]surrobench optimize {same}[/] finds what makes it faster",
