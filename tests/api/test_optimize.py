@@ -117,7 +117,7 @@ def test_budget_leaves_candidates_untried(model_spec, tmp_path):
     (over,) = [n for n in entry.notes if n.startswith("ran ")]
     assert "past the budget of 0.001 s" in over and entry.elapsed_s > 1e-3
     assert "the baseline's setup" in over and "compilation" not in over  # no candidate ran, none compiled
-    assert f"({entry.elapsed_s:.1f} s in all: the fresh processes 0.0 s, profiling the top ops" in over
+    assert f"({entry.elapsed_s:.1f} s in all: profiling the top ops" in over  # no fresh process ran: not named
 
 
 def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_finished(

@@ -96,6 +96,7 @@ def test_factory_returning_non_module(tmp_path):
         (":make", "expected package.module:factory"),
         ("fno3d", "unknown model 'fno3d' \\(did you mean fno2d\\?\\)"),
         ("zzz", "unknown model 'zzz'; known: "),
+        ("FNO2D", "unknown model 'FNO2D' \\(did you mean fno2d\\?\\)"),
     ],
 )
 def test_bad_specs(spec, match):

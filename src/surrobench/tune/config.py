@@ -200,7 +200,8 @@ def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[
     if elapsed_s <= budget_s:
         return ()
     processes_s = search.processes.elapsed_s if search.processes is not None else 0.0
-    split = f"{elapsed_s:.1f} s in all: the fresh processes {processes_s:.1f} s, profiling the top ops after the search {profiled_s:.1f} s"
+    fresh = f"the fresh processes {processes_s:.1f} s, " if processes_s else ""
+    split = f"{elapsed_s:.1f} s in all: {fresh}profiling the top ops after the search {profiled_s:.1f} s"
     over = f"ran {elapsed_s - budget_s:.1f} s past the budget of {budget_s:g} s ({split})"
     longest = max(search.done, key=lambda c: c.time_s or 0.0, default=None)
     if longest is None or not longest.time_s:

@@ -41,7 +41,7 @@ def get_surrogate(name: str) -> Surrogate:
     try:
         return _REGISTRY[name]()
     except KeyError:
-        close = difflib.get_close_matches(name, _REGISTRY, n=1)
+        close = difflib.get_close_matches(name.strip().lower(), _REGISTRY, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(
             f"unknown model {name!r}{hint}; known: {', '.join(_REGISTRY)} (or package.module:factory, "
