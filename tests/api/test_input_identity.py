@@ -5,6 +5,7 @@ their primary input alone."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import sqlite3
 
 import torch
@@ -77,7 +78,7 @@ def test_compare_json_names_every_input_of_each_entry():
 def test_run_json_carries_every_input_and_reads_back():
     run = _run([16])
     doc = json.loads(json.dumps(run.to_json()))
-    assert doc["schema"] == schemas.RUN == "surrobench/run-v2"
+    assert doc["schema"] == schemas.RUN == "surrobench/run-v3"
     assert doc["results"][0]["inputs"] == [
         {"shape": [1, 100], "dtype": "float32"},
         {"shape": [16, 2], "dtype": "float32"},
@@ -155,3 +156,21 @@ def test_an_optimize_v1_entry_is_cited_for_a_single_input_config_only(tmp_path):
         # the v1 entry knows the primary (1, 100) alone: it cannot say which N it measured
         assert measured_for(store, multi.results) == {}
         assert measured_for(store, single.results)[single.results[0].label()]["recommended"] == ["threads=1"]
+
+
+def test_a_run_v3_document_keeps_each_results_settings_and_a_run_v2_one_still_reads():
+    """run-v3 carries the settings outside the config key and the rounds, so a run read back from its file keeps
+    its label and compare can name what differs; a run-v2 document, without them, reads as before."""
+    run = surrobench.benchmark("fno2d", shapes=[8], **SMALL)
+    (result,) = run.results
+    short = replace(result, extra={**result.extra, "channels_last": True, "rounds": 1, "rounds_planned": 3})
+    doc = json.loads(json.dumps(replace(run, results=(short,)).to_json()))
+    entry = doc["results"][0]
+    assert entry["settings"] == {"channels_last": True} and (entry["rounds"], entry["rounds_planned"]) == (1, 3)
+    back = run_from_json(doc).results[0]
+    assert back.label() == short.label() and back.extra["rounds_planned"] == 3
+    assert compare_runs(run, run_from_json(doc)).configs[0].notes[0].startswith("settings differ")
+    for key in ("settings", "rounds", "rounds_planned"):
+        del entry[key]
+    doc["schema"] = schemas.RUN_V2
+    assert run_from_json(doc).results[0].key() == result.key()

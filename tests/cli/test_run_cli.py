@@ -8,7 +8,7 @@ import os
 import torch
 from conftest import run_cli
 
-from surrobench.records.run import RESULT_KEYS_V2
+from surrobench.records.run import RESULT_KEYS_V3
 from surrobench.results.store import ResultStore
 
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1"]
@@ -46,10 +46,10 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     )
     assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/run-v2" and doc["tag"] == "t1"
+    assert doc["schema"] == "surrobench/run-v3" and doc["tag"] == "t1"
     assert doc["env"]["tf32_by_precision"] == {"fp32": False} and doc["env"]["cudnn_benchmark"] is False
     assert [r["input_shape"] for r in doc["results"]] == [[1, 3, 16, 16], [2, 3, 16, 16]]
-    assert all(tuple(r) == RESULT_KEYS_V2 and r["status"] == "ok" and len(r["samples_ms"]) == 3 for r in doc["results"])
+    assert all(tuple(r) == RESULT_KEYS_V3 and r["status"] == "ok" and len(r["samples_ms"]) == 3 for r in doc["results"])
     with ResultStore(db) as store:
         stored = store.load_run(doc["run_id"])
     assert [r.latency_ms.median for r in stored.results] == [r["latency_ms"]["median"] for r in doc["results"]]

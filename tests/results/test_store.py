@@ -8,7 +8,7 @@ import pytest
 from conftest import run_cli
 
 from surrobench.errors import UsageError
-from surrobench.records.run import RESULT_KEYS_V2, ConfigResult, RunRecord, run_from_json
+from surrobench.records.run import RESULT_KEYS_V3, ConfigResult, RunRecord, run_from_json
 from surrobench.records.schemas import RUN as SCHEMA
 from surrobench.records.stats import LatencyStats
 from surrobench.results.store import ResultStore
@@ -108,7 +108,7 @@ def test_run_json_has_exactly_the_design_keys():
     doc = _run([_result(2), _result(1, status="error", device=False)]).to_json()
     assert set(doc) == DESIGN_RUN_KEYS and doc["schema"] == SCHEMA
     for entry in doc["results"]:
-        assert tuple(entry) == RESULT_KEYS_V2
+        assert tuple(entry) == RESULT_KEYS_V3
         assert set(entry["throughput"]) == {"samples_per_s", "points_per_s"}
     assert set(doc["results"][0]["latency_ms"]) == DESIGN_STAT_KEYS
     assert doc["results"][0]["input_shape"] == [2, 3, 64, 64]
@@ -121,7 +121,7 @@ def test_run_json_round_trip():
     back = run_from_json(json.loads(json.dumps(run.to_json())))
     assert back.results[0].latency_ms == run.results[0].latency_ms
     assert back.results[0].key() == run.results[0].key()
-    with pytest.raises(ValueError, match="run-v2"):
+    with pytest.raises(ValueError, match="run-v3"):
         run_from_json({"schema": "other"})
 
 

@@ -13,7 +13,15 @@ import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas, tabular
-from surrobench.records.config import ConfigKey, InputSpec, inputs_json, inputs_of, inputs_text, mode_text
+from surrobench.records.config import (
+    EXEC_SETTINGS,
+    ConfigKey,
+    InputSpec,
+    inputs_json,
+    inputs_of,
+    inputs_text,
+    mode_text,
+)
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
@@ -39,6 +47,11 @@ RESULT_KEYS = (
 )
 #: What a run-v2 result adds to :data:`RESULT_KEYS`.
 RESULT_KEYS_V2 = (*RESULT_KEYS, "inputs")
+#: What a run-v3 result adds to :data:`RESULT_KEYS_V2`: the settings outside the config key it ran with, the rounds
+#: its samples came from, and the rounds asked for when an interruption left it short (else null).
+RESULT_KEYS_V3 = (*RESULT_KEYS_V2, "settings", "rounds", "rounds_planned")
+#: The settings a run-v3 result names (``extra`` keys, written where set): :data:`EXEC_SETTINGS` and cudnn.benchmark.
+RESULT_SETTINGS = (*EXEC_SETTINGS, "cudnn_benchmark")
 
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
@@ -138,7 +151,7 @@ class ConfigResult:
         return replace(self, top_op={"name": name, "share": float(share)})
 
     def to_json(self) -> dict:
-        """The run-v2 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
+        """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
         return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
 
@@ -163,6 +176,9 @@ class ConfigResult:
             "top_op": self.top_op,
             "samples_ms": list(self.samples_ms),
             "inputs": inputs_json(self.inputs),
+            "settings": {k: self.extra[k] for k in RESULT_SETTINGS if self.extra.get(k) not in (None, False)},
+            "rounds": self.extra.get("rounds", 1),
+            "rounds_planned": self.extra.get("rounds_planned"),
         }
 
 
@@ -207,7 +223,7 @@ class RunRecord:
         return tabular.run_dataframe(self)
 
     def to_json(self) -> dict:
-        """The whole run as ``surrobench/run-v2``."""
+        """The whole run as ``surrobench/run-v3``."""
         return {
             "schema": schemas.RUN,
             "run_id": self.run_id,
@@ -219,8 +235,8 @@ class RunRecord:
 
 
 class RunJsonError(ValueError):
-    """A JSON document that is not a valid ``surrobench/run-v2`` (or run-v1) run; the message names the bad key
-    path."""
+    """A JSON document that is not a valid ``surrobench/run-v3`` (or run-v2, run-v1) run; the message names the bad
+    key path."""
 
 
 def _fail(where: str, what: str) -> RunJsonError:
@@ -274,8 +290,8 @@ def _stats(value: object, where: str) -> None:
 
 
 def _check_result(d: object, where: str, keys: tuple[str, ...]) -> None:
-    """Every key of ``keys`` (run-v1's or run-v2's) of one ``results`` entry present, of its type, finite and
-    within its vocabulary."""
+    """Every key of ``keys`` (run-v1's, run-v2's or run-v3's) of one ``results`` entry present, of its type, finite
+    and within its vocabulary."""
     if not isinstance(d, dict):
         raise _fail(where, f"expected an object, got {type(d).__name__}")
     missing = [k for k in keys if k not in d]
@@ -320,6 +336,15 @@ def _check_result(d: object, where: str, keys: tuple[str, ...]) -> None:
         _number(sample, f"{where}.samples_ms[{i}]")
     if "inputs" in keys:
         _check_inputs(d["inputs"], shape, f"{where}.inputs")
+    if "settings" in keys:
+        settings = d["settings"]
+        if not isinstance(settings, dict):
+            raise _fail(f"{where}.settings", f"expected an object, got {type(settings).__name__}")
+        unknown = sorted(set(settings) - set(RESULT_SETTINGS))
+        if unknown:
+            raise _fail(f"{where}.settings", f"unknown key(s) {', '.join(unknown)}")
+        _integer(d["rounds"], f"{where}.rounds", low=1)
+        _integer(d["rounds_planned"], f"{where}.rounds_planned", low=1, optional=True)
 
 
 def _check_inputs(inputs: object, primary: list, where: str) -> None:
@@ -370,7 +395,7 @@ def _check_multi_rank(d: dict, where: str) -> None:
 
 
 def check_run_json(d: object) -> None:
-    """Validate a whole ``surrobench/run-v2`` (or run-v1) document before anything reads it: the schema id, every key
+    """Validate a whole ``surrobench/run-v3`` (or run-v2, run-v1) document before anything reads it: the schema id, every key
     of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
     device, mode and status.
 
@@ -379,9 +404,12 @@ def check_run_json(d: object) -> None:
     """
     if not isinstance(d, dict):
         raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    if d.get("schema") not in (schemas.RUN, schemas.RUN_V1):
-        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {schemas.RUN_V1!r})")
-    keys = RESULT_KEYS_V2 if d["schema"] == schemas.RUN else RESULT_KEYS
+    keys = {schemas.RUN: RESULT_KEYS_V3, schemas.RUN_V2: RESULT_KEYS_V2, schemas.RUN_V1: RESULT_KEYS}.get(
+        d.get("schema")
+    )
+    if keys is None:
+        older = f"{schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
+        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {older})")
     for key in ("run_id", "created"):
         _text(d.get(key), key)
     if not d["run_id"]:
@@ -399,10 +427,16 @@ def check_run_json(d: object) -> None:
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
 
-    ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it.
-    ``d`` is one entry of a document :func:`check_run_json` accepted; a run-v1 entry, which has no ``inputs``,
-    gets its primary input of unknown dtype (:class:`~surrobench.records.config.InputSpec`).
+    ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it; a
+    run-v3 entry's own ``rounds``, ``rounds_planned`` and ``settings`` take its place. ``d`` is one entry of a
+    document :func:`check_run_json` accepted; a run-v1 entry, which has no ``inputs``, gets its primary input of
+    unknown dtype (:class:`~surrobench.records.config.InputSpec`).
     """
+    if "settings" in d:  # run-v3
+        rounds = d["rounds"]
+        own = {**d["settings"], **({"rounds_planned": d["rounds_planned"]} if d["rounds_planned"] else {})}
+    else:
+        own = {}
     throughput = d["throughput"]
     return ConfigResult(
         model=d["model"],
@@ -426,7 +460,11 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
         inputs=inputs_of(d),
-        extra={**({"rounds": rounds} if rounds > 1 else {}), **{k: d[k] for k in MULTI_RANK_KEYS if k in d}},
+        extra={
+            **({"rounds": rounds} if rounds > 1 else {}),
+            **own,
+            **{k: d[k] for k in MULTI_RANK_KEYS if k in d},
+        },
     )
 
 
@@ -434,7 +472,7 @@ def run_from_json(d: object) -> RunRecord:
     """Inverse of :meth:`RunRecord.to_json`, after :func:`check_run_json`.
 
     Raises:
-        RunJsonError: the object is not a valid ``surrobench/run-v2`` or ``run-v1`` run.
+        RunJsonError: the object is not a valid ``surrobench/run-v3``, ``run-v2`` or ``run-v1`` run.
     """
     check_run_json(d)
     return RunRecord(
