@@ -312,3 +312,8 @@ def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path
     assert [r.batch for r in results] == [1, 2, 4]
     assert [r.extra.get("rounds_planned") for r in results] == [None, 2, 2]
     assert [len(r.samples_ms) for r in results] == [2 * results[1].iters, results[1].iters, results[2].iters]
+    capsys.readouterr()
+    assert run_cli(["show", run_id, "--db", str(db)]) == 0  # show says the stored run is short
+    assert (
+        f"run {run_id} was interrupted: 3 config(s) stored, 2 with fewer rounds than asked" in capsys.readouterr().err
+    )

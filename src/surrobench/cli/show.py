@@ -52,9 +52,20 @@ def show(
     title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
     for table in run_tables(record, title, width=console.width):
         console.print(table)
+    print_warnings(_interrupted_notes(record))
     if markdown is not None:
         write_output(markdown, run_markdown(record), "--markdown")
     write_json(json_out, record.to_json())
+
+
+def _interrupted_notes(record) -> list[str]:
+    """One line when ``record`` (a RunRecord) was interrupted: how many configs it stored, and how many of them
+    with fewer rounds than asked (``rounds_planned``)."""
+    if not record.env.get("interrupted"):
+        return []
+    short = sum(1 for r in record.results if r.extra.get("rounds_planned"))
+    rounds = f", {short} with fewer rounds than asked" if short else ""
+    return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
 
 
 def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path | None) -> bool:

@@ -296,6 +296,7 @@ def execute_sweep(
     except KeyboardInterrupt:
         store.finish_run(run.run_id, "interrupted")
         env["interrupted"] = True
+        store.update_env(run.run_id, env)  # as run --json has it, so show and compare of the stored run say so
         raise SweepInterrupted(replace(run, env=env, results=tuple(results)), len(configs)) from None
     if request.device == "cuda":
         env["gpu_clocks"]["after"] = gpu_readings()
