@@ -16,7 +16,7 @@ from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
 from surrobench.results.fresh import FreshCheck
-from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport
+from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport, Unconfirmed
 from surrobench.results.paired import Speedup
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
@@ -42,6 +42,7 @@ def _doc() -> dict:
         recipe_speedup=SPEED,
         recipe_window_speedups=(2.0, 1.9),
         head_to_head=HeadToHead("threads=1", "bf16", SPEED, "bf16"),
+        unconfirmed=Unconfirmed("threads=1+bf16", Speedup(1.1, (0.9, 1.3), 0.02), 5),
         fresh=FreshCheck(2, "reproduced", "planted", SPEED, (2.0, 2.1), (1.0, 1.1), ("r1", "r2")),
         not_tried=(("compile", "budget of 1 s spent"),),
     )
@@ -158,3 +159,21 @@ def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():
         check_optimize_json(v2)
     v2["configs"][0]["candidates"][0]["verdict"] = "rejected_slower"
     check_optimize_json(v2)
+
+
+def test_an_unconfirmed_recipe_is_a_structured_field_from_v3():
+    """v3 keeps the recipe whose pooled windows did not hold (name, pooled speedup, windows), not only its note;
+    a v3 config must have the key (null when none), a v2 one need not."""
+    doc = _doc()
+    assert doc["configs"][0]["unconfirmed"] == {
+        "name": "threads=1+bf16",
+        "speedup": {"median": 1.1, "ci95": [0.9, 1.3], "noise_floor": 0.02},
+        "windows": 5,
+    }
+    doc["configs"][0]["unconfirmed"]["windows"] = "five"
+    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.unconfirmed\.windows: "):
+        check_optimize_json(doc)
+    del doc["configs"][0]["unconfirmed"]
+    with pytest.raises(OptimizeJsonError, match="missing key"):
+        check_optimize_json(doc)
+    check_optimize_json(doc | {"schema": schemas.OPTIMIZE_V2})

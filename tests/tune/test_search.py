@@ -252,7 +252,9 @@ def test_a_recipe_its_pooled_windows_do_not_bear_out_is_not_recommended():
     search.run(remedies("threads=1"))
     assert [c.verdict for c in search.done] == ["accepted"]  # the candidate row stays as measured
     assert search.recipe.names == [] and search.recipe_speedup is None and search.recipe_handle is None
-    note = search.unconfirmed
+    found = search.unconfirmed  # structured: the recipe, its pooled speedup and its windows
+    assert (found.name, found.windows) == ("threads=1", 4) and not found.speedup.faster()
+    note = found.note()
     assert note.startswith("not recommended: threads=1 pooled over 4 timing windows reads ")
     assert "lower bound not above 1 + " in note
 

@@ -2,8 +2,9 @@
 ``optimize-v1`` documents stored before it (:func:`check_optimize_json`, :func:`check_optimize_config`).
 
 The document is :meth:`surrobench.results.optimize.OptimizeReport.to_json`; docs/design.md ("Optimize JSON")
-lists every key with its type and unit. A v3 document must hold every key; a v2 document too, its verdicts
-those of v2 (:data:`~surrobench.records.vocab.OPTIMIZE_VERDICTS_V2`: no ``rejected_not_faster``). A v1 document has no ``inputs`` per
+lists every key with its type and unit. A v3 document must hold every key; a v2 document too, less a config's
+``unconfirmed``, its verdicts those of v2 (:data:`~surrobench.records.vocab.OPTIMIZE_VERDICTS_V2`: no
+``rejected_not_faster``). A v1 document has no ``inputs`` per
 config, and one written early in v1 lacks the keys added during it (a config's ``head_to_head`` and ``fresh``, the
 recipe's windows, a candidate's ``baseline_ms``, ...): it must hold the keys v1 began with, and a later key it holds
 is checked as in v2. A key a reader does not know is left alone.
@@ -124,9 +125,11 @@ _INPUT = _fields({"shape": _list(_count), "dtype": _nullable(_text)})
 _NOT_TRIED = _fields({"name": _text, "reason": _text})
 
 
-def _shapes(strict: bool, verdicts: tuple[str, ...]) -> dict[str, Callable[[object, str, bool], None]]:
+def _shapes(
+    strict: bool, verdicts: tuple[str, ...], v3: bool = False
+) -> dict[str, Callable[[object, str, bool], None]]:
     """The object checks of one version (``strict``: v2 or later, every key required; ``verdicts``: its candidate
-    verdicts)."""
+    verdicts; ``v3``: a config's ``unconfirmed``, added in v3)."""
     speedup = _nullable(_nested(_SPEEDUP, strict))
     top_op = _nullable(_nested(_TOP_OP, strict))
     optional_number, optional_text = _nullable(_number), _nullable(_text)
@@ -169,6 +172,7 @@ def _shapes(strict: bool, verdicts: tuple[str, ...]) -> dict[str, Callable[[obje
         },
     )
     head_to_head = _fields({"first": _text, "rival": _text, "gain": speedup, "kept": _text, "error": optional_text})
+    unconfirmed = _fields({"name": _text, "speedup": speedup, "windows": _count})
     fresh = _fields(
         {
             "pairs": _count,
@@ -212,6 +216,7 @@ def _shapes(strict: bool, verdicts: tuple[str, ...]) -> dict[str, Callable[[obje
             "head_to_head": _nullable(_nested(head_to_head, strict)),
             "cut_short": _flag,
             "fresh": _nullable(_nested(fresh, strict)),
+            **({"unconfirmed": _nullable(_nested(unconfirmed, strict))} if v3 else {}),
         },
     )
     report = _fields(
@@ -232,7 +237,7 @@ def _shapes(strict: bool, verdicts: tuple[str, ...]) -> dict[str, Callable[[obje
 
 
 _CHECKS = {
-    schemas.OPTIMIZE: _shapes(True, OPTIMIZE_VERDICTS),
+    schemas.OPTIMIZE: _shapes(True, OPTIMIZE_VERDICTS, v3=True),
     schemas.OPTIMIZE_V2: _shapes(True, OPTIMIZE_VERDICTS_V2),
     schemas.OPTIMIZE_V1: _shapes(False, OPTIMIZE_VERDICTS_V2),
 }

@@ -33,7 +33,8 @@ MODELS = "surrobench/models-v1"
 #: it back.
 SCENARIOS = "surrobench/scenarios-v3"
 #: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
-#: rule), so that ``rejected_slower`` means slower; in v1 and v2 ``rejected_slower`` held both. optimize-v2:
+#: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
+#: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
 #: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's). v1 and v2 documents still read, a
 #: v1 config identified by its primary input alone. Read back checked key by key
 #: (:mod:`surrobench.records.optimize_json`).

@@ -21,6 +21,28 @@ from surrobench.results.paired import Speedup
 
 
 @dataclass(frozen=True)
+class Unconfirmed:
+    """The recipe the search found, not recommended: its speedup pooled over its ``windows`` timing windows is not
+    faster by the rule of :mod:`surrobench.results.paired`, so its wins were the drift of single windows."""
+
+    name: str
+    speedup: Speedup
+    windows: int
+
+    def note(self) -> str:
+        """One line for the report."""
+        lo, hi = self.speedup.ci95
+        return (
+            f"not recommended: {self.name} pooled over {self.windows} timing windows reads {self.speedup.median:.2f}x "
+            f"[{lo:.2f}, {hi:.2f}], lower bound not above 1 + {self.speedup.margin_text()}: its wins did not hold "
+            "across windows (a busy or drifting machine; measure again when it is quieter, or with more rounds)"
+        )
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "speedup": self.speedup.to_json(), "windows": self.windows}
+
+
+@dataclass(frozen=True)
 class HeadToHead:
     """The two recipes of greedy stacking from two starts, timed against each other
     (:meth:`surrobench.tune.search.Search.stack`).
@@ -161,6 +183,8 @@ class ConfigOptimization:
             asked for or nothing won.
         head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), None when the
             fastest remedy had no rival, or the budget left none to stack on.
+        unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`),
+            else None.
     """
 
     baseline: ConfigResult
@@ -182,6 +206,7 @@ class ConfigOptimization:
     recipe_process_run_ids: tuple[str, ...] = ()
     cut_short: bool = False
     head_to_head: HeadToHead | None = None
+    unconfirmed: Unconfirmed | None = None
 
     @property
     def recipe_windows(self) -> int:
@@ -239,6 +264,7 @@ class ConfigOptimization:
             "elapsed_s": self.elapsed_s,
             "cut_short": self.cut_short,
             "fresh": self.fresh.to_json() if self.fresh else None,
+            "unconfirmed": self.unconfirmed.to_json() if self.unconfirmed else None,
         }
 
 

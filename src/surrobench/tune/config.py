@@ -152,6 +152,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         recipe_process_windows=processes.windows if processes else 0,
         recipe_process_run_ids=processes.run_ids if processes else (),
         head_to_head=search.head_to_head,
+        unconfirmed=search.unconfirmed,
     )
 
 
@@ -226,7 +227,7 @@ def _notes(search: Search) -> tuple[str, ...]:
     if search.head_to_head:
         notes.append(search.head_to_head.note())
     if search.unconfirmed:
-        notes.append(search.unconfirmed)
+        notes.append(search.unconfirmed.note())
     if search.confirm_interrupted:
         notes.append(
             "interrupted (Ctrl-C or a signal) during the recipe's confirmation windows: it stands on those that finished"

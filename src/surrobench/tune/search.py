@@ -16,7 +16,8 @@ injected clock against its deadline, so a test plants timings and time:
 3. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
    pairs of fresh processes, one window each (:meth:`Bench.process_windows`), and its speedup is taken over
    every window the two were timed in together, its interval drawn over windows (:meth:`Search.confirm` says
-   why); a recipe whose pooled speedup is not faster by the rule is not recommended (:func:`unconfirmed_note`).
+   why); a recipe whose pooled speedup is not faster by the rule is not recommended
+   (:class:`~surrobench.results.optimize.Unconfirmed`).
 
 Each verdict reads the one rule of :mod:`surrobench.results.paired` (docs/design.md, "Faster"): a candidate is
 ``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field, replace
 
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, Remedy
-from surrobench.results.optimize import CandidateResult, HeadToHead
+from surrobench.results.optimize import CandidateResult, HeadToHead, Unconfirmed
 from surrobench.results.paired import PairedSamples, Speedup
 from surrobench.tune.bench import Handle
 from surrobench.tune.fresh import ProcessWindows
@@ -44,18 +45,6 @@ CONFIRM_WINDOWS = 3
 Singles = list[tuple[Remedy, CandidateResult]]
 
 
-def unconfirmed_note(name: str, pooled: Speedup, windows: int) -> str:
-    """Why a recipe that won every step of the search is not recommended: its speedup pooled over its
-    ``windows`` timing windows is not faster by the rule of :mod:`surrobench.results.paired`, so the wins were
-    the drift of single windows."""
-    return (
-        f"not recommended: {name} pooled over {windows} timing windows reads {pooled.median:.2f}x "
-        f"[{pooled.ci95[0]:.2f}, {pooled.ci95[1]:.2f}], lower bound not above 1 + "
-        f"{pooled.margin_text()}: its wins did not hold across windows (a busy or drifting machine; "
-        "measure again when it is quieter, or with more rounds)"
-    )
-
-
 @dataclass
 class Search(Trials):
     """The search of the module docstring; :class:`Trials` holds the measuring and the budget. :meth:`run` fills:
@@ -67,7 +56,7 @@ class Search(Trials):
             speedup over every window it shared with the baseline, ``window_speedups`` each window's own.
         processes: the recipe's windows in fresh processes, when they ran.
         confirm_error: why a confirmation window failed, if one did; ``confirm_interrupted``: Ctrl-C came then.
-        unconfirmed: why the recipe the search found is not recommended (its pooled speedup), if so.
+        unconfirmed: the recipe the search found, when its pooled speedup did not hold (not recommended), else None.
         confirm_windows: windows of the confirmation (:data:`CONFIRM_WINDOWS`).
     """
 
@@ -80,7 +69,7 @@ class Search(Trials):
     processes: ProcessWindows | None = None
     confirm_error: str | None = None
     confirm_interrupted: bool = False
-    unconfirmed: str | None = None
+    unconfirmed: Unconfirmed | None = None
     confirm_windows: int = CONFIRM_WINDOWS
 
     def deadline(self) -> float:
@@ -106,7 +95,7 @@ class Search(Trials):
             return
         pooled, per_window = self.confirm(recipe, handle)
         if not pooled.faster():  # the pooled windows do not bear it out
-            self.unconfirmed = unconfirmed_note(recipe.name, pooled, len(per_window))
+            self.unconfirmed = Unconfirmed(recipe.name, pooled, len(per_window))
             return
         self.recipe, self.recipe_handle, self.recipe_speedup, self.window_speedups = recipe, handle, pooled, per_window
 
