@@ -7,7 +7,6 @@ missing exits 2 before timing, with the command to run where it is: the user ask
 from __future__ import annotations
 
 import shlex
-
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING

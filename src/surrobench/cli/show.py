@@ -63,7 +63,7 @@ def _interrupted_notes(record) -> list[str]:
     with fewer rounds than asked (``rounds_planned``)."""
     if not record.env.get("interrupted"):
         return []
-    short = sum(1 for r in record.results if r.extra.get("rounds_planned"))
+    short = record.short_of_rounds
     rounds = f", {short} with fewer rounds than asked" if short else ""
     return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
 

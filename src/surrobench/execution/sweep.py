@@ -74,7 +74,7 @@ class SweepInterrupted(Interrupted):
     the sweep had."""
 
     def __init__(self, record: RunRecord, total: int) -> None:
-        short = sum(1 for r in record.results if "rounds_planned" in r.extra)
+        short = record.short_of_rounds
         rounds = f" ({short} with fewer rounds than asked)" if short else ""
         super().__init__(f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}")
         self.record = record

@@ -195,6 +195,11 @@ class RunRecord:
     #: Results listed by :meth:`__repr__`; the rest are counted.
     REPR_RESULTS = 8
 
+    @property
+    def short_of_rounds(self) -> int:
+        """How many results an interruption left with fewer rounds than asked (``extra["rounds_planned"]``)."""
+        return sum(1 for r in self.results if r.extra.get("rounds_planned"))
+
     def __repr__(self) -> str:
         """A few lines for a notebook: the run, its device and one line per result (:meth:`ConfigResult.__repr__`,
         at most :data:`REPR_RESULTS`); never the samples. ``to_json()`` has everything."""

@@ -58,8 +58,8 @@ def _optimization(store: ResultStore, report_json: str) -> dict:
 
 
 def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
-    """The stored optimize report ``optimize_id`` (v1 or v2, checked; a unique prefix is accepted), or None when
-    none matches.
+    """The stored optimize report ``optimize_id`` (any version, checked; a unique prefix is accepted), or None
+    when none matches.
 
     Raises:
         UsageError: several reports match; the report is not a valid optimize document.

@@ -116,15 +116,16 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
     profile = profile and not cut
     indices = search.paired[id(variant)] if variant else range(len(baseline.rounds))
     paired = _paired_extra(len(indices), request.rounds) if variant else {}
+    # all timing is done: the profiler may attach, the baseline's top op first
+    profiling_started = time.monotonic()
     base_result = replace(
         _with_extra(merge_rounds([baseline.rounds[i] for i in indices]), paired),
         cold_start_ms=baseline.setup_ms,
         peak_mem_bytes=baseline.peak_bytes,
         top_op=top_op(baseline) if profile else None,
     )
-    # all timing is done: the profiler may attach
-    profiling_started = time.monotonic()
     tops = {name: top_op(v) for name, v in search.timed.items()} if profile else {}
+    profiled_s = time.monotonic() - profiling_started
     candidates = tuple(
         replace(c, result=replace(c.result, top_op=tops.get(c.name))) if c.result is not None else c
         for c in search.done
@@ -145,7 +146,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         if request.rebuildable and recipe.remedies
         else None,
         not_tried=tuple(search.not_tried),
-        notes=(*notes, *_overrun_note(search, elapsed_s, time.monotonic() - profiling_started)),
+        notes=(*notes, *_overrun_note(search, elapsed_s, profiled_s)),
         elapsed_s=elapsed_s,
         recipe_speedup=search.recipe_speedup,
         recipe_window_speedups=search.window_speedups,
