@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
+from surrobench.analysis.host_floor import HostFloor, cap_at_host_floor
 from surrobench.results.measured_remedies import stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
@@ -47,14 +48,17 @@ def stored_findings(doc: dict, label: str, ceilings: Ceilings) -> list[Finding]:
     """The measured findings today's code derives from a stored diagnosis ``doc``'s counters of config ``label``,
     merged as diagnose merges them with the config's stored ``launch_bound`` finding
     (:func:`surrobench.analysis.detect_counters.merge_measured`; its kind, severity and config are what the merge
-    reads), ranked; the launch_bound finding itself left out."""
+    reads), kernel-side gains capped at the host's floor where the document holds it (``context.host_floor``,
+    diagnosis-v5: :mod:`surrobench.analysis.host_floor`), ranked; the launch_bound finding itself left out."""
     launch = [
         Finding(f["kind"], f["severity"], f["summary"], (), "", config=label)
         for f in doc["findings"]
         if f["kind"] == "launch_bound" and f["config"] == label
     ]
     measured = counter_findings(label, ConfigCounters.from_json(doc["context"]["counters"][label]), ceilings)
-    return rank_findings([f for f in merge_measured(launch, {label: measured}) if f.kind != "launch_bound"])
+    merged = [f for f in merge_measured(launch, {label: measured}) if f.kind != "launch_bound"]
+    floors = {k: HostFloor.from_json(v) for k, v in doc["context"].get("host_floor", {}).items()}
+    return rank_findings(cap_at_host_floor(merged, floors))
 
 
 def checks(folder: Path) -> list[dict]:

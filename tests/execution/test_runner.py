@@ -132,6 +132,29 @@ def test_rounds_merge_samples_and_keep_the_first_cold_start(tiny):
     assert merge_rounds(rounds[:1]) is rounds[0]
 
 
+def test_the_hosts_submission_time_is_stored_where_it_was_measured(tiny):
+    from dataclasses import replace
+
+    from surrobench.execution.memory import PeakMemory
+    from surrobench.execution.runner import merge_rounds, timed_result
+    from surrobench.execution.timing import TimedSamples
+
+    cfg = _cfg()
+    memory = PeakMemory(peak_bytes=0, reserved_bytes=None, alloc_retries=None)
+    latency = np.array([1.0, 1.2, 1.1])
+    on_cpu = timed_result(cfg, (), 1.0, 5.0, TimedSamples(latency, None), memory)
+    assert on_cpu.host_submit_ms is None  # the CPU path reads the host clock alone
+    submitted = TimedSamples(latency, latency - 0.1, np.array([0.4, 0.9, 0.5]))
+    r = timed_result(cfg, (), 1.0, 5.0, submitted, memory)
+    assert r.host_submit_ms == pytest.approx(0.5)  # the median, not the mean
+    rounds = [
+        r,
+        replace(r, extra={**r.extra, "host_submit_ms": 0.7}),
+        replace(r, extra={**r.extra, "host_submit_ms": 0.6}),
+    ]
+    assert merge_rounds(rounds).host_submit_ms == pytest.approx(0.6)
+
+
 def test_a_failed_round_fails_the_merged_config(tiny):
     from surrobench.execution.runner import merge_rounds
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
@@ -52,8 +53,9 @@ class Diagnosis:
 
     Attributes:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
-        context: ``{"run_id", "device_name", "roofline", "failed_configs"}`` (:func:`workload_context`),
-            ``{"run_id", "roofline", "counters", "failed_configs"}`` (a stored run: the rooflines stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+        context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
+            (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
+            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -68,7 +70,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v4``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v5``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
@@ -91,14 +93,24 @@ def failed_configs_json(results) -> list[dict]:
     return out
 
 
+def evidence_context(evidence: list[ConfigEvidence]) -> dict:
+    """The per-config part of a diagnosis ``context``: ``roofline``, ``counters`` (Nsight Compute, where measured)
+    and ``host_floor`` (latency and host submission time, where the host's floor applies:
+    :func:`surrobench.analysis.host_floor.host_floors`), each ``{config label: object}``."""
+    return {
+        "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
+        "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
+        "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
+    }
+
+
 def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
-    """The diagnosis ``context`` of a timed workload: its run id, device, each config's roofline and Nsight
-    Compute counters (where measured) and the configs that failed (:func:`failed_configs_json`)."""
+    """The diagnosis ``context`` of a timed workload: its run id, device, :func:`evidence_context` and the configs
+    that failed (:func:`failed_configs_json`)."""
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
-        "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
-        "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
+        **evidence_context(evidence),
         "failed_configs": failed_configs_json(record.results),
     }
 
@@ -143,7 +155,7 @@ class DiagnoseInterrupted(ProfileInterrupted):
         self.warnings = warnings
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v4`` of what was read: the context of :func:`workload_context`, with
+        """``surrobench/diagnosis-v5`` of what was read: the context of :func:`workload_context`, with
         ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
         yet has no evidence and no findings of its own)."""
         context = {
@@ -251,8 +263,14 @@ def _findings(
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
-    findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
-    return cite_measured(findings, measured_for(store, record.results))
+    return cite_measured(measured_ranked(findings, evidence, ceilings), measured_for(store, record.results))
+
+
+def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
+    """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
+    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), ranked."""
+    merged = merge_measured(findings, measured_by_config(evidence, ceilings))
+    return rank_findings(cap_at_host_floor(merged, host_floors(evidence)))
 
 
 def diagnose_stored(
@@ -306,7 +324,7 @@ def diagnose_stored(
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
-    findings = rank_findings(merge_measured(findings, measured_by_config(evidence, ceilings)))
+    findings = measured_ranked(findings, evidence, ceilings)
     measured = measured_for(store, record.results)
     cited = {f.config for f in findings}
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
@@ -451,8 +469,7 @@ def diagnose(
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
         context = {
             "run_id": record.run_id,
-            "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
-            "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
+            **evidence_context(evidence),
             "failed_configs": failed_configs_json(record.results),
         }
         return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id}", tuple(warnings), record)

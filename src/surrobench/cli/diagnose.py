@@ -10,7 +10,7 @@ whether the GPU works while it runs):
   several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
   diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
 
-``--json`` writes ``surrobench/diagnosis-v4`` (:func:`surrobench.records.findings.diagnosis_json`); for a
+``--json`` writes ``surrobench/diagnosis-v5`` (:func:`surrobench.records.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
 bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
 and for a workload or a run the configs that

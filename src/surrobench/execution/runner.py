@@ -29,7 +29,7 @@ from surrobench.execution.modes import Inputs, Step, build_step, channels_last_i
 from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, merge_flags, mutated_inputs
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.config import InputSpec
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import HOST_SUBMIT_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
@@ -244,6 +244,8 @@ def timed_result(
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
+    if samples.host_ms is not None:
+        extra[HOST_SUBMIT_KEY] = float(np.median(samples.host_ms))
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
@@ -347,6 +349,9 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
     clocks = [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]
     if clocks:
         extra["sm_clock_mhz"] = min(clocks)  # the lowest clock seen is the one a drop warning needs
+    submits = [r.extra[HOST_SUBMIT_KEY] for r in rounds if r.extra.get(HOST_SUBMIT_KEY) is not None]
+    if submits:
+        extra[HOST_SUBMIT_KEY] = float(np.median(submits))
     return replace(
         first,
         latency_ms=latency,

@@ -3,7 +3,9 @@
 Protocol (docs/sources.md, method §1 and §5; triton.testing.do_bench): the device is idle before each
 iteration; on CUDA, events bracket the call on the current stream and the host clock brackets the call
 plus a device-wide synchronize, so ``latency_ms`` is what a caller waits and ``device_ms`` is GPU time
-between the events. On CPU only the host clock (``time.perf_counter_ns``) is read.
+between the events; ``host_ms`` is the host clock from the call to its return, before the synchronize: the
+time the host takes to submit the step (for a model that does not synchronize inside its forward). On CPU only
+the host clock (``time.perf_counter_ns``) is read.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ NS_PER_MS = 1e6
 
 @dataclass(frozen=True)
 class TimedSamples:
-    """Per-iteration times of one config, ms. ``device_ms`` is None on CPU. Shapes: ``(iters,)``."""
+    """Per-iteration times of one config, ms. ``device_ms`` and ``host_ms`` (the step's submission, module
+    docstring) are None on CPU. Shapes: ``(iters,)``."""
 
     latency_ms: np.ndarray
     device_ms: np.ndarray | None
+    host_ms: np.ndarray | None = None
 
 
 def _sync(device: str) -> None:
@@ -63,13 +67,15 @@ def time_loop(
             (e.g. a barrier so that the ranks of a multi-process run start each iteration together).
 
     Returns:
-        Host latencies and (on CUDA) event-measured device times, both ms, one per iteration.
+        Host latencies and (on CUDA) event-measured device times and the host's submission times, all ms, one
+        per iteration.
 
     Raises:
         ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
             the iterations that finished.
     """
     latency_ns = np.empty(iters, dtype=np.int64)
+    submit_ns = np.empty(iters, dtype=np.int64)
     done = 0  # iterations finished: what a ConfigTimeout keeps
     if device != "cuda":
         try:
@@ -96,6 +102,7 @@ def time_loop(
             starts[i].record()
             t0 = time.perf_counter_ns()
             step(i)
+            submit_ns[i] = time.perf_counter_ns() - t0
             ends[i].record()
             torch.cuda.synchronize()
             latency_ns[i] = time.perf_counter_ns() - t0
@@ -106,4 +113,4 @@ def time_loop(
         raise
     # Reading elapsed times after the loop keeps the query calls out of the timed region.
     device_ms = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
-    return TimedSamples(latency_ns / NS_PER_MS, device_ms)
+    return TimedSamples(latency_ns / NS_PER_MS, device_ms, submit_ns / NS_PER_MS)

@@ -54,6 +54,11 @@ RESULT_KEYS_V3 = (*RESULT_KEYS_V2, "settings", "rounds", "rounds_planned")
 RESULT_SETTINGS = (*EXEC_SETTINGS, "cudnn_benchmark")
 
 
+#: The ``extra`` key of a CUDA result's host submission time: the median over its timed calls of the host clock from
+#: the call to its return, before the synchronize (:mod:`surrobench.execution.timing`), ms. Stored with the result
+#: (the database's ``extra_json``), not in the run JSON.
+HOST_SUBMIT_KEY = "host_submit_ms"
+
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
 MULTI_RANK_KEYS = ("placement", "comm")
@@ -132,6 +137,12 @@ class ConfigResult:
             f"<ConfigResult {self.label()}: median {lat.median:.4g} ms, P95 {lat.p95:.4g} ms, "
             f"{len(self.samples_ms)} samples>"
         )
+
+    @property
+    def host_submit_ms(self) -> float | None:
+        """The host's submission time of one step (:data:`HOST_SUBMIT_KEY`), ms; None on CPU and for a result
+        recorded before it was measured."""
+        return self.extra.get(HOST_SUBMIT_KEY)
 
     def points_per_sample(self) -> float | None:
         """Grid points, nodes or query points per sample, from the throughputs; None when not measured."""

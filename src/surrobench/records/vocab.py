@@ -42,6 +42,11 @@ REMEDIES = (
     "compile-max-autotune-no-cudagraphs",
 )
 
+#: The remedies that change only which kernels run, not how many the host launches nor its work per launch (a
+#: CUDA graph and torch.compile cut both; threads are the CPU's): their gain is bounded by the host's submission
+#: time (:mod:`surrobench.analysis.host_floor`).
+KERNEL_SIDE_REMEDIES = ("tf32", "fp16", "bf16", "channels_last", "cudnn_benchmark")
+
 
 def remedy_id(candidate: str) -> str:
     """The :data:`REMEDIES` id of a single remedy's candidate name: the name, up to its ``=`` for a remedy with a

@@ -1,0 +1,100 @@
+"""The host's floor under a kernel-side remedy's gain.
+
+A CUDA step ends when its last kernel does, and no kernel starts before the host has launched it; so a remedy
+that changes only which kernels run (:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`: TF32, half
+precision, a memory format, cuDNN's autotuner) cannot take the step below the time the host takes to submit it.
+Its gain is at most the step's latency less that submission time, however much kernel time it saves. This is the
+source text's launch-bound case read the other way (docs/sources.md, method §4: when the CPU launches slower
+than the GPU runs, kernel work is not what limits the step): a CUDA graph or torch.compile, which cut the host's
+work, are not capped.
+
+On the H200 the fp32 PINN MLP at 65,536 points (0.72 ms) was told TF32 would save 0.39 ms of GEMM time; TF32
+alone measured 1.35x, 0.19 ms, and TF32 inside a CUDA graph 2.17x (docs/benchmarks/h200-counters.md).
+
+The submission time is measured in the timed runs (:data:`surrobench.records.run.HOST_SUBMIT_KEY`); it is the
+host's floor only where the model's forward does not synchronize with the GPU (else the host waits for kernels
+before it returns), so a config whose trace shows the model's own synchronizing calls, or that has no trace, is
+not capped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.records.findings import Evidence, Finding
+from surrobench.records.vocab import KERNEL_SIDE_REMEDIES
+
+
+@dataclass(frozen=True)
+class HostFloor:
+    """One config's unprofiled step latency and the host's submission time of it (medians of the timed calls), ms.
+
+    Raises:
+        ValueError: a time that is not positive and finite.
+    """
+
+    latency_ms: float
+    host_submit_ms: float
+
+    def __post_init__(self) -> None:
+        for name in ("latency_ms", "host_submit_ms"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 < value < float("inf")):
+                raise ValueError(f"{name} must be a positive number of ms, got {value!r}")
+
+    @property
+    def kernel_side_ms(self) -> float:
+        """The most a kernel-side remedy can save, ms: the latency above the host's submission time, >= 0."""
+        return max(self.latency_ms - self.host_submit_ms, 0.0)
+
+    def to_json(self) -> dict:
+        """``{"latency_ms", "host_submit_ms"}``."""
+        return {"latency_ms": self.latency_ms, "host_submit_ms": self.host_submit_ms}
+
+    @classmethod
+    def from_json(cls, d: dict) -> HostFloor:
+        """The inverse of :meth:`to_json`. Raises KeyError or ValueError for a malformed object."""
+        return cls(d["latency_ms"], d["host_submit_ms"])
+
+
+def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:
+    """``{config label: HostFloor}`` of the CUDA configs of ``evidence`` with a measured submission time, a trace
+    and no synchronizing call of the model's own in it (module docstring)."""
+    out = {}
+    for ev in evidence:
+        r = ev.result
+        if r is None or r.device != "cuda" or r.latency_ms is None or not r.host_submit_ms or ev.label is None:
+            continue
+        if ev.facts is None or ev.facts.model_syncs > 0:
+            continue
+        out[ev.label] = HostFloor(r.latency_ms.median, r.host_submit_ms)
+    return out
+
+
+def cap_at_host_floor(findings: list[Finding], floors: dict[str, HostFloor]) -> list[Finding]:
+    """``findings`` with the estimated gain of each finding whose remedies are all kernel-side capped at its
+    config's :attr:`HostFloor.kernel_side_ms`, with the evidence of why; the others as they are. Order kept."""
+    out = []
+    for f in findings:
+        floor = floors.get(f.config or "")
+        remedies = set(f.remedies)
+        if (
+            floor is None
+            or f.estimated_gain_ms is None
+            or not remedies
+            or not remedies <= set(KERNEL_SIDE_REMEDIES)
+            or f.estimated_gain_ms <= floor.kernel_side_ms
+        ):
+            out.append(f)
+            continue
+        cap = floor.kernel_side_ms
+        why = Evidence(
+            "run",
+            f"the host submits a step in {floor.host_submit_ms:.3f} ms of its {floor.latency_ms:.3f} ms: faster "
+            f"kernels alone save at most {cap:.3f} ms (estimated {f.estimated_gain_ms:.3f} ms)",
+            cap,
+            "ms",
+        )
+        out.append(replace(f, estimated_gain_ms=cap, evidence=(*f.evidence, why)))
+    return out
