@@ -37,6 +37,9 @@
 # The configs `diagnose --counters` read (docs/benchmarks/h200-counters.md) that had no optimize run, searched
 # in-process only (--processes 0, --budget-s 120), for the check of the diagnosis against optimize:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh counters   # fno2d 256² b8, deeponet 16,384 b64, SDPA transformer
+# The PINN 65,536 rung (after `ONLY=pinn benchmarks/gpu_counters.sh` in the same call: the host's floor under its
+# TF32 gain) and the GAT under the head-to-head tie-break, every default, each stopped at 185 s:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh hostfloor
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -46,7 +49,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|fixes|counters|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|fixes|counters|hostfloor|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -160,6 +163,10 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
         --budget-s 120
       LIMIT_S=150 opt transformer_sdpa-256-b8 0 --model examples/patch_transformer.py:build_sdpa \
         --shape "${grid[1]}" --batch 8 --processes 0 --budget-s 120
+      ;;
+    hostfloor)
+      LIMIT_S=185 rung pinn-mlp "${points[1]}" 0
+      has torch_geometric && LIMIT_S=185 opt pyg_gat 0 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"
