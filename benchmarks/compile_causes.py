@@ -1,6 +1,6 @@
-"""Why torch.compile alone ran slower than eager on two H200 configs (docs/benchmarks/h200-counters.md,
-"The check against optimize"): the U-Net at 256² batch 8 (compile 0.54x) and the PINN MLP at 65,536 points
-(compile 0.91x).
+"""Why torch.compile ran slower than eager on three H200 configs (docs/benchmarks/h200-counters.md,
+"The check against optimize"): the U-Net at 256² batch 8 (compile 0.54x), the PINN MLP at 65,536 points
+(compile 0.91x) and the zoo FNO at 256² batch 8 (compile 0.69x, tf32+compile 0.89x).
 
 Each variant is opened as ``surrobench optimize`` opens a candidate (:func:`surrobench.execution.interleave.open_variant`:
 its own copy of the module, Dynamo reset for a compiled one), timed in ``--rounds`` rounds interleaved with the
@@ -12,9 +12,12 @@ Variants: ``compile`` (Inductor defaults), ``compile`` with ``torch._inductor.co
 ``tf32+compile``. The candidate cause for the U-Net: Inductor's layout optimization runs the fp32 convolutions
 in NHWC, where cuDNN picks slower fp32 kernels (eager channels_last alone ran 0.44x); with TF32 the NHWC
 tensor-core kernels are fast. For the PINN: Inductor lowers ``addmm`` to an extern cuBLAS ``mm`` and fuses the
-bias add with ``tanh`` in one Triton kernel, so the step launches as many kernels as eager does.
+bias add with ``tanh`` in one Triton kernel, so the step launches as many kernels as eager does. For the FNO, whose
+spectral layers run on complex tensors (cuFFT, complex einsum): the same variants as the U-Net's but eager
+channels_last, the candidate causes being Inductor's layout optimization (NHWC convolutions with copies to and
+from the NCHW layout the complex fallbacks keep) and the complex operators Inductor leaves to eager.
 
-    python benchmarks/compile_causes.py --out DIR                  # both configs
+    python benchmarks/compile_causes.py --out DIR                  # every config
     python benchmarks/compile_causes.py --only pinn --device cpu --shape-pinn 1024 --out DIR   # a CPU trial
 
 Writes DIR/compile_causes.json (every round and every kernel table) and prints one line per variant.
@@ -48,6 +51,17 @@ VARIANTS = {
         ("tf32+compile", {"precision": "tf32", "mode": "compile"}, {}),
     ],
     "pinn-mlp": [("compile", {"mode": "compile"}, {})],
+    "fno2d": [
+        ("compile", {"mode": "compile"}, {}),
+        ("compile, layout_optimization off", {"mode": "compile"}, {"layout_optimization": False}),
+        ("tf32", {"precision": "tf32"}, {}),
+        ("tf32+compile", {"precision": "tf32", "mode": "compile"}, {}),
+        (
+            "tf32+compile, layout_optimization off",
+            {"precision": "tf32", "mode": "compile"},
+            {"layout_optimization": False},
+        ),
+    ],
 }
 
 
@@ -85,10 +99,11 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--shape-unet", type=int, default=256)
     ap.add_argument("--shape-pinn", type=int, default=65536)
+    ap.add_argument("--shape-fno", type=int, default=256)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    configs = {"unet2d": (args.shape_unet, 8), "pinn-mlp": (args.shape_pinn, 1)}
+    configs = {"unet2d": (args.shape_unet, 8), "pinn-mlp": (args.shape_pinn, 1), "fno2d": (args.shape_fno, 8)}
     doc = {"device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu", "torch": torch.__version__}
     results = doc.setdefault("results", [])
     t0 = time.monotonic()

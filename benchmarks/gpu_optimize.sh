@@ -40,6 +40,9 @@
 # The PINN 65,536 rung (after `ONLY=pinn benchmarks/gpu_counters.sh` in the same call: the host's floor under its
 # TF32 gain) and the GAT under the head-to-head tie-break, every default, each stopped at 185 s:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh hostfloor
+# The two rungs whose last stack sat at the rule's 2% margin on the new core, every default, stopped at 185 s:
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh margin1    # neuraloperator FNO 256
+#   OUT=/some/dir bash benchmarks/gpu_optimize.sh margin2    # unet2d 256
 # One zoo config at batch 1, to measure a rung again:
 #   OUT=/some/dir bash benchmarks/gpu_optimize.sh one MODEL SIZE PAIRS
 # Trial on a CPU:  DEVICE=cpu TINY=1 OUT=/tmp/x bash benchmarks/gpu_optimize.sh 1
@@ -49,7 +52,7 @@
 # and the fresh-process speedups, then every candidate with verdict, speedup, top op, rel L2, setup and time),
 # log-optimize-partN.txt (everything printed); for `one`, optimize-MODEL-SIZE in place of optimize-partN.
 set -uo pipefail
-part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|fixes|counters|hostfloor|one MODEL SIZE PAIRS}
+part=${1:?usage: benchmarks/gpu_optimize.sh 1-10|compile|recheck|core1-6|fixes|counters|hostfloor|margin1|margin2|one MODEL SIZE PAIRS}
 : "${OUT:?set OUT to the output folder}"
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-0}
@@ -167,6 +170,12 @@ if [ "$TINY" = 1 ]; then grid=(16 24 32); points=(1024 2048 4096); else grid=(12
     hostfloor)
       LIMIT_S=185 rung pinn-mlp "${points[1]}" 0
       has torch_geometric && LIMIT_S=185 opt pyg_gat 0 --model examples/pyg_gat.py:build --shape "${points[1]}" --batch 1
+      ;;
+    margin1)
+      has neuralop && LIMIT_S=185 opt neuralop_fno 0 --model examples/neuralop_fno.py:build_fno --shape "${grid[1]}" --batch 1
+      ;;
+    margin2)
+      LIMIT_S=185 rung unet2d "${grid[1]}" 0
       ;;
     one)
       rung "$2" "$3" "${4:?PAIRS}"
