@@ -26,7 +26,8 @@ torch.compile alone, 1.26x with ``torch._inductor.config.layout_optimization = F
 Inductor's layout optimization runs the convolutions channels_last, where cuDNN picked its FFT convolution
 kernels in fp32 (``DSE::regular_fft_pad``, 3.5 ms a step against 0.4 ms), as eager channels_last did (0.44x);
 with TF32 the NHWC tensor-core kernels are fast (docs/benchmarks/h200-counters.md, "Why compile alone was
-slower"; ``benchmarks/compile_causes.py``).
+slower"; ``benchmarks/compile_causes.py``). A step that runs torch.fft is told no torch.compile at all
+(:mod:`surrobench.analysis.fft_compile`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from surrobench.analysis.fft_compile import runs_fft, without_compile
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
@@ -52,16 +54,13 @@ TENSOR_IDLE = 0.10
 #: convolutions, attention and FFTs stay library calls (Inductor's ``extern_kernels``), so an elementwise kernel
 #: between two of them has nothing to fuse with: on the H200 the PINN MLP's ``tanh`` between its GEMMs became one
 #: ``triton_poi_fused_addmm_tanh`` kernel per layer under torch.compile, as many launches as eager, and the step
-#: ran 0.90x (docs/benchmarks/h200-counters.md, "Why compile alone was slower").
+#: ran 0.90x (docs/benchmarks/h200-counters.md, "Why compile was slower").
 FUSIBLE_CLASSES = ("elementwise", "copy", "reduction", "gather_scatter")
 #: Latency causes whose action is fusion (torch.compile), where the cause's kernels are in fusible chains.
 FUSION_CAUSES = ("grid_too_small", "low_occupancy", "stalls")
 #: Substrings of the layout-conversion kernels cuDNN and ATen run around a convolution whose input is not in
 #: the layout its kernel wants (``nchwToNhwcKernel``, ``nhwcToNchwKernel``): what channels_last removes.
 LAYOUT_KERNELS = ("nchwtonhwc", "nhwctonchw")
-#: Ops that run cuFFT (torch.fft's ATen ops): cuFFT has no bf16 transform (surrobench/execution/failures.py
-#: ``fft_no_bf16``), so a step holding them is never told to run in bf16.
-FFT_OPS = ("aten::_fft_",)
 #: The estimated kinds a measured finding of the same config replaces.
 REPLACED_KINDS = ("memory_bound", "compute_bound")
 _CAUSE_ACTIONS = {
@@ -84,11 +83,10 @@ _CAUSE_ACTIONS = {
         "few warps stay active though the launch allows more: fuse the short kernels into larger ones (torch.compile)",
         ("compile",),
     ),
-    "stalls": Clause(
-        "warps stall on dependencies: fuse the chain of small kernels (torch.compile) or capture it in a CUDA graph",
-        ("compile", "cudagraph"),
-    ),
+    "stalls": Clause("warps stall on dependencies: fuse the chain of small kernels (torch.compile)", ("compile",)),
 }
+#: What :data:`_CAUSE_ACTIONS` adds for a cause, a clause of its own so that each clause names one kind of remedy.
+_CAUSE_ALTERNATIVES = {"stalls": Clause("or capture the chain in a CUDA graph", ("cudagraph",))}
 #: :data:`FUSION_CAUSES` where the cause's kernels are library kernels, which torch.compile does not fuse.
 _LIBRARY_ACTIONS = {
     "grid_too_small": "give each launch more blocks than the GPU has SMs: a larger batch (library kernels, "
@@ -247,12 +245,14 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
             findings.append(_FINDERS[name](label, group, share, step))
-    return findings
+    return without_compile(findings) if runs_fft(k.op for k in kernels) else findings
 
 
 def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
-    """The half precisions a step of these kernels can run in: no bf16 where it runs cuFFT (:data:`FFT_OPS`)."""
-    if any(k.op and k.op.startswith(FFT_OPS) for k in kernels):
+    """The half precisions a step of these kernels can run in: no bf16 where it runs torch.fft
+    (:func:`~surrobench.analysis.fft_compile.runs_fft`): cuFFT has no bf16 transform (surrobench/execution/failures.py
+    ``fft_no_bf16``)."""
+    if runs_fft(k.op for k in kernels):
         return tuple(p for p in HALF if p != "bf16")
     return HALF
 
@@ -342,17 +342,12 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
     fusion only where at least half their time is in fusible chains (:func:`fusible_chains`), stacked on TF32
     where :func:`_compile_clause` says so, else :data:`_LIBRARY_ACTIONS`."""
     clause = _CAUSE_ACTIONS[cause]
+    alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
     if cause not in FUSION_CAUSES:
-        return (clause,)
+        return (clause, *alternative)
     if _ms([k for k in kernels if k.counters.launch in step.chains]) < _ms(kernels) / 2:
         return (Clause(_LIBRARY_ACTIONS[cause]),)
-    if not step.fp32_conv:
-        return (clause,)
-    others = tuple(r for r in clause.remedies if r != "compile")
-    if not others:
-        return (_compile_clause(clause.text, step),)
-    fused = _compile_clause("fuse the chain of small kernels (torch.compile)", step)
-    return (fused, Clause("capture the step in a CUDA graph", others))
+    return (_compile_clause(clause.text, step), *alternative)
 
 
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:

@@ -85,10 +85,8 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         f"GPU idle {gain:.3f} ms per step waiting for kernel launches",
         tuple(evidence),
         clauses_of(
-            Clause(
-                "replay the step as a CUDA graph (--mode cudagraph), or torch.compile(mode='reduce-overhead')",
-                ("cudagraph", "compile-reduce-overhead"),
-            ),
+            Clause("replay the step as a CUDA graph (--mode cudagraph)", ("cudagraph",)),
+            Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)),
             "fuse small ops",
             "give each launch more work (larger batch)",
         ),
