@@ -147,6 +147,12 @@ def test_compare_runs_env_mismatch_and_differences():
         "config.cudnn_benchmark": ("False", "True"),
     }
     assert cmp.env_diff[0].key == "device_name"
+    # a setting recorded for the run and for each config is listed once; a measurement is no setting
+    base = run(
+        "a", [config(s, extra={"cudnn_benchmark": False, "host_submit_ms": 0.2})], env={"cudnn_benchmark": False}
+    )
+    new = run("b", [config(s, extra={"cudnn_benchmark": True, "host_submit_ms": 0.3})], env={"cudnn_benchmark": True})
+    assert [d.key for d in compare_runs(base, new).env_diff] == ["cudnn_benchmark"]
 
 
 def test_compare_runs_json_and_gate():

@@ -30,7 +30,7 @@ def counters_config(cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilin
     without roofs). A config that cannot be measured returns its problem, never raises."""
     if cfg.device != "cuda":
         return ConfigCounters(
-            problem=CounterProblem("not_cuda", f"--counters: {cfg.device} config, {PROBLEMS['not_cuda']}")
+            problem=CounterProblem("not_cuda", f"counters: {cfg.device} config, {PROBLEMS['not_cuda']}")
         )
     selected, covered = select_kernels(table) if table is not None and table.kernels else ((), None)
     with tempfile.TemporaryDirectory(prefix="surrobench-ncu-") as tmp:

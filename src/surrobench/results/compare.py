@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import HOST_SUBMIT_KEY, ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
 from surrobench.results.scaling import rank_key
@@ -326,7 +326,9 @@ def compare_runs(
     )
     if _legacy_pairing(base.results, new.results):
         configs = tuple(replace(c, notes=(*c.notes, LEGACY_PAIRING_NOTE)) for c in configs)
-    env_diff = _env_differences(base.env, new.env) + _config_differences(pairs)
+    run_level = _env_differences(base.env, new.env)
+    shown = {d.key for d in run_level}
+    env_diff = run_level + tuple(d for d in _config_differences(pairs) if d.key.removeprefix("config.") not in shown)
     return RunComparison(base.run_id, new.run_id, threshold, configs, only_base, only_new, env_diff)
 
 
@@ -543,12 +545,13 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) that differ in any matched pair.
 
-    Only keys known on both sides count: run JSON files carry no ``extra``.
+    Only keys known on both sides count: run JSON files carry no ``extra``. The host's submission time
+    (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`) is a measurement, not a setting, and is left out.
     """
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
-        for key in set(b.extra) & set(n.extra):
+        for key in (set(b.extra) & set(n.extra)) - {HOST_SUBMIT_KEY}:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))
             if b.extra[key] != n.extra[key]:
