@@ -147,9 +147,16 @@ def test_ctrl_c_to_the_process_group_while_diagnose_profiles(tmp_path):
     cmd += ["--profile-warmup", "1", "--profile-active", "2", "--db", str(db), "--json", str(out)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
     with open(err_file, "w") as stderr:
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True
-        )  # a process group of its own, as `timeout` makes: its children get the signal too
+        proc = subprocess.Popen(  # a process group of its own, as `timeout` makes: its children get the signal too
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=env,
+            start_new_session=True,
+            # a shell that starts the suite in the background has SIGINT ignored, and a Python started so keeps
+            # it ignored (as a background job should): the command under test starts as from a terminal
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
     try:
         deadline = time.monotonic() + 180
         while "profiled 1/2: " not in err_file.read_text():  # piped: a line per profiled config

@@ -20,9 +20,10 @@ COMPARE = "surrobench/compare-v2"
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
 #: diagnosis-v5: ``context.host_floor`` (each config's latency and host submission time, where the host's floor
-#: caps a kernel-side gain: :mod:`surrobench.analysis.host_floor`). diagnosis-v4: each finding's ``remedy_stacks`` (remedies its action suggests applied together, ``[["tf32",
-#: "compile"]]``); v3 added its ``remedies`` (the remedy ids its action suggests,
-#: :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing reads diagnosis documents back.
+#: caps a kernel-side gain: :mod:`surrobench.analysis.host_floor`). diagnosis-v4: each finding's ``remedy_stacks``
+#: (remedies its action suggests applied together, ``[["tf32", "compile"]]``); v3 added its ``remedies`` (the
+#: remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing
+#: reads diagnosis documents back.
 DIAGNOSIS = "surrobench/diagnosis-v5"
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
