@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from conftest import run_cli
 
+from surrobench.errors import UsageError
 from surrobench.results.ceilings import load_ceilings
 
 FNO = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "fno2d_128_b1_fp32_h200.json.gz"
@@ -191,6 +193,10 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2
     err = capsys.readouterr().err
     assert "2 configs have a system view" in err and "fno2d 1x3x64x64 b1 fp32 eager" in err and "192" in err
+    assert f"error: --system-view {str(doc)!r}:" in err  # the CLI names its flag, the library its parameter
+    with pytest.raises(UsageError) as raised:
+        load_system_view(doc)
+    assert raised.value.parameter == "system_view" and str(raised.value).startswith(f"system_view {str(doc)!r}:")
     doc.write_text(json.dumps(_perf_doc(None)))
     assert run_cli(["diagnose", str(FNO), "--system-view", str(doc)]) == 2
     bare.write_text(json.dumps({"hotspots": [{"share": 0.5}]}))

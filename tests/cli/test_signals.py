@@ -1,5 +1,6 @@
 """SIGTERM and SIGHUP end ``surrobench run`` as Ctrl-C does: real processes, since a signal to a process is
-what is tested (the in-process Ctrl-C path is tested in test_run_cli.py)."""
+what is tested (the in-process Ctrl-C path is tested in test_run_cli.py); a signal during a document's write
+waits for the file, in this process."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from surrobench.cli import options
+from surrobench.cli.options import write_json
+from surrobench.cli.signals import interrupt_exit_code, signals_as_interrupt
 from surrobench.results.store import ResultStore
 
 SLEEPY = """
@@ -175,3 +179,38 @@ def test_ctrl_c_to_the_process_group_while_diagnose_profiles(tmp_path):
     assert len(doc["context"]["profiled"]) == 1
     with ResultStore(db) as store:
         assert store.run_state(run_id) == "interrupted"
+
+
+def _signal_during_the_rename(monkeypatch, signum: int) -> None:
+    """Send ``signum`` to this process just before the document's temporary file is renamed over the target."""
+    rename = os.replace
+
+    def rename_after_a_signal(src, dst):
+        os.kill(os.getpid(), signum)  # its Python handler runs before the next line of this function
+        rename(src, dst)
+
+    monkeypatch.setattr(options.os, "replace", rename_after_a_signal)
+
+
+def test_a_signal_during_a_document_write_ends_the_command_once_the_file_is_written(tmp_path, monkeypatch):
+    """A SIGTERM (as a second Ctrl-C) while --json is written: the file is written whole, then the signal ends
+    the command with its own exit code."""
+    target = tmp_path / "d.json"
+    _signal_during_the_rename(monkeypatch, signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), signals_as_interrupt():
+        write_json(target, {"configs": [1, 2]})
+    assert json.loads(target.read_text()) == {"configs": [1, 2]}
+    assert interrupt_exit_code() == 128 + signal.SIGTERM
+    assert not list(tmp_path.glob(".d.json.*.tmp"))
+
+
+def test_an_ignored_signal_during_a_document_write_stays_ignored(tmp_path, monkeypatch):
+    """A command started with SIGINT ignored (a background job, nohup) is not ended by it while writing."""
+    target = tmp_path / "d.json"
+    _signal_during_the_rename(monkeypatch, signal.SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        write_json(target, {"configs": [1]})
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert json.loads(target.read_text()) == {"configs": [1]}

@@ -372,42 +372,46 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
     return findings, [note]
 
 
-def load_system_view(path: Path | None) -> SystemView | None:
-    """A :class:`SystemView` from a JSON file: a bare SystemView object (:meth:`SystemView.to_json`) or a
-    ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one config with a system view gives it.
+def load_system_view(system_view: Path | None) -> SystemView | None:
+    """A :class:`SystemView` from the JSON file ``system_view``: a bare SystemView object
+    (:meth:`SystemView.to_json`) or a ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one
+    config with a system view gives it.
 
     Raises:
-        UsageError: unreadable file, invalid JSON, not a SystemView, or a perf document with no config or
-            several configs with a system view (which one applies is not for this function to guess).
+        UsageError: naming ``system_view``: unreadable file, invalid JSON, not a SystemView, or a perf document with
+            no config or several configs with a system view (which one applies is not for this function to guess).
     """
-    if path is None:
+    if system_view is None:
         return None
-    where = f"--system-view {str(path)!r}"
+    where = repr(str(system_view))
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(system_view.read_text())
         if isinstance(data, dict) and data.get("schema") == schemas.PERF:
             data = _perf_system(data, where)
         return SystemView.from_json(data)
     except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{where}: not a SystemView JSON ({exc})") from None
+        raise UsageError.bad("system_view", f"{where}: not a SystemView JSON ({exc})") from None
 
 
 def _perf_system(doc: dict, where: str) -> dict:
-    """The ``system`` object of the one config of a ``surrobench perf --json`` document that has one."""
+    """The ``system`` object of the one config of a ``surrobench perf --json`` document that has one; ``where``
+    names the file in an error (:func:`load_system_view`)."""
     reports = doc.get("perf")
     if not isinstance(reports, list):
         raise ValueError(f"{schemas.PERF} document without a 'perf' list")
     with_view = [r for r in reports if isinstance(r, dict) and isinstance(r.get("system"), dict)]
     if not with_view:
-        raise UsageError(
+        raise UsageError.bad(
+            "system_view",
             f"{where}: no config of this {schemas.PERF} document has a system view "
-            f"({len(reports)} config(s), none passed)"
+            f"({len(reports)} config(s), none passed)",
         )
     if len(with_view) > 1:
         names = ", ".join(_perf_label(r) for r in with_view)
-        raise UsageError(
+        raise UsageError.bad(
+            "system_view",
             f"{where}: {len(with_view)} configs have a system view ({names}); give one: the perf document of "
-            "that config alone, or its 'system' object"
+            "that config alone, or its 'system' object",
         )
     return with_view[0]["system"]
 

@@ -21,6 +21,7 @@ import typer
 from typer.models import OptionInfo
 from rich.console import Console
 
+from surrobench.cli.signals import signals_deferred
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
@@ -207,13 +208,19 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
     followed (the file it names is replaced, the link stays); a device or a pipe, and a ``/dev`` link that
     leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open), is appended to directly.
     The file gets the mode a plain ``open()`` would give it (an existing file keeps its own), not ``mkstemp``'s
-    0600.
+    0600. A signal (Ctrl-C, SIGTERM, SIGHUP; a second one during an interrupted command's write-up too) waits until
+    the file is written (:func:`~surrobench.cli.signals.signals_deferred`).
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
     """
     if path is None:
         return
+    with signals_deferred():
+        _write_output(path, text, flag)
+
+
+def _write_output(path: Path, text: str, flag: str) -> None:
     data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
     try:
         target = path.resolve()
@@ -242,7 +249,8 @@ def write_output(path: Path | None, text: str, flag: str) -> None:
 def write_json(path: Path | None, obj, flag: str = "--json") -> None:
     """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`."""
     if path is not None:
-        write_output(path, json.dumps(obj, indent=1) + "\n", flag)
+        with signals_deferred():  # the document is built whole too
+            write_output(path, json.dumps(obj, indent=1) + "\n", flag)
 
 
 def command_line() -> str:

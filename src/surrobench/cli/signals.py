@@ -58,3 +58,23 @@ def interrupt_exit_code() -> int:
 def interrupt_name() -> str | None:
     """``SIGTERM`` or ``SIGHUP`` when one of them interrupted the command, None for Ctrl-C."""
     return signal.Signals(_received[0]).name if _received else None
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """While the block runs, SIGINT and :data:`SIGNALS` are held, not acted on: the block finishes (a document
+    being written is written whole), then the first signal held is raised again (``signal.raise_signal``) under
+    the handler that was in place before, so it ends the command as it would have, a moment later. A signal that
+    was ignored stays ignored. Outside the main thread the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in (signal.SIGINT, *SIGNALS)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if held:
+        signal.raise_signal(held[0])
