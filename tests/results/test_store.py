@@ -104,6 +104,25 @@ def test_not_a_database(tmp_path):
         ResultStore(bad)
 
 
+def test_a_database_damaged_inside_is_refused_when_opened(tmp_path):
+    """A page overwritten in the middle of a valid database: refused at open, for a writer (before it measures)
+    and a reader alike, naming the file; the header still reads, so only SQLite's check finds it."""
+    db = tmp_path / "d.db"
+    with ResultStore(db) as store:
+        run = _run()
+        store.begin_run(run, "surrobench run")
+        store.add_result(run.run_id, _result(1))
+    page = 4096  # SQLite's default page size; page 3 holds a table of ours
+    assert db.stat().st_size > 4 * page
+    with open(db, "r+b") as f:
+        f.seek(2 * page)
+        f.write(b"\xff" * page)
+    for read_only in (False, True):
+        with pytest.raises(UsageError, match="is damaged") as raised:
+            ResultStore(db, read_only=read_only)
+        assert str(db) in str(raised.value)
+
+
 def test_run_json_has_exactly_the_design_keys():
     doc = _run([_result(2), _result(1, status="error", device=False)]).to_json()
     assert set(doc) == DESIGN_RUN_KEYS and doc["schema"] == SCHEMA

