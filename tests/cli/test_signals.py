@@ -214,3 +214,41 @@ def test_an_ignored_signal_during_a_document_write_stays_ignored(tmp_path, monke
     finally:
         signal.signal(signal.SIGINT, previous)
     assert json.loads(target.read_text()) == {"configs": [1]}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_after_the_command_finished_keeps_its_exit_code(signum):
+    """What the console command does once its command returned: a late signal (during torch's teardown) ends
+    the process at once with the command's own code, not 130 or 143 with nothing interrupted."""
+    code = (
+        "import os, signal, time\n"
+        "from surrobench.cli.signals import end_on_signal\n"
+        "end_on_signal(3)\n"
+        f"os.kill(os.getpid(), {int(signum)})\n"
+        "time.sleep(30)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        timeout=20,
+        capture_output=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal (above)
+    )
+    assert proc.returncode == 3, proc.stderr
+
+
+def test_a_ctrl_c_as_the_command_returns_is_an_interrupt_not_a_traceback(monkeypatch, capsys):
+    """SIGINT that lands after click returned, before the command's signal handling ends (``surrobench run``
+    printing its last line): exit 130 with the interrupt line, never a KeyboardInterrupt traceback."""
+    import surrobench.cli as cli
+
+    def returns_then_interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", returns_then_interrupted)
+    monkeypatch.setattr(cli, "_register", lambda: None)
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["history"])
+    assert ended.value.code == 130
+    assert capsys.readouterr().err.startswith("surrobench: interrupted")

@@ -22,7 +22,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.signals import interrupt_exit_code, interrupt_name, signals_as_interrupt
+from surrobench.cli.signals import end_on_signal, interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -126,8 +126,8 @@ def _run(args: list[str]) -> None:
         _interrupted(str(exc))
     except _CLICK_ERROR as exc:  # unknown option, bad value, missing argument
         _fail(" ".join(exc.format_message().split()), exc.exit_code)
-    except typer.Abort:  # click's form of end-of-input, and of a KeyboardInterrupt outside a sweep
-        _interrupted("interrupted")
+    except (typer.Abort, KeyboardInterrupt):  # click's form of end-of-input and of a KeyboardInterrupt outside a
+        _interrupted("interrupted")  # sweep; a KeyboardInterrupt as itself when it came as click returned
     if code == EXIT_INTERRUPTED:  # typer's own exit for a KeyboardInterrupt outside a sweep
         _interrupted("interrupted")
     sys.exit(code if isinstance(code, int) else EXIT_OK)
@@ -190,8 +190,9 @@ def entry() -> None:
 
     Puts the current folder first on the import path, as ``python -m`` does, so ``--model
     mypkg.models:build`` works from the project's own folder with the installed command. After the command
-    (results stored, outputs written) it does not wait for threads a user's model left running: it says so
-    and ends the process (``os._exit``), where the interpreter would otherwise wait for them forever.
+    (results stored, outputs written) a signal ends the process with the command's own exit code
+    (:func:`~surrobench.cli.signals.end_on_signal`), and it does not wait for threads a user's model left running:
+    it says so and ends the process (``os._exit``), where the interpreter would otherwise wait for them forever.
     """
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
@@ -202,6 +203,7 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     else:
         code = EXIT_OK
+    end_on_signal(code)  # done: a late Ctrl-C ends the teardown with this code, not as an interrupt
     stray = stray_threads()
     if stray:
         names = ", ".join(t.name for t in stray[:5])
