@@ -75,8 +75,11 @@ def test_calibrate_on_cpu_is_stored_and_read_back(tmp_path, capsys):
     assert load_ceilings("no such device") is None
 
 
-def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
+def test_diagnose_live_then_stored_run_on_cpu(tmp_path, capsys, monkeypatch):
+    """The stored run reads as the live one, from another working folder too (its traces are stored by their
+    absolute path, though --trace-out was relative)."""
     db, out = tmp_path / "r.db", tmp_path / "live.json"
+    monkeypatch.chdir(tmp_path)
     argv = [
         "--model",
         "scenario:groupnorm-large",
@@ -93,14 +96,18 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path):
         "--warmup",
         "1",
         "--trace-out",
-        str(tmp_path / "tr"),
+        "tr",
     ]
     assert run_cli(["diagnose", *argv, "--json", str(out)]) == 0
     live = json.loads(out.read_text())
     assert live["findings"][0]["kind"] == "memory_bound"
     # CPU op times are self CPU times under the profiler: the finding says how they relate to the real step
     assert any("profiler overhead" in e["text"] for e in live["findings"][0]["evidence"])
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    capsys.readouterr()
     assert run_cli(["diagnose", "--run", live["context"]["run_id"], "--db", str(db), "--json", str(out)]) == 0
+    assert "not available" not in capsys.readouterr().err
     stored = json.loads(out.read_text())["findings"][0]
     assert stored["kind"] == "memory_bound" and any("profiler overhead" in e["text"] for e in stored["evidence"])
 

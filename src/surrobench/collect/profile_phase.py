@@ -29,6 +29,7 @@ class ProfileOptions:
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
     """Create the output folder given by option ``flag`` if needed and check that a file can be written there.
+    Returns it absolute, so that the trace paths stored with a run hold from any working folder.
 
     Raises:
         UsageError: the path is a file, or the folder cannot be created or written.
@@ -42,7 +43,7 @@ def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"{flag} {str(path)!r}: cannot write there ({exc.strerror or exc})") from None
-    return path
+    return path.resolve()
 
 
 def trace_file(options: ProfileOptions, run_id: str, cfg: ExecConfig) -> Path | None:
