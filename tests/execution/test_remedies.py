@@ -9,7 +9,8 @@ from conftest import TinySurrogate, exec_config
 
 from surrobench.execution.config import ExecConfig, execution_settings
 from surrobench.execution.interleave import interleave, open_variant
-from surrobench.execution.remedies import Recipe, candidate_remedies, run_flags
+from surrobench.execution import remedies
+from surrobench.execution.remedies import Recipe, candidate_remedies, run_flags, thread_counts
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.workload.spec import ShapeSpec
 
@@ -143,3 +144,19 @@ def test_a_config_label_names_its_recipe_settings():
     cfg = _cfg(device="cuda", mode="compile", compile_mode="reduce-overhead", channels_last=True, precision="tf32")
     assert cfg.label() == "tiny 8 b2 tf32 compile(reduce-overhead) channels_last"
     assert _cfg(threads=1).label() == "tiny 8 b2 fp32 eager threads=1"
+
+
+@pytest.mark.parametrize(
+    ("logical", "physical", "usable", "expected"),
+    [
+        (2, 2, 2, (1, 2)),  # two cores, no SMT: both are tried (half of them was, before)
+        (16, 8, 16, (1, 8, 16)),  # SMT: one per core and one per logical CPU
+        (16, 8, 4, (1, 2, 4)),  # an affinity of 4 logical CPUs (2 cores) on that host
+        (1, 1, 1, (1,)),
+    ],
+)
+def test_thread_counts_follow_the_cores_this_process_may_use(monkeypatch, logical, physical, usable, expected):
+    monkeypatch.setattr(remedies.os, "cpu_count", lambda: logical)
+    monkeypatch.setattr(remedies.os, "sched_getaffinity", lambda pid: set(range(usable)), raising=False)
+    monkeypatch.setattr(remedies.psutil, "cpu_count", lambda logical=True: physical)
+    assert thread_counts() == expected

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
+import psutil
+
 from surrobench.execution.config import ExecConfig
 
 
@@ -143,10 +145,16 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 def thread_counts() -> tuple[int, ...]:
     """Thread counts tried on the CPU: 1 (no contention with other processes on a shared host, where
-    torch's default of one thread per core oversubscribes the cores) and half the logical CPUs (one per
-    physical core on an SMT host); torch's default is the baseline."""
-    cpus = os.cpu_count() or 1
-    return tuple(sorted({1, max(1, cpus // 2)}))
+    torch's default of one thread per core oversubscribes the cores), one per physical core this process may
+    use, and one per logical CPU it may use (SMT siblings too). torch's default is the baseline, and the
+    feasibility rules drop the count it already runs (:func:`surrobench.analysis.feasibility.infeasible_reason`).
+    The CPUs it may use are its affinity (``os.sched_getaffinity``: a container or ``taskset`` may allow fewer
+    than the machine has); logical CPUs per core are ``os.cpu_count()`` over ``psutil.cpu_count(logical=False)``.
+    A 2-core host without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
+    logical = os.cpu_count() or 1
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    per_core = max(1, logical // (psutil.cpu_count(logical=False) or logical))
+    return tuple(sorted({1, max(1, usable // per_core), usable}))
 
 
 def compiles(name: str) -> bool:
