@@ -162,13 +162,35 @@ def test_fragmented_ops_and_threshold_override(tmp_path):
         ("fragmented_share = ", "invalid TOML"),
         ("nope = 1", "unknown threshold"),
         ('superlinear_ratio = "x"', "non-negative number"),
+        ("fragmented_share = nan", "fragmented_share = nan must be a finite non-negative number"),
+        ("severity_high_fraction = inf", "severity_high_fraction = inf must be a finite"),
+        ("severity_high_fraction = -1", "severity_high_fraction = -1 must be a finite"),
     ],
 )
 def test_bad_threshold_file_is_usage_error(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(UsageError, match=message) as bad:
         load_thresholds(path)
+    assert bad.value.parameter == "config" and str(path) in str(bad.value) and "\n" not in str(bad.value)
+
+
+@pytest.mark.parametrize(
+    ("thresholds", "needle"),
+    [
+        ("x", "thresholds 'x': must be a"),
+        ({"fragmented_share": 0.5}, "thresholds {"),
+        (dataclasses.replace(DEFAULT_THRESHOLDS, fragmented_share=float("nan")), "thresholds: fragmented_share = nan"),
+    ],
+)
+def test_diagnose_names_bad_thresholds_before_opening_anything(tmp_path, thresholds, needle):
+    import surrobench
+
+    db = tmp_path / "never.db"
+    with pytest.raises(UsageError) as bad:
+        surrobench.diagnose(run="20261201-100000-aaaa", db=db, thresholds=thresholds)
+    assert bad.value.parameter == "thresholds" and str(bad.value).startswith(needle)
+    assert not db.exists()
 
 
 def test_system_view_names_the_host_function_and_reads_low_cpu_as_waiting(tmp_path):

@@ -31,6 +31,33 @@ def test_sizes_that_time_overhead_are_refused_before_anything_is_stored(sizes, n
     assert load_ceilings(fingerprint("cpu")["device_name"], torch.get_num_threads()) is None
 
 
+@pytest.mark.parametrize(
+    ("keywords", "parameter"),
+    [
+        ({"copy_mib": "x"}, "copy_mib"),
+        ({"iters": "x"}, "iters"),
+        ({"matmul_n": "big"}, "matmul_n"),
+        ({"matmul_n": 2.5}, "matmul_n"),
+        ({"matmul_n": True}, "matmul_n"),
+    ],
+)
+def test_a_size_that_is_not_an_int_is_named_as_such_before_anything_is_measured(keywords, parameter):
+    with pytest.raises(surrobench.UsageError) as bad:
+        surrobench.calibrate("cpu", **keywords)
+    assert bad.value.parameter == parameter and str(bad.value).startswith(f"{parameter} ")
+    assert "must be an int" in str(bad.value)
+    assert load_ceilings(fingerprint("cpu")["device_name"], torch.get_num_threads()) is None
+
+
+def test_force_that_is_not_a_bool_is_refused_before_anything_is_measured(monkeypatch):
+    import surrobench.api.calibrate as calibrate_api
+
+    monkeypatch.setattr(calibrate_api, "measure_ceilings", lambda *a, **k: pytest.fail("measured"))
+    with pytest.raises(surrobench.UsageError) as bad:
+        surrobench.calibrate("cpu", force="no")
+    assert bad.value.parameter == "force"
+
+
 def _calibration(**spreads) -> Calibration:
     ceilings = surrobench.Ceilings("cpu", 20.0, {"fp32": 0.1})
     return Calibration(ceilings, {"copy": 0.01, "matmul:fp32": 0.02, **spreads})

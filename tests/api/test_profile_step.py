@@ -11,6 +11,8 @@ from surrobench.analysis.detect_ops import memory_bound
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.torch_profiler import ProfileSchedule
+from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.results.store import ResultStore
@@ -61,3 +63,20 @@ def test_cpu_op_times_per_step_never_exceed_the_step_on_a_busy_machine(tmp_path,
         assert per_step == pytest.approx(20.16 * 10.0 / 28.0, abs=1e-3)  # 80% of 90% of the 10 ms step
     # the step the op table's per-step times are averaged over: the mean of the recorded steps
     assert report.profiled_step_ms == stored == pytest.approx(28.0)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "parameter"),
+    [
+        ({"schedule": "x"}, "schedule"),
+        ({"schedule": (2, 5, 10)}, "schedule"),
+        ({"schedule": ProfileSchedule(wait="2")}, "schedule.wait"),
+        ({"with_stack": "yes"}, "with_stack"),
+        ({"counters": 1}, "counters"),
+    ],
+)
+def test_a_bad_profiler_option_is_named_before_anything_is_planned_or_timed(monkeypatch, keywords, parameter):
+    monkeypatch.setattr(profile_api, "sweep_plan", lambda *a, **k: pytest.fail("planned"))
+    with pytest.raises(UsageError) as bad:
+        profile_api.profile("pinn-mlp", shapes=[16], device="cpu", **keywords)
+    assert bad.value.parameter == parameter and str(bad.value).startswith(f"{parameter} ")

@@ -38,3 +38,21 @@ def test_bad_input_is_a_usage_error_before_anything_runs():
         run_scenarios("nope", device="cpu")
     with pytest.raises(UsageError):
         run_scenarios("groupnorm-large", device="cpu", iters=SUITE_SCHEDULE.total - 1)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "parameter"),
+    [
+        ({"iters": "x"}, "iters"),
+        ({"iters": 2.5}, "iters"),
+        ({"warmup": -1}, "warmup"),
+        ({"thresholds": "x"}, "thresholds"),
+    ],
+)
+def test_a_bad_count_or_thresholds_is_named_before_anything_runs(monkeypatch, keywords, parameter):
+    import surrobench.api.scenarios as scenarios_api
+
+    monkeypatch.setattr(scenarios_api, "sweep_plan", lambda *a, **k: pytest.fail("planned"))
+    with pytest.raises(UsageError) as bad:
+        run_scenarios("tiny-mlp", device="cpu", **keywords)
+    assert bad.value.parameter == parameter and str(bad.value).startswith(f"{parameter} ")

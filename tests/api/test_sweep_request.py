@@ -41,6 +41,14 @@ def test_bad_input_is_a_usage_error_naming_its_parameter(keywords, needle):
         sweep_request("pinn-mlp", **{"shapes": "8", "device": "cpu", **keywords})
 
 
+@pytest.mark.parametrize("setting", ["channels_last", "cudnn_benchmark", "trust_pickle"])
+@pytest.mark.parametrize("value", ["no", 1, None])
+def test_a_boolean_setting_that_is_not_a_bool_is_named(setting, value):
+    with pytest.raises(UsageError) as bad:
+        sweep_request("pinn-mlp", shapes="8", device="cpu", **{setting: value})
+    assert bad.value.parameter == setting and str(bad.value).startswith(f"{setting} {value!r}: must be True or False")
+
+
 @pytest.mark.parametrize(
     ("keywords", "needle"),
     [({"shape": [8]}, "unknown setting 'shape' (did you mean shapes?)"), ({"bogus": 1}, "known: shapes, batches")],

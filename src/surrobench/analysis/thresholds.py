@@ -15,6 +15,7 @@ Override any of them with ``--config FILE.toml``: top-level keys named like the 
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,11 +132,40 @@ class Thresholds:
 DEFAULT_THRESHOLDS = Thresholds()
 
 
+def _bad_value(key: str, value: object) -> str | None:
+    """Why ``value`` cannot be the threshold ``key`` (None when it can): each is a finite number >= 0 (a NaN
+    would make every comparison with it false, silently dropping or lowering a finding)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    # an int is finite (math.isfinite would overflow on a huge one); nan < 0 is false, hence the own test
+    if not number or value < 0 or (isinstance(value, float) and not math.isfinite(value)):
+        return f"{key} = {value!r} must be a finite non-negative number"
+    return None
+
+
+def check_thresholds(thresholds: object) -> None:
+    """Refuse ``thresholds`` unless it is a :class:`Thresholds` whose every value is a finite number >= 0.
+
+    Raises:
+        UsageError: naming ``thresholds``: another type (``"x"``, a dict), or the first bad value.
+    """
+    if not isinstance(thresholds, Thresholds):
+        raise UsageError.bad(
+            "thresholds",
+            f"{thresholds!r}: must be a surrobench.analysis.thresholds.Thresholds (load_thresholds reads one "
+            f"from a TOML file), not {type(thresholds).__name__}",
+        )
+    for field in dataclasses.fields(Thresholds):
+        problem = _bad_value(field.name, getattr(thresholds, field.name))
+        if problem:
+            raise UsageError.bad("thresholds", f": {problem}")
+
+
 def load_thresholds(config: Path | None) -> Thresholds:
     """The defaults, overridden by the top-level keys of the TOML file ``config`` (None: defaults).
 
     Raises:
-        UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that is not a number.
+        UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that
+            is not a finite non-negative number (``nan``, ``inf``, ``-1``, ``"x"``).
     """
     if config is None:
         return DEFAULT_THRESHOLDS
@@ -153,6 +183,7 @@ def load_thresholds(config: Path | None) -> Thresholds:
     for key, value in data.items():
         if key not in known:
             raise UsageError.bad("config", f"{str(config)!r}: unknown threshold {key!r}; known: {', '.join(known)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise UsageError.bad("config", f"{str(config)!r}: {key} = {value!r} must be a non-negative number")
+        problem = _bad_value(key, value)
+        if problem:
+            raise UsageError.bad("config", f"{str(config)!r}: {problem}")
     return dataclasses.replace(DEFAULT_THRESHOLDS, **data)

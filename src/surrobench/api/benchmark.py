@@ -24,7 +24,14 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import (
+    DEFAULT_ITERS,
+    MAX_COUNT,
+    MIN_WARMUP,
+    check_bools,
+    check_ints,
+    check_iterations,
+)
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
@@ -84,35 +91,19 @@ def _shapes(value: ShapesArg) -> tuple[ShapeSpec, ...] | None:
     return tuple(specs)
 
 
-def _check_ints(**options: object) -> None:
-    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float, a string); None passes
-    (an option left unset).
-
-    Raises:
-        UsageError: naming the keyword and the value given.
-    """
-    for name, value in options.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise UsageError.bad(name, f"{value!r}: must be an int, not {type(value).__name__}")
-
-
 def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds: int, threads: int | None) -> None:
     """The integer options of :func:`sweep_request`: ints, in range (its ``Raises`` lists each check).
 
     Raises:
         UsageError: naming the option and its bound.
     """
-    _check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
-    if iters < 1:
-        raise UsageError.bad("iters", f"{iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
-    if warmup < 0:
-        raise UsageError.bad("warmup", f"{warmup}: must be >= 0")
+    check_ints(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    check_iterations(warmup=warmup, iters=iters)
     for name, value in (("input_sets", input_sets), ("rounds", rounds), ("threads", threads)):
         if value is not None and value < 1:
             raise UsageError.bad(name, f"{value}: must be >= 1")
-    for name, value in (("warmup", warmup), ("iters", iters), ("rounds", rounds)):
-        if value > MAX_COUNT:
-            raise UsageError.bad(name, f"{value}: at most {MAX_COUNT}")
+    if rounds > MAX_COUNT:
+        raise UsageError.bad("rounds", f"{rounds}: at most {MAX_COUNT}")
     cpus = os.cpu_count() or 1
     if threads is not None and threads > cpus:
         raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
@@ -155,7 +146,8 @@ def sweep_request(
     (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
 
     Raises:
-        UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``),
+        UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``), a
+            boolean one (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``,
             malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
             :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
             ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
@@ -164,6 +156,7 @@ def sweep_request(
             given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
+    check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)
     try:
         check_timeout_s(timeout_s)
     except ValueError as exc:

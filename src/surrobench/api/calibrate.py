@@ -24,6 +24,7 @@ import torch
 
 from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, REPEATS, Calibration, measure_ceilings
 from surrobench.errors import UsageError
+from surrobench.execution.config import check_bools, check_ints
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.sweep import resolve_device
 from surrobench.records.ceilings import Ceilings
@@ -38,11 +39,13 @@ MAX_SPREAD = 0.10
 
 
 def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: int) -> None:
-    """Reject non-positive values and sizes under the device's minimum; each error names only its flag.
+    """Reject values that are not ints (:func:`~surrobench.execution.config.check_ints`: a string, a float, a
+    bool), non-positive values and sizes under the device's minimum; each error names only its parameter.
 
     Raises:
         UsageError: the first offending parameter, with the value given.
     """
+    check_ints(matmul_n=matmul_n, copy_mib=copy_mib, iters=iters)
     for name, value in (("matmul_n", matmul_n), ("copy_mib", copy_mib), ("iters", iters)):
         if value is not None and value < 1:
             raise UsageError.bad(name, f"{value}: must be a positive integer")
@@ -82,8 +85,9 @@ def check_threads(device: str, threads: int | None) -> int | None:
     """
     if threads is None:
         return torch.get_num_threads() if device == "cpu" else None
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise UsageError.bad("threads", f"{threads!r}: must be a whole number >= 1")
+    check_ints(threads=threads)
+    if threads < 1:
+        raise UsageError.bad("threads", f"{threads}: must be >= 1")
     if device != "cpu":
         raise UsageError.bad(
             "threads", f"{threads}: sets the CPU's torch threads; {device} ceilings do not depend on it"
@@ -141,13 +145,15 @@ def calibrate(
     ``force``: store what was measured even when :func:`check_calibration` objects.
 
     Raises:
-        UsageError: a non-positive value, a size under the device's minimum, ``threads`` out of range or given
+        UsageError: ``matmul_n`` / ``copy_mib`` / ``iters`` not an ``int`` (``"x"``, ``2.5``, ``True``) or not
+            positive (:func:`check_sizes`), ``force`` not a ``bool``, a size under the device's minimum, ``threads`` out of range or given
             for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot be written.
         CalibrationRefused: a measurement :func:`check_calibration` objects to (nothing is stored, unless
             ``force``); a :class:`UsageError`.
     """
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)
+    check_bools(force=force)
     threads = check_threads(device, threads)
     sizes = DEFAULT_SIZES[device]
     loads = [host_load()]

@@ -19,7 +19,7 @@ from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
-from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.tune.plans import measured_for
@@ -450,10 +450,13 @@ def diagnose(
     occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
 
     Raises:
-        UsageError: not exactly one of model / trace / run, a missing trace, an unknown run, bad input.
+        UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
+            non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), a missing trace, an
+            unknown run, bad input.
         DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
             read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
     """
+    check_thresholds(thresholds)
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
     if trace is not None:

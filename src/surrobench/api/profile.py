@@ -19,7 +19,8 @@ from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.execution.config import ExecConfig
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig, check_bools, check_ints
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
 from surrobench.records import schemas
 from surrobench.records.counters import ConfigCounters
@@ -303,6 +304,25 @@ class Profile:
         return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 
+def check_schedule(schedule: object) -> ProfileSchedule:
+    """``schedule`` (None: the default :class:`ProfileSchedule`), checked to be one, of ``int`` step counts.
+
+    Raises:
+        UsageError: ``schedule`` not a :class:`ProfileSchedule` (naming ``schedule``), or a step count of it not
+            an ``int`` (naming ``schedule.wait``, ``schedule.warmup`` or ``schedule.active``).
+    """
+    if schedule is None:
+        return ProfileSchedule()
+    if not isinstance(schedule, ProfileSchedule):
+        raise UsageError.bad(
+            "schedule",
+            f"{schedule!r}: must be a surrobench.collect.torch_profiler.ProfileSchedule(wait, warmup, active), "
+            f"not {type(schedule).__name__}",
+        )
+    check_ints(**{f"schedule.{step}": getattr(schedule, step) for step in ("wait", "warmup", "active")})
+    return schedule
+
+
 def profile(
     model: str,
     *,
@@ -324,16 +344,17 @@ def profile(
 
     Raises:
         UsageError: bad input, a model object rather than a name (:func:`~surrobench.api.benchmark.named_model`),
-            or a ``trace_dir`` that cannot be written.
+            ``with_stack`` / ``counters`` not a ``bool``, a ``schedule`` that is not a :class:`ProfileSchedule`
+            (:func:`check_schedule`), or a ``trace_dir`` that cannot be written.
         ProfileInterrupted: Ctrl-C; the run (marked ``interrupted``) and the reports of the configs profiled
             before it.
     """
     named_model(model, "profile")
+    check_bools(with_stack=with_stack, counters=counters)
+    schedule = check_schedule(schedule)
     plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
-    options = ProfileOptions(
-        schedule=schedule or ProfileSchedule(), with_stack=with_stack, trace_dir=folder, counters=counters
-    )
+    options = ProfileOptions(schedule=schedule, with_stack=with_stack, trace_dir=folder, counters=counters)
     with open_store(db) as store:
         record, warnings, reports = time_and_profile(plan, store, options)
     return Profile(record, tuple(reports), tuple(warnings))

@@ -14,13 +14,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.diagnose import diagnose_workload
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import UsageError
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP
+from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, check_iterations
 from surrobench.execution.sweep import resolve_device
 from surrobench.records import schemas
 from surrobench.records.findings import Finding
@@ -166,11 +166,15 @@ def run_scenarios(
     Chrome traces the diagnosis reads (None: a temporary folder, removed afterwards).
 
     Raises:
-        UsageError: an unknown scenario, a profiler schedule longer than ``iters``, an unusable trace folder,
-            no GPU for ``cuda``, or bad ``warmup`` / ``iters``.
+        UsageError: an unknown scenario, ``warmup`` / ``iters`` not ints or out of range (as ``benchmark``'s,
+            :func:`~surrobench.execution.config.check_iterations`), a profiler schedule longer than ``iters``,
+            ``thresholds`` not a :class:`Thresholds` of finite non-negative values, an unusable trace folder, or
+            no GPU for ``cuda``.
     """
     chosen = select(only)
+    check_iterations(warmup=warmup, iters=iters)
     SUITE_SCHEDULE.check(iters)
+    check_thresholds(thresholds)
     used = resolve_device(device)
     outcomes, findings = [], {}
     with ExitStack() as stack:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from surrobench.errors import UsageError
 from surrobench.records.config import EXEC_SETTINGS, mode_text
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.workload.spec import ShapeSpec
@@ -33,6 +34,47 @@ def low_iterations_note(warmup: int, iters: int) -> str | None:
         f"{' and '.join(low)}: under the minimum the benchmarking method asks for ({MIN_WARMUP} warm-up, "
         f"{MIN_ITERS} timed iterations); the median and P95 will be less reliable"
     )
+
+
+def check_ints(**options: object) -> None:
+    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float, a string); None passes
+    (an option left unset).
+
+    Raises:
+        UsageError: naming the keyword and the value given.
+    """
+    for name, value in options.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise UsageError.bad(name, f"{value!r}: must be an int, not {type(value).__name__}")
+
+
+def check_bools(**options: object) -> None:
+    """Refuse a boolean option given as anything but a ``bool`` (``"no"`` or ``0`` would be read as a truth
+    value and recorded as given).
+
+    Raises:
+        UsageError: naming the keyword and the value given.
+    """
+    for name, value in options.items():
+        if not isinstance(value, bool):
+            raise UsageError.bad(name, f"{value!r}: must be True or False, not {type(value).__name__}")
+
+
+def check_iterations(*, warmup: int, iters: int) -> None:
+    """The warm-up and timed iteration counts of a config: ints (:func:`check_ints`), ``iters`` >= 1,
+    ``warmup`` >= 0, neither above :data:`MAX_COUNT`.
+
+    Raises:
+        UsageError: naming the option and its bound.
+    """
+    check_ints(warmup=warmup, iters=iters)
+    if iters < 1:
+        raise UsageError.bad("iters", f"{iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
+    if warmup < 0:
+        raise UsageError.bad("warmup", f"{warmup}: must be >= 0")
+    for name, value in (("warmup", warmup), ("iters", iters)):
+        if value > MAX_COUNT:
+            raise UsageError.bad(name, f"{value}: at most {MAX_COUNT}")
 
 
 #: Precisions that run under ``torch.autocast``, by the name of their torch dtype.

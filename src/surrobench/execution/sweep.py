@@ -203,7 +203,7 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
         UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
             int64), or input sets larger than the memory available now.
     """
-    where = f"--model {spec} --shape {shape.label()} --batch {batch}"
+    where = f"model {spec}, shape {shape.label()}, batch {batch}"
     try:
         inputs = surrogate.example_inputs(
             batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("meta")
@@ -213,14 +213,16 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
         # be sized on meta; the real run records an OOM if they do not fit
         return
     except (RuntimeError, ValueError, OverflowError) as exc:
-        raise UsageError(f"{where}: inputs of that size cannot be made ({' '.join(str(exc).split())[:200]})") from None
+        reason = " ".join(str(exc).split())[:200]
+        text = f"{where}: inputs of that size cannot be made ({reason}); lower {{shapes}} or {{batches}}"
+        raise UsageError.naming(text, ("shapes", "batches")) from None
     need = input_sets * sum(t.numel() * t.element_size() for t in inputs)
     if need > free:
         detail = (
             f": {where}: {input_sets} input set(s) need {_bytes_text(need)}, more than the {_bytes_text(free)} "
             "available; lower {shapes}, {batches} or {input_sets}"
         )
-        raise UsageError.bad("input_sets", detail, others=("shapes", "batches", "input_sets"))
+        raise UsageError.bad("shapes", detail, others=("shapes", "batches", "input_sets"))
 
 
 def new_run_id() -> str:
