@@ -11,7 +11,7 @@ from synthetic import config, latency_samples, run
 
 from surrobench.analysis.roofline import OpCost, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.api.diagnose import diagnose, diagnose_stored
+from surrobench.api.diagnose import RUN_LEVEL_ONLY, diagnose, diagnose_stored
 from surrobench.api.report import build_report
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -122,3 +122,20 @@ def test_diagnose_stores_the_roofline_it_computed_and_the_run_reads_the_same_ver
     with ResultStore(db, read_only=True) as store:
         (config_id,) = store.config_ids(live.run.run_id)
         assert load_roofline(store, config_id).to_json() == next(iter(live.context["roofline"].values()))
+
+
+def test_a_run_that_no_config_of_was_profiled_says_its_diagnosis_is_run_level_only(tmp_path):
+    """A timed run (``run``, ``benchmark``, optimize's) has no op table: its diagnosis says in its title that only
+    the run-level checks ran, so "no findings" is not read as a clean bill of health; a profiled run's does not."""
+    db = tmp_path / "r.db"
+    result = config(latency_samples(1.0, 0.0, n=20))
+    record = run("20261201-120000-time", [result])
+    with ResultStore(db) as store:
+        store.begin_run(record)
+        store.add_result(record.run_id, result)
+        store.finish_run(record.run_id)
+    timed = diagnose(run=record.run_id, db=db)
+    assert timed.title.endswith(f"({RUN_LEVEL_ONLY})")
+    assert any("no op table stored" in w for w in timed.warnings)
+    _planted(db)
+    assert RUN_LEVEL_ONLY not in diagnose(run=RUN_ID, db=db).title

@@ -296,8 +296,8 @@ def diagnose_stored(
         table = load_op_table(store, config_id)
         if result.status == "ok" and table is None:
             warnings.append(
-                f"{result.label()}: no op table stored (the run was timed, not profiled, as optimize's runs are): "
-                "nothing to diagnose it from; diagnose its workload options to profile it"
+                f"{result.label()}: no op table stored (the run was timed, not profiled, as run's and optimize's "
+                "are): nothing to diagnose it from; diagnose its workload options to profile it"
             )
         if result.status != "ok" or table is None:
             continue
@@ -355,6 +355,11 @@ def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | N
 def _ceilings_key(c: Ceilings) -> tuple:
     """``c`` as a hashable value (its matmul rates are a dict)."""
     return (c.device_name, c.copy_gbps, tuple(sorted(c.matmul_tflops.items())), c.measured, c.note)
+
+
+#: What the title of a diagnosis of a run that no config of was profiled adds: its findings (or their absence)
+#: come from the run-level checks and each config's timing alone, not from op tables or traces.
+RUN_LEVEL_ONLY = "run-level checks only: no config was profiled"
 
 
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
@@ -468,7 +473,8 @@ def diagnose(
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}
-        return Diagnosis(tuple(findings), context, f"diagnosis of run {run.run_id}", tuple(warnings), run)
+        title = f"diagnosis of run {run.run_id} ({RUN_LEVEL_ONLY})"
+        return Diagnosis(tuple(findings), context, title, tuple(warnings), run)
     if isinstance(run, RunRecord):
         run = run.run_id
     if run is not None:
@@ -479,7 +485,9 @@ def diagnose(
             **evidence_context(evidence),
             "failed_configs": failed_configs_json(record.results),
         }
-        return Diagnosis(tuple(findings), context, f"diagnosis of run {record.run_id}", tuple(warnings), record)
+        timed_only = not evidence and any(r.status == "ok" for r in record.results)
+        title = f"diagnosis of run {record.run_id}" + (f" ({RUN_LEVEL_ONLY})" if timed_only else "")
+        return Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     named_model(model, "diagnose")
     plan = sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
