@@ -27,6 +27,21 @@ def test_commands_listed_in_workflow_order(capsys):
     assert positions == sorted(positions), out
 
 
+def test_every_command_help_flows_to_the_terminal_width(capsys):
+    """A command's help is its docstring with no line break inside a paragraph, so --help wraps it at any width;
+    the first paragraph, what the command list shows, is one sentence."""
+    from surrobench.cli.app import app
+
+    assert run_cli(["--help"]) == 0
+    capsys.readouterr()
+    helps = {info.callback.__name__: info.help for info in app.registered_commands}
+    assert len(helps) >= 13 and all(helps.values())
+    for name, text in helps.items():
+        paragraphs = text.split("\n\n")
+        assert not any("\n" in p for p in paragraphs), name
+        assert paragraphs[0].count(". ") == 0, name
+
+
 def test_tf32_on_the_cpu_is_refused(tmp_path, capsys):
     assert run_cli(["run", "--precision", "tf32", "--db", str(tmp_path / "r.db"), *FAST]) == 2
     assert "--precision tf32" in capsys.readouterr().err

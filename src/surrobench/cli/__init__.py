@@ -21,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.cli.app import app
+from surrobench.cli.app import app, flow_help
 from surrobench.cli.signals import end_on_signal, interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
@@ -62,6 +62,8 @@ def _register() -> None:
     import surrobench.cli.scenarios  # noqa: F401
     import surrobench.cli.serve  # noqa: F401
     import surrobench.cli.show  # noqa: F401
+
+    flow_help()
 
 
 def main(argv: list[str] | None = None) -> None:

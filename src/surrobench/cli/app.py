@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 import typer.core
 
@@ -39,3 +41,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def flow_help() -> None:
+    """Give each registered command its docstring as help with the line breaks inside a paragraph removed, so that
+    ``--help`` wraps the text to the terminal's width (typer keeps a docstring's own breaks in the paragraphs after
+    the first, which at 80 columns cut each line in two). Paragraphs stay apart; a command with its own ``help``
+    keeps it."""
+    for info in app.registered_commands:
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")
+            info.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)

@@ -99,7 +99,9 @@ def optimize_command(
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
 ) -> None:
-    """Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
+    """Try the remedies on each config, keep what is measured faster, and check the outputs stayed right.
+
+    Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
     on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
     fp64) output; stack the winners greedily (adding, then swapping in one that excludes a stacked one)
     from the fastest and from its rival (the fastest that excludes it, e.g. fp16 where TF32 won), keep the

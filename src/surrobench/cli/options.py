@@ -82,7 +82,7 @@ ModelOpt = typer.Option(
     "--model",
     "-m",
     help="Zoo names, path/file.py:factory, package.module:factory or a .pt2 file; comma-separated (a factory's "
-    "example inputs: see `surrobench run --help`).",
+    "example inputs: README, 'Your model').",
 )
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")

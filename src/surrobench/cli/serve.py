@@ -68,7 +68,9 @@ def serve(
     json_out: Path = JsonOpt,
     html_out: Path = typer.Option(None, "--html", help="Write the latency-throughput page (self-contained HTML) here."),
 ) -> None:
-    """Offer one request (the batch-1 input of `run`) at a time to a dynamic batcher: per rate the offered and
+    """How much traffic one GPU takes: requests at open-loop rates through a dynamic batcher, P99 per rate.
+
+    Offer one request (the batch-1 input of `run`) at a time to a dynamic batcher: per rate the offered and
     achieved rate, P50/P95/P99/max latency with intervals, queueing and compute shares, batch size, device
     busy, dropped requests and the load generator's overhead; --find-max the capacity at --p99-ms."""
     check_writable(json_out, "--json")

@@ -33,8 +33,9 @@ def show(
     markdown: Path = MarkdownOpt,
     json_out: Path = JsonOpt,
 ) -> None:
-    """Show one stored run: the results table (and a multi-process run's scaling table), and optionally
-    markdown or the run JSON; a serve run as `serve` prints it (its tables per batching policy, the peak
+    """Show one stored run, serve run or optimization as the command that made it printed it.
+
+    A run: the results table (and a multi-process run's scaling table), and optionally markdown or the run JSON; a serve run as `serve` prints it (its tables per batching policy, the peak
     search, its notes), with --json its serve-v1 JSON; an optimization as `optimize` printed it, with --json its
     optimize JSON."""
     from surrobench.api.compare import load_run, load_serve_run
