@@ -21,7 +21,7 @@ def _write(path, record):
 def runs(tmp_path):
     """BASE, NEW with one config 20% slower, and a copy of BASE on another device, as JSON files."""
     fast, slow = latency_samples(1.0, 0.01, seed=1), latency_samples(1.2, 0.01, seed=2)
-    rounds = {"rounds": 2}  # a gating comparison needs runs of two rounds or more
+    rounds = {"rounds": 4}  # a gating comparison needs runs of four rounds or more
     base = run("base-1", [config(fast, size=64, extra=rounds), config(fast, size=128, extra=rounds)], env=rounds)
     new = run("new-1", [config(fast, size=64, extra=rounds), config(slow, size=128, extra=rounds)], env=rounds)
     other = run("other-1", base.results, device_name="Other GPU")
@@ -148,10 +148,10 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
     """A single-round A/A pair can 'regress' on a shared host; a gate that compared nothing must not pass."""
     single = _write(tmp_path / "single.json", run("single-1", [config(latency_samples(1.0, 0.01))]))
     assert run_cli(["compare", single, single, "--fail-on-regression"]) == 2
-    assert "needs both runs taken with --rounds 2 or more" in capsys.readouterr().err
+    assert "needs both runs taken with --rounds 4 or more" in capsys.readouterr().err
     assert run_cli(["compare", single, single]) == 0  # without the gate: compared, and notes say it
     capsys.readouterr()
-    rounds = {"rounds": 2}
+    rounds = {"rounds": 4}
     elsewhere = _write(
         tmp_path / "other.json", run("other-2", [config(latency_samples(1.0, 0.01), size=32, extra=rounds)], env=rounds)
     )

@@ -217,16 +217,20 @@ def test_ignoring_the_mode_matches_eager_with_cudagraph():
             compare_runs(run("a", base), run("b", new), ignore_fields=wrong)
 
 
-def test_a_single_round_verdict_says_how_to_confirm_it():
+@pytest.mark.parametrize("rounds", [1, 2, 4])
+def test_a_verdict_from_fewer_rounds_than_a_gate_needs_says_how_to_confirm_it(rounds):
     from synthetic import config, latency_samples
 
-    from surrobench.results.compare import compare_config
+    from surrobench.results.compare import MIN_GATE_ROUNDS, compare_config
 
-    base, new = config(latency_samples(1.0, 0.01, seed=1)), config(latency_samples(1.2, 0.01, seed=2))
-    c = compare_config(base, new)
-    assert c.verdict == "regressed" and any("--rounds" in n for n in c.notes)
-    same = compare_config(base, config(latency_samples(1.0, 0.01, seed=3)))
-    assert not any("--rounds" in n for n in same.notes)
+    extra = {"rounds": rounds}
+    confirm = f"{MIN_GATE_ROUNDS} rounds or more"
+    base = config(latency_samples(1.0, 0.01, n=40, seed=1), extra=extra)
+    c = compare_config(base, config(latency_samples(1.2, 0.01, n=40, seed=2), extra=extra))
+    assert c.verdict == "regressed"
+    assert any(confirm in n for n in c.notes) == (rounds < MIN_GATE_ROUNDS)
+    same = compare_config(base, config(latency_samples(1.0, 0.01, n=40, seed=3), extra=extra))
+    assert not any(confirm in n for n in same.notes)
 
 
 @pytest.mark.parametrize("factor", [1.01, 1.3, 0.7, 1.03])
