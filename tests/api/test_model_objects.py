@@ -98,3 +98,21 @@ def test_optimize_of_a_model_object_prints_no_command_line_it_cannot_rebuild():
     assert not any(line.startswith("run it:") for line in recipe_lines(report.to_json()["configs"][0]))
     by_name = surrobench.optimize("pinn-mlp", shapes=[64], only="threads=1", rounds=2, budget_s=20, **FAST)
     assert by_name.configs[0].baseline_command.startswith("surrobench run --model pinn-mlp")
+
+
+def test_optimize_starts_from_a_stored_run_as_the_cli_does(tmp_path):
+    """``surrobench.optimize(run=...)``: every config of the stored run optimized as it was measured (its shape,
+    batch and warm-up), in the same database; exactly one of model and run; no sweep keywords with run."""
+    db = tmp_path / "r.db"
+    timed = surrobench.benchmark("pinn-mlp", shapes=[64], batches=[1, 2], db=db, **FAST)
+    report = surrobench.optimize(run=timed.run_id[:12], db=db, only="threads=1", rounds=2, budget_s=20, processes=0)
+    assert [(e.baseline.input_shape, e.baseline.warmup) for e in report.configs] == [
+        (r.input_shape, r.warmup) for r in timed.results
+    ]
+    for bad in ({}, {"model": "pinn-mlp", "run": timed.run_id}):
+        with pytest.raises(surrobench.UsageError) as raised:
+            surrobench.optimize(db=db, **bad)
+        assert set(raised.value.others) == {"model", "run"}
+    with pytest.raises(surrobench.UsageError) as raised:
+        surrobench.optimize(run=timed.run_id, db=db, shapes=[32])
+    assert raised.value.parameter == "run"
