@@ -218,14 +218,22 @@ def test_an_ignored_signal_during_a_document_write_stays_ignored(tmp_path, monke
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_after_the_command_finished_keeps_its_exit_code(signum):
-    """What the console command does once its command returned: a late signal (during torch's teardown) ends
-    the process at once with the command's own code, not 130 or 143 with nothing interrupted."""
+    """What the console command does once its command returned: a late signal, before the interpreter
+    finalizes or while it tears its modules down (torch's teardown takes about a second), leaves the command's
+    own exit code; CPython resets a handled signal to its default action as it finalizes, which killed the
+    process by the signal."""
     code = (
-        "import os, signal, time\n"
-        "from surrobench.cli.signals import end_on_signal\n"
-        "end_on_signal(3)\n"
+        "import os, signal, sys, time\n"
+        "from surrobench.cli.signals import ignore_late_signals\n"
+        "class SlowTeardown:\n"
+        "    def __del__(self):\n"
+        f"        os.kill(os.getpid(), {int(signum)})\n"
+        "        time.sleep(0.2)\n"
+        "keep = SlowTeardown()  # a module global: deleted while the interpreter finalizes\n"
+        "ignore_late_signals()\n"
         f"os.kill(os.getpid(), {int(signum)})\n"
-        "time.sleep(30)\n"
+        "time.sleep(0.2)\n"
+        "sys.exit(3)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run(

@@ -22,7 +22,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app, flow_help
-from surrobench.cli.signals import end_on_signal, interrupt_exit_code, interrupt_name, signals_as_interrupt
+from surrobench.cli.signals import ignore_late_signals, interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
 # typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
@@ -192,8 +192,8 @@ def entry() -> None:
 
     Puts the current folder first on the import path, as ``python -m`` does, so ``--model
     mypkg.models:build`` works from the project's own folder with the installed command. After the command
-    (results stored, outputs written) a signal ends the process with the command's own exit code
-    (:func:`~surrobench.cli.signals.end_on_signal`), and it does not wait for threads a user's model left running:
+    (results stored, outputs written) a signal no longer changes its exit code
+    (:func:`~surrobench.cli.signals.ignore_late_signals`), and it does not wait for threads a user's model left running:
     it says so and ends the process (``os._exit``), where the interpreter would otherwise wait for them forever.
     """
     cwd = os.getcwd()
@@ -205,7 +205,7 @@ def entry() -> None:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     else:
         code = EXIT_OK
-    end_on_signal(code)  # done: a late Ctrl-C ends the teardown with this code, not as an interrupt
+    ignore_late_signals()  # done: a late Ctrl-C during the teardown leaves this exit code as it is
     stray = stray_threads()
     if stray:
         names = ", ".join(t.name for t in stray[:5])

@@ -15,9 +15,7 @@ native call (a kernel, a blocking collective) is interrupted when that call retu
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 
@@ -82,19 +80,12 @@ def signals_deferred() -> Iterator[None]:
         signal.raise_signal(held[0])
 
 
-def end_on_signal(code: int) -> None:
+def ignore_late_signals() -> None:
     """After a command has finished (its results stored, its outputs written): from now on SIGINT and
-    :data:`SIGNALS` end the process at once with the command's own exit ``code``, its output flushed, since
-    nothing is left to keep. Otherwise a signal during the interpreter's teardown (torch's exit handlers, worker
-    pools) would end a complete command with exit 130 and no word of what was interrupted. A signal that was
-    ignored stays ignored. Call it from the main thread, for a process that is about to exit."""
-
-    def now(signum, frame) -> None:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                stream.flush()
-        os._exit(code)
-
+    :data:`SIGNALS` are ignored, since nothing is left to keep, and the process exits with the command's own code.
+    Otherwise a signal during the interpreter's teardown (about a second with torch loaded) would end a complete
+    command as interrupted, or kill it by the signal: CPython restores the default action of every signal it
+    handled as it begins to finalize (``_PySignal_Fini``), but leaves an ignored one ignored. Call it from the main
+    thread, for a process that is about to exit."""
     for s in (signal.SIGINT, *SIGNALS):
-        if signal.getsignal(s) is not signal.SIG_IGN:
-            signal.signal(s, now)
+        signal.signal(s, signal.SIG_IGN)
