@@ -11,6 +11,7 @@ from typer.models import OptionInfo
 
 from surrobench.analysis.thresholds import load_thresholds
 from surrobench.api.benchmark import benchmark
+from surrobench.cli.options import AtMost
 from surrobench.errors import UsageError
 from surrobench.execution.config import MAX_COUNT
 
@@ -29,9 +30,9 @@ def _int_options():
 def test_every_integer_option_of_every_command_has_an_upper_bound():
     options = list(_int_options())
     assert len(options) > 20  # the walk found the commands' options
-    unbounded = [f"{command} {name}" for command, name, option in options if option.max is None]
+    unbounded = [f"{command} {name}" for command, name, option in options if not isinstance(option.callback, AtMost)]
     assert unbounded == []
-    assert {option.max for _, name, option in options if name != "seed"} == {MAX_COUNT}
+    assert {option.callback.most for _, name, option in options if name != "seed"} == {MAX_COUNT}
 
 
 def test_a_huge_count_is_one_line_exit_2_and_nothing_is_stored(tmp_path, capsys):

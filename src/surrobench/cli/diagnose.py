@@ -87,7 +87,7 @@ def diagnose(
     system_view: Path | None = typer.Option(None, "--system-view", help="SystemView JSON (perf / py-spy) to use."),
     system_pass: bool = flag(
         False,
-        "--system/--no-system",
+        "--system",
         help="Also run each config under Linux perf "
         "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU).",
     ),

@@ -70,11 +70,25 @@ def flag(default: bool, *decls: str, help: str) -> OptionInfo:
 MAX_SEED = 2**64 - 1
 
 
+@dataclass(frozen=True)
+class AtMost:
+    """The callback of a :func:`count_option`: a value above ``most`` is a usage error naming the option."""
+
+    most: int
+
+    def __call__(self, value: int | None) -> int | None:
+        if value is not None and value > self.most:
+            raise typer.BadParameter(f"{value} is more than {self.most}")
+        return value
+
+
 def count_option(default: int | None, *decls: str, help: str, max: int = MAX_COUNT, **kwargs) -> OptionInfo:
     """An integer option, bounded above by ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless
     told): a larger value is a one-line usage error (exit 2) before anything runs. The lower bound, where it
-    carries a reason (``--iters`` >= 1), is the library's check, which says why."""
-    return typer.Option(default, *decls, help=help, max=max, **kwargs)
+    carries a reason (``--iters`` >= 1), is the library's check, which says why. The bound is a callback
+    (:class:`AtMost`), not click's ``max``, whose range typer prints beside every such option (``<int range>
+    [x<=2147483647]``), leaving the help text a narrow column at 80 columns."""
+    return typer.Option(default, *decls, help=help, callback=AtMost(max), **{"metavar": "INT", **kwargs})
 
 
 ModelOpt = typer.Option(
@@ -96,7 +110,7 @@ ItersOpt = count_option(
     help=f"Timed iterations (at least {MIN_ITERS}; {MIN_SAMPLES_FOR_P95}+ for a trustworthy P95).",
 )
 SeedOpt = count_option(0, "--seed", help="Seed of weights and inputs.", max=MAX_SEED)
-CudnnOpt = flag(False, "--cudnn-benchmark/--no-cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
+CudnnOpt = flag(False, "--cudnn-benchmark", help="torch.backends.cudnn.benchmark (recorded).")
 InputSetsOpt = count_option(DEFAULT_INPUT_SETS, "--input-sets", help="Input buffers rotated through.")
 RoundsOpt = count_option(
     1,
@@ -104,9 +118,7 @@ RoundsOpt = count_option(
     help="Repeat the whole sweep this many times in one process and merge each "
     "config's rounds (spreads a slow spell of the host over configs; wider, honest CIs).",
 )
-ChannelsLastOpt = flag(
-    False, "--channels-last/--no-channels-last", help="4-D inputs and weights in channels_last (NHWC) memory format."
-)
+ChannelsLastOpt = flag(False, "--channels-last", help="4-D inputs and weights in channels_last (NHWC) memory format.")
 CompileModeOpt = typer.Option(
     None,
     "--compile-mode",
@@ -268,7 +280,7 @@ ProfileWarmupOpt = count_option(
     DEFAULT_WARMUP, "--profile-warmup", help="Profiler schedule: steps profiled and discarded."
 )
 ProfileActiveOpt = count_option(DEFAULT_ACTIVE, "--profile-active", help="Profiler schedule: steps recorded.")
-WithStackOpt = flag(False, "--with-stack/--no-with-stack", help="Record Python stacks (more overhead).")
+WithStackOpt = flag(False, "--with-stack", help="Record Python stacks (more overhead).")
 TraceOutOpt = typer.Option(
     Path("surrobench-traces"), "--trace-out", help="Folder for the Chrome traces, one per config."
 )
@@ -285,12 +297,10 @@ FlamegraphOutOpt = typer.Option(
 HostTopOpt = count_option(20, "--host-top", help="Host hot spots kept per sampler (py-spy, perf).")
 CountersOpt = flag(
     False,
-    "--counters/--no-counters",
+    "--counters",
     help="CUDA: also measure the step's top kernels under Nsight Compute (ncu): DRAM, pipes, occupancy.",
 )
-CudaMemoryUsageOpt = flag(
-    False, "--cuda-memory-usage/--no-cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead)."
-)
+CudaMemoryUsageOpt = flag(False, "--cuda-memory-usage", help="nsys --cuda-memory-usage=true (adds overhead).")
 
 
 def _declared(option: OptionInfo):
