@@ -151,3 +151,15 @@ def test_a_version_2_database_gains_the_run_owner_columns(tmp_path):
         _stored_running(store, "20261201-000006-vthr")
         assert store.conn.execute("SELECT pid FROM runs WHERE run_id LIKE '%vthr'").fetchone()[0] > 0
     assert _version(db) == SCHEMA_VERSION
+
+
+def test_opening_a_current_database_writes_nothing(tmp_path):
+    """A reader (``history``, ``show``) leaves the file as it was: SQLite's file change counter (bytes 24-27 of
+    the header, https://www.sqlite.org/fileformat.html) does not move when a database of this schema is opened."""
+    db = tmp_path / "r.db"
+    ResultStore(db).close()
+    before = db.read_bytes()[24:28]
+    for _ in range(2):
+        with ResultStore(db, read_only=True) as store:
+            store.list_runs()
+    assert db.read_bytes()[24:28] == before

@@ -300,7 +300,7 @@ class ResultStore:
                 self._check_read_only_schema()
             else:
                 self.conn = sqlite3.connect(self.path)
-                self._open_schema()
+                self._open_schema(read_only)
         except sqlite3.Error as exc:
             raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
 
@@ -323,9 +323,11 @@ class ResultStore:
             )
         _check_tables(self.conn, self.path)
 
-    def _open_schema(self) -> None:
+    def _open_schema(self, read_only: bool = False) -> None:
         """Create the tables of a new database, migrate an older one forward, refuse a newer one; one
-        ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once.
+        ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once. A writer rewrites the schema version,
+        so that a file it cannot write fails now, before anything is measured; a ``read_only`` caller writes
+        nothing to a database of this schema.
 
         Raises:
             UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, tables that are not ours, or a damaged file
@@ -348,7 +350,8 @@ class ResultStore:
             for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
                 self.conn.execute(statement)
             _check_tables(self.conn, self.path)
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            if version != SCHEMA_VERSION or not read_only:  # a writer's probe: an unwritable file fails here, at
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # once; a reader leaves it as it was
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
