@@ -144,3 +144,12 @@ def test_one_inputs_hook_per_factory(tmp_path):
 def test_the_inputs_hook_is_documented_in_help(capsys):
     assert run_cli(["run", "--help"]) == 0
     assert "example_inputs(batch, shape)" in " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+def test_a_long_warning_is_one_line_when_piped(capsys):
+    """A warning on a captured or piped stderr is never broken in two (a log is read line by line)."""
+    from surrobench.cli.options import print_warnings
+
+    print_warnings(["the median and P95 will be less reliable " * 8])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("warning: ")

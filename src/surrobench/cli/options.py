@@ -530,9 +530,10 @@ def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
 
 
 def print_warnings(warnings: list[str], label: str = "warning") -> None:
-    """Each warning (plain text) on stderr as one ``label:`` line."""
+    """Each warning (plain text) on stderr as one ``label:`` line: wrapped at words on a terminal, never broken
+    when piped or captured (a log is read with grep)."""
     for warning in warnings:
-        err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}")
+        err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
 
 
 def print_failed(results) -> None:
