@@ -417,6 +417,35 @@ def test_many_tiny_cpu_calls_are_fragmented_not_memory_bound():
     assert memory_bound(gpu, DEFAULT_THRESHOLDS).kind == "memory_bound"
 
 
+@pytest.mark.parametrize("inside_share", [0.97, 0.3, None])
+def test_fragments_inside_one_op_are_told_to_change_that_op_not_the_model(inside_share):
+    """The zoo FNO on the CPU: 2,000 copies a step that its complex einsum makes. Where most of the fragments'
+    time runs inside one op, the finding says so and its action names that op, with no remedy of the model's
+    casts or layouts; where not, the family actions stand."""
+    from surrobench.analysis.detect_ops import fragmented_ops
+
+    inside = (("aten::einsum", inside_share),) if inside_share else ()
+    table = OpTable(
+        (
+            OpStat("aten::copy_", "copy/cast/contiguous", 20000, 0.0, 0.0, 0.8, 8000.0, inside=inside),
+            OpStat("aten::einsum", "gemm/matmul/einsum", 10, 0.0, 0.0, 0.2, 2000.0),
+        ),
+        "cpu",
+        10000.0,
+        1,
+        "profiler",
+    )
+    ev = ConfigEvidence(result=config(latency_samples(10.0, 0.001, seed=4)), op_table=table)
+    finding = fragmented_ops(ev, DEFAULT_THRESHOLDS)
+    named = [c for c in finding.clauses if "inside aten::einsum" in c.text]
+    held = [e.value for e in finding.evidence if e.unit == "fraction" and "inside" in e.text]
+    if inside_share == 0.97:
+        assert len(finding.clauses) == 1 and named and finding.remedies == ()
+        assert held == [pytest.approx(0.97)]
+    else:
+        assert not named and not held
+
+
 def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():
     from surrobench.analysis.detect_ops import memory_bound
     from surrobench.analysis.roofline import RooflineOp, RooflineReport

@@ -95,3 +95,25 @@ def test_module_ranges_name_each_op_with_its_module_path():
             paths.setdefault(module_path(node.name) if node else None, 0)
     assert set(paths) == {"0", "1.1"}
     assert modules_lost("eager") is None and "graph" in modules_lost("cudagraph")
+
+
+def test_each_op_knows_the_outermost_op_it_ran_inside():
+    """On the CPU: the copies an ``aten::einsum`` makes are listed as inside it (ranges and module paths are
+    skipped on the way up); a copy the model makes at the top of its step is not, and the einsum is inside
+    nothing. Shares are of the op's self CPU time."""
+    step = _op("ProfilerStep*", annotation=True)
+    module = _op("surrobench::module::spectral.0", step, annotation=True)
+    einsum = _op("aten::einsum", module)
+    copies = [_op("aten::copy_", _op("aten::clone", einsum)) for _ in range(3)] + [_op("aten::copy_", module)]
+    events = [step, module, einsum, *copies]
+    for e in events:
+        e.cpu_memory_usage = e.self_cpu_memory_usage = 0
+    ops, _ = tables_from_events(events, active_steps=1)
+    rows = {op.name: op for op in ops.ops}
+    assert rows["aten::copy_"].inside == (("aten::einsum", pytest.approx(0.75)),)
+    assert rows["aten::einsum"].inside == ()
+    assert ops.from_json(ops.to_json()) == ops  # kept through the stored JSON
+    stored_before = ops.to_json()
+    for row in stored_before["ops"]:
+        del row["inside"]
+    assert all(op.inside == () for op in ops.from_json(stored_before).ops)  # a table stored before it reads

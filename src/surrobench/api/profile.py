@@ -299,8 +299,9 @@ class Profile:
     warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        """``surrobench/profile-v2``: the run (run-v1) and each config's op table, readings and kernel table
-        (``kernel_table``, null on a CPU run; new in v2, the rest as in v1)."""
+        """``surrobench/profile-v3``: the run (run-v1) and each config's op table, readings and kernel table
+        (``kernel_table``, null on a CPU run; new in v2); v3 adds each op's ``inside`` (the ops it ran nested
+        in, :class:`~surrobench.records.ops.OpStat`), the rest as in v1."""
         return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 

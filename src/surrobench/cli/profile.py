@@ -1,5 +1,5 @@
 """``surrobench profile``: time each config, then profile it in a child process and print its op table
-with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrobench/profile-v2``:
+with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrobench/profile-v3``:
 ``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``.
 
 ``--profile nsys`` runs each config's child under Nsight Systems instead (docs/sources.md, method §3;

@@ -65,6 +65,17 @@ def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
     return ops, module
 
 
+def _outermost_op(event, annotations: set[str]) -> str | None:
+    """The outermost op that ``event`` ran nested in (through its ``cpu_parent`` links, ranges and module paths
+    skipped), None when it ran at the top of the step."""
+    outer, node = None, getattr(event, "cpu_parent", None)
+    while node is not None:
+        if module_path(node.name) is None and node.name not in annotations and not _is_annotation(node):
+            outer = node.name
+        node = getattr(node, "cpu_parent", None)
+    return outer
+
+
 def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
     """The op table of :func:`tables_from_events`."""
     return tables_from_events(events, active_steps=active_steps, small_kernel_us=small_kernel_us)[0]
@@ -101,6 +112,9 @@ def tables_from_events(
         if _is_device_event(e) or e.name in annotations or e.name in _MEMORY_EVENTS or e.is_async:
             continue
         _add_op(rows, e, on_device)
+        outer = _outermost_op(e, annotations)
+        if outer is not None:
+            rows.inside[e.name][outer] += e.self_cpu_time_total
         chain = None
         for kernel in e.kernels:
             chain = chain or _chain(e, annotations)

@@ -110,6 +110,9 @@ _COMPILED = tuple((category, re.compile(pattern)) for category, pattern, _ in CA
 
 #: Input-shape signatures kept per op, most frequent first.
 MAX_SHAPES_PER_OP = 4
+#: Enclosing ops kept per op (:attr:`OpStat.inside`), and the smallest share of its self time that lists one.
+MAX_INSIDE_PER_OP = 3
+MIN_INSIDE_SHARE = 0.05
 
 SMALL_KERNEL_US = 5.0
 """A kernel shorter than this is "small": launching a kernel from eager PyTorch costs a few µs of host
@@ -134,6 +137,10 @@ class OpStat:
 
     Times in µs, memory in bytes (net: allocated minus freed), ``share`` a fraction of the table's
     ``total_us``; ``input_shapes`` are the distinct input-shape signatures seen, most frequent first.
+    ``inside``: the outermost ops of the step this op ran nested in, each with the fraction of its self CPU time
+    spent there, largest first (at most :data:`MAX_INSIDE_PER_OP`, each at least :data:`MIN_INSIDE_SHARE`);
+    empty where it ran at the top of the step, or where the table's builder does not know (a trace file).
+    A copy that ``aten::einsum`` makes is the model's einsum's, not a copy the model wrote.
     """
 
     name: str
@@ -146,9 +153,20 @@ class OpStat:
     device_mem_bytes: int = 0
     self_device_mem_bytes: int = 0
     input_shapes: tuple[str, ...] = ()
+    inside: tuple[tuple[str, float], ...] = ()
 
     def to_json(self) -> dict:
-        return {**self.__dict__, "input_shapes": list(self.input_shapes)}
+        return {
+            **self.__dict__,
+            "input_shapes": list(self.input_shapes),
+            "inside": [[name, share] for name, share in self.inside],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "OpStat":
+        """Inverse of :meth:`to_json`; a row stored before ``inside`` was recorded has none."""
+        inside = tuple((str(name), float(share)) for name, share in d.get("inside", ()))
+        return cls(**{**d, "input_shapes": tuple(d["input_shapes"]), "inside": inside})
 
 
 @dataclass(frozen=True)
@@ -217,7 +235,7 @@ class OpTable:
     @classmethod
     def from_json(cls, d: dict) -> "OpTable":
         """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
-        ops = tuple(OpStat(**{**op, "input_shapes": tuple(op["input_shapes"])}) for op in d["ops"])
+        ops = tuple(OpStat.from_json(op) for op in d["ops"])
         keys = (
             "basis",
             "total_us",
@@ -244,6 +262,15 @@ class OpRows:
         self.mem: Counter = Counter()
         self.self_mem: Counter = Counter()
         self.shapes: dict[str, Counter] = defaultdict(Counter)
+        #: ``{op: {outermost enclosing op: self CPU µs}}`` (:attr:`OpStat.inside`)
+        self.inside: dict[str, Counter] = defaultdict(Counter)
+
+    def _inside(self, name: str) -> tuple[tuple[str, float], ...]:
+        own = self.self_cpu[name]
+        if own <= 0 or name not in self.inside:
+            return ()
+        shares = [(outer, us / own) for outer, us in self.inside[name].most_common(MAX_INSIDE_PER_OP)]
+        return tuple((outer, float(share)) for outer, share in shares if share >= MIN_INSIDE_SHARE)
 
     def finish(self, basis: str, **table) -> OpTable:
         times = self.self_device if basis == "device" else self.self_cpu
@@ -260,6 +287,7 @@ class OpRows:
                 device_mem_bytes=int(self.mem[name]),
                 self_device_mem_bytes=int(self.self_mem[name]),
                 input_shapes=tuple(s for s, _ in self.shapes[name].most_common(MAX_SHAPES_PER_OP)),
+                inside=self._inside(name),
             )
             for name in self.calls
         ]

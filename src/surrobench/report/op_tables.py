@@ -158,11 +158,11 @@ def profile_renderables(reports: list[dict], top_n: int, width: int | None = Non
             continue
         out.append(op_table_rich(report, top_n, width=width))
         out += [Text(plain(line)) for line in reading_lines(report["readings"])]
-        kernels = report.get("kernel_table")  # GPU runs (profile-v2)
+        kernels = report.get("kernel_table")  # GPU runs (profile-v2 and later)
         if kernels and kernels["kernels"]:
             out.append(kernel_table_rich(kernels, width=width))
             out += [Text(plain(f"attribution: {line}")) for line in note_lines(kernels)]
-        if report.get("counters"):  # --counters (profile-v2)
+        if report.get("counters"):  # --counters (profile-v2 and later)
             out += counters_renderables({label(report): report["counters"]}, width)
         if report["trace_path"]:
             out.append(Text(plain(f"trace: {report['trace_path']}")))
