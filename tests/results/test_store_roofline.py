@@ -103,3 +103,36 @@ def test_a_roofline_row_our_records_cannot_read_is_one_usage_error(tmp_path):
         store.conn.execute("INSERT INTO rooflines VALUES (?, 'x', 'fp32', 1.0, ?)", (config_id, json.dumps(doc)))
         with pytest.raises(UsageError, match=f"the roofline of config {config_id} holds a row"):
             load_roofline(store, config_id)
+
+
+def test_a_version_8_database_keeps_its_op_tables_and_gains_where_each_op_ran(tmp_path):
+    """Migration 9: an op table stored before ``inside`` reads back with none; one stored after keeps it."""
+    from surrobench.results.profiles import add_op_table, load_op_table
+
+    db = tmp_path / "v8.db"
+    table = OpTable(
+        (OpStat("aten::copy_", "copy/cast/contiguous", 4, 0.0, 0.0, 1.0, 8.0, inside=(("aten::einsum", 0.9),)),),
+        "cpu",
+        8.0,
+        1,
+        "profiler",
+    )
+    with ResultStore(db) as store:
+        config_id = _stored_config(store)
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE old AS SELECT * FROM op_stats; DROP TABLE op_stats;"
+        "CREATE TABLE op_stats (config_id INTEGER NOT NULL, rank INTEGER NOT NULL, name TEXT NOT NULL,"
+        " category TEXT NOT NULL, calls INTEGER NOT NULL, self_device_us REAL NOT NULL, total_device_us REAL NOT NULL,"
+        " share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,"
+        " self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank));"
+        f"INSERT INTO op_profiles (config_id, basis, source, total_us, active_steps, has_shapes, has_memory)"
+        f" VALUES ({config_id}, 'cpu', 'profiler', 8.0, 1, 0, 0);"
+        f"INSERT INTO op_stats VALUES ({config_id}, 0, 'aten::copy_', 'copy/cast/contiguous', 4, 0, 0, 1.0, 8.0, 0, 0,"
+        " '[]'); DROP TABLE old; PRAGMA user_version = 8;"
+    )
+    conn.close()
+    with ResultStore(db) as store:
+        assert load_op_table(store, config_id).ops[0].inside == ()
+        add_op_table(store, config_id, table)
+        assert load_op_table(store, config_id).ops == table.ops

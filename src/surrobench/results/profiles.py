@@ -43,7 +43,7 @@ def add_op_table(
         )
         store.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
         store.conn.executemany(
-            "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     config_id,
@@ -58,6 +58,7 @@ def add_op_table(
                     op.device_mem_bytes,
                     op.self_device_mem_bytes,
                     json.dumps(list(op.input_shapes)),
+                    json.dumps([list(pair) for pair in op.inside]),
                 )
                 for rank, op in enumerate(table.ops)
             ],
@@ -75,10 +76,17 @@ def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
         return None
     rows = store.conn.execute(
         "SELECT name, category, calls, self_device_us, total_device_us, share, self_cpu_us, device_mem_bytes,"
-        " self_device_mem_bytes, input_shapes_json FROM op_stats WHERE config_id = ? ORDER BY rank",
+        " self_device_mem_bytes, input_shapes_json, inside_json FROM op_stats WHERE config_id = ? ORDER BY rank",
         (config_id,),
     ).fetchall()
-    ops = tuple(OpStat(*row[:9], input_shapes=tuple(json.loads(row[9]))) for row in rows)
+    ops = tuple(
+        OpStat(
+            *row[:9],
+            input_shapes=tuple(json.loads(row[9])),
+            inside=tuple((str(name), float(share)) for name, share in json.loads(row[10])),
+        )
+        for row in rows
+    )
     return OpTable(
         ops=ops,
         basis=head[0],

@@ -30,10 +30,11 @@ DEFAULT_DB = "surrobench.db"
 #: 5 = a profiled config's kernel table (``kernel_profiles``, ``kernel_stats``: :mod:`surrobench.records.kernels`);
 #: 6 = a config's Nsight Compute counters (``ncu_captures``, ``ncu_kernels``: :mod:`surrobench.results.counters`);
 #: 7 = ``serve_runs`` (``surrobench serve``); 8 = a config's estimated roofline as ``diagnose`` computed it
-#: (``rooflines``: :mod:`surrobench.results.roofline`). An older database is migrated forward on open
+#: (``rooflines``: :mod:`surrobench.results.roofline`); 9 = ``op_stats.inside_json``, the outermost ops each op ran
+#: inside (:attr:`surrobench.records.ops.OpStat.inside`). An older database is migrated forward on open
 #: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
 #: this code would write.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 RUN_STATES = ("running", "complete", "interrupted")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
 ABANDONED = "abandoned"
@@ -69,7 +70,8 @@ CREATE TABLE IF NOT EXISTS op_stats (
     config_id INTEGER NOT NULL REFERENCES configs(config_id), rank INTEGER NOT NULL, name TEXT NOT NULL,
     category TEXT NOT NULL, calls INTEGER NOT NULL, self_device_us REAL NOT NULL, total_device_us REAL NOT NULL,
     share REAL NOT NULL, self_cpu_us REAL NOT NULL, device_mem_bytes INTEGER NOT NULL,
-    self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, PRIMARY KEY (config_id, rank)
+    self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, inside_json TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (config_id, rank)
 );
 -- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
 CREATE TABLE IF NOT EXISTS ncu_captures (
@@ -145,11 +147,19 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
     )
 
 
+def _add_op_inside(conn: sqlite3.Connection) -> None:
+    """Migration 9: ``op_stats.inside_json``; an older row's ops read back inside nothing (``[]``, unknown). A file
+    without the table gets it from :data:`_SCHEMA_SQL`, and one that has the column already keeps it."""
+    columns = {row[1] for row in _columns(conn, "op_stats")}
+    if columns and "inside_json" not in columns:
+        conn.execute("ALTER TABLE op_stats ADD COLUMN inside_json TEXT NOT NULL DEFAULT '[]'")
+
+
 #: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
 #: their state is unknown, recorded as complete, as they were shown before); version 4 every input
 #: (:func:`_add_inputs`); 5, 6, 7 and 8 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
-#: kernel table, counters or an estimated roofline read back as None). A step is an SQL statement or a function of the connection.
+#: kernel table, counters or an estimated roofline read back as None); 9 a column (:func:`_add_op_inside`). A step is an SQL statement or a function of the connection.
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
@@ -159,6 +169,7 @@ _MIGRATIONS = {
     6: (),  # ncu_captures, ncu_kernels: new tables, created by _SCHEMA_SQL
     7: (_SERVE_SQL,),
     8: (),  # rooflines: a new table, created by _SCHEMA_SQL
+    9: (_add_op_inside,),
 }
 
 
