@@ -23,7 +23,6 @@ from surrobench.tune.request import (
     DEFAULT_ROUNDS,
     OptimizeRequest,
     check_search,
-    remedy_names,
 )
 
 
@@ -55,7 +54,7 @@ def optimize(
     ``model``). The measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
     Raises:
-        UsageError: bad input (the sweep's, :func:`check_search`, :func:`remedy_names`); not exactly one of
+        UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`, :func:`~surrobench.tune.request.remedy_names`); not exactly one of
             ``model`` and ``run``; ``sweep`` keywords with ``run``; an unknown ``run``; ``verify`` or
             ``processes`` with a model object (the fresh processes rebuild the model from its name); ``thorough``
             not a bool; ``db`` not a path.
@@ -80,16 +79,16 @@ def optimize(
     with open_store(DEFAULT_DB if run is not None and db is None else db) as store:
         if run is not None:
             plans = sweeps_from_run(store.load_run(run))
-        request = OptimizeRequest(
+        request = OptimizeRequest.of(
             plans,
             budget_s=budget_s,
             tolerance=tolerance,
             thorough=thorough,
             rounds=rounds,
-            only=remedy_names(only, plans[0].request.device, thorough=thorough),
-            fresh_pairs=verify,
+            only=only,
+            verify=verify,
+            processes=processes,
             rebuildable=not by_object,
-            process_pairs=processes,
         )
         report = optimize_plans(request, store)
     for note in report.warnings:

@@ -15,7 +15,6 @@ from surrobench.tune.request import (
     DEFAULT_ROUNDS,
     OptimizeRequest,
     check_search,
-    remedy_names,
 )
 from surrobench.cli.app import app
 from surrobench.cli.options import (
@@ -120,15 +119,15 @@ def optimize_command(
             sweeps = sweeps_from_run(store.load_run(run))
         else:
             sweeps = (workload.plan(),)
-        request = OptimizeRequest(
+        request = OptimizeRequest.of(
             sweeps,
             budget_s=budget_s,
             tolerance=tolerance,
             thorough=thorough,
             rounds=rounds,
-            only=remedy_names(only, sweeps[0].request.device, thorough=thorough),
-            fresh_pairs=verify,
-            process_pairs=processes,
+            only=only,
+            verify=verify,
+            processes=processes,
         )
         try:
             report = optimize_plans(
