@@ -358,12 +358,10 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                 "operands' layout and dtype, the dims it contracts), not the model's casts or concatenations"
             ),
         )
-        return Finding(
-            "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
-        )
-    action = family_actions(fragments[:5], cpu=ev.on_cpu())
-    if small:
-        action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
+    else:
+        action = family_actions(fragments[:5], cpu=ev.on_cpu())
+        if small:
+            action += (Clause("fewer, larger calls (a larger batch; no per-call casts or copies in the step)"),)
     return Finding(
         "fragmented_ops", severity, f"{share:.0%} of op time in {what}", tuple(evidence), action, None, ev.label
     )

@@ -146,8 +146,9 @@ def calibrate(
 
     Raises:
         UsageError: ``matmul_n`` / ``copy_mib`` / ``iters`` not an ``int`` (``"x"``, ``2.5``, ``True``) or not
-            positive (:func:`check_sizes`), ``force`` not a ``bool``, a size under the device's minimum, ``threads`` out of range or given
-            for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot be written.
+            positive (:func:`check_sizes`), ``force`` not a ``bool``, a size under the device's minimum, ``threads``
+            out of range or given for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot
+            be written.
         CalibrationRefused: a measurement :func:`check_calibration` objects to (nothing is stored, unless
             ``force``); a :class:`UsageError`.
     """

@@ -54,10 +54,10 @@ def optimize(
     ``model``). The measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
     Raises:
-        UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`, :func:`~surrobench.tune.request.remedy_names`); not exactly one of
-            ``model`` and ``run``; ``sweep`` keywords with ``run``; an unknown ``run``; ``verify`` or
-            ``processes`` with a model object (the fresh processes rebuild the model from its name); ``thorough``
-            not a bool; ``db`` not a path.
+        UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
+            :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
+            keywords with ``run``; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
+            processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
     """
     if (model is None) == (run is None):
         raise UsageError.naming("give exactly one of {model} and {run}", ("model", "run"))

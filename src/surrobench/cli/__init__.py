@@ -193,8 +193,9 @@ def entry() -> None:
     Puts the current folder first on the import path, as ``python -m`` does, so ``--model
     mypkg.models:build`` works from the project's own folder with the installed command. After the command
     (results stored, outputs written) a signal no longer changes its exit code
-    (:func:`~surrobench.cli.signals.ignore_late_signals`), and it does not wait for threads a user's model left running:
-    it says so and ends the process (``os._exit``), where the interpreter would otherwise wait for them forever.
+    (:func:`~surrobench.cli.signals.ignore_late_signals`), and it does not wait for threads a user's model left
+    running: it says so and ends the process (``os._exit``), where the interpreter would otherwise wait for them
+    forever.
     """
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:

@@ -262,7 +262,7 @@ def write_json(path: Path | None, obj, flag: str = "--json") -> None:
     """Write ``obj`` as indented JSON to ``path`` (no-op for None), as :func:`write_output`."""
     if path is not None:
         with signals_deferred():  # the document is built whole too
-            write_output(path, json.dumps(obj, indent=1) + "\n", flag)
+            _write_output(path, json.dumps(obj, indent=1) + "\n", flag)
 
 
 def command_line() -> str:

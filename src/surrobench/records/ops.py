@@ -165,8 +165,12 @@ class OpStat:
     @classmethod
     def from_json(cls, d: dict) -> "OpStat":
         """Inverse of :meth:`to_json`; a row stored before ``inside`` was recorded has none."""
-        inside = tuple((str(name), float(share)) for name, share in d.get("inside", ()))
-        return cls(**{**d, "input_shapes": tuple(d["input_shapes"]), "inside": inside})
+        return cls(**{**d, "input_shapes": tuple(d["input_shapes"]), "inside": inside_from_json(d.get("inside", ()))})
+
+
+def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
+    """:attr:`OpStat.inside` from its JSON form, ``[[op, share], ...]`` (an op table's JSON, or a database row)."""
+    return tuple((str(name), float(share)) for name, share in pairs)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ MUST_MATCH_ENV_KEYS = ("device_name",)
 #: docs/benchmarks/h200-compare.md's setting, which found 4 rounds needed on launch-bound configs). Two rounds
 #: are too few for the bootstrap over rounds to see it either: on the shared 2-core development VM an A/A pair
 #: of two-round CPU runs regressed (1.047 [1.037, 1.063] against an A/A floor of 0.9%), three of four-round
-#: runs did not (docs/benchmarks/test-suite.md's machine, 2026-12-03).
+#: runs did not (a fresh-user trial, 2026-12-03: one observation each, on a shared host).
 MIN_GATE_ROUNDS = 4
 #: The note on every pair of a comparison where a run recorded its primary input alone (run-v1 JSON, a database
 #: row of schema 3 or older): such a run can only be paired on that input, so two configs of a multi-input

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
-from surrobench.records.ops import OpStat, OpTable
+from surrobench.records.ops import OpStat, OpTable, inside_from_json
 from surrobench.results.store import ResultStore
 
 
@@ -83,7 +83,7 @@ def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
         OpStat(
             *row[:9],
             input_shapes=tuple(json.loads(row[9])),
-            inside=tuple((str(name), float(share)) for name, share in json.loads(row[10])),
+            inside=inside_from_json(json.loads(row[10])),
         )
         for row in rows
     )

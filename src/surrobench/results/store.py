@@ -159,7 +159,8 @@ def _add_op_inside(conn: sqlite3.Connection) -> None:
 #: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
 #: their state is unknown, recorded as complete, as they were shown before); version 4 every input
 #: (:func:`_add_inputs`); 5, 6, 7 and 8 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
-#: kernel table, counters or an estimated roofline read back as None); 9 a column (:func:`_add_op_inside`). A step is an SQL statement or a function of the connection.
+#: kernel table, counters or an estimated roofline read back as None); 9 a column (:func:`_add_op_inside`). A step
+#: is an SQL statement or a function of the connection.
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
@@ -211,9 +212,10 @@ def _check_intact(conn: sqlite3.Connection, path: str) -> None:
     development VM."""
     problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
     if problem != "ok":
+        what = " ".join(str(problem).split())
         raise UsageError(
-            f"results database {path!r} is damaged ({' '.join(str(problem).split())}); nothing was written to it: use another database, "
-            "or recover what it holds with the sqlite3 shell's .recover"
+            f"results database {path!r} is damaged ({what}); nothing was written to it: use another database, or "
+            "recover what it holds with the sqlite3 shell's .recover"
         )
 
 
@@ -361,8 +363,9 @@ class ResultStore:
             for statement in filter(str.strip, _SCHEMA_SQL.split(";")):
                 self.conn.execute(statement)
             _check_tables(self.conn, self.path)
-            if version != SCHEMA_VERSION or not read_only:  # a writer's probe: an unwritable file fails here, at
-                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # once; a reader leaves it as it was
+            # A writer's probe: an unwritable file fails here, at once. A reader leaves a current file as it was.
+            if version != SCHEMA_VERSION or not read_only:
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
