@@ -102,7 +102,7 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
     assert point.requests > 0 and point.dropped == 0 and point.passed is True
     assert point.queue_share + point.compute_share == pytest.approx(1.0)
     doc = json.loads(json.dumps(record.to_json()))
-    assert doc["schema"] == "surrobench/serve-v1"
+    assert doc["schema"] == "surrobench/serve-v2"
     assert serve_from_json(doc) == record
     with ResultStore(db) as store:
         assert load_serve(store, record.run_id) == record

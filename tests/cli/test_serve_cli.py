@@ -28,7 +28,7 @@ def test_serve_command_stores_the_run_and_writes_json_and_html(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/serve-v1" and doc["workload"]["model"] == "pinn-mlp"
+    assert doc["schema"] == "surrobench/serve-v2" and doc["workload"]["model"] == "pinn-mlp"
     assert [p["policy"]["max_batch"] for p in doc["policies"]] == [1, 2]
     assert all(point["requests"] < 100 for p in doc["policies"] for point in p["points"])
     assert f"as run {doc['run_id']}" in done.stdout and "Traceback" not in done.stderr

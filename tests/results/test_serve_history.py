@@ -27,7 +27,7 @@ def _record(run_id: str, created: str):
         service = PlantedService(1.0)
         policies.append(serve_policy(request, policy, service, 0, service.new_clock))
     doc = {
-        "schema": "surrobench/serve-v1",
+        "schema": "surrobench/serve-v2",
         "run_id": run_id,
         "created": created,
         "tag": "serve-tag",
@@ -94,7 +94,7 @@ def test_show_of_a_serve_run_prints_its_tables_and_writes_its_serve_json(db, tmp
     printed = capsys.readouterr()
     record = load_serve_run("20261201-100000-serv", db)
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "surrobench/serve-v1" and serve_from_json(doc) == record
+    assert doc["schema"] == "surrobench/serve-v2" and serve_from_json(doc) == record
     assert printed.out.count("offered rps") == 2  # one table per policy, as serve prints them
     assert "a note" in printed.err
     assert md.read_text() == serve_markdown(record)

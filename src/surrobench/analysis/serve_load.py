@@ -83,6 +83,9 @@ def load_point(
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
     if not done.any():
+        if trace.errors:  # an endpoint that refused or failed every request: name why, not the duration
+            failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
+            raise NothingCompleted(f"no request completed: {failed}")
         raise NothingCompleted(
             f"no request arriving after the {warmup_s:g} s warm-up completed: lengthen --duration-s or lower the rate"
         )
@@ -97,6 +100,8 @@ def load_point(
     compute = sum(trace.batch_compute_s[i] for i in batches)
     p99 = float(np.quantile(sorted_ms, 0.99))
     dropped = int(np.isnan(trace.completion_s).sum())
+    seen = trace.server_seen
+    queue = float(wait_s.mean() / latency_s.mean()) if seen else None
     return LoadPoint(
         arrival=arrival,
         target_rps=target_rps,
@@ -107,14 +112,19 @@ def load_point(
         warmup_requests=int((~measured).sum()),
         dropped=dropped,
         late=None if target_p99_ms is None else int((sorted_ms > target_p99_ms).sum()),
+        completed=int(done.sum()),
+        slo_attainment=None if target_p99_ms is None else float((sorted_ms <= target_p99_ms).sum() / arrivals.size),
+        errors=dict(trace.errors),
         percentiles=tuple(_percentile(sorted_ms, q) for q in PERCENTILES),
         max_ms=float(sorted_ms[-1]),
         mean_ms=float(sorted_ms.mean()),
-        queue_share=float(wait_s.mean() / latency_s.mean()),
-        compute_share=float(1.0 - wait_s.mean() / latency_s.mean()),
-        mean_batch=float(batch.mean()),
-        mean_padded_batch=float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0,
-        device_busy=float(min(1.0, compute / span)),
+        queue_share=queue,
+        compute_share=None if queue is None else 1.0 - queue,
+        mean_batch=float(batch.mean()) if seen else None,
+        mean_padded_batch=(float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0)
+        if seen
+        else None,
+        device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
         passed=None if target_p99_ms is None else bool(p99 <= target_p99_ms and dropped == 0),
@@ -124,13 +134,17 @@ def load_point(
 def load_warnings(point: LoadPoint) -> list[str]:
     """What makes a load point less than trustworthy: a P99 with no upper bound (too few requests behind it),
     a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
-    rate = f"{point.target_rps:.1f} rps" if point.target_rps else f"concurrency {point.concurrency}"
+    rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     if point.percentile(0.99).ci95_ms[1] is None:
+        completed = point.requests - point.dropped if point.completed is None else point.completed
         notes.append(
-            f"{rate}: {point.requests} requests measured, too few to bound the P99 "
+            f"{rate}: {completed} requests completed, too few to bound the P99 "
             f"(>= {P99_BOUNDING_REQUESTS} needed): lengthen the duration"
         )
+    if point.errors:
+        failed = ", ".join(f"{n} x {name}" for name, n in sorted(point.errors.items(), key=lambda e: -e[1]))
+        notes.append(f"{rate}: requests failed: {failed}")
     if point.generator_overhead_share > GENERATOR_OVERHEAD_WARN:
         notes.append(
             f"{rate}: the load generator took {point.generator_overhead_share:.0%} of the run; it may be the bottleneck"

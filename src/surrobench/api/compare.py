@@ -98,17 +98,17 @@ class ComparedServeRuns:
 
 
 def _serve_file(path: str | Path) -> ServeRecord | None:
-    """The serve record in a ``surrobench/serve-v1`` JSON file (``serve --json``); None for a file that cannot
+    """The serve record in a ``surrobench/serve-v2`` (or v1) JSON file (``serve --json``); None for a file that cannot
     be read as JSON or holds another document (:func:`load_run` says what is wrong with it).
 
     Raises:
-        UsageError: a serve-v1 document with a key missing or of the wrong kind.
+        UsageError: a serve document with a key missing or of the wrong kind.
     """
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("schema") != schemas.SERVE:
+    if not isinstance(data, dict) or data.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
         return None
     try:
         return serve_from_json(data)

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
+from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
+from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.plans import optimize_plans, sweeps_from_run
@@ -24,6 +26,9 @@ from surrobench.tune.request import (
     OptimizeRequest,
     check_search,
 )
+
+#: What optimize maximises: the speed of one call (``latency``) or the request rate at a P99 target (``capacity``).
+OBJECTIVES = ("latency", "capacity")
 
 
 def optimize(
@@ -38,8 +43,10 @@ def optimize(
     only: str | Sequence[str] | None = None,
     verify: int = 0,
     processes: int | None = None,
+    objective: str = "latency",
+    p99_ms: float | None = None,
     **sweep,
-) -> OptimizeReport:
+) -> OptimizeReport | CapacityOptimization:
     """Try the remedies on every config of ``model``'s sweep, or of the stored ``run``, and recommend what wins
     (module docstring).
 
@@ -53,12 +60,36 @@ def optimize(
     object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only (for a
     ``model``). The measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
 
+    ``objective``: ``"latency"`` (the latency of one call, above) or ``"capacity"``: the remedies and the batching
+    policy with the highest capacity at ``p99_ms`` within ``tolerance``, predicted and then verified under load
+    (:func:`surrobench.api.capacity.optimize_capacity`, whose keywords ``max_batch``, ``max_wait_ms``,
+    ``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` ``sweep`` may hold); it returns a
+    :class:`~surrobench.records.capacity.CapacityOptimization` and takes ``model`` (not ``run``, ``verify``).
+
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
             :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
-            keywords with ``run``; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
+            keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
+            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
             processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
     """
+    if objective not in OBJECTIVES:
+        raise UsageError.bad("objective", f"{objective!r}: choose {', '.join(OBJECTIVES)}")
+    if objective == "capacity":
+        if run is not None or verify:
+            what = "run" if run is not None else "verify"
+            raise UsageError.bad(
+                what, "is not taken by the capacity objective (it serves {model}'s one config)", others=("model",)
+            )
+        if model is None:
+            raise UsageError.naming("the capacity objective needs {model}", ("model",))
+        return optimize_capacity(
+            model, p99_ms=p99_ms, db=db, tolerance=tolerance, thorough=thorough, only=only, **sweep
+        )
+    if p99_ms is not None:
+        raise UsageError.bad(
+            "p99_ms", "is the capacity objective's target: give {objective} 'capacity'", others=("objective",)
+        )
     if (model is None) == (run is None):
         raise UsageError.naming("give exactly one of {model} and {run}", ("model", "run"))
     if run is not None and sweep:

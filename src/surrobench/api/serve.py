@@ -17,11 +17,20 @@ from __future__ import annotations
 import contextlib
 import inspect
 import datetime as dt
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, NothingCompleted, load_point, load_warnings
+from surrobench.analysis.capacity import (
+    MAX_SEARCH_STEPS,
+    PREDICTED_STEP,
+    SEARCH_TOLERANCE,
+    find_capacity,
+    infeasible_reason,
+    predict_capacity,
+)
+from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.arrivals import (
@@ -31,22 +40,36 @@ from surrobench.execution.arrivals import (
     poisson_arrivals,
     replay_arrivals,
 )
-from surrobench.execution.batcher import Service, WallClock, serve_closed_loop, serve_open_loop
-from surrobench.execution.http_load import check_url, http_open_loop
+from surrobench.execution.batcher import (
+    UNLOADED_BUDGET_S,
+    Service,
+    WallClock,
+    serve_closed_loop,
+    serve_open_loop,
+    unloaded_latency,
+)
+from surrobench.execution.env import busy_host_warning, host_load
+from surrobench.execution.http_load import check_reachable, check_url, http_open_loop
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import new_run_id, run_environment
-from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, SearchStep, ServePolicy, ServeRecord
+from surrobench.records.serve import (
+    ARRIVALS,
+    Capacity,
+    LoadPoint,
+    PolicyResult,
+    ServePolicy,
+    ServeRecord,
+    UnloadedLatency,
+    padded_sizes,
+)
 from surrobench.results.serve_store import begin_serve, save_serve
 
-#: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
-#: goal: a 5% bracket is below the run-to-run spread of a P99 at a few thousand requests).
-SEARCH_TOLERANCE = 0.05
-#: At most this many rates per search (bounds a search's time at about this many durations).
-MAX_SEARCH_STEPS = 12
-#: Where the search starts without a given rate: this fraction of the full-batch throughput bound,
-#: max_batch / service time of a full batch (a server never passes above that bound).
+#: Where the search starts without a prediction (an endpoint, or a simulation in which no rate passed): this
+#: fraction of the full-batch throughput bound, max_batch / service time of a full batch (a server never passes
+#: above that bound).
 START_FRACTION = 0.5
+__all__ = ["MAX_SEARCH_STEPS", "SEARCH_TOLERANCE", "find_capacity", "serve", "serve_policy", "serve_request"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +145,8 @@ def serve_request(
     requests arrived after the warm-up, within the same :data:`MAX_STRETCH` times ``duration_s``.
 
     Raises:
-        UsageError: no load to offer (no rate, concurrency, file or search), a search without ``p99_ms``, an
+        UsageError: no load to offer (no rate, concurrency, file or search), two loads (a rate and a
+            concurrency, a file and either), an arrivals file that cannot be read, a search without ``p99_ms``, an
             unknown arrival process, non-positive times or rates, a warm-up not shorter than the duration, a
             rate whose load (rate x :func:`offered_duration_s`) would hold more than
             :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` arrivals, or a ``min_requests`` no
@@ -130,7 +154,12 @@ def serve_request(
     """
     if arrival not in ARRIVALS:
         raise UsageError.bad("arrival", f"{arrival!r}: choose {', '.join(ARRIVALS)}")
+    given = [n for n, v in (("rates", rates), ("concurrency", concurrency), ("arrivals_file", arrivals_file)) if v]
+    if len(given) > 1:
+        detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
+        raise UsageError.bad(given[1], detail, others=(given[0],))
     if arrivals_file is not None:
+        replay_arrivals(arrivals_file)  # a bad file is refused before the run is stored
         arrival = "replay"
     if concurrency is not None:
         arrival = "closed"
@@ -224,65 +253,6 @@ def max_rate_rps(request: ServeRequest) -> float:
     return min(by_duration, by_count)
 
 
-def find_capacity(
-    measure: Callable[[float], LoadPoint],
-    target_p99_ms: float,
-    start_rps: float,
-    *,
-    tolerance: float = SEARCH_TOLERANCE,
-    max_steps: int = MAX_SEARCH_STEPS,
-    max_rps: float = float("inf"),
-) -> tuple[Capacity, list[LoadPoint]]:
-    """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
-
-        r = start; measure r
-        while r passes: lo = r; r = 2 r     (or, when start fails: hi = r; r = r / 2 until one passes)
-        hi = the first failing r
-        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
-
-    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
-    most one load may offer, :func:`max_rate_rps`): the start and the doubling stop there, and when
-    ``max_rps`` passes the capacity is at least it, with no failing rate. Returns the capacity (0 when no rate
-    passed within ``max_steps``) and the load points measured, by rate.
-    """
-    steps: list[SearchStep] = []
-    points: list[LoadPoint] = []
-
-    def passes(rate: float, phase: str) -> bool:
-        try:
-            point = measure(rate)
-        except NothingCompleted:  # far past capacity: every request dropped, a failing rate like any other
-            steps.append(SearchStep(rate, None, False, phase))
-            return False
-        points.append(point)
-        steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
-        return bool(point.passed)
-
-    lo, hi, rate = None, None, min(start_rps, max_rps)
-    up = passes(rate, "bound")
-    while len(steps) < max_steps and (lo is None or hi is None):
-        if up:
-            if rate >= max_rps:  # passes at the most a load may offer: no failing rate to bracket with
-                lo = rate
-                break
-            lo, rate = rate, min(rate * 2, max_rps)
-            if passes(rate, "bound"):
-                continue
-            hi = rate
-        else:
-            hi, rate = rate, rate / 2
-            if passes(rate, "bound"):
-                lo = rate
-    while lo is not None and hi is not None and (hi - lo) / lo > tolerance and len(steps) < max_steps:
-        mid = (lo + hi) / 2
-        if passes(mid, "bisect"):
-            lo = mid
-        else:
-            hi = mid
-    capacity = Capacity(target_p99_ms, lo or 0.0, hi, tuple(steps))
-    return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
-
-
 #: A rate is offered for at most this many times ``duration_s`` to gather the requests its P99 needs.
 MAX_STRETCH = 20.0
 #: Margin over :data:`P99_BOUNDING_REQUESTS` for the spread of a Poisson count (its sd at 368 is ~19, 5%).
@@ -319,7 +289,7 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
     cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
     if not stretch_capped(request, point):
         return []
-    load = f"{point.target_rps:.1f} rps" if point.target_rps is not None else f"concurrency {point.concurrency}"
+    load = f"{point.target_rps:.3g} rps" if point.target_rps is not None else f"concurrency {point.concurrency}"
     cap_s = MAX_STRETCH * request.duration_s
     return [
         f"{load}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
@@ -333,7 +303,7 @@ def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tupl
     is a lower bound."""
     top = max_rate_rps(request)
     return tuple(
-        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {top:.1f} rps, the most one load of "
+        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {top:.3g} rps, the most one load of "
         f"{request.duration_s:g} s may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that"
         for r in results
         if r.capacity is not None and r.capacity.failing_rps is None and r.capacity.capacity_rps >= top
@@ -348,6 +318,19 @@ def _arrivals(request: ServeRequest, rate: float | None):
     return poisson_arrivals(rate, offered_duration_s(request, rate), request.seed)
 
 
+def unloaded_by_size(
+    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float | None = None
+) -> dict[int, UnloadedLatency]:
+    """The unloaded latency of ``service`` per batch size of ``sizes``
+    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None), in ms."""
+    budget = {} if budget_s is None else {"budget_s": budget_s}
+    measured = unloaded_latency(service, sizes, clock, **budget)
+    return {
+        k: UnloadedLatency(k, gap_s * 1e3, tuple(t * 1e3 for t in isolated), tuple(t * 1e3 for t in back))
+        for k, (gap_s, isolated, back) in measured.items()
+    }
+
+
 def serve_policy(
     request: ServeRequest,
     policy: ServePolicy,
@@ -355,11 +338,17 @@ def serve_policy(
     start_rps: float,
     clock_factory=WallClock,
     on_point: Callable[[LoadPoint], None] = lambda point: None,
+    unloaded: dict[int, UnloadedLatency] | None = None,
 ) -> PolicyResult:
     """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()`` a fresh clock per
     load: :class:`~surrobench.execution.batcher.WallClock`, or a virtual one whose time ``service`` moves);
     ``on_point(point)`` is told of each load point as it finishes (a rate of the peak search that completed
-    nothing has none)."""
+    nothing has none).
+
+    A peak search given ``unloaded`` (the service's :func:`unloaded_by_size`, every padded size of the policy)
+    answers an infeasible target without a load (:func:`~surrobench.analysis.capacity.infeasible_reason`), else
+    predicts the capacity (:func:`~surrobench.analysis.capacity.predict_capacity`) and brackets around it; without
+    ``unloaded`` (an endpoint) it doubles or halves from ``request.rates[0]`` or ``start_rps``."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -388,8 +377,19 @@ def serve_policy(
     if request.arrival == "replay":
         return PolicyResult(policy, (open_load(None),))
     if request.find_max:
+        target = request.target_p99_ms
+        predicted, factor = None, 2.0
         start = request.rates[0] if request.rates else start_rps
-        capacity, points = find_capacity(open_load, request.target_p99_ms, start, max_rps=max_rate_rps(request))
+        if unloaded is not None:
+            why = infeasible_reason(unloaded, target)
+            if why is not None:
+                return PolicyResult(policy, (), Capacity(target, 0.0, None, (), predicted_rps=0.0, infeasible=why))
+            predicted = predict_capacity(unloaded, policy, target, request.seed, request.arrival)
+            if predicted > 0 and not request.rates:
+                start, factor = predicted, PREDICTED_STEP
+        began = time.monotonic()
+        capacity, points = find_capacity(open_load, target, start, max_rps=max_rate_rps(request), factor=factor)
+        capacity = replace(capacity, predicted_rps=predicted, search_s=time.monotonic() - began)
         return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 
@@ -443,6 +443,7 @@ class _Progress:
     ``done``, it counts there alone."""
 
     done: list[PolicyResult]
+    base: ServeRecord | None = None
     policy: ServePolicy | None = None
     points: list[LoadPoint] | None = None
     started: int = 0
@@ -469,7 +470,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     try:
         yield progress
     except KeyboardInterrupt:
-        cut = progress.record(record)
+        cut = progress.record(progress.base or record)
         notes = tuple(n for p in cut.policies for point in p.points for n in load_warnings(point))
         if progress.cut():
             what = progress.policy.label() if progress.policy is not None else "the endpoint"
@@ -477,6 +478,12 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
         save_serve(store, cut, "interrupted")
         raise ServeInterrupted(cut, total) from None
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def serve(
@@ -511,6 +518,8 @@ def serve(
     request = serve_request(**serve_opts, seed=options.get("seed", 0))
     plan = sweep_plan(model, caller=serve, batches=1, iters=1, **options)
     _one_config(plan)
+    if request.url is not None:
+        check_reachable(request.url)  # an endpoint that is down is refused before the run is stored
     cfg = plan.configs[0]
     workload = {
         "model": cfg.model,
@@ -542,6 +551,7 @@ def serve(
     total = planned_points(request)
     if on_start is not None:
         on_start(total)
+    unloaded: dict[int, UnloadedLatency] = {}
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
 
@@ -561,15 +571,24 @@ def serve(
                         request_shape=list(info.request_shape),
                         service_ms={str(k): v for k, v in info.service_ms.items()},
                     )
+                    missing = tuple(k for k in info.sizes if k not in unloaded)
+                    if missing:  # before any load of the policy: its sizes' unloaded latency
+                        budget_s = min(UNLOADED_BUDGET_S, request.duration_s)
+                        unloaded.update(unloaded_by_size(service, missing, budget_s=budget_s))
+                        record = replace(record, unloaded=tuple(unloaded[k] for k in sorted(unloaded)))
+                        progress.base = record
                     bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
                     start = START_FRACTION * bound_rps
-                    done.append(serve_policy(request, policy, service, start, on_point=point_done))
+                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)} if unloaded else None
+                    done.append(serve_policy(request, policy, service, start, on_point=point_done, unloaded=mine))
             if on_policy is not None:
                 on_policy(done[-1])
         notes = tuple(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
         notes += search_notes(request, done)
+        busy = busy_host_warning(*host_load(), cfg.threads or _torch_threads())
+        notes += (busy,) if busy else ()
         record = replace(record, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)
     return record

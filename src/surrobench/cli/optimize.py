@@ -32,6 +32,8 @@ from surrobench.cli.options import (
     show_optimization,
     write_optimization,
     err_console,
+    console,
+    write_json,
 )
 from surrobench.results.store import DEFAULT_DB, ResultStore
 
@@ -94,6 +96,20 @@ def optimize_command(
     only: str = OnlyOpt,
     verify: int = VerifyOpt,
     processes: int = ProcessesOpt,
+    objective: str = typer.Option(
+        "latency",
+        "--objective",
+        help="latency: the speed of one call; capacity: the remedies and batching policy with the highest request "
+        "rate at --p99-ms, predicted from the unloaded service times and verified under load (two serve runs).",
+    ),
+    p99_ms: float = typer.Option(None, "--p99-ms", help="--objective capacity: the P99 latency target, ms."),
+    max_batch: str = typer.Option(
+        "1,4,8,16", "--max-batch", help="--objective capacity: the dynamic batcher's max batch sizes searched."
+    ),
+    max_wait_ms: str = typer.Option("0.5,2", "--max-wait-ms", help="--objective capacity: the max waits searched, ms."),
+    duration_s: float = typer.Option(
+        3.0, "--duration-s", help="--objective capacity: seconds of arrivals per rate of the verifying loads."
+    ),
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
@@ -112,6 +128,13 @@ def optimize_command(
     check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
+    if objective != "latency" or p99_ms is not None:
+        refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity")
+        _capacity(
+            workload, objective, p99_ms, tolerance, thorough, only, max_batch, max_wait_ms, duration_s, db, json_out
+        )
+        return
+    refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency")
     where = None if db == Path(DEFAULT_DB) else str(db)  # the compare line names a database not the default
     with ResultStore(db) as store:
         if run is not None:
@@ -148,3 +171,39 @@ def optimize_command(
     write_optimization(doc, markdown, json_out, where)  # first: a signal while it prints must not lose it
     show_optimization(doc, where)
     exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
+
+
+def _capacity(
+    w, objective, p99_ms, tolerance, thorough, only, max_batch, max_wait_ms, duration_s, db, json_out
+) -> None:
+    """``--objective capacity``: one call of the library's optimize, its record printed and written."""
+    from surrobench.api.optimize import optimize
+    from surrobench.report.capacity import capacity_lines
+
+    record = optimize(
+        w.model,
+        objective=objective,
+        p99_ms=p99_ms,
+        tolerance=tolerance,
+        thorough=thorough,
+        only=only,
+        db=db,
+        max_batch=max_batch,
+        max_wait_ms=max_wait_ms,
+        duration_s=duration_s,
+        shapes=w.shape,
+        precisions=w.precision,
+        modes=w.mode,
+        device=w.device,
+        warmup=w.warmup,
+        seed=w.seed,
+        cudnn_benchmark=w.cudnn_benchmark,
+        input_sets=w.input_sets,
+        tag=w.tag,
+        channels_last=w.channels_last,
+        compile_mode=w.compile_mode,
+        threads=w.threads,
+    )
+    write_json(json_out, record.to_json())
+    for line in capacity_lines(record):
+        console.print(line, markup=False)

@@ -1,5 +1,5 @@
 """``surrobench show RUN``: one stored run (or run JSON file) as a table, markdown or run JSON; a serve run (or
-serve-v1 JSON file) as ``serve`` prints it, markdown or its serve-v1 JSON; an optimization as ``optimize``
+serve JSON file) as ``serve`` prints it, markdown or its serve JSON; an optimization as ``optimize``
 printed it."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def show(
 
     A run: the results table (and a multi-process run's scaling table), and optionally markdown or the run JSON;
     a serve run as `serve` prints it (its tables per batching policy, the peak search, its notes), with --json its
-    serve-v1 JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
+    serve JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
     from surrobench.api.compare import load_run, load_serve_run
     from surrobench.report.run import run_markdown, run_tables
 
@@ -97,7 +97,7 @@ def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
     """A serve record as ``serve`` prints it (:func:`~surrobench.report.serve_tables.serve_tables`, the best
-    policy, the notes), its markdown and its serve-v1 JSON."""
+    policy, the notes), its markdown and its serve JSON."""
     from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
 
     tables = serve_tables(record, width=console.width)

@@ -68,7 +68,8 @@ class ServeTrace:
 
     ``completion_s`` is NaN for a dropped request. ``wake_late_s``: for each time the idle batcher slept until
     a due arrival or a batch deadline, how late it woke. ``loop_s``: the batcher's own time (neither serving
-    nor sleeping). ``elapsed_s``: the whole run."""
+    nor sleeping). ``elapsed_s``: the whole run. ``server_seen``: False for an HTTP endpoint, whose queue and
+    batches are not seen (``start_s`` is then the send time). ``errors``: failed requests per error name."""
 
     arrival_s: np.ndarray
     start_s: np.ndarray
@@ -80,6 +81,8 @@ class ServeTrace:
     wake_late_s: list[float] = field(default_factory=list)
     loop_s: float = 0.0
     elapsed_s: float = 0.0
+    server_seen: bool = True
+    errors: dict[str, int] = field(default_factory=dict)
 
 
 class _Loop:
@@ -192,3 +195,50 @@ def serve_closed_loop(
             loop.arrivals.extend([t] * done)
             measured += done if t >= warmup_s else 0
     return loop.finish()
+
+
+#: Back-to-back and isolated samples per padded batch size, at most (a P99 of 200 isolated samples is their
+#: second-slowest; the budget below cuts them for slow models, down to :data:`MIN_UNLOADED_SAMPLES`).
+BACK_TO_BACK_SAMPLES = 100
+ISOLATED_SAMPLES = 200
+MIN_UNLOADED_SAMPLES = 10
+#: An isolated batch starts this many back-to-back service times after the previous one ended, and at least
+#: :data:`MIN_GAP_S`: long enough for the host thread to sleep and the device to go idle, as a request at a
+#: sparse rate finds them (the fresh-user trial: at 25 rps, 40 ms apart, an isolated request took about twice
+#: the back-to-back service time).
+GAP_SERVICE_TIMES = 4.0
+MIN_GAP_S = 2e-3
+#: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
+UNLOADED_BUDGET_S = 6.0
+
+
+def unloaded_latency(
+    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S
+) -> dict[int, tuple[float, list[float], list[float]]]:
+    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
+    time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
+    batches each started ``gap_s`` after the previous one ended (:data:`GAP_SERVICE_TIMES` back-to-back
+    medians, at least :data:`MIN_GAP_S`). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and
+    :data:`ISOLATED_SAMPLES` at most, fewer where ``budget_s`` (split evenly over the sizes and the two kinds)
+    would be exceeded, never fewer than :data:`MIN_UNLOADED_SAMPLES`. ``clock``: a :class:`WallClock` when None."""
+    clock = clock or WallClock()
+
+    def timed(k: int) -> float:
+        began = clock.now()
+        service(k)
+        return clock.now() - began
+
+    out = {}
+    share_s = budget_s / max(1, 2 * len(sizes))
+    for k in sizes:
+        first = max(timed(k), 1e-9)
+        n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
+        back = [timed(k) for _ in range(n)]
+        median = sorted(back)[len(back) // 2]
+        gap_s = max(GAP_SERVICE_TIMES * median, MIN_GAP_S)
+        isolated = []
+        for _ in range(int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))):
+            clock.sleep_until(clock.now() + gap_s)
+            isolated.append(timed(k))
+        out[k] = (gap_s, isolated, back)
+    return out

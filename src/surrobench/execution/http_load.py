@@ -11,7 +11,10 @@ the drain time) is dropped. httpx is an optional dependency (``pip install 'surr
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
+from collections import Counter
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -31,10 +34,25 @@ def _httpx():
     return httpx
 
 
-async def _send_all(url: str, arrivals_s: np.ndarray, timeout_s: float) -> tuple[np.ndarray, np.ndarray]:
+def _error_name(exc: BaseException) -> str:
+    """A failed request's cause, named: ``connection refused`` when a ``ConnectionRefusedError`` is in its chain of
+    causes (asyncio's connect wraps it as "All connection attempts failed"), else the exception's class
+    (``ConnectError``, ``ReadTimeout``)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        cause = cause.__cause__ or cause.__context__
+    return type(exc).__name__
+
+
+async def _send_all(
+    url: str, arrivals_s: np.ndarray, timeout_s: float
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     httpx = _httpx()
     n = arrivals_s.size
     sent, done = np.full(n, np.nan), np.full(n, np.nan)
+    errors: Counter[str] = Counter()
     limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
     async with httpx.AsyncClient(limits=limits, timeout=timeout_s) as client:
         origin = time.perf_counter()
@@ -44,13 +62,16 @@ async def _send_all(url: str, arrivals_s: np.ndarray, timeout_s: float) -> tuple
             sent[i] = time.perf_counter() - origin
             try:
                 response = await client.post(url, json={"id": i})
-            except httpx.HTTPError:
+            except httpx.HTTPError as exc:
+                errors[_error_name(exc)] += 1
                 return
             if response.is_success:
                 done[i] = time.perf_counter() - origin
+            else:
+                errors[f"HTTP {response.status_code}"] += 1
 
         await asyncio.gather(*(one(i) for i in range(n)))
-    return sent, done
+    return sent, done, dict(errors)
 
 
 def check_url(url: str) -> None:
@@ -60,20 +81,47 @@ def check_url(url: str) -> None:
         raise UsageError.bad("url", f"{url!r}: give an http:// or https:// address")
 
 
+#: How long the reachability check waits for a TCP connection, s.
+CONNECT_TIMEOUT_S = 3.0
+
+
+def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Open (and close) one TCP connection to ``url``'s host and port before any load, so that an endpoint that
+    is down is a usage error named by its cause, before anything is stored.
+
+    Raises:
+        UsageError: the connection is refused, the host name does not resolve, or no connection within
+            ``timeout_s``.
+    """
+    check_url(url)
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except ConnectionRefusedError:
+        raise UsageError.bad("url", f"{url!r}: connection refused at {host}:{port} (is the server running?)") from None
+    except socket.gaierror as exc:
+        raise UsageError.bad("url", f"{url!r}: cannot resolve host {host!r} ({exc.strerror})") from None
+    except OSError as exc:
+        raise UsageError.bad("url", f"{url!r}: cannot connect to {host}:{port} ({exc.strerror or exc})") from None
+
+
 def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:
     """Send the schedule ``arrivals_s`` (s, ascending) to ``url``; each request waits at most ``drain_s``.
 
     The trace's ``start_s`` is each request's actual send time (its queue share is only the client's send
     delay: the server's own queueing is inside the rest); ``wake_late_s`` holds each send's lateness; the
-    endpoint's batches are not seen, so the trace has none.
+    endpoint's batches and queue are not seen (``server_seen`` False); ``errors`` counts the failed requests
+    by cause (``connection refused``, ``ReadTimeout``, ``HTTP 503``).
 
     Raises:
         UsageError: httpx is not installed, or the URL is not http(s).
     """
     check_url(url)
     began = time.perf_counter()
-    sent, done = asyncio.run(_send_all(url, np.asarray(arrivals_s, dtype=float), drain_s))
+    sent, done, errors = asyncio.run(_send_all(url, np.asarray(arrivals_s, dtype=float), drain_s))
     trace = ServeTrace(arrival_s=np.asarray(arrivals_s, dtype=float), start_s=sent, completion_s=done)
+    trace.server_seen, trace.errors = False, errors
     trace.wake_late_s = list(np.maximum(0.0, sent - trace.arrival_s))
     trace.elapsed_s = time.perf_counter() - began
     return trace

@@ -19,6 +19,7 @@ import torch
 
 from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import PreparedModel, check_output, config_step
 from surrobench.execution.timing import warm_up
 from surrobench.records.serve import padded_size, padded_sizes
@@ -27,12 +28,14 @@ from surrobench.workload.inputs import make_input_sets
 
 @dataclass(frozen=True)
 class ServiceInfo:
-    """The service as built: one request's input shape (batch 1 first), the padded sizes, and the median
-    service time of each padded size (ms, measured after its warm-up; it seeds the peak search)."""
+    """The service as built: one request's input shape (batch 1 first), the padded sizes, the median
+    service time of each padded size (ms, measured after its warm-up; it seeds the peak search), and the output
+    of the batch-1 step on its own input after the warm-up (detached: what the accuracy guard compares)."""
 
     request_shape: tuple[int, ...]
     sizes: tuple[int, ...]
     service_ms: dict[int, float]
+    first_output: object = None
 
 
 def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> list[torch.Tensor | None]:
@@ -81,6 +84,7 @@ def model_service(
         for step, _ in steps.values():
             check_output(step(0))
             warm_up(step, warmup, device)
+        first_output = clone_output(steps[sizes[0]][0](0))
 
         def run_batch(k: int) -> None:
             step, buffers = steps[padded_size(k, sizes)]
@@ -105,5 +109,6 @@ def model_service(
             request_shape=(1, *pool[0].shape[1:]) if pool and pool[0] is not None else (),
             sizes=sizes,
             service_ms={size: _timed_median_ms(lambda s=size: run_batch(s), device) for size in sizes},
+            first_output=first_output,
         )
         yield service, info

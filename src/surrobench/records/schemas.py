@@ -47,7 +47,13 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 #: rank-traces-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing
 #: reads it back.
 RANK_TRACES = "surrobench/rank-traces-v3"
-SERVE = "surrobench/serve-v1"
+#: serve-v2: serve-v1 with the unloaded latency per padded batch size (``unloaded``), each capacity's
+#: ``predicted_rps``, ``infeasible`` and ``search_s``, and each load point's ``completed``, ``slo_attainment`` and
+#: ``errors`` (an endpoint's batch, busy and shares null). serve-v1 documents still read.
+SERVE = "surrobench/serve-v2"
+SERVE_V1 = "surrobench/serve-v1"
+#: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.
+CAPACITY = "surrobench/capacity-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")

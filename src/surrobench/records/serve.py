@@ -1,4 +1,4 @@
-"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v1``.
+"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads).
 
 A serve run offers requests to one config (model, shape, precision, mode) through a dynamic batcher and
 records, per batching policy, one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, when
@@ -87,10 +87,15 @@ class LoadPoint:
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
         device_busy: the batches' compute time (CUDA events on CUDA, the synchronized host time elsewhere)
-            over the measured span, a fraction.
+            over the measured span, a fraction. For an HTTP endpoint (whose batches and queue are not seen)
+            ``queue_share``, ``compute_share``, ``mean_batch``, ``mean_padded_batch`` and ``device_busy`` are None.
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
         passed: P99 within the target and nothing dropped (MLPerf's Server rule); None without a target.
+        completed: measured requests that completed (the P99 is over these); None in serve-v1 documents.
+        slo_attainment: the share of measured requests completed within the P99 target (goodput over
+            offered load; a dropped request is not within it); None without a target.
+        errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
     """
 
     arrival: str
@@ -105,14 +110,17 @@ class LoadPoint:
     percentiles: tuple[Percentile, ...]
     max_ms: float
     mean_ms: float
-    queue_share: float
-    compute_share: float
-    mean_batch: float
-    mean_padded_batch: float
-    device_busy: float
+    queue_share: float | None
+    compute_share: float | None
+    mean_batch: float | None
+    mean_padded_batch: float | None
+    device_busy: float | None
     generator_overhead_share: float
     wake_late_p99_ms: float
     passed: bool | None = None
+    completed: int | None = None
+    slo_attainment: float | None = None
+    errors: dict[str, int] = field(default_factory=dict)
 
     def percentile(self, q: float) -> Percentile:
         """The percentile ``q`` (one of :data:`PERCENTILES`).
@@ -150,16 +158,68 @@ class Capacity:
         failing_rps: the lowest failing rate above it (None when the search never failed): the capacity
             lies in ``[capacity_rps, failing_rps)`` at this duration, the search's interval.
         steps: the rates tried, in order.
+        predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
+            (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
+        infeasible: why no rate can meet the target, answered without a load (the unloaded P99 over it);
+            None when the target was searched.
+        search_s: wall time of the search under load, s (None in serve-v1).
     """
 
     target_p99_ms: float
     capacity_rps: float
     failing_rps: float | None
     steps: tuple[SearchStep, ...]
+    predicted_rps: float | None = None
+    infeasible: str | None = None
+    search_s: float | None = None
+
+    @property
+    def prediction_error(self) -> float | None:
+        """(predicted - measured) / measured, the measured capacity the middle of its bracket (its lower end
+        when the bracket is open); None without a prediction or a measured capacity."""
+        if self.predicted_rps is None or self.capacity_rps <= 0:
+            return None
+        measured = (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
+        return (self.predicted_rps - measured) / measured
 
     @property
     def interval_rps(self) -> tuple[float, float | None]:
         return (self.capacity_rps, self.failing_rps)
+
+
+@dataclass(frozen=True)
+class UnloadedLatency:
+    """Service times of one padded batch size measured before any load (ms): ``isolated`` batches started
+    after an idle gap of ``gap_ms`` (the device and host gone quiet, as a request at a sparse rate finds
+    them) and ``back_to_back`` batches, each started as the previous one ended (as under load). Each tuple holds
+    the samples (wall time of the synchronized call, the time a request's latency is made of), in order."""
+
+    batch: int
+    gap_ms: float
+    isolated_ms: tuple[float, ...]
+    back_to_back_ms: tuple[float, ...]
+
+    @staticmethod
+    def _q(samples: tuple[float, ...], q: float) -> float:
+        ordered = sorted(samples)
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+    @property
+    def isolated_p50_ms(self) -> float:
+        return self._q(self.isolated_ms, 0.5)
+
+    @property
+    def isolated_p99_ms(self) -> float:
+        """The P99 of the isolated samples (the nearest-rank sample: with fewer than 100 samples, the max)."""
+        return self._q(self.isolated_ms, 0.99)
+
+    @property
+    def back_to_back_p50_ms(self) -> float:
+        return self._q(self.back_to_back_ms, 0.5)
+
+    @property
+    def back_to_back_p99_ms(self) -> float:
+        return self._q(self.back_to_back_ms, 0.99)
 
 
 @dataclass(frozen=True)
@@ -191,6 +251,7 @@ class ServeRecord:
     target_p99_ms: float | None
     policies: tuple[PolicyResult, ...]
     notes: tuple[str, ...] = field(default=())
+    unloaded: tuple[UnloadedLatency, ...] = field(default=())
 
     def label(self) -> str:
         """What was served: the endpoint's URL, or model, shape, precision, mode and device."""
@@ -202,8 +263,13 @@ class ServeRecord:
         searched = [p for p in self.policies if p.capacity is not None]
         return max(searched, key=lambda p: p.capacity.capacity_rps) if searched else None
 
+    def infeasible(self) -> str | None:
+        """Why no rate meets the target, when every policy was answered without a load (else None)."""
+        reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
+        return reasons[0] if reasons and all(reasons) else None
+
     def to_json(self) -> dict:
-        """The record as ``surrobench/serve-v1`` (keys as the attributes; ``best_policy`` added)."""
+        """The record as ``surrobench/serve-v2`` (keys as the attributes; ``best_policy`` added)."""
         best = self.best()
         return {
             "schema": schemas.SERVE,
@@ -213,7 +279,7 @@ class ServeRecord:
 
 
 class ServeJsonError(ValueError):
-    """A document that is not a valid ``surrobench/serve-v1`` record."""
+    """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
 
 
 def _point(d: dict) -> LoadPoint:
@@ -224,16 +290,23 @@ def _point(d: dict) -> LoadPoint:
 def _capacity(d: dict | None) -> Capacity | None:
     if d is None:
         return None
-    return Capacity(d["target_p99_ms"], d["capacity_rps"], d["failing_rps"], tuple(SearchStep(**s) for s in d["steps"]))
+    steps = tuple(SearchStep(**s) for s in d["steps"])
+    extra = {k: d[k] for k in ("predicted_rps", "infeasible", "search_s") if k in d}  # serve-v1 has none
+    return Capacity(d["target_p99_ms"], d["capacity_rps"], d["failing_rps"], steps, **extra)
+
+
+def _unloaded(d: dict) -> UnloadedLatency:
+    return UnloadedLatency(d["batch"], d["gap_ms"], tuple(d["isolated_ms"]), tuple(d["back_to_back_ms"]))
 
 
 def serve_from_json(d: object) -> ServeRecord:
-    """Inverse of :meth:`ServeRecord.to_json`.
+    """Inverse of :meth:`ServeRecord.to_json`; a serve-v1 document reads with no unloaded latency, no
+    prediction, and its load points without ``completed`` and ``slo_attainment``.
 
     Raises:
-        ServeJsonError: not a serve-v1 document, or a key missing or of the wrong kind.
+        ServeJsonError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
     """
-    if not isinstance(d, dict) or d.get("schema") != schemas.SERVE:
+    if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
         raise ServeJsonError(f"not a {schemas.SERVE} document")
     try:
         policies = tuple(
@@ -244,7 +317,8 @@ def serve_from_json(d: object) -> ServeRecord:
             )
             for p in d["policies"]
         )
-        own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes")}
-        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())))
+        own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes", "unloaded")}
+        unloaded = tuple(_unloaded(u) for u in d.get("unloaded", ()))
+        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
     except (KeyError, TypeError, ValueError) as exc:
         raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

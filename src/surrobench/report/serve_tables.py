@@ -18,6 +18,7 @@ COLUMNS = (
     "P50 ms",
     "P95 ms",
     "P99 ms [95% CI]",
+    "SLO",
     "max ms",
     "queue",
     "compute",
@@ -34,22 +35,33 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def rps(value: float) -> str:
+    """A rate, requests/s: one decimal from 10 up, three significant digits below (slow models serve < 1 rps)."""
+    return f"{value:.1f}" if value >= 10 else f"{value:.3g}"
+
+
 def point_cells(p: LoadPoint) -> list[str]:
     """One load point as table cells, :data:`COLUMNS` in order (shares as percentages; ``gen``: the load
-    generator's share of the run; a P99 interval side that cannot be bounded is ``-``)."""
+    generator's share of the run; ``SLO``: the share of requests within the target; a P99 interval side that
+    cannot be bounded, and what an endpoint does not show (its queue, batches, busy), is ``-``)."""
     p99 = p.percentile(0.99)
     return [
-        f"{p.offered_rps:.1f}" + (f" (c={p.concurrency})" if p.concurrency else ""),
-        f"{p.achieved_rps:.1f}",
+        rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
+        rps(p.achieved_rps),
         f"{p.requests} ({p99.tail_requests} > P99)",
         _ms(p.percentile(0.5).value_ms),
         _ms(p.percentile(0.95).value_ms),
         f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
+        "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
         _ms(p.max_ms),
-        f"{p.queue_share:.0%}",
-        f"{p.compute_share:.0%}",
-        f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
-        f"{p.device_busy:.0%}",
+        _share(p.queue_share),
+        _share(p.compute_share),
+        "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
+        _share(p.device_busy),
         str(p.dropped),
         "-" if p.late is None else str(p.late),
         f"{p.generator_overhead_share:.1%}",
@@ -63,9 +75,45 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     line = f"{where}, {record.arrival} arrivals, {policy}"
     if result.capacity is not None:
         c = result.capacity
-        upper = f"{c.failing_rps:.1f}" if c.failing_rps is not None else "not reached"
-        line += f": capacity {c.capacity_rps:.1f} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
+        if c.infeasible:
+            return f"{line}: {c.infeasible}"
+        upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
+        line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
+        if c.predicted_rps is not None:
+            err = c.prediction_error
+            line += f", predicted {rps(c.predicted_rps)}" + (f" ({err:+.0%})" if err is not None else "")
+        if c.search_s is not None:
+            line += f", searched in {c.search_s:.0f} s"
     return line
+
+
+UNLOADED_COLUMNS = (
+    "batch",
+    "isolated P50 ms",
+    "isolated P99 ms",
+    "back-to-back P50 ms",
+    "back-to-back P99 ms",
+    "gap ms",
+    "n",
+)
+UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; back to back: as under load)"
+
+
+def unloaded_rows(record: ServeRecord) -> list[list[str]]:
+    """The unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells (``n``: isolated /
+    back-to-back samples)."""
+    return [
+        [
+            str(u.batch),
+            _ms(u.isolated_p50_ms),
+            _ms(u.isolated_p99_ms),
+            _ms(u.back_to_back_p50_ms),
+            _ms(u.back_to_back_p99_ms),
+            f"{u.gap_ms:.1f}",
+            f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}",
+        ]
+        for u in record.unloaded
+    ]
 
 
 SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
@@ -76,6 +124,7 @@ SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 #: others may be left out (the highest ``minor`` first), the caption naming them; past that rows stack.
 _FIT = {
     "gen": 10,
+    "SLO": 9,
     "late": 9,
     "compute": 8,
     "queue": 7,
@@ -97,7 +146,7 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
         [
             str(i),
             s.phase,
-            f"{s.rate_rps:.1f}",
+            rps(s.rate_rps),
             "none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}",
             "yes" if s.passed else "no",
         ]
@@ -109,7 +158,12 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     """Per policy, its load points and, after a search, the search's steps; fitted to ``width`` terminal cells
     (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
     tables = []
+    if record.unloaded:
+        cols = [Col(name, justify="right", keep=True) for name in UNLOADED_COLUMNS]
+        tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
     for result in record.policies:
+        if not result.points and result.capacity is not None and result.capacity.infeasible:
+            continue  # answered without a load: best_line says why
         rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
         tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
         if result.capacity is not None:
@@ -120,8 +174,10 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
 def serve_markdown(record: ServeRecord) -> str:
     """The tables of :func:`serve_tables` as markdown: per policy its title line and load points (all
     :data:`COLUMNS`), then the search's steps; the best policy's line and the record's notes after them."""
-    parts = []
+    parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
     for result in record.policies:
+        if not result.points and result.capacity is not None and result.capacity.infeasible:
+            continue
         parts.append(
             f"{md_escape(policy_title(record, result))}\n\n{md_table(COLUMNS, map(point_cells, result.points))}"
         )
@@ -135,7 +191,10 @@ def serve_markdown(record: ServeRecord) -> str:
 
 def best_line(record: ServeRecord) -> str | None:
     """The policy with the highest capacity, when several were searched."""
+    why = record.infeasible()
+    if why:
+        return why
     best = record.best()
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
-    return f"best policy: {best.policy.label()}, {best.capacity.capacity_rps:.1f} rps at P99 <= {record.target_p99_ms:g} ms"
+    return f"best policy: {best.policy.label()}, {rps(best.capacity.capacity_rps)} rps at P99 <= {record.target_p99_ms:g} ms"

@@ -44,7 +44,9 @@ class CapacityComparison:
         return {"schema": schemas.COMPARE_SERVE, **asdict(self)}
 
 
-def _verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
+def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
+    """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: one of :data:`CAPACITY_VERDICTS`
+    (:class:`CapacityComparison`'s ``verdict``)."""
     (b_lo, b_hi), (n_lo, n_hi) = base, new
     if b_hi is not None and n_lo >= b_hi:
         return "higher"
@@ -77,5 +79,5 @@ def compare_capacity(base: ServeRecord, new: ServeRecord) -> CapacityComparison:
         (n_lo, n_hi),
         n_lo / b_lo if b_lo else None,
         (low, high),
-        _verdict((b_lo, b_hi), (n_lo, n_hi)),
+        capacity_verdict((b_lo, b_hi), (n_lo, n_hi)),
     )

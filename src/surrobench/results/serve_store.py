@@ -1,4 +1,4 @@
-"""Serve runs in the results database: a ``runs`` row (so ``history`` lists it) and its serve-v1 record in
+"""Serve runs in the results database: a ``runs`` row (so ``history`` lists it) and its serve-v2 record in
 ``serve_runs`` (schema version 7, :mod:`surrobench.results.store`)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
     """The serve record of the run ``run_id`` (a full id), or None when it is not a serve run.
 
     Raises:
-        UsageError: the stored record is not a valid serve-v1 document.
+        UsageError: the stored record is not a valid serve document.
     """
     row = store.conn.execute("SELECT record_json FROM serve_runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:

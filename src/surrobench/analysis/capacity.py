@@ -1,0 +1,200 @@
+"""The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
+
+**The prediction** is a discrete-event simulation of the batcher itself
+(:func:`~surrobench.execution.batcher.serve_open_loop` on a
+:class:`~surrobench.execution.batcher.VirtualClock`) over open-loop Poisson arrivals, the load generator's
+own schedule, where each batch's service time is drawn from the samples measured before any load
+(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples with
+probability ``min(1, idle / gap)`` (``idle`` the time since the previous batch ended, ``gap`` the idle gap the
+isolated samples were measured after), else from the back-to-back samples. The same peak search then runs on the
+simulation (:func:`predict_capacity`). Not modelled: the batcher loop's own time and its late wake-ups (the
+``gen`` and ``wake_late`` columns of a load point say how large they were).
+
+**The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
+doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
+isolated batch-1 P99 already exceeds is answered without a load (:func:`infeasible_reason`): at the lowest
+rates every request is served alone, so no rate can meet it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from surrobench.analysis.serve_load import NothingCompleted, load_point
+from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, constant_arrivals, poisson_arrivals
+from surrobench.execution.batcher import VirtualClock, serve_open_loop
+from surrobench.records.serve import Capacity, LoadPoint, SearchStep, ServePolicy, UnloadedLatency, padded_size
+
+#: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
+#: goal: a 5% bracket is below the run-to-run spread of a P99 at a few thousand requests).
+SEARCH_TOLERANCE = 0.05
+#: At most this many rates per search (bounds a search's time at about this many durations).
+MAX_SEARCH_STEPS = 12
+#: The first bracketing step around a prediction, a factor (the goal: a prediction within 10% of the measured
+#: capacity, so the bracket is usually closed in two loads); each further step the same way squares it, up to 2.
+PREDICTED_STEP = 1.1
+#: The simulation's requests per rate (measured, after its warm-up): enough that its P99 is the 40th-slowest.
+SIMULATED_REQUESTS = 4000
+#: The simulated search's resolution and step limit: it costs milliseconds per rate, not seconds.
+SIMULATED_TOLERANCE = 0.01
+SIMULATED_STEPS = 40
+
+
+def find_capacity(
+    measure: Callable[[float], LoadPoint],
+    target_p99_ms: float,
+    start_rps: float,
+    *,
+    tolerance: float = SEARCH_TOLERANCE,
+    max_steps: int = MAX_SEARCH_STEPS,
+    max_rps: float = float("inf"),
+    factor: float = 2.0,
+) -> tuple[Capacity, list[LoadPoint]]:
+    """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
+
+        r = start; f = factor; measure r
+        while r passes: lo = r; r = f r; f = min(f², 2)   (or, when start fails: hi = r; r = r / f ... until one passes)
+        hi = the first failing r
+        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
+
+    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
+    most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
+    at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
+    prediction. Returns the capacity (0 when no rate passed within ``max_steps``) and the load points measured,
+    by rate.
+    """
+    steps: list[SearchStep] = []
+    points: list[LoadPoint] = []
+
+    def passes(rate: float, phase: str) -> bool:
+        try:
+            point = measure(rate)
+        except NothingCompleted:  # far past capacity: every request dropped, a failing rate like any other
+            steps.append(SearchStep(rate, None, False, phase))
+            return False
+        points.append(point)
+        steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
+        return bool(point.passed)
+
+    lo, hi, rate = None, None, min(start_rps, max_rps)
+    up = passes(rate, "bound")
+    while len(steps) < max_steps and (lo is None or hi is None):
+        if up:
+            if rate >= max_rps:  # passes at the most a load may offer: no failing rate to bracket with
+                lo = rate
+                break
+            lo, rate = rate, min(rate * factor, max_rps)
+            if not passes(rate, "bound"):
+                hi = rate
+        else:
+            hi, rate = rate, rate / factor
+            if passes(rate, "bound"):
+                lo = rate
+        factor = min(factor * factor, 2.0)
+    while lo is not None and hi is not None and (hi - lo) / lo > tolerance and len(steps) < max_steps:
+        mid = (lo + hi) / 2
+        if passes(mid, "bisect"):
+            lo = mid
+        else:
+            hi = mid
+    capacity = Capacity(target_p99_ms, lo or 0.0, hi, tuple(steps))
+    return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
+
+
+class SampledService:
+    """A :data:`~surrobench.execution.batcher.Service` on a virtual clock that serves a batch of k in a service
+    time drawn from the measured samples of its padded size (module docstring: isolated with probability
+    ``min(1, idle / gap)``, else back to back), seeded."""
+
+    def __init__(self, unloaded: dict[int, UnloadedLatency], clock: VirtualClock, seed: int = 0) -> None:
+        self.unloaded, self.clock = unloaded, clock
+        self.sizes = tuple(sorted(unloaded))
+        self.rng = np.random.default_rng(seed)
+        self.last_end = -np.inf
+
+    def __call__(self, k: int) -> float:
+        u = self.unloaded[padded_size(k, self.sizes)]
+        idle_s = self.clock.now() - self.last_end
+        isolated = self.rng.random() < min(1.0, idle_s / (u.gap_ms / 1e3))
+        pool = u.isolated_ms if isolated else u.back_to_back_ms
+        seconds = pool[int(self.rng.integers(len(pool)))] / 1e3
+        self.clock.advance(seconds)
+        self.last_end = self.clock.now()
+        return seconds
+
+
+def simulated_point(
+    unloaded: dict[int, UnloadedLatency],
+    policy: ServePolicy,
+    rate_rps: float,
+    target_p99_ms: float,
+    seed: int = 0,
+    arrival: str = "poisson",
+) -> LoadPoint:
+    """One open-loop load of ``rate_rps`` (``arrival`` ``poisson`` or ``constant``, as the load generator offers
+    it) through the batcher with ``policy``, simulated over the
+    measured samples (``unloaded``: by padded size, every size of ``policy.max_batch``): a warm-up of a
+    tenth of the :data:`SIMULATED_REQUESTS` arrivals, then those (at most
+    :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` in all).
+
+    Raises:
+        NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`.
+    """
+    n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
+    duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
+    clock = VirtualClock()
+    service = SampledService(unloaded, clock, seed)
+    if arrival == "constant":
+        arrivals = constant_arrivals(rate_rps, duration_s)
+    else:
+        arrivals = poisson_arrivals(rate_rps, duration_s, seed)
+    trace = serve_open_loop(arrivals, service, policy, clock, drain_s=duration_s)
+    return load_point(
+        trace,
+        arrival=arrival,
+        max_batch=policy.max_batch,
+        warmup_s=warmup_s,
+        target_rps=rate_rps,
+        target_p99_ms=target_p99_ms,
+    )
+
+
+def predict_capacity(
+    unloaded: dict[int, UnloadedLatency],
+    policy: ServePolicy,
+    target_p99_ms: float,
+    seed: int = 0,
+    arrival: str = "poisson",
+) -> float:
+    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the peak
+    search (:func:`find_capacity`, to :data:`SIMULATED_TOLERANCE`) over :func:`simulated_point`, started at half
+    the full-batch bound (``max_batch`` / the back-to-back median of a full batch); 0 when no rate passes, at
+    once when the target is infeasible (:func:`infeasible_reason`)."""
+    if infeasible_reason(unloaded, target_p99_ms) is not None:
+        return 0.0
+    full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
+    start = 0.5 * policy.max_batch / (full.back_to_back_p50_ms / 1e3)
+    capacity, _ = find_capacity(
+        lambda rate: simulated_point(unloaded, policy, rate, target_p99_ms, seed, arrival),
+        target_p99_ms,
+        start,
+        tolerance=SIMULATED_TOLERANCE,
+        max_steps=SIMULATED_STEPS,
+    )
+    return capacity.capacity_rps
+
+
+def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float) -> str | None:
+    """Why no rate meets ``target_p99_ms``, when the isolated batch-1 P99 already exceeds it (at the lowest
+    rates every request is served alone, after an idle device); None otherwise. The reason names the unloaded
+    P99, the back-to-back one and their gap."""
+    one = unloaded.get(1)
+    if one is None or one.isolated_p99_ms <= target_p99_ms:
+        return None
+    return (
+        f"no rate meets P99 <= {target_p99_ms:g} ms: an isolated request's P99 is already {one.isolated_p99_ms:.3g} ms "
+        f"unloaded (median {one.isolated_p50_ms:.3g} ms; back to back {one.back_to_back_p50_ms:.3g} ms median, "
+        f"{one.back_to_back_p99_ms:.3g} ms P99: isolated is {one.isolated_p50_ms / one.back_to_back_p50_ms:.2g}x)"
+    )

@@ -1,0 +1,250 @@
+"""``optimize(objective="capacity")``: the remedies and the batching policy that maximise the capacity at a P99
+target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
+
+One paragraph: each candidate recipe (the baseline, every remedy of optimize for the device, then a greedy stack
+of the accurate ones) is built as serve's batch service once, its output checked by optimize's accuracy guard, its
+unloaded service times measured per batch size, and its capacity predicted for every policy (max batch x max
+wait) by the simulation of :mod:`surrobench.analysis.capacity`. The top candidate is the accurate one with the
+highest prediction whose full-batch service time is faster than the baseline's by the one paired rule
+(:mod:`surrobench.results.paired`; a stacked remedy is kept on the same terms against the stack below it).
+The top and the baseline are then verified under open-loop load, each at its best predicted policy, as two
+stored serve runs; the top is recommended when :func:`~surrobench.results.serve_compare.capacity_verdict` finds
+its measured capacity ``higher`` than the baseline's, else the baseline is.
+
+The measurement is injected (``evaluate`` and ``verify`` of :func:`capacity_search`), so tests plant services on
+a virtual clock; :func:`optimize_capacity` builds both from the model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, check_accuracy
+from surrobench.analysis.capacity import infeasible_reason, predict_capacity
+from surrobench.api.benchmark import open_store, sweep_plan
+from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
+from surrobench.errors import UsageError
+from surrobench.execution.reference import reference_outputs
+from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
+from surrobench.execution.runner import prepare_model
+from surrobench.execution.serve_step import model_service
+from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
+from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
+from surrobench.results.paired import PairedSamples
+from surrobench.results.serve_compare import capacity_verdict
+from surrobench.tune.request import remedy_names
+
+#: The policies searched when none are given: no batching, and batches of up to 4, 8 and 16 (the range the H200
+#: measurements found useful, docs/benchmarks/h200-serve.md), each waiting at most 0.5 or 2 ms.
+DEFAULT_MAX_BATCH = (1, 4, 8, 16)
+DEFAULT_MAX_WAIT_MS = (0.5, 2.0)
+#: The execution settings a recipe sets, and the sweep keyword that carries each to :func:`serve`.
+SETTINGS = {
+    "precision": "precisions",
+    "mode": "modes",
+    "channels_last": "channels_last",
+    "compile_mode": "compile_mode",
+    "cudnn_benchmark": "cudnn_benchmark",
+    "threads": "threads",
+}
+#: The back-to-back samples are split into this many rounds for the paired rule (its bootstrap draws rounds).
+PAIRED_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A candidate as measured: its settings, the accuracy guard's verdict, the unloaded latency by batch size."""
+
+    settings: dict
+    accuracy: AccuracyVerdict
+    unloaded: dict[int, UnloadedLatency]
+
+
+#: ``evaluate(recipe) -> Evaluated``; ``verify(recipe, settings, policy) -> (run id, Capacity)`` measured under load.
+Evaluate = Callable[[Recipe], Evaluated]
+Verify = Callable[[Recipe, dict, ServePolicy], tuple[str, Capacity]]
+
+
+def _rounds(samples: tuple[float, ...]) -> list[list[float]]:
+    per = max(1, len(samples) // PAIRED_ROUNDS)
+    return [list(samples[i * per : (i + 1) * per]) for i in range(max(1, len(samples) // per))]
+
+
+def service_faster(base: dict[int, UnloadedLatency], cand: dict[int, UnloadedLatency], batch: int) -> bool:
+    """Whether ``cand``'s back-to-back service time of the padded size of ``batch`` is faster than ``base``'s by
+    the one paired rule (:meth:`PairedSamples.separate`, rounds of the samples in order)."""
+    size = padded_size(batch, tuple(sorted(cand)))
+    pair = PairedSamples.separate(_rounds(base[size].back_to_back_ms), _rounds(cand[size].back_to_back_ms))
+    return pair.faster()
+
+
+def capacity_search(
+    remedies: list[Remedy],
+    policies: tuple[ServePolicy, ...],
+    target_p99_ms: float,
+    evaluate: Evaluate,
+    verify: Verify,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    seed: int = 0,
+    workload: dict | None = None,
+) -> CapacityOptimization:
+    """The search of the module docstring over ``remedies`` (in order) and ``policies``.
+
+    Raises:
+        Exception: whatever ``evaluate`` raises for the baseline (nothing to compare against); a candidate's own
+            failure is recorded as an inaccurate candidate.
+    """
+    began = time.monotonic()
+    measured: dict[str, tuple[CapacityCandidate, dict]] = {}
+
+    def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate:
+        try:
+            got = evaluate(recipe)
+        except Exception as exc:  # a remedy that cannot run on this model is a candidate that failed
+            if against is None:
+                raise
+            return CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
+        predicted = {p.label(): predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in policies}
+        best = max(policies, key=lambda p: predicted[p.label()])
+        faster = None if against is None else service_faster(against, got.unloaded, best.max_batch)
+        cand = CapacityCandidate(
+            recipe.name, got.settings, got.accuracy.ok, got.accuracy.reason, predicted, best, faster
+        )
+        measured[recipe.name] = (cand, got.unloaded)
+        return cand
+
+    base = judge(Recipe(), None)
+    base_unloaded = measured["baseline"][1]
+    why = infeasible_reason(base_unloaded, target_p99_ms)
+    candidates = [base]
+    if why is None:
+        singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
+        candidates += [c for _, c in singles]
+        good = sorted(((r, c) for r, c in singles if _wins(c, base)), key=lambda rc: -rc[1].best_predicted_rps)
+        if len(good) > 1:  # stack: each further winner kept when it wins against the stack below it
+            stack, top = Recipe((good[0][0],)), good[0][1]
+            for remedy, _ in good[1:]:
+                if stack.conflict(remedy) is not None:
+                    continue
+                tried = judge(stack.plus(remedy), measured[stack.name][1])
+                candidates.append(tried)
+                if _wins(tried, top):
+                    stack, top = stack.plus(remedy), tried
+    winners = [c for c in candidates if c is base or _wins(c, base)]
+    top = max(winners, key=lambda c: c.best_predicted_rps)
+    out = CapacityOptimization(
+        workload=workload or {},
+        target_p99_ms=target_p99_ms,
+        tolerance=tolerance,
+        candidates=tuple(candidates),
+        top=top.recipe,
+        baseline_run_id=None,
+        top_run_id=None,
+        baseline_rps=None,
+        top_rps=None,
+        verdict=None,
+        recipe="baseline",
+        search_s=0.0,
+        infeasible=why,
+    )
+    if why is not None:
+        return replace(out, search_s=time.monotonic() - began)
+    base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
+    out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
+    if top is not base:
+        recipe = _recipe(top.recipe, remedies)
+        top_id, top_cap = verify(recipe, top.settings, top.best_policy)
+        verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
+        out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
+        out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
+    return replace(out, search_s=time.monotonic() - began)
+
+
+def _wins(cand: CapacityCandidate, over: CapacityCandidate) -> bool:
+    """An accurate candidate predicted higher than ``over``, whose service is faster by the paired rule."""
+    return bool(cand.accurate) and cand.best_predicted_rps > over.best_predicted_rps and bool(cand.service_faster)
+
+
+def _recipe(name: str, remedies: list[Remedy]) -> Recipe:
+    by_name = {r.name: r for r in remedies}
+    return Recipe(tuple(by_name[n] for n in name.split("+")))
+
+
+def optimize_capacity(
+    model,
+    *,
+    p99_ms: float | None,
+    db=None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    thorough: bool = False,
+    only=None,
+    max_batch=DEFAULT_MAX_BATCH,
+    max_wait_ms=DEFAULT_MAX_WAIT_MS,
+    duration_s: float = 3.0,
+    warmup_s: float | None = None,
+    drain_s: float = 5.0,
+    min_requests: int | None = None,
+    **sweep,
+) -> CapacityOptimization:
+    """:func:`capacity_search` on ``model``'s one config (``sweep`` as for :func:`~surrobench.api.serve.serve`):
+    candidates built as serve's batch service (:func:`~surrobench.execution.serve_step.model_service`, the
+    largest ``max_batch``), checked against the fp32 eager output with ``tolerance``, and the top verified by
+    :func:`~surrobench.api.serve.serve` (``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` per load),
+    both serve runs stored in ``db`` (tagged ``capacity:baseline`` and ``capacity:recipe``).
+
+    Raises:
+        UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.
+    """
+    if p99_ms is None:
+        raise UsageError.naming("the capacity objective needs {p99_ms}, the latency target", ("p99_ms",))
+    load = dict(duration_s=duration_s, warmup_s=warmup_s, drain_s=drain_s)
+    load.update({} if min_requests is None else {"min_requests": min_requests})
+    request = serve_request(find_max=True, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms, **load)
+    plan = sweep_plan(model, caller=optimize_capacity, batches=1, iters=1, **sweep)
+    _one_config(plan)
+    cfg = plan.configs[0]
+    names = remedy_names(only, cfg.device, thorough=thorough)
+    remedies = [
+        r
+        for r in candidate_remedies(cfg.device, thorough=thorough)
+        if cfg.device in r.devices and (names is None or r.name in names)
+    ]
+    prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+    reference, fp64, _ = reference_outputs(cfg, prepared)
+    top_batch = max(p.max_batch for p in request.policies)
+
+    def evaluate(recipe: Recipe) -> Evaluated:
+        run_cfg = recipe.apply(cfg)
+        with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
+            verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
+            unloaded = unloaded_by_size(service, info.sizes, budget_s=min(4.0, request.duration_s))
+        return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)
+
+    keep = {k: v for k, v in sweep.items() if k not in (*SETTINGS.values(), "tag")}
+
+    def verify(recipe: Recipe, settings: dict, policy: ServePolicy) -> tuple[str, Capacity]:
+        run_settings = {SETTINGS[k]: v for k, v in settings.items() if v is not None}
+        record = serve(
+            model,
+            db=db,
+            find_max=True,
+            p99_ms=p99_ms,
+            max_batch=policy.max_batch,
+            max_wait_ms=policy.max_wait_ms,
+            **load,
+            **({"min_requests": min_requests} if min_requests is not None else {}),
+            **keep,
+            **run_settings,
+            tag=f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}",
+        )
+        return record.run_id, record.policies[0].capacity
+
+    workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "device": cfg.device}
+    with open_store(db):  # the database is checked (and migrated) before anything is measured
+        pass
+    return capacity_search(
+        remedies, request.policies, p99_ms, evaluate, verify, tolerance=tolerance, seed=cfg.seed, workload=workload
+    )

@@ -1,0 +1,79 @@
+"""The record of ``optimize --objective capacity`` (``surrobench/capacity-v1``): per candidate recipe its
+accuracy, the capacity the simulation predicts per batching policy, and the recipe chosen, verified under load
+beside the baseline (eager) as two stored serve runs. Rates in requests/s (``_rps``), times in s."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from surrobench.records import schemas
+from surrobench.records.serve import ServePolicy
+
+
+@dataclass(frozen=True)
+class CapacityCandidate:
+    """One recipe tried for capacity.
+
+    Attributes:
+        recipe: ``"baseline"`` or the remedies joined by ``+`` (``"cudagraph+tf32"``).
+        settings: the execution settings it runs with (precision, mode, channels_last, compile_mode,
+            cudnn_benchmark, threads).
+        accurate: the accuracy guard's verdict against the fp32 eager (and fp64) output; None when it failed to run.
+        accuracy: the guard's reason, or the error that stopped the candidate.
+        predicted_rps: per policy label (``batch<=8 wait<=1ms``), the predicted capacity at the target.
+        best_policy: the policy with the highest prediction (None when it failed to run).
+        service_faster: the paired rule (:mod:`surrobench.results.paired`) on the back-to-back service times of
+            the best policy's full batch against the baseline's at that size: True faster, False not; None for
+            the baseline.
+    """
+
+    recipe: str
+    settings: dict
+    accurate: bool | None
+    accuracy: str
+    predicted_rps: dict[str, float] = field(default_factory=dict)
+    best_policy: ServePolicy | None = None
+    service_faster: bool | None = None
+
+    @property
+    def best_predicted_rps(self) -> float:
+        return max(self.predicted_rps.values(), default=0.0)
+
+
+@dataclass(frozen=True)
+class CapacityOptimization:
+    """What ``optimize --objective capacity`` found for one config.
+
+    Attributes:
+        workload: the config served (as a serve record's ``workload``); target_p99_ms, tolerance (rel L2).
+        candidates: every recipe tried, in order (the baseline first).
+        top: the candidate ranked first by prediction (accurate, and faster by the paired rule where it is
+            not the baseline); verified under load.
+        baseline_run_id, top_run_id: the stored serve runs that measured the baseline's and the top's capacity
+            under load (each at its best predicted policy); ``top_run_id`` None when the top is the baseline.
+        baseline_rps, top_rps: each one's measured bracket ``(capacity_rps, failing_rps)``.
+        verdict: the top against the baseline by :func:`surrobench.results.serve_compare.capacity_verdict`
+            (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
+        recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``.
+        search_s: wall time of the whole search (predictions and the verifying loads).
+        infeasible: why no candidate meets the target (each one's isolated P99 above it); None otherwise.
+    """
+
+    workload: dict
+    target_p99_ms: float
+    tolerance: float
+    candidates: tuple[CapacityCandidate, ...]
+    top: str
+    baseline_run_id: str | None
+    top_run_id: str | None
+    baseline_rps: tuple[float, float | None] | None
+    top_rps: tuple[float, float | None] | None
+    verdict: str | None
+    recipe: str
+    search_s: float
+    infeasible: str | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """The ``surrobench/capacity-v1`` object (keys as the attributes)."""
+        return {"schema": schemas.CAPACITY, **asdict(self)}

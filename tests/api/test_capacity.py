@@ -1,0 +1,300 @@
+"""Capacity you can plan on: the unloaded latency first, an infeasible target answered without a load, the
+prediction against the simulated truth, the capacity objective of optimize, and the fresh-user trial's items, on
+planted services (virtual clock) and a tiny model."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import numpy as np
+import pytest
+from torch import nn
+
+from conftest import run_cli
+
+from surrobench.analysis import capacity as capacity_module
+from surrobench.analysis.accuracy import AccuracyVerdict
+from surrobench.analysis.capacity import find_capacity, predict_capacity
+from surrobench.analysis.serve_load import load_point, load_warnings
+from surrobench.api.capacity import Evaluated, capacity_search
+from surrobench.api.serve import serve, serve_policy, serve_request, unloaded_by_size
+from surrobench.errors import UsageError
+from surrobench.execution.batcher import ServeTrace, VirtualClock
+from surrobench.execution.remedies import Remedy
+from surrobench.records.schemas import SERVE_V1
+from surrobench.records.serve import ServePolicy, padded_sizes, serve_from_json
+from surrobench.report.serve_tables import point_cells
+
+
+class IdleService:
+    """A batch of k takes ``(a_ms + b_ms k) x factor`` ms of virtual time, ``slow`` times that when the service
+    was idle ``idle_ms`` or more since its last batch ended (the trial's isolated request), and a lognormal
+    jitter of ``jitter`` (seeded)."""
+
+    def __init__(self, a_ms, b_ms, *, slow=1.0, idle_ms=5.0, factor=1.0, jitter=0.0, seed=0):
+        self.a, self.b, self.slow, self.idle_s, self.factor, self.jitter = (
+            a_ms,
+            b_ms,
+            slow,
+            idle_ms / 1e3,
+            factor,
+            jitter,
+        )
+        self.rng = np.random.default_rng(seed)
+        self.new_clock()
+
+    def new_clock(self) -> VirtualClock:
+        self.clock, self.last_end = VirtualClock(), -1.0
+        return self.clock
+
+    def __call__(self, k: int) -> float:
+        ms = (self.a + self.b * k) * self.factor
+        if self.clock.now() - self.last_end >= self.idle_s:
+            ms *= self.slow
+        if self.jitter:
+            ms *= float(self.rng.lognormal(0.0, self.jitter))
+        self.clock.advance(ms / 1e3)
+        self.last_end = self.clock.now()
+        return ms / 1e3
+
+
+def _unloaded(service: IdleService, max_batch: int):
+    return unloaded_by_size(service, padded_sizes(max_batch), service.clock)
+
+
+def test_the_unloaded_latency_is_measured_isolated_and_back_to_back():
+    service = IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0)
+    unloaded = _unloaded(service, 4)
+    assert sorted(unloaded) == [1, 2, 4]
+    one = unloaded[1]
+    assert one.back_to_back_p50_ms == pytest.approx(2.1) and one.isolated_p99_ms == pytest.approx(4.2)
+    assert one.gap_ms >= 3.0 and len(one.isolated_ms) >= 10 and len(one.back_to_back_ms) >= 10
+    assert unloaded[4].back_to_back_p50_ms == pytest.approx(2.4)
+
+
+def test_an_infeasible_target_is_answered_without_a_search(monkeypatch):
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    # back to back a request takes 2.1 ms, but an isolated one 4.2 ms: no rate meets P99 <= 3 ms
+    service = IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0)
+    unloaded = _unloaded(service, 8)
+    request = serve_request(find_max=True, p99_ms=3.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0)
+    calls = []
+    result = serve_policy(
+        request, ServePolicy(8, 1.0), lambda k: calls.append(k), 100.0, VirtualClock, unloaded=unloaded
+    )
+    c = result.capacity
+    assert calls == [] and result.points == () and c.steps == ()
+    assert c.capacity_rps == 0.0 and c.predicted_rps == 0.0 and "4.2 ms" in c.infeasible
+    feasible = serve_request(find_max=True, p99_ms=5.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0)
+    assert serve_policy(feasible, ServePolicy(8, 1.0), service, 100.0, service.new_clock, unloaded=unloaded).points
+
+
+def test_the_prediction_is_within_ten_percent_of_the_simulated_truth():
+    # a jittery service, slower after an idle spell; the truth: the batcher's own search over it on a virtual
+    # clock, with long loads
+    policy, target = ServePolicy(4, 1.0), 12.0
+    service = IdleService(2.0, 0.5, slow=1.5, idle_ms=8.0, jitter=0.1)
+    predicted = predict_capacity(_unloaded(service, 4), policy, target)
+    request = serve_request(find_max=True, p99_ms=target, max_batch=4, max_wait_ms=1.0, duration_s=6.0, warmup_s=1.0)
+    truth = serve_policy(request, policy, service, predicted / 2, service.new_clock).capacity
+    middle = (truth.capacity_rps + truth.failing_rps) / 2
+    assert predicted == pytest.approx(middle, rel=0.10)
+
+
+def test_the_search_brackets_around_the_prediction_in_few_loads():
+    service = IdleService(1.0, 0.0)
+    request = serve_request(
+        find_max=True, p99_ms=3.0, max_batch=1, max_wait_ms=0, duration_s=4.0, warmup_s=0.5, arrival="constant"
+    )
+    result = serve_policy(
+        request, ServePolicy(1, 0.0), service, 300.0, service.new_clock, unloaded=_unloaded(service, 1)
+    )
+    c = result.capacity
+    assert c.predicted_rps == pytest.approx(1000.0, rel=0.05) and c.capacity_rps <= 1000.0 < c.failing_rps
+    assert c.steps[0].rate_rps == c.predicted_rps and len(c.steps) <= 4  # no halving from half the bound
+    assert abs(c.prediction_error) < 0.05 and c.search_s is not None
+
+
+def test_find_capacity_widens_its_steps_from_a_prediction():
+    def measure(rate):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(p99_ms=1.0, passed=rate <= 500, target_rps=rate)
+
+    capacity, _ = find_capacity(measure, 10.0, 100.0, factor=1.1)
+    rates = [s.rate_rps for s in capacity.steps if s.phase == "bound"]
+    assert rates[:4] == pytest.approx([100.0, 110.0, 133.1, 194.87], rel=1e-3)  # x1.1, x1.21, x1.4641, then x2
+    assert capacity.capacity_rps <= 500 < capacity.failing_rps
+
+
+def _remedy(name: str, field: str) -> Remedy:
+    return Remedy(name, ((field, name),), ("cpu",), name, ())
+
+
+def test_the_capacity_objective_picks_the_policy_and_remedy_the_planted_service_makes_best(monkeypatch):
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    # each remedy scales the service time; "wrong" is fastest but changes the output; "fast" and "fast2" stack
+    factors = {"fast": 0.5, "fast2": 0.8, "slow": 1.5, "wrong": 0.2}
+    remedies = [
+        _remedy("fast", "precision"),
+        _remedy("fast2", "mode"),
+        _remedy("slow", "threads"),
+        _remedy("wrong", "channels_last"),
+    ]
+    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
+    target = 8.0
+    request = serve_request(find_max=True, p99_ms=target, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
+
+    def planted(recipe) -> IdleService:
+        return IdleService(3.0, 0.2, factor=float(np.prod([factors[n] for n in recipe.names])), jitter=0.02)
+
+    def evaluate(recipe):
+        ok = "wrong" not in recipe.names
+        verdict = AccuracyVerdict(ok, "rel_l2", "planted", 0.0 if ok else 0.5, 0.0)
+        return Evaluated({"recipe": recipe.name}, verdict, _unloaded(planted(recipe), 8))
+
+    def verify(recipe, settings, policy):
+        service = planted(recipe)
+        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
+        return f"run-{recipe.name}", result.capacity
+
+    found = capacity_search(remedies, policies, target, evaluate, verify)
+    by_name = {c.recipe: c for c in found.candidates}
+    assert by_name["wrong"].accurate is False and by_name["slow"].service_faster is False
+    assert found.top == "fast+fast2" and found.recipe == "fast+fast2" and found.verdict == "higher"
+    assert by_name["fast+fast2"].best_policy == ServePolicy(8, 1.0)  # a 3 ms fixed cost: batching wins
+    assert found.top_run_id == "run-fast+fast2" and found.top_rps[0] > 1.5 * found.baseline_rps[0]
+    assert json.loads(json.dumps(found.to_json()))["schema"] == "surrobench/capacity-v1"
+
+
+def test_the_capacity_objective_answers_an_infeasible_target_without_a_load():
+    service = IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(service, 1))
+
+    def verify(*_):
+        raise AssertionError("no load for an infeasible target")
+
+    found = capacity_search([_remedy("fast", "precision")], (ServePolicy(1, 0.0),), 3.0, evaluate, verify)
+    assert found.infeasible and found.recipe == "baseline" and len(found.candidates) == 1
+
+
+# -- the fresh-user trial's items ------------------------------------------------------------------------------
+
+
+def _tiny(**options):
+    common = dict(shapes="8", device="cpu", threads=1, warmup=1, duration_s=0.4, warmup_s=0.1, min_requests=0)
+    return serve(nn.Conv2d(3, 1, 1), **{**common, **options})
+
+
+def test_serve_warns_of_a_busy_host(monkeypatch):
+    monkeypatch.setattr("surrobench.api.serve.host_load", lambda: (64.0, 2))
+    record = _tiny(rates=20, max_batch=1)
+    assert any(n.startswith("busy host: 1-minute load average 64.0") for n in record.notes)
+    assert record.unloaded and record.unloaded[0].batch == 1  # measured before the load
+
+
+def test_too_few_requests_counts_completions_not_arrivals():
+    arrivals = np.linspace(0.0, 1.0, 50)
+    completion = arrivals + 0.001
+    completion[::2] = np.nan  # half of them dropped
+    trace = ServeTrace(
+        arrivals, arrivals.copy(), completion, [1] * 25, list(arrivals[1::2]), list(completion[1::2]), [0.001] * 25
+    )
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=50.0, target_p99_ms=5.0)
+    assert point.requests == 50 and point.completed == 25 and point.slo_attainment == pytest.approx(0.5)
+    assert any(n.startswith("50 rps: 25 requests completed, too few") for n in load_warnings(point))
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_closed_port_is_connection_refused_before_the_run_is_stored(tmp_path):
+    db = tmp_path / "r.db"
+    with pytest.raises(UsageError, match="connection refused at 127.0.0.1"):
+        serve("fno2d", url=f"http://127.0.0.1:{_closed_port()}/", rates=10, shapes="8", device="cpu", db=db)
+    assert not db.exists()  # nothing stored: no abandoned run
+
+
+def test_an_endpoint_that_refuses_every_request_names_the_error():
+    pytest.importorskip("httpx")
+    from surrobench.analysis.serve_load import NothingCompleted
+    from surrobench.execution.http_load import http_open_loop
+
+    trace = http_open_loop(f"http://127.0.0.1:{_closed_port()}/", np.array([0.0, 0.01]), 1.0)
+    assert trace.errors == {"connection refused": 2} and not trace.server_seen
+    with pytest.raises(NothingCompleted, match="no request completed: 2 x connection refused"):
+        load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=10.0)
+
+
+def test_an_endpoint_shows_unmeasured_columns_as_dashes():
+    arrivals = np.linspace(0.0, 1.0, 20)
+    trace = ServeTrace(arrivals, arrivals + 0.0001, arrivals + 0.01, server_seen=False)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=20.0)
+    assert point.mean_batch is None and point.device_busy is None
+    assert point.queue_share is None and point.compute_share is None  # the server's queue is not compute
+    cells = dict(zip(("queue", "compute", "batch", "busy"), point_cells(point)[8:12]))
+    assert cells == {"queue": "-", "compute": "-", "batch": "-", "busy": "-"}
+
+
+def test_a_bad_arrivals_file_is_refused_before_the_run_is_stored(tmp_path):
+    bad, db = tmp_path / "a.txt", tmp_path / "r.db"
+    bad.write_text("1.0\n0.5\n")
+    with pytest.raises(UsageError, match="increasing"):
+        _tiny(arrivals_file=bad, db=db)
+    assert not db.exists()
+
+
+def test_conflicting_loads_are_refused_with_exit_2(capsys):
+    with pytest.raises(UsageError, match=r"^concurrency and rates both given"):
+        serve_request(rates=10, concurrency=4)
+    assert run_cli(["serve", "--model", "fno2d", "--shape", "8", "--rate", "10", "--concurrency", "4"]) == 2
+    assert "--concurrency and --rate both given" in capsys.readouterr().err
+
+
+def test_rates_below_one_per_second_are_served():
+    service = IdleService(100.0, 0.0)  # a slow 3-D model: 100 ms a request
+    request = serve_request(rates=0.5, duration_s=20.0, warmup_s=1.0, min_requests=0, max_batch=1, max_wait_ms=0)
+    (point,) = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
+    assert point.target_rps == 0.5 and point.completed == point.requests > 0
+    assert point_cells(point)[0] == f"{point.offered_rps:.3g}"
+
+
+def test_a_serve_v1_document_still_reads():
+    service = IdleService(1.0, 0.0)
+    request = serve_request(rates=100, duration_s=1.0, warmup_s=0.1, min_requests=0, p99_ms=5.0)
+    point = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points[0]
+    from dataclasses import asdict
+
+    old = asdict(point)
+    for key in ("completed", "slo_attainment", "errors"):
+        del old[key]
+    doc = {
+        "schema": SERVE_V1,
+        "run_id": "r",
+        "created": "",
+        "tag": None,
+        "env": {},
+        "workload": {},
+        "url": None,
+        "arrival": "poisson",
+        "duration_s": 1.0,
+        "warmup_s": 0.1,
+        "seed": 0,
+        "target_p99_ms": 5.0,
+        "policies": [
+            {
+                "policy": {"max_batch": 1, "max_wait_ms": 0.0},
+                "points": [old],
+                "capacity": {"target_p99_ms": 5.0, "capacity_rps": 90.0, "failing_rps": 95.0, "steps": []},
+            }
+        ],
+    }
+    record = serve_from_json(doc)
+    assert record.unloaded == () and record.policies[0].capacity.predicted_rps is None
+    assert record.policies[0].points[0].completed is None
