@@ -298,3 +298,16 @@ def test_a_serve_v1_document_still_reads():
     record = serve_from_json(doc)
     assert record.unloaded == () and record.policies[0].capacity.predicted_rps is None
     assert record.policies[0].points[0].completed is None
+
+
+def test_the_objective_is_checked_before_anything_runs():
+    from surrobench.api.optimize import optimize
+
+    with pytest.raises(UsageError, match="^objective 'speed': choose latency, capacity"):
+        optimize("fno2d", objective="speed")
+    with pytest.raises(UsageError, match="^the capacity objective needs p99_ms"):
+        optimize("fno2d", objective="capacity")
+    with pytest.raises(UsageError, match="^p99_ms is the capacity objective's target"):
+        optimize("fno2d", p99_ms=5.0)
+    with pytest.raises(UsageError, match="^run is not taken by the capacity objective"):
+        optimize(run="x", objective="capacity", p99_ms=5.0)

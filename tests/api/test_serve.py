@@ -112,9 +112,12 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
     assert "data:image/png;base64," in page and "<script" not in page
     from surrobench.report.serve_tables import serve_tables
 
-    narrow = serve_tables(record, width=100)[0]  # the rates, P99, drops and verdict stay; others named
+    unloaded, narrow = serve_tables(record, width=100)[
+        :2
+    ]  # the unloaded latency first; the rates, P99, drops and verdict stay; others named
     headers = [str(c.header) for c in narrow.columns]
     assert {"offered rps", "P99 ms [95% CI]", "dropped", "pass"} <= set(headers) and "gen" not in headers
+    assert [str(c.header) for c in unloaded.columns][:3] == ["batch", "isolated P50 ms", "isolated P99 ms"]
     assert "gen" in str(narrow.caption)
 
 

@@ -159,7 +159,8 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
     tables = []
     if record.unloaded:
-        cols = [Col(name, justify="right", keep=True) for name in UNLOADED_COLUMNS]
+        minor = {"n": 2, "gap ms": 1}
+        cols = [Col(n, justify="right", keep=n not in minor, minor=minor.get(n, 0)) for n in UNLOADED_COLUMNS]
         tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
     for result in record.policies:
         if not result.points and result.capacity is not None and result.capacity.infeasible:
