@@ -1,6 +1,6 @@
 """Turn the output folder of benchmarks/gpu_capacity.sh into the tables of docs/benchmarks/h200-capacity.md.
 
-Usage: python3 benchmarks/capacity_summary.py /tmp/capacity   (the unpacked capacity.tar.gz)
+Usage: PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity   (the unpacked capacity.tar.gz)
 
 Reads each step's JSON (serve-v2 for a serve step, capacity-v1 for an ``opt-*`` step) and the ``wall_s`` the
 script appended to its text; prints markdown: predicted against measured capacity per serve setting, the
@@ -14,6 +14,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from surrobench.records.serve import serve_from_json  # PYTHONPATH=src
 
 
 def _wall_s(folder: Path, name: str) -> float | None:
@@ -42,14 +44,9 @@ def serve_rows(folder: Path) -> list[str]:
         if not doc.get("schema", "").startswith("surrobench/serve") or path.stem == "infeasible":
             continue
         cap = _capacity(doc)
-        one = next((u for u in doc.get("unloaded", []) if u["batch"] == 1), None)
-
-        def q(samples, p):
-            s = sorted(samples)
-            return s[min(len(s) - 1, max(0, -(-int(p * len(s) * 1000) // 1000) - 1))]
-
-        iso = f"{q(one['isolated_ms'], 0.5):.2f} / {q(one['isolated_ms'], 0.99):.2f}" if one else "-"
-        b2b = f"{q(one['back_to_back_ms'], 0.5):.2f} / {q(one['back_to_back_ms'], 0.99):.2f}" if one else "-"
+        one = next((u for u in serve_from_json(doc).unloaded if u.batch == 1), None)
+        iso = f"{one.isolated_p50_ms:.2f} / {one.isolated_p99_ms:.2f}" if one else "-"
+        b2b = f"{one.back_to_back_p50_ms:.2f} / {one.back_to_back_p99_ms:.2f}" if one else "-"
         if cap is None:
             continue
         if cap.get("infeasible"):
@@ -112,6 +109,18 @@ def infeasible_rows(folder: Path) -> list[str]:
 
 def main(folder: str) -> None:
     root = Path(folder)
+    versions = (root / "versions.txt").read_text().strip() if (root / "versions.txt").exists() else ""
+    print("# Capacity on the H200: predicted from the unloaded service times, verified under load\n")
+    print(
+        "Machine and date (`benchmarks/gpu_capacity.sh`'s versions.txt):\n\n"
+        + "\n".join(f"    {v}" for v in versions.splitlines())
+    )
+    print(
+        "\nMeasured with `OUT=... bash benchmarks/gpu_capacity.sh` (P99 <= 5 ms, requests of one 128² field, Poisson "
+        "arrivals, 2 s per rate after a 0.5 s warm-up; serve steps at max batch 8, max wait 1 ms) and summarised by "
+        "`PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity`. Goals: prediction within ±10% of the measured "
+        "capacity; a verified search <= 3 minutes per setting; an infeasible target answered in <= 30 s.\n"
+    )
     for title, rows in (
         ("Predicted against measured capacity", serve_rows(root)),
         ("optimize --objective capacity against the latency recipe", optimize_rows(root)),

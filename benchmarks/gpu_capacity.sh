@@ -11,7 +11,7 @@
 #   SETTING, in the order run by default: fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
 #   transformer-eager transformer-recipe opt-unet2d. Give fewer to trim it.
 #   Dry run on a CPU: DEVICE=cpu SHAPE=16 DUR=1 WARM=0.2 P99=200 OUT=/tmp/o bash benchmarks/gpu_capacity.sh fno2d-eager infeasible
-# Then: python3 benchmarks/capacity_summary.py /tmp/capacity > table.md
+# Then: PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity > table.md
 set -uo pipefail
 : "${OUT:?set OUT}"
 out=/tmp/capacity

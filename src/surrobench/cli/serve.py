@@ -72,7 +72,10 @@ def serve(
 
     Offer one request (the batch-1 input of `run`) at a time to a dynamic batcher: per rate the offered and
     achieved rate, P50/P95/P99/max latency with intervals, queueing and compute shares, batch size, device
-    busy, dropped requests and the load generator's overhead; --find-max the capacity at --p99-ms."""
+    busy, dropped requests, the share within --p99-ms (SLO) and the load generator's overhead. Before any load the
+    unloaded latency per batch size (isolated and back to back); --find-max predicts the capacity at --p99-ms from
+    it (a simulation of the batcher), then measures it around the prediction; a target the isolated P99 already
+    exceeds is answered at once. One load: --rate, --concurrency or --arrivals."""
     check_writable(json_out, "--json")
     check_writable(html_out, "--html")
     w = workload

@@ -242,7 +242,8 @@ def _comparison_section(cmp: RunComparison) -> str:
 
 
 def _serve_section(record: ServeRecord) -> str:
-    """One serve run: the latency-throughput curve, then per batching policy its title (with the capacity at
+    """One serve run: the latency-throughput curve, the unloaded latency per batch size, then per batching policy its
+    title (with the capacity at
     the target), its load points and the peak search's steps; the best policy and the notes."""
     parts = [
         f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
@@ -250,6 +251,11 @@ def _serve_section(record: ServeRecord) -> str:
         "left out</p>",
         _figure(serve.latency_throughput(record), "latency vs throughput"),
     ]
+    if record.unloaded:
+        parts += [
+            f"<h3>{escape(serve_tables.UNLOADED_TITLE)}</h3>",
+            _table(serve_tables.UNLOADED_COLUMNS, serve_tables.unloaded_rows(record)),
+        ]
     for result in record.policies:
         parts += [
             f"<h3>{escape(serve_tables.policy_title(record, result))}</h3>",
