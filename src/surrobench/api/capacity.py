@@ -118,23 +118,28 @@ def capacity_search(
 
     base = judge(Recipe(), None)
     base_unloaded = measured["baseline"][1]
-    why = infeasible_reason(base_unloaded, target_p99_ms)
     candidates = [base]
-    if why is None:
-        singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
-        candidates += [c for _, c in singles]
-        good = sorted(((r, c) for r, c in singles if _wins(c, base)), key=lambda rc: -rc[1].best_predicted_rps)
-        if len(good) > 1:  # stack: each further winner kept when it wins against the stack below it
-            stack, top = Recipe((good[0][0],)), good[0][1]
-            for remedy, _ in good[1:]:
-                if stack.conflict(remedy) is not None:
-                    continue
-                tried = judge(stack.plus(remedy), measured[stack.name][1])
-                candidates.append(tried)
-                if _wins(tried, top):
-                    stack, top = stack.plus(remedy), tried
+    singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
+    candidates += [c for _, c in singles]
+    good = sorted(((r, c) for r, c in singles if _wins(c, base)), key=lambda rc: -rc[1].best_predicted_rps)
+    if len(good) > 1:  # stack: each further winner kept when it wins against the stack below it
+        stack, top = Recipe((good[0][0],)), good[0][1]
+        for remedy, _ in good[1:]:
+            if stack.conflict(remedy) is not None:
+                continue
+            tried = judge(stack.plus(remedy), measured[stack.name][1])
+            candidates.append(tried)
+            if _wins(tried, top):
+                stack, top = stack.plus(remedy), tried
     winners = [c for c in candidates if c is base or _wins(c, base)]
     top = max(winners, key=lambda c: c.best_predicted_rps)
+    # infeasible when every accurate candidate's isolated P99 exceeds the target (the baseline's reason is given)
+    reasons = [
+        infeasible_reason(measured[c.recipe][1], target_p99_ms)
+        for c in candidates
+        if c.recipe in measured and (c.accurate or c is base)
+    ]
+    why = reasons[0] if all(reasons) else None
     out = CapacityOptimization(
         workload=workload or {},
         target_p99_ms=target_p99_ms,

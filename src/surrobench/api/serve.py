@@ -383,7 +383,8 @@ def serve_policy(
         if unloaded is not None:
             why = infeasible_reason(unloaded, target)
             if why is not None:
-                return PolicyResult(policy, (), Capacity(target, 0.0, None, (), predicted_rps=0.0, infeasible=why))
+                every_rate_fails = Capacity(target, 0.0, 0.0, (), predicted_rps=0.0, infeasible=why)
+                return PolicyResult(policy, (), every_rate_fails)
             predicted = predict_capacity(unloaded, policy, target, request.seed, request.arrival)
             if predicted > 0 and not request.rates:
                 start, factor = predicted, PREDICTED_STEP

@@ -160,8 +160,8 @@ class Capacity:
         steps: the rates tried, in order.
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
-        infeasible: why no rate can meet the target, answered without a load (the unloaded P99 over it);
-            None when the target was searched.
+        infeasible: why no rate can meet the target, answered without a load (the unloaded P99 over it; the
+            bracket is then ``[0, 0)``: every rate fails); None when the target was searched.
         search_s: wall time of the search under load, s (None in serve-v1).
     """
 
