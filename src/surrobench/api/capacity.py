@@ -34,6 +34,7 @@ from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
 from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
 from surrobench.results.paired import PairedSamples
 from surrobench.results.serve_compare import capacity_verdict
+from surrobench.tune.bench import free_device
 from surrobench.tune.request import remedy_names
 
 #: The policies searched when none are given: no batching, and batches of up to 4, 8 and 16 (the range the H200
@@ -223,9 +224,12 @@ def optimize_capacity(
 
     def evaluate(recipe: Recipe) -> Evaluated:
         run_cfg = recipe.apply(cfg)
-        with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
-            verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
-            unloaded = unloaded_by_size(service, info.sizes, budget_s=min(4.0, request.duration_s))
+        try:
+            with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
+                verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
+                unloaded = unloaded_by_size(service, info.sizes, budget_s=min(4.0, request.duration_s))
+        finally:
+            free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)
 
     keep = {k: v for k, v in sweep.items() if k not in (*SETTINGS.values(), "tag")}
@@ -240,7 +244,6 @@ def optimize_capacity(
             max_batch=policy.max_batch,
             max_wait_ms=policy.max_wait_ms,
             **load,
-            **({"min_requests": min_requests} if min_requests is not None else {}),
             **keep,
             **run_settings,
             tag=f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}",
