@@ -208,6 +208,9 @@ MIN_UNLOADED_SAMPLES = 10
 #: the back-to-back service time).
 GAP_SERVICE_TIMES = 4.0
 MIN_GAP_S = 2e-3
+#: ... and at most this long, s: the trial's slow isolated requests came 40 ms apart, so a slow 3-D model (0.5 s
+#: a batch) is not kept idle for seconds per sample.
+MAX_GAP_S = 0.05
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
 
@@ -218,7 +221,7 @@ def unloaded_latency(
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
     time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
     batches each started ``gap_s`` after the previous one ended (:data:`GAP_SERVICE_TIMES` back-to-back
-    medians, at least :data:`MIN_GAP_S`). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and
+    medians, within [:data:`MIN_GAP_S`, :data:`MAX_GAP_S`]). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and
     :data:`ISOLATED_SAMPLES` at most, fewer where ``budget_s`` (split evenly over the sizes and the two kinds)
     would be exceeded, never fewer than :data:`MIN_UNLOADED_SAMPLES`. ``clock``: a :class:`WallClock` when None."""
     clock = clock or WallClock()
@@ -235,7 +238,7 @@ def unloaded_latency(
         n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
         back = [timed(k) for _ in range(n)]
         median = sorted(back)[len(back) // 2]
-        gap_s = max(GAP_SERVICE_TIMES * median, MIN_GAP_S)
+        gap_s = min(max(GAP_SERVICE_TIMES * median, MIN_GAP_S), MAX_GAP_S)
         isolated = []
         for _ in range(int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))):
             clock.sleep_until(clock.now() + gap_s)
