@@ -5,7 +5,7 @@
 # capacity` on fno2d and unet2d (remedies cudagraph, tf32; max batch 1 or 8, wait 0.5 or 2 ms) against the latency
 # recipe's serve run under the same load; an infeasible target (unet2d eager at P99 <= 1 ms) answered and timed.
 # optimize's verifying loads leave out their first min(1 s, a quarter of the duration) (serve's default warm-up).
-# Every step has its own timeout, the whole a budget of $TOTAL s (default 480: under 500 s with the packing); a
+# Every step has its own timeout, the whole a budget of $TOTAL s (default 470: with the 10 s kill grace of a step cut at the end and the packing, under 500 s); a
 # step that would not fit is skipped. The work folder is packed into $OUT/capacity.tar.gz after every step.
 # Usage: OUT=/some/dir bash benchmarks/gpu_capacity.sh [SETTING ...]          (from the repository root)
 #   SETTING, in the order run by default: fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
@@ -19,7 +19,7 @@ rm -rf "$out" && mkdir -p "$out"
 pack() { tar -czf "${OUT}/capacity.tar.gz" --exclude '*.db' -C /tmp capacity; }
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 db=$out/h200-capacity.db
-DEVICE=${DEVICE:-cuda}; SHAPE=${SHAPE:-128}; DUR=${DUR:-2}; WARM=${WARM:-0.5}; P99=${P99:-5}; TOTAL=${TOTAL:-480}
+DEVICE=${DEVICE:-cuda}; SHAPE=${SHAPE:-128}; DUR=${DUR:-2}; WARM=${WARM:-0.5}; P99=${P99:-5}; TOTAL=${TOTAL:-470}
 began=$(date +%s)
 step() {  # step NAME LIMIT_S ARGS...: one surrobench command, its JSON, text and wall time
   local name=$1 limit=$2; shift 2
