@@ -342,3 +342,10 @@ def test_a_remedy_that_makes_an_infeasible_target_feasible_is_recommended(monkey
     found = capacity_search([_remedy("fast", "precision")], (ServePolicy(1, 0.0),), 3.0, evaluate, verify)
     assert found.infeasible is None and found.baseline_rps == (0.0, 0.0) and loads[0] == 0 < loads[1]
     assert found.recipe == "fast" and found.verdict == "higher"
+
+
+def test_the_optimize_command_refuses_capacity_options_without_the_objective(capsys):
+    assert run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--device", "cpu", "--max-batch", "4"]) == 2
+    assert "--max-batch" in capsys.readouterr().err
+    assert run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--device", "cpu", "--objective", "capacity"]) == 2
+    assert "needs --p99-ms" in capsys.readouterr().err
