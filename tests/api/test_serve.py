@@ -146,12 +146,18 @@ def test_http_mode_against_the_example_server():
             shapes="8",
             device="cpu",
         )
+        # the endpoint's isolated P99 over the target: answered before any load
+        infeasible = serve("fno2d", url=url, find_max=True, p99_ms=1e-3, duration_s=0.5, shapes="8", device="cpu")
     finally:
         server.shutdown()
         server.server_close()
     (result,) = record.policies
     point = result.points[0]
     assert result.policy is None and record.url == url
+    assert [u.batch for u in record.unloaded] == [1] and record.unloaded[0].isolated_p50_ms > 0
+    assert point.mean_batch is None and point.device_busy is None and point.compute_share is None
+    (cut,) = infeasible.policies
+    assert cut.points == () and cut.capacity.infeasible.startswith("no rate meets P99 <= 0.001 ms")
     assert point.dropped == 0 and point.requests > 10
     assert point.percentile(0.5).value_ms > 0
     assert serve_from_json(json.loads(json.dumps(record.to_json()))) == record

@@ -49,7 +49,7 @@ from surrobench.execution.batcher import (
     unloaded_latency,
 )
 from surrobench.execution.env import busy_host_warning, host_load
-from surrobench.execution.http_load import check_reachable, check_url, http_open_loop
+from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import new_run_id, run_environment
@@ -195,9 +195,6 @@ def serve_request(
         raise UsageError.bad("rates", detail, others=others)
     if url is not None:
         check_url(url)
-        if find_max and not rate_list:
-            detail = "with {find_max}: give a start rate with {rates} (the endpoint's service time is unknown)"
-            raise UsageError.bad("url", detail, others=("find_max", "rates"))
         if arrival == "closed":
             raise UsageError.bad("url", "sends an open-loop schedule: drop {concurrency}", others=("concurrency",))
     policies = tuple(
@@ -324,7 +321,10 @@ def unloaded_by_size(
     """The unloaded latency of ``service`` per batch size of ``sizes``
     (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None), in ms."""
     budget = {} if budget_s is None else {"budget_s": budget_s}
-    measured = unloaded_latency(service, sizes, clock, **budget)
+    return _unloaded_records(unloaded_latency(service, sizes, clock, **budget))
+
+
+def _unloaded_records(measured: dict[int, tuple[float, list[float], list[float]]]) -> dict[int, UnloadedLatency]:
     return {
         k: UnloadedLatency(k, gap_s * 1e3, tuple(t * 1e3 for t in isolated), tuple(t * 1e3 for t in back))
         for k, (gap_s, isolated, back) in measured.items()
@@ -346,9 +346,10 @@ def serve_policy(
     nothing has none).
 
     A peak search given ``unloaded`` (the service's :func:`unloaded_by_size`, every padded size of the policy)
-    answers an infeasible target without a load (:func:`~surrobench.analysis.capacity.infeasible_reason`), else
-    predicts the capacity (:func:`~surrobench.analysis.capacity.predict_capacity`) and brackets around it; without
-    ``unloaded`` (an endpoint) it doubles or halves from ``request.rates[0]`` or ``start_rps``."""
+    answers an infeasible target without a load (:func:`~surrobench.analysis.capacity.infeasible_reason`), else,
+    in process, predicts the capacity (:func:`~surrobench.analysis.capacity.predict_capacity`) and brackets
+    around it; otherwise (an endpoint, whose batching is its own) it doubles or halves from ``request.rates[0]``
+    or ``start_rps``."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -384,9 +385,10 @@ def serve_policy(
             why = infeasible_reason(unloaded, target)
             if why is not None:
                 every_rate_fails = Capacity(target, 0.0, 0.0, (), predicted_rps=0.0, infeasible=why)
-                return PolicyResult(policy, (), every_rate_fails)
-            predicted = predict_capacity(unloaded, policy, target, request.seed, request.arrival)
-            if predicted > 0 and not request.rates:
+                return PolicyResult(policy if request.url is None else None, (), every_rate_fails)
+            if request.url is None:
+                predicted = predict_capacity(unloaded, policy, target, request.seed, request.arrival)
+            if predicted and not request.rates:
                 start, factor = predicted, PREDICTED_STEP
         began = time.monotonic()
         capacity, points = find_capacity(open_load, target, start, max_rps=max_rate_rps(request), factor=factor)
@@ -565,7 +567,14 @@ def serve(
         for policy in request.policies:
             progress.start(policy if request.url is None else None)
             if request.url is not None:
-                done.append(serve_policy(request, policy, lambda k: 0.0, 0.0, on_point=point_done))
+                if not unloaded:  # before any load: the endpoint's own unloaded latency (batch 1)
+                    unloaded.update(
+                        _unloaded_records(http_unloaded(request.url, min(UNLOADED_BUDGET_S, request.duration_s)))
+                    )
+                    record = replace(record, unloaded=tuple(unloaded.values()))
+                    progress.base = record
+                start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
+                done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
                 with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                     workload.update(

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.execution.batcher import ServeTrace
+from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, WallClock, unloaded_latency
 
 #: Connections kept open at once: enough that an open-loop schedule is not turned into a closed loop by the
 #: pool (httpx's default limit is 100).
@@ -125,3 +125,30 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
     trace.wake_late_s = list(np.maximum(0.0, sent - trace.arrival_s))
     trace.elapsed_s = time.perf_counter() - began
     return trace
+
+
+def http_unloaded(
+    url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0
+) -> dict[int, tuple[float, list[float], list[float]]]:
+    """The endpoint's unloaded latency before any load: single requests (``POST {"id": -1}``) sent back to back and
+    isolated, as :func:`~surrobench.execution.batcher.unloaded_latency` times a batch of 1 (its result, batch
+    size 1 only: the endpoint batches by its own policy).
+
+    Raises:
+        UsageError: httpx is not installed, or a request failed (its cause named: ``connection refused``,
+            ``HTTP 500``, ``ReadTimeout``).
+    """
+    httpx = _httpx()
+    with httpx.Client(timeout=timeout_s) as client:
+
+        def one(k: int) -> float:
+            began = time.perf_counter()
+            try:
+                response = client.post(url, json={"id": -1})
+            except httpx.HTTPError as exc:
+                raise UsageError.bad("url", f"{url!r}: an unloaded request failed: {_error_name(exc)}") from None
+            if not response.is_success:
+                raise UsageError.bad("url", f"{url!r}: an unloaded request failed: HTTP {response.status_code}")
+            return time.perf_counter() - began
+
+        return unloaded_latency(one, (1,), WallClock(), budget_s)
