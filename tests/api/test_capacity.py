@@ -349,3 +349,11 @@ def test_the_optimize_command_refuses_capacity_options_without_the_objective(cap
     assert "--max-batch" in capsys.readouterr().err
     assert run_cli(["optimize", "--model", "fno2d", "--shape", "8", "--device", "cpu", "--objective", "capacity"]) == 2
     assert "needs --p99-ms" in capsys.readouterr().err
+
+
+def test_capacity_verdicts_of_infeasible_brackets():
+    from surrobench.results.serve_compare import capacity_verdict
+
+    assert capacity_verdict((0.0, 0.0), (100.0, 105.0)) == "higher"
+    assert capacity_verdict((100.0, 105.0), (0.0, 0.0)) == "lower"
+    assert capacity_verdict((0.0, 0.0), (0.0, 0.0)) == "same"

@@ -48,9 +48,10 @@ def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float |
     """NEW's capacity bracket ``(capacity_rps, failing_rps)`` against BASE's: one of :data:`CAPACITY_VERDICTS`
     (:class:`CapacityComparison`'s ``verdict``)."""
     (b_lo, b_hi), (n_lo, n_hi) = base, new
-    if b_hi is not None and n_lo >= b_hi:
+    # strictly above the other's capacity too: two infeasible targets, [0, 0) each, are the same
+    if b_hi is not None and n_lo >= b_hi and n_lo > b_lo:
         return "higher"
-    if n_hi is not None and b_lo >= n_hi:
+    if n_hi is not None and b_lo >= n_hi and b_lo > n_lo:
         return "lower"
     return "same" if b_hi is not None and n_hi is not None else "inconclusive"
 
