@@ -446,7 +446,7 @@ class _Progress:
     ``done``, it counts there alone."""
 
     done: list[PolicyResult]
-    base: ServeRecord | None = None
+    base: ServeRecord  # the record as begun, with the unloaded latency measured so far
     policy: ServePolicy | None = None
     points: list[LoadPoint] | None = None
     started: int = 0
@@ -469,11 +469,11 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
     every load point that finished (:class:`ServeInterrupted`)."""
     begin_serve(store, record, command)
-    progress = _Progress([])
+    progress = _Progress([], base=record)
     try:
         yield progress
     except KeyboardInterrupt:
-        cut = progress.record(progress.base or record)
+        cut = progress.record(progress.base)
         notes = tuple(n for p in cut.policies for point in p.points for n in load_warnings(point))
         if progress.cut():
             what = progress.policy.label() if progress.policy is not None else "the endpoint"
@@ -481,6 +481,12 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
         save_serve(store, cut, "interrupted")
         raise ServeInterrupted(cut, total) from None
+
+
+def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:
+    """Keep the unloaded latency just ``measured`` in ``unloaded`` and in the record as begun."""
+    unloaded.update(measured)
+    progress.base = replace(progress.base, unloaded=tuple(unloaded[k] for k in sorted(unloaded)))
 
 
 def _torch_threads() -> int:
@@ -555,12 +561,13 @@ def serve(
     if on_start is not None:
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
+    budget_s = min(UNLOADED_BUDGET_S, request.duration_s)  # the unloaded latency's time: at most one load's
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
 
         def point_done(point: LoadPoint) -> None:
             progress.points.append(point)
-            save_serve(store, progress.record(record), state=None)  # a killed run keeps its load points
+            save_serve(store, progress.record(progress.base), state=None)  # a killed run keeps its load points
             if on_point is not None:
                 on_point(progress.policy, point)
 
@@ -568,11 +575,7 @@ def serve(
             progress.start(policy if request.url is None else None)
             if request.url is not None:
                 if not unloaded:  # before any load: the endpoint's own unloaded latency (batch 1)
-                    unloaded.update(
-                        _unloaded_records(http_unloaded(request.url, min(UNLOADED_BUDGET_S, request.duration_s)))
-                    )
-                    record = replace(record, unloaded=tuple(unloaded.values()))
-                    progress.base = record
+                    _add_unloaded(progress, unloaded, _unloaded_records(http_unloaded(request.url, budget_s)))
                 start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
@@ -583,10 +586,7 @@ def serve(
                     )
                     missing = tuple(k for k in info.sizes if k not in unloaded)
                     if missing:  # before any load of the policy: its sizes' unloaded latency
-                        budget_s = min(UNLOADED_BUDGET_S, request.duration_s)
-                        unloaded.update(unloaded_by_size(service, missing, budget_s=budget_s))
-                        record = replace(record, unloaded=tuple(unloaded[k] for k in sorted(unloaded)))
-                        progress.base = record
+                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s=budget_s))
                     bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
                     start = START_FRACTION * bound_rps
                     mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)} if unloaded else None
@@ -599,6 +599,6 @@ def serve(
         notes += search_notes(request, done)
         busy = busy_host_warning(*host_load(), cfg.threads or _torch_threads())
         notes += (busy,) if busy else ()
-        record = replace(record, workload=workload, policies=tuple(done), notes=notes)
+        record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)
     return record
