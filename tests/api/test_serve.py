@@ -362,6 +362,7 @@ def test_each_load_point_is_stored_as_it_finishes_and_ctrl_c_keeps_them(tmp_path
     record = cut.value.record
     assert [(p.policy.max_batch, len(p.points)) for p in record.policies] == [(1, 2), (2, 1)]
     assert record.env["interrupted"] is True and cut.value.total == 4
+    assert [u.batch for u in record.unloaded] == [1, 2]  # measured before the loads, kept
     assert [(policy.max_batch, point.target_rps) for policy, point in points] == [(1, 20.0), (1, 40.0), (2, 20.0)]
     assert record.notes[-1] == "interrupted: batch<=2 wait<=2ms cut short after 1 load point(s)"
     with ResultStore(db) as store:
