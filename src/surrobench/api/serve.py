@@ -3,9 +3,12 @@ dynamic batcher (``surrobench serve``).
 
 Per batching policy (max batch x max wait) and per offered load (a rate, or a closed-loop concurrency) one
 :class:`~surrobench.records.serve.LoadPoint`; with ``find_max`` the peak search of MLPerf Inference LoadGen's
-FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, double until a rate
-fails (or halve until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99
+FindPeakPerformance mode (Server scenario, ``loadgen/loadgen.cc``): from a start rate, widen until a rate
+fails (or narrow until one passes) to bracket the peak, then bisect the bracket; a rate passes when its P99
 stays within the target and nothing was dropped. The policy with the highest capacity is the record's best.
+Before any load the unloaded latency is measured (isolated and back to back, per batch size); the search then
+starts at the capacity predicted from it, or is answered at once when the target is infeasible
+(:mod:`surrobench.analysis.capacity`).
 
 The search and the load loop take the service as a function (``service(k) -> compute_s``) and a clock, so
 tests plant service times on a virtual clock; :func:`serve` builds the model's service from ``run``'s own
