@@ -9,7 +9,7 @@
 # step that would not fit is skipped. The work folder is packed into $OUT/capacity.tar.gz after every step.
 # Usage: OUT=/some/dir bash benchmarks/gpu_capacity.sh [SETTING ...]          (from the repository root)
 #   SETTING, in the order run by default: fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
-#   transformer-eager transformer-recipe opt-unet2d. Give fewer to trim it.
+#   transformer-eager transformer-recipe deeponet-eager deeponet-recipe opt-unet2d. Give fewer to trim it.
 #   Dry run on a CPU: DEVICE=cpu SHAPE=16 DUR=1 WARM=0.2 P99=200 OUT=/tmp/o bash benchmarks/gpu_capacity.sh fno2d-eager infeasible
 # Then: PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity > table.md
 set -uo pipefail
@@ -43,13 +43,15 @@ recipe=(--mode cudagraph --precision tf32)
 opt=(optimize "${load[@]}" --objective capacity --p99-ms "$P99" --only cudagraph,tf32 --max-batch 1,8 --max-wait-ms 0.5,2)
 settings=("$@")
 [ ${#settings[@]} -eq 0 ] && settings=(fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
-  transformer-eager transformer-recipe opt-unet2d)
+  transformer-eager transformer-recipe deeponet-eager deeponet-recipe opt-unet2d)
 for s in "${settings[@]}"; do
   case $s in
     fno2d-eager) step "$s" 60 "${serve5[@]}" --model fno2d --tag "fno2d eager" ;;
     fno2d-recipe) step "$s" 60 "${serve5[@]}" --model fno2d "${recipe[@]}" --tag "fno2d cudagraph+tf32" ;;
     unet2d-eager) step "$s" 60 "${serve5[@]}" --model unet2d --tag "unet2d eager" ;;
     unet2d-recipe) step "$s" 60 "${serve5[@]}" --model unet2d "${recipe[@]}" --tag "unet2d cudagraph+tf32" ;;
+    deeponet-eager) step "$s" 60 "${serve5[@]}" --model deeponet --tag "deeponet eager" ;;
+    deeponet-recipe) step "$s" 60 "${serve5[@]}" --model deeponet "${recipe[@]}" --tag "deeponet cudagraph+tf32" ;;
     transformer-eager) step "$s" 60 "${serve5[@]}" --model examples/patch_transformer.py:build --tag "transformer eager" ;;
     transformer-recipe) step "$s" 60 "${serve5[@]}" --model examples/patch_transformer.py:build "${recipe[@]}" \
       --tag "transformer cudagraph+tf32" ;;
