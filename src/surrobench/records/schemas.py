@@ -48,6 +48,8 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 #: reads it back.
 RANK_TRACES = "surrobench/rank-traces-v3"
 SERVE = "surrobench/serve-v1"
+#: ``versus``: a solver's ladder against a surrogate at equal accuracy and runtime (:mod:`surrobench.records.versus`).
+VERSUS = "surrobench/versus-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
