@@ -168,10 +168,19 @@ def compare_pair(
     (:func:`surrobench.results.serve_compare.compare_capacity`; ``threshold``, ``allow_env_mismatch`` and
     ``ignore_fields`` do not apply: the two workloads may differ, e.g. eager against a recipe).
 
+    Two ``versus --json`` files compare their matched-error speedups
+    (:func:`surrobench.api.versus.compare_versus`).
+
     Raises:
         UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
             serve run and one that is not; serve runs without a capacity search or with different targets.
     """
+    from surrobench.api.versus import compare_versus, is_versus_file
+
+    if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
+        if gate:
+            raise UsageError.bad("gate", "gates run configs; two versus files compare their speedups only")
+        return compare_versus(base, new)
     serve = load_serve_run(base, db), load_serve_run(new, db)
     if any(s is not None for s in serve):
         return _compare_serve(*serve, (base, new), gate)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,14 @@ from surrobench.execution.runner import config_step_of, prepare_model
 from surrobench.execution.timing import time_loop, time_once, warm_up
 from surrobench.records import schemas
 from surrobench.records.stats import LatencyStats
-from surrobench.records.versus import Accuracy, OneTimeCosts, SolverLevel, SurrogateResult, Timing, VersusRecord
+from surrobench.records.versus import (
+    Accuracy,
+    OneTimeCosts,
+    SolverLevel,
+    SurrogateResult,
+    Timing,
+    VersusRecord,
+)
 from surrobench.workload.loader import _import_target, live_surrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo import get_surrogate
@@ -281,7 +289,7 @@ def versus(
         cudnn_benchmark=cudnn_benchmark,
     )
     surrogate, declared_untrained = _surrogate_of(problem, model)
-    label = surrogate.info.name
+    label = f"{getattr(problem, 'name', 'problem')} surrogate" if model is None else surrogate.info.name
     if declared_untrained:
         raise UsageError(
             f"surrogate {label}: its weights are untrained (a zoo model, or the problem says trained=False): it has no "
@@ -310,7 +318,7 @@ def versus(
             cfg = _config(request, precision, mode, batch, label, case_list, problem)
             run = _time_surrogate(problem, surrogate, cfg, case_list, steps, references)
             accuracy = _accuracy(run["solutions"], references)
-            _refuse_untrained(cfg.label(), accuracy.error, trivial)
+            _refuse_untrained(label, accuracy.error, trivial)
             measured.append((cfg, accuracy, run))
     solver = []
     for level in ladder:
@@ -364,7 +372,7 @@ def _record(problem, device, cases, seed, steps, reference_name, trivial, amorti
             )
         results.append(
             SurrogateResult(
-                label=cfg.label(),
+                label=replace(cfg, batch=1).label(),
                 settings={"precision": cfg.precision, "mode": cfg.mode, **settings_record(cfg)},
                 accuracy=acc,
                 timing=timing,
@@ -430,3 +438,64 @@ def is_versus_file(ref: object) -> bool:
         return json.loads(Path(ref).read_text()).get("schema") == schemas.VERSUS
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         return False
+
+
+#: A comparison's verdict on the matched-error speedup: the two bootstrap intervals apart, or overlapping.
+HIGHER, LOWER, INCONCLUSIVE, UNMATCHED = "higher", "lower", "inconclusive", "not_matched"
+
+
+@dataclass(frozen=True)
+class VersusComparison:
+    """Two versus records compared setting by setting (what ``surrobench compare`` shows of two versus files).
+
+    ``rows``: one dict per surrogate label in both (a record with one setting each pairs those two): the label, each
+    side's error, matched-error speedup and interval, and the verdict: :data:`HIGHER` / :data:`LOWER` when NEW's
+    interval lies wholly above / below BASE's, :data:`INCONCLUSIVE` when they overlap, :data:`UNMATCHED` when either
+    side's error lies past its ladder.
+    """
+
+    base: VersusRecord
+    new: VersusRecord
+    rows: tuple[dict, ...]
+
+    def to_json(self) -> dict:
+        return {"schema": schemas.COMPARE_VERSUS, "rows": [dict(r) for r in self.rows]}
+
+
+def _verdict(base: SurrogateResult, new: SurrogateResult) -> str:
+    if base.interval.low is None or new.interval.low is None or {base.match.status, new.match.status} != {"matched"}:
+        return UNMATCHED
+    if new.interval.low > base.interval.high:
+        return HIGHER
+    if new.interval.high < base.interval.low:
+        return LOWER
+    return INCONCLUSIVE
+
+
+def compare_versus(base: VersusRecord | str | Path, new: VersusRecord | str | Path) -> VersusComparison:
+    """Compare two versus records (or ``versus --json`` files) at equal accuracy, setting by setting.
+
+    Raises:
+        UsageError: a file that is not a versus document; no surrogate setting in common.
+    """
+    base = base if isinstance(base, VersusRecord) else load_versus(base)
+    new = new if isinstance(new, VersusRecord) else load_versus(new)
+    pairs = [(b, n) for b in base.surrogates for n in new.surrogates if b.label == n.label]
+    if not pairs and len(base.surrogates) == len(new.surrogates) == 1:
+        pairs = [(base.surrogates[0], new.surrogates[0])]
+    if not pairs:
+        raise UsageError("the two versus records have no surrogate setting in common (compare labels with one each)")
+    rows = tuple(
+        {
+            "label": n.label if b.label == n.label else f"{b.label} -> {n.label}",
+            "base_error": b.accuracy.error,
+            "new_error": n.accuracy.error,
+            "base_speedup": b.match.speedup,
+            "new_speedup": n.match.speedup,
+            "base_interval": [b.interval.low, b.interval.high],
+            "new_interval": [n.interval.low, n.interval.high],
+            "verdict": _verdict(b, n),
+        }
+        for b, n in pairs
+    )
+    return VersusComparison(base, new, rows)

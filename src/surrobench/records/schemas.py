@@ -50,6 +50,8 @@ RANK_TRACES = "surrobench/rank-traces-v3"
 SERVE = "surrobench/serve-v1"
 #: ``versus``: a solver's ladder against a surrogate at equal accuracy and runtime (:mod:`surrobench.records.versus`).
 VERSUS = "surrobench/versus-v1"
+#: ``compare`` of two versus records: the matched-error speedups and their intervals, setting by setting.
+COMPARE_VERSUS = "surrobench/compare-versus-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
