@@ -22,7 +22,6 @@ and the two grid coordinates, as the zoo's ``fno2d``); ``steps`` > 1 makes it a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -61,31 +60,22 @@ def resample(w: torch.Tensor, n: int) -> torch.Tensor:
     return torch.fft.irfft2(out, s=(n, n)) * (n * n) / (m * m)
 
 
-@dataclass
 class Spectral:
-    """The operators of one grid: Laplacian symbol, the 2/3-rule mask, the forcing's transform."""
+    """The operators of one ``n x n`` grid: Laplacian symbol, the 2/3-rule mask, the forcing's transform."""
 
-    n: int
-    device: torch.device | str
-    lap: torch.Tensor = field(init=False)
-    ky: torch.Tensor = field(init=False)
-    kx: torch.Tensor = field(init=False)
-    dealias: torch.Tensor = field(init=False)
-    f_hat: torch.Tensor = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.ky, self.kx = wavenumbers(self.n, self.device)
+    def __init__(self, n: int, device: torch.device | str) -> None:
+        self.n = n
+        self.ky, self.kx = wavenumbers(n, device)
         self.lap = -(self.ky**2 + self.kx**2)
-        kmax = 2 * math.pi * self.n / 3  # 2/3 rule: keep |k| < (2/3) * (n / 2) per direction
+        kmax = 2 * math.pi * n / 3  # 2/3 rule: keep |k| < (2/3) * (n / 2) per direction
         self.dealias = ((self.ky.abs() < kmax) & (self.kx.abs() < kmax)).to(torch.float64)
-        self.f_hat = torch.fft.rfft2(forcing(self.n, self.device))
+        self.f_hat = torch.fft.rfft2(forcing(n, device))
+        self.inv_lap = -1.0 / torch.where(self.lap == 0, torch.ones_like(self.lap), self.lap)
+        self.inv_lap[0, 0] = 0.0  # psi has mean zero
 
     def rhs(self, w_hat: torch.Tensor, with_forcing: bool = True) -> torch.Tensor:
         """``-u . grad(w) + f`` in Fourier space (the explicit part), ``(..., n, n//2+1)``."""
-        lap = self.lap.clone()
-        lap[0, 0] = 1.0
-        psi_hat = -w_hat / lap
-        psi_hat[..., 0, 0] = 0
+        psi_hat = w_hat * self.inv_lap  # -lap(psi) = w
         n = (self.n, self.n)
         u = torch.fft.irfft2(1j * self.ky * psi_hat, s=n)
         v = torch.fft.irfft2(-1j * self.kx * psi_hat, s=n)

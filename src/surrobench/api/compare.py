@@ -212,7 +212,8 @@ def compare(
     bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
     database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
     ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
-    their :class:`CapacityComparison` (:func:`compare_pair`).
+    their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
+    :class:`~surrobench.api.versus.VersusComparison`.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without
@@ -221,7 +222,9 @@ def compare(
     pair = compare_pair(
         base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
     )
-    return pair.capacity if isinstance(pair, ComparedServeRuns) else pair.comparison
+    if isinstance(pair, ComparedServeRuns):
+        return pair.capacity
+    return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
 
 
 def history(

@@ -79,12 +79,13 @@ def versus(
     """Time and score the solver's ladder and the surrogate on the same cases; the speedup at equal accuracy
     (interpolated on the solver's error-time front, with a bootstrap interval over cases), at equal runtime, and
     the crossover. An untrained surrogate is refused (exit 2). docs/versus.md."""
-    import surrobench
-    from surrobench.report.versus import summary_line, versus_markdown, versus_page, versus_tables
+    from surrobench.api.versus import versus as run_versus
+    from surrobench.report.versus import versus_page
+    from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
     for path, flag in ((json_out, "--json"), (markdown, "--markdown"), (html_out, "--html")):
         check_writable(path, flag)
-    record = surrobench.versus(
+    record = run_versus(
         problem,
         model,
         problem_args=parse_problem_args(problem_arg),

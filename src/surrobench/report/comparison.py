@@ -246,8 +246,8 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
     is a multi-process run; for two serve runs their capacity table."""
     if isinstance(pair, ComparedServeRuns):
         return [capacity_table(pair)]
-    if not isinstance(pair, ComparedRuns):  # two versus records (imported here: report.versus draws with plots)
-        from surrobench.report.versus import versus_comparison_table
+    if not isinstance(pair, ComparedRuns):  # two versus records
+        from surrobench.report.versus_tables import versus_comparison_table
 
         return [versus_comparison_table(pair)]
     sides = _scaling_sides(pair.base, pair.new)
@@ -261,7 +261,7 @@ def comparison_document(pair: ComparedRuns | ComparedServeRuns) -> str:
     if isinstance(pair, ComparedServeRuns):
         return capacity_markdown(pair)
     if not isinstance(pair, ComparedRuns):
-        from surrobench.report.versus import versus_comparison_markdown
+        from surrobench.report.versus_tables import versus_comparison_markdown
 
         return versus_comparison_markdown(pair)
     sides = _scaling_sides(pair.base, pair.new)
