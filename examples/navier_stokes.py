@@ -171,11 +171,11 @@ class NavierStokes:
         horizon: float = 1.0,
         steps: int = 1,
         resolutions: tuple[int, ...] | None = None,
-        dts: tuple[float, ...] = (2e-2, 1e-2, 5e-3),
+        dts: tuple[float, ...] = (0.1, 0.05, 0.02, 0.01),
         weights: str | None = None,
     ) -> None:
         self.size, self.horizon, self.steps = size, horizon, steps
-        self.resolutions = resolutions or (size // 2, size)
+        self.resolutions = resolutions or (size // 4, size // 2, size)
         self.dts = dts
         self.levels = [f"n{n}_dt{dt:g}" for n in self.resolutions for dt in self.dts]
         self._ladder = {f"n{n}_dt{dt:g}": (n, dt) for n in self.resolutions for dt in self.dts}
