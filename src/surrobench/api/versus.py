@@ -36,7 +36,7 @@ from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, execu
 from surrobench.execution.runner import config_step_of, prepare_model
 from surrobench.execution.timing import time_loop, time_once, warm_up
 from surrobench.records import schemas
-from surrobench.records.stats import LatencyStats
+from surrobench.records.stats import bootstrap_ci
 from surrobench.records.versus import (
     Accuracy,
     OneTimeCosts,
@@ -108,10 +108,12 @@ def _accuracy(solutions: list[np.ndarray], references: list[np.ndarray]) -> Accu
 
 def _timing(latency_ms: np.ndarray, n_cases: int, scale: float = 1.0) -> Timing:
     """Times of calls that cycled through ``n_cases`` cases (call ``i`` on case ``i % n``), each multiplied by
-    ``scale`` (a rollout's forwards per case)."""
+    ``scale`` (a rollout's forwards per case): each case's median call, their median (the statistic the speedup
+    and its bootstrap over cases use, :func:`surrobench.analysis.versus.aggregate`) and its percentile-bootstrap
+    interval over cases."""
     x = np.asarray(latency_ms) * scale
-    stats = LatencyStats.from_samples(x)
-    return Timing(stats.median, stats.ci95_median, tuple(float(np.median(x[c::n_cases])) for c in range(n_cases)))
+    per_case = np.array([np.median(x[c::n_cases]) for c in range(n_cases)])
+    return Timing(float(np.median(per_case)), bootstrap_ci(per_case, np.median), tuple(per_case.tolist()))
 
 
 def _time_solver(problem, cases: list, level: str, device: str, warmup: int, repeats: int) -> tuple[list, Timing]:
@@ -269,7 +271,8 @@ def versus(
     from surrobench.api.benchmark import sweep_request
 
     check_ints(cases=cases, batch=batch, repeats=repeats, amortize_calls=amortize_calls, resamples=resamples)
-    for name, value in (("cases", cases), ("batch", batch), ("repeats", repeats), ("amortize_calls", amortize_calls)):
+    counts = (("cases", cases), ("batch", batch), ("repeats", repeats), ("amortize_calls", amortize_calls))
+    for name, value in (*counts, ("resamples", resamples)):
         if value < 1:
             raise UsageError.bad(name, f"{value}: must be >= 1")
     if cases < 2:

@@ -109,8 +109,8 @@ class SpeedupInterval:
 
 @dataclass(frozen=True)
 class Timing:
-    """Times of one solver level or surrogate setting, ms per call: the median over every timed call, its 95%
-    bootstrap interval (:class:`surrobench.records.stats.LatencyStats`), and each case's median, ``(n,)``."""
+    """Times of one solver level or surrogate setting, ms per case: each case's median over its timed calls
+    (``case_ms``, ``(n,)``), their median (``median_ms``) and its 95% percentile-bootstrap interval over cases."""
 
     median_ms: float
     ci95_ms: tuple[float, float]
