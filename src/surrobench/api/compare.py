@@ -16,6 +16,7 @@ from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
 from surrobench.records import schemas
+from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
@@ -169,14 +170,12 @@ def compare_pair(
     ``ignore_fields`` do not apply: the two workloads may differ, e.g. eager against a recipe).
 
     Two ``versus --json`` files compare their matched-error speedups
-    (:func:`surrobench.api.versus.compare_versus`).
+    (:func:`surrobench.results.versus.compare_versus`).
 
     Raises:
         UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
             serve run and one that is not; serve runs without a capacity search or with different targets.
     """
-    from surrobench.api.versus import compare_versus, is_versus_file
-
     if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
         if gate:
             raise UsageError.bad("gate", "gates run configs; two versus files compare their speedups only")
@@ -213,7 +212,7 @@ def compare(
     database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
     ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
     their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
-    :class:`~surrobench.api.versus.VersusComparison`.
+    :class:`~surrobench.results.versus.VersusComparison`.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without

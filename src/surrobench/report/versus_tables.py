@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from surrobench.report.escape import rich_escape
+from surrobench.report.markdown import md_table
+
 from surrobench.records.versus import MATCHED, Match, SurrogateResult, VersusRecord
 
 LEVEL_COLUMNS = ("level", "rel L2", "low", "mid", "high", "median ms", "95% CI ms", "front")
@@ -108,11 +111,11 @@ def versus_tables(record: VersusRecord) -> list[Table]:
     ):
         if not rows:
             continue
-        table = Table(title=title)
+        table = Table(title=rich_escape(title))
         for c in columns:
             table.add_column(c, justify="left" if c in ("level", "surrogate", "step") else "right")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(rich_escape, row))
         tables.append(table)
     return tables
 
@@ -131,30 +134,23 @@ def summary_line(record: VersusRecord) -> str:
     return "\n".join(lines)
 
 
-def _markdown_table(columns, rows) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def versus_markdown(record: VersusRecord) -> str:
     parts = [
         f"Solver ladder ({record.problem}, {record.cases} cases, reference: {record.reference}):",
         "",
-        _markdown_table(LEVEL_COLUMNS, level_rows(record)),
-        "",
-        _markdown_table(SURROGATE_COLUMNS, surrogate_rows(record)),
+        md_table(LEVEL_COLUMNS, level_rows(record)),
+        md_table(SURROGATE_COLUMNS, surrogate_rows(record)),
     ]
     if record.steps > 1:
-        parts += ["", _markdown_table(("step", *(s.label for s in record.surrogates)), rollout_rows(record))]
-    return "\n".join(parts) + "\n"
+        parts.append(md_table(("step", *(s.label for s in record.surrogates)), rollout_rows(record)))
+    return "\n".join(parts)
 
 
 COMPARISON_COLUMNS = ("surrogate", "BASE rel L2", "NEW rel L2", "BASE speedup", "NEW speedup", "verdict")
 
 
 def versus_comparison_rows(pair) -> list[list[str]]:
-    """Rows of a :class:`surrobench.api.versus.VersusComparison`: each side's error and speedup with its interval."""
+    """Rows of a :class:`surrobench.results.versus.VersusComparison`: each side's error and speedup with its interval."""
 
     def speedup(value, interval) -> str:
         if value is None:
@@ -179,9 +175,9 @@ def versus_comparison_table(pair) -> Table:
     for c in COMPARISON_COLUMNS:
         table.add_column(c, justify="left" if c == "surrogate" else "right")
     for row in versus_comparison_rows(pair):
-        table.add_row(*row)
+        table.add_row(*map(rich_escape, row))
     return table
 
 
 def versus_comparison_markdown(pair) -> str:
-    return _markdown_table(COMPARISON_COLUMNS, versus_comparison_rows(pair)) + "\n"
+    return md_table(COMPARISON_COLUMNS, versus_comparison_rows(pair))
