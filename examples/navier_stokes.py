@@ -181,6 +181,7 @@ class NavierStokes:
         self._ladder = {f"n{n}_dt{dt:g}": (n, dt) for n in self.resolutions for dt in self.dts}
         self.weights = weights
         self.trained = weights is not None
+        self.batched = True  # solve takes a stack of cases (B, size, size) as well: simulate is batched
         self.name = f"navier_stokes_{size}"
 
     def cases(self, n: int, seed: int, device: str) -> list[torch.Tensor]:
@@ -188,7 +189,8 @@ class NavierStokes:
         return list(grf(n, self.size, seed, device))
 
     def solve(self, case: torch.Tensor, level: str) -> torch.Tensor:
-        """The vorticity at ``horizon * k``, ``k = 1..steps``: ``(steps, size, size)``."""
+        """The vorticity at ``horizon * k``, ``k = 1..steps``: ``(steps, size, size)``; for a stack of cases
+        ``(B, size, size)``, ``(B, steps, size, size)``."""
         n, dt = self._ladder[level]
         return simulate(case, n, dt, self.horizon * self.steps, frames=self.steps)
 

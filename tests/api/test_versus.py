@@ -35,6 +35,7 @@ class Planted:
 
     name = "planted"
     levels = list(LEVEL_ERRORS)
+    batched = True
 
     def __init__(self, factor: float = 2.01, trained: bool = True) -> None:
         self.factor, self.trained = factor, trained
@@ -76,6 +77,8 @@ def test_surrogate_between_two_levels_is_matched_and_round_trips(tmp_path):
     assert s.match.speedup == pytest.approx(s.match.solver_ms / s.timing.median_ms)
     assert s.settings == {"precision": "fp32", "mode": "eager"}
     assert s.batch == 2 and s.one_time.load_ms >= 0
+    assert all(level.batch_ms > 0 for level in record.levels)
+    assert s.batch_match is not None and s.batch_match.status == MATCHED
     again = VersusRecord.from_json(record.to_json())
     assert again == record
     path = tmp_path / "v.json"

@@ -115,9 +115,12 @@ def _timing(latency_ms: np.ndarray, n_cases: int, scale: float = 1.0) -> Timing:
     return Timing(float(np.median(per_case)), bootstrap_ci(per_case, np.median), tuple(per_case.tolist()))
 
 
-def _time_solver(problem, cases: list, level: str, device: str, warmup: int, repeats: int) -> tuple[list, Timing]:
+def _time_solver(
+    problem, cases: list, level: str, device: str, warmup: int, repeats: int, batch: int
+) -> tuple[list, Timing, float | None]:
     """One level: a first call per case (its solution kept, untimed), ``warmup`` more, ``repeats`` timed calls per
-    case through :func:`time_loop`."""
+    case through :func:`time_loop`; for a ``batched`` problem, then its calls on ``batch`` stacked cases (median
+    ms per call, else None)."""
     n = len(cases)
 
     def step(i: int):
@@ -126,7 +129,17 @@ def _time_solver(problem, cases: list, level: str, device: str, warmup: int, rep
     solutions = [step(i) for i in range(n)]
     warm_up(step, warmup, device)
     samples = time_loop(step, repeats * n, device)
-    return solutions, _timing(samples.latency_ms, n)
+    batch_ms = None
+    if getattr(problem, "batched", False) and n >= batch:
+        stacks = [torch.stack(cases[j : j + batch]) for j in range(0, n - batch + 1, batch)]
+
+        def batch_step(i: int):
+            return problem.solve(stacks[i % len(stacks)], level)
+
+        batch_step(0)
+        warm_up(batch_step, warmup, device)
+        batch_ms = float(np.median(time_loop(batch_step, max(repeats, len(stacks)), device).latency_ms))
+    return solutions, _timing(samples.latency_ms, n), batch_ms
 
 
 def _rollout(problem, step: Callable[[int], object], input_sets: list, steps: int) -> list[np.ndarray]:
@@ -324,10 +337,10 @@ def versus(
             measured.append((cfg, accuracy, run))
     solver = []
     for level in ladder:
-        solutions, timing = _time_solver(problem, case_list, level, dev, warmup, repeats)
-        solver.append((level, _accuracy([_frames(s) for s in solutions], references), timing))
+        solutions, timing, batch_ms = _time_solver(problem, case_list, level, dev, warmup, repeats, batch)
+        solver.append((level, _accuracy([_frames(s) for s in solutions], references), timing, batch_ms))
     return _record(
-        problem, dev, cases, seed, steps, reference_name, trivial, amortize_calls, resamples, solver, measured
+        problem, dev, cases, seed, steps, reference_name, trivial, amortize_calls, resamples, batch, solver, measured
     )
 
 
@@ -352,15 +365,22 @@ def _config(request, precision: str, mode: str, batch: int, label: str, cases: l
     )
 
 
-def _record(problem, device, cases, seed, steps, reference_name, trivial, amortize_calls, resamples, solver, measured):
+def _record(
+    problem, device, cases, seed, steps, reference_name, trivial, amortize_calls, resamples, batch, solver, measured
+):
     """The record: the front, and each surrogate setting matched against it."""
-    errors = np.array([a.error for _, a, _ in solver])
-    times = np.array([t.median_ms for _, _, t in solver])
+    errors = np.array([a.error for _, a, _, _ in solver])
+    times = np.array([t.median_ms for _, _, t, _ in solver])
     front = set(rules.pareto_front(errors, times).tolist())
-    levels = tuple(SolverLevel(name, acc, timing, i in front) for i, (name, acc, timing) in enumerate(solver))
-    case_errors = np.array([a.case_errors for _, a, _ in solver])
-    case_ms = np.array([t.case_ms for _, _, t in solver])
-    step_errors = np.array([a.error_vs_step for _, a, _ in solver])  # (L, K)
+    levels = tuple(
+        SolverLevel(name, acc, timing, i in front, batch_ms) for i, (name, acc, timing, batch_ms) in enumerate(solver)
+    )
+    case_errors = np.array([a.case_errors for _, a, _, _ in solver])
+    case_ms = np.array([t.case_ms for _, _, t, _ in solver])
+    step_errors = np.array([a.error_vs_step for _, a, _, _ in solver])  # (L, K)
+    batched = all(b is not None for _, _, _, b in solver)
+    # per case in a batched call: the solver's batch is the surrogate's (both stack the first cases)
+    batch_times = np.array([b / batch if b is not None else np.nan for _, _, _, b in solver])
     results = []
     for cfg, acc, run in measured:
         timing, one_time = run["timing"], run["one_time"]
@@ -397,6 +417,9 @@ def _record(problem, device, cases, seed, steps, reference_name, trivial, amorti
                 crossover_level=rules.crossover_level(timing.median_ms, errors, times),
                 step_matches=step_matches,
                 crossover_step=rules.crossover_step(list(step_matches)) if step_matches else None,
+                batch_match=rules.match_error(acc.error, run["batch_ms"] / run["batch"], errors, batch_times)
+                if batched and run["batch"] == batch
+                else None,
             )
         )
     return VersusRecord(

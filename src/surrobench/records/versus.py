@@ -151,19 +151,28 @@ class Accuracy:
 
 @dataclass(frozen=True)
 class SolverLevel:
-    """One rung of the solver's ladder; ``on_front``: on the error–time Pareto front (not beaten on both)."""
+    """One rung of the solver's ladder; ``on_front``: on the error–time Pareto front (not beaten on both).
+    ``batch_ms``: the median time of one call on a batch of cases (the problem's ``batched`` solve; None when it
+    solves one case per call), beside ``timing``'s single case."""
 
     name: str
     accuracy: Accuracy
     timing: Timing
     on_front: bool
+    batch_ms: float | None = None
 
     def to_json(self) -> dict:
-        return {"name": self.name, **self.accuracy.to_json(), **self.timing.to_json(), "on_front": self.on_front}
+        return {
+            "name": self.name,
+            **self.accuracy.to_json(),
+            **self.timing.to_json(),
+            "on_front": self.on_front,
+            "batch_ms": self.batch_ms,
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> SolverLevel:
-        return cls(d["name"], Accuracy.from_json(d), Timing.from_json(d), d["on_front"])
+        return cls(d["name"], Accuracy.from_json(d), Timing.from_json(d), d["on_front"], d["batch_ms"])
 
 
 @dataclass(frozen=True)
@@ -202,6 +211,8 @@ class SurrogateResult:
         match, interval, time_match: equal accuracy (with the bootstrap interval over cases) and equal runtime.
         amortized_match: equal accuracy with the amortised time.
         crossover_level: the most accurate solver level faster than the surrogate (None: none is).
+        batch_match: equal accuracy in throughput: the surrogate's time per case in its batched call against the
+            solver's in its own batched call (the same batch); None when the problem's solve is not batched.
         step_matches, crossover_step: a rollout's equal-accuracy match at each step and the first step whose
             speedup falls below 1 (None: never; single-step problems: empty, None).
     """
@@ -222,6 +233,7 @@ class SurrogateResult:
     crossover_level: int | None
     step_matches: tuple[Match, ...] = ()
     crossover_step: int | None = None
+    batch_match: Match | None = None
 
     def to_json(self) -> dict:
         return {
@@ -241,6 +253,7 @@ class SurrogateResult:
             "crossover_level": self.crossover_level,
             "step_matches": [m.to_json() for m in self.step_matches],
             "crossover_step": self.crossover_step,
+            "batch_match": self.batch_match.to_json() if self.batch_match is not None else None,
         }
 
     @classmethod
@@ -262,6 +275,7 @@ class SurrogateResult:
             crossover_level=d["crossover_level"],
             step_matches=tuple(Match.from_json(m) for m in d["step_matches"]),
             crossover_step=d["crossover_step"],
+            batch_match=Match.from_json(d["batch_match"]) if d["batch_match"] is not None else None,
         )
 
 

@@ -10,7 +10,7 @@ from surrobench.report.markdown import md_table
 
 from surrobench.records.versus import MATCHED, Match, SurrogateResult, VersusRecord
 
-LEVEL_COLUMNS = ("level", "rel L2", "low", "mid", "high", "median ms", "95% CI ms", "front")
+LEVEL_COLUMNS = ("level", "rel L2", "low", "mid", "high", "median ms", "95% CI ms", "batch ms", "front")
 SURROGATE_COLUMNS = (
     "surrogate",
     "rel L2",
@@ -23,6 +23,7 @@ SURROGATE_COLUMNS = (
     "amortized ms",
     "batch",
     "cases/s",
+    "batched speedup @ error",
 )
 
 
@@ -48,6 +49,7 @@ def level_rows(record: VersusRecord) -> list[list[str]]:
             *(_g(level.accuracy.bands[b], 2) for b in ("low", "mid", "high")),
             _g(level.timing.median_ms),
             f"{_g(level.timing.ci95_ms[0])}-{_g(level.timing.ci95_ms[1])}",
+            _g(level.batch_ms),
             "yes" if level.on_front else "",
         ]
         for level in record.levels
@@ -79,6 +81,7 @@ def surrogate_rows(record: VersusRecord) -> list[list[str]]:
                 _g(s.amortized_ms),
                 str(s.batch),
                 _g(s.throughput_cases_per_s),
+                match_text(s.batch_match) if s.batch_match is not None else "-",
             ]
         )
     return rows
