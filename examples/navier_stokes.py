@@ -21,6 +21,7 @@ and the two grid coordinates, as the zoo's ``fno2d``); ``steps`` > 1 makes it a 
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -85,6 +86,12 @@ class Spectral:
         return out + self.f_hat if with_forcing else out
 
 
+@functools.lru_cache(maxsize=16)
+def spectral(n: int, device: torch.device) -> Spectral:
+    """The grid's operators, built once per grid and device (not in every solve's time)."""
+    return Spectral(n, device)
+
+
 def step(op: Spectral, w_hat: torch.Tensor, dt: float, nu: float, with_forcing: bool = True) -> torch.Tensor:
     """One IMEX step: Heun (RK2) for ``N = -u.grad(w) + f``, Crank–Nicolson for ``nu lap(w)``::
 
@@ -113,7 +120,7 @@ def simulate(
     with time step ``dt`` (rounded so that each frame is a whole number of steps) and returned on ``w0``'s grid:
     ``(..., frames, m, m)`` fp64."""
     m = w0.shape[-1]
-    op = Spectral(n, w0.device)
+    op = spectral(n, w0.device)
     w_hat = torch.fft.rfft2(resample(w0.to(torch.float64), n))
     per_frame = max(1, round(t_end / frames / dt))
     dt = t_end / frames / per_frame
