@@ -120,3 +120,28 @@ def test_cli_writes_json_and_page(tmp_path, capsys):
     assert "<img" in page.read_text()
     assert run_cli(["compare", str(out), str(out)]) == 0
     assert "verdict" in capsys.readouterr().out
+
+
+class PlantedRollout(Planted):
+    """Two steps: the answer after k steps is ``2^k * case``; the surrogate doubles what it is fed, so its error
+    compounds over the rollout (about 0.5% then 1%)."""
+
+    steps = 2
+
+    def reference(self, case):
+        return torch.stack([2 * case, 4 * case])
+
+    def solve(self, case, level):
+        return self.reference(case) * (1 + LEVEL_ERRORS[level])
+
+    def advance(self, inputs, output):
+        return (output,)
+
+
+def test_rollout_errors_grow_with_the_step_and_each_step_is_matched():
+    record = surrobench.versus(PlantedRollout(), **SMALL)
+    s = record.surrogates[0]
+    assert record.steps == 2
+    assert s.accuracy.error_vs_step == pytest.approx([0.005, 0.010025], rel=1e-3)
+    assert [m.status for m in s.step_matches] == [MATCHED, MATCHED]
+    assert len(record.levels[0].accuracy.error_vs_step) == 2
