@@ -16,10 +16,11 @@ pack() { tar -czf "${OUT}/versus.tar.gz" --exclude '*.pt' -C /tmp versus; }
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 DRY=${DRY:-0}
 if [ "$DRY" = 1 ]; then
-  dev=cpu; small=16; large=32; train_s=40; cases=4; modes=eager; precisions=fp32; lim=(80 120 90 90)
+  dev=cpu; small=16; large=32; train_s=40; cases=4; batch=2; modes=eager; precisions=fp32; lim=(80 120 90 90)
   train_args=(--cases 32 --frames 2 --lr 3e-3)
 else
-  dev=cuda; small=64; large=256; train_s=140; cases=16; modes=eager,cudagraph; precisions=fp32,tf32; lim=(170 110 140 90)
+  dev=cuda; small=64; large=256; train_s=140; cases=16; batch=8; modes=eager,cudagraph; precisions=fp32,tf32
+  lim=(170 110 140 90)
   train_args=(--cases 512 --frames 4)
 fi
 weights=$out/ns_fno_$small.pt
@@ -38,7 +39,7 @@ echo "rc=$?" >>"$out/train.txt"; tail -3 "$out/train.txt"; cp "$weights" "$OUT/"
 versus() {
   local name=$1 limit=$2; shift 2; echo "== $name"
   timeout -s INT -k 10 "$limit" python3 -m surrobench versus --problem examples/navier_stokes.py:problem \
-    --problem-arg "weights=$weights" --device "$dev" --cases "$cases" "$@" \
+    --problem-arg "weights=$weights" --device "$dev" --cases "$cases" --batch "$batch" "$@" \
     --json "$out/$name.json" --html "$out/$name.html" --markdown "$out/$name.md" >"$out/$name.txt" 2>&1
   echo "rc=$?" >>"$out/$name.txt"; tail -8 "$out/$name.txt"
   [ -f "$out/$name.json" ] && python3 -c "import sys; from surrobench.results.versus import load_versus

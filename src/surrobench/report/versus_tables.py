@@ -8,7 +8,7 @@ from rich.table import Table
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 
-from surrobench.records.versus import MATCHED, Match, SurrogateResult, VersusRecord
+from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SurrogateResult, VersusRecord
 
 LEVEL_COLUMNS = ("level", "rel L2", "low", "mid", "high", "median ms", "95% CI ms", "batch ms", "front")
 SURROGATE_COLUMNS = (
@@ -25,6 +25,10 @@ SURROGATE_COLUMNS = (
     "cases/s",
     "batched speedup @ error",
 )
+
+
+#: A time match past the ladder, in words: the surrogate's time is beyond every front level's, not its error.
+TIME_STATUS = {BEYOND_FINEST: "slower than every level", BEYOND_COARSEST: "faster than every level"}
 
 
 def _g(value: float | None, digits: int = 3) -> str:
@@ -75,7 +79,7 @@ def surrogate_rows(record: VersusRecord) -> list[list[str]]:
                 _g(s.timing.median_ms),
                 match_text(s.match),
                 _interval_text(s),
-                _g(ratio) if ratio is not None else s.time_match.status.replace("_", " "),
+                _g(ratio) if ratio is not None else TIME_STATUS.get(s.time_match.status, s.time_match.status),
                 names[s.crossover_level] if s.crossover_level is not None else "none faster",
                 _g(s.one_time.once_ms),
                 _g(s.amortized_ms),
