@@ -132,6 +132,7 @@ class PlantedRollout(Planted):
         return torch.stack([2 * case, 4 * case])
 
     def solve(self, case, level):
+        time.sleep(LEVEL_SLEEP_S[level])
         return self.reference(case) * (1 + LEVEL_ERRORS[level])
 
     def advance(self, inputs, output):
