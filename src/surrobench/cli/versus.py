@@ -103,10 +103,10 @@ def versus(
         threads=threads,
         cudnn_benchmark=cudnn_benchmark,
     )
+    write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
     for table in versus_tables(record):
         console.print(table)
     console.print(summary_line(record), markup=False)
-    write_json(json_out, record.to_json())
     if markdown is not None:
         write_output(markdown, versus_markdown(record), "--markdown")
     if html_out is not None:
