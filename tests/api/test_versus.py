@@ -17,7 +17,7 @@ from tests.conftest import run_cli
 
 LEVEL_ERRORS = {"coarse": 0.1, "mid": 0.01, "fine": 0.001}
 #: Each level's cost, s: a sleep, so that finer levels are slower whatever the machine's load.
-LEVEL_SLEEP_S = {"coarse": 0.0, "mid": 0.001, "fine": 0.004}
+LEVEL_SLEEP_S = {"coarse": 0.0, "mid": 0.002, "fine": 0.02}
 
 
 class Scale(nn.Module):
