@@ -16,6 +16,7 @@ from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunJsonError, RunRecord, run_from_json
 from surrobench.records import schemas
+from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
@@ -168,10 +169,17 @@ def compare_pair(
     (:func:`surrobench.results.serve_compare.compare_capacity`; ``threshold``, ``allow_env_mismatch`` and
     ``ignore_fields`` do not apply: the two workloads may differ, e.g. eager against a recipe).
 
+    Two ``versus --json`` files compare their matched-error speedups
+    (:func:`surrobench.results.versus.compare_versus`).
+
     Raises:
         UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
             serve run and one that is not; serve runs without a capacity search or with different targets.
     """
+    if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
+        if gate:
+            raise UsageError.bad("gate", "gates run configs; two versus files compare their speedups only")
+        return compare_versus(base, new)
     serve = load_serve_run(base, db), load_serve_run(new, db)
     if any(s is not None for s in serve):
         return _compare_serve(*serve, (base, new), gate)
@@ -203,7 +211,8 @@ def compare(
     bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
     database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
     ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
-    their :class:`CapacityComparison` (:func:`compare_pair`).
+    their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
+    :class:`~surrobench.results.versus.VersusComparison`.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without
@@ -212,7 +221,9 @@ def compare(
     pair = compare_pair(
         base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
     )
-    return pair.capacity if isinstance(pair, ComparedServeRuns) else pair.comparison
+    if isinstance(pair, ComparedServeRuns):
+        return pair.capacity
+    return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
 
 
 def history(

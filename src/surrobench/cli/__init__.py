@@ -62,6 +62,7 @@ def _register() -> None:
     import surrobench.cli.scenarios  # noqa: F401
     import surrobench.cli.serve  # noqa: F401
     import surrobench.cli.show  # noqa: F401
+    import surrobench.cli.versus  # noqa: F401
 
     flow_help()
 

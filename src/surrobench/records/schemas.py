@@ -54,6 +54,10 @@ SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.
 CAPACITY = "surrobench/capacity-v1"
+#: ``versus``: a solver's ladder against a surrogate at equal accuracy and runtime (:mod:`surrobench.records.versus`).
+VERSUS = "surrobench/versus-v1"
+#: ``compare`` of two versus records: the matched-error speedups and their intervals, setting by setting.
+COMPARE_VERSUS = "surrobench/compare-versus-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")

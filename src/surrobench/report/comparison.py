@@ -246,6 +246,10 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
     is a multi-process run; for two serve runs their capacity table."""
     if isinstance(pair, ComparedServeRuns):
         return [capacity_table(pair)]
+    if not isinstance(pair, ComparedRuns):  # two versus records
+        from surrobench.report.versus_tables import versus_comparison_table
+
+        return [versus_comparison_table(pair)]
     sides = _scaling_sides(pair.base, pair.new)
     scaling = [scaling_table(rows, title=rich_escape(title)) for title, rows in sides]
     return comparison_tables(pair.comparison, width=width) + scaling
@@ -256,6 +260,10 @@ def comparison_document(pair: ComparedRuns | ComparedServeRuns) -> str:
     two serve runs their capacity table."""
     if isinstance(pair, ComparedServeRuns):
         return capacity_markdown(pair)
+    if not isinstance(pair, ComparedRuns):
+        from surrobench.report.versus_tables import versus_comparison_markdown
+
+        return versus_comparison_markdown(pair)
     sides = _scaling_sides(pair.base, pair.new)
     tables = "".join(f"\n### {md_escape(t)}\n\n{scaling_markdown(rows)}" for t, rows in sides)
     return comparison_markdown(pair.comparison) + tables

@@ -1,0 +1,347 @@
+"""The ``surrobench/versus-v1`` document: a solver's ladder, the surrogate(s) on the same cases, and the
+surrogate against the solver at equal accuracy and equal runtime (the rules: :mod:`surrobench.analysis.versus`).
+
+Units: times in ms per case, errors relative L2 (dimensionless), throughput in cases per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from surrobench.errors import UsageError
+from surrobench.records import schemas
+
+#: Where the surrogate's error falls on the solver's front.
+MATCHED = "matched"
+#: The surrogate is more accurate than the ladder's most accurate level: the matched solver time is past the
+#: ladder; the speedup over that level is a lower bound.
+BEYOND_FINEST = "more_accurate_than_ladder"
+#: The surrogate is less accurate than the ladder's cheapest level: the speedup over that level is an upper bound.
+BEYOND_COARSEST = "less_accurate_than_ladder"
+
+
+@dataclass(frozen=True)
+class Match:
+    """The surrogate against the solver at its own error (equal accuracy).
+
+    Attributes:
+        status: :data:`MATCHED`, :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`.
+        solver_ms: the solver's time at the surrogate's error on the front (log-log interpolation); None unless
+            matched.
+        speedup: ``solver_ms / surrogate_ms`` (> 1: the surrogate is faster at equal accuracy); None unless matched.
+        bound: when not matched, the speedup over the ladder's end level the error lies past: a lower bound of the
+            matched speedup past the finest level, an upper bound past the coarsest; None when matched.
+        bound_level: that end level's index in the ladder.
+    """
+
+    status: str
+    solver_ms: float | None
+    speedup: float | None
+    bound: float | None = None
+    bound_level: int | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.status,
+            "solver_ms": self.solver_ms,
+            "speedup": self.speedup,
+            "bound": self.bound,
+            "bound_level": self.bound_level,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Match:
+        return cls(d["status"], d["solver_ms"], d["speedup"], d["bound"], d["bound_level"])
+
+
+@dataclass(frozen=True)
+class TimeMatch:
+    """The surrogate against the solver at its own time (equal runtime).
+
+    Attributes:
+        status: :data:`MATCHED`; :data:`BEYOND_FINEST` when the surrogate is slower than every front level (the
+            solver's error at that time is at most the finest level's); :data:`BEYOND_COARSEST` when it is faster
+            than every level.
+        solver_error: the solver's error at the surrogate's time (log-log interpolation); None unless matched.
+        error_ratio: ``solver_error / surrogate_error`` (> 1: the surrogate is more accurate at equal runtime).
+    """
+
+    status: str
+    solver_error: float | None
+    error_ratio: float | None
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "solver_error": self.solver_error, "error_ratio": self.error_ratio}
+
+    @classmethod
+    def from_json(cls, d: dict) -> TimeMatch:
+        return cls(d["status"], d["solver_error"], d["error_ratio"])
+
+
+@dataclass(frozen=True)
+class SpeedupInterval:
+    """The bootstrap interval of the matched-error speedup over cases.
+
+    Attributes:
+        low, high: the percentile interval's ends over the resamples that matched (None when none did).
+        matched_fraction: the share of resamples whose surrogate error fell inside the ladder (an interval from a
+            few resamples is weak; below 1 the point estimate sits near an end of the ladder).
+        resamples: how many were drawn.
+    """
+
+    low: float | None
+    high: float | None
+    matched_fraction: float
+    resamples: int
+
+    def to_json(self) -> dict:
+        return {
+            "low": self.low,
+            "high": self.high,
+            "matched_fraction": self.matched_fraction,
+            "resamples": self.resamples,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> SpeedupInterval:
+        return cls(d["low"], d["high"], d["matched_fraction"], d["resamples"])
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Times of one solver level or surrogate setting, ms per case: each case's median over its timed calls
+    (``case_ms``, ``(n,)``), their median (``median_ms``) and its 95% percentile-bootstrap interval over cases."""
+
+    median_ms: float
+    ci95_ms: tuple[float, float]
+    case_ms: tuple[float, ...]
+
+    def to_json(self) -> dict:
+        return {"median_ms": self.median_ms, "ci95_ms": list(self.ci95_ms), "case_ms": list(self.case_ms)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Timing:
+        return cls(d["median_ms"], tuple(d["ci95_ms"]), tuple(d["case_ms"]))
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's
+    (``case_errors``, ``(n,)``), the mean band errors (``bands``: low, mid, high,
+    :func:`surrobench.analysis.versus.band_errors`) and, for a rollout, the mean error at each step
+    (``error_vs_step``, ``(K,)``; one value for a single step)."""
+
+    error: float
+    case_errors: tuple[float, ...]
+    bands: dict[str, float]
+    error_vs_step: tuple[float, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "error": self.error,
+            "case_errors": list(self.case_errors),
+            "bands": dict(self.bands),
+            "error_vs_step": list(self.error_vs_step),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Accuracy:
+        return cls(d["error"], tuple(d["case_errors"]), dict(d["bands"]), tuple(d["error_vs_step"]))
+
+
+@dataclass(frozen=True)
+class SolverLevel:
+    """One rung of the solver's ladder; ``on_front``: on the error–time Pareto front (not beaten on both).
+    ``batch_ms``: the median time of one call on a batch of cases (the problem's ``batched`` solve; None when it
+    solves one case per call), beside ``timing``'s single case."""
+
+    name: str
+    accuracy: Accuracy
+    timing: Timing
+    on_front: bool
+    batch_ms: float | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            **self.accuracy.to_json(),
+            **self.timing.to_json(),
+            "on_front": self.on_front,
+            "batch_ms": self.batch_ms,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> SolverLevel:
+        return cls(d["name"], Accuracy.from_json(d), Timing.from_json(d), d["on_front"], d["batch_ms"])
+
+
+@dataclass(frozen=True)
+class OneTimeCosts:
+    """What a deployment pays once, ms, counted apart from the per-call time: ``load_ms`` (build the module and
+    copy its weights to the device), ``first_call_ms`` (the first call past a warm call's time: compilation,
+    graph capture, lazy initialisation) and, per call, ``h2d_ms`` (copying one case's inputs from host memory to
+    the device, not in the timed calls, whose inputs are already there, as the solver's are)."""
+
+    load_ms: float
+    first_call_ms: float
+    h2d_ms: float
+
+    @property
+    def once_ms(self) -> float:
+        return self.load_ms + self.first_call_ms
+
+    def to_json(self) -> dict:
+        return {"load_ms": self.load_ms, "first_call_ms": self.first_call_ms, "h2d_ms": self.h2d_ms}
+
+    @classmethod
+    def from_json(cls, d: dict) -> OneTimeCosts:
+        return cls(d["load_ms"], d["first_call_ms"], d["h2d_ms"])
+
+
+@dataclass(frozen=True)
+class SurrogateResult:
+    """The surrogate under one setting (precision, mode, a recipe's settings) on the versus cases.
+
+    Attributes:
+        label: the setting as a config label (``fno2d 64 b1 tf32 cudagraph``).
+        settings: precision, mode and the recipe's settings that differ from the defaults.
+        accuracy, timing: as a solver level's, batch 1 (single-case latency; a rollout: K forwards).
+        batch, batch_ms, throughput_cases_per_s: the batched call's median time and cases per second.
+        one_time: :class:`OneTimeCosts`; ``amortized_ms``: ``timing.median_ms + one_time.once_ms / amortize_calls``.
+        match, interval, time_match: equal accuracy (with the bootstrap interval over cases) and equal runtime.
+        amortized_match: equal accuracy with the amortised time.
+        crossover_level: the most accurate solver level faster than the surrogate (None: none is).
+        batch_match: equal accuracy in throughput: the surrogate's time per case in its batched call against the
+            solver's in its own batched call (the same batch); None when the problem's solve is not batched.
+        step_matches, crossover_step: a rollout's equal-accuracy match at each step and the first step whose
+            speedup falls below 1 (None: never; single-step problems: empty, None).
+    """
+
+    label: str
+    settings: dict
+    accuracy: Accuracy
+    timing: Timing
+    batch: int
+    batch_ms: float
+    throughput_cases_per_s: float
+    one_time: OneTimeCosts
+    amortized_ms: float
+    match: Match
+    interval: SpeedupInterval
+    time_match: TimeMatch
+    amortized_match: Match
+    crossover_level: int | None
+    step_matches: tuple[Match, ...] = ()
+    crossover_step: int | None = None
+    batch_match: Match | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "label": self.label,
+            "settings": dict(self.settings),
+            **self.accuracy.to_json(),
+            **self.timing.to_json(),
+            "batch": self.batch,
+            "batch_ms": self.batch_ms,
+            "throughput_cases_per_s": self.throughput_cases_per_s,
+            "one_time": self.one_time.to_json(),
+            "amortized_ms": self.amortized_ms,
+            "match": self.match.to_json(),
+            "interval": self.interval.to_json(),
+            "time_match": self.time_match.to_json(),
+            "amortized_match": self.amortized_match.to_json(),
+            "crossover_level": self.crossover_level,
+            "step_matches": [m.to_json() for m in self.step_matches],
+            "crossover_step": self.crossover_step,
+            "batch_match": self.batch_match.to_json() if self.batch_match is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> SurrogateResult:
+        return cls(
+            label=d["label"],
+            settings=dict(d["settings"]),
+            accuracy=Accuracy.from_json(d),
+            timing=Timing.from_json(d),
+            batch=d["batch"],
+            batch_ms=d["batch_ms"],
+            throughput_cases_per_s=d["throughput_cases_per_s"],
+            one_time=OneTimeCosts.from_json(d["one_time"]),
+            amortized_ms=d["amortized_ms"],
+            match=Match.from_json(d["match"]),
+            interval=SpeedupInterval.from_json(d["interval"]),
+            time_match=TimeMatch.from_json(d["time_match"]),
+            amortized_match=Match.from_json(d["amortized_match"]),
+            crossover_level=d["crossover_level"],
+            step_matches=tuple(Match.from_json(m) for m in d["step_matches"]),
+            crossover_step=d["crossover_step"],
+            batch_match=Match.from_json(d["batch_match"]) if d["batch_match"] is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class VersusRecord:
+    """A ``versus`` result: the solver's ladder and each surrogate setting, on ``cases`` cases from ``seed``.
+
+    ``trivial_error``: the error of the better trivial predictor (zeros, or the input itself), the bar a surrogate
+    must clear to be compared at all. ``amortize_calls``: the calls one-time costs are spread over.
+    ``reference``: what the errors are measured against (``problem.reference`` or the finest level's name).
+    """
+
+    problem: str
+    device: str
+    cases: int
+    seed: int
+    steps: int
+    reference: str
+    trivial_error: float
+    amortize_calls: int
+    levels: tuple[SolverLevel, ...]
+    surrogates: tuple[SurrogateResult, ...]
+    created: str = ""
+    environment: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "schema": schemas.VERSUS,
+            "problem": self.problem,
+            "device": self.device,
+            "cases": self.cases,
+            "seed": self.seed,
+            "steps": self.steps,
+            "reference": self.reference,
+            "trivial_error": self.trivial_error,
+            "amortize_calls": self.amortize_calls,
+            "created": self.created,
+            "environment": dict(self.environment),
+            "levels": [level.to_json() for level in self.levels],
+            "surrogates": [s.to_json() for s in self.surrogates],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> VersusRecord:
+        """Read a ``surrobench/versus-v1`` document back.
+
+        Raises:
+            UsageError: another document, or a key missing or of the wrong kind.
+        """
+        if not isinstance(d, dict) or d.get("schema") != schemas.VERSUS:
+            got = d.get("schema") if isinstance(d, dict) else type(d).__name__
+            raise UsageError(f"not a {schemas.VERSUS} document (schema {got!r}): give a file written by versus --json")
+        try:
+            return cls(
+                problem=d["problem"],
+                device=d["device"],
+                cases=d["cases"],
+                seed=d["seed"],
+                steps=d["steps"],
+                reference=d["reference"],
+                trivial_error=d["trivial_error"],
+                amortize_calls=d["amortize_calls"],
+                levels=tuple(SolverLevel.from_json(x) for x in d["levels"]),
+                surrogates=tuple(SurrogateResult.from_json(x) for x in d["surrogates"]),
+                created=d.get("created", ""),
+                environment=dict(d.get("environment", {})),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{schemas.VERSUS} document: {type(exc).__name__}: {exc}") from None

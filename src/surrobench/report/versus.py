@@ -1,0 +1,108 @@
+"""A versus record drawn: the solver's error–time front with the surrogate's points (a Pareto plot, the
+matched-error speedup marked) and the self-contained HTML page holding it with the tables
+(:mod:`surrobench.report.versus_tables`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from surrobench.records.versus import MATCHED, VersusRecord
+from surrobench.report.plots import _plain_log, plain_text
+from surrobench.report.versus_tables import (
+    LEVEL_COLUMNS,
+    SURROGATE_COLUMNS,
+    level_rows,
+    rollout_rows,
+    summary_line,
+    surrogate_rows,
+)
+
+
+@plain_text()
+def pareto_figure(record: VersusRecord) -> Figure | None:
+    """Time against error, both log: every ladder level, the front joined, each surrogate setting, and for each
+    matched one a dotted line at its error from the surrogate to the front, labelled with the speedup."""
+    levels = [lv for lv in record.levels if np.isfinite(lv.accuracy.error) and lv.accuracy.error > 0]
+    if not levels and not record.surrogates:
+        return None
+    fig = Figure(figsize=(7, 4.8))
+    ax = fig.add_subplot()
+    ax.scatter(
+        [lv.accuracy.error for lv in levels],
+        [lv.timing.median_ms for lv in levels],
+        color="tab:gray",
+        label="solver level",
+    )
+    for lv in levels:
+        ax.annotate(
+            lv.name, (lv.accuracy.error, lv.timing.median_ms), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
+    front = sorted((lv for lv in levels if lv.on_front), key=lambda lv: lv.accuracy.error)
+    if front:
+        ax.plot(
+            [lv.accuracy.error for lv in front],
+            [lv.timing.median_ms for lv in front],
+            color="tab:gray",
+            label="solver front",
+        )
+    for s in record.surrogates:
+        point = ax.scatter([s.accuracy.error], [s.timing.median_ms], marker="*", s=140, zorder=3, label=s.label)
+        if s.match.status == MATCHED:
+            ax.plot(
+                [s.accuracy.error] * 2, [s.timing.median_ms, s.match.solver_ms], ls=":", color=point.get_facecolor()[0]
+            )
+            ax.annotate(
+                f"{s.match.speedup:.3g}x",
+                (s.accuracy.error, np.sqrt(s.timing.median_ms * s.match.solver_ms)),
+                fontsize=8,
+                xytext=(4, 0),
+                textcoords="offset points",
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _plain_log(ax.xaxis, ax.yaxis)
+    ax.set_xlabel("relative L2 error")
+    ax.set_ylabel("time per case (ms)")
+    ax.set_title(f"{record.problem}: solver front vs surrogate ({record.device})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def versus_page(record: VersusRecord) -> str:
+    """One self-contained HTML page: the Pareto plot and the tables."""
+    from surrobench.report.html import _CSS, _figure, _table, escape
+
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    parts = [
+        _figure(pareto_figure(record), "solver error-time front and the surrogate"),
+        f"<p>{escape(summary_line(record))}</p>",
+        "<h2>Solver ladder</h2>",
+        _table(LEVEL_COLUMNS, level_rows(record), left=("level",)),
+        "<h2>Surrogate</h2>",
+        _table(SURROGATE_COLUMNS, surrogate_rows(record), left=("surrogate",)),
+    ]
+    if record.steps > 1:
+        columns = ("step", *(s.label for s in record.surrogates))
+        parts += ["<h2>Rollout</h2>", _table(columns, rollout_rows(record), left=("step",))]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>surrobench versus: {escape(record.problem)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>surrobench versus: {escape(record.problem)}</h1>"
+        f'<p class="muted">{escape(record.device)}, {record.cases} cases, reference {escape(record.reference)}; '
+        f"measured {escape(record.created)}, page generated {created}</p>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+
+
+def write_pareto_png(record: VersusRecord, path) -> None:
+    """The Pareto plot as a PNG file (the GPU benchmark keeps it beside the JSON)."""
+    from surrobench.report.html import FIGURE_DPI
+    from surrobench.report.plots import plain_text as _plain
+
+    fig = pareto_figure(record)
+    if fig is not None:
+        with _plain():
+            fig.savefig(path, format="png", dpi=FIGURE_DPI)
