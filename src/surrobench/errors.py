@@ -86,6 +86,35 @@ class ModelError(UsageError):
     """
 
 
+class StoreWriteError(UsageError):
+    """A write to the results database failed where the user's environment, not the data, is at fault.
+
+    ``path``: the database; ``cause``: what failed, in words (``disk full``, ``locked by another process``,
+    ``read-only``, ``I/O error``: :func:`surrobench.results.store.write_failure`)."""
+
+    def __init__(self, message: str, *, path: str, cause: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.cause = cause
+
+
+class Unsaved(UsageError):
+    """A command measured what its results database could not store (``error``, a :class:`StoreWriteError`).
+
+    ``document``: everything it measured, as the JSON document of its record (a run's ``surrobench/run-v3``), to be
+    written elsewhere and imported once the database can be written (:func:`surrobench.import_run`); ``run_id``
+    names it; ``measured``: how many configs it holds. The run is marked ``unsaved`` in the database where that
+    write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery file
+    beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
+
+    def __init__(self, error: StoreWriteError, document: dict, run_id: str, measured: int) -> None:
+        super().__init__(f"{error}; {measured} config(s) measured were not all stored")
+        self.error = error
+        self.document = document
+        self.run_id = run_id
+        self.measured = measured
+
+
 # Exit codes of the command line, one home (the README's table lists them).
 EXIT_OK = 0
 #: ``compare --fail-on-regression`` found a regression.

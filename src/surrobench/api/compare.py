@@ -235,3 +235,32 @@ def history(
         raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:
         return store.list_runs(model=model, tag=tag, since=since)
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """A run file stored by :func:`import_run`: the run as the database now holds it, and how many of its configs
+    this import added (0 when all were stored already)."""
+
+    run: RunRecord
+    added: int
+
+
+def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
+    """Store the run JSON file ``path`` (``run --json``, or the recovery file a command wrote when its database
+    failed: :class:`~surrobench.errors.Unsaved`) in the database ``db`` (created when missing): the run, or the
+    configs of it the database lacks, so importing a file twice adds nothing. The run is then ``complete``, or
+    ``interrupted`` when the file says it was. Behind ``surrobench import``.
+
+    Raises:
+        UsageError: ``path`` is not a file or not a run JSON; the database holds another run of that id (a config
+            the file lacks) or the run's own process is still writing it
+            (:meth:`~surrobench.results.store.ResultStore.add_run`); the write failed
+            (:class:`~surrobench.errors.StoreWriteError`).
+    """
+    if not Path(path).is_file():
+        raise UsageError(f"run file {str(path)!r}: no such file")
+    record = load_run(Path(path))
+    with ResultStore(db) as store:
+        added = store.add_run(record, "interrupted" if record.env.get("interrupted") else "complete")
+        return ImportedRun(store.load_run(record.run_id), added)

@@ -23,6 +23,24 @@ from surrobench.errors import UsageError
 from surrobench.report.escape import rich_escape
 
 
+@app.command(name="import")
+def import_(
+    path: Path = typer.Argument(..., help="A run JSON file: run --json, or the recovery file a failed database left."),
+    db: Path = DbOpt,
+) -> None:
+    """Store a run JSON file in --db: the run, or the configs of it the database lacks (importing twice adds
+    nothing). For the recovery file a command names when its database could not be written (disk full, locked)."""
+    from surrobench.api.compare import import_run
+
+    imported = import_run(path, db=db)
+    stored = len(imported.run.results) - imported.added
+    console.print(
+        f"imported run {rich_escape(imported.run.run_id)} into {rich_escape(db)}: {imported.added} config(s) added"
+        + (f", {stored} already stored" if stored else ""),
+        soft_wrap=True,
+    )
+
+
 @app.command()
 def show(
     run: str = typer.Argument(

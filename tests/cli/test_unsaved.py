@@ -1,0 +1,120 @@
+"""A results database that fails mid-sweep (disk full, locked, read-only) loses nothing measured: the run's
+``--json`` is written, or a recovery file beside the database; the error says what failed and where the run is;
+the run is marked ``unsaved``; ``surrobench import`` stores the file back, once."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+import surrobench
+from surrobench.records.run import ConfigResult, run_from_json
+from surrobench.results import store as store_module
+from surrobench.results.store import ResultStore, write_failure
+
+SWEEP = ["run", "--model", "pinn-mlp", "--shape", "16", "--batch", "1,2,4", "--device", "cpu"]
+FAST = ["--warmup", "0", "--iters", "2", "--input-sets", "1"]
+
+
+@pytest.fixture
+def disk_full_on_second_config(monkeypatch):
+    """The database takes the run row and the first config; the second config's insert fails as SQLite fails
+    on a full disk."""
+    real = ResultStore._insert_result
+    disk = {"inserts": 0, "full": True}
+
+    def insert(self, run_id, result):
+        disk["inserts"] += 1
+        if disk["full"] and disk["inserts"] == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        return real(self, run_id, result)
+
+    monkeypatch.setattr(ResultStore, "_insert_result", insert)
+    return disk
+
+
+def _stored(db: Path) -> tuple[str, int]:
+    with ResultStore(db) as store:
+        (summary,) = store.list_runs()
+    return summary.state, summary.n_configs
+
+
+def test_a_disk_full_sweep_keeps_its_json(tmp_path, capsys, disk_full_on_second_config):
+    db, out = tmp_path / "r.db", tmp_path / "run.json"
+    assert run_cli([*SWEEP, *FAST, "--db", str(db), "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the low-iterations warning
+    assert err.startswith("surrobench: error: ") and "disk full" in err and str(out) in err and "import" in err
+    run = run_from_json(json.loads(out.read_text()))
+    assert [r.batch for r in run.results] == [1, 2]  # the stored config and the one the database refused
+    assert all(r.status == "ok" and len(r.samples_ms) == 2 for r in run.results)
+    assert _stored(db) == ("unsaved", 1)
+
+
+def test_without_json_a_recovery_file_beside_the_database_imports_back(tmp_path, capsys, disk_full_on_second_config):
+    db = tmp_path / "r.db"
+    assert run_cli([*SWEEP, *FAST, "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    (recovery,) = tmp_path.glob("r.unsaved-*.json")
+    assert str(recovery) in err and "disk full" in err
+    kept = run_from_json(json.loads(recovery.read_text()))
+    assert len(kept.results) == 2
+    disk_full_on_second_config["full"] = False  # the disk has room again
+
+    fresh = tmp_path / "new.db"
+    imported = surrobench.import_run(recovery, db=fresh)
+    assert imported.added == 2 and imported.run == kept
+    with ResultStore(fresh) as store:
+        assert store.load_run(kept.run_id) == kept
+    assert _stored(fresh) == ("complete", 2)
+    assert surrobench.import_run(recovery, db=fresh).added == 0  # idempotent
+
+    assert run_cli(["import", str(recovery), "--db", str(db)]) == 0  # completes the run in its own database
+    assert _stored(db) == ("complete", 2)
+    with ResultStore(db) as store:
+        again = store.load_run(kept.run_id)
+    # the first config as the sweep stored it (its ladder label and settings beyond the run JSON's), then the one imported
+    assert [(r.key(), r.samples_ms) for r in again.results] == [(r.key(), r.samples_ms) for r in kept.results]
+
+
+def test_import_refuses_another_run_of_the_same_id(tmp_path, capsys):
+    doc = {"schema": "surrobench/run-v1", "run_id": "r1", "created": "now", "tag": None, "env": {}, "results": []}
+    file = tmp_path / "r1.json"
+    file.write_text(json.dumps(doc))
+    db = tmp_path / "r.db"
+    assert run_cli(["import", str(file), "--db", str(db)]) == 0
+    assert run_cli(["import", str(file), "--db", str(db)]) == 0  # the same run: nothing to add
+    failed = ConfigResult("m", "1", (1,), 1, "fp32", "cpu", "eager", "error", "boom", 0, 1)
+    with ResultStore(db) as store:
+        store.add_result("r1", failed)  # now the stored r1 holds a config the file lacks: another run
+    capsys.readouterr()
+    assert run_cli(["import", str(file), "--db", str(db)]) == 2
+    assert "another run of that id" in capsys.readouterr().err
+    assert run_cli(["import", str(tmp_path / "missing.json"), "--db", str(db)]) == 2
+
+
+def _error(name: str, text: str = "x") -> sqlite3.Error:
+    exc = sqlite3.OperationalError(text)
+    exc.sqlite_errorname = name
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("error", "free_bytes", "cause"),
+    [
+        (_error("SQLITE_FULL"), 10**9, "disk full"),
+        (_error("SQLITE_BUSY"), 10**9, "locked by another process"),
+        (_error("SQLITE_READONLY_DBMOVED"), 10**9, "read-only"),
+        (_error("SQLITE_IOERR_WRITE"), 10**9, "I/O error"),
+        (sqlite3.OperationalError("database or disk is full"), 10**9, "disk full"),
+        # at 0 bytes free the commit's own error is hidden behind the rollback that follows it
+        (_error("SQLITE_ERROR", "cannot rollback - no transaction is active"), 0, "disk full"),
+        (_error("SQLITE_ERROR", "cannot rollback - no transaction is active"), 10**9, "write failed"),
+    ],
+)
+def test_what_failed_is_named(tmp_path, monkeypatch, error, free_bytes, cause):
+    monkeypatch.setattr(store_module.shutil, "disk_usage", lambda path: type("U", (), {"free": free_bytes})())
+    assert write_failure(error, tmp_path / "r.db") == cause
