@@ -101,18 +101,29 @@ class StoreWriteError(UsageError):
 class Unsaved(UsageError):
     """A command measured what its results database could not store (``error``, a :class:`StoreWriteError`).
 
-    ``document``: everything it measured, as the JSON document of its record (a run's ``surrobench/run-v3``), to be
-    written elsewhere and imported once the database can be written (:func:`surrobench.import_run`); ``run_id``
-    names it; ``measured``: how many configs it holds. The run is marked ``unsaved`` in the database where that
-    write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery file
-    beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
+    ``document``: everything it measured, as the JSON document its ``--json`` writes (a run's ``surrobench/run-v3``,
+    a serve run's ``serve-v1``, an optimization's ``optimize-v3``), to be written elsewhere and imported once the
+    database can be written (:func:`surrobench.import_run`); ``what`` and ``record_id`` name it (``run``,
+    ``serve run``, ``optimization``); ``measured``: how many ``unit`` s it holds. Its runs are marked ``unsaved``
+    where that write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery
+    file beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
 
-    def __init__(self, error: StoreWriteError, document: dict, run_id: str, measured: int) -> None:
-        super().__init__(f"{error}; {measured} config(s) measured were not all stored")
+    def __init__(
+        self,
+        error: StoreWriteError,
+        document: dict,
+        record_id: str,
+        measured: int,
+        *,
+        what: str = "run",
+        unit: str = "config",
+    ) -> None:
+        super().__init__(f"{error}; {measured} {unit}(s) measured, not all stored")
         self.error = error
         self.document = document
-        self.run_id = run_id
+        self.record_id = record_id
         self.measured = measured
+        self.what = what
 
 
 # Exit codes of the command line, one home (the README's table lists them).

@@ -13,6 +13,7 @@ from conftest import run_cli
 
 import surrobench
 from surrobench.records.run import ConfigResult, run_from_json
+from surrobench.records.serve import serve_from_json
 from surrobench.results import store as store_module
 from surrobench.results.store import ResultStore, write_failure
 
@@ -66,7 +67,7 @@ def test_without_json_a_recovery_file_beside_the_database_imports_back(tmp_path,
 
     fresh = tmp_path / "new.db"
     imported = surrobench.import_run(recovery, db=fresh)
-    assert imported.added == 2 and imported.run == kept
+    assert (imported.what, imported.record_id, imported.added) == ("run", kept.run_id, 2)
     with ResultStore(fresh) as store:
         assert store.load_run(kept.run_id) == kept
     assert _stored(fresh) == ("complete", 2)
@@ -118,3 +119,55 @@ def _error(name: str, text: str = "x") -> sqlite3.Error:
 def test_what_failed_is_named(tmp_path, monkeypatch, error, free_bytes, cause):
     monkeypatch.setattr(store_module.shutil, "disk_usage", lambda path: type("U", (), {"free": free_bytes})())
     assert write_failure(error, tmp_path / "r.db") == cause
+
+
+def test_a_serve_run_whose_database_locks_keeps_its_load_points(tmp_path, capsys, monkeypatch):
+    """The run row is written, then the first load point's write finds the database locked: the load point is in
+    the recovery file, which imports back as the serve run."""
+    from surrobench.results import serve_store
+
+    real, writes = serve_store._write, []
+
+    def locked_after_begin(store, record):
+        writes.append(record)
+        if len(writes) == 1:
+            return real(store, record)
+        with store._writing():
+            raise _error("SQLITE_BUSY", "database is locked")
+
+    monkeypatch.setattr(serve_store, "_write", locked_after_begin)
+    db = tmp_path / "r.db"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40,80", "--duration-s", "0.2", "--warmup-s", "0.05", "--min-requests", "0", "--db", str(db)]
+    assert run_cli(["serve", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    (recovery,) = tmp_path.glob("r.unsaved-*.json")
+    assert "locked by another process" in err and "1 load point(s) measured" in err and str(recovery) in err
+    doc = json.loads(recovery.read_text())
+    assert [len(p["points"]) for p in doc["policies"]] == [1]
+    assert _stored(db)[0] == "unsaved"
+
+    monkeypatch.setattr(serve_store, "_write", real)
+    imported = surrobench.import_run(recovery, db=db)
+    assert (imported.what, imported.record_id, imported.added) == ("serve run", doc["run_id"], 0)
+    with ResultStore(db) as store:
+        assert serve_store.load_serve(store, doc["run_id"]) == serve_from_json(doc)
+    assert _stored(db)[0] == "complete"
+
+
+def test_an_optimize_whose_database_fills_keeps_its_json(tmp_path, capsys, disk_full_on_second_config):
+    """The baseline run's row is written, its config's result is not: the search is in --json, which imports back
+    as the optimization."""
+    disk_full_on_second_config["inserts"] = 1  # the next insert, the baseline's config, is the one that fails
+    out, db = tmp_path / "o.json", tmp_path / "o.db"
+    argv = ["optimize", "--model", "pinn-mlp", "--shape", "16", "--batch", "1", "--only", "channels_last"]
+    argv += ["--rounds", "2", "--warmup", "1", "--iters", "3", "--input-sets", "1", "--device", "cpu"]
+    assert run_cli([*argv, "--processes", "0", "--db", str(db), "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    doc = json.loads(out.read_text())
+    assert "disk full" in err and f"optimization {doc['optimize_id']} is kept in" in err
+    assert [c["model"] for c in doc["configs"]] == ["pinn-mlp"] and doc["configs"][0]["candidates"]
+    disk_full_on_second_config["full"] = False
+    assert run_cli(["import", str(out), "--db", str(db)]) == 0
+    assert run_cli(["show", doc["optimize_id"], "--db", str(db), "--json", str(tmp_path / "back.json")]) == 0
+    assert json.loads((tmp_path / "back.json").read_text()) == doc

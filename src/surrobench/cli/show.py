@@ -25,19 +25,22 @@ from surrobench.report.escape import rich_escape
 
 @app.command(name="import")
 def import_(
-    path: Path = typer.Argument(..., help="A run JSON file: run --json, or the recovery file a failed database left."),
+    path: Path = typer.Argument(
+        ..., help="A JSON file of run, serve or optimize --json, or the recovery file a failed database left."
+    ),
     db: Path = DbOpt,
 ) -> None:
-    """Store a run JSON file in --db: the run, or the configs of it the database lacks (importing twice adds
-    nothing). For the recovery file a command names when its database could not be written (disk full, locked)."""
+    """Store a run, serve or optimize JSON file in --db: a run's configs the database lacks (importing twice adds
+    nothing), a serve run or an optimization whole. For the recovery file a command names when its database could not
+    be written (disk full, locked)."""
     from surrobench.api.compare import import_run
 
     imported = import_run(path, db=db)
-    stored = len(imported.run.results) - imported.added
+    added = (
+        f"{imported.added} config(s) added" if imported.what == "run" else ("added" if imported.added else "replaced")
+    )
     console.print(
-        f"imported run {rich_escape(imported.run.run_id)} into {rich_escape(db)}: {imported.added} config(s) added"
-        + (f", {stored} already stored" if stored else ""),
-        soft_wrap=True,
+        f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}", soft_wrap=True
     )
 
 

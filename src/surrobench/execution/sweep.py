@@ -271,6 +271,8 @@ def execute_sweep(
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP: :mod:`surrobench.cli.signals`); the configs committed
             before it stay stored and the run is marked ``interrupted``.
+        Unsaved: a write to ``store`` failed (:class:`~surrobench.errors.StoreWriteError`): the sweep stops, the
+            exception carries the run JSON of every config measured (:func:`unsaved`).
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
