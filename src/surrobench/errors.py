@@ -104,7 +104,8 @@ class Unsaved(UsageError):
     ``document``: everything it measured, as the JSON document its ``--json`` writes (a run's ``surrobench/run-v3``,
     a serve run's ``serve-v1``, an optimization's ``optimize-v3``), to be written elsewhere and imported once the
     database can be written (:func:`surrobench.import_run`); ``what`` and ``record_id`` name it (``run``,
-    ``serve run``, ``optimization``); ``measured``: how many ``unit`` s it holds. Its runs are marked ``unsaved``
+    ``serve run``, ``optimization``); ``measured``: how many ``unit`` s it holds, ``stored`` how many of them the
+    database took, where known. Its runs are marked ``unsaved``
     where that write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery
     file beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
 
@@ -117,8 +118,10 @@ class Unsaved(UsageError):
         *,
         what: str = "run",
         unit: str = "config",
+        stored: int | None = None,
     ) -> None:
-        super().__init__(f"{error}; {measured} {unit}(s) measured, not all stored")
+        kept = "not all stored" if stored is None else f"{stored} stored"
+        super().__init__(f"{error}; {measured} {unit}(s) measured, {kept}")
         self.error = error
         self.document = document
         self.record_id = record_id

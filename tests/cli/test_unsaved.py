@@ -49,6 +49,7 @@ def test_a_disk_full_sweep_keeps_its_json(tmp_path, capsys, disk_full_on_second_
     assert run_cli([*SWEEP, *FAST, "--db", str(db), "--json", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the low-iterations warning
     assert err.startswith("surrobench: error: ") and "disk full" in err and str(out) in err and "import" in err
+    assert "2 config(s) measured, 1 stored" in err
     run = run_from_json(json.loads(out.read_text()))
     assert [r.batch for r in run.results] == [1, 2]  # the stored config and the one the database refused
     assert all(r.status == "ok" and len(r.samples_ms) == 2 for r in run.results)

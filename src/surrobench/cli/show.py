@@ -36,9 +36,10 @@ def import_(
     from surrobench.api.compare import import_run
 
     imported = import_run(path, db=db)
-    added = (
-        f"{imported.added} config(s) added" if imported.what == "run" else ("added" if imported.added else "replaced")
-    )
+    if imported.what == "run":
+        added = f"{imported.added} config(s) added" if imported.added else "every config was stored already"
+    else:
+        added = "added" if imported.added else "replaced"
     console.print(
         f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}", soft_wrap=True
     )

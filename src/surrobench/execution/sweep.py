@@ -324,7 +324,8 @@ def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsave
         store.finish_run(record.run_id, "unsaved")
     except StoreWriteError:
         pass
-    return Unsaved(error, record.to_json(), record.run_id, len(record.results))
+    stored = sum(r.config_id is not None for r in record.results)
+    return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
 
 
 def _run_rounds(

@@ -31,6 +31,9 @@ def write_recovery(document: dict, db: str | Path, run_id: str) -> Path | None:
         except OSError:
             continue
         try:
+            umask = os.umask(0)  # the mode open() gives a new file, not mkstemp's 0600
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)
             os.replace(tmp, target)

@@ -356,8 +356,10 @@ class ResultStore:
             else:
                 self.conn = sqlite3.connect(self.path)
                 self._open_schema(read_only)
-        except sqlite3.Error as exc:
-            raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
+        except sqlite3.Error as exc:  # the schema probe writes: a full disk fails here, before anything is measured
+            cause = write_failure(exc, self.path)
+            detail = exc if cause == "write failed" else f"{cause} ({exc})"
+            raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
 
     def _check_read_only_schema(self) -> None:
         """What :meth:`_open_schema` checks, without writing: a newer schema is refused, an older one (which
