@@ -35,7 +35,7 @@ from surrobench.execution.batcher import Service, WallClock, serve_closed_loop, 
 from surrobench.execution.http_load import check_url, http_open_loop
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
-from surrobench.execution.sweep import new_run_id, run_environment
+from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, SearchStep, ServePolicy, ServeRecord
 from surrobench.results.serve_store import begin_serve, save_serve
 
@@ -479,10 +479,7 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         raise ServeInterrupted(cut, total) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
-        try:
-            store.finish_run(record.run_id, "unsaved")
-        except StoreWriteError:
-            pass
+        mark_unsaved(store, record.run_id)
         points = sum(len(p.points) for p in cut.policies)
         raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
 

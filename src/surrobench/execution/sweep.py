@@ -316,14 +316,20 @@ def execute_sweep(
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
 
 
+def mark_unsaved(store: RunSink, *run_ids: str) -> None:
+    """Mark the runs ``unsaved`` after a write failed, where the database still takes that write (a full disk
+    often does not: ``history`` then lists them ``abandoned`` once this process is gone)."""
+    for run_id in run_ids:
+        try:
+            store.finish_run(run_id, "unsaved")
+        except StoreWriteError:
+            pass
+
+
 def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:
     """The :class:`~surrobench.errors.Unsaved` of a run whose database write failed (``error``): ``record`` holds
-    everything measured, stored or not. The run is marked ``unsaved`` when the database still takes that write
-    (a full disk often does not: ``history`` then lists it ``abandoned`` once this process is gone)."""
-    try:
-        store.finish_run(record.run_id, "unsaved")
-    except StoreWriteError:
-        pass
+    everything measured, stored or not; the run is marked ``unsaved`` (:func:`mark_unsaved`)."""
+    mark_unsaved(store, record.run_id)
     stored = sum(r.config_id is not None for r in record.results)
     return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
 

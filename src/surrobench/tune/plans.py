@@ -20,7 +20,15 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.runner import failed_result, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
+from surrobench.execution.sweep import (
+    SweepPlan,
+    SweepRequest,
+    mark_unsaved,
+    new_run_id,
+    plan_sweep,
+    resolve_device,
+    sweep_warnings,
+)
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
@@ -127,11 +135,7 @@ def optimize_plans(
 def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError) -> Unsaved:
     """The :class:`~surrobench.errors.Unsaved` of a search whose database write failed: the report of every config
     searched (optimize's ``--json`` document), its runs marked ``unsaved`` where the database still takes that."""
-    for run_id in filter(None, (report.baseline_run_id, report.recipe_run_id)):
-        try:
-            store.finish_run(run_id, "unsaved")
-        except StoreWriteError:
-            pass
+    mark_unsaved(store, *filter(None, (report.baseline_run_id, report.recipe_run_id)))
     return Unsaved(error, report.to_json(), report.optimize_id, len(report.configs), what="optimization")
 
 
