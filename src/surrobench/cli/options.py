@@ -287,7 +287,8 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
             command(**kwargs)
         except Unsaved as exc:
             json_out = next((p for p in _checked_context.command.params if "--json" in p.opts), None)
-            raise UsageError(keep_unsaved(exc, _checked_context.params.get(json_out.name) if json_out else None))
+            line = keep_unsaved(exc, _checked_context.params.get(json_out.name) if json_out else None)
+            raise UsageError(line) from None
 
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     checked.__signature__ = own.replace(parameters=[*params, context])

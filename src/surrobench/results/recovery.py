@@ -22,7 +22,11 @@ def write_recovery(document: dict, db: str | Path, run_id: str) -> Path | None:
     taken is passed over. Returns the path written, or None when no folder took it."""
     data = (json.dumps(document, indent=1) + "\n").encode()
     name = recovery_name(db, run_id)
-    for folder in dict.fromkeys([Path(db).resolve().parent, Path.cwd(), Path(tempfile.gettempdir())]):
+    try:
+        here = [Path.cwd()]
+    except OSError:  # the current folder was removed
+        here = []
+    for folder in dict.fromkeys([Path(db).resolve().parent, *here, Path(tempfile.gettempdir())]):
         target = folder / name
         if target.exists():
             continue
