@@ -275,23 +275,26 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers every command (:mod:`surrobench.cli.app`): its outputs refused before it
     runs where they would replace what it reads (:func:`refuse_overwriting_inputs`), and what it measured kept when
-    its results database fails (:func:`keep_unsaved`). typer hands the wrapper the command's context through a
-    parameter of its own, added to the command's signature."""
+    its results database fails (:func:`keep_unsaved`). typer hands the wrapper the command's context: through the
+    command's own context parameter where it has one (typer fills only one), else one added to its signature."""
     own = inspect.signature(command, eval_str=True)
-    context = inspect.Parameter("_checked_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+    params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
+    name = next((p.name for p in params if p.annotation is typer.Context), None)
+    if name is None:
+        name = "_checked_context"
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
 
     @functools.wraps(command)
-    def checked(*, _checked_context: typer.Context, **kwargs) -> None:
-        refuse_overwriting_inputs(_checked_context)
+    def checked(**kwargs) -> None:
+        ctx = kwargs[name] if name in own.parameters else kwargs.pop(name)
+        refuse_overwriting_inputs(ctx)
         try:
             command(**kwargs)
         except Unsaved as exc:
-            json_out = next((p for p in _checked_context.command.params if "--json" in p.opts), None)
-            line = keep_unsaved(exc, _checked_context.params.get(json_out.name) if json_out else None)
-            raise UsageError(line) from None
+            json_out = next((p for p in ctx.command.params if "--json" in p.opts), None)
+            raise UsageError(keep_unsaved(exc, ctx.params.get(json_out.name) if json_out else None)) from None
 
-    params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
-    checked.__signature__ = own.replace(parameters=[*params, context])
+    checked.__signature__ = own.replace(parameters=params)
     checked.__annotations__ = {p.name: p.annotation for p in checked.__signature__.parameters.values()}
     return checked
 

@@ -30,9 +30,10 @@ def import_(
     ),
     db: Path = DbOpt,
 ) -> None:
-    """Store a run, serve or optimize JSON file in --db: a run's configs the database lacks (importing twice adds
-    nothing), a serve run or an optimization whole. For the recovery file a command names when its database could not
-    be written (disk full, locked)."""
+    """Store a run, serve or optimize JSON file in --db, such as the recovery file of a failed database.
+
+    A run adds the configs the database lacks (importing twice adds nothing); a serve run or an optimization is
+    stored whole. A command whose database could not be written (disk full, locked) names its recovery file."""
     from surrobench.api.compare import import_run
 
     imported = import_run(path, db=db)
