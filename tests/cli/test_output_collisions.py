@@ -74,6 +74,19 @@ CASES = [
     (["report", "run.json", "run.json", "-o", "run.json"], "--output", "RUNS"),
     (["report", "r1", "r1", "--db", "r.db", "--trace", "t.json.gz", "-o", "t.json.gz"], "--output", "--trace"),
     (["analyze", "t.json.gz", "--json", "t.json.gz"], "--json", "PATHS"),
+    (["perf", *TINY, "--db", "r.db", "--json", "r.db"], "--json", "--db"),
+    (["diagnose", *TINY, "--db", "r.db", "--trace-out", "r.db"], "--trace-out", "--db"),
+    (
+        ["serve", "--model", "pinn-mlp", "--shape", "16", "--rate", "10", "--db", "r.db", "--json", "r.db"],
+        "--json",
+        "--db",
+    ),
+    (
+        ["serve", "--model", "pinn-mlp", "--rate", "10", "--arrivals", "th.toml", "--html", "th.toml"],
+        "--html",
+        "--arrivals",
+    ),
+    (["scenarios", "--only", "none", "--db", "r.db", "--markdown", "r.db"], "--markdown", "--db"),
     (["scenarios", "--only", "none", "--db", "r.db", "--json", "r.db"], "--json", "--db"),
 ]
 
