@@ -30,6 +30,7 @@ _EXPORTS = {
     "compare": "surrobench.api.compare",
     "load_run": "surrobench.api.compare",
     "history": "surrobench.api.compare",
+    "import_run": "surrobench.api.compare",
     "build_report": "surrobench.api.report",
     "Report": "surrobench.api.report",
     "optimize": "surrobench.api.optimize",

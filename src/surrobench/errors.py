@@ -86,6 +86,49 @@ class ModelError(UsageError):
     """
 
 
+class StoreWriteError(UsageError):
+    """A write to the results database failed where the user's environment, not the data, is at fault.
+
+    ``path``: the database; ``cause``: what failed, in words (``disk full``, ``locked by another process``,
+    ``read-only``, ``I/O error``: :func:`surrobench.results.store.write_failure`)."""
+
+    def __init__(self, message: str, *, path: str, cause: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.cause = cause
+
+
+class Unsaved(UsageError):
+    """A command measured what its results database could not store (``error``, a :class:`StoreWriteError`).
+
+    ``document``: everything it measured, as the JSON document its ``--json`` writes (a run's ``surrobench/run-v3``,
+    a serve run's ``serve-v1``, an optimization's ``optimize-v3``), to be written elsewhere and imported once the
+    database can be written (:func:`surrobench.import_run`); ``what`` and ``record_id`` name it (``run``,
+    ``serve run``, ``optimization``); ``measured``: how many ``unit`` s it holds, ``stored`` how many of them the
+    database took, where known. Its runs are marked ``unsaved``
+    where that write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery
+    file beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
+
+    def __init__(
+        self,
+        error: StoreWriteError,
+        document: dict,
+        record_id: str,
+        measured: int,
+        *,
+        what: str = "run",
+        unit: str = "config",
+        stored: int | None = None,
+    ) -> None:
+        kept = "not all stored" if stored is None else f"{stored} stored"
+        super().__init__(f"{error}; {measured} {unit}(s) measured, {kept}")
+        self.error = error
+        self.document = document
+        self.record_id = record_id
+        self.measured = measured
+        self.what = what
+
+
 # Exit codes of the command line, one home (the README's table lists them).
 EXIT_OK = 0
 #: ``compare --fail-on-regression`` found a regression.

@@ -321,6 +321,8 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
     Raises:
         UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
             built for it; a config that fails while running is recorded with status ``oom`` or ``error`` instead.
+        Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
+            config measured, for :func:`surrobench.import_run` once the database can be written.
     """
     plan = sweep_plan(model, caller=benchmark, **sweep)
     with open_store(db) as store:

@@ -246,3 +246,69 @@ def history(
         raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:
         return store.list_runs(model=model, tag=tag, since=since)
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """A file stored by :func:`import_run`: ``what`` it held (``run``, ``serve run``, ``optimization``), its id, and
+    what this import added: a run's configs the database lacked; 1 for a serve run or an optimization the database
+    did not hold (0: it held it, and holds the file's now). 0 means the database already held everything."""
+
+    what: str
+    record_id: str
+    added: int
+
+
+def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
+    """Store the JSON file ``path`` in the database ``db`` (created when missing): a run (``run --json``), a serve
+    run (``serve --json``) or an optimization (``optimize --json``), such as the recovery file a command wrote when
+    its database failed (:class:`~surrobench.errors.Unsaved`). A run adds the configs the database lacks, so
+    importing a file twice adds nothing; the run is then ``complete``, or ``interrupted`` when the file says it was.
+    A serve run or an optimization is stored whole (replacing the one of its id). An optimization's baseline and
+    recipe runs are not in its file: the configs they lack stay missing. Behind ``surrobench import``.
+
+    Raises:
+        UsageError: ``path`` is not a file, or not one of those documents; the database holds another run of that
+            id (a config the file lacks) or the run's own process is still writing it
+            (:meth:`~surrobench.results.store.ResultStore.add_run`); the write failed
+            (:class:`~surrobench.errors.StoreWriteError`).
+    """
+    from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
+    from surrobench.results.optimize_store import add_optimization, find_optimization
+    from surrobench.results.serve_store import save_serve
+
+    if not Path(path).is_file():
+        raise UsageError(f"run file {str(path)!r}: no such file")
+    served = _serve_file(path)
+    data = None if served is not None else _optimize_document(path)
+    with ResultStore(db) as store:
+        if served is not None:
+            known = served.run_id in store.matching_run_ids(served.run_id)
+            store.add_run(RunRecord(served.run_id, served.created, served.tag, served.env), _state(served.env))
+            save_serve(store, served, state=None)
+            return ImportedRun("serve run", served.run_id, int(not known))
+        if data is not None:
+            try:
+                check_optimize_json(data)
+            except OptimizeJsonError as exc:
+                raise UsageError(f"optimize file {str(path)!r}: {exc}") from None
+            known = find_optimization(store, data["optimize_id"]) is not None
+            add_optimization(store, data)
+            return ImportedRun("optimization", data["optimize_id"], int(not known))
+        record = load_run(Path(path))
+        return ImportedRun("run", record.run_id, store.add_run(record, _state(record.env)))
+
+
+def _state(env: dict) -> str:
+    """The state of an imported run: ``interrupted`` when its file says so, else ``complete``."""
+    return "interrupted" if env.get("interrupted") else "complete"
+
+
+def _optimize_document(path: str | Path) -> dict | None:
+    """The JSON object in ``path`` when its schema is an optimize document's (any version), else None."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
+    return data if isinstance(data, dict) and data.get("schema") in optimize else None

@@ -19,9 +19,9 @@ from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.errors import UsageError
+from surrobench.errors import StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
-from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
+from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, unsaved
 from surrobench.records import schemas
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
@@ -269,6 +269,8 @@ def profile_phase(
         ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the op tables of the configs profiled before it stay
             stored, the run is marked ``interrupted``, and the exception carries the run (``top_op`` set on
             those configs) and their reports. A config whose child was running is not profiled.
+        Unsaved: a write to ``store`` failed (its op tables, or the run's state): the run marked ``unsaved``
+            where the database still takes that, and its JSON carried by the exception.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
     done: list = []
@@ -286,7 +288,13 @@ def profile_phase(
         results = tuple(profiled.get(r.config_id, r) for r in record.results)
         cut = replace(record, env={**record.env, "interrupted": True}, results=results)
         raise ProfileInterrupted(cut, len(plan.configs), tuple(done), to_profile) from None
-    store.finish_run(record.run_id)
+    except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
+        profiled = {r.config.config_id: r.config for r in done}
+        raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)
+    try:
+        store.finish_run(record.run_id)
+    except StoreWriteError as exc:
+        raise unsaved(store, record, exc) from None
     return record, reports
 
 

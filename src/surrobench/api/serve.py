@@ -35,7 +35,7 @@ from surrobench.analysis.capacity import (
 )
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
-from surrobench.errors import Interrupted, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.arrivals import (
     MAX_ARRIVALS_PER_LOAD,
     check_load,
@@ -55,7 +55,7 @@ from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
-from surrobench.execution.sweep import new_run_id, run_environment
+from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import (
     ARRIVALS,
     Capacity,
@@ -484,6 +484,11 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
         cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
         save_serve(store, cut, "interrupted")
         raise ServeInterrupted(cut, total) from None
+    except StoreWriteError as exc:  # every load point measured is in the record, stored or not
+        cut = progress.record(record)
+        mark_unsaved(store, record.run_id)
+        points = sum(len(p.points) for p in cut.policies)
+        raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
 
 
 def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:
@@ -525,6 +530,8 @@ def serve(
             one config.
         ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); every load point that finished is stored, the run marked
             ``interrupted``, and the exception carries the record.
+        Unsaved: a write to ``db`` failed; the exception carries the record's serve-v1 JSON, every load point that
+            finished, and the run is marked ``unsaved`` where the database still takes that.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))

@@ -13,6 +13,7 @@ COMMAND_ORDER = (
     "run",
     "show",
     "history",
+    "import",
     "compare",
     "report",
     "profile",
@@ -33,7 +34,23 @@ class _OrderedGroup(typer.core.TyperGroup):
         return sorted(names, key=lambda name: (rank.get(name, len(rank)), names.index(name)))
 
 
-app = typer.Typer(
+class _CheckedApp(typer.Typer):
+    """The app: each command it registers is :func:`surrobench.cli.options.checked_command`, so that every command's
+    outputs are checked against its inputs, and what it measured is kept when its database fails, in one place."""
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+
+        def decorate(command):
+            from surrobench.cli.options import checked_command  # with the commands: `--version` needs none
+
+            register(checked_command(command))
+            return command
+
+        return decorate
+
+
+app = _CheckedApp(
     cls=_OrderedGroup,
     name="surrobench",
     help="Benchmark, profile and diagnose the inference of physics surrogate models.",

@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from rich.console import Console
 from surrobench.cli.signals import signals_deferred
 from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
-from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
+from surrobench.errors import EXIT_CONFIGS_FAILED, Unsaved, UsageError
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
@@ -201,6 +202,124 @@ def check_writable(path: Path | None, flag: str) -> None:
         raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
 
 
+#: The flags of the options that name what a command writes: a file (``--json``, ``--markdown``, ``report``'s
+#: ``--output``, ``serve``'s ``--html``) or a folder it fills (``--trace-out``, ``--flamegraph-out``). Every other
+#: path a command takes is one it reads (``--db``, a trace, a run file, ``--arrivals``, ``--config``, ...).
+OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--output", "--html", "--trace-out", "--flamegraph-out"})
+
+
+def _appended(path: Path) -> bool:
+    """Whether :func:`write_output` appends to ``path`` rather than replacing it: a device or a pipe, or a
+    ``/dev`` link that leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open)."""
+    target = path.resolve()
+    leads_out_of_dev = path.absolute().parts[:2] == ("/", "dev") and target != path.absolute()
+    return leads_out_of_dev or (target.exists() and not target.is_file() and not target.is_dir())
+
+
+def _read_paths(value: object) -> list[Path]:
+    """The paths a read parameter's ``value`` names: a ``Path`` as given (a database not made yet included);
+    of a text value, each existing file it names (a run JSON of ``compare``, the ``file.py`` of ``--model
+    file.py:build,other``); of a list, those of each item."""
+    if isinstance(value, (list, tuple)):
+        return [path for item in value for path in _read_paths(item)]
+    if isinstance(value, Path):
+        return [value]
+    if not isinstance(value, str):
+        return []
+    named = {piece.strip() for item in value.split(",") for piece in (item, item.rpartition(":")[0])}
+    return [Path(name) for name in sorted(named) if name and Path(name).is_file()]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one file: the same real path (symbolic links and ``..`` followed), or one inode
+    (a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False
+
+
+def refuse_overwriting_inputs(ctx: typer.Context) -> None:
+    """Refuse, before the command runs, an output (:data:`OUTPUT_FLAGS`) that is a path the command reads (the
+    results database, a trace, a run file, a model's file) or another output: writing it would replace what is
+    read, as ``--db same.db --json same.db`` once turned a database into a JSON file. An output that is appended
+    to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) replaces nothing and is not checked.
+
+    Raises:
+        UsageError: naming both options and the path.
+    """
+    outputs: list[tuple[str, Path]] = []
+    reads: list[tuple[str, Path]] = []
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if value is None or isinstance(value, bool):
+            continue
+        name = next((o for o in param.opts if o.startswith("--")), str(param.name).upper())  # an argument: RUNS
+        if name in OUTPUT_FLAGS:
+            outputs.append((name, Path(value)))
+        else:
+            reads += [(name, path) for path in _read_paths(value)]
+    for i, (flag, path) in enumerate(outputs):
+        if _appended(path):
+            continue
+        for other, read in [*outputs[:i], *reads]:
+            if _same_file(path, read):
+                raise UsageError(
+                    f"{flag} {str(path)!r} is the same file as {other} {str(read)!r}: writing it would replace it; "
+                    f"give {flag} another path"
+                )
+
+
+def checked_command(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` as the app registers every command (:mod:`surrobench.cli.app`): its outputs refused before it
+    runs where they would replace what it reads (:func:`refuse_overwriting_inputs`), and what it measured kept when
+    its results database fails (:func:`keep_unsaved`). typer hands the wrapper the command's context: through the
+    command's own context parameter where it has one (typer fills only one), else one added to its signature."""
+    own = inspect.signature(command, eval_str=True)
+    params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
+    name = next((p.name for p in params if p.annotation is typer.Context), None)
+    if name is None:
+        name = "_checked_context"
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
+
+    @functools.wraps(command)
+    def checked(**kwargs) -> None:
+        ctx = kwargs[name] if name in own.parameters else kwargs.pop(name)
+        refuse_overwriting_inputs(ctx)
+        try:
+            command(**kwargs)
+        except Unsaved as exc:
+            json_out = next((p for p in ctx.command.params if "--json" in p.opts), None)
+            raise UsageError(keep_unsaved(exc, ctx.params.get(json_out.name) if json_out else None)) from None
+
+    checked.__signature__ = own.replace(parameters=params)
+    checked.__annotations__ = {p.name: p.annotation for p in checked.__signature__.parameters.values()}
+    return checked
+
+
+def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
+    """Write what a command measured but its database did not take (``exc.document``) to its ``--json``
+    (``json_out``), else to a recovery file (:func:`surrobench.results.recovery.write_recovery`); the one line
+    that says what failed, where the measurements are, and how to import them."""
+    from surrobench.results.recovery import write_recovery
+
+    kept: Path | None = None
+    if json_out is not None:
+        try:
+            write_json(json_out, exc.document)
+            kept = json_out
+        except UsageError:
+            pass
+    if kept is None:
+        kept = write_recovery(exc.document, exc.error.path, exc.record_id)
+    if kept is None:
+        return f"{exc}; they could not be written to any file either (beside the database, here, or in the temporary folder)"
+    again = shlex.join(["surrobench", "import", str(kept), "--db", exc.error.path])
+    return f"{exc}: {exc.what} {exc.record_id} is kept in {str(kept)!r}; once the database can be written: {again}"
+
+
 def _new_file_mode(path: Path) -> int:
     """The permission bits ``path`` should have after it is replaced: its own when it exists, else what
     ``open(path, "w")`` would give a new file, ``0o666`` less the process umask (POSIX ``open(2)``)."""
@@ -236,8 +355,7 @@ def _write_output(path: Path, text: str, flag: str) -> None:
     data = text.encode("utf-8", "backslashreplace")  # a lone surrogate from a name cannot stop the write
     try:
         target = path.resolve()
-        leads_out_of_dev = path.absolute().parts[:2] == ("/", "dev") and target != path.absolute()  # /dev/stdout
-        if leads_out_of_dev or (target.exists() and not target.is_file()):
+        if _appended(path) or target.is_dir():
             sys.stdout.flush()  # what was printed comes first, when the path leads to the standard output
             with open(path, "ab") as stream:  # appended: truncating would cut what a redirected stdout holds
                 stream.write(data)

@@ -23,6 +23,29 @@ from surrobench.errors import UsageError
 from surrobench.report.escape import rich_escape
 
 
+@app.command(name="import")
+def import_(
+    path: Path = typer.Argument(
+        ..., help="A JSON file of run, serve or optimize --json, or the recovery file a failed database left."
+    ),
+    db: Path = DbOpt,
+) -> None:
+    """Store a run, serve or optimize JSON file in --db, such as the recovery file of a failed database.
+
+    A run adds the configs the database lacks (importing twice adds nothing); a serve run or an optimization is
+    stored whole. A command whose database could not be written (disk full, locked) names its recovery file."""
+    from surrobench.api.compare import import_run
+
+    imported = import_run(path, db=db)
+    if imported.what == "run":
+        added = f"{imported.added} config(s) added" if imported.added else "every config was stored already"
+    else:
+        added = "added" if imported.added else "replaced"
+    console.print(
+        f"imported {imported.what} {rich_escape(imported.record_id)} into {rich_escape(db)}: {added}", soft_wrap=True
+    )
+
+
 @app.command()
 def show(
     run: str = typer.Argument(

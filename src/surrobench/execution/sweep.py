@@ -15,7 +15,7 @@ from typing import Protocol
 
 import torch
 
-from surrobench.errors import Interrupted, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
 from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
@@ -33,7 +33,8 @@ from surrobench.workload.zoo.base import Surrogate
 class RunSink(Protocol):
     """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore` is one):
     the run row first, each config when it finishes (returning its id), the environment and the run's final
-    state (``complete`` or ``interrupted``) at the end."""
+    state (``complete``, ``interrupted``, or ``unsaved`` when a write failed) at the end; a failed write raises
+    :class:`~surrobench.errors.StoreWriteError`."""
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None: ...
 
@@ -270,6 +271,8 @@ def execute_sweep(
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP: :mod:`surrobench.cli.signals`); the configs committed
             before it stay stored and the run is marked ``interrupted``.
+        Unsaved: a write to ``store`` failed (:class:`~surrobench.errors.StoreWriteError`): the sweep stops, the
+            exception carries the run JSON of every config measured (:func:`unsaved`).
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
@@ -300,12 +303,35 @@ def execute_sweep(
         env["interrupted"] = True
         store.update_env(run.run_id, env)  # as run --json has it, so show and compare of the stored run say so
         raise SweepInterrupted(replace(run, env=env, results=tuple(results)), len(configs)) from None
-    if request.device == "cuda":
-        env["gpu_clocks"]["after"] = gpu_readings()
-        store.update_env(run.run_id, env)
-    if finish:
-        store.finish_run(run.run_id)
+    except StoreWriteError as exc:
+        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
+    try:
+        if request.device == "cuda":
+            env["gpu_clocks"]["after"] = gpu_readings()
+            store.update_env(run.run_id, env)
+        if finish:
+            store.finish_run(run.run_id)
+    except StoreWriteError as exc:
+        raise unsaved(store, replace(run, env=env, results=tuple(results)), exc) from None
     return replace(run, env=env, results=tuple(results)), sweep_warnings(results, env["torch_threads"])
+
+
+def mark_unsaved(store: RunSink, *run_ids: str) -> None:
+    """Mark the runs ``unsaved`` after a write failed, where the database still takes that write (a full disk
+    often does not: ``history`` then lists them ``abandoned`` once this process is gone)."""
+    for run_id in run_ids:
+        try:
+            store.finish_run(run_id, "unsaved")
+        except StoreWriteError:
+            pass
+
+
+def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:
+    """The :class:`~surrobench.errors.Unsaved` of a run whose database write failed (``error``): ``record`` holds
+    everything measured, stored or not; the run is marked ``unsaved`` (:func:`mark_unsaved`)."""
+    mark_unsaved(store, record.run_id)
+    stored = sum(r.config_id is not None for r in record.results)
+    return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
 
 
 def _run_rounds(
@@ -321,14 +347,20 @@ def _run_rounds(
 
     On Ctrl-C (KeyboardInterrupt, SIGTERM included) each config not committed yet that finished a round is
     committed with the rounds it finished, ``extra["rounds_planned"]`` saying how many were asked for: nothing
-    measured is lost (docs/design.md, "Principles"). Then the interruption goes on."""
+    measured is lost (docs/design.md, "Principles"). Then the interruption goes on. When a commit fails
+    (:class:`~surrobench.errors.StoreWriteError`) the sweep stops: that config and each one not committed yet that
+    finished a round are appended to ``results`` without a ``config_id`` (those short of rounds with
+    ``rounds_planned``), and the error goes on."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0  # configs committed, in order: in the last round they are committed one by one
 
+    def merged(done: list[ConfigResult], extra: dict) -> ConfigResult:
+        result = merge_rounds(done)
+        return replace(result, extra={**result.extra, **extra})
+
     def commit(done: list[ConfigResult], extra: dict) -> None:
-        merged = merge_rounds(done)
-        merged = replace(merged, extra={**merged.extra, **extra})
-        results.append(replace(merged, config_id=store.add_result(run_id, merged)))
+        result = merged(done, extra)
+        results.append(replace(result, config_id=store.add_result(run_id, result)))
 
     try:
         for round_index in range(n_rounds):
@@ -343,6 +375,12 @@ def _run_rounds(
         for done in rounds[committed:]:
             if done:
                 commit(done, {"rounds": len(done), "rounds_planned": n_rounds})
+        raise
+    except StoreWriteError:
+        for done in rounds[committed:]:
+            if done:
+                short = len(done) < n_rounds
+                results.append(merged(done, {"rounds": len(done), "rounds_planned": n_rounds} if short else {}))
         raise
 
 

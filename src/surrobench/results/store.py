@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from surrobench.errors import UsageError
+from surrobench.errors import StoreWriteError, UsageError
 from surrobench.records.config import InputSpec
 from surrobench.results.owner import RunOwner
 from surrobench.records.run import ConfigResult, RunRecord, check_run_json
@@ -35,7 +36,10 @@ DEFAULT_DB = "surrobench.db"
 #: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
 #: this code would write.
 SCHEMA_VERSION = 9
-RUN_STATES = ("running", "complete", "interrupted")
+#: ``unsaved``: the command measured more than the database took (a write failed: disk full, locked, ...) and
+#: exited knowing it; what it measured is in its ``--json`` or recovery file (:class:`~surrobench.errors.Unsaved`),
+#: and ``surrobench import`` of that file completes the run.
+RUN_STATES = ("running", "complete", "interrupted", "unsaved")
 #: What ``history`` shows for a run stored ``running`` whose process is gone (killed with no chance to mark it).
 ABANDONED = "abandoned"
 
@@ -286,6 +290,44 @@ def _refuse_newer(version: int, path: str) -> None:
         )
 
 
+#: Free bytes on the database's file system under which a write failure whose SQLite error names no cause (the
+#: "cannot rollback - no transaction is active" of a commit that failed at 0 bytes free, which hides the
+#: ``SQLITE_FULL`` under it) is reported as a full disk: a few of SQLite's default 4096-byte pages
+#: (https://www.sqlite.org/pragma.html#pragma_page_size), what one more commit and its journal need at least.
+_FULL_BELOW_BYTES = 64 * 4096
+
+#: SQLite's primary result codes (``sqlite3.Error.sqlite_errorname`` without an extended suffix,
+#: https://www.sqlite.org/rescode.html) and what failed, in words.
+_WRITE_FAILURES = {
+    "SQLITE_FULL": "disk full",
+    "SQLITE_BUSY": "locked by another process",
+    "SQLITE_LOCKED": "locked by another process",
+    "SQLITE_READONLY": "read-only",
+    "SQLITE_IOERR": "I/O error",
+    "SQLITE_CANTOPEN": "cannot open the file",
+    "SQLITE_CORRUPT": "the file is damaged",
+    "SQLITE_NOTADB": "the file is damaged",
+}
+
+
+def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
+    """What made a write to the database at ``path`` fail, in words (``disk full``, ``locked by another process``,
+    ``read-only``, ``I/O error``, ...), from SQLite's result code (:data:`_WRITE_FAILURES`); an error without one
+    of those is ``disk full`` when its file system has less than :data:`_FULL_BELOW_BYTES` free, else ``write
+    failed``."""
+    code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
+    cause = _WRITE_FAILURES.get("_".join(code[:2]))
+    if cause is None and "database or disk is full" in str(exc):  # an error made without its code
+        cause = "disk full"
+    if cause is None:
+        try:
+            free = shutil.disk_usage(Path(path).resolve().parent).free
+        except OSError:
+            free = None
+        cause = "disk full" if free is not None and free < _FULL_BELOW_BYTES else "write failed"
+    return cause
+
+
 def _writable(path: Path) -> bool:
     """Whether SQLite could write ``path``: the file (when it exists) and its folder, which holds the
     rollback journal (https://www.sqlite.org/tempfiles.html)."""
@@ -314,8 +356,10 @@ class ResultStore:
             else:
                 self.conn = sqlite3.connect(self.path)
                 self._open_schema(read_only)
-        except sqlite3.Error as exc:
-            raise UsageError(f"cannot use results database {self.path!r}: {exc}") from None
+        except sqlite3.Error as exc:  # the schema probe writes: a full disk fails here, before anything is measured
+            cause = write_failure(exc, self.path)
+            detail = exc if cause == "write failed" else f"{cause} ({exc})"
+            raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
 
     def _check_read_only_schema(self) -> None:
         """What :meth:`_open_schema` checks, without writing: a newer schema is refused, an older one (which
@@ -384,13 +428,20 @@ class ResultStore:
 
     @contextmanager
     def _writing(self):
-        """One committed transaction; a failing write (disk full, file made read-only or removed) is the
-        user's environment, reported as one line rather than a traceback."""
+        """One committed transaction; a failing write (disk full, locked, file made read-only or removed) is the
+        user's environment, reported as one line rather than a traceback.
+
+        Raises:
+            StoreWriteError: the write failed; its ``cause`` says what failed (:func:`write_failure`).
+        """
         try:
             with self.conn:
                 yield
         except sqlite3.Error as exc:
-            raise UsageError(f"cannot write to results database {self.path!r}: {exc}") from None
+            cause = write_failure(exc, self.path)
+            raise StoreWriteError(
+                f"cannot write to results database {self.path!r}: {cause} ({exc})", path=self.path, cause=cause
+            ) from None
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
@@ -404,8 +455,8 @@ class ResultStore:
             )
 
     def finish_run(self, run_id: str, state: str = "complete") -> None:
-        """Mark the run ``complete`` or ``interrupted`` (one of :data:`RUN_STATES`); a run still ``running``
-        in the database was killed (or is in progress)."""
+        """Mark the run ``complete``, ``interrupted`` or ``unsaved`` (one of :data:`RUN_STATES`); a run still
+        ``running`` in the database was killed (or is in progress)."""
         if state not in RUN_STATES:
             raise ValueError(f"run state {state!r}: one of {RUN_STATES}")
         with self._writing():
@@ -423,42 +474,87 @@ class ResultStore:
     def add_result(self, run_id: str, r: ConfigResult) -> int:
         """Insert one config and its samples in one transaction; returns its ``config_id``."""
         with self._writing():
-            cur = self.conn.execute(
-                "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
-                " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
-                " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    r.model,
-                    r.shape_label,
-                    json.dumps(list(r.input_shape)),
-                    r.batch,
-                    r.precision,
-                    r.device,
-                    r.mode,
-                    r.status,
-                    r.error,
-                    r.warmup,
-                    r.iters,
-                    r.cold_start_ms,
-                    _dump(r.latency_ms.to_dict() if r.latency_ms else None),
-                    _dump(r.device_ms.to_dict() if r.device_ms else None),
-                    r.samples_per_s,
-                    r.points_per_s,
-                    r.peak_mem_bytes,
-                    r.peak_reserved_bytes,
-                    _dump(r.top_op),
-                    json.dumps(r.extra),
-                    json.dumps([spec.to_json() for spec in r.inputs]),
-                ),
-            )
-            config_id = cur.lastrowid
-            device = r.device_samples_ms or (None,) * len(r.samples_ms)
-            self.conn.executemany(
-                "INSERT INTO samples VALUES (?, ?, ?, ?)",
-                [(config_id, i, lat, dev) for i, (lat, dev) in enumerate(zip(r.samples_ms, device))],
-            )
+            return self._insert_result(run_id, r)
+
+    def add_run(self, run: RunRecord, state: str = "complete") -> int:
+        """Store ``run`` (read from a run JSON file: ``surrobench import``) in one transaction: the run row, when
+        the database has none of that id, and each config the stored run lacks (matched by
+        :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the file holds it), so importing the
+        same file again adds nothing. The run is then marked ``state`` (one of :data:`RUN_STATES`). Returns how
+        many configs were added.
+
+        Raises:
+            UsageError: ``run.run_id`` names a stored run holding a config the file lacks (another run of that
+                id), or one that is still ``running`` in a live process.
+            StoreWriteError: the write failed.
+        """
+        stored = self.matching_run_ids(run.run_id)
+        have = [r.key() for r in self.load_run(run.run_id).results] if run.run_id in stored else []
+        missing = list(run.results)
+        for key in have:
+            match = next((r for r in missing if r.key() == key), None)
+            if match is None:
+                raise UsageError(
+                    f"run {run.run_id} in {self.path!r} holds configs the file does not: another run of that id"
+                )
+            missing.remove(match)
+        if run.run_id in stored and _shown_state(*self._owner_row(run.run_id)) == "running":
+            raise UsageError(f"run {run.run_id} in {self.path!r} is still being written by its process")
+        with self._writing():
+            if run.run_id not in stored:
+                self.conn.execute(
+                    "INSERT INTO runs (run_id, created, tag, env_json, state) VALUES (?, ?, ?, ?, 'running')",
+                    (run.run_id, run.created, run.tag, json.dumps(run.env)),
+                )
+            for r in missing:
+                self._insert_result(run.run_id, r)
+            self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run.run_id))
+        return len(missing)
+
+    def _owner_row(self, run_id: str) -> tuple:
+        """``(state, pid, host, pid_started)`` of the stored run ``run_id``."""
+        return self.conn.execute(
+            "SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+
+    def _insert_result(self, run_id: str, r: ConfigResult) -> int:
+        """:meth:`add_result` inside the caller's transaction."""
+        cur = self.conn.execute(
+            "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
+            " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
+            " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                r.model,
+                r.shape_label,
+                json.dumps(list(r.input_shape)),
+                r.batch,
+                r.precision,
+                r.device,
+                r.mode,
+                r.status,
+                r.error,
+                r.warmup,
+                r.iters,
+                r.cold_start_ms,
+                _dump(r.latency_ms.to_dict() if r.latency_ms else None),
+                _dump(r.device_ms.to_dict() if r.device_ms else None),
+                r.samples_per_s,
+                r.points_per_s,
+                r.peak_mem_bytes,
+                r.peak_reserved_bytes,
+                _dump(r.top_op),
+                json.dumps(r.extra),
+                json.dumps([spec.to_json() for spec in r.inputs]),
+            ),
+        )
+        config_id = cur.lastrowid
+        device = r.device_samples_ms or (None,) * len(r.samples_ms)
+        self.conn.executemany(
+            "INSERT INTO samples VALUES (?, ?, ?, ?)",
+            [(config_id, i, lat, dev) for i, (lat, dev) in enumerate(zip(r.samples_ms, device))],
+        )
         return config_id
 
     def set_top_op(self, config_id: int, name: str, share: float) -> None:

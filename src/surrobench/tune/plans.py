@@ -14,13 +14,21 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from surrobench.errors import Interrupted, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.compile_cache import shared_compile_cache
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.runner import failed_result, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
+from surrobench.execution.sweep import (
+    SweepPlan,
+    SweepRequest,
+    mark_unsaved,
+    new_run_id,
+    plan_sweep,
+    resolve_device,
+    sweep_warnings,
+)
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
@@ -64,19 +72,24 @@ def optimize_plans(
 
     def progress(partial: ConfigOptimization | None = None) -> None:
         """The report so far stored as an interrupted optimization (replaced by each later write), so a kill
-        of this process loses no judged candidate: the finished configs and the one being searched."""
-        add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
+        of this process loses no judged candidate: the finished configs and the one being searched. A write that
+        fails does not stop the search: the config's own write (:func:`keep`) reports it, with the whole search."""
+        try:
+            add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
+        except StoreWriteError:
+            pass
 
     def keep(entry: ConfigOptimization) -> None:
-        """The config's baseline and recipe results into their runs (the recipe run begun with the first)."""
+        """The config's baseline and recipe results into their runs (the recipe run begun with the first); the
+        entry is the report's first, so a write that fails keeps it."""
         nonlocal recipe_stored
+        entries.append(entry)
         store.add_result(baseline_run.run_id, entry.baseline)
         if entry.recipe_result is not None:
             if not recipe_stored:
                 store.begin_run(recipe_run, command)
                 recipe_stored = True
             store.add_result(recipe_run.run_id, entry.recipe_result)
-        entries.append(entry)
 
     with shared_compile_cache():  # one torch.compile cache for this process and its fresh ones
         try:
@@ -109,9 +122,21 @@ def optimize_plans(
             cut = report(entries, True)
             _store(store, cut)
             raise OptimizeInterrupted(cut, len(configs)) from None
+        except StoreWriteError as exc:
+            raise _unsaved(store, report(entries, True), exc) from None
     done = report(entries, False)
-    _store(store, done)
+    try:
+        _store(store, done)
+    except StoreWriteError as exc:
+        raise _unsaved(store, done, exc) from None
     return done
+
+
+def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError) -> Unsaved:
+    """The :class:`~surrobench.errors.Unsaved` of a search whose database write failed: the report of every config
+    searched (optimize's ``--json`` document), its runs marked ``unsaved`` where the database still takes that."""
+    mark_unsaved(store, *filter(None, (report.baseline_run_id, report.recipe_run_id)))
+    return Unsaved(error, report.to_json(), report.optimize_id, len(report.configs), what="optimization")
 
 
 class OptimizeInterrupted(Interrupted):
