@@ -79,7 +79,15 @@ def test_compare_pairs_an_ok_config_with_its_later_oom_as_a_regression():
 
 def test_nan_output_is_flagged_but_timings_kept():
     r = run_config(_cfg(), prepare_model(TinySurrogate(ReturnsNaN), "cpu", 0))
-    assert r.status == "error" and "not finite" in r.error and "256 of 256" in r.error
+    assert r.status == "nonfinite" and "not finite" in r.error and r.extra["failure_cause"] == "nonfinite_output"
+    assert r.extra["nonfinite"] == {
+        "tensor": "output",
+        "nonfinite_values": 256,
+        "numel": 256,
+        "input_set": 0,
+        "call": 0,
+        "phase": "first",
+    }
     assert r.latency_ms is not None and len(r.samples_ms) == 12
 
 

@@ -544,6 +544,7 @@ def serve(
         on_start(total)
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
+        model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
 
         def point_done(point: LoadPoint) -> None:
             progress.points.append(point)
@@ -563,13 +564,19 @@ def serve(
                     )
                     bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
                     start = START_FRACTION * bound_rps
-                    done.append(serve_policy(request, policy, service, start, on_point=point_done))
+                    checks = info.checks
+                    done.append(
+                        serve_policy(
+                            request, policy, service, start, on_point=lambda p: (checks.point_done(), point_done(p))
+                        )
+                    )
+                model_notes += info.checks.notes()
             if on_policy is not None:
                 on_policy(done[-1])
         notes = tuple(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
-        notes += search_notes(request, done)
+        notes += search_notes(request, done) + model_notes
         record = replace(record, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)
     return record

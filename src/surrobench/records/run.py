@@ -239,7 +239,7 @@ class RunRecord:
         return tabular.run_dataframe(self)
 
     def to_json(self) -> dict:
-        """The whole run as ``surrobench/run-v3``."""
+        """The whole run as ``surrobench/run-v4``."""
         return {
             "schema": schemas.RUN,
             "run_id": self.run_id,
@@ -251,7 +251,7 @@ class RunRecord:
 
 
 class RunJsonError(ValueError):
-    """A JSON document that is not a valid ``surrobench/run-v3`` (or run-v2, run-v1) run; the message names the bad
+    """A JSON document that is not a valid ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) run; the message names the bad
     key path."""
 
 
@@ -411,7 +411,7 @@ def _check_multi_rank(d: dict, where: str) -> None:
 
 
 def check_run_json(d: object) -> None:
-    """Validate a whole ``surrobench/run-v3`` (or run-v2, run-v1) document before anything reads it: the schema id, every key
+    """Validate a whole ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) document before anything reads it: the schema id, every key
     of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
     device, mode and status.
 
@@ -420,11 +420,14 @@ def check_run_json(d: object) -> None:
     """
     if not isinstance(d, dict):
         raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    keys = {schemas.RUN: RESULT_KEYS_V3, schemas.RUN_V2: RESULT_KEYS_V2, schemas.RUN_V1: RESULT_KEYS}.get(
-        d.get("schema")
-    )
+    keys = {
+        schemas.RUN: RESULT_KEYS_V3,
+        schemas.RUN_V3: RESULT_KEYS_V3,
+        schemas.RUN_V2: RESULT_KEYS_V2,
+        schemas.RUN_V1: RESULT_KEYS,
+    }.get(d.get("schema"))
     if keys is None:
-        older = f"{schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
+        older = f"{schemas.RUN_V3!r}, {schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
         raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {older})")
     for key in ("run_id", "created"):
         _text(d.get(key), key)

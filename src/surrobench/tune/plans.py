@@ -20,7 +20,15 @@ from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import fingerprint
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.runner import failed_result, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, plan_sweep, resolve_device, sweep_warnings
+from surrobench.execution.sweep import (
+    SweepPlan,
+    SweepRequest,
+    forward_warnings,
+    new_run_id,
+    plan_sweep,
+    resolve_device,
+    sweep_warnings,
+)
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
@@ -142,7 +150,10 @@ def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: b
         configs=tuple(entries),
         fresh_pairs=request.fresh_pairs,
         interrupted=interrupted,
-        warnings=tuple(sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)),
+        warnings=tuple(
+            sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)
+            + forward_warnings([c.result for e in entries for c in e.candidates if c.result is not None])
+        ),
     )
 
 
