@@ -72,7 +72,7 @@ class Variant:
     cfg: ExecConfig
     step: Step
     input_sets: list[Inputs]
-    points_per_sample: float
+    points_per_sample: float | None
     setup_ms: float
     first_output: object
     rounds: list[ConfigResult] = field(default_factory=list)
