@@ -24,7 +24,7 @@ from surrobench.execution.config import ExecConfig, execution_settings, settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label
-from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
     LEAK_KEY,
@@ -40,7 +40,7 @@ from surrobench.execution.sanity import (
 )
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.config import InputSpec
-from surrobench.records.run import HOST_SUBMIT_KEY, ConfigResult
+from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
@@ -62,7 +62,10 @@ class PreparedModel:
 
 
 def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
-    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode."""
+    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode. Every measured
+    model is prepared here, before anything is timed: glibc malloc's thresholds are pinned for the process first
+    (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
+    pin_malloc_thresholds()
     torch.manual_seed(seed)
     return PreparedModel(surrogate, surrogate.build().to(device).eval())
 
@@ -238,6 +241,8 @@ def timed_result(
     }
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries
+    if not memory.own_peak:
+        extra[PEAK_OWN_KEY] = False
     error = nonfinite_message(nonfinite) if nonfinite else None
     if nonfinite:
         extra.update({**failure_extra(error), NONFINITE_KEY: nonfinite})

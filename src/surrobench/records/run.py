@@ -47,6 +47,10 @@ RESULT_KEYS = (
 )
 #: What a run-v2 result adds to :data:`RESULT_KEYS`.
 RESULT_KEYS_V2 = (*RESULT_KEYS, "inputs")
+#: ``extra`` key of a CPU result whose ``peak_mem_bytes`` is not its own peak, written as False only then: the
+#: high-water mark could not be reset before it (not Linux with glibc), so the figure is its growth over a peak
+#: that earlier configs may have set, and it depends on their order (:mod:`surrobench.execution.memory`).
+PEAK_OWN_KEY = "peak_mem_own"
 #: What a run-v3 result adds to :data:`RESULT_KEYS_V2`: the settings outside the config key it ran with, the rounds
 #: its samples came from, and the rounds asked for when an interruption left it short (else null).
 RESULT_KEYS_V3 = (*RESULT_KEYS_V2, "settings", "rounds", "rounds_planned")
