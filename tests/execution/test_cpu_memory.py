@@ -37,16 +37,18 @@ def _peak(prepared, batch):
 
 
 def test_cpu_peak_memory_is_independent_of_config_order():
-    """Small then large, large then small: each config reads its own temporaries (the heap's reuse pattern of
-    torch's aligned blocks keeps up to a few of them resident at once: docs/benchmarks/cpu-allocator.md, so the
-    tolerance is one temporary); before the fix the second config read what the first had freed, near 0."""
+    """Small then large, large then small: each config reads its own temporaries, within the heap's reuse pattern
+    of torch's aligned blocks, which keeps one to three same-size temporaries resident across a config's calls
+    (docs/benchmarks/cpu-allocator.md); before the fix the second config read what the first had left free in
+    the heap, near 0."""
     prepared = prepare_model(TinySurrogate(Temporaries), "cpu", 0)
     _peak(prepared, 2)  # the process's one-off growth (thread pools, first allocations) lands on no tested config
     small_first, large_after = _peak(prepared, 1), _peak(prepared, 3)
     large_first, small_after = _peak(prepared, 3), _peak(prepared, 1)
-    assert small_first >= 7 * MIB and large_first >= 23 * MIB  # each sees its own temporary
-    assert small_after == pytest.approx(small_first, abs=8.5 * MIB)
-    assert large_after == pytest.approx(large_first, abs=24.5 * MIB)
+    for small in (small_first, small_after):
+        assert 8 * MIB - 0.5 * MIB <= small <= 3 * 8 * MIB + MIB
+    for large in (large_first, large_after):
+        assert 24 * MIB - 0.5 * MIB <= large <= 3 * 24 * MIB + MIB
 
 
 def test_an_optimize_candidate_has_its_own_peak_not_zero():
