@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
-from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import (
     PreparedModel,
@@ -150,7 +150,9 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     with execution_settings(cfg), torch.inference_mode():
         watch.sample()
         warm_up(variant.step, warmup, cfg.device)
+        faults = minor_faults()
         samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
+        faults = (minor_faults() - faults) / iters
         watch.sample(warmup + iters)
         variant.calls += warmup + iters
         found = check_calls(variant.step, range(len(variant.input_sets)), variant.calls, "end")
@@ -162,7 +164,8 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()
-    variant.rounds.append(replace(result, extra={**result.extra, LEAK_KEY: growth}) if growth else result)
+    flags = {**({LEAK_KEY: growth} if growth else {}), **({FAULTS_KEY: faults} if cfg.device == "cpu" else {})}
+    variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 
 def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int) -> None:

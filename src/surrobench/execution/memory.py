@@ -60,6 +60,18 @@ def pin_malloc_thresholds() -> bool:
     )
 
 
+#: ``extra`` key of a CPU result: the minor page faults of the process per timed call (getrusage(2)
+#: ``ru_minflt``, read around the timed loop): memory the allocator takes afresh on every call (a temporary over
+#: the mmap threshold, a heap trimmed between calls). The allocation state that moved a baseline 3-4x between
+#: processes shows here first (docs/benchmarks/cpu-allocator.md).
+FAULTS_KEY = "minor_faults_per_call"
+
+
+def minor_faults() -> int:
+    """The process's minor page faults so far (getrusage(2) ``ru_minflt``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def release_free_heap() -> None:
     """Return the heap's free pages to the system (glibc ``malloc_trim(0)``; nothing elsewhere), so that the
     resident set holds live memory only: what an earlier config freed no longer hides a later config's growth."""

@@ -24,7 +24,7 @@ from surrobench.execution.config import ExecConfig, execution_settings, settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label
-from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
     LEAK_KEY,
@@ -185,7 +185,9 @@ def _measure(
         warm_up(step, cfg.warmup, cfg.device)
         mutated = mutated_inputs(digest, input_digest(input_sets[0]))
         watch = MemoryWatch(cfg.device)
+        faults = minor_faults()
         samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
+        faults = (minor_faults() - faults) / cfg.iters
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
@@ -193,6 +195,8 @@ def _measure(
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
+    if cfg.device == "cpu":
+        flags[FAULTS_KEY] = faults
     return replace(result, extra={**result.extra, **flags}) if flags else result
 
 

@@ -153,6 +153,7 @@ def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: b
         warnings=tuple(
             sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)
             + forward_warnings([c.result for e in entries for c in e.candidates if c.result is not None])
+            + [w for w in (e.drift_warning() for e in entries) if w]
         ),
     )
 
