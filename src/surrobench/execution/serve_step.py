@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from surrobench.errors import ModelError
 from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.runner import PreparedModel, check_output, config_step
@@ -26,9 +27,9 @@ from surrobench.records.serve import padded_size, padded_sizes
 from surrobench.workload.inputs import make_input_sets
 
 
-class NonfiniteOutputError(ValueError):
+class NonfiniteOutputError(ModelError):
     """A padded size's first output held NaN/Inf (:func:`surrobench.execution.sanity.check_calls`): serving
-    it would time a broken forward."""
+    it would time a broken forward. Ends the command in one line, as a model that fails to build does."""
 
 
 @dataclass
