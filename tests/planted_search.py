@@ -28,7 +28,7 @@ class PlantedHandle:
     """A candidate's rounds as the bench planted them; ``name`` its recipe."""
 
     def __init__(self, name: str, setup_ms: float = 1.0) -> None:
-        self.name, self.setup_ms, self.rounds = name, setup_ms, []
+        self.name, self.setup_ms, self.rounds, self.nonfinite = name, setup_ms, [], None
 
     def samples_ms(self) -> list[list[float]]:
         return [list(r) for r in self.rounds]

@@ -135,7 +135,7 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 #: bad input or usage (:class:`UsageError`, click's own usage errors), an unwritable output.
 EXIT_USAGE = 2
-#: the sweep finished and was stored, but at least one config ended ``oom``, ``error`` or ``timeout`` (a
+#: the sweep finished and was stored, but at least one config ended ``oom``, ``error``, ``timeout`` or ``nonfinite`` (a
 #: :class:`ModelError` included: the user's model failed, not the command's input).
 EXIT_CONFIGS_FAILED = 3
 #: interrupted (Ctrl-C, SIGINT): 128 + signal 2, the shell convention; SIGTERM (143) and SIGHUP (129) are

@@ -79,7 +79,15 @@ def test_compare_pairs_an_ok_config_with_its_later_oom_as_a_regression():
 
 def test_nan_output_is_flagged_but_timings_kept():
     r = run_config(_cfg(), prepare_model(TinySurrogate(ReturnsNaN), "cpu", 0))
-    assert r.status == "error" and "not finite" in r.error and "256 of 256" in r.error
+    assert r.status == "nonfinite" and "not finite" in r.error and r.extra["failure_cause"] == "nonfinite_output"
+    assert r.extra["nonfinite"] == {
+        "tensor": "output",
+        "nonfinite_values": 256,
+        "numel": 256,
+        "input_set": 0,
+        "call": 0,
+        "phase": "first",
+    }
     assert r.latency_ms is not None and len(r.samples_ms) == 12
 
 
@@ -216,3 +224,23 @@ def test_recipe_settings_that_changed_nothing_are_named():
     warnings = idle_setting_warnings([flat, grid, cpu_graphs])
     assert len(warnings) == 2 and "not 4-D" in warnings[0] and flat.label() in warnings[0]
     assert grid.label() not in warnings[0] and "default torch.compile" in warnings[1]
+
+
+def test_a_model_without_points_has_no_points_per_second(tmp_path):
+    """A user model whose inputs hook declares no layout: points/s is None in the record (``-`` in the table),
+    not a copy of samples/s; rounds merge it as None too."""
+    from surrobench.execution.runner import merge_rounds
+    from surrobench.report.cells import result_cells
+    from surrobench.workload.loader import resolve_model
+
+    path = tmp_path / "vec.py"
+    path.write_text(
+        "import torch\n\ndef build():\n    return torch.nn.Linear(4, 2)\n\n"
+        "def example_inputs(batch, shape):\n    return torch.randn(batch, 4)\n"
+    )
+    spec = f"{path}:build"
+    cfg = ExecConfig(spec, ShapeSpec(size=4), 2, "fp32", "cpu", "eager", 1, 3, False, 0, 1)
+    r = run_config(cfg, prepare_model(resolve_model(spec), "cpu", 0))
+    assert r.status == "ok" and r.samples_per_s > 0 and r.points_per_s is None
+    assert result_cells(r)["points_per_s"] == "-"
+    assert merge_rounds([r, r]).points_per_s is None

@@ -140,7 +140,7 @@ def test_run_json_round_trip():
     back = run_from_json(json.loads(json.dumps(run.to_json())))
     assert back.results[0].latency_ms == run.results[0].latency_ms
     assert back.results[0].key() == run.results[0].key()
-    with pytest.raises(ValueError, match="run-v3"):
+    with pytest.raises(ValueError, match="run-v4"):
         run_from_json({"schema": "other"})
 
 

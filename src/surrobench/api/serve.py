@@ -574,6 +574,7 @@ def serve(
     budget_s = min(UNLOADED_BUDGET_S, request.duration_s)  # the unloaded latency's time: at most one load's
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
+        model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
 
         def point_done(point: LoadPoint) -> None:
             progress.points.append(point)
@@ -600,13 +601,24 @@ def serve(
                     bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
                     start = START_FRACTION * bound_rps
                     mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)} if unloaded else None
-                    done.append(serve_policy(request, policy, service, start, on_point=point_done, unloaded=mine))
+                    checks = info.checks
+                    done.append(
+                        serve_policy(
+                            request,
+                            policy,
+                            service,
+                            start,
+                            on_point=lambda p: (checks.point_done(), point_done(p)),
+                            unloaded=mine,
+                        )
+                    )
+                model_notes += info.checks.notes()
             if on_policy is not None:
                 on_policy(done[-1])
         notes = tuple(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
-        notes += search_notes(request, done)
+        notes += search_notes(request, done) + model_notes
         busy = busy_host_warning(*host_load(), cfg.threads or _torch_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

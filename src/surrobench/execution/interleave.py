@@ -18,16 +18,18 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
-from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import (
     PreparedModel,
     config_inputs,
     config_step_of,
+    first_calls_nonfinite,
     input_specs,
     merge_rounds,
     timed_result,
 )
+from surrobench.execution.sanity import LEAK_KEY, MemoryWatch, check_calls
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.run import ConfigResult
 
@@ -60,17 +62,25 @@ class Variant:
         first_output: the first call's output on input set 0 (cloned), for the accuracy guard.
         rounds: one :class:`ConfigResult` per timed round.
         resident_bytes: CUDA memory it holds between rounds (module copy, inputs, graph pools).
+        nonfinite: where its output first held NaN/Inf (:func:`surrobench.execution.sanity.check_calls`: each
+            input set's first call at :func:`open_variant`, and again after each round), None while finite.
+        calls: its calls so far (the setup, the first-call checks, every round's).
+        watch: its memory read before and after each round (:class:`surrobench.execution.sanity.MemoryWatch`,
+            ``run``'s leak check): a round whose variant grew on most rounds so far carries ``memory_growth``.
     """
 
     cfg: ExecConfig
     step: Step
     input_sets: list[Inputs]
-    points_per_sample: float
+    points_per_sample: float | None
     setup_ms: float
     first_output: object
     rounds: list[ConfigResult] = field(default_factory=list)
     resident_bytes: int = 0
     peak_bytes: int = 0
+    nonfinite: dict | None = None
+    calls: int = 0
+    watch: MemoryWatch | None = None
 
     def samples_ms(self) -> list[list[float]]:
         """Host latencies per round, ms: ``rounds x iters``."""
@@ -102,6 +112,7 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         step = config_step_of(cfg, module, input_sets)
         outputs: list = []
         setup_ms = time_once(lambda i: outputs.append(clone_output(step(i))), cfg.device)
+        nonfinite = first_calls_nonfinite(step, outputs[0], len(input_sets))
     memory = tracker.stop()
     resident = _allocated(cfg.device) - before
     variant = Variant(
@@ -112,6 +123,8 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         setup_ms,
         outputs[0],
         resident_bytes=resident,
+        nonfinite=nonfinite,
+        calls=len(input_sets),
     )
     variant.peak_bytes = _own_peak(memory, before, 0, cfg.device)
     return variant
@@ -125,19 +138,34 @@ def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, de
 
 
 def time_round(variant: Variant, warmup: int, iters: int) -> None:
-    """One round of ``variant``: its warm-up, then ``iters`` timed calls; appended to ``variant.rounds``."""
+    """One round of ``variant``: its warm-up, then ``iters`` timed calls; appended to ``variant.rounds``. Then
+    one untimed call of each input set, checked (:func:`surrobench.execution.sanity.check_calls`): the first
+    that is not finite is kept as :attr:`Variant.nonfinite`, and the round's status is ``nonfinite``."""
     cfg = variant.cfg
     start = _allocated(cfg.device)
     tracker = PeakMemoryTracker(cfg.device)
     tracker.start()
+    watch = variant.watch = variant.watch or MemoryWatch(cfg.device)
+    watch.pause()  # other variants ran since its last round
     with execution_settings(cfg), torch.inference_mode():
+        watch.sample()
         warm_up(variant.step, warmup, cfg.device)
+        faults = minor_faults()
         samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
+        faults = (minor_faults() - faults) / iters
+        watch.sample(warmup + iters)
+        variant.calls += warmup + iters
+        found = check_calls(variant.step, range(len(variant.input_sets)), variant.calls, "end")
+        variant.calls += len(variant.input_sets)
     memory = tracker.stop()
+    variant.nonfinite = variant.nonfinite or found
     variant.peak_bytes = max(variant.peak_bytes, _own_peak(memory, start, variant.resident_bytes, cfg.device))
     inputs = input_specs(variant.input_sets[0])
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
-    variant.rounds.append(timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory))
+    result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
+    growth = watch.growth()
+    flags = {**({LEAK_KEY: growth} if growth else {}), **({FAULTS_KEY: faults} if cfg.device == "cpu" else {})}
+    variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 
 def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int) -> None:

@@ -1,7 +1,13 @@
-"""Peak memory of one config: CUDA allocator peaks, or resident-set growth on the CPU."""
+"""Peak memory of one config: CUDA allocator peaks, or the config's own resident-set peak on the CPU; and glibc
+malloc's thresholds pinned for every timed process (:func:`pin_malloc_thresholds`)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+import os
+import platform
 import resource
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +17,67 @@ import torch
 
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 _STATUS = Path("/proc/self/status")
+
+#: mallopt(3) parameters (glibc's malloc.h).
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+#: glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``, 4 * 1024 * 1024 *
+#: sizeof(long), mallopt(3)), pinned: a block under it is served from the heap and reused, one over it is a fresh
+#: mapping on every call, whatever ran before in the process. The trim threshold is twice it, the ratio glibc's own
+#: dynamic rule keeps. Measured on this project's CPU (docs/benchmarks/cpu-allocator.md): with glibc's dynamic
+#: thresholds a model with 8 MiB fp32 temporaries took 2,000 page faults per call in a fresh process and none
+#: after one fp64 op of 30 MiB (10.6 ms against 6.8 ms a call); a model with 16 MiB temporaries the reverse.
+#: Pinned, both fault the same in either order.
+MMAP_THRESHOLD_BYTES = 32 * 2**20
+TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
+#: The environment variables through which a user sets glibc's thresholds themselves (mallopt(3)): then they stand.
+_USER_MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
+
+
+@functools.cache
+def _glibc() -> ctypes.CDLL | None:
+    """The C library when it is glibc (mallopt, malloc_trim), else None (macOS, musl, Windows)."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+@functools.cache
+def pin_malloc_thresholds() -> bool:
+    """Pin glibc malloc's mmap and trim thresholds (:data:`MMAP_THRESHOLD_BYTES`, :data:`TRIM_THRESHOLD_BYTES`)
+    for this process, once, before anything is timed: glibc otherwise raises its mmap threshold to the size of
+    each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op (an fp64 reference, an earlier
+    config) decides whether a model's temporaries are page-faulted afresh on every later call. Setting either
+    threshold turns glibc's dynamic rule off. Returns whether they were pinned: not on another C library, nor when
+    the user set them through ``MALLOC_*_`` environment variables (theirs stand)."""
+    libc = _glibc()
+    if libc is None or any(name in os.environ for name in _USER_MALLOC_ENV):
+        return False
+    return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(
+        libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+    )
+
+
+#: ``extra`` key of a CPU result: the minor page faults of the process per timed call (getrusage(2)
+#: ``ru_minflt``, read around the timed loop): memory the allocator takes afresh on every call (a temporary over
+#: the mmap threshold, a heap trimmed between calls). The allocation state that moved a baseline 3-4x between
+#: processes shows here first (docs/benchmarks/cpu-allocator.md).
+FAULTS_KEY = "minor_faults_per_call"
+
+
+def minor_faults() -> int:
+    """The process's minor page faults so far (getrusage(2) ``ru_minflt``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def release_free_heap() -> None:
+    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``; nothing elsewhere), so that the
+    resident set holds live memory only: what an earlier config freed no longer hides a later config's growth."""
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 @dataclass(frozen=True)
@@ -23,6 +90,7 @@ class PeakMemory:
     peak_bytes: int
     reserved_bytes: int | None
     alloc_retries: int | None = None
+    own_peak: bool = True
 
 
 def _vm_hwm_bytes() -> int | None:
@@ -48,25 +116,30 @@ class PeakMemoryTracker:
 
     CUDA: ``torch.cuda.reset_peak_memory_stats`` / ``max_memory_allocated`` / ``max_memory_reserved``
     (absolute: weights, inputs and activations). CPU: growth of the peak resident set over the RSS at
-    ``start()``. On Linux the kernel's high-water mark (VmHWM) is reset by writing ``5`` to
-    ``/proc/self/clear_refs`` (proc(5)); where that is not allowed, ``ru_maxrss`` (lifetime peak, so
-    possibly an overestimate carried over from earlier configs) is used instead.
+    ``start()``, the config's own peak: the heap's free pages are first returned to the system
+    (:func:`release_free_heap`), so memory an earlier config freed is not reused unseen, and the kernel's
+    high-water mark (VmHWM) is reset by writing ``5`` to ``/proc/self/clear_refs`` (proc(5)). Where either is
+    not available (not glibc, not Linux) the figure is the growth since ``start()`` over a lifetime peak
+    (``ru_maxrss``), which depends on what ran before: :attr:`PeakMemory.own_peak` is then False.
     """
 
     def __init__(self, device: str) -> None:
         self.device = device
         self._rss0 = 0
         self._retries0 = 0
+        self._reset = False
 
     def start(self) -> None:
         if self.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
             self._retries0 = torch.cuda.memory_stats().get("num_alloc_retries", 0)
             return
+        release_free_heap()
         try:
             _CLEAR_REFS.write_text("5")
+            self._reset = _glibc() is not None
         except OSError:
-            pass
+            self._reset = False
         self._rss0 = psutil.Process().memory_info().rss
 
     def stop(self) -> PeakMemory:
@@ -74,6 +147,7 @@ class PeakMemoryTracker:
             retries = torch.cuda.memory_stats().get("num_alloc_retries", 0) - self._retries0
             return PeakMemory(torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), retries)
         hwm = _vm_hwm_bytes()
+        own = self._reset and hwm is not None
         if hwm is None:
             hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return PeakMemory(max(0, hwm - self._rss0), None)
+        return PeakMemory(max(0, hwm - self._rss0), None, own_peak=own)

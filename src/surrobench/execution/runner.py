@@ -24,12 +24,23 @@ from surrobench.execution.config import ExecConfig, execution_settings, settings
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label
-from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
-from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, merge_flags, mutated_inputs
+from surrobench.execution.sanity import (
+    LEAK_KEY,
+    MUTATED_KEY,
+    NONFINITE_KEY,
+    MemoryWatch,
+    check_calls,
+    input_digest,
+    merge_flags,
+    mutated_inputs,
+    nonfinite_message,
+    output_tensors,
+)
 from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
 from surrobench.records.config import InputSpec
-from surrobench.records.run import HOST_SUBMIT_KEY, ConfigResult
+from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
@@ -51,22 +62,12 @@ class PreparedModel:
 
 
 def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
-    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode."""
+    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode. Every measured
+    model is prepared here, before anything is timed: glibc malloc's thresholds are pinned for the process first
+    (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
+    pin_malloc_thresholds()
     torch.manual_seed(seed)
     return PreparedModel(surrogate, surrogate.build().to(device).eval())
-
-
-def _first_tensor(output) -> torch.Tensor | None:
-    if isinstance(output, torch.Tensor):
-        return output
-    if isinstance(output, dict):
-        output = list(output.values())
-    if isinstance(output, (list, tuple)):
-        for item in output:
-            found = _first_tensor(item)
-            if found is not None:
-                return found
-    return None
 
 
 class ModelOutputError(TypeError):
@@ -76,21 +77,10 @@ class ModelOutputError(TypeError):
 def check_output(output) -> None:
     """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (tuple, list or dict of
     tensors, nested): a forward returning None or a lazy generator does no work a timer could measure."""
-    if _first_tensor(output) is None:
+    if next(output_tensors(output), None) is None:
         raise ModelOutputError(
             f"model forward returned {type(output).__name__}, not a tensor (or a tuple, list or dict of tensors)"
         )
-
-
-def nonfinite_message(output) -> str | None:
-    """A one-line description when the model's (first tensor) output holds NaN or Inf, else None."""
-    t = _first_tensor(output)
-    if t is None or not t.is_floating_point():
-        return None
-    bad = (~torch.isfinite(t)).sum().item()
-    if bad == 0:
-        return None
-    return f"model output is not finite: {bad} of {t.numel()} values are NaN or Inf"
 
 
 def input_specs(inputs: Inputs) -> tuple[InputSpec, ...]:
@@ -191,16 +181,29 @@ def _measure(
         outputs: list = []
         cold_ms = seen["cold_ms"] = time_once(lambda i: outputs.append(step(i)), cfg.device)
         check_output(outputs[-1])
-        bad_output = nonfinite_message(outputs.pop())
+        nonfinite = first_calls_nonfinite(step, outputs.pop(), len(input_sets))
         warm_up(step, cfg.warmup, cfg.device)
         mutated = mutated_inputs(digest, input_digest(input_sets[0]))
         watch = MemoryWatch(cfg.device)
+        faults = minor_faults()
         samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
+        faults = (minor_faults() - faults) / cfg.iters
+        watch.sample()
         growth = watch.growth()
+        calls = len(input_sets) + cfg.warmup + cfg.iters
+        nonfinite = nonfinite or check_calls(step, range(len(input_sets)), calls, "end")
     memory = tracker.stop()
-    result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, bad_output)
+    result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
+    if cfg.device == "cpu":
+        flags[FAULTS_KEY] = faults
     return replace(result, extra={**result.extra, **flags}) if flags else result
+
+
+def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
+    """The first-call check of every input set (:func:`surrobench.execution.sanity.check_calls`): the output of the
+    config's first call (``first_output``, input set 0) and one more call of each other set, untimed."""
+    return check_calls(lambda i: first_output if i == 0 else step(i), range(n_sets), 0, "first")
 
 
 def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
@@ -218,14 +221,17 @@ def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callabl
 def timed_result(
     cfg: ExecConfig,
     inputs: tuple[InputSpec, ...],
-    points_per_sample: float,
+    points_per_sample: float | None,
     cold_ms: float,
     samples: TimedSamples,
     memory: PeakMemory,
-    error: str | None = None,
+    nonfinite: dict | None = None,
 ) -> ConfigResult:
     """The result record of one timed loop of ``cfg`` over ``inputs`` (:func:`input_specs` of its first input
-    set; status ``error`` when ``error`` is given: the timings are kept); TF32 switches and, on CUDA, the SM clock are read now, right after the loop."""
+    set); status ``nonfinite`` when ``nonfinite`` (a :func:`~surrobench.execution.sanity.check_calls` record) is
+    given, the timings kept and the record in ``extra`` (:data:`~surrobench.execution.sanity.NONFINITE_KEY`);
+    ``points_per_s`` None when the model has no points per sample (None). TF32 switches and, on CUDA, the SM
+    clock are read now, right after the loop."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -239,8 +245,11 @@ def timed_result(
     }
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries
-    if error:
-        extra.update(failure_extra(error))
+    if not memory.own_peak:
+        extra[PEAK_OWN_KEY] = False
+    error = nonfinite_message(nonfinite) if nonfinite else None
+    if nonfinite:
+        extra.update({**failure_extra(error), NONFINITE_KEY: nonfinite})
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
@@ -255,7 +264,7 @@ def timed_result(
         precision=cfg.precision,
         device=cfg.device,
         mode=cfg.mode,
-        status="error" if error else "ok",
+        status="nonfinite" if nonfinite else "ok",
         error=error,
         warmup=cfg.warmup,
         iters=cfg.iters,
@@ -263,7 +272,7 @@ def timed_result(
         latency_ms=latency,
         device_ms=LatencyStats.from_samples(samples.device_ms) if samples.device_ms is not None else None,
         samples_per_s=samples_per_s,
-        points_per_s=samples_per_s * points_per_sample,
+        points_per_s=None if points_per_sample is None else samples_per_s * points_per_sample,
         peak_mem_bytes=memory.peak_bytes,
         peak_reserved_bytes=memory.reserved_bytes,
         samples_ms=tuple(samples.latency_ms.tolist()),
@@ -357,7 +366,7 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
         latency_ms=latency,
         device_ms=LatencyStats.from_samples(device_samples, rounds=len(rounds)) if device_samples else None,
         samples_per_s=samples_per_s,
-        points_per_s=samples_per_s * first.points_per_s / first.samples_per_s,
+        points_per_s=None if first.points_per_s is None else samples_per_s * first.points_per_s / first.samples_per_s,
         peak_mem_bytes=max(r.peak_mem_bytes for r in rounds),
         peak_reserved_bytes=None if first.peak_reserved_bytes is None else max(r.peak_reserved_bytes for r in rounds),
         samples_ms=samples,

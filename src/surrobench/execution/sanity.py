@@ -10,14 +10,23 @@
   fixed-seed set, and the set rotation (:mod:`surrobench.workload.inputs`) no longer feeds what it says.
   :func:`input_digest` hashes the first input set before the cold call and again after the warm-up.
 
+- **An output that is not finite** (NaN or Inf in any tensor of the output, on any input set): every time
+  read from it times a broken forward. :func:`check_calls` calls the step once per input set, outside the timed
+  region, and walks every tensor of each output (:func:`output_tensors`): on each set's first call and again at
+  the end of timing, never inside the timed loop, so the check adds no synchronization to a timed call. A config
+  whose output is not finite ends ``nonfinite`` (:data:`surrobench.records.vocab.STATUSES`), the tensor and the
+  call named in ``extra`` (:data:`NONFINITE_KEY`).
+
 Both land in the result's ``extra`` as structured fields (:data:`LEAK_KEY`, :data:`MUTATED_KEY`), named in the
 sweep's warnings; the rounds of one config (``run --rounds``) keep what any round saw (:func:`merge_flags`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import statistics
+from collections.abc import Callable, Iterable, Iterator
 
 import psutil
 import torch
@@ -27,6 +36,9 @@ import torch
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
 MUTATED_KEY = "mutated_inputs"
+#: ``extra`` key of a config whose output held NaN or Inf: ``{"tensor", "input_set", "call", "phase",
+#: "nonfinite_values", "numel"}`` (:func:`check_calls`).
+NONFINITE_KEY = "nonfinite"
 #: Median growth per call that counts as a leak, bytes. 1 MiB is above what reading the resident set moves by
 #: without a leak (the 4 KiB pages of a few small Python objects), far under the 16 MiB per call of the leak
 #: that went unnoticed (issue report, fresh-user trial); on CUDA any steady growth of live tensors is a leak,
@@ -45,28 +57,49 @@ def memory_in_use(device: str) -> int:
 
 
 class MemoryWatch:
-    """Reads :func:`memory_in_use` before each timed call (:meth:`sample`, a ``time_loop`` ``before_each``
-    hook) and after the last (:meth:`growth`)."""
+    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval of the calls
+    since the previous one: before each timed call (:meth:`sample` as a ``time_loop`` ``before_each`` hook, one
+    call an interval) and after the last (``run``); before and after each round of one variant (``optimize``,
+    :meth:`pause` between rounds, where other variants run); at each load point's ends (``serve``). One rule for
+    all three (:meth:`growth`)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
-        self.readings: list[int] = []
+        self.per_call_bytes: list[float] = []  # each interval's growth over its calls
+        self.grown_bytes = 0
+        self.calls = 0
+        self._last: int | None = None
 
-    def sample(self) -> None:
-        self.readings.append(memory_in_use(self.device))
+    def sample(self, calls: int = 1) -> None:
+        """Read the memory in use now; ``calls``: this config's calls since the previous reading."""
+        now = memory_in_use(self.device)
+        if self._last is not None and calls > 0:
+            self.per_call_bytes.append((now - self._last) / calls)
+            self.grown_bytes += now - self._last
+            self.calls += calls
+        self._last = now
+
+    def pause(self) -> None:
+        """Other work runs until the next :meth:`sample`, which opens a new interval instead of closing one."""
+        self._last = None
 
     def growth(self) -> dict | None:
-        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median increment per call is at least
-        :data:`LEAK_MIN_BYTES_PER_CALL`, else None (also with fewer than two calls watched)."""
-        self.sample()
-        steps = [b - a for a, b in zip(self.readings, self.readings[1:])]
-        if len(steps) < 2:
+        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median interval grew by at least
+        :data:`LEAK_MIN_BYTES_PER_CALL` per call, else None (also with fewer than two intervals)."""
+        if len(self.per_call_bytes) < 2:
             return None
-        per_call = statistics.median(steps)
+        per_call = statistics.median(self.per_call_bytes)
         if per_call < LEAK_MIN_BYTES_PER_CALL:
             return None
-        total = self.readings[-1] - self.readings[0]
-        return {"bytes_per_call": int(per_call), "growth_bytes": int(total), "calls": len(steps)}
+        return {"bytes_per_call": int(per_call), "growth_bytes": int(self.grown_bytes), "calls": self.calls}
+
+
+def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
+    """The one warning line for configs whose memory grew (``(label, growth)``, :meth:`MemoryWatch.growth`), in
+    ``run``, ``optimize`` and ``serve``."""
+    return "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): " + ", ".join(
+        f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks
+    )
 
 
 def merge_flags(extras: list[dict]) -> dict:
@@ -103,3 +136,62 @@ def input_digest(inputs: tuple) -> tuple[str | None, ...]:
 def mutated_inputs(before: tuple[str | None, ...], after: tuple[str | None, ...]) -> list[int]:
     """Indices of the arguments whose digest changed between two :func:`input_digest` readings."""
     return [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+
+
+def output_tensors(output, path: str = "output") -> Iterator[tuple[str, torch.Tensor]]:
+    """Every tensor of a model output with its path in it, in order: ``output`` itself, ``output[1]`` in a tuple
+    or list, ``output['u']`` in a dict, ``output.u`` in a dataclass; nested containers are walked."""
+    if isinstance(output, torch.Tensor):
+        yield path, output
+    elif isinstance(output, dict):
+        for key, value in output.items():
+            yield from output_tensors(value, f"{path}[{key!r}]")
+    elif isinstance(output, (list, tuple)):
+        for i, value in enumerate(output):
+            yield from output_tensors(value, f"{path}[{i}]")
+    elif dataclasses.is_dataclass(output) and not isinstance(output, type):
+        for f in dataclasses.fields(output):
+            yield from output_tensors(getattr(output, f.name), f"{path}.{f.name}")
+
+
+def nonfinite_tensor(output) -> dict | None:
+    """``{"tensor", "nonfinite_values", "numel"}`` of the first floating or complex tensor of ``output``
+    (:func:`output_tensors`) that holds NaN or Inf, else None. Reads each tensor's values: a synchronization on
+    a device."""
+    for path, t in output_tensors(output):
+        if not (t.is_floating_point() or t.is_complex()):
+            continue
+        bad = int((~torch.isfinite(t)).sum().item())
+        if bad:
+            return {"tensor": path, "nonfinite_values": bad, "numel": t.numel()}
+    return None
+
+
+def check_calls(step: Callable[[int], object], sets: Iterable[int], first_call: int, phase: str) -> dict | None:
+    """Call ``step(i)`` once for each input set ``i`` of ``sets`` (untimed) and check every tensor of its output
+    (:func:`nonfinite_tensor`); stop at the first that is not finite.
+
+    Args:
+        step: the config's ``step(i)`` (input set ``i % n_sets``).
+        sets: input set indices to call, in order.
+        first_call: the config's call count before the first of these calls (0: the first call of the config).
+        phase: ``"first"`` (each set's first call) or ``"end"`` (after the timed calls): recorded as is.
+
+    Returns:
+        :data:`NONFINITE_KEY`'s record, ``{"tensor", "input_set", "call", "phase", "nonfinite_values",
+        "numel"}`` (``call``: 0-based among the config's calls), or None when every output was finite.
+    """
+    for k, i in enumerate(sets):
+        found = nonfinite_tensor(step(i))
+        if found:
+            return {**found, "input_set": i, "call": first_call + k, "phase": phase}
+    return None
+
+
+def nonfinite_message(found: dict) -> str:
+    """One line for a :func:`check_calls` record; it keeps the words ``output is not finite``, which
+    :func:`surrobench.execution.failures.explain_failure` reads."""
+    return (
+        f"model output is not finite: {found['tensor']} holds {found['nonfinite_values']} NaN/Inf of "
+        f"{found['numel']} values on input set {found['input_set']}, call {found['call']} ({found['phase']})"
+    )

@@ -17,24 +17,56 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from surrobench.errors import ModelError
 from surrobench.execution.batcher import Service
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.interleave import clone_output
 from surrobench.execution.runner import PreparedModel, check_output, config_step
+from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, nonfinite_message
 from surrobench.execution.timing import warm_up
 from surrobench.records.serve import padded_size, padded_sizes
 from surrobench.workload.inputs import make_input_sets
 
 
+class NonfiniteOutputError(ModelError):
+    """A padded size's first output held NaN/Inf (:func:`surrobench.execution.sanity.check_calls`): serving
+    it would time a broken forward. Ends the command in one line, as a model that fails to build does."""
+
+
+@dataclass
+class ServiceChecks:
+    """``run``'s checks of the forward (:mod:`surrobench.execution.sanity`) as the service sees them: memory read
+    at each load point's end over the batches served since the last (:meth:`point_done`), and every padded
+    size's output checked for NaN/Inf once more when serving ends (``nonfinite``)."""
+
+    label: str
+    watch: MemoryWatch
+    batches: int = 0
+    nonfinite: dict | None = None
+
+    def point_done(self) -> None:
+        """A load point ended: the memory grown over its batches joins the leak check."""
+        self.watch.sample(self.batches)
+        self.batches = 0
+
+    def notes(self) -> tuple[str, ...]:
+        """The leak warning (:func:`surrobench.execution.sanity.leak_warning`) and the non-finite output, if seen."""
+        growth = self.watch.growth()
+        notes = (leak_warning([(self.label, growth)]),) if growth else ()
+        return notes + ((f"{self.label}: {nonfinite_message(self.nonfinite)}",) if self.nonfinite else ())
+
+
 @dataclass(frozen=True)
 class ServiceInfo:
     """The service as built: one request's input shape (batch 1 first), the padded sizes, the median
-    service time of each padded size (ms, measured after its warm-up; it seeds the peak search), and the output
-    of the batch-1 step on its own input after the warm-up (detached: what the accuracy guard compares)."""
+    service time of each padded size (ms, measured after its warm-up; it seeds the peak search), ``checks``
+    (filled while it serves), and the output of the batch-1 step on its own input after the warm-up (detached:
+    what the accuracy guard compares)."""
 
     request_shape: tuple[int, ...]
     sizes: tuple[int, ...]
     service_ms: dict[int, float]
+    checks: ServiceChecks
     first_output: object = None
 
 
@@ -68,10 +100,13 @@ def model_service(
 ) -> Iterator[tuple[Service, ServiceInfo]]:
     """Inside the config's settings and ``torch.inference_mode()``: ``service(k)`` for ``1 <= k <=
     max_batch``, and what was built. Each padded size's step is called ``1 + warmup`` times first (its cold
-    start: autotuning, compilation, graph capture) and its output checked.
+    start: autotuning, compilation, graph capture) and its output checked: a tensor, finite; when serving ends,
+    once more for NaN/Inf (``info.checks``).
 
     Raises:
-        ModelOutputError: the forward returned no tensor; exceptions of the model itself propagate.
+        ModelOutputError: the forward returned no tensor.
+        NonfiniteOutputError: a padded size's first output held NaN/Inf.
+        Exception: what the model itself raised.
     """
     sizes = padded_sizes(max_batch)
     device = cfg.device
@@ -81,10 +116,15 @@ def model_service(
             step, input_sets = stack.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))
             steps[size] = (step, input_sets[0])
         pool = _request_pool(cfg, prepared, max_batch)
-        for step, _ in steps.values():
-            check_output(step(0))
+        for size, (step, _) in steps.items():
+            output = step(0)
+            check_output(output)
+            found = check_calls(lambda i, out=output: out, [0], 0, "first")
+            if found:
+                raise NonfiniteOutputError(f"padded batch {size}: {nonfinite_message(found)}")
             warm_up(step, warmup, device)
         first_output = clone_output(steps[sizes[0]][0](0))
+        checks = ServiceChecks(cfg.label(), MemoryWatch(device))
 
         def run_batch(k: int) -> None:
             step, buffers = steps[padded_size(k, sizes)]
@@ -92,6 +132,7 @@ def model_service(
                 if requests is not None:
                     buffer[:k].copy_(requests[:k])
             step(0)
+            checks.batches += 1
 
         def service(k: int) -> float:
             if device != "cuda":
@@ -110,5 +151,10 @@ def model_service(
             sizes=sizes,
             service_ms={size: _timed_median_ms(lambda s=size: run_batch(s), device) for size in sizes},
             first_output=first_output,
+            checks=checks,
         )
+        checks.batches = 0
+        checks.watch.sample()  # opens the first interval: the load points' batches follow
         yield service, info
+        for size, (step, _) in steps.items():
+            checks.nonfinite = checks.nonfinite or check_calls(step, [0], 1 + warmup, "end")

@@ -17,7 +17,7 @@ import torch
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, tf32_enabled
-from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY
+from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, leak_warning
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
@@ -415,10 +415,7 @@ def forward_warnings(results: list[ConfigResult]) -> list[str]:
     out = []
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
     if leaks:
-        out.append(
-            "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): "
-            + ", ".join(f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks)
-        )
+        out.append(leak_warning(leaks))
     mutated = [(r.label(), r.extra[MUTATED_KEY]) for r in results if r.extra.get(MUTATED_KEY)]
     if mutated:
         out.append(

@@ -47,6 +47,10 @@ RESULT_KEYS = (
 )
 #: What a run-v2 result adds to :data:`RESULT_KEYS`.
 RESULT_KEYS_V2 = (*RESULT_KEYS, "inputs")
+#: ``extra`` key of a CPU result whose ``peak_mem_bytes`` is not its own peak, written as False only then: the
+#: high-water mark could not be reset before it (not Linux with glibc), so the figure is its growth over a peak
+#: that earlier configs may have set, and it depends on their order (:mod:`surrobench.execution.memory`).
+PEAK_OWN_KEY = "peak_mem_own"
 #: What a run-v3 result adds to :data:`RESULT_KEYS_V2`: the settings outside the config key it ran with, the rounds
 #: its samples came from, and the rounds asked for when an interruption left it short (else null).
 RESULT_KEYS_V3 = (*RESULT_KEYS_V2, "settings", "rounds", "rounds_planned")
@@ -239,7 +243,7 @@ class RunRecord:
         return tabular.run_dataframe(self)
 
     def to_json(self) -> dict:
-        """The whole run as ``surrobench/run-v3``."""
+        """The whole run as ``surrobench/run-v4``."""
         return {
             "schema": schemas.RUN,
             "run_id": self.run_id,
@@ -251,7 +255,7 @@ class RunRecord:
 
 
 class RunJsonError(ValueError):
-    """A JSON document that is not a valid ``surrobench/run-v3`` (or run-v2, run-v1) run; the message names the bad
+    """A JSON document that is not a valid ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) run; the message names the bad
     key path."""
 
 
@@ -411,7 +415,7 @@ def _check_multi_rank(d: dict, where: str) -> None:
 
 
 def check_run_json(d: object) -> None:
-    """Validate a whole ``surrobench/run-v3`` (or run-v2, run-v1) document before anything reads it: the schema id, every key
+    """Validate a whole ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) document before anything reads it: the schema id, every key
     of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
     device, mode and status.
 
@@ -420,11 +424,14 @@ def check_run_json(d: object) -> None:
     """
     if not isinstance(d, dict):
         raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    keys = {schemas.RUN: RESULT_KEYS_V3, schemas.RUN_V2: RESULT_KEYS_V2, schemas.RUN_V1: RESULT_KEYS}.get(
-        d.get("schema")
-    )
+    keys = {
+        schemas.RUN: RESULT_KEYS_V3,
+        schemas.RUN_V3: RESULT_KEYS_V3,
+        schemas.RUN_V2: RESULT_KEYS_V2,
+        schemas.RUN_V1: RESULT_KEYS,
+    }.get(d.get("schema"))
     if keys is None:
-        older = f"{schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
+        older = f"{schemas.RUN_V3!r}, {schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
         raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {older})")
     for key in ("run_id", "created"):
         _text(d.get(key), key)

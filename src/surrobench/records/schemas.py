@@ -6,10 +6,12 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 
 from __future__ import annotations
 
-#: run-v3: run-v2 with each result's ``settings`` (channels_last, the compile mode, the thread count,
+#: run-v4: run-v3 with the status ``nonfinite`` (an output held NaN/Inf; before, ``error``) and ``points_per_s``
+#: null for a model without points per sample. run-v3: run-v2 with each result's ``settings`` (channels_last, the compile mode, the thread count,
 #: cudnn.benchmark, where set), ``rounds`` and ``rounds_planned``; run-v2: run-v1 with ``inputs`` per result (every
-#: input's shape and dtype). run-v2 and run-v1 documents still read.
-RUN = "surrobench/run-v3"
+#: input's shape and dtype). run-v3, run-v2 and run-v1 documents still read.
+RUN = "surrobench/run-v4"
+RUN_V3 = "surrobench/run-v3"
 RUN_V2 = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
 #: compare-v2: compare-v1 with the paired rule's verdict (``inconclusive`` added) and ``speedup`` per config in

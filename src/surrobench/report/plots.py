@@ -107,8 +107,9 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
     """Median latency (ms, P95 as the upper whisker) against points per sample (grid points, nodes, query
     points: ``points_per_s / samples_per_s``), one line per
-    (batch, precision, mode), one panel per model; log-log. None when no config has two shapes."""
-    groups = _by_model(_ok(results))
+    (batch, precision, mode), one panel per model; log-log. None when no config has two shapes (configs of a model
+    without points per sample are left out)."""
+    groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
     fig, axes = _panels(len(groups))

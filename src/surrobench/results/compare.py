@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
-from surrobench.records.run import HOST_SUBMIT_KEY, ConfigResult, RunRecord
+from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
 from surrobench.results.scaling import rank_key
@@ -141,7 +141,8 @@ class ConfigComparison:
         median_ratio, p95_ratio: host-latency ratios NEW/BASE with bootstrap 95% CIs; None without samples.
         speedup: BASE over NEW by the rule of :mod:`surrobench.results.paired` (its noise floor the BASE
             side's); None without samples.
-        peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE.
+        peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE, or when either is a
+            CPU figure that is not the config's own peak (``extra["peak_mem_own"]`` False).
         top_op_share_ratio: NEW/BASE share of the top op when both runs name the same op, else None.
         p95_trustworthy: both samples have at least ``MIN_SAMPLES_FOR_P95`` values.
         op_deltas: per-op self-time change when both configs have an op table.
@@ -414,7 +415,10 @@ def compare_config(
     """
     rule = _rule(threshold)
     common = {
-        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes),
+        # a CPU figure that is not the config's own peak depends on what ran before it: not compared
+        "peak_mem_ratio": _ratio(new.peak_mem_bytes, base.peak_mem_bytes)
+        if all(r.extra.get(PEAK_OWN_KEY, True) for r in (base, new))
+        else None,
         "top_op_share_ratio": _top_op_ratio(base.top_op, new.top_op),
         "op_deltas": diff_ops(base_ops, new_ops) if base_ops and new_ops else (),
     }

@@ -185,6 +185,9 @@ class ConfigOptimization:
             fastest remedy had no rival, or the budget left none to stack on.
         unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`),
             else None.
+        baseline_drift: the baseline as the recipe's fresh processes timed it over the baseline as this process
+            timed it (two separate runs, :meth:`surrobench.results.paired.PairedSamples.separate`); None when no
+            fresh process ran. Faster or slower by the rule: :meth:`drift_warning`.
     """
 
     baseline: ConfigResult
@@ -207,6 +210,23 @@ class ConfigOptimization:
     cut_short: bool = False
     head_to_head: HeadToHead | None = None
     unconfirmed: Unconfirmed | None = None
+    baseline_drift: Speedup | None = None
+
+    def drift_warning(self) -> str | None:
+        """One line when the baseline timed in this process and in fresh processes differ by the paired rule
+        (:attr:`baseline_drift` faster or slower), else None: every verdict of the search was judged against the
+        in-process baseline. The likely cause named is the process's allocator state, the one measured to move a
+        baseline 3-4x on the CPU (docs/benchmarks/cpu-allocator.md)."""
+        drift = self.baseline_drift
+        if drift is None or drift.verdict() not in ("faster", "slower"):
+            return None
+        return (
+            f"{self.baseline.label()}: the baseline in fresh processes ran {drift.median:.2f}x "
+            f"[{drift.ci95[0]:.2f}, {drift.ci95[1]:.2f}] the speed of the baseline in optimize's own process, beyond "
+            "the noise; the search's verdicts were judged in that process. Likely cause: the process's state before "
+            "timing (its memory allocator's thresholds, caches, a profiler attached); compare with a fresh "
+            "`surrobench run`"
+        )
 
     @property
     def recipe_windows(self) -> int:
@@ -265,6 +285,7 @@ class ConfigOptimization:
             "cut_short": self.cut_short,
             "fresh": self.fresh.to_json() if self.fresh else None,
             "unconfirmed": self.unconfirmed.to_json() if self.unconfirmed else None,
+            "baseline_drift": self.baseline_drift.to_json() if self.baseline_drift else None,
         }
 
 

@@ -34,7 +34,8 @@ from surrobench.execution.interleave import Variant, interleave, open_variant, t
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, compiles
-from surrobench.execution.runner import PreparedModel, check_output, config_inputs, nonfinite_message
+from surrobench.execution.runner import PreparedModel, check_output, config_inputs
+from surrobench.execution.sanity import nonfinite_message
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
 from surrobench.tune.fresh import PairBudget, ProcessWindows, pair_estimate_s, process_windows
@@ -62,6 +63,7 @@ class Handle(Protocol):
 
     setup_ms: float  # its first call: compilation, capture, autotuning and one forward, ms
     rounds: list  # one entry per timed round, in time order
+    nonfinite: dict | None  # where its output first held NaN/Inf (sanity.check_calls), None while finite
 
     def samples_ms(self) -> list[list[float]]:
         """Per-call latencies, ms, ``rounds x calls``."""
@@ -239,16 +241,15 @@ class DeviceBench:
         its references or the probe leaves it timed.
 
         Raises:
-            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf (every candidate would look
-                inaccurate against it).
+            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on the first call of any input
+                set (every candidate would look inaccurate against it).
             StartInterrupted: Ctrl-C after the baseline's first call, with its sizing round when timed.
             KeyboardInterrupt: Ctrl-C before then.
         """
         baseline = open_variant(cfg, prepared, own_module=False)
         check_output(baseline.first_output)  # None, a string, a generator: nothing to time or compare
-        bad = nonfinite_message(baseline.first_output)
-        if bad:
-            raise ValueError(bad)
+        if baseline.nonfinite:  # measured as run does by the caller: status nonfinite, no recipe
+            raise ValueError(nonfinite_message(baseline.nonfinite))
         sizing = None
         try:
             warmup, iters, sizing = round_size(baseline, cfg.warmup, cfg.iters)

@@ -24,6 +24,7 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
+from surrobench.results.paired import PairedSamples, Speedup
 from surrobench.tune.bench import (
     SIZING_CALLS,
     DeviceBench,
@@ -32,6 +33,7 @@ from surrobench.tune.bench import (
     room_for_compiled_variants,
     top_op,
 )
+from surrobench.tune.fresh import ProcessWindows
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.search import Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -154,7 +156,16 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
         recipe_process_run_ids=processes.run_ids if processes else (),
         head_to_head=search.head_to_head,
         unconfirmed=search.unconfirmed,
+        baseline_drift=_baseline_drift(baseline.samples_ms(), processes),
     )
+
+
+def _baseline_drift(in_process: list[list[float]], processes: ProcessWindows | None) -> Speedup | None:
+    """The baseline's rounds in the recipe's fresh processes over its rounds in this process, as two separate runs
+    (:meth:`surrobench.results.paired.PairedSamples.separate`); None without fresh rounds."""
+    if processes is None or not processes.baseline_rounds or not in_process:
+        return None
+    return PairedSamples.separate(in_process, processes.baseline_rounds).speedup()
 
 
 def _partial(search: Search, started: float) -> ConfigOptimization | None:

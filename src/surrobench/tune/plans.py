@@ -23,6 +23,7 @@ from surrobench.execution.runner import failed_result, prepare_model
 from surrobench.execution.sweep import (
     SweepPlan,
     SweepRequest,
+    forward_warnings,
     mark_unsaved,
     new_run_id,
     plan_sweep,
@@ -167,7 +168,11 @@ def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: b
         configs=tuple(entries),
         fresh_pairs=request.fresh_pairs,
         interrupted=interrupted,
-        warnings=tuple(sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)),
+        warnings=tuple(
+            sweep_warnings([e.baseline for e in entries], request.sweeps[0].request.threads)
+            + forward_warnings([c.result for e in entries for c in e.candidates if c.result is not None])
+            + [w for w in (e.drift_warning() for e in entries) if w]
+        ),
     )
 
 

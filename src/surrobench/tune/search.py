@@ -91,7 +91,7 @@ class Search(Trials):
         _, recipe, handle = self.stack(singles, best)
         if handle is None and not self.bench.baseline.rounds:  # nothing was timed: the baseline alone, for the record
             self.window([])
-        if handle is None:
+        if handle is None or self.bench.baseline.nonfinite:  # nothing to recommend against a NaN/Inf baseline
             return
         pooled, per_window = self.confirm(recipe, handle)
         if not pooled.faster():  # the pooled windows do not bear it out

@@ -210,8 +210,17 @@ class FactorySurrogate(Surrogate):
                 raise ModelError(f"{where} raised {_one_line(exc)}") from exc
         return _as_input_tuple(value, where, device)
 
-    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        return grid_points(inputs[0])
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
+        """The grid points of the default input ``(B, 3, N, N)`` (or the full ``--shape``'s spatial dims); None
+        for a model with an inputs hook, whose inputs declare no layout (a vector, a point set, several tensors:
+        counting the first one's dims would count features as points)."""
+        return None if self._hook is not None else user_grid_points(inputs[0])
+
+
+def user_grid_points(primary: torch.Tensor) -> int | None:
+    """Points per sample of a user model's input read as ``(B, C, *spatial)``: the product of the spatial dims;
+    None for a tensor of rank 2 or less (one feature vector per sample: no points, so no ``points_per_s``)."""
+    return grid_points(primary) if primary.dim() > 2 else None
 
 
 def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
@@ -445,5 +454,6 @@ class ExportedSurrogate(Surrogate):
                 )
         return tuple(inputs)
 
-    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        return grid_points(inputs[0])
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
+        """The spatial points of the first input as a grid ``(B, C, *spatial)``; None when it has none."""
+        return user_grid_points(inputs[0])

@@ -58,5 +58,6 @@ class Surrogate(ABC):
         """
 
     @abstractmethod
-    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        """Grid points, nodes or collocation points per sample, for ``points_per_s``."""
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
+        """Grid points, nodes or collocation points per sample, for ``points_per_s``; None for a model whose
+        layout declares no points (``points_per_s`` is then None, shown ``-``)."""

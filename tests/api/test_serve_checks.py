@@ -1,0 +1,62 @@
+"""``serve`` checks the forward as ``run`` does (:mod:`surrobench.execution.sanity`): NaN/Inf in the first output
+of a padded size ends the command in one line before anything is served; memory that grows on every batch is a
+note of the record, in the words of ``run``'s warning."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from surrobench.api.serve import serve
+from surrobench.errors import UsageError
+
+
+class SecondOutputNaN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 1, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y, y * float("nan")
+
+
+class Leaks(nn.Module):
+    """Keeps 4 MiB (written, so resident) from every batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.kept = nn.Conv2d(3, 1, 1), []
+
+    def forward(self, x):
+        self.kept.append(torch.ones(2**20))
+        return self.conv(x)
+
+
+def _serve(model, rates):
+    return serve(
+        model,
+        rates=rates,
+        max_batch="1",
+        max_wait_ms=1,
+        duration_s=0.4,
+        min_requests=0,
+        warmup_s=0.05,
+        shapes="8",
+        device="cpu",
+        threads=1,
+        warmup=1,
+        p99_ms=1000.0,
+    )
+
+
+def test_a_nan_in_a_second_output_stops_serve_in_one_line():
+    with pytest.raises(UsageError, match=r"not finite: output\[1\]"):
+        _serve(SecondOutputNaN(), "20")
+
+
+def test_a_forward_that_leaks_is_a_note_of_the_served_record():
+    record = _serve(Leaks(), "30,40,50")
+    (note,) = [n for n in record.notes if "memory grew" in n]
+    assert "MiB per call" in note

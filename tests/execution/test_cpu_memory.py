@@ -1,0 +1,61 @@
+"""A CPU config's peak memory is its own (:class:`surrobench.execution.memory.PeakMemoryTracker`): the same
+whatever ran before it in the process, and never 0 for a candidate that reuses what the baseline freed."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TinySurrogate, exec_config
+from torch import nn
+
+from surrobench.execution.interleave import open_variant, time_round
+from surrobench.execution.memory import _glibc
+from surrobench.execution.runner import prepare_model, run_config
+
+MIB = 2**20
+
+pytestmark = pytest.mark.skipif(_glibc() is None, reason="the high-water mark is reset on Linux with glibc only")
+
+
+class Temporaries(nn.Module):
+    """Writes a temporary of ``batch * 8 MiB`` per call (under glibc's pinned mmap threshold for batch <= 3: served
+    from the heap, where an earlier config's freed blocks would hide it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(2, 1, 1)
+
+    def forward(self, x):
+        t = torch.ones(x.shape[0] * 2 * MIB)  # 8 MiB per sample of the batch, fp32
+        return self.conv(x) + t[0]
+
+
+def _peak(prepared, batch):
+    r = run_config(exec_config(batch=batch, iters=3), prepared)
+    assert r.status == "ok"
+    return r.peak_mem_bytes
+
+
+def test_cpu_peak_memory_is_independent_of_config_order():
+    """Small then large, large then small: each config reads its own temporaries, within the heap's reuse pattern
+    of torch's aligned blocks, which keeps one to three same-size temporaries resident across a config's calls
+    (docs/benchmarks/cpu-allocator.md); before the fix the second config read what the first had left free in
+    the heap, near 0."""
+    prepared = prepare_model(TinySurrogate(Temporaries), "cpu", 0)
+    _peak(prepared, 2)  # the process's one-off growth (thread pools, first allocations) lands on no tested config
+    small_first, large_after = _peak(prepared, 1), _peak(prepared, 3)
+    large_first, small_after = _peak(prepared, 3), _peak(prepared, 1)
+    for small in (small_first, small_after):
+        assert 8 * MIB - 0.5 * MIB <= small <= 3 * 8 * MIB + MIB
+    for large in (large_first, large_after):
+        assert 24 * MIB - 0.5 * MIB <= large <= 3 * 24 * MIB + MIB
+
+
+def test_an_optimize_candidate_has_its_own_peak_not_zero():
+    prepared = prepare_model(TinySurrogate(Temporaries), "cpu", 0)
+    cfg = exec_config(batch=2)
+    baseline = open_variant(cfg, prepared, own_module=False)
+    time_round(baseline, 1, 2)
+    candidate = open_variant(cfg, prepared)
+    time_round(candidate, 1, 2)
+    assert baseline.peak_bytes >= 15 * MIB and candidate.peak_bytes >= 15 * MIB
