@@ -23,7 +23,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
-from surrobench.execution.failures import failure_extra, failure_label
+from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, MemoryWatch, input_digest, merge_flags, mutated_inputs
@@ -318,7 +318,7 @@ def run_config(
     except torch.cuda.OutOfMemoryError as exc:
         return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
-        return failed_result(cfg, "error", exc, seen.get("inputs", ()))
+        return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
         _free(cfg.device)
 
