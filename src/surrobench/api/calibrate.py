@@ -71,8 +71,7 @@ class CalibrationRefused(UsageError):
         if not spreads:  # refused before measuring
             measured = f"nothing measured: {'; '.join(problems)}"
         text = (
-            f"calibration not stored: {measured}; calibrate on a quiet machine, or give {{force}} to store them "
-            "anyway"
+            f"calibration not stored: {measured}; calibrate on a quiet machine, or give {{force}} to store them anyway"
         )
         super().__init__("", detail=text, others=("force",))
         self.args = (self.worded(),)
