@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +37,7 @@ from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, SearchStep, ServePolicy, ServeRecord
 from surrobench.results.serve_store import begin_serve, save_serve
+from surrobench.records.timestamps import created_now
 
 #: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
 #: goal: a 5% bracket is below the run-to-run spread of a P99 at a few thousand requests).
@@ -526,7 +526,7 @@ def serve(
     }
     record = ServeRecord(
         run_id=new_run_id(),
-        created=dt.datetime.now().isoformat(timespec="seconds"),
+        created=created_now(),
         tag=plan.request.tag,
         env={**run_environment(plan.request), "command_kind": "serve"},
         workload=workload,
