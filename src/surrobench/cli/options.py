@@ -10,6 +10,8 @@ import functools
 import inspect
 import json
 import os
+import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -263,6 +265,35 @@ def write_json(path: Path | None, obj, flag: str = "--json") -> None:
     if path is not None:
         with signals_deferred():  # the document is built whole too
             _write_output(path, json.dumps(obj, indent=1) + "\n", flag)
+
+
+def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
+    """How to start surrobench again as the user did, for the commands the CLI suggests (``next:``): ``surrobench``
+    where that name on PATH is this program, else the path as typed (``.venv/bin/surrobench``), and
+    ``python -m surrobench`` (the interpreter by its name on PATH, else by its path) for a ``python -m`` start.
+    ``argv0``, ``executable``: ``sys.argv[0]`` and ``sys.executable`` by default."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = sys.executable if executable is None else executable
+
+    def same(name: str, path: str) -> bool:
+        found = shutil.which(name)
+        return found is not None and os.path.realpath(found) == os.path.realpath(path)
+
+    if Path(argv0).name == "__main__.py" or argv0 in ("-m", "-c", ""):  # python -m surrobench
+        name = Path(executable).name
+        python = name if same(name, executable) else _relative(executable)
+        return f"{shlex.quote(python)} -m surrobench"
+    if same("surrobench", argv0):
+        return "surrobench"
+    return shlex.quote(argv0)
+
+
+def _relative(path: str) -> str:
+    """``path`` relative to the working folder where it lies under it (``.venv/bin/python``), else absolute."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(Path(path).absolute())
 
 
 def command_line() -> str:
