@@ -54,10 +54,7 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     (
         "out_of_memory",
         r"out of memory|outofmemoryerror|defaultcpuallocator: (can't allocate memory|not enough memory)",
-        (
-            "the config does not fit in the device's memory (host RAM on the CPU): a smaller batch or grid, lower "
-            "precision, or chunked inference"
-        ),
+        "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference",
     ),
     (
         "graph_capture_sync",

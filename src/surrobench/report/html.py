@@ -62,12 +62,15 @@ _RESULT_COLUMNS = {
     "status": "status",
 }
 """Column title -> :func:`result_cells` key."""
+# Left-aligned cells hold names (a factory path, a config label): they may break anywhere, so a long name
+# wraps inside its column instead of pushing the table past the page's right edge; a recipe block wraps too.
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+td.l { overflow-wrap: anywhere; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
 tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
