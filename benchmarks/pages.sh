@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every HTML page surrobench writes (run report, compare, diagnosis, optimize, serve), made on the CPU at tiny
 # sizes with a long model name, then photographed by headless Chromium at 1,400 and 800 px wide and kept as small
-# PNGs in docs/benchmarks/pages/ (docs/benchmarks/pages.md lists them with these commands).
-# Usage: benchmarks/pages.sh [WORK_DIR]   (from the repository root; needs chromium, optionally pngquant)
+# PNGs in docs/benchmarks/pages/ (benchmarks/page_shots.py) (docs/benchmarks/pages.md lists them with these commands).
+# Usage: benchmarks/pages.sh [WORK_DIR]   (from the repository root; needs chromium and Pillow, optionally
+# pngquant; about 10 minutes on two shared CPU cores, most of it the profiled run)
 set -euo pipefail
 work=${1:-/tmp/surrobench-pages}
 shots=docs/benchmarks/pages
@@ -23,17 +24,9 @@ sb report "$(id "$work/base.json")" "$(id "$work/new.json")" --db "$db" -o "$wor
 sb diagnose --model "$M" --shape 16 --batch 1,4 "${few[@]}" --json "$work/diagnosis.json" || true
 sb report "$(id "$work/diagnosis.json")" --db "$db" -o "$work/diagnosis.html"
 sb optimize --model "$M" --shape 16 --batch 1 --device cpu --db "$db" --budget-s 30 --json "$work/optimize.json"
-sb report "$(id "$work/optimize.json")" --db "$db" -o "$work/optimize.html"
+recipe=$("${PYTHON:-python3}" -c "import json, sys; print(json.load(open(sys.argv[1]))['recipe_run_id'])" "$work/optimize.json")
+sb report "$(id "$work/optimize.json")" "$recipe" --ignore-field precision,mode --db "$db" -o "$work/optimize.html"
 sb serve --model "$M" --shape 16 --device cpu --rate 50,100,200 --max-batch 1,4 --duration-s 1 --warmup-s 0.2 \
   --min-requests 0 --p99-ms 50 --db "$db" --json "$work/serve.json" --html "$work/serve.html"
 
-for page in run compare diagnosis optimize serve; do
-  for width in 1400 800; do
-    png=$shots/$page-$width.png
-    chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-      --window-size="$width,9000" --screenshot="$work/$page-$width.png" "file://$work/$page.html" 2>/dev/null
-    convert "$work/$page-$width.png" -trim +repage -bordercolor white -border 8 "$png"  # the page, not the window
-    if command -v pngquant >/dev/null; then pngquant --force --quality 40-80 --output "$png" "$png" || true; fi
-    echo "$png $(stat -c %s "$png") bytes"
-  done
-done
+"${PYTHON:-python3}" benchmarks/page_shots.py "$work" "$shots" run compare diagnosis optimize serve

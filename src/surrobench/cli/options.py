@@ -98,7 +98,7 @@ ModelOpt = typer.Option(
     "--model",
     "-m",
     help="Zoo names, path/file.py:factory, package.module:factory or a .pt2 file; comma-separated (a factory's "
-    "example inputs: README, 'Your model').",
+    "example inputs: docs/models.md, 'Your model').",
 )
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
@@ -133,7 +133,7 @@ TimeoutOpt = typer.Option(
     None,
     "--timeout-s",
     help="Time limit per config, seconds: a config over it is stored as timeout with what it measured, "
-    "and the sweep goes on (README, 'Time limits').",
+    "and the sweep goes on (docs/cli.md, 'Time limits').",
 )
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")

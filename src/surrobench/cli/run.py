@@ -81,7 +81,7 @@ def run(
     A factory model (--model package.module:build) is called with one fp32 input, (B, 3, N, N) for a bare
     --shape N or the full --shape. Other or several inputs come from a hook example_inputs(batch, shape)
     returning a tensor or a tuple of tensors: the factory's attribute (build.example_inputs = fn) or a
-    module-level function (README, "Your model").
+    module-level function (docs/models.md, "Your model").
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
     from surrobench.api.distributed import distributed_run

@@ -35,7 +35,7 @@ from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
 
 MS_PER_S = 1000.0
-#: What to do when a forward misses arguments: the factory's inputs hook (README, "Your model").
+#: What to do when a forward misses arguments: the factory's inputs hook (docs/models.md, "Your model").
 MULTI_INPUT_HINT = (
     "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
     "see surrobench run --help"
