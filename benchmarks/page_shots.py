@@ -4,8 +4,8 @@
 
 reads ``WORK_DIR/<page>.html`` and writes ``OUT_DIR/<page>-<width>.png``: Chromium draws the page in a window
 9,000 px tall (``--screenshot`` takes the window, not the page), the white below the page is cut, and the image
-is reduced to a palette of 64 colours (Pillow's median cut; pngquant when installed does better) so that each
-stays under about 150 KB (docs/benchmarks/pages.md).
+is reduced to a palette of 16 colours (Pillow's median cut; pngquant when installed does better); a long page
+still over 150 KB is scaled down, after Chromium laid it out at its width (docs/benchmarks/pages.md).
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from PIL import Image, ImageChops
 
 WIDTHS = (1400, 800)
 WINDOW_HEIGHT = 9000
-COLOURS = 64
+COLOURS = 16
 MARGIN = 8
+#: The size each picture is kept under; a page over it is scaled down (its layout stays that of its width).
+MAX_BYTES = 150 * 1024
 
 
 def shoot(html: Path, png: Path, width: int) -> None:
@@ -45,9 +47,17 @@ def shoot(html: Path, png: Path, width: int) -> None:
     box = ImageChops.difference(image, white).getbbox() or (0, 0, width, 1)
     bottom = min(box[3] + MARGIN, image.height)  # keep the full width: a clipped right edge must show
     image = image.crop((0, 0, width, bottom))
-    image.quantize(COLOURS, method=Image.Quantize.MEDIANCUT).save(png, optimize=True)
-    if shutil.which("pngquant"):
-        subprocess.run(["pngquant", "--force", "--quality", "40-80", "--output", str(png), str(png)], check=False)
+    scale = 1.0
+    while True:  # a long page is scaled down (after layout at its width) until it fits the size limit
+        shown = image if scale == 1.0 else image.resize((round(width * scale), round(bottom * scale)), Image.LANCZOS)
+        shown.quantize(COLOURS, method=Image.Quantize.MEDIANCUT).save(png, optimize=True)
+        if shutil.which("pngquant"):
+            subprocess.run(
+                ["pngquant", "--force", "--quality", "20-60", "16", "--output", str(png), str(png)], check=False
+            )
+        if png.stat().st_size <= MAX_BYTES or scale < 0.4:
+            return
+        scale *= 0.85
 
 
 def main(argv: list[str]) -> int:
