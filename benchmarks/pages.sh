@@ -24,8 +24,9 @@ sb report "$(id "$work/base.json")" "$(id "$work/new.json")" --db "$db" -o "$wor
 sb diagnose --model "$M" --shape 16 --batch 1,4 "${few[@]}" --json "$work/diagnosis.json" || true
 sb report "$(id "$work/diagnosis.json")" --db "$db" -o "$work/diagnosis.html"
 sb optimize --model "$M" --shape 16 --batch 1 --device cpu --db "$db" --budget-s 30 --json "$work/optimize.json"
-recipe=$("${PYTHON:-python3}" -c "import json, sys; print(json.load(open(sys.argv[1]))['recipe_run_id'])" "$work/optimize.json")
-sb report "$(id "$work/optimize.json")" "$recipe" --ignore-field precision,mode --db "$db" -o "$work/optimize.html"
+# the pair optimize prints for its HTML; the baseline alone when nothing won on a busy host (no recipe run)
+recipe=$("${PYTHON:-python3}" -c "import json, sys; print(json.load(open(sys.argv[1]))['recipe_run_id'] or '')" "$work/optimize.json")
+sb report "$(id "$work/optimize.json")" ${recipe:+"$recipe"} --ignore-field precision,mode --db "$db" -o "$work/optimize.html"
 sb serve --model "$M" --shape 16 --device cpu --rate 50,100,200 --max-batch 1,4 --duration-s 1 --warmup-s 0.2 \
   --min-requests 0 --p99-ms 50 --db "$db" --json "$work/serve.json" --html "$work/serve.html"
 

@@ -71,9 +71,9 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
-td.brk, h1, h2, h3 { overflow-wrap: anywhere; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+td.brk, h1, h2, h3 { overflow-wrap: anywhere; } td.brk { min-width: 6em; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 div.wide { overflow-x: auto; }
-@media (max-width: 900px) { table { font-size: 0.72em; } th, td { padding: 2px 3px; } }
+@media (max-width: 900px) { table { font-size: 0.7em; } th, td { padding: 2px 3px; } }
 tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
 tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
