@@ -72,7 +72,7 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 td.brk, h1, h2, h3 { overflow-wrap: anywhere; } td.brk { min-width: 6em; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
-div.wide { overflow-x: auto; }
+div.wide { overflow-x: auto; } p.lines { white-space: pre-line; overflow-wrap: anywhere; }
 @media (max-width: 900px) { table { font-size: 0.7em; } th, td { padding: 2px 3px; } }
 tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
@@ -295,7 +295,7 @@ def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
     parts = [
-        f"<p>{escape(opt.stored_line(doc))}</p>",
+        f'<p class="lines">{escape(opt.stored_line(doc))}</p>',  # its lines kept: the commands start their own
         _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate"),
     ]
     for entry in doc["configs"]:
