@@ -585,7 +585,7 @@ def show_optimization(doc: dict, db: str | None) -> None:
     fixed width."""
     from surrobench.report.optimize import optimize_renderables
 
-    *configs, stored = optimize_renderables(doc, db, width=console.width)
+    *configs, stored = optimize_renderables(doc, db, width=console.width, program=invoked_as())
     for renderable in configs:
         console.print(renderable, crop=False)
     print_warnings(doc.get("warnings", []))
