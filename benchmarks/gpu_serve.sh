@@ -27,7 +27,7 @@ for model in fno2d unet2d; do
   step "$model-eager" $cap serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --tag "$model eager"
   step "$model-recipe" $cap serve --model $model "${common[@]}" --max-batch 8 --max-wait-ms 1 --mode cudagraph \
     --precision tf32 --tag "$model cudagraph+tf32"
-  # the recipe's effect on capacity, as the README shows it: compare of the two serve runs
+  # the recipe's effect on capacity, as docs/serve.md shows it: compare of the two serve runs
   ids=$(python3 -c "import json, sys; print(*(json.load(open(f))['run_id'] for f in sys.argv[1:]))" \
     "$out/$model-eager.json" "$out/$model-recipe.json")
   echo "== $model-compare"

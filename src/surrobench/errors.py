@@ -129,7 +129,7 @@ class Unsaved(UsageError):
         self.what = what
 
 
-# Exit codes of the command line, one home (the README's table lists them).
+# Exit codes of the command line, one home (docs/cli.md's table lists them).
 EXIT_OK = 0
 #: ``compare --fail-on-regression`` found a regression.
 EXIT_REGRESSION = 1

@@ -91,3 +91,15 @@ def test_calibrate_threads_on_the_command_line(tmp_path):
     argv = ["calibrate", "--device", "cpu", "--threads", "1", "--matmul-n", "256", "--copy-mib", "16"]
     assert run_cli([*argv, "--iters", "2", "--force"]) == 0  # force: a shared test host may be busy
     assert load_ceilings(NAME, 1) is not None
+
+
+def test_a_busy_host_seen_at_the_start_is_refused_before_anything_is_measured(planted, monkeypatch):
+    cpus = os.cpu_count() or 1
+    monkeypatch.setattr(calibrate_api, "host_load", lambda: (10.0 * cpus, cpus))
+    with pytest.raises(CalibrationRefused) as refused:
+        surrobench.calibrate("cpu", threads=1)
+    assert "threads" not in planted  # nothing measured
+    assert refused.value.spreads == {} and len(refused.value.problems) == 1
+    assert load_ceilings(NAME, 1) is None
+    surrobench.calibrate("cpu", threads=1, force=True)  # force measures and stores anyway
+    assert planted["threads"] == 1 and load_ceilings(NAME, 1) is not None

@@ -1,5 +1,5 @@
 """``surrobench optimize`` when the model itself fails, and on Ctrl-C: nothing measured is lost, the exit
-code says what happened (the README's table of exit codes)."""
+code says what happened (docs/cli.md's table of exit codes)."""
 
 from __future__ import annotations
 

@@ -14,8 +14,9 @@ from surrobench.results.store import ResultStore
 FAST = ["--warmup", "1", "--iters", "3", "--input-sets", "1"]
 
 
-def test_run_stores_and_writes_run_json(tmp_path, capsys):
+def test_run_stores_and_writes_run_json(tmp_path, capsys, monkeypatch):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
+    monkeypatch.setattr("sys.argv", ["venv-not-on-path/bin/surrobench"])  # as the README's first command starts it
     code = run_cli(
         [
             "run",
@@ -41,9 +42,9 @@ def test_run_stores_and_writes_run_json(tmp_path, capsys):
     assert "fno2d" in captured.out and "stored in" in captured.out
     # one model at one shape: the next steps on the same workload, as commands
     nxt = [line for line in captured.out.splitlines() if line.startswith("next: ")]
-    assert (
-        len(nxt) == 1 and f"surrobench diagnose --model fno2d --shape 16 --batch 1,2 --device cpu --db {db}" in nxt[0]
-    )
+    assert len(nxt) == 1 and nxt[0].startswith("next: venv-not-on-path/bin/surrobench diagnose ")  # as invoked
+    assert f"surrobench diagnose --model fno2d --shape 16 --batch 1,2 --device cpu --db {db}" in nxt[0]
+    assert "venv-not-on-path/bin/surrobench optimize" in nxt[0]
     assert "--warmup 1 (< 10) and --iters 3 (< 50)" in captured.err  # under the method's minimums: a warning
     doc = json.loads(out.read_text())
     assert doc["schema"] == "surrobench/run-v4" and doc["tag"] == "t1"
@@ -317,3 +318,22 @@ def test_ctrl_c_in_the_last_round_keeps_the_rounds_each_config_finished(tmp_path
     assert (
         f"run {run_id} was interrupted: 3 config(s) stored, 2 with fewer rounds than asked" in capsys.readouterr().err
     )
+
+
+def test_the_suggested_commands_name_surrobench_as_it_was_invoked(tmp_path, monkeypatch):
+    from surrobench.cli.options import invoked_as
+
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("surrobench", "python3.12"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    script, python = str(bin_dir / "surrobench"), str(bin_dir / "python3.12")
+    main = "/somewhere/site-packages/surrobench/__main__.py"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert invoked_as("venv/bin/surrobench", python) == "venv/bin/surrobench"  # not on PATH: the path as typed
+    assert invoked_as(main, python) == "venv/bin/python3.12 -m surrobench"
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert invoked_as(script, python) == "surrobench"  # on PATH: its name
+    assert invoked_as(main, python) == "python3.12 -m surrobench"

@@ -20,6 +20,8 @@ REAL_MESSAGES = {
     "InternalTorchDynamoError: NotImplementedError: ": "dynamo_unsupported",
     "BackendCompilerFailed: backend='inductor' raised: LoweringException: complex128 not supported": "inductor_complex",
     "OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB": "out_of_memory",
+    "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: not enough memory: you tried to "
+    "allocate 68719476736 bytes.": "out_of_memory",
     "model output is not finite: 3 of 256 values are NaN or Inf": "nonfinite_output",
 }
 
@@ -76,3 +78,16 @@ def test_a_model_error_is_labelled_by_its_message_and_names_the_models_exception
     assert failure_label(failure) == error_text(failure) == str(failure)
     assert explain_failure(failure) == ("unknown", str(failure))
     assert failure_label(ValueError("boom")) == error_text(ValueError("boom\nmore")) == "ValueError: boom"
+
+
+class _HugeCpuAllocation(nn.Module):
+    """A forward whose allocation the CPU allocator refuses at once (1 PiB: more than any host's memory)."""
+
+    def forward(self, x):
+        return x + torch.empty(2**50, dtype=torch.uint8).sum()
+
+
+def test_a_failed_cpu_allocation_is_stored_as_oom():
+    r = run_config(exec_config(), prepare_model(TinySurrogate(_HugeCpuAllocation), "cpu", 0))
+    assert "DefaultCPUAllocator" in r.error  # the allocator's own RuntimeError, kept as raised
+    assert r.status == "oom" and r.extra["failure_cause"] == "out_of_memory"

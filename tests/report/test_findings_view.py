@@ -18,6 +18,8 @@ from surrobench.report.findings import (
     findings_brief,
     findings_explained,
     findings_renderables,
+    findings_section_markdown,
+    quiet_configs,
 )
 
 UNET = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "unet_256_b1_fp32_h200.json.gz"
@@ -138,3 +140,16 @@ def test_a_word_wider_than_the_terminal_is_cut_at_its_end_never_broken():
         assert max(len(line) for line in out.splitlines()) <= 40
         assert any(w.endswith("…") and token.startswith(w[:-1]) for w in out.split())
         _unbroken(out, findings)
+
+
+def test_every_config_diagnosed_gets_a_line_a_config_without_a_finding_too():
+    """fno2d 64 at batch 1 and 4: a finding for batch 1 only; batch 4 (no finding) and a failed config."""
+    b1, b4, b8 = ("fno2d 1x3x64x64 b1 fp32 eager", "fno2d 4x3x64x64 b4 fp32 eager", "fno2d 8x3x64x64 b8 fp32 eager")
+    found = [Finding("launch_bound", "high", "idle GPU", (), "CUDA graph", 1.0, config=b1)]
+    failed = [{"label": b8, "status": "oom", "error": "OutOfMemoryError", "cause": None}]
+    quiet = quiet_configs(found, [b1, b4, b4, b8], failed)
+    assert quiet == [b4]  # once each; b1 has its finding, b8 its failure line
+    for explain in (False, True):
+        out = _render(findings_renderables(found, "diagnosis", 200, explain=explain, quiet=quiet), 200)
+        assert b4 in out
+    assert b4 in findings_section_markdown(found, "diagnosis", failed, quiet)

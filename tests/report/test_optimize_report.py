@@ -157,6 +157,7 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
     buf = io.StringIO()
     monkeypatch.setattr(options, "console", Console(file=buf, width=60))
     monkeypatch.setattr(options, "err_console", Console(file=buf, width=60))  # stdout and stderr, in order
+    monkeypatch.setattr(options, "invoked_as", lambda: "surrobench")  # as when it is on PATH
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
     options.show_optimization({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
     lines = buf.getvalue().splitlines()
@@ -225,3 +226,12 @@ def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_it
     assert threads["settings"] == {"threads": 2, "channels_last": True}
     failed = ConfigOptimization(baseline=failed_result(cfg, "error", RuntimeError("x"))).to_json()  # no input built
     assert config_title(failed) == "fno2d 128 b1 fp32 eager on cuda"
+
+
+def test_the_stored_line_starts_its_commands_as_surrobench_was_invoked():
+    from surrobench.report.optimize import stored_line
+
+    doc = {"optimize_id": "o1", "baseline_run_id": "b1", "recipe_run_id": "r1"}
+    lines = stored_line(doc, None, ".venv/bin/surrobench").splitlines()
+    assert lines[1].startswith("before/after: .venv/bin/surrobench compare b1 r1")
+    assert lines[2].startswith("HTML: .venv/bin/surrobench report b1 r1")

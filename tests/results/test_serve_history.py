@@ -3,6 +3,7 @@ shown as ``serve`` prints them, their serve-v1 JSON written with ``--json``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import replace
 
@@ -14,6 +15,9 @@ from surrobench.api.serve import serve_policy, serve_request
 from surrobench.records.serve import serve_from_json
 from surrobench.report.history import contents
 from surrobench.report.serve_tables import serve_markdown
+from surrobench.records.timestamps import created_now, created_utc
+from surrobench.results.optimize import ConfigOptimization, OptimizeReport
+from surrobench.results.optimize_store import add_optimization
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.results.store import ResultStore
 from synthetic import PlantedService, config, latency_samples, run
@@ -107,3 +111,46 @@ def test_show_of_a_serve_run_prints_its_tables_and_writes_its_serve_json(db, tmp
 def test_show_of_a_serve_run_still_running_says_no_load_was_measured(db, capsys):
     assert run_cli(["show", "20261201-110000", "--db", str(db)]) == 0
     assert "offered rps" not in capsys.readouterr().out
+
+
+def _optimization(store: ResultStore) -> str:
+    """An optimization of fno2d tagged ``mine`` (its baseline run ``mine:baseline``), stored as optimize stores it."""
+    base = config(latency_samples(2.0, 0.01))
+    baseline = run("20261201-103000-base", [base], created="2026-12-01T10:30:00+00:00", tag="mine:baseline")
+    store.begin_run(baseline)
+    store.add_result(baseline.run_id, base)
+    store.finish_run(baseline.run_id)
+    entry = ConfigOptimization(baseline=base, candidates=())
+    env = {"device_name": "cpu-x"}
+    report = OptimizeReport(
+        "20261201-103000-opti", "2026-12-01T10:30:00+00:00", env, 0.01, 60.0, 2, baseline.run_id, None, (entry,)
+    )
+    add_optimization(store, report.to_json())
+    return report.optimize_id
+
+
+def test_history_lists_an_optimization_by_its_id_and_every_time_in_one_format(db):
+    with ResultStore(db) as store:
+        optimize_id = _optimization(store)
+    runs = history(db)
+    (optimized,) = [r for r in runs if r.kind == "optimize"]
+    assert (optimized.run_id, optimized.models, optimized.tag, optimized.n_configs) == (
+        optimize_id,
+        ("fno2d",),
+        "mine",
+        1,
+    )
+    assert contents(optimized) == "1 config optimized"
+    # runs (UTC, with offset) and serve runs (stored as local time without one) in one format, newest first
+    assert all(dt.datetime.fromisoformat(r.created).utcoffset() == dt.timedelta(0) for r in runs)
+    assert [r.created for r in runs] == sorted((r.created for r in runs), reverse=True)
+    assert [r.run_id for r in history(db, tag="mine")] == [optimize_id]
+    assert optimize_id in [r.run_id for r in history(db, model="fno2d")]
+    assert optimize_id not in [r.run_id for r in history(db, model="pinn-mlp")]
+
+
+def test_created_is_written_in_one_format_and_read_in_both():
+    assert dt.datetime.fromisoformat(created_now()).utcoffset() == dt.timedelta(0)
+    assert created_utc("2026-12-01T10:00:00+01:00") == "2026-12-01T09:00:00+00:00"
+    local = dt.datetime(2026, 12, 1, 10, 0, 0)  # an older serve run's datetime.now(), no offset
+    assert created_utc(local.isoformat()) == local.astimezone(dt.timezone.utc).isoformat(timespec="seconds")

@@ -104,6 +104,14 @@ def test_bad_specs(spec, match):
         resolve_model(spec)
 
 
+def test_a_python_file_without_its_factory_is_told_to_name_one(tmp_path):
+    path = write(tmp_path, "mine.py", MODULE)
+    with pytest.raises(UsageError) as err:
+        resolve_model(path)
+    assert err.value.parameter == "model"  # the zoo's "unknown model" error names no parameter
+    assert f"{path}:" in str(err.value) and "unknown model" not in str(err.value)
+
+
 def test_module_that_fails_on_import(tmp_path):
     with pytest.raises(UsageError, match="cannot import: ZeroDivisionError"):
         resolve_model(write(tmp_path, "bad.py", "x = 1 / 0\n") + ":make")

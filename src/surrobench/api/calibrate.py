@@ -62,14 +62,16 @@ class CalibrationRefused(UsageError):
     Attributes:
         problems: each objection, one line each.
         spreads: every ceiling's repeat spread, ``(slowest - fastest) / fastest`` of its medians, a fraction,
-            by ceiling name (``copy``, ``matmul:fp32``).
+            by ceiling name (``copy``, ``matmul:fp32``); empty when the host was busy before anything was measured.
     """
 
     def __init__(self, problems: list[str], spreads: dict[str, float]) -> None:
         listed = ", ".join(f"{name} {spread:.0%}" for name, spread in spreads.items())
+        measured = f"its ceilings may be too low: {'; '.join(problems)} (repeat spread per ceiling: {listed})"
+        if not spreads:  # refused before measuring
+            measured = f"nothing measured: {'; '.join(problems)}"
         text = (
-            f"calibration not stored: its ceilings may be too low: {'; '.join(problems)} (repeat spread per "
-            f"ceiling: {listed}); calibrate on a quiet machine, or give {{force}} to store them anyway"
+            f"calibration not stored: {measured}; calibrate on a quiet machine, or give {{force}} to store them anyway"
         )
         super().__init__("", detail=text, others=("force",))
         self.args = (self.worded(),)
@@ -150,7 +152,8 @@ def calibrate(
             out of range or given for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot
             be written.
         CalibrationRefused: a measurement :func:`check_calibration` objects to (nothing is stored, unless
-            ``force``); a :class:`UsageError`.
+            ``force``), or, on the CPU, a busy host seen before measuring (nothing is measured, unless ``force``);
+            a :class:`UsageError`.
     """
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)
@@ -158,6 +161,10 @@ def calibrate(
     threads = check_threads(device, threads)
     sizes = DEFAULT_SIZES[device]
     loads = [host_load()]
+    # a load seen before measuring refuses at once: measuring first took 78-100 s on a CPU only to refuse after
+    busy = busy_host_warning(*loads[0], threads or torch.get_num_threads()) if device == "cpu" else None
+    if busy and not force:
+        raise CalibrationRefused([busy], {})
     with _torch_threads(threads):
         calibration = measure_ceilings(
             device,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.errors import UsageError
@@ -18,9 +18,11 @@ from surrobench.records.run import RunJsonError, RunRecord, run_from_json
 from surrobench.records import schemas
 from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
+from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
+from surrobench.results.optimize_store import optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
 from surrobench.results.profiles import load_op_table
 
@@ -229,8 +231,11 @@ def compare(
 def history(
     db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> list[RunSummary]:
-    """The runs stored in ``db``, newest first, optionally only those with a config of ``model``, with
-    ``tag``, or created at or after ``since`` (an ISO date or time, UTC). Behind ``surrobench history``.
+    """The runs and optimizations stored in ``db``, newest first, optionally only those with a config of
+    ``model``, with ``tag``, or created at or after ``since`` (an ISO date or time, UTC). Behind
+    ``surrobench history``. Each is a :class:`~surrobench.results.store.RunSummary` of kind ``run``, ``serve`` or
+    ``optimize`` (its id is the one ``show`` takes), its ``created`` in UTC
+    (:func:`~surrobench.records.timestamps.created_utc`).
 
     Raises:
         UsageError: ``since`` is not an ISO date; there is no database at ``db``.
@@ -245,7 +250,11 @@ def history(
     if not Path(db).is_file():
         raise UsageError.bad("db", f"{str(db)!r}: no results database there; store a run there first, or give another")
     with ResultStore(db, read_only=True) as store:
-        return store.list_runs(model=model, tag=tag, since=since)
+        runs = store.list_runs(model=model, tag=tag, since=since)
+        runs += optimization_summaries(store, model=model, tag=tag, since=since)
+    # one format of creation time (an older serve run stored its local time without an offset)
+    runs = [replace(r, created=created_utc(r.created)) for r in runs]
+    return sorted(runs, key=lambda r: r.created, reverse=True)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ repeated, interleaved, so a slow spell of the host touches both sides.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import os
 import socket
@@ -52,6 +51,7 @@ from surrobench.results.scaling import (
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
+from surrobench.records.timestamps import created_now
 
 
 def choose_parallel(plan: SweepPlan, parallel: str) -> str:
@@ -261,9 +261,7 @@ def _begin(
             ranks=facts,
             nccl_env={k: v for k, v in os.environ.items() if k.startswith("NCCL_")},
         )
-        run = RunRecord(
-            new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, run_env
-        )
+        run = RunRecord(new_run_id(), created_now(), request.tag, run_env)
         store.begin_run(run, command)
         run_id = [run.run_id]
     dist.broadcast_object_list(run_id, src=0, group=groups.control)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import datetime as dt
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -67,6 +66,7 @@ from surrobench.records.serve import (
     padded_sizes,
 )
 from surrobench.results.serve_store import begin_serve, save_serve
+from surrobench.records.timestamps import created_now
 
 #: Where the search starts without a prediction (an endpoint, or a simulation in which no rate passed): this
 #: fraction of the full-batch throughput bound, max_batch / service time of a full batch (a server never passes
@@ -554,7 +554,7 @@ def serve(
     }
     record = ServeRecord(
         run_id=new_run_id(),
-        created=dt.datetime.now().isoformat(timespec="seconds"),
+        created=created_now(),
         tag=plan.request.tag,
         env={**run_environment(plan.request), "command_kind": "serve"},
         workload=workload,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.cli.app import app, flow_help
+from surrobench.cli.app import app, flow_help, fold_option_help
 from surrobench.cli.signals import ignore_late_signals, interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
@@ -65,6 +65,7 @@ def _register() -> None:
     import surrobench.cli.versus  # noqa: F401
 
     flow_help()
+    fold_option_help()
 
 
 def main(argv: list[str] | None = None) -> None:

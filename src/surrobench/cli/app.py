@@ -6,6 +6,7 @@ import inspect
 
 import typer
 import typer.core
+import typer.rich_utils
 
 #: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
 #: commands not named here follow in the order they were added.
@@ -69,3 +70,24 @@ def flow_help() -> None:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")
             info.help = "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+def fold_option_help() -> None:
+    """Wrap an option's help at 80 columns instead of cutting it: typer puts it in a narrow column where a word
+    longer than the column (``torch.backends.cudnn.benchmark``, ``max-autotune-no-cudagraphs``) ends in "…" and
+    is lost. Each help text gets rich's ``fold`` overflow: wrapped at spaces, and only a word wider than the
+    column is continued on the next line. Typer builds the help in ``rich_utils._get_parameter_help`` (typer
+    0.12 to 0.29); where it has no such function the help stays as typer draws it."""
+    build = getattr(typer.rich_utils, "_get_parameter_help", None)
+    if build is None or getattr(build, "folds", False):
+        return
+
+    def folded(*args, **kwargs):
+        columns = build(*args, **kwargs)
+        for item in getattr(columns, "renderables", ()):
+            if hasattr(item, "overflow"):
+                item.overflow = "fold"
+        return columns
+
+    folded.folds = True
+    typer.rich_utils._get_parameter_help = folded

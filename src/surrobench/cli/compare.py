@@ -85,7 +85,7 @@ def history(
     since: str = typer.Option(None, "--since", help="Only runs created at or after this ISO date (UTC)."),
     json_out: Path = JsonOpt,
 ) -> None:
-    """List the stored runs, newest first."""
+    """List the stored runs, serve runs and optimizations, newest first (show takes each id)."""
     from surrobench.api.compare import history as list_runs
     from surrobench.report.history import history_table
 

@@ -59,7 +59,7 @@ from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
-from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown
+from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown, quiet_configs
 from surrobench.results.store import ResultStore
 
 
@@ -115,6 +115,7 @@ def diagnose(
             raise UsageError(f"--system-view describes one process; it cannot apply to {len(rank_files)} rank traces")
         result = analyze_rank_traces(rank_files, th, workers=workers, dask_scheduler=dask_scheduler)
         findings, title, warnings = list(result.findings), f"diagnosis of {len(rank_files)} rank traces", []
+        diagnosed = None
         console.print(cross_rank_rich(result.cross_rank))
         context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
     elif traces or run_id is not None:
@@ -124,6 +125,7 @@ def diagnose(
         if result.cross_rank is not None:
             console.print(cross_rank_rich(result.cross_rank))
         findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
+        diagnosed = result.run
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
@@ -144,9 +146,12 @@ def diagnose(
                 raise
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = api_diagnose.workload_context(record, evidence)
+        diagnosed = record
     failed = context.get("failed_configs", [])
+    # every config diagnosed gets a line: its findings, its failure, or that it has none
+    quiet = quiet_configs(findings, (r.label() for r in diagnosed.results) if diagnosed else (), failed)
     if markdown is not None:  # the documents first: a signal while the tables print must not lose them
-        write_output(markdown, findings_section_markdown(findings, title, failed), "--markdown")
+        write_output(markdown, findings_section_markdown(findings, title, failed, quiet), "--markdown")
     write_json(json_out, diagnosis_json(findings, context))
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
@@ -154,7 +159,7 @@ def diagnose(
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
     for renderable in findings_renderables(
-        findings, title, width=console.width, explain=explain, any_failed=bool(failed)
+        findings, title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
     ):
         console.print(renderable)
     if failed:

@@ -21,5 +21,5 @@ def models(
 
     check_writable(json_path, "--json")
     rows = zoo_models()
-    console.print(models_table(rows))
+    console.print(models_table(rows, width=console.width))
     write_json(json_path, {"schema": schemas.MODELS, "models": rows})

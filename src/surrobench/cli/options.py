@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -97,7 +98,7 @@ ModelOpt = typer.Option(
     "--model",
     "-m",
     help="Zoo names, path/file.py:factory, package.module:factory or a .pt2 file; comma-separated (a factory's "
-    "example inputs: README, 'Your model').",
+    "example inputs: docs/models.md, 'Your model').",
 )
 ShapeOpt = typer.Option("64", "--shape", help="Shape ladder: bare sizes (128,256) or full shapes (1x3x128x128).")
 BatchOpt = typer.Option("1,4", "--batch", help="Batch list, e.g. 1,2,4,8.")
@@ -132,7 +133,7 @@ TimeoutOpt = typer.Option(
     None,
     "--timeout-s",
     help="Time limit per config, seconds: a config over it is stored as timeout with what it measured, "
-    "and the sweep goes on (README, 'Time limits').",
+    "and the sweep goes on (docs/cli.md, 'Time limits').",
 )
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
@@ -381,6 +382,35 @@ def write_json(path: Path | None, obj, flag: str = "--json") -> None:
     if path is not None:
         with signals_deferred():  # the document is built whole too
             _write_output(path, json.dumps(obj, indent=1) + "\n", flag)
+
+
+def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
+    """How to start surrobench again as the user did, for the commands the CLI suggests (``next:``): ``surrobench``
+    where that name on PATH is this program, else the path as typed (``.venv/bin/surrobench``), and
+    ``python -m surrobench`` (the interpreter by its name on PATH, else by its path) for a ``python -m`` start.
+    ``argv0``, ``executable``: ``sys.argv[0]`` and ``sys.executable`` by default."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = sys.executable if executable is None else executable
+
+    def same(name: str, path: str) -> bool:
+        found = shutil.which(name)
+        return found is not None and os.path.realpath(found) == os.path.realpath(path)
+
+    if Path(argv0).name == "__main__.py" or argv0 in ("-m", "-c", ""):  # python -m surrobench
+        name = Path(executable).name
+        python = name if same(name, executable) else _relative(executable)
+        return f"{shlex.quote(python)} -m surrobench"
+    if same("surrobench", argv0):
+        return "surrobench"
+    return shlex.quote(argv0)
+
+
+def _relative(path: str) -> str:
+    """``path`` relative to the working folder where it lies under it (``.venv/bin/python``), else absolute."""
+    try:
+        return str(Path(path).absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(Path(path).absolute())
 
 
 def command_line() -> str:
@@ -672,7 +702,7 @@ def show_optimization(doc: dict, db: str | None) -> None:
     fixed width."""
     from surrobench.report.optimize import optimize_renderables
 
-    *configs, stored = optimize_renderables(doc, db, width=console.width)
+    *configs, stored = optimize_renderables(doc, db, width=console.width, program=invoked_as())
     for renderable in configs:
         console.print(renderable, crop=False)
     print_warnings(doc.get("warnings", []))

@@ -30,6 +30,7 @@ from surrobench.cli.options import (
     WorkloadOptions,
     check_writable,
     command_line,
+    invoked_as,
     console,
     timed_and_profiled,
     write_json,
@@ -80,7 +81,7 @@ def run(
     A factory model (--model package.module:build) is called with one fp32 input, (B, 3, N, N) for a bare
     --shape N or the full --shape. Other or several inputs come from a hook example_inputs(batch, shape)
     returning a tensor or a tuple of tensors: the factory's attribute (build.example_inputs = fn) or a
-    module-level function (README, "Your model").
+    module-level function (docs/models.md, "Your model").
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
     from surrobench.api.distributed import distributed_run
@@ -149,9 +150,9 @@ def _next_steps(workload: WorkloadOptions, db: Path) -> None:
     words = ["--model", model, "--shape", shape, "--batch", workload.batch]
     words += ["--device", workload.device] if workload.device != "auto" else []
     words += ["--db", str(db)] if db != Path(DEFAULT_DB) else []
-    same = rich_escape(shlex.join(words))
+    same, me = rich_escape(shlex.join(words)), rich_escape(invoked_as())  # as typed: .venv/bin/surrobench
     console.print(
-        f"next: [bold]surrobench diagnose {same}[/] says where the time goes; "
-        f"[bold]surrobench optimize {same}[/] finds what makes it faster",
+        f"next: [bold]{me} diagnose {same}[/] says where the time goes; "
+        f"[bold]{me} optimize {same}[/] finds what makes it faster",
         soft_wrap=True,
     )

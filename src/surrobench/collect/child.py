@@ -58,6 +58,7 @@ import torch
 from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.failures import failure_status
 from surrobench.execution.ranges import annotated_step, phase_range
 from surrobench.execution.runner import config_step, error_text, prepare_model
 from surrobench.execution.timing import time_once, warm_up
@@ -270,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     except torch.cuda.OutOfMemoryError as exc:
         result = _failure("oom", exc)
     except Exception as exc:  # the model's failure is a status, as in the runner
-        result = _failure("error", exc)
+        result = _failure(failure_status(exc), exc)
     finally:
         if control is not None:
             control.close()

@@ -15,6 +15,9 @@ Sources of the messages and of the rules they carry:
   data-dependent shape such as ``nonzero``): CUDA returns ``cudaErrorStreamCaptureUnsupported`` ("operation
   not permitted when stream is capturing") and then ``cudaErrorStreamCaptureInvalidated`` ("operation failed
   due to a previous error during capture"); PyTorch docs, "CUDA Graphs", constraints.
+- A failed allocation is ``torch.OutOfMemoryError`` on CUDA, but a ``RuntimeError`` from c10's CPU allocator
+  (``c10/core/impl/alloc_cpu.cpp``: "DefaultCPUAllocator: can't allocate memory", or "not enough memory" on
+  some builds): both are the ``oom`` status (:func:`failure_status`).
 - TorchInductor generates no code for complex tensors (it warns "Torchinductor does not support code
   generation for complex operators"), and TorchDynamo raises ``NotImplementedError`` (wrapped as
   ``InternalTorchDynamoError``) or ``Unsupported`` on code it cannot trace.
@@ -50,7 +53,7 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "out_of_memory",
-        r"out of memory|outofmemoryerror",
+        r"out of memory|outofmemoryerror|defaultcpuallocator: (can't allocate memory|not enough memory)",
         "the config does not fit in device memory: a smaller batch or grid, lower precision, or chunked inference",
     ),
     (
@@ -143,6 +146,13 @@ def explain_failure(failure: BaseException | str | None) -> FailureCause:
         if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
             return FailureCause(cause, line)
     return FailureCause(UNKNOWN, _first_line(texts[0]))
+
+
+def failure_status(exc: BaseException) -> str:
+    """The status a config that raised ``exc`` is stored with: ``oom`` when the exception (or one it was
+    raised from) is an allocation failure, a CUDA ``OutOfMemoryError`` or the CPU allocator's ``RuntimeError``
+    (:data:`FAILURE_CAUSES`, ``out_of_memory``); ``error`` otherwise."""
+    return "oom" if explain_failure(exc).cause_id == "out_of_memory" else "error"
 
 
 def failure_extra(failure: BaseException | str | None) -> dict:

@@ -23,7 +23,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.env import gpu_readings
-from surrobench.execution.failures import failure_extra, failure_label
+from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
@@ -46,7 +46,7 @@ from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate
 
 MS_PER_S = 1000.0
-#: What to do when a forward misses arguments: the factory's inputs hook (README, "Your model").
+#: What to do when a forward misses arguments: the factory's inputs hook (docs/models.md, "Your model").
 MULTI_INPUT_HINT = (
     "a model with several inputs needs an example_inputs(batch, shape) hook next to its factory, "
     "see surrobench run --help"
@@ -327,7 +327,7 @@ def run_config(
     except torch.cuda.OutOfMemoryError as exc:
         return failed_result(cfg, "oom", exc, seen.get("inputs", ()))
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
-        return failed_result(cfg, "error", exc, seen.get("inputs", ()))
+        return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
         _free(cfg.device)
 

@@ -28,6 +28,7 @@ from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.base import Surrogate
+from surrobench.records.timestamps import created_now
 
 
 class RunSink(Protocol):
@@ -276,7 +277,7 @@ def execute_sweep(
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
-    run = RunRecord(new_run_id(), dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), request.tag, env)
+    run = RunRecord(new_run_id(), created_now(), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel | BaseException] = {}
 

@@ -44,7 +44,7 @@ class InputSpec(NamedTuple):
         return cls(tuple(d["shape"]), d["dtype"])
 
 
-#: The dtype an input is assumed to have unless its label says otherwise (README, "Your model": the default
+#: The dtype an input is assumed to have unless its label says otherwise (docs/models.md, "Your model": the default
 #: input is one fp32 tensor).
 DEFAULT_INPUT_DTYPE = "float32"
 

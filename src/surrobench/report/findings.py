@@ -13,6 +13,7 @@ Text is wrapped at spaces only and a word too long for its line is cut with an e
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterable
 
 from rich.console import Group
 from rich.padding import Padding
@@ -176,6 +177,17 @@ def findings_markdown(findings: list[Finding]) -> str:
 BRIEF_HINT = "--explain prints the evidence and whole actions; --json and the HTML report always hold them"
 
 
+#: The line of a config diagnosed without a finding of its own, after its label.
+NO_FINDING = "no finding (nothing above the report floor)"
+
+
+def quiet_configs(findings: list[Finding], labels: Iterable[str], failed: Iterable[dict] = ()) -> list[str]:
+    """The config ``labels`` (in order, once each) that have no finding of their own and did not fail
+    (``failed``: diagnosis ``context.failed_configs`` entries), so that every config diagnosed gets a line."""
+    seen = {f.config for f in findings} | {c["label"] for c in failed}
+    return [label for label in dict.fromkeys(labels) if label not in seen]
+
+
 def findings_renderables(
     findings: list[Finding],
     title: str,
@@ -184,22 +196,28 @@ def findings_renderables(
     explain: bool = False,
     hint: str = BRIEF_HINT,
     any_failed: bool = False,
+    quiet: Iterable[str] = (),
 ) -> list[Text | Group | str]:
     """What ``surrobench diagnose`` prints: ``title`` (plain text, printed literally) with the number of
     findings, then :func:`findings_brief` and ``hint`` (``explain``: :func:`findings_explained`), or
-    :data:`NO_FINDINGS` when there are none (:data:`NO_FINDINGS_FAILED` when ``any_failed``: a config failed)."""
+    :data:`NO_FINDINGS` when there are none (:data:`NO_FINDINGS_FAILED` when ``any_failed``: a config failed).
+    ``quiet``: the configs diagnosed without a finding (:func:`quiet_configs`), one :data:`NO_FINDING` line each
+    after the findings."""
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     heading = Text(f"{plain(title)}: {count}", style="bold")
     if not findings:
         return [heading, NO_FINDINGS_FAILED if any_failed else NO_FINDINGS]
-    if explain:
-        return [heading, findings_explained(findings)]
-    return [heading, findings_brief(findings, width), Text(hint, style="dim")]
+    body = findings_explained(findings) if explain else findings_brief(findings, width)
+    lines = [Text(f"{plain(label)}: {NO_FINDING}") for label in quiet]
+    return [heading, body, *lines, *([] if explain else [Text(hint, style="dim")])]
 
 
-def findings_section_markdown(findings: list[Finding], title: str, failed: list[dict] = ()) -> str:
+def findings_section_markdown(
+    findings: list[Finding], title: str, failed: list[dict] = (), quiet: Iterable[str] = ()
+) -> str:
     """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
-    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), then
-    :func:`findings_markdown`."""
+    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per config of
+    ``quiet`` (:func:`quiet_configs`), then :func:`findings_markdown`."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
-    return f"### {md_escape(title, newline=' ')}\n\n" + failures + findings_markdown(findings)
+    quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)
+    return f"### {md_escape(title, newline=' ')}\n\n" + failures + quiet_lines + findings_markdown(findings)

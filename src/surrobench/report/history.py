@@ -30,16 +30,17 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def contents(r: RunSummary) -> str:
-    """What a run holds: ``12 configs`` (``12 configs, 3 failed``), or a serve run's ``2 policies, 6 loads``."""
+    """What a run holds: ``12 configs`` (``12 configs, 3 failed``), a serve run's ``2 policies, 6 loads``, an
+    optimization's ``2 configs optimized``."""
     if r.kind == "serve":
         return f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
-    configs = _count(r.n_configs, "config", "configs")
+    configs = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
     return f"{configs}, {r.n_failed} failed" if r.n_failed else configs
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
     """One row per stored run, newest first as given: id, creation time (to the minute, UTC), state, kind
-    (``run`` or ``serve``), tag, device, models, and its :func:`contents` (``12 configs, 3 failed``,
+    (``run``, ``serve`` or ``optimize``), tag, device, models, and its :func:`contents` (``12 configs, 3 failed``,
     ``2 policies, 6 loads``); fitted to ``width`` cells (:func:`~surrobench.report.fit.fit_table`: kind,
     device, models, then tag left out first and named in the caption; the state never). ``title`` is
     markup."""

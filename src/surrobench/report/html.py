@@ -62,12 +62,18 @@ _RESULT_COLUMNS = {
     "status": "status",
 }
 """Column title -> :func:`result_cells` key."""
+# Left-aligned cells and headings hold names (a factory path, a config label): they may break anywhere, so a long
+# name wraps instead of pushing the page past its right edge; a recipe block wraps too. A table of numbers wider
+# than a narrow window gets a smaller font there and scrolls sideways rather than being cut.
 _CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1em; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+td.brk, h1, h2, h3 { overflow-wrap: anywhere; } td.brk { min-width: 6em; } pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+div.wide { overflow-x: auto; } p.lines { white-space: pre-line; overflow-wrap: anywhere; }
+@media (max-width: 900px) { table { font-size: 0.7em; } th, td { padding: 2px 3px; } }
 tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
 tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
@@ -127,15 +133,28 @@ def _figure(fig: Figure | None, alt: str) -> str:
     return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
 
 
+#: A word longer than this (a factory path, a config label) may break anywhere in its cell (class ``brk``);
+#: shorter words never do, so a narrow window wraps cells at spaces and breaks only the long names.
+_BREAK_CHARS = 24
+
+
+def _td(value: object, cls: str) -> str:
+    text = str(value)
+    if cls and any(len(word) > _BREAK_CHARS for word in text.split()):
+        cls = 'class="l brk"'
+    return f"<td {cls}>{escape(text)}</td>"
+
+
 def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: Sequence[str] | None = None) -> str:
-    """An HTML table; cells are escaped here, columns named in ``left`` are left-aligned."""
+    """An HTML table; cells are escaped here, columns named in ``left`` are left-aligned (a long word in them may
+    break, :data:`_BREAK_CHARS`); the table scrolls sideways in a window narrower than it."""
     cls = ['class="l"' if h in left else "" for h in header]
     head = "".join(f"<th {c}>{escape(h)}</th>" for h, c in zip(header, cls))
     body = []
     for i, row in enumerate(rows):
         tr = f'<tr class="{escape(row_classes[i])}">' if row_classes else "<tr>"
-        body.append(tr + "".join(f"<td {c}>{escape(str(v))}</td>" for v, c in zip(row, cls)) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        body.append(tr + "".join(_td(v, c) for v, c in zip(row, cls)) + "</tr>")
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _result_columns(run: RunRecord) -> dict[str, str]:
@@ -282,7 +301,7 @@ def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
     parts = [
-        f"<p>{escape(opt.stored_line(doc))}</p>",
+        f'<p class="lines">{escape(opt.stored_line(doc))}</p>',  # its lines kept: the commands start their own
         _figure(plots.speedup_vs_error(doc), "speedup vs relative L2 error per candidate"),
     ]
     for entry in doc["configs"]:

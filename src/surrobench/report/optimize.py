@@ -182,10 +182,11 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     return lines
 
 
-def stored_line(doc: dict, db: str | None = None) -> str:
+def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
     """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (the recipe
     changes precision and mode, so both leave those out of the match); ``db``, the database they went to when
-    it is not the default one, joins the commands (else they would look in the default)."""
+    it is not the default one, joins the commands (else they would look in the default). ``program``: how the
+    commands start (the CLI gives surrobench as it was invoked, ``.venv/bin/surrobench``)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
@@ -193,8 +194,8 @@ def stored_line(doc: dict, db: str | None = None) -> str:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
         pair += f" --db {shlex.quote(db)}" if db else ""
         text += (
-            f", recipe run {doc['recipe_run_id']}\nbefore/after: surrobench compare {pair}"
-            f"\nHTML: surrobench report {pair} -o report.html"
+            f", recipe run {doc['recipe_run_id']}\nbefore/after: {program} compare {pair}"
+            f"\nHTML: {program} report {pair} -o report.html"
         )
     return text
 
@@ -257,7 +258,9 @@ def _verbatim(line: str) -> Text:
     return Text(line, no_wrap=True, overflow="ignore")
 
 
-def optimize_renderables(doc: dict, db: str | None = None, width: int | None = None) -> list:
+def optimize_renderables(
+    doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
+) -> list:
     """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`) fitted to ``width``
     cells, each reason and top op on a line, the remedies that do not run on the device named once on one
     line (:func:`off_device`; their rows and reasons are in the JSON, markdown and HTML), the recipe; then
@@ -290,7 +293,7 @@ def optimize_renderables(doc: dict, db: str | None = None, width: int | None = N
             for line in recipe_lines(entry, doc.get("verify", 0))
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
-    out.append(rich_escape(stored_line(doc, db)))
+    out.append(rich_escape(stored_line(doc, db, program)))
     return out
 
 

@@ -11,6 +11,7 @@ surrogates, which the font layer cannot take).
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,14 @@ _NS_PER_US = 1e3
 _SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:green", "api": "tab:gray"}
 #: Characters per title line of one panel (5 in at the default 10 pt title font); longer titles wrap.
 _TITLE_CHARS = 48
+#: Characters per line of a config label on a plot's y axis (about 3 in of a 10 in figure at the default
+#: 10 pt tick font): longer labels wrap, so a long model name does not squeeze the plot beside it.
+_LABEL_CHARS = 44
+#: Panels side by side; more go on further rows (four 5 in panels shrank to unreadable text in a 1,200 px page).
+_PANELS_PER_ROW = 2
+#: Marker per candidate in the speedup-vs-error plot, named in its legend (labels written beside close points
+#: overlapped).
+_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
 #: Matplotlib settings every figure is built and saved under: text is never parsed as mathtext.
 PLAIN_TEXT = {"text.parse_math": False}
 
@@ -53,7 +62,7 @@ class PlainLogFormatter(LogFormatter):
         return f"{x:g}"
 
 
-def _plain_log(*axes) -> None:
+def plain_log(*axes) -> None:
     """:class:`PlainLogFormatter` on each given log axis (``ax.xaxis``, ``ax.yaxis``), major and minor ticks."""
     for axis in axes:
         axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
@@ -66,9 +75,16 @@ def plain_text():
     return rc_context(PLAIN_TEXT)
 
 
-def _title(text: str) -> str:
-    """A panel title wrapped to :data:`_TITLE_CHARS` per line instead of clipped at the panel edge."""
-    return textwrap.fill(plain(text), _TITLE_CHARS, break_long_words=True, break_on_hyphens=False)
+def _title(text: str, chars: int = _TITLE_CHARS) -> str:
+    """A panel title wrapped to ``chars`` per line instead of clipped at the panel edge."""
+    return textwrap.fill(plain(text), chars, break_long_words=True, break_on_hyphens=False)
+
+
+def _labels(texts: Sequence[str]) -> tuple[list[str], int]:
+    """Axis labels wrapped to :data:`_LABEL_CHARS` per line, and the number of lines they take in all (what the
+    figure's height is sized by)."""
+    wrapped = [textwrap.fill(plain(t), _LABEL_CHARS, break_long_words=True, break_on_hyphens=False) for t in texts]
+    return wrapped, sum(w.count("\n") + 1 for w in wrapped)
 
 
 def per_sample_shape(r: ConfigResult) -> str:
@@ -85,8 +101,14 @@ def _ok(results: Sequence[ConfigResult]) -> list[ConfigResult]:
 
 
 def _panels(n: int, height_in: float = _PANEL_H_IN) -> tuple[Figure, list]:
-    fig = Figure(figsize=(_PANEL_W_IN * n, height_in), layout="constrained")
-    return fig, list(fig.subplots(1, n, squeeze=False)[0])
+    """``n`` panels, :data:`_PANELS_PER_ROW` to a row; the axes of the panels in reading order."""
+    cols = min(n, _PANELS_PER_ROW)
+    rows = -(-n // cols)
+    fig = Figure(figsize=(_PANEL_W_IN * cols, height_in * rows), layout="constrained")
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[n:]:  # an odd count leaves the last row's second panel empty
+        ax.set_axis_off()
+    return fig, axes[:n]
 
 
 def _by_model(results: Sequence[ConfigResult]) -> dict[str, list[ConfigResult]]:
@@ -137,7 +159,7 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             ylabel="latency ms (median, P95)",
             title=_title(model),
         )
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
         _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.0f}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
     return fig
@@ -162,7 +184,7 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
             )
         ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=_title(model))
         ax.set_xscale("log", base=2)
-        _plain_log(ax.yaxis)
+        plain_log(ax.yaxis)
         _set_x_ticks(ax, {r.batch: str(r.batch) for r in rs})
         ax.legend(fontsize="small")
     return fig
@@ -175,17 +197,13 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
     rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
     if not rs:
         return None
-    fig = Figure(figsize=(10, 1.0 + 0.35 * len(rs)), layout="constrained")
+    labels, lines = _labels([r.label() for r in rs])
+    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(rs)), layout="constrained")
     ax = fig.subplots()
-    ax.boxplot(
-        [r.samples_ms for r in rs],
-        orientation="horizontal",
-        tick_labels=[plain(r.label()) for r in rs],
-        flierprops={"markersize": 2},
-    )
+    ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=labels, flierprops={"markersize": 2})
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
-    _plain_log(ax.xaxis)
+    plain_log(ax.xaxis)
     return fig
 
 
@@ -196,7 +214,8 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     cs = [c for c in cmp.configs if c.median_ratio is not None]
     if not cs:
         return None
-    fig = Figure(figsize=(10, 1.0 + 0.35 * len(cs)), layout="constrained")
+    labels, lines = _labels([pair_label(c) for c in cs])
+    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(cs)), layout="constrained")
     ax = fig.subplots()
     y = np.arange(len(cs))
     ratio = np.array([c.median_ratio.ratio for c in cs])
@@ -205,7 +224,7 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     ax.axvspan(1 - cmp.threshold, 1 + cmp.threshold, color="0.9", label=f"±{cmp.threshold:.0%}")
     ax.errorbar(ratio, y, xerr=[ratio - lo, hi - ratio], fmt="none", ecolor="0.3", capsize=3)
     ax.scatter(ratio, y, c=colors, zorder=3)
-    ax.set_yticks(y, [plain(pair_label(c)) for c in cs])
+    ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set(xlabel="median latency NEW / BASE (95% CI)")
     ax.legend(loc="best", fontsize="small")
@@ -233,21 +252,21 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
             panels.append((entry, points))
     if not panels:
         return None
-    fig, axes = _panels(len(panels))
+    fig, axes = _panels(len(panels), height_in=_PANEL_H_IN + 1.2)  # room for the legend below
     floor = 1e-9  # an exact candidate (error 0) is drawn at the floor of the log axis
     for ax, (entry, points) in zip(axes, panels):
-        for c in points:
+        for c, marker in zip(points, itertools.cycle(_MARKERS)):
             sp = c["speedup"]
             x = max(c["rel_l2"], floor)
             ax.errorbar(
                 [x],
                 [sp["median"]],
                 yerr=[[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]],
-                fmt="o",
+                fmt=marker,
                 color=_VERDICT_COLORS.get(c["verdict"], "0.4"),
                 capsize=3,
+                label=f"{plain(c['name'])} ({c['verdict']})",
             )
-            ax.annotate(c["name"], (x, sp["median"]), fontsize="x-small", xytext=(4, 4), textcoords="offset points")
         ax.axhline(1.0, color="0.5", lw=0.8)
         ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
         ax.set(
@@ -257,8 +276,8 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
             ylabel="speedup (95% CI)",
             title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"),
         )
-        _plain_log(ax.xaxis, ax.yaxis)
-        ax.legend(loc="best", fontsize="small")
+        plain_log(ax.xaxis, ax.yaxis)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize="x-small", ncols=2)  # below the axes
     return fig
 
 
@@ -279,7 +298,9 @@ def op_breakdown(
         ax.barh([plain(name[:40]) for name, _ in top], [ms for _, ms in top], color="tab:blue")
         ax.invert_yaxis()
         what = "self CPU ms" if label in cpu_labels else "self device ms"
-        ax.set(xlabel=f"{what} per step (total {total:.3f} ms)", title=_title(label))
+        ax.set_xlabel(f"{what} per step (total {total:.3f} ms)")
+        # the op names take half the panel: a title as wide as the panel would pass its right edge
+        ax.set_title(_title(label, _TITLE_CHARS * 3 // 4), fontsize="small")
         ax.tick_params(axis="y", labelsize="small")
     return fig
 

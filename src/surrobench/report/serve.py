@@ -6,10 +6,9 @@ holding both is :func:`surrobench.report.html.serve_page`; the capacity comparis
 from __future__ import annotations
 
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
 
 from surrobench.records.serve import ServeRecord
-from surrobench.report.plots import plain_text
+from surrobench.report.plots import plain_log, plain_text
 
 
 @plain_text()
@@ -21,7 +20,7 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
     results = [r for r in record.policies if r.points]
     if not results:
         return None
-    fig = Figure(figsize=(7, 4.5))
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for result in results:
         pts = sorted(result.points, key=lambda p: p.offered_rps)
@@ -37,8 +36,7 @@ def latency_throughput(record: ServeRecord) -> Figure | None:
     ax.set_xlabel("achieved rate (requests/s)")
     ax.set_ylabel("latency (ms)")
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    plain_log(ax.yaxis)  # major and minor ticks: a range under a decade labels its minor ticks
     ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))  # beside the curves, never over them
     return fig

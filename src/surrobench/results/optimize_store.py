@@ -10,7 +10,11 @@ import json
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
 from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
 from surrobench.errors import UsageError
-from surrobench.results.store import ResultStore, prefix_pattern
+from surrobench.results.store import ResultStore, RunSummary, prefix_pattern
+
+#: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
+#: ``optimize:baseline`` when none was given).
+_BASELINE_TAG = ":baseline"
 
 
 def add_optimization(store: ResultStore, report: dict) -> None:
@@ -129,3 +133,46 @@ def latest_optimized_config(
         if same_inputs(inputs_of(entry), inputs):
             return entry
     return None
+
+
+def optimization_summaries(
+    store: ResultStore, model: str | None = None, tag: str | None = None, since: str | None = None
+) -> list[RunSummary]:
+    """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
+    :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs: a config of ``model``, ``tag`` (the
+    optimization's own, read from its baseline run's ``TAG:baseline``), created at or after ``since``.
+    ``n_configs``: the configs it optimized; ``n_failed``: those that ended with an error (no baseline);
+    ``state``: ``interrupted`` for a search cut short (or still running), else ``complete``.
+
+    Raises:
+        UsageError: a stored report is not a valid optimize document.
+    """
+    rows = store.conn.execute(
+        "SELECT o.report_json, r.tag FROM optimizations o LEFT JOIN runs r ON r.run_id = o.baseline_run_id"
+        " WHERE (? IS NULL OR o.created >= ?)"
+        " AND (? IS NULL OR o.optimize_id IN (SELECT optimize_id FROM optimize_configs WHERE model = ?))"
+        " ORDER BY o.created DESC",
+        (since, since, model, model),
+    ).fetchall()
+    summaries = []
+    for report_json, baseline_tag in rows:
+        doc = _optimization(store, report_json)
+        own_tag = baseline_tag[: -len(_BASELINE_TAG)] if (baseline_tag or "").endswith(_BASELINE_TAG) else None
+        own_tag = None if own_tag == "optimize" else own_tag  # the default when no tag was given
+        if tag is not None and own_tag != tag:
+            continue
+        configs = doc["configs"]
+        summaries.append(
+            RunSummary(
+                run_id=doc["optimize_id"],
+                created=doc["created"],
+                tag=own_tag,
+                device_name=doc["env"].get("device_name"),
+                models=tuple(sorted({c["model"] for c in configs})),
+                n_configs=len(configs),
+                n_failed=sum(1 for c in configs if c.get("error")),
+                state="interrupted" if doc.get("interrupted") else "complete",
+                kind="optimize",
+            )
+        )
+    return summaries

@@ -228,8 +228,10 @@ class RunSummary:
     """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`.
 
     ``kind``: ``run`` (configs timed by ``run``, ``profile``, ``diagnose``, ...; ``n_configs`` of them,
-    ``n_failed`` not ``ok``) or ``serve`` (``surrobench serve``: ``models`` holds the model served,
-    ``n_policies`` batching policies and ``n_points`` load points stored, 0 while it runs)."""
+    ``n_failed`` not ``ok``), ``serve`` (``surrobench serve``: ``models`` holds the model served,
+    ``n_policies`` batching policies and ``n_points`` load points stored, 0 while it runs) or ``optimize``
+    (``surrobench optimize``: ``run_id`` is the optimization's id, ``n_configs`` the configs it optimized;
+    :func:`surrobench.results.optimize_store.optimization_summaries`)."""
 
     run_id: str
     created: str

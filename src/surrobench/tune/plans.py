@@ -9,7 +9,6 @@ again against its baseline in fresh processes (:mod:`surrobench.tune.fresh`).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -39,6 +38,7 @@ from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.config import optimize_config
 from surrobench.tune.bench import free_device
 from surrobench.workload.spec import parse_shapes
+from surrobench.records.timestamps import created_now
 
 
 def optimize_plans(
@@ -57,7 +57,7 @@ def optimize_plans(
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    now = created_now()
     tag = request.sweeps[0].request.tag
     baseline_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:baseline", env)
     recipe_run = RunRecord(new_run_id(), now, f"{tag or 'optimize'}:recipe", env)

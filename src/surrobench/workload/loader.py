@@ -50,7 +50,8 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     ``.pt2`` whose contents load through pickle (:func:`pickle_members`).
 
     Raises:
-        UsageError: unknown zoo or scenario name, module not importable, factory missing, unreadable ``.pt2``,
+        UsageError: unknown zoo or scenario name, a ``.py`` file without ``:factory``, module not importable,
+            factory missing, unreadable ``.pt2``,
             a ``.pt2`` that needs pickle without ``trust_pickle``.
     """
     if spec.startswith("scenario:"):
@@ -61,6 +62,12 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
         return ExportedSurrogate(Path(spec), trust_pickle=trust_pickle)
     if ":" in spec:
         return FactorySurrogate.from_spec(spec)
+    if spec.endswith(".py"):
+        raise UsageError.bad(
+            "model",
+            f"{spec!r}: a Python file needs its factory, the function that returns the nn.Module: "
+            f"{spec}:FACTORY (e.g. {spec}:build)",
+        )
     return get_surrogate(spec)
 
 
