@@ -19,12 +19,16 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
+#: diagnosis-v6: each finding's ``clauses`` (text, remedies, stacked), ``measured`` (the remedies of its action that
+#: diagnose measured, :class:`surrobench.records.measured.MeasuredRemedy`) and ``gain`` (``{"kind": "measured" |
+#: "estimate", "ms", "remedy"}``), and ``context.measured`` (the budget and what each config's measuring did).
 #: diagnosis-v5: ``context.host_floor`` (each config's latency and host submission time, where the host's floor
 #: caps a kernel-side gain: :mod:`surrobench.analysis.host_floor`). diagnosis-v4: each finding's ``remedy_stacks``
 #: (remedies its action suggests applied together, ``[["tf32", "compile"]]``); v3 added its ``remedies`` (the
 #: remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing
-#: reads diagnosis documents back.
-DIAGNOSIS = "surrobench/diagnosis-v5"
+#: reads diagnosis documents back but :func:`surrobench.records.findings.findings_from_json`, which reads every version.
+DIAGNOSIS = "surrobench/diagnosis-v6"
+DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 6))
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v3"  # v3: each op's ``inside`` (the ops it ran nested in); v2: each kernel_table
