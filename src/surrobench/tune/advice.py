@@ -114,8 +114,13 @@ def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float)
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
-        elif trials.spent(recipe) or _first_compile_late(trials, recipe):
+        elif trials.spent(recipe):
             out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason()))
+            continue
+        elif _first_compile_late(trials, recipe):
+            left = max(trials.budget_end - trials.clock(), 0.0)
+            reason = f"a first compilation takes about {FIRST_COMPILE_S:g} s, {left:.0f} s of the budget left"
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
             continue
         else:
             result, _ = trials.try_recipe(recipe)
@@ -210,7 +215,7 @@ def measure_findings(
         measured[label] = got
         left = [m.remedy for m in got if m.verdict == "not-measured"]
         notes.append(
-            f"{label}: {len(got) - len(left)} remedy(ies) measured in {time.monotonic() - started:.1f} s"
-            + (f"; not measured (budget of {measure_s:g} s spent): {', '.join(left)}" if left else "")
+            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {time.monotonic() - started:.1f} s "
+            f"(measure_s {measure_s:g} s)" + (f"; not measured: {', '.join(left)}" if left else "")
         )
     return measured, notes
