@@ -9,9 +9,9 @@ single candidates of its ids (``threads``: every thread count). Then:
   ms/step)``: a remedy measured faster is never advised against, and no clause of the detectors warns against a
   remedy any more (measurement replaced those priors);
 - a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
-  applicable) and none faster is taken out: a remedy measured slower is never advised. What was judged and not
-  faster is said in one clause that names no remedy, with its numbers (``compile: measured 0.65x [0.61, 0.70],
-  slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``);
+  applicable) and none faster no longer advises it: a remedy measured slower is never advised. The clause becomes
+  a statement that names no remedy, with its numbers (``fuse the elementwise chains (torch.compile): measured, not
+  faster (compile: measured 0.65x [0.61, 0.70], slower)``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``);
 - a clause with a remedy the budget left out keeps it, saying it was not measured;
 - clauses that name no remedy (code changes: fusing, a CSR reduction, a layout, preallocation, another algorithm)
   stay as written, and the finding keeps its estimate for them (``gain.kind`` ``estimate``) unless a remedy of its
@@ -38,38 +38,44 @@ def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> l
     return [m for m in measured if "+" not in m.remedy and m.remedy_ids <= wanted]
 
 
-def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> Clause | None:
-    """``clause`` with its best faster measurement, or what was not measured; None when every remedy it names
-    was judged and none was faster (module docstring)."""
+def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]:
+    """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
+    remedy it names was judged and none was faster, the clause as a statement that names no remedy, ``<text>:
+    measured, not faster (<each measurement>)`` (False: no longer advised). Module docstring."""
     faster = [m for m in found if m.verdict == "faster"]
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
-        return Clause(f"{clause.text} ({best.text()})", clause.remedies, clause.stacked)
-    judged_ids = frozenset().union(*(m.remedy_ids for m in found if m.verdict in JUDGED))
-    if clause.stacked and any(m.verdict in JUDGED for m in found):
-        return None
-    if not clause.stacked and judged_ids >= frozenset(clause.remedies):
-        return None
+        return Clause(f"{clause.text} ({best.text()})", clause.remedies, clause.stacked), True
+    judged = [m for m in found if m.verdict in JUDGED]
+    judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
+    if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
+        return Clause(f"{clause.text}: measured, not faster ({'; '.join(m.text() for m in judged)})"), False
     left = [m.text() for m in found if m.verdict == "not-measured"]
-    return Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause
+    return (Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause), True
 
 
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
     """``finding`` with its action rewritten from ``measured`` (its config's measurements, module docstring) and
-    the measurements of its remedies kept in :attr:`Finding.measured`; unchanged when none of them concerns it."""
+    the measurements of its remedies kept in :attr:`Finding.measured`; unchanged when none of them concerns it.
+    The remedies of a clause still advised that were judged and not faster (``threads=1`` slower beside
+    ``threads=4`` faster) are said in a last clause, ``measured, not faster: ...``."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
+    lost: list[str] = []
     for clause in finding.clauses:
         found = clause_measurements(clause, measured) if clause.remedies else []
         mine += [m for m in found if m not in mine]
-        rewritten = _rewrite(clause, found) if found else clause
-        if rewritten is not None:
-            kept.append(rewritten)
+        if not found:
+            kept.append(clause)
+            continue
+        rewritten, advised = _rewrite(clause, found)
+        kept.append(rewritten)
+        if advised:
+            lost += [m.text() for m in found if m.verdict in JUDGED and m.verdict != "faster"]
     if not mine:
         return finding
-    lost = [m.text() for m in mine if m.verdict in JUDGED and m.verdict != "faster"]
     if lost:
-        kept.append(Clause(f"measured, not faster: {'; '.join(lost)}"))
+        kept.append(Clause(f"measured, not faster: {'; '.join(dict.fromkeys(lost))}"))
     return replace(finding, action=tuple(kept), measured=tuple(mine))
 
 
