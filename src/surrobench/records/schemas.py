@@ -35,9 +35,9 @@ PROFILE = "surrobench/profile-v3"  # v3: each op's ``inside`` (the ops it ran ne
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
-#: scenarios-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads
-#: it back.
-SCENARIOS = "surrobench/scenarios-v3"
+#: scenarios-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
+#: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
+SCENARIOS = "surrobench/scenarios-v4"
 #: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
 #: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
 #: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
@@ -48,9 +48,9 @@ OPTIMIZE = "surrobench/optimize-v3"
 OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
-#: rank-traces-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing
-#: reads it back.
-RANK_TRACES = "surrobench/rank-traces-v3"
+#: rank-traces-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
+#: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
+RANK_TRACES = "surrobench/rank-traces-v4"
 SERVE = "surrobench/serve-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
