@@ -196,9 +196,9 @@ def diagnose_workload(
     system pass run), so an interruption keeps the evidence of every config read before it.
 
     Raises:
-        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing or profiling; the configs timed and the
-            op tables profiled stay stored, the run is marked ``interrupted``, and the exception carries the
-            findings of what was read.
+        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; the configs
+            timed and the op tables profiled stay stored, and the exception carries the findings of what was read
+            (while measuring: every config's, with their estimates).
     """
     try:
         record, warnings = execute_sweep(
@@ -262,7 +262,11 @@ def diagnose_workload(
     warnings += notes
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:
-        measured, measure_notes = measure_findings(plan, [ev.result for ev in evidence], findings, measure_s)
+        try:
+            measured, measure_notes = measure_findings(plan, [ev.result for ev in evidence], findings, measure_s)
+        except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
+            cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
+            raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
         warnings += measure_notes
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
     return record, findings, warnings, evidence
