@@ -30,6 +30,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from surrobench.records.vocab import remedy_id
+
 #: The goals of the table (docs/benchmarks/h200-measured-advice.md, "Goals").
 SAVING_WITHIN = 0.25
 DIAGNOSE_S = 90.0
@@ -43,7 +45,8 @@ def _load(path: Path) -> dict:
 
 
 def _ids(name: str) -> set[str]:
-    return {part.split("=", 1)[0] for part in name.split("+")}
+    """The remedy ids of a candidate or recipe name (``tf32+threads=4``: tf32, threads)."""
+    return {remedy_id(part) for part in name.split("+")}
 
 
 def _times(work: Path) -> dict[tuple[str, str], tuple[float | None, str]]:
@@ -188,7 +191,7 @@ def main(work: str, kept: str | None = None) -> None:
     print("|---|---|---|---|---|")
     groups: dict[tuple[str, str], list[float]] = {}
     for kind, remedy, estimate, measured in est:
-        groups.setdefault((kind, remedy.split("=")[0]), []).append(estimate / measured)
+        groups.setdefault((kind, "+".join(sorted(_ids(remedy)))), []).append(estimate / measured)
     for (kind, remedy), ratios in sorted(groups.items()):
         print(
             f"| {kind} | {remedy} | {len(ratios)} | {statistics.median(ratios):.2f} | "

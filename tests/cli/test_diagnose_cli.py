@@ -325,3 +325,10 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert all(f["kind"] in run_level for f in doc["findings"] if f["config"] and "b2" in f["config"])
     with ResultStore(db) as store:
         assert store.run_state(context["run_id"]) == "interrupted"
+
+
+def test_measure_s_is_checked_and_refused_where_nothing_is_measured(capsys):
+    assert run_cli(["diagnose", "--model", "pinn-mlp", "--shape", "32", "--device", "cpu", "--measure-s", "-1"]) == 2
+    assert "--measure-s" in capsys.readouterr().err
+    assert run_cli(["diagnose", str(FNO), "--measure-s", "10"]) == 2  # a trace alone: nothing to measure on
+    assert "--measure-s" in capsys.readouterr().err
