@@ -18,8 +18,8 @@
 # of the kept optimize reports.
 #
 # The whole script stops by TOTAL_S (540 s by default): each step runs under `timeout` capped at what is left, and a
-# step that cannot get its minimum is skipped (listed in times.tsv). The default lists take about 480 s: afno and
-# siren diagnosed and optimized (--budget-s 90, in-process windows only), fno2d diagnosed, siren with --counters.
+# step that cannot get its minimum is skipped (listed in times.tsv). The default lists take about 500 s: afno and
+# siren diagnosed and optimized (--budget-s 75, in-process windows only), fno2d diagnosed, siren with --counters.
 # $OUT/advice.tar.gz holds the work folder (diagnosis and optimize JSONs, logs, times.tsv), packed after every step;
 # $OUT/summary.md is the summary, written last (and after every step, so a cut call keeps a partial one).
 set -uo pipefail
@@ -29,7 +29,7 @@ total_s=${TOTAL_S:-540}
 CONFIGS=${CONFIGS-afno siren fno2d}
 COUNTERS=${COUNTERS-siren}
 OPTIMIZE=${OPTIMIZE-afno siren}
-OPT_BUDGET_S=${OPT_BUDGET_S:-90}
+OPT_BUDGET_S=${OPT_BUDGET_S:-75}
 start=$(date +%s)
 mkdir -p "$out"
 work=/tmp/advice
