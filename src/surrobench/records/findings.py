@@ -252,7 +252,8 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     measured saving first, whatever their severity (a measurement outranks any estimate: the verdict that
     names it may be ``info``). Then the others: most severe first; within a severity, findings blocked by
     another finding of the same config (:data:`BLOCKED_BY`) after the others, then the largest gain first
-    (:attr:`Finding.gain_ms`: the estimate, or 0 where every remedy measured was not faster; unknown last)."""
+    (:attr:`Finding.gain_ms`: the estimate, or 0 where every remedy measured was not faster; 0 and unknown last,
+    in their order)."""
     present = {(f.config, f.kind) for f in findings}
 
     def blocked(f: Finding) -> bool:
@@ -262,8 +263,7 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
         best = f.best_measured
         if best is not None and best.saved_ms > 0:
             return (0, -best.saved_ms, 0, False, 0.0)
-        gain = f.gain_ms
-        return (1, 0.0, SEVERITIES.index(f.severity), blocked(f), -(gain if gain is not None else -1.0))
+        return (1, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
 
     return sorted(findings, key=key)
 
