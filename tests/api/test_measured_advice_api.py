@@ -58,6 +58,8 @@ def test_a_bad_budget_is_refused_before_anything_runs():
     for bad in (-1, float("inf"), "45", True):
         with pytest.raises(UsageError, match="measure_s"):
             diagnose("pinn-mlp", measure_s=bad, **SWEEP)
+    with pytest.raises(UsageError, match="measure_s: remedies are measured on a model"):
+        diagnose(run="r", measure_s=10)
 
 
 def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypatch):

@@ -489,15 +489,20 @@ def diagnose(
     Raises:
         UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
             non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a
-            finite number >= 0, a missing trace, an
+            finite number >= 0 or given with a trace or run, a missing trace, an
             unknown run, bad input.
         DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
             read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
+    given_measure_s = measure_s is not None
     measure_s = check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
+    if given_measure_s and model is None:
+        raise UsageError.bad(
+            "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
+        )
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
