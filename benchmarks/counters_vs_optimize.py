@@ -24,7 +24,7 @@ from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
 from surrobench.analysis.host_floor import HostFloor, cap_at_host_floor
-from surrobench.results.measured_remedies import stack_candidate, stack_faster
+from surrobench.results.measured_remedies import cite_clause, stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.findings import Finding, rank_findings
@@ -78,18 +78,25 @@ def checks(folder: Path) -> list[dict]:
             opt = optimized[label]
             base_ms = opt["baseline"]["median_ms"]
             singles = {c["name"]: c for c in opt["candidates"] if c.get("stacked_on") is None}
-            measured = []
+            measured, advised_slower = [], []
             for f in findings:
                 for clause in f.clauses:
+                    kept, _ = cite_clause(clause, opt)
                     if clause.stacked:
                         c = stack_candidate(opt, clause.remedies) or {}
                         outcome = ("faster" if stack_faster(c) else "slower") if c else "untried"
                         measured.append((f.kind, "+".join(clause.remedies), outcome, *_gain(c, base_ms)))
+                        if outcome == "slower" and kept is not None:
+                            advised_slower.append((f.kind, "+".join(clause.remedies)))
                         continue
                     for remedy in clause.remedies:
                         c = singles.get(remedy, {})
                         outcome = _outcome(c.get("verdict"), remedy, opt)
                         measured.append((f.kind, remedy, outcome, *_gain(c, base_ms)))
+                    if kept is not None and clause.remedies and not clause.stacked:
+                        outcomes = [m[2] for m in measured[-len(clause.remedies) :]]
+                        if all(o == "slower" for o in outcomes):
+                            advised_slower.append((f.kind, "+".join(clause.remedies)))
             top = findings[0] if findings else None
             saved_by_top = [m[4] for m in measured if top and m[0] == top.kind and m[4] is not None]
             best = max(saved_by_top) if saved_by_top else None
@@ -100,6 +107,7 @@ def checks(folder: Path) -> list[dict]:
                     "baseline_ms": base_ms,
                     "findings": [(f.kind, f.severity, f.estimated_gain_ms, f.remedies) for f in findings],
                     "measured": measured,
+                    "advised_slower": advised_slower,
                     "outcomes": sorted({m[2] for m in measured}),
                     "top": top.kind if top else None,
                     "top_gain_ms": top.estimated_gain_ms if top else None,

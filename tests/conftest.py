@@ -117,6 +117,16 @@ def _own_cache_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture(autouse=True)
+def _estimates_unless_asked(monkeypatch):
+    """diagnose measures no remedy unless a test asks (``measure_s=``, ``--measure-s``): each measured remedy
+    costs a baseline start and windows of rounds, seconds on two shared cores, which the diagnosis tests do not
+    check. The tests of measured actions plant their timings (tests/tune/test_advice.py)."""
+    from surrobench.tune import advice
+
+    monkeypatch.setattr(advice, "DEFAULT_MEASURE_S", 0.0)
+
+
 @pytest.fixture
 def tiny():
     return TinySurrogate()

@@ -77,3 +77,15 @@ def test_patch_transformer_patches_join_back_to_the_field_and_both_builds_keep_i
     with torch.inference_mode():
         for build in (pt.build, pt.build_sdpa):
             assert build().eval()(x).shape == x.shape
+
+
+def test_the_measured_advice_families_map_their_inputs_to_fields_of_the_same_points():
+    """The AFNO, Galerkin transformer and SIREN written for docs/benchmarks/h200-measured-advice.md."""
+    torch.manual_seed(0)
+    afno = _load("afno").build().eval()
+    with torch.inference_mode():
+        assert afno(torch.randn(2, 3, 16, 16)).shape == (2, 3, 16, 16)
+        for name in ("galerkin_transformer", "siren_pinn"):
+            module = _load(name)
+            points = module.example_inputs(2, 40)
+            assert points.shape == (2, 40, 3) and module.build().eval()(points).shape == (2, 40, 1)

@@ -107,15 +107,13 @@ def test_an_fp32_convolution_step_is_told_compile_stacked_on_tf32(ceilings):
     assert gat[0].remedy_stacks == () and gat[0].remedies == ("compile",)
 
 
-def test_a_step_that_runs_torch_fft_is_never_told_to_compile(ceilings):
-    # the zoo FNO ran 0.65x compiled and 0.72x with TF32 on the H200 (copies around the complex operators);
-    # neuraloperator's FNO runs the same transforms
+def test_no_remedy_is_ruled_out_because_the_step_runs_torch_fft(ceilings):
+    # the zoo FNO ran 0.65x compiled on the H200, while the AFNO won 3.48x and neuraloperator's FNO 1.48x with
+    # compile: no clause rules compile out for what the step runs, the measurement decides (tune/advice.py)
     for name in ("fno2d", "neuralop_fno"):
         _, findings = _findings(name, ceilings)
-        assert not {r for f in findings for r in f.remedies} & {"compile", "compile-reduce-overhead"}
-        assert any("torch.fft" in c.text and not c.remedies for f in findings for c in f.clauses)
-    _, unet = _findings("unet2d", ceilings)  # cuDNN's FFT convolution kernels are no torch.fft op
-    assert "compile" in {r for f in unet for r in f.remedies}
+        assert not any("torch.fft" in c.text and not c.remedies for f in findings for c in f.clauses)
+        assert not any("not advised" in f.action for f in findings)
 
 
 def test_the_pinn_tf32_gain_is_capped_where_the_host_submits_most_of_the_step(ceilings):
@@ -159,10 +157,11 @@ def check_rows() -> dict[str, dict]:
 def test_the_named_remedies_are_ones_optimize_measured_faster_and_the_top_gain_within_2x(name, check_rows):
     """The check of docs/benchmarks/h200-counters.md, row by row: every remedy (or stack) a measured finding
     names was faster in optimize or rejected by its accuracy guard; the top
-    finding's gain is within 2x of its remedy's, but for DeepONet (no gain estimate)."""
+    finding's gain is within 2x of its remedy's, but for DeepONet (no gain estimate). A remedy the estimate names
+    and optimize measured slower (the zoo FNO's tf32+compile, 0.72x) is dropped once the measurement is cited:
+    measured slower is never advised."""
     row = check_rows[LABELS[name]]
-    slower = {(kind, remedy) for kind, remedy, outcome, _, _ in row["measured"] if outcome == "slower"}
-    assert slower == set()
+    assert row["advised_slower"] == []
     assert set(row["outcomes"]) <= {"faster", "slower", "accuracy"}
     if name in NO_GAIN_ESTIMATE:
         assert row["top_gain_ms"] is None and row["gain_ratio"] is None

@@ -20,7 +20,7 @@ def test_two_workers_give_the_answer_of_one_process(tmp_path):
     assert [r.rank for r in pooled.ranks] == [0, 1] and pooled.cross_rank.rows[0].wait_ms == pytest.approx(65.0)
     assert [f.kind for f in pooled.findings][:2] == ["straggler", "comm_wait"]
     assert {r.timeline.ranks for r in pooled.ranks} == {(0,), (1,)}
-    assert pooled.to_dict()["schema"] == "surrobench/rank-traces-v3"
+    assert pooled.to_dict()["schema"] == "surrobench/rank-traces-v4"
 
 
 def test_one_trace_is_not_a_rank_set(tmp_path):

@@ -33,3 +33,68 @@ def test_an_action_given_as_clauses_is_held_as_text_with_its_remedies():
 def test_a_remedy_outside_the_vocabulary_is_refused():
     with pytest.raises(ValueError, match="unknown remedy id"):
         Clause("go faster", ("warp",))
+
+
+def test_a_diagnosis_of_any_version_still_reads():
+    import gzip
+    import json
+    from pathlib import Path
+
+    from surrobench.records.findings import diagnosis_json, findings_from_json
+    from surrobench.records.measured import MeasuredRemedy
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "h200" / "diagnose_fno2d.json.gz"
+    with gzip.open(path, "rt") as f:
+        v5 = json.load(f)
+    assert v5["schema"] == "surrobench/diagnosis-v5"
+    old = findings_from_json(v5)
+    assert [f.kind for f in old] == [f["kind"] for f in v5["findings"]]
+    assert all(f.gain_kind == "estimate" and f.measured == () for f in old)
+    assert [f.remedies for f in old] == [tuple(f["remedies"]) for f in v5["findings"]]
+    v2 = {
+        "schema": "surrobench/diagnosis-v2",
+        "findings": [
+            {
+                k: v5["findings"][0][k]
+                for k in (
+                    "kind",
+                    "severity",
+                    "summary",
+                    "evidence",
+                    "action",
+                    "estimated_gain_ms",
+                    "config",
+                    "evidence_source",
+                )
+            }
+        ],
+    }
+    assert findings_from_json(v2)[0].remedies == ()
+    # this version round-trips, its measured actions and clauses included
+    m = MeasuredRemedy("cudagraph", "faster", 1.73, (1.55, 1.87), 7.0, 2.96, 1e-7, 1e-2)
+    clauses = (
+        Clause("replay it as a CUDA graph", ("cudagraph",)),
+        Clause("tf32 then compile", ("tf32", "compile"), True),
+    )
+    f = Finding("launch_bound", "high", "idle", (), clauses, 0.83, "x", measured=(m,))
+    doc = json.loads(json.dumps(diagnosis_json([f], {})))
+    assert doc["schema"] == "surrobench/diagnosis-v6" and findings_from_json(doc) == [f]
+    assert doc["findings"][0]["gain"] == {"kind": "measured", "ms": 2.96, "remedy": "cudagraph"}
+    with pytest.raises(ValueError):
+        findings_from_json({"schema": "surrobench/run-v3", "findings": []})
+
+
+def test_measured_actions_read_as_the_issue_shows_them():
+    from surrobench.records.measured import MeasuredRemedy
+
+    assert MeasuredRemedy("cudagraph", "faster", 1.73, (1.55, 1.87), 7.0, 2.96).text() == (
+        "cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step"
+    )
+    assert (
+        MeasuredRemedy("compile", "slower", 0.65, (0.6, 0.7)).text() == "compile: measured 0.65x [0.60, 0.70], slower"
+    )
+    assert MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=1.8e-2, tolerance=1e-2).text() == (
+        "bf16: rejected, rel L2 1.8e-02 > 1.0e-02"
+    )
+    with pytest.raises(ValueError):
+        MeasuredRemedy("tf32", "better")

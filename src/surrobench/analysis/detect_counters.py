@@ -26,8 +26,8 @@ torch.compile alone, 1.26x with ``torch._inductor.config.layout_optimization = F
 Inductor's layout optimization runs the convolutions channels_last, where cuDNN picked its FFT convolution
 kernels in fp32 (``DSE::regular_fft_pad``, 3.5 ms a step against 0.4 ms), as eager channels_last did (0.44x);
 with TF32 the NHWC tensor-core kernels are fast (docs/benchmarks/h200-counters.md, "Why compile alone was
-slower"; ``benchmarks/compile_causes.py``). A step that runs torch.fft is told no torch.compile at all
-(:mod:`surrobench.analysis.fft_compile`).
+slower"; ``benchmarks/compile_causes.py``). Whether a clause's remedy pays is then measured
+(:mod:`surrobench.tune.advice`), on a spectral step as on any other.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from surrobench.analysis.fft_compile import runs_fft, without_compile
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import LATENCY_CAUSES, ConfigCounters, MeasuredKernel
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
@@ -245,12 +244,21 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
             findings.append(_FINDERS[name](label, group, share, step))
-    return without_compile(findings) if runs_fft(k.op for k in kernels) else findings
+    return findings
+
+
+#: Ops that run cuFFT or PocketFFT (torch.fft's ATen ops, ``aten::_fft_r2c``, ``aten::_fft_c2r``, ``aten::_fft_c2c``).
+FFT_OPS = ("aten::_fft_",)
+
+
+def runs_fft(ops) -> bool:
+    """Whether any of ``ops`` (ATen op names; None for a kernel no op launched) is a torch.fft op."""
+    return any(op and op.startswith(FFT_OPS) for op in ops)
 
 
 def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
     """The half precisions a step of these kernels can run in: no bf16 where it runs torch.fft
-    (:func:`~surrobench.analysis.fft_compile.runs_fft`): cuFFT has no bf16 transform (surrobench/execution/failures.py
+    (:func:`runs_fft`): cuFFT has no bf16 transform (surrobench/execution/failures.py
     ``fft_no_bf16``)."""
     if runs_fft(k.op for k in kernels):
         return tuple(p for p in HALF if p != "bf16")

@@ -11,8 +11,9 @@ each clause carries the ids of the remedies it suggests); keep a clause one impe
 Sources of the advice:
 
 - normalization: a per-(batch x group) reduction, then an elementwise pass (Wu and He, "Group Normalization",
-  ECCV 2018); at a small batch there are few rows to reduce, too few thread blocks for the SMs. On the H200,
-  channels_last made the GroupNorm U-Net slower, not faster (docs/benchmarks/h200-diagnosis.md).
+  ECCV 2018); at a small batch there are few rows to reduce, too few thread blocks for the SMs. No clause warns
+  against a remedy: whether channels_last pays is measured (:mod:`surrobench.tune.advice`), not ruled on from the
+  one U-Net it once slowed (docs/benchmarks/h200-diagnosis.md).
 - FFT: cuFFT is fastest on sizes of the form 2^a 3^b 5^c 7^d and computes half precision only on powers of
   2 (cuFFT documentation, "Accuracy and Performance", "Half-precision cuFFT Transforms"); one batched plan
   beats many small transforms; PyTorch caches cuFFT plans per device (``torch.backends.cuda.cufft_plan_cache``,
@@ -70,7 +71,6 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         (
             Clause("raise the batch (more rows reduce in parallel)"),
             Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
-            Clause("keep NCHW for GroupNorm (channels_last measured slower on the H200)"),
         ),
         (
             Clause("raise the batch"),

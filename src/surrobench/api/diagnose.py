@@ -16,12 +16,15 @@ from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
+from surrobench.results.measured_advice import attach_measured
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
+from surrobench.tune import advice
+from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
@@ -70,7 +73,7 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v5``: ``{"schema", "context", "findings"}``."""
+        """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings"}``."""
         return diagnosis_json(list(self.findings), self.context)
 
     @property
@@ -155,7 +158,7 @@ class DiagnoseInterrupted(ProfileInterrupted):
         self.warnings = warnings
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v5`` of what was read: the context of :func:`workload_context`, with
+        """``surrobench/diagnosis-v6`` of what was read: the context of :func:`workload_context`, with
         ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
         yet has no evidence and no findings of its own)."""
         context = {
@@ -176,9 +179,14 @@ def diagnose_workload(
     *,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
+    measure_s: float = 0.0,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and
     the evidence of each diagnosed config (its roofline included).
+
+    ``measure_s``: seconds per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`),
+    after every config is profiled; their measurements replace the estimates (:mod:`surrobench.results.measured_advice`).
+    0: estimates only.
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
@@ -188,9 +196,9 @@ def diagnose_workload(
     system pass run), so an interruption keeps the evidence of every config read before it.
 
     Raises:
-        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing or profiling; the configs timed and the
-            op tables profiled stay stored, the run is marked ``interrupted``, and the exception carries the
-            findings of what was read.
+        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; the configs
+            timed and the op tables profiled stay stored, and the exception carries the findings of what was read
+            (while measuring: every config's, with their estimates).
     """
     try:
         record, warnings = execute_sweep(
@@ -252,18 +260,36 @@ def diagnose_workload(
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     warnings += notes
-    return record, _findings(record, evidence, flops, th, ceilings, store), warnings, evidence
+    findings = _findings(record, evidence, flops, th, ceilings, store)
+    if measure_s > 0 and evidence:
+        try:
+            measured, measure_notes = measure_findings(plan, [ev.result for ev in evidence], findings, measure_s)
+        except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
+            cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
+            raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
+        warnings += measure_notes
+        findings = _findings(record, evidence, flops, th, ceilings, store, measured)
+    return record, findings, warnings, evidence
 
 
 def _findings(
-    record: RunRecord, evidence: list[ConfigEvidence], flops: dict, th: Thresholds, ceilings, store: ResultStore
+    record: RunRecord,
+    evidence: list[ConfigEvidence],
+    flops: dict,
+    th: Thresholds,
+    ceilings,
+    store: ResultStore,
+    measured: dict | None = None,
 ) -> list[Finding]:
-    """Every detector over ``evidence`` and the run's results, ranked, measured counters merged and the remedies
+    """Every detector over ``evidence`` and the run's results, ranked, measured counters merged, the remedies
+    diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
     ``optimize`` measured for the same configs cited."""
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
-    return cite_measured(measured_ranked(findings, evidence, ceilings), measured_for(store, record.results))
+    ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
+    optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
+    return rank_findings(cite_measured(ranked, optimized))
 
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
@@ -437,6 +463,7 @@ def diagnose(
     system_pass: bool = False,
     profile_options: ProfileOptions | None = None,
     counters: bool = False,
+    measure_s: float | None = None,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
     **sweep,
@@ -453,17 +480,29 @@ def diagnose(
     measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
     ``counters``: on CUDA, measure each config's top kernels under Nsight Compute; their memory-, compute- and
     occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
+    ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name with optimize's
+    core (:mod:`surrobench.tune.advice`), largest estimated gain first; each action then carries its measurement
+    (:class:`surrobench.records.measured.MeasuredRemedy`) and the findings are ordered by measured saving
+    (:func:`surrobench.records.findings.rank_findings`). 0: estimates only; None:
+    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called.
 
     Raises:
         UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
-            non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), a missing trace, an
+            non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a
+            finite number >= 0 or given with a trace or run, a missing trace, an
             unknown run, bad input.
         DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
             read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
+    given_measure_s = measure_s is not None
+    measure_s = check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
+    if given_measure_s and model is None:
+        raise UsageError.bad(
+            "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
+        )
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
@@ -502,6 +541,8 @@ def diagnose(
             system_pass,
             command=command,
             hooks=hooks,
+            measure_s=measure_s,
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    return Diagnosis(tuple(findings), workload_context(record, evidence), title, tuple(warnings), record)
+    context = {**workload_context(record, evidence), "measure_s": measure_s}
+    return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

@@ -46,7 +46,7 @@ class RankTraces:
     findings: tuple[Finding, ...]
 
     def to_dict(self) -> dict:
-        """``surrobench/rank-traces-v3``: each rank's timeline report, the cross-rank report, the findings."""
+        """``surrobench/rank-traces-v4``: each rank's timeline report, the cross-rank report, the findings."""
         return {
             "schema": schemas.RANK_TRACES,
             "ranks": [

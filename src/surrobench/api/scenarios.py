@@ -131,7 +131,7 @@ class SuiteReport:
         return any(o.passed is False for o in self.outcomes)
 
     def to_json(self) -> dict:
-        """``surrobench/scenarios-v3``: each outcome with its findings."""
+        """``surrobench/scenarios-v4``: each outcome with its findings."""
         return {
             "schema": schemas.SCENARIOS,
             "outcomes": [

@@ -10,7 +10,11 @@ whether the GPU works while it runs):
   several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
   diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
 
-``--json`` writes ``surrobench/diagnosis-v5`` (:func:`surrobench.records.findings.diagnosis_json`); for a
+For a workload, the remedies the findings name that are settings (CUDA graph, compile modes, TF32, fp16, bf16,
+channels_last, cudnn.benchmark, threads) are then measured with optimize's core, ``--measure-s`` seconds per config
+(:mod:`surrobench.tune.advice`; 0: estimates only), and each action says what its remedy measured.
+
+``--json`` writes ``surrobench/diagnosis-v6`` (:func:`surrobench.records.findings.diagnosis_json`); for a
 workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
 bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
 and for a workload or a run the configs that
@@ -64,7 +68,10 @@ from surrobench.results.store import ResultStore
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
-_WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in fields(group)} | {"system_pass"}
+_WORKLOAD_PARAMS = {f.name for group in (WorkloadOptions, TraceOptions) for f in fields(group)} | {
+    "system_pass",
+    "measure_s",
+}
 
 
 @app.command()
@@ -91,6 +98,13 @@ def diagnose(
         help="Also run each config under Linux perf "
         "and py-spy and diagnose with that system view (cpu_preprocess, idle CPU).",
     ),
+    measure_s: float | None = typer.Option(
+        None,
+        "--measure-s",
+        help="Seconds per config to measure the remedies the findings name (CUDA graph, compile, TF32, fp16, bf16, "
+        "channels_last, cudnn.benchmark, threads), largest estimated gain first; 0: estimates only. Default 45.",
+        show_default=False,
+    ),
     markdown: Path | None = MarkdownOpt,
     explain: bool = flag(
         False, "--explain", help="Print each finding's evidence and whole action (the JSON and HTML always hold them)."
@@ -100,8 +114,10 @@ def diagnose(
 ) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
+    from surrobench.tune import advice
 
     th = load_thresholds(config)
+    measure_s = advice.check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
     system = api_diagnose.load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
@@ -140,12 +156,13 @@ def diagnose(
                     system_pass,
                     command=command_line(),
                     hooks=hooks,
+                    measure_s=measure_s,
                 )
             except api_diagnose.DiagnoseInterrupted as cut:  # the findings of what was read are written too
                 write_json(json_out, cut.to_json())
                 raise
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = api_diagnose.workload_context(record, evidence)
+        context = {**api_diagnose.workload_context(record, evidence), "measure_s": measure_s}
         diagnosed = record
     failed = context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none

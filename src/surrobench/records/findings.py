@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from surrobench.records import schemas
+from surrobench.records.measured import GAIN_KINDS, MeasuredRemedy
 from surrobench.records.vocab import REMEDIES
 
 #: The kind vocabulary: what each verdict means. Sources: docs/sources.md, method §4 (the judgment table),
@@ -119,6 +120,8 @@ class Finding:
         evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
         clauses: the action clause by clause, each with the remedies it suggests (:attr:`remedies` lists them all);
             set from ``action`` (kept by :func:`dataclasses.replace` while the text stays the same).
+        measured: the remedies of the action diagnose measured, each with its outcome
+            (:class:`surrobench.records.measured.MeasuredRemedy`); empty when none was (:attr:`gain_kind`).
 
     Raises:
         ValueError: a kind, severity or evidence source outside its vocabulary.
@@ -133,6 +136,7 @@ class Finding:
     config: str | None = None
     evidence_source: str = "measured"
     clauses: tuple[Clause, ...] = field(default=(), repr=False)
+    measured: tuple[MeasuredRemedy, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS or self.severity not in SEVERITIES:
@@ -164,9 +168,32 @@ class Finding:
         in order; each of their ids is in :attr:`remedies` too."""
         return tuple(c.remedies for c in self.clauses if c.stacked)
 
+    @property
+    def gain_kind(self) -> str:
+        """How its gain is known (:data:`surrobench.records.measured.GAIN_KINDS`): ``measured`` when a remedy of
+        its action was judged by a measurement (faster, slower, no difference, rejected), else ``estimate``."""
+        judged = ("faster", "slower", "no-difference", "rejected-by-accuracy")
+        return GAIN_KINDS[0] if any(m.verdict in judged for m in self.measured) else GAIN_KINDS[1]
+
+    @property
+    def best_measured(self) -> MeasuredRemedy | None:
+        """Its remedy measured faster that saves the most, None when none was."""
+        faster = [m for m in self.measured if m.verdict == "faster" and m.saved_ms is not None]
+        return max(faster, key=lambda m: m.saved_ms, default=None)
+
+    @property
+    def gain_ms(self) -> float | None:
+        """Step time its action saves, ms per step: a measured gain (:attr:`gain_kind`) is the saving of
+        :attr:`best_measured`, 0 when no remedy was faster; an estimate is :attr:`estimated_gain_ms`."""
+        if self.gain_kind == "measured":
+            best = self.best_measured
+            return best.saved_ms if best is not None else 0.0
+        return self.estimated_gain_ms
+
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config``, ``evidence_source``, ``remedies`` and
-        ``remedy_stacks``)."""
+        """The finding object of docs/design.md (plus ``config``, ``evidence_source``, ``remedies``,
+        ``remedy_stacks``, ``clauses``, ``measured`` and ``gain``: ``{"kind", "ms", "remedy"}``, how its gain is
+        known, :attr:`gain_kind`, :attr:`gain_ms`, and the remedy measured to save it)."""
         d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
         d["evidence"] = [asdict(e) for e in self.evidence]
         d |= {
@@ -176,8 +203,40 @@ class Finding:
             "evidence_source": self.evidence_source,
             "remedies": list(self.remedies),
             "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
+            "clauses": [{"text": c.text, "remedies": list(c.remedies), "stacked": c.stacked} for c in self.clauses],
+            "measured": [m.to_json() for m in self.measured],
+            "gain": {
+                "kind": self.gain_kind,
+                "ms": self.gain_ms,
+                "remedy": self.best_measured.remedy if self.best_measured else None,
+            },
         }
         return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> Finding:
+        """A finding object of a diagnosis document of any version (:data:`surrobench.records.schemas.DIAGNOSIS`
+        and :data:`~surrobench.records.schemas.DIAGNOSIS_READ`): its clauses where written (v6), else its action
+        as one clause holding the ``remedies`` listed (v3 to v5) or none (v1, v2); no measurements before v6.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``d`` is not a finding object.
+        """
+        if "clauses" in d:
+            action = tuple(Clause(c["text"], tuple(c["remedies"]), bool(c["stacked"])) for c in d["clauses"])
+        else:
+            action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
+        return cls(
+            kind=d["kind"],
+            severity=d["severity"],
+            summary=d["summary"],
+            evidence=tuple(Evidence(**e) for e in d["evidence"]),
+            action=action or d["action"],
+            estimated_gain_ms=d.get("estimated_gain_ms"),
+            config=d.get("config"),
+            evidence_source=d.get("evidence_source", "measured"),
+            measured=tuple(MeasuredRemedy.from_json(m) for m in d.get("measured", ())),
+        )
 
 
 #: Kinds whose action cannot work until another kind of the same config is fixed. A launch-bound step is
@@ -189,14 +248,38 @@ BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_tra
 
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:
-    """Most severe first; within a severity, findings blocked by another finding of the same config
-    (:data:`BLOCKED_BY`) after the others, then the largest estimated gain first (unknown gains last)."""
+    """Measured first: the findings with a remedy measured faster (:attr:`Finding.best_measured`), largest
+    measured saving first, whatever their severity (a measurement outranks any estimate: the verdict that
+    names it may be ``info``). Then the others: most severe first; within a severity, findings blocked by
+    another finding of the same config (:data:`BLOCKED_BY`) after the others, then the largest gain first
+    (:attr:`Finding.gain_ms`: the estimate, or 0 where every remedy measured was not faster; 0 and unknown last,
+    in their order)."""
     present = {(f.config, f.kind) for f in findings}
 
     def blocked(f: Finding) -> bool:
         return any((f.config, kind) in present for kind in BLOCKED_BY.get(f.kind, ()))
 
-    return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), blocked(f), -(f.estimated_gain_ms or -1.0)))
+    def key(f: Finding) -> tuple:
+        best = f.best_measured
+        if best is not None and best.saved_ms > 0:
+            return (0, -best.saved_ms, 0, False, 0.0)
+        return (1, 0.0, SEVERITIES.index(f.severity), blocked(f), -(f.gain_ms or -1.0))
+
+    return sorted(findings, key=key)
+
+
+def findings_from_json(doc: dict) -> list[Finding]:
+    """The findings of a diagnosis document (``surrobench diagnose --json``) of this or an earlier version.
+
+    Raises:
+        ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
+    """
+    if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
+        raise ValueError(f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})")
+    try:
+        return [Finding.from_json(f) for f in doc["findings"]]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"a finding of the diagnosis document cannot be read: {exc!r}") from None
 
 
 def diagnosis_json(findings: list[Finding], context: dict) -> dict:

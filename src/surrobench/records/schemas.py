@@ -21,21 +21,25 @@ COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
+#: diagnosis-v6: each finding's ``clauses`` (text, remedies, stacked), ``measured`` (the remedies of its action that
+#: diagnose measured, :class:`surrobench.records.measured.MeasuredRemedy`) and ``gain`` (``{"kind": "measured" |
+#: "estimate", "ms", "remedy"}``), and ``context.measured`` (the budget and what each config's measuring did).
 #: diagnosis-v5: ``context.host_floor`` (each config's latency and host submission time, where the host's floor
 #: caps a kernel-side gain: :mod:`surrobench.analysis.host_floor`). diagnosis-v4: each finding's ``remedy_stacks``
 #: (remedies its action suggests applied together, ``[["tf32", "compile"]]``); v3 added its ``remedies`` (the
 #: remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing
-#: reads diagnosis documents back.
-DIAGNOSIS = "surrobench/diagnosis-v5"
+#: reads diagnosis documents back but :func:`surrobench.records.findings.findings_from_json`, which reads every version.
+DIAGNOSIS = "surrobench/diagnosis-v6"
+DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 6))
 TIMELINE = "surrobench/timeline-v1"
 CEILINGS = "surrobench/ceilings-v1"
 PROFILE = "surrobench/profile-v3"  # v3: each op's ``inside`` (the ops it ran nested in); v2: each kernel_table
 PROFILE_CHILD = "surrobench/profile-child-v1"
 PERF = "surrobench/perf-v1"
 MODELS = "surrobench/models-v1"
-#: scenarios-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads
-#: it back.
-SCENARIOS = "surrobench/scenarios-v3"
+#: scenarios-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
+#: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
+SCENARIOS = "surrobench/scenarios-v4"
 #: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
 #: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
 #: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
@@ -46,9 +50,9 @@ OPTIMIZE = "surrobench/optimize-v3"
 OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
 CROSS_RANK = "surrobench/cross-rank-v1"
-#: rank-traces-v3: each finding with its ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing
-#: reads it back.
-RANK_TRACES = "surrobench/rank-traces-v3"
+#: rank-traces-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
+#: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
+RANK_TRACES = "surrobench/rank-traces-v4"
 #: serve-v2: serve-v1 with the unloaded latency per padded batch size (``unloaded``), each capacity's
 #: ``predicted_rps``, ``infeasible`` and ``search_s``, and each load point's ``completed``, ``slo_attainment`` and
 #: ``errors`` (an endpoint's batch, busy and shares null). serve-v1 documents still read.

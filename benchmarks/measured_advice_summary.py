@@ -1,0 +1,208 @@
+"""The measured-advice table of docs/benchmarks/h200-measured-advice.md from the work folder of
+``benchmarks/gpu_measured_advice.sh``.
+
+    python benchmarks/measured_advice_summary.py WORK [OPT_FOLDER]
+
+``WORK`` holds ``diagnose_NAME.json`` (diagnosis-v6, defaults), ``diagnose_NAME_counters.json`` (with
+``--counters``), ``opt_NAME.json`` (optimize, where run) and ``times.tsv`` (each step's wall seconds and exit
+code). ``OPT_FOLDER`` (tests/fixtures/h200) holds optimize reports kept from earlier calls (``opt-*.json.gz``),
+matched to a diagnosis by config label where this call ran no optimize.
+
+Per config: the top finding (the first of the ranked list: measured savings first), its measured remedy and
+saving, optimize's recipe and what optimize measured for that same remedy (its candidate of exactly those remedies:
+the saving ``baseline_ms * (1 - 1 / speedup)`` in its own window), diagnose's wall time with and without
+``--counters``; then the goals, pass or fail per config:
+
+- the top finding's measured remedy is in optimize's recipe (every remedy id of it is one of the recipe's), or
+  neither diagnose nor optimize measured any setting faster;
+- its saving is within 25% of what optimize measured for that remedy;
+- diagnose takes at most 90 s with its defaults, at most 150 s with ``--counters``.
+
+Last, the estimator-error table: for every finding whose estimate (``estimated_gain_ms``) stands beside a
+measured saving (``gain.kind`` measured), estimate over measurement, per finding kind (the estimator) and remedy.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from surrobench.records.vocab import remedy_id
+
+#: The goals of the table (docs/benchmarks/h200-measured-advice.md, "Goals").
+SAVING_WITHIN = 0.25
+DIAGNOSE_S = 90.0
+COUNTERS_S = 150.0
+
+
+def _load(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def _ids(name: str) -> set[str]:
+    """The remedy ids of a candidate or recipe name (``tf32+threads=4``: tf32, threads)."""
+    return {remedy_id(part) for part in name.split("+")}
+
+
+def _times(work: Path) -> dict[tuple[str, str], tuple[float | None, str]]:
+    out = {}
+    path = work / "times.tsv"
+    if path.exists():
+        for line in path.read_text().splitlines()[1:]:
+            name, step, seconds, rc = (line.split("\t") + ["", "", "", ""])[:4]
+            out[(name, step)] = (float(seconds) if seconds else None, rc)
+    return out
+
+
+def _optimized(work: Path, kept: Path | None) -> dict[str, dict]:
+    """``{config label: optimize config object}``: this call's reports over the kept ones."""
+    found = {}
+    paths = sorted(kept.glob("opt-*.json*")) if kept and kept.exists() else []
+    for path in [*paths, *sorted(work.glob("opt_*.json"))]:
+        try:
+            for cfg in _load(path)["configs"]:
+                found[cfg["label"]] = cfg
+        except (OSError, ValueError, KeyError):
+            continue
+    return found
+
+
+def _label(doc: dict) -> str | None:
+    return next((f["config"] for f in doc["findings"] if f.get("config")), None)
+
+
+def _opt_saving(opt: dict, remedy: str) -> tuple[float | None, float | None]:
+    """optimize's speedup and saving (ms per step) for the candidate of exactly ``remedy``'s remedies."""
+    wanted = _ids(remedy)
+    for c in opt.get("candidates", []):
+        sp = (c.get("speedup") or {}).get("median")
+        if sp and _ids(c["name"]) == wanted:
+            base = c.get("baseline_ms") or opt["baseline"].get("median_ms")
+            return sp, base * (1 - 1 / sp) if base else None
+    return None, None
+
+
+def _recipe(opt: dict | None) -> str:
+    if not opt:
+        return "-"
+    if not opt.get("recommended"):
+        return "nothing faster"
+    sp = (opt.get("recipe") or {}).get("speedup")
+    return "+".join(opt["recommended"]) + (f" {sp['median']:.2f}x" if sp else "")
+
+
+def rows(work: Path, kept: Path | None) -> list[dict]:
+    """One row per ``diagnose_NAME.json`` in ``work`` (module docstring)."""
+    times, optimized = _times(work), _optimized(work, kept)
+    out = []
+    for path in sorted(work.glob("diagnose_*.json")):
+        if path.stem.endswith("_counters"):
+            continue
+        name = path.stem.removeprefix("diagnose_")
+        doc = _load(path)
+        label = _label(doc)
+        top = doc["findings"][0] if doc["findings"] else None
+        gain = (top or {}).get("gain") or {}
+        remedy = gain.get("remedy") if gain.get("kind") == "measured" else None
+        measured = next((m for m in top["measured"] if m["remedy"] == remedy), None) if remedy else None
+        opt = optimized.get(label)
+        opt_speedup, opt_saved = _opt_saving(opt, remedy) if opt and remedy else (None, None)
+        recipe_ids = _ids("+".join(opt.get("recommended", [])) or "-") if opt else set()
+        # both found no setting faster: they agree
+        in_recipe = bool(opt and (_ids(remedy) <= recipe_ids if remedy else not opt.get("recommended")))
+        within = (
+            abs(measured["saved_ms"] - opt_saved) <= SAVING_WITHIN * abs(opt_saved) if measured and opt_saved else None
+        )
+        diag_s = times.get((name, "diagnose"), (None, ""))[0]
+        counters_s = times.get((name, "counters"), (None, ""))[0]
+        checks = {
+            "in recipe": in_recipe if opt else None,
+            "within 25%": within,
+            f"<= {DIAGNOSE_S:g} s": diag_s <= DIAGNOSE_S if diag_s is not None else None,
+            f"--counters <= {COUNTERS_S:g} s": counters_s <= COUNTERS_S if counters_s is not None else None,
+        }
+        out.append(
+            {
+                "name": name,
+                "label": label,
+                "top": f"{top['kind']} ({top['severity']})" if top else "no findings",
+                "measured": measured["text"] if measured else ("no remedy measured faster" if top else "-"),
+                "recipe": _recipe(opt),
+                "opt_remedy": f"{opt_speedup:.2f}x, saves {opt_saved:.3g} ms" if opt_saved else "-",
+                "diagnose_s": diag_s,
+                "counters_s": counters_s,
+                "checks": checks,
+                "pass": all(v is not False for v in checks.values()) and opt is not None,
+                "doc": doc,
+            }
+        )
+    return out
+
+
+def estimator_rows(docs: list[dict]) -> list[tuple[str, str, float, float]]:
+    """(finding kind, measured remedy, estimate ms, measured ms) of every finding whose estimate stands beside a
+    measured saving."""
+    out = []
+    for doc in docs:
+        for f in doc["findings"]:
+            gain = f.get("gain") or {}
+            if gain.get("kind") == "measured" and f.get("estimated_gain_ms") is not None and gain.get("ms"):
+                out.append((f["kind"], gain.get("remedy") or "-", f["estimated_gain_ms"], gain["ms"]))
+    return out
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+
+def _mark(v: bool | None) -> str:
+    return "-" if v is None else ("pass" if v else "FAIL")
+
+
+def main(work: str, kept: str | None = None) -> None:
+    table = rows(Path(work), Path(kept) if kept else None)
+    versions = Path(work) / "versions.txt"
+    if versions.exists():
+        print("```\n" + versions.read_text().strip() + "\n```\n")
+    print(
+        "| config | top finding | its measured remedy | optimize's recipe | optimize, that remedy | diagnose s | "
+        "--counters s | goals |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in table:
+        goals = ", ".join(f"{k} {_mark(v)}" for k, v in r["checks"].items())
+        print(
+            f"| {r['label'] or r['name']} | {r['top']} | {r['measured']} | {r['recipe']} | {r['opt_remedy']} | "
+            f"{_s(r['diagnose_s'])} | {_s(r['counters_s'])} | {'PASS' if r['pass'] else 'FAIL'}: {goals} |"
+        )
+    print()
+    for r in table:
+        print(f"{r['name']}: {'PASS' if r['pass'] else 'FAIL'}")
+    est = estimator_rows([r["doc"] for r in table])
+    if not est:
+        return
+    print("\n### Estimator error: estimate over measured saving\n")
+    print("| finding kind (estimator) | remedy measured | n | estimate / measured: median | range |")
+    print("|---|---|---|---|---|")
+    groups: dict[tuple[str, str], list[float]] = {}
+    for kind, remedy, estimate, measured in est:
+        groups.setdefault((kind, "+".join(sorted(_ids(remedy)))), []).append(estimate / measured)
+    for (kind, remedy), ratios in sorted(groups.items()):
+        print(
+            f"| {kind} | {remedy} | {len(ratios)} | {statistics.median(ratios):.2f} | "
+            f"{min(ratios):.2f}-{max(ratios):.2f} |"
+        )
+    print("\n| config | finding kind | remedy | estimate ms | measured ms |")
+    print("|---|---|---|---|---|")
+    for r in table:
+        for kind, remedy, estimate, measured in estimator_rows([r["doc"]]):
+            print(f"| {r['name']} | {kind} | {remedy} | {estimate:.3f} | {measured:.3f} |")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,136 @@
+"""What diagnose measured for a remedy a finding names (:class:`MeasuredRemedy`), and how a finding's gain is
+known (:data:`GAIN_KINDS`).
+
+A finding's action names remedies that are settings (:data:`surrobench.records.vocab.REMEDIES`); diagnose measures
+them with optimize's own search core (:mod:`surrobench.tune.advice`: the accuracy guard of
+:mod:`surrobench.analysis.accuracy`, windows interleaved with the baseline, the one rule of
+:mod:`surrobench.results.paired`) and records each outcome here. The finding's gain is then ``measured``: the
+largest saving of a remedy measured faster. A finding none of whose remedies was measured keeps its
+``estimate`` (code changes that cannot be toggled: fusing, a CSR reduction, another layout or algorithm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from surrobench.records.vocab import remedy_id
+
+#: How a finding's gain is known: ``measured`` (one of its remedies was timed against the baseline) or
+#: ``estimate`` (a model of the evidence: FLOPs, bytes, launch gaps, counters; None when not computable).
+GAIN_KINDS = ("measured", "estimate")
+
+#: The outcome of one remedy measured for a finding: ``faster``, ``slower`` and ``no-difference`` by the one rule
+#: (:meth:`surrobench.results.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
+#: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
+#: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
+#: ``not-measured`` (the budget ran out before it, or the budget was 0).
+MEASURED_VERDICTS = (
+    "faster",
+    "slower",
+    "no-difference",
+    "rejected-by-accuracy",
+    "failed",
+    "infeasible",
+    "not-measured",
+)
+#: The verdicts of a remedy that ran and was judged: none of them is advised but ``faster``.
+JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
+
+
+@dataclass(frozen=True)
+class MeasuredRemedy:
+    """One remedy (a candidate of :mod:`surrobench.execution.remedies`, or a stack of them) as diagnose measured it.
+
+    Attributes:
+        remedy: the candidate's name, ``"cudagraph"``, ``"threads=4"``, ``"tf32+compile"``.
+        verdict: one of :data:`MEASURED_VERDICTS`.
+        speedup: baseline over candidate median latency in their shared window (a ratio), None when not timed;
+            ``ci95`` its 95% interval.
+        baseline_ms: the baseline's median step in that window, ms.
+        saved_ms: ``baseline_ms * (1 - 1 / speedup)``, ms per step (negative when slower); None when not timed.
+        rel_l2: the accuracy guard's worst relative L2 error of its output (:mod:`surrobench.analysis.accuracy`),
+            None when it produced none; ``tolerance`` the guard's tolerance.
+        reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
+
+    Raises:
+        ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
+    """
+
+    remedy: str
+    verdict: str
+    speedup: float | None = None
+    ci95: tuple[float, float] | None = None
+    baseline_ms: float | None = None
+    saved_ms: float | None = None
+    rel_l2: float | None = None
+    tolerance: float | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in MEASURED_VERDICTS:
+            raise ValueError(f"unknown measured verdict {self.verdict!r}; one of {MEASURED_VERDICTS}")
+
+    @property
+    def remedy_ids(self) -> frozenset[str]:
+        """The remedy ids it applies (:func:`surrobench.records.vocab.remedy_id` of each part of a stack)."""
+        return frozenset(remedy_id(part) for part in self.remedy.split("+"))
+
+    def text(self) -> str:
+        """One line: ``cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step``; ``compile: measured 0.65x
+        [0.61, 0.70], slower``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``; ``fp16: not measured (budget of 30 s
+        spent)``."""
+        if self.speedup is not None:
+            ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
+            head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}"
+            if self.verdict == "faster":
+                return head + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
+            return f"{head}, {self.verdict.replace('-', ' ')}"
+        if self.verdict == "rejected-by-accuracy":
+            over = f", rel L2 {self.rel_l2:.1e} > {self.tolerance:.1e}" if self.rel_l2 is not None else ""
+            return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
+        what = {"failed": "failed", "infeasible": "not applicable", "not-measured": "not measured"}.get(
+            self.verdict, self.verdict
+        )
+        return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
+
+    def to_json(self) -> dict:
+        """``{"remedy", "verdict", "speedup", "ci95", "baseline_ms", "saved_ms", "rel_l2", "tolerance",
+        "reason", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
+        return {
+            "remedy": self.remedy,
+            "verdict": self.verdict,
+            "speedup": self.speedup,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "baseline_ms": self.baseline_ms,
+            "saved_ms": self.saved_ms,
+            "rel_l2": self.rel_l2,
+            "tolerance": self.tolerance,
+            "reason": self.reason,
+            "text": self.text(),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> MeasuredRemedy:
+        """The object :meth:`to_json` wrote.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``d`` is not such an object.
+        """
+        ci = d.get("ci95")
+        return cls(
+            remedy=str(d["remedy"]),
+            verdict=str(d["verdict"]),
+            speedup=d.get("speedup"),
+            ci95=(float(ci[0]), float(ci[1])) if ci else None,
+            baseline_ms=d.get("baseline_ms"),
+            saved_ms=d.get("saved_ms"),
+            rel_l2=d.get("rel_l2"),
+            tolerance=d.get("tolerance"),
+            reason=str(d.get("reason") or ""),
+        )
+
+
+def saved_ms(baseline_ms: float, speedup: float) -> float:
+    """Step time a remedy of ``speedup`` (baseline over candidate latency) saves on a ``baseline_ms`` step, ms:
+    ``baseline_ms - baseline_ms / speedup``."""
+    return baseline_ms * (1.0 - 1.0 / speedup)

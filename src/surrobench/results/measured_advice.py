@@ -1,0 +1,86 @@
+"""The diagnosis's actions rewritten from what diagnose measured (:func:`attach_measured`).
+
+Each clause of an action that names remedies (:attr:`surrobench.records.findings.Clause.remedies`) is matched with
+the measurements of those remedies (:class:`surrobench.records.measured.MeasuredRemedy`, from
+:mod:`surrobench.tune.advice`): a stacked clause with the measurement of exactly its stack, any other with the
+single candidates of its ids (``threads``: every thread count). Then:
+
+- a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
+  ms/step)``: a remedy measured faster is never advised against, and no clause of the detectors warns against a
+  remedy any more (measurement replaced those priors);
+- a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
+  applicable) and none faster no longer advises it: a remedy measured slower is never advised. The clause becomes
+  a statement that names no remedy, with its numbers (``fuse the elementwise chains (torch.compile): measured, not
+  faster (compile: measured 0.65x [0.61, 0.70], slower)``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``);
+- a clause with a remedy the budget left out keeps it, saying it was not measured;
+- clauses that name no remedy (code changes: fusing, a CSR reduction, a layout, preallocation, another algorithm)
+  stay as written, and the finding keeps its estimate for them (``gain.kind`` ``estimate``) unless a remedy of its
+  action was measured (``gain.kind`` ``measured``: :attr:`surrobench.records.findings.Finding.gain_kind`).
+
+Nothing is read from the action's prose: the detectors name the remedies where they write each clause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from surrobench.records.findings import Clause, Finding
+from surrobench.records.measured import JUDGED, MeasuredRemedy
+
+
+def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
+    """The measurements of ``clause``'s remedies: of exactly its stack for a stacked clause, else of the single
+    candidates whose id it names."""
+    wanted = frozenset(clause.remedies)
+    if clause.stacked:
+        return [m for m in measured if "+" in m.remedy and m.remedy_ids == wanted]
+    return [m for m in measured if "+" not in m.remedy and m.remedy_ids <= wanted]
+
+
+def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]:
+    """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
+    remedy it names was judged and none was faster, the clause as a statement that names no remedy, ``<text>:
+    measured, not faster (<each measurement>)`` (False: no longer advised). Module docstring."""
+    faster = [m for m in found if m.verdict == "faster"]
+    if faster:
+        best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
+        return Clause(f"{clause.text} ({best.text()})", clause.remedies, clause.stacked), True
+    judged = [m for m in found if m.verdict in JUDGED]
+    judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
+    if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
+        return Clause(f"{clause.text}: measured, not faster ({'; '.join(m.text() for m in judged)})"), False
+    left = [m.text() for m in found if m.verdict == "not-measured"]
+    return (Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause), True
+
+
+def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
+    """``finding`` with its action rewritten from ``measured`` (its config's measurements, module docstring) and
+    the measurements of its remedies kept in :attr:`Finding.measured`; unchanged when none of them concerns it.
+    The remedies of a clause still advised that were judged and not faster (``threads=1`` slower beside
+    ``threads=4`` faster) are said in a last clause, ``measured, not faster: ...``."""
+    kept: list[Clause] = []
+    mine: list[MeasuredRemedy] = []
+    lost: list[str] = []
+    for clause in finding.clauses:
+        found = clause_measurements(clause, measured) if clause.remedies else []
+        mine += [m for m in found if m not in mine]
+        if not found:
+            kept.append(clause)
+            continue
+        rewritten, advised = _rewrite(clause, found)
+        kept.append(rewritten)
+        if advised:
+            lost += [m.text() for m in found if m.verdict in JUDGED and m.verdict != "faster"]
+    if not mine:
+        return finding
+    if lost:
+        kept.append(Clause(f"measured, not faster: {'; '.join(dict.fromkeys(lost))}"))
+    return replace(finding, action=tuple(kept), measured=tuple(mine))
+
+
+def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
+    """``findings`` with the actions of each measured config (``{config label (Finding.config): its
+    measurements}``) rewritten by :func:`attach_one`; findings of other configs as they are. Order kept (rank
+    them after: :func:`surrobench.records.findings.rank_findings` puts measured savings first)."""
+    return [attach_one(f, measured[f.config]) if f.config in measured else f for f in findings]

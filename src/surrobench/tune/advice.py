@@ -1,0 +1,221 @@
+"""The remedies a diagnosis names, measured (:func:`measure_config`): diagnose's measured actions.
+
+A finding's action names remedies that are settings (CUDA graph, the compile modes, TF32, fp16, bf16,
+channels_last, cudnn.benchmark, threads: :data:`surrobench.records.vocab.REMEDIES`, built by
+:mod:`surrobench.execution.remedies`). Each is measured by optimize's own core, never a second one: the baseline
+started on a :class:`surrobench.tune.bench.DeviceBench` (its fp32 and fp64 references, the probe), then each
+remedy built, checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`) and timed in a window of rounds
+interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`), judged by the one rule of
+:mod:`surrobench.results.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
+what each named remedy does to this step, and ``surrobench optimize`` searches for the best recipe.
+
+Order and budget (:func:`recipes_to_measure`): the remedies of the finding with the largest estimated gain first
+(findings without an estimate last), each clause's remedies in its order, a stacked clause as one recipe, every
+candidate of an id (``threads``: each thread count). A remedy starts only when the longest one like it so far
+(compiled or not) would end within the budget (:meth:`surrobench.tune.trials.Trials.spent`); the ones left out are
+recorded as ``not-measured`` with the budget named, so the diagnosis says what it did not measure.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
+from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
+from surrobench.execution.failures import explain_failure
+from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
+from surrobench.execution.runner import PreparedModel, prepare_model
+from surrobench.execution.sweep import SweepPlan
+from surrobench.records.run import ConfigResult
+from surrobench.records.findings import Finding
+from surrobench.records.measured import MeasuredRemedy, saved_ms
+from surrobench.records.vocab import remedy_id
+from surrobench.results.optimize import CandidateResult
+from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
+from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
+from surrobench.tune.trials import Trials
+
+#: Seconds a first torch.compile candidate is expected to take before one has run (the budget check of
+#: :meth:`surrobench.tune.trials.Trials.spent` has nothing to go by then): on the H200 the first compiled candidate
+#: of a search set up in 11.3 s (neuraloperator's FNO 512² b8) to 20.6 s (U-Net 256² b8), the later ones in
+#: :data:`~surrobench.tune.trials.WARM_COMPILE_FRACTION` of that (docs/benchmarks/h200-optimize.md, "The budget
+#: holds the fresh processes"). A first compilation is not started with less budget left than the larger.
+FIRST_COMPILE_S = 20.6
+#: Default budget of measured actions per config, seconds (``diagnose(measure_s=)``, ``--measure-s``): diagnose of
+#: one config on the H200 took 31-96 s with ``--counters`` (timing, the profiling child, the ncu child;
+#: docs/benchmarks/h200-counters.md, "What --counters costs"), of which ncu 12-68 s; the goals are 90 s without
+#: counters and 150 s with them per config, so 45 s of measuring fits both with the slowest of those configs.
+DEFAULT_MEASURE_S = 45.0
+
+#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).
+VERDICTS = {
+    "accepted": "faster",
+    "rejected_slower": "slower",
+    "rejected_not_faster": "no-difference",
+    "rejected_accuracy": "rejected-by-accuracy",
+    "failed": "failed",
+    "infeasible": "infeasible",
+}
+
+
+def recipes_to_measure(findings: Sequence[Finding], device: str, *, thorough: bool = False) -> list[Recipe]:
+    """The recipes that measure the remedies ``findings`` name on ``device``, each once, in the order of the module
+    docstring: findings by estimated gain (largest first, None last; ties in their order), then each clause's
+    remedies in its order. A stacked clause is one recipe of its remedies in their order (skipped when two of them
+    set the same setting); a single remedy id is every candidate of that id on the device
+    (:func:`surrobench.execution.remedies.candidate_remedies`; ``threads``: each count)."""
+    by_id: dict[str, list] = {}
+    for r in candidate_remedies(device, thorough=thorough):
+        by_id.setdefault(remedy_id(r.name), []).append(r)
+    order = sorted(findings, key=lambda f: -(f.estimated_gain_ms if f.estimated_gain_ms is not None else -1.0))
+    out: list[Recipe] = []
+    for f in order:
+        for clause in f.clauses:
+            if clause.stacked:
+                parts = [by_id[r][0] for r in clause.remedies if r in by_id]
+                recipe = Recipe(tuple(parts[:1]))
+                for part in parts[1:]:
+                    recipe = recipe.plus(part) if recipe.conflict(part) is None else recipe
+                candidates = [recipe] if len(recipe.remedies) == len(clause.remedies) > 1 else []
+            else:
+                candidates = [Recipe((r,)) for rid in clause.remedies for r in by_id.get(rid, ())]
+            out += [c for c in candidates if c.name not in {o.name for o in out}]
+    return out
+
+
+def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
+    """optimize's judgement of one candidate as a measured action: its verdict (:data:`VERDICTS`), speedup over
+    the baseline with its interval, the baseline's median in its window and the ms per step it saves; the guard's
+    error and tolerance."""
+    sp = c.speedup
+    base = c.baseline_ms
+    return MeasuredRemedy(
+        remedy=c.name,
+        verdict=VERDICTS[c.verdict],
+        speedup=sp.median if sp else None,
+        ci95=sp.ci95 if sp else None,
+        baseline_ms=base,
+        saved_ms=saved_ms(base, sp.median) if sp and base else None,
+        rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
+        tolerance=tolerance,
+        reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+    )
+
+
+def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float) -> tuple[MeasuredRemedy, ...]:
+    """Each of ``recipes`` in order measured through ``trials`` (module docstring): infeasible ones with their
+    reason, the ones the budget leaves out ``not-measured``. Timed handles are released at once (diagnose
+    profiles none of them)."""
+    out = []
+    for recipe in recipes:
+        reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
+        if reasons:
+            result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
+        elif trials.spent(recipe):
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason()))
+            continue
+        elif _first_compile_late(trials, recipe):
+            left = max(trials.budget_end - trials.clock(), 0.0)
+            reason = f"a first compilation takes about {FIRST_COMPILE_S:g} s, {left:.0f} s of the budget left"
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=reason))
+            continue
+        else:
+            result, _ = trials.try_recipe(recipe)
+            trials.timed.clear()
+            trials.bench.free()
+        trials.judged(result)
+        out.append(measured_remedy(result, tolerance))
+    return tuple(out)
+
+
+def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
+    """Whether ``recipe`` would be the first compiled candidate and less than :data:`FIRST_COMPILE_S` is left."""
+    first = compiles(recipe.name) and not any(compiles(c.name) and c.time_s for c in trials.done)
+    return first and trials.clock() + FIRST_COMPILE_S > trials.budget_end
+
+
+def measure_config(
+    cfg: ExecConfig,
+    prepared: PreparedModel,
+    findings: Sequence[Finding],
+    budget_s: float,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+    rounds: int = DEFAULT_ROUNDS,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[MeasuredRemedy, ...]:
+    """The remedies ``findings`` (of the config ``cfg``) name, measured on this machine within ``budget_s``
+    seconds from now, the baseline's start included (module docstring). Empty when they name none or
+    ``budget_s`` is 0.
+
+    Raises:
+        Exception: the baseline cannot run (as :meth:`DeviceBench.start` raises).
+        KeyboardInterrupt: Ctrl-C.
+    """
+    recipes = recipes_to_measure(findings, cfg.device)
+    if not recipes or budget_s <= 0:
+        return ()
+    request = OptimizeRequest((), budget_s=budget_s, tolerance=tolerance, rounds=rounds, rebuildable=False)
+    end = clock() + budget_s
+    try:
+        with room_for_compiled_variants():
+            bench = DeviceBench.start(cfg, prepared, request, end)
+            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock)
+            return measure_recipes(trials, recipes, tolerance)
+    finally:
+        free_device(cfg.device)
+
+
+def check_measure_s(measure_s: object) -> float:
+    """``measure_s`` as seconds.
+
+    Raises:
+        UsageError: not a finite number >= 0 (:meth:`UsageError.bad` of ``measure_s``).
+    """
+    if isinstance(measure_s, bool) or not isinstance(measure_s, (int, float)) or not 0 <= measure_s < math.inf:
+        raise UsageError.bad("measure_s", f"{measure_s!r}: a finite number of seconds >= 0 (0: estimates only)")
+    return float(measure_s)
+
+
+def measure_findings(
+    plan: SweepPlan,
+    results: Sequence[ConfigResult],
+    findings: Sequence[Finding],
+    measure_s: float,
+    *,
+    tolerance: float = DEFAULT_TOLERANCE,
+) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
+    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config),
+    for the configs of ``results`` (timed ``ok`` configs of ``plan``). Returns ``{config label: its
+    measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
+    config could not be measured (its baseline failed: explained in one line, the others go on).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
+            diagnosis of the estimates stands).
+    """
+    measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
+    notes = []
+    for result in results:
+        label = result.label()
+        mine = [f for f in findings if f.config == label]
+        cfg = plan.config_for(result)
+        started = time.monotonic()
+        try:
+            prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
+            got = measure_config(cfg, prepared, mine, measure_s, tolerance=tolerance)
+        except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
+            notes.append(f"{label}: remedies not measured: {explain_failure(exc).line}")
+            continue
+        if not got:
+            continue
+        measured[label] = got
+        left = [m.remedy for m in got if m.verdict == "not-measured"]
+        notes.append(
+            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {time.monotonic() - started:.1f} s "
+            f"(measure_s {measure_s:g} s)" + (f"; not measured: {', '.join(left)}" if left else "")
+        )
+    return measured, notes

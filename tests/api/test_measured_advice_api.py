@@ -1,0 +1,76 @@
+"""``surrobench.diagnose(model, measure_s=)`` end to end on the CPU, its measuring planted: what the findings name is
+measured per config (:func:`surrobench.tune.advice.measure_config` receives their findings and the budget), the
+measurements land in the actions and the ranking, and ``measure_s=0`` measures nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+import surrobench.api.diagnose as api_diagnose
+from surrobench.api.diagnose import diagnose
+from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.torch_profiler import ProfileSchedule
+from surrobench.errors import UsageError
+from surrobench.records.findings import Clause, Finding
+from surrobench.records.measured import MeasuredRemedy
+from surrobench.tune import advice
+
+SWEEP = dict(shapes="32", batches=1, device="cpu", warmup=1, iters=5)
+OPTIONS = ProfileOptions(schedule=ProfileSchedule(wait=0, warmup=1, active=2))
+
+
+def _with_a_compile_finding(monkeypatch):
+    """The detectors' findings, plus one naming torch.compile for every config read: which findings a tiny CPU
+    config gets depends on its noisy timings, and this test is about what diagnose does with the ones it gets."""
+    real = api_diagnose.diagnose_run
+
+    def planted(evidence, results, **kw):
+        extra = [
+            Finding("memory_bound", "low", "planted", (), (Clause("fuse", ("compile",)),), 0.5, config=ev.label)
+            for ev in evidence
+        ]
+        return real(evidence, results, **kw) + extra
+
+    monkeypatch.setattr(api_diagnose, "diagnose_run", planted)
+
+
+def test_diagnose_measures_what_its_findings_name_within_the_budget(tmp_path, monkeypatch):
+    asked = []
+    _with_a_compile_finding(monkeypatch)
+
+    def planted(cfg, prepared, findings, budget_s, **kw):
+        names = [r.name for r in advice.recipes_to_measure(findings, cfg.device)]
+        asked.append((cfg.model, budget_s, names))
+        return tuple(MeasuredRemedy(n, "faster", 2.0, (1.9, 2.1), 8.0, 4.0, 0.0, 1e-2) for n in names)
+
+    monkeypatch.setattr(advice, "measure_config", planted)
+    d = diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=7.5, **SWEEP)
+    ((model, budget, names),) = asked
+    assert (model, budget) == ("pinn-mlp", 7.5) and "compile" in names
+    measured = [f for f in d.findings if f.measured]
+    assert measured and d.findings[0] is measured[0] and d.findings[0].gain_ms == 4.0
+    assert d.to_json()["findings"][0]["gain"]["kind"] == "measured" and d.context["measure_s"] == 7.5
+    assert any(w.startswith("pinn-mlp") and "remedies measured" in w for w in d.warnings)
+
+
+def test_a_bad_budget_is_refused_before_anything_runs():
+    # measure_s=0 is the suite's default (tests/conftest.py): every other diagnosis test runs estimates only
+    for bad in (-1, float("inf"), "45", True):
+        with pytest.raises(UsageError, match="measure_s"):
+            diagnose("pinn-mlp", measure_s=bad, **SWEEP)
+    with pytest.raises(UsageError, match="measure_s: remedies are measured on a model"):
+        diagnose(run="r", measure_s=10)
+
+
+def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypatch):
+    from surrobench.api.diagnose import DiagnoseInterrupted
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advice, "measure_config", interrupted)
+    _with_a_compile_finding(monkeypatch)
+    with pytest.raises(DiagnoseInterrupted) as cut:
+        diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
+    assert cut.value.findings and all(f.gain_kind == "estimate" for f in cut.value.findings)
+    assert cut.value.to_json()["context"]["interrupted"] is True

@@ -1,0 +1,161 @@
+"""Measured actions on planted timings (:mod:`surrobench.tune.advice` over :class:`planted_search.PlantedBench`, the
+same :class:`surrobench.tune.trials.Trials` core optimize runs): the measured action replaces the estimate, findings
+are ordered by measured saving, a remedy measured slower is never advised and one measured faster never advised
+against, the budget leaves remedies unmeasured and says so, and budget 0 gives estimates only."""
+
+from __future__ import annotations
+
+import pytest
+from planted_search import BASELINE_MS, PlantedBench, PlantedClock
+
+from surrobench.execution.remedies import Recipe, candidate_remedies
+from surrobench.records.findings import Clause, Finding, rank_findings
+from surrobench.records.measured import MeasuredRemedy
+from surrobench.results.measured_advice import attach_measured
+from surrobench.tune.advice import FIRST_COMPILE_S, measure_recipes, recipes_to_measure
+from surrobench.tune.trials import Trials
+
+LABEL = "afno 1x3x256x256 b1 fp32 eager"
+
+
+def _finding(kind: str, gain: float | None, *clauses: Clause, severity: str = "high") -> Finding:
+    return Finding(kind, severity, f"{kind} here", (), clauses, estimated_gain_ms=gain, config=LABEL)
+
+
+def _findings() -> list[Finding]:
+    """As the AFNO's diagnosis read on the H200: launch_bound with a small estimate, a compute_bound that
+    estimated nothing (info), and a memory_bound naming compile and a code change."""
+    return [
+        _finding(
+            "launch_bound",
+            0.83,
+            Clause("replay the step as a CUDA graph", ("cudagraph",)),
+            Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)),
+        ),
+        _finding("compute_bound", 0.0, Clause("use tensor cores", ("tf32", "bf16")), severity="info"),
+        _finding(
+            "memory_bound",
+            2.0,
+            Clause("fuse the elementwise chains (torch.compile)", ("compile",)),
+            Clause("preallocate the spectral buffers"),
+        ),
+    ]
+
+
+def _measure(speedups: dict, findings=None, *, inaccurate=(), budget_end=float("inf"), clock=None, window_s=1.0):
+    bench = PlantedBench(speedups, inaccurate=inaccurate, clock=clock, window_s=window_s)
+    trials = Trials(bench, bench.rounds, budget_s=3.0, budget_end=budget_end, clock=clock or PlantedClock())
+    recipes = recipes_to_measure(findings or _findings(), "cuda")
+    return bench, measure_recipes(trials, recipes, 1e-2)
+
+
+def _by_name(measured) -> dict[str, MeasuredRemedy]:
+    return {m.remedy: m for m in measured}
+
+
+def test_remedies_are_measured_in_order_of_the_estimated_gain():
+    recipes = recipes_to_measure(_findings(), "cuda")
+    # memory_bound (2.0 ms) first, then launch_bound (0.83), then compute_bound (0.0)
+    assert [r.name for r in recipes] == ["compile", "cudagraph", "compile-reduce-overhead", "tf32", "bf16"]
+
+
+def test_a_stacked_clause_is_one_recipe_and_threads_are_every_count():
+    stack = _finding("compute_bound", 1.0, Clause("tf32 then compile", ("tf32", "compile"), stacked=True))
+    assert [r.name for r in recipes_to_measure([stack], "cuda")] == ["tf32+compile"]
+    threads = _finding("compute_bound", 1.0, Clause("use every core", ("threads",)))
+    counts = [r.name for r in candidate_remedies("cpu") if r.name.startswith("threads=")]
+    assert [r.name for r in recipes_to_measure([threads], "cpu")] == counts
+
+
+def test_the_measured_action_replaces_the_estimate():
+    _, measured = _measure({"cudagraph": 1.73, "compile-reduce-overhead": 3.0, "compile": 0.65, "tf32": 4.5})
+    found = _by_name(measured)
+    assert found["cudagraph"].verdict == "faster" and found["compile"].verdict == "slower"
+    assert found["cudagraph"].saved_ms == pytest.approx(BASELINE_MS * (1 - 1 / 1.73), rel=0.02)
+    assert found["cudagraph"].ci95[0] <= found["cudagraph"].speedup <= found["cudagraph"].ci95[1]
+    out = {f.kind: f for f in attach_measured(_findings(), {LABEL: measured})}
+    launch = out["launch_bound"]
+    assert launch.gain_kind == "measured" and launch.best_measured.remedy == "compile-reduce-overhead"
+    assert launch.gain_ms == pytest.approx(BASELINE_MS * (1 - 1 / 3.0), rel=0.02)
+    assert launch.estimated_gain_ms == 0.83  # the estimate is kept beside it, labelled as one
+    doc = launch.to_json()
+    assert doc["gain"]["kind"] == "measured" and doc["gain"]["remedy"] == "compile-reduce-overhead"
+    assert {m["remedy"]: m["verdict"] for m in doc["measured"]} == {
+        "cudagraph": "faster",
+        "compile-reduce-overhead": "faster",
+    }
+    assert "cudagraph: measured 1.7" in launch.action and "saves" in launch.action
+
+
+def test_findings_are_ordered_by_measured_saving_then_estimate():
+    _, measured = _measure({"cudagraph": 1.73, "compile-reduce-overhead": 1.5, "compile": 0.65, "tf32": 4.5})
+    other = Finding("fragmented_ops", "high", "copies", (), "keep one layout", estimated_gain_ms=9.0, config=LABEL)
+    ranked = rank_findings(attach_measured([*_findings(), other], {LABEL: measured}))
+    # tf32 saves the most (the info compute_bound that estimated 0 ms), then cudagraph; then the estimate (9 ms),
+    # then the memory_bound whose only remedy was measured slower (0 ms measured)
+    assert [f.kind for f in ranked] == ["compute_bound", "launch_bound", "fragmented_ops", "memory_bound"]
+    assert [f.gain_kind for f in ranked] == ["measured", "measured", "estimate", "measured"]
+    assert ranked[0].gain_ms > ranked[1].gain_ms and ranked[3].gain_ms == 0.0
+
+
+def test_a_remedy_measured_slower_is_never_advised():
+    _, measured = _measure({"cudagraph": 1.73, "compile-reduce-overhead": 1.5, "compile": 0.65, "bf16": 0.5})
+    memory = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "memory_bound")
+    assert all("compile" not in c.remedies for c in memory.clauses)  # its clause advises it no more
+    assert memory.clauses[0].text.startswith("fuse the elementwise chains (torch.compile): measured, not faster (")
+    assert "compile: measured 0.65x" in memory.clauses[0].text and memory.clauses[0].text.endswith("slower)")
+    assert memory.clauses[1].text == "preallocate the spectral buffers"  # the code change stays, as written
+
+
+def test_a_remedy_measured_faster_is_never_advised_against():
+    # compile measured faster on a spectral step: it is advised, and no clause of the action warns against it
+    _, measured = _measure({"compile": 3.48})
+    memory = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "memory_bound")
+    assert memory.clauses[0].remedies == ("compile",) and "compile: measured 3.48x" in memory.clauses[0].text
+    assert not any("not faster" in c.text or "not advised" in c.text for c in memory.clauses)
+
+
+def test_a_remedy_rejected_by_the_accuracy_guard_carries_its_error_and_tolerance():
+    _, measured = _measure({"tf32": 1.4, "bf16": 2.0}, inaccurate=("bf16",))
+    bf16 = _by_name(measured)["bf16"]
+    assert bf16.verdict == "rejected-by-accuracy" and bf16.speedup is None
+    assert (bf16.rel_l2, bf16.tolerance) == (1e-7, 1e-2)  # what the planted guard reported
+    compute = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "compute_bound")
+    assert compute.clauses[0].remedies == ("tf32", "bf16") and "tf32: measured 1.40x" in compute.clauses[0].text
+    assert compute.clauses[-1].text.startswith("measured, not faster: bf16: rejected, rel L2")
+
+
+def test_the_budget_leaves_remedies_unmeasured_and_says_so():
+    # each window takes 10 s: compile (a first compilation needs FIRST_COMPILE_S left) and cudagraph fit in 22.5 s,
+    # compile-reduce-overhead would end at 27.2 s (a warm compilation, 0.72 of the first) and tf32 at 30 s
+    _, measured = _measure({"compile": 1.2, "cudagraph": 1.73}, budget_end=22.5, clock=PlantedClock(), window_s=10.0)
+    verdicts = [(m.remedy, m.verdict) for m in measured]
+    assert verdicts[:2] == [("compile", "faster"), ("cudagraph", "faster")]
+    assert {v for _, v in verdicts[2:]} == {"not-measured"}
+    left = _by_name(measured)["tf32"]
+    assert left.reason == "budget of 3 s spent" and left.text() == "tf32: not measured (budget of 3 s spent)"
+    compute = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "compute_bound")
+    assert compute.gain_kind == "estimate" and "not measured" in compute.clauses[0].text
+
+
+def test_a_first_compilation_does_not_start_without_the_time_one_takes():
+    assert FIRST_COMPILE_S > 5.0
+    _, measured = _measure({"compile": 1.2, "cudagraph": 1.73}, budget_end=5.0, clock=PlantedClock())
+    found = _by_name(measured)
+    assert found["compile"].verdict == "not-measured" and found["cudagraph"].verdict == "faster"
+    assert found["compile"].reason.startswith("a first compilation takes about")
+
+
+def test_budget_zero_gives_estimates_only():
+    findings = _findings()
+    assert attach_measured(findings, {}) == findings
+    assert all(f.gain_kind == "estimate" and f.gain_ms == f.estimated_gain_ms for f in findings)
+    assert [f.to_json()["gain"]["kind"] for f in findings] == ["estimate"] * 3
+
+
+def test_an_infeasible_remedy_is_not_timed():
+    bench = PlantedBench({"cudagraph": 2.0})
+    bench._infeasible = {"cudagraph": "the step synchronizes the host"}
+    trials = Trials(bench, bench.rounds, clock=PlantedClock())
+    (m,) = measure_recipes(trials, [Recipe(tuple(candidate_remedies("cuda")[:1]))], 1e-2)
+    assert (m.verdict, m.reason) == ("infeasible", "the step synchronizes the host") and bench.opened == []
