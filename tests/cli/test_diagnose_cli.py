@@ -325,3 +325,15 @@ def test_ctrl_c_while_profiling_writes_the_findings_of_what_was_read(tmp_path, c
     assert all(f["kind"] in run_level for f in doc["findings"] if f["config"] and "b2" in f["config"])
     with ResultStore(db) as store:
         assert store.run_state(context["run_id"]) == "interrupted"
+
+
+def test_a_trace_with_no_kernels_cannot_be_judged_and_exits_4(tmp_path, capsys):
+    from kineto_synth import runtime, write
+
+    from surrobench.errors import EXIT_CANNOT_JUDGE
+
+    trace, out = write(tmp_path / "t.json", [runtime("cudaLaunchKernel", 10, 5, 1)]), tmp_path / "d.json"
+    assert run_cli(["diagnose", str(trace), "--json", str(out)]) == EXIT_CANNOT_JUDGE == 4
+    (check,) = json.loads(out.read_text())["context"]["evidence_checks"].values()
+    assert check["verdict"] == "cannot_judge" and "no_kernels" in check["problems"]
+    assert "cannot judge" in capsys.readouterr().out

@@ -15,6 +15,7 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
@@ -55,7 +56,8 @@ class Diagnosis:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
-            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
+            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -79,6 +81,13 @@ class Diagnosis:
         failure is the headline); empty for a trace alone."""
         return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
+    @property
+    def cannot_judge(self) -> list[dict]:
+        """The evidence checks (``context.evidence_checks``) of the configs, or the trace, with nothing to judge:
+        no op, or a CUDA profile with no kernel (:mod:`surrobench.analysis.evidence_checks`); empty when every
+        one could be judged."""
+        return cannot_judge(self.context)
+
 
 def failed_configs_json(results) -> list[dict]:
     """The configs among ``results`` that did not end ``ok``, each its config key (``model``, ``input_shape``,
@@ -96,8 +105,10 @@ def failed_configs_json(results) -> list[dict]:
 def evidence_context(evidence: list[ConfigEvidence]) -> dict:
     """The per-config part of a diagnosis ``context``: ``roofline``, ``counters`` (Nsight Compute, where measured)
     and ``host_floor`` (latency and host submission time, where the host's floor applies:
-    :func:`surrobench.analysis.host_floor.host_floors`), each ``{config label: object}``."""
+    :func:`surrobench.analysis.host_floor.host_floors`) and ``evidence_checks`` (whether each profile can carry
+    its verdicts: :func:`surrobench.analysis.evidence_checks.check_evidence`), each ``{config label: object}``."""
     return {
+        "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
@@ -268,9 +279,12 @@ def _findings(
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
     """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), ranked."""
+    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), the op-level
+    verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
+    ranked."""
     merged = merge_measured(findings, measured_by_config(evidence, ceilings))
-    return rank_findings(cap_at_host_floor(merged, host_floors(evidence)))
+    checks = {ev.label: check_evidence(ev) for ev in evidence}
+    return rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
 
 
 def diagnose_stored(
@@ -467,8 +481,10 @@ def diagnose(
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
-        findings, ranks = diagnose_trace(load_trace(trace), thresholds, system=system)
-        context = {"trace": str(trace)} | ({"cross_rank": ranks.to_dict()} if ranks is not None else {})
+        timeline = load_trace(trace)
+        findings, ranks = diagnose_trace(timeline, thresholds, system=system)
+        context = {"trace": str(trace), "evidence_checks": {str(trace): check_trace(timeline).to_json()}}
+        context |= {"cross_rank": ranks.to_dict()} if ranks is not None else {}
         return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", cross_rank=ranks)
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)

@@ -55,11 +55,16 @@ from surrobench.cli.options import (
 )
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
-from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
+from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
-from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown
+from surrobench.report.findings import (
+    evidence_check_lines,
+    failed_lines,
+    findings_renderables,
+    findings_section_markdown,
+)
 from surrobench.results.store import ResultStore
 
 
@@ -145,11 +150,14 @@ def diagnose(
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = api_diagnose.workload_context(record, evidence)
     failed = context.get("failed_configs", [])
+    checks = context.get("evidence_checks") or {}
     if markdown is not None:  # the documents first: a signal while the tables print must not lose them
-        write_output(markdown, findings_section_markdown(findings, title, failed), "--markdown")
+        write_output(markdown, findings_section_markdown(findings, title, failed, checks), "--markdown")
     write_json(json_out, diagnosis_json(findings, context))
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
+        console.print(line, soft_wrap=True)
+    for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
@@ -159,3 +167,5 @@ def diagnose(
         console.print(renderable)
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
+    if any(c["verdict"] == "cannot_judge" for c in checks.values()):
+        raise typer.Exit(EXIT_CANNOT_JUDGE)

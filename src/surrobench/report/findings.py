@@ -52,6 +52,22 @@ def failed_lines(failed: list[dict]) -> list[str]:
     return [f"[bold red]failed:[/bold red] {rich_escape(_failed_text(c))}" for c in failed]
 
 
+def evidence_check_lines(checks: dict) -> list[str]:
+    """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
+    ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
+    ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
+    return [f"[bold yellow]{_check_text(key, c)}[/bold yellow]" for key, c in checks.items() if c["verdict"] != "ok"]
+
+
+_CHECK_HEADS = {"cannot_judge": "cannot judge", "unreliable": "unreliable profile", "partial": "partial attribution"}
+
+
+def _check_text(key: str, c: dict) -> str:
+    """``HEAD: LABEL: WHY`` of one evidence check (:func:`evidence_check_lines`), op-level verdicts' state said."""
+    tail = "" if c["verdict"] == "cannot_judge" else "; its op-level verdicts say so"
+    return f"{_CHECK_HEADS[c['verdict']]}: {c.get('label') or key}: {c['reason']}{tail}"
+
+
 def _failed_text(c: dict) -> str:
     """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config (:func:`failed_lines`), the error alone when no cause
     is known."""
@@ -197,9 +213,14 @@ def findings_renderables(
     return [heading, findings_brief(findings, width), Text(hint, style="dim")]
 
 
-def findings_section_markdown(findings: list[Finding], title: str, failed: list[dict] = ()) -> str:
+def findings_section_markdown(
+    findings: list[Finding], title: str, failed: list[dict] = (), checks: dict | None = None
+) -> str:
     """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
-    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), then
+    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per evidence
+    check that is not ``ok`` (``checks``: ``context.evidence_checks``, as :func:`evidence_check_lines`), then
     :func:`findings_markdown`."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
+    held = [(k, c) for k, c in (checks or {}).items() if c["verdict"] != "ok"]
+    failures += "".join(f"{md_escape(_check_text(k, c), newline=' ')}\n\n" for k, c in held)
     return f"### {md_escape(title, newline=' ')}\n\n" + failures + findings_markdown(findings)
