@@ -22,6 +22,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.deadline import ConfigTimeout, deadline
+from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label
 from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
@@ -197,9 +198,10 @@ def _measure(
         watch = MemoryWatch(cfg.device)
         samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
         growth = watch.growth()
+        host = host_facts(prepared.module, input_sets[0]) if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, bad_output)
-    flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
+    flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
     return replace(result, extra={**result.extra, **flags}) if flags else result
 
 
