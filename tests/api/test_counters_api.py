@@ -104,6 +104,8 @@ def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
     got = [f for f in diagnosis.findings if f.evidence_source == MEASURED]
     assert expected and sorted(got, key=lambda f: f.kind) == sorted(expected, key=lambda f: f.kind)
     assert diagnosis.context["counters"] == {report.label(): measured.to_json()}
+    head = diagnosis.context["headroom"][report.label()]  # the step against its measured roofline bound
+    assert 0 < head["roofline_bound_ms"] < head["step_ms"] and head["headroom"] > 1 and head["launches"] == 40
     assert all(k.roof_tflops is not None for k in measured.kernels if k.precision is not None)
 
 
@@ -115,7 +117,7 @@ def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeyp
     printed = capsys.readouterr().out
     once = f"({stored.measured_launches} measured, identical ones credited)"
     assert f"counters: {len(stored.kernels)} kernel launches {once}, {stored.passes} passes" in printed
-    assert "Nsight Compute counters" in printed
+    assert "Nsight Compute counters" in printed and "its roofline bound" in printed
     assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
 
 

@@ -16,6 +16,8 @@ from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
+from surrobench.analysis.graph_attribution import attribute_by_eager
+from surrobench.analysis.headroom import roofline_headroom
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
@@ -102,13 +104,21 @@ def failed_configs_json(results) -> list[dict]:
     return out
 
 
-def evidence_context(evidence: list[ConfigEvidence]) -> dict:
+def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
     """The per-config part of a diagnosis ``context``: ``roofline``, ``counters`` (Nsight Compute, where measured)
     and ``host_floor`` (latency and host submission time, where the host's floor applies:
-    :func:`surrobench.analysis.host_floor.host_floors`) and ``evidence_checks`` (whether each profile can carry
-    its verdicts: :func:`surrobench.analysis.evidence_checks.check_evidence`), each ``{config label: object}``."""
+    :func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks`` (whether each profile can carry
+    its verdicts, with the share of kernel time attributed to ops and modules:
+    :func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
+    bound of its measured counters, read against ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`,
+    ``roofline_bound_ms`` and ``headroom``), each ``{config label: object}``."""
     return {
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
+        "headroom": {
+            ev.label: bound.to_json()
+            for ev in evidence
+            if (bound := roofline_headroom(ev.counters, ev.step_ms(), ceilings)) is not None
+        },
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
@@ -121,7 +131,7 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
-        **evidence_context(evidence),
+        **evidence_context(evidence, device_ceilings(record)[0]),
         "failed_configs": failed_configs_json(record.results),
     }
 
@@ -263,6 +273,7 @@ def diagnose_workload(
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     warnings += notes
+    evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
     return record, _findings(record, evidence, flops, th, ceilings, store), warnings, evidence
 
 
@@ -335,6 +346,7 @@ def diagnose_stored(
     if any(ev.counters is not None for ev in evidence):
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
+    evidence = attribute_by_eager(evidence)
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
@@ -498,7 +510,7 @@ def diagnose(
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
         context = {
             "run_id": record.run_id,
-            **evidence_context(evidence),
+            **evidence_context(evidence, device_ceilings(record)[0]),
             "failed_configs": failed_configs_json(record.results),
         }
         timed_only = not evidence and any(r.status == "ok" for r in record.results)

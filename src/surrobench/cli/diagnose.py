@@ -61,6 +61,7 @@ from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import (
     evidence_check_lines,
+    headroom_lines,
     failed_lines,
     findings_renderables,
     findings_section_markdown,
@@ -158,6 +159,8 @@ def diagnose(
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)
     for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
+        console.print(line, soft_wrap=True)
+    for line in headroom_lines(context.get("headroom") or {}):
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)

@@ -56,7 +56,24 @@ def evidence_check_lines(checks: dict) -> list[str]:
     """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
     ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
     ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
-    return [f"[bold yellow]{_check_text(key, c)}[/bold yellow]" for key, c in checks.items() if c["verdict"] != "ok"]
+    held = [(key, c) for key, c in checks.items() if c["verdict"] != "ok"]
+    return [f"[bold yellow]{rich_escape(_check_text(key, c))}[/bold yellow]" for key, c in held]
+
+
+def headroom_lines(headroom: dict) -> list[str]:
+    """One line (rich markup) per config of a diagnosis ``context.headroom``
+    (:func:`surrobench.analysis.headroom.roofline_headroom`):
+    ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (40 launches measured, 92% of kernel time)``."""
+    lines = []
+    for label, h in headroom.items():
+        times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
+        covered = f", {h['covered_share']:.0%} of kernel time" if h.get("covered_share") is not None else ""
+        lines.append(
+            f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {times} its roofline bound "
+            f"{h['roofline_bound_ms']:.3f} ms "
+            f"({h['launches']} launches measured{covered})"
+        )
+    return lines
 
 
 _CHECK_HEADS = {"cannot_judge": "cannot judge", "unreliable": "unreliable profile", "partial": "partial attribution"}
