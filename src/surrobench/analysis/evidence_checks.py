@@ -58,6 +58,9 @@ class EvidenceCheck:
         timed_ms: the timed (unprofiled) median step, ms (None when unknown).
         coverage: share of kernel time attributed to ops (0..1); None without a kernel table.
         module_coverage: share of kernel time attributed to nn.Module paths (0..1); None without a kernel table.
+        matched_coverage: the part of ``coverage`` credited by name from the eager step
+            (:mod:`surrobench.analysis.graph_attribution`, origin ``matched_eager``); ``coverage - matched_coverage``
+            is what the profile attributed itself.
     """
 
     label: str | None
@@ -66,6 +69,7 @@ class EvidenceCheck:
     timed_ms: float | None = None
     coverage: float | None = None
     module_coverage: float | None = None
+    matched_coverage: float | None = None
 
     @property
     def step_ratio(self) -> float | None:
@@ -102,7 +106,7 @@ class EvidenceCheck:
 
     def to_json(self) -> dict:
         """``{"label", "verdict", "problems", "reason", "profiled_step_ms", "timed_ms", "step_ratio",
-        "coverage", "module_coverage"}``; ratios and shares are fractions."""
+        "coverage", "module_coverage", "matched_coverage"}``; ratios and shares are fractions."""
         return {
             "label": self.label,
             "verdict": self.verdict,
@@ -113,6 +117,7 @@ class EvidenceCheck:
             "step_ratio": self.step_ratio,
             "coverage": self.coverage,
             "module_coverage": self.module_coverage,
+            "matched_coverage": self.matched_coverage,
         }
 
 
@@ -131,7 +136,7 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
         ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"
     ):
         problems.append("no_kernels")
-    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev))
+    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
     ratio = check.step_ratio
     if ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX:
         problems.append("step_mismatch")
@@ -149,6 +154,14 @@ def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:
     op_us = sum(k.device_us for k in table.kernels if k.op is not None)
     module_us = sum(k.device_us for k in table.kernels if k.module is not None)
     return op_us / table.total_us, module_us / table.total_us
+
+
+def _matched_share(ev: ConfigEvidence) -> float | None:
+    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``)."""
+    table = ev.kernel_table
+    if table is None or table.total_us <= 0:
+        return None
+    return sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
 
 
 def check_trace(tl: Timeline) -> EvidenceCheck:

@@ -24,10 +24,14 @@ from surrobench.records.findings import Finding
 from surrobench.records.kernels import KernelTable
 
 
-def counters_config(cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilings | None = None) -> ConfigCounters:
+def counters_config(
+    cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilings | None = None, *, dedup: bool = True
+) -> ConfigCounters:
     """The counters of one step of ``cfg``, restricted to ``table``'s top kernels (:func:`select_kernels`; all
     kernels of the step when there is no table), their roofline points against ``ceilings`` (None: verdicts
-    without roofs). A config that cannot be measured returns its problem, never raises."""
+    without roofs). ``dedup``: identical launches measured once and credited to each, where the table shows a
+    name launched more than once a step (:func:`repeats`; False: every launch replayed, as before). A config that
+    cannot be measured returns its problem, never raises."""
     if cfg.device != "cuda":
         return ConfigCounters(
             problem=CounterProblem("not_cuda", f"counters: {cfg.device} config, {PROBLEMS['not_cuda']}")
@@ -36,7 +40,7 @@ def counters_config(cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilin
     with tempfile.TemporaryDirectory(prefix="surrobench-ncu-") as tmp:
         config_path = Path(tmp) / "config.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))
-        done = run_ncu(config_path, Path(tmp), selected, dedup=repeats(table, selected))
+        done = run_ncu(config_path, Path(tmp), selected, dedup=dedup and repeats(table, selected))
     base = ConfigCounters(selected=selected, covered_share=covered, ncu_wall_s=done.wall_s, command=done.command)
     if done.problem is not None:
         return replace(base, problem=done.problem)
