@@ -59,7 +59,8 @@ class Diagnosis:
         context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
             stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
-            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``).
+            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
+            workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.

@@ -15,7 +15,11 @@ workload its context carries each config's per-operator roofline (``context.roof
 bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
 and for a workload or a run the configs that
 failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
-has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does).
+has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does). A config
+or trace whose profile holds no op, or a CUDA profile no kernel, cannot be judged: a line says so and the command
+exits 4 (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`), never 0 with "no findings"; a profile that disagrees with
+the timed step, or attributes under 90% of its kernel time to ops, is named above the findings
+(``context.evidence_checks``), as is each config's roofline headroom with ``--counters`` (``context.headroom``).
 
 Interrupted (Ctrl-C, SIGTERM, SIGHUP) while a workload is timed or profiled, ``--json`` holds the findings of
 what was read before it (:class:`surrobench.api.diagnose.DiagnoseInterrupted`): every config profiled and read,
