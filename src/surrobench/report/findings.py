@@ -56,8 +56,12 @@ def evidence_check_lines(checks: dict) -> list[str]:
     """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
     ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
     ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
-    held = [(key, c) for key, c in checks.items() if c["verdict"] != "ok"]
-    return [f"[bold yellow]{rich_escape(_check_text(key, c))}[/bold yellow]" for key, c in held]
+    return [f"[bold yellow]{rich_escape(text)}[/bold yellow]" for text in evidence_check_texts(checks)]
+
+
+def evidence_check_texts(checks: dict) -> list[str]:
+    """The plain text of :func:`evidence_check_lines`, one per check that is not ``ok`` (markdown, HTML)."""
+    return [_check_text(key, c) for key, c in checks.items() if c["verdict"] != "ok"]
 
 
 def headroom_lines(headroom: dict) -> list[str]:
@@ -238,6 +242,5 @@ def findings_section_markdown(
     check that is not ``ok`` (``checks``: ``context.evidence_checks``, as :func:`evidence_check_lines`), then
     :func:`findings_markdown`."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
-    held = [(k, c) for k, c in (checks or {}).items() if c["verdict"] != "ok"]
-    failures += "".join(f"{md_escape(_check_text(k, c), newline=' ')}\n\n" for k, c in held)
+    failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     return f"### {md_escape(title, newline=' ')}\n\n" + failures + findings_markdown(findings)
