@@ -138,6 +138,9 @@ EXIT_USAGE = 2
 #: the sweep finished and was stored, but at least one config ended ``oom``, ``error``, ``timeout`` or ``nonfinite`` (a
 #: :class:`ModelError` included: the user's model failed, not the command's input).
 EXIT_CONFIGS_FAILED = 3
+#: ``diagnose``: a config (or a trace) had nothing to judge: its profile holds no op, or a CUDA profile no kernel
+#: (:mod:`surrobench.analysis.evidence_checks`); "cannot judge", never "no findings" and 0.
+EXIT_CANNOT_JUDGE = 4
 #: interrupted (Ctrl-C, SIGINT): 128 + signal 2, the shell convention; SIGTERM (143) and SIGHUP (129) are
 #: handled as Ctrl-C and exit 128 + their own number (:mod:`surrobench.cli.signals`).
 EXIT_INTERRUPTED = 130

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import stat
+import sys
 from pathlib import Path
 
 from conftest import run_cli
@@ -50,6 +51,13 @@ def _child() -> dict:
     }
 
 
+def _capture(tmp_path, monkeypatch) -> str:
+    """The fake ncu's body that replays the H200 capture through ncu's filters (tests/fake_ncu.py)."""
+    monkeypatch.setenv("FAKE_NCU_CSV", str(FIXTURES / "transformer_step_raw.csv"))
+    monkeypatch.setenv("FAKE_NCU_CALLS", str(tmp_path / "ncu_calls.jsonl"))
+    return f'exec "{sys.executable}" "{Path(__file__).parent.parent / "fake_ncu.py"}" "$@"\n'
+
+
 def _profile(tmp_path, monkeypatch, ncu_body: str):
     fake = tmp_path / "ncu"
     fake.write_text("#!/bin/sh\n" + ncu_body)
@@ -66,13 +74,15 @@ def _profile(tmp_path, monkeypatch, ncu_body: str):
 
 
 def test_counters_join_the_profiled_kernels_and_are_stored(tmp_path, monkeypatch):
-    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    body = _capture(tmp_path, monkeypatch)
     report, stored = _profile(tmp_path, monkeypatch, body)
     counters = report.counters
     assert counters.problem is None and stored == counters
     assert {k.op for k in counters.kernels} == {"aten::_transformer_encoder_layer_fwd"}
     assert counters.covered_share >= 0.9 and "fmha_cutlassF_f32_aligned_64x64_rf_sm80" in counters.selected
-    assert counters.passes == sum(k.counters.passes for k in counters.kernels) > 0
+    # identical launches measured once: 9 of the 40, plus the enumerating pass (one pass a launch)
+    assert counters.measured_launches == 9 and len(counters.kernels) == 40
+    assert counters.passes == sum(k.counters.passes for k in counters.kernels) + 40 == 9 * 18 + 40
     assert report.to_json()["counters"]["kernels"][0]["bound"] in ("memory", "compute", "latency")
 
 
@@ -84,7 +94,7 @@ def test_refused_counters_are_one_warning_and_the_profile_stands(tmp_path, monke
 
 
 def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
-    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    body = _capture(tmp_path, monkeypatch)
     report, _ = _profile(tmp_path, monkeypatch, body)
     diagnosis = diagnose(run=RUN_ID, db=tmp_path / "r.db")
     # what diagnose_workload reads right after measuring: the counters against the table and the ceilings
@@ -94,22 +104,25 @@ def test_diagnose_run_reads_the_stored_counters_back(tmp_path, monkeypatch):
     got = [f for f in diagnosis.findings if f.evidence_source == MEASURED]
     assert expected and sorted(got, key=lambda f: f.kind) == sorted(expected, key=lambda f: f.kind)
     assert diagnosis.context["counters"] == {report.label(): measured.to_json()}
+    head = diagnosis.context["headroom"][report.label()]  # the step against its measured roofline bound
+    assert 0 < head["roofline_bound_ms"] < head["step_ms"] and head["headroom"] > 1 and head["launches"] == 40
     assert all(k.roof_tflops is not None for k in measured.kernels if k.precision is not None)
 
 
 def test_diagnose_run_prints_the_counters_table_and_their_cost(tmp_path, monkeypatch, capsys):
-    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    body = _capture(tmp_path, monkeypatch)
     report, stored = _profile(tmp_path, monkeypatch, body)
     out = tmp_path / "d.json"
     assert run_cli(["diagnose", "--run", RUN_ID, "--db", str(tmp_path / "r.db"), "--json", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert f"counters: {len(stored.kernels)} kernel launches, {stored.passes} passes" in printed
-    assert "Nsight Compute counters" in printed
+    once = f"({stored.measured_launches} measured, identical ones credited)"
+    assert f"counters: {len(stored.kernels)} kernel launches {once}, {stored.passes} passes" in printed
+    assert "Nsight Compute counters" in printed and "its roofline bound" in printed
     assert json.loads(out.read_text())["context"]["counters"][report.label()]["passes"] == stored.passes
 
 
 def test_the_report_draws_the_stored_counters_on_the_run_roofline(tmp_path, monkeypatch):
-    body = f'while [ "$1" != "--log-file" ]; do shift; done\ncp \'{FIXTURES / "transformer_step_raw.csv"}\' "$2"\n'
+    body = _capture(tmp_path, monkeypatch)
     report, stored = _profile(tmp_path, monkeypatch, body)
     built = build_report([RUN_ID], db=tmp_path / "r.db")
     roof = built.rooflines[RUN_ID]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import surrobench
+from surrobench.analysis.device_words import gpu_words
 from surrobench.api.scenarios import SUITE_SCHEDULE, run_scenarios
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -27,6 +28,8 @@ def test_a_scenario_that_runs_is_timed_profiled_diagnosed_and_stored(tmp_path):
     assert outcome.passed is not None and outcome.note.startswith("run ")
     found = suite.findings["groupnorm-large"]
     assert found and outcome.top_kind == found[0].kind
+    texts = " ".join(t for f in found for t in (f.summary, f.action, *(e.text for e in f.evidence)))
+    assert gpu_words(texts) == []  # a CPU diagnosis in CPU terms
     with ResultStore(db) as store:
         record = store.load_run(outcome.note.removeprefix("run "))
     assert record.tag == "scenario:groupnorm-large" and [r.input_shape for r in record.results] == [(1, 3, 64, 64)]

@@ -332,3 +332,15 @@ def test_measure_s_is_checked_and_refused_where_nothing_is_measured(capsys):
     assert "--measure-s" in capsys.readouterr().err
     assert run_cli(["diagnose", str(FNO), "--measure-s", "10"]) == 2  # a trace alone: nothing to measure on
     assert "--measure-s" in capsys.readouterr().err
+
+
+def test_a_trace_with_no_kernels_cannot_be_judged_and_exits_4(tmp_path, capsys):
+    from kineto_synth import runtime, write
+
+    from surrobench.errors import EXIT_CANNOT_JUDGE
+
+    trace, out = write(tmp_path / "t.json", [runtime("cudaLaunchKernel", 10, 5, 1)]), tmp_path / "d.json"
+    assert run_cli(["diagnose", str(trace), "--json", str(out)]) == EXIT_CANNOT_JUDGE == 4
+    (check,) = json.loads(out.read_text())["context"]["evidence_checks"].values()
+    assert check["verdict"] == "cannot_judge" and "no_kernels" in check["problems"]
+    assert "cannot judge" in capsys.readouterr().out

@@ -159,3 +159,22 @@ def test_a_function_in_disjoint_and_nested_frames_covers_their_union():
     )
     f = next(s for s in parse_flamegraph_svg(svg)[0] if s.function == "f (a.py)")
     assert f.share == pytest.approx(0.5)  # [0, 3) and [4, 6): 5 of 10 samples
+
+
+def test_frames_under_a_module_call_are_the_models_own():
+    ns = 'xmlns="http://www.w3.org/2000/svg" xmlns:fg="http://github.com/jonhoo/inferno"'
+    g = '<g><title>{} ({} samples, 1%)</title><rect x="0" y="{}" width="1" height="15" fg:x="{}" fg:w="{}"/></g>'
+    svg = (
+        f"<svg {ns}>"
+        + g.format("all", 10, 0, 0, 10)
+        + g.format("step (s.py)", 10, 16, 0, 10)
+        + g.format("prep (s.py)", 4, 32, 0, 4)  # host work of the step, outside the model
+        + g.format("Module._call_impl (torch/nn/modules/module.py)", 6, 32, 4, 6)
+        + g.format("message_passing (m.py)", 5, 48, 4, 5)  # the model's own layer
+        + g.format("prep (s.py)", 1, 64, 4, 1)  # the same function called from the forward
+        + "</svg>"
+    )
+    by_name = {s.function: s for s in parse_flamegraph_svg(svg)[0]}
+    assert by_name["message_passing (m.py)"].model_share == pytest.approx(0.5)
+    assert by_name["prep (s.py)"].share == pytest.approx(0.5) and by_name["prep (s.py)"].model_share == 0.1
+    assert by_name["step (s.py)"].model_share == 0.0

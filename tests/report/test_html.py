@@ -172,6 +172,12 @@ def test_diagnosis_findings_are_in_the_run_section():
     assert "<h3>Diagnosis</h3>" in page and "launch_bound" in page and EVIL not in page
     assert page.index("<h3>Diagnosis</h3>") > page.index("Run base-1")
     assert "no findings above the report floor" in render_report(ReportInput(runs=(base,), findings={"base-1": []}))
+    check = {"label": f"fno2d {EVIL}", "verdict": "unreliable", "reason": "profiled step 153.900 ms vs timed 0.934 ms"}
+    ok = {"label": "unet2d", "verdict": "ok", "reason": ""}
+    checks = {"base-1": {check["label"]: check, "unet2d": ok}}
+    held = render_report(ReportInput(runs=(base,), findings={"base-1": [finding]}, evidence_checks=checks))
+    assert held.count("unreliable profile: fno2d") == 1 and "153.900 ms" in held and EVIL not in held
+    assert held.index("unreliable profile") > held.index("<h3>Diagnosis</h3>") and "unet2d:" not in held
 
 
 def test_report_command_diagnoses_each_run(tmp_path, capsys):

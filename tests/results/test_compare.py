@@ -149,9 +149,15 @@ def test_compare_runs_env_mismatch_and_differences():
     assert cmp.env_diff[0].key == "device_name"
     # a setting recorded for the run and for each config is listed once; a measurement is no setting
     base = run(
-        "a", [config(s, extra={"cudnn_benchmark": False, "host_submit_ms": 0.2})], env={"cudnn_benchmark": False}
+        "a",
+        [config(s, extra={"cudnn_benchmark": False, "host_submit_ms": 0.2, "load_1m": 1.5, "usable_cpus": 2})],
+        env={"cudnn_benchmark": False},
     )
-    new = run("b", [config(s, extra={"cudnn_benchmark": True, "host_submit_ms": 0.3})], env={"cudnn_benchmark": True})
+    new = run(
+        "b",
+        [config(s, extra={"cudnn_benchmark": True, "host_submit_ms": 0.3, "load_1m": 3.0, "usable_cpus": 4})],
+        env={"cudnn_benchmark": True},
+    )
     assert [d.key for d in compare_runs(base, new).env_diff] == ["cudnn_benchmark"]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from surrobench.analysis.device_words import words
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
@@ -251,12 +252,17 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """A host function outside the framework holding a large share of the step's host samples. Gain:
-    that share of the step (self share when the sampler gives one), what moving it out of the step saves."""
+    that share of the step (self share when the sampler gives one), what moving it out of the step saves.
+
+    On a CPU device the model's own forward is the compute, not preprocessing: only the samples of a function
+    outside any nn.Module call count there (:attr:`~surrobench.records.system.HostHotspot.model_share`); on a
+    GPU host work inside the forward still keeps the device waiting."""
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None
+    cpu = ev.result.device == "cpu" if ev.result is not None else ev.on_cpu()
     hot = [
-        (h.self_share if h.self_share is not None else h.share, h)
+        (_outside_model(h) if cpu else h.self_share if h.self_share is not None else h.share, h)
         for h in sys.hotspots
         if not _FRAMEWORK.search(h.function)
     ]
@@ -276,11 +282,19 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         severity,
         f"host function {spot.function} runs inside the step",
         tuple(evidence),
-        f"move {spot.function} out of the step: precompute and cache it, run it on the GPU, or overlap it "
-        "with the previous step",
+        f"move {spot.function} out of the step: {words('cpu' if cpu else 'cuda').offload}",
         share * step,
         ev.label,
     )
+
+
+def _outside_model(h) -> float:
+    """The share of the host samples in which ``h`` runs outside the model's forward (its self share, else its
+    inclusive one, less the part inside nn.Module calls, in proportion); the whole share when unknown."""
+    share = h.self_share if h.self_share is not None else h.share
+    if h.model_share is None or h.share <= 0:
+        return share
+    return share * max(1.0 - h.model_share / h.share, 0.0)
 
 
 DETECTORS = (launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess)

@@ -27,6 +27,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
 from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
+from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.kernels import is_metadata_op
@@ -423,8 +424,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         evidence.append(
             Evidence(
                 "profiler",
-                f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: cuFFT "
-                "cannot run them in half precision",
+                f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}",
                 fft,
                 "fraction",
             )

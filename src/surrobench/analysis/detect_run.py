@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from surrobench.analysis.op_families import family_actions
+from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
 from surrobench.records.findings import Evidence, Finding, clauses_of
@@ -122,7 +123,7 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
             _memory_evidence(r)
             + (Evidence("run", f"num_alloc_retries {retries} (torch.cuda.memory_stats)", retries, "retries"),),
             "memory is nearly full: each retry frees cached blocks "
-            "and synchronizes; lower the batch or precision, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            f"and synchronizes; lower the batch or precision, or {words(r.device).allocator}",
             None,
             r.label(),
         )
@@ -133,8 +134,9 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
             "low",
             f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
             _memory_evidence(r),
-            "allocator churn or a large workspace: check cudnn.benchmark workspaces, "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            "allocator churn or a large workspace: "
+            + ("" if r.device == "cpu" else "check cudnn.benchmark workspaces, ")
+            + words(r.device).allocator,
             None,
             r.label(),
         )
@@ -180,8 +182,8 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
                             th.severity(gain / r.latency_ms.median) or "low",
                             f"{r.precision} is {slower:.0%} slower than fp32",
                             ev,
-                            "stay in fp32 here (casts and "
-                            "launches outweigh the faster math), or remove the casts: cast weights once, "
+                            f"stay in fp32 here (casts and extra {words(r.device).unit}s outweigh the faster "
+                            "math), or remove the casts: cast weights once, "
                             "feed half inputs",
                             gain,
                             r.label(),
@@ -280,9 +282,8 @@ def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult,
         f"{name} grows {t_large / t_small:.1f}x for {ratio:.1f}x the work",
         ev,
         clauses_of(
-            "look for a slow path at the large shape (extra kernel launches, a cache the larger tensors overflow, "
-            "non-coalesced access): tile the domain",
-            family_actions([name]),
+            f"look for a slow path at the large shape ({words(large.device).slow_path}): tile the domain",
+            family_actions([name], cpu=large.device == "cpu"),
         ),
         gain,
         large.label(),

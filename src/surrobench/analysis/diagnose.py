@@ -8,6 +8,8 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 - operator kinds, from the op table and the roofline: :mod:`surrobench.analysis.detect_ops`
   (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config), and the calibration's
   sanity, :mod:`surrobench.analysis.detect_ceilings` (ceiling_suspect);
+- host kinds, of a CPU config, from perf's counters and the host facts it was timed with:
+  :mod:`surrobench.analysis.detect_host` (page_faults, thread_oversubscription, denormals);
 - run kinds, across the configs of a run: :mod:`surrobench.analysis.detect_run`
   (memory_pressure, superlinear_scaling, precision_mismatch between precisions, and the failed configs
   whose cause informs: FFT precisions, graph capture on a host sync);
@@ -17,7 +19,7 @@ evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
 
 from __future__ import annotations
 
-from surrobench.analysis import detect_gpu, detect_kernels, detect_ops, detect_run
+from surrobench.analysis import detect_gpu, detect_host, detect_kernels, detect_ops, detect_run
 from surrobench.analysis.detect_ceilings import ceiling_suspect
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
@@ -50,7 +52,8 @@ def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> 
     No remedy is ruled out by what the step runs (a torch.fft step was once told no torch.compile, from the zoo
     FNO's 0.65x; the AFNO won 3.48x and neuraloperator's FNO 1.48x with it): diagnose measures the remedies
     instead (:mod:`surrobench.tune.advice`)."""
-    detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + (ceiling_suspect,)
+    detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + detect_host.DETECTORS
+    detectors += (ceiling_suspect,)
     found = [f for detector in detectors if (f := detector(ev, th)) is not None]
     return rank_findings(found)
 

@@ -46,9 +46,10 @@ class OpFamily:
         name: the family's name in findings (``"fft"``).
         categories: the op-table categories it covers.
         low_intensity: whether its ops do O(1) FLOPs per byte moved.
-        cause: why such ops run below the roofline, one clause.
+        cause: why such ops run below the roofline on a GPU, one clause.
         action: what to do on a GPU, clause by clause, each with the remedies it suggests.
         cpu_action: what to do on a CPU, the same way.
+        cpu_cause: why such ops run slow on a CPU, in its words (:mod:`surrobench.analysis.device_words`).
     """
 
     name: str
@@ -57,6 +58,7 @@ class OpFamily:
     cause: str
     action: tuple[Clause, ...]
     cpu_action: tuple[Clause, ...]
+    cpu_cause: str
 
 
 _THREADS = "use every core (torch.get_num_threads())"
@@ -77,6 +79,8 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("fuse the norm with its activation (torch.compile)", ("compile",)),
             Clause("check torch.get_num_threads()", ("threads",)),
         ),
+        "a reduction per (batch x group) row then an elementwise pass: at a small batch too few rows to keep the "
+        "cores busy",
     ),
     OpFamily(
         "fft",
@@ -94,6 +98,8 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("batch the transforms in one call"),
             Clause(_THREADS, ("threads",)),
         ),
+        "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
+        "a call's overhead",
     ),
     OpFamily(
         "scatter/gather/index",
@@ -113,6 +119,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("reorder nodes for locality"),
             Clause("int32 indices"),
         ),
+        "irregular access by index (cache misses on every row) and scattered adds that serialize on high-degree nodes",
     ),
     OpFamily(
         "convolution",
@@ -132,6 +139,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("a larger batch"),
             Clause("channels_last convolutions (oneDNN)", ("channels_last",)),
         ),
+        "convolutions below the cores' matmul peak: too few threads, a small batch, or a layout oneDNN reorders",
     ),
     OpFamily(
         "gemm/matmul/einsum",
@@ -149,6 +157,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("a larger batch"),
             Clause("one batched matmul"),
         ),
+        "matmuls below the cores' peak: too few threads, small or unaligned shapes, complex math",
     ),
     OpFamily(
         "elementwise",
@@ -157,6 +166,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         "each eager op is its own kernel reading and writing the whole tensor",
         (Clause("fuse the chain of elementwise ops into one kernel: torch.compile", ("compile",)),),
         (Clause("fuse the chain of elementwise ops: torch.compile", ("compile",)),),
+        "each eager op is its own pass over the whole tensor through memory",
     ),
     OpFamily(
         "copy/cast/cat",
@@ -169,6 +179,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("write into a preallocated buffer instead of torch.cat"),
         ),
         (Clause("cast once, keep one layout, preallocate instead of torch.cat"),),
+        "bytes copied that the model does not need: casts, layout changes, concatenation",
     ),
 )
 _BY_NAME = {f.name: f for f in OP_FAMILIES}
@@ -204,7 +215,7 @@ def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]
     for family_name, ops in groups.items():
         family = _BY_NAME[family_name]
         first, *rest = family.cpu_action if cpu else family.action
-        head = f"{family.name} ({', '.join(ops[:3])}): {family.cause}: "
+        head = f"{family.name} ({', '.join(ops[:3])}): {family.cpu_cause if cpu else family.cause}: "
         parts += [Clause(head + first.text, first.remedies), *rest]
     return tuple(parts)
 

@@ -19,15 +19,19 @@ from surrobench.collect.child import config_to_json
 from surrobench.collect.ncu import run_ncu, select_kernels
 from surrobench.execution.config import ExecConfig
 from surrobench.records.ceilings import Ceilings
-from surrobench.records.counters import PROBLEMS, ConfigCounters, CounterProblem
+from surrobench.records.counters import PROBLEMS, ConfigCounters, CounterProblem, function_name
 from surrobench.records.findings import Finding
 from surrobench.records.kernels import KernelTable
 
 
-def counters_config(cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilings | None = None) -> ConfigCounters:
+def counters_config(
+    cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilings | None = None, *, dedup: bool = True
+) -> ConfigCounters:
     """The counters of one step of ``cfg``, restricted to ``table``'s top kernels (:func:`select_kernels`; all
     kernels of the step when there is no table), their roofline points against ``ceilings`` (None: verdicts
-    without roofs). A config that cannot be measured returns its problem, never raises."""
+    without roofs). ``dedup``: identical launches measured once and credited to each, where the table shows a
+    name launched more than once a step (:func:`repeats`; False: every launch replayed, as before). A config that
+    cannot be measured returns its problem, never raises."""
     if cfg.device != "cuda":
         return ConfigCounters(
             problem=CounterProblem("not_cuda", f"counters: {cfg.device} config, {PROBLEMS['not_cuda']}")
@@ -36,12 +40,25 @@ def counters_config(cfg: ExecConfig, table: KernelTable | None, ceilings: Ceilin
     with tempfile.TemporaryDirectory(prefix="surrobench-ncu-") as tmp:
         config_path = Path(tmp) / "config.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))
-        done = run_ncu(config_path, Path(tmp), selected)
+        done = run_ncu(config_path, Path(tmp), selected, dedup=dedup and repeats(table, selected))
     base = ConfigCounters(selected=selected, covered_share=covered, ncu_wall_s=done.wall_s, command=done.command)
     if done.problem is not None:
         return replace(base, problem=done.problem)
-    passes = sum(k.passes or 0 for k in done.kernels)
-    return replace(base, kernels=measure_all(done.kernels, table, ceilings), passes=passes)
+    passes = sum(k.passes or 0 for k in done.kernels) + done.enumerated_passes
+    kernels = measure_all(done.kernels, table, ceilings)
+    return replace(base, kernels=kernels, passes=passes)
+
+
+def repeats(table: KernelTable | None, selected: tuple[str, ...]) -> bool:
+    """Whether a step may launch a kernel of ``selected`` (function names) more than once, so that measuring
+    identical launches once can save passes (:func:`surrobench.collect.ncu.deduplicated_run`): more calls of its
+    name per profiled step than one in ``table``; True without a table (unknown)."""
+    if table is None or not table.kernels:
+        return True
+    calls: dict[str, int] = {}
+    for k in table.kernels:
+        calls[function_name(k.name)] = calls.get(function_name(k.name), 0) + k.calls
+    return any(calls.get(name, 0) > table.active_steps for name in selected or calls)
 
 
 def remeasure(counters: ConfigCounters, table: KernelTable | None, ceilings: Ceilings | None) -> ConfigCounters:

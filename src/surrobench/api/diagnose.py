@@ -15,6 +15,9 @@ from pathlib import Path
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
 from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
+from surrobench.analysis.graph_attribution import attribute_by_eager
+from surrobench.analysis.headroom import roofline_headroom
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
 from surrobench.results.measured_advice import attach_measured
 from surrobench.results.measured_remedies import cite_measured, measured_line
@@ -58,7 +61,9 @@ class Diagnosis:
         findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
-            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks).
+            stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
+            also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
+            workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -82,6 +87,13 @@ class Diagnosis:
         failure is the headline); empty for a trace alone."""
         return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
+    @property
+    def cannot_judge(self) -> list[dict]:
+        """The evidence checks (``context.evidence_checks``) of the configs, or the trace, with nothing to judge:
+        no op, or a CUDA profile with no kernel (:mod:`surrobench.analysis.evidence_checks`); empty when every
+        one could be judged."""
+        return cannot_judge(self.context)
+
 
 def failed_configs_json(results) -> list[dict]:
     """The configs among ``results`` that did not end ``ok``, each its config key (``model``, ``input_shape``,
@@ -96,11 +108,21 @@ def failed_configs_json(results) -> list[dict]:
     return out
 
 
-def evidence_context(evidence: list[ConfigEvidence]) -> dict:
+def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
     """The per-config part of a diagnosis ``context``: ``roofline``, ``counters`` (Nsight Compute, where measured)
     and ``host_floor`` (latency and host submission time, where the host's floor applies:
-    :func:`surrobench.analysis.host_floor.host_floors`), each ``{config label: object}``."""
+    :func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks`` (whether each profile can carry
+    its verdicts, with the share of kernel time attributed to ops and modules:
+    :func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
+    bound of its measured counters, read against ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`,
+    ``roofline_bound_ms`` and ``headroom``), each ``{config label: object}``."""
     return {
+        "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
+        "headroom": {
+            ev.label: bound.to_json()
+            for ev in evidence
+            if (bound := roofline_headroom(ev.counters, ev.step_ms(), ceilings)) is not None
+        },
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
         "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
@@ -113,7 +135,7 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
     return {
         "run_id": record.run_id,
         "device_name": record.env["device_name"],
-        **evidence_context(evidence),
+        **evidence_context(evidence, device_ceilings(record)[0]),
         "failed_configs": failed_configs_json(record.results),
     }
 
@@ -260,6 +282,7 @@ def diagnose_workload(
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     warnings += notes
+    evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:
         try:
@@ -294,9 +317,12 @@ def _findings(
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
     """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), ranked."""
+    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), the op-level
+    verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
+    ranked."""
     merged = merge_measured(findings, measured_by_config(evidence, ceilings))
-    return rank_findings(cap_at_host_floor(merged, host_floors(evidence)))
+    checks = {ev.label: check_evidence(ev) for ev in evidence}
+    return rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
 
 
 def diagnose_stored(
@@ -347,6 +373,7 @@ def diagnose_stored(
     if any(ev.counters is not None for ev in evidence):
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
+    evidence = attribute_by_eager(evidence)
     findings = diagnose_run(
         evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
     )
@@ -506,8 +533,10 @@ def diagnose(
     if trace is not None:
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
-        findings, ranks = diagnose_trace(load_trace(trace), thresholds, system=system)
-        context = {"trace": str(trace)} | ({"cross_rank": ranks.to_dict()} if ranks is not None else {})
+        timeline = load_trace(trace)
+        findings, ranks = diagnose_trace(timeline, thresholds, system=system)
+        context = {"trace": str(trace), "evidence_checks": {str(trace): check_trace(timeline).to_json()}}
+        context |= {"cross_rank": ranks.to_dict()} if ranks is not None else {}
         return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", cross_rank=ranks)
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)
@@ -521,7 +550,7 @@ def diagnose(
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
         context = {
             "run_id": record.run_id,
-            **evidence_context(evidence),
+            **evidence_context(evidence, device_ceilings(record)[0]),
             "failed_configs": failed_configs_json(record.results),
         }
         timed_only = not evidence and any(r.status == "ok" for r in record.results)

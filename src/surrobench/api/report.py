@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.diagnose import diagnose_run
+from surrobench.analysis.evidence_checks import check_evidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.compare import (
     ComparedServeRuns,
@@ -73,6 +74,8 @@ class Report:
             database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
         rooflines: ``{run id: its roofline points}`` of every database run with measured counters or an
             estimated roofline (:class:`RunRoofline`).
+        evidence_checks: ``{run id: {config label: evidence check}}`` of every database run
+            (:func:`surrobench.analysis.evidence_checks.check_evidence`, as ``diagnose`` gives them).
     """
 
     runs: tuple[RunRecord, ...]
@@ -87,6 +90,7 @@ class Report:
     serve_comparison: ComparedServeRuns | None = None
     kernel_classes: Mapping[str, Mapping[str, float]] | None = None
     rooflines: Mapping[str, RunRoofline] | None = None
+    evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
 
 
 def build_report(
@@ -149,14 +153,15 @@ def build_report(
         comparison=comparison,
         op_tables=by_label,
         cpu_op_labels=cpu_labels,
-        findings={run_id: findings for run_id, (findings, _) in diagnoses.items()},
+        findings={run_id: findings for run_id, (findings, _, _) in diagnoses.items()},
         timeline=timeline,
         timeline_title=Path(trace).name if trace is not None else "",
         optimizations=optimizations,
         serve_runs=served,
         serve_comparison=_capacity_pair(served, db),
         kernel_classes=classes,
-        rooflines={run_id: roof for run_id, (_, roof) in diagnoses.items() if roof is not None},
+        rooflines={run_id: roof for run_id, (_, roof, _) in diagnoses.items() if roof is not None},
+        evidence_checks={run_id: checks for run_id, (_, _, checks) in diagnoses.items()},
     )
 
 
@@ -177,24 +182,26 @@ def _kernel_tables(store: ResultStore, record: RunRecord):
 
 def _diagnosis(
     ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds
-) -> tuple[list[Finding], RunRoofline | None]:
+) -> tuple[list[Finding], RunRoofline | None, dict]:
     """The run's findings as ``diagnose --run`` gives them (op tables, rooflines, counters and traces of a
-    stored run) and its roofline points (None without any): the counters measured and the estimated roofline
-    stored with each config (:func:`surrobench.results.roofline.load_roofline`). For a run JSON file or a
-    record, the run-level findings of its results alone."""
+    stored run), its roofline points (None without any): the counters measured and the estimated roofline
+    stored with each config (:func:`surrobench.results.roofline.load_roofline`), and its evidence checks
+    (``{label: check}``, :func:`surrobench.analysis.evidence_checks.check_evidence`). For a run JSON file or a
+    record, the run-level findings of its results alone, no checks."""
     if isinstance(ref, RunRecord) or is_run_file(ref):
         findings = diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")
         )
-        return findings, None
+        return findings, None, {}
     # api.diagnose, home of the stored run's diagnosis, imports torch (it also runs workloads): only here
     from surrobench.api.diagnose import device_ceilings, diagnose_stored
 
     with ResultStore(db, read_only=True) as store:
         _, findings, _, evidence = diagnose_stored(record.run_id, store, thresholds)
+    checks = {ev.label: check_evidence(ev).to_json() for ev in evidence}
     measured = {ev.label: ev.counters.to_json() for ev in evidence if ev.counters and ev.counters.kernels}
     estimated = {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None}
     if not measured and not estimated:
-        return findings, None
+        return findings, None, checks
     stored = next((ev.roofline.ceilings for ev in evidence if ev.roofline is not None), None)
-    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0] or stored)
+    return findings, RunRoofline(measured, estimated, device_ceilings(record)[0] or stored), checks

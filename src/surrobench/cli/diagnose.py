@@ -19,7 +19,11 @@ workload its context carries each config's per-operator roofline (``context.roof
 bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
 and for a workload or a run the configs that
 failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
-has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does).
+has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does). A config
+or trace whose profile holds no op, or a CUDA profile no kernel, cannot be judged: a line says so and the command
+exits 4 (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`), never 0 with "no findings"; a profile that disagrees with
+the timed step, or attributes under 90% of its kernel time to ops, is named above the findings
+(``context.evidence_checks``), as is each config's roofline headroom with ``--counters`` (``context.headroom``).
 
 Interrupted (Ctrl-C, SIGTERM, SIGHUP) while a workload is timed or profiled, ``--json`` holds the findings of
 what was read before it (:class:`surrobench.api.diagnose.DiagnoseInterrupted`): every config profiled and read,
@@ -59,11 +63,18 @@ from surrobench.cli.options import (
 )
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
-from surrobench.errors import EXIT_CONFIGS_FAILED, UsageError
+from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
-from surrobench.report.findings import failed_lines, findings_renderables, findings_section_markdown, quiet_configs
+from surrobench.report.findings import (
+    evidence_check_lines,
+    failed_lines,
+    findings_renderables,
+    findings_section_markdown,
+    headroom_lines,
+    quiet_configs,
+)
 from surrobench.results.store import ResultStore
 
 
@@ -167,11 +178,16 @@ def diagnose(
     failed = context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none
     quiet = quiet_configs(findings, (r.label() for r in diagnosed.results) if diagnosed else (), failed)
+    checks = context.get("evidence_checks") or {}
     if markdown is not None:  # the documents first: a signal while the tables print must not lose them
-        write_output(markdown, findings_section_markdown(findings, title, failed, quiet), "--markdown")
+        write_output(markdown, findings_section_markdown(findings, title, failed, quiet, checks), "--markdown")
     write_json(json_out, diagnosis_json(findings, context))
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
+        console.print(line, soft_wrap=True)
+    for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
+        console.print(line, soft_wrap=True)
+    for line in headroom_lines(context.get("headroom") or {}):
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
@@ -181,3 +197,5 @@ def diagnose(
         console.print(renderable)
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
+    if any(c["verdict"] == "cannot_judge" for c in checks.values()):
+        raise typer.Exit(EXIT_CANNOT_JUDGE)

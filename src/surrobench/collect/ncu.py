@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
+from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, launch_groups, measured_count, name_filter
 from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
@@ -106,57 +107,120 @@ def select_kernels(
 
 
 def ncu_command(
-    ncu: str, kernels: tuple[str, ...], log_file: Path, target: list[str], launch_count: int | None = None
+    ncu: str,
+    kernels: tuple[str, ...],
+    log_file: Path,
+    target: list[str],
+    launch_count: int | None = None,
+    *,
+    metrics: tuple[str, ...] = METRICS,
+    exact_names: tuple[str, ...] = (),
 ) -> list[str]:
     """The ``ncu`` command line of the module docstring; no ``--kernel-name`` filter when ``kernels`` is empty,
-    and ``--launch-count`` when ``launch_count`` is given."""
+    and ``--launch-count`` when ``launch_count`` is given. ``exact_names``: a deduplicated run's group instead
+    (:mod:`surrobench.collect.ncu_dedup`): those demangled names exactly, the first launch of each launch
+    configuration (``--filter-mode per-launch-config --launch-count 1``)."""
     cmd = [ncu, "--nvtx", "--nvtx-include", f"{STEP_RANGE}/", "--clock-control", "none", "--cache-control", "all"]
-    if kernels:
+    if exact_names:
+        cmd += ["--kernel-name-base", "demangled", "--kernel-name", name_filter(exact_names)]
+        cmd += ["--filter-mode", "per-launch-config"]
+    elif kernels:
         cmd += ["--kernel-name-base", "function", "--kernel-name", f"regex:^(?:.*::)?(?:{'|'.join(kernels)})$"]
     if launch_count is not None:
         cmd += ["--launch-count", str(launch_count)]
     cmd += ["--print-units", "base", "--print-kernel-base", "demangled", "--csv", "--page", "raw"]
-    return cmd + ["--metrics", ",".join(METRICS), "--log-file", str(log_file), *target]
+    return cmd + ["--metrics", ",".join(metrics), "--log-file", str(log_file), *target]
 
 
 @dataclass(frozen=True)
 class NcuRun:
-    """One ncu run: its command, wall seconds, the launches it measured, or the problem."""
+    """One ncu run: its command, wall seconds, the launches it measured, or the problem.
+
+    ``enumerated_passes``: the passes of a deduplicated run's enumerating pass (not in any launch's ``passes``;
+    a launch credited from an identical one has ``passes`` 0).
+    """
 
     command: tuple[str, ...]
     wall_s: float | None
     kernels: tuple[KernelCounters, ...] = ()
     problem: CounterProblem | None = None
+    enumerated_passes: int = 0
 
 
-def run_ncu(config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S) -> NcuRun:
+def run_ncu(
+    config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S, dedup: bool = True
+) -> NcuRun:
     """Run the profiling child of the config in ``config_path`` (:func:`surrobench.collect.child.config_to_json`)
     under ncu, its CSV and result in ``work_dir``. Never raises for ncu's own failures: they are the problem.
+
+    ``dedup``: identical launches measured once (:func:`deduplicated_run`); when that cannot hold (the
+    enumeration failed, every launch is distinct, a signature went unmeasured), every launch is measured, the
+    time spent counted in ``wall_s``.
 
     When the ``kernels`` filter matched no launch of the step (problem ``no_kernels``), ncu runs once more
     without it on the step's first :data:`FALLBACK_LAUNCHES` launches; the returned command is the one that
     measured, so a run without ``--kernel-name`` in its command says the filter was dropped."""
+    spent = 0.0
+    if dedup:
+        done, spent = deduplicated_run(config_path, work_dir, kernels, timeout_s)
+        if done is not None:
+            return done
     done = _run_once(config_path, work_dir, kernels, None, timeout_s)
     if kernels and done.problem is not None and done.problem.kind == "no_kernels":
         again = _run_once(config_path, work_dir, (), FALLBACK_LAUNCHES, timeout_s)
-        return replace(again, wall_s=(again.wall_s or 0.0) + (done.wall_s or 0.0))
-    return done
+        done = replace(again, wall_s=(again.wall_s or 0.0) + (done.wall_s or 0.0))
+    return replace(done, wall_s=done.wall_s + spent) if done.wall_s is not None else done
+
+
+def deduplicated_run(
+    config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S
+) -> tuple[NcuRun | None, float]:
+    """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
+    one enumerating pass, one counter run per :func:`~surrobench.collect.ncu_dedup.launch_groups` group, every
+    launch credited. Returns the run (None when deduplication saves nothing or cannot hold) and the wall seconds
+    its ncu runs took."""
+    listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
+    spent = listed.wall_s or 0.0
+    launches = listed.kernels
+    if listed.problem is not None or not launches or measured_count(launches) == len(launches):
+        return None, spent
+    measured, commands = [], []
+    for group in launch_groups(launches):
+        run = _run_once(config_path, work_dir, (), 1, timeout_s, exact_names=group)
+        spent += run.wall_s or 0.0
+        if run.problem is not None:
+            return None, spent
+        measured += run.kernels
+        commands.append(run.command)
+    credited = credit(tuple(measured), launches)
+    if credited is None:
+        return None, spent
+    passes = sum(k.passes or 0 for k in launches)
+    return NcuRun(commands[0], spent, credited, None, passes), spent
 
 
 def _run_once(
-    config_path: Path, work_dir: Path, kernels: tuple[str, ...], launch_count: int | None, timeout_s: float
+    config_path: Path,
+    work_dir: Path,
+    kernels: tuple[str, ...],
+    launch_count: int | None,
+    timeout_s: float,
+    *,
+    metrics: tuple[str, ...] = METRICS,
+    exact_names: tuple[str, ...] = (),
 ) -> NcuRun:
     log_file, result = work_dir / "ncu_raw.csv", work_dir / "ncu_child.json"
     log_file.unlink(missing_ok=True)
     target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
     ncu = find_ncu()
+    options = dict(metrics=metrics, exact_names=exact_names)
     if ncu is None:
-        shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count))
+        shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count, **options))
         fix = "install NVIDIA Nsight Compute (CUDA toolkit) or set $NCU; where it is, this runs: "
         return NcuRun(
             tuple(shown.split()), None, problem=CounterProblem("ncu_missing", "ncu not found: " + fix + shown)
         )
-    cmd = ncu_command(ncu, kernels, log_file, target, launch_count)
+    cmd = ncu_command(ncu, kernels, log_file, target, launch_count, **options)
     t0 = time.perf_counter()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)

@@ -262,5 +262,40 @@ def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostH
         lo, hi = bisect.bisect_left(children, (x, -1)), bisect.bisect_left(children, (x + w, -1))
         selfs[name] = selfs.get(name, 0) + w - sum(cw for _, cw in children[lo:hi])
         spans.setdefault(name, []).append((x, x + w))
-    spots = [HostHotspot(name, _union_width(iv) / total, selfs[name] / total, source) for name, iv in spans.items()]
+    inside = _inside_module_call(frames, [rows.index(abs(f[1] - root[1])) for f in frames])
+    in_model: dict[str, list[tuple[int, int]]] = {}
+    for (name, _, x, w), held in zip(frames, inside):
+        if held and name != "all":
+            in_model.setdefault(name, []).append((x, x + w))
+    spots = [
+        HostHotspot(
+            name,
+            _union_width(iv) / total,
+            selfs[name] / total,
+            source,
+            _union_width(in_model[name]) / total if name in in_model else 0.0,
+        )
+        for name, iv in spans.items()
+    ]
     return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total
+
+
+#: A Python frame that calls an nn.Module (``Module._call_impl (torch/nn/modules/module.py)``): the frames above
+#: it run inside the model's forward.
+_MODULE_CALL = re.compile(r"^Module\._(?:wrapped_)?call_impl \(")
+
+
+def _inside_module_call(frames: list[tuple[str, float, int, int]], depths: list[int]) -> list[bool]:
+    """Per frame of ``frames`` (``(name, y, fg:x, fg:w)``, at ``depths``), whether an nn.Module call
+    (:data:`_MODULE_CALL`) is among its callers: its parent is the frame one row nearer the root whose sample
+    range holds its ``fg:x``."""
+    order = sorted(range(len(frames)), key=lambda i: depths[i])
+    rows: dict[int, list[tuple[int, int, bool]]] = {}  # depth -> sorted (x, end, calls into a module or inside one)
+    inside = [False] * len(frames)
+    for i in order:
+        name, _, x, w = frames[i]
+        parents = rows.get(depths[i] - 1, [])
+        j = bisect.bisect_right(parents, (x, float("inf"), True)) - 1
+        inside[i] = j >= 0 and parents[j][0] <= x < parents[j][1] and parents[j][2]
+        bisect.insort(rows.setdefault(depths[i], []), (x, x + w, inside[i] or bool(_MODULE_CALL.match(name))))
+    return inside

@@ -22,6 +22,7 @@ from torch import nn
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
 from surrobench.execution.deadline import ConfigTimeout, deadline
+from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
 from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
@@ -192,9 +193,10 @@ def _measure(
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
         nonfinite = nonfinite or check_calls(step, range(len(input_sets)), calls, "end")
+        host = host_facts(prepared.module, input_sets[0]) if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
-    flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {})}
+    flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
     if cfg.device == "cpu":
         flags[FAULTS_KEY] = faults
     return replace(result, extra={**result.extra, **flags}) if flags else result

@@ -237,6 +237,10 @@ class ConfigCounters:
             child's start, model build and warm-up included: what ``--counters`` costs the user).
         command: the ncu command line.
         problem: set when nothing was measured.
+
+    When identical launches (same name, grid, block and shared memory) were measured once and credited to each
+    (:mod:`surrobench.collect.ncu_dedup`), a credited launch has ``passes`` 0 and ``passes`` here holds the
+    enumerating pass's too (:attr:`measured_launches`).
     """
 
     kernels: tuple[MeasuredKernel, ...] = ()
@@ -247,6 +251,13 @@ class ConfigCounters:
     command: tuple[str, ...] = ()
     problem: CounterProblem | None = None
 
+    @property
+    def measured_launches(self) -> int | None:
+        """The launches ncu replayed when identical ones were credited (those with ``passes`` 0 were), None when
+        every launch was replayed."""
+        credited = sum(1 for k in self.kernels if k.counters.passes == 0)
+        return len(self.kernels) - credited if credited else None
+
     def to_json(self) -> dict:
         return {
             "kernels": [k.to_json() for k in self.kernels],
@@ -256,6 +267,7 @@ class ConfigCounters:
             "ncu_wall_s": self.ncu_wall_s,
             "command": list(self.command),
             "problem": self.problem.to_json() if self.problem else None,
+            "measured_launches": self.measured_launches,
         }
 
     @classmethod

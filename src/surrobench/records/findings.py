@@ -35,6 +35,9 @@ KINDS: dict[str, str] = {
     "comm_wait": "ranks spend time inside collectives waiting for a late peer instead of moving data",
     "comm_not_overlapped": "communication runs with no compute alongside it: the step waits for the transfer",
     "ceiling_suspect": "ops measured past a calibrated ceiling by more than its spread: the calibration is too low",
+    "page_faults": "the host faults pages in every step: buffers returned to the OS and mapped again (the allocator)",
+    "thread_oversubscription": "more torch threads than cores free to run them: threads wait for each other",
+    "denormals": "subnormal floats in the weights or inputs: each operation on them takes a slow microcode path",
 }
 SEVERITIES = ("high", "medium", "low", "info")
 """``info`` is a verdict with nothing to fix (a compute-bound workload near peak); the others are alarms."""

@@ -55,6 +55,7 @@ ORIGINS: dict[str, str] = {
     "graph_replay": "replayed from a CUDA graph: no op launched it, the op is lost (the name and class hold)",
     "compiled": "launched by a torch.compile region, not by an eager op: the op is lost, ``fused_ops`` may say it",
     "no_op": "launched outside any op (no op around the launch call): the op is lost",
+    "matched_eager": "its op was lost (graph replay, compiled, no op): credited by name to the eager step's op",
 }
 #: The facts :class:`AttributionNote` records.
 NOTE_KINDS: dict[str, str] = {

@@ -19,12 +19,16 @@ class HostHotspot:
             (``self_share``), as the sampler reports.
         self_share: fraction of samples with the function at the top of the stack, None when unknown.
         source: ``"perf"`` or ``"py-spy"`` (or another sampler's name).
+        model_share: fraction of samples in which the function runs inside an nn.Module call (the model's own
+            forward, below ``Module._call_impl`` on the stack); None when the sampler has no stacks (perf's
+            flat report).
     """
 
     function: str
     share: float
     self_share: float | None = None
     source: str = "perf"
+    model_share: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,13 @@ class SystemView:
             "counters": dict(self.counters),
             "unavailable": dict(self.unavailable),
             "hotspots": [
-                {"function": h.function, "share": h.share, "self_share": h.self_share, "source": h.source}
+                {
+                    "function": h.function,
+                    "share": h.share,
+                    "self_share": h.self_share,
+                    "source": h.source,
+                    "model_share": h.model_share,
+                }
                 for h in self.hotspots
             ],
         }
@@ -82,7 +92,8 @@ class SystemView:
         for h in data.get("hotspots") or ():
             if not isinstance(h, dict) or "function" not in h or "share" not in h:
                 raise ValueError(f"hotspot {h!r}: expected an object with 'function' and 'share'")
-            hotspots.append(HostHotspot(h["function"], h["share"], h.get("self_share"), h.get("source", "perf")))
+            spot = (h["function"], h["share"], h.get("self_share"), h.get("source", "perf"), h.get("model_share"))
+            hotspots.append(HostHotspot(*spot))
         return cls(
             task_clock_ms=data.get("task_clock_ms"),
             wall_ms=data.get("wall_ms"),

@@ -58,10 +58,12 @@ def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str
 
 def cost_line(counters: dict) -> str:
     """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% of kernel time)``
-    (the share of the profiled step's kernel time the selected kernels hold, where known)."""
+    (``40 kernel launches (9 measured, identical ones credited)`` when identical launches were measured once; the share of the profiled step's kernel time the selected kernels hold, where known)."""
     wall = counters["ncu_wall_s"]
     covered = counters["covered_share"]
-    cost = f"{len(counters['kernels'])} kernel launches, {counters['passes']} passes, "
+    measured = counters.get("measured_launches")
+    once = f" ({measured} measured, identical ones credited)" if measured is not None else ""
+    cost = f"{len(counters['kernels'])} kernel launches{once}, {counters['passes']} passes, "
     cost += f"{wall:.1f} s under ncu" if wall is not None else "ncu time unknown"
     return f"counters: {cost}" + (f" ({covered:.1%} of kernel time)" if covered is not None else "")
 

@@ -53,6 +53,43 @@ def failed_lines(failed: list[dict]) -> list[str]:
     return [f"[bold red]failed:[/bold red] {rich_escape(_failed_text(c))}" for c in failed]
 
 
+def evidence_check_lines(checks: dict) -> list[str]:
+    """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
+    ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
+    ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
+    return [f"[bold yellow]{rich_escape(text)}[/bold yellow]" for text in evidence_check_texts(checks)]
+
+
+def evidence_check_texts(checks: dict) -> list[str]:
+    """The plain text of :func:`evidence_check_lines`, one per check that is not ``ok`` (markdown, HTML)."""
+    return [_check_text(key, c) for key, c in checks.items() if c["verdict"] != "ok"]
+
+
+def headroom_lines(headroom: dict) -> list[str]:
+    """One line (rich markup) per config of a diagnosis ``context.headroom``
+    (:func:`surrobench.analysis.headroom.roofline_headroom`):
+    ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (40 launches measured, 92% of kernel time)``."""
+    lines = []
+    for label, h in headroom.items():
+        times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
+        covered = f", {h['covered_share']:.0%} of kernel time" if h.get("covered_share") is not None else ""
+        lines.append(
+            f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {times} its roofline bound "
+            f"{h['roofline_bound_ms']:.3f} ms "
+            f"({h['launches']} launches measured{covered})"
+        )
+    return lines
+
+
+_CHECK_HEADS = {"cannot_judge": "cannot judge", "unreliable": "unreliable profile", "partial": "partial attribution"}
+
+
+def _check_text(key: str, c: dict) -> str:
+    """``HEAD: LABEL: WHY`` of one evidence check (:func:`evidence_check_lines`), op-level verdicts' state said."""
+    tail = "" if c["verdict"] == "cannot_judge" else "; its op-level verdicts say so"
+    return f"{_CHECK_HEADS[c['verdict']]}: {c.get('label') or key}: {c['reason']}{tail}"
+
+
 def _failed_text(c: dict) -> str:
     """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config (:func:`failed_lines`), the error alone when no cause
     is known."""
@@ -218,11 +255,17 @@ def findings_renderables(
 
 
 def findings_section_markdown(
-    findings: list[Finding], title: str, failed: list[dict] = (), quiet: Iterable[str] = ()
+    findings: list[Finding],
+    title: str,
+    failed: list[dict] = (),
+    quiet: Iterable[str] = (),
+    checks: dict | None = None,
 ) -> str:
     """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
-    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per config of
-    ``quiet`` (:func:`quiet_configs`), then :func:`findings_markdown`."""
+    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per evidence
+    check that is not ``ok`` (``checks``: ``context.evidence_checks``, as :func:`evidence_check_lines`), one line
+    per config of ``quiet`` (:func:`quiet_configs`), then :func:`findings_markdown`."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
+    failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)
     return f"### {md_escape(title, newline=' ')}\n\n" + failures + quiet_lines + findings_markdown(findings)

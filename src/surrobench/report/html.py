@@ -28,7 +28,7 @@ from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
 from surrobench.report.roofline_plot import roofline_figure
-from surrobench.report.findings import HEADER, finding_row
+from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import (
     UNMATCHED_COLUMNS,
@@ -98,6 +98,8 @@ class ReportInput:
             table, :mod:`surrobench.records.kernels`) for the kernel-class breakdown.
         rooflines: ``{run id: its roofline points}`` (:class:`surrobench.api.report.RunRoofline`), drawn in the
             run's section, measured and estimated points marked apart (:mod:`surrobench.report.roofline_plot`).
+        evidence_checks: ``{run id: {config label: evidence check}}`` (diagnosis ``context.evidence_checks``,
+            :mod:`surrobench.analysis.evidence_checks`): the checks that are not ``ok`` head the run's diagnosis.
     """
 
     runs: tuple[RunRecord, ...]
@@ -112,6 +114,7 @@ class ReportInput:
     serve_comparison: ComparedServeRuns | None = None
     kernel_classes: Mapping[str, Mapping[str, float]] | None = None
     rooflines: Mapping[str, RunRoofline] | None = None
+    evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
 
 
 def escape(text: object) -> str:
@@ -184,12 +187,13 @@ def _scaling(run: RunRecord) -> str:
     )
 
 
-def _findings_html(findings: Sequence[Finding] | None) -> str:
+def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict] | None = None) -> str:
     if findings is None:
         return ""
+    held = "".join(f"<p><strong>{escape(text)}</strong></p>" for text in evidence_check_texts(checks or {}))
     if not findings:
-        return "<h3>Diagnosis</h3><p>no findings above the report floor</p>"
-    return "<h3>Diagnosis</h3>" + _table(
+        return f"<h3>Diagnosis</h3>{held}<p>no findings above the report floor</p>"
+    return f"<h3>Diagnosis</h3>{held}" + _table(
         HEADER,
         [finding_row(f) for f in findings],
         left=HEADER[:-1],
@@ -204,7 +208,12 @@ def _roofline_html(roof: RunRoofline | None) -> str:
     return _figure(figure, "roofline, measured and estimated points")
 
 
-def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None, roof: RunRoofline | None = None) -> str:
+def _run_section(
+    run: RunRecord,
+    findings: Sequence[Finding] | None = None,
+    roof: RunRoofline | None = None,
+    checks: Mapping[str, dict] | None = None,
+) -> str:
     env = run.env
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
@@ -220,7 +229,7 @@ def _run_section(run: RunRecord, findings: Sequence[Finding] | None = None, roof
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
         _roofline_html(roof),
-        _findings_html(findings),
+        _findings_html(findings, checks),
     ]
     return "\n".join(p for p in parts if p)
 
@@ -346,7 +355,8 @@ def render_report(data: ReportInput) -> str:
         sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
     for run in data.runs:
         findings, roof = (data.findings or {}).get(run.run_id), (data.rooflines or {}).get(run.run_id)
-        sections.append((f"Run {run.run_id}", _run_section(run, findings, roof)))
+        checks = (data.evidence_checks or {}).get(run.run_id)
+        sections.append((f"Run {run.run_id}", _run_section(run, findings, roof, checks)))
     for record in data.serve_runs:
         sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:

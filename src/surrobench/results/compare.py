@@ -36,6 +36,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
@@ -554,12 +555,13 @@ def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) that differ in any matched pair.
 
     Only keys known on both sides count: run JSON files carry no ``extra``. The host's submission time
-    (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`) is a measurement, not a setting, and is left out.
+    (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`) is a measurement, not a setting, and is left out, as are
+    the host's readings of a CPU config (:data:`~surrobench.execution.host_facts.HOST_READINGS`: its load).
     """
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
-        for key in (set(b.extra) & set(n.extra)) - {HOST_SUBMIT_KEY}:
+        for key in (set(b.extra) & set(n.extra)) - {HOST_SUBMIT_KEY, *HOST_READINGS}:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))
             if b.extra[key] != n.extra[key]:

@@ -1,0 +1,88 @@
+"""The device's vocabulary, in one place: the words a finding uses on a GPU and on a CPU.
+
+A CPU diagnosis speaks of cores, op calls, caches, the allocator and threads; a GPU one of kernels, launches,
+tensor cores, coalescing and CUDA graphs. Every detector that words a finding differently per device takes its
+words from :func:`words`, and :func:`gpu_words` finds the GPU terms a CPU finding must not hold (the check the
+tests run over every finding a CPU diagnosis can produce).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Terms that belong to a GPU: its execution units and their scheduling, its libraries, its memory access
+#: patterns, its runtime and capture. A CPU finding holding one of them speaks of hardware the config does
+#: not run on.
+GPU_TERMS: tuple[str, ...] = (
+    "kernel",
+    "launch",
+    "GPU",
+    "CUDA",
+    "cuDNN",
+    "cuFFT",
+    "cuBLAS",
+    "tensor core",
+    "coalesced",
+    "atomic",
+    "occupancy",
+    "warp",
+    "SM",
+    "stream",
+    "device memory",
+)
+_GPU = re.compile(
+    r"(?<![A-Za-z_])(kernels?|launch(?:es|ed|ing)?|gpus?|cuda|cudnn|cufft|cublas|tensor[- ]cores?|"
+    r"(?:non-)?coalesced|atomic(?:s| adds?)?|occupancy|warps?|sms?|streams?|device memory)(?![A-Za-z_])",
+    re.IGNORECASE,
+)
+
+
+def gpu_words(text: str) -> list[str]:
+    """The GPU terms (:data:`GPU_TERMS`) in ``text``, as written, in order; empty when it has none."""
+    return [m.group(0) for m in _GPU.finditer(text)]
+
+
+@dataclass(frozen=True)
+class DeviceWords:
+    """The phrases a finding uses for one kind of device.
+
+    Attributes:
+        device: ``"cpu"`` or ``"cuda"``.
+        unit: what one op runs as (``"kernel"``, ``"op call"``).
+        slow_path: what makes the large shape of a ladder slower per unit of work.
+        allocator: the allocator's setting against fragmentation and churn.
+        half_fft: why a half-precision FFT at a size that is not a power of 2 stays in full precision.
+        offload: how host work inside the step can leave it (precompute, cache, overlap...).
+    """
+
+    device: str
+    unit: str
+    slow_path: str
+    allocator: str
+    half_fft: str
+    offload: str
+
+
+_CUDA = DeviceWords(
+    "cuda",
+    "kernel",
+    "extra kernel launches, a cache the larger tensors overflow, non-coalesced access",
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    "cuFFT cannot run them in half precision",
+    "precompute and cache it, run it on the GPU, or overlap it with the previous step",
+)
+_CPU = DeviceWords(
+    "cpu",
+    "op call",
+    "a cache level the larger tensors overflow, strided access, more page faults per step",
+    "glibc's MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ (or preallocated buffers)",
+    "half-precision FFTs need power-of-2 sizes",
+    "precompute and cache it, or overlap it with the previous step in another thread",
+)
+
+
+def words(device: str | None) -> DeviceWords:
+    """The words for ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...); a device that is not a CPU, or an
+    unknown one (None: a trace alone), gets the GPU's."""
+    return _CPU if device == "cpu" else _CUDA

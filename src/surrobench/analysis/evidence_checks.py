@@ -1,0 +1,203 @@
+"""Whether a config's evidence can carry a verdict: the profile against the timed step, an empty trace, and the
+share of kernel time attributed to ops (the coverage of a CUDA-graph or compiled step).
+
+Each config's evidence gets one :class:`EvidenceCheck`. Its :attr:`~EvidenceCheck.problems` are structured
+(:data:`PROBLEMS`); a diagnosis carries the checks in its context (``context.evidence_checks``), qualifies
+the op-level verdicts of a config whose profile is unreliable or whose kernels are not all attributed
+(:func:`qualify`: an evidence row says why, the summary starts with the problem), and a config whose trace
+holds no op or no kernel is "cannot judge" (:data:`CANNOT_JUDGE`), which the CLI maps to its own exit code,
+never "no findings".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.records.findings import Evidence, Finding
+from surrobench.trace.model import Timeline
+
+#: Profiled step over timed median step above which the profile is not the step that was timed. The
+#: profiler's measured overhead on the H200 is +1% to +143% (docs/benchmarks/h200-profiles.md: the profiled
+#: step 1.01-2.4x the unprofiled median, launch-heavy steps highest), +160% for a CPU step of unet2d at 32
+#: (:func:`surrobench.analysis.evidence.op_time_scale`); 4x leaves a 1.5x margin over the largest, 2.6x.
+PROFILE_RATIO_MAX = 4.0
+#: ... and below which it is not either: a profiled step cannot be faster than the unprofiled one but by the
+#: spread between processes, 1.5x for the same config on the H200 (docs/benchmarks/h200-baseline.md: fno2d
+#: 128 b1 fp32 1.94 ms in one process, 1.30 ms in another); 0.5 leaves a margin below 1/1.5.
+PROFILE_RATIO_MIN = 0.5
+#: Share of kernel time attributed to ops below which op-level verdicts cover too little of the step to rank
+#: it: below it, more than a tenth of the GPU time is in kernels no op or module owns (CUDA-graph replays,
+#: compiled regions), and the largest op verdict may not be the largest cost.
+COVERAGE_MIN = 0.9
+
+#: What may be wrong with a config's evidence.
+PROBLEMS: dict[str, str] = {
+    "step_mismatch": "the profiled step disagrees with the timed step beyond the profiler's measured overhead",
+    "low_coverage": "less than 90% of the kernel time is attributed to ops",
+    "no_ops": "the profile holds no op (and no kernel): nothing to judge",
+    "no_kernels": "a CUDA config (or trace) whose profile holds no kernel: nothing to judge on the device",
+}
+#: Problems that leave nothing to judge: the config is "cannot judge", not "no findings".
+CANNOT_JUDGE = frozenset({"no_ops", "no_kernels"})
+#: Finding kinds read from the op table, the kernel table or the roofline of one profile: the verdicts an
+#: unreliable or partly attributed profile cannot carry alone.
+OP_LEVEL_KINDS = frozenset(
+    {"memory_bound", "compute_bound", "fragmented_ops", "occupancy_bound", "matmul_precision", "ceiling_suspect"}
+)
+
+
+@dataclass(frozen=True)
+class EvidenceCheck:
+    """What one config's evidence can carry.
+
+    Attributes:
+        label: the config (None for a trace alone).
+        problems: keys of :data:`PROBLEMS`, empty when the evidence holds.
+        profiled_step_ms: mean profiled step, ms (None when unknown).
+        timed_ms: the timed (unprofiled) median step, ms (None when unknown).
+        coverage: share of kernel time attributed to ops (0..1); None without a kernel table.
+        module_coverage: share of kernel time attributed to nn.Module paths (0..1); None without a kernel table.
+        matched_coverage: the part of ``coverage`` credited by name from the eager step
+            (:mod:`surrobench.analysis.graph_attribution`, origin ``matched_eager``); ``coverage - matched_coverage``
+            is what the profile attributed itself.
+    """
+
+    label: str | None
+    problems: tuple[str, ...] = ()
+    profiled_step_ms: float | None = None
+    timed_ms: float | None = None
+    coverage: float | None = None
+    module_coverage: float | None = None
+    matched_coverage: float | None = None
+
+    @property
+    def step_ratio(self) -> float | None:
+        """``profiled_step_ms / timed_ms``, None when either is unknown."""
+        if not self.profiled_step_ms or not self.timed_ms:
+            return None
+        return self.profiled_step_ms / self.timed_ms
+
+    @property
+    def verdict(self) -> str:
+        """``"cannot_judge"`` (nothing to judge), ``"unreliable"`` (the profile is not the timed step),
+        ``"partial"`` (op-level verdicts cover too little kernel time) or ``"ok"``."""
+        if CANNOT_JUDGE.intersection(self.problems):
+            return "cannot_judge"
+        if "step_mismatch" in self.problems:
+            return "unreliable"
+        return "partial" if "low_coverage" in self.problems else "ok"
+
+    def reason(self) -> str:
+        """One line on why (empty when ``ok``)."""
+        parts = []
+        for p in self.problems:
+            if p == "step_mismatch":
+                parts.append(
+                    f"profiled step {self.profiled_step_ms:.3f} ms vs timed {self.timed_ms:.3f} ms "
+                    f"({self.step_ratio:.2f}x, outside {PROFILE_RATIO_MIN}-{PROFILE_RATIO_MAX}x, the profiler's "
+                    "measured overhead)"
+                )
+            elif p == "low_coverage":
+                parts.append(f"{self.coverage:.0%} of the kernel time attributed to ops (< {COVERAGE_MIN:.0%})")
+            else:
+                parts.append(PROBLEMS[p])
+        return "; ".join(parts)
+
+    def to_json(self) -> dict:
+        """``{"label", "verdict", "problems", "reason", "profiled_step_ms", "timed_ms", "step_ratio",
+        "coverage", "module_coverage", "matched_coverage"}``; ratios and shares are fractions."""
+        return {
+            "label": self.label,
+            "verdict": self.verdict,
+            "problems": list(self.problems),
+            "reason": self.reason(),
+            "profiled_step_ms": self.profiled_step_ms,
+            "timed_ms": self.timed_ms,
+            "step_ratio": self.step_ratio,
+            "coverage": self.coverage,
+            "module_coverage": self.module_coverage,
+            "matched_coverage": self.matched_coverage,
+        }
+
+
+def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
+    """The :class:`EvidenceCheck` of one config: its profile's step against its timed median
+    (:data:`PROFILE_RATIO_MIN`, :data:`PROFILE_RATIO_MAX`), no op and no kernel at all, a CUDA config whose profile
+    holds no kernel, and the share of its kernel time attributed to ops and modules (:data:`COVERAGE_MIN`)."""
+    timed = ev.result.latency_ms.median if ev.result is not None and ev.result.latency_ms is not None else None
+    problems = []
+    table = ev.op_table
+    if (table is None or not table.ops) and (ev.kernel_table is None or not ev.kernel_table.kernels):
+        problems.append("no_ops")
+    cuda = ev.result is not None and ev.result.device == "cuda"
+    no_kernels = table is not None and table.kernel_count == 0
+    if (cuda and table is not None and (table.basis == "cpu" or no_kernels)) or (
+        ev.timeline is not None and ev.timeline.status == "gpu_activities_missing"
+    ):
+        problems.append("no_kernels")
+    check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
+    ratio = check.step_ratio
+    if ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX:
+        problems.append("step_mismatch")
+    if check.coverage is not None and check.coverage < COVERAGE_MIN:
+        problems.append("low_coverage")
+    return replace(check, problems=tuple(dict.fromkeys(problems)))
+
+
+def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:
+    """Shares of the kernel table's device time whose kernels an op, and a module, owns; ``(None, None)``
+    without a kernel table or kernel time (a CPU config)."""
+    table = ev.kernel_table
+    if table is None or table.total_us <= 0:
+        return None, None
+    op_us = sum(k.device_us for k in table.kernels if k.op is not None)
+    module_us = sum(k.device_us for k in table.kernels if k.module is not None)
+    return op_us / table.total_us, module_us / table.total_us
+
+
+def _matched_share(ev: ConfigEvidence) -> float | None:
+    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``)."""
+    table = ev.kernel_table
+    if table is None or table.total_us <= 0:
+        return None
+    return sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
+
+
+def check_trace(tl: Timeline) -> EvidenceCheck:
+    """The check of a trace alone, from its event tables: no op and no kernel, or a CUDA run (runtime calls,
+    ``cuda_run``) with no kernel, is nothing to judge."""
+    problems = []
+    kernels = len(tl.kernels) + len(tl.memcpy) + len(tl.memset)
+    if not len(tl.cpu_ops) and not kernels:
+        problems.append("no_ops")
+    if not kernels and (tl.meta.cuda_run or len(tl.api_calls)):
+        problems.append("no_kernels")
+    return EvidenceCheck(None, tuple(problems))
+
+
+def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) -> list[Finding]:
+    """``findings`` with each op-level verdict (:data:`OP_LEVEL_KINDS`) of a config whose check is
+    ``unreliable`` or ``partial`` saying so: its summary starts with the verdict and an evidence row gives the
+    reason and the number (the step ratio, or the coverage). Other findings are returned as they are."""
+    out = []
+    for f in findings:
+        check = checks.get(f.config)
+        if check is None or f.kind not in OP_LEVEL_KINDS or check.verdict not in ("unreliable", "partial"):
+            out.append(f)
+            continue
+        unreliable = check.verdict == "unreliable"
+        row = Evidence(
+            "profiler",
+            f"{'profile unreliable' if unreliable else 'partial attribution'}: {check.reason()}",
+            check.step_ratio if unreliable else check.coverage,
+            "x" if unreliable else "fraction",
+        )
+        head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
+        out.append(replace(f, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
+    return out
+
+
+def cannot_judge(context: dict) -> list[dict]:
+    """The checks of a diagnosis ``context`` (``context.evidence_checks``) whose verdict is ``cannot_judge``."""
+    return [c for c in (context.get("evidence_checks") or {}).values() if c["verdict"] == "cannot_judge"]

@@ -1,0 +1,96 @@
+"""Identical launches measured once: the plan of a deduplicated ``--counters`` run and the crediting of its counters.
+
+Each replayed launch costs ncu ~18 passes; a step that repeats a block (six identical transformer blocks,
+an FNO's layers) launches the same kernel with the same grid and block many times, and their counters are the
+same up to noise. A deduplicated run:
+
+1. enumerates the step's launches in one cheap ncu pass (only the ``launch__*`` statistics: no counter replay),
+   :data:`LAUNCH_METRICS`;
+2. groups them by :func:`signature` (demangled name, grid, block, shared memory per block) and measures each
+   signature once: ncu's ``--filter-mode per-launch-config --launch-count 1`` profiles the first launch of each
+   launch configuration (grid, block, cluster and shared-memory sizes; Nsight Compute CLI docs, "Filter
+   Options", ``--filter-mode``), restricted by ``--kernel-name-base demangled --kernel-name regex:...`` to one
+   group of names. Two names that share a launch configuration would share ncu's count, so they go to different
+   groups, one ncu run each (:func:`launch_groups`);
+3. credits each launch the counters of the measured launch of its signature (:func:`credit`), with ``passes``
+   0 (not replayed): the launches, the coverage and the kernel table's join are those of the full run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from surrobench.records.counters import KernelCounters
+
+#: What the enumerating pass asks for: the launch statistics alone (ncu reads them at launch, no replay of
+#: the counters) and the kernel's duration, which ncu needs one pass for.
+LAUNCH_METRICS = (
+    "gpu__time_duration.sum",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+)
+
+
+def signature(k: KernelCounters) -> tuple:
+    """``(name, grid_size, block_size, shared_mem_per_block_bytes)``: launches with one signature run the same
+    code over the same grid, and ncu reads the same counters for them."""
+    return (k.name, k.grid_size, k.block_size, k.shared_mem_per_block_bytes)
+
+
+def launch_config(k: KernelCounters) -> tuple:
+    """The launch configuration ncu's ``per-launch-config`` filter mode counts launches by (no name)."""
+    return (k.grid_size, k.block_size, k.shared_mem_per_block_bytes)
+
+
+def launch_groups(launches: tuple[KernelCounters, ...]) -> tuple[tuple[str, ...], ...]:
+    """The demangled names of ``launches`` in groups, one ncu run each, such that no launch configuration
+    (:func:`launch_config`) holds launches of two names of one group; first-come order, as few groups as a
+    greedy first-fit gives (one for a step whose names never share a launch configuration)."""
+    configs_of: dict[str, set] = {}
+    for k in launches:
+        configs_of.setdefault(k.name, set()).add(launch_config(k))
+    groups: list[tuple[list[str], set]] = []
+    for name, configs in configs_of.items():
+        group = next((g for g in groups if not g[1] & configs), None)
+        if group is None:
+            groups.append(([name], set(configs)))
+        else:
+            group[0].append(name)
+            group[1].update(configs)
+    return tuple(tuple(names) for names, _ in groups)
+
+
+def name_filter(names: tuple[str, ...]) -> str:
+    """ncu's ``--kernel-name`` value matching exactly the demangled ``names`` (``--kernel-name-base demangled``)."""
+    return "regex:^(?:" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+def credit(
+    measured: tuple[KernelCounters, ...], launches: tuple[KernelCounters, ...]
+) -> tuple[KernelCounters, ...] | None:
+    """Every launch of ``launches`` (the enumerating pass, in launch order) with the counters of the launch of
+    ``measured`` that has its :func:`signature`: the first launch of a signature keeps the measured passes, every
+    other one ``passes`` 0. None when a signature was not measured (the
+    caller then measures every launch). A credited launch carries the measured launch's counters and duration
+    (one consistent reading), its own ``launch`` ID."""
+    by_signature: dict[tuple, KernelCounters] = {}
+    for k in measured:
+        by_signature.setdefault(signature(k), k)
+    out, seen = [], set()
+    for launch in launches:
+        key = signature(launch)
+        source = by_signature.get(key)
+        if source is None:
+            return None
+        first = key not in seen
+        seen.add(key)
+        out.append(replace(source, launch=launch.launch, passes=source.passes if first else 0))
+    return tuple(out)
+
+
+def measured_count(launches: tuple[KernelCounters, ...]) -> int:
+    """How many launches a deduplicated run replays: one per :func:`signature`."""
+    return len({signature(k) for k in launches})

@@ -1,0 +1,152 @@
+"""CPU diagnoses in CPU terms: no GPU word in any finding a CPU config can get; the model's own forward is compute,
+never preprocessing; page faults, threads beyond the free cores and denormals read (planted evidence)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from synthetic import config, latency_samples
+
+from surrobench.analysis.detect_host import PAGE_FAULTS_MIN_PER_STEP
+from surrobench.analysis.device_words import gpu_words, words
+from surrobench.analysis.diagnose import diagnose_config, diagnose_run
+from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.op_families import OP_FAMILIES, family_actions
+from surrobench.records.findings import Finding
+from surrobench.records.ops import OpStat, OpTable, categorize
+from surrobench.records.system import HostHotspot, SystemView
+
+#: One op of every family, and a few more a CPU step runs.
+OPS = (
+    "aten::group_norm",
+    "aten::_fft_r2c",
+    "aten::index_add_",
+    "aten::conv2d",
+    "aten::mm",
+    "aten::add",
+    "aten::copy_",
+    "aten::cat",
+    "aten::gelu",
+)
+HOST = {"torch_threads": 8, "usable_cpus": 2, "load_1m": 9.0, "subnormal_share": 0.02}
+
+
+def _texts(f: Finding) -> list[str]:
+    return [f.summary, f.action, *(e.text for e in f.evidence)]
+
+
+def _cpu_table() -> OpTable:
+    share = 1.0 / len(OPS)
+    rows = tuple(OpStat(n, categorize(n), 10, 0.0, 0.0, share, 4000.0 * share) for n in OPS)
+    return OpTable(rows, "cpu", 4000.0, 1, "profiler")
+
+
+def _result(median_ms=4.0, size=64, precision="fp32", **extra):
+    return config(latency_samples(median_ms, 0.0), size=size, precision=precision, extra={**HOST, **extra})
+
+
+def _system(wall_ms=40.0, faults=70_000.0) -> SystemView:
+    spots = (
+        HostHotspot("message_passing (model.py)", 0.6, 0.5, "py-spy", model_share=0.6),  # the model's own layer
+        HostHotspot("load_mesh (prep.py)", 0.3, 0.3, "py-spy", model_share=0.0),  # host work outside the model
+    )
+    return SystemView(wall_ms=wall_ms, counters={"page-faults": faults}, hotspots=spots)
+
+
+def _evidence(**kw) -> ConfigEvidence:
+    known = {"label": "m 1x3x64x64 b1 fp32 eager", "result": _result(), "op_table": _cpu_table(), "system": _system()}
+    return ConfigEvidence(**{**known, **kw})
+
+
+def test_every_family_speaks_cpu_on_a_cpu():
+    for clause in family_actions(list(OPS), cpu=True):
+        assert gpu_words(clause.text) == [], clause.text
+    assert {f.name for f in OP_FAMILIES} == {categorize_family for categorize_family in _families(OPS)}
+    assert gpu_words(" ".join(f.cause for f in OP_FAMILIES))  # the GPU's words are still there for a GPU
+
+
+def _families(names):
+    from surrobench.analysis.op_families import family_of
+
+    return {family_of(n).name for n in names}
+
+
+def test_a_cpu_diagnosis_has_no_gpu_word():
+    ev = _evidence()
+    small, large = replace(ev.result, shape_label="64"), _result(median_ms=80.0, size=128)
+    half = _result(median_ms=6.0, precision="bf16")
+    big_table = replace(
+        _cpu_table(),
+        ops=tuple(
+            replace(o, self_cpu_us=o.self_cpu_us * (40 if o.name == "aten::mm" else 4)) for o in _cpu_table().ops
+        ),
+    )
+    churn = replace(ev.result, peak_reserved_bytes=1 << 30, model="m2")
+    evidence = [
+        ev,
+        replace(ev, label=large.label(), result=large, op_table=replace(big_table, total_us=big_table.total_us * 8)),
+    ]
+    found = diagnose_run(evidence, [small, large, half, churn], flops={})
+    kinds = {f.kind for f in found}
+    assert {"cpu_preprocess", "page_faults", "thread_oversubscription", "denormals", "memory_bound"} <= kinds
+    assert {"precision_mismatch", "superlinear_scaling", "memory_pressure", "fragmented_ops"} <= kinds
+    leaks = {f.kind: gpu_words(" ".join(_texts(f))) for f in found if gpu_words(" ".join(_texts(f)))}
+    assert leaks == {}
+
+
+def test_on_a_cpu_the_models_own_forward_is_compute_not_preprocessing():
+    (prep,) = [f for f in diagnose_config(_evidence()) if f.kind == "cpu_preprocess"]
+    assert "load_mesh" in prep.summary and "message_passing" not in prep.summary
+    assert prep.estimated_gain_ms == pytest.approx(0.3 * 4.0)
+    on_gpu = _evidence(result=replace(_result(), device="cuda"))
+    (gpu_prep,) = [f for f in diagnose_config(on_gpu) if f.kind == "cpu_preprocess"]
+    assert "message_passing" in gpu_prep.summary  # on a GPU host work in the forward keeps the device waiting
+    assert words("cpu").offload in prep.action and words("cuda").offload in gpu_prep.action
+
+
+def test_page_faults_per_step_are_read_and_their_remedy_named():
+    (f,) = [f for f in diagnose_config(_evidence()) if f.kind == "page_faults"]
+    assert f.evidence[0].value == pytest.approx(7000.0)  # 70,000 faults over a window of 10 steps
+    assert f.estimated_gain_ms == pytest.approx(7.0e-3 * 1000) and "MALLOC_MMAP_THRESHOLD_" in f.action
+    few = _evidence(system=_system(faults=10.0 * (PAGE_FAULTS_MIN_PER_STEP - 1)))
+    assert "page_faults" not in {f.kind for f in diagnose_config(few)}
+    on_gpu = _evidence(result=replace(_result(), device="cuda"))
+    assert "page_faults" not in {f.kind for f in diagnose_config(on_gpu)}
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ({"torch_threads": 8, "usable_cpus": 2, "load_1m": 0.0}, "medium"),  # more threads than usable CPUs
+        ({"torch_threads": 4, "usable_cpus": 4, "load_1m": 7.0}, "low"),  # 3 cores busy with another process
+        ({"torch_threads": 2, "usable_cpus": 4, "load_1m": 3.0}, None),
+        ({"torch_threads": 4, "usable_cpus": 4, "load_1m": None}, None),
+    ],
+)
+def test_threads_beyond_the_free_cores(host, expected):
+    ev = _evidence(result=_result(**host))
+    found = [f for f in diagnose_config(ev) if f.kind == "thread_oversubscription"]
+    assert [f.severity for f in found] == ([expected] if expected else [])
+    if found:
+        assert found[0].remedies == ("threads",)
+
+
+def test_subnormal_weights_or_inputs_are_a_finding():
+    kinds = {f.kind for f in diagnose_config(_evidence(result=_result(subnormal_share=0.0)))}
+    assert "denormals" not in kinds
+    (f,) = [f for f in diagnose_config(_evidence()) if f.kind == "denormals"]
+    assert f.evidence[0].value == pytest.approx(0.02) and "set_flush_denormal" in f.action
+
+
+def test_host_facts_count_subnormals():
+    import torch
+
+    from surrobench.execution.host_facts import host_facts
+
+    layer = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        layer.weight[0, :2] = 1e-40  # subnormal in fp32
+    facts = host_facts(layer, (torch.ones(2, 4),))
+    assert facts["subnormal_share"] == pytest.approx(2 / (16 + 4 + 8))
+    assert facts["torch_threads"] >= 1 and facts["usable_cpus"] >= 1
