@@ -199,6 +199,13 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITIES.index(f.severity), blocked(f), -(f.estimated_gain_ms or -1.0)))
 
 
-def diagnosis_json(findings: list[Finding], context: dict) -> dict:
-    """``{"schema", "context", "findings"}``: ``context`` says what was diagnosed (run id, trace path...)."""
-    return {"schema": schemas.DIAGNOSIS, "context": context, "findings": [f.to_json() for f in findings]}
+def diagnosis_json(findings: list[Finding], context: dict, warnings: tuple[str, ...] | list[str] = ()) -> dict:
+    """``{"schema", "context", "findings", "warnings"}``: ``context`` says what was diagnosed (run id, trace
+    path...); ``warnings`` what the reading could not take as given (events a trace loader dropped or
+    repaired, a missing trace...), one line each. Documents written before ``warnings`` lack the key."""
+    return {
+        "schema": schemas.DIAGNOSIS,
+        "context": context,
+        "findings": [f.to_json() for f in findings],
+        "warnings": list(warnings),
+    }
