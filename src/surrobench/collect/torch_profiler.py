@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from surrobench.collect.kineto_ops import ops_from_kineto
 from surrobench.collect.op_events import tables_from_events
 from surrobench.errors import UsageError
 from surrobench.records.kernels import KernelTable
@@ -148,7 +149,7 @@ def profile_steps(
     ready: list[dict] = []
 
     def on_ready(prof: profile) -> None:
-        events = prof.events()
+        events = ops_from_kineto(prof.profiler.kineto_results, use_device=device == "cuda")
         steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
         table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
         if trace_path is not None:
