@@ -225,10 +225,15 @@ def _totals(events: list[OpEvent], use_device: bool) -> None:
             ev.self_cpu_time_total = ev.self_cpu_memory_usage = ev.self_device_memory_usage = 0
             ev.device_time_total = ev.self_device_time_total = ev.duration_us if use_device else 0
             continue
+        own = sum(k.duration for k in ev.kernels) if use_device and ev.kernels else 0
+        ev.self_device_time_total = own
         children = ev.cpu_children
+        if not children:  # most events (a leaf op): no sums to take
+            ev.self_cpu_time_total = ev.duration_us
+            ev.self_cpu_memory_usage, ev.self_device_memory_usage = ev.cpu_memory_usage, ev.device_memory_usage
+            ev.device_time_total = own
+            continue
         ev.self_cpu_time_total = ev.duration_us - sum(ch.duration_us for ch in children)
         ev.self_cpu_memory_usage = ev.cpu_memory_usage - sum(ch.cpu_memory_usage for ch in children)
         ev.self_device_memory_usage = ev.device_memory_usage - sum(ch.device_memory_usage for ch in children)
-        own = sum(k.duration for k in ev.kernels) if use_device else 0
-        ev.self_device_time_total = own
         ev.device_time_total = own + sum(ch.device_time_total for ch in children)
