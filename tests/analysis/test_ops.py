@@ -134,28 +134,28 @@ def _event(
     self_mem=0,
     shapes=(),
 ):
-    """A FunctionEvent stand-in with the older ``*_cuda_*`` attribute names (torch < 2.4)."""
+    """An op event stand-in (:class:`surrobench.collect.kineto_ops.OpEvent`'s attributes)."""
     self_dev = sum(k.duration for k in kernels)
-    total_dev = self_dev + sum(c.cuda_time_total for c in children)
+    total_dev = self_dev + sum(c.device_time_total for c in children)
     return SimpleNamespace(
         name=name,
-        device_type="DeviceType.CUDA" if device else "DeviceType.CPU",
+        device_type="CUDA" if device else "CPU",
         is_async=False,
         is_user_annotation=annotation,
         self_cpu_time_total=self_cpu_us,
-        self_cuda_time_total=self_dev,
-        cuda_time_total=total_dev,
-        cuda_memory_usage=mem,
-        self_cuda_memory_usage=self_mem,
+        self_device_time_total=self_dev,
+        device_time_total=total_dev,
+        device_memory_usage=mem,
+        self_device_memory_usage=self_mem,
         cpu_memory_usage=0,
         self_cpu_memory_usage=0,
         input_shapes=list(shapes),
         kernels=list(kernels),
-        time_range=SimpleNamespace(elapsed_us=lambda: cpu_us),
+        duration_us=cpu_us,
     )
 
 
-def test_events_builder_with_cuda_attribute_names_and_annotations():
+def test_events_builder_with_device_times_and_annotations():
     k = lambda name, us: SimpleNamespace(name=name, duration=us)  # noqa: E731
     addmm = _event(
         "aten::addmm", self_cpu_us=8, kernels=[k("gemm", 30.0)], mem=1024, self_mem=1024, shapes=[[4, 8], [8, 8]]

@@ -1,4 +1,4 @@
-"""Kernel attribution from torch.profiler's in-memory events: metadata ops, module paths, compiled regions."""
+"""Kernel attribution from torch.profiler's op events: metadata ops, module paths, compiled regions."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
+from surrobench.collect.kineto_ops import ops_from_kineto
 from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.op_events import tables_from_events
 from surrobench.records.kernels import module_path
@@ -18,10 +19,10 @@ SOFTMAX = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float,
 
 
 def _op(name, parent=None, kernels=(), annotation=False):
-    """A CPU FunctionEvent stand-in (torch >= 2.4 attribute names) linked to its ``cpu_parent``."""
+    """A CPU op event stand-in (:class:`surrobench.collect.kineto_ops.OpEvent`) linked to its ``cpu_parent``."""
     return SimpleNamespace(
         name=name,
-        device_type="DeviceType.CPU",
+        device_type="CPU",
         is_async=False,
         is_user_annotation=annotation,
         self_cpu_time_total=1.0,
@@ -32,17 +33,18 @@ def _op(name, parent=None, kernels=(), annotation=False):
         input_shapes=[],
         kernels=[SimpleNamespace(name=n, duration=us) for n, us in kernels],
         cpu_parent=parent,
-        time_range=SimpleNamespace(elapsed_us=lambda: 1.0),
+        duration_us=1.0,
     )
 
 
 def _device(name, us):
     return SimpleNamespace(
         name=name,
-        device_type="DeviceType.CUDA",
+        device_type="CUDA",
         is_async=False,
         kernels=[],
-        time_range=SimpleNamespace(elapsed_us=lambda: us),
+        duration_us=us,
+        is_user_annotation=False,
     )
 
 
@@ -87,7 +89,7 @@ def test_module_ranges_name_each_op_with_its_module_path():
         model(x)
     assert not model._forward_hooks and not model[0]._forward_pre_hooks  # removed on exit
     paths = {}
-    for e in prof.events():
+    for e in ops_from_kineto(prof.profiler.kineto_results, use_device=False):
         if e.name == "aten::addmm":
             node = e.cpu_parent
             while node is not None and module_path(node.name) is None:

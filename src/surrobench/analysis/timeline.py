@@ -8,6 +8,7 @@ used). This module adds the checks on the trace itself: missing GPU activity and
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,9 +33,12 @@ from surrobench.analysis.streams import (
     stream_stats,
 )
 from surrobench.records import schemas
-from surrobench.trace.model import Timeline
+from surrobench.trace.model import Timeline, load_warnings
 
 MAX_ANOMALY_EXAMPLES = 5
+#: Runtime and driver calls that launch one kernel each (CUDA Runtime / Driver API reference:
+#: cudaLaunchKernel, cudaLaunchKernelExC, cudaLaunchCooperativeKernel, cuLaunchKernel, cuLaunchKernelEx ...).
+_KERNEL_LAUNCH = re.compile(r"^cu(?:da)?Launch(?:Cooperative)?Kernel")
 
 STATUS_MESSAGES = {
     "ok": "",
@@ -58,6 +62,7 @@ class Anomalies:
     ops_without_launch: int
     examples: tuple[str, ...]
     trace: dict[str, int]  # what the loader could not take as written (TraceMeta.anomalies, LOAD_ANOMALIES)
+    launches_without_kernel: int = 0  # kernel launch calls whose correlation id no GPU op carries
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,10 @@ class TimelineReport:
     comm: CommStats | None
     anomalies: Anomalies
     event_counts: dict[str, int]
+    #: What the trace lost on its way here, one line each (:func:`trace_warnings`); when any, the window, busy
+    #: share and kernel count rest on a trace read with events dropped or repaired (``repaired``).
+    warnings: tuple[str, ...] = ()
+    repaired: bool = False
 
     def to_dict(self) -> dict:
         """Plain dict/list/str/number structure (``json.dumps``-able)."""
@@ -98,6 +107,8 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     windows = analysis_windows(tl, act)
     has_gpu = status == "ok"
     streams, serial = stream_stats(act) if has_gpu else ((), ())
+    anomalies = _anomalies(tl, act)
+    warnings = tuple(trace_warnings(tl, anomalies))
     return TimelineReport(
         schema=schemas.TIMELINE,
         source=tl.meta.source,
@@ -113,9 +124,27 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
         streams=streams,
         serialized_streams=serial,
         comm=comm_stats(act) if has_gpu else None,
-        anomalies=_anomalies(tl, act),
+        anomalies=anomalies,
         event_counts=dict(tl.meta.event_counts),
+        warnings=warnings,
+        repaired=bool(warnings),
     )
+
+
+def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str]:
+    """What the loader dropped or repaired (:func:`~surrobench.trace.model.load_warnings`) and kernel launches
+    whose kernel the trace lacks ("48 launches, 0 kernels": kernels dropped as malformed, or CUPTI lost them),
+    one line each; the warnings of ``analyze`` and ``diagnose``. ``anomalies``: :func:`_anomalies` of ``tl``
+    when already computed."""
+    lines = load_warnings(tl.meta.anomalies)
+    lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
+    if lost:
+        launches = int(tl.name_mask(tl.api_calls.name_id, _KERNEL_LAUNCH.match).sum())
+        lines.append(
+            f"{lost} of {launches} kernel launches have no kernel in the trace ({launches} launches, "
+            f"{len(tl.kernels)} kernels): kernel count, busy share and gaps are understated"
+        )
+    return lines
 
 
 def _status(tl: Timeline, act) -> str:
@@ -142,7 +171,10 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
         f"{(e[i] - s[i + 1]) / 1e3:.3f} us before '{tl.name(act.name_id[order[i]])}' ends"
         for i in np.flatnonzero(overlap)[:MAX_ANOMALY_EXAMPLES].tolist()
     ]
+    launches = tl.name_mask(tl.api_calls.name_id, _KERNEL_LAUNCH.match) & (tl.api_calls.correlation >= 0)
+    launches[act.launch[act.launch >= 0]] = False
     return Anomalies(
+        launches_without_kernel=int(launches.sum()),
         overlapping_ops_same_stream=int(overlap.sum()),
         zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
         negative_duration_events=negative,

@@ -49,6 +49,7 @@ from surrobench.results.counters import load_counters
 from surrobench.results.roofline import add_roofline, load_roofline
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_kernel_table, load_op_table, op_profile_step_ms, op_profile_trace
+from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
 
@@ -78,8 +79,8 @@ class Diagnosis:
     cross_rank: CrossRankReport | None = None
 
     def to_json(self) -> dict:
-        """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings"}``."""
-        return diagnosis_json(list(self.findings), self.context)
+        """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings", "warnings"}``."""
+        return diagnosis_json(list(self.findings), self.context, self.warnings)
 
     @property
     def failed(self) -> tuple[ConfigResult, ...]:
@@ -188,7 +189,7 @@ class DiagnoseInterrupted(ProfileInterrupted):
             "interrupted": True,
             "profiled": [r.label() for r in self.reports],
         }
-        return diagnosis_json(self.findings, context)
+        return diagnosis_json(self.findings, context, self.warnings)
 
 
 def diagnose_workload(
@@ -266,7 +267,12 @@ def diagnose_workload(
             kernel_table=report.kernel_table,
             counters=remeasure(report.counters, report.kernel_table, ceilings) if report.counters else None,
         )
-        ev = trace_evidence(load_trace(report.trace_path), **known) if report.trace_path else ConfigEvidence(**known)
+        if report.trace_path:
+            timeline = load_trace(report.trace_path)
+            notes.extend(f"{report.label()}: {line}" for line in trace_warnings(timeline))
+            ev = trace_evidence(timeline, **known)
+        else:
+            ev = ConfigEvidence(**known)
         flops[result.key()] = {name: c.flops for name, c in costs.items()}  # with its evidence, never without
         evidence.append(ev)
 
@@ -364,7 +370,9 @@ def diagnose_stored(
         if kernels is not None:  # else the trace's, where it still exists (a run stored before schema 5)
             known["kernel_table"] = kernels
         if trace and Path(trace).exists():
-            ev = trace_evidence(load_trace(trace), **known)
+            timeline = load_trace(trace)
+            warnings.extend(f"{label}: {line}" for line in trace_warnings(timeline))
+            ev = trace_evidence(timeline, **known)
         else:
             warnings.append(f"{label}: trace {trace or '(none)'} not available, op table only")
             ev = ConfigEvidence(**known)
@@ -537,7 +545,8 @@ def diagnose(
         findings, ranks = diagnose_trace(timeline, thresholds, system=system)
         context = {"trace": str(trace), "evidence_checks": {str(trace): check_trace(timeline).to_json()}}
         context |= {"cross_rank": ranks.to_dict()} if ranks is not None else {}
-        return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", cross_rank=ranks)
+        warned = tuple(trace_warnings(timeline))
+        return Diagnosis(tuple(findings), context, f"diagnosis of {trace}", warned, cross_rank=ranks)
     if isinstance(run, RunRecord) and db is None:
         findings, warnings = diagnose_record(run, thresholds)
         context = {"run_id": run.run_id, "device_name": run.env.get("device_name")}

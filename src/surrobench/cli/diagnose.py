@@ -181,7 +181,7 @@ def diagnose(
     checks = context.get("evidence_checks") or {}
     if markdown is not None:  # the documents first: a signal while the tables print must not lose them
         write_output(markdown, findings_section_markdown(findings, title, failed, quiet, checks), "--markdown")
-    write_json(json_out, diagnosis_json(findings, context))
+    write_json(json_out, diagnosis_json(findings, context, warnings))
     print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)

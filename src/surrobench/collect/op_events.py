@@ -1,5 +1,6 @@
-"""The op table and the kernel table from torch.profiler's in-memory events (``prof.events()``), built in the
-profiling child.
+"""The op table and the kernel table from torch.profiler's raw Kineto events
+(:func:`surrobench.collect.kineto_ops.ops_from_kineto`, the semantics of ``prof.events()`` without its cost),
+built in the profiling child.
 
 Kernels are attributed to their launching op (the innermost op around the launch call), user annotations
 (``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the records and
@@ -21,29 +22,18 @@ from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpT
 #: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
 #: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
 _ANNOTATION_NAME = re.compile(r"^ProfilerStep(?:#\d+|\*)$|^surrobench::")
-_MEMORY_EVENTS = frozenset({"[memory]", "[OutOfMemory]"})
 #: Runtime calls that replay a captured CUDA graph: kernels no op launched are graph nodes when one was made.
 _GRAPH_LAUNCHES = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 
 
-def _attr(obj, *names: str, default=0):
-    """The first of ``names`` that ``obj`` has: torch renamed ``*_cuda_*`` to ``*_device_*`` in 2.4."""
-    for name in names:
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    return default
-
-
 def _is_device_event(event) -> bool:
-    return str(_attr(event, "device_type", default="CPU")).rsplit(".", 1)[-1] != "CPU"
+    return event.device_type != "CPU"
 
 
 def _is_annotation(event) -> bool:
     """A range, not an op: a user annotation, a step or phase range, or Dynamo's compiled-region range."""
     return (
-        bool(_attr(event, "is_user_annotation", default=False))
-        or bool(_ANNOTATION_NAME.match(event.name))
-        or bool(COMPILED_REGION.match(event.name))
+        event.is_user_annotation or bool(_ANNOTATION_NAME.match(event.name)) or bool(COMPILED_REGION.match(event.name))
     )
 
 
@@ -84,18 +74,17 @@ def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = 
 def tables_from_events(
     events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US, modules_lost: str | None = None
 ) -> tuple[OpTable, KernelTable]:
-    """The op table and the kernel table from torch.profiler ``FunctionEvent`` objects (``prof.events()`` of
-    one cycle).
+    """The op table and the kernel table from the op events of one cycle
+    (:func:`~surrobench.collect.kineto_ops.ops_from_kineto`).
 
-    Reads ``self_device_time_total`` / ``device_time_total`` / ``device_memory_usage`` and their older
-    ``*_cuda_*`` spellings, so it works across torch versions. User annotations (``record_function``,
+    User annotations (``record_function``,
     ``ProfilerStep#N``) are not rows, and their GPU-side copies are not kernel time. The basis is the
     device when any device event was recorded, else the CPU. A metadata op's kernels are credited to its
     enclosing op in both tables. Device time no op claimed is a compiled region's (its kernels were listed
     on a ``Torch-Compiled Region`` range), else a CUDA-graph replay's when a graph was launched, else lost.
 
     Args:
-        events: iterable of ``FunctionEvent``-like objects (times in µs).
+        events: :class:`~surrobench.collect.kineto_ops.OpEvent` objects (times in µs).
         active_steps: the number of steps the events cover.
         small_kernel_us: threshold for ``small_kernel_count``, µs.
         modules_lost: why no module ranges were recorded (the kernel table notes it), None when they were.
@@ -109,7 +98,7 @@ def tables_from_events(
         graphs = graphs or e.name in _GRAPH_LAUNCHES
         if not _is_device_event(e) and COMPILED_REGION.match(e.name):
             region_us.update({k.name: k.duration for k in e.kernels})
-        if _is_device_event(e) or e.name in annotations or e.name in _MEMORY_EVENTS or e.is_async:
+        if _is_device_event(e) or e.name in annotations or e.is_async:
             continue
         _add_op(rows, e, on_device)
         outer = _outermost_op(e, annotations)
@@ -130,7 +119,7 @@ def tables_from_events(
                 rows.self_device[e.name] -= kernel.duration
                 rows.total_device[e.name] -= kernel.duration
                 rows.self_device[owner] += kernel.duration
-    durations = [(e.name, e.time_range.elapsed_us()) for e in device]
+    durations = [(e.name, e.duration_us) for e in device]
     rows.add_unattributed(durations, attributed)
     _add_unclaimed(kernels, durations, claimed, claimed_calls, region_us, graphs)
     if modules_lost is not None:
@@ -152,13 +141,11 @@ def tables_from_events(
 def _add_op(rows: OpRows, e, on_device: bool) -> None:
     """One op event's calls, times, memory and input shapes into ``rows``."""
     rows.calls[e.name] += 1
-    rows.self_device[e.name] += _attr(e, "self_device_time_total", "self_cuda_time_total")
-    rows.total_device[e.name] += _attr(e, "device_time_total", "cuda_time_total")
+    rows.self_device[e.name] += e.self_device_time_total
+    rows.total_device[e.name] += e.device_time_total
     rows.self_cpu[e.name] += e.self_cpu_time_total
-    rows.mem[e.name] += _attr(e, "device_memory_usage", "cuda_memory_usage") if on_device else e.cpu_memory_usage
-    rows.self_mem[e.name] += (
-        _attr(e, "self_device_memory_usage", "self_cuda_memory_usage") if on_device else e.self_cpu_memory_usage
-    )
+    rows.mem[e.name] += e.device_memory_usage if on_device else e.cpu_memory_usage
+    rows.self_mem[e.name] += e.self_device_memory_usage if on_device else e.self_cpu_memory_usage
     if e.input_shapes:
         rows.shapes[e.name][str(e.input_shapes)] += 1
 

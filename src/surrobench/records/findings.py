@@ -285,6 +285,13 @@ def findings_from_json(doc: dict) -> list[Finding]:
         raise ValueError(f"a finding of the diagnosis document cannot be read: {exc!r}") from None
 
 
-def diagnosis_json(findings: list[Finding], context: dict) -> dict:
-    """``{"schema", "context", "findings"}``: ``context`` says what was diagnosed (run id, trace path...)."""
-    return {"schema": schemas.DIAGNOSIS, "context": context, "findings": [f.to_json() for f in findings]}
+def diagnosis_json(findings: list[Finding], context: dict, warnings: tuple[str, ...] | list[str] = ()) -> dict:
+    """``{"schema", "context", "findings", "warnings"}``: ``context`` says what was diagnosed (run id, trace
+    path...); ``warnings`` what the reading could not take as given (events a trace loader dropped or
+    repaired, a missing trace...), one line each. Documents written before ``warnings`` lack the key."""
+    return {
+        "schema": schemas.DIAGNOSIS,
+        "context": context,
+        "findings": [f.to_json() for f in findings],
+        "warnings": list(warnings),
+    }

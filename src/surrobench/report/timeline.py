@@ -8,7 +8,6 @@ from rich.table import Table
 
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.report.escape import rich_escape
-from surrobench.trace.model import LOAD_ANOMALIES
 
 _NAME_WIDTH = 60
 MAX_STEP_ROWS = 30
@@ -28,7 +27,8 @@ def render_timeline(report: TimelineReport) -> Group:
     if report.message:
         parts.append(f"[yellow]{report.message}[/]")
     if report.status == "ok":  # no GPU activity (empty, CPU-only, no durations): no empty GPU tables
-        dev = Table(title="GPU busy over the profiled window")
+        repaired = " [yellow](trace read with events dropped or repaired: see the warnings)[/]"
+        dev = Table(title="GPU busy over the profiled window" + (repaired if report.repaired else ""))
         for col in ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms"):
             dev.add_column(col, justify="right")
         for d in report.devices:
@@ -90,7 +90,7 @@ def render_timeline(report: TimelineReport) -> Group:
             f"{a.zero_duration_ops} zero-duration ops, {a.negative_duration_events} negative durations, "
             f"{a.ops_without_launch} GPU ops without a launch call"
         )
-    parts += [f"[yellow]anomaly:[/] {n} {LOAD_ANOMALIES.get(kind, rich_escape(kind))}" for kind, n in a.trace.items()]
+    parts += [f"[yellow]warning:[/] {rich_escape(line)}" for line in report.warnings]
     return Group(*parts)
 
 

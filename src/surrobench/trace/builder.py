@@ -36,9 +36,7 @@ _TABLES = {
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")  # more digits would not fit int64: a plain range
 OUTLIER_GAP_NS = 3600 * 10**9
 """An hour with no event at all separating a few events from the rest marks those few as outliers."""
-OUTLIER_MAX_SHARE = 0.01
-"""Outliers are dropped only while they are at most this share of all events (else the trace is taken
-as it is: two real capture windows far apart)."""
+_STEP_PREFIX = "ProfilerStep#"
 
 
 class TimelineBuilder:
@@ -91,9 +89,10 @@ class TimelineBuilder:
         """Freeze into a :class:`Timeline`; times become ns since the earliest start seen, which
         ``meta.origin_ns`` records (so timelines of several files can be put on one clock again)."""
         merged = {t: self._concat(t) for t in _TABLES}
+        anomalies = dict(meta.anomalies)
         dropped = _drop_time_outliers(merged)
         if dropped:
-            meta = dataclasses.replace(meta, anomalies={**meta.anomalies, "time_outlier_events": dropped})
+            anomalies["time_outlier_events"] = dropped
         starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
         origin = int(min(s.min() for s in starts)) if starts else 0
         tables = {}
@@ -102,7 +101,9 @@ class TimelineBuilder:
             order = np.argsort(cols["start_ns"], kind="stable")
             tables[name] = _TABLES[name](**{k: v[order] for k, v in cols.items()})
         names = self.names()
-        ranges, steps = _split_steps(tables["ranges"], names)
+        ranges, steps, unparsed = _split_steps(tables["ranges"], names)
+        if unparsed:
+            anomalies["unparsed_step_names"] = unparsed
         return Timeline(
             kernels=tables["kernels"],
             memcpy=tables["memcpy"],
@@ -112,7 +113,7 @@ class TimelineBuilder:
             ranges=ranges,
             steps=steps,
             names=names,
-            meta=dataclasses.replace(meta, origin_ns=origin),
+            meta=dataclasses.replace(meta, origin_ns=origin, anomalies=anomalies),
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
@@ -132,25 +133,30 @@ def _distinct_strings(names: list) -> dict | None:
     return fresh if all(n.__class__ is str for n in fresh) else None
 
 
-def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps]:
-    """Move ``ProfilerStep#N`` rows (torch.profiler's per-step annotation) into a :class:`Steps` table."""
+def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps, int]:
+    """Move ``ProfilerStep#N`` rows (torch.profiler's per-step annotation) into a :class:`Steps` table; the
+    third value counts the ranges named ``ProfilerStep#`` whose number does not parse (left plain ranges)."""
     step_of_name = np.full(len(names), -1, dtype=np.int64)
     for i, n in enumerate(names):
         m = _STEP_NAME.match(n)
         if m:
             step_of_name[i] = int(m.group(1))
+        elif n.startswith(_STEP_PREFIX):
+            step_of_name[i] = -2
     step = step_of_name[ranges.name_id] if len(ranges) else np.empty(0, dtype=np.int64)
     is_step = step >= 0
     steps = Steps(
         start_ns=ranges.start_ns[is_step], dur_ns=ranges.dur_ns[is_step], step=step[is_step], rank=ranges.rank[is_step]
     )
-    return ranges.take(~is_step), steps
+    return ranges.take(~is_step), steps, int((step == -2).sum())
 
 
 def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
-    """Remove, in place, the events cut off from the bulk of the trace by :data:`OUTLIER_GAP_NS` of
-    silence (e.g. one range at ``ts`` 0 in a trace at 5e12 µs, which would make a window of 58 days);
-    returns how many were dropped."""
+    """Remove, in place, the events cut off from the largest cluster of the trace by :data:`OUTLIER_GAP_NS`
+    of silence (e.g. one range at ``ts`` 0 in a trace at 5e12 µs, which would make a window of 58 days);
+    returns how many were dropped, whatever their share: a window holding an hour of silence has no busy
+    share worth reading, so the headline numbers cover the largest cluster and the drop is a warning
+    (docs/design.md, "What the loader drops")."""
     starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
     if not starts:
         return 0
@@ -165,8 +171,6 @@ def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
     biggest = int(np.argmax(np.diff(bounds)))
     lo, hi = everything[bounds[biggest]], everything[bounds[biggest + 1] - 1]
     dropped = everything.size - int(bounds[biggest + 1] - bounds[biggest])
-    if dropped > OUTLIER_MAX_SHARE * everything.size:
-        return 0
     for table, cols in merged.items():
         keep = (cols["start_ns"] >= lo) & (cols["start_ns"] <= hi)
         if not keep.all():

@@ -38,6 +38,7 @@ _TABLE_CODE = {
 }
 _CODES = {t: _TABLE_CODE[c] for c, t in _TABLE_OF_CATEGORY.items()}
 _INVALID = -(1 << 63)  # marks a value that is present but cannot be held; reported, then MISSING
+_NUMBER_TYPES = frozenset({int, float})
 _MAX_ABS_US = float(1 << 62) / 1000
 """Largest |ts| or |dur| in µs: as int64 ns, two such values still subtract without overflow."""
 # "Memcpy HtoD (Pageable -> Device)": direction, then source and destination memory kinds.
@@ -74,8 +75,13 @@ class EventConverter:
             distinct = list(set(kinds))
         index_of = {k: i for i, k in enumerate(distinct)}
         index = np.array(list(map(index_of.__getitem__, kinds)), dtype=np.int32)
-        for (_ph, c), n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
+        for (ph, c), n in zip(distinct, np.bincount(index, minlength=len(distinct)).tolist()):
             self.counts[_text(c) if c is not None else "None"] += n
+            loaded = _TABLE_CODE.get(_text(c).lower(), 0)
+            if loaded and ph != "X":
+                self.anomalies["events_not_complete"] += n
+            elif ph == "X" and c.__class__ is not str:
+                self.anomalies["events_without_category"] += n
         code_of_index = np.array(
             [_TABLE_CODE.get(_text(c).lower(), 0) if ph == "X" else 0 for ph, c in distinct], dtype=np.int8
         )
@@ -100,8 +106,8 @@ class EventConverter:
         if missing:
             self.anomalies["events_without_duration"] += missing
             dur = [0 if d is None else d for d in dur]
-        start, ok = _times_ns(rows("ts"))
-        dur_ns, dur_ok = _times_ns(dur)
+        start, ok = self._times_ns(rows("ts"))
+        dur_ns, dur_ok = self._times_ns(dur)
         if not (ok.all() and dur_ok.all()):
             i = int(np.argmin(ok & dur_ok))
             bad = {"ts": rows("ts")[i], "dur": dur[i], "name": rows("name")[i]}
@@ -110,6 +116,20 @@ class EventConverter:
                 f"±{_MAX_ABS_US:.3g} (first: {bad!r:.200})"
             )
         return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
+
+    def _times_ns(self, values: list) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_times_ns`, where a number written as text (``"250"``) is read as that number and counted
+        (``times_as_text``), and a bool (``true``), which Python and numpy would take as 1, is not a number."""
+        kinds = set(map(type, values))
+        if kinds <= _NUMBER_TYPES:
+            return _times_ns(values)
+        if str in kinds:
+            parsed = [_number_or_none(v) if v.__class__ is str else v for v in values]
+            self.anomalies["times_as_text"] += sum(v.__class__ is str and p is not None for v, p in zip(values, parsed))
+            values = parsed
+        if bool in kinds:
+            values = [None if v.__class__ is bool else v for v in values]
+        return _times_ns(values)
 
     def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
         """int64 column; a value that is absent becomes ``default``'s value (else :data:`MISSING`), one
@@ -218,6 +238,15 @@ def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
     us = np.where(ok, us, 0.0)
     whole = np.floor(us)
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000).astype(np.int64), ok
+
+
+def _number_or_none(text: str) -> float | None:
+    """A time written as text as its number (``"250"``, ``"1.5e3"``); None for any other text."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
 
 
 def _int_or_missing(value, bits: int) -> int:

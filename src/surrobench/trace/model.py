@@ -164,14 +164,45 @@ class TraceMeta:
     anomalies: dict[str, int] = field(default_factory=dict)
     origin_ns: int = 0  # source-clock ns of time 0: ``start_ns + origin_ns`` is comparable across files
 
+    @property
+    def dropped(self) -> dict[str, int]:
+        """Events the loader skipped, by :data:`LOAD_ANOMALIES` kind."""
+        return {k: n for k, n in self.anomalies.items() if k not in LOAD_REPAIRS}
+
+    @property
+    def repaired(self) -> dict[str, int]:
+        """Events the loader kept with a value repaired, by :data:`LOAD_ANOMALIES` kind."""
+        return {k: n for k, n in self.anomalies.items() if k in LOAD_REPAIRS}
+
 
 LOAD_ANOMALIES = {
     "events_without_duration": "events without a 'dur', taken as 0 us long (busy time and gaps understated)",
     "values_out_of_range": "ids, streams, devices or threads that are not integers of the column's range "
     "(taken as missing)",
-    "time_outlier_events": "events more than an hour away from all others, dropped (a clock or export error)",
+    "time_outlier_events": "events more than an hour away from the largest cluster of events, dropped (a clock "
+    "or export error, or a second capture): the window, busy share and counts cover that cluster only",
+    "events_not_complete": "events of a category the loader reads (kernel, copy, runtime, op, range) whose 'ph' "
+    "is not 'X' (a complete event), dropped",
+    "events_without_category": "complete events whose 'cat' is not text, dropped",
+    "times_as_text": "'ts' or 'dur' values written as text (\"250\"), read as numbers of us",
+    "ranges_ending_before_start": "NVTX ranges whose end is before their start, dropped",
+    "unparsed_step_names": "ranges named ProfilerStep# whose step number does not parse, kept as plain "
+    "ranges (not in the per-step table)",
 }
 """What each :attr:`TraceMeta.anomalies` key means, as shown to the user."""
+
+LOAD_REPAIRS = frozenset({"events_without_duration", "values_out_of_range", "times_as_text", "unparsed_step_names"})
+"""The :data:`LOAD_ANOMALIES` kinds whose events were kept, with a value repaired; every other kind was dropped."""
+
+
+def load_warnings(anomalies: dict[str, int]) -> list[str]:
+    """One line per kind of :attr:`TraceMeta.anomalies` (what the loader dropped or repaired, and how many
+    events), in a stable order: the warnings ``analyze`` and ``diagnose`` show for the trace."""
+    lines = []
+    for kind, n in sorted(anomalies.items()):
+        verb = "repaired" if kind in LOAD_REPAIRS else "dropped"
+        lines.append(f"trace read with events {verb}: {n} {LOAD_ANOMALIES.get(kind, kind)}")
+    return lines
 
 
 _TABLE_FIELDS = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "ranges", "steps")

@@ -131,7 +131,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
                 _rank(pid_of, row[6])
         fetched[table] = rows
     rank_of_corr = _add_api_calls(db, tables, strings, builder, counts, pid_of)
-    _add_nvtx(db, tables, strings, builder, counts, pid_of)
+    anomalies = _add_nvtx(db, tables, strings, builder, counts, pid_of)
     for table, rows in fetched.items():
         if rows:
             builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
@@ -143,6 +143,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         device_names=_gpu_names(db, tables),
         event_counts=counts,
         cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
+        anomalies=anomalies,
     )
     return builder.build(meta)
 
@@ -233,11 +234,17 @@ def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
     return rank_of_corr
 
 
-def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
+def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
+    """The NVTX ranges into ``builder``; returns the anomalies (ranges ending before they start, dropped).
+    Marks (no ``end``) are instants, not ranges: not counted."""
     if "NVTX_EVENTS" not in tables:
-        return
+        return {}
     cols = _columns(db, "NVTX_EVENTS")
     type_filter = f"AND eventType IN {_NVTX_RANGE_TYPES}" if "eventType" in cols else ""
+    (backwards,) = db.execute(
+        f"SELECT count(*) FROM NVTX_EVENTS WHERE end IS NOT NULL AND end < start {type_filter}"
+    ).fetchone()
+    anomalies = {"ranges_ending_before_start": backwards} if backwards else {}
     rows = db.execute(
         f"SELECT start, end - start, {_or(cols, 'text', 'NULL')}, {_or(cols, 'textId', 'NULL')}, "
         f"{_or(cols, 'globalTid', '0')} FROM NVTX_EVENTS WHERE end IS NOT NULL "
@@ -245,7 +252,7 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
     ).fetchall()
     counts["NVTX_EVENTS"] = len(rows)
     if not rows:
-        return
+        return anomalies
     start, dur, text, text_id, tid = zip(*rows)
     names = [_text(t) if t is not None else strings.get(i, "") for t, i in zip(text, text_id)]
     builder.add(
@@ -256,6 +263,7 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> None:
         tid=[t or 0 for t in tid],
         rank=[_rank(pid_of, t) for t in tid],
     )
+    return anomalies
 
 
 def _gpu_names(db, tables) -> dict[int, str]:
