@@ -4,7 +4,7 @@
 # 128 b1 (the share of its kernel time attributed to ops and modules, before and after matching its replayed kernels
 # against the eager step's), the recipe step against its roofline bound from the counters (--counters), and
 # --counters' launches, passes and ncu time with and without identical launches measured once, on the patch
-# transformer (repeated blocks). Every step has its own timeout; the whole stays under 240 s; the work folder is
+# transformer (repeated blocks); diagnose with --measure-s 0 (its remedies are measured elsewhere: the first H200 call, 2026-12-04, hit every limit while measuring them). Every step has its own timeout; the whole stays under 240 s; the work folder is
 # packed into $OUT/evidence.tar.gz after every step, so a call cut short keeps what finished.
 # Usage: OUT=/some/dir benchmarks/gpu_evidence.sh   (from the repository root)
 # Then: python3 benchmarks/evidence_summary.py evidence/ > docs/benchmarks/h200-evidence.md (after unpacking)
@@ -27,12 +27,12 @@ step() { local name=$1 limit=$2; shift 2; echo "== $name ($(( $(date +%s) - t0 )
 recipe=(--batch 1 --precision tf32 --device cuda --warmup 10 --iters 50 --db "$db")
 # coverage: the eager step and the recipe step in one run, so the replayed kernels are matched against the eager ones
 for model in fno2d unet2d; do
-  step "$model-coverage" 55 python3 -m surrobench diagnose --model $model --shape 128 --mode eager,cudagraph \
+  step "$model-coverage" 55 python3 -m surrobench diagnose --measure-s 0 --model $model --shape 128 --mode eager,cudagraph \
     "${recipe[@]}" --json "$out/$model-coverage.json"
 done
 # the recipe step alone (nothing to match against: its own attribution) with its counters: coverage before
 # matching and the roofline headroom
-step fno2d-headroom 75 python3 -m surrobench diagnose --model fno2d --shape 128 --mode cudagraph --counters \
+step fno2d-headroom 75 python3 -m surrobench diagnose --measure-s 0 --model fno2d --shape 128 --mode cudagraph --counters \
   "${recipe[@]}" --json "$out/fno2d-headroom.json"
 # --counters with and without identical launches measured once, on a step of repeated blocks
 step transformer-dedup 55 python3 benchmarks/ncu_dedup.py examples/patch_transformer.py:build 128 2 fp32 eager \
