@@ -191,18 +191,7 @@ def _capacity(
         max_batch=max_batch,
         max_wait_ms=max_wait_ms,
         duration_s=duration_s,
-        shapes=w.shape,
-        precisions=w.precision,
-        modes=w.mode,
-        device=w.device,
-        warmup=w.warmup,
-        seed=w.seed,
-        cudnn_benchmark=w.cudnn_benchmark,
-        input_sets=w.input_sets,
-        tag=w.tag,
-        channels_last=w.channels_last,
-        compile_mode=w.compile_mode,
-        threads=w.threads,
+        **w.settings(),
     )
     write_json(json_out, record.to_json())
     for line in capacity_lines(record):

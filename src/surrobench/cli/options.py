@@ -516,6 +516,25 @@ class WorkloadOptions:
         print_warnings([note] if note else [])
         return plan
 
+    def settings(self) -> dict:
+        """The model's workload and execution settings as the library's keywords (``shapes=``, ``precisions=``,
+        ``modes=``, ``device=``, ...), for the verbs that take them without a sweep plan (``serve``, optimize's
+        capacity objective)."""
+        return dict(
+            shapes=self.shape,
+            precisions=self.precision,
+            modes=self.mode,
+            device=self.device,
+            warmup=self.warmup,
+            seed=self.seed,
+            cudnn_benchmark=self.cudnn_benchmark,
+            input_sets=self.input_sets,
+            tag=self.tag,
+            channels_last=self.channels_last,
+            compile_mode=self.compile_mode,
+            threads=self.threads,
+        )
+
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
 #: (The execution settings a recipe may add, ``--channels-last``, ``--compile-mode`` and ``--threads``, they

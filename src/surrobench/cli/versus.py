@@ -76,9 +76,12 @@ def versus(
     markdown: Path = MarkdownOpt,
     html_out: Path = typer.Option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
 ) -> None:
-    """Time and score the solver's ladder and the surrogate on the same cases; the speedup at equal accuracy
-    (interpolated on the solver's error-time front, with a bootstrap interval over cases), at equal runtime, and
-    the crossover. An untrained surrogate is refused (exit 2). docs/versus.md."""
+    """Is the surrogate faster than its solver at the same accuracy: the solver's ladder and the surrogate timed and
+    scored on the same cases.
+
+    The speedup at equal accuracy is interpolated on the solver's error-time front, with a bootstrap interval over
+    cases; also the error at equal runtime and the crossover. An untrained surrogate is refused (exit 2).
+    docs/versus.md."""
     from surrobench.api.versus import versus as run_versus
     from surrobench.report.versus import versus_page
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables

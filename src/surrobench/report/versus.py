@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from surrobench.records.versus import MATCHED, VersusRecord
-from surrobench.report.plots import _plain_log, plain_text
+from surrobench.report.plots import plain_log, plain_text
 from surrobench.report.versus_tables import (
     LEVEL_COLUMNS,
     SURROGATE_COLUMNS,
@@ -63,7 +63,7 @@ def pareto_figure(record: VersusRecord) -> Figure | None:
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    _plain_log(ax.xaxis, ax.yaxis)
+    plain_log(ax.xaxis, ax.yaxis)
     ax.set_xlabel("relative L2 error")
     ax.set_ylabel("time per case (ms)")
     ax.set_title(f"{record.problem}: solver front vs surrogate ({record.device})")
