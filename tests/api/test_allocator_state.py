@@ -59,9 +59,11 @@ prepared = prepare_model(resolve_model(spec), "cpu", 0)
 run = surrobench.benchmark(spec, shapes=[4096], batches=[4], device="cpu", warmup=2, iters=5, threads=1).results[0]
 reference_outputs(cfg, prepared)  # optimize's step 1: the fp32 and fp64 references, then its timed rounds
 baseline = open_variant(cfg, prepared, own_module=False)
-time_round(baseline, 2, 5)
-time_round(baseline, 2, 5)
-print(json.dumps([run.extra.get(key), baseline.rounds[-1].extra.get(key)]))
+for _ in range(3):
+    time_round(baseline, 2, 5)
+# the steady state: the round with the fewest faults (one round once re-faulted a 4 MiB temporary, 204 a call, in a
+# ci-local run on 2026-12-04; the state a distorted baseline shows holds in every round)
+print(json.dumps([run.extra.get(key), min(r.extra.get(key) for r in baseline.rounds)]))
 """
 
 
