@@ -30,7 +30,7 @@ import torch
 
 from surrobench.analysis import versus as rules
 from surrobench.errors import UsageError
-from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, settings_record
+from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, request_fields, settings_record
 from surrobench.execution.versus import time_solver, time_surrogate
 from surrobench.results.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
 from surrobench.records.versus import (
@@ -246,16 +246,9 @@ def _config(request, precision: str, mode: str, batch: int, label: str, cases: l
         shape=ShapeSpec(full=shape),
         batch=batch,
         precision=precision,
-        device=request.device,
         mode=mode,
-        warmup=request.warmup,
-        iters=request.iters,
-        cudnn_benchmark=request.cudnn_benchmark,
-        seed=request.seed,
         input_sets=len(cases),
-        channels_last=request.channels_last,
-        compile_mode=request.compile_mode,
-        threads=request.threads,
+        **request_fields(request),
     )
 
 

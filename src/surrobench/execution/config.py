@@ -185,6 +185,16 @@ def execution_settings(cfg: ExecConfig):
         torch.set_num_threads(saved_threads)
 
 
+#: The fields of :class:`ExecConfig` that every config of a request takes from the request, under the same names.
+REQUEST_FIELDS = ("device", "warmup", "iters", "cudnn_benchmark", "seed", "channels_last", "compile_mode", "threads")
+
+
+def request_fields(request) -> dict:
+    """``{name: request.name}`` for :data:`REQUEST_FIELDS`: the part of each config that is the request's own (a
+    sweep's :class:`~surrobench.execution.sweep.SweepRequest`, a versus request)."""
+    return {name: getattr(request, name) for name in REQUEST_FIELDS}
+
+
 def settings_record(cfg: ExecConfig) -> dict:
     """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``: only those that
     differ from the defaults, so a plain run's record is unchanged."""

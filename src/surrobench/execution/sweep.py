@@ -16,7 +16,7 @@ from typing import Protocol
 import torch
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
-from surrobench.execution.config import ExecConfig, tf32_enabled
+from surrobench.execution.config import ExecConfig, request_fields, tf32_enabled
 from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, leak_warning
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
@@ -173,16 +173,9 @@ def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = No
                                 shape=shape,
                                 batch=batch,
                                 precision=precision,
-                                device=request.device,
                                 mode=mode,
-                                warmup=request.warmup,
-                                iters=request.iters,
-                                cudnn_benchmark=request.cudnn_benchmark,
-                                seed=request.seed,
                                 input_sets=request.input_sets,
-                                channels_last=request.channels_last,
-                                compile_mode=request.compile_mode,
-                                threads=request.threads,
+                                **request_fields(request),
                                 trust_pickle=request.trust_pickle,
                             )
                         )
