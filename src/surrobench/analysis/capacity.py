@@ -4,11 +4,14 @@
 (:func:`~surrobench.execution.batcher.serve_open_loop` on a
 :class:`~surrobench.execution.batcher.VirtualClock`) over open-loop Poisson arrivals, the load generator's
 own schedule, where each batch's service time is drawn from the samples measured before any load
-(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples with
-probability ``min(1, idle / gap)`` (``idle`` the time since the previous batch ended, ``gap`` the idle gap the
-isolated samples were measured after), else from the back-to-back samples. The same peak search then runs on the
-simulation (:func:`predict_capacity`). Not modelled: the batcher loop's own time and its late wake-ups (the
-``gen`` and ``wake_late`` columns of a load point say how large they were).
+(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples when the
+time since the previous batch ended is at least the measured idle threshold (``gap``, the shortest idle that
+slowed a batch unloaded, :func:`~surrobench.execution.batcher.idle_threshold`), else from the back-to-back
+samples: under load a batch after a shorter idle runs as back to back. The highest passing rate is then found
+on the simulation (:func:`predict_capacity`); the passing rates need not reach down to zero, since a sparse rate
+serves each request alone and isolated, slower than a busy one. Not modelled: the batcher loop's own time and its
+late wake-ups (the ``gen`` and ``wake_late`` columns of a load point say how large they were), and a slowdown
+that grows with the idle beyond the threshold.
 
 **The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
 doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
@@ -35,11 +38,15 @@ MAX_SEARCH_STEPS = 12
 #: The first bracketing step around a prediction, a factor (the goal: a prediction within 10% of the measured
 #: capacity, so the bracket is usually closed in two loads); each further step the same way squares it, up to 2.
 PREDICTED_STEP = 1.1
-#: The simulation's requests per rate (measured, after its warm-up): enough that its P99 is the 40th-slowest.
-SIMULATED_REQUESTS = 4000
-#: The simulated search's resolution and step limit: it costs milliseconds per rate, not seconds.
+#: The simulation's requests per rate (measured, after its warm-up): its P99 is the 80th-slowest, and near
+#: saturation its queue grows about as long as in a load of a few seconds at thousands of requests/s (with 4,000,
+#: planted services were over-predicted by 5-10%).
+SIMULATED_REQUESTS = 8000
+#: The simulated search's resolution, its downward step and how far below the full-batch bound it looks (at 1%
+#: of the bound every request is served alone: a lower rate fares no better).
 SIMULATED_TOLERANCE = 0.01
-SIMULATED_STEPS = 40
+SIMULATED_STEP = 1.1
+SIMULATED_FLOOR = 1e-2
 
 
 def find_capacity(
@@ -47,8 +54,6 @@ def find_capacity(
     target_p99_ms: float,
     start_rps: float,
     *,
-    tolerance: float = SEARCH_TOLERANCE,
-    max_steps: int = MAX_SEARCH_STEPS,
     max_rps: float = float("inf"),
     factor: float = 2.0,
 ) -> tuple[Capacity, list[LoadPoint]]:
@@ -57,13 +62,13 @@ def find_capacity(
         r = start; f = factor; measure r
         while r passes: lo = r; r = f r; f = min(f², 2)   (or, when start fails: hi = r; r = r / f ... until one passes)
         hi = the first failing r
-        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
+        while (hi - lo) / lo > SEARCH_TOLERANCE: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
 
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. Returns the capacity (0 when no rate passed within ``max_steps``) and the load points measured,
-    by rate.
+    prediction. Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points
+    measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -80,7 +85,7 @@ def find_capacity(
 
     lo, hi, rate = None, None, min(start_rps, max_rps)
     up = passes(rate, "bound")
-    while len(steps) < max_steps and (lo is None or hi is None):
+    while len(steps) < MAX_SEARCH_STEPS and (lo is None or hi is None):
         if up:
             if rate >= max_rps:  # passes at the most a load may offer: no failing rate to bracket with
                 lo = rate
@@ -93,7 +98,7 @@ def find_capacity(
             if passes(rate, "bound"):
                 lo = rate
         factor = min(factor * factor, 2.0)
-    while lo is not None and hi is not None and (hi - lo) / lo > tolerance and len(steps) < max_steps:
+    while lo is not None and hi is not None and (hi - lo) / lo > SEARCH_TOLERANCE and len(steps) < MAX_SEARCH_STEPS:
         mid = (lo + hi) / 2
         if passes(mid, "bisect"):
             lo = mid
@@ -105,8 +110,8 @@ def find_capacity(
 
 class SampledService:
     """A :data:`~surrobench.execution.batcher.Service` on a virtual clock that serves a batch of k in a service
-    time drawn from the measured samples of its padded size (module docstring: isolated with probability
-    ``min(1, idle / gap)``, else back to back), seeded."""
+    time drawn from the measured samples of its padded size (module docstring: isolated when the idle since the
+    previous batch is at least the measured threshold ``gap_ms``, else back to back), seeded."""
 
     def __init__(self, unloaded: dict[int, UnloadedLatency], clock: VirtualClock, seed: int = 0) -> None:
         self.unloaded, self.clock = unloaded, clock
@@ -117,8 +122,7 @@ class SampledService:
     def __call__(self, k: int) -> float:
         u = self.unloaded[padded_size(k, self.sizes)]
         idle_s = self.clock.now() - self.last_end
-        isolated = self.rng.random() < min(1.0, idle_s / (u.gap_ms / 1e3))
-        pool = u.isolated_ms if isolated else u.back_to_back_ms
+        pool = u.isolated_ms if idle_s >= u.gap_ms / 1e3 else u.back_to_back_ms
         seconds = pool[int(self.rng.integers(len(pool)))] / 1e3
         self.clock.advance(seconds)
         self.last_end = self.clock.now()
@@ -168,22 +172,32 @@ def predict_capacity(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> float:
-    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the peak
-    search (:func:`find_capacity`, to :data:`SIMULATED_TOLERANCE`) over :func:`simulated_point`, started at half
-    the full-batch bound (``max_batch`` / the back-to-back median of a full batch); 0 when no rate passes, at
-    once when the target is infeasible (:func:`infeasible_reason`)."""
+    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the highest
+    rate that passes in :func:`simulated_point`, to :data:`SIMULATED_TOLERANCE`. Rates are tried downward from the
+    full-batch bound (``max_batch`` / the back-to-back median of a full batch) in steps of
+    :data:`SIMULATED_STEP` until one passes (a sparse rate may fail where a busier one passes: halving from a
+    failing rate would miss that band), then the step above it is bisected. 0 when none passes down to
+    :data:`SIMULATED_FLOOR` of the bound, at once when the target is infeasible (:func:`infeasible_reason`)."""
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
+
+    def passes(rate: float) -> bool:
+        try:
+            return bool(simulated_point(unloaded, policy, rate, target_p99_ms, seed, arrival).passed)
+        except NothingCompleted:
+            return False
+
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
-    start = 0.5 * policy.max_batch / (full.back_to_back_p50_ms / 1e3)
-    capacity, _ = find_capacity(
-        lambda rate: simulated_point(unloaded, policy, rate, target_p99_ms, seed, arrival),
-        target_p99_ms,
-        start,
-        tolerance=SIMULATED_TOLERANCE,
-        max_steps=SIMULATED_STEPS,
-    )
-    return capacity.capacity_rps
+    hi, lo = None, policy.max_batch / (full.back_to_back_p50_ms / 1e3)
+    bound = lo
+    while not passes(lo):
+        if lo < SIMULATED_FLOOR * bound:
+            return 0.0
+        hi, lo = lo, lo / SIMULATED_STEP
+    while hi is not None and (hi - lo) / lo > SIMULATED_TOLERANCE:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if passes(mid) else (lo, mid)
+    return lo
 
 
 def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float) -> str | None:

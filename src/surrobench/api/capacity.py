@@ -2,8 +2,9 @@
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
 One paragraph: each candidate recipe (the baseline, every remedy of optimize for the device, then a greedy stack
-of the accurate ones) is built as serve's batch service once, its output checked by optimize's accuracy guard, its
-unloaded service times measured per batch size, and its capacity predicted for every policy (max batch x max
+of the accurate ones whose full batch is faster) is built as serve's batch service once, its output checked by
+optimize's accuracy guard, its unloaded service times measured per batch size as serve measures them
+(:func:`~surrobench.api.serve.unloaded_by_size`), and its capacity predicted for every policy (max batch x max
 wait) by the simulation of :mod:`surrobench.analysis.capacity`. The top candidate is the accurate one with the
 highest prediction whose full-batch service time is faster than the baseline's by the one paired rule
 (:mod:`surrobench.results.paired`; a stacked remedy is kept on the same terms against the stack below it).
@@ -122,8 +123,14 @@ def capacity_search(
     candidates = [base]
     singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
     candidates += [c for _, c in singles]
-    good = sorted(((r, c) for r, c in singles if _wins(c, base)), key=lambda rc: -rc[1].best_predicted_rps)
-    if len(good) > 1:  # stack: each further winner kept when it wins against the stack below it
+    # stacked: the accurate remedies that make the full batch faster, whatever their prediction alone (a remedy
+    # of the work per request, such as TF32, may lose alone to a noisy isolated tail and win on a CUDA graph)
+    full = max(p.max_batch for p in policies)
+    good = sorted(
+        ((r, c) for r, c in singles if c.accurate and service_faster(base_unloaded, measured[c.recipe][1], full)),
+        key=lambda rc: -rc[1].best_predicted_rps,
+    )
+    if len(good) > 1:  # stack: each further remedy kept when the stack wins against the stack below it
         stack, top = Recipe((good[0][0],)), good[0][1]
         for remedy, _ in good[1:]:
             if stack.conflict(remedy) is not None:
@@ -227,7 +234,7 @@ def optimize_capacity(
         try:
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
-                unloaded = unloaded_by_size(service, info.sizes, budget_s=min(4.0, request.duration_s))
+                unloaded = unloaded_by_size(service, info.sizes, request.unloaded_budget_s)
         finally:
             free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)

@@ -94,6 +94,12 @@ class ServeRequest:
     url: str | None
     min_requests: int = P99_BOUNDING_REQUESTS
 
+    @property
+    def unloaded_budget_s(self) -> float:
+        """The unloaded latency's time (s): at most one load's, at most
+        :data:`~surrobench.execution.batcher.UNLOADED_BUDGET_S`."""
+        return min(UNLOADED_BUDGET_S, self.duration_s)
+
 
 def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
     items = value.split(",") if isinstance(value, str) else [value] if isinstance(value, (int, float)) else value
@@ -319,12 +325,11 @@ def _arrivals(request: ServeRequest, rate: float | None):
 
 
 def unloaded_by_size(
-    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float | None = None
+    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None
 ) -> dict[int, UnloadedLatency]:
-    """The unloaded latency of ``service`` per batch size of ``sizes``
-    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None), in ms."""
-    budget = {} if budget_s is None else {"budget_s": budget_s}
-    return _unloaded_records(unloaded_latency(service, sizes, clock, **budget))
+    """The unloaded latency of ``service`` per batch size of ``sizes`` in ms, measured within ``budget_s``
+    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None)."""
+    return _unloaded_records(unloaded_latency(service, sizes, clock, budget_s))
 
 
 def _unloaded_records(measured: dict[int, tuple[float, list[float], list[float]]]) -> dict[int, UnloadedLatency]:
@@ -571,7 +576,6 @@ def serve(
     if on_start is not None:
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
-    budget_s = min(UNLOADED_BUDGET_S, request.duration_s)  # the unloaded latency's time: at most one load's
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
@@ -586,21 +590,22 @@ def serve(
             progress.start(policy if request.url is None else None)
             if request.url is not None:
                 if not unloaded:  # before any load: the endpoint's own unloaded latency (batch 1)
-                    _add_unloaded(progress, unloaded, _unloaded_records(http_unloaded(request.url, budget_s)))
+                    _add_unloaded(
+                        progress, unloaded, _unloaded_records(http_unloaded(request.url, request.unloaded_budget_s))
+                    )
                 start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
                 with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
-                    workload.update(
-                        request_shape=list(info.request_shape),
-                        service_ms={str(k): v for k, v in info.service_ms.items()},
-                    )
                     missing = tuple(k for k in info.sizes if k not in unloaded)
                     if missing:  # before any load of the policy: its sizes' unloaded latency
-                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s=budget_s))
-                    bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
-                    start = START_FRACTION * bound_rps
-                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)} if unloaded else None
+                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, request.unloaded_budget_s))
+                    back = {k: u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}  # the service time, ms
+                    workload.update(
+                        request_shape=list(info.request_shape), service_ms={str(k): v for k, v in back.items()}
+                    )
+                    start = START_FRACTION * policy.max_batch / (back[policy.max_batch] / 1e3)  # of the bound
+                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
                     checks = info.checks
                     done.append(
                         serve_policy(

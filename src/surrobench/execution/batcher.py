@@ -202,17 +202,41 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
-#: An isolated batch starts this many back-to-back service times after the previous one ended, and at least
-#: :data:`MIN_GAP_S`: long enough for the host thread to sleep and the device to go idle, as a request at a
-#: sparse rate finds them (the fresh-user trial: at 25 rps, 40 ms apart, an isolated request took about twice
-#: the back-to-back service time).
-GAP_SERVICE_TIMES = 4.0
-MIN_GAP_S = 2e-3
-#: ... and at most this long, s: the trial's slow isolated requests came 40 ms apart, so a slow 3-D model (0.5 s
-#: a batch) is not kept idle for seconds per sample.
+#: The idle gaps probed for the one from which a batch runs slower than back to back (s): doubling from
+#: :data:`MIN_GAP_S` up to :data:`MAX_GAP_S` (the fresh-user trial's slow isolated requests came 40 ms apart;
+#: a wall-clock wait under a millisecond is spun, not slept, :data:`_SPIN_S`). :data:`PROBES` batches per gap
+#: (one where the budget share would not hold 12 gaps of them), their median compared with the back-to-back
+#: samples; :data:`REFINE` halvings of the log-gap between the longest fast and the shortest slow gap.
+MIN_GAP_S = 2.5e-4
 MAX_GAP_S = 0.05
+PROBES = 3
+REFINE = 3
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
+
+
+def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
+    """The shortest idle gap (s) after which a batch runs slower than back to back: the median of
+    ``probes`` batches each started ``gap`` after the previous one ended (``timed_after(gap)`` runs one and
+    returns its time) above the 90th percentile of ``back_s``, at that gap and the next longer one (one slow
+    median of three is then no accident). Probed on the doubling ladder of :data:`MIN_GAP_S` ..
+    :data:`MAX_GAP_S`, then refined :data:`REFINE` times between the longest fast gap and it; :data:`MAX_GAP_S`
+    when no probed gap is slow (idle never slowed the service within it)."""
+    limit = sorted(back_s)[min(len(back_s) - 1, int(0.9 * len(back_s)))]
+
+    def slow(gap: float) -> bool:
+        return sorted(timed_after(gap) for _ in range(probes))[probes // 2] > limit
+
+    ladder = [MIN_GAP_S * 2**j for j in range(int(np.log2(MAX_GAP_S / MIN_GAP_S)) + 1)]
+    ladder += [MAX_GAP_S] if ladder[-1] < MAX_GAP_S else []
+    for j, gap in enumerate(ladder):
+        if slow(gap) and (j + 1 == len(ladder) or slow(ladder[j + 1])):
+            lo, hi = (ladder[j - 1] if j else 0.0), gap
+            for _ in range(REFINE if j else 0):
+                mid = (lo * hi) ** 0.5
+                lo, hi = (lo, mid) if slow(mid) else (mid, hi)
+            return hi
+    return MAX_GAP_S
 
 
 def unloaded_latency(
@@ -220,16 +244,22 @@ def unloaded_latency(
 ) -> dict[int, tuple[float, list[float], list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
     time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
-    batches each started ``gap_s`` after the previous one ended (:data:`GAP_SERVICE_TIMES` back-to-back
-    medians, within [:data:`MIN_GAP_S`, :data:`MAX_GAP_S`]). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and
-    :data:`ISOLATED_SAMPLES` at most, fewer where ``budget_s`` (split evenly over the sizes and the two kinds)
-    would be exceeded, never fewer than :data:`MIN_UNLOADED_SAMPLES`. ``clock``: a :class:`WallClock` when None."""
+    batches each started ``gap_s`` after the previous one ended, ``gap_s`` the measured idle threshold
+    (:func:`idle_threshold`: the shortest idle that slows a batch; under load a batch after a shorter idle runs
+    as back to back). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and :data:`ISOLATED_SAMPLES` at most, fewer
+    where ``budget_s`` (split evenly over the sizes and the two kinds) would be exceeded, never fewer than
+    :data:`MIN_UNLOADED_SAMPLES`; the threshold's probes come on top (at most 36 batches, 12 for a slow
+    service, and 0.35 s of idle per size). ``clock``: a :class:`WallClock` when None."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:
         began = clock.now()
         service(k)
         return clock.now() - began
+
+    def timed_after(k: int, gap_s: float) -> float:
+        clock.sleep_until(clock.now() + gap_s)
+        return timed(k)
 
     out = {}
     share_s = budget_s / max(1, 2 * len(sizes))
@@ -238,10 +268,8 @@ def unloaded_latency(
         n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
         back = [timed(k) for _ in range(n)]
         median = sorted(back)[len(back) // 2]
-        gap_s = min(max(GAP_SERVICE_TIMES * median, MIN_GAP_S), MAX_GAP_S)
-        isolated = []
-        for _ in range(int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))):
-            clock.sleep_until(clock.now() + gap_s)
-            isolated.append(timed(k))
-        out[k] = (gap_s, isolated, back)
+        probes = PROBES if share_s >= 12 * PROBES * median else 1
+        gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
+        count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
+        out[k] = (gap_s, [timed_after(k, gap_s) for _ in range(count)], back)
     return out
