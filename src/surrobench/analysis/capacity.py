@@ -1,17 +1,13 @@
 """The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
 
 **The prediction** is a discrete-event simulation of the batcher itself
-(:func:`~surrobench.execution.batcher.serve_open_loop` on a
-:class:`~surrobench.execution.batcher.VirtualClock`) over open-loop Poisson arrivals, the load generator's
-own schedule, where each batch's service time is drawn from the samples measured before any load
-(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples when the
-time since the previous batch ended is at least the measured idle threshold (``gap``, the shortest idle that
-slowed a batch unloaded, :func:`~surrobench.execution.batcher.idle_threshold`), else from the back-to-back
-samples: under load a batch after a shorter idle runs as back to back. The highest passing rate is then found
-on the simulation (:func:`predict_capacity`); the passing rates need not reach down to zero, since a sparse rate
-serves each request alone and isolated, slower than a busy one. Not modelled: the batcher loop's own time and its
-late wake-ups (the ``gen`` and ``wake_late`` columns of a load point say how large they were), and a slowdown
-that grows with the idle beyond the threshold.
+(:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`)
+over the load generator's own open-loop arrivals, each batch's service time drawn from the samples of its padded
+size measured before any load (:class:`~surrobench.records.serve.UnloadedLatency`): isolated when the idle since
+the previous batch is at least the measured threshold ``gap`` (:func:`~surrobench.execution.batcher.idle_threshold`),
+else back to back. A sparse rate serves requests alone and isolated, so the passing rates need not reach down to
+zero (:func:`predict_capacity`). Not modelled: the batcher loop's own time and late wake-ups (a load point's
+``gen`` and ``wake_late``), and a slowdown that grows with the idle beyond the threshold.
 
 **The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
 doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
@@ -38,12 +34,10 @@ MAX_SEARCH_STEPS = 12
 #: The first bracketing step around a prediction, a factor (the goal: a prediction within 10% of the measured
 #: capacity, so the bracket is usually closed in two loads); each further step the same way squares it, up to 2.
 PREDICTED_STEP = 1.1
-#: The simulation's requests per rate (measured, after its warm-up): its P99 is the 80th-slowest, and near
-#: saturation its queue grows about as long as in a load of a few seconds at thousands of requests/s (with 4,000,
-#: planted services were over-predicted by 5-10%).
+#: The simulation's requests per rate after its warm-up: near saturation its queue grows as in a load of seconds
+#: (with 4,000, planted services were over-predicted by 5-10%).
 SIMULATED_REQUESTS = 8000
-#: The simulated search's resolution, its downward step and how far below the full-batch bound it looks (at 1%
-#: of the bound every request is served alone: a lower rate fares no better).
+#: The simulated search's resolution, downward step and floor (a fraction of the full-batch bound).
 SIMULATED_TOLERANCE = 0.01
 SIMULATED_STEP = 1.1
 SIMULATED_FLOOR = 1e-2
@@ -108,27 +102,6 @@ def find_capacity(
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
 
 
-class SampledService:
-    """A :data:`~surrobench.execution.batcher.Service` on a virtual clock that serves a batch of k in a service
-    time drawn from the measured samples of its padded size (module docstring: isolated when the idle since the
-    previous batch is at least the measured threshold ``gap_ms``, else back to back), seeded."""
-
-    def __init__(self, unloaded: dict[int, UnloadedLatency], clock: VirtualClock, seed: int = 0) -> None:
-        self.unloaded, self.clock = unloaded, clock
-        self.sizes = tuple(sorted(unloaded))
-        self.rng = np.random.default_rng(seed)
-        self.last_end = -np.inf
-
-    def __call__(self, k: int) -> float:
-        u = self.unloaded[padded_size(k, self.sizes)]
-        idle_s = self.clock.now() - self.last_end
-        pool = u.isolated_ms if idle_s >= u.gap_ms / 1e3 else u.back_to_back_ms
-        seconds = pool[int(self.rng.integers(len(pool)))] / 1e3
-        self.clock.advance(seconds)
-        self.last_end = self.clock.now()
-        return seconds
-
-
 def simulated_point(
     unloaded: dict[int, UnloadedLatency],
     policy: ServePolicy,
@@ -148,8 +121,16 @@ def simulated_point(
     """
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
-    clock = VirtualClock()
-    service = SampledService(unloaded, clock, seed)
+    clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+
+    def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
+        u = unloaded[padded_size(k, sizes)]
+        pool = u.isolated_ms if clock.now() - last_end[0] >= u.gap_ms / 1e3 else u.back_to_back_ms
+        seconds = pool[int(rng.integers(len(pool)))] / 1e3
+        clock.advance(seconds)
+        last_end[0] = clock.now()
+        return seconds
+
     if arrival == "constant":
         arrivals = constant_arrivals(rate_rps, duration_s)
     else:
@@ -172,12 +153,10 @@ def predict_capacity(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> float:
-    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the highest
-    rate that passes in :func:`simulated_point`, to :data:`SIMULATED_TOLERANCE`. Rates are tried downward from the
-    full-batch bound (``max_batch`` / the back-to-back median of a full batch) in steps of
-    :data:`SIMULATED_STEP` until one passes (a sparse rate may fail where a busier one passes: halving from a
-    failing rate would miss that band), then the step above it is bisected. 0 when none passes down to
-    :data:`SIMULATED_FLOOR` of the bound, at once when the target is infeasible (:func:`infeasible_reason`)."""
+    """The capacity (requests/s) at ``target_p99_ms`` the simulation predicts for ``policy``: rates tried downward
+    from the full-batch bound (``max_batch`` / a full batch's back-to-back median) by :data:`SIMULATED_STEP` until
+    one passes (halving from a failing one could skip every passing rate), the step above it bisected. 0 when none
+    passes down to :data:`SIMULATED_FLOOR` of the bound, or the target is infeasible (:func:`infeasible_reason`)."""
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import torch
+
 from surrobench.analysis.capacity import (
     MAX_SEARCH_STEPS,
     PREDICTED_STEP,
@@ -96,8 +98,7 @@ class ServeRequest:
 
     @property
     def unloaded_budget_s(self) -> float:
-        """The unloaded latency's time (s): at most one load's, at most
-        :data:`~surrobench.execution.batcher.UNLOADED_BUDGET_S`."""
+        """The unloaded latency's time, s: one load's, at most :data:`UNLOADED_BUDGET_S`."""
         return min(UNLOADED_BUDGET_S, self.duration_s)
 
 
@@ -502,12 +503,6 @@ def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], mea
     progress.base = replace(progress.base, unloaded=tuple(unloaded[k] for k in sorted(unloaded)))
 
 
-def _torch_threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
-
-
 def serve(
     model,
     *,
@@ -576,6 +571,7 @@ def serve(
     if on_start is not None:
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
+    budget_s = request.unloaded_budget_s
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
@@ -590,16 +586,14 @@ def serve(
             progress.start(policy if request.url is None else None)
             if request.url is not None:
                 if not unloaded:  # before any load: the endpoint's own unloaded latency (batch 1)
-                    _add_unloaded(
-                        progress, unloaded, _unloaded_records(http_unloaded(request.url, request.unloaded_budget_s))
-                    )
+                    _add_unloaded(progress, unloaded, _unloaded_records(http_unloaded(request.url, budget_s)))
                 start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
                 with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
                     missing = tuple(k for k in info.sizes if k not in unloaded)
                     if missing:  # before any load of the policy: its sizes' unloaded latency
-                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, request.unloaded_budget_s))
+                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
                     back = {k: u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}  # the service time, ms
                     workload.update(
                         request_shape=list(info.request_shape), service_ms={str(k): v for k, v in back.items()}
@@ -624,7 +618,7 @@ def serve(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
         notes += search_notes(request, done) + model_notes
-        busy = busy_host_warning(*host_load(), cfg.threads or _torch_threads())
+        busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)

@@ -202,11 +202,8 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
-#: The idle gaps probed for the one from which a batch runs slower than back to back (s): doubling from
-#: :data:`MIN_GAP_S` up to :data:`MAX_GAP_S` (the fresh-user trial's slow isolated requests came 40 ms apart;
-#: a wall-clock wait under a millisecond is spun, not slept, :data:`_SPIN_S`). :data:`PROBES` batches per gap
-#: (one where the budget share would not hold 12 gaps of them), their median compared with the back-to-back
-#: samples; :data:`REFINE` halvings of the log-gap between the longest fast and the shortest slow gap.
+#: The idle threshold's probes (:func:`idle_threshold`): gaps doubling from :data:`MIN_GAP_S` to :data:`MAX_GAP_S`
+#: (the trial's slow isolated requests came 40 ms apart), :data:`PROBES` batches per gap, :data:`REFINE` halvings.
 MIN_GAP_S = 2.5e-4
 MAX_GAP_S = 0.05
 PROBES = 3
@@ -216,19 +213,16 @@ UNLOADED_BUDGET_S = 6.0
 
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
-    """The shortest idle gap (s) after which a batch runs slower than back to back: the median of
-    ``probes`` batches each started ``gap`` after the previous one ended (``timed_after(gap)`` runs one and
-    returns its time) above the 90th percentile of ``back_s``, at that gap and the next longer one (one slow
-    median of three is then no accident). Probed on the doubling ladder of :data:`MIN_GAP_S` ..
-    :data:`MAX_GAP_S`, then refined :data:`REFINE` times between the longest fast gap and it; :data:`MAX_GAP_S`
-    when no probed gap is slow (idle never slowed the service within it)."""
+    """The shortest idle gap (s) after which a batch runs slower than back to back: the median of ``probes``
+    batches started ``gap`` after the previous one ended (``timed_after(gap)`` runs one) above the P90 of
+    ``back_s`` at that gap and the next on the doubling ladder, refined between the longest fast gap and it;
+    :data:`MAX_GAP_S` when no probed gap is slow."""
     limit = sorted(back_s)[min(len(back_s) - 1, int(0.9 * len(back_s)))]
 
     def slow(gap: float) -> bool:
         return sorted(timed_after(gap) for _ in range(probes))[probes // 2] > limit
 
-    ladder = [MIN_GAP_S * 2**j for j in range(int(np.log2(MAX_GAP_S / MIN_GAP_S)) + 1)]
-    ladder += [MAX_GAP_S] if ladder[-1] < MAX_GAP_S else []
+    ladder = [MIN_GAP_S * 2**j for j in range(8)] + [MAX_GAP_S]  # 0.25 .. 32 ms, 50 ms
     for j, gap in enumerate(ladder):
         if slow(gap) and (j + 1 == len(ladder) or slow(ladder[j + 1])):
             lo, hi = (ladder[j - 1] if j else 0.0), gap
@@ -244,12 +238,11 @@ def unloaded_latency(
 ) -> dict[int, tuple[float, list[float], list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
     time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
-    batches each started ``gap_s`` after the previous one ended, ``gap_s`` the measured idle threshold
-    (:func:`idle_threshold`: the shortest idle that slows a batch; under load a batch after a shorter idle runs
-    as back to back). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and :data:`ISOLATED_SAMPLES` at most, fewer
-    where ``budget_s`` (split evenly over the sizes and the two kinds) would be exceeded, never fewer than
-    :data:`MIN_UNLOADED_SAMPLES`; the threshold's probes come on top (at most 36 batches, 12 for a slow
-    service, and 0.35 s of idle per size). ``clock``: a :class:`WallClock` when None."""
+    batches each started ``gap_s``, the measured idle threshold (:func:`idle_threshold`), after the previous one
+    ended. Sample counts: :data:`BACK_TO_BACK_SAMPLES` and :data:`ISOLATED_SAMPLES` at most, fewer where
+    ``budget_s`` (split evenly over the sizes and the two kinds) would be exceeded, never fewer than
+    :data:`MIN_UNLOADED_SAMPLES`; the probes on top (per size at most 0.35 s idle and 36 batches, 12 where the
+    share would not hold 12 x :data:`PROBES`). ``clock``: a :class:`WallClock` when None."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:
