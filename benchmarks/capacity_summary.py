@@ -76,7 +76,8 @@ def _policy(doc: dict) -> str:
 
 def optimize_rows(folder: Path) -> list[str]:
     rows = [
-        "| model | candidates: predicted rps at their best policy | top (its policy) | baseline measured | top measured | "
+        "| model | candidates: predicted rps at their best policy | top (its policy) | baseline measured | "
+        "top measured | "
         "verdict | recipe | latency recipe's serve (batch<=8 wait<=1ms) | search s | step wall s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -96,7 +97,8 @@ def optimize_rows(folder: Path) -> list[str]:
 
         wall = _wall_s(folder, path.stem)
         rows.append(
-            f"| {model} | {cands} | {doc['top']} ({_policy(doc)}) | {bracket(doc['baseline_rps'])} | {bracket(doc['top_rps'])} | "
+            f"| {model} | {cands} | {doc['top']} ({_policy(doc)}) | {bracket(doc['baseline_rps'])} | "
+            f"{bracket(doc['top_rps'])} | "
             f"{doc['verdict'] or '-'} | {doc['recipe']} | "
             f"{bracket((lat['capacity_rps'], lat['failing_rps'])) if lat else '-'} | {doc['search_s']:.0f} | "
             f"{'-' if wall is None else f'{wall:.0f}'} |"

@@ -245,6 +245,28 @@ def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(mo
     assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
 
 
+def test_batch_one_policies_are_predicted_once(monkeypatch):
+    # a batch of one never waits: its waits are one policy, simulated once per candidate
+    from surrobench.api import capacity as api_capacity
+    from surrobench.records.serve import Capacity
+
+    calls = []
+    monkeypatch.setattr(api_capacity, "predict_capacity", lambda u, p, *a: calls.append(p) or 100.0 * p.max_batch)
+    service = IdleService(2.0, 0.1)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(service, 8))
+
+    policies = (ServePolicy(1, 0.5), ServePolicy(1, 2.0), ServePolicy(8, 1.0))
+    found = capacity_search([], policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 800.0, 900.0, ())))
+    assert sorted(p.max_batch for p in calls) == [1, 8]
+    assert found.candidates[0].predicted_rps == {
+        "batch<=1 wait<=0.5ms": 100.0,
+        "batch<=1 wait<=2ms": 100.0,
+        "batch<=8 wait<=1ms": 800.0,
+    }
+
+
 def test_the_capacity_objective_answers_an_infeasible_target_without_a_load():
     service = IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0)
 

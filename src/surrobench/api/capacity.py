@@ -109,7 +109,9 @@ def capacity_search(
             if against is None:
                 raise
             return CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
-        predicted = {p.label(): predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in policies}
+        alike = {p: replace(p, max_wait_ms=0.0) if p.max_batch == 1 else p for p in policies}  # batch 1 never waits
+        once = {p: predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in set(alike.values())}
+        predicted = {p.label(): once[alike[p]] for p in policies}
         best = max(policies, key=lambda p: predicted[p.label()])
         faster = None if against is None else service_faster(against, got.unloaded, best.max_batch)
         cand = CapacityCandidate(
@@ -125,10 +127,8 @@ def capacity_search(
     candidates += [c for _, c in singles]
     # stacked: accurate remedies that make the full batch faster, whatever their prediction alone (a noisy tail)
     full = max(p.max_batch for p in policies)
-    good = sorted(
-        ((r, c) for r, c in singles if c.accurate and service_faster(base_unloaded, measured[c.recipe][1], full)),
-        key=lambda rc: -rc[1].best_predicted_rps,
-    )
+    good = [(r, c) for r, c in singles if c.accurate and service_faster(base_unloaded, measured[c.recipe][1], full)]
+    good.sort(key=lambda rc: -rc[1].best_predicted_rps)
     if len(good) > 1:  # stack: each further remedy kept when the stack wins against the stack below it
         stack, top = Recipe((good[0][0],)), good[0][1]
         for remedy, _ in good[1:]:

@@ -594,11 +594,9 @@ def serve(
                     missing = tuple(k for k in info.sizes if k not in unloaded)
                     if missing:  # before any load of the policy: its sizes' unloaded latency
                         _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
-                    back = {k: u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}  # the service time, ms
-                    workload.update(
-                        request_shape=list(info.request_shape), service_ms={str(k): v for k, v in back.items()}
-                    )
-                    start = START_FRACTION * policy.max_batch / (back[policy.max_batch] / 1e3)  # of the bound
+                    service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
+                    workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
+                    start = START_FRACTION * policy.max_batch / (unloaded[policy.max_batch].back_to_back_p50_ms / 1e3)
                     mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
                     checks = info.checks
                     done.append(
