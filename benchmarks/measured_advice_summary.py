@@ -277,8 +277,10 @@ def main(work: str, kept: str | None = None) -> None:
     steps = [(r, r["recipe_step"]) for r in table if r["recipe_step"]]
     if steps:
         print("\n### The recipe step: coverage and roofline headroom\n")
-        print("| config | recipe step | coverage (kernel time attributed to ops) | step ms | roofline bound ms | "
-              "step / bound | kernel time with counters |")
+        print(
+            "| config | recipe step | coverage (kernel time attributed to ops) | step ms | roofline bound ms | "
+            "step / bound | kernel time with counters |"
+        )
         print("|---|---|---|---|---|---|---|")
         for r, st in steps:
             cov, share = st["coverage"], st["covered_share"]

@@ -73,8 +73,10 @@ def test_the_recipe_step_arguments_and_its_coverage_and_headroom(tmp_path):
     assert args[-2:] == ["--iters", "20"] and args[args.index("--model") + 1] == "fno2d"
     label = "fno2d 8x3x256x256 b8 tf32 cudagraph"
     context = {
-        "evidence_checks": {"fno2d 8x3x256x256 b8 tf32 eager": {"coverage": 0.99},
-                            label: {"coverage": 0.2, "matched_coverage": 0.93}},
+        "evidence_checks": {
+            "fno2d 8x3x256x256 b8 tf32 eager": {"coverage": 0.99},
+            label: {"coverage": 0.2, "matched_coverage": 0.93},
+        },
         "headroom": {label: {"headroom": 2.5, "step_ms": 2.4, "roofline_bound_ms": 0.96, "covered_share": 0.94}},
     }
     (tmp_path / "diagnose_fno2d_recipe.json").write_text(json.dumps(diagnosis_json([], context)))

@@ -128,7 +128,7 @@ def diagnose(
     from surrobench.tune import advice
 
     th = load_thresholds(config)
-    measure_s = advice.check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
+    measure_s = None if measure_s is None else advice.check_measure_s(measure_s)  # None: the default, its deadline
     system = api_diagnose.load_system_view(system_view)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
@@ -173,7 +173,8 @@ def diagnose(
                 write_json(json_out, cut.to_json())
                 raise
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        context = {**api_diagnose.workload_context(record, evidence), "measure_s": measure_s}
+        given = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
+        context = {**api_diagnose.workload_context(record, evidence), "measure_s": given}
         diagnosed = record
     failed = context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none

@@ -49,6 +49,18 @@ FIRST_COMPILE_S = 20.6
 #: docs/benchmarks/h200-counters.md, "What --counters costs"), of which ncu 12-68 s; the goals are 90 s without
 #: counters and 150 s with them per config, so 45 s of measuring fits both with the slowest of those configs.
 DEFAULT_MEASURE_S = 45.0
+#: With the default budget, a config's diagnose ends by this many seconds after its start, measuring included
+#: (:func:`measure_deadline`): the goal is 90 s per config (docs/benchmarks/h200-measured-advice.md), less ~5 s of
+#: process start and imports before the clock starts and the overrun of a last remedy started inside the budget
+#: (its setup and rounds are estimated from the longest like it, :meth:`~surrobench.tune.trials.Trials.spent`).
+#: On the H200 timing and profiling took 20-30 s a config without counters (docs/benchmarks/h200-counters.md),
+#: so the default 45 s is rarely cut; the AFNO at 256² b4 took 90 s with its 45 s (the same doc, "Results").
+DIAGNOSE_TARGET_S = 75.0
+#: With ``--counters`` the goal is 150 s: the same margin.
+COUNTERS_TARGET_S = 135.0
+#: A measuring budget below this is not started (the baseline's references and one remedy's rounds do not fit):
+#: the config keeps its estimates, and the note says why.
+MIN_MEASURE_S = 10.0
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).
 VERDICTS = {
@@ -180,6 +192,13 @@ def check_measure_s(measure_s: object) -> float:
     return float(measure_s)
 
 
+def measure_deadline(started: float, configs: int, counters: bool) -> float:
+    """The monotonic time by which a diagnose that began at ``started`` (``time.monotonic()``) over ``configs``
+    configs ends with the default budget: :data:`DIAGNOSE_TARGET_S` per config, :data:`COUNTERS_TARGET_S` with
+    ``counters``."""
+    return started + configs * (COUNTERS_TARGET_S if counters else DIAGNOSE_TARGET_S)
+
+
 def measure_findings(
     plan: SweepPlan,
     results: Sequence[ConfigResult],
@@ -187,11 +206,17 @@ def measure_findings(
     measure_s: float,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
     """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config),
     for the configs of ``results`` (timed ``ok`` configs of ``plan``). Returns ``{config label: its
     measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
     config could not be measured (its baseline failed: explained in one line, the others go on).
+
+    ``deadline`` (a ``clock()`` time, :func:`measure_deadline`): each config's budget is also at most its share of
+    what is left before it (split evenly over the configs still to measure); below :data:`MIN_MEASURE_S` the
+    config is not measured, its note says so. Without one, ``measure_s`` is each config's budget as given.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
@@ -199,14 +224,21 @@ def measure_findings(
     """
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes = []
-    for result in results:
+    for i, result in enumerate(results):
         label = result.label()
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
-        started = time.monotonic()
+        started = clock()
+        budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
+        if deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
+            notes.append(
+                f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the diagnose's "
+                f"{DIAGNOSE_TARGET_S:g} s a config (counters {COUNTERS_TARGET_S:g} s); pass measure_s to measure them"
+            )
+            continue
         try:
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            got = measure_config(cfg, prepared, mine, measure_s, tolerance=tolerance)
+            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc).line}")
             continue
@@ -215,7 +247,7 @@ def measure_findings(
         measured[label] = got
         left = [m.remedy for m in got if m.verdict == "not-measured"]
         notes.append(
-            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {time.monotonic() - started:.1f} s "
-            f"(measure_s {measure_s:g} s)" + (f"; not measured: {', '.join(left)}" if left else "")
+            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {clock() - started:.1f} s "
+            f"(budget {budget:.0f} s)" + (f"; not measured: {', '.join(left)}" if left else "")
         )
     return measured, notes
