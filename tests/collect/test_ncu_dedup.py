@@ -112,14 +112,14 @@ def _shared_capture(tmp_path: Path) -> Path:
 
 
 def test_names_sharing_configurations_are_measured_in_one_run_when_that_costs_less(tmp_path, fake_ncu, monkeypatch):
-    from surrobench.collect.ncu_dedup import one_run_cheaper, shared_depth
+    from surrobench.collect.ncu_dedup import one_run_depth
 
     monkeypatch.setenv("FAKE_NCU_CSV", str(_shared_capture(tmp_path)))
     config = tmp_path / "config.json"
     config.write_text("{}")
     full = run_ncu(config, tmp_path, (), dedup=False)
-    assert shared_depth(full.kernels) == 3 and len(launch_groups(full.kernels)) == 3
-    assert one_run_cheaper(full.kernels)
+    assert one_run_depth(full.kernels) == 3 and len(launch_groups(full.kernels)) == 3
+    assert one_run_depth(_launches()) is None  # one group: nothing to save
     once = run_ncu(config, tmp_path, ())
     # the same launches, each with the counters of its signature
     assert [signature(k) for k in once.kernels] == [signature(k) for k in full.kernels]

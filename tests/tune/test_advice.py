@@ -186,5 +186,4 @@ def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_f
     budgets.clear()
     measured, notes = advice.measure_findings(plan, results, findings, 45.0, deadline=108.0, clock=lambda: 100.0)
     assert budgets == [] and measured == {} and len(notes) == 2 and "not measured" in notes[0]
-    assert advice.measure_deadline(0.0, 2, counters=False) == 2 * advice.DIAGNOSE_TARGET_S
-    assert advice.measure_deadline(0.0, 1, counters=True) == advice.COUNTERS_TARGET_S <= 150 - 15
+    assert advice.DIAGNOSE_TARGET_S <= 90 - 15 and advice.COUNTERS_TARGET_S <= 150 - 15

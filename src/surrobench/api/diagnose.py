@@ -28,7 +28,7 @@ from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.tune import advice
-from surrobench.tune.advice import check_measure_s, measure_deadline, measure_findings
+from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
@@ -210,8 +210,8 @@ def diagnose_workload(
 
     ``measure_s``: seconds per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`),
     after every config is profiled; their measurements replace the estimates (:mod:`surrobench.results.measured_advice`).
-    0: estimates only. None: :data:`~surrobench.tune.advice.DEFAULT_MEASURE_S`, within the default deadline of
-    the whole diagnose (:func:`~surrobench.tune.advice.measure_deadline`, counted from this call).
+    0: estimates only. None: :data:`~surrobench.tune.advice.DEFAULT_MEASURE_S`, the whole call ending by
+    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config (``COUNTERS_TARGET_S`` with counters).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
@@ -225,7 +225,8 @@ def diagnose_workload(
             timed and the op tables profiled stay stored, and the exception carries the findings of what was read
             (while measuring: every config's, with their estimates).
     """
-    deadline = measure_deadline(time.monotonic(), len(plan.configs), options.counters) if measure_s is None else None
+    per_config = advice.COUNTERS_TARGET_S if options.counters else advice.DIAGNOSE_TARGET_S
+    deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
     measure_s = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s  # read when called
     try:
         record, warnings = execute_sweep(
@@ -296,12 +297,12 @@ def diagnose_workload(
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:
         try:
-            results = [ev.result for ev in evidence]
-            measured, measure_notes = measure_findings(plan, results, findings, measure_s, deadline=deadline)
+            got = [ev.result for ev in evidence]
+            measured, noted = measure_findings(plan, got, findings, measure_s, deadline=deadline)
         except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
             cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
             raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
-        warnings += measure_notes
+        warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
     return record, findings, warnings, evidence
 
@@ -524,8 +525,7 @@ def diagnose(
     core (:mod:`surrobench.tune.advice`), largest estimated gain first; each action then carries its measurement
     (:class:`surrobench.records.measured.MeasuredRemedy`) and the findings are ordered by measured saving
     (:func:`surrobench.records.findings.rank_findings`). 0: estimates only; None:
-    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called, within the default deadline of the
-    whole diagnose (:func:`surrobench.tune.advice.measure_deadline`).
+    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called, within its deadline (:func:`diagnose_workload`).
 
     Raises:
         UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
@@ -588,6 +588,8 @@ def diagnose(
             measure_s=measure_s,
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    given = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
-    context = {**workload_context(record, evidence), "measure_s": given}
+    context = {
+        **workload_context(record, evidence),
+        "measure_s": advice.DEFAULT_MEASURE_S if measure_s is None else measure_s,
+    }
     return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

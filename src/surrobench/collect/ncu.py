@@ -35,16 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
-from surrobench.collect.ncu_dedup import (
-    LAUNCH_METRICS,
-    credit,
-    launch_groups,
-    measured_count,
-    name_filter,
-    one_run_cheaper,
-    shared_depth,
-    unmeasured,
-)
+from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, launch_groups, measured_count, name_filter
+from surrobench.collect.ncu_dedup import one_run_depth, signature
 from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
@@ -186,9 +178,9 @@ def deduplicated_run(
     config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S
 ) -> tuple[NcuRun | None, float]:
     """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
-    one enumerating pass; one counter run of every name when that costs less
-    (:func:`~surrobench.collect.ncu_dedup.one_run_cheaper`), then one run per
-    :func:`~surrobench.collect.ncu_dedup.launch_groups` group of what is still unmeasured; every launch credited. Returns the run (None when deduplication saves nothing or cannot hold) and the wall seconds
+    one enumerating pass; one counter run of every name where that costs less (:func:`one_run_depth`), then
+    one per :func:`launch_groups` group of what is unmeasured; every launch credited. Returns the run (None when
+    deduplication saves nothing or cannot hold) and the wall seconds
     its ncu runs took."""
     listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
     spent = listed.wall_s or 0.0
@@ -196,14 +188,12 @@ def deduplicated_run(
     if listed.problem is not None or not launches or measured_count(launches) == len(launches):
         return None, spent
     measured, commands, left = [], [], launches
-    if one_run_cheaper(launches):  # every name at once, k launches per launch configuration
-        names = tuple(dict.fromkeys(k.name for k in launches))
-        run = _run_once(config_path, work_dir, (), shared_depth(launches), timeout_s, exact_names=names)
+    if (depth := one_run_depth(launches)) is not None:  # every name at once, k launches per launch configuration
+        run = _run_once(config_path, work_dir, (), depth, timeout_s, exact_names=tuple({k.name: 0 for k in launches}))
         spent += run.wall_s or 0.0
         if run.problem is None:
-            measured += run.kernels
-            commands.append(run.command)
-            left = unmeasured(run.kernels, launches)
+            measured, commands = list(run.kernels), [run.command]
+            left = tuple(k for k in launches if signature(k) not in {signature(m) for m in measured})
     for group in launch_groups(left) if left else ():
         run = _run_once(config_path, work_dir, (), 1, timeout_s, exact_names=group)
         spent += run.wall_s or 0.0
@@ -214,10 +204,8 @@ def deduplicated_run(
     credited = credit(tuple(measured), launches)
     if credited is None:
         return None, spent
-    # not credited to any launch: the enumerating pass's, and launches replayed beyond the first of a signature
-    passes = sum(k.passes or 0 for k in launches) + sum(k.passes or 0 for k in measured) - sum(
-        k.passes or 0 for k in credited
-    )
+    beyond_first = sum(k.passes or 0 for k in measured) - sum(k.passes or 0 for k in credited)
+    passes = sum(k.passes or 0 for k in launches) + beyond_first  # the enumerating pass's and the uncredited
     return NcuRun(commands[0], spent, credited, None, passes), spent
 
 

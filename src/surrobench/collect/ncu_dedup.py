@@ -15,18 +15,15 @@ same up to noise. A deduplicated run:
 3. credits each launch the counters of the measured launch of its signature (:func:`credit`), with ``passes``
    0 (not replayed): the launches, the coverage and the kernel table's join are those of the full run.
 
-Each ncu run starts the child again (Python, torch, the model's build and warm-up under ncu: ~5 s on the H200,
-more for a model that loads many CUDA modules), while a replayed launch costs ~0.5 s (18 passes;
-docs/benchmarks/h200-counters.md, "What --counters costs"). Where names share launch configurations, step 2's
-groups cost one start each; one run of every name taking the first ``k`` launches of each launch configuration
-(``k``: the most names sharing one, :func:`shared_depth`) replays more launches but starts once.
-:func:`one_run_cheaper` picks by that cost; the signatures such a run missed (a name launched ``k`` times with a
-configuration before another name's first launch of it) are measured by the groups of step 2, only those names.
+Each ncu run starts the child (~5 s on the H200), a replayed launch costs ~0.5 s (docs/benchmarks/h200-counters.md):
+where step 2 needs several groups, one run of every name at ``k`` launches per configuration may cost less
+(:func:`one_run_depth`), the groups then measuring only what it missed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 
 from surrobench.records.counters import KernelCounters
@@ -71,46 +68,22 @@ def launch_groups(launches: tuple[KernelCounters, ...]) -> tuple[tuple[str, ...]
     return tuple(tuple(names) for names, _ in groups)
 
 
-#: Cost model of :func:`one_run_cheaper`, seconds: one ncu run's start (child, model build, warm-up) and one
-#: replayed launch (docs/benchmarks/h200-counters.md, "What --counters costs": ~5 s and 0.4-0.6 s).
-RUN_START_S = 5.0
-LAUNCH_S = 0.5
+#: Cost model of :func:`one_run_depth`, s: one ncu run's start and one replayed launch (module docstring).
+RUN_START_S, LAUNCH_S = 5.0, 0.5
 
 
-def shared_depth(launches: tuple[KernelCounters, ...]) -> int:
-    """The most distinct names that share one launch configuration (:func:`launch_config`) in ``launches``; 0
-    for none."""
+def one_run_depth(launches: tuple[KernelCounters, ...]) -> int | None:
+    """``k``, the most names sharing one launch configuration (:func:`launch_config`), when one run of every name
+    at ``k`` launches per configuration costs less by :data:`RUN_START_S` and :data:`LAUNCH_S` than one run per
+    :func:`launch_groups` group at one launch per signature (module docstring); None otherwise (one group: the
+    same run)."""
     names: dict[tuple, set] = {}
     for k in launches:
         names.setdefault(launch_config(k), set()).add(k.name)
-    return max((len(v) for v in names.values()), default=0)
-
-
-def replayed_per_config(launches: tuple[KernelCounters, ...], k: int) -> int:
-    """How many launches ``--filter-mode per-launch-config --launch-count k`` replays over ``launches``."""
-    counts: dict[tuple, int] = {}
-    for launch in launches:
-        counts[launch_config(launch)] = counts.get(launch_config(launch), 0) + 1
-    return sum(min(k, n) for n in counts.values())
-
-
-def one_run_cheaper(launches: tuple[KernelCounters, ...]) -> bool:
-    """Whether one run of every name at ``k = shared_depth`` launches per launch configuration costs less, by
-    :data:`RUN_START_S` and :data:`LAUNCH_S`, than one run per :func:`launch_groups` group replaying one launch
-    per signature (module docstring). False when there is one group (the two are the same run)."""
-    groups = len(launch_groups(launches))
-    if groups <= 1:
-        return False
-    one = RUN_START_S + LAUNCH_S * replayed_per_config(launches, shared_depth(launches))
-    return one < groups * RUN_START_S + LAUNCH_S * measured_count(launches)
-
-
-def unmeasured(
-    measured: tuple[KernelCounters, ...], launches: tuple[KernelCounters, ...]
-) -> tuple[KernelCounters, ...]:
-    """The launches of ``launches`` whose signature no launch of ``measured`` has."""
-    have = {signature(k) for k in measured}
-    return tuple(k for k in launches if signature(k) not in have)
+    depth, groups = max((len(v) for v in names.values()), default=0), len(launch_groups(launches))
+    counts = Counter(launch_config(k) for k in launches)
+    one = RUN_START_S + LAUNCH_S * sum(min(depth, n) for n in counts.values())
+    return depth if groups > 1 and one < groups * RUN_START_S + LAUNCH_S * measured_count(launches) else None
 
 
 def name_filter(names: tuple[str, ...]) -> str:

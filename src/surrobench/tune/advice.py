@@ -44,23 +44,12 @@ from surrobench.tune.trials import Trials
 #: :data:`~surrobench.tune.trials.WARM_COMPILE_FRACTION` of that (docs/benchmarks/h200-optimize.md, "The budget
 #: holds the fresh processes"). A first compilation is not started with less budget left than the larger.
 FIRST_COMPILE_S = 20.6
-#: Default budget of measured actions per config, seconds (``diagnose(measure_s=)``, ``--measure-s``): diagnose of
-#: one config on the H200 took 31-96 s with ``--counters`` (timing, the profiling child, the ncu child;
-#: docs/benchmarks/h200-counters.md, "What --counters costs"), of which ncu 12-68 s; the goals are 90 s without
-#: counters and 150 s with them per config, so 45 s of measuring fits both with the slowest of those configs.
+#: Default budget of measured actions per config, s (``measure_s``): the AFNO at 256² b4 took 90 s on the H200
+#: with it (docs/benchmarks/h200-measured-advice.md), timing and profiling 20-30 s. With it the whole diagnose
+#: ends by DIAGNOSE_TARGET_S a config (COUNTERS_TARGET_S with counters; the goals 90 and 150 s less ~5 s of
+#: process start and a last remedy's overrun); a budget below MIN_MEASURE_S is not started (no remedy fits).
 DEFAULT_MEASURE_S = 45.0
-#: With the default budget, a config's diagnose ends by this many seconds after its start, measuring included
-#: (:func:`measure_deadline`): the goal is 90 s per config (docs/benchmarks/h200-measured-advice.md), less ~5 s of
-#: process start and imports before the clock starts and the overrun of a last remedy started inside the budget
-#: (its setup and rounds are estimated from the longest like it, :meth:`~surrobench.tune.trials.Trials.spent`).
-#: On the H200 timing and profiling took 20-30 s a config without counters (docs/benchmarks/h200-counters.md),
-#: so the default 45 s is rarely cut; the AFNO at 256² b4 took 90 s with its 45 s (the same doc, "Results").
-DIAGNOSE_TARGET_S = 75.0
-#: With ``--counters`` the goal is 150 s: the same margin.
-COUNTERS_TARGET_S = 135.0
-#: A measuring budget below this is not started (the baseline's references and one remedy's rounds do not fit):
-#: the config keeps its estimates, and the note says why.
-MIN_MEASURE_S = 10.0
+DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).
 VERDICTS = {
@@ -192,13 +181,6 @@ def check_measure_s(measure_s: object) -> float:
     return float(measure_s)
 
 
-def measure_deadline(started: float, configs: int, counters: bool) -> float:
-    """The monotonic time by which a diagnose that began at ``started`` (``time.monotonic()``) over ``configs``
-    configs ends with the default budget: :data:`DIAGNOSE_TARGET_S` per config, :data:`COUNTERS_TARGET_S` with
-    ``counters``."""
-    return started + configs * (COUNTERS_TARGET_S if counters else DIAGNOSE_TARGET_S)
-
-
 def measure_findings(
     plan: SweepPlan,
     results: Sequence[ConfigResult],
@@ -214,9 +196,8 @@ def measure_findings(
     measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
     config could not be measured (its baseline failed: explained in one line, the others go on).
 
-    ``deadline`` (a ``clock()`` time, :func:`measure_deadline`): each config's budget is also at most its share of
-    what is left before it (split evenly over the configs still to measure); below :data:`MIN_MEASURE_S` the
-    config is not measured, its note says so. Without one, ``measure_s`` is each config's budget as given.
+    ``deadline`` (a ``clock()`` time): each config's budget is at most an even share of what is left of it;
+    below :data:`MIN_MEASURE_S` the config is not measured, its note says so.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
@@ -231,10 +212,7 @@ def measure_findings(
         started = clock()
         budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
         if deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
-            notes.append(
-                f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the diagnose's "
-                f"{DIAGNOSE_TARGET_S:g} s a config (counters {COUNTERS_TARGET_S:g} s); pass measure_s to measure them"
-            )
+            notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
             continue
         try:
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
