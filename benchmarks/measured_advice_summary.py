@@ -6,7 +6,8 @@
 ``WORK`` holds ``diagnose_NAME.json`` (diagnosis-v6, defaults), ``diagnose_NAME_counters.json`` (with
 ``--counters``), ``opt_NAME.json`` (optimize, where run) and ``times.tsv`` (each step's wall seconds and exit
 code). ``OPT_FOLDER`` (tests/fixtures/h200) holds optimize reports kept from earlier calls (``opt-*.json.gz``),
-matched to a diagnosis by config label where this call ran no optimize.
+matched to a diagnosis by config label where this call ran no optimize, and only on a device of the same name
+(a call that lands on H100s has no kept recipes: optimize every config there).
 
 Per config: the top finding (the first of the ranked list: measured savings first), its measured remedy and
 saving, optimize's recipe and what optimize measured for that same remedy (its candidate of exactly those remedies:
@@ -67,13 +68,17 @@ def _times(work: Path) -> dict[tuple[str, str], tuple[float | None, str]]:
     return out
 
 
-def _optimized(work: Path, kept: Path | None) -> dict[str, dict]:
-    """``{config label: optimize config object}``: this call's reports over the kept ones."""
+def _optimized(work: Path, kept: Path | None, device_name: str | None = None) -> dict[str, dict]:
+    """``{config label: optimize config object}``: this call's reports over the kept ones; with ``device_name``,
+    only kept reports measured on a device of that name (an H100's diagnosis is not held against H200 recipes)."""
     found = {}
     paths = sorted(kept.glob("opt-*.json*")) if kept and kept.exists() else []
     for path in [*paths, *sorted(work.glob("opt_*.json"))]:
         try:
-            for cfg in _load(path)["configs"]:
+            doc = _load(path)
+            if device_name and path.parent != work and doc["env"].get("device_name") != device_name:
+                continue
+            for cfg in doc["configs"]:
                 found[cfg["label"]] = cfg
         except (OSError, ValueError, KeyError):
             continue
@@ -166,8 +171,9 @@ def recipe_args(work: Path, kept: Path | None, name: str, extra: list[str]) -> l
         opt = _load(own)["configs"][0]
     else:
         diagnosed = work / f"diagnose_{name}.json"
-        label = _label(_load(diagnosed)) if diagnosed.exists() else None
-        opt = _optimized(work, kept).get(label) if label else None
+        doc = _load(diagnosed) if diagnosed.exists() else {"findings": [], "context": {}}
+        label = _label(doc)
+        opt = _optimized(work, kept, doc["context"].get("device_name")).get(label) if label else None
     if not opt:
         raise LookupError(f"{name}: no optimize report")
     command = ((opt.get("recipe") or {}).get("run_command") or "").split()
@@ -181,7 +187,7 @@ def recipe_args(work: Path, kept: Path | None, name: str, extra: list[str]) -> l
 
 def rows(work: Path, kept: Path | None) -> list[dict]:
     """One row per ``diagnose_NAME.json`` in ``work`` (module docstring)."""
-    times, optimized = _times(work), _optimized(work, kept)
+    times = _times(work)
     out = []
     for path in sorted(work.glob("diagnose_*.json")):
         if path.stem.endswith(("_counters", "_recipe")):
@@ -189,6 +195,7 @@ def rows(work: Path, kept: Path | None) -> list[dict]:
         name = path.stem.removeprefix("diagnose_")
         doc = _load(path)
         label = _label(doc)
+        optimized = _optimized(work, kept, (doc.get("context") or {}).get("device_name"))
         top = doc["findings"][0] if doc["findings"] else None
         gain = (top or {}).get("gain") or {}
         remedy = gain.get("remedy") if gain.get("kind") == "measured" else None

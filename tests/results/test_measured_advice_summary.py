@@ -89,3 +89,12 @@ def test_the_recipe_step_arguments_and_its_coverage_and_headroom(tmp_path):
         pass
     else:
         raise AssertionError("a config without an optimize report has no recipe step")
+
+
+def test_kept_recipes_are_read_only_for_a_diagnosis_on_the_same_device(tmp_path):
+    tf32 = MeasuredRemedy("tf32", "faster", 1.16, (1.15, 1.17), 3.0, 0.42)
+    top = Finding("compute_bound", "medium", "fp32", (), (Clause("tf32", ("tf32",)),), 0.62, LABEL, measured=(tf32,))
+    for device, found in (("NVIDIA H200", True), ("NVIDIA H100 80GB HBM3", False)):
+        (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {"device_name": device})))
+        (row,) = _summary().rows(tmp_path, ROOT / "tests" / "fixtures" / "h200")
+        assert (row["recipe"] != "-") is found and (row["checks"]["in recipe"] is None) is not found
