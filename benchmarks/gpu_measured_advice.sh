@@ -26,8 +26,9 @@
 # transformer sizes are the ones of the kept optimize reports (there is none of the TFNO: put it in OPTIMIZE).
 #
 # The whole script stops by TOTAL_S (540 s by default): each step runs under `timeout` capped at what is left, and a
-# step that cannot get its minimum is skipped (listed in times.tsv). $OUT/advice.tar.gz holds the work folder
-# (diagnosis and optimize JSONs, logs, times.tsv), packed after every step; $OUT/summary.md is the summary,
+# step that cannot get its minimum is skipped (listed in the times file). $OUT/advice.tar.gz holds the work folder
+# (diagnosis and optimize JSONs, logs, times-START.tsv), packed after every step; the folders of several calls
+# unpack into one (tar -xzf each into the same place) for one summary; $OUT/summary.md is the summary,
 # rewritten after every step (a cut call keeps a partial one).
 set -uo pipefail
 out=${OUT:?set OUT to the output folder}
@@ -42,6 +43,8 @@ start=$(date +%s)
 mkdir -p "$out"
 work=/tmp/advice
 rm -rf "$work" && mkdir -p "$work"
+# named by the call's start, so that the work folders of several calls unpack into one folder side by side
+times=$work/times-$start.tsv versions=$work/versions-$start.txt
 export PYTHONPATH=/tmp/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COLUMNS=200
 
 if [ "$device" = cuda ]; then
@@ -77,12 +80,12 @@ pack() {
   ) 9>"$work/.lock"
 }
 # step NAME KIND MIN CAP ARGS...: `surrobench ARGS` under timeout min(CAP, time left - 20 s for packing), skipped
-# below MIN; its wall seconds and exit code appended to times.tsv (one short line: an atomic append)
+# below MIN; its wall seconds and exit code appended to the times file (one short line: an atomic append)
 step() {
   local name=$1 kind=$2 min=$3 cap=$4; shift 4
   local room=$(($(left) - 20))
   if [ "$room" -lt "$min" ]; then
-    printf '%s\t%s\t\tskipped: %s s left, needs %s\n' "$name" "$kind" "$room" "$min" >>"$work/times.tsv"
+    printf '%s\t%s\t\tskipped: %s s left, needs %s\n' "$name" "$kind" "$room" "$min" >>"$times"
     echo "== $name $kind skipped ($room s left)"; return
   fi
   local limit=$((cap < room ? cap : room))
@@ -93,7 +96,7 @@ step() {
   rc=$?
   t1=$(date +%s.%N)
   awk -v n="$name" -v k="$kind" -v a="$t0" -v b="$t1" -v r="$rc" 'BEGIN { printf "%s\t%s\t%.1f\t%s\n", n, k, b - a, r }' \
-    >>"$work/times.tsv"
+    >>"$times"
   tail -8 "$work/${name}_$kind.log"
   pack
 }
@@ -128,7 +131,7 @@ lane() {
         step "$name" recipe "${recipe[@]}" diagnose $args --measure-s 0 --counters --db "$db" \
           --json "$work/diagnose_${name}_recipe.json"
       else
-        printf '%s\trecipe\t\tskipped: %s\n' "$name" "$(tail -1 "$work/${name}_recipe_args.log")" >>"$work/times.tsv"
+        printf '%s\trecipe\t\tskipped: %s\n' "$name" "$(tail -1 "$work/${name}_recipe_args.log")" >>"$times"
       fi
     fi
   done
@@ -140,9 +143,9 @@ lane() {
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
   [ "$device" = cuda ] && { (ncu --version 2>/dev/null || echo "ncu: not found") | tail -1; }
   echo "LANES=$LANES COUNTERS=$COUNTERS OPTIMIZE=$OPTIMIZE RECIPE=$RECIPE OPT_BUDGET_S=${OPT_BUDGET_S:-default} TOTAL_S=$total_s"
-} >"$work/versions.txt" 2>&1
-cat "$work/versions.txt"
-printf 'name\tstep\tseconds\texit code\n' >"$work/times.tsv"
+} >"$versions" 2>&1
+cat "$versions"
+printf 'name\tstep\tseconds\texit code\n' >"$times"
 
 IFS=';' read -r -a lanes <<<"$LANES"
 nlanes=${#lanes[@]}

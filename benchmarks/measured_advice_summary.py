@@ -4,8 +4,8 @@
     python benchmarks/measured_advice_summary.py WORK [OPT_FOLDER]
 
 ``WORK`` holds ``diagnose_NAME.json`` (diagnosis-v6, defaults), ``diagnose_NAME_counters.json`` (with
-``--counters``), ``opt_NAME.json`` (optimize, where run) and ``times.tsv`` (each step's wall seconds and exit
-code). ``OPT_FOLDER`` (tests/fixtures/h200) holds optimize reports kept from earlier calls (``opt-*.json.gz``),
+``--counters``), ``diagnose_NAME_recipe.json`` (the recipe step), ``opt_NAME.json`` (optimize, where run) and
+``times*.tsv`` (each step's wall seconds and exit code, one file per call). ``OPT_FOLDER`` (tests/fixtures/h200) holds optimize reports kept from earlier calls (``opt-*.json.gz``),
 matched to a diagnosis by config label where this call ran no optimize, and only on a device of the same name
 (a call that lands on H100s has no kept recipes: optimize every config there).
 
@@ -60,8 +60,7 @@ def _ids(name: str) -> set[str]:
 
 def _times(work: Path) -> dict[tuple[str, str], tuple[float | None, str]]:
     out = {}
-    path = work / "times.tsv"
-    if path.exists():
+    for path in sorted(work.glob("times*.tsv")):  # one per call (times-START.tsv)
         for line in path.read_text().splitlines()[1:]:
             name, step, seconds, rc = (line.split("\t") + ["", "", "", ""])[:4]
             out[(name, step)] = (float(seconds) if seconds else None, rc)
@@ -263,8 +262,7 @@ def _mark(v: bool | None) -> str:
 
 def main(work: str, kept: str | None = None) -> None:
     table = rows(Path(work), Path(kept) if kept else None)
-    versions = Path(work) / "versions.txt"
-    if versions.exists():
+    for versions in sorted(Path(work).glob("versions*.txt")):  # one per call
         print("```\n" + versions.read_text().strip() + "\n```\n")
     print(
         "| config | top finding | its measured remedy | optimize's recipe | optimize, that remedy | diagnose s | "
