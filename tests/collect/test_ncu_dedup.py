@@ -84,3 +84,53 @@ def test_run_ncu_measures_each_signature_once_with_the_same_coverage(tmp_path, f
     calls = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
     assert len(calls) == 1 + 1 + 1  # the full run; then the enumerating pass and one run for the one group
     assert "per-launch-config" in calls[-1] and "--filter-mode" not in calls[1]
+
+
+def _shared_capture(tmp_path: Path) -> Path:
+    """The transformer capture with three names moved onto one launch configuration (grid, block, shared memory):
+    three groups of one run each, or one run at k = 3 launches per configuration."""
+    import csv
+    import io
+
+    lines = CAPTURE.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    header, units, body = rows[0], rows[1], rows[2:]
+    col = {name: i for i, name in enumerate(header)}
+    keys = [k for k in header if k.startswith(("launch__grid_size", "launch__block_size", "launch__shared_mem"))]
+    names = list(dict.fromkeys(r[col["Kernel Name"]] for r in body if r and r[0].strip()))
+    first = next(r for r in body if r[col["Kernel Name"]] == names[0])
+    for r in body:
+        if r and r[0].strip() and r[col["Kernel Name"]] in names[1:3]:
+            for k in keys:
+                r[col[k]] = first[col[k]]
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL).writerows([header, units, *body])
+    path = tmp_path / "shared.csv"
+    path.write_text("\n".join(lines[:start]) + "\n" + out.getvalue())
+    return path
+
+
+def test_names_sharing_configurations_are_measured_in_one_run_when_that_costs_less(tmp_path, fake_ncu, monkeypatch):
+    from surrobench.collect.ncu_dedup import one_run_depth
+
+    monkeypatch.setenv("FAKE_NCU_CSV", str(_shared_capture(tmp_path)))
+    config = tmp_path / "config.json"
+    config.write_text("{}")
+    full = run_ncu(config, tmp_path, (), dedup=False)
+    assert one_run_depth(full.kernels) == 3 and len(launch_groups(full.kernels)) == 3
+    assert one_run_depth(_launches()) is None  # one group: nothing to save
+    once = run_ncu(config, tmp_path, ())
+    # the same launches, each with the counters of its signature
+    assert [signature(k) for k in once.kernels] == [signature(k) for k in full.kernels]
+    calls = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
+    # the full run; the enumerating pass; one run of every name at 3 launches per configuration; the groups of the
+    # signatures it missed (a name launched 3 times with the configuration before another's first): fewer runs
+    # than the enumerating pass and three groups
+    k_run = calls[2]
+    assert k_run[k_run.index("--launch-count") + 1] == "3" and "per-launch-config" in k_run
+    assert all(c[c.index("--launch-count") + 1] == "1" for c in calls[3:]) and len(calls) - 1 < 1 + 3
+    # every replayed launch's passes are counted: credited ones, the rest, and the enumerating pass's
+    replayed = sum(k.passes for k in once.kernels) + once.enumerated_passes
+    assert sum(k.passes > 0 for k in once.kernels) == measured_count(full.kernels)
+    assert replayed < sum(k.passes for k in full.kernels)

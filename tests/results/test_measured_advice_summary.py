@@ -42,3 +42,59 @@ def test_a_saving_off_by_more_than_a_quarter_or_a_slow_diagnose_fails(tmp_path):
     (row,) = _summary().rows(_work(tmp_path, 0.8, "95.5"), ROOT / "tests" / "fixtures" / "h200")
     assert row["checks"]["in recipe"] and row["checks"]["within 25%"] is False
     assert row["checks"]["<= 90 s"] is False and not row["pass"]
+
+
+def _top(tmp_path: Path, remedy: MeasuredRemedy) -> Path:
+    ids = tuple(remedy.remedy.split("+"))
+    clause = Clause(remedy.remedy, ids, stacked=len(ids) > 1)
+    top = Finding("launch_bound", "high", "x", (), (clause,), 0.5, LABEL, measured=(remedy,))
+    (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {})))
+    return tmp_path
+
+
+def test_a_remedy_outside_the_recipe_counts_only_when_the_paired_rule_cannot_tell_them_apart(tmp_path):
+    summary, kept = _summary(), ROOT / "tests" / "fixtures" / "h200"
+    # optimize did not time this stack: diagnose's interval against the recipe's, 1.231x [1.228, 1.232]
+    near = MeasuredRemedy("cudagraph+bf16", "faster", 1.24, (1.20, 1.28), 3.0, 0.58)
+    (row,) = summary.rows(_top(tmp_path, near), kept)
+    assert row["tie"] and row["checks"]["in recipe"]
+    # optimize timed fp16 alone at 1.164x [1.163, 1.165]: its own interval is read, and the recipe clears it
+    low = MeasuredRemedy("fp16", "faster", 1.24, (1.20, 1.28), 3.0, 0.58)
+    (row,) = summary.rows(_top(tmp_path, low), kept)
+    assert not row["tie"] and row["checks"]["in recipe"] is False and not row["pass"]
+    assert summary.tied((3.55, 4.72), (3.03, 3.92)) and not summary.tied((1.5, 1.6), (1.2, 1.3))
+
+
+def test_the_recipe_step_arguments_and_its_coverage_and_headroom(tmp_path):
+    summary, kept = _summary(), ROOT / "tests" / "fixtures" / "h200"
+    _work(tmp_path, 0.42, "71.0")
+    args = summary.recipe_args(tmp_path, kept, "fno2d", ["--iters", "20"])
+    assert args[args.index("--mode") + 1] == "eager,cudagraph" and args[args.index("--precision") + 1] == "tf32"
+    assert args[-2:] == ["--iters", "20"] and args[args.index("--model") + 1] == "fno2d"
+    label = "fno2d 8x3x256x256 b8 tf32 cudagraph"
+    context = {
+        "evidence_checks": {
+            "fno2d 8x3x256x256 b8 tf32 eager": {"coverage": 0.99},
+            label: {"coverage": 0.2, "matched_coverage": 0.93},
+        },
+        "headroom": {label: {"headroom": 2.5, "step_ms": 2.4, "roofline_bound_ms": 0.96, "covered_share": 0.94}},
+    }
+    (tmp_path / "diagnose_fno2d_recipe.json").write_text(json.dumps(diagnosis_json([], context)))
+    (row,) = summary.rows(tmp_path, kept)
+    step = row["recipe_step"]
+    assert step["label"] == label and step["coverage"] == 0.93 and step["headroom"] == 2.5
+    try:
+        summary.recipe_args(tmp_path, kept, "afno", [])
+    except LookupError:
+        pass
+    else:
+        raise AssertionError("a config without an optimize report has no recipe step")
+
+
+def test_kept_recipes_are_read_only_for_a_diagnosis_on_the_same_device(tmp_path):
+    tf32 = MeasuredRemedy("tf32", "faster", 1.16, (1.15, 1.17), 3.0, 0.42)
+    top = Finding("compute_bound", "medium", "fp32", (), (Clause("tf32", ("tf32",)),), 0.62, LABEL, measured=(tf32,))
+    for device, found in (("NVIDIA H200", True), ("NVIDIA H100 80GB HBM3", False)):
+        (tmp_path / "diagnose_fno2d.json").write_text(json.dumps(diagnosis_json([top], {"device_name": device})))
+        (row,) = _summary().rows(tmp_path, ROOT / "tests" / "fixtures" / "h200")
+        assert (row["recipe"] != "-") is found and (row["checks"]["in recipe"] is None) is not found

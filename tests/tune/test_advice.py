@@ -159,3 +159,31 @@ def test_an_infeasible_remedy_is_not_timed():
     trials = Trials(bench, bench.rounds, clock=PlantedClock())
     (m,) = measure_recipes(trials, [Recipe(tuple(candidate_remedies("cuda")[:1]))], 1e-2)
     assert (m.verdict, m.reason) == ("infeasible", "the step synchronizes the host") and bench.opened == []
+
+
+def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_fit(monkeypatch):
+    from types import SimpleNamespace
+
+    from surrobench.tune import advice
+
+    budgets = []
+    monkeypatch.setattr(advice, "prepare_model", lambda *a: None)
+    monkeypatch.setattr(advice, "measure_config", lambda cfg, p, f, budget, **k: budgets.append(budget) or ())
+    labels = [LABEL, LABEL.replace("b1", "b2")]
+    results = [SimpleNamespace(label=lambda lb=lb: lb) for lb in labels]
+    plan = SimpleNamespace(config_for=lambda r: SimpleNamespace(device="cuda", model="m", seed=0), surrogates={"m": 0})
+    findings = [_finding("launch_bound", 1.0, Clause("graph", ("cudagraph",)))]
+    findings += [f.__class__(**{**f.__dict__, "config": labels[1]}) for f in findings]
+    # 60 s left for two configs: the first gets half, below the 45 s asked; the clock stood still, so the second
+    # gets the 60 s left, capped at the 45 s asked
+    advice.measure_findings(plan, results, findings, 45.0, deadline=160.0, clock=lambda: 100.0)
+    assert budgets == [30.0, 45.0]
+    # no deadline: the budget asked
+    budgets.clear()
+    advice.measure_findings(plan, results, findings, 45.0, clock=lambda: 100.0)
+    assert budgets == [45.0, 45.0]
+    # 8 s left: nothing measured, each config's note says why
+    budgets.clear()
+    measured, notes = advice.measure_findings(plan, results, findings, 45.0, deadline=108.0, clock=lambda: 100.0)
+    assert budgets == [] and measured == {} and len(notes) == 2 and "not measured" in notes[0]
+    assert advice.DIAGNOSE_TARGET_S <= 90 - 15 and advice.COUNTERS_TARGET_S <= 150 - 15

@@ -9,6 +9,7 @@ config. The method joins the operator view with the timeline (docs/sources.md, m
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -202,14 +203,15 @@ def diagnose_workload(
     *,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
-    measure_s: float = 0.0,
+    measure_s: float | None = 0.0,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and
     the evidence of each diagnosed config (its roofline included).
 
     ``measure_s``: seconds per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`),
     after every config is profiled; their measurements replace the estimates (:mod:`surrobench.results.measured_advice`).
-    0: estimates only.
+    0: estimates only. None: :data:`~surrobench.tune.advice.DEFAULT_MEASURE_S`, the whole call ending by
+    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config (``COUNTERS_TARGET_S`` with counters).
 
     ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
     processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
@@ -223,6 +225,9 @@ def diagnose_workload(
             timed and the op tables profiled stay stored, and the exception carries the findings of what was read
             (while measuring: every config's, with their estimates).
     """
+    per_config = advice.COUNTERS_TARGET_S if options.counters else advice.DIAGNOSE_TARGET_S
+    deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
+    measure_s = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s  # read when called
     try:
         record, warnings = execute_sweep(
             plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=False
@@ -292,11 +297,12 @@ def diagnose_workload(
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:
         try:
-            measured, measure_notes = measure_findings(plan, [ev.result for ev in evidence], findings, measure_s)
+            got = [ev.result for ev in evidence]
+            measured, noted = measure_findings(plan, got, findings, measure_s, deadline=deadline)
         except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
             cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
             raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
-        warnings += measure_notes
+        warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
     return record, findings, warnings, evidence
 
@@ -519,7 +525,7 @@ def diagnose(
     core (:mod:`surrobench.tune.advice`), largest estimated gain first; each action then carries its measurement
     (:class:`surrobench.records.measured.MeasuredRemedy`) and the findings are ordered by measured saving
     (:func:`surrobench.records.findings.rank_findings`). 0: estimates only; None:
-    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called.
+    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called, within its deadline (:func:`diagnose_workload`).
 
     Raises:
         UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
@@ -531,7 +537,7 @@ def diagnose(
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None
-    measure_s = check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
+    measure_s = check_measure_s(measure_s) if given_measure_s else None
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
     if given_measure_s and model is None:
@@ -582,5 +588,8 @@ def diagnose(
             measure_s=measure_s,
         )
     title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-    context = {**workload_context(record, evidence), "measure_s": measure_s}
+    context = {
+        **workload_context(record, evidence),
+        "measure_s": advice.DEFAULT_MEASURE_S if measure_s is None else measure_s,
+    }
     return Diagnosis(tuple(findings), context, title, tuple(warnings), record)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
 from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, launch_groups, measured_count, name_filter
+from surrobench.collect.ncu_dedup import one_run_depth, signature
 from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
@@ -136,8 +137,9 @@ def ncu_command(
 class NcuRun:
     """One ncu run: its command, wall seconds, the launches it measured, or the problem.
 
-    ``enumerated_passes``: the passes of a deduplicated run's enumerating pass (not in any launch's ``passes``;
-    a launch credited from an identical one has ``passes`` 0).
+    ``enumerated_passes``: the passes of a deduplicated run not in any launch's ``passes`` (a launch credited
+    from an identical one has ``passes`` 0): its enumerating pass's, and those of launches replayed beyond the
+    first of their signature.
     """
 
     command: tuple[str, ...]
@@ -176,16 +178,23 @@ def deduplicated_run(
     config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S
 ) -> tuple[NcuRun | None, float]:
     """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
-    one enumerating pass, one counter run per :func:`~surrobench.collect.ncu_dedup.launch_groups` group, every
-    launch credited. Returns the run (None when deduplication saves nothing or cannot hold) and the wall seconds
+    one enumerating pass; one counter run of every name where that costs less (:func:`one_run_depth`), then
+    one per :func:`launch_groups` group of what is unmeasured; every launch credited. Returns the run (None when
+    deduplication saves nothing or cannot hold) and the wall seconds
     its ncu runs took."""
     listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
     spent = listed.wall_s or 0.0
     launches = listed.kernels
     if listed.problem is not None or not launches or measured_count(launches) == len(launches):
         return None, spent
-    measured, commands = [], []
-    for group in launch_groups(launches):
+    measured, commands, left = [], [], launches
+    if (depth := one_run_depth(launches)) is not None:  # every name at once, k launches per launch configuration
+        run = _run_once(config_path, work_dir, (), depth, timeout_s, exact_names=tuple({k.name: 0 for k in launches}))
+        spent += run.wall_s or 0.0
+        if run.problem is None:
+            measured, commands = list(run.kernels), [run.command]
+            left = tuple(k for k in launches if signature(k) not in {signature(m) for m in measured})
+    for group in launch_groups(left) if left else ():
         run = _run_once(config_path, work_dir, (), 1, timeout_s, exact_names=group)
         spent += run.wall_s or 0.0
         if run.problem is not None:
@@ -195,7 +204,8 @@ def deduplicated_run(
     credited = credit(tuple(measured), launches)
     if credited is None:
         return None, spent
-    passes = sum(k.passes or 0 for k in launches)
+    beyond_first = sum(k.passes or 0 for k in measured) - sum(k.passes or 0 for k in credited)
+    passes = sum(k.passes or 0 for k in launches) + beyond_first  # the enumerating pass's and the uncredited
     return NcuRun(commands[0], spent, credited, None, passes), spent
 
 

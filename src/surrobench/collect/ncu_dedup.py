@@ -14,11 +14,16 @@ same up to noise. A deduplicated run:
    groups, one ncu run each (:func:`launch_groups`);
 3. credits each launch the counters of the measured launch of its signature (:func:`credit`), with ``passes``
    0 (not replayed): the launches, the coverage and the kernel table's join are those of the full run.
+
+Each ncu run starts the child (~5 s on the H200), a replayed launch costs ~0.5 s (docs/benchmarks/h200-counters.md):
+where step 2 needs several groups, one run of every name at ``k`` launches per configuration may cost less
+(:func:`one_run_depth`), the groups then measuring only what it missed.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 
 from surrobench.records.counters import KernelCounters
@@ -61,6 +66,24 @@ def launch_groups(launches: tuple[KernelCounters, ...]) -> tuple[tuple[str, ...]
             group[0].append(name)
             group[1].update(configs)
     return tuple(tuple(names) for names, _ in groups)
+
+
+#: Cost model of :func:`one_run_depth`, s: one ncu run's start and one replayed launch (module docstring).
+RUN_START_S, LAUNCH_S = 5.0, 0.5
+
+
+def one_run_depth(launches: tuple[KernelCounters, ...]) -> int | None:
+    """``k``, the most names sharing one launch configuration (:func:`launch_config`), when one run of every name
+    at ``k`` launches per configuration costs less by :data:`RUN_START_S` and :data:`LAUNCH_S` than one run per
+    :func:`launch_groups` group at one launch per signature (module docstring); None otherwise (one group: the
+    same run)."""
+    names: dict[tuple, set] = {}
+    for k in launches:
+        names.setdefault(launch_config(k), set()).add(k.name)
+    depth, groups = max((len(v) for v in names.values()), default=0), len(launch_groups(launches))
+    counts = Counter(launch_config(k) for k in launches)
+    one = RUN_START_S + LAUNCH_S * sum(min(depth, n) for n in counts.values())
+    return depth if groups > 1 and one < groups * RUN_START_S + LAUNCH_S * measured_count(launches) else None
 
 
 def name_filter(names: tuple[str, ...]) -> str:

@@ -129,7 +129,8 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tupl
     )
 
 
-def _free(device: str) -> None:
+def free_device(device: str) -> None:
+    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -331,7 +332,7 @@ def run_config(
     except (Exception, SystemExit) as exc:  # any failure of the user's model is recorded; the sweep goes on
         return failed_result(cfg, failure_status(exc), exc, seen.get("inputs", ()))
     finally:
-        _free(cfg.device)
+        free_device(cfg.device)
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:

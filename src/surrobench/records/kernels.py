@@ -157,14 +157,6 @@ class KernelTable:
                 by_op[k.op].append((k.kernel_class, k.device_us))
         return {op: _shares(rows) for op, rows in by_op.items()}
 
-    def module_classes(self) -> dict[str, dict[str, float]]:
-        """Per module path: ``{module: {kernel class: share of that module's kernel time}}``."""
-        by_module: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for k in self.kernels:
-            if k.module is not None:
-                by_module[k.module].append((k.kernel_class, k.device_us))
-        return {m: _shares(rows) for m, rows in by_module.items()}
-
     def to_json(self) -> dict:
         """Every attribute, rows and notes as dicts, plus the class shares and the per-op view."""
         return {

@@ -44,11 +44,12 @@ from surrobench.tune.trials import Trials
 #: :data:`~surrobench.tune.trials.WARM_COMPILE_FRACTION` of that (docs/benchmarks/h200-optimize.md, "The budget
 #: holds the fresh processes"). A first compilation is not started with less budget left than the larger.
 FIRST_COMPILE_S = 20.6
-#: Default budget of measured actions per config, seconds (``diagnose(measure_s=)``, ``--measure-s``): diagnose of
-#: one config on the H200 took 31-96 s with ``--counters`` (timing, the profiling child, the ncu child;
-#: docs/benchmarks/h200-counters.md, "What --counters costs"), of which ncu 12-68 s; the goals are 90 s without
-#: counters and 150 s with them per config, so 45 s of measuring fits both with the slowest of those configs.
+#: Default budget of measured actions per config, s (``measure_s``): the AFNO at 256² b4 took 90 s on the H200
+#: with it (docs/benchmarks/h200-measured-advice.md), timing and profiling 20-30 s. With it the whole diagnose
+#: ends by DIAGNOSE_TARGET_S a config (COUNTERS_TARGET_S with counters; the goals 90 and 150 s less ~5 s of
+#: process start and a last remedy's overrun); a budget below MIN_MEASURE_S is not started (no remedy fits).
 DEFAULT_MEASURE_S = 45.0
+DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).
 VERDICTS = {
@@ -187,11 +188,16 @@ def measure_findings(
     measure_s: float,
     *,
     tolerance: float = DEFAULT_TOLERANCE,
+    deadline: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
     """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config),
     for the configs of ``results`` (timed ``ok`` configs of ``plan``). Returns ``{config label: its
     measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
     config could not be measured (its baseline failed: explained in one line, the others go on).
+
+    ``deadline`` (a ``clock()`` time): each config's budget is at most an even share of what is left of it;
+    below :data:`MIN_MEASURE_S` the config is not measured, its note says so.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
@@ -199,14 +205,18 @@ def measure_findings(
     """
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes = []
-    for result in results:
+    for i, result in enumerate(results):
         label = result.label()
         mine = [f for f in findings if f.config == label]
         cfg = plan.config_for(result)
-        started = time.monotonic()
+        started = clock()
+        budget = measure_s if deadline is None else min(measure_s, (deadline - started) / (len(results) - i))
+        if deadline is not None and budget < MIN_MEASURE_S and recipes_to_measure(mine, cfg.device):
+            notes.append(f"{label}: remedies not measured: {max(budget, 0.0):.0f} s left of the default deadline")
+            continue
         try:
             prepared = prepare_model(plan.surrogates[cfg.model], cfg.device, cfg.seed)
-            got = measure_config(cfg, prepared, mine, measure_s, tolerance=tolerance)
+            got = measure_config(cfg, prepared, mine, budget, tolerance=tolerance)
         except Exception as exc:  # the baseline cannot be rebuilt or run here: estimates only for this config
             notes.append(f"{label}: remedies not measured: {explain_failure(exc).line}")
             continue
@@ -215,7 +225,7 @@ def measure_findings(
         measured[label] = got
         left = [m.remedy for m in got if m.verdict == "not-measured"]
         notes.append(
-            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {time.monotonic() - started:.1f} s "
-            f"(measure_s {measure_s:g} s)" + (f"; not measured: {', '.join(left)}" if left else "")
+            f"{label}: {len(got) - len(left)} of {len(got)} remedies measured in {clock() - started:.1f} s "
+            f"(budget {budget:.0f} s)" + (f"; not measured: {', '.join(left)}" if left else "")
         )
     return measured, notes

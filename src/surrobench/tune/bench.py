@@ -15,7 +15,6 @@ computed on the same input (:mod:`surrobench.execution.reference`); one forward 
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -34,7 +33,7 @@ from surrobench.execution.interleave import Variant, interleave, open_variant, t
 from surrobench.execution.ranges import annotated_step
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, compiles
-from surrobench.execution.runner import PreparedModel, check_output, config_inputs
+from surrobench.execution.runner import PreparedModel, check_output, config_inputs, free_device
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
@@ -132,13 +131,6 @@ def room_for_compiled_variants() -> Iterator[None]:
         accumulated_recompile_limit=config.accumulated_recompile_limit * COMPILED_VARIANTS,
     ):
         yield
-
-
-def free_device(device: str) -> None:
-    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
-    gc.collect()
-    if device == "cuda":
-        torch.cuda.empty_cache()
 
 
 def probe_forward(cfg: ExecConfig, prepared: PreparedModel, precision: str | None = None) -> ProbeFacts:
