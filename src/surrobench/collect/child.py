@@ -5,7 +5,7 @@ state must not leak into the stability measurement), so ``surrobench profile`` a
 ``surrobench run --profile torch`` start this module once per config::
 
     python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
-        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz] \\
+        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 5] [--with-stack] [--trace-out T.json.gz] \\
         [--control-fifo CTL,ACK]
 
 ``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
