@@ -55,40 +55,16 @@ def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
     return ops, module
 
 
-class _Outermost:
-    """The outermost op each event ran nested in (through its ``cpu_parent`` links, ranges and module paths
-    skipped; None at the top of the step), each enclosing event looked at once: parents come before their
-    children in the (start, -end) order, and the zoo FNO at 32² nests some 25,000 events a step in a few."""
-
-    def __init__(self, annotations: set[str]) -> None:
-        self._annotations = annotations
-        self._is_op: dict[tuple[str, bool], bool] = {}
-        self._top: dict[int, str | None] = {}  # id(event) -> the outermost op from it up, itself included
-
-    def of(self, event) -> str | None:
-        return self._from(getattr(event, "cpu_parent", None))
-
-    def _from(self, node) -> str | None:
-        if node is None:
-            return None
-        key = id(node)
-        if key not in self._top:
-            above = self._from(getattr(node, "cpu_parent", None))
-            self._top[key] = above if above is not None else (node.name if self._op(node) else None)
-        return self._top[key]
-
-    def _op(self, node) -> bool:
-        key = (node.name, node.is_user_annotation)
-        if key not in self._is_op:
-            self._is_op[key] = (
-                module_path(node.name) is None and node.name not in self._annotations and not _is_annotation(node)
-            )
-        return self._is_op[key]
-
-
-def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """The op table of :func:`tables_from_events`."""
-    return tables_from_events(events, active_steps=active_steps, small_kernel_us=small_kernel_us)[0]
+def _outermost(event, annotations: set[str], top: dict) -> str | None:
+    """The outermost op from ``event`` up its ``cpu_parent`` links, itself included (ranges and module paths
+    skipped), None when none; memoized by ``id`` in ``top``: each enclosing event is looked at once."""
+    if event is None:
+        return None
+    if id(event) not in top:
+        above = _outermost(getattr(event, "cpu_parent", None), annotations, top)
+        op = above is None and module_path(event.name) is None and event.name not in annotations
+        top[id(event)] = above if above is not None else (event.name if op and not _is_annotation(event) else None)
+    return top[id(event)]
 
 
 def tables_from_events(
@@ -115,7 +91,7 @@ def tables_from_events(
     device = [e for e in events if _is_device_event(e) and e.name not in annotations and not _is_annotation(e)]
     rows, kernels, attributed, on_device = OpRows(), KernelRows(), Counter(), bool(device)
     claimed, claimed_calls, region_us, graphs = Counter(), Counter(), Counter(), False
-    outermost = _Outermost(annotations)
+    top: dict[int, str | None] = {}
     for e in events:
         graphs = graphs or e.name in _GRAPH_LAUNCHES
         if not _is_device_event(e) and COMPILED_REGION.match(e.name):
@@ -123,7 +99,7 @@ def tables_from_events(
         if _is_device_event(e) or e.name in annotations or e.is_async:
             continue
         _add_op(rows, e, on_device)
-        outer = outermost.of(e)
+        outer = _outermost(getattr(e, "cpu_parent", None), annotations, top)
         if outer is not None:
             rows.inside[e.name][outer] += e.self_cpu_time_total
         chain = None

@@ -30,11 +30,9 @@ if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this 
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 5
 DEFAULT_ACTIVE = 5
-"""The method's example schedule is ``schedule(wait=2, warmup=5, active=10)`` (docs/sources.md, method §2); we
-record 5 steps. Every step costs the same to record, read and export (about 29,000 events a step on the zoo FNO
-at 32² on the CPU), and 5 steps kept the top op and the readings' verdicts of a 20-step table in every window,
-with category shares within 4.5-5.3 percentage points on a loaded 2-core box, where 10 steps gave 2.8-2.9 and 3
-steps 9-10 (``benchmarks/profile_step_noise.py``, docs/benchmarks/profile-cost.md)."""
+"""The method's example records 10 steps (``schedule(wait=2, warmup=5, active=10)``, docs/sources.md, method §2).
+Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
+(docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md)."""
 
 NS_PER_MS = 1e6
 #: Kineto's log levels (libkineto ``Logger.h``): VERBOSE 0, INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5. Its
@@ -133,12 +131,9 @@ def profile_steps(
 ) -> Capture:
     """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
 
-    The schedule is torch.profiler's (``schedule(wait, warmup, active, repeat=1)``: ``wait`` steps bare, the
-    profiler prepared for ``warmup``, recording ``active`` steps, each in a ``ProfilerStep#N`` range), run on
-    the profiler that ``torch.profiler.profile`` itself drives, ``torch.autograd.profiler.profile`` with
-    ``use_kineto=True``, the same calls in the same order: ``torch.profiler.profile`` also imports
-    ``torch._inductor`` to read one CUDA-graph setting, 1.1 CPU s on this box and a fifth of the zoo FNO's
-    profile at 32² (docs/benchmarks/profile-cost.md).
+    The schedule is torch.profiler's (``wait`` steps bare, ``warmup`` prepared, ``active`` recorded, each in a
+    ``ProfilerStep#N`` range), on the profiler ``torch.profiler.profile`` drives (``torch.autograd.profiler.
+    profile``), whose import of ``torch._inductor`` (1.1 CPU s) it skips (docs/benchmarks/profile-cost.md).
 
     ``step`` must leave the device idle when it returns (see
     :func:`surrobench.execution.ranges.annotated_step`), so each host time is a whole step.

@@ -179,9 +179,7 @@ def _percentile_bootstrap(samples: tuple, statistic, confidence: float, resample
     if all(s.size < 2 or np.all(s == s[0]) for s in samples):
         v = float(statistic(*samples, axis=-1))
         return (v, v)
-    # scipy.stats.bootstrap(samples, statistic, method="percentile", paired=False, vectorized=True) draws the
-    # same indices from the same generator, sample by sample; scipy.stats takes 0.5-1 CPU s to import
-    # (docs/benchmarks/profile-cost.md), these four lines none.
+    # the indices scipy.stats.bootstrap(method="percentile", paired=False) draws, without its import (0.5-1 CPU s)
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     drawn = [s[rng.integers(0, s.size, (resamples, s.size))] for s in samples]
     return _percentile_interval(statistic(*drawn, axis=-1), confidence)
