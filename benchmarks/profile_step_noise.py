@@ -88,8 +88,8 @@ def main() -> None:
         return _summary(tables_from_events(events, active_steps=hi - lo)[0], args.model, shape)
 
     ref = table(0, n)
-    print(f"{args.model} {args.shape}² b{args.batch}: {n} steps, reference top op {ref['top']}, verdicts {ref['verdicts']}")
-    print("N | windows | max category err pp (median, worst) | max op err pp (median, worst) | top op same | verdicts same | calls/step same")
+    print(f"{args.model} {args.shape}² b{args.batch}: {n} steps, top op {ref['top']}, verdicts {ref['verdicts']}")
+    print("N | windows | category err pp (median, worst) | op err pp (median, worst) | top op | verdicts | calls")
     for size in map(int, args.windows.split(",")):
         cat_err, op_err, top, verdicts, calls = [], [], 0, 0, 0
         windows = [(lo, lo + size) for lo in range(0, n - size + 1, size)]

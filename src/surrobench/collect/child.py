@@ -348,4 +348,4 @@ def spawn(
 if __name__ == "__main__":
     code = main()
     sys.stdout.flush(), sys.stderr.flush()
-    os._exit(code)  # the result is written: freeing the capture and torch took 0.9 CPU s (docs/benchmarks/profile-cost.md)
+    os._exit(code)  # the result is written: freeing the capture and torch took 0.9 CPU s (benchmarks/profile-cost.md)
