@@ -9,7 +9,7 @@ import pytest
 
 from kineto_synth import annotation, cpu_op, kernel, runtime, write
 from surrobench.analysis.ops import op_table_from_trace
-from surrobench.collect.op_events import op_table_from_events
+from surrobench.collect.op_events import tables_from_events
 from surrobench.records.ops import CATEGORIES, SMALL_KERNEL_US, OpTable, categorize
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"
@@ -171,7 +171,7 @@ def test_events_builder_with_device_times_and_annotations():
         _event("graph_node", cpu_us=10.0, device=True),
         _event("surrobench::forward", cpu_us=40.0, device=True, annotation=True),
     ]
-    table = op_table_from_events(events, active_steps=2)
+    table = tables_from_events(events, active_steps=2)[0]
     rows = {op.name: op for op in table.ops}
     assert table.basis == "device" and table.total_us == pytest.approx(40)
     assert set(rows) == {"aten::addmm", "aten::linear", "graph_node"}
@@ -193,7 +193,7 @@ def test_compiled_region_is_a_range_not_the_top_op_in_memory():
         _event("triton_poi_fused_0", cpu_us=30.0, device=True),
         _event("gemm", cpu_us=10.0, device=True),
     ]
-    rows = {op.name: op for op in op_table_from_events(events, active_steps=1).ops}
+    rows = {op.name: op for op in tables_from_events(events, active_steps=1)[0].ops}
     assert set(rows) == {"triton_poi_fused_0", "aten::mm"} and rows["triton_poi_fused_0"].share == pytest.approx(0.75)
 
 
@@ -219,7 +219,7 @@ def test_events_builder_cpu_basis_and_json_round_trip():
         _event("aten::add", self_cpu_us=10),
         _event("aten::mm", self_cpu_us=20),
     ]
-    table = op_table_from_events(events, active_steps=1)
+    table = tables_from_events(events, active_steps=1)[0]
     assert table.basis == "cpu" and table.kernel_count is None
     assert [(op.name, op.calls, op.share) for op in table.ops] == [("aten::mm", 2, 50 / 60), ("aten::add", 1, 10 / 60)]
     assert OpTable.from_json(table.to_json()) == table

@@ -273,7 +273,7 @@ def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, cap
     assert run_cli(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "surrobench: error: profiler schedule wait 2 + warmup 5 + active 10 = 17 steps is longer than --iters 10; "
+        "surrobench: error: profiler schedule wait 2 + warmup 5 + active 5 = 12 steps is longer than --iters 10; "
         "lower the schedule or raise --iters"
     ]
 

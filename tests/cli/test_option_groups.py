@@ -59,7 +59,7 @@ def test_every_command_exposes_its_shared_options_as_declared(commands, name):
 def test_the_field_defaults_are_the_cli_defaults():
     workload, tracing = WorkloadOptions(), TraceOptions()
     assert (workload.model, workload.batch, workload.iters, workload.cudnn_benchmark) == ("fno2d", "1,4", 60, False)
-    assert (tracing.profile_active, tracing.trace_gzip, tracing.trace_out) == (10, True, Path("surrobench-traces"))
+    assert (tracing.profile_active, tracing.trace_gzip, tracing.trace_out) == (5, True, Path("surrobench-traces"))
 
 
 def _demo_app(seen: list) -> typer.Typer:
@@ -105,7 +105,7 @@ def test_the_command_gets_one_frozen_object_per_group_and_keeps_its_own_paramete
     assert (target, db) == (Path("t.json"), Path("y.db"))
     assert (workload.model, workload.batch, workload.channels_last) == ("unet2d", "2", True)
     assert workload.threads is None and workload.shape == "64"  # omitted: its default; not given: the CLI's
-    assert (tracing.profile_wait, tracing.profile_active, tracing.cuda_memory_usage) == (1, 10, False)
+    assert (tracing.profile_wait, tracing.profile_active, tracing.cuda_memory_usage) == (1, 5, False)
     with pytest.raises(AttributeError):
         workload.model = "fno2d"  # frozen
 

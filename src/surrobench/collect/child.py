@@ -5,7 +5,7 @@ state must not leak into the stability measurement), so ``surrobench profile`` a
 ``surrobench run --profile torch`` start this module once per config::
 
     python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
-        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz] \\
+        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 5] [--with-stack] [--trace-out T.json.gz] \\
         [--control-fifo CTL,ACK]
 
 ``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -345,4 +346,6 @@ def spawn(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush(), sys.stderr.flush()
+    os._exit(code)  # the result is written: freeing the capture and torch took 0.9 CPU s (benchmarks/profile-cost.md)

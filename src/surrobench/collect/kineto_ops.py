@@ -94,9 +94,10 @@ class OpEvent:
 
 
 def ops_from_kineto(result, *, use_device: bool) -> list[OpEvent]:
-    """The events of a finished capture's ``prof.profiler.kineto_results`` (a ``_ProfilerResult``), sorted by
-    (start, -end), with parents, kernels, times and memory filled in (module doc). ``use_device``: a device
-    activity was requested (torch's ``use_device``); without it device times are 0, as in torch."""
+    """The events of a finished capture's ``kineto_results`` (``torch.autograd.profiler.profile``'s, a
+    ``_ProfilerResult``), sorted by (start, -end), with parents, kernels, times and memory filled in (module
+    doc). ``use_device``: a device activity was requested (torch's ``use_device``); without it device times are
+    0, as in torch."""
     raw = result.events()
     t0 = result.trace_start_ns()
     demangled: dict[str, str] = {}

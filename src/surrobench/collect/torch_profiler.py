@@ -1,7 +1,7 @@
 """torch.profiler around a step loop: the schedule, the checks that it recorded, the trace export.
 
 Follows The benchmarking method (docs/sources.md, method §2): CPU and (on a GPU) CUDA activities, a schedule that skips the
-warm-up and records a few steps (``wait``, ``warmup``, ``active``; defaults 2/5/10 as in its example),
+warm-up and records a few steps (``wait``, ``warmup``, ``active``; defaults 2/5/5, see :data:`DEFAULT_ACTIVE`),
 ``record_shapes`` and ``profile_memory`` on, ``with_stack`` optional. This runs only in the profiling
 child process (:mod:`surrobench.collect.child`): never in the process that times (section 5, pitfall 3).
 """
@@ -13,7 +13,6 @@ import gzip
 import os
 import shutil
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +25,14 @@ from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 
 if TYPE_CHECKING:  # torch is imported where a capture runs: the CLI reads this module's defaults without it
-    from torch.profiler import profile
+    from torch.autograd.profiler import profile
 
 DEFAULT_WAIT = 2
 DEFAULT_WARMUP = 5
-DEFAULT_ACTIVE = 10
-"""The method's example schedule, ``schedule(wait=2, warmup=5, active=10)`` (docs/sources.md, method §2)."""
+DEFAULT_ACTIVE = 5
+"""The method's example records 10 steps (``schedule(wait=2, warmup=5, active=10)``, docs/sources.md, method §2).
+Each step costs the same to record and read; 5 kept the top op and readings of a 20-step table in every window
+(docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md)."""
 
 NS_PER_MS = 1e6
 #: Kineto's log levels (libkineto ``Logger.h``): VERBOSE 0, INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5. Its
@@ -84,8 +85,6 @@ class Capture:
     Attributes:
         step_ms: host time of each step (synchronized), ms, ``(schedule.total,)``.
         active_step_ms: the recorded steps' times, ms.
-        steps_called: ``prof.step()`` calls made.
-        cycles_ready: times the trace became ready (1 for a complete schedule).
         steps_recorded: ``ProfilerStep#N`` ranges among the events (``schedule.active`` when complete).
         events: events the profiler returned.
         op_table: None when nothing was recorded.
@@ -98,8 +97,6 @@ class Capture:
 
     step_ms: tuple[float, ...]
     active_step_ms: tuple[float, ...]
-    steps_called: int
-    cycles_ready: int
     steps_recorded: int
     events: int
     op_table: OpTable | None
@@ -134,6 +131,10 @@ def profile_steps(
 ) -> Capture:
     """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
 
+    The schedule is torch.profiler's (``wait`` steps bare, ``warmup`` prepared, ``active`` recorded, each in a
+    ``ProfilerStep#N`` range), on the profiler ``torch.profiler.profile`` drives (``torch.autograd.profiler.
+    profile``), whose import of ``torch._inductor`` (1.1 CPU s) it skips (docs/benchmarks/profile-cost.md).
+
     ``step`` must leave the device idle when it returns (see
     :func:`surrobench.execution.ranges.annotated_step`), so each host time is a whole step.
 
@@ -144,65 +145,62 @@ def profile_steps(
     modules_lost`), None when it does.
     """
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
-    from torch.profiler import ProfilerActivity, profile, schedule
+    from torch.autograd.profiler import profile, record_function
 
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
-    ready: list[dict] = []
+    prof = profile(
+        use_device="cuda" if device == "cuda" else None,
+        record_shapes=True,
+        profile_memory=True,
+        with_stack=with_stack,
+        use_kineto=True,
+    )
+    step_ns: list[int] = []
 
-    def on_ready(prof: profile) -> None:
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # a few 100,000 acyclic event objects: the cyclic GC rescanning them took about 40% of
-        try:  # reading the zoo FNO's capture at 32² (docs/benchmarks/profile-cost.md)
-            events = ops_from_kineto(prof.profiler.kineto_results, use_device=device == "cuda")
-            steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
-            table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        if trace_path is not None:
-            export_trace(prof, trace_path)
-        ready.append({"events": len(events), "steps": steps, "table": table, "kernels": kernels})
+    def timed(i: int) -> None:
+        t0 = time.perf_counter_ns()
+        step(i)
+        step_ns.append(time.perf_counter_ns() - t0)
 
-    step_ns = []
-    with warnings.catch_warnings():
-        # One cycle (repeat=1), so torch's "Profiler clears events at the end of each cycle" (torch 2.11 on CUDA
-        # with a schedule that starts in warm-up) says nothing about this capture: kept out of the user's output.
-        warnings.filterwarnings("ignore", message="Warning: Profiler clears events", category=UserWarning)
-        with profile(
-            activities=activities,
-            schedule=schedule(wait=plan.wait, warmup=plan.warmup, active=plan.active, repeat=1),
-            record_shapes=True,
-            profile_memory=True,
-            with_stack=with_stack,
-            on_trace_ready=on_ready,
-        ) as prof:
-            for i in range(plan.total):
-                t0 = time.perf_counter_ns()
-                step(i)
-                step_ns.append(time.perf_counter_ns() - t0)
-                prof.step()
-    return _checked(plan, device, [t / NS_PER_MS for t in step_ns], prof.step_num, ready, trace_path)
+    first_active = plan.wait + plan.warmup
+    for i in range(plan.wait):
+        timed(i)
+    prof._prepare_trace()
+    started = False
+    try:
+        for i in range(plan.wait, first_active):
+            timed(i)
+        prof._start_trace()
+        started = True
+        for i in range(first_active, plan.total):
+            with record_function(f"{_STEP_PREFIX}#{i}"):
+                timed(i)
+    finally:  # as torch.profiler on an exception: a prepared trace is started, then stopped
+        if not started:
+            prof._start_trace()
+        prof.__exit__(None, None, None)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # a few 100,000 acyclic event objects: the cyclic GC rescanning them took about 40% of
+    try:  # reading the zoo FNO's capture at 32² (docs/benchmarks/profile-cost.md)
+        events = ops_from_kineto(prof.kineto_results, use_device=device == "cuda")
+        steps = sum(1 for e in events if e.name.startswith(_STEP_PREFIX))
+        table, kernels = tables_from_events(events, active_steps=plan.active, modules_lost=modules_lost)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if trace_path is not None:
+        export_trace(prof, trace_path)
+    cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels}
+    return _checked(plan, device, [t / NS_PER_MS for t in step_ns], cycle, trace_path)
 
 
-def _checked(
-    plan: ProfileSchedule,
-    device: str,
-    step_ms: list[float],
-    steps_called: int,
-    ready: list[dict],
-    trace_path: Path | None,
-) -> Capture:
-    """The capture with its schedule checks: steps called, one cycle ready, events and steps recorded,
-    CUDA activities present on a GPU run (missing ones mean CUPTI could not attach)."""
+def _checked(plan: ProfileSchedule, device: str, step_ms: list[float], cycle: dict, trace_path: Path | None) -> Capture:
+    """The capture with its checks: events and ``ProfilerStep`` ranges recorded, CUDA activities present on a
+    GPU run (missing ones mean CUPTI could not attach). ``cycle``: ``events`` and ``steps`` counted, ``table``
+    and ``kernels`` (None when nothing was read)."""
     errors, warnings = [], []
-    if steps_called != plan.total:
-        errors.append(f"profiler saw {steps_called} steps, the schedule needs {plan.total}")
-    if len(ready) != 1:
-        errors.append(f"profiler schedule completed {len(ready)} cycles, expected 1 (no trace was recorded)")
-    cycle = ready[0] if ready else {"events": 0, "steps": 0, "table": None, "kernels": None}
-    if ready and cycle["events"] == 0:
+    if cycle["events"] == 0:
         errors.append("profiler recorded no events")
-    if ready and cycle["steps"] != plan.active:
+    if cycle["steps"] != plan.active:
         errors.append(f"profiler recorded {cycle['steps']} ProfilerStep ranges, expected {plan.active}")
     table = cycle["table"]
     if device == "cuda" and table is not None and table.basis != "device":
@@ -214,12 +212,10 @@ def _checked(
     return Capture(
         step_ms=tuple(step_ms),
         active_step_ms=tuple(step_ms[first_active:]),
-        steps_called=steps_called,
-        cycles_ready=len(ready),
         steps_recorded=cycle["steps"],
         events=cycle["events"],
         op_table=table,
-        trace_path=str(trace_path) if trace_path is not None and ready else None,
+        trace_path=str(trace_path) if trace_path is not None else None,
         errors=tuple(errors),
         warnings=tuple(warnings),
         kernel_table=cycle["kernels"] if table is not None and table.basis == "device" else None,

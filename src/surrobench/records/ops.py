@@ -16,7 +16,7 @@ One row per operator name, aggregated over the profiled (active) steps:
   device (host memory on a CPU run), as ``profile_memory`` records them.
 
 The category of a row (:data:`CATEGORY_TABLE`) is the op-category vocabulary. Two builders fill the same
-:class:`OpTable` through :class:`OpRows`: :func:`surrobench.collect.op_events.op_table_from_events` from
+:class:`OpTable` through :class:`OpRows`: :func:`surrobench.collect.op_events.tables_from_events` from
 torch.profiler's in-memory events (shapes and memory included) and
 :func:`surrobench.analysis.ops.op_table_from_timeline` from a loaded trace.
 """

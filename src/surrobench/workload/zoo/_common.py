@@ -21,8 +21,12 @@ def randn(
 
     Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the
     input path, and the same seed gives the same values on every run (docs/design.md, "The pipeline").
-    On the ``meta`` device (planning: shapes only) the CPU generator is accepted and nothing is allocated.
+    On the ``meta`` device (planning: shapes only) the CPU generator is accepted and nothing is allocated: an
+    empty meta tensor of that shape and dtype, because ``torch.randn`` on meta loads some 800 modules of torch's
+    Python decompositions first (1 CPU s, a tenth of ``profile`` at 32², docs/benchmarks/profile-cost.md).
     """
+    if torch.device(device).type == "meta":
+        return torch.empty(shape, device=device, dtype=dtype)
     return torch.randn(shape, generator=generator, device=device, dtype=dtype)
 
 
