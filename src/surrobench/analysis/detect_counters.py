@@ -1,33 +1,17 @@
-"""Bound findings from measured counters (:mod:`surrobench.analysis.counters`), each ``evidence_source``
-``"measured (ncu)"``; where a config has them they replace the roofline's estimated bound findings
-(:func:`merge_measured`).
+"""Bound findings from measured counters (:mod:`surrobench.analysis.counters`), ``evidence_source`` ``"measured (ncu)"``;
+they replace a config's estimated bound findings (:func:`merge_measured`).
 
-Per config, the measured launches are grouped by verdict; a group holding at least :data:`MIN_SHARE` of the
-measured kernel time is a finding:
+A verdict group holding at least :data:`MIN_SHARE` of the measured kernel time is a finding:
 
-- ``memory``: ``memory_bound``; the gain assumes the remedy halves the bytes (bf16/fp16 activations or fusion)
-  and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009). Its
-  action names only what the group's kernels admit: fusion (torch.compile) where fusible kernels next to another
-  fusible kernel (:func:`fusible_chains`) hold at least :data:`MIN_SHARE` of the measured time, channels_last
-  where the group converts convolution layouts (NCHW <-> NHWC kernels), fused attention where it holds attention
-  kernels;
-- ``compute`` on the FMA pipe in GEMM / attention / convolution kernels with the tensor pipe idle:
-  ``compute_bound`` whose action is tensor-core precision and fused attention; the gain is those launches'
-  time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
-- ``compute`` elsewhere (tensor pipe near peak): ``compute_bound``, severity ``info``: near the roof;
-- ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits); fusion
-  (torch.compile) only where that cause's kernels are mostly in fusible chains, a larger batch otherwise; the
-  gain, where the action names a remedy, is that cause's kernels' time above the memory roof
-  (:func:`_above_roof_ms`).
+- ``memory`` -> ``memory_bound``; gain: half the DRAM-bound launches' time (time ~ bytes at the memory roof:
+  Williams et al., CACM 52(4), 2009); actions only where the kernels admit them (fusion for fusible chains,
+  channels_last for layout conversions, fused attention for attention kernels);
+- ``compute`` on the FMA pipe (GEMM/attention/conv, tensor pipe idle) -> ``compute_bound``; gain: their time
+  times ``1 - fp32 peak / tf32 peak``; ``compute`` near the tensor peak -> ``compute_bound``, ``info``;
+- ``latency`` -> ``occupancy_bound``, action by the most frequent cause; gain: time above the memory roof.
 
-Where fp32 convolutions hold :data:`MIN_SHARE` of the measured time, a clause that names torch.compile names it
-stacked on TF32 (:func:`_compile_clause`). On the H200 the fp32 U-Net at 256² batch 8 ran 0.53x under
-torch.compile alone, 1.26x with ``torch._inductor.config.layout_optimization = False``, and 3.70x with TF32:
-Inductor's layout optimization runs the convolutions channels_last, where cuDNN picked its FFT convolution
-kernels in fp32 (``DSE::regular_fft_pad``, 3.5 ms a step against 0.4 ms), as eager channels_last did (0.44x);
-with TF32 the NHWC tensor-core kernels are fast (docs/benchmarks/h200-counters.md, "Why compile alone was
-slower"; ``benchmarks/compile_causes.py``). Whether a clause's remedy pays is then measured
-(:mod:`surrobench.tune.advice`), on a spectral step as on any other.
+Where fp32 convolutions hold :data:`MIN_SHARE`, torch.compile is named stacked on TF32 (:func:`_compile_clause`;
+why: docs/benchmarks/h200-counters.md, "Why compile alone was slower"; ``benchmarks/compile_causes.py``).
 """
 
 from __future__ import annotations
@@ -98,14 +82,8 @@ _LIBRARY_ACTIONS = {
 
 @dataclass(frozen=True)
 class _Step:
-    """What every finder of one config needs of its whole step.
-
-    Attributes:
-        total_ms: the measured kernel time, ms.
-        ceilings: the calibrated ceilings, or None.
-        half: the half precisions the step can run in (:func:`_half_precisions`).
-        chains: launch ids in fusible chains (:func:`fusible_chains`).
-        fp32_conv: fp32 convolutions hold :data:`MIN_SHARE` of :attr:`total_ms` (:func:`_compile_clause`).
+    """What every finder of one config needs: ``total_ms`` (measured kernel ms), ``ceilings`` (or None), ``half``
+    (:func:`_half_precisions`), ``chains`` (:func:`fusible_chains`), ``fp32_conv`` (:func:`_compile_clause`).
     """
 
     total_ms: float
@@ -197,10 +175,9 @@ def _fma_matmul(k: MeasuredKernel) -> bool:
 
 
 def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
-    """Launch ids (``counters.launch``) of the kernels of :data:`FUSIBLE_CLASSES` whose previous or next measured
-    launch is of those classes too: what torch.compile can fuse into fewer kernels. A fusible kernel between two
-    library kernels (a GEMM's activation) stays one kernel. ncu measures the step's top kernels
-    (:mod:`surrobench.collect.ncu`), so a short kernel left out between two measured ones is not seen."""
+    """Launch ids of :data:`FUSIBLE_CLASSES` kernels whose previous or next measured launch is fusible too (what
+    torch.compile can fuse); ncu measures only the top kernels, so a short unmeasured neighbour is not seen.
+    """
     ordered = sorted(kernels, key=lambda k: k.counters.launch)
     fusible = [k.kernel_class in FUSIBLE_CLASSES for k in ordered]
     return frozenset(
@@ -243,7 +220,11 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
     for name, group in groups.items():
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
-            findings.append(_FINDERS[name](label, group, share, step))
+            kind, severity, message, what, clauses, gain = _FINDERS[name](group, share, step)
+            evidence = tuple(_evidence(group, total_ms, what))
+            findings.append(
+                Finding(kind, severity, message, evidence, clauses, gain, config=label, evidence_source=MEASURED)
+            )
     return findings
 
 
@@ -257,9 +238,7 @@ def runs_fft(ops) -> bool:
 
 
 def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
-    """The half precisions a step of these kernels can run in: no bf16 where it runs torch.fft
-    (:func:`runs_fft`): cuFFT has no bf16 transform (surrobench/execution/failures.py
-    ``fft_no_bf16``)."""
+    """The half precisions these kernels can run in: no bf16 with torch.fft (:func:`runs_fft`; execution/failures.py ``fft_no_bf16``)."""
     if runs_fft(k.op for k in kernels):
         return tuple(p for p in HALF if p != "bf16")
     return HALF
@@ -269,18 +248,18 @@ def _half_text(half: tuple[str, ...]) -> str:
     return "/".join(half) + ("" if "bf16" in half else " (cuFFT has no bf16 transform)")
 
 
-def _memory(label, group, share, step: _Step) -> Finding:
+def _memory(group, share, step: _Step) -> tuple:
     half, total_ms = step.half, step.total_ms
     dram = [k for k in group if k.limiter == "DRAM"]
     units = Counter(k.limiter for k in group).most_common(1)[0][0]
     attention = any(k.kernel_class == "attention" for k in group)
     fusible = _ms([k for k in group if k.counters.launch in step.chains]) >= MIN_SHARE * total_ms
     layout = any(any(s in k.counters.function.lower() for s in LAYOUT_KERNELS) for k in group)
-    return Finding(
+    return (
         "memory_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is memory-bound ({units} near peak), longest {_top(group).counters.function}",
-        tuple(_evidence(group, total_ms, "memory-bound")),
+        "memory-bound",
         clauses_of(
             Clause(f"move fewer bytes: keep activations in {_half_text(half)}", half),
             _compile_clause("fuse the elementwise, copy and reduction kernels (torch.compile)", step)
@@ -293,14 +272,12 @@ def _memory(label, group, share, step: _Step) -> Finding:
             if attention
             else "",
         ),
-        estimated_gain_ms=_ms(dram) / 2 if dram else None,
-        config=label,
-        evidence_source=MEASURED,
+        _ms(dram) / 2 if dram else None,
     )
 
 
-def _fma(label, group, share, step: _Step) -> Finding:
-    ceilings, half, total_ms = step.ceilings, step.half, step.total_ms
+def _fma(group, share, step: _Step) -> tuple:
+    ceilings, half = step.ceilings, step.half
     classes = {k.kernel_class for k in group}
     attention = (
         " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
@@ -310,11 +287,11 @@ def _fma(label, group, share, step: _Step) -> Finding:
     gain = None
     if ceilings is not None and ceilings.unusable("tf32") is None and ceilings.unusable("fp32") is None:
         gain = _ms(group) * (1 - ceilings.peak_tflops("fp32") / ceilings.peak_tflops("tf32"))
-    return Finding(
+    return (
         "compute_bound",
         "high" if share >= 0.3 else "medium",
         f"{share:.0%} of the measured kernel time is {'/'.join(sorted(classes))} on the FMA pipe, tensor cores idle",
-        tuple(_evidence(group, total_ms, "on the FMA pipe with the tensor pipe idle")),
+        "on the FMA pipe with the tensor pipe idle",
         (
             Clause(
                 "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
@@ -322,33 +299,30 @@ def _fma(label, group, share, step: _Step) -> Finding:
                 ("tf32", *half),
             ),
         ),
-        estimated_gain_ms=gain,
-        config=label,
-        evidence_source=MEASURED,
+        gain,
     )
 
 
-def _compute(label, group, share, step: _Step) -> Finding:
-    half, total_ms = step.half, step.total_ms
+def _compute(group, share, step: _Step) -> tuple:
+    half = step.half
     pipe = Counter(k.limiter for k in group).most_common(1)[0][0]
-    return Finding(
+    return (
         "compute_bound",
         "info",
         f"{share:.0%} of the measured kernel time is compute-bound ({pipe} near peak): near the roof",
-        tuple(_evidence(group, total_ms, "compute-bound")),
+        "compute-bound",
         clauses_of(
             "nothing to fix in these kernels at this precision",
             Clause(f"a lower precision ({_half_text(half)}) raises the roof", half),
         ),
-        config=label,
-        evidence_source=MEASURED,
+        None,
     )
 
 
 def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
-    """The action for a latency ``cause`` of ``kernels``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`,
-    fusion only where at least half their time is in fusible chains (:func:`fusible_chains`), stacked on TF32
-    where :func:`_compile_clause` says so, else :data:`_LIBRARY_ACTIONS`."""
+    """The action for latency ``cause``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`, fusion where half their time
+    is in fusible chains, else :data:`_LIBRARY_ACTIONS`.
+    """
     clause = _CAUSE_ACTIONS[cause]
     alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
     if cause not in FUSION_CAUSES:
@@ -359,20 +333,16 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
 
 
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:
-    """ms the ``kernels`` spend above their memory roof: each one's duration less the time its DRAM bytes take
-    at the calibrated copy bandwidth (the roofline's memory roof: Williams, Waterman and Patterson, CACM 52(4),
-    2009), at least 0; None without usable ceilings. A latency-bound kernel is far from both roofs, so this is what
-    it would save running at the roof with the same bytes; fusion also removes bytes and can save more. On the
-    H200 the GAT's low-occupancy kernels read 5.27 ms, and torch.compile saved 5.30 ms of its step
-    (docs/benchmarks/h200-counters.md, "The check against optimize")."""
+    """ms the ``kernels`` spend above their memory roof (duration less DRAM bytes / copy bandwidth, >= 0); None without
+    usable ceilings (Williams et al., 2009; check: docs/benchmarks/h200-counters.md, "The check against optimize").
+    """
     if ceilings is None or ceilings.unusable("fp32") is not None:
         return None
     bytes_per_ms = ceilings.copy_gbps * 1e6
     return sum(max(0.0, k.counters.duration_ns / 1e6 - (k.counters.dram_bytes or 0) / bytes_per_ms) for k in kernels)
 
 
-def _latency(label, group, share, step: _Step) -> Finding:
-    total_ms = step.total_ms
+def _latency(group, share, step: _Step) -> tuple:
     cause = Counter(k.cause for k in group).most_common(1)[0][0]
     cause_kernels = [k for k in group if k.cause == cause]
     top = _top(cause_kernels)
@@ -384,16 +354,14 @@ def _latency(label, group, share, step: _Step) -> Finding:
         "shared_memory": f"{c.shared_mem_per_block_bytes} bytes of shared memory per block",
     }.get(cause, LATENCY_CAUSES[cause])
     action = _cause_action(cause, cause_kernels, step)
-    return Finding(
+    return (
         "occupancy_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is latency-bound, far from both roofs ({detail}, {top.counters.function})",
-        tuple(_evidence(group, total_ms, "latency-bound")),
+        "latency-bound",
         action,
         # a larger batch alone (no remedy) buys throughput, not a shorter step: no gain in step time
-        estimated_gain_ms=_above_roof_ms(cause_kernels, step.ceilings) if any(a.remedies for a in action) else None,
-        config=label,
-        evidence_source=MEASURED,
+        _above_roof_ms(cause_kernels, step.ceilings) if any(a.remedies for a in action) else None,
     )
 
 
@@ -406,15 +374,11 @@ LAUNCH_STACK_SEVERITIES = ("high", "medium")
 
 
 def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) -> list[Finding]:
-    """``findings`` with each config's estimated :data:`REPLACED_KINDS` findings replaced by its measured ones
-    (``measured``: ``{config label: findings}``; a config absent or with none keeps its estimates).
+    """``findings`` with each config's estimated :data:`REPLACED_KINDS` replaced by ``measured`` (``{label: findings}``).
 
-    Where the config's ``launch_bound`` finding is :data:`LAUNCH_STACK_SEVERITIES`, a measured clause that names
-    half precisions alone names each stacked on a CUDA graph (:func:`_half_in_graph`): autocast casts the weights
-    and inputs of every matmul on every call, kernels a launch-bound step pays for in launches. On the H200,
-    DeepONet at 16,384 points batch 64 (launch-bound: cudagraph 3.25x) ran fp16 alone at 0.72x and bf16 at 0.71x,
-    and cudagraph+fp16 at 5.10x, cudagraph+bf16 at 5.17x (docs/benchmarks/h200-counters.md, "The check against
-    optimize")."""
+    Under a :data:`LAUNCH_STACK_SEVERITIES` ``launch_bound`` finding, a half-precision clause is stacked on a CUDA
+    graph (:func:`_half_in_graph`; docs/benchmarks/h200-counters.md, "The check against optimize").
+    """
     kept = [
         f
         for f in findings
