@@ -1,19 +1,10 @@
 """The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
 
-**The prediction** is a discrete-event simulation of the batcher itself
-(:func:`~surrobench.execution.batcher.serve_open_loop` on a
-:class:`~surrobench.execution.batcher.VirtualClock`) over open-loop Poisson arrivals, the load generator's
-own schedule, where each batch's service time is drawn from the samples measured before any load
-(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples with
-probability ``min(1, idle / gap)`` (``idle`` the time since the previous batch ended, ``gap`` the idle gap the
-isolated samples were measured after), else from the back-to-back samples. The same peak search then runs on the
-simulation (:func:`predict_capacity`). Not modelled: the batcher loop's own time and its late wake-ups (the
-``gen`` and ``wake_late`` columns of a load point say how large they were).
-
-**The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
-doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
-isolated batch-1 P99 already exceeds is answered without a load (:func:`infeasible_reason`): at the lowest
-rates every request is served alone, so no rate can meet it.
+The prediction simulates the batcher (:func:`~surrobench.execution.batcher.serve_open_loop` on a
+:class:`~surrobench.execution.batcher.VirtualClock`) over Poisson arrivals, each batch's service time drawn from
+the unloaded samples of its padded size: isolated with probability ``min(1, idle / gap)``, else back to back.
+The batcher's own time is not modelled. The verification brackets the measured capacity in 10% steps and
+bisects (:func:`find_capacity`); a target the isolated batch-1 P99 exceeds is infeasible (:func:`infeasible_reason`).
 """
 
 from __future__ import annotations
@@ -52,18 +43,9 @@ def find_capacity(
     max_rps: float = float("inf"),
     factor: float = 2.0,
 ) -> tuple[Capacity, list[LoadPoint]]:
-    """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
-
-        r = start; f = factor; measure r
-        while r passes: lo = r; r = f r; f = min(f², 2)   (or, when start fails: hi = r; r = r / f ... until one passes)
-        hi = the first failing r
-        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
-
-    ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
-    most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
-    at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. Returns the capacity (0 when no rate passed within ``max_steps``) and the load points measured,
-    by rate.
+    """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance): widen by
+    ``factor`` (squared up to 2) from ``start`` to the first failure, then bisect to ``tolerance``; nothing above
+    ``max_rps``. Returns the capacity (0 if none passed in ``max_steps``) and the points, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -104,9 +86,7 @@ def find_capacity(
 
 
 class SampledService:
-    """A :data:`~surrobench.execution.batcher.Service` on a virtual clock that serves a batch of k in a service
-    time drawn from the measured samples of its padded size (module docstring: isolated with probability
-    ``min(1, idle / gap)``, else back to back), seeded."""
+    """A virtual-clock :data:`~surrobench.execution.batcher.Service` drawing a batch's time from its padded size's samples, seeded."""
 
     def __init__(self, unloaded: dict[int, UnloadedLatency], clock: VirtualClock, seed: int = 0) -> None:
         self.unloaded, self.clock = unloaded, clock
@@ -133,14 +113,8 @@ def simulated_point(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> LoadPoint:
-    """One open-loop load of ``rate_rps`` (``arrival`` ``poisson`` or ``constant``, as the load generator offers
-    it) through the batcher with ``policy``, simulated over the
-    measured samples (``unloaded``: by padded size, every size of ``policy.max_batch``): a warm-up of a
-    tenth of the :data:`SIMULATED_REQUESTS` arrivals, then those (at most
-    :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` in all).
-
-    Raises:
-        NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`.
+    """One simulated open-loop load of ``rate_rps`` (``poisson``/``constant``) through ``policy`` over ``unloaded``:
+    a tenth of :data:`SIMULATED_REQUESTS` warm-up, then those. Raises NothingCompleted (as ``load_point``).
     """
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
@@ -168,10 +142,9 @@ def predict_capacity(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> float:
-    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the peak
-    search (:func:`find_capacity`, to :data:`SIMULATED_TOLERANCE`) over :func:`simulated_point`, started at half
-    the full-batch bound (``max_batch`` / the back-to-back median of a full batch); 0 when no rate passes, at
-    once when the target is infeasible (:func:`infeasible_reason`)."""
+    """The predicted capacity (requests/s) at ``target_p99_ms``: :func:`find_capacity` over :func:`simulated_point` from
+    half the full-batch bound; 0 when none passes or the target is infeasible.
+    """
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
@@ -187,9 +160,7 @@ def predict_capacity(
 
 
 def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float) -> str | None:
-    """Why no rate meets ``target_p99_ms``, when the isolated batch-1 P99 already exceeds it (at the lowest
-    rates every request is served alone, after an idle device); None otherwise. The reason names the unloaded
-    P99, the back-to-back one and their gap."""
+    """Why no rate meets ``target_p99_ms`` (the isolated batch-1 P99 exceeds it), naming both P99s; None otherwise."""
     one = unloaded.get(1)
     if one is None or one.isolated_p99_ms <= target_p99_ms:
         return None

@@ -1,16 +1,7 @@
-"""Across ranks: steps aligned, collectives matched, the time each rank waited for a late one.
-
-Input: one :class:`~surrobench.analysis.rank_summary.RankSummary` per rank. Steps are aligned by key
-(``ProfilerStep#N`` or the ordinal of the ``forward`` range); only the steps every rank has are compared.
-A collective is matched across ranks by ``(step, name, occurrence within the step)``: ranks of a process
-group must issue its collectives in the same order (torch.distributed's ProcessGroupNCCL documents this
-as the only way calls are matched up). Collectives of different process groups with the same name are
-matched by that order too; the trace does not say which group a kernel served.
-
-Wait (per rank, per matched collective): a collective cannot finish on any rank before the last rank has
-entered it, so a rank that enters early waits ``last arrival - own arrival``, bounded by its time inside
-(``[0, own end - own start]``). Lateness of the last rank: its arrival minus the median arrival of the
-others, the time the others were held for it.
+"""Across ranks (one :class:`~surrobench.analysis.rank_summary.RankSummary` each): steps aligned by key, collectives
+matched by ``(step, name, occurrence)`` (ProcessGroupNCCL matches calls by order), and waits: an early rank waits
+``last arrival - own arrival`` bounded to ``[0, own duration]``; the last rank's lateness is its arrival minus the
+others' median arrival.
 """
 
 from __future__ import annotations
@@ -41,13 +32,8 @@ class OpExtra:
 
 @dataclass(frozen=True)
 class RankRow:
-    """One rank over the aligned steps; times are means per step (ms).
-
-    Attributes:
-        late_share: fraction of the matched collectives this rank entered last (0 with no collective).
-        late_ms: per step, how long the other ranks were held for it (its lateness summed over the
-            collectives it entered last).
-        extra_ops: its ops with the largest excess over the other ranks' median, per step.
+    """One rank over the aligned steps, ms per step: ``late_share`` (0..1 of matched collectives entered last),
+    ``late_ms`` (others held for it), ``extra_ops`` (largest excess over the others' median).
     """
 
     rank: int
@@ -76,16 +62,8 @@ class RankStep:
 
 @dataclass(frozen=True)
 class CrossRankReport:
-    """The cross-rank comparison. ``to_dict()`` gives its ``--json`` form.
-
-    Attributes:
-        step_source: how steps were found (``ProfilerStep``, ``forward``, ``trace``; ``mixed`` if ranks differ).
-        steps: the step keys every rank has.
-        comm_source: where collectives came from (``nccl``, ``gloo``, ``c10d``, ``""`` for none).
-        collectives: collectives matched on at least two ranks; ``unmatched``: collectives of one rank only.
-        end_spread_ms: median over the matched collectives of (last exit - first exit): a collective ends
-            on all ranks at about the same time, so a spread far above the waits means the ranks' clocks
-            disagree and the waits cannot be trusted (0 without collectives).
+    """The cross-rank comparison (``to_dict()``: its JSON): ``step_source``, ``steps``, ``comm_source``, matched
+    ``collectives``, ``unmatched``, ``end_spread_ms`` (median exit spread; far above the waits: clocks disagree).
     """
 
     schema: str
@@ -114,11 +92,7 @@ def timeline_cross_rank(tl: Timeline) -> CrossRankReport | None:
 
 
 def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
-    """Compare the ranks of ``summaries`` (any order; one per rank).
-
-    Raises:
-        ValueError: fewer than two summaries, or one rank given twice.
-    """
+    """Compare the ranks of ``summaries``. Raises ValueError: fewer than two, or a rank given twice."""
     summaries = sorted(summaries, key=lambda s: s.rank)
     ranks = tuple(s.rank for s in summaries)
     if len(ranks) < 2 or len(set(ranks)) != len(ranks):

@@ -1,24 +1,11 @@
-"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, and the per-config
-precision_mismatch (compute ops left in fp32 under autocast; FFTs half precision cannot take).
+"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, and the per-config precision_mismatch.
 
-With a roofline (:mod:`surrobench.analysis.roofline`) an op is memory- or compute-bound by its arithmetic
-intensity against the ridge point. Without one (a trace alone, a stored run), by its category: normalization,
-elementwise, reduction, copy and gather ops do O(1) FLOPs per byte and are memory-bound on any GPU whose ridge
-lies at tens of FLOP/byte (H200: 51e12 / 4184e9 = 12 FLOP/byte at fp32, 187 at bf16).
-
-On a CPU basis (op times are self CPU times under the profiler):
-
-- op times per step are scaled to the unprofiled step (:func:`surrobench.analysis.evidence.op_time_scale`)
-  and the findings say so;
-- a low-intensity op whose calls average under ``cpu_small_call_us`` is not called memory-bound: such calls
-  touch data a cache holds and cost mostly their dispatch, so they are fragmented small ops (many calls, tiny
-  time each), reported by :func:`fragmented_ops` with their call counts;
-- the actions name CPU remedies (threads of MKL/oneDNN, batch, bf16 autocast only where the CPU's calibrated
-  bf16 matmul beats fp32), never tensor cores or thread blocks.
-
-Shares of a ceiling are written by :func:`surrobench.analysis.roofline.ceiling_share` (never over 100%). An op
-past a ceiling by more than ``calibration_stale_ratio`` gets no compute-bound verdict: the ceiling is suspect,
-which :func:`surrobench.analysis.detect_ceilings.ceiling_suspect` reports.
+With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
+one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
+GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
+(:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
+fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
+are left to :func:`surrobench.analysis.detect_ceilings.ceiling_suspect`.
 """
 
 from __future__ import annotations
@@ -79,9 +66,7 @@ def _intensity_text(o, ridge: float) -> str:
 
 
 def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
-    """Copy ops whose time is mostly host-to-device transfer (the timeline's H2D memcpy time per step is at
-    least half of theirs): that is :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s finding, bounded by
-    the host link, not by device memory bandwidth (the pageable-h2d scenario's ``aten::_to_copy``)."""
+    """Copy ops whose time is mostly H2D transfer (timeline H2D ms >= half theirs): :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s."""
     f = ev.facts
     if f is None or f.h2d_ms <= 0:
         return set()
@@ -90,9 +75,9 @@ def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
 
 
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops below the ridge point (or low-intensity by family). Gain: their time above the bandwidth
-    roof (roofline), None without one; severity from the gain where known, else from their time per step.
-    The action is their families' (:mod:`surrobench.analysis.op_families`)."""
+    """Head ops below the ridge (or low-intensity by family); gain: time above the bandwidth roof (None without a
+    roofline); action: their families' (:mod:`surrobench.analysis.op_families`).
+    """
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
@@ -188,11 +173,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops above the ridge point (roofline), or GEMM/convolution ops holding most of the time (no
-    roofline: at least ``compute_share_min`` of it); ops past the peak by more than ``calibration_stale_ratio``
-    are left to :func:`~surrobench.analysis.detect_ceilings.ceiling_suspect`. Near the matmul peak this is the
-    healthy verdict (``info``); below ``compute_efficient_fraction`` of it, ``low`` with the gap to the peak as the gain
-    (an upper bound: see the comment below)."""
+    """Head ops above the ridge, or GEMM/conv ops holding ``compute_share_min`` without a roofline: ``info`` near the
+    peak, ``low`` below ``compute_efficient_fraction`` with the gap to the peak as an upper-bound gain.
+    """
     step = ev.step_ms()
     if not step:
         return None
@@ -262,9 +245,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, ...]:
-    """The compute-bound action on a CPU: the families' CPU actions (threads, batch) and, only where the
-    calibration shows bf16 faster than fp32 on this CPU (e.g. AVX512-BF16/AMX), bf16 autocast; no tensor-core
-    advice."""
+    """The CPU compute-bound action: the families' CPU actions, and bf16 autocast only where calibrated bf16 beats fp32."""
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
@@ -283,9 +264,9 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Elementwise + copy + concat ops at or above ``fragmented_share`` of the op time (reading 2); on a CPU
-    basis also the low-intensity ops of tiny calls (:func:`_small_calls`), which :func:`memory_bound` leaves
-    out. Stake: their time per step; no gain estimate (a fusion's saving depends on what it fuses)."""
+    """Elementwise + copy + concat ops at ``fragmented_share`` of op time, and on a CPU the tiny low-intensity calls
+    (:func:`_small_calls`); stake: their ms per step, no gain estimate.
+    """
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
@@ -374,10 +355,9 @@ ENCLOSING_MAJORITY = 0.5
 
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op that at least :data:`ENCLOSING_MAJORITY` of the self CPU time of the ops ``names`` ran nested in
-    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None when no op holds a majority. On the
-    CPU the zoo FNO's complex ``aten::einsum`` makes 2,056 ``aten::copy_`` calls a step (32² batch 1, 97% of their
-    self time), which no change to the model's own casts or layouts removes."""
+    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time nested inside it
+    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None without a majority.
+    """
     held: dict[str, float] = {}
     total = 0.0
     for op in table.ops:

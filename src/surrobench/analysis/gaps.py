@@ -1,26 +1,12 @@
-"""Why is the GPU idle? Every gap in a device's busy time, above a threshold, with its cause.
+"""Why is the GPU idle? Every gap (no kernel, copy or memset on any stream of a device) above a threshold, with its
+cause, checked in this order for the op after the gap ("next") and before it ("prev"):
 
-A gap is an interval in which no kernel, copy or memset runs on any stream of one device (the source
-text's "GPU 是否有空洞"). Causes, checked in this order for the op that ends the gap ("next") and the
-op before it ("prev"):
-
-``graph_internal``  next was launched by a CUDA graph replay that began before the gap: a gap between
-                    graph nodes, not a host launch (the host launches a graph once, not per kernel)
-``graph_launch``    next is a graph replay the host launched only after the GPU went idle
-``host_sync``       a synchronizing call (cudaStreamSynchronize, cudaDeviceSynchronize,
-                    cudaEventSynchronize, blocking cudaMemcpy) returned inside the gap: the host waited
-                    for the GPU, then had to issue new work (``.item()``, ``.cpu()``, explicit syncs)
-``h2d_copy``        next is a host-to-device copy: the GPU waited for input data (``pageable`` flagged)
-``d2h_copy``        prev is a device-to-host copy with no sync seen: the host consumed a result
-``collective``      next is a NCCL kernel and the host was already inside the collective's call (the
-                    top-level CPU op around its launch, e.g. ``c10d::send``) when the GPU went idle: the host
-                    waited inside the communication library for its peers before it could launch, which is
-                    waiting for another rank, not a slow launch
-``launch_bound``    next's launch call had not finished when the GPU went idle: submission slower than
-                    execution (source text: "CPU 提交速度跟不上 GPU 消费速度")
-``stream_wait``     next was queued before the gap and a cudaStreamWaitEvent was issued between the
-                    two launches: a cross-stream dependency held it
-``unexplained``     none of the above (including ops with no launch record)
+``graph_internal`` next is from a graph replay begun before the gap; ``graph_launch`` next is a replay launched
+after the GPU went idle; ``host_sync`` a synchronizing call returned inside the gap; ``h2d_copy`` next is an H2D
+copy (``pageable`` flagged); ``d2h_copy`` prev is a D2H copy with no sync seen; ``collective`` next is NCCL and the
+host was already inside the collective's call (waiting for peers); ``launch_bound`` next's launch call had not
+finished (source text: "CPU 提交速度跟不上 GPU 消费速度"); ``stream_wait`` a cudaStreamWaitEvent between the
+launches held it; ``unexplained`` none of these.
 """
 
 from __future__ import annotations
@@ -103,11 +89,8 @@ class CauseTotal:
 
 @dataclass(frozen=True)
 class GapReport:
-    """Gaps above ``threshold_us`` over the analysis window, per cause and the longest ones.
-
-    ``host_syncs`` (init only, not a field, so not in the JSON): ``(sync_rows, dur_ns)`` of *every*
-    ``host_sync`` gap, the row in ``timeline.api_calls`` of the sync call that caused it and its length;
-    read it with :meth:`sync_gap_ns`.
+    """Gaps above ``threshold_us`` per cause and the longest; ``host_syncs`` (init only, not in the JSON):
+    ``(sync_rows, dur_ns)`` of every ``host_sync`` gap, read by :meth:`sync_gap_ns`.
     """
 
     threshold_us: float
@@ -132,11 +115,8 @@ class GapReport:
 def find_gaps(
     tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
 ) -> GapReport:
-    """Gaps per (rank, device) inside each rank's analysis window ``windows[rank] = (t0_ns, t1_ns)``.
-
-    Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
-    Every gap is classified as columns; only the listed ones become :class:`Gap` objects (a 1.1 M-event trace
-    has ~89,000 gaps, docs/benchmarks/trace-analysis.md).
+    """Gaps per (rank, device) inside ``windows[rank] = (t0_ns, t1_ns)``; ``act`` arrays ``(n,)``. Totals per cause and
+    the :data:`MAX_LISTED_GAPS` longest as :class:`Gap` (the rest stay columns: docs/benchmarks/trace-analysis.md).
     """
     found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
@@ -152,9 +132,9 @@ def find_gaps(
 
 @dataclass
 class _GapColumns:
-    """Every gap of some devices as columns, in gap order: its interval ``[g0, g1)`` (ns), cause, the activity
-    rows before (``prev``) and after it (``nxt``), the API call rows that launched ``nxt`` and that synced in
-    it (-1: none), whether the copy's host memory was pageable, and the host op around the sync or launch."""
+    """Every gap as columns: ``[g0, g1)`` ns, cause, ``prev``/``nxt`` activity rows, launch and sync API rows (-1:
+    none), pageable, and the host op around the sync or launch.
+    """
 
     g0: np.ndarray
     g1: np.ndarray

@@ -1,14 +1,7 @@
-"""Surrogate against solver at equal accuracy and at equal runtime (``surrobench versus``).
-
-McGreivy & Hakim, "Weak baselines and reporting biases lead to overoptimism in machine learning for fluid-related
-partial differential equations", Nature Machine Intelligence 2024 (arXiv:2407.07218), give two rules: compare at
-equal accuracy or at equal runtime, and against an efficient solver. Here the efficient solver is the Pareto front
-of a ladder of solver settings (resolution, time step, tolerance): the levels that no other level beats on both
-error and time. Between two front levels, time is interpolated as a power of the error (a straight line in
-log-log, the shape of a solver's convergence ``error ~ C * cost^-p``), never extrapolated past the ladder's ends.
-
-Everything here is numpy on already measured numbers (errors: relative L2, times: ms), so the rules are tested on
-planted curves without a solver.
+"""Surrogate against solver at equal accuracy and at equal runtime (``surrobench versus``; McGreivy & Hakim,
+Nature Machine Intelligence 2024, arXiv:2407.07218). The solver is the Pareto front of its ladder; between front
+levels time is interpolated as a power of the error (``error ~ C * cost^-p``), never extrapolated. Numpy on
+measured numbers (relative L2 errors, ms).
 """
 
 from __future__ import annotations
@@ -31,11 +24,8 @@ BANDS = ("low", "mid", "high")
 
 
 def pareto_front(errors: np.ndarray, times_ms: np.ndarray) -> np.ndarray:
-    """The indices of the levels on the error–time Pareto front, cheapest first (their errors then fall).
-
-    A level is on the front when no other level is at once faster and at least as accurate. Levels with a zero or
-    non-finite error or time are left out (a zero error is the reference itself: it has no place on a log axis).
-    Shapes: ``errors`` and ``times_ms`` ``(L,)``; returns ``(F,)`` ints.
+    """Indices ``(F,)`` of the levels on the error–time front of ``errors``/``times_ms`` ``(L,)``, cheapest first;
+    zero or non-finite levels left out.
     """
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     ok = np.flatnonzero(np.isfinite(errors) & np.isfinite(times_ms) & (errors > 0) & (times_ms > 0))
@@ -52,15 +42,8 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 
 
 def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> Match:
-    """The solver's time at ``surrogate_error`` on its front, and the speedup (module docstring).
-
-    Args:
-        surrogate_error: the surrogate's error (same measure as ``errors``), > 0.
-        surrogate_ms: the surrogate's time per case, ms.
-        errors, times_ms: each ladder level's error and time per case, ``(L,)``.
-
-    Returns:
-        A :class:`Match`; not extrapolated past the ladder (its status says which end, with the bound).
+    """The solver's time at ``surrogate_error`` (> 0) on the front of ``errors``/``times_ms`` ``(L,)``, and the speedup
+    over ``surrogate_ms``: a :class:`Match`, never extrapolated (its status names the end).
     """
     front = pareto_front(errors, times_ms)
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
@@ -124,12 +107,8 @@ def speedup_interval(
     confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> SpeedupInterval:
-    """Percentile-bootstrap interval of the matched-error speedup, resampling cases (paired: one draw of case
-    indices serves every level and the surrogate).
-
-    Args:
-        level_errors, level_ms: per level and case, ``(L, n)`` (error, ms).
-        surrogate_errors, surrogate_ms: per case, ``(n,)``.
+    """Paired percentile-bootstrap interval of the matched-error speedup, resampling cases; ``level_errors``/``level_ms``
+    ``(L, n)``, ``surrogate_errors``/``surrogate_ms`` ``(n,)``.
     """
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
@@ -157,9 +136,9 @@ def relative_l2(prediction: np.ndarray, reference: np.ndarray) -> float:
 
 
 def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, float]:
-    """The relative L2 error split into wavenumber bands (:data:`BANDS`, edges :data:`BAND_EDGES`) over the last two
-    axes, a periodic 2-D field: ``||P_band(prediction - reference)|| / ||reference||``, so that by Parseval the
-    squares of the three add up to the square of :func:`relative_l2`. Shapes: ``(..., H, W)``."""
+    """Relative L2 error per wavenumber band (:data:`BAND_EDGES`) over the last two axes ``(..., H, W)``; squares add up
+    to :func:`relative_l2`'s square (Parseval).
+    """
     diff = np.fft.fft2(np.asarray(prediction, float) - np.asarray(reference, float))
     h, w = diff.shape[-2:]
     ky, kx = np.fft.fftfreq(h, 1 / h), np.fft.fftfreq(w, 1 / w)
@@ -173,9 +152,7 @@ def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, floa
 
 
 def trivial_errors(inputs: list[np.ndarray], references: list[np.ndarray]) -> float:
-    """The error of the better trivial predictor (mean over cases): zero everywhere (error 1) or the input field
-    itself (persistence) when it has the reference's shape. A surrogate no better than this has learnt nothing to
-    match a solver with (:func:`surrobench.api.versus.versus` refuses it)."""
+    """The better trivial predictor's mean error: zeros (error 1) or persistence (the input, when shapes match)."""
     persistence = [
         relative_l2(x, r) for x, r in zip(inputs, references) if x is not None and np.shape(x) == np.shape(r)
     ]

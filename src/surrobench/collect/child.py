@@ -1,43 +1,20 @@
-"""One config in a process of its own: the profiling phase's child, and a target for external profilers.
-
-Profiling never shares a process with timing (docs/sources.md, method §5: the profiler's overhead and
-state must not leak into the stability measurement), so ``surrobench profile`` and
-``surrobench run --profile torch`` start this module once per config::
+"""One config in a process of its own: the profiling phase's child, and a target for external profilers
+(profiling never shares a process with timing: docs/sources.md, method §5)::
 
     python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
-        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz] \\
+        [--profiler torch|none|ncu] [--wait 2] [--warmup 5] [--active 10] [--with-stack] [--trace-out T.json.gz] \\
         [--control-fifo CTL,ACK]
 
-``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
-The child builds the model and inputs exactly as the timing runner does
-(:func:`~surrobench.execution.runner.config_step`), makes the cold-start call and ``warmup`` untimed
-calls, then runs ``wait + warmup + active`` steps, each inside the ``surrobench::forward`` and
-``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
+``CONFIG.json``: :func:`config_to_json`. The child builds the step as the runner does
+(:func:`~surrobench.execution.runner.config_step`), warms up, then runs ``wait + warmup + active`` steps in the
+``surrobench::forward``/``surrobench::post_process`` ranges. ``torch``: torch.profiler and the op table;
+``none``: bare, with ``cudaProfilerStart``/``Stop`` around the active steps (``nsys --capture-range=cudaProfilerApi``);
+``ncu``: each active step alone in the NVTX range ``surrobench_step`` (:mod:`surrobench.collect.ncu`).
+``--control-fifo CTL,ACK`` writes ``enable``/``disable`` around the active steps and waits for ``ack``
+(``perf stat --control``, perf >= 5.9).
 
-``--profiler torch`` records those steps with torch.profiler and writes the op table. ``--profiler none``
-runs the same steps without it, for wrapping by another tool; on CUDA it calls ``cudaProfilerStart``
-before the active steps and ``cudaProfilerStop`` after them, so Nsight Systems can capture just those::
-
-    nsys profile --trace=cuda,nvtx,osrt --capture-range=cudaProfilerApi \\
-        python -m surrobench.collect.child --config CONFIG.json --result RESULT.json --profiler none
-    perf stat -e task-clock,context-switches python -m surrobench.collect.child ... --profiler none
-
-``--profiler ncu`` (CUDA) runs the ``wait + warmup`` steps bare, then each active step alone inside the NVTX
-range ``surrobench_step``, for Nsight Compute's ``--nvtx --nvtx-include surrobench_step/``
-(:mod:`surrobench.collect.ncu`).
-
-``--control-fifo CTL,ACK`` (with ``--profiler none``) speaks perf's control protocol around the same
-active steps: ``enable`` before the first, ``disable`` after the last, each written to the FIFO ``CTL``
-and answered by a line holding ``ack`` on ``ACK`` (``perf stat --control`` in perf >= 5.9). So perf counts
-only the measured steps, not Python start-up, imports, model build and warm-up::
-
-    mkfifo ctl ack
-    perf stat -x, --delay=-1 --control=fifo:ctl,ack -- \\
-        python -m surrobench.collect.child ... --profiler none --control-fifo ctl,ack
-
-``RESULT.json`` (schema ``surrobench/profile-child-v1``) holds the status (``ok``, ``oom``, ``error``),
-per-step host times in ms, the op table, warnings and the trace path. The exit code is 0 whenever the
-result file was written (a failing model is a status, as in the runner), 2 for bad arguments.
+``RESULT.json`` (``surrobench/profile-child-v1``): status (``ok``, ``oom``, ``error``), host step times in ms, the
+op table, warnings, the trace path. Exit 0 whenever the result was written, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -94,11 +71,7 @@ def config_from_json(d: dict) -> ExecConfig:
 
 
 class ControlFifo:
-    """The writing side of perf's control protocol over two FIFOs (see the module docstring).
-
-    Raises:
-        RuntimeError: the peer closed the ACK FIFO or answered something other than ``ack``.
-    """
+    """The writing side of perf's control protocol over two FIFOs. Raises RuntimeError: ACK closed or not ``ack``."""
 
     def __init__(self, ctl: Path, ack: Path):
         self._ctl = open(ctl, "w")  # held for the whole loop, closed by close()
@@ -322,11 +295,7 @@ def spawn(
     trace_path: Path | None = None,
     timeout_s: float = CHILD_TIMEOUT_S,
 ) -> dict:
-    """Run :func:`main` in a new Python process for ``cfg`` and return its result object.
-
-    A child that dies or times out without a result is reported as status ``error`` with the last line
-    of its stderr; the caller goes on with the next config.
-    """
+    """Run :func:`main` in a new process for ``cfg``; a child that dies or times out is status ``error`` (its last stderr line)."""
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))

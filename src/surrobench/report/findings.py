@@ -1,13 +1,6 @@
-"""The judgment table (docs/sources.md, method §4) for the terminal (rich) and for docs (markdown, HTML).
-
-In the terminal a diagnosis is read on one screen first (:func:`findings_brief`: a line or two per finding,
-its kind, severity, where, estimated gain and action), the numbers behind it on request
-(:func:`findings_explained`, ``diagnose --explain``). The markdown and HTML tables and the JSON always
-hold everything: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
-timeline side (timeline, run and system evidence), the action and the estimated gain in ms per step.
-
-Text is wrapped at spaces only and a word too long for its line is cut with an ellipsis, never broken
-(rich's ``overflow="fold"`` breaks words: ``torch.co/mpile``); cut text is whole in ``--explain``.
+"""The judgment table (docs/sources.md, method §4) for the terminal (rich: :func:`findings_brief`, and
+:func:`findings_explained` for ``--explain``) and for markdown/HTML (every field). Text wraps at spaces only;
+a word too long is cut with an ellipsis, whole in ``--explain``.
 """
 
 from __future__ import annotations
@@ -47,16 +40,12 @@ def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
 
 
 def failed_lines(failed: list[dict]) -> list[str]:
-    """One line (rich markup) per config that failed, from diagnosis ``context.failed_configs`` entries
-    (:func:`surrobench.api.diagnose.failed_configs_json`): ``failed: LABEL: STATUS: CAUSE [ERROR]``, the
-    error alone when no cause is known."""
+    """One rich line per failed config (``context.failed_configs``): ``failed: LABEL: STATUS: CAUSE [ERROR]``."""
     return [f"[bold red]failed:[/bold red] {rich_escape(_failed_text(c))}" for c in failed]
 
 
 def evidence_check_lines(checks: dict) -> list[str]:
-    """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
-    ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
-    ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
+    """One rich line per ``context.evidence_checks`` entry that is not ok: ``cannot judge|unreliable profile|partial attribution: LABEL: WHY``."""
     return [f"[bold yellow]{rich_escape(text)}[/bold yellow]" for text in evidence_check_texts(checks)]
 
 
@@ -66,9 +55,7 @@ def evidence_check_texts(checks: dict) -> list[str]:
 
 
 def headroom_lines(headroom: dict) -> list[str]:
-    """One line (rich markup) per config of a diagnosis ``context.headroom``
-    (:func:`surrobench.analysis.headroom.roofline_headroom`):
-    ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (40 launches measured, 92% of kernel time)``."""
+    """One rich line per config of ``context.headroom``: ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (...)``."""
     lines = []
     for label, h in headroom.items():
         times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
@@ -126,9 +113,9 @@ HEADER = (
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact view's fields of ``f`` (:data:`BRIEF_FIELDS` and ``summary``), plain text: ``where`` is
-    the config, or :data:`TRACE_WHERE`; ``gain`` the saving in ms per step: ``saves 2.960 ms/step measured`` where
-    a remedy of its action was measured (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown."""
+    """The compact fields of ``f`` (:data:`BRIEF_FIELDS`, ``summary``) as plain text; ``gain``: measured saving where
+    there is one (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown.
+    """
     if f.gain_kind == "measured":
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
@@ -157,9 +144,9 @@ def _shorten(text: str, cells: int, lines: int) -> list[str]:
 
 
 def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
-    """The compact view, most important first (as given): per finding a first line with the severity, kind,
-    estimated gain, where (and the summary where it fits), then the action on at most
-    :data:`BRIEF_ACTION_LINES` lines, fitted to ``width`` terminal cells (None: every line whole)."""
+    """The compact view: per finding a header line, then its action on at most :data:`BRIEF_ACTION_LINES` lines of
+    ``width`` cells (None: whole).
+    """
     cells = [brief_cells(f) for f in findings]
     pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
     lines: list[Text] = []
@@ -203,9 +190,7 @@ def _explained_one(f: Finding, number: int) -> Group:
 
 
 def findings_explained(findings: list[Finding]) -> Group:
-    """``--explain``: per finding its header line (severity, kind, gain, where), then the summary, each piece
-    of evidence with its source, the whole action and the ids of the remedies it suggests
-    (:attr:`surrobench.records.findings.Finding.remedies`), wrapped at spaces to the terminal."""
+    """``--explain``: per finding its header, summary, evidence with sources, whole action and remedy ids."""
     return Group(*(_explained_one(f, i) for i, f in enumerate(findings, 1)))
 
 
@@ -240,11 +225,10 @@ def findings_renderables(
     any_failed: bool = False,
     quiet: Iterable[str] = (),
 ) -> list[Text | Group | str]:
-    """What ``surrobench diagnose`` prints: ``title`` (plain text, printed literally) with the number of
-    findings, then :func:`findings_brief` and ``hint`` (``explain``: :func:`findings_explained`), or
-    :data:`NO_FINDINGS` when there are none (:data:`NO_FINDINGS_FAILED` when ``any_failed``: a config failed).
-    ``quiet``: the configs diagnosed without a finding (:func:`quiet_configs`), one :data:`NO_FINDING` line each
-    after the findings."""
+    """What ``diagnose`` prints: ``title`` with the count, the brief view and ``hint`` (``explain``: the explained
+    view), else :data:`NO_FINDINGS` (:data:`NO_FINDINGS_FAILED` if ``any_failed``); then a :data:`NO_FINDING`
+    line per ``quiet`` config.
+    """
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     heading = Text(f"{plain(title)}: {count}", style="bold")
     if not findings:
@@ -261,10 +245,9 @@ def findings_section_markdown(
     quiet: Iterable[str] = (),
     checks: dict | None = None,
 ) -> str:
-    """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
-    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per evidence
-    check that is not ``ok`` (``checks``: ``context.evidence_checks``, as :func:`evidence_check_lines`), one line
-    per config of ``quiet`` (:func:`quiet_configs`), then :func:`findings_markdown`."""
+    """The judgment table as markdown: ``title`` (level 3), ``Failed:`` lines, evidence-check lines, quiet configs,
+    then :func:`findings_markdown`.
+    """
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
     failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)

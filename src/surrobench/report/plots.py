@@ -1,12 +1,5 @@
-"""Matplotlib figures for the HTML report; each function returns a :class:`Figure` or None when the data
-to draw is missing.
-
-Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never ``pyplot``: no
-global figure registry, no GUI backend, rendering goes through Agg. Callers embed them with
-:func:`surrobench.report.html.figure_to_data_uri`. Names are drawn as written: every figure is built and
-rendered under :data:`PLAIN_TEXT` (no mathtext, so a model called ``$\\undefined{$`` is text, not a
-formula that fails to parse), and names pass through :func:`~surrobench.report.escape.plain` (lone
-surrogates, which the font layer cannot take).
+"""Matplotlib figures for the HTML report (None when the data is missing), object-oriented API only (no pyplot,
+Agg), drawn under :data:`PLAIN_TEXT` (no mathtext) with names through :func:`~surrobench.report.escape.plain`.
 """
 
 from __future__ import annotations
@@ -54,9 +47,7 @@ PLAIN_TEXT = {"text.parse_math": False}
 
 
 class PlainLogFormatter(LogFormatter):
-    """Log-axis tick labels as plain numbers (``0.1``, ``100``, ``1e+05``). Matplotlib's default log formatter
-    (``LogFormatterSciNotation``) writes mathtext, ``$\\mathdefault{10^{2}}$``, which :data:`PLAIN_TEXT` prints
-    as it is written; this one keeps the default's choice of which ticks get a label."""
+    """Log-axis tick labels as plain numbers (``0.1``, ``100``, ``1e+05``), not mathtext; the default's tick choice."""
 
     def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
         return f"{x:g}"
@@ -127,10 +118,9 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 
 @plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
-    """Median latency (ms, P95 as the upper whisker) against points per sample (grid points, nodes, query
-    points: ``points_per_s / samples_per_s``), one line per
-    (batch, precision, mode), one panel per model; log-log. None when no config has two shapes (configs of a model
-    without points per sample are left out)."""
+    """Median latency (ms, P95 whisker) against points per sample, a line per (batch, precision, mode), a panel per
+    model, log-log; None when no config has two shapes.
+    """
     groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -241,10 +231,9 @@ _VERDICT_COLORS = {
 
 @plain_text()
 def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
-    """One panel per optimized config (at most :data:`MAX_OP_PANELS`): each candidate's speedup over the
-    baseline (95% CI as a bar) against its relative L2 error, coloured by verdict; the tolerance and
-    ``speedup = 1`` drawn as lines. ``doc`` is a ``surrobench/optimize`` document (any version). None when no
-    candidate has both numbers."""
+    """Per optimized config (at most :data:`MAX_OP_PANELS`): speedup (95% CI) against relative L2 error, by verdict,
+    with the tolerance and ``speedup = 1``; ``doc``: a ``surrobench/optimize`` document, any version. None when empty.
+    """
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
         points = [c for c in entry["candidates"] if c.get("speedup") and c["rel_l2"] is not None]
@@ -285,9 +274,9 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
 def op_breakdown(
     op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
 ) -> Figure | None:
-    """Top :data:`TOP_OPS` operators by self time per step (ms), one panel per config (first
-    :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self ms}}``: kernel time, except
-    for the labels in ``cpu_labels`` (CPU runs), whose table is op self CPU time."""
+    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config; ``op_tables``: ``{label: {op: ms}}`` (CPU
+    self time for ``cpu_labels``).
+    """
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -317,10 +306,8 @@ class Span:
 
 
 def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
-    """GPU kernels, copies and memsets per stream, and host CUDA API calls, of profiled step ``step``.
-
-    The window runs from the start of step ``step`` to the start of the next step (or the trace end),
-    so GPU work that lags its launches stays in view. A trace without step ranges gives the whole trace.
+    """Kernels, copies and memsets per stream and host CUDA API calls of profiled step ``step`` (to the next step's
+    start; the whole trace without step ranges).
     """
     steps = tl.steps
     lo = int(steps.start_ns[step]) if len(steps) > step else 0
