@@ -1,10 +1,6 @@
-"""When the expensive thing runs, is the GPU working? Busy and idle time per device, per profiled step
-and per user/NVTX range.
-
-Busy time is the union of kernel, copy and memset intervals (docs/design.md, "Timeline model"). Two numbers
-per step or range: ``gpu_busy_ms``, the device busy time inside the range's own time window, and
-``gpu_time_ms``, the summed duration of the GPU ops *launched* inside the range (work is charged to the
-range that issued it even when it runs later, the way the source text reads "数据准备/前向/后处理" shares).
+"""Busy and idle time per device, per profiled step and per range. Busy is the union of kernel, copy and memset
+intervals (docs/design.md, "Timeline model"): ``gpu_busy_ms`` inside the range's window, ``gpu_time_ms`` of the
+GPU ops launched inside it (charged to the range that issued them).
 """
 
 from __future__ import annotations

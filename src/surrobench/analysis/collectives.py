@@ -1,19 +1,6 @@
-"""Which events of a trace are collective communication, and when each rank entered and left them.
-
-Two kinds of trace, two sources of truth:
-
-- a GPU trace with NCCL: the NCCL kernels (``ncclDevKernel_AllReduce_Sum_f32_RING_LL``, older
-  ``ncclKernel_AllReduce_RING_LL_Sum_float``, ``ncclDevKernel_SendRecv``). A kernel starts when its stream
-  reaches it and ends when the data has moved, which needs every peer inside the same collective (a
-  reduction cannot finish before the last rank's contribution arrives): a rank that starts it early
-  spins inside the kernel until the last peer arrives;
-- a host trace (the gloo backend): ProcessGroupGloo's ``gloo:<collective>`` ranges, which run on a gloo
-  worker thread from the moment the work is picked up until it completes (torch.distributed's
-  ``ProcessGroupGloo`` records them with ``RECORD_FUNCTION``); without them, the c10d ops themselves
-  (``c10d::allreduce_``, ``record_param_comms``), which span the call of a synchronous backend.
-
-The ``c10d::*`` op of an NCCL or gloo collective only enqueues the work (tens of µs), so it counts only
-when nothing better is in the trace.
+"""Which events of a trace are collectives, and when each rank entered and left them: NCCL kernels on a GPU trace
+(an early rank spins inside until the last arrives), else gloo's ``gloo:<collective>`` ranges (ProcessGroupGloo's
+``RECORD_FUNCTION``), else the ``c10d::*`` ops, which for async backends only enqueue (tens of µs).
 """
 
 from __future__ import annotations
@@ -36,16 +23,8 @@ around each collective with its parameters (``record_param_comms``)."""
 
 @dataclass(frozen=True, eq=False)
 class Collectives:
-    """The collective calls of a timeline, sorted by start; arrays of shape ``(n,)``, times in ns.
-
-    Attributes:
-        source: ``"nccl"`` (GPU kernels), ``"gloo"`` (host ranges), ``"c10d"`` (host ops) or ``""`` (none).
-        start_ns: when the rank entered (the kernel's start on the GPU, the range's or op's start).
-        end_ns: when it left.
-        issue_ns: when the host issued it (the kernel's launch call; the start for host collectives),
-            the time that assigns it to a step.
-        name_id: index into the timeline's names.
-        rank: the rank.
+    """A timeline's collectives by start, ``(n,)`` arrays, ns: ``source`` (``nccl``/``gloo``/``c10d``/``""``),
+    ``start_ns``/``end_ns`` (entry, exit), ``issue_ns`` (host issue: assigns the step), ``name_id``, ``rank``.
     """
 
     source: str

@@ -1,8 +1,6 @@
-"""Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess.
-
-Each reads the timeline side (is the GPU working, and if not, why: :mod:`surrobench.analysis.gaps`) and
-quotes the profiler side where it has a number; the method's §4 (docs/sources.md) asks for both. Each returns one
-:class:`Finding` or None; severity comes from the stake's fraction of the step (:class:`Thresholds`).
+"""Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess; each
+reads the timeline (:mod:`surrobench.analysis.gaps`) and quotes the profiler (docs/sources.md, method §4) and
+returns one :class:`Finding` or None.
 """
 
 from __future__ import annotations
@@ -251,12 +249,9 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A host function outside the framework holding a large share of the step's host samples. Gain:
-    that share of the step (self share when the sampler gives one), what moving it out of the step saves.
-
-    On a CPU device the model's own forward is the compute, not preprocessing: only the samples of a function
-    outside any nn.Module call count there (:attr:`~surrobench.records.system.HostHotspot.model_share`); on a
-    GPU host work inside the forward still keeps the device waiting."""
+    """A non-framework host function holding a large share of host samples; gain: that share of the step. On a CPU only
+    samples outside any nn.Module call count (:attr:`~surrobench.records.system.HostHotspot.model_share`).
+    """
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None

@@ -1,9 +1,5 @@
-"""Detectors of what matters on a host (a CPU config): page_faults, thread_oversubscription, denormals.
-
-A CPU step's own costs the GPU detectors do not see: the allocator handing buffers back to the OS and faulting
-them in again each step (perf's ``page-faults`` over the measured window, :mod:`surrobench.collect.perf`),
-torch's threads beyond the cores free to run them, and subnormal floats (the host facts a CPU config is timed
-with, :mod:`surrobench.execution.host_facts`). Each returns one :class:`Finding` or None.
+"""Detectors of a CPU config's host costs: page_faults (perf, :mod:`surrobench.collect.perf`),
+thread_oversubscription and denormals (:mod:`surrobench.execution.host_facts`); each one :class:`Finding` or None.
 """
 
 from __future__ import annotations
@@ -35,9 +31,7 @@ def _cpu(ev: ConfigEvidence) -> bool:
 
 
 def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A CPU step that faults many pages in: perf's ``page-faults`` over its measured window, per step (the
-    window's wall time over the timed median step). Stake: faults x :data:`PAGE_FAULT_US`; severity from its
-    share of the step; at least :data:`PAGE_FAULTS_MIN_PER_STEP`."""
+    """Perf's ``page-faults`` per step at least :data:`PAGE_FAULTS_MIN_PER_STEP`; stake: faults x :data:`PAGE_FAULT_US`."""
     sys, step = ev.system, ev.step_ms()
     if not _cpu(ev) or sys is None or not step or not sys.wall_ms:
         return None
@@ -79,10 +73,7 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A CPU config timed with more torch threads than cores free to run them: more than its usable CPUs
-    (affinity), or more than those less the load of other processes (the 1-minute load average less this
-    process's own threads, an underestimate of the others' load). No gain: the right count is measured
-    (``optimize``'s ``threads`` remedy)."""
+    """More torch threads than usable CPUs, or than those less other processes' load (1-minute load less ours). No gain."""
     if not _cpu(ev):
         return None
     extra = ev.result.extra
@@ -110,9 +101,7 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
 
 
 def denormals(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Subnormal values in a CPU config's weights and inputs (the share recorded when it was timed,
-    :func:`surrobench.execution.host_facts.subnormal_share`) at or above :data:`SUBNORMAL_SHARE_MIN`. No gain
-    estimate: the slowdown depends on how many operations meet them."""
+    """Subnormal share of weights and inputs at least :data:`SUBNORMAL_SHARE_MIN` (``host_facts.subnormal_share``). No gain."""
     if not _cpu(ev):
         return None
     share = ev.result.extra.get("subnormal_share")

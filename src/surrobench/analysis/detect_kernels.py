@@ -1,7 +1,5 @@
-"""The tensor-core detector: a GPU config whose GEMM, convolution and attention kernels run in fp32 with TF32 off.
-
-Reads the kernel table's classes where recorded (:mod:`surrobench.records.kernel_classes`: they hold on fused
-composites such as the transformer fast path and on compiled code), else the op table's categories.
+"""The tensor-core detector: a GPU config whose GEMM/conv/attention kernels run fp32 with TF32 off, read from the
+kernel classes (:mod:`surrobench.records.kernel_classes`), else the op categories.
 """
 
 from __future__ import annotations
@@ -33,12 +31,9 @@ def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
 
 
 def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A GPU config in fp32 with TF32 off whose GEMM, convolution and attention kernels hold at least
-    ``compute_share_min`` of the device time: they run on the FMA pipes while the tensor cores, which take
-    TF32, bf16 and fp16 (NVIDIA Hopper tuning guide, "Tensor Cores"), idle. The action names those precisions
-    and fused attention: SDPA's flash kernels need fp16/bf16 (PyTorch docs,
-    ``torch.nn.functional.scaled_dot_product_attention``). Stake: their time per step; no gain estimate (the
-    speedup of a precision is ``optimize``'s to measure)."""
+    """fp32, TF32 off, GEMM/conv/attention kernels at ``compute_share_min`` of device time: tensor cores idle (Hopper
+    tuning guide, "Tensor Cores"; SDPA flash needs fp16/bf16). Stake: their ms per step; no gain.
+    """
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
         return None

@@ -1,8 +1,5 @@
-"""Detectors of the cross-rank kinds: straggler, comm_wait, comm_not_overlapped.
-
-Each reads a :class:`~surrobench.analysis.cross_rank.CrossRankReport` and returns one :class:`Finding` or
-None. A distributed step is as long as its slowest rank, so the step a stake is measured against is the
-longest mean step over the ranks; severity comes from the stake's fraction of it (:class:`Thresholds`).
+"""Detectors of cross-rank kinds (straggler, comm_wait, comm_not_overlapped) over a
+:class:`~surrobench.analysis.cross_rank.CrossRankReport`; stakes against the longest mean step of any rank.
 """
 
 from __future__ import annotations
@@ -27,10 +24,9 @@ def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
 
 
 def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """The rank the others wait for: entered most matched collectives last (at least
-    ``th.straggler_late_share_min`` of them) and held the others longest. Without collectives, the rank
-    whose compute per step exceeds the other ranks' median most (replicas: the slowest replica sets the
-    pace of a synchronized fleet). Gain: its lateness (or excess compute) per step."""
+    """The rank last into ``straggler_late_share_min`` of collectives that held others longest, else (no collectives)
+    the one most above the others' median compute. Gain: its lateness or excess per step.
+    """
     step = _step_ms(report)
     if not step:
         return None
@@ -178,9 +174,7 @@ def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT
 
 
 def merge_rank_findings(per_rank: list[list[Finding]]) -> list[Finding]:
-    """One finding per kind from each rank's own findings (``config`` naming the rank): the most severe,
-    largest-gain one, its config extended with the other ranks that have the kind (64 ranks do not give 64
-    launch_bound rows). Order: as :func:`rank_findings`."""
+    """One finding per kind over the ranks: the most severe, largest gain, its config naming the other ranks too."""
     by_kind: dict[str, list[Finding]] = {}
     for findings in per_rank:
         for f in findings:

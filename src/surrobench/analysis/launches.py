@@ -1,9 +1,5 @@
-"""Kernel launches: how long the host takes to launch, how long a kernel waits to start, which CPU
-ops launch the GPU time.
-
-Kernels launched by a CUDA graph replay share the replay's single ``cudaGraphLaunch`` (CUDA Runtime
-API, "Graph Management"); they are counted apart and left out of the per-kernel launch statistics,
-which would otherwise charge one launch call to every node.
+"""Kernel launches: launch time, launch-to-start delay, which ops launch the GPU time; graph-replay kernels share
+one ``cudaGraphLaunch`` and are counted apart.
 """
 
 from __future__ import annotations
@@ -31,11 +27,8 @@ class OpKernels:
 
 @dataclass(frozen=True)
 class LaunchStats:
-    """Launch statistics over kernels with a launch record (graph nodes excluded, see module doc).
-
-    ``launch_us_*``: duration of the launch call on the host. ``delay_us_*``: kernel start minus launch
-    call start. ``shorter_than_launch``: fraction of kernels whose GPU duration is below their launch
-    call's duration -- the host cannot keep such a GPU busy (source text, launch-bound).
+    """Launch statistics without graph nodes: ``launch_us_*`` host call, ``delay_us_*`` start minus call start,
+    ``shorter_than_launch`` share of kernels shorter than their call (source text, launch-bound).
     """
 
     kernels: int

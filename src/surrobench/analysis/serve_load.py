@@ -1,6 +1,5 @@
-"""What one offered load did: a :class:`~surrobench.execution.batcher.ServeTrace` summarized as a
-:class:`~surrobench.records.serve.LoadPoint` (latency percentiles with intervals, shares, batch sizes,
-device busy, the load generator's own overhead), and the pass rule of the peak search.
+"""One offered load summarized: :class:`~surrobench.execution.batcher.ServeTrace` to
+:class:`~surrobench.records.serve.LoadPoint`, and the peak search's pass rule.
 """
 
 from __future__ import annotations
@@ -22,14 +21,9 @@ GENERATOR_OVERHEAD_WARN = 0.05
 
 
 def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
-    """A distribution-free interval for the ``q`` quantile from order statistics: ``[x_(r), x_(s)]`` with
-    ``r`` and ``s - 1`` the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of
-    Binomial(n, q) (Conover, *Practical Nonparametric Statistics*, 3rd ed., 1999, §3.2; Hahn & Meeker,
-    *Statistical Intervals*, 1991, §5.2). It needs no assumption about the latency distribution, whose tail
-    is what a server's P99 is about. A side is None when n is too small to bound it: a P99's upper bound
-    needs n >= 368 (0.99**n < 0.025).
-
-    ``sorted_ms``: shape (n,), ascending.
+    """Distribution-free interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
+    Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None when n is too small
+    (a P99's upper bound needs n >= 368).
     """
     n = sorted_ms.size
     alpha = 1.0 - confidence
@@ -71,13 +65,7 @@ def load_point(
     concurrency: int | None = None,
     target_p99_ms: float | None = None,
 ) -> LoadPoint:
-    """Summarize ``trace``. Requests that arrived before ``warmup_s`` are left out (the batcher and the
-    device settle); so are the batches that started before the first measured arrival.
-
-    Raises:
-        NothingCompleted: no measured request completed (a duration not longer than the warm-up, or every
-            request dropped).
-    """
+    """Summarize ``trace`` after ``warmup_s``. Raises NothingCompleted: no measured request completed."""
     measured = trace.arrival_s >= warmup_s
     arrivals = trace.arrival_s[measured]
     completion = trace.completion_s[measured]

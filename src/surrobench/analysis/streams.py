@@ -1,8 +1,5 @@
-"""Is the parallelism used? Per-stream busy time, overlap between streams, streams that ran one after
-the other although they were active in the same period, and NCCL communication overlap.
-
-The benchmarking method (docs/sources.md, method §3): "若模型被拆到两条流上，但时间线上两条流的 kernel 仍串行，
-说明存在隐式依赖" (two streams whose kernels still run one after the other: an implicit dependency).
+"""Per-stream busy time, overlap, streams serialized while both active (docs/sources.md, method §3: an implicit
+dependency), and NCCL overlap.
 """
 
 from __future__ import annotations

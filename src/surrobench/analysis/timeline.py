@@ -1,8 +1,5 @@
-"""Timeline analysis entry point: every analyzer over one :class:`Timeline`, one JSON-able report.
-
-One analyzer per question, in the manner of HTA (Holistic Trace Analysis, github.com/facebookresearch/HolisticTraceAnalysis): :mod:`busy` (is the GPU working),
-:mod:`gaps` (why not), :mod:`launches` (how fast the host launches), :mod:`streams` (is the parallelism
-used). This module adds the checks on the trace itself: missing GPU activity and anomalies.
+"""Every analyzer over one :class:`Timeline` (in HTA's manner): :mod:`busy`, :mod:`gaps`, :mod:`launches`,
+:mod:`streams`, plus checks on the trace itself.
 """
 
 from __future__ import annotations
@@ -96,11 +93,8 @@ class TimelineReport:
 
 
 def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> TimelineReport:
-    """Run every timeline analysis on ``tl``.
-
-    ``gap_threshold_ns``: shortest GPU idle interval reported as a gap (default
-    :data:`~surrobench.analysis.gaps.DEFAULT_GAP_THRESHOLD_NS`, 5 µs, sourced there).
-    Never raises on odd traces: missing GPU activity becomes a status, malformed events become anomalies.
+    """Every timeline analysis on ``tl``; gaps from ``gap_threshold_ns`` (default
+    :data:`~surrobench.analysis.gaps.DEFAULT_GAP_THRESHOLD_NS`). Never raises: odd traces become status and anomalies.
     """
     act = gpu_activity(tl)
     status = _status(tl, act)
@@ -132,10 +126,9 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
 
 
 def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str]:
-    """What the loader dropped or repaired (:func:`~surrobench.trace.model.load_warnings`) and kernel launches
-    whose kernel the trace lacks ("48 launches, 0 kernels": kernels dropped as malformed, or CUPTI lost them),
-    one line each; the warnings of ``analyze`` and ``diagnose``. ``anomalies``: :func:`_anomalies` of ``tl``
-    when already computed."""
+    """One line per loader repair (:func:`~surrobench.trace.model.load_warnings`) and for launches without kernels;
+    ``anomalies``: :func:`_anomalies` of ``tl`` if known.
+    """
     lines = load_warnings(tl.meta.anomalies)
     lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
     if lost:

@@ -1,14 +1,6 @@
-"""The op table and the kernel table from torch.profiler's raw Kineto events
-(:func:`surrobench.collect.kineto_ops.ops_from_kineto`, the semantics of ``prof.events()`` without its cost),
-built in the profiling child.
-
-Kernels are attributed to their launching op (the innermost op around the launch call), user annotations
-(``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the records and
-their columns are described in :mod:`surrobench.records.ops` and :mod:`surrobench.records.kernels`, whose
-:class:`~surrobench.records.kernels.KernelRows` applies the attribution rules (a metadata op's kernels go to
-its enclosing op, in both tables). Each op's chain of enclosing ops and its module path come from the events'
-``cpu_parent`` links; module paths from the ``surrobench::module::<path>`` ranges of
-:mod:`surrobench.collect.module_ranges`.
+"""The op table and the kernel table from torch.profiler's raw events (:func:`surrobench.collect.kineto_ops.ops_from_kineto`),
+built in the profiling child; attribution: :class:`~surrobench.records.kernels.KernelRows`; op chains from
+``cpu_parent``; module paths from :mod:`surrobench.collect.module_ranges`.
 """
 
 from __future__ import annotations
@@ -74,20 +66,9 @@ def op_table_from_events(events, *, active_steps: int, small_kernel_us: float = 
 def tables_from_events(
     events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US, modules_lost: str | None = None
 ) -> tuple[OpTable, KernelTable]:
-    """The op table and the kernel table from the op events of one cycle
-    (:func:`~surrobench.collect.kineto_ops.ops_from_kineto`).
-
-    User annotations (``record_function``,
-    ``ProfilerStep#N``) are not rows, and their GPU-side copies are not kernel time. The basis is the
-    device when any device event was recorded, else the CPU. A metadata op's kernels are credited to its
-    enclosing op in both tables. Device time no op claimed is a compiled region's (its kernels were listed
-    on a ``Torch-Compiled Region`` range), else a CUDA-graph replay's when a graph was launched, else lost.
-
-    Args:
-        events: :class:`~surrobench.collect.kineto_ops.OpEvent` objects (times in µs).
-        active_steps: the number of steps the events cover.
-        small_kernel_us: threshold for ``small_kernel_count``, µs.
-        modules_lost: why no module ranges were recorded (the kernel table notes it), None when they were.
+    """The op table and kernel table of one cycle's ``events`` (µs), over ``active_steps``; annotations are no rows; the
+    basis is the device when any device event exists; unclaimed device time goes to a compiled region, a graph
+    replay, or is lost. ``small_kernel_us``: µs; ``modules_lost``: why no module ranges (None: recorded).
     """
     events = list(events)
     annotations = {e.name for e in events if not _is_device_event(e) and _is_annotation(e)}

@@ -1,10 +1,5 @@
-"""One forward call observed operator by operator: the facts the optimizer's feasibility rules need.
-
-A :class:`torch.utils._python_dispatch.TorchDispatchMode` sees every ATen call of one forward (after
-autocast has cast its inputs, so a probe under autocast sees the dtypes the kernels would get). It records
-FFT calls (dtype and the signal sizes along the transformed dimensions), calls that make the host wait
-for the device (``.item()``, ``nonzero``, copies to the CPU) and whether complex tensors appear. It runs
-one call, far cheaper than a timing loop, and never profiles: no CUDA activity is recorded.
+"""One forward observed op by op (a TorchDispatchMode, after autocast): FFT calls (dtype, sizes), host-waiting
+calls, complex tensors; for the feasibility rules. One call, no profiling.
 """
 
 from __future__ import annotations
@@ -141,11 +136,8 @@ class _Recorder(TorchDispatchMode):
 
 
 def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:
-    """Run ``fn()`` once under the recorder; returns the facts and the exception ``fn`` raised, if any.
-
-    ``stop_at_half_fft`` ends the call at the first FFT that receives fp16/bf16 (recorded, then
-    :class:`ProbeStop`): the feasibility rules decide from its dtype and sizes without running a kernel
-    that fails on CUDA.
+    """Run ``fn()`` once under the recorder: the facts and ``fn``'s exception; ``stop_at_half_fft`` stops at the first
+    fp16/bf16 FFT (:class:`ProbeStop`).
     """
     facts = ProbeFacts()
     try:

@@ -1,8 +1,4 @@
-"""How the profiling phase is set up: its options, the trace folder and the trace file of each config.
-
-The phase itself (one profiling child per timed config, its op table stored) is
-:func:`surrobench.api.profile.profile_run`.
-"""
+"""The profiling phase's options, trace folder and trace files (the phase: :func:`surrobench.api.profile.profile_run`)."""
 
 from __future__ import annotations
 
@@ -28,11 +24,8 @@ class ProfileOptions:
 
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
-    """Create the output folder given by option ``flag`` if needed and check that a file can be written there.
-    Returns it absolute, so that the trace paths stored with a run hold from any working folder.
-
-    Raises:
-        UsageError: the path is a file, or the folder cannot be created or written.
+    """Create option ``flag``'s folder and check it is writable; returns it absolute.
+    Raises UsageError: a file, or cannot be created or written.
     """
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: is a file; give a folder for one file per config")

@@ -32,11 +32,7 @@ def failure_text(r: ConfigResult) -> str:
 
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
-    """Every cell a results table may show for ``r``, by column: ``model``, ``shape``, ``batch``,
-    ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
-    median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op``, ``ranks`` (where
-    a multi-process run measured it, :meth:`~surrobench.results.scaling.Placement.label`) and ``status``
-    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown. Times in ms."""
+    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown."""
     lat = r.latency_ms
     where = placement(r)
     return {

@@ -1,7 +1,5 @@
-"""The before/after table of a :class:`RunComparison` as text cells, rich tables and Markdown.
-
-:func:`comparison_rows` formats every cell once; the terminal, Markdown and HTML renderings only lay
-those cells out, so the three always show the same numbers.
+"""The before/after table of a :class:`RunComparison`: :func:`comparison_rows` formats every cell once; terminal,
+Markdown and HTML only lay them out.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A config's Nsight Compute counters, compact: its longest launches under ncu with their class, DRAM, tensor-
-and FMA-pipe shares of peak, occupancy and speed-of-light verdict, and one line with what the replay cost
-(terminal; ``surrobench profile --counters`` and ``surrobench diagnose --counters``).
-
-The renderers take the JSON form (:meth:`surrobench.records.counters.ConfigCounters.to_json`), as the kernel
-tables' do, so a live run, ``diagnose --run`` and a ``--json`` file print the same rows.
+"""A config's Nsight Compute counters, compact (terminal): longest launches with class, DRAM/tensor/FMA shares,
+occupancy, verdict, and the replay cost; from :meth:`surrobench.records.counters.ConfigCounters.to_json`.
 """
 
 from __future__ import annotations
@@ -33,9 +29,7 @@ def verdict_cell(kernel: dict) -> str:
 
 
 def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The ``top_n`` longest launches under ncu (JSON form), longest first, as text cells in :data:`COLUMNS`
-    order. Occupancy is ``achieved/theoretical`` of the maximum warps per SM; ``-`` where ncu gave no value, an
-    unjoined launch's class is ``-``."""
+    """The ``top_n`` longest launches as :data:`COLUMNS` text cells; occupancy ``achieved/theoretical``; ``-`` unknown."""
     longest = sorted(counters["kernels"], key=lambda k: -k["counters"]["duration_ns"])[:top_n]
     rows = []
     for k in longest:

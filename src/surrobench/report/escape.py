@@ -1,9 +1,5 @@
-"""Text from runs, traces and user models made safe for a renderer: the one place names are escaped.
-
-A model name, an op name, a path or an error text is data, never markup. Rich reads ``[...]`` as markup
-(``[/]`` closes a tag that was never opened and raises ``MarkupError``), markdown renders ``<img ...>`` as
-HTML, and a lone UTF-16 surrogate (``"\\ud800"``, which JSON allows) cannot be encoded to UTF-8 at all
-(``UnicodeEncodeError`` on print or write). Every renderer passes such text through these functions.
+"""Text from runs, traces and models made safe for a renderer, the one place names are escaped: never rich markup
+(``[/]`` raises ``MarkupError``), never raw HTML in markdown, no lone surrogates (``UnicodeEncodeError``).
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ def rich_escape(text: object) -> str:
 
 
 def md_escape(text: object, newline: str = "<br>") -> str:
-    """``text`` for a GitHub-flavoured markdown table cell or heading: :func:`plain`; ``&``, ``<`` and ``>``
-    as HTML entities (markdown passes raw HTML through, so a name like ``<img onerror=...>`` would become a
-    tag); backslashes and pipes escaped (a bare ``|`` would end the cell); each newline as ``newline`` (a
-    raw one would end the row)."""
+    """``text`` for a markdown table cell or heading: :func:`plain`, ``&<>`` as entities, backslash and ``|`` escaped,
+    newlines as ``newline``.
+    """
     text = plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", newline)

@@ -39,11 +39,9 @@ def contents(r: RunSummary) -> str:
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
-    """One row per stored run, newest first as given: id, creation time (to the minute, UTC), state, kind
-    (``run``, ``serve`` or ``optimize``), tag, device, models, and its :func:`contents` (``12 configs, 3 failed``,
-    ``2 policies, 6 loads``); fitted to ``width`` cells (:func:`~surrobench.report.fit.fit_table`: kind,
-    device, models, then tag left out first and named in the caption; the state never). ``title`` is
-    markup."""
+    """One row per stored run as given: id, created (UTC minute), state, kind, tag, device, models, :func:`contents`;
+    fitted to ``width`` (kind, device, models, tag dropped first). ``title`` is markup.
+    """
     rows = [
         [
             rich_escape(cell)

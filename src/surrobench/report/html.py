@@ -1,8 +1,5 @@
-"""One self-contained HTML report: tables, embedded plots, optional sections (docs/design.md, "Offline and
-embedded by default").
-
-The page loads nothing: CSS is inline, figures are PNG data URIs, there are no scripts. Every string
-that comes from a run, a trace or a user model passes through :func:`escape`.
+"""One self-contained HTML report (docs/design.md, "Offline and embedded by default"): inline CSS, PNG data URIs,
+no scripts; every string from a run, trace or model goes through :func:`escape`.
 """
 
 from __future__ import annotations
@@ -82,24 +79,17 @@ tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-w
 
 @dataclass(frozen=True)
 class ReportInput:
-    """What the report shows; every field but ``runs`` is optional and its section is left out when None.
+    """What the report shows; every field but ``runs`` is optional (None: section left out).
 
     Attributes:
-        comparison: the comparison of the first two runs.
-        op_tables: ``{config label: {op name: self time per step, ms}}`` for the op breakdown.
-        cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
-        findings: ``{run id: the diagnosis of that run}`` (:func:`surrobench.analysis.diagnose.diagnose_run`),
-            shown in the run's section.
-        timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
-        optimizations: ``surrobench/optimize`` documents that made these runs (``surrobench optimize``).
-        serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
-        serve_comparison: the capacity comparison of two serve runs.
-        kernel_classes: ``{config label: {kernel class: share of kernel time}}`` (GPU configs with a kernel
-            table, :mod:`surrobench.records.kernels`) for the kernel-class breakdown.
-        rooflines: ``{run id: its roofline points}`` (:class:`surrobench.api.report.RunRoofline`), drawn in the
-            run's section, measured and estimated points marked apart (:mod:`surrobench.report.roofline_plot`).
-        evidence_checks: ``{run id: {config label: evidence check}}`` (diagnosis ``context.evidence_checks``,
-            :mod:`surrobench.analysis.evidence_checks`): the checks that are not ``ok`` head the run's diagnosis.
+        comparison: the first two runs' comparison.
+        op_tables: ``{label: {op: self ms per step}}``; ``cpu_op_labels``: those measured on a CPU.
+        findings: ``{run id: diagnosis}`` (:func:`surrobench.analysis.diagnose.diagnose_run`).
+        timeline: one profiled step's spans (:func:`surrobench.report.plots.spans_from_timeline`).
+        optimizations: ``surrobench/optimize`` documents; serve_runs, serve_comparison: serve runs and their comparison.
+        kernel_classes: ``{label: {kernel class: share of kernel time}}``.
+        rooflines: ``{run id: roofline points}`` (:class:`surrobench.api.report.RunRoofline`).
+        evidence_checks: ``{run id: {label: check}}``; those not ``ok`` head the run's diagnosis.
     """
 
     runs: tuple[RunRecord, ...]
@@ -270,9 +260,7 @@ def _comparison_section(cmp: RunComparison) -> str:
 
 
 def _serve_section(record: ServeRecord) -> str:
-    """One serve run: the latency-throughput curve, the unloaded latency per batch size, then per batching policy its
-    title (with the capacity at
-    the target), its load points and the peak search's steps; the best policy and the notes."""
+    """One serve run: its curve, unloaded latency per batch, then per policy its title, load points and search steps."""
     parts = [
         f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
         f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "

@@ -1,8 +1,5 @@
-"""A profiled config's kernel table, compact: the top kernels with their class, share, op and module, the
-class shares and the attribution notes (terminal and HTML).
-
-The renderers take the JSON form (:meth:`surrobench.records.kernels.KernelTable.to_json`), as the op tables'
-do, so ``surrobench profile`` and a report rendered later from its ``--json`` file print the same rows.
+"""A profiled config's kernel table, compact (terminal and HTML), from
+:meth:`surrobench.records.kernels.KernelTable.to_json`: top kernels, class shares, attribution notes.
 """
 
 from __future__ import annotations
@@ -25,13 +22,9 @@ _MINOR = {"module": 4, "calls": 3, "device us": 2}
 
 
 def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
-    """A kernel name for a table cell: no namespaces, no return type, no parameter list, the template arguments
-    kept (they tell CUTLASS GEMMs and elementwise functors apart), cut to ``width`` characters.
-
-    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int, ...)`` ->
-    ``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``. Unlike
-    :func:`surrobench.records.counters.function_name` (the join key with Nsight Compute, which must drop the
-    brackets where the two demanglers differ), this is for reading only.
+    """A kernel name for a cell, cut to ``width``: no namespaces, return type or parameters, template arguments kept
+    (``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``); for reading, not a join key
+    (:func:`surrobench.records.counters.function_name` is).
     """
     text = _QUALIFIER.sub("", name).strip()
     depth, start, end = 0, 0, len(text)

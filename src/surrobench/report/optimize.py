@@ -1,8 +1,6 @@
-"""The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal
-tables, markdown and an HTML section: per config the source text's before/after table (median, P95, peak
-memory, top-op share) for the baseline and every candidate, with verdict, speedup and its CI, error, setup
-time and break-even calls; then the recipe as code and as a ``surrobench run`` line. Every renderer reads
-the same document, so a stored optimization renders as the command printed it."""
+"""The optimize report (``surrobench/optimize``, :meth:`OptimizeReport.to_json`) as terminal tables, markdown and
+HTML: per config the before/after table, then the recipe as code and as a ``surrobench run`` line.
+"""
 
 from __future__ import annotations
 
@@ -107,9 +105,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
 
 
 def config_title(entry: dict) -> str:
-    """``fno2d 1x3x128x128 b1 fp32 eager on cuda``: the baseline's label
-    (:meth:`surrobench.records.run.ConfigResult.label`: its own settings after the mode, the shape asked for
-    when it failed before building its input) and the device."""
+    """``fno2d 1x3x128x128 b1 fp32 eager on cuda``: the baseline's label and device."""
     label = entry.get("label") or (  # documents written before the label was stored
         f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} b{entry['batch']} {entry['precision']} "
         f"{entry['mode']}"
@@ -118,11 +114,9 @@ def config_title(entry: dict) -> str:
 
 
 def _drawn_over(recipe: dict) -> str:
-    """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts:
-    `` ratio of the medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``
-    (the baseline's median over the recipe's, each pooled over the windows: it need not lie between the
-    windows' own speedups when their levels drift); `` in its own window`` for a report written before the
-    pooled speedup (:func:`recipe_speedup` shows the recipe's row), empty when the counts are absent."""
+    """What the recommended speedup's interval is drawn over (`` ratio of the medians pooled over 6 timing windows
+    (...)``), `` in its own window`` for older reports, empty without counts.
+    """
     windows = recipe.get("windows")
     if not windows:
         return "" if recipe.get("speedup") else " in its own window"
@@ -137,9 +131,7 @@ def _drawn_over(recipe: dict) -> str:
 
 
 def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
-    """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
-    (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
-    why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes."""
+    """The recommendation: recipe, speedup and interval basis, code, ``run`` line, fresh-process check, untried, notes."""
     name = "+".join(entry["recommended"])
     if name:
         pooled = recipe_speedup(entry)
@@ -183,10 +175,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
 
 
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
-    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (the recipe
-    changes precision and mode, so both leave those out of the match); ``db``, the database they went to when
-    it is not the default one, joins the commands (else they would look in the default). ``program``: how the
-    commands start (the CLI gives surrobench as it was invoked, ``.venv/bin/surrobench``)."""
+    """Where the runs went and the ``compare``/``report`` lines for the pair (``db`` joined when not the default;
+    ``program``: how the commands start).
+    """
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
@@ -240,9 +231,7 @@ def _terminal_table(
 
 
 def off_device(entry: dict) -> list[str]:
-    """The candidates of ``entry`` found infeasible because their remedy does not run on the config's device
-    (the remedy catalogue's ``devices``, :func:`surrobench.execution.remedies.candidate_remedies`: on the CPU,
-    the CUDA-only remedies, which optimize names so that the search says what it left out)."""
+    """The candidates of ``entry`` infeasible because their remedy does not run on the config's device."""
     device = entry["device"]
     devices = {r.name: r.devices for r in candidate_remedies(device, thorough=True)}
     return [
@@ -261,12 +250,9 @@ def _verbatim(line: str) -> Text:
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
-    """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`) fitted to ``width``
-    cells, each reason and top op on a line, the remedies that do not run on the device named once on one
-    line (:func:`off_device`; their rows and reasons are in the JSON, markdown and HTML), the recipe; then
-    the stored runs and how to compare them (to print with ``soft_wrap=True``: command lines). A config whose
-    baseline could not run is its title and the one line that says why, no tables of dashes. Code and
-    command lines in a config are :class:`~rich.text.Text` that must not be wrapped: print with ``crop=False``."""
+    """Rich renderables per config (tables fitted to ``width``, off-device remedies on one line, the recipe), then the
+    stored runs; print with ``soft_wrap=True`` and ``crop=False``. A baseline that failed is its title and why.
+    """
     out: list = []
     for entry in doc["configs"]:
         if entry.get("error") and not entry["candidates"]:  # the baseline did not run: one line says why

@@ -83,10 +83,9 @@ def _rank_label(r: ConfigResult) -> str:
 
 
 def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
-    """Per config of a multi-rank run, one box per row (the one-device reference, each rank, the step) of
-    its per-iteration latencies (ms; whiskers at 1.5 IQR), each rank labelled with its median time inside
-    collectives where the model made any; up to :data:`MAX_RANK_PANELS` configs. None for a run with no
-    rank rows."""
+    """Per config of a multi-rank run (up to :data:`MAX_RANK_PANELS`), a box per reference, rank and step of per-iteration
+    ms (whiskers 1.5 IQR), ranks labelled with their median collective time; None without rank rows.
+    """
     groups: dict[int, list[ConfigResult]] = defaultdict(list)
     for r in results:
         where = placement(r)

@@ -1,6 +1,4 @@
-"""The tables of a serve record: rich tables (one per batching policy, the peak search's steps) and their
-markdown, as ``serve`` and ``show`` print them. Free of matplotlib, so ``show`` stays a listing; the
-latency-throughput curve is :mod:`surrobench.report.serve`."""
+"""A serve record's tables (per policy, the peak search's steps) as rich and markdown; no matplotlib."""
 
 from __future__ import annotations
 
@@ -45,9 +43,7 @@ def rps(value: float) -> str:
 
 
 def point_cells(p: LoadPoint) -> list[str]:
-    """One load point as table cells, :data:`COLUMNS` in order (shares as percentages; ``gen``: the load
-    generator's share of the run; ``SLO``: the share of requests within the target; a P99 interval side that
-    cannot be bounded, and what an endpoint does not show (its queue, batches, busy), is ``-``)."""
+    """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
     return [
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),

@@ -1,6 +1,6 @@
-"""A versus record drawn: the solver's error–time front with the surrogate's points (a Pareto plot, the
-matched-error speedup marked) and the self-contained HTML page holding it with the tables
-(:mod:`surrobench.report.versus_tables`)."""
+"""A versus record drawn: the solver's front with the surrogate's points, and the HTML page with the tables
+(:mod:`surrobench.report.versus_tables`).
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Accumulates column chunks from a loader and freezes them into a :class:`Timeline`.
-
-Loaders call :meth:`TimelineBuilder.add` with absolute source-clock nanoseconds as often as they like
-(one call per parsed slice of events); :meth:`TimelineBuilder.build` concatenates, shifts times so the
-first event is at 0, sorts every table by start time and splits ``ProfilerStep#N`` ranges into steps.
+"""Accumulates loader column chunks (:meth:`TimelineBuilder.add`, absolute ns) and freezes them into a
+:class:`Timeline`: shifted to 0, sorted by start, ``ProfilerStep#N`` ranges split into steps.
 """
 
 from __future__ import annotations
@@ -152,11 +149,9 @@ def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps,
 
 
 def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
-    """Remove, in place, the events cut off from the largest cluster of the trace by :data:`OUTLIER_GAP_NS`
-    of silence (e.g. one range at ``ts`` 0 in a trace at 5e12 µs, which would make a window of 58 days);
-    returns how many were dropped, whatever their share: a window holding an hour of silence has no busy
-    share worth reading, so the headline numbers cover the largest cluster and the drop is a warning
-    (docs/design.md, "What the loader drops")."""
+    """Remove in place the events cut off from the largest cluster by :data:`OUTLIER_GAP_NS` of silence; returns how
+    many (a warning: docs/design.md, "What the loader drops").
+    """
     starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
     if not starts:
         return 0

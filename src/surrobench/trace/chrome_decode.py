@@ -1,11 +1,5 @@
-"""Chrome-trace event slices into columns: the fields the Kineto loader reads, one list per field.
-
-msgspec when installed: a typed decode builds only the fields below and skips the rest of each event in
-C (on the tiled fno2d trace ~2x faster than orjson dicts, docs/benchmarks/trace-analysis.md). The event
-type is a union tagged by ``ph``: a complete event (``"X"``, the only kind the loader keeps) gets every
-field, any other phase of the Trace Event Format only its ``cat`` (a third of a Kineto trace's events are
-flows, instants and metadata). Without msgspec: orjson, else the stdlib, into dicts. Both give the same
-columns.
+"""Chrome-trace event slices into columns, a list per field: msgspec's typed decode tagged by ``ph`` (only ``"X"``
+gets every field; speed: docs/benchmarks/trace-analysis.md), else orjson or the stdlib into dicts; same columns.
 """
 
 from __future__ import annotations
@@ -39,9 +33,7 @@ _ARGS_KEY = {
 
 
 class DictSlice:
-    """A slice of events parsed as dicts (non-dict events and ``args`` count as empty).
-
-    ``kinds``: ``(ph, cat)`` of each event; :meth:`take`: one field at chosen rows."""
+    """A slice parsed as dicts (non-dict events and ``args`` empty); ``kinds``: ``(ph, cat)``; :meth:`take`: a field at rows."""
 
     def __init__(self, events: list) -> None:
         self.events = [e if type(e) is dict else {} for e in events]
@@ -106,9 +98,7 @@ try:
             return lambda field: list(map(_GET[field], sel))
 
     def decode_slice(data: bytes):
-        """One slice (a JSON array of events): typed msgspec decode; an event whose ``args`` is not an
-        object, whose ``ph`` is not a phase above (or that is not an object itself) sends the slice through
-        the generic dict path."""
+        """One slice, msgspec-typed; an odd ``args``, ``ph`` or non-object event sends it through the dict path."""
         try:
             return _StructSlice(_typed.decode(data))
         except msgspec.ValidationError:

@@ -1,9 +1,5 @@
-"""Kineto Chrome-trace events into timeline table chunks: the converter each loader (whole file, or one
-byte range in a worker of :mod:`surrobench.trace.kineto_split`) runs over decoded event columns.
-
-Times: Kineto writes ``ts``/``dur`` in microseconds with three decimals (the Chrome trace format's unit,
-whatever ``displayTimeUnit`` says). Integer and fractional microseconds are converted separately so
-timestamps around 5e12 µs keep nanosecond resolution (float64 spacing there is ~1 ns).
+"""Kineto events into timeline table chunks (whole file, or a byte range in :mod:`surrobench.trace.kineto_split`);
+µs ``ts``/``dur`` converted as integer and fractional parts to keep ns resolution near 5e12 µs.
 """
 
 from __future__ import annotations
@@ -54,9 +50,9 @@ _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 
 class EventConverter:
-    """Turns column slices (:data:`~surrobench.trace.chrome_decode.FIELDS`) into table chunks; the rank
-    is known only after the file ends, so chunks wait in ``pending`` (columns, not objects) until
-    :meth:`flush`. Values a column cannot hold are counted in ``anomalies``."""
+    """Column slices to table chunks, ``pending`` until :meth:`flush` (the rank is known at the end); bad values
+    counted in ``anomalies``.
+    """
 
     def __init__(self, builder: TimelineBuilder, file: Path) -> None:
         self.builder, self.file = builder, file

@@ -1,17 +1,7 @@
-"""One large Kineto trace read by several processes at once, each parsing pieces of its bytes.
-
-A plain JSON file has random access: the events array is cut at event boundaries (the first ``}``, ``{``
-after each equal share of the bytes) into pieces of about :data:`PIECE_BYTES`. This process and
-``workers - 1`` worker processes take pieces from one queue (a pipe holding one byte per piece: each read of
-a byte claims that piece), each into table columns with its own name table; every piece's columns come
-back and are merged in file order, so the timeline is the one a single process builds. Taking pieces from a
-queue, rather than one equal range each, keeps both cores busy until the end although a worker starts later
-(its interpreter and imports, ~0.2 s) and this process may share its core. On the 401 MB tiled trace of
-docs/benchmarks/trace-analysis.md two processes each spend ~1.1 CPU s instead of one spending ~2.1.
-
-A cut inside a string (``}, {`` in a name) leaves a piece that does not parse; then the whole file is read
-again in one process, which reports real syntax errors with their offset. Gzip files and pipes have no
-random access and are read in one process.
+"""One large plain Kineto trace read by several processes: the events array cut at event boundaries into pieces of
+about :data:`PIECE_BYTES`, taken from one queue (a pipe, a byte per piece) by this process and ``workers - 1``
+workers, each into columns merged back in file order (cost: docs/benchmarks/trace-analysis.md). A piece that does
+not parse (a cut inside a string) makes the whole file be read in one process; gzip and pipes are never split.
 """
 
 from __future__ import annotations
@@ -48,13 +38,8 @@ def usable_cores() -> int:
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
-    """Read ``file``'s events into ``conv`` (a fresh converter) using ``workers`` processes; returns the
-    trace's metadata, or ``None`` when the file is not worth or not able to be split (the caller then
-    reads it in one process with a fresh converter). Workers :func:`prestart` started for this file are used.
-
-    ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each piece is read by its own
-    converter (:func:`_parse_range`), whose ``pending`` columns, name table, ``counts``, ``anomalies`` and
-    ``saw_cuda`` are merged into ``conv`` in file order.
+    """Read ``file`` into ``conv`` (a fresh :class:`~surrobench.trace.kineto_events.EventConverter`) with ``workers``
+    processes (prestarted ones first); the metadata, or None when not split (the caller reads it in one process).
     """
     split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
     if split is None:
@@ -78,10 +63,9 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 
 def prestart(file: Path, workers: int | None = None) -> None:
-    """Start reading ``file`` in worker processes now, for a :func:`read_split` of it to come (with
-    ``workers``, default one per usable core): ``surrobench analyze`` calls this before its commands import
-    (~0.4 s), which the workers spend taking pieces. Nothing happens for a file :func:`read_split` would not
-    split or cannot open; what a read never takes, :func:`discard_prestarted` stops."""
+    """Start reading ``file`` in workers now, for a later :func:`read_split` (``analyze`` calls it before its imports);
+    nothing for a file that would not be split; :func:`discard_prestarted` stops unused ones.
+    """
     workers = usable_cores() if workers is None else workers
     try:
         key = _key(file, workers)

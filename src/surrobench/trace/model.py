@@ -1,11 +1,5 @@
-"""One columnar timeline for every trace source (docs/design.md, "Timeline model").
-
-Kineto Chrome traces and Nsight Systems exports load into the same :class:`Timeline`: a few tables of
-numpy columns, one row per event, times as ``int64`` nanoseconds relative to the first event of the
-trace. Strings (kernel, API and op names) are interned once in :attr:`Timeline.names`; tables hold
-``int32`` indices into it. Every analysis reads this structure and nothing else.
-
-Absent values are ``-1`` (stream, correlation, external id, device) so columns stay integer.
+"""One columnar timeline for every trace source (docs/design.md, "Timeline model"): numpy columns, a row per event,
+``int64`` ns from the first event, names interned in :attr:`Timeline.names` (``int32`` indices); absent ids ``-1``.
 """
 
 from __future__ import annotations
@@ -90,10 +84,7 @@ class MemsetOps(GpuOps):
 
 @dataclass(frozen=True, eq=False)
 class ApiCalls(_Table):
-    """CUDA runtime and driver API calls on host threads (``cudaLaunchKernel``, ``cuLaunchKernel``...).
-
-    Names are normalized: nsys version suffixes (``_v7000``) are removed.
-    """
+    """CUDA runtime and driver API calls on host threads; nsys version suffixes (``_v7000``) removed."""
 
     name_id: np.ndarray  # int32
     tid: np.ndarray  # int64 host thread id
@@ -148,12 +139,7 @@ _DTYPES = {
 
 @dataclass(frozen=True)
 class TraceMeta:
-    """Facts about the trace as a whole.
-
-    ``event_counts`` counts raw events per source category, loaded or not, so an analysis can tell a
-    category that was never recorded from one that was recorded and filtered. ``anomalies`` counts what
-    the loader could not take as written, by kind (:data:`LOAD_ANOMALIES`).
-    """
+    """Trace-wide facts: ``event_counts`` raw events per category, loaded or not; ``anomalies`` by kind (:data:`LOAD_ANOMALIES`)."""
 
     source: str  # "kineto" or "nsys"
     paths: tuple[str, ...]

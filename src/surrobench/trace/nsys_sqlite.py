@@ -1,10 +1,5 @@
-"""Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline`.
-
-Schema: NVIDIA Nsight Systems "SQLite Schema Reference" (Analysis Guide). Times are integer ns;
-names are ids into ``StringIds``. Tables exist only when they hold data ("tables are created lazily"),
-so every table is optional except ``StringIds``. Copy directions and memory kinds follow CUPTI's
-``CUpti_ActivityMemcpyKind`` / ``CUpti_ActivityMemoryKind`` numbering, which nsys exports as-is
-(``ENUM_CUDA_MEMCPY_OPER``, ``ENUM_CUDA_MEM_KIND``).
+"""Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline` (NVIDIA "SQLite Schema Reference":
+integer ns, names in ``StringIds``, every other table optional; CUPTI's memcpy and memory kind numbering).
 """
 
 from __future__ import annotations
@@ -55,12 +50,7 @@ def export_command(report: Path) -> list[str]:
 
 
 def load_nsys_report(report: Path) -> Timeline:
-    """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load the SQLite file.
-
-    Raises:
-        UsageError: ``nsys`` is not on PATH (the message gives the export command to run elsewhere),
-            or the export failed.
-    """
+    """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load it. Raises UsageError: no ``nsys`` (with the command), export failed."""
     cmd = export_command(report)
     if shutil.which("nsys") is None:
         raise UsageError(
@@ -74,11 +64,7 @@ def load_nsys_report(report: Path) -> Timeline:
 
 
 def load_nsys_sqlite(path: Path) -> Timeline:
-    """Load an nsys SQLite export.
-
-    Raises:
-        UsageError: not an SQLite file, or an SQLite file without the tables of an nsys export.
-    """
+    """Load an nsys SQLite export. Raises UsageError: not SQLite, or without an export's tables."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
