@@ -7,8 +7,7 @@ runs in it, in torch._dynamo's order (``same()`` in ``torch/_dynamo/utils.py``):
    times the reference's own plus ``tolerance / 10 x RMS(fp64)`` (relative slack, unlike ``same()``'s absolute
    one: docs/benchmarks/h200-optimize.md).
 
-A NaN or Inf where the reference is finite rejects; the deciding rule is named.
-"""
+A NaN or Inf where the reference is finite rejects; the deciding rule is named."""
 
 from __future__ import annotations
 
@@ -96,8 +95,7 @@ class OutputError:
 @dataclass(frozen=True)
 class AccuracyVerdict:
     """One candidate's verdict: ``ok``, ``decided_by`` (``nonfinite``/``rel_l2``/``fp64``/``shape``), ``reason``, worst
-    ``rel_l2`` and ``max_abs``, per-``outputs`` errors, and ``fp64_rmse``/``ref_fp64_rmse`` where fp64 exists.
-    """
+    ``rel_l2`` and ``max_abs``, per-``outputs`` errors, and ``fp64_rmse``/``ref_fp64_rmse`` where fp64 exists."""
 
     ok: bool
     decided_by: str
@@ -161,8 +159,7 @@ def check_accuracy(
     candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE
 ) -> AccuracyVerdict:
     """Judge ``candidate`` against ``reference`` (and ``fp64_reference``), tensors or nested tuples/lists/dicts of
-    them, at rel L2 ``tolerance`` (a fraction).
-    """
+    them, at rel L2 ``tolerance`` (a fraction)."""
     cand, ref = output_tensors(candidate), output_tensors(reference)
     if len(cand) != len(ref) or any(c.shape != r.shape for c, r in zip(cand, ref)):
         return AccuracyVerdict(False, "shape", "outputs differ in number or shape from the fp32 reference", None, None)

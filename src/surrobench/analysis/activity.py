@@ -1,7 +1,6 @@
 """Joins every analyzer needs: all GPU work as one table (:class:`GpuActivity`; busy time is its union), each op's
 launch call by ``(rank, correlation)`` (CUPTI ``correlationId``), each call's CPU op by Kineto's ``External id``
-or else by time on its thread.
-"""
+or else by time on its thread."""
 
 from __future__ import annotations
 
@@ -45,8 +44,7 @@ _KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above
 @dataclass(frozen=True, eq=False)
 class GpuActivity:
     """Kernels, memcpy and memsets stacked, sorted by start, ``(n,)``; ``launch``: the launching ``api_calls`` row
-    (-1: none); ``launch_ns``: that call's start, else the op's.
-    """
+    (-1: none); ``launch_ns``: that call's start, else the op's."""
 
     start_ns: np.ndarray
     end_ns: np.ndarray
@@ -124,8 +122,7 @@ def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
 
 def launching_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
     """``tl.cpu_ops`` row of the op that issued each API call row in ``calls`` (-1: none): the call's External id op,
-    else the top-level op on its thread around its start. The one attribution of GPU work to ops.
-    """
+    else the top-level op on its thread around its start. The one attribution of GPU work to ops."""
     return _inner_outer(tl, calls)[0]
 
 
@@ -181,8 +178,7 @@ def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
 
 def enclosing_top_level(table, rank: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Row of ``table`` (``start_ns``, ``end_ns``, ``rank``, ``tid`` columns) top-level on thread ``(rank, tid)`` that
-    contains each ``t`` ``(m,)``; -1 where none.
-    """
+    contains each ``t`` ``(m,)``; -1 where none."""
     if len(table) == 0 or t.size == 0:
         return np.full(t.shape, -1, dtype=np.int64)
     groups, g_top, rows, key = _top_level_rows(table)
@@ -201,8 +197,7 @@ _TOP_LEVEL: list = [None, None]  # (weak reference to the last table indexed, it
 
 def _top_level_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(thread keys, thread per top-level row, the rows, their sorted ``thread << 44 | start`` keys) of ``table``; the
-    last table's index is cached (tables never change; cost: docs/benchmarks/startup.md).
-    """
+    last table's index is cached (tables never change; cost: docs/benchmarks/startup.md)."""
     ref, index = _TOP_LEVEL
     if ref is not None and ref() is table:
         return index

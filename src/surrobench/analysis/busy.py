@@ -1,7 +1,6 @@
 """Busy and idle time per device, per profiled step and per range. Busy is the union of kernel, copy and memset
 intervals (docs/design.md, "Timeline model"): ``gpu_busy_ms`` inside the range's window, ``gpu_time_ms`` of the
-GPU ops launched inside it (charged to the range that issued them).
-"""
+GPU ops launched inside it (charged to the range that issued them)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ The prediction simulates the batcher (:func:`~surrobench.execution.batcher.serve
 :class:`~surrobench.execution.batcher.VirtualClock`) over Poisson arrivals, each batch's service time drawn from
 the unloaded samples of its padded size: isolated with probability ``min(1, idle / gap)``, else back to back.
 The batcher's own time is not modelled. The verification brackets the measured capacity in 10% steps and
-bisects (:func:`find_capacity`); a target the isolated batch-1 P99 exceeds is infeasible (:func:`infeasible_reason`).
-"""
+bisects (:func:`find_capacity`); a target the isolated batch-1 P99 exceeds is infeasible (:func:`infeasible_reason`)."""
 
 from __future__ import annotations
 
@@ -45,8 +44,7 @@ def find_capacity(
 ) -> tuple[Capacity, list[LoadPoint]]:
     """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance): widen by
     ``factor`` (squared up to 2) from ``start`` to the first failure, then bisect to ``tolerance``; nothing above
-    ``max_rps``. Returns the capacity (0 if none passed in ``max_steps``) and the points, by rate.
-    """
+    ``max_rps``. Returns the capacity (0 if none passed in ``max_steps``) and the points, by rate."""
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
 
@@ -114,8 +112,7 @@ def simulated_point(
     arrival: str = "poisson",
 ) -> LoadPoint:
     """One simulated open-loop load of ``rate_rps`` (``poisson``/``constant``) through ``policy`` over ``unloaded``:
-    a tenth of :data:`SIMULATED_REQUESTS` warm-up, then those. Raises NothingCompleted (as ``load_point``).
-    """
+    a tenth of :data:`SIMULATED_REQUESTS` warm-up, then those. Raises NothingCompleted (as ``load_point``)."""
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     clock = VirtualClock()
@@ -143,8 +140,7 @@ def predict_capacity(
     arrival: str = "poisson",
 ) -> float:
     """The predicted capacity (requests/s) at ``target_p99_ms``: :func:`find_capacity` over :func:`simulated_point` from
-    half the full-batch bound; 0 when none passes or the target is infeasible.
-    """
+    half the full-batch bound; 0 when none passes or the target is infeasible."""
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]

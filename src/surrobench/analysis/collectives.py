@@ -1,7 +1,6 @@
 """Which events of a trace are collectives, and when each rank entered and left them: NCCL kernels on a GPU trace
 (an early rank spins inside until the last arrives), else gloo's ``gloo:<collective>`` ranges (ProcessGroupGloo's
-``RECORD_FUNCTION``), else the ``c10d::*`` ops, which for async backends only enqueue (tens of µs).
-"""
+``RECORD_FUNCTION``), else the ``c10d::*`` ops, which for async backends only enqueue (tens of µs)."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ around each collective with its parameters (``record_param_comms``)."""
 @dataclass(frozen=True, eq=False)
 class Collectives:
     """A timeline's collectives by start, ``(n,)`` arrays, ns: ``source`` (``nccl``/``gloo``/``c10d``/``""``),
-    ``start_ns``/``end_ns`` (entry, exit), ``issue_ns`` (host issue: assigns the step), ``name_id``, ``rank``.
-    """
+    ``start_ns``/``end_ns`` (entry, exit), ``issue_ns`` (host issue: assigns the step), ``name_id``, ``rank``."""
 
     source: str
     start_ns: np.ndarray

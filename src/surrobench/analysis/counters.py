@@ -6,8 +6,7 @@ limited by it, :data:`HIGH`; < 60% of both latency-limited, :data:`LOW`; fixture
 2. a compute pipe (tensor, FMA, FP64) or SM issue >= :data:`HIGH`: ``compute`` (before caches: a Hopper GEMM
    streams through shared memory);
 3. else the busier of memory (DRAM, L2, L1) and compute if >= :data:`LOW`;
-4. else ``latency``, its cause from the launch statistics (:func:`latency_cause`).
-"""
+4. else ``latency``, its cause from the launch statistics (:func:`latency_cause`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Across ranks (one :class:`~surrobench.analysis.rank_summary.RankSummary` each): steps aligned by key, collectives
 matched by ``(step, name, occurrence)`` (ProcessGroupNCCL matches calls by order), and waits: an early rank waits
 ``last arrival - own arrival`` bounded to ``[0, own duration]``; the last rank's lateness is its arrival minus the
-others' median arrival.
-"""
+others' median arrival."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ class OpExtra:
 @dataclass(frozen=True)
 class RankRow:
     """One rank over the aligned steps, ms per step: ``late_share`` (0..1 of matched collectives entered last),
-    ``late_ms`` (others held for it), ``extra_ops`` (largest excess over the others' median).
-    """
+    ``late_ms`` (others held for it), ``extra_ops`` (largest excess over the others' median)."""
 
     rank: int
     steps: int
@@ -63,8 +61,7 @@ class RankStep:
 @dataclass(frozen=True)
 class CrossRankReport:
     """The cross-rank comparison (``to_dict()``: its JSON): ``step_source``, ``steps``, ``comm_source``, matched
-    ``collectives``, ``unmatched``, ``end_spread_ms`` (median exit spread; far above the waits: clocks disagree).
-    """
+    ``collectives``, ``unmatched``, ``end_spread_ms`` (median exit spread; far above the waits: clocks disagree)."""
 
     schema: str
     ranks: tuple[int, ...]

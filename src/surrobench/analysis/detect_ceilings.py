@@ -1,7 +1,6 @@
 """The ceiling_suspect detector: an op past ``calibration_stale_ratio`` of a calibrated ceiling means the ceiling
 is too low (a machine cannot beat its roofline: Williams et al., CACM 52(4), 2009), or for the copy bandwidth
-that its data stays in cache; the operator detectors give no verdict against it.
-"""
+that its data stays in cache; the operator detectors give no verdict against it."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ def _name(suspect: SuspectCeiling) -> str:
 
 def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """The ceilings ``ev``'s ops exceed (:meth:`~surrobench.analysis.roofline.RooflineReport.suspect_ceilings`); None
-    without a roofline or when it holds. Evidence: fastest op's rate and ratio; severity ``low``, no gain.
-    """
+    without a roofline or when it holds. Evidence: fastest op's rate and ratio; severity ``low``, no gain."""
     roof = ev.roofline
     if roof is None:
         return None

@@ -11,8 +11,7 @@ A verdict group holding at least :data:`MIN_SHARE` of the measured kernel time i
 - ``latency`` -> ``occupancy_bound``, action by the most frequent cause; gain: time above the memory roof.
 
 Where fp32 convolutions hold :data:`MIN_SHARE`, torch.compile is named stacked on TF32 (:func:`_compile_clause`;
-why: docs/benchmarks/h200-counters.md, "Why compile alone was slower"; ``benchmarks/compile_causes.py``).
-"""
+why: docs/benchmarks/h200-counters.md, "Why compile alone was slower"; ``benchmarks/compile_causes.py``)."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ _LIBRARY_ACTIONS = {
 @dataclass(frozen=True)
 class _Step:
     """What every finder of one config needs: ``total_ms`` (measured kernel ms), ``ceilings`` (or None), ``half``
-    (:func:`_half_precisions`), ``chains`` (:func:`fusible_chains`), ``fp32_conv`` (:func:`_compile_clause`).
-    """
+    (:func:`_half_precisions`), ``chains`` (:func:`fusible_chains`), ``fp32_conv`` (:func:`_compile_clause`)."""
 
     total_ms: float
     ceilings: Ceilings | None
@@ -176,8 +174,7 @@ def _fma_matmul(k: MeasuredKernel) -> bool:
 
 def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
     """Launch ids of :data:`FUSIBLE_CLASSES` kernels whose previous or next measured launch is fusible too (what
-    torch.compile can fuse); ncu measures only the top kernels, so a short unmeasured neighbour is not seen.
-    """
+    torch.compile can fuse); ncu measures only the top kernels, so a short unmeasured neighbour is not seen."""
     ordered = sorted(kernels, key=lambda k: k.counters.launch)
     fusible = [k.kernel_class in FUSIBLE_CLASSES for k in ordered]
     return frozenset(
@@ -321,8 +318,7 @@ def _compute(group, share, step: _Step) -> tuple:
 
 def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
     """The action for latency ``cause``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`, fusion where half their time
-    is in fusible chains, else :data:`_LIBRARY_ACTIONS`.
-    """
+    is in fusible chains, else :data:`_LIBRARY_ACTIONS`."""
     clause = _CAUSE_ACTIONS[cause]
     alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
     if cause not in FUSION_CAUSES:
@@ -334,8 +330,7 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
 
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:
     """ms the ``kernels`` spend above their memory roof (duration less DRAM bytes / copy bandwidth, >= 0); None without
-    usable ceilings (Williams et al., 2009; check: docs/benchmarks/h200-counters.md, "The check against optimize").
-    """
+    usable ceilings (Williams et al., 2009; check: docs/benchmarks/h200-counters.md, "The check against optimize")."""
     if ceilings is None or ceilings.unusable("fp32") is not None:
         return None
     bytes_per_ms = ceilings.copy_gbps * 1e6
@@ -377,8 +372,7 @@ def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) 
     """``findings`` with each config's estimated :data:`REPLACED_KINDS` replaced by ``measured`` (``{label: findings}``).
 
     Under a :data:`LAUNCH_STACK_SEVERITIES` ``launch_bound`` finding, a half-precision clause is stacked on a CUDA
-    graph (:func:`_half_in_graph`; docs/benchmarks/h200-counters.md, "The check against optimize").
-    """
+    graph (:func:`_half_in_graph`; docs/benchmarks/h200-counters.md, "The check against optimize")."""
     kept = [
         f
         for f in findings

@@ -1,7 +1,6 @@
 """Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess; each
 reads the timeline (:mod:`surrobench.analysis.gaps`) and quotes the profiler (docs/sources.md, method §4) and
-returns one :class:`Finding` or None.
-"""
+returns one :class:`Finding` or None."""
 
 from __future__ import annotations
 
@@ -250,8 +249,7 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """A non-framework host function holding a large share of host samples; gain: that share of the step. On a CPU only
-    samples outside any nn.Module call count (:attr:`~surrobench.records.system.HostHotspot.model_share`).
-    """
+    samples outside any nn.Module call count (:attr:`~surrobench.records.system.HostHotspot.model_share`)."""
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None

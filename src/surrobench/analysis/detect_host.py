@@ -1,6 +1,5 @@
 """Detectors of a CPU config's host costs: page_faults (perf, :mod:`surrobench.collect.perf`),
-thread_oversubscription and denormals (:mod:`surrobench.execution.host_facts`); each one :class:`Finding` or None.
-"""
+thread_oversubscription and denormals (:mod:`surrobench.execution.host_facts`); each one :class:`Finding` or None."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The tensor-core detector: a GPU config whose GEMM/conv/attention kernels run fp32 with TF32 off, read from the
-kernel classes (:mod:`surrobench.records.kernel_classes`), else the op categories.
-"""
+kernel classes (:mod:`surrobench.records.kernel_classes`), else the op categories."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
 
 def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """fp32, TF32 off, GEMM/conv/attention kernels at ``compute_share_min`` of device time: tensor cores idle (Hopper
-    tuning guide, "Tensor Cores"; SDPA flash needs fp16/bf16). Stake: their ms per step; no gain.
-    """
+    tuning guide, "Tensor Cores"; SDPA flash needs fp16/bf16). Stake: their ms per step; no gain."""
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
         return None

@@ -5,8 +5,7 @@ one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FL
 GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
 (:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
 fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
-are left to :func:`surrobench.analysis.detect_ceilings.ceiling_suspect`.
-"""
+are left to :func:`surrobench.analysis.detect_ceilings.ceiling_suspect`."""
 
 from __future__ import annotations
 
@@ -76,8 +75,7 @@ def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
 
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops below the ridge (or low-intensity by family); gain: time above the bandwidth roof (None without a
-    roofline); action: their families' (:mod:`surrobench.analysis.op_families`).
-    """
+    roofline); action: their families' (:mod:`surrobench.analysis.op_families`)."""
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
@@ -174,8 +172,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Head ops above the ridge, or GEMM/conv ops holding ``compute_share_min`` without a roofline: ``info`` near the
-    peak, ``low`` below ``compute_efficient_fraction`` with the gap to the peak as an upper-bound gain.
-    """
+    peak, ``low`` below ``compute_efficient_fraction`` with the gap to the peak as an upper-bound gain."""
     step = ev.step_ms()
     if not step:
         return None
@@ -265,8 +262,7 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Elementwise + copy + concat ops at ``fragmented_share`` of op time, and on a CPU the tiny low-intensity calls
-    (:func:`_small_calls`); stake: their ms per step, no gain estimate.
-    """
+    (:func:`_small_calls`); stake: their ms per step, no gain estimate."""
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
@@ -356,8 +352,7 @@ ENCLOSING_MAJORITY = 0.5
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time nested inside it
-    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None without a majority.
-    """
+    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None without a majority."""
     held: dict[str, float] = {}
     total = 0.0
     for op in table.ops:

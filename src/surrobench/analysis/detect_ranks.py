@@ -1,6 +1,5 @@
 """Detectors of cross-rank kinds (straggler, comm_wait, comm_not_overlapped) over a
-:class:`~surrobench.analysis.cross_rank.CrossRankReport`; stakes against the longest mean step of any rank.
-"""
+:class:`~surrobench.analysis.cross_rank.CrossRankReport`; stakes against the longest mean step of any rank."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
 
 def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
     """The rank last into ``straggler_late_share_min`` of collectives that held others longest, else (no collectives)
-    the one most above the others' median compute. Gain: its lateness or excess per step.
-    """
+    the one most above the others' median compute. Gain: its lateness or excess per step."""
     step = _step_ms(report)
     if not step:
         return None

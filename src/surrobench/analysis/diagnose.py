@@ -1,8 +1,7 @@
 """The diagnosis: evidence in, ranked findings out; one small detector per kind (:mod:`surrobench.records.findings`),
 each reading the bundle and :mod:`surrobench.analysis.thresholds`: :mod:`~surrobench.analysis.detect_gpu`,
 :mod:`~surrobench.analysis.detect_ops`, :mod:`~surrobench.analysis.detect_ceilings`,
-:mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`, :mod:`~surrobench.analysis.detect_ranks`.
-"""
+:mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`, :mod:`~surrobench.analysis.detect_ranks`."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ from surrobench.trace.model import Timeline
 
 def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
     """The evidence a trace holds (op table, timeline report, facts; None without GPU activity); ``known`` adds or
-    replaces fields, and tables are built only when ``known`` lacks the key.
-    """
+    replaces fields, and tables are built only when ``known`` lacks the key."""
     report = analyze_timeline(tl)
     facts = trace_facts(tl, report) if report.status == "ok" else None  # no GPU activity: nothing per step
     if "op_table" not in known:
@@ -34,8 +32,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``, ranked; no remedy is ruled out by what the step runs (measured instead:
-    :mod:`surrobench.tune.advice`, docs/benchmarks/h200-measured-advice.md).
-    """
+    :mod:`surrobench.tune.advice`, docs/benchmarks/h200-measured-advice.md)."""
     detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + detect_host.DETECTORS
     detectors += (ceiling_suspect,)
     found = [f for detector in detectors if (f := detector(ev, th)) is not None]
@@ -46,8 +43,7 @@ def diagnose_trace(
     tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
 ) -> tuple[list[Finding], CrossRankReport | None]:
     """A trace alone: per-config findings (:func:`trace_evidence`) and, with several ranks, cross-rank ones, ranked;
-    plus the cross-rank report (None for one rank).
-    """
+    plus the cross-rank report (None for one rank)."""
     from surrobench.analysis.detect_ranks import cross_rank_findings
 
     ranks = timeline_cross_rank(tl)
@@ -64,8 +60,7 @@ def diagnose_run(
     flops: dict[tuple, dict[str, int]] | None = None,
 ) -> list[Finding]:
     """Per-config findings of ``evidence`` plus run-level ones over ``results`` (failed too), ranked.
-    ``device_memory_bytes``: None if unknown; ``flops``: ``{ConfigResult.key(): {op: FLOPs per step}}``.
-    """
+    ``device_memory_bytes``: None if unknown; ``flops``: ``{ConfigResult.key(): {op: FLOPs per step}}``."""
     found = [f for ev in evidence for f in diagnose_config(ev, th)]
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
     found += detect_run.memory_pressure(results, th, device_memory_bytes)

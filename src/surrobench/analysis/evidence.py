@@ -21,8 +21,7 @@ class ConfigEvidence:
         label: the config as text (None: a trace alone); result: the timed result; op_table: the profiled op table.
         timeline, facts: the profiled trace's timeline report and per-step facts; roofline: per-op roofline.
         system: perf/py-spy view; kernel_table: profiled kernels; counters: the top kernels under Nsight Compute.
-        profiled_step_ms: mean step under the profiler, ms (:meth:`op_time_scale`).
-    """
+        profiled_step_ms: mean step under the profiler, ms (:meth:`op_time_scale`)."""
 
     label: str | None = None
     result: ConfigResult | None = None
@@ -87,8 +86,7 @@ def op_time_scale(table: OpTable | None, profiled_step_ms: float | None, unprofi
     """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 on a device basis (kernel time is
     not slowed). The profiled step is the mean over the recorded steps, which the per-step op times average over, so
     one thread's scaled ops never exceed the unprofiled step. Per-call overhead is uniform here, so many-call ops stay
-    inflated (hence the small-call rule of :func:`surrobench.analysis.detect_ops.memory_bound`).
-    """
+    inflated (hence the small-call rule of :func:`surrobench.analysis.detect_ops.memory_bound`)."""
     if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms:
         return 1.0
     return min(unprofiled_ms / profiled_step_ms, 1.0)

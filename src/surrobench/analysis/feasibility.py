@@ -2,8 +2,7 @@
 device's remedy; one the baseline has; channels_last without a 4-D input (PyTorch "Channels Last Memory Format");
 cuDNN autotuning without convolutions ("torch.backends.cudnn"); a CUDA graph with host syncs or changing shapes
 ("CUDA Graphs" constraints); a half FFT the library cannot do (no bf16; cuFFT fp16 at powers of 2 only: "Half-precision
-cuFFT Transforms"; PocketFFT none), seen by a probe under the remedy's autocast.
-"""
+cuFFT Transforms"; PocketFFT none), seen by a probe under the remedy's autocast."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ def infeasible_reason(
     half_probe: ProbeFacts | None = None,
 ) -> str | None:
     """Why ``remedy`` cannot help ``baseline``, or None. ``probe``/``half_probe``: the fp32 and autocast forwards;
-    ``input_ranks``: each input's rank; ``shapes_change``: input sets differ in shape.
-    """
+    ``input_ranks``: each input's rank; ``shapes_change``: input sets differ in shape."""
     reason = _device_reason(remedy, baseline.device)
     if reason:
         return reason

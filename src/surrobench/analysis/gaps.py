@@ -6,8 +6,7 @@ after the GPU went idle; ``host_sync`` a synchronizing call returned inside the 
 copy (``pageable`` flagged); ``d2h_copy`` prev is a D2H copy with no sync seen; ``collective`` next is NCCL and the
 host was already inside the collective's call (waiting for peers); ``launch_bound`` next's launch call had not
 finished (source text: "CPU 提交速度跟不上 GPU 消费速度"); ``stream_wait`` a cudaStreamWaitEvent between the
-launches held it; ``unexplained`` none of these.
-"""
+launches held it; ``unexplained`` none of these."""
 
 from __future__ import annotations
 
@@ -90,8 +89,7 @@ class CauseTotal:
 @dataclass(frozen=True)
 class GapReport:
     """Gaps above ``threshold_us`` per cause and the longest; ``host_syncs`` (init only, not in the JSON):
-    ``(sync_rows, dur_ns)`` of every ``host_sync`` gap, read by :meth:`sync_gap_ns`.
-    """
+    ``(sync_rows, dur_ns)`` of every ``host_sync`` gap, read by :meth:`sync_gap_ns`."""
 
     threshold_us: float
     count: int
@@ -116,8 +114,7 @@ def find_gaps(
     tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
 ) -> GapReport:
     """Gaps per (rank, device) inside ``windows[rank] = (t0_ns, t1_ns)``; ``act`` arrays ``(n,)``. Totals per cause and
-    the :data:`MAX_LISTED_GAPS` longest as :class:`Gap` (the rest stay columns: docs/benchmarks/trace-analysis.md).
-    """
+    the :data:`MAX_LISTED_GAPS` longest as :class:`Gap` (the rest stay columns: docs/benchmarks/trace-analysis.md)."""
     found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         rows = np.flatnonzero((act.rank == rank) & (act.device == device))
@@ -133,8 +130,7 @@ def find_gaps(
 @dataclass
 class _GapColumns:
     """Every gap as columns: ``[g0, g1)`` ns, cause, ``prev``/``nxt`` activity rows, launch and sync API rows (-1:
-    none), pageable, and the host op around the sync or launch.
-    """
+    none), pageable, and the host op around the sync or launch."""
 
     g0: np.ndarray
     g1: np.ndarray

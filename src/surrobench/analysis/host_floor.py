@@ -2,8 +2,7 @@
 (:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`): no kernel starts before the host launched it, so such
 a remedy saves at most latency less host submission time (docs/sources.md, method §4; evidence:
 docs/benchmarks/h200-counters.md). Submission is :data:`surrobench.records.run.HOST_SUBMIT_KEY`; not capped where
-the model syncs or there is no trace.
-"""
+the model syncs or there is no trace."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Kernel launches: launch time, launch-to-start delay, which ops launch the GPU time; graph-replay kernels share
-one ``cudaGraphLaunch`` and are counted apart.
-"""
+one ``cudaGraphLaunch`` and are counted apart."""
 
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ class OpKernels:
 @dataclass(frozen=True)
 class LaunchStats:
     """Launch statistics without graph nodes: ``launch_us_*`` host call, ``delay_us_*`` start minus call start,
-    ``shorter_than_launch`` share of kernels shorter than their call (source text, launch-bound).
-    """
+    ``shorter_than_launch`` share of kernels shorter than their call (source text, launch-bound)."""
 
     kernels: int
     linked: int

@@ -6,8 +6,7 @@ Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not rul
 docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT
 Transforms"; PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide,
 "Coalesced Access to Global Memory"); convolution and matmul (Hopper tuning guide; PyTorch "cuDNN");
-elementwise chains (PyTorch "torch.compile").
-"""
+elementwise chains (PyTorch "torch.compile")."""
 
 from __future__ import annotations
 
@@ -21,8 +20,7 @@ from surrobench.records.ops import categorize
 @dataclass(frozen=True)
 class OpFamily:
     """One row of :data:`OP_FAMILIES`: ``name``, ``categories``, ``low_intensity`` (O(1) FLOP/byte), GPU ``cause`` and
-    ``action`` clauses, ``cpu_action``, ``cpu_cause`` (:mod:`surrobench.analysis.device_words`).
-    """
+    ``action`` clauses, ``cpu_action``, ``cpu_cause`` (:mod:`surrobench.analysis.device_words`)."""
 
     name: str
     categories: tuple[str, ...]

@@ -10,8 +10,7 @@ never 0 (:func:`counted_ops`, :func:`flops_unknown_reason`). A multiply-add coun
 - Group/layer norm 7 per element (Wu and He, ECCV 2018, eq. 1-2); batch norm 4 (running stats) or 7.
 - Sums and means: 1 per input element.
 - Attention (matmuls only): SDPA ``4 B H L S E`` (as ``sdpa_flop_count``); ``_native_multi_head_attention``
-  adds ``2 B L D 3D + 2 B L D D``; ``_transformer_encoder_layer_fwd`` adds ``2 B L D F`` twice.
-"""
+  adds ``2 B L D 3D + 2 B L D D``; ``_transformer_encoder_layer_fwd`` adds ``2 B L D F`` twice."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The four readings of an op table (docs/sources.md, method §2): 1. do the head ops match the model's structure;
 2. fragmented small ops; 3. high memory, little time; 4. executed vs requested shapes. The thresholds are ours
-(the method's are "for teaching only", §4), one line each.
-"""
+(the method's are "for teaching only", §4), one line each."""
 
 from __future__ import annotations
 
@@ -64,8 +63,7 @@ class FragmentationReading:
 @dataclass(frozen=True)
 class MemoryReading:
     """Reading 3: ``candidates`` ``{name, category, device_mem_bytes, self_device_mem_bytes, mem_share, time_share}``
-    by ``mem_share``; ``available`` False without memory or device kernels.
-    """
+    by ``mem_share``; ``available`` False without memory or device kernels."""
 
     available: bool
     candidates: tuple[dict, ...]
@@ -127,8 +125,7 @@ def read_fragmentation(table: OpTable) -> FragmentationReading:
 
 def read_memory(table: OpTable) -> MemoryReading:
     """Reading 3: ops with kernels whose memory share (nested, net bytes, over all allocated bytes) is at least
-    :data:`MEMORY_SHARE_MIN` and :data:`MEMORY_TIME_RATIO` times their time share; device basis only.
-    """
+    :data:`MEMORY_SHARE_MIN` and :data:`MEMORY_TIME_RATIO` times their time share; device basis only."""
     allocated = sum(max(op.self_device_mem_bytes, 0) for op in table.ops)
     if not table.has_memory or table.basis != "device" or allocated <= 0:
         return MemoryReading(available=False, candidates=())
@@ -162,8 +159,7 @@ def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
 
 def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = False) -> ShapeReading:
     """Reading 4: ops that received exactly ``requested`` (e.g. ``(1, 3, 128, 128)``) and the head ops' shapes; a miss
-    means nothing when ``compiled``.
-    """
+    means nothing when ``compiled``."""
     head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
     if not table.has_shapes:
         return ShapeReading(tuple(requested), (), head_shapes, None)

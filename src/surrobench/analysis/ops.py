@@ -1,6 +1,5 @@
 """The op table and the kernel table of a :class:`~surrobench.trace.model.Timeline` (records:
-:mod:`surrobench.records.ops`, :mod:`surrobench.records.kernels`; no shapes or memory in a Timeline).
-"""
+:mod:`surrobench.records.ops`, :mod:`surrobench.records.kernels`; no shapes or memory in a Timeline)."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ from surrobench.trace.model import Timeline
 def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
     """The op table from a loaded trace: a GPU op belongs to the CPU op of its launch call
     (:func:`~surrobench.analysis.activity.launching_op`); ranges, metadata ops (their kernels go to the enclosing op)
-    and Dynamo's compiled region (:data:`~surrobench.records.ops.COMPILED_REGION`) are no rows.
-    """
+    and Dynamo's compiled region (:data:`~surrobench.records.ops.COMPILED_REGION`) are no rows."""
     ops, act = tl.cpu_ops, gpu_activity(tl)
     region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
@@ -59,8 +57,7 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
 def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
     """The kernel table from a loaded trace: every kernel, memcpy and memset with its class, credited op (launching op
     and its enclosing chain, rules of :class:`~surrobench.records.kernels.KernelRows`; else a graph replay, a compiled
-    region, or none) and innermost ``surrobench::module::<path>`` (``module_path_lost`` when the trace has none).
-    """
+    region, or none) and innermost ``surrobench::module::<path>`` (``module_path_lost`` when the trace has none)."""
     ops, act = tl.cpu_ops, gpu_activity(tl)
     names = [tl.name(n) for n in ops.name_id.tolist()]
     parent, _ = _parents(ops)

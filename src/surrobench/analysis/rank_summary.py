@@ -1,6 +1,5 @@
 """One rank's trace reduced for the cross-rank analysis (small and picklable: per step and per collective arrays).
-Steps: ``ProfilerStep#N``, else ``forward`` ranges, else the whole trace; work belongs to the step that launched it.
-"""
+Steps: ``ProfilerStep#N``, else ``forward`` ranges, else the whole trace; work belongs to the step that launched it."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ class RankSummary:
         step_ms: host step duration; compute_ms: non-communication busy time; comm_ms: time in collectives (union);
             exposed_comm_ms: comm with no compute alongside; comm_source: as ``Collectives.source``.
         coll_step, coll_name, coll_start_ns, coll_end_ns: each collective's step index, name, entry and exit (source clock).
-        op_ms: ``{op: self ms per step}`` of the :data:`TOP_OPS` largest non-communication ops.
-    """
+        op_ms: ``{op: self ms per step}`` of the :data:`TOP_OPS` largest non-communication ops."""
 
     rank: int
     path: str

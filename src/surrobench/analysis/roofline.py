@@ -11,8 +11,7 @@ Model: Williams, Waterman, Patterson, CACM 52(4), 2009: intensity ``I = F / Q`` 
   category by bytes; ``other`` (allocations, views) is bookkeeping and stays out.
 - Ceilings: ``surrobench calibrate``, else the H200's (said in the report); a zero or non-finite ceiling is
   unusable (:meth:`Ceilings.unusable`).
-- ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`).
-"""
+- ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`)."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "
 
 def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
     """A rate as a share of ``ceiling`` text: ``"42% of <c>"``; up to ``stale_ratio`` ``"100% of <c> (within the
-    calibration spread)"``; above it ``"12.5x <c>: the ceiling is suspect"``.
-    """
+    calibration spread)"``; above it ``"12.5x <c>: the ceiling is suspect"``."""
     if fraction <= 1.0:
         return f"{fraction:.0%} of {ceiling}"
     if fraction <= stale_ratio:
@@ -62,8 +60,7 @@ class SuspectCeiling:
     """A calibrated ceiling that ops exceed beyond the calibration's spread (the calibration is too low).
 
     Attributes: ``ceiling`` (``"copy"`` GB/s or ``"matmul"`` TFLOP/s), ``precision``, ``calibrated`` and ``achieved``
-    (same unit), ``ratio`` (achieved / calibrated), ``ops`` (those above the ratio, fastest first).
-    """
+    (same unit), ``ratio`` (achieved / calibrated), ``ops`` (those above the ratio, fastest first)."""
 
     ceiling: str
     precision: str
@@ -96,8 +93,7 @@ class OpCost:
 @dataclass(frozen=True)
 class RooflineOp:
     """One op against the roofline per step: ms, FLOPs, bytes, TFLOP/s, GB/s; ``flops`` None: no intensity, bound
-    ``"memory"`` if low-intensity (against bandwidth alone) else ``"unknown"``.
-    """
+    ``"memory"`` if low-intensity (against bandwidth alone) else ``"unknown"``."""
 
     name: str
     category: str
@@ -157,8 +153,7 @@ class RooflineReport:
 
     def to_json(self) -> dict:
         """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ceilings, ops}``
-        (TFLOP/s, GB/s, FLOP/byte); ``ceilings`` is what :meth:`from_json` reads back.
-        """
+        (TFLOP/s, GB/s, FLOP/byte); ``ceilings`` is what :meth:`from_json` reads back."""
         c = self.ceilings
         return {
             "device_name": c.device_name,
@@ -177,8 +172,7 @@ class RooflineReport:
 
         Raises:
             KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops`` missing.
-            TypeError: an op or the ceilings with a key missing or not a field.
-        """
+            TypeError: an op or the ceilings with a key missing or not a field."""
         ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
         return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 
@@ -241,8 +235,7 @@ def roofline(
     """Each costed op of ``table`` against ``ceilings`` at ``precision``, op times times ``time_scale``.
 
     Raises:
-        ValueError: a ceiling is zero, not finite or missing (:meth:`Ceilings.unusable`).
-    """
+        ValueError: a ceiling is zero, not finite or missing (:meth:`Ceilings.unusable`)."""
     problem = ceilings.unusable(precision)
     if problem is not None:
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")

@@ -1,6 +1,5 @@
 """One offered load summarized: :class:`~surrobench.execution.batcher.ServeTrace` to
-:class:`~surrobench.records.serve.LoadPoint`, and the peak search's pass rule.
-"""
+:class:`~surrobench.records.serve.LoadPoint`, and the peak search's pass rule."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ GENERATOR_OVERHEAD_WARN = 0.05
 def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
     """Distribution-free interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
     Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None when n is too small
-    (a P99's upper bound needs n >= 368).
-    """
+    (a P99's upper bound needs n >= 368)."""
     n = sorted_ms.size
     alpha = 1.0 - confidence
     r = int(stats.binom.ppf(alpha / 2, n, q))

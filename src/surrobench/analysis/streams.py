@@ -1,6 +1,5 @@
 """Per-stream busy time, overlap, streams serialized while both active (docs/sources.md, method §3: an implicit
-dependency), and NCCL overlap.
-"""
+dependency), and NCCL overlap."""
 
 from __future__ import annotations
 

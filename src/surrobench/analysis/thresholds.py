@@ -4,8 +4,7 @@ hardware": docs/sources.md, method §4; ours are calibrated on docs/benchmarks/h
 Override any of them with ``--config FILE.toml``: top-level keys named like the fields below, e.g.::
 
     severity_high_fraction = 0.3
-    superlinear_ratio = 2.0
-"""
+    superlinear_ratio = 2.0"""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ class Thresholds:
     A finding's *stake* is its estimated gain, else the time of the ops or gaps behind it, as a fraction of the
     step; severity reads the stake, so among findings with gains a higher severity never has a smaller gain.
     Each field's source is the comment above it; "baseline" is docs/benchmarks/h200-baseline.md, "diagnosis"
-    docs/benchmarks/h200-diagnosis.md.
-    """
+    docs/benchmarks/h200-diagnosis.md."""
 
     # stake for ``high``: the smallest loss to act on first; a CUDA graph removes ~0.8 of launch-bound fno2d (baseline)
     severity_high_fraction: float = 0.25
@@ -99,8 +97,7 @@ def check_thresholds(thresholds: object) -> None:
     """Refuse ``thresholds`` unless it is a :class:`Thresholds` whose every value is a finite number >= 0.
 
     Raises:
-        UsageError: naming ``thresholds``: another type (``"x"``, a dict), or the first bad value.
-    """
+        UsageError: naming ``thresholds``: another type (``"x"``, a dict), or the first bad value."""
     if not isinstance(thresholds, Thresholds):
         raise UsageError.bad(
             "thresholds",
@@ -118,8 +115,7 @@ def load_thresholds(config: Path | None) -> Thresholds:
 
     Raises:
         UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that
-            is not a finite non-negative number (``nan``, ``inf``, ``-1``, ``"x"``).
-    """
+            is not a finite non-negative number (``nan``, ``inf``, ``-1``, ``"x"``)."""
     if config is None:
         return DEFAULT_THRESHOLDS
     try:

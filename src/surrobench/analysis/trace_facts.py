@@ -1,6 +1,5 @@
 """Per-step facts beyond :class:`TimelineReport`: the model's own syncs (inside a forward range, or a framework op
-without ranges; the harness's sync in ``surrobench::post_process`` is not), H2D copies, cross-stream waits.
-"""
+without ranges; the harness's sync in ``surrobench::post_process`` is not), H2D copies, cross-stream waits."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ class TraceFacts:
         steps; step_ms: median profiled step (None without steps); gpu_busy_ms; busy_share: of the window.
         launch_gap_ms: idle in ``launch_bound`` gaps; model_syncs, sync_op: the model's syncs and their commonest op.
         model_sync_gap_ms: idle in ``host_sync`` gaps of those syncs (every gap, not only the listed).
-        h2d_ms, h2d_bytes, h2d_pageable_share: H2D copies per step; stream_waits: ``cudaStreamWaitEvent`` per step.
-    """
+        h2d_ms, h2d_bytes, h2d_pageable_share: H2D copies per step; stream_waits: ``cudaStreamWaitEvent`` per step."""
 
     steps: int
     step_ms: float | None

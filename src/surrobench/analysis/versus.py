@@ -1,8 +1,7 @@
 """Surrogate against solver at equal accuracy and at equal runtime (``surrobench versus``; McGreivy & Hakim,
 Nature Machine Intelligence 2024, arXiv:2407.07218). The solver is the Pareto front of its ladder; between front
 levels time is interpolated as a power of the error (``error ~ C * cost^-p``), never extrapolated. Numpy on
-measured numbers (relative L2 errors, ms).
-"""
+measured numbers (relative L2 errors, ms)."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ BANDS = ("low", "mid", "high")
 
 def pareto_front(errors: np.ndarray, times_ms: np.ndarray) -> np.ndarray:
     """Indices ``(F,)`` of the levels on the error–time front of ``errors``/``times_ms`` ``(L,)``, cheapest first;
-    zero or non-finite levels left out.
-    """
+    zero or non-finite levels left out."""
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     ok = np.flatnonzero(np.isfinite(errors) & np.isfinite(times_ms) & (errors > 0) & (times_ms > 0))
     front: list[int] = []
@@ -43,8 +41,7 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 
 def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> Match:
     """The solver's time at ``surrogate_error`` (> 0) on the front of ``errors``/``times_ms`` ``(L,)``, and the speedup
-    over ``surrogate_ms``: a :class:`Match`, never extrapolated (its status names the end).
-    """
+    over ``surrogate_ms``: a :class:`Match`, never extrapolated (its status names the end)."""
     front = pareto_front(errors, times_ms)
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     if front.size == 0:
@@ -108,8 +105,7 @@ def speedup_interval(
     seed: int = 0,
 ) -> SpeedupInterval:
     """Paired percentile-bootstrap interval of the matched-error speedup, resampling cases; ``level_errors``/``level_ms``
-    ``(L, n)``, ``surrogate_errors``/``surrogate_ms`` ``(n,)``.
-    """
+    ``(L, n)``, ``surrogate_errors``/``surrogate_ms`` ``(n,)``."""
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
     n = surrogate_errors.size
@@ -137,8 +133,7 @@ def relative_l2(prediction: np.ndarray, reference: np.ndarray) -> float:
 
 def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, float]:
     """Relative L2 error per wavenumber band (:data:`BAND_EDGES`) over the last two axes ``(..., H, W)``; squares add up
-    to :func:`relative_l2`'s square (Parseval).
-    """
+    to :func:`relative_l2`'s square (Parseval)."""
     diff = np.fft.fft2(np.asarray(prediction, float) - np.asarray(reference, float))
     h, w = diff.shape[-2:]
     ky, kx = np.fft.fftfreq(h, 1 / h), np.fft.fftfreq(w, 1 / w)

@@ -7,8 +7,7 @@
   CPU ``n >= 256``, copy >= 16 MiB; CUDA ``n >= 2048`` (256 output tiles of 128², enough for 132 SMs),
   copy >= 256 MiB (5x a 50 MB L2).
 - Timing: :func:`surrobench.execution.timing.time_loop`, median of ``iters`` after ``warmup``, :data:`REPEATS`
-  times; the ceiling is the fastest repeat, the spread ``(slowest - fastest) / fastest`` (:class:`Calibration`).
-"""
+  times; the ceiling is the fastest repeat, the spread ``(slowest - fastest) / fastest`` (:class:`Calibration`)."""
 
 from __future__ import annotations
 

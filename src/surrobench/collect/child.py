@@ -14,8 +14,7 @@
 (``perf stat --control``, perf >= 5.9).
 
 ``RESULT.json`` (``surrobench/profile-child-v1``): status (``ok``, ``oom``, ``error``), host step times in ms, the
-op table, warnings, the trace path. Exit 0 whenever the result was written, 2 for bad arguments.
-"""
+op table, warnings, the trace path. Exit 0 whenever the result was written, 2 for bad arguments."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """``nn.Module`` paths in a profile: forward (pre-)hooks (``always_call=True``) open and close
 ``surrobench::module::<path>`` per module call (docs/design.md, "Kernel attribution": ``with_modules`` is
 TorchScript-only, ``with_stack`` names classes). No hooks for a graph replay or a compiled module
-(:func:`modules_lost`).
-"""
+(:func:`modules_lost`)."""
 
 from __future__ import annotations
 

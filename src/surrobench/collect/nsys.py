@@ -1,7 +1,6 @@
 """Nsight Systems collection (docs/sources.md, method §3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas``
 (``--cuda-memory-usage`` only on request: costly) around the profiling child, with
-``--capture-range=cudaProfilerApi`` on CUDA; :func:`require_nsys` refuses up front where nsys is missing.
-"""
+``--capture-range=cudaProfilerApi`` on CUDA; :func:`require_nsys` refuses up front where nsys is missing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The op table and the kernel table from torch.profiler's raw events (:func:`surrobench.collect.kineto_ops.ops_from_kineto`),
 built in the profiling child; attribution: :class:`~surrobench.records.kernels.KernelRows`; op chains from
-``cpu_parent``; module paths from :mod:`surrobench.collect.module_ranges`.
-"""
+``cpu_parent``; module paths from :mod:`surrobench.collect.module_ranges`."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ def tables_from_events(
 ) -> tuple[OpTable, KernelTable]:
     """The op table and kernel table of one cycle's ``events`` (µs), over ``active_steps``; annotations are no rows; the
     basis is the device when any device event exists; unclaimed device time goes to a compiled region, a graph
-    replay, or is lost. ``small_kernel_us``: µs; ``modules_lost``: why no module ranges (None: recorded).
-    """
+    replay, or is lost. ``small_kernel_us``: µs; ``modules_lost``: why no module ranges (None: recorded)."""
     events = list(events)
     annotations = {e.name for e in events if not _is_device_event(e) and _is_annotation(e)}
     device = [e for e in events if _is_device_event(e) and e.name not in annotations and not _is_annotation(e)]

@@ -4,8 +4,7 @@ one config's measured steps, as a :class:`SystemView`.
 Each config runs twice in a child (:mod:`surrobench.collect.child`, ``--profiler none``): ``perf stat`` (counting
 only), then ``perf record -g -F 499`` with py-spy (native self shares: no frame pointers; Python inclusive
 shares). The child's ``enable``/``disable`` FIFO is relayed to the tools so only the active steps count; a perf
-without ``--control`` (< 5.9) counts the whole child and says so. A missing tool is a note with its install line.
-"""
+without ``--control`` (< 5.9) counts the whole child and says so. A missing tool is a note with its install line."""
 
 from __future__ import annotations
 
@@ -180,8 +179,7 @@ def run_windowed(
     timeout_s: float = CHILD_TIMEOUT_S,
 ) -> Windowed:
     """Run ``prefix + child argv``, relaying ``enable``/``disable`` to ``tools``; ``window_ms`` from the last enable to
-    the first disable (None if never reached). A failing tool is a warning; a failing child is status ``error``.
-    """
+    the first disable (None if never reached). A failing tool is a warning; a failing child is status ``error``."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
     config_path.write_text(json.dumps(config_to_json(cfg)))
     ctl, ack = folder / "child-ctl", folder / "child-ack"
@@ -264,8 +262,7 @@ def sample_config(
     cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: Path, svg: Path, top: int
 ) -> tuple[tuple[HostHotspot, ...], Windowed]:
     """``perf record -g`` and py-spy over the active steps: the ``top`` Python hot spots (inclusive, trunk left out)
-    then the ``top`` native ones (self), and the run; the flame graph goes to ``svg``.
-    """
+    then the ``top`` native ones (self), and the run; the flame graph goes to ``svg``."""
     prefix, samplers, control = [], [], None
     data = folder / "perf.data"
     if tools.perf:
@@ -318,8 +315,7 @@ def _trunk(spot: HostHotspot) -> bool:
 @dataclass(frozen=True)
 class SystemPass:
     """One config's system ``view`` (:class:`SystemView`), ``summary`` (None without perf), ``flamegraph`` SVG (or None),
-    ``child`` (first failed child's result, else the first), ``notes`` (missing tools, failures, warnings).
-    """
+    ``child`` (first failed child's result, else the first), ``notes`` (missing tools, failures, warnings)."""
 
     view: SystemView
     summary: CounterSummary | None
@@ -338,8 +334,7 @@ def system_pass(
     access: PerfAccess | None = None,
 ) -> SystemPass:
     """Count, then sample, ``plan``'s active steps for ``cfg``; SVG to ``flamegraph`` (None: not kept). Never raises
-    for a missing tool: None values with ``unavailable`` reasons, and notes.
-    """
+    for a missing tool: None values with ``unavailable`` reasons, and notes."""
     tools = tools or Tools.find()
     access = access or perf_access()
     notes = tools.missing_notes()

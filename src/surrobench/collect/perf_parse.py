@@ -3,8 +3,7 @@
 - ``perf stat -x,`` (perf 6.1, perf-stat.txt "CSV FORMAT"): ``value,unit,event,run-time-ns,percent-running,...``;
   ``<not supported>``/``<not counted>``; percent-running < 100: multiplexed and scaled.
 - ``perf report --stdio --no-children -F overhead,dso,sym -g none``: ``  44.67%  libgomp.so.1  [.] sym``.
-- py-spy's inferno flame graph SVG: ``<title>NAME (N samples, P%)</title>`` and ``fg:x``/``fg:w`` in samples.
-"""
+- py-spy's inferno flame graph SVG: ``<title>NAME (N samples, P%)</title>`` and ``fg:x``/``fg:w`` in samples."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ _SVG = "{http://www.w3.org/2000/svg}"
 @dataclass(frozen=True)
 class CounterReading:
     """One line of ``perf stat -x,``: ``event`` (base name), ``value`` (scaled count, task-clock ms; None unless
-    counted), ``status`` (``counted``/``not supported``/``not counted``), ``running_share`` (0..1; < 1 multiplexed).
-    """
+    counted), ``status`` (``counted``/``not supported``/``not counted``), ``running_share`` (0..1; < 1 multiplexed)."""
 
     event: str
     value: float | None
@@ -71,8 +69,7 @@ class PerfAccess:
 @dataclass(frozen=True)
 class CounterSummary:
     """Counters of one window (``{event: count}``, task-clock ms), ``unavailable`` reasons, ``multiplexed`` running shares,
-    and ``ipc``, ``cache_miss_rate``, ``branch_miss_rate`` (None when an input is missing).
-    """
+    and ``ipc``, ``cache_miss_rate``, ``branch_miss_rate`` (None when an input is missing)."""
 
     counters: dict[str, float | None]
     unavailable: dict[str, str]
@@ -197,8 +194,7 @@ def _union_width(spans: list[tuple[int, int]]) -> int:
 
 def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
     """Per-function inclusive (union of frame ranges) and self shares from an inferno SVG, largest first, and the
-    sample count. Raises ValueError: not an SVG with inferno's frame attributes.
-    """
+    sample count. Raises ValueError: not an SVG with inferno's frame attributes."""
     frames = []  # (name, y, x, w)
     for g in ET.fromstring(text).iter(f"{_SVG}g"):
         title, rect = g.find(f"{_SVG}title"), g.find(f"{_SVG}rect")

@@ -1,6 +1,5 @@
 """How long the system-level phase samples (:func:`surrobench.api.perf.perf_config`): ``window_s`` of steps by the
-timed median, at least one (py-spy's 100 Hz needs time, not steps).
-"""
+timed median, at least one (py-spy's 100 Hz needs time, not steps)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """One forward observed op by op (a TorchDispatchMode, after autocast): FFT calls (dtype, sizes), host-waiting
-calls, complex tensors; for the feasibility rules. One call, no profiling.
-"""
+calls, complex tensors; for the feasibility rules. One call, no profiling."""
 
 from __future__ import annotations
 
@@ -137,8 +136,7 @@ class _Recorder(TorchDispatchMode):
 
 def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:
     """Run ``fn()`` once under the recorder: the facts and ``fn``'s exception; ``stop_at_half_fft`` stops at the first
-    fp16/bf16 FFT (:class:`ProbeStop`).
-    """
+    fp16/bf16 FFT (:class:`ProbeStop`)."""
     facts = ProbeFacts()
     try:
         with _Recorder(facts, stop_at_half_fft):

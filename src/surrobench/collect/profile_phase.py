@@ -25,8 +25,7 @@ class ProfileOptions:
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
     """Create option ``flag``'s folder and check it is writable; returns it absolute.
-    Raises UsageError: a file, or cannot be created or written.
-    """
+    Raises UsageError: a file, or cannot be created or written."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: is a file; give a folder for one file per config")
     try:

@@ -1,6 +1,5 @@
 """The before/after table of a :class:`RunComparison`: :func:`comparison_rows` formats every cell once; terminal,
-Markdown and HTML only lay them out.
-"""
+Markdown and HTML only lay them out."""
 
 from __future__ import annotations
 

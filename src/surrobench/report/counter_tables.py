@@ -1,6 +1,5 @@
 """A config's Nsight Compute counters, compact (terminal): longest launches with class, DRAM/tensor/FMA shares,
-occupancy, verdict, and the replay cost; from :meth:`surrobench.records.counters.ConfigCounters.to_json`.
-"""
+occupancy, verdict, and the replay cost; from :meth:`surrobench.records.counters.ConfigCounters.to_json`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Many rank traces for the terminal: the per-rank table of a :class:`~surrobench.analysis.cross_rank.CrossRankReport`
-(ms per aligned step) and, for :class:`~surrobench.api.rank_traces.RankTraces`, the ranks' reports and findings.
-"""
+(ms per aligned step) and, for :class:`~surrobench.api.rank_traces.RankTraces`, the ranks' reports and findings."""
 
 from __future__ import annotations
 
@@ -61,8 +60,7 @@ def rank_traces_rich(
     width: int | None = None,
 ) -> Group:
     """The first :data:`MAX_PRINTED_RANKS` ranks' reports via ``timeline`` (None: none), the per-rank table and the
-    compact findings titled ``title``, fitted to ``width``.
-    """
+    compact findings titled ``title``, fitted to ``width``."""
     parts: list = []
     if timeline is not None:
         parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]

@@ -1,6 +1,5 @@
 """Text from runs, traces and models made safe for a renderer, the one place names are escaped: never rich markup
-(``[/]`` raises ``MarkupError``), never raw HTML in markdown, no lone surrogates (``UnicodeEncodeError``).
-"""
+(``[/]`` raises ``MarkupError``), never raw HTML in markdown, no lone surrogates (``UnicodeEncodeError``)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ def rich_escape(text: object) -> str:
 
 def md_escape(text: object, newline: str = "<br>") -> str:
     """``text`` for a markdown table cell or heading: :func:`plain`, ``&<>`` as entities, backslash and ``|`` escaped,
-    newlines as ``newline``.
-    """
+    newlines as ``newline``."""
     text = plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", newline)

@@ -1,7 +1,6 @@
 """The judgment table (docs/sources.md, method §4) for the terminal (rich: :func:`findings_brief`, and
 :func:`findings_explained` for ``--explain``) and for markdown/HTML (every field). Text wraps at spaces only;
-a word too long is cut with an ellipsis, whole in ``--explain``.
-"""
+a word too long is cut with an ellipsis, whole in ``--explain``."""
 
 from __future__ import annotations
 
@@ -114,8 +113,7 @@ HEADER = (
 
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f`` (:data:`BRIEF_FIELDS`, ``summary``) as plain text; ``gain``: measured saving where
-    there is one (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown.
-    """
+    there is one (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown."""
     if f.gain_kind == "measured":
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
@@ -145,8 +143,7 @@ def _shorten(text: str, cells: int, lines: int) -> list[str]:
 
 def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
     """The compact view: per finding a header line, then its action on at most :data:`BRIEF_ACTION_LINES` lines of
-    ``width`` cells (None: whole).
-    """
+    ``width`` cells (None: whole)."""
     cells = [brief_cells(f) for f in findings]
     pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
     lines: list[Text] = []
@@ -227,8 +224,7 @@ def findings_renderables(
 ) -> list[Text | Group | str]:
     """What ``diagnose`` prints: ``title`` with the count, the brief view and ``hint`` (``explain``: the explained
     view), else :data:`NO_FINDINGS` (:data:`NO_FINDINGS_FAILED` if ``any_failed``); then a :data:`NO_FINDING`
-    line per ``quiet`` config.
-    """
+    line per ``quiet`` config."""
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     heading = Text(f"{plain(title)}: {count}", style="bold")
     if not findings:
@@ -246,8 +242,7 @@ def findings_section_markdown(
     checks: dict | None = None,
 ) -> str:
     """The judgment table as markdown: ``title`` (level 3), ``Failed:`` lines, evidence-check lines, quiet configs,
-    then :func:`findings_markdown`.
-    """
+    then :func:`findings_markdown`."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
     failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)

@@ -1,7 +1,6 @@
 """Tables that fit the terminal without cutting a number or an id (rich cuts ``382.…`` or breaks ``severit y``):
 :func:`fit_table` never wraps ``keep`` columns, wraps text at spaces, drops ``minor`` columns (named by
-:func:`dropped_line`), and last stacks rows as ``field  value`` lines.
-"""
+:func:`dropped_line`), and last stacks rows as ``field  value`` lines."""
 
 from __future__ import annotations
 
@@ -40,8 +39,7 @@ def _cell_len(cell: str) -> int:
 
 def _need(col: Col, cells: list[str]) -> int:
     """``col``'s narrowest width: a kept column its widest cell and header, a text column its longest word (up to
-    :data:`_MAX_WORD_CELLS`).
-    """
+    :data:`_MAX_WORD_CELLS`)."""
     if col.keep:
         return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
     words = [Text.from_markup(c).plain.split() for c in cells]

@@ -40,8 +40,7 @@ def contents(r: RunSummary) -> str:
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
     """One row per stored run as given: id, created (UTC minute), state, kind, tag, device, models, :func:`contents`;
-    fitted to ``width`` (kind, device, models, tag dropped first). ``title`` is markup.
-    """
+    fitted to ``width`` (kind, device, models, tag dropped first). ``title`` is markup."""
     rows = [
         [
             rich_escape(cell)

@@ -1,6 +1,5 @@
 """One self-contained HTML report (docs/design.md, "Offline and embedded by default"): inline CSS, PNG data URIs,
-no scripts; every string from a run, trace or model goes through :func:`escape`.
-"""
+no scripts; every string from a run, trace or model goes through :func:`escape`."""
 
 from __future__ import annotations
 
@@ -89,8 +88,7 @@ class ReportInput:
         optimizations: ``surrobench/optimize`` documents; serve_runs, serve_comparison: serve runs and their comparison.
         kernel_classes: ``{label: {kernel class: share of kernel time}}``.
         rooflines: ``{run id: roofline points}`` (:class:`surrobench.api.report.RunRoofline`).
-        evidence_checks: ``{run id: {label: check}}``; those not ``ok`` head the run's diagnosis.
-    """
+        evidence_checks: ``{run id: {label: check}}``; those not ``ok`` head the run's diagnosis."""
 
     runs: tuple[RunRecord, ...]
     comparison: RunComparison | None = None

@@ -1,6 +1,5 @@
 """A profiled config's kernel table, compact (terminal and HTML), from
-:meth:`surrobench.records.kernels.KernelTable.to_json`: top kernels, class shares, attribution notes.
-"""
+:meth:`surrobench.records.kernels.KernelTable.to_json`: top kernels, class shares, attribution notes."""
 
 from __future__ import annotations
 
@@ -24,8 +23,7 @@ _MINOR = {"module": 4, "calls": 3, "device us": 2}
 def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
     """A kernel name for a cell, cut to ``width``: no namespaces, return type or parameters, template arguments kept
     (``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``); for reading, not a join key
-    (:func:`surrobench.records.counters.function_name` is).
-    """
+    (:func:`surrobench.records.counters.function_name` is)."""
     text = _QUALIFIER.sub("", name).strip()
     depth, start, end = 0, 0, len(text)
     for i, ch in enumerate(text):

@@ -141,8 +141,7 @@ def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
 
 def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
     """What ``profile`` prints per config: op table, readings, top kernels, ncu counters and trace path (plain text);
-    ``not profiled: LABEL: STATUS: ERROR`` for a failure.
-    """
+    ``not profiled: LABEL: STATUS: ERROR`` for a failure."""
     out: list[Table | Text] = []
     for report in reports:
         if report["status"] != "ok":  # timed, but its profiling failed: say why, as the markdown does

@@ -1,6 +1,5 @@
 """The optimize report (``surrobench/optimize``, :meth:`OptimizeReport.to_json`) as terminal tables, markdown and
-HTML: per config the before/after table, then the recipe as code and as a ``surrobench run`` line.
-"""
+HTML: per config the before/after table, then the recipe as code and as a ``surrobench run`` line."""
 
 from __future__ import annotations
 
@@ -115,8 +114,7 @@ def config_title(entry: dict) -> str:
 
 def _drawn_over(recipe: dict) -> str:
     """What the recommended speedup's interval is drawn over (`` ratio of the medians pooled over 6 timing windows
-    (...)``), `` in its own window`` for older reports, empty without counts.
-    """
+    (...)``), `` in its own window`` for older reports, empty without counts."""
     windows = recipe.get("windows")
     if not windows:
         return "" if recipe.get("speedup") else " in its own window"
@@ -176,8 +174,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
 
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
     """Where the runs went and the ``compare``/``report`` lines for the pair (``db`` joined when not the default;
-    ``program``: how the commands start).
-    """
+    ``program``: how the commands start)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
@@ -251,8 +248,7 @@ def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
     """Rich renderables per config (tables fitted to ``width``, off-device remedies on one line, the recipe), then the
-    stored runs; print with ``soft_wrap=True`` and ``crop=False``. A baseline that failed is its title and why.
-    """
+    stored runs; print with ``soft_wrap=True`` and ``crop=False``. A baseline that failed is its title and why."""
     out: list = []
     for entry in doc["configs"]:
         if entry.get("error") and not entry["candidates"]:  # the baseline did not run: one line says why

@@ -1,6 +1,5 @@
 """Matplotlib figures for the HTML report (None when the data is missing), object-oriented API only (no pyplot,
-Agg), drawn under :data:`PLAIN_TEXT` (no mathtext) with names through :func:`~surrobench.report.escape.plain`.
-"""
+Agg), drawn under :data:`PLAIN_TEXT` (no mathtext) with names through :func:`~surrobench.report.escape.plain`."""
 
 from __future__ import annotations
 
@@ -119,8 +118,7 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 @plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
     """Median latency (ms, P95 whisker) against points per sample, a line per (batch, precision, mode), a panel per
-    model, log-log; None when no config has two shapes.
-    """
+    model, log-log; None when no config has two shapes."""
     groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -232,8 +230,7 @@ _VERDICT_COLORS = {
 @plain_text()
 def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
     """Per optimized config (at most :data:`MAX_OP_PANELS`): speedup (95% CI) against relative L2 error, by verdict,
-    with the tolerance and ``speedup = 1``; ``doc``: a ``surrobench/optimize`` document, any version. None when empty.
-    """
+    with the tolerance and ``speedup = 1``; ``doc``: a ``surrobench/optimize`` document, any version. None when empty."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
         points = [c for c in entry["candidates"] if c.get("speedup") and c["rel_l2"] is not None]
@@ -275,8 +272,7 @@ def op_breakdown(
     op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
 ) -> Figure | None:
     """Top :data:`TOP_OPS` ops by self ms per step, a panel per config; ``op_tables``: ``{label: {op: ms}}`` (CPU
-    self time for ``cpu_labels``).
-    """
+    self time for ``cpu_labels``)."""
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -307,8 +303,7 @@ class Span:
 
 def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
     """Kernels, copies and memsets per stream and host CUDA API calls of profiled step ``step`` (to the next step's
-    start; the whole trace without step ranges).
-    """
+    start; the whole trace without step ranges)."""
     steps = tl.steps
     lo = int(steps.start_ns[step]) if len(steps) > step else 0
     hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None

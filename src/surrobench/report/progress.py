@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 @contextmanager
 def progress_hooks(console: Console) -> Iterator[Hooks]:
     """A transient bar on ``console`` (stderr) driven by :class:`~surrobench.api.profile.Hooks`; off a terminal, one line
-    per timed round and profiled config (``timed 2/8: fno2d 64 b1 fp32 eager: ok, median 1.234 ms``).
-    """
+    per timed round and profiled config (``timed 2/8: fno2d 64 b1 fp32 eager: ok, median 1.234 ms``)."""
     from surrobench.api.profile import Hooks
 
     progress = Progress(
@@ -64,8 +63,7 @@ def serve_progress(
 ) -> Iterator[tuple[Callable[[int | None], None], Callable[[ServePolicy | None, LoadPoint], None]]]:
     """A transient bar over a serve run's load points: yields ``(on_start(total or None), on_point(policy, point))`` for
     :func:`surrobench.api.serve.serve`; off a terminal, one ``served 1/3: ...`` line per point. Redrawn only between
-    loads (no drawing thread during a load).
-    """
+    loads (no drawing thread during a load)."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -1,7 +1,6 @@
 """The roofline figure of a run (Williams et al., CACM 52(4), 2009: ``min(peak, I * bandwidth)``): ncu-measured
 launches (filled circles, :mod:`surrobench.analysis.counters`) and FLOP-estimated ops (hollow squares,
-:mod:`surrobench.analysis.roofline`), from their JSON forms.
-"""
+:mod:`surrobench.analysis.roofline`), from their JSON forms."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ def roofline_figure(
     measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
 ) -> Figure | None:
     """Both series on one log-log panel (``{label: counters JSON}``, ``{label: roofline JSON}``), a colour per config,
-    roofs of ``ceilings`` (None: points only); None without a rate.
-    """
+    roofs of ``ceilings`` (None: points only); None without a rate."""
     series = [(MEASURED_LABEL, label, measured_points(c)) for label, c in measured.items()]
     series += [(ESTIMATED_LABEL, label, estimated_points(r)) for label, r in estimated.items()]
     series = [s for s in series if s[2]]

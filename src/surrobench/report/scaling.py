@@ -84,8 +84,7 @@ def _rank_label(r: ConfigResult) -> str:
 
 def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
     """Per config of a multi-rank run (up to :data:`MAX_RANK_PANELS`), a box per reference, rank and step of per-iteration
-    ms (whiskers 1.5 IQR), ranks labelled with their median collective time; None without rank rows.
-    """
+    ms (whiskers 1.5 IQR), ranks labelled with their median collective time; None without rank rows."""
     groups: dict[int, list[ConfigResult]] = defaultdict(list)
     for r in results:
         where = placement(r)

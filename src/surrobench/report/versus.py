@@ -1,6 +1,5 @@
 """A versus record drawn: the solver's front with the surrogate's points, and the HTML page with the tables
-(:mod:`surrobench.report.versus_tables`).
-"""
+(:mod:`surrobench.report.versus_tables`)."""
 
 from __future__ import annotations
 

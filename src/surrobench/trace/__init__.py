@@ -14,8 +14,7 @@ def load_trace(path: Path | str) -> Timeline:
     """Load a Kineto trace (file, pipe or rank folder), an nsys SQLite export or an nsys report (by content and suffix).
 
     Raises:
-        UsageError: missing path, another file kind, or content this tool does not read.
-    """
+        UsageError: missing path, another file kind, or content this tool does not read."""
     from surrobench.trace import kineto, nsys_sqlite
 
     path = Path(path)

@@ -1,6 +1,5 @@
 """Accumulates loader column chunks (:meth:`TimelineBuilder.add`, absolute ns) and freezes them into a
-:class:`Timeline`: shifted to 0, sorted by start, ``ProfilerStep#N`` ranges split into steps.
-"""
+:class:`Timeline`: shifted to 0, sorted by start, ``ProfilerStep#N`` ranges split into steps."""
 
 from __future__ import annotations
 
@@ -150,8 +149,7 @@ def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps,
 
 def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
     """Remove in place the events cut off from the largest cluster by :data:`OUTLIER_GAP_NS` of silence; returns how
-    many (a warning: docs/design.md, "What the loader drops").
-    """
+    many (a warning: docs/design.md, "What the loader drops")."""
     starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
     if not starts:
         return 0

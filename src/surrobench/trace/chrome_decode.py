@@ -1,6 +1,5 @@
 """Chrome-trace event slices into columns, a list per field: msgspec's typed decode tagged by ``ph`` (only ``"X"``
-gets every field; speed: docs/benchmarks/trace-analysis.md), else orjson or the stdlib into dicts; same columns.
-"""
+gets every field; speed: docs/benchmarks/trace-analysis.md), else orjson or the stdlib into dicts; same columns."""
 
 from __future__ import annotations
 

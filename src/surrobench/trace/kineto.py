@@ -1,7 +1,6 @@
 """Kineto Chrome traces (``.json``/``.json.gz``, or a rank folder by ``distributedInfo.rank``) into a
 :class:`~surrobench.trace.model.Timeline`. Categories matched case-insensitively under every name since PyTorch
-1.8; only ``"ph": "X"`` events load, others are counted in ``meta.event_counts``.
-"""
+1.8; only ``"ph": "X"`` events load, others are counted in ``meta.event_counts``."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ _INT32_END = 1 << 31
 
 def load_kineto(path: Path) -> Timeline:
     """Load one Kineto trace file or a rank folder.
-    Raises UsageError: missing, empty, unreadable or invalid, duplicate or missing ranks.
-    """
+    Raises UsageError: missing, empty, unreadable or invalid, duplicate or missing ranks."""
     path = Path(path)
     files = trace_files(path)
     return load_kineto_files(files, many=len(files) > 1, where=path)
@@ -31,8 +29,7 @@ def load_kineto(path: Path) -> Timeline:
 
 def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None) -> Timeline:
     """Load ``files`` into one timeline; ``many``: ranks of one run (each needs ``distributedInfo.rank``); ``workers``:
-    parsing processes (:mod:`~surrobench.trace.kineto_split`; None per core). Raises UsageError as :func:`load_kineto`.
-    """
+    parsing processes (:mod:`~surrobench.trace.kineto_split`; None per core). Raises UsageError as :func:`load_kineto`."""
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:

@@ -1,6 +1,5 @@
 """Kineto events into timeline table chunks (whole file, or a byte range in :mod:`surrobench.trace.kineto_split`);
-µs ``ts``/``dur`` converted as integer and fractional parts to keep ns resolution near 5e12 µs.
-"""
+µs ``ts``/``dur`` converted as integer and fractional parts to keep ns resolution near 5e12 µs."""
 
 from __future__ import annotations
 
@@ -51,8 +50,7 @@ _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 class EventConverter:
     """Column slices to table chunks, ``pending`` until :meth:`flush` (the rank is known at the end); bad values
-    counted in ``anomalies``.
-    """
+    counted in ``anomalies``."""
 
     def __init__(self, builder: TimelineBuilder, file: Path) -> None:
         self.builder, self.file = builder, file

@@ -4,8 +4,7 @@
 Chunks are cut after the last ``}`` ``,`` ``{`` boundary and each slice parsed as a small array into
 :data:`~surrobench.trace.chrome_decode.FIELDS` columns (msgspec, else orjson, else stdlib). A wrong cut (a
 ``}, {`` in a string) leaves the slice unbalanced; the rest is then parsed event by event, exactly. Bounds:
-:data:`MAX_HEADER_BYTES` of metadata, :data:`MAX_EVENT_BYTES` per event, the decoders' nesting depth.
-"""
+:data:`MAX_HEADER_BYTES` of metadata, :data:`MAX_EVENT_BYTES` per event, the decoders' nesting depth."""
 
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
     metadata (``{}`` for a bare array).
 
     Raises:
-        UsageError: empty, invalid JSON (byte offset), bad gzip, not UTF-8, no top-level ``traceEvents``, a bound exceeded.
-    """
+        UsageError: empty, invalid JSON (byte offset), bad gzip, not UTF-8, no top-level ``traceEvents``, a bound exceeded."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of acyclic objects: the cyclic GC would rescan them all (3x slower, measured)
     try:
@@ -66,8 +64,7 @@ def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
 
 def locate_events(path: Path) -> tuple[dict, int, bool] | None:
     """``(metadata before the events, offset after the array's [, bare)`` of a plain regular file for
-    :func:`read_event_range`; None for gzip, pipes or a nested ``traceEvents``. Raises UsageError as :func:`read_chrome_trace`.
-    """
+    :func:`read_event_range`; None for gzip, pipes or a nested ``traceEvents``. Raises UsageError as :func:`read_chrome_trace`."""
     stream, head = open_bytes(path)
     with stream:
         if head.startswith(GZIP_MAGIC) or not isinstance(stream.raw, io.FileIO):
@@ -81,8 +78,7 @@ def locate_events(path: Path) -> tuple[dict, int, bool] | None:
 
 def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:
     """The events in bytes ``[lo, hi)`` of ``path`` (``lo`` at an event's ``{``, ``hi`` after a ``}``; None: to the end,
-    returning the metadata after the array). Raises UsageError: invalid JSON in the range.
-    """
+    returning the metadata after the array). Raises UsageError: invalid JSON in the range."""
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,8 +1,7 @@
 """One large plain Kineto trace read by several processes: the events array cut at event boundaries into pieces of
 about :data:`PIECE_BYTES`, taken from one queue (a pipe, a byte per piece) by this process and ``workers - 1``
 workers, each into columns merged back in file order (cost: docs/benchmarks/trace-analysis.md). A piece that does
-not parse (a cut inside a string) makes the whole file be read in one process; gzip and pipes are never split.
-"""
+not parse (a cut inside a string) makes the whole file be read in one process; gzip and pipes are never split."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ def usable_cores() -> int:
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
     """Read ``file`` into ``conv`` (a fresh :class:`~surrobench.trace.kineto_events.EventConverter`) with ``workers``
-    processes (prestarted ones first); the metadata, or None when not split (the caller reads it in one process).
-    """
+    processes (prestarted ones first); the metadata, or None when not split (the caller reads it in one process)."""
     split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
     if split is None:
         return None
@@ -64,8 +62,7 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 def prestart(file: Path, workers: int | None = None) -> None:
     """Start reading ``file`` in workers now, for a later :func:`read_split` (``analyze`` calls it before its imports);
-    nothing for a file that would not be split; :func:`discard_prestarted` stops unused ones.
-    """
+    nothing for a file that would not be split; :func:`discard_prestarted` stops unused ones."""
     workers = usable_cores() if workers is None else workers
     try:
         key = _key(file, workers)

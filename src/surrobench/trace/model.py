@@ -1,6 +1,5 @@
 """One columnar timeline for every trace source (docs/design.md, "Timeline model"): numpy columns, a row per event,
-``int64`` ns from the first event, names interned in :attr:`Timeline.names` (``int32`` indices); absent ids ``-1``.
-"""
+``int64`` ns from the first event, names interned in :attr:`Timeline.names` (``int32`` indices); absent ids ``-1``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline` (NVIDIA "SQLite Schema Reference":
-integer ns, names in ``StringIds``, every other table optional; CUPTI's memcpy and memory kind numbering).
-"""
+integer ns, names in ``StringIds``, every other table optional; CUPTI's memcpy and memory kind numbering)."""
 
 from __future__ import annotations
 

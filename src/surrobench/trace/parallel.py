@@ -2,8 +2,7 @@
 Dask cluster), calls a function on its :class:`~surrobench.trace.model.Timeline` there and returns only the result
 (worker memory: docs/benchmarks/trace-analysis.md). Scripts need an ``if __name__ == "__main__":`` guard
 (forkserver imports ``__main__``). Local workers are capped by ``RLIMIT_DATA`` (setrlimit(2)); on Dask its
-``--memory-limit`` applies and trace paths must be readable on its workers.
-"""
+``--memory-limit`` applies and trace paths must be readable on its workers."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ DASK_CONNECT_TIMEOUT_S = 10
 
 def rank_trace_files(paths: Path | str | Sequence[Path | str]) -> list[Path]:
     """The trace files behind ``paths`` (a folder's ``.json``/``.json.gz`` sorted, a file, or a list).
-    Raises UsageError: a path missing, a folder without traces, a file named twice.
-    """
+    Raises UsageError: a path missing, a folder without traces, a file named twice."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
         raise UsageError("no rank trace given")
@@ -68,8 +66,7 @@ def map_rank_traces(
         worker_memory_bytes: each local worker's private-data cap.
 
     Raises:
-        UsageError: a bad path or trace, a rank twice, a worker over its cap or killed, ``workers < 1``, Dask missing.
-    """
+        UsageError: a bad path or trace, a rank twice, a worker over its cap or killed, ``workers < 1``, Dask missing."""
     files = rank_trace_files(paths)
     many = len(files) > 1
     if workers is not None and workers < 1:

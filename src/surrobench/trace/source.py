@@ -1,6 +1,5 @@
 """Opening a trace's bytes: regular files and pipes only (read once, head kept), gzip by content, devices and sockets
-refused, a pipe idle for :data:`PIPE_IDLE_TIMEOUT_S` given up.
-"""
+refused, a pipe idle for :data:`PIPE_IDLE_TIMEOUT_S` given up."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def file_kind(path: Path) -> str:
 
 def open_bytes(path: Path) -> tuple[io.BufferedIOBase, bytes]:
     """``(stream, head)`` of ``path``: the whole content (gunzipped) from byte 0, and up to its first 16 bytes.
-    Raises UsageError: as :func:`file_kind`, or the open fails.
-    """
+    Raises UsageError: as :func:`file_kind`, or the open fails."""
     kind = file_kind(path)
     try:
         raw = _PipeReader(path) if kind == "pipe" else io.FileIO(path, "rb")
