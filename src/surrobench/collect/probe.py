@@ -31,9 +31,7 @@ SYNC_OPS = frozenset(
     }
 )
 _COPY_OPS = frozenset({"to", "_to_copy", "copy_", "cpu"})
-#: FFT op names whose real input is transformed (sizes read on the input), whose real output is produced
-#: (sizes read on the output), the rest complex-to-complex (sizes read on the input).
-_REAL_INPUT_FFT = ("fft_rfft", "fft_ihfft", "_fft_r2c")
+#: FFT ops whose real output is produced (sizes read on the output); the others' sizes are read on the input.
 _REAL_OUTPUT_FFT = ("fft_irfft", "fft_hfft", "_fft_c2r")
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 

@@ -7,7 +7,6 @@ import base64
 import datetime as dt
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
 import html
 
 from matplotlib.figure import Figure
@@ -74,35 +73,6 @@ tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
 tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
 """
-
-
-@dataclass(frozen=True)
-class ReportInput:
-    """What the report shows; every field but ``runs`` is optional (None: section left out).
-
-    Attributes:
-        comparison: the first two runs' comparison.
-        op_tables: ``{label: {op: self ms per step}}``; ``cpu_op_labels``: those measured on a CPU.
-        findings: ``{run id: diagnosis}`` (:func:`surrobench.analysis.diagnose.diagnose_run`).
-        timeline: one profiled step's spans (:func:`surrobench.report.plots.spans_from_timeline`).
-        optimizations: ``surrobench/optimize`` documents; serve_runs, serve_comparison: serve runs and their comparison.
-        kernel_classes: ``{label: {kernel class: share of kernel time}}``.
-        rooflines: ``{run id: roofline points}`` (:class:`surrobench.api.report.RunRoofline`).
-        evidence_checks: ``{run id: {label: check}}``; those not ``ok`` head the run's diagnosis."""
-
-    runs: tuple[RunRecord, ...]
-    comparison: RunComparison | None = None
-    op_tables: Mapping[str, Mapping[str, float]] | None = None
-    cpu_op_labels: frozenset[str] = frozenset()
-    findings: Mapping[str, Sequence[Finding]] | None = None
-    timeline: Sequence[plots.Span] | None = None
-    timeline_title: str = ""
-    optimizations: tuple[dict, ...] = ()
-    serve_runs: tuple[ServeRecord, ...] = ()
-    serve_comparison: ComparedServeRuns | None = None
-    kernel_classes: Mapping[str, Mapping[str, float]] | None = None
-    rooflines: Mapping[str, RunRoofline] | None = None
-    evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
 
 
 def escape(text: object) -> str:
@@ -321,16 +291,12 @@ def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
     return _table(["config", *seen], rows, left=["config"])
 
 
-def report_page(report: Report) -> str:
-    """:func:`render_report` of a built report (:func:`surrobench.api.report.build_report`): its trace drawn
-    as the spans of the first profiled step (:func:`surrobench.report.plots.spans_from_timeline`)."""
-    data = {f.name: getattr(report, f.name) for f in fields(ReportInput)}
-    data["timeline"] = plots.spans_from_timeline(report.timeline) if report.timeline is not None else None
-    return render_report(ReportInput(**data))
-
-
-def render_report(data: ReportInput) -> str:
-    """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
+def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
+    """The whole report of ``data`` (:func:`surrobench.api.report.build_report`) as one HTML document (UTF-8);
+    sections without data are left out. ``spans`` (default: the first profiled step of ``data.timeline``,
+    :func:`surrobench.report.plots.spans_from_timeline`) draw the timeline strip."""
+    if spans is None and data.timeline is not None:
+        spans = plots.spans_from_timeline(data.timeline)
     sections: list[tuple[str, str]] = []
     for doc in data.optimizations:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
@@ -351,11 +317,11 @@ def render_report(data: ReportInput) -> str:
         )
     if data.kernel_classes:
         sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
-    if data.timeline:
+    if spans:
         sections.append(
             (
                 "Timeline of one profiled step",
-                _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip"),
+                _figure(plots.timeline_strip(spans, data.timeline_title), "timeline strip"),
             )
         )
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
@@ -373,5 +339,5 @@ def render_report(data: ReportInput) -> str:
 
 
 def serve_page(record: ServeRecord) -> str:
-    """The report page of one serve run alone (``serve --html``): :func:`render_report` of it."""
-    return render_report(ReportInput(runs=(), serve_runs=(record,)))
+    """The report page of one serve run alone (``serve --html``)."""
+    return report_page(Report(runs=(), serve_runs=(record,)))

@@ -43,7 +43,6 @@ _VERDICT_STYLE = {
     "rejected_accuracy": "red",
     "failed": "red",
 }
-_LEFT = ("name", "verdict", "top_op", "reason")
 
 
 def _fmt(value: float | None, spec: str) -> str:
