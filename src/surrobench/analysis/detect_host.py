@@ -48,10 +48,7 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "system", f"{per_step:,.0f} page faults per step (perf page-faults over the window)", per_step, "faults"
         ),
         Evidence(
-            "system",
-            f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step",
-            stake_ms,
-            "ms",
+            "system", f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step", stake_ms, "ms"
         ),
     )
     action = clauses_of(

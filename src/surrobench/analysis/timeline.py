@@ -21,13 +21,7 @@ from surrobench.analysis.busy import (
 )
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS, GapReport, find_gaps
 from surrobench.analysis.launches import LaunchStats, launch_stats
-from surrobench.analysis.streams import (
-    CommStats,
-    SerialPair,
-    StreamBusy,
-    comm_stats,
-    stream_stats,
-)
+from surrobench.analysis.streams import CommStats, SerialPair, StreamBusy, comm_stats, stream_stats
 from surrobench.records import schemas
 from surrobench.trace.model import Timeline, load_warnings
 

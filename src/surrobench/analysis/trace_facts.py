@@ -9,13 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.activity import (
-    STREAM_WAIT_CALLS,
-    SYNC_CALLS,
-    call_mask,
-    enclosing_top_level,
-    host_op_chains,
-)
+from surrobench.analysis.activity import STREAM_WAIT_CALLS, SYNC_CALLS, call_mask, enclosing_top_level, host_op_chains
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.trace.model import CopyKind, HostMemory, Timeline
 

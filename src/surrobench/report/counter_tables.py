@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.report.cells import fmt
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
@@ -14,10 +15,6 @@ COLUMNS = ("kernel", "class", "ncu us", "DRAM %", "tensor %", "FMA %", "occupanc
 _NUMBERS = ("ncu us", "DRAM %", "tensor %", "FMA %", "occupancy")
 #: Columns dropped first on a narrow terminal (the highest first).
 _MINOR = {"class": 1, "FMA %": 2, "occupancy": 3}
-
-
-def _pct(fraction: float | None) -> str:
-    return "-" if fraction is None else f"{fraction:.0%}"
 
 
 def verdict_cell(kernel: dict) -> str:
@@ -33,15 +30,15 @@ def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str
     rows = []
     for k in longest:
         c = k["counters"]
-        occupancy = f"{_pct(c['achieved_occupancy'])}/{_pct(c['theoretical_occupancy'])}"
+        occupancy = f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}"
         rows.append(
             (
                 short_kernel_name(c["name"]),
                 k["kernel_class"] or "-",
                 f"{c['duration_ns'] / 1e3:.1f}",
-                _pct(c["dram_of_peak"]),
-                _pct(c["tensor_pipe_active"]),
-                _pct(c["fma_pipe_active"]),
+                fmt(c["dram_of_peak"], ".0%"),
+                fmt(c["tensor_pipe_active"], ".0%"),
+                fmt(c["fma_pipe_active"], ".0%"),
                 occupancy,
                 verdict_cell(k),
             )

@@ -235,11 +235,7 @@ def findings_renderables(
 
 
 def findings_section_markdown(
-    findings: list[Finding],
-    title: str,
-    failed: list[dict] = (),
-    quiet: Iterable[str] = (),
-    checks: dict | None = None,
+    findings: list[Finding], title: str, failed: list[dict] = (), quiet: Iterable[str] = (), checks: dict | None = None
 ) -> str:
     """The judgment table as markdown: ``title`` (level 3), ``Failed:`` lines, evidence-check lines, quiet configs,
     then :func:`findings_markdown`."""

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.results.measured_remedies import recipe_speedup, speedup_text
-from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
@@ -45,10 +45,6 @@ _VERDICT_STYLE = {
 }
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
 def speedup_note(rounds: int | None) -> str:
     """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
     document's rounds per timing window (None: not known)."""
@@ -60,9 +56,9 @@ def _timing_cells(d: dict) -> dict[str, str]:
     peak = d.get("peak_mem_bytes")
     top = d.get("top_op")
     return {
-        "median": _fmt(d.get("median_ms"), ".3f"),
-        "p95": _fmt(d.get("p95_ms"), ".3f"),
-        "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
+        "median": fmt(d.get("median_ms"), ".3f"),
+        "p95": fmt(d.get("p95_ms"), ".3f"),
+        "peak_mib": fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
         "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
     }
 
@@ -77,10 +73,10 @@ def rows(entry: dict) -> list[dict[str, str]]:
             "name": "baseline",
             "verdict": "-",
             **_timing_cells(b),
-            "baseline_ms": _fmt(b.get("median_ms"), ".3f"),
+            "baseline_ms": fmt(b.get("median_ms"), ".3f"),
             "speedup": "1" if ran else "-",
             "rel_l2": "0" if ran else "-",
-            "setup_s": _fmt(b["setup_s"], ".2f"),
+            "setup_s": fmt(b["setup_s"], ".2f"),
             "break_even": "-",
             "reason": reason,
         }
@@ -91,11 +87,11 @@ def rows(entry: dict) -> list[dict[str, str]]:
                 "name": c["name"],
                 "verdict": c["verdict"],
                 **_timing_cells(c),
-                "baseline_ms": _fmt(c.get("baseline_ms"), ".3f"),  # absent in reports written before it existed
+                "baseline_ms": fmt(c.get("baseline_ms"), ".3f"),  # absent in reports written before it existed
                 "speedup": speedup_text(c.get("speedup")),
-                "rel_l2": _fmt(c["rel_l2"], ".1e"),
-                "setup_s": _fmt(c["setup_s"], ".2f"),
-                "break_even": _fmt(c["break_even_calls"], ".0f"),
+                "rel_l2": fmt(c["rel_l2"], ".1e"),
+                "setup_s": fmt(c["setup_s"], ".2f"),
+                "break_even": fmt(c["break_even_calls"], ".0f"),
                 "reason": c["reason"],
             }
         )
@@ -141,10 +137,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
             ones = "fresh ones" if len(fresh) > 1 else "a fresh one"
             by_process = f"; by process {here:.2f}x in this one, {', '.join(f'{x:.2f}x' for x in fresh)} in {ones}"
         speed = f" ({speedup_text(pooled)}{_drawn_over(entry['recipe'])}{spread}{by_process})"
-        lines = [
-            f"recommended: {name}{speed if pooled else ''}",
-            *("    " + c for c in entry["recipe"]["code"]),
-        ]
+        lines = [f"recommended: {name}{speed if pooled else ''}", *("    " + c for c in entry["recipe"]["code"])]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")
     elif entry.get("error"):

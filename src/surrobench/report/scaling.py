@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from surrobench.records.run import ConfigResult
-from surrobench.report.cells import format_rate
+from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
@@ -35,10 +35,6 @@ SCALING_COLUMNS = (
 )
 
 
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _list(values: tuple[float, ...] | None) -> str:
     return "-" if not values else " / ".join(f"{v:.3g}" for v in values)
 
@@ -53,8 +49,8 @@ def scaling_cells(row: ScalingRow) -> list[str]:
     return [
         row.label,
         str(row.world_size),
-        _ms(row.solo_median_ms),
-        _ms(row.step_median_ms),
+        fmt(row.solo_median_ms),
+        fmt(row.step_median_ms),
         _list(row.rank_median_ms),
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
         f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
+from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
@@ -29,14 +30,6 @@ COLUMNS = (
 )
 
 
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def rps(value: float) -> str:
     """A rate, requests/s: one decimal from 10 up, three significant digits below (slow models serve < 1 rps)."""
     return f"{value:.1f}" if value >= 10 else f"{value:.3g}"
@@ -49,15 +42,15 @@ def point_cells(p: LoadPoint) -> list[str]:
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
         rps(p.achieved_rps),
         f"{p.requests} ({p99.tail_requests} > P99)",
-        _ms(p.percentile(0.5).value_ms),
-        _ms(p.percentile(0.95).value_ms),
-        f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
+        fmt(p.percentile(0.5).value_ms, ".2f"),
+        fmt(p.percentile(0.95).value_ms, ".2f"),
+        f"{p99.value_ms:.2f} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
         "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
-        _ms(p.max_ms),
-        _share(p.queue_share),
-        _share(p.compute_share),
+        fmt(p.max_ms, ".2f"),
+        fmt(p.queue_share, ".0%"),
+        fmt(p.compute_share, ".0%"),
         "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
-        _share(p.device_busy),
+        fmt(p.device_busy, ".0%"),
         str(p.dropped),
         "-" if p.late is None else str(p.late),
         f"{p.generator_overhead_share:.1%}",
@@ -101,10 +94,10 @@ def unloaded_rows(record: ServeRecord) -> list[list[str]]:
     return [
         [
             str(u.batch),
-            _ms(u.isolated_p50_ms),
-            _ms(u.isolated_p99_ms),
-            _ms(u.back_to_back_p50_ms),
-            _ms(u.back_to_back_p99_ms),
+            fmt(u.isolated_p50_ms, ".2f"),
+            fmt(u.isolated_p99_ms, ".2f"),
+            fmt(u.back_to_back_p50_ms, ".2f"),
+            fmt(u.back_to_back_p99_ms, ".2f"),
             f"{u.gap_ms:.1f}",
             f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}",
         ]

@@ -97,19 +97,11 @@ class TimelineBuilder:
             order = np.argsort(cols["start_ns"], kind="stable")
             tables[name] = _TABLES[name](**{k: v[order] for k, v in cols.items()})
         names = self.names()
-        ranges, steps, unparsed = _split_steps(tables["ranges"], names)
+        tables["ranges"], steps, unparsed = _split_steps(tables["ranges"], names)
         if unparsed:
             anomalies["unparsed_step_names"] = unparsed
         return Timeline(
-            kernels=tables["kernels"],
-            memcpy=tables["memcpy"],
-            memset=tables["memset"],
-            api_calls=tables["api_calls"],
-            cpu_ops=tables["cpu_ops"],
-            ranges=ranges,
-            steps=steps,
-            names=names,
-            meta=dataclasses.replace(meta, origin_ns=origin, anomalies=anomalies),
+            **tables, steps=steps, names=names, meta=dataclasses.replace(meta, origin_ns=origin, anomalies=anomalies)
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
