@@ -94,8 +94,7 @@ class OutputError:
 
 @dataclass(frozen=True)
 class AccuracyVerdict:
-    """One candidate's verdict: ``ok``, ``decided_by`` (``nonfinite``/``rel_l2``/``fp64``/``shape``), ``reason``, worst
-    ``rel_l2`` and ``max_abs``, per-``outputs`` errors, and ``fp64_rmse``/``ref_fp64_rmse`` where fp64 exists."""
+    """A verdict: ``ok``, ``decided_by``, ``reason``, worst ``rel_l2``/``max_abs``, ``outputs``, fp64 RMSEs."""
 
     ok: bool
     decided_by: str
@@ -158,8 +157,7 @@ def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[tor
 def check_accuracy(
     candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE
 ) -> AccuracyVerdict:
-    """Judge ``candidate`` against ``reference`` (and ``fp64_reference``), tensors or nested tuples/lists/dicts of
-    them, at rel L2 ``tolerance`` (a fraction)."""
+    """Judge ``candidate`` against ``reference`` (and ``fp64_reference``) at rel L2 ``tolerance`` (a fraction)."""
     cand, ref = output_tensors(candidate), output_tensors(reference)
     if len(cand) != len(ref) or any(c.shape != r.shape for c, r in zip(cand, ref)):
         return AccuracyVerdict(False, "shape", "outputs differ in number or shape from the fp32 reference", None, None)

@@ -43,8 +43,7 @@ _KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above
 
 @dataclass(frozen=True, eq=False)
 class GpuActivity:
-    """Kernels, memcpy and memsets stacked, sorted by start, ``(n,)``; ``launch``: the launching ``api_calls`` row
-    (-1: none); ``launch_ns``: that call's start, else the op's."""
+    """Kernels, memcpy, memsets by start, ``(n,)``; ``launch``: launching ``api_calls`` row (-1: none)."""
 
     start_ns: np.ndarray
     end_ns: np.ndarray
@@ -121,8 +120,7 @@ def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
 
 
 def launching_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
-    """``tl.cpu_ops`` row of the op that issued each API call row in ``calls`` (-1: none): the call's External id op,
-    else the top-level op on its thread around its start. The one attribution of GPU work to ops."""
+    """``tl.cpu_ops`` row issuing each API call (External id, else top-level op on its thread); -1: none."""
     return _inner_outer(tl, calls)[0]
 
 
@@ -177,8 +175,7 @@ def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
 
 
 def enclosing_top_level(table, rank: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Row of ``table`` (``start_ns``, ``end_ns``, ``rank``, ``tid`` columns) top-level on thread ``(rank, tid)`` that
-    contains each ``t`` ``(m,)``; -1 where none."""
+    """Top-level row of ``table`` on thread ``(rank, tid)`` containing each ``t`` ``(m,)``; -1 where none."""
     if len(table) == 0 or t.size == 0:
         return np.full(t.shape, -1, dtype=np.int64)
     groups, g_top, rows, key = _top_level_rows(table)
@@ -196,8 +193,7 @@ _TOP_LEVEL: list = [None, None]  # (weak reference to the last table indexed, it
 
 
 def _top_level_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(thread keys, thread per top-level row, the rows, their sorted ``thread << 44 | start`` keys) of ``table``; the
-    last table's index is cached (tables never change; cost: docs/benchmarks/startup.md)."""
+    """(thread keys, thread per top-level row, rows, sorted ``thread << 44 | start`` keys); last one cached."""
     ref, index = _TOP_LEVEL
     if ref is not None and ref() is table:
         return index

@@ -44,8 +44,7 @@ class StepBusy:
 
 @dataclass(frozen=True)
 class RangeShare:
-    """All instances of one user/NVTX range name together (ms); ``share`` is the fraction of the
-    analysis window the range covered on the host."""
+    """All instances of one range name (ms); ``share``: fraction of the window the range covered on the host."""
 
     name: str
     count: int
@@ -56,8 +55,7 @@ class RangeShare:
 
 
 def analysis_windows(tl: Timeline, act: GpuActivity) -> dict[int, tuple[int, int]]:
-    """Per rank, ``(t0_ns, t1_ns)``: from the first profiled step to the end of the last step or of the
-    last GPU op it launched; without steps, from the first to the last GPU op."""
+    """Per rank ``(t0_ns, t1_ns)``: the profiled steps (and GPU ops they launched), else first to last GPU op."""
     windows = {}
     launch_t = act.launch_ns
     for rank in tl.meta.ranks:

@@ -111,8 +111,7 @@ def simulated_point(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> LoadPoint:
-    """One simulated open-loop load of ``rate_rps`` (``poisson``/``constant``) through ``policy`` over ``unloaded``:
-    a tenth of :data:`SIMULATED_REQUESTS` warm-up, then those. Raises NothingCompleted (as ``load_point``)."""
+    """A simulated open-loop load of ``rate_rps`` through ``policy``. Raises NothingCompleted (as ``load_point``)."""
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     clock = VirtualClock()
@@ -139,8 +138,7 @@ def predict_capacity(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> float:
-    """The predicted capacity (requests/s) at ``target_p99_ms``: :func:`find_capacity` over :func:`simulated_point` from
-    half the full-batch bound; 0 when none passes or the target is infeasible."""
+    """Predicted capacity (requests/s) at ``target_p99_ms`` by :func:`find_capacity` on the simulation; 0: none."""
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]

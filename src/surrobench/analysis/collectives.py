@@ -16,8 +16,7 @@ HOST_COLLECTIVE_RANGE = re.compile(r"^gloo:")
 """ProcessGroupGloo's work ranges: ``gloo:all_reduce``, ``gloo:broadcast``, ``gloo:barrier`` ..."""
 
 HOST_COLLECTIVE_OP = re.compile(r"^c10d::|^record_param_comms$")
-"""torch.distributed's dispatcher ops (``c10d::allreduce_``, ``c10d::send``) and the op c10d records
-around each collective with its parameters (``record_param_comms``)."""
+"""c10d's dispatcher ops and its ``record_param_comms`` op around each collective."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,8 +36,7 @@ class Collectives:
 
 
 def collectives(tl: Timeline, act: GpuActivity) -> Collectives:
-    """The collectives of ``tl`` (module docstring): NCCL kernels when ``act`` has any, else gloo ranges,
-    else top-level c10d ops (one nested in another c10d op on its thread is part of that one)."""
+    """The collectives of ``tl``: NCCL kernels, else gloo ranges, else outermost c10d ops."""
     if act.is_nccl.any():
         k = act.is_nccl
         return Collectives("nccl", act.start_ns[k], act.end_ns[k], act.launch_ns[k], act.name_id[k], act.rank[k])

@@ -32,8 +32,7 @@ TAIL_IDLE = 0.20
 
 
 def latency_cause(k: KernelCounters) -> str:
-    """Why a latency-bound launch is: a grid below one block per SM, a tail wave, the occupancy limiter,
-    low achieved occupancy, or (none of these) stalls."""
+    """Why a launch is latency-bound: small grid, tail wave, occupancy limiter, low occupancy, else stalls."""
     if k.grid_size is not None and k.sm_count and k.grid_size < k.sm_count:
         return "grid_too_small"
     w = k.waves_per_sm
@@ -70,8 +69,7 @@ def speed_of_light(k: KernelCounters) -> tuple[str, str, str | None]:
 
 
 def precision_of(k: KernelCounters) -> str | None:
-    """The ceiling precision of a launch's arithmetic: its tensor-core source where the tensor cores did most
-    of it, ``fp32`` for FMA-pipe float work, None for neither (integer or FP64 work, or none)."""
+    """Ceiling precision of a launch: its tensor-core source, ``fp32`` for FMA float work, else None."""
     src = k.tensor_source()
     scalar = (k.fp32_flops or 0) + (k.fp16_flops or 0)
     if src is not None and k.tensor_ops[src] >= scalar:

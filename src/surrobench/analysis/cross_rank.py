@@ -16,8 +16,7 @@ from surrobench.trace.model import Timeline
 EXTRA_OPS = 3
 """Ops listed per rank as what it did more than the others."""
 EXTRA_OP_MIN_SHARE = 0.1
-"""...each at least this fraction of the largest excess: smaller differences between ranks are the
-profiler's per-call noise (our choice)."""
+"""...each at least this fraction of the largest excess (smaller is profiler noise; our choice)."""
 
 
 @dataclass(frozen=True)
@@ -31,8 +30,7 @@ class OpExtra:
 
 @dataclass(frozen=True)
 class RankRow:
-    """One rank over the aligned steps, ms per step: ``late_share`` (0..1 of matched collectives entered last),
-    ``late_ms`` (others held for it), ``extra_ops`` (largest excess over the others' median)."""
+    """One rank, ms per aligned step: ``late_share`` (0..1), ``late_ms`` (others held), ``extra_ops``."""
 
     rank: int
     steps: int
@@ -60,8 +58,7 @@ class RankStep:
 
 @dataclass(frozen=True)
 class CrossRankReport:
-    """The cross-rank comparison (``to_dict()``: its JSON): ``step_source``, ``steps``, ``comm_source``, matched
-    ``collectives``, ``unmatched``, ``end_spread_ms`` (median exit spread; far above the waits: clocks disagree)."""
+    """Cross-rank comparison (``to_dict()``: JSON); ``end_spread_ms`` far above the waits: clocks disagree."""
 
     schema: str
     ranks: tuple[int, ...]
@@ -156,8 +153,7 @@ def _step_columns(s: RankSummary, common: np.ndarray) -> dict[str, np.ndarray]:
 def _collective_keys(
     s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(key, aligned step index, start_ns, end_ns)`` of the collectives of ``s`` in the common steps;
-    key = (aligned step, name, occurrence of that name within the step) packed into one int64."""
+    """``(key, step index, start_ns, end_ns)`` of ``s``'s collectives; key packs (step, name, occurrence)."""
     step_key = s.steps[s.coll_step]
     aligned = np.searchsorted(common, step_key)
     ok = (
@@ -180,8 +176,7 @@ def _collective_keys(
 def _waits(
     summaries: list[RankSummary], common: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[float], int, int, float]:
-    """Per rank and aligned step: wait and lateness (ms); per rank the share of collectives entered last;
-    the number of matched and unmatched collectives; the median spread of their exits (ms)."""
+    """Per rank and step: wait and lateness (ms), late shares, matched/unmatched counts, exit spread (ms)."""
     n_ranks, n_steps = len(summaries), common.size
     name_ids: dict[str, int] = {}
     per_rank = [_collective_keys(s, common, name_ids) for s in summaries]

@@ -20,8 +20,7 @@ def _name(suspect: SuspectCeiling) -> str:
 
 
 def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """The ceilings ``ev``'s ops exceed (:meth:`~surrobench.analysis.roofline.RooflineReport.suspect_ceilings`); None
-    without a roofline or when it holds. Evidence: fastest op's rate and ratio; severity ``low``, no gain."""
+    """Ceilings ``ev``'s ops exceed (``suspect_ceilings``); None if none. Severity ``low``, no gain."""
     roof = ev.roofline
     if roof is None:
         return None

@@ -81,8 +81,7 @@ _LIBRARY_ACTIONS = {
 
 @dataclass(frozen=True)
 class _Step:
-    """What every finder of one config needs: ``total_ms`` (measured kernel ms), ``ceilings`` (or None), ``half``
-    (:func:`_half_precisions`), ``chains`` (:func:`fusible_chains`), ``fp32_conv`` (:func:`_compile_clause`)."""
+    """What every finder of one config needs of its step (measured kernel ``total_ms``, ceilings, half, chains)."""
 
     total_ms: float
     ceilings: Ceilings | None
@@ -109,8 +108,7 @@ def _pct(x: float | None) -> str:
 
 
 def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[Evidence]:
-    """The group's share and its longest launch's counters; each text carries its number (as every detector's
-    evidence does: the terminal and the reports print the text), the value and unit carry it structured."""
+    """The group's share and its longest launch's counters, each text with its number, value and unit."""
     top = _top(group)
     c = top.counters
     share = _ms(group) / total_ms
@@ -173,8 +171,7 @@ def _fma_matmul(k: MeasuredKernel) -> bool:
 
 
 def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
-    """Launch ids of :data:`FUSIBLE_CLASSES` kernels whose previous or next measured launch is fusible too (what
-    torch.compile can fuse); ncu measures only the top kernels, so a short unmeasured neighbour is not seen."""
+    """Launch ids of :data:`FUSIBLE_CLASSES` kernels next to another fusible measured launch."""
     ordered = sorted(kernels, key=lambda k: k.counters.launch)
     fusible = [k.kernel_class in FUSIBLE_CLASSES for k in ordered]
     return frozenset(
@@ -185,8 +182,7 @@ def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
 
 
 def _compile_clause(text: str, step: _Step) -> Clause:
-    """The clause ``text`` naming torch.compile: stacked on TF32 where fp32 convolutions hold a share of the step
-    (module docstring), else compile alone."""
+    """Clause ``text`` naming torch.compile, stacked on TF32 where fp32 convolutions hold a share."""
     if step.fp32_conv:
         return Clause(
             f"{text}, with TF32 on: in fp32, Inductor's layout optimization runs the convolutions channels_last, "
@@ -317,8 +313,7 @@ def _compute(group, share, step: _Step) -> tuple:
 
 
 def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
-    """The action for latency ``cause``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`, fusion where half their time
-    is in fusible chains, else :data:`_LIBRARY_ACTIONS`."""
+    """The action for latency ``cause`` (:data:`_CAUSE_ACTIONS`, fusion only for mostly fusible kernels)."""
     clause = _CAUSE_ACTIONS[cause]
     alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
     if cause not in FUSION_CAUSES:
@@ -329,8 +324,7 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
 
 
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:
-    """ms the ``kernels`` spend above their memory roof (duration less DRAM bytes / copy bandwidth, >= 0); None without
-    usable ceilings (Williams et al., 2009; check: docs/benchmarks/h200-counters.md, "The check against optimize")."""
+    """ms ``kernels`` spend above the memory roof (duration less DRAM bytes / bandwidth); None without ceilings."""
     if ceilings is None or ceilings.unusable("fp32") is not None:
         return None
     bytes_per_ms = ceilings.copy_gbps * 1e6
@@ -387,8 +381,7 @@ def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) 
 
 
 def _half_in_graph(clauses: tuple[Clause, ...]) -> tuple[Clause, ...]:
-    """``clauses`` with each clause that names only half precisions replaced by one stacked clause per precision,
-    that precision inside a CUDA graph (:func:`merge_measured`)."""
+    """``clauses`` with each half-precision-only clause stacked on a CUDA graph, one per precision."""
     out: list[Clause] = []
     for clause in clauses:
         if clause.stacked or not clause.remedies or not set(clause.remedies) <= set(HALF):

@@ -43,8 +43,7 @@ def _busy_evidence(ev: ConfigEvidence) -> list[Evidence]:
 
 
 def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """GPU idle in gaps whose next kernel's launch call was still running: the host launches too slowly.
-    Gain: those gaps per step (capped by the unprofiled idle time), what a CUDA graph replay removes."""
+    """GPU idle while the next launch call still ran. Gain: those gaps per step (capped), what a CUDA graph removes."""
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.launch_gap_ms <= 0:
         return None
@@ -94,8 +93,7 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """The model's own synchronizing calls inside the step (``.item()``, ``.cpu()``), or, from the system
-    view, a process using under half a CPU while the GPU idles (waiting on I/O or on the GPU)."""
+    """The model's own syncs in the step, or (system view) under half a CPU busy while the GPU idles."""
     f, step, sys = ev.facts, ev.step_ms(), ev.system
     if f is None or not step:
         return None
@@ -148,8 +146,7 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Host-to-device copies inside the step. Gain: the copy time plus the GPU idle waiting for it, per
-    step, what keeping the input resident on the device removes."""
+    """H2D copies in the step. Gain: copy time plus GPU idle waiting for it, per step."""
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.h2d_bytes <= 0:
         return None
@@ -201,8 +198,7 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Two streams active in the same period that never overlapped. Gain (upper bound): the smaller
-    stream's busy time per step, hidden entirely if the streams ran concurrently."""
+    """Two streams active together that never overlapped. Gain (upper bound): the smaller one's busy ms per step."""
     step = ev.step_ms()
     if ev.timeline is None or not ev.timeline.serialized_streams or not step:
         return None
@@ -248,8 +244,7 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A non-framework host function holding a large share of host samples; gain: that share of the step. On a CPU only
-    samples outside any nn.Module call count (:attr:`~surrobench.records.system.HostHotspot.model_share`)."""
+    """A non-framework host function with a large share of host samples (on a CPU, outside nn.Module calls)."""
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None
@@ -282,8 +277,7 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def _outside_model(h) -> float:
-    """The share of the host samples in which ``h`` runs outside the model's forward (its self share, else its
-    inclusive one, less the part inside nn.Module calls, in proportion); the whole share when unknown."""
+    """Share of host samples in which ``h`` runs outside the model's forward; the whole share when unknown."""
     share = h.self_share if h.self_share is not None else h.share
     if h.model_share is None or h.share <= 0:
         return share

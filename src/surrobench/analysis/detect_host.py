@@ -1,5 +1,4 @@
-"""Detectors of a CPU config's host costs: page_faults (perf, :mod:`surrobench.collect.perf`),
-thread_oversubscription and denormals (:mod:`surrobench.execution.host_facts`); each one :class:`Finding` or None."""
+"""Detectors of a CPU config's host costs: page_faults, thread_oversubscription, denormals."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The tensor-core detector: a GPU config whose GEMM/conv/attention kernels run fp32 with TF32 off, read from the
-kernel classes (:mod:`surrobench.records.kernel_classes`), else the op categories."""
+"""The tensor-core detector: GEMM/conv/attention kernels of a GPU config in fp32 with TF32 off."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ _UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
 
 
 def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
-    """``({class: share of device time}, source)`` of GEMM, convolution and attention: the kernel table's
-    classes where recorded (they hold on fused composites and compiled code), else the op table's categories."""
+    """``({class: share of device time}, source)`` of GEMM/conv/attention: kernel classes, else op categories."""
     if ev.kernel_table is not None and ev.kernel_table.total_us > 0:
         shares = ev.kernel_table.class_shares()
         return {c: shares[c] for c in MATMUL_CLASSES if shares.get(c)}, "kernel classes"
@@ -30,8 +28,7 @@ def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
 
 
 def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """fp32, TF32 off, GEMM/conv/attention kernels at ``compute_share_min`` of device time: tensor cores idle (Hopper
-    tuning guide, "Tensor Cores"; SDPA flash needs fp16/bf16). Stake: their ms per step; no gain."""
+    """fp32 GEMM/conv/attention at ``compute_share_min`` of device time, tensor cores idle. Stake: their ms."""
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
         return None

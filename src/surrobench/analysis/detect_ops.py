@@ -23,16 +23,14 @@ COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
-    """``{name: (category, ms per step, share)}`` of the op table rows at or above no threshold; CPU times
-    scaled to the unprofiled step (:meth:`ConfigEvidence.op_time_scale`)."""
+    """``{name: (category, ms per step, share)}`` of every op row, CPU times scaled (``op_time_scale``)."""
     t = ev.op_table
     per_step = t.active_steps * 1e3 / ev.op_time_scale()
     return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
 def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
-    """On a CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops whose calls average
-    under ``cpu_small_call_us`` (scaled times); empty on a device basis."""
+    """CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops under ``cpu_small_call_us``."""
     t = ev.op_table
     if t is None or t.basis != "cpu":
         return {}
@@ -74,8 +72,7 @@ def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
 
 
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops below the ridge (or low-intensity by family); gain: time above the bandwidth roof (None without a
-    roofline); action: their families' (:mod:`surrobench.analysis.op_families`)."""
+    """Head ops below the ridge (or low-intensity); gain: time above the bandwidth roof; families' action."""
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
@@ -171,8 +168,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops above the ridge, or GEMM/conv ops holding ``compute_share_min`` without a roofline: ``info`` near the
-    peak, ``low`` below ``compute_efficient_fraction`` with the gap to the peak as an upper-bound gain."""
+    """Head ops above the ridge (or GEMM/conv majority); ``info`` near the peak, else the gap to it as gain."""
     step = ev.step_ms()
     if not step:
         return None
@@ -261,8 +257,7 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Elementwise + copy + concat ops at ``fragmented_share`` of op time, and on a CPU the tiny low-intensity calls
-    (:func:`_small_calls`); stake: their ms per step, no gain estimate."""
+    """Elementwise + copy + concat at ``fragmented_share``, and tiny CPU calls; stake: their ms, no gain."""
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
@@ -351,8 +346,7 @@ ENCLOSING_MAJORITY = 0.5
 
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time nested inside it
-    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None without a majority."""
+    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time, with that share; else None."""
     held: dict[str, float] = {}
     total = 0.0
     for op in table.ops:
@@ -372,8 +366,7 @@ def _is_power_of_2(n: int) -> bool:
 
 
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Under fp16/bf16 autocast: GEMM/conv FLOPs still computed in fp32 or complex64 (roofline dtypes), and
-    FFTs on sizes cuFFT cannot compute in half precision (powers of 2 only, cuFFT docs). Stake: those ops' time."""
+    """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision not in HALF_PRECISIONS or not step:
         return None

@@ -1,5 +1,4 @@
-"""Detectors of cross-rank kinds (straggler, comm_wait, comm_not_overlapped) over a
-:class:`~surrobench.analysis.cross_rank.CrossRankReport`; stakes against the longest mean step of any rank."""
+"""Detectors of straggler, comm_wait, comm_not_overlapped; stakes against the longest mean step."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
 
 
 def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """The rank last into ``straggler_late_share_min`` of collectives that held others longest, else (no collectives)
-    the one most above the others' median compute. Gain: its lateness or excess per step."""
+    """The rank last into most collectives (else most above the median compute). Gain: its lateness per step."""
     step = _step_ms(report)
     if not step:
         return None
@@ -87,8 +85,7 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
 
 
 def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """Time inside collectives spent waiting for a late rank (:mod:`surrobench.analysis.cross_rank`). Gain:
-    the longest wait per step, what the step loses to it."""
+    """Collective time waiting for a late rank. Gain: the longest wait per step."""
     step = _step_ms(report)
     if not step or not report.collectives:
         return None
@@ -128,8 +125,7 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
 
 
 def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """Communication with no compute running alongside it, waiting for peers excluded (that is
-    :func:`comm_wait`). Gain (upper bound): that exposed time per step, hidden if it overlapped compute."""
+    """Communication with no compute alongside, waits excluded. Gain (upper bound): that time per step."""
     step = _step_ms(report)
     if not step or not report.collectives:
         return None

@@ -68,6 +68,5 @@ _CPU = DeviceWords(
 
 
 def words(device: str | None) -> DeviceWords:
-    """The words for ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...); a device that is not a CPU, or an
-    unknown one (None: a trace alone), gets the GPU's."""
+    """The words for ``device`` (``"cpu"``, ``"cuda:1"``...); anything not a CPU (or None) gets the GPU's."""
     return _CPU if device == "cpu" else _CUDA

@@ -19,8 +19,7 @@ from surrobench.trace.model import Timeline
 
 
 def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
-    """The evidence a trace holds (op table, timeline report, facts; None without GPU activity); ``known`` adds or
-    replaces fields, and tables are built only when ``known`` lacks the key."""
+    """The evidence a trace holds; ``known`` adds or replaces fields (tables built only when absent)."""
     report = analyze_timeline(tl)
     facts = trace_facts(tl, report) if report.status == "ok" else None  # no GPU activity: nothing per step
     if "op_table" not in known:
@@ -31,8 +30,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
-    """Every per-config detector on ``ev``, ranked; no remedy is ruled out by what the step runs (measured instead:
-    :mod:`surrobench.tune.advice`, docs/benchmarks/h200-measured-advice.md)."""
+    """Every per-config detector on ``ev``, ranked (remedies are measured, not ruled out: tune.advice)."""
     detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + detect_host.DETECTORS
     detectors += (ceiling_suspect,)
     found = [f for detector in detectors if (f := detector(ev, th)) is not None]
@@ -42,8 +40,7 @@ def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> 
 def diagnose_trace(
     tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
 ) -> tuple[list[Finding], CrossRankReport | None]:
-    """A trace alone: per-config findings (:func:`trace_evidence`) and, with several ranks, cross-rank ones, ranked;
-    plus the cross-rank report (None for one rank)."""
+    """A trace's per-config and (several ranks) cross-rank findings, ranked, and the cross-rank report."""
     from surrobench.analysis.detect_ranks import cross_rank_findings
 
     ranks = timeline_cross_rank(tl)
@@ -59,8 +56,7 @@ def diagnose_run(
     device_memory_bytes: int | None = None,
     flops: dict[tuple, dict[str, int]] | None = None,
 ) -> list[Finding]:
-    """Per-config findings of ``evidence`` plus run-level ones over ``results`` (failed too), ranked.
-    ``device_memory_bytes``: None if unknown; ``flops``: ``{ConfigResult.key(): {op: FLOPs per step}}``."""
+    """Per-config findings plus run-level ones over ``results``, ranked; ``flops``: ``{key: {op: FLOPs}}``."""
     found = [f for ev in evidence for f in diagnose_config(ev, th)]
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
     found += detect_run.memory_pressure(results, th, device_memory_bytes)

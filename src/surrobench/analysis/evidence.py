@@ -35,8 +35,7 @@ class ConfigEvidence:
     counters: ConfigCounters | None = None
 
     def step_ms(self) -> float | None:
-        """One step, ms: the unprofiled median latency, else the profiled step of the trace, else the op
-        table's time per step (kernel time on a GPU basis: a lower bound)."""
+        """One step, ms: unprofiled median, else profiled step, else op time per step (a lower bound)."""
         if self.result is not None and self.result.latency_ms is not None:
             return self.result.latency_ms.median
         if self.facts is not None and self.facts.step_ms:
@@ -46,8 +45,7 @@ class ConfigEvidence:
         return None
 
     def on_cpu(self) -> bool:
-        """Whether the op evidence is a CPU run's: a CPU-basis op table (self CPU times, no device kernels).
-        Without an op table, False: the detectors keep their device wording."""
+        """Whether the op table is CPU-basis (self CPU times); False without one."""
         return self.op_table is not None and self.op_table.basis == "cpu"
 
     def op_time_scale(self) -> float:
@@ -75,8 +73,7 @@ class ConfigEvidence:
         )
 
     def idle_cap_ms(self, idle_ms: float) -> float:
-        """``idle_ms`` per step, capped by the unprofiled step minus GPU busy time per step when both are
-        known: gaps measured under the profiler are inflated by its overhead, the unprofiled step is not."""
+        """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""
         if self.result is None or self.result.latency_ms is None or self.facts is None:
             return idle_ms
         return min(idle_ms, max(self.result.latency_ms.median - self.facts.gpu_busy_ms, 0.0))

@@ -59,8 +59,7 @@ def infeasible_reason(
     shapes_change: bool = False,
     half_probe: ProbeFacts | None = None,
 ) -> str | None:
-    """Why ``remedy`` cannot help ``baseline``, or None. ``probe``/``half_probe``: the fp32 and autocast forwards;
-    ``input_ranks``: each input's rank; ``shapes_change``: input sets differ in shape."""
+    """Why ``remedy`` cannot help ``baseline`` (fp32 ``probe``, autocast ``half_probe``), or None."""
     reason = _device_reason(remedy, baseline.device)
     if reason:
         return reason

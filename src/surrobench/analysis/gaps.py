@@ -88,8 +88,7 @@ class CauseTotal:
 
 @dataclass(frozen=True)
 class GapReport:
-    """Gaps above ``threshold_us`` per cause and the longest; ``host_syncs`` (init only, not in the JSON):
-    ``(sync_rows, dur_ns)`` of every ``host_sync`` gap, read by :meth:`sync_gap_ns`."""
+    """Gaps above ``threshold_us`` per cause and the longest; ``host_syncs`` (init only) for :meth:`sync_gap_ns`."""
 
     threshold_us: float
     count: int
@@ -105,16 +104,14 @@ class GapReport:
         object.__setattr__(self, "_sync_dur_ns", np.asarray(dur, dtype=np.int64))
 
     def sync_gap_ns(self, calls: np.ndarray) -> int:
-        """Summed length (ns) of all ``host_sync`` gaps (listed or not) whose sync call is one of the
-        ``timeline.api_calls`` rows in ``calls``."""
+        """Summed ns of all ``host_sync`` gaps whose sync call is one of the ``api_calls`` rows ``calls``."""
         return int(self._sync_dur_ns[np.isin(self._sync_rows, calls)].sum())
 
 
 def find_gaps(
     tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
 ) -> GapReport:
-    """Gaps per (rank, device) inside ``windows[rank] = (t0_ns, t1_ns)``; ``act`` arrays ``(n,)``. Totals per cause and
-    the :data:`MAX_LISTED_GAPS` longest as :class:`Gap` (the rest stay columns: docs/benchmarks/trace-analysis.md)."""
+    """Gaps per (rank, device) in ``windows[rank] = (t0_ns, t1_ns)``: totals and the longest listed."""
     found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         rows = np.flatnonzero((act.rank == rank) & (act.device == device))
@@ -129,8 +126,7 @@ def find_gaps(
 
 @dataclass
 class _GapColumns:
-    """Every gap as columns: ``[g0, g1)`` ns, cause, ``prev``/``nxt`` activity rows, launch and sync API rows (-1:
-    none), pageable, and the host op around the sync or launch."""
+    """Every gap as columns: ``[g0, g1)`` ns, cause, neighbour rows, API rows (-1: none), host op."""
 
     g0: np.ndarray
     g1: np.ndarray
@@ -152,8 +148,7 @@ class _GapColumns:
 
 
 def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> _GapColumns:
-    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), with the
-    rows and names that explain it."""
+    """Cause of each gap ``[g0, g1)`` of the device of ``rows`` (by start), with the rows that explain it."""
     api = tl.api_calls
     by_end = rows[np.argsort(act.end_ns[rows], kind="stable")]
     prev = by_end[np.searchsorted(act.end_ns[by_end], g0, side="right") - 1]
@@ -189,8 +184,7 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, 
 
 
 def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
-    """Start of the top-level CPU op around each API call row (the call's own start without one); rows of
-    -1 give the largest time (never entered)."""
+    """Start of the top-level CPU op around each API call row; -1 rows give the largest time."""
     api, known = tl.api_calls, calls >= 0
     entry = np.full(calls.shape, np.iinfo(np.int64).max, dtype=np.int64)
     rows = calls[known]
@@ -232,8 +226,7 @@ def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
 
 
 def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, threshold_ns: int) -> GapReport:
-    """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest (ties in
-    gap order). Sums are Python's ``sum`` over the gaps in order, as a list of :class:`Gap` would give."""
+    """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest."""
     if gaps is None:
         return GapReport(
             threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=(), host_syncs=None

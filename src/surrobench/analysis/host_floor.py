@@ -42,8 +42,7 @@ class HostFloor:
 
 
 def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:
-    """``{config label: HostFloor}`` of the CUDA configs of ``evidence`` with a measured submission time, a trace
-    and no synchronizing call of the model's own in it (module docstring)."""
+    """``{label: HostFloor}`` of CUDA configs with a submission time, a trace and no model sync."""
     out = {}
     for ev in evidence:
         r = ev.result
@@ -56,8 +55,7 @@ def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:
 
 
 def cap_at_host_floor(findings: list[Finding], floors: dict[str, HostFloor]) -> list[Finding]:
-    """``findings`` with the estimated gain of each finding whose remedies are all kernel-side capped at its
-    config's :attr:`HostFloor.kernel_side_ms`, with the evidence of why; the others as they are. Order kept."""
+    """``findings`` with all-kernel-side gains capped at :attr:`HostFloor.kernel_side_ms`; order kept."""
     out = []
     for f in findings:
         floor = floors.get(f.config or "")

@@ -1,5 +1,4 @@
-"""Kernel launches: launch time, launch-to-start delay, which ops launch the GPU time; graph-replay kernels share
-one ``cudaGraphLaunch`` and are counted apart."""
+"""Kernel launches: launch time, launch-to-start delay, which ops launch the GPU time (graph nodes apart)."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ class OpKernels:
 
 @dataclass(frozen=True)
 class LaunchStats:
-    """Launch statistics without graph nodes: ``launch_us_*`` host call, ``delay_us_*`` start minus call start,
-    ``shorter_than_launch`` share of kernels shorter than their call (source text, launch-bound)."""
+    """Launch stats without graph nodes, µs: call ``launch_us_*``, ``delay_us_*``, ``shorter_than_launch``."""
 
     kernels: int
     linked: int

@@ -19,8 +19,7 @@ from surrobench.records.ops import categorize
 
 @dataclass(frozen=True)
 class OpFamily:
-    """One row of :data:`OP_FAMILIES`: ``name``, ``categories``, ``low_intensity`` (O(1) FLOP/byte), GPU ``cause`` and
-    ``action`` clauses, ``cpu_action``, ``cpu_cause`` (:mod:`surrobench.analysis.device_words`)."""
+    """One row of :data:`OP_FAMILIES`: GPU and CPU cause and action of its categories."""
 
     name: str
     categories: tuple[str, ...]

@@ -124,8 +124,7 @@ def _tensors(value) -> list[torch.Tensor]:
 
 
 def fft_flops(points: int, transforms: int, real: bool) -> int:
-    """``transforms`` FFTs of ``points`` points each: ``5 N log2 N`` per complex transform, half for a real
-    one (FFTW's convention, see the module docstring); 0 for a transform of one point."""
+    """``transforms`` FFTs of ``points`` each: ``5 N log2 N`` complex, half for real; 0 for one point."""
     if points <= 1:
         return 0
     per = 5.0 * points * math.log2(points)
@@ -133,8 +132,7 @@ def fft_flops(points: int, transforms: int, real: bool) -> int:
 
 
 def _fft(real: bool, signal: str) -> Callable[..., int]:
-    """Formula for ``_fft_r2c``/``_fft_c2r``/``_fft_c2c``: N from the transformed dims of the real side
-    (``signal`` "input" for r2c and c2c, "output" for c2r, whose input holds only half the spectrum)."""
+    """Formula for ``_fft_r2c``/``_c2r``/``_c2c``: N from the real side's transformed dims."""
 
     def formula(x, dim, *args, out_val=None, **kwargs) -> int:
         t = x if signal == "input" else out_val
@@ -215,8 +213,7 @@ def _sdpa_cpu(query, key, value, *args, out_val=None, **kwargs) -> int:
 
 
 def _projected_attention(x: torch.Tensor, embed_dim: int, heads: int) -> int:
-    """Self-attention of tokens ``x`` (B, L, D), batch first: the QKV and output projections and the
-    attention itself (a 2-D ``x`` is one unbatched sequence)."""
+    """Self-attention of ``x`` (B, L, D) or (L, D): QKV and output projections and the attention."""
     b, n = (x.shape[0], x.shape[1]) if x.dim() == 3 else (1, x.shape[0])
     projections = 2 * b * n * embed_dim * (3 * embed_dim + embed_dim)
     return projections + attention_flops(b, heads, n, n, embed_dim // heads)
@@ -243,8 +240,7 @@ _TRANSCENDENTAL = re.compile(r"gelu|silu|tanh|sigmoid|exp|log|erf|sin|cos|softpl
 
 
 def flops_unknown_reason(name: str) -> str:
-    """Why an op's FLOPs are unknown, as a short fixed phrase (a structured field of the roofline op):
-    a fused composite without a formula, a transcendental activation, or an op no formula covers."""
+    """Why an op's FLOPs are unknown, a short fixed phrase (a structured field of the roofline op)."""
     lowered = name.lower()
     if FUSED_COMPOSITES.search(lowered):
         return "fused composite without a FLOP formula"
@@ -321,8 +317,7 @@ class _ShapeBytes(TorchDispatchMode):
 
 
 def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP counter (with :data:`FLOP_FORMULAS`)
-    and the byte counter; costs by op name (``aten::mm``), ``flops`` None for ops no formula counts."""
+    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown."""
     with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
         forward()
     known = counted_ops(FLOP_FORMULAS)

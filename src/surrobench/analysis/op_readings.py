@@ -25,8 +25,7 @@ FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat
 """The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
 
 FRAGMENTED_SHARE = 0.30
-"""Fragment share at or above which we flag the table: fusing these could save about a third of kernel
-time or more. Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09."""
+"""Fragment share we flag: fusion could save a third of kernel time (our choice; fixtures 0.54 and 0.09)."""
 
 MEMORY_SHARE_MIN = 0.10
 """An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
@@ -62,8 +61,7 @@ class FragmentationReading:
 
 @dataclass(frozen=True)
 class MemoryReading:
-    """Reading 3: ``candidates`` ``{name, category, device_mem_bytes, self_device_mem_bytes, mem_share, time_share}``
-    by ``mem_share``; ``available`` False without memory or device kernels."""
+    """Reading 3: ``candidates`` by ``mem_share``; ``available`` False without memory or device kernels."""
 
     available: bool
     candidates: tuple[dict, ...]
@@ -71,8 +69,7 @@ class MemoryReading:
 
 @dataclass(frozen=True)
 class ShapeReading:
-    """Reading 4. ``matches`` is None when it cannot be read: input shapes were not recorded (a table
-    from a trace file), or the model ran compiled (``unknown_why`` says so)."""
+    """Reading 4; ``matches`` None without recorded shapes or when compiled (``unknown_why``)."""
 
     requested: tuple[int, ...]
     consumers: tuple[str, ...]  # ops that received a tensor of the requested shape (up to HEAD_OPS)
@@ -124,8 +121,7 @@ def read_fragmentation(table: OpTable) -> FragmentationReading:
 
 
 def read_memory(table: OpTable) -> MemoryReading:
-    """Reading 3: ops with kernels whose memory share (nested, net bytes, over all allocated bytes) is at least
-    :data:`MEMORY_SHARE_MIN` and :data:`MEMORY_TIME_RATIO` times their time share; device basis only."""
+    """Reading 3: kernel ops with memory share >= :data:`MEMORY_SHARE_MIN` and :data:`MEMORY_TIME_RATIO` x time."""
     allocated = sum(max(op.self_device_mem_bytes, 0) for op in table.ops)
     if not table.has_memory or table.basis != "device" or allocated <= 0:
         return MemoryReading(available=False, candidates=())
@@ -158,8 +154,7 @@ def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
 
 
 def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = False) -> ShapeReading:
-    """Reading 4: ops that received exactly ``requested`` (e.g. ``(1, 3, 128, 128)``) and the head ops' shapes; a miss
-    means nothing when ``compiled``."""
+    """Reading 4: ops that received exactly ``requested`` and the head ops' shapes."""
     head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
     if not table.has_shapes:
         return ShapeReading(tuple(requested), (), head_shapes, None)
@@ -176,8 +171,7 @@ def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = 
 
 
 def read_table(table: OpTable, model: str, requested: tuple[int, ...], *, compiled: bool = False) -> Readings:
-    """All four readings of ``table`` for ``model`` run on an input of shape ``requested`` (``compiled``:
-    under ``torch.compile``, see :func:`read_shapes`)."""
+    """All four readings of ``table`` for ``model`` on ``requested`` (``compiled``: see :func:`read_shapes`)."""
     return Readings(
         structure=read_structure(table, model),
         fragmentation=read_fragmentation(table),

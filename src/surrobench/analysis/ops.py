@@ -1,5 +1,4 @@
-"""The op table and the kernel table of a :class:`~surrobench.trace.model.Timeline` (records:
-:mod:`surrobench.records.ops`, :mod:`surrobench.records.kernels`; no shapes or memory in a Timeline)."""
+"""The op table and kernel table of a :class:`~surrobench.trace.model.Timeline`."""
 
 from __future__ import annotations
 
@@ -83,8 +82,7 @@ def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
 
 
 def _op_chain(op: int, names: list[str], parent: np.ndarray) -> tuple[list[str], bool]:
-    """(op names from row ``op`` up through its enclosing ops, innermost first, up to a compiled-region range;
-    whether such a range was reached). ``op`` -1: no op."""
+    """(op names from ``op`` outward, innermost first, to a compiled region; whether one was reached)."""
     chain = []
     while op >= 0:
         if COMPILED_REGION.match(names[op]):

@@ -1,5 +1,4 @@
-"""One rank's trace reduced for the cross-rank analysis (small and picklable: per step and per collective arrays).
-Steps: ``ProfilerStep#N``, else ``forward`` ranges, else the whole trace; work belongs to the step that launched it."""
+"""One rank's trace reduced for the cross-rank analysis: small picklable per-step and per-collective arrays."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from surrobench.records.ops import categorize
 from surrobench.trace.model import Timeline
 
 TOP_OPS = 30
-"""Ops kept per rank (largest time per step first): enough to find what one rank did more than the
-others, small enough to send back from a worker."""
+"""Ops kept per rank, largest first: enough to find the odd rank, small enough to send back."""
 
 _GROUP_SHIFT = 44  # step index above the time bits: 2**44 ns is 4.9 hours of trace
 
@@ -118,8 +116,7 @@ def _step_of(t: np.ndarray, w0: np.ndarray, w1: np.ndarray) -> np.ndarray:
 
 
 def _grouped_union(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Union of the intervals of each group (rows of group -1 dropped), as one merged set of intervals
-    shifted apart by group, and each merged interval's group: ``(start, end, group)``."""
+    """Union of each group's intervals (group -1 dropped) as ``(start, end, group)``, groups shifted apart."""
     keep = group >= 0
     offset = group[keep].astype(np.int64) << _GROUP_SHIFT
     s, e = intervals.merge(start[keep] + offset, end[keep] + offset)

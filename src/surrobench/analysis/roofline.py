@@ -31,14 +31,12 @@ H200_FALLBACK_NOTE = (
 
 
 def format_tflops(tflops: float) -> str:
-    """A rate for text: two decimals, or three significant digits under 0.1 TFLOP/s (a CPU's fp16 matmul
-    at 0.001 TFLOP/s is not "0.00")."""
+    """A rate for text: two decimals, three significant digits under 0.1 TFLOP/s."""
     return f"{tflops:.2f}" if not math.isfinite(tflops) or abs(tflops) >= 0.1 else f"{tflops:.3g}"
 
 
 def format_ridge(flop_per_byte: float) -> str:
-    """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1 (a CPU's fp16
-    ridge is 0.05, not "0.0")."""
+    """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1."""
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
 
 
@@ -46,8 +44,7 @@ H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "
 
 
 def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
-    """A rate as a share of ``ceiling`` text: ``"42% of <c>"``; up to ``stale_ratio`` ``"100% of <c> (within the
-    calibration spread)"``; above it ``"12.5x <c>: the ceiling is suspect"``."""
+    """A rate as a share of ``ceiling``: ``"42% of <c>"``, within spread ``100%``, beyond ``"12.5x <c>: suspect"``."""
     if fraction <= 1.0:
         return f"{fraction:.0%} of {ceiling}"
     if fraction <= stale_ratio:
@@ -77,8 +74,7 @@ class SuspectCeiling:
 
 @dataclass
 class OpCost:
-    """FLOPs and bytes of one ATen op over one forward pass; ``flops`` None when unknown (no formula);
-    ``dtypes``: floating input dtypes seen."""
+    """FLOPs and bytes of one ATen op per forward; ``flops`` None when unknown; ``dtypes`` seen."""
 
     name: str
     calls: int = 0
@@ -92,8 +88,7 @@ class OpCost:
 
 @dataclass(frozen=True)
 class RooflineOp:
-    """One op against the roofline per step: ms, FLOPs, bytes, TFLOP/s, GB/s; ``flops`` None: no intensity, bound
-    ``"memory"`` if low-intensity (against bandwidth alone) else ``"unknown"``."""
+    """One op per step: ms, FLOPs, bytes, TFLOP/s, GB/s; no FLOPs: ``"memory"`` if low-intensity, else ``"unknown"``."""
 
     name: str
     category: str
@@ -152,8 +147,7 @@ class RooflineReport:
         return tuple(suspects)
 
     def to_json(self) -> dict:
-        """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ceilings, ops}``
-        (TFLOP/s, GB/s, FLOP/byte); ``ceilings`` is what :meth:`from_json` reads back."""
+        """The ceilings read at ``precision`` (TFLOP/s, GB/s, FLOP/byte), ``ceilings`` whole, and ``ops``."""
         c = self.ceilings
         return {
             "device_name": c.device_name,
@@ -182,8 +176,7 @@ UNFAMILIAR = "other"
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
-    """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops (not of
-    :data:`UNFAMILIAR` ones)."""
+    """Self ms per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
     own = table.ms_per_step()
     times = {name: own.get(name, 0.0) for name in costs}
     unseen: dict[str, float] = defaultdict(float)

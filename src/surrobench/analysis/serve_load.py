@@ -1,5 +1,4 @@
-"""One offered load summarized: :class:`~surrobench.execution.batcher.ServeTrace` to
-:class:`~surrobench.records.serve.LoadPoint`, and the peak search's pass rule."""
+"""One offered load summarized as a :class:`~surrobench.records.serve.LoadPoint`, and the pass rule."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE)
 
 
 def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
-    """The fewest requests whose ``q`` quantile has an upper bound in :func:`quantile_ci`: the smallest n with
-    ``q**n < (1 - confidence) / 2`` (all n below the quantile); 368 for a P99 at 95%."""
+    """Fewest requests for an upper bound on quantile ``q``: least n with ``q**n < (1 - confidence) / 2``."""
     return math.floor(math.log((1 - confidence) / 2) / math.log(q)) + 1
 
 
@@ -49,8 +47,7 @@ def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
 
 
 class NothingCompleted(UsageError):
-    """No request arriving after the warm-up completed: every one dropped (a rate far past capacity) or the
-    duration no longer than the warm-up."""
+    """No request after the warm-up completed (all dropped, or the duration no longer than the warm-up)."""
 
 
 def load_point(
@@ -118,8 +115,7 @@ def load_point(
 
 
 def load_warnings(point: LoadPoint) -> list[str]:
-    """What makes a load point less than trustworthy: a P99 with no upper bound (too few requests behind it),
-    a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    """Trust warnings: an unbounded P99, generator over :data:`GENERATOR_OVERHEAD_WARN`, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     if point.percentile(0.99).ci95_ms[1] is None:

@@ -1,5 +1,4 @@
-"""Per-stream busy time, overlap, streams serialized while both active (docs/sources.md, method §3: an implicit
-dependency), and NCCL overlap."""
+"""Per-stream busy time, overlap, serialized streams (docs/sources.md, method §3), NCCL overlap."""
 
 from __future__ import annotations
 
@@ -15,14 +14,12 @@ SERIAL_OVERLAP_MAX = 0.05
 """A pair of streams counts as serialized when less than 5% of the smaller busy time overlaps ..."""
 
 SERIAL_SPAN_MIN = 0.5
-"""... while their active spans (first start to last end) share at least half of the shorter span:
-both had work in the same period, yet never at the same time. Our choice, not a vendor threshold."""
+"""...while their active spans share at least half of the shorter one (our choice)."""
 
 
 @dataclass(frozen=True)
 class StreamBusy:
-    """One stream: busy time (union of its ops), ops, and the part of its busy time when another stream
-    of the same device was busy too."""
+    """One stream: busy ms (union), ops, and busy ms overlapping another stream of its device."""
 
     rank: int
     device: int
@@ -45,8 +42,7 @@ class SerialPair:
 
 @dataclass(frozen=True)
 class CommStats:
-    """NCCL kernels: their busy time, share of the device busy time, and the fraction of it that
-    overlapped compute kernels (1.0: communication fully hidden)."""
+    """NCCL kernels: busy ms, share of device busy, fraction overlapping compute (1.0: hidden)."""
 
     busy_ms: float
     share: float
