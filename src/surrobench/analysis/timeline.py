@@ -1,5 +1,4 @@
-"""Every analyzer over one :class:`Timeline` (in HTA's manner): :mod:`busy`, :mod:`gaps`, :mod:`launches`,
-:mod:`streams`, plus checks on the trace itself."""
+"""Every analyzer over one :class:`Timeline` (as HTA): busy, gaps, launches, streams, and trace checks."""
 
 from __future__ import annotations
 
@@ -86,8 +85,7 @@ class TimelineReport:
 
 
 def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> TimelineReport:
-    """Every timeline analysis on ``tl``; gaps from ``gap_threshold_ns`` (default
-    :data:`~surrobench.analysis.gaps.DEFAULT_GAP_THRESHOLD_NS`). Never raises: odd traces become status and anomalies."""
+    """Every timeline analysis on ``tl`` (gaps from ``gap_threshold_ns``); never raises on odd traces."""
     act = gpu_activity(tl)
     status = _status(tl, act)
     windows = analysis_windows(tl, act)
@@ -118,8 +116,7 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
 
 
 def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str]:
-    """One line per loader repair (:func:`~surrobench.trace.model.load_warnings`) and for launches without kernels;
-    ``anomalies``: :func:`_anomalies` of ``tl`` if known."""
+    """One line per loader repair and for launches without kernels; ``anomalies``: of ``tl`` if known."""
     lines = load_warnings(tl.meta.anomalies)
     lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
     if lost:

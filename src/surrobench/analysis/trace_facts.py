@@ -1,5 +1,4 @@
-"""Per-step facts beyond :class:`TimelineReport`: the model's own syncs (inside a forward range, or a framework op
-without ranges; the harness's sync in ``surrobench::post_process`` is not), H2D copies, cross-stream waits."""
+"""Per-step facts beyond :class:`TimelineReport`: the model's own syncs, H2D copies, cross-stream waits."""
 
 from __future__ import annotations
 

@@ -23,8 +23,7 @@ BANDS = ("low", "mid", "high")
 
 
 def pareto_front(errors: np.ndarray, times_ms: np.ndarray) -> np.ndarray:
-    """Indices ``(F,)`` of the levels on the error–time front of ``errors``/``times_ms`` ``(L,)``, cheapest first;
-    zero or non-finite levels left out."""
+    """Indices ``(F,)`` of the error–time front of ``errors``/``times_ms`` ``(L,)``, cheapest first."""
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     ok = np.flatnonzero(np.isfinite(errors) & np.isfinite(times_ms) & (errors > 0) & (times_ms > 0))
     front: list[int] = []
@@ -40,8 +39,7 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 
 
 def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> Match:
-    """The solver's time at ``surrogate_error`` (> 0) on the front of ``errors``/``times_ms`` ``(L,)``, and the speedup
-    over ``surrogate_ms``: a :class:`Match`, never extrapolated (its status names the end)."""
+    """Solver ms at ``surrogate_error`` on the front of ``(L,)`` levels, and the speedup: a :class:`Match`."""
     front = pareto_front(errors, times_ms)
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     if front.size == 0:
@@ -71,16 +69,14 @@ def match_time(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, 
 
 
 def crossover_level(surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> int | None:
-    """The most accurate front level that is faster than the surrogate: from it to the cheaper levels the speedup
-    over the solver is below 1x. None when every front level is slower than the surrogate."""
+    """The most accurate front level faster than the surrogate (speedup < 1 from there); None if none."""
     front = pareto_front(errors, times_ms)
     faster = [int(i) for i in front if times_ms[i] < surrogate_ms]
     return faster[-1] if faster else None
 
 
 def crossover_step(matches: list[Match]) -> int | None:
-    """The first rollout step (1-based) where the surrogate stops winning at equal accuracy: a matched speedup
-    below 1, or an error past the ladder's cheapest level whose bound is below 1. None when it wins at every step."""
+    """First rollout step (1-based) where the surrogate stops winning at equal accuracy; None if never."""
     for k, m in enumerate(matches, start=1):
         value = m.speedup if m.status == MATCHED else m.bound if m.status == BEYOND_COARSEST else None
         if value is not None and value < 1:
@@ -89,8 +85,7 @@ def crossover_step(matches: list[Match]) -> int | None:
 
 
 def aggregate(case_errors: np.ndarray, case_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The error (mean over cases, as the FNO paper reports its relative L2) and the time (median over cases) of
-    each row. Shapes: ``(..., n)`` -> ``(...)``."""
+    """Mean error and median time over cases of each row: ``(..., n)`` -> ``(...)``."""
     return np.mean(case_errors, axis=-1), np.median(case_ms, axis=-1)
 
 
@@ -104,8 +99,7 @@ def speedup_interval(
     confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> SpeedupInterval:
-    """Paired percentile-bootstrap interval of the matched-error speedup, resampling cases; ``level_errors``/``level_ms``
-    ``(L, n)``, ``surrogate_errors``/``surrogate_ms`` ``(n,)``."""
+    """Paired bootstrap interval of the matched speedup over cases: levels ``(L, n)``, surrogate ``(n,)``."""
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
     n = surrogate_errors.size
@@ -132,8 +126,7 @@ def relative_l2(prediction: np.ndarray, reference: np.ndarray) -> float:
 
 
 def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, float]:
-    """Relative L2 error per wavenumber band (:data:`BAND_EDGES`) over the last two axes ``(..., H, W)``; squares add up
-    to :func:`relative_l2`'s square (Parseval)."""
+    """Relative L2 error per wavenumber band over ``(..., H, W)``; squares sum to :func:`relative_l2`'s."""
     diff = np.fft.fft2(np.asarray(prediction, float) - np.asarray(reference, float))
     h, w = diff.shape[-2:]
     ky, kx = np.fft.fftfreq(h, 1 / h), np.fft.fftfreq(w, 1 / w)

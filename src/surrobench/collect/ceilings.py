@@ -35,8 +35,7 @@ REPEATS = 3
 
 @dataclass(frozen=True)
 class Calibration:
-    """What one calibration measured: the ceilings, and per ceiling (``"copy"``, ``"matmul:fp32"``, ...) the
-    spread of its :data:`REPEATS` medians, ``(slowest - fastest) / fastest`` (a fraction)."""
+    """One calibration: the ceilings and each one's spread over :data:`REPEATS` medians (a fraction)."""
 
     ceilings: Ceilings
     spreads: dict[str, float]
@@ -60,8 +59,7 @@ def _median_ms(step, device: str, warmup: int, iters: int) -> tuple[float, float
 
 
 def _copy_ms(device: str, n_bytes: int, warmup: int, iters: int) -> tuple[float, float]:
-    """Time of one ``n_bytes`` copy on ``device``, ms, with its spread (:func:`_median_ms`); the buffers are
-    freed on return."""
+    """ms of one ``n_bytes`` copy on ``device``, with its spread; buffers freed on return."""
     src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
     return _median_ms(lambda i: dst.copy_(src), device, warmup, iters)

@@ -90,8 +90,7 @@ class ControlFifo:
 
 
 def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo | None = None) -> dict:
-    """The same loop without torch.profiler; brackets the active steps with cudaProfilerStart/Stop and,
-    with ``control``, with ``enable``/``disable`` commands."""
+    """The same loop without torch.profiler, active steps bracketed by cudaProfilerStart/Stop and ``control``."""
     step_ms = []
     for i in range(plan.total):
         if i == plan.wait + plan.warmup:
@@ -117,8 +116,7 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
 
 
 def _ncu_steps(step, plan: ProfileSchedule) -> dict:
-    """``wait + warmup`` bare steps, then each active step alone in the NVTX range :data:`STEP_RANGE` and
-    synchronized, the only range open (as ``benchmarks/ncu_step.py``), so ncu replays just those kernels."""
+    """Bare warm-up, then each active step alone in NVTX range :data:`STEP_RANGE`, synchronized, for ncu."""
     step_ms = []
     for i in range(plan.total):
         active = i >= plan.wait + plan.warmup
@@ -150,8 +148,7 @@ def run_config(
     trace_path: Path | None = None,
     control: ControlFifo | None = None,
 ) -> dict:
-    """Build, warm up and run one config in this process; the result as ``RESULT.json`` holds it.
-    ``control`` (only with ``profiler="none"``) brackets the active steps, see :class:`ControlFifo`."""
+    """Build, warm up and run one config here; the result as ``RESULT.json`` holds it."""
     prepared = prepare_model(resolve_model(cfg.model, cfg.trust_pickle), cfg.device, cfg.seed)
     with contextlib.ExitStack() as stack:
         with phase_range("data_prep", cfg.device):
@@ -187,8 +184,7 @@ def run_config(
 
 
 def _failure(status: str, exc: BaseException) -> dict:
-    """The child's result for a config that ended ``status`` (``oom``, ``error``) with ``exc``, its error
-    recorded as the runner records one (:func:`~surrobench.execution.runner.error_text`)."""
+    """The child's result for a config that ended ``status`` with ``exc`` (as the runner records errors)."""
     return {
         "schema": schemas.PROFILE_CHILD,
         "status": status,
@@ -261,8 +257,7 @@ def child_argv(
     trace_path: Path | None = None,
     control_fifo: tuple[Path, Path] | None = None,
 ) -> list[str]:
-    """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``).
-    ``control_fifo`` is the (CTL, ACK) FIFO pair of ``--control-fifo``."""
+    """The child's command line (for :func:`spawn` or a wrapper); ``control_fifo``: the (CTL, ACK) pair."""
     argv = [
         sys.executable,
         "-m",

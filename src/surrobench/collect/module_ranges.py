@@ -28,8 +28,7 @@ def modules_lost(mode: str) -> str | None:
 
 @contextlib.contextmanager
 def module_ranges(model: nn.Module) -> Iterator[None]:
-    """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside; the
-    hooks are removed on exit. A module called again inside itself nests a second range."""
+    """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside."""
     handles, open_ranges = [], {}
 
     def enter(path: str):

@@ -32,8 +32,7 @@ class NsysRun:
 def nsys_command(
     output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
 ) -> list[str]:
-    """The ``nsys profile`` command line profiling ``target`` (argv) into ``output`` (no suffix);
-    ``capture_profiler_api`` captures only between cudaProfilerStart and cudaProfilerStop."""
+    """``nsys profile`` argv for ``target`` into ``output``; ``capture_profiler_api``: between Start/Stop only."""
     cmd = ["nsys", "profile", f"--trace={NSYS_TRACE}", f"--output={output}", "--force-overwrite=true"]
     if cuda_memory_usage:
         cmd.append("--cuda-memory-usage=true")

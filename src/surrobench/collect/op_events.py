@@ -33,8 +33,7 @@ def _is_kernel(name: str) -> bool:
 
 
 def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
-    """(the op names from ``event`` up through its ``cpu_parent`` links, innermost first; the innermost module
-    path around it, None when no module range encloses it)."""
+    """(op names up the ``cpu_parent`` links, innermost first; innermost module path or None)."""
     ops, module, node = [], None, event
     while node is not None:
         path = module_path(node.name)
@@ -47,8 +46,7 @@ def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
 
 
 def _outermost_op(event, annotations: set[str]) -> str | None:
-    """The outermost op that ``event`` ran nested in (through its ``cpu_parent`` links, ranges and module paths
-    skipped), None when it ran at the top of the step."""
+    """The outermost op ``event`` ran nested in (ranges skipped); None at the top of the step."""
     outer, node = None, getattr(event, "cpu_parent", None)
     while node is not None:
         if module_path(node.name) is None and node.name not in annotations and not _is_annotation(node):
@@ -130,8 +128,7 @@ def _add_op(rows: OpRows, e, on_device: bool) -> None:
 
 
 def _add_unclaimed(kernels: KernelRows, durations, claimed, claimed_calls, region_us, graphs: bool) -> None:
-    """Kernel-table rows for the device time no op claimed: a compiled region's first (up to what the regions
-    listed), the rest a graph replay's when a graph was launched, else launched outside any op."""
+    """Kernel rows for unclaimed device time: compiled regions', then a graph replay's, else no op's."""
     by_name, count = Counter(), Counter()
     for name, us in durations:
         by_name[name] += us

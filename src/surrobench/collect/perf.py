@@ -114,8 +114,7 @@ class _PerfControl:
 
 
 class _PySpy:
-    """py-spy attached to the child for the window: ``py-spy record --pid`` started on enable, stopped
-    with SIGINT on disable, which makes it write the flame graph SVG."""
+    """py-spy on the child for the window: started on enable, SIGINT on disable (writes the SVG)."""
 
     def __init__(self, exe: str, svg: Path):
         self.exe, self.svg, self.proc = exe, svg, None
@@ -178,8 +177,7 @@ def run_windowed(
     tools: list,
     timeout_s: float = CHILD_TIMEOUT_S,
 ) -> Windowed:
-    """Run ``prefix + child argv``, relaying ``enable``/``disable`` to ``tools``; ``window_ms`` from the last enable to
-    the first disable (None if never reached). A failing tool is a warning; a failing child is status ``error``."""
+    """Run the child under ``prefix``, relaying enable/disable to ``tools``; failing tools are warnings."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
     config_path.write_text(json.dumps(config_to_json(cfg)))
     ctl, ack = folder / "child-ctl", folder / "child-ack"
@@ -261,8 +259,7 @@ def count_config(
 def sample_config(
     cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: Path, svg: Path, top: int
 ) -> tuple[tuple[HostHotspot, ...], Windowed]:
-    """``perf record -g`` and py-spy over the active steps: the ``top`` Python hot spots (inclusive, trunk left out)
-    then the ``top`` native ones (self), and the run; the flame graph goes to ``svg``."""
+    """``perf record -g`` and py-spy over the active steps: ``top`` Python then native hot spots, the run."""
     prefix, samplers, control = [], [], None
     data = folder / "perf.data"
     if tools.perf:
@@ -314,8 +311,7 @@ def _trunk(spot: HostHotspot) -> bool:
 
 @dataclass(frozen=True)
 class SystemPass:
-    """One config's system ``view`` (:class:`SystemView`), ``summary`` (None without perf), ``flamegraph`` SVG (or None),
-    ``child`` (first failed child's result, else the first), ``notes`` (missing tools, failures, warnings)."""
+    """One config's system ``view``, perf ``summary``, ``flamegraph``, ``child`` result and ``notes``."""
 
     view: SystemView
     summary: CounterSummary | None
@@ -333,8 +329,7 @@ def system_pass(
     tools: Tools | None = None,
     access: PerfAccess | None = None,
 ) -> SystemPass:
-    """Count, then sample, ``plan``'s active steps for ``cfg``; SVG to ``flamegraph`` (None: not kept). Never raises
-    for a missing tool: None values with ``unavailable`` reasons, and notes."""
+    """Count, then sample, ``cfg``'s active steps; never raises for a missing tool (notes say why)."""
     tools = tools or Tools.find()
     access = access or perf_access()
     notes = tools.missing_notes()

@@ -48,8 +48,7 @@ _SVG = "{http://www.w3.org/2000/svg}"
 
 @dataclass(frozen=True)
 class CounterReading:
-    """One line of ``perf stat -x,``: ``event`` (base name), ``value`` (scaled count, task-clock ms; None unless
-    counted), ``status`` (``counted``/``not supported``/``not counted``), ``running_share`` (0..1; < 1 multiplexed)."""
+    """One ``perf stat -x,`` line: ``event``, ``value`` (None unless counted), ``status``, ``running_share``."""
 
     event: str
     value: float | None
@@ -68,8 +67,7 @@ class PerfAccess:
 
 @dataclass(frozen=True)
 class CounterSummary:
-    """Counters of one window (``{event: count}``, task-clock ms), ``unavailable`` reasons, ``multiplexed`` running shares,
-    and ``ipc``, ``cache_miss_rate``, ``branch_miss_rate`` (None when an input is missing)."""
+    """One window's counters, ``unavailable`` reasons, ``multiplexed`` shares, IPC and miss rates."""
 
     counters: dict[str, float | None]
     unavailable: dict[str, str]
@@ -103,8 +101,7 @@ def parse_stat_csv(text: str) -> list[CounterReading]:
 
 
 def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
-    """Read ``sys/kernel/perf_event_paranoid`` and the ``hypervisor`` CPU flag (set by every hypervisor
-    for its guests, Intel SDM CPUID.1:ECX[31]) under ``proc``."""
+    """``perf_event_paranoid`` and the ``hypervisor`` CPU flag (Intel SDM CPUID.1:ECX[31]) under ``proc``."""
     try:
         paranoid = int((proc / "sys/kernel/perf_event_paranoid").read_text().strip())
     except (OSError, ValueError):
@@ -193,8 +190,7 @@ def _union_width(spans: list[tuple[int, int]]) -> int:
 
 
 def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
-    """Per-function inclusive (union of frame ranges) and self shares from an inferno SVG, largest first, and the
-    sample count. Raises ValueError: not an SVG with inferno's frame attributes."""
+    """Inclusive and self shares from an inferno SVG, and the sample count. Raises ValueError: not one."""
     frames = []  # (name, y, x, w)
     for g in ET.fromstring(text).iter(f"{_SVG}g"):
         title, rect = g.find(f"{_SVG}title"), g.find(f"{_SVG}rect")

@@ -1,5 +1,4 @@
-"""How long the system-level phase samples (:func:`surrobench.api.perf.perf_config`): ``window_s`` of steps by the
-timed median, at least one (py-spy's 100 Hz needs time, not steps)."""
+"""How long the system-level phase samples: ``window_s`` of steps by the timed median, at least one."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""One forward observed op by op (a TorchDispatchMode, after autocast): FFT calls (dtype, sizes), host-waiting
-calls, complex tensors; for the feasibility rules. One call, no profiling."""
+"""One forward observed op by op (TorchDispatchMode): FFTs, host syncs, complex tensors; no profiling."""
 
 from __future__ import annotations
 
@@ -56,8 +55,7 @@ class FftCall:
 
 @dataclass
 class ProbeFacts:
-    """What one observed forward did. ``syncs`` counts host-synchronizing calls by op name; ``convolutions`` the
-    convolution calls (``aten::convolution`` and its variants)."""
+    """One observed forward: ``syncs`` by op name, ``convolutions`` calls, FFTs, complex tensors."""
 
     ffts: list[FftCall] = field(default_factory=list)
     syncs: Counter = field(default_factory=Counter)
@@ -133,8 +131,7 @@ class _Recorder(TorchDispatchMode):
 
 
 def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:
-    """Run ``fn()`` once under the recorder: the facts and ``fn``'s exception; ``stop_at_half_fft`` stops at the first
-    fp16/bf16 FFT (:class:`ProbeStop`)."""
+    """Run ``fn()`` once observed: the facts and its exception; ``stop_at_half_fft``: stop at a half FFT."""
     facts = ProbeFacts()
     try:
         with _Recorder(facts, stop_at_half_fft):

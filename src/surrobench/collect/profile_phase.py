@@ -13,8 +13,7 @@ from surrobench.execution.config import ExecConfig
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """How to profile: the schedule, ``with_stack``, the folder for Chrome traces (None: keep none), and
-    ``counters``: also measure the step's top kernels under Nsight Compute (:mod:`surrobench.collect.ncu`)."""
+    """How to profile: schedule, ``with_stack``, trace folder (None: none), ``counters`` (Nsight Compute)."""
 
     schedule: ProfileSchedule = field(default_factory=ProfileSchedule)
     with_stack: bool = False
@@ -24,8 +23,7 @@ class ProfileOptions:
 
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
-    """Create option ``flag``'s folder and check it is writable; returns it absolute.
-    Raises UsageError: a file, or cannot be created or written."""
+    """Create ``flag``'s folder, check it is writable, return it absolute. Raises UsageError."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: is a file; give a folder for one file per config")
     try:

@@ -25,8 +25,7 @@ def fmt(value: float | None, spec: str = ".3f", missing: str = "-") -> str:
 
 
 def failure_text(r: ConfigResult) -> str:
-    """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
-    from the error text) followed by the original error in brackets; the error alone when no cause is known."""
+    """A failed config's known cause with the error in brackets; the error alone without a cause."""
     cause = recorded_cause(r.error, r.extra)
     error = r.error or ""
     return error if cause.cause_id == UNKNOWN else f"{cause.line} [{error}]"

@@ -1,5 +1,4 @@
-"""A config's Nsight Compute counters, compact (terminal): longest launches with class, DRAM/tensor/FMA shares,
-occupancy, verdict, and the replay cost; from :meth:`surrobench.records.counters.ConfigCounters.to_json`."""
+"""A config's Nsight Compute counters as a compact terminal table and the replay's cost."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ _MINOR = {"class": 1, "FMA %": 2, "occupancy": 3}
 
 
 def verdict_cell(kernel: dict) -> str:
-    """``memory (DRAM)``, ``compute (tensor pipe)``, ``latency (L2; grid_too_small)``: the bound, its limiting
-    unit and, for a latency-bound launch, its cause (:data:`surrobench.records.counters.LATENCY_CAUSES`)."""
+    """``memory (DRAM)``, ``latency (L2; grid_too_small)``: bound, limiting unit, latency cause."""
     why = kernel["limiter"] + (f"; {kernel['cause']}" if kernel["cause"] else "")
     return f"{kernel['bound']} ({why})"
 
@@ -47,8 +45,7 @@ def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str
 
 
 def cost_line(counters: dict) -> str:
-    """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% of kernel time)``
-    (``40 kernel launches (9 measured, identical ones credited)`` when identical launches were measured once; the share of the profiled step's kernel time the selected kernels hold, where known)."""
+    """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% ...)``."""
     wall = counters["ncu_wall_s"]
     covered = counters["covered_share"]
     measured = counters.get("measured_launches")
@@ -71,8 +68,7 @@ def counters_rich(counters: dict, width: int | None = None, top_n: int = MAX_KER
 
 
 def counters_renderables(by_label: dict[str, dict], width: int | None = None) -> list[Table | Text]:
-    """Per measured config (``{label: counters JSON}``), its table and its cost line; configs whose counters
-    were not measured are left out (their problem is already a warning)."""
+    """Per measured config (``{label: counters JSON}``) its table and cost line."""
     out: list[Table | Text] = []
     for label, counters in by_label.items():
         if counters["problem"] is None and counters["kernels"]:

@@ -1,5 +1,4 @@
-"""Many rank traces for the terminal: the per-rank table of a :class:`~surrobench.analysis.cross_rank.CrossRankReport`
-(ms per aligned step) and, for :class:`~surrobench.api.rank_traces.RankTraces`, the ranks' reports and findings."""
+"""Many rank traces for the terminal: the per-rank table and the ranks' reports and findings."""
 
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def rank_traces_rich(
     title: str,
     width: int | None = None,
 ) -> Group:
-    """The first :data:`MAX_PRINTED_RANKS` ranks' reports via ``timeline`` (None: none), the per-rank table and the
-    compact findings titled ``title``, fitted to ``width``."""
+    """The first :data:`MAX_PRINTED_RANKS` ranks' reports, the per-rank table and compact findings."""
     parts: list = []
     if timeline is not None:
         parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]

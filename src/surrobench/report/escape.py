@@ -1,5 +1,4 @@
-"""Text from runs, traces and models made safe for a renderer, the one place names are escaped: never rich markup
-(``[/]`` raises ``MarkupError``), never raw HTML in markdown, no lone surrogates (``UnicodeEncodeError``)."""
+"""Text from runs, traces and models made safe for rich, markdown and UTF-8: the one escaping place."""
 
 from __future__ import annotations
 
@@ -7,8 +6,7 @@ from rich.markup import escape as _rich_markup_escape
 
 
 def plain(text: object) -> str:
-    """``str(text)`` with lone surrogates (and any other code point UTF-8 cannot encode) written as
-    ``\\udxxx`` escapes, so it can be printed and written as UTF-8."""
+    """``str(text)`` with code points UTF-8 cannot encode (lone surrogates) as ``\\udxxx`` escapes."""
     text = str(text)
     try:
         text.encode("utf-8")
@@ -18,13 +16,11 @@ def plain(text: object) -> str:
 
 
 def rich_escape(text: object) -> str:
-    """``text`` for a rich string (table cell, title, ``console.print``): :func:`plain`, with every
-    ``[`` that could open a markup tag escaped (``rich.markup.escape``), so it prints literally."""
+    """``text`` for rich: :func:`plain`, every ``[`` that could open a tag escaped."""
     return _rich_markup_escape(plain(text))
 
 
 def md_escape(text: object, newline: str = "<br>") -> str:
-    """``text`` for a markdown table cell or heading: :func:`plain`, ``&<>`` as entities, backslash and ``|`` escaped,
-    newlines as ``newline``."""
+    """``text`` for a markdown cell: :func:`plain`, ``&<>`` as entities, backslash, ``|``, newlines escaped."""
     text = plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", newline)

@@ -77,15 +77,13 @@ def _check_text(key: str, c: dict) -> str:
 
 
 def _failed_text(c: dict) -> str:
-    """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config (:func:`failed_lines`), the error alone when no cause
-    is known."""
+    """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config, the error alone without a cause."""
     what = f"{c['cause']} [{c['error']}]" if c.get("cause") else str(c.get("error") or "")
     return f"{c['label']}: {c['status']}: {what}"
 
 
 def finding_row(f: Finding) -> list[str]:
-    """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines); the gain
-    is the measured saving where a remedy was measured (``2.960 (measured)``), else the estimate."""
+    """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
     gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if f.gain_kind == "measured" else "")
     return [
         f.kind,
@@ -112,8 +110,7 @@ HEADER = (
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact fields of ``f`` (:data:`BRIEF_FIELDS`, ``summary``) as plain text; ``gain``: measured saving where
-    there is one (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown."""
+    """The compact fields of ``f``; ``gain`` measured, else estimated, ``gain ?`` when unknown."""
     if f.gain_kind == "measured":
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
@@ -134,16 +131,14 @@ def _line(text: str, style: str = "") -> Text:
 
 
 def _shorten(text: str, cells: int, lines: int) -> list[str]:
-    """``text`` wrapped at spaces into at most ``lines`` lines of ``cells`` cells, the last ending in " …"
-    where text was left out; a single word longer than ``cells`` stays whole (the renderer cuts it)."""
+    """``text`` in at most ``lines`` lines of ``cells``, wrapped at spaces, the last ending " …" if cut."""
     return textwrap.wrap(
         text, cells, max_lines=lines, placeholder=_ELLIPSIS, break_long_words=False, break_on_hyphens=False
     ) or [""]
 
 
 def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
-    """The compact view: per finding a header line, then its action on at most :data:`BRIEF_ACTION_LINES` lines of
-    ``width`` cells (None: whole)."""
+    """The compact view: a header line per finding, then its action on :data:`BRIEF_ACTION_LINES` lines."""
     cells = [brief_cells(f) for f in findings]
     pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
     lines: list[Text] = []
@@ -206,8 +201,7 @@ NO_FINDING = "no finding (nothing above the report floor)"
 
 
 def quiet_configs(findings: list[Finding], labels: Iterable[str], failed: Iterable[dict] = ()) -> list[str]:
-    """The config ``labels`` (in order, once each) that have no finding of their own and did not fail
-    (``failed``: diagnosis ``context.failed_configs`` entries), so that every config diagnosed gets a line."""
+    """Config ``labels`` (once each, in order) with no finding that did not fail."""
     seen = {f.config for f in findings} | {c["label"] for c in failed}
     return [label for label in dict.fromkeys(labels) if label not in seen]
 
@@ -237,8 +231,7 @@ def findings_renderables(
 def findings_section_markdown(
     findings: list[Finding], title: str, failed: list[dict] = (), quiet: Iterable[str] = (), checks: dict | None = None
 ) -> str:
-    """The judgment table as markdown: ``title`` (level 3), ``Failed:`` lines, evidence-check lines, quiet configs,
-    then :func:`findings_markdown`."""
+    """The judgment table as markdown, with failed, evidence-check and quiet lines."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
     failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)

@@ -24,8 +24,7 @@ _STACKED_FIELD_WIDTH = 12
 
 @dataclass(frozen=True)
 class Col:
-    """One column: ``keep`` for numbers and ids (never wrapped or cut); ``minor`` > 0 for a column that may
-    be dropped to fit (the highest first)."""
+    """One column: ``keep`` never wrapped or cut; ``minor`` > 0 may be dropped (highest first)."""
 
     header: str
     justify: str = "left"
@@ -38,8 +37,7 @@ def _cell_len(cell: str) -> int:
 
 
 def _need(col: Col, cells: list[str]) -> int:
-    """``col``'s narrowest width: a kept column its widest cell and header, a text column its longest word (up to
-    :data:`_MAX_WORD_CELLS`)."""
+    """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
         return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
     words = [Text.from_markup(c).plain.split() for c in cells]
@@ -77,8 +75,7 @@ def fit_table(
     caption: str | None = None,
     show_lines: bool = False,
 ) -> Table:
-    """A rich table of ``rows`` (markup strings, already escaped) that fits ``width`` cells without cutting
-    a kept cell (None: no limit). Drops minor columns, then stacks rows (module docstring)."""
+    """A rich table of escaped ``rows`` fitting ``width`` cells (None: no limit) without cutting kept cells."""
     keep = list(range(len(columns)))
     need = [_need(col, [row[i] for row in rows]) for i, col in enumerate(columns)]
 

@@ -30,8 +30,7 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def contents(r: RunSummary) -> str:
-    """What a run holds: ``12 configs`` (``12 configs, 3 failed``), a serve run's ``2 policies, 6 loads``, an
-    optimization's ``2 configs optimized``."""
+    """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized``."""
     if r.kind == "serve":
         return f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
     configs = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
@@ -39,8 +38,7 @@ def contents(r: RunSummary) -> str:
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
-    """One row per stored run as given: id, created (UTC minute), state, kind, tag, device, models, :func:`contents`;
-    fitted to ``width`` (kind, device, models, tag dropped first). ``title`` is markup."""
+    """One row per stored run, fitted to ``width`` (kind, device, models, tag dropped first)."""
     rows = [
         [
             rich_escape(cell)

@@ -1,5 +1,4 @@
-"""One self-contained HTML report (docs/design.md, "Offline and embedded by default"): inline CSS, PNG data URIs,
-no scripts; every string from a run, trace or model goes through :func:`escape`."""
+"""One self-contained HTML report (docs/design.md, "Offline and embedded by default"), all text escaped."""
 
 from __future__ import annotations
 
@@ -107,8 +106,7 @@ def _td(value: object, cls: str) -> str:
 
 
 def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: Sequence[str] | None = None) -> str:
-    """An HTML table; cells are escaped here, columns named in ``left`` are left-aligned (a long word in them may
-    break, :data:`_BREAK_CHARS`); the table scrolls sideways in a window narrower than it."""
+    """An HTML table, cells escaped, ``left`` columns left-aligned; scrolls sideways when too wide."""
     cls = ['class="l"' if h in left else "" for h in header]
     head = "".join(f"<th {c}>{escape(h)}</th>" for h, c in zip(header, cls))
     body = []
@@ -281,8 +279,7 @@ def _optimize_section(doc: dict) -> str:
 
 
 def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
-    """One row per config, one column per kernel class any config has (the largest summed share first):
-    the class's share of the config's kernel time."""
+    """A row per config, a column per kernel class: its share of the config's kernel time."""
     seen = sorted(
         (c for c in KERNEL_CLASSES if any(s.get(c) for s in shares.values())),
         key=lambda c: -sum(s.get(c, 0.0) for s in shares.values()),

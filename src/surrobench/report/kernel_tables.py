@@ -1,5 +1,4 @@
-"""A profiled config's kernel table, compact (terminal and HTML), from
-:meth:`surrobench.records.kernels.KernelTable.to_json`: top kernels, class shares, attribution notes."""
+"""A profiled config's kernel table, compact, from :meth:`surrobench.records.kernels.KernelTable.to_json`."""
 
 from __future__ import annotations
 
@@ -42,8 +41,7 @@ def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
 
 
 def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The first ``top_n`` rows of a kernel table (JSON form) as text cells, in :data:`_COLUMNS` order; a lost op
-    or module is ``-`` with the row's origin (``graph_replay``, ``compiled``, ``no_op``) in the op cell."""
+    """The first ``top_n`` kernel rows as :data:`_COLUMNS` cells; a lost op shows its origin."""
     return [
         (
             short_kernel_name(k["name"]),
@@ -76,8 +74,7 @@ def note_lines(table: dict) -> list[str]:
 
 
 def kernel_table_rich(table: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS) -> Table:
-    """The top kernels as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`), titled
-    with the class shares."""
+    """The top kernels as a rich table fitted to ``width``, titled with the class shares."""
     columns = [
         Col(
             name,

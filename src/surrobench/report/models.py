@@ -33,8 +33,7 @@ def _cells(row: dict[str, object]) -> list[str]:
 
 
 def _narrowest_uncut(rows: list[list[str]]) -> int:
-    """The terminal width at which the table wraps every cell at spaces and cuts no word: each column as wide as
-    its longest word (its header's included), plus the box."""
+    """The width at which the table wraps every cell at spaces and cuts no word."""
     columns = zip([h for h, _ in _COLUMNS], *rows)
     return 1 + sum(max(len(w) for cell in col for w in cell.split()) + _COLUMN_CHROME for col in columns)
 

@@ -35,8 +35,7 @@ def _pct(x: float) -> str:
 
 
 def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
-    """The first ``top_n`` rows of an op table as text cells, in :data:`_COLUMNS` order, with the
-    ``max_shapes`` most frequent input-shape signatures."""
+    """The first ``top_n`` op rows as :data:`_COLUMNS` cells, with ``max_shapes`` input shapes."""
     return [
         (
             op["name"],
@@ -140,8 +139,7 @@ def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
 
 
 def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
-    """What ``profile`` prints per config: op table, readings, top kernels, ncu counters and trace path (plain text);
-    ``not profiled: LABEL: STATUS: ERROR`` for a failure."""
+    """What ``profile`` prints per config: tables, readings, counters, trace path; or ``not profiled: ...``."""
     out: list[Table | Text] = []
     for report in reports:
         if report["status"] != "ok":  # timed, but its profiling failed: say why, as the markdown does

@@ -1,5 +1,4 @@
-"""The optimize report (``surrobench/optimize``, :meth:`OptimizeReport.to_json`) as terminal tables, markdown and
-HTML: per config the before/after table, then the recipe as code and as a ``surrobench run`` line."""
+"""The optimize report as terminal tables, markdown and HTML: before/after per config, then the recipe."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ _VERDICT_STYLE = {
 
 
 def speedup_note(rounds: int | None) -> str:
-    """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
-    document's rounds per timing window (None: not known)."""
+    """Footnote of :data:`SPEEDUP_HEADER`: what an interval is drawn over (``rounds`` None: unknown)."""
     of = f"its {rounds} rounds" if rounds else "its rounds"
     return f"{SPEEDUP_HEADER}: each row's own timing window with the baseline, the interval over {of}"
 
@@ -108,8 +106,7 @@ def config_title(entry: dict) -> str:
 
 
 def _drawn_over(recipe: dict) -> str:
-    """What the recommended speedup's interval is drawn over (`` ratio of the medians pooled over 6 timing windows
-    (...)``), `` in its own window`` for older reports, empty without counts."""
+    """What the recommended speedup's interval is drawn over; empty without counts."""
     windows = recipe.get("windows")
     if not windows:
         return "" if recipe.get("speedup") else " in its own window"
@@ -165,8 +162,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
 
 
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
-    """Where the runs went and the ``compare``/``report`` lines for the pair (``db`` joined when not the default;
-    ``program``: how the commands start)."""
+    """Where the runs went and the ``compare``/``report`` lines (``db`` joined when not the default)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc.get("interrupted"):
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
@@ -206,8 +202,7 @@ _KEYS = {title: key for title, key in COLUMNS}
 def _terminal_table(
     title: str | None, cols: tuple[Col, ...], table_rows: list[dict[str, str]], width, rounds: int | None
 ) -> Table:
-    """One of :data:`_TERMINAL_TABLES` fitted to ``width`` cells; the one with the speedup column has
-    :func:`speedup_note` (``rounds`` per window) as its caption."""
+    """One :data:`_TERMINAL_TABLES` table fitted to ``width``, the speedup one with its note."""
     cells = []
     for row in table_rows:
         line = [rich_escape(row[_KEYS[col.header]]) for col in cols]
@@ -231,16 +226,14 @@ def off_device(entry: dict) -> list[str]:
 
 
 def _verbatim(line: str) -> Text:
-    """A line to paste (code, a command): never wrapped or cut, however narrow the terminal (printed with
-    ``crop=False``)."""
+    """A line to paste, never wrapped or cut (print with ``crop=False``)."""
     return Text(line, no_wrap=True, overflow="ignore")
 
 
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
-    """Rich renderables per config (tables fitted to ``width``, off-device remedies on one line, the recipe), then the
-    stored runs; print with ``soft_wrap=True`` and ``crop=False``. A baseline that failed is its title and why."""
+    """Rich renderables per config, then the stored runs; print with ``soft_wrap=True`` and ``crop=False``."""
     out: list = []
     for entry in doc["configs"]:
         if entry.get("error") and not entry["candidates"]:  # the baseline did not run: one line says why
@@ -272,8 +265,7 @@ def optimize_renderables(
 
 
 def optimize_markdown(doc: dict, db: str | None = None) -> str:
-    """The document as markdown: per config a heading, the table and its :func:`speedup_note`, the recipe in a
-    code block."""
+    """The document as markdown: per config a heading, table, note and the recipe in a code block."""
     parts = []
     for entry in doc["configs"]:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]

@@ -1,5 +1,4 @@
-"""Matplotlib figures for the HTML report (None when the data is missing), object-oriented API only (no pyplot,
-Agg), drawn under :data:`PLAIN_TEXT` (no mathtext) with names through :func:`~surrobench.report.escape.plain`."""
+"""Matplotlib figures for the HTML report (None without data): no pyplot, no mathtext, names plain."""
 
 from __future__ import annotations
 
@@ -60,8 +59,7 @@ def plain_log(*axes) -> None:
 
 
 def plain_text():
-    """Context manager (and decorator) applying :data:`PLAIN_TEXT`; tick labels are created when a figure
-    is drawn, so saving needs it too."""
+    """Context manager and decorator applying :data:`PLAIN_TEXT` (saving needs it too)."""
     return rc_context(PLAIN_TEXT)
 
 
@@ -71,15 +69,13 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
 
 
 def _labels(texts: Sequence[str]) -> tuple[list[str], int]:
-    """Axis labels wrapped to :data:`_LABEL_CHARS` per line, and the number of lines they take in all (what the
-    figure's height is sized by)."""
+    """Axis labels wrapped to :data:`_LABEL_CHARS`, and the lines they take in all."""
     wrapped = [textwrap.fill(plain(t), _LABEL_CHARS, break_long_words=True, break_on_hyphens=False) for t in texts]
     return wrapped, sum(w.count("\n") + 1 for w in wrapped)
 
 
 def per_sample_shape(r: ConfigResult) -> str:
-    """The executed input without its batch dim, ``3x64x64`` (the whole shape when dim 0 is not the batch,
-    e.g. DeepONet's shared query points): what stays the same across a batch sweep."""
+    """The executed input without its batch dim, ``3x64x64`` (whole when dim 0 is not the batch)."""
     shape = r.input_shape
     if len(shape) > 1 and shape[0] == r.batch:
         shape = shape[1:]
@@ -117,8 +113,7 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 
 @plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
-    """Median latency (ms, P95 whisker) against points per sample, a line per (batch, precision, mode), a panel per
-    model, log-log; None when no config has two shapes."""
+    """Median latency (ms, P95 whisker) against points per sample, log-log, a panel per model."""
     groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -155,8 +150,7 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
-    """Samples/s against batch size, one line per (per-sample shape, precision, mode), one panel per model.
-    None when no config has two batch sizes."""
+    """Samples/s against batch size, a panel per model; None when no config has two batch sizes."""
     groups = _by_model([r for r in _ok(results) if r.samples_per_s])
     if not any(len({r.batch for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -180,8 +174,7 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
-    """Box plot of the per-iteration latencies (ms) of up to :data:`MAX_BOX_CONFIGS` configs
-    (whiskers at 1.5 IQR, outliers drawn). None when no config has samples."""
+    """Box plot of per-iteration ms of up to :data:`MAX_BOX_CONFIGS` configs (whiskers 1.5 IQR)."""
     rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
     if not rs:
         return None
@@ -197,8 +190,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def ratio_forest(cmp: RunComparison) -> Figure | None:
-    """NEW/BASE median-latency ratio with its 95% CI per matched config, the ±threshold band shaded.
-    None when no config has a ratio."""
+    """NEW/BASE median ratio with its 95% CI per config, ±threshold band shaded; None without ratios."""
     cs = [c for c in cmp.configs if c.median_ratio is not None]
     if not cs:
         return None
@@ -229,8 +221,7 @@ _VERDICT_COLORS = {
 
 @plain_text()
 def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
-    """Per optimized config (at most :data:`MAX_OP_PANELS`): speedup (95% CI) against relative L2 error, by verdict,
-    with the tolerance and ``speedup = 1``; ``doc``: a ``surrobench/optimize`` document, any version. None when empty."""
+    """Per optimized config, speedup (95% CI) against relative L2 error by verdict; ``doc`` any version."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
         points = [c for c in entry["candidates"] if c.get("speedup") and c["rel_l2"] is not None]
@@ -271,8 +262,7 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
 def op_breakdown(
     op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
 ) -> Figure | None:
-    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config; ``op_tables``: ``{label: {op: ms}}`` (CPU
-    self time for ``cpu_labels``)."""
+    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config (``{label: {op: ms}}``)."""
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -292,8 +282,7 @@ def op_breakdown(
 
 @dataclass(frozen=True)
 class Span:
-    """One interval on the timeline strip: ``lane`` (row label), ``kind`` (a key of the colour map:
-    kernel, memcpy, memset, api), start and duration in ns."""
+    """One timeline-strip interval: ``lane``, ``kind`` (kernel, memcpy, memset, api), start and duration ns."""
 
     lane: str
     kind: str
@@ -302,8 +291,7 @@ class Span:
 
 
 def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
-    """Kernels, copies and memsets per stream and host CUDA API calls of profiled step ``step`` (to the next step's
-    start; the whole trace without step ranges)."""
+    """Kernels, copies, memsets per stream and CUDA API calls of profiled step ``step``."""
     steps = tl.steps
     lo = int(steps.start_ns[step]) if len(steps) > step else 0
     hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 
 @contextmanager
 def progress_hooks(console: Console) -> Iterator[Hooks]:
-    """A transient bar on ``console`` (stderr) driven by :class:`~surrobench.api.profile.Hooks`; off a terminal, one line
-    per timed round and profiled config (``timed 2/8: fno2d 64 b1 fp32 eager: ok, median 1.234 ms``)."""
+    """A transient bar on ``console`` driven by :class:`~surrobench.api.profile.Hooks`; lines when piped."""
     from surrobench.api.profile import Hooks
 
     progress = Progress(

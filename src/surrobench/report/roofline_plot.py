@@ -34,8 +34,7 @@ def estimated_points(roofline: dict) -> list[tuple[float, float]]:
 
 
 def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
-    """The memory roof (up to the highest compute roof) and one compute roof per usable precision among
-    ``precisions``."""
+    """The memory roof and a compute roof per usable precision of ``precisions``."""
     peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
     memory = x * ceilings.copy_gbps / 1e3
     top = np.minimum(memory, max(peaks.values())) if peaks else memory
@@ -47,8 +46,7 @@ def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
 def roofline_figure(
     measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
 ) -> Figure | None:
-    """Both series on one log-log panel (``{label: counters JSON}``, ``{label: roofline JSON}``), a colour per config,
-    roofs of ``ceilings`` (None: points only); None without a rate."""
+    """Measured and estimated points on one log-log panel under ``ceilings``' roofs; None without a rate."""
     series = [(MEASURED_LABEL, label, measured_points(c)) for label, c in measured.items()]
     series += [(ESTIMATED_LABEL, label, estimated_points(r)) for label, r in estimated.items()]
     series = [s for s in series if s[2]]

@@ -79,8 +79,7 @@ def _rank_label(r: ConfigResult) -> str:
 
 
 def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
-    """Per config of a multi-rank run (up to :data:`MAX_RANK_PANELS`), a box per reference, rank and step of per-iteration
-    ms (whiskers 1.5 IQR), ranks labelled with their median collective time; None without rank rows."""
+    """Per multi-rank config, boxes of per-iteration ms per reference, rank and step; None without ranks."""
     groups: dict[int, list[ConfigResult]] = defaultdict(list)
     for r in results:
         where = placement(r)

@@ -10,8 +10,7 @@ from surrobench.report.plots import plain_log, plain_text
 
 @plain_text()
 def latency_throughput(record: ServeRecord) -> Figure | None:
-    """P99 (95% interval) and P50 against the achieved rate, a line per policy in offered-rate order, the target as a
-    line; log latency axis, plain ticks. None without load points."""
+    """P99 (95% interval) and P50 against achieved rate, a line per policy; None without load points."""
     results = [r for r in record.policies if r.points]
     if not results:
         return None

@@ -89,8 +89,7 @@ UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; 
 
 
 def unloaded_rows(record: ServeRecord) -> list[list[str]]:
-    """The unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells (``n``: isolated /
-    back-to-back samples)."""
+    """Unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells."""
     return [
         [
             str(u.batch),
@@ -144,8 +143,7 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
 
 
 def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
-    """Per policy, its load points and, after a search, the search's steps; fitted to ``width`` terminal cells
-    (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
+    """Per policy its load points and search steps, fitted to ``width`` (None: no limit)."""
     tables = []
     if record.unloaded:
         minor = {"n": 2, "gap ms": 1}
@@ -162,8 +160,7 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
 
 
 def serve_markdown(record: ServeRecord) -> str:
-    """The tables of :func:`serve_tables` as markdown: per policy its title line and load points (all
-    :data:`COLUMNS`), then the search's steps; the best policy's line and the record's notes after them."""
+    """The tables of :func:`serve_tables` as markdown, with the best policy and notes."""
     parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
     for result in record.policies:
         if not result.points and result.capacity is not None and result.capacity.infeasible:

@@ -23,8 +23,7 @@ def _fmt(value: float | None, spec: str, missing: str = "n/a") -> str:
 
 
 def system_view_rich(report: PerfReport) -> Group:
-    """Headline (window, task-clock, CPU utilization, IPC, miss rates), the counter table with the
-    reason of each unavailable event, the host hot spots and the flame graph path."""
+    """Headline counters, the counter table with reasons, host hot spots and the flame graph path."""
     v, s = report.system.view, report.system.summary
     parts: list = [
         f"[bold]{report.label()}[/]: {report.steps} steps in {_fmt(v.wall_ms, '.1f')} ms; task-clock "

@@ -13,8 +13,7 @@ from surrobench.report.fit import Col, fit_table
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None, width: int | None = None) -> Table:
-    """The results table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`; rates, memory and device time
-    dropped first); shape as executed; ``title`` is markup."""
+    """The results table fitted to ``width``; shape as executed; ``title`` is markup."""
     results = list(results)
     # device time and top op only when some config has them (CUDA runs, profiled runs): narrower tables
     with_device = any(r.device_ms for r in results)

@@ -1,5 +1,4 @@
-"""Chrome-trace event slices into columns, a list per field: msgspec's typed decode tagged by ``ph`` (only ``"X"``
-gets every field; speed: docs/benchmarks/trace-analysis.md), else orjson or the stdlib into dicts; same columns."""
+"""Chrome-trace event slices into columns: msgspec typed decode, else orjson or the stdlib."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ except ImportError:  # the pure-Python path: same slicing, stdlib parser (docs/b
 """Exceptions a decoder raises on a slice that is not valid JSON (or a wrong cut)."""
 
 FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id", "bytes")
-"""Fields a slice gives, ``None`` where an event lacks one. The last five come from the event's ``args``
-(``External id`` as ``external_id``); ``dur`` is ``None`` when absent."""
+"""Fields a slice gives, None where absent; the last five from ``args``."""
 _ARGS_KEY = {
     "device": "device",
     "stream": "stream",

@@ -20,16 +20,14 @@ _INT32_END = 1 << 31
 
 
 def load_kineto(path: Path) -> Timeline:
-    """Load one Kineto trace file or a rank folder.
-    Raises UsageError: missing, empty, unreadable or invalid, duplicate or missing ranks."""
+    """Load one Kineto trace file or a rank folder. Raises UsageError: bad path, file or ranks."""
     path = Path(path)
     files = trace_files(path)
     return load_kineto_files(files, many=len(files) > 1, where=path)
 
 
 def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None) -> Timeline:
-    """Load ``files`` into one timeline; ``many``: ranks of one run (each needs ``distributedInfo.rank``); ``workers``:
-    parsing processes (:mod:`~surrobench.trace.kineto_split`; None per core). Raises UsageError as :func:`load_kineto`."""
+    """Load ``files`` into one timeline (``many``: ranks of one run). Raises UsageError as :func:`load_kineto`."""
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:

@@ -1,5 +1,4 @@
-"""Kineto events into timeline table chunks (whole file, or a byte range in :mod:`surrobench.trace.kineto_split`);
-µs ``ts``/``dur`` converted as integer and fractional parts to keep ns resolution near 5e12 µs."""
+"""Kineto events into timeline table chunks; µs converted in integer and fractional parts (ns exact)."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 
 class EventConverter:
-    """Column slices to table chunks, ``pending`` until :meth:`flush` (the rank is known at the end); bad values
-    counted in ``anomalies``."""
+    """Column slices to table chunks, ``pending`` until :meth:`flush`; bad values in ``anomalies``."""
 
     def __init__(self, builder: TimelineBuilder, file: Path) -> None:
         self.builder, self.file = builder, file
@@ -112,8 +110,7 @@ class EventConverter:
         return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
 
     def _times_ns(self, values: list) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`_times_ns`, where a number written as text (``"250"``) is read as that number and counted
-        (``times_as_text``), and a bool (``true``), which Python and numpy would take as 1, is not a number."""
+        """:func:`_times_ns` reading numeric text (counted ``times_as_text``), bools not numbers."""
         kinds = set(map(type, values))
         if kinds <= _NUMBER_TYPES:
             return _times_ns(values)
@@ -126,8 +123,7 @@ class EventConverter:
         return _times_ns(values)
 
     def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
-        """int64 column; a value that is absent becomes ``default``'s value (else :data:`MISSING`), one
-        that is not an integer or does not fit ``bits`` signed bits also :data:`MISSING`, and counted."""
+        """int64 column; absent -> ``default`` (else :data:`MISSING`); non-integer or too wide -> MISSING, counted."""
         if default is not None:
             values = [d if v is None else v for v, d in zip(values, default)]
         try:
@@ -197,8 +193,7 @@ class EventConverter:
 
 
 def _hashable_kinds(kinds: list) -> list:
-    """``(ph, cat)`` pairs that hash: ``ph`` as ``"X"`` or ``None`` (only complete events are loaded), and every
-    category as its text where any category does not hash."""
+    """Hashable ``(ph, cat)`` pairs: ``ph`` as ``"X"`` or None, categories as text where needed."""
     phs = ["X" if ph == "X" else None for ph, _ in kinds]
     cats = [c for _, c in kinds]
     try:
@@ -216,8 +211,7 @@ def _text(name) -> str:
 
 
 def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(ns int64, ok bool) from microsecond floats; whole and fractional µs converted apart (module doc).
-    ``ok`` is False for a value that is not a finite number within ±:data:`_MAX_ABS_US`."""
+    """(ns int64, ok bool) from µs floats; not ok beyond ±:data:`_MAX_ABS_US` or not finite."""
     try:
         us = np.array(values, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):

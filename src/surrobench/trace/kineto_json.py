@@ -23,8 +23,7 @@ from surrobench.trace.chrome_decode import SYNTAX_ERRORS, DictSlice, decode_slic
 from surrobench.trace.source import GZIP_MAGIC, check_text_encoding, open_bytes
 
 CHUNK_BYTES = 8 << 20
-"""Bytes read per step. 8 MiB: large enough that per-slice overhead is negligible, small enough that a
-slice of parsed events stays in the tens of MB (measured, docs/benchmarks/trace-analysis.md)."""
+"""Bytes read per step: slices stay in the tens of MB (docs/benchmarks/trace-analysis.md)."""
 MAX_HEADER_BYTES = 64 << 20
 """Most bytes read looking for the ``traceEvents`` array (Kineto writes a few kB of metadata first)."""
 MAX_EVENT_BYTES = 256 << 20
@@ -63,8 +62,7 @@ def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
 
 
 def locate_events(path: Path) -> tuple[dict, int, bool] | None:
-    """``(metadata before the events, offset after the array's [, bare)`` of a plain regular file for
-    :func:`read_event_range`; None for gzip, pipes or a nested ``traceEvents``. Raises UsageError as :func:`read_chrome_trace`."""
+    """Header and events offset of a plain file for :func:`read_event_range`; None otherwise."""
     stream, head = open_bytes(path)
     with stream:
         if head.startswith(GZIP_MAGIC) or not isinstance(stream.raw, io.FileIO):
@@ -77,8 +75,7 @@ def locate_events(path: Path) -> tuple[dict, int, bool] | None:
 
 
 def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:
-    """The events in bytes ``[lo, hi)`` of ``path`` (``lo`` at an event's ``{``, ``hi`` after a ``}``; None: to the end,
-    returning the metadata after the array). Raises UsageError: invalid JSON in the range."""
+    """The events in bytes ``[lo, hi)`` of ``path`` (``hi`` None: to the end, with trailing metadata)."""
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -258,8 +255,7 @@ class _Reader:
 
 
 class _Exact:
-    """The rest of the array event by event (stdlib ``raw_decode``), then the metadata after it; the
-    text is decoded and parsed incrementally, so memory stays bounded by one event."""
+    """The rest of the array event by event (``raw_decode``), then the metadata; one event in memory."""
 
     def __init__(self, reader: _Reader, on_events: OnEvents, bare: bool) -> None:
         self.r, self.on_events, self.bare = reader, on_events, bare

@@ -21,11 +21,9 @@ from surrobench.trace.kineto_json import locate_events, read_event_range
 SPLIT_MIN_BYTES = 64 << 20
 """Files smaller than this are read in one process (a worker's start, ~0.2 s, would not pay off)."""
 PIECE_BYTES = 16 << 20
-"""Bytes of events per piece. The last piece each process takes ends at most one piece's parse (~0.05 CPU s
-for 16 MiB of the tiled trace) apart; each piece costs one more file open and a short slice."""
+"""Bytes of events per piece (a piece of the tiled trace parses in ~0.05 CPU s)."""
 MAX_PIECES = 255
-"""At most this many pieces: each is one byte of the queue (a piece number), and 255 keep a 4 GB trace's
-pieces at 16 MiB."""
+"""At most this many pieces (one queue byte each); 255 keep a 4 GB trace at 16 MiB pieces."""
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _PROBE_BYTES = 1 << 20
@@ -37,8 +35,7 @@ def usable_cores() -> int:
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
-    """Read ``file`` into ``conv`` (a fresh :class:`~surrobench.trace.kineto_events.EventConverter`) with ``workers``
-    processes (prestarted ones first); the metadata, or None when not split (the caller reads it in one process)."""
+    """Read ``file`` into ``conv`` with ``workers`` processes; the metadata, or None when not split."""
     split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
     if split is None:
         return None
@@ -61,8 +58,7 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 
 def prestart(file: Path, workers: int | None = None) -> None:
-    """Start reading ``file`` in workers now, for a later :func:`read_split` (``analyze`` calls it before its imports);
-    nothing for a file that would not be split; :func:`discard_prestarted` stops unused ones."""
+    """Start reading ``file`` in workers now for a later :func:`read_split`."""
     workers = usable_cores() if workers is None else workers
     try:
         key = _key(file, workers)
@@ -86,8 +82,7 @@ def _key(file: Path, workers: int) -> tuple:
 
 @dataclass
 class _Split:
-    """A split read under way: the file's pieces (byte ranges), the queue holding the numbers of the pieces
-    nobody took yet, and the worker processes taking them."""
+    """A split read under way: the byte-range pieces, the queue of untaken ones, the workers."""
 
     file: Path
     header: dict
@@ -97,8 +92,7 @@ class _Split:
     children: list[subprocess.Popen]
 
     def collect(self) -> list | None:
-        """Every piece: those this process takes from the queue, then the workers'; ``None`` when a piece
-        does not parse or a worker fails (the caller reads in one process)."""
+        """Every piece, ours then the workers'; None when one fails (the caller reads in one process)."""
         try:
             parts = _parse_pieces(self.file, self.ranges, self.bare, self.queue)
             for child in self.children:
@@ -124,8 +118,7 @@ _STARTED: dict[tuple, _Split] = {}
 
 
 def _start_split(file: Path, workers: int) -> _Split | None:
-    """The pieces of ``file``, queued, with ``workers - 1`` worker processes started on them; ``None`` when
-    the file is too small, not plain JSON with random access, or has no event boundary to cut at."""
+    """``file``'s pieces queued with ``workers - 1`` workers; None when too small or not splittable."""
     size = file.stat().st_size
     if workers < 2 or size < SPLIT_MIN_BYTES:
         return None
@@ -152,8 +145,7 @@ def _start_split(file: Path, workers: int) -> _Split | None:
 
 
 def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
-    """Pieces claimed from ``queue`` one byte (a piece number) at a time until it is empty, each as
-    ``(piece, *``:func:`_parse_range```)``."""
+    """Pieces claimed one queue byte at a time until empty, each ``(piece, *_parse_range(...))``."""
     parts = []
     while claimed := os.read(queue, 1):
         piece = claimed[0]
@@ -162,8 +154,7 @@ def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
 
 
 def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[int, int]]:
-    """(end of the last event before the cut, start of the first after it) near each of ``pieces - 1``
-    equal shares of the events' bytes; fewer when a share has no boundary within its probe."""
+    """(last event end, next event start) near each of ``pieces - 1`` equal shares of the bytes."""
     cuts: list[tuple[int, int]] = []
     with open(file, "rb") as f:
         for k in range(1, pieces):
@@ -178,8 +169,7 @@ def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[in
 
 
 def _start_worker(file: Path, ranges: list, bare: bool, queue: int) -> subprocess.Popen:
-    """A worker process taking pieces from ``queue``: ``python -m`` this module, never a re-import of the
-    caller's ``__main__`` (which multiprocessing's spawn and forkserver do, and fork with threads is unsafe)."""
+    """A worker taking pieces: ``python -m`` this module, never a re-import of ``__main__``."""
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

@@ -1,5 +1,4 @@
-"""One columnar timeline for every trace source (docs/design.md, "Timeline model"): numpy columns, a row per event,
-``int64`` ns from the first event, names interned in :attr:`Timeline.names` (``int32`` indices); absent ids ``-1``."""
+"""One columnar timeline for every trace source (docs/design.md, "Timeline model"); int64 ns, ids -1 absent."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ class CopyKind(IntEnum):
 
 
 class HostMemory(IntEnum):
-    """Host-side memory of a copy (CUPTI ``CUpti_ActivityMemoryKind``): pageable copies stage through
-    a pinned bounce buffer and block the host (CUDA C++ Programming Guide, "Page-Locked Host Memory")."""
+    """Host memory of a copy (CUPTI ``CUpti_ActivityMemoryKind``); pageable copies block the host."""
 
     UNKNOWN = 0
     PAGEABLE = 1
@@ -181,8 +179,7 @@ LOAD_REPAIRS = frozenset({"events_without_duration", "values_out_of_range", "tim
 
 
 def load_warnings(anomalies: dict[str, int]) -> list[str]:
-    """One line per kind of :attr:`TraceMeta.anomalies` (what the loader dropped or repaired, and how many
-    events), in a stable order: the warnings ``analyze`` and ``diagnose`` show for the trace."""
+    """One line per kind of :attr:`TraceMeta.anomalies`, in stable order (analyze's and diagnose's warnings)."""
     lines = []
     for kind, n in sorted(anomalies.items()):
         verb = "repaired" if kind in LOAD_REPAIRS else "dropped"

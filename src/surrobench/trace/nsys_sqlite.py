@@ -1,5 +1,4 @@
-"""Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline` (NVIDIA "SQLite Schema Reference":
-integer ns, names in ``StringIds``, every other table optional; CUPTI's memcpy and memory kind numbering)."""
+"""Nsight Systems SQLite exports (NVIDIA "SQLite Schema Reference") into a :class:`Timeline`."""
 
 from __future__ import annotations
 
@@ -148,8 +147,7 @@ def _rank(pid_of: dict, global_id: int | None) -> int:
 
 
 def _pidless_rank(pid_of: dict, rank_of_corr: dict, corr: int | None) -> int:
-    """Rank of a GPU row whose table has no ``globalPid`` (older exports): the only process when there is
-    one, else the process whose API call has the row's correlation id (rank 0 when none or several do)."""
+    """Rank of a GPU row without ``globalPid``: the only process, else the one with its correlation id."""
     ranks = set(pid_of.values())
     if len(ranks) <= 1:
         return ranks.pop() if ranks else _rank(pid_of, None)
@@ -220,8 +218,7 @@ def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
 
 
 def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
-    """The NVTX ranges into ``builder``; returns the anomalies (ranges ending before they start, dropped).
-    Marks (no ``end``) are instants, not ranges: not counted."""
+    """NVTX ranges into ``builder``; returns the anomalies (ranges ending before they start). Marks skipped."""
     if "NVTX_EVENTS" not in tables:
         return {}
     cols = _columns(db, "NVTX_EVENTS")

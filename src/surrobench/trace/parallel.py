@@ -33,8 +33,7 @@ DASK_CONNECT_TIMEOUT_S = 10
 
 
 def rank_trace_files(paths: Path | str | Sequence[Path | str]) -> list[Path]:
-    """The trace files behind ``paths`` (a folder's ``.json``/``.json.gz`` sorted, a file, or a list).
-    Raises UsageError: a path missing, a folder without traces, a file named twice."""
+    """Trace files behind ``paths`` (folder, file or list). Raises UsageError: missing, empty, twice."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
         raise UsageError("no rank trace given")

@@ -1,5 +1,4 @@
-"""Opening a trace's bytes: regular files and pipes only (read once, head kept), gzip by content, devices and sockets
-refused, a pipe idle for :data:`PIPE_IDLE_TIMEOUT_S` given up."""
+"""Opening a trace's bytes: files and pipes only, gzip by content, idle pipes given up."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ from surrobench.errors import UsageError
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 PIPE_IDLE_TIMEOUT_S = 60.0
-"""Seconds a pipe may stay silent before the read is abandoned (a producer such as ``zcat`` writes
-within milliseconds; a FIFO nobody writes to would otherwise block forever)."""
+"""Seconds a pipe may stay silent before the read is abandoned (else an unwritten FIFO blocks)."""
 
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -40,8 +38,7 @@ def file_kind(path: Path) -> str:
 
 
 def open_bytes(path: Path) -> tuple[io.BufferedIOBase, bytes]:
-    """``(stream, head)`` of ``path``: the whole content (gunzipped) from byte 0, and up to its first 16 bytes.
-    Raises UsageError: as :func:`file_kind`, or the open fails."""
+    """``(stream, head)``: the whole (gunzipped) content and its first 16 bytes. Raises UsageError."""
     kind = file_kind(path)
     try:
         raw = _PipeReader(path) if kind == "pipe" else io.FileIO(path, "rb")
@@ -108,8 +105,7 @@ class _PipeReader(io.RawIOBase):
             return len(data)
 
     def _writer_seen(self) -> bool:
-        """Whether a writer ever opened the pipe: Linux reports POLLHUP only after one did (pipe(7)),
-        so a read of 0 bytes without it means "no writer yet", not end of file."""
+        """Whether a writer ever opened the pipe (POLLHUP only after one did, pipe(7))."""
         poller = select.poll()
         poller.register(self.fd, select.POLLIN | select.POLLHUP)
         return any(ev & (select.POLLHUP | select.POLLIN) for _, ev in poller.poll(0))
