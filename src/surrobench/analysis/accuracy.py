@@ -18,10 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # torch is imported by the functions that compare outputs: the CLI reads DEFAULT_TOLERANCE
     import torch  # for its --tolerance default without it (docs/benchmarks/startup.md)
 
-#: Relative L2 error a remedy may add: 1e-2 keeps fields within 1% in the L2 sense, the accuracy at which
-#: neural-operator papers report their test errors (Li et al. 2021, "Fourier Neural Operator for Parametric
-#: PDEs", ICLR, Table 1: relative L2 errors of 1e-3 to 1e-2); TF32 and bf16 errors sit below it on
-#: well-conditioned surrogates, fp16 overflow and bf16 cancellation far above it.
+#: Relative L2 error a remedy may add: 1%, the accuracy neural-operator papers report (Li et al., ICLR 2021, Table 1).
 DEFAULT_TOLERANCE = 1e-2
 #: Multipliers of torch._dynamo.utils.same(): 3 for half-precision results or fewer than 1000 values, else 2.
 _HALF_MULTIPLIER, _FP32_MULTIPLIER, _SMALL_NUMEL = 3.0, 2.0, 1000

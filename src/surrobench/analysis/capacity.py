@@ -17,13 +17,11 @@ from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, constant_arriva
 from surrobench.execution.batcher import VirtualClock, serve_open_loop
 from surrobench.records.serve import Capacity, LoadPoint, SearchStep, ServePolicy, UnloadedLatency, padded_size
 
-#: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
-#: goal: a 5% bracket is below the run-to-run spread of a P99 at a few thousand requests).
+#: The peak search's bracket width at which it stops, a fraction of the lower end (below a P99's spread; ours).
 SEARCH_TOLERANCE = 0.05
 #: At most this many rates per search (bounds a search's time at about this many durations).
 MAX_SEARCH_STEPS = 12
-#: The first bracketing step around a prediction, a factor (the goal: a prediction within 10% of the measured
-#: capacity, so the bracket is usually closed in two loads); each further step the same way squares it, up to 2.
+#: The first bracketing step around a prediction (a prediction within 10% closes in two loads); squared up to 2.
 PREDICTED_STEP = 1.1
 #: The simulation's requests per rate (measured, after its warm-up): enough that its P99 is the 40th-slowest.
 SIMULATED_REQUESTS = 4000

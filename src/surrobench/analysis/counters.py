@@ -20,14 +20,11 @@ from surrobench.records.kernels import KernelStat, KernelTable
 
 #: Near a unit's peak (SOLBottleneck: "greater than 80.0% of the available compute or memory performance").
 HIGH = 0.80
-#: Below this on every unit, latency limits the kernel (SOLBottleneck: below 60% of peak "typically indicate
-#: latency issues").
+#: Below this on every unit, latency limits the kernel (SOLBottleneck: < 60% "typically indicate latency issues").
 LOW = 0.60
-#: Theoretical occupancy under this names the launch's register or shared-memory limit as the cause
-#: (CUDA C++ Best Practices Guide, "Occupancy": low occupancy hides latency poorly).
+#: Theoretical occupancy under this names the register or shared-memory limit (Best Practices Guide, "Occupancy").
 LOW_OCCUPANCY = 0.50
-#: Idle share of the SM-time in the last wave (``(ceil(w) - w) / ceil(w)`` for ``w`` waves) from which the
-#: tail is the cause (ncu's LaunchConfiguration rule reports partial waves as a tail effect).
+#: Idle SM-time share of the last wave, ``(ceil(w) - w) / ceil(w)``, from which the tail is the cause (ncu's rule).
 TAIL_IDLE = 0.20
 
 

@@ -24,24 +24,18 @@ from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.vocab import HALF_PRECISIONS as HALF
 
 MEASURED = "measured (ncu)"
-#: A group of launches smaller than this share of the measured kernel time makes no finding (our choice: a
-#: tenth of the step cannot pay for the remedy's risk).
+#: A group's least share of the measured kernel time to make a finding (ours: a tenth).
 MIN_SHARE = 0.10
 #: Kernel classes whose work tensor cores can do: on the FMA pipe, they lose the tensor-core rate.
 MATMUL_CLASSES = ("gemm", "attention", "convolution")
 #: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
 TENSOR_IDLE = 0.10
-#: Kernel classes a compiler fuses with each other (torch.compile / Inductor generates Triton kernels for
-#: pointwise, reduction and indexing nodes and fuses neighbours: Ansel et al., "PyTorch 2", ASPLOS 2024). GEMMs,
-#: convolutions, attention and FFTs stay library calls (Inductor's ``extern_kernels``), so an elementwise kernel
-#: between two of them has nothing to fuse with: on the H200 the PINN MLP's ``tanh`` between its GEMMs became one
-#: ``triton_poi_fused_addmm_tanh`` kernel per layer under torch.compile, as many launches as eager, and the step
-#: ran 0.90x (docs/benchmarks/h200-counters.md, "Why compile was slower").
+#: Kernel classes Inductor fuses with each other (Ansel et al., "PyTorch 2", ASPLOS 2024); GEMM, conv, attention and
+#: FFT stay library calls (docs/benchmarks/h200-counters.md, "Why compile was slower").
 FUSIBLE_CLASSES = ("elementwise", "copy", "reduction", "gather_scatter")
 #: Latency causes whose action is fusion (torch.compile), where the cause's kernels are in fusible chains.
 FUSION_CAUSES = ("grid_too_small", "low_occupancy", "stalls")
-#: Substrings of the layout-conversion kernels cuDNN and ATen run around a convolution whose input is not in
-#: the layout its kernel wants (``nchwToNhwcKernel``, ``nhwcToNchwKernel``): what channels_last removes.
+#: Layout-conversion kernels around a convolution (``nchwToNhwcKernel``...): what channels_last removes.
 LAYOUT_KERNELS = ("nchwtonhwc", "nhwctonchw")
 #: The estimated kinds a measured finding of the same config replaces.
 REPLACED_KINDS = ("memory_bound", "compute_bound")
@@ -357,8 +351,7 @@ def _latency(group, share, step: _Step) -> tuple:
 _FINDERS = {"memory": _memory, "fma": _fma, "compute": _compute, "latency": _latency}
 
 
-#: Severities of a config's ``launch_bound`` finding at which its measured findings' half precision is named
-#: inside a CUDA graph (:func:`merge_measured`): a launch-bound step, not one with a little idle time.
+#: ``launch_bound`` severities at which a measured half-precision clause is stacked on a CUDA graph.
 LAUNCH_STACK_SEVERITIES = ("high", "medium")
 
 

@@ -11,8 +11,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
-#: Host functions that belong to the framework, the interpreter, the driver or surrobench itself: time in
-#: them is the model's execution, not preprocessing the user wrote.
+#: Host functions of the framework, interpreter, driver or surrobench: the model's execution, not preprocessing.
 _FRAMEWORK = re.compile(
     r"torch|libtorch|at::|c10::|aten|libcud|libcublas|libcudnn|libnccl|cuda|_PyEval|libpython|"
     r"\[kernel|<frozen|threading\.py|surrobench|^python|mkl|dnnl|gomp|omp_",

@@ -6,21 +6,13 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
-#: Cost of one minor page fault, µs, a lower bound: faulting in a fresh anonymous 4 KiB page (the kernel's
-#: fault path and zeroing the page) measured 4.9-9 µs a page on a 2-core AMD EPYC VM
-#: (docs/benchmarks/cpu-perf.md, "Page faults"; benchmarks/page_fault_cost.py); 1 µs keeps the stake an
-#: underestimate on faster hosts.
+#: Cost of one minor page fault, µs, a lower bound (4.9-9 µs measured: docs/benchmarks/cpu-perf.md, "Page faults").
 PAGE_FAULT_US = 1.0
-#: Page faults per step below which the allocator is not worth a finding whatever the stake: a step that
-#: allocates a few fresh pages (a growing cache, the first touch of an output) is normal.
+#: Page faults per step below which the allocator is never a finding (first touches are normal).
 PAGE_FAULTS_MIN_PER_STEP = 100
-#: glibc's dynamic mmap threshold stops rising at 32 MiB on 64-bit hosts (``DEFAULT_MMAP_THRESHOLD_MAX``,
-#: mallopt(3), M_MMAP_THRESHOLD): a buffer above it is mmapped at each allocation and unmapped when freed, so
-#: every step faults all its pages in again.
+#: glibc's largest dynamic mmap threshold (mallopt(3)): buffers above it fault all their pages in every step.
 MMAP_THRESHOLD_MAX_BYTES = 32 * 2**20
-#: Share of the floating-point values of weights and inputs that are subnormal above which denormals are a
-#: finding: one value in a thousand already sends many multiply-adds of a matmul or convolution through the
-#: microcode assist (each output sums over a whole row).
+#: Subnormal share of weights and inputs from which denormals are a finding (one in a thousand hits many FMAs).
 SUBNORMAL_SHARE_MIN = 1e-3
 
 

@@ -340,8 +340,7 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-#: The share of the fragments' self CPU time one enclosing op must hold for :func:`fragmented_ops` to name it
-#: as their source: a majority, so that the action fits most of the time it stakes.
+#: Share of the fragments' self CPU time one enclosing op must hold to be named their source (a majority).
 ENCLOSING_MAJORITY = 0.5
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: Terms that belong to a GPU: its execution units and their scheduling, its libraries, its memory access
-#: patterns, its runtime and capture. A CPU finding holding one of them speaks of hardware the config does
-#: not run on.
+#: Terms that belong to a GPU (units, libraries, access patterns, runtime): never in a CPU finding.
 GPU_TERMS: tuple[str, ...] = (
     "kernel",
     "launch",

@@ -232,8 +232,7 @@ def _encoder_layer(src, embed_dim, num_heads, *args, out_val=None, **kwargs) -> 
     return _projected_attention(src, int(embed_dim), int(num_heads)) + ffn
 
 
-#: Fused composites: one ATen op running several kernels (the transformer fast path, SDPA's backends, fused
-#: MHA); those without a formula here or in torch's registry say so (:func:`flops_unknown_reason`).
+#: Fused composites (transformer fast path, SDPA backends, fused MHA): unknown without a formula.
 FUSED_COMPOSITES = re.compile(r"attention|_transformer_encoder_layer|multi_head|flash|fused|_addmm_activation")
 #: Transcendental activations: no agreed FLOP count (module docstring).
 _TRANSCENDENTAL = re.compile(r"gelu|silu|tanh|sigmoid|exp|log|erf|sin|cos|softplus|mish|pow|sqrt")

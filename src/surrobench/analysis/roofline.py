@@ -81,8 +81,7 @@ class OpCost:
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
-    #: why ``flops`` is None, set where the FLOPs are counted
-    #: (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
     flops_unknown: str | None = None
 
 

@@ -13,8 +13,7 @@ from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_
 
 #: Confidence of the percentile intervals.
 CONFIDENCE = 0.95
-#: The batcher loop's own share of the run above which the load generator may be what limits the rate: our
-#: own bound, a twentieth of the run (MLPerf LoadGen asks the same of itself: it must not be the bottleneck).
+#: The batcher loop's share of the run above which the generator may limit the rate (ours; as MLPerf LoadGen).
 GENERATOR_OVERHEAD_WARN = 0.05
 
 

@@ -74,8 +74,7 @@ class TimelineReport:
     comm: CommStats | None
     anomalies: Anomalies
     event_counts: dict[str, int]
-    #: What the trace lost on its way here, one line each (:func:`trace_warnings`); when any, the window, busy
-    #: share and kernel count rest on a trace read with events dropped or repaired (``repaired``).
+    #: What the trace lost on its way (:func:`trace_warnings`); any makes the headline numbers ``repaired``.
     warnings: tuple[str, ...] = ()
     repaired: bool = False
 

@@ -9,15 +9,11 @@ import numpy as np
 
 from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SpeedupInterval, TimeMatch
 
-#: Cases resampled for the speedup's interval, and its confidence (percentile bootstrap over cases: Efron &
-#: Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13).
+#: Bootstrap resamples and confidence of the speedup's interval (Efron & Tibshirani 1993, ch. 13).
 CASE_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
-#: PDEBench's Fourier bands (Takamoto et al., "PDEBench", NeurIPS 2022 Datasets and Benchmarks, ``metrics.py``
-#: ``metric_func(iLow=4, iHigh=12)``): low |k| < 4, mid 4 <= |k| < 12, high |k| >= 12, |k| the radial integer
-#: wavenumber. The Well (Ohana et al., NeurIPS 2024 Datasets and Benchmarks) reports errors binned by wavenumber
-#: in the same spirit.
+#: PDEBench's Fourier bands (Takamoto et al., NeurIPS 2022, ``metric_func(iLow=4, iHigh=12)``) of radial |k|.
 BAND_EDGES = (4, 12)
 BANDS = ("low", "mid", "high")
 

@@ -10,8 +10,7 @@ from collections import Counter
 from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op, module_path
 from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpTable, categorize
 
-#: Names of the ranges torch.profiler and surrobench put around steps and phases; never rows. In memory
-#: torch renames ``ProfilerStep#N`` to ``ProfilerStep*``.
+#: Ranges around steps and phases, never rows (in memory torch renames ``ProfilerStep#N`` ``ProfilerStep*``).
 _ANNOTATION_NAME = re.compile(r"^ProfilerStep(?:#\d+|\*)$|^surrobench::")
 #: Runtime calls that replay a captured CUDA graph: kernels no op launched are graph nodes when one was made.
 _GRAPH_LAUNCHES = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})

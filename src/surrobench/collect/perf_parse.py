@@ -235,8 +235,7 @@ def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostH
     return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total
 
 
-#: A Python frame that calls an nn.Module (``Module._call_impl (torch/nn/modules/module.py)``): the frames above
-#: it run inside the model's forward.
+#: A Python frame calling an nn.Module (``Module._call_impl``): frames above it run inside the forward.
 _MODULE_CALL = re.compile(r"^Module\._(?:wrapped_)?call_impl \(")
 
 

@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-#: Calls whose result the host must read before it can go on, so the host waits for the device: CUDA-graph
-#: capture forbids them (PyTorch docs, "CUDA Graphs", constraints: "synchronization ... is prohibited").
-#: ``nonzero``/``masked_select``/``unique`` also give outputs whose shape depends on the data.
+#: Calls whose result the host must read (CUDA graph capture forbids them: PyTorch "CUDA Graphs"; some data-shaped).
 SYNC_OPS = frozenset(
     {
         "item",
@@ -88,8 +86,7 @@ def _is_complex(x) -> bool:
     return isinstance(x, torch.Tensor) and x.is_complex()
 
 
-#: aten's convolution ops: ``convolution`` and its backends (``cudnn_convolution``...), and the composites
-#: ``conv1d``-``conv3d``, ``conv_transpose1d``-``3d``, ``conv_tbc`` that inference mode dispatches undecomposed.
+#: aten's convolution ops, their backends and the composites inference mode dispatches undecomposed.
 _CONVOLUTION = re.compile(r"convolution|conv\d|conv_transpose\d|conv_tbc")
 
 

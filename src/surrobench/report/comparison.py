@@ -133,8 +133,7 @@ def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
     ]
 
 
-#: Columns of the terminal table dropped first on a narrow terminal (the highest first); the rest are kept
-#: whole, stacked per config when they do not fit (:func:`~surrobench.report.fit.fit_table`).
+#: Terminal columns dropped first on a narrow terminal (highest first; :func:`~surrobench.report.fit.fit_table`).
 _MINOR = {"A/A noise": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]": 2, "P95 ms": 1}
 
 

@@ -24,8 +24,7 @@ PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 #: Where a finding of a trace diagnosed alone (no config) is.
 TRACE_WHERE = "trace"
-#: The fields the compact view prints for every finding, in order; ``summary`` follows them on the first
-#: line where it fits whole or shortened to at least :data:`_MIN_SUMMARY_CELLS`, else it waits for --explain.
+#: Fields of the compact view's first line, in order; ``summary`` follows where it fits.
 BRIEF_FIELDS = ("severity", "kind", "where", "gain", "action")
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2

@@ -15,8 +15,7 @@ from surrobench.report.escape import rich_escape
 
 #: Rich's cell padding (one space each side) and the vertical rule between cells.
 _PER_COLUMN = 3
-#: Longest word of a free-text column kept whole; a longer one (a 60-character op name) may be folded
-#: rather than stack the whole table on an 80-column terminal.
+#: Longest word of a free-text column kept whole; longer ones may fold.
 _MAX_WORD_CELLS = 32
 #: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
 _STACKED_FIELD_WIDTH = 12

@@ -10,9 +10,7 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.results.store import RunSummary
 
-# run ids and times are copied from here: never cut (report.fit); the state is never dropped (a run left
-# `running` or `interrupted` is what the list is read for); the contents say what the run is (configs, or a
-# serve run's policies and loads); kind, device, models and tag go first on a narrow terminal
+# ids and times never cut, the state never dropped; kind, device, models and tag go first when narrow
 _COLUMNS = (
     Col("run id", keep=True),
     Col("created", keep=True),

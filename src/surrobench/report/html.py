@@ -56,9 +56,7 @@ _RESULT_COLUMNS = {
     "status": "status",
 }
 """Column title -> :func:`result_cells` key."""
-# Left-aligned cells and headings hold names (a factory path, a config label): they may break anywhere, so a long
-# name wraps instead of pushing the page past its right edge; a recipe block wraps too. A table of numbers wider
-# than a narrow window gets a smaller font there and scrolls sideways rather than being cut.
+# Name cells may break anywhere so long names wrap; wide number tables shrink and scroll in narrow windows.
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
@@ -93,8 +91,7 @@ def _figure(fig: Figure | None, alt: str) -> str:
     return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
 
 
-#: A word longer than this (a factory path, a config label) may break anywhere in its cell (class ``brk``);
-#: shorter words never do, so a narrow window wraps cells at spaces and breaks only the long names.
+#: Words longer than this may break anywhere in their cell (class ``brk``); shorter ones never do.
 _BREAK_CHARS = 24
 
 

@@ -176,9 +176,7 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
     return text
 
 
-#: The terminal shows the columns as two tables, each fitted to the terminal
-#: (:func:`~surrobench.report.fit.fit_table`: headers wrap at spaces, numbers are never cut, the highest
-#: ``minor`` columns are left out first and named under the table); the reasons and top ops follow as lines.
+#: The terminal's two tables, each fitted (:func:`~surrobench.report.fit.fit_table`); reasons follow as lines.
 _TERMINAL_TABLES = (
     (
         Col("candidate", keep=True),

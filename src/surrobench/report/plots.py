@@ -32,13 +32,11 @@ _NS_PER_US = 1e3
 _SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:green", "api": "tab:gray"}
 #: Characters per title line of one panel (5 in at the default 10 pt title font); longer titles wrap.
 _TITLE_CHARS = 48
-#: Characters per line of a config label on a plot's y axis (about 3 in of a 10 in figure at the default
-#: 10 pt tick font): longer labels wrap, so a long model name does not squeeze the plot beside it.
+#: Characters per line of a y-axis config label (about 3 in at 10 pt); longer labels wrap.
 _LABEL_CHARS = 44
 #: Panels side by side; more go on further rows (four 5 in panels shrank to unreadable text in a 1,200 px page).
 _PANELS_PER_ROW = 2
-#: Marker per candidate in the speedup-vs-error plot, named in its legend (labels written beside close points
-#: overlapped).
+#: Marker per candidate in the speedup-vs-error plot, named in its legend.
 _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
 #: Matplotlib settings every figure is built and saved under: text is never parsed as mathtext.
 PLAIN_TEXT = {"text.parse_math": False}

@@ -108,8 +108,7 @@ SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
 SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 
 
-#: How each column fits a narrow terminal: the rates, requests, P99, drops and verdict are kept whole; the
-#: others may be left out (the highest ``minor`` first), the caption naming them; past that rows stack.
+#: Narrow-terminal fitting: rates, requests, P99, drops and verdict kept whole; the rest dropped by ``minor``.
 _FIT = {
     "gen": 10,
     "SLO": 9,

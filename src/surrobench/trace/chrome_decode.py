@@ -70,10 +70,7 @@ try:
         dur: Any = None
         args: _Args = msgspec.field(default_factory=_Args)
 
-    # Every other phase of the Trace Event Format (Google's "Trace Event Format" document: duration B/E,
-    # instant i/I, counter C, async b/n/e and S/T/p/F, flow s/t/f, sample P, object N/O/D, metadata M, memory
-    # dump V/v, mark R, clock sync c, context ( )): its category only. Another value (or no ``ph``) is a
-    # validation error, which sends the slice through the dict path.
+    # Every other phase of the Trace Event Format keeps its category only; another ``ph`` sends the slice to dicts.
     _OTHER_PHASES = "BEiICbneSTpFstfPNODMVvRc()"
     _OTHERS = tuple(
         msgspec.defstruct(f"_Phase{i}", [("cat", Any, None)], namespace={"ph": ph}, gc=False, tag_field="ph", tag=ph)
@@ -113,8 +110,6 @@ except ImportError:  # no msgspec: dicts from orjson or the stdlib
         except SYNTAX_ERRORS:  # orjson refuses lone surrogates ("\\ud800"), valid JSON the stdlib accepts
             return DictSlice(json.loads(data))
 
-    # record_shapes=True adds "Input Dims"/"Input Strides" (nested integer lists) to every cpu_op: a third
-    # of the bytes and most of a dict parser's time (measured: 0.61 s vs 0.27 s + 0.16 s substitution per
-    # 50 MB, docs/benchmarks/trace-analysis.md). No analysis reads them. The pattern only matches a
-    # key-value pair outside strings (a quote inside a string is escaped) and a pure integer list.
+    # record_shapes=True's "Input Dims"/"Input Strides" integer lists: a third of the bytes, unread; stripped outside
+    # strings before parsing (docs/benchmarks/trace-analysis.md).
     _SHAPE_ARGS = re.compile(rb'"Input (?:Dims|Strides)"\s*:\s*\[(?:[0-9, \-]|\[[0-9, \-]*\])*\]')
