@@ -32,15 +32,10 @@ from surrobench.analysis.activity import (
 from surrobench.trace.model import Timeline
 
 DEFAULT_GAP_THRESHOLD_NS = 5_000
-"""Gaps shorter than 5 µs are not listed. In the U-Net H200 fixture, kernels already queued when their
-predecessor ended started 1.0-1.25 µs after it (p10-p90 of 91 such kernels): that much is GPU-side
-scheduling, not host behaviour. 5 µs leaves a 4x margin and still catches the source text's
-launch-bound signature, "几微秒空隙" (gaps of a few µs) between small kernels."""
+"""Shortest gap listed: 4x the GPU-side scheduling gap (docs/benchmarks/trace-analysis.md, "The gap threshold")."""
 
 SYNC_SLACK_NS = 1_000
-"""Allowance for a sync call that appears to end just before the GPU goes idle: CUPTI maps GPU
-timestamps onto the host clock, so the two are aligned only approximately. 1 µs is our choice (the
-size of the GPU-side scheduling gap above), not a vendor figure."""
+"""Allowance for a sync call ending just before the GPU idles (CUPTI clock mapping; same page, our choice)."""
 
 MAX_LISTED_GAPS = 50
 """Longest gaps kept in the report; every gap still counts in the per-cause totals."""
