@@ -356,10 +356,8 @@ LAUNCH_STACK_SEVERITIES = ("high", "medium")
 
 
 def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) -> list[Finding]:
-    """``findings`` with each config's estimated :data:`REPLACED_KINDS` replaced by ``measured`` (``{label: findings}``).
-
-    Under a :data:`LAUNCH_STACK_SEVERITIES` ``launch_bound`` finding, a half-precision clause is stacked on a CUDA
-    graph (:func:`_half_in_graph`; docs/benchmarks/h200-counters.md, "The check against optimize")."""
+    """``findings`` with each config's estimated :data:`REPLACED_KINDS` replaced by ``measured`` (``{label: findings}``);
+    under a launch-bound step half precision is stacked on a CUDA graph (docs/benchmarks/h200-counters.md)."""
     kept = [
         f
         for f in findings

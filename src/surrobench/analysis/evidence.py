@@ -15,13 +15,8 @@ from surrobench.records.system import SystemView
 
 @dataclass(frozen=True)
 class ConfigEvidence:
-    """What is known about one config; any part may be None (a trace alone has no timing).
-
-    Attributes:
-        label: the config as text (None: a trace alone); result: the timed result; op_table: the profiled op table.
-        timeline, facts: the profiled trace's timeline report and per-step facts; roofline: per-op roofline.
-        system: perf/py-spy view; kernel_table: profiled kernels; counters: the top kernels under Nsight Compute.
-        profiled_step_ms: mean step under the profiler, ms (:meth:`op_time_scale`)."""
+    """What is known about one config, any part None: ``label`` (None: a trace alone), timed ``result``, ``op_table``,
+    ``timeline`` and ``facts``, ``roofline``, ``system``, ``kernel_table``, ncu ``counters``, ``profiled_step_ms`` (ms)."""
 
     label: str | None = None
     result: ConfigResult | None = None

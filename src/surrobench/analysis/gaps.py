@@ -1,12 +1,7 @@
-"""Why is the GPU idle? Every gap (no kernel, copy or memset on any stream of a device) above a threshold, with its
-cause, checked in this order for the op after the gap ("next") and before it ("prev"):
-
-``graph_internal`` next is from a graph replay begun before the gap; ``graph_launch`` next is a replay launched
-after the GPU went idle; ``host_sync`` a synchronizing call returned inside the gap; ``h2d_copy`` next is an H2D
-copy (``pageable`` flagged); ``d2h_copy`` prev is a D2H copy with no sync seen; ``collective`` next is NCCL and the
-host was already inside the collective's call (waiting for peers); ``launch_bound`` next's launch call had not
-finished (source text: "CPU 提交速度跟不上 GPU 消费速度"); ``stream_wait`` a cudaStreamWaitEvent between the
-launches held it; ``unexplained`` none of these."""
+"""Why is the GPU idle? Every gap (nothing on any stream of a device) above a threshold, with its cause, checked in
+order: ``graph_internal``, ``graph_launch``, ``host_sync``, ``h2d_copy`` (``pageable`` flagged), ``d2h_copy``,
+``collective`` (the host already waiting for peers), ``launch_bound`` (the launch call still running: "CPU
+提交速度跟不上 GPU 消费速度"), ``stream_wait``, ``unexplained``."""
 
 from __future__ import annotations
 

@@ -22,15 +22,8 @@ _GROUP_SHIFT = 44  # step index above the time bits: 2**44 ns is 4.9 hours of tr
 
 @dataclass(frozen=True, eq=False)
 class RankSummary:
-    """One rank's trace. Times ms unless ``_ns``; arrays ``(steps,)`` or ``(collectives,)``.
-
-    Attributes:
-        rank, path: the rank and its trace file(s); basis: ``"device"`` or ``"cpu"``.
-        step_source: ``"ProfilerStep"``, ``"forward"`` or ``"trace"``; steps: step keys.
-        step_ms: host step duration; compute_ms: non-communication busy time; comm_ms: time in collectives (union);
-            exposed_comm_ms: comm with no compute alongside; comm_source: as ``Collectives.source``.
-        coll_step, coll_name, coll_start_ns, coll_end_ns: each collective's step index, name, entry and exit (source clock).
-        op_ms: ``{op: self ms per step}`` of the :data:`TOP_OPS` largest non-communication ops."""
+    """One rank's trace, ms unless ``_ns``, arrays ``(steps,)`` or ``(collectives,)``: step keys and ``step_ms``, busy
+    ``compute_ms``, ``comm_ms`` and ``exposed_comm_ms``, each collective's step, name, entry and exit, top ``op_ms``."""
 
     rank: int
     path: str

@@ -54,10 +54,8 @@ def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
 
 @dataclass(frozen=True)
 class SuspectCeiling:
-    """A calibrated ceiling that ops exceed beyond the calibration's spread (the calibration is too low).
-
-    Attributes: ``ceiling`` (``"copy"`` GB/s or ``"matmul"`` TFLOP/s), ``precision``, ``calibrated`` and ``achieved``
-    (same unit), ``ratio`` (achieved / calibrated), ``ops`` (those above the ratio, fastest first)."""
+    """A calibrated ceiling ops exceed beyond its spread: ``ceiling`` (``"copy"`` GB/s, ``"matmul"`` TFLOP/s), ``precision``,
+    ``calibrated``, ``achieved`` (same unit), ``ratio``, ``ops`` above it (fastest first)."""
 
     ceiling: str
     precision: str
@@ -161,11 +159,8 @@ class RooflineReport:
 
     @classmethod
     def from_json(cls, d: dict) -> "RooflineReport":
-        """Inverse of :meth:`to_json`.
-
-        Raises:
-            KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops`` missing.
-            TypeError: an op or the ceilings with a key missing or not a field."""
+        """Inverse of :meth:`to_json`. Raises KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops``
+        missing; TypeError: an op or the ceilings with a key missing or not a field."""
         ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
         return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 
@@ -224,10 +219,8 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
 def roofline(
     table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str, time_scale: float = 1.0
 ) -> RooflineReport:
-    """Each costed op of ``table`` against ``ceilings`` at ``precision``, op times times ``time_scale``.
-
-    Raises:
-        ValueError: a ceiling is zero, not finite or missing (:meth:`Ceilings.unusable`)."""
+    """Each costed op of ``table`` against ``ceilings`` at ``precision``, times scaled by ``time_scale``.
+    Raises ValueError: a ceiling zero, not finite or missing (:meth:`Ceilings.unusable`)."""
     problem = ceilings.unusable(precision)
     if problem is not None:
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")

@@ -20,12 +20,8 @@ from surrobench.errors import UsageError
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The diagnosis thresholds: fractions 0..1, times ms (``_us``: µs), memory bytes.
-
-    A finding's *stake* is its estimated gain, else the time of the ops or gaps behind it, as a fraction of the
-    step; severity reads the stake, so among findings with gains a higher severity never has a smaller gain.
-    Each field's source is the comment above it; "baseline" is docs/benchmarks/h200-baseline.md, "diagnosis"
-    docs/benchmarks/h200-diagnosis.md."""
+    """The diagnosis thresholds (fractions 0..1, ms, ``_us`` µs, bytes), each with its source in the comment above it.
+    A *stake* is the estimated gain, else the time behind a finding, as a fraction of the step."""
 
     # stake for ``high``: the smallest loss to act on first; a CUDA graph removes ~0.8 of launch-bound fno2d (baseline)
     severity_high_fraction: float = 0.25
@@ -94,10 +90,8 @@ def _bad_value(key: str, value: object) -> str | None:
 
 
 def check_thresholds(thresholds: object) -> None:
-    """Refuse ``thresholds`` unless it is a :class:`Thresholds` whose every value is a finite number >= 0.
-
-    Raises:
-        UsageError: naming ``thresholds``: another type (``"x"``, a dict), or the first bad value."""
+    """Refuse ``thresholds`` unless a :class:`Thresholds` of finite numbers >= 0.
+    Raises UsageError: naming ``thresholds``: another type, or the first bad value."""
     if not isinstance(thresholds, Thresholds):
         raise UsageError.bad(
             "thresholds",
@@ -111,11 +105,8 @@ def check_thresholds(thresholds: object) -> None:
 
 
 def load_thresholds(config: Path | None) -> Thresholds:
-    """The defaults, overridden by the top-level keys of the TOML file ``config`` (None: defaults).
-
-    Raises:
-        UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that
-            is not a finite non-negative number (``nan``, ``inf``, ``-1``, ``"x"``)."""
+    """The defaults overridden by the top-level keys of TOML file ``config`` (None: defaults). Raises UsageError:
+    unreadable, not UTF-8, invalid TOML, an unknown key, a value not a finite number >= 0."""
     if config is None:
         return DEFAULT_THRESHOLDS
     try:

@@ -17,13 +17,8 @@ FORWARD_RANGES = frozenset({"surrobench::forward", "forward"})
 
 @dataclass(frozen=True)
 class TraceFacts:
-    """Per-step averages over the profiled steps (1 without steps); ms, bytes.
-
-    Attributes:
-        steps; step_ms: median profiled step (None without steps); gpu_busy_ms; busy_share: of the window.
-        launch_gap_ms: idle in ``launch_bound`` gaps; model_syncs, sync_op: the model's syncs and their commonest op.
-        model_sync_gap_ms: idle in ``host_sync`` gaps of those syncs (every gap, not only the listed).
-        h2d_ms, h2d_bytes, h2d_pageable_share: H2D copies per step; stream_waits: ``cudaStreamWaitEvent`` per step."""
+    """Per-step averages over the profiled steps (one without steps), ms and bytes: ``step_ms`` (median, None without
+    steps), busy, ``launch_bound`` and model-sync idle, model syncs and their op, H2D copies, stream waits."""
 
     steps: int
     step_ms: float | None

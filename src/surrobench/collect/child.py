@@ -258,23 +258,9 @@ def child_argv(
     control_fifo: tuple[Path, Path] | None = None,
 ) -> list[str]:
     """The child's command line (for :func:`spawn` or a wrapper); ``control_fifo``: the (CTL, ACK) pair."""
-    argv = [
-        sys.executable,
-        "-m",
-        "surrobench.collect.child",
-        "--config",
-        str(config_path),
-        "--result",
-        str(result_path),
-        "--profiler",
-        profiler,
-        "--wait",
-        str(plan.wait),
-        "--warmup",
-        str(plan.warmup),
-        "--active",
-        str(plan.active),
-    ]
+    options = {"--config": config_path, "--result": result_path, "--profiler": profiler, "--wait": plan.wait}
+    options |= {"--warmup": plan.warmup, "--active": plan.active}
+    argv = [sys.executable, "-m", "surrobench.collect.child", *(a for k, v in options.items() for a in (k, str(v)))]
     argv += ["--with-stack"] if with_stack else []
     argv += ["--control-fifo", f"{control_fifo[0]},{control_fifo[1]}"] if control_fifo is not None else []
     return argv + (["--trace-out", str(trace_path)] if trace_path is not None else [])

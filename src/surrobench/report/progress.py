@@ -17,19 +17,16 @@ if TYPE_CHECKING:
     from surrobench.records.serve import LoadPoint, ServePolicy
 
 
+def _columns() -> tuple:
+    return TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()
+
+
 @contextmanager
 def progress_hooks(console: Console) -> Iterator[Hooks]:
     """A transient bar on ``console`` driven by :class:`~surrobench.api.profile.Hooks`; lines when piped."""
     from surrobench.api.profile import Hooks
 
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = Progress(*_columns(), TimeElapsedColumn(), console=console, transient=True)
     with progress:
         timing = progress.add_task("benchmarking", total=None)
         profiling: list = []
@@ -63,14 +60,7 @@ def serve_progress(
     """A transient bar over a serve run's load points: yields ``(on_start(total or None), on_point(policy, point))`` for
     :func:`surrobench.api.serve.serve`; off a terminal, one ``served 1/3: ...`` line per point. Redrawn only between
     loads (no drawing thread during a load)."""
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-        auto_refresh=False,
-    )
+    progress = Progress(*_columns(), console=console, transient=True, auto_refresh=False)
     with progress:
         task = progress.add_task("serving", total=None)
 

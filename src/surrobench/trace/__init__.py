@@ -11,10 +11,8 @@ from surrobench.trace.source import SQLITE_MAGIC, file_kind
 
 
 def load_trace(path: Path | str) -> Timeline:
-    """Load a Kineto trace (file, pipe or rank folder), an nsys SQLite export or an nsys report (by content and suffix).
-
-    Raises:
-        UsageError: missing path, another file kind, or content this tool does not read."""
+    """Load a Kineto trace (file, pipe or rank folder), an nsys SQLite export or report (by content and suffix).
+    Raises UsageError: missing path, another file kind, or content this tool does not read."""
     from surrobench.trace import kineto, nsys_sqlite
 
     path = Path(path)

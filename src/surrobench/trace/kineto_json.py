@@ -41,11 +41,8 @@ _TAIL_WINDOW = 1 << 16
 
 
 def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
-    """Stream the events at ``path`` (plain or gzip, file or pipe) to ``on_events`` as columns; returns the top-level
-    metadata (``{}`` for a bare array).
-
-    Raises:
-        UsageError: empty, invalid JSON (byte offset), bad gzip, not UTF-8, no top-level ``traceEvents``, a bound exceeded."""
+    """Stream the events at ``path`` (plain or gzip, file or pipe) to ``on_events`` as columns; the top-level metadata.
+    Raises UsageError: empty, invalid JSON (offset), bad gzip, not UTF-8, no ``traceEvents``, a bound exceeded."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of acyclic objects: the cyclic GC would rescan them all (3x slower, measured)
     try:

@@ -55,17 +55,9 @@ def map_rank_traces(
     dask_scheduler: str | None = None,
     worker_memory_bytes: int = WORKER_MEMORY_BYTES,
 ) -> list[R]:
-    """``[fn(timeline of rank r)]`` by rank, each in a worker.
-
-    Args:
-        paths: a folder or list of per-rank traces (:func:`rank_trace_files`), each with ``distributedInfo.rank``.
-        fn: picklable, runs on one rank's timeline, returns something small.
-        workers: local processes; None: per core, at most the files and memory / ``worker_memory_bytes``; 1: inline.
-        dask_scheduler: an existing scheduler's address (needs ``distributed``).
-        worker_memory_bytes: each local worker's private-data cap.
-
-    Raises:
-        UsageError: a bad path or trace, a rank twice, a worker over its cap or killed, ``workers < 1``, Dask missing."""
+    """``[fn(timeline of rank r)]`` by rank, each in a worker: ``paths`` (:func:`rank_trace_files`), picklable ``fn``
+    returning something small, ``workers`` (None: per core and memory; 1: inline), ``dask_scheduler`` address,
+    ``worker_memory_bytes`` cap. Raises UsageError: bad path or trace, a rank twice, a worker killed, Dask missing."""
     files = rank_trace_files(paths)
     many = len(files) > 1
     if workers is not None and workers < 1:
