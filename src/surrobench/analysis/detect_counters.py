@@ -144,14 +144,8 @@ def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[E
             )
         )
     if top.achieved_tflops is not None and top.roof_tflops:
-        ev.append(
-            Evidence(
-                "roofline",
-                f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof",
-                top.achieved_tflops,
-                "TFLOP/s",
-            )
-        )
+        text = f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof"
+        ev.append(Evidence("roofline", text, top.achieved_tflops, "TFLOP/s"))
     return ev
 
 

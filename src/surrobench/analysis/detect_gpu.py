@@ -21,23 +21,11 @@ _FRAMEWORK = re.compile(
 
 def _busy_evidence(ev: ConfigEvidence) -> list[Evidence]:
     f = ev.facts
-    items = [
-        Evidence(
-            "timeline",
-            f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step",
-            f.busy_share,
-            "fraction",
-        )
-    ]
+    text = f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step"
+    items = [Evidence("timeline", text, f.busy_share, "fraction")]
     if ev.result is not None and ev.result.latency_ms is not None:
-        items.append(
-            Evidence(
-                "run",
-                f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)",
-                ev.result.latency_ms.median,
-                "ms",
-            )
-        )
+        text = f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)"
+        items.append(Evidence("run", text, ev.result.latency_ms.median, "ms"))
     return items
 
 
@@ -55,26 +43,16 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     ]
     if ev.timeline is not None and ev.timeline.launches is not None:
         lc = ev.timeline.launches
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
-                f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
-                "their launch",
-                lc.shorter_than_launch,
-                "fraction",
-            )
+        text = (
+            f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
+            f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
+            "their launch"
         )
+        evidence.append(Evidence("timeline", text, lc.shorter_than_launch, "fraction"))
     t = ev.op_table
     if t is not None and t.kernel_count:
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us",
-                t.small_kernel_count / t.kernel_count,
-                "fraction",
-            )
-        )
+        text = f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us"
+        evidence.append(Evidence("profiler", text, t.small_kernel_count / t.kernel_count, "fraction"))
     return Finding(
         "launch_bound",
         severity,
@@ -208,29 +186,18 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     a, b = pair.streams
-    evidence = [
-        Evidence(
-            "timeline",
-            f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
-            f"overlapped {pair.overlap_ms:.3f} ms",
-            pair.overlap_ms,
-            "ms",
-        )
-    ]
+    text = (
+        f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
+        f"overlapped {pair.overlap_ms:.3f} ms"
+    )
+    evidence = [Evidence("timeline", text, pair.overlap_ms, "ms")]
     if ev.facts is not None:
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step",
-                ev.facts.stream_waits,
-                "calls",
-            )
-        )
+        text = f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step"
+        evidence.append(Evidence("timeline", text, ev.facts.stream_waits, "calls"))
     if ev.op_table is not None and ev.op_table.ops:
         top = ev.op_table.ops[0]
-        evidence.append(
-            Evidence("profiler", f"op times look normal: top op {top.name} {top.share:.0%}", top.share, "fraction")
-        )
+        text = f"op times look normal: top op {top.name} {top.share:.0%}"
+        evidence.append(Evidence("profiler", text, top.share, "fraction"))
     return Finding(
         "stream_serialization",
         severity,
@@ -259,9 +226,8 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(share) if share >= th.hotspot_share_min else None
     if severity is None:
         return None
-    evidence = [
-        Evidence("system", f"{spot.function} in {share:.0%} of host samples ({spot.source})", share, "fraction")
-    ]
+    text = f"{spot.function} in {share:.0%} of host samples ({spot.source})"
+    evidence = [Evidence("system", text, share, "fraction")]
     if ev.facts is not None:
         evidence += _busy_evidence(ev)[:1]
     return Finding(

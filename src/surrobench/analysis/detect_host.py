@@ -73,9 +73,8 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         return None
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]
     if others:
-        evidence.append(
-            Evidence("run", f"load of other processes about {others:.1f}: {free} core(s) free", others, "load")
-        )
+        text = f"load of other processes about {others:.1f}: {free} core(s) free"
+        evidence.append(Evidence("run", text, others, "load"))
     return Finding(
         "thread_oversubscription",
         "medium" if threads > usable else "low",

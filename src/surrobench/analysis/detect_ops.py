@@ -128,14 +128,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for c in read_memory(ev.op_table).candidates
         ]
     if ev.facts is not None:
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
-                ev.facts.busy_share,
-                "fraction",
-            )
-        )
+        text = f"GPU busy {ev.facts.busy_share:.0%} of the profiled window"
+        evidence.append(Evidence("timeline", text, ev.facts.busy_share, "fraction"))
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
     action = family_actions(names, cpu=ev.on_cpu()) or (
@@ -388,14 +382,8 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
         time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}",
-                fft,
-                "fraction",
-            )
-        )
+        text = f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}"
+        evidence.append(Evidence("profiler", text, fft, "fraction"))
     severity = th.severity(time_ms / step) if evidence else None
     if severity is None:
         return None

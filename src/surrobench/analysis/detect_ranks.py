@@ -103,15 +103,11 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
         )
         for r in waiting[:MAX_LISTED_RANKS]
     ]
-    evidence.append(
-        Evidence(
-            "timeline",
-            f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
-            f"{report.collectives} matched {report.comm_source} collectives)",
-            latest.late_share,
-            "fraction",
-        )
+    text = (
+        f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
+        f"{report.collectives} matched {report.comm_source} collectives)"
     )
+    evidence.append(Evidence("timeline", text, latest.late_share, "fraction"))
     also = f" ({len(waiting) - 1} more ranks wait too)" if len(waiting) > 1 else ""
     return Finding(
         "comm_wait",
