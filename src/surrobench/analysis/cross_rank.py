@@ -150,17 +150,19 @@ def _step_columns(s: RankSummary, common: np.ndarray) -> dict[str, np.ndarray]:
     return {k: getattr(s, k)[rows] for k in ("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms")}
 
 
+def _lookup(sorted_keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``query``'s position in ``sorted_keys`` (both ``(n,)``) and whether it is there."""
+    pos = np.searchsorted(sorted_keys, query)
+    if not sorted_keys.size:
+        return pos, np.zeros(query.shape, dtype=bool)
+    return pos, (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == query)
+
+
 def _collective_keys(
     s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(key, step index, start_ns, end_ns)`` of ``s``'s collectives; key packs (step, name, occurrence)."""
-    step_key = s.steps[s.coll_step]
-    aligned = np.searchsorted(common, step_key)
-    ok = (
-        (aligned < common.size) & (common[np.minimum(aligned, max(common.size - 1, 0))] == step_key)
-        if common.size
-        else np.zeros(step_key.shape, dtype=bool)
-    )
+    aligned, ok = _lookup(common, s.steps[s.coll_step])
     name = np.fromiter(
         (name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64, count=len(s.coll_name)
     )
@@ -187,12 +189,7 @@ def _waits(
     inside = np.zeros((n_ranks, shared.size))
     step = np.zeros(shared.size, dtype=np.int64)
     for i, (k, aligned, start, end) in enumerate(per_rank):
-        pos = np.searchsorted(shared, k)
-        hit = (
-            (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k)
-            if shared.size
-            else np.zeros(k.shape, dtype=bool)
-        )
+        pos, hit = _lookup(shared, k)
         arrive[i, pos[hit]] = start[hit].astype(np.float64)
         leave[i, pos[hit]] = end[hit].astype(np.float64)
         inside[i, pos[hit]] = (end - start)[hit]
