@@ -46,13 +46,8 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     action = f"re-run {command} on an idle machine, then diagnose again"
     if any(s.ceiling == "copy" for s in suspects):
         action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
-    return Finding(
-        "ceiling_suspect",
-        "low",
+    summary = (
         f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
-        "verdict against it",
-        evidence,
-        action,
-        None,
-        ev.label,
+        "verdict against it"
     )
+    return Finding("ceiling_suspect", "low", summary, evidence, action, None, ev.label)

@@ -91,16 +91,12 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                 "timeline", f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them", f.model_sync_gap_ms, "ms"
             ),
         ]
-        return Finding(
-            "host_sync",
-            severity,
-            f"the model synchronizes {f.model_syncs:g}x per step{where}",
-            tuple(evidence),
+        summary = f"the model synchronizes {f.model_syncs:g}x per step{where}"
+        action = (
             "keep values on the device (no .item()/.cpu()/print of tensors in forward); move checks out of "
-            "the step or make them asynchronous",
-            gain,
-            ev.label,
+            "the step or make them asynchronous"
         )
+        return Finding("host_sync", severity, summary, tuple(evidence), action, gain, ev.label)
     if sys is None or sys.cpu_utilization is None or sys.cpu_utilization >= th.cpu_util_io_max:
         return None
     if f.busy_share >= th.gpu_idle_busy_max:
@@ -162,16 +158,12 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         if f.h2d_pageable_share > 0.5
         else ""
     )
-    return Finding(
-        "h2d_transfer",
-        severity,
-        f"{f.h2d_ms:.3f} ms per step copying inputs from the host",
-        tuple(evidence),
+    summary = f"{f.h2d_ms:.3f} ms per step copying inputs from the host"
+    action = (
         f"keep inputs resident on the device (build them there once); otherwise {pinned}overlap the copy with "
-        "the previous step on a side stream",
-        gain,
-        ev.label,
+        "the previous step on a side stream"
     )
+    return Finding("h2d_transfer", severity, summary, tuple(evidence), action, gain, ev.label)
 
 
 def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -198,15 +190,9 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         top = ev.op_table.ops[0]
         text = f"op times look normal: top op {top.name} {top.share:.0%}"
         evidence.append(Evidence("profiler", text, top.share, "fraction"))
-    return Finding(
-        "stream_serialization",
-        severity,
-        f"streams {a} and {b} run one after the other",
-        tuple(evidence),
-        "remove the event wait or default-stream use that orders them; wait only where data flows",
-        gain,
-        ev.label,
-    )
+    summary = f"streams {a} and {b} run one after the other"
+    action = "remove the event wait or default-stream use that orders them; wait only where data flows"
+    return Finding("stream_serialization", severity, summary, tuple(evidence), action, gain, ev.label)
 
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -230,15 +216,9 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     evidence = [Evidence("system", text, share, "fraction")]
     if ev.facts is not None:
         evidence += _busy_evidence(ev)[:1]
-    return Finding(
-        "cpu_preprocess",
-        severity,
-        f"host function {spot.function} runs inside the step",
-        tuple(evidence),
-        f"move {spot.function} out of the step: {words('cpu' if cpu else 'cuda').offload}",
-        share * step,
-        ev.label,
-    )
+    summary = f"host function {spot.function} runs inside the step"
+    action = f"move {spot.function} out of the step: {words('cpu' if cpu else 'cuda').offload}"
+    return Finding("cpu_preprocess", severity, summary, tuple(evidence), action, share * step, ev.label)
 
 
 def _outside_model(h) -> float:

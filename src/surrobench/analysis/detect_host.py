@@ -48,15 +48,8 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         "afresh and faults each page in again: mallopt(3))",
         "preallocate the step's buffers and reuse them (out= arguments, a static workspace)",
     )
-    return Finding(
-        "page_faults",
-        severity,
-        f"{per_step:,.0f} page faults per step: the allocator returns buffers to the OS and maps them again",
-        evidence,
-        action,
-        stake_ms,
-        ev.label,
-    )
+    summary = f"{per_step:,.0f} page faults per step: the allocator returns buffers to the OS and maps them again"
+    return Finding("page_faults", severity, summary, evidence, action, stake_ms, ev.label)
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -75,10 +68,11 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
     if others:
         text = f"load of other processes about {others:.1f}: {free} core(s) free"
         evidence.append(Evidence("run", text, others, "load"))
+    summary = f"{threads} torch threads for {free} free core(s)"
     return Finding(
         "thread_oversubscription",
         "medium" if threads > usable else "low",
-        f"{threads} torch threads for {free} free core(s)",
+        summary,
         tuple(evidence),
         (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),),
         None,

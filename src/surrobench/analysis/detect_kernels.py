@@ -61,15 +61,8 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action += (
             Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
         )
-    return Finding(
-        "matmul_precision",
-        severity,
-        f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off",
-        tuple(evidence),
-        action,
-        None,
-        ev.label,
-    )
+    summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
+    return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
 
 DETECTORS = (matmul_precision,)

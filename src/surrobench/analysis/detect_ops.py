@@ -149,15 +149,9 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "bandwidth would not help",
             action,
         )
+    summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
     return Finding(
-        "memory_bound",
-        severity,
-        f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})",
-        tuple(evidence),
-        action,
-        gain,
-        ev.label,
-        evidence_source="estimated",
+        "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
 
 
@@ -387,16 +381,13 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(time_ms / step) if evidence else None
     if severity is None:
         return None
-    return Finding(
-        "precision_mismatch",
-        severity,
-        f"{time_ms:.3f} ms per step of {r.precision} config still in full precision",
-        tuple(evidence),
+    summary = f"{time_ms:.3f} ms per step of {r.precision} config still in full precision"
+    action = (
         "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
-        "to powers of 2; compare against the fp32 config before adopting half precision",
-        None,
-        ev.label,
-        evidence_source="estimated",
+        "to powers of 2; compare against the fp32 config before adopting half precision"
+    )
+    return Finding(
+        "precision_mismatch", severity, summary, tuple(evidence), action, None, ev.label, evidence_source="estimated"
     )
 
 

@@ -72,16 +72,13 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
         for op in row.extra_ops
     ]
     more = f": more {row.extra_ops[0].name}" if row.extra_ops else ""
-    return Finding(
-        "straggler",
-        severity,
-        f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}",
-        tuple(evidence),
+    summary = f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}"
+    action = (
         f"give rank {row.rank} the same work as the others (its extra ops above: an uneven "
         "domain split or batch, host work only it runs); if the work is equal, compare its GPU clocks, "
-        "temperature and host load with the others'",
-        late,
+        "temperature and host load with the others'"
     )
+    return Finding("straggler", severity, summary, tuple(evidence), action, late)
 
 
 def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
@@ -109,15 +106,12 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
     )
     evidence.append(Evidence("timeline", text, latest.late_share, "fraction"))
     also = f" ({len(waiting) - 1} more ranks wait too)" if len(waiting) > 1 else ""
-    return Finding(
-        "comm_wait",
-        th.severity(worst.wait_ms / step),
-        f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}",
-        tuple(evidence),
+    summary = f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}"
+    action = (
         "make the ranks arrive together: fix the straggler (uneven work, host load, a slower "
-        "GPU); the wait is not communication and a faster interconnect will not remove it",
-        worst.wait_ms,
+        "GPU); the wait is not communication and a faster interconnect will not remove it"
     )
+    return Finding("comm_wait", th.severity(worst.wait_ms / step), summary, tuple(evidence), action, worst.wait_ms)
 
 
 def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | None:
@@ -142,15 +136,12 @@ def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | No
         )
         for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]
     ]
-    return Finding(
-        "comm_not_overlapped",
-        severity,
-        f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside",
-        tuple(evidence),
+    summary = f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside"
+    action = (
         "overlap communication with compute: issue collectives with async_op=True and wait "
-        "where the result is used; split the work so interior cells compute while halos or buckets move",
-        gain,
+        "where the result is used; split the work so interior cells compute while halos or buckets move"
     )
+    return Finding("comm_not_overlapped", severity, summary, tuple(evidence), action, gain)
 
 
 DETECTORS = (straggler, comm_wait, comm_not_overlapped)
