@@ -21,8 +21,7 @@ HOST_COLLECTIVE_OP = re.compile(r"^c10d::|^record_param_comms$")
 
 @dataclass(frozen=True, eq=False)
 class Collectives:
-    """A timeline's collectives by start, ``(n,)`` arrays, ns: ``source`` (``nccl``/``gloo``/``c10d``/``""``),
-    ``start_ns``/``end_ns`` (entry, exit), ``issue_ns`` (host issue: assigns the step), ``name_id``, ``rank``."""
+    """A timeline's collectives by start, ``(n,)`` arrays, ns; ``issue_ns`` (host issue) assigns the step."""
 
     source: str
     start_ns: np.ndarray
