@@ -9,7 +9,8 @@ import pytest
 from synthetic import config, latency_samples, run
 
 from surrobench.cli import main
-from surrobench.report.html import ReportInput, render_report
+from surrobench.api.report import Report
+from surrobench.report.html import report_page
 from surrobench.report.plots import Span
 from surrobench.results.compare import compare_runs
 
@@ -36,7 +37,7 @@ def _img_count(page: str) -> int:
 
 def test_one_run_has_table_and_three_plots_and_no_optional_sections():
     base, _ = _runs()
-    page = render_report(ReportInput(runs=(base,)))
+    page = report_page(Report(runs=(base,)))
     assert page.startswith("<!DOCTYPE html>") and "Run base-1" in page
     assert _img_count(page) == 3  # latency vs shape, throughput vs batch, distributions
     for optional in ("Comparison", "Operator breakdown", "Timeline", "Roofline", "Findings"):
@@ -45,13 +46,13 @@ def test_one_run_has_table_and_three_plots_and_no_optional_sections():
 
 def test_all_sections_render_when_data_is_given():
     base, new = _runs()
-    page = render_report(
-        ReportInput(
+    page = report_page(
+        Report(
             runs=(base, new),
             comparison=compare_runs(base, new),
             op_tables={"fno2d 3x64x64 b1": {"aten::_fft_r2c": 0.4, "aten::mul": 0.1}},
-            timeline=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
-        )
+        ),
+        spans=[Span("stream 7", "kernel", 0, 5_000), Span("host: CUDA API", "api", 0, 2_000)],
     )
     for section in ("Comparison", "Operator breakdown", "Timeline of one profiled step"):
         assert f"<h2>{section}" in page
@@ -62,16 +63,14 @@ def test_all_sections_render_when_data_is_given():
 
 def test_text_from_runs_and_models_is_escaped(tmp_path):
     base, new = _runs(model=EVIL)
-    page = render_report(
-        ReportInput(runs=(base, new), comparison=compare_runs(base, new), op_tables={EVIL: {EVIL: 1.0}})
-    )
+    page = report_page(Report(runs=(base, new), comparison=compare_runs(base, new), op_tables={EVIL: {EVIL: 1.0}}))
     assert EVIL not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script" not in page
 
 
 def test_report_is_self_contained():
     base, new = _runs()
-    page = render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new)))
+    page = report_page(Report(runs=(base, new), comparison=compare_runs(base, new)))
     assert not re.search(r'(src|href)\s*=\s*"(?!data:|#)', page)
     assert "http://" not in page and "https://" not in page and "<link" not in page
 
@@ -102,7 +101,7 @@ def test_html_and_markdown_results_rows_share_their_cells():
 
     ok = config(latency_samples(1.0, 0.02), top_op={"name": "aten::mm", "share": 0.4})
     failed = replace(config([], status="oom", batch=4), error="CUDA out of memory")
-    page = render_report(ReportInput(runs=(run("r-1", [ok, failed]),)))
+    page = report_page(Report(runs=(run("r-1", [ok, failed]),)))
     md = results_markdown([ok, failed])
     for r in (ok, failed):
         cells = result_cells(r)
@@ -168,14 +167,14 @@ def test_diagnosis_findings_are_in_the_run_section():
         1.5,
         config="fno2d 1x3x64x64 b1 fp32 eager",
     )
-    page = render_report(ReportInput(runs=(base,), findings={"base-1": [finding]}))
+    page = report_page(Report(runs=(base,), findings={"base-1": [finding]}))
     assert "<h3>Diagnosis</h3>" in page and "launch_bound" in page and EVIL not in page
     assert page.index("<h3>Diagnosis</h3>") > page.index("Run base-1")
-    assert "no findings above the report floor" in render_report(ReportInput(runs=(base,), findings={"base-1": []}))
+    assert "no findings above the report floor" in report_page(Report(runs=(base,), findings={"base-1": []}))
     check = {"label": f"fno2d {EVIL}", "verdict": "unreliable", "reason": "profiled step 153.900 ms vs timed 0.934 ms"}
     ok = {"label": "unet2d", "verdict": "ok", "reason": ""}
     checks = {"base-1": {check["label"]: check, "unet2d": ok}}
-    held = render_report(ReportInput(runs=(base,), findings={"base-1": [finding]}, evidence_checks=checks))
+    held = report_page(Report(runs=(base,), findings={"base-1": [finding]}, evidence_checks=checks))
     assert held.count("unreliable profile: fno2d") == 1 and "153.900 ms" in held and EVIL not in held
     assert held.index("unreliable profile") > held.index("<h3>Diagnosis</h3>") and "unet2d:" not in held
 

@@ -15,7 +15,8 @@ from surrobench.api.profile import ProfileReport
 from surrobench.api.report import build_report
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
-from surrobench.report.html import ReportInput, render_report
+from surrobench.api.report import Report
+from surrobench.report.html import report_page
 from surrobench.report.kernel_tables import NAME_WIDTH, kernel_rows, short_kernel_name
 from surrobench.report.op_tables import profile_renderables
 from surrobench.results.store import ResultStore
@@ -93,12 +94,12 @@ def test_the_report_breaks_stored_kernel_time_down_by_class(tmp_path):
         add_kernel_table(store, store.add_result(record.run_id, result), _kernel_table())
     report = build_report([record.run_id], db=db)
     assert report.kernel_classes == {f"hhhh {result.label()}": {"gemm": 2 / 3, "elementwise": 1 / 3}}
-    page = render_report(ReportInput(runs=report.runs, kernel_classes=report.kernel_classes))
+    page = report_page(Report(runs=report.runs, kernel_classes=report.kernel_classes))
     assert "<h2>Kernel classes</h2>" in page
     section = page[page.index("<h2>Kernel classes</h2>") :]
     assert re.findall(r"<th [^>]*>([^<]*)</th>", section) == ["config", "gemm", "elementwise"]
     assert re.findall(r"<td [^>]*>([^<]*)</td>", section)[1:] == ["66.7%", "33.3%"]
-    assert "Kernel classes" not in render_report(ReportInput(runs=report.runs))
+    assert "Kernel classes" not in report_page(Report(runs=report.runs))
 
 
 def test_a_config_whose_profiling_failed_says_why_in_one_line():

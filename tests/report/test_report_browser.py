@@ -15,7 +15,8 @@ import pytest
 from matplotlib.image import imread
 from synthetic import config, latency_samples, run
 
-from surrobench.report.html import ReportInput, render_report
+from surrobench.api.report import Report
+from surrobench.report.html import report_page
 from surrobench.results.compare import compare_runs
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -55,7 +56,7 @@ def report_path(tmp_path_factory):
     ]
     base, new = run("base-1", cfgs), run("new-1", faster)
     path = tmp_path_factory.mktemp("report") / "report.html"
-    path.write_text(render_report(ReportInput(runs=(base, new), comparison=compare_runs(base, new))))
+    path.write_text(report_page(Report(runs=(base, new), comparison=compare_runs(base, new))))
     return path
 
 

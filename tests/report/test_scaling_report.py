@@ -44,10 +44,11 @@ def test_rank_figure_has_one_box_per_row_of_a_multi_rank_config():
 def test_html_report_of_a_multi_rank_run_has_the_scaling_table_and_rank_figure():
     from synthetic import run
 
-    from surrobench.report.html import ReportInput, render_report
+    from surrobench.api.report import Report
+    from surrobench.report.html import report_page
 
-    page = render_report(ReportInput(runs=(run("multi", _rows()),)))
+    page = report_page(Report(runs=(run("multi", _rows()),)))
     assert "Scaling: one device" in page and 'alt="per-rank latency distributions"' in page
     assert '<th class="l">ranks</th>' in page
-    plain = render_report(ReportInput(runs=(run("one", [config([1.0, 2.0])]),)))
+    plain = report_page(Report(runs=(run("one", [config([1.0, 2.0])]),)))
     assert "Scaling" not in plain and ">ranks<" not in plain

@@ -1,23 +1,13 @@
-"""The accuracy guard: does a remedy's output still answer the same question?
+"""The accuracy guard: a candidate's output against the fp32 eager reference (TF32 off), and fp64 where the model
+runs in it, in torch._dynamo's order (``same()`` in ``torch/_dynamo/utils.py``):
 
-Every candidate's output on the first input set is compared with the fp32 eager reference (TF32 off) on
-the same input and, where the model also runs in fp64, with that fp64 output. Two rules, applied in the
-order torch._dynamo's accuracy checker applies its own (``same()`` in ``torch/_dynamo/utils.py``: a plain
-tolerance test first, then the fp64 comparison):
+1. **rel L2** ``||y - y_ref|| / ||y_ref||`` per output, per channel of fields (:func:`channel_dim`), at most
+   ``tolerance`` (:data:`DEFAULT_TOLERANCE`);
+2. **fp64** where 1 fails: RMSE against fp64 at most ``multiplier`` (3 for fp16/bf16 or < 1000 values, else 2)
+   times the reference's own plus ``tolerance / 10 x RMS(fp64)`` (relative slack, unlike ``same()``'s absolute
+   one: docs/benchmarks/h200-optimize.md).
 
-1. **rel L2**: the relative L2 error ``||y - y_ref|| / ||y_ref||`` of every output, per channel for field
-   outputs (:func:`channel_dim`, so a small channel cannot hide behind a large one), at most ``tolerance``
-   (default :data:`DEFAULT_TOLERANCE`).
-2. **fp64**: where rule 1 fails and an fp64 reference exists, dynamo's rule: the candidate's RMSE against
-   fp64 at most ``multiplier x`` the fp32 reference's own RMSE against fp64 ``+ tolerance / 10 x RMS(fp64)``,
-   with ``multiplier`` 3 for fp16/bf16 outputs or outputs of fewer than 1000 values, else 2 (the constants
-   of ``same()``). It accepts a candidate no further from the exact answer than fp32 itself is. ``same()``
-   adds ``tol / 10`` in the output's own units; here the slack is scaled by the output's RMS, because our
-   tolerance is relative: an absolute 1e-3 let a bf16 PINN whose outputs are ~1e-2 through at rel L2 2.7e-2
-   on the H200 (docs/benchmarks/h200-optimize.md).
-
-Any NaN or Inf in an output the reference has finite rejects outright. The rule that decided is named.
-"""
+A NaN or Inf where the reference is finite rejects; the deciding rule is named."""
 
 from __future__ import annotations
 
@@ -28,10 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # torch is imported by the functions that compare outputs: the CLI reads DEFAULT_TOLERANCE
     import torch  # for its --tolerance default without it (docs/benchmarks/startup.md)
 
-#: Relative L2 error a remedy may add: 1e-2 keeps fields within 1% in the L2 sense, the accuracy at which
-#: neural-operator papers report their test errors (Li et al. 2021, "Fourier Neural Operator for Parametric
-#: PDEs", ICLR, Table 1: relative L2 errors of 1e-3 to 1e-2); TF32 and bf16 errors sit below it on
-#: well-conditioned surrogates, fp16 overflow and bf16 cancellation far above it.
+#: Relative L2 error a remedy may add: 1%, the accuracy neural-operator papers report (Li et al., ICLR 2021, Table 1).
 DEFAULT_TOLERANCE = 1e-2
 #: Multipliers of torch._dynamo.utils.same(): 3 for half-precision results or fewer than 1000 values, else 2.
 _HALF_MULTIPLIER, _FP32_MULTIPLIER, _SMALL_NUMEL = 3.0, 2.0, 1000
@@ -58,9 +45,7 @@ def _rel_l2(y: torch.Tensor, ref: torch.Tensor) -> float:
 
 
 def channel_dim(shape: tuple[int, ...]) -> int | None:
-    """The channel dimension of a field output: 1 for ``(B, C, H, W, ...)`` (4-D or more); for a 3-D
-    output the smaller of dimensions 1 and 2, ``(B, C, N)`` or ``(B, N, C)`` (channels are few, points
-    many); None for outputs of fewer dimensions (no channels to tell apart)."""
+    """The channel dim of a field output: 1 for 4-D or more, the smaller of dims 1 and 2 for 3-D, None below."""
     if len(shape) >= 4:
         return 1
     if len(shape) == 3:
@@ -106,17 +91,7 @@ class OutputError:
 
 @dataclass(frozen=True)
 class AccuracyVerdict:
-    """The guard's answer for one candidate.
-
-    Attributes:
-        ok: the candidate passes.
-        decided_by: ``"nonfinite"``, ``"rel_l2"``, ``"fp64"`` (the dynamo rule) or ``"shape"``.
-        reason: one line with the numbers.
-        rel_l2: worst relative L2 error over outputs and channels; ``max_abs`` the worst absolute error.
-        outputs: per-output errors.
-        fp64_rmse, ref_fp64_rmse: the candidate's and the fp32 reference's worst RMSE against fp64, where
-            an fp64 reference exists.
-    """
+    """A verdict: ``ok``, ``decided_by``, ``reason``, worst ``rel_l2``/``max_abs``, ``outputs``, fp64 RMSEs."""
 
     ok: bool
     decided_by: str
@@ -179,13 +154,7 @@ def _fp64_rule(cand: list[torch.Tensor], ref: list[torch.Tensor], fp64: list[tor
 def check_accuracy(
     candidate, reference, fp64_reference=None, *, tolerance: float = DEFAULT_TOLERANCE
 ) -> AccuracyVerdict:
-    """Judge ``candidate``'s output against the fp32 ``reference`` (and ``fp64_reference`` when given) on
-    the same input (module docstring).
-
-    Args:
-        candidate, reference, fp64_reference: model outputs (tensors, or tuples / lists / dicts of them).
-        tolerance: the rel L2 bound, a fraction.
-    """
+    """Judge ``candidate`` against ``reference`` (and ``fp64_reference``) at rel L2 ``tolerance`` (a fraction)."""
     cand, ref = output_tensors(candidate), output_tensors(reference)
     if len(cand) != len(ref) or any(c.shape != r.shape for c, r in zip(cand, ref)):
         return AccuracyVerdict(False, "shape", "outputs differ in number or shape from the fp32 reference", None, None)

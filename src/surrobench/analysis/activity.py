@@ -1,10 +1,6 @@
-"""Joins every analyzer needs: all GPU work as one table, each op's launch call, each call's CPU op.
-
-Kernels, copies and memsets are stacked into :class:`GpuActivity` (GPU busy time is their union,
-docs/design.md). An op is linked to the API call that launched it by ``(rank, correlation)``, the key CUPTI
-gives both records (CUPTI Activity API, ``correlationId``); an API call is linked to the innermost CPU
-op around it by Kineto's ``External id``, or else by time on the same thread.
-"""
+"""Joins every analyzer needs: all GPU work as one table (:class:`GpuActivity`; busy time is its union), each op's
+launch call by ``(rank, correlation)`` (CUPTI ``correlationId``), each call's CPU op by Kineto's ``External id``
+or else by time on its thread."""
 
 from __future__ import annotations
 
@@ -47,11 +43,7 @@ _KEY_SHIFT = 40  # correlation ids stay far below 2**40; the rank goes above
 
 @dataclass(frozen=True, eq=False)
 class GpuActivity:
-    """Kernels, memcpy and memsets stacked, sorted by start; shapes ``(n,)``.
-
-    ``launch`` is the row in ``timeline.api_calls`` of the launching call, or -1 when the trace has none;
-    ``launch_ns`` the start of that call, or the op's own start without one.
-    """
+    """Kernels, memcpy, memsets by start, ``(n,)``; ``launch``: launching ``api_calls`` row (-1: none)."""
 
     start_ns: np.ndarray
     end_ns: np.ndarray
@@ -128,14 +120,7 @@ def is_d2h(act: GpuActivity, rows: np.ndarray) -> np.ndarray:
 
 
 def launching_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
-    """Row in ``tl.cpu_ops`` of the CPU op that issued each API call row in ``calls`` (-1: none, or a
-    call row of -1): the one attribution of GPU work to ops, used by the op table and the launch stats.
-
-    The op carrying the call's External id (Kineto's link: the innermost op around the call). A call
-    without one (no External id, or an nsys trace, which has none) falls back to the top-level op (one
-    not nested in another) on the call's thread that contains the call's start; a call outside every
-    op has none (a CUDA graph replay inside a user range only).
-    """
+    """``tl.cpu_ops`` row issuing each API call (External id, else top-level op on its thread); -1: none."""
     return _inner_outer(tl, calls)[0]
 
 
@@ -155,11 +140,7 @@ def _inner_outer(tl: Timeline, calls: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def host_op_chains(tl: Timeline, calls: np.ndarray) -> list[str]:
-    """``"outermost > innermost"`` CPU op names around each API call row in ``calls`` (``""``: none).
-
-    Innermost: :func:`launching_op`. Outermost: the top-level op (one not nested in another) on the
-    call's thread that contains the call's start.
-    """
+    """``"outermost > innermost"`` CPU op names around each API call row (``""``: none); innermost: :func:`launching_op`."""
     ops = tl.cpu_ops
     if len(ops) == 0 or calls.size == 0:
         return [""] * int(calls.size)
@@ -194,12 +175,7 @@ def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
 
 
 def enclosing_top_level(table, rank: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Row of ``table`` containing each time ``t`` on the thread ``(rank, tid)``; -1 where none.
-
-    ``table``: any event table with ``start_ns``, ``end_ns``, ``rank`` and ``tid`` columns (CPU ops,
-    ranges). The row found is a top-level one (not nested in another row of ``table`` on its thread),
-    so containment in any row of a well-nested thread is found. Queries of shape ``(m,)``.
-    """
+    """Top-level row of ``table`` on thread ``(rank, tid)`` containing each ``t`` ``(m,)``; -1 where none."""
     if len(table) == 0 or t.size == 0:
         return np.full(t.shape, -1, dtype=np.int64)
     groups, g_top, rows, key = _top_level_rows(table)
@@ -217,10 +193,7 @@ _TOP_LEVEL: list = [None, None]  # (weak reference to the last table indexed, it
 
 
 def _top_level_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(thread keys, thread of each top-level row, the top-level rows, their ``thread << 44 | start`` keys,
-    sorted) of ``table``. The last table's index is kept while the table lives: a timeline analysis asks for
-    the CPU ops' three times (gaps twice, launches once; ~0.04 s each for the 550,000 of the 1.1 M-event
-    trace, docs/benchmarks/startup.md). Timeline tables are never changed once built."""
+    """(thread keys, thread per top-level row, rows, sorted ``thread << 44 | start`` keys); last one cached."""
     ref, index = _TOP_LEVEL
     if ref is not None and ref() is table:
         return index

@@ -1,11 +1,6 @@
-"""When the expensive thing runs, is the GPU working? Busy and idle time per device, per profiled step
-and per user/NVTX range.
-
-Busy time is the union of kernel, copy and memset intervals (docs/design.md, "Timeline model"). Two numbers
-per step or range: ``gpu_busy_ms``, the device busy time inside the range's own time window, and
-``gpu_time_ms``, the summed duration of the GPU ops *launched* inside the range (work is charged to the
-range that issued it even when it runs later, the way the source text reads "数据准备/前向/后处理" shares).
-"""
+"""Busy and idle time per device, per profiled step and per range. Busy is the union of kernel, copy and memset
+intervals (docs/design.md, "Timeline model"): ``gpu_busy_ms`` inside the range's window, ``gpu_time_ms`` of the
+GPU ops launched inside it (charged to the range that issued them)."""
 
 from __future__ import annotations
 
@@ -49,8 +44,7 @@ class StepBusy:
 
 @dataclass(frozen=True)
 class RangeShare:
-    """All instances of one user/NVTX range name together (ms); ``share`` is the fraction of the
-    analysis window the range covered on the host."""
+    """All instances of one range name (ms); ``share``: fraction of the window the range covered on the host."""
 
     name: str
     count: int
@@ -61,8 +55,7 @@ class RangeShare:
 
 
 def analysis_windows(tl: Timeline, act: GpuActivity) -> dict[int, tuple[int, int]]:
-    """Per rank, ``(t0_ns, t1_ns)``: from the first profiled step to the end of the last step or of the
-    last GPU op it launched; without steps, from the first to the last GPU op."""
+    """Per rank ``(t0_ns, t1_ns)``: the profiled steps (and GPU ops they launched), else first to last GPU op."""
     windows = {}
     launch_t = act.launch_ns
     for rank in tl.meta.ranks:

@@ -1,19 +1,12 @@
-"""What Nsight Compute's counters say about a config's kernels: the speed-of-light verdict of each launch, its
-measured roofline point, its kernel-table row, and the bound findings they carry.
+"""What Nsight Compute's counters say about a config's kernels: each launch's speed-of-light verdict, roofline
+point, kernel-table row and findings. Verdicts (Kernel Profiling Guide, ``SOLBottleneck``: > 80% of a peak is
+limited by it, :data:`HIGH`; < 60% of both latency-limited, :data:`LOW`; fixtures in tests/fixtures/ncu/):
 
-Speed of light (Nsight Compute "Kernel Profiling Guide", GPU Speed Of Light Throughput; the ``SOLBottleneck``
-rule of the SpeedOfLight section): each unit's throughput as a fraction of its peak. The rule calls a workload
-that uses more than 80% of the compute or memory peak limited by that unit (:data:`HIGH`; its text on the H200
-is in tests/fixtures/ncu/), and one below 60% of both latency-limited (:data:`LOW`). Here, in order:
-
-1. DRAM at or above :data:`HIGH` of peak: ``memory`` (the roofline's memory roof), whatever the FLOPs say;
-2. a compute unit (the tensor, FMA or FP64 pipe, or the SM issue) at or above :data:`HIGH`: ``compute``;
-3. else the busier of memory (max of DRAM, L2, L1/shared) and compute, if at or above :data:`LOW`;
-4. else ``latency``, its cause from the launch statistics (:func:`latency_cause`).
-
-Rule 2 reads the pipes, not only ``sm__throughput``, and before the caches: a Hopper GEMM streams its
-operands through shared memory, so L1 reads 95% on the bf16 GEMM of the fixture while its tensor pipe reads 97%.
-"""
+1. DRAM >= :data:`HIGH`: ``memory``;
+2. a compute pipe (tensor, FMA, FP64) or SM issue >= :data:`HIGH`: ``compute`` (before caches: a Hopper GEMM
+   streams through shared memory);
+3. else the busier of memory (DRAM, L2, L1) and compute if >= :data:`LOW`;
+4. else ``latency``, its cause from the launch statistics (:func:`latency_cause`)."""
 
 from __future__ import annotations
 
@@ -27,20 +20,16 @@ from surrobench.records.kernels import KernelStat, KernelTable
 
 #: Near a unit's peak (SOLBottleneck: "greater than 80.0% of the available compute or memory performance").
 HIGH = 0.80
-#: Below this on every unit, latency limits the kernel (SOLBottleneck: below 60% of peak "typically indicate
-#: latency issues").
+#: Below this on every unit, latency limits the kernel (SOLBottleneck: < 60% "typically indicate latency issues").
 LOW = 0.60
-#: Theoretical occupancy under this names the launch's register or shared-memory limit as the cause
-#: (CUDA C++ Best Practices Guide, "Occupancy": low occupancy hides latency poorly).
+#: Theoretical occupancy under this names the register or shared-memory limit (Best Practices Guide, "Occupancy").
 LOW_OCCUPANCY = 0.50
-#: Idle share of the SM-time in the last wave (``(ceil(w) - w) / ceil(w)`` for ``w`` waves) from which the
-#: tail is the cause (ncu's LaunchConfiguration rule reports partial waves as a tail effect).
+#: Idle SM-time share of the last wave, ``(ceil(w) - w) / ceil(w)``, from which the tail is the cause (ncu's rule).
 TAIL_IDLE = 0.20
 
 
 def latency_cause(k: KernelCounters) -> str:
-    """Why a latency-bound launch is: a grid below one block per SM, a tail wave, the occupancy limiter,
-    low achieved occupancy, or (none of these) stalls."""
+    """Why a launch is latency-bound: small grid, tail wave, occupancy limiter, low occupancy, else stalls."""
     if k.grid_size is not None and k.sm_count and k.grid_size < k.sm_count:
         return "grid_too_small"
     w = k.waves_per_sm
@@ -77,8 +66,7 @@ def speed_of_light(k: KernelCounters) -> tuple[str, str, str | None]:
 
 
 def precision_of(k: KernelCounters) -> str | None:
-    """The ceiling precision of a launch's arithmetic: its tensor-core source where the tensor cores did most
-    of it, ``fp32`` for FMA-pipe float work, None for neither (integer or FP64 work, or none)."""
+    """Ceiling precision of a launch: its tensor-core source, ``fp32`` for FMA float work, else None."""
     src = k.tensor_source()
     scalar = (k.fp32_flops or 0) + (k.fp16_flops or 0)
     if src is not None and k.tensor_ops[src] >= scalar:
@@ -119,9 +107,7 @@ def _tokens(name: str) -> set[str]:
 
 
 def join_rows(launches: tuple[KernelCounters, ...], table: KernelTable | None) -> list[KernelStat | None]:
-    """The kernel-table row of each launch: the rows of the same base function name (Kineto and ncu demangle
-    differently inside the brackets), among them the one sharing the most name tokens, ties to the longest
-    row; None where no row has that function (the launch is outside the profiled step's kernels)."""
+    """The kernel-table row of each launch: same base function name, most shared name tokens, ties to the longest; None."""
     by_function: dict[str, list[KernelStat]] = defaultdict(list)
     for row in table.kernels if table is not None else ():
         by_function[function_name(row.name)].append(row)

@@ -1,17 +1,7 @@
-"""Across ranks: steps aligned, collectives matched, the time each rank waited for a late one.
-
-Input: one :class:`~surrobench.analysis.rank_summary.RankSummary` per rank. Steps are aligned by key
-(``ProfilerStep#N`` or the ordinal of the ``forward`` range); only the steps every rank has are compared.
-A collective is matched across ranks by ``(step, name, occurrence within the step)``: ranks of a process
-group must issue its collectives in the same order (torch.distributed's ProcessGroupNCCL documents this
-as the only way calls are matched up). Collectives of different process groups with the same name are
-matched by that order too; the trace does not say which group a kernel served.
-
-Wait (per rank, per matched collective): a collective cannot finish on any rank before the last rank has
-entered it, so a rank that enters early waits ``last arrival - own arrival``, bounded by its time inside
-(``[0, own end - own start]``). Lateness of the last rank: its arrival minus the median arrival of the
-others, the time the others were held for it.
-"""
+"""Across ranks (one :class:`~surrobench.analysis.rank_summary.RankSummary` each): steps aligned by key, collectives
+matched by ``(step, name, occurrence)`` (ProcessGroupNCCL matches calls by order), and waits: an early rank waits
+``last arrival - own arrival`` bounded to ``[0, own duration]``; the last rank's lateness is its arrival minus the
+others' median arrival."""
 
 from __future__ import annotations
 
@@ -26,8 +16,7 @@ from surrobench.trace.model import Timeline
 EXTRA_OPS = 3
 """Ops listed per rank as what it did more than the others."""
 EXTRA_OP_MIN_SHARE = 0.1
-"""...each at least this fraction of the largest excess: smaller differences between ranks are the
-profiler's per-call noise (our choice)."""
+"""...each at least this fraction of the largest excess (smaller is profiler noise; our choice)."""
 
 
 @dataclass(frozen=True)
@@ -41,14 +30,7 @@ class OpExtra:
 
 @dataclass(frozen=True)
 class RankRow:
-    """One rank over the aligned steps; times are means per step (ms).
-
-    Attributes:
-        late_share: fraction of the matched collectives this rank entered last (0 with no collective).
-        late_ms: per step, how long the other ranks were held for it (its lateness summed over the
-            collectives it entered last).
-        extra_ops: its ops with the largest excess over the other ranks' median, per step.
-    """
+    """One rank, ms per aligned step: ``late_share`` (0..1), ``late_ms`` (others held), ``extra_ops``."""
 
     rank: int
     steps: int
@@ -76,17 +58,7 @@ class RankStep:
 
 @dataclass(frozen=True)
 class CrossRankReport:
-    """The cross-rank comparison. ``to_dict()`` gives its ``--json`` form.
-
-    Attributes:
-        step_source: how steps were found (``ProfilerStep``, ``forward``, ``trace``; ``mixed`` if ranks differ).
-        steps: the step keys every rank has.
-        comm_source: where collectives came from (``nccl``, ``gloo``, ``c10d``, ``""`` for none).
-        collectives: collectives matched on at least two ranks; ``unmatched``: collectives of one rank only.
-        end_spread_ms: median over the matched collectives of (last exit - first exit): a collective ends
-            on all ranks at about the same time, so a spread far above the waits means the ranks' clocks
-            disagree and the waits cannot be trusted (0 without collectives).
-    """
+    """Cross-rank comparison (``to_dict()``: JSON); ``end_spread_ms`` far above the waits: clocks disagree."""
 
     schema: str
     ranks: tuple[int, ...]
@@ -114,11 +86,7 @@ def timeline_cross_rank(tl: Timeline) -> CrossRankReport | None:
 
 
 def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
-    """Compare the ranks of ``summaries`` (any order; one per rank).
-
-    Raises:
-        ValueError: fewer than two summaries, or one rank given twice.
-    """
+    """Compare the ranks of ``summaries``. Raises ValueError: fewer than two, or a rank given twice."""
     summaries = sorted(summaries, key=lambda s: s.rank)
     ranks = tuple(s.rank for s in summaries)
     if len(ranks) < 2 or len(set(ranks)) != len(ranks):
@@ -182,18 +150,19 @@ def _step_columns(s: RankSummary, common: np.ndarray) -> dict[str, np.ndarray]:
     return {k: getattr(s, k)[rows] for k in ("step_ms", "compute_ms", "comm_ms", "exposed_comm_ms")}
 
 
+def _lookup(sorted_keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``query``'s position in ``sorted_keys`` (both ``(n,)``) and whether it is there."""
+    pos = np.searchsorted(sorted_keys, query)
+    if not sorted_keys.size:
+        return pos, np.zeros(query.shape, dtype=bool)
+    return pos, (pos < sorted_keys.size) & (sorted_keys[np.minimum(pos, sorted_keys.size - 1)] == query)
+
+
 def _collective_keys(
     s: RankSummary, common: np.ndarray, name_ids: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(key, aligned step index, start_ns, end_ns)`` of the collectives of ``s`` in the common steps;
-    key = (aligned step, name, occurrence of that name within the step) packed into one int64."""
-    step_key = s.steps[s.coll_step]
-    aligned = np.searchsorted(common, step_key)
-    ok = (
-        (aligned < common.size) & (common[np.minimum(aligned, max(common.size - 1, 0))] == step_key)
-        if common.size
-        else np.zeros(step_key.shape, dtype=bool)
-    )
+    """``(key, step index, start_ns, end_ns)`` of ``s``'s collectives; key packs (step, name, occurrence)."""
+    aligned, ok = _lookup(common, s.steps[s.coll_step])
     name = np.fromiter(
         (name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64, count=len(s.coll_name)
     )
@@ -209,8 +178,7 @@ def _collective_keys(
 def _waits(
     summaries: list[RankSummary], common: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[float], int, int, float]:
-    """Per rank and aligned step: wait and lateness (ms); per rank the share of collectives entered last;
-    the number of matched and unmatched collectives; the median spread of their exits (ms)."""
+    """Per rank and step: wait and lateness (ms), late shares, matched/unmatched counts, exit spread (ms)."""
     n_ranks, n_steps = len(summaries), common.size
     name_ids: dict[str, int] = {}
     per_rank = [_collective_keys(s, common, name_ids) for s in summaries]
@@ -221,12 +189,7 @@ def _waits(
     inside = np.zeros((n_ranks, shared.size))
     step = np.zeros(shared.size, dtype=np.int64)
     for i, (k, aligned, start, end) in enumerate(per_rank):
-        pos = np.searchsorted(shared, k)
-        hit = (
-            (pos < shared.size) & (shared[np.minimum(pos, max(shared.size - 1, 0))] == k)
-            if shared.size
-            else np.zeros(k.shape, dtype=bool)
-        )
+        pos, hit = _lookup(shared, k)
         arrive[i, pos[hit]] = start[hit].astype(np.float64)
         leave[i, pos[hit]] = end[hit].astype(np.float64)
         inside[i, pos[hit]] = (end - start)[hit]

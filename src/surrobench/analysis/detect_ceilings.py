@@ -1,14 +1,6 @@
-"""The ceiling_suspect detector: a measured rate above a calibrated ceiling is a verdict on the calibration.
-
-A machine cannot run faster than its own ceilings (Williams, Waterman, Patterson, CACM 52(4), 2009: the
-roofline bounds every op). An op holding a real share of the step that reaches more than
-``calibration_stale_ratio`` of the copy bandwidth or of the matmul peak therefore means the stored ceiling
-is too low (``surrobench calibrate`` on a busy host, another clock state, sizes too small), and every
-percentage against it is meaningless: the finding names the ceiling, the ratio and how to re-measure it,
-and the operator detectors (:mod:`surrobench.analysis.detect_ops`) give no verdict against it. The copy
-bandwidth has a second reading: the roofline counts every byte from memory, so ops whose data stays in
-cache also go past it; the action says so.
-"""
+"""The ceiling_suspect detector: an op past ``calibration_stale_ratio`` of a calibrated ceiling means the ceiling
+is too low (a machine cannot beat its roofline: Williams et al., CACM 52(4), 2009), or for the copy bandwidth
+that its data stays in cache; the operator detectors give no verdict against it."""
 
 from __future__ import annotations
 
@@ -28,11 +20,7 @@ def _name(suspect: SuspectCeiling) -> str:
 
 
 def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """The ceilings of ``ev``'s roofline that its ops exceed by more than ``calibration_stale_ratio``
-    (:meth:`~surrobench.analysis.roofline.RooflineReport.suspect_ceilings`, ops holding at least
-    ``bound_op_share_min`` of the time); None without a roofline or when the calibration holds. Evidence: per
-    ceiling, the fastest op's rate and its ratio to the ceiling (``value``, unit ``ratio``). Severity ``low``,
-    no gain: the fix is a new calibration, not a faster workload."""
+    """Ceilings ``ev``'s ops exceed (``suspect_ceilings``); None if none. Severity ``low``, no gain."""
     roof = ev.roofline
     if roof is None:
         return None
@@ -58,13 +46,8 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     action = f"re-run {command} on an idle machine, then diagnose again"
     if any(s.ceiling == "copy" for s in suspects):
         action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
-    return Finding(
-        "ceiling_suspect",
-        "low",
+    summary = (
         f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
-        "verdict against it",
-        evidence,
-        action,
-        None,
-        ev.label,
+        "verdict against it"
     )
+    return Finding("ceiling_suspect", "low", summary, evidence, action, None, ev.label)

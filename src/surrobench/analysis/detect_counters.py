@@ -1,34 +1,17 @@
-"""Bound findings from measured counters (:mod:`surrobench.analysis.counters`), each ``evidence_source``
-``"measured (ncu)"``; where a config has them they replace the roofline's estimated bound findings
-(:func:`merge_measured`).
+"""Bound findings from measured counters (:mod:`surrobench.analysis.counters`), ``evidence_source`` ``"measured (ncu)"``;
+they replace a config's estimated bound findings (:func:`merge_measured`).
 
-Per config, the measured launches are grouped by verdict; a group holding at least :data:`MIN_SHARE` of the
-measured kernel time is a finding:
+A verdict group holding at least :data:`MIN_SHARE` of the measured kernel time is a finding:
 
-- ``memory``: ``memory_bound``; the gain assumes the remedy halves the bytes (bf16/fp16 activations or fusion)
-  and so the time of the DRAM-bound launches (time ~ bytes at the memory roof: Williams et al., 2009). Its
-  action names only what the group's kernels admit: fusion (torch.compile) where fusible kernels next to another
-  fusible kernel (:func:`fusible_chains`) hold at least :data:`MIN_SHARE` of the measured time, channels_last
-  where the group converts convolution layouts (NCHW <-> NHWC kernels), fused attention where it holds attention
-  kernels;
-- ``compute`` on the FMA pipe in GEMM / attention / convolution kernels with the tensor pipe idle:
-  ``compute_bound`` whose action is tensor-core precision and fused attention; the gain is those launches'
-  time times ``1 - fp32 peak / tf32 peak`` of the calibrated ceilings (the rate TF32 alone would give them);
-- ``compute`` elsewhere (tensor pipe near peak): ``compute_bound``, severity ``info``: near the roof;
-- ``latency``: ``occupancy_bound``, its action named by the most frequent cause (grid, tail, limits); fusion
-  (torch.compile) only where that cause's kernels are mostly in fusible chains, a larger batch otherwise; the
-  gain, where the action names a remedy, is that cause's kernels' time above the memory roof
-  (:func:`_above_roof_ms`).
+- ``memory`` -> ``memory_bound``; gain: half the DRAM-bound launches' time (time ~ bytes at the memory roof:
+  Williams et al., CACM 52(4), 2009); actions only where the kernels admit them (fusion for fusible chains,
+  channels_last for layout conversions, fused attention for attention kernels);
+- ``compute`` on the FMA pipe (GEMM/attention/conv, tensor pipe idle) -> ``compute_bound``; gain: their time
+  times ``1 - fp32 peak / tf32 peak``; ``compute`` near the tensor peak -> ``compute_bound``, ``info``;
+- ``latency`` -> ``occupancy_bound``, action by the most frequent cause; gain: time above the memory roof.
 
-Where fp32 convolutions hold :data:`MIN_SHARE` of the measured time, a clause that names torch.compile names it
-stacked on TF32 (:func:`_compile_clause`). On the H200 the fp32 U-Net at 256² batch 8 ran 0.53x under
-torch.compile alone, 1.26x with ``torch._inductor.config.layout_optimization = False``, and 3.70x with TF32:
-Inductor's layout optimization runs the convolutions channels_last, where cuDNN picked its FFT convolution
-kernels in fp32 (``DSE::regular_fft_pad``, 3.5 ms a step against 0.4 ms), as eager channels_last did (0.44x);
-with TF32 the NHWC tensor-core kernels are fast (docs/benchmarks/h200-counters.md, "Why compile alone was
-slower"; ``benchmarks/compile_causes.py``). Whether a clause's remedy pays is then measured
-(:mod:`surrobench.tune.advice`), on a spectral step as on any other.
-"""
+Where fp32 convolutions hold :data:`MIN_SHARE`, torch.compile is named stacked on TF32 (:func:`_compile_clause`;
+why: docs/benchmarks/h200-counters.md, "Why compile alone was slower"; ``benchmarks/compile_causes.py``)."""
 
 from __future__ import annotations
 
@@ -41,24 +24,18 @@ from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.vocab import HALF_PRECISIONS as HALF
 
 MEASURED = "measured (ncu)"
-#: A group of launches smaller than this share of the measured kernel time makes no finding (our choice: a
-#: tenth of the step cannot pay for the remedy's risk).
+#: A group's least share of the measured kernel time to make a finding (ours: a tenth).
 MIN_SHARE = 0.10
 #: Kernel classes whose work tensor cores can do: on the FMA pipe, they lose the tensor-core rate.
 MATMUL_CLASSES = ("gemm", "attention", "convolution")
 #: Below this tensor-pipe activity the tensor cores count as idle (a tenth of their cycles).
 TENSOR_IDLE = 0.10
-#: Kernel classes a compiler fuses with each other (torch.compile / Inductor generates Triton kernels for
-#: pointwise, reduction and indexing nodes and fuses neighbours: Ansel et al., "PyTorch 2", ASPLOS 2024). GEMMs,
-#: convolutions, attention and FFTs stay library calls (Inductor's ``extern_kernels``), so an elementwise kernel
-#: between two of them has nothing to fuse with: on the H200 the PINN MLP's ``tanh`` between its GEMMs became one
-#: ``triton_poi_fused_addmm_tanh`` kernel per layer under torch.compile, as many launches as eager, and the step
-#: ran 0.90x (docs/benchmarks/h200-counters.md, "Why compile was slower").
+#: Kernel classes Inductor fuses with each other (Ansel et al., "PyTorch 2", ASPLOS 2024); GEMM, conv, attention and
+#: FFT stay library calls (docs/benchmarks/h200-counters.md, "Why compile was slower").
 FUSIBLE_CLASSES = ("elementwise", "copy", "reduction", "gather_scatter")
 #: Latency causes whose action is fusion (torch.compile), where the cause's kernels are in fusible chains.
 FUSION_CAUSES = ("grid_too_small", "low_occupancy", "stalls")
-#: Substrings of the layout-conversion kernels cuDNN and ATen run around a convolution whose input is not in
-#: the layout its kernel wants (``nchwToNhwcKernel``, ``nhwcToNchwKernel``): what channels_last removes.
+#: Layout-conversion kernels around a convolution (``nchwToNhwcKernel``...): what channels_last removes.
 LAYOUT_KERNELS = ("nchwtonhwc", "nhwctonchw")
 #: The estimated kinds a measured finding of the same config replaces.
 REPLACED_KINDS = ("memory_bound", "compute_bound")
@@ -98,15 +75,7 @@ _LIBRARY_ACTIONS = {
 
 @dataclass(frozen=True)
 class _Step:
-    """What every finder of one config needs of its whole step.
-
-    Attributes:
-        total_ms: the measured kernel time, ms.
-        ceilings: the calibrated ceilings, or None.
-        half: the half precisions the step can run in (:func:`_half_precisions`).
-        chains: launch ids in fusible chains (:func:`fusible_chains`).
-        fp32_conv: fp32 convolutions hold :data:`MIN_SHARE` of :attr:`total_ms` (:func:`_compile_clause`).
-    """
+    """What every finder of one config needs of its step (measured kernel ``total_ms``, ceilings, half, chains)."""
 
     total_ms: float
     ceilings: Ceilings | None
@@ -133,8 +102,7 @@ def _pct(x: float | None) -> str:
 
 
 def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[Evidence]:
-    """The group's share and its longest launch's counters; each text carries its number (as every detector's
-    evidence does: the terminal and the reports print the text), the value and unit carry it structured."""
+    """The group's share and its longest launch's counters, each text with its number, value and unit."""
     top = _top(group)
     c = top.counters
     share = _ms(group) / total_ms
@@ -176,14 +144,8 @@ def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[E
             )
         )
     if top.achieved_tflops is not None and top.roof_tflops:
-        ev.append(
-            Evidence(
-                "roofline",
-                f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof",
-                top.achieved_tflops,
-                "TFLOP/s",
-            )
-        )
+        text = f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof"
+        ev.append(Evidence("roofline", text, top.achieved_tflops, "TFLOP/s"))
     return ev
 
 
@@ -197,10 +159,7 @@ def _fma_matmul(k: MeasuredKernel) -> bool:
 
 
 def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
-    """Launch ids (``counters.launch``) of the kernels of :data:`FUSIBLE_CLASSES` whose previous or next measured
-    launch is of those classes too: what torch.compile can fuse into fewer kernels. A fusible kernel between two
-    library kernels (a GEMM's activation) stays one kernel. ncu measures the step's top kernels
-    (:mod:`surrobench.collect.ncu`), so a short kernel left out between two measured ones is not seen."""
+    """Launch ids of :data:`FUSIBLE_CLASSES` kernels next to another fusible measured launch."""
     ordered = sorted(kernels, key=lambda k: k.counters.launch)
     fusible = [k.kernel_class in FUSIBLE_CLASSES for k in ordered]
     return frozenset(
@@ -211,8 +170,7 @@ def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
 
 
 def _compile_clause(text: str, step: _Step) -> Clause:
-    """The clause ``text`` naming torch.compile: stacked on TF32 where fp32 convolutions hold a share of the step
-    (module docstring), else compile alone."""
+    """Clause ``text`` naming torch.compile, stacked on TF32 where fp32 convolutions hold a share."""
     if step.fp32_conv:
         return Clause(
             f"{text}, with TF32 on: in fp32, Inductor's layout optimization runs the convolutions channels_last, "
@@ -243,7 +201,11 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
     for name, group in groups.items():
         share = _ms(group) / total_ms if group else 0.0
         if share >= MIN_SHARE:
-            findings.append(_FINDERS[name](label, group, share, step))
+            kind, severity, message, what, clauses, gain = _FINDERS[name](group, share, step)
+            evidence = tuple(_evidence(group, total_ms, what))
+            findings.append(
+                Finding(kind, severity, message, evidence, clauses, gain, config=label, evidence_source=MEASURED)
+            )
     return findings
 
 
@@ -257,9 +219,7 @@ def runs_fft(ops) -> bool:
 
 
 def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
-    """The half precisions a step of these kernels can run in: no bf16 where it runs torch.fft
-    (:func:`runs_fft`): cuFFT has no bf16 transform (surrobench/execution/failures.py
-    ``fft_no_bf16``)."""
+    """The half precisions these kernels can run in: no bf16 with torch.fft (:func:`runs_fft`; execution/failures.py ``fft_no_bf16``)."""
     if runs_fft(k.op for k in kernels):
         return tuple(p for p in HALF if p != "bf16")
     return HALF
@@ -269,18 +229,18 @@ def _half_text(half: tuple[str, ...]) -> str:
     return "/".join(half) + ("" if "bf16" in half else " (cuFFT has no bf16 transform)")
 
 
-def _memory(label, group, share, step: _Step) -> Finding:
+def _memory(group, share, step: _Step) -> tuple:
     half, total_ms = step.half, step.total_ms
     dram = [k for k in group if k.limiter == "DRAM"]
     units = Counter(k.limiter for k in group).most_common(1)[0][0]
     attention = any(k.kernel_class == "attention" for k in group)
     fusible = _ms([k for k in group if k.counters.launch in step.chains]) >= MIN_SHARE * total_ms
     layout = any(any(s in k.counters.function.lower() for s in LAYOUT_KERNELS) for k in group)
-    return Finding(
+    return (
         "memory_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is memory-bound ({units} near peak), longest {_top(group).counters.function}",
-        tuple(_evidence(group, total_ms, "memory-bound")),
+        "memory-bound",
         clauses_of(
             Clause(f"move fewer bytes: keep activations in {_half_text(half)}", half),
             _compile_clause("fuse the elementwise, copy and reduction kernels (torch.compile)", step)
@@ -293,14 +253,12 @@ def _memory(label, group, share, step: _Step) -> Finding:
             if attention
             else "",
         ),
-        estimated_gain_ms=_ms(dram) / 2 if dram else None,
-        config=label,
-        evidence_source=MEASURED,
+        _ms(dram) / 2 if dram else None,
     )
 
 
-def _fma(label, group, share, step: _Step) -> Finding:
-    ceilings, half, total_ms = step.ceilings, step.half, step.total_ms
+def _fma(group, share, step: _Step) -> tuple:
+    ceilings, half = step.ceilings, step.half
     classes = {k.kernel_class for k in group}
     attention = (
         " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
@@ -310,11 +268,11 @@ def _fma(label, group, share, step: _Step) -> Finding:
     gain = None
     if ceilings is not None and ceilings.unusable("tf32") is None and ceilings.unusable("fp32") is None:
         gain = _ms(group) * (1 - ceilings.peak_tflops("fp32") / ceilings.peak_tflops("tf32"))
-    return Finding(
+    return (
         "compute_bound",
         "high" if share >= 0.3 else "medium",
         f"{share:.0%} of the measured kernel time is {'/'.join(sorted(classes))} on the FMA pipe, tensor cores idle",
-        tuple(_evidence(group, total_ms, "on the FMA pipe with the tensor pipe idle")),
+        "on the FMA pipe with the tensor pipe idle",
         (
             Clause(
                 "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
@@ -322,33 +280,28 @@ def _fma(label, group, share, step: _Step) -> Finding:
                 ("tf32", *half),
             ),
         ),
-        estimated_gain_ms=gain,
-        config=label,
-        evidence_source=MEASURED,
+        gain,
     )
 
 
-def _compute(label, group, share, step: _Step) -> Finding:
-    half, total_ms = step.half, step.total_ms
+def _compute(group, share, step: _Step) -> tuple:
+    half = step.half
     pipe = Counter(k.limiter for k in group).most_common(1)[0][0]
-    return Finding(
+    return (
         "compute_bound",
         "info",
         f"{share:.0%} of the measured kernel time is compute-bound ({pipe} near peak): near the roof",
-        tuple(_evidence(group, total_ms, "compute-bound")),
+        "compute-bound",
         clauses_of(
             "nothing to fix in these kernels at this precision",
             Clause(f"a lower precision ({_half_text(half)}) raises the roof", half),
         ),
-        config=label,
-        evidence_source=MEASURED,
+        None,
     )
 
 
 def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tuple[Clause, ...]:
-    """The action for a latency ``cause`` of ``kernels``: :data:`_CAUSE_ACTIONS`; for :data:`FUSION_CAUSES`,
-    fusion only where at least half their time is in fusible chains (:func:`fusible_chains`), stacked on TF32
-    where :func:`_compile_clause` says so, else :data:`_LIBRARY_ACTIONS`."""
+    """The action for latency ``cause`` (:data:`_CAUSE_ACTIONS`, fusion only for mostly fusible kernels)."""
     clause = _CAUSE_ACTIONS[cause]
     alternative = (_CAUSE_ALTERNATIVES[cause],) if cause in _CAUSE_ALTERNATIVES else ()
     if cause not in FUSION_CAUSES:
@@ -359,20 +312,14 @@ def _cause_action(cause: str, kernels: list[MeasuredKernel], step: _Step) -> tup
 
 
 def _above_roof_ms(kernels: list[MeasuredKernel], ceilings: Ceilings | None) -> float | None:
-    """ms the ``kernels`` spend above their memory roof: each one's duration less the time its DRAM bytes take
-    at the calibrated copy bandwidth (the roofline's memory roof: Williams, Waterman and Patterson, CACM 52(4),
-    2009), at least 0; None without usable ceilings. A latency-bound kernel is far from both roofs, so this is what
-    it would save running at the roof with the same bytes; fusion also removes bytes and can save more. On the
-    H200 the GAT's low-occupancy kernels read 5.27 ms, and torch.compile saved 5.30 ms of its step
-    (docs/benchmarks/h200-counters.md, "The check against optimize")."""
+    """ms ``kernels`` spend above the memory roof (duration less DRAM bytes / bandwidth); None without ceilings."""
     if ceilings is None or ceilings.unusable("fp32") is not None:
         return None
     bytes_per_ms = ceilings.copy_gbps * 1e6
     return sum(max(0.0, k.counters.duration_ns / 1e6 - (k.counters.dram_bytes or 0) / bytes_per_ms) for k in kernels)
 
 
-def _latency(label, group, share, step: _Step) -> Finding:
-    total_ms = step.total_ms
+def _latency(group, share, step: _Step) -> tuple:
     cause = Counter(k.cause for k in group).most_common(1)[0][0]
     cause_kernels = [k for k in group if k.cause == cause]
     top = _top(cause_kernels)
@@ -384,37 +331,27 @@ def _latency(label, group, share, step: _Step) -> Finding:
         "shared_memory": f"{c.shared_mem_per_block_bytes} bytes of shared memory per block",
     }.get(cause, LATENCY_CAUSES[cause])
     action = _cause_action(cause, cause_kernels, step)
-    return Finding(
+    return (
         "occupancy_bound",
         "medium" if share >= 0.3 else "low",
         f"{share:.0%} of the measured kernel time is latency-bound, far from both roofs ({detail}, {top.counters.function})",
-        tuple(_evidence(group, total_ms, "latency-bound")),
+        "latency-bound",
         action,
         # a larger batch alone (no remedy) buys throughput, not a shorter step: no gain in step time
-        estimated_gain_ms=_above_roof_ms(cause_kernels, step.ceilings) if any(a.remedies for a in action) else None,
-        config=label,
-        evidence_source=MEASURED,
+        _above_roof_ms(cause_kernels, step.ceilings) if any(a.remedies for a in action) else None,
     )
 
 
 _FINDERS = {"memory": _memory, "fma": _fma, "compute": _compute, "latency": _latency}
 
 
-#: Severities of a config's ``launch_bound`` finding at which its measured findings' half precision is named
-#: inside a CUDA graph (:func:`merge_measured`): a launch-bound step, not one with a little idle time.
+#: ``launch_bound`` severities at which a measured half-precision clause is stacked on a CUDA graph.
 LAUNCH_STACK_SEVERITIES = ("high", "medium")
 
 
 def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) -> list[Finding]:
-    """``findings`` with each config's estimated :data:`REPLACED_KINDS` findings replaced by its measured ones
-    (``measured``: ``{config label: findings}``; a config absent or with none keeps its estimates).
-
-    Where the config's ``launch_bound`` finding is :data:`LAUNCH_STACK_SEVERITIES`, a measured clause that names
-    half precisions alone names each stacked on a CUDA graph (:func:`_half_in_graph`): autocast casts the weights
-    and inputs of every matmul on every call, kernels a launch-bound step pays for in launches. On the H200,
-    DeepONet at 16,384 points batch 64 (launch-bound: cudagraph 3.25x) ran fp16 alone at 0.72x and bf16 at 0.71x,
-    and cudagraph+fp16 at 5.10x, cudagraph+bf16 at 5.17x (docs/benchmarks/h200-counters.md, "The check against
-    optimize")."""
+    """``findings`` with each config's estimated :data:`REPLACED_KINDS` replaced by ``measured`` (``{label: findings}``);
+    under a launch-bound step half precision is stacked on a CUDA graph (docs/benchmarks/h200-counters.md)."""
     kept = [
         f
         for f in findings
@@ -429,8 +366,7 @@ def merge_measured(findings: list[Finding], measured: dict[str, list[Finding]]) 
 
 
 def _half_in_graph(clauses: tuple[Clause, ...]) -> tuple[Clause, ...]:
-    """``clauses`` with each clause that names only half precisions replaced by one stacked clause per precision,
-    that precision inside a CUDA graph (:func:`merge_measured`)."""
+    """``clauses`` with each half-precision-only clause stacked on a CUDA graph, one per precision."""
     out: list[Clause] = []
     for clause in clauses:
         if clause.stacked or not clause.remedies or not set(clause.remedies) <= set(HALF):

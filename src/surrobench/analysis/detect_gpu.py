@@ -1,9 +1,6 @@
-"""Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess.
-
-Each reads the timeline side (is the GPU working, and if not, why: :mod:`surrobench.analysis.gaps`) and
-quotes the profiler side where it has a number; the method's §4 (docs/sources.md) asks for both. Each returns one
-:class:`Finding` or None; severity comes from the stake's fraction of the step (:class:`Thresholds`).
-"""
+"""Detectors of GPU-time kinds: launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess; each
+reads the timeline (:mod:`surrobench.analysis.gaps`) and quotes the profiler (docs/sources.md, method §4) and
+returns one :class:`Finding` or None."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
-#: Host functions that belong to the framework, the interpreter, the driver or surrobench itself: time in
-#: them is the model's execution, not preprocessing the user wrote.
+#: Host functions of the framework, interpreter, driver or surrobench: the model's execution, not preprocessing.
 _FRAMEWORK = re.compile(
     r"torch|libtorch|at::|c10::|aten|libcud|libcublas|libcudnn|libnccl|cuda|_PyEval|libpython|"
     r"\[kernel|<frozen|threading\.py|surrobench|^python|mkl|dnnl|gomp|omp_",
@@ -25,29 +21,16 @@ _FRAMEWORK = re.compile(
 
 def _busy_evidence(ev: ConfigEvidence) -> list[Evidence]:
     f = ev.facts
-    items = [
-        Evidence(
-            "timeline",
-            f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step",
-            f.busy_share,
-            "fraction",
-        )
-    ]
+    text = f"GPU busy {f.busy_share:.0%} of the profiled window, {f.gpu_busy_ms:.3f} ms per step"
+    items = [Evidence("timeline", text, f.busy_share, "fraction")]
     if ev.result is not None and ev.result.latency_ms is not None:
-        items.append(
-            Evidence(
-                "run",
-                f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)",
-                ev.result.latency_ms.median,
-                "ms",
-            )
-        )
+        text = f"step latency {ev.result.latency_ms.median:.3f} ms (median, unprofiled)"
+        items.append(Evidence("run", text, ev.result.latency_ms.median, "ms"))
     return items
 
 
 def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """GPU idle in gaps whose next kernel's launch call was still running: the host launches too slowly.
-    Gain: those gaps per step (capped by the unprofiled idle time), what a CUDA graph replay removes."""
+    """GPU idle while the next launch call still ran. Gain: those gaps per step (capped), what a CUDA graph removes."""
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.launch_gap_ms <= 0:
         return None
@@ -60,26 +43,16 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     ]
     if ev.timeline is not None and ev.timeline.launches is not None:
         lc = ev.timeline.launches
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
-                f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
-                "their launch",
-                lc.shorter_than_launch,
-                "fraction",
-            )
+        text = (
+            f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
+            f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
+            "their launch"
         )
+        evidence.append(Evidence("timeline", text, lc.shorter_than_launch, "fraction"))
     t = ev.op_table
     if t is not None and t.kernel_count:
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us",
-                t.small_kernel_count / t.kernel_count,
-                "fraction",
-            )
-        )
+        text = f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us"
+        evidence.append(Evidence("profiler", text, t.small_kernel_count / t.kernel_count, "fraction"))
     return Finding(
         "launch_bound",
         severity,
@@ -97,8 +70,7 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """The model's own synchronizing calls inside the step (``.item()``, ``.cpu()``), or, from the system
-    view, a process using under half a CPU while the GPU idles (waiting on I/O or on the GPU)."""
+    """The model's own syncs in the step, or (system view) under half a CPU busy while the GPU idles."""
     f, step, sys = ev.facts, ev.step_ms(), ev.system
     if f is None or not step:
         return None
@@ -119,16 +91,12 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
                 "timeline", f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them", f.model_sync_gap_ms, "ms"
             ),
         ]
-        return Finding(
-            "host_sync",
-            severity,
-            f"the model synchronizes {f.model_syncs:g}x per step{where}",
-            tuple(evidence),
+        summary = f"the model synchronizes {f.model_syncs:g}x per step{where}"
+        action = (
             "keep values on the device (no .item()/.cpu()/print of tensors in forward); move checks out of "
-            "the step or make them asynchronous",
-            gain,
-            ev.label,
+            "the step or make them asynchronous"
         )
+        return Finding("host_sync", severity, summary, tuple(evidence), action, gain, ev.label)
     if sys is None or sys.cpu_utilization is None or sys.cpu_utilization >= th.cpu_util_io_max:
         return None
     if f.busy_share >= th.gpu_idle_busy_max:
@@ -151,8 +119,7 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Host-to-device copies inside the step. Gain: the copy time plus the GPU idle waiting for it, per
-    step, what keeping the input resident on the device removes."""
+    """H2D copies in the step. Gain: copy time plus GPU idle waiting for it, per step."""
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.h2d_bytes <= 0:
         return None
@@ -191,21 +158,16 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         if f.h2d_pageable_share > 0.5
         else ""
     )
-    return Finding(
-        "h2d_transfer",
-        severity,
-        f"{f.h2d_ms:.3f} ms per step copying inputs from the host",
-        tuple(evidence),
+    summary = f"{f.h2d_ms:.3f} ms per step copying inputs from the host"
+    action = (
         f"keep inputs resident on the device (build them there once); otherwise {pinned}overlap the copy with "
-        "the previous step on a side stream",
-        gain,
-        ev.label,
+        "the previous step on a side stream"
     )
+    return Finding("h2d_transfer", severity, summary, tuple(evidence), action, gain, ev.label)
 
 
 def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Two streams active in the same period that never overlapped. Gain (upper bound): the smaller
-    stream's busy time per step, hidden entirely if the streams ran concurrently."""
+    """Two streams active together that never overlapped. Gain (upper bound): the smaller one's busy ms per step."""
     step = ev.step_ms()
     if ev.timeline is None or not ev.timeline.serialized_streams or not step:
         return None
@@ -216,47 +178,25 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     a, b = pair.streams
-    evidence = [
-        Evidence(
-            "timeline",
-            f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
-            f"overlapped {pair.overlap_ms:.3f} ms",
-            pair.overlap_ms,
-            "ms",
-        )
-    ]
+    text = (
+        f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
+        f"overlapped {pair.overlap_ms:.3f} ms"
+    )
+    evidence = [Evidence("timeline", text, pair.overlap_ms, "ms")]
     if ev.facts is not None:
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step",
-                ev.facts.stream_waits,
-                "calls",
-            )
-        )
+        text = f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step"
+        evidence.append(Evidence("timeline", text, ev.facts.stream_waits, "calls"))
     if ev.op_table is not None and ev.op_table.ops:
         top = ev.op_table.ops[0]
-        evidence.append(
-            Evidence("profiler", f"op times look normal: top op {top.name} {top.share:.0%}", top.share, "fraction")
-        )
-    return Finding(
-        "stream_serialization",
-        severity,
-        f"streams {a} and {b} run one after the other",
-        tuple(evidence),
-        "remove the event wait or default-stream use that orders them; wait only where data flows",
-        gain,
-        ev.label,
-    )
+        text = f"op times look normal: top op {top.name} {top.share:.0%}"
+        evidence.append(Evidence("profiler", text, top.share, "fraction"))
+    summary = f"streams {a} and {b} run one after the other"
+    action = "remove the event wait or default-stream use that orders them; wait only where data flows"
+    return Finding("stream_serialization", severity, summary, tuple(evidence), action, gain, ev.label)
 
 
 def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A host function outside the framework holding a large share of the step's host samples. Gain:
-    that share of the step (self share when the sampler gives one), what moving it out of the step saves.
-
-    On a CPU device the model's own forward is the compute, not preprocessing: only the samples of a function
-    outside any nn.Module call count there (:attr:`~surrobench.records.system.HostHotspot.model_share`); on a
-    GPU host work inside the forward still keeps the device waiting."""
+    """A non-framework host function with a large share of host samples (on a CPU, outside nn.Module calls)."""
     sys, step = ev.system, ev.step_ms()
     if sys is None or not step:
         return None
@@ -272,25 +212,17 @@ def cpu_preprocess(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(share) if share >= th.hotspot_share_min else None
     if severity is None:
         return None
-    evidence = [
-        Evidence("system", f"{spot.function} in {share:.0%} of host samples ({spot.source})", share, "fraction")
-    ]
+    text = f"{spot.function} in {share:.0%} of host samples ({spot.source})"
+    evidence = [Evidence("system", text, share, "fraction")]
     if ev.facts is not None:
         evidence += _busy_evidence(ev)[:1]
-    return Finding(
-        "cpu_preprocess",
-        severity,
-        f"host function {spot.function} runs inside the step",
-        tuple(evidence),
-        f"move {spot.function} out of the step: {words('cpu' if cpu else 'cuda').offload}",
-        share * step,
-        ev.label,
-    )
+    summary = f"host function {spot.function} runs inside the step"
+    action = f"move {spot.function} out of the step: {words('cpu' if cpu else 'cuda').offload}"
+    return Finding("cpu_preprocess", severity, summary, tuple(evidence), action, share * step, ev.label)
 
 
 def _outside_model(h) -> float:
-    """The share of the host samples in which ``h`` runs outside the model's forward (its self share, else its
-    inclusive one, less the part inside nn.Module calls, in proportion); the whole share when unknown."""
+    """Share of host samples in which ``h`` runs outside the model's forward; the whole share when unknown."""
     share = h.self_share if h.self_share is not None else h.share
     if h.model_share is None or h.share <= 0:
         return share

@@ -1,10 +1,4 @@
-"""Detectors of what matters on a host (a CPU config): page_faults, thread_oversubscription, denormals.
-
-A CPU step's own costs the GPU detectors do not see: the allocator handing buffers back to the OS and faulting
-them in again each step (perf's ``page-faults`` over the measured window, :mod:`surrobench.collect.perf`),
-torch's threads beyond the cores free to run them, and subnormal floats (the host facts a CPU config is timed
-with, :mod:`surrobench.execution.host_facts`). Each returns one :class:`Finding` or None.
-"""
+"""Detectors of a CPU config's host costs: page_faults, thread_oversubscription, denormals."""
 
 from __future__ import annotations
 
@@ -12,21 +6,13 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 
-#: Cost of one minor page fault, µs, a lower bound: faulting in a fresh anonymous 4 KiB page (the kernel's
-#: fault path and zeroing the page) measured 4.9-9 µs a page on a 2-core AMD EPYC VM
-#: (docs/benchmarks/cpu-perf.md, "Page faults"; benchmarks/page_fault_cost.py); 1 µs keeps the stake an
-#: underestimate on faster hosts.
+#: Cost of one minor page fault, µs, a lower bound (4.9-9 µs measured: docs/benchmarks/cpu-perf.md, "Page faults").
 PAGE_FAULT_US = 1.0
-#: Page faults per step below which the allocator is not worth a finding whatever the stake: a step that
-#: allocates a few fresh pages (a growing cache, the first touch of an output) is normal.
+#: Page faults per step below which the allocator is never a finding (first touches are normal).
 PAGE_FAULTS_MIN_PER_STEP = 100
-#: glibc's dynamic mmap threshold stops rising at 32 MiB on 64-bit hosts (``DEFAULT_MMAP_THRESHOLD_MAX``,
-#: mallopt(3), M_MMAP_THRESHOLD): a buffer above it is mmapped at each allocation and unmapped when freed, so
-#: every step faults all its pages in again.
+#: glibc's largest dynamic mmap threshold (mallopt(3)): buffers above it fault all their pages in every step.
 MMAP_THRESHOLD_MAX_BYTES = 32 * 2**20
-#: Share of the floating-point values of weights and inputs that are subnormal above which denormals are a
-#: finding: one value in a thousand already sends many multiply-adds of a matmul or convolution through the
-#: microcode assist (each output sums over a whole row).
+#: Subnormal share of weights and inputs from which denormals are a finding (one in a thousand hits many FMAs).
 SUBNORMAL_SHARE_MIN = 1e-3
 
 
@@ -35,9 +21,7 @@ def _cpu(ev: ConfigEvidence) -> bool:
 
 
 def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A CPU step that faults many pages in: perf's ``page-faults`` over its measured window, per step (the
-    window's wall time over the timed median step). Stake: faults x :data:`PAGE_FAULT_US`; severity from its
-    share of the step; at least :data:`PAGE_FAULTS_MIN_PER_STEP`."""
+    """Perf's ``page-faults`` per step at least :data:`PAGE_FAULTS_MIN_PER_STEP`; stake: faults x :data:`PAGE_FAULT_US`."""
     sys, step = ev.system, ev.step_ms()
     if not _cpu(ev) or sys is None or not step or not sys.wall_ms:
         return None
@@ -55,10 +39,7 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "system", f"{per_step:,.0f} page faults per step (perf page-faults over the window)", per_step, "faults"
         ),
         Evidence(
-            "system",
-            f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step",
-            stake_ms,
-            "ms",
+            "system", f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step", stake_ms, "ms"
         ),
     )
     action = clauses_of(
@@ -67,22 +48,12 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         "afresh and faults each page in again: mallopt(3))",
         "preallocate the step's buffers and reuse them (out= arguments, a static workspace)",
     )
-    return Finding(
-        "page_faults",
-        severity,
-        f"{per_step:,.0f} page faults per step: the allocator returns buffers to the OS and maps them again",
-        evidence,
-        action,
-        stake_ms,
-        ev.label,
-    )
+    summary = f"{per_step:,.0f} page faults per step: the allocator returns buffers to the OS and maps them again"
+    return Finding("page_faults", severity, summary, evidence, action, stake_ms, ev.label)
 
 
 def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A CPU config timed with more torch threads than cores free to run them: more than its usable CPUs
-    (affinity), or more than those less the load of other processes (the 1-minute load average less this
-    process's own threads, an underestimate of the others' load). No gain: the right count is measured
-    (``optimize``'s ``threads`` remedy)."""
+    """More torch threads than usable CPUs, or than those less other processes' load (1-minute load less ours). No gain."""
     if not _cpu(ev):
         return None
     extra = ev.result.extra
@@ -95,13 +66,13 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         return None
     evidence = [Evidence("run", f"torch threads {threads} on {usable} usable CPU(s)", threads, "threads")]
     if others:
-        evidence.append(
-            Evidence("run", f"load of other processes about {others:.1f}: {free} core(s) free", others, "load")
-        )
+        text = f"load of other processes about {others:.1f}: {free} core(s) free"
+        evidence.append(Evidence("run", text, others, "load"))
+    summary = f"{threads} torch threads for {free} free core(s)"
     return Finding(
         "thread_oversubscription",
         "medium" if threads > usable else "low",
-        f"{threads} torch threads for {free} free core(s)",
+        summary,
         tuple(evidence),
         (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),),
         None,
@@ -110,9 +81,7 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
 
 
 def denormals(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Subnormal values in a CPU config's weights and inputs (the share recorded when it was timed,
-    :func:`surrobench.execution.host_facts.subnormal_share`) at or above :data:`SUBNORMAL_SHARE_MIN`. No gain
-    estimate: the slowdown depends on how many operations meet them."""
+    """Subnormal share of weights and inputs at least :data:`SUBNORMAL_SHARE_MIN` (``host_facts.subnormal_share``). No gain."""
     if not _cpu(ev):
         return None
     share = ev.result.extra.get("subnormal_share")

@@ -1,8 +1,4 @@
-"""The tensor-core detector: a GPU config whose GEMM, convolution and attention kernels run in fp32 with TF32 off.
-
-Reads the kernel table's classes where recorded (:mod:`surrobench.records.kernel_classes`: they hold on fused
-composites such as the transformer fast path and on compiled code), else the op table's categories.
-"""
+"""The tensor-core detector: GEMM/conv/attention kernels of a GPU config in fp32 with TF32 off."""
 
 from __future__ import annotations
 
@@ -19,8 +15,7 @@ _UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
 
 
 def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
-    """``({class: share of device time}, source)`` of GEMM, convolution and attention: the kernel table's
-    classes where recorded (they hold on fused composites and compiled code), else the op table's categories."""
+    """``({class: share of device time}, source)`` of GEMM/conv/attention: kernel classes, else op categories."""
     if ev.kernel_table is not None and ev.kernel_table.total_us > 0:
         shares = ev.kernel_table.class_shares()
         return {c: shares[c] for c in MATMUL_CLASSES if shares.get(c)}, "kernel classes"
@@ -33,12 +28,7 @@ def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
 
 
 def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """A GPU config in fp32 with TF32 off whose GEMM, convolution and attention kernels hold at least
-    ``compute_share_min`` of the device time: they run on the FMA pipes while the tensor cores, which take
-    TF32, bf16 and fp16 (NVIDIA Hopper tuning guide, "Tensor Cores"), idle. The action names those precisions
-    and fused attention: SDPA's flash kernels need fp16/bf16 (PyTorch docs,
-    ``torch.nn.functional.scaled_dot_product_attention``). Stake: their time per step; no gain estimate (the
-    speedup of a precision is ``optimize``'s to measure)."""
+    """fp32 GEMM/conv/attention at ``compute_share_min`` of device time, tensor cores idle. Stake: their ms."""
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
         return None
@@ -71,15 +61,8 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         action += (
             Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
         )
-    return Finding(
-        "matmul_precision",
-        severity,
-        f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off",
-        tuple(evidence),
-        action,
-        None,
-        ev.label,
-    )
+    summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
+    return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 
 
 DETECTORS = (matmul_precision,)

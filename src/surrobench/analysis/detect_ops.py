@@ -1,25 +1,11 @@
-"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, and the per-config
-precision_mismatch (compute ops left in fp32 under autocast; FFTs half precision cannot take).
+"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, and the per-config precision_mismatch.
 
-With a roofline (:mod:`surrobench.analysis.roofline`) an op is memory- or compute-bound by its arithmetic
-intensity against the ridge point. Without one (a trace alone, a stored run), by its category: normalization,
-elementwise, reduction, copy and gather ops do O(1) FLOPs per byte and are memory-bound on any GPU whose ridge
-lies at tens of FLOP/byte (H200: 51e12 / 4184e9 = 12 FLOP/byte at fp32, 187 at bf16).
-
-On a CPU basis (op times are self CPU times under the profiler):
-
-- op times per step are scaled to the unprofiled step (:func:`surrobench.analysis.evidence.op_time_scale`)
-  and the findings say so;
-- a low-intensity op whose calls average under ``cpu_small_call_us`` is not called memory-bound: such calls
-  touch data a cache holds and cost mostly their dispatch, so they are fragmented small ops (many calls, tiny
-  time each), reported by :func:`fragmented_ops` with their call counts;
-- the actions name CPU remedies (threads of MKL/oneDNN, batch, bf16 autocast only where the CPU's calibrated
-  bf16 matmul beats fp32), never tensor cores or thread blocks.
-
-Shares of a ceiling are written by :func:`surrobench.analysis.roofline.ceiling_share` (never over 100%). An op
-past a ceiling by more than ``calibration_stale_ratio`` gets no compute-bound verdict: the ceiling is suspect,
-which :func:`surrobench.analysis.detect_ceilings.ceiling_suspect` reports.
-"""
+With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
+one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
+GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
+(:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
+fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
+are left to :func:`surrobench.analysis.detect_ceilings.ceiling_suspect`."""
 
 from __future__ import annotations
 
@@ -37,16 +23,14 @@ COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
-    """``{name: (category, ms per step, share)}`` of the op table rows at or above no threshold; CPU times
-    scaled to the unprofiled step (:meth:`ConfigEvidence.op_time_scale`)."""
+    """``{name: (category, ms per step, share)}`` of every op row, CPU times scaled (``op_time_scale``)."""
     t = ev.op_table
     per_step = t.active_steps * 1e3 / ev.op_time_scale()
     return {op.name: (op.category, t.self_us(op) / per_step, op.share) for op in t.ops}
 
 
 def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
-    """On a CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops whose calls average
-    under ``cpu_small_call_us`` (scaled times); empty on a device basis."""
+    """CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops under ``cpu_small_call_us``."""
     t = ev.op_table
     if t is None or t.basis != "cpu":
         return {}
@@ -79,9 +63,7 @@ def _intensity_text(o, ridge: float) -> str:
 
 
 def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
-    """Copy ops whose time is mostly host-to-device transfer (the timeline's H2D memcpy time per step is at
-    least half of theirs): that is :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s finding, bounded by
-    the host link, not by device memory bandwidth (the pageable-h2d scenario's ``aten::_to_copy``)."""
+    """Copy ops whose time is mostly H2D transfer (timeline H2D ms >= half theirs): :func:`~surrobench.analysis.detect_gpu.h2d_transfer`'s."""
     f = ev.facts
     if f is None or f.h2d_ms <= 0:
         return set()
@@ -90,9 +72,7 @@ def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
 
 
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops below the ridge point (or low-intensity by family). Gain: their time above the bandwidth
-    roof (roofline), None without one; severity from the gain where known, else from their time per step.
-    The action is their families' (:mod:`surrobench.analysis.op_families`)."""
+    """Head ops below the ridge (or low-intensity); gain: time above the bandwidth roof; families' action."""
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
@@ -148,14 +128,8 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for c in read_memory(ev.op_table).candidates
         ]
     if ev.facts is not None:
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"GPU busy {ev.facts.busy_share:.0%} of the profiled window",
-                ev.facts.busy_share,
-                "fraction",
-            )
-        )
+        text = f"GPU busy {ev.facts.busy_share:.0%} of the profiled window"
+        evidence.append(Evidence("timeline", text, ev.facts.busy_share, "fraction"))
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
     action = family_actions(names, cpu=ev.on_cpu()) or (
@@ -175,24 +149,14 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             "bandwidth would not help",
             action,
         )
+    summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
     return Finding(
-        "memory_bound",
-        severity,
-        f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})",
-        tuple(evidence),
-        action,
-        gain,
-        ev.label,
-        evidence_source="estimated",
+        "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
 
 
 def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops above the ridge point (roofline), or GEMM/convolution ops holding most of the time (no
-    roofline: at least ``compute_share_min`` of it); ops past the peak by more than ``calibration_stale_ratio``
-    are left to :func:`~surrobench.analysis.detect_ceilings.ceiling_suspect`. Near the matmul peak this is the
-    healthy verdict (``info``); below ``compute_efficient_fraction`` of it, ``low`` with the gap to the peak as the gain
-    (an upper bound: see the comment below)."""
+    """Head ops above the ridge (or GEMM/conv majority); ``info`` near the peak, else the gap to it as gain."""
     step = ev.step_ms()
     if not step:
         return None
@@ -262,9 +226,7 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
 
 
 def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, ...]:
-    """The compute-bound action on a CPU: the families' CPU actions (threads, batch) and, only where the
-    calibration shows bf16 faster than fp32 on this CPU (e.g. AVX512-BF16/AMX), bf16 autocast; no tensor-core
-    advice."""
+    """The CPU compute-bound action: the families' CPU actions, and bf16 autocast only where calibrated bf16 beats fp32."""
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
@@ -283,9 +245,7 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
 
 
 def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Elementwise + copy + concat ops at or above ``fragmented_share`` of the op time (reading 2); on a CPU
-    basis also the low-intensity ops of tiny calls (:func:`_small_calls`), which :func:`memory_bound` leaves
-    out. Stake: their time per step; no gain estimate (a fusion's saving depends on what it fuses)."""
+    """Elementwise + copy + concat at ``fragmented_share``, and tiny CPU calls; stake: their ms, no gain."""
     step = ev.step_ms()
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
@@ -368,16 +328,12 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-#: The share of the fragments' self CPU time one enclosing op must hold for :func:`fragmented_ops` to name it
-#: as their source: a majority, so that the action fits most of the time it stakes.
+#: Share of the fragments' self CPU time one enclosing op must hold to be named their source (a majority).
 ENCLOSING_MAJORITY = 0.5
 
 
 def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
-    """The op that at least :data:`ENCLOSING_MAJORITY` of the self CPU time of the ops ``names`` ran nested in
-    (:attr:`~surrobench.records.ops.OpStat.inside`), with that share; None when no op holds a majority. On the
-    CPU the zoo FNO's complex ``aten::einsum`` makes 2,056 ``aten::copy_`` calls a step (32² batch 1, 97% of their
-    self time), which no change to the model's own casts or layouts removes."""
+    """The op holding :data:`ENCLOSING_MAJORITY` of ``names``' self CPU time, with that share; else None."""
     held: dict[str, float] = {}
     total = 0.0
     for op in table.ops:
@@ -397,8 +353,7 @@ def _is_power_of_2(n: int) -> bool:
 
 
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Under fp16/bf16 autocast: GEMM/conv FLOPs still computed in fp32 or complex64 (roofline dtypes), and
-    FFTs on sizes cuFFT cannot compute in half precision (powers of 2 only, cuFFT docs). Stake: those ops' time."""
+    """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
     if r is None or r.precision not in HALF_PRECISIONS or not step:
         return None
@@ -421,27 +376,18 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
         time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}",
-                fft,
-                "fraction",
-            )
-        )
+        text = f"FFT ops hold {fft:.0%} of op time on sizes {odd}, not powers of 2: {words(r.device).half_fft}"
+        evidence.append(Evidence("profiler", text, fft, "fraction"))
     severity = th.severity(time_ms / step) if evidence else None
     if severity is None:
         return None
-    return Finding(
-        "precision_mismatch",
-        severity,
-        f"{time_ms:.3f} ms per step of {r.precision} config still in full precision",
-        tuple(evidence),
+    summary = f"{time_ms:.3f} ms per step of {r.precision} config still in full precision"
+    action = (
         "cast those ops explicitly (or keep them fp32 knowingly); pad FFT sizes "
-        "to powers of 2; compare against the fp32 config before adopting half precision",
-        None,
-        ev.label,
-        evidence_source="estimated",
+        "to powers of 2; compare against the fp32 config before adopting half precision"
+    )
+    return Finding(
+        "precision_mismatch", severity, summary, tuple(evidence), action, None, ev.label, evidence_source="estimated"
     )
 
 

@@ -1,9 +1,4 @@
-"""Detectors of the cross-rank kinds: straggler, comm_wait, comm_not_overlapped.
-
-Each reads a :class:`~surrobench.analysis.cross_rank.CrossRankReport` and returns one :class:`Finding` or
-None. A distributed step is as long as its slowest rank, so the step a stake is measured against is the
-longest mean step over the ranks; severity comes from the stake's fraction of it (:class:`Thresholds`).
-"""
+"""Detectors of straggler, comm_wait, comm_not_overlapped; stakes against the longest mean step."""
 
 from __future__ import annotations
 
@@ -27,10 +22,7 @@ def _others(report: CrossRankReport, row: RankRow, attr: str) -> float:
 
 
 def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """The rank the others wait for: entered most matched collectives last (at least
-    ``th.straggler_late_share_min`` of them) and held the others longest. Without collectives, the rank
-    whose compute per step exceeds the other ranks' median most (replicas: the slowest replica sets the
-    pace of a synchronized fleet). Gain: its lateness (or excess compute) per step."""
+    """The rank last into most collectives (else most above the median compute). Gain: its lateness per step."""
     step = _step_ms(report)
     if not step:
         return None
@@ -80,21 +72,17 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
         for op in row.extra_ops
     ]
     more = f": more {row.extra_ops[0].name}" if row.extra_ops else ""
-    return Finding(
-        "straggler",
-        severity,
-        f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}",
-        tuple(evidence),
+    summary = f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}"
+    action = (
         f"give rank {row.rank} the same work as the others (its extra ops above: an uneven "
         "domain split or batch, host work only it runs); if the work is equal, compare its GPU clocks, "
-        "temperature and host load with the others'",
-        late,
+        "temperature and host load with the others'"
     )
+    return Finding("straggler", severity, summary, tuple(evidence), action, late)
 
 
 def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """Time inside collectives spent waiting for a late rank (:mod:`surrobench.analysis.cross_rank`). Gain:
-    the longest wait per step, what the step loses to it."""
+    """Collective time waiting for a late rank. Gain: the longest wait per step."""
     step = _step_ms(report)
     if not step or not report.collectives:
         return None
@@ -112,30 +100,22 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
         )
         for r in waiting[:MAX_LISTED_RANKS]
     ]
-    evidence.append(
-        Evidence(
-            "timeline",
-            f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
-            f"{report.collectives} matched {report.comm_source} collectives)",
-            latest.late_share,
-            "fraction",
-        )
+    text = (
+        f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
+        f"{report.collectives} matched {report.comm_source} collectives)"
     )
+    evidence.append(Evidence("timeline", text, latest.late_share, "fraction"))
     also = f" ({len(waiting) - 1} more ranks wait too)" if len(waiting) > 1 else ""
-    return Finding(
-        "comm_wait",
-        th.severity(worst.wait_ms / step),
-        f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}",
-        tuple(evidence),
+    summary = f"rank {worst.rank} waits {worst.wait_ms:.3f} ms per step inside collectives for a late rank{also}"
+    action = (
         "make the ranks arrive together: fix the straggler (uneven work, host load, a slower "
-        "GPU); the wait is not communication and a faster interconnect will not remove it",
-        worst.wait_ms,
+        "GPU); the wait is not communication and a faster interconnect will not remove it"
     )
+    return Finding("comm_wait", th.severity(worst.wait_ms / step), summary, tuple(evidence), action, worst.wait_ms)
 
 
 def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | None:
-    """Communication with no compute running alongside it, waiting for peers excluded (that is
-    :func:`comm_wait`). Gain (upper bound): that exposed time per step, hidden if it overlapped compute."""
+    """Communication with no compute alongside, waits excluded. Gain (upper bound): that time per step."""
     step = _step_ms(report)
     if not step or not report.collectives:
         return None
@@ -156,15 +136,12 @@ def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | No
         )
         for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]
     ]
-    return Finding(
-        "comm_not_overlapped",
-        severity,
-        f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside",
-        tuple(evidence),
+    summary = f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside"
+    action = (
         "overlap communication with compute: issue collectives with async_op=True and wait "
-        "where the result is used; split the work so interior cells compute while halos or buckets move",
-        gain,
+        "where the result is used; split the work so interior cells compute while halos or buckets move"
     )
+    return Finding("comm_not_overlapped", severity, summary, tuple(evidence), action, gain)
 
 
 DETECTORS = (straggler, comm_wait, comm_not_overlapped)
@@ -178,9 +155,7 @@ def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT
 
 
 def merge_rank_findings(per_rank: list[list[Finding]]) -> list[Finding]:
-    """One finding per kind from each rank's own findings (``config`` naming the rank): the most severe,
-    largest-gain one, its config extended with the other ranks that have the kind (64 ranks do not give 64
-    launch_bound rows). Order: as :func:`rank_findings`."""
+    """One finding per kind over the ranks: the most severe, largest gain, its config naming the other ranks too."""
     by_kind: dict[str, list[Finding]] = {}
     for findings in per_rank:
         for f in findings:

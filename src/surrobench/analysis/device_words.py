@@ -1,19 +1,11 @@
-"""The device's vocabulary, in one place: the words a finding uses on a GPU and on a CPU.
-
-A CPU diagnosis speaks of cores, op calls, caches, the allocator and threads; a GPU one of kernels, launches,
-tensor cores, coalescing and CUDA graphs. Every detector that words a finding differently per device takes its
-words from :func:`words`, and :func:`gpu_words` finds the GPU terms a CPU finding must not hold (the check the
-tests run over every finding a CPU diagnosis can produce).
-"""
+"""The words a finding uses on a GPU and on a CPU (:func:`words`); :func:`gpu_words` finds GPU terms in CPU findings."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-#: Terms that belong to a GPU: its execution units and their scheduling, its libraries, its memory access
-#: patterns, its runtime and capture. A CPU finding holding one of them speaks of hardware the config does
-#: not run on.
+#: Terms that belong to a GPU (units, libraries, access patterns, runtime): never in a CPU finding.
 GPU_TERMS: tuple[str, ...] = (
     "kernel",
     "launch",
@@ -45,16 +37,7 @@ def gpu_words(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class DeviceWords:
-    """The phrases a finding uses for one kind of device.
-
-    Attributes:
-        device: ``"cpu"`` or ``"cuda"``.
-        unit: what one op runs as (``"kernel"``, ``"op call"``).
-        slow_path: what makes the large shape of a ladder slower per unit of work.
-        allocator: the allocator's setting against fragmentation and churn.
-        half_fft: why a half-precision FFT at a size that is not a power of 2 stays in full precision.
-        offload: how host work inside the step can leave it (precompute, cache, overlap...).
-    """
+    """One device's phrases: ``device``, ``unit`` (``kernel``/``op call``), ``slow_path``, ``allocator``, ``half_fft``, ``offload``."""
 
     device: str
     unit: str
@@ -83,6 +66,5 @@ _CPU = DeviceWords(
 
 
 def words(device: str | None) -> DeviceWords:
-    """The words for ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``...); a device that is not a CPU, or an
-    unknown one (None: a trace alone), gets the GPU's."""
+    """The words for ``device`` (``"cpu"``, ``"cuda:1"``...); anything not a CPU (or None) gets the GPU's."""
     return _CPU if device == "cpu" else _CUDA

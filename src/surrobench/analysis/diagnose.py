@@ -1,21 +1,7 @@
-"""The diagnosis: everything known about one config (or a whole run) in, ranked findings out.
-
-One detector per finding kind (:mod:`surrobench.records.findings`), each small, each reading the
-evidence bundle and the thresholds (:mod:`surrobench.analysis.thresholds`):
-
-- GPU-time kinds, from the timeline and the profiler: :mod:`surrobench.analysis.detect_gpu`
-  (launch_bound, host_sync, h2d_transfer, stream_serialization, cpu_preprocess);
-- operator kinds, from the op table and the roofline: :mod:`surrobench.analysis.detect_ops`
-  (memory_bound, compute_bound, fragmented_ops, precision_mismatch of one config), and the calibration's
-  sanity, :mod:`surrobench.analysis.detect_ceilings` (ceiling_suspect);
-- host kinds, of a CPU config, from perf's counters and the host facts it was timed with:
-  :mod:`surrobench.analysis.detect_host` (page_faults, thread_oversubscription, denormals);
-- run kinds, across the configs of a run: :mod:`surrobench.analysis.detect_run`
-  (memory_pressure, superlinear_scaling, precision_mismatch between precisions, and the failed configs
-  whose cause informs: FFT precisions, graph capture on a host sync);
-- cross-rank kinds, across the ranks of a distributed trace: :mod:`surrobench.analysis.detect_ranks`
-  (straggler, comm_wait, comm_not_overlapped).
-"""
+"""The diagnosis: evidence in, ranked findings out; one small detector per kind (:mod:`surrobench.records.findings`),
+each reading the bundle and :mod:`surrobench.analysis.thresholds`: :mod:`~surrobench.analysis.detect_gpu`,
+:mod:`~surrobench.analysis.detect_ops`, :mod:`~surrobench.analysis.detect_ceilings`,
+:mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`, :mod:`~surrobench.analysis.detect_ranks`."""
 
 from __future__ import annotations
 
@@ -33,11 +19,7 @@ from surrobench.trace.model import Timeline
 
 
 def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
-    """The evidence a trace holds: its op table (no shapes or memory), timeline report and per-step facts
-    (None without GPU activity); ``known`` adds or replaces fields (``label``, ``result``, ``roofline``,
-    ``system``, the profiler's own ``op_table`` with shapes and memory, its ``kernel_table``). The trace's op
-    table and kernel table (:mod:`surrobench.analysis.ops`; none without GPU activity) are built only when
-    ``known`` has no such key (an explicit None stays None)."""
+    """The evidence a trace holds; ``known`` adds or replaces fields (tables built only when absent)."""
     report = analyze_timeline(tl)
     facts = trace_facts(tl, report) if report.status == "ok" else None  # no GPU activity: nothing per step
     if "op_table" not in known:
@@ -48,10 +30,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
-    """Every per-config detector on ``ev``; findings ranked (:func:`~surrobench.records.findings.rank_findings`).
-    No remedy is ruled out by what the step runs (a torch.fft step was once told no torch.compile, from the zoo
-    FNO's 0.65x; the AFNO won 3.48x and neuraloperator's FNO 1.48x with it): diagnose measures the remedies
-    instead (:mod:`surrobench.tune.advice`)."""
+    """Every per-config detector on ``ev``, ranked (remedies are measured, not ruled out: tune.advice)."""
     detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + detect_host.DETECTORS
     detectors += (ceiling_suspect,)
     found = [f for detector in detectors if (f := detector(ev, th)) is not None]
@@ -61,9 +40,7 @@ def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> 
 def diagnose_trace(
     tl: Timeline, th: Thresholds = DEFAULT_THRESHOLDS, **known
 ) -> tuple[list[Finding], CrossRankReport | None]:
-    """A trace alone: the per-config findings of its evidence (:func:`trace_evidence`, ``known`` as there)
-    and, when it holds several ranks, the cross-rank ones, ranked together; plus the cross-rank report
-    (None for one rank)."""
+    """A trace's per-config and (several ranks) cross-rank findings, ranked, and the cross-rank report."""
     from surrobench.analysis.detect_ranks import cross_rank_findings
 
     ranks = timeline_cross_rank(tl)
@@ -79,14 +56,7 @@ def diagnose_run(
     device_memory_bytes: int | None = None,
     flops: dict[tuple, dict[str, int]] | None = None,
 ) -> list[Finding]:
-    """Per-config findings of every profiled config plus the run-level ones, ranked together.
-
-    Args:
-        evidence: one bundle per diagnosed config.
-        results: every config of the run (failed ones too: an OOM is memory-pressure evidence).
-        device_memory_bytes: the device's memory, for "peak memory near the limit"; None if unknown.
-        flops: ``{ConfigResult.key(): {op name: FLOPs per step}}`` for the superlinear check.
-    """
+    """Per-config findings plus run-level ones over ``results``, ranked; ``flops``: ``{key: {op: FLOPs}}``."""
     found = [f for ev in evidence for f in diagnose_config(ev, th)]
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
     found += detect_run.memory_pressure(results, th, device_memory_bytes)

@@ -1,8 +1,4 @@
-"""The evidence bundle of one config: everything known about it, any part possibly missing.
-
-Built by :func:`surrobench.analysis.diagnose.trace_evidence` (or by the caller), read by every detector
-(:mod:`surrobench.analysis.detect_gpu`, :mod:`surrobench.analysis.detect_ops`).
-"""
+"""The evidence bundle of one config, any part missing; built by :func:`surrobench.analysis.diagnose.trace_evidence`."""
 
 from __future__ import annotations
 
@@ -19,21 +15,8 @@ from surrobench.records.system import SystemView
 
 @dataclass(frozen=True)
 class ConfigEvidence:
-    """What is known about one config; any part may be missing (a trace alone has no timing).
-
-    Attributes:
-        label: the config as text, None for a trace alone.
-        result: the timed (unprofiled) result.
-        op_table: the profiled op table.
-        timeline: the timeline report of the profiled trace; ``facts`` its per-step facts.
-        roofline: per-op roofline (needs the model run once under the FLOP counter).
-        system: the system-level view (perf / py-spy), when collected.
-        kernel_table: the profiled kernels with their classes (:mod:`surrobench.records.kernels`), when recorded.
-        counters: the step's top kernels under Nsight Compute (``--counters``), read against the ceilings.
-        profiled_step_ms: mean step under the profiler over the recorded steps (the profiling child's,
-            :func:`surrobench.api.profile.profiled_step_ms`), ms; with ``result`` it gives the profiler
-            overhead and the scale of CPU op times (:meth:`op_time_scale`).
-    """
+    """What is known about one config, any part None: ``label`` (None: a trace alone), timed ``result``, ``op_table``,
+    ``timeline`` and ``facts``, ``roofline``, ``system``, ``kernel_table``, ncu ``counters``, ``profiled_step_ms`` (ms)."""
 
     label: str | None = None
     result: ConfigResult | None = None
@@ -47,8 +30,7 @@ class ConfigEvidence:
     counters: ConfigCounters | None = None
 
     def step_ms(self) -> float | None:
-        """One step, ms: the unprofiled median latency, else the profiled step of the trace, else the op
-        table's time per step (kernel time on a GPU basis: a lower bound)."""
+        """One step, ms: unprofiled median, else profiled step, else op time per step (a lower bound)."""
         if self.result is not None and self.result.latency_ms is not None:
             return self.result.latency_ms.median
         if self.facts is not None and self.facts.step_ms:
@@ -58,8 +40,7 @@ class ConfigEvidence:
         return None
 
     def on_cpu(self) -> bool:
-        """Whether the op evidence is a CPU run's: a CPU-basis op table (self CPU times, no device kernels).
-        Without an op table, False: the detectors keep their device wording."""
+        """Whether the op table is CPU-basis (self CPU times); False without one."""
         return self.op_table is not None and self.op_table.basis == "cpu"
 
     def op_time_scale(self) -> float:
@@ -87,33 +68,17 @@ class ConfigEvidence:
         )
 
     def idle_cap_ms(self, idle_ms: float) -> float:
-        """``idle_ms`` per step, capped by the unprofiled step minus GPU busy time per step when both are
-        known: gaps measured under the profiler are inflated by its overhead, the unprofiled step is not."""
+        """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""
         if self.result is None or self.result.latency_ms is None or self.facts is None:
             return idle_ms
         return min(idle_ms, max(self.result.latency_ms.median - self.facts.gpu_busy_ms, 0.0))
 
 
 def op_time_scale(table: OpTable | None, profiled_step_ms: float | None, unprofiled_ms: float | None) -> float:
-    """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 otherwise (a ratio).
-
-    ``unprofiled_ms``: the timed median step, ms; ``profiled_step_ms``: the mean of the recorded steps under
-    the profiler, ms, i.e. the step the table's per-step times (sums over ``active_steps`` / ``active_steps``)
-    are averaged over. Dividing by that same step makes a scaled op time its fraction of the profiled wall
-    time times the unprofiled step, so the ops of one thread, whose self times add up to at most the steps
-    they ran in, never exceed the unprofiled step. A median profiled step does not have that property: a few
-    preempted steps on a busy CPU raise the sums (self CPU times are wall time) but not the median.
-
-    On the CPU the op table's times are self CPU times of the profiled step, and the profiler's own cost
-    per op (recording each call, its shapes and allocations) lands inside them: a CPU step of unet2d at 32
-    took +160% under the profiler. Scaling every op by the step ratio puts stakes and gains in milliseconds
-    of the real step, consistent with the unprofiled step they are divided by for severity (a stake of
-    "11 ms" against a 13.8 ms step while the profiled step was 36 ms would triple its severity). It is an
-    estimate: the overhead is per call, so ops of many tiny calls are inflated more than the uniform scale
-    removes (hence the small-call rule of :func:`surrobench.analysis.detect_ops.memory_bound`). Never scaled
-    up (a profiled step faster than the median is run-to-run noise, not negative overhead). A device basis
-    is kernel time, which the profiler does not slow: 1.
-    """
+    """``unprofiled_ms / profiled_step_ms``, at most 1, for a CPU-basis op table; 1 on a device basis (kernel time is
+    not slowed). The profiled step is the mean over the recorded steps, which the per-step op times average over, so
+    one thread's scaled ops never exceed the unprofiled step. Per-call overhead is uniform here, so many-call ops stay
+    inflated (hence the small-call rule of :func:`surrobench.analysis.detect_ops.memory_bound`)."""
     if table is None or table.basis != "cpu" or not profiled_step_ms or not unprofiled_ms:
         return 1.0
     return min(unprofiled_ms / profiled_step_ms, 1.0)

@@ -1,21 +1,8 @@
-"""Feasibility of a remedy for one config, decided before any time is spent on it, with the reason.
-
-The rules read what a probe of one forward saw (:mod:`surrobench.collect.probe`) and the config:
-
-- a remedy for another device (CUDA graphs, TF32, cuDNN autotuning and fp16 autocast are CUDA settings
-  here; thread counts a CPU setting);
-- a remedy the baseline already has (a thread count equal to torch's default, for a baseline on that default);
-- channels_last only where an input is 4-D (the memory format is defined for ``(B, C, H, W)`` tensors:
-  PyTorch tutorial "Channels Last Memory Format");
-- no cuDNN autotuning when the forward runs no convolution (``torch.backends.cudnn.benchmark`` picks cuDNN's
-  convolution algorithms: PyTorch docs, "torch.backends.cudnn");
-- no CUDA graph when the forward synchronizes with the host or the inputs change shape between calls
-  (PyTorch docs, "CUDA Graphs", constraints: no synchronization during capture, static shapes);
-- no half-precision FFT where the FFT library cannot do it: cuFFT and PocketFFT have no bf16 transform,
-  cuFFT computes fp16 only at power-of-2 sizes (cuFFT documentation, "Half-precision cuFFT Transforms"),
-  PocketFFT not at all. Decided from a probe under the remedy's autocast, which sees the dtype the FFT
-  would receive (a model that casts to fp32 around its FFTs passes).
-"""
+"""Feasibility of a remedy for one config before timing it, from a probe (:mod:`surrobench.collect.probe`): another
+device's remedy; one the baseline has; channels_last without a 4-D input (PyTorch "Channels Last Memory Format");
+cuDNN autotuning without convolutions ("torch.backends.cudnn"); a CUDA graph with host syncs or changing shapes
+("CUDA Graphs" constraints); a half FFT the library cannot do (no bf16; cuFFT fp16 at powers of 2 only: "Half-precision
+cuFFT Transforms"; PocketFFT none), seen by a probe under the remedy's autocast."""
 
 from __future__ import annotations
 
@@ -72,14 +59,7 @@ def infeasible_reason(
     shapes_change: bool = False,
     half_probe: ProbeFacts | None = None,
 ) -> str | None:
-    """Why ``remedy`` cannot help ``baseline`` (module docstring), or None when it is worth timing.
-
-    Args:
-        probe: one fp32 forward of the baseline, observed.
-        input_ranks: the rank of each input tensor.
-        shapes_change: the input sets differ in shape.
-        half_probe: one forward under the remedy's autocast (fp16/bf16 remedies), observed.
-    """
+    """Why ``remedy`` cannot help ``baseline`` (fp32 ``probe``, autocast ``half_probe``), or None."""
     reason = _device_reason(remedy, baseline.device)
     if reason:
         return reason

@@ -1,27 +1,7 @@
-"""Why is the GPU idle? Every gap in a device's busy time, above a threshold, with its cause.
-
-A gap is an interval in which no kernel, copy or memset runs on any stream of one device (the source
-text's "GPU 是否有空洞"). Causes, checked in this order for the op that ends the gap ("next") and the
-op before it ("prev"):
-
-``graph_internal``  next was launched by a CUDA graph replay that began before the gap: a gap between
-                    graph nodes, not a host launch (the host launches a graph once, not per kernel)
-``graph_launch``    next is a graph replay the host launched only after the GPU went idle
-``host_sync``       a synchronizing call (cudaStreamSynchronize, cudaDeviceSynchronize,
-                    cudaEventSynchronize, blocking cudaMemcpy) returned inside the gap: the host waited
-                    for the GPU, then had to issue new work (``.item()``, ``.cpu()``, explicit syncs)
-``h2d_copy``        next is a host-to-device copy: the GPU waited for input data (``pageable`` flagged)
-``d2h_copy``        prev is a device-to-host copy with no sync seen: the host consumed a result
-``collective``      next is a NCCL kernel and the host was already inside the collective's call (the
-                    top-level CPU op around its launch, e.g. ``c10d::send``) when the GPU went idle: the host
-                    waited inside the communication library for its peers before it could launch, which is
-                    waiting for another rank, not a slow launch
-``launch_bound``    next's launch call had not finished when the GPU went idle: submission slower than
-                    execution (source text: "CPU 提交速度跟不上 GPU 消费速度")
-``stream_wait``     next was queued before the gap and a cudaStreamWaitEvent was issued between the
-                    two launches: a cross-stream dependency held it
-``unexplained``     none of the above (including ops with no launch record)
-"""
+"""Why is the GPU idle? Every gap (nothing on any stream of a device) above a threshold, with its cause, checked in
+order: ``graph_internal``, ``graph_launch``, ``host_sync``, ``h2d_copy`` (``pageable`` flagged), ``d2h_copy``,
+``collective`` (the host already waiting for peers), ``launch_bound`` (the launch call still running: "CPU
+提交速度跟不上 GPU 消费速度"), ``stream_wait``, ``unexplained``."""
 
 from __future__ import annotations
 
@@ -47,15 +27,10 @@ from surrobench.analysis.activity import (
 from surrobench.trace.model import Timeline
 
 DEFAULT_GAP_THRESHOLD_NS = 5_000
-"""Gaps shorter than 5 µs are not listed. In the U-Net H200 fixture, kernels already queued when their
-predecessor ended started 1.0-1.25 µs after it (p10-p90 of 91 such kernels): that much is GPU-side
-scheduling, not host behaviour. 5 µs leaves a 4x margin and still catches the source text's
-launch-bound signature, "几微秒空隙" (gaps of a few µs) between small kernels."""
+"""Shortest gap listed: 4x the GPU-side scheduling gap (docs/benchmarks/trace-analysis.md, "The gap threshold")."""
 
 SYNC_SLACK_NS = 1_000
-"""Allowance for a sync call that appears to end just before the GPU goes idle: CUPTI maps GPU
-timestamps onto the host clock, so the two are aligned only approximately. 1 µs is our choice (the
-size of the GPU-side scheduling gap above), not a vendor figure."""
+"""Allowance for a sync call ending just before the GPU idles (CUPTI clock mapping; same page, our choice)."""
 
 MAX_LISTED_GAPS = 50
 """Longest gaps kept in the report; every gap still counts in the per-cause totals."""
@@ -103,12 +78,7 @@ class CauseTotal:
 
 @dataclass(frozen=True)
 class GapReport:
-    """Gaps above ``threshold_us`` over the analysis window, per cause and the longest ones.
-
-    ``host_syncs`` (init only, not a field, so not in the JSON): ``(sync_rows, dur_ns)`` of *every*
-    ``host_sync`` gap, the row in ``timeline.api_calls`` of the sync call that caused it and its length;
-    read it with :meth:`sync_gap_ns`.
-    """
+    """Gaps above ``threshold_us`` per cause and the longest; ``host_syncs`` (init only) for :meth:`sync_gap_ns`."""
 
     threshold_us: float
     count: int
@@ -124,20 +94,14 @@ class GapReport:
         object.__setattr__(self, "_sync_dur_ns", np.asarray(dur, dtype=np.int64))
 
     def sync_gap_ns(self, calls: np.ndarray) -> int:
-        """Summed length (ns) of all ``host_sync`` gaps (listed or not) whose sync call is one of the
-        ``timeline.api_calls`` rows in ``calls``."""
+        """Summed ns of all ``host_sync`` gaps whose sync call is one of the ``api_calls`` rows ``calls``."""
         return int(self._sync_dur_ns[np.isin(self._sync_rows, calls)].sum())
 
 
 def find_gaps(
     tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]], threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS
 ) -> GapReport:
-    """Gaps per (rank, device) inside each rank's analysis window ``windows[rank] = (t0_ns, t1_ns)``.
-
-    Shapes: ``act`` arrays ``(n,)``. Returns totals per cause and the :data:`MAX_LISTED_GAPS` longest gaps.
-    Every gap is classified as columns; only the listed ones become :class:`Gap` objects (a 1.1 M-event trace
-    has ~89,000 gaps, docs/benchmarks/trace-analysis.md).
-    """
+    """Gaps per (rank, device) in ``windows[rank] = (t0_ns, t1_ns)``: totals and the longest listed."""
     found = []
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         rows = np.flatnonzero((act.rank == rank) & (act.device == device))
@@ -152,9 +116,7 @@ def find_gaps(
 
 @dataclass
 class _GapColumns:
-    """Every gap of some devices as columns, in gap order: its interval ``[g0, g1)`` (ns), cause, the activity
-    rows before (``prev``) and after it (``nxt``), the API call rows that launched ``nxt`` and that synced in
-    it (-1: none), whether the copy's host memory was pageable, and the host op around the sync or launch."""
+    """Every gap as columns: ``[g0, g1)`` ns, cause, neighbour rows, API rows (-1: none), host op."""
 
     g0: np.ndarray
     g1: np.ndarray
@@ -176,8 +138,7 @@ class _GapColumns:
 
 
 def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> _GapColumns:
-    """Cause of each gap ``[g0, g1)`` of the device holding activity ``rows`` (sorted by start), with the
-    rows and names that explain it."""
+    """Cause of each gap ``[g0, g1)`` of the device of ``rows`` (by start), with the rows that explain it."""
     api = tl.api_calls
     by_end = rows[np.argsort(act.end_ns[rows], kind="stable")]
     prev = by_end[np.searchsorted(act.end_ns[by_end], g0, side="right") - 1]
@@ -213,8 +174,7 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, 
 
 
 def _host_entry_ns(tl: Timeline, calls: np.ndarray) -> np.ndarray:
-    """Start of the top-level CPU op around each API call row (the call's own start without one); rows of
-    -1 give the largest time (never entered)."""
+    """Start of the top-level CPU op around each API call row; -1 rows give the largest time."""
     api, known = tl.api_calls, calls >= 0
     entry = np.full(calls.shape, np.iinfo(np.int64).max, dtype=np.int64)
     rows = calls[known]
@@ -256,8 +216,7 @@ def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
 
 
 def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, threshold_ns: int) -> GapReport:
-    """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest (ties in
-    gap order). Sums are Python's ``sum`` over the gaps in order, as a list of :class:`Gap` would give."""
+    """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest."""
     if gaps is None:
         return GapReport(
             threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=(), host_syncs=None

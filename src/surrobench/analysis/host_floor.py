@@ -1,21 +1,8 @@
-"""The host's floor under a kernel-side remedy's gain.
-
-A CUDA step ends when its last kernel does, and no kernel starts before the host has launched it; so a remedy
-that changes only which kernels run (:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`: TF32, half
-precision, a memory format, cuDNN's autotuner) cannot take the step below the time the host takes to submit it.
-Its gain is at most the step's latency less that submission time, however much kernel time it saves. This is the
-source text's launch-bound case read the other way (docs/sources.md, method §4: when the CPU launches slower
-than the GPU runs, kernel work is not what limits the step): a CUDA graph or torch.compile, which cut the host's
-work, are not capped.
-
-On the H200 the fp32 PINN MLP at 65,536 points (0.72 ms) was told TF32 would save 0.39 ms of GEMM time; TF32
-alone measured 1.35x, 0.19 ms, and TF32 inside a CUDA graph 2.17x (docs/benchmarks/h200-counters.md).
-
-The submission time is measured in the timed runs (:data:`surrobench.records.run.HOST_SUBMIT_KEY`); it is the
-host's floor only where the model's forward does not synchronize with the GPU (else the host waits for kernels
-before it returns), so a config whose trace shows the model's own synchronizing calls, or that has no trace, is
-not capped.
-"""
+"""The host's floor under a kernel-side remedy's gain
+(:data:`~surrobench.records.vocab.KERNEL_SIDE_REMEDIES`): no kernel starts before the host launched it, so such
+a remedy saves at most latency less host submission time (docs/sources.md, method §4; evidence:
+docs/benchmarks/h200-counters.md). Submission is :data:`surrobench.records.run.HOST_SUBMIT_KEY`; not capped where
+the model syncs or there is no trace."""
 
 from __future__ import annotations
 
@@ -28,11 +15,7 @@ from surrobench.records.vocab import KERNEL_SIDE_REMEDIES
 
 @dataclass(frozen=True)
 class HostFloor:
-    """One config's unprofiled step latency and the host's submission time of it (medians of the timed calls), ms.
-
-    Raises:
-        ValueError: a time that is not positive and finite.
-    """
+    """One config's median unprofiled latency and host submission time, ms. Raises ValueError: not positive and finite."""
 
     latency_ms: float
     host_submit_ms: float
@@ -59,8 +42,7 @@ class HostFloor:
 
 
 def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:
-    """``{config label: HostFloor}`` of the CUDA configs of ``evidence`` with a measured submission time, a trace
-    and no synchronizing call of the model's own in it (module docstring)."""
+    """``{label: HostFloor}`` of CUDA configs with a submission time, a trace and no model sync."""
     out = {}
     for ev in evidence:
         r = ev.result
@@ -73,8 +55,7 @@ def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:
 
 
 def cap_at_host_floor(findings: list[Finding], floors: dict[str, HostFloor]) -> list[Finding]:
-    """``findings`` with the estimated gain of each finding whose remedies are all kernel-side capped at its
-    config's :attr:`HostFloor.kernel_side_ms`, with the evidence of why; the others as they are. Order kept."""
+    """``findings`` with all-kernel-side gains capped at :attr:`HostFloor.kernel_side_ms`; order kept."""
     out = []
     for f in findings:
         floor = floors.get(f.config or "")

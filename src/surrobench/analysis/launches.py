@@ -1,10 +1,4 @@
-"""Kernel launches: how long the host takes to launch, how long a kernel waits to start, which CPU
-ops launch the GPU time.
-
-Kernels launched by a CUDA graph replay share the replay's single ``cudaGraphLaunch`` (CUDA Runtime
-API, "Graph Management"); they are counted apart and left out of the per-kernel launch statistics,
-which would otherwise charge one launch call to every node.
-"""
+"""Kernel launches: launch time, launch-to-start delay, which ops launch the GPU time (graph nodes apart)."""
 
 from __future__ import annotations
 
@@ -31,12 +25,7 @@ class OpKernels:
 
 @dataclass(frozen=True)
 class LaunchStats:
-    """Launch statistics over kernels with a launch record (graph nodes excluded, see module doc).
-
-    ``launch_us_*``: duration of the launch call on the host. ``delay_us_*``: kernel start minus launch
-    call start. ``shorter_than_launch``: fraction of kernels whose GPU duration is below their launch
-    call's duration -- the host cannot keep such a GPU busy (source text, launch-bound).
-    """
+    """Launch stats without graph nodes, µs: call ``launch_us_*``, ``delay_us_*``, ``shorter_than_launch``."""
 
     kernels: int
     linked: int

@@ -1,33 +1,12 @@
-"""Operator families and what to do about each: the one table every operator finding takes its cause and
-action from, so an FFT gets FFT advice and a scatter gets scatter advice.
+"""Operator families and their cause and action: the one table every operator finding reads. A family groups
+op-table categories (:data:`surrobench.analysis.ops.CATEGORY_TABLE`); keep each clause one imperative sentence
+(:class:`surrobench.records.findings.Clause` carries its remedy ids).
 
-A family groups the op-table categories (:data:`surrobench.analysis.ops.CATEGORY_TABLE`) whose ops share a
-cause and a remedy; ``cat``/``stack`` sit with copies (they only move bytes), not with gathers. Each row says
-whether its ops do O(1) FLOPs per byte (``low_intensity``: memory-bound on any GPU whose ridge lies at tens
-of FLOP/byte, and on a CPU), why they run slow, and what to do on a GPU and on a CPU. The ``optimize``
-command's measured speedups are cited next to the clauses that name a remedy (:class:`surrobench.records.findings.Clause`:
-each clause carries the ids of the remedies it suggests); keep a clause one imperative sentence.
-
-Sources of the advice:
-
-- normalization: a per-(batch x group) reduction, then an elementwise pass (Wu and He, "Group Normalization",
-  ECCV 2018); at a small batch there are few rows to reduce, too few thread blocks for the SMs. No clause warns
-  against a remedy: whether channels_last pays is measured (:mod:`surrobench.tune.advice`), not ruled on from the
-  one U-Net it once slowed (docs/benchmarks/h200-diagnosis.md).
-- FFT: cuFFT is fastest on sizes of the form 2^a 3^b 5^c 7^d and computes half precision only on powers of
-  2 (cuFFT documentation, "Accuracy and Performance", "Half-precision cuFFT Transforms"); one batched plan
-  beats many small transforms; PyTorch caches cuFFT plans per device (``torch.backends.cuda.cufft_plan_cache``,
-  PyTorch docs "CUDA semantics", cuFFT plan cache).
-- scatter/gather/index: message passing reads and writes node rows in edge order: irregular, non-coalesced
-  access, and atomic adds that collide on high-degree nodes (CUDA C++ Best Practices Guide, "Coalesced Access
-  to Global Memory"). Sorting edges by destination turns the atomics into a segment (CSR) reduction
-  (torch_geometric's ``SparseTensor``/``torch.sparse`` CSR matmul, ``torch.segment_reduce``); reordering
-  nodes (e.g. reverse Cuthill-McKee) puts neighbours close in memory; int32 indices halve index traffic.
-- convolution and matmul: tensor cores run TF32 and bf16/fp16 (NVIDIA Hopper tuning guide); cuDNN picks the
-  fastest algorithm per shape with ``torch.backends.cudnn.benchmark = True`` (PyTorch docs, "cuDNN").
-- elementwise chains: each eager op is one kernel reading and writing the whole tensor; ``torch.compile``
-  fuses them into one (PyTorch docs, "torch.compile").
-"""
+Sources: normalization (Wu and He, ECCV 2018; channels_last is measured, not ruled on:
+docs/benchmarks/h200-diagnosis.md); FFT (cuFFT docs, "Accuracy and Performance", "Half-precision cuFFT
+Transforms"; PyTorch "CUDA semantics", cuFFT plan cache); scatter/gather (CUDA C++ Best Practices Guide,
+"Coalesced Access to Global Memory"); convolution and matmul (Hopper tuning guide; PyTorch "cuDNN");
+elementwise chains (PyTorch "torch.compile")."""
 
 from __future__ import annotations
 
@@ -40,17 +19,7 @@ from surrobench.records.ops import categorize
 
 @dataclass(frozen=True)
 class OpFamily:
-    """One row of :data:`OP_FAMILIES`.
-
-    Attributes:
-        name: the family's name in findings (``"fft"``).
-        categories: the op-table categories it covers.
-        low_intensity: whether its ops do O(1) FLOPs per byte moved.
-        cause: why such ops run below the roofline on a GPU, one clause.
-        action: what to do on a GPU, clause by clause, each with the remedies it suggests.
-        cpu_action: what to do on a CPU, the same way.
-        cpu_cause: why such ops run slow on a CPU, in its words (:mod:`surrobench.analysis.device_words`).
-    """
+    """One row of :data:`OP_FAMILIES`: GPU and CPU cause and action of its categories."""
 
     name: str
     categories: tuple[str, ...]
@@ -203,9 +172,7 @@ def low_intensity(name: str) -> bool:
 
 
 def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
-    """The actions of the families of ``names`` (first appearance order, each family once), each family's first
-    clause headed ``"fft (aten::_fft_r2c): <cause>: "``. Ops of no family are skipped; empty when none has a
-    family."""
+    """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``."""
     groups: dict[str, list[str]] = {}
     for name in names:
         family = family_of(name)

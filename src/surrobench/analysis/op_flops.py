@@ -1,40 +1,16 @@
-"""FLOP formulas for the operators surrogates run that :mod:`torch.utils.flop_counter` does not count.
+"""FLOP formulas for surrogate ops that :mod:`torch.utils.flop_counter` does not count, passed as
+``FlopCounterMode(custom_mapping=FLOP_FORMULAS)`` (raw formulas seeing the tensors). Unknown ops are ``None``,
+never 0 (:func:`counted_ops`, :func:`flops_unknown_reason`). A multiply-add counts 2.
 
-torch's counter knows matmul, convolution and attention, and counts a complex matmul as a real one. The
-formulas here extend it through its own registration mechanism: :data:`FLOP_FORMULAS` is passed as
-``FlopCounterMode(custom_mapping=...)`` (per counter, torch's global registry untouched), each a "raw"
-formula (``_get_raw``) that sees the op's tensors, so it can read dtypes and the transformed dims.
-An op neither torch nor this table knows has *unknown* FLOPs (``None`` in
-:class:`surrobench.analysis.roofline.OpCost`), never 0; :func:`counted_ops` says which ops are known.
-
-Conventions and sources (FLOPs are real floating-point operations, a multiply-add counts 2):
-
-- FFT: ``5 N log2 N`` per complex transform of N points and ``2.5 N log2 N`` per real-input (r2c) or
-  real-output (c2r) transform, the radix-2 Cooley-Tukey count FFTW's benchmarks use to report "mflops"
-  (http://www.fftw.org/speed/method.html). A transform over several dims counts N as the product of
-  their sizes; the transforms of a batch are added. Scaling by ``1/N`` (``norm="ortho"/"forward"``) is
-  not counted (N FLOPs next to ``5 N log2 N``).
-- Complex matmul/bmm/addmm/baddbmm: torch's real count ``2 m n k`` times 4: a complex multiply-add is
-  4 real multiplies and 4 real adds (8 FLOPs) against a real one's 2.
-- Elementwise arithmetic: 1 FLOP per output element for a real add/sub/mul/div/neg/abs/relu/clamp; a
-  complex add or sub 2, a complex multiply 6 (4 multiplies, 2 adds), a complex divide 11 (6 multiplies,
-  3 adds, 2 divides; the textbook ``(a+bi)/(c+di)``). Transcendental activations (gelu, silu, tanh,
-  exp, ...) have no agreed count: unknown.
-- Scatter-add / index-add and reductions into buckets: one add per source element; gather, index_select,
-  index, embedding and every copy, cast, concat, pad, fill and view: 0 FLOPs (data movement only).
-- Normalization: group and layer norm 7 FLOPs per element (mean and variance: an add, a multiply and an
-  add per element for the sums; normalize: a subtract and a multiply; affine: a multiply and an add;
-  Wu and He, "Group Normalization", ECCV 2018, eq. 1-2); batch norm with running statistics (inference) 4
-  per element (subtract, multiply by the inverse std, affine multiply and add), with batch statistics 7.
-- Sums and means: one add per input element.
-- Fused attention and the transformer fast path, from their input shapes (a multiply-add counts 2, the
-  matmuls only: softmax, masks, biases, norms and activations are O(1) per element next to them):
-  scaled dot-product attention of ``(B, H, L, E)`` queries over ``S`` keys ``4 B H L S E`` (``Q K^T`` and
-  ``P V``, as ``torch.utils.flop_counter.sdpa_flop_count``); ``aten::_native_multi_head_attention`` adds the
-  input projection ``2 B L D 3D`` and the output projection ``2 B L D D``; ``aten::_transformer_encoder_layer_fwd``
-  adds the feed-forward ``2 B L D F`` twice (``F`` the feed-forward width, from its weight). An op with no formula
-  has unknown FLOPs and says why (:func:`flops_unknown_reason`).
-"""
+- FFT: ``5 N log2 N`` per complex transform, ``2.5 N log2 N`` per r2c/c2r (FFTW's count,
+  http://www.fftw.org/speed/method.html); N the product of the transformed sizes; normalization not counted.
+- Complex matmul family: torch's ``2 m n k`` times 4.
+- Elementwise: 1 per real output; complex add/sub 2, mul 6, div 11; transcendentals unknown.
+- Scatter/index-add: 1 per source element; gathers, copies, casts, concat, pad, fill, views: 0.
+- Group/layer norm 7 per element (Wu and He, ECCV 2018, eq. 1-2); batch norm 4 (running stats) or 7.
+- Sums and means: 1 per input element.
+- Attention (matmuls only): SDPA ``4 B H L S E`` (as ``sdpa_flop_count``); ``_native_multi_head_attention``
+  adds ``2 B L D 3D + 2 B L D D``; ``_transformer_encoder_layer_fwd`` adds ``2 B L D F`` twice."""
 
 from __future__ import annotations
 
@@ -148,8 +124,7 @@ def _tensors(value) -> list[torch.Tensor]:
 
 
 def fft_flops(points: int, transforms: int, real: bool) -> int:
-    """``transforms`` FFTs of ``points`` points each: ``5 N log2 N`` per complex transform, half for a real
-    one (FFTW's convention, see the module docstring); 0 for a transform of one point."""
+    """``transforms`` FFTs of ``points`` each: ``5 N log2 N`` complex, half for real; 0 for one point."""
     if points <= 1:
         return 0
     per = 5.0 * points * math.log2(points)
@@ -157,8 +132,7 @@ def fft_flops(points: int, transforms: int, real: bool) -> int:
 
 
 def _fft(real: bool, signal: str) -> Callable[..., int]:
-    """Formula for ``_fft_r2c``/``_fft_c2r``/``_fft_c2c``: N from the transformed dims of the real side
-    (``signal`` "input" for r2c and c2c, "output" for c2r, whose input holds only half the spectrum)."""
+    """Formula for ``_fft_r2c``/``_c2r``/``_c2c``: N from the real side's transformed dims."""
 
     def formula(x, dim, *args, out_val=None, **kwargs) -> int:
         t = x if signal == "input" else out_val
@@ -239,8 +213,7 @@ def _sdpa_cpu(query, key, value, *args, out_val=None, **kwargs) -> int:
 
 
 def _projected_attention(x: torch.Tensor, embed_dim: int, heads: int) -> int:
-    """Self-attention of tokens ``x`` (B, L, D), batch first: the QKV and output projections and the
-    attention itself (a 2-D ``x`` is one unbatched sequence)."""
+    """Self-attention of ``x`` (B, L, D) or (L, D): QKV and output projections and the attention."""
     b, n = (x.shape[0], x.shape[1]) if x.dim() == 3 else (1, x.shape[0])
     projections = 2 * b * n * embed_dim * (3 * embed_dim + embed_dim)
     return projections + attention_flops(b, heads, n, n, embed_dim // heads)
@@ -252,25 +225,21 @@ def _native_mha(query, key, value, embed_dim, num_head, *args, out_val=None, **k
 
 
 def _encoder_layer(src, embed_dim, num_heads, *args, out_val=None, **kwargs) -> int:
-    """``_transformer_encoder_layer_fwd(src (B, L, D), embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
-    proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2,
-    ffn_weight_1 (F, D), ...)``: attention plus the two feed-forward matmuls."""
+    """``_transformer_encoder_layer_fwd(src (B, L, D), ..., ffn_weight_1 (F, D), ...)``: attention plus two FFN matmuls."""
     ffn_weight_1 = args[11] if len(args) > 11 else kwargs["ffn_weight_1"]
     b, n = (src.shape[0], src.shape[1]) if src.dim() == 3 else (1, src.shape[0])
     ffn = 2 * (2 * b * n * int(embed_dim) * ffn_weight_1.shape[0])
     return _projected_attention(src, int(embed_dim), int(num_heads)) + ffn
 
 
-#: Fused composites: one ATen op running several kernels (the transformer fast path, SDPA's backends, fused
-#: MHA); those without a formula here or in torch's registry say so (:func:`flops_unknown_reason`).
+#: Fused composites (transformer fast path, SDPA backends, fused MHA): unknown without a formula.
 FUSED_COMPOSITES = re.compile(r"attention|_transformer_encoder_layer|multi_head|flash|fused|_addmm_activation")
 #: Transcendental activations: no agreed FLOP count (module docstring).
 _TRANSCENDENTAL = re.compile(r"gelu|silu|tanh|sigmoid|exp|log|erf|sin|cos|softplus|mish|pow|sqrt")
 
 
 def flops_unknown_reason(name: str) -> str:
-    """Why an op's FLOPs are unknown, as a short fixed phrase (a structured field of the roofline op):
-    a fused composite without a formula, a transcendental activation, or an op no formula covers."""
+    """Why an op's FLOPs are unknown, a short fixed phrase (a structured field of the roofline op)."""
     lowered = name.lower()
     if FUSED_COMPOSITES.search(lowered):
         return "fused composite without a FLOP formula"
@@ -347,8 +316,7 @@ class _ShapeBytes(TorchDispatchMode):
 
 
 def count_op_costs(forward: Callable[[], object]) -> dict[str, OpCost]:
-    """Run ``forward()`` once under the FLOP counter (with :data:`FLOP_FORMULAS`)
-    and the byte counter; costs by op name (``aten::mm``), ``flops`` None for ops no formula counts."""
+    """Run ``forward()`` once under the FLOP and byte counters; costs by op name, ``flops`` None if unknown."""
     with _ShapeBytes() as shapes, FlopCounterMode(display=False, custom_mapping=FLOP_FORMULAS) as flops:
         forward()
     known = counted_ops(FLOP_FORMULAS)

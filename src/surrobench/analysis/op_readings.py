@@ -1,17 +1,6 @@
-"""The four readings of an op table (docs/sources.md, method §2), as data.
-
-1. Do the head operators match the model's structure (FFT and einsum for an FNO, convolution and
-   normalization for a U-Net)? If elementwise, copy and cat ops lead instead, the model is fragmented.
-2. Fragmented small ops: the share of elementwise + copy + concat ops and how many kernels are shorter
-   than :data:`~surrobench.analysis.ops.SMALL_KERNEL_US` -- fusion targets.
-3. High memory, little time: ops whose memory column is large next to their device time are
-   memory-bound candidates ("Self CUDA Mem vs CUDA Mem").
-4. Executed vs requested shapes: does the requested input shape reach the ops? Dynamic shapes can
-   trigger recompilation or a slow fallback path.
-
-The thresholds below are ours: the method (docs/sources.md, method §4) gives its example thresholds "for teaching only, calibrate on
-your hardware" (section 4). They are named here so a calibration changes one line.
-"""
+"""The four readings of an op table (docs/sources.md, method §2): 1. do the head ops match the model's structure;
+2. fragmented small ops; 3. high memory, little time; 4. executed vs requested shapes. The thresholds are ours
+(the method's are "for teaching only", §4), one line each."""
 
 from __future__ import annotations
 
@@ -36,8 +25,7 @@ FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat
 """The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
 
 FRAGMENTED_SHARE = 0.30
-"""Fragment share at or above which we flag the table: fusing these could save about a third of kernel
-time or more. Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09."""
+"""Fragment share we flag: fusion could save a third of kernel time (our choice; fixtures 0.54 and 0.09)."""
 
 MEMORY_SHARE_MIN = 0.10
 """An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
@@ -73,9 +61,7 @@ class FragmentationReading:
 
 @dataclass(frozen=True)
 class MemoryReading:
-    """Reading 3. ``candidates``: ``{name, category, device_mem_bytes, self_device_mem_bytes, mem_share,
-    time_share}`` by decreasing ``mem_share``; ``available`` is False when memory was not recorded or the
-    run had no device kernels (a CPU run, or a trace file)."""
+    """Reading 3: ``candidates`` by ``mem_share``; ``available`` False without memory or device kernels."""
 
     available: bool
     candidates: tuple[dict, ...]
@@ -83,8 +69,7 @@ class MemoryReading:
 
 @dataclass(frozen=True)
 class ShapeReading:
-    """Reading 4. ``matches`` is None when it cannot be read: input shapes were not recorded (a table
-    from a trace file), or the model ran compiled (``unknown_why`` says so)."""
+    """Reading 4; ``matches`` None without recorded shapes or when compiled (``unknown_why``)."""
 
     requested: tuple[int, ...]
     consumers: tuple[str, ...]  # ops that received a tensor of the requested shape (up to HEAD_OPS)
@@ -136,15 +121,7 @@ def read_fragmentation(table: OpTable) -> FragmentationReading:
 
 
 def read_memory(table: OpTable) -> MemoryReading:
-    """Reading 3: ops that run kernels of their own whose memory share is >= :data:`MEMORY_SHARE_MIN`
-    and >= :data:`MEMORY_TIME_RATIO` times their share of kernel time.
-
-    Memory share: the op's memory column (nested ops included, since an op's output is allocated in a
-    nested ``aten::empty``; net bytes) over all bytes allocated in the steps (the sum of positive self
-    memory, which counts each allocation once). Ops without kernel time of their own (allocators, views,
-    wrappers) are never candidates. Only on a device basis: on a CPU run there are no kernels to weigh
-    memory against. Bytes allocated are a proxy for bytes moved: the profiler records allocations.
-    """
+    """Reading 3: kernel ops with memory share >= :data:`MEMORY_SHARE_MIN` and :data:`MEMORY_TIME_RATIO` x time."""
     allocated = sum(max(op.self_device_mem_bytes, 0) for op in table.ops)
     if not table.has_memory or table.basis != "device" or allocated <= 0:
         return MemoryReading(available=False, candidates=())
@@ -177,10 +154,7 @@ def _signatures(op_shapes: tuple[str, ...]) -> list[list]:
 
 
 def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = False) -> ShapeReading:
-    """Reading 4: which ops received a tensor of exactly ``requested`` (the primary input as built,
-    batch included, e.g. ``(1, 3, 128, 128)``), and the shapes the head ops executed with. For a compiled
-    model (``compiled``) a miss says nothing: the input enters the compiled frame, and the recorded ops
-    (extern kernels) receive Inductor's buffers, often re-laid out or fused past the first layer."""
+    """Reading 4: ops that received exactly ``requested`` and the head ops' shapes."""
     head_shapes = {op.name: op.input_shapes for op in table.ops[:HEAD_OPS]}
     if not table.has_shapes:
         return ShapeReading(tuple(requested), (), head_shapes, None)
@@ -197,8 +171,7 @@ def read_shapes(table: OpTable, requested: tuple[int, ...], *, compiled: bool = 
 
 
 def read_table(table: OpTable, model: str, requested: tuple[int, ...], *, compiled: bool = False) -> Readings:
-    """All four readings of ``table`` for ``model`` run on an input of shape ``requested`` (``compiled``:
-    under ``torch.compile``, see :func:`read_shapes`)."""
+    """All four readings of ``table`` for ``model`` on ``requested`` (``compiled``: see :func:`read_shapes`)."""
     return Readings(
         structure=read_structure(table, model),
         fragmentation=read_fragmentation(table),

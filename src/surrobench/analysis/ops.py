@@ -1,10 +1,4 @@
-"""The op table and the kernel table of a loaded trace (:class:`~surrobench.trace.model.Timeline`): which
-operators cost the time, and which kernels each launched.
-
-The records, their columns and their share basis are described in :mod:`surrobench.records.ops` and
-:mod:`surrobench.records.kernels`; the Timeline keeps neither input shapes nor memory events, so those
-columns are empty here.
-"""
+"""The op table and kernel table of a :class:`~surrobench.trace.model.Timeline`."""
 
 from __future__ import annotations
 
@@ -20,18 +14,9 @@ from surrobench.trace.model import Timeline
 
 
 def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """The op table from a loaded trace: CPU ops, their nesting, and the GPU work each launched.
-
-    A GPU op belongs to the CPU op that issued its launch call, as
-    :func:`~surrobench.analysis.activity.launching_op` finds it (the op with the call's External id, else
-    the top-level op around the call), the attribution the launch stats use too. ``ranges`` (user
-    annotations) are not CPU ops, so they never hold device time; nor does a metadata op
-    (:func:`~surrobench.records.kernels.is_metadata_op`), whose kernels go to its nearest enclosing op that is
-    not one (:mod:`surrobench.records.kernels`); nor does Dynamo's compiled-region range
-    (:data:`~surrobench.records.ops.COMPILED_REGION`), which a trace stores as a CPU op: it is no row, and
-    what it launched itself (a CUDA-graph replay) gets rows named after the kernels. Input shapes and
-    memory are not in a Timeline: those columns stay empty.
-    """
+    """The op table from a loaded trace: a GPU op belongs to the CPU op of its launch call
+    (:func:`~surrobench.analysis.activity.launching_op`); ranges, metadata ops (their kernels go to the enclosing op)
+    and Dynamo's compiled region (:data:`~surrobench.records.ops.COMPILED_REGION`) are no rows."""
     ops, act = tl.cpu_ops, gpu_activity(tl)
     region = np.array([bool(COMPILED_REGION.match(tl.name(n))) for n in ops.name_id.tolist()], dtype=bool)
     owner = launching_op(tl, act.launch)
@@ -69,18 +54,9 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
 
 
 def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
-    """The kernel table from a loaded trace: every kernel, memcpy and memset with its class, the op credited with
-    it and the module path around its launch.
-
-    The op chain of a GPU op starts at its launching op (:func:`~surrobench.analysis.activity.launching_op`, as
-    in :func:`op_table_from_timeline`) and climbs the CPU ops enclosing it on its thread; it stops at Dynamo's
-    compiled-region range (:data:`~surrobench.records.ops.COMPILED_REGION`), which is no op. The attribution
-    rules are :class:`~surrobench.records.kernels.KernelRows`' (a metadata op's kernels go to its enclosing
-    op). A GPU op no op launched is a CUDA-graph replay's when its launch call is ``cudaGraphLaunch``, else a
-    compiled region's when the region launched it, else launched outside any op. The module path is the
-    innermost ``surrobench::module::<path>`` range (:mod:`surrobench.collect.module_ranges`) around the launch
-    call on its thread; a trace with none says so (``module_path_lost``).
-    """
+    """The kernel table from a loaded trace: every kernel, memcpy and memset with its class, credited op (launching op
+    and its enclosing chain, rules of :class:`~surrobench.records.kernels.KernelRows`; else a graph replay, a compiled
+    region, or none) and innermost ``surrobench::module::<path>`` (``module_path_lost`` when the trace has none)."""
     ops, act = tl.cpu_ops, gpu_activity(tl)
     names = [tl.name(n) for n in ops.name_id.tolist()]
     parent, _ = _parents(ops)
@@ -106,8 +82,7 @@ def kernel_table_from_timeline(tl: Timeline) -> KernelTable:
 
 
 def _op_chain(op: int, names: list[str], parent: np.ndarray) -> tuple[list[str], bool]:
-    """(op names from row ``op`` up through its enclosing ops, innermost first, up to a compiled-region range;
-    whether such a range was reached). ``op`` -1: no op."""
+    """(op names from ``op`` outward, innermost first, to a compiled region; whether one was reached)."""
     chain = []
     while op >= 0:
         if COMPILED_REGION.match(names[op]):
@@ -118,9 +93,7 @@ def _op_chain(op: int, names: list[str], parent: np.ndarray) -> tuple[list[str],
 
 
 def _module_paths(tl: Timeline, act: GpuActivity) -> tuple[list[str | None], bool]:
-    """(the innermost module path around each GPU op's launch call on the call's thread, None where none or
-    no call; whether the trace has module ranges at all). Module ranges nest, so one sweep per thread with a
-    stack of open ranges finds the innermost."""
+    """(innermost module path per GPU op's launch call, or None; whether the trace has module ranges)."""
     paths: list[str | None] = [None] * len(act)
     r = tl.ranges
     by_thread: dict[tuple[int, int], list[tuple[int, int, str]]] = defaultdict(list)
@@ -179,11 +152,7 @@ def _parents(ops) -> tuple[np.ndarray, np.ndarray]:
 
 
 def op_table_from_trace(path: Path | str, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """:func:`op_table_from_timeline` of the Kineto trace at ``path`` (file or per-rank folder, gzip or not).
-
-    Raises:
-        UsageError: the path is missing or not a readable trace.
-    """
+    """:func:`op_table_from_timeline` of the trace at ``path``. Raises UsageError: missing or unreadable."""
     from surrobench.trace import load_trace
 
     return op_table_from_timeline(load_trace(path), small_kernel_us=small_kernel_us)

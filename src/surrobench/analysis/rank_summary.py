@@ -1,15 +1,4 @@
-"""One rank's trace reduced to what the cross-rank analysis compares: per step, compute time and time
-inside collectives; every collective's entry and exit on the common clock; the ops that cost the time.
-
-:func:`rank_summary` runs where the rank's trace was loaded (a worker of a process pool or of a Dask
-cluster) and returns a small picklable :class:`RankSummary`: a few arrays of one value per step or per
-collective, never the events.
-
-Steps: ``ProfilerStep#N`` ranges (torch.profiler numbers steps the same on every rank that runs the same
-schedule), else the ``forward`` ranges in order, else the whole trace as one step. GPU work and
-collectives belong to the step whose host range issued them (launch time), as in
-:mod:`surrobench.analysis.busy`.
-"""
+"""One rank's trace reduced for the cross-rank analysis: small picklable per-step and per-collective arrays."""
 
 from __future__ import annotations
 
@@ -26,33 +15,15 @@ from surrobench.records.ops import categorize
 from surrobench.trace.model import Timeline
 
 TOP_OPS = 30
-"""Ops kept per rank (largest time per step first): enough to find what one rank did more than the
-others, small enough to send back from a worker."""
+"""Ops kept per rank, largest first: enough to find the odd rank, small enough to send back."""
 
 _GROUP_SHIFT = 44  # step index above the time bits: 2**44 ns is 4.9 hours of trace
 
 
 @dataclass(frozen=True, eq=False)
 class RankSummary:
-    """One rank's trace, per step and per collective. Times ms unless ``_ns``; arrays ``(steps,)`` or
-    ``(collectives,)``.
-
-    Attributes:
-        rank: the rank; ``path``: its trace file(s).
-        basis: ``"device"`` (GPU activity in the trace) or ``"cpu"``: what compute and ops measure.
-        step_source: ``"ProfilerStep"``, ``"forward"`` or ``"trace"`` (no step ranges: one step).
-        steps: step keys (``N`` of ``ProfilerStep#N``, or the ordinal of the forward range).
-        step_ms: host duration of each step.
-        compute_ms: busy time of the non-communication work issued in the step (GPU ops on a device
-            basis, CPU ops on a CPU basis).
-        comm_ms: time inside collectives issued in the step (union).
-        exposed_comm_ms: the part of ``comm_ms`` with no compute running on the rank at the same time.
-        comm_source: :attr:`~surrobench.analysis.collectives.Collectives.source`.
-        coll_step: index into ``steps`` of each collective; ``coll_name``: its name;
-        coll_start_ns, coll_end_ns: its entry and exit on the trace's source clock (comparable across ranks
-            when their clocks agree: one host, or hosts synchronized well below the waits of interest).
-        op_ms: ``{op name: self time per step, ms}`` of the :data:`TOP_OPS` largest non-communication ops.
-    """
+    """One rank's trace, ms unless ``_ns``, arrays ``(steps,)`` or ``(collectives,)``: step keys and ``step_ms``, busy
+    ``compute_ms``, ``comm_ms`` and ``exposed_comm_ms``, each collective's step, name, entry and exit, top ``op_ms``."""
 
     rank: int
     path: str
@@ -72,11 +43,7 @@ class RankSummary:
 
 
 def rank_summary(tl: Timeline) -> RankSummary:
-    """The :class:`RankSummary` of a one-rank timeline (``tl.meta.ranks == (r,)``).
-
-    Raises:
-        ValueError: ``tl`` holds several ranks (split it with :meth:`Timeline.for_rank`).
-    """
+    """The :class:`RankSummary` of a one-rank timeline. Raises ValueError: several ranks (use :meth:`Timeline.for_rank`)."""
     if len(tl.meta.ranks) != 1:
         raise ValueError(f"rank_summary needs one rank's timeline, got ranks {tl.meta.ranks}")
     act = gpu_activity(tl)
@@ -142,8 +109,7 @@ def _step_of(t: np.ndarray, w0: np.ndarray, w1: np.ndarray) -> np.ndarray:
 
 
 def _grouped_union(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Union of the intervals of each group (rows of group -1 dropped), as one merged set of intervals
-    shifted apart by group, and each merged interval's group: ``(start, end, group)``."""
+    """Union of each group's intervals (group -1 dropped) as ``(start, end, group)``, groups shifted apart."""
     keep = group >= 0
     offset = group[keep].astype(np.int64) << _GROUP_SHIFT
     s, e = intervals.merge(start[keep] + offset, end[keep] + offset)

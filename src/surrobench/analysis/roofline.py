@@ -1,39 +1,17 @@
 """Roofline per operator: achieved FLOP/s and bytes/s against the device's measured ceilings.
 
-Model (Williams, Waterman, Patterson, "Roofline: an insightful visual performance model", CACM 52(4),
-2009): an op of ``F`` FLOPs moving ``Q`` bytes has arithmetic intensity ``I = F / Q`` (FLOP/byte); the
-device's ridge point is ``peak FLOP/s / bandwidth``. Below the ridge the op is memory-bound (its best time
-is ``Q / bandwidth``), above it compute-bound (best time ``F / peak``).
+Model: Williams, Waterman, Patterson, CACM 52(4), 2009: intensity ``I = F / Q`` (FLOP/byte); below the ridge
+``peak / bandwidth`` an op is memory-bound (best time ``Q / bandwidth``), above it compute-bound (``F / peak``).
 
-- FLOPs: :class:`torch.utils.flop_counter.FlopCounterMode`, one forward pass of the config
-  (:func:`surrobench.analysis.op_flops.count_op_costs`, which imports torch: this module does not), with the
-  formulas of :mod:`surrobench.analysis.op_flops` registered on it (FFTs, complex matmuls, normalization,
-  scatter-add, elementwise arithmetic; 0 for pure data movement). An op neither knows has unknown FLOPs
-  (``None``): no intensity, and its bound comes from its family (:func:`surrobench.analysis.op_families.
-  low_intensity`: memory-bound for normalization, elementwise, copy and gather ops, else ``"unknown"``).
-- Bytes: from the shapes each ATen op sees (a dispatch mode under the FLOP counter, so composite ops are
-  seen decomposed): every tensor input and output counted once, ``numel * element_size``. This is the
-  minimum traffic when nothing stays in cache: re-reads (a convolution's input tiles) are not counted,
-  and an input in L2 (50 MB on the H200) costs less. A metadata op (a view, :func:`surrobench.records.kernels.
-  is_metadata_op`) moves no bytes. A gather (``index_select``, ``gather``, ``index``,
-  ``embedding``) reads only the rows it outputs: its source counts at most the output's bytes. Shapes are
-  from the config's own inputs.
-- Time: the op table's self time per step (device kernel time on a GPU run, self CPU time on a CPU run).
-  The time of ops the dispatch mode never sees (wrappers above it such as ``aten::linear``, backend ops
-  below it such as ``aten::cudnn_convolution``) goes to the seen ops of the same category, in proportion
-  to their bytes: on a CPU run the convolution's work is in ``aten::mkldnn_convolution``. The ``other``
-  category (allocations such as ``aten::empty``, views such as ``aten::select``) is not handed on: such ops
-  are the bookkeeping inside some other op's implementation (a CPU complex ``bmm`` runs thousands of
-  ``select``/``empty``/``copy_`` per call), not the work of whichever ``other`` op the dispatch mode saw
-  (``aten::zeros`` was credited with 37% of a CPU FNO step that way), so their time stays out of the roofline.
-- Ceilings: ``surrobench calibrate`` stores them per device; without a stored calibration, the
-  H200 measurements are used and the report says so. A ceiling that is zero or not finite (a calibration
-  whose timer read 0, or a precision the device cannot run) is not a ceiling: no roofline is drawn against
-  it (:meth:`Ceilings.unusable`), and the diagnosis says why.
-- CPU op times: the op table's self CPU times are measured under the profiler, whose per-op cost can double
-  a step; :func:`roofline` takes a ``time_scale`` (unprofiled median / profiled step, see
-  :func:`surrobench.analysis.evidence.op_time_scale`) so achieved rates are those of the real step.
-"""
+- FLOPs: FlopCounterMode with :mod:`surrobench.analysis.op_flops`'s formulas; unknown FLOPs -> bound by family
+  (:func:`surrobench.analysis.op_families.low_intensity`) or ``"unknown"``.
+- Bytes: each tensor input and output once, ``numel * element_size`` (minimum traffic, no cache); metadata ops
+  none; a gather's source at most its output's bytes.
+- Time: the op table's self time per step; unseen wrapper/backend ops' time goes to seen ops of the same
+  category by bytes; ``other`` (allocations, views) is bookkeeping and stays out.
+- Ceilings: ``surrobench calibrate``, else the H200's (said in the report); a zero or non-finite ceiling is
+  unusable (:meth:`Ceilings.unusable`).
+- ``time_scale`` removes the profiler's per-op cost on CPU (:func:`surrobench.analysis.evidence.op_time_scale`)."""
 
 from __future__ import annotations
 
@@ -53,14 +31,12 @@ H200_FALLBACK_NOTE = (
 
 
 def format_tflops(tflops: float) -> str:
-    """A rate for text: two decimals, or three significant digits under 0.1 TFLOP/s (a CPU's fp16 matmul
-    at 0.001 TFLOP/s is not "0.00")."""
+    """A rate for text: two decimals, three significant digits under 0.1 TFLOP/s."""
     return f"{tflops:.2f}" if not math.isfinite(tflops) or abs(tflops) >= 0.1 else f"{tflops:.3g}"
 
 
 def format_ridge(flop_per_byte: float) -> str:
-    """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1 (a CPU's fp16
-    ridge is 0.05, not "0.0")."""
+    """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1."""
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
 
 
@@ -68,11 +44,7 @@ H200_FALLBACK = Ceilings("NVIDIA H200", 4184.0, {"fp32": 51.0, "bf16": 782.0}, "
 
 
 def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
-    """A measured rate as a share of ``ceiling`` (its text, e.g. ``"4021 GB/s"``), for findings: never a
-    percentage over 100. Up to 100%: ``"42% of <ceiling>"``; up to ``stale_ratio`` (the calibration's spread,
-    :attr:`surrobench.analysis.thresholds.Thresholds.calibration_stale_ratio`): ``"100% of <ceiling> (within
-    the calibration spread)"``; above it: ``"12.5x <ceiling>: the ceiling is suspect"`` (see
-    :meth:`RooflineReport.suspect_ceilings`)."""
+    """A rate as a share of ``ceiling``: ``"42% of <c>"``, within spread ``100%``, beyond ``"12.5x <c>: suspect"``."""
     if fraction <= 1.0:
         return f"{fraction:.0%} of {ceiling}"
     if fraction <= stale_ratio:
@@ -82,18 +54,8 @@ def ceiling_share(fraction: float, ceiling: str, stale_ratio: float) -> str:
 
 @dataclass(frozen=True)
 class SuspectCeiling:
-    """A calibrated ceiling that measured ops exceed by more than the calibration's spread: a machine cannot
-    beat its own ceiling, so the calibration is too low (a busy host, another clock state, sizes too small)
-    rather than the workload faster than the machine.
-
-    Attributes:
-        ceiling: ``"copy"`` (copy bandwidth, GB/s) or ``"matmul"`` (the matmul peak of ``precision``, TFLOP/s).
-        precision: the roofline's precision (the matmul peak's; also named for the copy bandwidth).
-        calibrated: the stored ceiling, GB/s or TFLOP/s.
-        achieved: the highest rate an op reached, same unit.
-        ratio: ``achieved / calibrated``, above the stale ratio.
-        ops: the ops above the stale ratio, fastest first.
-    """
+    """A calibrated ceiling ops exceed beyond its spread: ``ceiling`` (``"copy"`` GB/s, ``"matmul"`` TFLOP/s), ``precision``,
+    ``calibrated``, ``achieved`` (same unit), ``ratio``, ``ops`` above it (fastest first)."""
 
     ceiling: str
     precision: str
@@ -110,27 +72,20 @@ class SuspectCeiling:
 
 @dataclass
 class OpCost:
-    """FLOPs and bytes of one ATen op over one forward pass; ``flops`` None when unknown (no formula);
-    ``dtypes``: floating input dtypes seen."""
+    """FLOPs and bytes of one ATen op per forward; ``flops`` None when unknown; ``dtypes`` seen."""
 
     name: str
     calls: int = 0
     flops: int | None = 0
     bytes: int = 0
     dtypes: set[str] = field(default_factory=set)
-    #: why ``flops`` is None, set where the FLOPs are counted
-    #: (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
     flops_unknown: str | None = None
 
 
 @dataclass(frozen=True)
 class RooflineOp:
-    """One op against the roofline, per step. Times ms, FLOPs and bytes per step, rates in TFLOP/s, GB/s.
-
-    With unknown FLOPs (``flops`` None) there is no intensity and no FLOP rate; a low-intensity op
-    (:func:`~surrobench.analysis.op_families.low_intensity`) is still ``"memory"``-bound, measured against
-    the bandwidth roof alone; any other is ``"unknown"``, with no ceiling fraction and no gain.
-    """
+    """One op per step: ms, FLOPs, bytes, TFLOP/s, GB/s; no FLOPs: ``"memory"`` if low-intensity, else ``"unknown"``."""
 
     name: str
     category: str
@@ -156,11 +111,7 @@ class RooflineOp:
 
     @classmethod
     def from_json(cls, d: dict) -> "RooflineOp":
-        """Inverse of :meth:`to_json`.
-
-        Raises:
-            TypeError: a key missing, or one that is not a field.
-        """
+        """Inverse of :meth:`to_json`. Raises TypeError: a key missing or not a field."""
         return cls(**{**d, "dtypes": tuple(d["dtypes"])})
 
 
@@ -174,10 +125,7 @@ class RooflineReport:
     ops: tuple[RooflineOp, ...]
 
     def suspect_ceilings(self, stale_ratio: float, share_min: float) -> tuple[SuspectCeiling, ...]:
-        """The ceilings (copy bandwidth, then the matmul peak) that an op holding at least ``share_min`` of the
-        time exceeds by more than ``stale_ratio`` (its achieved GB/s over the copy bandwidth, its TFLOP/s over
-        the peak); empty when the calibration holds. Thresholds: :class:`surrobench.analysis.thresholds.
-        Thresholds` (``calibration_stale_ratio``, ``bound_op_share_min``)."""
+        """The ceilings an op holding ``share_min`` of the time exceeds by more than ``stale_ratio`` (copy, then matmul)."""
         ops = [o for o in self.ops if o.share >= share_min]
         rates = {
             "copy": (self.ceilings.copy_gbps, [(o.achieved_gbps, o.name) for o in ops]),
@@ -196,9 +144,7 @@ class RooflineReport:
         return tuple(suspects)
 
     def to_json(self) -> dict:
-        """``{device_name, precision, peak_tflops, copy_gbps, ridge_flop_per_byte, ceilings_note, ceilings, ops}``:
-        the ceilings read at ``precision`` for a reader (TFLOP/s, GB/s, FLOP/byte), and the whole
-        :class:`Ceilings` (``ceilings``, :meth:`Ceilings.to_json`) that :meth:`from_json` reads back."""
+        """The ceilings read at ``precision`` (TFLOP/s, GB/s, FLOP/byte), ``ceilings`` whole, and ``ops``."""
         c = self.ceilings
         return {
             "device_name": c.device_name,
@@ -213,13 +159,8 @@ class RooflineReport:
 
     @classmethod
     def from_json(cls, d: dict) -> "RooflineReport":
-        """Inverse of :meth:`to_json` (the reader's keys are derived from ``ceilings`` and not read back).
-
-        Raises:
-            KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops`` missing (a document
-                written before ``ceilings`` was added has too little to read back).
-            TypeError: an op or the ceilings with a key missing or not a field.
-        """
+        """Inverse of :meth:`to_json`. Raises KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops``
+        missing; TypeError: an op or the ceilings with a key missing or not a field."""
         ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
         return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 
@@ -229,8 +170,7 @@ UNFAMILIAR = "other"
 
 
 def _op_times_ms(table: OpTable, costs: dict[str, OpCost]) -> dict[str, float]:
-    """Self time per step of each costed op, plus its bytes-weighted part of unseen same-category ops (not of
-    :data:`UNFAMILIAR` ones)."""
+    """Self ms per step of each costed op, plus its bytes-weighted part of unseen same-category ops."""
     own = table.ms_per_step()
     times = {name: own.get(name, 0.0) for name in costs}
     unseen: dict[str, float] = defaultdict(float)
@@ -279,12 +219,8 @@ def _roofline_op(name: str, c: OpCost, ms: float, share: float, peak: float, ban
 def roofline(
     table: OpTable, costs: dict[str, OpCost], ceilings: Ceilings, precision: str, time_scale: float = 1.0
 ) -> RooflineReport:
-    """Each costed op with time in ``table`` against ``ceilings`` at the config's ``precision``; op times
-    multiplied by ``time_scale`` (the profiler overhead removed on a CPU basis, 1 otherwise).
-
-    Raises:
-        ValueError: a ceiling is zero, not finite or missing (:meth:`Ceilings.unusable`).
-    """
+    """Each costed op of ``table`` against ``ceilings`` at ``precision``, times scaled by ``time_scale``.
+    Raises ValueError: a ceiling zero, not finite or missing (:meth:`Ceilings.unusable`)."""
     problem = ceilings.unusable(precision)
     if problem is not None:
         raise ValueError(f"no roofline for {precision} on {ceilings.device_name}: {problem}")

@@ -1,7 +1,4 @@
-"""What one offered load did: a :class:`~surrobench.execution.batcher.ServeTrace` summarized as a
-:class:`~surrobench.records.serve.LoadPoint` (latency percentiles with intervals, shares, batch sizes,
-device busy, the load generator's own overhead), and the pass rule of the peak search.
-"""
+"""One offered load summarized as a :class:`~surrobench.records.serve.LoadPoint`, and the pass rule."""
 
 from __future__ import annotations
 
@@ -16,21 +13,14 @@ from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_
 
 #: Confidence of the percentile intervals.
 CONFIDENCE = 0.95
-#: The batcher loop's own share of the run above which the load generator may be what limits the rate: our
-#: own bound, a twentieth of the run (MLPerf LoadGen asks the same of itself: it must not be the bottleneck).
+#: The batcher loop's share of the run above which the generator may limit the rate (ours; as MLPerf LoadGen).
 GENERATOR_OVERHEAD_WARN = 0.05
 
 
 def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
-    """A distribution-free interval for the ``q`` quantile from order statistics: ``[x_(r), x_(s)]`` with
-    ``r`` and ``s - 1`` the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles of
-    Binomial(n, q) (Conover, *Practical Nonparametric Statistics*, 3rd ed., 1999, §3.2; Hahn & Meeker,
-    *Statistical Intervals*, 1991, §5.2). It needs no assumption about the latency distribution, whose tail
-    is what a server's P99 is about. A side is None when n is too small to bound it: a P99's upper bound
-    needs n >= 368 (0.99**n < 0.025).
-
-    ``sorted_ms``: shape (n,), ascending.
-    """
+    """Distribution-free interval ``[x_(r), x_(s)]`` for the ``q`` quantile of ``sorted_ms`` ``(n,)`` ascending, from
+    Binomial(n, q) quantiles (Conover 1999, §3.2; Hahn & Meeker 1991, §5.2); a side None when n is too small
+    (a P99's upper bound needs n >= 368)."""
     n = sorted_ms.size
     alpha = 1.0 - confidence
     r = int(stats.binom.ppf(alpha / 2, n, q))
@@ -41,8 +31,7 @@ def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE)
 
 
 def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
-    """The fewest requests whose ``q`` quantile has an upper bound in :func:`quantile_ci`: the smallest n with
-    ``q**n < (1 - confidence) / 2`` (all n below the quantile); 368 for a P99 at 95%."""
+    """Fewest requests for an upper bound on quantile ``q``: least n with ``q**n < (1 - confidence) / 2``."""
     return math.floor(math.log((1 - confidence) / 2) / math.log(q)) + 1
 
 
@@ -57,8 +46,7 @@ def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
 
 
 class NothingCompleted(UsageError):
-    """No request arriving after the warm-up completed: every one dropped (a rate far past capacity) or the
-    duration no longer than the warm-up."""
+    """No request after the warm-up completed (all dropped, or the duration no longer than the warm-up)."""
 
 
 def load_point(
@@ -71,13 +59,7 @@ def load_point(
     concurrency: int | None = None,
     target_p99_ms: float | None = None,
 ) -> LoadPoint:
-    """Summarize ``trace``. Requests that arrived before ``warmup_s`` are left out (the batcher and the
-    device settle); so are the batches that started before the first measured arrival.
-
-    Raises:
-        NothingCompleted: no measured request completed (a duration not longer than the warm-up, or every
-            request dropped).
-    """
+    """Summarize ``trace`` after ``warmup_s``. Raises NothingCompleted: no measured request completed."""
     measured = trace.arrival_s >= warmup_s
     arrivals = trace.arrival_s[measured]
     completion = trace.completion_s[measured]
@@ -132,8 +114,7 @@ def load_point(
 
 
 def load_warnings(point: LoadPoint) -> list[str]:
-    """What makes a load point less than trustworthy: a P99 with no upper bound (too few requests behind it),
-    a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    """Trust warnings: an unbounded P99, generator over :data:`GENERATOR_OVERHEAD_WARN`, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     if point.percentile(0.99).ci95_ms[1] is None:

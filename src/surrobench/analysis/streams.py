@@ -1,9 +1,4 @@
-"""Is the parallelism used? Per-stream busy time, overlap between streams, streams that ran one after
-the other although they were active in the same period, and NCCL communication overlap.
-
-The benchmarking method (docs/sources.md, method §3): "若模型被拆到两条流上，但时间线上两条流的 kernel 仍串行，
-说明存在隐式依赖" (two streams whose kernels still run one after the other: an implicit dependency).
-"""
+"""Per-stream busy time, overlap, serialized streams (docs/sources.md, method §3), NCCL overlap."""
 
 from __future__ import annotations
 
@@ -19,14 +14,12 @@ SERIAL_OVERLAP_MAX = 0.05
 """A pair of streams counts as serialized when less than 5% of the smaller busy time overlaps ..."""
 
 SERIAL_SPAN_MIN = 0.5
-"""... while their active spans (first start to last end) share at least half of the shorter span:
-both had work in the same period, yet never at the same time. Our choice, not a vendor threshold."""
+"""...while their active spans share at least half of the shorter one (our choice)."""
 
 
 @dataclass(frozen=True)
 class StreamBusy:
-    """One stream: busy time (union of its ops), ops, and the part of its busy time when another stream
-    of the same device was busy too."""
+    """One stream: busy ms (union), ops, and busy ms overlapping another stream of its device."""
 
     rank: int
     device: int
@@ -49,8 +42,7 @@ class SerialPair:
 
 @dataclass(frozen=True)
 class CommStats:
-    """NCCL kernels: their busy time, share of the device busy time, and the fraction of it that
-    overlapped compute kernels (1.0: communication fully hidden)."""
+    """NCCL kernels: busy ms, share of device busy, fraction overlapping compute (1.0: hidden)."""
 
     busy_ms: float
     share: float

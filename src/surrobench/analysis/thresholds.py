@@ -1,16 +1,10 @@
-"""Every threshold the diagnosis uses, in one place, with its source; overridable by a TOML file.
-
-The benchmarking method (docs/sources.md, method §4) gives its judgment thresholds "for teaching only, calibrate on your
-hardware". Ours are calibrated on what the H200 showed (``docs/benchmarks/h200-baseline.md``, the fixture
-traces in ``tests/fixtures/traces``) and say so below; thresholds defined by the analyses this module
-builds on (gap length, small-kernel length, fragment share) are quoted from there, so each number still
-lives in one place.
+"""Every threshold the diagnosis uses, with its source (the method's are "for teaching only, calibrate on your
+hardware": docs/sources.md, method §4; ours are calibrated on docs/benchmarks/h200-baseline.md).
 
 Override any of them with ``--config FILE.toml``: top-level keys named like the fields below, e.g.::
 
     severity_high_fraction = 0.3
-    superlinear_ratio = 2.0
-"""
+    superlinear_ratio = 2.0"""
 
 from __future__ import annotations
 
@@ -26,98 +20,52 @@ from surrobench.errors import UsageError
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The diagnosis thresholds. Fractions are 0..1, times ms, memory bytes.
+    """The diagnosis thresholds (fractions 0..1, ms, ``_us`` µs, bytes), each with its source in the comment above it.
+    A *stake* is the estimated gain, else the time behind a finding, as a fraction of the step."""
 
-    Severity (all kinds): a finding's *stake* is the step time it concerns, its estimated gain where one
-    can be computed, else the time of the ops or gaps behind it, as a fraction of the step; so within the
-    findings that have gains, a higher severity never carries a smaller gain.
-
-    Attributes:
-        severity_high_fraction: stake >= this is ``high``. 0.25: on the H200, launch-bound fno2d 128 b1
-            loses ~0.8 of its 1.0-1.3 ms step, a CUDA graph removes it (4.3-4.7x); a quarter of the step is
-            the smallest loss we would act on before anything else.
-        severity_medium_fraction: stake >= this is ``medium``. 0.10, twice the ~5% run-to-run spread of
-            configs between processes in the H200 baseline (fno2d 128 b1: 1.30 vs 1.94 ms across runs is
-            larger, so gains under 10% are not worth chasing first).
-        report_min_fraction: stake below this is not reported (a healthy workload gets no alarm). 0.03:
-            the harness's own per-step sync-and-relaunch gap on the H200 is ~10-20 µs, 1-2% of a 1 ms step.
-        fragmented_share: share of kernel time in elementwise/copy/concat ops that flags fragmentation
-            (:data:`surrobench.analysis.op_readings.FRAGMENTED_SHARE`; H200 fixtures: FNO 0.54, U-Net 0.09).
-        bound_op_share_min: an op must hold at least this share of the op table's time to get a
-            memory- or compute-bound verdict. 0.10, as ``op_readings.MEMORY_SHARE_MIN``.
-        compute_share_min: without a roofline, GEMM/convolution ops (each above ``bound_op_share_min``)
-            holding at least this share of the op table's time get the ``compute_bound`` verdict. 0.5: they
-            hold most of the time (a majority), our choice.
-        compute_efficient_fraction: a compute-bound op reaching this fraction of the calibrated matmul
-            peak is healthy (``info``), and it is the target a slower op's gain is measured to. 0.5: cuBLAS
-            GEMMs at 8192^3 reach the peak itself (docs/benchmarks/h200-diagnosis.md, calibration); half of
-            it is what a large convolution or GEMM in a model reaches on the H200 baseline.
-        calibration_stale_ratio: an op (holding at least ``bound_op_share_min`` of the time) above this
-            multiple of the calibrated matmul peak or copy bandwidth means the calibration is stale or too low
-            (a busy host, another machine state, a calibration at tiny sizes, a peak measured for a GEMM that
-            the op's kernel beats, e.g. a CPU's fp16 matmul next to its fp16 convolution): a ``ceiling_suspect``
-            finding says so instead of "healthy" or a share over 100%. For the copy bandwidth a second reading
-            is data kept in cache (the roofline counts every byte from memory), which the finding names. 1.25: the calibration is a median over
-            10 calls at one size, and timer resolution and clock boost put a measured op a few percent above
-            it (on the H200 a bf16 GEMM reached 107% of a 767 TFLOP/s calibration, 102% of the 794 TFLOP/s one,
-            docs/benchmarks/h200-diagnosis.md); a quarter above is beyond that spread.
-        cpu_small_call_us: on a CPU basis, a low-intensity op (normalization, elementwise, copy...) whose calls
-            average under this (µs, profiler overhead removed by the step scale) is a fragmented small op, not
-            a memory-bound one. 20: PyTorch's eager dispatch costs a few µs per op on a CPU; 20 µs at the ~20 GB/s
-            of a CPU memory copy (this machine's calibration: 21 GB/s) moves ~400 KB, which a core's L2 or
-            the L3 holds, so the DRAM bandwidth is not what limits such calls.
-        parallelism_bound_fraction: a memory-bound op under this fraction of the copy bandwidth is not
-            limited by bandwidth but by too little parallelism (too few thread blocks to fill the SMs).
-            0.25: on the H200, unet2d's GroupNorm at 512x512 batch 1 moves 130 GB/s (3% of 4084 GB/s) with
-            batch x groups = 8 rows to reduce; elementwise ops on the same tensors reach 26% and more
-            (docs/benchmarks/h200-diagnosis.md).
-        gpu_idle_busy_max: GPU busy share under which the GPU counts as idle for the system-view rule.
-        cpu_util_io_max: CPUs in use under which a process with an idle GPU is waiting (I/O or sync).
-            0.5 is the rule of docs/sources.md, tools §4 ( "CPU 利用率低（< 50%），大概率瓶颈在 IO 或 GPU 同步").
-        hotspot_share_min: a non-framework host function with at least this share of host samples inside
-            the step is host preprocessing. 0.10: the profiling tools text's example (docs/sources.md, tools §1) hot spot held 42%; a tenth is
-            where a single function becomes worth naming.
-        throughput_drop_min: throughput falling by more than this fraction from one batch to the next
-            larger one is memory pressure (docs/sources.md, method §4, "批量增大吞吐不升反降"). 0.10: larger than the
-            CI width of the H200 baseline medians (under 3%).
-        peak_mem_near_limit: peak allocated memory above this fraction of the device's memory.
-        reserved_over_allocated: reserved / peak-allocated above this ratio is allocator churn. 2.0: the
-            H200 baseline's unet2d 128 b8 reached 1210 MiB for a 92 MiB model-and-activations footprint
-            (a cuDNN workspace); factors under 2 are ordinary caching-allocator rounding.
-        reserved_min_bytes: ...and only when the reserve is at least this large (256 MiB).
-        superlinear_ratio: an op's time ratio over its FLOP ratio across adjacent ladder rungs above this
-            is superlinear. 1.5; the method's example (docs/sources.md, method §2) is 0.3 -> 4 ms for 4x FLOPs, a ratio of 3.3.
-        superlinear_min_ms: ...only for ops taking at least this long per step at the larger rung.
-        precision_slower_min: fp16/bf16 slower than fp32 by more than this fraction is a mismatch.
-            0.05: H200 fno2d 128 b1 was 45% slower under fp16, far above the medians' CI widths.
-        fp32_under_autocast_share: compute ops (GEMM, conv) left in fp32/complex64 under autocast holding at
-            least this share of the FLOPs are flagged. 0.2, our choice.
-        straggler_late_share_min: a rank is a straggler only when it enters at least this fraction of the
-            matched collectives last. 0.75: with two ranks and jitter alone each rank is last about half
-            the time; three quarters is consistently late, our choice.
-    """
-
+    # stake for ``high``: the smallest loss to act on first; a CUDA graph removes ~0.8 of launch-bound fno2d (baseline)
     severity_high_fraction: float = 0.25
+    # stake for ``medium``: twice the ~5% run-to-run spread between processes (baseline)
     severity_medium_fraction: float = 0.10
+    # stake below this is not reported: the harness's own sync gap is 1-2% of a 1 ms step (baseline)
     report_min_fraction: float = 0.03
+    # elementwise/copy/concat share of kernel time that is fragmentation (op_readings.FRAGMENTED_SHARE)
     fragmented_share: float = FRAGMENTED_SHARE
+    # an op's least share of op time for a memory/compute-bound verdict (as op_readings.MEMORY_SHARE_MIN)
     bound_op_share_min: float = 0.10
+    # without a roofline, GEMM/conv ops holding a majority of op time are ``compute_bound`` (our choice)
     compute_share_min: float = 0.5
+    # share of the calibrated matmul peak a compute-bound op needs to be healthy, and a slower op's target (diagnosis)
     compute_efficient_fraction: float = 0.5
+    # an op above this multiple of a ceiling makes it ``ceiling_suspect``: beyond the calibration's spread (diagnosis)
     calibration_stale_ratio: float = 1.25
+    # CPU basis: a low-intensity op averaging under this many µs per call is dispatch-bound, its bytes fit in cache
     cpu_small_call_us: float = 20.0
+    # a memory-bound op under this share of the copy bandwidth lacks parallelism (GroupNorm at 3%, diagnosis)
     parallelism_bound_fraction: float = 0.25
+    # GPU busy share under which the GPU is idle for the system-view rule
     gpu_idle_busy_max: float = 0.5
+    # CPUs in use under which a process with an idle GPU waits on I/O or sync (docs/sources.md, tools §4)
     cpu_util_io_max: float = 0.5
+    # a non-framework host function's least share of host samples to be named preprocessing (docs/sources.md, tools §1)
     hotspot_share_min: float = 0.10
+    # a throughput fall from one batch to the next that is memory pressure (docs/sources.md, method §4; baseline CIs < 3%)
     throughput_drop_min: float = 0.10
+    # peak allocated memory above this fraction of the device's memory
     peak_mem_near_limit: float = 0.90
+    # reserved / peak-allocated above this is allocator churn; caching rounding stays under 2 (baseline)
     reserved_over_allocated: float = 2.0
+    # ...and only for a reserve at least this large
     reserved_min_bytes: int = 256 * 2**20
+    # an op's time ratio over its FLOP ratio between adjacent rungs that is superlinear (docs/sources.md, method §2)
     superlinear_ratio: float = 1.5
+    # ...only for ops taking at least this long per step at the larger rung
     superlinear_min_ms: float = 0.05
+    # fp16/bf16 slower than fp32 by more than this is a mismatch (far above the medians' CI widths, baseline)
     precision_slower_min: float = 0.05
+    # GEMM/conv FLOPs left in fp32/complex64 under autocast flagged from this share (our choice)
     fp32_under_autocast_share: float = 0.2
+    # a rank is a straggler when last into at least this share of matched collectives (two ranks by chance: half)
     straggler_late_share_min: float = 0.75
 
     def severity(self, fraction: float) -> str | None:
@@ -133,8 +81,7 @@ DEFAULT_THRESHOLDS = Thresholds()
 
 
 def _bad_value(key: str, value: object) -> str | None:
-    """Why ``value`` cannot be the threshold ``key`` (None when it can): each is a finite number >= 0 (a NaN
-    would make every comparison with it false, silently dropping or lowering a finding)."""
+    """Why ``value`` cannot be the threshold ``key`` (None when it can): a finite number >= 0 (NaN compares false)."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     # an int is finite (math.isfinite would overflow on a huge one); nan < 0 is false, hence the own test
     if not number or value < 0 or (isinstance(value, float) and not math.isfinite(value)):
@@ -143,11 +90,8 @@ def _bad_value(key: str, value: object) -> str | None:
 
 
 def check_thresholds(thresholds: object) -> None:
-    """Refuse ``thresholds`` unless it is a :class:`Thresholds` whose every value is a finite number >= 0.
-
-    Raises:
-        UsageError: naming ``thresholds``: another type (``"x"``, a dict), or the first bad value.
-    """
+    """Refuse ``thresholds`` unless a :class:`Thresholds` of finite numbers >= 0.
+    Raises UsageError: naming ``thresholds``: another type, or the first bad value."""
     if not isinstance(thresholds, Thresholds):
         raise UsageError.bad(
             "thresholds",
@@ -161,12 +105,8 @@ def check_thresholds(thresholds: object) -> None:
 
 
 def load_thresholds(config: Path | None) -> Thresholds:
-    """The defaults, overridden by the top-level keys of the TOML file ``config`` (None: defaults).
-
-    Raises:
-        UsageError: unreadable file, a file that is not UTF-8 text, invalid TOML, an unknown key, or a value that
-            is not a finite non-negative number (``nan``, ``inf``, ``-1``, ``"x"``).
-    """
+    """The defaults overridden by the top-level keys of TOML file ``config`` (None: defaults). Raises UsageError:
+    unreadable, not UTF-8, invalid TOML, an unknown key, a value not a finite number >= 0."""
     if config is None:
         return DEFAULT_THRESHOLDS
     try:

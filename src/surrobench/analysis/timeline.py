@@ -1,9 +1,4 @@
-"""Timeline analysis entry point: every analyzer over one :class:`Timeline`, one JSON-able report.
-
-One analyzer per question, in the manner of HTA (Holistic Trace Analysis, github.com/facebookresearch/HolisticTraceAnalysis): :mod:`busy` (is the GPU working),
-:mod:`gaps` (why not), :mod:`launches` (how fast the host launches), :mod:`streams` (is the parallelism
-used). This module adds the checks on the trace itself: missing GPU activity and anomalies.
-"""
+"""Every analyzer over one :class:`Timeline` (as HTA): busy, gaps, launches, streams, and trace checks."""
 
 from __future__ import annotations
 
@@ -25,13 +20,7 @@ from surrobench.analysis.busy import (
 )
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS, GapReport, find_gaps
 from surrobench.analysis.launches import LaunchStats, launch_stats
-from surrobench.analysis.streams import (
-    CommStats,
-    SerialPair,
-    StreamBusy,
-    comm_stats,
-    stream_stats,
-)
+from surrobench.analysis.streams import CommStats, SerialPair, StreamBusy, comm_stats, stream_stats
 from surrobench.records import schemas
 from surrobench.trace.model import Timeline, load_warnings
 
@@ -85,8 +74,7 @@ class TimelineReport:
     comm: CommStats | None
     anomalies: Anomalies
     event_counts: dict[str, int]
-    #: What the trace lost on its way here, one line each (:func:`trace_warnings`); when any, the window, busy
-    #: share and kernel count rest on a trace read with events dropped or repaired (``repaired``).
+    #: What the trace lost on its way (:func:`trace_warnings`); any makes the headline numbers ``repaired``.
     warnings: tuple[str, ...] = ()
     repaired: bool = False
 
@@ -96,12 +84,7 @@ class TimelineReport:
 
 
 def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD_NS) -> TimelineReport:
-    """Run every timeline analysis on ``tl``.
-
-    ``gap_threshold_ns``: shortest GPU idle interval reported as a gap (default
-    :data:`~surrobench.analysis.gaps.DEFAULT_GAP_THRESHOLD_NS`, 5 µs, sourced there).
-    Never raises on odd traces: missing GPU activity becomes a status, malformed events become anomalies.
-    """
+    """Every timeline analysis on ``tl`` (gaps from ``gap_threshold_ns``); never raises on odd traces."""
     act = gpu_activity(tl)
     status = _status(tl, act)
     windows = analysis_windows(tl, act)
@@ -132,10 +115,7 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
 
 
 def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str]:
-    """What the loader dropped or repaired (:func:`~surrobench.trace.model.load_warnings`) and kernel launches
-    whose kernel the trace lacks ("48 launches, 0 kernels": kernels dropped as malformed, or CUPTI lost them),
-    one line each; the warnings of ``analyze`` and ``diagnose``. ``anomalies``: :func:`_anomalies` of ``tl``
-    when already computed."""
+    """One line per loader repair and for launches without kernels; ``anomalies``: of ``tl`` if known."""
     lines = load_warnings(tl.meta.anomalies)
     lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
     if lost:

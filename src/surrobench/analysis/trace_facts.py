@@ -1,12 +1,4 @@
-"""Per-step facts of a trace that the diagnosis needs beyond :class:`TimelineReport`: the model's own
-synchronizing calls (not the harness's), host-to-device copies, cross-stream waits.
-
-The profiling child ends each step with a device synchronize inside ``surrobench::post_process``
-(:mod:`surrobench.execution.ranges`): that sync is the harness's. A sync is the model's when it starts
-inside a forward range (``surrobench::forward``, or ``forward`` in older traces) of its own rank and
-thread, or, in a trace without forward ranges, inside a framework op (``aten::item``: ``.item()``,
-``.cpu()``).
-"""
+"""Per-step facts beyond :class:`TimelineReport`: the model's own syncs, H2D copies, cross-stream waits."""
 
 from __future__ import annotations
 
@@ -16,13 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.activity import (
-    STREAM_WAIT_CALLS,
-    SYNC_CALLS,
-    call_mask,
-    enclosing_top_level,
-    host_op_chains,
-)
+from surrobench.analysis.activity import STREAM_WAIT_CALLS, SYNC_CALLS, call_mask, enclosing_top_level, host_op_chains
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.trace.model import CopyKind, HostMemory, Timeline
 
@@ -31,21 +17,8 @@ FORWARD_RANGES = frozenset({"surrobench::forward", "forward"})
 
 @dataclass(frozen=True)
 class TraceFacts:
-    """Per-step averages over the trace's profiled steps (1 step when it has none). Times ms, bytes.
-
-    Attributes:
-        steps: profiled steps in the trace.
-        step_ms: median host duration of a profiled step (profiler overhead included), None without steps.
-        gpu_busy_ms: device busy time per step (all devices).
-        busy_share: busy time over the analysis window.
-        launch_gap_ms: GPU idle time per step in gaps whose cause is ``launch_bound``.
-        model_syncs: the model's synchronizing calls per step; ``sync_op``: their most frequent CPU op.
-        model_sync_gap_ms: GPU idle per step in ``host_sync`` gaps caused by one of those calls (all gaps,
-            as :func:`~surrobench.analysis.gaps.find_gaps` matched them, not only the listed longest).
-        h2d_ms, h2d_bytes, h2d_pageable_share: host-to-device copies per step; share of their bytes from
-            pageable memory.
-        stream_waits: ``cudaStreamWaitEvent`` calls per step.
-    """
+    """Per-step averages over the profiled steps (one without steps), ms and bytes: ``step_ms`` (median, None without
+    steps), busy, ``launch_bound`` and model-sync idle, model syncs and their op, H2D copies, stream waits."""
 
     steps: int
     step_ms: float | None

@@ -1,15 +1,7 @@
-"""Surrogate against solver at equal accuracy and at equal runtime (``surrobench versus``).
-
-McGreivy & Hakim, "Weak baselines and reporting biases lead to overoptimism in machine learning for fluid-related
-partial differential equations", Nature Machine Intelligence 2024 (arXiv:2407.07218), give two rules: compare at
-equal accuracy or at equal runtime, and against an efficient solver. Here the efficient solver is the Pareto front
-of a ladder of solver settings (resolution, time step, tolerance): the levels that no other level beats on both
-error and time. Between two front levels, time is interpolated as a power of the error (a straight line in
-log-log, the shape of a solver's convergence ``error ~ C * cost^-p``), never extrapolated past the ladder's ends.
-
-Everything here is numpy on already measured numbers (errors: relative L2, times: ms), so the rules are tested on
-planted curves without a solver.
-"""
+"""Surrogate against solver at equal accuracy and at equal runtime (``surrobench versus``; McGreivy & Hakim,
+Nature Machine Intelligence 2024, arXiv:2407.07218). The solver is the Pareto front of its ladder; between front
+levels time is interpolated as a power of the error (``error ~ C * cost^-p``), never extrapolated. Numpy on
+measured numbers (relative L2 errors, ms)."""
 
 from __future__ import annotations
 
@@ -17,26 +9,17 @@ import numpy as np
 
 from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SpeedupInterval, TimeMatch
 
-#: Cases resampled for the speedup's interval, and its confidence (percentile bootstrap over cases: Efron &
-#: Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13).
+#: Bootstrap resamples and confidence of the speedup's interval (Efron & Tibshirani 1993, ch. 13).
 CASE_RESAMPLES = 2000
 CONFIDENCE = 0.95
 
-#: PDEBench's Fourier bands (Takamoto et al., "PDEBench", NeurIPS 2022 Datasets and Benchmarks, ``metrics.py``
-#: ``metric_func(iLow=4, iHigh=12)``): low |k| < 4, mid 4 <= |k| < 12, high |k| >= 12, |k| the radial integer
-#: wavenumber. The Well (Ohana et al., NeurIPS 2024 Datasets and Benchmarks) reports errors binned by wavenumber
-#: in the same spirit.
+#: PDEBench's Fourier bands (Takamoto et al., NeurIPS 2022, ``metric_func(iLow=4, iHigh=12)``) of radial |k|.
 BAND_EDGES = (4, 12)
 BANDS = ("low", "mid", "high")
 
 
 def pareto_front(errors: np.ndarray, times_ms: np.ndarray) -> np.ndarray:
-    """The indices of the levels on the error–time Pareto front, cheapest first (their errors then fall).
-
-    A level is on the front when no other level is at once faster and at least as accurate. Levels with a zero or
-    non-finite error or time are left out (a zero error is the reference itself: it has no place on a log axis).
-    Shapes: ``errors`` and ``times_ms`` ``(L,)``; returns ``(F,)`` ints.
-    """
+    """Indices ``(F,)`` of the error–time front of ``errors``/``times_ms`` ``(L,)``, cheapest first."""
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     ok = np.flatnonzero(np.isfinite(errors) & np.isfinite(times_ms) & (errors > 0) & (times_ms > 0))
     front: list[int] = []
@@ -52,16 +35,7 @@ def _loglog(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
 
 
 def match_error(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> Match:
-    """The solver's time at ``surrogate_error`` on its front, and the speedup (module docstring).
-
-    Args:
-        surrogate_error: the surrogate's error (same measure as ``errors``), > 0.
-        surrogate_ms: the surrogate's time per case, ms.
-        errors, times_ms: each ladder level's error and time per case, ``(L,)``.
-
-    Returns:
-        A :class:`Match`; not extrapolated past the ladder (its status says which end, with the bound).
-    """
+    """Solver ms at ``surrogate_error`` on the front of ``(L,)`` levels, and the speedup: a :class:`Match`."""
     front = pareto_front(errors, times_ms)
     errors, times_ms = np.asarray(errors, float), np.asarray(times_ms, float)
     if front.size == 0:
@@ -91,16 +65,14 @@ def match_time(surrogate_error: float, surrogate_ms: float, errors: np.ndarray, 
 
 
 def crossover_level(surrogate_ms: float, errors: np.ndarray, times_ms: np.ndarray) -> int | None:
-    """The most accurate front level that is faster than the surrogate: from it to the cheaper levels the speedup
-    over the solver is below 1x. None when every front level is slower than the surrogate."""
+    """The most accurate front level faster than the surrogate (speedup < 1 from there); None if none."""
     front = pareto_front(errors, times_ms)
     faster = [int(i) for i in front if times_ms[i] < surrogate_ms]
     return faster[-1] if faster else None
 
 
 def crossover_step(matches: list[Match]) -> int | None:
-    """The first rollout step (1-based) where the surrogate stops winning at equal accuracy: a matched speedup
-    below 1, or an error past the ladder's cheapest level whose bound is below 1. None when it wins at every step."""
+    """First rollout step (1-based) where the surrogate stops winning at equal accuracy; None if never."""
     for k, m in enumerate(matches, start=1):
         value = m.speedup if m.status == MATCHED else m.bound if m.status == BEYOND_COARSEST else None
         if value is not None and value < 1:
@@ -109,8 +81,7 @@ def crossover_step(matches: list[Match]) -> int | None:
 
 
 def aggregate(case_errors: np.ndarray, case_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The error (mean over cases, as the FNO paper reports its relative L2) and the time (median over cases) of
-    each row. Shapes: ``(..., n)`` -> ``(...)``."""
+    """Mean error and median time over cases of each row: ``(..., n)`` -> ``(...)``."""
     return np.mean(case_errors, axis=-1), np.median(case_ms, axis=-1)
 
 
@@ -124,13 +95,7 @@ def speedup_interval(
     confidence: float = CONFIDENCE,
     seed: int = 0,
 ) -> SpeedupInterval:
-    """Percentile-bootstrap interval of the matched-error speedup, resampling cases (paired: one draw of case
-    indices serves every level and the surrogate).
-
-    Args:
-        level_errors, level_ms: per level and case, ``(L, n)`` (error, ms).
-        surrogate_errors, surrogate_ms: per case, ``(n,)``.
-    """
+    """Paired bootstrap interval of the matched speedup over cases: levels ``(L, n)``, surrogate ``(n,)``."""
     level_errors, level_ms = np.asarray(level_errors, float), np.asarray(level_ms, float)
     surrogate_errors, surrogate_ms = np.asarray(surrogate_errors, float), np.asarray(surrogate_ms, float)
     n = surrogate_errors.size
@@ -157,9 +122,7 @@ def relative_l2(prediction: np.ndarray, reference: np.ndarray) -> float:
 
 
 def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, float]:
-    """The relative L2 error split into wavenumber bands (:data:`BANDS`, edges :data:`BAND_EDGES`) over the last two
-    axes, a periodic 2-D field: ``||P_band(prediction - reference)|| / ||reference||``, so that by Parseval the
-    squares of the three add up to the square of :func:`relative_l2`. Shapes: ``(..., H, W)``."""
+    """Relative L2 error per wavenumber band over ``(..., H, W)``; squares sum to :func:`relative_l2`'s."""
     diff = np.fft.fft2(np.asarray(prediction, float) - np.asarray(reference, float))
     h, w = diff.shape[-2:]
     ky, kx = np.fft.fftfreq(h, 1 / h), np.fft.fftfreq(w, 1 / w)
@@ -173,9 +136,7 @@ def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, floa
 
 
 def trivial_errors(inputs: list[np.ndarray], references: list[np.ndarray]) -> float:
-    """The error of the better trivial predictor (mean over cases): zero everywhere (error 1) or the input field
-    itself (persistence) when it has the reference's shape. A surrogate no better than this has learnt nothing to
-    match a solver with (:func:`surrobench.api.versus.versus` refuses it)."""
+    """The better trivial predictor's mean error: zeros (error 1) or persistence (the input, when shapes match)."""
     persistence = [
         relative_l2(x, r) for x, r in zip(inputs, references) if x is not None and np.shape(x) == np.shape(r)
     ]

@@ -1,35 +1,13 @@
 """Measure a device's roofline ceilings once: copy bandwidth and matmul rate per precision.
 
-- Bandwidth: ``dst.copy_(src)`` of ``copy_bytes`` on the device, counting read + write bytes
-  (``2 * copy_bytes / time``), the convention of the H200's 4184 GB/s (docs/sources.md, h200). On a GPU a device-to-device
-  copy, on the CPU a host memory copy (:data:`COPY_LABEL`).
-- Matmul: ``torch.mm`` of two ``n x n`` matrices, ``2 n^3`` FLOPs, per precision: ``fp32`` with TF32 off,
-  ``tf32`` with TF32 on, ``fp16`` and ``bf16`` tensors (not autocast: the ceiling of the math itself).
-  ``tf32`` is measured on CUDA only: the TF32 switches are CUDA's (``torch.backends.cuda.matmul``,
-  ``torch.backends.cudnn``), a CPU matmul is the same IEEE fp32 math either way, so a CPU ``tf32`` row would
-  only be a second, noisier fp32 measurement; the roofline of a tf32 config on the CPU uses the fp32 ceiling
-  (:data:`surrobench.records.ceilings._STAND_IN`).
-
-Minimum sizes (:data:`MIN_SIZES`, enforced by ``surrobench calibrate``): below them a call is too short for its
-time to be the work's. Each timed call pays a fixed cost -- a kernel launch and event record on a GPU (~5-10
-us), the eager dispatch and the OpenMP fork/join on the CPU (~5-20 us) -- and smaller data stays in cache:
-
-- CPU: ``n >= 256`` (33.5 MFLOP: ~0.3 ms at 0.1 TFLOP/s, 34 us -- still a few times the fixed cost -- at 1 TFLOP/s) and
-  ``copy >= 16 MiB`` (32 MiB moved: ~1.5 ms at 20 GB/s; src + dst exceed a core's L2 many times over; a CPU
-  whose L3 holds 32 MiB still reports cache bandwidth -- the default, 256 MiB, is the one to trust).
-- CUDA: ``n >= 2048`` (17 GFLOP: ~22 us at the H200's 782 TFLOP/s bf16, and 2048^2 / (128 x 128) = 256
-  output tiles, enough to fill the 132 SMs; a 1024^3 GEMM is 2.7 us, launch-sized, on 64 tiles) and
-  ``copy >= 256 MiB`` (512 MiB moved: ~130 us at 4.2 TB/s; the source alone is 5x the H200's 50 MB L2).
-
-With a 1-element GEMM or a 1 MiB copy the "ceiling" is the fixed cost, a rate orders of magnitude too low,
-and every op of a workload would then sit far above it.
-
-Timing reuses the benchmark's own loop (:func:`surrobench.execution.timing.time_loop`): CUDA-event device
-time on a GPU, the host clock on the CPU; the median of ``iters`` synchronized calls after ``warmup``, taken
-:data:`REPEATS` times per ceiling. The ceiling is the fastest repeat (another process can only slow a repeat
-down), and the repeats' spread, ``(slowest - fastest) / fastest`` of their medians, says whether the
-measurement can be trusted (:class:`Calibration`, checked by :func:`surrobench.api.calibrate.calibrate`).
-"""
+- Bandwidth: ``dst.copy_(src)`` of ``copy_bytes``, ``2 * copy_bytes / time`` (read + write; docs/sources.md, h200).
+- Matmul: ``torch.mm`` of ``n x n``, ``2 n^3`` FLOPs: ``fp32`` (TF32 off), ``tf32`` (CUDA only; the CPU uses the
+  fp32 ceiling, :data:`surrobench.records.ceilings._STAND_IN`), ``fp16`` and ``bf16`` tensors.
+- :data:`MIN_SIZES` (enforced by ``calibrate``): below them the fixed per-call cost and caches set the rate.
+  CPU ``n >= 256``, copy >= 16 MiB; CUDA ``n >= 2048`` (256 output tiles of 128², enough for 132 SMs),
+  copy >= 256 MiB (5x a 50 MB L2).
+- Timing: :func:`surrobench.execution.timing.time_loop`, median of ``iters`` after ``warmup``, :data:`REPEATS`
+  times; the ceiling is the fastest repeat, the spread ``(slowest - fastest) / fastest`` (:class:`Calibration`)."""
 
 from __future__ import annotations
 
@@ -57,8 +35,7 @@ REPEATS = 3
 
 @dataclass(frozen=True)
 class Calibration:
-    """What one calibration measured: the ceilings, and per ceiling (``"copy"``, ``"matmul:fp32"``, ...) the
-    spread of its :data:`REPEATS` medians, ``(slowest - fastest) / fastest`` (a fraction)."""
+    """One calibration: the ceilings and each one's spread over :data:`REPEATS` medians (a fraction)."""
 
     ceilings: Ceilings
     spreads: dict[str, float]
@@ -82,17 +59,14 @@ def _median_ms(step, device: str, warmup: int, iters: int) -> tuple[float, float
 
 
 def _copy_ms(device: str, n_bytes: int, warmup: int, iters: int) -> tuple[float, float]:
-    """Time of one ``n_bytes`` copy on ``device``, ms, with its spread (:func:`_median_ms`); the buffers are
-    freed on return."""
+    """ms of one ``n_bytes`` copy on ``device``, with its spread; buffers freed on return."""
     src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
     return _median_ms(lambda i: dst.copy_(src), device, warmup, iters)
 
 
 def measure_ceilings(device: str, *, matmul_n: int, copy_mib: int, warmup: int = 3, iters: int = 10) -> Calibration:
-    """The ceilings of ``device`` (``cpu`` or ``cuda``), named by the device name of the environment
-    fingerprint, with the spread of each one's repeats. ``matmul_n``: GEMM size; ``copy_mib``: bytes copied
-    per call, MiB."""
+    """The ceilings of ``device`` (``cpu``/``cuda``) with each one's spread; ``matmul_n`` GEMM size, ``copy_mib`` MiB per call."""
     n_bytes = copy_mib * 2**20
     copy_ms, copy_spread = _copy_ms(device, n_bytes, warmup, iters)
     rates, spreads = {}, {"copy": copy_spread}

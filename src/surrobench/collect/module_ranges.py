@@ -1,18 +1,7 @@
-"""``nn.Module`` paths in a profile: one ``record_function`` range per module call, opened by forward hooks.
-
-Each submodule of the profiled model (``model.named_modules()``) gets a forward pre-hook that opens the range
-``surrobench::module::<path>`` (:data:`~surrobench.records.kernels.MODULE_RANGE_PREFIX`; the root is ``""``)
-and a forward hook that closes it, registered with ``always_call=True`` so a forward that raises closes it
-too. The kernel table reads the innermost range around each op as the op's module
-(:func:`surrobench.collect.op_events.tables_from_events`).
-
-Why hooks (docs/design.md, "Kernel attribution"): torch.profiler's ``with_modules`` records module
-hierarchies for TorchScript only, and ``with_stack``'s Python tracer names module *classes* (``nn.Module:
-Linear_0``), not their paths, at a cost per Python call. Hooks need nothing of the model but that it is an
-``nn.Module``, so they hold on third-party models. They do not hold where the step runs no module forward
-in Python: a CUDA-graph replay, or a ``torch.compile``'d module (hooks are traced into the graph or break it,
-changing what is measured): :func:`modules_lost` says so and no hook is installed.
-"""
+"""``nn.Module`` paths in a profile: forward (pre-)hooks (``always_call=True``) open and close
+``surrobench::module::<path>`` per module call (docs/design.md, "Kernel attribution": ``with_modules`` is
+TorchScript-only, ``with_stack`` names classes). No hooks for a graph replay or a compiled module
+(:func:`modules_lost`)."""
 
 from __future__ import annotations
 
@@ -39,8 +28,7 @@ def modules_lost(mode: str) -> str | None:
 
 @contextlib.contextmanager
 def module_ranges(model: nn.Module) -> Iterator[None]:
-    """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside; the
-    hooks are removed on exit. A module called again inside itself nests a second range."""
+    """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside."""
     handles, open_ranges = [], {}
 
     def enter(path: str):

@@ -1,15 +1,6 @@
-"""Nsight Systems collection: the benchmarking method's ``nsys profile`` (docs/sources.md, method §3) command, run when ``nsys`` exists.
-
-Command (docs/sources.md, method §3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas --output=NAME
-python ...``. ``--cuda-memory-usage=true`` only on request: the same text warns that it adds
-significant overhead and should be on only when chasing memory problems.
-
-The nsys phase (:func:`surrobench.api.nsys.nsys_config`) wraps the profiling child
-(:mod:`surrobench.collect.child`, ``--profiler none``) of each timed config in :func:`run_nsys`, on CUDA
-with ``--capture-range=cudaProfilerApi`` so only the child's active steps are captured, and checks that a
-report was written. A user who asks for nsys where it is missing gets a :class:`UsageError` (exit 2) from
-:func:`require_nsys` before anything runs, quoting the command to run where nsys is.
-"""
+"""Nsight Systems collection (docs/sources.md, method §3): ``nsys profile --trace=cuda,nvtx,osrt,cudnn,cublas``
+(``--cuda-memory-usage`` only on request: costly) around the profiling child, with
+``--capture-range=cudaProfilerApi`` on CUDA; :func:`require_nsys` refuses up front where nsys is missing."""
 
 from __future__ import annotations
 
@@ -41,8 +32,7 @@ class NsysRun:
 def nsys_command(
     output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
 ) -> list[str]:
-    """The ``nsys profile`` command line profiling ``target`` (argv) into ``output`` (no suffix);
-    ``capture_profiler_api`` captures only between cudaProfilerStart and cudaProfilerStop."""
+    """``nsys profile`` argv for ``target`` into ``output``; ``capture_profiler_api``: between Start/Stop only."""
     cmd = ["nsys", "profile", f"--trace={NSYS_TRACE}", f"--output={output}", "--force-overwrite=true"]
     if cuda_memory_usage:
         cmd.append("--cuda-memory-usage=true")
@@ -54,10 +44,7 @@ def nsys_command(
 def run_nsys(
     output: Path, target: list[str], cuda_memory_usage: bool = False, capture_profiler_api: bool = False
 ) -> NsysRun:
-    """Run :func:`nsys_command` when ``nsys`` is on PATH and check that a report was written.
-
-    Never raises for a missing ``nsys``: the result says so and carries the command to run elsewhere.
-    """
+    """Run :func:`nsys_command` when ``nsys`` exists and check the report; never raises for a missing ``nsys``."""
     cmd = nsys_command(output, target, cuda_memory_usage, capture_profiler_api)
     shown = " ".join(cmd)
     if shutil.which("nsys") is None:
@@ -88,12 +75,7 @@ def child_files(cfg: ExecConfig, run_id: str, options: NsysOptions) -> tuple[Pat
 
 
 def require_nsys(cfg: ExecConfig, run_id: str, options: NsysOptions) -> None:
-    """Fail before any measurement when ``nsys`` is missing, quoting the command for ``cfg`` (its config
-    JSON written to the trace folder, so the command runs as shown where nsys and surrobench are).
-
-    Raises:
-        UsageError: ``nsys`` is not on PATH.
-    """
+    """Fail before measuring when ``nsys`` is missing, quoting the command for ``cfg``. Raises UsageError: not on PATH."""
     if shutil.which("nsys") is not None:
         return
     base, config_path, result_path = child_files(cfg, run_id, options)

@@ -1,21 +1,10 @@
-"""The system-level pass (docs/sources.md, tools §1 and §4): Linux ``perf`` counters and hot spots, and a
-Python sampler, over the measured steps of one config; the result is a :class:`SystemView`.
+"""The system-level pass (docs/sources.md, tools §1 and §4): ``perf`` counters, hot spots and a Python sampler over
+one config's measured steps, as a :class:`SystemView`.
 
-Each config runs twice in a child process (:mod:`surrobench.collect.child`, ``--profiler none``):
-
-1. under ``perf stat -x, -e <PERF_EVENTS> --delay=-1 --control=fifo:...`` for the counters: counting,
-   never sampling, so the counts carry no sampler overhead;
-2. under ``perf record -g -F 499 --delay=-1 --control=fifo:...`` (the text's ``perf record -g``), with
-   py-spy attached for the same steps, for hot spots: native ones from ``perf report --no-children``
-   (self shares: torch and CPython are built without frame pointers, so ``-g`` stacks are too short to
-   trust inclusive shares), Python ones with inclusive shares from py-spy, and py-spy's flame graph SVG.
-
-The child writes ``enable``/``disable`` around its active steps on a FIFO pair (perf's control protocol);
-this process relays them to perf's own FIFOs and starts and stops py-spy, so nothing counts Python
-start-up, imports, model build or warm-up. A perf without ``--control`` (before 5.9) counts the whole
-child process instead, and the view says so. A missing ``perf`` or ``py-spy`` is a note with the install
-command, and the pass goes on with what is there.
-"""
+Each config runs twice in a child (:mod:`surrobench.collect.child`, ``--profiler none``): ``perf stat`` (counting
+only), then ``perf record -g -F 499`` with py-spy (native self shares: no frame pointers; Python inclusive
+shares). The child's ``enable``/``disable`` FIFO is relayed to the tools so only the active steps count; a perf
+without ``--control`` (< 5.9) counts the whole child and says so. A missing tool is a note with its install line."""
 
 from __future__ import annotations
 
@@ -125,8 +114,7 @@ class _PerfControl:
 
 
 class _PySpy:
-    """py-spy attached to the child for the window: ``py-spy record --pid`` started on enable, stopped
-    with SIGINT on disable, which makes it write the flame graph SVG."""
+    """py-spy on the child for the window: started on enable, SIGINT on disable (writes the SVG)."""
 
     def __init__(self, exe: str, svg: Path):
         self.exe, self.svg, self.proc = exe, svg, None
@@ -189,13 +177,7 @@ def run_windowed(
     tools: list,
     timeout_s: float = CHILD_TIMEOUT_S,
 ) -> Windowed:
-    """Run the child as ``prefix + child argv`` and relay its ``enable``/``disable`` to ``tools`` (each
-    with ``enable(root_pid)``/``disable()``). ``window_ms`` runs from the last tool enabled to the first
-    disabled; None when the child never reached its active steps.
-
-    A tool that fails is not fatal: the child is acknowledged anyway and the error goes into the
-    result's ``warnings``. A child that fails or times out gives status ``error``, as :func:`spawn`.
-    """
+    """Run the child under ``prefix``, relaying enable/disable to ``tools``; failing tools are warnings."""
     config_path, result_path, stderr_path = folder / "config.json", folder / "result.json", folder / "stderr.txt"
     config_path.write_text(json.dumps(config_to_json(cfg)))
     ctl, ack = folder / "child-ctl", folder / "child-ack"
@@ -256,12 +238,7 @@ def _relay(command: str, tools: list, root_pid: int, times: dict[str, float], er
 def count_config(
     cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, access: PerfAccess, folder: Path
 ) -> tuple[CounterSummary, Windowed, float | None]:
-    """``perf stat`` over the child's active steps (the whole child without ``--control``).
-
-    Returns:
-        The counters, the run, and the wall time in ms of what was counted (None if the child never got
-        to its steps).
-    """
+    """``perf stat`` over the active steps: the counters, the run, and the counted wall ms (None if never reached)."""
     control = _PerfControl(folder) if tools.perf_control else None
     out = folder / "stat.csv"
     prefix = [tools.perf, "stat", "-x,", "-o", str(out), "-e", ",".join(PERF_EVENTS)]
@@ -282,12 +259,7 @@ def count_config(
 def sample_config(
     cfg: ExecConfig, plan: ProfileSchedule, tools: Tools, folder: Path, svg: Path, top: int
 ) -> tuple[tuple[HostHotspot, ...], Windowed]:
-    """``perf record -g`` and py-spy (whichever exist) over the child's active steps.
-
-    Returns:
-        The ``top`` Python hot spots (py-spy, inclusive shares, the flame graph's trunk left out) then
-        the ``top`` native ones (perf, self shares), and the run. py-spy's flame graph is left at ``svg``.
-    """
+    """``perf record -g`` and py-spy over the active steps: ``top`` Python then native hot spots, the run."""
     prefix, samplers, control = [], [], None
     data = folder / "perf.data"
     if tools.perf:
@@ -333,23 +305,13 @@ def sample_config(
 
 
 def _trunk(spot: HostHotspot) -> bool:
-    """A frame on the stack of (nearly) every sample but (almost) never running itself (runpy, the
-    child's main, the step loop): the flame graph's trunk, which says nothing about where the time goes.
-    A function that fills the whole step with its own work is no trunk and stays."""
+    """A frame on (nearly) every sample's stack but (almost) never running itself: the flame graph's trunk."""
     return spot.share >= TRUNK_SHARE and (spot.self_share or 0.0) < TRUNK_SELF_MAX
 
 
 @dataclass(frozen=True)
 class SystemPass:
-    """The system view of one config with what a reader needs beside it.
-
-    Attributes:
-        view: counters, utilization, IPC and hot spots (:class:`SystemView`).
-        summary: the counters with multiplexing and miss rates; None without perf.
-        flamegraph: the py-spy flame graph SVG, None when none was written.
-        child: the first failed child's result (status, error, step times in ms), else the first run's.
-        notes: missing tools with their install lines, tool failures, the child's warnings.
-    """
+    """One config's system ``view``, perf ``summary``, ``flamegraph``, ``child`` result and ``notes``."""
 
     view: SystemView
     summary: CounterSummary | None
@@ -367,11 +329,7 @@ def system_pass(
     tools: Tools | None = None,
     access: PerfAccess | None = None,
 ) -> SystemPass:
-    """Count, then sample, the active steps of ``plan`` for ``cfg`` (two child processes).
-
-    ``flamegraph`` is where py-spy's SVG goes (None: not kept). Never raises for a missing or refused
-    tool: the view has None and ``unavailable`` reasons where the tool gave nothing, and the notes say why.
-    """
+    """Count, then sample, ``cfg``'s active steps; never raises for a missing tool (notes say why)."""
     tools = tools or Tools.find()
     access = access or perf_access()
     notes = tools.missing_notes()

@@ -1,19 +1,9 @@
-"""Readers for what Linux ``perf`` and py-spy write, and why a counter is missing.
+"""Readers for what Linux ``perf`` and py-spy write (fixtures: ``tests/fixtures/perf/``), and why a counter is missing.
 
-Pure functions over text, tested on output captured on a real (virtual) machine in
-``tests/fixtures/perf/``. The formats:
-
-- ``perf stat -x,`` (perf 6.1, ``tools/perf/Documentation/perf-stat.txt``, "CSV FORMAT"): one line per
-  event, ``value,unit,event,run-time-ns,percent-running,metric-value,metric-unit``. ``value`` is a count
-  (``task-clock`` in msec), or ``<not supported>`` (the PMU or kernel has no such event) or
-  ``<not counted>`` (the event was never scheduled while enabled). ``percent-running`` below 100 means the
-  counter was multiplexed with others and perf scaled its value up from the time it ran.
+- ``perf stat -x,`` (perf 6.1, perf-stat.txt "CSV FORMAT"): ``value,unit,event,run-time-ns,percent-running,...``;
+  ``<not supported>``/``<not counted>``; percent-running < 100: multiplexed and scaled.
 - ``perf report --stdio --no-children -F overhead,dso,sym -g none``: ``  44.67%  libgomp.so.1  [.] sym``.
-  With ``--children`` a second percentage (self) follows the first (inclusive).
-- py-spy's ``--format flamegraph`` SVG, drawn by inferno: one ``<g>`` per stack frame holding
-  ``<title>NAME (N samples, P%)</title>`` and a ``<rect>`` whose ``fg:x``/``fg:w`` attributes (namespace
-  ``http://github.com/jonhoo/inferno``) are the frame's first sample and its width in samples.
-"""
+- py-spy's inferno flame graph SVG: ``<title>NAME (N samples, P%)</title>`` and ``fg:x``/``fg:w`` in samples."""
 
 from __future__ import annotations
 
@@ -58,15 +48,7 @@ _SVG = "{http://www.w3.org/2000/svg}"
 
 @dataclass(frozen=True)
 class CounterReading:
-    """One line of ``perf stat -x,``.
-
-    Attributes:
-        event: base event name (``cycles:u`` and ``cpu_core/cycles/`` become ``cycles``).
-        value: the (multiplex-scaled) count, ``task-clock`` in ms; None unless ``status`` is counted.
-        status: ``counted``, ``not supported`` or ``not counted``.
-        running_share: fraction of the enabled time the counter ran (perf's percent column / 100);
-            under 1 means multiplexed and scaled.
-    """
+    """One ``perf stat -x,`` line: ``event``, ``value`` (None unless counted), ``status``, ``running_share``."""
 
     event: str
     value: float | None
@@ -85,16 +67,7 @@ class PerfAccess:
 
 @dataclass(frozen=True)
 class CounterSummary:
-    """Counters of one window and the ratios derived from them (None when an input is unavailable).
-
-    Attributes:
-        counters: event -> count (``task-clock`` in ms), None when unavailable.
-        unavailable: event -> reason.
-        multiplexed: event -> running share, for events that ran under 100% of the window.
-        ipc: instructions / cycles.
-        cache_miss_rate: cache-misses / cache-references (fraction).
-        branch_miss_rate: branch-misses / branches (fraction).
-    """
+    """One window's counters, ``unavailable`` reasons, ``multiplexed`` shares, IPC and miss rates."""
 
     counters: dict[str, float | None]
     unavailable: dict[str, str]
@@ -128,8 +101,7 @@ def parse_stat_csv(text: str) -> list[CounterReading]:
 
 
 def perf_access(proc: Path = Path("/proc")) -> PerfAccess:
-    """Read ``sys/kernel/perf_event_paranoid`` and the ``hypervisor`` CPU flag (set by every hypervisor
-    for its guests, Intel SDM CPUID.1:ECX[31]) under ``proc``."""
+    """``perf_event_paranoid`` and the ``hypervisor`` CPU flag (Intel SDM CPUID.1:ECX[31]) under ``proc``."""
     try:
         paranoid = int((proc / "sys/kernel/perf_event_paranoid").read_text().strip())
     except (OSError, ValueError):
@@ -169,10 +141,7 @@ def _ratio(num: float | None, den: float | None) -> float | None:
 
 
 def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> CounterSummary:
-    """Counters, reasons for the missing ones, multiplexing, IPC and miss rates of one ``perf stat`` run.
-
-    Events perf printed more than once (one line per PMU on hybrid CPUs) are added up.
-    """
+    """One ``perf stat`` run summarized; events printed once per PMU (hybrid CPUs) are added up."""
     counters: dict[str, float | None] = {}
     unavailable: dict[str, str] = {}
     multiplexed: dict[str, float] = {}
@@ -197,11 +166,7 @@ def summarize_counters(readings: list[CounterReading], access: PerfAccess) -> Co
 
 
 def parse_perf_report(text: str) -> tuple[HostHotspot, ...]:
-    """Hot spots from ``perf report --stdio`` (with or without ``--children``), in report order.
-
-    Unresolved symbols (a bare address) are named with their shared object, ``libgomp.so.1 0x1de62``;
-    kernel symbols get `` [kernel]``.
-    """
+    """Hot spots from ``perf report --stdio`` in report order; bare addresses named ``libgomp.so.1 0x1de62``, kernel ``[kernel]``."""
     spots = []
     for line in text.splitlines():
         m = _REPORT_LINE.match(line)
@@ -225,17 +190,7 @@ def _union_width(spans: list[tuple[int, int]]) -> int:
 
 
 def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostHotspot, ...], int]:
-    """Per-function inclusive and self shares from an inferno flame graph SVG (py-spy ``-f flamegraph``).
-
-    Inclusive: the union of the function's frames' sample ranges (a recursive function counts once).
-    Self: each frame's width less its children's (frames one row further from the root inside its range).
-
-    Returns:
-        The hot spots, largest inclusive share first, and the number of samples.
-
-    Raises:
-        ValueError: not an SVG with inferno's frame attributes.
-    """
+    """Inclusive and self shares from an inferno SVG, and the sample count. Raises ValueError: not one."""
     frames = []  # (name, y, x, w)
     for g in ET.fromstring(text).iter(f"{_SVG}g"):
         title, rect = g.find(f"{_SVG}title"), g.find(f"{_SVG}rect")
@@ -280,15 +235,12 @@ def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostH
     return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total
 
 
-#: A Python frame that calls an nn.Module (``Module._call_impl (torch/nn/modules/module.py)``): the frames above
-#: it run inside the model's forward.
+#: A Python frame calling an nn.Module (``Module._call_impl``): frames above it run inside the forward.
 _MODULE_CALL = re.compile(r"^Module\._(?:wrapped_)?call_impl \(")
 
 
 def _inside_module_call(frames: list[tuple[str, float, int, int]], depths: list[int]) -> list[bool]:
-    """Per frame of ``frames`` (``(name, y, fg:x, fg:w)``, at ``depths``), whether an nn.Module call
-    (:data:`_MODULE_CALL`) is among its callers: its parent is the frame one row nearer the root whose sample
-    range holds its ``fg:x``."""
+    """Per frame ``(name, y, fg:x, fg:w)``, whether an nn.Module call (:data:`_MODULE_CALL`) is among its callers."""
     order = sorted(range(len(frames)), key=lambda i: depths[i])
     rows: dict[int, list[tuple[int, int, bool]]] = {}  # depth -> sorted (x, end, calls into a module or inside one)
     inside = [False] * len(frames)

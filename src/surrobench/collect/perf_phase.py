@@ -1,9 +1,4 @@
-"""How long the system-level phase samples (``surrobench perf``, ``run --profile perf``; the phase is
-:func:`surrobench.api.perf.perf_config`).
-
-Samplers need time, not a step count: at py-spy's 100 Hz, ten 1 ms steps hold one sample. So the
-window is ``window_s`` seconds of steps, as many as the timed median says fit (at least one).
-"""
+"""How long the system-level phase samples: ``window_s`` of steps by the timed median, at least one."""
 
 from __future__ import annotations
 

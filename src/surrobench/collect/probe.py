@@ -1,11 +1,4 @@
-"""One forward call observed operator by operator: the facts the optimizer's feasibility rules need.
-
-A :class:`torch.utils._python_dispatch.TorchDispatchMode` sees every ATen call of one forward (after
-autocast has cast its inputs, so a probe under autocast sees the dtypes the kernels would get). It records
-FFT calls (dtype and the signal sizes along the transformed dimensions), calls that make the host wait
-for the device (``.item()``, ``nonzero``, copies to the CPU) and whether complex tensors appear. It runs
-one call, far cheaper than a timing loop, and never profiles: no CUDA activity is recorded.
-"""
+"""One forward observed op by op (TorchDispatchMode): FFTs, host syncs, complex tensors; no profiling."""
 
 from __future__ import annotations
 
@@ -17,9 +10,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-#: Calls whose result the host must read before it can go on, so the host waits for the device: CUDA-graph
-#: capture forbids them (PyTorch docs, "CUDA Graphs", constraints: "synchronization ... is prohibited").
-#: ``nonzero``/``masked_select``/``unique`` also give outputs whose shape depends on the data.
+#: Calls whose result the host must read (CUDA graph capture forbids them: PyTorch "CUDA Graphs"; some data-shaped).
 SYNC_OPS = frozenset(
     {
         "item",
@@ -37,9 +28,7 @@ SYNC_OPS = frozenset(
     }
 )
 _COPY_OPS = frozenset({"to", "_to_copy", "copy_", "cpu"})
-#: FFT op names whose real input is transformed (sizes read on the input), whose real output is produced
-#: (sizes read on the output), the rest complex-to-complex (sizes read on the input).
-_REAL_INPUT_FFT = ("fft_rfft", "fft_ihfft", "_fft_r2c")
+#: FFT ops whose real output is produced (sizes read on the output); the others' sizes are read on the input.
 _REAL_OUTPUT_FFT = ("fft_irfft", "fft_hfft", "_fft_c2r")
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
@@ -64,8 +53,7 @@ class FftCall:
 
 @dataclass
 class ProbeFacts:
-    """What one observed forward did. ``syncs`` counts host-synchronizing calls by op name; ``convolutions`` the
-    convolution calls (``aten::convolution`` and its variants)."""
+    """One observed forward: ``syncs`` by op name, ``convolutions`` calls, FFTs, complex tensors."""
 
     ffts: list[FftCall] = field(default_factory=list)
     syncs: Counter = field(default_factory=Counter)
@@ -98,8 +86,7 @@ def _is_complex(x) -> bool:
     return isinstance(x, torch.Tensor) and x.is_complex()
 
 
-#: aten's convolution ops: ``convolution`` and its backends (``cudnn_convolution``...), and the composites
-#: ``conv1d``-``conv3d``, ``conv_transpose1d``-``3d``, ``conv_tbc`` that inference mode dispatches undecomposed.
+#: aten's convolution ops, their backends and the composites inference mode dispatches undecomposed.
 _CONVOLUTION = re.compile(r"convolution|conv\d|conv_transpose\d|conv_tbc")
 
 
@@ -141,12 +128,7 @@ class _Recorder(TorchDispatchMode):
 
 
 def probe_call(fn, *, stop_at_half_fft: bool = False) -> tuple[ProbeFacts, BaseException | None]:
-    """Run ``fn()`` once under the recorder; returns the facts and the exception ``fn`` raised, if any.
-
-    ``stop_at_half_fft`` ends the call at the first FFT that receives fp16/bf16 (recorded, then
-    :class:`ProbeStop`): the feasibility rules decide from its dtype and sizes without running a kernel
-    that fails on CUDA.
-    """
+    """Run ``fn()`` once observed: the facts and its exception; ``stop_at_half_fft``: stop at a half FFT."""
     facts = ProbeFacts()
     try:
         with _Recorder(facts, stop_at_half_fft):

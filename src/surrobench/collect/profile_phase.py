@@ -1,8 +1,4 @@
-"""How the profiling phase is set up: its options, the trace folder and the trace file of each config.
-
-The phase itself (one profiling child per timed config, its op table stored) is
-:func:`surrobench.api.profile.profile_run`.
-"""
+"""The profiling phase's options, trace folder and trace files (the phase: :func:`surrobench.api.profile.profile_run`)."""
 
 from __future__ import annotations
 
@@ -17,8 +13,7 @@ from surrobench.execution.config import ExecConfig
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    """How to profile: the schedule, ``with_stack``, the folder for Chrome traces (None: keep none), and
-    ``counters``: also measure the step's top kernels under Nsight Compute (:mod:`surrobench.collect.ncu`)."""
+    """How to profile: schedule, ``with_stack``, trace folder (None: none), ``counters`` (Nsight Compute)."""
 
     schedule: ProfileSchedule = field(default_factory=ProfileSchedule)
     with_stack: bool = False
@@ -28,12 +23,7 @@ class ProfileOptions:
 
 
 def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
-    """Create the output folder given by option ``flag`` if needed and check that a file can be written there.
-    Returns it absolute, so that the trace paths stored with a run hold from any working folder.
-
-    Raises:
-        UsageError: the path is a file, or the folder cannot be created or written.
-    """
+    """Create ``flag``'s folder, check it is writable, return it absolute. Raises UsageError."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: is a file; give a folder for one file per config")
     try:

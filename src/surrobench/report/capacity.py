@@ -1,5 +1,4 @@
-"""``optimize --objective capacity`` as text: per candidate its accuracy, best policy and predicted capacity, then
-the verified capacities of the baseline and the top candidate, the verdict and the recipe recommended."""
+"""``optimize --objective capacity`` as text: candidates, verified capacities, verdict, recipe."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ def _bracket(rps_pair: tuple[float, float | None] | None) -> str:
 
 
 def capacity_lines(record: CapacityOptimization) -> list[str]:
-    """The record as lines: one per candidate (``recipe: accurate|inaccurate (reason); predicted R rps at
-    POLICY; service faster: yes|no``), then the verification and the recommendation."""
+    """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification."""
     w = record.workload
     lines = [
         f"capacity at P99 <= {record.target_p99_ms:g} ms: {w.get('model')} {w.get('shape_label')} on {w.get('device')}"

@@ -11,9 +11,7 @@ from surrobench.report.escape import rich_escape
 
 
 def ceilings_table(ceilings: Ceilings, device: str) -> Table:
-    """Copy bandwidth (GB/s, read + write), then per precision the matmul rate (TFLOP/s) and the ridge point
-    (FLOP/byte; "not usable" where the rate is zero or not finite: no roofline is drawn against it).
-    ``device``: ``cuda`` or ``cpu`` (names the copy: device-to-device, or host memory)."""
+    """Copy GB/s, then per precision TFLOP/s and ridge FLOP/byte ("not usable" if zero or not finite)."""
     table = Table(title=rich_escape(f"ceilings of {ceilings.device_name} ({ceilings.note})"))
     table.add_column("ceiling")
     table.add_column("value", justify="right")

@@ -19,24 +19,20 @@ def format_rate(per_s: float | None) -> str:
     return f"{per_s:.3g}/s"
 
 
-def _fmt(value: float | None, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
+def fmt(value: float | None, spec: str = ".3f", missing: str = "-") -> str:
+    """``value`` formatted by ``spec``, ``missing`` when None: every table's cell of an optional number."""
+    return missing if value is None else format(value, spec)
 
 
 def failure_text(r: ConfigResult) -> str:
-    """What went wrong in a failed config: the known cause in one line (as the runner stored it, else read
-    from the error text) followed by the original error in brackets; the error alone when no cause is known."""
+    """A failed config's known cause with the error in brackets; the error alone without a cause."""
     cause = recorded_cause(r.error, r.extra)
     error = r.error or ""
     return error if cause.cause_id == UNKNOWN else f"{cause.line} [{error}]"
 
 
 def result_cells(r: ConfigResult) -> dict[str, str]:
-    """Every cell a results table may show for ``r``, by column: ``model``, ``shape``, ``batch``,
-    ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
-    median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op``, ``ranks`` (where
-    a multi-process run measured it, :meth:`~surrobench.results.scaling.Placement.label`) and ``status``
-    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown. Times in ms."""
+    """Every results-table cell of ``r`` by column (``model`` ... ``status``), ms, ``-`` where unknown."""
     lat = r.latency_ms
     where = placement(r)
     return {
@@ -45,14 +41,14 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "batch": str(r.batch),
         "precision": r.precision,
         "mode": r.mode,
-        "median": _fmt(lat.median if lat else None),
+        "median": fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
-        "p95": _fmt(lat.p95 if lat else None),
-        "device": _fmt(r.device_ms.median if r.device_ms else None),
-        "cold_start": _fmt(r.cold_start_ms, ".1f"),
+        "p95": fmt(lat.p95 if lat else None),
+        "device": fmt(r.device_ms.median if r.device_ms else None),
+        "cold_start": fmt(r.cold_start_ms, ".1f"),
         "samples_per_s": format_rate(r.samples_per_s),
         "points_per_s": format_rate(r.points_per_s),
-        "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
+        "peak_mib": fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
         "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
         "ranks": where.label() if where is not None else "-",
         "status": r.status if r.status == "ok" else f"{r.status}: {failure_text(r)}",

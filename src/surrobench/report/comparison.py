@@ -1,8 +1,4 @@
-"""The before/after table of a :class:`RunComparison` as text cells, rich tables and Markdown.
-
-:func:`comparison_rows` formats every cell once; the terminal, Markdown and HTML renderings only lay
-those cells out, so the three always show the same numbers.
-"""
+"""The before/after table of a :class:`RunComparison`, cells formatted once by :func:`comparison_rows`."""
 
 from __future__ import annotations
 
@@ -137,14 +133,12 @@ def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
     ]
 
 
-#: Columns of the terminal table dropped first on a narrow terminal (the highest first); the rest are kept
-#: whole, stacked per config when they do not fit (:func:`~surrobench.report.fit.fit_table`).
+#: Terminal columns dropped first on a narrow terminal (highest first; :func:`~surrobench.report.fit.fit_table`).
 _MINOR = {"A/A noise": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]": 2, "P95 ms": 1}
 
 
 def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Table]:
-    """Rich tables: the before/after table (fitted to ``width`` terminal cells), unmatched configs,
-    environment differences, op diffs."""
+    """Rich tables: before/after (fitted to ``width``), unmatched configs, environment and op diffs."""
     columns = comparison_columns(cmp)
     rows = []
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
@@ -242,8 +236,7 @@ def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
 
 
 def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | None = None) -> list[Table]:
-    """What ``surrobench compare`` prints: :func:`comparison_tables`, then the scaling table of each side that
-    is a multi-process run; for two serve runs their capacity table."""
+    """What ``compare`` prints: the tables, multi-process scaling tables, or a serve capacity table."""
     if isinstance(pair, ComparedServeRuns):
         return [capacity_table(pair)]
     if not isinstance(pair, ComparedRuns):  # two versus records
@@ -256,8 +249,7 @@ def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | 
 
 
 def comparison_document(pair: ComparedRuns | ComparedServeRuns) -> str:
-    """:func:`comparison_markdown`, then each multi-process side's scaling table under a level-3 heading; for
-    two serve runs their capacity table."""
+    """:func:`comparison_markdown` with the scaling tables or the serve capacity table."""
     if isinstance(pair, ComparedServeRuns):
         return capacity_markdown(pair)
     if not isinstance(pair, ComparedRuns):

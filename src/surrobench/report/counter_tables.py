@@ -1,16 +1,11 @@
-"""A config's Nsight Compute counters, compact: its longest launches under ncu with their class, DRAM, tensor-
-and FMA-pipe shares of peak, occupancy and speed-of-light verdict, and one line with what the replay cost
-(terminal; ``surrobench profile --counters`` and ``surrobench diagnose --counters``).
-
-The renderers take the JSON form (:meth:`surrobench.records.counters.ConfigCounters.to_json`), as the kernel
-tables' do, so a live run, ``diagnose --run`` and a ``--json`` file print the same rows.
-"""
+"""A config's Nsight Compute counters as a compact terminal table and the replay's cost."""
 
 from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.report.cells import fmt
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
@@ -21,34 +16,27 @@ _NUMBERS = ("ncu us", "DRAM %", "tensor %", "FMA %", "occupancy")
 _MINOR = {"class": 1, "FMA %": 2, "occupancy": 3}
 
 
-def _pct(fraction: float | None) -> str:
-    return "-" if fraction is None else f"{fraction:.0%}"
-
-
 def verdict_cell(kernel: dict) -> str:
-    """``memory (DRAM)``, ``compute (tensor pipe)``, ``latency (L2; grid_too_small)``: the bound, its limiting
-    unit and, for a latency-bound launch, its cause (:data:`surrobench.records.counters.LATENCY_CAUSES`)."""
+    """``memory (DRAM)``, ``latency (L2; grid_too_small)``: bound, limiting unit, latency cause."""
     why = kernel["limiter"] + (f"; {kernel['cause']}" if kernel["cause"] else "")
     return f"{kernel['bound']} ({why})"
 
 
 def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The ``top_n`` longest launches under ncu (JSON form), longest first, as text cells in :data:`COLUMNS`
-    order. Occupancy is ``achieved/theoretical`` of the maximum warps per SM; ``-`` where ncu gave no value, an
-    unjoined launch's class is ``-``."""
+    """The ``top_n`` longest launches as :data:`COLUMNS` text cells; occupancy ``achieved/theoretical``; ``-`` unknown."""
     longest = sorted(counters["kernels"], key=lambda k: -k["counters"]["duration_ns"])[:top_n]
     rows = []
     for k in longest:
         c = k["counters"]
-        occupancy = f"{_pct(c['achieved_occupancy'])}/{_pct(c['theoretical_occupancy'])}"
+        occupancy = f"{fmt(c['achieved_occupancy'], '.0%')}/{fmt(c['theoretical_occupancy'], '.0%')}"
         rows.append(
             (
                 short_kernel_name(c["name"]),
                 k["kernel_class"] or "-",
                 f"{c['duration_ns'] / 1e3:.1f}",
-                _pct(c["dram_of_peak"]),
-                _pct(c["tensor_pipe_active"]),
-                _pct(c["fma_pipe_active"]),
+                fmt(c["dram_of_peak"], ".0%"),
+                fmt(c["tensor_pipe_active"], ".0%"),
+                fmt(c["fma_pipe_active"], ".0%"),
                 occupancy,
                 verdict_cell(k),
             )
@@ -57,8 +45,7 @@ def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str
 
 
 def cost_line(counters: dict) -> str:
-    """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% of kernel time)``
-    (``40 kernel launches (9 measured, identical ones credited)`` when identical launches were measured once; the share of the profiled step's kernel time the selected kernels hold, where known)."""
+    """What the replay cost: ``counters: 14 kernel launches, 252 passes, 38.2 s under ncu (92.6% ...)``."""
     wall = counters["ncu_wall_s"]
     covered = counters["covered_share"]
     measured = counters.get("measured_launches")
@@ -81,8 +68,7 @@ def counters_rich(counters: dict, width: int | None = None, top_n: int = MAX_KER
 
 
 def counters_renderables(by_label: dict[str, dict], width: int | None = None) -> list[Table | Text]:
-    """Per measured config (``{label: counters JSON}``), its table and its cost line; configs whose counters
-    were not measured are left out (their problem is already a warning)."""
+    """Per measured config (``{label: counters JSON}``) its table and cost line."""
     out: list[Table | Text] = []
     for label, counters in by_label.items():
         if counters["problem"] is None and counters["kernels"]:

@@ -1,6 +1,4 @@
-"""Many rank traces for the terminal: the per-rank table of a cross-rank comparison
-(:class:`~surrobench.analysis.cross_rank.CrossRankReport`, one row per rank, ms per aligned step) and, for
-:class:`~surrobench.api.rank_traces.RankTraces`, the ranks' own timeline reports and the findings."""
+"""Many rank traces for the terminal: the per-rank table and the ranks' reports and findings."""
 
 from __future__ import annotations
 
@@ -60,9 +58,7 @@ def rank_traces_rich(
     title: str,
     width: int | None = None,
 ) -> Group:
-    """The first :data:`MAX_PRINTED_RANKS` ranks' timeline reports through ``timeline`` (None: none),
-    the per-rank table and the findings titled ``title``, compact (fitted to ``width`` cells; the evidence
-    is in ``--json`` and ``diagnose --explain``: :func:`~surrobench.report.findings.findings_renderables`)."""
+    """The first :data:`MAX_PRINTED_RANKS` ranks' reports, the per-rank table and compact findings."""
     parts: list = []
     if timeline is not None:
         parts += [timeline(r.timeline) for r in traces.ranks[:MAX_PRINTED_RANKS]]

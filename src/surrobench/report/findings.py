@@ -1,14 +1,6 @@
-"""The judgment table (docs/sources.md, method §4) for the terminal (rich) and for docs (markdown, HTML).
-
-In the terminal a diagnosis is read on one screen first (:func:`findings_brief`: a line or two per finding,
-its kind, severity, where, estimated gain and action), the numbers behind it on request
-(:func:`findings_explained`, ``diagnose --explain``). The markdown and HTML tables and the JSON always
-hold everything: kind, severity, config, summary, the profiler side (profiler and roofline evidence), the
-timeline side (timeline, run and system evidence), the action and the estimated gain in ms per step.
-
-Text is wrapped at spaces only and a word too long for its line is cut with an ellipsis, never broken
-(rich's ``overflow="fold"`` breaks words: ``torch.co/mpile``); cut text is whole in ``--explain``.
-"""
+"""The judgment table (docs/sources.md, method §4) for the terminal (rich: :func:`findings_brief`, and
+:func:`findings_explained` for ``--explain``) and for markdown/HTML (every field). Text wraps at spaces only;
+a word too long is cut with an ellipsis, whole in ``--explain``."""
 
 from __future__ import annotations
 
@@ -32,8 +24,7 @@ PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 #: Where a finding of a trace diagnosed alone (no config) is.
 TRACE_WHERE = "trace"
-#: The fields the compact view prints for every finding, in order; ``summary`` follows them on the first
-#: line where it fits whole or shortened to at least :data:`_MIN_SUMMARY_CELLS`, else it waits for --explain.
+#: Fields of the compact view's first line, in order; ``summary`` follows where it fits.
 BRIEF_FIELDS = ("severity", "kind", "where", "gain", "action")
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2
@@ -47,16 +38,12 @@ def _side(f: Finding, sources: tuple[str, ...], *, inside: bool) -> str:
 
 
 def failed_lines(failed: list[dict]) -> list[str]:
-    """One line (rich markup) per config that failed, from diagnosis ``context.failed_configs`` entries
-    (:func:`surrobench.api.diagnose.failed_configs_json`): ``failed: LABEL: STATUS: CAUSE [ERROR]``, the
-    error alone when no cause is known."""
+    """One rich line per failed config (``context.failed_configs``): ``failed: LABEL: STATUS: CAUSE [ERROR]``."""
     return [f"[bold red]failed:[/bold red] {rich_escape(_failed_text(c))}" for c in failed]
 
 
 def evidence_check_lines(checks: dict) -> list[str]:
-    """One line (rich markup) per config or trace whose evidence cannot carry every verdict, from diagnosis
-    ``context.evidence_checks`` entries (:meth:`surrobench.analysis.evidence_checks.EvidenceCheck.to_json`):
-    ``cannot judge: LABEL: WHY``, ``unreliable profile: LABEL: WHY``, ``partial attribution: LABEL: WHY``."""
+    """One rich line per ``context.evidence_checks`` entry that is not ok: ``cannot judge|unreliable profile|partial attribution: LABEL: WHY``."""
     return [f"[bold yellow]{rich_escape(text)}[/bold yellow]" for text in evidence_check_texts(checks)]
 
 
@@ -66,9 +53,7 @@ def evidence_check_texts(checks: dict) -> list[str]:
 
 
 def headroom_lines(headroom: dict) -> list[str]:
-    """One line (rich markup) per config of a diagnosis ``context.headroom``
-    (:func:`surrobench.analysis.headroom.roofline_headroom`):
-    ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (40 launches measured, 92% of kernel time)``."""
+    """One rich line per config of ``context.headroom``: ``roofline: LABEL: step 1.234 ms, 3.1x its roofline bound 0.400 ms (...)``."""
     lines = []
     for label, h in headroom.items():
         times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
@@ -91,15 +76,13 @@ def _check_text(key: str, c: dict) -> str:
 
 
 def _failed_text(c: dict) -> str:
-    """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config (:func:`failed_lines`), the error alone when no cause
-    is known."""
+    """``LABEL: STATUS: CAUSE [ERROR]`` of one failed config, the error alone without a cause."""
     what = f"{c['cause']} [{c['error']}]" if c.get("cause") else str(c.get("error") or "")
     return f"{c['label']}: {c['status']}: {what}"
 
 
 def finding_row(f: Finding) -> list[str]:
-    """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines); the gain
-    is the measured saving where a remedy was measured (``2.960 (measured)``), else the estimate."""
+    """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
     gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if f.gain_kind == "measured" else "")
     return [
         f.kind,
@@ -126,9 +109,7 @@ HEADER = (
 
 
 def brief_cells(f: Finding) -> dict[str, str]:
-    """The compact view's fields of ``f`` (:data:`BRIEF_FIELDS` and ``summary``), plain text: ``where`` is
-    the config, or :data:`TRACE_WHERE`; ``gain`` the saving in ms per step: ``saves 2.960 ms/step measured`` where
-    a remedy of its action was measured (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown."""
+    """The compact fields of ``f``; ``gain`` measured, else estimated, ``gain ?`` when unknown."""
     if f.gain_kind == "measured":
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
@@ -149,17 +130,14 @@ def _line(text: str, style: str = "") -> Text:
 
 
 def _shorten(text: str, cells: int, lines: int) -> list[str]:
-    """``text`` wrapped at spaces into at most ``lines`` lines of ``cells`` cells, the last ending in " …"
-    where text was left out; a single word longer than ``cells`` stays whole (the renderer cuts it)."""
+    """``text`` in at most ``lines`` lines of ``cells``, wrapped at spaces, the last ending " …" if cut."""
     return textwrap.wrap(
         text, cells, max_lines=lines, placeholder=_ELLIPSIS, break_long_words=False, break_on_hyphens=False
     ) or [""]
 
 
 def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
-    """The compact view, most important first (as given): per finding a first line with the severity, kind,
-    estimated gain, where (and the summary where it fits), then the action on at most
-    :data:`BRIEF_ACTION_LINES` lines, fitted to ``width`` terminal cells (None: every line whole)."""
+    """The compact view: a header line per finding, then its action on :data:`BRIEF_ACTION_LINES` lines."""
     cells = [brief_cells(f) for f in findings]
     pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
     lines: list[Text] = []
@@ -203,9 +181,7 @@ def _explained_one(f: Finding, number: int) -> Group:
 
 
 def findings_explained(findings: list[Finding]) -> Group:
-    """``--explain``: per finding its header line (severity, kind, gain, where), then the summary, each piece
-    of evidence with its source, the whole action and the ids of the remedies it suggests
-    (:attr:`surrobench.records.findings.Finding.remedies`), wrapped at spaces to the terminal."""
+    """``--explain``: per finding its header, summary, evidence with sources, whole action and remedy ids."""
     return Group(*(_explained_one(f, i) for i, f in enumerate(findings, 1)))
 
 
@@ -224,8 +200,7 @@ NO_FINDING = "no finding (nothing above the report floor)"
 
 
 def quiet_configs(findings: list[Finding], labels: Iterable[str], failed: Iterable[dict] = ()) -> list[str]:
-    """The config ``labels`` (in order, once each) that have no finding of their own and did not fail
-    (``failed``: diagnosis ``context.failed_configs`` entries), so that every config diagnosed gets a line."""
+    """Config ``labels`` (once each, in order) with no finding that did not fail."""
     seen = {f.config for f in findings} | {c["label"] for c in failed}
     return [label for label in dict.fromkeys(labels) if label not in seen]
 
@@ -240,11 +215,9 @@ def findings_renderables(
     any_failed: bool = False,
     quiet: Iterable[str] = (),
 ) -> list[Text | Group | str]:
-    """What ``surrobench diagnose`` prints: ``title`` (plain text, printed literally) with the number of
-    findings, then :func:`findings_brief` and ``hint`` (``explain``: :func:`findings_explained`), or
-    :data:`NO_FINDINGS` when there are none (:data:`NO_FINDINGS_FAILED` when ``any_failed``: a config failed).
-    ``quiet``: the configs diagnosed without a finding (:func:`quiet_configs`), one :data:`NO_FINDING` line each
-    after the findings."""
+    """What ``diagnose`` prints: ``title`` with the count, the brief view and ``hint`` (``explain``: the explained
+    view), else :data:`NO_FINDINGS` (:data:`NO_FINDINGS_FAILED` if ``any_failed``); then a :data:`NO_FINDING`
+    line per ``quiet`` config."""
     count = f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"
     heading = Text(f"{plain(title)}: {count}", style="bold")
     if not findings:
@@ -255,16 +228,9 @@ def findings_renderables(
 
 
 def findings_section_markdown(
-    findings: list[Finding],
-    title: str,
-    failed: list[dict] = (),
-    quiet: Iterable[str] = (),
-    checks: dict | None = None,
+    findings: list[Finding], title: str, failed: list[dict] = (), quiet: Iterable[str] = (), checks: dict | None = None
 ) -> str:
-    """The judgment table as a markdown section: ``title`` as a level-3 heading, one ``Failed:`` line per config
-    of ``failed`` (diagnosis ``context.failed_configs`` entries, as :func:`failed_lines`), one line per evidence
-    check that is not ``ok`` (``checks``: ``context.evidence_checks``, as :func:`evidence_check_lines`), one line
-    per config of ``quiet`` (:func:`quiet_configs`), then :func:`findings_markdown`."""
+    """The judgment table as markdown, with failed, evidence-check and quiet lines."""
     failures = "".join(f"Failed: {md_escape(_failed_text(c), newline=' ')}\n\n" for c in failed)
     failures += "".join(f"{md_escape(text, newline=' ')}\n\n" for text in evidence_check_texts(checks or {}))
     quiet_lines = "".join(f"{md_escape(label, newline=' ')}: {NO_FINDING}\n\n" for label in quiet)

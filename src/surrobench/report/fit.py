@@ -1,12 +1,6 @@
-"""Tables that fit the terminal without cutting a number or an id.
-
-Rich squeezes a table that is too wide by cutting cells with an ellipsis (``382.…``, ``1x3x…``) or by
-breaking words (``severit y``). :func:`fit_table` sizes the columns itself: columns of numbers and ids
-(``keep``) are never wrapped or cut, free text wraps at spaces (a column is at least as wide as its longest
-word, up to :data:`_MAX_WORD_CELLS`); when the kept columns still do not fit, minor columns are dropped
-(highest ``minor`` first) and the table's caption names them (:func:`dropped_line`), and when even that is
-not enough each row is stacked as ``field  value`` lines, so every value is still printed whole.
-"""
+"""Tables that fit the terminal without cutting a number or an id (rich cuts ``382.…`` or breaks ``severit y``):
+:func:`fit_table` never wraps ``keep`` columns, wraps text at spaces, drops ``minor`` columns (named by
+:func:`dropped_line`), and last stacks rows as ``field  value`` lines."""
 
 from __future__ import annotations
 
@@ -21,8 +15,7 @@ from surrobench.report.escape import rich_escape
 
 #: Rich's cell padding (one space each side) and the vertical rule between cells.
 _PER_COLUMN = 3
-#: Longest word of a free-text column kept whole; a longer one (a 60-character op name) may be folded
-#: rather than stack the whole table on an 80-column terminal.
+#: Longest word of a free-text column kept whole; longer ones may fold.
 _MAX_WORD_CELLS = 32
 #: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
 _STACKED_FIELD_WIDTH = 12
@@ -30,8 +23,7 @@ _STACKED_FIELD_WIDTH = 12
 
 @dataclass(frozen=True)
 class Col:
-    """One column: ``keep`` for numbers and ids (never wrapped or cut); ``minor`` > 0 for a column that may
-    be dropped to fit (the highest first)."""
+    """One column: ``keep`` never wrapped or cut; ``minor`` > 0 may be dropped (highest first)."""
 
     header: str
     justify: str = "left"
@@ -44,9 +36,7 @@ def _cell_len(cell: str) -> int:
 
 
 def _need(col: Col, cells: list[str]) -> int:
-    """The narrowest width ``col`` may take: a kept column its widest cell and its whole header (rich does not
-    wrap the header of a column it does not wrap), a text column its longest word (header or cell; cells'
-    words up to :data:`_MAX_WORD_CELLS`), so that it wraps at spaces only."""
+    """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
         return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
     words = [Text.from_markup(c).plain.split() for c in cells]
@@ -60,9 +50,7 @@ def _natural(col: Col, cells: list[str]) -> int:
 
 
 def _share(spare: int, need: list[int], natural: list[int]) -> list[int]:
-    """Column widths from ``need`` with ``spare`` cells given out towards ``natural``, the columns that
-    want least first. Sized here, not by rich: rich squeezes a too-wide table evenly, below the widths
-    that keep words whole, then widens them again past the terminal."""
+    """Widths from ``need`` with ``spare`` cells given towards ``natural``, least-wanting columns first."""
     widths = list(need)
     wants = sorted(range(len(need)), key=lambda i: natural[i] - need[i])
     for n, i in enumerate(wants):
@@ -86,8 +74,7 @@ def fit_table(
     caption: str | None = None,
     show_lines: bool = False,
 ) -> Table:
-    """A rich table of ``rows`` (markup strings, already escaped) that fits ``width`` cells without cutting
-    a kept cell (None: no limit). Drops minor columns, then stacks rows (module docstring)."""
+    """A rich table of escaped ``rows`` fitting ``width`` cells (None: no limit) without cutting kept cells."""
     keep = list(range(len(columns)))
     need = [_need(col, [row[i] for row in rows]) for i, col in enumerate(columns)]
 

@@ -10,9 +10,7 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.results.store import RunSummary
 
-# run ids and times are copied from here: never cut (report.fit); the state is never dropped (a run left
-# `running` or `interrupted` is what the list is read for); the contents say what the run is (configs, or a
-# serve run's policies and loads); kind, device, models and tag go first on a narrow terminal
+# ids and times never cut, the state never dropped; kind, device, models and tag go first when narrow
 _COLUMNS = (
     Col("run id", keep=True),
     Col("created", keep=True),
@@ -30,8 +28,7 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def contents(r: RunSummary) -> str:
-    """What a run holds: ``12 configs`` (``12 configs, 3 failed``), a serve run's ``2 policies, 6 loads``, an
-    optimization's ``2 configs optimized``."""
+    """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized``."""
     if r.kind == "serve":
         return f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
     configs = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
@@ -39,11 +36,7 @@ def contents(r: RunSummary) -> str:
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
-    """One row per stored run, newest first as given: id, creation time (to the minute, UTC), state, kind
-    (``run``, ``serve`` or ``optimize``), tag, device, models, and its :func:`contents` (``12 configs, 3 failed``,
-    ``2 policies, 6 loads``); fitted to ``width`` cells (:func:`~surrobench.report.fit.fit_table`: kind,
-    device, models, then tag left out first and named in the caption; the state never). ``title`` is
-    markup."""
+    """One row per stored run, fitted to ``width`` (kind, device, models, tag dropped first)."""
     rows = [
         [
             rich_escape(cell)

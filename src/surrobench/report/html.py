@@ -1,9 +1,4 @@
-"""One self-contained HTML report: tables, embedded plots, optional sections (docs/design.md, "Offline and
-embedded by default").
-
-The page loads nothing: CSS is inline, figures are PNG data URIs, there are no scripts. Every string
-that comes from a run, a trace or a user model passes through :func:`escape`.
-"""
+"""One self-contained HTML report (docs/design.md, "Offline and embedded by default"), all text escaped."""
 
 from __future__ import annotations
 
@@ -11,7 +6,6 @@ import base64
 import datetime as dt
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
 import html
 
 from matplotlib.figure import Figure
@@ -62,9 +56,7 @@ _RESULT_COLUMNS = {
     "status": "status",
 }
 """Column title -> :func:`result_cells` key."""
-# Left-aligned cells and headings hold names (a factory path, a config label): they may break anywhere, so a long
-# name wraps instead of pushing the page past its right edge; a recipe block wraps too. A table of numbers wider
-# than a narrow window gets a smaller font there and scrolls sideways rather than being cut.
+# Name cells may break anywhere so long names wrap; wide number tables shrink and scroll in narrow windows.
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
@@ -78,43 +70,6 @@ tr.regressed td { background: #fde2e2; } tr.improved td { background: #e2f5e2; }
 tr.failed td { color: #a00; } tr[class^="severity-"] td { white-space: pre-line; }
 tr.severity-high td:nth-child(2) { color: #a00; font-weight: bold; } img { max-width: 100%; } .muted { color: #666; font-size: 0.9em; }
 """
-
-
-@dataclass(frozen=True)
-class ReportInput:
-    """What the report shows; every field but ``runs`` is optional and its section is left out when None.
-
-    Attributes:
-        comparison: the comparison of the first two runs.
-        op_tables: ``{config label: {op name: self time per step, ms}}`` for the op breakdown.
-        cpu_op_labels: the labels in ``op_tables`` measured on a CPU (op self CPU time, not kernel time).
-        findings: ``{run id: the diagnosis of that run}`` (:func:`surrobench.analysis.diagnose.diagnose_run`),
-            shown in the run's section.
-        timeline: spans of one profiled step (:func:`surrobench.report.plots.spans_from_timeline`).
-        optimizations: ``surrobench/optimize`` documents that made these runs (``surrobench optimize``).
-        serve_runs: serve runs (``surrobench serve``), each drawn as its latency-throughput curve and tables.
-        serve_comparison: the capacity comparison of two serve runs.
-        kernel_classes: ``{config label: {kernel class: share of kernel time}}`` (GPU configs with a kernel
-            table, :mod:`surrobench.records.kernels`) for the kernel-class breakdown.
-        rooflines: ``{run id: its roofline points}`` (:class:`surrobench.api.report.RunRoofline`), drawn in the
-            run's section, measured and estimated points marked apart (:mod:`surrobench.report.roofline_plot`).
-        evidence_checks: ``{run id: {config label: evidence check}}`` (diagnosis ``context.evidence_checks``,
-            :mod:`surrobench.analysis.evidence_checks`): the checks that are not ``ok`` head the run's diagnosis.
-    """
-
-    runs: tuple[RunRecord, ...]
-    comparison: RunComparison | None = None
-    op_tables: Mapping[str, Mapping[str, float]] | None = None
-    cpu_op_labels: frozenset[str] = frozenset()
-    findings: Mapping[str, Sequence[Finding]] | None = None
-    timeline: Sequence[plots.Span] | None = None
-    timeline_title: str = ""
-    optimizations: tuple[dict, ...] = ()
-    serve_runs: tuple[ServeRecord, ...] = ()
-    serve_comparison: ComparedServeRuns | None = None
-    kernel_classes: Mapping[str, Mapping[str, float]] | None = None
-    rooflines: Mapping[str, RunRoofline] | None = None
-    evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
 
 
 def escape(text: object) -> str:
@@ -136,8 +91,7 @@ def _figure(fig: Figure | None, alt: str) -> str:
     return f'<figure><img alt="{escape(alt)}" src="{figure_to_data_uri(fig)}"></figure>'
 
 
-#: A word longer than this (a factory path, a config label) may break anywhere in its cell (class ``brk``);
-#: shorter words never do, so a narrow window wraps cells at spaces and breaks only the long names.
+#: Words longer than this may break anywhere in their cell (class ``brk``); shorter ones never do.
 _BREAK_CHARS = 24
 
 
@@ -149,8 +103,7 @@ def _td(value: object, cls: str) -> str:
 
 
 def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: Sequence[str] | None = None) -> str:
-    """An HTML table; cells are escaped here, columns named in ``left`` are left-aligned (a long word in them may
-    break, :data:`_BREAK_CHARS`); the table scrolls sideways in a window narrower than it."""
+    """An HTML table, cells escaped, ``left`` columns left-aligned; scrolls sideways when too wide."""
     cls = ['class="l"' if h in left else "" for h in header]
     head = "".join(f"<th {c}>{escape(h)}</th>" for h, c in zip(header, cls))
     body = []
@@ -270,9 +223,7 @@ def _comparison_section(cmp: RunComparison) -> str:
 
 
 def _serve_section(record: ServeRecord) -> str:
-    """One serve run: the latency-throughput curve, the unloaded latency per batch size, then per batching policy its
-    title (with the capacity at
-    the target), its load points and the peak search's steps; the best policy and the notes."""
+    """One serve run: its curve, unloaded latency per batch, then per policy its title, load points and search steps."""
     parts = [
         f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
         f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "
@@ -325,8 +276,7 @@ def _optimize_section(doc: dict) -> str:
 
 
 def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
-    """One row per config, one column per kernel class any config has (the largest summed share first):
-    the class's share of the config's kernel time."""
+    """A row per config, a column per kernel class: its share of the config's kernel time."""
     seen = sorted(
         (c for c in KERNEL_CLASSES if any(s.get(c) for s in shares.values())),
         key=lambda c: -sum(s.get(c, 0.0) for s in shares.values()),
@@ -335,16 +285,12 @@ def _kernel_class_table(shares: Mapping[str, Mapping[str, float]]) -> str:
     return _table(["config", *seen], rows, left=["config"])
 
 
-def report_page(report: Report) -> str:
-    """:func:`render_report` of a built report (:func:`surrobench.api.report.build_report`): its trace drawn
-    as the spans of the first profiled step (:func:`surrobench.report.plots.spans_from_timeline`)."""
-    data = {f.name: getattr(report, f.name) for f in fields(ReportInput)}
-    data["timeline"] = plots.spans_from_timeline(report.timeline) if report.timeline is not None else None
-    return render_report(ReportInput(**data))
-
-
-def render_report(data: ReportInput) -> str:
-    """The whole report as one HTML document (UTF-8 text). Sections without data are left out."""
+def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
+    """The whole report of ``data`` (:func:`surrobench.api.report.build_report`) as one HTML document (UTF-8);
+    sections without data are left out. ``spans`` (default: the first profiled step of ``data.timeline``,
+    :func:`surrobench.report.plots.spans_from_timeline`) draw the timeline strip."""
+    if spans is None and data.timeline is not None:
+        spans = plots.spans_from_timeline(data.timeline)
     sections: list[tuple[str, str]] = []
     for doc in data.optimizations:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
@@ -365,11 +311,11 @@ def render_report(data: ReportInput) -> str:
         )
     if data.kernel_classes:
         sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
-    if data.timeline:
+    if spans:
         sections.append(
             (
                 "Timeline of one profiled step",
-                _figure(plots.timeline_strip(data.timeline, data.timeline_title), "timeline strip"),
+                _figure(plots.timeline_strip(spans, data.timeline_title), "timeline strip"),
             )
         )
     toc = "".join(f'<li><a href="#s{i}">{escape(title)}</a></li>' for i, (title, _) in enumerate(sections))
@@ -387,5 +333,5 @@ def render_report(data: ReportInput) -> str:
 
 
 def serve_page(record: ServeRecord) -> str:
-    """The report page of one serve run alone (``serve --html``): :func:`render_report` of it."""
-    return render_report(ReportInput(runs=(), serve_runs=(record,)))
+    """The report page of one serve run alone (``serve --html``)."""
+    return report_page(Report(runs=(), serve_runs=(record,)))

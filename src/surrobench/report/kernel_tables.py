@@ -1,9 +1,4 @@
-"""A profiled config's kernel table, compact: the top kernels with their class, share, op and module, the
-class shares and the attribution notes (terminal and HTML).
-
-The renderers take the JSON form (:meth:`surrobench.records.kernels.KernelTable.to_json`), as the op tables'
-do, so ``surrobench profile`` and a report rendered later from its ``--json`` file print the same rows.
-"""
+"""A profiled config's kernel table, compact, from :meth:`surrobench.records.kernels.KernelTable.to_json`."""
 
 from __future__ import annotations
 
@@ -25,14 +20,9 @@ _MINOR = {"module": 4, "calls": 3, "device us": 2}
 
 
 def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
-    """A kernel name for a table cell: no namespaces, no return type, no parameter list, the template arguments
-    kept (they tell CUTLASS GEMMs and elementwise functors apart), cut to ``width`` characters.
-
-    ``void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int, ...)`` ->
-    ``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``. Unlike
-    :func:`surrobench.records.counters.function_name` (the join key with Nsight Compute, which must drop the
-    brackets where the two demanglers differ), this is for reading only.
-    """
+    """A kernel name for a cell, cut to ``width``: no namespaces, return type or parameters, template arguments kept
+    (``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``); for reading, not a join key
+    (:func:`surrobench.records.counters.function_name` is)."""
     text = _QUALIFIER.sub("", name).strip()
     depth, start, end = 0, 0, len(text)
     for i, ch in enumerate(text):
@@ -51,8 +41,7 @@ def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
 
 
 def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The first ``top_n`` rows of a kernel table (JSON form) as text cells, in :data:`_COLUMNS` order; a lost op
-    or module is ``-`` with the row's origin (``graph_replay``, ``compiled``, ``no_op``) in the op cell."""
+    """The first ``top_n`` kernel rows as :data:`_COLUMNS` cells; a lost op shows its origin."""
     return [
         (
             short_kernel_name(k["name"]),
@@ -85,8 +74,7 @@ def note_lines(table: dict) -> list[str]:
 
 
 def kernel_table_rich(table: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS) -> Table:
-    """The top kernels as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`), titled
-    with the class shares."""
+    """The top kernels as a rich table fitted to ``width``, titled with the class shares."""
     columns = [
         Col(
             name,

@@ -1,5 +1,4 @@
-"""Markdown tables for docs and pull requests: :func:`md_table`, the table writer of the results, findings,
-comparison and scenarios markdown, and the results table (``surrobench show --markdown``)."""
+"""Markdown tables: :func:`md_table` and the results table (``show --markdown``)."""
 
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ from surrobench.report.escape import md_escape
 
 
 def md_table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
-    """A GitHub-flavoured markdown table, one line per row and a trailing newline; every cell goes
-    through :func:`~surrobench.report.escape.md_escape` (``<``, ``>``, ``&``, pipes, newlines)."""
+    """A GitHub-flavoured markdown table, each cell through :func:`~surrobench.report.escape.md_escape`."""
     header = list(header)
     lines = ["| " + " | ".join(map(md_escape, header)) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(map(md_escape, row)) + " |" for row in rows]
@@ -38,8 +36,7 @@ _RESULT_COLUMNS = (
 
 
 def results_markdown(results: Iterable[ConfigResult]) -> str:
-    """A GitHub-flavoured markdown table: the terminal table's columns plus cold start and the CI of the
-    median. Free text (errors, user model names) is escaped (:func:`md_escape`)."""
+    """The results table as markdown, with cold start and the median's CI."""
     results = list(results)
     columns = _RESULT_COLUMNS
     if any("placement" in r.extra for r in results):  # a multi-process run: which rank measured each row

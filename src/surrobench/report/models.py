@@ -33,17 +33,13 @@ def _cells(row: dict[str, object]) -> list[str]:
 
 
 def _narrowest_uncut(rows: list[list[str]]) -> int:
-    """The terminal width at which the table wraps every cell at spaces and cuts no word: each column as wide as
-    its longest word (its header's included), plus the box."""
+    """The width at which the table wraps every cell at spaces and cuts no word."""
     columns = zip([h for h, _ in _COLUMNS], *rows)
     return 1 + sum(max(len(w) for cell in col for w in cell.split()) + _COLUMN_CHROME for col in columns)
 
 
 def models_table(rows: list[dict[str, object]], width: int | None = None) -> Table | Group:
-    """The rich table of :func:`surrobench.workload.zoo.describe` rows: name, paper, layout, parameter count
-    (thousands separated), point kind, default size. On a terminal of ``width`` cells too narrow for the table
-    to wrap its cells at spaces (80 columns), one block per surrogate instead: its name, then a line per field,
-    wrapped, never cut. None: the table."""
+    """The rich table of :func:`surrobench.workload.zoo.describe` rows; under 80 ``width`` cells, one block per surrogate."""
     cells = [_cells(row) for row in rows]
     if width is None or width >= _narrowest_uncut(cells):
         table = Table(title=TITLE)

@@ -1,8 +1,4 @@
-"""Op tables and their readings as rich tables (terminal) and markdown (docs/benchmarks).
-
-Both renderers take the JSON form of a profiled config (:meth:`ProfileReport.to_json`), so a table
-printed by ``surrobench profile`` and one rendered later from its ``--json`` file are the same.
-"""
+"""Op tables and their readings as rich tables and markdown, from :meth:`ProfileReport.to_json`."""
 
 from __future__ import annotations
 
@@ -39,8 +35,7 @@ def _pct(x: float) -> str:
 
 
 def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
-    """The first ``top_n`` rows of an op table as text cells, in :data:`_COLUMNS` order, with the
-    ``max_shapes`` most frequent input-shape signatures."""
+    """The first ``top_n`` op rows as :data:`_COLUMNS` cells, with ``max_shapes`` input shapes."""
     return [
         (
             op["name"],
@@ -129,9 +124,7 @@ _MINOR = {
 
 
 def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
-    """A rich table of the first ``top_n`` ops, titled with the config and the summary line, fitted to
-    ``width`` terminal cells: numbers never cut, op names and shapes wrap, minor columns dropped first
-    (:func:`~surrobench.report.fit.fit_table`)."""
+    """The first ``top_n`` ops as a rich table titled with the config, fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
     columns = [
         Col(
             name,
@@ -146,11 +139,7 @@ def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
 
 
 def profile_renderables(reports: list[dict], top_n: int, width: int | None = None) -> list[Table | Text]:
-    """What ``surrobench profile`` prints: for each profiled config that ran (``status`` ok), its op table
-    (:func:`op_table_rich`), its readings, its top kernels with their attribution notes where a kernel table was
-    recorded (:mod:`surrobench.report.kernel_tables`), its Nsight Compute counters where measured
-    (:mod:`surrobench.report.counter_tables`) and where its trace is, as plain text (never markup); for a config
-    whose profiling failed, one ``not profiled: LABEL: STATUS: ERROR`` line."""
+    """What ``profile`` prints per config: tables, readings, counters, trace path; or ``not profiled: ...``."""
     out: list[Table | Text] = []
     for report in reports:
         if report["status"] != "ok":  # timed, but its profiling failed: say why, as the markdown does

@@ -1,13 +1,4 @@
-"""Matplotlib figures for the HTML report; each function returns a :class:`Figure` or None when the data
-to draw is missing.
-
-Figures are built with the object-oriented API (``matplotlib.figure.Figure``), never ``pyplot``: no
-global figure registry, no GUI backend, rendering goes through Agg. Callers embed them with
-:func:`surrobench.report.html.figure_to_data_uri`. Names are drawn as written: every figure is built and
-rendered under :data:`PLAIN_TEXT` (no mathtext, so a model called ``$\\undefined{$`` is text, not a
-formula that fails to parse), and names pass through :func:`~surrobench.report.escape.plain` (lone
-surrogates, which the font layer cannot take).
-"""
+"""Matplotlib figures for the HTML report (None without data): no pyplot, no mathtext, names plain."""
 
 from __future__ import annotations
 
@@ -41,22 +32,18 @@ _NS_PER_US = 1e3
 _SPAN_COLORS = {"kernel": "tab:blue", "memcpy": "tab:orange", "memset": "tab:green", "api": "tab:gray"}
 #: Characters per title line of one panel (5 in at the default 10 pt title font); longer titles wrap.
 _TITLE_CHARS = 48
-#: Characters per line of a config label on a plot's y axis (about 3 in of a 10 in figure at the default
-#: 10 pt tick font): longer labels wrap, so a long model name does not squeeze the plot beside it.
+#: Characters per line of a y-axis config label (about 3 in at 10 pt); longer labels wrap.
 _LABEL_CHARS = 44
 #: Panels side by side; more go on further rows (four 5 in panels shrank to unreadable text in a 1,200 px page).
 _PANELS_PER_ROW = 2
-#: Marker per candidate in the speedup-vs-error plot, named in its legend (labels written beside close points
-#: overlapped).
+#: Marker per candidate in the speedup-vs-error plot, named in its legend.
 _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p")
 #: Matplotlib settings every figure is built and saved under: text is never parsed as mathtext.
 PLAIN_TEXT = {"text.parse_math": False}
 
 
 class PlainLogFormatter(LogFormatter):
-    """Log-axis tick labels as plain numbers (``0.1``, ``100``, ``1e+05``). Matplotlib's default log formatter
-    (``LogFormatterSciNotation``) writes mathtext, ``$\\mathdefault{10^{2}}$``, which :data:`PLAIN_TEXT` prints
-    as it is written; this one keeps the default's choice of which ticks get a label."""
+    """Log-axis tick labels as plain numbers (``0.1``, ``100``, ``1e+05``), not mathtext; the default's tick choice."""
 
     def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
         return f"{x:g}"
@@ -70,8 +57,7 @@ def plain_log(*axes) -> None:
 
 
 def plain_text():
-    """Context manager (and decorator) applying :data:`PLAIN_TEXT`; tick labels are created when a figure
-    is drawn, so saving needs it too."""
+    """Context manager and decorator applying :data:`PLAIN_TEXT` (saving needs it too)."""
     return rc_context(PLAIN_TEXT)
 
 
@@ -81,15 +67,13 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
 
 
 def _labels(texts: Sequence[str]) -> tuple[list[str], int]:
-    """Axis labels wrapped to :data:`_LABEL_CHARS` per line, and the number of lines they take in all (what the
-    figure's height is sized by)."""
+    """Axis labels wrapped to :data:`_LABEL_CHARS`, and the lines they take in all."""
     wrapped = [textwrap.fill(plain(t), _LABEL_CHARS, break_long_words=True, break_on_hyphens=False) for t in texts]
     return wrapped, sum(w.count("\n") + 1 for w in wrapped)
 
 
 def per_sample_shape(r: ConfigResult) -> str:
-    """The executed input without its batch dim, ``3x64x64`` (the whole shape when dim 0 is not the batch,
-    e.g. DeepONet's shared query points): what stays the same across a batch sweep."""
+    """The executed input without its batch dim, ``3x64x64`` (whole when dim 0 is not the batch)."""
     shape = r.input_shape
     if len(shape) > 1 and shape[0] == r.batch:
         shape = shape[1:]
@@ -127,10 +111,7 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 
 @plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
-    """Median latency (ms, P95 as the upper whisker) against points per sample (grid points, nodes, query
-    points: ``points_per_s / samples_per_s``), one line per
-    (batch, precision, mode), one panel per model; log-log. None when no config has two shapes (configs of a model
-    without points per sample are left out)."""
+    """Median latency (ms, P95 whisker) against points per sample, log-log, a panel per model."""
     groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -167,8 +148,7 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
-    """Samples/s against batch size, one line per (per-sample shape, precision, mode), one panel per model.
-    None when no config has two batch sizes."""
+    """Samples/s against batch size, a panel per model; None when no config has two batch sizes."""
     groups = _by_model([r for r in _ok(results) if r.samples_per_s])
     if not any(len({r.batch for r in rs}) > 1 for rs in groups.values()):
         return None
@@ -192,8 +172,7 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
-    """Box plot of the per-iteration latencies (ms) of up to :data:`MAX_BOX_CONFIGS` configs
-    (whiskers at 1.5 IQR, outliers drawn). None when no config has samples."""
+    """Box plot of per-iteration ms of up to :data:`MAX_BOX_CONFIGS` configs (whiskers 1.5 IQR)."""
     rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
     if not rs:
         return None
@@ -209,8 +188,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
 
 @plain_text()
 def ratio_forest(cmp: RunComparison) -> Figure | None:
-    """NEW/BASE median-latency ratio with its 95% CI per matched config, the ±threshold band shaded.
-    None when no config has a ratio."""
+    """NEW/BASE median ratio with its 95% CI per config, ±threshold band shaded; None without ratios."""
     cs = [c for c in cmp.configs if c.median_ratio is not None]
     if not cs:
         return None
@@ -241,10 +219,7 @@ _VERDICT_COLORS = {
 
 @plain_text()
 def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
-    """One panel per optimized config (at most :data:`MAX_OP_PANELS`): each candidate's speedup over the
-    baseline (95% CI as a bar) against its relative L2 error, coloured by verdict; the tolerance and
-    ``speedup = 1`` drawn as lines. ``doc`` is a ``surrobench/optimize`` document (any version). None when no
-    candidate has both numbers."""
+    """Per optimized config, speedup (95% CI) against relative L2 error by verdict; ``doc`` any version."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
         points = [c for c in entry["candidates"] if c.get("speedup") and c["rel_l2"] is not None]
@@ -285,9 +260,7 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
 def op_breakdown(
     op_tables: Mapping[str, Mapping[str, float]], cpu_labels: frozenset[str] = frozenset()
 ) -> Figure | None:
-    """Top :data:`TOP_OPS` operators by self time per step (ms), one panel per config (first
-    :data:`MAX_OP_PANELS`). ``op_tables``: ``{config label: {op name: self ms}}``: kernel time, except
-    for the labels in ``cpu_labels`` (CPU runs), whose table is op self CPU time."""
+    """Top :data:`TOP_OPS` ops by self ms per step, a panel per config (``{label: {op: ms}}``)."""
     tables = [(label, t) for label, t in op_tables.items() if t][:MAX_OP_PANELS]
     if not tables:
         return None
@@ -307,8 +280,7 @@ def op_breakdown(
 
 @dataclass(frozen=True)
 class Span:
-    """One interval on the timeline strip: ``lane`` (row label), ``kind`` (a key of the colour map:
-    kernel, memcpy, memset, api), start and duration in ns."""
+    """One timeline-strip interval: ``lane``, ``kind`` (kernel, memcpy, memset, api), start and duration ns."""
 
     lane: str
     kind: str
@@ -317,11 +289,7 @@ class Span:
 
 
 def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
-    """GPU kernels, copies and memsets per stream, and host CUDA API calls, of profiled step ``step``.
-
-    The window runs from the start of step ``step`` to the start of the next step (or the trace end),
-    so GPU work that lags its launches stays in view. A trace without step ranges gives the whole trace.
-    """
+    """Kernels, copies, memsets per stream and CUDA API calls of profiled step ``step``."""
     steps = tl.steps
     lo = int(steps.start_ns[step]) if len(steps) > step else 0
     hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None

@@ -1,6 +1,4 @@
-"""The progress of a long library call (timing, then profiling; a serve run's load points): a bar on a
-terminal, a line per config or load point when the output is piped or captured (a CI log, ``| tee``, a batch
-job's file), where a bar draws nothing."""
+"""Progress of a long library call: a bar on a terminal, a line per config or load point when piped."""
 
 from __future__ import annotations
 
@@ -19,22 +17,16 @@ if TYPE_CHECKING:
     from surrobench.records.serve import LoadPoint, ServePolicy
 
 
+def _columns() -> tuple:
+    return TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn()
+
+
 @contextmanager
 def progress_hooks(console: Console) -> Iterator[Hooks]:
-    """A transient progress bar on ``console`` (the CLI's stderr) for a long library call: the
-    :class:`~surrobench.api.profile.Hooks` that advance it (configs timed, then configs profiled). When
-    ``console`` is not a terminal, each timed round of a config and each profiled config also prints one line:
-    ``timed 2/8: fno2d 64 b1 fp32 eager: ok, median 1.234 ms``."""
+    """A transient bar on ``console`` driven by :class:`~surrobench.api.profile.Hooks`; lines when piped."""
     from surrobench.api.profile import Hooks
 
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = Progress(*_columns(), TimeElapsedColumn(), console=console, transient=True)
     with progress:
         timing = progress.add_task("benchmarking", total=None)
         profiling: list = []
@@ -65,21 +57,10 @@ def progress_hooks(console: Console) -> Iterator[Hooks]:
 def serve_progress(
     console: Console,
 ) -> Iterator[tuple[Callable[[int | None], None], Callable[[ServePolicy | None, LoadPoint], None]]]:
-    """A transient progress bar on ``console`` over a serve run's load points; yields ``(on_start, on_point)``
-    for :func:`surrobench.api.serve.serve`: ``on_start(total)`` sets how many there will be (None: a peak
-    search, whose count is not known ahead), ``on_point(policy, point)`` advances it. When ``console``
-    is not a terminal, each load point also prints one line: ``served 1/3: batch<=8 wait<=2ms: 50 rps offered
-    49.6, achieved 49.6, P99 3.21 ms`` (the rate asked for, or the concurrency; ``passed`` or ``failed`` against
-    a P99 target). The bar is redrawn only as a load point finishes: no drawing thread shares the interpreter
-    with the load generator while it offers a load (its own overhead is measured: ``generator_overhead_share``)."""
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-        auto_refresh=False,
-    )
+    """A transient bar over a serve run's load points: yields ``(on_start(total or None), on_point(policy, point))`` for
+    :func:`surrobench.api.serve.serve`; off a terminal, one ``served 1/3: ...`` line per point. Redrawn only between
+    loads (no drawing thread during a load)."""
+    progress = Progress(*_columns(), console=console, transient=True, auto_refresh=False)
     with progress:
         task = progress.add_task("serving", total=None)
 

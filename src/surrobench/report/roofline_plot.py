@@ -1,17 +1,6 @@
-"""The roofline figure of a run for the HTML report: each config's kernels as Nsight Compute measured them
-(``--counters``) and its ops as the FLOP counts estimate them, marked apart, under the device's roofs.
-
-Model: Williams, Waterman, Patterson, "Roofline: an insightful visual performance model", CACM 52(4), 2009:
-attainable TFLOP/s at arithmetic intensity ``I`` (FLOP/byte) is ``min(peak, I * bandwidth)``. The points:
-
-- measured: one per launch, ``MeasuredKernel.arithmetic_intensity`` (FLOPs of the SASS and tensor counters
-  per DRAM byte) against ``achieved_tflops`` (:mod:`surrobench.analysis.counters`), filled circles;
-- estimated: one per op with known FLOPs, ``RooflineOp.intensity`` (FLOP counts per input + output byte) against
-  ``achieved_tflops`` (:mod:`surrobench.analysis.roofline`), hollow squares.
-
-Inputs are the JSON forms (:meth:`ConfigCounters.to_json`, :meth:`RooflineReport.to_json`), as the other
-renderers take, so a diagnosis document draws the same figure.
-"""
+"""The roofline figure of a run (Williams et al., CACM 52(4), 2009: ``min(peak, I * bandwidth)``): ncu-measured
+launches (filled circles, :mod:`surrobench.analysis.counters`) and FLOP-estimated ops (hollow squares,
+:mod:`surrobench.analysis.roofline`), from their JSON forms."""
 
 from __future__ import annotations
 
@@ -45,8 +34,7 @@ def estimated_points(roofline: dict) -> list[tuple[float, float]]:
 
 
 def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
-    """The memory roof (up to the highest compute roof) and one compute roof per usable precision among
-    ``precisions``."""
+    """The memory roof and a compute roof per usable precision of ``precisions``."""
     peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
     memory = x * ceilings.copy_gbps / 1e3
     top = np.minimum(memory, max(peaks.values())) if peaks else memory
@@ -58,9 +46,7 @@ def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
 def roofline_figure(
     measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
 ) -> Figure | None:
-    """Both series on one log-log panel: ``measured`` ``{config label: counters JSON}``, ``estimated``
-    ``{config label: roofline JSON}``; one colour per config, the marker says the series. Roofs against
-    ``ceilings`` (None: points only) for the precisions of the points. None when no point has a rate."""
+    """Measured and estimated points on one log-log panel under ``ceilings``' roofs; None without a rate."""
     series = [(MEASURED_LABEL, label, measured_points(c)) for label, c in measured.items()]
     series += [(ESTIMATED_LABEL, label, estimated_points(r)) for label, r in estimated.items()]
     series = [s for s in series if s[2]]

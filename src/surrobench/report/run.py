@@ -1,5 +1,4 @@
-"""One stored run as ``surrobench run`` and ``show`` print it: the results table and, for a multi-process
-run, the scaling table; for the terminal and as markdown."""
+"""One stored run as ``run`` and ``show`` print it: results and scaling tables, terminal and markdown."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ SCALING_TITLE = "scaling: one device (rank 0 alone) vs all ranks together"
 
 
 def run_tables(record: RunRecord, title: str, width: int | None = None) -> list[Table]:
-    """The results table of ``record`` (:func:`~surrobench.report.terminal.results_table`) and, for a
-    multi-process run, its scaling table (rank 0 alone vs all ranks). ``title`` is markup."""
+    """The results table of ``record`` and, for a multi-process run, its scaling table."""
     tables = [results_table(record.results, title=title, width=width)]
     rows = scaling_rows(record.results)
     if rows:

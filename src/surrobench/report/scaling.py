@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from surrobench.records.run import ConfigResult
-from surrobench.report.cells import format_rate
+from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import rich_escape
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
@@ -35,10 +35,6 @@ SCALING_COLUMNS = (
 )
 
 
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _list(values: tuple[float, ...] | None) -> str:
     return "-" if not values else " / ".join(f"{v:.3g}" for v in values)
 
@@ -53,8 +49,8 @@ def scaling_cells(row: ScalingRow) -> list[str]:
     return [
         row.label,
         str(row.world_size),
-        _ms(row.solo_median_ms),
-        _ms(row.step_median_ms),
+        fmt(row.solo_median_ms),
+        fmt(row.step_median_ms),
         _list(row.rank_median_ms),
         "-" if row.rank_skew is None else f"{row.rank_skew:.1%}",
         f"{format_rate(row.solo_samples_per_s)} → {format_rate(row.samples_per_s)}",
@@ -83,10 +79,7 @@ def _rank_label(r: ConfigResult) -> str:
 
 
 def rank_latencies(results: Sequence[ConfigResult]) -> Figure | None:
-    """Per config of a multi-rank run, one box per row (the one-device reference, each rank, the step) of
-    its per-iteration latencies (ms; whiskers at 1.5 IQR), each rank labelled with its median time inside
-    collectives where the model made any; up to :data:`MAX_RANK_PANELS` configs. None for a run with no
-    rank rows."""
+    """Per multi-rank config, boxes of per-iteration ms per reference, rank and step; None without ranks."""
     groups: dict[int, list[ConfigResult]] = defaultdict(list)
     for r in results:
         where = placement(r)

@@ -15,8 +15,7 @@ HEADER = ("scenario", "expected", "top finding", "result", "false alarms (contro
 
 
 def outcome_cells(o: Outcome) -> list[str]:
-    """One row: the scenario, its expected finding, the top finding, pass / FAIL / skipped, the alarms a
-    control raised, the note (the run, or why it was skipped)."""
+    """One row: scenario, expected and top finding, pass / FAIL / skipped, control alarms, note."""
     result = "skipped" if o.passed is None else ("pass" if o.passed else "FAIL")
     return [o.scenario.name, o.scenario.expected, o.top_kind or "-", result, ", ".join(o.false_alarms) or "-", o.note]
 

@@ -1,7 +1,4 @@
-"""The latency-throughput curve of a serve record (matplotlib). Its tables, one per batching policy and the peak
-search's steps, are :mod:`surrobench.report.serve_tables` (no matplotlib, so ``show`` stays light); the HTML page
-holding both is :func:`surrobench.report.html.serve_page`; the capacity comparison of two runs,
-:mod:`surrobench.report.serve_compare`."""
+"""The latency-throughput curve of a serve record (matplotlib); tables: :mod:`surrobench.report.serve_tables`."""
 
 from __future__ import annotations
 
@@ -13,10 +10,7 @@ from surrobench.report.plots import plain_log, plain_text
 
 @plain_text()
 def latency_throughput(record: ServeRecord) -> Figure | None:
-    """P99 (with its 95% interval) and P50 latency against the achieved rate, one line per policy joining the
-    points in the order of the offered rate (past saturation the achieved rate stops growing and the line
-    turns up), the target as a horizontal line; None without load points. Latency on a log axis, its ticks
-    written as plain numbers (mathtext is off in every figure, :data:`surrobench.report.plots.PLAIN_TEXT`)."""
+    """P99 (95% interval) and P50 against achieved rate, a line per policy; None without load points."""
     results = [r for r in record.policies if r.points]
     if not results:
         return None

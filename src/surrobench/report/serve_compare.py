@@ -1,5 +1,4 @@
-"""The capacity comparison of two serve runs (``surrobench compare`` of two ``serve --find-max`` runs): a rich
-table and Markdown, from the same cells."""
+"""The capacity comparison of two serve runs as a rich table and Markdown, from the same cells."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
-"""The tables of a serve record: rich tables (one per batching policy, the peak search's steps) and their
-markdown, as ``serve`` and ``show`` print them. Free of matplotlib, so ``show`` stays a listing; the
-latency-throughput curve is :mod:`surrobench.report.serve`."""
+"""A serve record's tables (per policy, the peak search's steps) as rich and markdown; no matplotlib."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
 from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
+from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
@@ -31,37 +30,27 @@ COLUMNS = (
 )
 
 
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def rps(value: float) -> str:
     """A rate, requests/s: one decimal from 10 up, three significant digits below (slow models serve < 1 rps)."""
     return f"{value:.1f}" if value >= 10 else f"{value:.3g}"
 
 
 def point_cells(p: LoadPoint) -> list[str]:
-    """One load point as table cells, :data:`COLUMNS` in order (shares as percentages; ``gen``: the load
-    generator's share of the run; ``SLO``: the share of requests within the target; a P99 interval side that
-    cannot be bounded, and what an endpoint does not show (its queue, batches, busy), is ``-``)."""
+    """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
     return [
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
         rps(p.achieved_rps),
         f"{p.requests} ({p99.tail_requests} > P99)",
-        _ms(p.percentile(0.5).value_ms),
-        _ms(p.percentile(0.95).value_ms),
-        f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
+        fmt(p.percentile(0.5).value_ms, ".2f"),
+        fmt(p.percentile(0.95).value_ms, ".2f"),
+        f"{p99.value_ms:.2f} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
         "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
-        _ms(p.max_ms),
-        _share(p.queue_share),
-        _share(p.compute_share),
+        fmt(p.max_ms, ".2f"),
+        fmt(p.queue_share, ".0%"),
+        fmt(p.compute_share, ".0%"),
         "-" if p.mean_batch is None else f"{p.mean_batch:.1f}/{p.mean_padded_batch:.1f}",
-        _share(p.device_busy),
+        fmt(p.device_busy, ".0%"),
         str(p.dropped),
         "-" if p.late is None else str(p.late),
         f"{p.generator_overhead_share:.1%}",
@@ -100,15 +89,14 @@ UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; 
 
 
 def unloaded_rows(record: ServeRecord) -> list[list[str]]:
-    """The unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells (``n``: isolated /
-    back-to-back samples)."""
+    """Unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells."""
     return [
         [
             str(u.batch),
-            _ms(u.isolated_p50_ms),
-            _ms(u.isolated_p99_ms),
-            _ms(u.back_to_back_p50_ms),
-            _ms(u.back_to_back_p99_ms),
+            fmt(u.isolated_p50_ms, ".2f"),
+            fmt(u.isolated_p99_ms, ".2f"),
+            fmt(u.back_to_back_p50_ms, ".2f"),
+            fmt(u.back_to_back_p99_ms, ".2f"),
             f"{u.gap_ms:.1f}",
             f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}",
         ]
@@ -120,8 +108,7 @@ SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
 SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 
 
-#: How each column fits a narrow terminal: the rates, requests, P99, drops and verdict are kept whole; the
-#: others may be left out (the highest ``minor`` first), the caption naming them; past that rows stack.
+#: Narrow-terminal fitting: rates, requests, P99, drops and verdict kept whole; the rest dropped by ``minor``.
 _FIT = {
     "gen": 10,
     "SLO": 9,
@@ -155,8 +142,7 @@ def search_rows(capacity: Capacity) -> list[list[str]]:
 
 
 def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
-    """Per policy, its load points and, after a search, the search's steps; fitted to ``width`` terminal cells
-    (None: no limit) by :func:`surrobench.report.fit.fit_table`."""
+    """Per policy its load points and search steps, fitted to ``width`` (None: no limit)."""
     tables = []
     if record.unloaded:
         minor = {"n": 2, "gap ms": 1}
@@ -173,8 +159,7 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
 
 
 def serve_markdown(record: ServeRecord) -> str:
-    """The tables of :func:`serve_tables` as markdown: per policy its title line and load points (all
-    :data:`COLUMNS`), then the search's steps; the best policy's line and the record's notes after them."""
+    """The tables of :func:`serve_tables` as markdown, with the best policy and notes."""
     parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
     for result in record.policies:
         if not result.points and result.capacity is not None and result.capacity.infeasible:

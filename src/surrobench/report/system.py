@@ -8,6 +8,7 @@ from rich.table import Table
 from surrobench.api.nsys import NsysReport
 from surrobench.api.perf import PerfReport
 from surrobench.collect.perf_parse import PERF_EVENTS
+from surrobench.report.cells import fmt
 from surrobench.report.escape import rich_escape
 from surrobench.report.timeline import render_timeline
 
@@ -18,19 +19,14 @@ def _short(name: str) -> str:
     return name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…"
 
 
-def _fmt(value: float | None, spec: str, missing: str = "n/a") -> str:
-    return missing if value is None else format(value, spec)
-
-
 def system_view_rich(report: PerfReport) -> Group:
-    """Headline (window, task-clock, CPU utilization, IPC, miss rates), the counter table with the
-    reason of each unavailable event, the host hot spots and the flame graph path."""
+    """Headline counters, the counter table with reasons, host hot spots and the flame graph path."""
     v, s = report.system.view, report.system.summary
     parts: list = [
-        f"[bold]{report.label()}[/]: {report.steps} steps in {_fmt(v.wall_ms, '.1f')} ms; task-clock "
-        f"{_fmt(v.task_clock_ms, '.1f')} ms; CPU utilization {_fmt(v.cpu_utilization, '.2f')} CPUs; "
-        f"IPC {_fmt(v.ipc, '.2f')}; cache-miss rate {_fmt(s.cache_miss_rate if s else None, '.1%')}; "
-        f"branch-miss rate {_fmt(s.branch_miss_rate if s else None, '.1%')}"
+        f"[bold]{report.label()}[/]: {report.steps} steps in {fmt(v.wall_ms, '.1f', 'n/a')} ms; task-clock "
+        f"{fmt(v.task_clock_ms, '.1f', 'n/a')} ms; CPU utilization {fmt(v.cpu_utilization, '.2f', 'n/a')} CPUs; "
+        f"IPC {fmt(v.ipc, '.2f', 'n/a')}; cache-miss rate {fmt(s.cache_miss_rate if s else None, '.1%', 'n/a')}; "
+        f"branch-miss rate {fmt(s.branch_miss_rate if s else None, '.1%', 'n/a')}"
     ]
     counters = Table(title="perf stat over the measured steps")
     for col in ("event", "count", "note"):
@@ -48,7 +44,7 @@ def system_view_rich(report: PerfReport) -> Group:
         for col in ("share", "self", "sampler", "function"):
             spots.add_column(col, justify="left" if col == "function" else "right")
         for h in v.hotspots:
-            spots.add_row(f"{h.share:.1%}", _fmt(h.self_share, ".1%", ""), h.source, _short(h.function))
+            spots.add_row(f"{h.share:.1%}", fmt(h.self_share, ".1%", ""), h.source, _short(h.function))
         parts.append(spots)
     if report.system.flamegraph:
         parts.append(f"flame graph: {report.system.flamegraph}")

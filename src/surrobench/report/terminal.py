@@ -13,13 +13,7 @@ from surrobench.report.fit import Col, fit_table
 
 
 def results_table(results: Iterable[ConfigResult], title: str | None = None, width: int | None = None) -> Table:
-    """Model, shape, batch, precision, mode, median, P95, throughput, peak memory, status, fitted to
-    ``width`` terminal cells (:func:`~surrobench.report.fit.fit_table`: numbers and the shape are never cut;
-    points/s, peak memory, samples/s and device time are dropped first on a narrow terminal).
-
-    The shape column is the executed primary input as run (batch included where the input has one).
-    ``title`` is markup (names in it escaped by the caller).
-    """
+    """The results table fitted to ``width``; shape as executed; ``title`` is markup."""
     results = list(results)
     # device time and top op only when some config has them (CUDA runs, profiled runs): narrower tables
     with_device = any(r.device_ms for r in results)

@@ -1,5 +1,4 @@
-"""The timeline report for the terminal: GPU busy and idle, gaps and their causes, launches, syncs, streams
-(``surrobench analyze``, ``run --profile nsys``)."""
+"""The timeline report for the terminal: busy, gaps and causes, launches, syncs, streams."""
 
 from __future__ import annotations
 

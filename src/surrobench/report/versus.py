@@ -1,6 +1,4 @@
-"""A versus record drawn: the solver's error–time front with the surrogate's points (a Pareto plot, the
-matched-error speedup marked) and the self-contained HTML page holding it with the tables
-(:mod:`surrobench.report.versus_tables`)."""
+"""A versus record drawn: the Pareto plot and the HTML page with the tables."""
 
 from __future__ import annotations
 
@@ -23,8 +21,7 @@ from surrobench.report.versus_tables import (
 
 @plain_text()
 def pareto_figure(record: VersusRecord) -> Figure | None:
-    """Time against error, both log: every ladder level, the front joined, each surrogate setting, and for each
-    matched one a dotted line at its error from the surrogate to the front, labelled with the speedup."""
+    """Time against error, log-log: ladder levels, the front, surrogate settings and matched speedups."""
     levels = [lv for lv in record.levels if np.isfinite(lv.accuracy.error) and lv.accuracy.error > 0]
     if not levels and not record.surrogates:
         return None

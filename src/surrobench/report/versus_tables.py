@@ -1,5 +1,4 @@
-"""A versus record's tables (terminal and markdown; no matplotlib, so ``compare`` stays light) and two records
-compared. The Pareto plot and the HTML page: :mod:`surrobench.report.versus`."""
+"""A versus record's tables (terminal, markdown; no matplotlib) and two records compared."""
 
 from __future__ import annotations
 

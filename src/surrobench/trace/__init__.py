@@ -11,15 +11,8 @@ from surrobench.trace.source import SQLITE_MAGIC, file_kind
 
 
 def load_trace(path: Path | str) -> Timeline:
-    """Load a Kineto trace (file, pipe or per-rank folder), an nsys SQLite export or an nsys report.
-
-    The format is chosen by content (SQLite magic bytes) and suffix (``.nsys-rep``, ``.qdrep``);
-    anything else is read as Kineto JSON. A pipe (``<(zcat t.json.gz)``) is read once, as JSON.
-
-    Raises:
-        UsageError: the path is missing, not a regular file, folder or pipe, or its content is not a
-            trace this tool reads.
-    """
+    """Load a Kineto trace (file, pipe or rank folder), an nsys SQLite export or report (by content and suffix).
+    Raises UsageError: missing path, another file kind, or content this tool does not read."""
     from surrobench.trace import kineto, nsys_sqlite
 
     path = Path(path)

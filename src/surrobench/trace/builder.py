@@ -1,9 +1,4 @@
-"""Accumulates column chunks from a loader and freezes them into a :class:`Timeline`.
-
-Loaders call :meth:`TimelineBuilder.add` with absolute source-clock nanoseconds as often as they like
-(one call per parsed slice of events); :meth:`TimelineBuilder.build` concatenates, shifts times so the
-first event is at 0, sorts every table by start time and splits ``ProfilerStep#N`` ranges into steps.
-"""
+"""Accumulates loader column chunks (absolute ns) and freezes them into a :class:`Timeline`."""
 
 from __future__ import annotations
 
@@ -56,8 +51,7 @@ class TimelineBuilder:
         return tuple(self._ids)
 
     def intern_names(self, names: list) -> np.ndarray:
-        """(n,) int32 ids for event names as they come from a trace: strings as they are, ``None`` as
-        ``""``, anything else (a number, a list) as its text."""
+        """(n,) int32 name ids: strings as they are, ``None`` as ``""``, anything else as its text."""
         ids = self._ids
         try:
             out = list(map(ids.get, names))
@@ -86,8 +80,7 @@ class TimelineBuilder:
             self._chunks[table].append(chunk)
 
     def build(self, meta: TraceMeta) -> Timeline:
-        """Freeze into a :class:`Timeline`; times become ns since the earliest start seen, which
-        ``meta.origin_ns`` records (so timelines of several files can be put on one clock again)."""
+        """Freeze into a :class:`Timeline`, times in ns since the earliest start (``meta.origin_ns``)."""
         merged = {t: self._concat(t) for t in _TABLES}
         anomalies = dict(meta.anomalies)
         dropped = _drop_time_outliers(merged)
@@ -101,19 +94,11 @@ class TimelineBuilder:
             order = np.argsort(cols["start_ns"], kind="stable")
             tables[name] = _TABLES[name](**{k: v[order] for k, v in cols.items()})
         names = self.names()
-        ranges, steps, unparsed = _split_steps(tables["ranges"], names)
+        tables["ranges"], steps, unparsed = _split_steps(tables["ranges"], names)
         if unparsed:
             anomalies["unparsed_step_names"] = unparsed
         return Timeline(
-            kernels=tables["kernels"],
-            memcpy=tables["memcpy"],
-            memset=tables["memset"],
-            api_calls=tables["api_calls"],
-            cpu_ops=tables["cpu_ops"],
-            ranges=ranges,
-            steps=steps,
-            names=names,
-            meta=dataclasses.replace(meta, origin_ns=origin, anomalies=anomalies),
+            **tables, steps=steps, names=names, meta=dataclasses.replace(meta, origin_ns=origin, anomalies=anomalies)
         )
 
     def _concat(self, table: str) -> dict[str, np.ndarray]:
@@ -134,8 +119,7 @@ def _distinct_strings(names: list) -> dict | None:
 
 
 def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps, int]:
-    """Move ``ProfilerStep#N`` rows (torch.profiler's per-step annotation) into a :class:`Steps` table; the
-    third value counts the ranges named ``ProfilerStep#`` whose number does not parse (left plain ranges)."""
+    """Move ``ProfilerStep#N`` rows into :class:`Steps`; the third value counts unparsable step names."""
     step_of_name = np.full(len(names), -1, dtype=np.int64)
     for i, n in enumerate(names):
         m = _STEP_NAME.match(n)
@@ -152,11 +136,7 @@ def _split_steps(ranges: Ranges, names: tuple[str, ...]) -> tuple[Ranges, Steps,
 
 
 def _drop_time_outliers(merged: dict[str, dict[str, np.ndarray]]) -> int:
-    """Remove, in place, the events cut off from the largest cluster of the trace by :data:`OUTLIER_GAP_NS`
-    of silence (e.g. one range at ``ts`` 0 in a trace at 5e12 µs, which would make a window of 58 days);
-    returns how many were dropped, whatever their share: a window holding an hour of silence has no busy
-    share worth reading, so the headline numbers cover the largest cluster and the drop is a warning
-    (docs/design.md, "What the loader drops")."""
+    """Drop in place events cut off by :data:`OUTLIER_GAP_NS` of silence; returns how many."""
     starts = [m["start_ns"] for m in merged.values() if m["start_ns"].size]
     if not starts:
         return 0

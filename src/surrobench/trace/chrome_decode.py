@@ -1,12 +1,4 @@
-"""Chrome-trace event slices into columns: the fields the Kineto loader reads, one list per field.
-
-msgspec when installed: a typed decode builds only the fields below and skips the rest of each event in
-C (on the tiled fno2d trace ~2x faster than orjson dicts, docs/benchmarks/trace-analysis.md). The event
-type is a union tagged by ``ph``: a complete event (``"X"``, the only kind the loader keeps) gets every
-field, any other phase of the Trace Event Format only its ``cat`` (a third of a Kineto trace's events are
-flows, instants and metadata). Without msgspec: orjson, else the stdlib, into dicts. Both give the same
-columns.
-"""
+"""Chrome-trace event slices into columns: msgspec typed decode, else orjson or the stdlib."""
 
 from __future__ import annotations
 
@@ -27,8 +19,7 @@ except ImportError:  # the pure-Python path: same slicing, stdlib parser (docs/b
 """Exceptions a decoder raises on a slice that is not valid JSON (or a wrong cut)."""
 
 FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id", "bytes")
-"""Fields a slice gives, ``None`` where an event lacks one. The last five come from the event's ``args``
-(``External id`` as ``external_id``); ``dur`` is ``None`` when absent."""
+"""Fields a slice gives, None where absent; the last five from ``args``."""
 _ARGS_KEY = {
     "device": "device",
     "stream": "stream",
@@ -39,9 +30,7 @@ _ARGS_KEY = {
 
 
 class DictSlice:
-    """A slice of events parsed as dicts (non-dict events and ``args`` count as empty).
-
-    ``kinds``: ``(ph, cat)`` of each event; :meth:`take`: one field at chosen rows."""
+    """A slice parsed as dicts (non-dict events and ``args`` empty); ``kinds``: ``(ph, cat)``; :meth:`take`: a field at rows."""
 
     def __init__(self, events: list) -> None:
         self.events = [e if type(e) is dict else {} for e in events]
@@ -81,10 +70,7 @@ try:
         dur: Any = None
         args: _Args = msgspec.field(default_factory=_Args)
 
-    # Every other phase of the Trace Event Format (Google's "Trace Event Format" document: duration B/E,
-    # instant i/I, counter C, async b/n/e and S/T/p/F, flow s/t/f, sample P, object N/O/D, metadata M, memory
-    # dump V/v, mark R, clock sync c, context ( )): its category only. Another value (or no ``ph``) is a
-    # validation error, which sends the slice through the dict path.
+    # Every other phase of the Trace Event Format keeps its category only; another ``ph`` sends the slice to dicts.
     _OTHER_PHASES = "BEiICbneSTpFstfPNODMVvRc()"
     _OTHERS = tuple(
         msgspec.defstruct(f"_Phase{i}", [("cat", Any, None)], namespace={"ph": ph}, gc=False, tag_field="ph", tag=ph)
@@ -106,9 +92,7 @@ try:
             return lambda field: list(map(_GET[field], sel))
 
     def decode_slice(data: bytes):
-        """One slice (a JSON array of events): typed msgspec decode; an event whose ``args`` is not an
-        object, whose ``ph`` is not a phase above (or that is not an object itself) sends the slice through
-        the generic dict path."""
+        """One slice, msgspec-typed; an odd ``args``, ``ph`` or non-object event sends it through the dict path."""
         try:
             return _StructSlice(_typed.decode(data))
         except msgspec.ValidationError:
@@ -126,8 +110,6 @@ except ImportError:  # no msgspec: dicts from orjson or the stdlib
         except SYNTAX_ERRORS:  # orjson refuses lone surrogates ("\\ud800"), valid JSON the stdlib accepts
             return DictSlice(json.loads(data))
 
-    # record_shapes=True adds "Input Dims"/"Input Strides" (nested integer lists) to every cpu_op: a third
-    # of the bytes and most of a dict parser's time (measured: 0.61 s vs 0.27 s + 0.16 s substitution per
-    # 50 MB, docs/benchmarks/trace-analysis.md). No analysis reads them. The pattern only matches a
-    # key-value pair outside strings (a quote inside a string is escaped) and a pure integer list.
+    # record_shapes=True's "Input Dims"/"Input Strides" integer lists: a third of the bytes, unread; stripped outside
+    # strings before parsing (docs/benchmarks/trace-analysis.md).
     _SHAPE_ARGS = re.compile(rb'"Input (?:Dims|Strides)"\s*:\s*\[(?:[0-9, \-]|\[[0-9, \-]*\])*\]')

@@ -1,14 +1,6 @@
-"""Kineto (torch.profiler) Chrome traces into a :class:`~surrobench.trace.model.Timeline`.
-
-Accepts a ``.json`` or ``.json.gz`` file, or a folder of per-rank files (``distributedInfo.rank``; a
-single file without it is rank 0). Event categories are matched case-insensitively and under the
-names PyTorch has used since 1.8 (``kernel``/``Kernel``, ``gpu_memcpy``/``Memcpy``, ``cuda_runtime``/
-``Runtime``, ``cpu_op``/``Operator`` ...). Only complete events (``"ph": "X"``) are loaded; flows,
-instants, metadata, ``gpu_user_annotation`` (a GPU-side copy of the CPU ranges) and ``python_function``
-are counted in ``meta.event_counts`` and dropped.
-
-Events become table rows in :mod:`surrobench.trace.kineto_events` (times, categories, copies).
-"""
+"""Kineto Chrome traces (``.json``/``.json.gz``, or a rank folder by ``distributedInfo.rank``) into a
+:class:`~surrobench.trace.model.Timeline`. Categories matched case-insensitively under every name since PyTorch
+1.8; only ``"ph": "X"`` events load, others are counted in ``meta.event_counts``."""
 
 from __future__ import annotations
 
@@ -28,26 +20,14 @@ _INT32_END = 1 << 31
 
 
 def load_kineto(path: Path) -> Timeline:
-    """Load one Kineto trace file, or a folder holding one trace file per rank.
-
-    Raises:
-        UsageError: missing path, empty folder, unreadable or invalid file (see
-            :func:`~surrobench.trace.kineto_json.read_chrome_trace`), duplicate or missing ranks in a folder.
-    """
+    """Load one Kineto trace file or a rank folder. Raises UsageError: bad path, file or ranks."""
     path = Path(path)
     files = trace_files(path)
     return load_kineto_files(files, many=len(files) > 1, where=path)
 
 
 def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, workers: int | None = None) -> Timeline:
-    """Load Kineto trace ``files`` into one timeline. ``many``: the files are ranks of one run, so each
-    must carry ``distributedInfo.rank`` (a lone file without it is rank 0). ``workers``: processes that
-    parse one large plain file's byte ranges at once (:mod:`~surrobench.trace.kineto_split`; ``None``:
-    one per usable core, ``1``: this process only).
-
-    Raises:
-        UsageError: as :func:`load_kineto`; ``where`` names the folder in the duplicate-rank message.
-    """
+    """Load ``files`` into one timeline (``many``: ranks of one run). Raises UsageError as :func:`load_kineto`."""
     builder = TimelineBuilder()
     ranks, devices, counts, anomalies, cuda_run = [], {}, Counter(), Counter(), False
     for file in files:
@@ -80,11 +60,7 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
 
 
 def trace_files(path: Path) -> list[Path]:
-    """``[path]`` for a file or pipe; the ``.json``/``.json.gz`` files of a folder, sorted by name.
-
-    Raises:
-        UsageError: the path does not exist or is a device or socket, or the folder holds no trace file.
-    """
+    """``[path]`` for a file or pipe, a folder's sorted ``.json``/``.json.gz``. Raises UsageError: missing, device, socket, empty."""
     path = Path(path)
     if file_kind(path) == "dir":
         files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_TRACE_SUFFIXES))

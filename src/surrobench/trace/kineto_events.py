@@ -1,10 +1,4 @@
-"""Kineto Chrome-trace events into timeline table chunks: the converter each loader (whole file, or one
-byte range in a worker of :mod:`surrobench.trace.kineto_split`) runs over decoded event columns.
-
-Times: Kineto writes ``ts``/``dur`` in microseconds with three decimals (the Chrome trace format's unit,
-whatever ``displayTimeUnit`` says). Integer and fractional microseconds are converted separately so
-timestamps around 5e12 µs keep nanosecond resolution (float64 spacing there is ~1 ns).
-"""
+"""Kineto events into timeline table chunks; µs converted in integer and fractional parts (ns exact)."""
 
 from __future__ import annotations
 
@@ -54,9 +48,7 @@ _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 
 class EventConverter:
-    """Turns column slices (:data:`~surrobench.trace.chrome_decode.FIELDS`) into table chunks; the rank
-    is known only after the file ends, so chunks wait in ``pending`` (columns, not objects) until
-    :meth:`flush`. Values a column cannot hold are counted in ``anomalies``."""
+    """Column slices to table chunks, ``pending`` until :meth:`flush`; bad values in ``anomalies``."""
 
     def __init__(self, builder: TimelineBuilder, file: Path) -> None:
         self.builder, self.file = builder, file
@@ -118,8 +110,7 @@ class EventConverter:
         return {"start_ns": start, "dur_ns": dur_ns, "name_id": self.builder.intern_names(rows("name"))}
 
     def _times_ns(self, values: list) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`_times_ns`, where a number written as text (``"250"``) is read as that number and counted
-        (``times_as_text``), and a bool (``true``), which Python and numpy would take as 1, is not a number."""
+        """:func:`_times_ns` reading numeric text (counted ``times_as_text``), bools not numbers."""
         kinds = set(map(type, values))
         if kinds <= _NUMBER_TYPES:
             return _times_ns(values)
@@ -132,8 +123,7 @@ class EventConverter:
         return _times_ns(values)
 
     def _ints(self, values: list, bits: int = 64, default: list | None = None) -> np.ndarray:
-        """int64 column; a value that is absent becomes ``default``'s value (else :data:`MISSING`), one
-        that is not an integer or does not fit ``bits`` signed bits also :data:`MISSING`, and counted."""
+        """int64 column; absent -> ``default`` (else :data:`MISSING`); non-integer or too wide -> MISSING, counted."""
         if default is not None:
             values = [d if v is None else v for v, d in zip(values, default)]
         try:
@@ -203,8 +193,7 @@ class EventConverter:
 
 
 def _hashable_kinds(kinds: list) -> list:
-    """``(ph, cat)`` pairs that hash: ``ph`` as ``"X"`` or ``None`` (only complete events are loaded), and every
-    category as its text where any category does not hash."""
+    """Hashable ``(ph, cat)`` pairs: ``ph`` as ``"X"`` or None, categories as text where needed."""
     phs = ["X" if ph == "X" else None for ph, _ in kinds]
     cats = [c for _, c in kinds]
     try:
@@ -222,8 +211,7 @@ def _text(name) -> str:
 
 
 def _times_ns(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(ns int64, ok bool) from microsecond floats; whole and fractional µs converted apart (module doc).
-    ``ok`` is False for a value that is not a finite number within ±:data:`_MAX_ABS_US`."""
+    """(ns int64, ok bool) from µs floats; not ok beyond ±:data:`_MAX_ABS_US` or not finite."""
     try:
         us = np.array(values, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):

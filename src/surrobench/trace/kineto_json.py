@@ -1,20 +1,10 @@
-"""Streaming reader for Chrome-trace JSON: the ``traceEvents`` array in slices, never the whole tree.
+"""Streaming reader for Chrome-trace JSON: ``traceEvents`` in slices, never the whole tree (``json.loads`` of a
+400 MB trace: docs/benchmarks/trace-analysis.md).
 
-Why not ``json.loads``: on a 400 MB Kineto trace it takes ~20 s and several GB (docs/benchmarks/
-trace-analysis.md), because every event becomes a dict at once. Here the stream is read in chunks; the
-pending bytes are cut after the last ``}`` ``,`` ``{`` boundary of the newest chunk, the slice is parsed
-as one small JSON array and handed on as :data:`~surrobench.trace.chrome_decode.FIELDS` columns, so only one slice of events is alive
-at a time. The decoder is msgspec when installed (typed: only the fields below are built, the rest of
-each event is skipped in C), else orjson, else the stdlib (dicts); all give the same columns.
-
-The cut is a guess: a ``}, {`` inside a string would split an event. A wrong cut always leaves the
-slice unbalanced, so its parse fails; the reader then parses the rest event by event with the stdlib
-decoder, which is exact and reports the byte offset of real syntax errors.
-
-Bounds (so no input can take unbounded time or memory): metadata before the events at most
-:data:`MAX_HEADER_BYTES`, one event (or a run of bytes without an event boundary) at most
-:data:`MAX_EVENT_BYTES`, nesting depth as the decoders allow (deeper is an error, not a crash).
-"""
+Chunks are cut after the last ``}`` ``,`` ``{`` boundary and each slice parsed as a small array into
+:data:`~surrobench.trace.chrome_decode.FIELDS` columns (msgspec, else orjson, else stdlib). A wrong cut (a
+``}, {`` in a string) leaves the slice unbalanced; the rest is then parsed event by event, exactly. Bounds:
+:data:`MAX_HEADER_BYTES` of metadata, :data:`MAX_EVENT_BYTES` per event, the decoders' nesting depth."""
 
 from __future__ import annotations
 
@@ -33,8 +23,7 @@ from surrobench.trace.chrome_decode import SYNTAX_ERRORS, DictSlice, decode_slic
 from surrobench.trace.source import GZIP_MAGIC, check_text_encoding, open_bytes
 
 CHUNK_BYTES = 8 << 20
-"""Bytes read per step. 8 MiB: large enough that per-slice overhead is negligible, small enough that a
-slice of parsed events stays in the tens of MB (measured, docs/benchmarks/trace-analysis.md)."""
+"""Bytes read per step: slices stay in the tens of MB (docs/benchmarks/trace-analysis.md)."""
 MAX_HEADER_BYTES = 64 << 20
 """Most bytes read looking for the ``traceEvents`` array (Kineto writes a few kB of metadata first)."""
 MAX_EVENT_BYTES = 256 << 20
@@ -52,15 +41,8 @@ _TAIL_WINDOW = 1 << 16
 
 
 def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
-    """Stream the events of the Chrome trace at ``path`` to ``on_events`` as :data:`~surrobench.trace.chrome_decode.FIELDS` columns.
-
-    Returns the top-level metadata (every key but ``traceEvents``, from before and after the array);
-    ``{}`` for a bare-array trace. Plain or gzip (detected by magic bytes); a regular file or a pipe.
-
-    Raises:
-        UsageError: empty file, invalid JSON (with the byte offset), truncated or corrupt gzip, not
-            UTF-8, a JSON document without a top-level ``traceEvents`` array, or a bound exceeded.
-    """
+    """Stream the events at ``path`` (plain or gzip, file or pipe) to ``on_events`` as columns; the top-level metadata.
+    Raises UsageError: empty, invalid JSON (offset), bad gzip, not UTF-8, no ``traceEvents``, a bound exceeded."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of acyclic objects: the cyclic GC would rescan them all (3x slower, measured)
     try:
@@ -77,13 +59,7 @@ def read_chrome_trace(path: Path, on_events: OnEvents) -> dict:
 
 
 def locate_events(path: Path) -> tuple[dict, int, bool] | None:
-    """(metadata before the events, byte offset just after the array's ``[``, bare array) of a plain
-    (not gzip) regular file, for :func:`read_event_range`; ``None`` where the events cannot be read by
-    byte range (gzip, a pipe, a ``traceEvents`` that is not a top-level key).
-
-    Raises:
-        UsageError: as :func:`read_chrome_trace`.
-    """
+    """Header and events offset of a plain file for :func:`read_event_range`; None otherwise."""
     stream, head = open_bytes(path)
     with stream:
         if head.startswith(GZIP_MAGIC) or not isinstance(stream.raw, io.FileIO):
@@ -96,12 +72,7 @@ def locate_events(path: Path) -> tuple[dict, int, bool] | None:
 
 
 def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:
-    """The events in bytes ``[lo, hi)`` of ``path`` (``hi`` None: to the end, then the metadata after
-    the array, which is returned). ``lo`` is the ``{`` of an event; ``hi`` is just after an event's ``}``.
-
-    Raises:
-        UsageError: invalid JSON in the range (also what a range cut inside a string gives).
-    """
+    """The events in bytes ``[lo, hi)`` of ``path`` (``hi`` None: to the end, with trailing metadata)."""
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -198,9 +169,7 @@ class _Reader:
         return _Exact(self, on_events, bare).run()
 
     def _header(self) -> tuple[dict, bool | list]:
-        """Consume up to just after the events array's ``[``; return (metadata before it, bare). Where
-        the first ``"traceEvents": [`` is not a top-level key, the document is parsed whole (bounded by
-        :data:`MAX_HEADER_BYTES`) and ``bare`` is its top-level event list."""
+        """Consume up to after the events' ``[``: (metadata before it, bare); a nested ``traceEvents`` parses the header whole."""
         scanned = 0
         while True:
             self.fill()
@@ -283,8 +252,7 @@ class _Reader:
 
 
 class _Exact:
-    """The rest of the array event by event (stdlib ``raw_decode``), then the metadata after it; the
-    text is decoded and parsed incrementally, so memory stays bounded by one event."""
+    """The rest of the array event by event (``raw_decode``), then the metadata; one event in memory."""
 
     def __init__(self, reader: _Reader, on_events: OnEvents, bare: bool) -> None:
         self.r, self.on_events, self.bare = reader, on_events, bare

@@ -1,18 +1,7 @@
-"""One large Kineto trace read by several processes at once, each parsing pieces of its bytes.
-
-A plain JSON file has random access: the events array is cut at event boundaries (the first ``}``, ``{``
-after each equal share of the bytes) into pieces of about :data:`PIECE_BYTES`. This process and
-``workers - 1`` worker processes take pieces from one queue (a pipe holding one byte per piece: each read of
-a byte claims that piece), each into table columns with its own name table; every piece's columns come
-back and are merged in file order, so the timeline is the one a single process builds. Taking pieces from a
-queue, rather than one equal range each, keeps both cores busy until the end although a worker starts later
-(its interpreter and imports, ~0.2 s) and this process may share its core. On the 401 MB tiled trace of
-docs/benchmarks/trace-analysis.md two processes each spend ~1.1 CPU s instead of one spending ~2.1.
-
-A cut inside a string (``}, {`` in a name) leaves a piece that does not parse; then the whole file is read
-again in one process, which reports real syntax errors with their offset. Gzip files and pipes have no
-random access and are read in one process.
-"""
+"""One large plain Kineto trace read by several processes: the events array cut at event boundaries into pieces of
+about :data:`PIECE_BYTES`, taken from one queue (a pipe, a byte per piece) by this process and ``workers - 1``
+workers, each into columns merged back in file order (cost: docs/benchmarks/trace-analysis.md). A piece that does
+not parse (a cut inside a string) makes the whole file be read in one process; gzip and pipes are never split."""
 
 from __future__ import annotations
 
@@ -32,11 +21,9 @@ from surrobench.trace.kineto_json import locate_events, read_event_range
 SPLIT_MIN_BYTES = 64 << 20
 """Files smaller than this are read in one process (a worker's start, ~0.2 s, would not pay off)."""
 PIECE_BYTES = 16 << 20
-"""Bytes of events per piece. The last piece each process takes ends at most one piece's parse (~0.05 CPU s
-for 16 MiB of the tiled trace) apart; each piece costs one more file open and a short slice."""
+"""Bytes of events per piece (a piece of the tiled trace parses in ~0.05 CPU s)."""
 MAX_PIECES = 255
-"""At most this many pieces: each is one byte of the queue (a piece number), and 255 keep a 4 GB trace's
-pieces at 16 MiB."""
+"""At most this many pieces (one queue byte each); 255 keep a 4 GB trace at 16 MiB pieces."""
 
 _BOUNDARY = re.compile(rb"\}\s*,\s*\{")
 _PROBE_BYTES = 1 << 20
@@ -48,14 +35,7 @@ def usable_cores() -> int:
 
 
 def read_split(file: Path, conv, workers: int) -> dict | None:
-    """Read ``file``'s events into ``conv`` (a fresh converter) using ``workers`` processes; returns the
-    trace's metadata, or ``None`` when the file is not worth or not able to be split (the caller then
-    reads it in one process with a fresh converter). Workers :func:`prestart` started for this file are used.
-
-    ``conv`` is a :class:`~surrobench.trace.kineto_events.EventConverter`; each piece is read by its own
-    converter (:func:`_parse_range`), whose ``pending`` columns, name table, ``counts``, ``anomalies`` and
-    ``saw_cuda`` are merged into ``conv`` in file order.
-    """
+    """Read ``file`` into ``conv`` with ``workers`` processes; the metadata, or None when not split."""
     split = _STARTED.pop(_key(file, workers), None) or _start_split(file, workers)
     if split is None:
         return None
@@ -78,10 +58,7 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
 
 
 def prestart(file: Path, workers: int | None = None) -> None:
-    """Start reading ``file`` in worker processes now, for a :func:`read_split` of it to come (with
-    ``workers``, default one per usable core): ``surrobench analyze`` calls this before its commands import
-    (~0.4 s), which the workers spend taking pieces. Nothing happens for a file :func:`read_split` would not
-    split or cannot open; what a read never takes, :func:`discard_prestarted` stops."""
+    """Start reading ``file`` in workers now for a later :func:`read_split`."""
     workers = usable_cores() if workers is None else workers
     try:
         key = _key(file, workers)
@@ -105,8 +82,7 @@ def _key(file: Path, workers: int) -> tuple:
 
 @dataclass
 class _Split:
-    """A split read under way: the file's pieces (byte ranges), the queue holding the numbers of the pieces
-    nobody took yet, and the worker processes taking them."""
+    """A split read under way: the byte-range pieces, the queue of untaken ones, the workers."""
 
     file: Path
     header: dict
@@ -116,8 +92,7 @@ class _Split:
     children: list[subprocess.Popen]
 
     def collect(self) -> list | None:
-        """Every piece: those this process takes from the queue, then the workers'; ``None`` when a piece
-        does not parse or a worker fails (the caller reads in one process)."""
+        """Every piece, ours then the workers'; None when one fails (the caller reads in one process)."""
         try:
             parts = _parse_pieces(self.file, self.ranges, self.bare, self.queue)
             for child in self.children:
@@ -143,8 +118,7 @@ _STARTED: dict[tuple, _Split] = {}
 
 
 def _start_split(file: Path, workers: int) -> _Split | None:
-    """The pieces of ``file``, queued, with ``workers - 1`` worker processes started on them; ``None`` when
-    the file is too small, not plain JSON with random access, or has no event boundary to cut at."""
+    """``file``'s pieces queued with ``workers - 1`` workers; None when too small or not splittable."""
     size = file.stat().st_size
     if workers < 2 or size < SPLIT_MIN_BYTES:
         return None
@@ -171,8 +145,7 @@ def _start_split(file: Path, workers: int) -> _Split | None:
 
 
 def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
-    """Pieces claimed from ``queue`` one byte (a piece number) at a time until it is empty, each as
-    ``(piece, *``:func:`_parse_range```)``."""
+    """Pieces claimed one queue byte at a time until empty, each ``(piece, *_parse_range(...))``."""
     parts = []
     while claimed := os.read(queue, 1):
         piece = claimed[0]
@@ -181,8 +154,7 @@ def _parse_pieces(file: Path, ranges: list, bare: bool, queue: int) -> list:
 
 
 def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[int, int]]:
-    """(end of the last event before the cut, start of the first after it) near each of ``pieces - 1``
-    equal shares of the events' bytes; fewer when a share has no boundary within its probe."""
+    """(last event end, next event start) near each of ``pieces - 1`` equal shares of the bytes."""
     cuts: list[tuple[int, int]] = []
     with open(file, "rb") as f:
         for k in range(1, pieces):
@@ -197,8 +169,7 @@ def _cut_points(file: Path, start: int, size: int, pieces: int) -> list[tuple[in
 
 
 def _start_worker(file: Path, ranges: list, bare: bool, queue: int) -> subprocess.Popen:
-    """A worker process taking pieces from ``queue``: ``python -m`` this module, never a re-import of the
-    caller's ``__main__`` (which multiprocessing's spawn and forkserver do, and fork with threads is unsafe)."""
+    """A worker taking pieces: ``python -m`` this module, never a re-import of ``__main__``."""
     env = dict(os.environ)
     package_root = str(Path(__file__).resolve().parents[2])  # the folder holding the surrobench package
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

@@ -1,12 +1,4 @@
-"""One columnar timeline for every trace source (docs/design.md, "Timeline model").
-
-Kineto Chrome traces and Nsight Systems exports load into the same :class:`Timeline`: a few tables of
-numpy columns, one row per event, times as ``int64`` nanoseconds relative to the first event of the
-trace. Strings (kernel, API and op names) are interned once in :attr:`Timeline.names`; tables hold
-``int32`` indices into it. Every analysis reads this structure and nothing else.
-
-Absent values are ``-1`` (stream, correlation, external id, device) so columns stay integer.
-"""
+"""One columnar timeline for every trace source (docs/design.md, "Timeline model"); int64 ns, ids -1 absent."""
 
 from __future__ import annotations
 
@@ -32,8 +24,7 @@ class CopyKind(IntEnum):
 
 
 class HostMemory(IntEnum):
-    """Host-side memory of a copy (CUPTI ``CUpti_ActivityMemoryKind``): pageable copies stage through
-    a pinned bounce buffer and block the host (CUDA C++ Programming Guide, "Page-Locked Host Memory")."""
+    """Host memory of a copy (CUPTI ``CUpti_ActivityMemoryKind``); pageable copies block the host."""
 
     UNKNOWN = 0
     PAGEABLE = 1
@@ -90,10 +81,7 @@ class MemsetOps(GpuOps):
 
 @dataclass(frozen=True, eq=False)
 class ApiCalls(_Table):
-    """CUDA runtime and driver API calls on host threads (``cudaLaunchKernel``, ``cuLaunchKernel``...).
-
-    Names are normalized: nsys version suffixes (``_v7000``) are removed.
-    """
+    """CUDA runtime and driver API calls on host threads; nsys version suffixes (``_v7000``) removed."""
 
     name_id: np.ndarray  # int32
     tid: np.ndarray  # int64 host thread id
@@ -148,12 +136,7 @@ _DTYPES = {
 
 @dataclass(frozen=True)
 class TraceMeta:
-    """Facts about the trace as a whole.
-
-    ``event_counts`` counts raw events per source category, loaded or not, so an analysis can tell a
-    category that was never recorded from one that was recorded and filtered. ``anomalies`` counts what
-    the loader could not take as written, by kind (:data:`LOAD_ANOMALIES`).
-    """
+    """Trace-wide facts: ``event_counts`` raw events per category, loaded or not; ``anomalies`` by kind (:data:`LOAD_ANOMALIES`)."""
 
     source: str  # "kineto" or "nsys"
     paths: tuple[str, ...]
@@ -196,8 +179,7 @@ LOAD_REPAIRS = frozenset({"events_without_duration", "values_out_of_range", "tim
 
 
 def load_warnings(anomalies: dict[str, int]) -> list[str]:
-    """One line per kind of :attr:`TraceMeta.anomalies` (what the loader dropped or repaired, and how many
-    events), in a stable order: the warnings ``analyze`` and ``diagnose`` show for the trace."""
+    """One line per kind of :attr:`TraceMeta.anomalies`, in stable order (analyze's and diagnose's warnings)."""
     lines = []
     for kind, n in sorted(anomalies.items()):
         verb = "repaired" if kind in LOAD_REPAIRS else "dropped"

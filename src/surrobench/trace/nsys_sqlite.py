@@ -1,11 +1,4 @@
-"""Nsight Systems SQLite exports into a :class:`~surrobench.trace.model.Timeline`.
-
-Schema: NVIDIA Nsight Systems "SQLite Schema Reference" (Analysis Guide). Times are integer ns;
-names are ids into ``StringIds``. Tables exist only when they hold data ("tables are created lazily"),
-so every table is optional except ``StringIds``. Copy directions and memory kinds follow CUPTI's
-``CUpti_ActivityMemcpyKind`` / ``CUpti_ActivityMemoryKind`` numbering, which nsys exports as-is
-(``ENUM_CUDA_MEMCPY_OPER``, ``ENUM_CUDA_MEM_KIND``).
-"""
+"""Nsight Systems SQLite exports (NVIDIA "SQLite Schema Reference") into a :class:`Timeline`."""
 
 from __future__ import annotations
 
@@ -55,12 +48,7 @@ def export_command(report: Path) -> list[str]:
 
 
 def load_nsys_report(report: Path) -> Timeline:
-    """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load the SQLite file.
-
-    Raises:
-        UsageError: ``nsys`` is not on PATH (the message gives the export command to run elsewhere),
-            or the export failed.
-    """
+    """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load it. Raises UsageError: no ``nsys`` (with the command), export failed."""
     cmd = export_command(report)
     if shutil.which("nsys") is None:
         raise UsageError(
@@ -74,11 +62,7 @@ def load_nsys_report(report: Path) -> Timeline:
 
 
 def load_nsys_sqlite(path: Path) -> Timeline:
-    """Load an nsys SQLite export.
-
-    Raises:
-        UsageError: not an SQLite file, or an SQLite file without the tables of an nsys export.
-    """
+    """Load an nsys SQLite export. Raises UsageError: not SQLite, or without an export's tables."""
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -163,8 +147,7 @@ def _rank(pid_of: dict, global_id: int | None) -> int:
 
 
 def _pidless_rank(pid_of: dict, rank_of_corr: dict, corr: int | None) -> int:
-    """Rank of a GPU row whose table has no ``globalPid`` (older exports): the only process when there is
-    one, else the process whose API call has the row's correlation id (rank 0 when none or several do)."""
+    """Rank of a GPU row without ``globalPid``: the only process, else the one with its correlation id."""
     ranks = set(pid_of.values())
     if len(ranks) <= 1:
         return ranks.pop() if ranks else _rank(pid_of, None)
@@ -235,8 +218,7 @@ def _add_api_calls(db, tables, strings, builder, counts, pid_of) -> dict:
 
 
 def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
-    """The NVTX ranges into ``builder``; returns the anomalies (ranges ending before they start, dropped).
-    Marks (no ``end``) are instants, not ranges: not counted."""
+    """NVTX ranges into ``builder``; returns the anomalies (ranges ending before they start). Marks skipped."""
     if "NVTX_EVENTS" not in tables:
         return {}
     cols = _columns(db, "NVTX_EVENTS")

@@ -1,21 +1,8 @@
-"""Many rank traces at once: each rank's trace is loaded and summarized in its own worker.
-
-:func:`map_rank_traces` is the primitive every multi-rank analysis builds on: it loads one Kineto
-trace per worker process (a local process pool by default, or the workers of an existing Dask
-cluster), calls a user function on that rank's :class:`~surrobench.trace.model.Timeline` there, and
-sends only the function's result back. A worker that loaded and fully analyzed 100 MB traces peaked at
-~100 MiB (docs/benchmarks/trace-analysis.md); what travels back is whatever small summary the function
-returns, so the caller's memory does not grow with the number of ranks.
-
-Local workers are started with multiprocessing's forkserver method, which imports the caller's
-``__main__`` module in each worker: a script that calls :func:`map_rank_traces` at top level must guard
-it with ``if __name__ == "__main__":`` (the Python documentation, "Safe importing of main module").
-
-Memory: each local worker runs under an address-space-independent cap on its private data
-(``RLIMIT_DATA``, setrlimit(2)), so a huge or hostile trace fails that rank with a clear error instead
-of exhausting the machine. On Dask the cluster's own worker memory limit applies
-(``dask worker --memory-limit``); the trace files must be readable at the same paths on its workers.
-"""
+"""Many rank traces at once: :func:`map_rank_traces` loads each rank's trace in a worker (forkserver pool or a
+Dask cluster), calls a function on its :class:`~surrobench.trace.model.Timeline` there and returns only the result
+(worker memory: docs/benchmarks/trace-analysis.md). Scripts need an ``if __name__ == "__main__":`` guard
+(forkserver imports ``__main__``). Local workers are capped by ``RLIMIT_DATA`` (setrlimit(2)); on Dask its
+``--memory-limit`` applies and trace paths must be readable on its workers."""
 
 from __future__ import annotations
 
@@ -46,12 +33,7 @@ DASK_CONNECT_TIMEOUT_S = 10
 
 
 def rank_trace_files(paths: Path | str | Sequence[Path | str]) -> list[Path]:
-    """The rank trace files behind ``paths``: a folder (its ``.json``/``.json.gz`` files, sorted), one
-    file, or a list of files and folders.
-
-    Raises:
-        UsageError: a path does not exist, a folder holds no trace file, or a file is named twice.
-    """
+    """Trace files behind ``paths`` (folder, file or list). Raises UsageError: missing, empty, twice."""
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
         raise UsageError("no rank trace given")
@@ -73,26 +55,9 @@ def map_rank_traces(
     dask_scheduler: str | None = None,
     worker_memory_bytes: int = WORKER_MEMORY_BYTES,
 ) -> list[R]:
-    """``[fn(timeline of rank r) for each rank r]``, ordered by rank, each call in a worker.
-
-    Args:
-        paths: a folder of per-rank Kineto traces, or a list of trace files (see :func:`rank_trace_files`).
-            With more than one file each must carry ``distributedInfo.rank`` (torch.profiler writes it
-            under torch.distributed).
-        fn: runs in the worker on one rank's timeline (``timeline.meta.ranks == (r,)``) and returns that
-            rank's summary. It must be picklable (a module-level function or a ``functools.partial`` of
-            one) and should return something small: only its result travels back.
-        workers: local worker processes; ``None`` = one per usable core, no more than the files and no
-            more than available memory / ``worker_memory_bytes``. ``1`` runs everything in this process.
-        dask_scheduler: address of an existing Dask scheduler (``tcp://host:8786``); the per-rank calls
-            run on its workers instead of a local pool (needs the optional ``distributed`` package).
-        worker_memory_bytes: cap on each local worker's private data (see the module docstring).
-
-    Raises:
-        UsageError: a bad path or trace (the message names the file), two files with the same rank, a
-            worker over its memory cap or killed, ``workers < 1``, or Dask asked for but not installed
-            or not reachable.
-    """
+    """``[fn(timeline of rank r)]`` by rank, each in a worker: ``paths`` (:func:`rank_trace_files`), picklable ``fn``
+    returning something small, ``workers`` (None: per core and memory; 1: inline), ``dask_scheduler`` address,
+    ``worker_memory_bytes`` cap. Raises UsageError: bad path or trace, a rank twice, a worker killed, Dask missing."""
     files = rank_trace_files(paths)
     many = len(files) > 1
     if workers is not None and workers < 1:

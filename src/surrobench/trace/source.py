@@ -1,10 +1,4 @@
-"""Opening a trace's bytes safely: regular files and pipes only, gzip by content, bounded waits.
-
-``surrobench analyze <(zcat t.json.gz)`` hands the tool a pipe: its bytes can be read once, so the
-format is probed from the first bytes read and those bytes are kept (never re-opened). A character
-device (``/dev/zero``), socket or block device is refused; a pipe or FIFO that sends nothing for
-:data:`PIPE_IDLE_TIMEOUT_S` is given up on instead of blocking forever.
-"""
+"""Opening a trace's bytes: files and pipes only, gzip by content, idle pipes given up."""
 
 from __future__ import annotations
 
@@ -20,20 +14,14 @@ from surrobench.errors import UsageError
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 PIPE_IDLE_TIMEOUT_S = 60.0
-"""Seconds a pipe may stay silent before the read is abandoned (a producer such as ``zcat`` writes
-within milliseconds; a FIFO nobody writes to would otherwise block forever)."""
+"""Seconds a pipe may stay silent before the read is abandoned (else an unwritten FIFO blocks)."""
 
 _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def file_kind(path: Path) -> str:
-    """``"file"``, ``"pipe"`` or ``"dir"`` for ``path`` (symlinks followed).
-
-    Raises:
-        UsageError: missing, unreadable name (e.g. a component over 255 bytes), or another kind of
-            file (character or block device, socket).
-    """
+    """``"file"``, ``"pipe"`` or ``"dir"`` for ``path``. Raises UsageError: missing, bad name, device or socket."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -50,13 +38,7 @@ def file_kind(path: Path) -> str:
 
 
 def open_bytes(path: Path) -> tuple[io.BufferedIOBase, bytes]:
-    """Open ``path`` for reading; returns (stream, head): the stream yields the whole content (gzip
-    decompressed), ``head`` is its first bytes (up to 16, fewer only for shorter content), already
-    consumed from nothing (the stream still starts at byte 0).
-
-    Raises:
-        UsageError: as :func:`file_kind`, or the open itself fails.
-    """
+    """``(stream, head)``: the whole (gunzipped) content and its first 16 bytes. Raises UsageError."""
     kind = file_kind(path)
     try:
         raw = _PipeReader(path) if kind == "pipe" else io.FileIO(path, "rb")
@@ -70,12 +52,7 @@ def open_bytes(path: Path) -> tuple[io.BufferedIOBase, bytes]:
 
 
 def check_text_encoding(head: bytes, path: Path) -> int:
-    """Bytes to skip at the start of JSON text (a UTF-8 byte order mark), after refusing UTF-16/32.
-
-    Raises:
-        UsageError: the text is UTF-16 or UTF-32 (byte order mark, or NUL bytes around the first
-            characters, RFC 8259 section 8.1 requires UTF-8).
-    """
+    """Bytes to skip at the start (a UTF-8 BOM). Raises UsageError: UTF-16 or UTF-32 (RFC 8259 §8.1)."""
     if head.startswith(_UTF8_BOM):
         return len(_UTF8_BOM)
     if head.startswith(_UTF16_32_BOMS) or b"\x00" in head[:4] and head.strip(b"\x00")[:1] in (b"{", b"["):
@@ -128,8 +105,7 @@ class _PipeReader(io.RawIOBase):
             return len(data)
 
     def _writer_seen(self) -> bool:
-        """Whether a writer ever opened the pipe: Linux reports POLLHUP only after one did (pipe(7)),
-        so a read of 0 bytes without it means "no writer yet", not end of file."""
+        """Whether a writer ever opened the pipe (POLLHUP only after one did, pipe(7))."""
         poller = select.poll()
         poller.register(self.fd, select.POLLIN | select.POLLHUP)
         return any(ev & (select.POLLHUP | select.POLLIN) for _, ev in poller.poll(0))
