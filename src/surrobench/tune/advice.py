@@ -6,7 +6,7 @@ channels_last, cudnn.benchmark, threads: :data:`surrobench.records.vocab.REMEDIE
 started on a :class:`surrobench.tune.bench.DeviceBench` (its fp32 and fp64 references, the probe), then each
 remedy built, checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`) and timed in a window of rounds
 interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`), judged by the one rule of
-:mod:`surrobench.results.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
+:mod:`surrobench.records.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
 what each named remedy does to this step, and ``surrobench optimize`` searches for the best recipe.
 
 Order and budget (:func:`recipes_to_measure`): the remedies of the finding with the largest estimated gain first

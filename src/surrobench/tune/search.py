@@ -19,7 +19,7 @@ injected clock against its deadline, so a test plants timings and time:
    why); a recipe whose pooled speedup is not faster by the rule is not recommended
    (:class:`~surrobench.results.optimize.Unconfirmed`).
 
-Each verdict reads the one rule of :mod:`surrobench.results.paired` (docs/design.md, "Faster"): a candidate is
+Each verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster"): a candidate is
 ``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
 recommended when its speedup pooled over every window (and process) it shared with the baseline is faster.
 """
@@ -31,13 +31,13 @@ from dataclasses import dataclass, field, replace
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, Remedy
 from surrobench.results.optimize import CandidateResult, HeadToHead, Unconfirmed
-from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import Handle
 from surrobench.tune.fresh import ProcessWindows
 from surrobench.tune.trials import Trials
 
 #: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
-#: speedup draws its interval over windows (:class:`surrobench.results.paired.PairedSamples`), so it needs
+#: speedup draws its interval over windows (:class:`surrobench.records.paired.PairedSamples`), so it needs
 #: several; three took about 8 s (U-Net 512²) to 17 s (MeshGraphNet 262,144) on the H200, estimated from
 #: their round sizes (6 rounds of up to ~0.3 s of calls a side, plus warm-up).
 CONFIRM_WINDOWS = 3
@@ -239,7 +239,7 @@ class Search(Trials):
         2.87x to 3.04x at MeshGraphNet 65,536 and 5.06x to 5.75x at U-Net 512² in six windows within 20 s, and the
         fresh processes fell inside those ranges (docs/benchmarks/h200-optimize.md, "Windows and processes"). So
         the interval is drawn over windows, and with fresh processes over processes, each pair of them one unit
-        (:class:`surrobench.results.paired.PairedSamples`, whose drift between processes widens it). A
+        (:class:`surrobench.records.paired.PairedSamples`, whose drift between processes widens it). A
         confirmation window that fails (the recipe raised on a later call) leaves the windows measured so far,
         and :attr:`confirm_error` says why; Ctrl-C leaves them too, and no fresh processes run."""
         for _ in range(self.confirm_windows):

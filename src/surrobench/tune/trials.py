@@ -1,5 +1,5 @@
 """One candidate of the remedy search at a time (:class:`Trials`): built, checked by the accuracy guard, timed
-in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.results.paired`
+in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.records.paired`
 against the baseline and, when stacking, against the recipe so far; the budget it runs under and the bookkeeping
 of which baseline rounds each candidate was timed with. :class:`surrobench.tune.search.Search` says in which
 order candidates are tried.
@@ -18,7 +18,7 @@ from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
-from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
+from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
 #: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
@@ -139,7 +139,7 @@ class Trials:
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
         (named ``current_name``): ``accepted`` when it is faster than the one it would replace by the rule
-        (:meth:`surrobench.results.paired.Speedup.faster`), over its window. A failure is explained in one line
+        (:meth:`surrobench.records.paired.Speedup.faster`), over its window. A failure is explained in one line
         (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
 
         Returns:
