@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -156,29 +157,18 @@ def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = No
         check_mode(mode, request.device)
     given = given or {}
     surrogates = {spec: given.get(spec) or resolve_model(spec, request.trust_pickle) for spec in request.models}
-    configs = []
-    free = available_bytes(request.device)
+    configs: list[ExecConfig] = []
+    free, batches = available_bytes(request.device), request.batches
+    own = {**request_fields(request), "input_sets": request.input_sets, "trust_pickle": request.trust_pickle}
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
             for batch in request.batches:
                 check_input_size(spec, surrogate, shape, batch, request.input_sets, free)
-        for precision in request.precisions:
-            for mode in request.modes:
-                for shape in shapes:
-                    for batch in request.batches:
-                        configs.append(
-                            ExecConfig(
-                                model=spec,
-                                shape=shape,
-                                batch=batch,
-                                precision=precision,
-                                mode=mode,
-                                input_sets=request.input_sets,
-                                **request_fields(request),
-                                trust_pickle=request.trust_pickle,
-                            )
-                        )
+        configs += [
+            ExecConfig(model=spec, shape=shape, batch=batch, precision=precision, mode=mode, **own)
+            for precision, mode, shape, batch in itertools.product(request.precisions, request.modes, shapes, batches)
+        ]
     return SweepPlan(request, tuple(configs), surrogates)
 
 
