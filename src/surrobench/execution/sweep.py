@@ -23,6 +23,7 @@ from surrobench.execution.env import busy_host_warning, clock_drop_warning, fing
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
+from surrobench.records.config import ExecSettings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
@@ -48,8 +49,9 @@ class RunSink(Protocol):
 
 
 @dataclass(frozen=True)
-class SweepRequest:
-    """What the user asked for. ``shapes`` None means each model's default size."""
+class SweepRequest(ExecSettings):
+    """What the user asked for, its execution settings the keyword-only fields of
+    :class:`~surrobench.records.config.ExecSettings`. ``shapes`` None means each model's default size."""
 
     models: tuple[str, ...]
     shapes: tuple[ShapeSpec, ...] | None
@@ -65,9 +67,6 @@ class SweepRequest:
     tag: str | None = None
     rounds: int = 1
     trust_pickle: bool = False
-    channels_last: bool = False
-    compile_mode: str | None = None
-    threads: int | None = None
     timeout_s: float | None = None  # each config's time limit (execution.deadline); None: none
 
 
