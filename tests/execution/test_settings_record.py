@@ -37,7 +37,20 @@ def test_the_execution_site_sets_and_restores_the_matmul_precision(tiny):
 
 def test_the_cli_option_reaches_the_store_and_the_document(tmp_path):
     db, out = tmp_path / "r.db", tmp_path / "r.json"
-    argv = ["run", "--model", "pinn-mlp", "--shape", "64", "--batch", "1", "--iters", "2", "--warmup", "0", "--matmul-precision"]
+    argv = [
+        "run",
+        "--model",
+        "pinn-mlp",
+        "--shape",
+        "64",
+        "--batch",
+        "1",
+        "--iters",
+        "2",
+        "--warmup",
+        "0",
+        "--matmul-precision",
+    ]
     assert run_cli([*argv, "high", "--db", str(db), "--json", str(out)]) == 0
     (result,) = json.loads(out.read_text())["results"]
     assert result["settings"] == {"matmul_precision": "high"}

@@ -38,16 +38,11 @@ from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_va
 from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
 from surrobench.tune.trials import Trials
 
-#: Seconds a first torch.compile candidate is expected to take before one has run (the budget check of
-#: :meth:`surrobench.tune.trials.Trials.spent` has nothing to go by then): on the H200 the first compiled candidate
-#: of a search set up in 11.3 s (neuraloperator's FNO 512² b8) to 20.6 s (U-Net 256² b8), the later ones in
-#: :data:`~surrobench.tune.trials.WARM_COMPILE_FRACTION` of that (docs/benchmarks/h200-optimize.md, "The budget
-#: holds the fresh processes"). A first compilation is not started with less budget left than the larger.
+#: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
+#: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 FIRST_COMPILE_S = 20.6
-#: Default budget of measured actions per config, seconds (``diagnose(measure_s=)``, ``--measure-s``): diagnose of
-#: one config on the H200 took 31-96 s with ``--counters`` (timing, the profiling child, the ncu child;
-#: docs/benchmarks/h200-counters.md, "What --counters costs"), of which ncu 12-68 s; the goals are 90 s without
-#: counters and 150 s with them per config, so 45 s of measuring fits both with the slowest of those configs.
+#: Default budget of measured actions per config, seconds (``diagnose(measure_s=)``): fits the 90 s (150 s with
+#: counters) per-config goals with the slowest diagnose measured (docs/benchmarks/h200-counters.md).
 DEFAULT_MEASURE_S = 45.0
 
 #: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).

@@ -23,11 +23,8 @@ from surrobench.tune.bench import Bench, Handle
 
 #: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
 #: setup at most this fraction of the first's setup: the first compiles cold, the later ones (and the recipe's
-#: fresh processes, which load the compile caches the search filled) hit Inductor's caches. On the H200
-#: (2026-12-02, seven searches, docs/benchmarks/h200-optimize.md "The budget holds the fresh processes") the
-#: largest ratios were 0.72 of the time (U-Net 256² b8: 20.6 s, then 10.0-12.4 s) and 0.64 of the setup
-#: (neuraloperator's FNO 512² b8: 11.3 s, then 7.2 s); the fresh pairs of compiled recipes took 32-38 s against
-#: 28-31 s for pairs that compile nothing.
+#: fresh processes, which load the compile caches the search filled) hit Inductor's caches: the largest ratio
+#: measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 WARM_COMPILE_FRACTION = 0.72
 
 
