@@ -236,17 +236,14 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run row first and each config as it finishes; each result
-    carries its database ``config_id``. The run is marked ``complete`` at the end; with ``finish`` False it
-    is left ``running`` for a phase that follows in the same command (profiling), which marks it
-    (:func:`surrobench.api.profile.profile_phase`), so that the run of a command killed then is listed
-    ``abandoned``, not ``complete``.
+    """Run the planned sweep, committing the run row first and each config (with its ``config_id``) when its
+    last round finishes; the run is marked ``complete`` at the end, or left ``running`` with ``finish`` False
+    for a phase that follows (profiling: :func:`surrobench.api.profile.profile_phase` marks it).
 
-    With ``request.rounds`` > 1 the whole sweep is repeated that many times in this process and each
-    config's rounds are merged (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the
-    host then lands in one round of many configs instead of all samples of one config, and the two-stage
-    bootstrap turns it into a wider interval rather than a false difference. A config is committed when
-    its last round finishes. ``on_result`` is called after every round of every config (progress).
+    With ``request.rounds`` > 1 the whole sweep repeats in this process and each config's rounds are merged
+    (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the host lands in one round of many
+    configs, and the two-stage bootstrap widens the interval instead of reading a false difference.
+    ``on_result`` is called after every round of every config (progress).
 
     Returns:
         The finished run record and warnings for the user (clock drops, noisy or short measurements).
