@@ -35,22 +35,26 @@ def _capacity(doc: dict) -> dict | None:
 
 def serve_rows(folder: Path) -> list[str]:
     rows = [
-        "| setting | batch-1 isolated P50 / P99 ms | back to back P50 / P99 ms | predicted rps | measured rps "
-        "[first failing] | predicted / measured | loads | search s | step wall s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| setting | batch-1 isolated P50 / P99 ms | back to back P50 / P99 ms | idle threshold ms (batch 1 / 8) | "
+        "predicted rps | measured rps [first failing] | predicted / measured | loads | search s | step wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(folder.glob("*.json")):
         doc = json.loads(path.read_text())
         if not doc.get("schema", "").startswith("surrobench/serve") or path.stem == "infeasible":
             continue
         cap = _capacity(doc)
-        one = next((u for u in serve_from_json(doc).unloaded if u.batch == 1), None)
+        by_size = {u.batch: u for u in serve_from_json(doc).unloaded}
+        one = by_size.get(1)
+        idle = " / ".join(f"{by_size[k].gap_ms:.2f}" if k in by_size else "-" for k in (1, 8))
         iso = f"{one.isolated_p50_ms:.2f} / {one.isolated_p99_ms:.2f}" if one else "-"
         b2b = f"{one.back_to_back_p50_ms:.2f} / {one.back_to_back_p99_ms:.2f}" if one else "-"
         if cap is None:
             continue
         if cap.get("infeasible"):
-            rows.append(f"| {path.stem} | {iso} | {b2b} | infeasible | - | - | 0 | - | {_wall_s(folder, path.stem)} |")
+            rows.append(
+                f"| {path.stem} | {iso} | {b2b} | {idle} | infeasible | - | - | 0 | - | {_wall_s(folder, path.stem)} |"
+            )
             continue
         lo, hi, pred = cap["capacity_rps"], cap["failing_rps"], cap.get("predicted_rps")
         mid = (lo + hi) / 2 if hi else lo
@@ -58,15 +62,22 @@ def serve_rows(folder: Path) -> list[str]:
         search = f"{cap['search_s']:.0f}" if cap.get("search_s") is not None else "-"
         wall = _wall_s(folder, path.stem)
         rows.append(
-            f"| {path.stem} | {iso} | {b2b} | {_rps(pred)} | {_rps(lo)} [{_rps(hi)}] | {ratio} | "
+            f"| {path.stem} | {iso} | {b2b} | {idle} | {_rps(pred)} | {_rps(lo)} [{_rps(hi)}] | {ratio} | "
             f"{len(cap['steps'])} | {search} | {'-' if wall is None else f'{wall:.0f}'} |"
         )
     return rows
 
 
+def _policy(doc: dict) -> str:
+    top = next((c for c in doc["candidates"] if c["recipe"] == doc["top"]), None)
+    p = top and top.get("best_policy")
+    return f"batch<={p['max_batch']} wait<={p['max_wait_ms']:g}ms" if p else "-"
+
+
 def optimize_rows(folder: Path) -> list[str]:
     rows = [
-        "| model | candidates: predicted rps at their best policy | top | baseline measured | top measured | "
+        "| model | candidates: predicted rps at their best policy | top (its policy) | baseline measured | "
+        "top measured | "
         "verdict | recipe | latency recipe's serve (batch<=8 wait<=1ms) | search s | step wall s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -86,7 +97,8 @@ def optimize_rows(folder: Path) -> list[str]:
 
         wall = _wall_s(folder, path.stem)
         rows.append(
-            f"| {model} | {cands} | {doc['top']} | {bracket(doc['baseline_rps'])} | {bracket(doc['top_rps'])} | "
+            f"| {model} | {cands} | {doc['top']} ({_policy(doc)}) | {bracket(doc['baseline_rps'])} | "
+            f"{bracket(doc['top_rps'])} | "
             f"{doc['verdict'] or '-'} | {doc['recipe']} | "
             f"{bracket((lat['capacity_rps'], lat['failing_rps'])) if lat else '-'} | {doc['search_s']:.0f} | "
             f"{'-' if wall is None else f'{wall:.0f}'} |"

@@ -2,15 +2,17 @@
 # Capacity you can plan on, on the H200 (docs/benchmarks/h200-capacity.md): per setting, `serve --find-max` at
 # P99 <= 5 ms (batch-1 requests at 128², max batch 8, max wait 1 ms, Poisson arrivals, 2 s per rate): the
 # unloaded latency, the predicted capacity and the one measured under load around it; `optimize --objective
-# capacity` on fno2d and unet2d (remedies cudagraph, tf32; max batch 1 or 8, wait 0.5 or 2 ms) against the latency
-# recipe's serve run under the same load; an infeasible target (unet2d eager at P99 <= 1 ms) answered and timed.
+# capacity` on unet2d and fno2d (remedies cudagraph, tf32; max batch 1 or 8, wait 0.5, 1 or 2 ms: the latency
+# recipe's policy among them) against the latency recipe's serve run under the same load (batch <= 8, wait <= 1 ms);
+# an infeasible target (unet2d eager at P99 <= 1 ms) answered and timed.
 # optimize's verifying loads leave out their first min(1 s, a quarter of the duration) (serve's default warm-up).
-# Every step has its own timeout, the whole a budget of $TOTAL s (default 470: with the 10 s kill grace of a step cut at the end and the packing, under 500 s); a
-# step that would not fit is skipped. The work folder is packed into $OUT/capacity.tar.gz after every step.
+# Every step has its own timeout, the whole a budget of $TOTAL s (default 370: with the 10 s kill grace of a step
+# cut at the end and the packing, under 400 s); a step that would not fit is skipped. The work folder is packed into $OUT/capacity.tar.gz after every step.
 # Usage: OUT=/some/dir bash benchmarks/gpu_capacity.sh [SETTING ...]          (from the repository root)
-#   SETTING, in the order run by default: fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
-#   transformer-eager transformer-recipe deeponet-eager deeponet-recipe opt-unet2d. Give fewer to trim it.
-#   Dry run on a CPU: DEVICE=cpu SHAPE=16 DUR=1 WARM=0.2 P99=200 OUT=/tmp/o bash benchmarks/gpu_capacity.sh fno2d-eager infeasible
+#   SETTING, in the order run by default: unet2d-eager unet2d-recipe opt-unet2d fno2d-eager fno2d-recipe opt-fno2d
+#   transformer-eager transformer-recipe deeponet-eager deeponet-recipe infeasible. Give fewer to trim it.
+#   Dry run on a CPU (bf16 for the recipe, threads=1 the remedy searched):
+#   DEVICE=cpu SHAPE=16 DUR=0.5 WARM=0.1 P99=100 OUT=/tmp/o bash benchmarks/gpu_capacity.sh unet2d-eager opt-unet2d
 # Then: PYTHONPATH=src python3 benchmarks/capacity_summary.py /tmp/capacity > table.md
 set -uo pipefail
 : "${OUT:?set OUT}"
@@ -19,7 +21,7 @@ rm -rf "$out" && mkdir -p "$out"
 pack() { tar -czf "${OUT}/capacity.tar.gz" --exclude '*.db' -C /tmp capacity; }
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 db=$out/h200-capacity.db
-DEVICE=${DEVICE:-cuda}; SHAPE=${SHAPE:-128}; DUR=${DUR:-2}; WARM=${WARM:-0.5}; P99=${P99:-5}; TOTAL=${TOTAL:-470}
+DEVICE=${DEVICE:-cuda}; SHAPE=${SHAPE:-128}; DUR=${DUR:-2}; WARM=${WARM:-0.5}; P99=${P99:-5}; TOTAL=${TOTAL:-370}
 began=$(date +%s)
 step() {  # step NAME LIMIT_S ARGS...: one surrobench command, its JSON, text and wall time
   local name=$1 limit=$2; shift 2
@@ -40,10 +42,12 @@ load=(--shape "$SHAPE" --device "$DEVICE" --duration-s "$DUR")
 serve5=(serve "${load[@]}" --warmup-s "$WARM" --find-max --p99-ms "$P99" --max-batch 8 --max-wait-ms 1)
 recipe=(--mode cudagraph --precision tf32)
 [ "$DEVICE" = cpu ] && recipe=(--precision bf16)
-opt=(optimize "${load[@]}" --objective capacity --p99-ms "$P99" --only cudagraph,tf32 --max-batch 1,8 --max-wait-ms 0.5,2)
+only=cudagraph,tf32
+[ "$DEVICE" = cpu ] && only=threads=1
+opt=(optimize "${load[@]}" --objective capacity --p99-ms "$P99" --only "$only" --max-batch 1,8 --max-wait-ms 0.5,1,2)
 settings=("$@")
-[ ${#settings[@]} -eq 0 ] && settings=(fno2d-eager fno2d-recipe infeasible opt-fno2d unet2d-eager unet2d-recipe
-  transformer-eager transformer-recipe deeponet-eager deeponet-recipe opt-unet2d)
+[ ${#settings[@]} -eq 0 ] && settings=(unet2d-eager unet2d-recipe opt-unet2d fno2d-eager fno2d-recipe opt-fno2d
+  transformer-eager transformer-recipe deeponet-eager deeponet-recipe infeasible)
 for s in "${settings[@]}"; do
   case $s in
     fno2d-eager) step "$s" 60 "${serve5[@]}" --model fno2d --tag "fno2d eager" ;;
@@ -57,8 +61,8 @@ for s in "${settings[@]}"; do
       --tag "transformer cudagraph+tf32" ;;
     infeasible) step "$s" 40 serve "${load[@]}" --warmup-s "$WARM" --model unet2d --find-max --p99-ms 1 --max-batch 8 --max-wait-ms 1 \
       --tag "unet2d eager infeasible" ;;
-    opt-fno2d) step "$s" 150 "${opt[@]}" --model fno2d ;;
-    opt-unet2d) step "$s" 150 "${opt[@]}" --model unet2d ;;
+    opt-fno2d) step "$s" 90 "${opt[@]}" --model fno2d ;;
+    opt-unet2d) step "$s" 90 "${opt[@]}" --model unet2d ;;
     *) echo "unknown setting $s (known: see the header)" | tee -a "$out/unknown.txt" ;;
   esac
 done

@@ -20,7 +20,9 @@ from surrobench.analysis.serve_load import load_point, load_warnings
 from surrobench.api.capacity import Evaluated, capacity_search
 from surrobench.api.serve import serve, serve_policy, serve_request, unloaded_by_size
 from surrobench.errors import UsageError
-from surrobench.execution.batcher import ServeTrace, VirtualClock
+from surrobench.execution import batcher as batcher_module
+from surrobench.execution.arrivals import poisson_arrivals
+from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_loop
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
 from surrobench.records.serve import ServePolicy, padded_sizes, serve_from_json
@@ -60,7 +62,7 @@ class IdleService:
 
 
 def _unloaded(service: IdleService, max_batch: int):
-    return unloaded_by_size(service, padded_sizes(max_batch), service.clock)
+    return unloaded_by_size(service, padded_sizes(max_batch), clock=service.clock)
 
 
 def test_the_unloaded_latency_is_measured_isolated_and_back_to_back():
@@ -100,6 +102,52 @@ def test_the_prediction_is_within_ten_percent_of_the_simulated_truth():
     truth = serve_policy(request, policy, service, predicted / 2, service.new_clock).capacity
     middle = (truth.capacity_rps + truth.failing_rps) / 2
     assert predicted == pytest.approx(middle, rel=0.10)
+
+
+def test_the_idle_threshold_is_measured_not_guessed():
+    # slower from 3 ms of idle on: the isolated samples are taken at the shortest idle found to slow a batch
+    unloaded = _unloaded(IdleService(2.0, 0.1, slow=2.0, idle_ms=3.0), 2)
+    assert all(3.0 <= u.gap_ms <= 3.3 for u in unloaded.values())
+    assert unloaded[1].isolated_p50_ms == pytest.approx(4.2) and unloaded[1].back_to_back_p99_ms == pytest.approx(2.1)
+    # idle never slows it: no threshold within the longest gap probed, isolated as fast as back to back
+    same = _unloaded(IdleService(2.0, 0.1), 1)[1]
+    assert same.gap_ms == pytest.approx(batcher_module.MAX_GAP_S * 1e3)
+    assert same.isolated_p99_ms == pytest.approx(same.back_to_back_p50_ms)
+
+
+def _truth(service: IdleService, policy: ServePolicy, target: float, requests: int = 8000) -> float:
+    """The planted service's own capacity: the batcher over it on a virtual clock, rates tried downward from the
+    full-batch bound in steps of 3% until one passes (not a search that assumes the passing rates reach down to
+    zero); the middle of that step."""
+    full = (service.a + service.b * policy.max_batch) * service.factor
+    rate, failing = policy.max_batch / (full / 1e3), None
+    while rate > 1.0:
+        trace = serve_open_loop(
+            poisson_arrivals(rate, requests / rate, 1), service, policy, service.new_clock(), requests / rate
+        )
+        common = dict(arrival="poisson", max_batch=policy.max_batch, target_rps=rate, target_p99_ms=target)
+        if load_point(trace, warmup_s=0.1 * requests / rate, **common).passed:
+            return rate if failing is None else (rate + failing) / 2
+        failing, rate = rate, rate * 0.97
+    return 0.0
+
+
+@pytest.mark.parametrize(
+    "service, target",
+    [
+        # an isolated batch takes 3x a back-to-back one; under load the device is seldom idle 1.5 ms
+        (IdleService(0.5, 0.1, slow=3.0, idle_ms=1.5, jitter=0.1), 4.0),
+        # a request served alone after the 1 ms wait misses 5 ms (1 + 4.1 ms), at every sparse rate and still at
+        # half the full-batch bound; a saturated device serves back to back and passes: the passing rates do not
+        # reach down to zero, and halving from half the bound finds none
+        (IdleService(1.0, 0.02, slow=4.0, idle_ms=1.0, jitter=0.03), 5.0),
+    ],
+    ids=["busy", "sparse-fails"],
+)
+def test_the_prediction_follows_the_idle_the_load_leaves(service, target):
+    policy = ServePolicy(8, 1.0)
+    predicted = predict_capacity(_unloaded(service, 8), policy, target)
+    assert predicted == pytest.approx(_truth(service, policy, target), rel=0.10)
 
 
 def test_the_search_brackets_around_the_prediction_in_few_loads():
@@ -166,6 +214,57 @@ def test_the_capacity_objective_picks_the_policy_and_remedy_the_planted_service_
     assert by_name["fast+fast2"].best_policy == ServePolicy(8, 1.0)  # a 3 ms fixed cost: batching wins
     assert found.top_run_id == "run-fast+fast2" and found.top_rps[0] > 1.5 * found.baseline_rps[0]
     assert json.loads(json.dumps(found.to_json()))["schema"] == "surrobench/capacity-v1"
+
+
+def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(monkeypatch):
+    # "graph" cuts the fixed cost of a batch, "tf32" the cost per request; tf32 alone carries a slow isolated tail
+    # (its isolated request misses the target: predicted 0), yet its full batch is faster and graph+tf32 is best
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
+    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
+    request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
+
+    def planted(recipe) -> IdleService:
+        a = 2.0 * (0.3 if "graph" in recipe.names else 1.0)
+        b = 0.6 * (0.3 if "tf32" in recipe.names else 1.0)
+        slow = 5.0 if list(recipe.names) == ["tf32"] else 1.0
+        return IdleService(a, b, slow=slow, idle_ms=3.0, jitter=0.02)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
+
+    def verify(recipe, settings, policy):
+        service = planted(recipe)
+        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
+        return recipe.name, result.capacity
+
+    found = capacity_search(remedies, policies, 8.0, evaluate, verify)
+    by_name = {c.recipe: c for c in found.candidates}
+    assert by_name["tf32"].best_predicted_rps < by_name["baseline"].best_predicted_rps
+    assert by_name["graph+tf32"].best_predicted_rps > by_name["graph"].best_predicted_rps
+    assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
+
+
+def test_batch_one_policies_are_predicted_once(monkeypatch):
+    # a batch of one never waits: its waits are one policy, simulated once per candidate
+    from surrobench.api import capacity as api_capacity
+    from surrobench.records.serve import Capacity
+
+    calls = []
+    monkeypatch.setattr(api_capacity, "predict_capacity", lambda u, p, *a: calls.append(p) or 100.0 * p.max_batch)
+    service = IdleService(2.0, 0.1)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(service, 8))
+
+    policies = (ServePolicy(1, 0.5), ServePolicy(1, 2.0), ServePolicy(8, 1.0))
+    found = capacity_search([], policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 800.0, 900.0, ())))
+    assert sorted(p.max_batch for p in calls) == [1, 8]
+    assert found.candidates[0].predicted_rps == {
+        "batch<=1 wait<=0.5ms": 100.0,
+        "batch<=1 wait<=2ms": 100.0,
+        "batch<=8 wait<=1ms": 800.0,
+    }
 
 
 def test_the_capacity_objective_answers_an_infeasible_target_without_a_load():

@@ -1,14 +1,13 @@
 """The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
 
 **The prediction** is a discrete-event simulation of the batcher itself
-(:func:`~surrobench.execution.batcher.serve_open_loop` on a
-:class:`~surrobench.execution.batcher.VirtualClock`) over open-loop Poisson arrivals, the load generator's
-own schedule, where each batch's service time is drawn from the samples measured before any load
-(:class:`~surrobench.records.serve.UnloadedLatency` of its padded size): from the isolated samples with
-probability ``min(1, idle / gap)`` (``idle`` the time since the previous batch ended, ``gap`` the idle gap the
-isolated samples were measured after), else from the back-to-back samples. The same peak search then runs on the
-simulation (:func:`predict_capacity`). Not modelled: the batcher loop's own time and its late wake-ups (the
-``gen`` and ``wake_late`` columns of a load point say how large they were).
+(:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`)
+over the load generator's own open-loop arrivals, each batch's service time drawn from the samples of its padded
+size measured before any load (:class:`~surrobench.records.serve.UnloadedLatency`): isolated when the idle since
+the previous batch is at least the measured threshold ``gap`` (:func:`~surrobench.execution.batcher.idle_threshold`),
+else back to back. A sparse rate serves requests alone and isolated, so the passing rates need not reach down to
+zero (:func:`predict_capacity`). Not modelled: the batcher loop's own time and late wake-ups (a load point's
+``gen`` and ``wake_late``), and a slowdown that grows with the idle beyond the threshold.
 
 **The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
 doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
@@ -35,11 +34,13 @@ MAX_SEARCH_STEPS = 12
 #: The first bracketing step around a prediction, a factor (the goal: a prediction within 10% of the measured
 #: capacity, so the bracket is usually closed in two loads); each further step the same way squares it, up to 2.
 PREDICTED_STEP = 1.1
-#: The simulation's requests per rate (measured, after its warm-up): enough that its P99 is the 40th-slowest.
-SIMULATED_REQUESTS = 4000
-#: The simulated search's resolution and step limit: it costs milliseconds per rate, not seconds.
+#: The simulation's requests per rate after its warm-up: near saturation its queue grows as in a load of seconds
+#: (with 4,000, planted services were over-predicted by 5-10%).
+SIMULATED_REQUESTS = 8000
+#: The simulated search's resolution, downward step and floor (a fraction of the full-batch bound).
 SIMULATED_TOLERANCE = 0.01
-SIMULATED_STEPS = 40
+SIMULATED_STEP = 1.1
+SIMULATED_FLOOR = 1e-2
 
 
 def find_capacity(
@@ -47,8 +48,6 @@ def find_capacity(
     target_p99_ms: float,
     start_rps: float,
     *,
-    tolerance: float = SEARCH_TOLERANCE,
-    max_steps: int = MAX_SEARCH_STEPS,
     max_rps: float = float("inf"),
     factor: float = 2.0,
 ) -> tuple[Capacity, list[LoadPoint]]:
@@ -57,13 +56,13 @@ def find_capacity(
         r = start; f = factor; measure r
         while r passes: lo = r; r = f r; f = min(f², 2)   (or, when start fails: hi = r; r = r / f ... until one passes)
         hi = the first failing r
-        while (hi - lo) / lo > tolerance: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
+        while (hi - lo) / lo > SEARCH_TOLERANCE: mid = (lo + hi) / 2; measure; pass -> lo = mid, fail -> hi = mid
 
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. Returns the capacity (0 when no rate passed within ``max_steps``) and the load points measured,
-    by rate.
+    prediction. Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points
+    measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -80,7 +79,7 @@ def find_capacity(
 
     lo, hi, rate = None, None, min(start_rps, max_rps)
     up = passes(rate, "bound")
-    while len(steps) < max_steps and (lo is None or hi is None):
+    while len(steps) < MAX_SEARCH_STEPS and (lo is None or hi is None):
         if up:
             if rate >= max_rps:  # passes at the most a load may offer: no failing rate to bracket with
                 lo = rate
@@ -93,7 +92,7 @@ def find_capacity(
             if passes(rate, "bound"):
                 lo = rate
         factor = min(factor * factor, 2.0)
-    while lo is not None and hi is not None and (hi - lo) / lo > tolerance and len(steps) < max_steps:
+    while lo is not None and hi is not None and (hi - lo) / lo > SEARCH_TOLERANCE and len(steps) < MAX_SEARCH_STEPS:
         mid = (lo + hi) / 2
         if passes(mid, "bisect"):
             lo = mid
@@ -101,28 +100,6 @@ def find_capacity(
             hi = mid
     capacity = Capacity(target_p99_ms, lo or 0.0, hi, tuple(steps))
     return capacity, sorted(points, key=lambda p: p.target_rps or 0.0)
-
-
-class SampledService:
-    """A :data:`~surrobench.execution.batcher.Service` on a virtual clock that serves a batch of k in a service
-    time drawn from the measured samples of its padded size (module docstring: isolated with probability
-    ``min(1, idle / gap)``, else back to back), seeded."""
-
-    def __init__(self, unloaded: dict[int, UnloadedLatency], clock: VirtualClock, seed: int = 0) -> None:
-        self.unloaded, self.clock = unloaded, clock
-        self.sizes = tuple(sorted(unloaded))
-        self.rng = np.random.default_rng(seed)
-        self.last_end = -np.inf
-
-    def __call__(self, k: int) -> float:
-        u = self.unloaded[padded_size(k, self.sizes)]
-        idle_s = self.clock.now() - self.last_end
-        isolated = self.rng.random() < min(1.0, idle_s / (u.gap_ms / 1e3))
-        pool = u.isolated_ms if isolated else u.back_to_back_ms
-        seconds = pool[int(self.rng.integers(len(pool)))] / 1e3
-        self.clock.advance(seconds)
-        self.last_end = self.clock.now()
-        return seconds
 
 
 def simulated_point(
@@ -144,8 +121,16 @@ def simulated_point(
     """
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
-    clock = VirtualClock()
-    service = SampledService(unloaded, clock, seed)
+    clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
+
+    def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
+        u = unloaded[padded_size(k, sizes)]
+        pool = u.isolated_ms if clock.now() - last_end[0] >= u.gap_ms / 1e3 else u.back_to_back_ms
+        seconds = pool[int(rng.integers(len(pool)))] / 1e3
+        clock.advance(seconds)
+        last_end[0] = clock.now()
+        return seconds
+
     if arrival == "constant":
         arrivals = constant_arrivals(rate_rps, duration_s)
     else:
@@ -168,22 +153,30 @@ def predict_capacity(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> float:
-    """The capacity (requests/s) at ``target_p99_ms`` that the simulation predicts for ``policy``: the peak
-    search (:func:`find_capacity`, to :data:`SIMULATED_TOLERANCE`) over :func:`simulated_point`, started at half
-    the full-batch bound (``max_batch`` / the back-to-back median of a full batch); 0 when no rate passes, at
-    once when the target is infeasible (:func:`infeasible_reason`)."""
+    """The capacity (requests/s) at ``target_p99_ms`` the simulation predicts for ``policy``: rates tried downward
+    from the full-batch bound (``max_batch`` / a full batch's back-to-back median) by :data:`SIMULATED_STEP` until
+    one passes (halving from a failing one could skip every passing rate), the step above it bisected. 0 when none
+    passes down to :data:`SIMULATED_FLOOR` of the bound, or the target is infeasible (:func:`infeasible_reason`)."""
     if infeasible_reason(unloaded, target_p99_ms) is not None:
         return 0.0
+
+    def passes(rate: float) -> bool:
+        try:
+            return bool(simulated_point(unloaded, policy, rate, target_p99_ms, seed, arrival).passed)
+        except NothingCompleted:
+            return False
+
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
-    start = 0.5 * policy.max_batch / (full.back_to_back_p50_ms / 1e3)
-    capacity, _ = find_capacity(
-        lambda rate: simulated_point(unloaded, policy, rate, target_p99_ms, seed, arrival),
-        target_p99_ms,
-        start,
-        tolerance=SIMULATED_TOLERANCE,
-        max_steps=SIMULATED_STEPS,
-    )
-    return capacity.capacity_rps
+    hi, lo = None, policy.max_batch / (full.back_to_back_p50_ms / 1e3)
+    bound = lo
+    while not passes(lo):
+        if lo < SIMULATED_FLOOR * bound:
+            return 0.0
+        hi, lo = lo, lo / SIMULATED_STEP
+    while hi is not None and (hi - lo) / lo > SIMULATED_TOLERANCE:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if passes(mid) else (lo, mid)
+    return lo
 
 
 def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float) -> str | None:

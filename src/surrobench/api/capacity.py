@@ -2,14 +2,15 @@
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
 One paragraph: each candidate recipe (the baseline, every remedy of optimize for the device, then a greedy stack
-of the accurate ones) is built as serve's batch service once, its output checked by optimize's accuracy guard, its
-unloaded service times measured per batch size, and its capacity predicted for every policy (max batch x max
-wait) by the simulation of :mod:`surrobench.analysis.capacity`. The top candidate is the accurate one with the
-highest prediction whose full-batch service time is faster than the baseline's by the one paired rule
-(:mod:`surrobench.records.paired`; a stacked remedy is kept on the same terms against the stack below it).
-The top and the baseline are then verified under open-loop load, each at its best predicted policy, as two
-stored serve runs; the top is recommended when :func:`~surrobench.results.serve_compare.capacity_verdict` finds
-its measured capacity ``higher`` than the baseline's, else the baseline is.
+of the accurate ones whose full batch is faster) is built as serve's batch service once, checked by optimize's
+accuracy guard, its unloaded latency measured as serve measures it (:func:`~surrobench.api.serve.unloaded_by_size`)
+and its capacity predicted for every policy (max batch x max wait) by :mod:`surrobench.analysis.capacity`. The
+top is the accurate candidate with the highest prediction whose service time at its best policy's max batch is
+faster than the baseline's by the one paired rule (:mod:`surrobench.records.paired`; a stack is kept on the same
+terms against the stack below it). The top and the baseline are then verified under open-loop load, each at its
+best predicted policy, as two stored serve runs; the top is recommended when
+:func:`~surrobench.results.serve_compare.capacity_verdict` finds its measured capacity ``higher``, else the
+baseline is.
 
 The measurement is injected (``evaluate`` and ``verify`` of :func:`capacity_search`), so tests plant services on
 a virtual clock; :func:`optimize_capacity` builds both from the model.
@@ -99,7 +100,7 @@ def capacity_search(
             failure is recorded as an inaccurate candidate.
     """
     began = time.monotonic()
-    measured: dict[str, tuple[CapacityCandidate, dict]] = {}
+    measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
 
     def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate:
         try:
@@ -108,13 +109,15 @@ def capacity_search(
             if against is None:
                 raise
             return CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
-        predicted = {p.label(): predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in policies}
+        alike = {p: replace(p, max_wait_ms=0.0) if p.max_batch == 1 else p for p in policies}  # batch 1 never waits
+        once = {p: predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in set(alike.values())}
+        predicted = {p.label(): once[alike[p]] for p in policies}
         best = max(policies, key=lambda p: predicted[p.label()])
         faster = None if against is None else service_faster(against, got.unloaded, best.max_batch)
         cand = CapacityCandidate(
             recipe.name, got.settings, got.accuracy.ok, got.accuracy.reason, predicted, best, faster
         )
-        measured[recipe.name] = (cand, got.unloaded)
+        measured[recipe.name] = (cand, got.unloaded, recipe)
         return cand
 
     base = judge(Recipe(), None)
@@ -122,8 +125,11 @@ def capacity_search(
     candidates = [base]
     singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
     candidates += [c for _, c in singles]
-    good = sorted(((r, c) for r, c in singles if _wins(c, base)), key=lambda rc: -rc[1].best_predicted_rps)
-    if len(good) > 1:  # stack: each further winner kept when it wins against the stack below it
+    # stacked: accurate remedies that make the full batch faster, whatever their prediction alone (a noisy tail)
+    full = max(p.max_batch for p in policies)
+    good = [(r, c) for r, c in singles if c.accurate and service_faster(base_unloaded, measured[c.recipe][1], full)]
+    good.sort(key=lambda rc: -rc[1].best_predicted_rps)
+    if len(good) > 1:  # stack: each further remedy kept when the stack wins against the stack below it
         stack, top = Recipe((good[0][0],)), good[0][1]
         for remedy, _ in good[1:]:
             if stack.conflict(remedy) is not None:
@@ -161,7 +167,7 @@ def capacity_search(
     base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
     out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
     if top is not base:
-        recipe = _recipe(top.recipe, remedies)
+        recipe = measured[top.recipe][2]
         top_id, top_cap = verify(recipe, top.settings, top.best_policy)
         verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
         out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
@@ -172,11 +178,6 @@ def capacity_search(
 def _wins(cand: CapacityCandidate, over: CapacityCandidate) -> bool:
     """An accurate candidate predicted higher than ``over``, whose service is faster by the paired rule."""
     return bool(cand.accurate) and cand.best_predicted_rps > over.best_predicted_rps and bool(cand.service_faster)
-
-
-def _recipe(name: str, remedies: list[Remedy]) -> Recipe:
-    by_name = {r.name: r for r in remedies}
-    return Recipe(tuple(by_name[n] for n in name.split("+")))
 
 
 def optimize_capacity(
@@ -227,7 +228,7 @@ def optimize_capacity(
         try:
             with model_service(run_cfg, prepared, top_batch, cfg.warmup) as (service, info):
                 verdict = check_accuracy(info.first_output, reference, fp64, tolerance=tolerance)
-                unloaded = unloaded_by_size(service, info.sizes, budget_s=min(4.0, request.duration_s))
+                unloaded = unloaded_by_size(service, info.sizes, request.unloaded_budget_s)
         finally:
             free_device(cfg.device)  # each candidate's graphs and buffers go before the next is built
         return Evaluated({k: getattr(run_cfg, k) for k in SETTINGS}, verdict, unloaded)

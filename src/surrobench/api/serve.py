@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import torch
+
 from surrobench.analysis.capacity import (
     MAX_SEARCH_STEPS,
     PREDICTED_STEP,
@@ -93,6 +95,11 @@ class ServeRequest:
     seed: int
     url: str | None
     min_requests: int = P99_BOUNDING_REQUESTS
+
+    @property
+    def unloaded_budget_s(self) -> float:
+        """The unloaded latency's time, s: one load's, at most :data:`UNLOADED_BUDGET_S`."""
+        return min(UNLOADED_BUDGET_S, self.duration_s)
 
 
 def _numbers(value: float | str | Iterable, parameter: str) -> tuple[float, ...]:
@@ -319,12 +326,11 @@ def _arrivals(request: ServeRequest, rate: float | None):
 
 
 def unloaded_by_size(
-    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float | None = None
+    service: Service, sizes: tuple[int, ...], budget_s: float = UNLOADED_BUDGET_S, clock=None
 ) -> dict[int, UnloadedLatency]:
-    """The unloaded latency of ``service`` per batch size of ``sizes``
-    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None), in ms."""
-    budget = {} if budget_s is None else {"budget_s": budget_s}
-    return _unloaded_records(unloaded_latency(service, sizes, clock, **budget))
+    """The unloaded latency of ``service`` per batch size of ``sizes`` in ms, measured within ``budget_s``
+    (:func:`~surrobench.execution.batcher.unloaded_latency`, on ``clock``, a wall clock when None)."""
+    return _unloaded_records(unloaded_latency(service, sizes, clock, budget_s))
 
 
 def _unloaded_records(measured: dict[int, tuple[float, list[float], list[float]]]) -> dict[int, UnloadedLatency]:
@@ -497,12 +503,6 @@ def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], mea
     progress.base = replace(progress.base, unloaded=tuple(unloaded[k] for k in sorted(unloaded)))
 
 
-def _torch_threads() -> int:
-    import torch
-
-    return torch.get_num_threads()
-
-
 def serve(
     model,
     *,
@@ -571,7 +571,7 @@ def serve(
     if on_start is not None:
         on_start(total)
     unloaded: dict[int, UnloadedLatency] = {}
-    budget_s = min(UNLOADED_BUDGET_S, request.duration_s)  # the unloaded latency's time: at most one load's
+    budget_s = request.unloaded_budget_s
     with open_store(db) as store, _stored(store, record, command, total) as progress:
         done = progress.done
         model_notes: tuple[str, ...] = ()  # the forward's checks (execution.serve_step.ServiceChecks)
@@ -591,16 +591,13 @@ def serve(
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
                 with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
-                    workload.update(
-                        request_shape=list(info.request_shape),
-                        service_ms={str(k): v for k, v in info.service_ms.items()},
-                    )
                     missing = tuple(k for k in info.sizes if k not in unloaded)
                     if missing:  # before any load of the policy: its sizes' unloaded latency
-                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s=budget_s))
-                    bound_rps = policy.max_batch / (info.service_ms[policy.max_batch] / 1e3)
-                    start = START_FRACTION * bound_rps
-                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)} if unloaded else None
+                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
+                    service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
+                    workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
+                    start = START_FRACTION * policy.max_batch / (unloaded[policy.max_batch].back_to_back_p50_ms / 1e3)
+                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
                     checks = info.checks
                     done.append(
                         serve_policy(
@@ -619,7 +616,7 @@ def serve(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
         notes += search_notes(request, done) + model_notes
-        busy = busy_host_warning(*host_load(), cfg.threads or _torch_threads())
+        busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)
         save_serve(store, record)

@@ -202,17 +202,35 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
-#: An isolated batch starts this many back-to-back service times after the previous one ended, and at least
-#: :data:`MIN_GAP_S`: long enough for the host thread to sleep and the device to go idle, as a request at a
-#: sparse rate finds them (the fresh-user trial: at 25 rps, 40 ms apart, an isolated request took about twice
-#: the back-to-back service time).
-GAP_SERVICE_TIMES = 4.0
-MIN_GAP_S = 2e-3
-#: ... and at most this long, s: the trial's slow isolated requests came 40 ms apart, so a slow 3-D model (0.5 s
-#: a batch) is not kept idle for seconds per sample.
+#: The idle threshold's probes (:func:`idle_threshold`): gaps doubling from :data:`MIN_GAP_S` to :data:`MAX_GAP_S`
+#: (the trial's slow isolated requests came 40 ms apart), :data:`PROBES` batches per gap, :data:`REFINE` halvings.
+MIN_GAP_S = 2.5e-4
 MAX_GAP_S = 0.05
+PROBES = 3
+REFINE = 3
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
+
+
+def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
+    """The shortest idle gap (s) after which a batch runs slower than back to back: the median of ``probes``
+    batches started ``gap`` after the previous one ended (``timed_after(gap)`` runs one) above the P90 of
+    ``back_s`` at that gap and the next on the doubling ladder, refined between the longest fast gap and it;
+    :data:`MAX_GAP_S` when no probed gap is slow."""
+    limit = sorted(back_s)[min(len(back_s) - 1, int(0.9 * len(back_s)))]
+
+    def slow(gap: float) -> bool:
+        return sorted(timed_after(gap) for _ in range(probes))[probes // 2] > limit
+
+    ladder = [MIN_GAP_S * 2**j for j in range(8)] + [MAX_GAP_S]  # 0.25 .. 32 ms, 50 ms
+    for j, gap in enumerate(ladder):
+        if slow(gap) and (j + 1 == len(ladder) or slow(ladder[j + 1])):
+            lo, hi = (ladder[j - 1] if j else 0.0), gap
+            for _ in range(REFINE if j else 0):
+                mid = (lo * hi) ** 0.5
+                lo, hi = (lo, mid) if slow(mid) else (mid, hi)
+            return hi
+    return MAX_GAP_S
 
 
 def unloaded_latency(
@@ -220,16 +238,21 @@ def unloaded_latency(
 ) -> dict[int, tuple[float, list[float], list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
     time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
-    batches each started ``gap_s`` after the previous one ended (:data:`GAP_SERVICE_TIMES` back-to-back
-    medians, within [:data:`MIN_GAP_S`, :data:`MAX_GAP_S`]). Sample counts: :data:`BACK_TO_BACK_SAMPLES` and
-    :data:`ISOLATED_SAMPLES` at most, fewer where ``budget_s`` (split evenly over the sizes and the two kinds)
-    would be exceeded, never fewer than :data:`MIN_UNLOADED_SAMPLES`. ``clock``: a :class:`WallClock` when None."""
+    batches each started ``gap_s``, the measured idle threshold (:func:`idle_threshold`), after the previous one
+    ended. Sample counts: :data:`BACK_TO_BACK_SAMPLES` and :data:`ISOLATED_SAMPLES` at most, fewer where
+    ``budget_s`` (split evenly over the sizes and the two kinds) would be exceeded, never fewer than
+    :data:`MIN_UNLOADED_SAMPLES`; the probes on top (per size at most 0.35 s idle and 36 batches, 12 where the
+    share would not hold 12 x :data:`PROBES`). ``clock``: a :class:`WallClock` when None."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:
         began = clock.now()
         service(k)
         return clock.now() - began
+
+    def timed_after(k: int, gap_s: float) -> float:
+        clock.sleep_until(clock.now() + gap_s)
+        return timed(k)
 
     out = {}
     share_s = budget_s / max(1, 2 * len(sizes))
@@ -238,10 +261,8 @@ def unloaded_latency(
         n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
         back = [timed(k) for _ in range(n)]
         median = sorted(back)[len(back) // 2]
-        gap_s = min(max(GAP_SERVICE_TIMES * median, MIN_GAP_S), MAX_GAP_S)
-        isolated = []
-        for _ in range(int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))):
-            clock.sleep_until(clock.now() + gap_s)
-            isolated.append(timed(k))
-        out[k] = (gap_s, isolated, back)
+        probes = PROBES if share_s >= 12 * PROBES * median else 1
+        gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
+        count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
+        out[k] = (gap_s, [timed_after(k, gap_s) for _ in range(count)], back)
     return out

@@ -58,14 +58,12 @@ class ServiceChecks:
 
 @dataclass(frozen=True)
 class ServiceInfo:
-    """The service as built: one request's input shape (batch 1 first), the padded sizes, the median
-    service time of each padded size (ms, measured after its warm-up; it seeds the peak search), ``checks``
-    (filled while it serves), and the output of the batch-1 step on its own input after the warm-up (detached:
+    """The service as built: one request's input shape (batch 1 first), the padded sizes, ``checks`` (filled
+    while it serves), and the output of the batch-1 step on its own input after the warm-up (detached:
     what the accuracy guard compares)."""
 
     request_shape: tuple[int, ...]
     sizes: tuple[int, ...]
-    service_ms: dict[int, float]
     checks: ServiceChecks
     first_output: object = None
 
@@ -81,17 +79,6 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
             continue
         pool.append(torch.cat([sets[j % len(sets)][t] for j in range(max_batch)]))
     return pool
-
-
-def _timed_median_ms(run_once, device: str, calls: int = 5) -> float:
-    times = []
-    for _ in range(calls):
-        began = time.perf_counter()
-        run_once()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        times.append((time.perf_counter() - began) * 1e3)
-    return sorted(times)[len(times) // 2]
 
 
 @contextlib.contextmanager
@@ -149,7 +136,6 @@ def model_service(
         info = ServiceInfo(
             request_shape=(1, *pool[0].shape[1:]) if pool and pool[0] is not None else (),
             sizes=sizes,
-            service_ms={size: _timed_median_ms(lambda s=size: run_batch(s), device) for size in sizes},
             first_output=first_output,
             checks=checks,
         )
