@@ -17,7 +17,7 @@ the saving ``baseline_ms * (1 - 1 / speedup)`` in its own window), diagnose's wa
 - the top finding's measured remedy is in optimize's recipe (every remedy id of it is one of the recipe's), or
   neither diagnose nor optimize measured any setting faster, or the two are a tie by the paired rule
   (:func:`tied`: the remedy's speedup interval, optimize's own measurement of it where optimize timed it, else
-  diagnose's, does not clear the recipe's by the rule's margin, ``results/paired.py``; the row says "tie");
+  diagnose's, does not clear the recipe's by the rule's margin, ``records/paired.py``; the row says "tie");
 - its saving is within 25% of what optimize measured for that remedy;
 - diagnose takes at most 90 s with its defaults, at most 150 s with ``--counters``.
 
@@ -39,7 +39,7 @@ import sys
 from pathlib import Path
 
 from surrobench.records.vocab import remedy_id
-from surrobench.results.paired import MIN_EFFECT
+from surrobench.records.paired import MIN_EFFECT
 
 #: The goals of the table (docs/benchmarks/h200-measured-advice.md, "Goals").
 SAVING_WITHIN = 0.25
@@ -115,7 +115,7 @@ def _interval(d: dict | None) -> tuple[float, float] | None:
 
 def tied(remedy: tuple[float, float] | None, recipe: tuple[float, float] | None, noise: float = 0.0) -> bool:
     """Whether two speedup intervals (95%, over the same baseline config) are not distinguishable by the paired
-    rule's margin ``m`` (the larger of ``MIN_EFFECT`` and ``noise``, results/paired.py): neither's lower end clears
+    rule's margin ``m`` (the larger of ``MIN_EFFECT`` and ``noise``, records/paired.py): neither's lower end clears
     the other's upper end x (1 + m). An approximation of the rule, which judges paired rounds: the two intervals
     come from different windows. False when either is missing."""
     if remedy is None or recipe is None:

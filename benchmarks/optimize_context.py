@@ -36,7 +36,7 @@ from surrobench.collect.child import config_to_json
 from surrobench.execution.interleave import open_variant
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.execution.runner import prepare_model
-from surrobench.results.paired import PairedSamples
+from surrobench.records.paired import PairedSamples
 from surrobench.tune.bench import DeviceBench, free_device
 from surrobench.tune.fresh import _one_run
 from surrobench.tune.request import DEFAULT_BUDGET_S, OptimizeRequest, remedy_names

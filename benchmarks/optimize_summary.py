@@ -19,7 +19,7 @@ from pathlib import Path
 
 from surrobench.results.measured_remedies import recipe_speedup, speedup_text
 from surrobench.results.fresh import fresh_verdict, process_speedups
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 
 
 def _fresh(fresh: dict | None) -> tuple[str, str, str, str]:

@@ -16,7 +16,7 @@ from surrobench.collect.child import config_to_json
 from surrobench.errors import UsageError
 from surrobench.report.optimize import recipe_lines
 from surrobench.results.optimize import CandidateResult, ConfigOptimization
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
 
 MODEL = '''

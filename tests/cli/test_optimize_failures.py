@@ -130,7 +130,7 @@ def test_ctrl_c_during_the_fresh_check_keeps_the_recipe_and_the_finished_process
         from dataclasses import replace
 
         from surrobench.collect.child import config_to_json
-        from surrobench.results.paired import Speedup
+        from surrobench.records.paired import Speedup
 
         entry = found(cfg, prepared, request, **kw)
         won = replace(entry.candidates[0], verdict="accepted", speedup=Speedup(1.5, (1.4, 1.6), 0.01))

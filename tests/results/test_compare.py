@@ -17,7 +17,7 @@ from surrobench.results.compare import (
     match_configs,
 )
 from surrobench.records.schemas import COMPARE as COMPARE_SCHEMA
-from surrobench.results.paired import PairedSamples
+from surrobench.records.paired import PairedSamples
 
 
 def test_identical_samples_are_unchanged():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -10,12 +9,12 @@ import pytest
 from surrobench.records.vocab import FRESH_VERDICTS
 from surrobench.results.fresh import (
     FreshCheck,
+    agreement,
     fresh_verdict,
     judge_fresh,
     process_speedups,
-    replication_interval,
 )
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 
 OPTIMIZED = Speedup(5.0, (4.8, 5.2), 0.01)
 #: Optimize's windows of a steady recipe: within 2% of each other.
@@ -28,36 +27,32 @@ def _rounds(medians_ms: list[float], seed: int) -> list[list[float]]:
     return [list(m * (1 + 0.01 * rng.standard_normal(40))) for m in medians_ms]
 
 
-def test_the_replication_interval_is_the_two_sample_t_region_on_log_speedups():
-    # x = log(1, 1), y = log(e^0.1, e^-0.1): pooled variance (0 + 0.02) / 2 = 0.01; t(0.975, 2) = 4.303;
-    # sqrt(1/2 + 1/2) = 1, so the interval is exp(0 +- 0.4303)
-    lo, hi = replication_interval([1.0, 1.0], [math.exp(0.1), math.exp(-0.1)])
-    assert lo == pytest.approx(math.exp(-0.4303), rel=1e-3) and hi == pytest.approx(math.exp(0.4303), rel=1e-3)
-    assert replication_interval([2.0], [3.0]) == (2.0, 2.0)  # no variance to pool: the windows' mean alone
-    # windows that spread widen it: the speedup is only known that well
-    steady = replication_interval(STEADY, [5.0, 5.0])
-    spread = replication_interval((2.54, 2.64, 3.38, 3.33, 3.11), [3.0, 3.0])
-    assert steady[1] / steady[0] < 1.1 < spread[1] / spread[0]
-    with pytest.raises(ValueError, match="positive"):
-        replication_interval([], [1.0])
-    with pytest.raises(ValueError, match="positive"):
-        replication_interval([1.0], [0.0])
+def test_agreement_is_the_paired_rule_over_process_units():
+    """Optimize's units over the fresh ones, each unit a process: the same Speedup and rule as any pair."""
+    same = agreement(STEADY, [5.0, 5.01])
+    assert same.verdict() == "unchanged" and same.median == pytest.approx(5.0 / 5.005, rel=1e-3)
+    far = agreement(STEADY, [2.0, 2.01, 1.99])
+    assert far.faster() and far.ci95[0] > 2.4
+    with pytest.raises(ValueError):
+        agreement([], [1.0])
+    with pytest.raises(ValueError):
+        agreement([1.0], [0.0])
 
 
 def test_a_speedup_that_holds_in_fresh_processes_is_reproduced():
     check = judge_fresh(OPTIMIZED, _rounds([5.0, 5.02, 4.98], 0), _rounds([1.0, 1.0, 1.0], 1), units=STEADY, pairs=3)
     assert check.verdict == "reproduced" and 4.8 <= check.speedup.median <= 5.2
-    assert "inside the optimize CI" in check.reason and check.baseline_ms[0] == pytest.approx(5.0, rel=0.02)
+    assert check.baseline_ms[0] == pytest.approx(5.0, rel=0.02)
     assert "pair by pair 4.99x, 5.04x, 4.99x" in check.reason
 
 
-def test_a_narrow_ci_missed_by_a_fraction_of_a_percent_is_reproduced_by_the_replication_interval():
+def test_a_narrow_ci_missed_by_a_fraction_of_a_percent_is_reproduced_by_the_process_units():
     """The H200 PINN case: optimize's interval 0.2% wide over 8 windows, the fresh pairs half a percent off."""
     narrow = Speedup(1.876, (1.875, 1.878), 0.001)
     windows = (1.87, 1.89, 1.87, 1.87, 1.87, 1.88, 1.87, 1.88)
     check = judge_fresh(narrow, _rounds([2.292, 2.295], 0), _rounds([1.233, 1.228], 1), units=windows, pairs=2)
     assert not 1.875 <= check.speedup.median <= 1.878
-    assert check.verdict == "reproduced" and "inside the 95% replication interval" in check.reason
+    assert check.verdict == "reproduced" and "no difference beyond" in check.reason
 
 
 def test_a_launch_bound_baseline_that_drifts_is_judged_against_the_spread_of_optimize_windows():
@@ -68,11 +63,11 @@ def test_a_launch_bound_baseline_that_drifts_is_judged_against_the_spread_of_opt
     base, recipe = _rounds([0.38, 0.46], 0), _rounds([0.171, 0.172], 1)
     check = judge_fresh(claimed, base, recipe, units=windows, pairs=2)
     assert not 2.59 <= check.speedup.median <= 3.32  # it misses optimize's CI ...
-    assert check.verdict == "reproduced" and "inside the 95% replication interval" in check.reason  # ... not this
+    assert check.verdict == "reproduced" and "no difference beyond" in check.reason  # ... not this
     assert "baseline median moved 22%" in check.reason  # 0.46 / 0.38 - 1, with the planted jitter
     # the same fresh pairs against steady windows at 3.6x: a real difference, not reproduced
     steady = judge_fresh(Speedup(3.6, (3.55, 3.65), 0.01), base, recipe, units=(3.6, 3.62, 3.58), pairs=2)
-    assert steady.verdict == "not_reproduced" and "outside the 95% replication interval" in steady.reason
+    assert steady.verdict == "not_reproduced" and "a difference beyond" in steady.reason
 
 
 def test_fresh_processes_without_a_speedup_never_reproduce():
@@ -95,7 +90,7 @@ def test_a_baseline_that_drifts_against_steady_windows_is_named():
 
 def test_a_clear_miss_is_not_reproduced():
     check = judge_fresh(OPTIMIZED, _rounds([2.0, 2.01, 1.99], 0), _rounds([1.0, 1.0, 1.0], 1), units=STEADY, pairs=3)
-    assert check.verdict == "not_reproduced" and "outside the 95% replication interval" in check.reason
+    assert check.verdict == "not_reproduced" and "a difference beyond" in check.reason
     assert "(-60.0% against optimize's 5.00x" in check.reason  # speedup ~2.0 vs 5.0
     assert check.to_json()["speedup"]["ci95"][1] < 4.8
 

@@ -17,7 +17,7 @@ from surrobench.records.config import InputSpec
 from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
 from surrobench.results.fresh import FreshCheck
 from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport, Unconfirmed
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
 

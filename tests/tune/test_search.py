@@ -8,7 +8,7 @@ import pytest
 from planted_search import PlantedBench, PlantedClock, planted_search, remedies
 
 from surrobench.execution.remedies import Recipe
-from surrobench.results.paired import PairedSamples
+from surrobench.records.paired import PairedSamples
 from surrobench.tune.search import CONFIRM_WINDOWS
 
 # speedups over the baseline as measured (planted): the singles, then each stack's (its gain over the recipe it

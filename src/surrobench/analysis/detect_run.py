@@ -13,6 +13,7 @@ from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
 from surrobench.records.findings import Evidence, Finding, clauses_of
 from surrobench.records.ops import OpTable
+from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import HALF_PRECISIONS
 
@@ -24,29 +25,32 @@ def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]
     return groups
 
 
-def _throughput_ci(r: ConfigResult) -> tuple[float, float] | None:
-    """Samples/s at the ends of the median's 95% CI (batch / latency), None without one."""
-    if r.latency_ms is None or not r.latency_ms.ci95_median or min(r.latency_ms.ci95_median) <= 0:
+def _per_sample_speedup(small: ConfigResult, large: ConfigResult) -> Speedup | None:
+    """The paired rule's :class:`~surrobench.records.paired.Speedup` of ``large``'s per-sample latency (ms / B)
+    over ``small``'s, the two runs drawn as separate sides (> 1: the larger batch costs less per sample); None
+    without positive samples on both sides."""
+    if not (small.samples_ms and large.samples_ms) or min(*small.samples_ms, *large.samples_ms) <= 0:
         return None
-    lo_ms, hi_ms = r.latency_ms.ci95_median
-    return r.batch / (hi_ms / 1e3), r.batch / (lo_ms / 1e3)
+    per = lambda r: [[s / r.batch for s in r.samples_ms]]  # noqa: E731
+    return PairedSamples.separate(per(small), per(large)).speedup()
 
 
 def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding | None:
     """Throughput falling by more than ``throughput_drop_min`` from ``small`` to ``large`` batch, and beyond the
-    noise: the larger batch's CI of samples/s lies wholly below the smaller one's. A dip inside the CIs is noise."""
+    noise by the paired rule (:meth:`~surrobench.records.paired.Speedup.slower` of the per-sample latency). A
+    dip the rule does not resolve is noise."""
     if not (small.samples_per_s and large.samples_per_s):
         return None
     drop = 1 - large.samples_per_s / small.samples_per_s
-    ci_small, ci_large = _throughput_ci(small), _throughput_ci(large)
-    if drop <= th.throughput_drop_min or ci_small is None or ci_large is None or ci_large[1] >= ci_small[0]:
+    if drop <= th.throughput_drop_min or (speedup := _per_sample_speedup(small, large)) is None or not speedup.slower():
         return None
+    lo, hi = speedup.ci95
     ev = (
         Evidence(
             "run",
-            f"{small.samples_per_s:.0f} samples/s at batch {small.batch} (95% CI {ci_small[0]:.0f}-"
-            f"{ci_small[1]:.0f}), {large.samples_per_s:.0f} at batch {large.batch} (95% CI {ci_large[0]:.0f}-"
-            f"{ci_large[1]:.0f})",
+            f"{small.samples_per_s:.0f} samples/s at batch {small.batch}, {large.samples_per_s:.0f} at batch "
+            f"{large.batch}: per-sample speedup {speedup.median:.2f}x (95% CI {lo:.2f}-{hi:.2f}, "
+            f"{speedup.margin_text()})",
             drop,
             "fraction",
         ),
@@ -64,7 +68,7 @@ def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -
 
 def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_bytes: int | None) -> list[Finding]:
     """Per (model, shape, precision, mode), each needing a memory signal, never a dip alone: an OOM at a larger
-    batch; throughput falling from one batch to the next beyond both medians' CIs; peak memory near the
+    batch; throughput falling from one batch to the next beyond the noise by the paired rule; peak memory near the
     device's; allocator retries (a failed cudaMalloc that flushed the cache); the allocator reserving far more
     than it allocated."""
     found = []

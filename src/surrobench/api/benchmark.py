@@ -35,6 +35,7 @@ from surrobench.execution.config import (
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
@@ -135,6 +136,7 @@ def sweep_request(
     threads: int | None = None,
     trust_pickle: bool = False,
     timeout_s: float | None = None,
+    **settings,
 ) -> SweepRequest:
     """Validate and parse a sweep into a :class:`SweepRequest` (the models are resolved and the shapes
     checked when it is planned, :func:`sweep_plan`).
@@ -143,9 +145,11 @@ def sweep_request(
     twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
     can run code: only for files from a trusted source). ``timeout_s``: each config's time limit, seconds; a
     config over it is recorded with status ``timeout`` and what was measured before it, and the sweep goes on
-    (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
+    (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`). ``settings``:
+    the other fields of :class:`~surrobench.records.config.ExecSettings` (``matmul_precision``), checked there.
 
     Raises:
+        TypeError: a keyword that is no setting.
         UsageError: an integer option that is not an ``int`` (``iters="5"``, ``iters=2.5``, ``True``), a
             boolean one (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``,
             malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
@@ -188,6 +192,7 @@ def sweep_request(
         threads=threads,
         trust_pickle=trust_pickle,
         timeout_s=timeout_s,
+        **settings,
     )
     if request.device == "cpu" and "tf32" in request.precisions:
         raise UsageError.bad(
@@ -214,7 +219,12 @@ def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> S
             shapes that do not fit a model, a model object whose forward fails on the inputs built for it.
     """
     own = list(inspect.signature(caller).parameters) if caller is not None else []
-    known = [n for n in [*inspect.signature(sweep_request).parameters, *own] if n not in ("model", "sweep")]
+    known = [
+        n
+        for n in [*inspect.signature(sweep_request).parameters, *EXEC_SETTINGS, *own]
+        if n not in ("model", "sweep", "settings")
+    ]
+    known = list(dict.fromkeys(known))
     for name in sweep:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)

@@ -6,7 +6,7 @@ of the accurate ones whose full batch is faster) is built as serve's batch servi
 accuracy guard, its unloaded latency measured as serve measures it (:func:`~surrobench.api.serve.unloaded_by_size`)
 and its capacity predicted for every policy (max batch x max wait) by :mod:`surrobench.analysis.capacity`. The
 top is the accurate candidate with the highest prediction whose service time at its best policy's max batch is
-faster than the baseline's by the one paired rule (:mod:`surrobench.results.paired`; a stack is kept on the same
+faster than the baseline's by the one paired rule (:mod:`surrobench.records.paired`; a stack is kept on the same
 terms against the stack below it). The top and the baseline are then verified under open-loop load, each at its
 best predicted policy, as two stored serve runs; the top is recommended when
 :func:`~surrobench.results.serve_compare.capacity_verdict` finds its measured capacity ``higher``, else the
@@ -33,7 +33,7 @@ from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
 from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
-from surrobench.results.paired import PairedSamples
+from surrobench.records.paired import PairedSamples
 from surrobench.results.serve_compare import capacity_verdict
 from surrobench.tune.bench import free_device
 from surrobench.tune.request import remedy_names

@@ -49,7 +49,7 @@ def compare(
     """Compare two runs config by config: median, P95, peak memory, top op; ratio CIs and a verdict.
 
     A verdict needs the whole 95% CI of the median ratio beyond 1 ± the threshold or BASE's A/A noise,
-    the larger: the rule optimize uses too (see surrobench.results.paired); "inconclusive" when the median
+    the larger: the rule optimize uses too (see surrobench.records.paired); "inconclusive" when the median
     ratio is beyond it and its CI is not. Two serve runs (serve --find-max)
     compare their capacity at the P99 target: higher, lower, same or inconclusive.
     """

@@ -28,6 +28,7 @@ from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
 from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
 from surrobench.errors import EXIT_CONFIGS_FAILED, Unsaved, UsageError
 from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.report.progress import progress_hooks
@@ -128,6 +129,9 @@ CompileModeOpt = typer.Option(
 )
 ThreadsOpt = count_option(
     None, "--threads", help="torch.set_num_threads during each config (recorded as torch_threads)."
+)
+MatmulPrecisionOpt = typer.Option(
+    None, "--matmul-precision", help="torch.set_float32_matmul_precision during each config: highest, high, medium."
 )
 TimeoutOpt = typer.Option(
     None,
@@ -476,6 +480,7 @@ class WorkloadOptions:
     channels_last: bool = _declared(ChannelsLastOpt)
     compile_mode: str | None = _declared(CompileModeOpt)
     threads: int | None = _declared(ThreadsOpt)
+    matmul_precision: str | None = _declared(MatmulPrecisionOpt)
     trust_pickle: bool = _declared(TrustPickleOpt)
     timeout_s: float | None = _declared(TimeoutOpt)
 
@@ -506,11 +511,9 @@ class WorkloadOptions:
             input_sets=self.input_sets,
             tag=self.tag,
             rounds=self.rounds,
-            channels_last=self.channels_last,
-            compile_mode=self.compile_mode,
-            threads=self.threads,
             trust_pickle=self.trust_pickle,
             timeout_s=self.timeout_s,
+            **{name: getattr(self, name) for name in EXEC_SETTINGS},
         )
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.cli.options import (
     print_stored,
     print_warnings,
@@ -144,7 +145,7 @@ def _next_steps(workload: WorkloadOptions, db: Path) -> None:
     (optimize's starting point): diagnose and optimize on the same workload (its batches, device and database).
     Nothing for another workload: those commands would not measure the same thing."""
     model, shape = workload.model.strip(), workload.shape.strip()
-    settings = (workload.channels_last, workload.compile_mode, workload.threads, workload.cudnn_benchmark)
+    settings = (*(getattr(workload, name) for name in EXEC_SETTINGS), workload.cudnn_benchmark)
     if "," in model or "," in shape or (workload.precision, workload.mode) != ("fp32", "eager") or any(settings):
         return
     words = ["--model", model, "--shape", shape, "--batch", workload.batch]

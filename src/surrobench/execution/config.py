@@ -6,7 +6,7 @@ import contextlib
 from dataclasses import dataclass
 
 from surrobench.errors import UsageError
-from surrobench.records.config import EXEC_SETTINGS, mode_text
+from surrobench.records.config import EXEC_SETTINGS, ExecSettings, mode_text
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.workload.spec import ShapeSpec
 
@@ -82,8 +82,9 @@ _AUTOCAST_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 
 @dataclass(frozen=True)
-class ExecConfig:
-    """Everything that defines one measured config.
+class ExecConfig(ExecSettings):
+    """Everything that defines one measured config: its identity and counts, and its
+    :class:`~surrobench.records.config.ExecSettings` (keyword-only fields).
 
     Attributes:
         model: model spec as given (zoo name, ``module:factory`` or ``.pt2`` path).
@@ -100,10 +101,6 @@ class ExecConfig:
         input_sets: how many input buffers are rotated through (see ``workload.inputs``).
         trust_pickle: a ``.pt2`` model may load objects through pickle (``--trust-pickle``,
             :func:`surrobench.workload.loader.pickle_members`); carried so the profiling child loads it too.
-        channels_last: 4-D inputs and the module's 4-D weights in ``torch.channels_last`` (NHWC) memory
-            format (PyTorch tutorial "Channels Last Memory Format"); other inputs are left as they are.
-        compile_mode: ``torch.compile``'s ``mode`` when ``mode`` is ``compile``; None is its default.
-        threads: ``torch.set_num_threads`` during the config; None keeps torch's default.
     """
 
     model: str
@@ -118,9 +115,6 @@ class ExecConfig:
     seed: int
     input_sets: int
     trust_pickle: bool = False
-    channels_last: bool = False
-    compile_mode: str | None = None
-    threads: int | None = None
 
     def label(self) -> str:
         """Short human label, e.g. ``fno2d 128 b4 fp16 eager``; a recipe's settings follow the mode
@@ -172,21 +166,25 @@ def autocast_context(precision: str, device: str, *, cache_enabled: bool = True)
 @contextlib.contextmanager
 def execution_settings(cfg: ExecConfig):
     """Every process-wide setting of one config, restored afterwards: TF32 and cuDNN autotuning
-    (:func:`numeric_settings`) and the intra-op thread count (``torch.set_num_threads``)."""
+    (:func:`numeric_settings`), the intra-op thread count (``torch.set_num_threads``) and the fp32 matmul
+    precision (``torch.set_float32_matmul_precision``)."""
     import torch
 
-    saved_threads = torch.get_num_threads()
+    saved_threads, saved_matmul = torch.get_num_threads(), torch.get_float32_matmul_precision()
     if cfg.threads is not None:
         torch.set_num_threads(cfg.threads)
     try:
         with numeric_settings(cfg.precision, cfg.cudnn_benchmark):
+            if cfg.matmul_precision is not None:  # after the TF32 switches, which it would otherwise override
+                torch.set_float32_matmul_precision(cfg.matmul_precision)
             yield
     finally:
         torch.set_num_threads(saved_threads)
+        torch.set_float32_matmul_precision(saved_matmul)
 
 
 #: The fields of :class:`ExecConfig` that every config of a request takes from the request, under the same names.
-REQUEST_FIELDS = ("device", "warmup", "iters", "cudnn_benchmark", "seed", "channels_last", "compile_mode", "threads")
+REQUEST_FIELDS = ("device", "warmup", "iters", "cudnn_benchmark", "seed", *EXEC_SETTINGS)
 
 
 def request_fields(request) -> dict:
@@ -196,10 +194,9 @@ def request_fields(request) -> dict:
 
 
 def settings_record(cfg: ExecConfig) -> dict:
-    """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``: only those that
-    differ from the defaults, so a plain run's record is unchanged."""
-    record = {name: getattr(cfg, name) for name in EXEC_SETTINGS}
-    return {k: v for k, v in record.items() if v not in (None, False)}
+    """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``
+    (:meth:`~surrobench.records.config.ExecSettings.changed`)."""
+    return cfg.changed()
 
 
 def tf32_state() -> dict[str, bool]:

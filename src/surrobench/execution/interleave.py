@@ -1,8 +1,7 @@
 """Interleaved timing of several variants of one config inside one process (A B A B ...).
 
-On the H200 VM the launch time of launch-bound configs moved by ~45% between spells seconds apart
-(docs/benchmarks/h200-compare.md, "A/A"), so a before/after pair taken one after the other cannot show a
-10% remedy. Here every variant is built
+Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so a
+before/after pair cannot show a small remedy. Every variant is built
 once (its first call, which compiles, captures or autotunes, is timed apart as its setup), then the
 variants take turns: each round runs every variant's own warm-up and timed loop in order, so a slow spell
 of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time",

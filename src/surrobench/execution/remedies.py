@@ -10,9 +10,7 @@ Both ways of launching a step as a CUDA graph are tried: capturing the eager for
 ``torch.compile(mode="reduce-overhead")``, which captures Inductor's fused kernels. They set the same field
 (the mode), so the second is the only way a recipe gets compilation and graph replay together: a compiled
 forward of many small kernels stays bound by its launches, and its latency then follows the host's speed
-(on the H200 VM the U-Net at 512² with compile+tf32 timed 1.6-3.2 ms across processes, GPU busy 27% of the
-step; with reduce-overhead 1.24 ms in each: docs/benchmarks/h200-optimize.md, "Why a compiled recipe
-drifted").
+(docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
 
 Sources of each setting: PyTorch docs "CUDA Graphs" (torch.cuda.graph), ``torch.compile`` (modes),
 "TensorFloat-32 (TF32) on Ampere (and later) devices", "Automatic Mixed Precision" (torch.autocast),

@@ -112,20 +112,28 @@ def error_text(exc: BaseException) -> str:
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
     """``cfg`` recorded as ``oom`` or ``error``, the error text :func:`error_text`; ``inputs`` when they were
     built before the failure."""
+    return config_result(
+        cfg, inputs, status, error=error_text(exc), extra={**settings_record(cfg), **failure_extra(exc)}
+    )
+
+
+def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
+    """The one constructor of a measured :class:`ConfigResult`: ``cfg``'s identity and iteration counts, the
+    executed ``inputs`` (the first is the primary ``input_shape``), ``status``, and what was ``measured``
+    (any other field of :class:`ConfigResult`)."""
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
         input_shape=inputs[0].shape if inputs else (),
+        inputs=inputs,
         batch=cfg.batch,
         precision=cfg.precision,
         device=cfg.device,
         mode=cfg.mode,
         status=status,
-        inputs=inputs,
-        error=error_text(exc),
         warmup=cfg.warmup,
         iters=cfg.iters,
-        extra={**settings_record(cfg), **failure_extra(exc)},  # its settings, as a timed result has them
+        **measured,
     )
 
 
@@ -258,19 +266,11 @@ def timed_result(
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")
     if samples.host_ms is not None:
         extra[HOST_SUBMIT_KEY] = float(np.median(samples.host_ms))
-    return ConfigResult(
-        model=cfg.model,
-        shape_label=cfg.shape.label(),
-        input_shape=inputs[0].shape if inputs else (),
-        inputs=inputs,
-        batch=cfg.batch,
-        precision=cfg.precision,
-        device=cfg.device,
-        mode=cfg.mode,
-        status="nonfinite" if nonfinite else "ok",
+    return config_result(
+        cfg,
+        inputs,
+        "nonfinite" if nonfinite else "ok",
         error=error,
-        warmup=cfg.warmup,
-        iters=cfg.iters,
         cold_start_ms=cold_ms,
         latency_ms=latency,
         device_ms=LatencyStats.from_samples(samples.device_ms) if samples.device_ms is not None else None,

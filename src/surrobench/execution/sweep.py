@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ from surrobench.execution.env import busy_host_warning, clock_drop_warning, fing
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
+from surrobench.records.config import ExecSettings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
@@ -47,8 +49,9 @@ class RunSink(Protocol):
 
 
 @dataclass(frozen=True)
-class SweepRequest:
-    """What the user asked for. ``shapes`` None means each model's default size."""
+class SweepRequest(ExecSettings):
+    """What the user asked for, its execution settings the keyword-only fields of
+    :class:`~surrobench.records.config.ExecSettings`. ``shapes`` None means each model's default size."""
 
     models: tuple[str, ...]
     shapes: tuple[ShapeSpec, ...] | None
@@ -64,9 +67,6 @@ class SweepRequest:
     tag: str | None = None
     rounds: int = 1
     trust_pickle: bool = False
-    channels_last: bool = False
-    compile_mode: str | None = None
-    threads: int | None = None
     timeout_s: float | None = None  # each config's time limit (execution.deadline); None: none
 
 
@@ -156,29 +156,18 @@ def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = No
         check_mode(mode, request.device)
     given = given or {}
     surrogates = {spec: given.get(spec) or resolve_model(spec, request.trust_pickle) for spec in request.models}
-    configs = []
-    free = available_bytes(request.device)
+    configs: list[ExecConfig] = []
+    free, batches = available_bytes(request.device), request.batches
+    own = {**request_fields(request), "input_sets": request.input_sets, "trust_pickle": request.trust_pickle}
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
             for batch in request.batches:
                 check_input_size(spec, surrogate, shape, batch, request.input_sets, free)
-        for precision in request.precisions:
-            for mode in request.modes:
-                for shape in shapes:
-                    for batch in request.batches:
-                        configs.append(
-                            ExecConfig(
-                                model=spec,
-                                shape=shape,
-                                batch=batch,
-                                precision=precision,
-                                mode=mode,
-                                input_sets=request.input_sets,
-                                **request_fields(request),
-                                trust_pickle=request.trust_pickle,
-                            )
-                        )
+        configs += [
+            ExecConfig(model=spec, shape=shape, batch=batch, precision=precision, mode=mode, **own)
+            for precision, mode, shape, batch in itertools.product(request.precisions, request.modes, shapes, batches)
+        ]
     return SweepPlan(request, tuple(configs), surrogates)
 
 
@@ -247,17 +236,14 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run row first and each config as it finishes; each result
-    carries its database ``config_id``. The run is marked ``complete`` at the end; with ``finish`` False it
-    is left ``running`` for a phase that follows in the same command (profiling), which marks it
-    (:func:`surrobench.api.profile.profile_phase`), so that the run of a command killed then is listed
-    ``abandoned``, not ``complete``.
+    """Run the planned sweep, committing the run row first and each config (with its ``config_id``) when its
+    last round finishes; the run is marked ``complete`` at the end, or left ``running`` with ``finish`` False
+    for a phase that follows (profiling: :func:`surrobench.api.profile.profile_phase` marks it).
 
-    With ``request.rounds`` > 1 the whole sweep is repeated that many times in this process and each
-    config's rounds are merged (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the
-    host then lands in one round of many configs instead of all samples of one config, and the two-stage
-    bootstrap turns it into a wider interval rather than a false difference. A config is committed when
-    its last round finishes. ``on_result`` is called after every round of every config (progress).
+    With ``request.rounds`` > 1 the whole sweep repeats in this process and each config's rounds are merged
+    (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the host lands in one round of many
+    configs, and the two-stage bootstrap widens the interval instead of reading a false difference.
+    ``on_result`` is called after every round of every config (progress).
 
     Returns:
         The finished run record and warnings for the user (clock drops, noisy or short measurements).

@@ -22,7 +22,7 @@ class CapacityCandidate:
         accuracy: the guard's reason, or the error that stopped the candidate.
         predicted_rps: per policy label (``batch<=8 wait<=1ms``), the predicted capacity at the target.
         best_policy: the policy with the highest prediction (None when it failed to run).
-        service_faster: the paired rule (:mod:`surrobench.results.paired`) on the back-to-back service times of
+        service_faster: the paired rule (:mod:`surrobench.records.paired`) on the back-to-back service times of
             the best policy's full batch against the baseline's at that size: True faster, False not; None for
             the baseline.
     """

@@ -7,21 +7,61 @@ two results with the same key measured the same thing, so runs are matched, stor
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
-#: Execution settings outside the key (an optimize recipe may set them: ``run --channels-last
-#: --compile-mode M --threads N``), kept in a result's ``extra`` when not the default, and named in its label.
-EXEC_SETTINGS = ("channels_last", "compile_mode", "threads")
+from surrobench.errors import UsageError
+
+#: ``torch.set_float32_matmul_precision``'s choices (PyTorch docs, ``torch.set_float32_matmul_precision``).
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecSettings:
+    """The execution settings outside the config key, one record from the request (a sweep request is one)
+    through the config (:class:`~surrobench.execution.config.ExecConfig` is one) to the result's ``extra``,
+    the store and the run-v3 ``settings`` (:meth:`changed`). A new setting is a field here, its execution
+    site (``execution.config.execution_settings``), its option (``cli/options.py``, ``WorkloadOptions``)
+    and the schema (docs/design.md, "Execution settings").
+
+    Attributes:
+        channels_last: 4-D inputs and weights in ``torch.channels_last`` (NHWC) memory format.
+        compile_mode: ``torch.compile``'s ``mode`` in the ``compile`` mode; None is its default.
+        threads: ``torch.set_num_threads`` during the config; None keeps torch's default.
+        matmul_precision: ``torch.set_float32_matmul_precision`` during the config, one of
+            :data:`MATMUL_PRECISIONS`; None keeps torch's (``highest``).
+
+    Raises:
+        UsageError: a ``matmul_precision`` outside :data:`MATMUL_PRECISIONS`.
+    """
+
+    channels_last: bool = False
+    compile_mode: str | None = None
+    threads: int | None = None
+    matmul_precision: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.matmul_precision not in (None, *MATMUL_PRECISIONS):
+            raise UsageError.bad(
+                "matmul_precision", f"{self.matmul_precision!r}: one of {', '.join(MATMUL_PRECISIONS)}"
+            )
+
+    def changed(self) -> dict:
+        """The settings that differ from the defaults, ``{name: value}``: a plain run's record is unchanged."""
+        return {k: getattr(self, k) for k in EXEC_SETTINGS if getattr(self, k) not in (None, False)}
+
+
+#: The names of :class:`ExecSettings`, kept in a result's ``extra`` when not the default, and named in its label.
+EXEC_SETTINGS = tuple(f.name for f in fields(ExecSettings))
 
 
 def mode_text(mode: str, settings: Mapping) -> str:
     """The mode with the settings of :data:`EXEC_SETTINGS` that ``settings`` sets, for a label:
     ``compile(reduce-overhead) channels_last threads=1``; the bare mode when none is set."""
     text = mode + (f"({settings['compile_mode']})" if settings.get("compile_mode") else "")
-    if settings.get("channels_last"):
-        text += " channels_last"
-    if settings.get("threads") is not None:
-        text += f" threads={settings['threads']}"
+    for name in EXEC_SETTINGS:
+        if name != "compile_mode" and settings.get(name) not in (None, False):
+            text += f" {name}" if settings[name] is True else f" {name}={settings[name]}"
     return text
 
 

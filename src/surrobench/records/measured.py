@@ -4,7 +4,7 @@ known (:data:`GAIN_KINDS`).
 A finding's action names remedies that are settings (:data:`surrobench.records.vocab.REMEDIES`); diagnose measures
 them with optimize's own search core (:mod:`surrobench.tune.advice`: the accuracy guard of
 :mod:`surrobench.analysis.accuracy`, windows interleaved with the baseline, the one rule of
-:mod:`surrobench.results.paired`) and records each outcome here. The finding's gain is then ``measured``: the
+:mod:`surrobench.records.paired`) and records each outcome here. The finding's gain is then ``measured``: the
 largest saving of a remedy measured faster. A finding none of whose remedies was measured keeps its
 ``estimate`` (code changes that cannot be toggled: fusing, a CSR reduction, another layout or algorithm).
 """
@@ -20,7 +20,7 @@ from surrobench.records.vocab import remedy_id
 GAIN_KINDS = ("measured", "estimate")
 
 #: The outcome of one remedy measured for a finding: ``faster``, ``slower`` and ``no-difference`` by the one rule
-#: (:meth:`surrobench.results.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
+#: (:meth:`surrobench.records.paired.Speedup.verdict`; ``no-difference`` holds its ``unchanged`` and
 #: ``inconclusive``); ``rejected-by-accuracy`` (its output's relative L2 error over the tolerance, never timed);
 #: ``failed`` (it raised while built or run); ``infeasible`` (known not to apply, with the reason);
 #: ``not-measured`` (the budget ran out before it, or the budget was 0).

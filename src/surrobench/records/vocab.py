@@ -23,7 +23,7 @@ DEVICES = ("cpu", "cuda")
 STATUSES = ("ok", "oom", "error", "timeout", "nonfinite")
 #: An optimize candidate's verdict: faster by the rule and accurate; slower by the rule; neither (inside the noise,
 #: or its interval too wide to tell: optimize-v3); outside the tolerance; not tried for a stated reason; tried and
-#: raised. The rule: :mod:`surrobench.results.paired` (docs/design.md, "Faster: one rule for a pair").
+#: raised. The rule: :mod:`surrobench.records.paired` (docs/design.md, "Faster: one rule for a pair").
 OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_not_faster", "rejected_accuracy", "infeasible", "failed")
 #: The verdicts of optimize-v1 and v2 documents: ``rejected_slower`` there meant "not faster", slower or not.
 OPTIMIZE_VERDICTS_V2 = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")

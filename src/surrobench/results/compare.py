@@ -4,9 +4,9 @@ The benchmarking method (docs/sources.md, method §5) asks to run the same param
 optimization and to record median latency, P95, peak memory and top-op share in one table. This module
 makes that table trustworthy: configs are matched by :meth:`ConfigResult.key`, each latency ratio
 NEW/BASE carries a bootstrap 95% confidence interval, and the verdict is the one rule for "faster" that
-``optimize`` uses too (:mod:`surrobench.results.paired`, docs/design.md "Faster").
+``optimize`` uses too (:mod:`surrobench.records.paired`, docs/design.md "Faster").
 
-**Verdict rule.** The two configs' samples form one :class:`~surrobench.results.paired.PairedSamples`, BASE the
+**Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples`, BASE the
 baseline and NEW the candidate: two separate runs, each side's rounds (``run --rounds``) drawn on their own;
 the baseline and recipe runs that ``optimize`` stored, timed together window by window, as the pair they are
 (their ``extra["paired_units"]``), so ``compare`` reads the same record and verdict as ``optimize`` did. With the
@@ -42,10 +42,10 @@ from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
-from surrobench.results.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
+from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
 from surrobench.results.scaling import rank_key
 
-#: Practical threshold on the latency ratio: the rule's smallest effect (:data:`surrobench.results.paired.MIN_EFFECT`).
+#: Practical threshold on the latency ratio: the rule's smallest effect (:data:`surrobench.records.paired.MIN_EFFECT`).
 DEFAULT_THRESHOLD = MIN_EFFECT
 VERDICTS = ("improved", "regressed", "inconclusive", "unchanged", "not_compared")
 #: The rule's verdict of NEW over BASE, as a comparison's verdict.
@@ -140,7 +140,7 @@ class ConfigComparison:
 
     Attributes:
         median_ratio, p95_ratio: host-latency ratios NEW/BASE with bootstrap 95% CIs; None without samples.
-        speedup: BASE over NEW by the rule of :mod:`surrobench.results.paired` (its noise floor the BASE
+        speedup: BASE over NEW by the rule of :mod:`surrobench.records.paired` (its noise floor the BASE
             side's); None without samples.
         peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE, or when either is a
             CPU figure that is not the config's own peak (``extra["peak_mem_own"]`` False).
@@ -469,7 +469,7 @@ PAIRED_UNITS_KEY = "paired_units"
 
 
 def paired_samples(base: ConfigResult, new: ConfigResult) -> PairedSamples:
-    """The :class:`~surrobench.results.paired.PairedSamples` of two measured configs: timed together when both
+    """The :class:`~surrobench.records.paired.PairedSamples` of two measured configs: timed together when both
     carry the same :data:`PAIRED_UNITS_KEY` units, else two separate runs, each split into its rounds
     (``extra["rounds"]``, one when absent or when its samples do not split evenly).
 

@@ -6,39 +6,22 @@ launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another
 (docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
 later, as ``surrobench run`` in new processes,
 alternating which one starts first (B R, R B, ...), and treats each pair of processes as one unit of
-:class:`surrobench.results.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
+:class:`surrobench.records.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
-**Verdict.** Both sides are compared process by process: optimize's units are its own process (the geometric
-mean of the windows timed there) and each of its windows timed in a pair of fresh processes
-(:attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`); the check's units are its
-pairs (each pair's baseline median over its recipe median). Windows of one process are not independent
-units for a claim about other processes: they share that process's state (a compiled U-Net recipe took
-1.27 ms in one fresh process and 1.45 ms in the next on the H200, while optimize's six windows in one process
-agreed within 1%), and counting them as such is pseudoreplication (Hurlbert, "Pseudoreplication and the
-design of ecological field experiments", Ecological Monographs 54(2), 1984). The question "does a
-replication agree with the original?" is answered by the 95% *prediction interval* of the replication's
-estimate, not by the original's confidence interval, which a replication of a few units misses far more often
-than 5% of the time even when nothing changed (Patil, Peng & Leek, "What should researchers expect when they
-replicate studies?", Perspectives on Psychological Science 11(4), 2016; Spence & Stanley, PLoS ONE 11(9),
-2016). On the logarithm of the unit speedups (a ratio's scale), with ``n`` optimize units and ``m`` pairs and their
-pooled variance ``s^2`` (``n + m - 2`` degrees of freedom, Student), the interval for the fresh pairs' mean is
-``mean(units) +- t(0.975, n + m - 2) * s * sqrt(1/n + 1/m)``: the two-sample t-test's acceptance region,
-given back as speedups (the geometric means).
+**Verdict.** Two readings of paired records by the one rule of :mod:`surrobench.records.paired`. First, the
+fresh pairs' own record: is the recipe faster there (:meth:`~surrobench.records.paired.Speedup.faster`)?
+Second, optimize's unit speedups (its own process as one unit, each window timed in a pair of fresh processes
+another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) against the fresh
+pairs' unit speedups, each unit a process (:func:`agreement`): does the fresh speedup differ from optimize's
+beyond the margin, either way? Windows of one process are one unit, not several (Hurlbert 1984,
+"Pseudoreplication", Ecological Monographs 54(2)).
 
-``reproduced``: the fresh processes are faster by the rule of :mod:`surrobench.results.paired` (their
-interval's lower end clears 1 + the larger of the smallest effect and their noise floor), and the fresh median lies inside the optimize CI or the
-fresh pairs' geometric mean inside the replication interval; ``overlaps``: one of those holds, but the fresh
-processes showed no speedup beyond their noise; ``not_reproduced``: neither holds; ``failed``: a fresh process
-did not finish; ``interrupted``: Ctrl-C ended the check (the processes that finished are stored and listed).
-The reason gives the fresh median's difference from optimize's in percent, each pair's speedup, the interval
-that decided, and how far each side moved between processes.
-
-A recipe whose speedup holds from process to process gets an interval a few percent wide; a launch-bound
-one's units spread as far as its eager baseline drifts between processes (3.00x and 5.59x in two pairs for
-the FNO at 256² on the H200, docs/benchmarks/h200-optimize.md), and so does the interval: the speedup is only
-known that well. With optimize's own process as its only unit (``--processes 0``), the variance comes from
-the fresh pairs alone, with few degrees of freedom: a wide interval, as it should be.
+``reproduced``: faster, and no difference from optimize; ``overlaps``: no difference, but not faster beyond
+the noise; ``not_reproduced``: a difference; ``failed``: a fresh process did not finish; ``interrupted``:
+Ctrl-C ended the check (the processes that finished are stored and listed). The reason gives the fresh
+median's difference from optimize's in percent, each pair's speedup, the agreement reading, and how far each
+side moved between processes. Measurements: docs/benchmarks/h200-optimize.md, "Windows and processes".
 """
 
 from __future__ import annotations
@@ -49,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from surrobench.records.vocab import FRESH_VERDICTS
-from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.records.paired import PairedSamples, Speedup
 
 
 @dataclass(frozen=True)
@@ -105,35 +88,6 @@ def _spread(medians: tuple[float, ...]) -> float:
     return max(medians) / min(medians) - 1.0
 
 
-def replication_interval(units: Sequence[float], pairs: Sequence[float]) -> tuple[float, float]:
-    """The 95% interval in which the geometric mean of ``pairs`` (fresh unit speedups, m >= 1) is expected when
-    they measure what the ``units`` (optimize's unit speedups, n >= 1) measured: ``exp(mean(log units) +-
-    t(0.975, n + m - 2) * s * sqrt(1/n + 1/m))`` with ``s`` the pooled standard deviation of the log speedups
-    (module docstring; Patil, Peng & Leek 2016). With n + m < 3 there is no variance to pool: the interval is
-    the units' geometric mean alone.
-
-    Raises:
-        ValueError: an empty side, or a speedup that is not positive.
-    """
-    from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
-
-    a, b = np.asarray(units, dtype=np.float64), np.asarray(pairs, dtype=np.float64)
-    if (
-        a.size == 0
-        or b.size == 0
-        or not (np.all(a > 0) and np.all(b > 0) and np.isfinite(a).all() and np.isfinite(b).all())
-    ):
-        raise ValueError("need positive speedups on both sides")
-    x, y = np.log(a), np.log(b)
-    df = x.size + y.size - 2
-    center = float(x.mean())
-    if df < 1:
-        return (float(np.exp(center)),) * 2
-    pooled = (float(((x - x.mean()) ** 2).sum()) + float(((y - y.mean()) ** 2).sum())) / df
-    half = float(sps.t.ppf(0.975, df)) * np.sqrt(pooled) * np.sqrt(1 / x.size + 1 / y.size)
-    return (float(np.exp(center - half)), float(np.exp(center + half)))
-
-
 def process_speedups(window_speedups: Sequence[float], process_windows: int) -> tuple[float, ...]:
     """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order) of which the
     last ``process_windows`` were timed in pairs of fresh processes: the windows of the optimize process as one
@@ -170,6 +124,19 @@ def judge_fresh(
     return FreshCheck(verdict=verdict, reason=reason, speedup=fresh, baseline_ms=base_ms, recipe_ms=recipe_ms, **fields)
 
 
+def agreement(optimized_units: Sequence[float], fresh_units: Sequence[float]) -> Speedup:
+    """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each unit its own process, read as a
+    :class:`~surrobench.records.paired.PairedSamples` of two separate sides: the second reading of the module
+    docstring.
+
+    Raises:
+        ValueError: an empty side, or a speedup that is not positive and finite.
+    """
+    a, b = tuple((float(u),) for u in optimized_units), tuple((float(e),) for e in fresh_units)
+    units = lambda n, p: tuple((p + i, 0) for i in range(n))  # noqa: E731
+    return PairedSamples(a, b, units(len(a), 0), units(len(b), len(a)), paired=False).speedup()
+
+
 def fresh_verdict(
     optimized: Speedup,
     fresh: Speedup,
@@ -178,39 +145,33 @@ def fresh_verdict(
     units: Sequence[float] = (),
 ) -> tuple[str, str]:
     """(verdict, reason) of the module docstring for the ``fresh`` speedup over processes whose medians were
-    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its ``units``; what
-    :func:`judge_fresh` decides, also for a stored optimize-v1 ``fresh`` object.
+    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its unit speedups ``units``
+    (none: its median stands for one unit); what :func:`judge_fresh` decides, also for a stored optimize-v1
+    ``fresh`` object.
 
     Raises:
         ValueError: no pairs, unequal counts, or a speedup that is not positive.
     """
-    from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
-
     if not baseline_ms or len(baseline_ms) != len(recipe_ms):
         raise ValueError(f"{len(baseline_ms)} baseline processes but {len(recipe_ms)} recipe processes")
     each = [b / r for b, r in zip(baseline_ms, recipe_ms)]
     units = tuple(units) or (optimized.median,)
-    lo, hi = optimized.ci95
-    r_lo, r_hi = replication_interval(units, each)
-    mean = float(sps.gmean(each))
-    in_ci, in_replication = lo <= fresh.median <= hi, r_lo <= mean <= r_hi
-    where = f"the optimize CI [{lo:.2f}, {hi:.2f}]"
-    if in_ci:
-        how = f"inside {where}"
-    else:
-        how = (
-            f"outside {where}; the fresh pairs' geometric mean {mean:.2f}x {'inside' if in_replication else 'outside'}"
-            f" the 95% replication interval [{r_lo:.2f}, {r_hi:.2f}] of optimize's {len(units)} "
-            + ("process" if len(units) == 1 else "processes")
-        )
-    if not fresh.faster():  # a fresh interval down to 1 reproduces no speedup, whatever it holds
-        verdict = "overlaps" if in_ci or in_replication else "not_reproduced"
+    agree = agreement(units, each)
+    differs = agree.faster() or agree.slower()
+    n = f"{len(units)} " + ("process" if len(units) == 1 else "processes")
+    how = (
+        f"optimize's {n} over the fresh pairs {agree.median:.2f}x [{agree.ci95[0]:.2f}, {agree.ci95[1]:.2f}], "
+        + ("a difference beyond" if differs else "no difference beyond")
+        + f" the {agree.margin_text()}"
+    )
+    if fresh.faster():
+        verdict = "not_reproduced" if differs else "reproduced"
+    else:  # a fresh interval down to 1 reproduces no speedup, whatever it holds
+        verdict = "not_reproduced" if differs else "overlaps"
         how += (
             f", but the fresh processes show no speedup beyond their noise (lower bound {fresh.ci95[0]:.2f}, "
             f"needs > {1 + fresh.margin():.3f})"
         )
-    else:
-        verdict = "reproduced" if in_ci or in_replication else "not_reproduced"
     reason = (
         f"fresh {fresh.median:.2f}x [{fresh.ci95[0]:.2f}, {fresh.ci95[1]:.2f}] over {len(baseline_ms)} process pairs "
         f"({fresh.median / optimized.median - 1:+.1%} against optimize's {optimized.median:.2f}x; pair by pair "

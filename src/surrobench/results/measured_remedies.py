@@ -5,7 +5,7 @@ and none accepted (slower, rejected for accuracy, failed or infeasible) is taken
 with the number); a remedy the optimization did not measure is marked "unmeasured". A stacked clause
 (:attr:`surrobench.records.findings.Clause.stacked`) is cited by the candidate of exactly its remedies, in any
 order (``compile`` stacked on ``tf32``: ``tf32+compile``), kept when its speedup over the baseline is faster by
-the one rule (:meth:`surrobench.results.paired.Speedup.faster`): in a search it may lose to another stack and
+the one rule (:meth:`surrobench.records.paired.Speedup.faster`): in a search it may lose to another stack and
 still be faster than the baseline. Clauses that suggest no remedy,
 warnings included ("keep NCHW ..."), are kept as written. Without an optimization the action is unchanged.
 Nothing is read from the action's prose: the detectors name the remedies where they write the clause.
@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from surrobench.records.findings import Clause, Finding
 from surrobench.records.vocab import remedy_id
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 
 
 def speedup_text(sp: dict | None) -> str:

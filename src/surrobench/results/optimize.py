@@ -17,13 +17,13 @@ from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import OPTIMIZE_VERDICTS
 from surrobench.results.fresh import FreshCheck, process_speedups
-from surrobench.results.paired import Speedup
+from surrobench.records.paired import Speedup
 
 
 @dataclass(frozen=True)
 class Unconfirmed:
     """The recipe the search found, not recommended: its speedup pooled over its ``windows`` timing windows is not
-    faster by the rule of :mod:`surrobench.results.paired`, so its wins were the drift of single windows."""
+    faster by the rule of :mod:`surrobench.records.paired`, so its wins were the drift of single windows."""
 
     name: str
     speedup: Speedup
@@ -50,7 +50,7 @@ class HeadToHead:
     Attributes:
         first: the recipe stacked on the fastest accepted remedy.
         rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
-        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.results.paired`; None when
+        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.records.paired`; None when
             they could not be timed against each other.
         kept: the one that went on to the confirmation: ``rival`` when ``gain``'s median is above 1, faster by
             the rule or not (:meth:`surrobench.tune.search.Search.duel` says why).
@@ -186,7 +186,7 @@ class ConfigOptimization:
         unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`),
             else None.
         baseline_drift: the baseline as the recipe's fresh processes timed it over the baseline as this process
-            timed it (two separate runs, :meth:`surrobench.results.paired.PairedSamples.separate`); None when no
+            timed it (two separate runs, :meth:`surrobench.records.paired.PairedSamples.separate`); None when no
             fresh process ran. Faster or slower by the rule: :meth:`drift_warning`.
     """
 

@@ -6,7 +6,7 @@ channels_last, cudnn.benchmark, threads: :data:`surrobench.records.vocab.REMEDIE
 started on a :class:`surrobench.tune.bench.DeviceBench` (its fp32 and fp64 references, the probe), then each
 remedy built, checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`) and timed in a window of rounds
 interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`), judged by the one rule of
-:mod:`surrobench.results.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
+:mod:`surrobench.records.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
 what each named remedy does to this step, and ``surrobench optimize`` searches for the best recipe.
 
 Order and budget (:func:`recipes_to_measure`): the remedies of the finding with the largest estimated gain first
@@ -38,11 +38,8 @@ from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_va
 from surrobench.tune.request import DEFAULT_ROUNDS, OptimizeRequest
 from surrobench.tune.trials import Trials
 
-#: Seconds a first torch.compile candidate is expected to take before one has run (the budget check of
-#: :meth:`surrobench.tune.trials.Trials.spent` has nothing to go by then): on the H200 the first compiled candidate
-#: of a search set up in 11.3 s (neuraloperator's FNO 512² b8) to 20.6 s (U-Net 256² b8), the later ones in
-#: :data:`~surrobench.tune.trials.WARM_COMPILE_FRACTION` of that (docs/benchmarks/h200-optimize.md, "The budget
-#: holds the fresh processes"). A first compilation is not started with less budget left than the larger.
+#: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
+#: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 FIRST_COMPILE_S = 20.6
 #: Default budget of measured actions per config, s (``measure_s``): the AFNO at 256² b4 took 90 s on the H200
 #: with it (docs/benchmarks/h200-measured-advice.md), timing and profiling 20-30 s. With it the whole diagnose

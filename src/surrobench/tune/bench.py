@@ -1,16 +1,10 @@
-"""What the remedy search measures with (:class:`Bench`), and the bench of one config on this machine
-(:class:`DeviceBench`).
+"""What the remedy search measures with (:class:`Bench`: a test plants timings and accuracies) and the bench of
+one config on this machine (:class:`DeviceBench`): it builds a candidate, checks its output against the
+references and times it in windows of rounds interleaved with the baseline.
 
-The search (:class:`surrobench.tune.search.Search`) decides which candidate to try and judges what was measured;
-a bench builds a candidate, checks its output against the references and times it in windows of rounds
-interleaved with the baseline. The search reads a bench only through :class:`Bench`, so a test gives it planted
-timings and accuracies instead of a model.
-
-:meth:`DeviceBench.start` is step 1 of the search: the baseline built and run once (its setup); the size of a
-round (:func:`round_size`, a few timed calls, kept as the baseline's record when the search is cut short before
-its first window); the fp32 eager reference (TF32 off) and, where the model runs in fp64, the fp64 reference
-computed on the same input (:mod:`surrobench.execution.reference`); one forward observed op by op
-(:mod:`surrobench.collect.probe`).
+:meth:`DeviceBench.start`: the baseline built and run once (its setup); the round size (:func:`round_size`);
+the fp32 eager and, where the model runs in fp64, fp64 references (:mod:`surrobench.execution.reference`); one
+forward observed op by op (:mod:`surrobench.collect.probe`).
 """
 
 from __future__ import annotations
@@ -47,13 +41,11 @@ MIN_ROUND_ITERS = 5
 #: (each CUDA-graph variant holds its own memory pool).
 KEEP_FREE_FRACTION = 0.25
 #: The largest share of the budget the search keeps for one pair of the recipe's fresh processes
-#: (:meth:`DeviceBench.process_reserve_s`): every pair measured on the H200 took 28-38 s (2026-12-02, seven
-#: configs, docs/benchmarks/h200-optimize.md), within a quarter of the 150 s default.
+#: (:meth:`DeviceBench.process_reserve_s`); pair times measured: docs/benchmarks/h200-optimize.md.
 PAIR_SHARE = 0.25
-#: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded.
-#: They run after every timed round of the config: once torch.profiler has attached CUPTI, kernel launches in
-#: that process stay slower until it exits (Kineto does not finalize CUPTI by default, 10-20% slower reported at
-#: https://github.com/pytorch/pytorch/issues/144455), which would slow every eager round timed after it.
+#: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded,
+#: after every timed round (once CUPTI is attached, launches stay slower in that process:
+#: https://github.com/pytorch/pytorch/issues/144455).
 _TOP_OP_SCHEDULE = ProfileSchedule(wait=0, warmup=1, active=3)
 
 
@@ -109,13 +101,9 @@ class Bench(Protocol):
         ``setup_ms`` here; 0 when none run."""
 
 
-#: torch._dynamo compiles one code object at most ``recompile_limit`` times in a process (8 by default), then runs
-#: every new variant of it uncompiled. The search compiles one candidate after another in one process, each
-#: variant one more entry per code object (two where one layer class runs at two shapes), so the limit is raised
-#: this many times over for the search (:func:`room_for_compiled_variants`). On the H200 (2026-12-02) the GAT's
-#: ``GATConv.forward`` hit the limit after six compiled candidates; compile-reduce-overhead then read 2.15x slower
-#: than compile head to head, after 5.74x over the baseline alone (docs/benchmarks/h200-optimize.md, "Every
-#: ladder rung on the new core").
+#: torch._dynamo compiles one code object at most ``recompile_limit`` times per process (8 by default), then runs
+#: new variants uncompiled; the search compiles many candidates in one process, so the limit is raised this many
+#: times over (:func:`room_for_compiled_variants`; docs/benchmarks/h200-optimize.md, "Every ladder rung").
 COMPILED_VARIANTS = 32
 
 
@@ -189,21 +177,11 @@ def top_op(variant: Variant) -> dict | None:
 
 @dataclass
 class DeviceBench:
-    """The :class:`Bench` of one config on this machine.
-
-    Attributes:
-        cfg, prepared, request: the config, its model built once, and what optimize was asked for.
-        baseline: the config itself, built for interleaved timing (its module is the prepared one).
-        reference, fp64: the fp32 eager output and the fp64 output (None where the model refuses fp64) on
-            input set 0; ``fp64_note`` says why there is none.
-        probe: one fp32 forward of the baseline, observed.
-        warmup, iters: warm-up and timed calls per round (:func:`round_size`).
-        budget_end: ``time.monotonic()`` at which ``budget_s`` ends, the fresh processes included.
-        db: where the recipe's fresh processes store their runs (None: not kept).
-        on_phase: told one line before a long step without results of its own (the fresh processes).
-        sizing: the baseline's sizing round (:func:`round_size`): what the record keeps of the baseline when
-            the search is cut short before its first window.
-    """
+    """The :class:`Bench` of one config on this machine: ``cfg`` and its ``prepared`` model, the optimize
+    ``request``, the ``baseline`` variant, the fp32 ``reference`` and ``fp64`` outputs on input set 0
+    (``fp64_note``: why none), the fp32 ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
+    ``budget_end`` (``time.monotonic()``), ``db`` for the fresh processes' runs, ``on_phase`` (one line before a
+    long step), and ``sizing``, the baseline's sizing round (kept when the search is cut short)."""
 
     cfg: ExecConfig
     prepared: PreparedModel
@@ -249,21 +227,8 @@ class DeviceBench:
             probe = probe_forward(cfg, prepared)
         except KeyboardInterrupt:
             raise StartInterrupted(sizing or (baseline.rounds[-1] if baseline.rounds else None)) from None
-        return cls(
-            cfg,
-            prepared,
-            request,
-            baseline,
-            reference,
-            fp64,
-            fp64_note,
-            probe,
-            warmup,
-            iters,
-            budget_end,
-            db,
-            sizing=sizing,
-        )
+        fields = (cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end)
+        return cls(*fields, db, sizing=sizing)
 
     def infeasible(self, remedy: Remedy) -> str | None:
         sets = self.baseline.input_sets
@@ -321,21 +286,11 @@ class DeviceBench:
         return ROUND_TARGET_MS / self.iters
 
     def process_reserve_s(self, setup_ms: float) -> float:
-        """One pair of fresh processes of a recipe whose setup took ``setup_ms`` in this process
-        (:func:`surrobench.tune.fresh.pair_estimate_s`; its calls as long as the baseline's, which a faster recipe
-        undercuts), at most :data:`PAIR_SHARE` of the budget; 0 when no processes run. The search asks again as
-        candidates with slower setups are accepted (a compiled recipe's pairs cost a compilation each), so it
-        stops early enough for the recipe it ends with (:meth:`surrobench.tune.trials.Trials.deadline`).
-
-        One pair, not ``process_pairs``: one is the least that shows whether the recipe holds in a fresh process,
-        and the further pairs run only when the budget left fits them (:meth:`process_windows`). On the H200 a
-        reserve of two pairs of a compiled recipe (up to 60 s of the 120 s then the default) cut the stacking of
-        compiled candidates short, and the transformer and the U-Net at 256² and the FNO at 512², batch 8, ended
-        with worse recipes (3.36x against 4.05x, 1.81x against 4.02x, 1.20x against 1.48x).
-
-        The share is capped because the recipe comes first: a pair estimated past the cap is still run when the
-        budget left fits it (:meth:`process_windows`), and skipped otherwise, while a search cut short loses its
-        recipe for good."""
+        """Seconds for one pair of fresh processes of a recipe whose setup took ``setup_ms`` here
+        (:func:`surrobench.tune.fresh.pair_estimate_s`, its calls as long as the baseline's), at most
+        :data:`PAIR_SHARE` of the budget (the recipe comes first); 0 when no processes run. One pair, not
+        ``process_pairs``: the rest run only when the budget left fits them (:meth:`process_windows`;
+        docs/design.md, "Fresh processes: their share of the budget")."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
@@ -345,18 +300,10 @@ class DeviceBench:
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
         """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
-        windows (:func:`surrobench.tune.fresh.process_windows`); None when none are asked for or no command line
-        can name the model. The pairs are estimated from the baseline's setup as measured here, the recipe's as a
-        fresh process pays it (``setup_ms``: :meth:`surrobench.tune.trials.Trials.fresh_setup_ms`) and both sides'
-        calls as measured here, and a pair that would not end by :attr:`budget_end` is skipped
-        (:class:`surrobench.tune.fresh.PairBudget`): the search kept time for one pair (:meth:`process_reserve_s`),
-        the others run when the budget left fits them, and the config's notes say how many were skipped.
-
-        Windows inside one process do not see what moves between processes: on the H200 a launch-bound eager
-        baseline (DeepONet 65,536, FNO 256²) took 21% and 42% longer in one fresh process than in the next, while
-        its CUDA-graph recipe took the same time in each; the recipe's interval, drawn over in-process windows
-        only, then missed the fresh processes' speedup (docs/benchmarks/h200-optimize.md, "Windows and
-        processes"). Windows timed in fresh processes bring that drift into the interval."""
+        windows (:func:`surrobench.tune.fresh.process_windows`), bringing between-process drift into the interval
+        (docs/benchmarks/h200-optimize.md, "Windows and processes"); None when none are asked for or no command
+        line can name the model. A pair estimated (setups as ``setup_ms`` and measured here, calls as measured
+        here) not to end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`)."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None

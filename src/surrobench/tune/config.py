@@ -24,7 +24,7 @@ from surrobench.execution.runner import PreparedModel, merge_rounds, run_config
 from surrobench.records.run import ConfigResult
 from surrobench.results.compare import PAIRED_UNITS_KEY
 from surrobench.results.optimize import ConfigOptimization
-from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import (
     SIZING_CALLS,
     DeviceBench,
@@ -162,7 +162,7 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
 
 def _baseline_drift(in_process: list[list[float]], processes: ProcessWindows | None) -> Speedup | None:
     """The baseline's rounds in the recipe's fresh processes over its rounds in this process, as two separate runs
-    (:meth:`surrobench.results.paired.PairedSamples.separate`); None without fresh rounds."""
+    (:meth:`surrobench.records.paired.PairedSamples.separate`); None without fresh rounds."""
     if processes is None or not processes.baseline_rounds or not in_process:
         return None
     return PairedSamples.separate(in_process, processes.baseline_rounds).speedup()

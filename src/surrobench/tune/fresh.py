@@ -161,12 +161,9 @@ class PairBudget:
         return time.monotonic() + self.pair_s <= self.deadline
 
 
-#: A fresh process's own cost besides its model's setup and timed calls, seconds, by device: Python, torch and
-#: surrobench imported, the device initialized, the model built, the run stored. CPU: 1.9 and 2.5 s to import
-#: on the 2-core development VM, rounded up. CUDA: on the H200 (2026-12-02, docs/benchmarks/h200-optimize.md,
-#: "Compiled recipes at batch 8") a pair of the patch transformer's baseline and fp16+compile-reduce-overhead
-#: recipe took 37 s, of which setups (5.2 s) and calls (1.6 s) were 6.8 s: 15 s per process. An estimate for
-#: the budget, not a limit; after the first pair the last pair's own time is used (:class:`PairBudget`).
+#: A fresh process's own cost besides its model's setup and timed calls, seconds, by device (imports, device
+#: init, model build, store), an estimate for the budget until a pair has run (:class:`PairBudget`); measured:
+#: docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8".
 PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 
 

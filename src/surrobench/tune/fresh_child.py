@@ -21,30 +21,21 @@ from pathlib import Path
 
 from surrobench.collect.child import config_from_json
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig
+from surrobench.execution.config import ExecConfig, request_fields
 from surrobench.execution.sweep import SweepInterrupted, SweepRequest, execute_sweep, plan_sweep
 from surrobench.results.store import ResultStore
 
 
 def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
     """The one-config sweep that measures ``cfg`` (one round), tagged ``tag``."""
+    one = dict(models=(cfg.model,), shapes=(cfg.shape,), batches=(cfg.batch,), precisions=(cfg.precision,))
     return SweepRequest(
-        models=(cfg.model,),
-        shapes=(cfg.shape,),
-        batches=(cfg.batch,),
-        precisions=(cfg.precision,),
+        **one,
         modes=(cfg.mode,),
-        device=cfg.device,
-        warmup=cfg.warmup,
-        iters=cfg.iters,
-        seed=cfg.seed,
-        cudnn_benchmark=cfg.cudnn_benchmark,
         input_sets=cfg.input_sets,
         tag=tag,
         trust_pickle=cfg.trust_pickle,
-        channels_last=cfg.channels_last,
-        compile_mode=cfg.compile_mode,
-        threads=cfg.threads,
+        **request_fields(cfg),
     )
 
 

@@ -17,16 +17,9 @@ from surrobench.execution.remedies import candidate_remedies
 if TYPE_CHECKING:
     from surrobench.execution.sweep import SweepPlan
 
-#: Default time for one config, seconds: the search and the recipe's fresh processes
-#: (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s` keeps time for one pair of them). A candidate
-#: costs its setup (torch.compile of a zoo model takes tens of seconds) plus 6 rounds x 2 variants of at most
-#: ~0.3 s each. On the H200 the searches of the configs whose recipe holds torch.compile (singles and stacks)
-#: took 70-101 s, call it 100 s, and one pair of fresh processes of a compiled recipe 37 s
-#: (docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8"): 150 s holds the search and one pair
-#: (100 + 37 s), and the config, with the profiling of the top ops after the search (~10-15 s) and the process
-#: start, ends within 3 minutes. At 120 s, with two pairs reserved (up to 60 s, half the budget), the stacking
-#: of compiled candidates was cut short and those configs (transformer and U-Net 256², FNO 512², batch 8) ended
-#: with worse recipes (3.36x, 1.81x, 1.20x against 4.05x, 4.02x, 1.48x).
+#: Default time for one config, seconds: a compiled search and one pair of fresh processes of its recipe
+#: (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), the config ending within 3 minutes
+#: (docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8").
 DEFAULT_BUDGET_S = 150.0
 #: Most pairs of fresh processes ``--verify`` or ``--processes`` runs: each pair costs two process starts (and
 #: compilations).
@@ -34,9 +27,7 @@ MAX_FRESH_PAIRS = 20
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6
 #: Pairs of fresh processes in which the search times its recipe with the baseline once more (each pair one more
-#: timing window of the recipe's interval): on the H200 a launch-bound eager baseline moved 21-42% between two
-#: processes while the in-process windows missed it (docs/benchmarks/h200-optimize.md, "Windows and processes").
-#: Two pairs cost four process starts (and, for a compiled recipe, two compilations).
+#: timing window of the recipe's interval; docs/benchmarks/h200-optimize.md, "Windows and processes").
 DEFAULT_PROCESS_PAIRS = 2
 
 

@@ -19,7 +19,7 @@ injected clock against its deadline, so a test plants timings and time:
    why); a recipe whose pooled speedup is not faster by the rule is not recommended
    (:class:`~surrobench.results.optimize.Unconfirmed`).
 
-Each verdict reads the one rule of :mod:`surrobench.results.paired` (docs/design.md, "Faster"): a candidate is
+Each verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster"): a candidate is
 ``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
 recommended when its speedup pooled over every window (and process) it shared with the baseline is faster.
 """
@@ -31,15 +31,13 @@ from dataclasses import dataclass, field, replace
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, Remedy
 from surrobench.results.optimize import CandidateResult, HeadToHead, Unconfirmed
-from surrobench.results.paired import PairedSamples, Speedup
+from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import Handle
 from surrobench.tune.fresh import ProcessWindows
 from surrobench.tune.trials import Trials
 
-#: Windows in which the recipe is timed with the baseline again after the search (the confirmation). The recipe's
-#: speedup draws its interval over windows (:class:`surrobench.results.paired.PairedSamples`), so it needs
-#: several; three took about 8 s (U-Net 512²) to 17 s (MeshGraphNet 262,144) on the H200, estimated from
-#: their round sizes (6 rounds of up to ~0.3 s of calls a side, plus warm-up).
+#: Windows in which the recipe is timed with the baseline again after the search (the confirmation): its
+#: interval is drawn over windows, so it needs several (durations: docs/benchmarks/h200-optimize.md).
 CONFIRM_WINDOWS = 3
 
 Singles = list[tuple[Remedy, CandidateResult]]
@@ -76,9 +74,8 @@ class Search(Trials):
         """``clock()`` by which the search stops: early enough for one pair of fresh processes
         (:meth:`Trials.deadline`) and, before them, the confirmation's :attr:`confirm_windows` windows, each as
         long as the last window timed (a stacking window times three variants and a confirmation window two,
-        so this keeps a little more than they take). On the H200 the U-Net at 256² batch 8 (windows of about 4 s)
-        ended its search at the deadline of the pair alone, and its confirmation then left no time for the pair
-        (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
+        so this keeps a little more than they take; docs/benchmarks/h200-optimize.md, "The budget holds the
+        fresh processes")."""
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
@@ -126,10 +123,8 @@ class Search(Trials):
         recipe replaces the first when the head to head favours it (:meth:`duel`). Returns (stacked candidates,
         recipe, its handle).
 
-        Why a second start, and the swaps of :meth:`_path`: which of two remedies that exclude each other is
-        faster alone does not say which is faster once the rest is stacked on it. On the H200, DeepONet at
-        262,144 points ran tf32 1.61x and fp16 1.56x alone, and tf32+cudagraph 2.16x against fp16+cudagraph
-        2.52x in a later search, where fp16 had won alone (docs/benchmarks/h200-optimize.md, "Two starts")."""
+        A second start (and the swaps of :meth:`_path`) because which of two exclusive remedies is faster alone
+        does not say which is faster once stacked (docs/benchmarks/h200-optimize.md, "Two starts")."""
         timed = sorted(
             ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
             key=lambda rc: -rc[1].speedup.median,
@@ -167,11 +162,8 @@ class Search(Trials):
         recipe so far by the rule. Then the swaps the first pass could not try yet (the remedy they replace was
         added after them) are tried. Returns (stacked candidates, recipe, its handle).
 
-        Swaps go in the same pass as adds, in the singles' order, so that when the budget runs out the remedies
-        left untried are the ones slowest alone: on the H200 the U-Net at 256² batch 8 spent its last seconds
-        adding cudnn_benchmark (1.00x alone) and channels_last (0.44x) to tf32+cudagraph, and tf32+compile,
-        3.50x at 13:07, was then not tried (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new
-        core")."""
+        Swaps go in the same pass as adds, in the singles' order, so that the remedies a budget leaves untried
+        are the ones slowest alone (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core")."""
         recipe, stacked = start, []
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
@@ -213,11 +205,8 @@ class Search(Trials):
         when the rule calls neither faster. ``first`` was chosen as the fastest of several single-window
         estimates, which favours the one whose window read high (selection bias: Cawley & Talbot 2010, "On
         over-fitting in model selection and subsequent selection bias in performance evaluation", JMLR 11); the
-        head to head is the one window not used to pick them, and it times the two recipes together. On the
-        H200 the GAT's head to head read compile-reduce-overhead 1.21x [0.83, 1.84] over compile, inside a noise
-        floor of 40%; compile, 4.58x alone against 4.05x, stayed the recipe, 20% slower than
-        compile-reduce-overhead had been (docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new
-        core")."""
+        head to head is the one window not used to pick them, and it times the two recipes together
+        (docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
         (recipe, handle), (rival, rival_handle) = first, other
         try:
             self.window([handle, rival_handle])
@@ -235,11 +224,9 @@ class Search(Trials):
         :attr:`confirm_windows` more windows (the confirmation) and the windows in pairs of fresh processes
         (:meth:`Bench.process_windows`), and each window's own speedup.
 
-        One window's CI covers the drift between its rounds, not between windows: on the H200 the same recipe read
-        2.87x to 3.04x at MeshGraphNet 65,536 and 5.06x to 5.75x at U-Net 512² in six windows within 20 s, and the
-        fresh processes fell inside those ranges (docs/benchmarks/h200-optimize.md, "Windows and processes"). So
-        the interval is drawn over windows, and with fresh processes over processes, each pair of them one unit
-        (:class:`surrobench.results.paired.PairedSamples`, whose drift between processes widens it). A
+        One window's CI covers the drift between its rounds, not between windows (docs/benchmarks/h200-optimize.md,
+        "Windows and processes"), so the interval is drawn over windows, and with fresh processes over processes,
+        each pair one unit (:class:`surrobench.records.paired.PairedSamples`). A
         confirmation window that fails (the recipe raised on a later call) leaves the windows measured so far,
         and :attr:`confirm_error` says why; Ctrl-C leaves them too, and no fresh processes run."""
         for _ in range(self.confirm_windows):

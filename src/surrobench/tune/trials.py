@@ -1,5 +1,5 @@
 """One candidate of the remedy search at a time (:class:`Trials`): built, checked by the accuracy guard, timed
-in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.results.paired`
+in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.records.paired`
 against the baseline and, when stacking, against the recipe so far; the budget it runs under and the bookkeeping
 of which baseline rounds each candidate was timed with. :class:`surrobench.tune.search.Search` says in which
 order candidates are tried.
@@ -18,16 +18,13 @@ from surrobench.execution.failures import explain_failure, failure_label
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
-from surrobench.results.paired import PairedSamples, Speedup, break_even_calls
+from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
 #: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
 #: setup at most this fraction of the first's setup: the first compiles cold, the later ones (and the recipe's
-#: fresh processes, which load the compile caches the search filled) hit Inductor's caches. On the H200
-#: (2026-12-02, seven searches, docs/benchmarks/h200-optimize.md "The budget holds the fresh processes") the
-#: largest ratios were 0.72 of the time (U-Net 256² b8: 20.6 s, then 10.0-12.4 s) and 0.64 of the setup
-#: (neuraloperator's FNO 512² b8: 11.3 s, then 7.2 s); the fresh pairs of compiled recipes took 32-38 s against
-#: 28-31 s for pairs that compile nothing.
+#: fresh processes, which load the compile caches the search filled) hit Inductor's caches: the largest ratio
+#: measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 WARM_COMPILE_FRACTION = 0.72
 
 
@@ -139,7 +136,7 @@ class Trials:
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
         (named ``current_name``): ``accepted`` when it is faster than the one it would replace by the rule
-        (:meth:`surrobench.results.paired.Speedup.faster`), over its window. A failure is explained in one line
+        (:meth:`surrobench.records.paired.Speedup.faster`), over its window. A failure is explained in one line
         (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
 
         Returns:

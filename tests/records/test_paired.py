@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from surrobench.results.paired import FasterRule, PairedSamples, break_even_calls, noise_floor
+from surrobench.records.paired import FasterRule, PairedSamples, break_even_calls, noise_floor
 
 
 def _rounds(median_ms: float, drifts: list[float], iters: int = 20, jitter: float = 0.01, seed: int = 0):
