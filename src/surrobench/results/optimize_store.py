@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
-from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
+from surrobench.records.optimize_json import check_optimize_config
 from surrobench.errors import UsageError
+from surrobench.results.optimize import OptimizeReport, config_from_json
 from surrobench.results.store import ResultStore, RunSummary, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
@@ -50,15 +51,14 @@ def add_optimization(store: ResultStore, report: dict) -> None:
 
 
 def _optimization(store: ResultStore, report_json: str) -> dict:
-    """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
+    """A stored optimize report of any version, read through :meth:`OptimizeReport.from_json` and written as the
+    current version (optimize-v3).
 
     Raises:
         UsageError: the row is not a valid optimize-v3 (or v2, v1) document; the message names the bad key.
     """
     with store._reading("an optimization"):
-        doc = json.loads(report_json)
-        check_optimize_json(doc)
-    return doc
+        return OptimizeReport.from_json(json.loads(report_json)).to_json()
 
 
 def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
@@ -112,7 +112,7 @@ def latest_optimized_config(
     inputs: tuple[InputSpec, ...],
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
+    (:func:`~surrobench.records.config.same_inputs`), as optimize-v3 writes it (:func:`config_from_json`), or None. An optimize-v1 object, which kept its primary
     input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
     configs that share a primary input it measured. The object is checked as a config of its report's schema
     (:func:`surrobench.records.optimize_json.check_optimize_config`).
@@ -131,7 +131,7 @@ def latest_optimized_config(
             entry = json.loads(config_json)
             check_optimize_config(entry, schema)
         if same_inputs(inputs_of(entry), inputs):
-            return entry
+            return config_from_json(entry).to_json()
     return None
 
 
