@@ -11,7 +11,7 @@ from surrobench.records.config import InputSpec, inputs_of, same_inputs
 from surrobench.records.optimize_json import check_optimize_config
 from surrobench.errors import UsageError
 from surrobench.results.optimize import OptimizeReport, config_from_json
-from surrobench.results.store import ResultStore, RunSummary, prefix_pattern
+from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
 #: ``optimize:baseline`` when none was given).
@@ -68,12 +68,12 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
     Raises:
         UsageError: several reports match; the report is not a valid optimize document.
     """
-    rows = store.conn.execute(
-        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
+    rows = named(
+        store.conn, "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
     ).fetchall()
     if len(rows) > 1:
         raise UsageError(f"{len(rows)} optimizations in {store.path!r} match id {optimize_id!r}")
-    return _optimization(store, rows[0][0]) if rows else None
+    return _optimization(store, rows[0]["report_json"]) if rows else None
 
 
 def load_optimization(store: ResultStore, optimize_id: str) -> dict:
@@ -95,12 +95,13 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
         UsageError: a report is not a valid optimize document.
     """
     marks = ", ".join("?" * len(run_ids))
-    rows = store.conn.execute(
+    rows = named(
+        store.conn,
         f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
         " ORDER BY created",
         (*run_ids, *run_ids),
     ).fetchall()
-    return [_optimization(store, row[0]) for row in rows]
+    return [_optimization(store, row["report_json"]) for row in rows]
 
 
 def latest_optimized_config(
