@@ -93,8 +93,6 @@ class CapacityOptimization:
             CapacityCandidate(**{**c, "best_policy": c["best_policy"] and ServePolicy(**c["best_policy"])})
             for c in d["candidates"]
         )
-        own = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(
-            **own | {"candidates": candidates, "notes": tuple(d.get("notes", ()))}
-            | {"baseline_rps": pair(d["baseline_rps"]), "top_rps": pair(d["top_rps"])}
-        )
+        own = schemas.plain(d, cls, but=("candidates", "notes", "baseline_rps", "top_rps"))
+        notes = tuple(d.get("notes", ()))
+        return cls(**own, candidates=candidates, notes=notes, baseline_rps=pair(d["baseline_rps"]), top_rps=pair(d["top_rps"]))

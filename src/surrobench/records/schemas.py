@@ -6,6 +6,9 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
+
 #: run-v4: run-v3 with the status ``nonfinite`` (an output held NaN/Inf; before, ``error``) and ``points_per_s``
 #: null for a model without points per sample. run-v3: run-v2 with each result's ``settings`` (channels_last, the compile mode, the thread count,
 #: cudnn.benchmark, where set), ``rounds`` and ``rounds_planned``; run-v2: run-v1 with ``inputs`` per result (every
@@ -67,3 +70,9 @@ COMPARE_VERSUS = "surrobench/compare-versus-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+
+
+def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
+    """The keys of document object ``d`` that name fields of the dataclass ``record`` (less ``but``), as stored:
+    a record's plain keys, read back as they were written (a key ``d`` lacks is left to the field's default)."""
+    return {f.name: d[f.name] for f in fields(record) if f.name in d and f.name not in but}

@@ -317,7 +317,7 @@ def serve_from_json(d: object) -> ServeRecord:
             )
             for p in d["policies"]
         )
-        own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes", "unloaded")}
+        own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
         unloaded = tuple(_unloaded(u) for u in d.get("unloaded", ()))
         return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
     except (KeyError, TypeError, ValueError) as exc:

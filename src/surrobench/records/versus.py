@@ -330,17 +330,9 @@ class VersusRecord:
             raise UsageError(f"not a {schemas.VERSUS} document (schema {got!r}): give a file written by versus --json")
         try:
             return cls(
-                problem=d["problem"],
-                device=d["device"],
-                cases=d["cases"],
-                seed=d["seed"],
-                steps=d["steps"],
-                reference=d["reference"],
-                trivial_error=d["trivial_error"],
-                amortize_calls=d["amortize_calls"],
+                **schemas.plain(d, cls, but=("levels", "surrogates", "environment")),
                 levels=tuple(SolverLevel.from_json(x) for x in d["levels"]),
                 surrogates=tuple(SurrogateResult.from_json(x) for x in d["surrogates"]),
-                created=d.get("created", ""),
                 environment=dict(d.get("environment", {})),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

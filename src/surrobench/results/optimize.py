@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from surrobench.analysis.accuracy import AccuracyVerdict, OutputError
 from surrobench.records import schemas
-from surrobench.records.config import EXEC_SETTINGS, inputs_json, inputs_of
-from surrobench.records.run import ConfigResult
+from surrobench.records.config import EXEC_SETTINGS, inputs_json
+from surrobench.records.run import ConfigResult, identity_from_json
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import OPTIMIZE_VERDICTS
 from surrobench.results.fresh import FreshCheck, process_speedups
@@ -344,17 +344,9 @@ class OptimizeReport:
 
         check_optimize_json(doc)
         return cls(
-            optimize_id=doc["optimize_id"],
-            created=doc["created"],
-            env=doc["env"],
-            tolerance=doc["tolerance"],
-            budget_s=doc["budget_s"],
-            rounds=doc["rounds"],
-            baseline_run_id=doc["baseline_run_id"],
-            recipe_run_id=doc["recipe_run_id"],
+            **schemas.plain(doc, cls, but=("configs", "warnings")),
             configs=tuple(config_from_json(c) for c in doc["configs"]),
             fresh_pairs=doc.get("verify", 0),
-            interrupted=doc.get("interrupted", False),
             warnings=tuple(doc.get("warnings", ())),
         )
 
@@ -371,13 +363,7 @@ def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) 
     latency = None if median is None else LatencyStats(median, p95 if p95 is not None else nan, *[nan] * 6, (nan, nan))
     setup_s = d.get("setup_s")
     return ConfigResult(
-        model=entry["model"],
-        shape_label="x".join(map(str, entry["input_shape"])),
-        input_shape=tuple(entry["input_shape"]),
-        batch=entry["batch"],
-        precision=entry["precision"],
-        device=entry["device"],
-        mode=entry["mode"],
+        **identity_from_json(entry),
         status=status if median is not None or error is None else "error",
         error=error,
         warmup=0,
@@ -386,7 +372,6 @@ def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) 
         latency_ms=latency,
         peak_mem_bytes=d.get("peak_mem_bytes"),
         top_op=d.get("top_op"),
-        inputs=inputs_of(entry),
         extra=dict(entry.get("settings", {})),
     )
 
