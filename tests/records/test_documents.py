@@ -99,7 +99,12 @@ def _diagnosis_older(n: int) -> dict:
     """A kept diagnosis-v5 document as version ``n`` (v4 lacks ``context.host_floor``, v3 each finding's
     ``remedy_stacks``, v2 its ``remedies``, v1 its ``evidence_source``)."""
     old = _without(_load("h200/diagnose_fno2d.json.gz"), f"surrobench/diagnosis-v{n}", where="findings")
-    lacks = {4: (), 3: ("remedy_stacks",), 2: ("remedy_stacks", "remedies"), 1: ("remedy_stacks", "remedies", "evidence_source")}
+    lacks = {
+        4: (),
+        3: ("remedy_stacks",),
+        2: ("remedy_stacks", "remedies"),
+        1: ("remedy_stacks", "remedies", "evidence_source"),
+    }
     if n <= 4:
         old["context"].pop("host_floor", None)
     for f in old["findings"]:
@@ -123,9 +128,15 @@ def _optimize_v1() -> dict:
 DOCUMENTS = {
     "run-v4": (_run, run_from_json, schemas.RUN),
     "run-v3": (lambda: _without(_run(), schemas.RUN_V3), run_from_json, schemas.RUN),
-    "run-v2": (lambda: _without(_run(), schemas.RUN_V2, each=("settings", "rounds", "rounds_planned")), run_from_json, schemas.RUN),
+    "run-v2": (
+        lambda: _without(_run(), schemas.RUN_V2, each=("settings", "rounds", "rounds_planned")),
+        run_from_json,
+        schemas.RUN,
+    ),
     "run-v1": (
-        lambda: _without(_run(), schemas.RUN_V1, each=("settings", "rounds", "rounds_planned", "inputs")), run_from_json, schemas.RUN,
+        lambda: _without(_run(), schemas.RUN_V1, each=("settings", "rounds", "rounds_planned", "inputs")),
+        run_from_json,
+        schemas.RUN,
     ),
     "serve-v2": (_serve, serve_from_json, schemas.SERVE),
     "serve-v1": (lambda: _serve_v1(_serve()), serve_from_json, schemas.SERVE),
@@ -133,7 +144,11 @@ DOCUMENTS = {
     "versus-v1": (lambda: _load("documents/versus-v1.json"), VersusRecord.from_json, schemas.VERSUS),
     "ceilings-v1": (lambda: _load("h200/calibrate.json"), Ceilings.from_json, schemas.CEILINGS),
     **{
-        f"optimize-{name}": (lambda name=name: _load(f"h200/{name}.json.gz"), OptimizeReport.from_json, schemas.OPTIMIZE)
+        f"optimize-{name}": (
+            lambda name=name: _load(f"h200/{name}.json.gz"),
+            OptimizeReport.from_json,
+            schemas.OPTIMIZE,
+        )
         for name in ("opt-pinn-mlp-65536", "opt-fno2d-256-b8", "opt-unet2d-256-b8", "recheck-opt-unet2d-256-b8")
     },
     "optimize-v1": (_optimize_v1, OptimizeReport.from_json, schemas.OPTIMIZE),
@@ -141,7 +156,10 @@ DOCUMENTS = {
         f"diagnosis-{name}": (lambda name=name: _load(f"h200/{name}.json.gz"), Diagnosis.from_json, schemas.DIAGNOSIS)
         for name in ("diagnose_fno2d", "diagnose_transformer", "diagnose_pinn", "diagnose_gat")
     },
-    **{f"diagnosis-v{n}": (lambda n=n: _diagnosis_older(n), Diagnosis.from_json, schemas.DIAGNOSIS) for n in range(1, 5)},
+    **{
+        f"diagnosis-v{n}": (lambda n=n: _diagnosis_older(n), Diagnosis.from_json, schemas.DIAGNOSIS)
+        for n in range(1, 5)
+    },
 }
 
 

@@ -95,4 +95,6 @@ class CapacityOptimization:
         )
         own = schemas.plain(d, cls, but=("candidates", "notes", "baseline_rps", "top_rps"))
         notes = tuple(d.get("notes", ()))
-        return cls(**own, candidates=candidates, notes=notes, baseline_rps=pair(d["baseline_rps"]), top_rps=pair(d["top_rps"]))
+        return cls(
+            **own, candidates=candidates, notes=notes, baseline_rps=pair(d["baseline_rps"]), top_rps=pair(d["top_rps"])
+        )

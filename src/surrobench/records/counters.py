@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields
 
+from surrobench.records import schemas
+
 #: Bound verdicts (:attr:`MeasuredKernel.bound`), Nsight Compute's speed-of-light reading.
 BOUNDS: dict[str, str] = {
     "memory": "a memory unit (DRAM, L2, L1/shared) runs near its peak: the kernel waits on data",
@@ -79,7 +81,7 @@ def function_name(kernel: str) -> str:
 
 
 @dataclass(frozen=True)
-class KernelCounters:
+class KernelCounters(schemas.Plain):
     """One kernel launch under ncu. Fractions of peak are 0..1; None where this ncu or GPU lacks the metric.
 
     Attributes:
@@ -153,15 +155,6 @@ class KernelCounters:
         tensor = sum(v for k, v in self.tensor_ops.items() if k not in ("int8", "int1"))
         return sum(x or 0.0 for x in (self.fp32_flops, self.fp64_flops, self.fp16_flops)) + tensor
 
-    def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelCounters":
-        """Inverse of :meth:`to_json`; unknown keys are ignored (a later version's additions)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
-
 
 @dataclass(frozen=True)
 class MeasuredKernel:
@@ -201,9 +194,7 @@ class MeasuredKernel:
             raise ValueError(f"bound {self.bound!r} / cause {self.cause!r} not in the vocabulary")
 
     def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["counters"] = self.counters.to_json()
-        return d
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"counters": self.counters.to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> "MeasuredKernel":
@@ -211,7 +202,7 @@ class MeasuredKernel:
 
 
 @dataclass(frozen=True)
-class CounterProblem:
+class CounterProblem(schemas.Plain):
     """Why a config has no counters: ``kind`` of :data:`PROBLEMS`, ``message`` one line with the fix."""
 
     kind: str
@@ -220,9 +211,6 @@ class CounterProblem:
     def __post_init__(self) -> None:
         if self.kind not in PROBLEMS:
             raise ValueError(f"counter problem {self.kind!r}; one of {tuple(PROBLEMS)}")
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.message}
 
 
 @dataclass(frozen=True)

@@ -299,7 +299,9 @@ class Diagnosis:
             ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
         """
         if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
-            raise ValueError(f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})")
+            raise ValueError(
+                f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})"
+            )
         try:
             findings = tuple(Finding.from_json(f) for f in doc["findings"])
         except (KeyError, TypeError) as exc:

@@ -34,6 +34,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from surrobench.records import schemas
 from surrobench.records.kernel_classes import KERNEL_CLASSES, classify_kernel, inductor_fused_ops
 
 #: ATen ops that only re-describe a tensor's storage (shape, strides, offset) and never launch a kernel of
@@ -87,7 +88,7 @@ def module_path(range_name: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class KernelStat:
+class KernelStat(schemas.Plain):
     """Kernels of one name launched by one op in one module, over the active steps (µs; ``share`` a fraction)."""
 
     name: str
@@ -104,12 +105,9 @@ class KernelStat:
         if self.kernel_class not in KERNEL_CLASSES or self.origin not in ORIGINS:
             raise ValueError(f"kernel class {self.kernel_class!r} / origin {self.origin!r} not in the vocabulary")
 
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class AttributionNote:
+class AttributionNote(schemas.Plain):
     """One fact about the attribution: ``kind`` of :data:`NOTE_KINDS`, the ``op`` it is about (None for all),
     ``into`` the op the kernels went to (or the reason a mapping is lost), and the kernels and µs concerned."""
 
@@ -122,9 +120,6 @@ class AttributionNote:
     def __post_init__(self) -> None:
         if self.kind not in NOTE_KINDS:
             raise ValueError(f"unknown attribution note {self.kind!r}; one of {tuple(NOTE_KINDS)}")
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,21 @@ def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
     """The keys of document object ``d`` that name fields of the dataclass ``record`` (less ``but``), as stored:
     a record's plain keys, read back as they were written (a key ``d`` lacks is left to the field's default)."""
     return {f.name: d[f.name] for f in fields(record) if f.name in d and f.name not in but}
+
+
+class Plain:
+    """A record whose JSON object is its fields as stored (a tuple as a list); :meth:`from_json` reads it back, a
+    tuple field's list as a tuple."""
+
+    def to_json(self) -> dict:
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, d: Mapping):
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            TypeError: a field without a default missing from ``d``.
+        """
+        tuples = {f.name for f in fields(cls) if str(f.type).startswith("tuple")}
+        return cls(**{k: tuple(v) if k in tuples and v is not None else v for k, v in plain(d, cls).items()})

@@ -282,8 +282,7 @@ def optimize_renderables(
         verbatim = {f"    {c}" for c in entry["recipe"]["code"]}
         verbatim.add(f"run it: {entry['recipe']['run_command']}")
         recipe = [
-            _verbatim(line) if line in verbatim else rich_escape(line)
-            for line in recipe_lines(entry, doc["verify"])
+            _verbatim(line) if line in verbatim else rich_escape(line) for line in recipe_lines(entry, doc["verify"])
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))

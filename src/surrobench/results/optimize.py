@@ -380,10 +380,18 @@ def _accuracy(d: dict | None) -> AccuracyVerdict | None:
     if d is None:
         return None
     outputs = tuple(
-        OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"]) for o in d.get("outputs", ())
+        OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"])
+        for o in d.get("outputs", ())
     )
     return AccuracyVerdict(
-        d["ok"], d["decided_by"], d["reason"], d["rel_l2"], d["max_abs"], outputs, d.get("fp64_rmse"), d.get("ref_fp64_rmse")
+        d["ok"],
+        d["decided_by"],
+        d["reason"],
+        d["rel_l2"],
+        d["max_abs"],
+        outputs,
+        d.get("fp64_rmse"),
+        d.get("ref_fp64_rmse"),
     )
 
 
@@ -410,7 +418,12 @@ def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
 def config_from_json(entry: dict) -> ConfigOptimization:
     """One config object of a checked optimize document of any version (:meth:`OptimizeReport.from_json`). A
     recipe stored before its pooled speedup reads its candidate row's speedup, over that one window."""
-    recipe, h2h, fresh, unconfirmed = entry["recipe"], entry.get("head_to_head"), entry.get("fresh"), entry.get("unconfirmed")
+    recipe, h2h, fresh, unconfirmed = (
+        entry["recipe"],
+        entry.get("head_to_head"),
+        entry.get("fresh"),
+        entry.get("unconfirmed"),
+    )
     pooled = _speedup(recipe.get("speedup"))
     if pooled is None and entry["recommended"]:
         name = "+".join(entry["recommended"])
@@ -426,20 +439,29 @@ def config_from_json(entry: dict) -> ConfigOptimization:
         notes=tuple(entry["notes"]),
         error=entry["error"],
         elapsed_s=entry["elapsed_s"],
-        fresh=None if fresh is None else FreshCheck(
-            fresh["pairs"], fresh["verdict"], fresh["reason"], _speedup(fresh["speedup"]), tuple(fresh["baseline_ms"]),
-            tuple(fresh["recipe_ms"]), tuple(fresh["run_ids"]), fresh["error"], fresh["elapsed_s"],
+        fresh=None
+        if fresh is None
+        else FreshCheck(
+            fresh["pairs"],
+            fresh["verdict"],
+            fresh["reason"],
+            _speedup(fresh["speedup"]),
+            tuple(fresh["baseline_ms"]),
+            tuple(fresh["recipe_ms"]),
+            tuple(fresh["run_ids"]),
+            fresh["error"],
+            fresh["elapsed_s"],
         ),
         recipe_speedup=pooled,
         recipe_window_speedups=tuple(recipe.get("window_speedups", ())) or ((pooled.median,) if pooled else ()),
         recipe_process_windows=recipe.get("process_windows", 0),
         recipe_process_run_ids=tuple(recipe.get("process_run_ids", ())),
         cut_short=entry.get("cut_short", False),
-        head_to_head=None if h2h is None else HeadToHead(
-            h2h["first"], h2h["rival"], _speedup(h2h["gain"]), h2h["kept"], h2h["error"]
-        ),
-        unconfirmed=None if unconfirmed is None else Unconfirmed(
-            unconfirmed["name"], Speedup.from_json(unconfirmed["speedup"]), unconfirmed["windows"]
-        ),
+        head_to_head=None
+        if h2h is None
+        else HeadToHead(h2h["first"], h2h["rival"], _speedup(h2h["gain"]), h2h["kept"], h2h["error"]),
+        unconfirmed=None
+        if unconfirmed is None
+        else Unconfirmed(unconfirmed["name"], Speedup.from_json(unconfirmed["speedup"]), unconfirmed["windows"]),
         baseline_drift=_speedup(entry.get("baseline_drift")),
     )

@@ -69,7 +69,9 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
         UsageError: several reports match; the report is not a valid optimize document.
     """
     rows = named(
-        store.conn, "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
+        store.conn,
+        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'",
+        (prefix_pattern(optimize_id),),
     ).fetchall()
     if len(rows) > 1:
         raise UsageError(f"{len(rows)} optimizations in {store.path!r} match id {optimize_id!r}")

@@ -123,7 +123,9 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
         UsageError: a row our records refuse (a kernel class or note kind outside the vocabulary).
     """
     head = named(
-        store.conn, "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?", (config_id,)
+        store.conn,
+        "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?",
+        (config_id,),
     ).fetchone()
     if head is None:
         return None

@@ -612,7 +612,9 @@ class ResultStore:
         results = []
         for row in rows:
             samples = named(
-                self.conn, "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter", (row["config_id"],)
+                self.conn,
+                "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter",
+                (row["config_id"],),
             ).fetchall()
             latency, device = _load(row["latency_json"]), _load(row["device_json"])
             results.append(
