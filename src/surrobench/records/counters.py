@@ -13,7 +13,7 @@ FLOPs come from the SASS instruction counters, as Nsight Compute's own roofline 
 (Nsight Compute "Kernel Profiling Guide", Roofline Charts: a fused multiply-add is two operations):
 fp32 = 2 ffma + fadd + fmul, fp64 = 2 dfma + dadd + dmul, fp16 = 2 hfma + hadd + hmul; tensor-core operations
 come from the ``sm__ops_path_tensor_src_*`` counters, which count both the mma.sync (HMMA) and Hopper's
-warp-group (GMMA) path, two per multiply-add (an 8192^3 TF32 GEMM reads 2 * 8192^3 on the H200 fixture).
+warp-group (GMMA) path, two per multiply-add (tests/fixtures/ncu).
 """
 
 from __future__ import annotations

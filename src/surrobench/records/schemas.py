@@ -6,6 +6,9 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import fields
 
@@ -79,18 +82,46 @@ def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
 
 
 class Plain:
-    """A record whose JSON object is its fields as stored (a tuple as a list); :meth:`from_json` reads it back, a
-    tuple field's list as a tuple."""
+    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object.
+    :meth:`from_json` reads it back by the fields' annotations (a tuple field's list as a tuple, a nested record's
+    object, or a tuple of them, as that record)."""
 
     def to_json(self) -> dict:
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_json(cls, d: Mapping):
-        """Inverse of :meth:`to_json`.
+        """Inverse of :meth:`to_json`; a key ``d`` lacks is left to the field's default, one it has that is not
+        a field is ignored.
 
         Raises:
             TypeError: a field without a default missing from ``d``.
         """
-        tuples = {f.name for f in fields(cls) if str(f.type).startswith("tuple")}
-        return cls(**{k: tuple(v) if k in tuples and v is not None else v for k, v in plain(d, cls).items()})
+        hints = _hints(cls)
+        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls).items()})
+
+
+def _json(value):
+    if isinstance(value, Plain):
+        return value.to_json()
+    return [_json(v) for v in value] if isinstance(value, tuple) else value
+
+
+@functools.cache
+def _hints(cls: type) -> dict:
+    return typing.get_type_hints(cls)
+
+
+def _read(hint, value):
+    """``value`` read as annotation ``hint`` says: a :class:`Plain` record, a tuple (of records), else as is."""
+    if value is None:
+        return None
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None
+        return _read(args[0], value) if len(args) == 1 else value
+    if isinstance(hint, type) and issubclass(hint, Plain):
+        return hint.from_json(value)
+    if typing.get_origin(hint) is tuple:
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+        return tuple(_read(item, v) if item is not None else v for v in value)
+    return value

@@ -1,11 +1,10 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
 ``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
-few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`): a
-launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
-(docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
-later, as ``surrobench run`` in new processes,
-alternating which one starts first (B R, R B, ...), and treats each pair of processes as one unit of
+few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`); a
+baseline can move between processes while its recipe stays put (docs/benchmarks/h200-optimize.md). The check
+measures the pair again as ``surrobench run`` in new processes, alternating which one starts first (B R, R B,
+...), and treats each pair of processes as one unit of
 :class:`surrobench.results.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
 over iterations within them), so the fresh interval includes the between-process drift.
 
@@ -13,9 +12,8 @@ over iterations within them), so the fresh interval includes the between-process
 mean of the windows timed there) and each of its windows timed in a pair of fresh processes
 (:attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`); the check's units are its
 pairs (each pair's baseline median over its recipe median). Windows of one process are not independent
-units for a claim about other processes: they share that process's state (a compiled U-Net recipe took
-1.27 ms in one fresh process and 1.45 ms in the next on the H200, while optimize's six windows in one process
-agreed within 1%), and counting them as such is pseudoreplication (Hurlbert, "Pseudoreplication and the
+units for a claim about other processes: they share that process's state (docs/benchmarks/h200-optimize.md),
+and counting them as such is pseudoreplication (Hurlbert, "Pseudoreplication and the
 design of ecological field experiments", Ecological Monographs 54(2), 1984). The question "does a
 replication agree with the original?" is answered by the 95% *prediction interval* of the replication's
 estimate, not by the original's confidence interval, which a replication of a few units misses far more often
@@ -34,11 +32,9 @@ did not finish; ``interrupted``: Ctrl-C ended the check (the processes that fini
 The reason gives the fresh median's difference from optimize's in percent, each pair's speedup, the interval
 that decided, and how far each side moved between processes.
 
-A recipe whose speedup holds from process to process gets an interval a few percent wide; a launch-bound
-one's units spread as far as its eager baseline drifts between processes (3.00x and 5.59x in two pairs for
-the FNO at 256² on the H200, docs/benchmarks/h200-optimize.md), and so does the interval: the speedup is only
-known that well. With optimize's own process as its only unit (``--processes 0``), the variance comes from
-the fresh pairs alone, with few degrees of freedom: a wide interval, as it should be.
+The interval is as wide as the units spread between processes. With optimize's own process as its only unit
+(``--processes 0``), the variance comes from the fresh pairs alone, with few degrees of freedom: a wide
+interval.
 """
 
 from __future__ import annotations
@@ -48,12 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrobench.records import schemas
 from surrobench.records.vocab import FRESH_VERDICTS
 from surrobench.results.paired import PairedSamples, Speedup
 
 
 @dataclass(frozen=True)
-class FreshCheck:
+class FreshCheck(schemas.Plain):
     """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes.
 
     Attributes:
@@ -79,20 +76,6 @@ class FreshCheck:
     def __post_init__(self) -> None:
         if self.verdict not in FRESH_VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {FRESH_VERDICTS}")
-
-    def to_json(self) -> dict:
-        """The optimize-v3 ``fresh`` object of a config (as in v2)."""
-        return {
-            "pairs": self.pairs,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "speedup": self.speedup.to_json() if self.speedup else None,
-            "baseline_ms": list(self.baseline_ms),
-            "recipe_ms": list(self.recipe_ms),
-            "run_ids": list(self.run_ids),
-            "error": self.error,
-            "elapsed_s": self.elapsed_s,
-        }
 
 
 def process_medians(rounds: list[list[float]]) -> tuple[float, ...]:

@@ -22,7 +22,7 @@ from surrobench.results.paired import Speedup
 
 
 @dataclass(frozen=True)
-class Unconfirmed:
+class Unconfirmed(schemas.Plain):
     """The recipe the search found, not recommended: its speedup pooled over its ``windows`` timing windows is not
     faster by the rule of :mod:`surrobench.results.paired`, so its wins were the drift of single windows."""
 
@@ -39,12 +39,9 @@ class Unconfirmed:
             "across windows (a busy or drifting machine; measure again when it is quieter, or with more rounds)"
         )
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "speedup": self.speedup.to_json(), "windows": self.windows}
-
 
 @dataclass(frozen=True)
-class HeadToHead:
+class HeadToHead(schemas.Plain):
     """The two recipes of greedy stacking from two starts, timed against each other
     (:meth:`surrobench.tune.search.Search.stack`).
 
@@ -74,15 +71,6 @@ class HeadToHead:
             f"{self.rival.split('+')[0]}); head to head, {self.rival} ran "
             f"{self.gain.reason(self.first)}{close}: {self.kept} is the recipe"
         )
-
-    def to_json(self) -> dict:
-        return {
-            "first": self.first,
-            "rival": self.rival,
-            "gain": self.gain.to_json() if self.gain else None,
-            "kept": self.kept,
-            "error": self.error,
-        }
 
 
 @dataclass(frozen=True)
@@ -418,12 +406,7 @@ def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
 def config_from_json(entry: dict) -> ConfigOptimization:
     """One config object of a checked optimize document of any version (:meth:`OptimizeReport.from_json`). A
     recipe stored before its pooled speedup reads its candidate row's speedup, over that one window."""
-    recipe, h2h, fresh, unconfirmed = (
-        entry["recipe"],
-        entry.get("head_to_head"),
-        entry.get("fresh"),
-        entry.get("unconfirmed"),
-    )
+    recipe, read = entry["recipe"], lambda record, key: record.from_json(entry[key]) if entry.get(key) else None
     pooled = _speedup(recipe.get("speedup"))
     if pooled is None and entry["recommended"]:
         name = "+".join(entry["recommended"])
@@ -439,29 +422,13 @@ def config_from_json(entry: dict) -> ConfigOptimization:
         notes=tuple(entry["notes"]),
         error=entry["error"],
         elapsed_s=entry["elapsed_s"],
-        fresh=None
-        if fresh is None
-        else FreshCheck(
-            fresh["pairs"],
-            fresh["verdict"],
-            fresh["reason"],
-            _speedup(fresh["speedup"]),
-            tuple(fresh["baseline_ms"]),
-            tuple(fresh["recipe_ms"]),
-            tuple(fresh["run_ids"]),
-            fresh["error"],
-            fresh["elapsed_s"],
-        ),
+        fresh=read(FreshCheck, "fresh"),
         recipe_speedup=pooled,
         recipe_window_speedups=tuple(recipe.get("window_speedups", ())) or ((pooled.median,) if pooled else ()),
         recipe_process_windows=recipe.get("process_windows", 0),
         recipe_process_run_ids=tuple(recipe.get("process_run_ids", ())),
         cut_short=entry.get("cut_short", False),
-        head_to_head=None
-        if h2h is None
-        else HeadToHead(h2h["first"], h2h["rival"], _speedup(h2h["gain"]), h2h["kept"], h2h["error"]),
-        unconfirmed=None
-        if unconfirmed is None
-        else Unconfirmed(unconfirmed["name"], Speedup.from_json(unconfirmed["speedup"]), unconfirmed["windows"]),
-        baseline_drift=_speedup(entry.get("baseline_drift")),
+        head_to_head=read(HeadToHead, "head_to_head"),
+        unconfirmed=read(Unconfirmed, "unconfirmed"),
+        baseline_drift=read(Speedup, "baseline_drift"),
     )
