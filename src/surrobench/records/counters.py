@@ -19,7 +19,7 @@ warp-group (GMMA) path, two per multiply-add (tests/fixtures/ncu).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
@@ -157,7 +157,7 @@ class KernelCounters(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class MeasuredKernel:
+class MeasuredKernel(schemas.Plain):
     """A launch's counters read: bound, limiting unit, roofline point, and its kernel-table row.
 
     Attributes:
@@ -193,13 +193,6 @@ class MeasuredKernel:
         if self.bound not in BOUNDS or (self.cause is not None and self.cause not in LATENCY_CAUSES):
             raise ValueError(f"bound {self.bound!r} / cause {self.cause!r} not in the vocabulary")
 
-    def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)} | {"counters": self.counters.to_json()}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "MeasuredKernel":
-        return cls(**{**d, "counters": KernelCounters.from_json(d["counters"])})
-
 
 @dataclass(frozen=True)
 class CounterProblem(schemas.Plain):
@@ -214,7 +207,7 @@ class CounterProblem(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class ConfigCounters:
+class ConfigCounters(schemas.Plain):
     """The counters of one config's step, or the problem that stopped them.
 
     Attributes:
@@ -257,15 +250,3 @@ class ConfigCounters:
             "problem": self.problem.to_json() if self.problem else None,
             "measured_launches": self.measured_launches,
         }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "ConfigCounters":
-        return cls(
-            kernels=tuple(MeasuredKernel.from_json(k) for k in d["kernels"]),
-            selected=tuple(d["selected"]),
-            covered_share=d["covered_share"],
-            passes=d["passes"],
-            ncu_wall_s=d["ncu_wall_s"],
-            command=tuple(d["command"]),
-            problem=CounterProblem(**d["problem"]) if d["problem"] else None,
-        )

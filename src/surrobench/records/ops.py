@@ -28,6 +28,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from surrobench.records import schemas
+
 
 #: The range Dynamo opens around each call of a ``torch.compile``'d frame, ``Torch-Compiled Region: 0/2``
 #: (frame id / compile id; ``torch/_dynamo/eval_frame.py`` records it with ``_RecordFunctionFast``, so the
@@ -238,19 +240,7 @@ class OpTable:
     @classmethod
     def from_json(cls, d: dict) -> "OpTable":
         """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
-        ops = tuple(OpStat.from_json(op) for op in d["ops"])
-        keys = (
-            "basis",
-            "total_us",
-            "active_steps",
-            "source",
-            "kernel_count",
-            "small_kernel_count",
-            "small_kernel_us",
-            "has_shapes",
-            "has_memory",
-        )
-        return cls(ops=ops, **{k: d[k] for k in keys})
+        return cls(ops=tuple(OpStat.from_json(op) for op in d["ops"]), **schemas.plain(d, cls, but=("ops",)))
 
 
 class OpRows:

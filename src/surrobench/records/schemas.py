@@ -78,7 +78,7 @@ NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
     """The keys of document object ``d`` that name fields of the dataclass ``record`` (less ``but``), as stored:
     a record's plain keys, read back as they were written (a key ``d`` lacks is left to the field's default)."""
-    return {f.name: d[f.name] for f in fields(record) if f.name in d and f.name not in but}
+    return {f.name: d[f.name] for f in fields(record) if f.init and f.name in d and f.name not in but}
 
 
 class Plain:
