@@ -123,7 +123,7 @@ class AttributionNote(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class KernelTable:
+class KernelTable(schemas.Plain):
     """The kernels of one profiled config: rows by decreasing ``device_us``, the notes of their attribution.
 
     Attributes:
@@ -171,17 +171,6 @@ class KernelTable:
             "kernels": [k.to_json() for k in self.kernels],
             "notes": [n.to_json() for n in self.notes],
         }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelTable":
-        """Inverse of :meth:`to_json` (the derived views are recomputed). Raises KeyError for a missing key."""
-        return cls(
-            kernels=tuple(KernelStat(**k) for k in d["kernels"]),
-            total_us=d["total_us"],
-            active_steps=d["active_steps"],
-            source=d["source"],
-            notes=tuple(AttributionNote(**n) for n in d["notes"]),
-        )
 
 
 def _shares(rows) -> dict[str, float]:

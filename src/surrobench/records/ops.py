@@ -133,7 +133,7 @@ def categorize(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class OpStat:
+class OpStat(schemas.Plain):
     """One operator (or one kernel no op launched), summed over the table's active steps.
 
     Times in µs, memory in bytes (net: allocated minus freed), ``share`` a fraction of the table's
@@ -155,18 +155,6 @@ class OpStat:
     self_device_mem_bytes: int = 0
     input_shapes: tuple[str, ...] = ()
     inside: tuple[tuple[str, float], ...] = ()
-
-    def to_json(self) -> dict:
-        return {
-            **self.__dict__,
-            "input_shapes": list(self.input_shapes),
-            "inside": [[name, share] for name, share in self.inside],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "OpStat":
-        """Inverse of :meth:`to_json`; a row stored before ``inside`` was recorded has none."""
-        return cls(**{**d, "input_shapes": tuple(d["input_shapes"]), "inside": inside_from_json(d.get("inside", ()))})
 
 
 def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
