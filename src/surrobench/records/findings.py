@@ -310,11 +310,7 @@ class Diagnosis:
 
 
 def findings_from_json(doc: dict) -> list[Finding]:
-    """The findings of a diagnosis document of this or an earlier version (:meth:`Diagnosis.from_json`).
-
-    Raises:
-        ValueError: not a diagnosis document, or a finding object it cannot read.
-    """
+    """The findings of a diagnosis document of any version (:meth:`Diagnosis.from_json`, whose errors it raises)."""
     return list(Diagnosis.from_json(doc).findings)
 
 

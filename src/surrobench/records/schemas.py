@@ -49,9 +49,8 @@ SCENARIOS = "surrobench/scenarios-v4"
 #: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
 #: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
 #: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
-#: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's). v1 and v2 documents still read, a
-#: v1 config identified by its primary input alone. Read back checked key by key
-#: (:mod:`surrobench.records.optimize_json`).
+#: optimize-v1 with ``inputs`` per config (as run-v2's). v1 and v2 documents still read
+#: (:meth:`surrobench.results.optimize.OptimizeReport.from_json`).
 OPTIMIZE = "surrobench/optimize-v3"
 OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"

@@ -1,7 +1,5 @@
 """Optimize reports in the results database (``optimizations``, ``optimize_configs``): stored as each candidate is
-judged, read back checked against their schema (optimize-v3, or v2, v1) by ``show``, ``report``, ``compare`` and the
-diagnosis that cites a config's measured remedies.
-"""
+judged, read back as the current version (:meth:`~surrobench.results.optimize.OptimizeReport.from_json`)."""
 
 from __future__ import annotations
 
@@ -79,11 +77,7 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
 
 
 def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """:func:`find_optimization`, which must find one.
-
-    Raises:
-        UsageError: no report, or several, match; the report is not a valid optimize document.
-    """
+    """:func:`find_optimization`, which must find one (else UsageError, as for several or an invalid one)."""
     doc = find_optimization(store, optimize_id)
     if doc is None:
         raise UsageError(f"no optimization in {store.path!r} matches id {optimize_id!r}")
