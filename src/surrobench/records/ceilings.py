@@ -23,7 +23,7 @@ def calibrate_command(device: str, threads: int | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Ceilings:
+class Ceilings(schemas.Plain):
     """A device's measured ceilings.
 
     Attributes:
@@ -67,16 +67,6 @@ class Ceilings:
     def ridge_flop_per_byte(self, precision: str) -> float:
         """Ridge point, FLOP/byte: ``peak FLOP/s / bandwidth``."""
         return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
-
-    def to_json(self) -> dict:
-        """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
-        return {
-            "device_name": self.device_name,
-            "copy_gbps": self.copy_gbps,
-            "matmul_tflops": self.matmul_tflops,
-            "measured": self.measured,
-            "note": self.note,
-        }
 
     def document(self) -> dict:
         """The ``surrobench calibrate --json`` document: :meth:`to_json` with its ``schema``."""
