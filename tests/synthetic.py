@@ -99,3 +99,29 @@ class PlantedService:
         seconds = (self.a + self.b * k) / 1e3
         self.clock.advance(seconds)
         return seconds
+
+
+def optimize_entry(partial: dict) -> dict:
+    """An optimize config object as optimize-v3 writes it: ``partial``'s keys over an empty config's, its
+    ``baseline`` and ``recipe`` merged key by key and each candidate completed alike."""
+    from surrobench.results.optimize import CandidateResult, ConfigOptimization
+
+    empty = ConfigOptimization(baseline=config(latency_samples(1.0, 0.01))).to_json()
+    blank = CandidateResult("-", "failed", "-").to_json()
+    out = {**empty, **partial}
+    if "label" not in partial and "model" in partial:
+        shape = "x".join(map(str, partial["input_shape"]))
+        out["label"] = f"{partial['model']} {shape} b{partial['batch']} {partial['precision']} {partial['mode']}"
+    for key in ("baseline", "recipe"):
+        out[key] = {**empty[key], **partial.get(key, {})}
+    out["candidates"] = [{**blank, **c} for c in out["candidates"]]
+    return out
+
+
+def optimize_doc(partial: dict) -> dict:
+    """An optimize-v3 document: ``partial``'s keys over an empty report's, each config completed by
+    :func:`optimize_entry`."""
+    from surrobench.results.optimize import OptimizeReport
+
+    empty = OptimizeReport("o1", "2026-12-01T00:00:00+00:00", {}, 0.01, 120.0, 1, "b1", None, ()).to_json()
+    return {**empty, **partial, "configs": [optimize_entry(c) for c in partial.get("configs", ())]}

@@ -7,7 +7,7 @@ import io
 
 import pytest
 from rich.console import Console
-from synthetic import config, latency_samples
+from synthetic import config, latency_samples, optimize_doc
 
 from surrobench.report.history import history_table
 from surrobench.report.optimize import SPEEDUP_HEADER, off_device, optimize_renderables, rows
@@ -106,14 +106,7 @@ def _cpu_doc() -> dict:
         "not_tried": [],
         "notes": [],
     }
-    return {
-        "schema": "surrobench/optimize-v1",
-        "optimize_id": "o1",
-        "baseline_run_id": "b1",
-        "recipe_run_id": None,
-        "tolerance": 0.01,
-        "configs": [entry],
-    }
+    return optimize_doc({"configs": [entry]})
 
 
 def test_optimize_on_the_cpu_names_the_cuda_only_remedies_once():

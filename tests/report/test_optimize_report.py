@@ -1,4 +1,4 @@
-"""The optimize renderers on a planted optimize-v1 document: rows, recipe lines, markdown and the plot."""
+"""The optimize renderers on a planted optimize document: rows, recipe lines, markdown and the plot."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from surrobench.report.optimize import (
     speedup_note,
 )
 from surrobench.report.plots import speedup_vs_error
+from synthetic import optimize_doc
 
 
 def _doc(with_recipe: bool = True) -> dict:
@@ -62,14 +63,7 @@ def _doc(with_recipe: bool = True) -> dict:
         "not_tried": [{"name": "compile", "reason": "budget of 120 s spent"}],
         "notes": ["FFTs at 128x128"],
     }
-    return {
-        "schema": "surrobench/optimize-v1",
-        "optimize_id": "o1",
-        "baseline_run_id": "b1",
-        "recipe_run_id": "r1" if with_recipe else None,
-        "tolerance": 0.01,
-        "configs": [entry],
-    }
+    return optimize_doc({"recipe_run_id": "r1" if with_recipe else None, "configs": [entry]})
 
 
 def test_rows_and_recipe_lines():
@@ -80,16 +74,16 @@ def test_rows_and_recipe_lines():
     assert table[1]["top_op"] == "aten::mm 40%" and table[2]["break_even"] == "-"
     # each candidate's own window's baseline, absent ("-") in reports written before it was kept
     assert table[0]["baseline_ms"] == "1.200" and table[1]["baseline_ms"] == "4.400" and table[2]["baseline_ms"] == "-"
+    entry["recipe"] |= {"speedup": entry["candidates"][0]["speedup"], "window_speedups": [4.0], "windows": 1}
     lines = recipe_lines(entry)
-    # a document written before the pooled speedup: the recipe's own row, labelled as drawn over its own window
-    assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10] in its own window)"
+    assert lines[0] == "recommended: cudagraph (4.00x [3.90, 4.10] over 1 timing window in this process)"
     assert "run it: surrobench run --mode cudagraph" in lines
     assert "not tried: compile (budget of 120 s spent)" in lines and "note: FFTs at 128x128" in lines
     # a document with the pooled recipe speedup shows that one, and over how many windows
     entry["recipe"] |= {"speedup": {"median": 3.8, "ci95": [3.6, 4.05], "noise_floor": 0.01}, "windows": 3}
     assert (
         recipe_lines(entry)[0]
-        == "recommended: cudagraph (3.80x [3.60, 4.05] ratio of the medians pooled over 3 timing windows)"
+        == "recommended: cudagraph (3.80x [3.60, 4.05] ratio of the medians pooled over 3 timing windows in this process)"
     )
     # with each window's own speedup, the range they spanned; none in fresh processes: all in this one
     entry["recipe"] |= {"window_speedups": [3.95, 3.62, 3.81], "process_windows": 0}
@@ -214,7 +208,7 @@ def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_it
     from surrobench.results.optimize import ConfigOptimization
     from surrobench.workload.spec import ShapeSpec
 
-    entry = _doc()["configs"][0]  # a document written before the label was stored
+    entry = _doc()["configs"][0]
     assert config_title(entry) == "fno2d 1x3x128x128 b1 fp32 eager on cuda"  # no settings: the bare mode
     cfg = exec_config(model="fno2d", shape=ShapeSpec(size=128), device="cuda")
     own = replace(
@@ -231,7 +225,7 @@ def test_the_config_title_carries_the_baseline_settings_and_a_failed_baseline_it
 def test_the_stored_line_starts_its_commands_as_surrobench_was_invoked():
     from surrobench.report.optimize import stored_line
 
-    doc = {"optimize_id": "o1", "baseline_run_id": "b1", "recipe_run_id": "r1"}
+    doc = optimize_doc({"recipe_run_id": "r1"})
     lines = stored_line(doc, None, ".venv/bin/surrobench").splitlines()
     assert lines[1].startswith("before/after: .venv/bin/surrobench compare b1 r1")
     assert lines[2].startswith("HTML: .venv/bin/surrobench report b1 r1")

@@ -3,6 +3,8 @@ remedies are the clauses' structured ids, never words of the action."""
 
 from __future__ import annotations
 
+from synthetic import optimize_entry
+
 from surrobench.results.measured_remedies import cite_action, cite_measured
 from surrobench.records.findings import Clause, Evidence, Finding
 
@@ -18,7 +20,7 @@ def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
     return c
 
 
-ENTRY = {
+ENTRY = optimize_entry({
     "candidates": [
         _cand("cudagraph", "accepted", 4.0),
         _cand("compile", "rejected_slower", 0.8),
@@ -28,7 +30,8 @@ ENTRY = {
         _cand("cudagraph+tf32", "accepted", 4.6),
     ],
     "recommended": ["cudagraph", "tf32"],
-}
+    "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83]}},
+})
 
 
 GRAPH = Clause("capture the step as a CUDA graph", ("cudagraph",))
@@ -42,7 +45,7 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
     assert "torch.compile(mode=" not in text  # measured slower: never recommended
     assert "not recommended, measured: compile-reduce-overhead 0.90x [0.85, 0.95], not faster" in text
     assert text.endswith("measured recipe: cudagraph+tf32 4.60x [4.37, 4.83]")
-    pooled = {**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}}
+    pooled = optimize_entry({**ENTRY, "recipe": {"speedup": {"median": 4.4, "ci95": [4.1, 4.7]}, "windows": 3}})
     assert _text(cite_action((GRAPH,), pooled)).endswith("cudagraph+tf32 4.40x [4.10, 4.70]")
     assert cited[-1].remedies == ("cudagraph", "tf32")  # the recipe's clause suggests its remedies
 
@@ -50,7 +53,7 @@ def test_launch_bound_action_shows_the_measured_speedup_and_drops_the_slower_rem
 def test_reduce_overhead_is_its_own_remedy_not_the_default_compile():
     """torch.compile(mode='reduce-overhead') is cited with the compile-reduce-overhead candidate; a plain
     torch.compile clause with the default compile's."""
-    entry = {"candidates": [_cand("compile", "accepted", 1.6)], "recommended": ["compile"]}
+    entry = optimize_entry({"candidates": [_cand("compile", "accepted", 1.6)], "recommended": ["compile"]})
     fuse = Clause("fuse with torch.compile", ("compile",))
     text = _text(
         cite_action((Clause("torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)), fuse), entry)
@@ -69,7 +72,7 @@ def test_unmeasured_and_rejected_for_accuracy():
 def test_a_clause_that_suggests_no_remedy_is_kept_as_written_whatever_it_mentions():
     """A warning names channels_last without suggesting it: the detector gives it no remedy id, so it stays."""
     action = (Clause("keep NCHW for GroupNorm (channels_last measured slower on the H200)"),)
-    assert cite_action(action, {"candidates": ENTRY["candidates"], "recommended": []}) == action
+    assert cite_action(action, {**ENTRY, "recommended": [], "recipe": {**ENTRY["recipe"], "speedup": None}}) == action
 
 
 def test_an_info_finding_that_suggests_a_rejected_remedy_is_cited_too():
@@ -94,9 +97,9 @@ def test_only_optimized_alarm_findings_change():
 def test_measured_line_names_the_run_command_only_when_there_is_one():
     from surrobench.results.measured_remedies import measured_line
 
-    with_command = {**ENTRY, "recipe": {"run_command": "surrobench run --model fno2d --mode cudagraph"}}
+    with_command = {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": "surrobench run --model fno2d --mode cudagraph"}}
     assert measured_line("fno2d 128", with_command).endswith("; run it: surrobench run --model fno2d --mode cudagraph")
-    line = measured_line("TinyConv 8", {**ENTRY, "recipe": {"run_command": None}})  # a model object: no command
+    line = measured_line("TinyConv 8", {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": None}})  # a model object: no command
     assert "cudagraph+tf32 4.60x [4.37, 4.83]" in line and "run it" not in line
 
 

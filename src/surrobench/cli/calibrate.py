@@ -19,7 +19,6 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, count_option, write_json
-from surrobench.records import schemas
 from surrobench.report.escape import rich_escape
 
 
@@ -65,4 +64,4 @@ def calibrate(
     console.print(ceilings_table(ceilings, device))
     at = f" at {threads or torch_threads()} thread(s)" if device == "cpu" else ""
     console.print(rich_escape(f"stored in {where} for {ceilings.device_name}{at}"))
-    write_json(json_out, {"schema": schemas.CEILINGS, **ceilings.to_json()})
+    write_json(json_out, ceilings.document())

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from surrobench.records import schemas
+
 #: Precision whose ceiling stands in for one that was not measured: same unit width (tensor cores).
 _STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
 
@@ -21,7 +23,7 @@ def calibrate_command(device: str, threads: int | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Ceilings:
+class Ceilings(schemas.Plain):
     """A device's measured ceilings.
 
     Attributes:
@@ -66,24 +68,20 @@ class Ceilings:
         """Ridge point, FLOP/byte: ``peak FLOP/s / bandwidth``."""
         return self.peak_tflops(precision) * 1e12 / (self.copy_gbps * 1e9)
 
-    def to_json(self) -> dict:
-        """The stored fields (``surrobench calibrate --json`` adds ``schema``)."""
-        return {
-            "device_name": self.device_name,
-            "copy_gbps": self.copy_gbps,
-            "matmul_tflops": self.matmul_tflops,
-            "measured": self.measured,
-            "note": self.note,
-        }
+    def document(self) -> dict:
+        """The ``surrobench calibrate --json`` document: :meth:`to_json` with its ``schema``."""
+        return {"schema": schemas.CEILINGS, **self.to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> "Ceilings":
-        """Inverse of :meth:`to_json`.
+        """Inverse of :meth:`to_json` and of :meth:`document` (its ``schema`` must then be ceilings-v1).
 
         Raises:
-            TypeError: a key missing, or one that is not a field.
+            ValueError: another ``schema``; TypeError: a key missing, or one that is not a field.
         """
-        return cls(**d)
+        if d.get("schema", schemas.CEILINGS) != schemas.CEILINGS:
+            raise ValueError(f"not a {schemas.CEILINGS} document (schema {str(d['schema'])[:80]!r})")
+        return cls(**{k: v for k, v in d.items() if k != "schema"})
 
 
 def _usable(value: float) -> bool:

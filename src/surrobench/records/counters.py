@@ -13,13 +13,15 @@ FLOPs come from the SASS instruction counters, as Nsight Compute's own roofline 
 (Nsight Compute "Kernel Profiling Guide", Roofline Charts: a fused multiply-add is two operations):
 fp32 = 2 ffma + fadd + fmul, fp64 = 2 dfma + dadd + dmul, fp16 = 2 hfma + hadd + hmul; tensor-core operations
 come from the ``sm__ops_path_tensor_src_*`` counters, which count both the mma.sync (HMMA) and Hopper's
-warp-group (GMMA) path, two per multiply-add (an 8192^3 TF32 GEMM reads 2 * 8192^3 on the H200 fixture).
+warp-group (GMMA) path, two per multiply-add (tests/fixtures/ncu).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
+
+from surrobench.records import schemas
 
 #: Bound verdicts (:attr:`MeasuredKernel.bound`), Nsight Compute's speed-of-light reading.
 BOUNDS: dict[str, str] = {
@@ -79,7 +81,7 @@ def function_name(kernel: str) -> str:
 
 
 @dataclass(frozen=True)
-class KernelCounters:
+class KernelCounters(schemas.Plain):
     """One kernel launch under ncu. Fractions of peak are 0..1; None where this ncu or GPU lacks the metric.
 
     Attributes:
@@ -153,18 +155,9 @@ class KernelCounters:
         tensor = sum(v for k, v in self.tensor_ops.items() if k not in ("int8", "int1"))
         return sum(x or 0.0 for x in (self.fp32_flops, self.fp64_flops, self.fp16_flops)) + tensor
 
-    def to_json(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelCounters":
-        """Inverse of :meth:`to_json`; unknown keys are ignored (a later version's additions)."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
-
 
 @dataclass(frozen=True)
-class MeasuredKernel:
+class MeasuredKernel(schemas.Plain):
     """A launch's counters read: bound, limiting unit, roofline point, and its kernel-table row.
 
     Attributes:
@@ -200,18 +193,9 @@ class MeasuredKernel:
         if self.bound not in BOUNDS or (self.cause is not None and self.cause not in LATENCY_CAUSES):
             raise ValueError(f"bound {self.bound!r} / cause {self.cause!r} not in the vocabulary")
 
-    def to_json(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d["counters"] = self.counters.to_json()
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict) -> "MeasuredKernel":
-        return cls(**{**d, "counters": KernelCounters.from_json(d["counters"])})
-
 
 @dataclass(frozen=True)
-class CounterProblem:
+class CounterProblem(schemas.Plain):
     """Why a config has no counters: ``kind`` of :data:`PROBLEMS`, ``message`` one line with the fix."""
 
     kind: str
@@ -221,12 +205,9 @@ class CounterProblem:
         if self.kind not in PROBLEMS:
             raise ValueError(f"counter problem {self.kind!r}; one of {tuple(PROBLEMS)}")
 
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.message}
-
 
 @dataclass(frozen=True)
-class ConfigCounters:
+class ConfigCounters(schemas.Plain):
     """The counters of one config's step, or the problem that stopped them.
 
     Attributes:
@@ -269,15 +250,3 @@ class ConfigCounters:
             "problem": self.problem.to_json() if self.problem else None,
             "measured_launches": self.measured_launches,
         }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "ConfigCounters":
-        return cls(
-            kernels=tuple(MeasuredKernel.from_json(k) for k in d["kernels"]),
-            selected=tuple(d["selected"]),
-            covered_share=d["covered_share"],
-            passes=d["passes"],
-            ncu_wall_s=d["ncu_wall_s"],
-            command=tuple(d["command"]),
-            problem=CounterProblem(**d["problem"]) if d["problem"] else None,
-        )

@@ -271,27 +271,49 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=key)
 
 
-def findings_from_json(doc: dict) -> list[Finding]:
-    """The findings of a diagnosis document (``surrobench diagnose --json``) of this or an earlier version.
+@dataclass(frozen=True)
+class Diagnosis:
+    """A diagnosis document (``surrobench diagnose --json``): ``context`` says what was diagnosed (run id, trace
+    path...), ``findings`` ranked, ``warnings`` what the reading could not take as given (events a trace loader
+    dropped or repaired, a missing trace...), one line each."""
 
-    Raises:
-        ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
-    """
-    if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
-        raise ValueError(f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})")
-    try:
-        return [Finding.from_json(f) for f in doc["findings"]]
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"a finding of the diagnosis document cannot be read: {exc!r}") from None
+    context: dict
+    findings: tuple[Finding, ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v6``."""
+        return {
+            "schema": schemas.DIAGNOSIS,
+            "context": self.context,
+            "findings": [f.to_json() for f in self.findings],
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_json(cls, doc: object) -> Diagnosis:
+        """A diagnosis document of this or an earlier version (:meth:`Finding.from_json`; no ``warnings`` before
+        they were written: none).
+
+        Raises:
+            ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
+        """
+        if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
+            raise ValueError(
+                f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})"
+            )
+        try:
+            findings = tuple(Finding.from_json(f) for f in doc["findings"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"a finding of the diagnosis document cannot be read: {exc!r}") from None
+        return cls(doc.get("context", {}), findings, tuple(doc.get("warnings", ())))
+
+
+def findings_from_json(doc: dict) -> list[Finding]:
+    """The findings of a diagnosis document of any version (:meth:`Diagnosis.from_json`, whose errors it raises)."""
+    return list(Diagnosis.from_json(doc).findings)
 
 
 def diagnosis_json(findings: list[Finding], context: dict, warnings: tuple[str, ...] | list[str] = ()) -> dict:
-    """``{"schema", "context", "findings", "warnings"}``: ``context`` says what was diagnosed (run id, trace
-    path...); ``warnings`` what the reading could not take as given (events a trace loader dropped or
-    repaired, a missing trace...), one line each. Documents written before ``warnings`` lack the key."""
-    return {
-        "schema": schemas.DIAGNOSIS,
-        "context": context,
-        "findings": [f.to_json() for f in findings],
-        "warnings": list(warnings),
-    }
+    """The :class:`Diagnosis` document of ``findings`` (in their order) on ``context``, with ``warnings``."""
+    return Diagnosis(context, tuple(findings), tuple(warnings)).to_json()

@@ -34,6 +34,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from surrobench.records import schemas
 from surrobench.records.kernel_classes import KERNEL_CLASSES, classify_kernel, inductor_fused_ops
 
 #: ATen ops that only re-describe a tensor's storage (shape, strides, offset) and never launch a kernel of
@@ -87,7 +88,7 @@ def module_path(range_name: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class KernelStat:
+class KernelStat(schemas.Plain):
     """Kernels of one name launched by one op in one module, over the active steps (µs; ``share`` a fraction)."""
 
     name: str
@@ -104,12 +105,9 @@ class KernelStat:
         if self.kernel_class not in KERNEL_CLASSES or self.origin not in ORIGINS:
             raise ValueError(f"kernel class {self.kernel_class!r} / origin {self.origin!r} not in the vocabulary")
 
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class AttributionNote:
+class AttributionNote(schemas.Plain):
     """One fact about the attribution: ``kind`` of :data:`NOTE_KINDS`, the ``op`` it is about (None for all),
     ``into`` the op the kernels went to (or the reason a mapping is lost), and the kernels and µs concerned."""
 
@@ -123,12 +121,9 @@ class AttributionNote:
         if self.kind not in NOTE_KINDS:
             raise ValueError(f"unknown attribution note {self.kind!r}; one of {tuple(NOTE_KINDS)}")
 
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class KernelTable:
+class KernelTable(schemas.Plain):
     """The kernels of one profiled config: rows by decreasing ``device_us``, the notes of their attribution.
 
     Attributes:
@@ -168,17 +163,6 @@ class KernelTable:
             "kernels": [k.to_json() for k in self.kernels],
             "notes": [n.to_json() for n in self.notes],
         }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelTable":
-        """Inverse of :meth:`to_json` (the derived views are recomputed). Raises KeyError for a missing key."""
-        return cls(
-            kernels=tuple(KernelStat(**k) for k in d["kernels"]),
-            total_us=d["total_us"],
-            active_steps=d["active_steps"],
-            source=d["source"],
-            notes=tuple(AttributionNote(**n) for n in d["notes"]),
-        )
 
 
 def _shares(rows) -> dict[str, float]:

@@ -28,6 +28,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from surrobench.records import schemas
+
 
 #: The range Dynamo opens around each call of a ``torch.compile``'d frame, ``Torch-Compiled Region: 0/2``
 #: (frame id / compile id; ``torch/_dynamo/eval_frame.py`` records it with ``_RecordFunctionFast``, so the
@@ -117,8 +119,7 @@ MIN_INSIDE_SHARE = 0.05
 SMALL_KERNEL_US = 5.0
 """A kernel shorter than this is "small": launching a kernel from eager PyTorch costs a few µs of host
 time (docs/sources.md, method §3: "gaps of a few µs between small kernels" mean launch-bound), so back-to-back
-kernels below it leave the GPU idle. On the H200 fixture FNO2d at 128x128 the median kernel is 2.1 µs and
-231 of 237 kernels are under 5 µs, with 0.21 ms of kernel time in a ~1 ms step (../GPU notes, fixtures)."""
+kernels below it leave the GPU idle (tests/fixtures/traces/fno2d_128_b1_fp32_h200.json.gz)."""
 
 
 @lru_cache(maxsize=4096)
@@ -132,7 +133,7 @@ def categorize(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class OpStat:
+class OpStat(schemas.Plain):
     """One operator (or one kernel no op launched), summed over the table's active steps.
 
     Times in µs, memory in bytes (net: allocated minus freed), ``share`` a fraction of the table's
@@ -154,18 +155,6 @@ class OpStat:
     self_device_mem_bytes: int = 0
     input_shapes: tuple[str, ...] = ()
     inside: tuple[tuple[str, float], ...] = ()
-
-    def to_json(self) -> dict:
-        return {
-            **self.__dict__,
-            "input_shapes": list(self.input_shapes),
-            "inside": [[name, share] for name, share in self.inside],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "OpStat":
-        """Inverse of :meth:`to_json`; a row stored before ``inside`` was recorded has none."""
-        return cls(**{**d, "input_shapes": tuple(d["input_shapes"]), "inside": inside_from_json(d.get("inside", ()))})
 
 
 def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
@@ -239,19 +228,7 @@ class OpTable:
     @classmethod
     def from_json(cls, d: dict) -> "OpTable":
         """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
-        ops = tuple(OpStat.from_json(op) for op in d["ops"])
-        keys = (
-            "basis",
-            "total_us",
-            "active_steps",
-            "source",
-            "kernel_count",
-            "small_kernel_count",
-            "small_kernel_us",
-            "has_shapes",
-            "has_memory",
-        )
-        return cls(ops=ops, **{k: d[k] for k in keys})
+        return cls(ops=tuple(OpStat.from_json(op) for op in d["ops"]), **schemas.plain(d, cls, but=("ops",)))
 
 
 class OpRows:

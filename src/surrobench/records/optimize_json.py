@@ -1,13 +1,7 @@
-"""An optimize document read back, checked key by key: ``surrobench/optimize-v3``, and ``optimize-v2`` and
-``optimize-v1`` documents stored before it (:func:`check_optimize_json`, :func:`check_optimize_config`).
-
-The document is :meth:`surrobench.results.optimize.OptimizeReport.to_json`; docs/design.md ("Optimize JSON")
-lists every key with its type and unit. A v3 document must hold every key; a v2 document too, less a config's
-``unconfirmed``, its verdicts those of v2 (:data:`~surrobench.records.vocab.OPTIMIZE_VERDICTS_V2`: no
-``rejected_not_faster``). A v1 document has no ``inputs`` per
-config, and one written early in v1 lacks the keys added during it (a config's ``head_to_head`` and ``fresh``, the
-recipe's windows, a candidate's ``baseline_ms``, ...): it must hold the keys v1 began with, and a later key it holds
-is checked as in v2. A key a reader does not know is left alone.
+"""An optimize document (:meth:`surrobench.results.optimize.OptimizeReport.to_json`; docs/design.md, "Optimize
+JSON") checked key by key before it is read back: optimize-v3 and v2 must hold every key (v2 less a config's
+``unconfirmed``, with :data:`~surrobench.records.vocab.OPTIMIZE_VERDICTS_V2`); v1 the keys v1 began with, a key
+added during v1 checked where present. A key a reader does not know is left alone.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrobench.records import schemas
 from surrobench.records.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 #: The practical band of the rule: speedups within 2% count as equal (run-to-run drift of GPU clocks alone moves
@@ -59,7 +60,7 @@ class FasterRule:
 
 
 @dataclass(frozen=True)
-class Speedup:
+class Speedup(schemas.Plain):
     """``median`` (baseline / candidate median latency), its 95% CI ``ci95`` and the baseline's A/A
     ``noise_floor`` (a fraction: 0.02 means the same code moved by up to 2% against itself)."""
 
@@ -103,19 +104,6 @@ class Speedup:
         if self.slower(rule):
             return f"slower: {text}"
         return f"not faster beyond the noise: {text}, lower bound needs > {1 + self.margin(rule):.3f}"
-
-    def to_json(self) -> dict:
-        """``{"median", "ci95": [lo, hi], "noise_floor"}``."""
-        return {"median": self.median, "ci95": list(self.ci95), "noise_floor": self.noise_floor}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Speedup:
-        """The speedup :meth:`to_json` wrote (an optimize report's ``speedup`` object).
-
-        Raises:
-            KeyError, TypeError: ``d`` is not such an object.
-        """
-        return cls(float(d["median"]), (float(d["ci95"][0]), float(d["ci95"][1])), float(d["noise_floor"]))
 
 
 Rounds = tuple[tuple[float, ...], ...]

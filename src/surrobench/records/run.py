@@ -447,6 +447,17 @@ def check_run_json(d: object) -> None:
         _check_result(result, f"results[{i}]", keys)
 
 
+def identity_from_json(d: dict) -> dict:
+    """The identity fields of a :class:`ConfigResult` in a JSON config object (a run result, an optimize config):
+    model, the executed ``input_shape`` (also as ``shape_label``, ``2x3x64x64``), batch, precision, device, mode
+    and ``inputs`` (:func:`~surrobench.records.config.inputs_of`)."""
+    shape = tuple(d["input_shape"])
+    return {
+        "model": d["model"], "shape_label": "x".join(map(str, shape)), "input_shape": shape, "batch": d["batch"],
+        "precision": d["precision"], "device": d["device"], "mode": d["mode"], "inputs": inputs_of(d),
+    }  # fmt: skip
+
+
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
     """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
 
@@ -462,13 +473,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         own = {}
     throughput = d["throughput"]
     return ConfigResult(
-        model=d["model"],
-        shape_label="x".join(map(str, d["input_shape"])),
-        input_shape=tuple(d["input_shape"]),
-        batch=d["batch"],
-        precision=d["precision"],
-        device=d["device"],
-        mode=d["mode"],
+        **identity_from_json(d),
         status=d["status"],
         error=d["error"],
         warmup=d["warmup"],
@@ -482,7 +487,6 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         peak_reserved_bytes=d["peak_reserved_bytes"],
         top_op=d["top_op"],
         samples_ms=tuple(d["samples_ms"]),
-        inputs=inputs_of(d),
         extra={
             **({"rounds": rounds} if rounds > 1 else {}),
             **own,

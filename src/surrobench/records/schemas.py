@@ -6,6 +6,12 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import fields
+
 #: run-v4: run-v3 with the status ``nonfinite`` (an output held NaN/Inf; before, ``error``) and ``points_per_s``
 #: null for a model without points per sample. run-v3: run-v2 with each result's ``settings`` (channels_last, the compile mode, the thread count,
 #: cudnn.benchmark, where set), ``rounds`` and ``rounds_planned``; run-v2: run-v1 with ``inputs`` per result (every
@@ -43,9 +49,8 @@ SCENARIOS = "surrobench/scenarios-v4"
 #: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
 #: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
 #: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
-#: optimize-v1 with ``inputs`` per config (the config identity, as run-v2's). v1 and v2 documents still read, a
-#: v1 config identified by its primary input alone. Read back checked key by key
-#: (:mod:`surrobench.records.optimize_json`).
+#: optimize-v1 with ``inputs`` per config (as run-v2's). v1 and v2 documents still read
+#: (:meth:`surrobench.results.optimize.OptimizeReport.from_json`).
 OPTIMIZE = "surrobench/optimize-v3"
 OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
@@ -67,3 +72,55 @@ COMPARE_VERSUS = "surrobench/compare-versus-v1"
 
 #: Nsight Systems report files: ``.nsys-rep`` (2021.4 and later) and ``.qdrep`` (older releases).
 NSYS_REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+
+
+def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
+    """The keys of document object ``d`` that name fields of the dataclass ``record`` (less ``but``), as stored:
+    a record's plain keys, read back as they were written (a key ``d`` lacks is left to the field's default)."""
+    return {f.name: d[f.name] for f in fields(record) if f.init and f.name in d and f.name not in but}
+
+
+class Plain:
+    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object.
+    :meth:`from_json` reads it back by the fields' annotations (a tuple field's list as a tuple, a nested record's
+    object, or a tuple of them, as that record)."""
+
+    def to_json(self) -> dict:
+        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, d: Mapping):
+        """Inverse of :meth:`to_json`; a key ``d`` lacks is left to the field's default, one it has that is not
+        a field is ignored.
+
+        Raises:
+            TypeError: a field without a default missing from ``d``.
+        """
+        hints = _hints(cls)
+        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls).items()})
+
+
+def _json(value):
+    if isinstance(value, Plain):
+        return value.to_json()
+    return [_json(v) for v in value] if isinstance(value, tuple) else value
+
+
+@functools.cache
+def _hints(cls: type) -> dict:
+    return typing.get_type_hints(cls)
+
+
+def _read(hint, value):
+    """``value`` read as annotation ``hint`` says: a :class:`Plain` record, a tuple (of records), else as is."""
+    if value is None:
+        return None
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None
+        return _read(args[0], value) if len(args) == 1 else value
+    if isinstance(hint, type) and issubclass(hint, Plain):
+        return hint.from_json(value)
+    if typing.get_origin(hint) is tuple:
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+        return tuple(_read(item, v) if item is not None else v for v in value)
+    return value

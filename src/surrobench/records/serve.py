@@ -40,7 +40,7 @@ def padded_size(k: int, sizes: tuple[int, ...]) -> int:
 
 
 @dataclass(frozen=True)
-class ServePolicy:
+class ServePolicy(schemas.Plain):
     """A dynamic batcher's policy: dispatch when ``max_batch`` requests wait, or when the oldest waiting one
     has waited ``max_wait_ms`` (Triton's dynamic batcher, ``max_queue_delay_microseconds``)."""
 
@@ -52,7 +52,7 @@ class ServePolicy:
 
 
 @dataclass(frozen=True)
-class Percentile:
+class Percentile(schemas.Plain):
     """One latency percentile of a load point.
 
     Attributes:
@@ -70,7 +70,7 @@ class Percentile:
 
 
 @dataclass(frozen=True)
-class LoadPoint:
+class LoadPoint(schemas.Plain):
     """What one offered load did.
 
     Attributes:
@@ -139,7 +139,7 @@ class LoadPoint:
 
 
 @dataclass(frozen=True)
-class SearchStep:
+class SearchStep(schemas.Plain):
     """One rate tried by the peak search: ``phase`` ``bound`` (doubling or halving to bracket the peak) or
     ``bisect`` (halving the bracket); ``p99_ms`` None when no request of the rate completed (it fails)."""
 
@@ -150,7 +150,7 @@ class SearchStep:
 
 
 @dataclass(frozen=True)
-class Capacity:
+class Capacity(schemas.Plain):
     """The highest request rate whose P99 stayed within ``target_p99_ms``, as the search bracketed it.
 
     Attributes:
@@ -188,7 +188,7 @@ class Capacity:
 
 
 @dataclass(frozen=True)
-class UnloadedLatency:
+class UnloadedLatency(schemas.Plain):
     """Service times of one padded batch size measured before any load (ms): ``isolated`` batches started
     after an idle gap of ``gap_ms`` (the device and host gone quiet, as a request at a sparse rate finds
     them) and ``back_to_back`` batches, each started as the previous one ended (as under load). Each tuple holds
@@ -223,7 +223,7 @@ class UnloadedLatency:
 
 
 @dataclass(frozen=True)
-class PolicyResult:
+class PolicyResult(schemas.Plain):
     """The load points (and capacity, when searched) of one batching policy; ``policy`` None for an HTTP
     endpoint, which batches (or not) by its own policy."""
 
@@ -282,23 +282,6 @@ class ServeJsonError(ValueError):
     """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
 
 
-def _point(d: dict) -> LoadPoint:
-    pct = tuple(Percentile(p["q"], p["value_ms"], tuple(p["ci95_ms"]), p["tail_requests"]) for p in d["percentiles"])
-    return LoadPoint(**{**d, "percentiles": pct})
-
-
-def _capacity(d: dict | None) -> Capacity | None:
-    if d is None:
-        return None
-    steps = tuple(SearchStep(**s) for s in d["steps"])
-    extra = {k: d[k] for k in ("predicted_rps", "infeasible", "search_s") if k in d}  # serve-v1 has none
-    return Capacity(d["target_p99_ms"], d["capacity_rps"], d["failing_rps"], steps, **extra)
-
-
-def _unloaded(d: dict) -> UnloadedLatency:
-    return UnloadedLatency(d["batch"], d["gap_ms"], tuple(d["isolated_ms"]), tuple(d["back_to_back_ms"]))
-
-
 def serve_from_json(d: object) -> ServeRecord:
     """Inverse of :meth:`ServeRecord.to_json`; a serve-v1 document reads with no unloaded latency, no
     prediction, and its load points without ``completed`` and ``slo_attainment``.
@@ -309,16 +292,9 @@ def serve_from_json(d: object) -> ServeRecord:
     if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
         raise ServeJsonError(f"not a {schemas.SERVE} document")
     try:
-        policies = tuple(
-            PolicyResult(
-                ServePolicy(**p["policy"]) if p["policy"] else None,
-                tuple(_point(x) for x in p["points"]),
-                _capacity(p["capacity"]),
-            )
-            for p in d["policies"]
-        )
-        own = {k: d[k] for k in ServeRecord.__dataclass_fields__ if k not in ("policies", "notes", "unloaded")}
-        unloaded = tuple(_unloaded(u) for u in d.get("unloaded", ()))
+        own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
+        policies = tuple(PolicyResult.from_json(p) for p in d["policies"])
+        unloaded = tuple(UnloadedLatency.from_json(u) for u in d.get("unloaded", ()))
         return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
     except (KeyError, TypeError, ValueError) as exc:
         raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

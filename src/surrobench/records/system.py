@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from surrobench.records import schemas
+
 
 @dataclass(frozen=True)
-class HostHotspot:
+class HostHotspot(schemas.Plain):
     """A host function and its share of the host samples taken during the measured steps.
 
     Attributes:
@@ -32,8 +34,9 @@ class HostHotspot:
 
 
 @dataclass(frozen=True)
-class SystemView:
-    """Counters and hot spots of the host side of the workload.
+class SystemView(schemas.Plain):
+    """Counters and hot spots of the host side of the workload; its JSON object is its fields (:class:`Plain
+    <surrobench.records.schemas.Plain>`).
 
     Attributes:
         task_clock_ms: CPU time of the process over the measured window, ms.
@@ -54,28 +57,6 @@ class SystemView:
     counters: dict[str, float | None] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
     hotspots: tuple[HostHotspot, ...] = ()
-
-    def to_json(self) -> dict:
-        """The fields as a JSON object (``hotspots``: a list of HostHotspot objects); read back by
-        :meth:`from_json`."""
-        return {
-            "task_clock_ms": self.task_clock_ms,
-            "wall_ms": self.wall_ms,
-            "cpu_utilization": self.cpu_utilization,
-            "ipc": self.ipc,
-            "counters": dict(self.counters),
-            "unavailable": dict(self.unavailable),
-            "hotspots": [
-                {
-                    "function": h.function,
-                    "share": h.share,
-                    "self_share": h.self_share,
-                    "source": h.source,
-                    "model_share": h.model_share,
-                }
-                for h in self.hotspots
-            ],
-        }
 
     @classmethod
     def from_json(cls, data: dict) -> SystemView:

@@ -21,7 +21,7 @@ BEYOND_COARSEST = "less_accurate_than_ladder"
 
 
 @dataclass(frozen=True)
-class Match:
+class Match(schemas.Plain):
     """The surrogate against the solver at its own error (equal accuracy).
 
     Attributes:
@@ -40,22 +40,9 @@ class Match:
     bound: float | None = None
     bound_level: int | None = None
 
-    def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "solver_ms": self.solver_ms,
-            "speedup": self.speedup,
-            "bound": self.bound,
-            "bound_level": self.bound_level,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> Match:
-        return cls(d["status"], d["solver_ms"], d["speedup"], d["bound"], d["bound_level"])
-
 
 @dataclass(frozen=True)
-class TimeMatch:
+class TimeMatch(schemas.Plain):
     """The surrogate against the solver at its own time (equal runtime).
 
     Attributes:
@@ -70,16 +57,9 @@ class TimeMatch:
     solver_error: float | None
     error_ratio: float | None
 
-    def to_json(self) -> dict:
-        return {"status": self.status, "solver_error": self.solver_error, "error_ratio": self.error_ratio}
-
-    @classmethod
-    def from_json(cls, d: dict) -> TimeMatch:
-        return cls(d["status"], d["solver_error"], d["error_ratio"])
-
 
 @dataclass(frozen=True)
-class SpeedupInterval:
+class SpeedupInterval(schemas.Plain):
     """The bootstrap interval of the matched-error speedup over cases.
 
     Attributes:
@@ -94,21 +74,9 @@ class SpeedupInterval:
     matched_fraction: float
     resamples: int
 
-    def to_json(self) -> dict:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "matched_fraction": self.matched_fraction,
-            "resamples": self.resamples,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> SpeedupInterval:
-        return cls(d["low"], d["high"], d["matched_fraction"], d["resamples"])
-
 
 @dataclass(frozen=True)
-class Timing:
+class Timing(schemas.Plain):
     """Times of one solver level or surrogate setting, ms per case: each case's median over its timed calls
     (``case_ms``, ``(n,)``), their median (``median_ms``) and its 95% percentile-bootstrap interval over cases."""
 
@@ -116,16 +84,9 @@ class Timing:
     ci95_ms: tuple[float, float]
     case_ms: tuple[float, ...]
 
-    def to_json(self) -> dict:
-        return {"median_ms": self.median_ms, "ci95_ms": list(self.ci95_ms), "case_ms": list(self.case_ms)}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Timing:
-        return cls(d["median_ms"], tuple(d["ci95_ms"]), tuple(d["case_ms"]))
-
 
 @dataclass(frozen=True)
-class Accuracy:
+class Accuracy(schemas.Plain):
     """Errors against the reference on the same cases: the mean relative L2 ``error``, each case's
     (``case_errors``, ``(n,)``), the mean band errors (``bands``: low, mid, high,
     :func:`surrobench.analysis.versus.band_errors`) and, for a rollout, the mean error at each step
@@ -135,18 +96,6 @@ class Accuracy:
     case_errors: tuple[float, ...]
     bands: dict[str, float]
     error_vs_step: tuple[float, ...]
-
-    def to_json(self) -> dict:
-        return {
-            "error": self.error,
-            "case_errors": list(self.case_errors),
-            "bands": dict(self.bands),
-            "error_vs_step": list(self.error_vs_step),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> Accuracy:
-        return cls(d["error"], tuple(d["case_errors"]), dict(d["bands"]), tuple(d["error_vs_step"]))
 
 
 @dataclass(frozen=True)
@@ -176,7 +125,7 @@ class SolverLevel:
 
 
 @dataclass(frozen=True)
-class OneTimeCosts:
+class OneTimeCosts(schemas.Plain):
     """What a deployment pays once, ms, counted apart from the per-call time: ``load_ms`` (build the module and
     copy its weights to the device), ``first_call_ms`` (the first call past a warm call's time: compilation,
     graph capture, lazy initialisation) and, per call, ``h2d_ms`` (copying one case's inputs from host memory to
@@ -189,13 +138,6 @@ class OneTimeCosts:
     @property
     def once_ms(self) -> float:
         return self.load_ms + self.first_call_ms
-
-    def to_json(self) -> dict:
-        return {"load_ms": self.load_ms, "first_call_ms": self.first_call_ms, "h2d_ms": self.h2d_ms}
-
-    @classmethod
-    def from_json(cls, d: dict) -> OneTimeCosts:
-        return cls(d["load_ms"], d["first_call_ms"], d["h2d_ms"])
 
 
 @dataclass(frozen=True)
@@ -330,17 +272,9 @@ class VersusRecord:
             raise UsageError(f"not a {schemas.VERSUS} document (schema {got!r}): give a file written by versus --json")
         try:
             return cls(
-                problem=d["problem"],
-                device=d["device"],
-                cases=d["cases"],
-                seed=d["seed"],
-                steps=d["steps"],
-                reference=d["reference"],
-                trivial_error=d["trivial_error"],
-                amortize_calls=d["amortize_calls"],
+                **schemas.plain(d, cls, but=("levels", "surrogates", "environment")),
                 levels=tuple(SolverLevel.from_json(x) for x in d["levels"]),
                 surrogates=tuple(SurrogateResult.from_json(x) for x in d["surrogates"]),
-                created=d.get("created", ""),
                 environment=dict(d.get("environment", {})),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

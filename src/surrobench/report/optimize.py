@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from surrobench.results.measured_remedies import recipe_speedup, speedup_text
+from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape
@@ -60,11 +60,10 @@ def speedup_note(rounds: int | None) -> str:
 
 
 def _timing_cells(d: dict) -> dict[str, str]:
-    peak = d.get("peak_mem_bytes")
-    top = d.get("top_op")
+    peak, top = d["peak_mem_bytes"], d["top_op"]
     return {
-        "median": _fmt(d.get("median_ms"), ".3f"),
-        "p95": _fmt(d.get("p95_ms"), ".3f"),
+        "median": _fmt(d["median_ms"], ".3f"),
+        "p95": _fmt(d["p95_ms"], ".3f"),
         "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
         "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
     }
@@ -74,13 +73,13 @@ def rows(entry: dict) -> list[dict[str, str]]:
     """The baseline's row and every candidate's, by column key of :data:`COLUMNS`."""
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
-    ran = b.get("median_ms") is not None  # a baseline that could not run is its own reference for nothing
+    ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [
         {
             "name": "baseline",
             "verdict": "-",
             **_timing_cells(b),
-            "baseline_ms": _fmt(b.get("median_ms"), ".3f"),
+            "baseline_ms": _fmt(b["median_ms"], ".3f"),
             "speedup": "1" if ran else "-",
             "rel_l2": "0" if ran else "-",
             "setup_s": _fmt(b["setup_s"], ".2f"),
@@ -94,7 +93,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
                 "name": c["name"],
                 "verdict": c["verdict"],
                 **_timing_cells(c),
-                "baseline_ms": _fmt(c.get("baseline_ms"), ".3f"),  # absent in reports written before it existed
+                "baseline_ms": _fmt(c["baseline_ms"], ".3f"),
                 "speedup": speedup_text(c.get("speedup")),
                 "rel_l2": _fmt(c["rel_l2"], ".1e"),
                 "setup_s": _fmt(c["setup_s"], ".2f"),
@@ -109,28 +108,22 @@ def config_title(entry: dict) -> str:
     """``fno2d 1x3x128x128 b1 fp32 eager on cuda``: the baseline's label
     (:meth:`surrobench.records.run.ConfigResult.label`: its own settings after the mode, the shape asked for
     when it failed before building its input) and the device."""
-    label = entry.get("label") or (  # documents written before the label was stored
-        f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} b{entry['batch']} {entry['precision']} "
-        f"{entry['mode']}"
-    )
-    return f"{label} on {entry['device']}"
+    return f"{entry['label']} on {entry['device']}"
 
 
 def _drawn_over(recipe: dict) -> str:
     """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts:
     `` ratio of the medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``
     (the baseline's median over the recipe's, each pooled over the windows: it need not lie between the
-    windows' own speedups when their levels drift); `` in its own window`` for a report written before the
-    pooled speedup (:func:`recipe_speedup` shows the recipe's row), empty when the counts are absent."""
-    windows = recipe.get("windows")
+    windows' own speedups when their levels drift); empty without windows."""
+    windows, processes = recipe["windows"], recipe["process_windows"]
     if not windows:
-        return "" if recipe.get("speedup") else " in its own window"
-    processes = recipe.get("process_windows")  # absent in reports written before it existed
+        return ""
     if processes:
         pairs = "a pair" if processes == 1 else "pairs"
         where = f" ({windows - processes} in this process, {processes} in {pairs} of fresh processes)"
     else:
-        where = " in this process" if processes == 0 else ""
+        where = " in this process"
     plural = "window" if windows == 1 else "windows"
     return f" {'ratio of the medians pooled over' if windows > 1 else 'over'} {windows} timing {plural}{where}"
 
@@ -141,10 +134,10 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     why not, when ``verify`` pairs were asked for); then what the budget left untried and the notes."""
     name = "+".join(entry["recommended"])
     if name:
-        pooled = recipe_speedup(entry)
-        each = entry["recipe"].get("window_speedups")  # absent in reports written before it existed
+        pooled = entry["recipe"]["speedup"]
+        each = entry["recipe"]["window_speedups"]
         spread = f", {min(each):.2f}x to {max(each):.2f}x window by window" if each and len(each) > 1 else ""
-        processes = entry["recipe"].get("process_windows")  # absent in reports written before it existed
+        processes = entry["recipe"]["process_windows"]
         by_process = ""
         if each and processes and len(each) > processes:  # what a new process may expect, beside the pooled one
             here, *fresh = process_speedups(each, processes)
@@ -157,9 +150,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         ]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")
-    elif entry.get("error"):
+    elif entry["error"]:
         lines = [f"recommended: nothing (the baseline could not run: {entry['error']})"]
-    elif entry.get("cut_short"):  # absent in reports written before it existed
+    elif entry["cut_short"]:
         lines = ["recommended: nothing (the search was interrupted: see the note)"]
     elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
         lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]
@@ -169,7 +162,7 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         lines = ["recommended: nothing (no candidate could be timed here: see each one's reason)"]
     else:
         lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
-    fresh = entry.get("fresh")  # absent in documents written before the fresh check existed
+    fresh = entry["fresh"]
     if fresh:
         lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")
     elif verify and not entry["recommended"]:
@@ -187,7 +180,7 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
     it is not the default one, joins the commands (else they would look in the default). ``program``: how the
     commands start (the CLI gives surrobench as it was invoked, ``.venv/bin/surrobench``)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
-    if doc.get("interrupted"):
+    if doc["interrupted"]:
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
     if doc["recipe_run_id"]:
         pair = f"{doc['baseline_run_id']} {doc['recipe_run_id']} --ignore-field precision,mode"
@@ -268,16 +261,16 @@ def optimize_renderables(
     command lines in a config are :class:`~rich.text.Text` that must not be wrapped: print with ``crop=False``."""
     out: list = []
     for entry in doc["configs"]:
-        if entry.get("error") and not entry["candidates"]:  # the baseline did not run: one line says why
+        if entry["error"] and not entry["candidates"]:  # the baseline did not run: one line says why
             title = rich_escape(config_title(entry))
-            recipe = [rich_escape(line) for line in recipe_lines(entry, doc.get("verify", 0))]
+            recipe = [rich_escape(line) for line in recipe_lines(entry, doc["verify"])]
             out.append(Group(title, *recipe))
             continue
         skipped = off_device(entry)
         table_rows = [row for row in rows(entry) if row["name"] not in skipped]
         tables = [
             _terminal_table(
-                rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width, doc.get("rounds")
+                rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width, doc["rounds"]
             )
             for i, cols in enumerate(_TERMINAL_TABLES)
         ]
@@ -285,11 +278,10 @@ def optimize_renderables(
         if skipped:
             lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
-        verbatim = {f"    {c}" for c in entry["recipe"].get("code", ())}
-        verbatim.add(f"run it: {entry['recipe'].get('run_command')}")
+        verbatim = {f"    {c}" for c in entry["recipe"]["code"]}
+        verbatim.add(f"run it: {entry['recipe']['run_command']}")
         recipe = [
-            _verbatim(line) if line in verbatim else rich_escape(line)
-            for line in recipe_lines(entry, doc.get("verify", 0))
+            _verbatim(line) if line in verbatim else rich_escape(line) for line in recipe_lines(entry, doc["verify"])
         ]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))
@@ -304,7 +296,7 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         table_rows = [[row[key] for _, key in COLUMNS] for row in rows(entry)]
         parts += [f"### {config_title(entry)}\n", md_table((t for t, _ in COLUMNS), table_rows)]
         if entry["candidates"]:  # a baseline that could not run has no speedups to explain
-            parts.append(speedup_note(doc.get("rounds")) + "\n")
-        parts.append("```\n" + "\n".join(recipe_lines(entry, doc.get("verify", 0))) + "\n```\n")
+            parts.append(speedup_note(doc["rounds"]) + "\n")
+        parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"])) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)

@@ -440,8 +440,7 @@ def compare_config(
         )
     fewest = min(len(pair.baseline), len(pair.candidate))
     if verdict in ("improved", "regressed") and not pair.paired and fewest < MIN_GATE_ROUNDS:
-        # measured on the H200 VM: the host's launch speed drifted ~45% between runs for seconds at a time,
-        # and a CI from fewer rounds cannot see that (docs/benchmarks/h200-compare.md; MIN_GATE_ROUNDS)
+        # a CI from fewer rounds cannot see drift between runs (docs/benchmarks/h200-compare.md; MIN_GATE_ROUNDS)
         notes.append(
             f"runs of {len(pair.baseline)} and {len(pair.candidate)} round(s): the CI holds little of the drift "
             f"between the runs; confirm with both runs taken in {MIN_GATE_ROUNDS} rounds or more"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from surrobench.records.counters import ConfigCounters, CounterProblem, MeasuredKernel
-from surrobench.results.store import ResultStore
+from surrobench.results.store import ResultStore, named
 
 
 def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -> None:
@@ -65,11 +65,9 @@ def load_counters(store: ResultStore, config_id: int) -> ConfigCounters | None:
     if head is None:
         return None
     passes, wall_s, covered, selected, command, kind, message = head
-    rows = store.conn.execute(
-        "SELECT measured_json FROM ncu_kernels WHERE config_id = ? ORDER BY launch", (config_id,)
-    ).fetchall()
+    rows = named(store.conn, "SELECT measured_json FROM ncu_kernels WHERE config_id = ? ORDER BY launch", (config_id,))
     return ConfigCounters(
-        kernels=tuple(MeasuredKernel.from_json(json.loads(r[0])) for r in rows),
+        kernels=tuple(MeasuredKernel.from_json(json.loads(r["measured_json"])) for r in rows),
         selected=tuple(json.loads(selected)),
         covered_share=covered,
         passes=passes,

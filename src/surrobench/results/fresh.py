@@ -31,12 +31,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from surrobench.records import schemas
 from surrobench.records.vocab import FRESH_VERDICTS
 from surrobench.records.paired import PairedSamples, Speedup
 
 
 @dataclass(frozen=True)
-class FreshCheck:
+class FreshCheck(schemas.Plain):
     """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes.
 
     Attributes:
@@ -62,20 +63,6 @@ class FreshCheck:
     def __post_init__(self) -> None:
         if self.verdict not in FRESH_VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; one of {FRESH_VERDICTS}")
-
-    def to_json(self) -> dict:
-        """The optimize-v3 ``fresh`` object of a config (as in v2)."""
-        return {
-            "pairs": self.pairs,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "speedup": self.speedup.to_json() if self.speedup else None,
-            "baseline_ms": list(self.baseline_ms),
-            "recipe_ms": list(self.recipe_ms),
-            "run_ids": list(self.run_ids),
-            "error": self.error,
-            "elapsed_s": self.elapsed_s,
-        }
 
 
 def process_medians(rounds: list[list[float]]) -> tuple[float, ...]:

@@ -30,18 +30,6 @@ def _speed(c: dict) -> str:
     return speedup_text(c["speedup"])
 
 
-def recipe_speedup(entry: dict) -> dict | None:
-    """The recommended recipe's speedup in an optimize config object: ``recipe.speedup``, pooled over
-    every window in which the recipe was timed with the baseline; in documents written before it existed,
-    the recipe's own candidate row. None when nothing was recommended."""
-    pooled = entry.get("recipe", {}).get("speedup")
-    if pooled or not entry["recommended"]:
-        return pooled
-    name = "+".join(entry["recommended"])
-    row = next((c for c in entry["candidates"] if c["name"] == name and c.get("speedup")), None)
-    return row["speedup"] if row else None
-
-
 def _outcome(c: dict) -> str:
     """Why a measured remedy is not recommended, with its number."""
     if c["verdict"] in ("rejected_slower", "rejected_not_faster"):
@@ -118,7 +106,7 @@ def cite_action(action: tuple[Clause, ...], entry: dict) -> tuple[Clause, ...]:
     if dropped:
         kept.append(Clause(f"not recommended, measured: {', '.join(dropped)}"))
     if entry["recommended"]:
-        sp = recipe_speedup(entry)
+        sp = entry["recipe"]["speedup"]
         recipe = "+".join(entry["recommended"])
         ids = tuple(dict.fromkeys(remedy_id(n) for n in entry["recommended"]))
         kept.append(Clause(f"measured recipe: {recipe}" + (f" {speedup_text(sp)}" if sp else ""), ids))
@@ -130,7 +118,7 @@ def measured_line(label: str, entry: dict) -> str:
     or that nothing won."""
     if not entry["recommended"]:
         return f"{label}: surrobench optimize measured no remedy faster beyond the noise within the tolerance"
-    sp = recipe_speedup(entry)
+    sp = entry["recipe"]["speedup"]
     speed = f" {speedup_text(sp)}" if sp else ""
     command = entry["recipe"]["run_command"]  # None for a model given to the API as an object
     run_it = f"; run it: {command}" if command else ""

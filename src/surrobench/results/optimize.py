@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from surrobench.analysis.accuracy import AccuracyVerdict
+from surrobench.analysis.accuracy import AccuracyVerdict, OutputError
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, identity_from_json
+from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import OPTIMIZE_VERDICTS
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.records.paired import Speedup
 
 
 @dataclass(frozen=True)
-class Unconfirmed:
+class Unconfirmed(schemas.Plain):
     """The recipe the search found, not recommended: its speedup pooled over its ``windows`` timing windows is not
     faster by the rule of :mod:`surrobench.records.paired`, so its wins were the drift of single windows."""
 
@@ -38,12 +39,9 @@ class Unconfirmed:
             "across windows (a busy or drifting machine; measure again when it is quieter, or with more rounds)"
         )
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "speedup": self.speedup.to_json(), "windows": self.windows}
-
 
 @dataclass(frozen=True)
-class HeadToHead:
+class HeadToHead(schemas.Plain):
     """The two recipes of greedy stacking from two starts, timed against each other
     (:meth:`surrobench.tune.search.Search.stack`).
 
@@ -73,15 +71,6 @@ class HeadToHead:
             f"{self.rival.split('+')[0]}); head to head, {self.rival} ran "
             f"{self.gain.reason(self.first)}{close}: {self.kept} is the recipe"
         )
-
-    def to_json(self) -> dict:
-        return {
-            "first": self.first,
-            "rival": self.rival,
-            "gain": self.gain.to_json() if self.gain else None,
-            "kept": self.kept,
-            "error": self.error,
-        }
 
 
 @dataclass(frozen=True)
@@ -326,3 +315,120 @@ class OptimizeReport:
             "env": self.env,
             "configs": [c.to_json() for c in self.configs],
         }
+
+    @classmethod
+    def from_json(cls, doc: dict) -> OptimizeReport:
+        """Read an optimize document of any stored version (``optimize-v3``, ``-v2``, ``-v1``) back, after
+        :func:`surrobench.records.optimize_json.check_optimize_json`; :meth:`to_json` then writes it as v3. A key
+        that an older version lacks reads as its empty value (no windows, no fresh check, not cut short), the
+        label is that of the stored settings; timings keep what the document kept (median, P95, peak memory,
+        top op: the other statistics read NaN). A v1 or v2 ``rejected_slower`` stays as written (it meant "not
+        faster" there).
+
+        Raises:
+            OptimizeJsonError: ``doc`` is not a valid optimize document of any version.
+        """
+        from surrobench.records.optimize_json import check_optimize_json
+
+        check_optimize_json(doc)
+        return cls(
+            **schemas.plain(doc, cls, but=("configs", "warnings")),
+            configs=tuple(config_from_json(c) for c in doc["configs"]),
+            fresh_pairs=doc.get("verify", 0),
+            warnings=tuple(doc.get("warnings", ())),
+        )
+
+
+def _speedup(d: dict | None) -> Speedup | None:
+    return Speedup.from_json(d) if d else None
+
+
+def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) -> ConfigResult:
+    """The timing an optimize object kept (``median_ms``, ``p95_ms``, ``peak_mem_bytes``, ``top_op``,
+    ``setup_s``) as a :class:`ConfigResult` of the config ``entry``."""
+    nan = float("nan")
+    median, p95 = d.get("median_ms"), d.get("p95_ms")
+    latency = None if median is None else LatencyStats(median, p95 if p95 is not None else nan, *[nan] * 6, (nan, nan))
+    setup_s = d.get("setup_s")
+    return ConfigResult(
+        **identity_from_json(entry),
+        status=status if median is not None or error is None else "error",
+        error=error,
+        warmup=0,
+        iters=0,
+        cold_start_ms=setup_s * 1e3 if setup_s is not None else None,
+        latency_ms=latency,
+        peak_mem_bytes=d.get("peak_mem_bytes"),
+        top_op=d.get("top_op"),
+        extra=dict(entry.get("settings", {})),
+    )
+
+
+def _accuracy(d: dict | None) -> AccuracyVerdict | None:
+    if d is None:
+        return None
+    outputs = tuple(
+        OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"])
+        for o in d.get("outputs", ())
+    )
+    return AccuracyVerdict(
+        d["ok"],
+        d["decided_by"],
+        d["reason"],
+        d["rel_l2"],
+        d["max_abs"],
+        outputs,
+        d.get("fp64_rmse"),
+        d.get("ref_fp64_rmse"),
+    )
+
+
+def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
+    timed = c.get("median_ms") is not None or c.get("peak_mem_bytes") is not None or c.get("top_op") is not None
+    return CandidateResult(
+        name=c["name"],
+        verdict=c["verdict"],
+        reason=c["reason"],
+        speedup=_speedup(c.get("speedup")),
+        gain=_speedup(c["gain"]),
+        accuracy=_accuracy(c["accuracy"]),
+        setup_s=c["setup_s"],
+        break_even_calls=c["break_even_calls"],
+        result=_timing(entry, c) if timed else None,
+        error=c["error"],
+        cause=c["cause"],
+        time_s=c["time_s"],
+        stacked_on=c["stacked_on"],
+        baseline_ms=c.get("baseline_ms"),
+    )
+
+
+def config_from_json(entry: dict) -> ConfigOptimization:
+    """One config object of a checked optimize document of any version (:meth:`OptimizeReport.from_json`). A
+    recipe stored before its pooled speedup reads its candidate row's speedup, over that one window."""
+    recipe, read = entry["recipe"], lambda record, key: record.from_json(entry[key]) if entry.get(key) else None
+    pooled = _speedup(recipe.get("speedup"))
+    if pooled is None and entry["recommended"]:
+        name = "+".join(entry["recommended"])
+        pooled = next((_speedup(c.get("speedup")) for c in entry["candidates"] if c["name"] == name), None)
+    return ConfigOptimization(
+        baseline=_timing(entry, entry["baseline"], error=entry["error"]),
+        candidates=tuple(_candidate_from_json(entry, c) for c in entry["candidates"]),
+        recommended=tuple(entry["recommended"]),
+        recipe_code=tuple(recipe["code"]),
+        run_command=recipe["run_command"],
+        baseline_command=recipe.get("baseline_command"),
+        not_tried=tuple((t["name"], t["reason"]) for t in entry["not_tried"]),
+        notes=tuple(entry["notes"]),
+        error=entry["error"],
+        elapsed_s=entry["elapsed_s"],
+        fresh=read(FreshCheck, "fresh"),
+        recipe_speedup=pooled,
+        recipe_window_speedups=tuple(recipe.get("window_speedups", ())) or ((pooled.median,) if pooled else ()),
+        recipe_process_windows=recipe.get("process_windows", 0),
+        recipe_process_run_ids=tuple(recipe.get("process_run_ids", ())),
+        cut_short=entry.get("cut_short", False),
+        head_to_head=read(HeadToHead, "head_to_head"),
+        unconfirmed=read(Unconfirmed, "unconfirmed"),
+        baseline_drift=read(Speedup, "baseline_drift"),
+    )

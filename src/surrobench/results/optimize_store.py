@@ -1,16 +1,15 @@
 """Optimize reports in the results database (``optimizations``, ``optimize_configs``): stored as each candidate is
-judged, read back checked against their schema (optimize-v3, or v2, v1) by ``show``, ``report``, ``compare`` and the
-diagnosis that cites a config's measured remedies.
-"""
+judged, read back as the current version (:meth:`~surrobench.results.optimize.OptimizeReport.from_json`)."""
 
 from __future__ import annotations
 
 import json
 
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
-from surrobench.records.optimize_json import check_optimize_config, check_optimize_json
+from surrobench.records.optimize_json import check_optimize_config
 from surrobench.errors import UsageError
-from surrobench.results.store import ResultStore, RunSummary, prefix_pattern
+from surrobench.results.optimize import OptimizeReport, config_from_json
+from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
 #: ``optimize:baseline`` when none was given).
@@ -50,15 +49,14 @@ def add_optimization(store: ResultStore, report: dict) -> None:
 
 
 def _optimization(store: ResultStore, report_json: str) -> dict:
-    """A stored optimize report, checked (:func:`surrobench.records.optimize_json.check_optimize_json`).
+    """A stored optimize report of any version, read through :meth:`OptimizeReport.from_json` and written as the
+    current version (optimize-v3).
 
     Raises:
         UsageError: the row is not a valid optimize-v3 (or v2, v1) document; the message names the bad key.
     """
     with store._reading("an optimization"):
-        doc = json.loads(report_json)
-        check_optimize_json(doc)
-    return doc
+        return OptimizeReport.from_json(json.loads(report_json)).to_json()
 
 
 def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
@@ -68,20 +66,18 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
     Raises:
         UsageError: several reports match; the report is not a valid optimize document.
     """
-    rows = store.conn.execute(
-        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'", (prefix_pattern(optimize_id),)
+    rows = named(
+        store.conn,
+        "SELECT report_json FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'",
+        (prefix_pattern(optimize_id),),
     ).fetchall()
     if len(rows) > 1:
         raise UsageError(f"{len(rows)} optimizations in {store.path!r} match id {optimize_id!r}")
-    return _optimization(store, rows[0][0]) if rows else None
+    return _optimization(store, rows[0]["report_json"]) if rows else None
 
 
 def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """:func:`find_optimization`, which must find one.
-
-    Raises:
-        UsageError: no report, or several, match; the report is not a valid optimize document.
-    """
+    """:func:`find_optimization`, which must find one (else UsageError, as for several or an invalid one)."""
     doc = find_optimization(store, optimize_id)
     if doc is None:
         raise UsageError(f"no optimization in {store.path!r} matches id {optimize_id!r}")
@@ -95,12 +91,13 @@ def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
         UsageError: a report is not a valid optimize document.
     """
     marks = ", ".join("?" * len(run_ids))
-    rows = store.conn.execute(
+    rows = named(
+        store.conn,
         f"SELECT report_json FROM optimizations WHERE baseline_run_id IN ({marks}) OR recipe_run_id IN ({marks})"
         " ORDER BY created",
         (*run_ids, *run_ids),
     ).fetchall()
-    return [_optimization(store, row[0]) for row in rows]
+    return [_optimization(store, row["report_json"]) for row in rows]
 
 
 def latest_optimized_config(
@@ -112,7 +109,7 @@ def latest_optimized_config(
     inputs: tuple[InputSpec, ...],
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), or None. An optimize-v1 object, which kept its primary
+    (:func:`~surrobench.records.config.same_inputs`), as optimize-v3 writes it (:func:`config_from_json`), or None. An optimize-v1 object, which kept its primary
     input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
     configs that share a primary input it measured. The object is checked as a config of its report's schema
     (:func:`surrobench.records.optimize_json.check_optimize_config`).
@@ -131,7 +128,7 @@ def latest_optimized_config(
             entry = json.loads(config_json)
             check_optimize_config(entry, schema)
         if same_inputs(inputs_of(entry), inputs):
-            return entry
+            return config_from_json(entry).to_json()
     return None
 
 

@@ -9,7 +9,7 @@ import json
 
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable, inside_from_json
-from surrobench.results.store import ResultStore
+from surrobench.results.store import ResultStore, named
 
 
 def add_op_table(
@@ -67,37 +67,33 @@ def add_op_table(
 
 def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
     """The stored op table of a config, or None when it was not profiled."""
-    head = store.conn.execute(
+    head = named(
+        store.conn,
         "SELECT basis, source, total_us, active_steps, kernel_count, small_kernel_count, small_kernel_us,"
         " has_shapes, has_memory FROM op_profiles WHERE config_id = ?",
         (config_id,),
     ).fetchone()
     if head is None:
         return None
-    rows = store.conn.execute(
+    rows = named(
+        store.conn,
         "SELECT name, category, calls, self_device_us, total_device_us, share, self_cpu_us, device_mem_bytes,"
         " self_device_mem_bytes, input_shapes_json, inside_json FROM op_stats WHERE config_id = ? ORDER BY rank",
         (config_id,),
     ).fetchall()
     ops = tuple(
         OpStat(
-            *row[:9],
-            input_shapes=tuple(json.loads(row[9])),
-            inside=inside_from_json(json.loads(row[10])),
+            **{k: row[k] for k in row.keys()[:9]},
+            input_shapes=tuple(json.loads(row["input_shapes_json"])),
+            inside=inside_from_json(json.loads(row["inside_json"])),
         )
         for row in rows
     )
     return OpTable(
         ops=ops,
-        basis=head[0],
-        source=head[1],
-        total_us=head[2],
-        active_steps=head[3],
-        kernel_count=head[4],
-        small_kernel_count=head[5],
-        small_kernel_us=head[6],
-        has_shapes=bool(head[7]),
-        has_memory=bool(head[8]),
+        **{k: head[k] for k in head.keys()[:7]},
+        has_shapes=bool(head["has_shapes"]),
+        has_memory=bool(head["has_memory"]),
     )
 
 
@@ -126,29 +122,33 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
     Raises:
         UsageError: a row our records refuse (a kernel class or note kind outside the vocabulary).
     """
-    head = store.conn.execute(
-        "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?", (config_id,)
+    head = named(
+        store.conn,
+        "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?",
+        (config_id,),
     ).fetchone()
     if head is None:
         return None
-    rows = store.conn.execute(
+    rows = named(
+        store.conn,
         "SELECT name, kernel_class, calls, device_us, share, op, module, origin, fused_ops FROM kernel_stats"
         " WHERE config_id = ? ORDER BY rank",
         (config_id,),
     ).fetchall()
     with store._reading(f"the kernel table of config {config_id}"):
-        notes = tuple(AttributionNote(**n) for n in json.loads(head[3]))
-        return KernelTable(tuple(KernelStat(*row) for row in rows), head[0], head[1], head[2], notes)
+        notes = tuple(AttributionNote(**n) for n in json.loads(head["notes_json"]))
+        kernels = tuple(KernelStat(**dict(row)) for row in rows)
+        return KernelTable(kernels, head["total_us"], head["active_steps"], head["source"], notes)
 
 
 def op_profile_step_ms(store: ResultStore, config_id: int) -> float | None:
     """The profiled step recorded with a config's op table, ms, or None: the mean of the recorded steps
     (:func:`surrobench.api.profile.profiled_step_ms`; a database written before that holds the median)."""
-    row = store.conn.execute("SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row[0] if row else None
+    row = named(store.conn, "SELECT profiled_step_ms FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
+    return row["profiled_step_ms"] if row else None
 
 
 def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
     """The trace file recorded with a config's op table, or None."""
-    row = store.conn.execute("SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
-    return row[0] if row else None
+    row = named(store.conn, "SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
+    return row["trace_path"] if row else None

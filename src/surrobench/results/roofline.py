@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 
 from surrobench.analysis.roofline import RooflineReport
-from surrobench.results.store import ResultStore
+from surrobench.results.store import ResultStore, named
 
 
 def add_roofline(store: ResultStore, config_id: int, roofline: RooflineReport) -> None:
@@ -43,8 +43,8 @@ def load_roofline(store: ResultStore, config_id: int) -> RooflineReport | None:
     Raises:
         UsageError: a row our records cannot read.
     """
-    row = store.conn.execute("SELECT roofline_json FROM rooflines WHERE config_id = ?", (config_id,)).fetchone()
+    row = named(store.conn, "SELECT roofline_json FROM rooflines WHERE config_id = ?", (config_id,)).fetchone()
     if row is None:
         return None
     with store._reading(f"the roofline of config {config_id}"):
-        return RooflineReport.from_json(json.loads(row[0]))
+        return RooflineReport.from_json(json.loads(row["roofline_json"]))

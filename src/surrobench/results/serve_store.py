@@ -8,7 +8,7 @@ import json
 from surrobench.errors import UsageError
 from surrobench.records.run import RunRecord
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
-from surrobench.results.store import ResultStore
+from surrobench.results.store import ResultStore, named
 
 
 def begin_serve(store: ResultStore, record: ServeRecord, command: str | None) -> None:
@@ -51,10 +51,10 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
     Raises:
         UsageError: the stored record is not a valid serve document.
     """
-    row = store.conn.execute("SELECT record_json FROM serve_runs WHERE run_id = ?", (run_id,)).fetchone()
+    row = named(store.conn, "SELECT record_json FROM serve_runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
         return None
     try:
-        return serve_from_json(json.loads(row[0]))
+        return serve_from_json(json.loads(row["record_json"]))
     except (ServeJsonError, ValueError) as exc:
         raise UsageError(f"results database {store.path!r}: serve run {run_id}: {exc}") from None

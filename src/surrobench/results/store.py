@@ -129,7 +129,7 @@ _SCHEMA_SQL += _SERVE_SQL + ";"
 def _add_owner(conn: sqlite3.Connection) -> None:
     """Migration 3: the writer of each run, ``runs.pid``, ``host`` and ``pid_started`` (older runs have none:
     their liveness is unknown, shown as stored). A column already there (a version stamp reset) is kept."""
-    columns = {row[1] for row in _columns(conn, "runs")}
+    columns = {row["name"] for row in _columns(conn, "runs")}
     for name, kind in (("pid", "INTEGER"), ("host", "TEXT"), ("pid_started", "REAL")):
         if columns and name not in columns:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
@@ -141,7 +141,7 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
     and with none for a config that failed before its inputs were built. A file without a ``configs`` table
     gets the whole table from :data:`_SCHEMA_SQL` instead, and one that has the column already (its version
     stamp reset) keeps it as it is."""
-    columns = {row[1] for row in _columns(conn, "configs")}
+    columns = {row["name"] for row in _columns(conn, "configs")}
     if not columns or "inputs_json" in columns:
         return
     conn.execute("ALTER TABLE configs ADD COLUMN inputs_json TEXT NOT NULL DEFAULT '[]'")
@@ -154,7 +154,7 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
 def _add_op_inside(conn: sqlite3.Connection) -> None:
     """Migration 9: ``op_stats.inside_json``; an older row's ops read back inside nothing (``[]``, unknown). A file
     without the table gets it from :data:`_SCHEMA_SQL`, and one that has the column already keeps it."""
-    columns = {row[1] for row in _columns(conn, "op_stats")}
+    columns = {row["name"] for row in _columns(conn, "op_stats")}
     if columns and "inside_json" not in columns:
         conn.execute("ALTER TABLE op_stats ADD COLUMN inside_json TEXT NOT NULL DEFAULT '[]'")
 
@@ -178,8 +178,23 @@ _MIGRATIONS = {
 }
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[tuple]:
-    return conn.execute(f"PRAGMA table_info({table})").fetchall()
+#: The ``configs`` columns read into the :class:`ConfigResult` field of the same name as stored.
+_PLAIN_CONFIG_COLUMNS = (
+    "model", "shape_label", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
+    "cold_start_ms", "samples_per_s", "points_per_s", "peak_mem_bytes", "peak_reserved_bytes",
+)  # fmt: skip
+
+
+def named(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+    """``conn.execute(sql, params)`` whose rows read by column name (:class:`sqlite3.Row`: ``row["run_id"]``)."""
+    cursor = conn.execute(sql, params)
+    cursor.row_factory = sqlite3.Row
+    return cursor
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
+    """``PRAGMA table_info``: a row per column (``name``, ``notnull``, ``dflt_value``, ...)."""
+    return named(conn, f"PRAGMA table_info({table})").fetchall()
 
 
 def _check_tables(conn: sqlite3.Connection, path: str) -> None:
@@ -188,14 +203,14 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
     expected = sqlite3.connect(":memory:")
     expected.executescript(_SCHEMA_SQL)
     tables = [
-        row[0]
-        for row in expected.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        row["name"]
+        for row in named(expected, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
     ]
     for table in tables:
-        want = {row[1] for row in _columns(expected, table)}
+        want = {row["name"] for row in _columns(expected, table)}
         have = _columns(conn, table)
-        missing = want - {row[1] for row in have}
-        blocking = [row[1] for row in have if row[1] not in want and row[3] and row[4] is None]
+        missing = want - {row["name"] for row in have}
+        blocking = [c["name"] for c in have if c["name"] not in want and c["notnull"] and c["dflt_value"] is None]
         if missing or blocking:
             what = (
                 f"lacks column(s) {', '.join(sorted(missing))}"
@@ -569,8 +584,8 @@ class ResultStore:
 
     def config_ids(self, run_id: str) -> list[int]:
         """Config ids of a run, in the order they were measured."""
-        rows = self.conn.execute("SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (run_id,))
-        return [row[0] for row in rows]
+        rows = named(self.conn, "SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (run_id,))
+        return [row["config_id"] for row in rows]
 
     def load_run(self, run_id: str) -> RunRecord:
         """The stored run with all its configs and samples.
@@ -582,7 +597,8 @@ class ResultStore:
         created, tag, env_json = self.conn.execute(
             "SELECT created, tag, env_json FROM runs WHERE run_id = ?", (run_id,)
         ).fetchone()
-        rows = self.conn.execute(
+        rows = named(
+            self.conn,
             "SELECT config_id, model, shape_label, input_shape_json, batch, precision, device, mode, status,"
             " error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s, points_per_s,"
             " peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json FROM configs WHERE run_id = ?"
@@ -595,36 +611,24 @@ class ResultStore:
     def _run_from_rows(self, run_id: str, created: str, tag: str | None, env_json: str, rows: list) -> RunRecord:
         results = []
         for row in rows:
-            samples = self.conn.execute(
-                "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter", (row[0],)
+            samples = named(
+                self.conn,
+                "SELECT latency_ms, device_ms FROM samples WHERE config_id = ? ORDER BY iter",
+                (row["config_id"],),
             ).fetchall()
-            latency, device = _load(row[13]), _load(row[14])
+            latency, device = _load(row["latency_json"]), _load(row["device_json"])
             results.append(
                 ConfigResult(
-                    model=row[1],
-                    shape_label=row[2],
-                    input_shape=tuple(json.loads(row[3])),
-                    batch=row[4],
-                    precision=row[5],
-                    device=row[6],
-                    mode=row[7],
-                    status=row[8],
-                    error=row[9],
-                    warmup=row[10],
-                    iters=row[11],
-                    cold_start_ms=row[12],
+                    **{k: row[k] for k in _PLAIN_CONFIG_COLUMNS},
+                    input_shape=tuple(json.loads(row["input_shape_json"])),
                     latency_ms=LatencyStats.from_dict(latency) if latency else None,
                     device_ms=LatencyStats.from_dict(device) if device else None,
-                    samples_per_s=row[15],
-                    points_per_s=row[16],
-                    peak_mem_bytes=row[17],
-                    peak_reserved_bytes=row[18],
-                    top_op=_load(row[19]),
-                    samples_ms=tuple(s[0] for s in samples),
-                    device_samples_ms=tuple(s[1] for s in samples if s[1] is not None),
-                    extra=json.loads(row[20]),
-                    inputs=tuple(InputSpec.from_json(spec) for spec in json.loads(row[21])),
-                    config_id=row[0],
+                    top_op=_load(row["top_op_json"]),
+                    samples_ms=tuple(s["latency_ms"] for s in samples),
+                    device_samples_ms=tuple(s["device_ms"] for s in samples if s["device_ms"] is not None),
+                    extra=json.loads(row["extra_json"]),
+                    inputs=tuple(InputSpec.from_json(spec) for spec in json.loads(row["inputs_json"])),
+                    config_id=row["config_id"],
                 )
             )
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
@@ -649,10 +653,8 @@ class ResultStore:
 
     def matching_run_ids(self, prefix: str) -> list[str]:
         """The ids of the stored runs that start with ``prefix`` (LIKE wildcards in it taken literally)."""
-        rows = self.conn.execute(
-            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (prefix_pattern(prefix),)
-        ).fetchall()
-        return [row[0] for row in rows]
+        rows = named(self.conn, "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\'", (prefix_pattern(prefix),))
+        return [row["run_id"] for row in rows]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
         """Stored runs, newest first, optionally filtered by model (a config's, or the model a serve run
@@ -660,33 +662,33 @@ class ResultStore:
         (:meth:`~surrobench.results.owner.RunOwner.gone`) is listed as :data:`ABANDONED`; a serve run
         (``serve_runs``, or ``command_kind`` ``serve`` in its env) as kind ``serve`` with its model and counts."""
         query = (
-            "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model),"
-            " count(c.config_id), sum(c.status != 'ok'), r.state, r.pid, r.host, r.pid_started,"
-            " s.model, s.record_json"
+            "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model) AS models,"
+            " count(c.config_id) AS n_configs, sum(c.status != 'ok') AS n_failed, r.state, r.pid, r.host,"
+            " r.pid_started, s.model AS served, s.record_json"
             " FROM runs r LEFT JOIN configs c ON c.run_id = r.run_id LEFT JOIN serve_runs s ON s.run_id = r.run_id"
             " WHERE (? IS NULL OR r.tag = ?) AND (? IS NULL OR r.created >= ?)"
             " AND (? IS NULL OR r.run_id IN (SELECT run_id FROM configs WHERE model = ?)"
             " OR r.run_id IN (SELECT run_id FROM serve_runs WHERE model = ?))"
             " GROUP BY r.run_id ORDER BY r.created DESC"
         )
-        rows = self.conn.execute(query, (tag, tag, since, since, model, model, model)).fetchall()
+        rows = named(self.conn, query, (tag, tag, since, since, model, model, model)).fetchall()
         summaries = []
         with self._reading("a run"):
             for row in rows:
-                env = _env(row[3])
-                models = set((row[4] or "").split(",")) - {""} | ({str(row[11])} if row[11] is not None else set())
-                serve = row[11] is not None or env.get("command_kind") == "serve"
-                policies, points = _serve_counts(row[12])
+                env, served = _env(row["env_json"]), row["served"]
+                models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
+                serve = served is not None or env.get("command_kind") == "serve"
+                policies, points = _serve_counts(row["record_json"])
                 summaries.append(
                     RunSummary(
-                        run_id=str(row[0]),
-                        created=str(row[1]),
-                        tag=None if row[2] is None else str(row[2]),
+                        run_id=str(row["run_id"]),
+                        created=str(row["created"]),
+                        tag=None if row["tag"] is None else str(row["tag"]),
                         device_name=env.get("device_name"),
                         models=tuple(sorted(models)),
-                        n_configs=row[5],
-                        n_failed=row[6] or 0,
-                        state=_shown_state(str(row[7]), *row[8:11]),
+                        n_configs=row["n_configs"],
+                        n_failed=row["n_failed"] or 0,
+                        state=_shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"]),
                         kind="serve" if serve else "run",
                         n_policies=policies,
                         n_points=points,
