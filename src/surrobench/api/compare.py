@@ -20,6 +20,7 @@ from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
 from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
+from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
 from surrobench.results.optimize_store import optimization_summaries
@@ -321,3 +322,25 @@ def _optimize_document(path: str | Path) -> dict | None:
         return None
     optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
     return data if isinstance(data, dict) and data.get("schema") in optimize else None
+
+
+def load_optimization(ref: str, db: str | Path) -> dict | None:
+    """The optimize document (``surrobench/optimize-v3``) that ``ref`` (an optimization id or unique prefix) names
+    in the database ``db``; None when it names none (a file, another id, no database).
+
+    Raises:
+        UsageError: ``ref`` is a prefix of both an optimization and runs.
+    """
+    from surrobench.results.optimize_store import find_optimization
+
+    if is_run_file(ref) or not ref.strip() or not Path(db).is_file():
+        return None
+    with ResultStore(db, read_only=True) as store:
+        doc = find_optimization(store, ref)
+        runs = store.matching_run_ids(ref) if doc is not None else []
+    if runs:  # a prefix of both: the user must say which
+        raise UsageError(
+            f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
+            f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
+        )
+    return doc

@@ -179,17 +179,12 @@ class DiagnoseInterrupted(ProfileInterrupted):
         self.findings = findings
         self.evidence = evidence
         self.warnings = warnings
+        context = {**workload_context(cut.record, evidence), "interrupted": True}
+        context["profiled"] = [r.label() for r in cut.reports]
+        title = f"diagnosis of run {cut.record.run_id} on {cut.record.env['device_name']}"
+        # what was read: ``profiled`` labels the configs profiled (one profiled but not read has no findings)
+        self.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), cut.record)
 
-    def to_json(self) -> dict:
-        """``surrobench/diagnosis-v6`` of what was read: the context of :func:`workload_context`, with
-        ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
-        yet has no evidence and no findings of its own)."""
-        context = {
-            **workload_context(self.record, self.evidence),
-            "interrupted": True,
-            "profiled": [r.label() for r in self.reports],
-        }
-        return diagnosis_json(self.findings, context, self.warnings)
 
 
 def diagnose_workload(

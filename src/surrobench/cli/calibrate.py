@@ -54,7 +54,7 @@ def calibrate(
     from torch import get_num_threads as torch_threads
 
     from surrobench.api.calibrate import calibrate as calibrate_device
-    from surrobench.execution.sweep import resolve_device
+    from surrobench.api.calibrate import resolve_device
     from surrobench.report.ceilings import ceilings_table
 
     device = resolve_device(device)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.thresholds import load_thresholds
+from surrobench.api.defaults import load_thresholds
 from surrobench.cli.app import app
 from surrobench.records.findings import diagnosis_json
 from surrobench.cli.options import (
@@ -75,7 +75,6 @@ from surrobench.report.findings import (
     headroom_lines,
     quiet_configs,
 )
-from surrobench.results.store import ResultStore
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -125,8 +124,8 @@ def diagnose(
 ) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
-    from surrobench.tune import advice
 
+    advice = api_diagnose.advice
     th = load_thresholds(config)
     measure_s = advice.check_measure_s(advice.DEFAULT_MEASURE_S if measure_s is None else measure_s)
     system = api_diagnose.load_system_view(system_view)
@@ -156,22 +155,18 @@ def diagnose(
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
-        with ResultStore(db) as store, progress_hooks(err_console) as hooks:
-            try:
-                record, findings, warnings, evidence = api_diagnose.diagnose_workload(
-                    plan,
-                    store,
-                    tracing.torch(workload.iters),
-                    th,
-                    system,
-                    system_pass,
-                    command=command_line(),
-                    hooks=hooks,
-                    measure_s=measure_s,
-                )
-            except api_diagnose.DiagnoseInterrupted as cut:  # the findings of what was read are written too
-                write_json(json_out, cut.to_json())
-                raise
+        with api_diagnose.open_store(db) as store, progress_hooks(err_console) as hooks:
+            record, findings, warnings, evidence = api_diagnose.diagnose_workload(
+                plan,
+                store,
+                tracing.torch(workload.iters),
+                th,
+                system,
+                system_pass,
+                command=command_line(),
+                hooks=hooks,
+                measure_s=measure_s,
+            )
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         context = {**api_diagnose.workload_context(record, evidence), "measure_s": measure_s}
         diagnosed = record

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
+from surrobench.errors import Interrupted
 from surrobench.cli.options import (
     DbOpt,
     JsonOpt,
@@ -85,7 +86,7 @@ def serve(
     from surrobench.report.progress import serve_progress
     from surrobench.report.serve_tables import best_line, serve_tables
 
-    with serve_progress(err_console) as (on_start, on_point), _written_on_interrupt(json_out, html_out):
+    with serve_progress(err_console) as (on_start, on_point), _html_on_interrupt(html_out):
         record = serve_load(
             w.model,
             db=db,
@@ -120,15 +121,13 @@ def serve(
 
 
 @contextlib.contextmanager
-def _written_on_interrupt(json_out: Path | None, html_out: Path | None) -> Iterator[None]:
-    """On Ctrl-C (or SIGTERM, SIGHUP) the ``--json`` and ``--html`` of the load points that finished (stored
-    with the run, marked ``interrupted``); the interruption then goes on to the exit."""
-    from surrobench.api.serve import ServeInterrupted
+def _html_on_interrupt(html_out: Path | None) -> Iterator[None]:
+    """On an interruption the ``--html`` of the load points that finished (its ``--json`` is written where every
+    command's is: :func:`surrobench.cli.options.checked_command`)."""
     from surrobench.report.html import serve_page
 
     try:
         yield
-    except ServeInterrupted as cut:
-        write_json(json_out, cut.record.to_json())
-        write_output(html_out, serve_page(cut.record), "--html")
+    except Interrupted as cut:
+        write_output(html_out, serve_page(cut.partial), "--html")
         raise

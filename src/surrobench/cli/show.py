@@ -19,7 +19,6 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.errors import UsageError
 from surrobench.report.escape import rich_escape
 
 
@@ -95,23 +94,13 @@ def _interrupted_notes(record) -> list[str]:
 def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path | None) -> bool:
     """Show the optimization ``ref`` names in ``db`` (the id ``optimize`` prints) as ``optimize`` printed it,
     with its markdown and its optimize JSON; False when ``ref`` names none (a file, another id, no database)."""
-    from surrobench.api.compare import is_run_file
+    from surrobench.api.compare import load_optimization
+    from surrobench.api.defaults import DEFAULT_DB
     from surrobench.cli.options import show_optimization, write_optimization
-    from surrobench.results.optimize_store import find_optimization
-    from surrobench.results.store import DEFAULT_DB, ResultStore
 
-    if is_run_file(ref) or not ref.strip() or not db.is_file():
-        return False
-    with ResultStore(db, read_only=True) as store:
-        doc = find_optimization(store, ref)
-        runs = store.matching_run_ids(ref) if doc is not None else []
+    doc = load_optimization(ref, db)
     if doc is None:
         return False
-    if runs:  # a prefix of both: the user must say which
-        raise UsageError(
-            f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
-            f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
-        )
     where = None if db == Path(DEFAULT_DB) else str(db)
     show_optimization(doc, where)
     write_optimization(doc, markdown, json_out, where)
