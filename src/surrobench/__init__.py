@@ -34,6 +34,7 @@ _EXPORTS = {
     "history": "surrobench.api.compare",
     "import_run": "surrobench.api.compare",
     "load_optimization": "surrobench.api.compare",
+    "load": "surrobench.api.compare",
     "build_report": "surrobench.api.report",
     "Report": "surrobench.api.report",
     "optimize": "surrobench.api.optimize",

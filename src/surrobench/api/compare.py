@@ -344,3 +344,19 @@ def load_optimization(ref: str, db: str | Path) -> dict | None:
             f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
         )
     return doc
+
+
+def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
+    """What ``ref`` names, tried in this order: an optimization id in ``db`` (its ``optimize-v3`` document,
+    :func:`load_optimization`), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db``
+    or ``--json`` files. ``surrobench show``'s call.
+
+    Raises:
+        UsageError: as :func:`load_optimization` and :func:`load_run` (an unknown or ambiguous id, an unreadable
+            file).
+    """
+    doc = load_optimization(ref, db)
+    if doc is not None:
+        return doc
+    served = load_serve_run(ref, db)
+    return served if served is not None else load_run(ref, db)

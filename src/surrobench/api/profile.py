@@ -23,7 +23,6 @@ from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, unsaved
-from surrobench.records import schemas
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable

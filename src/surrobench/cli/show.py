@@ -19,6 +19,7 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
+from surrobench.records.serve import ServeRecord
 from surrobench.report.escape import rich_escape
 
 
@@ -60,18 +61,18 @@ def show(
     A run: the results table (and a multi-process run's scaling table), and optionally markdown or the run JSON;
     a serve run as `serve` prints it (its tables per batching policy, the peak search, its notes), with --json its
     serve JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
-    from surrobench.api.compare import load_run, load_serve_run
+    from surrobench.api.compare import load
     from surrobench.report.run import run_markdown, run_tables
 
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
-    if _show_optimization(run, db, markdown, json_out):
+    record = load(run, db)
+    if isinstance(record, dict):
+        _show_optimization(record, db, markdown, json_out)
         return
-    served = load_serve_run(run, db)
-    if served is not None:
-        _show_serve(served, markdown, json_out)
+    if isinstance(record, ServeRecord):
+        _show_serve(record, markdown, json_out)
         return
-    record = load_run(run, db)
     title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
     for table in run_tables(record, title, width=console.width):
         console.print(table)
@@ -91,20 +92,14 @@ def _interrupted_notes(record) -> list[str]:
     return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
 
 
-def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path | None) -> bool:
-    """Show the optimization ``ref`` names in ``db`` (the id ``optimize`` prints) as ``optimize`` printed it,
-    with its markdown and its optimize JSON; False when ``ref`` names none (a file, another id, no database)."""
-    from surrobench.api.compare import load_optimization
+def _show_optimization(doc: dict, db: Path, markdown: Path | None, json_out: Path | None) -> None:
+    """An optimization's document as ``optimize`` printed it, with its markdown and its optimize JSON."""
     from surrobench.api.defaults import DEFAULT_DB
     from surrobench.cli.options import show_optimization, write_optimization
 
-    doc = load_optimization(ref, db)
-    if doc is None:
-        return False
     where = None if db == Path(DEFAULT_DB) else str(db)
     show_optimization(doc, where)
     write_optimization(doc, markdown, json_out, where)
-    return True
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
