@@ -1,5 +1,6 @@
 """The library's defaults and option records that the CLI's flags name, in one place it may import: none of
 these modules imports torch, so ``--help`` starts without it (docs/benchmarks/startup.md)."""
+# ruff: noqa: F401
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
@@ -13,28 +14,3 @@ from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.request import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEFAULT_ROUNDS
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.spec import parse_devices
-
-__all__ = [
-    "DEFAULT_ACTIVE",
-    "DEFAULT_BUDGET_S",
-    "DEFAULT_GAP_THRESHOLD_NS",
-    "DEFAULT_DB",
-    "DEFAULT_INPUT_SETS",
-    "DEFAULT_ITERS",
-    "DEFAULT_PROCESS_PAIRS",
-    "DEFAULT_ROUNDS",
-    "DEFAULT_THRESHOLD",
-    "DEFAULT_TOLERANCE",
-    "DEFAULT_WAIT",
-    "DEFAULT_WARMUP",
-    "DEFAULT_WINDOW_S",
-    "MAX_COUNT",
-    "MIN_ITERS",
-    "MIN_WARMUP",
-    "PerfOptions",
-    "ProfileSchedule",
-    "load_thresholds",
-    "low_iterations_note",
-    "parse_devices",
-    "write_recovery",
-]

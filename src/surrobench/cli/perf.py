@@ -1,10 +1,6 @@
-"""``surrobench perf``: the system-level pass of the profiling tools text (docs/sources.md, tools §1 and §4), "what is the CPU busy
-with", before the GPU timeline and the op table. Each config is timed, then its measured steps run under
-``perf stat`` (counters, IPC, CPU utilization), ``perf record -g`` and py-spy (host hot spots, flame
-graph) in child processes (:mod:`surrobench.collect.perf`). A missing ``perf`` or ``py-spy`` is a
-warning with its install line; the pass goes on with the other. ``--json`` writes ``surrobench/perf-v1``:
-``{"schema", "run": <run-v1>, "perf": [<PerfReport.to_json()>, ...]}``; interrupted (Ctrl-C, SIGTERM,
-SIGHUP), the run as stored (``env.interrupted`` true) and the configs passed before it."""
+"""``surrobench perf``: one call of :func:`surrobench.api.perf.perf` (the system pass: perf counters, IPC, CPU
+utilization, host hot spots, a flame graph; docs/sources.md, tools §1 and §4). ``--json`` writes its
+:class:`~surrobench.records.profiled.Profile` (``surrobench/perf-v1``)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""``surrobench profile``: time each config, then profile it in a child process and print its op table
-with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrobench/profile-v3``:
-``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``.
-
-``--profile nsys`` runs each config's child under Nsight Systems instead (docs/sources.md, method §3;
-:mod:`surrobench.collect.nsys`) and prints the timeline analysis of each report; ``profiles`` then holds
-``NsysReport.to_json()`` objects. Where nsys is missing it exits 2 before timing, with the command to run
-where it is.
-
-Interrupted (Ctrl-C, SIGTERM, SIGHUP), ``--json`` holds what finished: the run as stored (``env.interrupted``
-true; every config timed, or those timed before it) and the configs profiled before it."""
+"""``surrobench profile``: time each config, then profile it in a child process: op tables with the four readings
+(docs/sources.md, method §2), or with ``--profile nsys`` the Nsight Systems timeline of each (method §3; a
+missing nsys exits 2 before timing). ``--json`` writes the :class:`~surrobench.records.profiled.Profile`
+(``surrobench/profile-v3``)."""
 
 from __future__ import annotations
 

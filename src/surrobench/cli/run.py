@@ -1,8 +1,5 @@
-"""``surrobench run``: the benchmark sweep (workload x execution), stored and tabulated; with
-``--profile torch|perf|nsys`` a profiling phase follows (one child process per config,
-:mod:`surrobench.collect`): torch.profiler op tables, the system-level pass (perf counters, host hot
-spots, flame graph) or Nsight Systems reports analyzed as timelines. ``--profile nsys`` where nsys is
-missing exits 2 before timing, with the command to run where it is: the user asked for that tool."""
+"""``surrobench run``: the benchmark sweep, stored and tabulated; with ``--profile torch|perf|nsys`` a profiling
+phase follows (one child process per config, :mod:`surrobench.api.profile`)."""
 
 from __future__ import annotations
 
