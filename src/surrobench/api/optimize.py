@@ -63,7 +63,7 @@ def optimize(
     pairs of fresh processes that check each recipe (0: none); ``processes``: pairs of fresh processes in which
     the search times its recipe once more (0: none; None: :data:`DEFAULT_PROCESS_PAIRS`, or none for a model
     object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only (for a
-    ``model``). The measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
+    ``model``).
 
     ``objective``: ``"latency"`` (the latency of one call, above) or ``"capacity"``: the remedies and the batching
     policy with the highest capacity at ``p99_ms`` within ``tolerance``, predicted and then verified under load
@@ -71,9 +71,9 @@ def optimize(
     ``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` ``sweep`` may hold); it returns a
     :class:`~surrobench.records.capacity.CapacityOptimization` and takes ``model`` (not ``run``, ``verify``).
 
-    Progress hooks: ``on_config(cfg)`` before each config's search, ``on_phase(text)`` before each batch of fresh
-    processes, ``on_warning(text)`` for each of the report's warnings (None: a :class:`UserWarning`); ``command``
-    is stored with the runs.
+    Hooks: ``on_config(cfg)`` before each config's search, ``on_phase(text)`` before each batch of fresh processes,
+    ``on_warning(text)`` per warning (a busy host, failed baselines; None: a :class:`UserWarning`); ``command`` is
+    stored with the runs.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
@@ -81,6 +81,7 @@ def optimize(
             keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
             ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
             processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report of what was judged, stored.
     """
     if objective not in OBJECTIVES:
         raise UsageError.bad("objective", f"{objective!r}: choose {', '.join(OBJECTIVES)}")

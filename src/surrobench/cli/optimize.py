@@ -10,7 +10,6 @@ import typer
 
 from surrobench.api.defaults import (
     DEFAULT_BUDGET_S,
-    DEFAULT_DB,
     DEFAULT_PROCESS_PAIRS,
     DEFAULT_ROUNDS,
     DEFAULT_TOLERANCE,
@@ -28,8 +27,7 @@ from surrobench.cli.options import (
     command_line,
     exit_if_configs_failed,
     refuse_given,
-    show_optimization,
-    write_optimization,
+    optimization_out,
     err_console,
     console,
     write_json,
@@ -173,6 +171,4 @@ def _written_and_shown(record, json_out: Path | None, markdown: Path | None, db:
         for line in capacity_lines(record):
             console.print(line, markup=False)
         return
-    where = None if db == Path(DEFAULT_DB) else str(db)  # the compare line names a database not the default
-    write_optimization(doc, markdown, json_out, where)
-    show_optimization(doc, where)
+    optimization_out(doc, markdown, json_out, db)

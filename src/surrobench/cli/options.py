@@ -722,26 +722,20 @@ def print_failed(results) -> None:
         console.print(line)
 
 
-def show_optimization(doc: dict, db: str | None) -> None:
-    """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
-    line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
-    (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
-    fixed width."""
-    from surrobench.report.optimize import optimize_renderables
+def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
+    """An optimize document's ``--markdown`` and ``--json`` first (a signal while it prints must not lose them),
+    then the terminal, fitted to its width (code and command lines unwrapped and uncropped, one line to paste),
+    its warnings before the line that says where it was stored in ``db`` (named when not the default)."""
+    from surrobench.report.optimize import optimize_markdown, optimize_renderables
 
-    *configs, stored = optimize_renderables(doc, db, width=console.width, program=invoked_as())
+    where = None if db == Path(DEFAULT_DB) else str(db)
+    write_output(markdown, optimize_markdown(doc, where), "--markdown")
+    write_json(json_out, doc)
+    *configs, stored = optimize_renderables(doc, where, width=console.width, program=invoked_as())
     for renderable in configs:
         console.print(renderable, crop=False)
     print_warnings(doc.get("warnings", []))
     console.print(stored, soft_wrap=True)
-
-
-def write_optimization(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
-    """The report's ``--markdown`` and ``--json`` (the optimize document as stored)."""
-    from surrobench.report.optimize import optimize_markdown
-
-    write_output(markdown, optimize_markdown(doc, db), "--markdown")
-    write_json(json_out, doc)
 
 
 def print_stored(db: Path, run_id: str) -> None:
@@ -764,7 +758,12 @@ def timed_and_profiled(
 
     with open_store(db) as store, progress_hooks(err_console) as hooks:
         return time_and_profile(
-            plan, store, options, profile_one=profile_one or profile_config, command=command_line(), hooks=hooks,
+            plan,
+            store,
+            options,
+            profile_one=profile_one or profile_config,
+            command=command_line(),
+            hooks=hooks,
             schema=schema,
         )
 

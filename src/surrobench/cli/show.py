@@ -14,6 +14,7 @@ from surrobench.cli.options import (
     JsonOpt,
     MarkdownOpt,
     check_writable,
+    optimization_out,
     console,
     print_warnings,
     write_json,
@@ -68,7 +69,7 @@ def show(
     check_writable(json_out, "--json")
     record = load(run, db)
     if isinstance(record, dict):
-        _show_optimization(record, db, markdown, json_out)
+        optimization_out(record, markdown, json_out, db)
         return
     if isinstance(record, ServeRecord):
         _show_serve(record, markdown, json_out)
@@ -90,16 +91,6 @@ def _interrupted_notes(record) -> list[str]:
     short = record.short_of_rounds
     rounds = f", {short} with fewer rounds than asked" if short else ""
     return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
-
-
-def _show_optimization(doc: dict, db: Path, markdown: Path | None, json_out: Path | None) -> None:
-    """An optimization's document as ``optimize`` printed it, with its markdown and its optimize JSON."""
-    from surrobench.api.defaults import DEFAULT_DB
-    from surrobench.cli.options import show_optimization, write_optimization
-
-    where = None if db == Path(DEFAULT_DB) else str(db)
-    show_optimization(doc, where)
-    write_optimization(doc, markdown, json_out, where)
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
