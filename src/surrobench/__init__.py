@@ -33,7 +33,6 @@ _EXPORTS = {
     "load_run": "surrobench.api.compare",
     "history": "surrobench.api.compare",
     "import_run": "surrobench.api.compare",
-    "load_optimization": "surrobench.api.compare",
     "load": "surrobench.api.compare",
     "build_report": "surrobench.api.report",
     "Report": "surrobench.api.report",

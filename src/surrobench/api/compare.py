@@ -324,39 +324,27 @@ def _optimize_document(path: str | Path) -> dict | None:
     return data if isinstance(data, dict) and data.get("schema") in optimize else None
 
 
-def load_optimization(ref: str, db: str | Path) -> dict | None:
-    """The optimize document (``surrobench/optimize-v3``) that ``ref`` (an optimization id or unique prefix) names
-    in the database ``db``; None when it names none (a file, another id, no database).
+def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
+    """What ``ref`` names, tried in this order: an optimization id (or unique prefix) in ``db`` (its
+    ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db`` or
+    ``--json`` files. ``surrobench show``'s call.
 
     Raises:
-        UsageError: ``ref`` is a prefix of both an optimization and runs.
+        UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an
+            optimization and runs.
     """
     from surrobench.results.optimize_store import find_optimization
 
-    if is_run_file(ref) or not ref.strip() or not Path(db).is_file():
-        return None
-    with ResultStore(db, read_only=True) as store:
-        doc = find_optimization(store, ref)
-        runs = store.matching_run_ids(ref) if doc is not None else []
-    if runs:  # a prefix of both: the user must say which
-        raise UsageError(
-            f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
-            f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
-        )
-    return doc
-
-
-def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, tried in this order: an optimization id in ``db`` (its ``optimize-v3`` document,
-    :func:`load_optimization`), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db``
-    or ``--json`` files. ``surrobench show``'s call.
-
-    Raises:
-        UsageError: as :func:`load_optimization` and :func:`load_run` (an unknown or ambiguous id, an unreadable
-            file).
-    """
-    doc = load_optimization(ref, db)
-    if doc is not None:
-        return doc
+    if not is_run_file(ref) and ref.strip() and Path(db).is_file():
+        with ResultStore(db, read_only=True) as store:
+            doc = find_optimization(store, ref)
+            runs = store.matching_run_ids(ref) if doc is not None else []
+        if runs:  # a prefix of both: the user must say which
+            raise UsageError(
+                f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
+                f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
+            )
+        if doc is not None:
+            return doc
     served = load_serve_run(ref, db)
     return served if served is not None else load_run(ref, db)
