@@ -159,3 +159,29 @@ def test_no_command_imports_another_command(graph):
 
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+#: What the CLI imports: itself, the library's verbs, the renderers, the records, the errors and the version.
+CLI_IMPORTS = {"cli", "api", "report", "records", "errors", "version"}
+#: The process edge, named: at exit the CLI leaves TorchInductor's worker threads out of the threads it reports
+#: as the model's (:func:`surrobench.cli.stray_threads`).
+CLI_EDGE = {("surrobench.cli", "surrobench.execution.modes")}
+
+
+def _below_the_verbs(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if _layer(m) == "cli"
+        for t in targets
+        if _layer(t) not in CLI_IMPORTS and (m, t) not in CLI_EDGE
+    )
+
+
+def test_the_cli_imports_only_the_verbs_records_and_renderers(graph):
+    assert _below_the_verbs(graph) == []
+
+
+def test_the_cli_rule_sees_an_import_of_results():
+    tree = {"surrobench.cli.run": {"surrobench.results.store", "surrobench.api.benchmark"}}
+    assert _below_the_verbs(tree) == ["surrobench.cli.run -> surrobench.results.store"]

@@ -21,7 +21,9 @@ _EXPORTS = {
     "sweep_request": "surrobench.api.benchmark",
     "models": "surrobench.api.benchmark",
     "profile": "surrobench.api.profile",
-    "Profile": "surrobench.api.profile",
+    "Profile": "surrobench.records.profiled",
+    "perf": "surrobench.api.perf",
+    "serve": "surrobench.api.serve",
     "load_trace": "surrobench.api.analyze",
     "analyze": "surrobench.api.analyze",
     "analyze_trace": "surrobench.api.analyze",
@@ -31,6 +33,7 @@ _EXPORTS = {
     "load_run": "surrobench.api.compare",
     "history": "surrobench.api.compare",
     "import_run": "surrobench.api.compare",
+    "load": "surrobench.api.compare",
     "build_report": "surrobench.api.report",
     "Report": "surrobench.api.report",
     "optimize": "surrobench.api.optimize",
@@ -54,6 +57,7 @@ _EXPORTS = {
     "TimelineReport": "surrobench.analysis.timeline",
     "RunComparison": "surrobench.results.compare",
     "UsageError": "surrobench.errors",
+    "Interrupted": "surrobench.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -10,10 +10,16 @@ from collections.abc import Callable
 
 
 class Interrupted(Exception):
-    """The user interrupted a command (Ctrl-C) after some of its work was kept; the message says what was
-    kept (``interrupted: 3 of 8 configs stored as run R``). The CLI prints it and exits
-    :data:`EXIT_INTERRUPTED`. Not a ``KeyboardInterrupt``: click would turn that into its own abort and
-    lose the message."""
+    """The user interrupted a verb (Ctrl-C, SIGTERM, SIGHUP) after some of its work was kept: ``partial`` is the
+    record of what was kept (stored, marked ``interrupted``), the record the verb would have returned; the
+    message says what it holds (``interrupted: 3 of 8 configs stored as run R``). The CLI writes
+    ``partial.to_json()`` to the command's ``--json`` and exits :data:`EXIT_INTERRUPTED`, in one place
+    (:func:`surrobench.cli.options.checked_command`). Not a ``KeyboardInterrupt``: click would turn that into its
+    own abort and lose the message."""
+
+    def __init__(self, message: str, partial=None) -> None:
+        super().__init__(message)
+        self.partial = partial
 
 
 class UsageError(Exception):

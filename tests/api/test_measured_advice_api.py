@@ -72,5 +72,5 @@ def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypat
     _with_a_compile_finding(monkeypatch)
     with pytest.raises(DiagnoseInterrupted) as cut:
         diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
-    assert cut.value.findings and all(f.gain_kind == "estimate" for f in cut.value.findings)
-    assert cut.value.to_json()["context"]["interrupted"] is True
+    assert cut.value.partial.findings and all(f.gain_kind == "estimate" for f in cut.value.partial.findings)
+    assert cut.value.partial.to_json()["context"]["interrupted"] is True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from surrobench.report.optimize import (
     SPEEDUP_HEADER,
     optimize_markdown,
@@ -153,7 +155,7 @@ def test_command_lines_stay_whole_when_the_terminal_output_is_narrow(monkeypatch
     monkeypatch.setattr(options, "err_console", Console(file=buf, width=60))  # stdout and stderr, in order
     monkeypatch.setattr(options, "invoked_as", lambda: "surrobench")  # as when it is on PATH
     db = "/a/rather/long/folder/name/for/the/results/of/this/project/optimize.db"
-    options.show_optimization({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, db)
+    options.optimization_out({**_doc(), "warnings": ["host busy: load 3.1 on 2 cores"]}, None, None, Path(db))
     lines = buf.getvalue().splitlines()
     assert f"before/after: surrobench compare b1 r1 --ignore-field precision,mode --db {db}" in lines
     assert f"HTML: surrobench report b1 r1 --ignore-field precision,mode --db {db} -o report.html" in lines

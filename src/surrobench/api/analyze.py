@@ -16,6 +16,9 @@ from surrobench.errors import UsageError
 from surrobench.trace import load_trace as _load
 from surrobench.trace.model import Timeline
 
+# The CLI starts the readers of a large trace's pieces while its commands import (surrobench.cli.main).
+from surrobench.trace.kineto_split import discard_prestarted as discard_prestarted, prestart as prestart  # noqa: E402
+
 #: 11.6 days: any longer gap threshold could only mean "no gaps".
 MAX_GAP_THRESHOLD_US = 1e12
 

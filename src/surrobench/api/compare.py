@@ -20,6 +20,7 @@ from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
 from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
+from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
 from surrobench.results.optimize_store import optimization_summaries
@@ -321,3 +322,29 @@ def _optimize_document(path: str | Path) -> dict | None:
         return None
     optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
     return data if isinstance(data, dict) and data.get("schema") in optimize else None
+
+
+def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
+    """What ``ref`` names, tried in this order: an optimization id (or unique prefix) in ``db`` (its
+    ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db`` or
+    ``--json`` files. ``surrobench show``'s call.
+
+    Raises:
+        UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an
+            optimization and runs.
+    """
+    from surrobench.results.optimize_store import find_optimization
+
+    if not is_run_file(ref) and ref.strip() and Path(db).is_file():
+        with ResultStore(db, read_only=True) as store:
+            doc = find_optimization(store, ref)
+            runs = store.matching_run_ids(ref) if doc is not None else []
+        if runs:  # a prefix of both: the user must say which
+            raise UsageError(
+                f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
+                f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
+            )
+        if doc is not None:
+            return doc
+    served = load_serve_run(ref, db)
+    return served if served is not None else load_run(ref, db)

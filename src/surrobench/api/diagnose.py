@@ -169,28 +169,17 @@ def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
 
 class DiagnoseInterrupted(ProfileInterrupted):
     """Ctrl-C (or SIGTERM, SIGHUP) while a workload is timed or profiled for its diagnosis: as
-    :class:`~surrobench.api.profile.ProfileInterrupted` (the run stored and marked ``interrupted``, the message),
-    with ``findings`` of what was read before it (every config profiled and read so far, and the run-level checks
-    over the configs timed), ``evidence`` and ``warnings``. No FLOP count, trace or system pass more runs for
-    them: the configs not yet read stay out, and ``surrobench diagnose --run R`` reads the op tables and traces
-    stored."""
+    :class:`~surrobench.api.profile.ProfileInterrupted` (the run stored and marked ``interrupted``), its
+    ``partial`` the :class:`Diagnosis` of what was read (every config profiled and read, the run-level checks over
+    the configs timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled). Nothing more is
+    measured or read; ``surrobench diagnose --run R`` reads the stored op tables and traces later."""
 
     def __init__(self, cut: ProfileInterrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> None:
         super().__init__(cut.record, cut.total, cut.reports, cut.to_profile)
-        self.findings = findings
-        self.evidence = evidence
-        self.warnings = warnings
-
-    def to_json(self) -> dict:
-        """``surrobench/diagnosis-v6`` of what was read: the context of :func:`workload_context`, with
-        ``interrupted`` true and ``profiled``, the labels of the configs profiled (a config profiled but not read
-        yet has no evidence and no findings of its own)."""
-        context = {
-            **workload_context(self.record, self.evidence),
-            "interrupted": True,
-            "profiled": [r.label() for r in self.reports],
-        }
-        return diagnosis_json(self.findings, context, self.warnings)
+        context = {**workload_context(cut.record, evidence), "interrupted": True}
+        context["profiled"] = [r.label() for r in cut.reports]
+        title = f"diagnosis of run {cut.record.run_id} on {cut.record.env['device_name']}"
+        self.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), cut.record)
 
 
 def diagnose_workload(

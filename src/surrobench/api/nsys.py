@@ -12,6 +12,7 @@ from pathlib import Path
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.collect.child import child_argv
 from surrobench.collect.nsys import NsysOptions, child_files, run_nsys
+from surrobench.collect.nsys import require_nsys as require_nsys  # profile --profile nsys checks it first
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.records.run import ConfigResult

@@ -8,13 +8,14 @@ fresh processes and the request).
 from __future__ import annotations
 
 import warnings as _warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
+from surrobench.execution.config import ExecConfig
 from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
@@ -45,6 +46,10 @@ def optimize(
     processes: int | None = None,
     objective: str = "latency",
     p99_ms: float | None = None,
+    command: str | None = None,
+    on_config: Callable[[ExecConfig], None] = lambda cfg: None,
+    on_phase: Callable[[str], None] = lambda text: None,
+    on_warning: Callable[[str], None] | None = None,
     **sweep,
 ) -> OptimizeReport | CapacityOptimization:
     """Try the remedies on every config of ``model``'s sweep, or of the stored ``run``, and recommend what wins
@@ -58,7 +63,7 @@ def optimize(
     pairs of fresh processes that check each recipe (0: none); ``processes``: pairs of fresh processes in which
     the search times its recipe once more (0: none; None: :data:`DEFAULT_PROCESS_PAIRS`, or none for a model
     object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only (for a
-    ``model``). The measurement's warnings (a busy host, failed baselines) are issued as :class:`UserWarning`.
+    ``model``).
 
     ``objective``: ``"latency"`` (the latency of one call, above) or ``"capacity"``: the remedies and the batching
     policy with the highest capacity at ``p99_ms`` within ``tolerance``, predicted and then verified under load
@@ -66,12 +71,17 @@ def optimize(
     ``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` ``sweep`` may hold); it returns a
     :class:`~surrobench.records.capacity.CapacityOptimization` and takes ``model`` (not ``run``, ``verify``).
 
+    Hooks: ``on_config(cfg)`` before each config's search, ``on_phase(text)`` before each batch of fresh processes,
+    ``on_warning(text)`` per warning (a busy host, failed baselines; None: a :class:`UserWarning`); ``command`` is
+    stored with the runs.
+
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
             :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
             keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
             ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
             processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report of what was judged, stored.
     """
     if objective not in OBJECTIVES:
         raise UsageError.bad("objective", f"{objective!r}: choose {', '.join(OBJECTIVES)}")
@@ -121,7 +131,10 @@ def optimize(
             processes=processes,
             rebuildable=not by_object,
         )
-        report = optimize_plans(request, store)
+        report = optimize_plans(request, store, command=command, on_config=on_config, on_phase=on_phase)
     for note in report.warnings:
-        _warnings.warn(note, UserWarning, stacklevel=2)
+        if on_warning is None:
+            _warnings.warn(note, UserWarning, stacklevel=2)
+        else:
+            on_warning(note)
     return report

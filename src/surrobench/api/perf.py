@@ -1,4 +1,4 @@
-"""The system-level phase of ``surrobench perf`` and ``run --profile perf``: each timed ``ok`` config's
+"""``surrobench.perf`` and the system-level phase of ``run --profile perf``: each timed ``ok`` config's
 measured steps under ``perf`` and py-spy (:func:`surrobench.collect.perf.system_pass`), over a window of
 steps sized by :func:`surrobench.collect.perf_phase.window_schedule`.
 """
@@ -11,6 +11,8 @@ from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.perf_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
+from surrobench.records import schemas
+from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore
 
@@ -66,3 +68,44 @@ def perf_config(
     passed = system_pass(cfg, plan, svg, top=options.top)
     child = passed.child
     return PerfReport(result, config_id, child["status"], child.get("error"), passed, plan.active, tuple(passed.notes))
+
+
+def perf(
+    model: str,
+    *,
+    db=None,
+    options: PerfOptions | None = None,
+    command: str | None = None,
+    hooks=None,
+    **sweep,
+) -> Profile:
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`surrobench.api.benchmark.sweep_request`),
+    then run each ``ok`` config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child
+    process: counters, IPC, CPU utilization, host hot spots, a flame graph. ``options``: the window (s), the flame
+    graph folder and the hot spots kept (None: :class:`PerfOptions`); ``db`` as in
+    :func:`surrobench.api.benchmark.benchmark`; ``command`` is stored with the run; ``hooks``: the progress hooks
+    (:class:`surrobench.api.profile.Hooks`). A missing ``perf`` or ``py-spy`` is a warning of the report.
+
+    Returns:
+        The :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``.
+
+    Raises:
+        UsageError: bad input, or a model object rather than a name (the children rebuild it).
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the Profile of what finished, stored.
+    """
+    from surrobench.api.benchmark import named_model, open_store, sweep_plan
+    from surrobench.api.profile import NO_HOOKS, time_and_profile
+
+    named_model(model, "perf")
+    plan = sweep_plan(model, caller=perf, **sweep)
+    with open_store(db) as store:
+        record, warnings, reports = time_and_profile(
+            plan,
+            store,
+            options or PerfOptions(),
+            profile_one=perf_config,
+            command=command,
+            hooks=hooks or NO_HOOKS,
+            schema=schemas.PERF,
+        )
+    return Profile(record, tuple(reports), tuple(warnings), schemas.PERF)

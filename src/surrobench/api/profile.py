@@ -17,12 +17,12 @@ from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
+from surrobench.records.profiled import Profile
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, unsaved
-from surrobench.records import schemas
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
@@ -219,6 +219,7 @@ def time_and_profile(
     profile_one: Callable = profile_config,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
+    schema: str | None = None,
 ) -> tuple[RunRecord, list[str], list]:
     """Time the planned sweep into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
     (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
@@ -230,8 +231,18 @@ def time_and_profile(
 
     Raises:
         SweepInterrupted: Ctrl-C while timing, without ``options``; with them :class:`ProfileInterrupted`
-            (timing or profiling), with the configs stored and profiled so far.
+            (timing or profiling), with the configs stored and profiled so far; its ``partial`` the run, or with
+            a ``schema`` the :class:`~surrobench.records.profiled.Profile` of that document.
     """
+    try:
+        return _time_and_profile(plan, store, options, profile_one, command, hooks)
+    except ProfileInterrupted as cut:
+        if schema is not None:
+            cut.partial = Profile(cut.record, cut.reports, schema=schema)
+        raise
+
+
+def _time_and_profile(plan, store, options, profile_one, command, hooks) -> tuple[RunRecord, list[str], list]:
     try:
         record, warnings = execute_sweep(
             plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=options is None
@@ -296,21 +307,6 @@ def profile_phase(
     except StoreWriteError as exc:
         raise unsaved(store, record, exc) from None
     return record, reports
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A profiled run: the timed run (``top_op`` filled), one report per ``ok`` config, the warnings."""
-
-    run: RunRecord
-    reports: tuple[ProfileReport, ...]
-    warnings: tuple[str, ...] = ()
-
-    def to_json(self) -> dict:
-        """``surrobench/profile-v3``: the run (run-v1) and each config's op table, readings and kernel table
-        (``kernel_table``, null on a CPU run; new in v2); v3 adds each op's ``inside`` (the ops it ran nested
-        in, :class:`~surrobench.records.ops.OpStat`), the rest as in v1."""
-        return {"schema": schemas.PROFILE, "run": self.run.to_json(), "profiles": [r.to_json() for r in self.reports]}
 
 
 def check_schedule(schedule: object) -> ProfileSchedule:

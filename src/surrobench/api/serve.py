@@ -429,7 +429,7 @@ class ServeInterrupted(Interrupted):
     def __init__(self, record: ServeRecord, total: int | None) -> None:
         kept = sum(len(p.points) for p in record.policies)
         of = f" of {total}" if total is not None else ""
-        super().__init__(f"interrupted: {kept}{of} load points stored as run {record.run_id}")
+        super().__init__(f"interrupted: {kept}{of} load points stored as run {record.run_id}", record)
         self.record = record
         self.total = total
 

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
         _run(args)
     finally:
         if started:
-            from surrobench.trace.kineto_split import discard_prestarted
+            from surrobench.api.analyze import discard_prestarted
 
             discard_prestarted()
 
@@ -109,7 +109,7 @@ def _start_analyze_workers(args: list[str]) -> bool:
             paths.append(arg)
     if len(paths) != 1:
         return False
-    from surrobench.trace.kineto_split import prestart
+    from surrobench.api.analyze import prestart
 
     prestart(Path(paths[0]))
     return True

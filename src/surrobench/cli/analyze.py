@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
+from surrobench.api.defaults import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.api import analyze as trace_api
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.app import app

@@ -1,15 +1,6 @@
-"""``surrobench calibrate``: measure the device's roofline ceilings once and store them for this machine
-(:mod:`surrobench.results.ceilings`: the user's cache folder, per host and device, per thread count on a CPU,
-``--threads N`` measuring and storing those of N threads).
-
-``surrobench diagnose`` reads them there, whatever its ``--db`` (:mod:`surrobench.analysis.roofline`);
-without them it falls back to the built-in H200 numbers on a GPU and skips the roofline on a CPU.
-
-Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused (a usage error, before anything is
-measured or stored: :func:`surrobench.api.calibrate.calibrate`).
-On the CPU the copy is a host memory copy and no ``tf32`` rate is measured (:mod:`surrobench.collect.ceilings`).
-``--json`` writes ``surrobench/ceilings-v1``: the stored fields plus ``schema``.
-"""
+"""``surrobench calibrate``: one call of :func:`surrobench.api.calibrate.calibrate` (the device's roofline ceilings,
+stored for this machine: :mod:`surrobench.results.ceilings`; ``diagnose`` reads them whatever its ``--db``).
+``--json`` writes ``surrobench/ceilings-v1``: the stored fields plus ``schema``."""
 
 from __future__ import annotations
 
@@ -53,7 +44,7 @@ def calibrate(
     from torch import get_num_threads as torch_threads
 
     from surrobench.api.calibrate import calibrate as calibrate_device
-    from surrobench.execution.sweep import resolve_device
+    from surrobench.api.calibrate import resolve_device
     from surrobench.report.ceilings import ceilings_table
 
     device = resolve_device(device)

@@ -55,7 +55,7 @@ def compare(
     """
     from surrobench.api.compare import compare_pair
     from surrobench.report.comparison import comparison_document, comparison_renderables
-    from surrobench.results.compare import gate_failed
+    from surrobench.api.compare import gate_failed
 
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")

@@ -1,34 +1,10 @@
-"""``surrobench diagnose``: the judgment table -- verdicts with evidence, actions and estimated gains.
+"""``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose").
 
-Three sources, one table (docs/sources.md, method §4: the profiler says which op is expensive, the timeline
-whether the GPU works while it runs):
-
-- ``surrobench diagnose --model ... --shape ...``: timing, then profiling in child processes, then the
-  timeline of each profiled trace, the roofline (FLOP counter run once per config) and the run-level checks;
-- ``surrobench diagnose --run RUN_ID``: a stored run, its op tables and (if still on disk) its traces;
-- ``surrobench diagnose TRACE``: a Kineto trace or nsys export alone, with the evidence a trace holds;
-  several rank traces (a folder or a list) are analyzed in worker processes, compared across ranks and
-  diagnosed together (:func:`surrobench.api.rank_traces.analyze_rank_traces`).
-
-For a workload, the remedies the findings name that are settings (CUDA graph, compile modes, TF32, fp16, bf16,
-channels_last, cudnn.benchmark, threads) are then measured with optimize's core, ``--measure-s`` seconds per config
-(:mod:`surrobench.tune.advice`; 0: estimates only), and each action says what its remedy measured.
-
-``--json`` writes ``surrobench/diagnosis-v6`` (:func:`surrobench.records.findings.diagnosis_json`); for a
-workload its context carries each config's per-operator roofline (``context.roofline[config]``: name, FLOPs,
-bytes, intensity, achieved rates, bound; null where unknown; stored with the run, so ``--run`` carries the same),
-and for a workload or a run the configs that
-failed (``context.failed_configs``, :func:`surrobench.api.diagnose.failed_configs_json`). A config that failed
-has nothing to diagnose: it is printed first, with its cause, and the command exits 3 (as ``run`` does). A config
-or trace whose profile holds no op, or a CUDA profile no kernel, cannot be judged: a line says so and the command
-exits 4 (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`), never 0 with "no findings"; a profile that disagrees with
-the timed step, or attributes under 90% of its kernel time to ops, is named above the findings
-(``context.evidence_checks``), as is each config's roofline headroom with ``--counters`` (``context.headroom``).
-
-Interrupted (Ctrl-C, SIGTERM, SIGHUP) while a workload is timed or profiled, ``--json`` holds the findings of
-what was read before it (:class:`surrobench.api.diagnose.DiagnoseInterrupted`): every config profiled and read,
-the run-level checks over the configs timed, ``context.interrupted`` true and ``context.profiled`` the configs
-profiled; nothing more is measured or read for it. ``diagnose --run R`` diagnoses the stored run later.
+Three sources, one table: a workload (``--model ...``: timed, profiled, read; the remedies the findings name
+measured for ``--measure-s`` seconds per config, :mod:`surrobench.tune.advice`), a stored run (``--run``), or
+trace files (one, or several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`). ``--json`` writes
+``surrobench/diagnosis-v6`` (:func:`surrobench.records.findings.diagnosis_json`). Exit 3 when a config failed,
+4 when a config or trace cannot be judged (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`).
 """
 
 from __future__ import annotations
@@ -38,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.thresholds import load_thresholds
+from surrobench.api.defaults import load_thresholds
 from surrobench.cli.app import app
 from surrobench.records.findings import diagnosis_json
 from surrobench.cli.options import (
@@ -75,7 +51,6 @@ from surrobench.report.findings import (
     headroom_lines,
     quiet_configs,
 )
-from surrobench.results.store import ResultStore
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -125,8 +100,8 @@ def diagnose(
 ) -> None:
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
-    from surrobench.tune import advice
 
+    advice = api_diagnose.advice
     th = load_thresholds(config)
     measure_s = None if measure_s is None else advice.check_measure_s(measure_s)  # None: the default, its deadline
     system = api_diagnose.load_system_view(system_view)
@@ -156,22 +131,18 @@ def diagnose(
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan = workload.plan()
-        with ResultStore(db) as store, progress_hooks(err_console) as hooks:
-            try:
-                record, findings, warnings, evidence = api_diagnose.diagnose_workload(
-                    plan,
-                    store,
-                    tracing.torch(workload.iters),
-                    th,
-                    system,
-                    system_pass,
-                    command=command_line(),
-                    hooks=hooks,
-                    measure_s=measure_s,
-                )
-            except api_diagnose.DiagnoseInterrupted as cut:  # the findings of what was read are written too
-                write_json(json_out, cut.to_json())
-                raise
+        with api_diagnose.open_store(db) as store, progress_hooks(err_console) as hooks:
+            record, findings, warnings, evidence = api_diagnose.diagnose_workload(
+                plan,
+                store,
+                tracing.torch(workload.iters),
+                th,
+                system,
+                system_pass,
+                command=command_line(),
+                hooks=hooks,
+                measure_s=measure_s,
+            )
         title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
         given = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
         context = {**api_diagnose.workload_context(record, evidence), "measure_s": given}

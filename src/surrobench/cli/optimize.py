@@ -8,13 +8,11 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.tune.request import (
+from surrobench.api.defaults import (
     DEFAULT_BUDGET_S,
     DEFAULT_PROCESS_PAIRS,
     DEFAULT_ROUNDS,
-    OptimizeRequest,
-    check_search,
+    DEFAULT_TOLERANCE,
 )
 from surrobench.cli.app import app
 from surrobench.cli.options import (
@@ -29,13 +27,13 @@ from surrobench.cli.options import (
     command_line,
     exit_if_configs_failed,
     refuse_given,
-    show_optimization,
-    write_optimization,
+    optimization_out,
     err_console,
     console,
     write_json,
 )
-from surrobench.results.store import DEFAULT_DB, ResultStore
+from surrobench.errors import Interrupted
+from surrobench.records import schemas
 
 RunOpt = typer.Option(
     None, "--run", help="Start from a stored run: optimize each of its configs (workload options are then refused)."
@@ -123,76 +121,54 @@ def optimize_command(
     faster of the two head to head, and recommend what is faster
     beyond the noise floor within the tolerance. Here --warmup and
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
-    from surrobench.tune.plans import OptimizeInterrupted, optimize_plans, sweeps_from_run
+    from surrobench.api.optimize import optimize
 
-    check_search(budget_s=budget_s, tolerance=tolerance, rounds=rounds, verify=verify, processes=processes)
     check_writable(json_out, "--json")
     check_writable(markdown, "--markdown")
-    if objective != "latency" or p99_ms is not None:
+    capacity = objective != "latency" or p99_ms is not None
+    if capacity:
         refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity")
-        _capacity(
-            workload, objective, p99_ms, tolerance, thorough, only, max_batch, max_wait_ms, duration_s, db, json_out
-        )
-        return
-    refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency")
-    where = None if db == Path(DEFAULT_DB) else str(db)  # the compare line names a database not the default
-    with ResultStore(db) as store:
+        kwargs = dict(objective=objective, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms)
+        kwargs.update(duration_s=duration_s)
+    else:
+        refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency")
+        kwargs = dict(run=run, budget_s=budget_s, rounds=rounds, verify=verify, processes=processes)
         if run is not None:
             refuse_given(ctx, _WORKLOAD_PARAMS, "--run")
-            sweeps = sweeps_from_run(store.load_run(run))
-        else:
-            sweeps = (workload.plan(),)
-        request = OptimizeRequest.of(
-            sweeps,
-            budget_s=budget_s,
+    sweep = workload.settings() if capacity else workload.sweep(run is None)
+    for name in _OMITTED:  # optimize's own --rounds; the others at their defaults
+        sweep.pop(name, None)
+    try:
+        record = optimize(
+            workload.model if run is None or capacity else None,
             tolerance=tolerance,
             thorough=thorough,
-            rounds=rounds,
             only=only,
-            verify=verify,
-            processes=processes,
+            db=db,
+            command=command_line(),
+            on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False),
+            on_phase=lambda text: err_console.print(f"  {text}", markup=False),
+            on_warning=lambda text: None,  # the report prints its warnings
+            **kwargs,
+            **sweep,
         )
-        try:
-            report = optimize_plans(
-                request,
-                store,
-                command=command_line(),
-                on_config=lambda cfg: err_console.print(
-                    f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False
-                ),
-                on_phase=lambda text: err_console.print(f"  {text}", markup=False),
-            )
-        except OptimizeInterrupted as exc:  # what was measured is stored, shown and written, then exit 130
-            doc = exc.report.to_json()
-            write_optimization(doc, markdown, json_out, where)
-            show_optimization(doc, where)
-            raise
-    doc = report.to_json()
-    write_optimization(doc, markdown, json_out, where)  # first: a signal while it prints must not lose it
-    show_optimization(doc, where)
-    exit_if_configs_failed(tuple(entry.baseline for entry in report.configs))
+    except Interrupted as cut:  # what was measured is stored, written and shown, then the exit
+        _written_and_shown(cut.partial, json_out, markdown, db)
+        raise
+    _written_and_shown(record, json_out, markdown, db)
+    if not capacity:
+        exit_if_configs_failed(tuple(entry.baseline for entry in record.configs))
 
 
-def _capacity(
-    w, objective, p99_ms, tolerance, thorough, only, max_batch, max_wait_ms, duration_s, db, json_out
-) -> None:
-    """``--objective capacity``: one call of the library's optimize, its record printed and written."""
-    from surrobench.api.optimize import optimize
+def _written_and_shown(record, json_out: Path | None, markdown: Path | None, db: Path) -> None:
+    """The record's ``--json`` and ``--markdown`` first (a signal while it prints must not lose them), then the
+    terminal: capacity lines for a capacity optimization, else the before/after tables."""
     from surrobench.report.capacity import capacity_lines
 
-    record = optimize(
-        w.model,
-        objective=objective,
-        p99_ms=p99_ms,
-        tolerance=tolerance,
-        thorough=thorough,
-        only=only,
-        db=db,
-        max_batch=max_batch,
-        max_wait_ms=max_wait_ms,
-        duration_s=duration_s,
-        **w.settings(),
-    )
-    write_json(json_out, record.to_json())
-    for line in capacity_lines(record):
-        console.print(line, markup=False)
+    doc = record.to_json()
+    if doc["schema"] == schemas.CAPACITY:
+        write_json(json_out, doc)
+        for line in capacity_lines(record):
+            console.print(line, markup=False)
+        return
+    optimization_out(doc, markdown, json_out, db)

@@ -23,28 +23,37 @@ import typer
 from typer.models import OptionInfo
 from rich.console import Console
 
+from surrobench.api.defaults import (
+    DEFAULT_ACTIVE,
+    DEFAULT_DB,
+    DEFAULT_INPUT_SETS,
+    DEFAULT_ITERS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_WAIT,
+    DEFAULT_WARMUP,
+    DEFAULT_WINDOW_S,
+    MAX_COUNT,
+    MIN_ITERS,
+    MIN_WARMUP,
+    PerfOptions,
+    ProfileSchedule,
+    low_iterations_note,
+    write_recovery,
+)
 from surrobench.cli.signals import signals_deferred
-from surrobench.collect.perf_phase import DEFAULT_WINDOW_S, PerfOptions
-from surrobench.collect.torch_profiler import DEFAULT_ACTIVE, DEFAULT_WAIT, DEFAULT_WARMUP, ProfileSchedule
-from surrobench.errors import EXIT_CONFIGS_FAILED, Unsaved, UsageError
-from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_ITERS, MIN_WARMUP, low_iterations_note
+from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Unsaved, UsageError
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 from surrobench.report.progress import progress_hooks
-from surrobench.results.compare import DEFAULT_THRESHOLD
-from surrobench.results.store import DEFAULT_DB
-from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 
 # What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
 # this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
 # (docs/benchmarks/startup.md; tests/cli/test_startup.py).
 if TYPE_CHECKING:
-    from surrobench.collect.nsys import NsysOptions
-    from surrobench.collect.profile_phase import ProfileOptions
-    from surrobench.execution.sweep import SweepPlan
+    from surrobench.api.nsys import NsysOptions
+    from surrobench.api.profile import ProfileOptions, SweepPlan
     from surrobench.records.run import RunRecord
-    from surrobench.results.store import ResultStore
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -280,7 +289,8 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers every command (:mod:`surrobench.cli.app`): its outputs refused before it
     runs where they would replace what it reads (:func:`refuse_overwriting_inputs`), and what it measured kept when
-    its results database fails (:func:`keep_unsaved`). typer hands the wrapper the command's context: through the
+    its results database fails (:func:`keep_unsaved`), and an interrupted verb's partial record written to its
+    ``--json`` (:class:`~surrobench.errors.Interrupted`). typer hands the wrapper the command's context: through the
     command's own context parameter where it has one (typer fills only one), else one added to its signature."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
@@ -293,11 +303,16 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     def checked(**kwargs) -> None:
         ctx = kwargs[name] if name in own.parameters else kwargs.pop(name)
         refuse_overwriting_inputs(ctx)
+        json_param = next((p for p in ctx.command.params if "--json" in p.opts), None)
+        json_out = ctx.params.get(json_param.name) if json_param else None
         try:
             command(**kwargs)
         except Unsaved as exc:
-            json_out = next((p for p in ctx.command.params if "--json" in p.opts), None)
-            raise UsageError(keep_unsaved(exc, ctx.params.get(json_out.name) if json_out else None)) from None
+            raise UsageError(keep_unsaved(exc, json_out)) from None
+        except Interrupted as cut:  # the one place an interrupted verb's partial document is written
+            if cut.partial is not None:
+                write_json(json_out, cut.partial.to_json())
+            raise
 
     checked.__signature__ = own.replace(parameters=params)
     checked.__annotations__ = {p.name: p.annotation for p in checked.__signature__.parameters.values()}
@@ -308,8 +323,6 @@ def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
     """Write what a command measured but its database did not take (``exc.document``) to its ``--json``
     (``json_out``), else to a recovery file (:func:`surrobench.results.recovery.write_recovery`); the one line
     that says what failed, where the measurements are, and how to import them."""
-    from surrobench.results.recovery import write_recovery
-
     kept: Path | None = None
     if json_out is not None:
         try:
@@ -497,27 +510,25 @@ class WorkloadOptions:
         """
         from surrobench.api.benchmark import sweep_plan
 
-        plan = sweep_plan(
-            self.model,
-            shapes=self.shape,
+        return sweep_plan(self.model, **self.sweep())
+
+    def sweep(self, given: bool = True) -> dict:
+        """:meth:`settings` with the sweep's own keywords (``batches=``, ``iters=``, ``rounds=``, ...), for the
+        verbs that plan a sweep; ``given`` False: none (a verb that reads its configs from a stored run).
+        Prints the note of :meth:`plan` on too few iterations."""
+        if not given:
+            return {}
+        note = low_iterations_note(self.warmup, self.iters)
+        print_warnings([note] if note else [])
+        return dict(
+            self.settings(),
             batches=self.batch,
-            precisions=self.precision,
-            modes=self.mode,
-            device=self.device,
-            warmup=self.warmup,
             iters=self.iters,
-            seed=self.seed,
-            cudnn_benchmark=self.cudnn_benchmark,
-            input_sets=self.input_sets,
-            tag=self.tag,
             rounds=self.rounds,
             trust_pickle=self.trust_pickle,
             timeout_s=self.timeout_s,
             **{name: getattr(self, name) for name in EXEC_SETTINGS},
         )
-        note = low_iterations_note(self.warmup, self.iters)
-        print_warnings([note] if note else [])
-        return plan
 
     def settings(self) -> dict:
         """The model's workload and execution settings as the library's keywords (``shapes=``, ``precisions=``,
@@ -574,7 +585,7 @@ class TraceOptions:
         Raises:
             UsageError: as :meth:`schedule`, or a trace folder that cannot be written.
         """
-        from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir
+        from surrobench.api.profile import ProfileOptions, prepare_trace_dir
 
         plan = self.schedule(iters)
         return ProfileOptions(
@@ -592,8 +603,8 @@ class TraceOptions:
         Raises:
             UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
         """
-        from surrobench.collect.nsys import NsysOptions, require_nsys
-        from surrobench.collect.profile_phase import prepare_trace_dir
+        from surrobench.api.nsys import NsysOptions, require_nsys
+        from surrobench.api.profile import prepare_trace_dir
 
         options = NsysOptions(
             self.schedule(sweep.request.iters), prepare_trace_dir(self.trace_out), self.cuda_memory_usage
@@ -624,7 +635,7 @@ class SystemPassOptions:
             raise UsageError(f"--perf-window-s {self.perf_window_s}: must be > 0")
         if self.host_top < 1:
             raise UsageError(f"--host-top {self.host_top}: keep at least 1 hot spot")
-        from surrobench.collect.profile_phase import prepare_trace_dir
+        from surrobench.api.profile import prepare_trace_dir
 
         return PerfOptions(
             self.perf_window_s, prepare_trace_dir(self.flamegraph_out, "--flamegraph-out"), self.host_top
@@ -717,26 +728,20 @@ def print_failed(results) -> None:
         console.print(line)
 
 
-def show_optimization(doc: dict, db: str | None) -> None:
-    """The report on the terminal, fitted to its width, its warnings (a busy host, failed baselines) before the
-    line that says where it was stored, as ``run`` prints them; code and command lines unwrapped and uncropped
-    (``crop=False``, ``soft_wrap``), so that they stay one line to paste also when the output is piped at a
-    fixed width."""
-    from surrobench.report.optimize import optimize_renderables
+def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
+    """An optimize document's ``--markdown`` and ``--json`` first (a signal while it prints must not lose them),
+    then the terminal, fitted to its width (code and command lines unwrapped and uncropped, one line to paste),
+    its warnings before the line that says where it was stored in ``db`` (named when not the default)."""
+    from surrobench.report.optimize import optimize_markdown, optimize_renderables
 
-    *configs, stored = optimize_renderables(doc, db, width=console.width, program=invoked_as())
+    where = None if db == Path(DEFAULT_DB) else str(db)
+    write_output(markdown, optimize_markdown(doc, where), "--markdown")
+    write_json(json_out, doc)
+    *configs, stored = optimize_renderables(doc, where, width=console.width, program=invoked_as())
     for renderable in configs:
         console.print(renderable, crop=False)
     print_warnings(doc.get("warnings", []))
     console.print(stored, soft_wrap=True)
-
-
-def write_optimization(doc: dict, markdown: Path | None, json_out: Path | None, db: str | None) -> None:
-    """The report's ``--markdown`` and ``--json`` (the optimize document as stored)."""
-    from surrobench.report.optimize import optimize_markdown
-
-    write_output(markdown, optimize_markdown(doc, db), "--markdown")
-    write_json(json_out, doc)
 
 
 def print_stored(db: Path, run_id: str) -> None:
@@ -746,18 +751,27 @@ def print_stored(db: Path, run_id: str) -> None:
 
 def timed_and_profiled(
     plan: SweepPlan,
-    store: ResultStore,
+    db: Path,
     options: object | None,
     profile_one=None,
+    schema: str | None = None,
 ) -> tuple[RunRecord, list[str], list]:
     """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
     profile: ``run``, ``profile``, ``perf``); ``profile_one`` None is torch.profiler's
     :func:`~surrobench.api.profile.profile_config`."""
+    from surrobench.api.benchmark import open_store
     from surrobench.api.profile import profile_config, time_and_profile
 
-    profile_one = profile_one or profile_config
-    with progress_hooks(err_console) as hooks:
-        return time_and_profile(plan, store, options, profile_one=profile_one, command=command_line(), hooks=hooks)
+    with open_store(db) as store, progress_hooks(err_console) as hooks:
+        return time_and_profile(
+            plan,
+            store,
+            options,
+            profile_one=profile_one or profile_config,
+            command=command_line(),
+            hooks=hooks,
+            schema=schema,
+        )
 
 
 # Options of the commands that compare two runs (``compare``, ``report``).

@@ -1,19 +1,10 @@
-"""``surrobench profile``: time each config, then profile it in a child process and print its op table
-with the four readings (docs/sources.md, method §2). ``--json`` writes ``surrobench/profile-v3``:
-``{"schema", "run": <run-v1>, "profiles": [<ProfileReport.to_json()>, ...]}``.
-
-``--profile nsys`` runs each config's child under Nsight Systems instead (docs/sources.md, method §3;
-:mod:`surrobench.collect.nsys`) and prints the timeline analysis of each report; ``profiles`` then holds
-``NsysReport.to_json()`` objects. Where nsys is missing it exits 2 before timing, with the command to run
-where it is.
-
-Interrupted (Ctrl-C, SIGTERM, SIGHUP), ``--json`` holds what finished: the run as stored (``env.interrupted``
-true; every config timed, or those timed before it) and the configs profiled before it."""
+"""``surrobench profile``: time each config, then profile it in a child process: op tables with the four readings
+(docs/sources.md, method §2), or with ``--profile nsys`` the Nsight Systems timeline of each (method §3; a
+missing nsys exits 2 before timing). ``--json`` writes the :class:`~surrobench.records.profiled.Profile`
+(``surrobench/profile-v3``)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,11 +31,11 @@ from surrobench.cli.options import (
 from surrobench.cli.options import timed_and_profiled
 from surrobench.errors import UsageError
 from surrobench.records import schemas
-from surrobench.results.store import ResultStore
+from surrobench.records.profiled import Profile
 
 if TYPE_CHECKING:
-    from surrobench.collect.nsys import NsysOptions
-    from surrobench.execution.sweep import SweepPlan
+    from surrobench.api.nsys import NsysOptions
+    from surrobench.api.profile import SweepPlan
 
 TopOpt = count_option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
@@ -74,10 +65,9 @@ def profile(
         _profile_nsys(plan, db, json_out, tracing.nsys(plan))
         return
     options = tracing.torch(workload.iters)
-    with ResultStore(db) as store, _json_on_interrupt(json_out):
-        record, warnings, reports = timed_and_profiled(plan, store, options)
+    record, warnings, reports = timed_and_profiled(plan, db, options, schema=schemas.PROFILE)
     profiles = [r.to_json() for r in reports]
-    write_json(json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": profiles})  # first
+    write_json(json_out, Profile(record, tuple(reports)).to_json())  # first
     for renderable in profile_renderables(profiles, top, width=console.width):
         console.print(renderable)
     print_failed(record.results)
@@ -86,30 +76,13 @@ def profile(
     exit_if_configs_failed(record.results)
 
 
-@contextlib.contextmanager
-def _json_on_interrupt(json_out: Path | None) -> Iterator[None]:
-    """On Ctrl-C (or SIGTERM, SIGHUP) the ``--json`` of what finished: the run as stored (marked
-    ``interrupted``) and the configs profiled before it; the interruption then goes on to the exit."""
-    from surrobench.api.profile import ProfileInterrupted
-
-    try:
-        yield
-    except ProfileInterrupted as cut:
-        profiles = [r.to_json() for r in cut.reports]
-        write_json(json_out, {"schema": schemas.PROFILE, "run": cut.record.to_json(), "profiles": profiles})
-        raise
-
-
 def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: NsysOptions) -> None:
     """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
     from surrobench.api.nsys import nsys_config
     from surrobench.report.system import render_phase_report
 
-    with ResultStore(db) as store, _json_on_interrupt(json_out):
-        record, warnings, reports = timed_and_profiled(plan, store, options, nsys_config)
-    write_json(  # first: a signal while the reports print must not lose it
-        json_out, {"schema": schemas.PROFILE, "run": record.to_json(), "profiles": [r.to_json() for r in reports]}
-    )
+    record, warnings, reports = timed_and_profiled(plan, db, options, nsys_config, schemas.PROFILE)
+    write_json(json_out, Profile(record, tuple(reports)).to_json())  # first: before the reports print
     for report in reports:
         console.print(render_phase_report(report))
         if report.report:

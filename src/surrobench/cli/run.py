@@ -1,8 +1,5 @@
-"""``surrobench run``: the benchmark sweep (workload x execution), stored and tabulated; with
-``--profile torch|perf|nsys`` a profiling phase follows (one child process per config,
-:mod:`surrobench.collect`): torch.profiler op tables, the system-level pass (perf counters, host hot
-spots, flame graph) or Nsight Systems reports analyzed as timelines. ``--profile nsys`` where nsys is
-missing exits 2 before timing, with the command to run where it is: the user asked for that tool."""
+"""``surrobench run``: the benchmark sweep, stored and tabulated; with ``--profile torch|perf|nsys`` a profiling
+phase follows (one child process per config, :mod:`surrobench.api.profile`)."""
 
 from __future__ import annotations
 
@@ -37,9 +34,8 @@ from surrobench.cli.options import (
     write_json,
 )
 from surrobench.errors import UsageError
-from surrobench.results.store import DEFAULT_DB
+from surrobench.api.defaults import DEFAULT_DB, parse_devices
 from surrobench.report.run import run_tables
-from surrobench.workload.spec import parse_devices
 
 if TYPE_CHECKING:
     from surrobench.records.run import RunRecord
@@ -47,8 +43,7 @@ if TYPE_CHECKING:
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
     """The results table (one row per rank, reference and step), the scaling table and the warnings."""
-    from surrobench.execution.sweep import sweep_warnings
-    from surrobench.results.scaling import placement
+    from surrobench.api.distributed import placement, sweep_warnings
 
     title = (
         f"run {record.run_id} on {record.env['world_size']} x "
@@ -89,10 +84,8 @@ def run(
     from surrobench.api.nsys import nsys_config
     from surrobench.api.perf import perf_config
     from surrobench.api.profile import profile_config
-    from surrobench.execution.ranks import detect_rank_env
-    from surrobench.execution.sweep import SweepInterrupted
+    from surrobench.api.distributed import detect_rank_env
     from surrobench.report.system import render_phase_report
-    from surrobench.results.store import ResultStore
 
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
@@ -121,12 +114,7 @@ def run(
         options, profile_one = system.options(), perf_config
     elif profile == "nsys":
         options, profile_one = tracing.nsys(plan), nsys_config
-    with ResultStore(db) as store:
-        try:
-            record, warnings, reports = timed_and_profiled(plan, store, options, profile_one)
-        except SweepInterrupted as exc:  # what finished is stored; its run JSON is written too
-            write_json(json_out, exc.record.to_json())
-            raise
+    record, warnings, reports = timed_and_profiled(plan, db, options, profile_one)
     write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
     for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.env['device_name']}"), console.width):
         console.print(table)

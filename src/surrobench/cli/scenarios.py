@@ -10,7 +10,6 @@ from pathlib import Path
 
 import typer
 
-from surrobench.analysis.thresholds import load_thresholds
 from surrobench.cli.app import app
 from surrobench.cli.options import (
     count_option,
@@ -26,7 +25,7 @@ from surrobench.cli.options import (
     write_json,
     write_output,
 )
-from surrobench.execution.config import MIN_ITERS, MIN_WARMUP, low_iterations_note
+from surrobench.api.defaults import MIN_ITERS, MIN_WARMUP, load_thresholds, low_iterations_note
 
 
 @app.command()
@@ -43,7 +42,7 @@ def scenarios(
 ) -> None:
     """Run each planted-bottleneck scenario, diagnose it, check that its bottleneck is the top finding."""
     from surrobench.api.scenarios import run_scenarios
-    from surrobench.collect.profile_phase import prepare_trace_dir
+    from surrobench.api.profile import prepare_trace_dir
     from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
     th = load_thresholds(config)

@@ -3,13 +3,12 @@ dynamic batcher (or sent to an HTTP endpoint with ``--url``)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
 from surrobench.cli.app import app
+from surrobench.errors import Interrupted
 from surrobench.cli.options import (
     DbOpt,
     JsonOpt,
@@ -85,29 +84,33 @@ def serve(
     from surrobench.report.progress import serve_progress
     from surrobench.report.serve_tables import best_line, serve_tables
 
-    with serve_progress(err_console) as (on_start, on_point), _written_on_interrupt(json_out, html_out):
-        record = serve_load(
-            w.model,
-            db=db,
-            command=command_line(),
-            on_start=on_start,
-            on_point=on_point,
-            rates=rate,
-            find_max=find_max,
-            p99_ms=p99_ms,
-            max_batch=max_batch,
-            max_wait_ms=max_wait_ms,
-            duration_s=duration_s,
-            warmup_s=warmup_s,
-            min_requests=min_requests,
-            drain_s=drain_s,
-            arrival=arrival,
-            arrivals_file=arrivals,
-            concurrency=concurrency,
-            url=url,
-            **w.settings(),
-            trust_pickle=w.trust_pickle,
-        )
+    with serve_progress(err_console) as (on_start, on_point):
+        try:
+            record = serve_load(
+                w.model,
+                db=db,
+                command=command_line(),
+                on_start=on_start,
+                on_point=on_point,
+                rates=rate,
+                find_max=find_max,
+                p99_ms=p99_ms,
+                max_batch=max_batch,
+                max_wait_ms=max_wait_ms,
+                duration_s=duration_s,
+                warmup_s=warmup_s,
+                min_requests=min_requests,
+                drain_s=drain_s,
+                arrival=arrival,
+                arrivals_file=arrivals,
+                concurrency=concurrency,
+                url=url,
+                **w.settings(),
+                trust_pickle=w.trust_pickle,
+            )
+        except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
+            write_output(html_out, serve_page(cut.partial), "--html")
+            raise
     for table in serve_tables(record, width=console.width):
         console.print(table)
     line = best_line(record)
@@ -117,18 +120,3 @@ def serve(
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
     write_output(html_out, serve_page(record), "--html")
-
-
-@contextlib.contextmanager
-def _written_on_interrupt(json_out: Path | None, html_out: Path | None) -> Iterator[None]:
-    """On Ctrl-C (or SIGTERM, SIGHUP) the ``--json`` and ``--html`` of the load points that finished (stored
-    with the run, marked ``interrupted``); the interruption then goes on to the exit."""
-    from surrobench.api.serve import ServeInterrupted
-    from surrobench.report.html import serve_page
-
-    try:
-        yield
-    except ServeInterrupted as cut:
-        write_json(json_out, cut.record.to_json())
-        write_output(html_out, serve_page(cut.record), "--html")
-        raise

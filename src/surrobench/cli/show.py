@@ -14,12 +14,13 @@ from surrobench.cli.options import (
     JsonOpt,
     MarkdownOpt,
     check_writable,
+    optimization_out,
     console,
     print_warnings,
     write_json,
     write_output,
 )
-from surrobench.errors import UsageError
+from surrobench.records.serve import ServeRecord
 from surrobench.report.escape import rich_escape
 
 
@@ -61,18 +62,18 @@ def show(
     A run: the results table (and a multi-process run's scaling table), and optionally markdown or the run JSON;
     a serve run as `serve` prints it (its tables per batching policy, the peak search, its notes), with --json its
     serve JSON; an optimization as `optimize` printed it, with --json its optimize JSON."""
-    from surrobench.api.compare import load_run, load_serve_run
+    from surrobench.api.compare import load
     from surrobench.report.run import run_markdown, run_tables
 
     check_writable(markdown, "--markdown")
     check_writable(json_out, "--json")
-    if _show_optimization(run, db, markdown, json_out):
+    record = load(run, db)
+    if isinstance(record, dict):
+        optimization_out(record, markdown, json_out, db)
         return
-    served = load_serve_run(run, db)
-    if served is not None:
-        _show_serve(served, markdown, json_out)
+    if isinstance(record, ServeRecord):
+        _show_serve(record, markdown, json_out)
         return
-    record = load_run(run, db)
     title = rich_escape(f"run {record.run_id} on {record.env.get('device_name')}")
     for table in run_tables(record, title, width=console.width):
         console.print(table)
@@ -90,32 +91,6 @@ def _interrupted_notes(record) -> list[str]:
     short = record.short_of_rounds
     rounds = f", {short} with fewer rounds than asked" if short else ""
     return [f"run {record.run_id} was interrupted: {len(record.results)} config(s) stored{rounds}"]
-
-
-def _show_optimization(ref: str, db: Path, markdown: Path | None, json_out: Path | None) -> bool:
-    """Show the optimization ``ref`` names in ``db`` (the id ``optimize`` prints) as ``optimize`` printed it,
-    with its markdown and its optimize JSON; False when ``ref`` names none (a file, another id, no database)."""
-    from surrobench.api.compare import is_run_file
-    from surrobench.cli.options import show_optimization, write_optimization
-    from surrobench.results.optimize_store import find_optimization
-    from surrobench.results.store import DEFAULT_DB, ResultStore
-
-    if is_run_file(ref) or not ref.strip() or not db.is_file():
-        return False
-    with ResultStore(db, read_only=True) as store:
-        doc = find_optimization(store, ref)
-        runs = store.matching_run_ids(ref) if doc is not None else []
-    if doc is None:
-        return False
-    if runs:  # a prefix of both: the user must say which
-        raise UsageError(
-            f"id {ref!r} in {str(db)!r} matches optimization {doc['optimize_id']} and {len(runs)} run(s) "
-            f"({', '.join(runs[:3])}{', ...' if len(runs) > 3 else ''}): give more of the id"
-        )
-    where = None if db == Path(DEFAULT_DB) else str(db)
-    show_optimization(doc, where)
-    write_optimization(doc, markdown, json_out, where)
-    return True
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:

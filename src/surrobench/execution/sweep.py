@@ -78,7 +78,9 @@ class SweepInterrupted(Interrupted):
     def __init__(self, record: RunRecord, total: int) -> None:
         short = record.short_of_rounds
         rounds = f" ({short} with fewer rounds than asked)" if short else ""
-        super().__init__(f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}")
+        super().__init__(
+            f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}", record
+        )
         self.record = record
         self.total = total
 

@@ -150,7 +150,8 @@ class OptimizeInterrupted(Interrupted):
             f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
             + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
             + f", stored as optimization "
-            f"{report.optimize_id} (baseline run {report.baseline_run_id})"
+            f"{report.optimize_id} (baseline run {report.baseline_run_id})",
+            report,
         )
         self.report = report
 
