@@ -100,7 +100,8 @@ def _failed_text(c: dict) -> str:
 def finding_row(f: Finding) -> list[str]:
     """The cells of one finding in :data:`HEADER` order, plain text (evidence lines joined by newlines); the gain
     is the measured saving where a remedy was measured (``2.960 (measured)``), else the estimate."""
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if f.gain_kind == "measured" else "")
+    measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
+    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
     return [
         f.kind,
         f.severity,
@@ -129,10 +130,10 @@ def brief_cells(f: Finding) -> dict[str, str]:
     """The compact view's fields of ``f`` (:data:`BRIEF_FIELDS` and ``summary``), plain text: ``where`` is
     the config, or :data:`TRACE_WHERE`; ``gain`` the saving in ms per step: ``saves 2.960 ms/step measured`` where
     a remedy of its action was measured (:attr:`Finding.gain_kind`), else the estimate, ``gain ?`` when unknown."""
-    if f.gain_kind == "measured":
+    if f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0):
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
-        gain = "gain ?" if f.estimated_gain_ms is None else f"gain {f.estimated_gain_ms:.3f} ms/step"
+        gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
     return {
         "severity": f.severity,
         "kind": f.kind,
