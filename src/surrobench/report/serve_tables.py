@@ -52,10 +52,10 @@ def point_cells(p: LoadPoint) -> list[str]:
     return [
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
         rps(p.achieved_rps),
-        f"{p.requests} ({p99.tail_requests} > P99)",
+        str(p.requests),
         _ms(p.percentile(0.5).value_ms),
         _ms(p.percentile(0.95).value_ms),
-        f"{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
+        f"{'>' if p99.lower_bound else ''}{p99.value_ms:.2f} [{_ms(p99.ci95_ms[0])}, {_ms(p99.ci95_ms[1])}]",
         "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
         _ms(p.max_ms),
         _share(p.queue_share),
