@@ -36,7 +36,8 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
     ``precision``, ``mode``, ``median``, ``ci`` (95% CI of the median), ``p95``, ``device`` (device-time
     median), ``cold_start``, ``samples_per_s``, ``points_per_s``, ``peak_mib``, ``top_op``, ``ranks`` (where
     a multi-process run measured it, :meth:`~surrobench.results.scaling.Placement.label`) and ``status``
-    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown. Times in ms."""
+    (with :func:`failure_text` of a failed config); ``-`` where a value is unknown, and for the rates of a config
+    that is not ``ok`` (a ``nonfinite`` one keeps its timings, but no rate of valid output). Times in ms."""
     lat = r.latency_ms
     where = placement(r)
     return {
@@ -50,8 +51,8 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "p95": _fmt(lat.p95 if lat else None),
         "device": _fmt(r.device_ms.median if r.device_ms else None),
         "cold_start": _fmt(r.cold_start_ms, ".1f"),
-        "samples_per_s": format_rate(r.samples_per_s),
-        "points_per_s": format_rate(r.points_per_s),
+        "samples_per_s": format_rate(r.samples_per_s) if r.status == "ok" else "-",
+        "points_per_s": format_rate(r.points_per_s) if r.status == "ok" else "-",
         "peak_mib": _fmt(r.peak_mem_bytes / BYTES_PER_MIB if r.peak_mem_bytes is not None else None, ".1f"),
         "top_op": f"{r.top_op['name']} {r.top_op['share']:.0%}" if r.top_op else "-",
         "ranks": where.label() if where is not None else "-",
