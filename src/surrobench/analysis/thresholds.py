@@ -81,6 +81,9 @@ class Thresholds:
             larger one is memory pressure (docs/sources.md, method §4, "批量增大吞吐不升反降"). 0.10: larger than the
             CI width of the H200 baseline medians (under 3%).
         peak_mem_near_limit: peak allocated memory above this fraction of the device's memory.
+        pressure_mem_share: a throughput fall is memory pressure only when the larger batch's peak holds at
+            least this fraction of the device's memory: further from the limit the allocator has room and the
+            fall has another cause (a busy host, a cache-size effect). 0.5, our choice.
         reserved_over_allocated: reserved / peak-allocated above this ratio is allocator churn. 2.0: the
             H200 baseline's unet2d 128 b8 reached 1210 MiB for a 92 MiB model-and-activations footprint
             (a cuDNN workspace); factors under 2 are ordinary caching-allocator rounding.
@@ -112,6 +115,7 @@ class Thresholds:
     hotspot_share_min: float = 0.10
     throughput_drop_min: float = 0.10
     peak_mem_near_limit: float = 0.90
+    pressure_mem_share: float = 0.5
     reserved_over_allocated: float = 2.0
     reserved_min_bytes: int = 256 * 2**20
     superlinear_ratio: float = 1.5
