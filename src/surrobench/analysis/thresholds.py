@@ -20,7 +20,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from surrobench.analysis.op_readings import FRAGMENTED_SHARE
+from surrobench.analysis.op_readings import CPU_SMALL_CALL_US, FRAGMENTED_SHARE
 from surrobench.errors import UsageError
 
 
@@ -108,7 +108,7 @@ class Thresholds:
     compute_share_min: float = 0.5
     compute_efficient_fraction: float = 0.5
     calibration_stale_ratio: float = 1.25
-    cpu_small_call_us: float = 20.0
+    cpu_small_call_us: float = CPU_SMALL_CALL_US
     parallelism_bound_fraction: float = 0.25
     gpu_idle_busy_max: float = 0.5
     cpu_util_io_max: float = 0.5
