@@ -150,3 +150,20 @@ def test_host_facts_count_subnormals():
     facts = host_facts(layer, (torch.ones(2, 4),))
     assert facts["subnormal_share"] == pytest.approx(2 / (16 + 4 + 8))
     assert facts["torch_threads"] >= 1 and facts["usable_cpus"] >= 1
+
+
+def test_profile_and_diagnose_read_one_fragmented_share():
+    """group_norm in tiny calls counts in reading 2 as its own part (never as elementwise), and diagnose's
+    fragmented_ops states the same share as profile's reading."""
+    from surrobench.analysis.op_readings import TINY_CALLS, read_table
+
+    table = _cpu_table()
+    table = replace(table, ops=tuple(replace(o, calls=100) if o.name == "aten::group_norm" else o for o in table.ops))
+    ev = _evidence(op_table=table, profiled_step_ms=4.0)
+    reading = read_table(table, "m", (1, 3, 64, 64), scale=ev.op_time_scale()).fragmentation
+    assert reading.by_category[TINY_CALLS] == pytest.approx(1 / 9)
+    assert reading.by_category["elementwise/activation"] == pytest.approx(
+        table.category_shares["elementwise/activation"]
+    )
+    (found,) = [f for f in diagnose_config(ev) if f.kind == "fragmented_ops"]
+    assert found.evidence[0].value == pytest.approx(reading.share)

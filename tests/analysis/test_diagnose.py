@@ -231,14 +231,25 @@ def _ok(batch, median_ms, size=64, precision="fp32", mem=1 << 20, reserved=None,
 def test_run_level_kinds():
     results = [
         _ok(1, 1.0),
-        _ok(2, 4.0),
+        _ok(2, 4.0, mem=1 << 30),
         config([], batch=4, status="oom", model="m"),
         _ok(1, 1.5, precision="bf16"),
         _ok(1, 1.0, size=128, mem=300 << 20, reserved=1 << 30),
     ]
-    kinds = _kinds(diagnose_run([], results))
+    kinds = _kinds(diagnose_run([], results, device_memory_bytes=3 << 29))
     assert kinds.count("memory_pressure") == 3  # throughput drop, OOM at batch 4, reserved 3.4x allocated
     assert "precision_mismatch" in kinds
+
+
+def test_a_throughput_fall_far_from_the_memory_limit_is_not_memory_pressure_and_a_busy_host_is_said():
+    """As a trial read it on a busy 2-CPU host: throughput fell 45% from batch 1 to 4 at a 43 MiB peak."""
+    results = [_ok(1, 1.0), _ok(4, 7.3, mem=43 << 20)]
+    assert "memory_pressure" not in _kinds(diagnose_run([], results, device_memory_bytes=16 << 30))
+    assert "memory_pressure" not in _kinds(diagnose_run([], results))  # no limit known: no memory evidence
+    assert "memory_pressure" in _kinds(diagnose_run([], results, device_memory_bytes=64 << 20))
+    busy = "busy host: 1-minute load average 4.7 on 2 CPU(s)"
+    (found,) = diagnose_run([], results, device_memory_bytes=64 << 20, host_warning=busy)
+    assert found.evidence[-1].source == "run" and busy in found.evidence[-1].text
 
 
 def test_superlinear_scaling_from_op_tables():

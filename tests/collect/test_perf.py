@@ -53,3 +53,24 @@ def test_without_tools_the_view_says_how_to_install():
     assert set(passed.view.unavailable) == set(PERF_EVENTS)
     assert all(PERF_INSTALL in reason for reason in passed.view.unavailable.values())
     assert any(PY_SPY_INSTALL in note for note in passed.notes) and any(PERF_INSTALL in n for n in passed.notes)
+
+
+def test_a_perf_window_far_slower_than_the_timed_step_is_unreliable(monkeypatch):
+    """As a trial read it: 47 steps in 30219 ms under perf and py-spy against a timed median of 43.3 ms (15x)."""
+    from synthetic import config
+
+    from surrobench.api import perf as api_perf
+    from surrobench.collect.perf import SystemPass
+    from surrobench.collect.perf_phase import PerfOptions
+    from surrobench.records.system import SystemView
+
+    child = {"status": "ok", "warnings": []}
+    monkeypatch.setattr(
+        api_perf, "system_pass", lambda *a, **k: SystemPass(SystemView(wall_ms=30219.3), None, None, child, ())
+    )
+    result = config([43.3] * 5)
+    report = api_perf.perf_config(_cfg("pinn-mlp", 64), result, 1, None, PerfOptions(window_s=2.0), "r")
+    assert report.steps == 47 and report.step_check.verdict == "unreliable"
+    assert report.to_json()["step_check"]["verdict"] == "unreliable"
+    fine = api_perf.perf_config(_cfg("pinn-mlp", 64), result, 1, None, PerfOptions(window_s=30.0), "r")
+    assert fine.step_check.verdict == "ok"  # 30219 ms over 698 steps of 43.3 ms

@@ -59,3 +59,22 @@ def test_an_optimize_candidate_has_its_own_peak_not_zero():
     candidate = open_variant(cfg, prepared)
     time_round(candidate, 1, 2)
     assert baseline.peak_bytes >= 15 * MIB and candidate.peak_bytes >= 15 * MIB
+
+
+def test_code_pages_paged_in_by_a_first_call_are_not_the_configs(tmp_path, monkeypatch):
+    """A first call pages in libtorch's code (RssFile grew 11 MiB in a trial's first config, 0 in the third):
+    the config is charged only for what is not file-backed."""
+    from surrobench.execution import memory
+
+    status = tmp_path / "status"
+    monkeypatch.setattr(memory, "_STATUS", status)
+
+    class Rss:
+        rss = 200 * MIB
+
+    monkeypatch.setattr(memory.psutil, "Process", lambda: type("P", (), {"memory_info": lambda self: Rss})())
+    status.write_text("VmHWM:\t204800 kB\nRssFile:\t80000 kB\n")
+    tracker = memory.PeakMemoryTracker("cpu")
+    tracker.start()
+    status.write_text(f"VmHWM:\t{(200 + 12) * 1024} kB\nRssFile:\t{80000 + 11 * 1024} kB\n")
+    assert tracker.stop().peak_bytes == 1 * MIB

@@ -131,3 +131,40 @@ def test_padded_sizes():
     assert padded_sizes(8) == (1, 2, 4, 8)
     assert padded_sizes(6) == (1, 2, 4, 6)
     assert padded_sizes(1) == (1,)
+
+
+def test_dropped_requests_count_as_slower_than_any_in_the_percentiles():
+    clock = VirtualClock()
+    # 200 requests at once, 10 ms each, drain 1 s: about 100 served, the rest dropped (more than half)
+    trace = serve_open_loop(np.zeros(200), planted(clock, lambda k: 10.0), ServePolicy(1, 0.0), clock, drain_s=1.0)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0)
+    assert point.dropped > 0 and point.passed is False  # failed, with no target to judge by
+    p99, p50 = point.percentile(0.99), point.percentile(0.5)
+    assert p99.lower_bound and p99.ci95_ms[1] is None and p99.value_ms == pytest.approx(point.max_ms)
+    assert p50.lower_bound  # more than half never completed: the median is unbounded too
+    judged = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_p99_ms=1e6)
+    assert judged.late == judged.dropped and judged.slo_attainment == pytest.approx(judged.completed / judged.requests)
+    assert judged.passed is False
+
+
+def test_a_short_poisson_count_is_offered_longer_to_reach_min_requests():
+    from surrobench.api.serve import _arrivals, offered_duration_s, serve_request
+
+    short = None
+    for seed in range(500):  # a seed whose Poisson count at 5 rps falls short of 10 after the warm-up
+        request = serve_request(rates=5, duration_s=3.0, min_requests=10, seed=seed)
+        raw = poisson_arrivals(5.0, offered_duration_s(request, 5.0), seed)
+        if (raw >= request.warmup_s).sum() < 10:
+            short = request
+            break
+    assert short is not None
+    assert (_arrivals(short, 5.0) >= short.warmup_s).sum() >= 10
+
+
+def test_an_offered_rate_far_under_the_asked_one_is_a_warning():
+    from surrobench.analysis.serve_load import load_warnings
+
+    clock = VirtualClock()
+    trace = serve_open_loop(constant_arrivals(2.0, 10.0), planted(clock, lambda k: 1.0), ServePolicy(1, 0.0), clock)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=5.0)
+    assert any("under half the rate" in n for n in load_warnings(point))

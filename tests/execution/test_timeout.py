@@ -56,3 +56,11 @@ def test_no_limit_and_a_config_within_it_are_untouched():
 def test_a_limit_that_is_not_a_positive_number_of_seconds_is_refused(bad):
     with pytest.raises(UsageError, match="timeout"):
         sweep_request("pinn-mlp", timeout_s=bad)
+
+
+def test_a_limit_hit_after_the_first_call_with_no_warm_up_names_the_input_sets_check():
+    torch.set_num_threads(1)
+    module = Sleeps(0.0, 600.0)  # the first call returns, the next (input set 2's check) hangs
+    result = _run(module, timeout_s=0.3, warmup=0, iters=5, input_sets=2)
+    assert result.status == "timeout" and result.extra["timeout_phase"] == "input_sets_check"
+    assert result.cold_start_ms is not None and result.extra["timed_calls"] == 0

@@ -77,3 +77,13 @@ def test_the_step_table_lists_the_first_steps_and_counts_the_rest():
     text = console.export_text()
     assert text.count("Per profiled step") == 2 and "... and 7 more steps (--json lists every step)" in text
     assert f"│    0 │   {MAX_STEP_ROWS - 1} │" in text and f"│    0 │   {MAX_STEP_ROWS} │" not in text
+
+
+def test_a_nonfinite_config_keeps_its_timings_but_shows_no_rate():
+    from surrobench.report.cells import result_cells
+
+    ok = config([2.0, 2.1, 2.2])
+    nan = replace(ok, status="nonfinite", error="output 0 holds NaN")
+    assert result_cells(ok)["samples_per_s"] != "-"
+    cells = result_cells(nan)
+    assert cells["samples_per_s"] == "-" and cells["points_per_s"] == "-" and cells["median"] != "-"

@@ -187,3 +187,49 @@ def test_the_default_deadline_bounds_each_configs_budget_and_skips_what_cannot_f
     measured, notes = advice.measure_findings(plan, results, findings, 45.0, deadline=108.0, clock=lambda: 100.0)
     assert budgets == [] and measured == {} and len(notes) == 2 and "not measured" in notes[0]
     assert advice.DIAGNOSE_TARGET_S <= 90 - 15 and advice.COUNTERS_TARGET_S <= 150 - 15
+
+
+def _cpu_findings() -> list[Finding]:
+    """As a 1-D conv ResNet's CPU diagnosis read in a trial: fragmented_ops names compile and threads among its
+    clauses, thread_oversubscription names only threads."""
+    fragmented = _finding(
+        "fragmented_ops",
+        None,
+        Clause("fuse the elementwise chain (torch.compile)", ("compile",)),
+        Clause("check torch.get_num_threads()", ("threads",)),
+        Clause("fewer, larger calls"),
+    )
+    threads = _finding(
+        "thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",)), severity="low"
+    )
+    return [fragmented, threads]
+
+
+def test_a_measured_saving_is_credited_once_to_the_finding_whose_remedy_it_is():
+    base = 269.0
+    measured = (
+        MeasuredRemedy("compile", "not-measured", reason="budget spent"),
+        MeasuredRemedy(
+            "threads=1", "faster", 6.06, (3.89, 16.31), base, base * (1 - 1 / 6.06), noise_floor=0.1, margin=0.1
+        ),
+    )
+    out = {f.kind: f for f in attach_measured(_cpu_findings(), {LABEL: measured})}
+    threads, fragmented = out["thread_oversubscription"], out["fragmented_ops"]
+    assert threads.best_measured.remedy == "threads=1" and threads.gain_ms == pytest.approx(base * (1 - 1 / 6.06))
+    assert threads.severity == "high"  # 84% of the step, measured
+    assert [m.remedy for m in fragmented.measured] == ["compile"] and fragmented.best_measured is None
+    assert fragmented.gain_ms is None  # compile not measured: the (unknown) estimate, never 0 or the threads saving
+    assert "measured under thread_oversubscription" in fragmented.action
+    claimed = sum(f.gain_ms or 0.0 for f in out.values())
+    assert claimed <= base
+    assert [f.kind for f in rank_findings(list(out.values()))][0] == "thread_oversubscription"
+
+
+def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
+    m = MeasuredRemedy("threads=1", "no-difference", 5.93, (1.50, 41.75), 89.7, 74.6, noise_floor=0.64, margin=0.64)
+    assert "1.640" in m.text() and "noise floor 64.0%" in m.text()
+    assert MeasuredRemedy.from_json(m.to_json()) == m
+    fragmented = attach_measured(
+        _cpu_findings()[:1], {LABEL: (m, MeasuredRemedy("compile", "slower", 0.5, (0.4, 0.6), 89.7, -89.7))}
+    )[0]
+    assert fragmented.gain_ms == 0.0 and fragmented.severity == "low"  # every remedy judged, none faster

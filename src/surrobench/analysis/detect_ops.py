@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
-from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, read_fragmentation, read_memory
+from surrobench.analysis.op_readings import (
+    FRAGMENT_CATEGORIES,
+    TINY_CALLS,
+    read_fragmentation,
+    read_memory,
+    small_calls,
+)
 from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
@@ -30,17 +36,8 @@ def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
 
 
 def _small_calls(ev: ConfigEvidence, th: Thresholds) -> dict[str, tuple[float, float]]:
-    """CPU basis: ``{name: (calls per step, us per call)}`` of low-intensity ops under ``cpu_small_call_us``."""
-    t = ev.op_table
-    if t is None or t.basis != "cpu":
-        return {}
-    scale, small = ev.op_time_scale(), {}
-    for op in t.ops:
-        if low_intensity(op.name) and op.calls:
-            us = op.self_cpu_us * scale / op.calls
-            if us < th.cpu_small_call_us:
-                small[op.name] = (op.calls / t.active_steps, us)
-    return small
+    """:func:`surrobench.analysis.op_readings.small_calls` of ``ev`` (its scaled times, ``cpu_small_call_us``)."""
+    return {} if ev.op_table is None else small_calls(ev.op_table, ev.op_time_scale(), th.cpu_small_call_us)
 
 
 def _time_note(ev: ConfigEvidence) -> list[Evidence]:
@@ -250,21 +247,20 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if ev.op_table is None or not step or not ev.op_table.total_us:
         return None
     t = ev.op_table
-    reading = read_fragmentation(t)
+    reading = read_fragmentation(t, ev.op_time_scale(), th.cpu_small_call_us)
     small = _small_calls(ev, th)
-    share = reading.share + sum(op.share for op in t.ops if op.name in small and op.category not in FRAGMENT_CATEGORIES)
+    share = reading.share
     if share < th.fragmented_share:
         return None
     time_ms = share * t.total_us / t.active_steps / 1e3 * ev.op_time_scale()
     severity = th.severity(time_ms / step)
     if severity is None:
         return None
-    extra = share - reading.share
-    extra = extra if extra >= 0.005 else 0.0  # under half a percent prints as 0%: not a fact worth a number
+    extra = reading.by_category.get(TINY_CALLS, 0.0)
     text = (
-        f"elementwise/copy/concat ops hold {reading.share:.0%} of op time"
+        f"elementwise/copy/concat ops hold {share:.0%} of op time"
         if not extra
-        else f"elementwise/copy/concat ops hold {reading.share:.0%} of op time and tiny calls of other low-intensity ops "
+        else f"elementwise/copy/concat ops hold {share - extra:.0%} of op time and tiny calls of other low-intensity ops "
         f"{extra:.0%}: {share:.0%} in all"
     )
     evidence = [Evidence("profiler", text, share, "fraction")]

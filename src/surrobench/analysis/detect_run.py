@@ -35,15 +35,20 @@ def _per_sample_speedup(small: ConfigResult, large: ConfigResult) -> Speedup | N
     return PairedSamples.separate(per(small), per(large)).speedup()
 
 
-def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding | None:
+def _throughput_fall(
+    small: ConfigResult, large: ConfigResult, th: Thresholds, memory_bytes: int | None
+) -> Finding | None:
     """Throughput falling by more than ``throughput_drop_min`` from ``small`` to ``large`` batch, and beyond the
-    noise by the paired rule (:meth:`~surrobench.records.paired.Speedup.slower` of the per-sample latency). A
-    dip the rule does not resolve is noise."""
+    noise by the paired rule (:meth:`~surrobench.records.paired.Speedup.slower` of the per-sample latency); a dip
+    the rule does not resolve is noise, and so is, for memory pressure, a fall whose larger batch holds less than ``pressure_mem_share`` of the device's
+    ``memory_bytes`` (unknown: no finding)."""
     if not (small.samples_per_s and large.samples_per_s):
         return None
     drop = 1 - large.samples_per_s / small.samples_per_s
     if drop <= th.throughput_drop_min or (speedup := _per_sample_speedup(small, large)) is None or not speedup.slower():
         return None
+    if not memory_bytes or (large.peak_mem_bytes or 0) < th.pressure_mem_share * memory_bytes:
+        return None  # a fall with the memory far from its limit is not memory pressure (a busy host, a cache)
     lo, hi = speedup.ci95
     ev = (
         Evidence(
@@ -68,7 +73,8 @@ def _throughput_fall(small: ConfigResult, large: ConfigResult, th: Thresholds) -
 
 def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_bytes: int | None) -> list[Finding]:
     """Per (model, shape, precision, mode), each needing a memory signal, never a dip alone: an OOM at a larger
-    batch; throughput falling from one batch to the next beyond the noise by the paired rule; peak memory near the
+    batch; throughput falling from one batch to the next beyond the noise by the paired rule, with the larger batch's peak
+    at ``pressure_mem_share`` of the device's memory or more; peak memory near the
     device's; allocator retries (a failed cudaMalloc that flushed the cache); the allocator reserving far more
     than it allocated."""
     found = []
@@ -91,7 +97,7 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
                         large.label(),
                     )
                 )
-            elif large.status == "ok" and (fall := _throughput_fall(small, large, th)) is not None:
+            elif large.status == "ok" and (fall := _throughput_fall(small, large, th, device_memory_bytes)) is not None:
                 found.append(fall)
         found += [f for r in group if (f := _near_limit_or_churn(r, th, device_memory_bytes)) is not None]
     return found

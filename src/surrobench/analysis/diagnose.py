@@ -5,6 +5,8 @@ each reading the bundle and :mod:`surrobench.analysis.thresholds`: :mod:`~surrob
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from surrobench.analysis import detect_gpu, detect_host, detect_kernels, detect_ops, detect_run
 from surrobench.analysis.detect_ceilings import ceiling_suspect
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
@@ -13,7 +15,7 @@ from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_ti
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.analysis.timeline import analyze_timeline
 from surrobench.analysis.trace_facts import trace_facts
-from surrobench.records.findings import Finding, rank_findings
+from surrobench.records.findings import Evidence, Finding, rank_findings
 from surrobench.records.run import ConfigResult
 from surrobench.trace.model import Timeline
 
@@ -55,12 +57,23 @@ def diagnose_run(
     th: Thresholds = DEFAULT_THRESHOLDS,
     device_memory_bytes: int | None = None,
     flops: dict[tuple, dict[str, int]] | None = None,
+    host_warning: str | None = None,
 ) -> list[Finding]:
-    """Per-config findings plus run-level ones over ``results``, ranked; ``flops``: ``{key: {op: FLOPs}}``."""
+    """Per-config findings of every profiled config plus the run-level ones, ranked together.
+
+    Args:
+        evidence: one bundle per diagnosed config.
+        results: every config of the run (failed ones too: an OOM is memory-pressure evidence).
+        device_memory_bytes: the device's memory, for "peak memory near the limit"; None if unknown.
+        flops: ``{ConfigResult.key(): {op name: FLOPs per step}}`` for the superlinear check.
+        host_warning: the run's busy-host warning (:func:`surrobench.execution.env.busy_host_warning`), added as
+            evidence to each run-level finding (their timings compare configs measured under that load).
+    """
     found = [f for ev in evidence for f in diagnose_config(ev, th)]
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
-    found += detect_run.memory_pressure(results, th, device_memory_bytes)
-    found += detect_run.precision_mismatch(results, th)
-    found += detect_run.capture_failures(results)
-    found += detect_run.superlinear_scaling(results, tables, th, flops or {})
-    return rank_findings(found)
+    across = detect_run.memory_pressure(results, th, device_memory_bytes)
+    across += detect_run.precision_mismatch(results, th)
+    across += detect_run.capture_failures(results)
+    across += detect_run.superlinear_scaling(results, tables, th, flops or {})
+    busy = (Evidence("run", f"measured on a {host_warning}"),) if host_warning else ()
+    return rank_findings(found + [replace(f, evidence=(*f.evidence, *busy)) for f in across])

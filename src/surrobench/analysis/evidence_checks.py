@@ -137,12 +137,20 @@ def check_evidence(ev: ConfigEvidence) -> EvidenceCheck:
     ):
         problems.append("no_kernels")
     check = EvidenceCheck(ev.label, (), ev.profiled_step_ms, timed, *kernel_coverage(ev), _matched_share(ev))
-    ratio = check.step_ratio
-    if ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX:
-        problems.append("step_mismatch")
+    problems += check_step(ev.label, ev.profiled_step_ms, timed).problems
     if check.coverage is not None and check.coverage < COVERAGE_MIN:
         problems.append("low_coverage")
     return replace(check, problems=tuple(dict.fromkeys(problems)))
+
+
+def check_step(label: str | None, profiled_step_ms: float | None, timed_ms: float | None) -> EvidenceCheck:
+    """The check of a step measured under a profiler or sampler (``profiled_step_ms``, ms) against the timed
+    median (``timed_ms``, ms): ``step_mismatch`` outside :data:`PROFILE_RATIO_MIN`-:data:`PROFILE_RATIO_MAX`
+    (diagnose's profile, perf's system pass); no problem when either is unknown."""
+    check = EvidenceCheck(label, (), profiled_step_ms, timed_ms)
+    ratio = check.step_ratio
+    bad = ratio is not None and not PROFILE_RATIO_MIN <= ratio <= PROFILE_RATIO_MAX
+    return replace(check, problems=("step_mismatch",) if bad else ())
 
 
 def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:

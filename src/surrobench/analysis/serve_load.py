@@ -39,10 +39,23 @@ def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
 P99_BOUNDING_REQUESTS = bounding_requests(0.99)
 
 
-def _percentile(sorted_ms: np.ndarray, q: float) -> Percentile:
-    value = float(np.quantile(sorted_ms, q))
-    tail = int(sorted_ms.size - np.searchsorted(sorted_ms, value, side="right"))
-    return Percentile(q, value, quantile_ci(sorted_ms, q), tail)
+def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0) -> Percentile:
+    """The ``q`` quantile of ``sorted_ms`` (completed requests' latencies, ascending) and ``dropped`` requests
+    that never completed, counted as slower than any: where the quantile falls among them it is the slowest
+    completed latency, marked a lower bound, and its interval's upper side None."""
+    slowest = float(sorted_ms[-1])
+    every = np.concatenate([sorted_ms, np.full(dropped, _NEVER)])
+    value = float(np.quantile(every, q))
+    tail = int(every.size - np.searchsorted(every, value, side="right"))
+    lo, hi = quantile_ci(every, q)
+    hi = None if hi is None or hi > slowest else hi
+    if value <= slowest:
+        return Percentile(q, value, (lo, hi), tail)
+    return Percentile(q, slowest, (None if lo is None else min(lo, slowest), None), tail, lower_bound=True)
+
+
+#: A dropped request's latency in :func:`_percentile`: finite (numpy interpolates 0 * inf to NaN), above any.
+_NEVER = 1e300
 
 
 class NothingCompleted(UsageError):
@@ -80,7 +93,8 @@ def load_point(
     batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
     batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
     compute = sum(trace.batch_compute_s[i] for i in batches)
-    p99 = float(np.quantile(sorted_ms, 0.99))
+    lost = int((~done).sum())
+    p99 = float(np.quantile(np.concatenate([sorted_ms, np.full(lost, _NEVER)]), 0.99))
     dropped = int(np.isnan(trace.completion_s).sum())
     seen = trace.server_seen
     queue = float(wait_s.mean() / latency_s.mean()) if seen else None
@@ -93,11 +107,11 @@ def load_point(
         requests=int(arrivals.size),
         warmup_requests=int((~measured).sum()),
         dropped=dropped,
-        late=None if target_p99_ms is None else int((sorted_ms > target_p99_ms).sum()),
+        late=None if target_p99_ms is None else int((sorted_ms > target_p99_ms).sum()) + lost,
         completed=int(done.sum()),
         slo_attainment=None if target_p99_ms is None else float((sorted_ms <= target_p99_ms).sum() / arrivals.size),
         errors=dict(trace.errors),
-        percentiles=tuple(_percentile(sorted_ms, q) for q in PERCENTILES),
+        percentiles=tuple(_percentile(sorted_ms, q, lost) for q in PERCENTILES),
         max_ms=float(sorted_ms[-1]),
         mean_ms=float(sorted_ms.mean()),
         queue_share=queue,
@@ -109,15 +123,18 @@ def load_point(
         device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
-        passed=None if target_p99_ms is None else bool(p99 <= target_p99_ms and dropped == 0),
+        passed=False if dropped else None if target_p99_ms is None else bool(p99 <= target_p99_ms),
     )
 
 
 def load_warnings(point: LoadPoint) -> list[str]:
-    """Trust warnings: an unbounded P99, generator over :data:`GENERATOR_OVERHEAD_WARN`, dropped requests."""
+    """What makes a load point less than trustworthy: an offered rate under half the one asked for, a P99 with no
+    upper bound (too few requests behind it), a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
-    if point.percentile(0.99).ci95_ms[1] is None:
+    if point.target_rps and point.offered_rps < point.target_rps / 2:
+        notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
+    if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed
         notes.append(
             f"{rate}: {completed} requests completed, too few to bound the P99 "
@@ -131,5 +148,8 @@ def load_warnings(point: LoadPoint) -> list[str]:
             f"{rate}: the load generator took {point.generator_overhead_share:.0%} of the run; it may be the bottleneck"
         )
     if point.dropped:
-        notes.append(f"{rate}: {point.dropped} requests dropped (still waiting when the drain time ran out)")
+        notes.append(
+            f"{rate}: {point.dropped} requests dropped (still waiting when the drain time ran out); the point "
+            f"fails{', its P99 is unbounded' if point.percentile(0.99).lower_bound else ''}"
+        )
     return notes

@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from surrobench.analysis.op_readings import FRAGMENTED_SHARE
+from surrobench.analysis.op_readings import CPU_SMALL_CALL_US, FRAGMENTED_SHARE
 from surrobench.errors import UsageError
 
 
@@ -40,7 +40,7 @@ class Thresholds:
     # an op above this multiple of a ceiling makes it ``ceiling_suspect``: beyond the calibration's spread (diagnosis)
     calibration_stale_ratio: float = 1.25
     # CPU basis: a low-intensity op averaging under this many µs per call is dispatch-bound, its bytes fit in cache
-    cpu_small_call_us: float = 20.0
+    cpu_small_call_us: float = CPU_SMALL_CALL_US
     # a memory-bound op under this share of the copy bandwidth lacks parallelism (GroupNorm at 3%, diagnosis)
     parallelism_bound_fraction: float = 0.25
     # GPU busy share under which the GPU is idle for the system-view rule
@@ -53,6 +53,9 @@ class Thresholds:
     throughput_drop_min: float = 0.10
     # peak allocated memory above this fraction of the device's memory
     peak_mem_near_limit: float = 0.90
+    # a throughput fall is memory pressure only with the larger batch's peak at this share of the device's memory
+    # or more (our choice: far from the limit, a fall is a busy host or a cache effect)
+    pressure_mem_share: float = 0.5
     # reserved / peak-allocated above this is allocator churn; caching rounding stays under 2 (baseline)
     reserved_over_allocated: float = 2.0
     # ...and only for a reserve at least this large

@@ -36,6 +36,7 @@ from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
 from surrobench.execution.runner import config_step, prepare_model
 from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep
@@ -140,6 +141,11 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
         **evidence_context(evidence, device_ceilings(record)[0]),
         "failed_configs": failed_configs_json(record.results),
     }
+
+
+def _busy(env: dict) -> str | None:
+    """The busy-host warning of a run's environment (its load, CPUs and torch threads), None when quiet."""
+    return busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
@@ -309,7 +315,12 @@ def _findings(
     diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
     ``optimize`` measured for the same configs cited."""
     findings = diagnose_run(
-        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
+        evidence,
+        list(record.results),
+        th=th,
+        flops=flops,
+        device_memory_bytes=record.env.get("gpu_memory_bytes"),
+        host_warning=_busy(record.env),
     )
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
@@ -378,7 +389,12 @@ def diagnose_stored(
     warnings += stored_roofline_notes(evidence, ceilings)
     evidence = attribute_by_eager(evidence)
     findings = diagnose_run(
-        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=record.env.get("gpu_memory_bytes")
+        evidence,
+        list(record.results),
+        th=th,
+        flops=flops,
+        device_memory_bytes=record.env.get("gpu_memory_bytes"),
+        host_warning=_busy(record.env),
     )
     findings = measured_ranked(findings, evidence, ceilings)
     measured = measured_for(store, record.results)
@@ -424,7 +440,11 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
     timed run has no op table or trace, which the warning says."""
     evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
     findings = diagnose_run(
-        evidence, list(record.results), th=th, device_memory_bytes=record.env.get("gpu_memory_bytes")
+        evidence,
+        list(record.results),
+        th=th,
+        device_memory_bytes=record.env.get("gpu_memory_bytes"),
+        host_warning=_busy(record.env),
     )
     note = (
         f"run {record.run_id} diagnosed from the record alone: no op table or trace (a timed run, not profiled), "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from surrobench.analysis.evidence_checks import EvidenceCheck, check_step
 from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.perf_phase import PerfOptions, window_schedule
@@ -28,12 +29,14 @@ class PerfReport:
     system: SystemPass | None
     steps: int
     warnings: tuple[str, ...] = ()
+    step_check: EvidenceCheck | None = None  # its window's step against the timed median (check_step)
 
     def label(self) -> str:
         return self.config.label()
 
     def to_json(self) -> dict:
-        """Config key, status, steps, the system view (:meth:`SystemView.to_json`: shares and ratios as
+        """Config key, status, steps, warnings, ``step_check`` (:meth:`EvidenceCheck.to_json`: its verdict
+        ``unreliable`` when the window's step is outside the profiler bound), the system view (:meth:`SystemView.to_json`: shares and ratios as
         fractions, times in ms) with multiplexing, miss rates, flame graph path and notes beside its keys
         (``SystemView.from_json`` of ``system`` ignores those)."""
         out = {
@@ -42,6 +45,7 @@ class PerfReport:
             "error": self.error,
             "steps": self.steps,
             "warnings": list(self.warnings),
+            "step_check": self.step_check.to_json() if self.step_check else None,
         }
         if self.system is None:
             return out
@@ -67,7 +71,13 @@ def perf_config(
     svg = options.flamegraph_dir / f"{config_stem(run_id, cfg)}.svg" if options.flamegraph_dir else None
     passed = system_pass(cfg, plan, svg, top=options.top)
     child = passed.child
-    return PerfReport(result, config_id, child["status"], child.get("error"), passed, plan.active, tuple(passed.notes))
+    wall = passed.view.wall_ms if child["status"] == "ok" and passed.view is not None else None
+    timed = result.latency_ms.median if result.latency_ms else None
+    check = check_step(result.label(), wall / plan.active if wall and plan.active else None, timed)
+    unreliable = (f"unreliable: {check.reason()}",) if check.problems else ()
+    return PerfReport(
+        result, config_id, child["status"], child.get("error"), passed, plan.active, (*passed.notes, *unreliable), check
+    )
 
 
 def perf(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from surrobench.analysis.evidence import op_time_scale
 from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
@@ -114,7 +115,8 @@ def profile_config(
         result = result.with_top_op(top.name, top.share)
         store.set_top_op(config_id, top.name, top.share)
     add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
-    readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile")
+    scale = op_time_scale(table, step_ms, result.latency_ms.median if result.latency_ms else None)
+    readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile", scale=scale)
     kernels = child.get("kernel_table")
     kernels = KernelTable.from_json(kernels) if kernels else None
     if kernels is not None:

@@ -322,7 +322,12 @@ def _arrivals(request: ServeRequest, rate: float | None):
         return replay_arrivals(request.arrivals_file)
     if request.arrival == "constant":
         return constant_arrivals(rate, offered_duration_s(request, rate))
-    return poisson_arrivals(rate, offered_duration_s(request, rate), request.seed)
+    duration, cap = offered_duration_s(request, rate), MAX_STRETCH * request.duration_s
+    times = poisson_arrivals(rate, duration, request.seed)
+    while (missing := request.min_requests - int((times >= request.warmup_s).sum())) > 0 and duration < cap:
+        duration = min(duration + _COUNT_MARGIN * missing / rate, cap)  # a Poisson count fell short: offer longer
+        times = poisson_arrivals(rate, duration, request.seed)
+    return times
 
 
 def unloaded_by_size(

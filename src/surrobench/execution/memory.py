@@ -93,10 +93,11 @@ class PeakMemory:
     own_peak: bool = True
 
 
-def _vm_hwm_bytes() -> int | None:
+def _status_bytes(key: str) -> int | None:
+    """A ``kB`` field of ``/proc/self/status`` (``VmHWM``, ``RssFile``), bytes; None where it cannot be read."""
     try:
         for line in _STATUS.read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{key}:"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
@@ -120,7 +121,9 @@ class PeakMemoryTracker:
     (:func:`release_free_heap`), so memory an earlier config freed is not reused unseen, and the kernel's
     high-water mark (VmHWM) is reset by writing ``5`` to ``/proc/self/clear_refs`` (proc(5)). Where either is
     not available (not glibc, not Linux) the figure is the growth since ``start()`` over a lifetime peak
-    (``ru_maxrss``), which depends on what ran before: :attr:`PeakMemory.own_peak` is then False.
+    (``ru_maxrss``), which depends on what ran before: :attr:`PeakMemory.own_peak` is then False. File-backed
+    pages paged in meanwhile (``RssFile``: libtorch's and oneDNN's code, touched by the first call of a kind of
+    op) are subtracted: they are the process's, not the config's, and would charge the first config of a run.
     """
 
     def __init__(self, device: str) -> None:
@@ -128,6 +131,7 @@ class PeakMemoryTracker:
         self._rss0 = 0
         self._retries0 = 0
         self._reset = False
+        self._file0: int | None = None
 
     def start(self) -> None:
         if self.device == "cuda":
@@ -141,13 +145,16 @@ class PeakMemoryTracker:
         except OSError:
             self._reset = False
         self._rss0 = psutil.Process().memory_info().rss
+        self._file0 = _status_bytes("RssFile")
 
     def stop(self) -> PeakMemory:
         if self.device == "cuda":
             retries = torch.cuda.memory_stats().get("num_alloc_retries", 0) - self._retries0
             return PeakMemory(torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), retries)
-        hwm = _vm_hwm_bytes()
+        hwm = _status_bytes("VmHWM")
         own = self._reset and hwm is not None
         if hwm is None:
             hwm = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        return PeakMemory(max(0, hwm - self._rss0), None, own_peak=own)
+        file1 = _status_bytes("RssFile")
+        paged_in = file1 - self._file0 if file1 is not None and self._file0 is not None else 0
+        return PeakMemory(max(0, hwm - self._rss0 - max(paged_in, 0)), None, own_peak=own)

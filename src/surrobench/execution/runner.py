@@ -189,13 +189,17 @@ def _measure(
         digest = input_digest(input_sets[0])  # before any call: the cold call runs on set 0
         seen["points"] = prepared.surrogate.points_per_sample(input_sets[0])
         outputs: list = []
+        seen["phase"] = "first_call"
         cold_ms = seen["cold_ms"] = time_once(lambda i: outputs.append(step(i)), cfg.device)
         check_output(outputs[-1])
+        seen["phase"] = "input_sets_check"
         nonfinite = first_calls_nonfinite(step, outputs.pop(), len(input_sets))
+        seen["phase"] = "warmup"
         warm_up(step, cfg.warmup, cfg.device)
         mutated = mutated_inputs(digest, input_digest(input_sets[0]))
         watch = MemoryWatch(cfg.device)
         faults = minor_faults()
+        seen["phase"] = "timed"
         samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
         faults = (minor_faults() - faults) / cfg.iters
         watch.sample()
@@ -284,18 +288,29 @@ def timed_result(
     )
 
 
+#: Where a config's limit can cut it (``extra["timeout_phase"]``), in the order they run, and the words said.
+TIMEOUT_PHASES = {
+    "setup": "before the first call (building the step)",
+    "first_call": "in the first call (the cold start)",
+    "input_sets_check": "in the untimed first call of each other input set (their NaN/Inf check)",
+    "warmup": "in the warm-up",
+    "timed": "in the first timed call",
+}
+
+
 def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigResult:
     """``cfg`` recorded as ``timeout`` with what was measured before the limit: its cold start, the timed
     calls that finished (their statistics, throughput and peak memory) when there were any; ``extra`` says
-    how many of ``cfg.iters`` (``timed_calls``) and the limit (``timeout_s``)."""
+    how many of ``cfg.iters`` (``timed_calls``), the limit (``timeout_s``) and the phase it cut
+    (``timeout_phase``, a key of :data:`TIMEOUT_PHASES`)."""
     done = len(exc.timed_ms)
     if done:
         where = f"after {done} of {cfg.iters} timed calls"
     else:
-        where = "in the warm-up" if "cold_ms" in seen else "in the first call (the cold start)"
+        where = TIMEOUT_PHASES[seen.get("phase", "setup")]
     exc.args = (f"{exc} {where}",)
     base = failed_result(cfg, "timeout", exc, seen.get("inputs", ()))
-    extra = {**base.extra, "timeout_s": exc.timeout_s, "timed_calls": done}
+    extra = {**base.extra, "timeout_s": exc.timeout_s, "timed_calls": done, "timeout_phase": seen.get("phase", "setup")}
     if not done:
         return replace(base, cold_start_ms=seen.get("cold_ms"), extra=extra)
     samples = TimedSamples(np.asarray(exc.timed_ms), np.asarray(exc.device_ms) if exc.device_ms else None)

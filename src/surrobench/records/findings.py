@@ -187,10 +187,13 @@ class Finding:
     @property
     def gain_ms(self) -> float | None:
         """Step time its action saves, ms per step: a measured gain (:attr:`gain_kind`) is the saving of
-        :attr:`best_measured`, 0 when no remedy was faster; an estimate is :attr:`estimated_gain_ms`."""
-        if self.gain_kind == "measured":
-            best = self.best_measured
-            return best.saved_ms if best is not None else 0.0
+        :attr:`best_measured`; when no remedy was faster, 0 if every remedy was judged, else (one left
+        ``not-measured``) the estimate, :attr:`estimated_gain_ms`, as for an estimated gain."""
+        best = self.best_measured
+        if best is not None:
+            return best.saved_ms
+        if self.gain_kind == "measured" and all(m.verdict != "not-measured" for m in self.measured):
+            return 0.0
         return self.estimated_gain_ms
 
     def to_json(self) -> dict:

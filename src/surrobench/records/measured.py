@@ -51,6 +51,8 @@ class MeasuredRemedy:
         rel_l2: the accuracy guard's worst relative L2 error of its output (:mod:`surrobench.analysis.accuracy`),
             None when it produced none; ``tolerance`` the guard's tolerance.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
+        noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
+            clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
 
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
@@ -65,6 +67,8 @@ class MeasuredRemedy:
     rel_l2: float | None = None
     tolerance: float | None = None
     reason: str = ""
+    noise_floor: float | None = None
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -82,9 +86,15 @@ class MeasuredRemedy:
         if self.speedup is not None:
             ci = f" [{self.ci95[0]:.2f}, {self.ci95[1]:.2f}]" if self.ci95 else ""
             head = f"{self.remedy}: measured {self.speedup:.2f}x{ci}"
+            rule = ""
+            if self.margin is not None:
+                noise = self.noise_floor is not None and self.noise_floor >= self.margin
+                rule = f"{'noise floor' if noise else 'smallest effect of interest'} {self.margin:.1%}"
             if self.verdict == "faster":
-                return head + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
-            return f"{head}, {self.verdict.replace('-', ' ')}"
+                clears = f", clears 1 + {rule}" if rule else ""
+                return head + clears + (f", saves {self.saved_ms:.3g} ms/step" if self.saved_ms is not None else "")
+            needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
+            return f"{head}, {self.verdict.replace('-', ' ')}{needs}"
         if self.verdict == "rejected-by-accuracy":
             over = f", rel L2 {self.rel_l2:.1e} > {self.tolerance:.1e}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
@@ -95,7 +105,7 @@ class MeasuredRemedy:
 
     def to_json(self) -> dict:
         """``{"remedy", "verdict", "speedup", "ci95", "baseline_ms", "saved_ms", "rel_l2", "tolerance",
-        "reason", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
+        "reason", "noise_floor", "margin", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
         return {
             "remedy": self.remedy,
             "verdict": self.verdict,
@@ -106,6 +116,8 @@ class MeasuredRemedy:
             "rel_l2": self.rel_l2,
             "tolerance": self.tolerance,
             "reason": self.reason,
+            "noise_floor": self.noise_floor,
+            "margin": self.margin,
             "text": self.text(),
         }
 
@@ -127,6 +139,8 @@ class MeasuredRemedy:
             rel_l2=d.get("rel_l2"),
             tolerance=d.get("tolerance"),
             reason=str(d.get("reason") or ""),
+            noise_floor=d.get("noise_floor"),
+            margin=d.get("margin"),
         )
 
 

@@ -61,12 +61,15 @@ class Percentile(schemas.Plain):
         ci95_ms: a distribution-free 95% interval from order statistics, ``(lo, hi)``; a side is None when
             there are too few requests to bound it (:func:`surrobench.analysis.serve_load.quantile_ci`).
         tail_requests: the number of measured requests slower than ``value_ms``, the requests behind it.
+        lower_bound: True when the quantile falls among dropped requests (counted as slower than any): the
+            true value is unbounded and ``value_ms`` is the slowest completed latency.
     """
 
     q: float
     value_ms: float
     ci95_ms: tuple[float | None, float | None]
     tail_requests: int
+    lower_bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,7 @@ class LoadPoint(schemas.Plain):
             from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
-            the P99 target (None without a target).
+            the P99 target, dropped ones included (None without a target).
         percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
@@ -91,8 +94,10 @@ class LoadPoint(schemas.Plain):
             ``queue_share``, ``compute_share``, ``mean_batch``, ``mean_padded_batch`` and ``device_busy`` are None.
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
-        passed: P99 within the target and nothing dropped (MLPerf's Server rule); None without a target.
-        completed: measured requests that completed (the P99 is over these); None in serve-v1 documents.
+        passed: P99 within the target and nothing dropped (MLPerf's Server rule); False whenever a request was
+            dropped, else None without a target.
+        completed: measured requests that completed; None in serve-v1 documents. The percentiles count the
+            measured requests that did not as slower than any (:attr:`Percentile.lower_bound`).
         slo_attainment: the share of measured requests completed within the P99 target (goodput over
             offered load; a dropped request is not within it); None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).

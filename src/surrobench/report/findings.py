@@ -83,7 +83,8 @@ def _failed_text(c: dict) -> str:
 
 def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if f.gain_kind == "measured" else "")
+    measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
+    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
     return [
         f.kind,
         f.severity,
@@ -110,10 +111,10 @@ HEADER = (
 
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f``; ``gain`` measured, else estimated, ``gain ?`` when unknown."""
-    if f.gain_kind == "measured":
+    if f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0):
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
-        gain = "gain ?" if f.estimated_gain_ms is None else f"gain {f.estimated_gain_ms:.3f} ms/step"
+        gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
     return {
         "severity": f.severity,
         "kind": f.kind,

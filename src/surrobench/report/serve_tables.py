@@ -41,10 +41,10 @@ def point_cells(p: LoadPoint) -> list[str]:
     return [
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
         rps(p.achieved_rps),
-        f"{p.requests} ({p99.tail_requests} > P99)",
+        str(p.requests),
         fmt(p.percentile(0.5).value_ms, ".2f"),
         fmt(p.percentile(0.95).value_ms, ".2f"),
-        f"{p99.value_ms:.2f} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
+        f"{'>' if p99.lower_bound else ''}{p99.value_ms:.2f} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
         "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
         fmt(p.max_ms, ".2f"),
         fmt(p.queue_share, ".0%"),

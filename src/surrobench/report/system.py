@@ -28,6 +28,8 @@ def system_view_rich(report: PerfReport) -> Group:
         f"IPC {fmt(v.ipc, '.2f', 'n/a')}; cache-miss rate {fmt(s.cache_miss_rate if s else None, '.1%', 'n/a')}; "
         f"branch-miss rate {fmt(s.branch_miss_rate if s else None, '.1%', 'n/a')}"
     ]
+    if report.step_check is not None and report.step_check.problems:
+        parts.append(f"[yellow]unreliable: {rich_escape(report.step_check.reason())}[/]")
     counters = Table(title="perf stat over the measured steps")
     for col in ("event", "count", "note"):
         counters.add_column(col, justify="right" if col == "count" else "left")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
 from surrobench.records.findings import Clause, Finding
 from surrobench.records.measured import JUDGED, MeasuredRemedy
 
@@ -79,8 +80,44 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
     return replace(finding, action=tuple(kept), measured=tuple(mine))
 
 
+def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> dict[str, Finding]:
+    """``{remedy name: the one finding credited with its measurement}`` among ``findings`` (one config's): of the
+    findings whose clauses name it (:func:`clause_measurements`), the one whose action names the fewest remedy ids
+    (its remedy most of all: ``thread_oversubscription`` names only ``threads``, ``fragmented_ops`` lists it among
+    others), the first on a tie. A saving is thus counted once per config, never by two findings at once."""
+    out: dict[str, Finding] = {}
+    for f in sorted(findings, key=lambda f: len(f.remedies)):
+        for clause in f.clauses:
+            for m in clause_measurements(clause, measured) if clause.remedies else ():
+                out.setdefault(m.remedy, f)
+    return out
+
+
 def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
-    measurements}``) rewritten by :func:`attach_one`; findings of other configs as they are. Order kept (rank
-    them after: :func:`surrobench.records.findings.rank_findings` puts measured savings first)."""
-    return [attach_one(f, measured[f.config]) if f.config in measured else f for f in findings]
+    measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
+    another finding's clause says where it was credited); findings of other configs as they are. The severity of
+    a finding with a measured gain (:attr:`Finding.gain_ms`) follows its share of the baseline step, ``low`` under
+    the report floor
+    (:meth:`surrobench.analysis.thresholds.Thresholds.severity`). Order kept (rank them after:
+    :func:`surrobench.records.findings.rank_findings` puts measured savings first)."""
+    out = []
+    for f in findings:
+        if f.config not in measured:
+            out.append(f)
+            continue
+        whose = owners([g for g in findings if g.config == f.config], measured[f.config])
+        theirs = [m for m in measured[f.config] if m.remedy in whose and whose[m.remedy] is not f]
+        got = attach_one(f, [m for m in measured[f.config] if m not in theirs])
+        clauses = tuple(
+            Clause(f"{c.text} (measured under {whose[elsewhere[0].remedy].kind})", c.remedies, c.stacked)
+            if c.remedies and not clause_measurements(c, got.measured) and (elsewhere := clause_measurements(c, theirs))
+            else c
+            for c in got.clauses
+        )
+        base = next((m.baseline_ms for m in got.measured if m.baseline_ms), None)
+        severity = got.severity
+        if base and got.gain_kind == "measured" and got.gain_ms is not None:
+            severity = DEFAULT_THRESHOLDS.severity(max(got.gain_ms, 0.0) / base) or "low"
+        out.append(replace(got, action=clauses, severity=severity))
+    return out

@@ -100,6 +100,8 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
         rel_l2=c.accuracy.rel_l2 if c.accuracy else None,
         tolerance=tolerance,
         reason=c.reason if c.verdict in ("failed", "infeasible") else "",
+        noise_floor=sp.noise_floor if sp else None,
+        margin=sp.margin() if sp else None,
     )
 
 
