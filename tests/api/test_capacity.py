@@ -245,6 +245,33 @@ def test_a_remedy_that_speeds_the_full_batch_is_stacked_though_it_loses_alone(mo
     assert found.top == "graph+tf32" and found.recipe == "graph+tf32" and found.verdict == "higher"
 
 
+def test_a_remedy_that_helps_only_on_top_of_the_lead_is_stacked(monkeypatch):
+    # "tf32" changes nothing alone (an eager step bound by its fixed cost: its full batch is no faster), but under
+    # "graph" the cost per request is what is left, and tf32 cuts it: graph+tf32 is best
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    remedies = [_remedy("tf32", "precision"), _remedy("graph", "mode")]
+    policies = (ServePolicy(1, 1.0), ServePolicy(8, 1.0))
+    request = serve_request(find_max=True, p99_ms=8.0, max_batch=8, max_wait_ms=1.0, duration_s=2.0, warmup_s=0.5)
+
+    def planted(recipe) -> IdleService:
+        graph = "graph" in recipe.names
+        b = 0.6 * (0.3 if graph and "tf32" in recipe.names else 1.0)
+        return IdleService(2.0 * (0.3 if graph else 1.0), b, jitter=0.02)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(planted(recipe), 8))
+
+    def verify(recipe, settings, policy):
+        service = planted(recipe)
+        result = serve_policy(request, policy, service, 100.0, service.new_clock, unloaded=_unloaded(service, 8))
+        return recipe.name, result.capacity
+
+    found = capacity_search(remedies, policies, 8.0, evaluate, verify)
+    by_name = {c.recipe: c for c in found.candidates}
+    assert not by_name["tf32"].service_faster  # alone, not faster than the baseline by the paired rule
+    assert by_name["graph+tf32"].service_faster and found.top == "graph+tf32" and found.recipe == "graph+tf32"
+
+
 def test_batch_one_policies_are_predicted_once(monkeypatch):
     # a batch of one never waits: its waits are one policy, simulated once per candidate
     from surrobench.api import capacity as api_capacity

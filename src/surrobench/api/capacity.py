@@ -2,7 +2,7 @@
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
 One paragraph: each candidate recipe (the baseline, every remedy of optimize for the device, then a greedy stack
-of the accurate ones whose full batch is faster) is built as serve's batch service once, checked by optimize's
+on the lead, the accurate single that wins over the baseline, of every other accurate remedy) is built as serve's batch service once, checked by optimize's
 accuracy guard, its unloaded latency measured as serve measures it (:func:`~surrobench.api.serve.unloaded_by_size`)
 and its capacity predicted for every policy (max batch x max wait) by :mod:`surrobench.analysis.capacity`. The
 top is the accurate candidate with the highest prediction whose service time at its best policy's max batch is
@@ -125,14 +125,15 @@ def capacity_search(
     candidates = [base]
     singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
     candidates += [c for _, c in singles]
-    # stacked: accurate remedies that make the full batch faster, whatever their prediction alone (a noisy tail)
-    full = max(p.max_batch for p in policies)
-    good = [(r, c) for r, c in singles if c.accurate and service_faster(base_unloaded, measured[c.recipe][1], full)]
-    good.sort(key=lambda rc: -rc[1].best_predicted_rps)
-    if len(good) > 1:  # stack: each further remedy kept when the stack wins against the stack below it
-        stack, top = Recipe((good[0][0],)), good[0][1]
-        for remedy, _ in good[1:]:
-            if stack.conflict(remedy) is not None:
+    # stacked on the lead (the accurate single predicted highest that wins over the baseline): every other accurate
+    # remedy, kept when the stack wins against the stack below it; a remedy that does not help alone (tf32 on a
+    # launch-bound eager step) can still help on top of the lead (tf32 under a CUDA graph)
+    accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
+    lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
+    if lead is not None:
+        stack, top = Recipe((lead[0],)), lead[1]
+        for remedy, _ in accurate:
+            if remedy == lead[0] or stack.conflict(remedy) is not None:
                 continue
             tried = judge(stack.plus(remedy), measured[stack.name][1])
             candidates.append(tried)
