@@ -20,18 +20,20 @@ def _cand(name, verdict, median=None, rel_l2=1e-7, reason="planted"):
     return c
 
 
-ENTRY = optimize_entry({
-    "candidates": [
-        _cand("cudagraph", "accepted", 4.0),
-        _cand("compile", "rejected_slower", 0.8),
-        _cand("compile-reduce-overhead", "rejected_slower", 0.9),
-        _cand("channels_last", "rejected_slower", 0.66),
-        _cand("bf16", "rejected_accuracy", rel_l2=0.03),
-        _cand("cudagraph+tf32", "accepted", 4.6),
-    ],
-    "recommended": ["cudagraph", "tf32"],
-    "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83]}},
-})
+ENTRY = optimize_entry(
+    {
+        "candidates": [
+            _cand("cudagraph", "accepted", 4.0),
+            _cand("compile", "rejected_slower", 0.8),
+            _cand("compile-reduce-overhead", "rejected_slower", 0.9),
+            _cand("channels_last", "rejected_slower", 0.66),
+            _cand("bf16", "rejected_accuracy", rel_l2=0.03),
+            _cand("cudagraph+tf32", "accepted", 4.6),
+        ],
+        "recommended": ["cudagraph", "tf32"],
+        "recipe": {"speedup": {"median": 4.6, "ci95": [4.37, 4.83]}},
+    }
+)
 
 
 GRAPH = Clause("capture the step as a CUDA graph", ("cudagraph",))
@@ -97,9 +99,14 @@ def test_only_optimized_alarm_findings_change():
 def test_measured_line_names_the_run_command_only_when_there_is_one():
     from surrobench.results.measured_remedies import measured_line
 
-    with_command = {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": "surrobench run --model fno2d --mode cudagraph"}}
+    with_command = {
+        **ENTRY,
+        "recipe": {**ENTRY["recipe"], "run_command": "surrobench run --model fno2d --mode cudagraph"},
+    }
     assert measured_line("fno2d 128", with_command).endswith("; run it: surrobench run --model fno2d --mode cudagraph")
-    line = measured_line("TinyConv 8", {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": None}})  # a model object: no command
+    line = measured_line(
+        "TinyConv 8", {**ENTRY, "recipe": {**ENTRY["recipe"], "run_command": None}}
+    )  # a model object: no command
     assert "cudagraph+tf32 4.60x [4.37, 4.83]" in line and "run it" not in line
 
 

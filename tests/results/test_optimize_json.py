@@ -132,7 +132,10 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
     with ResultStore(tmp_path / "o.db") as store:
         add_optimization(store, old)
         add_optimization(store, doc)
-        assert load_optimization(store, "o0") == OptimizeReport.from_json(old).to_json() and load_optimization(store, "o1") == doc
+        assert (
+            load_optimization(store, "o0") == OptimizeReport.from_json(old).to_json()
+            and load_optimization(store, "o1") == doc
+        )
         (entry,) = doc["configs"]
         base = _base()
         assert latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs) == entry
