@@ -109,13 +109,9 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     gbps = f.h2d_bytes / (f.h2d_ms * 1e6) if f.h2d_ms else 0.0
     pageable = f.h2d_pageable_share
+    copied = f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms ({gbps:.1f} GB/s)"
     evidence = [
-        Evidence(
-            "timeline",
-            f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms ({gbps:.1f} GB/s)",
-            f.h2d_ms,
-            "ms",
-        ),
+        Evidence("timeline", copied, f.h2d_ms, "ms"),
         Evidence("timeline", f"{pageable:.0%} of the bytes from pageable host memory", pageable, "fraction"),
         Evidence("timeline", f"GPU idle {wait:.3f} ms per step waiting for the copies", wait, "ms"),
     ]

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
-from surrobench.analysis.op_readings import (
-    FRAGMENT_CATEGORIES,
-    TINY_CALLS,
-    read_fragmentation,
-    read_memory,
-    small_calls,
-)
+from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
+from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
@@ -180,16 +175,9 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         )
     else:
         action = family_actions([o.name for o in ops])
-    gain = None if severity is None else gain
+    gain, severity = (None, "info") if severity is None else (gain, severity)
     return Finding(
-        "compute_bound",
-        severity or "info",
-        summary,
-        tuple(evidence),
-        action,
-        gain,
-        ev.label,
-        evidence_source="estimated",
+        "compute_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
 
 

@@ -46,12 +46,9 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
     if report.collectives:
         waited = statistics.mean(r.wait_ms for r in report.rows if r.rank != row.rank)
         last = f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, {late:.3f} ms"
-        evidence += [
-            Evidence("timeline", last + " per step after the others", late, "ms"),
-            Evidence(
-                "timeline", f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)", waited, "ms"
-            ),
-        ]
+        wait = f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)"
+        evidence += [Evidence("timeline", last + " per step after the others", late, "ms")]
+        evidence += [Evidence("timeline", wait, waited, "ms")]
     for op in row.extra_ops:
         text = f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms on the others (median)"
         evidence.append(Evidence("profiler", text, op.ms - op.others_ms, "ms"))
