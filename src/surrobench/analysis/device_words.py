@@ -6,23 +6,8 @@ import re
 from dataclasses import dataclass
 
 #: Terms that belong to a GPU (units, libraries, access patterns, runtime): never in a CPU finding.
-GPU_TERMS: tuple[str, ...] = (
-    "kernel",
-    "launch",
-    "GPU",
-    "CUDA",
-    "cuDNN",
-    "cuFFT",
-    "cuBLAS",
-    "tensor core",
-    "coalesced",
-    "atomic",
-    "occupancy",
-    "warp",
-    "SM",
-    "stream",
-    "device memory",
-)
+GPU_TERMS: tuple[str, ...] = ("kernel", "launch", "GPU", "CUDA", "cuDNN", "cuFFT", "cuBLAS", "tensor core")
+GPU_TERMS += ("coalesced", "atomic", "occupancy", "warp", "SM", "stream", "device memory")
 _GPU = re.compile(
     r"(?<![A-Za-z_])(kernels?|launch(?:es|ed|ing)?|gpus?|cuda|cudnn|cufft|cublas|tensor[- ]cores?|"
     r"(?:non-)?coalesced|atomic(?:s| adds?)?|occupancy|warps?|sms?|streams?|device memory)(?![A-Za-z_])",

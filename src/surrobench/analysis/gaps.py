@@ -11,19 +11,8 @@ from dataclasses import InitVar, dataclass
 import numpy as np
 
 from surrobench.records import intervals
-from surrobench.analysis.activity import (
-    GRAPH_LAUNCH_CALLS,
-    OP_TYPE_NAMES,
-    STREAM_WAIT_CALLS,
-    SYNC_CALLS,
-    GpuActivity,
-    call_mask,
-    enclosing_top_level,
-    host_op_chains,
-    is_d2h,
-    is_h2d,
-    take,
-)
+from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, OP_TYPE_NAMES, STREAM_WAIT_CALLS, SYNC_CALLS, GpuActivity
+from surrobench.analysis.activity import call_mask, enclosing_top_level, host_op_chains, is_d2h, is_h2d, take
 from surrobench.trace.model import Timeline
 
 DEFAULT_GAP_THRESHOLD_NS = 5_000
@@ -35,17 +24,8 @@ SYNC_SLACK_NS = 1_000
 MAX_LISTED_GAPS = 50
 """Longest gaps kept in the report; every gap still counts in the per-cause totals."""
 
-CAUSES = (
-    "graph_internal",
-    "graph_launch",
-    "host_sync",
-    "h2d_copy",
-    "d2h_copy",
-    "collective",
-    "launch_bound",
-    "stream_wait",
-    "unexplained",
-)
+CAUSES = ("graph_internal", "graph_launch", "host_sync", "h2d_copy", "d2h_copy", "collective", "launch_bound")
+CAUSES += ("stream_wait", "unexplained")
 
 
 @dataclass(frozen=True)

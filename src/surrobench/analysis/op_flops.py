@@ -48,69 +48,16 @@ _ELEMENTWISE = {
     "maximum": (1, None),
     "minimum": (1, None),
 }
-_SCATTER_ADD = (
-    "scatter_add",
-    "scatter_add_",
-    "index_add",
-    "index_add_",
-    "scatter_reduce",
-    "scatter_reduce_",
-    "index_reduce",
-    "index_reduce_",
-)
+_SCATTER_ADD = ("scatter_add", "scatter_add_", "index_add", "index_add_", "scatter_reduce", "scatter_reduce_")
+_SCATTER_ADD += ("index_reduce", "index_reduce_")
 _REDUCTIONS = ("sum", "mean")
-_DATA_MOVEMENT = (
-    "copy_",
-    "_to_copy",
-    "clone",
-    "cat",
-    "stack",
-    "constant_pad_nd",
-    "index_select",
-    "gather",
-    "index",
-    "embedding",
-    "repeat",
-    "roll",
-    "flip",
-    "fill_",
-    "zero_",
-    "zeros",
-    "zeros_like",
-    "ones",
-    "empty",
-    "empty_like",
-    "new_zeros",
-    "new_empty",
-    "view",
-    "_unsafe_view",
-    "reshape",
-    "permute",
-    "transpose",
-    "t",
-    "unsqueeze",
-    "squeeze",
-    "slice",
-    "select",
-    "alias",
-    "expand",
-    "as_strided",
-    "split",
-    "split_with_sizes",
-    "unbind",
-    "narrow",
-    "view_as_real",
-    "view_as_complex",
-    "_reshape_alias",
-    "detach",
-    "contiguous",
-    "scatter",
-    "scatter_",
-    "masked_fill",
-    "masked_fill_",
-    "slice_scatter",
-    "select_scatter",
-)
+_DATA_MOVEMENT = ("copy_", "_to_copy", "clone", "cat", "stack", "constant_pad_nd", "index_select", "gather", "index")
+_DATA_MOVEMENT += ("embedding", "repeat", "roll", "flip", "fill_", "zero_", "zeros", "zeros_like", "ones", "empty")
+_DATA_MOVEMENT += ("empty_like", "new_zeros", "new_empty", "view", "_unsafe_view", "reshape", "permute", "transpose")
+_DATA_MOVEMENT += ("t", "unsqueeze", "squeeze", "slice", "select", "alias", "expand", "as_strided", "split")
+_DATA_MOVEMENT += ("split_with_sizes", "unbind", "narrow", "view_as_real", "view_as_complex", "_reshape_alias")
+_DATA_MOVEMENT += ("detach", "contiguous", "scatter", "scatter_", "masked_fill", "masked_fill_", "slice_scatter")
+_DATA_MOVEMENT += ("select_scatter",)
 
 
 def _raw(formula: Callable[..., int]) -> Callable[..., int]:

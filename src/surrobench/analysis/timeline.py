@@ -9,15 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from surrobench.analysis.activity import gpu_activity
-from surrobench.analysis.busy import (
-    DeviceBusy,
-    RangeShare,
-    StepBusy,
-    analysis_windows,
-    device_busy,
-    range_shares,
-    step_busy,
-)
+from surrobench.analysis.busy import DeviceBusy, RangeShare, StepBusy, analysis_windows, device_busy, range_shares
+from surrobench.analysis.busy import step_busy
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS, GapReport, find_gaps
 from surrobench.analysis.launches import LaunchStats, launch_stats
 from surrobench.analysis.streams import CommStats, SerialPair, StreamBusy, comm_stats, stream_stats

@@ -23,13 +23,8 @@ from dataclasses import replace
 from surrobench.records.counters import KernelCounters
 
 #: The enumerating pass's metrics: launch statistics (read at launch, no replay) and the duration (one pass).
-LAUNCH_METRICS = (
-    "gpu__time_duration.sum",
-    "launch__grid_size",
-    "launch__block_size",
-    "launch__shared_mem_per_block_static",
-    "launch__shared_mem_per_block_dynamic",
-)
+LAUNCH_METRICS = ("gpu__time_duration.sum", "launch__grid_size", "launch__block_size")
+LAUNCH_METRICS += ("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic")
 
 
 def signature(k: KernelCounters) -> tuple:

@@ -17,29 +17,11 @@ from surrobench.results.scaling import placement, scaling_rows
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8
-COLUMNS = (
-    "model",
-    "shape",
-    "B",
-    "precision",
-    "mode",
-    "median ms",
-    "median ratio [95% CI]",
-    "P95 ms",
-    "P95 ratio [95% CI]",
-    "peak MiB",
-    "top op share",
-    "A/A noise",
-    "verdict",
-)
+COLUMNS = ("model", "shape", "B", "precision", "mode", "median ms", "median ratio [95% CI]", "P95 ms")
+COLUMNS += ("P95 ratio [95% CI]", "peak MiB", "top op share", "A/A noise", "verdict")
 UNMATCHED_COLUMNS = ("run", "model", "shape", "B", "precision", "device", "mode")
-_VERDICT_STYLE = {
-    "improved": "green",
-    "regressed": "bold red",
-    "inconclusive": "yellow",
-    "unchanged": "",
-    "not_compared": "yellow",
-}
+_VERDICT_STYLE = {"improved": "green", "regressed": "bold red", "inconclusive": "yellow", "unchanged": ""}
+_VERDICT_STYLE |= {"not_compared": "yellow"}
 
 
 def comparison_columns(cmp: RunComparison) -> tuple[str, ...]:

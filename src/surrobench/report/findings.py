@@ -97,16 +97,8 @@ def finding_row(f: Finding) -> list[str]:
     ]
 
 
-HEADER = (
-    "kind",
-    "severity",
-    "config",
-    "summary",
-    "profiler evidence",
-    "timeline / run evidence",
-    "action",
-    "est. gain ms",
-)
+HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action")
+HEADER += ("est. gain ms",)
 
 
 def brief_cells(f: Finding) -> dict[str, str]:

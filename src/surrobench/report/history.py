@@ -11,16 +11,8 @@ from surrobench.report.fit import Col, fit_table
 from surrobench.results.store import RunSummary
 
 # ids and times never cut, the state never dropped; kind, device, models and tag go first when narrow
-_COLUMNS = (
-    Col("run id", keep=True),
-    Col("created", keep=True),
-    Col("state", keep=True),
-    Col("kind", minor=4),
-    Col("tag", minor=1),
-    Col("device", minor=3),
-    Col("models", minor=2),
-    Col("contents", "right", keep=True),
-)
+_COLUMNS = (Col("run id", keep=True), Col("created", keep=True), Col("state", keep=True), Col("kind", minor=4))
+_COLUMNS += (Col("tag", minor=1), Col("device", minor=3), Col("models", minor=2), Col("contents", "right", keep=True))
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -24,15 +24,8 @@ from surrobench.report.escape import plain
 from surrobench.report.roofline_plot import roofline_figure
 from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
-from surrobench.report.comparison import (
-    UNMATCHED_COLUMNS,
-    comparison_columns,
-    comparison_rows,
-    op_diff_rows,
-    pair_label,
-    summary_line,
-    unmatched_rows,
-)
+from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
+from surrobench.report.comparison import pair_label, summary_line, unmatched_rows
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
@@ -40,21 +33,9 @@ from surrobench.results.scaling import placement, scaling_rows
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
-_RESULT_COLUMNS = {
-    "model": "model",
-    "shape": "shape",
-    "B": "batch",
-    "precision": "precision",
-    "mode": "mode",
-    "median ms": "median",
-    "P95 ms": "p95",
-    "device ms": "device",
-    "samples/s": "samples_per_s",
-    "points/s": "points_per_s",
-    "peak MiB": "peak_mib",
-    "top op": "top_op",
-    "status": "status",
-}
+_RESULT_COLUMNS = {"model": "model", "shape": "shape", "B": "batch", "precision": "precision", "mode": "mode"}
+_RESULT_COLUMNS |= {"median ms": "median", "P95 ms": "p95", "device ms": "device", "samples/s": "samples_per_s"}
+_RESULT_COLUMNS |= {"points/s": "points_per_s", "peak MiB": "peak_mib", "top op": "top_op", "status": "status"}
 """Column title -> :func:`result_cells` key."""
 # Name cells may break anywhere so long names wrap; wide number tables shrink and scroll in narrow windows.
 _CSS = """

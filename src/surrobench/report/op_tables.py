@@ -12,18 +12,8 @@ from surrobench.report.fit import Col, fit_table
 from surrobench.report.kernel_tables import kernel_table_rich, note_lines
 from surrobench.report.markdown import md_table
 
-_COLUMNS = (
-    "op",
-    "category",
-    "calls",
-    "share",
-    "self dev us",
-    "total dev us",
-    "self CPU us",
-    "mem MiB",
-    "self mem MiB",
-    "input shapes",
-)
+_COLUMNS = ("op", "category", "calls", "share", "self dev us", "total dev us", "self CPU us", "mem MiB")
+_COLUMNS += ("self mem MiB", "input shapes")
 
 
 def _mib(n: int) -> str:
@@ -112,15 +102,8 @@ def reading_lines(readings: dict) -> list[str]:
 
 
 #: Op table columns dropped first on a narrow terminal (the highest first).
-_MINOR = {
-    "input shapes": 7,
-    "self mem MiB": 6,
-    "mem MiB": 5,
-    "total dev us": 4,
-    "self CPU us": 3,
-    "calls": 2,
-    "category": 1,
-}
+_MINOR = {"input shapes": 7, "self mem MiB": 6, "mem MiB": 5, "total dev us": 4, "self CPU us": 3, "calls": 2}
+_MINOR |= {"category": 1}
 
 
 def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:

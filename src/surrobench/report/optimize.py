@@ -39,13 +39,8 @@ COLUMNS = (
     ("break-even calls", "break_even"),
     ("reason", "reason"),
 )
-_VERDICT_STYLE = {
-    "accepted": "green",
-    "rejected_not_faster": "yellow",
-    "rejected_slower": "yellow",
-    "rejected_accuracy": "red",
-    "failed": "red",
-}
+_VERDICT_STYLE = {"accepted": "green", "rejected_not_faster": "yellow", "rejected_slower": "yellow"}
+_VERDICT_STYLE |= {"rejected_accuracy": "red", "failed": "red"}
 
 
 def _fmt(value: float | None, spec: str) -> str:

@@ -209,12 +209,8 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     return fig
 
 
-_VERDICT_COLORS = {
-    "accepted": "tab:green",
-    "rejected_not_faster": "tab:olive",
-    "rejected_slower": "tab:orange",
-    "rejected_accuracy": "tab:red",
-}
+_VERDICT_COLORS = {"accepted": "tab:green", "rejected_not_faster": "tab:olive", "rejected_slower": "tab:orange"}
+_VERDICT_COLORS |= {"rejected_accuracy": "tab:red"}
 
 
 @plain_text()

@@ -10,24 +10,8 @@ from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
-COLUMNS = (
-    "offered rps",
-    "achieved rps",
-    "requests",
-    "P50 ms",
-    "P95 ms",
-    "P99 ms [95% CI]",
-    "SLO",
-    "max ms",
-    "queue",
-    "compute",
-    "batch",
-    "busy",
-    "dropped",
-    "late",
-    "gen",
-    "pass",
-)
+COLUMNS = ("offered rps", "achieved rps", "requests", "P50 ms", "P95 ms", "P99 ms [95% CI]", "SLO", "max ms", "queue")
+COLUMNS += ("compute", "batch", "busy", "dropped", "late", "gen", "pass")
 
 
 def rps(value: float) -> str:
@@ -76,15 +60,8 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     return line
 
 
-UNLOADED_COLUMNS = (
-    "batch",
-    "isolated P50 ms",
-    "isolated P99 ms",
-    "back-to-back P50 ms",
-    "back-to-back P99 ms",
-    "gap ms",
-    "n",
-)
+UNLOADED_COLUMNS = ("batch", "isolated P50 ms", "isolated P99 ms", "back-to-back P50 ms", "back-to-back P99 ms")
+UNLOADED_COLUMNS += ("gap ms", "n")
 UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; back to back: as under load)"
 
 
@@ -109,18 +86,8 @@ SEARCH_TITLE = "peak search (MLPerf LoadGen FindPeakPerformance)"
 
 
 #: Narrow-terminal fitting: rates, requests, P99, drops and verdict kept whole; the rest dropped by ``minor``.
-_FIT = {
-    "gen": 10,
-    "SLO": 9,
-    "late": 9,
-    "compute": 8,
-    "queue": 7,
-    "max ms": 6,
-    "batch": 5,
-    "busy": 4,
-    "P95 ms": 3,
-    "P50 ms": 2,
-}
+_FIT = {"gen": 10, "SLO": 9, "late": 9, "compute": 8, "queue": 7, "max ms": 6, "batch": 5, "busy": 4, "P95 ms": 3}
+_FIT |= {"P50 ms": 2}
 
 
 def _columns(names) -> list[Col]:

@@ -9,14 +9,8 @@ from matplotlib.figure import Figure
 
 from surrobench.records.versus import MATCHED, VersusRecord
 from surrobench.report.plots import plain_log, plain_text
-from surrobench.report.versus_tables import (
-    LEVEL_COLUMNS,
-    SURROGATE_COLUMNS,
-    level_rows,
-    rollout_rows,
-    summary_line,
-    surrogate_rows,
-)
+from surrobench.report.versus_tables import LEVEL_COLUMNS, SURROGATE_COLUMNS, level_rows, rollout_rows, summary_line
+from surrobench.report.versus_tables import surrogate_rows
 
 
 @plain_text()

@@ -7,27 +7,11 @@ import re
 
 import numpy as np
 
-from surrobench.trace.model import (
-    _DTYPES,
-    ApiCalls,
-    CpuOps,
-    GpuOps,
-    MemcpyOps,
-    MemsetOps,
-    Ranges,
-    Steps,
-    Timeline,
-    TraceMeta,
-)
+from surrobench.trace.model import _DTYPES, ApiCalls, CpuOps, GpuOps, MemcpyOps, MemsetOps, Ranges, Steps, Timeline
+from surrobench.trace.model import TraceMeta
 
-_TABLES = {
-    "kernels": GpuOps,
-    "memcpy": MemcpyOps,
-    "memset": MemsetOps,
-    "api_calls": ApiCalls,
-    "cpu_ops": CpuOps,
-    "ranges": Ranges,
-}
+_TABLES = {"kernels": GpuOps, "memcpy": MemcpyOps, "memset": MemsetOps, "api_calls": ApiCalls, "cpu_ops": CpuOps}
+_TABLES |= {"ranges": Ranges}
 _STEP_NAME = re.compile(r"^ProfilerStep#(\d{1,18})$")  # more digits would not fit int64: a plain range
 OUTLIER_GAP_NS = 3600 * 10**9
 """An hour with no event at all separating a few events from the rest marks those few as outliers."""
