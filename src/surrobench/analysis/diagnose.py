@@ -59,16 +59,10 @@ def diagnose_run(
     flops: dict[tuple, dict[str, int]] | None = None,
     host_warning: str | None = None,
 ) -> list[Finding]:
-    """Per-config findings of every profiled config plus the run-level ones, ranked together.
-
-    Args:
-        evidence: one bundle per diagnosed config.
-        results: every config of the run (failed ones too: an OOM is memory-pressure evidence).
-        device_memory_bytes: the device's memory, for "peak memory near the limit"; None if unknown.
-        flops: ``{ConfigResult.key(): {op name: FLOPs per step}}`` for the superlinear check.
-        host_warning: the run's busy-host warning (:func:`surrobench.execution.env.busy_host_warning`), added as
-            evidence to each run-level finding (their timings compare configs measured under that load).
-    """
+    """Findings of every ``evidence`` bundle plus the run-level ones over ``results`` (failed configs too: an OOM is
+    memory-pressure evidence), ranked together. ``device_memory_bytes``: for "peak memory near the limit" (None:
+    unknown); ``flops``: ``{ConfigResult.key(): {op: FLOPs per step}}`` for the superlinear check; ``host_warning``
+    (:func:`surrobench.execution.env.busy_host_warning`): evidence on each run-level finding."""
     found = [f for ev in evidence for f in diagnose_config(ev, th)]
     tables = {ev.result.key(): ev.op_table for ev in evidence if ev.result is not None and ev.op_table is not None}
     across = detect_run.memory_pressure(results, th, device_memory_bytes)

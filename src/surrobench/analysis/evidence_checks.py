@@ -1,12 +1,8 @@
 """Whether a config's evidence can carry a verdict: the profile against the timed step, an empty trace, and the
-share of kernel time attributed to ops (the coverage of a CUDA-graph or compiled step).
-
-Each config's evidence gets one :class:`EvidenceCheck`. Its :attr:`~EvidenceCheck.problems` are structured
-(:data:`PROBLEMS`); a diagnosis carries the checks in its context (``context.evidence_checks``), qualifies
-the op-level verdicts of a config whose profile is unreliable or whose kernels are not all attributed
-(:func:`qualify`: an evidence row says why, the summary starts with the problem), and a config whose trace
-holds no op or no kernel is "cannot judge" (:data:`CANNOT_JUDGE`), which the CLI maps to its own exit code,
-never "no findings".
+share of kernel time attributed to ops (the coverage of a CUDA-graph or compiled step). One :class:`EvidenceCheck`
+per config, its :attr:`~EvidenceCheck.problems` keys of :data:`PROBLEMS`; :func:`qualify` marks the op-level
+verdicts of an unreliable or partly attributed profile, and a trace with no op or no kernel is "cannot judge"
+(:data:`CANNOT_JUDGE`, an exit code of its own in the CLI), never "no findings".
 """
 
 from __future__ import annotations
@@ -49,19 +45,10 @@ OP_LEVEL_KINDS = frozenset(
 
 @dataclass(frozen=True)
 class EvidenceCheck:
-    """What one config's evidence can carry.
-
-    Attributes:
-        label: the config (None for a trace alone).
-        problems: keys of :data:`PROBLEMS`, empty when the evidence holds.
-        profiled_step_ms: mean profiled step, ms (None when unknown).
-        timed_ms: the timed (unprofiled) median step, ms (None when unknown).
-        coverage: share of kernel time attributed to ops (0..1); None without a kernel table.
-        module_coverage: share of kernel time attributed to nn.Module paths (0..1); None without a kernel table.
-        matched_coverage: the part of ``coverage`` credited by name from the eager step
-            (:mod:`surrobench.analysis.graph_attribution`, origin ``matched_eager``); ``coverage - matched_coverage``
-            is what the profile attributed itself.
-    """
+    """What one config's evidence (``label``; None: a trace alone) can carry: ``problems`` (keys of
+    :data:`PROBLEMS`), mean profiled and timed median step (ms), and the shares (0..1, None without a kernel
+    table) of kernel time attributed to ops, to nn.Module paths, and credited by name from the eager step
+    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.graph_attribution`)."""
 
     label: str | None
     problems: tuple[str, ...] = ()
@@ -93,11 +80,9 @@ class EvidenceCheck:
         parts = []
         for p in self.problems:
             if p == "step_mismatch":
-                parts.append(
-                    f"profiled step {self.profiled_step_ms:.3f} ms vs timed {self.timed_ms:.3f} ms "
-                    f"({self.step_ratio:.2f}x, outside {PROFILE_RATIO_MIN}-{PROFILE_RATIO_MAX}x, the profiler's "
-                    "measured overhead)"
-                )
+                step = f"profiled step {self.profiled_step_ms:.3f} ms vs timed {self.timed_ms:.3f} ms"
+                bounds = f"{self.step_ratio:.2f}x, outside {PROFILE_RATIO_MIN}-{PROFILE_RATIO_MAX}x"
+                parts.append(f"{step} ({bounds}, the profiler's measured overhead)")
             elif p == "low_coverage":
                 parts.append(f"{self.coverage:.0%} of the kernel time attributed to ops (< {COVERAGE_MIN:.0%})")
             else:
@@ -195,12 +180,9 @@ def qualify(findings: list[Finding], checks: dict[str | None, EvidenceCheck]) ->
             out.append(f)
             continue
         unreliable = check.verdict == "unreliable"
-        row = Evidence(
-            "profiler",
-            f"{'profile unreliable' if unreliable else 'partial attribution'}: {check.reason()}",
-            check.step_ratio if unreliable else check.coverage,
-            "x" if unreliable else "fraction",
-        )
+        text = f"{'profile unreliable' if unreliable else 'partial attribution'}: {check.reason()}"
+        value, unit = (check.step_ratio, "x") if unreliable else (check.coverage, "fraction")
+        row = Evidence("profiler", text, value, unit)
         head = "unreliable profile" if unreliable else f"{check.coverage:.0%} of kernel time attributed"
         out.append(replace(f, summary=f"[{head}] {f.summary}", evidence=(*f.evidence, row)))
     return out

@@ -1,11 +1,9 @@
 """How far a step is from its physical limit: its time against its roofline bound from the measured counters.
 
-The roofline bound of one launch is the least time its work can take on the device: ``max(FLOPs / peak,
-DRAM bytes / bandwidth)`` (Williams et al., "Roofline", CACM 52(4), 2009), with the FLOPs and DRAM bytes Nsight
-Compute counted (:class:`~surrobench.records.counters.KernelCounters`) and the peak of the precision the
-launch computes in and the copy bandwidth of the device's ceilings. The step's bound is the sum over its
-launches (kernels on one stream run one after another), each at most the launch's own measured time; its headroom, the step's time over that bound, is what
-``optimize`` left: 1.0 is a step at the roofline.
+A launch's bound is ``max(FLOPs / peak, DRAM bytes / bandwidth)`` (Williams et al., "Roofline", CACM 52(4), 2009)
+with ncu's FLOPs and DRAM bytes (:class:`~surrobench.records.counters.KernelCounters`), the peak of its precision
+and the device's copy bandwidth. The step's bound sums its launches' (one stream runs them in turn), each at most
+the launch's measured time; the headroom, step time over bound, is what ``optimize`` left (1.0: at the roofline).
 """
 
 from __future__ import annotations
@@ -19,18 +17,10 @@ from surrobench.records.counters import ConfigCounters, KernelCounters
 
 @dataclass(frozen=True)
 class RooflineHeadroom:
-    """A step against its roofline bound.
-
-    Attributes:
-        step_ms: the step's time, ms (the timed median).
-        roofline_bound_ms: the sum over the measured launches of their roofline bound (:func:`launch_bound_ms`), ms.
-        kernel_ms: the measured launches' own time under ncu, ms.
-        launches: launches summed; ``covered_share``: the share of the profiled step's kernel time their names hold
-            (the rest of the step's kernels have no counters, so the bound is a lower bound of the step's).
-        past_ceiling: launches that ran faster than their roofline bound: the ceiling is below what the device
-            does (a calibrated matmul rate, not the hardware peak; :mod:`surrobench.analysis.detect_ceilings`), so
-            their own time is their bound.
-    """
+    """A step (timed median ``step_ms``) against the summed :func:`launch_bound_ms` of its ``launches`` measured
+    under ncu (``kernel_ms`` their own time), all ms. ``covered_share``: the share of the profiled step's kernel
+    time their names hold (the bound is a lower bound). ``past_ceiling``: launches faster than their bound (the
+    calibrated ceiling is below the device's, :mod:`surrobench.analysis.detect_ceilings`): their time is their bound."""
 
     step_ms: float
     roofline_bound_ms: float
