@@ -81,12 +81,7 @@ class OutputError:
         return max((self.rel_l2, *self.rel_l2_channels))
 
     def to_json(self) -> dict:
-        return {
-            "rel_l2": self.rel_l2,
-            "rel_l2_channels": list(self.rel_l2_channels),
-            "max_abs": self.max_abs,
-            "nonfinite": self.nonfinite,
-        }
+        return {**self.__dict__, "rel_l2_channels": list(self.rel_l2_channels)}
 
 
 @dataclass(frozen=True)
@@ -103,16 +98,7 @@ class AccuracyVerdict:
     ref_fp64_rmse: float | None = None
 
     def to_json(self) -> dict:
-        return {
-            "ok": self.ok,
-            "decided_by": self.decided_by,
-            "reason": self.reason,
-            "rel_l2": self.rel_l2,
-            "max_abs": self.max_abs,
-            "outputs": [o.to_json() for o in self.outputs],
-            "fp64_rmse": self.fp64_rmse,
-            "ref_fp64_rmse": self.ref_fp64_rmse,
-        }
+        return {**self.__dict__, "outputs": [o.to_json() for o in self.outputs]}
 
 
 def _wide(t: torch.Tensor) -> torch.Tensor:
@@ -163,14 +149,8 @@ def check_accuracy(
     max_abs = max((e.max_abs for e in errors), default=0.0)
     bad = sum(e.nonfinite for e in errors)
     if bad:
-        return AccuracyVerdict(
-            False,
-            "nonfinite",
-            f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite",
-            rel,
-            max_abs,
-            errors,
-        )
+        reason = f"{bad} output value(s) are NaN or Inf where the fp32 reference is finite"
+        return AccuracyVerdict(False, "nonfinite", reason, rel, max_abs, errors)
     verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)
     if rel <= tolerance:
         return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.2e} <= tolerance {tolerance:.0e}", **verdict)
@@ -179,18 +159,8 @@ def check_accuracy(
         passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
         verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
         if passes:
-            return AccuracyVerdict(
-                True,
-                "fp64",
-                f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} "
-                f"is within torch._dynamo's bound of the fp32 reference's own {ref_err:.1e}",
-                **verdict,
-            )
-        return AccuracyVerdict(
-            False,
-            "rel_l2",
-            f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} "
-            f"exceeds torch._dynamo's bound (fp32's own {ref_err:.1e})",
-            **verdict,
-        )
+            reason = f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} is within torch._dynamo's"
+            return AccuracyVerdict(True, "fp64", f"{reason} bound of the fp32 reference's own {ref_err:.1e}", **verdict)
+        reason = f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} exceeds torch._dynamo's"
+        return AccuracyVerdict(False, "rel_l2", f"{reason} bound (fp32's own {ref_err:.1e})", **verdict)
     return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}", **verdict)

@@ -25,14 +25,14 @@ EXPECTED_CATEGORIES: dict[str, tuple[str, ...]] = {
 FRAGMENT_CATEGORIES = ("elementwise/activation", "copy/cast/contiguous", "concat/index/gather/scatter")
 """The method's \"elementwise, copy, cat" ops: cheap each, many launches, the usual fusion targets."""
 
+#: Fragment share at or above which we flag the table: fusing these could save about a third of kernel time or more.
+#: Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09.
 FRAGMENTED_SHARE = 0.30
 #: A CPU op call under this many microseconds costs mostly its dispatch (:func:`small_calls`); the threshold
 #: ``cpu_small_call_us`` of :class:`surrobench.analysis.thresholds.Thresholds`.
 CPU_SMALL_CALL_US = 20.0
 #: The part of reading 2 that holds the tiny calls of low-intensity ops outside :data:`FRAGMENT_CATEGORIES`.
 TINY_CALLS = "tiny low-intensity calls"
-"""Fragment share at or above which we flag the table: fusing these could save about a third of kernel
-time or more. Our choice; on the H200 fixtures FNO2d at 128 is 0.54 and the U-Net at 256 is 0.09."""
 
 MEMORY_SHARE_MIN = 0.10
 """An op must hold at least this fraction of the memory allocated during the steps to be a candidate."""
@@ -157,15 +157,9 @@ def read_memory(table: OpTable) -> MemoryReading:
     for op in table.ops:
         mem_share = min(max(op.device_mem_bytes, 0) / allocated, 1.0)
         if op.self_device_us > 0 and mem_share >= MEMORY_SHARE_MIN and mem_share >= MEMORY_TIME_RATIO * op.share:
+            mem = {"device_mem_bytes": op.device_mem_bytes, "self_device_mem_bytes": op.self_device_mem_bytes}
             candidates.append(
-                {
-                    "name": op.name,
-                    "category": op.category,
-                    "device_mem_bytes": op.device_mem_bytes,
-                    "self_device_mem_bytes": op.self_device_mem_bytes,
-                    "mem_share": mem_share,
-                    "time_share": op.share,
-                }
+                {"name": op.name, "category": op.category, **mem, "mem_share": mem_share, "time_share": op.share}
             )
     candidates.sort(key=lambda c: -c["mem_share"])
     return MemoryReading(available=True, candidates=tuple(candidates[:HEAD_OPS]))
@@ -203,9 +197,5 @@ def read_table(
 ) -> Readings:
     """All four readings of ``table`` for ``model`` run on an input of shape ``requested`` (``compiled``:
     under ``torch.compile``, see :func:`read_shapes`; ``scale``: :func:`read_fragmentation`'s)."""
-    return Readings(
-        structure=read_structure(table, model),
-        fragmentation=read_fragmentation(table, scale),
-        memory=read_memory(table),
-        shapes=read_shapes(table, requested, compiled=compiled),
-    )
+    shapes = read_shapes(table, requested, compiled=compiled)
+    return Readings(read_structure(table, model), read_fragmentation(table, scale), read_memory(table), shapes)

@@ -101,9 +101,8 @@ class RooflineOp:
     gain_ms: float | None  # time minus the roofline's best time
     dtypes: tuple[str, ...]
     calls: int = 0  # per step (one forward), as the byte counter saw them
-    flops_unknown: str | None = (
-        None  # why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
-    )
+    #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
+    flops_unknown: str | None = None
 
     def to_json(self) -> dict:
         """Every field; ``dtypes`` as a list; unknown values null."""
@@ -127,13 +126,9 @@ class RooflineReport:
     def suspect_ceilings(self, stale_ratio: float, share_min: float) -> tuple[SuspectCeiling, ...]:
         """The ceilings an op holding ``share_min`` of the time exceeds by more than ``stale_ratio`` (copy, then matmul)."""
         ops = [o for o in self.ops if o.share >= share_min]
-        rates = {
-            "copy": (self.ceilings.copy_gbps, [(o.achieved_gbps, o.name) for o in ops]),
-            "matmul": (
-                self.ceilings.peak_tflops(self.precision),
-                [(o.achieved_tflops, o.name) for o in ops if o.achieved_tflops is not None],
-            ),
-        }
+        matmul = [(o.achieved_tflops, o.name) for o in ops if o.achieved_tflops is not None]
+        rates = {"copy": (self.ceilings.copy_gbps, [(o.achieved_gbps, o.name) for o in ops])}
+        rates["matmul"] = (self.ceilings.peak_tflops(self.precision), matmul)
         suspects = []
         for ceiling, (calibrated, achieved) in rates.items():
             over = sorted((rate, name) for rate, name in achieved if rate > stale_ratio * calibrated)[::-1]
@@ -229,10 +224,6 @@ def roofline(
     ridge = peak / bandwidth
     times = {name: ms * time_scale for name, ms in _op_times_ms(table, costs).items()}
     total = sum(times.values())
-    ops = []
-    for name, ms in times.items():
-        if ms > 0:
-            ops.append(_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth))
-
+    ops = [_roofline_op(name, costs[name], ms, ms / total, peak, bandwidth) for name, ms in times.items() if ms > 0]
     ops.sort(key=lambda o: -o.time_ms)
     return RooflineReport(ceilings, precision, ridge, tuple(ops))
