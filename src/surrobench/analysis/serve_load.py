@@ -98,6 +98,7 @@ def load_point(
     dropped = int(np.isnan(trace.completion_s).sum())
     seen = trace.server_seen
     queue = float(wait_s.mean() / latency_s.mean()) if seen else None
+    padded = (float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0) if seen else None
     return LoadPoint(
         arrival=arrival,
         target_rps=target_rps,
@@ -117,9 +118,7 @@ def load_point(
         queue_share=queue,
         compute_share=None if queue is None else 1.0 - queue,
         mean_batch=float(batch.mean()) if seen else None,
-        mean_padded_batch=(float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0)
-        if seen
-        else None,
+        mean_padded_batch=padded,
         device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
@@ -129,27 +128,23 @@ def load_point(
 
 def load_warnings(point: LoadPoint) -> list[str]:
     """What makes a load point less than trustworthy: an offered rate under half the one asked for, a P99 with no
-    upper bound (too few requests behind it), a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    upper bound, a generator over :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     if point.target_rps and point.offered_rps < point.target_rps / 2:
         notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
     if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed
-        notes.append(
-            f"{rate}: {completed} requests completed, too few to bound the P99 "
-            f"(>= {P99_BOUNDING_REQUESTS} needed): lengthen the duration"
-        )
+        few = f"too few to bound the P99 (>= {P99_BOUNDING_REQUESTS} needed)"
+        notes.append(f"{rate}: {completed} requests completed, {few}: lengthen the duration")
     if point.errors:
         failed = ", ".join(f"{n} x {name}" for name, n in sorted(point.errors.items(), key=lambda e: -e[1]))
         notes.append(f"{rate}: requests failed: {failed}")
     if point.generator_overhead_share > GENERATOR_OVERHEAD_WARN:
-        notes.append(
-            f"{rate}: the load generator took {point.generator_overhead_share:.0%} of the run; it may be the bottleneck"
-        )
+        took = f"the load generator took {point.generator_overhead_share:.0%} of the run"
+        notes.append(f"{rate}: {took}; it may be the bottleneck")
     if point.dropped:
-        notes.append(
-            f"{rate}: {point.dropped} requests dropped (still waiting when the drain time ran out); the point "
-            f"fails{', its P99 is unbounded' if point.percentile(0.99).lower_bound else ''}"
-        )
+        unbounded = ", its P99 is unbounded" if point.percentile(0.99).lower_bound else ""
+        dropped = f"{point.dropped} requests dropped (still waiting when the drain time ran out)"
+        notes.append(f"{rate}: {dropped}; the point fails{unbounded}")
     return notes
