@@ -58,11 +58,10 @@ def headroom_lines(headroom: dict) -> list[str]:
     for label, h in headroom.items():
         times = f"{h['headroom']:.1f}x" if h["headroom"] is not None else "no"
         covered = f", {h['covered_share']:.0%} of kernel time" if h.get("covered_share") is not None else ""
-        lines.append(
-            f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {times} its roofline bound "
-            f"{h['roofline_bound_ms']:.3f} ms "
-            f"({h['launches']} launches measured{covered})"
+        bound = (
+            f"{times} its roofline bound {h['roofline_bound_ms']:.3f} ms ({h['launches']} launches measured{covered})"
         )
+        lines.append(f"roofline: {rich_escape(label)}: step {h['step_ms']:.3f} ms, {bound}")
     return lines
 
 
@@ -85,16 +84,8 @@ def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
     measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
     gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
-    return [
-        f.kind,
-        f.severity,
-        f.config or "",
-        f.summary,
-        _side(f, PROFILER_SIDE, inside=True),
-        _side(f, PROFILER_SIDE, inside=False),
-        f.action,
-        gain,
-    ]
+    evidence = [_side(f, PROFILER_SIDE, inside=True), _side(f, PROFILER_SIDE, inside=False)]
+    return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
 
 HEADER = ("kind", "severity", "config", "summary", "profiler evidence", "timeline / run evidence", "action")
@@ -107,14 +98,8 @@ def brief_cells(f: Finding) -> dict[str, str]:
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
         gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
-    return {
-        "severity": f.severity,
-        "kind": f.kind,
-        "where": plain(f.config or TRACE_WHERE),
-        "gain": gain,
-        "action": plain(f.action),
-        "summary": plain(f.summary),
-    }
+    where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)
+    return {"severity": f.severity, "kind": f.kind, "where": where, "gain": gain, "action": action, "summary": summary}
 
 
 def _line(text: str, style: str = "") -> Text:

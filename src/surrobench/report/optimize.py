@@ -1,8 +1,7 @@
-"""The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal
-tables, markdown and an HTML section: per config the source text's before/after table (median, P95, peak
-memory, top-op share) for the baseline and every candidate, with verdict, speedup and its CI, error, setup
-time and break-even calls; then the recipe as code and as a ``surrobench run`` line. Every renderer reads
-the same document, so a stored optimization renders as the command printed it."""
+"""The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal tables,
+markdown and an HTML section: per config the before/after table of the baseline and every candidate (median,
+P95, peak memory, top op, verdict, speedup and CI, error, setup time, break-even calls), then the recipe as code
+and as a ``surrobench run`` line. Every renderer reads the document, so a stored optimization renders the same."""
 
 from __future__ import annotations
 
@@ -21,24 +20,13 @@ from surrobench.report.markdown import md_table
 from surrobench.results.fresh import process_speedups
 
 SPEEDUP_HEADER = "speedup [95% CI]"
-"""A candidate's speedup column: over the baseline in the candidate's own timing window, its interval drawn
-over that window's rounds (:func:`speedup_note` says so under the table; the recommended line's is pooled over
-windows: :func:`recipe_lines`)."""
+"""A candidate's speedup over the baseline in its own timing window, the interval over that window's rounds
+(:func:`speedup_note`; the recommended line's is pooled over windows: :func:`recipe_lines`)."""
 
-COLUMNS = (
-    ("candidate", "name"),
-    ("verdict", "verdict"),
-    ("median ms", "median"),
-    ("baseline ms (same window)", "baseline_ms"),
-    ("P95 ms", "p95"),
-    ("peak MiB", "peak_mib"),
-    ("top op", "top_op"),
-    (SPEEDUP_HEADER, "speedup"),
-    ("rel L2", "rel_l2"),
-    ("setup s", "setup_s"),
-    ("break-even calls", "break_even"),
-    ("reason", "reason"),
-)
+COLUMNS = (("candidate", "name"), ("verdict", "verdict"), ("median ms", "median"))
+COLUMNS += (("baseline ms (same window)", "baseline_ms"), ("P95 ms", "p95"), ("peak MiB", "peak_mib"))
+COLUMNS += (("top op", "top_op"), (SPEEDUP_HEADER, "speedup"), ("rel L2", "rel_l2"), ("setup s", "setup_s"))
+COLUMNS += (("break-even calls", "break_even"), ("reason", "reason"))
 _VERDICT_STYLE = {"accepted": "green", "rejected_not_faster": "yellow", "rejected_slower": "yellow"}
 _VERDICT_STYLE |= {"rejected_accuracy": "red", "failed": "red"}
 
@@ -54,14 +42,14 @@ def speedup_note(rounds: int | None) -> str:
     return f"{SPEEDUP_HEADER}: each row's own timing window with the baseline, the interval over {of}"
 
 
-def _timing_cells(d: dict) -> dict[str, str]:
+def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: str, break_even: str, reason: str):
+    """One row by column key of :data:`COLUMNS`: ``d``'s timing cells and the given ones."""
     peak, top = d["peak_mem_bytes"], d["top_op"]
-    return {
-        "median": _fmt(d["median_ms"], ".3f"),
-        "p95": _fmt(d["p95_ms"], ".3f"),
-        "peak_mib": _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f"),
-        "top_op": f"{top['name']} {top['share']:.0%}" if top else "-",
-    }
+    mib = _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+    top_op = f"{top['name']} {top['share']:.0%}" if top else "-"
+    row = {"name": name, "verdict": verdict, "median": _fmt(d["median_ms"], ".3f"), "p95": _fmt(d["p95_ms"], ".3f")}
+    row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": _fmt(baseline_ms, ".3f"), "speedup": speedup}
+    return row | {"rel_l2": rel_l2, "setup_s": _fmt(d["setup_s"], ".2f"), "break_even": break_even, "reason": reason}
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
@@ -69,48 +57,23 @@ def rows(entry: dict) -> list[dict[str, str]]:
     b = entry["baseline"]
     reason = entry["error"] or f"{entry['precision']} {entry['mode']}"
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
-    out = [
-        {
-            "name": "baseline",
-            "verdict": "-",
-            **_timing_cells(b),
-            "baseline_ms": _fmt(b["median_ms"], ".3f"),
-            "speedup": "1" if ran else "-",
-            "rel_l2": "0" if ran else "-",
-            "setup_s": _fmt(b["setup_s"], ".2f"),
-            "break_even": "-",
-            "reason": reason,
-        }
-    ]
+    out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
     for c in entry["candidates"]:
-        out.append(
-            {
-                "name": c["name"],
-                "verdict": c["verdict"],
-                **_timing_cells(c),
-                "baseline_ms": _fmt(c["baseline_ms"], ".3f"),
-                "speedup": speedup_text(c.get("speedup")),
-                "rel_l2": _fmt(c["rel_l2"], ".1e"),
-                "setup_s": _fmt(c["setup_s"], ".2f"),
-                "break_even": _fmt(c["break_even_calls"], ".0f"),
-                "reason": c["reason"],
-            }
-        )
+        cells = speedup_text(c.get("speedup")), _fmt(c["rel_l2"], ".1e"), _fmt(c["break_even_calls"], ".0f")
+        out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
     return out
 
 
 def config_title(entry: dict) -> str:
     """``fno2d 1x3x128x128 b1 fp32 eager on cuda``: the baseline's label
-    (:meth:`surrobench.records.run.ConfigResult.label`: its own settings after the mode, the shape asked for
-    when it failed before building its input) and the device."""
+    (:meth:`surrobench.records.run.ConfigResult.label`) and the device."""
     return f"{entry['label']} on {entry['device']}"
 
 
 def _drawn_over(recipe: dict) -> str:
-    """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts:
-    `` ratio of the medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``
-    (the baseline's median over the recipe's, each pooled over the windows: it need not lie between the
-    windows' own speedups when their levels drift); empty without windows."""
+    """What the recommended speedup's interval is drawn over, from the ``recipe`` object's counts: `` ratio of the
+    medians pooled over 6 timing windows (4 in this process, 2 in pairs of fresh processes)``; empty without
+    windows. Pooled, it need not lie between the windows' own speedups when their levels drift."""
     windows, processes = recipe["windows"], recipe["process_windows"]
     if not windows:
         return ""
@@ -170,10 +133,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
 
 
 def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -> str:
-    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (the recipe
-    changes precision and mode, so both leave those out of the match); ``db``, the database they went to when
-    it is not the default one, joins the commands (else they would look in the default). ``program``: how the
-    commands start (the CLI gives surrobench as it was invoked, ``.venv/bin/surrobench``)."""
+    """Where the runs went and the ``compare`` and ``report`` lines for the before/after pair (precision and mode
+    left out of the match); ``db``: a database other than the default, named in the commands; ``program``: how
+    the commands start (``.venv/bin/surrobench``)."""
     text = f"stored as optimization {doc['optimize_id']}: baseline run {doc['baseline_run_id']}"
     if doc["interrupted"]:
         text = f"interrupted (Ctrl-C or a signal): what was measured before it is here (a config cut short says so); {text}"
@@ -187,9 +149,7 @@ def stored_line(doc: dict, db: str | None = None, program: str = "surrobench") -
     return text
 
 
-#: The terminal shows the columns as two tables, each fitted to the terminal
-#: (:func:`~surrobench.report.fit.fit_table`: headers wrap at spaces, numbers are never cut, the highest
-#: ``minor`` columns are left out first and named under the table); the reasons and top ops follow as lines.
+#: The terminal's two tables, each fitted (:func:`~surrobench.report.fit.fit_table`); reasons and top ops follow.
 _TERMINAL_TABLES = (
     (
         Col("candidate", keep=True),
@@ -227,9 +187,8 @@ def _terminal_table(
 
 
 def off_device(entry: dict) -> list[str]:
-    """The candidates of ``entry`` found infeasible because their remedy does not run on the config's device
-    (the remedy catalogue's ``devices``, :func:`surrobench.execution.remedies.candidate_remedies`: on the CPU,
-    the CUDA-only remedies, which optimize names so that the search says what it left out)."""
+    """The candidates of ``entry`` infeasible because their remedy does not run on the config's device (the
+    catalogue's ``devices``, :func:`surrobench.execution.remedies.candidate_remedies`: on the CPU, CUDA-only ones)."""
     device = entry["device"]
     devices = {r.name: r.devices for r in candidate_remedies(device, thorough=True)}
     return [
@@ -240,20 +199,16 @@ def off_device(entry: dict) -> list[str]:
 
 
 def _verbatim(line: str) -> Text:
-    """A line to paste (code, a command): never wrapped or cut, however narrow the terminal (printed with
-    ``crop=False``)."""
+    """A line to paste (code, a command): never wrapped or cut (printed with ``crop=False``)."""
     return Text(line, no_wrap=True, overflow="ignore")
 
 
 def optimize_renderables(
     doc: dict, db: str | None = None, width: int | None = None, program: str = "surrobench"
 ) -> list:
-    """Rich renderables: per config its before/after tables (:data:`_TERMINAL_TABLES`) fitted to ``width``
-    cells, each reason and top op on a line, the remedies that do not run on the device named once on one
-    line (:func:`off_device`; their rows and reasons are in the JSON, markdown and HTML), the recipe; then
-    the stored runs and how to compare them (to print with ``soft_wrap=True``: command lines). A config whose
-    baseline could not run is its title and the one line that says why, no tables of dashes. Code and
-    command lines in a config are :class:`~rich.text.Text` that must not be wrapped: print with ``crop=False``."""
+    """Rich renderables: per config its :data:`_TERMINAL_TABLES` fitted to ``width`` cells, a line per reason and
+    top op, the remedies :func:`off_device` named on one line, the recipe (a baseline that could not run: its
+    title and why); then the stored runs (print with ``soft_wrap=True`` and ``crop=False``: command lines)."""
     out: list = []
     for entry in doc["configs"]:
         if entry["error"] and not entry["candidates"]:  # the baseline did not run: one line says why
@@ -263,21 +218,16 @@ def optimize_renderables(
             continue
         skipped = off_device(entry)
         table_rows = [row for row in rows(entry) if row["name"] not in skipped]
-        tables = [
-            _terminal_table(
-                rich_escape(config_title(entry)) if i == 0 else None, cols, table_rows, width, doc["rounds"]
-            )
-            for i, cols in enumerate(_TERMINAL_TABLES)
-        ]
+        titles = (rich_escape(config_title(entry)), None)
+        pairs = zip(titles, _TERMINAL_TABLES)
+        tables = [_terminal_table(t, cols, table_rows, width, doc["rounds"]) for t, cols in pairs]
         lines = [f"{row['name']}: {row['reason']}" for row in table_rows]
         if skipped:
             lines.append(f"not for {entry['device']} (not timed): {', '.join(skipped)}")
         lines += [f"top op of {row['name']}: {row['top_op']}" for row in table_rows if row["top_op"] != "-"]
         verbatim = {f"    {c}" for c in entry["recipe"]["code"]}
         verbatim.add(f"run it: {entry['recipe']['run_command']}")
-        recipe = [
-            _verbatim(line) if line in verbatim else rich_escape(line) for line in recipe_lines(entry, doc["verify"])
-        ]
+        recipe = [_verbatim(x) if x in verbatim else rich_escape(x) for x in recipe_lines(entry, doc["verify"])]
         out.append(Group(*tables, *(rich_escape(line) for line in lines), *recipe))
     out.append(rich_escape(stored_line(doc, db, program)))
     return out
