@@ -7,7 +7,8 @@ from rich.table import Table
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
-from surrobench.report.fit import Col, fit_table, plain_table
+from surrobench.report.fit import columns as fit_columns
+from surrobench.report.fit import fit_table, plain_table
 from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
@@ -128,23 +129,11 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
         cells = [rich_escape(row[col]) for col in columns]
         cells[-1] = f"[{style}]{cells[-1]}[/{style}]" if style else cells[-1]
         rows.append(cells)
-    cols = [
-        Col(
-            col,
-            "left" if col in ("ranks", "model", "shape", "mode", "top op share") else "right",
-            keep=col not in ("model", "top op share"),
-            minor=_MINOR.get(col, 0),
-        )
-        for col in columns
-    ]
-    main = fit_table(
-        cols,
-        rows,
-        width,
-        title=f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}",
-        caption=summary_line(cmp),
+    cols = fit_columns(
+        columns, ("ranks", "model", "shape", "mode", "top op share"), _MINOR, wrap=("model", "top op share")
     )
-    tables = [main]
+    title = f"compare BASE {rich_escape(cmp.base_run_id)} → NEW {rich_escape(cmp.new_run_id)}"
+    tables = [fit_table(cols, rows, width, title=title, caption=summary_line(cmp))]
     notes = [(pair_label(c), note) for c in cmp.configs for note in c.notes]
     if notes:
         tables.append(plain_table(("config", "note"), notes, title="notes", escape=True))

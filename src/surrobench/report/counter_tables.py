@@ -7,7 +7,8 @@ from rich.text import Text
 
 from surrobench.report.cells import fmt
 from surrobench.report.escape import rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.report.fit import fit_table
+from surrobench.report.fit import columns as fit_columns
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
 
 COLUMNS = ("kernel", "class", "ncu us", "DRAM %", "tensor %", "FMA %", "occupancy", "verdict")
@@ -57,10 +58,7 @@ def cost_line(counters: dict) -> str:
 
 def counters_rich(counters: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS, label: str = "") -> Table:
     """The longest launches as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = [
-        Col(name, "right" if name in _NUMBERS else "left", keep=name in _NUMBERS, minor=_MINOR.get(name, 0))
-        for name in COLUMNS
-    ]
+    columns = fit_columns(COLUMNS, [c for c in COLUMNS if c not in _NUMBERS], _MINOR)
     rows = [list(map(rich_escape, row)) for row in counter_rows(counters, top_n)]
     shown = f"{len(rows)} of {len(counters['kernels'])}" if len(rows) < len(counters["kernels"]) else len(rows)
     title = f"{label + ': ' if label else ''}Nsight Compute counters, {shown} launches (longest first)"

@@ -31,6 +31,16 @@ class Col:
     minor: int = 0
 
 
+def columns(
+    headers: Sequence[str], left: Collection[str] = (), minor: dict[str, int] | None = None, wrap=None
+) -> list[Col]:
+    """:class:`Col` per header: ``left`` ones left-justified, the rest right; kept whole unless in ``wrap``
+    (default ``left``); ``minor``: header -> drop order."""
+    wrap = left if wrap is None else wrap
+    minor = minor or {}
+    return [Col(h, "left" if h in left else "right", keep=h not in wrap, minor=minor.get(h, 0)) for h in headers]
+
+
 def _cell_len(cell: str) -> int:
     return max((Text.from_markup(line).cell_len for line in cell.split("\n")), default=0)
 

@@ -7,7 +7,8 @@ import re
 from rich.table import Table
 
 from surrobench.report.escape import rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.report.fit import fit_table
+from surrobench.report.fit import columns as fit_columns
 
 #: Widest a shortened kernel name gets, in characters (cut with an ellipsis beyond).
 NAME_WIDTH = 64
@@ -75,15 +76,8 @@ def note_lines(table: dict) -> list[str]:
 
 def kernel_table_rich(table: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS) -> Table:
     """The top kernels as a rich table fitted to ``width``, titled with the class shares."""
-    columns = [
-        Col(
-            name,
-            "right" if name in ("share", "device us", "calls") else "left",
-            keep=name in ("share", "device us", "calls"),
-            minor=_MINOR.get(name, 0),
-        )
-        for name in _COLUMNS
-    ]
+    numbers = ("share", "device us", "calls")
+    columns = fit_columns(_COLUMNS, [c for c in _COLUMNS if c not in numbers], _MINOR)
     rows = [list(map(rich_escape, row)) for row in kernel_rows(table, top_n)]
     title = f"top kernels of {len(table['kernels'])} rows ({table['total_us'] / table['active_steps']:.1f} us/step)"
     return fit_table(columns, rows, width, title=rich_escape(f"{title}\n{class_line(table)}"))

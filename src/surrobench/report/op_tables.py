@@ -8,7 +8,8 @@ from rich.text import Text
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.escape import md_escape, plain, rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.report.fit import fit_table
+from surrobench.report.fit import columns as fit_columns
 from surrobench.report.kernel_tables import kernel_table_rich, note_lines
 from surrobench.report.markdown import md_table
 
@@ -108,15 +109,7 @@ _MINOR |= {"category": 1}
 
 def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
     """The first ``top_n`` ops as a rich table titled with the config, fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = [
-        Col(
-            name,
-            "left" if name in ("op", "category", "input shapes") else "right",
-            keep=name not in ("op", "category", "input shapes"),
-            minor=_MINOR.get(name, 0),
-        )
-        for name in _COLUMNS
-    ]
+    columns = fit_columns(_COLUMNS, ("op", "category", "input shapes"), _MINOR)
     rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
     return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
 

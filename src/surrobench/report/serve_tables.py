@@ -8,6 +8,7 @@ from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRec
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
+from surrobench.report.fit import columns as fit_columns
 from surrobench.report.markdown import md_table
 
 COLUMNS = ("offered rps", "achieved rps", "requests", "P50 ms", "P95 ms", "P99 ms [95% CI]", "SLO", "max ms", "queue")
@@ -91,7 +92,7 @@ _FIT |= {"P50 ms": 2}
 
 
 def _columns(names) -> list[Col]:
-    return [Col(name, justify="right", keep=name not in _FIT, minor=_FIT.get(name, 0)) for name in names]
+    return fit_columns(names, minor=_FIT, wrap=_FIT)
 
 
 def search_rows(capacity: Capacity) -> list[list[str]]:
@@ -113,7 +114,7 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     tables = []
     if record.unloaded:
         minor = {"n": 2, "gap ms": 1}
-        cols = [Col(n, justify="right", keep=n not in minor, minor=minor.get(n, 0)) for n in UNLOADED_COLUMNS]
+        cols = fit_columns(UNLOADED_COLUMNS, minor=minor, wrap=minor)
         tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
     for result in record.policies:
         if not result.points and result.capacity is not None and result.capacity.infeasible:
