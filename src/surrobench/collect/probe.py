@@ -12,20 +12,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 #: Calls whose result the host must read (CUDA graph capture forbids them: PyTorch "CUDA Graphs"; some data-shaped).
 SYNC_OPS = frozenset(
-    {
-        "item",
-        "_local_scalar_dense",
-        "nonzero",
-        "nonzero_numpy",
-        "masked_select",
-        "unique",
-        "_unique2",
-        "unique_consecutive",
-        "unique_dim",
-        "is_nonzero",
-        "equal",
-        "allclose",
-    }
+    {"item", "_local_scalar_dense", "nonzero", "nonzero_numpy", "masked_select", "unique", "_unique2"}
+    | {"unique_consecutive", "unique_dim", "is_nonzero", "equal", "allclose"}
 )
 _COPY_OPS = frozenset({"to", "_to_copy", "copy_", "cpu"})
 #: FFT ops whose real output is produced (sizes read on the output); the others' sizes are read on the input.

@@ -29,20 +29,10 @@ def contents(r: RunSummary) -> str:
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
     """One row per stored run, fitted to ``width`` (kind, device, models, tag dropped first)."""
-    rows = [
-        [
-            rich_escape(cell)
-            for cell in (
-                r.run_id,
-                r.created[:16].replace("T", " "),
-                r.state,
-                r.kind,
-                r.tag or "-",
-                r.device_name or "-",
-                ", ".join(r.models) or "-",
-                contents(r),
-            )
-        ]
+    cells = [
+        (r.run_id, r.created[:16].replace("T", " "), r.state, r.kind, r.tag or "-", r.device_name or "-")
+        + (", ".join(r.models) or "-", contents(r))
         for r in runs
     ]
+    rows = [[rich_escape(cell) for cell in row] for row in cells]
     return fit_table(list(_COLUMNS), rows, width, title=title)

@@ -13,20 +13,9 @@ from surrobench.errors import UsageError
 from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.model import MISSING, CopyKind, HostMemory
 
-_TABLE_OF_CATEGORY = {
-    "kernel": "kernels",
-    "gpu_memcpy": "memcpy",
-    "memcpy": "memcpy",
-    "gpu_memset": "memset",
-    "memset": "memset",
-    "cuda_runtime": "api_calls",
-    "runtime": "api_calls",
-    "cuda_driver": "api_calls",
-    "driver": "api_calls",
-    "cpu_op": "cpu_ops",
-    "operator": "cpu_ops",
-    "user_annotation": "ranges",
-}
+_TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
+_TABLE_OF_CATEGORY |= dict(cuda_runtime="api_calls", runtime="api_calls", cuda_driver="api_calls", driver="api_calls")
+_TABLE_OF_CATEGORY |= dict(cpu_op="cpu_ops", operator="cpu_ops", user_annotation="ranges")
 _TABLE_CODE = {
     cat: list(dict.fromkeys(_TABLE_OF_CATEGORY.values())).index(t) + 1 for cat, t in _TABLE_OF_CATEGORY.items()
 }
@@ -37,13 +26,7 @@ _MAX_ABS_US = float(1 << 62) / 1000
 """Largest |ts| or |dur| in µs: as int64 ns, two such values still subtract without overflow."""
 # "Memcpy HtoD (Pageable -> Device)": direction, then source and destination memory kinds.
 _MEMCPY_NAME = re.compile(r"Memcpy\s+(\w+)(?:\s*\((\w+)\s*->\s*(\w+)\))?", re.IGNORECASE)
-_COPY_KIND = {
-    "htod": CopyKind.H2D,
-    "dtoh": CopyKind.D2H,
-    "dtod": CopyKind.D2D,
-    "htoh": CopyKind.H2H,
-    "ptop": CopyKind.P2P,
-}
+_COPY_KIND = dict(htod=CopyKind.H2D, dtoh=CopyKind.D2H, dtod=CopyKind.D2D, htoh=CopyKind.H2H, ptop=CopyKind.P2P)
 _HOST_MEMORY = {"pageable": HostMemory.PAGEABLE, "pinned": HostMemory.PINNED}
 
 

@@ -117,21 +117,9 @@ class Steps(_Table):
     rank: np.ndarray  # int32
 
 
-_DTYPES = {
-    "start_ns": np.int64,
-    "dur_ns": np.int64,
-    "name_id": np.int32,
-    "device": np.int32,
-    "stream": np.int64,
-    "correlation": np.int64,
-    "rank": np.int32,
-    "kind": np.int8,
-    "bytes": np.int64,
-    "host_memory": np.int8,
-    "tid": np.int64,
-    "external_id": np.int64,
-    "step": np.int64,
-}
+_DTYPES = dict(start_ns=np.int64, dur_ns=np.int64, name_id=np.int32, device=np.int32, stream=np.int64)
+_DTYPES |= dict(correlation=np.int64, rank=np.int32, kind=np.int8, bytes=np.int64, host_memory=np.int8, tid=np.int64)
+_DTYPES |= dict(external_id=np.int64, step=np.int64)
 
 
 @dataclass(frozen=True)
