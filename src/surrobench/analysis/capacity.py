@@ -1,18 +1,15 @@
 """The capacity at a P99 target: predicted from the unloaded service times, then searched under load.
 
-**The prediction** is a discrete-event simulation of the batcher itself
-(:func:`~surrobench.execution.batcher.serve_open_loop` on a :class:`~surrobench.execution.batcher.VirtualClock`)
-over the load generator's own open-loop arrivals, each batch's service time drawn from the samples of its padded
-size measured before any load (:class:`~surrobench.records.serve.UnloadedLatency`): isolated when the idle since
-the previous batch is at least the measured threshold ``gap`` (:func:`~surrobench.execution.batcher.idle_threshold`),
-else back to back. A sparse rate serves requests alone and isolated, so the passing rates need not reach down to
-zero (:func:`predict_capacity`). Not modelled: the batcher loop's own time and late wake-ups (a load point's
-``gen`` and ``wake_late``), and a slowdown that grows with the idle beyond the threshold.
+**The prediction** simulates the batcher itself (:func:`~surrobench.execution.batcher.serve_open_loop` on a
+:class:`~surrobench.execution.batcher.VirtualClock`) over the load generator's open-loop arrivals, each batch's
+service time drawn from the samples of its padded size measured before any load
+(:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
+(:func:`~surrobench.execution.batcher.idle_threshold`), else back to back (:func:`predict_capacity`). Not
+modelled: the batcher loop's own time, late wake-ups, a slowdown growing with the idle beyond the threshold.
 
-**The verification** brackets the measured capacity around the prediction (steps of 10% that widen, in place of
-doubling from half the full-batch bound) and bisects the bracket (:func:`find_capacity`). A target that the
-isolated batch-1 P99 already exceeds is answered without a load (:func:`infeasible_reason`): at the lowest
-rates every request is served alone, so no rate can meet it.
+**The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
+bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
+(:func:`infeasible_reason`).
 """
 
 from __future__ import annotations
@@ -110,15 +107,10 @@ def simulated_point(
     seed: int = 0,
     arrival: str = "poisson",
 ) -> LoadPoint:
-    """One open-loop load of ``rate_rps`` (``arrival`` ``poisson`` or ``constant``, as the load generator offers
-    it) through the batcher with ``policy``, simulated over the
-    measured samples (``unloaded``: by padded size, every size of ``policy.max_batch``): a warm-up of a
-    tenth of the :data:`SIMULATED_REQUESTS` arrivals, then those (at most
-    :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` in all).
-
-    Raises:
-        NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`.
-    """
+    """One open-loop load of ``rate_rps`` (``arrival`` ``poisson`` or ``constant``) through the batcher with
+    ``policy``, simulated over ``unloaded`` (by padded size): a warm-up of a tenth of :data:`SIMULATED_REQUESTS`,
+    then those (at most :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` in all). Raises
+    NothingCompleted: as :func:`~surrobench.analysis.serve_load.load_point`."""
     n = min(1.1 * SIMULATED_REQUESTS, MAX_ARRIVALS_PER_LOAD)
     duration_s, warmup_s = n / rate_rps, 0.1 * SIMULATED_REQUESTS / rate_rps
     clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
@@ -131,19 +123,11 @@ def simulated_point(
         last_end[0] = clock.now()
         return seconds
 
-    if arrival == "constant":
-        arrivals = constant_arrivals(rate_rps, duration_s)
-    else:
-        arrivals = poisson_arrivals(rate_rps, duration_s, seed)
+    constant = arrival == "constant"
+    arrivals = constant_arrivals(rate_rps, duration_s) if constant else poisson_arrivals(rate_rps, duration_s, seed)
     trace = serve_open_loop(arrivals, service, policy, clock, drain_s=duration_s)
-    return load_point(
-        trace,
-        arrival=arrival,
-        max_batch=policy.max_batch,
-        warmup_s=warmup_s,
-        target_rps=rate_rps,
-        target_p99_ms=target_p99_ms,
-    )
+    targets = dict(target_rps=rate_rps, target_p99_ms=target_p99_ms)
+    return load_point(trace, arrival=arrival, max_batch=policy.max_batch, warmup_s=warmup_s, **targets)
 
 
 def predict_capacity(
@@ -180,9 +164,8 @@ def predict_capacity(
 
 
 def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float) -> str | None:
-    """Why no rate meets ``target_p99_ms``, when the isolated batch-1 P99 already exceeds it (at the lowest
-    rates every request is served alone, after an idle device); None otherwise. The reason names the unloaded
-    P99, the back-to-back one and their gap."""
+    """Why no rate meets ``target_p99_ms``: the isolated batch-1 P99 already exceeds it (the lowest rates serve
+    every request alone, after an idle device); None otherwise."""
     one = unloaded.get(1)
     if one is None or one.isolated_p99_ms <= target_p99_ms:
         return None
