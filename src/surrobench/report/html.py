@@ -110,14 +110,10 @@ def _scaling(run: RunRecord) -> str:
     rows = scaling_rows(run.results)
     if not rows:
         return ""
+    table = _table(SCALING_COLUMNS, (scaling_cells(row) for row in rows), left=("config",))
+    figure = _figure(rank_latencies(run.results), "per-rank latency distributions")
     return "\n".join(
-        p
-        for p in (
-            "<h3>Scaling: one device (rank 0 alone) vs all ranks together</h3>",
-            _table(SCALING_COLUMNS, (scaling_cells(row) for row in rows), left=("config",)),
-            _figure(rank_latencies(run.results), "per-rank latency distributions"),
-        )
-        if p
+        p for p in ("<h3>Scaling: one device (rank 0 alone) vs all ranks together</h3>", table, figure) if p
     )
 
 

@@ -32,9 +32,8 @@ def progress_hooks(console: Console) -> Iterator[Hooks]:
         profiling: list = []
 
         def on_result(result) -> None:
-            progress.update(
-                timing, advance=1, description=rich_escape(f"{result.model} {result.shape_label} b{result.batch}")
-            )
+            described = rich_escape(f"{result.model} {result.shape_label} b{result.batch}")
+            progress.update(timing, advance=1, description=described)
             median = f", median {result.latency_ms.median:.3f} ms" if result.latency_ms else ""
             _line(console, f"timed {_count(progress, timing)}: {result.label()}: {result.status}{median}")
 
@@ -45,12 +44,7 @@ def progress_hooks(console: Console) -> Iterator[Hooks]:
             progress.update(profiling[-1], advance=1, description=rich_escape(f"profiled {report.label()}"))
             _line(console, f"profiled {_count(progress, profiling[-1])}: {report.label()}: {report.status}")
 
-        yield Hooks(
-            on_start=lambda total: progress.update(timing, total=total),
-            on_result=on_result,
-            on_profile_start=on_profile_start,
-            on_report=on_report,
-        )
+        yield Hooks(lambda total: progress.update(timing, total=total), on_result, on_profile_start, on_report)
 
 
 @contextmanager
@@ -65,21 +59,13 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
-            load = (
-                f"concurrency {point.concurrency}"
-                if point.concurrency is not None
-                else f"{point.target_rps:g} rps"
-                if point.target_rps is not None
-                else "replay"
-            )
+            load = "replay" if point.target_rps is None else f"{point.target_rps:g} rps"
+            load = f"concurrency {point.concurrency}" if point.concurrency is not None else load
             where = policy.label() if policy is not None else "endpoint"
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
-            _line(
-                console,
-                f"served {_count(progress, task)}: {where}: {load}: offered {point.offered_rps:.1f}, "
-                f"achieved {point.achieved_rps:.1f} rps, P99 {point.p99_ms:.2f} ms{verdict}",
-            )
+            rates = f"offered {point.offered_rps:.1f}, achieved {point.achieved_rps:.1f} rps, P99 {point.p99_ms:.2f} ms"
+            _line(console, f"served {_count(progress, task)}: {where}: {load}: {rates}{verdict}")
 
         yield (lambda total: progress.update(task, total=total, refresh=True)), on_point
 
