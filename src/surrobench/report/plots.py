@@ -125,21 +125,10 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
             x = [r.points_per_sample() for r in pts]
             med = np.array([r.latency_ms.median for r in pts])
             p95 = np.array([r.latency_ms.p95 for r in pts])
-            ax.errorbar(
-                x,
-                med,
-                yerr=[np.zeros_like(med), p95 - med],
-                marker="o",
-                capsize=3,
-                label=f"b{batch} {precision} {mode}",
-            )
-        ax.set(
-            xscale="log",
-            yscale="log",
-            xlabel="points per sample (input shape per sample)",
-            ylabel="latency ms (median, P95)",
-            title=_title(model),
-        )
+            label = f"b{batch} {precision} {mode}"
+            ax.errorbar(x, med, yerr=[np.zeros_like(med), p95 - med], marker="o", capsize=3, label=label)
+        xlabel, ylabel = "points per sample (input shape per sample)", "latency ms (median, P95)"
+        ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel, title=_title(model))
         plain_log(ax.yaxis)
         _set_x_ticks(ax, {r.points_per_sample(): f"{r.points_per_sample():.0f}\n{per_sample_shape(r)}" for r in rs})
         ax.legend(fontsize="small")
@@ -159,9 +148,8 @@ def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
             series[(per_sample_shape(r), r.precision, r.mode)].append(r)
         for (shape, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.batch)
-            ax.plot(
-                [r.batch for r in pts], [r.samples_per_s for r in pts], marker="o", label=f"{shape} {precision} {mode}"
-            )
+            label = f"{shape} {precision} {mode}"
+            ax.plot([r.batch for r in pts], [r.samples_per_s for r in pts], marker="o", label=label)
         ax.set(yscale="log", xlabel="batch", ylabel="samples/s", title=_title(model))
         ax.set_xscale("log", base=2)
         plain_log(ax.yaxis)
@@ -229,24 +217,14 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
         for c, marker in zip(points, itertools.cycle(_MARKERS)):
             sp = c["speedup"]
             x = max(c["rel_l2"], floor)
-            ax.errorbar(
-                [x],
-                [sp["median"]],
-                yerr=[[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]],
-                fmt=marker,
-                color=_VERDICT_COLORS.get(c["verdict"], "0.4"),
-                capsize=3,
-                label=f"{plain(c['name'])} ({c['verdict']})",
-            )
+            yerr = [[sp["median"] - sp["ci95"][0]], [sp["ci95"][1] - sp["median"]]]
+            color, label = _VERDICT_COLORS.get(c["verdict"], "0.4"), f"{plain(c['name'])} ({c['verdict']})"
+            ax.errorbar([x], [sp["median"]], yerr=yerr, fmt=marker, color=color, capsize=3, label=label)
         ax.axhline(1.0, color="0.5", lw=0.8)
         ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
-        ax.set(
-            xscale="log",
-            yscale="log",
-            xlabel="relative L2 error vs fp32 reference",
-            ylabel="speedup (95% CI)",
-            title=_title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}"),
-        )
+        title = _title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}")
+        labels = dict(xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)")
+        ax.set(xscale="log", yscale="log", title=title, **labels)
         plain_log(ax.xaxis, ax.yaxis)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize="x-small", ncols=2)  # below the axes
     return fig
@@ -310,9 +288,8 @@ def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
     labeled: set[str] = set()
     for i, lane in enumerate(lanes):
         for kind, color in _SPAN_COLORS.items():
-            bars = [
-                (s.start_ns / _NS_PER_US, s.dur_ns / _NS_PER_US) for s in spans if s.lane == lane and s.kind == kind
-            ]
+            mine = [s for s in spans if s.lane == lane and s.kind == kind]
+            bars = [(s.start_ns / _NS_PER_US, s.dur_ns / _NS_PER_US) for s in mine]
             if bars:
                 ax.broken_barh(bars, (i - 0.4, 0.8), facecolors=color, label=None if kind in labeled else kind)
                 labeled.add(kind)

@@ -59,15 +59,8 @@ def roofline_figure(
         for kind, label, points in series:
             ai, tflops = zip(*points)
             fill = colors[label] if kind == MEASURED_LABEL else "none"
-            ax.scatter(
-                ai,
-                tflops,
-                marker=_MARKERS[kind],
-                facecolors=fill,
-                edgecolors=colors[label],
-                s=28,
-                label=plain(f"{kind}: {label}"),
-            )
+            style = dict(marker=_MARKERS[kind], facecolors=fill, edgecolors=colors[label], s=28)
+            ax.scatter(ai, tflops, **style, label=plain(f"{kind}: {label}"))
         if ceilings is not None:
             every = [p for _, _, points in series for p in points]
             lo, hi = min(p[0] for p in every), max(p[0] for p in every)

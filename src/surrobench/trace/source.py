@@ -86,23 +86,19 @@ class _PipeReader(io.RawIOBase):
             try:
                 data = os.read(self.fd, len(buffer))
             except BlockingIOError:
-                ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
-                if not ready:
-                    raise UsageError(
-                        f"{self.path}: the pipe sent no data for {PIPE_IDLE_TIMEOUT_S:g} s; "
-                        "pass a trace file or a pipe that a program is writing"
-                    ) from None
+                self._wait("the pipe sent no data for {s:g} s; pass a trace file or a pipe that a program is writing")
                 continue
             if not data and not self._writer_seen():
-                ready, _, _ = select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)
-                if not ready:
-                    raise UsageError(
-                        f"{self.path}: nothing is writing to this FIFO (waited "
-                        f"{PIPE_IDLE_TIMEOUT_S:g} s); pass a trace file"
-                    ) from None
+                self._wait("nothing is writing to this FIFO (waited {s:g} s); pass a trace file")
                 continue
             buffer[: len(data)] = data
             return len(data)
+
+    def _wait(self, silent: str) -> None:
+        """Until the pipe is readable. Raises UsageError: ``silent`` (``{s}``: the seconds) after
+        :data:`PIPE_IDLE_TIMEOUT_S` of nothing."""
+        if not select.select([self.fd], [], [], PIPE_IDLE_TIMEOUT_S)[0]:
+            raise UsageError(f"{self.path}: {silent.format(s=PIPE_IDLE_TIMEOUT_S)}") from None
 
     def _writer_seen(self) -> bool:
         """Whether a writer ever opened the pipe (POLLHUP only after one did, pipe(7))."""
