@@ -40,17 +40,9 @@ def match_eager(table: KernelTable, eager: KernelTable) -> KernelTable:
         for o in found:
             part = o.calls / calls
             us = k.device_us * part
-            rows.append(
-                replace(
-                    k,
-                    calls=max(round(k.calls * part), 1),
-                    device_us=us,
-                    share=us / table.total_us if table.total_us else 0.0,
-                    op=o.op,
-                    module=o.module,
-                    origin="matched_eager",
-                )
-            )
+            share = us / table.total_us if table.total_us else 0.0
+            owner = dict(op=o.op, module=o.module, origin="matched_eager")
+            rows.append(replace(k, calls=max(round(k.calls * part), 1), device_us=us, share=share, **owner))
     return replace(table, kernels=tuple(sorted(rows, key=lambda r: -r.device_us)))
 
 

@@ -59,23 +59,13 @@ def cap_at_host_floor(findings: list[Finding], floors: dict[str, HostFloor]) -> 
     out = []
     for f in findings:
         floor = floors.get(f.config or "")
-        remedies = set(f.remedies)
-        if (
-            floor is None
-            or f.estimated_gain_ms is None
-            or not remedies
-            or not remedies <= set(KERNEL_SIDE_REMEDIES)
-            or f.estimated_gain_ms <= floor.kernel_side_ms
-        ):
+        remedies, gain = set(f.remedies), f.estimated_gain_ms
+        kernel_side = bool(remedies) and remedies <= set(KERNEL_SIDE_REMEDIES)
+        if floor is None or gain is None or not kernel_side or gain <= floor.kernel_side_ms:
             out.append(f)
             continue
         cap = floor.kernel_side_ms
-        why = Evidence(
-            "run",
-            f"the host submits a step in {floor.host_submit_ms:.3f} ms of its {floor.latency_ms:.3f} ms: faster "
-            f"kernels alone save at most {cap:.3f} ms (estimated {f.estimated_gain_ms:.3f} ms)",
-            cap,
-            "ms",
-        )
+        text = f"the host submits a step in {floor.host_submit_ms:.3f} ms of its {floor.latency_ms:.3f} ms: faster "
+        why = Evidence("run", text + f"kernels alone save at most {cap:.3f} ms (estimated {gain:.3f} ms)", cap, "ms")
         out.append(replace(f, estimated_gain_ms=cap, evidence=(*f.evidence, why)))
     return out

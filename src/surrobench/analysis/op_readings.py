@@ -138,14 +138,8 @@ def read_fragmentation(
     if extra >= 0.005:  # under half a percent prints as 0%: not a fact worth a part
         by_category[TINY_CALLS] = extra
     share = sum(by_category.values())
-    return FragmentationReading(
-        share=share,
-        by_category=by_category,
-        kernel_count=table.kernel_count,
-        small_kernel_count=table.small_kernel_count,
-        small_kernel_us=table.small_kernel_us,
-        flagged=share >= FRAGMENTED_SHARE,
-    )
+    kernels = (table.kernel_count, table.small_kernel_count, table.small_kernel_us)
+    return FragmentationReading(share, by_category, *kernels, share >= FRAGMENTED_SHARE)
 
 
 def read_memory(table: OpTable) -> MemoryReading:
