@@ -283,8 +283,8 @@ class ServeRecord:
         }
 
 
-class ServeJsonError(ValueError):
-    """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
+#: ``{schema id: check}`` of serve documents: the id alone; their keys are checked as they are read.
+DOCUMENTS = {schemas.SERVE: schemas.anything, schemas.SERVE_V1: schemas.anything}
 
 
 def serve_from_json(d: object) -> ServeRecord:
@@ -292,14 +292,13 @@ def serve_from_json(d: object) -> ServeRecord:
     prediction, and its load points without ``completed`` and ``slo_attainment``.
 
     Raises:
-        ServeJsonError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
+        DocumentError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
     """
-    if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
-        raise ServeJsonError(f"not a {schemas.SERVE} document")
+    schemas.check(d, DOCUMENTS)
     try:
         own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
         policies = tuple(PolicyResult.from_json(p) for p in d["policies"])
         unloaded = tuple(UnloadedLatency.from_json(u) for u in d.get("unloaded", ()))
         return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None
+        raise schemas.DocumentError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

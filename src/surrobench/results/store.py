@@ -17,7 +17,8 @@ from pathlib import Path
 from surrobench.errors import StoreWriteError, UsageError
 from surrobench.records.config import InputSpec
 from surrobench.results.owner import RunOwner
-from surrobench.records.run import ConfigResult, RunRecord, check_run_json
+from surrobench.records import schemas
+from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
 from surrobench.records.stats import LatencyStats
 
 DEFAULT_DB = "surrobench.db"
@@ -632,7 +633,7 @@ class ResultStore:
                 )
             )
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
-        check_run_json(run.to_json())  # the same checks as a run JSON file: renderers trust what they get
+        schemas.check(run.to_json(), RUN_DOCUMENTS)  # the same checks as a run JSON file: renderers trust what they get
         return run
 
     def resolve_run_id(self, prefix: str) -> str:

@@ -96,7 +96,7 @@ def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> t
         raise _FreshFailed(f"{tag} exited {proc.returncode} without storing a run; its last line: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
-    except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
+    except (OSError, ValueError) as exc:  # DocumentError and JSONDecodeError are ValueErrors
         raise _FreshFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
     result = run.results[0] if run.results else None
     if result is None or result.status != "ok" or not result.samples_ms:  # exit 3: the config's own error
