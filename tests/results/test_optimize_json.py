@@ -17,7 +17,14 @@ from surrobench.records.config import InputSpec
 from surrobench.records.schemas import DocumentError
 from surrobench.results.optimize import DOCUMENTS
 from surrobench.results.fresh import FreshCheck
-from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport, Unconfirmed
+from surrobench.results.optimize import (
+    CandidateResult,
+    ConfigOptimization,
+    HeadToHead,
+    OptimizeReport,
+    Unconfirmed,
+    config_from_json,
+)
 from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
@@ -181,3 +188,16 @@ def test_an_unconfirmed_recipe_is_a_structured_field_from_v3():
     with pytest.raises(DocumentError, match="missing key"):
         schemas.check(doc, DOCUMENTS)
     schemas.check(doc | {"schema": schemas.OPTIMIZE_V2}, DOCUMENTS)
+
+
+def test_why_nothing_is_recommended_is_one_word_read_from_the_record():
+    slower = CandidateResult("threads=1", "rejected_slower", "planted", speedup=Speedup(0.5, (0.4, 0.6), 0.01))
+    untimed = CandidateResult("cudagraph", "infeasible", "needs CUDA")
+    nothing = ConfigOptimization(baseline=_base(), candidates=(slower, untimed))
+    assert config_from_json(_doc()["configs"][0]).nothing_because is None
+    assert nothing.nothing_because == "none_faster"
+    assert replace(nothing, candidates=(untimed,)).nothing_because == "untimed"
+    assert replace(nothing, candidates=(untimed,), not_tried=(("compile", "budget"),)).nothing_because == "budget"
+    assert replace(nothing, candidates=(replace(slower, verdict="accepted"),)).nothing_because == "unconfirmed"
+    assert replace(nothing, cut_short=True).nothing_because == "interrupted"
+    assert replace(nothing, error="CUDA out of memory").nothing_because == "baseline_failed"

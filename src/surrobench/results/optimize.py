@@ -229,6 +229,20 @@ class ConfigOptimization:
         return process_speedups(self.recipe_window_speedups, self.recipe_process_windows)
 
     @property
+    def nothing_because(self) -> str | None:
+        """Why no recipe is recommended, None when one is: ``baseline_failed`` (``error`` says why),
+        ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
+        across its timing windows), ``budget`` (no candidate was timed and some were not tried), ``untimed`` (no
+        candidate could be timed), else ``none_faster`` (none faster beyond the noise floor within the
+        tolerance)."""
+        timed = any(c.speedup for c in self.candidates)
+        return (
+            None if self.recommended else "baseline_failed" if self.error else "interrupted" if self.cut_short
+            else "unconfirmed" if any(c.verdict == "accepted" for c in self.candidates)
+            else "none_faster" if timed else "budget" if self.not_tried else "untimed"
+        )  # fmt: skip
+
+    @property
     def best(self) -> CandidateResult | None:
         """The candidate whose name is the recipe, None when nothing won."""
         name = "+".join(self.recommended)
