@@ -82,12 +82,24 @@ def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
 
 
 class Plain:
-    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object.
+    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object
+    (or, for a field named in :attr:`INLINE`, its keys at this object's level), then each name of
+    :attr:`DERIVED` (a property, or a method without arguments) as what it returns, read back by no one.
     :meth:`from_json` reads it back by the fields' annotations (a tuple field's list as a tuple, a nested record's
     object, or a tuple of them, as that record)."""
 
+    INLINE: typing.ClassVar[tuple[str, ...]] = ()
+    DERIVED: typing.ClassVar[tuple[str, ...]] = ()
+
     def to_json(self) -> dict:
-        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+        d: dict = {}
+        for f in fields(self):
+            value = _json(getattr(self, f.name))
+            d.update(value) if f.name in self.INLINE else d.__setitem__(f.name, value)
+        for name in self.DERIVED:
+            value = getattr(self, name)
+            d[name] = _json(value() if callable(value) else value)
+        return d
 
     @classmethod
     def from_json(cls, d: Mapping):
@@ -98,13 +110,16 @@ class Plain:
             TypeError: a field without a default missing from ``d``.
         """
         hints = _hints(cls)
-        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls).items()})
+        inline = {k: hints[k].from_json(d) for k in cls.INLINE}
+        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls, cls.INLINE).items()}, **inline)
 
 
 def _json(value):
     if isinstance(value, Plain):
         return value.to_json()
-    return [_json(v) for v in value] if isinstance(value, tuple) else value
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return [_json(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
 @functools.cache
