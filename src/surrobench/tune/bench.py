@@ -77,11 +77,14 @@ class Bench(Protocol):
     def accuracy(self, handle: Handle) -> AccuracyVerdict:
         """The accuracy guard's verdict on ``handle``'s first output."""
 
-    def window(self, handles: Sequence[Handle]) -> None:
+    def window(self, handles: Sequence[Handle], stop: Callable[[], bool] | None = None) -> None:
         """One timing window: its rounds of the baseline and ``handles``, interleaved, appended to each one's
-        ``rounds``. All or nothing: a window cut short by a failure leaves no rounds behind; one cut short by
-        Ctrl-C keeps the baseline's rounds and drops the others'. Raises what a handle raised, or
-        KeyboardInterrupt."""
+        ``rounds``; ``stop`` as :func:`surrobench.execution.interleave.interleave` asks it. All or nothing: a
+        window cut short by a failure leaves no rounds behind; one cut short by Ctrl-C keeps the baseline's rounds
+        and drops the others'. Raises what a handle raised, or KeyboardInterrupt."""
+
+    def round_s(self) -> float:
+        """Seconds one round of the baseline takes (its warm-up and timed calls)."""
 
     def free(self) -> None:
         """Return the memory a failed candidate left behind."""
@@ -249,12 +252,12 @@ class DeviceBench:
     def accuracy(self, handle: Variant) -> AccuracyVerdict:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
-    def window(self, handles: Sequence[Variant]) -> None:
+    def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
         """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:
-            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters)
+            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters, stop)
         except BaseException as exc:
             if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the baseline's rounds are measurements to keep
                 del self.baseline.rounds[first:]
@@ -276,6 +279,9 @@ class DeviceBench:
         if compiles(recipe.remedies[-1].name) and self.probe.complex_ops:
             return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
         return None
+
+    def round_s(self) -> float:
+        return (self.warmup + self.iters) * self._per_call_ms(self.baseline) / 1e3
 
     def _calls(self) -> int:
         return self.warmup + self.request.rounds * self.iters
