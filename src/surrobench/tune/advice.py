@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
@@ -168,6 +168,8 @@ def measure_config(
             bench = DeviceBench.start(cfg, prepared, request, end)
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
             return measure_recipes(trials, recipes, tolerance)
+    except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
+        raise KeyboardInterrupt from None
     finally:
         free_device(cfg.device)
 

@@ -20,6 +20,7 @@ import torch
 
 from surrobench.analysis.accuracy import AccuracyVerdict, check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.errors import Interrupted
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
@@ -154,15 +155,6 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, Co
     return min(warmup, max(1, iters // 2)), iters, sizing
 
 
-class StartInterrupted(KeyboardInterrupt):
-    """Ctrl-C during :meth:`DeviceBench.start` once the baseline was built and run once: ``sizing`` is its
-    sizing round (:func:`round_size`) when that was timed, else None."""
-
-    def __init__(self, sizing: ConfigResult | None) -> None:
-        super().__init__()
-        self.sizing = sizing
-
-
 def top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
     after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
@@ -216,7 +208,7 @@ class DeviceBench:
         Raises:
             Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on the first call of any input
                 set (every candidate would look inaccurate against it).
-            StartInterrupted: Ctrl-C after the baseline's first call, with its sizing round when timed.
+            Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
         baseline = open_variant(cfg, prepared, own_module=False)
@@ -229,7 +221,8 @@ class DeviceBench:
             reference, fp64, fp64_note = reference_outputs(cfg, prepared)
             probe = probe_forward(cfg, prepared)
         except KeyboardInterrupt:
-            raise StartInterrupted(sizing or (baseline.rounds[-1] if baseline.rounds else None)) from None
+            partial = sizing or (baseline.rounds[-1] if baseline.rounds else None)
+            raise Interrupted("interrupted while the baseline was set up", partial) from None
         fields = (cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end)
         return cls(*fields, db, sizing=sizing)
 

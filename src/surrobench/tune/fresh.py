@@ -27,6 +27,7 @@ from pathlib import Path
 
 from surrobench.collect.child import config_to_json
 from surrobench.execution.compile_cache import cache_env
+from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.records.run import run_from_json
 from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
@@ -40,15 +41,6 @@ FRESH_GRACE_S = 30.0
 
 class _FreshFailed(Exception):
     """A fresh process did not produce a measured config; the message is its one-line cause."""
-
-
-class FreshInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the fresh check: ``check`` is the :class:`FreshCheck` with verdict ``interrupted``, the
-    run ids of the processes that finished (stored in the database) and their medians."""
-
-    def __init__(self, check: FreshCheck) -> None:
-        super().__init__()
-        self.check = check
 
 
 def _env() -> dict[str, str]:
@@ -272,7 +264,8 @@ def check_fresh(
 
     Raises:
         ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
-        FreshInterrupted: Ctrl-C; it carries the check as far as it got.
+        Interrupted: Ctrl-C; ``partial`` the :class:`FreshCheck` with verdict ``interrupted``, the run ids of the
+            processes that finished (stored in the database) and their medians.
     """
     if pairs < 2:
         raise ValueError(f"pairs must be >= 2, got {pairs}")
@@ -287,7 +280,8 @@ def check_fresh(
     try:
         _alternating_pairs(configs, pairs, "fresh", db, timeout_s, rounds, run_ids)
     except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
-        raise FreshInterrupted(
+        raise Interrupted(
+            "interrupted during the fresh check",
             FreshCheck(
                 pairs=pairs,
                 verdict="interrupted",
@@ -297,7 +291,7 @@ def check_fresh(
                 recipe_ms=process_medians(rounds["recipe"]),
                 run_ids=tuple(run_ids),
                 elapsed_s=time.monotonic() - started,
-            )
+            ),
         ) from None
     except _FreshFailed as exc:
         return FreshCheck(
