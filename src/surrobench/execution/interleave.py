@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import (
     PreparedModel,
@@ -30,7 +30,7 @@ from surrobench.execution.runner import (
     timed_result,
 )
 from surrobench.execution.sanity import LEAK_KEY, MemoryWatch, check_calls
-from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.execution.timing import measure_round, time_once
 from surrobench.records.run import ConfigResult
 
 
@@ -149,10 +149,7 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     watch.pause()  # other variants ran since its last round
     with execution_settings(cfg), torch.inference_mode():
         watch.sample()
-        warm_up(variant.step, warmup, cfg.device)
-        faults = minor_faults()
-        samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
-        faults = (minor_faults() - faults) / iters
+        samples = measure_round(variant.step, warmup, iters, cfg.device)
         watch.sample(warmup + iters)
         variant.calls += warmup + iters
         found = check_calls(variant.step, range(len(variant.input_sets)), variant.calls, "end")
@@ -164,7 +161,10 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()
-    flags = {**({LEAK_KEY: growth} if growth else {}), **({FAULTS_KEY: faults} if cfg.device == "cpu" else {})}
+    flags = {
+        **({LEAK_KEY: growth} if growth else {}),
+        **({FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}),
+    }
     variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 

@@ -25,7 +25,7 @@ from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
     LEAK_KEY,
@@ -39,7 +39,7 @@ from surrobench.execution.sanity import (
     nonfinite_message,
     output_tensors,
 )
-from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
@@ -195,13 +195,13 @@ def _measure(
         seen["phase"] = "input_sets_check"
         nonfinite = first_calls_nonfinite(step, outputs.pop(), len(input_sets))
         seen["phase"] = "warmup"
-        warm_up(step, cfg.warmup, cfg.device)
-        mutated = mutated_inputs(digest, input_digest(input_sets[0]))
         watch = MemoryWatch(cfg.device)
-        faults = minor_faults()
-        seen["phase"] = "timed"
-        samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
-        faults = (minor_faults() - faults) / cfg.iters
+
+        def warm() -> None:
+            seen["mutated"] = mutated_inputs(digest, input_digest(input_sets[0]))
+            seen["phase"] = "timed"
+
+        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, _both(watch.sample, before_each), warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
@@ -209,9 +209,10 @@ def _measure(
         host = host_facts(prepared.module, input_sets[0]) if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
+    mutated = seen["mutated"]
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
     if cfg.device == "cpu":
-        flags[FAULTS_KEY] = faults
+        flags[FAULTS_KEY] = samples.faults_per_call
     return replace(result, extra={**result.extra, **flags}) if flags else result
 
 
