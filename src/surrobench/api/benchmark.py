@@ -34,9 +34,10 @@ from surrobench.execution.config import (
 )
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepPlan, SweepRequest, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.profiled import Profile
+from surrobench.records.run import RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.loader import live_surrogate
@@ -300,18 +301,37 @@ def open_store(db: str | Path | None):
         yield store
 
 
-def run_request(
-    plan: SweepPlan,
-    store: ResultStore,
+def measure(
+    model: ModelArg | SweepPlan,
     *,
+    db: str | Path | None = None,
+    then: object | None = None,
+    hooks=None,
     command: str | None = None,
-    on_start: Callable[[int], None] = lambda total: None,
-    on_result: Callable[[ConfigResult], None] = lambda result: None,
-) -> tuple[RunRecord, list[str]]:
-    """Time the planned sweep into ``store`` (each config committed as it finishes); the run and its warnings
-    (failed configs, clock drops, noisy measurements). ``on_start(total)`` and ``on_result(result)`` report
-    progress."""
-    return execute_sweep(plan, store, command=command, on_start=on_start, on_result=on_result)
+    **sweep,
+) -> Profile:
+    """Time ``model`` over the sweep (as :func:`benchmark`, or a plan of :func:`sweep_plan` with no ``sweep``),
+    then with ``then`` profile each ``ok`` config in a child process: ``ProfileOptions`` (torch.profiler's op
+    tables), ``PerfOptions`` (perf and py-spy) or ``NsysOptions`` (Nsight Systems), which rebuild the model from
+    its name (:func:`named_model`). ``hooks``: progress callbacks (:class:`surrobench.api.profile.Hooks`);
+    ``command`` is stored with the run. Behind ``run``, ``run --profile``, ``profile`` and ``perf``.
+
+    Returns:
+        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
+
+    Raises:
+        UsageError: as :func:`sweep_plan`; ``then`` of no profiler, or with a model object.
+        Unsaved: as :func:`benchmark`.
+        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
+            :class:`~surrobench.api.profile.ProfileInterrupted` whose ``partial`` is the Profile so far.
+    """
+    from surrobench.api.profile import NO_HOOKS, time_and_profile
+
+    if then is not None:
+        named_model(model, "profiling")
+    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
+    with open_store(db) as store:
+        return time_and_profile(plan, store, then, command=command, hooks=hooks or NO_HOOKS)
 
 
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
@@ -323,23 +343,21 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
     shape)`` method if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or
     ``(B, 3, N, N)`` for a bare size N.
 
-    ``sweep`` takes the keywords of :func:`sweep_request` (``shapes``, ``batches``, ``precisions``, ``modes``,
-    ``device``, ``warmup``, ``iters``, ``seed``, ``rounds``, ...). The run is stored in the SQLite file ``db``
-    when given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
-    measurements) are issued as :class:`UserWarning`.
+    ``sweep`` takes the keywords of :func:`sweep_request`. The run is stored in the SQLite file ``db`` when
+    given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
+    measurements) are issued as :class:`UserWarning`. A config that fails while running does not raise: it is
+    recorded with status ``oom``, ``error`` or ``timeout``.
 
     Raises:
         UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
-            built for it; a config that fails while running is recorded with status ``oom`` or ``error`` instead.
+            built for it.
         Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
             config measured, for :func:`surrobench.import_run` once the database can be written.
     """
-    plan = sweep_plan(model, caller=benchmark, **sweep)
-    with open_store(db) as store:
-        record, notes = run_request(plan, store)
-    for note in notes:
+    done = measure(sweep_plan(model, caller=benchmark, **sweep), db=db)
+    for note in done.warnings:
         _warnings.warn(note, UserWarning, stacklevel=2)
-    return record
+    return done.run
 
 
 def models() -> list[dict]:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from surrobench.analysis.evidence import op_time_scale
 from surrobench.analysis.op_readings import Readings, read_table
-from surrobench.api.benchmark import named_model, open_store, sweep_plan
+from surrobench.api.benchmark import measure, named_model, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
+from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -213,52 +214,54 @@ class ProfileInterrupted(SweepInterrupted):
         self.to_profile = to_profile
 
 
+def _profiler(then: object) -> tuple[Callable, str]:
+    """The ``profile_one`` of :func:`profile_run` for the options ``then`` and the schema of its document."""
+    from surrobench.api.nsys import NsysOptions, nsys_config
+    from surrobench.api.perf import PerfOptions, perf_config
+
+    if isinstance(then, PerfOptions):
+        return perf_config, schemas.PERF
+    if isinstance(then, NsysOptions):
+        return nsys_config, schemas.PROFILE
+    if isinstance(then, ProfileOptions):
+        return profile_config, schemas.PROFILE
+    raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
+
+
 def time_and_profile(
-    plan: SweepPlan,
-    store: ResultStore,
-    options: object | None,
-    *,
-    profile_one: Callable = profile_config,
-    command: str | None = None,
-    hooks: Hooks = NO_HOOKS,
-    schema: str | None = None,
-) -> tuple[RunRecord, list[str], list]:
-    """Time the planned sweep into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
-    (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
-    with their options): :func:`profile_phase`.
+    plan: SweepPlan, store: ResultStore, then: object | None, *, command: str | None = None, hooks: Hooks = NO_HOOKS
+) -> Profile:
+    """Time the planned sweep into ``store``, then (``then`` not None) profile each ``ok`` config in a child
+    process with the profiler its options name (:func:`_profiler`), through :func:`profile_phase`.
 
     Returns:
-        The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
-        and the reports.
+        The :class:`Profile`: the run (``top_op`` set on profiled configs), the reports, and the warnings (the
+        sweep's, then each profiling child's).
 
     Raises:
-        SweepInterrupted: Ctrl-C while timing, without ``options``; with them :class:`ProfileInterrupted`
-            (timing or profiling), with the configs stored and profiled so far; its ``partial`` the run, or with
-            a ``schema`` the :class:`~surrobench.records.profiled.Profile` of that document.
+        UsageError: ``then`` is none of the profilers' options.
+        SweepInterrupted: Ctrl-C while timing, without ``then``; with it :class:`ProfileInterrupted` (timing or
+            profiling), ``partial`` the :class:`Profile` of the configs stored and profiled so far.
     """
+    profile_one, schema = _profiler(then) if then is not None else (None, schemas.PROFILE)
     try:
-        return _time_and_profile(plan, store, options, profile_one, command, hooks)
+        try:
+            record, warnings = execute_sweep(
+                plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
+            )
+        except SweepInterrupted as cut:
+            if then is None:
+                raise
+            raise ProfileInterrupted(cut.record, cut.total) from None
+        if then is None:
+            return Profile(record, (), tuple(warnings), schema)
+        record, reports = profile_phase(plan, record, store, then, profile_one=profile_one, hooks=hooks)
     except ProfileInterrupted as cut:
-        if schema is not None:
-            cut.partial = Profile(cut.record, cut.reports, schema=schema)
+        cut.partial = Profile(cut.record, cut.reports, schema=schema)
         raise
-
-
-def _time_and_profile(plan, store, options, profile_one, command, hooks) -> tuple[RunRecord, list[str], list]:
-    try:
-        record, warnings = execute_sweep(
-            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=options is None
-        )
-    except SweepInterrupted as cut:
-        if options is None:
-            raise
-        raise ProfileInterrupted(cut.record, cut.total) from None
-    if options is None:
-        return record, warnings, []
-    record, reports = profile_phase(plan, record, store, options, profile_one=profile_one, hooks=hooks)
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    return record, warnings, reports
+    return Profile(record, tuple(reports), tuple(warnings), schema)
 
 
 def profile_phase(
@@ -362,6 +365,4 @@ def profile(
     plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule, with_stack=with_stack, trace_dir=folder, counters=counters)
-    with open_store(db) as store:
-        record, warnings, reports = time_and_profile(plan, store, options)
-    return Profile(record, tuple(reports), tuple(warnings))
+    return measure(plan, db=db, then=options)

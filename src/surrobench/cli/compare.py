@@ -16,7 +16,6 @@ from surrobench.cli.options import (
     MarkdownOpt,
     RunRefArg,
     ThresholdOpt,
-    check_writable,
     console,
     flag,
     parse_fields,
@@ -57,8 +56,6 @@ def compare(
     from surrobench.report.comparison import comparison_document, comparison_renderables
     from surrobench.api.compare import gate_failed
 
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     pair = compare_pair(
         base,
         new,
@@ -89,7 +86,6 @@ def history(
     from surrobench.api.compare import history as list_runs
     from surrobench.report.history import history_table
 
-    check_writable(json_out, "--json")
     runs = list_runs(db, model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

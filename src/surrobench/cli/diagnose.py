@@ -29,7 +29,6 @@ from surrobench.cli.options import (
     WorkloadOptions,
     flag,
     option_groups,
-    check_writable,
     console,
     err_console,
     write_json,
@@ -105,8 +104,6 @@ def diagnose(
     th = load_thresholds(config)
     measure_s = None if measure_s is None else advice.check_measure_s(measure_s)  # None: the default, its deadline
     system = api_diagnose.load_system_view(system_view)
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     if traces or run_id is not None:

@@ -23,7 +23,6 @@ from surrobench.cli.options import (
     WorkloadOptions,
     flag,
     option_groups,
-    check_writable,
     command_line,
     exit_if_configs_failed,
     refuse_given,
@@ -123,8 +122,6 @@ def optimize_command(
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
     from surrobench.api.optimize import optimize
 
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     capacity = objective != "latency" or p99_ms is not None
     if capacity:
         refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity")

@@ -45,7 +45,6 @@ from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Unsaved, UsageEr
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
-from surrobench.report.progress import progress_hooks
 
 # What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
 # this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
@@ -53,7 +52,6 @@ from surrobench.report.progress import progress_hooks
 if TYPE_CHECKING:
     from surrobench.api.nsys import NsysOptions
     from surrobench.api.profile import ProfileOptions, SweepPlan
-    from surrobench.records.run import RunRecord
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -197,29 +195,11 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-def check_writable(path: Path | None, flag: str) -> None:
-    """Fail before any measurement when an output file cannot be written.
-
-    Raises:
-        UsageError: ``-`` (read by many tools as the standard output, it would make a file named ``-``), the
-            parent folder is missing or not writable, or the path is a folder.
-    """
-    if path is None:
-        return
-    if str(path) == "-":
-        raise UsageError(f"{flag} '-': give a file path; for the standard output, /dev/stdout")
-    parent = path.resolve().parent
-    if path.is_dir() or not parent.is_dir():
-        raise UsageError(f"{flag} {str(path)!r}: parent folder does not exist or the path is a folder")
-    # os.access rather than opening the file: a command that fails later must not leave an empty file behind
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
-
-
-#: The flags of the options that name what a command writes: a file (``--json``, ``--markdown``, ``report``'s
-#: ``--output``, ``serve``'s ``--html``) or a folder it fills (``--trace-out``, ``--flamegraph-out``). Every other
-#: path a command takes is one it reads (``--db``, a trace, a run file, ``--arrivals``, ``--config``, ...).
-OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--output", "--html", "--trace-out", "--flamegraph-out"})
+#: The flags of the options that name a file a command writes; ``--trace-out`` and ``--flamegraph-out`` name a
+#: folder it fills (:data:`OUTPUT_FOLDER_FLAGS`). Every other path a command takes is one it reads (``--db``, a
+#: trace, a run file, ``--arrivals``, ``--config``, ...).
+OUTPUT_FILE_FLAGS = frozenset({"--json", "--markdown", "--output", "--html"})
+OUTPUT_FOLDER_FLAGS = frozenset({"--trace-out", "--flamegraph-out"})
 
 
 def _appended(path: Path) -> bool:
@@ -245,8 +225,7 @@ def _read_paths(value: object) -> list[Path]:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """Whether ``a`` and ``b`` are one file: the same real path (symbolic links and ``..`` followed), or one inode
-    (a hard link)."""
+    """Whether ``a`` and ``b`` are one file: one real path (links and ``..`` followed) or one inode."""
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:
@@ -255,14 +234,37 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _file_problem(path: Path) -> str | None:
+    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (many tools read it as the
+    standard output; it would make a file named ``-``); a folder is probed by creating a file in it, which
+    also finds a read-only file system where ``os.access`` answers yes to root."""
+    if str(path) == "-":
+        return "give a file path; for the standard output, /dev/stdout"
+    if str(path).endswith("/") or path.is_dir():
+        return "is a folder; give a file path"
+    parent = path.absolute().parent
+    blocking = next((p for p in (parent, *parent.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        return f"{str(blocking)!r} is a file, not a folder"
+    if not parent.is_dir():
+        return "parent folder does not exist"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "cannot write (permission denied)"
+    try:
+        tempfile.NamedTemporaryFile(dir=parent, prefix=".surrobench-probe.").close()
+    except OSError as exc:
+        return f"cannot write in its folder ({exc.strerror or exc})"
+    return None
+
+
 def refuse_overwriting_inputs(ctx: typer.Context) -> None:
-    """Refuse, before the command runs, an output (:data:`OUTPUT_FLAGS`) that is a path the command reads (the
-    results database, a trace, a run file, a model's file) or another output: writing it would replace what is
-    read, as ``--db same.db --json same.db`` once turned a database into a JSON file. An output that is appended
-    to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) replaces nothing and is not checked.
+    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output
+    (file or folder) that is a path the command reads (the results database, a trace, a run file, a model's
+    file), lies inside a folder it reads, or is another output: writing it would replace or add to what is
+    read. An output that is appended to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) is not checked.
 
     Raises:
-        UsageError: naming both options and the path.
+        UsageError: one line naming the option and the path (and the other option where two collide).
     """
     outputs: list[tuple[str, Path]] = []
     reads: list[tuple[str, Path]] = []
@@ -271,17 +273,22 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
         if value is None or isinstance(value, bool):
             continue
         name = next((o for o in param.opts if o.startswith("--")), str(param.name).upper())  # an argument: RUNS
-        if name in OUTPUT_FLAGS:
+        if name in OUTPUT_FILE_FLAGS | OUTPUT_FOLDER_FLAGS:
             outputs.append((name, Path(value)))
         else:
             reads += [(name, path) for path in _read_paths(value)]
     for i, (flag, path) in enumerate(outputs):
         if _appended(path):
             continue
+        problem = _file_problem(path) if flag in OUTPUT_FILE_FLAGS else None
+        if problem is not None:
+            raise UsageError(f"{flag} {str(path)!r}: {problem}")
         for other, read in [*outputs[:i], *reads]:
-            if _same_file(path, read):
+            inside = read.is_dir() and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(read))
+            if inside or _same_file(path, read):
+                where = "inside the folder" if inside else "the same file as"
                 raise UsageError(
-                    f"{flag} {str(path)!r} is the same file as {other} {str(read)!r}: writing it would replace it; "
+                    f"{flag} {str(path)!r} is {where} {other} {str(read)!r}: writing it would change what is read; "
                     f"give {flag} another path"
                 )
 
@@ -747,31 +754,6 @@ def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db
 def print_stored(db: Path, run_id: str) -> None:
     """The line that says where the run was stored."""
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(run_id)}")
-
-
-def timed_and_profiled(
-    plan: SweepPlan,
-    db: Path,
-    options: object | None,
-    profile_one=None,
-    schema: str | None = None,
-) -> tuple[RunRecord, list[str], list]:
-    """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
-    profile: ``run``, ``profile``, ``perf``); ``profile_one`` None is torch.profiler's
-    :func:`~surrobench.api.profile.profile_config`."""
-    from surrobench.api.benchmark import open_store
-    from surrobench.api.profile import profile_config, time_and_profile
-
-    with open_store(db) as store, progress_hooks(err_console) as hooks:
-        return time_and_profile(
-            plan,
-            store,
-            options,
-            profile_one=profile_one or profile_config,
-            command=command_line(),
-            hooks=hooks,
-            schema=schema,
-        )
 
 
 # Options of the commands that compare two runs (``compare``, ``report``).

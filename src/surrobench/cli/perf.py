@@ -18,7 +18,6 @@ from surrobench.cli.options import (
     option_groups,
     SWEEP_ONLY,
     WorkloadOptions,
-    check_writable,
     console,
     write_json,
 )
@@ -33,7 +32,6 @@ def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOp
     from surrobench.api.perf import perf as perf_pass
     from surrobench.report.system import render_phase_report
 
-    check_writable(json_out, "--json")
     with progress_hooks(err_console) as hooks:
         result = perf_pass(
             workload.model, db=db, options=system.options(), command=command_line(), hooks=hooks, **workload.sweep()

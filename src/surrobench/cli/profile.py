@@ -6,7 +6,6 @@ missing nsys exits 2 before timing). ``--json`` writes the :class:`~surrobench.r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
@@ -24,18 +23,12 @@ from surrobench.cli.options import (
     option_groups,
     SWEEP_ONLY,
     WorkloadOptions,
-    check_writable,
     console,
     write_json,
 )
-from surrobench.cli.options import timed_and_profiled
+from surrobench.cli.options import command_line, err_console
 from surrobench.errors import UsageError
-from surrobench.records import schemas
-from surrobench.records.profiled import Profile
-
-if TYPE_CHECKING:
-    from surrobench.api.nsys import NsysOptions
-    from surrobench.api.profile import SweepPlan
+from surrobench.report.progress import progress_hooks
 
 TopOpt = count_option(15, "--top", help="Op table rows shown per config.")
 ProfileToolOpt = typer.Option("torch", "--profile", help="torch (op tables) or nsys (Nsight Systems timeline).")
@@ -53,41 +46,27 @@ def profile(
     tool: str = ProfileToolOpt,
 ) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
+    from surrobench.api.benchmark import measure
     from surrobench.report.op_tables import profile_renderables
+    from surrobench.report.system import render_phase_report
 
     if top < 1:
         raise UsageError(f"--top {top}: show at least 1 row")
     if tool not in ("torch", "nsys"):
         raise UsageError(f"--profile {tool!r}: choose torch or nsys")
     plan = workload.plan()
-    check_writable(json_out, "--json")
-    if tool == "nsys":
-        _profile_nsys(plan, db, json_out, tracing.nsys(plan))
-        return
-    options = tracing.torch(workload.iters)
-    record, warnings, reports = timed_and_profiled(plan, db, options, schema=schemas.PROFILE)
-    profiles = [r.to_json() for r in reports]
-    write_json(json_out, Profile(record, tuple(reports)).to_json())  # first
-    for renderable in profile_renderables(profiles, top, width=console.width):
-        console.print(renderable)
-    print_failed(record.results)
-    print_warnings(warnings)
-    print_stored(db, record.run_id)
-    exit_if_configs_failed(record.results)
-
-
-def _profile_nsys(plan: SweepPlan, db: Path, json_out: Path | None, options: NsysOptions) -> None:
-    """Time, run each config's child under nsys, print each timeline; ``--json`` as the module says."""
-    from surrobench.api.nsys import nsys_config
-    from surrobench.report.system import render_phase_report
-
-    record, warnings, reports = timed_and_profiled(plan, db, options, nsys_config, schemas.PROFILE)
-    write_json(json_out, Profile(record, tuple(reports)).to_json())  # first: before the reports print
-    for report in reports:
+    then = tracing.nsys(plan) if tool == "nsys" else tracing.torch(workload.iters)
+    with progress_hooks(err_console) as hooks:
+        done = measure(plan, db=db, then=then, hooks=hooks, command=command_line())
+    write_json(json_out, done.to_json())  # first: a signal while the reports print must not lose it
+    if tool == "torch":
+        for renderable in profile_renderables([r.to_json() for r in done.reports], top, width=console.width):
+            console.print(renderable)
+    for report in done.reports if tool == "nsys" else ():
         console.print(render_phase_report(report))
         if report.report:
             console.print(f"nsys report: {rich_escape(report.report)}", highlight=False)
-    print_failed(record.results)
-    print_warnings(warnings)
-    print_stored(db, record.run_id)
-    exit_if_configs_failed(record.results)
+    print_failed(done.run.results)
+    print_warnings(list(done.warnings))
+    print_stored(db, done.run.run_id)
+    exit_if_configs_failed(done.run.results)

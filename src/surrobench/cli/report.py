@@ -12,7 +12,6 @@ from surrobench.cli.options import (
     DbOpt,
     IgnoreFieldOpt,
     ThresholdOpt,
-    check_writable,
     console,
     parse_fields,
     write_output,
@@ -39,7 +38,6 @@ def report(
     from surrobench.api.report import build_report
     from surrobench.report.html import report_page
 
-    check_writable(output, "--output")
     built = build_report(
         runs,
         db=db,

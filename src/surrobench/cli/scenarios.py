@@ -19,7 +19,6 @@ from surrobench.cli.options import (
     MarkdownOpt,
     ThresholdsOpt,
     TraceOutOpt,
-    check_writable,
     console,
     print_warnings,
     write_json,
@@ -46,8 +45,6 @@ def scenarios(
     from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
     th = load_thresholds(config)
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     prepare_trace_dir(trace_out)
     note = low_iterations_note(warmup, iters)
     print_warnings([note] if note else [])

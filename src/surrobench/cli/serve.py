@@ -13,7 +13,6 @@ from surrobench.cli.options import (
     DbOpt,
     JsonOpt,
     WorkloadOptions,
-    check_writable,
     command_line,
     console,
     count_option,
@@ -75,8 +74,6 @@ def serve(
     unloaded latency per batch size (isolated and back to back); --find-max predicts the capacity at --p99-ms from
     it (a simulation of the batcher), then measures it around the prediction; a target the isolated P99 already
     exceeds is answered at once. One load: --rate, --concurrency or --arrivals."""
-    check_writable(json_out, "--json")
-    check_writable(html_out, "--html")
     w = workload
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast
     from surrobench.api.serve import serve as serve_load

@@ -13,7 +13,6 @@ from surrobench.cli.options import (
     DbOpt,
     JsonOpt,
     MarkdownOpt,
-    check_writable,
     optimization_out,
     console,
     print_warnings,
@@ -65,8 +64,6 @@ def show(
     from surrobench.api.compare import load
     from surrobench.report.run import run_markdown, run_tables
 
-    check_writable(markdown, "--markdown")
-    check_writable(json_out, "--json")
     record = load(run, db)
     if isinstance(record, dict):
         optimization_out(record, markdown, json_out, db)

@@ -18,7 +18,6 @@ from surrobench.cli.options import (
     PrecisionOpt,
     SeedOpt,
     ThreadsOpt,
-    check_writable,
     console,
     count_option,
     write_json,
@@ -86,8 +85,6 @@ def versus(
     from surrobench.report.versus import versus_page
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
-    for path, flag in ((json_out, "--json"), (markdown, "--markdown"), (html_out, "--html")):
-        check_writable(path, flag)
     record = run_versus(
         problem,
         model,
