@@ -24,31 +24,17 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import (
-    DEFAULT_ITERS,
-    MAX_COUNT,
-    MIN_WARMUP,
-    check_bools,
-    check_ints,
-    check_iterations,
-)
+from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_WARMUP, check_bools, check_ints, check_iterations
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
-from surrobench.execution.sweep import SweepPlan, SweepRequest, plan_sweep, resolve_device
+from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.profiled import Profile
 from surrobench.records.run import RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.loader import live_surrogate
-from surrobench.workload.spec import (
-    ShapeSpec,
-    parse_batches,
-    parse_compile_mode,
-    parse_modes,
-    parse_precisions,
-    parse_shapes,
-)
+from surrobench.workload.spec import ShapeSpec, parse_batches, parse_compile_mode, parse_modes, parse_precisions
+from surrobench.workload.spec import parse_shapes
 from surrobench.workload.zoo import all_surrogates, describe
 
 #: ``shapes`` / ``batches`` / ``precisions`` / ``modes`` take a comma-separated string as on the command line
@@ -301,39 +287,6 @@ def open_store(db: str | Path | None):
         yield store
 
 
-def measure(
-    model: ModelArg | SweepPlan,
-    *,
-    db: str | Path | None = None,
-    then: object | None = None,
-    hooks=None,
-    command: str | None = None,
-    **sweep,
-) -> Profile:
-    """Time ``model`` over the sweep (as :func:`benchmark`, or a plan of :func:`sweep_plan` with no ``sweep``),
-    then with ``then`` profile each ``ok`` config in a child process: ``ProfileOptions`` (torch.profiler's op
-    tables), ``PerfOptions`` (perf and py-spy) or ``NsysOptions`` (Nsight Systems), which rebuild the model from
-    its name (:func:`named_model`). ``hooks``: progress callbacks (:class:`surrobench.api.profile.Hooks`);
-    ``command`` is stored with the run. Behind ``run``, ``run --profile``, ``profile`` and ``perf``.
-
-    Returns:
-        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
-
-    Raises:
-        UsageError: as :func:`sweep_plan`; ``then`` of no profiler, or with a model object.
-        Unsaved: as :func:`benchmark`.
-        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
-            :class:`~surrobench.api.profile.ProfileInterrupted` whose ``partial`` is the Profile so far.
-    """
-    from surrobench.api.profile import NO_HOOKS, time_and_profile
-
-    if then is not None:
-        named_model(model, "profiling")
-    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
-    with open_store(db) as store:
-        return time_and_profile(plan, store, then, command=command, hooks=hooks or NO_HOOKS)
-
-
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
     """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
 
@@ -354,10 +307,12 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
         Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
             config measured, for :func:`surrobench.import_run` once the database can be written.
     """
-    done = measure(sweep_plan(model, caller=benchmark, **sweep), db=db)
-    for note in done.warnings:
+    plan = sweep_plan(model, caller=benchmark, **sweep)
+    with open_store(db) as store:
+        record, notes = execute_sweep(plan, store)
+    for note in notes:
         _warnings.warn(note, UserWarning, stacklevel=2)
-    return done.run
+    return record
 
 
 def models() -> list[dict]:

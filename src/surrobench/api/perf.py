@@ -12,6 +12,7 @@ from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.perf_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
+from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore
@@ -102,8 +103,18 @@ def perf(
         UsageError: bad input, or a model object rather than a name (the children rebuild it).
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the Profile of what finished, stored.
     """
-    from surrobench.api.benchmark import measure, named_model, sweep_plan
+    from surrobench.api.benchmark import named_model, open_store, sweep_plan
+    from surrobench.api.profile import NO_HOOKS, time_and_profile
 
     named_model(model, "perf")
     plan = sweep_plan(model, caller=perf, **sweep)
-    return measure(plan, db=db, then=options or PerfOptions(), hooks=hooks, command=command)
+    with open_store(db) as store:
+        return time_and_profile(
+            plan,
+            store,
+            options or PerfOptions(),
+            profile_one=perf_config,
+            schema=schemas.PERF,
+            command=command,
+            hooks=hooks or NO_HOOKS,
+        )

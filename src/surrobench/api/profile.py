@@ -15,7 +15,7 @@ from pathlib import Path
 
 from surrobench.analysis.evidence import op_time_scale
 from surrobench.analysis.op_readings import Readings, read_table
-from surrobench.api.benchmark import measure, named_model, sweep_plan
+from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.records import schemas
@@ -214,36 +214,27 @@ class ProfileInterrupted(SweepInterrupted):
         self.to_profile = to_profile
 
 
-def _profiler(then: object) -> tuple[Callable, str]:
-    """The ``profile_one`` of :func:`profile_run` for the options ``then`` and the schema of its document."""
-    from surrobench.api.nsys import NsysOptions, nsys_config
-    from surrobench.api.perf import PerfOptions, perf_config
-
-    if isinstance(then, PerfOptions):
-        return perf_config, schemas.PERF
-    if isinstance(then, NsysOptions):
-        return nsys_config, schemas.PROFILE
-    if isinstance(then, ProfileOptions):
-        return profile_config, schemas.PROFILE
-    raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
-
-
 def time_and_profile(
-    plan: SweepPlan, store: ResultStore, then: object | None, *, command: str | None = None, hooks: Hooks = NO_HOOKS
+    plan: SweepPlan,
+    store: ResultStore,
+    then: object | None,
+    *,
+    profile_one: Callable = profile_config,
+    schema: str = schemas.PROFILE,
+    command: str | None = None,
+    hooks: Hooks = NO_HOOKS,
 ) -> Profile:
     """Time the planned sweep into ``store``, then (``then`` not None) profile each ``ok`` config in a child
-    process with the profiler its options name (:func:`_profiler`), through :func:`profile_phase`.
+    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); ``schema``: the Profile's.
 
     Returns:
         The :class:`Profile`: the run (``top_op`` set on profiled configs), the reports, and the warnings (the
         sweep's, then each profiling child's).
 
     Raises:
-        UsageError: ``then`` is none of the profilers' options.
         SweepInterrupted: Ctrl-C while timing, without ``then``; with it :class:`ProfileInterrupted` (timing or
             profiling), ``partial`` the :class:`Profile` of the configs stored and profiled so far.
     """
-    profile_one, schema = _profiler(then) if then is not None else (None, schemas.PROFILE)
     try:
         try:
             record, warnings = execute_sweep(
@@ -365,4 +356,5 @@ def profile(
     plan = sweep_plan(model, caller=profile, **sweep)
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule, with_stack=with_stack, trace_dir=folder, counters=counters)
-    return measure(plan, db=db, then=options)
+    with open_store(db) as store:
+        return time_and_profile(plan, store, options)

@@ -14,7 +14,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, get_type_hints
@@ -23,26 +23,11 @@ import typer
 from typer.models import OptionInfo
 from rich.console import Console
 
-from surrobench.api.defaults import (
-    DEFAULT_ACTIVE,
-    DEFAULT_DB,
-    DEFAULT_INPUT_SETS,
-    DEFAULT_ITERS,
-    DEFAULT_THRESHOLD,
-    DEFAULT_WAIT,
-    DEFAULT_WARMUP,
-    DEFAULT_WINDOW_S,
-    MAX_COUNT,
-    MIN_ITERS,
-    MIN_WARMUP,
-    PerfOptions,
-    ProfileSchedule,
-    low_iterations_note,
-    write_recovery,
-)
+from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SETS, DEFAULT_ITERS, DEFAULT_THRESHOLD
+from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, write_recovery
 from surrobench.cli.signals import signals_deferred
 from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Unsaved, UsageError
-from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 
@@ -520,41 +505,27 @@ class WorkloadOptions:
         return sweep_plan(self.model, **self.sweep())
 
     def sweep(self, given: bool = True) -> dict:
-        """:meth:`settings` with the sweep's own keywords (``batches=``, ``iters=``, ``rounds=``, ...), for the
-        verbs that plan a sweep; ``given`` False: none (a verb that reads its configs from a stored run).
-        Prints the note of :meth:`plan` on too few iterations."""
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`
+        (``shapes=``, ``batches=``, ``iters=``, ...), for the verbs that plan a sweep; ``given`` False: none (a verb
+        that reads its configs from a stored run). Prints the note of :meth:`plan` on too few iterations."""
         if not given:
             return {}
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])
-        return dict(
-            self.settings(),
-            batches=self.batch,
-            iters=self.iters,
-            rounds=self.rounds,
-            trust_pickle=self.trust_pickle,
-            timeout_s=self.timeout_s,
-            **{name: getattr(self, name) for name in EXEC_SETTINGS},
-        )
+        return {_PLURAL.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "model"}
 
     def settings(self) -> dict:
-        """The model's workload and execution settings as the library's keywords (``shapes=``, ``precisions=``,
-        ``modes=``, ``device=``, ...), for the verbs that take them without a sweep plan (``serve``, optimize's
-        capacity objective)."""
-        return dict(
-            shapes=self.shape,
-            precisions=self.precision,
-            modes=self.mode,
-            device=self.device,
-            warmup=self.warmup,
-            seed=self.seed,
-            cudnn_benchmark=self.cudnn_benchmark,
-            input_sets=self.input_sets,
-            tag=self.tag,
-            channels_last=self.channels_last,
-            compile_mode=self.compile_mode,
-            threads=self.threads,
-        )
+        """The keywords of :meth:`sweep` but those of the sweep's own (``batches``, ``iters``, ``rounds``, ...), for
+        the verbs that take one config without a sweep plan (``serve``, optimize's capacity objective)."""
+        return {
+            _PLURAL.get(f.name, f.name): getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s", "matmul_precision")
+        }
+
+
+#: The library's plural name of each workload option that takes a list.
+_PLURAL = {"shape": "shapes", "batch": "batches", "precision": "precisions", "mode": "modes"}
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
@@ -724,6 +695,19 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
 
 
+def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
+    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first (a signal while it prints must not lose
+    it), then each renderable of ``shown``, the failed configs (:func:`print_failed`), the warnings and the line
+    that says where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
+    write_json(json_out, done.to_json())
+    for renderable in shown:
+        console.print(renderable)
+    print_failed(done.run.results)
+    print_warnings(list(done.warnings))
+    print_stored(db, done.run.run_id)
+    exit_if_configs_failed(done.run.results)
+
+
 def print_failed(results) -> None:
     """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` (``ConfigResult``) that did not
     end ``ok`` (:func:`surrobench.report.findings.failed_lines`, as diagnose prints them): for the commands whose
@@ -773,9 +757,18 @@ AllowEnvMismatchOpt = flag(
 )
 
 
-def parse_fields(text: str | None) -> tuple[str, ...]:
-    """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
-    return tuple(f.strip() for f in (text or "").split(",") if f.strip())
+@dataclass(frozen=True)
+class MatchOptions:
+    """How the configs of two runs are matched and judged (``compare``, ``report``)."""
+
+    threshold: float = _declared(ThresholdOpt)
+    allow_env_mismatch: bool = _declared(AllowEnvMismatchOpt)
+    ignore_field: str | None = _declared(IgnoreFieldOpt)
+
+    def keywords(self) -> dict:
+        """The library's keywords: ``--ignore-field mode,precision`` as ``ignore_fields=("mode", "precision")``."""
+        fields_ = tuple(f.strip() for f in (self.ignore_field or "").split(",") if f.strip())
+        return dict(threshold=self.threshold, allow_env_mismatch=self.allow_env_mismatch, ignore_fields=fields_)
 
 
 #: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s`` ->

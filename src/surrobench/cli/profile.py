@@ -8,25 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from surrobench.cli.app import app
-from surrobench.report.escape import rich_escape
-from surrobench.cli.options import (
-    count_option,
-    print_stored,
-    print_failed,
-    print_warnings,
-    exit_if_configs_failed,
-    DbOpt,
-    JsonOpt,
-    TraceOptions,
-    option_groups,
-    SWEEP_ONLY,
-    WorkloadOptions,
-    console,
-    write_json,
-)
-from surrobench.cli.options import command_line, err_console
+from surrobench.cli.options import SWEEP_ONLY, DbOpt, JsonOpt, TraceOptions, WorkloadOptions, command_line, console
+from surrobench.cli.options import count_option, err_console, option_groups, profiled_out
 from surrobench.errors import UsageError
 from surrobench.report.progress import progress_hooks
 
@@ -46,7 +32,7 @@ def profile(
     tool: str = ProfileToolOpt,
 ) -> None:
     """Which operators cost the time: op tables, categories, memory and shapes from torch.profiler."""
-    from surrobench.api.benchmark import measure
+    from surrobench.api.run import measure
     from surrobench.report.op_tables import profile_renderables
     from surrobench.report.system import render_phase_report
 
@@ -58,15 +44,12 @@ def profile(
     then = tracing.nsys(plan) if tool == "nsys" else tracing.torch(workload.iters)
     with progress_hooks(err_console) as hooks:
         done = measure(plan, db=db, then=then, hooks=hooks, command=command_line())
-    write_json(json_out, done.to_json())  # first: a signal while the reports print must not lose it
     if tool == "torch":
-        for renderable in profile_renderables([r.to_json() for r in done.reports], top, width=console.width):
-            console.print(renderable)
-    for report in done.reports if tool == "nsys" else ():
-        console.print(render_phase_report(report))
-        if report.report:
-            console.print(f"nsys report: {rich_escape(report.report)}", highlight=False)
-    print_failed(done.run.results)
-    print_warnings(list(done.warnings))
-    print_stored(db, done.run.run_id)
-    exit_if_configs_failed(done.run.results)
+        shown = profile_renderables([r.to_json() for r in done.reports], top, width=console.width)
+    else:
+        shown = (
+            part
+            for r in done.reports
+            for part in (render_phase_report(r), *([Text(f"nsys report: {r.report}")] if r.report else []))
+        )
+    profiled_out(done, db, json_out, shown)

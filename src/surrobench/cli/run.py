@@ -11,27 +11,10 @@ from typing import TYPE_CHECKING
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.cli.options import (
-    print_stored,
-    print_warnings,
-    exit_if_configs_failed,
-    PROFILERS,
-    DbOpt,
-    JsonOpt,
-    NprocOpt,
-    ParallelOpt,
-    DevicesOpt,
-    ProfileOpt,
-    SystemPassOptions,
-    TraceOptions,
-    option_groups,
-    WorkloadOptions,
-    command_line,
-    invoked_as,
-    console,
-    err_console,
-    write_json,
-)
+from surrobench.cli.options import print_stored, print_warnings, exit_if_configs_failed, PROFILERS, DbOpt, JsonOpt
+from surrobench.cli.options import NprocOpt, ParallelOpt, DevicesOpt, ProfileOpt, SystemPassOptions, TraceOptions
+from surrobench.cli.options import option_groups, WorkloadOptions, command_line, invoked_as, console, err_console
+from surrobench.cli.options import write_json
 from surrobench.errors import Interrupted, UsageError
 from surrobench.report.progress import progress_hooks
 from surrobench.api.defaults import DEFAULT_DB, parse_devices
@@ -80,7 +63,7 @@ def run(
     module-level function (docs/models.md, "Your model").
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
-    from surrobench.api.benchmark import measure
+    from surrobench.api.run import measure
     from surrobench.api.distributed import detect_rank_env, distributed_run
     from surrobench.report.system import render_phase_report
 

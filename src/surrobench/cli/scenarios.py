@@ -11,19 +11,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    count_option,
-    DbOpt,
-    DeviceOpt,
-    JsonOpt,
-    MarkdownOpt,
-    ThresholdsOpt,
-    TraceOutOpt,
-    console,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import count_option, DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt
+from surrobench.cli.options import console, print_warnings, write_json, write_output
 from surrobench.api.defaults import MIN_ITERS, MIN_WARMUP, load_thresholds, low_iterations_note
 
 

@@ -9,21 +9,8 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import Interrupted
-from surrobench.cli.options import (
-    DbOpt,
-    JsonOpt,
-    WorkloadOptions,
-    command_line,
-    console,
-    count_option,
-    err_console,
-    flag,
-    option_groups,
-    print_stored,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
 
 
 @app.command()

@@ -9,16 +9,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    DbOpt,
-    JsonOpt,
-    MarkdownOpt,
-    optimization_out,
-    console,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, optimization_out, console, print_warnings, write_json
+from surrobench.cli.options import write_output
 from surrobench.records.serve import ServeRecord
 from surrobench.report.escape import rich_escape
 

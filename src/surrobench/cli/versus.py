@@ -7,22 +7,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    ChannelsLastOpt,
-    CompileModeOpt,
-    CudnnOpt,
-    DeviceOpt,
-    JsonOpt,
-    MarkdownOpt,
-    ModeOpt,
-    PrecisionOpt,
-    SeedOpt,
-    ThreadsOpt,
-    console,
-    count_option,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import ChannelsLastOpt, CompileModeOpt, CudnnOpt, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
+from surrobench.cli.options import PrecisionOpt, SeedOpt, ThreadsOpt, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
 
