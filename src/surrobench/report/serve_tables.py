@@ -176,10 +176,20 @@ def serve_markdown(record: ServeRecord) -> str:
 
 
 def best_line(record: ServeRecord) -> str | None:
-    """The policy with the highest capacity, when several were searched."""
+    """The policy with the highest capacity, when several were searched; that no rate meets the target, with the
+    unloaded batch-1 latency, when no searched rate passed."""
     why = record.infeasible()
     if why:
         return why
+    tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
+    if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
+        one = next((u for u in record.unloaded if u.batch == 1), None)
+        unloaded = (
+            f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
+            if one
+            else ""
+        )
+        return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
     best = record.best()
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None
