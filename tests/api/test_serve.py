@@ -7,6 +7,7 @@ import json
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -482,3 +483,19 @@ def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
         f"no rate meets P99 <= 50 ms: every rate tried failed, down to {lowest:.3g} rps "
         "(unloaded batch 1: isolated P99 100 ms, back to back 100 ms median)"
     )
+
+
+def test_low_percentiles_among_the_dropped_are_marked_lower_bounds_too():
+    from surrobench.analysis.serve_load import load_point
+    from surrobench.execution.batcher import ServeTrace
+    from surrobench.report.serve_tables import COLUMNS, point_cells
+
+    # 100 requests, the last 10 dropped: P95 and P99 fall among them, P50 does not
+    arrivals = np.linspace(0.0, 1.0, 100)
+    done = np.where(np.arange(100) < 90, arrivals + 0.01, np.nan)
+    trace = ServeTrace(arrivals, arrivals, done, elapsed_s=2.0)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=100.0)
+    assert [p.lower_bound for p in point.percentiles] == [False, True, True]
+    cells = dict(zip(COLUMNS, point_cells(point)))
+    assert not cells["P50 ms"].startswith(">") and cells["P95 ms"].startswith(">")
+    assert cells["P99 ms [95% CI]"].startswith(">")

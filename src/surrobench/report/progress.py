@@ -65,6 +65,8 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
+            from surrobench.report.serve_tables import latency_cell  # a serve run's only: not at import
+
             load = (
                 f"concurrency {point.concurrency}"
                 if point.concurrency is not None
@@ -75,11 +77,10 @@ def serve_progress(
             where = policy.label() if policy is not None else "endpoint"
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
-            above = ">" if point.percentile(0.99).lower_bound else ""
             _line(
                 console,
                 f"served {_count(progress, task)}: {where}: {load}: offered {point.offered_rps:.1f}, "
-                f"achieved {point.achieved_rps:.1f} rps, P99 {above}{point.p99_ms:.2f} ms{verdict}",
+                f"achieved {point.achieved_rps:.1f} rps, P99 {latency_cell(point.percentile(0.99))} ms{verdict}",
             )
 
         yield (lambda total: progress.update(task, total=total, refresh=True)), on_point
