@@ -85,7 +85,7 @@ class LoadPoint(schemas.Plain):
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
             the P99 target, dropped ones included (None without a target).
-        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
+        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
@@ -113,8 +113,8 @@ class LoadPoint(schemas.Plain):
     dropped: int
     late: int | None
     percentiles: tuple[Percentile, ...]
-    max_ms: float
-    mean_ms: float
+    max_ms: float | None
+    mean_ms: float | None
     queue_share: float | None
     compute_share: float | None
     mean_batch: float | None
