@@ -74,7 +74,13 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         "medium" if threads > usable else "low",
         summary,
         tuple(evidence),
-        (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),),
+        (
+            Clause(
+                f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure",
+                ("threads",),
+                direction="down",
+            ),
+        ),
         None,
         ev.label,
     )

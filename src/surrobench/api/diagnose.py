@@ -20,7 +20,7 @@ from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, ch
 from surrobench.analysis.graph_attribution import attribute_by_eager
 from surrobench.analysis.headroom import roofline_headroom
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
-from surrobench.results.measured_advice import attach_measured
+from surrobench.results.measured_advice import attach_measured, unclaimed
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
@@ -299,6 +299,7 @@ def diagnose_workload(
             raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
         warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
+        warnings += unclaimed(findings, measured)
     return record, findings, warnings, evidence
 
 

@@ -53,6 +53,9 @@ class MeasuredRemedy:
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
         noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
             clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
+        direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
+            (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
+            the baseline's value is not known.
 
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
@@ -69,6 +72,7 @@ class MeasuredRemedy:
     reason: str = ""
     noise_floor: float | None = None
     margin: float | None = None
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -105,7 +109,7 @@ class MeasuredRemedy:
 
     def to_json(self) -> dict:
         """``{"remedy", "verdict", "speedup", "ci95", "baseline_ms", "saved_ms", "rel_l2", "tolerance",
-        "reason", "noise_floor", "margin", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
+        "reason", "noise_floor", "margin", "direction", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
         return {
             "remedy": self.remedy,
             "verdict": self.verdict,
@@ -118,6 +122,7 @@ class MeasuredRemedy:
             "reason": self.reason,
             "noise_floor": self.noise_floor,
             "margin": self.margin,
+            "direction": self.direction,
             "text": self.text(),
         }
 
@@ -141,7 +146,17 @@ class MeasuredRemedy:
             reason=str(d.get("reason") or ""),
             noise_floor=d.get("noise_floor"),
             margin=d.get("margin"),
+            direction=d.get("direction"),
         )
+
+
+def direction(remedy: str, baseline_threads: int) -> str | None:
+    """The way the single remedy ``remedy`` moves the thread count from ``baseline_threads``: ``"down"`` for
+    ``threads=N`` with N below it, ``"up"`` above; None for any other remedy or a stack (a toggle points one way)."""
+    if "+" in remedy or remedy_id(remedy) != "threads":
+        return None
+    n = int(remedy.split("=", 1)[1])
+    return "down" if n < baseline_threads else "up" if n > baseline_threads else None
 
 
 def saved_ms(baseline_ms: float, speedup: float) -> float:
