@@ -393,19 +393,11 @@ def diagnose_stored(
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
     evidence = attribute_by_eager(evidence)
-    findings = diagnose_run(
-        evidence,
-        list(record.results),
-        th=th,
-        flops=flops,
-        device_memory_bytes=record.env.get("gpu_memory_bytes"),
-        host_warning=_busy(record.env),
-    )
-    findings = measured_ranked(findings, evidence, ceilings)
-    measured = measured_for(store, record.results)
+    findings = _findings(record, evidence, flops, th, ceilings, store)
     cited = {f.config for f in findings}
+    measured = measured_for(store, record.results)
     warnings += [measured_line(label, entry) for label, entry in measured.items() if label not in cited]
-    return record, cite_measured(findings, measured), warnings, evidence
+    return record, findings, warnings, evidence
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:

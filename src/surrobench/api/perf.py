@@ -121,13 +121,12 @@ def perf(
     named_model(model, "perf")
     plan = sweep_plan(model, caller=perf, **sweep)
     with open_store(db) as store:
-        record, warnings, reports = time_and_profile(
+        return time_and_profile(
             plan,
             store,
             options or PerfOptions(),
             profile_one=perf_config,
+            schema=schemas.PERF,
             command=command,
             hooks=hooks or NO_HOOKS,
-            schema=schemas.PERF,
         )
-    return Profile(record, tuple(reports), tuple(warnings), schemas.PERF)

@@ -27,47 +27,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from surrobench.analysis.capacity import (
-    MAX_SEARCH_STEPS,
-    PREDICTED_STEP,
-    SEARCH_TOLERANCE,
-    find_capacity,
-    infeasible_reason,
-    predict_capacity,
-)
+from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
+from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
-from surrobench.execution.arrivals import (
-    MAX_ARRIVALS_PER_LOAD,
-    check_load,
-    constant_arrivals,
-    poisson_arrivals,
-    replay_arrivals,
-)
-from surrobench.execution.batcher import (
-    UNLOADED_BUDGET_S,
-    Service,
-    WallClock,
-    serve_closed_loop,
-    serve_open_loop,
-    unloaded_latency,
-)
+from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, constant_arrivals, poisson_arrivals
+from surrobench.execution.arrivals import replay_arrivals
+from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
+from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
-from surrobench.records.serve import (
-    ARRIVALS,
-    Capacity,
-    LoadPoint,
-    PolicyResult,
-    ServePolicy,
-    ServeRecord,
-    UnloadedLatency,
-    padded_sizes,
-)
+from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
+from surrobench.records.serve import UnloadedLatency, padded_sizes
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.timestamps import created_now
 

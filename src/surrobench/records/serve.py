@@ -9,7 +9,7 @@ arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
@@ -243,10 +243,12 @@ class PolicyResult(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class ServeRecord:
+class ServeRecord(schemas.Plain):
     """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
     the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried."""
+    per batching policy tried. Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
+
+    DERIVED = ("best_policy",)
 
     run_id: str
     created: str
@@ -278,18 +280,17 @@ class ServeRecord:
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
 
-    def to_json(self) -> dict:
-        """The record as ``surrobench/serve-v2`` (keys as the attributes; ``best_policy`` added)."""
+    @property
+    def best_policy(self) -> ServePolicy | None:
         best = self.best()
-        return {
-            "schema": schemas.SERVE,
-            **asdict(self),
-            "best_policy": asdict(best.policy) if best and best.policy else None,
-        }
+        return best.policy if best else None
+
+    def to_json(self) -> dict:
+        return {"schema": schemas.SERVE, **super().to_json()}
 
 
-class ServeJsonError(ValueError):
-    """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
+#: ``{schema id: check}`` of serve documents: the id alone; their keys are checked as they are read.
+DOCUMENTS = {schemas.SERVE: schemas.anything, schemas.SERVE_V1: schemas.anything}
 
 
 def serve_from_json(d: object) -> ServeRecord:
@@ -297,14 +298,10 @@ def serve_from_json(d: object) -> ServeRecord:
     prediction, and its load points without ``completed`` and ``slo_attainment``.
 
     Raises:
-        ServeJsonError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
+        DocumentError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
     """
-    if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
-        raise ServeJsonError(f"not a {schemas.SERVE} document")
+    schemas.check(d, DOCUMENTS)
     try:
-        own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
-        policies = tuple(PolicyResult.from_json(p) for p in d["policies"])
-        unloaded = tuple(UnloadedLatency.from_json(u) for u in d.get("unloaded", ()))
-        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
+        return ServeRecord.from_json(d)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None
+        raise schemas.DocumentError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None
