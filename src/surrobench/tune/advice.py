@@ -24,6 +24,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import torch
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.errors import Interrupted, UsageError
@@ -34,7 +37,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.findings import Finding
-from surrobench.records.measured import MeasuredRemedy, saved_ms
+from surrobench.records.measured import MeasuredRemedy, direction, saved_ms
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -151,8 +154,8 @@ def measure_config(
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` (of the config ``cfg``) name, measured on this machine within ``budget_s``
-    seconds from now, the baseline's start included (module docstring). Empty when they name none or
-    ``budget_s`` is 0.
+    seconds from now, the baseline's start included (module docstring), each with the way it moves the baseline's
+    thread count (:func:`~surrobench.records.measured.direction`). Empty when they name none or ``budget_s`` is 0.
 
     Raises:
         Exception: the baseline cannot run (as :meth:`DeviceBench.start` raises).
@@ -167,7 +170,10 @@ def measure_config(
         with room_for_compiled_variants():
             bench = DeviceBench.start(cfg, prepared, request, end)
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
-            return measure_recipes(trials, recipes, tolerance)
+            threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
+            return tuple(
+                replace(m, direction=direction(m.remedy, threads)) for m in measure_recipes(trials, recipes, tolerance)
+            )
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
     finally:
