@@ -1,15 +1,8 @@
-"""A dynamic batcher over an injected service function, open loop or closed loop, on a wall or virtual clock.
-
-The batcher dispatches the requests waiting (up to ``max_batch``, oldest first) as soon as ``max_batch`` of
-them wait, or when the oldest has waited ``max_wait_ms`` (the policy of Triton's dynamic batcher). It runs in
-one thread: open-loop arrival times are known in advance (the schedule does not wait for the server), so the
-queue at any instant is the requests arrived and not yet dispatched, and a request that arrives while a
-batch runs simply waits. ``service(k)`` serves a batch of k requests and returns its compute time (s); the
-batch's completion is read from the clock right after it returns (a synchronized finish). Per request,
-latency = completion - arrival.
-
-The clock is injected: :class:`WallClock` for real runs, :class:`VirtualClock` where tests plant service
-times (``service`` advances the virtual clock), so queueing theory can be checked exactly and fast.
+"""A dynamic batcher over an injected ``service(k)`` (serves k requests, returns its compute time, s), open or
+closed loop, in one thread, on a wall or virtual clock (:class:`WallClock`, :class:`VirtualClock`: tests plant
+service times). The requests waiting (up to ``max_batch``, oldest first) are dispatched once ``max_batch`` wait
+or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); a batch completes when ``service`` returns
+(a synchronized finish); per request, latency = completion - arrival.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Interleaved timing of several variants of one config inside one process (A B A B ...).
 
-Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so a
-before/after pair cannot show a small remedy. Every variant is built
-once (its first call, which compiles, captures or autotunes, is timed apart as its setup), then the
-variants take turns: each round runs every variant's own warm-up and timed loop in order, so a slow spell
-of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time",
-ISMM: randomize or interleave what is compared). Steps, settings and timing are those of
-``surrobench run`` (:mod:`surrobench.execution.runner`, :mod:`surrobench.execution.timing`).
+Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so every
+variant is built once (its first call timed apart as its setup), then the variants take turns, each round running
+every variant's warm-up and timed calls in order (:func:`~surrobench.execution.timing.measure_round`), so a slow
+spell of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM).
 """
 
 from __future__ import annotations

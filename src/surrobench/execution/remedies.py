@@ -1,21 +1,14 @@
 """Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends.
 
-A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values (CUDA-graph replay is
-``mode="cudagraph"``, TF32 is ``precision="tf32"``, ...), so a candidate runs through the same step
-builders, numeric settings and timing core as ``surrobench run``: one runner, and every recommendation
-is a ``surrobench run`` command line. Remedies that set the same field exclude each other (one mode, one
-precision, one thread count per config); the others stack.
-
-Both ways of launching a step as a CUDA graph are tried: capturing the eager forward (``cudagraph``) and
-``torch.compile(mode="reduce-overhead")``, which captures Inductor's fused kernels. They set the same field
-(the mode), so the second is the only way a recipe gets compilation and graph replay together: a compiled
-forward of many small kernels stays bound by its launches, and its latency then follows the host's speed
+A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values, so a candidate runs through
+``surrobench run``'s step builders, settings and timing, and every recommendation is a ``surrobench run`` line.
+Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the one way
+to get compilation and graph replay together: a compiled forward of many small kernels stays launch-bound
 (docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
 
-Sources of each setting: PyTorch docs "CUDA Graphs" (torch.cuda.graph), ``torch.compile`` (modes),
-"TensorFloat-32 (TF32) on Ampere (and later) devices", "Automatic Mixed Precision" (torch.autocast),
-the "Channels Last Memory Format" tutorial, ``torch.backends.cudnn.benchmark`` and
-``torch.set_num_threads``.
+Sources: PyTorch docs "CUDA Graphs", ``torch.compile`` (modes), "TensorFloat-32 (TF32) on Ampere (and later)
+devices", "Automatic Mixed Precision", the "Channels Last Memory Format" tutorial,
+``torch.backends.cudnn.benchmark``, ``torch.set_num_threads``.
 """
 
 from __future__ import annotations

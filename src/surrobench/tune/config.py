@@ -1,11 +1,7 @@
-"""One config of ``surrobench optimize`` searched on this machine and reported (:func:`optimize_config`).
-
-The baseline is started on a :class:`surrobench.tune.bench.DeviceBench` (step 1: the baseline, its references,
-the probe), the :class:`surrobench.tune.search.Search` runs on it within ``budget_s``, leaving time for one pair
-of the recipe's fresh processes (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), and then, after
-every timed round, the baseline and each timed candidate are profiled for their top op. The outcome is one
-:class:`surrobench.results.optimize.ConfigOptimization`: the baseline and the recipe as timed in the same windows,
-every candidate, the recipe's code and ``surrobench run`` lines, and notes.
+"""One config of ``surrobench optimize`` searched and reported (:func:`optimize_config`): the baseline started on a
+:class:`surrobench.tune.bench.DeviceBench`, the :class:`surrobench.tune.search.Search` within ``budget_s`` (less one
+pair of fresh processes, :meth:`~surrobench.tune.bench.DeviceBench.process_reserve_s`), then every timed variant
+profiled for its top op; the outcome a :class:`surrobench.results.optimize.ConfigOptimization`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`), and the two
-ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`, :func:`measured_for`).
-
-Per config of the request (the workload of ``surrobench run``), the search of :mod:`surrobench.tune.search`.
-The baseline and the recipe, as measured in the same rounds, are stored as two runs, and the report next to
-them (:func:`surrobench.results.store.add_optimization`). With ``fresh_pairs``, each recipe is then measured
-again against its baseline in fresh processes (:mod:`surrobench.tune.fresh`).
+"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`): the baseline and
+recipe stored as two runs with the report beside them, each recipe measured again in fresh processes with
+``fresh_pairs``; and the two ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`,
+:func:`measured_for`).
 """
 
 from __future__ import annotations

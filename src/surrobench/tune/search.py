@@ -1,27 +1,15 @@
-"""The remedy search of one config (:class:`Search`): which candidate is tried next and what is recommended.
+"""The remedy search of one config (:class:`Search`), measuring through an injected
+:class:`surrobench.tune.bench.Bench` against an injected clock (a test plants timings and time):
 
-The search measures through an injected :class:`surrobench.tune.bench.Bench` (on a device:
-:class:`surrobench.tune.bench.DeviceBench`, which also does step 1, the baseline and its references) and reads an
-injected clock against its deadline, so a test plants timings and time:
+1. :meth:`Search.singles`: each feasible remedy (:meth:`Bench.infeasible`) built, checked, timed with the baseline
+   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`).
+2. :meth:`Search.stack`: greedy stacking on the fastest accepted remedy, then on its rival (the fastest timed
+   remedy that excludes it); the two recipes timed head to head (:meth:`Search.duel`).
+3. :meth:`Search.confirm`: the recipe timed with the baseline in :data:`CONFIRM_WINDOWS` more windows and in pairs
+   of fresh processes; recommended only when its speedup pooled over them is faster
+   (:class:`~surrobench.results.optimize.Unconfirmed` otherwise).
 
-1. Each remedy (:mod:`surrobench.execution.remedies`) is checked for feasibility with a reason
-   (:meth:`Bench.infeasible`, :mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its
-   setup, timed), its output checked by the accuracy guard, then timed in rounds interleaved with the baseline
-   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`): :meth:`Search.singles`.
-2. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a time,
-   fastest first, each timed in rounds with the baseline and the current recipe and kept when it beats the
-   current recipe by the same rule, until the list or the budget runs out. Then the same from its rival, the
-   fastest timed remedy that excludes it; the two recipes (each accepted by the rule) are timed head to head and
-   the rival's kept when the head to head's median favours it (:meth:`Search.stack`, :meth:`Search.duel`).
-3. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
-   pairs of fresh processes, one window each (:meth:`Bench.process_windows`), and its speedup is taken over
-   every window the two were timed in together, its interval drawn over windows (:meth:`Search.confirm` says
-   why); a recipe whose pooled speedup is not faster by the rule is not recommended
-   (:class:`~surrobench.results.optimize.Unconfirmed`).
-
-Each verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster"): a candidate is
-``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
-recommended when its speedup pooled over every window (and process) it shared with the baseline is faster.
+Every verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster").
 """
 
 from __future__ import annotations
