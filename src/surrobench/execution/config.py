@@ -83,25 +83,12 @@ _AUTOCAST_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 @dataclass(frozen=True)
 class ExecConfig(ExecSettings):
-    """Everything that defines one measured config: its identity and counts, and its
-    :class:`~surrobench.records.config.ExecSettings` (keyword-only fields).
-
-    Attributes:
-        model: model spec as given (zoo name, ``module:factory`` or ``.pt2`` path).
-        shape: the shape-ladder rung.
-        batch: batch size B.
-        precision: ``fp32`` (TF32 off), ``tf32`` (TF32 on for matmul and cuDNN), ``fp16`` / ``bf16``
-            (``torch.autocast`` with TF32 off). One precision per config, never mixed (docs/sources.md, method §1).
-        device: ``cpu`` or ``cuda``.
-        mode: ``eager``, ``compile`` (``torch.compile``) or ``cudagraph`` (capture + replay, CUDA only).
-        warmup: untimed iterations after the cold-start call.
-        iters: timed iterations.
-        cudnn_benchmark: value of ``torch.backends.cudnn.benchmark`` during the config.
-        seed: seed of weights and inputs.
-        input_sets: how many input buffers are rotated through (see ``workload.inputs``).
-        trust_pickle: a ``.pt2`` model may load objects through pickle (``--trust-pickle``,
-            :func:`surrobench.workload.loader.pickle_members`); carried so the profiling child loads it too.
-    """
+    """One measured config: ``model`` as given, the ``shape`` rung, ``batch``; ``precision`` (``fp32`` TF32 off,
+    ``tf32``, ``fp16``/``bf16`` autocast with TF32 off: one per config, docs/sources.md, method §1); ``device``;
+    ``mode`` (``eager``, ``compile``, ``cudagraph``); ``warmup`` untimed and ``iters`` timed calls after the cold
+    start; ``cudnn_benchmark``; ``seed`` of weights and inputs; ``input_sets`` rotated
+    (:mod:`surrobench.workload.inputs`); ``trust_pickle`` (:func:`surrobench.workload.loader.pickle_members`), and
+    the keyword-only :class:`~surrobench.records.config.ExecSettings`."""
 
     model: str
     shape: ShapeSpec

@@ -33,18 +33,10 @@ Singles = list[tuple[Remedy, CandidateResult]]
 
 @dataclass
 class Search(Trials):
-    """The search of the module docstring; :class:`Trials` holds the measuring and the budget. :meth:`run` fills:
-
-    Attributes:
-        not_tried: ``(name, reason)`` of candidates the budget left out.
-        head_to_head: the two stacking paths' recipes against each other, when there were two.
-        recipe: what is recommended (empty: nothing); ``recipe_handle`` its handle, ``recipe_speedup`` its
-            speedup over every window it shared with the baseline, ``window_speedups`` each window's own.
-        processes: the recipe's windows in fresh processes, when they ran.
-        confirm_error: why a confirmation window failed, if one did; ``confirm_interrupted``: Ctrl-C came then.
-        unconfirmed: the recipe the search found, when its pooled speedup did not hold (not recommended), else None.
-        confirm_windows: windows of the confirmation (:data:`CONFIRM_WINDOWS`).
-    """
+    """The search of the module docstring over :class:`Trials`. :meth:`run` fills ``not_tried`` (``(name,
+    reason)`` the budget left out), ``head_to_head``, ``recipe`` (empty: nothing recommended) with its handle, its
+    pooled speedup and each window's, ``processes`` (its fresh windows), ``confirm_error`` / ``confirm_interrupted``
+    and ``unconfirmed`` (found, but its pooled speedup did not hold)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     head_to_head: HeadToHead | None = None

@@ -31,25 +31,13 @@ WARM_COMPILE_FRACTION = 0.72
 
 @dataclass
 class Trials:
-    """Candidates tried against one baseline, measured through ``bench``.
-
-    Attributes:
-        bench: what builds and times them (:class:`surrobench.tune.bench.Bench`).
-        rounds: rounds per timing window (what ``bench.window`` times).
-        budget_s: the budget as given (named in the reason a candidate was not tried).
-        budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
-        clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
-        bounded: each window ends once ``budget_end`` passes, after
-            :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that
-            least measurement fits (:meth:`minimum_s`): diagnose's measured remedies.
-        on_judged: told after each candidate is judged (the caller stores the progress).
-        last_window_s: seconds the last window took (:meth:`window`), 0 before the first; ``last_rounds`` its
-            rounds a side.
-        paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
-        timed: candidate name -> its handle, kept to be profiled once every round is timed.
-        unprofiled: timed candidates released before that (device memory), by name.
-        done: every candidate judged so far, in order.
-    """
+    """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
+    (as given), which ends at ``budget_end`` on ``clock`` (monotonic seconds; a test plants one). ``bounded``
+    (diagnose): a window ends once ``budget_end`` passes, after
+    :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that least
+    measurement fits (:meth:`minimum_s`). ``on_judged`` is told after each verdict. Kept: ``last_window_s`` and
+    ``last_rounds`` of the last window; ``paired``, ``id(handle)`` -> the baseline rounds it was timed with;
+    ``timed`` handles kept to be profiled, ``unprofiled`` names released before; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
