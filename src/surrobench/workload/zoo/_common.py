@@ -12,6 +12,7 @@ from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.zoo.base import Surrogate
 
 
 def randn(
@@ -54,6 +55,28 @@ def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multip
             f"e.g. {multiple_of * max(1, dims[2] // multiple_of)}"
         )
     return dims
+
+
+class GridSurrogate(Surrogate):
+    """A family on a 2-D grid: one fp32 input ``x: (B, channels, H, W)`` (:func:`grid_shape`, H and W multiples of
+    ``multiple_of``), ``H * W`` points per sample."""
+
+    channels = 3
+    multiple_of = 1
+
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
+        """``(x,)``.
+
+        Raises:
+            UsageError: as :func:`grid_shape`.
+        """
+        dims = grid_shape(self.info.name, batch, shape, channels=self.channels, multiple_of=self.multiple_of)
+        return (randn(dims, generator, device),)
+
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
+        return grid_points(inputs[0])
 
 
 def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[int, int, int]:
