@@ -59,11 +59,9 @@ class Trials:
         self.on_judged()
 
     def fresh_setup_ms(self, name: str, setup_ms: float) -> float:
-        """The setup, ms, that a fresh process of the recipe ``name`` is expected to pay, ``setup_ms`` in this
-        process. A fresh process loads the compile caches the search filled, so a compiled recipe counts as the
-        median setup of the compiled candidates after the first (the median, as one that reused this process's
-        Dynamo entries set up in 0.1 s), or :data:`WARM_COMPILE_FRACTION` of the first's while it is the only
-        one; any other its own."""
+        """The setup, ms, a fresh process of recipe ``name`` pays (``setup_ms`` here): a compiled one loads the
+        caches the search filled, so the median setup of the compiled candidates after the first, or
+        :data:`WARM_COMPILE_FRACTION` of the first's while it is the only one; any other its own."""
         if not compiles(name):
             return setup_ms
         compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
@@ -81,11 +79,9 @@ class Trials:
         return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms())
 
     def expected_s(self, recipe: Recipe | None) -> float:
-        """Seconds ``recipe`` is expected to take to build, check and time: the longest candidate judged so far
-        that compiles as it does (a torch.compile remedy or not: compiling dominates a candidate's time), 0
-        before there is one or for no recipe. Of compiled candidates, the first compiles cold and the later
-        ones hit the caches it filled: it is left out once there is a second, and counts
-        :data:`WARM_COMPILE_FRACTION` of its time while it is the only one."""
+        """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
+        (0 before one, or for no recipe); of compiled ones, the first (cold) is left out once there is a second,
+        and counts :data:`WARM_COMPILE_FRACTION` of its time while alone."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
@@ -115,11 +111,10 @@ class Trials:
         return f"budget of {self.budget_s:g} s spent"
 
     def window(self, handles: Sequence[Handle]) -> None:
-        """One window of ``handles`` with the baseline (:meth:`Bench.window`), and the baseline rounds each was
-        timed with recorded in :attr:`paired` (a window that raised records nothing).
+        """One window of ``handles`` with the baseline (:meth:`Bench.window`), recorded in :attr:`paired`.
 
         Raises:
-            Exception, KeyboardInterrupt: what the bench's window raised.
+            Exception, KeyboardInterrupt: what the bench's window raised (nothing recorded).
         """
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
@@ -143,9 +138,8 @@ class Trials:
         self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
-        (named ``current_name``): ``accepted`` when it is faster than the one it would replace by the rule
-        (:meth:`surrobench.records.paired.Speedup.faster`), over its window. A failure is explained in one line
-        (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+        (``current_name``): ``accepted`` when faster than the one it would replace by the rule
+        (:meth:`surrobench.records.paired.Speedup.faster`); a failure explained in one line.
 
         Returns:
             (its :class:`CandidateResult`, its handle when it was timed, else None).
