@@ -46,12 +46,10 @@ def _glibc() -> ctypes.CDLL | None:
 
 @functools.cache
 def pin_malloc_thresholds() -> bool:
-    """Pin glibc malloc's mmap and trim thresholds (:data:`MMAP_THRESHOLD_BYTES`, :data:`TRIM_THRESHOLD_BYTES`)
-    for this process, once, before anything is timed: glibc otherwise raises its mmap threshold to the size of
-    each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op (an fp64 reference, an earlier
-    config) decides whether a model's temporaries are page-faulted afresh on every later call. Setting either
-    threshold turns glibc's dynamic rule off. Returns whether they were pinned: not on another C library, nor when
-    the user set them through ``MALLOC_*_`` environment variables (theirs stand)."""
+    """Pin glibc malloc's mmap and trim thresholds for this process, once, before anything is timed: glibc
+    otherwise raises its mmap threshold to each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op
+    decides whether later temporaries page-fault on every call. Returns whether they were pinned: not on another C
+    library, nor when the user set ``MALLOC_*_`` environment variables."""
     libc = _glibc()
     if libc is None or any(name in os.environ for name in _USER_MALLOC_ENV):
         return False
@@ -113,18 +111,11 @@ def available_bytes(device: str) -> int:
 
 
 class PeakMemoryTracker:
-    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it.
-
-    CUDA: ``torch.cuda.reset_peak_memory_stats`` / ``max_memory_allocated`` / ``max_memory_reserved``
-    (absolute: weights, inputs and activations). CPU: growth of the peak resident set over the RSS at
-    ``start()``, the config's own peak: the heap's free pages are first returned to the system
-    (:func:`release_free_heap`), so memory an earlier config freed is not reused unseen, and the kernel's
-    high-water mark (VmHWM) is reset by writing ``5`` to ``/proc/self/clear_refs`` (proc(5)). Where either is
-    not available (not glibc, not Linux) the figure is the growth since ``start()`` over a lifetime peak
-    (``ru_maxrss``), which depends on what ran before: :attr:`PeakMemory.own_peak` is then False. File-backed
-    pages paged in meanwhile (``RssFile``: libtorch's and oneDNN's code, touched by the first call of a kind of
-    op) are subtracted: they are the process's, not the config's, and would charge the first config of a run.
-    """
+    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's absolute peaks
+    (``max_memory_allocated``, ``max_memory_reserved``). CPU: the peak resident set's growth over ``start()``,
+    after :func:`release_free_heap` and a reset of VmHWM (``5`` to ``/proc/self/clear_refs``, proc(5)); without
+    them (not glibc, not Linux) over the lifetime ``ru_maxrss`` (:attr:`PeakMemory.own_peak` False). File-backed
+    pages paged in meanwhile (``RssFile``: libtorch's code) are the process's, subtracted."""
 
     def __init__(self, device: str) -> None:
         self.device = device

@@ -71,7 +71,7 @@ def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
 
 
 def check_mode(mode: str, device: str) -> None:
-    """Raise when ``mode`` cannot run on ``device``: ``cudagraph`` needs CUDA.
+    """Check that ``mode`` can run on ``device``.
 
     Raises:
         UsageError: ``cudagraph`` on a device other than CUDA.

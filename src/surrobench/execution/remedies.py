@@ -23,15 +23,9 @@ from surrobench.execution.config import ExecConfig
 
 @dataclass(frozen=True)
 class Remedy:
-    """One remedy.
-
-    Attributes:
-        name: candidate name, e.g. ``"cudagraph"``, ``"threads=1"``; stacked names join with ``+``.
-        settings: ``(ExecConfig field, value)`` pairs it sets.
-        devices: devices it applies to.
-        summary: what it does, one line.
-        code: lines of Python that apply it to a user's model ``model`` and input ``x``.
-    """
+    """One remedy: its ``name`` (``"threads=1"``; stacked names join with ``+``), the ``(ExecConfig field, value)``
+    ``settings`` it sets, the ``devices`` it applies to, a one-line ``summary`` and the ``code`` lines that apply it
+    to a user's ``model`` and input ``x``."""
 
     name: str
     settings: tuple[tuple[str, object], ...]
@@ -108,13 +102,10 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 
 def thread_counts() -> tuple[int, ...]:
-    """Thread counts tried on the CPU: 1 (no contention with other processes on a shared host, where
-    torch's default of one thread per core oversubscribes the cores), one per physical core this process may
-    use, and one per logical CPU it may use (SMT siblings too). torch's default is the baseline, and the
-    feasibility rules drop the count it already runs (:func:`surrobench.analysis.feasibility.infeasible_reason`).
-    The CPUs it may use are its affinity (``os.sched_getaffinity``: a container or ``taskset`` may allow fewer
-    than the machine has); logical CPUs per core are ``os.cpu_count()`` over ``psutil.cpu_count(logical=False)``.
-    A 2-core host without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
+    """Thread counts tried on the CPU: 1 (no contention on a shared host), one per physical core and one per
+    logical CPU of this process's affinity (``os.sched_getaffinity``; logical per core: ``os.cpu_count()`` over
+    ``psutil.cpu_count(logical=False)``); the baseline's own count is dropped as infeasible. A 2-core host
+    without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
     logical = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
     per_core = max(1, logical // (psutil.cpu_count(logical=False) or logical))
