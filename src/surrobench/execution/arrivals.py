@@ -13,15 +13,9 @@ import numpy as np
 
 from surrobench.errors import UsageError
 
-#: The most arrivals one offered load may hold (rate x offered duration). Each arrival costs the in-process
-#: load generator memory and time of its own: measured on the 2-core CPU VM (virtual clock, so the server
-#: never limits), 134 bytes and 2.5 us per arrival at max batch 8 and 314 bytes and 5.9 us at max batch 1
-#: (the schedule, the batcher's per-request and per-batch lists, the trace's arrays), and the fresh-user trial
-#: saw 850 MB and 13 s for the 5 million arrivals of ``--rate 1e7 --duration-s 0.5``. A million keeps one load
-#: within about 300 MB and a few seconds of the generator's own time; a rate past that per duration measures
-#: the load generator (one arrival every microsecond or less) rather than the server, and a P99 needs only
-#: 368 requests (:data:`surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`). Checked before anything is
-#: allocated (:func:`surrobench.api.serve.serve_request`, and here).
+#: The most arrivals one offered load may hold (rate x offered duration): each costs the load generator memory
+#: and time of its own, a million about 300 MB and seconds (docs/benchmarks/h200-serve.md, "The load generator's
+#: own cost per arrival"), where a P99 needs 368 (:data:`surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`).
 MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 

@@ -20,13 +20,9 @@ _STATUS = Path("/proc/self/status")
 
 #: mallopt(3) parameters (glibc's malloc.h).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-#: glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``, 4 * 1024 * 1024 *
-#: sizeof(long), mallopt(3)), pinned: a block under it is served from the heap and reused, one over it is a fresh
-#: mapping on every call, whatever ran before in the process. The trim threshold is twice it, the ratio glibc's own
-#: dynamic rule keeps. Measured on this project's CPU (docs/benchmarks/cpu-allocator.md): with glibc's dynamic
-#: thresholds a model with 8 MiB fp32 temporaries took 2,000 page faults per call in a fresh process and none
-#: after one fp64 op of 30 MiB (10.6 ms against 6.8 ms a call); a model with 16 MiB temporaries the reverse.
-#: Pinned, both fault the same in either order.
+#: glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``, mallopt(3)), pinned: a block
+#: under it is reused from the heap, one over it freshly mapped on every call, whatever ran before; the trim
+#: threshold twice it, as glibc's dynamic rule keeps (why: docs/benchmarks/cpu-allocator.md).
 MMAP_THRESHOLD_BYTES = 32 * 2**20
 TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
 #: The environment variables through which a user sets glibc's thresholds themselves (mallopt(3)): then they stand.
@@ -58,10 +54,8 @@ def pin_malloc_thresholds() -> bool:
     )
 
 
-#: ``extra`` key of a CPU result: the minor page faults of the process per timed call (getrusage(2)
-#: ``ru_minflt``, read around the timed loop): memory the allocator takes afresh on every call (a temporary over
-#: the mmap threshold, a heap trimmed between calls). The allocation state that moved a baseline 3-4x between
-#: processes shows here first (docs/benchmarks/cpu-allocator.md).
+#: ``extra`` key of a CPU result: the process's minor page faults per timed call (getrusage(2) ``ru_minflt``):
+#: memory taken afresh on every call, which moved a baseline 3-4x between processes (docs/benchmarks/cpu-allocator.md).
 FAULTS_KEY = "minor_faults_per_call"
 
 

@@ -186,13 +186,10 @@ def measure_findings(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
-    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config),
-    for the configs of ``results`` (timed ``ok`` configs of ``plan``). Returns ``{config label: its
-    measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
-    config could not be measured (its baseline failed: explained in one line, the others go on).
-
-    ``deadline`` (a ``clock()`` time): each config's budget is at most an even share of what is left of it;
-    below :data:`MIN_MEASURE_S` the config is not measured, its note says so.
+    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config) for
+    ``results`` (``ok`` configs of ``plan``): ``{label: measurements}`` and a note per config (what was measured in
+    how long, what the budget left out, or why none was). ``deadline`` (``clock()``): a config's budget is at most
+    an even share of what is left; below :data:`MIN_MEASURE_S` it is not measured.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the

@@ -51,11 +51,8 @@ class Search(Trials):
     confirm_windows: int = CONFIRM_WINDOWS
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops: early enough for one pair of fresh processes
-        (:meth:`Trials.deadline`) and, before them, the confirmation's :attr:`confirm_windows` windows, each as
-        long as the last window timed (a stacking window times three variants and a confirmation window two,
-        so this keeps a little more than they take; docs/benchmarks/h200-optimize.md, "The budget holds the
-        fresh processes")."""
+        """``clock()`` by which the search stops: :meth:`Trials.deadline` less :attr:`confirm_windows` windows as
+        long as the last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
@@ -98,13 +95,9 @@ class Search(Trials):
 
     def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
         """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival, the fastest timed
-        remedy that sets the same setting (another precision, another way to launch the step; accepted alone or
-        not, as a remedy slower alone can win once stacked), which the first path can never reach; the rival's
-        recipe replaces the first when the head to head favours it (:meth:`duel`). Returns (stacked candidates,
-        recipe, its handle).
-
-        A second start (and the swaps of :meth:`_path`) because which of two exclusive remedies is faster alone
-        does not say which is faster once stacked (docs/benchmarks/h200-optimize.md, "Two starts")."""
+        remedy that sets the same setting (accepted alone or not), which the first path cannot reach; the rival's
+        recipe wins when the head to head favours it (:meth:`duel`; docs/benchmarks/h200-optimize.md, "Two
+        starts"). Returns (stacked candidates, recipe, its handle)."""
         timed = sorted(
             ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
             key=lambda rc: -rc[1].speedup.median,
@@ -136,14 +129,11 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def _path(self, start: Recipe, handle: Handle, timed: Singles):
-        """Greedy stacking from ``start`` (whose handle is ``handle``), over the timed singles fastest first: one
-        that sets no setting of the recipe is added, and one that sets a setting of a remedy added after the
-        start is tried in its place (a swap: fp16 for tf32 in cudagraph+tf32); each is kept when it beats the
-        recipe so far by the rule. Then the swaps the first pass could not try yet (the remedy they replace was
-        added after them) are tried. Returns (stacked candidates, recipe, its handle).
-
-        Swaps go in the same pass as adds, in the singles' order, so that the remedies a budget leaves untried
-        are the ones slowest alone (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core")."""
+        """Greedy stacking from ``start`` (``handle``) over the timed singles, fastest first: one that sets no setting
+        of the recipe is added, one that sets a setting of a remedy added after the start swapped in (fp16 for tf32
+        in cudagraph+tf32), each kept when it beats the recipe by the rule; then the swaps the first pass could not
+        try yet. Adds and swaps share one pass, so the budget leaves the slowest untried
+        (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core"). Returns (stacked, recipe, handle)."""
         recipe, stacked = start, []
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
@@ -177,16 +167,10 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:
-        """Whether ``other`` (recipe, handle) replaces ``first``, timed against each other (and the baseline) in
-        one more window: when the head to head's median favours it. The outcome is kept as
-        :attr:`head_to_head`. A window that fails keeps ``first``.
-
-        Both recipes were accepted by the rule; the duel only chooses between them, so the median decides also
-        when the rule calls neither faster. ``first`` was chosen as the fastest of several single-window
-        estimates, which favours the one whose window read high (selection bias: Cawley & Talbot 2010, "On
-        over-fitting in model selection and subsequent selection bias in performance evaluation", JMLR 11); the
-        head to head is the one window not used to pick them, and it times the two recipes together
-        (docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
+        """Whether ``other`` (recipe, handle) replaces ``first``: timed together in one more window, when the head to
+        head's median favours it (both were accepted by the rule; a failed window keeps ``first``); kept as
+        :attr:`head_to_head`. A fresh window, not the ones that picked them, against selection bias (Cawley &
+        Talbot 2010, JMLR 11; docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
         (recipe, handle), (rival, rival_handle) = first, other
         try:
             self.window([handle, rival_handle])
@@ -200,15 +184,10 @@ class Search(Trials):
         return wins
 
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
-        """The recipe's speedup over every window in which it was timed with the baseline, after
-        :attr:`confirm_windows` more windows (the confirmation) and the windows in pairs of fresh processes
-        (:meth:`Bench.process_windows`), and each window's own speedup.
-
-        One window's CI covers the drift between its rounds, not between windows (docs/benchmarks/h200-optimize.md,
-        "Windows and processes"), so the interval is drawn over windows, and with fresh processes over processes,
-        each pair one unit (:class:`surrobench.records.paired.PairedSamples`). A
-        confirmation window that fails (the recipe raised on a later call) leaves the windows measured so far,
-        and :attr:`confirm_error` says why; Ctrl-C leaves them too, and no fresh processes run."""
+        """The recipe's speedup over every window it shared with the baseline, after :attr:`confirm_windows` more and
+        the fresh pairs (:meth:`Bench.process_windows`), its interval drawn over windows, and processes
+        (docs/benchmarks/h200-optimize.md, "Windows and processes"); and each window's own. A failed window
+        (:attr:`confirm_error`) or Ctrl-C leaves those measured, Ctrl-C with no fresh processes."""
         for _ in range(self.confirm_windows):
             try:
                 self.window([handle])

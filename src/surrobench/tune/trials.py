@@ -22,10 +22,9 @@ from surrobench.results.optimize import CandidateResult
 from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
-#: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
-#: setup at most this fraction of the first's setup: the first compiles cold, the later ones (and the recipe's
-#: fresh processes, which load the compile caches the search filled) hit Inductor's caches: the largest ratio
-#: measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
+#: A compiled candidate after the first takes at most this fraction of the first's time and setup (the later ones
+#: hit Inductor's caches): the largest ratio measured (docs/benchmarks/h200-optimize.md, "The budget holds the
+#: fresh processes").
 WARM_COMPILE_FRACTION = 0.72
 
 
