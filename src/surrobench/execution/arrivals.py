@@ -44,14 +44,11 @@ def _check(rate_rps: float, duration_s: float) -> None:
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
-    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``:
-    exponential inter-arrival times of mean ``1 / rate_rps`` (coefficient of variation 1) from numpy's
-    PCG64 generator seeded with ``seed``, as LoadGen's Server scenario draws them.
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``: exponential
+    inter-arrival times from numpy's PCG64 seeded with ``seed``, as LoadGen's Server scenario draws them.
 
     Raises:
-        UsageError: a rate or duration that is not a finite positive number, or more than
-            :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``), before anything is
-            allocated.
+        UsageError: a rate or duration not finite and positive, or too many arrivals (:func:`check_load`).
     """
     _check(rate_rps, duration_s)
     rng = np.random.default_rng(seed)
@@ -75,8 +72,8 @@ def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
 
 
 def replay_arrivals(path: str | Path) -> np.ndarray:
-    """Arrival times read from a text file: one timestamp in seconds per line (a header line, blank lines
-    and ``#`` comments are skipped; a CSV's first column is read). They are shifted to start at 0.
+    """Arrival times from a text file, one timestamp (s) per line or a CSV's first column (header, blank and
+    ``#`` lines skipped), shifted to start at 0.
 
     Raises:
         UsageError: the file cannot be read, holds no timestamp, holds a value that is not a finite number,
