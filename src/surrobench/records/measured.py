@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from surrobench.records import schemas
 from surrobench.records.vocab import remedy_id
 
 #: How a finding's gain is known: ``measured`` (one of its remedies was timed against the baseline) or
@@ -38,7 +39,7 @@ JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed",
 
 
 @dataclass(frozen=True)
-class MeasuredRemedy:
+class MeasuredRemedy(schemas.Plain):
     """One remedy (a candidate of :mod:`surrobench.execution.remedies`, or a stack of them) as diagnose measured it.
 
     Attributes:
@@ -53,10 +54,17 @@ class MeasuredRemedy:
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
         noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
             clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
+        direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
+            (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
+            the baseline's value is not known.
+
+    Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
 
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
     """
+
+    DERIVED = ("text",)
 
     remedy: str
     verdict: str
@@ -69,6 +77,7 @@ class MeasuredRemedy:
     reason: str = ""
     noise_floor: float | None = None
     margin: float | None = None
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -103,45 +112,14 @@ class MeasuredRemedy:
         )
         return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
 
-    def to_json(self) -> dict:
-        """``{"remedy", "verdict", "speedup", "ci95", "baseline_ms", "saved_ms", "rel_l2", "tolerance",
-        "reason", "noise_floor", "margin", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
-        return {
-            "remedy": self.remedy,
-            "verdict": self.verdict,
-            "speedup": self.speedup,
-            "ci95": list(self.ci95) if self.ci95 else None,
-            "baseline_ms": self.baseline_ms,
-            "saved_ms": self.saved_ms,
-            "rel_l2": self.rel_l2,
-            "tolerance": self.tolerance,
-            "reason": self.reason,
-            "noise_floor": self.noise_floor,
-            "margin": self.margin,
-            "text": self.text(),
-        }
 
-    @classmethod
-    def from_json(cls, d: dict) -> MeasuredRemedy:
-        """The object :meth:`to_json` wrote.
-
-        Raises:
-            KeyError, TypeError, ValueError: ``d`` is not such an object.
-        """
-        ci = d.get("ci95")
-        return cls(
-            remedy=str(d["remedy"]),
-            verdict=str(d["verdict"]),
-            speedup=d.get("speedup"),
-            ci95=(float(ci[0]), float(ci[1])) if ci else None,
-            baseline_ms=d.get("baseline_ms"),
-            saved_ms=d.get("saved_ms"),
-            rel_l2=d.get("rel_l2"),
-            tolerance=d.get("tolerance"),
-            reason=str(d.get("reason") or ""),
-            noise_floor=d.get("noise_floor"),
-            margin=d.get("margin"),
-        )
+def direction(remedy: str, baseline_threads: int) -> str | None:
+    """The way the single remedy ``remedy`` moves the thread count from ``baseline_threads``: ``"down"`` for
+    ``threads=N`` with N below it, ``"up"`` above; None for any other remedy or a stack (a toggle points one way)."""
+    if "+" in remedy or remedy_id(remedy) != "threads":
+        return None
+    n = int(remedy.split("=", 1)[1])
+    return "down" if n < baseline_threads else "up" if n > baseline_threads else None
 
 
 def saved_ms(baseline_ms: float, speedup: float) -> float:

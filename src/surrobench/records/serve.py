@@ -9,7 +9,7 @@ arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
@@ -80,12 +80,13 @@ class LoadPoint(schemas.Plain):
         arrival: one of :data:`ARRIVALS`.
         target_rps: the rate asked for (open loop); None for a replay or closed loop.
         concurrency: requests outstanding (closed loop); None otherwise.
-        offered_rps: measured requests / their arrival span; achieved_rps: completed requests / the span
-            from the first measured arrival to the last completion.
+        offered_rps: measured requests / the measured arrival window (the schedule after the warm-up; their
+            arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
+            completed requests / the span from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
             the P99 target, dropped ones included (None without a target).
-        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
+        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
@@ -101,6 +102,9 @@ class LoadPoint(schemas.Plain):
         slo_attainment: the share of measured requests completed within the P99 target (goodput over
             offered load; a dropped request is not within it); None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
+        offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 95% of the
+            time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
+            None for a closed loop, a replay, or a document written before it.
     """
 
     arrival: str
@@ -113,8 +117,8 @@ class LoadPoint(schemas.Plain):
     dropped: int
     late: int | None
     percentiles: tuple[Percentile, ...]
-    max_ms: float
-    mean_ms: float
+    max_ms: float | None
+    mean_ms: float | None
     queue_share: float | None
     compute_share: float | None
     mean_batch: float | None
@@ -126,6 +130,7 @@ class LoadPoint(schemas.Plain):
     completed: int | None = None
     slo_attainment: float | None = None
     errors: dict[str, int] = field(default_factory=dict)
+    offered_interval_rps: tuple[float, float] | None = None
 
     def percentile(self, q: float) -> Percentile:
         """The percentile ``q`` (one of :data:`PERCENTILES`).
@@ -238,10 +243,12 @@ class PolicyResult(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class ServeRecord:
+class ServeRecord(schemas.Plain):
     """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
     the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried."""
+    per batching policy tried. Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
+
+    DERIVED = ("best_policy",)
 
     run_id: str
     created: str
@@ -273,18 +280,17 @@ class ServeRecord:
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
 
-    def to_json(self) -> dict:
-        """The record as ``surrobench/serve-v2`` (keys as the attributes; ``best_policy`` added)."""
+    @property
+    def best_policy(self) -> ServePolicy | None:
         best = self.best()
-        return {
-            "schema": schemas.SERVE,
-            **asdict(self),
-            "best_policy": asdict(best.policy) if best and best.policy else None,
-        }
+        return best.policy if best else None
+
+    def to_json(self) -> dict:
+        return {"schema": schemas.SERVE, **super().to_json()}
 
 
-class ServeJsonError(ValueError):
-    """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
+#: ``{schema id: check}`` of serve documents: the id alone; their keys are checked as they are read.
+DOCUMENTS = {schemas.SERVE: schemas.anything, schemas.SERVE_V1: schemas.anything}
 
 
 def serve_from_json(d: object) -> ServeRecord:
@@ -292,14 +298,10 @@ def serve_from_json(d: object) -> ServeRecord:
     prediction, and its load points without ``completed`` and ``slo_attainment``.
 
     Raises:
-        ServeJsonError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
+        DocumentError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
     """
-    if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
-        raise ServeJsonError(f"not a {schemas.SERVE} document")
+    schemas.check(d, DOCUMENTS)
     try:
-        own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
-        policies = tuple(PolicyResult.from_json(p) for p in d["policies"])
-        unloaded = tuple(UnloadedLatency.from_json(u) for u in d.get("unloaded", ()))
-        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
+        return ServeRecord.from_json(d)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None
+        raise schemas.DocumentError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

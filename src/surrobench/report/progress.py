@@ -59,12 +59,15 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
+            from surrobench.report.serve_tables import latency_cell  # a serve run's only: not at import
+
             load = "replay" if point.target_rps is None else f"{point.target_rps:g} rps"
             load = f"concurrency {point.concurrency}" if point.concurrency is not None else load
             where = policy.label() if policy is not None else "endpoint"
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
             verdict = {None: "", True: ", passed", False: ", failed"}[point.passed]
-            rates = f"offered {point.offered_rps:.1f}, achieved {point.achieved_rps:.1f} rps, P99 {point.p99_ms:.2f} ms"
+            p99 = latency_cell(point.percentile(0.99))
+            rates = f"offered {point.offered_rps:.1f}, achieved {point.achieved_rps:.1f} rps, P99 {p99} ms"
             _line(console, f"served {_count(progress, task)}: {where}: {load}: {rates}{verdict}")
 
         yield (lambda total: progress.update(task, total=total, refresh=True)), on_point
