@@ -212,14 +212,9 @@ def parse_flamegraph_svg(text: str, source: str = "py-spy") -> tuple[tuple[HostH
     for (name, _, x, w), held in zip(frames, inside):
         if held and name != "all":
             in_model.setdefault(name, []).append((x, x + w))
+    model = {name: _union_width(iv) / total for name, iv in in_model.items()}
     spots = [
-        HostHotspot(
-            name,
-            _union_width(iv) / total,
-            selfs[name] / total,
-            source,
-            _union_width(in_model[name]) / total if name in in_model else 0.0,
-        )
+        HostHotspot(name, _union_width(iv) / total, selfs[name] / total, source, model.get(name, 0.0))
         for name, iv in spans.items()
     ]
     return tuple(sorted(spots, key=lambda s: (-s.share, -s.self_share))), total

@@ -43,18 +43,13 @@ def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
 
 def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
     """The first ``top_n`` kernel rows as :data:`_COLUMNS` cells; a lost op shows its origin."""
-    return [
-        (
-            short_kernel_name(k["name"]),
-            k["kernel_class"],
-            f"{k['share']:.1%}",
-            f"{k['device_us']:.1f}",
-            str(k["calls"]),
-            k["op"] if k["op"] is not None else f"- ({k['origin']})",
-            k["module"] if k["module"] is not None else "-",
-        )
-        for k in table["kernels"][:top_n]
-    ]
+    rows = []
+    for k in table["kernels"][:top_n]:
+        op = k["op"] if k["op"] is not None else f"- ({k['origin']})"
+        module = k["module"] if k["module"] is not None else "-"
+        cells = (short_kernel_name(k["name"]), k["kernel_class"], f"{k['share']:.1%}", f"{k['device_us']:.1f}")
+        rows.append((*cells, str(k["calls"]), op, module))
+    return rows
 
 
 def class_line(table: dict) -> str:
