@@ -27,21 +27,13 @@ def _pct(x: float) -> str:
 
 def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
     """The first ``top_n`` op rows as :data:`_COLUMNS` cells, with ``max_shapes`` input shapes."""
-    return [
-        (
-            op["name"],
-            op["category"],
-            str(op["calls"]),
-            _pct(op["share"]),
-            f"{op['self_device_us']:.1f}",
-            f"{op['total_device_us']:.1f}",
-            f"{op['self_cpu_us']:.1f}",
-            _mib(op["device_mem_bytes"]),
-            _mib(op["self_device_mem_bytes"]),
-            "; ".join(op["input_shapes"][:max_shapes]),
-        )
-        for op in table["ops"][:top_n]
-    ]
+    rows = []
+    for op in table["ops"][:top_n]:
+        us = (f"{op[k]:.1f}" for k in ("self_device_us", "total_device_us", "self_cpu_us"))
+        mib = (_mib(op["device_mem_bytes"]), _mib(op["self_device_mem_bytes"]))
+        shapes = "; ".join(op["input_shapes"][:max_shapes])
+        rows.append((op["name"], op["category"], str(op["calls"]), _pct(op["share"]), *us, *mib, shapes))
+    return rows
 
 
 def label(report: dict) -> str:
@@ -57,10 +49,10 @@ def summary_line(report: dict) -> str:
     basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
     text = f"{basis} {per_step_ms:.3f} ms/step over {table['active_steps']} steps"
     if report["overhead"] is not None:
-        text += (
-            f"; mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f}"
-            f" ms: profiler overhead {report['overhead']:+.0%}"
+        steps = (
+            f"mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f} ms"
         )
+        text += f"; {steps}: profiler overhead {report['overhead']:+.0%}"
     return text
 
 
@@ -84,9 +76,8 @@ def reading_lines(readings: dict) -> list[str]:
     elif not m["candidates"]:
         memory = "none"
     else:
-        memory = ", ".join(
-            f"{c['name']} (memory {_pct(c['mem_share'])}, time {_pct(c['time_share'])})" for c in m["candidates"]
-        )
+        shares = [(c["name"], _pct(c["mem_share"]), _pct(c["time_share"])) for c in m["candidates"]]
+        memory = ", ".join(f"{name} (memory {mem}, time {time})" for name, mem, time in shares)
     requested = "x".join(map(str, sh["requested"]))
     if sh["matches"] is None:
         shapes = f"requested {requested}; {sh.get('unknown_why') or 'input shapes not recorded'}"

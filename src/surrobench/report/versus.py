@@ -21,43 +21,24 @@ def pareto_figure(record: VersusRecord) -> Figure | None:
         return None
     fig = Figure(figsize=(7, 4.8))
     ax = fig.add_subplot()
-    ax.scatter(
-        [lv.accuracy.error for lv in levels],
-        [lv.timing.median_ms for lv in levels],
-        color="tab:gray",
-        label="solver level",
-    )
-    for lv in levels:
-        ax.annotate(
-            lv.name, (lv.accuracy.error, lv.timing.median_ms), fontsize=7, xytext=(3, 3), textcoords="offset points"
-        )
+    errors, times = [lv.accuracy.error for lv in levels], [lv.timing.median_ms for lv in levels]
+    ax.scatter(errors, times, color="tab:gray", label="solver level")
+    for lv, x, y in zip(levels, errors, times):
+        ax.annotate(lv.name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     front = sorted((lv for lv in levels if lv.on_front), key=lambda lv: lv.accuracy.error)
     if front:
-        ax.plot(
-            [lv.accuracy.error for lv in front],
-            [lv.timing.median_ms for lv in front],
-            color="tab:gray",
-            label="solver front",
-        )
+        xs, ys = [lv.accuracy.error for lv in front], [lv.timing.median_ms for lv in front]
+        ax.plot(xs, ys, color="tab:gray", label="solver front")
     for s in record.surrogates:
         point = ax.scatter([s.accuracy.error], [s.timing.median_ms], marker="*", s=140, zorder=3, label=s.label)
         if s.match.status == MATCHED:
-            ax.plot(
-                [s.accuracy.error] * 2, [s.timing.median_ms, s.match.solver_ms], ls=":", color=point.get_facecolor()[0]
-            )
-            ax.annotate(
-                f"{s.match.speedup:.3g}x",
-                (s.accuracy.error, np.sqrt(s.timing.median_ms * s.match.solver_ms)),
-                fontsize=8,
-                xytext=(4, 0),
-                textcoords="offset points",
-            )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+            ends, color = [s.timing.median_ms, s.match.solver_ms], point.get_facecolor()[0]
+            ax.plot([s.accuracy.error] * 2, ends, ls=":", color=color)
+            at = (s.accuracy.error, np.sqrt(s.timing.median_ms * s.match.solver_ms))
+            ax.annotate(f"{s.match.speedup:.3g}x", at, fontsize=8, xytext=(4, 0), textcoords="offset points")
+    title = f"{record.problem}: solver front vs surrogate ({record.device})"
+    ax.set(xscale="log", yscale="log", xlabel="relative L2 error", ylabel="time per case (ms)", title=title)
     plain_log(ax.xaxis, ax.yaxis)
-    ax.set_xlabel("relative L2 error")
-    ax.set_ylabel("time per case (ms)")
-    ax.set_title(f"{record.problem}: solver front vs surrogate ({record.device})")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
