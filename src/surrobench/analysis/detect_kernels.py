@@ -44,9 +44,12 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         Evidence("profiler", f"{c} kernels: {s:.0%} of device time ({source})", s, "fraction")
         for c, s in shares.items()
     ]
-    tf32 = "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage (torch.backends.cuda.matmul"
     action = (
-        Clause(tf32 + ".allow_tf32, torch.backends.cudnn.allow_tf32)", ("tf32",)),
+        Clause(
+            "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
+            "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)",
+            ("tf32",),
+        ),
         Clause("bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate", HALF),
     )
     ops = {op.name for op in ev.op_table.ops if op.share > 0}
@@ -55,8 +58,9 @@ def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         names = ", ".join(fused[:2]) or "attention kernels"
         action += (Clause(f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention", HALF),)
     elif ops & set(_UNFUSED_ATTENTION):
-        unfused = "attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"
-        action += (Clause(unfused),)
+        action += (
+            Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
+        )
     summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
     return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
 

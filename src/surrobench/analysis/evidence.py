@@ -57,10 +57,15 @@ class ConfigEvidence:
             return "op times are self CPU times under the profiler (no unprofiled step to remove its overhead)"
         overhead = self.profiled_step_ms / unprofiled - 1
         scale = self.op_time_scale()
-        steps = f"mean profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median {unprofiled:.3f} ms"
         if scale >= 1.0:
-            return f"op times as profiled: {steps} (profiler overhead {overhead:+.0%}, not scaled up)"
-        return f"op times scaled by {scale:.2f} to the unprofiled step: {steps} (profiler overhead {overhead:+.0%})"
+            return (
+                f"op times as profiled: mean profiled step {self.profiled_step_ms:.3f} ms vs unprofiled median "
+                f"{unprofiled:.3f} ms (profiler overhead {overhead:+.0%}, not scaled up)"
+            )
+        return (
+            f"op times scaled by {scale:.2f} to the unprofiled step: mean profiled step {self.profiled_step_ms:.3f} ms "
+            f"vs unprofiled median {unprofiled:.3f} ms (profiler overhead {overhead:+.0%})"
+        )
 
     def idle_cap_ms(self, idle_ms: float) -> float:
         """``idle_ms`` per step, capped by unprofiled step minus GPU busy when both are known."""

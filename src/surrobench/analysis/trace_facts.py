@@ -57,11 +57,17 @@ def trace_facts(tl: Timeline, report: TimelineReport) -> TraceFacts:
     launch_gap = sum(c.total_ms for c in report.gaps.by_cause if c.cause == "launch_bound") if report.gaps else 0.0
     busy = sum(d.busy_ms for d in report.devices)
     window = sum(d.window_ms for d in report.devices)
-    step_ms = statistics.median(s.dur_ms for s in report.steps) if report.steps else None
-    busy_share, launch_gap_ms = busy / window if window else 0.0, launch_gap / steps
-    sync = (syncs.size / steps, ops.most_common(1)[0][0] if ops else "", sync_gap_ns / 1e6 / steps)
-    h2d_ms, pageable_share = float(cp.dur_ns[h2d].sum()) / 1e6 / steps, pageable / h2d_bytes if h2d_bytes else 0.0
-    waits = float(call_mask(tl, STREAM_WAIT_CALLS).sum()) / steps
     return TraceFacts(
-        steps, step_ms, busy / steps, busy_share, launch_gap_ms, *sync, h2d_ms, h2d_bytes / steps, pageable_share, waits
+        steps=steps,
+        step_ms=statistics.median(s.dur_ms for s in report.steps) if report.steps else None,
+        gpu_busy_ms=busy / steps,
+        busy_share=busy / window if window else 0.0,
+        launch_gap_ms=launch_gap / steps,
+        model_syncs=syncs.size / steps,
+        sync_op=ops.most_common(1)[0][0] if ops else "",
+        model_sync_gap_ms=sync_gap_ns / 1e6 / steps,
+        h2d_ms=float(cp.dur_ns[h2d].sum()) / 1e6 / steps,
+        h2d_bytes=h2d_bytes / steps,
+        h2d_pageable_share=pageable / h2d_bytes if h2d_bytes else 0.0,
+        stream_waits=float(call_mask(tl, STREAM_WAIT_CALLS).sum()) / steps,
     )
