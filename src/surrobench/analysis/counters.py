@@ -84,9 +84,21 @@ def measure(k: KernelCounters, ceilings: Ceilings | None, row: KernelStat | None
     roof = None
     if ceilings is not None and precision is not None and ai is not None and ceilings.unusable(precision) is None:
         roof = min(ceilings.peak_tflops(precision), ai * ceilings.copy_gbps / 1e3)
-    gbps = dram / seconds / 1e9 if dram is not None and seconds > 0 else None
-    joined = (row.kernel_class, row.op, row.module, row.name) if row else (None,) * 4
-    return MeasuredKernel(k, bound, limiter, cause, precision, ai, achieved, roof, gbps, *joined)
+    return MeasuredKernel(
+        counters=k,
+        bound=bound,
+        limiter=limiter,
+        cause=cause,
+        precision=precision,
+        arithmetic_intensity=ai,
+        achieved_tflops=achieved,
+        roof_tflops=roof,
+        dram_gbps=dram / seconds / 1e9 if dram is not None and seconds > 0 else None,
+        kernel_class=row.kernel_class if row else None,
+        op=row.op if row else None,
+        module=row.module if row else None,
+        trace_name=row.name if row else None,
+    )
 
 
 def _tokens(name: str) -> set[str]:

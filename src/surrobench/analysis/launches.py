@@ -52,10 +52,19 @@ def launch_stats(tl: Timeline, act: GpuActivity) -> LaunchStats:
     call_dur = api.dur_ns[single]
     delay = act.start_ns[linked][~by_graph] - api.start_ns[single]
     pct = lambda x, q: float(np.percentile(x, q)) / 1e3 if x.size else 0.0  # noqa: E731
-    counts = (int(kernels.sum()), int(linked.sum()), int(by_graph.sum()), int(np.unique(launch[by_graph]).size))
-    times = (pct(call_dur, 50), pct(call_dur, 95), pct(delay, 50), pct(delay, 95), pct(k_dur, 50))
-    shorter = float((k_dur < call_dur).mean()) if k_dur.size else 0.0
-    return LaunchStats(*counts, *times, shorter, _top_ops(tl, act, linked))
+    return LaunchStats(
+        kernels=int(kernels.sum()),
+        linked=int(linked.sum()),
+        graph_kernels=int(by_graph.sum()),
+        graph_launches=int(np.unique(launch[by_graph]).size),
+        launch_us_median=pct(call_dur, 50),
+        launch_us_p95=pct(call_dur, 95),
+        delay_us_median=pct(delay, 50),
+        delay_us_p95=pct(delay, 95),
+        kernel_us_median=pct(k_dur, 50),
+        shorter_than_launch=float((k_dur < call_dur).mean()) if k_dur.size else 0.0,
+        top_ops=_top_ops(tl, act, linked),
+    )
 
 
 def _top_ops(tl: Timeline, act: GpuActivity, linked: np.ndarray) -> tuple[OpKernels, ...]:

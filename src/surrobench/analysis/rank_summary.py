@@ -66,12 +66,23 @@ def rank_summary(tl: Timeline) -> RankSummary:
     per_step = {k: v for k, v in table.ms_per_step().items() if categorize(k) != "communication" and v > 0}
     top = sorted(per_step, key=lambda k: -per_step[k])[:TOP_OPS]
     inside = comm_group >= 0
-    head = (tl.meta.ranks[0], ", ".join(tl.meta.paths), "device" if len(act) else "cpu", source, keys)
-    ms = ((w1 - w0) / 1e6, _per_group(comp, n) / 1e6, comm_ns / 1e6, (comm_ns - overlap) / 1e6)
-    names, origin = tuple(tl.name(i) for i in coll.name_id[inside]), tl.meta.origin_ns
-    spans = (coll.start_ns[inside] + origin, coll.end_ns[inside] + origin)
-    top_ms = {k: per_step[k] for k in top}
-    return RankSummary(*head, *ms, coll.source, comm_group[inside].astype(np.int32), names, *spans, top_ms)
+    return RankSummary(
+        rank=tl.meta.ranks[0],
+        path=", ".join(tl.meta.paths),
+        basis="device" if len(act) else "cpu",
+        step_source=source,
+        steps=keys,
+        step_ms=(w1 - w0) / 1e6,
+        compute_ms=_per_group(comp, n) / 1e6,
+        comm_ms=comm_ns / 1e6,
+        exposed_comm_ms=(comm_ns - overlap) / 1e6,
+        comm_source=coll.source,
+        coll_step=comm_group[inside].astype(np.int32),
+        coll_name=tuple(tl.name(i) for i in coll.name_id[inside]),
+        coll_start_ns=coll.start_ns[inside] + tl.meta.origin_ns,
+        coll_end_ns=coll.end_ns[inside] + tl.meta.origin_ns,
+        op_ms={k: per_step[k] for k in top},
+    )
 
 
 def step_windows(tl: Timeline) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
