@@ -143,7 +143,9 @@ def load_point(
         queue_share=queue,
         compute_share=None if queue is None else 1.0 - queue,
         mean_batch=float(batch.mean()) if seen else None,
-        mean_padded_batch=padded,
+        mean_padded_batch=(float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0)
+        if seen
+        else None,
         device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
@@ -169,16 +171,20 @@ def load_warnings(point: LoadPoint) -> list[str]:
         notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
     if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed
-        few = f"too few to bound the P99 (>= {P99_BOUNDING_REQUESTS} needed)"
-        notes.append(f"{rate}: {completed} requests completed, {few}: lengthen the duration")
+        notes.append(
+            f"{rate}: {completed} requests completed, too few to bound the P99 "
+            f"(>= {P99_BOUNDING_REQUESTS} needed): lengthen the duration"
+        )
     if point.errors:
         failed = ", ".join(f"{n} x {name}" for name, n in sorted(point.errors.items(), key=lambda e: -e[1]))
         notes.append(f"{rate}: requests failed: {failed}")
     if point.generator_overhead_share > GENERATOR_OVERHEAD_WARN:
-        took = f"the load generator took {point.generator_overhead_share:.0%} of the run"
-        notes.append(f"{rate}: {took}; it may be the bottleneck")
+        notes.append(
+            f"{rate}: the load generator took {point.generator_overhead_share:.0%} of the run; it may be the bottleneck"
+        )
     if point.dropped:
-        unbounded = ", its P99 is unbounded" if point.percentile(0.99).lower_bound else ""
-        dropped = f"{point.dropped} requests dropped (still waiting when the drain time ran out)"
-        notes.append(f"{rate}: {dropped}; the point fails{unbounded}")
+        notes.append(
+            f"{rate}: {point.dropped} requests dropped (still waiting when the drain time ran out); the point "
+            f"fails{', its P99 is unbounded' if point.percentile(0.99).lower_bound else ''}"
+        )
     return notes

@@ -85,13 +85,25 @@ def analyze_timeline(tl: Timeline, gap_threshold_ns: int = DEFAULT_GAP_THRESHOLD
     streams, serial = stream_stats(act) if has_gpu else ((), ())
     anomalies = _anomalies(tl, act)
     warnings = tuple(trace_warnings(tl, anomalies))
-    head = (schemas.TIMELINE, tl.meta.source, tl.meta.paths, tl.meta.ranks, status, STATUS_MESSAGES[status])
-    busy = (device_busy(tl, act, windows), step_busy(tl, act), range_shares(tl, act, windows))
-    gaps = find_gaps(tl, act, windows, gap_threshold_ns) if has_gpu else None
-    launches, comm = (launch_stats(tl, act), comm_stats(act)) if has_gpu else (None, None)
-    counts = dict(tl.meta.event_counts)
     return TimelineReport(
-        *head, *busy, gaps, launches, streams, serial, comm, anomalies, counts, warnings, bool(warnings)
+        schema=schemas.TIMELINE,
+        source=tl.meta.source,
+        paths=tl.meta.paths,
+        ranks=tl.meta.ranks,
+        status=status,
+        message=STATUS_MESSAGES[status],
+        devices=device_busy(tl, act, windows),
+        steps=step_busy(tl, act),
+        ranges=range_shares(tl, act, windows),
+        gaps=find_gaps(tl, act, windows, gap_threshold_ns) if has_gpu else None,
+        launches=launch_stats(tl, act) if has_gpu else None,
+        streams=streams,
+        serialized_streams=serial,
+        comm=comm_stats(act) if has_gpu else None,
+        anomalies=anomalies,
+        event_counts=dict(tl.meta.event_counts),
+        warnings=warnings,
+        repaired=bool(warnings),
     )
 
 
@@ -101,9 +113,10 @@ def trace_warnings(tl: Timeline, anomalies: Anomalies | None = None) -> list[str
     lost = (anomalies or _anomalies(tl, gpu_activity(tl))).launches_without_kernel
     if lost:
         launches = int(tl.name_mask(tl.api_calls.name_id, _KERNEL_LAUNCH.match).sum())
-        counts = f"({launches} launches, {len(tl.kernels)} kernels)"
-        lost = f"{lost} of {launches} kernel launches have no kernel in the trace {counts}"
-        lines.append(f"{lost}: kernel count, busy share and gaps are understated")
+        lines.append(
+            f"{lost} of {launches} kernel launches have no kernel in the trace ({launches} launches, "
+            f"{len(tl.kernels)} kernels): kernel count, busy share and gaps are understated"
+        )
     return lines
 
 
@@ -133,6 +146,12 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
     ]
     launches = tl.name_mask(tl.api_calls.name_id, _KERNEL_LAUNCH.match) & (tl.api_calls.correlation >= 0)
     launches[act.launch[act.launch >= 0]] = False
-    zero, unlaunched = int((act.end_ns == act.start_ns).sum()), int((act.launch < 0).sum())
-    counts = (int(overlap.sum()), zero, negative, unlaunched)
-    return Anomalies(*counts, tuple(examples), dict(tl.meta.anomalies), int(launches.sum()))
+    return Anomalies(
+        launches_without_kernel=int(launches.sum()),
+        overlapping_ops_same_stream=int(overlap.sum()),
+        zero_duration_ops=int((act.end_ns == act.start_ns).sum()),
+        negative_duration_events=negative,
+        ops_without_launch=int((act.launch < 0).sum()),
+        examples=tuple(examples),
+        trace=dict(tl.meta.anomalies),
+    )

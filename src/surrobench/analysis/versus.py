@@ -137,6 +137,8 @@ def band_errors(prediction: np.ndarray, reference: np.ndarray) -> dict[str, floa
 
 def trivial_errors(inputs: list[np.ndarray], references: list[np.ndarray]) -> float:
     """The better trivial predictor's mean error: zeros (error 1) or persistence (the input, when shapes match)."""
-    pairs = [(x, r) for x, r in zip(inputs, references) if x is not None and np.shape(x) == np.shape(r)]
-    persistence = [relative_l2(x, r) for x, r in pairs]
-    return min(1.0, float(np.mean(persistence))) if len(persistence) == len(references) else 1.0  # zeros: error 1
+    persistence = [
+        relative_l2(x, r) for x, r in zip(inputs, references) if x is not None and np.shape(x) == np.shape(r)
+    ]
+    zero = 1.0
+    return min(zero, float(np.mean(persistence))) if len(persistence) == len(references) else zero
