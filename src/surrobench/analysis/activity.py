@@ -18,9 +18,22 @@ OP_TYPE_NAMES = ("kernel", "memcpy", "memset")
 # Host calls that block until the GPU has finished earlier work (CUDA Runtime API reference:
 # "synchronous" behaviour of cudaMemcpy; *Synchronize functions).
 SYNC_CALLS = frozenset(
-    {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D"}
-    | {"cudaMemcpy3D", "cudaMemcpyFromSymbol", "cudaMemcpyToSymbol", "cuCtxSynchronize", "cuStreamSynchronize"}
-    | {"cuEventSynchronize", "cuMemcpyDtoH", "cuMemcpyHtoD", "cuMemcpy"}
+    {
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cudaMemcpy",
+        "cudaMemcpy2D",
+        "cudaMemcpy3D",
+        "cudaMemcpyFromSymbol",
+        "cudaMemcpyToSymbol",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+        "cuMemcpyDtoH",
+        "cuMemcpyHtoD",
+        "cuMemcpy",
+    }
 )
 GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
 STREAM_WAIT_CALLS = frozenset({"cudaStreamWaitEvent", "cuStreamWaitEvent"})
@@ -55,20 +68,30 @@ def gpu_activity(tl: Timeline) -> GpuActivity:
     parts = (tl.kernels, tl.memcpy, tl.memset)
     cat = lambda attr: np.concatenate([getattr(p, attr) for p in parts])  # noqa: E731
     op_type = np.concatenate([np.full(len(p), i, dtype=np.int8) for i, p in enumerate(parts)])
-    none = np.zeros(len(tl.kernels), np.int8), np.zeros(len(tl.memset), np.int8)
-    copy_kind = np.concatenate([none[0], tl.memcpy.kind, none[1]])
-    host_mem = np.concatenate([none[0], tl.memcpy.host_memory, none[1]])
+    copy_kind = np.concatenate([np.zeros(len(tl.kernels), np.int8), tl.memcpy.kind, np.zeros(len(tl.memset), np.int8)])
+    host_mem = np.concatenate(
+        [np.zeros(len(tl.kernels), np.int8), tl.memcpy.host_memory, np.zeros(len(tl.memset), np.int8)]
+    )
     start = cat("start_ns")
     order = np.argsort(start, kind="stable")
     name_id, rank, corr = cat("name_id")[order], cat("rank")[order], cat("correlation")[order]
     op_type, start = op_type[order], start[order]
     launch = lookup_calls(tl, rank, corr)
-    end = np.concatenate([p.end_ns for p in parts])[order]
-    device, stream, pageable = cat("device")[order], cat("stream")[order], host_mem[order] == HostMemory.PAGEABLE
-    launch_ns = np.where(launch >= 0, take(tl.api_calls.start_ns, launch), start)
-    nccl = (op_type == KERNEL) & tl.name_mask(name_id, _NCCL.search)
-    columns = (op_type, name_id, device, stream, rank, corr, copy_kind[order], pageable, launch, launch_ns, nccl)
-    return GpuActivity(start, end, *columns)
+    return GpuActivity(
+        start_ns=start,
+        end_ns=np.concatenate([p.end_ns for p in parts])[order],
+        op_type=op_type,
+        name_id=name_id,
+        device=cat("device")[order],
+        stream=cat("stream")[order],
+        rank=rank,
+        correlation=corr,
+        copy_kind=copy_kind[order],
+        pageable=host_mem[order] == HostMemory.PAGEABLE,
+        launch=launch,
+        launch_ns=np.where(launch >= 0, take(tl.api_calls.start_ns, launch), start),
+        is_nccl=(op_type == KERNEL) & tl.name_mask(name_id, _NCCL.search),
+    )
 
 
 def lookup_calls(tl: Timeline, rank: np.ndarray, correlation: np.ndarray) -> np.ndarray:

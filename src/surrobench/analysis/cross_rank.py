@@ -97,19 +97,46 @@ def cross_rank_report(summaries: list[RankSummary]) -> CrossRankReport:
     n = max(common.size, 1)
     rows, per_step = [], []
     for i, (s, c) in enumerate(zip(summaries, cols)):
-        means = (_mean(c["step_ms"]), _mean(c["compute_ms"]), _mean(c["comm_ms"]), float(wait[i].sum()) / n)
-        late_ms, extra = float(late[i].sum()) / n, _extra_ops(summaries, i)
         rows.append(
-            RankRow(s.rank, int(common.size), *means, _mean(c["exposed_comm_ms"]), late_share[i], late_ms, extra)
+            RankRow(
+                rank=s.rank,
+                steps=int(common.size),
+                step_ms=_mean(c["step_ms"]),
+                compute_ms=_mean(c["compute_ms"]),
+                comm_ms=_mean(c["comm_ms"]),
+                wait_ms=float(wait[i].sum()) / n,
+                exposed_comm_ms=_mean(c["exposed_comm_ms"]),
+                late_share=late_share[i],
+                late_ms=float(late[i].sum()) / n,
+                extra_ops=_extra_ops(summaries, i),
+            )
         )
-        ms = zip(c["step_ms"].tolist(), c["compute_ms"].tolist(), c["comm_ms"].tolist(), wait[i].tolist())
-        per_step += [RankStep(s.rank, k, *step) for k, step in zip(common.tolist(), ms)]
+        per_step += [
+            RankStep(
+                rank=s.rank,
+                step=int(k),
+                step_ms=float(c["step_ms"][j]),
+                compute_ms=float(c["compute_ms"][j]),
+                comm_ms=float(c["comm_ms"][j]),
+                wait_ms=float(wait[i][j]),
+            )
+            for j, k in enumerate(common)
+        ]
     sources = {s.step_source for s in summaries}
-    basis = "device" if any(s.basis == "device" for s in summaries) else "cpu"
-    step_source = sources.pop() if len(sources) == 1 else "mixed"
-    comm_source = next((s.comm_source for s in summaries if s.comm_source), "")
-    head = (schemas.CROSS_RANK, ranks, tuple(s.path for s in summaries), basis, step_source, tuple(common.tolist()))
-    return CrossRankReport(*head, comm_source, matched, unmatched, spread, tuple(rows), tuple(per_step))
+    return CrossRankReport(
+        schema=schemas.CROSS_RANK,
+        ranks=ranks,
+        paths=tuple(s.path for s in summaries),
+        basis="device" if any(s.basis == "device" for s in summaries) else "cpu",
+        step_source=sources.pop() if len(sources) == 1 else "mixed",
+        steps=tuple(common.tolist()),
+        comm_source=next((s.comm_source for s in summaries if s.comm_source), ""),
+        collectives=matched,
+        unmatched=unmatched,
+        end_spread_ms=spread,
+        rows=tuple(rows),
+        per_step=tuple(per_step),
+    )
 
 
 def _mean(x: np.ndarray) -> float:
@@ -136,7 +163,9 @@ def _collective_keys(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(key, step index, start_ns, end_ns)`` of ``s``'s collectives; key packs (step, name, occurrence)."""
     aligned, ok = _lookup(common, s.steps[s.coll_step])
-    name = np.fromiter((name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), np.int64, len(s.coll_name))
+    name = np.fromiter(
+        (name_ids.setdefault(n, len(name_ids)) for n in s.coll_name), dtype=np.int64, count=len(s.coll_name)
+    )
     aligned, name, start, end = aligned[ok], name[ok], s.coll_start_ns[ok], s.coll_end_ns[ok]
     order = np.lexsort((start, name, aligned))
     aligned, name, start, end = aligned[order], name[order], start[order], end[order]

@@ -55,13 +55,23 @@ def stream_stats(act: GpuActivity) -> tuple[tuple[StreamBusy, ...], tuple[Serial
     for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
         on_dev = (act.rank == rank) & (act.device == device)
         ids = np.unique(act.stream[on_dev]).tolist()
-        mine = {s: on_dev & (act.stream == s) for s in ids}
-        sets = {s: intervals.merge(act.start_ns[mine[s]], act.end_ns[mine[s]]) for s in ids}
+        sets = {
+            s: intervals.merge(act.start_ns[on_dev & (act.stream == s)], act.end_ns[on_dev & (act.stream == s)])
+            for s in ids
+        }
         for s in ids:
             others = on_dev & (act.stream != s)
             overlap = intervals.intersection(sets[s], intervals.merge(act.start_ns[others], act.end_ns[others]))
-            busy = intervals.total(*sets[s]) / 1e6
-            streams.append(StreamBusy(rank, device, s, int(mine[s].sum()), busy, overlap / 1e6))
+            streams.append(
+                StreamBusy(
+                    rank=rank,
+                    device=device,
+                    stream=s,
+                    ops=int((on_dev & (act.stream == s)).sum()),
+                    busy_ms=intervals.total(*sets[s]) / 1e6,
+                    overlap_ms=overlap / 1e6,
+                )
+            )
         # A stream of NCCL kernels only waits for the compute that produces its data by design: whether that
         # communication could overlap compute is comm_not_overlapped's question, not a serialization.
         comm_only = {s for s in ids if act.is_nccl[on_dev & (act.stream == s)].all()}
@@ -83,7 +93,9 @@ def _serial_pair(rank: int, device: int, a: int, b: int, sets: dict) -> SerialPa
     overlap = intervals.intersection(sets[a], sets[b])
     if span < SERIAL_SPAN_MIN * shorter or overlap >= SERIAL_OVERLAP_MAX * min(busy_a, busy_b):
         return None
-    return SerialPair(rank, device, (a, b), (busy_a / 1e6, busy_b / 1e6), overlap / 1e6)
+    return SerialPair(
+        rank=rank, device=device, streams=(a, b), busy_ms=(busy_a / 1e6, busy_b / 1e6), overlap_ms=overlap / 1e6
+    )
 
 
 def comm_stats(act: GpuActivity) -> CommStats | None:
@@ -98,4 +110,8 @@ def comm_stats(act: GpuActivity) -> CommStats | None:
         comm_ns += intervals.total(*comm)
         busy_ns += intervals.total(*intervals.merge(act.start_ns[dev], act.end_ns[dev]))
         overlapped_ns += intervals.intersection(comm, compute)
-    return CommStats(comm_ns / 1e6, comm_ns / busy_ns if busy_ns else 0.0, overlapped_ns / comm_ns if comm_ns else 0.0)
+    return CommStats(
+        busy_ms=comm_ns / 1e6,
+        share=comm_ns / busy_ns if busy_ns else 0.0,
+        overlapped=overlapped_ns / comm_ns if comm_ns else 0.0,
+    )
