@@ -85,9 +85,20 @@ def device_busy(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, in
         busy = intervals.total(s, e)
         dur = (act.end_ns - act.start_ns)[dev]
         per_type = [float(dur[act.op_type[dev] == k].sum()) / 1e6 for k in range(3)]
-        name, share = tl.meta.device_names.get(device, ""), busy / (t1 - t0) if t1 > t0 else 0.0
-        times = ((t1 - t0) / 1e6, busy / 1e6, (t1 - t0 - busy) / 1e6)  # window, busy, idle
-        out.append(DeviceBusy(rank, device, name, *times, share, *per_type))
+        out.append(
+            DeviceBusy(
+                rank=rank,
+                device=device,
+                name=tl.meta.device_names.get(device, ""),
+                window_ms=(t1 - t0) / 1e6,
+                busy_ms=busy / 1e6,
+                idle_ms=(t1 - t0 - busy) / 1e6,
+                busy_share=busy / (t1 - t0) if t1 > t0 else 0.0,
+                kernel_ms=per_type[0],
+                memcpy_ms=per_type[1],
+                memset_ms=per_type[2],
+            )
+        )
     return tuple(out)
 
 
@@ -95,8 +106,19 @@ def step_busy(tl: Timeline, act: GpuActivity) -> tuple[StepBusy, ...]:
     """GPU busy and launched time of every profiled step."""
     st = tl.steps
     busy, launched = _range_gpu(tl, act, st.start_ns, st.end_ns, st.rank)
-    columns = (st.rank.tolist(), st.step.tolist(), st.dur_ns.tolist(), busy.tolist(), launched.tolist())
-    return tuple(StepBusy(r, n, d / 1e6, b / 1e6, g / 1e6, b / d if d > 0 else 0.0) for r, n, d, b, g in zip(*columns))
+    return tuple(
+        StepBusy(
+            rank=int(r),
+            step=int(n),
+            dur_ms=d / 1e6,
+            gpu_busy_ms=b / 1e6,
+            gpu_time_ms=g / 1e6,
+            busy_share=b / d if d > 0 else 0.0,
+        )
+        for r, n, d, b, g in zip(
+            st.rank.tolist(), st.step.tolist(), st.dur_ns.tolist(), busy.tolist(), launched.tolist()
+        )
+    )
 
 
 def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, int]]) -> tuple[RangeShare, ...]:
@@ -111,11 +133,22 @@ def range_shares(tl: Timeline, act: GpuActivity, windows: dict[int, tuple[int, i
         a[1] += d
         a[2] += b
         a[3] += g
-    shares = [
-        RangeShare(tl.name(k), c, d / 1e6, d / window_ns if window_ns else 0.0, b / 1e6, g / 1e6)
-        for k, (c, d, b, g) in acc.items()
-    ]
-    return tuple(sorted(shares, key=lambda r: -r.dur_ms))
+    return tuple(
+        sorted(
+            (
+                RangeShare(
+                    name=tl.name(k),
+                    count=c,
+                    dur_ms=d / 1e6,
+                    share=d / window_ns if window_ns else 0.0,
+                    gpu_busy_ms=b / 1e6,
+                    gpu_time_ms=g / 1e6,
+                )
+                for k, (c, d, b, g) in acc.items()
+            ),
+            key=lambda r: -r.dur_ms,
+        )
+    )
 
 
 def _range_gpu(

@@ -112,7 +112,9 @@ class _GapColumns:
     def concat(parts: list[_GapColumns]) -> _GapColumns:
         if len(parts) == 1:
             return parts[0]
-        return _GapColumns(*(np.concatenate([getattr(p, f) for p in parts]) for f in _GapColumns.__dataclass_fields__))
+        return _GapColumns(
+            **{f: np.concatenate([getattr(p, f) for p in parts]) for f in _GapColumns.__dataclass_fields__}
+        )
 
 
 def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, g1: np.ndarray) -> _GapColumns:
@@ -129,9 +131,20 @@ def _classify(tl: Timeline, act: GpuActivity, rows: np.ndarray, g0: np.ndarray, 
     prev_l0 = np.where(act.launch[prev] >= 0, act.launch_ns[prev], g0)
     wait = _first_call_ending_in(tl, act.rank[nxt], STREAM_WAIT_CALLS, prev_l0, l0)
     in_collective = act.is_nccl[nxt] & has & (_host_entry_ns(tl, launch) <= g0)
-    tests = [graph & (l0 < g0), graph, sync >= 0, is_h2d(act, nxt), is_d2h(act, prev), in_collective]
-    tests += [has & (l1 > g0), has & (wait >= 0)]  # in the order of CAUSES
-    cause = np.select(tests, CAUSES[:-1], default="unexplained").astype(object)
+    cause = np.select(
+        [
+            graph & (l0 < g0),
+            graph,
+            sync >= 0,
+            is_h2d(act, nxt),
+            is_d2h(act, prev),
+            in_collective,
+            has & (l1 > g0),
+            has & (wait >= 0),
+        ],
+        CAUSES[:-1],
+        default="unexplained",
+    ).astype(object)
     host_call = np.where(sync >= 0, sync, launch)
     host_op = np.full(host_call.shape, "", dtype=object)
     with_call = host_call >= 0
@@ -185,7 +198,9 @@ def _op_names(tl: Timeline, act: GpuActivity, rows: np.ndarray) -> list[str]:
 def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, threshold_ns: int) -> GapReport:
     """Totals per cause over every gap, and :class:`Gap` objects for the :data:`MAX_LISTED_GAPS` longest."""
     if gaps is None:
-        return GapReport(threshold_ns / 1e3, 0, 0.0, (), (), None)
+        return GapReport(
+            threshold_us=threshold_ns / 1e3, count=0, total_ms=0.0, by_cause=(), longest=(), host_syncs=None
+        )
     api = tl.api_calls
     names = np.array(("",) + tl.names, dtype=object)  # index 0: no call
     dur_ns = gaps.g1 - gaps.g0
@@ -201,12 +216,21 @@ def _summarize(tl: Timeline, act: GpuActivity, gaps: _GapColumns | None, thresho
         ms = sum(dur_us[i] for i in mine.tolist()) / 1e3
         ops = Counter(w for w in where[mine].tolist() if w)
         top = ops.most_common(1)[0][0] if ops else ""
-        by_cause.append(CauseTotal(cause, int(mine.size), ms, ms / total if total else 0.0, top))
+        by_cause.append(
+            CauseTotal(
+                cause=cause, count=int(mine.size), total_ms=ms, share=ms / total if total else 0.0, top_host_op=top
+            )
+        )
     by_cause.sort(key=lambda c: -c.total_ms)
     is_sync = gaps.cause == "host_sync"
-    longest = _longest(tl, act, gaps, dur_us, sync_call, names)
-    syncs = (gaps.sync[is_sync], dur_ns[is_sync])
-    return GapReport(threshold_ns / 1e3, len(dur_us), total, tuple(by_cause), longest, syncs)
+    return GapReport(
+        threshold_us=threshold_ns / 1e3,
+        count=len(dur_us),
+        total_ms=total,
+        by_cause=tuple(by_cause),
+        longest=_longest(tl, act, gaps, dur_us, sync_call, names),
+        host_syncs=(gaps.sync[is_sync], dur_ns[is_sync]),
+    )
 
 
 def _longest(
@@ -216,10 +240,31 @@ def _longest(
     pick = sorted(range(len(dur_us)), key=lambda i: -dur_us[i])[:MAX_LISTED_GAPS]
     sel = np.array(pick, dtype=np.int64)
     prev, nxt = gaps.prev[sel], gaps.nxt[sel]
-    columns = [act.rank[nxt].tolist(), act.device[nxt].tolist(), gaps.g0[sel].tolist(), gaps.cause[sel].tolist()]
-    columns += [_op_names(tl, act, prev), _op_names(tl, act, nxt), _call_names(tl.api_calls, gaps.launch[sel], names)]
-    columns += [sync_call[sel].tolist(), gaps.host_op[sel].tolist(), gaps.pageable[sel].tolist()]
     return tuple(
-        Gap(r, d, a / 1e6, dur_us[i], c, po, no, lc, sc, ho, bool(pg) and c in ("h2d_copy", "d2h_copy"))
-        for i, r, d, a, c, po, no, lc, sc, ho, pg in zip(pick, *columns)
+        Gap(
+            rank=r,
+            device=d,
+            start_ms=a / 1e6,
+            dur_us=dur_us[i],
+            cause=c,
+            prev_op=po,
+            next_op=no,
+            launch_call=lc,
+            sync_call=sc,
+            host_op=ho,
+            pageable=bool(pg) and c in ("h2d_copy", "d2h_copy"),
+        )
+        for i, r, d, a, c, po, no, lc, sc, ho, pg in zip(
+            pick,
+            act.rank[nxt].tolist(),
+            act.device[nxt].tolist(),
+            gaps.g0[sel].tolist(),
+            gaps.cause[sel].tolist(),
+            _op_names(tl, act, prev),
+            _op_names(tl, act, nxt),
+            _call_names(tl.api_calls, gaps.launch[sel], names),
+            sync_call[sel].tolist(),
+            gaps.host_op[sel].tolist(),
+            gaps.pageable[sel].tolist(),
+        )
     )
