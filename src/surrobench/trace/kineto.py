@@ -47,10 +47,16 @@ def load_kineto_files(files: list[Path], many: bool, where: Path | None = None, 
         counts.update(conv.counts)
         anomalies.update(conv.anomalies)
         cuda_run = cuda_run or bool(meta.get("deviceProperties")) or conv.saw_cuda
-    paths = tuple(str(f) for f in files)
-    return builder.build(
-        TraceMeta("kineto", paths, tuple(sorted(ranks)), devices, dict(counts), cuda_run, dict(anomalies))
+    meta = TraceMeta(
+        source="kineto",
+        paths=tuple(str(f) for f in files),
+        ranks=tuple(sorted(ranks)),
+        device_names=devices,
+        event_counts=dict(counts),
+        cuda_run=cuda_run,
+        anomalies=dict(anomalies),
     )
+    return builder.build(meta)
 
 
 def trace_files(path: Path) -> list[Path]:

@@ -27,16 +27,27 @@ _NSYS_TABLES += ("CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_GPU"
 
 def export_command(report: Path) -> list[str]:
     """The ``nsys export`` command that turns ``report`` (.nsys-rep/.qdrep) into ``report.sqlite``."""
-    out = str(report.with_suffix(".sqlite"))
-    return ["nsys", "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, str(report)]
+    return [
+        "nsys",
+        "export",
+        "--type",
+        "sqlite",
+        "--force-overwrite",
+        "true",
+        "--output",
+        str(report.with_suffix(".sqlite")),
+        str(report),
+    ]
 
 
 def load_nsys_report(report: Path) -> Timeline:
     """Export an ``.nsys-rep``/``.qdrep`` with ``nsys`` and load it. Raises UsageError: no ``nsys`` (with the command), export failed."""
     cmd = export_command(report)
     if shutil.which("nsys") is None:
-        where = f"export it where nsys is installed with `{' '.join(cmd)}` and analyze the .sqlite file"
-        raise UsageError(f"{report}: nsys is not on PATH; {where}")
+        raise UsageError(
+            f"{report}: nsys is not on PATH; export it where nsys is installed with "
+            f"`{' '.join(cmd)}` and analyze the .sqlite file"
+        )
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0 or not Path(cmd[-2]).exists():
         raise UsageError(f"{report}: `{' '.join(cmd)}` failed: {(done.stderr or done.stdout).strip()[-300:]}")
@@ -52,15 +63,19 @@ def load_nsys_sqlite(path: Path) -> Timeline:
         raise UsageError(f"{path}: not a readable SQLite file ({exc})") from None
     if "StringIds" not in tables or not tables & set(_NSYS_TABLES):
         db.close()
-        export = "export a report with `nsys export --type sqlite`"
-        raise UsageError(f"{path}: SQLite file without nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*); {export}")
+        raise UsageError(
+            f"{path}: SQLite file without nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*); "
+            "export a report with `nsys export --type sqlite`"
+        )
     try:
         return _load(db, tables, path)
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"{path}: unreadable nsys export ({exc})") from None
     except (ValueError, TypeError, OverflowError) as exc:  # TEXT, BLOB, NULL or > int64 where an integer belongs
-        value = f"a value that is not a 64-bit integer where one is expected ({str(exc)[:120]})"
-        raise UsageError(f"{path}: nsys export with {value}; re-export the report") from None
+        raise UsageError(
+            f"{path}: nsys export with a value that is not a 64-bit integer where one is "
+            f"expected ({str(exc)[:120]}); re-export the report"
+        ) from None
     finally:
         db.close()
 
@@ -79,8 +94,13 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if sql_table not in tables:
             continue
         cols = _columns(db, sql_table)
-        ids = {"corr": _or(cols, "correlationId"), "pid": _or(cols, "globalPid")}
-        sql = (gpu_cols + extra).format(name=name_col, src=_or(cols, "srcKind"), dst=_or(cols, "dstKind"), **ids)
+        sql = (gpu_cols + extra).format(
+            name=name_col,
+            corr=_or(cols, "correlationId"),
+            pid=_or(cols, "globalPid"),
+            src=_or(cols, "srcKind"),
+            dst=_or(cols, "dstKind"),
+        )
         rows = db.execute(f"SELECT {sql} FROM {sql_table}").fetchall()
         counts[sql_table] = len(rows)
         for row in rows:  # processes numbered in order of appearance, GPU tables first
@@ -93,8 +113,16 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if rows:
             builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
     ranks = tuple(sorted(set(pid_of.values()))) or (0,)
-    cuda_run = bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME"))
-    return builder.build(TraceMeta("nsys", (str(path),), ranks, _gpu_names(db, tables), counts, cuda_run, anomalies))
+    meta = TraceMeta(
+        source="nsys",
+        paths=(str(path),),
+        ranks=ranks,
+        device_names=_gpu_names(db, tables),
+        event_counts=counts,
+        cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
+        anomalies=anomalies,
+    )
+    return builder.build(meta)
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
