@@ -143,9 +143,7 @@ def load_point(
         queue_share=queue,
         compute_share=None if queue is None else 1.0 - queue,
         mean_batch=float(batch.mean()) if seen else None,
-        mean_padded_batch=(float(np.mean([padded_size(int(k), sizes) for k in batch])) if batches else 0.0)
-        if seen
-        else None,
+        mean_padded_batch=padded,
         device_busy=float(min(1.0, compute / span)) if seen else None,
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
