@@ -9,7 +9,7 @@ is made of clauses (:class:`Clause`), each naming the remedies it suggests by th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 from surrobench.records.measured import GAIN_KINDS, MeasuredRemedy
@@ -52,7 +52,7 @@ EVIDENCE_SOURCES: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(schemas.Plain):
     """One number behind a finding: where it comes from, what it says, its value and unit."""
 
     source: str
@@ -66,7 +66,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Clause:
+class Clause(schemas.Plain):
     """One imperative clause of an action and the remedies it suggests.
 
     Attributes:
@@ -121,8 +121,8 @@ class Finding:
         estimated_gain_ms: step time the action would save, ms per step; None when not computable.
         config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
         evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
-        clauses: the action clause by clause, each with the remedies it suggests (:attr:`remedies` lists them all);
-            set from ``action`` (kept by :func:`dataclasses.replace` while the text stays the same).
+        clauses: the action clause by clause, set from ``action`` (kept by :func:`dataclasses.replace` while the
+            text stays the same).
         measured: the remedies of the action diagnose measured, each with its outcome
             (:class:`surrobench.records.measured.MeasuredRemedy`); empty when none was (:attr:`gain_kind`).
 
@@ -201,7 +201,7 @@ class Finding:
         ``remedy_stacks``, ``clauses``, ``measured`` and ``gain``: ``{"kind", "ms", "remedy"}``, how its gain is
         known, :attr:`gain_kind`, :attr:`gain_ms`, and the remedy measured to save it)."""
         d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
-        d["evidence"] = [asdict(e) for e in self.evidence]
+        d["evidence"] = [e.to_json() for e in self.evidence]
         d |= {
             "action": self.action,
             "estimated_gain_ms": self.estimated_gain_ms,
@@ -209,7 +209,7 @@ class Finding:
             "evidence_source": self.evidence_source,
             "remedies": list(self.remedies),
             "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
-            "clauses": [{"text": c.text, "remedies": list(c.remedies), "stacked": c.stacked} for c in self.clauses],
+            "clauses": [c.to_json() for c in self.clauses],
             "measured": [m.to_json() for m in self.measured],
             "gain": {
                 "kind": self.gain_kind,
@@ -229,14 +229,14 @@ class Finding:
             KeyError, TypeError, ValueError: ``d`` is not a finding object.
         """
         if "clauses" in d:
-            action = tuple(Clause(c["text"], tuple(c["remedies"]), bool(c["stacked"])) for c in d["clauses"])
+            action = tuple(Clause.from_json(c) for c in d["clauses"])
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
         return cls(
             kind=d["kind"],
             severity=d["severity"],
             summary=d["summary"],
-            evidence=tuple(Evidence(**e) for e in d["evidence"]),
+            evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
             action=action or d["action"],
             estimated_gain_ms=d.get("estimated_gain_ms"),
             config=d.get("config"),
@@ -245,21 +245,16 @@ class Finding:
         )
 
 
-#: Kinds whose action cannot work until another kind of the same config is fixed. A launch-bound step is
-#: cured by CUDA-graph capture or torch.compile(mode="reduce-overhead"), and neither can capture a step that
-#: synchronizes the host or copies from pageable memory (PyTorch docs, "CUDA Graphs": synchronizing calls
-#: are illegal during capture). The blocker is the root cause, so it ranks first.
-#: Waiting in collectives ends when the late rank is fixed: the straggler is the root cause of the wait.
+#: Kinds whose action cannot work until another kind of the same config is fixed, the root cause ranked first:
+#: CUDA-graph capture (the cure of a launch-bound step) cannot capture host syncs or pageable copies (PyTorch
+#: docs, "CUDA Graphs"); waiting in collectives ends when the straggler is fixed.
 BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_transfer"), "comm_wait": ("straggler",)}
 
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:
-    """Measured first: the findings with a remedy measured faster (:attr:`Finding.best_measured`), largest
-    measured saving first, whatever their severity (a measurement outranks any estimate: the verdict that
-    names it may be ``info``). Then the others: most severe first; within a severity, findings blocked by
-    another finding of the same config (:data:`BLOCKED_BY`) after the others, then the largest gain first
-    (:attr:`Finding.gain_ms`: the estimate, or 0 where every remedy measured was not faster; 0 and unknown last,
-    in their order)."""
+    """Findings with a remedy measured faster (:attr:`Finding.best_measured`) first, largest saving first, whatever
+    their severity; then the others, most severe first, those blocked by another of the same config
+    (:data:`BLOCKED_BY`) after the rest, then the largest :attr:`Finding.gain_ms` first (0 and unknown last)."""
     present = {(f.config, f.kind) for f in findings}
 
     def blocked(f: Finding) -> bool:
@@ -299,12 +294,9 @@ class Diagnosis:
         they were written: none).
 
         Raises:
-            ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
+            DocumentError: not a diagnosis document (its ``schema``); ValueError: a finding object it cannot read.
         """
-        if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
-            raise ValueError(
-                f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})"
-            )
+        schemas.check(doc, dict.fromkeys((schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ), schemas.anything))
         try:
             findings = tuple(Finding.from_json(f) for f in doc["findings"])
         except (KeyError, TypeError) as exc:
