@@ -1,27 +1,19 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
-``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
-few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`): a
-launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
-(docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
-later, as ``surrobench run`` in new processes,
-alternating which one starts first (B R, R B, ...), and treats each pair of processes as one unit of
-:class:`surrobench.records.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
-over iterations within them), so the fresh interval includes the between-process drift.
+A launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
+(docs/benchmarks/h200-optimize.md, "Windows and processes"). The check measures the pair again as ``surrobench
+run`` in new processes, alternating which starts first, each pair of processes one unit of
+:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes the between-process drift.
 
-**Verdict.** Two readings of paired records by the one rule of :mod:`surrobench.records.paired`. First, the
-fresh pairs' own record: is the recipe faster there (:meth:`~surrobench.records.paired.Speedup.faster`)?
-Second, optimize's unit speedups (its own process as one unit, each window timed in a pair of fresh processes
-another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) against the fresh
-pairs' unit speedups, each unit a process (:func:`agreement`): does the fresh speedup differ from optimize's
-beyond the margin, either way? Windows of one process are one unit, not several (Hurlbert 1984,
-"Pseudoreplication", Ecological Monographs 54(2)).
+**Verdict.** Two readings by the one rule of :mod:`surrobench.records.paired`: is the recipe faster in the fresh
+pairs' own record; and do optimize's unit speedups (its own process one unit, each of its fresh-process windows
+another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) differ from the fresh
+pairs' beyond the margin, either way (:func:`agreement`)? Windows of one process are one unit, not several
+(Hurlbert 1984, "Pseudoreplication", Ecological Monographs 54(2)).
 
 ``reproduced``: faster, and no difference from optimize; ``overlaps``: no difference, but not faster beyond
 the noise; ``not_reproduced``: a difference; ``failed``: a fresh process did not finish; ``interrupted``:
-Ctrl-C ended the check (the processes that finished are stored and listed). The reason gives the fresh
-median's difference from optimize's in percent, each pair's speedup, the agreement reading, and how far each
-side moved between processes. Measurements: docs/benchmarks/h200-optimize.md, "Windows and processes".
+Ctrl-C ended the check (the processes that finished are stored and listed).
 """
 
 from __future__ import annotations
