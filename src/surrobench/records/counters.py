@@ -1,13 +1,6 @@
-"""Hardware counters of GPU kernels, as Nsight Compute (``ncu``) measured them, and what they say.
-
-Three records:
-
-- :class:`KernelCounters`: one kernel launch as ncu's raw page reports it (:mod:`surrobench.collect.ncu_parse`);
-  percentages of peak are stored as fractions (0.88), times in ns, bytes in bytes, FLOPs as counts;
-- :class:`MeasuredKernel`: a launch with its speed-of-light verdict, its roofline point and the kernel-table
-  row it joined (class, op, module), as :mod:`surrobench.analysis.counters` reads it;
-- :class:`ConfigCounters`: the counters of one profiled config (one step), what the replay cost, or the
-  :class:`CounterProblem` that kept them from being measured.
+"""Hardware counters of GPU kernels, as Nsight Compute (``ncu``) measured them, and what they say: one launch
+(:class:`KernelCounters`; percentages of peak as fractions, times in ns, FLOPs as counts), its verdict
+(:class:`MeasuredKernel`), one config's step (:class:`ConfigCounters`).
 
 FLOPs come from the SASS instruction counters, as Nsight Compute's own roofline sections count them
 (Nsight Compute "Kernel Profiling Guide", Roofline Charts: a fused multiply-add is two operations):

@@ -1,10 +1,9 @@
-"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3``.
+"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3`` (docs/design.md,
+"Optimize JSON", lists every key; :data:`DOCUMENTS` checks them).
 
-One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
-the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
-rounds) are ordinary runs in the results database, so ``compare`` and ``report`` work on the pair; the
-report itself is stored next to them (:func:`surrobench.results.store.add_optimization`), and checked when read
-back (:data:`DOCUMENTS`). docs/design.md ("Optimize JSON") lists every key of the document.
+One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the
+recommended recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on
+the pair.
 """
 
 from __future__ import annotations
@@ -86,9 +85,8 @@ class CandidateResult:
         setup_s: its first call (compilation, capture, autotuning and one forward), seconds.
         break_even_calls: calls after which the extra setup is paid back; None when it saves nothing.
         result: its timing merged over its rounds (median, P95, peak memory), None when not timed.
-        baseline_ms: the baseline's median latency in this candidate's own timing window, ms: what its
-            ``speedup`` and ``break_even_calls`` were computed against (windows drift; the config's baseline
-            row is the baseline of the recipe's windows). None when not timed.
+        baseline_ms: the baseline's median latency in this candidate's own timing window, ms, what ``speedup``
+            and ``break_even_calls`` were computed against; None when not timed.
         error: the raised exception as text (``failed``), kept whole.
         cause: the known cause id of the failure (``"unknown"`` when none matched).
         time_s: wall time spent on it (setup, accuracy check, rounds).
@@ -149,19 +147,15 @@ class ConfigOptimization:
         candidates: every candidate, single remedies first, then the stacks in the order tried.
         recommended: remedy names of the recipe, empty when nothing won.
         recipe_result: the recipe's timing, None when nothing won.
-        recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
-            recipe, ``baseline_command`` the one of the baseline (the pair to measure again); both None for a
-            model given as a Python object (no command line can name it).
+        recipe_code: lines of code that apply the recipe; ``run_command`` and ``baseline_command`` the
+            ``surrobench run`` lines of the recipe and the baseline, None for a model given as a Python object.
         fresh_configs: the baseline's and the recipe's configs as JSON objects
-            (:func:`surrobench.collect.child.config_to_json`), what a fresh process is given to measure them
-            again (:mod:`surrobench.tune.fresh`); None without a recipe or for a model given as a Python object.
-            Not part of the report's JSON (``run_command`` renders the recipe's).
+            (:func:`surrobench.collect.child.config_to_json`) for a fresh process (:mod:`surrobench.tune.fresh`);
+            None without a recipe or for a model object. Not in the report's JSON.
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
-        recipe_speedup: the recipe over the baseline across every window in which the two were timed
-            together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
-            windows after the search, the interval drawn over windows
-            (:meth:`surrobench.tune.search.Search.confirm`). None when nothing won.
+        recipe_speedup: the recipe over the baseline across every window in which the two were timed together
+            (:meth:`surrobench.tune.search.Search.confirm`); None when nothing won.
         recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
         recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
             processes; ``recipe_process_run_ids`` their stored runs, in launch order.
@@ -170,13 +164,10 @@ class ConfigOptimization:
         elapsed_s: wall time of this config (the search, without the fresh check).
         fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
             asked for or nothing won.
-        head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), None when the
-            fastest remedy had no rival, or the budget left none to stack on.
-        unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`),
-            else None.
-        baseline_drift: the baseline as the recipe's fresh processes timed it over the baseline as this process
-            timed it (two separate runs, :meth:`surrobench.records.paired.PairedSamples.separate`); None when no
-            fresh process ran. Faster or slower by the rule: :meth:`drift_warning`.
+        head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), else None.
+        unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`).
+        baseline_drift: the baseline in the recipe's fresh processes over the baseline in this process (two
+            separate runs); None when no fresh process ran (:meth:`drift_warning`).
     """
 
     baseline: ConfigResult
@@ -202,10 +193,8 @@ class ConfigOptimization:
     baseline_drift: Speedup | None = None
 
     def drift_warning(self) -> str | None:
-        """One line when the baseline timed in this process and in fresh processes differ by the paired rule
-        (:attr:`baseline_drift` faster or slower), else None: every verdict of the search was judged against the
-        in-process baseline. The likely cause named is the process's allocator state, the one measured to move a
-        baseline 3-4x on the CPU (docs/benchmarks/cpu-allocator.md)."""
+        """One line when :attr:`baseline_drift` is faster or slower by the paired rule, else None; the likely
+        cause named, the process's allocator state, moved a CPU baseline 3-4x (docs/benchmarks/cpu-allocator.md)."""
         drift = self.baseline_drift
         if drift is None or drift.verdict() not in ("faster", "slower"):
             return None
@@ -332,12 +321,9 @@ class OptimizeReport:
 
     @classmethod
     def from_json(cls, doc: dict) -> OptimizeReport:
-        """Read an optimize document of any stored version (``optimize-v3``, ``-v2``, ``-v1``) back, after
-        checking it (:data:`DOCUMENTS`); :meth:`to_json` then writes it as v3. A key
-        that an older version lacks reads as its empty value (no windows, no fresh check, not cut short), the
-        label is that of the stored settings; timings keep what the document kept (median, P95, peak memory,
-        top op: the other statistics read NaN). A v1 or v2 ``rejected_slower`` stays as written (it meant "not
-        faster" there).
+        """Read an optimize document of any version back, after checking it (:data:`DOCUMENTS`). A key an older
+        version lacks reads as its empty value; timings keep what the document kept (median, P95, peak memory,
+        top op; the other statistics read NaN); a v1 or v2 ``rejected_slower`` stays as written.
 
         Raises:
             DocumentError: ``doc`` is not a valid optimize document of any version.
