@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -13,7 +13,7 @@ CAPACITY_VERDICTS = ("higher", "lower", "same", "inconclusive")
 
 
 @dataclass(frozen=True)
-class CapacityComparison:
+class CapacityComparison(schemas.Plain):
     """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`).
 
     Attributes:
@@ -41,7 +41,7 @@ class CapacityComparison:
     def to_json(self) -> dict:
         """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
         ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching)."""
-        return {"schema": schemas.COMPARE_SERVE, **asdict(self)}
+        return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
 def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:
