@@ -22,27 +22,12 @@ def add_optimization(store: ResultStore, report: dict) -> None:
     interrupted until the last write, so a killed search leaves what it judged)."""
     with store._writing():
         store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
-        store.conn.execute(
-            "INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)",
-            (
-                report["optimize_id"],
-                report["created"],
-                report["baseline_run_id"],
-                report["recipe_run_id"],
-                json.dumps(report),
-            ),
-        )
+        head = tuple(report[k] for k in ("optimize_id", "created", "baseline_run_id", "recipe_run_id"))
+        store.conn.execute("INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)", (*head, json.dumps(report)))
         store.conn.executemany(
             "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (
-                    report["optimize_id"],
-                    c["model"],
-                    json.dumps(c["input_shape"]),
-                    c["batch"],
-                    c["device"],
-                    json.dumps(c),
-                )
+                (head[0], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
                 for c in report["configs"]
             ],
         )
