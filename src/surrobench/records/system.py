@@ -1,8 +1,5 @@
-"""The system-level view of one workload (Linux ``perf`` and a Python sampler), as the diagnosis reads it.
-
-Filled by :mod:`surrobench.collect.perf`; read by the diagnosis (:mod:`surrobench.analysis.detect_gpu`).
-Source of the questions: the docs/sources.md, tools §1 and §4 ("what is the CPU busy with" before the GPU timeline and the operator table).
-"""
+"""The system-level view of one workload (Linux ``perf`` and a Python sampler), as the diagnosis reads it
+(:mod:`surrobench.analysis.detect_gpu`; docs/sources.md, tools §1 and §4: what the CPU is busy with)."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ class HostHotspot(schemas.Plain):
 
 @dataclass(frozen=True)
 class SystemView(schemas.Plain):
-    """Counters and hot spots of the host side of the workload; its JSON object is its fields (:class:`Plain
-    <surrobench.records.schemas.Plain>`).
+    """Counters and hot spots of the host side of the workload.
 
     Attributes:
         task_clock_ms: CPU time of the process over the measured window, ms.
@@ -69,18 +65,7 @@ class SystemView(schemas.Plain):
         """
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-        hotspots = []
         for h in data.get("hotspots") or ():
             if not isinstance(h, dict) or "function" not in h or "share" not in h:
                 raise ValueError(f"hotspot {h!r}: expected an object with 'function' and 'share'")
-            spot = (h["function"], h["share"], h.get("self_share"), h.get("source", "perf"), h.get("model_share"))
-            hotspots.append(HostHotspot(*spot))
-        return cls(
-            task_clock_ms=data.get("task_clock_ms"),
-            wall_ms=data.get("wall_ms"),
-            cpu_utilization=data.get("cpu_utilization"),
-            ipc=data.get("ipc"),
-            counters=dict(data.get("counters") or {}),
-            unavailable=dict(data.get("unavailable") or {}),
-            hotspots=tuple(hotspots),
-        )
+        return super().from_json({k: v for k, v in data.items() if v is not None})  # null: the default
