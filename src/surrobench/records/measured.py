@@ -1,12 +1,9 @@
 """What diagnose measured for a remedy a finding names (:class:`MeasuredRemedy`), and how a finding's gain is
 known (:data:`GAIN_KINDS`).
 
-A finding's action names remedies that are settings (:data:`surrobench.records.vocab.REMEDIES`); diagnose measures
-them with optimize's own search core (:mod:`surrobench.tune.advice`: the accuracy guard of
-:mod:`surrobench.analysis.accuracy`, windows interleaved with the baseline, the one rule of
-:mod:`surrobench.records.paired`) and records each outcome here. The finding's gain is then ``measured``: the
-largest saving of a remedy measured faster. A finding none of whose remedies was measured keeps its
-``estimate`` (code changes that cannot be toggled: fusing, a CSR reduction, another layout or algorithm).
+Diagnose measures the remedies a finding's action names (:data:`surrobench.records.vocab.REMEDIES`) with optimize's
+search core (:mod:`surrobench.tune.advice`) and records each outcome here; a finding none of whose remedies was
+measured keeps its ``estimate``.
 """
 
 from __future__ import annotations
