@@ -22,9 +22,8 @@ class CapacityCandidate(schemas.Plain):
         accuracy: the guard's reason, or the error that stopped the candidate.
         predicted_rps: per policy label (``batch<=8 wait<=1ms``), the predicted capacity at the target.
         best_policy: the policy with the highest prediction (None when it failed to run).
-        service_faster: the paired rule (:mod:`surrobench.records.paired`) on the back-to-back service times of
-            the best policy's full batch against the baseline's at that size: True faster, False not; None for
-            the baseline.
+        service_faster: whether the best policy's full batch is faster than the baseline's at that size by the
+            paired rule (back-to-back service times); None for the baseline.
     """
 
     recipe: str

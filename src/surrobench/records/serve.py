@@ -1,9 +1,7 @@
-"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads).
-
-A serve run offers requests to one config (model, shape, precision, mode) through a dynamic batcher and
-records, per batching policy, one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, when
-a P99 target is given, the :class:`Capacity` the peak search found. Latencies are per request, completion -
-arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
+"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads):
+per batching policy one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, with a P99 target,
+the :class:`Capacity` the peak search found. Latencies are per request, completion - arrival, ms; rates requests
+per second (``_rps``); shares fractions.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ PERCENTILES = (0.50, 0.95, 0.99)
 
 
 def padded_sizes(max_batch: int) -> tuple[int, ...]:
-    """The batch sizes a batch is padded to: the powers of two below ``max_batch`` and ``max_batch`` itself
-    (``8 -> (1, 2, 4, 8)``, ``6 -> (1, 2, 4, 6)``). One compiled graph or CUDA graph per size stays valid for
-    every batch; a batch of k requests runs at the smallest size >= k.
+    """The batch sizes a batch is padded to, one compiled or CUDA graph each: the powers of two below
+    ``max_batch`` and ``max_batch`` itself (``8 -> (1, 2, 4, 8)``, ``6 -> (1, 2, 4, 6)``).
 
     Raises:
         ValueError: ``max_batch`` < 1.
@@ -89,17 +86,15 @@ class LoadPoint(schemas.Plain):
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
-        device_busy: the batches' compute time (CUDA events on CUDA, the synchronized host time elsewhere)
-            over the measured span, a fraction. For an HTTP endpoint (whose batches and queue are not seen)
-            ``queue_share``, ``compute_share``, ``mean_batch``, ``mean_padded_batch`` and ``device_busy`` are None.
+        device_busy: the batches' compute time (CUDA events on CUDA, else the synchronized host time) over the
+            measured span. These five are None for an HTTP endpoint (its batches and queue are not seen).
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
         passed: P99 within the target and nothing dropped (MLPerf's Server rule); False whenever a request was
             dropped, else None without a target.
-        completed: measured requests that completed; None in serve-v1 documents. The percentiles count the
-            measured requests that did not as slower than any (:attr:`Percentile.lower_bound`).
-        slo_attainment: the share of measured requests completed within the P99 target (goodput over
-            offered load; a dropped request is not within it); None without a target.
+        completed: measured requests that completed (None in serve-v1); the percentiles count the others as
+            slower than any (:attr:`Percentile.lower_bound`).
+        slo_attainment: the share of measured requests completed within the P99 target; None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
     """
 
@@ -165,8 +160,8 @@ class Capacity(schemas.Plain):
         steps: the rates tried, in order.
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
-        infeasible: why no rate can meet the target, answered without a load (the unloaded P99 over it; the
-            bracket is then ``[0, 0)``: every rate fails); None when the target was searched.
+        infeasible: why no rate can meet the target, answered without a load (the bracket is then ``[0, 0)``);
+            None when the target was searched.
         search_s: wall time of the search under load, s (None in serve-v1).
     """
 
@@ -194,10 +189,9 @@ class Capacity(schemas.Plain):
 
 @dataclass(frozen=True)
 class UnloadedLatency(schemas.Plain):
-    """Service times of one padded batch size measured before any load (ms): ``isolated`` batches started
-    after an idle gap of ``gap_ms`` (the device and host gone quiet, as a request at a sparse rate finds
-    them) and ``back_to_back`` batches, each started as the previous one ended (as under load). Each tuple holds
-    the samples (wall time of the synchronized call, the time a request's latency is made of), in order."""
+    """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
+    in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
+    and ``back_to_back`` batches, each started as the previous one ended (as under load)."""
 
     batch: int
     gap_ms: float

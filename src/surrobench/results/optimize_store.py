@@ -94,10 +94,8 @@ def latest_optimized_config(
     inputs: tuple[InputSpec, ...],
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), as optimize-v3 writes it (:func:`config_from_json`), or None. An optimize-v1 object, which kept its primary
-    input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
-    configs that share a primary input it measured. The object is checked as a config of its report's schema
-    (:data:`~surrobench.results.optimize.CONFIGS`).
+    (:func:`~surrobench.records.config.same_inputs`), checked as a config of its report's schema
+    (:data:`~surrobench.results.optimize.CONFIGS`) and written as optimize-v3, or None.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.

@@ -135,11 +135,8 @@ def _add_columns(table: str, *columns: str):
 
 
 def _add_inputs(conn: sqlite3.Connection) -> None:
-    """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
-    alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),
-    and with none for a config that failed before its inputs were built. A file without a ``configs`` table
-    gets the whole table from :data:`_SCHEMA_SQL` instead, and one that has the column already (its version
-    stamp reset) keeps it as it is."""
+    """Migration 4: ``configs.inputs_json``; an older row gets its primary input, of unknown dtype (null), or none
+    for a config that failed before its inputs were built (a column already there is kept)."""
     columns = {row["name"] for row in _columns(conn, "configs")}
     if not columns or "inputs_json" in columns:
         return
@@ -230,13 +227,9 @@ def _check_intact(conn: sqlite3.Connection, path: str) -> None:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`.
-
-    ``kind``: ``run`` (configs timed by ``run``, ``profile``, ``diagnose``, ...; ``n_configs`` of them,
-    ``n_failed`` not ``ok``), ``serve`` (``surrobench serve``: ``models`` holds the model served,
-    ``n_policies`` batching policies and ``n_points`` load points stored, 0 while it runs) or ``optimize``
-    (``surrobench optimize``: ``run_id`` is the optimization's id, ``n_configs`` the configs it optimized;
-    :func:`surrobench.results.optimize_store.optimization_summaries`)."""
+    """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
+    ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``serve`` (the model served, ``n_policies`` and
+    ``n_points`` stored) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
@@ -318,9 +311,8 @@ _WRITE_FAILURES = {
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
-    """What made a write to the database at ``path`` fail, in words (``disk full``, ``locked by another process``,
-    ``read-only``, ``I/O error``, ...), from SQLite's result code (:data:`_WRITE_FAILURES`); an error without one
-    of those is ``disk full`` when its file system has less than :data:`_FULL_BELOW_BYTES` free, else ``write
+    """What made a write to the database at ``path`` fail, in words, from SQLite's result code
+    (:data:`_WRITE_FAILURES`); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write
     failed``."""
     code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
@@ -351,10 +343,8 @@ class ResultStore:
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
-        """``read_only``: the caller only reads (``show``, ``compare``). A file this process may write is
-        opened as usual (an older schema migrated); one it may not (mode 0444, a read-only folder or
-        mount) is opened with SQLite's ``mode=ro`` URI (https://www.sqlite.org/uri.html), so reading it
-        needs no write access."""
+        """``read_only``: the caller only reads; a file this process may not write is then opened with SQLite's
+        ``mode=ro`` URI (https://www.sqlite.org/uri.html)."""
         self.path = str(path)
         try:
             if read_only and not _writable(Path(self.path)):
@@ -388,10 +378,9 @@ class ResultStore:
         _check_tables(self.conn, self.path)
 
     def _open_schema(self, read_only: bool = False) -> None:
-        """Create the tables of a new database, migrate an older one forward, refuse a newer one; one
-        ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once. A writer rewrites the schema version,
-        so that a file it cannot write fails now, before anything is measured; a ``read_only`` caller writes
-        nothing to a database of this schema.
+        """Create the tables of a new database, migrate an older one forward, refuse a newer one, in one
+        ``BEGIN IMMEDIATE`` transaction (concurrent openers migrate once). A writer rewrites the schema version
+        so that a file it cannot write fails before anything is measured; a ``read_only`` caller does not.
 
         Raises:
             UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, tables that are not ours, or a damaged file
@@ -484,11 +473,9 @@ class ResultStore:
             return self._insert_result(run_id, r)
 
     def add_run(self, run: RunRecord, state: str = "complete") -> int:
-        """Store ``run`` (read from a run JSON file: ``surrobench import``) in one transaction: the run row, when
-        the database has none of that id, and each config the stored run lacks (matched by
-        :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the file holds it), so importing the
-        same file again adds nothing. The run is then marked ``state`` (one of :data:`RUN_STATES`). Returns how
-        many configs were added.
+        """Store ``run`` (``surrobench import``) in one transaction: the run row where none has its id, and each
+        config the stored run lacks (by :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the
+        file holds it), so importing again adds nothing; then mark it ``state``. Returns the configs added.
 
         Raises:
             UsageError: ``run.run_id`` names a stored run holding a config the file lacks (another run of that
@@ -620,10 +607,8 @@ class ResultStore:
         return [row["run_id"] for row in rows]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
-        """Stored runs, newest first, optionally filtered by model (a config's, or the model a serve run
-        served), tag and creation time (ISO-8601 prefix). A run stored ``running`` whose process is gone
-        (:meth:`~surrobench.results.owner.RunOwner.gone`) is listed as :data:`ABANDONED`; a serve run
-        (``serve_runs``, or ``command_kind`` ``serve`` in its env) as kind ``serve`` with its model and counts."""
+        """Stored runs, newest first, optionally filtered by model (a config's, or the one a serve run served), tag
+        and creation time (ISO-8601 prefix); a ``running`` run whose process is gone is :data:`ABANDONED`."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model) AS models,"
             " count(c.config_id) AS n_configs, sum(c.status != 'ok') AS n_failed, r.state, r.pid, r.host,"
