@@ -67,14 +67,9 @@ class Evidence(schemas.Plain):
 
 @dataclass(frozen=True)
 class Clause(schemas.Plain):
-    """One imperative clause of an action and the remedies it suggests.
-
-    Attributes:
-        text: the clause, ``"replay the step as a CUDA graph (--mode cudagraph)"``.
-        remedies: ids of :data:`surrobench.records.vocab.REMEDIES` the clause suggests, in its order; empty for
-            advice no remedy of ``optimize`` carries out, and for a clause that warns against one ("keep NCHW ...").
-        stacked: the remedies are one recipe, applied together (``tf32`` then ``compile``: compile pays off only
-            with TF32 on), not alternatives.
+    """One imperative clause of an action (``"replay the step as a CUDA graph (--mode cudagraph)"``), the ids of
+    :data:`surrobench.records.vocab.REMEDIES` it suggests in its order (none for advice no remedy carries out),
+    and whether they are one recipe applied together (``stacked``: ``tf32`` then ``compile``), not alternatives.
 
     Raises:
         ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies.
@@ -115,16 +110,14 @@ class Finding:
         severity: one of :data:`SEVERITIES`.
         summary: one line.
         evidence: the numbers, profiler and timeline side where both exist.
-        action: what to do about it: given as its clauses (:class:`Clause`, :func:`clauses_of`) or as text (one clause
-            that suggests no remedy); held as text, the clauses' texts joined by ``"; "``, the clauses in
-            :attr:`clauses`.
+        action: what to do about it, given as its clauses (:class:`Clause`) or as text (one clause); held as text,
+            the clauses' texts joined by ``"; "``.
         estimated_gain_ms: step time the action would save, ms per step; None when not computable.
         config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
         evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
         clauses: the action clause by clause, set from ``action`` (kept by :func:`dataclasses.replace` while the
             text stays the same).
-        measured: the remedies of the action diagnose measured, each with its outcome
-            (:class:`surrobench.records.measured.MeasuredRemedy`); empty when none was (:attr:`gain_kind`).
+        measured: the remedies of the action diagnose measured (:class:`~surrobench.records.measured.MeasuredRemedy`).
 
     Raises:
         ValueError: a kind, severity or evidence source outside its vocabulary.
@@ -197,9 +190,8 @@ class Finding:
         return self.estimated_gain_ms
 
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config``, ``evidence_source``, ``remedies``,
-        ``remedy_stacks``, ``clauses``, ``measured`` and ``gain``: ``{"kind", "ms", "remedy"}``, how its gain is
-        known, :attr:`gain_kind`, :attr:`gain_ms`, and the remedy measured to save it)."""
+        """The finding object of docs/design.md, with ``gain``: ``{"kind", "ms", "remedy"}`` (:attr:`gain_kind`,
+        :attr:`gain_ms`, the remedy measured to save it)."""
         d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
         d["evidence"] = [e.to_json() for e in self.evidence]
         d |= {

@@ -42,15 +42,13 @@ class MeasuredRemedy(schemas.Plain):
     Attributes:
         remedy: the candidate's name, ``"cudagraph"``, ``"threads=4"``, ``"tf32+compile"``.
         verdict: one of :data:`MEASURED_VERDICTS`.
-        speedup: baseline over candidate median latency in their shared window (a ratio), None when not timed;
-            ``ci95`` its 95% interval.
-        baseline_ms: the baseline's median step in that window, ms.
-        saved_ms: ``baseline_ms * (1 - 1 / speedup)``, ms per step (negative when slower); None when not timed.
-        rel_l2: the accuracy guard's worst relative L2 error of its output (:mod:`surrobench.analysis.accuracy`),
-            None when it produced none; ``tolerance`` the guard's tolerance.
+        speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
+            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``baseline_ms * (1 - 1 / speedup)`` per step;
+            ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
+            when not timed.
+        rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
+            ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
-        noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
-            clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
 
     Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
 

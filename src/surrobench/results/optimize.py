@@ -118,24 +118,10 @@ class CandidateResult:
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
         acc = self.accuracy
-        d |= {
-            "rel_l2": acc.rel_l2 if acc else None,
-            "max_abs": acc.max_abs if acc else None,
-            "setup_s": self.setup_s,
-            "gain": self.gain.to_json() if self.gain else None,
-            "accuracy": acc.to_json() if acc else None,
-            "break_even_calls": self.break_even_calls,
-            "median_ms": self.result.latency_ms.median if self.result and self.result.latency_ms else None,
-            "baseline_ms": self.baseline_ms,
-            "p95_ms": self.result.latency_ms.p95 if self.result and self.result.latency_ms else None,
-            "peak_mem_bytes": self.result.peak_mem_bytes if self.result else None,
-            "top_op": self.result.top_op if self.result else None,
-            "error": self.error,
-            "cause": self.cause,
-            "time_s": self.time_s,
-            "stacked_on": self.stacked_on,
-        }
-        return d
+        d |= {"rel_l2": acc.rel_l2 if acc else None, "max_abs": acc.max_abs if acc else None, "setup_s": self.setup_s}
+        d |= {"gain": self.gain.to_json() if self.gain else None, "accuracy": acc.to_json() if acc else None}
+        d |= {"break_even_calls": self.break_even_calls, "baseline_ms": self.baseline_ms, **_timing_json(self.result)}
+        return d | {"error": self.error, "cause": self.cause, "time_s": self.time_s, "stacked_on": self.stacked_on}
 
 
 @dataclass(frozen=True)
@@ -251,10 +237,7 @@ class ConfigOptimization:
             "label": b.label(),
             "error": self.error,
             "baseline": {
-                "median_ms": b.latency_ms.median if b.latency_ms else None,
-                "p95_ms": b.latency_ms.p95 if b.latency_ms else None,
-                "peak_mem_bytes": b.peak_mem_bytes,
-                "top_op": b.top_op,
+                **_timing_json(b),
                 "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None,
             },
             "candidates": [c.to_json() for c in self.candidates],
@@ -335,6 +318,15 @@ class OptimizeReport:
             fresh_pairs=doc.get("verify", 0),
             warnings=tuple(doc.get("warnings", ())),
         )
+
+
+def _timing_json(r: ConfigResult | None) -> dict:
+    """The timing an optimize object keeps of ``r`` (None: not timed): median, P95, peak memory, top op."""
+    lat = r.latency_ms if r else None
+    return {"median_ms": lat and lat.median, "p95_ms": lat and lat.p95} | {
+        "peak_mem_bytes": r and r.peak_mem_bytes,
+        "top_op": r and r.top_op,
+    }
 
 
 def _speedup(d: dict | None) -> Speedup | None:
