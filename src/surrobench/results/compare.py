@@ -142,20 +142,17 @@ class ConfigComparison:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        b, n = self.base, self.new
+        def both(value) -> dict:
+            return {"base": value(self.base), "new": value(self.new)}
+
         return {
-            "model": b.model,
-            "input_shape": list(b.input_shape),
-            "batch": b.batch,
-            "precision": b.precision,
-            "device": b.device,
-            "mode": b.mode,
-            "inputs": {"base": inputs_json(b.inputs), "new": inputs_json(n.inputs)},
-            "status": {"base": b.status, "new": n.status},
-            "median_ms": {"base": _get(b.latency_ms, "median"), "new": _get(n.latency_ms, "median")},
-            "p95_ms": {"base": _get(b.latency_ms, "p95"), "new": _get(n.latency_ms, "p95")},
-            "peak_mem_bytes": {"base": b.peak_mem_bytes, "new": n.peak_mem_bytes},
-            "top_op": {"base": b.top_op, "new": n.top_op},
+            **self.base.key().to_json(),
+            "inputs": both(lambda r: inputs_json(r.inputs)),
+            "status": both(lambda r: r.status),
+            "median_ms": both(lambda r: r.latency_ms and r.latency_ms.median),
+            "p95_ms": both(lambda r: r.latency_ms and r.latency_ms.p95),
+            "peak_mem_bytes": both(lambda r: r.peak_mem_bytes),
+            "top_op": both(lambda r: r.top_op),
             "median_ratio": self.median_ratio.to_json() if self.median_ratio else None,
             "p95_ratio": self.p95_ratio.to_json() if self.p95_ratio else None,
             "speedup": self.speedup.to_json() if self.speedup else None,
@@ -166,10 +163,6 @@ class ConfigComparison:
             "notes": list(self.notes),
             "op_deltas": [d.to_json() for d in self.op_deltas],
         }
-
-
-def _get(stats, name: str) -> float | None:
-    return getattr(stats, name) if stats is not None else None
 
 
 @dataclass(frozen=True)
