@@ -10,18 +10,9 @@ from surrobench.records import schemas
 
 @dataclass(frozen=True)
 class HostHotspot(schemas.Plain):
-    """A host function and its share of the host samples taken during the measured steps.
-
-    Attributes:
-        function: symbol or ``file:line function`` for Python frames.
-        share: fraction of samples (0..1) in which the function is on the stack (inclusive) or at the top
-            (``self_share``), as the sampler reports.
-        self_share: fraction of samples with the function at the top of the stack, None when unknown.
-        source: ``"perf"`` or ``"py-spy"`` (or another sampler's name).
-        model_share: fraction of samples in which the function runs inside an nn.Module call (the model's own
-            forward, below ``Module._call_impl`` on the stack); None when the sampler has no stacks (perf's
-            flat report).
-    """
+    """A host function (a symbol, or ``file:line function``) and the fractions of the host samples of the measured
+    steps with it on the stack (``share``), at its top (``self_share``) and inside an nn.Module call
+    (``model_share``, None without stacks); ``source`` the sampler (``"perf"``, ``"py-spy"``)."""
 
     function: str
     share: float

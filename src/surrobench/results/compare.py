@@ -115,19 +115,11 @@ def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple
 
 @dataclass(frozen=True)
 class ConfigComparison:
-    """One matched config: the four metrics of the source text side by side, ratios NEW/BASE, verdict.
-
-    Attributes:
-        median_ratio, p95_ratio: host-latency ratios NEW/BASE with bootstrap 95% CIs; None without samples.
-        speedup: BASE over NEW by the rule of :mod:`surrobench.records.paired` (its noise floor the BASE
-            side's); None without samples.
-        peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE, or when either is a
-            CPU figure that is not the config's own peak (``extra["peak_mem_own"]`` False).
-        top_op_share_ratio: NEW/BASE share of the top op when both runs name the same op, else None.
-        p95_trustworthy: both samples have at least ``MIN_SAMPLES_FOR_P95`` values.
-        op_deltas: per-op self-time change when both configs have an op table.
-        notes: one-line remarks (small samples, inconclusive change, failed configs).
-    """
+    """One matched config: host-latency ratios NEW/BASE with bootstrap 95% CIs (``median_ratio``, ``p95_ratio``)
+    and the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown,
+    0 in BASE, or not a config's own CPU peak; ``top_op_share_ratio`` where both name the same top op;
+    ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have an op table;
+    ``notes`` one-line remarks (small samples, an inconclusive change, a failed config)."""
 
     base: ConfigResult
     new: ConfigResult

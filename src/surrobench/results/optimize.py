@@ -41,18 +41,10 @@ class Unconfirmed(schemas.Plain):
 
 @dataclass(frozen=True)
 class HeadToHead(schemas.Plain):
-    """The two recipes of greedy stacking from two starts, timed against each other
-    (:meth:`surrobench.tune.search.Search.stack`).
-
-    Attributes:
-        first: the recipe stacked on the fastest accepted remedy.
-        rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
-        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.records.paired`; None when
-            they could not be timed against each other.
-        kept: the one that went on to the confirmation: ``rival`` when ``gain``'s median is above 1, faster by
-            the rule or not (:meth:`surrobench.tune.search.Search.duel` says why).
-        error: why the rival could not be built again or timed, else None.
-    """
+    """The two recipes of greedy stacking (:meth:`surrobench.tune.search.Search.stack`) timed against each other:
+    ``first`` stacked on the fastest accepted remedy, ``rival`` on the fastest timed remedy that sets the same
+    setting; ``gain`` rival over first in one window (None when not timed: ``error`` says why); ``kept`` the one
+    confirmed, ``rival`` when ``gain``'s median is above 1 (:meth:`surrobench.tune.search.Search.duel`)."""
 
     first: str
     rival: str

@@ -35,16 +35,9 @@ ROLES = ("reference", "rank", "step", "spread")
 
 @dataclass(frozen=True)
 class Placement(schemas.Plain):
-    """Where a result was measured in a multi-process run.
-
-    Attributes:
-        config: index of the config in the run's plan (groups a config's rows).
-        role: one of :data:`ROLES`.
-        rank: the process's rank (None for the step row).
-        world_size: ranks that ran the config together (1 for ``reference`` and ``spread``).
-        host: host name of the rank.
-        device_uuid: ``GPU-...`` of the rank's GPU, None on the CPU.
-    """
+    """Where a result was measured in a multi-process run: the ``config``'s index in the run's plan, its ``role``
+    (:data:`ROLES`), the process's ``rank`` (None for the step row), the ``world_size`` that ran it together (1 for
+    ``reference`` and ``spread``), the rank's ``host`` and GPU (``device_uuid``, None on the CPU)."""
 
     config: int
     role: str
@@ -158,20 +151,11 @@ def step_result(
 
 @dataclass(frozen=True)
 class ScalingRow(schemas.Plain):
-    """One config of a multi-rank run against its one-device reference.
-
-    Attributes:
-        label: the config (the step row's label).
-        world_size: N.
-        solo_median_ms: the one-device reference's median latency.
-        step_median_ms: median of the step (max over ranks per iteration).
-        rank_median_ms: each rank's median latency, rank order.
-        solo_samples_per_s, samples_per_s: throughput on one device and on N together.
-        speedup: ``samples_per_s / solo_samples_per_s``; ``speedup_ci95``: its bootstrap 95% interval.
-        efficiency: speedup / N.
-        rank_skew: slowest rank median / fastest rank median - 1 (0: balanced).
-        comm_ms, comm_wait_ms: per rank, median time inside collectives and waiting in them per step
-            (None when the model made no torch.distributed calls).
+    """One config of a multi-rank run (``world_size`` N, the step row's ``label``) against its one-device
+    reference (``solo_``): median latencies (the step's is of the max over ranks per iteration; the ranks' in rank
+    order) and throughputs; ``speedup`` ``samples_per_s / solo_samples_per_s`` with its bootstrap 95% interval;
+    ``efficiency`` speedup / N; ``rank_skew`` slowest rank median / fastest - 1; ``comm_ms``, ``comm_wait_ms`` per
+    rank, the median time inside collectives and waiting in them per step (None without torch.distributed calls).
     """
 
     label: str
