@@ -48,14 +48,12 @@ class CapacityOptimization(schemas.Plain):
         candidates: every recipe tried, in order (the baseline first).
         top: the candidate ranked first by prediction (accurate, and faster by the paired rule where it is
             not the baseline); verified under load.
-        baseline_run_id, top_run_id: the stored serve runs that measured the baseline's and the top's capacity
-            under load (each at its best predicted policy); ``top_run_id`` None when the top is the baseline.
-        baseline_rps, top_rps: each one's measured bracket ``(capacity_rps, failing_rps)``.
+        baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
+            best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
         verdict: the top against the baseline by :func:`surrobench.results.serve_compare.capacity_verdict`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``.
-        search_s: wall time of the whole search (predictions and the verifying loads).
-        infeasible: why no candidate meets the target (each one's isolated P99 above it); None otherwise.
+        search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
     """
 
     workload: dict

@@ -207,14 +207,10 @@ class ConfigCounters(schemas.Plain):
         kernels: the measured launches in launch order (empty with a ``problem``).
         selected: the kernel function names ncu was restricted to (:func:`function_name`).
         covered_share: the share of the profiled step's kernel time those names hold (kernel table), 0..1.
-        passes: replay passes summed over the launches; ``ncu_wall_s``: wall seconds of the whole ncu run (the
-            child's start, model build and warm-up included: what ``--counters`` costs the user).
-        command: the ncu command line.
-        problem: set when nothing was measured.
-
-    When identical launches (same name, grid, block and shared memory) were measured once and credited to each
-    (:mod:`surrobench.collect.ncu_dedup`), a credited launch has ``passes`` 0 and ``passes`` here holds the
-    enumerating pass's too (:attr:`measured_launches`).
+        passes: replay passes summed over the launches (a launch credited from an identical one,
+            :mod:`surrobench.collect.ncu_dedup`, has 0: :attr:`measured_launches`); ``ncu_wall_s``: wall seconds
+            of the whole ncu run, the child's start included.
+        command: the ncu command line; ``problem``: set when nothing was measured.
     """
 
     DERIVED = ("measured_launches",)

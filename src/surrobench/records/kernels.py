@@ -108,15 +108,9 @@ class AttributionNote(schemas.Plain):
 
 @dataclass(frozen=True)
 class KernelTable(schemas.Plain):
-    """The kernels of one profiled config: rows by decreasing ``device_us``, the notes of their attribution.
-
-    Attributes:
-        kernels: the rows.
-        total_us: device time of all rows over the active steps, µs (shares are of it).
-        active_steps: profiled steps the sums cover.
-        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a trace file).
-        notes: the attribution's notes.
-    """
+    """The kernels of one profiled config: rows by decreasing ``device_us``, their device time over
+    ``active_steps`` (``total_us``, µs, what shares are of), ``source`` ``"profiler"`` or ``"trace"``, and the
+    notes of their attribution."""
 
     DERIVED = ("class_shares", "op_classes")
 

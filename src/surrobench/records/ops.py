@@ -159,18 +159,10 @@ def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
 
 @dataclass(frozen=True)
 class OpTable(schemas.Plain):
-    """The op table of one profiled config.
-
-    Attributes:
-        ops: rows by decreasing ``share``.
-        basis: ``"device"`` (shares of kernel time) or ``"cpu"`` (shares of op self CPU time).
-        total_us: the basis time summed over the active steps, µs.
-        active_steps: profiled steps the sums cover.
-        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a Kineto trace file).
-        kernel_count, small_kernel_count: kernels recorded, and those shorter than
-            ``small_kernel_us`` (None on a CPU basis); see :mod:`surrobench.analysis.op_readings`.
-        has_shapes, has_memory: whether the input-shape and memory columns were recorded.
-    """
+    """The op table of one profiled config: ``ops`` by decreasing ``share`` of ``total_us``, the ``basis`` time
+    (``"device"`` or ``"cpu"``, module docstring) summed over ``active_steps``, µs; ``source`` ``"profiler"`` or
+    ``"trace"``; the kernels recorded and those shorter than ``small_kernel_us`` (None on a CPU basis,
+    :mod:`surrobench.analysis.op_readings`); whether the input-shape and memory columns were recorded."""
 
     ops: tuple[OpStat, ...]
     basis: str

@@ -43,15 +43,10 @@ class Match(schemas.Plain):
 
 @dataclass(frozen=True)
 class TimeMatch(schemas.Plain):
-    """The surrogate against the solver at its own time (equal runtime).
-
-    Attributes:
-        status: :data:`MATCHED`; :data:`BEYOND_FINEST` when the surrogate is slower than every front level (the
-            solver's error at that time is at most the finest level's); :data:`BEYOND_COARSEST` when it is faster
-            than every level.
-        solver_error: the solver's error at the surrogate's time (log-log interpolation); None unless matched.
-        error_ratio: ``solver_error / surrogate_error`` (> 1: the surrogate is more accurate at equal runtime).
-    """
+    """The surrogate against the solver at its own time (equal runtime): ``status`` :data:`MATCHED`,
+    :data:`BEYOND_FINEST` (slower than every front level) or :data:`BEYOND_COARSEST` (faster than every level);
+    ``solver_error`` at the surrogate's time (log-log interpolation) and ``error_ratio`` ``solver_error /
+    surrogate_error`` (> 1: the surrogate is more accurate), None unless matched."""
 
     status: str
     solver_error: float | None
@@ -60,14 +55,9 @@ class TimeMatch(schemas.Plain):
 
 @dataclass(frozen=True)
 class SpeedupInterval(schemas.Plain):
-    """The bootstrap interval of the matched-error speedup over cases.
-
-    Attributes:
-        low, high: the percentile interval's ends over the resamples that matched (None when none did).
-        matched_fraction: the share of resamples whose surrogate error fell inside the ladder (an interval from a
-            few resamples is weak; below 1 the point estimate sits near an end of the ladder).
-        resamples: how many were drawn.
-    """
+    """The bootstrap interval of the matched-error speedup over cases: the percentile interval's ends over the
+    resamples that matched (None when none did), the share of the ``resamples`` whose surrogate error fell inside
+    the ladder (below 1 the point estimate sits near an end of the ladder)."""
 
     low: float | None
     high: float | None

@@ -30,17 +30,10 @@ from surrobench.records.paired import PairedSamples, Speedup
 
 @dataclass(frozen=True)
 class FreshCheck(schemas.Plain):
-    """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes.
-
-    Attributes:
-        pairs: pairs of processes asked for.
-        verdict: one of :data:`surrobench.records.vocab.FRESH_VERDICTS`; ``reason`` says why in one line.
-        speedup: baseline over recipe across the fresh processes, None when a process failed.
-        baseline_ms, recipe_ms: each fresh process's median host latency, ms, in launch order.
-        run_ids: the stored runs of the fresh processes, in launch order.
-        error: the failed process's last line of output (``failed``).
-        elapsed_s: wall time of all fresh processes, seconds.
-    """
+    """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes: the ``verdict``
+    (:data:`surrobench.records.vocab.FRESH_VERDICTS`) and its one-line ``reason``; the ``speedup`` across them (None
+    when a process failed: ``error`` its last line of output); each process's median host latency, ms, and stored
+    run, in launch order; ``elapsed_s`` the wall time of them all."""
 
     pairs: int
     verdict: str
