@@ -161,11 +161,9 @@ class MeasuredKernel(schemas.Plain):
         precision: the ceiling its roofline point runs against (``bf16``, ``tf32``, ``fp32``...), None for
             none (integer or FP64 work).
         arithmetic_intensity: FLOP per DRAM byte; None without DRAM bytes.
-        achieved_tflops, roof_tflops: FLOP/s achieved, and the roof at its intensity (``min(peak, AI * copy)``;
-            Williams et al., CACM 52(4), 2009), TFLOP/s; None without ceilings.
-        dram_gbps: DRAM bytes / duration, GB/s.
-        kernel_class, op, module: of the kernel-table row it joined; ``trace_name`` that row's kernel name; all
-            None when it joined none.
+        achieved_tflops, roof_tflops: achieved, and the roof at its intensity (``min(peak, AI * copy)``; Williams
+            et al., CACM 52(4), 2009), TFLOP/s, None without ceilings; ``dram_gbps`` DRAM bytes / duration, GB/s.
+        kernel_class, op, module, trace_name: of the kernel-table row it joined, None when none.
     """
 
     counters: KernelCounters

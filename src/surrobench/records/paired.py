@@ -104,14 +104,9 @@ Units = tuple[tuple[int, int], ...]
 
 @dataclass(frozen=True)
 class PairedSamples:
-    """A baseline's and a candidate's latency samples, ms, by process, window, round and iteration.
-
-    Attributes:
-        baseline, candidate: rounds of per-iteration latencies, ms (``rounds x iters``; every round of a side
-            equally long).
-        baseline_units, candidate_units: ``(process, window)`` of each round; equal ids are one unit.
-        paired: both sides were timed together (the same units, rounds interleaved): their process and window
-            draws are shared. False for two separate runs.
+    """A baseline's and a candidate's latency samples, ms, as rounds of per-iteration latencies (``rounds x
+    iters``, a side's rounds equally long), with the ``(process, window)`` of each round (equal ids are one unit);
+    ``paired`` when both were timed together (the same units, rounds interleaved), False for two separate runs.
 
     Raises:
         ValueError: an empty side, rounds of unequal length, a latency that is not positive and finite, units

@@ -50,17 +50,10 @@ class ServePolicy(schemas.Plain):
 
 @dataclass(frozen=True)
 class Percentile(schemas.Plain):
-    """One latency percentile of a load point.
-
-    Attributes:
-        q: the quantile, a fraction (0.99).
-        value_ms: the sample quantile (numpy's default, linear interpolation).
-        ci95_ms: a distribution-free 95% interval from order statistics, ``(lo, hi)``; a side is None when
-            there are too few requests to bound it (:func:`surrobench.analysis.serve_load.quantile_ci`).
-        tail_requests: the number of measured requests slower than ``value_ms``, the requests behind it.
-        lower_bound: True when the quantile falls among dropped requests (counted as slower than any): the
-            true value is unbounded and ``value_ms`` is the slowest completed latency.
-    """
+    """One latency percentile of a load point: the quantile ``q`` (0.99), the sample quantile ``value_ms`` (linear
+    interpolation), its distribution-free 95% interval from order statistics (a side None when too few requests
+    bound it: :func:`surrobench.analysis.serve_load.quantile_ci`), the measured requests slower than it, and
+    ``lower_bound`` when it falls among dropped requests (``value_ms`` is then the slowest completed latency)."""
 
     q: float
     value_ms: float
@@ -151,13 +144,11 @@ class SearchStep(schemas.Plain):
 
 @dataclass(frozen=True)
 class Capacity(schemas.Plain):
-    """The highest request rate whose P99 stayed within ``target_p99_ms``, as the search bracketed it.
+    """The highest request rate whose P99 stayed within ``target_p99_ms``, bracketed by the search: in
+    ``[capacity_rps, failing_rps)``, the highest passing rate tried (0 when none passed) and the lowest failing one
+    above it (None when none failed), the rates tried in ``steps``.
 
     Attributes:
-        capacity_rps: the highest passing rate tried (0 when none passed).
-        failing_rps: the lowest failing rate above it (None when the search never failed): the capacity
-            lies in ``[capacity_rps, failing_rps)`` at this duration, the search's interval.
-        steps: the rates tried, in order.
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
         infeasible: why no rate can meet the target, answered without a load (the bracket is then ``[0, 0)``);

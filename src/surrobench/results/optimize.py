@@ -66,23 +66,18 @@ class HeadToHead(schemas.Plain):
 
 @dataclass(frozen=True)
 class CandidateResult:
-    """One candidate (a remedy, or a stack of them) of one config.
+    """One candidate of one config: a remedy or a stack (``"cudagraph+tf32"``, ``stacked_on`` the recipe it was
+    added to), its ``verdict`` (:data:`surrobench.records.vocab.OPTIMIZE_VERDICTS`) and one-line ``reason``.
 
     Attributes:
-        name: ``"cudagraph"``, ``"cudagraph+tf32"``.
-        verdict: one of :data:`surrobench.records.vocab.OPTIMIZE_VERDICTS`; ``reason`` says why in one line.
-        speedup: over the baseline, None when not timed.
-        gain: over the recipe it was stacked on (stacked candidates), None otherwise.
-        accuracy: the guard's verdict, None when the candidate never produced an output.
-        setup_s: its first call (compilation, capture, autotuning and one forward), seconds.
-        break_even_calls: calls after which the extra setup is paid back; None when it saves nothing.
-        result: its timing merged over its rounds (median, P95, peak memory), None when not timed.
-        baseline_ms: the baseline's median latency in this candidate's own timing window, ms, what ``speedup``
-            and ``break_even_calls`` were computed against; None when not timed.
-        error: the raised exception as text (``failed``), kept whole.
-        cause: the known cause id of the failure (``"unknown"`` when none matched).
+        speedup: over the baseline; ``gain`` over the recipe it was stacked on; ``result`` its timing merged over
+            its rounds; ``baseline_ms`` the baseline's median in its own window, ms, what ``speedup`` and
+            ``break_even_calls`` are against; all None when not timed.
+        accuracy: the guard's verdict, None when it never produced an output.
+        setup_s: its first call (compilation, capture, autotuning and one forward), seconds;
+            ``break_even_calls`` the calls that pay it back, None when it saves nothing.
+        error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
         time_s: wall time spent on it (setup, accuracy check, rounds).
-        stacked_on: the recipe it was added to, for stacked candidates.
     """
 
     name: str
