@@ -201,11 +201,8 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
         missing = want - {row["name"] for row in have}
         blocking = [c["name"] for c in have if c["name"] not in want and c["notnull"] and c["dflt_value"] is None]
         if missing or blocking:
-            what = (
-                f"lacks column(s) {', '.join(sorted(missing))}"
-                if missing
-                else (f"has column(s) {', '.join(blocking)} this version cannot fill")
-            )
+            what = f"lacks column(s) {', '.join(sorted(missing))}" if missing else ""
+            what = what or f"has column(s) {', '.join(blocking)} this version cannot fill"
             raise UsageError(
                 f"results database {path!r}: table {table!r} {what}; it was not written by this "
                 "surrobench version: use another database"
@@ -627,21 +624,12 @@ class ResultStore:
                 models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
                 serve = served is not None or env.get("command_kind") == "serve"
                 policies, points = _serve_counts(row["record_json"])
-                summaries.append(
-                    RunSummary(
-                        run_id=str(row["run_id"]),
-                        created=str(row["created"]),
-                        tag=None if row["tag"] is None else str(row["tag"]),
-                        device_name=env.get("device_name"),
-                        models=tuple(sorted(models)),
-                        n_configs=row["n_configs"],
-                        n_failed=row["n_failed"] or 0,
-                        state=_shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"]),
-                        kind="serve" if serve else "run",
-                        n_policies=policies,
-                        n_points=points,
-                    )
-                )
+                tag = None if row["tag"] is None else str(row["tag"])
+                head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
+                state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
+                counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
+                kind = {"kind": "serve" if serve else "run", "n_policies": policies, "n_points": points}
+                summaries.append(RunSummary(*head, **counts, state=state, **kind))
         return summaries
 
     @contextmanager
