@@ -348,35 +348,18 @@ def _accuracy(d: dict | None) -> AccuracyVerdict | None:
         OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"])
         for o in d.get("outputs", ())
     )
-    return AccuracyVerdict(
-        d["ok"],
-        d["decided_by"],
-        d["reason"],
-        d["rel_l2"],
-        d["max_abs"],
-        outputs,
-        d.get("fp64_rmse"),
-        d.get("ref_fp64_rmse"),
-    )
+    verdict = (d[k] for k in ("ok", "decided_by", "reason", "rel_l2", "max_abs"))
+    return AccuracyVerdict(*verdict, outputs, d.get("fp64_rmse"), d.get("ref_fp64_rmse"))
 
 
 def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
     timed = c.get("median_ms") is not None or c.get("peak_mem_bytes") is not None or c.get("top_op") is not None
     return CandidateResult(
-        name=c["name"],
-        verdict=c["verdict"],
-        reason=c["reason"],
+        **schemas.plain(c, CandidateResult, but=("speedup", "gain", "accuracy", "result")),
         speedup=_speedup(c.get("speedup")),
         gain=_speedup(c["gain"]),
         accuracy=_accuracy(c["accuracy"]),
-        setup_s=c["setup_s"],
-        break_even_calls=c["break_even_calls"],
         result=_timing(entry, c) if timed else None,
-        error=c["error"],
-        cause=c["cause"],
-        time_s=c["time_s"],
-        stacked_on=c["stacked_on"],
-        baseline_ms=c.get("baseline_ms"),
     )
 
 
