@@ -50,8 +50,6 @@ class MeasuredRemedy(schemas.Plain):
             ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
 
-    Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
-
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
     """

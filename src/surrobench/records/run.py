@@ -98,21 +98,18 @@ class ConfigResult:
     """The outcome of one config: statistics, throughput, memory, status.
 
     Attributes:
-        input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``.
-        inputs: every input as executed (shape and dtype), the primary one first; part of :meth:`key`. Empty
-            when the config failed before its inputs were built; one input of dtype None when read from a
-            record that kept the primary input alone (run-v1, a database of schema 3 or older).
-        shape_label: the ladder rung as the user wrote it (``"64"``), for tables and matching.
+        input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``; ``inputs`` every input
+            (:class:`~surrobench.records.config.InputSpec`), the primary one first, empty when the config failed
+            before they were built; ``shape_label`` the ladder rung as the user wrote it (``"64"``).
         latency_ms: host wall clock around a synchronized call, ms; None unless status is ``ok`` or the
             failure came after timing (a non-finite output).
         device_ms: CUDA-event time of the same iterations, ms; None on CPU.
         samples_per_s, points_per_s: throughput at the median latency.
-        peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included);
-            on CPU the peak resident-set growth.
+        peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included); on CPU the peak
+            resident-set growth.
         top_op: ``{"name", "share"}`` once profiled (share of device time, a fraction).
-        samples_ms: per-iteration host latencies, ms, in order.
-        device_samples_ms: per-iteration device times, ms (CUDA only).
-        extra: stored facts outside the run-v1 schema (sm_clock_mhz, tf32 switches, ...).
+        samples_ms, device_samples_ms: per-iteration host latencies and device times (CUDA only), ms, in order.
+        extra: stored facts outside the run JSON (sm_clock_mhz, tf32 switches, ...).
         config_id: its row in the results database once stored (None before, and for a result read from a
             run JSON file); not in the run JSON nor in equality.
     """

@@ -67,9 +67,8 @@ class LoadPoint(schemas.Plain):
     """What one offered load did.
 
     Attributes:
-        arrival: one of :data:`ARRIVALS`.
-        target_rps: the rate asked for (open loop); None for a replay or closed loop.
-        concurrency: requests outstanding (closed loop); None otherwise.
+        arrival: one of :data:`ARRIVALS`; ``target_rps`` the rate asked for (open loop) or ``concurrency`` the
+            requests outstanding (closed loop), else None.
         offered_rps: measured requests / their arrival span; achieved_rps: completed requests / the span
             from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;

@@ -22,17 +22,11 @@ BEYOND_COARSEST = "less_accurate_than_ladder"
 
 @dataclass(frozen=True)
 class Match(schemas.Plain):
-    """The surrogate against the solver at its own error (equal accuracy).
-
-    Attributes:
-        status: :data:`MATCHED`, :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`.
-        solver_ms: the solver's time at the surrogate's error on the front (log-log interpolation); None unless
-            matched.
-        speedup: ``solver_ms / surrogate_ms`` (> 1: the surrogate is faster at equal accuracy); None unless matched.
-        bound: when not matched, the speedup over the ladder's end level the error lies past: a lower bound of the
-            matched speedup past the finest level, an upper bound past the coarsest; None when matched.
-        bound_level: that end level's index in the ladder.
-    """
+    """The surrogate against the solver at its own error (equal accuracy): ``status`` :data:`MATCHED`,
+    :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`; the solver's time at that error on the front (log-log
+    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup
+    over the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the
+    coarsest."""
 
     status: str
     solver_ms: float | None
