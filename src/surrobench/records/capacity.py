@@ -12,12 +12,10 @@ from surrobench.records.serve import ServePolicy
 
 @dataclass(frozen=True)
 class CapacityCandidate(schemas.Plain):
-    """One recipe tried for capacity.
+    """One recipe tried for capacity: ``"baseline"`` or the remedies joined by ``+`` (``"cudagraph+tf32"``), and
+    the execution ``settings`` it runs with (precision, mode and the rest).
 
     Attributes:
-        recipe: ``"baseline"`` or the remedies joined by ``+`` (``"cudagraph+tf32"``).
-        settings: the execution settings it runs with (precision, mode, channels_last, compile_mode,
-            cudnn_benchmark, threads).
         accurate: the accuracy guard's verdict against the fp32 eager (and fp64) output; None when it failed to run.
         accuracy: the guard's reason, or the error that stopped the candidate.
         predicted_rps: per policy label (``batch<=8 wait<=1ms``), the predicted capacity at the target.

@@ -103,12 +103,9 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
 
 @dataclass(frozen=True)
 class Finding:
-    """One verdict.
+    """One verdict: its ``kind`` (:data:`KINDS`), ``severity`` (:data:`SEVERITIES`), one-line ``summary``.
 
     Attributes:
-        kind: one of :data:`KINDS`.
-        severity: one of :data:`SEVERITIES`.
-        summary: one line.
         evidence: the numbers, profiler and timeline side where both exist.
         action: what to do about it, given as its clauses (:class:`Clause`) or as text (one clause); held as text,
             the clauses' texts joined by ``"; "``.

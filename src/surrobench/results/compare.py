@@ -260,9 +260,8 @@ def compare_runs(
     Args:
         threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%): the rule's smallest effect.
         allow_env_mismatch: compare runs made on different devices (``env["device_name"]``).
-        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), e.g. ``("mode",)`` or the
-            CLI's comma-separated text ``"precision,mode"``, to compare an eager run with a CUDA-graph run of the
-            same workload.
+        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), ``("mode",)`` or the text
+            ``"precision,mode"``: an eager run against a CUDA-graph run of the same workload.
         base_ops, new_ops: op tables per config key, for the op-level diff.
 
     Raises:

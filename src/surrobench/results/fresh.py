@@ -79,10 +79,8 @@ def judge_fresh(
     units: Sequence[float] = (),
     **fields,
 ) -> FreshCheck:
-    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration, equal
-    lengths; process i of each side is pair i) against the ``optimized`` speedup that ``optimize`` measured, with
-    its speedup per process in ``units`` (:func:`process_speedups`; none given: its median stands for one
-    process). ``fields`` are passed on (``pairs``, ``run_ids``, ``elapsed_s``).
+    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration; process i of
+    each side is pair i) against :func:`fresh_verdict`'s ``optimized`` and ``units``; ``fields`` passed on.
 
     Raises:
         ValueError: fewer than one process a side, unequal counts or lengths, or a speedup that is not positive.
@@ -117,9 +115,8 @@ def fresh_verdict(
     units: Sequence[float] = (),
 ) -> tuple[str, str]:
     """(verdict, reason) of the module docstring for the ``fresh`` speedup over processes whose medians were
-    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its unit speedups ``units``
-    (none: its median stands for one unit); what :func:`judge_fresh` decides, also for a stored optimize-v1
-    ``fresh`` object.
+    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its speedup per process
+    ``units`` (:func:`process_speedups`; none: its median stands for one).
 
     Raises:
         ValueError: no pairs, unequal counts, or a speedup that is not positive.

@@ -118,8 +118,7 @@ class ConfigOptimization:
     Attributes:
         baseline: the baseline's timing (its rounds interleaved with the recommended recipe's, else all).
         candidates: every candidate, single remedies first, then the stacks in the order tried.
-        recommended: remedy names of the recipe, empty when nothing won.
-        recipe_result: the recipe's timing, None when nothing won.
+        recommended: remedy names of the recipe, empty when nothing won; ``recipe_result`` its timing.
         recipe_code: lines of code that apply the recipe; ``run_command`` and ``baseline_command`` the
             ``surrobench run`` lines of the recipe and the baseline, None for a model given as a Python object.
         fresh_configs: the baseline's and the recipe's configs as JSON objects
@@ -129,14 +128,11 @@ class ConfigOptimization:
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
         recipe_speedup: the recipe over the baseline across every window in which the two were timed together
             (:meth:`surrobench.tune.search.Search.confirm`); None when nothing won.
-        recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
-        recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
-            processes; ``recipe_process_run_ids`` their stored runs, in launch order.
-        cut_short: Ctrl-C ended the search: the candidates are those judged so far, there is no recipe.
-        error: why the baseline itself could not run (then there are no candidates).
-        elapsed_s: wall time of this config (the search, without the fresh check).
-        fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
-            asked for or nothing won.
+        recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order; the last
+            ``recipe_process_windows`` timed in pairs of fresh processes, their runs ``recipe_process_run_ids``.
+        cut_short: Ctrl-C ended the search (the candidates judged so far, no recipe); ``error`` why the baseline
+            itself could not run (no candidates); ``elapsed_s`` the search's wall time.
+        fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), else None.
         head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), else None.
         unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`).
         baseline_drift: the baseline in the recipe's fresh processes over the baseline in this process (two

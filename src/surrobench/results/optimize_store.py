@@ -119,10 +119,9 @@ def optimization_summaries(
     store: ResultStore, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
-    :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs: a config of ``model``, ``tag`` (the
-    optimization's own, read from its baseline run's ``TAG:baseline``), created at or after ``since``.
-    ``n_configs``: the configs it optimized; ``n_failed``: those that ended with an error (no baseline);
-    ``state``: ``interrupted`` for a search cut short (or still running), else ``complete``.
+    :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
+    a search cut short (or still running), else ``complete``.
 
     Raises:
         UsageError: a stored report is not a valid optimize document.

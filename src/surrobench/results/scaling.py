@@ -86,16 +86,10 @@ def comm_ms_per_step(intervals: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarr
 
 
 def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
-    """Per rank, the statistics of its time inside collectives and of the part spent waiting: its time in step i
-    minus the least any rank spent in them in that step (the last rank to arrive waits for no peer; the "wait
-    time" of the NVIDIA Nsight Systems User Guide, "NCCL ... analysis", as HTA splits it).
-
-    Args:
-        per_rank_ms: rank-ordered ``comm_ms_per_step`` arrays of equal length.
-
-    Returns:
-        One ``{"comm_ms": LatencyStats dict, "comm_wait_ms": LatencyStats dict}`` per rank.
-    """
+    """``{"comm_ms", "comm_wait_ms"}`` latency statistics per rank (``per_rank_ms``: rank-ordered
+    :func:`comm_ms_per_step` arrays of equal length): its time inside collectives, and that minus the least any rank
+    spent in them in the step (the last rank to arrive waits for no peer; the "wait time" of the NVIDIA Nsight
+    Systems User Guide, "NCCL ... analysis", as HTA splits it)."""
     comm = np.vstack(per_rank_ms)
     wait = comm - comm.min(axis=0, keepdims=True)
     return [
@@ -107,18 +101,10 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
 def step_result(
     ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None, like: ConfigResult
 ) -> ConfigResult:
-    """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
-
-    Args:
-        ranks: every rank's result of the config.
-        samples_per_step: samples the ranks process together per step (N x batch for replicas, the
-            batch for a distributed model).
-        points_per_sample: grid points per sample of the whole job, for ``points_per_s``.
-        like: the result whose inputs (``input_shape`` and ``inputs``) the step row takes: the config's inputs as
-            one device would see them (the one-device reference where there is one).
-
-    A failed rank makes the step that rank's failure.
-    """
+    """The step row of one config from its rank rows (``ranks``, rank order): iteration i is the max over ranks;
+    a failed rank makes the step its failure. ``samples_per_step``: N x batch for replicas, the batch for a
+    distributed model; ``points_per_sample`` of the whole job; ``like``: the result whose inputs the step row takes
+    (the one-device reference where there is one)."""
     first = ranks[0]
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:

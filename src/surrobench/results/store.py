@@ -287,9 +287,8 @@ def _refuse_newer(version: int, path: str) -> None:
         )
 
 
-#: Free bytes on the database's file system under which a write failure whose SQLite error names no cause (the
-#: "cannot rollback - no transaction is active" of a commit that failed at 0 bytes free, which hides the
-#: ``SQLITE_FULL`` under it) is reported as a full disk: a few of SQLite's default 4096-byte pages
+#: Free bytes under which a write failure whose SQLite error names no cause (a commit that failed at 0 bytes free
+#: hides its ``SQLITE_FULL``) is a full disk: a few of SQLite's default 4096-byte pages
 #: (https://www.sqlite.org/pragma.html#pragma_page_size), what one more commit and its journal need at least.
 _FULL_BELOW_BYTES = 64 * 4096
 
@@ -356,11 +355,11 @@ class ResultStore:
             raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
 
     def _check_read_only_schema(self) -> None:
-        """What :meth:`_open_schema` checks, without writing: a newer schema is refused, an older one (which
-        would need migrating) or a file without our tables is a UsageError.
+        """What :meth:`_open_schema` checks, without writing.
 
         Raises:
-            UsageError: as :meth:`_open_schema`, and a schema older than :data:`SCHEMA_VERSION`.
+            UsageError: as :meth:`_open_schema`, a file without our tables, or a schema older than
+                :data:`SCHEMA_VERSION` (it would need migrating).
         """
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         _refuse_newer(version, self.path)
@@ -421,8 +420,7 @@ class ResultStore:
 
     @contextmanager
     def _writing(self):
-        """One committed transaction; a failing write (disk full, locked, file made read-only or removed) is the
-        user's environment, reported as one line rather than a traceback.
+        """One committed transaction; a failing write (disk full, locked, read-only, removed) reported in one line.
 
         Raises:
             StoreWriteError: the write failed; its ``cause`` says what failed (:func:`write_failure`).
