@@ -22,12 +22,9 @@ class ExecSettings:
     (:class:`~surrobench.execution.config.ExecConfig`) to the result's ``extra`` and the run-v3 ``settings``
     (:meth:`changed`); docs/design.md, "Execution settings", says what a new one needs.
 
-    Attributes:
-        channels_last: 4-D inputs and weights in ``torch.channels_last`` (NHWC) memory format.
-        compile_mode: ``torch.compile``'s ``mode`` in the ``compile`` mode; None is its default.
-        threads: ``torch.set_num_threads`` during the config; None keeps torch's default.
-        matmul_precision: ``torch.set_float32_matmul_precision`` during the config, one of
-            :data:`MATMUL_PRECISIONS`; None keeps torch's (``highest``).
+    ``channels_last``: 4-D inputs and weights in NHWC memory format; ``compile_mode``: ``torch.compile``'s
+    ``mode``; ``threads``: ``torch.set_num_threads``; ``matmul_precision``: ``torch.set_float32_matmul_precision``
+    (:data:`MATMUL_PRECISIONS`); None keeps torch's default.
 
     Raises:
         UsageError: a ``matmul_precision`` outside :data:`MATMUL_PRECISIONS`.

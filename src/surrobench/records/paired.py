@@ -121,9 +121,7 @@ class PairedSamples:
 
     def __post_init__(self) -> None:
         for rounds, units in ((self.baseline, self.baseline_units), (self.candidate, self.candidate_units)):
-            if not rounds or len({len(r) for r in rounds}) != 1 or not rounds[0]:
-                raise ValueError("rounds must be non-empty and of equal length")
-            x = np.asarray(rounds, dtype=np.float64)
+            x = _checked(rounds)
             if not (np.isfinite(x).all() and (x > 0).all()):
                 raise ValueError("latencies must be positive and finite")
             if len(units) != len(rounds):
@@ -231,6 +229,12 @@ def _rounds(rounds: Sequence[Sequence[float]]) -> Rounds:
     return tuple(tuple(float(v) for v in r) for r in rounds)
 
 
+def _checked(rounds: Sequence[Sequence[float]]) -> np.ndarray:
+    if not rounds or len({len(r) for r in rounds}) != 1 or not len(rounds[0]):
+        raise ValueError("rounds must be non-empty and of equal length")
+    return np.asarray(rounds, dtype=np.float64)
+
+
 def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     """The A/A noise floor of a baseline's rounds, a fraction >= 0 (module docstring). One round is split into its
     even and odd iterations instead (no between-round drift is seen then).
@@ -238,9 +242,7 @@ def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     Raises:
         ValueError: no samples, or rounds of unequal length.
     """
-    if not rounds or len({len(r) for r in rounds}) != 1 or not len(rounds[0]):
-        raise ValueError("rounds must be non-empty and of equal length")
-    x = np.asarray(rounds, dtype=np.float64)
+    x = _checked(rounds)
     a, b = (x[0::2], x[1::2]) if len(rounds) >= 2 else (x.ravel()[0::2], x.ravel()[1::2])
     if a.size == 0 or b.size == 0:
         return 0.0

@@ -25,12 +25,9 @@ IQR_WARN_FRACTION = 0.1
 
 @dataclass(frozen=True)
 class LatencyStats(schemas.Plain):
-    """Summary of a sample of latencies, all in milliseconds.
-
-    Percentiles use linear interpolation between order statistics (numpy's default, Hyndman & Fan type 7).
-    ``std`` is the sample standard deviation (ddof=1; 0.0 for one sample). ``ci95_median`` is the
-    percentile-bootstrap 95% interval of the median (as scipy.stats.bootstrap draws it).
-    """
+    """Summary of a sample of latencies, ms: percentiles interpolated linearly (numpy's default, Hyndman & Fan
+    type 7), ``std`` with ddof=1 (0.0 for one sample), ``ci95_median`` the percentile-bootstrap 95% interval of the
+    median (as scipy.stats.bootstrap draws it)."""
 
     median: float
     p95: float
@@ -44,10 +41,8 @@ class LatencyStats(schemas.Plain):
 
     @classmethod
     def from_samples(cls, samples_ms: "np.typing.ArrayLike", rounds: int = 1) -> "LatencyStats":
-        """Compute the statistics of ``samples_ms`` (1-D, ms).
-
-        ``rounds`` > 1 says the samples are that many equal, consecutive blocks measured at different
-        times (``run --rounds``); the CI then comes from the two-stage bootstrap of :func:`bootstrap_ci`.
+        """The statistics of ``samples_ms`` (1-D, ms); ``rounds`` > 1: that many equal consecutive blocks measured
+        at different times (``run --rounds``), the CI from the two-stage bootstrap of :func:`bootstrap_ci`.
 
         Raises:
             ValueError: empty sample, or a non-finite value in it.

@@ -99,10 +99,9 @@ class SolverLevel(schemas.Plain):
 
 @dataclass(frozen=True)
 class OneTimeCosts(schemas.Plain):
-    """What a deployment pays once, ms, counted apart from the per-call time: ``load_ms`` (build the module and
-    copy its weights to the device), ``first_call_ms`` (the first call past a warm call's time: compilation,
-    graph capture, lazy initialisation) and, per call, ``h2d_ms`` (copying one case's inputs from host memory to
-    the device, not in the timed calls, whose inputs are already there, as the solver's are)."""
+    """What a deployment pays apart from the timed calls, ms: once, ``load_ms`` (build the module, copy its weights
+    to the device) and ``first_call_ms`` (the first call past a warm one's time: compilation, capture); per call,
+    ``h2d_ms`` (one case's inputs from host memory to the device)."""
 
     load_ms: float
     first_call_ms: float
@@ -118,13 +117,12 @@ class SurrogateResult(schemas.Plain):
     """The surrogate under one setting (precision, mode, a recipe's settings) on the versus cases.
 
     Attributes:
-        label: the setting as a config label (``fno2d 64 b1 tf32 cudagraph``).
-        settings: precision, mode and the recipe's settings that differ from the defaults.
+        label: the setting as a config label (``fno2d 64 b1 tf32 cudagraph``); ``settings`` its non-defaults.
         accuracy, timing: as a solver level's, batch 1 (single-case latency; a rollout: K forwards).
         batch, batch_ms, throughput_cases_per_s: the batched call's median time and cases per second.
         one_time: :class:`OneTimeCosts`; ``amortized_ms``: ``timing.median_ms + one_time.once_ms / amortize_calls``.
-        match, interval, time_match: equal accuracy (with the bootstrap interval over cases) and equal runtime.
-        amortized_match: equal accuracy with the amortised time.
+        match, interval, time_match, amortized_match: equal accuracy (with the bootstrap interval over cases),
+            equal runtime, and equal accuracy with the amortised time.
         crossover_level: the most accurate solver level faster than the surrogate (None: none is).
         batch_match: equal accuracy in throughput: the surrogate's time per case in its batched call against the
             solver's in its own batched call (the same batch); None when the problem's solve is not batched.
