@@ -16,8 +16,8 @@ _STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
 
 
 def calibrate_command(device: str, threads: int | None = None) -> str:
-    """The ``surrobench calibrate`` command that stores the ceilings a run on ``device`` reads: on a CPU the
-    ceilings are kept per torch thread count, so the command names it (``--threads``) when known."""
+    """The ``surrobench calibrate`` command that stores the ceilings a run on ``device`` reads (on a CPU, kept per
+    torch thread count, named when known)."""
     command = f"surrobench calibrate --device {device}"
     return f"{command} --threads {threads}" if device == "cpu" and threads is not None else command
 

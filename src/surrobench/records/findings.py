@@ -88,8 +88,7 @@ class Clause(schemas.Plain):
 
 
 def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
-    """An action's clauses from ``parts``: text (a clause that suggests no remedy), clauses, tuples of them; empty
-    text is left out."""
+    """An action's clauses from ``parts``: text (a clause suggesting no remedy; empty: none), clauses, tuples."""
     out: list[Clause] = []
     for part in parts:
         if isinstance(part, str):

@@ -5,16 +5,9 @@ interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/
 **Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
 baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
 stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
-``threshold``:
-
-* ``improved`` when NEW is faster by the rule (the speedup's interval clears ``1 + margin``);
-* ``regressed`` when NEW is slower by it (the interval lies below ``1 / (1 + margin)``);
-* ``inconclusive`` when the median ratio is beyond the margin but its interval is not;
-* ``unchanged`` otherwise.
-
-Ratios are shown as NEW/BASE (1.05 = 5% slower), the inverse of the speedup. Configs that failed
-(``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or ``improved`` (failed -> ok); failed on
-both sides is ``not_compared``.
+``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, its median ratio beyond the margin but
+not its interval ``inconclusive``, else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
+failed) or ``improved``, on both ``not_compared``. Ratios are NEW/BASE (1.05 = 5% slower), the speedup's inverse.
 
 **Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
 allocator layout, a busy host) reads as a difference (Kalibera & Jones 2013: run-level variation needs repeated
@@ -346,9 +339,8 @@ def _settings_text(r: ConfigResult) -> str:
 
 
 def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
-    """A note when a matched pair ran with different modes or execution settings (channels_last, the compile
-    mode, the thread count, cudnn.benchmark: settings outside the config key, so the table's columns do not
-    show them): ``settings differ: BASE eager, NEW eager channels_last``; None when they agree."""
+    """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
+    execution settings (outside the config key, so the table does not show them); None when they agree."""
     b, n = _settings_text(base), _settings_text(new)
     return None if b == n else f"settings differ: BASE {b}, NEW {n}"
 

@@ -61,9 +61,9 @@ def _spread(medians: tuple[float, ...]) -> float:
 
 
 def process_speedups(window_speedups: Sequence[float], process_windows: int) -> tuple[float, ...]:
-    """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order) of which the
-    last ``process_windows`` were timed in pairs of fresh processes: the windows of the optimize process as one
-    unit (their geometric mean: they share that process, module docstring), then each process window."""
+    """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order), the last
+    ``process_windows`` of them in pairs of fresh processes: the optimize process's windows as one unit (their
+    geometric mean), then each process window."""
     from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
 
     inside = tuple(window_speedups[: len(window_speedups) - process_windows])
@@ -95,9 +95,8 @@ def judge_fresh(
 
 
 def agreement(optimized_units: Sequence[float], fresh_units: Sequence[float]) -> Speedup:
-    """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each unit its own process, read as a
-    :class:`~surrobench.records.paired.PairedSamples` of two separate sides: the second reading of the module
-    docstring.
+    """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each its own process, as two separate
+    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's second reading).
 
     Raises:
         ValueError: an empty side, or a speedup that is not positive and finite.

@@ -51,10 +51,9 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]
 
 
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
-    """``finding`` with its action rewritten from ``measured`` (its config's measurements, module docstring) and
-    the measurements of its remedies kept in :attr:`Finding.measured`; unchanged when none of them concerns it.
-    The remedies of a clause still advised that were judged and not faster (``threads=1`` slower beside
-    ``threads=4`` faster) are said in a last clause, ``measured, not faster: ...``."""
+    """``finding`` with its action rewritten from its config's ``measured`` (module docstring) and its remedies'
+    measurements in :attr:`Finding.measured`; unchanged when none concerns it. Judged remedies not faster of a
+    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not faster``."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
@@ -76,10 +75,9 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
 
 
 def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> dict[str, Finding]:
-    """``{remedy name: the one finding credited with its measurement}`` among ``findings`` (one config's): of the
-    findings whose clauses name it (:func:`clause_measurements`), the one whose action names the fewest remedy ids
-    (its remedy most of all: ``thread_oversubscription`` names only ``threads``, ``fragmented_ops`` lists it among
-    others), the first on a tie. A saving is thus counted once per config, never by two findings at once."""
+    """``{remedy name: the one finding credited with its measurement}`` among ``findings`` (one config's): of those
+    whose clauses name it (:func:`clause_measurements`), the one whose action names the fewest remedy ids, the
+    first on a tie, so a saving is counted once per config."""
     out: dict[str, Finding] = {}
     for f in sorted(findings, key=lambda f: len(f.remedies)):
         for clause in f.clauses:
