@@ -138,6 +138,22 @@ def test_the_budget_leaves_remedies_unmeasured_and_says_so():
     assert compute.gain_kind == "estimate" and "not measured" in compute.clauses[0].text
 
 
+def test_the_budget_bounds_what_starts_and_each_window():
+    # 10 s budget, windows of 6 rounds of 1 s; cudagraph's rounds take 5 s: unbounded, its window alone is 30 s
+    findings = [_finding("launch_bound", 1.0, Clause("tensor cores, then a graph", ("tf32", "cudagraph", "bf16")))]
+    clock = PlantedClock()
+    bench = PlantedBench({"tf32": 1.1, "cudagraph": 2.0}, rounds=6, clock=clock, window_s=6.0, slow={"cudagraph": 5})
+    trials = Trials(bench, bench.rounds, budget_s=10.0, budget_end=10.0, clock=clock, bounded=True)
+    found = _by_name(measure_recipes(trials, recipes_to_measure(findings, "cuda"), 1e-2))
+    assert found["tf32"].verdict == "faster" and len(bench.baseline.rounds) >= 6  # a full window: it fit
+    assert found["cudagraph"].verdict == "faster"  # started with 4 s left, cut to its least window of 2 rounds
+    assert bench.windows == [["tf32"], ["cudagraph"]]
+    least = 2 * 5 * bench.round_s() * 2  # one remedy's least measurement at cudagraph's pace
+    assert clock.now <= 10.0 + least
+    skipped = found["bf16"]
+    assert (skipped.verdict, skipped.reason) == ("not-measured", "budget of 10 s spent")
+
+
 def test_a_first_compilation_does_not_start_without_the_time_one_takes():
     assert FIRST_COMPILE_S > 5.0
     _, measured = _measure({"compile": 1.2, "cudagraph": 1.73}, budget_end=5.0, clock=PlantedClock())
@@ -233,3 +249,25 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
         _cpu_findings()[:1], {LABEL: (m, MeasuredRemedy("compile", "slower", 0.5, (0.4, 0.6), 89.7, -89.7))}
     )[0]
     assert fragmented.gain_ms == 0.0 and fragmented.severity == "low"  # every remedy judged, none faster
+
+
+def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
+    """threads=1 measured faster on a 4-thread baseline (down): not a measurement of memory_bound's "use every core"
+    (up); credited to the finding that says fewer threads, else a line of its own."""
+    from surrobench.records.measured import direction
+    from surrobench.results.measured_advice import unclaimed
+
+    assert direction("threads=1", 4) == "down" and direction("threads=8", 4) == "up"
+    assert direction("threads=4", 4) is None and direction("compile", 4) is None
+    base = 100.0
+    fewer = MeasuredRemedy("threads=1", "faster", 1.5, (1.4, 1.6), base, base / 3, direction="down")
+    assert MeasuredRemedy.from_json(fewer.to_json()) == fewer
+    every_core = _finding("memory_bound", 5.0, Clause("use every core", ("threads",), direction="up"))
+    alone = {f.kind: f for f in attach_measured([every_core], {LABEL: (fewer,)})}["memory_bound"]
+    assert alone.measured == () and alone.gain_kind == "estimate" and alone.action == "use every core"
+    assert unclaimed([alone], {LABEL: (fewer,)}) == [f"{LABEL}: {fewer.text()}: no finding's action points this way"]
+    down = _finding("thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",), direction="down"))
+    out = {f.kind: f for f in attach_measured([every_core, down], {LABEL: (fewer,)})}
+    assert out["thread_oversubscription"].best_measured == fewer and out["memory_bound"].measured == ()
+    assert unclaimed(list(out.values()), {LABEL: (fewer,)}) == []
+    assert Finding.from_json(out["memory_bound"].to_json()).clauses == every_core.clauses  # the direction kept

@@ -70,11 +70,11 @@ def find_capacity(
     def passes(rate: float, phase: str) -> bool:
         try:
             point = measure(rate)
-        except NothingCompleted:  # far past capacity: every request dropped, a failing rate like any other
+        except NothingCompleted:  # every request failed (an endpoint's errors): a failing rate like any other
             steps.append(SearchStep(rate, None, False, phase))
             return False
         points.append(point)
-        steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
+        steps.append(SearchStep(rate, point.p99_ms if point.completed != 0 else None, bool(point.passed), phase))
         return bool(point.passed)
 
     lo, hi, rate = None, None, min(start_rps, max_rps)
@@ -143,6 +143,7 @@ def simulated_point(
         warmup_s=warmup_s,
         target_rps=rate_rps,
         target_p99_ms=target_p99_ms,
+        window_s=duration_s - warmup_s,
     )
 
 

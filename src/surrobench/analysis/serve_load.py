@@ -15,6 +15,9 @@ from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_
 CONFIDENCE = 0.95
 #: The batcher loop's share of the run above which the generator may limit the rate (ours; as MLPerf LoadGen).
 GENERATOR_OVERHEAD_WARN = 0.05
+#: Confidence of the offered-rate interval: wide, so an honest Poisson load trips the note once in 1,000 points,
+#: not once in 20 (the load points of one search are many).
+OFFERED_CONFIDENCE = 0.999
 
 
 def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
@@ -39,11 +42,22 @@ def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
 P99_BOUNDING_REQUESTS = bounding_requests(0.99)
 
 
-def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0) -> Percentile:
+def poisson_rate_interval(
+    rate_rps: float, window_s: float, confidence: float = OFFERED_CONFIDENCE
+) -> tuple[float, float]:
+    """The rates (requests/s) a Poisson process of ``rate_rps`` offers over ``window_s`` seconds with probability
+    ``confidence``: the central interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)
+    over the window."""
+    lo, hi = stats.poisson.interval(confidence, rate_rps * window_s)
+    return float(lo) / window_s, float(hi) / window_s
+
+
+def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0, waited_ms: float = 0.0) -> Percentile:
     """The ``q`` quantile of ``sorted_ms`` (completed requests' latencies, ascending) and ``dropped`` requests
     that never completed, counted as slower than any: where the quantile falls among them it is the slowest
-    completed latency, marked a lower bound, and its interval's upper side None."""
-    slowest = float(sorted_ms[-1])
+    completed latency (``waited_ms``, the least any dropped request waited, when none completed), marked a lower
+    bound, and its interval's upper side None."""
+    slowest = float(sorted_ms[-1]) if sorted_ms.size else waited_ms
     every = np.concatenate([sorted_ms, np.full(dropped, _NEVER)])
     value = float(np.quantile(every, q))
     tail = int(every.size - np.searchsorted(every, value, side="right"))
@@ -59,7 +73,7 @@ _NEVER = 1e300
 
 
 class NothingCompleted(UsageError):
-    """No request after the warm-up completed (all dropped, or the duration no longer than the warm-up)."""
+    """No request arrived after the warm-up, or every measured one failed (an endpoint's errors)."""
 
 
 def load_point(
@@ -71,24 +85,31 @@ def load_point(
     target_rps: float | None = None,
     concurrency: int | None = None,
     target_p99_ms: float | None = None,
+    window_s: float | None = None,
 ) -> LoadPoint:
-    """Summarize ``trace`` after ``warmup_s``. Raises NothingCompleted: no measured request completed."""
+    """Summarize ``trace`` after ``warmup_s``; ``window_s``: the arrival schedule's length after the warm-up, s
+    (None: unknown, the measured arrivals' span stands for it). A load far past capacity, whose measured requests were all
+    dropped, is a failing point: achieved 0 rps, every percentile a lower bound (the least any dropped request
+    waited), ``max_ms``, ``mean_ms`` and the shares None.
+
+    Raises:
+        NothingCompleted: no request arrived after the warm-up, or none completed and some failed (named).
+    """
     measured = trace.arrival_s >= warmup_s
     arrivals = trace.arrival_s[measured]
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
-    if not done.any():
-        if trace.errors:  # an endpoint that refused or failed every request: name why, not the duration
-            failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
-            raise NothingCompleted(f"no request completed: {failed}")
-        raise NothingCompleted(
-            f"no request arriving after the {warmup_s:g} s warm-up completed: lengthen --duration-s or lower the rate"
-        )
+    if not arrivals.size:
+        raise NothingCompleted(f"no request arrived after the {warmup_s:g} s warm-up: lengthen duration_s")
+    if not done.any() and trace.errors:  # an endpoint that refused or failed every request: name why
+        failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
+        raise NothingCompleted(f"no request completed: {failed}")
     latency_s = completion[done] - arrivals[done]
     wait_s = trace.start_s[measured][done] - arrivals[done]
     sorted_ms = np.sort(latency_s * 1e3)
-    first, last_done = arrivals[0], completion[done].max()
-    span = max(last_done - first, 1e-12)
+    waited_ms = max(0.0, (trace.elapsed_s - arrivals[~done].max()) * 1e3) if not done.all() else 0.0
+    first = arrivals[0]
+    span = max((completion[done].max() if done.any() else trace.elapsed_s) - first, 1e-12)
     sizes = padded_sizes(max_batch)
     batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
     batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
@@ -97,12 +118,16 @@ def load_point(
     p99 = float(np.quantile(np.concatenate([sorted_ms, np.full(lost, _NEVER)]), 0.99))
     dropped = int(np.isnan(trace.completion_s).sum())
     seen = trace.server_seen
-    queue = float(wait_s.mean() / latency_s.mean()) if seen else None
+    queue = float(wait_s.mean() / latency_s.mean()) if seen and done.any() else None
     return LoadPoint(
         arrival=arrival,
         target_rps=target_rps,
         concurrency=concurrency,
-        offered_rps=float(arrivals.size / max(arrivals[-1] - first, 1e-12)) if arrivals.size > 1 else 0.0,
+        offered_rps=float(arrivals.size / window_s)
+        if window_s
+        else float(arrivals.size / max(arrivals[-1] - first, 1e-12))
+        if arrivals.size > 1
+        else 0.0,
         achieved_rps=float(done.sum() / span),
         requests=int(arrivals.size),
         warmup_requests=int((~measured).sum()),
@@ -111,9 +136,9 @@ def load_point(
         completed=int(done.sum()),
         slo_attainment=None if target_p99_ms is None else float((sorted_ms <= target_p99_ms).sum() / arrivals.size),
         errors=dict(trace.errors),
-        percentiles=tuple(_percentile(sorted_ms, q, lost) for q in PERCENTILES),
-        max_ms=float(sorted_ms[-1]),
-        mean_ms=float(sorted_ms.mean()),
+        percentiles=tuple(_percentile(sorted_ms, q, lost, waited_ms) for q in PERCENTILES),
+        max_ms=float(sorted_ms[-1]) if sorted_ms.size else None,
+        mean_ms=float(sorted_ms.mean()) if sorted_ms.size else None,
         queue_share=queue,
         compute_share=None if queue is None else 1.0 - queue,
         mean_batch=float(batch.mean()) if seen else None,
@@ -124,15 +149,24 @@ def load_point(
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
         passed=False if dropped else None if target_p99_ms is None else bool(p99 <= target_p99_ms),
+        offered_interval_rps=poisson_rate_interval(target_rps, window_s) if target_rps and window_s else None,
     )
 
 
 def load_warnings(point: LoadPoint) -> list[str]:
-    """What makes a load point less than trustworthy: an offered rate under half the one asked for, a P99 with no
-    upper bound (too few requests behind it), a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    """What makes a load point less than trustworthy: an offered rate outside the Poisson interval of the one
+    asked for (:attr:`~surrobench.records.serve.LoadPoint.offered_interval_rps`; without it, under half), a P99
+    with no upper bound (too few requests behind it), a load generator that took more than
+    :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
-    if point.target_rps and point.offered_rps < point.target_rps / 2:
+    interval = point.offered_interval_rps
+    if interval is not None and not interval[0] <= point.offered_rps <= interval[1]:
+        notes.append(
+            f"{rate}: offered {point.offered_rps:.3g} rps, outside the {OFFERED_CONFIDENCE:.1%} Poisson interval of the "
+            f"rate asked for ({interval[0]:.3g}-{interval[1]:.3g} rps over this duration)"
+        )
+    elif interval is None and point.target_rps and point.offered_rps < point.target_rps / 2:
         notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
     if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed

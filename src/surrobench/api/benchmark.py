@@ -24,30 +24,17 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import (
-    DEFAULT_ITERS,
-    MAX_COUNT,
-    MIN_WARMUP,
-    check_bools,
-    check_ints,
-    check_iterations,
-)
+from surrobench.execution.config import DEFAULT_ITERS, MAX_COUNT, MIN_WARMUP, check_bools, check_ints, check_iterations
 from surrobench.execution.deadline import check_timeout_s
 from surrobench.execution.runner import ModelOutputError, check_output, config_step, prepare_model
 from surrobench.execution.sweep import SweepPlan, SweepRequest, execute_sweep, plan_sweep, resolve_device
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 from surrobench.workload.loader import live_surrogate
-from surrobench.workload.spec import (
-    ShapeSpec,
-    parse_batches,
-    parse_compile_mode,
-    parse_modes,
-    parse_precisions,
-    parse_shapes,
-)
+from surrobench.workload.spec import ShapeSpec, parse_batches, parse_compile_mode, parse_modes, parse_precisions
+from surrobench.workload.spec import parse_shapes
 from surrobench.workload.zoo import all_surrogates, describe
 
 #: ``shapes`` / ``batches`` / ``precisions`` / ``modes`` take a comma-separated string as on the command line
@@ -300,20 +287,6 @@ def open_store(db: str | Path | None):
         yield store
 
 
-def run_request(
-    plan: SweepPlan,
-    store: ResultStore,
-    *,
-    command: str | None = None,
-    on_start: Callable[[int], None] = lambda total: None,
-    on_result: Callable[[ConfigResult], None] = lambda result: None,
-) -> tuple[RunRecord, list[str]]:
-    """Time the planned sweep into ``store`` (each config committed as it finishes); the run and its warnings
-    (failed configs, clock drops, noisy measurements). ``on_start(total)`` and ``on_result(result)`` report
-    progress."""
-    return execute_sweep(plan, store, command=command, on_start=on_start, on_result=on_result)
-
-
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
     """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
 
@@ -323,20 +296,20 @@ def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunR
     shape)`` method if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or
     ``(B, 3, N, N)`` for a bare size N.
 
-    ``sweep`` takes the keywords of :func:`sweep_request` (``shapes``, ``batches``, ``precisions``, ``modes``,
-    ``device``, ``warmup``, ``iters``, ``seed``, ``rounds``, ...). The run is stored in the SQLite file ``db``
-    when given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
-    measurements) are issued as :class:`UserWarning`.
+    ``sweep`` takes the keywords of :func:`sweep_request`. The run is stored in the SQLite file ``db`` when
+    given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
+    measurements) are issued as :class:`UserWarning`. A config that fails while running does not raise: it is
+    recorded with status ``oom``, ``error`` or ``timeout``.
 
     Raises:
         UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
-            built for it; a config that fails while running is recorded with status ``oom`` or ``error`` instead.
+            built for it.
         Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
             config measured, for :func:`surrobench.import_run` once the database can be written.
     """
     plan = sweep_plan(model, caller=benchmark, **sweep)
     with open_store(db) as store:
-        record, notes = run_request(plan, store)
+        record, notes = execute_sweep(plan, store)
     for note in notes:
         _warnings.warn(note, UserWarning, stacklevel=2)
     return record

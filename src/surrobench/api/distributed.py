@@ -40,14 +40,7 @@ from surrobench.execution.ranked import run_config_together
 from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device_uuid, init_groups
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_environment
-from surrobench.results.scaling import (
-    PARALLEL_MODES,
-    Placement,
-    comm_breakdown,
-    comm_ms_per_step,
-    placed,
-    step_result,
-)
+from surrobench.results.scaling import PARALLEL_MODES, Placement, comm_breakdown, comm_ms_per_step, placed, step_result
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
@@ -326,6 +319,14 @@ def _rows(
     return rows
 
 
+def _stored(store: ResultStore, run_id: str, rows: list[ConfigResult], on_result: Callable) -> list[ConfigResult]:
+    """``rows`` added to run ``run_id`` in ``store``, each reported to ``on_result``; returned."""
+    for row in rows:
+        store.add_result(run_id, row)
+        on_result(row)
+    return rows
+
+
 def _together(
     plan: SweepPlan,
     store: ResultStore | None,
@@ -361,10 +362,9 @@ def _together(
                 continue
             ranks = [g[0] for g in gathered]
             comm = [g[1] for g in gathered] if any(g[1].sum() > 0 for g in gathered) else []
-            for row in _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel):
-                store.add_result(run_id, row)
-                stored.append(row)
-                on_result(row)
+            stored += _stored(
+                store, run_id, _rows(i, cfg, merge_rounds(solo_rounds[i]), ranks, comm, facts, parallel), on_result
+            )
     return stored
 
 
@@ -392,10 +392,7 @@ def _spread(
             rounds[i].append(run_config(cfg, prepared[cfg.model]))
             if round_index == request.rounds - 1:
                 where = Placement(i, "spread", env.rank, 1, me["host"], me["device_uuid"])
-                row = placed(merge_rounds(rounds[i]), where)
-                store.add_result(run_id, row)
-                stored.append(row)
-                on_result(row)
+                stored += _stored(store, run_id, [placed(merge_rounds(rounds[i]), where)], on_result)
     return stored
 
 

@@ -20,13 +20,8 @@ from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.plans import optimize_plans, sweeps_from_run
-from surrobench.tune.request import (
-    DEFAULT_BUDGET_S,
-    DEFAULT_PROCESS_PAIRS,
-    DEFAULT_ROUNDS,
-    OptimizeRequest,
-    check_search,
-)
+from surrobench.tune.request import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEFAULT_ROUNDS, OptimizeRequest
+from surrobench.tune.request import check_search
 
 #: What optimize maximises: the speed of one call (``latency``) or the request rate at a P99 target (``capacity``).
 OBJECTIVES = ("latency", "capacity")

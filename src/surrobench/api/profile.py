@@ -18,6 +18,7 @@ from surrobench.analysis.op_readings import Readings, read_table
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
+from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
@@ -216,49 +217,42 @@ class ProfileInterrupted(SweepInterrupted):
 def time_and_profile(
     plan: SweepPlan,
     store: ResultStore,
-    options: object | None,
+    then: object | None,
     *,
     profile_one: Callable = profile_config,
+    schema: str = schemas.PROFILE,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
-    schema: str | None = None,
-) -> tuple[RunRecord, list[str], list]:
-    """Time the planned sweep into ``store``, then (with ``options``) profile each ``ok`` config with ``profile_one``
-    (:func:`profile_config`, or :func:`surrobench.api.perf.perf_config` / :func:`surrobench.api.nsys.nsys_config`
-    with their options): :func:`profile_phase`.
+) -> Profile:
+    """Time the planned sweep into ``store``, then (``then`` not None) profile each ``ok`` config in a child
+    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); ``schema``: the Profile's.
 
     Returns:
-        The run (``top_op`` set on profiled configs), the warnings (the sweep's, then each profiling child's)
-        and the reports.
+        The :class:`Profile`: the run (``top_op`` set on profiled configs), the reports, and the warnings (the
+        sweep's, then each profiling child's).
 
     Raises:
-        SweepInterrupted: Ctrl-C while timing, without ``options``; with them :class:`ProfileInterrupted`
-            (timing or profiling), with the configs stored and profiled so far; its ``partial`` the run, or with
-            a ``schema`` the :class:`~surrobench.records.profiled.Profile` of that document.
+        SweepInterrupted: Ctrl-C while timing, without ``then``; with it :class:`ProfileInterrupted` (timing or
+            profiling), ``partial`` the :class:`Profile` of the configs stored and profiled so far.
     """
     try:
-        return _time_and_profile(plan, store, options, profile_one, command, hooks)
+        try:
+            record, warnings = execute_sweep(
+                plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
+            )
+        except SweepInterrupted as cut:
+            if then is None:
+                raise
+            raise ProfileInterrupted(cut.record, cut.total) from None
+        if then is None:
+            return Profile(record, (), tuple(warnings), schema)
+        record, reports = profile_phase(plan, record, store, then, profile_one=profile_one, hooks=hooks)
     except ProfileInterrupted as cut:
-        if schema is not None:
-            cut.partial = Profile(cut.record, cut.reports, schema=schema)
+        cut.partial = Profile(cut.record, cut.reports, schema=schema)
         raise
-
-
-def _time_and_profile(plan, store, options, profile_one, command, hooks) -> tuple[RunRecord, list[str], list]:
-    try:
-        record, warnings = execute_sweep(
-            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=options is None
-        )
-    except SweepInterrupted as cut:
-        if options is None:
-            raise
-        raise ProfileInterrupted(cut.record, cut.total) from None
-    if options is None:
-        return record, warnings, []
-    record, reports = profile_phase(plan, record, store, options, profile_one=profile_one, hooks=hooks)
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    return record, warnings, reports
+    return Profile(record, tuple(reports), tuple(warnings), schema)
 
 
 def profile_phase(
@@ -363,5 +357,4 @@ def profile(
     folder = prepare_trace_dir(Path(trace_dir), "trace_dir") if trace_dir is not None else None
     options = ProfileOptions(schedule=schedule, with_stack=with_stack, trace_dir=folder, counters=counters)
     with open_store(db) as store:
-        record, warnings, reports = time_and_profile(plan, store, options)
-    return Profile(record, tuple(reports), tuple(warnings))
+        return time_and_profile(plan, store, options)

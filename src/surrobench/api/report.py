@@ -15,15 +15,8 @@ from pathlib import Path
 from surrobench.analysis.diagnose import diagnose_run
 from surrobench.analysis.evidence_checks import check_evidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.api.compare import (
-    ComparedServeRuns,
-    RunRef,
-    compare_pair,
-    is_run_file,
-    load_run,
-    load_serve_run,
-    op_times,
-)
+from surrobench.api.compare import ComparedServeRuns, RunRef, compare_pair, is_run_file, load_run, load_serve_run
+from surrobench.api.compare import op_times
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord

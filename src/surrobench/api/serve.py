@@ -24,49 +24,25 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from surrobench.analysis.capacity import (
-    MAX_SEARCH_STEPS,
-    PREDICTED_STEP,
-    SEARCH_TOLERANCE,
-    find_capacity,
-    infeasible_reason,
-    predict_capacity,
-)
+from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
+from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
-from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
-from surrobench.execution.arrivals import (
-    MAX_ARRIVALS_PER_LOAD,
-    check_load,
-    constant_arrivals,
-    poisson_arrivals,
-    replay_arrivals,
-)
-from surrobench.execution.batcher import (
-    UNLOADED_BUDGET_S,
-    Service,
-    WallClock,
-    serve_closed_loop,
-    serve_open_loop,
-    unloaded_latency,
-)
+from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
+from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, constant_arrivals, poisson_arrivals
+from surrobench.execution.arrivals import replay_arrivals
+from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
+from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
-from surrobench.records.serve import (
-    ARRIVALS,
-    Capacity,
-    LoadPoint,
-    PolicyResult,
-    ServePolicy,
-    ServeRecord,
-    UnloadedLatency,
-    padded_sizes,
-)
+from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
+from surrobench.records.serve import UnloadedLatency, padded_sizes
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.timestamps import created_now
 
@@ -317,17 +293,19 @@ def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tupl
     )
 
 
-def _arrivals(request: ServeRequest, rate: float | None):
+def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, float | None]:
+    """The arrival times (s) of one load and the schedule's length, s (None for a replay)."""
     if request.arrival == "replay":
-        return replay_arrivals(request.arrivals_file)
+        return replay_arrivals(request.arrivals_file), None
     if request.arrival == "constant":
-        return constant_arrivals(rate, offered_duration_s(request, rate))
+        duration = offered_duration_s(request, rate)
+        return constant_arrivals(rate, duration), duration
     duration, cap = offered_duration_s(request, rate), MAX_STRETCH * request.duration_s
     times = poisson_arrivals(rate, duration, request.seed)
     while (missing := request.min_requests - int((times >= request.warmup_s).sum())) > 0 and duration < cap:
         duration = min(duration + _COUNT_MARGIN * missing / rate, cap)  # a Poisson count fell short: offer longer
         times = poisson_arrivals(rate, duration, request.seed)
-    return times
+    return times, duration
 
 
 def unloaded_by_size(
@@ -367,12 +345,13 @@ def serve_policy(
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
-        arrivals = _arrivals(request, rate)
+        arrivals, duration = _arrivals(request, rate)
         if request.url is not None:
             trace = http_open_loop(request.url, arrivals, request.drain_s)
         else:
             trace = serve_open_loop(arrivals, service, policy, clock_factory(), request.drain_s)
-        point = load_point(trace, arrival=request.arrival, target_rps=rate, **common)
+        window = None if duration is None else duration - request.warmup_s
+        point = load_point(trace, arrival=request.arrival, target_rps=rate, window_s=window, **common)
         on_point(point)
         return point
 
@@ -481,25 +460,32 @@ class _Progress:
 @contextlib.contextmanager
 def _stored(store, record: ServeRecord, command: str | None, total: int | None) -> Iterator[_Progress]:
     """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
-    every load point that finished (:class:`ServeInterrupted`)."""
+    every load point that finished (:class:`ServeInterrupted`), as on a UsageError met mid-run
+    (:class:`~surrobench.errors.Stopped`)."""
     begin_serve(store, record, command)
     progress = _Progress([], base=record)
-    try:
-        yield progress
-    except KeyboardInterrupt:
+
+    def kept(why: str) -> ServeRecord:  # the record so far, stored ``interrupted``, its last note ``why``
         cut = progress.record(progress.base)
         notes = tuple(n for p in cut.policies for point in p.points for n in load_warnings(point))
         if progress.cut():
             what = progress.policy.label() if progress.policy is not None else "the endpoint"
-            notes += (f"interrupted: {what} cut short after {len(progress.points)} load point(s)",)
+            notes += (f"{why}: {what} cut short after {len(progress.points)} load point(s)",)
         cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
         save_serve(store, cut, "interrupted")
-        raise ServeInterrupted(cut, total) from None
+        return cut
+
+    try:
+        yield progress
+    except KeyboardInterrupt:
+        raise ServeInterrupted(kept("interrupted"), total) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
         points = sum(len(p.points) for p in cut.policies)
         raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
+    except UsageError as exc:  # met mid-run (an endpoint that failed every request): what finished is kept
+        raise Stopped(exc, kept(f"stopped by {exc}")) from None
 
 
 def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:
@@ -537,6 +523,8 @@ def serve(
             ``interrupted``, and the exception carries the record.
         Unsaved: a write to ``db`` failed; the exception carries the record's serve-v1 JSON, every load point that
             finished, and the run is marked ``unsaved`` where the database still takes that.
+        Stopped: a UsageError met mid-run (an endpoint that failed every request of a rate, a model that failed);
+            every load point that finished is stored, as for ServeInterrupted, and the exception carries the record.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))

@@ -11,13 +11,7 @@ from surrobench.api.defaults import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.api import analyze as trace_api
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    DaskSchedulerOpt,
-    WorkersOpt,
-    check_writable,
-    console,
-    write_json,
-)
+from surrobench.cli.options import DaskSchedulerOpt, WorkersOpt, console, write_json
 from surrobench.report.cross_rank import rank_traces_rich
 from surrobench.report.timeline import render_timeline
 
@@ -41,7 +35,6 @@ def analyze(
 ) -> None:
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
     of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
-    check_writable(json_path, "--json")
     trace_api.check_gap_threshold(gap_threshold_us)  # before reading what may be a large trace
     gap_threshold_ns = round(gap_threshold_us * 1e3)
     rank_files = rank_trace_set(paths)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DeviceOpt, JsonOpt, check_writable, console, count_option, write_json
+from surrobench.cli.options import DeviceOpt, JsonOpt, console, count_option, write_json
 from surrobench.report.escape import rich_escape
 
 
@@ -48,7 +48,6 @@ def calibrate(
     from surrobench.report.ceilings import ceilings_table
 
     device = resolve_device(device)
-    check_writable(json_out, "--json")
     ceilings, where = calibrate_device(
         device, matmul_n=matmul_n, copy_mib=copy_mib, iters=iters, threads=threads, force=force
     )

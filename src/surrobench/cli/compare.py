@@ -8,34 +8,21 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    AllowEnvMismatchOpt,
-    DbOpt,
-    IgnoreFieldOpt,
-    JsonOpt,
-    MarkdownOpt,
-    RunRefArg,
-    ThresholdOpt,
-    check_writable,
-    console,
-    flag,
-    parse_fields,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, MatchOptions, RunRefArg, console, flag, option_groups
+from surrobench.cli.options import write_json, write_output
 from surrobench.errors import EXIT_REGRESSION
 from surrobench.records import schemas
 from surrobench.report.escape import rich_escape
 
 
 @app.command()
+@option_groups()
 def compare(
+    *,
     base: str = typer.Argument(..., help=f"BASE run. {RunRefArg}"),
     new: str = typer.Argument(..., help=f"NEW run. {RunRefArg}"),
     db: Path = DbOpt,
-    threshold: float = ThresholdOpt,
-    allow_env_mismatch: bool = AllowEnvMismatchOpt,
-    ignore_field: str = IgnoreFieldOpt,
+    matching: MatchOptions,
     fail_on_regression: bool = flag(
         False,
         "--fail-on-regression",
@@ -57,17 +44,7 @@ def compare(
     from surrobench.report.comparison import comparison_document, comparison_renderables
     from surrobench.api.compare import gate_failed
 
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
-    pair = compare_pair(
-        base,
-        new,
-        db=db,
-        threshold=threshold,
-        allow_env_mismatch=allow_env_mismatch,
-        ignore_fields=parse_fields(ignore_field),
-        gate=fail_on_regression,
-    )
+    pair = compare_pair(base, new, db=db, gate=fail_on_regression, **matching.keywords())
     for table in comparison_renderables(pair, width=console.width):
         console.print(table)
     write_json(json_out, pair.to_json())
@@ -89,7 +66,6 @@ def history(
     from surrobench.api.compare import history as list_runs
     from surrobench.report.history import history_table
 
-    check_writable(json_out, "--json")
     runs = list_runs(db, model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})

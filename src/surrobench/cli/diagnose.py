@@ -17,40 +17,17 @@ import typer
 from surrobench.api.defaults import load_thresholds
 from surrobench.cli.app import app
 from surrobench.records.findings import diagnosis_json
-from surrobench.cli.options import (
-    print_warnings,
-    DbOpt,
-    MarkdownOpt,
-    ThresholdsOpt,
-    JsonOpt,
-    SWEEP_ONLY,
-    TORCH_TRACE_ONLY,
-    TraceOptions,
-    WorkloadOptions,
-    flag,
-    option_groups,
-    check_writable,
-    console,
-    err_console,
-    write_json,
-    write_output,
-    WorkersOpt,
-    DaskSchedulerOpt,
-)
+from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
+from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
+from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.counter_tables import counters_renderables
 from surrobench.report.cross_rank import cross_rank_rich
 from surrobench.report.progress import progress_hooks
-from surrobench.report.findings import (
-    evidence_check_lines,
-    failed_lines,
-    findings_renderables,
-    findings_section_markdown,
-    headroom_lines,
-    quiet_configs,
-)
+from surrobench.report.findings import evidence_check_lines, failed_lines, findings_renderables
+from surrobench.report.findings import findings_section_markdown, headroom_lines, quiet_configs
 
 
 #: Options that describe a workload to run: meaningless for a TRACE or a stored --run, so refused there.
@@ -105,8 +82,6 @@ def diagnose(
     th = load_thresholds(config)
     measure_s = None if measure_s is None else advice.check_measure_s(measure_s)  # None: the default, its deadline
     system = api_diagnose.load_system_view(system_view)
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     if traces or run_id is not None:

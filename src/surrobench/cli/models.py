@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import check_writable, console, write_json
+from surrobench.cli.options import console, write_json
 from surrobench.records import schemas
 from surrobench.report.models import models_table
 
@@ -19,7 +19,6 @@ def models(
     """List the reference surrogates: paper, input layout, parameter count, point kind, default size."""
     from surrobench.api.benchmark import models as zoo_models
 
-    check_writable(json_path, "--json")
     rows = zoo_models()
     console.print(models_table(rows, width=console.width))
     write_json(json_path, {"schema": schemas.MODELS, "models": rows})

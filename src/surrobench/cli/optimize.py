@@ -8,30 +8,11 @@ from pathlib import Path
 
 import typer
 
-from surrobench.api.defaults import (
-    DEFAULT_BUDGET_S,
-    DEFAULT_PROCESS_PAIRS,
-    DEFAULT_ROUNDS,
-    DEFAULT_TOLERANCE,
-)
+from surrobench.api.defaults import DEFAULT_BUDGET_S, DEFAULT_PROCESS_PAIRS, DEFAULT_ROUNDS, DEFAULT_TOLERANCE
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    count_option,
-    DbOpt,
-    JsonOpt,
-    MarkdownOpt,
-    WorkloadOptions,
-    flag,
-    option_groups,
-    check_writable,
-    command_line,
-    exit_if_configs_failed,
-    refuse_given,
-    optimization_out,
-    err_console,
-    console,
-    write_json,
-)
+from surrobench.cli.options import count_option, DbOpt, JsonOpt, MarkdownOpt, WorkloadOptions, flag, option_groups
+from surrobench.cli.options import command_line, exit_if_configs_failed, refuse_given, optimization_out, err_console
+from surrobench.cli.options import console, write_json
 from surrobench.errors import Interrupted
 from surrobench.records import schemas
 
@@ -123,8 +104,6 @@ def optimize_command(
     --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
     from surrobench.api.optimize import optimize
 
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     capacity = objective != "latency" or p99_ms is not None
     if capacity:
         refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity")

@@ -14,7 +14,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, get_type_hints
@@ -23,29 +23,13 @@ import typer
 from typer.models import OptionInfo
 from rich.console import Console
 
-from surrobench.api.defaults import (
-    DEFAULT_ACTIVE,
-    DEFAULT_DB,
-    DEFAULT_INPUT_SETS,
-    DEFAULT_ITERS,
-    DEFAULT_THRESHOLD,
-    DEFAULT_WAIT,
-    DEFAULT_WARMUP,
-    DEFAULT_WINDOW_S,
-    MAX_COUNT,
-    MIN_ITERS,
-    MIN_WARMUP,
-    PerfOptions,
-    ProfileSchedule,
-    low_iterations_note,
-    write_recovery,
-)
+from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SETS, DEFAULT_ITERS, DEFAULT_THRESHOLD
+from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
+from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, write_recovery
 from surrobench.cli.signals import signals_deferred
-from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Unsaved, UsageError
-from surrobench.records.config import EXEC_SETTINGS
+from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
-from surrobench.report.progress import progress_hooks
 
 # What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
 # this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
@@ -53,7 +37,6 @@ from surrobench.report.progress import progress_hooks
 if TYPE_CHECKING:
     from surrobench.api.nsys import NsysOptions
     from surrobench.api.profile import ProfileOptions, SweepPlan
-    from surrobench.records.run import RunRecord
 
 # Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
 # result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
@@ -197,29 +180,11 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-def check_writable(path: Path | None, flag: str) -> None:
-    """Fail before any measurement when an output file cannot be written.
-
-    Raises:
-        UsageError: ``-`` (read by many tools as the standard output, it would make a file named ``-``), the
-            parent folder is missing or not writable, or the path is a folder.
-    """
-    if path is None:
-        return
-    if str(path) == "-":
-        raise UsageError(f"{flag} '-': give a file path; for the standard output, /dev/stdout")
-    parent = path.resolve().parent
-    if path.is_dir() or not parent.is_dir():
-        raise UsageError(f"{flag} {str(path)!r}: parent folder does not exist or the path is a folder")
-    # os.access rather than opening the file: a command that fails later must not leave an empty file behind
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        raise UsageError(f"{flag} {str(path)!r}: cannot write (permission denied)")
-
-
-#: The flags of the options that name what a command writes: a file (``--json``, ``--markdown``, ``report``'s
-#: ``--output``, ``serve``'s ``--html``) or a folder it fills (``--trace-out``, ``--flamegraph-out``). Every other
-#: path a command takes is one it reads (``--db``, a trace, a run file, ``--arrivals``, ``--config``, ...).
-OUTPUT_FLAGS = frozenset({"--json", "--markdown", "--output", "--html", "--trace-out", "--flamegraph-out"})
+#: The flags of the options that name a file a command writes; ``--trace-out`` and ``--flamegraph-out`` name a
+#: folder it fills (:data:`OUTPUT_FOLDER_FLAGS`). Every other path a command takes is one it reads (``--db``, a
+#: trace, a run file, ``--arrivals``, ``--config``, ...).
+OUTPUT_FILE_FLAGS = frozenset({"--json", "--markdown", "--output", "--html"})
+OUTPUT_FOLDER_FLAGS = frozenset({"--trace-out", "--flamegraph-out"})
 
 
 def _appended(path: Path) -> bool:
@@ -245,8 +210,7 @@ def _read_paths(value: object) -> list[Path]:
 
 
 def _same_file(a: Path, b: Path) -> bool:
-    """Whether ``a`` and ``b`` are one file: the same real path (symbolic links and ``..`` followed), or one inode
-    (a hard link)."""
+    """Whether ``a`` and ``b`` are one file: one real path (links and ``..`` followed) or one inode."""
     if os.path.realpath(a) == os.path.realpath(b):
         return True
     try:
@@ -255,14 +219,37 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _file_problem(path: Path) -> str | None:
+    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (many tools read it as the
+    standard output; it would make a file named ``-``); a folder is probed by creating a file in it, which
+    also finds a read-only file system where ``os.access`` answers yes to root."""
+    if str(path) == "-":
+        return "give a file path; for the standard output, /dev/stdout"
+    if str(path).endswith("/") or path.is_dir():
+        return "is a folder; give a file path"
+    parent = path.absolute().parent
+    blocking = next((p for p in (parent, *parent.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        return f"{str(blocking)!r} is a file, not a folder"
+    if not parent.is_dir():
+        return "parent folder does not exist"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "cannot write (permission denied)"
+    try:
+        tempfile.NamedTemporaryFile(dir=parent, prefix=".surrobench-probe.").close()
+    except OSError as exc:
+        return f"cannot write in its folder ({exc.strerror or exc})"
+    return None
+
+
 def refuse_overwriting_inputs(ctx: typer.Context) -> None:
-    """Refuse, before the command runs, an output (:data:`OUTPUT_FLAGS`) that is a path the command reads (the
-    results database, a trace, a run file, a model's file) or another output: writing it would replace what is
-    read, as ``--db same.db --json same.db`` once turned a database into a JSON file. An output that is appended
-    to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) replaces nothing and is not checked.
+    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output
+    (file or folder) that is a path the command reads (the results database, a trace, a run file, a model's
+    file), lies inside a folder it reads, or is another output: writing it would replace or add to what is
+    read. An output that is appended to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) is not checked.
 
     Raises:
-        UsageError: naming both options and the path.
+        UsageError: one line naming the option and the path (and the other option where two collide).
     """
     outputs: list[tuple[str, Path]] = []
     reads: list[tuple[str, Path]] = []
@@ -271,17 +258,22 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
         if value is None or isinstance(value, bool):
             continue
         name = next((o for o in param.opts if o.startswith("--")), str(param.name).upper())  # an argument: RUNS
-        if name in OUTPUT_FLAGS:
+        if name in OUTPUT_FILE_FLAGS | OUTPUT_FOLDER_FLAGS:
             outputs.append((name, Path(value)))
         else:
             reads += [(name, path) for path in _read_paths(value)]
     for i, (flag, path) in enumerate(outputs):
         if _appended(path):
             continue
+        problem = _file_problem(path) if flag in OUTPUT_FILE_FLAGS else None
+        if problem is not None:
+            raise UsageError(f"{flag} {str(path)!r}: {problem}")
         for other, read in [*outputs[:i], *reads]:
-            if _same_file(path, read):
+            inside = read.is_dir() and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(read))
+            if inside or _same_file(path, read):
+                where = "inside the folder" if inside else "the same file as"
                 raise UsageError(
-                    f"{flag} {str(path)!r} is the same file as {other} {str(read)!r}: writing it would replace it; "
+                    f"{flag} {str(path)!r} is {where} {other} {str(read)!r}: writing it would change what is read; "
                     f"give {flag} another path"
                 )
 
@@ -289,8 +281,8 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers every command (:mod:`surrobench.cli.app`): its outputs refused before it
     runs where they would replace what it reads (:func:`refuse_overwriting_inputs`), and what it measured kept when
-    its results database fails (:func:`keep_unsaved`), and an interrupted verb's partial record written to its
-    ``--json`` (:class:`~surrobench.errors.Interrupted`). typer hands the wrapper the command's context: through the
+    its results database fails (:func:`keep_unsaved`), and an interrupted or stopped verb's partial record written
+    to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). typer hands the wrapper the command's context: through the
     command's own context parameter where it has one (typer fills only one), else one added to its signature."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
@@ -309,7 +301,7 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
             command(**kwargs)
         except Unsaved as exc:
             raise UsageError(keep_unsaved(exc, json_out)) from None
-        except Interrupted as cut:  # the one place an interrupted verb's partial document is written
+        except (Interrupted, Stopped) as cut:  # the one place a cut-short verb's partial document is written
             if cut.partial is not None:
                 write_json(json_out, cut.partial.to_json())
             raise
@@ -513,41 +505,27 @@ class WorkloadOptions:
         return sweep_plan(self.model, **self.sweep())
 
     def sweep(self, given: bool = True) -> dict:
-        """:meth:`settings` with the sweep's own keywords (``batches=``, ``iters=``, ``rounds=``, ...), for the
-        verbs that plan a sweep; ``given`` False: none (a verb that reads its configs from a stored run).
-        Prints the note of :meth:`plan` on too few iterations."""
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`
+        (``shapes=``, ``batches=``, ``iters=``, ...), for the verbs that plan a sweep; ``given`` False: none (a verb
+        that reads its configs from a stored run). Prints the note of :meth:`plan` on too few iterations."""
         if not given:
             return {}
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])
-        return dict(
-            self.settings(),
-            batches=self.batch,
-            iters=self.iters,
-            rounds=self.rounds,
-            trust_pickle=self.trust_pickle,
-            timeout_s=self.timeout_s,
-            **{name: getattr(self, name) for name in EXEC_SETTINGS},
-        )
+        return {_PLURAL.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "model"}
 
     def settings(self) -> dict:
-        """The model's workload and execution settings as the library's keywords (``shapes=``, ``precisions=``,
-        ``modes=``, ``device=``, ...), for the verbs that take them without a sweep plan (``serve``, optimize's
-        capacity objective)."""
-        return dict(
-            shapes=self.shape,
-            precisions=self.precision,
-            modes=self.mode,
-            device=self.device,
-            warmup=self.warmup,
-            seed=self.seed,
-            cudnn_benchmark=self.cudnn_benchmark,
-            input_sets=self.input_sets,
-            tag=self.tag,
-            channels_last=self.channels_last,
-            compile_mode=self.compile_mode,
-            threads=self.threads,
-        )
+        """The keywords of :meth:`sweep` but those of the sweep's own (``batches``, ``iters``, ``rounds``, ...), for
+        the verbs that take one config without a sweep plan (``serve``, optimize's capacity objective)."""
+        return {
+            _PLURAL.get(f.name, f.name): getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s", "matmul_precision")
+        }
+
+
+#: The library's plural name of each workload option that takes a list.
+_PLURAL = {"shape": "shapes", "batch": "batches", "precision": "precisions", "mode": "modes"}
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
@@ -717,6 +695,19 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
 
 
+def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
+    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first (a signal while it prints must not lose
+    it), then each renderable of ``shown``, the failed configs (:func:`print_failed`), the warnings and the line
+    that says where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
+    write_json(json_out, done.to_json())
+    for renderable in shown:
+        console.print(renderable)
+    print_failed(done.run.results)
+    print_warnings(list(done.warnings))
+    print_stored(db, done.run.run_id)
+    exit_if_configs_failed(done.run.results)
+
+
 def print_failed(results) -> None:
     """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` (``ConfigResult``) that did not
     end ``ok`` (:func:`surrobench.report.findings.failed_lines`, as diagnose prints them): for the commands whose
@@ -749,31 +740,6 @@ def print_stored(db: Path, run_id: str) -> None:
     console.print(f"stored in {rich_escape(db)} as run {rich_escape(run_id)}")
 
 
-def timed_and_profiled(
-    plan: SweepPlan,
-    db: Path,
-    options: object | None,
-    profile_one=None,
-    schema: str | None = None,
-) -> tuple[RunRecord, list[str], list]:
-    """:func:`surrobench.api.profile.time_and_profile` with a progress bar (the commands that time, then
-    profile: ``run``, ``profile``, ``perf``); ``profile_one`` None is torch.profiler's
-    :func:`~surrobench.api.profile.profile_config`."""
-    from surrobench.api.benchmark import open_store
-    from surrobench.api.profile import profile_config, time_and_profile
-
-    with open_store(db) as store, progress_hooks(err_console) as hooks:
-        return time_and_profile(
-            plan,
-            store,
-            options,
-            profile_one=profile_one or profile_config,
-            command=command_line(),
-            hooks=hooks,
-            schema=schema,
-        )
-
-
 # Options of the commands that compare two runs (``compare``, ``report``).
 RunRefArg = "A run id (or unique prefix) in --db, or a run JSON file."
 ThresholdOpt = typer.Option(
@@ -791,9 +757,18 @@ AllowEnvMismatchOpt = flag(
 )
 
 
-def parse_fields(text: str | None) -> tuple[str, ...]:
-    """``"mode,precision"`` -> ``("mode", "precision")``; validated by the comparison."""
-    return tuple(f.strip() for f in (text or "").split(",") if f.strip())
+@dataclass(frozen=True)
+class MatchOptions:
+    """How the configs of two runs are matched and judged (``compare``, ``report``)."""
+
+    threshold: float = _declared(ThresholdOpt)
+    allow_env_mismatch: bool = _declared(AllowEnvMismatchOpt)
+    ignore_field: str | None = _declared(IgnoreFieldOpt)
+
+    def keywords(self) -> dict:
+        """The library's keywords: ``--ignore-field mode,precision`` as ``ignore_fields=("mode", "precision")``."""
+        fields_ = tuple(f.strip() for f in (self.ignore_field or "").split(",") if f.strip())
+        return dict(threshold=self.threshold, allow_env_mismatch=self.allow_env_mismatch, ignore_fields=fields_)
 
 
 #: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s`` ->

@@ -7,22 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    print_stored,
-    print_failed,
-    print_warnings,
-    exit_if_configs_failed,
-    DbOpt,
-    JsonOpt,
-    SystemPassOptions,
-    option_groups,
-    SWEEP_ONLY,
-    WorkloadOptions,
-    check_writable,
-    console,
-    write_json,
-)
-from surrobench.cli.options import command_line, err_console
+from surrobench.cli.options import SWEEP_ONLY, DbOpt, JsonOpt, SystemPassOptions, WorkloadOptions, command_line
+from surrobench.cli.options import err_console, option_groups, profiled_out
 from surrobench.report.progress import progress_hooks
 
 
@@ -33,15 +19,9 @@ def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOp
     from surrobench.api.perf import perf as perf_pass
     from surrobench.report.system import render_phase_report
 
-    check_writable(json_out, "--json")
+    options = system.options()
     with progress_hooks(err_console) as hooks:
-        result = perf_pass(
-            workload.model, db=db, options=system.options(), command=command_line(), hooks=hooks, **workload.sweep()
+        done = perf_pass(
+            workload.model, db=db, options=options, command=command_line(), hooks=hooks, **workload.sweep()
         )
-    write_json(json_out, result.to_json())  # first: a signal while the reports print must not lose it
-    for report in result.reports:
-        console.print(render_phase_report(report))
-    print_failed(result.run.results)
-    print_warnings(list(result.warnings))
-    print_stored(db, result.run.run_id)
-    exit_if_configs_failed(result.run.results)
+    profiled_out(done, db, json_out, (render_phase_report(report) for report in done.reports))

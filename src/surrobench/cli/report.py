@@ -7,29 +7,20 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    AllowEnvMismatchOpt,
-    DbOpt,
-    IgnoreFieldOpt,
-    ThresholdOpt,
-    check_writable,
-    console,
-    parse_fields,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, MatchOptions, console, option_groups, write_output
 from surrobench.report.escape import rich_escape
 
 
 @app.command()
+@option_groups()
 def report(
+    *,
     runs: list[str] = typer.Argument(
         ..., help="Run ids (or unique prefixes) in --db, run JSON files, or serve run ids."
     ),
     output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     db: Path = DbOpt,
-    threshold: float = ThresholdOpt,
-    allow_env_mismatch: bool = AllowEnvMismatchOpt,
-    ignore_field: str = IgnoreFieldOpt,
+    matching: MatchOptions,
     trace: Path = typer.Option(None, "--trace", help="Kineto or nsys trace whose first profiled step is drawn."),
 ) -> None:
     """Write an HTML report: results, plots, and for two runs the comparison (first run is BASE).
@@ -39,14 +30,6 @@ def report(
     from surrobench.api.report import build_report
     from surrobench.report.html import report_page
 
-    check_writable(output, "--output")
-    built = build_report(
-        runs,
-        db=db,
-        threshold=threshold,
-        allow_env_mismatch=allow_env_mismatch,
-        ignore_fields=parse_fields(ignore_field),
-        trace=trace,
-    )
+    built = build_report(runs, db=db, trace=trace, **matching.keywords())
     write_output(output, report_page(built), "--output")
     console.print(f"wrote {rich_escape(output)}")

@@ -11,29 +11,12 @@ from typing import TYPE_CHECKING
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.cli.options import (
-    print_stored,
-    print_warnings,
-    exit_if_configs_failed,
-    PROFILERS,
-    DbOpt,
-    JsonOpt,
-    NprocOpt,
-    ParallelOpt,
-    DevicesOpt,
-    ProfileOpt,
-    SystemPassOptions,
-    TraceOptions,
-    option_groups,
-    WorkloadOptions,
-    check_writable,
-    command_line,
-    invoked_as,
-    console,
-    timed_and_profiled,
-    write_json,
-)
-from surrobench.errors import UsageError
+from surrobench.cli.options import print_stored, print_warnings, exit_if_configs_failed, PROFILERS, DbOpt, JsonOpt
+from surrobench.cli.options import NprocOpt, ParallelOpt, DevicesOpt, ProfileOpt, SystemPassOptions, TraceOptions
+from surrobench.cli.options import option_groups, WorkloadOptions, command_line, invoked_as, console, err_console
+from surrobench.cli.options import write_json
+from surrobench.errors import Interrupted, UsageError
+from surrobench.report.progress import progress_hooks
 from surrobench.api.defaults import DEFAULT_DB, parse_devices
 from surrobench.report.run import run_tables
 
@@ -80,11 +63,8 @@ def run(
     module-level function (docs/models.md, "Your model").
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
-    from surrobench.api.distributed import distributed_run
-    from surrobench.api.nsys import nsys_config
-    from surrobench.api.perf import perf_config
-    from surrobench.api.profile import profile_config
-    from surrobench.api.distributed import detect_rank_env
+    from surrobench.api.run import measure
+    from surrobench.api.distributed import detect_rank_env, distributed_run
     from surrobench.report.system import render_phase_report
 
     if profile not in PROFILERS:
@@ -92,7 +72,6 @@ def run(
     rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
     plan = workload.plan()
-    check_writable(json_out, "--json")
     if nproc or device_list is not None or rank_env is not None:
         if profile != "none":
             raise UsageError(
@@ -107,23 +86,29 @@ def run(
         if record is not None:  # the process that started the ranks, or rank 0
             render_multi_process(record, db, json_out)
         return
-    options, profile_one = None, profile_config
+    then = None
     if profile == "torch":
-        options = tracing.torch(workload.iters)
+        then = tracing.torch(workload.iters)
     elif profile == "perf":
-        options, profile_one = system.options(), perf_config
+        then = system.options()
     elif profile == "nsys":
-        options, profile_one = tracing.nsys(plan), nsys_config
-    record, warnings, reports = timed_and_profiled(plan, db, options, profile_one)
+        then = tracing.nsys(plan)
+    try:
+        with progress_hooks(err_console) as hooks:
+            done = measure(plan, db=db, then=then, hooks=hooks, command=command_line())
+    except Interrupted as cut:  # run's --json is the run document, profiled or not
+        cut.partial = getattr(cut.partial, "run", cut.partial)
+        raise
+    record = done.run
     write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
     for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.env['device_name']}"), console.width):
         console.print(table)
     if profile in ("perf", "nsys"):
-        for report in reports:
+        for report in done.reports:
             console.print(render_phase_report(report))
-    print_warnings(warnings)
+    print_warnings(list(done.warnings))
     print_stored(db, record.run_id)
-    if profile == "none":
+    if profile == "none" and any(r.status == "ok" for r in record.results):
         _next_steps(workload, db)
     exit_if_configs_failed(record.results)
 

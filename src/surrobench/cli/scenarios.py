@@ -11,20 +11,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    count_option,
-    DbOpt,
-    DeviceOpt,
-    JsonOpt,
-    MarkdownOpt,
-    ThresholdsOpt,
-    TraceOutOpt,
-    check_writable,
-    console,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import count_option, DbOpt, DeviceOpt, JsonOpt, MarkdownOpt, ThresholdsOpt, TraceOutOpt
+from surrobench.cli.options import console, print_warnings, write_json, write_output
 from surrobench.api.defaults import MIN_ITERS, MIN_WARMUP, load_thresholds, low_iterations_note
 
 
@@ -46,8 +34,6 @@ def scenarios(
     from surrobench.report.scenarios import scenarios_markdown, scenarios_table
 
     th = load_thresholds(config)
-    check_writable(json_out, "--json")
-    check_writable(markdown, "--markdown")
     prepare_trace_dir(trace_out)
     note = low_iterations_note(warmup, iters)
     print_warnings([note] if note else [])

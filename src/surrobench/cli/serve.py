@@ -9,22 +9,8 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import Interrupted
-from surrobench.cli.options import (
-    DbOpt,
-    JsonOpt,
-    WorkloadOptions,
-    check_writable,
-    command_line,
-    console,
-    count_option,
-    err_console,
-    flag,
-    option_groups,
-    print_stored,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
 
 
 @app.command()
@@ -75,8 +61,6 @@ def serve(
     unloaded latency per batch size (isolated and back to back); --find-max predicts the capacity at --p99-ms from
     it (a simulation of the batcher), then measures it around the prediction; a target the isolated P99 already
     exceeds is answered at once. One load: --rate, --concurrency or --arrivals."""
-    check_writable(json_out, "--json")
-    check_writable(html_out, "--html")
     w = workload
     # the load runs a model and its report draws plots: imported here, so `--help` stays fast
     from surrobench.api.serve import serve as serve_load

@@ -9,17 +9,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    DbOpt,
-    JsonOpt,
-    MarkdownOpt,
-    check_writable,
-    optimization_out,
-    console,
-    print_warnings,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, optimization_out, console, print_warnings, write_json
+from surrobench.cli.options import write_output
 from surrobench.records.serve import ServeRecord
 from surrobench.report.escape import rich_escape
 
@@ -65,8 +56,6 @@ def show(
     from surrobench.api.compare import load
     from surrobench.report.run import run_markdown, run_tables
 
-    check_writable(markdown, "--markdown")
-    check_writable(json_out, "--json")
     record = load(run, db)
     if isinstance(record, dict):
         optimization_out(record, markdown, json_out, db)

@@ -7,23 +7,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    ChannelsLastOpt,
-    CompileModeOpt,
-    CudnnOpt,
-    DeviceOpt,
-    JsonOpt,
-    MarkdownOpt,
-    ModeOpt,
-    PrecisionOpt,
-    SeedOpt,
-    ThreadsOpt,
-    check_writable,
-    console,
-    count_option,
-    write_json,
-    write_output,
-)
+from surrobench.cli.options import ChannelsLastOpt, CompileModeOpt, CudnnOpt, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
+from surrobench.cli.options import PrecisionOpt, SeedOpt, ThreadsOpt, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
 
@@ -86,8 +71,6 @@ def versus(
     from surrobench.report.versus import versus_page
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
-    for path, flag in ((json_out, "--json"), (markdown, "--markdown"), (html_out, "--html")):
-        check_writable(path, flag)
     record = run_versus(
         problem,
         model,

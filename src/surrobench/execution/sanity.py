@@ -1,24 +1,14 @@
-"""Two ways a forward can make its own measurement wrong, watched outside the timed region of every config.
+"""Three ways a forward can make its own measurement wrong, watched outside the timed region of every config;
+each lands in the result's ``extra`` as a structured field, and the rounds of a config keep what any saw
+(:func:`merge_flags`).
 
-- **Memory that grows across calls** (a forward that keeps a reference to each output, a cache with no bound):
-  its latency drifts with the allocator's state and a long run ends in OOM. :class:`MemoryWatch` reads the
-  memory in use before each timed call and after the last: CUDA ``torch.cuda.memory_allocated`` (live tensors,
-  PyTorch docs "CUDA semantics", memory management), the process's resident set (``psutil``) on the CPU.
-  The per-call growth is the *median* of the increments, so a one-off step (the allocator taking a new arena, a
-  lazily built buffer) does not read as a leak; a leak grows on every call.
-- **A forward that changes its input** (an in-place op on an argument): each call then sees other data than the
-  fixed-seed set, and the set rotation (:mod:`surrobench.workload.inputs`) no longer feeds what it says.
-  :func:`input_digest` hashes the first input set before the cold call and again after the warm-up.
-
-- **An output that is not finite** (NaN or Inf in any tensor of the output, on any input set): every time
-  read from it times a broken forward. :func:`check_calls` calls the step once per input set, outside the timed
-  region, and walks every tensor of each output (:func:`output_tensors`): on each set's first call and again at
-  the end of timing, never inside the timed loop, so the check adds no synchronization to a timed call. A config
-  whose output is not finite ends ``nonfinite`` (:data:`surrobench.records.vocab.STATUSES`), the tensor and the
-  call named in ``extra`` (:data:`NONFINITE_KEY`).
-
-Both land in the result's ``extra`` as structured fields (:data:`LEAK_KEY`, :data:`MUTATED_KEY`), named in the
-sweep's warnings; the rounds of one config (``run --rounds``) keep what any round saw (:func:`merge_flags`).
+- **Memory that grows across calls** (:data:`LEAK_KEY`): :class:`MemoryWatch` reads live CUDA tensors
+  (``torch.cuda.memory_allocated``) or the resident set (``psutil``) between calls; the growth per call is the
+  *median* of the increments, so a one-off step does not read as a leak.
+- **A forward that changes its input** (:data:`MUTATED_KEY`): :func:`input_digest` of the first input set before
+  the cold call and after the warm-up.
+- **An output that is not finite** (:data:`NONFINITE_KEY`, status ``nonfinite``): :func:`check_calls` calls the
+  step once per input set on its first call and after the timed calls, never inside the timed loop.
 """
 
 from __future__ import annotations
@@ -39,10 +29,8 @@ MUTATED_KEY = "mutated_inputs"
 #: ``extra`` key of a config whose output held NaN or Inf: ``{"tensor", "input_set", "call", "phase",
 #: "nonfinite_values", "numel"}`` (:func:`check_calls`).
 NONFINITE_KEY = "nonfinite"
-#: Median growth per call that counts as a leak, bytes. 1 MiB is above what reading the resident set moves by
-#: without a leak (the 4 KiB pages of a few small Python objects), far under the 16 MiB per call of the leak
-#: that went unnoticed (issue report, fresh-user trial); on CUDA any steady growth of live tensors is a leak,
-#: and the same bound keeps a small cache that grows now and then out of the warnings.
+#: Median growth per call that counts as a leak, bytes: above what the resident set moves by without a leak (the
+#: 4 KiB pages of a few small Python objects), far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
 #: Bytes hashed per slice: a device tensor is copied to the host one slice at a time, so the check holds at most
 #: this much host memory whatever the input's size.
@@ -57,11 +45,9 @@ def memory_in_use(device: str) -> int:
 
 
 class MemoryWatch:
-    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval of the calls
-    since the previous one: before each timed call (:meth:`sample` as a ``time_loop`` ``before_each`` hook, one
-    call an interval) and after the last (``run``); before and after each round of one variant (``optimize``,
-    :meth:`pause` between rounds, where other variants run); at each load point's ends (``serve``). One rule for
-    all three (:meth:`growth`)."""
+    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval: before each
+    timed call and after the last (``run``), around each round (``optimize``, :meth:`pause` between), at each
+    load point's ends (``serve``); one rule for all three (:meth:`growth`)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -103,10 +89,8 @@ def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
 
 
 def merge_flags(extras: list[dict]) -> dict:
-    """The forward flags of the rounds of one config (their results' ``extra``, in round order) as one: the
-    memory growth of the round that grew most per call, with ``"rounds"``, how many rounds grew; the changed
-    inputs of every round, sorted. A flag seen in one round only is kept: a leak or a mutation may show
-    once the allocator or the input sets are in another state. Empty when no round was flagged."""
+    """The forward flags of one config's rounds (``extra``s, in order) as one: the growth of the round that grew
+    most per call with ``"rounds"`` that grew, the changed inputs of every round; a flag of one round is kept."""
     growths = [e[LEAK_KEY] for e in extras if e.get(LEAK_KEY)]
     mutated = sorted({i for e in extras for i in e.get(MUTATED_KEY, ())})
     flags = {}
@@ -139,8 +123,7 @@ def mutated_inputs(before: tuple[str | None, ...], after: tuple[str | None, ...]
 
 
 def output_tensors(output, path: str = "output") -> Iterator[tuple[str, torch.Tensor]]:
-    """Every tensor of a model output with its path in it, in order: ``output`` itself, ``output[1]`` in a tuple
-    or list, ``output['u']`` in a dict, ``output.u`` in a dataclass; nested containers are walked."""
+    """Every tensor of a model output with its path (``output[1]``, ``output['u']``, ``output.u``), nested."""
     if isinstance(output, torch.Tensor):
         yield path, output
     elif isinstance(output, dict):
@@ -155,9 +138,8 @@ def output_tensors(output, path: str = "output") -> Iterator[tuple[str, torch.Te
 
 
 def nonfinite_tensor(output) -> dict | None:
-    """``{"tensor", "nonfinite_values", "numel"}`` of the first floating or complex tensor of ``output``
-    (:func:`output_tensors`) that holds NaN or Inf, else None. Reads each tensor's values: a synchronization on
-    a device."""
+    """``{"tensor", "nonfinite_values", "numel"}`` of the first floating or complex tensor of ``output`` that holds
+    NaN or Inf, else None (a synchronization on a device)."""
     for path, t in output_tensors(output):
         if not (t.is_floating_point() or t.is_complex()):
             continue
@@ -168,19 +150,10 @@ def nonfinite_tensor(output) -> dict | None:
 
 
 def check_calls(step: Callable[[int], object], sets: Iterable[int], first_call: int, phase: str) -> dict | None:
-    """Call ``step(i)`` once for each input set ``i`` of ``sets`` (untimed) and check every tensor of its output
-    (:func:`nonfinite_tensor`); stop at the first that is not finite.
-
-    Args:
-        step: the config's ``step(i)`` (input set ``i % n_sets``).
-        sets: input set indices to call, in order.
-        first_call: the config's call count before the first of these calls (0: the first call of the config).
-        phase: ``"first"`` (each set's first call) or ``"end"`` (after the timed calls): recorded as is.
-
-    Returns:
-        :data:`NONFINITE_KEY`'s record, ``{"tensor", "input_set", "call", "phase", "nonfinite_values",
-        "numel"}`` (``call``: 0-based among the config's calls), or None when every output was finite.
-    """
+    """Call ``step(i)`` once for each input set of ``sets``, untimed, and check its output
+    (:func:`nonfinite_tensor`) up to the first that is not finite: :data:`NONFINITE_KEY`'s record
+    ``{"tensor", "input_set", "call", "phase", "nonfinite_values", "numel"}``, else None. ``first_call``: the
+    config's calls before these (``call`` counts from 0); ``phase``: ``"first"`` or ``"end"``, as recorded."""
     for k, i in enumerate(sets):
         found = nonfinite_tensor(step(i))
         if found:

@@ -70,14 +70,19 @@ class Clause(schemas.Plain):
     """One imperative clause of an action (``"replay the step as a CUDA graph (--mode cudagraph)"``), the ids of
     :data:`surrobench.records.vocab.REMEDIES` it suggests in its order (none for advice no remedy carries out),
     and whether they are one recipe applied together (``stacked``: ``tf32`` then ``compile``), not alternatives.
+    ``direction``: ``"up"`` or ``"down"``, the way the clause moves a remedy with a value (``threads``: "use every
+    core" up, "fewer threads than cores" down), None for either way and toggles; a measurement is credited to the
+    clause only when it moves the same way (:attr:`surrobench.records.measured.MeasuredRemedy.direction`).
 
     Raises:
-        ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies.
+        ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies; a direction
+            other than up, down or None.
     """
 
     text: str
     remedies: tuple[str, ...] = ()
     stacked: bool = False
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.remedies if r not in REMEDIES]
@@ -85,6 +90,8 @@ class Clause(schemas.Plain):
             raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
         if self.stacked and len(self.remedies) < 2:
             raise ValueError(f"a stacked clause names at least two remedies, not {self.remedies}")
+        if self.direction not in (None, "up", "down"):
+            raise ValueError(f"clause direction {self.direction!r}: up, down or None")
 
 
 def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:

@@ -49,6 +49,9 @@ class MeasuredRemedy(schemas.Plain):
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
             ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
+        direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
+            (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
+            the baseline's value is not known.
 
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
@@ -67,6 +70,7 @@ class MeasuredRemedy(schemas.Plain):
     reason: str = ""
     noise_floor: float | None = None
     margin: float | None = None
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -100,6 +104,15 @@ class MeasuredRemedy(schemas.Plain):
             self.verdict, self.verdict
         )
         return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
+
+
+def direction(remedy: str, baseline_threads: int) -> str | None:
+    """The way the single remedy ``remedy`` moves the thread count from ``baseline_threads``: ``"down"`` for
+    ``threads=N`` with N below it, ``"up"`` above; None for any other remedy or a stack (a toggle points one way)."""
+    if "+" in remedy or remedy_id(remedy) != "threads":
+        return None
+    n = int(remedy.split("=", 1)[1])
+    return "down" if n < baseline_threads else "up" if n > baseline_threads else None
 
 
 def saved_ms(baseline_ms: float, speedup: float) -> float:

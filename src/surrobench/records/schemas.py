@@ -51,7 +51,8 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 #: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
 RANK_TRACES = "surrobench/rank-traces-v4"
 #: serve-v2 adds ``unloaded``, each capacity's ``predicted_rps``, ``infeasible`` and ``search_s``, each load point's
-#: ``completed``, ``slo_attainment`` and ``errors``. serve-v1 documents still read.
+#: ``completed``, ``slo_attainment`` and ``errors``; later serve-v2 also each load point's ``offered_interval_rps``
+#: (absent: null), and ``max_ms``, ``mean_ms`` null where none completed. serve-v1 documents still read.
 SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.

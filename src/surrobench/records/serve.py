@@ -69,12 +69,13 @@ class LoadPoint(schemas.Plain):
     Attributes:
         arrival: one of :data:`ARRIVALS`; ``target_rps`` the rate asked for (open loop) or ``concurrency`` the
             requests outstanding (closed loop), else None.
-        offered_rps: measured requests / their arrival span; achieved_rps: completed requests / the span
-            from the first measured arrival to the last completion.
+        offered_rps: measured requests / the measured arrival window (the schedule after the warm-up; their
+            arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
+            completed requests / the span from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
             the P99 target, dropped ones included (None without a target).
-        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
+        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
@@ -88,6 +89,9 @@ class LoadPoint(schemas.Plain):
             slower than any (:attr:`Percentile.lower_bound`).
         slo_attainment: the share of measured requests completed within the P99 target; None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
+        offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 95% of the
+            time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
+            None for a closed loop, a replay, or a document written before it.
     """
 
     arrival: str
@@ -100,8 +104,8 @@ class LoadPoint(schemas.Plain):
     dropped: int
     late: int | None
     percentiles: tuple[Percentile, ...]
-    max_ms: float
-    mean_ms: float
+    max_ms: float | None
+    mean_ms: float | None
     queue_share: float | None
     compute_share: float | None
     mean_batch: float | None
@@ -113,6 +117,7 @@ class LoadPoint(schemas.Plain):
     completed: int | None = None
     slo_attainment: float | None = None
     errors: dict[str, int] = field(default_factory=dict)
+    offered_interval_rps: tuple[float, float] | None = None
 
     def percentile(self, q: float) -> Percentile:
         """The percentile ``q`` (one of :data:`PERCENTILES`).

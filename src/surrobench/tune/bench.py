@@ -20,6 +20,7 @@ import torch
 
 from surrobench.analysis.accuracy import AccuracyVerdict, check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.errors import Interrupted
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
@@ -77,11 +78,14 @@ class Bench(Protocol):
     def accuracy(self, handle: Handle) -> AccuracyVerdict:
         """The accuracy guard's verdict on ``handle``'s first output."""
 
-    def window(self, handles: Sequence[Handle]) -> None:
+    def window(self, handles: Sequence[Handle], stop: Callable[[], bool] | None = None) -> None:
         """One timing window: its rounds of the baseline and ``handles``, interleaved, appended to each one's
-        ``rounds``. All or nothing: a window cut short by a failure leaves no rounds behind; one cut short by
-        Ctrl-C keeps the baseline's rounds and drops the others'. Raises what a handle raised, or
-        KeyboardInterrupt."""
+        ``rounds``; ``stop`` as :func:`surrobench.execution.interleave.interleave` asks it. All or nothing: a
+        window cut short by a failure leaves no rounds behind; one cut short by Ctrl-C keeps the baseline's rounds
+        and drops the others'. Raises what a handle raised, or KeyboardInterrupt."""
+
+    def round_s(self) -> float:
+        """Seconds one round of the baseline takes (its warm-up and timed calls)."""
 
     def free(self) -> None:
         """Return the memory a failed candidate left behind."""
@@ -140,10 +144,8 @@ SIZING_CALLS = 3
 
 
 def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, ConfigResult]:
-    """(warm-up, timed calls) per round and the sizing round itself: timed calls sized to
-    :data:`ROUND_TARGET_MS` from :data:`SIZING_CALLS` timed calls of the baseline (after one warm-up call),
-    within [:data:`MIN_ROUND_ITERS`, ``iters``]; warm-up at most ``warmup``. The sizing round is not one of
-    ``baseline.rounds`` (it is shorter than a round and paired with no candidate)."""
+    """(warm-up, timed calls) per round, sized to :data:`ROUND_TARGET_MS` within [:data:`MIN_ROUND_ITERS`,
+    ``iters``] from a sizing round of :data:`SIZING_CALLS` calls (returned third, not kept in ``baseline.rounds``)."""
     time_round(baseline, 1, SIZING_CALLS)
     sizing = baseline.rounds.pop()
     median = float(np.median(sizing.samples_ms))
@@ -151,19 +153,9 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, Co
     return min(warmup, max(1, iters // 2)), iters, sizing
 
 
-class StartInterrupted(KeyboardInterrupt):
-    """Ctrl-C during :meth:`DeviceBench.start` once the baseline was built and run once: ``sizing`` is its
-    sizing round (:func:`round_size`) when that was timed, else None."""
-
-    def __init__(self, sizing: ConfigResult | None) -> None:
-        super().__init__()
-        self.sizing = sizing
-
-
 def top_op(variant: Variant) -> dict | None:
-    """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
-    after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
-    recorded."""
+    """``{"name", "share"}`` of the variant's top operator over :data:`_TOP_OP_SCHEDULE`'s profiled steps, run
+    after all timing; None when nothing was recorded."""
     try:
         with execution_settings(variant.cfg), torch.inference_mode():
             capture = profile_steps(
@@ -177,11 +169,9 @@ def top_op(variant: Variant) -> dict | None:
 
 @dataclass
 class DeviceBench:
-    """The :class:`Bench` of one config on this machine: ``cfg`` and its ``prepared`` model, the optimize
-    ``request``, the ``baseline`` variant, the fp32 ``reference`` and ``fp64`` outputs on input set 0
-    (``fp64_note``: why none), the fp32 ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
-    ``budget_end`` (``time.monotonic()``), ``db`` for the fresh processes' runs, ``on_phase`` (one line before a
-    long step), and ``sizing``, the baseline's sizing round (kept when the search is cut short)."""
+    """The :class:`Bench` of one config on this machine: the ``baseline`` variant, the fp32 ``reference`` and
+    ``fp64`` outputs (``fp64_note``: why none), the ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
+    ``budget_end`` (``time.monotonic()``), ``db`` of the fresh runs, ``on_phase``, and the ``sizing`` round."""
 
     cfg: ExecConfig
     prepared: PreparedModel
@@ -207,13 +197,11 @@ class DeviceBench:
         budget_end: float,
         db: Path | None = None,
     ) -> DeviceBench:
-        """Step 1 of the search (module docstring); the baseline's round is sized first, so that Ctrl-C during
-        its references or the probe leaves it timed.
+        """Step 1 of the search (module docstring), the round sized first so that Ctrl-C later leaves it timed.
 
         Raises:
-            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on the first call of any input
-                set (every candidate would look inaccurate against it).
-            StartInterrupted: Ctrl-C after the baseline's first call, with its sizing round when timed.
+            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on a first call.
+            Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
         baseline = open_variant(cfg, prepared, own_module=False)
@@ -226,7 +214,8 @@ class DeviceBench:
             reference, fp64, fp64_note = reference_outputs(cfg, prepared)
             probe = probe_forward(cfg, prepared)
         except KeyboardInterrupt:
-            raise StartInterrupted(sizing or (baseline.rounds[-1] if baseline.rounds else None)) from None
+            partial = sizing or (baseline.rounds[-1] if baseline.rounds else None)
+            raise Interrupted("interrupted while the baseline was set up", partial) from None
         fields = (cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end)
         return cls(*fields, db, sizing=sizing)
 
@@ -249,12 +238,12 @@ class DeviceBench:
     def accuracy(self, handle: Variant) -> AccuracyVerdict:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
-    def window(self, handles: Sequence[Variant]) -> None:
+    def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
         """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:
-            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters)
+            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters, stop)
         except BaseException as exc:
             if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the baseline's rounds are measurements to keep
                 del self.baseline.rounds[first:]
@@ -277,6 +266,9 @@ class DeviceBench:
             return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
         return None
 
+    def round_s(self) -> float:
+        return (self.warmup + self.iters) * self._per_call_ms(self.baseline) / 1e3
+
     def _calls(self) -> int:
         return self.warmup + self.request.rounds * self.iters
 
@@ -287,10 +279,9 @@ class DeviceBench:
 
     def process_reserve_s(self, setup_ms: float) -> float:
         """Seconds for one pair of fresh processes of a recipe whose setup took ``setup_ms`` here
-        (:func:`surrobench.tune.fresh.pair_estimate_s`, its calls as long as the baseline's), at most
-        :data:`PAIR_SHARE` of the budget (the recipe comes first); 0 when no processes run. One pair, not
-        ``process_pairs``: the rest run only when the budget left fits them (:meth:`process_windows`;
-        docs/design.md, "Fresh processes: their share of the budget")."""
+        (:func:`surrobench.tune.fresh.pair_estimate_s`), at most :data:`PAIR_SHARE` of the budget; 0 when none
+        run. One pair: the rest run when the budget left fits them (docs/design.md, "Fresh processes: their share
+        of the budget")."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
@@ -299,11 +290,9 @@ class DeviceBench:
         return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
-        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
-        windows (:func:`surrobench.tune.fresh.process_windows`), bringing between-process drift into the interval
-        (docs/benchmarks/h200-optimize.md, "Windows and processes"); None when none are asked for or no command
-        line can name the model. A pair estimated (setups as ``setup_ms`` and measured here, calls as measured
-        here) not to end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`)."""
+        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes
+        (:func:`surrobench.tune.fresh.process_windows`: docs/benchmarks/h200-optimize.md, "Windows and processes"),
+        a pair that would not end by :attr:`budget_end` skipped; None when none are asked for or possible."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None

@@ -1,0 +1,59 @@
+"""``measure``: the one call behind ``run``, ``run --profile torch|perf|nsys`` and ``profile``: time a sweep,
+then profile each ``ok`` config in a child process with the profiler its options name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
+from surrobench.api.nsys import NsysOptions, nsys_config
+from surrobench.api.perf import perf_config
+from surrobench.api.profile import NO_HOOKS, Hooks, profile_config, time_and_profile
+from surrobench.collect.perf_phase import PerfOptions
+from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.errors import UsageError
+from surrobench.execution.sweep import SweepPlan
+from surrobench.records import schemas
+from surrobench.records.profiled import Profile
+
+#: The child that profiles one config, and the schema of the document, for each profiler's options.
+PROFILERS = {
+    ProfileOptions: (profile_config, schemas.PROFILE),
+    PerfOptions: (perf_config, schemas.PERF),
+    NsysOptions: (nsys_config, schemas.PROFILE),
+}
+
+
+def measure(
+    model: ModelArg | SweepPlan,
+    *,
+    db: str | Path | None = None,
+    then: ProfileOptions | PerfOptions | NsysOptions | None = None,
+    hooks: Hooks = NO_HOOKS,
+    command: str | None = None,
+    **sweep,
+) -> Profile:
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`~surrobench.api.benchmark.sweep_request`;
+    none for a plan of :func:`~surrobench.api.benchmark.sweep_plan`) into ``db`` (None: in memory), then with
+    ``then`` profile each ``ok`` config in a child process, which rebuilds the model from its name: torch.profiler's
+    op tables (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
+    ``hooks``: progress callbacks; ``command`` is stored with the run.
+
+    Returns:
+        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
+
+    Raises:
+        UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`; ``then`` of no profiler, or with a model
+            object (:func:`~surrobench.api.benchmark.named_model`).
+        Unsaved: a write to ``db`` failed (as :func:`~surrobench.api.benchmark.benchmark`).
+        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
+            :class:`~surrobench.api.profile.ProfileInterrupted` whose ``partial`` is the Profile so far.
+    """
+    profile_one, schema = PROFILERS.get(type(then), (None, schemas.PROFILE))
+    if then is not None:
+        if profile_one is None:
+            raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
+        named_model(model, "profiling")
+    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
+    with open_store(db) as store:
+        return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
