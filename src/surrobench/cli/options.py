@@ -132,9 +132,23 @@ TimeoutOpt = typer.Option(
     "and the sweep goes on (docs/cli.md, 'Time limits').",
 )
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
-JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
+
+
+def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
+    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`). A value ending in ``/`` names a
+    folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
+
+    def parse(text: str | Path) -> Path:
+        if isinstance(text, str) and text.endswith("/"):
+            raise UsageError(f"{decls[0]} {text!r}: is a folder; give a file path")
+        return Path(text)
+
+    return typer.Option(default, *decls, help=help, parser=parse, metavar="<path>")
+
+
+JsonOpt = output_option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
-MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
+MarkdownOpt = output_option(None, "--markdown", help="Also write the table(s) as markdown here.")
 TrustPickleOpt = flag(
     False,
     "--trust-pickle",
@@ -225,7 +239,7 @@ def _file_problem(path: Path) -> str | None:
     also finds a read-only file system where ``os.access`` answers yes to root."""
     if str(path) == "-":
         return "give a file path; for the standard output, /dev/stdout"
-    if str(path).endswith("/") or path.is_dir():
+    if path.is_dir():
         return "is a folder; give a file path"
     parent = path.absolute().parent
     blocking = next((p for p in (parent, *parent.parents) if p.exists()), None)

@@ -9,7 +9,16 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import Interrupted
-from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import (
+    output_option,
+    DbOpt,
+    JsonOpt,
+    WorkloadOptions,
+    command_line,
+    console,
+    count_option,
+    err_console,
+)
 from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
 
 
@@ -51,7 +60,9 @@ def serve(
     url: str = typer.Option(None, "--url", help="Send the open-loop schedule to this HTTP endpoint (POST) instead."),
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    html_out: Path = typer.Option(None, "--html", help="Write the latency-throughput page (self-contained HTML) here."),
+    html_out: Path = output_option(
+        None, "--html", help="Write the latency-throughput page (self-contained HTML) here."
+    ),
 ) -> None:
     """How much traffic one GPU takes: requests at open-loop rates through a dynamic batcher, P99 per rate.
 

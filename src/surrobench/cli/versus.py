@@ -7,7 +7,16 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import ChannelsLastOpt, CompileModeOpt, CudnnOpt, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
+from surrobench.cli.options import (
+    output_option,
+    ChannelsLastOpt,
+    CompileModeOpt,
+    CudnnOpt,
+    DeviceOpt,
+    JsonOpt,
+    MarkdownOpt,
+    ModeOpt,
+)
 from surrobench.cli.options import PrecisionOpt, SeedOpt, ThreadsOpt, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
@@ -59,7 +68,7 @@ def versus(
     cudnn_benchmark: bool = CudnnOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
-    html_out: Path = typer.Option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
+    html_out: Path = output_option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
 ) -> None:
     """Is the surrogate faster than its solver at the same accuracy: the solver's ladder and the surrogate timed and
     scored on the same cases.
