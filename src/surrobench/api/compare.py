@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from surrobench.errors import UsageError
@@ -24,7 +24,7 @@ from surrobench.results.compare import gate_failed as gate_failed  # compare --f
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
 from surrobench.results.optimize_store import optimization_summaries
-from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
+from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
 
 RunRef = RunRecord | str | Path
@@ -229,9 +229,17 @@ def compare(
     return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
 
 
+class History(list):
+    """What :func:`history` returns: a list of :class:`~surrobench.results.store.RunSummary`, newest first."""
+
+    def to_json(self) -> dict:
+        """``surrobench/history-v1``: ``{"schema", "runs"}``, each run its summary's fields."""
+        return {"schema": schemas.HISTORY, "runs": [asdict(r) for r in self]}
+
+
 def history(
     db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
-) -> list[RunSummary]:
+) -> History:
     """The runs and optimizations stored in ``db``, newest first, optionally only those with a config of
     ``model``, with ``tag``, or created at or after ``since`` (an ISO date or time, UTC). Behind
     ``surrobench history``. Each is a :class:`~surrobench.results.store.RunSummary` of kind ``run``, ``serve`` or
@@ -255,7 +263,7 @@ def history(
         runs += optimization_summaries(store, model=model, tag=tag, since=since)
     # one format of creation time (an older serve run stored its local time without an offset)
     runs = [replace(r, created=created_utc(r.created)) for r in runs]
-    return sorted(runs, key=lambda r: r.created, reverse=True)
+    return History(sorted(runs, key=lambda r: r.created, reverse=True))
 
 
 @dataclass(frozen=True)
