@@ -495,7 +495,7 @@ def _perf_label(report: dict) -> str:
 
 
 def diagnose(
-    model: str | None = None,
+    model: str | SweepPlan | None = None,
     *,
     trace: str | Path | None = None,
     run: str | RunRecord | None = None,
@@ -511,7 +511,7 @@ def diagnose(
     **sweep,
 ) -> Diagnosis:
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep; ``sweep`` takes the
-    keywords of :func:`surrobench.api.benchmark.sweep_request`), ``trace`` (a Kineto or nsys trace alone; a
+    keywords of :func:`surrobench.api.benchmark.sweep_request`, none for a plan of ``sweep_plan``), ``trace`` (a Kineto or nsys trace alone; a
     folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, from its stored op
     tables and the traces that still exist; or a :class:`RunRecord`, e.g. of ``benchmark(..., db=None)``:
     looked up by its id in ``db`` when ``db`` is given, else diagnosed from the record alone,
@@ -573,7 +573,7 @@ def diagnose(
         title = f"diagnosis of run {record.run_id}" + (f" ({RUN_LEVEL_ONLY})" if timed_only else "")
         return Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     named_model(model, "diagnose")
-    plan = sweep_plan(model, caller=diagnose, **sweep)
+    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:

@@ -1,23 +1,10 @@
 """``versus``: is the surrogate faster than the solver it replaces, at the same accuracy? (``surrobench versus``)
 
-The problem (docs/versus.md, "The problem") is an object, or ``path/file.py:factory`` /
-``package.module:factory`` naming a function returning one, with:
-
-- ``levels``: the solver's ladder, names of cost levels (resolution, time step, tolerance);
-- ``solve(case, level)``: the solution, a tensor ``(H, W)`` on the evaluation grid, or ``(K, H, W)`` for a
-  rollout of ``steps`` = K frames;
-- ``cases(n, seed, device)``: ``n`` cases (initial and boundary conditions) on ``device``;
-- ``inputs(case)``: the surrogate's inputs for a case, a tuple of tensors with batch 1;
-- optional: ``reference(case)`` (else the last level is the reference and leaves the ladder), ``field(output)``
-  (the surrogate's output as the solution's ``(H, W)``; else a reshape), ``steps`` (rollout length, 1),
-  ``advance(inputs, output)`` (a rollout's next inputs), ``surrogate`` (a zero-argument factory of the trained
-  ``nn.Module``, used when no model is given), ``trained`` (False: the surrogate's weights are untrained),
-  ``name``.
-
-Timing goes through the one timing core (:mod:`surrobench.execution.timing`: warm-up, a synchronize after each
-call, the median and its bootstrap interval) for the solver and the surrogate alike; the surrogate runs in each
-mode and precision through :func:`surrobench.execution.runner.config_step_of`, as ``benchmark`` runs it. The rules
-(front, interpolation, interval, crossover): :mod:`surrobench.analysis.versus`.
+The problem is an object, or ``path/file.py:factory`` / ``package.module:factory`` naming a function returning
+one, with the members of docs/versus.md, "The problem" (:data:`REQUIRED` at least). The solver and the surrogate
+are timed by the one timing core (:mod:`surrobench.execution.timing`); the surrogate in each mode and precision
+as ``benchmark`` runs it (:func:`surrobench.execution.runner.config_step_of`). The rules (front, interpolation,
+interval, crossover): :mod:`surrobench.analysis.versus`.
 """
 
 from __future__ import annotations
