@@ -195,11 +195,10 @@ def is_model_object(model: ModelArg) -> bool:
 
 
 def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> SweepPlan:
-    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once: every model resolved and every
-    (model, shape, batch) checked on a CPU input (:func:`plan_sweep`), so bad input fails before anything is
-    timed. A model object is run forward once on its first config's inputs (:func:`check_forward`).
-    ``caller``, the library function whose ``**sweep`` this is: its own keywords are suggested too when a
-    keyword is unknown.
+    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once (:func:`plan_sweep`: every model
+    resolved, every (model, shape, batch) checked on a CPU input; a model object run once, :func:`check_forward`),
+    so bad input fails before anything is timed. ``caller``: the verb whose ``**sweep`` this is, whose own keywords
+    are suggested too for an unknown one.
 
     Raises:
         UsageError: a keyword :func:`sweep_request` does not take, as :func:`sweep_request`, unknown models,
@@ -245,9 +244,8 @@ def named_model(model: ModelArg, verb: str) -> None:
 
 
 def check_forward(plan: SweepPlan, spec: str) -> None:
-    """One eager fp32 forward of ``spec`` on its first config's inputs, so a module whose forward does not take
-    the inputs built for it fails here with its reason, before anything is timed, rather than as an error
-    row per config. Running out of memory is left to the sweep, which records it per config.
+    """One eager fp32 forward of ``spec`` on its first config's inputs: a forward that does not take them fails
+    here, before anything is timed, not as an error row per config (out of memory is left to the sweep).
 
     Raises:
         UsageError: the forward raises (the message suggests other shapes or an ``example_inputs``), or returns
@@ -288,22 +286,17 @@ def open_store(db: str | Path | None):
 
 
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
-    """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`sweep_request`) and return the run
+    (``run.results[i].latency_ms.median``, ...), stored in the SQLite file ``db`` (None: nothing written).
 
-    ``model``: a name (see the module docstring), or a model object: an ``nn.Module`` (timed on a copy, so
-    yours keeps its device, mode and weights; the results name it by its class) or a zero-argument function
-    returning one. Its inputs are built as for a ``file.py:factory`` model: its ``example_inputs(batch,
-    shape)`` method if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or
-    ``(B, 3, N, N)`` for a bare size N.
-
-    ``sweep`` takes the keywords of :func:`sweep_request`. The run is stored in the SQLite file ``db`` when
-    given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
-    measurements) are issued as :class:`UserWarning`. A config that fails while running does not raise: it is
-    recorded with status ``oom``, ``error`` or ``timeout``.
+    ``model``: a name (module docstring) or a model object: an ``nn.Module`` (timed on a copy; the results name
+    it by its class) or a zero-argument function returning one. Its inputs: its ``example_inputs(batch, shape)``
+    if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or ``(B, 3, N, N)`` for a
+    bare size N. The sweep's warnings are issued as :class:`UserWarning`. A config that fails while running does
+    not raise: it is recorded with status ``oom``, ``error``, ``nonfinite`` or ``timeout``.
 
     Raises:
-        UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
-            built for it.
+        UsageError: bad input (:func:`sweep_plan`).
         Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
             config measured, for :func:`surrobench.import_run` once the database can be written.
     """
