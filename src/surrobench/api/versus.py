@@ -136,18 +136,14 @@ def versus(
     accuracy and at equal runtime (McGreivy & Hakim 2024's rules; :mod:`surrobench.analysis.versus`).
 
     Args:
-        problem: the problem (module docstring), or ``file.py:factory`` naming its factory, called with
-            ``problem_args``.
-        model: the surrogate: None (the problem's ``surrogate``), a name as for every verb, an ``nn.Module`` or a
-            zero-argument factory.
+        problem: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``.
+        model: the surrogate: None (the problem's ``surrogate``), a name, an ``nn.Module`` or a factory.
         cases, seed: how many cases, from which seed (both sides see the same cases).
-        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's execution
-            settings (a recipe's), as :func:`surrobench.benchmark` takes them; one result per precision x mode.
-        batch: the batched call's size (throughput beside single-case latency).
-        warmup: untimed calls before timing, per level and setting; repeats: timed calls per case (the solver;
-            the surrogate gets at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
-        amortize_calls: calls the one-time costs are spread over (``amortized_ms``).
-        resamples: bootstrap resamples of the cases for the speedup's interval.
+        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's settings, as
+            :func:`surrobench.benchmark` takes them; one result per precision x mode.
+        batch: the batched call's size. warmup: untimed calls per level and setting. repeats: timed calls per
+            case (the surrogate at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
+        amortize_calls: calls the one-time costs are spread over. resamples: bootstrap resamples of the cases.
 
     Returns:
         The :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
