@@ -151,25 +151,9 @@ def launch(
     with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:
         req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "run_id"
         req_path.write_text(json.dumps(request_to_json(request)))
-        argv = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            f"--nproc_per_node={nproc}",
-            "-m",
-            "surrobench.api.rank_entry",
-            "--request",
-            str(req_path),
-            "--parallel",
-            parallel,
-            "--db",
-            str(db),
-            "--run-id-out",
-            str(out_path),
-            "--command",
-            command or "",
-        ]
+        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", "-m"]
+        argv += ["surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel, "--db", str(db)]
+        argv += ["--run-id-out", str(out_path), "--command", command or ""]
         code = subprocess.run(argv, env=environ).returncode
         run_id = out_path.read_text().strip() if out_path.exists() else None
     if code != 0 or not run_id:

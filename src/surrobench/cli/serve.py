@@ -81,28 +81,11 @@ def serve(
 
     with serve_progress(err_console) as (on_start, on_point):
         try:
-            record = serve_load(
-                w.model,
-                db=db,
-                command=command_line(),
-                on_start=on_start,
-                on_point=on_point,
-                rates=rate,
-                find_max=find_max,
-                p99_ms=p99_ms,
-                max_batch=max_batch,
-                max_wait_ms=max_wait_ms,
-                duration_s=duration_s,
-                warmup_s=warmup_s,
-                min_requests=min_requests,
-                drain_s=drain_s,
-                arrival=arrival,
-                arrivals_file=arrivals,
-                concurrency=concurrency,
-                url=url,
-                **w.settings(),
-                trust_pickle=w.trust_pickle,
-            )
+            load = dict(rates=rate, find_max=find_max, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms)
+            load.update(duration_s=duration_s, warmup_s=warmup_s, min_requests=min_requests, drain_s=drain_s)
+            load.update(arrival=arrival, arrivals_file=arrivals, concurrency=concurrency, url=url)
+            hooks = dict(command=command_line(), on_start=on_start, on_point=on_point)
+            record = serve_load(w.model, db=db, **hooks, **load, **w.settings(), trust_pickle=w.trust_pickle)
         except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
             write_output(html_out, serve_page(cut.partial), "--html")
             raise

@@ -80,24 +80,10 @@ def versus(
     from surrobench.report.versus import versus_page
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
-    record = run_versus(
-        problem,
-        model,
-        problem_args=parse_problem_args(problem_arg),
-        cases=cases,
-        seed=seed,
-        device=device,
-        precisions=precision,
-        modes=mode,
-        batch=batch,
-        warmup=warmup,
-        repeats=repeats,
-        amortize_calls=amortize_calls,
-        channels_last=channels_last,
-        compile_mode=compile_mode,
-        threads=threads,
-        cudnn_benchmark=cudnn_benchmark,
-    )
+    timing = dict(cases=cases, seed=seed, device=device, batch=batch, warmup=warmup, repeats=repeats)
+    timing.update(amortize_calls=amortize_calls, precisions=precision, modes=mode, cudnn_benchmark=cudnn_benchmark)
+    settings = dict(channels_last=channels_last, compile_mode=compile_mode, threads=threads)
+    record = run_versus(problem, model, problem_args=parse_problem_args(problem_arg), **timing, **settings)
     write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
     for table in versus_tables(record):
         console.print(table)
