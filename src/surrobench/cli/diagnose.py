@@ -1,11 +1,6 @@
-"""``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose").
-
-Three sources, one table: a workload (``--model ...``: timed, profiled, read; the remedies the findings name
-measured for ``--measure-s`` seconds per config, :mod:`surrobench.tune.advice`), a stored run (``--run``), or
-trace files (one, or several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`). ``--json`` writes
-``surrobench/diagnosis-v6`` (:func:`surrobench.records.findings.diagnosis_json`). Exit 3 when a config failed,
-4 when a config or trace cannot be judged (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`).
-"""
+"""``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose") of a
+workload, a stored run (``--run``) or traces (several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`).
+``--json`` writes ``surrobench/diagnosis-v6``. Exit 3 when a config failed, 4 when one cannot be judged."""
 
 from __future__ import annotations
 
