@@ -255,7 +255,7 @@ def profile_phase(
 
     Raises:
         ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, carrying it and the
-            reports of the configs profiled before it (their op tables stored).
+            reports of the configs profiled before it (their op tables stored; the one running is not).
         Unsaved: a write to ``store`` failed; the run marked ``unsaved`` where the database takes it.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
