@@ -48,7 +48,8 @@ class PlantedBench:
         infeasible: remedy name -> the reason it is not tried.
         fail: window index (0-based, over the bench) -> the exception that window raises, before any round.
         crowded: the device is always too full to keep timed handles (they are released, and rebuilt).
-        clock: advanced by ``window_s`` per window.
+        clock: advanced by ``window_s`` per window of ``rounds`` rounds (pro rata for one cut short by ``stop``),
+            times the slowness of its slowest handle (``slow``: recipe name -> factor, 1 unless told).
         reserve_s: the fresh processes' share of the budget for a recipe of a given setup (ms -> s).
         setup_ms: recipe name -> its setup, ms (1 ms unless told).
     """
@@ -68,11 +69,12 @@ class PlantedBench:
         window_s: float = 1.0,
         reserve_s: Callable[[float], float] = lambda setup_ms: 0.0,
         setup_ms: dict[str, float] | None = None,
+        slow: dict[str, float] | None = None,
     ) -> None:
         self.speedups, self.rounds, self.calls = speedups, rounds, calls
         self.inaccurate, self.broken, self._infeasible = inaccurate, broken, infeasible or {}
         self.fail, self._crowded, self.clock, self.window_s = fail or {}, crowded, clock, window_s
-        self.reserve_s, self.setup_ms = reserve_s, setup_ms or {}
+        self.reserve_s, self.setup_ms, self.slow = reserve_s, setup_ms or {}, slow or {}
         self.baseline = PlantedHandle("baseline")
         self.windows: list[list[str]] = []  # the handles of each window that finished, by name
         self.opened: list[str] = []
@@ -98,19 +100,25 @@ class PlantedBench:
         ms = BASELINE_MS * (x if handle is self.baseline else 1.0 / x)
         return tuple(ms * (1 + 0.005 * self._rng.standard_normal(self.calls)))
 
-    def window(self, handles) -> None:
+    def window(self, handles, stop=None) -> None:
         index = len(self.windows)
         if index in self.fail:
             self.windows.append(["(failed)"])
             raise self.fail[index]
-        for _ in range(self.rounds):
+        pace = max((self.slow.get(h.name, 1.0) for h in handles), default=1.0)
+        for done in range(1, self.rounds + 1):
             for h in (self.baseline, *handles):
                 h.rounds.append(self._round(h))
+            if self.clock is not None:
+                self.clock.now += pace * self.window_s / self.rounds
+            if stop is not None and done >= 2 and stop():
+                break
         for h in (self.baseline, *handles):
             self._seen[id(h)] = self._seen.get(id(h), 0) + 1
         self.windows.append([h.name for h in handles])
-        if self.clock is not None:
-            self.clock.now += self.window_s
+
+    def round_s(self) -> float:
+        return self.window_s / (2 * self.rounds)
 
     def free(self) -> None:
         pass

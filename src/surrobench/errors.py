@@ -80,6 +80,17 @@ class UsageError(Exception):
         return name + (detail if detail.startswith(":") else " " + detail)
 
 
+class Stopped(UsageError):
+    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run, e.g. an endpoint that failed every request)
+    after some of its work was kept: ``partial`` is the record of what was kept (stored, marked ``interrupted``,
+    a note naming the error). The message is the error's; the CLI writes ``partial.to_json()`` to the command's
+    ``--json`` (:func:`surrobench.cli.options.checked_command`) and exits :data:`EXIT_USAGE`."""
+
+    def __init__(self, error: UsageError, partial) -> None:
+        super().__init__(str(error), parameter=error.parameter, detail=error.detail, others=error.others)
+        self.partial = partial
+
+
 class ModelError(UsageError):
     """The user's model code failed: its factory or its ``example_inputs`` hook raised, or returned something
     other than a module or tensors.

@@ -168,7 +168,7 @@ def test_find_capacity_widens_its_steps_from_a_prediction():
     def measure(rate):
         from types import SimpleNamespace
 
-        return SimpleNamespace(p99_ms=1.0, passed=rate <= 500, target_rps=rate)
+        return SimpleNamespace(p99_ms=1.0, passed=rate <= 500, target_rps=rate, completed=1)
 
     capacity, _ = find_capacity(measure, 10.0, 100.0, factor=1.1)
     rates = [s.rate_rps for s in capacity.steps if s.phase == "bound"]

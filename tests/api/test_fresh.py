@@ -211,7 +211,7 @@ def test_a_process_whose_config_fails_is_named_by_that_config_error(tmp_path, mo
 
 def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_windows_that_finished(tmp_path, monkeypatch):
     from surrobench.tune import fresh
-    from surrobench.tune.plans import OptimizeInterrupted
+    from surrobench.errors import Interrupted
 
     launched = []
 
@@ -225,9 +225,9 @@ def test_ctrl_c_during_the_search_fresh_processes_keeps_the_recipe_on_the_window
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(fresh, "_one_run", one_run)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted) as cut:
+        with pytest.raises(Interrupted) as cut:
             optimize_plans(_request("thread_bound.py:build", 0, process_pairs=2), store)
-        report = cut.value.report
+        report = cut.value.partial
         (entry,) = report.configs
         assert report.interrupted and report.recipe_run_id is not None
         assert store.run_state(report.recipe_run_id) == "interrupted"

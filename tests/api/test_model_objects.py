@@ -9,7 +9,8 @@ from torch import nn
 
 import surrobench
 from surrobench.errors import UsageError
-from surrobench.records.run import check_run_json
+from surrobench.records import schemas
+from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS
 
 FAST = dict(device="cpu", warmup=1, iters=3)
 
@@ -32,7 +33,7 @@ def test_a_module_instance_benchmarks_on_cpu_and_stays_as_it_was():
     assert {r.model for r in run.results} == {"TinyConv"}
     assert [r.input_shape for r in run.results] == [(1, 3, 16, 16), (2, 3, 16, 16)]
     assert all(r.latency_ms.median > 0 and r.config_id is not None for r in run.results)
-    check_run_json(run.to_json())  # typed records, the run-v2 JSON
+    schemas.check(run.to_json(), RUN_DOCUMENTS)  # typed records, the run-v2 JSON
     # timed on a copy: the caller's module keeps its training mode and weights
     assert net.training
     assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())

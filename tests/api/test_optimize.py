@@ -16,7 +16,8 @@ from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import load_optimization
 from surrobench.tune import bench, config
-from surrobench.tune.plans import OptimizeInterrupted, measured_for, optimize_plans
+from surrobench.errors import Interrupted
+from surrobench.tune.plans import measured_for, optimize_plans
 from surrobench.tune.request import OptimizeRequest
 
 MODEL = '''
@@ -133,9 +134,9 @@ def test_ctrl_c_during_the_confirmation_keeps_the_recipe_on_the_windows_that_fin
 
     monkeypatch.setattr(bench, "interleave", cut_in_the_third_window)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted) as cut:
+        with pytest.raises(Interrupted) as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
-        report = cut.value.report
+        report = cut.value.partial
         assert report.interrupted and store.run_state(report.recipe_run_id) == "interrupted"
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
     (entry,) = report.configs
@@ -170,15 +171,15 @@ def test_ctrl_c_inside_a_search_keeps_what_it_judged(model_spec, tmp_path, monke
 
     monkeypatch.setattr(bench.DeviceBench, "infeasible", ctrl_c_at_compile)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
+        with pytest.raises(Interrupted, match="0 of 1 configs optimized, the last one in part") as cut:
             optimize_plans(_request(model_spec, ("threads=1", "bf16", "compile")), store)
-        (entry,) = cut.value.report.configs
+        (entry,) = cut.value.partial.configs
         assert [c.name for c in entry.candidates] == ["bf16", "threads=1"] and entry.recommended == ()
         assert entry.notes[-1].startswith("interrupted during the search: 2 candidate(s) judged") and entry.cut_short
-        assert store.load_run(cut.value.report.baseline_run_id).results[0].latency_ms is not None
+        assert store.load_run(cut.value.partial.baseline_run_id).results[0].latency_ms is not None
     from surrobench.report.optimize import recipe_lines
 
-    assert "the search was interrupted" in recipe_lines(cut.value.report.to_json()["configs"][0])[0]
+    assert "the search was interrupted" in recipe_lines(cut.value.partial.to_json()["configs"][0])[0]
 
 
 @pytest.mark.parametrize(
@@ -253,9 +254,9 @@ def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_
 
     monkeypatch.setattr(bench, "reference_outputs", ctrl_c)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted, match="0 of 1 configs optimized, the last one in part") as cut:
+        with pytest.raises(Interrupted, match="0 of 1 configs optimized, the last one in part") as cut:
             optimize_plans(_request(model_spec, ("threads=1",)), store)
-        report = cut.value.report
+        report = cut.value.partial
         (entry,) = report.configs
         stored = store.load_run(report.baseline_run_id).results[0]
         assert store.run_state(report.baseline_run_id) == "interrupted"
@@ -278,9 +279,9 @@ def test_ctrl_c_before_the_first_window_keeps_the_sizing_round_and_every_candida
 
     monkeypatch.setattr(bench.DeviceBench, "open", ctrl_c)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted) as cut:
+        with pytest.raises(Interrupted) as cut:
             optimize_plans(_request(model_spec, ("cudagraph", "threads=1")), store)
-    (entry,) = cut.value.report.configs
+    (entry,) = cut.value.partial.configs
     assert [(c.name, c.verdict) for c in entry.candidates] == [("cudagraph", "infeasible")]
     assert entry.cut_short and entry.baseline.iters == bench.SIZING_CALLS
     assert "interrupted before the first timing window: no candidate timed" in entry.notes
@@ -293,9 +294,9 @@ def test_ctrl_c_while_the_top_ops_are_profiled_keeps_the_finished_search(model_s
 
     monkeypatch.setattr(config, "top_op", ctrl_c)
     with ResultStore(tmp_path / "o.db") as store:
-        with pytest.raises(OptimizeInterrupted, match="1 of 1 configs optimized, stored") as cut:
+        with pytest.raises(Interrupted, match="1 of 1 configs optimized, stored") as cut:
             optimize_plans(_request(model_spec, ("threads=1", "bf16")), store)
-        report = cut.value.report
+        report = cut.value.partial
         assert store.run_state(report.baseline_run_id) == "interrupted"
     (entry,) = report.configs
     assert not entry.cut_short and [c.name for c in entry.candidates] == ["bf16", "threads=1"]

@@ -7,6 +7,7 @@ import json
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -60,7 +61,7 @@ def test_find_capacity_halves_when_the_start_fails():
     def measure(rate):
         from types import SimpleNamespace
 
-        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate)
+        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate, completed=1)
 
     capacity, points = find_capacity(measure, 10.0, 1000.0)
     assert capacity.steps[0].passed is False and capacity.capacity_rps <= 100 < capacity.failing_rps
@@ -291,7 +292,7 @@ def test_report_of_serve_runs_draws_the_curve_and_the_capacities(serve_db):
     assert "Serve run serve-slow" in report_page(mixed)
 
 
-def test_a_rate_whose_requests_all_drop_fails_the_search_step_instead_of_ending_it():
+def test_a_rate_whose_requests_all_fail_fails_the_search_step_instead_of_ending_it():
     from types import SimpleNamespace
 
     from surrobench.analysis.serve_load import NothingCompleted
@@ -299,7 +300,7 @@ def test_a_rate_whose_requests_all_drop_fails_the_search_step_instead_of_ending_
     def measure(rate):
         if rate > 500:  # far past capacity: nothing completes within the drain time
             raise NothingCompleted("no request arriving after the warm-up completed")
-        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate)
+        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate, completed=1)
 
     capacity, points = find_capacity(measure, 10.0, 1000.0)
     first = capacity.steps[0]
@@ -368,3 +369,133 @@ def test_each_load_point_is_stored_as_it_finishes_and_ctrl_c_keeps_them(tmp_path
     assert record.notes[-1] == "interrupted: batch<=2 wait<=2ms cut short after 1 load point(s)"
     with ResultStore(db) as store:
         assert store.run_state(record.run_id) == "interrupted" and load_serve(store, record.run_id) == record
+
+
+def test_a_rate_far_past_capacity_is_a_failing_point_with_lower_bounds():
+    # 1 s per request at 200 rps: every measured request is still waiting when the drain ends
+    from surrobench.report.serve_tables import point_cells
+
+    service = PlantedService(1000.0)
+    request = serve_request(
+        rates=200,
+        max_batch=2,
+        max_wait_ms=0,
+        duration_s=2.0,
+        warmup_s=0.5,
+        drain_s=0.5,
+        min_requests=0,
+        arrival="constant",
+    )
+    (point,) = serve_policy(request, ServePolicy(2, 0.0), service, 200.0, service.new_clock).points
+    assert point.requests == 300 and point.completed == 0 and point.dropped >= 300
+    assert point.passed is False and point.achieved_rps == 0.0 and point.max_ms is None and point.mean_ms is None
+    assert all(p.lower_bound and p.value_ms >= 500.0 for p in point.percentiles)  # waited at least the drain
+    assert point_cells(point)[5].startswith(">") and point_cells(point)[7] == "-"
+
+
+def test_the_search_goes_on_past_a_rate_that_completes_nothing():
+    service = PlantedService(10.0)
+    request = serve_request(
+        find_max=True,
+        p99_ms=50.0,
+        max_batch=1,
+        max_wait_ms=0,
+        duration_s=2.0,
+        warmup_s=0.5,
+        drain_s=0.2,
+        min_requests=0,
+        arrival="constant",
+    )
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 5000.0, service.new_clock)
+    c = result.capacity
+    assert c.steps[0].rate_rps == 5000.0 and c.steps[0].p99_ms is None and c.steps[0].passed is False
+    assert c.capacity_rps <= 100.0 < c.failing_rps
+    assert len(result.points) == len(c.steps) and result.points[-1].completed == 0  # sorted by rate: 5000 last
+
+
+class _Sleepy(nn.Module):
+    """A convolution that sleeps ``seconds`` per call: a service far slower than the rates offered to it."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.conv, self.seconds = nn.Conv2d(3, 1, 1), seconds
+
+    def forward(self, x):
+        import time
+
+        time.sleep(self.seconds)
+        return self.conv(x)
+
+
+def test_serve_far_past_capacity_finishes_and_stores_the_failing_point(tmp_path):
+    db = tmp_path / "r.db"
+    options = dict(rates=200, max_batch=1, duration_s=0.6, warmup_s=0.2, drain_s=0.1, min_requests=0)
+    record = serve(_Sleepy(0.05), arrival="constant", shapes="8", device="cpu", threads=1, warmup=1, db=db, **options)
+    (point,) = record.policies[0].points
+    assert point.completed == 0 and point.passed is False and point.percentile(0.99).lower_bound
+    assert [u.batch for u in record.unloaded] == [1]  # the unloaded stage is kept
+    assert serve_from_json(json.loads(json.dumps(record.to_json()))) == record
+    with ResultStore(db) as store:
+        assert store.run_state(record.run_id) == "complete" and load_serve(store, record.run_id) == record
+
+
+def test_an_error_mid_run_keeps_the_record_so_far(tmp_path, monkeypatch):
+    from surrobench.analysis.serve_load import NothingCompleted
+    from surrobench.api import serve as api_serve
+    from surrobench.errors import Stopped
+
+    db, calls = tmp_path / "r.db", []
+    measured = api_serve.load_point
+
+    def second_fails(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise NothingCompleted("no request completed: 40 x HTTP 503")
+        return measured(*args, **kwargs)
+
+    monkeypatch.setattr(api_serve, "load_point", second_fails)
+    options = dict(rates="20,40", max_batch=1, duration_s=0.3, min_requests=0, warmup_s=0.1, shapes="8")
+    with pytest.raises(Stopped, match="^no request completed: 40 x HTTP 503$") as stopped:
+        serve(nn.Conv2d(3, 1, 1), device="cpu", threads=1, warmup=1, db=db, **options)
+    record = stopped.value.partial
+    assert [len(p.points) for p in record.policies] == [1] and record.unloaded
+    assert record.notes[-1].startswith("stopped by no request completed: 40 x HTTP 503: batch<=1")
+    with ResultStore(db) as store:
+        assert store.run_state(record.run_id) == "interrupted" and load_serve(store, record.run_id) == record
+
+
+def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
+    from surrobench.records.serve import ServeRecord, UnloadedLatency
+    from surrobench.report.serve_tables import best_line
+
+    service = PlantedService(100.0)  # 100 ms a request: no rate meets P99 <= 50 ms
+    request = serve_request(
+        find_max=True, p99_ms=50.0, max_batch=1, max_wait_ms=0, duration_s=2.0, warmup_s=0.5, min_requests=0
+    )
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 10.0, service.new_clock)
+    assert result.capacity.capacity_rps == 0.0 and not any(s.passed for s in result.capacity.steps)
+    unloaded = (UnloadedLatency(1, 1.0, (100.0,) * 10, (100.0,) * 10),)
+    record = ServeRecord(
+        "r", "2026-12-06T00:00:00+00:00", None, {}, {}, None, "poisson", 2.0, 0.5, 0, 50.0, (result,), (), unloaded
+    )
+    lowest = min(s.rate_rps for s in result.capacity.steps)
+    assert best_line(record) == (
+        f"no rate meets P99 <= 50 ms: every rate tried failed, down to {lowest:.3g} rps "
+        "(unloaded batch 1: isolated P99 100 ms, back to back 100 ms median)"
+    )
+
+
+def test_low_percentiles_among_the_dropped_are_marked_lower_bounds_too():
+    from surrobench.analysis.serve_load import load_point
+    from surrobench.execution.batcher import ServeTrace
+    from surrobench.report.serve_tables import COLUMNS, point_cells
+
+    # 100 requests, the last 10 dropped: P95 and P99 fall among them, P50 does not
+    arrivals = np.linspace(0.0, 1.0, 100)
+    done = np.where(np.arange(100) < 90, arrivals + 0.01, np.nan)
+    trace = ServeTrace(arrivals, arrivals, done, elapsed_s=2.0)
+    point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=100.0)
+    assert [p.lower_bound for p in point.percentiles] == [False, True, True]
+    cells = dict(zip(COLUMNS, point_cells(point)))
+    assert not cells["P50 ms"].startswith(">") and cells["P95 ms"].startswith(">")
+    assert cells["P99 ms [95% CI]"].startswith(">")

@@ -71,7 +71,7 @@ def test_the_search_offers_no_rate_past_the_bound():
     def measure(rate):
         from types import SimpleNamespace
 
-        return SimpleNamespace(p99_ms=1.0, passed=True, target_rps=rate)  # passes everything
+        return SimpleNamespace(p99_ms=1.0, passed=True, target_rps=rate, completed=1)  # passes everything
 
     capacity, points = find_capacity(measure, 10.0, 3000.0, max_rps=10_000.0)
     assert max(s.rate_rps for s in capacity.steps) == 10_000.0

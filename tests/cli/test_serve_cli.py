@@ -80,3 +80,29 @@ def test_ctrl_c_keeps_the_rates_that_finished_stored_and_written(tmp_path, capsy
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "interrupted"
         assert load_serve(store, doc["run_id"]) == serve_from_json(doc)
+
+
+def test_an_error_mid_run_exits_2_with_the_rates_that_finished_written(tmp_path, capsys, monkeypatch):
+    from conftest import run_cli
+
+    from surrobench.analysis.serve_load import NothingCompleted
+    from surrobench.api import serve as api_serve
+
+    calls, measured = [], api_serve.load_point
+
+    def second_fails(*args, **kwargs):
+        calls.append(kwargs.get("target_rps"))
+        if len(calls) == 2:
+            raise NothingCompleted("no request completed: 12 x HTTP 503")
+        return measured(*args, **kwargs)
+
+    monkeypatch.setattr(api_serve, "load_point", second_fails)
+    db, out = tmp_path / "r.db", tmp_path / "s.json"
+    args = ["--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40,80", "--duration-s", "0.3", "--warmup-s", "0.1", "--min-requests", "0"]
+    assert run_cli(["serve", *args, "--db", str(db), "--json", str(out)]) == 2
+    assert "surrobench: error: no request completed: 12 x HTTP 503" in capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
+    with ResultStore(db, read_only=True) as store:
+        assert store.run_state(doc["run_id"]) == "interrupted"

@@ -52,8 +52,8 @@ def test_noisy_flag_follows_relative_iqr():
 
 def test_dict_round_trip():
     s = LatencyStats.from_samples([1.0, 2.0, 3.0, 4.0])
-    d = s.to_dict()
-    assert isinstance(d["ci95_median"], list) and LatencyStats.from_dict(d) == s
+    d = s.to_json()
+    assert isinstance(d["ci95_median"], list) and LatencyStats.from_json(d) == s
 
 
 def test_two_stage_resamples_keep_rounds_together():

@@ -14,9 +14,17 @@ from synthetic import config, latency_samples
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
-from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
+from surrobench.records.schemas import DocumentError
+from surrobench.results.optimize import DOCUMENTS
 from surrobench.results.fresh import FreshCheck
-from surrobench.results.optimize import CandidateResult, ConfigOptimization, HeadToHead, OptimizeReport, Unconfirmed
+from surrobench.results.optimize import (
+    CandidateResult,
+    ConfigOptimization,
+    HeadToHead,
+    OptimizeReport,
+    Unconfirmed,
+    config_from_json,
+)
 from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
@@ -52,7 +60,7 @@ def _doc() -> dict:
 
 def test_a_written_document_reads_back_whole():
     doc = _doc()
-    check_optimize_json(doc)
+    schemas.check(doc, DOCUMENTS)
     assert doc["schema"] == schemas.OPTIMIZE and doc["configs"][0]["candidates"][1].get("speedup") is None
 
 
@@ -78,8 +86,8 @@ def test_a_wrong_type_is_named_by_its_key_path(path, value, message):
     for p in parents:
         target = target[p]
     target[key] = value
-    with pytest.raises(OptimizeJsonError, match=re.escape(message)):
-        check_optimize_json(doc)
+    with pytest.raises(DocumentError, match=re.escape(message)):
+        schemas.check(doc, DOCUMENTS)
 
 
 @pytest.mark.parametrize(
@@ -98,8 +106,8 @@ def test_a_v2_document_needs_every_key(path, message):
     for p in parents:
         target = target[p]
     del target[key]
-    with pytest.raises(OptimizeJsonError, match=f"^{re.escape(message)}$"):
-        check_optimize_json(doc)
+    with pytest.raises(DocumentError, match=f"^{re.escape(message)}$"):
+        schemas.check(doc, DOCUMENTS)
 
 
 def _v1(doc: dict) -> dict:
@@ -118,13 +126,13 @@ def _v1(doc: dict) -> dict:
 
 def test_an_optimize_v1_document_still_reads_and_its_later_keys_are_still_checked():
     old = _v1(_doc())
-    check_optimize_json(old)
+    schemas.check(old, DOCUMENTS)
     old["configs"][0]["fresh"] = {"pairs": "2"}  # a key added during v1 is checked where it is present
-    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.fresh: missing key\(s\) verdict"):
-        check_optimize_json(old)
+    with pytest.raises(DocumentError, match=r"^configs\[0\]\.fresh: missing key\(s\) verdict"):
+        schemas.check(old, DOCUMENTS)
     del old["configs"][0]["fresh"], old["configs"][0]["notes"]  # a key v1 began with is required
-    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]: missing key\(s\) notes$"):
-        check_optimize_json(old)
+    with pytest.raises(DocumentError, match=r"^configs\[0\]: missing key\(s\) notes$"):
+        schemas.check(old, DOCUMENTS)
 
 
 def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path):
@@ -156,12 +164,12 @@ def test_not_faster_is_its_own_verdict_from_v3_and_a_v2_document_still_reads():
     whose ``rejected_slower`` held both, reads as written and may not hold the v3 verdict."""
     doc = _doc()
     doc["configs"][0]["candidates"][0]["verdict"] = "rejected_not_faster"
-    check_optimize_json(doc)
+    schemas.check(doc, DOCUMENTS)
     v2 = copy.deepcopy(doc) | {"schema": schemas.OPTIMIZE_V2}
-    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.candidates\[0\]\.verdict: "):
-        check_optimize_json(v2)
+    with pytest.raises(DocumentError, match=r"^configs\[0\]\.candidates\[0\]\.verdict: "):
+        schemas.check(v2, DOCUMENTS)
     v2["configs"][0]["candidates"][0]["verdict"] = "rejected_slower"
-    check_optimize_json(v2)
+    schemas.check(v2, DOCUMENTS)
 
 
 def test_an_unconfirmed_recipe_is_a_structured_field_from_v3():
@@ -174,9 +182,22 @@ def test_an_unconfirmed_recipe_is_a_structured_field_from_v3():
         "windows": 5,
     }
     doc["configs"][0]["unconfirmed"]["windows"] = "five"
-    with pytest.raises(OptimizeJsonError, match=r"^configs\[0\]\.unconfirmed\.windows: "):
-        check_optimize_json(doc)
+    with pytest.raises(DocumentError, match=r"^configs\[0\]\.unconfirmed\.windows: "):
+        schemas.check(doc, DOCUMENTS)
     del doc["configs"][0]["unconfirmed"]
-    with pytest.raises(OptimizeJsonError, match="missing key"):
-        check_optimize_json(doc)
-    check_optimize_json(doc | {"schema": schemas.OPTIMIZE_V2})
+    with pytest.raises(DocumentError, match="missing key"):
+        schemas.check(doc, DOCUMENTS)
+    schemas.check(doc | {"schema": schemas.OPTIMIZE_V2}, DOCUMENTS)
+
+
+def test_why_nothing_is_recommended_is_one_word_read_from_the_record():
+    slower = CandidateResult("threads=1", "rejected_slower", "planted", speedup=Speedup(0.5, (0.4, 0.6), 0.01))
+    untimed = CandidateResult("cudagraph", "infeasible", "needs CUDA")
+    nothing = ConfigOptimization(baseline=_base(), candidates=(slower, untimed))
+    assert config_from_json(_doc()["configs"][0]).nothing_because is None
+    assert nothing.nothing_because == "none_faster"
+    assert replace(nothing, candidates=(untimed,)).nothing_because == "untimed"
+    assert replace(nothing, candidates=(untimed,), not_tried=(("compile", "budget"),)).nothing_because == "budget"
+    assert replace(nothing, candidates=(replace(slower, verdict="accepted"),)).nothing_because == "unconfirmed"
+    assert replace(nothing, cut_short=True).nothing_because == "interrupted"
+    assert replace(nothing, error="CUDA out of memory").nothing_because == "baseline_failed"

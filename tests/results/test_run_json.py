@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import config, latency_samples, run
 
-from surrobench.records.run import RunJsonError, run_from_json
+from surrobench.records.run import run_from_json
+from surrobench.records.schemas import DocumentError
 
 GOOD = run("20261201-000000-dddd", [config(latency_samples(1.0, 0.01, n=20))]).to_json()
 
@@ -29,7 +30,7 @@ def _with(path: tuple, value) -> dict:
     [
         (("results", 0, "latency_ms", "median"), float("nan"), r"results\[0\]\.latency_ms\.median: nan is not"),
         (("results", 0, "samples_ms"), [1.0, float("inf")], r"samples_ms\[1\]: inf is not"),
-        (("results", 0, "batch"), "1", r"results\[0\]\.batch: expected an integer"),
+        (("results", 0, "batch"), "1", r"results\[0\]\.batch: expected a whole number >= 1"),
         (("results", 0, "model"), 7, r"results\[0\]\.model: expected a string"),
         (("results", 0, "input_shape"), [1, None], r"input_shape\[1\]"),
         (("results", 0, "mode"), "turbo", r"mode: 'turbo' is not one of"),
@@ -40,7 +41,7 @@ def _with(path: tuple, value) -> dict:
     ],
 )
 def test_crafted_fields_are_named(path, value, message):
-    with pytest.raises(RunJsonError, match=message):
+    with pytest.raises(DocumentError, match=message):
         run_from_json(_with(path, value))
 
 
@@ -56,7 +57,7 @@ def test_crafted_fields_are_named(path, value, message):
 def test_any_value_in_any_field_is_accepted_or_a_run_json_error(value, key):
     try:
         record = run_from_json(_with(("results", 0, key), value))
-    except RunJsonError:
+    except DocumentError:
         return
     record.results[0].label()  # what was accepted is usable
 
@@ -91,7 +92,7 @@ def test_show_and_report_of_names_with_markup_and_mathtext(tmp_path, capsys):
 def test_multi_rank_rows_are_checked_too():
     placement = {"config": 0, "role": "rank", "rank": 1, "world_size": 2, "host": "h", "device_uuid": None}
     assert run_from_json(_with(("results", 0, "placement"), placement)).results[0].extra["placement"] == placement
-    with pytest.raises(RunJsonError, match=r"placement\.world_size"):
+    with pytest.raises(DocumentError, match=r"placement\.world_size"):
         run_from_json(_with(("results", 0, "placement"), {**placement, "world_size": "2"}))
-    with pytest.raises(RunJsonError, match=r"results\[0\]\.comm: expected an object"):
+    with pytest.raises(DocumentError, match=r"results\[0\]\.comm: expected an object"):
         run_from_json(_with(("results", 0, "comm"), [1]))

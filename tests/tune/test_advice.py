@@ -138,6 +138,22 @@ def test_the_budget_leaves_remedies_unmeasured_and_says_so():
     assert compute.gain_kind == "estimate" and "not measured" in compute.clauses[0].text
 
 
+def test_the_budget_bounds_what_starts_and_each_window():
+    # 10 s budget, windows of 6 rounds of 1 s; cudagraph's rounds take 5 s: unbounded, its window alone is 30 s
+    findings = [_finding("launch_bound", 1.0, Clause("tensor cores, then a graph", ("tf32", "cudagraph", "bf16")))]
+    clock = PlantedClock()
+    bench = PlantedBench({"tf32": 1.1, "cudagraph": 2.0}, rounds=6, clock=clock, window_s=6.0, slow={"cudagraph": 5})
+    trials = Trials(bench, bench.rounds, budget_s=10.0, budget_end=10.0, clock=clock, bounded=True)
+    found = _by_name(measure_recipes(trials, recipes_to_measure(findings, "cuda"), 1e-2))
+    assert found["tf32"].verdict == "faster" and len(bench.baseline.rounds) >= 6  # a full window: it fit
+    assert found["cudagraph"].verdict == "faster"  # started with 4 s left, cut to its least window of 2 rounds
+    assert bench.windows == [["tf32"], ["cudagraph"]]
+    least = 2 * 5 * bench.round_s() * 2  # one remedy's least measurement at cudagraph's pace
+    assert clock.now <= 10.0 + least
+    skipped = found["bf16"]
+    assert (skipped.verdict, skipped.reason) == ("not-measured", "budget of 10 s spent")
+
+
 def test_a_first_compilation_does_not_start_without_the_time_one_takes():
     assert FIRST_COMPILE_S > 5.0
     _, measured = _measure({"compile": 1.2, "cudagraph": 1.73}, budget_end=5.0, clock=PlantedClock())

@@ -70,11 +70,11 @@ def find_capacity(
     def passes(rate: float, phase: str) -> bool:
         try:
             point = measure(rate)
-        except NothingCompleted:  # far past capacity: every request dropped, a failing rate like any other
+        except NothingCompleted:  # every request failed (an endpoint's errors): a failing rate like any other
             steps.append(SearchStep(rate, None, False, phase))
             return False
         points.append(point)
-        steps.append(SearchStep(rate, point.p99_ms, bool(point.passed), phase))
+        steps.append(SearchStep(rate, point.p99_ms if point.completed != 0 else None, bool(point.passed), phase))
         return bool(point.passed)
 
     lo, hi, rate = None, None, min(start_rps, max_rps)

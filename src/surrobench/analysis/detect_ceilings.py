@@ -29,15 +29,10 @@ def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         return None
     c = roof.ceilings
     when = f"calibrated {c.measured}" if c.measured else c.note
+    texts = [f"{', '.join(s.ops[:3])}: {_rate(s, s.achieved)} = {s.ratio:.1f}x the {_name(s)}" for s in suspects]
     evidence = tuple(
-        Evidence(
-            "roofline",
-            f"{', '.join(s.ops[:3])}: {_rate(s, s.achieved)} = {s.ratio:.1f}x the {_name(s)} "
-            f"{_rate(s, s.calibrated)} ({when})",
-            s.ratio,
-            "ratio",
-        )
-        for s in suspects
+        Evidence("roofline", f"{t} {_rate(s, s.calibrated)} ({when})", s.ratio, "ratio")
+        for t, s in zip(texts, suspects)
     )
     names = " and the ".join(_name(s) for s in suspects)
     top = max(suspects, key=lambda s: s.ratio)

@@ -106,43 +106,22 @@ def _evidence(group: list[MeasuredKernel], total_ms: float, what: str) -> list[E
     top = _top(group)
     c = top.counters
     share = _ms(group) / total_ms
-    ev = [
-        Evidence(
-            "profiler",
-            f"{len(group)} measured launch(es) {what}: {share:.0%} of measured kernel time",
-            share,
-            "fraction",
-        ),
-        Evidence(
-            "profiler", f"longest: {_where(top)}, {c.duration_ns / 1e3:.1f} us under ncu", c.duration_ns / 1e3, "us"
-        ),
-        Evidence(
-            "profiler",
-            f"its DRAM throughput {_pct(c.dram_of_peak)} of peak (ncu), {top.dram_gbps or 0:.0f} GB/s",
-            c.dram_of_peak,
-            "fraction",
-        ),
-        Evidence("profiler", f"its SM throughput {_pct(c.sm_of_peak)} of peak (ncu)", c.sm_of_peak, "fraction"),
-        Evidence(
-            "profiler", f"its tensor pipe {_pct(c.tensor_pipe_active)} active (ncu)", c.tensor_pipe_active, "fraction"
-        ),
-        Evidence("profiler", f"its FMA pipe {_pct(c.fma_pipe_active)} active (ncu)", c.fma_pipe_active, "fraction"),
-        Evidence(
-            "profiler",
-            f"its achieved occupancy {_pct(c.achieved_occupancy)} (theoretical {_pct(c.theoretical_occupancy)}, ncu)",
-            c.achieved_occupancy,
-            "fraction",
-        ),
+    occupancy = (
+        f"its achieved occupancy {_pct(c.achieved_occupancy)} (theoretical {_pct(c.theoretical_occupancy)}, ncu)"
+    )
+    rows = [
+        (f"{len(group)} measured launch(es) {what}: {share:.0%} of measured kernel time", share, "fraction"),
+        (f"longest: {_where(top)}, {c.duration_ns / 1e3:.1f} us under ncu", c.duration_ns / 1e3, "us"),
+        (f"its DRAM throughput {_pct(c.dram_of_peak)} of peak (ncu), {top.dram_gbps or 0:.0f} GB/s", c.dram_of_peak),
+        (f"its SM throughput {_pct(c.sm_of_peak)} of peak (ncu)", c.sm_of_peak),
+        (f"its tensor pipe {_pct(c.tensor_pipe_active)} active (ncu)", c.tensor_pipe_active),
+        (f"its FMA pipe {_pct(c.fma_pipe_active)} active (ncu)", c.fma_pipe_active),
+        (occupancy, c.achieved_occupancy),
     ]
+    ev = [Evidence("profiler", *row) if len(row) == 3 else Evidence("profiler", *row, "fraction") for row in rows]
     if top.arithmetic_intensity is not None:
-        ev.append(
-            Evidence(
-                "roofline",
-                f"its measured arithmetic intensity {top.arithmetic_intensity:.1f} FLOP/byte ({top.precision or 'no FLOPs'})",
-                top.arithmetic_intensity,
-                "FLOP/byte",
-            )
-        )
+        text = f"its measured arithmetic intensity {top.arithmetic_intensity:.1f} FLOP/byte ({top.precision or 'no FLOPs'})"
+        ev.append(Evidence("roofline", text, top.arithmetic_intensity, "FLOP/byte"))
     if top.achieved_tflops is not None and top.roof_tflops:
         text = f"its achieved rate {top.achieved_tflops:.2f} TFLOP/s, of a {top.roof_tflops:.1f} TFLOP/s roof"
         ev.append(Evidence("roofline", text, top.achieved_tflops, "TFLOP/s"))
@@ -171,14 +150,10 @@ def fusible_chains(kernels: list[MeasuredKernel]) -> frozenset[int]:
 
 def _compile_clause(text: str, step: _Step) -> Clause:
     """Clause ``text`` naming torch.compile, stacked on TF32 where fp32 convolutions hold a share."""
-    if step.fp32_conv:
-        return Clause(
-            f"{text}, with TF32 on: in fp32, Inductor's layout optimization runs the convolutions channels_last, "
-            "where cuDNN picks slower fp32 kernels",
-            ("tf32", "compile"),
-            stacked=True,
-        )
-    return Clause(text, ("compile",))
+    if not step.fp32_conv:
+        return Clause(text, ("compile",))
+    why = ", with TF32 on: in fp32, Inductor's layout optimization runs the convolutions channels_last, where cuDNN"
+    return Clause(f"{text}{why} picks slower fp32 kernels", ("tf32", "compile"), stacked=True)
 
 
 def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | None) -> list[Finding]:
@@ -188,9 +163,8 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
     if total_ms <= 0:
         return []
     fp32_conv = _ms([k for k in kernels if k.kernel_class == "convolution" and k.precision == "fp32"])
-    step = _Step(
-        total_ms, ceilings, _half_precisions(kernels), fusible_chains(kernels), fp32_conv >= MIN_SHARE * total_ms
-    )
+    conv = fp32_conv >= MIN_SHARE * total_ms
+    step = _Step(total_ms, ceilings, _half_precisions(kernels), fusible_chains(kernels), conv)
     groups = {
         "memory": [k for k in kernels if k.bound == "memory"],
         "fma": [k for k in kernels if _fma_matmul(k)],
@@ -203,9 +177,7 @@ def counter_findings(label: str, counters: ConfigCounters, ceilings: Ceilings | 
         if share >= MIN_SHARE:
             kind, severity, message, what, clauses, gain = _FINDERS[name](group, share, step)
             evidence = tuple(_evidence(group, total_ms, what))
-            findings.append(
-                Finding(kind, severity, message, evidence, clauses, gain, config=label, evidence_source=MEASURED)
-            )
+            findings.append(Finding(kind, severity, message, evidence, clauses, gain, label, evidence_source=MEASURED))
     return findings
 
 
@@ -260,11 +232,8 @@ def _memory(group, share, step: _Step) -> tuple:
 def _fma(group, share, step: _Step) -> tuple:
     ceilings, half = step.ceilings, step.half
     classes = {k.kernel_class for k in group}
-    attention = (
-        " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
-        if "attention" in classes
-        else ""
-    )
+    fused = " and fused attention (F.scaled_dot_product_attention, flash / memory-efficient kernels)"
+    attention = fused if "attention" in classes else ""
     gain = None
     if ceilings is not None and ceilings.unusable("tf32") is None and ceilings.unusable("fp32") is None:
         gain = _ms(group) * (1 - ceilings.peak_tflops("fp32") / ceilings.peak_tflops("tf32"))
@@ -273,15 +242,14 @@ def _fma(group, share, step: _Step) -> tuple:
         "high" if share >= 0.3 else "medium",
         f"{share:.0%} of the measured kernel time is {'/'.join(sorted(classes))} on the FMA pipe, tensor cores idle",
         "on the FMA pipe with the tensor pipe idle",
-        (
-            Clause(
-                "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, "
-                f"precision tf32) or {_half_text(half)} autocast{attention}",
-                ("tf32", *half),
-            ),
-        ),
+        (Clause(f"{_TENSOR_CORES}{_half_text(half)} autocast{attention}", ("tf32", *half)),),
         gain,
     )
+
+
+_TENSOR_CORES = (
+    "run the matmuls on the tensor cores: TF32 (torch.backends.cuda.matmul.allow_tf32 = True, precision tf32) or "
+)
 
 
 def _compute(group, share, step: _Step) -> tuple:
@@ -372,10 +340,7 @@ def _half_in_graph(clauses: tuple[Clause, ...]) -> tuple[Clause, ...]:
         if clause.stacked or not clause.remedies or not set(clause.remedies) <= set(HALF):
             out.append(clause)
             continue
-        lead = (
-            f"{clause.text}, inside a CUDA graph (the step is launch-bound and autocast adds cast kernels to every "
-            "call): "
-        )
+        lead = f"{clause.text}, inside a CUDA graph (the step is launch-bound and autocast adds cast kernels to every call): "
         out += [
             Clause(f"{lead if i == 0 else 'or '}{half} with cudagraph", ("cudagraph", half), stacked=True)
             for i, half in enumerate(clause.remedies)

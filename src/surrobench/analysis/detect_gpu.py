@@ -38,35 +38,25 @@ def launch_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(gain / step)
     if severity is None:
         return None
-    evidence = _busy_evidence(ev) + [
-        Evidence("timeline", f"{f.launch_gap_ms:.3f} ms per step in launch-bound gaps", f.launch_gap_ms, "ms")
-    ]
+    text = f"{f.launch_gap_ms:.3f} ms per step in launch-bound gaps"
+    evidence = _busy_evidence(ev) + [Evidence("timeline", text, f.launch_gap_ms, "ms")]
     if ev.timeline is not None and ev.timeline.launches is not None:
         lc = ev.timeline.launches
-        text = (
-            f"kernel median {lc.kernel_us_median:.1f} us vs launch call median "
-            f"{lc.launch_us_median:.1f} us; {lc.shorter_than_launch:.0%} of kernels shorter than "
-            "their launch"
-        )
+        text = f"kernel median {lc.kernel_us_median:.1f} us vs launch call median {lc.launch_us_median:.1f} us; "
+        text += f"{lc.shorter_than_launch:.0%} of kernels shorter than their launch"
         evidence.append(Evidence("timeline", text, lc.shorter_than_launch, "fraction"))
     t = ev.op_table
     if t is not None and t.kernel_count:
         text = f"{t.small_kernel_count} of {t.kernel_count} kernels shorter than {t.small_kernel_us:g} us"
         evidence.append(Evidence("profiler", text, t.small_kernel_count / t.kernel_count, "fraction"))
-    return Finding(
-        "launch_bound",
-        severity,
-        f"GPU idle {gain:.3f} ms per step waiting for kernel launches",
-        tuple(evidence),
-        clauses_of(
-            Clause("replay the step as a CUDA graph (--mode cudagraph)", ("cudagraph",)),
-            Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)),
-            "fuse small ops",
-            "give each launch more work (larger batch)",
-        ),
-        gain,
-        ev.label,
+    action = clauses_of(
+        Clause("replay the step as a CUDA graph (--mode cudagraph)", ("cudagraph",)),
+        Clause("or torch.compile(mode='reduce-overhead')", ("compile-reduce-overhead",)),
+        "fuse small ops",
+        "give each launch more work (larger batch)",
     )
+    summary = f"GPU idle {gain:.3f} ms per step waiting for kernel launches"
+    return Finding("launch_bound", severity, summary, tuple(evidence), action, gain, ev.label)
 
 
 def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -80,17 +70,10 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         if severity is None:
             return None
         where = f" in {f.sync_op}" if f.sync_op else ""
-        evidence = _busy_evidence(ev) + [
-            Evidence(
-                "timeline",
-                f"{f.model_syncs:g} synchronizing calls per step inside forward{where}",
-                f.model_syncs,
-                "calls",
-            ),
-            Evidence(
-                "timeline", f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them", f.model_sync_gap_ms, "ms"
-            ),
-        ]
+        text = f"{f.model_syncs:g} synchronizing calls per step inside forward{where}"
+        evidence = _busy_evidence(ev) + [Evidence("timeline", text, f.model_syncs, "calls")]
+        text = f"GPU idle {f.model_sync_gap_ms:.3f} ms per step after them"
+        evidence.append(Evidence("timeline", text, f.model_sync_gap_ms, "ms"))
         summary = f"the model synchronizes {f.model_syncs:g}x per step{where}"
         action = (
             "keep values on the device (no .item()/.cpu()/print of tensors in forward); move checks out of "
@@ -104,18 +87,13 @@ def host_sync(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     severity = th.severity(1.0 - f.busy_share)
     if severity is None:
         return None
-    evidence = _busy_evidence(ev) + [
-        Evidence("system", f"{sys.cpu_utilization:.2f} CPUs in use on average", sys.cpu_utilization, "CPUs")
-    ]
-    return Finding(
-        "host_sync",
-        severity,
-        "CPU under half busy while the GPU idles: the process waits (I/O or sync)",
-        tuple(evidence),
-        "find the wait (perf record / py-spy of the blocked thread): file or network I/O, locks, or synchronizations",
-        None,
-        ev.label,
+    text = f"{sys.cpu_utilization:.2f} CPUs in use on average"
+    evidence = _busy_evidence(ev) + [Evidence("system", text, sys.cpu_utilization, "CPUs")]
+    summary = "CPU under half busy while the GPU idles: the process waits (I/O or sync)"
+    action = (
+        "find the wait (perf record / py-spy of the blocked thread): file or network I/O, locks, or synchronizations"
     )
+    return Finding("host_sync", severity, summary, tuple(evidence), action, None, ev.label)
 
 
 def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -123,41 +101,26 @@ def h2d_transfer(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     f, step = ev.facts, ev.step_ms()
     if f is None or not step or f.h2d_bytes <= 0:
         return None
-    wait = (
-        sum(c.total_ms for c in ev.timeline.gaps.by_cause if c.cause == "h2d_copy") / f.steps
-        if ev.timeline.gaps
-        else 0.0
-    )
+    gaps = ev.timeline.gaps
+    wait = sum(c.total_ms for c in gaps.by_cause if c.cause == "h2d_copy") / f.steps if gaps else 0.0
     gain = min(f.h2d_ms + ev.idle_cap_ms(wait), step)
     severity = th.severity(gain / step)
     if severity is None:
         return None
     gbps = f.h2d_bytes / (f.h2d_ms * 1e6) if f.h2d_ms else 0.0
+    pageable = f.h2d_pageable_share
+    copied = f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms ({gbps:.1f} GB/s)"
     evidence = [
-        Evidence(
-            "timeline",
-            f"{f.h2d_bytes / 2**20:.1f} MiB host-to-device per step in {f.h2d_ms:.3f} ms ({gbps:.1f} GB/s)",
-            f.h2d_ms,
-            "ms",
-        ),
-        Evidence(
-            "timeline",
-            f"{f.h2d_pageable_share:.0%} of the bytes from pageable host memory",
-            f.h2d_pageable_share,
-            "fraction",
-        ),
+        Evidence("timeline", copied, f.h2d_ms, "ms"),
+        Evidence("timeline", f"{pageable:.0%} of the bytes from pageable host memory", pageable, "fraction"),
         Evidence("timeline", f"GPU idle {wait:.3f} ms per step waiting for the copies", wait, "ms"),
     ]
     if ev.op_table is not None:
-        share = ev.op_table.category_shares.get("memcpy/memset", 0.0) + ev.op_table.category_shares.get(
-            "copy/cast/contiguous", 0.0
-        )
+        shares = ev.op_table.category_shares
+        share = shares.get("memcpy/memset", 0.0) + shares.get("copy/cast/contiguous", 0.0)
         evidence.append(Evidence("profiler", f"copy ops hold {share:.0%} of the op table's time", share, "fraction"))
-    pinned = (
-        "pin the host buffer (tensor.pin_memory()) and copy with non_blocking=True, "
-        if f.h2d_pageable_share > 0.5
-        else ""
-    )
+    pin = "pin the host buffer (tensor.pin_memory()) and copy with non_blocking=True, "
+    pinned = pin if f.h2d_pageable_share > 0.5 else ""
     summary = f"{f.h2d_ms:.3f} ms per step copying inputs from the host"
     action = (
         f"keep inputs resident on the device (build them there once); otherwise {pinned}overlap the copy with "
@@ -178,10 +141,8 @@ def stream_serialization(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     a, b = pair.streams
-    text = (
-        f"streams {a} and {b}: busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms, "
-        f"overlapped {pair.overlap_ms:.3f} ms"
-    )
+    busy = f"busy {pair.busy_ms[0]:.3f} and {pair.busy_ms[1]:.3f} ms"
+    text = f"streams {a} and {b}: {busy}, overlapped {pair.overlap_ms:.3f} ms"
     evidence = [Evidence("timeline", text, pair.overlap_ms, "ms")]
     if ev.facts is not None:
         text = f"{ev.facts.stream_waits:g} cudaStreamWaitEvent calls per step"

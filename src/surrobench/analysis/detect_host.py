@@ -34,14 +34,9 @@ def page_faults(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     if severity is None:
         return None
     threshold = f"{MMAP_THRESHOLD_MAX_BYTES // 2**20} MiB"
-    evidence = (
-        Evidence(
-            "system", f"{per_step:,.0f} page faults per step (perf page-faults over the window)", per_step, "faults"
-        ),
-        Evidence(
-            "system", f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step", stake_ms, "ms"
-        ),
-    )
+    faults = f"{per_step:,.0f} page faults per step (perf page-faults over the window)"
+    cost = f"at >= {PAGE_FAULT_US:g} us each: >= {stake_ms:.3f} ms of a {step:.3f} ms step"
+    evidence = (Evidence("system", faults, per_step, "faults"), Evidence("system", cost, stake_ms, "ms"))
     action = clauses_of(
         "keep freed buffers in the process: MALLOC_MMAP_THRESHOLD_=<bytes above the largest activation> and "
         f"MALLOC_TRIM_THRESHOLD_ (glibc maps every buffer above its dynamic threshold, at most {threshold}, "
@@ -69,15 +64,9 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         text = f"load of other processes about {others:.1f}: {free} core(s) free"
         evidence.append(Evidence("run", text, others, "load"))
     summary = f"{threads} torch threads for {free} free core(s)"
-    return Finding(
-        "thread_oversubscription",
-        "medium" if threads > usable else "low",
-        summary,
-        tuple(evidence),
-        (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),),
-        None,
-        ev.label,
-    )
+    action = (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),)
+    severity = "medium" if threads > usable else "low"
+    return Finding("thread_oversubscription", severity, summary, tuple(evidence), action, None, ev.label)
 
 
 def denormals(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
@@ -87,18 +76,14 @@ def denormals(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     share = ev.result.extra.get("subnormal_share")
     if share is None or share < SUBNORMAL_SHARE_MIN:
         return None
-    return Finding(
-        "denormals",
-        "medium" if share >= 10 * SUBNORMAL_SHARE_MIN else "low",
-        f"{share:.2%} of the weights' and inputs' values are subnormal",
-        (Evidence("run", f"{share:.2%} of floating-point weight and input values subnormal", share, "fraction"),),
-        clauses_of(
-            "torch.set_flush_denormal(True) before the step (subnormals become 0: check the accuracy)",
-            "or rescale the weights or inputs out of the subnormal range",
-        ),
-        None,
-        ev.label,
+    evidence = (Evidence("run", f"{share:.2%} of floating-point weight and input values subnormal", share, "fraction"),)
+    action = clauses_of(
+        "torch.set_flush_denormal(True) before the step (subnormals become 0: check the accuracy)",
+        "or rescale the weights or inputs out of the subnormal range",
     )
+    severity = "medium" if share >= 10 * SUBNORMAL_SHARE_MIN else "low"
+    summary = f"{share:.2%} of the weights' and inputs' values are subnormal"
+    return Finding("denormals", severity, summary, evidence, action, None, ev.label)
 
 
 DETECTORS = (page_faults, thread_oversubscription, denormals)

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity
-from surrobench.analysis.op_readings import (
-    FRAGMENT_CATEGORIES,
-    TINY_CALLS,
-    read_fragmentation,
-    read_memory,
-    small_calls,
-)
+from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
+from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
@@ -87,15 +82,11 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         rows = [(o.name, o.time_ms, o.share) for o in ops]
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
+        ridge, stale = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio
+        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {o.achieved_gbps:.0f} GB/s = " for o in ops]
         evidence = [
-            Evidence(
-                "roofline",
-                f"{o.name}: {_intensity_text(o, ev.roofline.ridge_flop_per_byte)}, "
-                f"{o.achieved_gbps:.0f} GB/s = {ceiling_share(o.ceiling_fraction, copy, th.calibration_stale_ratio)}",
-                o.ceiling_fraction,
-                "fraction",
-            )
-            for o in ops
+            Evidence("roofline", t + ceiling_share(o.ceiling_fraction, copy, stale), o.ceiling_fraction, "fraction")
+            for t, o in zip(texts, ops)
         ]
     else:
         small = _small_calls(ev, th)
@@ -115,37 +106,24 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         Evidence("profiler", f"{n}: {s:.0%} of op time, {ms:.3f} ms per step", s, "fraction") for n, ms, s in rows
     ] + evidence
     if ev.op_table is not None:
-        evidence += [
-            Evidence(
-                "profiler",
-                f"{c['name']}: {c['mem_share']:.0%} of memory allocated for {c['time_share']:.0%} of time",
-                c["mem_share"],
-                "fraction",
-            )
-            for c in read_memory(ev.op_table).candidates
-        ]
+        for c in read_memory(ev.op_table).candidates:
+            text = f"{c['name']}: {c['mem_share']:.0%} of memory allocated for {c['time_share']:.0%} of time"
+            evidence.append(Evidence("profiler", text, c["mem_share"], "fraction"))
     if ev.facts is not None:
         text = f"GPU busy {ev.facts.busy_share:.0%} of the profiled window"
         evidence.append(Evidence("timeline", text, ev.facts.busy_share, "fraction"))
     evidence += _time_note(ev)
     names = [n for n, _, _ in rows]
-    action = family_actions(names, cpu=ev.on_cpu()) or (
-        Clause(
-            "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of "
-            "activations",
-            ("compile",),
-        ),
+    fewer_bytes = (
+        "move fewer bytes: fuse the ops with their neighbours (torch.compile), or lower the precision of activations"
     )
-    starved = [
-        o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < th.parallelism_bound_fraction
-    ]
+    action = family_actions(names, cpu=ev.on_cpu()) or (Clause(fewer_bytes, ("compile",)),)
+    under = th.parallelism_bound_fraction
+    starved = [o.name for o in ops if o.ceiling_fraction is not None and o.ceiling_fraction < under]
     if starved:
         roof = "memory-copy bandwidth" if ev.on_cpu() else "copy bandwidth"
-        action = clauses_of(
-            f"{', '.join(starved[:3])} reach under {th.parallelism_bound_fraction:.0%} of the {roof}: more "
-            "bandwidth would not help",
-            action,
-        )
+        text = f"{', '.join(starved[:3])} reach under {under:.0%} of the {roof}: more bandwidth would not help"
+        action = clauses_of(text, action)
     summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
     return Finding(
         "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
@@ -165,34 +143,21 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         if share < th.compute_share_min:
             return None
         evidence = tuple(Evidence("profiler", f"{n}: {s:.0%} of op time", s, "fraction") for n, s in rows)
-        return Finding(
-            "compute_bound",
-            "info",
-            f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)",
-            evidence,
-            "run surrobench calibrate and diagnose the workload to see how close to the peak they run",
-            None,
-            ev.label,
-            evidence_source="estimated",
-        )
+        summary = f"GEMM/convolution ops hold {share:.0%} of the op time (no roofline to compare with the peak)"
+        action = "run surrobench calibrate and diagnose the workload to see how close to the peak they run"
+        return Finding("compute_bound", "info", summary, evidence, action, None, ev.label, evidence_source="estimated")
     # past the peak by more than the calibration's spread: the ceiling is wrong (ceiling_suspect), no verdict
     ops = [o for o in _bound_ops(ev, th, "compute") if o.ceiling_fraction <= th.calibration_stale_ratio]
     if not ops:
         return None
     roof, cpu = ev.roofline, ev.on_cpu()
     peak = f"{format_tflops(roof.ceilings.peak_tflops(roof.precision))} TFLOP/s ({roof.precision})"
-    evidence = [
-        Evidence(
-            "roofline",
-            f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge "
-            f"{format_ridge(roof.ridge_flop_per_byte)}, "
-            f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
-            f"{ceiling_share(o.ceiling_fraction, peak, th.calibration_stale_ratio)}",
-            o.ceiling_fraction,
-            "fraction",
-        )
-        for o in ops
-    ]
+    evidence = []
+    for o in ops:
+        text = f"{o.name}: {o.intensity:.0f} FLOP/byte >= ridge {format_ridge(roof.ridge_flop_per_byte)}, "
+        text += f"{format_tflops(o.achieved_tflops)} TFLOP/s = "
+        text += ceiling_share(o.ceiling_fraction, peak, th.calibration_stale_ratio)
+        evidence.append(Evidence("roofline", text, o.ceiling_fraction, "fraction"))
     evidence += _time_note(ev)
     fraction = sum(o.time_ms * o.ceiling_fraction for o in ops) / sum(o.time_ms for o in ops)
     # The target is compute_efficient_fraction of the peak, not the peak: the peak is a large square GEMM's,
@@ -210,15 +175,9 @@ def compute_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         )
     else:
         action = family_actions([o.name for o in ops])
+    gain, severity = (None, "info") if severity is None else (gain, severity)
     return Finding(
-        "compute_bound",
-        severity or "info",
-        summary,
-        tuple(evidence),
-        action,
-        None if severity is None else gain,
-        ev.label,
-        evidence_source="estimated",
+        "compute_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
 
 
@@ -227,15 +186,8 @@ def _cpu_compute_action(roof, severity: str, names: list[str]) -> tuple[Clause, 
     rates = roof.ceilings.matmul_tflops
     bf16, fp32 = rates.get("bf16", 0.0), rates.get("fp32", 0.0)
     faster = roof.precision in ("fp32", "tf32") and bf16 > fp32 > 0
-    half = (
-        Clause(
-            f"bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 "
-            f"{format_tflops(fp32)} TFLOP/s)",
-            ("bf16",),
-        )
-        if faster
-        else ""
-    )
+    text = f"bf16 autocast (this CPU's calibrated bf16 matmul: {format_tflops(bf16)} vs fp32 {format_tflops(fp32)}"
+    half = Clause(text + " TFLOP/s)", ("bf16",)) if faster else ""
     if severity == "info":
         return clauses_of("healthy near the peak", "to go faster cut the FLOPs", half)
     return clauses_of(family_actions(names, cpu=True), half)
@@ -265,56 +217,28 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
     evidence = [Evidence("profiler", text, share, "fraction")]
     if reading.kernel_count:
+        n, us = reading.small_kernel_count, reading.small_kernel_us
         evidence.append(
-            Evidence(
-                "profiler",
-                f"{reading.small_kernel_count} of {reading.kernel_count} kernels shorter "
-                f"than {reading.small_kernel_us:g} us",
-                reading.small_kernel_count,
-                "kernels",
-            )
+            Evidence("profiler", f"{n} of {reading.kernel_count} kernels shorter than {us:g} us", n, "kernels")
         )
     shares = {op.name: op.share for op in t.ops}
     for name, (calls, us) in sorted(small.items(), key=lambda kv: -shares[kv[0]])[:3]:
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under "
-                f"{th.cpu_small_call_us:g} us: dispatch, not memory bandwidth)",
-                calls,
-                "calls",
-            )
-        )
+        text = f"{name}: {calls:.0f} calls per step, {us:.1f} us each (under {th.cpu_small_call_us:g} us: "
+        evidence.append(Evidence("profiler", text + "dispatch, not memory bandwidth)", calls, "calls"))
     if ev.timeline is not None and ev.timeline.launches is not None:
-        evidence.append(
-            Evidence(
-                "timeline",
-                f"kernel median {ev.timeline.launches.kernel_us_median:.1f} us",
-                ev.timeline.launches.kernel_us_median,
-                "us",
-            )
-        )
+        median = ev.timeline.launches.kernel_us_median
+        evidence.append(Evidence("timeline", f"kernel median {median:.1f} us", median, "us"))
     fragments = [op.name for op in t.ops if op.category in FRAGMENT_CATEGORIES or op.name in small]
     enclosing = enclosing_op(t, fragments)
     if enclosing is not None:
-        evidence.append(
-            Evidence(
-                "profiler",
-                f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}",
-                enclosing[1],
-                "fraction",
-            )
-        )
+        text = f"{enclosing[1]:.0%} of their self CPU time runs inside {enclosing[0]}"
+        evidence.append(Evidence("profiler", text, enclosing[1], "fraction"))
     evidence += _time_note(ev)
     what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
     if enclosing is not None:
         outer = enclosing[0]
-        action = (
-            Clause(
-                f"they run inside {outer}, not in the model's own code: change how {outer} is called (its "
-                "operands' layout and dtype, the dims it contracts), not the model's casts or concatenations"
-            ),
-        )
+        text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
+        action = (Clause(text + "layout and dtype, the dims it contracts), not the model's casts or concatenations"),)
     else:
         action = family_actions(fragments[:5], cpu=ev.on_cpu())
         if small:
@@ -359,15 +283,9 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         wide = [o for o in ev.roofline.ops if o.flops and not {"float16", "bfloat16"} & set(o.dtypes)]
         if sum(o.flops for o in wide) / flops >= th.fp32_under_autocast_share:
             time_ms += sum(o.time_ms for o in wide)
-            evidence += [
-                Evidence(
-                    "roofline",
-                    f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs",
-                    o.flops / flops,
-                    "fraction",
-                )
-                for o in wide
-            ]
+            for o in wide:
+                text = f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs"
+                evidence.append(Evidence("roofline", text, o.flops / flops, "fraction"))
     odd = [d for d in r.input_shape[2:] if not _is_power_of_2(d)]
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]

@@ -38,39 +38,20 @@ def straggler(report: CrossRankReport, th: Thresholds) -> Finding | None:
     if severity is None or late <= 0:
         return None
     others_compute = _others(report, row, "compute_ms")
+    computes = f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks {others_compute:.3f} ms"
     evidence = [
         Evidence("timeline", f"rank {row.rank} of ranks {list(report.ranks)}", row.rank, "rank"),
-        Evidence(
-            "timeline",
-            f"rank {row.rank} computes {row.compute_ms:.3f} ms per step, the other ranks "
-            f"{others_compute:.3f} ms (median)",
-            row.compute_ms - others_compute,
-            "ms",
-        ),
+        Evidence("timeline", computes + " (median)", row.compute_ms - others_compute, "ms"),
     ]
     if report.collectives:
         waited = statistics.mean(r.wait_ms for r in report.rows if r.rank != row.rank)
-        evidence += [
-            Evidence(
-                "timeline",
-                f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, "
-                f"{late:.3f} ms per step after the others",
-                late,
-                "ms",
-            ),
-            Evidence(
-                "timeline", f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)", waited, "ms"
-            ),
-        ]
-    evidence += [
-        Evidence(
-            "profiler",
-            f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms on the others (median)",
-            op.ms - op.others_ms,
-            "ms",
-        )
-        for op in row.extra_ops
-    ]
+        last = f"it enters {row.late_share:.0%} of {report.collectives} matched collectives last, {late:.3f} ms"
+        wait = f"the other ranks wait {waited:.3f} ms per step inside collectives (mean)"
+        evidence += [Evidence("timeline", last + " per step after the others", late, "ms")]
+        evidence += [Evidence("timeline", wait, waited, "ms")]
+    for op in row.extra_ops:
+        text = f"{op.name}: {op.ms:.3f} ms per step on rank {row.rank}, {op.others_ms:.3f} ms on the others (median)"
+        evidence.append(Evidence("profiler", text, op.ms - op.others_ms, "ms"))
     more = f": more {row.extra_ops[0].name}" if row.extra_ops else ""
     summary = f"rank {row.rank} is {late:.3f} ms per step behind the other ranks{more}"
     action = (
@@ -91,15 +72,10 @@ def comm_wait(report: CrossRankReport, th: Thresholds) -> Finding | None:
         return None
     worst = waiting[0]
     latest = max(report.rows, key=lambda r: r.late_share)
-    evidence = [
-        Evidence(
-            "timeline",
-            f"rank {r.rank}: {r.wait_ms:.3f} of {r.comm_ms:.3f} ms per step inside collectives spent waiting",
-            r.wait_ms,
-            "ms",
-        )
-        for r in waiting[:MAX_LISTED_RANKS]
-    ]
+    evidence = []
+    for r in waiting[:MAX_LISTED_RANKS]:
+        text = f"rank {r.rank}: {r.wait_ms:.3f} of {r.comm_ms:.3f} ms per step inside collectives spent waiting"
+        evidence.append(Evidence("timeline", text, r.wait_ms, "ms"))
     text = (
         f"last to arrive: rank {latest.rank} ({latest.late_share:.0%} of "
         f"{report.collectives} matched {report.comm_source} collectives)"
@@ -125,17 +101,11 @@ def comm_not_overlapped(report: CrossRankReport, th: Thresholds) -> Finding | No
     severity = th.severity(gain / step)
     if severity is None:
         return None
-    evidence = [
-        Evidence(
-            "timeline",
-            f"rank {r.rank}: {r.comm_ms:.3f} ms per step inside collectives, "
-            f"{r.exposed_comm_ms:.3f} ms with no compute alongside, {r.wait_ms:.3f} ms of it waiting for "
-            "peers",
-            exposed[r.rank],
-            "ms",
-        )
-        for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]
-    ]
+    evidence = []
+    for r in sorted(report.rows, key=lambda r: -exposed[r.rank])[:MAX_LISTED_RANKS]:
+        text = f"rank {r.rank}: {r.comm_ms:.3f} ms per step inside collectives, {r.exposed_comm_ms:.3f} ms with no "
+        text += f"compute alongside, {r.wait_ms:.3f} ms of it waiting for peers"
+        evidence.append(Evidence("timeline", text, exposed[r.rank], "ms"))
     summary = f"{gain:.3f} ms per step of communication on rank {row.rank} runs with no compute alongside"
     action = (
         "overlap communication with compute: issue collectives with async_op=True and wait "

@@ -38,10 +38,9 @@ def _per_sample_speedup(small: ConfigResult, large: ConfigResult) -> Speedup | N
 def _throughput_fall(
     small: ConfigResult, large: ConfigResult, th: Thresholds, memory_bytes: int | None
 ) -> Finding | None:
-    """Throughput falling by more than ``throughput_drop_min`` from ``small`` to ``large`` batch, and beyond the
-    noise by the paired rule (:meth:`~surrobench.records.paired.Speedup.slower` of the per-sample latency); a dip
-    the rule does not resolve is noise, and so is, for memory pressure, a fall whose larger batch holds less than ``pressure_mem_share`` of the device's
-    ``memory_bytes`` (unknown: no finding)."""
+    """Throughput falling by more than ``throughput_drop_min`` from ``small`` to ``large`` batch and beyond the noise
+    (:meth:`~surrobench.records.paired.Speedup.slower` of the per-sample latency), with the larger batch's peak at
+    ``pressure_mem_share`` of the device's ``memory_bytes`` or more (unknown: no finding)."""
     if not (small.samples_per_s and large.samples_per_s):
         return None
     drop = 1 - large.samples_per_s / small.samples_per_s
@@ -50,33 +49,20 @@ def _throughput_fall(
     if not memory_bytes or (large.peak_mem_bytes or 0) < th.pressure_mem_share * memory_bytes:
         return None  # a fall with the memory far from its limit is not memory pressure (a busy host, a cache)
     lo, hi = speedup.ci95
-    ev = (
-        Evidence(
-            "run",
-            f"{small.samples_per_s:.0f} samples/s at batch {small.batch}, {large.samples_per_s:.0f} at batch "
-            f"{large.batch}: per-sample speedup {speedup.median:.2f}x (95% CI {lo:.2f}-{hi:.2f}, "
-            f"{speedup.margin_text()})",
-            drop,
-            "fraction",
-        ),
+    text = f"{small.samples_per_s:.0f} samples/s at batch {small.batch}, {large.samples_per_s:.0f} at batch "
+    text += (
+        f"{large.batch}: per-sample speedup {speedup.median:.2f}x (95% CI {lo:.2f}-{hi:.2f}, {speedup.margin_text()})"
     )
-    return Finding(
-        "memory_pressure",
-        th.severity(drop) or "low",
-        f"throughput falls {drop:.0%} from batch {small.batch} to {large.batch}, beyond the noise",
-        ev + _memory_evidence(large),
-        "keep the smaller batch, or find the cause in the peak memory (allocator, workspace); tile large inputs",
-        None,
-        large.label(),
-    )
+    evidence = (Evidence("run", text, drop, "fraction"), *_memory_evidence(large))
+    summary = f"throughput falls {drop:.0%} from batch {small.batch} to {large.batch}, beyond the noise"
+    action = "keep the smaller batch, or find the cause in the peak memory (allocator, workspace); tile large inputs"
+    return Finding("memory_pressure", th.severity(drop) or "low", summary, evidence, action, None, large.label())
 
 
 def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_bytes: int | None) -> list[Finding]:
     """Per (model, shape, precision, mode), each needing a memory signal, never a dip alone: an OOM at a larger
-    batch; throughput falling from one batch to the next beyond the noise by the paired rule, with the larger batch's peak
-    at ``pressure_mem_share`` of the device's memory or more; peak memory near the
-    device's; allocator retries (a failed cudaMalloc that flushed the cache); the allocator reserving far more
-    than it allocated."""
+    batch; a throughput fall (:func:`_throughput_fall`); peak memory near the device's; allocator retries (a failed
+    cudaMalloc that flushed the cache); the allocator reserving far more than it allocated."""
     found = []
     for group in _groups(results, lambda r: (r.model, r.shape_label, r.precision, r.device, r.mode)).values():
         group.sort(key=lambda r: r.batch)
@@ -84,19 +70,12 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
             if small.status != "ok":
                 continue
             if large.status == "oom":
-                found.append(
-                    Finding(
-                        "memory_pressure",
-                        "high",
-                        f"out of memory at batch {large.batch}",
-                        (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),),
-                        "serve at most batch {}; tile the domain (chunked inference) or lower the precision".format(
-                            small.batch
-                        ),
-                        None,
-                        large.label(),
-                    )
+                evidence = (Evidence("run", f"batch {small.batch} ok, batch {large.batch} OOM: {large.error}"),)
+                action = (
+                    f"serve at most batch {small.batch}; tile the domain (chunked inference) or lower the precision"
                 )
+                summary = f"out of memory at batch {large.batch}"
+                found.append(Finding("memory_pressure", "high", summary, evidence, action, None, large.label()))
             elif large.status == "ok" and (fall := _throughput_fall(small, large, th, device_memory_bytes)) is not None:
                 found.append(fall)
         found += [f for r in group if (f := _near_limit_or_churn(r, th, device_memory_bytes)) is not None]
@@ -115,41 +94,26 @@ def _near_limit_or_churn(r: ConfigResult, th: Thresholds, device_memory_bytes: i
         return None
     if device_memory_bytes and r.peak_mem_bytes >= th.peak_mem_near_limit * device_memory_bytes:
         share = r.peak_mem_bytes / device_memory_bytes
-        return Finding(
-            "memory_pressure",
-            "medium",
-            f"peak memory at {share:.0%} of the device",
-            _memory_evidence(r),
-            "a larger batch or grid will not fit: tile the domain or lower the precision",
-            None,
-            r.label(),
-        )
+        action = "a larger batch or grid will not fit: tile the domain or lower the precision"
+        summary = f"peak memory at {share:.0%} of the device"
+        return Finding("memory_pressure", "medium", summary, _memory_evidence(r), action, None, r.label())
     retries = r.extra.get("alloc_retries") or 0
     if retries:
+        stats = Evidence("run", f"num_alloc_retries {retries} (torch.cuda.memory_stats)", retries, "retries")
+        action = (
+            "memory is nearly full: each retry frees cached blocks and synchronizes; lower the batch or precision, or "
+        )
+        summary = f"the allocator retried {retries} allocation(s) after freeing its cache"
+        evidence = (*_memory_evidence(r), stats)
         return Finding(
-            "memory_pressure",
-            "medium",
-            f"the allocator retried {retries} allocation(s) after freeing its cache",
-            _memory_evidence(r)
-            + (Evidence("run", f"num_alloc_retries {retries} (torch.cuda.memory_stats)", retries, "retries"),),
-            "memory is nearly full: each retry frees cached blocks "
-            f"and synchronizes; lower the batch or precision, or {words(r.device).allocator}",
-            None,
-            r.label(),
+            "memory_pressure", "medium", summary, evidence, action + words(r.device).allocator, None, r.label()
         )
     reserved = r.peak_reserved_bytes or 0
     if reserved >= th.reserved_min_bytes and reserved > th.reserved_over_allocated * r.peak_mem_bytes:
-        return Finding(
-            "memory_pressure",
-            "low",
-            f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates",
-            _memory_evidence(r),
-            "allocator churn or a large workspace: "
-            + ("" if r.device == "cpu" else "check cudnn.benchmark workspaces, ")
-            + words(r.device).allocator,
-            None,
-            r.label(),
-        )
+        cudnn = "" if r.device == "cpu" else "check cudnn.benchmark workspaces, "
+        action = f"allocator churn or a large workspace: {cudnn}{words(r.device).allocator}"
+        summary = f"allocator reserves {reserved / r.peak_mem_bytes:.1f}x what it allocates"
+        return Finding("memory_pressure", "low", summary, _memory_evidence(r), action, None, r.label())
     return None
 
 
@@ -173,32 +137,18 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
         for r in group:
             if r.precision not in HALF_PRECISIONS or fp32 is None or r.status != "ok":
                 continue
-            if r.latency_ms and fp32.latency_ms:
-                slower = r.latency_ms.median / fp32.latency_ms.median - 1
-                if slower > th.precision_slower_min:
-                    gain = r.latency_ms.median - fp32.latency_ms.median
-                    ev = (
-                        Evidence(
-                            "run",
-                            f"{r.precision} {r.latency_ms.median:.3f} ms vs fp32 {fp32.latency_ms.median:.3f} "
-                            "ms (median)",
-                            slower,
-                            "fraction",
-                        ),
-                    )
-                    found.append(
-                        Finding(
-                            "precision_mismatch",
-                            th.severity(gain / r.latency_ms.median) or "low",
-                            f"{r.precision} is {slower:.0%} slower than fp32",
-                            ev,
-                            f"stay in fp32 here (casts and extra {words(r.device).unit}s outweigh the faster "
-                            "math), or remove the casts: cast weights once, "
-                            "feed half inputs",
-                            gain,
-                            r.label(),
-                        )
-                    )
+            if not (r.latency_ms and fp32.latency_ms):
+                continue
+            half, full = r.latency_ms.median, fp32.latency_ms.median
+            slower = half / full - 1
+            if slower > th.precision_slower_min:
+                text = f"{r.precision} {half:.3f} ms vs fp32 {full:.3f} ms (median)"
+                evidence = (Evidence("run", text, slower, "fraction"),)
+                action = f"stay in fp32 here (casts and extra {words(r.device).unit}s outweigh the faster math), "
+                action += "or remove the casts: cast weights once, feed half inputs"
+                severity = th.severity((half - full) / half) or "low"
+                summary = f"{r.precision} is {slower:.0%} slower than fp32"
+                found.append(Finding("precision_mismatch", severity, summary, evidence, action, half - full, r.label()))
     return found
 
 
@@ -230,17 +180,9 @@ def capture_failures(results: list[ConfigResult]) -> list[Finding]:
             continue
         cause = recorded_cause(r.error, r.extra)
         if cause.cause_id == "graph_capture_sync":
-            found.append(
-                Finding(
-                    "host_sync",
-                    "low",
-                    "CUDA graph capture fails: the forward synchronizes the host",
-                    (Evidence("run", f"cudagraph failed: {r.error}"),),
-                    cause.line,
-                    None,
-                    r.label(),
-                )
-            )
+            evidence = (Evidence("run", f"cudagraph failed: {r.error}"),)
+            summary = "CUDA graph capture fails: the forward synchronizes the host"
+            found.append(Finding("host_sync", "low", summary, evidence, cause.line, None, r.label()))
     return found
 
 
@@ -277,24 +219,15 @@ def superlinear_scaling(
 def _superlinear_finding(worst: tuple, small: ConfigResult, large: ConfigResult, th: Thresholds) -> Finding:
     name, gain, ratio, t_small, t_large = worst
     step = large.latency_ms.median if large.latency_ms else t_large
-    ev = (
-        Evidence(
-            "profiler",
-            f"{name}: {t_small:.3f} ms at {small.label()}, {t_large:.3f} ms at {large.label()}",
-            t_large / t_small,
-            "x",
-        ),
-        Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {t_large / t_small:.1f}x", ratio, "x"),
+    times = f"{name}: {t_small:.3f} ms at {small.label()}, {t_large:.3f} ms at {large.label()}"
+    grow = t_large / t_small
+    evidence = (
+        Evidence("profiler", times, grow, "x"),
+        Evidence("profiler", f"FLOPs (or elements) grow {ratio:.1f}x, time {grow:.1f}x", ratio, "x"),
     )
+    slow_path = f"look for a slow path at the large shape ({words(large.device).slow_path}): tile the domain"
+    action = clauses_of(slow_path, family_actions([name], cpu=large.device == "cpu"))
+    summary = f"{name} grows {grow:.1f}x for {ratio:.1f}x the work"
     return Finding(
-        "superlinear_scaling",
-        th.severity(gain / step) or "low",
-        f"{name} grows {t_large / t_small:.1f}x for {ratio:.1f}x the work",
-        ev,
-        clauses_of(
-            f"look for a slow path at the large shape ({words(large.device).slow_path}): tile the domain",
-            family_actions([name], cpu=large.device == "cpu"),
-        ),
-        gain,
-        large.label(),
+        "superlinear_scaling", th.severity(gain / step) or "low", summary, evidence, action, gain, large.label()
     )

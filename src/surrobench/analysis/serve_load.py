@@ -39,11 +39,12 @@ def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
 P99_BOUNDING_REQUESTS = bounding_requests(0.99)
 
 
-def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0) -> Percentile:
+def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0, waited_ms: float = 0.0) -> Percentile:
     """The ``q`` quantile of ``sorted_ms`` (completed requests' latencies, ascending) and ``dropped`` requests
     that never completed, counted as slower than any: where the quantile falls among them it is the slowest
-    completed latency, marked a lower bound, and its interval's upper side None."""
-    slowest = float(sorted_ms[-1])
+    completed latency (``waited_ms``, the least any dropped request waited, when none completed), marked a lower
+    bound, and its interval's upper side None."""
+    slowest = float(sorted_ms[-1]) if sorted_ms.size else waited_ms
     every = np.concatenate([sorted_ms, np.full(dropped, _NEVER)])
     value = float(np.quantile(every, q))
     tail = int(every.size - np.searchsorted(every, value, side="right"))
@@ -59,7 +60,7 @@ _NEVER = 1e300
 
 
 class NothingCompleted(UsageError):
-    """No request after the warm-up completed (all dropped, or the duration no longer than the warm-up)."""
+    """No request arrived after the warm-up, or every measured one failed (an endpoint's errors)."""
 
 
 def load_point(
@@ -72,23 +73,28 @@ def load_point(
     concurrency: int | None = None,
     target_p99_ms: float | None = None,
 ) -> LoadPoint:
-    """Summarize ``trace`` after ``warmup_s``. Raises NothingCompleted: no measured request completed."""
+    """Summarize ``trace`` after ``warmup_s``. A load far past capacity, whose measured requests were all
+    dropped, is a failing point: achieved 0 rps, every percentile a lower bound (the least any dropped request
+    waited), ``max_ms``, ``mean_ms`` and the shares None.
+
+    Raises:
+        NothingCompleted: no request arrived after the warm-up, or none completed and some failed (named).
+    """
     measured = trace.arrival_s >= warmup_s
     arrivals = trace.arrival_s[measured]
     completion = trace.completion_s[measured]
     done = ~np.isnan(completion)
-    if not done.any():
-        if trace.errors:  # an endpoint that refused or failed every request: name why, not the duration
-            failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
-            raise NothingCompleted(f"no request completed: {failed}")
-        raise NothingCompleted(
-            f"no request arriving after the {warmup_s:g} s warm-up completed: lengthen --duration-s or lower the rate"
-        )
+    if not arrivals.size:
+        raise NothingCompleted(f"no request arrived after the {warmup_s:g} s warm-up: lengthen duration_s")
+    if not done.any() and trace.errors:  # an endpoint that refused or failed every request: name why
+        failed = ", ".join(f"{n} x {name}" for name, n in sorted(trace.errors.items(), key=lambda e: -e[1]))
+        raise NothingCompleted(f"no request completed: {failed}")
     latency_s = completion[done] - arrivals[done]
     wait_s = trace.start_s[measured][done] - arrivals[done]
     sorted_ms = np.sort(latency_s * 1e3)
-    first, last_done = arrivals[0], completion[done].max()
-    span = max(last_done - first, 1e-12)
+    waited_ms = max(0.0, (trace.elapsed_s - arrivals[~done].max()) * 1e3) if not done.all() else 0.0
+    first = arrivals[0]
+    span = max((completion[done].max() if done.any() else trace.elapsed_s) - first, 1e-12)
     sizes = padded_sizes(max_batch)
     batches = [i for i, start in enumerate(trace.batch_start_s) if start >= first]
     batch = np.asarray([trace.batch_size[i] for i in batches] or [0], dtype=float)
@@ -97,7 +103,7 @@ def load_point(
     p99 = float(np.quantile(np.concatenate([sorted_ms, np.full(lost, _NEVER)]), 0.99))
     dropped = int(np.isnan(trace.completion_s).sum())
     seen = trace.server_seen
-    queue = float(wait_s.mean() / latency_s.mean()) if seen else None
+    queue = float(wait_s.mean() / latency_s.mean()) if seen and done.any() else None
     return LoadPoint(
         arrival=arrival,
         target_rps=target_rps,
@@ -111,9 +117,9 @@ def load_point(
         completed=int(done.sum()),
         slo_attainment=None if target_p99_ms is None else float((sorted_ms <= target_p99_ms).sum() / arrivals.size),
         errors=dict(trace.errors),
-        percentiles=tuple(_percentile(sorted_ms, q, lost) for q in PERCENTILES),
-        max_ms=float(sorted_ms[-1]),
-        mean_ms=float(sorted_ms.mean()),
+        percentiles=tuple(_percentile(sorted_ms, q, lost, waited_ms) for q in PERCENTILES),
+        max_ms=float(sorted_ms[-1]) if sorted_ms.size else None,
+        mean_ms=float(sorted_ms.mean()) if sorted_ms.size else None,
         queue_share=queue,
         compute_share=None if queue is None else 1.0 - queue,
         mean_batch=float(batch.mean()) if seen else None,

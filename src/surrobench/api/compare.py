@@ -12,10 +12,10 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
-from surrobench.records.run import RunJsonError, RunRecord, run_from_json
+from surrobench.records.run import RunRecord, run_from_json
 from surrobench.records import schemas
 from surrobench.results.versus import compare_versus, is_versus_file
-from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
+from surrobench.records.serve import ServeRecord, serve_from_json
 from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
@@ -52,7 +52,7 @@ def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
             raise UsageError(f"run file {str(ref)!r}: cannot read it as JSON ({reason})") from None
         try:
             return run_from_json(data)
-        except RunJsonError as exc:
+        except schemas.DocumentError as exc:
             raise UsageError(f"run file {str(ref)!r}: not a surrobench run JSON: {exc}") from None
     if not Path(db).is_file():
         detail = f"{str(db)!r}: no results database there to look up run {str(ref)!r}; give another, or a run JSON file"
@@ -114,7 +114,7 @@ def _serve_file(path: str | Path) -> ServeRecord | None:
         return None
     try:
         return serve_from_json(data)
-    except ServeJsonError as exc:
+    except schemas.DocumentError as exc:
         raise UsageError(f"serve file {str(path)!r}: {exc}") from None
 
 
@@ -280,7 +280,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
             (:meth:`~surrobench.results.store.ResultStore.add_run`); the write failed
             (:class:`~surrobench.errors.StoreWriteError`).
     """
-    from surrobench.records.optimize_json import OptimizeJsonError, check_optimize_json
+    from surrobench.results.optimize import DOCUMENTS
     from surrobench.results.optimize_store import add_optimization, find_optimization
     from surrobench.results.serve_store import save_serve
 
@@ -296,8 +296,8 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
             return ImportedRun("serve run", served.run_id, int(not known))
         if data is not None:
             try:
-                check_optimize_json(data)
-            except OptimizeJsonError as exc:
+                schemas.check(data, DOCUMENTS)
+            except schemas.DocumentError as exc:
                 raise UsageError(f"optimize file {str(path)!r}: {exc}") from None
             known = find_optimization(store, data["optimize_id"]) is not None
             add_optimization(store, data)

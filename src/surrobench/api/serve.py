@@ -30,7 +30,7 @@ from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARC
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
-from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
+from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, constant_arrivals, poisson_arrivals
 from surrobench.execution.arrivals import replay_arrivals
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
@@ -445,25 +445,32 @@ class _Progress:
 @contextlib.contextmanager
 def _stored(store, record: ServeRecord, command: str | None, total: int | None) -> Iterator[_Progress]:
     """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
-    every load point that finished (:class:`ServeInterrupted`)."""
+    every load point that finished (:class:`ServeInterrupted`), as on a UsageError met mid-run
+    (:class:`~surrobench.errors.Stopped`)."""
     begin_serve(store, record, command)
     progress = _Progress([], base=record)
-    try:
-        yield progress
-    except KeyboardInterrupt:
+
+    def kept(why: str) -> ServeRecord:  # the record so far, stored ``interrupted``, its last note ``why``
         cut = progress.record(progress.base)
         notes = tuple(n for p in cut.policies for point in p.points for n in load_warnings(point))
         if progress.cut():
             what = progress.policy.label() if progress.policy is not None else "the endpoint"
-            notes += (f"interrupted: {what} cut short after {len(progress.points)} load point(s)",)
+            notes += (f"{why}: {what} cut short after {len(progress.points)} load point(s)",)
         cut = replace(cut, env={**cut.env, "interrupted": True}, notes=notes)
         save_serve(store, cut, "interrupted")
-        raise ServeInterrupted(cut, total) from None
+        return cut
+
+    try:
+        yield progress
+    except KeyboardInterrupt:
+        raise ServeInterrupted(kept("interrupted"), total) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
         points = sum(len(p.points) for p in cut.policies)
         raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
+    except UsageError as exc:  # met mid-run (an endpoint that failed every request): what finished is kept
+        raise Stopped(exc, kept(f"stopped by {exc}")) from None
 
 
 def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:
@@ -496,6 +503,8 @@ def serve(
         ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run
             ``interrupted``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
+        Stopped: a UsageError met mid-run (an endpoint that failed every request of a rate, a model that failed);
+            stored and carried as for ServeInterrupted.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))

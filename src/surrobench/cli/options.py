@@ -24,7 +24,7 @@ from surrobench.api.defaults import DEFAULT_ACTIVE, DEFAULT_DB, DEFAULT_INPUT_SE
 from surrobench.api.defaults import DEFAULT_WAIT, DEFAULT_WARMUP, DEFAULT_WINDOW_S, MAX_COUNT, MIN_ITERS, MIN_WARMUP
 from surrobench.api.defaults import PerfOptions, ProfileSchedule, low_iterations_note, write_recovery
 from surrobench.cli.signals import signals_deferred
-from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Unsaved, UsageError
+from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved, UsageError
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 
@@ -289,9 +289,10 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers it: its outputs checked first (:func:`refuse_overwriting_inputs`), what it
-    measured kept when its database fails (:func:`keep_unsaved`), an interrupted verb's partial record written to
-    its ``--json``. The context comes through the command's own context parameter (typer fills one only), else
-    one added to its signature."""
+    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's partial record
+    written to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). The
+    context comes through the command's own context parameter (typer fills one only), else one added to its
+    signature."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     name = next((p.name for p in params if p.annotation is typer.Context), None)
@@ -309,7 +310,7 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
             command(**kwargs)
         except Unsaved as exc:
             raise UsageError(keep_unsaved(exc, json_out)) from None
-        except Interrupted as cut:  # the one place an interrupted verb's partial document is written
+        except (Interrupted, Stopped) as cut:  # the one place a cut-short verb's partial document is written
             if cut.partial is not None:
                 write_json(json_out, cut.partial.to_json())
             raise

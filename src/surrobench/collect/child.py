@@ -1,43 +1,26 @@
-"""One config in a process of its own: the profiling phase's child, and a target for external profilers.
+"""One config in a process of its own: the profiling child, and a target for external profilers.
 
-Profiling never shares a process with timing (docs/sources.md, method §5: the profiler's overhead and
-state must not leak into the stability measurement), so ``surrobench profile`` and
-``surrobench run --profile torch`` start this module once per config::
+Profiling never shares a process with timing (docs/sources.md, method §5)::
 
     python -m surrobench.collect.child --config CONFIG.json --result RESULT.json \\
-        [--profiler torch|none] [--wait 2] [--warmup 5] [--active 5] [--with-stack] [--trace-out T.json.gz] \\
+        [--profiler torch|none|ncu] [--wait 2] [--warmup 5] [--active 5] [--with-stack] [--trace-out T.json.gz] \\
         [--control-fifo CTL,ACK]
 
-``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as :func:`config_to_json` writes it.
-The child builds the model and inputs exactly as the timing runner does
-(:func:`~surrobench.execution.runner.config_step`), makes the cold-start call and ``warmup`` untimed
-calls, then runs ``wait + warmup + active`` steps, each inside the ``surrobench::forward`` and
+``CONFIG.json``: an :class:`~surrobench.execution.config.ExecConfig` (:func:`config_to_json`). The model and
+inputs are built as the timing runner builds them (:func:`~surrobench.execution.runner.config_step`), then the
+cold-start call, ``warmup`` untimed calls and ``wait + warmup + active`` steps inside the ``surrobench::forward`` /
 ``surrobench::post_process`` ranges (:mod:`surrobench.execution.ranges`).
 
-``--profiler torch`` records those steps with torch.profiler and writes the op table. ``--profiler none``
-runs the same steps without it, for wrapping by another tool; on CUDA it calls ``cudaProfilerStart``
-before the active steps and ``cudaProfilerStop`` after them, so Nsight Systems can capture just those::
+- ``torch``: torch.profiler records the steps and the op table is written.
+- ``none``: the same steps bare, bracketed on CUDA by ``cudaProfilerStart``/``Stop`` (``nsys profile
+  --capture-range=cudaProfilerApi``); with ``--control-fifo CTL,ACK`` also by perf's control protocol
+  (``enable``/``disable`` written to ``CTL``, each answered by ``ack`` on ``ACK``; ``perf stat --delay=-1
+  --control=fifo:ctl,ack``, perf >= 5.9), so perf counts only the measured steps.
+- ``ncu`` (CUDA): ``wait + warmup`` bare steps, then each active step alone in the NVTX range
+  ``surrobench_step`` (``ncu --nvtx --nvtx-include surrobench_step/``, :mod:`surrobench.collect.ncu`).
 
-    nsys profile --trace=cuda,nvtx,osrt --capture-range=cudaProfilerApi \\
-        python -m surrobench.collect.child --config CONFIG.json --result RESULT.json --profiler none
-    perf stat -e task-clock,context-switches python -m surrobench.collect.child ... --profiler none
-
-``--profiler ncu`` (CUDA) runs the ``wait + warmup`` steps bare, then each active step alone inside the NVTX
-range ``surrobench_step``, for Nsight Compute's ``--nvtx --nvtx-include surrobench_step/``
-(:mod:`surrobench.collect.ncu`).
-
-``--control-fifo CTL,ACK`` (with ``--profiler none``) speaks perf's control protocol around the same
-active steps: ``enable`` before the first, ``disable`` after the last, each written to the FIFO ``CTL``
-and answered by a line holding ``ack`` on ``ACK`` (``perf stat --control`` in perf >= 5.9). So perf counts
-only the measured steps, not Python start-up, imports, model build and warm-up::
-
-    mkfifo ctl ack
-    perf stat -x, --delay=-1 --control=fifo:ctl,ack -- \\
-        python -m surrobench.collect.child ... --profiler none --control-fifo ctl,ack
-
-``RESULT.json`` (schema ``surrobench/profile-child-v1``) holds the status (``ok``, ``oom``, ``error``),
-per-step host times in ms, the op table, warnings and the trace path. The exit code is 0 whenever the
-result file was written (a failing model is a status, as in the runner), 2 for bad arguments.
+``RESULT.json`` (``surrobench/profile-child-v1``): status (``ok``, ``oom``, ``error``), per-step host ms, op table,
+warnings, trace path. Exit code 0 whenever the result was written (a failing model is a status), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -95,11 +78,8 @@ def config_from_json(d: dict) -> ExecConfig:
 
 
 class ControlFifo:
-    """The writing side of perf's control protocol over two FIFOs (see the module docstring).
-
-    Raises:
-        RuntimeError: the peer closed the ACK FIFO or answered something other than ``ack``.
-    """
+    """The writing side of perf's control protocol over two FIFOs (module docstring). :meth:`send` raises
+    RuntimeError: the peer closed the ACK FIFO or answered something other than ``ack``."""
 
     def __init__(self, ctl: Path, ack: Path):
         self._ctl = open(ctl, "w")  # held for the whole loop, closed by close()
@@ -135,14 +115,7 @@ def _plain_steps(step, plan: ProfileSchedule, device: str, control: ControlFifo 
         control.send("disable")
     if device == "cuda":
         torch.cuda.profiler.stop()
-    return {
-        "step_ms": step_ms,
-        "active_step_ms": step_ms[plan.wait + plan.warmup :],
-        "op_table": None,
-        "trace_path": None,
-        "errors": [],
-        "warnings": [],
-    }
+    return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
 
 
 def _ncu_steps(step, plan: ProfileSchedule) -> dict:
@@ -159,15 +132,12 @@ def _ncu_steps(step, plan: ProfileSchedule) -> dict:
         if active:
             torch.cuda.nvtx.range_pop()
         step_ms.append((time.perf_counter_ns() - t0) / NS_PER_MS)
-    active_ms = step_ms[plan.wait + plan.warmup :]
-    return {
-        "step_ms": step_ms,
-        "active_step_ms": active_ms,
-        "op_table": None,
-        "trace_path": None,
-        "errors": [],
-        "warnings": [],
-    }
+    return _bare(step_ms, step_ms[plan.wait + plan.warmup :])
+
+
+def _bare(step_ms: list[float], active_ms: list[float]) -> dict:
+    """The result body of a run without torch.profiler: step times (ms), no op table, trace or messages."""
+    return dict(step_ms=step_ms, active_step_ms=active_ms, op_table=None, trace_path=None, errors=[], warnings=[])
 
 
 def run_config(
@@ -218,17 +188,7 @@ def run_config(
 def _failure(status: str, exc: BaseException) -> dict:
     """The child's result for a config that ended ``status`` (``oom``, ``error``) with ``exc``, its error
     recorded as the runner records one (:func:`~surrobench.execution.runner.error_text`)."""
-    return {
-        "schema": schemas.PROFILE_CHILD,
-        "status": status,
-        "error": error_text(exc),
-        "step_ms": [],
-        "active_step_ms": [],
-        "op_table": None,
-        "trace_path": None,
-        "errors": [],
-        "warnings": [],
-    }
+    return {"schema": schemas.PROFILE_CHILD, "status": status, "error": error_text(exc), **_bare([], [])}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -292,23 +252,9 @@ def child_argv(
 ) -> list[str]:
     """The child's command line, for :func:`spawn` or for a wrapping tool (``nsys profile <argv>``).
     ``control_fifo`` is the (CTL, ACK) FIFO pair of ``--control-fifo``."""
-    argv = [
-        sys.executable,
-        "-m",
-        "surrobench.collect.child",
-        "--config",
-        str(config_path),
-        "--result",
-        str(result_path),
-        "--profiler",
-        profiler,
-        "--wait",
-        str(plan.wait),
-        "--warmup",
-        str(plan.warmup),
-        "--active",
-        str(plan.active),
-    ]
+    argv = [sys.executable, "-m", "surrobench.collect.child", "--config", str(config_path)]
+    argv += ["--result", str(result_path), "--profiler", profiler, "--wait", str(plan.wait)]
+    argv += ["--warmup", str(plan.warmup), "--active", str(plan.active)]
     argv += ["--with-stack"] if with_stack else []
     argv += ["--control-fifo", f"{control_fifo[0]},{control_fifo[1]}"] if control_fifo is not None else []
     return argv + (["--trace-out", str(trace_path)] if trace_path is not None else [])
@@ -323,11 +269,8 @@ def spawn(
     trace_path: Path | None = None,
     timeout_s: float = CHILD_TIMEOUT_S,
 ) -> dict:
-    """Run :func:`main` in a new Python process for ``cfg`` and return its result object.
-
-    A child that dies or times out without a result is reported as status ``error`` with the last line
-    of its stderr; the caller goes on with the next config.
-    """
+    """Run :func:`main` in a new Python process for ``cfg``; its result object. A child that dies or times out
+    without a result: status ``error`` with the last line of its stderr."""
     with tempfile.TemporaryDirectory(prefix="surrobench-child-") as tmp:
         config_path, result_path = Path(tmp) / "config.json", Path(tmp) / "result.json"
         config_path.write_text(json.dumps(config_to_json(cfg)))

@@ -1,10 +1,8 @@
 """torch.profiler's raw Kineto events as the op events the op and kernel tables read, with the semantics of
 torch's ``FunctionEvent`` list (``prof.events()``) but without building it.
 
-Why: ``prof.events()`` builds one ``FunctionEvent`` per raw event with some thirty fields each (stacks, flows,
-metadata JSON...) that no table reads; on the zoo FNO at 32² on the CPU (293,530 raw events for 10 profiled
-steps) it took 25-41 s, against 2.3 s to list the raw events (docs/benchmarks/profile-cost.md). Here only the
-fields the tables read are taken, and the same rules are applied as torch 2.x's
+``prof.events()`` builds ~30 unread fields per raw event (zoo FNO at 32² on the CPU: 25-41 s against 2.3 s to
+list the raw events, docs/benchmarks/profile-cost.md). The rules of torch 2.x's
 ``torch.autograd.profiler.profile._parse_kineto_results`` and ``EventList._build_tree``:
 
 - names demangled, ``ProfilerStep#N`` renamed ``ProfilerStep*``; torch's utility ops
@@ -32,15 +30,8 @@ from typing import NamedTuple
 
 _MEMORY = "[memory]"
 _SKIPPED = frozenset(
-    {
-        "[OutOfMemory]",
-        "profiler::_record_function_enter",
-        "profiler::_record_function_enter_new",
-        "profiler::_record_function_exit",
-        "aten::is_leaf",
-        "aten::output_nr",
-        "aten::_version",
-    }
+    {"[OutOfMemory]", "profiler::_record_function_enter", "profiler::_record_function_enter_new"}
+    | {"profiler::_record_function_exit", "aten::is_leaf", "aten::output_nr", "aten::_version"}
 )
 _CPU_MEMORY = frozenset({"CPU", "MKLDNN", "IDEEP"})
 _DEVICE_MEMORY = frozenset({"CUDA", "PrivateUse1", "HIP", "XPU"})
@@ -59,26 +50,10 @@ class OpEvent:
     activity (``"CUDA"``...). Times and durations in µs, memory in bytes; ``cpu_parent`` is the enclosing
     sync CPU event on the same thread (None at the top)."""
 
-    __slots__ = (
-        "name",
-        "device_type",
-        "is_async",
-        "is_user_annotation",
-        "input_shapes",
-        "thread",
-        "start_ns",
-        "end_ns",
-        "duration_us",
-        "kernels",
-        "cpu_parent",
-        "cpu_children",
-        "cpu_memory_usage",
-        "device_memory_usage",
-        "self_cpu_time_total",
-        "self_cpu_memory_usage",
-        "self_device_memory_usage",
-        "device_time_total",
-        "self_device_time_total",
+    __slots__ = tuple(
+        "name device_type is_async is_user_annotation input_shapes thread start_ns end_ns duration_us kernels"
+        " cpu_parent cpu_children cpu_memory_usage device_memory_usage self_cpu_time_total self_cpu_memory_usage"
+        " self_device_memory_usage device_time_total self_device_time_total".split()
     )
 
     def __init__(self, name: str, device_type: str, thread: int, start_ns: int, end_ns: int, t0_ns: int) -> None:

@@ -7,22 +7,15 @@ The command (Nsight Compute CLI docs, "Command Line Options")::
         --print-units base --print-kernel-base demangled --csv --page raw --metrics M1,M2,...
         --log-file OUT.csv  python -m surrobench.collect.child ... --profiler ncu
 
-- ``--nvtx-include surrobench_step/``: only the launches of the one step the child runs inside that range
-  (:data:`surrobench.collect.child.STEP_RANGE`); cold start, warm-up and model build are not replayed.
-- ``--kernel-name``: the base function names (:func:`surrobench.records.counters.function_name`) of the
-  kernels that hold at least :data:`COVERAGE` of the profiled step's kernel time, at most :data:`MAX_KERNELS`
-  names (:func:`select_kernels`); every launch of a selected name in the step is replayed.
-- ``--clock-control none``: the GPU runs at the clocks it runs at in the timed loop (ncu's default locks
-  them to base clocks, which would read a slower GPU than the one timed).
-- ``--cache-control all``: caches flushed before every replay pass. Each of the ~18 passes then starts from
-  the same cold L2, so DRAM bytes and throughputs of different passes describe the same execution; without
-  it, a pass re-reads from L2 what the previous pass of the same kernel left there (H200: 50 MB), and the
-  DRAM counters of small kernels read near zero. The cost: a kernel that finds its producer's output in L2
-  in the real step reads it from DRAM here, so its DRAM bytes are an upper bound.
+- ``--nvtx-include``: only the one step the child runs in :data:`surrobench.collect.child.STEP_RANGE`.
+- ``--kernel-name``: base function names (:func:`surrobench.records.counters.function_name`) holding
+  :data:`COVERAGE` of the step's kernel time, at most :data:`MAX_KERNELS` (:func:`select_kernels`).
+- ``--clock-control none``: the clocks of the timed loop (ncu's default locks base clocks: a slower GPU).
+- ``--cache-control all``: L2 flushed before each of the ~18 replay passes, so every pass's DRAM counters
+  describe the same cold execution (else small kernels read near-zero DRAM); DRAM bytes are an upper bound.
 
-The replay never touches a timing: latency comes from the timed runs, and ncu runs in its own child after
-them. A missing ``ncu``, refused counters or a GPU without them is a :class:`CounterProblem` with its fix,
-never an exception: profile and diagnose go on without counters.
+Latency comes from the timed runs only; ncu runs in its own child after them. A missing ``ncu`` or refused
+counters are a :class:`CounterProblem` with its fix, never an exception.
 """
 
 from __future__ import annotations
@@ -42,8 +35,7 @@ from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
 from surrobench.records.kernels import KernelTable
 
-#: Share of the profiled step's kernel time the selected kernel names must hold: at least 90%, so the measured
-#: verdicts speak for nearly all of the kernel time (a product choice, not a hardware limit).
+#: Share of the step's kernel time the selected names must hold (a product choice, not a hardware limit).
 COVERAGE = 0.90
 #: At most this many kernel names are replayed: each costs ~18 passes per launch on an H200.
 MAX_KERNELS = 20
@@ -51,9 +43,8 @@ MAX_KERNELS = 20
 NCU_SCHEDULE = ProfileSchedule(wait=0, warmup=3, active=1)
 #: Wall-clock limit of one ncu run, s.
 NCU_TIMEOUT_S = 900
-#: When the name filter matches no launch of the step (a name ncu's ``function`` base spells otherwise than
-#: :func:`function_name`), ncu runs again on the step's first launches, at most this many (the cap bounds the
-#: replay: ~18 passes each).
+#: Launches measured without a name filter when the filter matched none (ncu's ``function`` base spells a name
+#: otherwise than :func:`function_name`); ~18 passes each.
 FALLBACK_LAUNCHES = 3 * MAX_KERNELS
 #: The metrics asked for; each was offered by ncu 2025.3.1 on the H200 (``ncu --query-metrics``,
 #: tests/fixtures/ncu). The ``launch__*`` statistics come with every raw page.
@@ -135,12 +126,8 @@ def ncu_command(
 
 @dataclass(frozen=True)
 class NcuRun:
-    """One ncu run: its command, wall seconds, the launches it measured, or the problem.
-
-    ``enumerated_passes``: the passes of a deduplicated run not in any launch's ``passes`` (a launch credited
-    from an identical one has ``passes`` 0): its enumerating pass's, and those of launches replayed beyond the
-    first of their signature.
-    """
+    """One ncu run: its command, wall seconds, the launches it measured, or the problem. ``enumerated_passes``:
+    a deduplicated run's passes in no launch's ``passes`` (the enumerating pass, replays beyond a signature's first)."""
 
     command: tuple[str, ...]
     wall_s: float | None
@@ -152,16 +139,10 @@ class NcuRun:
 def run_ncu(
     config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S, dedup: bool = True
 ) -> NcuRun:
-    """Run the profiling child of the config in ``config_path`` (:func:`surrobench.collect.child.config_to_json`)
-    under ncu, its CSV and result in ``work_dir``. Never raises for ncu's own failures: they are the problem.
-
-    ``dedup``: identical launches measured once (:func:`deduplicated_run`); when that cannot hold (the
-    enumeration failed, every launch is distinct, a signature went unmeasured), every launch is measured, the
-    time spent counted in ``wall_s``.
-
-    When the ``kernels`` filter matched no launch of the step (problem ``no_kernels``), ncu runs once more
-    without it on the step's first :data:`FALLBACK_LAUNCHES` launches; the returned command is the one that
-    measured, so a run without ``--kernel-name`` in its command says the filter was dropped."""
+    """The profiling child of ``config_path`` (:func:`surrobench.collect.child.config_to_json`) under ncu, files in
+    ``work_dir``; ncu's failures are the problem, never raised. ``dedup``: :func:`deduplicated_run` first, else
+    every launch (time spent counted in ``wall_s``). A ``kernels`` filter matching nothing (``no_kernels``): once
+    more on the first :data:`FALLBACK_LAUNCHES` launches, that command returned (no ``--kernel-name``)."""
     spent = 0.0
     if dedup:
         done, spent = deduplicated_run(config_path, work_dir, kernels, timeout_s)
@@ -180,8 +161,7 @@ def deduplicated_run(
     """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
     one enumerating pass; one counter run of every name where that costs less (:func:`one_run_depth`), then
     one per :func:`launch_groups` group of what is unmeasured; every launch credited. Returns the run (None when
-    deduplication saves nothing or cannot hold) and the wall seconds
-    its ncu runs took."""
+    deduplication saves nothing or cannot hold) and the wall seconds its ncu runs took."""
     listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
     spent = listed.wall_s or 0.0
     launches = listed.kernels

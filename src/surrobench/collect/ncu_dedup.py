@@ -1,23 +1,17 @@
 """Identical launches measured once: the plan of a deduplicated ``--counters`` run and the crediting of its counters.
 
-Each replayed launch costs ncu ~18 passes; a step that repeats a block (six identical transformer blocks,
-an FNO's layers) launches the same kernel with the same grid and block many times, and their counters are the
-same up to noise. A deduplicated run:
+Each replayed launch costs ncu ~18 passes, and a step repeating a block launches the same kernel with the same
+grid and block many times, with the same counters up to noise. A deduplicated run:
 
-1. enumerates the step's launches in one cheap ncu pass (only the ``launch__*`` statistics: no counter replay),
-   :data:`LAUNCH_METRICS`;
-2. groups them by :func:`signature` (demangled name, grid, block, shared memory per block) and measures each
-   signature once: ncu's ``--filter-mode per-launch-config --launch-count 1`` profiles the first launch of each
-   launch configuration (grid, block, cluster and shared-memory sizes; Nsight Compute CLI docs, "Filter
-   Options", ``--filter-mode``), restricted by ``--kernel-name-base demangled --kernel-name regex:...`` to one
-   group of names. Two names that share a launch configuration would share ncu's count, so they go to different
-   groups, one ncu run each (:func:`launch_groups`);
-3. credits each launch the counters of the measured launch of its signature (:func:`credit`), with ``passes``
-   0 (not replayed): the launches, the coverage and the kernel table's join are those of the full run.
+1. enumerates the step's launches in one cheap pass (:data:`LAUNCH_METRICS`, no counter replay);
+2. measures each :func:`signature` once: ``--filter-mode per-launch-config --launch-count 1`` profiles the first
+   launch of each launch configuration (Nsight Compute CLI docs, "Filter Options"), restricted by
+   ``--kernel-name-base demangled --kernel-name regex:...`` to one group of names; names sharing a launch
+   configuration would share ncu's count, so they go to different groups, one run each (:func:`launch_groups`);
+3. credits each launch its signature's counters with ``passes`` 0 (:func:`credit`).
 
 Each ncu run starts the child (~5 s on the H200), a replayed launch costs ~0.5 s (docs/benchmarks/h200-counters.md):
-where step 2 needs several groups, one run of every name at ``k`` launches per configuration may cost less
-(:func:`one_run_depth`), the groups then measuring only what it missed.
+one run of every name at ``k`` launches per configuration may cost less than several groups (:func:`one_run_depth`).
 """
 
 from __future__ import annotations
@@ -28,8 +22,7 @@ from dataclasses import replace
 
 from surrobench.records.counters import KernelCounters
 
-#: What the enumerating pass asks for: the launch statistics alone (ncu reads them at launch, no replay of
-#: the counters) and the kernel's duration, which ncu needs one pass for.
+#: The enumerating pass's metrics: launch statistics (read at launch, no replay) and the duration (one pass).
 LAUNCH_METRICS = (
     "gpu__time_duration.sum",
     "launch__grid_size",
@@ -73,10 +66,9 @@ RUN_START_S, LAUNCH_S = 5.0, 0.5
 
 
 def one_run_depth(launches: tuple[KernelCounters, ...]) -> int | None:
-    """``k``, the most names sharing one launch configuration (:func:`launch_config`), when one run of every name
-    at ``k`` launches per configuration costs less by :data:`RUN_START_S` and :data:`LAUNCH_S` than one run per
-    :func:`launch_groups` group at one launch per signature (module docstring); None otherwise (one group: the
-    same run)."""
+    """``k``, the most names sharing a :func:`launch_config`, when one run of every name at ``k`` launches per
+    configuration costs less (:data:`RUN_START_S`, :data:`LAUNCH_S`) than a run per :func:`launch_groups` group;
+    else None."""
     names: dict[tuple, set] = {}
     for k in launches:
         names.setdefault(launch_config(k), set()).add(k.name)
@@ -94,11 +86,9 @@ def name_filter(names: tuple[str, ...]) -> str:
 def credit(
     measured: tuple[KernelCounters, ...], launches: tuple[KernelCounters, ...]
 ) -> tuple[KernelCounters, ...] | None:
-    """Every launch of ``launches`` (the enumerating pass, in launch order) with the counters of the launch of
-    ``measured`` that has its :func:`signature`: the first launch of a signature keeps the measured passes, every
-    other one ``passes`` 0. None when a signature was not measured (the
-    caller then measures every launch). A credited launch carries the measured launch's counters and duration
-    (one consistent reading), its own ``launch`` ID."""
+    """Every launch of ``launches`` (enumerated, in launch order) with the counters and duration of the ``measured``
+    launch of its :func:`signature` and its own ``launch`` ID; ``passes`` kept on a signature's first, else 0.
+    None when a signature was not measured."""
     by_signature: dict[tuple, KernelCounters] = {}
     for k in measured:
         by_signature.setdefault(signature(k), k)

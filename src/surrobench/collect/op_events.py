@@ -1,14 +1,8 @@
-"""The op table and the kernel table from torch.profiler's raw Kineto events
-(:func:`surrobench.collect.kineto_ops.ops_from_kineto`, the semantics of ``prof.events()`` without its cost),
-built in the profiling child.
-
-Kernels are attributed to their launching op (the innermost op around the launch call), user annotations
-(``record_function``, ``ProfilerStep#N``) and Dynamo's compiled-region ranges are not rows; the records and
-their columns are described in :mod:`surrobench.records.ops` and :mod:`surrobench.records.kernels`, whose
-:class:`~surrobench.records.kernels.KernelRows` applies the attribution rules (a metadata op's kernels go to
-its enclosing op, in both tables). Each op's chain of enclosing ops and its module path come from the events'
-``cpu_parent`` links; module paths from the ``surrobench::module::<path>`` ranges of
-:mod:`surrobench.collect.module_ranges`.
+"""The op and kernel tables from torch.profiler's raw Kineto events (:func:`surrobench.collect.kineto_ops.ops_from_kineto`),
+built in the profiling child. Kernels go to their launching op (innermost op around the launch call; a metadata
+op's to its enclosing op, :class:`~surrobench.records.kernels.KernelRows`); annotations (``record_function``,
+``ProfilerStep#N``, Dynamo's compiled regions) are not rows. Op chains and module paths (the
+``surrobench::module::<path>`` ranges of :mod:`surrobench.collect.module_ranges`) follow ``cpu_parent`` links.
 """
 
 from __future__ import annotations
@@ -70,21 +64,11 @@ def _outermost(event, annotations: set[str], top: dict) -> str | None:
 def tables_from_events(
     events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US, modules_lost: str | None = None
 ) -> tuple[OpTable, KernelTable]:
-    """The op table and the kernel table from the op events of one cycle
-    (:func:`~surrobench.collect.kineto_ops.ops_from_kineto`).
-
-    User annotations (``record_function``,
-    ``ProfilerStep#N``) are not rows, and their GPU-side copies are not kernel time. The basis is the
-    device when any device event was recorded, else the CPU. A metadata op's kernels are credited to its
-    enclosing op in both tables. Device time no op claimed is a compiled region's (its kernels were listed
-    on a ``Torch-Compiled Region`` range), else a CUDA-graph replay's when a graph was launched, else lost.
-
-    Args:
-        events: :class:`~surrobench.collect.kineto_ops.OpEvent` objects (times in µs).
-        active_steps: the number of steps the events cover.
-        small_kernel_us: threshold for ``small_kernel_count``, µs.
-        modules_lost: why no module ranges were recorded (the kernel table notes it), None when they were.
-    """
+    """Both tables from the :class:`~surrobench.collect.kineto_ops.OpEvent` objects (µs) of ``active_steps`` steps.
+    Annotations' GPU-side copies are not kernel time; basis ``device`` when any device event was recorded, else
+    ``cpu``. Device time no op claimed: a compiled region's (kernels listed on a ``Torch-Compiled Region``
+    range), else a graph replay's when a graph was launched, else lost. ``small_kernel_us``: the
+    ``small_kernel_count`` threshold; ``modules_lost``: why no module ranges were recorded, None when they were."""
     events = list(events)
     host = {(e.name, e.is_user_annotation) for e in events if not _is_device_event(e)}  # a few 100 of 100,000s
     annotations = {name for name, user in host if user or _ANNOTATION_NAME.match(name) or COMPILED_REGION.match(name)}

@@ -24,17 +24,8 @@ from pathlib import Path
 import psutil
 
 from surrobench.collect.child import CHILD_TIMEOUT_S, _failure, child_argv, config_to_json
-from surrobench.collect.perf_parse import (
-    PERF_EVENTS,
-    CounterSummary,
-    PerfAccess,
-    parse_flamegraph_svg,
-    parse_perf_report,
-    parse_stat_csv,
-    perf_access,
-    permission_reason,
-    summarize_counters,
-)
+from surrobench.collect.perf_parse import PERF_EVENTS, CounterSummary, PerfAccess, parse_flamegraph_svg, perf_access
+from surrobench.collect.perf_parse import parse_perf_report, parse_stat_csv, permission_reason, summarize_counters
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.execution.config import ExecConfig
 from surrobench.records.system import HostHotspot, SystemView
@@ -120,19 +111,8 @@ class _PySpy:
         self.exe, self.svg, self.proc = exe, svg, None
 
     def enable(self, root_pid: int) -> None:
-        argv = [
-            self.exe,
-            "record",
-            "--pid",
-            str(_child_pid(root_pid)),
-            "--format",
-            "flamegraph",
-            "--nolineno",
-            "--rate",
-            str(PY_SPY_RATE_HZ),
-            "--output",
-            str(self.svg),
-        ]
+        argv = [self.exe, "record", "--pid", str(_child_pid(root_pid)), "--format", "flamegraph", "--nolineno"]
+        argv += ["--rate", str(PY_SPY_RATE_HZ), "--output", str(self.svg)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
         for line in self.proc.stdout:  # py-spy says "Sampling process ..." once attached
@@ -282,24 +262,9 @@ def sample_config(
         except (ValueError, ET.ParseError) as exc:
             run.child["warnings"].append(f"py-spy flame graph unreadable: {exc}")
     if data.is_file():
-        report = subprocess.run(
-            [
-                tools.perf,
-                "report",
-                "-i",
-                str(data),
-                "--stdio",
-                "--no-children",
-                "-F",
-                "overhead,dso,sym",
-                "-g",
-                "none",
-                "--percent-limit",
-                str(REPORT_PERCENT_LIMIT),
-            ],
-            capture_output=True,
-            text=True,
-        )
+        argv = [tools.perf, "report", "-i", str(data), "--stdio", "--no-children", "-F", "overhead,dso,sym"]
+        argv += ["-g", "none", "--percent-limit", str(REPORT_PERCENT_LIMIT)]
+        report = subprocess.run(argv, capture_output=True, text=True)
         spots += parse_perf_report(report.stdout)[:top]
     return tuple(spots), run
 

@@ -19,18 +19,8 @@ import numpy as np
 from surrobench.records import intervals
 from surrobench.records.system import HostHotspot
 
-PERF_EVENTS = (
-    "cycles",
-    "instructions",
-    "cache-references",
-    "cache-misses",
-    "branches",
-    "branch-misses",
-    "task-clock",
-    "context-switches",
-    "cpu-migrations",
-    "page-faults",
-)
+PERF_EVENTS = ("cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses")
+PERF_EVENTS += ("task-clock", "context-switches", "cpu-migrations", "page-faults")
 HARDWARE_EVENTS = frozenset(PERF_EVENTS[:6])
 """Events counted by the CPU's PMU; the rest are kernel software events, available in any VM."""
 

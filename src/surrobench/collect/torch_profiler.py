@@ -1,10 +1,6 @@
-"""torch.profiler around a step loop: the schedule, the checks that it recorded, the trace export.
-
-Follows The benchmarking method (docs/sources.md, method §2): CPU and (on a GPU) CUDA activities, a schedule that skips the
-warm-up and records a few steps (``wait``, ``warmup``, ``active``; defaults 2/5/5, see :data:`DEFAULT_ACTIVE`),
-``record_shapes`` and ``profile_memory`` on, ``with_stack`` optional. This runs only in the profiling
-child process (:mod:`surrobench.collect.child`): never in the process that times (section 5, pitfall 3).
-"""
+"""torch.profiler around a step loop (docs/sources.md, method §2): CPU and CUDA activities, a ``wait``/``warmup``/
+``active`` schedule, ``record_shapes`` and ``profile_memory`` on, ``with_stack`` optional. Runs only in the profiling
+child (:mod:`surrobench.collect.child`), never in the process that times (method §5, pitfall 3)."""
 
 from __future__ import annotations
 
@@ -35,10 +31,8 @@ Each step costs the same to record and read; 5 kept the top op and readings of a
 (docs/profile.md, measured by ``benchmarks/profile_step_noise.py``; costs in docs/benchmarks/profile-cost.md)."""
 
 NS_PER_MS = 1e6
-#: Kineto's log levels (libkineto ``Logger.h``): VERBOSE 0, INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5. Its
-#: USDT probe lines (``USDT: ... profiler_start`` / ``profiler_stop``) go to stderr at every capture, and only a
-#: minimum level above USDT hides them; Kineto's ERROR lines go with them, and what they would say (no CUDA
-#: activity recorded: CUPTI did not attach) :func:`_checked` says itself.
+#: Above Kineto's USDT level 5 (libkineto ``Logger.h``): hides its per-capture USDT stderr lines, and its ERROR
+#: lines, whose news (CUPTI did not attach) :func:`_checked` reports itself.
 KINETO_QUIET_LEVEL = "6"
 _STEP_PREFIX = "ProfilerStep"  # ``ProfilerStep#N``, renamed ``ProfilerStep*`` in memory
 
@@ -57,14 +51,8 @@ class ProfileSchedule:
         return self.wait + self.warmup + self.active
 
     def check(self, iters: int) -> None:
-        """Validate against the config's timed iterations.
-
-        The profiled loop is drawn from the same budget as the timed loop: it may not run more steps
-        than ``iters``, so profiling never costs more device time than timing.
-
-        Raises:
-            UsageError: ``active`` < 1, ``wait`` or ``warmup`` < 0, or ``total`` > ``iters``.
-        """
+        """Validate against the timed iterations (profiling never runs more steps than timing). Raises
+        UsageError: ``active`` < 1, ``wait`` or ``warmup`` < 0, or ``total`` > ``iters``."""
         if self.active < 1:
             raise UsageError.bad("schedule.active", f"{self.active}: record at least 1 step")
         if self.wait < 0 or self.warmup < 0:
@@ -80,20 +68,9 @@ class ProfileSchedule:
 
 @dataclass(frozen=True)
 class Capture:
-    """What one profiled loop produced.
-
-    Attributes:
-        step_ms: host time of each step (synchronized), ms, ``(schedule.total,)``.
-        active_step_ms: the recorded steps' times, ms.
-        steps_recorded: ``ProfilerStep#N`` ranges among the events (``schedule.active`` when complete).
-        events: events the profiler returned.
-        op_table: None when nothing was recorded.
-        kernel_table: the kernels, their classes, ops and modules (:mod:`surrobench.records.kernels`); None
-            when nothing was recorded.
-        trace_path: the exported Chrome trace, or None.
-        errors: the schedule did not record (the op table cannot be trusted).
-        warnings: recorded, but something is missing (e.g. CUDA activities).
-    """
+    """One profiled loop: synchronized host ms per step ``(schedule.total,)`` and of the recorded ones,
+    ``ProfilerStep#N`` ranges and events seen, op and kernel tables (None when nothing was recorded), the trace
+    path; ``errors``: the schedule did not record; ``warnings``: recorded, something missing (CUDA activities)."""
 
     step_ms: tuple[float, ...]
     active_step_ms: tuple[float, ...]
@@ -129,21 +106,12 @@ def profile_steps(
     trace_path: Path | None = None,
     modules_lost: str | None = None,
 ) -> Capture:
-    """Run ``step(i)`` for ``plan.total`` steps under torch.profiler and check what it recorded.
-
-    The schedule is torch.profiler's (``wait`` steps bare, ``warmup`` prepared, ``active`` recorded, each in a
-    ``ProfilerStep#N`` range), on the profiler ``torch.profiler.profile`` drives (``torch.autograd.profiler.
-    profile``), whose import of ``torch._inductor`` (1.1 CPU s) it skips (docs/benchmarks/profile-cost.md).
-
-    ``step`` must leave the device idle when it returns (see
-    :func:`surrobench.execution.ranges.annotated_step`), so each host time is a whole step.
-
-    Kineto's USDT lines are kept off stderr (:data:`KINETO_QUIET_LEVEL`, unless ``KINETO_LOG_LEVEL`` is set
-    already): Kineto reads the level when it starts, at the process's first capture.
-
-    ``modules_lost``: why the step records no module ranges (:func:`surrobench.collect.module_ranges.
-    modules_lost`), None when it does.
-    """
+    """``step(i)`` for ``plan.total`` steps under torch.profiler's schedule (each active step a ``ProfilerStep#N``
+    range), driving ``torch.autograd.profiler.profile`` directly: no ``torch._inductor`` import (1.1 CPU s,
+    docs/benchmarks/profile-cost.md). ``step`` leaves the device idle on return
+    (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
+    (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``:
+    why no module ranges are recorded (:func:`surrobench.collect.module_ranges.modules_lost`), None when they are."""
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
     from torch.autograd.profiler import profile, record_function
 

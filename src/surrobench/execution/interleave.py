@@ -12,12 +12,13 @@ ISMM: randomize or interleave what is compared). Steps, settings and timing are 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import (
     PreparedModel,
@@ -29,7 +30,7 @@ from surrobench.execution.runner import (
     timed_result,
 )
 from surrobench.execution.sanity import LEAK_KEY, MemoryWatch, check_calls
-from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.execution.timing import measure_round, time_once
 from surrobench.records.run import ConfigResult
 
 
@@ -148,10 +149,7 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     watch.pause()  # other variants ran since its last round
     with execution_settings(cfg), torch.inference_mode():
         watch.sample()
-        warm_up(variant.step, warmup, cfg.device)
-        faults = minor_faults()
-        samples: TimedSamples = time_loop(variant.step, iters, cfg.device)
-        faults = (minor_faults() - faults) / iters
+        samples = measure_round(variant.step, warmup, iters, cfg.device)
         watch.sample(warmup + iters)
         variant.calls += warmup + iters
         found = check_calls(variant.step, range(len(variant.input_sets)), variant.calls, "end")
@@ -163,12 +161,24 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
     growth = watch.growth()
-    flags = {**({LEAK_KEY: growth} if growth else {}), **({FAULTS_KEY: faults} if cfg.device == "cpu" else {})}
+    flags = {
+        **({LEAK_KEY: growth} if growth else {}),
+        **({FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}),
+    }
     variant.rounds.append(replace(result, extra={**result.extra, **flags}) if flags else result)
 
 
-def interleave(variants: list[Variant], rounds: int, warmup: int, iters: int) -> None:
-    """``rounds`` rounds; in each, every variant in list order runs :func:`time_round` (A B A B ...)."""
-    for _ in range(rounds):
+#: The fewest rounds a window cut short by ``stop`` keeps: the noise floor splits a side's rounds in two.
+MIN_WINDOW_ROUNDS = 2
+
+
+def interleave(
+    variants: list[Variant], rounds: int, warmup: int, iters: int, stop: Callable[[], bool] | None = None
+) -> None:
+    """``rounds`` rounds; in each, every variant in list order runs :func:`time_round` (A B A B ...). ``stop`` is
+    asked after each round from the :data:`MIN_WINDOW_ROUNDS`-th on; True ends the window there."""
+    for done in range(1, rounds + 1):
         for variant in variants:
             time_round(variant, warmup, iters)
+        if stop is not None and done >= MIN_WINDOW_ROUNDS and stop():
+            return

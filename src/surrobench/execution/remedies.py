@@ -54,7 +54,7 @@ def _autocast(dtype: str, device: str) -> tuple[str, ...]:
     return (f'with torch.autocast("{device}", dtype=torch.{dtype}):', "    y = model(x)")
 
 
-_CUDAGRAPH_CODE = (
+_GRAPH = (
     "static_x = x.clone(); g = torch.cuda.CUDAGraph()",
     "s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())",
     "with torch.cuda.stream(s):  # warm up outside the graph",
@@ -70,33 +70,19 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
     """Every remedy, cheapest setup first: the search measures in this order, so a budget spent on long
     compilations leaves the quick remedies measured."""
     both, cuda = ("cuda", "cpu"), ("cuda",)
+    tf32_code = ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True")
+    nhwc_code = (
+        "model = model.to(memory_format=torch.channels_last)",
+        "x = x.contiguous(memory_format=torch.channels_last)",
+    )
     out = [
+        Remedy("cudagraph", (("mode", "cudagraph"),), cuda, "capture the forward once, replay it as one graph", _GRAPH),
         Remedy(
-            "cudagraph",
-            (("mode", "cudagraph"),),
-            cuda,
-            "capture the forward once, replay it as one graph",
-            _CUDAGRAPH_CODE,
-        ),
-        Remedy(
-            "tf32",
-            (("precision", "tf32"),),
-            cuda,
-            "TF32 tensor cores for fp32 matmuls and convolutions",
-            ("torch.backends.cuda.matmul.allow_tf32 = True", "torch.backends.cudnn.allow_tf32 = True"),
+            "tf32", (("precision", "tf32"),), cuda, "TF32 tensor cores for fp32 matmuls and convolutions", tf32_code
         ),
         Remedy("fp16", (("precision", "fp16"),), cuda, "fp16 autocast", _autocast("float16", device)),
         Remedy("bf16", (("precision", "bf16"),), both, "bf16 autocast", _autocast("bfloat16", device)),
-        Remedy(
-            "channels_last",
-            (("channels_last", True),),
-            both,
-            "NHWC memory format for 4-D tensors",
-            (
-                "model = model.to(memory_format=torch.channels_last)",
-                "x = x.contiguous(memory_format=torch.channels_last)",
-            ),
-        ),
+        Remedy("channels_last", (("channels_last", True),), both, "NHWC memory format for 4-D tensors", nhwc_code),
         Remedy(
             "cudnn_benchmark",
             (("cudnn_benchmark", True),),
@@ -109,35 +95,22 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
         Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)", (f"torch.set_num_threads({n})",))
         for n in thread_counts()
     ]
-    out.append(
-        Remedy(
-            "compile",
-            (("mode", "compile"),),
-            both,
-            "torch.compile (Inductor, default mode)",
-            ("model = torch.compile(model)",),
-        )
-    )
-    out.append(
-        Remedy(
+    compiled = [("compile", None, both, "torch.compile (Inductor, default mode)")]
+    compiled.append(
+        (
             "compile-reduce-overhead",
-            (("mode", "compile"), ("compile_mode", "reduce-overhead")),
+            "reduce-overhead",
             cuda,
             "torch.compile with CUDA graphs: the compiled forward replayed as a graph, one launch per call",
-            ('model = torch.compile(model, mode="reduce-overhead")',),
         )
     )
     if thorough:
         mode = "max-autotune-no-cudagraphs"
-        out.append(
-            Remedy(
-                f"compile-{mode}",
-                (("mode", "compile"), ("compile_mode", mode)),
-                both,
-                "torch.compile with autotuned kernels (no CUDA graphs)",
-                (f'model = torch.compile(model, mode="{mode}")',),
-            )
-        )
+        compiled.append((f"compile-{mode}", mode, both, "torch.compile with autotuned kernels (no CUDA graphs)"))
+    for name, mode, devices, summary in compiled:
+        settings = (("mode", "compile"),) + ((("compile_mode", mode),) if mode else ())
+        code = f'model = torch.compile(model, mode="{mode}")' if mode else "model = torch.compile(model)"
+        out.append(Remedy(name, settings, devices, summary, (code,)))
     return out
 
 

@@ -1,11 +1,8 @@
-"""Run one config, or a sweep of configs, and turn the measurements into :class:`ConfigResult` records.
-
-Per config (docs/sources.md, method §1 and §5): inputs are built once on the device from the fixed seed;
-``model.eval()`` and ``torch.inference_mode()`` hold throughout; the first call is timed alone as the
-cold start (cuDNN autotuning, lazy init, compilation, graph capture); then ``warmup`` untimed and
-``iters`` timed iterations. A CUDA OOM or any exception ends that config with status ``oom``/``error``,
-frees its memory, and the sweep goes on; the error is kept as raised and its known cause, explained in one
-line (:func:`surrobench.execution.failures.explain_failure`), is stored in ``extra``.
+"""One config measured into a :class:`ConfigResult` (docs/sources.md, method §1 and §5): inputs built once on
+the device from the seed, ``eval()`` and ``inference_mode()`` throughout, the first call timed alone (the cold
+start), then ``warmup`` untimed and ``iters`` timed calls (:func:`~surrobench.execution.timing.measure_round`).
+An OOM or any exception ends the config ``oom``/``error`` with its cause in ``extra``
+(:func:`surrobench.execution.failures.failure_extra`); the sweep goes on.
 """
 
 from __future__ import annotations
@@ -25,7 +22,7 @@ from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, minor_faults, pin_malloc_thresholds
+from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
     LEAK_KEY,
@@ -39,7 +36,7 @@ from surrobench.execution.sanity import (
     nonfinite_message,
     output_tensors,
 )
-from surrobench.execution.timing import TimedSamples, time_loop, time_once, warm_up
+from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
 from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
@@ -63,9 +60,8 @@ class PreparedModel:
 
 
 def prepare_model(surrogate: Surrogate, device: str, seed: int) -> PreparedModel:
-    """Build the module with weights from ``seed``, move it to ``device`` and put it in eval mode. Every measured
-    model is prepared here, before anything is timed: glibc malloc's thresholds are pinned for the process first
-    (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
+    """The module built with weights from ``seed``, on ``device``, in eval mode; glibc malloc's thresholds pinned
+    first (:func:`~surrobench.execution.memory.pin_malloc_thresholds`)."""
     pin_malloc_thresholds()
     torch.manual_seed(seed)
     return PreparedModel(surrogate, surrogate.build().to(device).eval())
@@ -76,8 +72,7 @@ class ModelOutputError(TypeError):
 
 
 def check_output(output) -> None:
-    """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (tuple, list or dict of
-    tensors, nested): a forward returning None or a lazy generator does no work a timer could measure."""
+    """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (nested tuple, list, dict)."""
     if next(output_tensors(output), None) is None:
         raise ModelOutputError(
             f"model forward returned {type(output).__name__}, not a tensor (or a tuple, list or dict of tensors)"
@@ -85,8 +80,7 @@ def check_output(output) -> None:
 
 
 def input_specs(inputs: Inputs) -> tuple[InputSpec, ...]:
-    """Every tensor of one input set as its :class:`~surrobench.records.config.InputSpec` (shape as executed,
-    dtype without ``torch.``), in call order: the config identity's inputs."""
+    """Every tensor of one input set as its :class:`~surrobench.records.config.InputSpec`, in call order."""
     return tuple(
         InputSpec(tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in inputs if isinstance(t, torch.Tensor)
     )
@@ -97,10 +91,9 @@ ERROR_CHARS = 500
 
 
 def error_text(exc: BaseException) -> str:
-    """The error of a failed config as recorded (``ConfigResult.error``, the profiling child's ``error``): the
-    :func:`~surrobench.execution.failures.failure_label` of the message's first line (``Type: first line``),
-    at most :data:`ERROR_CHARS` characters; a ``sys.exit`` is named as the model's call, and a forward missing
-    arguments gets the hint of :data:`MULTI_INPUT_HINT`."""
+    """A failed config's ``error``: ``Type: first line`` (:func:`~surrobench.execution.failures.failure_label`),
+    at most :data:`ERROR_CHARS`; a ``sys.exit`` named as the model's, a forward missing arguments with
+    :data:`MULTI_INPUT_HINT`."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"
@@ -110,17 +103,15 @@ def error_text(exc: BaseException) -> str:
 
 
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
-    """``cfg`` recorded as ``oom`` or ``error``, the error text :func:`error_text`; ``inputs`` when they were
-    built before the failure."""
+    """``cfg`` recorded with ``status`` and :func:`error_text`; ``inputs`` when built before the failure."""
     return config_result(
         cfg, inputs, status, error=error_text(exc), extra={**settings_record(cfg), **failure_extra(exc)}
     )
 
 
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
-    """The one constructor of a measured :class:`ConfigResult`: ``cfg``'s identity and iteration counts, the
-    executed ``inputs`` (the first is the primary ``input_shape``), ``status``, and what was ``measured``
-    (any other field of :class:`ConfigResult`)."""
+    """The one constructor of a measured :class:`ConfigResult`: ``cfg``'s identity, the executed ``inputs`` (the
+    first is ``input_shape``), ``status`` and the ``measured`` fields."""
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
@@ -138,7 +129,7 @@ def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, *
 
 
 def free_device(device: str) -> None:
-    """Collect garbage and, on CUDA, return the cached blocks, so the next variant starts from a clean pool."""
+    """Collect garbage and, on CUDA, empty the cache: the next variant starts from a clean pool."""
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -146,13 +137,9 @@ def free_device(device: str) -> None:
 
 @contextlib.contextmanager
 def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step, list[Inputs]]]:
-    """Inside the config's numeric settings and ``torch.inference_mode()``: its fixed-seed input sets on
-    the device and the mode's ``step(i)``, which has not run yet (its first call is the cold start).
-
-    Shared by the timing loop here and the profiling child (:mod:`surrobench.collect.child`), so both
-    run exactly the same work. With ``cfg.channels_last`` the shared module is converted in place for the
-    config and converted back afterwards.
-    """
+    """Inside the config's numeric settings and ``inference_mode()``: its input sets and the mode's ``step(i)``,
+    not yet called; the same work for the timing here and the profiling child (:mod:`surrobench.collect.child`).
+    With ``cfg.channels_last`` the module is converted in place, and back afterwards."""
     with execution_settings(cfg), torch.inference_mode():
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
@@ -195,13 +182,13 @@ def _measure(
         seen["phase"] = "input_sets_check"
         nonfinite = first_calls_nonfinite(step, outputs.pop(), len(input_sets))
         seen["phase"] = "warmup"
-        warm_up(step, cfg.warmup, cfg.device)
-        mutated = mutated_inputs(digest, input_digest(input_sets[0]))
         watch = MemoryWatch(cfg.device)
-        faults = minor_faults()
-        seen["phase"] = "timed"
-        samples = time_loop(step, cfg.iters, cfg.device, _both(watch.sample, before_each))
-        faults = (minor_faults() - faults) / cfg.iters
+
+        def warm() -> None:
+            seen["mutated"] = mutated_inputs(digest, input_digest(input_sets[0]))
+            seen["phase"] = "timed"
+
+        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, _both(watch.sample, before_each), warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
@@ -209,15 +196,16 @@ def _measure(
         host = host_facts(prepared.module, input_sets[0]) if cfg.device == "cpu" else {}
     memory = tracker.stop()
     result = timed_result(cfg, seen["inputs"], seen["points"], cold_ms, samples, memory, nonfinite)
+    mutated = seen["mutated"]
     flags = {**({LEAK_KEY: growth} if growth else {}), **({MUTATED_KEY: mutated} if mutated else {}), **host}
     if cfg.device == "cpu":
-        flags[FAULTS_KEY] = faults
+        flags[FAULTS_KEY] = samples.faults_per_call
     return replace(result, extra={**result.extra, **flags}) if flags else result
 
 
 def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
-    """The first-call check of every input set (:func:`surrobench.execution.sanity.check_calls`): the output of the
-    config's first call (``first_output``, input set 0) and one more call of each other set, untimed."""
+    """The first-call check of every input set (:func:`~surrobench.execution.sanity.check_calls`): ``first_output``
+    for set 0, one untimed call of each other set."""
     return check_calls(lambda i: first_output if i == 0 else step(i), range(n_sets), 0, "first")
 
 
@@ -242,11 +230,8 @@ def timed_result(
     memory: PeakMemory,
     nonfinite: dict | None = None,
 ) -> ConfigResult:
-    """The result record of one timed loop of ``cfg`` over ``inputs`` (:func:`input_specs` of its first input
-    set); status ``nonfinite`` when ``nonfinite`` (a :func:`~surrobench.execution.sanity.check_calls` record) is
-    given, the timings kept and the record in ``extra`` (:data:`~surrobench.execution.sanity.NONFINITE_KEY`);
-    ``points_per_s`` None when the model has no points per sample (None). TF32 switches and, on CUDA, the SM
-    clock are read now, right after the loop."""
+    """The record of one timed loop of ``cfg`` over ``inputs``; status ``nonfinite`` with the ``nonfinite`` record
+    in ``extra`` when given (the timings kept); TF32 switches and the SM clock read now, after the loop."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
@@ -299,10 +284,8 @@ TIMEOUT_PHASES = {
 
 
 def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigResult:
-    """``cfg`` recorded as ``timeout`` with what was measured before the limit: its cold start, the timed
-    calls that finished (their statistics, throughput and peak memory) when there were any; ``extra`` says
-    how many of ``cfg.iters`` (``timed_calls``), the limit (``timeout_s``) and the phase it cut
-    (``timeout_phase``, a key of :data:`TIMEOUT_PHASES`)."""
+    """``cfg`` recorded ``timeout`` with what was measured before the limit (cold start, finished timed calls);
+    ``extra``: ``timed_calls``, ``timeout_s``, ``timeout_phase`` (a key of :data:`TIMEOUT_PHASES`)."""
     done = len(exc.timed_ms)
     if done:
         where = f"after {done} of {cfg.iters} timed calls"
@@ -324,12 +307,9 @@ def run_config(
     before_each: Callable[[], None] | None = None,
     timeout_s: float | None = None,
 ) -> ConfigResult:
-    """Measure one config. Never raises for a failure of the model: OOM and errors become statuses.
-
-    ``before_each`` runs before every timed iteration, outside the timed region
-    (:func:`~surrobench.execution.timing.time_loop`). ``timeout_s``: the config's time limit, seconds (None:
-    none); past it the config ends ``timeout`` with what was measured (:func:`timed_out_result`; how a
-    forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`).
+    """Measure one config; a failure of the model becomes its status, never an exception. ``before_each``: as
+    :func:`~surrobench.execution.timing.time_loop`'s. ``timeout_s``: the config's limit, seconds (None: none),
+    past which it ends ``timeout`` (:func:`timed_out_result`, :mod:`surrobench.execution.deadline`).
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
@@ -351,14 +331,9 @@ def run_config(
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
-    """One result from the rounds of one config measured at different times (``run --rounds``).
-
-    Samples are concatenated in round order and their statistics use the two-stage bootstrap
-    (``LatencyStats.from_samples(..., rounds=R)``); throughput follows the merged median; the cold start is
-    the first round's (later rounds start warm); peak memory is the highest round's; the forward's flags
-    (a leak, a changed input) are those of any round (:func:`~surrobench.execution.sanity.merge_flags`). A
-    failed round makes the merged result that round's failure, with those flags.
-    """
+    """One result from the rounds of one config: samples concatenated (two-stage bootstrap statistics), the
+    first round's cold start, the highest peak memory, the lowest SM clock, the flags of any round
+    (:func:`~surrobench.execution.sanity.merge_flags`); a failed round makes it that round's failure."""
     first = rounds[0]
     if len(rounds) == 1:
         return first

@@ -1,24 +1,14 @@
-"""Two ways a forward can make its own measurement wrong, watched outside the timed region of every config.
+"""Three ways a forward can make its own measurement wrong, watched outside the timed region of every config;
+each lands in the result's ``extra`` as a structured field, and the rounds of a config keep what any saw
+(:func:`merge_flags`).
 
-- **Memory that grows across calls** (a forward that keeps a reference to each output, a cache with no bound):
-  its latency drifts with the allocator's state and a long run ends in OOM. :class:`MemoryWatch` reads the
-  memory in use before each timed call and after the last: CUDA ``torch.cuda.memory_allocated`` (live tensors,
-  PyTorch docs "CUDA semantics", memory management), the process's resident set (``psutil``) on the CPU.
-  The per-call growth is the *median* of the increments, so a one-off step (the allocator taking a new arena, a
-  lazily built buffer) does not read as a leak; a leak grows on every call.
-- **A forward that changes its input** (an in-place op on an argument): each call then sees other data than the
-  fixed-seed set, and the set rotation (:mod:`surrobench.workload.inputs`) no longer feeds what it says.
-  :func:`input_digest` hashes the first input set before the cold call and again after the warm-up.
-
-- **An output that is not finite** (NaN or Inf in any tensor of the output, on any input set): every time
-  read from it times a broken forward. :func:`check_calls` calls the step once per input set, outside the timed
-  region, and walks every tensor of each output (:func:`output_tensors`): on each set's first call and again at
-  the end of timing, never inside the timed loop, so the check adds no synchronization to a timed call. A config
-  whose output is not finite ends ``nonfinite`` (:data:`surrobench.records.vocab.STATUSES`), the tensor and the
-  call named in ``extra`` (:data:`NONFINITE_KEY`).
-
-Both land in the result's ``extra`` as structured fields (:data:`LEAK_KEY`, :data:`MUTATED_KEY`), named in the
-sweep's warnings; the rounds of one config (``run --rounds``) keep what any round saw (:func:`merge_flags`).
+- **Memory that grows across calls** (:data:`LEAK_KEY`): :class:`MemoryWatch` reads live CUDA tensors
+  (``torch.cuda.memory_allocated``) or the resident set (``psutil``) between calls; the growth per call is the
+  *median* of the increments, so a one-off step does not read as a leak.
+- **A forward that changes its input** (:data:`MUTATED_KEY`): :func:`input_digest` of the first input set before
+  the cold call and after the warm-up.
+- **An output that is not finite** (:data:`NONFINITE_KEY`, status ``nonfinite``): :func:`check_calls` calls the
+  step once per input set on its first call and after the timed calls, never inside the timed loop.
 """
 
 from __future__ import annotations
@@ -39,10 +29,8 @@ MUTATED_KEY = "mutated_inputs"
 #: ``extra`` key of a config whose output held NaN or Inf: ``{"tensor", "input_set", "call", "phase",
 #: "nonfinite_values", "numel"}`` (:func:`check_calls`).
 NONFINITE_KEY = "nonfinite"
-#: Median growth per call that counts as a leak, bytes. 1 MiB is above what reading the resident set moves by
-#: without a leak (the 4 KiB pages of a few small Python objects), far under the 16 MiB per call of the leak
-#: that went unnoticed (issue report, fresh-user trial); on CUDA any steady growth of live tensors is a leak,
-#: and the same bound keeps a small cache that grows now and then out of the warnings.
+#: Median growth per call that counts as a leak, bytes: above what the resident set moves by without a leak (the
+#: 4 KiB pages of a few small Python objects), far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
 #: Bytes hashed per slice: a device tensor is copied to the host one slice at a time, so the check holds at most
 #: this much host memory whatever the input's size.
@@ -139,8 +127,7 @@ def mutated_inputs(before: tuple[str | None, ...], after: tuple[str | None, ...]
 
 
 def output_tensors(output, path: str = "output") -> Iterator[tuple[str, torch.Tensor]]:
-    """Every tensor of a model output with its path in it, in order: ``output`` itself, ``output[1]`` in a tuple
-    or list, ``output['u']`` in a dict, ``output.u`` in a dataclass; nested containers are walked."""
+    """Every tensor of a model output with its path (``output[1]``, ``output['u']``, ``output.u``), nested."""
     if isinstance(output, torch.Tensor):
         yield path, output
     elif isinstance(output, dict):
@@ -155,9 +142,8 @@ def output_tensors(output, path: str = "output") -> Iterator[tuple[str, torch.Te
 
 
 def nonfinite_tensor(output) -> dict | None:
-    """``{"tensor", "nonfinite_values", "numel"}`` of the first floating or complex tensor of ``output``
-    (:func:`output_tensors`) that holds NaN or Inf, else None. Reads each tensor's values: a synchronization on
-    a device."""
+    """``{"tensor", "nonfinite_values", "numel"}`` of the first floating or complex tensor of ``output`` that holds
+    NaN or Inf, else None (a synchronization on a device)."""
     for path, t in output_tensors(output):
         if not (t.is_floating_point() or t.is_complex()):
             continue

@@ -34,9 +34,8 @@ from surrobench.records.timestamps import created_now
 
 
 class RunSink(Protocol):
-    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore` is one):
-    the run row first, each config when it finishes (returning its id), the environment and the run's final
-    state (``complete``, ``interrupted``, or ``unsaved`` when a write failed) at the end; a failed write raises
+    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore`): the run, each
+    config as it finishes, the environment and final state; a failed write raises
     :class:`~surrobench.errors.StoreWriteError`."""
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None: ...
@@ -101,21 +100,15 @@ def resolve_device(device: str) -> str:
 
 
 def planned_identity(model: str, shape_label: str, batch: int, precision: str, device: str, mode: str) -> tuple:
-    """What names a config within one plan: (model, ladder rung as written, batch, precision, device, mode).
-
-    The rung, not the executed shape (:class:`~surrobench.records.config.ConfigKey`), because a planned config
-    has not made its inputs yet and a config that failed before making them has no executed shape.
-    """
+    """What names a config within one plan: the rung as written, not the executed shape
+    (:class:`~surrobench.records.config.ConfigKey`), which a config that failed before its inputs lacks."""
     return (model, shape_label, batch, precision, device, mode)
 
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """A request expanded into its configs (sweep order), each model resolved once (spec -> surrogate).
-
-    Made by :func:`plan_sweep`, once per command; everything after it (the sweep, the profiling phase, the
-    diagnosis, the ranks of a multi-process run) reads this plan. Callers must not mutate ``surrogates``.
-    """
+    """A request expanded into its configs (sweep order), each model resolved once; made once per command
+    (:func:`plan_sweep`) and read by every stage after it. ``surrogates`` must not be mutated."""
 
     request: SweepRequest
     configs: tuple[ExecConfig, ...]
@@ -128,7 +121,7 @@ class SweepPlan:
         }
 
     def config_for(self, result: ConfigResult) -> ExecConfig:
-        """The planned config that ``result`` measured, found by :func:`planned_identity` (never by position).
+        """The planned config that ``result`` measured (:func:`planned_identity`).
 
         Raises:
             KeyError: ``result`` is not a config of this plan.
@@ -143,13 +136,9 @@ class SweepPlan:
 
 
 def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = None) -> SweepPlan:
-    """Expand the request into configs (model, precision, mode, shape, batch order) and check every
-    (model, shape, batch) against the model's layout on a CPU input before anything is timed (every batch:
-    a static ``.pt2`` export accepts only its own).
-
-    Called once per command: a user's ``file.py`` is executed and a ``.pt2`` loaded once, and every stage
-    reads the same plan. ``given``: models already resolved, by the name ``request.models`` uses for them (a
-    model object handed to the library, :func:`surrobench.workload.loader.live_surrogate`).
+    """The request's configs (model, precision, mode, shape, batch order), every (model, shape, batch) checked
+    against the model's layout before anything is timed (:func:`check_input_size`). ``given``: models already
+    resolved, by their name in ``request.models`` (:func:`surrobench.workload.loader.live_surrogate`).
 
     Raises:
         UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
@@ -181,9 +170,8 @@ def _bytes_text(n: int) -> str:
 
 
 def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: int, input_sets: int, free: int) -> None:
-    """Check that ``(spec, shape, batch)`` fits the model's layout and that its ``input_sets`` input sets fit
-    in ``free`` bytes, without allocating: the inputs are made on the ``meta`` device (shapes and dtypes
-    only; a user's ``example_inputs`` hook still runs on the CPU).
+    """Check that ``(spec, shape, batch)`` fits the model's layout and its ``input_sets`` input sets fit in
+    ``free`` bytes, the inputs made on the ``meta`` device (nothing allocated).
 
     Raises:
         UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
@@ -238,23 +226,18 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run row first and each config (with its ``config_id``) when its
-    last round finishes; the run is marked ``complete`` at the end, or left ``running`` with ``finish`` False
-    for a phase that follows (profiling: :func:`surrobench.api.profile.profile_phase` marks it).
-
-    With ``request.rounds`` > 1 the whole sweep repeats in this process and each config's rounds are merged
-    (:func:`~surrobench.execution.runner.merge_rounds`): a slow spell of the host lands in one round of many
-    configs, and the two-stage bootstrap widens the interval instead of reading a false difference.
-    ``on_result`` is called after every round of every config (progress).
+    """Run the planned sweep, committing the run first and each config when its last round finishes; the run
+    is marked ``complete`` at the end (left ``running`` with ``finish`` False, for the profiling phase).
+    ``request.rounds`` > 1 repeats the whole sweep, each config's rounds merged
+    (:func:`~surrobench.execution.runner.merge_rounds`: a slow spell of the host widens the interval).
+    ``on_result`` is told every round of every config.
 
     Returns:
-        The finished run record and warnings for the user (clock drops, noisy or short measurements).
+        The run record and warnings for the user (:func:`sweep_warnings`).
 
     Raises:
-        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP: :mod:`surrobench.cli.signals`); the configs committed
-            before it stay stored and the run is marked ``interrupted``.
-        Unsaved: a write to ``store`` failed (:class:`~surrobench.errors.StoreWriteError`): the sweep stops, the
-            exception carries the run JSON of every config measured (:func:`unsaved`).
+        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the configs committed stay stored, the run ``interrupted``.
+        Unsaved: a write to ``store`` failed; it carries every config measured (:func:`unsaved`).
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
     env = run_environment(request)
@@ -263,8 +246,7 @@ def execute_sweep(
     prepared: dict[str, PreparedModel | BaseException] = {}
 
     def measure(cfg: ExecConfig) -> ConfigResult:
-        """Run ``cfg``; a model whose factory (or ``.to``/``eval``) fails is recorded as an error for each of
-        its configs and the sweep goes on with the next model."""
+        """Run ``cfg``; a model that cannot be prepared is an error for each of its configs."""
         if cfg.model not in prepared:
             prepared.clear()  # one model resident at a time
             try:
@@ -299,8 +281,7 @@ def execute_sweep(
 
 
 def mark_unsaved(store: RunSink, *run_ids: str) -> None:
-    """Mark the runs ``unsaved`` after a write failed, where the database still takes that write (a full disk
-    often does not: ``history`` then lists them ``abandoned`` once this process is gone)."""
+    """Mark the runs ``unsaved`` after a write failed, where the database still takes that write."""
     for run_id in run_ids:
         try:
             store.finish_run(run_id, "unsaved")
@@ -309,8 +290,7 @@ def mark_unsaved(store: RunSink, *run_ids: str) -> None:
 
 
 def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:
-    """The :class:`~surrobench.errors.Unsaved` of a run whose database write failed (``error``): ``record`` holds
-    everything measured, stored or not; the run is marked ``unsaved`` (:func:`mark_unsaved`)."""
+    """The :class:`~surrobench.errors.Unsaved` of a run whose write failed; ``record`` holds everything measured."""
     mark_unsaved(store, record.run_id)
     stored = sum(r.config_id is not None for r in record.results)
     return Unsaved(error, record.to_json(), record.run_id, len(record.results), stored=stored)
@@ -326,13 +306,9 @@ def _run_rounds(
     results: list[ConfigResult],
 ) -> None:
     """Every round of every config; a config is committed (and appended to ``results``) after its last round.
-
-    On Ctrl-C (KeyboardInterrupt, SIGTERM included) each config not committed yet that finished a round is
-    committed with the rounds it finished, ``extra["rounds_planned"]`` saying how many were asked for: nothing
-    measured is lost (docs/design.md, "Principles"). Then the interruption goes on. When a commit fails
-    (:class:`~surrobench.errors.StoreWriteError`) the sweep stops: that config and each one not committed yet that
-    finished a round are appended to ``results`` without a ``config_id`` (those short of rounds with
-    ``rounds_planned``), and the error goes on."""
+    On Ctrl-C, or a failed commit, each config not committed that finished a round is kept with the rounds it
+    has (``extra["rounds_planned"]`` when short), committed or (after a failed write) without a ``config_id``,
+    and the exception goes on."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
     committed = 0  # configs committed, in order: in the last round they are committed one by one
 
@@ -367,9 +343,8 @@ def _run_rounds(
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops during the run, a busy host (:func:`busy_host_warning`, load average
-    read now; ``threads`` is the torch thread count the run used, this process's when None) and
-    measurements whose spread is suspect."""
+    """Failed configs, clock drops, a busy host (:func:`busy_host_warning` with the run's torch ``threads``,
+    this process's when None), noisy measurements and the forward's flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
@@ -408,11 +383,8 @@ def forward_warnings(results: list[ConfigResult]) -> list[str]:
 
 
 def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
-    """Recipe settings a config took that changed nothing there (it still ran, and is stored with them):
-    ``--channels-last`` where the primary input is not 4-D (the format is defined for ``(B, C, H, W)``
-    tensors only: PyTorch tutorial "Channels Last Memory Format"; ``optimize`` calls it infeasible), and
-    ``--compile-mode reduce-overhead`` on the CPU (its CUDA graphs are CUDA-only; Inductor compiles the
-    default way there)."""
+    """Settings that changed nothing: ``--channels-last`` on an input that is not 4-D (PyTorch tutorial
+    "Channels Last Memory Format"), ``--compile-mode reduce-overhead`` on the CPU (its CUDA graphs are CUDA-only)."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
     out = []

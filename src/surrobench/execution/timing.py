@@ -18,18 +18,21 @@ import numpy as np
 import torch
 
 from surrobench.execution.deadline import ConfigTimeout
+from surrobench.execution.memory import minor_faults
 
 NS_PER_MS = 1e6
 
 
 @dataclass(frozen=True)
 class TimedSamples:
-    """Per-iteration times of one config, ms. ``device_ms`` and ``host_ms`` (the step's submission, module
-    docstring) are None on CPU. Shapes: ``(iters,)``."""
+    """Per-iteration times of one config, ms, shapes ``(iters,)``; ``device_ms`` and ``host_ms`` (the step's
+    submission, module docstring) None on CPU. ``faults_per_call``: on CPU, the process's minor page faults
+    (:func:`~surrobench.execution.memory.minor_faults`) per timed call, else None."""
 
     latency_ms: np.ndarray
     device_ms: np.ndarray | None
     host_ms: np.ndarray | None = None
+    faults_per_call: float | None = None
 
 
 def _sync(device: str) -> None:
@@ -53,22 +56,33 @@ def warm_up(step: Callable[[int], object], iters: int, device: str) -> None:
     _sync(device)
 
 
+def measure_round(
+    step: Callable[[int], object],
+    warmup: int,
+    iters: int,
+    device: str,
+    before_each: Callable[[], None] | None = None,
+    after_warmup: Callable[[], None] | None = None,
+) -> TimedSamples:
+    """The one timed round of every loop (``run``'s configs, the interleaved variants of ``optimize`` and
+    ``diagnose``, ``versus``'s levels and surrogates): ``warmup`` untimed calls (:func:`warm_up`), then
+    ``after_warmup`` with the device idle, then :func:`time_loop` with ``before_each``.
+
+    Raises:
+        ConfigTimeout: as :func:`time_loop`.
+    """
+    warm_up(step, warmup, device)
+    if after_warmup is not None:
+        after_warmup()
+    return time_loop(step, iters, device, before_each)
+
+
 def time_loop(
     step: Callable[[int], object], iters: int, device: str, before_each: Callable[[], None] | None = None
 ) -> TimedSamples:
-    """Time ``iters`` calls of ``step(i)``, synchronizing after each.
-
-    Args:
-        step: runs iteration ``i`` (selects its inputs and calls the model); its result is dropped
-            at once (the next iteration may reuse its memory).
-        iters: number of timed iterations, >= 1.
-        device: ``"cpu"`` or ``"cuda"``.
-        before_each: called before each iteration, outside the timed region, with the device idle
-            (e.g. a barrier so that the ranks of a multi-process run start each iteration together).
-
-    Returns:
-        Host latencies and (on CUDA) event-measured device times and the host's submission times, all ms, one
-        per iteration.
+    """Time ``iters`` (>= 1) calls of ``step(i)`` on ``device`` (``"cpu"``, ``"cuda"``), synchronizing after each;
+    ``step``'s result is dropped at once. ``before_each`` runs before each call, outside the timed region, with
+    the device idle (a leak watch's reading; a barrier so that the ranks of a multi-process run start together).
 
     Raises:
         ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
@@ -78,6 +92,7 @@ def time_loop(
     submit_ns = np.empty(iters, dtype=np.int64)
     done = 0  # iterations finished: what a ConfigTimeout keeps
     if device != "cuda":
+        faults = minor_faults()
         try:
             for i in range(iters):
                 if before_each is not None:
@@ -89,7 +104,7 @@ def time_loop(
         except ConfigTimeout as exc:
             exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
             raise
-        return TimedSamples(latency_ns / NS_PER_MS, None)
+        return TimedSamples(latency_ns / NS_PER_MS, None, faults_per_call=(minor_faults() - faults) / iters)
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]

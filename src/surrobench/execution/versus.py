@@ -12,7 +12,7 @@ import torch
 
 from surrobench.execution.config import MIN_ITERS, ExecConfig, execution_settings
 from surrobench.execution.runner import config_step_of, prepare_model
-from surrobench.execution.timing import time_loop, time_once, warm_up
+from surrobench.execution.timing import measure_round, time_loop, time_once
 from surrobench.records.stats import bootstrap_ci
 from surrobench.records.versus import OneTimeCosts, Timing
 
@@ -42,8 +42,7 @@ def time_solver(
         return problem.solve(cases[i % n], level)
 
     solutions = [step(i) for i in range(n)]
-    warm_up(step, warmup, device)
-    samples = time_loop(step, repeats * n, device)
+    samples = measure_round(step, warmup, repeats * n, device)
     batch_ms = None
     if getattr(problem, "batched", False) and n >= batch:
         stacks = [torch.stack(cases[j : j + batch]) for j in range(0, n - batch + 1, batch)]
@@ -52,8 +51,7 @@ def time_solver(
             return problem.solve(stacks[i % len(stacks)], level)
 
         batch_step(0)
-        warm_up(batch_step, warmup, device)
-        batch_ms = float(np.median(time_loop(batch_step, max(repeats, len(stacks)), device).latency_ms))
+        batch_ms = float(np.median(measure_round(batch_step, warmup, max(repeats, len(stacks)), device).latency_ms))
     return solutions, case_timing(samples.latency_ms, n), batch_ms
 
 
@@ -91,16 +89,14 @@ def time_surrogate(problem, surrogate, cfg: ExecConfig, cases: list, steps: int)
         step = config_step_of(cfg, module, input_sets)
         cold_ms = time_once(step, cfg.device)
         solutions = rollout(problem, step, input_sets, steps)
-        warm_up(step, cfg.warmup, cfg.device)
-        samples = time_loop(step, cfg.iters, cfg.device)
+        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device)
         batched = [
             tuple(torch.cat(parts) for parts in zip(*input_sets[j : j + cfg.batch])) for j in range(0, n, cfg.batch)
         ]
         batched = [b for b in batched if b[0].shape[0] == cfg.batch] or batched[:1]
         batch_step = config_step_of(cfg, module, batched)
         batch_step(0)
-        warm_up(batch_step, cfg.warmup, cfg.device)
-        batch_samples = time_loop(batch_step, max(len(batched), MIN_ITERS // 5), cfg.device)
+        batch_samples = measure_round(batch_step, cfg.warmup, max(len(batched), MIN_ITERS // 5), cfg.device)
     timing = case_timing(samples.latency_ms, n, scale=steps)
     batch_ms = float(np.median(batch_samples.latency_ms)) * steps
     batch = batched[0][0].shape[0]

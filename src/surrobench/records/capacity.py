@@ -4,14 +4,14 @@ beside the baseline (eager) as two stored serve runs. Rates in requests/s (``_rp
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 from surrobench.records.serve import ServePolicy
 
 
 @dataclass(frozen=True)
-class CapacityCandidate:
+class CapacityCandidate(schemas.Plain):
     """One recipe tried for capacity.
 
     Attributes:
@@ -41,7 +41,7 @@ class CapacityCandidate:
 
 
 @dataclass(frozen=True)
-class CapacityOptimization:
+class CapacityOptimization(schemas.Plain):
     """What ``optimize --objective capacity`` found for one config.
 
     Attributes:
@@ -76,25 +76,15 @@ class CapacityOptimization:
 
     def to_json(self) -> dict:
         """The ``surrobench/capacity-v1`` object (keys as the attributes)."""
-        return {"schema": schemas.CAPACITY, **asdict(self)}
+        return {"schema": schemas.CAPACITY, **super().to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> CapacityOptimization:
         """Inverse of :meth:`to_json`.
 
         Raises:
-            ValueError: not a ``surrobench/capacity-v1`` document; KeyError, TypeError: a key missing or of the
+            DocumentError: not a ``surrobench/capacity-v1`` document; KeyError, TypeError: a key missing or of the
                 wrong kind.
         """
-        if d.get("schema") != schemas.CAPACITY:
-            raise ValueError(f"not a {schemas.CAPACITY} document (schema {str(d.get('schema'))[:80]!r})")
-        pair = lambda v: None if v is None else (v[0], v[1])  # noqa: E731
-        candidates = tuple(
-            CapacityCandidate(**{**c, "best_policy": c["best_policy"] and ServePolicy(**c["best_policy"])})
-            for c in d["candidates"]
-        )
-        own = schemas.plain(d, cls, but=("candidates", "notes", "baseline_rps", "top_rps"))
-        notes = tuple(d.get("notes", ()))
-        return cls(
-            **own, candidates=candidates, notes=notes, baseline_rps=pair(d["baseline_rps"]), top_rps=pair(d["top_rps"])
-        )
+        schemas.check(d, {schemas.CAPACITY: schemas.anything})
+        return super().from_json(d)

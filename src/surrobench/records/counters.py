@@ -224,6 +224,8 @@ class ConfigCounters(schemas.Plain):
     enumerating pass's too (:attr:`measured_launches`).
     """
 
+    DERIVED = ("measured_launches",)
+
     kernels: tuple[MeasuredKernel, ...] = ()
     selected: tuple[str, ...] = ()
     covered_share: float | None = None
@@ -238,15 +240,3 @@ class ConfigCounters(schemas.Plain):
         every launch was replayed."""
         credited = sum(1 for k in self.kernels if k.counters.passes == 0)
         return len(self.kernels) - credited if credited else None
-
-    def to_json(self) -> dict:
-        return {
-            "kernels": [k.to_json() for k in self.kernels],
-            "selected": list(self.selected),
-            "covered_share": self.covered_share,
-            "passes": self.passes,
-            "ncu_wall_s": self.ncu_wall_s,
-            "command": list(self.command),
-            "problem": self.problem.to_json() if self.problem else None,
-            "measured_launches": self.measured_launches,
-        }

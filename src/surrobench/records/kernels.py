@@ -134,6 +134,8 @@ class KernelTable(schemas.Plain):
         notes: the attribution's notes.
     """
 
+    DERIVED = ("class_shares", "op_classes")
+
     kernels: tuple[KernelStat, ...]
     total_us: float
     active_steps: int
@@ -151,18 +153,6 @@ class KernelTable(schemas.Plain):
             if k.op is not None:
                 by_op[k.op].append((k.kernel_class, k.device_us))
         return {op: _shares(rows) for op, rows in by_op.items()}
-
-    def to_json(self) -> dict:
-        """Every attribute, rows and notes as dicts, plus the class shares and the per-op view."""
-        return {
-            "total_us": self.total_us,
-            "active_steps": self.active_steps,
-            "source": self.source,
-            "class_shares": self.class_shares(),
-            "op_classes": self.op_classes(),
-            "kernels": [k.to_json() for k in self.kernels],
-            "notes": [n.to_json() for n in self.notes],
-        }
 
 
 def _shares(rows) -> dict[str, float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from surrobench.records import schemas
 from surrobench.records.vocab import remedy_id
 
 #: How a finding's gain is known: ``measured`` (one of its remedies was timed against the baseline) or
@@ -38,7 +39,7 @@ JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed",
 
 
 @dataclass(frozen=True)
-class MeasuredRemedy:
+class MeasuredRemedy(schemas.Plain):
     """One remedy (a candidate of :mod:`surrobench.execution.remedies`, or a stack of them) as diagnose measured it.
 
     Attributes:
@@ -54,9 +55,13 @@ class MeasuredRemedy:
         noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
             clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
 
+    Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
+
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.
     """
+
+    DERIVED = ("text",)
 
     remedy: str
     verdict: str
@@ -102,46 +107,6 @@ class MeasuredRemedy:
             self.verdict, self.verdict
         )
         return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
-
-    def to_json(self) -> dict:
-        """``{"remedy", "verdict", "speedup", "ci95", "baseline_ms", "saved_ms", "rel_l2", "tolerance",
-        "reason", "noise_floor", "margin", "text"}`` (``text``: :meth:`text`, for a reader that prints)."""
-        return {
-            "remedy": self.remedy,
-            "verdict": self.verdict,
-            "speedup": self.speedup,
-            "ci95": list(self.ci95) if self.ci95 else None,
-            "baseline_ms": self.baseline_ms,
-            "saved_ms": self.saved_ms,
-            "rel_l2": self.rel_l2,
-            "tolerance": self.tolerance,
-            "reason": self.reason,
-            "noise_floor": self.noise_floor,
-            "margin": self.margin,
-            "text": self.text(),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> MeasuredRemedy:
-        """The object :meth:`to_json` wrote.
-
-        Raises:
-            KeyError, TypeError, ValueError: ``d`` is not such an object.
-        """
-        ci = d.get("ci95")
-        return cls(
-            remedy=str(d["remedy"]),
-            verdict=str(d["verdict"]),
-            speedup=d.get("speedup"),
-            ci95=(float(ci[0]), float(ci[1])) if ci else None,
-            baseline_ms=d.get("baseline_ms"),
-            saved_ms=d.get("saved_ms"),
-            rel_l2=d.get("rel_l2"),
-            tolerance=d.get("tolerance"),
-            reason=str(d.get("reason") or ""),
-            noise_floor=d.get("noise_floor"),
-            margin=d.get("margin"),
-        )
 
 
 def saved_ms(baseline_ms: float, speedup: float) -> float:

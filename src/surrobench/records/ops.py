@@ -163,7 +163,7 @@ def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
 
 
 @dataclass(frozen=True)
-class OpTable:
+class OpTable(schemas.Plain):
     """The op table of one profiled config.
 
     Attributes:
@@ -208,27 +208,6 @@ class OpTable:
     def ms_per_step(self) -> dict[str, float]:
         """``{op name: self time per profiled step, ms}`` on this table's basis (:meth:`self_us`)."""
         return {op.name: self.self_us(op) / (self.active_steps * 1e3) for op in self.ops}
-
-    def to_json(self) -> dict:
-        """JSON form: every attribute, rows as dicts; shares are fractions."""
-        return {
-            "basis": self.basis,
-            "total_us": self.total_us,
-            "active_steps": self.active_steps,
-            "source": self.source,
-            "kernel_count": self.kernel_count,
-            "small_kernel_count": self.small_kernel_count,
-            "small_kernel_us": self.small_kernel_us,
-            "has_shapes": self.has_shapes,
-            "has_memory": self.has_memory,
-            "category_shares": self.category_shares,
-            "ops": [op.to_json() for op in self.ops],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> "OpTable":
-        """Inverse of :meth:`to_json`. Raises KeyError for a missing key."""
-        return cls(ops=tuple(OpStat.from_json(op) for op in d["ops"]), **schemas.plain(d, cls, but=("ops",)))
 
 
 class OpRows:

@@ -1,34 +1,26 @@
 """One record of paired measurements and the one rule for "faster" (docs/design.md, "Faster").
 
 :class:`PairedSamples` holds a baseline's and a candidate's latency samples, ms, by process, window, round and
-iteration. ``optimize`` fills it as it times a pair (its rounds interleaved in windows inside its process, then
-windows in pairs of fresh processes); ``compare`` fills it from two stored runs. Every verdict about a pair reads
-its :meth:`PairedSamples.speedup` and :meth:`Speedup.faster`.
+iteration (``optimize`` as it times a pair, ``compare`` from two stored runs); every verdict about a pair reads its
+:meth:`PairedSamples.speedup` and :meth:`Speedup.faster`.
 
 **Estimate.** ``speedup = median(baseline) / median(candidate)`` over all samples (> 1 is faster).
 
-**Interval.** The 95% percentile interval of that ratio under a hierarchical (cluster) bootstrap: the samples are
-drawn level by level, processes first, then windows within each drawn process, rounds within each drawn window,
-iterations within each drawn round, each level with replacement (Davison & Hinkley 1997, "Bootstrap Methods and
-their Application", §3.8, multi-stage sampling; Kalibera & Jones 2013, "Rigorous benchmarking in reasonable
-time", ISMM: resample at every level that varies; Ren et al. 2010, "Nonparametric bootstrapping for hierarchical
-data", J. Appl. Stat. 37(9)). A level with one unit draws that unit. So the units that vary are resampled as units:
-processes where there are several, the windows and rounds of one process otherwise. Windows of one process are
-not independent units for a claim about other processes (:mod:`surrobench.results.fresh`), and with several
-processes their drift widens the interval. When both sides were timed together (``paired``: the same processes
-and windows, rounds interleaved) the process and window draws are shared by the two sides, as a window's machine
-state is; two separate runs (``compare`` of two runs) are drawn independently.
+**Interval.** The 95% percentile interval of that ratio under a hierarchical (cluster) bootstrap: processes, then
+windows within each drawn process, rounds within each drawn window, iterations within each drawn round, each level
+with replacement (Davison & Hinkley 1997, "Bootstrap Methods and their Application", §3.8; Kalibera & Jones 2013,
+"Rigorous benchmarking in reasonable time", ISMM; Ren et al. 2010, "Nonparametric bootstrapping for hierarchical
+data", J. Appl. Stat. 37(9)); a level with one unit draws that unit. Sides timed together (``paired``) share the
+process and window draws, as a window's machine state is; two separate runs are drawn independently.
 
 **Noise floor.** An A/A comparison of the baseline with itself: its even rounds against its odd rounds (one round:
 its even and odd iterations), ``|median(odd) / median(even) - 1|``: the drift the same code shows against itself
 within the measurement.
 
 **Rule.** A candidate is faster when the interval's lower end clears ``1 + max(rule.min_effect, noise floor)``;
-slower when the upper end lies below ``1 / (1 + that margin)``; otherwise the difference is not resolved. This is
-the interval form of a minimum-effect test (Lakens, Scheel & Isager 2018, "Equivalence testing for psychological
-research", Adv. Methods Pract. Psychol. Sci. 1(2)), the smallest effect of interest being the larger of a
-practical band (:data:`MIN_EFFECT`) and what the same code shows against itself on this host right now
-(Kalibera & Jones 2013).
+slower when the upper end lies below ``1 / (1 + that margin)``; otherwise unresolved: the interval form of a
+minimum-effect test (Lakens, Scheel & Isager 2018, "Equivalence testing for psychological research", Adv. Methods
+Pract. Psychol. Sci. 1(2)).
 """
 
 from __future__ import annotations
@@ -280,15 +272,19 @@ def _tree(units: Units) -> _Tree:
 def _tree_draws(units: Units, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``n`` draws of processes, then windows within each drawn process: ``(global window ids, active mask)``, both
     ``(n, processes, max windows of a process)``."""
-    tree = _tree(units)
-    counts = np.asarray([len(w) for w in tree.windows])
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    order = np.concatenate(tree.windows)
-    p = rng.integers(0, len(counts), size=(n, len(counts)))
-    wmax = int(counts.max())
-    local = (rng.random((n, len(counts), wmax)) * counts[p][..., None]).astype(np.int64)
-    active = np.arange(wmax) < counts[p][..., None]
-    return order[offsets[p][..., None] + np.minimum(local, counts[p][..., None] - 1)], active
+    windows = _tree(units).windows
+    return _draw(windows, rng.integers(0, len(windows), size=(n, len(windows))), rng)
+
+
+def _draw(groups: list[np.ndarray], which: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """For each group index in ``which``, as many draws with replacement among that group's members as the
+    largest group has: ``(members drawn, real mask)``, each ``which.shape + (largest group,)``; a smaller group's
+    draws past its size are padding, masked out."""
+    counts = np.asarray([len(g) for g in groups])
+    offsets, order, width = np.concatenate(([0], np.cumsum(counts)[:-1])), np.concatenate(groups), int(counts.max())
+    local = (rng.random((*which.shape, width)) * counts[which][..., None]).astype(np.int64)
+    drawn = order[offsets[which][..., None] + np.minimum(local, counts[which][..., None] - 1)]
+    return drawn, np.arange(width) < counts[which][..., None]
 
 
 def _resampled_quantile(
@@ -303,15 +299,10 @@ def _resampled_quantile(
     ``units``: processes and windows from ``shared`` (the pair's shared draws) or drawn here, then rounds within
     each window and iterations within each round. Resamples of unequal size (units of unequal size) are padded
     and their quantile taken over the real values only."""
-    tree = _tree(units)
     windows, active = shared if shared is not None else _tree_draws(units, n, rng)
-    counts = np.asarray([len(r) for r in tree.rounds])
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    order = np.concatenate(tree.rounds)
-    rmax, iters = int(counts.max()), x.shape[1]
-    local = (rng.random((*windows.shape, rmax)) * counts[windows][..., None]).astype(np.int64)
-    rounds = order[offsets[windows][..., None] + np.minimum(local, counts[windows][..., None] - 1)]
-    real = active[..., None] & (np.arange(rmax) < counts[windows][..., None])
+    rounds, real = _draw(_tree(units).rounds, windows, rng)
+    real &= active[..., None]
+    iters = x.shape[1]
     picked = x[rounds[..., None], rng.integers(0, iters, size=(*rounds.shape, iters))]
     picked = np.where(real[..., None], picked, np.nan).reshape(n, -1)
     if not np.isnan(picked).any():

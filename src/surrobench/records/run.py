@@ -9,7 +9,6 @@ identity being its primary input alone (:class:`~surrobench.records.config.Input
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas, tabular
@@ -183,8 +182,8 @@ class ConfigResult:
             "warmup": self.warmup,
             "iters": self.iters,
             "cold_start_ms": self.cold_start_ms,
-            "latency_ms": self.latency_ms.to_dict() if self.latency_ms else None,
-            "device_ms": self.device_ms.to_dict() if self.device_ms else None,
+            "latency_ms": self.latency_ms.to_json() if self.latency_ms else None,
+            "device_ms": self.device_ms.to_json() if self.device_ms else None,
             "throughput": {"samples_per_s": self.samples_per_s, "points_per_s": self.points_per_s},
             "peak_mem_bytes": self.peak_mem_bytes,
             "peak_reserved_bytes": self.peak_reserved_bytes,
@@ -254,197 +253,68 @@ class RunRecord:
         }
 
 
-class RunJsonError(ValueError):
-    """A JSON document that is not a valid ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) run; the message names the bad
-    key path."""
+def _latency(value: object, where: str) -> None:
+    """A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`."""
+    m = schemas.measure
+    names = {f.name: m for f in fields(LatencyStats)}
+    schemas.keys(names | {"ci95_median": schemas.pair(m)}, exact=True)(value, where)
 
 
-def _fail(where: str, what: str) -> RunJsonError:
-    return RunJsonError(f"{where}: {what}")
-
-
-def _number(value: object, where: str, *, optional: bool = False) -> None:
-    """A finite, non-negative int or float (not a bool): times, rates and sizes are never NaN or negative."""
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(where, f"expected a number, got {type(value).__name__}")
-    if not math.isfinite(value) or value < 0:
-        raise _fail(where, f"{value!r} is not a finite non-negative number")
-
-
-def _integer(value: object, where: str, *, low: int = 0, optional: bool = False) -> None:
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _fail(where, f"expected an integer >= {low}, got {value!r}"[:200])
-
-
-def _text(value: object, where: str, *, optional: bool = False, choices: tuple[str, ...] = ()) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, str):
-        raise _fail(where, f"expected a string, got {type(value).__name__}")
-    if choices and value not in choices:
-        raise _fail(where, f"{value[:80]!r} is not one of {', '.join(choices)}")
-
-
-def _stats(value: object, where: str) -> None:
-    if value is None:
-        return
-    if not isinstance(value, dict):
-        raise _fail(where, f"expected an object, got {type(value).__name__}")
-    names = [f.name for f in fields(LatencyStats)]
-    unknown = sorted(set(value) - set(names))
-    if unknown:
-        raise _fail(where, f"unknown key(s) {', '.join(map(str, unknown))[:200]}")
-    for f in fields(LatencyStats):
-        if f.name == "ci95_median":
-            ci = value.get(f.name)
-            if not isinstance(ci, list) or len(ci) != 2:
-                raise _fail(f"{where}.ci95_median", "expected [low, high]")
-            for i, bound in enumerate(ci):
-                _number(bound, f"{where}.ci95_median[{i}]")
-        else:
-            _number(value.get(f.name), f"{where}.{f.name}")
-
-
-def _check_result(d: object, where: str, keys: tuple[str, ...]) -> None:
-    """Every key of ``keys`` (run-v1's, run-v2's or run-v3's) of one ``results`` entry present, of its type, finite
-    and within its vocabulary."""
-    if not isinstance(d, dict):
-        raise _fail(where, f"expected an object, got {type(d).__name__}")
-    missing = [k for k in keys if k not in d]
-    if missing:
-        raise _fail(where, f"missing key(s) {', '.join(missing)}")
-    _text(d["model"], f"{where}.model")
-    shape = d["input_shape"]
-    if not isinstance(shape, list):
-        raise _fail(f"{where}.input_shape", f"expected a list, got {type(shape).__name__}")
-    for i, dim in enumerate(shape):
-        _integer(dim, f"{where}.input_shape[{i}]", low=1)
-    _integer(d["batch"], f"{where}.batch", low=1)
-    _text(d["precision"], f"{where}.precision", choices=PRECISIONS)
-    _text(d["device"], f"{where}.device", choices=DEVICES)
-    _text(d["mode"], f"{where}.mode", choices=MODES)
-    _text(d["status"], f"{where}.status", choices=STATUSES)
-    _text(d["error"], f"{where}.error", optional=True)
-    _integer(d["warmup"], f"{where}.warmup")
-    _integer(d["iters"], f"{where}.iters")
-    _number(d["cold_start_ms"], f"{where}.cold_start_ms", optional=True)
-    _stats(d["latency_ms"], f"{where}.latency_ms")
-    _stats(d["device_ms"], f"{where}.device_ms")
+def _ok_is_timed(d: dict, where: str) -> None:
     if d["status"] == "ok" and d["latency_ms"] is None:
-        raise _fail(f"{where}.latency_ms", "null for an ok config")
-    throughput = d["throughput"]
-    if not isinstance(throughput, dict):
-        raise _fail(f"{where}.throughput", f"expected an object, got {type(throughput).__name__}")
-    for key in ("samples_per_s", "points_per_s"):
-        _number(throughput.get(key), f"{where}.throughput.{key}", optional=True)
-    _integer(d["peak_mem_bytes"], f"{where}.peak_mem_bytes", optional=True)
-    _integer(d["peak_reserved_bytes"], f"{where}.peak_reserved_bytes", optional=True)
-    top = d["top_op"]
-    if top is not None:
-        if not isinstance(top, dict):
-            raise _fail(f"{where}.top_op", f"expected an object, got {type(top).__name__}")
-        _text(top.get("name"), f"{where}.top_op.name")
-        _number(top.get("share"), f"{where}.top_op.share")
-    _check_multi_rank(d, where)
-    if not isinstance(d["samples_ms"], list):
-        raise _fail(f"{where}.samples_ms", f"expected a list, got {type(d['samples_ms']).__name__}")
-    for i, sample in enumerate(d["samples_ms"]):
-        _number(sample, f"{where}.samples_ms[{i}]")
-    if "inputs" in keys:
-        _check_inputs(d["inputs"], shape, f"{where}.inputs")
-    if "settings" in keys:
-        settings = d["settings"]
-        if not isinstance(settings, dict):
-            raise _fail(f"{where}.settings", f"expected an object, got {type(settings).__name__}")
-        unknown = sorted(set(settings) - set(RESULT_SETTINGS))
-        if unknown:
-            raise _fail(f"{where}.settings", f"unknown key(s) {', '.join(unknown)}")
-        _integer(d["rounds"], f"{where}.rounds", low=1)
-        _integer(d["rounds_planned"], f"{where}.rounds_planned", low=1, optional=True)
+        raise schemas.fail(f"{where}.latency_ms", "null for an ok config")
 
 
-def _check_inputs(inputs: object, primary: list, where: str) -> None:
-    """A run-v2 ``inputs`` list: objects of ``shape`` (positive ints) and ``dtype`` (a string, or null for
-    a result migrated from a record without it), the first one the primary ``input_shape``."""
-    if not isinstance(inputs, list):
-        raise _fail(where, f"expected a list, got {type(inputs).__name__}")
-    for i, spec in enumerate(inputs):
-        if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
-            raise _fail(f"{where}[{i}]", "expected an object with keys shape, dtype")
-        if not isinstance(spec["shape"], list):
-            raise _fail(f"{where}[{i}].shape", f"expected a list, got {type(spec['shape']).__name__}")
-        for j, dim in enumerate(spec["shape"]):
-            _integer(dim, f"{where}[{i}].shape[{j}]", low=0)
-        _text(spec["dtype"], f"{where}[{i}].dtype", optional=True)
+def _with_inputs(d: dict, where: str) -> None:
+    """A run-v2 result's ``inputs`` start with the primary ``input_shape``."""
+    _ok_is_timed(d, where)
+    inputs, primary = d["inputs"], d["input_shape"]
     if inputs and inputs[0]["shape"] != primary:
-        raise _fail(f"{where}[0].shape", f"{inputs[0]['shape']} is not the primary input_shape {primary}")
+        raise schemas.fail(f"{where}.inputs[0].shape", f"{inputs[0]['shape']} is not the primary input_shape {primary}")
 
 
-#: The placement of a multi-process row (``surrobench.results.scaling.Placement``) as JSON: key -> check.
-_PLACEMENT = {
-    "config": lambda v, w: _integer(v, w),
-    "role": lambda v, w: _text(v, w),
-    "rank": lambda v, w: _integer(v, w, optional=True),
-    "world_size": lambda v, w: _integer(v, w, low=1),
-    "host": lambda v, w: _text(v, w, optional=True),
-    "device_uuid": lambda v, w: _text(v, w, optional=True),
-}
+def _result_checks() -> dict[str, schemas.Check]:
+    """``{schema id: check}`` of run documents (docs/design.md, "Run JSON"): every key of a result of that version
+    with its type, times, rates and sizes finite and non-negative, the vocabularies of precision, device, mode and
+    status; a row of a multi-process run's :data:`MULTI_RANK_KEYS` where present (its placement, as
+    ``surrobench.results.scaling.Placement``, and two latency statistics of collectives)."""
+    s = schemas
+    count, text, measure = s.nullable(s.whole()), s.nullable(s.text), s.nullable(s.measure)
+    placement = {"config": s.whole(), "role": s.text, "rank": count, "world_size": s.whole(1), "host": text}
+    multi_rank = {
+        "placement": s.nullable(s.keys(placement | {"device_uuid": text}, exact=True)),
+        "comm": s.keys({"comm_ms": _latency, "comm_wait_ms": _latency}, exact=True),
+    }
+    v1 = {
+        "model": s.text, "input_shape": s.list_of(s.whole(1)), "batch": s.whole(1),
+        "precision": s.one_of(PRECISIONS), "device": s.one_of(DEVICES), "mode": s.one_of(MODES),
+        "status": s.one_of(STATUSES), "error": text, "warmup": s.whole(), "iters": s.whole(), "cold_start_ms": measure,
+        "latency_ms": s.nullable(_latency), "device_ms": s.nullable(_latency),
+        "throughput": s.keys({}, {"samples_per_s": measure, "points_per_s": measure}),
+        "peak_mem_bytes": count, "peak_reserved_bytes": count,
+        "top_op": s.nullable(s.keys({"name": s.text, "share": s.measure})), "samples_ms": s.list_of(s.measure),
+    }  # fmt: skip
+    v2 = v1 | {"inputs": s.list_of(s.keys({"shape": s.list_of(s.whole()), "dtype": text}, exact=True))}
+    settings = s.keys({}, dict.fromkeys(RESULT_SETTINGS, s.anything), exact=True)
+    v3 = v2 | {"settings": settings, "rounds": s.whole(1), "rounds_planned": s.nullable(s.whole(1))}
+
+    def run(result: dict) -> s.Check:
+        rule = _with_inputs if "inputs" in result else _ok_is_timed
+        env = s.keys({}, {"rounds": s.whole(1)})
+        results = s.list_of(s.keys(result, multi_rank, rule=rule))
+        return s.keys({"run_id": _run_id, "created": s.text, "tag": text, "env": env, "results": results})
+
+    return {schemas.RUN: run(v3), schemas.RUN_V3: run(v3), schemas.RUN_V2: run(v2), schemas.RUN_V1: run(v1)}
 
 
-def _check_multi_rank(d: dict, where: str) -> None:
-    """:data:`MULTI_RANK_KEYS` where present: a placement of exactly :data:`_PLACEMENT`'s keys, and a
-    ``comm`` object of two latency statistics (``surrobench.results.scaling.comm_breakdown``)."""
-    placement = d.get("placement")
-    if placement is not None:
-        if not isinstance(placement, dict) or set(placement) != set(_PLACEMENT):
-            raise _fail(f"{where}.placement", f"expected an object with keys {', '.join(_PLACEMENT)}")
-        for key, check in _PLACEMENT.items():
-            check(placement[key], f"{where}.placement.{key}")
-    if "comm" in d:
-        comm = d["comm"]
-        if not isinstance(comm, dict) or set(comm) != {"comm_ms", "comm_wait_ms"}:
-            raise _fail(f"{where}.comm", "expected an object with keys comm_ms, comm_wait_ms")
-        for key, stats in comm.items():
-            if stats is None:
-                raise _fail(f"{where}.comm.{key}", "null")
-            _stats(stats, f"{where}.comm.{key}")
+def _run_id(value: object, where: str) -> None:
+    schemas.text(value, where)
+    if not value:
+        raise schemas.fail(where, "empty")
 
 
-def check_run_json(d: object) -> None:
-    """Validate a whole ``surrobench/run-v4`` (or run-v3, run-v2, run-v1) document before anything reads it: the schema id, every key
-    of the run JSON of docs/design.md with its type, finite non-negative numbers, and the vocabularies of precision,
-    device, mode and status.
-
-    Raises:
-        RunJsonError: the first problem, as ``key.path: what is wrong``.
-    """
-    if not isinstance(d, dict):
-        raise _fail("top level", f"expected an object, got {type(d).__name__}")
-    keys = {
-        schemas.RUN: RESULT_KEYS_V3,
-        schemas.RUN_V3: RESULT_KEYS_V3,
-        schemas.RUN_V2: RESULT_KEYS_V2,
-        schemas.RUN_V1: RESULT_KEYS,
-    }.get(d.get("schema"))
-    if keys is None:
-        older = f"{schemas.RUN_V3!r}, {schemas.RUN_V2!r}, {schemas.RUN_V1!r}"
-        raise _fail("schema", f"{str(d.get('schema'))[:80]!r} is not {schemas.RUN!r} (or {older})")
-    for key in ("run_id", "created"):
-        _text(d.get(key), key)
-    if not d["run_id"]:
-        raise _fail("run_id", "empty")
-    _text(d.get("tag"), "tag", optional=True)
-    if not isinstance(d.get("env"), dict):
-        raise _fail("env", f"expected an object, got {type(d.get('env')).__name__}")
-    _integer(d["env"].get("rounds", 1), "env.rounds", low=1)
-    if not isinstance(d.get("results"), list):
-        raise _fail("results", f"expected a list, got {type(d.get('results')).__name__}")
-    for i, result in enumerate(d["results"]):
-        _check_result(result, f"results[{i}]", keys)
+#: ``{schema id: check}`` of run documents, newest first (:func:`_result_checks`).
+DOCUMENTS = _result_checks()
 
 
 def identity_from_json(d: dict) -> dict:
@@ -463,7 +333,7 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
 
     ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it; a
     run-v3 entry's own ``rounds``, ``rounds_planned`` and ``settings`` take its place. ``d`` is one entry of a
-    document :func:`check_run_json` accepted; a run-v1 entry, which has no ``inputs``, gets its primary input of
+    document :data:`DOCUMENTS` accepted; a run-v1 entry, which has no ``inputs``, gets its primary input of
     unknown dtype (:class:`~surrobench.records.config.InputSpec`).
     """
     if "settings" in d:  # run-v3
@@ -479,8 +349,8 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
         warmup=d["warmup"],
         iters=d["iters"],
         cold_start_ms=d["cold_start_ms"],
-        latency_ms=LatencyStats.from_dict(d["latency_ms"]) if d["latency_ms"] else None,
-        device_ms=LatencyStats.from_dict(d["device_ms"]) if d["device_ms"] else None,
+        latency_ms=LatencyStats.from_json(d["latency_ms"]) if d["latency_ms"] else None,
+        device_ms=LatencyStats.from_json(d["device_ms"]) if d["device_ms"] else None,
         samples_per_s=throughput.get("samples_per_s"),
         points_per_s=throughput.get("points_per_s"),
         peak_mem_bytes=d["peak_mem_bytes"],
@@ -496,12 +366,12 @@ def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
 
 
 def run_from_json(d: object) -> RunRecord:
-    """Inverse of :meth:`RunRecord.to_json`, after :func:`check_run_json`.
+    """Inverse of :meth:`RunRecord.to_json`, after checking it (:data:`DOCUMENTS`).
 
     Raises:
-        RunJsonError: the object is not a valid ``surrobench/run-v3``, ``run-v2`` or ``run-v1`` run.
+        DocumentError: the object is not a valid run document of any version.
     """
-    check_run_json(d)
+    schemas.check(d, DOCUMENTS)
     return RunRecord(
         run_id=d["run_id"],
         created=d["created"],

@@ -7,9 +7,10 @@ A reader checks the id before trusting a document's keys; a change of keys is a 
 from __future__ import annotations
 
 import functools
+import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 
 #: run-v4: run-v3 with the status ``nonfinite`` (an output held NaN/Inf; before, ``error``) and ``points_per_s``
@@ -81,12 +82,24 @@ def plain(d: Mapping, record: type, but: tuple[str, ...] = ()) -> dict:
 
 
 class Plain:
-    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object.
+    """A record whose JSON object is its fields as stored: a tuple as a list, a nested record as its own object
+    (or, for a field named in :attr:`INLINE`, its keys at this object's level), then each name of
+    :attr:`DERIVED` (a property, or a method without arguments) as what it returns, read back by no one.
     :meth:`from_json` reads it back by the fields' annotations (a tuple field's list as a tuple, a nested record's
     object, or a tuple of them, as that record)."""
 
+    INLINE: typing.ClassVar[tuple[str, ...]] = ()
+    DERIVED: typing.ClassVar[tuple[str, ...]] = ()
+
     def to_json(self) -> dict:
-        return {f.name: _json(getattr(self, f.name)) for f in fields(self)}
+        d: dict = {}
+        for f in fields(self):
+            value = _json(getattr(self, f.name))
+            d.update(value) if f.name in self.INLINE else d.__setitem__(f.name, value)
+        for name in self.DERIVED:
+            value = getattr(self, name)
+            d[name] = _json(value() if callable(value) else value)
+        return d
 
     @classmethod
     def from_json(cls, d: Mapping):
@@ -97,13 +110,16 @@ class Plain:
             TypeError: a field without a default missing from ``d``.
         """
         hints = _hints(cls)
-        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls).items()})
+        inline = {k: hints[k].from_json(d) for k in cls.INLINE}
+        return cls(**{k: _read(hints[k], v) for k, v in plain(d, cls, cls.INLINE).items()}, **inline)
 
 
 def _json(value):
     if isinstance(value, Plain):
         return value.to_json()
-    return [_json(v) for v in value] if isinstance(value, tuple) else value
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return [_json(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
 @functools.cache
@@ -124,3 +140,126 @@ def _read(hint, value):
         item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
         return tuple(_read(item, v) if item is not None else v for v in value)
     return value
+
+
+class DocumentError(ValueError):
+    """A document that is not a valid one of its kind and version; the message starts with the bad key's path
+    (``configs[0].candidates[2].verdict: ...``, ``schema: ...``, ``top level: ...``)."""
+
+
+#: A check of one value at a key path: ``check(value, where)``, raising :class:`DocumentError`.
+Check = Callable[[object, str], None]
+
+
+def fail(where: str, what: str) -> DocumentError:
+    return DocumentError(f"{where or 'top level'}: {what}")
+
+
+def _is(kinds: type | tuple, expected: str) -> Check:
+    def check(value: object, where: str) -> None:
+        if isinstance(value, bool) is (kinds is not bool) or not isinstance(value, kinds):
+            raise fail(where, f"expected {expected}, got {type(value).__name__}")
+
+    return check
+
+
+text, flag, obj = _is(str, "a string"), _is(bool, "true or false"), _is(dict, "an object")
+#: An int or a float, not a bool; infinite where an error was (a rel L2 of a non-finite output).
+number = _is((int, float), "a number")
+
+
+def anything(value: object, where: str) -> None:
+    """A value of any kind (a key only named)."""
+
+
+def measure(value: object, where: str) -> None:
+    """A time, rate or size: a finite number >= 0."""
+    number(value, where)
+    if not math.isfinite(value) or value < 0:
+        raise fail(where, f"{value!r} is not a finite non-negative number")
+
+
+def whole(low: int = 0) -> Check:
+    def check(value: object, where: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise fail(where, f"expected a whole number >= {low}, got {value!r}"[:200])
+
+    return check
+
+
+def one_of(words: tuple[str, ...]) -> Check:
+    def check(value: object, where: str) -> None:
+        if value not in words:
+            raise fail(where, f"{str(value)[:80]!r} is not one of {', '.join(words)}")
+
+    return check
+
+
+def nullable(check: Check) -> Check:
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def list_of(check: Check) -> Check:
+    def each(value: object, where: str) -> None:
+        if not isinstance(value, list):
+            raise fail(where, f"expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            check(item, f"{where}[{i}]")
+
+    return each
+
+
+def pair(check: Check) -> Check:
+    """An interval, ``[low, high]``, each bound passing ``check``."""
+
+    def both(value: object, where: str) -> None:
+        list_of(check)(value, where)
+        if len(value) != 2:
+            raise fail(where, f"expected [low, high], got {len(value)} values")
+
+    return both
+
+
+def keys(
+    required: Mapping[str, Check],
+    optional: Mapping[str, Check] | None = None,
+    *,
+    exact: bool = False,
+    rule: Callable[[dict, str], None] | None = None,
+) -> Check:
+    """An object holding every ``required`` key, each checked; an ``optional`` key checked where present; any
+    other key left alone, or refused when ``exact``; then ``rule(value, where)`` across its keys."""
+    optional = optional or {}
+
+    def check(value: object, where: str) -> None:
+        obj(value, where)
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise fail(where, f"missing key(s) {', '.join(missing)}")
+        unknown = sorted(map(str, set(value) - set(required) - set(optional))) if exact else ()
+        if unknown:
+            raise fail(where, f"unknown key(s) {', '.join(unknown)}"[:200])
+        for key, key_check in (*required.items(), *optional.items()):
+            if key in value:
+                key_check(value[key], f"{where}.{key}" if where else key)
+        if rule is not None:
+            rule(value, where)
+
+    return check
+
+
+def check(doc: object, versions: Mapping[str, Check], schema: object = None, where: str = "") -> None:
+    """Check ``doc`` as the version its ``"schema"`` key names (or ``schema``, for a part of a document kept
+    apart from it), ``versions`` being ``{schema id: check}`` of one kind, newest first.
+
+    Raises:
+        DocumentError: the first problem, as ``key.path: what is wrong``.
+    """
+    if schema is None:
+        obj(doc, "")
+        schema = doc.get("schema")
+    if schema not in versions:
+        newest, *older = versions
+        also = f" (or {', '.join(map(repr, older))})" if older else ""
+        raise fail("schema", f"{str(schema)[:80]!r} is not {newest!r}{also}")
+    versions[schema](doc, where)

@@ -9,7 +9,7 @@ arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
@@ -85,7 +85,7 @@ class LoadPoint(schemas.Plain):
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
             the P99 target, dropped ones included (None without a target).
-        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the measured latencies.
+        percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
@@ -113,8 +113,8 @@ class LoadPoint(schemas.Plain):
     dropped: int
     late: int | None
     percentiles: tuple[Percentile, ...]
-    max_ms: float
-    mean_ms: float
+    max_ms: float | None
+    mean_ms: float | None
     queue_share: float | None
     compute_share: float | None
     mean_batch: float | None
@@ -238,10 +238,12 @@ class PolicyResult(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class ServeRecord:
+class ServeRecord(schemas.Plain):
     """A serve run: ``workload`` (model, shape_label, input_shape of one request, precision, mode, device and
     the execution settings), ``url`` (None: in process), the arrival process and one :class:`PolicyResult`
-    per batching policy tried."""
+    per batching policy tried. Its JSON object, ``surrobench/serve-v2``, is its fields and ``best_policy``."""
+
+    DERIVED = ("best_policy",)
 
     run_id: str
     created: str
@@ -273,18 +275,17 @@ class ServeRecord:
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
 
-    def to_json(self) -> dict:
-        """The record as ``surrobench/serve-v2`` (keys as the attributes; ``best_policy`` added)."""
+    @property
+    def best_policy(self) -> ServePolicy | None:
         best = self.best()
-        return {
-            "schema": schemas.SERVE,
-            **asdict(self),
-            "best_policy": asdict(best.policy) if best and best.policy else None,
-        }
+        return best.policy if best else None
+
+    def to_json(self) -> dict:
+        return {"schema": schemas.SERVE, **super().to_json()}
 
 
-class ServeJsonError(ValueError):
-    """A document that is not a valid ``surrobench/serve-v2`` (or serve-v1) record."""
+#: ``{schema id: check}`` of serve documents: the id alone; their keys are checked as they are read.
+DOCUMENTS = {schemas.SERVE: schemas.anything, schemas.SERVE_V1: schemas.anything}
 
 
 def serve_from_json(d: object) -> ServeRecord:
@@ -292,14 +293,10 @@ def serve_from_json(d: object) -> ServeRecord:
     prediction, and its load points without ``completed`` and ``slo_attainment``.
 
     Raises:
-        ServeJsonError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
+        DocumentError: not a serve-v2 or serve-v1 document, or a key missing or of the wrong kind.
     """
-    if not isinstance(d, dict) or d.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
-        raise ServeJsonError(f"not a {schemas.SERVE} document")
+    schemas.check(d, DOCUMENTS)
     try:
-        own = schemas.plain(d, ServeRecord, but=("policies", "notes", "unloaded"))
-        policies = tuple(PolicyResult.from_json(p) for p in d["policies"])
-        unloaded = tuple(UnloadedLatency.from_json(u) for u in d.get("unloaded", ()))
-        return ServeRecord(**own, policies=policies, notes=tuple(d.get("notes", ())), unloaded=unloaded)
+        return ServeRecord.from_json(d)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ServeJsonError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None
+        raise schemas.DocumentError(f"{schemas.SERVE}: {type(exc).__name__}: {exc}") from None

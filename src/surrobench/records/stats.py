@@ -7,9 +7,11 @@ interval of the median so that two runs can be compared honestly (``surrobench c
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
+
+from surrobench.records import schemas
 
 #: Resamples for the bootstrap CI. 2000 gives a CI whose end points move by well under 1% between seeds on
 #: 50-sample latency sets (Efron & Tibshirani 1993, ch. 13: 1000-2000 for percentile intervals).
@@ -25,7 +27,7 @@ IQR_WARN_FRACTION = 0.1
 
 
 @dataclass(frozen=True)
-class LatencyStats:
+class LatencyStats(schemas.Plain):
     """Summary of a sample of latencies, all in milliseconds.
 
     Percentiles use linear interpolation between order statistics (numpy's default, Hyndman & Fan type 7).
@@ -70,17 +72,6 @@ class LatencyStats:
             iqr=float(p75 - p25),
             ci95_median=bootstrap_ci(x, np.median, rounds=rounds),
         )
-
-    def to_dict(self) -> dict:
-        """The run-JSON object ``latency_ms`` / ``device_ms`` (docs/design.md, "Run JSON"), CI as a two-element list."""
-        d = asdict(self)
-        d["ci95_median"] = list(self.ci95_median)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LatencyStats":
-        """Inverse of :meth:`to_dict`."""
-        return cls(**{**d, "ci95_median": tuple(d["ci95_median"])})
 
     @property
     def noisy(self) -> bool:

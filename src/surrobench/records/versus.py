@@ -99,29 +99,18 @@ class Accuracy(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class SolverLevel:
+class SolverLevel(schemas.Plain):
     """One rung of the solver's ladder; ``on_front``: on the error–time Pareto front (not beaten on both).
     ``batch_ms``: the median time of one call on a batch of cases (the problem's ``batched`` solve; None when it
     solves one case per call), beside ``timing``'s single case."""
+
+    INLINE = ("accuracy", "timing")
 
     name: str
     accuracy: Accuracy
     timing: Timing
     on_front: bool
     batch_ms: float | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            **self.accuracy.to_json(),
-            **self.timing.to_json(),
-            "on_front": self.on_front,
-            "batch_ms": self.batch_ms,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> SolverLevel:
-        return cls(d["name"], Accuracy.from_json(d), Timing.from_json(d), d["on_front"], d["batch_ms"])
 
 
 @dataclass(frozen=True)
@@ -141,7 +130,7 @@ class OneTimeCosts(schemas.Plain):
 
 
 @dataclass(frozen=True)
-class SurrogateResult:
+class SurrogateResult(schemas.Plain):
     """The surrogate under one setting (precision, mode, a recipe's settings) on the versus cases.
 
     Attributes:
@@ -158,6 +147,8 @@ class SurrogateResult:
         step_matches, crossover_step: a rollout's equal-accuracy match at each step and the first step whose
             speedup falls below 1 (None: never; single-step problems: empty, None).
     """
+
+    INLINE = ("accuracy", "timing")
 
     label: str
     settings: dict
@@ -177,52 +168,9 @@ class SurrogateResult:
     crossover_step: int | None = None
     batch_match: Match | None = None
 
-    def to_json(self) -> dict:
-        return {
-            "label": self.label,
-            "settings": dict(self.settings),
-            **self.accuracy.to_json(),
-            **self.timing.to_json(),
-            "batch": self.batch,
-            "batch_ms": self.batch_ms,
-            "throughput_cases_per_s": self.throughput_cases_per_s,
-            "one_time": self.one_time.to_json(),
-            "amortized_ms": self.amortized_ms,
-            "match": self.match.to_json(),
-            "interval": self.interval.to_json(),
-            "time_match": self.time_match.to_json(),
-            "amortized_match": self.amortized_match.to_json(),
-            "crossover_level": self.crossover_level,
-            "step_matches": [m.to_json() for m in self.step_matches],
-            "crossover_step": self.crossover_step,
-            "batch_match": self.batch_match.to_json() if self.batch_match is not None else None,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> SurrogateResult:
-        return cls(
-            label=d["label"],
-            settings=dict(d["settings"]),
-            accuracy=Accuracy.from_json(d),
-            timing=Timing.from_json(d),
-            batch=d["batch"],
-            batch_ms=d["batch_ms"],
-            throughput_cases_per_s=d["throughput_cases_per_s"],
-            one_time=OneTimeCosts.from_json(d["one_time"]),
-            amortized_ms=d["amortized_ms"],
-            match=Match.from_json(d["match"]),
-            interval=SpeedupInterval.from_json(d["interval"]),
-            time_match=TimeMatch.from_json(d["time_match"]),
-            amortized_match=Match.from_json(d["amortized_match"]),
-            crossover_level=d["crossover_level"],
-            step_matches=tuple(Match.from_json(m) for m in d["step_matches"]),
-            crossover_step=d["crossover_step"],
-            batch_match=Match.from_json(d["batch_match"]) if d["batch_match"] is not None else None,
-        )
-
 
 @dataclass(frozen=True)
-class VersusRecord:
+class VersusRecord(schemas.Plain):
     """A ``versus`` result: the solver's ladder and each surrogate setting, on ``cases`` cases from ``seed``.
 
     ``trivial_error``: the error of the better trivial predictor (zeros, or the input itself), the bar a surrogate
@@ -244,21 +192,7 @@ class VersusRecord:
     environment: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {
-            "schema": schemas.VERSUS,
-            "problem": self.problem,
-            "device": self.device,
-            "cases": self.cases,
-            "seed": self.seed,
-            "steps": self.steps,
-            "reference": self.reference,
-            "trivial_error": self.trivial_error,
-            "amortize_calls": self.amortize_calls,
-            "created": self.created,
-            "environment": dict(self.environment),
-            "levels": [level.to_json() for level in self.levels],
-            "surrogates": [s.to_json() for s in self.surrogates],
-        }
+        return {"schema": schemas.VERSUS, **super().to_json()}
 
     @classmethod
     def from_json(cls, d: dict) -> VersusRecord:
@@ -271,11 +205,6 @@ class VersusRecord:
             got = d.get("schema") if isinstance(d, dict) else type(d).__name__
             raise UsageError(f"not a {schemas.VERSUS} document (schema {got!r}): give a file written by versus --json")
         try:
-            return cls(
-                **schemas.plain(d, cls, but=("levels", "surrogates", "environment")),
-                levels=tuple(SolverLevel.from_json(x) for x in d["levels"]),
-                surrogates=tuple(SurrogateResult.from_json(x) for x in d["surrogates"]),
-                environment=dict(d.get("environment", {})),
-            )
+            return super().from_json(d)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{schemas.VERSUS} document: {type(exc).__name__}: {exc}") from None

@@ -7,7 +7,7 @@ from rich.table import Table
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB
 from surrobench.report.escape import md_escape, rich_escape
-from surrobench.report.fit import Col, fit_table
+from surrobench.report.fit import Col, fit_table, plain_table
 from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
@@ -163,37 +163,18 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
         caption=summary_line(cmp),
     )
     tables = [main]
-    notes = [(c, note) for c in cmp.configs for note in c.notes]
+    notes = [(pair_label(c), note) for c in cmp.configs for note in c.notes]
     if notes:
-        t = Table(title="notes")
-        t.add_column("config")
-        t.add_column("note")
-        for c, note in notes:
-            t.add_row(rich_escape(pair_label(c)), rich_escape(note))
-        tables.append(t)
-    unmatched = unmatched_rows(cmp)
-    if unmatched:
-        t = Table(title="configs in one run only")
-        for col in UNMATCHED_COLUMNS:
-            t.add_column(col)
-        for row in unmatched:
-            t.add_row(*map(rich_escape, row))
-        tables.append(t)
+        tables.append(plain_table(("config", "note"), notes, title="notes", escape=True))
+    if unmatched := unmatched_rows(cmp):
+        tables.append(plain_table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only", escape=True))
     if cmp.env_diff:
-        t = Table(title="environment differences")
-        for col in ("key", "BASE", "NEW"):
-            t.add_column(col)
-        for d in cmp.env_diff:
-            t.add_row(rich_escape(d.key), rich_escape(d.base), rich_escape(d.new))
-        tables.append(t)
-    for c in cmp.configs:
-        if c.op_deltas:
-            t = Table(title=rich_escape(f"op self time: {pair_label(c)}"))
-            for col in ("op", "BASE ms", "NEW ms", "change"):
-                t.add_column(col, justify="left" if col == "op" else "right")
-            for row in op_diff_rows(c):
-                t.add_row(*map(rich_escape, row))
-            tables.append(t)
+        rows = [(d.key, d.base, d.new) for d in cmp.env_diff]
+        tables.append(plain_table(("key", "BASE", "NEW"), rows, title="environment differences", escape=True))
+    for c in (c for c in cmp.configs if c.op_deltas):
+        title = rich_escape(f"op self time: {pair_label(c)}")
+        header = ("op", "BASE ms", "NEW ms", "change")
+        tables.append(plain_table(header, op_diff_rows(c), title=title, right=header[1:], escape=True))
     return tables
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 
 from surrobench.analysis.cross_rank import CrossRankReport
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.api.rank_traces import RankTraces
 from surrobench.report.escape import rich_escape
 from surrobench.report.findings import findings_renderables
+from surrobench.report.fit import plain_table
 
 HEADER = ("rank", "step ms", "compute ms", "comm ms", "wait ms", "exposed ms", "last", "late ms", "extra ops")
 #: Under the compact findings of ``analyze``, which has no ``--explain``.
@@ -33,23 +33,13 @@ def cross_rank_rich(report: CrossRankReport) -> Group:
             else ""
         )
     )
-    table = Table(title="Per rank, mean per aligned step")
-    for col in HEADER:
-        table.add_column(col, justify="left" if col == HEADER[-1] else "right", overflow="fold")
+    rows = []
     for r in report.rows:
         more = "; ".join(f"{rich_escape(op.name)} +{op.ms - op.others_ms:.3f} ms" for op in r.extra_ops)
-        table.add_row(
-            str(r.rank),
-            f"{r.step_ms:.3f}",
-            f"{r.compute_ms:.3f}",
-            f"{r.comm_ms:.3f}",
-            f"{r.wait_ms:.3f}",
-            f"{r.exposed_comm_ms:.3f}",
-            f"{r.late_share:.0%}",
-            f"{r.late_ms:.3f}",
-            more,
-        )
-    return Group(scope, table)
+        ms = [f"{v:.3f}" for v in (r.step_ms, r.compute_ms, r.comm_ms, r.wait_ms, r.exposed_comm_ms)]
+        rows.append([str(r.rank), *ms, f"{r.late_share:.0%}", f"{r.late_ms:.3f}", more])
+    title = "Per rank, mean per aligned step"
+    return Group(scope, plain_table(HEADER, rows, title=title, right=HEADER[:-1], overflow="fold"))
 
 
 def rank_traces_rich(

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from rich import box
@@ -58,6 +58,26 @@ def _share(spare: int, need: list[int], natural: list[int]) -> list[int]:
         widths[i] += give
         spare -= give
     return widths
+
+
+def plain_table(
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    right: Collection[str] | bool = (),
+    escape: bool = False,
+    **options,
+) -> Table:
+    """A rich table of ``rows`` as rich wraps them: ``right`` columns (True: all) right-justified, the others left;
+    ``escape``: each cell through :func:`rich_escape`; ``options``: every column's (``overflow="fold"``)."""
+    table = Table(title=title, caption=caption)
+    for col in header:
+        table.add_column(col, justify="right" if right is True or col in right else "left", **options)
+    for row in rows:
+        table.add_row(*(map(rich_escape, row) if escape else row))
+    return table
 
 
 def dropped_line(headers: Sequence[str], width: int) -> str:

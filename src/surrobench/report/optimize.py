@@ -19,6 +19,7 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 from surrobench.results.fresh import process_speedups
+from surrobench.results.optimize import config_from_json
 
 SPEEDUP_HEADER = "speedup [95% CI]"
 """A candidate's speedup column: over the baseline in the candidate's own timing window, its interval drawn
@@ -128,6 +129,17 @@ def _drawn_over(recipe: dict) -> str:
     return f" {'ratio of the medians pooled over' if windows > 1 else 'over'} {windows} timing {plural}{where}"
 
 
+#: Why nothing is recommended (:attr:`surrobench.results.optimize.ConfigOptimization.nothing_because`), in words.
+NOTHING_BECAUSE = {
+    "baseline_failed": "the baseline could not run: {error}",
+    "interrupted": "the search was interrupted: see the note",
+    "unconfirmed": "the search's recipe did not hold across its timing windows: see the note",
+    "budget": "the budget was spent before a candidate was timed: see 'not tried'",
+    "untimed": "no candidate could be timed here: see each one's reason",
+    "none_faster": "no candidate was faster beyond the noise floor within the tolerance",
+}
+
+
 def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
     """The recommendation in words: the recipe with its speedup, labelled by what its interval is drawn over
     (:func:`_drawn_over`), its code and its ``surrobench run`` line; the fresh-process check when it ran (or
@@ -150,18 +162,9 @@ def recipe_lines(entry: dict, verify: int = 0) -> list[str]:
         ]
         if entry["recipe"]["run_command"]:  # none for a model given as a Python object
             lines.append(f"run it: {entry['recipe']['run_command']}")
-    elif entry["error"]:
-        lines = [f"recommended: nothing (the baseline could not run: {entry['error']})"]
-    elif entry["cut_short"]:
-        lines = ["recommended: nothing (the search was interrupted: see the note)"]
-    elif any(c["verdict"] == "accepted" for c in entry["candidates"]):
-        lines = ["recommended: nothing (the search's recipe did not hold across its timing windows: see the note)"]
-    elif not any(c.get("speedup") for c in entry["candidates"]) and entry["not_tried"]:
-        lines = ["recommended: nothing (the budget was spent before a candidate was timed: see 'not tried')"]
-    elif not any(c.get("speedup") for c in entry["candidates"]):
-        lines = ["recommended: nothing (no candidate could be timed here: see each one's reason)"]
     else:
-        lines = ["recommended: nothing (no candidate was faster beyond the noise floor within the tolerance)"]
+        because = config_from_json(entry).nothing_because
+        lines = [f"recommended: nothing ({NOTHING_BECAUSE[because].format(error=entry['error'])})"]
     fresh = entry["fresh"]
     if fresh:
         lines.append(f"fresh runs: {fresh['verdict'].replace('_', ' ')}: {fresh['reason']}")

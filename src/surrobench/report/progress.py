@@ -65,6 +65,8 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
+            from surrobench.report.serve_tables import latency_cell  # a serve run's only: not at import
+
             load = (
                 f"concurrency {point.concurrency}"
                 if point.concurrency is not None
@@ -78,7 +80,7 @@ def serve_progress(
             _line(
                 console,
                 f"served {_count(progress, task)}: {where}: {load}: offered {point.offered_rps:.1f}, "
-                f"achieved {point.achieved_rps:.1f} rps, P99 {point.p99_ms:.2f} ms{verdict}",
+                f"achieved {point.achieved_rps:.1f} rps, P99 {latency_cell(point.percentile(0.99))} ms{verdict}",
             )
 
         yield (lambda total: progress.update(task, total=total, refresh=True)), on_point

@@ -11,6 +11,7 @@ from rich.table import Table
 from surrobench.records.run import ConfigResult
 from surrobench.report.cells import fmt, format_rate
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import plain_table
 from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
 
@@ -63,13 +64,8 @@ def scaling_cells(row: ScalingRow) -> list[str]:
 
 def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
     """One row per config: one-device reference vs N ranks (step = slowest rank per iteration)."""
-    table = Table(title=title)
-    for name in SCALING_COLUMNS:
-        table.add_column(name, justify="left" if name == "config" else "right")
-    for row in rows:
-        cells = scaling_cells(row)
-        table.add_row(rich_escape(cells[0]), *cells[1:])
-    return table
+    cells = [[rich_escape(c[0]), *c[1:]] for c in map(scaling_cells, rows)]
+    return plain_table(SCALING_COLUMNS, cells, title=title, right=SCALING_COLUMNS[1:])
 
 
 def _rank_label(r: ConfigResult) -> str:

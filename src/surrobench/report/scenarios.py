@@ -9,6 +9,7 @@ from rich.table import Table
 from surrobench.api.scenarios import Outcome
 from surrobench.records.findings import Finding
 from surrobench.report.findings import findings_markdown
+from surrobench.report.fit import plain_table
 from surrobench.report.markdown import md_table
 
 HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
@@ -22,12 +23,7 @@ def outcome_cells(o: Outcome) -> list[str]:
 
 def scenarios_table(outcomes: Iterable[Outcome], device: str) -> Table:
     """The rich table of the suite run on ``device``, one row per scenario (:func:`outcome_cells`)."""
-    table = Table(title=f"scenarios on {device}")
-    for col in HEADER:
-        table.add_column(col)
-    for o in outcomes:
-        table.add_row(*outcome_cells(o))
-    return table
+    return plain_table(HEADER, map(outcome_cells, outcomes), title=f"scenarios on {device}")
 
 
 def scenarios_markdown(outcomes: Iterable[Outcome], findings: Mapping[str, list[Finding]]) -> str:

@@ -6,6 +6,7 @@ from rich.table import Table
 
 from surrobench.api.compare import ComparedServeRuns
 from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.fit import plain_table
 from surrobench.report.markdown import md_table
 
 
@@ -42,14 +43,9 @@ def capacity_line(pair: ComparedServeRuns) -> str:
 
 def capacity_table(pair: ComparedServeRuns) -> Table:
     """The two runs' capacities at the P99 target, the ratio line as the caption."""
-    table = Table(
-        title=f"capacity at P99 <= {pair.capacity.target_p99_ms:g} ms", caption=rich_escape(capacity_line(pair))
-    )
-    for name in CAPACITY_COLUMNS:
-        table.add_column(name, justify="left" if name in ("run", "id", "served", "best policy") else "right")
-    for row in capacity_rows(pair):
-        table.add_row(*map(rich_escape, row))
-    return table
+    title, caption = f"capacity at P99 <= {pair.capacity.target_p99_ms:g} ms", rich_escape(capacity_line(pair))
+    rows = capacity_rows(pair)
+    return plain_table(CAPACITY_COLUMNS, rows, title=title, caption=caption, right=CAPACITY_COLUMNS[4:], escape=True)
 
 
 def capacity_markdown(pair: ComparedServeRuns) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from surrobench.records.serve import Capacity, LoadPoint, PolicyResult, ServeRecord
+from surrobench.records.serve import Capacity, LoadPoint, Percentile, PolicyResult, ServeRecord
 from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import Col, fit_table
@@ -35,6 +35,11 @@ def rps(value: float) -> str:
     return f"{value:.1f}" if value >= 10 else f"{value:.3g}"
 
 
+def latency_cell(p: Percentile) -> str:
+    """A percentile's value, ms, ``>`` before it when it is a lower bound (it falls among dropped requests)."""
+    return f"{'>' if p.lower_bound else ''}{p.value_ms:.2f}"
+
+
 def point_cells(p: LoadPoint) -> list[str]:
     """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
@@ -42,9 +47,9 @@ def point_cells(p: LoadPoint) -> list[str]:
         rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
         rps(p.achieved_rps),
         str(p.requests),
-        fmt(p.percentile(0.5).value_ms, ".2f"),
-        fmt(p.percentile(0.95).value_ms, ".2f"),
-        f"{'>' if p99.lower_bound else ''}{p99.value_ms:.2f} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
+        latency_cell(p.percentile(0.5)),
+        latency_cell(p.percentile(0.95)),
+        f"{latency_cell(p99)} [{fmt(p99.ci95_ms[0], '.2f')}, {fmt(p99.ci95_ms[1], '.2f')}]",
         "-" if p.slo_attainment is None else f"{p.slo_attainment:.1%}",
         fmt(p.max_ms, ".2f"),
         fmt(p.queue_share, ".0%"),
@@ -176,10 +181,20 @@ def serve_markdown(record: ServeRecord) -> str:
 
 
 def best_line(record: ServeRecord) -> str | None:
-    """The policy with the highest capacity, when several were searched."""
+    """The policy with the highest capacity, when several were searched; that no rate meets the target, with the
+    unloaded batch-1 latency, when no searched rate passed."""
     why = record.infeasible()
     if why:
         return why
+    tried = [s.rate_rps for p in record.policies if p.capacity is not None for s in p.capacity.steps]
+    if tried and all(p.capacity.capacity_rps <= 0 for p in record.policies if p.capacity is not None):
+        one = next((u for u in record.unloaded if u.batch == 1), None)
+        unloaded = (
+            f" (unloaded batch 1: isolated P99 {one.isolated_p99_ms:.3g} ms, back to back {one.back_to_back_p50_ms:.3g} ms median)"
+            if one
+            else ""
+        )
+        return f"no rate meets P99 <= {record.target_p99_ms:g} ms: every rate tried failed, down to {rps(min(tried))} rps{unloaded}"
     best = record.best()
     if best is None or len(record.policies) < 2 or best.policy is None:
         return None

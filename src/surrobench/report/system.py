@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from rich.console import Group
-from rich.table import Table
 
 from surrobench.api.nsys import NsysReport
 from surrobench.api.perf import PerfReport
 from surrobench.collect.perf_parse import PERF_EVENTS
 from surrobench.report.cells import fmt
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import plain_table
 from surrobench.report.timeline import render_timeline
 
 _NAME_WIDTH = 90
@@ -30,24 +30,21 @@ def system_view_rich(report: PerfReport) -> Group:
     ]
     if report.step_check is not None and report.step_check.problems:
         parts.append(f"[yellow]unreliable: {rich_escape(report.step_check.reason())}[/]")
-    counters = Table(title="perf stat over the measured steps")
-    for col in ("event", "count", "note"):
-        counters.add_column(col, justify="right" if col == "count" else "left")
+    rows = []
     for event in PERF_EVENTS:
         value = v.counters.get(event)
         note = v.unavailable.get(event) or (
             f"multiplexed: ran {s.multiplexed[event]:.0%} of the window, scaled" if s and event in s.multiplexed else ""
         )
         unit = " ms" if event == "task-clock" else ""
-        counters.add_row(event, "—" if value is None else f"{value:,.{2 if unit else 0}f}{unit}", note)
-    parts.append(counters)
+        rows.append((event, "—" if value is None else f"{value:,.{2 if unit else 0}f}{unit}", note))
+    parts.append(
+        plain_table(("event", "count", "note"), rows, title="perf stat over the measured steps", right=("count",))
+    )
     if v.hotspots:
-        spots = Table(title="Host hot spots in the measured steps")
-        for col in ("share", "self", "sampler", "function"):
-            spots.add_column(col, justify="left" if col == "function" else "right")
-        for h in v.hotspots:
-            spots.add_row(f"{h.share:.1%}", fmt(h.self_share, ".1%", ""), h.source, _short(h.function))
-        parts.append(spots)
+        rows = [(f"{h.share:.1%}", fmt(h.self_share, ".1%", ""), h.source, _short(h.function)) for h in v.hotspots]
+        header, title = ("share", "self", "sampler", "function"), "Host hot spots in the measured steps"
+        parts.append(plain_table(header, rows, title=title, right=header[:-1]))
     if report.system.flamegraph:
         parts.append(f"flame graph: {report.system.flamegraph}")
     return Group(*parts)

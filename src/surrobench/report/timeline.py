@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group
-from rich.table import Table
 
 from surrobench.analysis.timeline import TimelineReport
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import plain_table
 
 _NAME_WIDTH = 60
 MAX_STEP_ROWS = 30
@@ -20,6 +20,10 @@ def _short(name: str) -> str:
     return rich_escape(name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…")
 
 
+def _ms(*values: float) -> list[str]:
+    return [f"{v:.3f}" for v in values]
+
+
 def render_timeline(report: TimelineReport) -> Group:
     """Rich renderables for a :class:`TimelineReport`: devices, steps, ranges, gaps, launches, streams."""
     parts: list = [f"[bold]{report.source}[/] trace, ranks {list(report.ranks)}: status [bold]{report.status}[/]"]
@@ -27,51 +31,30 @@ def render_timeline(report: TimelineReport) -> Group:
         parts.append(f"[yellow]{report.message}[/]")
     if report.status == "ok":  # no GPU activity (empty, CPU-only, no durations): no empty GPU tables
         repaired = " [yellow](trace read with events dropped or repaired: see the warnings)[/]"
-        dev = Table(title="GPU busy over the profiled window" + (repaired if report.repaired else ""))
-        for col in ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms"):
-            dev.add_column(col, justify="right")
-        for d in report.devices:
-            dev.add_row(
-                str(d.rank),
-                f"{d.device} {_short(d.name)}",
-                f"{d.window_ms:.3f}",
-                f"{d.busy_ms:.3f}",
-                f"{d.idle_ms:.3f}",
-                f"{d.busy_share:.1%}",
-                f"{d.kernel_ms:.3f}",
-                f"{d.memcpy_ms:.3f}",
-            )
-        parts.append(dev)
+        header = ("rank", "device", "window ms", "busy ms", "idle ms", "busy", "kernel ms", "memcpy ms")
+        rows = [
+            [str(d.rank), f"{d.device} {_short(d.name)}", *_ms(d.window_ms, d.busy_ms, d.idle_ms)]
+            + [f"{d.busy_share:.1%}", *_ms(d.kernel_ms, d.memcpy_ms)]
+            for d in report.devices
+        ]
+        title = "GPU busy over the profiled window" + (repaired if report.repaired else "")
+        parts.append(plain_table(header, rows, title=title, right=True))
     if report.steps and report.status == "ok":
-        steps = Table(title="Per profiled step")
-        for col in ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy"):
-            steps.add_column(col, justify="right")
-        for s in report.steps[:MAX_STEP_ROWS]:
-            steps.add_row(
-                str(s.rank),
-                str(s.step),
-                f"{s.dur_ms:.3f}",
-                f"{s.gpu_busy_ms:.3f}",
-                f"{s.gpu_time_ms:.3f}",
-                f"{s.busy_share:.1%}",
-            )
-        parts.append(steps)
+        header = ("rank", "step", "host ms", "GPU busy ms", "GPU launched ms", "busy")
+        rows = [
+            [str(s.rank), str(s.step), *_ms(s.dur_ms, s.gpu_busy_ms, s.gpu_time_ms), f"{s.busy_share:.1%}"]
+            for s in report.steps[:MAX_STEP_ROWS]
+        ]
+        parts.append(plain_table(header, rows, title="Per profiled step", right=True))
         if len(report.steps) > MAX_STEP_ROWS:
             parts.append(f"... and {len(report.steps) - MAX_STEP_ROWS} more steps (--json lists every step)")
     if report.ranges:
-        ranges = Table(title="User / NVTX ranges")
-        for col in ("range", "count", "host ms", "share", "GPU busy ms", "GPU launched ms"):
-            ranges.add_column(col, justify="right" if col != "range" else "left")
-        for r in report.ranges:
-            ranges.add_row(
-                _short(r.name),
-                str(r.count),
-                f"{r.dur_ms:.3f}",
-                f"{r.share:.1%}",
-                f"{r.gpu_busy_ms:.3f}",
-                f"{r.gpu_time_ms:.3f}",
-            )
-        parts.append(ranges)
+        header = ("range", "count", "host ms", "share", "GPU busy ms", "GPU launched ms")
+        rows = [
+            [_short(r.name), str(r.count), *_ms(r.dur_ms), f"{r.share:.1%}", *_ms(r.gpu_busy_ms, r.gpu_time_ms)]
+            for r in report.ranges
+        ]
+        parts.append(plain_table(header, rows, title="User / NVTX ranges", right=header[1:]))
     parts += _gap_tables(report)
     if report.launches:
         lc = report.launches
@@ -97,34 +80,32 @@ def _gap_tables(report: TimelineReport) -> list:
     if report.gaps is None or not report.gaps.count:
         return []
     g = report.gaps
-    causes = Table(title=f"GPU gaps > {g.threshold_us:g} us: {g.count}, {g.total_ms:.3f} ms")
-    for col in ("cause", "gaps", "ms", "share", "most frequent host op"):
-        causes.add_column(col, justify="left" if col in ("cause", "most frequent host op") else "right")
-    for c in g.by_cause:
-        causes.add_row(rich_escape(c.cause), str(c.count), f"{c.total_ms:.3f}", f"{c.share:.1%}", _short(c.top_host_op))
-    longest = Table(title="Longest gaps")
-    for col in ("start ms", "us", "cause", "next op", "host op / sync"):
-        longest.add_column(col, justify="right" if col in ("start ms", "us") else "left")
-    for gap in g.longest[:10]:
-        where = gap.host_op or gap.sync_call
-        cause = gap.cause + (" (pageable)" if gap.pageable else "")
-        longest.add_row(
-            f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", rich_escape(cause), _short(gap.next_op), _short(where)
-        )
-    return [causes, longest]
+    rows = [
+        (rich_escape(c.cause), str(c.count), f"{c.total_ms:.3f}", f"{c.share:.1%}", _short(c.top_host_op))
+        for c in g.by_cause
+    ]
+    title = f"GPU gaps > {g.threshold_us:g} us: {g.count}, {g.total_ms:.3f} ms"
+    causes = plain_table(
+        ("cause", "gaps", "ms", "share", "most frequent host op"), rows, title=title, right=("gaps", "ms", "share")
+    )
+    rows = [
+        (f"{gap.start_ms:.3f}", f"{gap.dur_us:.1f}", rich_escape(gap.cause + (" (pageable)" if gap.pageable else "")))
+        + (_short(gap.next_op), _short(gap.host_op or gap.sync_call))
+        for gap in g.longest[:10]
+    ]
+    header = ("start ms", "us", "cause", "next op", "host op / sync")
+    return [causes, plain_table(header, rows, title="Longest gaps", right=("start ms", "us"))]
 
 
 def _stream_lines(report: TimelineReport) -> list:
     lines = []
     if len(report.streams) > 1:
-        table = Table(title="Streams")
-        for col in ("rank", "device", "stream", "ops", "busy ms", "overlapped ms"):
-            table.add_column(col, justify="right")
-        for s in report.streams:
-            table.add_row(
-                str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}", f"{s.overlap_ms:.3f}"
-            )
-        lines.append(table)
+        header = ("rank", "device", "stream", "ops", "busy ms", "overlapped ms")
+        rows = [
+            (str(s.rank), str(s.device), str(s.stream), str(s.ops), f"{s.busy_ms:.3f}", f"{s.overlap_ms:.3f}")
+            for s in report.streams
+        ]
+        lines.append(plain_table(header, rows, title="Streams", right=True))
     for p in report.serialized_streams:
         lines.append(
             f"[yellow]streams {p.streams[0]} and {p.streams[1]} (device {p.device}) were active in the "

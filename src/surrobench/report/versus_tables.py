@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.report.escape import rich_escape
+from surrobench.report.fit import plain_table
 from surrobench.report.markdown import md_table
 
 from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SurrogateResult, VersusRecord
@@ -117,12 +118,7 @@ def versus_tables(record: VersusRecord) -> list[Table]:
     ):
         if not rows:
             continue
-        table = Table(title=rich_escape(title))
-        for c in columns:
-            table.add_column(c, justify="left" if c in ("level", "surrogate", "step") else "right")
-        for row in rows:
-            table.add_row(*map(rich_escape, row))
-        tables.append(table)
+        tables.append(plain_table(columns, rows, title=rich_escape(title), right=columns[1:], escape=True))
     return tables
 
 
@@ -177,12 +173,9 @@ def versus_comparison_rows(pair) -> list[list[str]]:
 
 
 def versus_comparison_table(pair) -> Table:
-    table = Table(title="versus: speedup at equal accuracy, BASE vs NEW (95% intervals over cases)")
-    for c in COMPARISON_COLUMNS:
-        table.add_column(c, justify="left" if c == "surrogate" else "right")
-    for row in versus_comparison_rows(pair):
-        table.add_row(*map(rich_escape, row))
-    return table
+    title = "versus: speedup at equal accuracy, BASE vs NEW (95% intervals over cases)"
+    rows = versus_comparison_rows(pair)
+    return plain_table(COMPARISON_COLUMNS, rows, title=title, right=COMPARISON_COLUMNS[1:], escape=True)
 
 
 def versus_comparison_markdown(pair) -> str:

@@ -1,16 +1,11 @@
-"""A/B comparison of two runs: the before/after table of the source text with statistical verdicts.
+"""A/B comparison of two runs (docs/sources.md, method §5): median latency, P95, peak memory and top-op share
+side by side, configs matched by :meth:`ConfigResult.key`, each latency ratio NEW/BASE with a bootstrap 95%
+interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/design.md "Faster").
 
-The benchmarking method (docs/sources.md, method §5) asks to run the same parameters before and after an
-optimization and to record median latency, P95, peak memory and top-op share in one table. This module
-makes that table trustworthy: configs are matched by :meth:`ConfigResult.key`, each latency ratio
-NEW/BASE carries a bootstrap 95% confidence interval, and the verdict is the one rule for "faster" that
-``optimize`` uses too (:mod:`surrobench.records.paired`, docs/design.md "Faster").
-
-**Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples`, BASE the
-baseline and NEW the candidate: two separate runs, each side's rounds (``run --rounds``) drawn on their own;
-the baseline and recipe runs that ``optimize`` stored, timed together window by window, as the pair they are
-(their ``extra["paired_units"]``), so ``compare`` reads the same record and verdict as ``optimize`` did. With the
-rule's smallest effect set to ``threshold``:
+**Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
+baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
+stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
+``threshold``:
 
 * ``improved`` when NEW is faster by the rule (the speedup's interval clears ``1 + margin``);
 * ``regressed`` when NEW is slower by it (the interval lies below ``1 / (1 + margin)``);
@@ -21,11 +16,9 @@ Ratios are shown as NEW/BASE (1.05 = 5% slower), the inverse of the speedup. Con
 (``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or ``improved`` (failed -> ok); failed on
 both sides is ``not_compared``.
 
-**Limit.** The CI and the test see only the variation *within* each run. A shift *between* two
-processes (clock state, allocator layout, a busy host) is a real difference of the two runs and is
-reported as such; Kalibera & Jones (2013) show that such run-level variation needs repeated runs to be
-separated from a code change. An A/A comparison (the same command twice) measures it: it should come
-out ``unchanged`` everywhere before a BASE/NEW verdict is trusted on that machine.
+**Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
+allocator layout, a busy host) reads as a difference (Kalibera & Jones 2013: run-level variation needs repeated
+runs). An A/A comparison measures it: ``unchanged`` everywhere before a BASE/NEW verdict is trusted there.
 """
 
 from __future__ import annotations
@@ -57,13 +50,9 @@ KEY_FIELDS = ("model", "input_shape", "batch", "precision", "device", "mode", "i
 IGNORABLE_FIELDS = ("precision", "device", "mode")
 #: Environment keys compared across runs that must match unless ``allow_env_mismatch``.
 MUST_MATCH_ENV_KEYS = ("device_name",)
-#: Rounds (``run --rounds``) both runs need before their comparison may gate (``--fail-on-regression``):
-#: a single-round CI holds only within-run noise, so drift between two processes on a shared host reads as
-#: a difference (Kalibera & Jones 2013; an A/A pair of single-round runs regressed in
-#: docs/benchmarks/h200-compare.md's setting, which found 4 rounds needed on launch-bound configs). Two rounds
-#: are too few for the bootstrap over rounds to see it either: on the shared 2-core development VM an A/A pair
-#: of two-round CPU runs regressed (1.047 [1.037, 1.063] against an A/A floor of 0.9%), three of four-round
-#: runs did not (a fresh-user trial, 2026-12-03: one observation each, on a shared host).
+#: Rounds (``run --rounds``) both runs need before their comparison may gate (``--fail-on-regression``): fewer
+#: rounds miss the drift between two processes (Kalibera & Jones 2013); docs/benchmarks/h200-compare.md found 4
+#: needed on launch-bound configs, where A/A pairs of one and two rounds regressed.
 MIN_GATE_ROUNDS = 4
 #: The note on every pair of a comparison where a run recorded its primary input alone (run-v1 JSON, a database
 #: row of schema 3 or older): such a run can only be paired on that input, so two configs of a multi-input
@@ -78,7 +67,7 @@ _MAX_LISTED_VALUES = 3
 
 
 @dataclass(frozen=True)
-class RatioCI:
+class RatioCI(schemas.Plain):
     """A ratio NEW/BASE (dimensionless) with its bootstrap 95% interval ``ci95 = (lo, hi)``."""
 
     ratio: float
@@ -89,13 +78,12 @@ class RatioCI:
         """NEW/BASE from a BASE/NEW ratio and its interval."""
         return cls(1.0 / ratio, (1.0 / ci95[1], 1.0 / ci95[0]))
 
-    def to_json(self) -> dict:
-        return {"ratio": self.ratio, "ci95": list(self.ci95)}
-
 
 @dataclass(frozen=True)
-class OpDelta:
+class OpDelta(schemas.Plain):
     """One operator's self device time in both runs, ms; ``None`` where the op is absent from a run."""
+
+    DERIVED = ("delta_ms", "ratio")
 
     name: str
     base_ms: float | None
@@ -112,15 +100,6 @@ class OpDelta:
         if self.base_ms and self.new_ms is not None:
             return self.new_ms / self.base_ms
         return None
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "base_ms": self.base_ms,
-            "new_ms": self.new_ms,
-            "delta_ms": self.delta_ms,
-            "ratio": self.ratio,
-        }
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
@@ -194,7 +173,7 @@ def _get(stats, name: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class EnvDifference:
+class EnvDifference(schemas.Plain):
     """An environment fact that differs: ``key`` is dotted (``gpu_clocks.before.sm_clock_mhz``) for the
     run environment and ``config.<key>`` for per-config settings (``config.cudnn_benchmark``)."""
 
@@ -227,11 +206,7 @@ class RunComparison:
 
     def to_json(self) -> dict:
         """The ``surrobench/compare-v2`` object (:data:`surrobench.records.schemas.COMPARE`); ratios are plain
-        fractions (1.05 = 5% slower). v2 against v1: the verdict ``inconclusive``; each config's ``speedup`` (the
-        rule's record) in place of ``p_value``; no ``alpha``; a config entry's ``inputs`` has both sides' (they
-        differ only in the dtype a run that predates per-input identity does not know), ``only_base``/``only_new``
-        name every input."""
-
+        fractions (1.05 = 5% slower)."""
         return {
             "schema": schemas.COMPARE,
             "base_run_id": self.base_run_id,
@@ -241,7 +216,7 @@ class RunComparison:
             "configs": [c.to_json() for c in self.configs],
             "only_base": [r.key().identity_json() for r in self.only_base],
             "only_new": [r.key().identity_json() for r in self.only_new],
-            "env_diff": [{"key": d.key, "base": d.base, "new": d.new} for d in self.env_diff],
+            "env_diff": [d.to_json() for d in self.env_diff],
         }
 
 
@@ -340,13 +315,9 @@ def compare_runs(
 def match_configs(
     base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...], ignore_fields: tuple[str, ...] = ()
 ) -> tuple[list[tuple[ConfigResult, ConfigResult]], tuple[ConfigResult, ...], tuple[ConfigResult, ...]]:
-    """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``) and equal place in a
-    multi-rank run (:func:`~surrobench.results.scaling.rank_key`: rank r of N with rank r of N, the step
-    with the step, one-device results with each other), in BASE order. The key covers every input's shape
-    and dtype; when either side recorded its primary input alone (run-v1), both are paired on that input
-    (:data:`LEGACY_PAIRING_NOTE`).
-
-    A key repeated within a run pairs in order of occurrence; the surplus is unmatched.
+    """Pair configs with equal :meth:`ConfigResult.key` (less ``ignore_fields``; the primary input alone where a
+    side recorded no other, :data:`LEGACY_PAIRING_NOTE`) and equal place in a multi-rank run
+    (:func:`~surrobench.results.scaling.rank_key`), in BASE order; a repeated key pairs in order of occurrence.
 
     Returns:
         (pairs, only in BASE, only in NEW).
@@ -406,10 +377,7 @@ def compare_config(
     base_ops: Mapping[str, float] | None = None,
     new_ops: Mapping[str, float] | None = None,
 ) -> ConfigComparison:
-    """Compare one matched pair of configs (verdict rule: module docstring).
-
-    Latency statistics come from ``samples_ms`` (host latency per iteration, ms), not from the stored
-    summaries, so the CI and the verdict see the same data.
+    """Compare one matched pair of configs (verdict rule: module docstring) from their ``samples_ms``.
 
     Raises:
         UsageError: threshold not in [0, 1).
@@ -551,12 +519,9 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 
 
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
-    """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) that differ in any matched pair.
-
-    Only keys known on both sides count: run JSON files carry no ``extra``. The host's submission time
-    (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`) is a measurement, not a setting, and is left out, as are
-    the host's readings of a CPU config (:data:`~surrobench.execution.host_facts.HOST_READINGS`: its load).
-    """
+    """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
+    pair; measurements (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`,
+    :data:`~surrobench.execution.host_facts.HOST_READINGS`) left out."""
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:

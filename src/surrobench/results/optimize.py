@@ -4,7 +4,7 @@ One :class:`OptimizeReport` per command: per config the baseline, every candidat
 the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
 rounds) are ordinary runs in the results database, so ``compare`` and ``report`` work on the pair; the
 report itself is stored next to them (:func:`surrobench.results.store.add_optimization`), and checked when read
-back (:mod:`surrobench.records.optimize_json`). docs/design.md ("Optimize JSON") lists every key of the document.
+back (:data:`DOCUMENTS`). docs/design.md ("Optimize JSON") lists every key of the document.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult, identity_from_json
 from surrobench.records.stats import LatencyStats
-from surrobench.records.vocab import OPTIMIZE_VERDICTS
+from surrobench.records.vocab import DEVICES, FRESH_VERDICTS, MODES, OPTIMIZE_VERDICTS, OPTIMIZE_VERDICTS_V2, PRECISIONS
 from surrobench.results.fresh import FreshCheck, process_speedups
 from surrobench.records.paired import Speedup
 
@@ -229,6 +229,20 @@ class ConfigOptimization:
         return process_speedups(self.recipe_window_speedups, self.recipe_process_windows)
 
     @property
+    def nothing_because(self) -> str | None:
+        """Why no recipe is recommended, None when one is: ``baseline_failed`` (``error`` says why),
+        ``interrupted`` (``cut_short``), ``unconfirmed`` (a candidate was accepted but the recipe did not hold
+        across its timing windows), ``budget`` (no candidate was timed and some were not tried), ``untimed`` (no
+        candidate could be timed), else ``none_faster`` (none faster beyond the noise floor within the
+        tolerance)."""
+        timed = any(c.speedup for c in self.candidates)
+        return (
+            None if self.recommended else "baseline_failed" if self.error else "interrupted" if self.cut_short
+            else "unconfirmed" if any(c.verdict == "accepted" for c in self.candidates)
+            else "none_faster" if timed else "budget" if self.not_tried else "untimed"
+        )  # fmt: skip
+
+    @property
     def best(self) -> CandidateResult | None:
         """The candidate whose name is the recipe, None when nothing won."""
         name = "+".join(self.recommended)
@@ -319,18 +333,16 @@ class OptimizeReport:
     @classmethod
     def from_json(cls, doc: dict) -> OptimizeReport:
         """Read an optimize document of any stored version (``optimize-v3``, ``-v2``, ``-v1``) back, after
-        :func:`surrobench.records.optimize_json.check_optimize_json`; :meth:`to_json` then writes it as v3. A key
+        checking it (:data:`DOCUMENTS`); :meth:`to_json` then writes it as v3. A key
         that an older version lacks reads as its empty value (no windows, no fresh check, not cut short), the
         label is that of the stored settings; timings keep what the document kept (median, P95, peak memory,
         top op: the other statistics read NaN). A v1 or v2 ``rejected_slower`` stays as written (it meant "not
         faster" there).
 
         Raises:
-            OptimizeJsonError: ``doc`` is not a valid optimize document of any version.
+            DocumentError: ``doc`` is not a valid optimize document of any version.
         """
-        from surrobench.records.optimize_json import check_optimize_json
-
-        check_optimize_json(doc)
+        schemas.check(doc, DOCUMENTS)
         return cls(
             **schemas.plain(doc, cls, but=("configs", "warnings")),
             configs=tuple(config_from_json(c) for c in doc["configs"]),
@@ -432,3 +444,64 @@ def config_from_json(entry: dict) -> ConfigOptimization:
         unconfirmed=read(Unconfirmed, "unconfirmed"),
         baseline_drift=read(Speedup, "baseline_drift"),
     )
+
+
+def _versions(v2: bool, verdicts: tuple[str, ...], v3: bool = False) -> tuple[schemas.Check, schemas.Check]:
+    """The checks of one optimize version's report and config (docs/design.md, "Optimize JSON"): v2 and v3 need
+    every key (v3 a config's ``unconfirmed`` too); v1 needs the keys v1 began with and checks a key added during
+    v1 where present. ``verdicts``: its candidate verdicts."""
+    s = schemas
+    num, text = s.nullable(s.number), s.nullable(s.text)
+
+    def keys(first: dict, later: dict | None = None, maybe: dict | None = None) -> s.Check:
+        later, maybe = later or {}, maybe or {}
+        return s.keys(first | later, maybe) if v2 else s.keys(first, later | maybe)
+
+    speedup = s.nullable(keys({"median": s.number, "ci95": s.pair(s.number), "noise_floor": s.number}))
+    top_op = s.nullable(keys({"name": s.text, "share": s.number}))
+    timing = {"median_ms": num, "p95_ms": num, "peak_mem_bytes": num, "top_op": top_op}
+    candidate = keys(
+        {"name": s.text, "verdict": s.one_of(verdicts), "reason": s.text, "rel_l2": num, "max_abs": num}
+        | {"setup_s": num, "gain": speedup, "accuracy": s.nullable(s.obj), "break_even_calls": num, **timing}
+        | {"error": text, "cause": text, "time_s": s.number, "stacked_on": text},
+        {"baseline_ms": num},
+        {"speedup": speedup},  # absent (or null) when the candidate was not timed
+    )
+    recipe = keys(
+        {"code": s.list_of(s.text), "run_command": text},
+        {"baseline_command": text, "speedup": speedup, "windows": s.whole(), "window_speedups": s.list_of(s.number)}
+        | {"process_windows": s.whole(), "process_run_ids": s.list_of(s.text)}
+        | {"process_speedups": s.list_of(s.number)},
+    )
+    head_to_head = keys({"first": s.text, "rival": s.text, "gain": speedup, "kept": s.text, "error": text})
+    fresh = keys(
+        {"pairs": s.whole(), "verdict": s.one_of(FRESH_VERDICTS), "reason": s.text, "speedup": speedup}
+        | {"baseline_ms": s.list_of(s.number), "recipe_ms": s.list_of(s.number), "run_ids": s.list_of(s.text)}
+        | {"error": text, "elapsed_s": s.number}
+    )
+    unconfirmed = {"unconfirmed": s.nullable(keys({"name": s.text, "speedup": speedup, "windows": s.whole()}))}
+    config = keys(
+        {"model": s.text, "input_shape": s.list_of(s.whole()), "batch": s.whole()}
+        | {"precision": s.one_of(PRECISIONS), "device": s.one_of(DEVICES), "mode": s.one_of(MODES)}
+        | {"error": text, "baseline": keys({**timing, "setup_s": num}), "candidates": s.list_of(candidate)}
+        | {"recommended": s.list_of(s.text), "recipe": recipe}
+        | {"not_tried": s.list_of(keys({"name": s.text, "reason": s.text}))}
+        | {"notes": s.list_of(s.text), "elapsed_s": s.number},
+        {"inputs": s.list_of(keys({"shape": s.list_of(s.whole()), "dtype": text})), "settings": s.obj}
+        | {"label": s.text, "head_to_head": s.nullable(head_to_head), "cut_short": s.flag}
+        | {"fresh": s.nullable(fresh), **(unconfirmed if v3 else {})},
+    )
+    report = keys(
+        {"optimize_id": s.text, "created": s.text, "baseline_run_id": s.text, "recipe_run_id": text}
+        | {"tolerance": s.number, "budget_s": s.number, "rounds": s.whole(), "env": s.obj}
+        | {"configs": s.list_of(config)},
+        {"verify": s.whole(), "interrupted": s.flag, "warnings": s.list_of(s.text)},
+    )
+    return report, config
+
+
+_V3, _V2, _V1 = (_versions(True, OPTIMIZE_VERDICTS, v3=True), _versions(True, OPTIMIZE_VERDICTS_V2),
+                 _versions(False, OPTIMIZE_VERDICTS_V2))  # fmt: skip
+#: ``{schema id: check}`` of optimize documents, and of one config object of each (kept apart by the database).
+DOCUMENTS = {schemas.OPTIMIZE: _V3[0], schemas.OPTIMIZE_V2: _V2[0], schemas.OPTIMIZE_V1: _V1[0]}
+CONFIGS = {schemas.OPTIMIZE: _V3[1], schemas.OPTIMIZE_V2: _V2[1], schemas.OPTIMIZE_V1: _V1[1]}

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from surrobench.records import schemas
 from surrobench.records.config import InputSpec, inputs_of, same_inputs
-from surrobench.records.optimize_json import check_optimize_config
 from surrobench.errors import UsageError
-from surrobench.results.optimize import OptimizeReport, config_from_json
+from surrobench.results.optimize import CONFIGS, OptimizeReport, config_from_json
 from surrobench.results.store import ResultStore, RunSummary, named, prefix_pattern
 
 #: The tag of an optimization's baseline run is its own tag with this suffix (``tune.plans``: ``TAG:baseline``,
@@ -112,7 +112,7 @@ def latest_optimized_config(
     (:func:`~surrobench.records.config.same_inputs`), as optimize-v3 writes it (:func:`config_from_json`), or None. An optimize-v1 object, which kept its primary
     input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
     configs that share a primary input it measured. The object is checked as a config of its report's schema
-    (:func:`surrobench.records.optimize_json.check_optimize_config`).
+    (:data:`~surrobench.results.optimize.CONFIGS`).
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
@@ -126,7 +126,7 @@ def latest_optimized_config(
     for config_json, schema in rows:
         with store._reading("an optimization"):
             entry = json.loads(config_json)
-            check_optimize_config(entry, schema)
+            schemas.check(entry, CONFIGS, schema, "config")
         if same_inputs(inputs_of(entry), inputs):
             return config_from_json(entry).to_json()
     return None

@@ -11,6 +11,27 @@ from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable, inside_from_json
 from surrobench.results.store import ResultStore, named
 
+#: The columns of ``op_profiles`` (after ``config_id``) and ``op_stats`` (after ``config_id, rank``) that are
+#: :class:`OpTable` and :class:`OpStat` fields; ``kernel_stats``'s are :class:`KernelStat`'s.
+_OP_TABLE = ("basis", "source", "total_us", "active_steps", "kernel_count", "small_kernel_count", "small_kernel_us")
+_OP_TABLE_FLAGS = ("has_shapes", "has_memory")
+_OP = ("name", "category", "calls", "self_device_us", "total_device_us", "share", "self_cpu_us")
+_OP_MEMORY = ("device_mem_bytes", "self_device_mem_bytes")
+_KERNEL = ("name", "kernel_class", "calls", "device_us", "share", "op", "module", "origin", "fused_ops")
+
+
+def _values(record: object, columns: tuple[str, ...]) -> tuple:
+    return tuple(getattr(record, c) for c in columns)
+
+
+def _stored(store: ResultStore, config_id: int, head: str, rows: str) -> tuple | None:
+    """The ``head`` row of a config's table (``SELECT ... WHERE config_id = ?``) and its ``rows`` (the same, in
+    rank order), or None when the config has no such table."""
+    found = named(store.conn, head + " WHERE config_id = ?", (config_id,)).fetchone()
+    if found is None:
+        return None
+    return found, named(store.conn, rows + " WHERE config_id = ? ORDER BY rank", (config_id,)).fetchall()
+
 
 def add_op_table(
     store: ResultStore,
@@ -22,44 +43,16 @@ def add_op_table(
     trace_path: str | None = None,
 ) -> None:
     """Store a profiled config's op table (rows in share order) with its profiling summary."""
+    summary = (*_values(table, _OP_TABLE + _OP_TABLE_FLAGS), profiled_step_ms, overhead, trace_path)
     with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                config_id,
-                table.basis,
-                table.source,
-                table.total_us,
-                table.active_steps,
-                table.kernel_count,
-                table.small_kernel_count,
-                table.small_kernel_us,
-                int(table.has_shapes),
-                int(table.has_memory),
-                profiled_step_ms,
-                overhead,
-                trace_path,
-            ),
-        )
+        store.conn.execute("INSERT OR REPLACE INTO op_profiles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           (config_id, *summary))  # fmt: skip
         store.conn.execute("DELETE FROM op_stats WHERE config_id = ?", (config_id,))
         store.conn.executemany(
             "INSERT INTO op_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    config_id,
-                    rank,
-                    op.name,
-                    op.category,
-                    op.calls,
-                    op.self_device_us,
-                    op.total_device_us,
-                    op.share,
-                    op.self_cpu_us,
-                    op.device_mem_bytes,
-                    op.self_device_mem_bytes,
-                    json.dumps(list(op.input_shapes)),
-                    json.dumps([list(pair) for pair in op.inside]),
-                )
+                (config_id, rank, *_values(op, _OP + _OP_MEMORY), json.dumps(list(op.input_shapes)))
+                + (json.dumps([list(pair) for pair in op.inside]),)
                 for rank, op in enumerate(table.ops)
             ],
         )
@@ -67,34 +60,24 @@ def add_op_table(
 
 def load_op_table(store: ResultStore, config_id: int) -> OpTable | None:
     """The stored op table of a config, or None when it was not profiled."""
-    head = named(
-        store.conn,
-        "SELECT basis, source, total_us, active_steps, kernel_count, small_kernel_count, small_kernel_us,"
-        " has_shapes, has_memory FROM op_profiles WHERE config_id = ?",
-        (config_id,),
-    ).fetchone()
-    if head is None:
+    stored = _stored(
+        store,
+        config_id,
+        f"SELECT {', '.join(_OP_TABLE + _OP_TABLE_FLAGS)} FROM op_profiles",
+        f"SELECT {', '.join(_OP + _OP_MEMORY)}, input_shapes_json, inside_json FROM op_stats",
+    )
+    if stored is None:
         return None
-    rows = named(
-        store.conn,
-        "SELECT name, category, calls, self_device_us, total_device_us, share, self_cpu_us, device_mem_bytes,"
-        " self_device_mem_bytes, input_shapes_json, inside_json FROM op_stats WHERE config_id = ? ORDER BY rank",
-        (config_id,),
-    ).fetchall()
+    head, rows = stored
     ops = tuple(
         OpStat(
-            **{k: row[k] for k in row.keys()[:9]},
+            **{k: row[k] for k in _OP + _OP_MEMORY},
             input_shapes=tuple(json.loads(row["input_shapes_json"])),
             inside=inside_from_json(json.loads(row["inside_json"])),
         )
         for row in rows
     )
-    return OpTable(
-        ops=ops,
-        **{k: head[k] for k in head.keys()[:7]},
-        has_shapes=bool(head["has_shapes"]),
-        has_memory=bool(head["has_memory"]),
-    )
+    return OpTable(ops, **{k: head[k] for k in _OP_TABLE}, **{k: bool(head[k]) for k in _OP_TABLE_FLAGS})
 
 
 def add_kernel_table(store: ResultStore, config_id: int, table: KernelTable) -> None:
@@ -108,11 +91,7 @@ def add_kernel_table(store: ResultStore, config_id: int, table: KernelTable) -> 
         store.conn.execute("DELETE FROM kernel_stats WHERE config_id = ?", (config_id,))
         store.conn.executemany(
             "INSERT INTO kernel_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (config_id, rank, k.name, k.kernel_class, k.calls, k.device_us, k.share)
-                + (k.op, k.module, k.origin, k.fused_ops)
-                for rank, k in enumerate(table.kernels)
-            ],
+            [(config_id, rank, *_values(k, _KERNEL)) for rank, k in enumerate(table.kernels)],
         )
 
 
@@ -122,19 +101,11 @@ def load_kernel_table(store: ResultStore, config_id: int) -> KernelTable | None:
     Raises:
         UsageError: a row our records refuse (a kernel class or note kind outside the vocabulary).
     """
-    head = named(
-        store.conn,
-        "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles WHERE config_id = ?",
-        (config_id,),
-    ).fetchone()
-    if head is None:
+    head = "SELECT total_us, active_steps, source, notes_json FROM kernel_profiles"
+    stored = _stored(store, config_id, head, f"SELECT {', '.join(_KERNEL)} FROM kernel_stats")
+    if stored is None:
         return None
-    rows = named(
-        store.conn,
-        "SELECT name, kernel_class, calls, device_us, share, op, module, origin, fused_ops FROM kernel_stats"
-        " WHERE config_id = ? ORDER BY rank",
-        (config_id,),
-    ).fetchall()
+    head, rows = stored
     with store._reading(f"the kernel table of config {config_id}"):
         notes = tuple(AttributionNote(**n) for n in json.loads(head["notes_json"]))
         kernels = tuple(KernelStat(**dict(row)) for row in rows)

@@ -117,7 +117,7 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
     comm = np.vstack(per_rank_ms)
     wait = comm - comm.min(axis=0, keepdims=True)
     return [
-        {"comm_ms": LatencyStats.from_samples(c).to_dict(), "comm_wait_ms": LatencyStats.from_samples(w).to_dict()}
+        {"comm_ms": LatencyStats.from_samples(c).to_json(), "comm_wait_ms": LatencyStats.from_samples(w).to_json()}
         for c, w in zip(comm, wait)
     ]
 

@@ -7,7 +7,7 @@ import json
 
 from surrobench.errors import UsageError
 from surrobench.records.run import RunRecord
-from surrobench.records.serve import ServeJsonError, ServeRecord, serve_from_json
+from surrobench.records.serve import ServeRecord, serve_from_json
 from surrobench.results.store import ResultStore, named
 
 
@@ -56,5 +56,5 @@ def load_serve(store: ResultStore, run_id: str) -> ServeRecord | None:
         return None
     try:
         return serve_from_json(json.loads(row["record_json"]))
-    except (ServeJsonError, ValueError) as exc:
+    except ValueError as exc:  # DocumentError, JSONDecodeError
         raise UsageError(f"results database {store.path!r}: serve run {run_id}: {exc}") from None

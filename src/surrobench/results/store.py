@@ -17,24 +17,19 @@ from pathlib import Path
 from surrobench.errors import StoreWriteError, UsageError
 from surrobench.records.config import InputSpec
 from surrobench.results.owner import RunOwner
-from surrobench.records.run import ConfigResult, RunRecord, check_run_json
+from surrobench.records import schemas
+from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
 from surrobench.records.stats import LatencyStats
 
 DEFAULT_DB = "surrobench.db"
 
-#: The database schema this code writes, stored as ``PRAGMA user_version``. History: 0 = written before the
-#: schema was versioned (the tables of version 1, unmarked); 1 = versioned; 2 = ``runs.state`` (running,
-#: complete, interrupted), and calibrated ceilings kept per machine (:mod:`surrobench.results.ceilings`;
-#: the ``ceilings`` table of an older file is left as it was, unread); 3 = the pid, host and process start
-#: time of the process that writes each run (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
-#: 4 = ``configs.inputs_json``, every input's shape and dtype (the config identity, run-v2 ``inputs``);
-#: 5 = a profiled config's kernel table (``kernel_profiles``, ``kernel_stats``: :mod:`surrobench.records.kernels`);
-#: 6 = a config's Nsight Compute counters (``ncu_captures``, ``ncu_kernels``: :mod:`surrobench.results.counters`);
-#: 7 = ``serve_runs`` (``surrobench serve``); 8 = a config's estimated roofline as ``diagnose`` computed it
-#: (``rooflines``: :mod:`surrobench.results.roofline`); 9 = ``op_stats.inside_json``, the outermost ops each op ran
-#: inside (:attr:`surrobench.records.ops.OpStat.inside`). An older database is migrated forward on open
-#: (:data:`_MIGRATIONS`); a newer one is refused before anything is measured, since its rows may not be what
-#: this code would write.
+#: The database schema this code writes, stored as ``PRAGMA user_version``: 0 = unversioned (version 1's tables);
+#: 2 = ``runs.state``, ceilings per machine (:mod:`surrobench.results.ceilings`; an older ``ceilings`` table is
+#: left unread); 3 = each run's writer (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
+#: 4 = ``configs.inputs_json``; 5 = kernel tables (:mod:`surrobench.records.kernels`); 6 = Nsight Compute counters
+#: (:mod:`surrobench.results.counters`); 7 = ``serve_runs``; 8 = ``rooflines`` (:mod:`surrobench.results.roofline`);
+#: 9 = ``op_stats.inside_json`` (:attr:`surrobench.records.ops.OpStat.inside`). An older database is migrated
+#: forward on open (:data:`_MIGRATIONS`); a newer one is refused before anything is measured.
 SCHEMA_VERSION = 9
 #: ``unsaved``: the command measured more than the database took (a write failed: disk full, locked, ...) and
 #: exited knowing it; what it measured is in its ``--json`` or recovery file (:class:`~surrobench.errors.Unsaved`),
@@ -126,13 +121,17 @@ CREATE TABLE IF NOT EXISTS serve_runs (
 _SCHEMA_SQL += _SERVE_SQL + ";"
 
 
-def _add_owner(conn: sqlite3.Connection) -> None:
-    """Migration 3: the writer of each run, ``runs.pid``, ``host`` and ``pid_started`` (older runs have none:
-    their liveness is unknown, shown as stored). A column already there (a version stamp reset) is kept."""
-    columns = {row["name"] for row in _columns(conn, "runs")}
-    for name, kind in (("pid", "INTEGER"), ("host", "TEXT"), ("pid_started", "REAL")):
-        if columns and name not in columns:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+def _add_columns(table: str, *columns: str):
+    """A migration step adding ``columns`` (``"name TYPE ..."``) to ``table``; a column already there (a version
+    stamp reset) is kept, and a file without the table gets it whole from :data:`_SCHEMA_SQL`."""
+
+    def step(conn: sqlite3.Connection) -> None:
+        have = {row["name"] for row in _columns(conn, table)}
+        for column in columns:
+            if have and column.split()[0] not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+
+    return step
 
 
 def _add_inputs(conn: sqlite3.Connection) -> None:
@@ -151,38 +150,31 @@ def _add_inputs(conn: sqlite3.Connection) -> None:
     )
 
 
-def _add_op_inside(conn: sqlite3.Connection) -> None:
-    """Migration 9: ``op_stats.inside_json``; an older row's ops read back inside nothing (``[]``, unknown). A file
-    without the table gets it from :data:`_SCHEMA_SQL`, and one that has the column already keeps it."""
-    columns = {row["name"] for row in _columns(conn, "op_stats")}
-    if columns and "inside_json" not in columns:
-        conn.execute("ALTER TABLE op_stats ADD COLUMN inside_json TEXT NOT NULL DEFAULT '[]'")
-
-
-#: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``. The tables
-#: of version 0 and 1 are the same; version 2 adds the run's state (older runs finished or were killed:
-#: their state is unknown, recorded as complete, as they were shown before); version 4 every input
-#: (:func:`_add_inputs`); 5, 6, 7 and 8 add tables that :data:`_SCHEMA_SQL` creates (an older run has none: a
-#: kernel table, counters or an estimated roofline read back as None); 9 a column (:func:`_add_op_inside`). A step
-#: is an SQL statement or a function of the connection.
+#: Forward migrations: ``_MIGRATIONS[v]`` turns a version ``v - 1`` database into version ``v``, each step an SQL
+#: statement or a function of the connection. An older run's state reads ``complete`` (as it was shown), its
+#: owner unknown (shown as stored), its ops inside nothing (``[]``, unknown); a table added later holds nothing
+#: of it (a kernel table, counters or a roofline read back as None).
 _MIGRATIONS = {
     1: (),
     2: ("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'complete'",),
-    3: (_add_owner,),
+    3: (_add_columns("runs", "pid INTEGER", "host TEXT", "pid_started REAL"),),
     4: (_add_inputs,),
     5: (),  # kernel_profiles, kernel_stats: new tables, created by _SCHEMA_SQL
     6: (),  # ncu_captures, ncu_kernels: new tables, created by _SCHEMA_SQL
     7: (_SERVE_SQL,),
     8: (),  # rooflines: a new table, created by _SCHEMA_SQL
-    9: (_add_op_inside,),
+    9: (_add_columns("op_stats", "inside_json TEXT NOT NULL DEFAULT '[]'"),),
 }
 
 
-#: The ``configs`` columns read into the :class:`ConfigResult` field of the same name as stored.
+#: The ``configs`` columns read into the :class:`ConfigResult` field of the same name as stored, then every
+#: column a config's row is written with (the rest as JSON).
 _PLAIN_CONFIG_COLUMNS = (
     "model", "shape_label", "batch", "precision", "device", "mode", "status", "error", "warmup", "iters",
     "cold_start_ms", "samples_per_s", "points_per_s", "peak_mem_bytes", "peak_reserved_bytes",
 )  # fmt: skip
+_CONFIG_COLUMNS = (*_PLAIN_CONFIG_COLUMNS, "input_shape_json", "latency_json", "device_json", "top_op_json")
+_CONFIG_COLUMNS += ("extra_json", "inputs_json")
 
 
 def named(conn: sqlite3.Connection, sql: str, params: tuple = ()) -> sqlite3.Cursor:
@@ -225,10 +217,8 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
 
 
 def _check_intact(conn: sqlite3.Connection, path: str) -> None:
-    """UsageError when SQLite's ``PRAGMA quick_check`` finds the file damaged (a page overwritten, a b-tree out of
-    order: https://www.sqlite.org/pragma.html#pragma_quick_check), checked when the database is opened so that no
-    command measures first and fails to store after. It reads every page once: about 0.1 s for 230 MB on the
-    development VM."""
+    """UsageError when SQLite's ``PRAGMA quick_check`` (https://www.sqlite.org/pragma.html#pragma_quick_check)
+    finds the file damaged, checked on open so that no command measures first and fails to store after."""
     problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
     if problem != "ok":
         what = " ".join(str(problem).split())
@@ -536,36 +526,12 @@ class ResultStore:
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
         """:meth:`add_result` inside the caller's transaction."""
-        cur = self.conn.execute(
-            "INSERT INTO configs (run_id, model, shape_label, input_shape_json, batch, precision, device,"
-            " mode, status, error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s,"
-            " points_per_s, peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                r.model,
-                r.shape_label,
-                json.dumps(list(r.input_shape)),
-                r.batch,
-                r.precision,
-                r.device,
-                r.mode,
-                r.status,
-                r.error,
-                r.warmup,
-                r.iters,
-                r.cold_start_ms,
-                _dump(r.latency_ms.to_dict() if r.latency_ms else None),
-                _dump(r.device_ms.to_dict() if r.device_ms else None),
-                r.samples_per_s,
-                r.points_per_s,
-                r.peak_mem_bytes,
-                r.peak_reserved_bytes,
-                _dump(r.top_op),
-                json.dumps(r.extra),
-                json.dumps([spec.to_json() for spec in r.inputs]),
-            ),
-        )
+        stats = [_dump(x.to_json() if x else None) for x in (r.latency_ms, r.device_ms)]
+        values = (*(getattr(r, c) for c in _PLAIN_CONFIG_COLUMNS), json.dumps(list(r.input_shape)), *stats)
+        values += (_dump(r.top_op), json.dumps(r.extra), json.dumps([spec.to_json() for spec in r.inputs]))
+        columns = ", ".join(("run_id", *_CONFIG_COLUMNS))
+        cur = self.conn.execute(f"INSERT INTO configs ({columns}) VALUES ({', '.join('?' * (1 + len(values)))})",
+                                (run_id, *values))  # fmt: skip
         config_id = cur.lastrowid
         device = r.device_samples_ms or (None,) * len(r.samples_ms)
         self.conn.executemany(
@@ -599,10 +565,7 @@ class ResultStore:
         ).fetchone()
         rows = named(
             self.conn,
-            "SELECT config_id, model, shape_label, input_shape_json, batch, precision, device, mode, status,"
-            " error, warmup, iters, cold_start_ms, latency_json, device_json, samples_per_s, points_per_s,"
-            " peak_mem_bytes, peak_reserved_bytes, top_op_json, extra_json, inputs_json FROM configs WHERE run_id = ?"
-            " ORDER BY config_id",
+            f"SELECT config_id, {', '.join(_CONFIG_COLUMNS)} FROM configs WHERE run_id = ? ORDER BY config_id",
             (run_id,),
         ).fetchall()
         with self._reading(f"run {run_id}"):
@@ -621,8 +584,8 @@ class ResultStore:
                 ConfigResult(
                     **{k: row[k] for k in _PLAIN_CONFIG_COLUMNS},
                     input_shape=tuple(json.loads(row["input_shape_json"])),
-                    latency_ms=LatencyStats.from_dict(latency) if latency else None,
-                    device_ms=LatencyStats.from_dict(device) if device else None,
+                    latency_ms=LatencyStats.from_json(latency) if latency else None,
+                    device_ms=LatencyStats.from_json(device) if device else None,
                     top_op=_load(row["top_op_json"]),
                     samples_ms=tuple(s["latency_ms"] for s in samples),
                     device_samples_ms=tuple(s["device_ms"] for s in samples if s["device_ms"] is not None),
@@ -632,7 +595,7 @@ class ResultStore:
                 )
             )
         run = RunRecord(run_id, created, tag, _env(env_json), tuple(results))
-        check_run_json(run.to_json())  # the same checks as a run JSON file: renderers trust what they get
+        schemas.check(run.to_json(), RUN_DOCUMENTS)  # the same checks as a run JSON file: renderers trust what they get
         return run
 
     def resolve_run_id(self, prefix: str) -> str:

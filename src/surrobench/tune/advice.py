@@ -13,7 +13,10 @@ Order and budget (:func:`recipes_to_measure`): the remedies of the finding with 
 (findings without an estimate last), each clause's remedies in its order, a stacked clause as one recipe, every
 candidate of an id (``threads``: each thread count). A remedy starts only when the longest one like it so far
 (compiled or not) would end within the budget (:meth:`surrobench.tune.trials.Trials.spent`); the ones left out are
-recorded as ``not-measured`` with the budget named, so the diagnosis says what it did not measure.
+recorded as ``not-measured`` with the budget named, so the diagnosis says what it did not measure. The budget
+bounds what starts and each window (:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its
+least measurement (its setup as like ones took, two rounds) fits in what is left, and its window ends once the
+budget passes, so the measuring ends within the budget and one remedy's least measurement.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
@@ -163,8 +166,10 @@ def measure_config(
     try:
         with room_for_compiled_variants():
             bench = DeviceBench.start(cfg, prepared, request, end)
-            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock)
+            trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
             return measure_recipes(trials, recipes, tolerance)
+    except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
+        raise KeyboardInterrupt from None
     finally:
         free_device(cfg.device)
 

@@ -20,6 +20,7 @@ import torch
 
 from surrobench.analysis.accuracy import AccuracyVerdict, check_accuracy
 from surrobench.analysis.feasibility import infeasible_reason
+from surrobench.errors import Interrupted
 from surrobench.collect.probe import ProbeFacts, probe_call
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig, autocast_context, execution_settings
@@ -77,11 +78,14 @@ class Bench(Protocol):
     def accuracy(self, handle: Handle) -> AccuracyVerdict:
         """The accuracy guard's verdict on ``handle``'s first output."""
 
-    def window(self, handles: Sequence[Handle]) -> None:
+    def window(self, handles: Sequence[Handle], stop: Callable[[], bool] | None = None) -> None:
         """One timing window: its rounds of the baseline and ``handles``, interleaved, appended to each one's
-        ``rounds``. All or nothing: a window cut short by a failure leaves no rounds behind; one cut short by
-        Ctrl-C keeps the baseline's rounds and drops the others'. Raises what a handle raised, or
-        KeyboardInterrupt."""
+        ``rounds``; ``stop`` as :func:`surrobench.execution.interleave.interleave` asks it. All or nothing: a
+        window cut short by a failure leaves no rounds behind; one cut short by Ctrl-C keeps the baseline's rounds
+        and drops the others'. Raises what a handle raised, or KeyboardInterrupt."""
+
+    def round_s(self) -> float:
+        """Seconds one round of the baseline takes (its warm-up and timed calls)."""
 
     def free(self) -> None:
         """Return the memory a failed candidate left behind."""
@@ -151,15 +155,6 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, Co
     return min(warmup, max(1, iters // 2)), iters, sizing
 
 
-class StartInterrupted(KeyboardInterrupt):
-    """Ctrl-C during :meth:`DeviceBench.start` once the baseline was built and run once: ``sizing`` is its
-    sizing round (:func:`round_size`) when that was timed, else None."""
-
-    def __init__(self, sizing: ConfigResult | None) -> None:
-        super().__init__()
-        self.sizing = sizing
-
-
 def top_op(variant: Variant) -> dict | None:
     """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
     after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
@@ -213,7 +208,7 @@ class DeviceBench:
         Raises:
             Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on the first call of any input
                 set (every candidate would look inaccurate against it).
-            StartInterrupted: Ctrl-C after the baseline's first call, with its sizing round when timed.
+            Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
         baseline = open_variant(cfg, prepared, own_module=False)
@@ -226,7 +221,8 @@ class DeviceBench:
             reference, fp64, fp64_note = reference_outputs(cfg, prepared)
             probe = probe_forward(cfg, prepared)
         except KeyboardInterrupt:
-            raise StartInterrupted(sizing or (baseline.rounds[-1] if baseline.rounds else None)) from None
+            partial = sizing or (baseline.rounds[-1] if baseline.rounds else None)
+            raise Interrupted("interrupted while the baseline was set up", partial) from None
         fields = (cfg, prepared, request, baseline, reference, fp64, fp64_note, probe, warmup, iters, budget_end)
         return cls(*fields, db, sizing=sizing)
 
@@ -249,12 +245,12 @@ class DeviceBench:
     def accuracy(self, handle: Variant) -> AccuracyVerdict:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
-    def window(self, handles: Sequence[Variant]) -> None:
+    def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
         """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:
-            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters)
+            interleave([self.baseline, *handles], self.request.rounds, self.warmup, self.iters, stop)
         except BaseException as exc:
             if not isinstance(exc, KeyboardInterrupt):  # Ctrl-C: the baseline's rounds are measurements to keep
                 del self.baseline.rounds[first:]
@@ -276,6 +272,9 @@ class DeviceBench:
         if compiles(recipe.remedies[-1].name) and self.probe.complex_ops:
             return "Inductor generates no code for complex operators, so the spectral layers stay uncompiled"
         return None
+
+    def round_s(self) -> float:
+        return (self.warmup + self.iters) * self._per_call_ms(self.baseline) / 1e3
 
     def _calls(self) -> int:
         return self.warmup + self.request.rounds * self.iters

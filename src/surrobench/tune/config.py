@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from surrobench.collect.child import config_to_json
+from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import explain_failure
 from surrobench.execution.remedies import candidate_remedies, compiles, run_flags
@@ -28,7 +29,6 @@ from surrobench.records.paired import PairedSamples, Speedup
 from surrobench.tune.bench import (
     SIZING_CALLS,
     DeviceBench,
-    StartInterrupted,
     free_device,
     room_for_compiled_variants,
     top_op,
@@ -39,14 +39,8 @@ from surrobench.tune.search import Search
 from surrobench.workload.inputs import DEFAULT_INPUT_SETS
 
 
-class SearchInterrupted(KeyboardInterrupt):
-    """Ctrl-C inside one config's search: ``partial`` holds what was judged so far (no recipe when the search
-    did not finish; the recipe, on the windows that finished, when Ctrl-C came during its confirmation
-    windows or its fresh processes), None when the baseline had not been timed yet."""
-
-    def __init__(self, partial: ConfigOptimization | None) -> None:
-        super().__init__()
-        self.partial = partial
+def _interrupted(partial: ConfigOptimization | None) -> Interrupted:
+    return Interrupted("interrupted during the search", partial)
 
 
 def optimize_config(
@@ -64,15 +58,18 @@ def optimize_config(
     is judged, so the caller can store it before the search goes on.
 
     Raises:
-        SearchInterrupted: Ctrl-C; it carries the config as far as it got (:func:`_partial`; None when the
-            baseline had not been timed yet).
+        Interrupted: Ctrl-C; ``partial`` the config as far as it got: no recipe when the search did not finish
+            (:func:`_partial`), the recipe on the windows that finished when Ctrl-C came during its confirmation
+            windows or fresh processes; None when the baseline had not been timed yet.
     """
     started = time.monotonic()
     try:
         bench = DeviceBench.start(cfg, prepared, request, started + request.budget_s, db)
-    except StartInterrupted as cut:  # the baseline as its sizing round timed it, if it did
-        partial = _cut_short(cfg, request, cut.sizing, (), (_SETUP_CUT, _SIZING_ONLY), started) if cut.sizing else None
-        raise SearchInterrupted(partial) from None
+    except Interrupted as cut:  # the baseline as its sizing round timed it, if it did
+        partial = (
+            _cut_short(cfg, request, cut.partial, (), (_SETUP_CUT, _SIZING_ONLY), started) if cut.partial else None
+        )
+        raise _interrupted(partial) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
         return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
@@ -88,13 +85,13 @@ def optimize_config(
         try:
             search.run(remedies)
         except KeyboardInterrupt:
-            raise SearchInterrupted(_partial(search, started)) from None
+            raise _interrupted(_partial(search, started)) from None
         try:
             entry = _entry(search, started)
         except KeyboardInterrupt:  # while its top ops were profiled: the search stands, unprofiled
-            raise SearchInterrupted(_entry(search, started, profile=False)) from None
+            raise _interrupted(_entry(search, started, profile=False)) from None
     if search.confirm_interrupted or (search.processes is not None and search.processes.interrupted):
-        raise SearchInterrupted(entry)  # it stands on the windows that finished; no profiling
+        raise _interrupted(entry)  # it stands on the windows that finished; no profiling
     return entry
 
 

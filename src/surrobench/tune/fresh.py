@@ -1,15 +1,8 @@
-"""Measure an optimize recipe again in fresh processes (:mod:`surrobench.results.fresh` says why and how
-it is judged).
-
-Each pair is one run of the baseline's config and one of the recipe's, each in a new process that measures it
-as ``surrobench run`` does, its config given as JSON (:mod:`surrobench.tune.fresh_child`; the ``surrobench run``
-lines ``optimize`` prints render the same configs for the user), one after the other, the first of the pair
-alternating (B R, R B, ...) so that a drift of the machine over the check falls on both sides. Every fresh run
-is stored in the same database, tagged ``fresh:baseline`` / ``fresh:recipe``.
-
-The search itself also times its recipe in pairs of fresh processes (:func:`process_windows`, tagged
-``confirm:baseline`` / ``confirm:recipe``), so that its interval covers the drift between processes
-(:meth:`surrobench.tune.search.Search.confirm`).
+"""An optimize recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says why and how it
+is judged): each pair one run of the baseline's config and one of the recipe's, each a new process that measures
+it as ``surrobench run`` does (:mod:`surrobench.tune.fresh_child`), the first of a pair alternating (B R, R B, ...)
+so that a drift of the machine falls on both sides; runs stored tagged ``fresh:baseline`` / ``fresh:recipe``
+(:func:`check_fresh`), or ``confirm:...`` for the search's own windows (:func:`process_windows`).
 """
 
 from __future__ import annotations
@@ -27,6 +20,7 @@ from pathlib import Path
 
 from surrobench.collect.child import config_to_json
 from surrobench.execution.compile_cache import cache_env
+from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.records.run import run_from_json
 from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
@@ -40,15 +34,6 @@ FRESH_GRACE_S = 30.0
 
 class _FreshFailed(Exception):
     """A fresh process did not produce a measured config; the message is its one-line cause."""
-
-
-class FreshInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the fresh check: ``check`` is the :class:`FreshCheck` with verdict ``interrupted``, the
-    run ids of the processes that finished (stored in the database) and their medians."""
-
-    def __init__(self, check: FreshCheck) -> None:
-        super().__init__()
-        self.check = check
 
 
 def _env() -> dict[str, str]:
@@ -67,8 +52,8 @@ def _argv(config: Path) -> list[str]:
 
 
 def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
-    """Measure ``config`` (:func:`surrobench.collect.child.config_to_json`'s object) in a new process; returns
-    (its per-iteration host latencies, ms; its run id). The config is written next to ``out``.
+    """(Per-call host latencies, ms; run id) of ``config`` (:func:`~surrobench.collect.child.config_to_json`)
+    measured in a new process.
 
     Raises:
         _FreshFailed: the process timed out, exited non-zero or measured nothing.
@@ -96,7 +81,7 @@ def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> t
         raise _FreshFailed(f"{tag} exited {proc.returncode} without storing a run; its last line: {last}")
     try:
         run = run_from_json(json.loads(out.read_text()))
-    except (OSError, ValueError) as exc:  # RunJsonError and JSONDecodeError are ValueErrors
+    except (OSError, ValueError) as exc:  # DocumentError and JSONDecodeError are ValueErrors
         raise _FreshFailed(f"{tag} wrote an unreadable run JSON: {exc}") from None
     result = run.results[0] if run.results else None
     if result is None or result.status != "ok" or not result.samples_ms:  # exit 3: the config's own error
@@ -117,11 +102,9 @@ def _alternating_pairs(
     run_ids: list[str],
     budget: PairBudget | None = None,
 ) -> int:
-    """Run ``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``, as JSON objects), the first of a pair alternating (B R,
-    R B, ...), each stored in ``db`` (None: a temporary database, not kept) tagged ``prefix:side``. Each
-    process's samples are appended to ``rounds[side]`` and its run id to ``run_ids`` as it finishes, so an
-    exception leaves there what finished; process i of a side belongs to pair i. With ``budget``, a pair
-    starts only when it fits (:meth:`PairBudget.fits`); returns how many pairs were skipped.
+    """``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``), alternating, stored in ``db`` (None: not
+    kept) tagged ``prefix:side``; each process's samples go to ``rounds[side]`` and its run id to ``run_ids`` as
+    it finishes. With ``budget``, a pair starts only when it fits; returns how many pairs were skipped.
 
     Raises:
         _FreshFailed: a process failed (:func:`_one_run`).
@@ -145,19 +128,13 @@ def _alternating_pairs(
 
 @dataclass
 class PairBudget:
-    """What is left of the search's budget for its pairs of fresh processes.
-
-    Attributes:
-        deadline: ``time.monotonic()`` by which the last pair must end (the end of ``budget_s``).
-        pair_s: how long one pair is expected to take, seconds: an estimate (:func:`pair_estimate_s`) for the
-            first, then the last pair's own time.
-    """
+    """The search's budget for its fresh pairs: ``deadline`` (``time.monotonic()``) by which the last pair must
+    end; ``pair_s``, seconds one pair takes: :func:`pair_estimate_s` for the first, then the last pair's time."""
 
     deadline: float
     pair_s: float
 
     def fits(self) -> bool:
-        """Whether one more pair, at :attr:`pair_s`, ends before :attr:`deadline`."""
         return time.monotonic() + self.pair_s <= self.deadline
 
 
@@ -168,29 +145,20 @@ PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 
 
 def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int, device: str) -> float:
-    """Seconds one pair of fresh processes is expected to take: per side :data:`PROCESS_START_S` of ``device``,
-    the model's setup (its first call, a compilation for a compiled recipe: ``setup_ms``, as measured in this
-    process; with the shared compile cache a fresh one is faster) and ``calls`` calls at ``call_ms``
-    (baseline, recipe)."""
+    """Seconds one pair of fresh processes takes: per side (baseline, recipe) :data:`PROCESS_START_S`, its setup
+    ``setup_ms`` as measured here (an upper bound: the shared compile cache speeds a fresh one) and ``calls``
+    calls at ``call_ms``."""
     start = PROCESS_START_S.get(device, max(PROCESS_START_S.values()))
     return sum(start + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 
 @dataclass(frozen=True)
 class ProcessWindows:
-    """Timing windows of a baseline and its recipe, each window a pair of fresh processes
-    (:func:`process_windows`).
-
-    Attributes:
-        windows: pairs whose two processes both finished, each one timing window.
-        baseline_rounds, recipe_rounds: ``windows * rounds`` rounds a side (ms per call), window by window
-            in launch order.
-        run_ids: every finished process's stored run, in launch order.
-        error: the one-line cause when a process failed (the pairs before it stand), else None.
-        elapsed_s: wall time of all the processes, seconds.
-        interrupted: Ctrl-C stopped them (the pairs before it stand; the running process stored its run).
-        skipped: pairs not started because the budget left would not fit them (:class:`PairBudget`).
-    """
+    """Timing windows of a baseline and its recipe, each a pair of fresh processes (:func:`process_windows`):
+    ``windows`` pairs that both finished; ``baseline_rounds``/``recipe_rounds``, ``windows * rounds`` rounds a
+    side (ms per call) in launch order; ``run_ids`` of every finished process; ``error``, the one-line cause
+    when a process failed; ``elapsed_s``, wall seconds; ``interrupted`` by Ctrl-C; ``skipped`` pairs that the
+    budget would not fit. The pairs before a failure or Ctrl-C stand."""
 
     windows: int
     baseline_rounds: tuple[tuple[float, ...], ...]
@@ -214,14 +182,10 @@ def process_windows(
     timeout_s: float = FRESH_TIMEOUT_S,
     budget: PairBudget | None = None,
 ) -> ProcessWindows:
-    """``pairs`` more timing windows of a recipe and its baseline, each window a pair of fresh processes
-    (order alternating, tagged ``confirm:baseline`` / ``confirm:recipe``, stored in ``db``; None: not kept),
-    shaped as the search's own windows: ``rounds`` rounds of ``iters`` timed calls a side. Each process
-    measures its config with ``warmup`` warm-up and ``rounds*iters`` timed calls (one round: more would build
-    the variant again, a compilation each) and its calls are split into ``rounds`` consecutive rounds.
-
-    Ctrl-C does not raise here: it ends the pairs, and the result says ``interrupted`` (the caller keeps what
-    finished, then stops). With ``budget``, a pair that would not end within it is not started (``skipped``).
+    """``pairs`` more timing windows of ``recipe`` and its ``baseline``, each a pair of fresh processes (stored in
+    ``db``; None: not kept) shaped as the search's windows: each process times ``warmup`` and ``rounds*iters``
+    calls in one round (another would build the variant again), split into ``rounds`` rounds. Ctrl-C ends the
+    pairs without raising (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``.
 
     Raises:
         ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
@@ -272,7 +236,8 @@ def check_fresh(
 
     Raises:
         ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
-        FreshInterrupted: Ctrl-C; it carries the check as far as it got.
+        Interrupted: Ctrl-C; ``partial`` the :class:`FreshCheck` with verdict ``interrupted``, the run ids of the
+            processes that finished (stored in the database) and their medians.
     """
     if pairs < 2:
         raise ValueError(f"pairs must be >= 2, got {pairs}")
@@ -287,7 +252,8 @@ def check_fresh(
     try:
         _alternating_pairs(configs, pairs, "fresh", db, timeout_s, rounds, run_ids)
     except KeyboardInterrupt:  # _one_run has let the running process store its run; the finished ones stand
-        raise FreshInterrupted(
+        raise Interrupted(
+            "interrupted during the fresh check",
             FreshCheck(
                 pairs=pairs,
                 verdict="interrupted",
@@ -297,7 +263,7 @@ def check_fresh(
                 recipe_ms=process_medians(rounds["recipe"]),
                 run_ids=tuple(run_ids),
                 elapsed_s=time.monotonic() - started,
-            )
+            ),
         ) from None
     except _FreshFailed as exc:
         return FreshCheck(

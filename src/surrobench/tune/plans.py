@@ -33,7 +33,7 @@ from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config
-from surrobench.tune.fresh import FreshInterrupted, check_fresh
+from surrobench.tune.fresh import check_fresh
 from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.config import optimize_config
 from surrobench.tune.bench import free_device
@@ -113,16 +113,15 @@ def optimize_plans(
                         entries[-1] = replace(
                             entry, fresh=check_fresh(entry, pairs=request.fresh_pairs, db=db, on_phase=on_phase)
                         )
-                    except FreshInterrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
-                        entries[-1] = replace(entry, fresh=cut.check)
-                        raise
-        except KeyboardInterrupt as exc:
-            partial = getattr(exc, "partial", None)  # SearchInterrupted: the config whose search was cut short
-            if partial is not None:
-                keep(partial)
+                    except Interrupted as cut:  # the fresh processes that finished are reported, then Ctrl-C
+                        entries[-1] = replace(entry, fresh=cut.partial)
+                        raise KeyboardInterrupt from None
+        except (KeyboardInterrupt, Interrupted) as exc:
+            if getattr(exc, "partial", None) is not None:  # the config whose search was cut short
+                keep(exc.partial)
             cut = report(entries, True)
             _store(store, cut)
-            raise OptimizeInterrupted(cut, len(configs)) from None
+            raise _interrupted(cut, len(configs)) from None
         except StoreWriteError as exc:
             raise _unsaved(store, report(entries, True), exc) from None
     done = report(entries, False)
@@ -140,20 +139,15 @@ def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError)
     return Unsaved(error, report.to_json(), report.optimize_id, len(report.configs), what="optimization")
 
 
-class OptimizeInterrupted(Interrupted):
-    """Ctrl-C during ``optimize``: ``report`` holds the configs whose search finished and, last, the one cut
-    short with what it judged so far (a note says so; no recipe), stored, its runs in state ``interrupted``;
-    ``total`` how many configs there were."""
-
-    def __init__(self, report: OptimizeReport, total: int) -> None:
-        super().__init__(
-            f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
-            + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
-            + f", stored as optimization "
-            f"{report.optimize_id} (baseline run {report.baseline_run_id})",
-            report,
-        )
-        self.report = report
+def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
+    """Ctrl-C during ``optimize``: ``partial`` the report of the configs whose search finished and, last, the one
+    cut short with what it judged so far (a note says so; no recipe), stored, its runs in state ``interrupted``."""
+    return Interrupted(
+        f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
+        + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
+        + f", stored as optimization {report.optimize_id} (baseline run {report.baseline_run_id})",
+        report,
+    )
 
 
 def _report(request, env, now, baseline_run, recipe_run, entries, interrupted: bool, optimize_id) -> OptimizeReport:

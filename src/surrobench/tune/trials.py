@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from surrobench.execution.failures import explain_failure, failure_label
+from surrobench.execution.interleave import MIN_WINDOW_ROUNDS
 from surrobench.execution.remedies import Recipe, compiles
 from surrobench.execution.sanity import nonfinite_message
 from surrobench.results.optimize import CandidateResult
@@ -38,8 +39,12 @@ class Trials:
         budget_s: the budget as given (named in the reason a candidate was not tried).
         budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
         clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
+        bounded: each window ends once ``budget_end`` passes, after
+            :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that
+            least measurement fits (:meth:`minimum_s`): diagnose's measured remedies.
         on_judged: told after each candidate is judged (the caller stores the progress).
-        last_window_s: seconds the last window took (:meth:`window`), 0 before the first.
+        last_window_s: seconds the last window took (:meth:`window`), 0 before the first; ``last_rounds`` its
+            rounds a side.
         paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
         timed: candidate name -> its handle, kept to be profiled once every round is timed.
         unprofiled: timed candidates released before that (device memory), by name.
@@ -51,8 +56,10 @@ class Trials:
     budget_s: float = math.inf
     budget_end: float = math.inf
     clock: Callable[[], float] = time.monotonic
+    bounded: bool = False
     on_judged: Callable[[], None] = lambda: None
     last_window_s: float = 0.0
+    last_rounds: int = 0
     paired: dict[int, list[int]] = field(default_factory=dict)
     timed: dict[str, Handle] = field(default_factory=dict)
     unprofiled: list[str] = field(default_factory=list)
@@ -99,10 +106,21 @@ class Trials:
             like = like[1:] or [WARM_COMPILE_FRACTION * like[0]]
         return max(like, default=0.0)
 
+    def minimum_s(self, recipe: Recipe | None) -> float:
+        """Seconds the least measurement of ``recipe`` takes: the longest setup of a candidate judged so far that
+        compiles as it does, and :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the
+        baseline at the baseline's pace (:meth:`Bench.round_s`); 0 for no recipe."""
+        if recipe is None:
+            return 0.0
+        compiled = compiles(recipe.name)
+        setup = max((c.setup_s for c in self.done if c.setup_s and compiles(c.name) == compiled), default=0.0)
+        return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
+
     def spent(self, recipe: Recipe | None = None) -> bool:
         """Whether the search must not start ``recipe``: it would not end by :meth:`deadline` at
-        :meth:`expected_s` (None: whether the deadline has passed)."""
-        return self.clock() + self.expected_s(recipe) > self.deadline()
+        :meth:`expected_s`, or :meth:`minimum_s` when :attr:`bounded` (None: whether the deadline has passed)."""
+        need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
+        return self.clock() + need > self.deadline()
 
     def spent_reason(self) -> str:
         """Why a candidate was not tried once :meth:`spent`: the budget, as given (0.3 s, not 0 s)."""
@@ -117,14 +135,16 @@ class Trials:
         """
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
-        self.bench.window(handles)
+        stop = (lambda: self.clock() >= self.budget_end) if self.bounded else None
+        self.bench.window(handles, stop)
         self.last_window_s = self.clock() - started
+        self.last_rounds = len(baseline.rounds) - first
         for h in handles:
             self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
 
     def last_window(self, handle: Handle) -> list[list[float]]:
         """``handle``'s rounds of the window just timed, ms."""
-        return handle.samples_ms()[-self.rounds :]
+        return handle.samples_ms()[-self.last_rounds :]
 
     def window_speedup(self, reference: Handle, candidate: Handle) -> Speedup:
         """``candidate`` over ``reference`` in the window just timed (:class:`PairedSamples`: one process, one

@@ -1,13 +1,7 @@
-"""User models: ``--model package.module:factory``, ``--model path/to/file.py:factory`` and
-``--model path/to/model.pt2`` (a saved ``torch.export`` program), and a model object given to the library
-(:func:`live_surrogate`), wrapped as :class:`~surrobench.workload.zoo.base.Surrogate` so the runner treats
-them like the zoo.
-
-:func:`resolve_model` is the single entry point for names; every problem a user can cause (a missing module, a
-factory that raises or returns something else, an unreadable program, a batch a static export cannot
-take) is a one-line :class:`~surrobench.errors.UsageError`; the failures of the user's own code when it runs (a
-factory or ``example_inputs`` hook that raises or returns something else) are its
-:class:`~surrobench.errors.ModelError`, which a sweep records as the failure of the config.
+"""User models (``module:factory``, ``file.py:factory``, a ``torch.export`` ``.pt2``, a model object:
+:func:`live_surrogate`) as :class:`~surrobench.workload.zoo.base.Surrogate`. :func:`resolve_model` resolves names;
+a bad name or file is a one-line :class:`~surrobench.errors.UsageError`, a failure of the user's code when it runs
+(factory, ``example_inputs`` hook) a :class:`~surrobench.errors.ModelError`, recorded as the config's failure.
 """
 
 from __future__ import annotations
@@ -42,17 +36,13 @@ USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the 2-D grid la
 
 @functools.lru_cache(maxsize=32)
 def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
-    """The surrogate named by a ``--model`` value.
-
-    ``spec`` is a zoo name (``fno2d``), ``package.module:factory``, ``path/to/file.py:factory``, a
-    path ending in ``.pt2``, or ``scenario:NAME`` (:mod:`surrobench.workload.scenarios`). Modules and programs
-    are loaded here, so bad specs fail before any run. ``trust_pickle`` (``--trust-pickle``) allows a
-    ``.pt2`` whose contents load through pickle (:func:`pickle_members`).
+    """The surrogate named ``spec``: a zoo name, ``package.module:factory``, ``path/to/file.py:factory``, a
+    ``.pt2`` path or ``scenario:NAME`` (:mod:`surrobench.workload.scenarios`), loaded now; ``trust_pickle``
+    allows a ``.pt2`` that loads through pickle (:func:`pickle_members`).
 
     Raises:
-        UsageError: unknown zoo or scenario name, a ``.py`` file without ``:factory``, module not importable,
-            factory missing, unreadable ``.pt2``,
-            a ``.pt2`` that needs pickle without ``trust_pickle``.
+        UsageError: unknown name, a ``.py`` without ``:factory``, a module not importable, no such factory, an
+            unreadable ``.pt2`` or one that needs pickle without ``trust_pickle``.
     """
     if spec.startswith("scenario:"):
         from surrobench.workload.scenarios import get_scenario_model  # the suite imports the workload layer
@@ -111,22 +101,13 @@ def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[to
 
 
 class FactorySurrogate(Surrogate):
-    """A model built by a user's factory, ``module:factory`` or ``file.py:factory``.
+    """A model built by a user's ``factory()``, which returns an ``nn.Module``. A factory (or inputs hook) with a
+    ``group`` parameter gets the ``torch.distributed`` process group (None in one process; :meth:`with_group`).
 
-    :meth:`build` calls ``factory()`` (no arguments), which must return an ``nn.Module``. A factory with a
-    parameter named ``group`` builds a distributed model: it is called as ``factory(group=G)`` with the
-    ``torch.distributed`` process group the model runs on (None in a single process), and an
-    ``example_inputs`` hook with a ``group`` parameter gets the same group, so it can return this rank's
-    part of the input (:meth:`with_group`).
-
-    Inputs: if the factory has an ``example_inputs`` attribute, or else the module defines
-    ``example_inputs(batch, shape)`` (``shape`` the full shape tuple with its batch dim set to ``batch``, or
-    the bare int size), its result (a tensor or tuple of tensors) is
-    moved to the device. The hook runs with the global CPU torch RNG seeded from a draw of ``generator`` and
-    restored afterwards, so ``torch.randn`` inside it is reproducible and the caller's RNG state is
-    untouched. Otherwise the single input is fp32 ``torch.randn`` of the full shape, or of
-    ``(B, 3, N, N)`` for a bare size N. Points per sample: the product of the primary input's dims after
-    batch and channel (1 for a rank-2 input).
+    Inputs: the hook ``example_inputs(batch, shape)`` (the factory's attribute, else the module's; ``shape`` the
+    full shape with batch ``batch``, or the bare size) returns a tensor or tuple of tensors, moved to the device;
+    it runs with the CPU torch RNG seeded from ``generator`` and restored after. Without a hook: fp32 randn of
+    the full shape, or ``(B, 3, N, N)`` for a bare size N.
     """
 
     def __init__(
@@ -147,9 +128,7 @@ class FactorySurrogate(Surrogate):
 
     @classmethod
     def from_spec(cls, spec: str) -> FactorySurrogate:
-        """The factory named by ``package.module:factory`` or ``path/to/file.py:factory``; its inputs hook is
-        the factory's ``example_inputs`` attribute, else the module's ``example_inputs`` function (so one
-        module can hold several factories with different inputs).
+        """The factory named by ``package.module:factory`` or ``path/to/file.py:factory``, with its hook.
 
         Raises:
             UsageError: a malformed spec, a module that cannot be imported, no such callable.
@@ -164,8 +143,7 @@ class FactorySurrogate(Surrogate):
         return cls(spec, factory, getattr(factory, "example_inputs", None) or getattr(module, "example_inputs", None))
 
     def with_group(self, group) -> FactorySurrogate:
-        """A copy whose factory and ``example_inputs`` hook get ``group`` (a ``torch.distributed``
-        process group) where they take one."""
+        """A copy whose factory and hook get ``group`` where they take one."""
         bound = copy.copy(self)
         bound._group = group
         return bound
@@ -174,9 +152,8 @@ class FactorySurrogate(Surrogate):
         """``factory()`` (``factory(group=...)`` for a distributed factory).
 
         Raises:
-            ModelError: the factory raises (its message names the factory and the exception's type:
-                ``model m.py:build: factory build() raised ValueError: boom``) or returns something other than
-                an ``nn.Module``.
+            ModelError: the factory raises (``model m.py:build: factory build() raised ValueError: boom``) or
+                returns no ``nn.Module``.
         """
         try:
             module = self._factory(group=self._group) if self.takes_group else self._factory()
@@ -218,9 +195,8 @@ class FactorySurrogate(Surrogate):
         return _as_input_tuple(value, where, device)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
-        """The grid points of the default input ``(B, 3, N, N)`` (or the full ``--shape``'s spatial dims); None
-        for a model with an inputs hook, whose inputs declare no layout (a vector, a point set, several tensors:
-        counting the first one's dims would count features as points)."""
+        """The grid points of the default input (:func:`user_grid_points`); None with an inputs hook, whose
+        inputs declare no layout (its dims could be features)."""
         return None if self._hook is not None else user_grid_points(inputs[0])
 
 
@@ -231,14 +207,9 @@ def user_grid_points(primary: torch.Tensor) -> int | None:
 
 
 def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
-    """A model object given to the library (``surrobench.benchmark(my_model, ...)``), named by its class
-    (a module) or its ``__name__`` (a factory).
-
-    An ``nn.Module`` is timed on a copy (``copy.deepcopy`` at each build), so the caller's module keeps its
-    device, training mode and weights; a zero-argument factory is called as a ``file.py:factory`` one is.
-    Inputs as for a factory model (:class:`FactorySurrogate`): the object's ``example_inputs(batch, shape)``
-    (a method of the module, or an attribute of the factory), else fp32 randn of the full shape or
-    ``(B, 3, N, N)`` for a bare size N.
+    """A model object given to the library, named by its class (a module) or ``__name__`` (a factory): a module
+    is timed on a ``copy.deepcopy`` at each build (the caller's keeps its device, mode and weights); inputs as
+    :class:`FactorySurrogate`'s, the hook the object's ``example_inputs``.
 
     Raises:
         UsageError: ``model`` is neither an ``nn.Module`` nor callable.
@@ -273,11 +244,8 @@ def _has_group_parameter(fn: Callable) -> bool:
 
 
 class _ExportedModule(nn.Module):
-    """Holds ``ExportedProgram.module()``; ``train()``/``eval()`` do not reach it.
-
-    An exported program's train/eval behaviour was fixed when it was traced, and its module raises on
-    ``eval()`` ("Calling eval() is not supported yet", torch 2.13), which the runner always calls.
-    """
+    """Holds ``ExportedProgram.module()``; ``train()``/``eval()`` do not reach it: its mode was fixed when traced,
+    and its ``eval()`` raises ("Calling eval() is not supported yet", torch 2.13)."""
 
     def __init__(self, program_module: nn.Module) -> None:
         super().__init__()
@@ -340,15 +308,9 @@ def pickle_members(path: Path) -> list[str]:
 
 
 class ExportedSurrogate(Surrogate):
-    """A saved ``torch.export`` program (``.pt2``), loaded with ``torch.export.load``.
-
-    Inputs are randn in the example's dtype, shaped like the program's stored example inputs with
-    dim 0 set to the config batch; for a full ``--shape``, the primary (first) input takes that shape.
-    A bare size is accepted only if it equals the example's last dim (the layout is fixed at export).
-    Non-floating inputs (indices) are reused from the stored example, so they cannot be resized. Dims are checked
-    against the program's shape constraints (static, or the range of a ``torch.export.Dim``) here, so a
-    batch a static export cannot take fails as a UsageError, not mid-sweep.
-    """
+    """A saved ``torch.export`` program (``.pt2``). Inputs: randn in the stored examples' dtypes and shapes with
+    dim 0 the batch (a full ``--shape`` for the first); a bare size only if it is the example's last dim;
+    non-floating inputs reused as stored. Dims are checked against the export's constraints before any run."""
 
     def __init__(self, path: Path, *, trust_pickle: bool = False) -> None:
         if not path.is_file():
@@ -432,7 +394,7 @@ class ExportedSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """One tensor per program input, dim 0 set to ``batch`` (see the class docstring).
+        """One tensor per program input (class docstring).
 
         Raises:
             UsageError: a bare size other than the example's last dim, a full shape of another rank, or a
