@@ -140,9 +140,15 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
     }
 
 
-def _busy(env: dict) -> str | None:
-    """The busy-host warning of a run's environment (its load, CPUs and torch threads), None when quiet."""
-    return busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds, flops: dict | None = None) -> list:
+    """Every detector over ``evidence`` and the run's results (:func:`diagnose_run`), with the run's device memory
+    and its busy-host warning (its load, CPUs and torch threads)."""
+    env = record.env
+    busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+    memory = env.get("gpu_memory_bytes")
+    return diagnose_run(
+        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy
+    )
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
@@ -301,14 +307,7 @@ def _findings(
     """Every detector over ``evidence`` and the run's results, ranked, measured counters merged, the remedies
     diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
     ``optimize`` measured for the same configs cited."""
-    findings = diagnose_run(
-        evidence,
-        list(record.results),
-        th=th,
-        flops=flops,
-        device_memory_bytes=record.env.get("gpu_memory_bytes"),
-        host_warning=_busy(record.env),
-    )
+    findings = _detected(record, evidence, th, flops)
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
     return rank_findings(cite_measured(ranked, optimized))
@@ -411,13 +410,7 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
     run-level checks (memory pressure, precision, failed captures) and what each config's timing shows; a
     timed run has no op table or trace, which the warning says."""
     evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
-    findings = diagnose_run(
-        evidence,
-        list(record.results),
-        th=th,
-        device_memory_bytes=record.env.get("gpu_memory_bytes"),
-        host_warning=_busy(record.env),
-    )
+    findings = _detected(record, evidence, th)
     note = (
         f"run {record.run_id} diagnosed from the record alone: no op table or trace (a timed run, not profiled), "
         "so only the run-level checks; surrobench.diagnose(model, ...) profiles the workload"

@@ -103,14 +103,8 @@ def build_report(
     served = tuple(s for s in serve if s is not None)
     runs = [ref for ref, s in zip(runs, serve) if s is None]
     if len(runs) == 2:
-        pair = compare_pair(
-            runs[0],
-            runs[1],
-            db=db,
-            threshold=threshold,
-            allow_env_mismatch=allow_env_mismatch,
-            ignore_fields=ignore_fields,
-        )
+        matching = dict(threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields)
+        pair = compare_pair(*runs, db=db, **matching)
         records, comparison = (pair.base, pair.new), pair.comparison
     else:
         records, comparison = tuple(load_run(ref, db) for ref in runs), None

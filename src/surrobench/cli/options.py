@@ -565,13 +565,9 @@ class TraceOptions:
         """
         from surrobench.api.profile import ProfileOptions, prepare_trace_dir
 
-        plan = self.schedule(iters)
+        plan, folder = self.schedule(iters), prepare_trace_dir(self.trace_out)
         return ProfileOptions(
-            schedule=plan,
-            with_stack=self.with_stack,
-            trace_dir=prepare_trace_dir(self.trace_out),
-            gzip=self.trace_gzip,
-            counters=self.counters,
+            plan, with_stack=self.with_stack, trace_dir=folder, gzip=self.trace_gzip, counters=self.counters
         )
 
     def nsys(self, sweep: SweepPlan) -> NsysOptions:
