@@ -26,7 +26,7 @@ from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_lo
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
 from surrobench.records.serve import ServePolicy, padded_sizes, serve_from_json
-from surrobench.report.serve_tables import point_cells
+from surrobench.report.serve_tables import COLUMNS, point_cells
 
 
 class IdleService:
@@ -378,8 +378,8 @@ def test_an_endpoint_shows_unmeasured_columns_as_dashes():
     point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=20.0)
     assert point.mean_batch is None and point.device_busy is None
     assert point.queue_share is None and point.compute_share is None  # the server's queue is not compute
-    cells = dict(zip(("queue", "compute", "batch", "busy"), point_cells(point)[8:12]))
-    assert cells == {"queue": "-", "compute": "-", "batch": "-", "busy": "-"}
+    cells = dict(zip(COLUMNS, point_cells(point)))
+    assert [cells[c] for c in ("queue", "compute", "batch", "busy")] == ["-"] * 4
 
 
 def test_a_bad_arrivals_file_is_refused_before_the_run_is_stored(tmp_path):
@@ -402,7 +402,7 @@ def test_rates_below_one_per_second_are_served():
     request = serve_request(rates=0.5, duration_s=20.0, warmup_s=1.0, min_requests=0, max_batch=1, max_wait_ms=0)
     (point,) = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
     assert point.target_rps == 0.5 and point.completed == point.requests > 0
-    assert point_cells(point)[0] == f"{point.offered_rps:.3g}"
+    assert dict(zip(COLUMNS, point_cells(point)))["offered rps"] == f"{point.offered_rps:.3g}"
 
 
 def test_a_serve_v1_document_still_reads():

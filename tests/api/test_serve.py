@@ -373,7 +373,7 @@ def test_each_load_point_is_stored_as_it_finishes_and_ctrl_c_keeps_them(tmp_path
 
 def test_a_rate_far_past_capacity_is_a_failing_point_with_lower_bounds():
     # 1 s per request at 200 rps: every measured request is still waiting when the drain ends
-    from surrobench.report.serve_tables import point_cells
+    from surrobench.report.serve_tables import COLUMNS, point_cells
 
     service = PlantedService(1000.0)
     request = serve_request(
@@ -390,7 +390,8 @@ def test_a_rate_far_past_capacity_is_a_failing_point_with_lower_bounds():
     assert point.requests == 300 and point.completed == 0 and point.dropped >= 300
     assert point.passed is False and point.achieved_rps == 0.0 and point.max_ms is None and point.mean_ms is None
     assert all(p.lower_bound and p.value_ms >= 500.0 for p in point.percentiles)  # waited at least the drain
-    assert point_cells(point)[5].startswith(">") and point_cells(point)[7] == "-"
+    cells = dict(zip(COLUMNS, point_cells(point)))
+    assert cells["P99 ms [95% CI]"].startswith(">") and cells["max ms"] == "-"
 
 
 def test_the_search_goes_on_past_a_rate_that_completes_nothing():
@@ -499,3 +500,20 @@ def test_low_percentiles_among_the_dropped_are_marked_lower_bounds_too():
     cells = dict(zip(COLUMNS, point_cells(point)))
     assert not cells["P50 ms"].startswith(">") and cells["P95 ms"].startswith(">")
     assert cells["P99 ms [95% CI]"].startswith(">")
+
+
+def test_every_point_carries_the_asked_rate_beside_the_offered_one():
+    from surrobench.analysis.serve_load import load_warnings
+    from surrobench.records.serve import LoadPoint
+    from surrobench.report.serve_tables import COLUMNS, point_cells
+
+    service = PlantedService(1.0)
+    request = serve_request(rates="50,100", max_batch=1, max_wait_ms=0, duration_s=4.0, warmup_s=0.5)
+    points = serve_policy(request, ServePolicy(1, 0.0), service, 0.0, service.new_clock).points
+    for point in points:  # seed 0 offers 44.8 rps at 50: below 95% of the Poisson counts, noted
+        lo, hi = point.offered_interval_rps
+        noted = any("Poisson interval" in n for n in load_warnings(point))
+        assert lo < point.target_rps < hi and (lo <= point.offered_rps <= hi) is not noted
+        assert LoadPoint.from_json(json.loads(json.dumps(point.to_json()))) == point
+        cells = dict(zip(COLUMNS, point_cells(point)))
+        assert cells["asked rps"] == f"{point.target_rps:.1f}" and cells["offered rps"] == f"{point.offered_rps:.1f}"

@@ -97,6 +97,8 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path, capsys, monkeypatch):
         "1",
         "--trace-out",
         "tr",
+        "--measure-s",
+        "0",  # estimates only: the order then rests on the profile, not on remedies timed on a loaded host
     ]
     assert run_cli(["diagnose", *argv, "--json", str(out)]) == 0
     live = json.loads(out.read_text())

@@ -158,7 +158,7 @@ def test_a_short_poisson_count_is_offered_longer_to_reach_min_requests():
             short = request
             break
     assert short is not None
-    assert (_arrivals(short, 5.0) >= short.warmup_s).sum() >= 10
+    assert (_arrivals(short, 5.0)[0] >= short.warmup_s).sum() >= 10
 
 
 def test_an_offered_rate_far_under_the_asked_one_is_a_warning():
@@ -168,3 +168,24 @@ def test_an_offered_rate_far_under_the_asked_one_is_a_warning():
     trace = serve_open_loop(constant_arrivals(2.0, 10.0), planted(clock, lambda k: 1.0), ServePolicy(1, 0.0), clock)
     point = load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=5.0)
     assert any("under half the rate" in n for n in load_warnings(point))
+
+
+def test_an_offered_rate_outside_the_poisson_interval_of_the_asked_one_is_noted():
+    from surrobench.analysis.serve_load import load_warnings, poisson_rate_interval
+
+    def offered(rate_rps, asked_rps, window_s):
+        clock = VirtualClock()
+        trace = serve_open_loop(
+            constant_arrivals(rate_rps, window_s), planted(clock, lambda k: 1.0), ServePolicy(1, 0.0), clock
+        )
+        return load_point(trace, arrival="poisson", max_batch=1, warmup_s=0.0, target_rps=asked_rps, window_s=window_s)
+
+    lo, hi = poisson_rate_interval(5.0, 100.0)
+    # 500 requests due: 500 +- 3.29 sqrt(500) at 99.9% (the normal approximation, within a request of the exact one)
+    assert lo < 5.0 < hi and (lo, hi) == pytest.approx((4.27, 5.74), abs=0.02)
+    outside = offered(3.5, 5.0, 100.0)  # above half the rate asked, but 350 requests where 427-574 were due
+    assert outside.offered_rps == pytest.approx(3.5) and outside.offered_interval_rps == (lo, hi)
+    assert not lo <= outside.offered_rps <= hi and any("offered 3.5 rps" in n for n in load_warnings(outside))
+    inside = offered(4.0, 5.0, 2.0)  # 8 requests where 10 were due: a short load's Poisson spread
+    assert inside.offered_interval_rps[0] <= inside.offered_rps
+    assert not any("offered" in n for n in load_warnings(inside))

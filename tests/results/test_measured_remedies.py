@@ -141,3 +141,19 @@ def test_a_stacked_clause_is_cited_by_the_candidate_of_exactly_its_remedies_and_
     # tf32 alone or compile-reduce-overhead stacked on tf32 is not the stack the clause names
     other = {"candidates": [_cand("tf32", "accepted", 1.8), _stack("tf32+compile-reduce-overhead", "accepted", 4, 3.9)]}
     assert _text(cite_action((stacked,), {**other, "recommended": []})).endswith("(tf32+compile unmeasured)")
+
+
+def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():
+    from surrobench.results.measured_remedies import cite_clause
+
+    entry = optimize_entry(
+        {"candidates": [_cand("threads=1", "accepted", 2.0)], "recommended": ["threads=1"], "recipe": {}}
+    )
+    entry["baseline"]["extra"] = {"torch_threads": 4}
+    every_core = Clause("use every core", ("threads",), direction="up")
+    assert cite_clause(every_core, entry)[0].text == "use every core (threads unmeasured)"
+    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+    cited, _ = cite_clause(fewer, entry)
+    assert (
+        cited.text == "torch.set_num_threads(1) (threads=1 measured 2.00x [1.90, 2.10])" and cited.direction == "down"
+    )

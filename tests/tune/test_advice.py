@@ -249,3 +249,25 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
         _cpu_findings()[:1], {LABEL: (m, MeasuredRemedy("compile", "slower", 0.5, (0.4, 0.6), 89.7, -89.7))}
     )[0]
     assert fragmented.gain_ms == 0.0 and fragmented.severity == "low"  # every remedy judged, none faster
+
+
+def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
+    """threads=1 measured faster on a 4-thread baseline (down): not a measurement of memory_bound's "use every core"
+    (up); credited to the finding that says fewer threads, else a line of its own."""
+    from surrobench.records.measured import direction
+    from surrobench.results.measured_advice import unclaimed
+
+    assert direction("threads=1", 4) == "down" and direction("threads=8", 4) == "up"
+    assert direction("threads=4", 4) is None and direction("compile", 4) is None
+    base = 100.0
+    fewer = MeasuredRemedy("threads=1", "faster", 1.5, (1.4, 1.6), base, base / 3, direction="down")
+    assert MeasuredRemedy.from_json(fewer.to_json()) == fewer
+    every_core = _finding("memory_bound", 5.0, Clause("use every core", ("threads",), direction="up"))
+    alone = {f.kind: f for f in attach_measured([every_core], {LABEL: (fewer,)})}["memory_bound"]
+    assert alone.measured == () and alone.gain_kind == "estimate" and alone.action == "use every core"
+    assert unclaimed([alone], {LABEL: (fewer,)}) == [f"{LABEL}: {fewer.text()}: no finding's action points this way"]
+    down = _finding("thread_oversubscription", None, Clause("torch.set_num_threads(1)", ("threads",), direction="down"))
+    out = {f.kind: f for f in attach_measured([every_core, down], {LABEL: (fewer,)})}
+    assert out["thread_oversubscription"].best_measured == fewer and out["memory_bound"].measured == ()
+    assert unclaimed(list(out.values()), {LABEL: (fewer,)}) == []
+    assert Finding.from_json(out["memory_bound"].to_json()).clauses == every_core.clauses  # the direction kept

@@ -143,6 +143,7 @@ def simulated_point(
         warmup_s=warmup_s,
         target_rps=rate_rps,
         target_p99_ms=target_p99_ms,
+        window_s=duration_s - warmup_s,
     )
 
 

@@ -64,7 +64,11 @@ def thread_oversubscription(ev: ConfigEvidence, th: Thresholds) -> Finding | Non
         text = f"load of other processes about {others:.1f}: {free} core(s) free"
         evidence.append(Evidence("run", text, others, "load"))
     summary = f"{threads} torch threads for {free} free core(s)"
-    action = (Clause(f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",)),)
+    action = (
+        Clause(
+            f"torch.set_num_threads({free}) (or OMP_NUM_THREADS={free}), then measure", ("threads",), direction="down"
+        ),
+    )
     severity = "medium" if threads > usable else "low"
     return Finding("thread_oversubscription", severity, summary, tuple(evidence), action, None, ev.label)
 

@@ -65,7 +65,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
         (
             Clause("use smooth grid sizes (2^a 3^b 5^c 7^d)"),
             Clause("batch the transforms in one call"),
-            Clause(_THREADS, ("threads",)),
+            Clause(_THREADS, ("threads",), direction="up"),
         ),
         "FFTs move the whole grid per pass; odd or prime sizes take slower code paths, small transforms each pay "
         "a call's overhead",
@@ -104,7 +104,9 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("channel counts multiples of 8"),
         ),
         (
-            Clause("use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",)),
+            Clause(
+                "use every core for oneDNN (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",), direction="up"
+            ),
             Clause("a larger batch"),
             Clause("channels_last convolutions (oneDNN)", ("channels_last",)),
         ),
@@ -122,7 +124,7 @@ OP_FAMILIES: tuple[OpFamily, ...] = (
             Clause("one batched matmul (bmm, a single einsum) instead of many small ones"),
         ),
         (
-            Clause("use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",)),
+            Clause("use every core for MKL (torch.get_num_threads(), OMP_NUM_THREADS)", ("threads",), direction="up"),
             Clause("a larger batch"),
             Clause("one batched matmul"),
         ),

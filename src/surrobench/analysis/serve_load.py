@@ -15,6 +15,9 @@ from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_
 CONFIDENCE = 0.95
 #: The batcher loop's share of the run above which the generator may limit the rate (ours; as MLPerf LoadGen).
 GENERATOR_OVERHEAD_WARN = 0.05
+#: Confidence of the offered-rate interval: wide, so an honest Poisson load trips the note once in 1,000 points,
+#: not once in 20 (the load points of one search are many).
+OFFERED_CONFIDENCE = 0.999
 
 
 def quantile_ci(sorted_ms: np.ndarray, q: float, confidence: float = CONFIDENCE) -> tuple[float | None, float | None]:
@@ -37,6 +40,16 @@ def bounding_requests(q: float = 0.99, confidence: float = CONFIDENCE) -> int:
 
 #: Requests behind a P99 before its interval has an upper bound (:func:`bounding_requests`).
 P99_BOUNDING_REQUESTS = bounding_requests(0.99)
+
+
+def poisson_rate_interval(
+    rate_rps: float, window_s: float, confidence: float = OFFERED_CONFIDENCE
+) -> tuple[float, float]:
+    """The rates (requests/s) a Poisson process of ``rate_rps`` offers over ``window_s`` seconds with probability
+    ``confidence``: the central interval of a Poisson(rate x window) count (``scipy.stats.poisson.interval``)
+    over the window."""
+    lo, hi = stats.poisson.interval(confidence, rate_rps * window_s)
+    return float(lo) / window_s, float(hi) / window_s
 
 
 def _percentile(sorted_ms: np.ndarray, q: float, dropped: int = 0, waited_ms: float = 0.0) -> Percentile:
@@ -72,8 +85,10 @@ def load_point(
     target_rps: float | None = None,
     concurrency: int | None = None,
     target_p99_ms: float | None = None,
+    window_s: float | None = None,
 ) -> LoadPoint:
-    """Summarize ``trace`` after ``warmup_s``. A load far past capacity, whose measured requests were all
+    """Summarize ``trace`` after ``warmup_s``; ``window_s``: the arrival schedule's length after the warm-up, s
+    (None: unknown, the measured arrivals' span stands for it). A load far past capacity, whose measured requests were all
     dropped, is a failing point: achieved 0 rps, every percentile a lower bound (the least any dropped request
     waited), ``max_ms``, ``mean_ms`` and the shares None.
 
@@ -108,7 +123,11 @@ def load_point(
         arrival=arrival,
         target_rps=target_rps,
         concurrency=concurrency,
-        offered_rps=float(arrivals.size / max(arrivals[-1] - first, 1e-12)) if arrivals.size > 1 else 0.0,
+        offered_rps=float(arrivals.size / window_s)
+        if window_s
+        else float(arrivals.size / max(arrivals[-1] - first, 1e-12))
+        if arrivals.size > 1
+        else 0.0,
         achieved_rps=float(done.sum() / span),
         requests=int(arrivals.size),
         warmup_requests=int((~measured).sum()),
@@ -130,15 +149,24 @@ def load_point(
         generator_overhead_share=float(trace.loop_s / trace.elapsed_s) if trace.elapsed_s > 0 else 0.0,
         wake_late_p99_ms=float(np.quantile(trace.wake_late_s, 0.99) * 1e3) if trace.wake_late_s else 0.0,
         passed=False if dropped else None if target_p99_ms is None else bool(p99 <= target_p99_ms),
+        offered_interval_rps=poisson_rate_interval(target_rps, window_s) if target_rps and window_s else None,
     )
 
 
 def load_warnings(point: LoadPoint) -> list[str]:
-    """What makes a load point less than trustworthy: an offered rate under half the one asked for, a P99 with no
-    upper bound (too few requests behind it), a load generator that took more than :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
+    """What makes a load point less than trustworthy: an offered rate outside the Poisson interval of the one
+    asked for (:attr:`~surrobench.records.serve.LoadPoint.offered_interval_rps`; without it, under half), a P99
+    with no upper bound (too few requests behind it), a load generator that took more than
+    :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
     rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
-    if point.target_rps and point.offered_rps < point.target_rps / 2:
+    interval = point.offered_interval_rps
+    if interval is not None and not interval[0] <= point.offered_rps <= interval[1]:
+        notes.append(
+            f"{rate}: offered {point.offered_rps:.3g} rps, outside the {OFFERED_CONFIDENCE:.1%} Poisson interval of the "
+            f"rate asked for ({interval[0]:.3g}-{interval[1]:.3g} rps over this duration)"
+        )
+    elif interval is None and point.target_rps and point.offered_rps < point.target_rps / 2:
         notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
     if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed

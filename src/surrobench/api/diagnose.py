@@ -20,7 +20,7 @@ from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, ch
 from surrobench.analysis.graph_attribution import attribute_by_eager
 from surrobench.analysis.headroom import roofline_headroom
 from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
-from surrobench.results.measured_advice import attach_measured
+from surrobench.results.measured_advice import attach_measured, unclaimed
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
 from surrobench.analysis.roofline import H200_FALLBACK, roofline
@@ -113,7 +113,8 @@ def failed_configs_json(results) -> list[dict]:
 
 def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
     """The per-config part of a diagnosis ``context``, each ``{config label: object}``: ``roofline``, ``counters``
-    (Nsight Compute), ``host_floor`` (:func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks``
+    (Nsight Compute), ``system`` (:meth:`SystemView.to_json`, where ``--system`` measured one or a view was given),
+    ``host_floor`` (:func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks``
     (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
     bound of its counters at ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`)."""
     return {
@@ -125,6 +126,7 @@ def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None =
         },
         "roofline": {ev.label: ev.roofline.to_json() for ev in evidence if ev.roofline is not None},
         "counters": {ev.label: ev.counters.to_json() for ev in evidence if ev.counters is not None},
+        "system": {ev.label: ev.system.to_json() for ev in evidence if ev.system is not None},
         "host_floor": {label: floor.to_json() for label, floor in host_floors(evidence).items()},
     }
 
@@ -245,10 +247,9 @@ def diagnose_workload(
             scale = op_time_scale(report.op_table, report.profiled_step_ms, unprofiled)
             roof = roofline(report.op_table, costs, ceilings, result.precision, time_scale=scale)
             add_roofline(store, report.config_id, roof)  # diagnose --run reads it back: no FLOP count there
-        view = system
+        view, passed = system, None
         if system_pass:
             passed = perf_config(cfg, result, report.config_id, store, PerfOptions(), record.run_id)
-            notes.extend(f"{report.label()}: {line}" for line in passed.warnings)
             view = passed.system.view if passed.system is not None else system
         known = dict(
             label=report.label(),
@@ -266,6 +267,9 @@ def diagnose_workload(
             ev = trace_evidence(timeline, **known)
         else:
             ev = ConfigEvidence(**known)
+        if passed is not None:  # a cause the profile's own check states (a step off the timed one) is said once
+            said = frozenset(check_evidence(ev).problems)
+            notes.extend(f"{report.label()}: {line}" for line in passed.notes(said))
         flops[result.key()] = {name: c.flops for name, c in costs.items()}  # with its evidence, never without
         evidence.append(ev)
 
@@ -292,6 +296,7 @@ def diagnose_workload(
             raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
         warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
+        warnings += unclaimed(findings, measured)
     return record, findings, warnings, evidence
 
 

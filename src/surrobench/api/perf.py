@@ -34,6 +34,13 @@ class PerfReport:
     def label(self) -> str:
         return self.config.label()
 
+    def notes(self, said: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """:attr:`warnings` less the step check's line when every problem of it is in ``said`` (the
+        :data:`~surrobench.analysis.evidence_checks.PROBLEMS` another check of the config already states)."""
+        if self.step_check is not None and self.step_check.problems and set(self.step_check.problems) <= said:
+            return tuple(w for w in self.warnings if w != step_note(self.step_check))
+        return self.warnings
+
     def to_json(self) -> dict:
         """Config key, status, steps, warnings, ``step_check`` (:meth:`EvidenceCheck.to_json`, ``unreliable``
         outside the profiler bound), ``system`` (:meth:`SystemView.to_json`: shares and ratios as fractions, ms)
@@ -60,6 +67,11 @@ class PerfReport:
         return out
 
 
+def step_note(check: EvidenceCheck) -> str:
+    """The warning of a system pass whose window's step disagrees with the timed one."""
+    return f"unreliable: {check.reason()}"
+
+
 def perf_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: PerfOptions, run_id: str
 ) -> PerfReport:
@@ -72,7 +84,7 @@ def perf_config(
     wall = passed.view.wall_ms if child["status"] == "ok" and passed.view is not None else None
     timed = result.latency_ms.median if result.latency_ms else None
     check = check_step(result.label(), wall / plan.active if wall and plan.active else None, timed)
-    unreliable = (f"unreliable: {check.reason()}",) if check.problems else ()
+    unreliable = (step_note(check),) if check.problems else ()
     return PerfReport(
         result, config_id, child["status"], child.get("error"), passed, plan.active, (*passed.notes, *unreliable), check
     )

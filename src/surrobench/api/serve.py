@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
@@ -287,17 +288,19 @@ def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tupl
     )
 
 
-def _arrivals(request: ServeRequest, rate: float | None):
+def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, float | None]:
+    """The arrival times (s) of one load and the schedule's length, s (None for a replay)."""
     if request.arrival == "replay":
-        return replay_arrivals(request.arrivals_file)
+        return replay_arrivals(request.arrivals_file), None
     if request.arrival == "constant":
-        return constant_arrivals(rate, offered_duration_s(request, rate))
+        duration = offered_duration_s(request, rate)
+        return constant_arrivals(rate, duration), duration
     duration, cap = offered_duration_s(request, rate), MAX_STRETCH * request.duration_s
     times = poisson_arrivals(rate, duration, request.seed)
     while (missing := request.min_requests - int((times >= request.warmup_s).sum())) > 0 and duration < cap:
         duration = min(duration + _COUNT_MARGIN * missing / rate, cap)  # a Poisson count fell short: offer longer
         times = poisson_arrivals(rate, duration, request.seed)
-    return times
+    return times, duration
 
 
 def unloaded_by_size(
@@ -333,12 +336,13 @@ def serve_policy(
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
-        arrivals = _arrivals(request, rate)
+        arrivals, duration = _arrivals(request, rate)
         if request.url is not None:
             trace = http_open_loop(request.url, arrivals, request.drain_s)
         else:
             trace = serve_open_loop(arrivals, service, policy, clock_factory(), request.drain_s)
-        point = load_point(trace, arrival=request.arrival, target_rps=rate, **common)
+        window = None if duration is None else duration - request.warmup_s
+        point = load_point(trace, arrival=request.arrival, target_rps=rate, window_s=window, **common)
         on_point(point)
         return point
 

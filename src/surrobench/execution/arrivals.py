@@ -13,15 +13,9 @@ import numpy as np
 
 from surrobench.errors import UsageError
 
-#: The most arrivals one offered load may hold (rate x offered duration). Each arrival costs the in-process
-#: load generator memory and time of its own: measured on the 2-core CPU VM (virtual clock, so the server
-#: never limits), 134 bytes and 2.5 us per arrival at max batch 8 and 314 bytes and 5.9 us at max batch 1
-#: (the schedule, the batcher's per-request and per-batch lists, the trace's arrays), and the fresh-user trial
-#: saw 850 MB and 13 s for the 5 million arrivals of ``--rate 1e7 --duration-s 0.5``. A million keeps one load
-#: within about 300 MB and a few seconds of the generator's own time; a rate past that per duration measures
-#: the load generator (one arrival every microsecond or less) rather than the server, and a P99 needs only
-#: 368 requests (:data:`surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`). Checked before anything is
-#: allocated (:func:`surrobench.api.serve.serve_request`, and here).
+#: The most arrivals one offered load may hold (rate x offered duration): each costs the load generator memory
+#: and time of its own, a million about 300 MB and seconds (docs/benchmarks/h200-serve.md, "The load generator's
+#: own cost per arrival"), where a P99 needs 368 (:data:`surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`).
 MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 
@@ -50,14 +44,11 @@ def _check(rate_rps: float, duration_s: float) -> None:
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
-    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``:
-    exponential inter-arrival times of mean ``1 / rate_rps`` (coefficient of variation 1) from numpy's
-    PCG64 generator seeded with ``seed``, as LoadGen's Server scenario draws them.
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``: exponential
+    inter-arrival times from numpy's PCG64 seeded with ``seed``, as LoadGen's Server scenario draws them.
 
     Raises:
-        UsageError: a rate or duration that is not a finite positive number, or more than
-            :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``), before anything is
-            allocated.
+        UsageError: a rate or duration not finite and positive, or too many arrivals (:func:`check_load`).
     """
     _check(rate_rps, duration_s)
     rng = np.random.default_rng(seed)
@@ -81,8 +72,8 @@ def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
 
 
 def replay_arrivals(path: str | Path) -> np.ndarray:
-    """Arrival times read from a text file: one timestamp in seconds per line (a header line, blank lines
-    and ``#`` comments are skipped; a CSV's first column is read). They are shifted to start at 0.
+    """Arrival times from a text file, one timestamp (s) per line or a CSV's first column (header, blank and
+    ``#`` lines skipped), shifted to start at 0.
 
     Raises:
         UsageError: the file cannot be read, holds no timestamp, holds a value that is not a finite number,

@@ -1,15 +1,8 @@
-"""A dynamic batcher over an injected service function, open loop or closed loop, on a wall or virtual clock.
-
-The batcher dispatches the requests waiting (up to ``max_batch``, oldest first) as soon as ``max_batch`` of
-them wait, or when the oldest has waited ``max_wait_ms`` (the policy of Triton's dynamic batcher). It runs in
-one thread: open-loop arrival times are known in advance (the schedule does not wait for the server), so the
-queue at any instant is the requests arrived and not yet dispatched, and a request that arrives while a
-batch runs simply waits. ``service(k)`` serves a batch of k requests and returns its compute time (s); the
-batch's completion is read from the clock right after it returns (a synchronized finish). Per request,
-latency = completion - arrival.
-
-The clock is injected: :class:`WallClock` for real runs, :class:`VirtualClock` where tests plant service
-times (``service`` advances the virtual clock), so queueing theory can be checked exactly and fast.
+"""A dynamic batcher over an injected ``service(k)`` (serves k requests, returns its compute time, s), open or
+closed loop, in one thread, on a wall or virtual clock (:class:`WallClock`, :class:`VirtualClock`: tests plant
+service times). The requests waiting (up to ``max_batch``, oldest first) are dispatched once ``max_batch`` wait
+or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); a batch completes when ``service`` returns
+(a synchronized finish); per request, latency = completion - arrival.
 """
 
 from __future__ import annotations
@@ -64,12 +57,9 @@ class VirtualClock:
 
 @dataclass
 class ServeTrace:
-    """What one load did, per request and per batch; times in s from the schedule's start.
-
-    ``completion_s`` is NaN for a dropped request. ``wake_late_s``: for each time the idle batcher slept until
-    a due arrival or a batch deadline, how late it woke. ``loop_s``: the batcher's own time (neither serving
-    nor sleeping). ``elapsed_s``: the whole run. ``server_seen``: False for an HTTP endpoint, whose queue and
-    batches are not seen (``start_s`` is then the send time). ``errors``: failed requests per error name."""
+    """What one load did, per request and per batch, s from the schedule's start: ``completion_s`` NaN for a
+    dropped request; ``wake_late_s``, how late each wake of the idle batcher was; ``loop_s``, its own time;
+    ``server_seen`` False for an HTTP endpoint (``start_s`` the send time); ``errors`` per error name."""
 
     arrival_s: np.ndarray
     start_s: np.ndarray
@@ -148,11 +138,8 @@ class _Loop:
 def serve_open_loop(
     arrivals_s: np.ndarray, service: Service, policy: ServePolicy, clock=None, drain_s: float = 10.0
 ) -> ServeTrace:
-    """Serve the requests arriving at ``arrivals_s`` (s from now, ascending) with ``policy``.
-
-    Requests still waiting ``drain_s`` after the last arrival are dropped (their completion is NaN), so an
-    overloaded rate ends in bounded time. ``clock``: a :class:`WallClock` when None.
-    """
+    """Serve the requests arriving at ``arrivals_s`` (s from now, ascending) with ``policy``; those still waiting
+    ``drain_s`` after the last arrival are dropped (completion NaN). ``clock``: a :class:`WallClock` when None."""
     loop = _Loop(service, policy, clock or WallClock(), drain_s)
     loop.arrivals = [float(a) for a in arrivals_s]
     end_by = (loop.arrivals[-1] if loop.arrivals else 0.0) + drain_s

@@ -96,16 +96,10 @@ class _TimedWork:
 
 
 class CollectiveRecorder:
-    """Records the intervals of torch.distributed calls inside the timed steps of one config.
-
-    Use ``with recorder.patched():`` around the whole config and ``begin_step()`` before each timed
-    iteration (outside the timed region); calls outside a step (cold start, warm-up) pass through
-    unrecorded. After the loop and a device synchronize, :meth:`step_intervals_ns` gives each step's
-    intervals relative to the step's start mark.
-
-    Args:
-        device: ``"cuda"`` (CUDA events) or ``"cpu"`` (host clock).
-    """
+    """Records the intervals of torch.distributed calls inside the timed steps of one config on ``device``
+    (``"cuda"``: CUDA events, ``"cpu"``: host clock): ``with recorder.patched():`` around the config,
+    ``begin_step()`` before each timed call (calls outside a step pass unrecorded); after the loop and a
+    synchronize, :meth:`step_intervals_ns` gives each step's intervals from its start mark."""
 
     def __init__(self, device: str) -> None:
         self._cuda = device == "cuda"

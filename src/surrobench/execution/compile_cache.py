@@ -1,21 +1,12 @@
-"""One torch.compile cache for an ``optimize`` call and the fresh processes it starts.
+"""One torch.compile cache for an ``optimize`` call and the fresh processes it starts, so that a fresh process
+loads the kernels the search compiled instead of compiling them again (Dynamo still traces).
 
-The search compiles a ``compile`` recipe in this process; its fresh processes (:mod:`surrobench.tune.fresh`)
-build it again, and without a cache each would pay the whole compilation again. TorchInductor keeps its
-compiled graphs on disk: the FX-graph cache (``torch._inductor.config.fx_graph_cache``, env
-``TORCHINDUCTOR_FX_GRAPH_CACHE``), the AOTAutograd cache (``torch._functorch.config.enable_autograd_cache``,
-env ``TORCHINDUCTOR_AUTOGRAD_CACHE``, torch >= 2.5) and the local autotune cache
-(``torch._inductor.config.autotune_local_cache``), all under ``TORCHINDUCTOR_CACHE_DIR`` (default
-``<tmp>/torchinductor_<user>``), Triton's kernels under ``<cache dir>/triton`` unless ``TRITON_CACHE_DIR`` is
-set (PyTorch tutorial "Compile Time Caching Configuration"; ``torch/_inductor/config.py``,
-``torch/_inductor/runtime/cache_dir_utils.py``). A later process that compiles the same graph with the same
-torch, device and settings loads the kernels instead of generating and compiling them; Dynamo still traces.
-
-So :func:`shared_compile_cache` turns those caches on in this process for the call, in the user's cache
-directory (kept: a later call hits it too), and :func:`cache_env` gives every child the same directory and
-switches. What the user set in the environment is kept, and ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns all
-of this off. docs/design.md, "Compile caches of the fresh processes", says why this and not
-``torch.compiler.save_cache_artifacts``.
+:func:`shared_compile_cache` turns on TorchInductor's on-disk caches in this process (the FX-graph cache, the
+AOTAutograd cache, torch >= 2.5, and the local autotune cache, under ``TORCHINDUCTOR_CACHE_DIR``; Triton's kernels
+under ``<cache dir>/triton``: PyTorch tutorial "Compile Time Caching Configuration", ``torch/_inductor/config.py``)
+in the user's cache directory, and :func:`cache_env` gives every child the same directory and switches. What the
+user set in the environment is kept; ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns it all off. docs/design.md,
+"Compile caches of the fresh processes", says why not ``torch.compiler.save_cache_artifacts``.
 """
 
 from __future__ import annotations

@@ -13,9 +13,8 @@ from surrobench.workload.spec import ShapeSpec
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
 MIN_WARMUP = 10
 MIN_ITERS = 50
-#: The largest count any integer setting takes (iterations, input sets, rounds, processes, sizes): a signed
-#: 32-bit int, far above any useful value; a larger one (a typo, ``--iters 99999999999999999999``) is bad input,
-#: refused before anything runs, where it would overflow later (SQLite stores at most a 64-bit INTEGER).
+#: The largest count any integer setting takes: a signed 32-bit int; a larger one is refused before anything runs
+#: (it would overflow later: SQLite stores at most a 64-bit INTEGER).
 MAX_COUNT = 2**31 - 1
 #: The default of the library and the command line alike: at least :data:`MIN_ITERS`, and the
 #: :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples under which ``compare`` calls a P95
@@ -37,8 +36,7 @@ def low_iterations_note(warmup: int, iters: int) -> str | None:
 
 
 def check_ints(**options: object) -> None:
-    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float, a string); None passes
-    (an option left unset).
+    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float); None passes.
 
     Raises:
         UsageError: naming the keyword and the value given.
@@ -49,8 +47,7 @@ def check_ints(**options: object) -> None:
 
 
 def check_bools(**options: object) -> None:
-    """Refuse a boolean option given as anything but a ``bool`` (``"no"`` or ``0`` would be read as a truth
-    value and recorded as given).
+    """Refuse a boolean option given as anything but a ``bool`` (``"no"`` would read as true).
 
     Raises:
         UsageError: naming the keyword and the value given.
@@ -83,25 +80,12 @@ _AUTOCAST_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 @dataclass(frozen=True)
 class ExecConfig(ExecSettings):
-    """Everything that defines one measured config: its identity and counts, and its
-    :class:`~surrobench.records.config.ExecSettings` (keyword-only fields).
-
-    Attributes:
-        model: model spec as given (zoo name, ``module:factory`` or ``.pt2`` path).
-        shape: the shape-ladder rung.
-        batch: batch size B.
-        precision: ``fp32`` (TF32 off), ``tf32`` (TF32 on for matmul and cuDNN), ``fp16`` / ``bf16``
-            (``torch.autocast`` with TF32 off). One precision per config, never mixed (docs/sources.md, method §1).
-        device: ``cpu`` or ``cuda``.
-        mode: ``eager``, ``compile`` (``torch.compile``) or ``cudagraph`` (capture + replay, CUDA only).
-        warmup: untimed iterations after the cold-start call.
-        iters: timed iterations.
-        cudnn_benchmark: value of ``torch.backends.cudnn.benchmark`` during the config.
-        seed: seed of weights and inputs.
-        input_sets: how many input buffers are rotated through (see ``workload.inputs``).
-        trust_pickle: a ``.pt2`` model may load objects through pickle (``--trust-pickle``,
-            :func:`surrobench.workload.loader.pickle_members`); carried so the profiling child loads it too.
-    """
+    """One measured config: ``model`` as given, the ``shape`` rung, ``batch``; ``precision`` (``fp32`` TF32 off,
+    ``tf32``, ``fp16``/``bf16`` autocast with TF32 off: one per config, docs/sources.md, method §1); ``device``;
+    ``mode`` (``eager``, ``compile``, ``cudagraph``); ``warmup`` untimed and ``iters`` timed calls after the cold
+    start; ``cudnn_benchmark``; ``seed`` of weights and inputs; ``input_sets`` rotated
+    (:mod:`surrobench.workload.inputs`); ``trust_pickle`` (:func:`surrobench.workload.loader.pickle_members`), and
+    the keyword-only :class:`~surrobench.records.config.ExecSettings`."""
 
     model: str
     shape: ShapeSpec

@@ -1,18 +1,12 @@
 """A time limit per config (``--timeout-s``): a config over it ends ``timeout`` and the sweep goes on.
 
-How a forward that hangs is stopped, and the limits of it. The limit is a one-shot real-time interval timer
-(``setitimer(ITIMER_REAL)``, POSIX) whose SIGALRM handler raises :class:`ConfigTimeout` in the main thread.
-Python runs a signal handler between bytecodes of the main thread, and a blocking system call it is in
-(``time.sleep``, a read, a lock wait) returns early with EINTR so that the handler runs (PEP 475). So a forward
-that is slow in Python code, or waits in a sleep or a lock, is stopped at the limit, mid-call. A forward inside
-one long native call (one huge kernel launch on the CPU, a ``cudaDeviceSynchronize`` on a GPU kernel that never
-ends, a collective whose peer is gone) is stopped only when that call returns. A child process per config
-could be killed at any moment, but would rebuild the model and its inputs per config and lose the warm process
-the method times in; the sweep keeps one process, and SIGKILL from outside (a job's time limit) remains for a
-call that never returns: its run is then listed ``abandoned`` (:mod:`surrobench.results.owner`).
-
-The timer needs the main thread (only it receives signals in Python); a sweep run in another thread with a
-limit is refused.
+A one-shot real-time timer (``setitimer(ITIMER_REAL)``, POSIX) whose SIGALRM handler raises :class:`ConfigTimeout`
+in the main thread, between bytecodes or out of a blocking system call (EINTR, PEP 475): a forward slow in Python,
+a sleep or a lock wait is stopped mid-call; one inside a long native call (a huge CPU kernel, a GPU synchronize
+that never ends, a collective whose peer is gone) only when that call returns. One process per sweep keeps the
+warm process the method times in; SIGKILL from outside remains for a call that never returns (its run is then
+``abandoned``, :mod:`surrobench.results.owner`). Only the main thread receives signals: a sweep with a limit in
+another thread is refused.
 """
 
 from __future__ import annotations

@@ -59,10 +59,8 @@ def _handle(pynvml):
 
 
 def gpu_readings() -> dict | None:
-    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of the GPU torch uses.
-
-    Returns None when NVML is unavailable (no NVIDIA driver, or not an NVIDIA GPU).
-    """
+    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of the GPU torch uses; None
+    without NVML."""
     with _nvml() as pynvml:
         if pynvml is None:
             return None
@@ -105,10 +103,8 @@ def git_state() -> dict | None:
 
 
 def fingerprint(device: str) -> dict:
-    """The run's ``env`` object (run-v1): versions, host, CPU and, on CUDA, GPU name, driver and clocks.
-
-    ``gpu_clocks`` holds ``{"before": ..., "after": ...}``; the runner fills ``after`` at the end.
-    """
+    """The run's ``env`` (run-v1): versions, host, CPU and, on CUDA, the GPU, its driver and ``gpu_clocks``
+    ``{"before", "after"}`` (``after`` filled at the end)."""
     cpu = _cpu_model()
     env = {
         "device": device,
@@ -160,11 +156,8 @@ def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> st
 
 
 def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:
-    """A one-line warning when a config ran at under :data:`CLOCK_DROP_FRACTION` of the run's top clock.
-
-    Args:
-        sm_clocks_mhz: (config label, SM clock read right after its timed loop) pairs.
-    """
+    """One line when a config of ``sm_clocks_mhz`` ((label, SM clock after its timed loop) pairs) ran under
+    :data:`CLOCK_DROP_FRACTION` of the run's top clock."""
     if not sm_clocks_mhz:
         return None
     top = max(c for _, c in sm_clocks_mhz)

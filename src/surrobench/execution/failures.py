@@ -102,10 +102,8 @@ class FailureCause(NamedTuple):
 
 
 def failure_label(exc: BaseException, message: str | None = None) -> str:
-    """How a failure is shown and stored: ``"Type: message"`` (``message`` in place of ``str(exc)`` when given).
-    A :class:`~surrobench.errors.ModelError` is its message alone: the message names the user's model and the
-    type of the exception its code raised (``model m.py:build: factory build() raised ValueError: boom``), and
-    the class name would label the model's failure as a usage error."""
+    """How a failure is shown and stored: ``"Type: message"`` (``message`` in place of ``str(exc)`` when given); a
+    :class:`~surrobench.errors.ModelError` its message alone (which names the model and the type raised)."""
     text = str(exc) if message is None else message
     return text if isinstance(exc, ModelError) else f"{type(exc).__name__}: {text}"
 
@@ -149,9 +147,8 @@ def explain_failure(failure: BaseException | str | None) -> FailureCause:
 
 
 def failure_status(exc: BaseException) -> str:
-    """The status a config that raised ``exc`` is stored with: ``oom`` when the exception (or one it was
-    raised from) is an allocation failure, a CUDA ``OutOfMemoryError`` or the CPU allocator's ``RuntimeError``
-    (:data:`FAILURE_CAUSES`, ``out_of_memory``); ``error`` otherwise."""
+    """``oom`` when ``exc`` (or one it was raised from) is an allocation failure (``out_of_memory`` of
+    :data:`FAILURE_CAUSES`), else ``error``."""
     return "oom" if explain_failure(exc).cause_id == "out_of_memory" else "error"
 
 

@@ -86,8 +86,7 @@ CONNECT_TIMEOUT_S = 3.0
 
 
 def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Open (and close) one TCP connection to ``url``'s host and port before any load, so that an endpoint that
-    is down is a usage error named by its cause, before anything is stored.
+    """Open and close one TCP connection to ``url`` before any load, so a down endpoint is a usage error.
 
     Raises:
         UsageError: the connection is refused, the host name does not resolve, or no connection within
@@ -107,12 +106,8 @@ def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
 
 
 def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:
-    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``; each request waits at most ``drain_s``.
-
-    The trace's ``start_s`` is each request's actual send time (its queue share is only the client's send
-    delay: the server's own queueing is inside the rest); ``wake_late_s`` holds each send's lateness; the
-    endpoint's batches and queue are not seen (``server_seen`` False); ``errors`` counts the failed requests
-    by cause (``connection refused``, ``ReadTimeout``, ``HTTP 503``).
+    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``, each request waiting at most ``drain_s``: the
+    trace's ``start_s`` is each send time, ``wake_late_s`` its lateness, ``errors`` the failures by cause.
 
     Raises:
         UsageError: httpx is not installed, or the URL is not http(s).

@@ -1,12 +1,9 @@
 """Interleaved timing of several variants of one config inside one process (A B A B ...).
 
-Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so a
-before/after pair cannot show a small remedy. Every variant is built
-once (its first call, which compiles, captures or autotunes, is timed apart as its setup), then the
-variants take turns: each round runs every variant's own warm-up and timed loop in order, so a slow spell
-of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time",
-ISMM: randomize or interleave what is compared). Steps, settings and timing are those of
-``surrobench run`` (:mod:`surrobench.execution.runner`, :mod:`surrobench.execution.timing`).
+Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so every
+variant is built once (its first call timed apart as its setup), then the variants take turns, each round running
+every variant's warm-up and timed calls in order (:func:`~surrobench.execution.timing.measure_round`), so a slow
+spell of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM).
 """
 
 from __future__ import annotations
@@ -52,22 +49,11 @@ def clone_output(output):
 
 @dataclass
 class Variant:
-    """One config built for interleaved timing.
-
-    Attributes:
-        cfg: the config (a baseline or a recipe applied to it).
-        step: its ``step(i)``, lazily set up by the first call.
-        input_sets: its inputs (channels-last where the config says so).
-        setup_ms: the first call, host ms: compilation, graph capture, autotuning and one forward.
-        first_output: the first call's output on input set 0 (cloned), for the accuracy guard.
-        rounds: one :class:`ConfigResult` per timed round.
-        resident_bytes: CUDA memory it holds between rounds (module copy, inputs, graph pools).
-        nonfinite: where its output first held NaN/Inf (:func:`surrobench.execution.sanity.check_calls`: each
-            input set's first call at :func:`open_variant`, and again after each round), None while finite.
-        calls: its calls so far (the setup, the first-call checks, every round's).
-        watch: its memory read before and after each round (:class:`surrobench.execution.sanity.MemoryWatch`,
-            ``run``'s leak check): a round whose variant grew on most rounds so far carries ``memory_growth``.
-    """
+    """One config built for interleaved timing: ``cfg``, its ``step`` and ``input_sets``; ``setup_ms``, its first
+    call (host ms: compilation, capture, autotuning, one forward) and ``first_output`` (cloned, for the accuracy
+    guard); ``rounds``, one :class:`ConfigResult` per timed round; ``resident_bytes`` of CUDA memory it holds
+    between rounds; ``nonfinite``, where its output first held NaN/Inf (first calls and after each round), None
+    while finite; ``calls`` so far; ``watch``, its memory read around each round (``run``'s leak check)."""
 
     cfg: ExecConfig
     step: Step
@@ -93,10 +79,8 @@ class Variant:
 
 
 def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:
-    """Build ``cfg``'s inputs and step and run its first call (the setup, timed).
-
-    ``own_module`` gives the variant a deep copy of the module, so converting it to channels-last,
-    compiling or capturing it leaves the other variants' modules alone.
+    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module,
+    so channels-last, compiling or capturing it leaves the other variants alone.
 
     Raises:
         Exception: whatever the model, the compiler or the graph capture raises (the caller classifies it).

@@ -20,13 +20,9 @@ _STATUS = Path("/proc/self/status")
 
 #: mallopt(3) parameters (glibc's malloc.h).
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-#: glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``, 4 * 1024 * 1024 *
-#: sizeof(long), mallopt(3)), pinned: a block under it is served from the heap and reused, one over it is a fresh
-#: mapping on every call, whatever ran before in the process. The trim threshold is twice it, the ratio glibc's own
-#: dynamic rule keeps. Measured on this project's CPU (docs/benchmarks/cpu-allocator.md): with glibc's dynamic
-#: thresholds a model with 8 MiB fp32 temporaries took 2,000 page faults per call in a fresh process and none
-#: after one fp64 op of 30 MiB (10.6 ms against 6.8 ms a call); a model with 16 MiB temporaries the reverse.
-#: Pinned, both fault the same in either order.
+#: glibc's largest dynamic mmap threshold on 64-bit (``DEFAULT_MMAP_THRESHOLD_MAX``, mallopt(3)), pinned: a block
+#: under it is reused from the heap, one over it freshly mapped on every call, whatever ran before; the trim
+#: threshold twice it, as glibc's dynamic rule keeps (why: docs/benchmarks/cpu-allocator.md).
 MMAP_THRESHOLD_BYTES = 32 * 2**20
 TRIM_THRESHOLD_BYTES = 2 * MMAP_THRESHOLD_BYTES
 #: The environment variables through which a user sets glibc's thresholds themselves (mallopt(3)): then they stand.
@@ -46,12 +42,10 @@ def _glibc() -> ctypes.CDLL | None:
 
 @functools.cache
 def pin_malloc_thresholds() -> bool:
-    """Pin glibc malloc's mmap and trim thresholds (:data:`MMAP_THRESHOLD_BYTES`, :data:`TRIM_THRESHOLD_BYTES`)
-    for this process, once, before anything is timed: glibc otherwise raises its mmap threshold to the size of
-    each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op (an fp64 reference, an earlier
-    config) decides whether a model's temporaries are page-faulted afresh on every later call. Setting either
-    threshold turns glibc's dynamic rule off. Returns whether they were pinned: not on another C library, nor when
-    the user set them through ``MALLOC_*_`` environment variables (theirs stand)."""
+    """Pin glibc malloc's mmap and trim thresholds for this process, once, before anything is timed: glibc
+    otherwise raises its mmap threshold to each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op
+    decides whether later temporaries page-fault on every call. Returns whether they were pinned: not on another C
+    library, nor when the user set ``MALLOC_*_`` environment variables."""
     libc = _glibc()
     if libc is None or any(name in os.environ for name in _USER_MALLOC_ENV):
         return False
@@ -60,10 +54,8 @@ def pin_malloc_thresholds() -> bool:
     )
 
 
-#: ``extra`` key of a CPU result: the minor page faults of the process per timed call (getrusage(2)
-#: ``ru_minflt``, read around the timed loop): memory the allocator takes afresh on every call (a temporary over
-#: the mmap threshold, a heap trimmed between calls). The allocation state that moved a baseline 3-4x between
-#: processes shows here first (docs/benchmarks/cpu-allocator.md).
+#: ``extra`` key of a CPU result: the process's minor page faults per timed call (getrusage(2) ``ru_minflt``):
+#: memory taken afresh on every call, which moved a baseline 3-4x between processes (docs/benchmarks/cpu-allocator.md).
 FAULTS_KEY = "minor_faults_per_call"
 
 
@@ -113,18 +105,11 @@ def available_bytes(device: str) -> int:
 
 
 class PeakMemoryTracker:
-    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it.
-
-    CUDA: ``torch.cuda.reset_peak_memory_stats`` / ``max_memory_allocated`` / ``max_memory_reserved``
-    (absolute: weights, inputs and activations). CPU: growth of the peak resident set over the RSS at
-    ``start()``, the config's own peak: the heap's free pages are first returned to the system
-    (:func:`release_free_heap`), so memory an earlier config freed is not reused unseen, and the kernel's
-    high-water mark (VmHWM) is reset by writing ``5`` to ``/proc/self/clear_refs`` (proc(5)). Where either is
-    not available (not glibc, not Linux) the figure is the growth since ``start()`` over a lifetime peak
-    (``ru_maxrss``), which depends on what ran before: :attr:`PeakMemory.own_peak` is then False. File-backed
-    pages paged in meanwhile (``RssFile``: libtorch's and oneDNN's code, touched by the first call of a kind of
-    op) are subtracted: they are the process's, not the config's, and would charge the first config of a run.
-    """
+    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's absolute peaks
+    (``max_memory_allocated``, ``max_memory_reserved``). CPU: the peak resident set's growth over ``start()``,
+    after :func:`release_free_heap` and a reset of VmHWM (``5`` to ``/proc/self/clear_refs``, proc(5)); without
+    them (not glibc, not Linux) over the lifetime ``ru_maxrss`` (:attr:`PeakMemory.own_peak` False). File-backed
+    pages paged in meanwhile (``RssFile``: libtorch's code) are the process's, subtracted."""
 
     def __init__(self, device: str) -> None:
         self.device = device

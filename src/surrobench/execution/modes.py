@@ -71,7 +71,7 @@ def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
 
 
 def check_mode(mode: str, device: str) -> None:
-    """Raise when ``mode`` cannot run on ``device``: ``cudagraph`` needs CUDA.
+    """Check that ``mode`` can run on ``device``.
 
     Raises:
         UsageError: ``cudagraph`` on a device other than CUDA.
@@ -82,10 +82,9 @@ def check_mode(mode: str, device: str) -> None:
 
 
 def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
-    """Capture one CUDA graph per input set (static buffers) and replay them in turn.
-
-    Graphs get private memory pools: a shared pool would let one graph's replay overwrite another's
-    output. Autocast's weight-cast cache is disabled during capture (PyTorch docs, CUDA graphs + AMP).
+    """One CUDA graph per input set (static buffers), replayed in turn; each in a private memory pool (a shared
+    one would let a replay overwrite another's output), autocast's cast cache off in capture (PyTorch docs,
+    CUDA graphs + AMP).
 
     Raises:
         UsageError: on a device other than CUDA.

@@ -1,16 +1,9 @@
-"""Named ranges for the three phases of an inference step, seen by torch.profiler and by Nsight Systems.
+"""Named ranges for the three phases of an inference step (docs/sources.md, method §3): a ``record_function``
+range (torch.profiler) and, on CUDA, an NVTX range of the same name (nsys ``--trace=nvtx``).
 
-The benchmarking method (docs/sources.md, method §3) asks for NVTX ranges around data preparation, forward and post-processing
-so a timeline shows each phase's share without guessing. Each phase is a ``record_function`` range
-(torch.profiler, Kineto traces) and, on CUDA, an NVTX range of the same name (nsys ``--trace=nvtx``).
-
-In surrobench's own loop data preparation happens once per config, before the steps: inputs are built
-on the device from the fixed seed and cached (docs/sources.md, method §1 and §5), so the
-``surrobench::data_prep`` range surrounds that build and shows on whole-run timelines (nsys, perf),
-not inside the profiler's active steps. Each step is ``surrobench::forward`` (the model call) then
-``surrobench::post_process`` (waiting for the device and releasing the output).
-
-The timed loop of :mod:`surrobench.execution.runner` carries no ranges: it measures the bare step.
+``surrobench::data_prep`` surrounds the one build of a config's inputs (before the steps, so it shows on whole-run
+timelines, not in the profiler's active steps); each step is ``surrobench::forward`` then
+``surrobench::post_process`` (waiting for the device, releasing the output). The timed loop carries no ranges.
 """
 
 from __future__ import annotations

@@ -21,12 +21,8 @@ from surrobench.records.run import ConfigResult
 def run_config_together(
     cfg: ExecConfig, prepared: PreparedModel, barrier: Callable[[], None]
 ) -> tuple[ConfigResult, list[tuple[np.ndarray, np.ndarray]]]:
-    """Measure ``cfg`` on this rank in step with the others (every rank calls this for the same config).
-
-    ``barrier`` runs before each of the ``cfg.iters`` timed iterations. A rank whose config failed
-    before or during its timed loop still takes part in the barriers it missed, so ranks whose config
-    ran are not left waiting (a distributed model that fails on one rank leaves its peers inside the
-    collective until the group's timeout, :data:`~surrobench.execution.ranks.GROUP_TIMEOUT`).
+    """Measure ``cfg`` on this rank in step with the others, ``barrier`` before each timed call; a rank whose
+    config failed still takes the barriers it missed, so the others are not left waiting.
 
     Returns:
         The rank's result and, per timed iteration, the ``(start, end)`` intervals in ns (from the

@@ -34,14 +34,8 @@ GROUP_TIMEOUT = timedelta(minutes=10)
 
 @dataclass(frozen=True)
 class RankEnv:
-    """This process's place in a multi-process run, as its launcher described it.
-
-    Attributes:
-        rank: global rank, ``0 <= rank < world_size``.
-        world_size: number of processes in the run.
-        local_rank: rank on this host: the index of the GPU this rank uses.
-        launcher: ``"torchrun"`` or ``"srun"``.
-    """
+    """This process's place in a multi-process run, as its ``launcher`` (``"torchrun"``, ``"srun"``) gave it:
+    ``rank`` in ``[0, world_size)``, ``local_rank`` on this host (the index of its GPU)."""
 
     rank: int
     world_size: int
@@ -57,10 +51,8 @@ def _int(environ: Mapping[str, str], name: str) -> int:
 
 
 def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
-    """The rank environment of this process, or None for an ordinary single process.
-
-    torchrun's variables win over Slurm's (torchrun started inside an allocation). A world of one is
-    an ordinary process.
+    """This process's rank environment; None for a single process (a world of one too). torchrun's variables
+    win over Slurm's (torchrun inside an allocation).
 
     Raises:
         UsageError: a variable is not an integer, or the rank is outside the world.
@@ -116,14 +108,9 @@ def _rendezvous_env(env: RankEnv) -> None:
 
 @dataclass(frozen=True)
 class RankGroups:
-    """The process groups of a run.
-
-    Attributes:
-        world: the default group on the device's backend (NCCL or gloo), handed to user models.
-        control: a gloo group over the same ranks for barriers and object gathers (host only).
-        solo: a group holding rank 0 alone on the device's backend, for the one-device reference run
-            of a distributed model (None on the other ranks: they are not members).
-    """
+    """The process groups of a run: ``world``, the default group on the device's backend, handed to user models;
+    ``control``, gloo over the same ranks for barriers and gathers; ``solo``, rank 0 alone on the device's backend
+    for the one-device reference run (None on the other ranks)."""
 
     world: dist.ProcessGroup
     control: dist.ProcessGroup

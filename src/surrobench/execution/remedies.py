@@ -1,21 +1,14 @@
 """Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends.
 
-A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values (CUDA-graph replay is
-``mode="cudagraph"``, TF32 is ``precision="tf32"``, ...), so a candidate runs through the same step
-builders, numeric settings and timing core as ``surrobench run``: one runner, and every recommendation
-is a ``surrobench run`` command line. Remedies that set the same field exclude each other (one mode, one
-precision, one thread count per config); the others stack.
-
-Both ways of launching a step as a CUDA graph are tried: capturing the eager forward (``cudagraph``) and
-``torch.compile(mode="reduce-overhead")``, which captures Inductor's fused kernels. They set the same field
-(the mode), so the second is the only way a recipe gets compilation and graph replay together: a compiled
-forward of many small kernels stays bound by its launches, and its latency then follows the host's speed
+A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values, so a candidate runs through
+``surrobench run``'s step builders, settings and timing, and every recommendation is a ``surrobench run`` line.
+Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the one way
+to get compilation and graph replay together: a compiled forward of many small kernels stays launch-bound
 (docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
 
-Sources of each setting: PyTorch docs "CUDA Graphs" (torch.cuda.graph), ``torch.compile`` (modes),
-"TensorFloat-32 (TF32) on Ampere (and later) devices", "Automatic Mixed Precision" (torch.autocast),
-the "Channels Last Memory Format" tutorial, ``torch.backends.cudnn.benchmark`` and
-``torch.set_num_threads``.
+Sources: PyTorch docs "CUDA Graphs", ``torch.compile`` (modes), "TensorFloat-32 (TF32) on Ampere (and later)
+devices", "Automatic Mixed Precision", the "Channels Last Memory Format" tutorial,
+``torch.backends.cudnn.benchmark``, ``torch.set_num_threads``.
 """
 
 from __future__ import annotations
@@ -30,15 +23,9 @@ from surrobench.execution.config import ExecConfig
 
 @dataclass(frozen=True)
 class Remedy:
-    """One remedy.
-
-    Attributes:
-        name: candidate name, e.g. ``"cudagraph"``, ``"threads=1"``; stacked names join with ``+``.
-        settings: ``(ExecConfig field, value)`` pairs it sets.
-        devices: devices it applies to.
-        summary: what it does, one line.
-        code: lines of Python that apply it to a user's model ``model`` and input ``x``.
-    """
+    """One remedy: its ``name`` (``"threads=1"``; stacked names join with ``+``), the ``(ExecConfig field, value)``
+    ``settings`` it sets, the ``devices`` it applies to, a one-line ``summary`` and the ``code`` lines that apply it
+    to a user's ``model`` and input ``x``."""
 
     name: str
     settings: tuple[tuple[str, object], ...]
@@ -115,13 +102,10 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 
 def thread_counts() -> tuple[int, ...]:
-    """Thread counts tried on the CPU: 1 (no contention with other processes on a shared host, where
-    torch's default of one thread per core oversubscribes the cores), one per physical core this process may
-    use, and one per logical CPU it may use (SMT siblings too). torch's default is the baseline, and the
-    feasibility rules drop the count it already runs (:func:`surrobench.analysis.feasibility.infeasible_reason`).
-    The CPUs it may use are its affinity (``os.sched_getaffinity``: a container or ``taskset`` may allow fewer
-    than the machine has); logical CPUs per core are ``os.cpu_count()`` over ``psutil.cpu_count(logical=False)``.
-    A 2-core host without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
+    """Thread counts tried on the CPU: 1 (no contention on a shared host), one per physical core and one per
+    logical CPU of this process's affinity (``os.sched_getaffinity``; logical per core: ``os.cpu_count()`` over
+    ``psutil.cpu_count(logical=False)``); the baseline's own count is dropped as infeasible. A 2-core host
+    without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
     logical = os.cpu_count() or 1
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
     per_core = max(1, logical // (psutil.cpu_count(logical=False) or logical))

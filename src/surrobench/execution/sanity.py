@@ -45,11 +45,9 @@ def memory_in_use(device: str) -> int:
 
 
 class MemoryWatch:
-    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval of the calls
-    since the previous one: before each timed call (:meth:`sample` as a ``time_loop`` ``before_each`` hook, one
-    call an interval) and after the last (``run``); before and after each round of one variant (``optimize``,
-    :meth:`pause` between rounds, where other variants run); at each load point's ends (``serve``). One rule for
-    all three (:meth:`growth`)."""
+    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval: before each
+    timed call and after the last (``run``), around each round (``optimize``, :meth:`pause` between), at each
+    load point's ends (``serve``); one rule for all three (:meth:`growth`)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -91,10 +89,8 @@ def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
 
 
 def merge_flags(extras: list[dict]) -> dict:
-    """The forward flags of the rounds of one config (their results' ``extra``, in round order) as one: the
-    memory growth of the round that grew most per call, with ``"rounds"``, how many rounds grew; the changed
-    inputs of every round, sorted. A flag seen in one round only is kept: a leak or a mutation may show
-    once the allocator or the input sets are in another state. Empty when no round was flagged."""
+    """The forward flags of one config's rounds (``extra``s, in order) as one: the growth of the round that grew
+    most per call with ``"rounds"`` that grew, the changed inputs of every round; a flag of one round is kept."""
     growths = [e[LEAK_KEY] for e in extras if e.get(LEAK_KEY)]
     mutated = sorted({i for e in extras for i in e.get(MUTATED_KEY, ())})
     flags = {}
@@ -154,19 +150,10 @@ def nonfinite_tensor(output) -> dict | None:
 
 
 def check_calls(step: Callable[[int], object], sets: Iterable[int], first_call: int, phase: str) -> dict | None:
-    """Call ``step(i)`` once for each input set ``i`` of ``sets`` (untimed) and check every tensor of its output
-    (:func:`nonfinite_tensor`); stop at the first that is not finite.
-
-    Args:
-        step: the config's ``step(i)`` (input set ``i % n_sets``).
-        sets: input set indices to call, in order.
-        first_call: the config's call count before the first of these calls (0: the first call of the config).
-        phase: ``"first"`` (each set's first call) or ``"end"`` (after the timed calls): recorded as is.
-
-    Returns:
-        :data:`NONFINITE_KEY`'s record, ``{"tensor", "input_set", "call", "phase", "nonfinite_values",
-        "numel"}`` (``call``: 0-based among the config's calls), or None when every output was finite.
-    """
+    """Call ``step(i)`` once for each input set of ``sets``, untimed, and check its output
+    (:func:`nonfinite_tensor`) up to the first that is not finite: :data:`NONFINITE_KEY`'s record
+    ``{"tensor", "input_set", "call", "phase", "nonfinite_values", "numel"}``, else None. ``first_call``: the
+    config's calls before these (``call`` counts from 0); ``phase``: ``"first"`` or ``"end"``, as recorded."""
     for k, i in enumerate(sets):
         found = nonfinite_tensor(step(i))
         if found:

@@ -85,10 +85,9 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
 def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
-    """Inside the config's settings and ``torch.inference_mode()``: ``service(k)`` for ``1 <= k <=
-    max_batch``, and what was built. Each padded size's step is called ``1 + warmup`` times first (its cold
-    start: autotuning, compilation, graph capture) and its output checked: a tensor, finite; when serving ends,
-    once more for NaN/Inf (``info.checks``).
+    """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and what
+    was built; each padded size's step called ``1 + warmup`` times first, its output checked (a tensor, finite),
+    and again for NaN/Inf when serving ends (``info.checks``).
 
     Raises:
         ModelOutputError: the forward returned no tensor.

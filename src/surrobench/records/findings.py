@@ -75,14 +75,20 @@ class Clause:
             advice no remedy of ``optimize`` carries out, and for a clause that warns against one ("keep NCHW ...").
         stacked: the remedies are one recipe, applied together (``tf32`` then ``compile``: compile pays off only
             with TF32 on), not alternatives.
+        direction: ``"up"`` or ``"down"``, the way the clause moves a remedy with a value (``threads``: "use every
+            core" up, "fewer threads than cores" down); None for either way ("check the thread count") and toggles.
+            A measurement is credited to the clause only when it moves the same way
+            (:attr:`surrobench.records.measured.MeasuredRemedy.direction`).
 
     Raises:
-        ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies.
+        ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies; a direction
+            other than up, down or None.
     """
 
     text: str
     remedies: tuple[str, ...] = ()
     stacked: bool = False
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.remedies if r not in REMEDIES]
@@ -90,6 +96,8 @@ class Clause:
             raise ValueError(f"unknown remedy id(s) {', '.join(unknown)}; one of {REMEDIES}")
         if self.stacked and len(self.remedies) < 2:
             raise ValueError(f"a stacked clause names at least two remedies, not {self.remedies}")
+        if self.direction not in (None, "up", "down"):
+            raise ValueError(f"clause direction {self.direction!r}: up, down or None")
 
 
 def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
@@ -209,7 +217,10 @@ class Finding:
             "evidence_source": self.evidence_source,
             "remedies": list(self.remedies),
             "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
-            "clauses": [{"text": c.text, "remedies": list(c.remedies), "stacked": c.stacked} for c in self.clauses],
+            "clauses": [
+                {"text": c.text, "remedies": list(c.remedies), "stacked": c.stacked, "direction": c.direction}
+                for c in self.clauses
+            ],
             "measured": [m.to_json() for m in self.measured],
             "gain": {
                 "kind": self.gain_kind,
@@ -229,7 +240,9 @@ class Finding:
             KeyError, TypeError, ValueError: ``d`` is not a finding object.
         """
         if "clauses" in d:
-            action = tuple(Clause(c["text"], tuple(c["remedies"]), bool(c["stacked"])) for c in d["clauses"])
+            action = tuple(
+                Clause(c["text"], tuple(c["remedies"]), bool(c["stacked"]), c.get("direction")) for c in d["clauses"]
+            )
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
         return cls(

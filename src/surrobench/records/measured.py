@@ -54,6 +54,9 @@ class MeasuredRemedy(schemas.Plain):
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
         noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
             clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
+        direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
+            (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
+            the baseline's value is not known.
 
     Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
 
@@ -74,6 +77,7 @@ class MeasuredRemedy(schemas.Plain):
     reason: str = ""
     noise_floor: float | None = None
     margin: float | None = None
+    direction: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in MEASURED_VERDICTS:
@@ -107,6 +111,15 @@ class MeasuredRemedy(schemas.Plain):
             self.verdict, self.verdict
         )
         return f"{self.remedy}: {what}" + (f" ({self.reason})" if self.reason else "")
+
+
+def direction(remedy: str, baseline_threads: int) -> str | None:
+    """The way the single remedy ``remedy`` moves the thread count from ``baseline_threads``: ``"down"`` for
+    ``threads=N`` with N below it, ``"up"`` above; None for any other remedy or a stack (a toggle points one way)."""
+    if "+" in remedy or remedy_id(remedy) != "threads":
+        return None
+    n = int(remedy.split("=", 1)[1])
+    return "down" if n < baseline_threads else "up" if n > baseline_threads else None
 
 
 def saved_ms(baseline_ms: float, speedup: float) -> float:

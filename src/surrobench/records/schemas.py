@@ -61,7 +61,8 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 RANK_TRACES = "surrobench/rank-traces-v4"
 #: serve-v2: serve-v1 with the unloaded latency per padded batch size (``unloaded``), each capacity's
 #: ``predicted_rps``, ``infeasible`` and ``search_s``, and each load point's ``completed``, ``slo_attainment`` and
-#: ``errors`` (an endpoint's batch, busy and shares null). serve-v1 documents still read.
+#: ``errors`` (an endpoint's batch, busy and shares null); later serve-v2 also each load point's
+#: ``offered_interval_rps`` (absent: null), and ``max_ms``, ``mean_ms`` null where none completed. serve-v1 still reads.
 SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.

@@ -80,8 +80,9 @@ class LoadPoint(schemas.Plain):
         arrival: one of :data:`ARRIVALS`.
         target_rps: the rate asked for (open loop); None for a replay or closed loop.
         concurrency: requests outstanding (closed loop); None otherwise.
-        offered_rps: measured requests / their arrival span; achieved_rps: completed requests / the span
-            from the first measured arrival to the last completion.
+        offered_rps: measured requests / the measured arrival window (the schedule after the warm-up; their
+            arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
+            completed requests / the span from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
             dropped: not completed when the run's drain time ran out; late: measured requests slower than
             the P99 target, dropped ones included (None without a target).
@@ -101,6 +102,9 @@ class LoadPoint(schemas.Plain):
         slo_attainment: the share of measured requests completed within the P99 target (goodput over
             offered load; a dropped request is not within it); None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
+        offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 95% of the
+            time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
+            None for a closed loop, a replay, or a document written before it.
     """
 
     arrival: str
@@ -126,6 +130,7 @@ class LoadPoint(schemas.Plain):
     completed: int | None = None
     slo_attainment: float | None = None
     errors: dict[str, int] = field(default_factory=dict)
+    offered_interval_rps: tuple[float, float] | None = None
 
     def percentile(self, q: float) -> Percentile:
         """The percentile ``q`` (one of :data:`PERCENTILES`).

@@ -11,6 +11,7 @@ from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
 
 COLUMNS = (
+    "asked rps",
     "offered rps",
     "achieved rps",
     "requests",
@@ -43,8 +44,10 @@ def latency_cell(p: Percentile) -> str:
 def point_cells(p: LoadPoint) -> list[str]:
     """One load point as :data:`COLUMNS` cells (shares as %; ``-`` for an unbounded interval side or what an endpoint does not show)."""
     p99 = p.percentile(0.99)
+    asked = rps(p.target_rps) if p.target_rps else f"c={p.concurrency}" if p.concurrency else "-"
     return [
-        rps(p.offered_rps) + (f" (c={p.concurrency})" if p.concurrency else ""),
+        asked,
+        rps(p.offered_rps),
         rps(p.achieved_rps),
         str(p.requests),
         latency_cell(p.percentile(0.5)),

@@ -32,11 +32,17 @@ from surrobench.records.measured import JUDGED, MeasuredRemedy
 
 def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> list[MeasuredRemedy]:
     """The measurements of ``clause``'s remedies: of exactly its stack for a stacked clause, else of the single
-    candidates whose id it names."""
+    candidates whose id it names that move its way (:attr:`Clause.direction`: ``threads=1``, down, is not a
+    measurement of "use every core", up; a clause or measurement without a direction matches either)."""
     wanted = frozenset(clause.remedies)
     if clause.stacked:
         return [m for m in measured if "+" in m.remedy and m.remedy_ids == wanted]
-    return [m for m in measured if "+" not in m.remedy and m.remedy_ids <= wanted]
+    ways = {None, clause.direction}
+    return [
+        m
+        for m in measured
+        if "+" not in m.remedy and m.remedy_ids <= wanted and (clause.direction is None or m.direction in ways)
+    ]
 
 
 def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]:
@@ -121,3 +127,16 @@ def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence
             severity = DEFAULT_THRESHOLDS.severity(max(got.gain_ms, 0.0) / base) or "low"
         out.append(replace(got, action=clauses, severity=severity))
     return out
+
+
+def unclaimed(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[str]:
+    """A line per remedy measured faster that no finding of its config was credited with (:func:`attach_measured`:
+    no clause names it moving its way, as ``threads=1`` where every finding says "use every core"):
+    ``<config>: <measurement>: no finding's action points this way``."""
+    credited = {(f.config, m.remedy) for f in findings for m in f.measured}
+    return [
+        f"{label}: {m.text()}: no finding's action points this way"
+        for label, got in measured.items()
+        for m in got
+        if m.verdict == "faster" and (label, m.remedy) not in credited
+    ]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from surrobench.records.findings import Clause, Finding
+from surrobench.records.measured import direction
 from surrobench.records.vocab import remedy_id
 from surrobench.records.paired import Speedup
 
@@ -39,9 +40,18 @@ def _outcome(c: dict) -> str:
     return f"{c['name']} {c['verdict']}: {c['reason']}"
 
 
-def _singles(entry: dict, remedy: str) -> list[dict]:
-    """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``)."""
-    return [c for c in entry["candidates"] if "+" not in c["name"] and remedy_id(c["name"]) == remedy]
+def _singles(entry: dict, remedy: str, way: str | None = None) -> list[dict]:
+    """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``) that move it
+    ``way`` from the baseline's thread count (:attr:`surrobench.records.findings.Clause.direction`,
+    :func:`surrobench.records.measured.direction`); all of them where ``way`` or that count is not known."""
+    threads = ((entry.get("baseline") or {}).get("extra") or {}).get("torch_threads") if way else None
+    return [
+        c
+        for c in entry["candidates"]
+        if "+" not in c["name"]
+        and remedy_id(c["name"]) == remedy
+        and (not threads or direction(c["name"], threads) in (None, way))
+    ]
 
 
 def stack_candidate(entry: dict, remedies: tuple[str, ...]) -> dict | None:
@@ -78,7 +88,7 @@ def cite_clause(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
         return _cite_stack(clause, entry)
     notes, dropped, any_kept = [], [], False
     for name in clause.remedies:
-        found = _singles(entry, name)
+        found = _singles(entry, name, clause.direction)
         accepted = [c for c in found if c["verdict"] == "accepted"]
         if accepted:
             best = max(accepted, key=lambda c: c["speedup"]["median"])
@@ -91,7 +101,7 @@ def cite_clause(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
             any_kept = True
     if not any_kept:
         return None, dropped
-    return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies), dropped
+    return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies, direction=clause.direction), dropped
 
 
 def cite_action(action: tuple[Clause, ...], entry: dict) -> tuple[Clause, ...]:

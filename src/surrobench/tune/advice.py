@@ -1,22 +1,13 @@
-"""The remedies a diagnosis names, measured (:func:`measure_config`): diagnose's measured actions.
+"""The remedies a diagnosis names, measured (:func:`measure_config`) by optimize's own core: the baseline
+started on a :class:`surrobench.tune.bench.DeviceBench`, each remedy built, checked by the accuracy guard and
+timed in a window interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`); no stacking,
+no confirmation, no fresh processes (``surrobench optimize`` searches for the best recipe).
 
-A finding's action names remedies that are settings (CUDA graph, the compile modes, TF32, fp16, bf16,
-channels_last, cudnn.benchmark, threads: :data:`surrobench.records.vocab.REMEDIES`, built by
-:mod:`surrobench.execution.remedies`). Each is measured by optimize's own core, never a second one: the baseline
-started on a :class:`surrobench.tune.bench.DeviceBench` (its fp32 and fp64 references, the probe), then each
-remedy built, checked by the accuracy guard (:mod:`surrobench.analysis.accuracy`) and timed in a window of rounds
-interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`), judged by the one rule of
-:mod:`surrobench.records.paired`. No stacking, no confirmation windows, no fresh processes: the diagnosis asks
-what each named remedy does to this step, and ``surrobench optimize`` searches for the best recipe.
-
-Order and budget (:func:`recipes_to_measure`): the remedies of the finding with the largest estimated gain first
-(findings without an estimate last), each clause's remedies in its order, a stacked clause as one recipe, every
-candidate of an id (``threads``: each thread count). A remedy starts only when the longest one like it so far
-(compiled or not) would end within the budget (:meth:`surrobench.tune.trials.Trials.spent`); the ones left out are
-recorded as ``not-measured`` with the budget named, so the diagnosis says what it did not measure. The budget
-bounds what starts and each window (:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its
-least measurement (its setup as like ones took, two rounds) fits in what is left, and its window ends once the
-budget passes, so the measuring ends within the budget and one remedy's least measurement.
+Order (:func:`recipes_to_measure`): the finding with the largest estimated gain first (no estimate last), each
+clause's remedies in order, a stacked clause as one recipe, every candidate of an id (``threads``: each count).
+Budget (:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its least measurement (its setup
+as like ones took, two rounds) fits in what is left, and its window ends once the budget passes, so measuring ends
+within the budget and one remedy's least measurement; the ones left out are ``not-measured``, the budget named.
 """
 
 from __future__ import annotations
@@ -24,6 +15,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import torch
 
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.errors import Interrupted, UsageError
@@ -34,7 +28,7 @@ from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
 from surrobench.records.findings import Finding
-from surrobench.records.measured import MeasuredRemedy, saved_ms
+from surrobench.records.measured import MeasuredRemedy, direction, saved_ms
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -151,8 +145,8 @@ def measure_config(
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` (of the config ``cfg``) name, measured on this machine within ``budget_s``
-    seconds from now, the baseline's start included (module docstring). Empty when they name none or
-    ``budget_s`` is 0.
+    seconds from now, the baseline's start included (module docstring), each with the way it moves the baseline's
+    thread count (:func:`~surrobench.records.measured.direction`). Empty when they name none or ``budget_s`` is 0.
 
     Raises:
         Exception: the baseline cannot run (as :meth:`DeviceBench.start` raises).
@@ -167,7 +161,10 @@ def measure_config(
         with room_for_compiled_variants():
             bench = DeviceBench.start(cfg, prepared, request, end)
             trials = Trials(bench, rounds, budget_s=budget_s, budget_end=end, clock=clock, bounded=True)
-            return measure_recipes(trials, recipes, tolerance)
+            threads = cfg.threads or torch.get_num_threads()  # the baseline's, as the feasibility rules read it
+            return tuple(
+                replace(m, direction=direction(m.remedy, threads)) for m in measure_recipes(trials, recipes, tolerance)
+            )
     except Interrupted:  # Ctrl-C while the baseline was set up: diagnose keeps its estimates
         raise KeyboardInterrupt from None
     finally:
@@ -195,13 +192,10 @@ def measure_findings(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
-    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config),
-    for the configs of ``results`` (timed ``ok`` configs of ``plan``). Returns ``{config label: its
-    measurements}`` and one note per config: what was measured in how long, what the budget left out, or why the
-    config could not be measured (its baseline failed: explained in one line, the others go on).
-
-    ``deadline`` (a ``clock()`` time): each config's budget is at most an even share of what is left of it;
-    below :data:`MIN_MEASURE_S` the config is not measured, its note says so.
+    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config) for
+    ``results`` (``ok`` configs of ``plan``): ``{label: measurements}`` and a note per config (what was measured in
+    how long, what the budget left out, or why none was). ``deadline`` (``clock()``): a config's budget is at most
+    an even share of what is left; below :data:`MIN_MEASURE_S` it is not measured.
 
     Raises:
         KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the

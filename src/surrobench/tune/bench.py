@@ -144,10 +144,8 @@ SIZING_CALLS = 3
 
 
 def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, ConfigResult]:
-    """(warm-up, timed calls) per round and the sizing round itself: timed calls sized to
-    :data:`ROUND_TARGET_MS` from :data:`SIZING_CALLS` timed calls of the baseline (after one warm-up call),
-    within [:data:`MIN_ROUND_ITERS`, ``iters``]; warm-up at most ``warmup``. The sizing round is not one of
-    ``baseline.rounds`` (it is shorter than a round and paired with no candidate)."""
+    """(warm-up, timed calls) per round, sized to :data:`ROUND_TARGET_MS` within [:data:`MIN_ROUND_ITERS`,
+    ``iters``] from a sizing round of :data:`SIZING_CALLS` calls (returned third, not kept in ``baseline.rounds``)."""
     time_round(baseline, 1, SIZING_CALLS)
     sizing = baseline.rounds.pop()
     median = float(np.median(sizing.samples_ms))
@@ -156,9 +154,8 @@ def round_size(baseline: Variant, warmup: int, iters: int) -> tuple[int, int, Co
 
 
 def top_op(variant: Variant) -> dict | None:
-    """``{"name", "share"}`` of the variant's top operator from a few profiled steps (torch.profiler), run
-    after every timed round of the config (:data:`_TOP_OP_SCHEDULE` says why); None when nothing was
-    recorded."""
+    """``{"name", "share"}`` of the variant's top operator over :data:`_TOP_OP_SCHEDULE`'s profiled steps, run
+    after all timing; None when nothing was recorded."""
     try:
         with execution_settings(variant.cfg), torch.inference_mode():
             capture = profile_steps(
@@ -172,11 +169,9 @@ def top_op(variant: Variant) -> dict | None:
 
 @dataclass
 class DeviceBench:
-    """The :class:`Bench` of one config on this machine: ``cfg`` and its ``prepared`` model, the optimize
-    ``request``, the ``baseline`` variant, the fp32 ``reference`` and ``fp64`` outputs on input set 0
-    (``fp64_note``: why none), the fp32 ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
-    ``budget_end`` (``time.monotonic()``), ``db`` for the fresh processes' runs, ``on_phase`` (one line before a
-    long step), and ``sizing``, the baseline's sizing round (kept when the search is cut short)."""
+    """The :class:`Bench` of one config on this machine: the ``baseline`` variant, the fp32 ``reference`` and
+    ``fp64`` outputs (``fp64_note``: why none), the ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
+    ``budget_end`` (``time.monotonic()``), ``db`` of the fresh runs, ``on_phase``, and the ``sizing`` round."""
 
     cfg: ExecConfig
     prepared: PreparedModel
@@ -202,12 +197,10 @@ class DeviceBench:
         budget_end: float,
         db: Path | None = None,
     ) -> DeviceBench:
-        """Step 1 of the search (module docstring); the baseline's round is sized first, so that Ctrl-C during
-        its references or the probe leaves it timed.
+        """Step 1 of the search (module docstring), the round sized first so that Ctrl-C later leaves it timed.
 
         Raises:
-            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on the first call of any input
-                set (every candidate would look inaccurate against it).
+            Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on a first call.
             Interrupted: Ctrl-C after the baseline's first call; ``partial`` its sizing round when timed, else None.
             KeyboardInterrupt: Ctrl-C before then.
         """
@@ -286,10 +279,9 @@ class DeviceBench:
 
     def process_reserve_s(self, setup_ms: float) -> float:
         """Seconds for one pair of fresh processes of a recipe whose setup took ``setup_ms`` here
-        (:func:`surrobench.tune.fresh.pair_estimate_s`, its calls as long as the baseline's), at most
-        :data:`PAIR_SHARE` of the budget (the recipe comes first); 0 when no processes run. One pair, not
-        ``process_pairs``: the rest run only when the budget left fits them (:meth:`process_windows`;
-        docs/design.md, "Fresh processes: their share of the budget")."""
+        (:func:`surrobench.tune.fresh.pair_estimate_s`), at most :data:`PAIR_SHARE` of the budget; 0 when none
+        run. One pair: the rest run when the budget left fits them (docs/design.md, "Fresh processes: their share
+        of the budget")."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
@@ -298,11 +290,9 @@ class DeviceBench:
         return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
-        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes, shaped as the search's
-        windows (:func:`surrobench.tune.fresh.process_windows`), bringing between-process drift into the interval
-        (docs/benchmarks/h200-optimize.md, "Windows and processes"); None when none are asked for or no command
-        line can name the model. A pair estimated (setups as ``setup_ms`` and measured here, calls as measured
-        here) not to end by :attr:`budget_end` is skipped (:class:`surrobench.tune.fresh.PairBudget`)."""
+        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes
+        (:func:`surrobench.tune.fresh.process_windows`: docs/benchmarks/h200-optimize.md, "Windows and processes"),
+        a pair that would not end by :attr:`budget_end` skipped; None when none are asked for or possible."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None

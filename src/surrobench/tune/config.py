@@ -1,11 +1,7 @@
-"""One config of ``surrobench optimize`` searched on this machine and reported (:func:`optimize_config`).
-
-The baseline is started on a :class:`surrobench.tune.bench.DeviceBench` (step 1: the baseline, its references,
-the probe), the :class:`surrobench.tune.search.Search` runs on it within ``budget_s``, leaving time for one pair
-of the recipe's fresh processes (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), and then, after
-every timed round, the baseline and each timed candidate are profiled for their top op. The outcome is one
-:class:`surrobench.results.optimize.ConfigOptimization`: the baseline and the recipe as timed in the same windows,
-every candidate, the recipe's code and ``surrobench run`` lines, and notes.
+"""One config of ``surrobench optimize`` searched and reported (:func:`optimize_config`): the baseline started on a
+:class:`surrobench.tune.bench.DeviceBench`, the :class:`surrobench.tune.search.Search` within ``budget_s`` (less one
+pair of fresh processes, :meth:`~surrobench.tune.bench.DeviceBench.process_reserve_s`), then every timed variant
+profiled for its top op; the outcome a :class:`surrobench.results.optimize.ConfigOptimization`.
 """
 
 from __future__ import annotations
@@ -52,10 +48,9 @@ def optimize_config(
     on_phase: Callable[[str], None] = lambda text: None,
     on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
-    """The search of one config (module docstring); the recipe's fresh processes store their runs in ``db``
-    (None: not kept). ``on_phase`` gets one line before a step that runs long without a result of its own (the
-    recipe's fresh processes); ``on_progress`` the config as far as it got (:func:`_partial`) after each candidate
-    is judged, so the caller can store it before the search goes on.
+    """The search of one config (module docstring), the fresh processes' runs stored in ``db`` (None: not kept).
+    ``on_phase`` gets a line before the fresh processes; ``on_progress`` the config so far (:func:`_partial`)
+    after each verdict, for the caller to store.
 
     Raises:
         Interrupted: Ctrl-C; ``partial`` the config as far as it got: no recipe when the search did not finish
@@ -102,9 +97,8 @@ _SIZING_ONLY = f"the baseline as its sizing round timed it: 1 warm-up and {SIZIN
 
 
 def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimization:
-    """The finished search as the report's config; every timed variant profiled for its top op unless Ctrl-C
-    came during the recipe's windows (profiling would prolong the interruption) or ``profile`` is False (Ctrl-C
-    came while they were profiled: a note says so)."""
+    """The finished search as the report's config, every timed variant profiled for its top op unless Ctrl-C came
+    during the recipe's windows or ``profile`` is False (Ctrl-C came while profiling: a note says so)."""
     bench: DeviceBench = search.bench
     request, cfg, baseline = bench.request, bench.cfg, bench.baseline
     recipe, variant = search.recipe, search.recipe_handle
@@ -166,9 +160,8 @@ def _baseline_drift(in_process: list[list[float]], processes: ProcessWindows | N
 
 
 def _partial(search: Search, started: float) -> ConfigOptimization | None:
-    """The config as far as its search got: the baseline's rounds so far (before the first window, its sizing
-    round, :func:`surrobench.tune.bench.round_size`) and every candidate judged, with a note; no recipe, no top
-    ops (profiling would prolong the interruption). None when the baseline was never timed."""
+    """The config as far as its search got: the baseline's rounds (before the first window, its sizing round) and
+    every verdict, with a note; no recipe, no top ops. None when the baseline was never timed."""
     bench: DeviceBench = search.bench
     notes = _notes(search)
     if bench.baseline.rounds:
@@ -202,10 +195,8 @@ def _cut_short(
 
 
 def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[str, ...]:
-    """Why the config ran past ``budget_s``, when it did, with where its ``elapsed_s`` went: the fresh processes
-    (inside the search) and ``profiled_s``, the profiling of the top ops after it. A candidate starts when the
-    longest one like it so far would end in time (:meth:`surrobench.tune.trials.Trials.spent`), so the first of
-    a kind, a first compilation above all, has nothing to go by."""
+    """Why the config ran past ``budget_s``, when it did: the fresh processes, ``profiled_s`` of top ops, or the
+    first candidate of a kind, which :meth:`surrobench.tune.trials.Trials.spent` has nothing to estimate by."""
     budget_s = search.bench.request.budget_s
     if elapsed_s <= budget_s:
         return ()
@@ -267,9 +258,8 @@ def _notes(search: Search) -> tuple[str, ...]:
 
 
 def run_command(cfg: ExecConfig) -> str:
-    """The ``surrobench run`` line that measures ``cfg`` again (workload, execution settings); the seed and the
-    input buffers only where they differ from ``run``'s defaults, so the common line stays short. A rendering
-    for the user: the fresh processes get the config itself as JSON (:mod:`surrobench.tune.fresh_child`)."""
+    """The ``surrobench run`` line that measures ``cfg`` again; the seed and input sets only where they differ
+    from ``run``'s defaults. For the user: fresh processes get the config as JSON."""
     words = ["surrobench", "run", "--model", cfg.model, "--shape", cfg.shape.label(), "--batch", str(cfg.batch)]
     words += run_flags(cfg)
     if cfg.seed != 0:
@@ -280,9 +270,8 @@ def run_command(cfg: ExecConfig) -> str:
 
 
 def _paired_extra(rounds: int, per_window: int) -> dict:
-    """The stored baseline's and recipe's ``extra`` that marks their ``rounds`` rounds as timed together, in
-    windows of ``per_window`` rounds in this process (:data:`surrobench.results.compare.PAIRED_UNITS_KEY`), so
-    ``compare`` of the pair reads the record optimize judged its in-process windows by."""
+    """The ``extra`` that marks the stored baseline's and recipe's ``rounds`` as timed together in windows of
+    ``per_window`` (:data:`surrobench.results.compare.PAIRED_UNITS_KEY`), so ``compare`` pairs them as optimize did."""
     return {PAIRED_UNITS_KEY: [[0, i // per_window] for i in range(rounds)]}
 
 

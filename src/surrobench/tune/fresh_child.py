@@ -1,15 +1,10 @@
-"""One fresh process of ``optimize`` (:mod:`surrobench.tune.fresh`): it measures one config as ``surrobench run``
-does, the config given as JSON instead of a command line::
+"""One fresh process of ``optimize`` (:mod:`surrobench.tune.fresh`), measuring one config as ``surrobench run``
+does, the config given as JSON (:func:`surrobench.collect.child.config_to_json`)::
 
     python -m surrobench.tune.fresh_child --config CONFIG.json --db DB --json RUN.json --tag TAG
 
-``CONFIG.json`` is an :class:`~surrobench.execution.config.ExecConfig` as
-:func:`surrobench.collect.child.config_to_json` writes it (the profiling child's format). The run is stored
-in ``DB`` tagged ``TAG`` and written to ``RUN.json`` (run-v1), as ``run --db --json --tag`` would. The
-``surrobench run`` line optimize prints is only a rendering of the same config for the user.
-
-Exit codes as ``surrobench run``: 0, 2 for bad input (one line on stderr), 3 when the config failed (its run
-is written), 130 on Ctrl-C (what finished is stored as interrupted and written).
+Exit codes as ``surrobench run``: 0, 2 for bad input (one line on stderr), 3 when the config failed (its run is
+written), 130 on Ctrl-C (what finished is stored as interrupted and written).
 """
 
 from __future__ import annotations

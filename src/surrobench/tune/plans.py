@@ -1,10 +1,7 @@
-"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`), and the two
-ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`, :func:`measured_for`).
-
-Per config of the request (the workload of ``surrobench run``), the search of :mod:`surrobench.tune.search`.
-The baseline and the recipe, as measured in the same rounds, are stored as two runs, and the report next to
-them (:func:`surrobench.results.store.add_optimization`). With ``fresh_pairs``, each recipe is then measured
-again against its baseline in fresh processes (:mod:`surrobench.tune.fresh`).
+"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`): the baseline and
+recipe stored as two runs with the report beside them, each recipe measured again in fresh processes with
+``fresh_pairs``; and the two ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`,
+:func:`measured_for`).
 """
 
 from __future__ import annotations
@@ -49,11 +46,9 @@ def optimize_plans(
     on_config: Callable[[ExecConfig], None] = lambda cfg: None,
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> OptimizeReport:
-    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report
-    (the CLI's call; :func:`surrobench.api.optimize.optimize` is the one for scripts). ``on_config`` is told of each config before its
-    search, ``on_phase`` gets one line before each batch of fresh processes (they run for a minute or more
-    without results of their own). This process and its fresh ones share one torch.compile cache
-    (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
+    """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
+    ``on_config`` is told of each config, ``on_phase`` gets a line before each batch of fresh processes; they
+    share this process's compile cache (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -72,9 +67,8 @@ def optimize_plans(
         return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
 
     def progress(partial: ConfigOptimization | None = None) -> None:
-        """The report so far stored as an interrupted optimization (replaced by each later write), so a kill
-        of this process loses no judged candidate: the finished configs and the one being searched. A write that
-        fails does not stop the search: the config's own write (:func:`keep`) reports it, with the whole search."""
+        """The report so far stored as interrupted (replaced by each later write): a kill loses no verdict. A
+        failed write does not stop the search (the config's own write reports it)."""
         try:
             add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
         except StoreWriteError:
@@ -180,9 +174,8 @@ def _store(store: ResultStore, report: OptimizeReport) -> None:
 
 
 def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
-    """One planned sweep per distinct config of a stored run (model, ladder rung, batch, precision, mode,
-    device, with its warm-up, iterations, seed, input sets and settings), so ``optimize --run`` starts from
-    what that run measured. Failed configs are kept: a remedy may fix them.
+    """One planned sweep per distinct config of a stored run, with its counts, seed and settings, failed ones
+    included (a remedy may fix them).
 
     Raises:
         UsageError: the run has no configs, its device is not available here, or a model or shape of it no

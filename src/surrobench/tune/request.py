@@ -33,16 +33,11 @@ DEFAULT_PROCESS_PAIRS = 2
 
 @dataclass(frozen=True)
 class OptimizeRequest:
-    """What to optimize: the workload (one or more planned sweeps, :class:`SweepPlan`, every config of each,
-    from :func:`surrobench.api.benchmark.sweep_plan` or :func:`sweeps_from_run`; their ``warmup``/``iters``
-    bound each round) and the search: ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
-    ``torch.compile(mode="max-autotune-no-cudagraphs")``), ``rounds`` per measurement, ``only``: the
-    remedy names to try (None: every remedy for the device), ``process_pairs``: pairs of fresh processes in
-    which the search times its recipe once more (0 here: none; :func:`surrobench.api.optimize.optimize` and the
-    CLI pass :data:`DEFAULT_PROCESS_PAIRS`; needs ``rebuildable``), ``fresh_pairs``: pairs of fresh
-    ``surrobench run`` processes that check each recipe afterwards (0: no check; else at least 2), and
-    ``rebuildable``: whether a ``surrobench run`` command line can name the model (False for a model object
-    given to the API: then no command lines, and a note says why)."""
+    """What to optimize: the planned ``sweeps`` (their ``warmup``/``iters`` bound each round) and the search:
+    ``budget_s`` per config, the accuracy ``tolerance`` (rel L2), ``thorough`` (adds
+    ``max-autotune-no-cudagraphs``), ``rounds`` per measurement, ``only`` the remedy names to try (None: all),
+    ``process_pairs`` of fresh processes timing the recipe once more (needs ``rebuildable``), ``fresh_pairs``
+    checking each recipe afterwards (0 or >= 2), ``rebuildable``: a command line can name the model."""
 
     sweeps: tuple[SweepPlan, ...]
     budget_s: float = DEFAULT_BUDGET_S
@@ -68,9 +63,7 @@ class OptimizeRequest:
         processes: int,
         rebuildable: bool = True,
     ) -> OptimizeRequest:
-        """The request of the library's and the CLI's parameters: ``only`` as given (names checked for the
-        device of the first sweep: :func:`remedy_names`), ``verify`` and ``processes`` as pairs of fresh
-        processes.
+        """The request of the library's and the CLI's parameters (``verify``, ``processes``: pairs).
 
         Raises:
             UsageError: as :func:`remedy_names` and :func:`check_search`.

@@ -1,27 +1,15 @@
-"""The remedy search of one config (:class:`Search`): which candidate is tried next and what is recommended.
+"""The remedy search of one config (:class:`Search`), measuring through an injected
+:class:`surrobench.tune.bench.Bench` against an injected clock (a test plants timings and time):
 
-The search measures through an injected :class:`surrobench.tune.bench.Bench` (on a device:
-:class:`surrobench.tune.bench.DeviceBench`, which also does step 1, the baseline and its references) and reads an
-injected clock against its deadline, so a test plants timings and time:
+1. :meth:`Search.singles`: each feasible remedy (:meth:`Bench.infeasible`) built, checked, timed with the baseline
+   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`).
+2. :meth:`Search.stack`: greedy stacking on the fastest accepted remedy, then on its rival (the fastest timed
+   remedy that excludes it); the two recipes timed head to head (:meth:`Search.duel`).
+3. :meth:`Search.confirm`: the recipe timed with the baseline in :data:`CONFIRM_WINDOWS` more windows and in pairs
+   of fresh processes; recommended only when its speedup pooled over them is faster
+   (:class:`~surrobench.results.optimize.Unconfirmed` otherwise).
 
-1. Each remedy (:mod:`surrobench.execution.remedies`) is checked for feasibility with a reason
-   (:meth:`Bench.infeasible`, :mod:`surrobench.analysis.feasibility`); a feasible one is built and run once (its
-   setup, timed), its output checked by the accuracy guard, then timed in rounds interleaved with the baseline
-   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`): :meth:`Search.singles`.
-2. Greedy stacking: on top of the fastest accepted remedy, the other measured ones are added one at a time,
-   fastest first, each timed in rounds with the baseline and the current recipe and kept when it beats the
-   current recipe by the same rule, until the list or the budget runs out. Then the same from its rival, the
-   fastest timed remedy that excludes it; the two recipes (each accepted by the rule) are timed head to head and
-   the rival's kept when the head to head's median favours it (:meth:`Search.stack`, :meth:`Search.duel`).
-3. The recipe is timed with the baseline in :data:`CONFIRM_WINDOWS` more windows (the confirmation), then in
-   pairs of fresh processes, one window each (:meth:`Bench.process_windows`), and its speedup is taken over
-   every window the two were timed in together, its interval drawn over windows (:meth:`Search.confirm` says
-   why); a recipe whose pooled speedup is not faster by the rule is not recommended
-   (:class:`~surrobench.results.optimize.Unconfirmed`).
-
-Each verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster"): a candidate is
-``accepted`` when its speedup over the recipe it would replace, in its own window, is faster; the recipe is
-recommended when its speedup pooled over every window (and process) it shared with the baseline is faster.
+Every verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster").
 """
 
 from __future__ import annotations
@@ -45,18 +33,10 @@ Singles = list[tuple[Remedy, CandidateResult]]
 
 @dataclass
 class Search(Trials):
-    """The search of the module docstring; :class:`Trials` holds the measuring and the budget. :meth:`run` fills:
-
-    Attributes:
-        not_tried: ``(name, reason)`` of candidates the budget left out.
-        head_to_head: the two stacking paths' recipes against each other, when there were two.
-        recipe: what is recommended (empty: nothing); ``recipe_handle`` its handle, ``recipe_speedup`` its
-            speedup over every window it shared with the baseline, ``window_speedups`` each window's own.
-        processes: the recipe's windows in fresh processes, when they ran.
-        confirm_error: why a confirmation window failed, if one did; ``confirm_interrupted``: Ctrl-C came then.
-        unconfirmed: the recipe the search found, when its pooled speedup did not hold (not recommended), else None.
-        confirm_windows: windows of the confirmation (:data:`CONFIRM_WINDOWS`).
-    """
+    """The search of the module docstring over :class:`Trials`. :meth:`run` fills ``not_tried`` (``(name,
+    reason)`` the budget left out), ``head_to_head``, ``recipe`` (empty: nothing recommended) with its handle, its
+    pooled speedup and each window's, ``processes`` (its fresh windows), ``confirm_error`` / ``confirm_interrupted``
+    and ``unconfirmed`` (found, but its pooled speedup did not hold)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     head_to_head: HeadToHead | None = None
@@ -71,11 +51,8 @@ class Search(Trials):
     confirm_windows: int = CONFIRM_WINDOWS
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops: early enough for one pair of fresh processes
-        (:meth:`Trials.deadline`) and, before them, the confirmation's :attr:`confirm_windows` windows, each as
-        long as the last window timed (a stacking window times three variants and a confirmation window two,
-        so this keeps a little more than they take; docs/benchmarks/h200-optimize.md, "The budget holds the
-        fresh processes")."""
+        """``clock()`` by which the search stops: :meth:`Trials.deadline` less :attr:`confirm_windows` windows as
+        long as the last (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes")."""
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
@@ -118,13 +95,9 @@ class Search(Trials):
 
     def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
         """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival, the fastest timed
-        remedy that sets the same setting (another precision, another way to launch the step; accepted alone or
-        not, as a remedy slower alone can win once stacked), which the first path can never reach; the rival's
-        recipe replaces the first when the head to head favours it (:meth:`duel`). Returns (stacked candidates,
-        recipe, its handle).
-
-        A second start (and the swaps of :meth:`_path`) because which of two exclusive remedies is faster alone
-        does not say which is faster once stacked (docs/benchmarks/h200-optimize.md, "Two starts")."""
+        remedy that sets the same setting (accepted alone or not), which the first path cannot reach; the rival's
+        recipe wins when the head to head favours it (:meth:`duel`; docs/benchmarks/h200-optimize.md, "Two
+        starts"). Returns (stacked candidates, recipe, its handle)."""
         timed = sorted(
             ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
             key=lambda rc: -rc[1].speedup.median,
@@ -156,14 +129,11 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def _path(self, start: Recipe, handle: Handle, timed: Singles):
-        """Greedy stacking from ``start`` (whose handle is ``handle``), over the timed singles fastest first: one
-        that sets no setting of the recipe is added, and one that sets a setting of a remedy added after the
-        start is tried in its place (a swap: fp16 for tf32 in cudagraph+tf32); each is kept when it beats the
-        recipe so far by the rule. Then the swaps the first pass could not try yet (the remedy they replace was
-        added after them) are tried. Returns (stacked candidates, recipe, its handle).
-
-        Swaps go in the same pass as adds, in the singles' order, so that the remedies a budget leaves untried
-        are the ones slowest alone (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core")."""
+        """Greedy stacking from ``start`` (``handle``) over the timed singles, fastest first: one that sets no setting
+        of the recipe is added, one that sets a setting of a remedy added after the start swapped in (fp16 for tf32
+        in cudagraph+tf32), each kept when it beats the recipe by the rule; then the swaps the first pass could not
+        try yet. Adds and swaps share one pass, so the budget leaves the slowest untried
+        (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core"). Returns (stacked, recipe, handle)."""
         recipe, stacked = start, []
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
@@ -197,16 +167,10 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:
-        """Whether ``other`` (recipe, handle) replaces ``first``, timed against each other (and the baseline) in
-        one more window: when the head to head's median favours it. The outcome is kept as
-        :attr:`head_to_head`. A window that fails keeps ``first``.
-
-        Both recipes were accepted by the rule; the duel only chooses between them, so the median decides also
-        when the rule calls neither faster. ``first`` was chosen as the fastest of several single-window
-        estimates, which favours the one whose window read high (selection bias: Cawley & Talbot 2010, "On
-        over-fitting in model selection and subsequent selection bias in performance evaluation", JMLR 11); the
-        head to head is the one window not used to pick them, and it times the two recipes together
-        (docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
+        """Whether ``other`` (recipe, handle) replaces ``first``: timed together in one more window, when the head to
+        head's median favours it (both were accepted by the rule; a failed window keeps ``first``); kept as
+        :attr:`head_to_head`. A fresh window, not the ones that picked them, against selection bias (Cawley &
+        Talbot 2010, JMLR 11; docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
         (recipe, handle), (rival, rival_handle) = first, other
         try:
             self.window([handle, rival_handle])
@@ -220,15 +184,10 @@ class Search(Trials):
         return wins
 
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
-        """The recipe's speedup over every window in which it was timed with the baseline, after
-        :attr:`confirm_windows` more windows (the confirmation) and the windows in pairs of fresh processes
-        (:meth:`Bench.process_windows`), and each window's own speedup.
-
-        One window's CI covers the drift between its rounds, not between windows (docs/benchmarks/h200-optimize.md,
-        "Windows and processes"), so the interval is drawn over windows, and with fresh processes over processes,
-        each pair one unit (:class:`surrobench.records.paired.PairedSamples`). A
-        confirmation window that fails (the recipe raised on a later call) leaves the windows measured so far,
-        and :attr:`confirm_error` says why; Ctrl-C leaves them too, and no fresh processes run."""
+        """The recipe's speedup over every window it shared with the baseline, after :attr:`confirm_windows` more and
+        the fresh pairs (:meth:`Bench.process_windows`), its interval drawn over windows, and processes
+        (docs/benchmarks/h200-optimize.md, "Windows and processes"); and each window's own. A failed window
+        (:attr:`confirm_error`) or Ctrl-C leaves those measured, Ctrl-C with no fresh processes."""
         for _ in range(self.confirm_windows):
             try:
                 self.window([handle])

@@ -22,34 +22,21 @@ from surrobench.results.optimize import CandidateResult
 from surrobench.records.paired import PairedSamples, Speedup, break_even_calls
 from surrobench.tune.bench import Bench, Handle
 
-#: A compiled candidate after the first of a search takes at most this fraction of the first's time, and its
-#: setup at most this fraction of the first's setup: the first compiles cold, the later ones (and the recipe's
-#: fresh processes, which load the compile caches the search filled) hit Inductor's caches: the largest ratio
-#: measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
+#: A compiled candidate after the first takes at most this fraction of the first's time and setup (the later ones
+#: hit Inductor's caches): the largest ratio measured (docs/benchmarks/h200-optimize.md, "The budget holds the
+#: fresh processes").
 WARM_COMPILE_FRACTION = 0.72
 
 
 @dataclass
 class Trials:
-    """Candidates tried against one baseline, measured through ``bench``.
-
-    Attributes:
-        bench: what builds and times them (:class:`surrobench.tune.bench.Bench`).
-        rounds: rounds per timing window (what ``bench.window`` times).
-        budget_s: the budget as given (named in the reason a candidate was not tried).
-        budget_end: ``clock()`` at which ``budget_s`` ends, the recipe's fresh processes included (inf: never).
-        clock: seconds, monotonic (:func:`time.monotonic`); a test plants one.
-        bounded: each window ends once ``budget_end`` passes, after
-            :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that
-            least measurement fits (:meth:`minimum_s`): diagnose's measured remedies.
-        on_judged: told after each candidate is judged (the caller stores the progress).
-        last_window_s: seconds the last window took (:meth:`window`), 0 before the first; ``last_rounds`` its
-            rounds a side.
-        paired: ``id(handle)`` -> indices of the baseline rounds it was timed with, in time order.
-        timed: candidate name -> its handle, kept to be profiled once every round is timed.
-        unprofiled: timed candidates released before that (device memory), by name.
-        done: every candidate judged so far, in order.
-    """
+    """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
+    (as given), which ends at ``budget_end`` on ``clock`` (monotonic seconds; a test plants one). ``bounded``
+    (diagnose): a window ends once ``budget_end`` passes, after
+    :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that least
+    measurement fits (:meth:`minimum_s`). ``on_judged`` is told after each verdict. Kept: ``last_window_s`` and
+    ``last_rounds`` of the last window; ``paired``, ``id(handle)`` -> the baseline rounds it was timed with;
+    ``timed`` handles kept to be profiled, ``unprofiled`` names released before; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
@@ -71,11 +58,9 @@ class Trials:
         self.on_judged()
 
     def fresh_setup_ms(self, name: str, setup_ms: float) -> float:
-        """The setup, ms, that a fresh process of the recipe ``name`` is expected to pay, ``setup_ms`` in this
-        process. A fresh process loads the compile caches the search filled, so a compiled recipe counts as the
-        median setup of the compiled candidates after the first (the median, as one that reused this process's
-        Dynamo entries set up in 0.1 s), or :data:`WARM_COMPILE_FRACTION` of the first's while it is the only
-        one; any other its own."""
+        """The setup, ms, a fresh process of recipe ``name`` pays (``setup_ms`` here): a compiled one loads the
+        caches the search filled, so the median setup of the compiled candidates after the first, or
+        :data:`WARM_COMPILE_FRACTION` of the first's while it is the only one; any other its own."""
         if not compiles(name):
             return setup_ms
         compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
@@ -93,11 +78,9 @@ class Trials:
         return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms())
 
     def expected_s(self, recipe: Recipe | None) -> float:
-        """Seconds ``recipe`` is expected to take to build, check and time: the longest candidate judged so far
-        that compiles as it does (a torch.compile remedy or not: compiling dominates a candidate's time), 0
-        before there is one or for no recipe. Of compiled candidates, the first compiles cold and the later
-        ones hit the caches it filled: it is left out once there is a second, and counts
-        :data:`WARM_COMPILE_FRACTION` of its time while it is the only one."""
+        """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
+        (0 before one, or for no recipe); of compiled ones, the first (cold) is left out once there is a second,
+        and counts :data:`WARM_COMPILE_FRACTION` of its time while alone."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
@@ -127,11 +110,10 @@ class Trials:
         return f"budget of {self.budget_s:g} s spent"
 
     def window(self, handles: Sequence[Handle]) -> None:
-        """One window of ``handles`` with the baseline (:meth:`Bench.window`), and the baseline rounds each was
-        timed with recorded in :attr:`paired` (a window that raised records nothing).
+        """One window of ``handles`` with the baseline (:meth:`Bench.window`), recorded in :attr:`paired`.
 
         Raises:
-            Exception, KeyboardInterrupt: what the bench's window raised.
+            Exception, KeyboardInterrupt: what the bench's window raised (nothing recorded).
         """
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
@@ -155,9 +137,8 @@ class Trials:
         self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
     ) -> tuple[CandidateResult, Handle | None]:
         """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
-        (named ``current_name``): ``accepted`` when it is faster than the one it would replace by the rule
-        (:meth:`surrobench.records.paired.Speedup.faster`), over its window. A failure is explained in one line
-        (:func:`surrobench.execution.failures.explain_failure`), the raw exception kept.
+        (``current_name``): ``accepted`` when faster than the one it would replace by the rule
+        (:meth:`surrobench.records.paired.Speedup.faster`); a failure explained in one line.
 
         Returns:
             (its :class:`CandidateResult`, its handle when it was timed, else None).

@@ -1,12 +1,7 @@
-"""Fixed-seed input sets, built once per config on the target device before any timing.
-
-We rotate through ``input_sets`` buffers (default :data:`DEFAULT_INPUT_SETS`) rather than feed one tensor
-every iteration: (1) a model with data-dependent work cannot settle on one input; (2) when the inputs
-are large, the previous iteration's input is no longer the one in the L2 cache, closer to a service
-that receives a new request each call. We do not flush caches between iterations: a deployed
-surrogate keeps its weights hot too, and a flush would add its own kernel to every step. Masks and
-graph structure are part of the inputs and are generated here as well, never inside the timed loop
-(docs/sources.md, method §5, the boundary-mask pitfall).
+"""Fixed-seed input sets, built once per config on the target device before any timing (masks and graphs too,
+never inside the timed loop: docs/sources.md, method §5). Rotating ``input_sets`` buffers keeps a model with
+data-dependent work from settling on one input and large inputs out of L2 between calls; caches are not flushed
+(a deployed surrogate keeps its weights hot, and a flush would add a kernel to every step).
 """
 
 from __future__ import annotations
@@ -28,10 +23,8 @@ DEFAULT_INPUT_SETS = 3
 def make_input_sets(
     surrogate: Surrogate, batch: int, shape: ShapeSpec, *, device: str, seed: int, n_sets: int
 ) -> list[tuple[torch.Tensor, ...]]:
-    """``n_sets`` input tuples for one config, drawn in sequence from one generator seeded with ``seed``.
-
-    The same (model, shape, batch, seed) always gives the same sets, whatever the precision or mode,
-    so configs that differ only in execution are fed identical data.
+    """``n_sets`` input tuples drawn in sequence from one generator seeded with ``seed``: the same (model, shape,
+    batch, seed) gives the same sets whatever the precision or mode.
 
     Raises:
         UsageError: from the surrogate, when the shape does not fit its layout.

@@ -267,11 +267,9 @@ _NATIVE_DIRS = ("data/aotinductor/",)
 
 
 def pickle_members(path: Path) -> list[str]:
-    """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle with ``weights_only=False`` (and
-    so could run arbitrary code): weights or constants flagged ``use_pickle`` or stored as custom/opaque
-    objects in the payload configs, any ``.pt`` member (sample inputs, legacy weights) that the restricted
-    ``torch.load(weights_only=True)`` refuses (torch falls back to the full unpickler for those), and
-    AOTInductor native code. Empty for an archive of plain tensors.
+    """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle in full (and so could run code):
+    weights or constants flagged ``use_pickle`` or stored as custom/opaque objects, ``.pt`` members that
+    ``torch.load(weights_only=True)`` refuses, and AOTInductor native code. Empty for plain tensors.
 
     Raises:
         UsageError: not a zip archive.

@@ -16,11 +16,8 @@ from surrobench.records.vocab import COMPILE_MODES, MODES, PRECISIONS
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """One rung of the shape ladder.
-
-    Exactly one of ``size`` (a bare size N, interpreted by the model family) and ``full`` (a complete
-    shape, batch dimension first) is set.
-    """
+    """One rung of the shape ladder: exactly one of ``size`` (a bare size N, read by the model family) and
+    ``full`` (a complete shape, batch first)."""
 
     size: int | None = None
     full: tuple[int, ...] | None = None

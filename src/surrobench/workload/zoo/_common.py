@@ -12,28 +12,22 @@ from torch import nn
 
 from surrobench.errors import UsageError
 from surrobench.workload.spec import ShapeSpec
+from surrobench.workload.zoo.base import Surrogate
 
 
 def randn(
     shape: tuple[int, ...], generator: torch.Generator, device: torch.device, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
-    """Standard-normal tensor created directly on ``device`` from ``generator`` (which must live there).
-
-    Creating on the device (rather than on the CPU and copying) keeps host-to-device copies out of the
-    input path, and the same seed gives the same values on every run (docs/design.md, "The pipeline").
-    On the ``meta`` device (planning: shapes only) the CPU generator is accepted and nothing is allocated: an
-    empty meta tensor of that shape and dtype, because ``torch.randn`` on meta loads some 800 modules of torch's
-    Python decompositions first (1 CPU s, a tenth of ``profile`` at 32², docs/benchmarks/profile-cost.md).
-    """
+    """Standard-normal tensor made on ``device`` from ``generator`` (which lives there): no host-to-device copy in
+    the input path. On ``meta`` an empty tensor (``torch.randn`` on meta loads some 800 modules first, 1 CPU s:
+    docs/benchmarks/profile-cost.md)."""
     if torch.device(device).type == "meta":
         return torch.empty(shape, device=device, dtype=dtype)
     return torch.randn(shape, generator=generator, device=device, dtype=dtype)
 
 
 def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multiple_of: int = 1) -> tuple[int, ...]:
-    """Resolve a 2-D grid layout ``(B, C, H, W)`` for a bare size N (``H = W = N``) or a full shape.
-
-    The batch dimension of a full shape is replaced by ``batch``.
+    """The grid layout ``(B, C, H, W)`` of a bare size N (``H = W = N``) or a full shape (its batch ``batch``).
 
     Raises:
         UsageError: a full shape that is not rank 4, has a channel count other than ``channels``, or
@@ -56,8 +50,30 @@ def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multip
     return dims
 
 
+class GridSurrogate(Surrogate):
+    """A family on a 2-D grid: one fp32 input ``x: (B, channels, H, W)`` (:func:`grid_shape`, H and W multiples of
+    ``multiple_of``), ``H * W`` points per sample."""
+
+    channels = 3
+    multiple_of = 1
+
+    def example_inputs(
+        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
+    ) -> tuple[torch.Tensor, ...]:
+        """``(x,)``.
+
+        Raises:
+            UsageError: as :func:`grid_shape`.
+        """
+        dims = grid_shape(self.info.name, batch, shape, channels=self.channels, multiple_of=self.multiple_of)
+        return (randn(dims, generator, device),)
+
+    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
+        return grid_points(inputs[0])
+
+
 def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[int, int, int]:
-    """Resolve a point-cloud layout ``(B, N, dim)``: bare size N or a full shape ``Bx N x dim``.
+    """The point-cloud layout ``(B, N, dim)`` of a bare size N or a full shape ``Bx N x dim``.
 
     Raises:
         UsageError: a full shape that is not rank 3 or whose last dimension is not ``dim``.
@@ -72,19 +88,13 @@ def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[
 
 
 def grid_points(primary: torch.Tensor) -> int:
-    """Points per sample of a channels-first tensor ``(B, C, *spatial)``: the product of the spatial dims.
-
-    A tensor of rank 2 or less (one feature vector per sample) counts as one point per sample.
-    """
+    """Points per sample of ``(B, C, *spatial)``: the product of the spatial dims; 1 at rank 2 or less."""
     return math.prod(primary.shape[2:]) if primary.dim() > 2 else 1
 
 
 def mlp(sizes: list[int], activation: type[nn.Module], *, layer_norm: bool = False) -> nn.Sequential:
-    """Fully connected net ``sizes[0] -> ... -> sizes[-1]`` with ``activation`` between layers.
-
-    The output layer is linear; ``layer_norm`` appends a LayerNorm on the output (MeshGraphNet's
-    encoder and processor MLPs, Pfaff et al. 2021, section 3).
-    """
+    """Fully connected net ``sizes[0] -> ... -> sizes[-1]``, ``activation`` between layers, the last linear;
+    ``layer_norm`` appends a LayerNorm (MeshGraphNet's MLPs, Pfaff et al. 2021, section 3)."""
     layers: list[nn.Module] = []
     for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers.append(nn.Linear(n_in, n_out))
@@ -96,9 +106,5 @@ def mlp(sizes: list[int], activation: type[nn.Module], *, layer_norm: bool = Fal
 
 
 def count_parameters(module: nn.Module) -> int:
-    """Trainable real-valued parameters; a complex parameter counts twice (real and imaginary part).
-
-    Counting complex weights as two reals follows ``neuralop.utils.count_params`` (neuraloperator), so FNO counts
-    are comparable with the ones published there.
-    """
+    """Real-valued parameters, a complex one counted twice (as ``neuralop.utils.count_params`` does)."""
     return sum(p.numel() * (2 if p.is_complex() else 1) for p in module.parameters())

@@ -13,15 +13,9 @@ from surrobench.workload.spec import ShapeSpec
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What ``surrobench models`` prints for one model.
-
-    Attributes:
-        name: CLI name, e.g. ``"fno2d"``.
-        paper: citation of the architecture's source.
-        layout: input layout in terms of B (batch) and N (bare size), e.g. ``"x: (B, 3, N, N)"``.
-        point_kind: what ``points_per_s`` counts: ``"grid points"``, ``"nodes"``, ``"collocation points"``.
-        default_size: the bare size used when ``--shape`` is not given.
-    """
+    """What ``surrobench models`` prints for one model: its CLI ``name``, the ``paper`` it cites, its input
+    ``layout`` in B and N (``"x: (B, 3, N, N)"``), what ``points_per_s`` counts (``point_kind``) and the
+    ``default_size`` N without ``--shape``."""
 
     name: str
     paper: str
@@ -31,12 +25,8 @@ class ModelInfo:
 
 
 class Surrogate(ABC):
-    """A model family: builds the module and its natural inputs.
-
-    Subclasses set ``info`` and implement :meth:`build`, :meth:`example_inputs` and
-    :meth:`points_per_sample`. Inputs are always built on the target device from the given generator,
-    so the same seed gives the same inputs on every run (docs/design.md, "The pipeline").
-    """
+    """A model family (``info``): builds the module and its inputs, on the target device from the given generator
+    (the same seed, the same inputs: docs/design.md, "The pipeline")."""
 
     info: ModelInfo
     #: True for a distributed model whose factory takes the process group (see

@@ -51,10 +51,8 @@ class DeepONet(nn.Module):
 class DeepONetSurrogate(Surrogate):
     """``deeponet``: unstacked DeepONet of Lu et al. 2021 (Nat. Mach. Intell.), m=100 sensors, p=128.
 
-    Inputs ``y: (N, 2)`` query points shared across the batch and ``u: (B, 100)`` sensor values, fp32;
-    output ``(B, N)``. A bare size N is the number of query points. Points per sample: N. The query
-    points come first: the primary input is the one that carries the shape ladder, so run records
-    of different N never share an ``input_shape``.
+    Inputs ``y: (N, 2)`` query points shared across the batch (first: the primary input carries the ladder) and
+    ``u: (B, 100)`` sensor values, fp32; output ``(B, N)``. A bare size N: the query points, per sample.
     """
 
     info = ModelInfo(

@@ -11,9 +11,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from surrobench.workload.spec import ShapeSpec
-from surrobench.workload.zoo._common import grid_points, grid_shape, randn
-from surrobench.workload.zoo.base import ModelInfo, Surrogate
+from surrobench.workload.zoo._common import GridSurrogate
+from surrobench.workload.zoo.base import ModelInfo
 
 IN_CHANNELS = 3  # the coefficient field a(x) and the two grid coordinates, as in the paper's Darcy setup
 OUT_CHANNELS = 1
@@ -94,7 +93,7 @@ class FNO2d(nn.Module):
         return self.project(x)
 
 
-class FNO2dSurrogate(Surrogate):
+class FNO2dSurrogate(GridSurrogate):
     """``fno2d``: FNO of Li et al. 2021 (ICLR), width 32, 16 modes, 4 Fourier layers.
 
     Input ``x: (B, 3, N, N)`` fp32 (a full shape ``Bx3xHxW`` may be rectangular); output ``(B, 1, N, N)``.
@@ -108,15 +107,7 @@ class FNO2dSurrogate(Surrogate):
         point_kind="grid points",
         default_size=128,
     )
+    channels = IN_CHANNELS
 
     def build(self) -> nn.Module:
         return FNO2d()
-
-    def example_inputs(
-        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
-    ) -> tuple[torch.Tensor, ...]:
-        """``(x,)`` with ``x: (B, 3, H, W)``. Raises UsageError for a full shape not of rank 4 with 3 channels."""
-        return (randn(grid_shape(self.info.name, batch, shape, channels=IN_CHANNELS), generator, device),)
-
-    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        return grid_points(inputs[0])

@@ -83,11 +83,9 @@ def grid_mesh_edges(side: int, batch: int, device: torch.device) -> torch.Tensor
 class MeshGraphNetSurrogate(Surrogate):
     """``meshgraphnet``: MeshGraphNet of Pfaff et al. 2021 (ICLR), hidden 128, 6 processor steps.
 
-    Inputs: node features ``(B, N, 3)`` fp32, edge_index ``(2, E)`` int64, edge features ``(E, 3)`` fp32;
-    output ``(B, N, 2)``. The graph is B disjoint copies of a triangulated ``s x s`` grid mesh (see
-    :func:`grid_mesh_edges`) batched into one graph; a bare size N gives ``s = round(sqrt(N))`` so
-    ``N = s**2`` nodes per copy; a full shape ``Bx N x 3`` needs N a perfect square. The node batch is
-    kept as its own dimension so :meth:`points_per_sample` can read N from the input. Points: nodes.
+    Inputs: node features ``(B, N, 3)`` fp32, edge_index ``(2, E)`` int64, edge features ``(E, 3)`` fp32; output
+    ``(B, N, 2)``: B disjoint triangulated ``s x s`` grid meshes (:func:`grid_mesh_edges`), ``s = round(sqrt(N))``
+    for a bare size N, N a perfect square in a full shape ``Bx N x 3``. Points: the N nodes per sample.
     """
 
     info = ModelInfo(

@@ -26,10 +26,8 @@ DEPTH = 8
 class PINNSurrogate(Surrogate):
     """``pinn-mlp``: tanh MLP 3 -> 8 x 128 -> 2 on collocation points (Raissi et al. 2019, JCP).
 
-    Input ``x: (B, N, 3)`` fp32, N collocation points (x, y, t) per sample; output ``(B, N, 2)``.
-    The batch is kept as its own dimension (rather than flattened to ``(B*N, 3)``) so
-    :meth:`points_per_sample` can read N from the input; ``nn.Linear`` on ``(B, N, 3)`` runs the same
-    ``(B*N) x 3`` GEMMs. A full shape is ``Bx N x 3``. Points per sample: N.
+    Input ``x: (B, N, 3)`` fp32, N collocation points (x, y, t) per sample (points per sample); output
+    ``(B, N, 2)``. The batch stays its own dimension (the same ``(B*N) x 3`` GEMMs) so N can be read.
     """
 
     info = ModelInfo(

@@ -11,9 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from surrobench.workload.spec import ShapeSpec
-from surrobench.workload.zoo._common import grid_points, grid_shape, randn
-from surrobench.workload.zoo.base import ModelInfo, Surrogate
+from surrobench.workload.zoo._common import GridSurrogate
+from surrobench.workload.zoo.base import ModelInfo
 
 IN_CHANNELS = 3
 OUT_CHANNELS = 1
@@ -71,7 +70,7 @@ class UNet2d(nn.Module):
         return self.head(x)
 
 
-class UNet2dSurrogate(Surrogate):
+class UNet2dSurrogate(GridSurrogate):
     """``unet2d``: U-Net of Ronneberger et al. 2015 with GroupNorm (Wu & He 2018), 3 levels, base width 32.
 
     Input ``x: (B, 3, N, N)`` fp32, N divisible by 8; output ``(B, 1, N, N)``. Points per sample: ``H * W``.
@@ -85,19 +84,7 @@ class UNet2dSurrogate(Surrogate):
         default_size=128,
     )
 
+    channels, multiple_of = IN_CHANNELS, 2**LEVELS
+
     def build(self) -> nn.Module:
         return UNet2d()
-
-    def example_inputs(
-        self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
-    ) -> tuple[torch.Tensor, ...]:
-        """``(x,)`` with ``x: (B, 3, H, W)``.
-
-        Raises:
-            UsageError: a full shape not of rank 4 with 3 channels, or H or W not divisible by 8.
-        """
-        dims = grid_shape(self.info.name, batch, shape, channels=IN_CHANNELS, multiple_of=2**LEVELS)
-        return (randn(dims, generator, device),)
-
-    def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:
-        return grid_points(inputs[0])
