@@ -92,15 +92,22 @@ def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds
             raise UsageError.bad(name, f"{value}: must be >= 1")
     if rounds > MAX_COUNT:
         raise UsageError.bad("rounds", f"{rounds}: at most {MAX_COUNT}")
-    cpus = os.cpu_count() or 1
-    if threads is not None and threads > cpus:
-        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    if threads is not None:
+        check_cpu_threads(threads)
     # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
     most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
     if input_sets > most_sets:
         raise UsageError.bad("input_sets", f"{input_sets}: at most {most_sets} (1 + warmup + iters calls read them)")
     if not 0 <= seed < 2**64:
         raise UsageError.bad("seed", f"{seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
+
+
+def check_cpu_threads(threads: int) -> None:
+    """Raises UsageError (naming ``threads``) above ``os.cpu_count()``: more intra-op threads than logical CPUs
+    only contend, and tens of thousands exhaust OpenMP's memory."""
+    cpus = os.cpu_count() or 1
+    if threads > cpus:
+        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
 
 
 def sweep_request(
@@ -141,10 +148,10 @@ def sweep_request(
             boolean one (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``,
             malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
             :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
-            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
-            only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
-            read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is
-            given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (:func:`check_cpu_threads`), more ``input_sets``
+            than the calls that read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite
+            number > 0 or is given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode``
+            without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)

@@ -12,11 +12,11 @@ apart by more than :data:`MAX_SPREAD`): a low ceiling would make later rooflines
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import torch
 
+from surrobench.api.benchmark import check_cpu_threads
 from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, REPEATS, Calibration, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.config import check_bools, check_ints
@@ -89,9 +89,7 @@ def check_threads(device: str, threads: int | None) -> int | None:
         raise UsageError.bad(
             "threads", f"{threads}: sets the CPU's torch threads; {device} ceilings do not depend on it"
         )
-    cpus = os.cpu_count() or 1
-    if threads > cpus:
-        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    check_cpu_threads(threads)
     return threads
 
 
