@@ -315,9 +315,15 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
                 write_json(json_out, cut.partial.to_json())
             raise
 
-    checked.__signature__ = own.replace(parameters=params)
-    checked.__annotations__ = {p.name: p.annotation for p in checked.__signature__.parameters.values()}
-    return checked
+    return _signed(checked, own, params)
+
+
+def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Parameter]) -> Callable:
+    """``wrapper`` with the signature ``own`` of ``params``: typer reads the parameters from the signature and their
+    types from the annotations."""
+    wrapper.__signature__ = own.replace(parameters=params)
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
+    return wrapper
 
 
 def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
@@ -658,10 +664,7 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
                 kwargs[name] = group(**{q.name: kwargs.pop(q.name) for q in shared[name]})
             command(**kwargs)
 
-        # typer reads the parameters from the signature and their types from the annotations
-        parsed.__signature__ = own.replace(parameters=params)
-        parsed.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
-        return parsed
+        return _signed(parsed, own, params)
 
     return decorate
 
