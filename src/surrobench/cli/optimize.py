@@ -116,19 +116,13 @@ def optimize_command(
     for name in _OMITTED:  # optimize's own --rounds; the others at their defaults
         sweep.pop(name, None)
     try:
-        record = optimize(
-            workload.model if run is None or capacity else None,
-            tolerance=tolerance,
-            thorough=thorough,
-            only=only,
-            db=db,
-            command=command_line(),
+        hooks = dict(
             on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False),
             on_phase=lambda text: err_console.print(f"  {text}", markup=False),
             on_warning=lambda text: None,  # the report prints its warnings
-            **kwargs,
-            **sweep,
         )
+        kwargs.update(tolerance=tolerance, thorough=thorough, only=only, db=db, command=command_line())
+        record = optimize(workload.model if run is None or capacity else None, **hooks, **kwargs, **sweep)
     except Interrupted as cut:  # what was measured is stored, written and shown, then the exit
         _written_and_shown(cut.partial, json_out, markdown, db)
         raise
