@@ -73,8 +73,8 @@ class LoadPoint(schemas.Plain):
             arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
             completed requests / the span from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
-            dropped: not completed when the run's drain time ran out; late: measured requests slower than
-            the P99 target, dropped ones included (None without a target).
+            dropped: measured requests not completed when the run's drain time ran out; late: measured requests
+            slower than the P99 target, dropped ones included (None without a target).
         percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
@@ -84,7 +84,7 @@ class LoadPoint(schemas.Plain):
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
         passed: P99 within the target and nothing dropped (MLPerf's Server rule); False whenever a request was
-            dropped, else None without a target.
+            dropped (a warm-up one too), else None without a target.
         completed: measured requests that completed (None in serve-v1); the percentiles count the others as
             slower than any (:attr:`Percentile.lower_bound`).
         slo_attainment: the share of measured requests completed within the P99 target; None without a target.
