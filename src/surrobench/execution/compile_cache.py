@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 #: The cache switches a child gets unless the environment sets them (1: on).
 CACHE_SWITCHES = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "1", "TORCHINDUCTOR_AUTOGRAD_CACHE": "1"}
@@ -74,14 +74,12 @@ def shared_compile_cache() -> Iterator[dict[str, str]]:
     added = {k: v for k, v in cache_env(os.environ).items() if os.environ.get(k) != v}
     saved = {k: os.environ.get(k) for k in added}
     os.environ.update(added)
-    patches = [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches()
-    for patch in patches:
-        patch.__enter__()
     try:
-        yield cache_env(os.environ)
+        with ExitStack() as patches:
+            for patch in [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches():
+                patches.enter_context(patch)
+            yield cache_env(os.environ)
     finally:
-        for patch in reversed(patches):
-            patch.__exit__(None, None, None)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -120,17 +120,11 @@ def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, d
     return step
 
 
-STEP_BUILDERS: dict[str, Callable[..., Step]] = {
-    "eager": eager_step,
-    "compile": compile_step,
-    "cudagraph": cudagraph_step,
-}
-
-
 def build_step(
     mode: str, model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
 ) -> Step:
-    """The ``mode``'s ``step(i)`` (:data:`STEP_BUILDERS`); ``compile_mode`` reaches ``torch.compile`` only."""
+    """The ``mode``'s ``step(i)`` (``eager``, ``compile``, ``cudagraph``); ``compile_mode`` reaches
+    ``torch.compile`` only."""
     if mode == "compile":
         return compile_step(model, input_sets, precision, device, compile_mode)
-    return STEP_BUILDERS[mode](model, input_sets, precision, device)
+    return {"eager": eager_step, "cudagraph": cudagraph_step}[mode](model, input_sets, precision, device)

@@ -88,44 +88,34 @@ def time_loop(
         ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
             the iterations that finished.
     """
+    cuda = device == "cuda"
     latency_ns = np.empty(iters, dtype=np.int64)
     submit_ns = np.empty(iters, dtype=np.int64)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)] if cuda else []
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)] if cuda else []
+    faults = 0 if cuda else minor_faults()
     done = 0  # iterations finished: what a ConfigTimeout keeps
-    if device != "cuda":
-        faults = minor_faults()
-        try:
-            for i in range(iters):
-                if before_each is not None:
-                    before_each()
-                t0 = time.perf_counter_ns()
-                step(i)
-                latency_ns[i] = time.perf_counter_ns() - t0
-                done += 1
-        except ConfigTimeout as exc:
-            exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
-            raise
-        return TimedSamples(latency_ns / NS_PER_MS, None, faults_per_call=(minor_faults() - faults) / iters)
-
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    torch.cuda.synchronize()
+    _sync(device)
     try:
         for i in range(iters):
             if before_each is not None:
                 before_each()
-            # the start event is recorded before the host clock starts: its cost is the harness's, not the model's
-            starts[i].record()
+            if cuda:  # recorded before the host clock starts: its cost is the harness's, not the model's
+                starts[i].record()
             t0 = time.perf_counter_ns()
             step(i)
-            submit_ns[i] = time.perf_counter_ns() - t0
-            ends[i].record()
-            torch.cuda.synchronize()
+            if cuda:
+                submit_ns[i] = time.perf_counter_ns() - t0
+                ends[i].record()
+                torch.cuda.synchronize()
             latency_ns[i] = time.perf_counter_ns() - t0
             done += 1
     except ConfigTimeout as exc:  # the finished iterations were synchronized: their events are complete
         exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
         exc.device_ms = tuple(s.elapsed_time(e) for s, e in zip(starts[:done], ends[:done]))
         raise
+    if not cuda:
+        return TimedSamples(latency_ns / NS_PER_MS, None, faults_per_call=(minor_faults() - faults) / iters)
     # Reading elapsed times after the loop keeps the query calls out of the timed region.
     device_ms = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
     return TimedSamples(latency_ns / NS_PER_MS, device_ms, submit_ns / NS_PER_MS)
