@@ -1,11 +1,8 @@
-"""The open-loop schedule sent to an HTTP endpoint (``surrobench serve --url``), with httpx's asyncio client.
-
-Each request is sent at its scheduled arrival time whatever the server is doing (open loop: asyncio tasks,
-one per request, on one HTTP connection pool), as a ``POST`` of the JSON body ``{"id": i}``; the server
-makes its own input (the example server in ``examples/serve_http.py`` runs its model on a batch-1 input).
-Latency = response received - scheduled arrival, so a late send counts against the client and is reported
-as the load generator's lateness. A request that fails (no 2xx status, a connection error, no answer within
-the drain time) is dropped. httpx is an optional dependency (``pip install 'surrobench[serve]'``).
+"""The open-loop schedule sent to an HTTP endpoint (``surrobench serve --url``) with httpx's asyncio client
+(optional: ``pip install 'surrobench[serve]'``): each request a ``POST`` of ``{"id": i}`` at its scheduled
+arrival whatever the server does (the server makes its own input, as ``examples/serve_http.py``). Latency =
+response received - scheduled arrival (a late send is reported as the load generator's lateness). A request
+with no 2xx status, a connection error or no answer within the drain time is dropped.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""Where this process sits in a multi-process run: its rank, the world, the launcher, the groups.
-
-A process started by torchrun (``python -m torch.distributed.run``) carries ``RANK``, ``WORLD_SIZE``,
-``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (PyTorch docs, "torchrun (Elastic Launch)",
-environment variables); one started by Slurm's ``srun`` carries ``SLURM_PROCID``, ``SLURM_NTASKS`` (and
-``SLURM_STEP_NUM_TASKS`` for the step) and ``SLURM_LOCALID`` (Slurm docs, srun(1), "OUTPUT ENVIRONMENT
-VARIABLES"). :func:`detect_rank_env` reads them; :func:`init_groups` starts torch.distributed with the
-backend that fits the device (NCCL on CUDA, gloo on the CPU; PyTorch docs, "Distributed communication
-package", "Which backend to use?") and a gloo group beside it for host-side coordination (barriers,
-gathering Python objects), so that aligning ranks never queues work on a GPU stream.
+"""This process's place in a multi-process run. :func:`detect_rank_env` reads torchrun's ``RANK``,
+``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` (PyTorch docs, "torchrun (Elastic Launch)") or
+srun's ``SLURM_PROCID``, ``SLURM_NTASKS``/``SLURM_STEP_NUM_TASKS``, ``SLURM_LOCALID`` (Slurm docs, srun(1));
+:func:`init_groups` starts torch.distributed (NCCL on CUDA, gloo on the CPU; PyTorch docs, "Which backend to
+use?") with a gloo group beside it for barriers and Python objects, so aligning ranks queues no GPU work.
 """
 
 from __future__ import annotations

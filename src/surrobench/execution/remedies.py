@@ -1,10 +1,8 @@
-"""Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends.
-
-A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values, so a candidate runs through
-``surrobench run``'s step builders, settings and timing, and every recommendation is a ``surrobench run`` line.
-Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the one way
-to get compilation and graph replay together: a compiled forward of many small kernels stays launch-bound
-(docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
+"""Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends, each a set of
+:class:`~surrobench.execution.config.ExecConfig` field values (so every recommendation is a ``surrobench run``
+line). Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the
+one way to get compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe
+drifted").
 
 Sources: PyTorch docs "CUDA Graphs", ``torch.compile`` (modes), "TensorFloat-32 (TF32) on Ampere (and later)
 devices", "Automatic Mixed Precision", the "Channels Last Memory Format" tutorial,

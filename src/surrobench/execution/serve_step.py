@@ -1,11 +1,10 @@
 """The model as a batch service for ``surrobench serve``: ``service(k)`` runs k requests padded to a fixed size.
 
-A request is one sample: the batch-1 input ``run`` builds for the config (same seed, same rotating input
-sets). One step per padded size (:func:`surrobench.records.serve.padded_sizes`) is built through the same
-:func:`~surrobench.execution.runner.config_step` as ``run``'s (precision, mode, channels-last, threads, compile
-mode), and each is called before the timed part, so compilation and CUDA-graph capture never land in a
-request's latency. A batch copies its k requests into the padded size's static input buffer (the gather a
-server does), runs the step and finishes synchronized; on CUDA its compute time is read from CUDA events.
+A request is ``run``'s batch-1 input of the config. One step per padded size
+(:func:`surrobench.records.serve.padded_sizes`), built by ``run``'s
+:func:`~surrobench.execution.runner.config_step` and called once before timing (compilation and capture stay
+out of latencies). A batch copies its requests into the step's static input buffer, runs it and synchronizes;
+on CUDA its compute time is read from CUDA events.
 """
 
 from __future__ import annotations

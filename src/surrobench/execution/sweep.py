@@ -1,7 +1,5 @@
-"""A whole sweep: expand the request into configs, preflight them, run them, store each as it finishes.
-
-A command plans its sweep once (:func:`plan_sweep`, a :class:`SweepPlan`); the sweep, the profiling phase
-and the diagnosis all read that plan and find a result's config by its identity, never by list position.
+"""A whole sweep: the request planned once into configs (:func:`plan_sweep`), preflighted, run, each stored as it
+finishes. Every later stage finds a result's config in the plan by its identity, never by list position.
 """
 
 from __future__ import annotations
@@ -34,9 +32,8 @@ from surrobench.records.timestamps import created_now
 
 
 class RunSink(Protocol):
-    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore`): the run, each
-    config as it finishes, the environment and final state; a failed write raises
-    :class:`~surrobench.errors.StoreWriteError`."""
+    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore`); a failed write
+    raises :class:`~surrobench.errors.StoreWriteError`."""
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None: ...
 
@@ -49,8 +46,8 @@ class RunSink(Protocol):
 
 @dataclass(frozen=True)
 class SweepRequest(ExecSettings):
-    """What the user asked for, its execution settings the keyword-only fields of
-    :class:`~surrobench.records.config.ExecSettings`. ``shapes`` None means each model's default size."""
+    """What the user asked for (settings: :class:`~surrobench.records.config.ExecSettings`); ``shapes`` None:
+    each model's default size."""
 
     models: tuple[str, ...]
     shapes: tuple[ShapeSpec, ...] | None
@@ -107,8 +104,8 @@ def planned_identity(model: str, shape_label: str, batch: int, precision: str, d
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """A request expanded into its configs (sweep order), each model resolved once; made once per command
-    (:func:`plan_sweep`) and read by every stage after it. ``surrogates`` must not be mutated."""
+    """A request expanded into its configs (sweep order), each model resolved once; ``surrogates`` must not be
+    mutated."""
 
     request: SweepRequest
     configs: tuple[ExecConfig, ...]
@@ -121,7 +118,7 @@ class SweepPlan:
         }
 
     def config_for(self, result: ConfigResult) -> ExecConfig:
-        """The planned config that ``result`` measured (:func:`planned_identity`).
+        """The planned config that ``result`` measured.
 
         Raises:
             KeyError: ``result`` is not a config of this plan.
@@ -170,8 +167,8 @@ def _bytes_text(n: int) -> str:
 
 
 def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: int, input_sets: int, free: int) -> None:
-    """Check that ``(spec, shape, batch)`` fits the model's layout and its ``input_sets`` input sets fit in
-    ``free`` bytes, the inputs made on the ``meta`` device (nothing allocated).
+    """Check that ``(spec, shape, batch)`` fits the model and ``input_sets`` input sets fit in ``free`` bytes
+    (inputs made on the ``meta`` device).
 
     Raises:
         UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
@@ -183,9 +180,7 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
             batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("meta")
         )
     except NotImplementedError:
-        # the inputs need data, e.g. a copy to host memory (``Cannot copy out of meta tensor``): they cannot
-        # be sized on meta; the real run records an OOM if they do not fit
-        return
+        return  # the inputs need data (``Cannot copy out of meta tensor``); the run records an OOM if too large
     except (RuntimeError, ValueError, OverflowError) as exc:
         reason = " ".join(str(exc).split())[:200]
         text = f"{where}: inputs of that size cannot be made ({reason}); lower {{shapes}} or {{batches}}"
@@ -211,8 +206,6 @@ def run_environment(request: SweepRequest) -> dict:
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
     env["torch_threads"] = request.threads or env["torch_threads"]
-    # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
-    # switches as read during its run in ``extra``
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
     return env
 
@@ -226,11 +219,10 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run first and each config when its last round finishes; the run
-    is marked ``complete`` at the end (left ``running`` with ``finish`` False, for the profiling phase).
-    ``request.rounds`` > 1 repeats the whole sweep, each config's rounds merged
-    (:func:`~surrobench.execution.runner.merge_rounds`: a slow spell of the host widens the interval).
-    ``on_result`` is told every round of every config.
+    """Run the planned sweep, committing the run first and each config when its last round finishes, then
+    marking it ``complete`` (left ``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole
+    sweep, each config's rounds merged (:func:`~surrobench.execution.runner.merge_rounds`). ``on_result`` is told
+    every round of every config.
 
     Returns:
         The run record and warnings for the user (:func:`sweep_warnings`).
@@ -246,7 +238,6 @@ def execute_sweep(
     prepared: dict[str, PreparedModel | BaseException] = {}
 
     def measure(cfg: ExecConfig) -> ConfigResult:
-        """Run ``cfg``; a model that cannot be prepared is an error for each of its configs."""
         if cfg.model not in prepared:
             prepared.clear()  # one model resident at a time
             try:
@@ -305,12 +296,11 @@ def _run_rounds(
     on_result: Callable[[ConfigResult], None],
     results: list[ConfigResult],
 ) -> None:
-    """Every round of every config; a config is committed (and appended to ``results``) after its last round.
-    On Ctrl-C, or a failed commit, each config not committed that finished a round is kept with the rounds it
-    has (``extra["rounds_planned"]`` when short), committed or (after a failed write) without a ``config_id``,
-    and the exception goes on."""
+    """Every round of every config, each committed (and appended to ``results``) after its last round. On
+    Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
+    short): committed, or after a failed write without a ``config_id``; the exception goes on."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
-    committed = 0  # configs committed, in order: in the last round they are committed one by one
+    committed = 0
 
     def merged(done: list[ConfigResult], extra: dict) -> ConfigResult:
         result = merge_rounds(done)
@@ -326,7 +316,7 @@ def _run_rounds(
             for cfg, done in zip(configs, rounds):
                 done.append(measure(cfg))
                 on_result(done[-1])
-                if final:  # a config is committed once its last round is in
+                if final:
                     commit(done, {})
                     committed += 1
     except KeyboardInterrupt:
@@ -368,7 +358,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
 
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
     """Configs whose forward grew memory on most timed calls or changed its input
-    (:mod:`surrobench.execution.sanity`; the structured fields are in each result's ``extra``)."""
+    (:mod:`surrobench.execution.sanity`)."""
     out = []
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
     if leaks:

@@ -1,10 +1,8 @@
 """What the remedy search measures with (:class:`Bench`: a test plants timings and accuracies) and the bench of
-one config on this machine (:class:`DeviceBench`): it builds a candidate, checks its output against the
-references and times it in windows of rounds interleaved with the baseline.
+one config on this machine (:class:`DeviceBench`).
 
-:meth:`DeviceBench.start`: the baseline built and run once (its setup); the round size (:func:`round_size`);
-the fp32 eager and, where the model runs in fp64, fp64 references (:mod:`surrobench.execution.reference`); one
-forward observed op by op (:mod:`surrobench.collect.probe`).
+:meth:`DeviceBench.start`: the baseline built and run once (its setup), the round size (:func:`round_size`),
+the fp32 and fp64 references (:mod:`surrobench.execution.reference`), one forward probed op by op.
 """
 
 from __future__ import annotations
@@ -239,7 +237,6 @@ class DeviceBench:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
     def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
-        """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:

@@ -48,14 +48,12 @@ def optimize_config(
     on_phase: Callable[[str], None] = lambda text: None,
     on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
-    """The search of one config (module docstring), the fresh processes' runs stored in ``db`` (None: not kept).
-    ``on_phase`` gets a line before the fresh processes; ``on_progress`` the config so far (:func:`_partial`)
-    after each verdict, for the caller to store.
+    """The search of one config, the fresh processes' runs stored in ``db`` (None: not kept). ``on_phase`` gets a
+    line before the fresh processes; ``on_progress`` the config so far after each verdict.
 
     Raises:
-        Interrupted: Ctrl-C; ``partial`` the config as far as it got: no recipe when the search did not finish
-            (:func:`_partial`), the recipe on the windows that finished when Ctrl-C came during its confirmation
-            windows or fresh processes; None when the baseline had not been timed yet.
+        Interrupted: Ctrl-C; ``partial`` the config as far as it got (the recipe on its finished windows when it
+            came during the confirmation), None when the baseline had not been timed.
     """
     started = time.monotonic()
     try:

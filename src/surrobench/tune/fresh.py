@@ -37,17 +37,14 @@ class _FreshFailed(Exception):
 
 
 def _env() -> dict[str, str]:
-    """This environment, with the folder that holds the imported ``surrobench`` first on PYTHONPATH, so the
-    fresh process runs the same surrobench as this one (a source checkout as well as an installed one), and
-    this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`), so a compiled recipe
-    loads the kernels the search compiled instead of compiling again."""
+    """This environment with the imported ``surrobench``'s folder first on PYTHONPATH (the child runs the same
+    surrobench) and this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`)."""
     home = str(Path(__file__).resolve().parents[2])  # .../surrobench/tune/fresh.py -> the folder of surrobench
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, **cache_env(os.environ), "PYTHONPATH": home + (os.pathsep + path if path else "")}
 
 
 def _argv(config: Path) -> list[str]:
-    """The argv of a fresh process that measures the config in the JSON file ``config``."""
     return [sys.executable, "-m", "surrobench.tune.fresh_child", "--config", str(config)]
 
 
@@ -182,10 +179,9 @@ def process_windows(
     timeout_s: float = FRESH_TIMEOUT_S,
     budget: PairBudget | None = None,
 ) -> ProcessWindows:
-    """``pairs`` more timing windows of ``recipe`` and its ``baseline``, each a pair of fresh processes (stored in
-    ``db``; None: not kept) shaped as the search's windows: each process times ``warmup`` and ``rounds*iters``
-    calls in one round (another would build the variant again), split into ``rounds`` rounds. Ctrl-C ends the
-    pairs without raising (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``.
+    """``pairs`` more windows of ``recipe`` and ``baseline``, each a pair of fresh processes (stored in ``db``; None:
+    not kept) timing ``warmup`` and ``rounds*iters`` calls, split into ``rounds`` rounds. Ctrl-C ends the pairs
+    without raising (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``.
 
     Raises:
         ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
@@ -230,9 +226,8 @@ def check_fresh(
     timeout_s: float = FRESH_TIMEOUT_S,
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> FreshCheck | None:
-    """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes, their runs stored
-    in ``db`` (None: a temporary database, not kept); None when the entry has no recipe (nothing to check).
-    ``on_phase`` gets one line before the first process starts.
+    """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes (runs stored in ``db``;
+    None: not kept); None when the entry has no recipe. ``on_phase`` gets one line before the first process.
 
     Raises:
         ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).

@@ -33,10 +33,9 @@ Singles = list[tuple[Remedy, CandidateResult]]
 
 @dataclass
 class Search(Trials):
-    """The search of the module docstring over :class:`Trials`. :meth:`run` fills ``not_tried`` (``(name,
-    reason)`` the budget left out), ``head_to_head``, ``recipe`` (empty: nothing recommended) with its handle, its
-    pooled speedup and each window's, ``processes`` (its fresh windows), ``confirm_error`` / ``confirm_interrupted``
-    and ``unconfirmed`` (found, but its pooled speedup did not hold)."""
+    """The search of the module docstring. :meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty:
+    nothing recommended) with its handle and speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did
+    not hold)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     head_to_head: HeadToHead | None = None
@@ -56,7 +55,7 @@ class Search(Trials):
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
-        """Steps 1 to 3 of the module docstring over ``remedies``, in their order.
+        """Steps 1 to 3 over ``remedies``, in their order.
 
         Raises:
             KeyboardInterrupt: Ctrl-C before the confirmation (what was judged is in :attr:`done`).

@@ -1,8 +1,6 @@
 """One candidate of the remedy search at a time (:class:`Trials`): built, checked by the accuracy guard, timed
-in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.records.paired`
-against the baseline and, when stacking, against the recipe so far; the budget it runs under and the bookkeeping
-of which baseline rounds each candidate was timed with. :class:`surrobench.tune.search.Search` says in which
-order candidates are tried.
+in a window with the baseline and judged by the rule of :mod:`surrobench.records.paired`; the budget, and which
+baseline rounds each candidate was timed with.
 """
 
 from __future__ import annotations
@@ -53,7 +51,6 @@ class Trials:
     done: list[CandidateResult] = field(default_factory=list)
 
     def judged(self, result: CandidateResult) -> None:
-        """``result`` judged: kept in :attr:`done`, and :attr:`on_judged` told."""
         self.done.append(result)
         self.on_judged()
 
@@ -125,7 +122,6 @@ class Trials:
             self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
 
     def last_window(self, handle: Handle) -> list[list[float]]:
-        """``handle``'s rounds of the window just timed, ms."""
         return handle.samples_ms()[-self.last_rounds :]
 
     def window_speedup(self, reference: Handle, candidate: Handle) -> Speedup:
