@@ -1,11 +1,8 @@
 """A time limit per config (``--timeout-s``): a config over it ends ``timeout`` and the sweep goes on.
 
-A one-shot real-time timer (``setitimer(ITIMER_REAL)``, POSIX) whose SIGALRM handler raises :class:`ConfigTimeout`
-in the main thread, between bytecodes or out of a blocking system call (EINTR, PEP 475): a forward slow in Python,
-a sleep or a lock wait is stopped mid-call; one inside a long native call (a huge CPU kernel, a GPU synchronize
-that never ends, a collective whose peer is gone) only when that call returns. One process per sweep keeps the
-warm process the method times in; SIGKILL from outside remains for a call that never returns (its run is then
-``abandoned``, :mod:`surrobench.results.owner`). Only the main thread receives signals: a sweep with a limit in
+A one-shot ``setitimer(ITIMER_REAL)`` whose SIGALRM handler raises :class:`ConfigTimeout` in the main thread,
+between bytecodes or out of a blocking system call (PEP 475); a long native call (a huge kernel, a hung
+synchronize or collective) is stopped only when it returns. Only the main thread receives signals: a limit in
 another thread is refused.
 """
 
@@ -54,7 +51,7 @@ def deadline(timeout_s: float | None) -> Iterator[None]:
     active = [True]
 
     def expire(signum: int, frame) -> None:
-        if active[0]:  # not once the block has ended (a signal landing in the ``finally`` below)
+        if active[0]:  # not in the ``finally`` below
             raise ConfigTimeout(timeout_s)
 
     previous = signal.signal(signal.SIGALRM, expire)

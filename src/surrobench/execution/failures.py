@@ -1,9 +1,5 @@
-"""Why a config failed, in one line: known failure causes of surrogate inference, matched on the exception.
-
-One table, :data:`FAILURE_CAUSES`, maps what PyTorch and the CUDA libraries say when a config fails to a
-cause id and one line a user can act on. The runner stores both next to the original error (which is kept
-as it was, in the run JSON and the database); the result tables show the line; the diagnosis and
-``optimize`` turn causes into findings or into the reason a candidate was skipped.
+"""Why a config failed, in one line: :data:`FAILURE_CAUSES` maps what PyTorch and the CUDA libraries say to a
+cause id and one line a user can act on, stored next to the original error.
 
 Sources of the messages and of the rules they carry:
 
@@ -126,15 +122,8 @@ def _first_line(text: str) -> str:
 
 
 def explain_failure(failure: BaseException | str | None) -> FailureCause:
-    """The known cause of a failed config and one line saying what to do.
-
-    Args:
-        failure: the exception, or its recorded text (``ConfigResult.error``, ``"RuntimeError: ..."``).
-
-    Returns:
-        ``FailureCause(cause_id, line)``; for a failure no pattern matches, ``("unknown", first line of the
-        error)`` (``("unknown", "")`` for None or an empty text).
-    """
+    """The known cause of ``failure`` (an exception or its recorded ``"Type: message"`` text) and one line saying
+    what to do; ``("unknown", the error's first line)`` when no pattern matches (``""`` for None)."""
     if failure is None:
         return FailureCause(UNKNOWN, "")
     texts = _texts(failure)

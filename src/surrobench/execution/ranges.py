@@ -22,7 +22,7 @@ PHASES = ("data_prep", "forward", "post_process")
 
 @contextlib.contextmanager
 def phase_range(phase: str, device: str) -> Iterator[None]:
-    """``record_function`` range ``surrobench::<phase>``, plus an NVTX range of that name on CUDA.
+    """Range ``surrobench::<phase>``.
 
     Raises:
         ValueError: ``phase`` is not one of :data:`PHASES`.

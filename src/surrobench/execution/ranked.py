@@ -1,9 +1,6 @@
-"""One config measured on every rank at once: iterations start together, collectives are timed.
-
-Each timed iteration is preceded by a barrier on the host-side (gloo) group, so the ranks' iterations
-start within a barrier's skew of each other and the step of a distributed model, or the slowest replica,
-is the max over ranks of the same iteration. The model's own torch.distributed calls are recorded by
-:class:`~surrobench.execution.collectives.CollectiveRecorder`.
+"""One config measured on every rank at once: a barrier on the host-side (gloo) group before each timed iteration,
+so a distributed step is the max over ranks of the same iteration; the model's own torch.distributed calls
+recorded (:class:`~surrobench.execution.collectives.CollectiveRecorder`).
 """
 
 from __future__ import annotations
