@@ -1,8 +1,5 @@
-"""Open-loop arrival schedules for ``surrobench serve``: when each request arrives, in seconds from the start.
-
-Open loop means the schedule does not wait for the server: a slow server sees its queue grow, as a deployed
-one does (MLPerf Inference LoadGen, Server scenario: Poisson arrivals at a target rate). The closed loop
-(N requests outstanding) is the batcher's other mode (:func:`surrobench.execution.batcher.serve_closed_loop`).
+"""Open-loop arrival schedules for ``surrobench serve`` (s from the start): the schedule does not wait for the
+server, so a slow server's queue grows (MLPerf Inference LoadGen, Server scenario: Poisson arrivals).
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 
 def check_load(rate_rps: float, duration_s: float, advice: str = "lower the rate or {duration_s}") -> None:
-    """Refuse a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``),
-    ``advice`` ending the one line (``{duration_s}`` names that parameter).
+    """Refuse a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals, ``advice`` ending the line.
 
     Raises:
         UsageError: naming ``rates``, the arrivals the load would make and ``advice``.
@@ -62,7 +58,7 @@ def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarra
 
 
 def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
-    """Arrivals every ``1 / rate_rps`` s from 0 (a deterministic load: no burst, the lightest queueing).
+    """Arrivals every ``1 / rate_rps`` s from 0.
 
     Raises:
         UsageError: as :func:`poisson_arrivals`.

@@ -49,11 +49,9 @@ def clone_output(output):
 
 @dataclass
 class Variant:
-    """One config built for interleaved timing: ``cfg``, its ``step`` and ``input_sets``; ``setup_ms``, its first
-    call (host ms: compilation, capture, autotuning, one forward) and ``first_output`` (cloned, for the accuracy
-    guard); ``rounds``, one :class:`ConfigResult` per timed round; ``resident_bytes`` of CUDA memory it holds
-    between rounds; ``nonfinite``, where its output first held NaN/Inf (first calls and after each round), None
-    while finite; ``calls`` so far; ``watch``, its memory read around each round (``run``'s leak check)."""
+    """One config built for interleaved timing: ``setup_ms``, its first call (host ms) and ``first_output``
+    (cloned, for the accuracy guard); ``rounds``, one result per timed round; ``resident_bytes`` of CUDA memory
+    held between rounds; ``nonfinite``, where its output first held NaN/Inf, None while finite."""
 
     cfg: ExecConfig
     step: Step
@@ -69,18 +67,16 @@ class Variant:
     watch: MemoryWatch | None = None
 
     def samples_ms(self) -> list[list[float]]:
-        """Host latencies per round, ms: ``rounds x iters``."""
+        """Host latencies, ms, ``rounds x iters``."""
         return [list(r.samples_ms) for r in self.rounds]
 
     def result(self) -> ConfigResult:
-        """The rounds merged (two-stage bootstrap CI), with the setup as the cold start and the peak
-        memory of this variant alone (see :func:`open_variant`)."""
+        """The rounds merged, the setup as the cold start, the peak memory of this variant alone."""
         return replace(merge_rounds(self.rounds), cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes)
 
 
 def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:
-    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module,
-    so channels-last, compiling or capturing it leaves the other variants alone.
+    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module.
 
     Raises:
         Exception: whatever the model, the compiler or the graph capture raises (the caller classifies it).
@@ -122,9 +118,8 @@ def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, de
 
 
 def time_round(variant: Variant, warmup: int, iters: int) -> None:
-    """One round of ``variant``: its warm-up, then ``iters`` timed calls; appended to ``variant.rounds``. Then
-    one untimed call of each input set, checked (:func:`surrobench.execution.sanity.check_calls`): the first
-    that is not finite is kept as :attr:`Variant.nonfinite`, and the round's status is ``nonfinite``."""
+    """One round of ``variant`` (warm-up, ``iters`` timed calls) appended to ``variant.rounds``, then one checked
+    call of each input set: the first not finite kept as :attr:`Variant.nonfinite`, the round ``nonfinite``."""
     cfg = variant.cfg
     start = _allocated(cfg.device)
     tracker = PeakMemoryTracker(cfg.device)

@@ -36,9 +36,8 @@ USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the 2-D grid la
 
 @functools.lru_cache(maxsize=32)
 def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
-    """The surrogate named ``spec``: a zoo name, ``package.module:factory``, ``path/to/file.py:factory``, a
-    ``.pt2`` path or ``scenario:NAME`` (:mod:`surrobench.workload.scenarios`), loaded now; ``trust_pickle``
-    allows a ``.pt2`` that loads through pickle (:func:`pickle_members`).
+    """The surrogate named ``spec`` (a zoo name, ``package.module:factory``, ``path/to/file.py:factory``, a ``.pt2``
+    path or ``scenario:NAME``), loaded now; ``trust_pickle`` allows a ``.pt2`` that loads through pickle.
 
     Raises:
         UsageError: unknown name, a ``.py`` without ``:factory``, a module not importable, no such factory, an
@@ -62,14 +61,13 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
 
 
 def _one_line(exc: BaseException) -> str:
-    """``Type: message`` on one line, for UsageError texts that quote a user's exception."""
+    """``Type: message`` on one line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _import_target(target: str) -> ModuleType:
-    """Import ``target``: a dotted module name, or a ``.py`` file path (imported under a name derived
-    from its absolute path, so two files called ``model.py`` do not collide in ``sys.modules``)."""
+    """Import a dotted module name, or a ``.py`` file under a name derived from its absolute path."""
     try:
         if not target.endswith(".py"):
             return importlib.import_module(target)
@@ -101,13 +99,10 @@ def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[to
 
 
 class FactorySurrogate(Surrogate):
-    """A model built by a user's ``factory()``, which returns an ``nn.Module``. A factory (or inputs hook) with a
-    ``group`` parameter gets the ``torch.distributed`` process group (None in one process; :meth:`with_group`).
-
-    Inputs: the hook ``example_inputs(batch, shape)`` (the factory's attribute, else the module's; ``shape`` the
-    full shape with batch ``batch``, or the bare size) returns a tensor or tuple of tensors, moved to the device;
-    it runs with the CPU torch RNG seeded from ``generator`` and restored after. Without a hook: fp32 randn of
-    the full shape, or ``(B, 3, N, N)`` for a bare size N.
+    """A model built by a user's ``factory()``; a factory or hook with a ``group`` parameter gets the process group
+    (:meth:`with_group`; None in one process). Inputs: the hook ``example_inputs(batch, shape)`` (the factory's
+    attribute, else the module's; ``shape`` full with batch ``batch``, or the bare size), run with the CPU RNG
+    seeded from ``generator``; without one, fp32 randn of the full shape or ``(B, 3, N, N)``.
     """
 
     def __init__(
@@ -128,7 +123,7 @@ class FactorySurrogate(Surrogate):
 
     @classmethod
     def from_spec(cls, spec: str) -> FactorySurrogate:
-        """The factory named by ``package.module:factory`` or ``path/to/file.py:factory``, with its hook.
+        """The factory named by ``spec``, with its hook.
 
         Raises:
             UsageError: a malformed spec, a module that cannot be imported, no such callable.
@@ -152,8 +147,7 @@ class FactorySurrogate(Surrogate):
         """``factory()`` (``factory(group=...)`` for a distributed factory).
 
         Raises:
-            ModelError: the factory raises (``model m.py:build: factory build() raised ValueError: boom``) or
-                returns no ``nn.Module``.
+            ModelError: the factory raises or returns no ``nn.Module``.
         """
         try:
             module = self._factory(group=self._group) if self.takes_group else self._factory()
@@ -181,10 +175,8 @@ class FactorySurrogate(Surrogate):
             return (randn(dims, generator, device),)
         size = full or shape.size
         where = f"{self._where}: example_inputs({batch}, {size})"
-        # Drawn from the generator (not its initial seed) so successive input sets of one config differ.
-        seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))
-        # CPU RNG only (the hook gets no device): torch.manual_seed would also queue a CUDA reseed that
-        # fork_rng(devices=[]) does not undo.
+        seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))  # differs per set
+        # CPU RNG only: torch.manual_seed would also queue a CUDA reseed that fork_rng(devices=[]) does not undo.
         with torch.random.fork_rng(devices=[]):
             torch.default_generator.manual_seed(seed)
             try:
@@ -195,8 +187,7 @@ class FactorySurrogate(Surrogate):
         return _as_input_tuple(value, where, device)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
-        """The grid points of the default input (:func:`user_grid_points`); None with an inputs hook, whose
-        inputs declare no layout (its dims could be features)."""
+        """:func:`user_grid_points` of the default input; None with an inputs hook (no declared layout)."""
         return None if self._hook is not None else user_grid_points(inputs[0])
 
 
@@ -207,9 +198,8 @@ def user_grid_points(primary: torch.Tensor) -> int | None:
 
 
 def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
-    """A model object given to the library, named by its class (a module) or ``__name__`` (a factory): a module
-    is timed on a ``copy.deepcopy`` at each build (the caller's keeps its device, mode and weights); inputs as
-    :class:`FactorySurrogate`'s, the hook the object's ``example_inputs``.
+    """A model object given to the library, named by its class (a module, timed on a ``copy.deepcopy`` at each build)
+    or ``__name__`` (a factory); inputs as :class:`FactorySurrogate`'s, the hook its ``example_inputs``.
 
     Raises:
         UsageError: ``model`` is neither an ``nn.Module`` nor callable.
@@ -236,7 +226,6 @@ def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurroga
 
 
 def _has_group_parameter(fn: Callable) -> bool:
-    """Whether ``fn`` takes a parameter named ``group`` (a distributed factory or inputs hook)."""
     try:
         return "group" in inspect.signature(fn).parameters
     except (TypeError, ValueError):  # builtins and C callables without a readable signature
@@ -268,8 +257,8 @@ _NATIVE_DIRS = ("data/aotinductor/",)
 
 def pickle_members(path: Path) -> list[str]:
     """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle in full (and so could run code):
-    weights or constants flagged ``use_pickle`` or stored as custom/opaque objects, ``.pt`` members that
-    ``torch.load(weights_only=True)`` refuses, and AOTInductor native code. Empty for plain tensors.
+    ``use_pickle`` or custom/opaque weights and constants, ``.pt`` members ``torch.load(weights_only=True)``
+    refuses, AOTInductor native code.
 
     Raises:
         UsageError: not a zip archive.
@@ -353,7 +342,7 @@ class ExportedSurrogate(Surrogate):
         )
 
     def _placeholder_shapes(self) -> list[tuple[object, ...]]:
-        """Each user input's traced shape: ints for static dims, SymInts for dynamic ones."""
+        """Each user input's traced shape (SymInts for dynamic dims)."""
         names = set(self._program.graph_signature.user_inputs)
         return [
             tuple(node.meta["val"].shape)
@@ -422,5 +411,4 @@ class ExportedSurrogate(Surrogate):
         return tuple(inputs)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
-        """The spatial points of the first input as a grid ``(B, C, *spatial)``; None when it has none."""
         return user_grid_points(inputs[0])
