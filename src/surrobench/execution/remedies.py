@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import psutil
 
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.host_facts import usable_cpus
 
 
 @dataclass(frozen=True)
@@ -80,15 +81,15 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
         Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)", (f"torch.set_num_threads({n})",))
         for n in thread_counts()
     ]
-    compiled = [("compile", None, both, "torch.compile (Inductor, default mode)")]
-    compiled.append(
+    compiled = [
+        ("compile", None, both, "torch.compile (Inductor, default mode)"),
         (
             "compile-reduce-overhead",
             "reduce-overhead",
             cuda,
             "torch.compile with CUDA graphs: the compiled forward replayed as a graph, one launch per call",
-        )
-    )
+        ),
+    ]
     if thorough:
         mode = "max-autotune-no-cudagraphs"
         compiled.append((f"compile-{mode}", mode, both, "torch.compile with autotuned kernels (no CUDA graphs)"))
@@ -101,25 +102,23 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 def thread_counts() -> tuple[int, ...]:
     """Thread counts tried on the CPU: 1 (no contention on a shared host), one per physical core and one per
-    logical CPU of this process's affinity (``os.sched_getaffinity``; logical per core: ``os.cpu_count()`` over
-    ``psutil.cpu_count(logical=False)``); the baseline's own count is dropped as infeasible. A 2-core host
-    without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
+    logical CPU of this process's affinity (:func:`~surrobench.execution.host_facts.usable_cpus`); a 16-CPU host
+    with 8 SMT cores tries 1, 8 and 16."""
     logical = os.cpu_count() or 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    usable = usable_cpus()
     per_core = max(1, logical // (psutil.cpu_count(logical=False) or logical))
     return tuple(sorted({1, max(1, usable // per_core), usable}))
 
 
 def compiles(name: str) -> bool:
     """Whether the remedy or recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile
-    remedy: every one of them is named ``compile`` or ``compile-MODE`` (:func:`_remedies`)."""
+    remedy (each named ``compile`` or ``compile-MODE``)."""
     return any(part.startswith("compile") for part in name.split("+"))
 
 
 def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
-    """The remedies tried on ``device``. On the CPU the CUDA-only ones are kept so that the feasibility
-    rules say why they are not tried; on CUDA the thread counts are left out (the host's threads only
-    launch kernels there)."""
+    """The remedies tried on ``device``: on the CPU the CUDA-only ones too (the feasibility rules say why not), on
+    CUDA no thread counts."""
     return [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
 
 
@@ -154,8 +153,8 @@ class Recipe:
         return Recipe(self.remedies + (remedy,))
 
     def swap(self, remedy: Remedy) -> "Recipe":
-        """This recipe with ``remedy`` in place of the remedies that set a setting it sets (at the first one's
-        position), e.g. ``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``."""
+        """This recipe with ``remedy`` in place of those that set a setting it sets, at the first one's position
+        (``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``)."""
         clashes = [r for r in self.remedies if r.fields() & remedy.fields()]
         if not clashes:
             return self.plus(remedy)

@@ -49,8 +49,7 @@ def _argv(config: Path) -> list[str]:
 
 
 def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
-    """(Per-call host latencies, ms; run id) of ``config`` (:func:`~surrobench.collect.child.config_to_json`)
-    measured in a new process.
+    """(Per-call host latencies, ms; run id) of ``config`` measured in a new process.
 
     Raises:
         _FreshFailed: the process timed out, exited non-zero or measured nothing.
@@ -99,9 +98,9 @@ def _alternating_pairs(
     run_ids: list[str],
     budget: PairBudget | None = None,
 ) -> int:
-    """``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``), alternating, stored in ``db`` (None: not
-    kept) tagged ``prefix:side``; each process's samples go to ``rounds[side]`` and its run id to ``run_ids`` as
-    it finishes. With ``budget``, a pair starts only when it fits; returns how many pairs were skipped.
+    """``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``), alternating, tagged ``prefix:side``; each
+    process's samples appended to ``rounds[side]``, its run id to ``run_ids``. With ``budget``, a pair starts
+    only when it fits; returns how many pairs were skipped.
 
     Raises:
         _FreshFailed: a process failed (:func:`_one_run`).
@@ -125,8 +124,8 @@ def _alternating_pairs(
 
 @dataclass
 class PairBudget:
-    """The search's budget for its fresh pairs: ``deadline`` (``time.monotonic()``) by which the last pair must
-    end; ``pair_s``, seconds one pair takes: :func:`pair_estimate_s` for the first, then the last pair's time."""
+    """``deadline`` (``time.monotonic()``) by which the last fresh pair must end; ``pair_s``, seconds one pair
+    takes (:func:`pair_estimate_s`, then the last pair's)."""
 
     deadline: float
     pair_s: float
@@ -151,10 +150,8 @@ def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float],
 
 @dataclass(frozen=True)
 class ProcessWindows:
-    """Timing windows of a baseline and its recipe, each a pair of fresh processes (:func:`process_windows`):
-    ``windows`` pairs that both finished; ``baseline_rounds``/``recipe_rounds``, ``windows * rounds`` rounds a
-    side (ms per call) in launch order; ``run_ids`` of every finished process; ``error``, the one-line cause
-    when a process failed; ``elapsed_s``, wall seconds; ``interrupted`` by Ctrl-C; ``skipped`` pairs that the
+    """Timing windows of a baseline and its recipe in pairs of fresh processes: ``windows`` pairs that finished,
+    ``windows * rounds`` rounds a side (ms per call); ``error``, a failed process's cause; ``skipped`` pairs the
     budget would not fit. The pairs before a failure or Ctrl-C stand."""
 
     windows: int

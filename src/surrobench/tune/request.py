@@ -1,6 +1,4 @@
-"""What ``surrobench optimize`` is asked for (:class:`OptimizeRequest`), its defaults and their checks: the
-settings of the remedy search of :mod:`surrobench.tune.search`, named by their parameters in errors
-(:meth:`surrobench.errors.UsageError.bad`)."""
+"""What ``surrobench optimize`` is asked for (:class:`OptimizeRequest`), its defaults and their checks."""
 
 from __future__ import annotations
 
@@ -91,13 +89,12 @@ class OptimizeRequest:
 
 
 def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int, processes: int = 0) -> None:
-    """Check the search settings (each error names its parameter: :meth:`UsageError.bad`).
+    """Check the search settings.
 
     Raises:
-        UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
-            ``rounds``, ``verify`` and ``processes``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds``
-            < 2 (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the
-            fresh CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
+        UsageError: a value of the wrong type; ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2
+            (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh
+            CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
     """
     for name, value, kinds in (
         ("budget_s", budget_s, (int, float)),
