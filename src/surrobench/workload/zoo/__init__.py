@@ -1,7 +1,5 @@
-"""The reference surrogates: a registry by CLI name, and the data ``surrobench models`` prints.
-
-Each family lives in its own module and cites its paper; see :mod:`surrobench.workload.zoo.base` for the
-interface the runner uses.
+"""The reference surrogates (one module per family, citing its paper): a registry by CLI name, and the data
+``surrobench models`` prints.
 """
 
 from __future__ import annotations
@@ -55,11 +53,8 @@ def all_surrogates() -> list[Surrogate]:
 
 
 def describe(surrogate: Surrogate) -> dict[str, object]:
-    """What ``surrobench models`` shows for one surrogate, JSON-ready.
-
-    Keys: ``name``, ``paper``, ``layout``, ``parameters`` (real-valued parameter count of a freshly built
-    module, complex weights counted twice), ``point_kind``, ``default_size``. Builds the module on the CPU.
-    """
+    """What ``surrobench models`` shows for one surrogate, JSON-ready: its :class:`ModelInfo` and ``parameters``
+    (:func:`count_parameters` of a module built on the CPU)."""
     info = surrogate.info
     return {
         "name": info.name,

@@ -1,7 +1,4 @@
-"""Helpers shared by the zoo families and the user-model loader: input tensors, layout checks, MLPs.
-
-Kept private to the workload layer; the runner only sees :class:`~surrobench.workload.zoo.base.Surrogate`.
-"""
+"""Helpers shared by the zoo families and the user-model loader: input tensors, layout checks, MLPs."""
 
 from __future__ import annotations
 
@@ -60,11 +57,7 @@ class GridSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(x,)``.
-
-        Raises:
-            UsageError: as :func:`grid_shape`.
-        """
+        """``(x,)``; raises UsageError as :func:`grid_shape`."""
         dims = grid_shape(self.info.name, batch, shape, channels=self.channels, multiple_of=self.multiple_of)
         return (randn(dims, generator, device),)
 

@@ -49,11 +49,8 @@ class DeepONet(nn.Module):
 
 
 class DeepONetSurrogate(Surrogate):
-    """``deeponet``: unstacked DeepONet of Lu et al. 2021 (Nat. Mach. Intell.), m=100 sensors, p=128.
-
-    Inputs ``y: (N, 2)`` query points shared across the batch (first: the primary input carries the ladder) and
-    ``u: (B, 100)`` sensor values, fp32; output ``(B, N)``. A bare size N: the query points, per sample.
-    """
+    """``deeponet``: m=100 sensors, p=128; output ``(B, N)``. The query points come first: the primary input
+    carries the ladder."""
 
     info = ModelInfo(
         name="deeponet",
@@ -69,7 +66,7 @@ class DeepONetSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(y, u)`` with ``y: (N, 2)``, ``u: (B, 100)``.
+        """``(y, u)``.
 
         Raises:
             UsageError: a full shape; two inputs of different shapes have no single full shape.

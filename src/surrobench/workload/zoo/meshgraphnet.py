@@ -81,11 +81,8 @@ def grid_mesh_edges(side: int, batch: int, device: torch.device) -> torch.Tensor
 
 
 class MeshGraphNetSurrogate(Surrogate):
-    """``meshgraphnet``: MeshGraphNet of Pfaff et al. 2021 (ICLR), hidden 128, 6 processor steps.
-
-    Inputs: node features ``(B, N, 3)`` fp32, edge_index ``(2, E)`` int64, edge features ``(E, 3)`` fp32; output
-    ``(B, N, 2)``: B disjoint triangulated ``s x s`` grid meshes (:func:`grid_mesh_edges`), ``s = round(sqrt(N))``
-    for a bare size N, N a perfect square in a full shape ``Bx N x 3``. Points: the N nodes per sample.
+    """``meshgraphnet``: hidden 128, 6 processor steps; output ``(B, N, 2)``. B disjoint triangulated ``s x s`` grid
+    meshes (:func:`grid_mesh_edges`), ``s = round(sqrt(N))``; N a perfect square in a full shape ``Bx N x 3``.
     """
 
     info = ModelInfo(
@@ -102,7 +99,7 @@ class MeshGraphNetSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(node_features, edge_index, edge_features)`` for ``batch`` mesh copies.
+        """``(node_features, edge_index, edge_features)``.
 
         Raises:
             UsageError: fewer than 4 nodes, or a full shape that is not ``Bx N x 3`` with N a perfect square.

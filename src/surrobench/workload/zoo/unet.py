@@ -71,10 +71,7 @@ class UNet2d(nn.Module):
 
 
 class UNet2dSurrogate(GridSurrogate):
-    """``unet2d``: U-Net of Ronneberger et al. 2015 with GroupNorm (Wu & He 2018), 3 levels, base width 32.
-
-    Input ``x: (B, 3, N, N)`` fp32, N divisible by 8; output ``(B, 1, N, N)``. Points per sample: ``H * W``.
-    """
+    """``unet2d``: 3 levels, base width 32; output ``(B, 1, N, N)``."""
 
     info = ModelInfo(
         name="unet2d",
