@@ -199,9 +199,8 @@ UNLOADED_BUDGET_S = 6.0
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
     """The shortest idle gap (s) after which a batch runs slower than back to back: the median of ``probes``
-    batches started ``gap`` after the previous one ended (``timed_after(gap)`` runs one) above the P90 of
-    ``back_s`` at that gap and the next on the doubling ladder, refined between the longest fast gap and it;
-    :data:`MAX_GAP_S` when no probed gap is slow."""
+    batches ``timed_after(gap)`` above the P90 of ``back_s`` at that gap and the next on the doubling ladder,
+    refined below it; :data:`MAX_GAP_S` when none is slow."""
     limit = sorted(back_s)[min(len(back_s) - 1, int(0.9 * len(back_s)))]
 
     def slow(gap: float) -> bool:

@@ -26,9 +26,8 @@ FORCE_DISABLE = "TORCHINDUCTOR_FORCE_DISABLE_CACHES"
 
 
 def inductor_cache_dir(environ: Mapping[str, str]) -> str:
-    """The directory TorchInductor caches in for ``environ``: ``TORCHINDUCTOR_CACHE_DIR``, else torch's
-    default, ``<tmp>/torchinductor_<user>`` (``cache_dir_utils.default_cache_dir``; its rule is repeated
-    here only where that function is missing, torch < 2.5)."""
+    """``TORCHINDUCTOR_CACHE_DIR``, else torch's default ``<tmp>/torchinductor_<user>``
+    (``cache_dir_utils.default_cache_dir``, its rule repeated for torch < 2.5)."""
     given = environ.get("TORCHINDUCTOR_CACHE_DIR")
     if given:
         return os.path.abspath(given)
@@ -42,9 +41,8 @@ def inductor_cache_dir(environ: Mapping[str, str]) -> str:
 
 
 def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables a fresh process gets so it reads and writes the cache of the process with ``environ``:
-    the cache directory and :data:`CACHE_SWITCHES`, each unless ``environ`` sets it; ``{}`` when ``environ``
-    turns the caches off (:data:`FORCE_DISABLE`)."""
+    """The variables a fresh process gets to share the cache of the process with ``environ`` (each unless set
+    there); ``{}`` when ``environ`` turns the caches off (:data:`FORCE_DISABLE`)."""
     if environ.get(FORCE_DISABLE) == "1":
         return {}
     out = {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir(environ)}
@@ -53,8 +51,8 @@ def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _config_patches() -> list:
-    """``config.patch`` context managers turning the caches on in modules torch has already imported (those
-    read their environment variables at import; a module imported later reads the environment set here)."""
+    """``config.patch`` context managers turning the caches on in modules already imported (which read the
+    environment at import)."""
     patches = []
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:
@@ -68,9 +66,8 @@ def _config_patches() -> list:
 
 @contextmanager
 def shared_compile_cache() -> Iterator[dict[str, str]]:
-    """While the block runs, this process compiles into the cache of :func:`cache_env` with the caches on,
-    and its environment holds those variables (so a child started inside inherits them); yields them. The
-    environment is restored after."""
+    """For the block, this process compiles into the cache of :func:`cache_env` with its variables in the
+    environment (children inherit them); yields them."""
     added = {k: v for k, v in cache_env(os.environ).items() if os.environ.get(k) != v}
     saved = {k: os.environ.get(k) for k in added}
     os.environ.update(added)

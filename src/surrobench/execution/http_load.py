@@ -32,9 +32,8 @@ def _httpx():
 
 
 def _error_name(exc: BaseException) -> str:
-    """A failed request's cause, named: ``connection refused`` when a ``ConnectionRefusedError`` is in its chain of
-    causes (asyncio's connect wraps it as "All connection attempts failed"), else the exception's class
-    (``ConnectError``, ``ReadTimeout``)."""
+    """``connection refused`` when a ``ConnectionRefusedError`` is in the chain (asyncio wraps it as "All connection
+    attempts failed"), else the exception's class (``ReadTimeout``)."""
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ConnectionRefusedError):
@@ -83,11 +82,10 @@ CONNECT_TIMEOUT_S = 3.0
 
 
 def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Open and close one TCP connection to ``url`` before any load, so a down endpoint is a usage error.
+    """Open and close one TCP connection to ``url``, so a down endpoint is a usage error.
 
     Raises:
-        UsageError: the connection is refused, the host name does not resolve, or no connection within
-            ``timeout_s``.
+        UsageError: refused, unresolved, or no connection within ``timeout_s``.
     """
     check_url(url)
     parts = urlsplit(url)
@@ -103,8 +101,8 @@ def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
 
 
 def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:
-    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``, each request waiting at most ``drain_s``: the
-    trace's ``start_s`` is each send time, ``wake_late_s`` its lateness, ``errors`` the failures by cause.
+    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``, each request waiting at most ``drain_s``
+    (``start_s``: send times; ``wake_late_s``: their lateness).
 
     Raises:
         UsageError: httpx is not installed, or the URL is not http(s).
@@ -122,13 +120,11 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
 def http_unloaded(
     url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0
 ) -> dict[int, tuple[float, list[float], list[float]]]:
-    """The endpoint's unloaded latency before any load: single requests (``POST {"id": -1}``) sent back to back and
-    isolated, as :func:`~surrobench.execution.batcher.unloaded_latency` times a batch of 1 (its result, batch
-    size 1 only: the endpoint batches by its own policy).
+    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``), batch size 1
+    only (the endpoint batches by its own policy).
 
     Raises:
-        UsageError: httpx is not installed, or a request failed (its cause named: ``connection refused``,
-            ``HTTP 500``, ``ReadTimeout``).
+        UsageError: httpx is not installed, or a request failed (its cause named).
     """
     httpx = _httpx()
     with httpx.Client(timeout=timeout_s) as client:

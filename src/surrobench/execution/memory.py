@@ -102,11 +102,10 @@ def available_bytes(device: str) -> int:
 
 
 class PeakMemoryTracker:
-    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's absolute peaks
-    (``max_memory_allocated``, ``max_memory_reserved``). CPU: the peak resident set's growth over ``start()``,
-    after :func:`release_free_heap` and a reset of VmHWM (``5`` to ``/proc/self/clear_refs``, proc(5)); without
-    them (not glibc, not Linux) over the lifetime ``ru_maxrss`` (:attr:`PeakMemory.own_peak` False). File-backed
-    pages paged in meanwhile (``RssFile``: libtorch's code) are the process's, subtracted."""
+    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's peaks. CPU: the
+    peak resident set's growth, after :func:`release_free_heap` and a VmHWM reset (``5`` to
+    ``/proc/self/clear_refs``, proc(5)), else over the lifetime's ``ru_maxrss`` (``own_peak`` False); file-backed
+    pages paged in meanwhile (``RssFile``) subtracted."""
 
     def __init__(self, device: str) -> None:
         self.device = device

@@ -29,8 +29,7 @@ GROUP_TIMEOUT = timedelta(minutes=10)
 
 @dataclass(frozen=True)
 class RankEnv:
-    """This process's place in a multi-process run, as its ``launcher`` (``"torchrun"``, ``"srun"``) gave it:
-    ``rank`` in ``[0, world_size)``, ``local_rank`` on this host (the index of its GPU)."""
+    """This process's place as its ``launcher`` (``"torchrun"``, ``"srun"``) gave it; ``local_rank``: its GPU."""
 
     rank: int
     world_size: int
@@ -46,8 +45,7 @@ def _int(environ: Mapping[str, str], name: str) -> int:
 
 
 def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
-    """This process's rank environment; None for a single process (a world of one too). torchrun's variables
-    win over Slurm's (torchrun inside an allocation).
+    """This process's rank environment, torchrun's over Slurm's; None for a world of one.
 
     Raises:
         UsageError: a variable is not an integer, or the rank is outside the world.
@@ -72,8 +70,7 @@ def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
 
 
 def first_slurm_host(nodelist: str) -> str:
-    """The first host of a Slurm node list: ``node[03-05,9],gpu7`` -> ``node03`` (the ``hostlist``
-    syntax of Slurm's docs, scontrol(1) "show hostnames"); where rank 0 of an srun step runs.
+    """The first host of a Slurm node list, where rank 0 runs: ``node[03-05,9],gpu7`` -> ``node03`` (scontrol(1)).
 
     Raises:
         UsageError: an empty list.
@@ -103,9 +100,8 @@ def _rendezvous_env(env: RankEnv) -> None:
 
 @dataclass(frozen=True)
 class RankGroups:
-    """The process groups of a run: ``world``, the default group on the device's backend, handed to user models;
-    ``control``, gloo over the same ranks for barriers and gathers; ``solo``, rank 0 alone on the device's backend
-    for the one-device reference run (None on the other ranks)."""
+    """``world``, the default group (handed to user models); ``control``, gloo for barriers and gathers; ``solo``,
+    rank 0 alone for the one-device reference run (None on the other ranks)."""
 
     world: dist.ProcessGroup
     control: dist.ProcessGroup
@@ -113,8 +109,7 @@ class RankGroups:
 
 
 def init_groups(env: RankEnv, device: str) -> RankGroups:
-    """Start torch.distributed for this rank (``env://``) and create the three groups. On CUDA the
-    rank's device is ``cuda:LOCAL_RANK``, made current before NCCL starts.
+    """Start torch.distributed for this rank (``env://``, on CUDA with ``cuda:LOCAL_RANK`` current) and its groups.
 
     Raises:
         UsageError: CUDA asked for but this host has fewer GPUs than ``LOCAL_RANK + 1``.

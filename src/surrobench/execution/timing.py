@@ -64,9 +64,8 @@ def measure_round(
     before_each: Callable[[], None] | None = None,
     after_warmup: Callable[[], None] | None = None,
 ) -> TimedSamples:
-    """The one timed round of every loop (``run``'s configs, the interleaved variants of ``optimize`` and
-    ``diagnose``, ``versus``'s levels and surrogates): ``warmup`` untimed calls (:func:`warm_up`), then
-    ``after_warmup`` with the device idle, then :func:`time_loop` with ``before_each``.
+    """The one timed round of every loop: ``warmup`` untimed calls, ``after_warmup`` with the device idle, then
+    :func:`time_loop`.
 
     Raises:
         ConfigTimeout: as :func:`time_loop`.
@@ -80,9 +79,8 @@ def measure_round(
 def time_loop(
     step: Callable[[int], object], iters: int, device: str, before_each: Callable[[], None] | None = None
 ) -> TimedSamples:
-    """Time ``iters`` (>= 1) calls of ``step(i)`` on ``device`` (``"cpu"``, ``"cuda"``), synchronizing after each;
-    ``step``'s result is dropped at once. ``before_each`` runs before each call, outside the timed region, with
-    the device idle (a leak watch's reading; a barrier so that the ranks of a multi-process run start together).
+    """Time ``iters`` (>= 1) calls of ``step(i)``, synchronizing after each, the result dropped; ``before_each`` runs
+    before each call, outside the timed region, with the device idle.
 
     Raises:
         ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
