@@ -13,12 +13,10 @@ from surrobench.workload.spec import ShapeSpec
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
 MIN_WARMUP = 10
 MIN_ITERS = 50
-#: The largest count any integer setting takes: a signed 32-bit int; a larger one is refused before anything runs
-#: (it would overflow later: SQLite stores at most a 64-bit INTEGER).
+#: The largest count any integer setting takes (a signed 32-bit int; SQLite stores at most a 64-bit INTEGER).
 MAX_COUNT = 2**31 - 1
-#: The default of the library and the command line alike: at least :data:`MIN_ITERS`, and the
-#: :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples under which ``compare`` calls a P95
-#: untrustworthy.
+#: The default: at least :data:`MIN_ITERS` and the :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples
+#: a trustworthy P95 needs.
 DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
 
 

@@ -18,8 +18,7 @@ import numpy as np
 from surrobench.errors import UsageError
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, WallClock, unloaded_latency
 
-#: Connections kept open at once: enough that an open-loop schedule is not turned into a closed loop by the
-#: pool (httpx's default limit is 100).
+#: Connections kept open at once, so the pool does not close the open loop (httpx's default limit is 100).
 MAX_CONNECTIONS = 256
 
 

@@ -17,8 +17,7 @@ from surrobench.execution.config import autocast_context
 Inputs = tuple[torch.Tensor, ...]
 Step = Callable[[int], object]
 
-#: Iterations run on a side stream before capture, as the PyTorch CUDA-graphs docs prescribe, so that
-#: lazy initialisation (cuBLAS handles, cuDNN plans, autocast caches) happens outside the graph.
+#: Iterations on a side stream before capture, so lazy initialisation stays out of the graph (PyTorch CUDA-graphs docs).
 CUDAGRAPH_WARMUP_ITERS = 3
 
 

@@ -19,11 +19,9 @@ import torch.distributed as dist
 
 from surrobench.errors import UsageError
 
-#: torchrun's own default port (``--master-port``, PyTorch docs "torchrun"); used under srun when the
-#: user set no MASTER_PORT.
+#: torchrun's default ``--master-port`` (PyTorch docs "torchrun"), used under srun without MASTER_PORT.
 DEFAULT_MASTER_PORT = 29500
-#: How long a rank waits for the others at start-up and at each barrier before giving up: long enough
-#: for a slow model build on another rank, short enough that a dead rank does not hang CI forever.
+#: How long a rank waits for the others at start-up and each barrier: a slow model build, not a dead rank.
 GROUP_TIMEOUT = timedelta(minutes=10)
 
 

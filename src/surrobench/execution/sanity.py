@@ -19,19 +19,16 @@ from collections.abc import Callable, Iterable, Iterator
 import psutil
 import torch
 
-#: ``extra`` key of a config whose memory grew on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}``
-#: (merged rounds add ``"rounds"``, how many of them grew: :func:`merge_flags`).
+#: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
 MUTATED_KEY = "mutated_inputs"
-#: ``extra`` key of a config whose output held NaN or Inf: ``{"tensor", "input_set", "call", "phase",
-#: "nonfinite_values", "numel"}`` (:func:`check_calls`).
+#: ``extra`` key of an output that held NaN or Inf (:func:`check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
 #: Median growth per call that counts as a leak, bytes: above what the resident set moves by without a leak (the
 #: 4 KiB pages of a few small Python objects), far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
-#: Bytes hashed per slice: a device tensor is copied to the host one slice at a time, so the check holds at most
-#: this much host memory whatever the input's size.
+#: Bytes hashed per slice copied to the host: the most host memory the check holds.
 _DIGEST_SLICE_BYTES = 8 * 2**20
 
 

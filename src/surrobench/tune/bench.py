@@ -36,11 +36,9 @@ from surrobench.tune.request import OptimizeRequest
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
-#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
-#: (each CUDA-graph variant holds its own memory pool).
+#: Keep timed variants for profiling only while this fraction of device memory is free (CUDA graphs hold pools).
 KEEP_FREE_FRACTION = 0.25
-#: The largest share of the budget the search keeps for one pair of the recipe's fresh processes
-#: (:meth:`DeviceBench.process_reserve_s`); pair times measured: docs/benchmarks/h200-optimize.md.
+#: The largest share of the budget kept for one fresh pair (pair times: docs/benchmarks/h200-optimize.md).
 PAIR_SHARE = 0.25
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded,
 #: after every timed round (once CUPTI is attached, launches stay slower in that process:

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 #: (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), the config ending within 3 minutes
 #: (docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8").
 DEFAULT_BUDGET_S = 150.0
-#: Most pairs of fresh processes ``--verify`` or ``--processes`` runs: each pair costs two process starts (and
-#: compilations).
+#: Most pairs of fresh processes ``verify`` or ``processes`` runs (each pair two process starts).
 MAX_FRESH_PAIRS = 20
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6

@@ -15,8 +15,7 @@ if TYPE_CHECKING:  # torch is imported where inputs are made: the CLI reads DEFA
 
     from surrobench.workload.zoo.base import Surrogate
 
-#: Three sets: enough to break the one-buffer cache effect, small enough (3x the input) for any config
-#: that fits once.
+#: Enough to break the one-buffer cache effect, small enough (3x the input) for any config that fits once.
 DEFAULT_INPUT_SETS = 3
 
 
