@@ -1,12 +1,8 @@
-"""One torch.compile cache for an ``optimize`` call and the fresh processes it starts, so that a fresh process
-loads the kernels the search compiled instead of compiling them again (Dynamo still traces).
-
-:func:`shared_compile_cache` turns on TorchInductor's on-disk caches in this process (the FX-graph cache, the
-AOTAutograd cache, torch >= 2.5, and the local autotune cache, under ``TORCHINDUCTOR_CACHE_DIR``; Triton's kernels
-under ``<cache dir>/triton``: PyTorch tutorial "Compile Time Caching Configuration", ``torch/_inductor/config.py``)
-in the user's cache directory, and :func:`cache_env` gives every child the same directory and switches. What the
-user set in the environment is kept; ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns it all off. docs/design.md,
-"Compile caches of the fresh processes", says why not ``torch.compiler.save_cache_artifacts``.
+"""One torch.compile cache for an ``optimize`` call and its fresh processes, which then load the kernels the search
+compiled (Dynamo still traces): :func:`shared_compile_cache` turns on TorchInductor's on-disk FX-graph, AOTAutograd
+(torch >= 2.5) and local autotune caches under ``TORCHINDUCTOR_CACHE_DIR`` (PyTorch tutorial "Compile Time Caching
+Configuration"), :func:`cache_env` gives every child the same. What the user set is kept;
+``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns it all off (why not ``save_cache_artifacts``: docs/design.md).
 """
 
 from __future__ import annotations

@@ -94,20 +94,18 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         setup_ms = time_once(lambda i: outputs.append(clone_output(step(i))), cfg.device)
         nonfinite = first_calls_nonfinite(step, outputs[0], len(input_sets))
     memory = tracker.stop()
-    resident = _allocated(cfg.device) - before
-    variant = Variant(
+    return Variant(
         cfg,
         step,
         input_sets,
         prepared.surrogate.points_per_sample(input_sets[0]),
         setup_ms,
         outputs[0],
-        resident_bytes=resident,
+        resident_bytes=_allocated(cfg.device) - before,
+        peak_bytes=_own_peak(memory, before, 0, cfg.device),
         nonfinite=nonfinite,
         calls=len(input_sets),
     )
-    variant.peak_bytes = _own_peak(memory, before, 0, cfg.device)
-    return variant
 
 
 def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, device: str) -> int:

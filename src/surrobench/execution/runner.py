@@ -185,7 +185,12 @@ def _measure(
             seen["mutated"] = mutated_inputs(digest, input_digest(input_sets[0]))
             seen["phase"] = "timed"
 
-        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, _both(watch.sample, before_each), warm)
+        def before() -> None:
+            watch.sample()
+            if before_each is not None:
+                before_each()
+
+        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, before, warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
@@ -203,17 +208,6 @@ def _measure(
 def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
     """The first-call check of every input set: ``first_output`` for set 0, one call of each other set."""
     return check_calls(lambda i: first_output if i == 0 else step(i), range(n_sets), 0, "first")
-
-
-def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
-    if then is None:
-        return first
-
-    def hook() -> None:
-        first()
-        then()
-
-    return hook
 
 
 def timed_result(

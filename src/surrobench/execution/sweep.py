@@ -133,9 +133,8 @@ class SweepPlan:
 
 
 def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = None) -> SweepPlan:
-    """The request's configs (model, precision, mode, shape, batch order), every (model, shape, batch) checked
-    against the model's layout before anything is timed (:func:`check_input_size`). ``given``: models already
-    resolved, by their name in ``request.models`` (:func:`surrobench.workload.loader.live_surrogate`).
+    """The request's configs (model, precision, mode, shape, batch order), each checked by :func:`check_input_size`;
+    ``given``: models already resolved, by their name in ``request.models``.
 
     Raises:
         UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
@@ -219,13 +218,9 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run first and each config when its last round finishes, then
-    marking it ``complete`` (left ``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole
-    sweep, each config's rounds merged (:func:`~surrobench.execution.runner.merge_rounds`). ``on_result`` is told
-    every round of every config.
-
-    Returns:
-        The run record and warnings for the user (:func:`sweep_warnings`).
+    """Run the planned sweep, committing the run first and each config after its last round, then marking it
+    ``complete`` (``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole sweep, each
+    config's rounds merged. ``on_result`` is told every round. Returns the run and :func:`sweep_warnings`.
 
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the configs committed stay stored, the run ``interrupted``.

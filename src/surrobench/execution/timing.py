@@ -1,11 +1,8 @@
-"""The timing core: cold start, warm-up, timed loop.
+"""The timing core: cold start, warm-up, timed loop (docs/sources.md, method §1 and §5; triton.testing.do_bench).
 
-Protocol (docs/sources.md, method §1 and §5; triton.testing.do_bench): the device is idle before each
-iteration; on CUDA, events bracket the call on the current stream and the host clock brackets the call
-plus a device-wide synchronize, so ``latency_ms`` is what a caller waits and ``device_ms`` is GPU time
-between the events; ``host_ms`` is the host clock from the call to its return, before the synchronize: the
-time the host takes to submit the step (for a model that does not synchronize inside its forward). On CPU only
-the host clock (``time.perf_counter_ns``) is read.
+The device is idle before each call. ``latency_ms``: the host clock over the call and a device-wide synchronize,
+what a caller waits. On CUDA, ``device_ms``: events around the call on the current stream; ``host_ms``: the host
+clock to the call's return, the step's submission. On CPU only the host clock is read.
 """
 
 from __future__ import annotations
