@@ -40,8 +40,8 @@ def _check(rate_rps: float, duration_s: float) -> None:
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
-    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``: exponential
-    inter-arrival times from numpy's PCG64 seeded with ``seed``, as LoadGen's Server scenario draws them.
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps`` (PCG64 seeded
+    with ``seed``), as LoadGen's Server scenario draws them.
 
     Raises:
         UsageError: a rate or duration not finite and positive, or too many arrivals (:func:`check_load`).

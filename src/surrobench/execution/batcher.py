@@ -1,8 +1,7 @@
 """A dynamic batcher over an injected ``service(k)`` (serves k requests, returns its compute time, s), open or
-closed loop, in one thread, on a wall or virtual clock (:class:`WallClock`, :class:`VirtualClock`: tests plant
-service times). The requests waiting (up to ``max_batch``, oldest first) are dispatched once ``max_batch`` wait
-or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); a batch completes when ``service`` returns
-(a synchronized finish); per request, latency = completion - arrival.
+closed loop, on a wall or virtual clock: the waiting requests (up to ``max_batch``, oldest first) dispatched once
+``max_batch`` wait or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); latency = completion
+(``service`` returned) - arrival.
 """
 
 from __future__ import annotations

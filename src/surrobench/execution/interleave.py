@@ -1,9 +1,6 @@
-"""Interleaved timing of several variants of one config inside one process (A B A B ...).
-
-Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so every
-variant is built once (its first call timed apart as its setup), then the variants take turns, each round running
-every variant's warm-up and timed calls in order (:func:`~surrobench.execution.timing.measure_round`), so a slow
-spell of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM).
+"""Interleaved timing of several variants of one config in one process (A B A B ...): each built once (its first
+call timed as its setup), then taking turns round by round, so a slow spell of the host lands on all of them
+(docs/benchmarks/h200-compare.md, "A/A"; Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time").
 """
 
 from __future__ import annotations

@@ -70,13 +70,9 @@ def check_mode(mode: str, device: str) -> None:
 
 
 def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
-    """One CUDA graph per input set (static buffers), replayed in turn; each in a private memory pool (a shared
-    one would let a replay overwrite another's output), autocast's cast cache off in capture (PyTorch docs,
-    CUDA graphs + AMP).
-
-    Raises:
-        UsageError: on a device other than CUDA.
-    """
+    """One CUDA graph per input set, replayed in turn, each in a private memory pool (a shared one would let a
+    replay overwrite another's output), autocast's cast cache off in capture (PyTorch docs, CUDA graphs + AMP).
+    Raises UsageError on a device other than CUDA."""
     check_mode("cudagraph", device)
     graphs: list[torch.cuda.CUDAGraph] = []
     outputs: list[object] = []

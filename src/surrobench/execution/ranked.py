@@ -18,13 +18,9 @@ from surrobench.records.run import ConfigResult
 def run_config_together(
     cfg: ExecConfig, prepared: PreparedModel, barrier: Callable[[], None]
 ) -> tuple[ConfigResult, list[tuple[np.ndarray, np.ndarray]]]:
-    """Measure ``cfg`` on this rank in step with the others, ``barrier`` before each timed call; a rank whose
-    config failed still takes the barriers it missed, so the others are not left waiting.
-
-    Returns:
-        The rank's result and, per timed iteration, the ``(start, end)`` intervals in ns (from the
-        iteration's start) of the torch.distributed calls the model made; an empty list when it failed.
-    """
+    """Measure ``cfg`` on this rank, ``barrier`` before each timed call (a failed rank takes the ones it missed).
+    Returns the result and, per timed iteration, the ``(start, end)`` ns of its torch.distributed calls from the
+    iteration's start (empty when it failed)."""
     recorder = CollectiveRecorder(cfg.device)
     met = 0
 

@@ -1,10 +1,6 @@
-"""Reference outputs of a config for the accuracy guard: fp32 eager with TF32 off, and fp64 where it runs.
-
-Both are computed on the config's first input set, on its device, under ``torch.inference_mode()``. The
-fp64 reference is a deep copy of the module with floating parameters and buffers in float64 (complex ones
-in complex128) fed float64 inputs, the way torch._dynamo's accuracy checker builds its own (``cast_to_fp64``
-in ``torch/_dynamo/debug_utils.py``); a model that cannot run so (a dtype fixed inside its forward, an
-op without a float64 kernel) has no fp64 reference and the reason is returned.
+"""Reference outputs of a config for the accuracy guard, on its first input set: fp32 eager with TF32 off, and
+fp64 where it runs: a deep copy of the module in float64/complex128 fed float64 inputs, as torch._dynamo's
+accuracy checker builds its own (``cast_to_fp64``, ``torch/_dynamo/debug_utils.py``).
 """
 
 from __future__ import annotations

@@ -33,10 +33,9 @@ from surrobench.tune.trials import Trials
 #: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
 #: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 FIRST_COMPILE_S = 20.6
-#: Default budget of measured actions per config, s (``measure_s``): the AFNO at 256² b4 took 90 s on the H200
-#: with it (docs/benchmarks/h200-measured-advice.md), timing and profiling 20-30 s. With it the whole diagnose
-#: ends by DIAGNOSE_TARGET_S a config (COUNTERS_TARGET_S with counters; the goals 90 and 150 s less ~5 s of
-#: process start and a last remedy's overrun); a budget below MIN_MEASURE_S is not started (no remedy fits).
+#: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
+#: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
+#: (COUNTERS_TARGET_S with counters); a budget below MIN_MEASURE_S is not started (no remedy fits).
 DEFAULT_MEASURE_S = 45.0
 DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 

@@ -1,8 +1,7 @@
-"""An optimize recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says why and how it
-is judged): each pair one run of the baseline's config and one of the recipe's, each a new process that measures
-it as ``surrobench run`` does (:mod:`surrobench.tune.fresh_child`), the first of a pair alternating (B R, R B, ...)
-so that a drift of the machine falls on both sides; runs stored tagged ``fresh:baseline`` / ``fresh:recipe``
-(:func:`check_fresh`), or ``confirm:...`` for the search's own windows (:func:`process_windows`).
+"""An optimize recipe measured again in fresh processes (why and how judged: :mod:`surrobench.results.fresh`):
+each pair one new process of the baseline's config and one of the recipe's (:mod:`surrobench.tune.fresh_child`),
+alternating first (B R, R B, ...) so a drift falls on both sides; runs tagged ``fresh:...`` (:func:`check_fresh`)
+or ``confirm:...`` (the search's own windows, :func:`process_windows`).
 """
 
 from __future__ import annotations
@@ -141,9 +140,8 @@ PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 
 
 def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int, device: str) -> float:
-    """Seconds one pair of fresh processes takes: per side (baseline, recipe) :data:`PROCESS_START_S`, its setup
-    ``setup_ms`` as measured here (an upper bound: the shared compile cache speeds a fresh one) and ``calls``
-    calls at ``call_ms``."""
+    """Seconds one fresh pair takes: per side (baseline, recipe) :data:`PROCESS_START_S`, ``setup_ms`` as measured
+    here (an upper bound: the shared compile cache speeds a fresh one) and ``calls`` calls at ``call_ms``."""
     start = PROCESS_START_S.get(device, max(PROCESS_START_S.values()))
     return sum(start + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 

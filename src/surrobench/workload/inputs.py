@@ -22,12 +22,8 @@ DEFAULT_INPUT_SETS = 3
 def make_input_sets(
     surrogate: Surrogate, batch: int, shape: ShapeSpec, *, device: str, seed: int, n_sets: int
 ) -> list[tuple[torch.Tensor, ...]]:
-    """``n_sets`` input tuples drawn in sequence from one generator seeded with ``seed``: the same (model, shape,
-    batch, seed) gives the same sets whatever the precision or mode.
-
-    Raises:
-        UsageError: from the surrogate, when the shape does not fit its layout.
-    """
+    """``n_sets`` input tuples drawn from one generator seeded with ``seed`` (the same whatever the precision or
+    mode); raises UsageError when the shape does not fit the surrogate's layout."""
     import torch
 
     generator = torch.Generator(device=device)

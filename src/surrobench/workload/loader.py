@@ -1,7 +1,6 @@
-"""User models (``module:factory``, ``file.py:factory``, a ``torch.export`` ``.pt2``, a model object:
-:func:`live_surrogate`) as :class:`~surrobench.workload.zoo.base.Surrogate`. :func:`resolve_model` resolves names;
-a bad name or file is a one-line :class:`~surrobench.errors.UsageError`, a failure of the user's code when it runs
-(factory, ``example_inputs`` hook) a :class:`~surrobench.errors.ModelError`, recorded as the config's failure.
+"""User models (``module:factory``, ``file.py:factory``, a ``torch.export`` ``.pt2``, a model object) as
+:class:`~surrobench.workload.zoo.base.Surrogate`: a bad name or file is a :class:`~surrobench.errors.UsageError`,
+a failure of the user's code when it runs a :class:`~surrobench.errors.ModelError`.
 """
 
 from __future__ import annotations
@@ -233,8 +232,8 @@ def _has_group_parameter(fn: Callable) -> bool:
 
 
 class _ExportedModule(nn.Module):
-    """Holds ``ExportedProgram.module()``; ``train()``/``eval()`` do not reach it: its mode was fixed when traced,
-    and its ``eval()`` raises ("Calling eval() is not supported yet", torch 2.13)."""
+    """Holds ``ExportedProgram.module()``, out of ``train()``/``eval()``'s reach: its mode was fixed when traced,
+    and its ``eval()`` raises (torch 2.13)."""
 
     def __init__(self, program_module: nn.Module) -> None:
         super().__init__()
@@ -248,9 +247,8 @@ class _ExportedModule(nn.Module):
         return self.program(*inputs)
 
 
-#: Archive members holding pickled Python objects other than plain tensors (torch.export's own
-#: ``torch/export/pt2_archive`` layout: ``custom_obj_*`` TorchScript objects, ``opaque_obj_*`` pickles), and
-#: the compiled AOTInductor folder (a shared library is native code).
+#: Archive members of pickled objects other than tensors (``torch/export/pt2_archive``: ``custom_obj_*``
+#: TorchScript objects, ``opaque_obj_*`` pickles), and the AOTInductor folder (native code).
 _UNSAFE_PREFIXES = ("custom_obj_", "opaque_obj_")
 _NATIVE_DIRS = ("data/aotinductor/",)
 
@@ -295,9 +293,9 @@ def pickle_members(path: Path) -> list[str]:
 
 
 class ExportedSurrogate(Surrogate):
-    """A saved ``torch.export`` program (``.pt2``). Inputs: randn in the stored examples' dtypes and shapes with
-    dim 0 the batch (a full ``--shape`` for the first); a bare size only if it is the example's last dim;
-    non-floating inputs reused as stored. Dims are checked against the export's constraints before any run."""
+    """A saved ``torch.export`` program (``.pt2``). Inputs: randn in the stored examples' dtypes and shapes, dim 0
+    the batch (a full shape for the first); non-floating inputs reused as stored; dims checked against the
+    export's constraints."""
 
     def __init__(self, path: Path, *, trust_pickle: bool = False) -> None:
         if not path.is_file():
@@ -381,11 +379,10 @@ class ExportedSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """One tensor per program input (class docstring).
+        """One tensor per program input.
 
         Raises:
-            UsageError: a bare size other than the example's last dim, a full shape of another rank, or a
-                dim (batch included) the export's constraints do not allow.
+            UsageError: a bare size other than the example's last dim, or a dim the export does not allow.
         """
         if shape.size is not None and shape.size != self.info.default_size:
             raise UsageError.bad(

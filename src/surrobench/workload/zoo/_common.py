@@ -66,11 +66,8 @@ class GridSurrogate(Surrogate):
 
 
 def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[int, int, int]:
-    """The point-cloud layout ``(B, N, dim)`` of a bare size N or a full shape ``Bx N x dim``.
-
-    Raises:
-        UsageError: a full shape that is not rank 3 or whose last dimension is not ``dim``.
-    """
+    """The point-cloud layout ``(B, N, dim)`` of a bare size N or a full shape; raises UsageError for a full shape
+    other than ``Bx N x dim``."""
     if shape.full is None:
         return (batch, shape.size, dim)
     if len(shape.full) != 3 or shape.full[2] != dim:

@@ -24,12 +24,8 @@ DEPTH = 3  # hidden layers per sub-net
 
 
 class DeepONet(nn.Module):
-    """Branch MLP ``(B, m) -> (B, p)``, trunk MLP ``(N, d) -> (N, p)``, output ``(B, N)``.
-
-    The trunk input is shared by the whole batch, the common case of one query grid for all input
-    functions; the trunk then costs the same at every batch size, which the scaling analysis should see.
-    ReLU activations, linear last layers.
-    """
+    """Branch MLP ``(B, m) -> (B, p)``, trunk MLP ``(N, d) -> (N, p)`` (ReLU), output ``(B, N)``. One query grid
+    for the whole batch: the trunk costs the same at every batch size."""
 
     def __init__(
         self,

@@ -55,10 +55,8 @@ class SpectralConv2d(nn.Module):
 
 
 class FNO2d(nn.Module):
-    """Lifting (1x1 conv), ``n_layers`` Fourier layers (spectral conv + 1x1 conv skip), projection MLP.
-
-    Channels-first 1x1 convolutions replace the reference code's channels-last ``nn.Linear`` layers (the
-    same pointwise maps). As in the reference code, GELU follows every Fourier layer but the last.
+    """Lifting, ``n_layers`` Fourier layers (spectral conv + 1x1 conv skip, GELU after all but the last), projection
+    MLP; 1x1 convolutions for the reference code's channels-last ``nn.Linear`` (the same pointwise maps).
 
     Shapes: ``(B, in_channels, H, W) -> (B, out_channels, H, W)``.
     """

@@ -30,13 +30,11 @@ def _latent_mlp(in_dim: int, out_dim: int = HIDDEN, *, layer_norm: bool = True) 
 
 
 class MeshGraphNet(nn.Module):
-    """Encoder MLPs for nodes and edges, ``steps`` residual message-passing blocks, node decoder MLP.
+    """Node and edge encoders, ``steps`` residual blocks (``m_ij = MLP_e([e_ij, x_src, x_dst])``,
+    ``x_i += MLP_v([x_i, sum_j m_ji])``, ``e_ij += m_ij``; ``edge_index[0]`` the source), a node decoder.
 
-    Each block: ``m_ij = MLP_e([e_ij, x_src, x_dst])``, ``x_i += MLP_v([x_i, sum_j m_ji])``,
-    ``e_ij += m_ij``. Messages flow from ``edge_index[0]`` (source) to ``edge_index[1]`` (destination).
-
-    Shapes: node features ``(B, N, node_dim)``, edge_index ``(2, E)`` int64 into the ``B*N`` flattened
-    nodes, edge features ``(E, edge_dim)`` -> ``(B, N, out_dim)``.
+    Shapes: nodes ``(B, N, node_dim)``, edge_index ``(2, E)`` int64 into the ``B*N`` nodes, edges
+    ``(E, edge_dim)`` -> ``(B, N, out_dim)``.
     """
 
     def __init__(
