@@ -72,8 +72,7 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
     ``#`` lines skipped), shifted to start at 0.
 
     Raises:
-        UsageError: the file cannot be read, holds no timestamp, holds a value that is not a finite number,
-            or timestamps that go back in time.
+        UsageError: unreadable, no timestamp, a value not a finite number, or timestamps going back.
     """
     try:
         lines = Path(path).read_text().splitlines()

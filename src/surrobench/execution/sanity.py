@@ -25,8 +25,8 @@ LEAK_KEY = "memory_growth"
 MUTATED_KEY = "mutated_inputs"
 #: ``extra`` key of an output that held NaN or Inf (:func:`check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
-#: Median growth per call that counts as a leak, bytes: above what the resident set moves by without a leak (the
-#: 4 KiB pages of a few small Python objects), far under the 16 MiB per call of a leak seen in a fresh-user trial.
+#: Median growth per call that counts as a leak, bytes: above the few 4 KiB pages the resident set moves by without
+#: one, far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
 #: Bytes hashed per slice copied to the host: the most host memory the check holds.
 _DIGEST_SLICE_BYTES = 8 * 2**20

@@ -225,7 +225,7 @@ def check_fresh(
     None: not kept); None when the entry has no recipe. ``on_phase`` gets one line before the first process.
 
     Raises:
-        ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
+        ValueError: ``pairs`` < 2 (the CI draws processes).
         Interrupted: Ctrl-C; ``partial`` the :class:`FreshCheck` with verdict ``interrupted``, the run ids of the
             processes that finished (stored in the database) and their medians.
     """

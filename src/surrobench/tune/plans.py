@@ -168,12 +168,10 @@ def _store(store: ResultStore, report: OptimizeReport) -> None:
 
 
 def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
-    """One planned sweep per distinct config of a stored run, with its counts, seed and settings, failed ones
-    included (a remedy may fix them).
+    """One planned sweep per distinct config of a stored run (failed ones too: a remedy may fix them).
 
     Raises:
-        UsageError: the run has no configs, its device is not available here, or a model or shape of it no
-            longer resolves (:func:`plan_sweep`).
+        UsageError: no configs, a device not available here, or a model or shape that no longer resolves.
     """
     if not run.results:
         raise UsageError(f"run {run.run_id} has no configs to optimize")

@@ -89,14 +89,6 @@ def _import_target(target: str) -> ModuleType:
         raise UsageError.bad("model", f"{target}: cannot import: {_one_line(exc)}") from exc
 
 
-def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """A tensor or a tuple/list of tensors, moved to ``device``; anything else is a ModelError."""
-    items = (value,) if isinstance(value, torch.Tensor) else value
-    if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
-        raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
-    return tuple(t.to(device) for t in items)
-
-
 class FactorySurrogate(Surrogate):
     """A model built by a user's ``factory()``; a factory or hook with a ``group`` parameter gets the process group
     (:meth:`with_group`; None in one process). Inputs: the hook ``example_inputs(batch, shape)`` (the factory's
@@ -183,7 +175,10 @@ class FactorySurrogate(Surrogate):
                 value = self._hook(batch, size, **kwargs)
             except (Exception, SystemExit) as exc:
                 raise ModelError(f"{where} raised {_one_line(exc)}") from exc
-        return _as_input_tuple(value, where, device)
+        items = (value,) if isinstance(value, torch.Tensor) else value
+        if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
+            raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
+        return tuple(t.to(device) for t in items)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
         """:func:`user_grid_points` of the default input; None with an inputs hook (no declared layout)."""

@@ -15,14 +15,10 @@ from surrobench.workload.zoo.meshgraphnet import MeshGraphNetSurrogate
 from surrobench.workload.zoo.pinn import PINNSurrogate
 from surrobench.workload.zoo.unet import UNet2dSurrogate
 
-_FAMILIES: tuple[type[Surrogate], ...] = (
-    FNO2dSurrogate,
-    UNet2dSurrogate,
-    PINNSurrogate,
-    DeepONetSurrogate,
-    MeshGraphNetSurrogate,
-)
-_REGISTRY: dict[str, type[Surrogate]] = {cls.info.name: cls for cls in _FAMILIES}
+_REGISTRY: dict[str, type[Surrogate]] = {
+    cls.info.name: cls
+    for cls in (FNO2dSurrogate, UNet2dSurrogate, PINNSurrogate, DeepONetSurrogate, MeshGraphNetSurrogate)
+}
 
 
 def surrogate_names() -> list[str]:
@@ -49,7 +45,7 @@ def get_surrogate(name: str) -> Surrogate:
 
 def all_surrogates() -> list[Surrogate]:
     """One instance of every reference surrogate, in listing order."""
-    return [cls() for cls in _FAMILIES]
+    return [cls() for cls in _REGISTRY.values()]
 
 
 def describe(surrogate: Surrogate) -> dict[str, object]:

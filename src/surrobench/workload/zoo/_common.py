@@ -27,8 +27,7 @@ def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multip
     """The grid layout ``(B, C, H, W)`` of a bare size N (``H = W = N``) or a full shape (its batch ``batch``).
 
     Raises:
-        UsageError: a full shape that is not rank 4, has a channel count other than ``channels``, or
-            a spatial size not divisible by ``multiple_of``.
+        UsageError: a full shape other than ``(B, channels, H, W)``, or H or W not divisible by ``multiple_of``.
     """
     if shape.full is None:
         dims = (batch, channels, shape.size, shape.size)

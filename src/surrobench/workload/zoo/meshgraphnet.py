@@ -64,12 +64,9 @@ class MeshGraphNet(nn.Module):
 
 
 def grid_mesh_edges(side: int, batch: int, device: torch.device) -> torch.Tensor:
-    """Directed edges ``(2, E)`` int64 of ``batch`` disjoint triangulated ``side x side`` grid meshes.
-
-    Node ``(i, j)`` of copy ``b`` is ``b * side**2 + i * side + j``. Each cell is split by its (i, j)-(i+1, j+1)
-    diagonal; every undirected edge appears in both directions, so
-    ``E = 2 * batch * (2 * side * (side - 1) + (side - 1)**2)``. Built on ``device`` with no randomness.
-    """
+    """Directed edges ``(2, E)`` int64 of ``batch`` disjoint ``side x side`` grid meshes, each cell split by its
+    (i, j)-(i+1, j+1) diagonal, node ``(i, j)`` of copy ``b`` numbered ``b * side**2 + i * side + j``:
+    ``E = 2 * batch * (2 * side * (side - 1) + (side - 1)**2)``."""
     idx = torch.arange(side * side, device=device).view(side, side)
     pairs = [(idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :]), (idx[:-1, :-1], idx[1:, 1:])]
     undirected = torch.cat([torch.stack([a.flatten(), b.flatten()]) for a, b in pairs], dim=1)
