@@ -56,9 +56,8 @@ class VirtualClock:
 
 @dataclass
 class ServeTrace:
-    """What one load did, per request and per batch, s from the schedule's start: ``completion_s`` NaN for a
-    dropped request; ``wake_late_s``, how late each wake of the idle batcher was; ``loop_s``, its own time;
-    ``server_seen`` False for an HTTP endpoint (``start_s`` the send time); ``errors`` per error name."""
+    """What one load did, s from the schedule's start: ``completion_s`` NaN for a dropped request; ``wake_late_s``,
+    each idle wake's lateness; ``server_seen`` False for an HTTP endpoint (``start_s`` the send time)."""
 
     arrival_s: np.ndarray
     start_s: np.ndarray

@@ -1,10 +1,7 @@
 """Time inside the torch.distributed calls a model makes in its forward (waiting for the slowest peer included),
-per timed step: :class:`CollectiveRecorder` wraps the ``torch.distributed`` functions while a config runs and
-records one interval per call, from the call to its completion:
-
-- on CUDA, CUDA events on the current stream before and after the call (a blocking NCCL call makes the current
-  stream wait for the NCCL stream; PyTorch docs, "CUDA semantics", asynchronous execution and events);
-- on the CPU (gloo), the host clock around the call.
+per timed step: :class:`CollectiveRecorder` wraps the ``torch.distributed`` functions and records one interval per
+call, by CUDA events on the current stream (a blocking NCCL call makes it wait for the NCCL stream; PyTorch docs,
+"CUDA semantics") or, on the CPU, the host clock.
 
 ``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv``
 called one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another
@@ -61,7 +58,7 @@ class _Mark:
             self.host_ns = time.perf_counter_ns()
 
     def since_ns(self, origin: _Mark) -> int:
-        """Nanoseconds from ``origin`` to this mark (events must have completed)."""
+        """Nanoseconds from ``origin`` (events completed)."""
         if self.event is not None:
             return int(round(origin.event.elapsed_time(self.event) * NS_PER_MS))
         return self.host_ns - origin.host_ns

@@ -57,8 +57,7 @@ def _handle(pynvml):
 
 
 def gpu_readings() -> dict | None:
-    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of the GPU torch uses; None
-    without NVML."""
+    """SM and memory clock (MHz), temperature (°C), power (W), throttle reasons of torch's GPU; None without NVML."""
     with _nvml() as pynvml:
         if pynvml is None:
             return None
@@ -152,8 +151,7 @@ def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> st
 
 
 def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:
-    """One line when a config of ``sm_clocks_mhz`` ((label, SM clock after its timed loop) pairs) ran under
-    :data:`CLOCK_DROP_FRACTION` of the run's top clock."""
+    """One line when a config of ``sm_clocks_mhz`` ((label, MHz)) ran under :data:`CLOCK_DROP_FRACTION` of the top."""
     if not sm_clocks_mhz:
         return None
     top = max(c for _, c in sm_clocks_mhz)

@@ -90,9 +90,8 @@ ERROR_CHARS = 500
 
 
 def error_text(exc: BaseException) -> str:
-    """A failed config's ``error``: ``Type: first line`` (:func:`~surrobench.execution.failures.failure_label`),
-    at most :data:`ERROR_CHARS`; a ``sys.exit`` named as the model's, a forward missing arguments with
-    :data:`MULTI_INPUT_HINT`."""
+    """A failed config's ``error``: ``Type: first line``, at most :data:`ERROR_CHARS`, a forward missing arguments
+    with :data:`MULTI_INPUT_HINT`."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"

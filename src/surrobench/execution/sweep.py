@@ -67,9 +67,7 @@ class SweepRequest(ExecSettings):
 
 
 class SweepInterrupted(Interrupted):
-    """Ctrl-C during a sweep: ``record`` holds the configs committed before it (the run is stored with
-    state ``interrupted``; a config short of its rounds has ``extra["rounds_planned"]``), ``total`` how many
-    the sweep had."""
+    """Ctrl-C during a sweep: ``record`` the configs committed before it (stored ``interrupted``), of ``total``."""
 
     def __init__(self, record: RunRecord, total: int) -> None:
         short = record.short_of_rounds
@@ -199,8 +197,7 @@ def new_run_id() -> str:
 
 
 def run_environment(request: SweepRequest) -> dict:
-    """The run's ``env``: the :func:`~surrobench.execution.env.fingerprint` of this process's device and
-    the request's run-wide settings (cudnn.benchmark, rounds, torch threads, TF32 per precision)."""
+    """The run's ``env``: the device's :func:`~surrobench.execution.env.fingerprint` and the run-wide settings."""
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
@@ -328,8 +325,7 @@ def _run_rounds(
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops, a busy host (:func:`busy_host_warning` with the run's torch ``threads``,
-    this process's when None), noisy measurements and the forward's flags."""
+    """Failed configs, clock drops, a busy host (at ``threads``; None: this process's), noise, forward flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
@@ -368,8 +364,8 @@ def forward_warnings(results: list[ConfigResult]) -> list[str]:
 
 
 def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
-    """Settings that changed nothing: ``--channels-last`` on an input that is not 4-D (PyTorch tutorial
-    "Channels Last Memory Format"), ``--compile-mode reduce-overhead`` on the CPU (its CUDA graphs are CUDA-only)."""
+    """Settings that changed nothing: ``--channels-last`` on an input not 4-D, ``--compile-mode reduce-overhead`` on
+    the CPU."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
     out = []

@@ -160,11 +160,7 @@ def measure_config(
 
 
 def check_measure_s(measure_s: object) -> float:
-    """``measure_s`` as seconds.
-
-    Raises:
-        UsageError: not a finite number >= 0 (:meth:`UsageError.bad` of ``measure_s``).
-    """
+    """``measure_s`` as seconds; raises UsageError unless a finite number >= 0."""
     if isinstance(measure_s, bool) or not isinstance(measure_s, (int, float)) or not 0 <= measure_s < math.inf:
         raise UsageError.bad("measure_s", f"{measure_s!r}: a finite number of seconds >= 0 (0: estimates only)")
     return float(measure_s)
