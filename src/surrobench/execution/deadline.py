@@ -16,10 +16,8 @@ from collections.abc import Iterator
 
 
 class ConfigTimeout(BaseException):
-    """The config ran past its limit. A ``BaseException``, as ``KeyboardInterrupt`` is, so that a model's own
-    ``except Exception`` does not swallow it. ``timed_ms``: the host latencies (ms) of the timed calls that
-    finished before it (empty when it came during the cold start or the warm-up); ``device_ms`` their
-    CUDA-event times (empty on the CPU)."""
+    """The config ran past its limit; a ``BaseException`` so that a model's ``except Exception`` does not swallow
+    it. ``timed_ms``/``device_ms``: the host and CUDA-event times (ms) of the timed calls finished before it."""
 
     def __init__(self, timeout_s: float) -> None:
         super().__init__(f"over the {timeout_s:g} s limit (--timeout-s)")

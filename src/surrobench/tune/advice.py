@@ -134,12 +134,7 @@ def measure_config(
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
     start included), each with its :func:`~surrobench.records.measured.direction`; empty when none or ``budget_s``
-    is 0.
-
-    Raises:
-        Exception: the baseline cannot run (as :meth:`DeviceBench.start` raises).
-        KeyboardInterrupt: Ctrl-C.
-    """
+    is 0. Raises what :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device)
     if not recipes or budget_s <= 0:
         return ()
@@ -181,8 +176,7 @@ def measure_findings(
     ``{label: measurements}`` and a note per config.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
-            diagnosis of the estimates stands).
+        KeyboardInterrupt: Ctrl-C (the config being measured is lost; the estimates stand).
     """
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes = []

@@ -46,8 +46,8 @@ def optimize_config(
     on_phase: Callable[[str], None] = lambda text: None,
     on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
-    """The search of one config, the fresh processes' runs stored in ``db`` (None: not kept). ``on_phase`` gets a
-    line before the fresh processes; ``on_progress`` the config so far after each verdict.
+    """The search of one config, fresh runs stored in ``db`` (None: not kept); ``on_phase`` gets a line before the
+    fresh processes, ``on_progress`` the config so far after each verdict.
 
     Raises:
         Interrupted: Ctrl-C; ``partial`` the config as far as it got (the recipe on its finished windows when it

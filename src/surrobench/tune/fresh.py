@@ -48,11 +48,8 @@ def _argv(config: Path) -> list[str]:
 
 
 def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
-    """(Per-call host latencies, ms; run id) of ``config`` measured in a new process.
-
-    Raises:
-        _FreshFailed: the process timed out, exited non-zero or measured nothing.
-    """
+    """(Per-call host latencies, ms; run id) of ``config`` measured in a new process; :class:`_FreshFailed` when it
+    timed out, exited non-zero or measured nothing."""
     path = out.with_suffix(".config.json")
     path.write_text(json.dumps(config))
     argv = _argv(path) + ["--db", str(db), "--json", str(out), "--tag", tag]
@@ -174,13 +171,9 @@ def process_windows(
     timeout_s: float = FRESH_TIMEOUT_S,
     budget: PairBudget | None = None,
 ) -> ProcessWindows:
-    """``pairs`` more windows of ``recipe`` and ``baseline``, each a pair of fresh processes (stored in ``db``; None:
-    not kept) timing ``warmup`` and ``rounds*iters`` calls, split into ``rounds`` rounds. Ctrl-C ends the pairs
-    without raising (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``.
-
-    Raises:
-        ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
-    """
+    """``pairs`` more windows of ``recipe`` and ``baseline`` in fresh pairs (stored in ``db``; None: not kept), each
+    process timing ``warmup`` and ``rounds*iters`` calls split into ``rounds`` rounds. Ctrl-C ends the pairs
+    (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``. ValueError: an argument < 1."""
     if min(pairs, rounds, iters) < 1:
         raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
     configs = {

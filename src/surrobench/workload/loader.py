@@ -39,8 +39,7 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     path or ``scenario:NAME``), loaded now; ``trust_pickle`` allows a ``.pt2`` that loads through pickle.
 
     Raises:
-        UsageError: unknown name, a ``.py`` without ``:factory``, a module not importable, no such factory, an
-            unreadable ``.pt2`` or one that needs pickle without ``trust_pickle``.
+        UsageError: a name, module, factory or ``.pt2`` that cannot be loaded (a ``.pt2`` needing pickle too).
     """
     if spec.startswith("scenario:"):
         from surrobench.workload.scenarios import get_scenario_model  # the suite imports the workload layer
@@ -114,11 +113,7 @@ class FactorySurrogate(Surrogate):
 
     @classmethod
     def from_spec(cls, spec: str) -> FactorySurrogate:
-        """The factory named by ``spec``, with its hook.
-
-        Raises:
-            UsageError: a malformed spec, a module that cannot be imported, no such callable.
-        """
+        """The factory named by ``spec``, with its hook; raises UsageError when it cannot be found."""
         target, _, attr = spec.rpartition(":")
         if not target or not attr:
             raise UsageError.bad("model", f"{spec}: expected package.module:factory or path/to/file.py:factory")
@@ -193,11 +188,7 @@ def user_grid_points(primary: torch.Tensor) -> int | None:
 
 def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
     """A model object given to the library, named by its class (a module, timed on a ``copy.deepcopy`` at each build)
-    or ``__name__`` (a factory); inputs as :class:`FactorySurrogate`'s, the hook its ``example_inputs``.
-
-    Raises:
-        UsageError: ``model`` is neither an ``nn.Module`` nor callable.
-    """
+    or ``__name__`` (a factory), the hook its ``example_inputs``; raises UsageError when neither."""
     if isinstance(model, nn.Module):
         name = type(model).__name__
 
@@ -251,11 +242,7 @@ _NATIVE_DIRS = ("data/aotinductor/",)
 def pickle_members(path: Path) -> list[str]:
     """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle in full (and so could run code):
     ``use_pickle`` or custom/opaque weights and constants, ``.pt`` members ``torch.load(weights_only=True)``
-    refuses, AOTInductor native code.
-
-    Raises:
-        UsageError: not a zip archive.
-    """
+    refuses, AOTInductor native code. Raises UsageError for a file that is not a zip archive."""
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
