@@ -17,11 +17,8 @@ MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 
 def check_load(rate_rps: float, duration_s: float, advice: str = "lower the rate or {duration_s}") -> None:
-    """Refuse a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals, ``advice`` ending the line.
-
-    Raises:
-        UsageError: naming ``rates``, the arrivals the load would make and ``advice``.
-    """
+    """Raise UsageError (naming ``rates``) for a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals,
+    ``advice`` ending the line."""
     expected = rate_rps * duration_s
     if expected > MAX_ARRIVALS_PER_LOAD:
         detail = (
@@ -58,11 +55,7 @@ def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarra
 
 
 def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
-    """Arrivals every ``1 / rate_rps`` s from 0.
-
-    Raises:
-        UsageError: as :func:`poisson_arrivals`.
-    """
+    """Arrivals every ``1 / rate_rps`` s from 0; raises UsageError as :func:`poisson_arrivals`."""
     _check(rate_rps, duration_s)
     return np.arange(0.0, duration_s, 1.0 / rate_rps)
 

@@ -4,9 +4,8 @@ line). Remedies that set the same field exclude each other; the others stack. ``
 one way to get compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe
 drifted").
 
-Sources: PyTorch docs "CUDA Graphs", ``torch.compile`` (modes), "TensorFloat-32 (TF32) on Ampere (and later)
-devices", "Automatic Mixed Precision", the "Channels Last Memory Format" tutorial,
-``torch.backends.cudnn.benchmark``, ``torch.set_num_threads``.
+Sources: PyTorch docs "CUDA Graphs", ``torch.compile``, "TensorFloat-32 (TF32) on Ampere (and later) devices",
+"Automatic Mixed Precision", "Channels Last Memory Format", ``cudnn.benchmark``, ``torch.set_num_threads``.
 """
 
 from __future__ import annotations

@@ -80,12 +80,8 @@ def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
     """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and its
-    info; each padded size's step called ``1 + warmup`` times first, its output checked.
-
-    Raises:
-        ModelOutputError: the forward returned no tensor.
-        NonfiniteOutputError: a padded size's first output held NaN/Inf.
-        Exception: what the model itself raised.
+    info; each padded size's step called ``1 + warmup`` times first, its output checked (ModelOutputError,
+    NonfiniteOutputError); raises what the model raises.
     """
     sizes = padded_sizes(max_batch)
     device = cfg.device
