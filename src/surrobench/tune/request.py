@@ -123,10 +123,7 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
     """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
-
-    Raises:
-        UsageError: not text or a sequence of text; an unknown name, or none given.
-    """
+    Raises UsageError for anything else, an unknown name, or none."""
     if only is None:
         return None
     if not isinstance(only, str) and not (isinstance(only, Sequence) and all(isinstance(n, str) for n in only)):

@@ -1,7 +1,6 @@
-"""Fixed-seed input sets, built once per config on the target device before any timing (masks and graphs too,
-never inside the timed loop: docs/sources.md, method §5). Rotating ``input_sets`` buffers keeps a model with
-data-dependent work from settling on one input and large inputs out of L2 between calls; caches are not flushed
-(a deployed surrogate keeps its weights hot, and a flush would add a kernel to every step).
+"""Fixed-seed input sets, built once per config on the device before any timing (docs/sources.md, method §5),
+rotated so a data-dependent model does not settle on one input; caches are not flushed (a deployed surrogate
+keeps its weights hot).
 """
 
 from __future__ import annotations

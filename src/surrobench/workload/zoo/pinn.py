@@ -2,8 +2,7 @@
 
 Source: M. Raissi, P. Perdikaris, G. E. Karniadakis, "Physics-informed neural networks: A deep learning
 framework for solving forward and inverse problems involving nonlinear partial differential equations",
-J. Comput. Phys. 378 (2019) 686-707. The network is their fully connected tanh MLP on space-time
-collocation points; inference is a forward pass only (no autograd residual).
+J. Comput. Phys. 378 (2019) 686-707: their tanh MLP on space-time collocation points, forward only.
 """
 
 from __future__ import annotations

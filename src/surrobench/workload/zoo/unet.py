@@ -2,8 +2,7 @@
 
 Sources: O. Ronneberger, P. Fischer, T. Brox, "U-Net: Convolutional Networks for Biomedical Image
 Segmentation", MICCAI 2015 (arXiv:1505.04597) for the encoder-decoder with skip connections;
-Y. Wu, K. He, "Group Normalization", ECCV 2018 (arXiv:1803.08494) for the normalisation, which does not
-depend on the batch size and so behaves the same at every batch of the sweep.
+Y. Wu, K. He, "Group Normalization", ECCV 2018 (arXiv:1803.08494), the same at every batch size.
 """
 
 from __future__ import annotations
