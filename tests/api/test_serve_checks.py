@@ -60,3 +60,43 @@ def test_a_forward_that_leaks_is_a_note_of_the_served_record():
     record = _serve(Leaks(), "30,40,50")
     (note,) = [n for n in record.notes if "memory grew" in n]
     assert "MiB per call" in note
+
+
+class RaisesOnTheThirdCall(nn.Module):
+    """Serves its first calls (the build, the first call and one warm-up), then raises as a model bug would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.calls = nn.Conv2d(3, 1, 1), 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls > 2:
+            raise RuntimeError("index 7 is out of bounds\nfor dimension 0")
+        return self.conv(x)
+
+
+def test_a_model_that_raises_stops_serve_in_one_line_with_the_run_stored(tmp_path):
+    from surrobench.errors import Stopped
+    from surrobench.results.store import ResultStore
+
+    db = tmp_path / "s.db"
+    with pytest.raises(Stopped) as cut:
+        serve(
+            RaisesOnTheThirdCall(),
+            db=db,
+            rates="20",
+            max_batch="1",
+            duration_s=0.4,
+            min_requests=0,
+            shapes="8",
+            device="cpu",
+            threads=1,
+            warmup=1,
+        )
+    assert str(cut.value).endswith("the model raised RuntimeError: index 7 is out of bounds for dimension 0")
+    assert cut.value.partial.run_id
+    with ResultStore(db) as store:
+        assert store.run_state(cut.value.partial.run_id) == "interrupted"
+    with pytest.raises(UsageError, match="RuntimeError: index 7 is out of bounds for dimension 0"):
+        _serve(RaisesOnTheThirdCall(), "20")  # no database: the same one line

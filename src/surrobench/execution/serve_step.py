@@ -25,6 +25,7 @@ from surrobench.execution.sanity import MemoryWatch, check_calls, leak_warning, 
 from surrobench.execution.timing import warm_up
 from surrobench.records.serve import padded_size, padded_sizes
 from surrobench.workload.inputs import make_input_sets
+from surrobench.workload.loader import one_line
 
 
 class NonfiniteOutputError(ModelError):
@@ -76,16 +77,33 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
 
 
 @contextlib.contextmanager
+def _model_errors(cfg: ExecConfig) -> Iterator[None]:
+    """What the user's model raises (not surrobench's own errors) as one :class:`ModelError`."""
+    try:
+        yield
+    except ModelError:
+        raise
+    except Exception as exc:  # the model's code: any exception type
+        if type(exc).__module__.startswith("surrobench."):
+            raise
+        raise ModelError(f"{cfg.label()}: the model raised {one_line(exc)}") from exc
+
+
+@contextlib.contextmanager
 def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
     """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and its
     info; each padded size's step called ``1 + warmup`` times first, its output checked (ModelOutputError,
-    NonfiniteOutputError); raises what the model raises.
+    NonfiniteOutputError).
+
+    Raises:
+        ModelError: the model raised while its steps were built, called first or served (one line: its type and
+            message), so serve stores what it measured and says why in one line, as ``run`` does for a config.
     """
     sizes = padded_sizes(max_batch)
     device = cfg.device
-    with contextlib.ExitStack() as stack:
+    with contextlib.ExitStack() as stack, _model_errors(cfg):
         steps = {}
         for size in sizes:  # all built before any runs: building a compiled step resets Dynamo's caches
             step, input_sets = stack.enter_context(config_step(replace(cfg, batch=size, input_sets=1), prepared))

@@ -58,7 +58,7 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
     return get_surrogate(spec)
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     """``Type: message`` on one line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -85,7 +85,7 @@ def _import_target(target: str) -> ModuleType:
     except UsageError:
         raise
     except (Exception, SystemExit) as exc:  # any error in the user's module (sys.exit too) is the user's to fix
-        raise UsageError.bad("model", f"{target}: cannot import: {_one_line(exc)}") from exc
+        raise UsageError.bad("model", f"{target}: cannot import: {one_line(exc)}") from exc
 
 
 class FactorySurrogate(Surrogate):
@@ -140,7 +140,7 @@ class FactorySurrogate(Surrogate):
         except UsageError:
             raise
         except (Exception, SystemExit) as exc:  # a factory calling sys.exit must not end the sweep
-            raise ModelError(f"{self._where}: factory {self._factory_name}() raised {_one_line(exc)}") from exc
+            raise ModelError(f"{self._where}: factory {self._factory_name}() raised {one_line(exc)}") from exc
         if not isinstance(module, nn.Module):
             raise ModelError(
                 f"{self._where}: factory {self._factory_name} returned {type(module).__name__}, not an nn.Module"
@@ -169,7 +169,7 @@ class FactorySurrogate(Surrogate):
                 kwargs = {"group": self._group} if self._hook_takes_group else {}
                 value = self._hook(batch, size, **kwargs)
             except (Exception, SystemExit) as exc:
-                raise ModelError(f"{where} raised {_one_line(exc)}") from exc
+                raise ModelError(f"{where} raised {one_line(exc)}") from exc
         items = (value,) if isinstance(value, torch.Tensor) else value
         if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
             raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
@@ -197,7 +197,7 @@ def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurroga
                 return copy.deepcopy(model)
             except Exception as exc:
                 raise ModelError(
-                    f"model {name}: cannot be copied for timing ({_one_line(exc)}); pass a zero-argument "
+                    f"model {name}: cannot be copied for timing ({one_line(exc)}); pass a zero-argument "
                     "function that builds it instead"
                 ) from exc
 
@@ -246,7 +246,7 @@ def pickle_members(path: Path) -> list[str]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise UsageError.bad("model", f"{path}: cannot load exported program: {_one_line(exc)}") from None
+        raise UsageError.bad("model", f"{path}: cannot load exported program: {one_line(exc)}") from None
     found = []
     with archive:
         for name in archive.namelist():
@@ -298,7 +298,7 @@ class ExportedSurrogate(Surrogate):
         try:
             self._program = torch.export.load(path)
         except Exception as exc:
-            raise UsageError.bad("model", f"{path}: cannot load exported program: {_one_line(exc)}") from exc
+            raise UsageError.bad("model", f"{path}: cannot load exported program: {one_line(exc)}") from exc
         finally:
             export_log.setLevel(level)
         self._path = path
