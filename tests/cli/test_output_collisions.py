@@ -133,6 +133,17 @@ def test_an_output_file_that_cannot_be_written_is_refused_before_the_run(inputs,
     assert _contents(inputs) == before and not Path("new.db").exists()  # nothing ran
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["run", *TINY], ["serve", "--model", "pinn-mlp", "--shape", "16", "--device", "cpu", "--rate", "10"], ["history"]],
+)
+def test_a_database_path_naming_a_folder_is_refused_before_anything_runs(inputs, capsys, command):
+    before = _contents(inputs)
+    assert run_cli([*command, "--db", "newdir/"]) == 2
+    assert capsys.readouterr().err.strip() == "surrobench: error: --db 'newdir/': is a folder; give a file path"
+    assert _contents(inputs) == before and not Path("newdir").exists()
+
+
 def test_an_output_inside_a_folder_the_command_reads_is_refused(inputs, capsys):
     Path("ranks").mkdir()
     shutil.copy(TRACE, "ranks/rank0.json.gz")

@@ -126,12 +126,11 @@ TimeoutOpt = typer.Option(
     help="Time limit per config, seconds: a config over it is stored as timeout with what it measured, "
     "and the sweep goes on (docs/cli.md, 'Time limits').",
 )
-DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 
 
 def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
-    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`). A value ending in ``/`` names a
-    folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
+    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`, and ``--db``). A value ending in
+    ``/`` names a folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
 
     def parse(text: str | Path) -> Path:
         if isinstance(text, str) and text.endswith("/"):
@@ -141,6 +140,7 @@ def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
     return typer.Option(default, *decls, help=help, parser=parse, metavar="<path>")
 
 
+DbOpt = output_option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
 JsonOpt = output_option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
 MarkdownOpt = output_option(None, "--markdown", help="Also write the table(s) as markdown here.")
