@@ -489,3 +489,25 @@ def test_capacity_verdicts_of_infeasible_brackets():
     assert capacity_verdict((0.0, 0.0), (100.0, 105.0)) == "higher"
     assert capacity_verdict((100.0, 105.0), (0.0, 0.0)) == "lower"
     assert capacity_verdict((0.0, 0.0), (0.0, 0.0)) == "same"
+
+
+def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is_a_note(monkeypatch):
+    from surrobench.api import capacity as api_capacity
+    from surrobench.records.serve import Capacity
+
+    monkeypatch.setattr(api_capacity, "predict_capacity", lambda u, p, *a: 100.0)
+    service = IdleService(2.0, 0.1)
+
+    def evaluate(recipe):
+        return Evaluated({}, AccuracyVerdict(True, "rel_l2", "", 0.0, 0.0), _unloaded(service, 8))
+
+    remedies = [_remedy("graph", "mode"), _remedy("tf32", "precision")]
+    policies = (ServePolicy(8, 1.0),)
+    measured = Capacity(50.0, 800.0, 900.0, ())  # 8x the prediction
+    found = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", measured), budget_s=0.0)
+    assert [c.recipe for c in found.candidates] == ["baseline"]
+    skipped, disproved = found.notes
+    assert skipped.endswith("graph, tf32") and "budget" in skipped
+    assert disproved.startswith("baseline: predicted 100 rps, measured 800 rps")
+    unbounded = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 90.0, 95.0, ())))
+    assert [c.recipe for c in unbounded.candidates] == ["baseline", "graph", "tf32"] and not unbounded.notes

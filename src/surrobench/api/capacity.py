@@ -87,8 +87,12 @@ def capacity_search(
     tolerance: float = DEFAULT_TOLERANCE,
     seed: int = 0,
     workload: dict | None = None,
+    budget_s: float | None = None,
 ) -> CapacityOptimization:
-    """The search of the module docstring over ``remedies`` (in order) and ``policies``.
+    """The search of the module docstring over ``remedies`` (in order) and ``policies``. ``budget_s``: no candidate
+    after the baseline starts once this many seconds have passed (those left are named in a note); the two
+    verifying loads run after it. A verified capacity outside :data:`PREDICTION_NOTE_RATIO` of its prediction is
+    a note.
 
     Raises:
         Exception: whatever ``evaluate`` raises for the baseline (nothing to compare against); a candidate's own
@@ -96,8 +100,12 @@ def capacity_search(
     """
     began = time.monotonic()
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
+    skipped: list[str] = []
 
-    def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate:
+    def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate | None:
+        if against is not None and budget_s is not None and time.monotonic() - began >= budget_s:
+            skipped.append(recipe.name)
+            return None
         try:
             got = evaluate(recipe)
         except Exception as exc:  # a remedy that cannot run on this model is a candidate that failed
@@ -118,7 +126,7 @@ def capacity_search(
     base = judge(Recipe(), None)
     base_unloaded = measured["baseline"][1]
     candidates = [base]
-    singles = [(r, judge(Recipe((r,)), base_unloaded)) for r in remedies]
+    singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), base_unloaded)) is not None]
     candidates += [c for _, c in singles]
     # stacked on the lead (the accurate single predicted highest that wins over the baseline): every other accurate
     # remedy, kept when the stack wins against the stack below it; a remedy that does not help alone (tf32 on a
@@ -131,6 +139,8 @@ def capacity_search(
             if remedy == lead[0] or stack.conflict(remedy) is not None:
                 continue
             tried = judge(stack.plus(remedy), measured[stack.name][1])
+            if tried is None:
+                continue
             candidates.append(tried)
             if _wins(tried, top):
                 stack, top = stack.plus(remedy), tried
@@ -143,6 +153,11 @@ def capacity_search(
         if c.recipe in measured and (c.accurate or c is base)
     ]
     why = reasons[0] if all(reasons) else None
+    notes = (
+        (f"not tried, the {budget_s:g} s budget spent on the candidates before them: {', '.join(skipped)}",)
+        if skipped
+        else ()
+    )
     out = CapacityOptimization(
         workload=workload or {},
         target_p99_ms=target_p99_ms,
@@ -157,18 +172,38 @@ def capacity_search(
         recipe="baseline",
         search_s=0.0,
         infeasible=why,
+        notes=notes,
     )
     if why is not None:
         return replace(out, search_s=time.monotonic() - began)
     base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
     out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
+    notes += _prediction_note(base, base_cap)
     if top is not base:
         recipe = measured[top.recipe][2]
         top_id, top_cap = verify(recipe, top.settings, top.best_policy)
         verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
         out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
         out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
-    return replace(out, search_s=time.monotonic() - began)
+        notes += _prediction_note(top, top_cap)
+    return replace(out, search_s=time.monotonic() - began, notes=notes)
+
+
+#: A verified capacity below half or above twice its prediction is a note: the ranking rested on predictions.
+PREDICTION_NOTE_RATIO = 2.0
+
+
+def _prediction_note(cand: CapacityCandidate, measured: Capacity) -> tuple[str, ...]:
+    """A note when ``measured`` (its passing rate) is outside :data:`PREDICTION_NOTE_RATIO` of ``cand``'s
+    prediction at the same policy."""
+    predicted, got = cand.best_predicted_rps, measured.interval_rps[0] if measured.interval_rps else None
+    if not predicted or not got or 1 / PREDICTION_NOTE_RATIO <= got / predicted <= PREDICTION_NOTE_RATIO:
+        return ()
+    return (
+        f"{cand.recipe}: predicted {predicted:.4g} rps, measured {got:.4g} rps under load ({got / predicted:.2g}x): "
+        "the candidates were ranked on predictions from their unloaded service times, which this load did not "
+        "bear out (a busy host's tail, or service times that change under load); the measured capacities decide",
+    )
 
 
 def _wins(cand: CapacityCandidate, over: CapacityCandidate) -> bool:
@@ -190,13 +225,15 @@ def optimize_capacity(
     warmup_s: float | None = None,
     drain_s: float = 5.0,
     min_requests: int | None = None,
+    budget_s: float | None = None,
     **sweep,
 ) -> CapacityOptimization:
     """:func:`capacity_search` on ``model``'s one config (``sweep`` as for :func:`~surrobench.api.serve.serve`):
     candidates built as serve's batch service (:func:`~surrobench.execution.serve_step.model_service`, the
     largest ``max_batch``), checked against the fp32 eager output with ``tolerance``, and the top verified by
     :func:`~surrobench.api.serve.serve` (``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` per load),
-    both serve runs stored in ``db`` (tagged ``capacity:baseline`` and ``capacity:recipe``).
+    both serve runs stored in ``db`` (tagged ``capacity:baseline`` and ``capacity:recipe``); ``budget_s`` as for
+    :func:`capacity_search`.
 
     Raises:
         UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.
@@ -251,5 +288,13 @@ def optimize_capacity(
     with open_store(db):  # the database is checked (and migrated) before anything is measured
         pass
     return capacity_search(
-        remedies, request.policies, p99_ms, evaluate, verify, tolerance=tolerance, seed=cfg.seed, workload=workload
+        remedies,
+        request.policies,
+        p99_ms,
+        evaluate,
+        verify,
+        tolerance=tolerance,
+        seed=cfg.seed,
+        workload=workload,
+        budget_s=budget_s,
     )

@@ -81,7 +81,7 @@ def optimize(
         if model is None:
             raise UsageError.naming("the capacity objective needs {model}", ("model",))
         return optimize_capacity(
-            model, p99_ms=p99_ms, db=db, tolerance=tolerance, thorough=thorough, only=only, **sweep
+            model, p99_ms=p99_ms, db=db, tolerance=tolerance, thorough=thorough, only=only, budget_s=budget_s, **sweep
         )
     if p99_ms is not None:
         raise UsageError.bad(

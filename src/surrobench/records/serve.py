@@ -89,7 +89,7 @@ class LoadPoint(schemas.Plain):
             slower than any (:attr:`Percentile.lower_bound`).
         slo_attainment: the share of measured requests completed within the P99 target; None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
-        offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 95% of the
+        offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 99.9% of the
             time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
             None for a closed loop, a replay, or a document written before it.
     """
