@@ -100,7 +100,7 @@ def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float)
         if reasons:
             result = CandidateResult(recipe.name, "infeasible", "; ".join(reasons))
         elif trials.spent(recipe):
-            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason()))
+            out.append(MeasuredRemedy(recipe.name, "not-measured", reason=trials.spent_reason(recipe)))
             continue
         elif _first_compile_late(trials, recipe):
             left = max(trials.budget_end - trials.clock(), 0.0)

@@ -79,7 +79,7 @@ class Search(Trials):
                 self.judged(out[-1][1])
                 continue
             if self.spent(Recipe((remedy,))):
-                self.not_tried.append((remedy.name, self.spent_reason()))
+                self.not_tried.append((remedy.name, self.spent_reason(Recipe((remedy,)))))
                 continue
             result, handle = self.try_recipe(Recipe((remedy,)))
             out.append((remedy, result))
@@ -105,7 +105,7 @@ class Search(Trials):
         if rival is None:
             return stacked, recipe, handle
         if self.spent(Recipe((rival,))):
-            self.not_tried.append((f"stacking on {rival.name}", self.spent_reason()))
+            self.not_tried.append((f"stacking on {rival.name}", self.spent_reason(Recipe((rival,)))))
             return stacked, recipe, handle
         rival_handle = self.timed.get(rival.name)
         if rival_handle is None:  # released to free device memory: built again (its accuracy was checked)
@@ -135,7 +135,7 @@ class Search(Trials):
             if frozenset(candidate.names) in {frozenset(name.split("+")) for name in seen}:
                 return  # judged or left out already (a swap can rebuild a stack tried before)
             if self.spent(candidate):
-                self.not_tried.append((candidate.name, self.spent_reason()))
+                self.not_tried.append((candidate.name, self.spent_reason(candidate)))
                 return
             result, new = self.try_recipe(candidate, handle, recipe.name)
             if swapped_out is not None:

@@ -97,9 +97,15 @@ class Trials:
         need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
         return self.clock() + need > self.deadline()
 
-    def spent_reason(self) -> str:
-        """Why a candidate was not tried once :meth:`spent`: the budget, as given (0.3 s, not 0 s)."""
-        return f"budget of {self.budget_s:g} s spent"
+    def spent_reason(self, recipe: Recipe | None = None) -> str:
+        """Why ``recipe`` was not tried once :meth:`spent`: the budget as given (0.3 s, not 0 s), and, while some of
+        it is left, what is left (less the time kept for the fresh processes) against what ``recipe`` needs."""
+        need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
+        left, kept = self.deadline() - self.clock(), self.budget_end - self.deadline()
+        if need <= 0 or left <= 0:
+            return f"budget of {self.budget_s:g} s spent"
+        reserve = f", {kept:.0f} s kept for the fresh processes" if kept >= 0.5 else ""
+        return f"needs about {need:.0f} s, {left:.0f} s left of the budget of {self.budget_s:g} s{reserve}"
 
     def window(self, handles: Sequence[Handle]) -> None:
         """One window of ``handles`` with the baseline, recorded in :attr:`paired`; raises what the bench's did."""
