@@ -20,6 +20,11 @@ def rich_escape(text: object) -> str:
     return _rich_markup_escape(plain(text))
 
 
+def cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the last one an ellipsis when cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def md_escape(text: object, newline: str = "<br>") -> str:
     """``text`` for a markdown cell: :func:`plain`, ``&<>`` as entities, backslash, ``|``, newlines escaped."""
     text = plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -24,8 +24,6 @@ PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 #: Where a finding of a trace diagnosed alone (no config) is.
 TRACE_WHERE = "trace"
-#: Fields of the compact view's first line, in order; ``summary`` follows where it fits.
-BRIEF_FIELDS = ("severity", "kind", "where", "gain", "action")
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2
 _MIN_SUMMARY_CELLS = 24
@@ -80,10 +78,13 @@ def _failed_text(c: dict) -> str:
     return f"{c['label']}: {c['status']}: {what}"
 
 
+def _gain_measured(f: Finding) -> bool:
+    return f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
+
+
 def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
-    measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
+    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if _gain_measured(f) else "")
     evidence = [_side(f, PROFILER_SIDE, inside=True), _side(f, PROFILER_SIDE, inside=False)]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
@@ -94,7 +95,7 @@ HEADER += ("est. gain ms",)
 
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f``; ``gain`` measured, else estimated, ``gain ?`` when unknown."""
-    if f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0):
+    if _gain_measured(f):
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
         gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"

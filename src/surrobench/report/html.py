@@ -100,11 +100,6 @@ def _result_columns(run: RunRecord) -> dict[str, str]:
     return {**({"ranks": "ranks"} if ranked else {}), **_RESULT_COLUMNS}
 
 
-def _result_rows(run: RunRecord) -> list[list[str]]:
-    columns = _result_columns(run)
-    return [[cells[key] for key in columns.values()] for cells in map(result_cells, run.results)]
-
-
 def _scaling(run: RunRecord) -> str:
     """A multi-rank run's scaling table and per-rank figure; empty for an ordinary run."""
     rows = scaling_rows(run.results)
@@ -145,12 +140,13 @@ def _run_section(
     checks: Mapping[str, dict] | None = None,
 ) -> str:
     env = run.env
+    columns = _result_columns(run)
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
         _table(
-            tuple(_result_columns(run)),
-            _result_rows(run),
+            tuple(columns),
+            [[cells[key] for key in columns.values()] for cells in map(result_cells, run.results)],
             left=("ranks", "model", "shape", "mode", "top op", "status"),
             row_classes=["" if r.status == "ok" else "failed" for r in run.results],
         ),

@@ -6,7 +6,7 @@ import re
 
 from rich.table import Table
 
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import cut, rich_escape
 from surrobench.report.fit import fit_table
 from surrobench.report.fit import columns as fit_columns
 
@@ -37,8 +37,7 @@ def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
             depth += (ch == "<") - (ch == ">" and depth > 0)
             if depth == 0 and ch == " ":
                 start = i + 1
-    short = text[start:end].strip() or text
-    return short if len(short) <= width else short[: width - 1] + "…"
+    return cut(text[start:end].strip() or text, width)
 
 
 def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:

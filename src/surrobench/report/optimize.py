@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.results.measured_remedies import speedup_text
-from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
@@ -32,10 +32,6 @@ _VERDICT_STYLE = {"accepted": "green", "rejected_not_faster": "yellow", "rejecte
 _VERDICT_STYLE |= {"rejected_accuracy": "red", "failed": "red"}
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
 def speedup_note(rounds: int | None) -> str:
     """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
     document's rounds per timing window (None: not known)."""
@@ -46,11 +42,11 @@ def speedup_note(rounds: int | None) -> str:
 def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: str, break_even: str, reason: str):
     """One row by column key of :data:`COLUMNS`: ``d``'s timing cells and the given ones."""
     peak, top = d["peak_mem_bytes"], d["top_op"]
-    mib = _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+    mib = fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
     top_op = f"{top['name']} {top['share']:.0%}" if top else "-"
-    row = {"name": name, "verdict": verdict, "median": _fmt(d["median_ms"], ".3f"), "p95": _fmt(d["p95_ms"], ".3f")}
-    row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": _fmt(baseline_ms, ".3f"), "speedup": speedup}
-    return row | {"rel_l2": rel_l2, "setup_s": _fmt(d["setup_s"], ".2f"), "break_even": break_even, "reason": reason}
+    row = {"name": name, "verdict": verdict, "median": fmt(d["median_ms"], ".3f"), "p95": fmt(d["p95_ms"], ".3f")}
+    row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": fmt(baseline_ms, ".3f"), "speedup": speedup}
+    return row | {"rel_l2": rel_l2, "setup_s": fmt(d["setup_s"], ".2f"), "break_even": break_even, "reason": reason}
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
@@ -60,7 +56,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
     for c in entry["candidates"]:
-        cells = speedup_text(c.get("speedup")), _fmt(c["rel_l2"], ".1e"), _fmt(c["break_even_calls"], ".0f")
+        cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(c["break_even_calls"], ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
     return out
 

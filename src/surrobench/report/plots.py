@@ -66,10 +66,12 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
     return textwrap.fill(plain(text), chars, break_long_words=True, break_on_hyphens=False)
 
 
-def _labels(texts: Sequence[str]) -> tuple[list[str], int]:
-    """Axis labels wrapped to :data:`_LABEL_CHARS`, and the lines they take in all."""
-    wrapped = [textwrap.fill(plain(t), _LABEL_CHARS, break_long_words=True, break_on_hyphens=False) for t in texts]
-    return wrapped, sum(w.count("\n") + 1 for w in wrapped)
+def _row_figure(texts: Sequence[str]) -> tuple[Figure, object, list[str]]:
+    """A figure of one row per ``texts`` entry, 10 in wide; its axes; the row labels wrapped to :data:`_LABEL_CHARS`."""
+    labels = [_title(t, _LABEL_CHARS) for t in texts]
+    lines = sum(w.count("\n") + 1 for w in labels)
+    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(texts)), layout="constrained")
+    return fig, fig.subplots(), labels
 
 
 def per_sample_shape(r: ConfigResult) -> str:
@@ -164,9 +166,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
     rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
     if not rs:
         return None
-    labels, lines = _labels([r.label() for r in rs])
-    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(rs)), layout="constrained")
-    ax = fig.subplots()
+    fig, ax, labels = _row_figure([r.label() for r in rs])
     ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=labels, flierprops={"markersize": 2})
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
@@ -180,9 +180,7 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     cs = [c for c in cmp.configs if c.median_ratio is not None]
     if not cs:
         return None
-    labels, lines = _labels([pair_label(c) for c in cs])
-    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(cs)), layout="constrained")
-    ax = fig.subplots()
+    fig, ax, labels = _row_figure([pair_label(c) for c in cs])
     y = np.arange(len(cs))
     ratio = np.array([c.median_ratio.ratio for c in cs])
     lo, hi = (np.array([c.median_ratio.ci95[i] for c in cs]) for i in (0, 1))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.api.compare import ComparedServeRuns
+from surrobench.report.cells import fmt
 from surrobench.report.escape import md_escape, rich_escape
 from surrobench.report.fit import plain_table
 from surrobench.report.markdown import md_table
@@ -15,10 +16,6 @@ CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first
 
 def _rps(value: float | None) -> str:
     return "not reached" if value is None else f"{value:.1f}"
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
 
 
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
@@ -38,7 +35,7 @@ def capacity_line(pair: ComparedServeRuns) -> str:
     """NEW / BASE capacity with the interval of the two brackets, and the verdict."""
     c = pair.capacity
     lo, hi = c.ratio_interval
-    return f"NEW / BASE capacity {_ratio(c.ratio)} [{_ratio(lo)}, {_ratio(hi)}]: {c.verdict}"
+    return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}"
 
 
 def capacity_table(pair: ComparedServeRuns) -> Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group
 
 from surrobench.analysis.timeline import TimelineReport
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import cut, rich_escape
 from surrobench.report.fit import plain_table
 
 _NAME_WIDTH = 60
@@ -17,7 +17,7 @@ the tiled benchmark trace, docs/benchmarks/startup.md) took rich 0.55 s to draw,
 
 def _short(name: str) -> str:
     """A trace name for a rich cell: cut to :data:`_NAME_WIDTH`, markup and lone surrogates escaped."""
-    return rich_escape(name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…")
+    return rich_escape(cut(name, _NAME_WIDTH))
 
 
 def _ms(*values: float) -> list[str]:
