@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from gpu_terms import gpu_words
 from synthetic import config, latency_samples
 
 from surrobench.analysis.detect_host import PAGE_FAULTS_MIN_PER_STEP
-from surrobench.analysis.device_words import gpu_words, words
+from surrobench.analysis.device_words import words
 from surrobench.analysis.diagnose import diagnose_config, diagnose_run
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import OP_FAMILIES, family_actions

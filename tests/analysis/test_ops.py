@@ -7,8 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kineto_synth import annotation, cpu_op, kernel, runtime, write
-from surrobench.analysis.ops import op_table_from_trace
+from kineto_synth import annotation, cpu_op, kernel, op_table_from_trace, runtime, write
 from surrobench.collect.op_events import tables_from_events
 from surrobench.records.ops import CATEGORIES, SMALL_KERNEL_US, OpTable, categorize
 

@@ -187,8 +187,3 @@ def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]
         head = f"{family.name} ({', '.join(ops[:3])}): {family.cpu_cause if cpu else family.cause}: "
         parts += [Clause(head + first.text, first.remedies), *rest]
     return tuple(parts)
-
-
-def get_family(name: str) -> OpFamily:
-    """The family called ``name``. Raises KeyError for an unknown name."""
-    return _BY_NAME[name]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 
@@ -149,10 +148,3 @@ def _parents(ops) -> tuple[np.ndarray, np.ndarray]:
             parent[i] = stack[-1]
         stack.append(i)
     return parent, order
-
-
-def op_table_from_trace(path: Path | str, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """:func:`op_table_from_timeline` of the trace at ``path``. Raises UsageError: missing or unreadable."""
-    from surrobench.trace import load_trace
-
-    return op_table_from_timeline(load_trace(path), small_kernel_us=small_kernel_us)
