@@ -8,7 +8,8 @@ from dataclasses import replace
 from synthetic import config, latency_samples
 
 from surrobench.api.scenarios import SCENARIOS, Outcome
-from surrobench.report.markdown import md_escape, md_table, results_markdown
+from surrobench.report.markdown import md_escape, md_table
+from surrobench.report.run import results_markdown
 from surrobench.report.scenarios import scenarios_markdown
 
 

@@ -16,7 +16,7 @@ from surrobench.records.findings import Finding
 from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
-from surrobench.report import serve, serve_tables
+from surrobench.report import serve_tables
 from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
@@ -201,7 +201,7 @@ def _serve_section(record: ServeRecord) -> str:
         f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
         f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "
         "left out</p>",
-        _figure(serve.latency_throughput(record), "latency vs throughput"),
+        _figure(plots.latency_throughput(record), "latency vs throughput"),
     ]
     if record.unloaded:
         parts += [
