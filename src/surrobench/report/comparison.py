@@ -12,7 +12,7 @@ from surrobench.report.fit import fit_table, plain_table
 from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.report.serve_compare import capacity_markdown, capacity_table
+from surrobench.report.serve_tables import capacity_markdown, capacity_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 from surrobench.results.scaling import placement, scaling_rows
 

@@ -17,11 +17,10 @@ from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
 from surrobench.report import serve_tables
-from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
+from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
-from surrobench.report.roofline_plot import roofline_figure
 from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
@@ -129,7 +128,7 @@ def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict
 def _roofline_html(roof: RunRoofline | None) -> str:
     if roof is None:
         return ""
-    figure = roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops")
+    figure = plots.roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops")
     return _figure(figure, "roofline, measured and estimated points")
 
 
@@ -225,7 +224,7 @@ def _serve_section(record: ServeRecord) -> str:
 
 
 def _capacity_section(pair: ComparedServeRuns) -> str:
-    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_compare`)."""
+    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_tables`)."""
     left = ("run", "id", "served", "best policy")
     return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
 

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.counter_tables import counters_renderables
+from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.escape import md_escape, plain, rich_escape
 from surrobench.report.fit import fit_table
 from surrobench.report.fit import columns as fit_columns
