@@ -226,7 +226,7 @@ def test_events_builder_cpu_basis_and_json_round_trip():
 
 def test_a_launch_without_external_id_belongs_to_the_op_around_it_in_both_tables(tmp_path):
     from surrobench.analysis.activity import gpu_activity
-    from surrobench.analysis.launches import launch_stats
+    from surrobench.analysis.timeline import launch_stats
     from surrobench.trace import load_trace
 
     events = [

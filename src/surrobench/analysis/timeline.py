@@ -1,20 +1,23 @@
-"""Every analyzer over one :class:`Timeline` (as HTA): busy, gaps, launches, streams, and trace checks."""
+"""Every analyzer over one :class:`Timeline` (as HTA): busy, gaps, kernel launches (launch time, launch-to-start
+delay, which ops launch the GPU time, graph nodes apart), per-stream busy time, overlap, serialized streams
+(docs/sources.md, method §3), NCCL overlap, and trace checks."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
-from surrobench.analysis.activity import gpu_activity
+from surrobench.analysis.activity import GRAPH_LAUNCH_CALLS, KERNEL, GpuActivity, call_mask, gpu_activity
+from surrobench.analysis.activity import launching_op, take
 from surrobench.analysis.busy import DeviceBusy, RangeShare, StepBusy, analysis_windows, device_busy, range_shares
 from surrobench.analysis.busy import step_busy
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS, GapReport, find_gaps
-from surrobench.analysis.launches import LaunchStats, launch_stats
-from surrobench.analysis.streams import CommStats, SerialPair, StreamBusy, comm_stats, stream_stats
-from surrobench.records import schemas
+from surrobench.records import intervals, schemas
 from surrobench.trace.model import Timeline, load_warnings
 
 MAX_ANOMALY_EXAMPLES = 5
@@ -154,4 +157,186 @@ def _anomalies(tl: Timeline, act) -> Anomalies:
         ops_without_launch=int((act.launch < 0).sum()),
         examples=tuple(examples),
         trace=dict(tl.meta.anomalies),
+    )
+
+
+TOP_OPS = 10
+"""CPU ops listed by launched GPU time."""
+
+
+@dataclass(frozen=True)
+class OpKernels:
+    """GPU time launched from one CPU op (:func:`~surrobench.analysis.activity.launching_op`)."""
+
+    op: str
+    kernels: int
+    gpu_ms: float  # summed kernel durations
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    """Launch stats without graph nodes, µs: call ``launch_us_*``, ``delay_us_*``, ``shorter_than_launch``."""
+
+    kernels: int
+    linked: int
+    graph_kernels: int
+    graph_launches: int
+    launch_us_median: float
+    launch_us_p95: float
+    delay_us_median: float
+    delay_us_p95: float
+    kernel_us_median: float
+    shorter_than_launch: float
+    top_ops: tuple[OpKernels, ...]
+
+
+def launch_stats(tl: Timeline, act: GpuActivity) -> LaunchStats:
+    """Launch statistics of the kernels in ``act`` (shapes ``(n,)``)."""
+    api = tl.api_calls
+    kernels = act.op_type == KERNEL
+    linked = kernels & (act.launch >= 0)
+    launch = act.launch[linked]
+    by_graph = call_mask(tl, GRAPH_LAUNCH_CALLS)[launch]
+    single = launch[~by_graph]
+    k_dur = (act.end_ns - act.start_ns)[linked][~by_graph]
+    call_dur = api.dur_ns[single]
+    delay = act.start_ns[linked][~by_graph] - api.start_ns[single]
+    pct = lambda x, q: float(np.percentile(x, q)) / 1e3 if x.size else 0.0  # noqa: E731
+    return LaunchStats(
+        kernels=int(kernels.sum()),
+        linked=int(linked.sum()),
+        graph_kernels=int(by_graph.sum()),
+        graph_launches=int(np.unique(launch[by_graph]).size),
+        launch_us_median=pct(call_dur, 50),
+        launch_us_p95=pct(call_dur, 95),
+        delay_us_median=pct(delay, 50),
+        delay_us_p95=pct(delay, 95),
+        kernel_us_median=pct(k_dur, 50),
+        shorter_than_launch=float((k_dur < call_dur).mean()) if k_dur.size else 0.0,
+        top_ops=_top_ops(tl, act, linked),
+    )
+
+
+def _top_ops(tl: Timeline, act: GpuActivity, linked: np.ndarray) -> tuple[OpKernels, ...]:
+    """Kernel time per launching CPU op, largest first; one op lookup per distinct launch call."""
+    launch = act.launch[linked]
+    dur = (act.end_ns - act.start_ns)[linked]
+    calls, inverse = np.unique(launch, return_inverse=True)
+    names = np.array(("",) + tl.names, dtype=object)  # index 0: no op
+    inner = names[take(tl.cpu_ops.name_id, launching_op(tl, calls), -1) + 1].tolist()
+    time_ns, count = defaultdict(int), defaultdict(int)
+    per_call_ns = np.bincount(inverse.ravel(), weights=dur, minlength=calls.size)
+    per_call_n = np.bincount(inverse.ravel(), minlength=calls.size)
+    for op, ns, n in zip(inner, per_call_ns.tolist(), per_call_n.tolist()):
+        if op:
+            time_ns[op] += ns
+            count[op] += n
+    top = sorted(time_ns, key=lambda op: -time_ns[op])[:TOP_OPS]
+    return tuple(OpKernels(op=op, kernels=count[op], gpu_ms=time_ns[op] / 1e6) for op in top)
+
+
+SERIAL_OVERLAP_MAX = 0.05
+"""A pair of streams counts as serialized when less than 5% of the smaller busy time overlaps ..."""
+
+SERIAL_SPAN_MIN = 0.5
+"""...while their active spans share at least half of the shorter one (our choice)."""
+
+
+@dataclass(frozen=True)
+class StreamBusy:
+    """One stream: busy ms (union), ops, and busy ms overlapping another stream of its device."""
+
+    rank: int
+    device: int
+    stream: int
+    ops: int
+    busy_ms: float
+    overlap_ms: float
+
+
+@dataclass(frozen=True)
+class SerialPair:
+    """Two streams of one device active in the same period that (almost) never overlapped."""
+
+    rank: int
+    device: int
+    streams: tuple[int, int]
+    busy_ms: tuple[float, float]
+    overlap_ms: float
+
+
+@dataclass(frozen=True)
+class CommStats:
+    """NCCL kernels: busy ms, share of device busy, fraction overlapping compute (1.0: hidden)."""
+
+    busy_ms: float
+    share: float
+    overlapped: float
+
+
+def stream_stats(act: GpuActivity) -> tuple[tuple[StreamBusy, ...], tuple[SerialPair, ...]]:
+    """Per-stream busy and overlap, and serialized stream pairs, for every (rank, device)."""
+    streams, pairs = [], []
+    for rank, device in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
+        on_dev = (act.rank == rank) & (act.device == device)
+        ids = np.unique(act.stream[on_dev]).tolist()
+        sets = {
+            s: intervals.merge(act.start_ns[on_dev & (act.stream == s)], act.end_ns[on_dev & (act.stream == s)])
+            for s in ids
+        }
+        for s in ids:
+            others = on_dev & (act.stream != s)
+            overlap = intervals.intersection(sets[s], intervals.merge(act.start_ns[others], act.end_ns[others]))
+            streams.append(
+                StreamBusy(
+                    rank=rank,
+                    device=device,
+                    stream=s,
+                    ops=int((on_dev & (act.stream == s)).sum()),
+                    busy_ms=intervals.total(*sets[s]) / 1e6,
+                    overlap_ms=overlap / 1e6,
+                )
+            )
+        # A stream of NCCL kernels only waits for the compute that produces its data by design: whether that
+        # communication could overlap compute is comm_not_overlapped's question, not a serialization.
+        comm_only = {s for s in ids if act.is_nccl[on_dev & (act.stream == s)].all()}
+        pairs += [
+            p
+            for a, b in combinations(ids, 2)
+            if not {a, b} & comm_only and (p := _serial_pair(rank, device, a, b, sets)) is not None
+        ]
+    return tuple(streams), tuple(pairs)
+
+
+def _serial_pair(rank: int, device: int, a: int, b: int, sets: dict) -> SerialPair | None:
+    (sa, ea), (sb, eb) = sets[a], sets[b]
+    if sa.size == 0 or sb.size == 0:
+        return None
+    busy_a, busy_b = intervals.total(sa, ea), intervals.total(sb, eb)
+    span = min(ea[-1], eb[-1]) - max(sa[0], sb[0])
+    shorter = min(ea[-1] - sa[0], eb[-1] - sb[0])
+    overlap = intervals.intersection(sets[a], sets[b])
+    if span < SERIAL_SPAN_MIN * shorter or overlap >= SERIAL_OVERLAP_MAX * min(busy_a, busy_b):
+        return None
+    return SerialPair(
+        rank=rank, device=device, streams=(a, b), busy_ms=(busy_a / 1e6, busy_b / 1e6), overlap_ms=overlap / 1e6
+    )
+
+
+def comm_stats(act: GpuActivity) -> CommStats | None:
+    """NCCL share and compute overlap over all devices; ``None`` when the trace has no NCCL kernel."""
+    if not act.is_nccl.any():
+        return None
+    comm_ns = busy_ns = overlapped_ns = 0
+    for key in sorted(set(zip(act.rank.tolist(), act.device.tolist()))):
+        dev = (act.rank == key[0]) & (act.device == key[1])
+        comm = intervals.merge(act.start_ns[dev & act.is_nccl], act.end_ns[dev & act.is_nccl])
+        compute = intervals.merge(act.start_ns[dev & ~act.is_nccl], act.end_ns[dev & ~act.is_nccl])
+        comm_ns += intervals.total(*comm)
+        busy_ns += intervals.total(*intervals.merge(act.start_ns[dev], act.end_ns[dev]))
+        overlapped_ns += intervals.intersection(comm, compute)
+    return CommStats(
+        busy_ms=comm_ns / 1e6,
+        share=comm_ns / busy_ns if busy_ns else 0.0,
+        overlapped=overlapped_ns / comm_ns if comm_ns else 0.0,
     )
