@@ -41,7 +41,7 @@ class EventConverter:
         self.saw_cuda = False
 
     def on_events(self, events) -> None:
-        """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
+        """Take one slice (:class:`~surrobench.trace.kineto_json.DictSlice` or the msgspec equivalent)."""
         kinds = events.kinds  # (ph, cat) of each event: two passes over the slice (keys, index), a few distinct
         try:
             distinct = list(set(kinds))
