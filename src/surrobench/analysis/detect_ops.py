@@ -273,10 +273,6 @@ def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     return (outer, us / total) if us / total >= ENCLOSING_MAJORITY else None
 
 
-def _is_power_of_2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
@@ -291,7 +287,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for o in wide:
                 text = f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs"
                 evidence.append(Evidence("roofline", text, o.flops / flops, "fraction"))
-    odd = [d for d in r.input_shape[2:] if not _is_power_of_2(d)]
+    odd = [d for d in r.input_shape[2:] if not (d > 0 and d & (d - 1) == 0)]
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
         time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()

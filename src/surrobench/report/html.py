@@ -125,13 +125,6 @@ def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict
     )
 
 
-def _roofline_html(roof: RunRoofline | None) -> str:
-    if roof is None:
-        return ""
-    figure = plots.roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops")
-    return _figure(figure, "roofline, measured and estimated points")
-
-
 def _run_section(
     run: RunRecord,
     findings: Sequence[Finding] | None = None,
@@ -153,7 +146,10 @@ def _run_section(
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
-        _roofline_html(roof),
+        _figure(
+            roof and plots.roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops"),
+            "roofline, measured and estimated points",
+        ),
         _findings_html(findings, checks),
     ]
     return "\n".join(p for p in parts if p)

@@ -1,7 +1,8 @@
 """The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal tables,
 markdown and an HTML section: per config the before/after table of the baseline and every candidate (median,
 P95, peak memory, top op, verdict, speedup and CI, error, setup time, break-even calls), then the recipe as code
-and as a ``surrobench run`` line. Every renderer reads the document, so a stored optimization renders the same."""
+and as a ``surrobench run`` line. Every renderer reads the document, so a stored optimization renders the same.
+``optimize --objective capacity`` as text: :func:`capacity_lines`."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.markdown import md_table
+from surrobench.report.serve_tables import rps
 from surrobench.results.fresh import process_speedups
 from surrobench.results.optimize import config_from_json
 
@@ -244,3 +247,36 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"])) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
+
+
+def _bracket(rps_pair: tuple[float, float | None] | None) -> str:
+    if rps_pair is None:
+        return "-"
+    lo, hi = rps_pair
+    return f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
+
+
+def capacity_lines(record: CapacityOptimization) -> list[str]:
+    """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification."""
+    w = record.workload
+    lines = [
+        f"capacity at P99 <= {record.target_p99_ms:g} ms: {w.get('model')} {w.get('shape_label')} on {w.get('device')}"
+    ]
+    for c in record.candidates:
+        ok = {True: "accurate", False: "inaccurate", None: "failed"}[c.accurate]
+        line = f"  {c.recipe}: {ok} ({c.accuracy})"
+        if c.best_policy is not None:
+            line += f"; predicted {rps(c.best_predicted_rps)} rps at {c.best_policy.label()}"
+        if c.service_faster is not None:
+            line += f"; service faster than baseline: {'yes' if c.service_faster else 'no'}"
+        lines.append(line)
+    if record.infeasible:
+        return [*lines, record.infeasible, f"searched in {record.search_s:.1f} s"]
+    lines.append(f"baseline measured under load: {_bracket(record.baseline_rps)} (serve run {record.baseline_run_id})")
+    if record.top_run_id is not None:
+        lines.append(
+            f"{record.top} measured under load: {_bracket(record.top_rps)} (serve run {record.top_run_id}): "
+            f"{record.verdict} than the baseline"
+        )
+    lines.append(f"recipe: {record.recipe}; searched in {record.search_s:.1f} s")
+    return [*lines, *record.notes]

@@ -180,10 +180,6 @@ def best_line(record: ServeRecord) -> str | None:
 CAPACITY_COLUMNS = ("run", "id", "served", "best policy", "capacity rps", "first failing rps")
 
 
-def _rps_or_none(value: float | None) -> str:
-    return "not reached" if value is None else f"{value:.1f}"
-
-
 def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
     """BASE's and NEW's row of :data:`CAPACITY_COLUMNS` (the search's bracket: capacity, first failing rate)."""
     c = pair.capacity
@@ -193,7 +189,9 @@ def capacity_rows(pair: ComparedServeRuns) -> list[list[str]]:
         ("NEW", pair.new, c.new_policy, c.new_rps),
     ):
         label = policy.label() if policy else "the endpoint's own batching"
-        rows.append([side, record.run_id, record.label(), label, f"{lo:.1f}", _rps_or_none(hi)])
+        rows.append(
+            [side, record.run_id, record.label(), label, f"{lo:.1f}", "not reached" if hi is None else f"{hi:.1f}"]
+        )
     return rows
 
 

@@ -302,7 +302,8 @@ class _Exact:
             except json.JSONDecodeError as exc:
                 if self.more():
                     continue
-                self.fail(exc.pos, _eof_hint(exc, self.text))
+                truncated = exc.pos >= len(self.text.rstrip()) - 1
+                self.fail(exc.pos, f"{exc.msg} (file truncated?)" if truncated else exc.msg)
             except RecursionError:
                 self.fail(self.pos, "nested too deeply")
             if end == len(self.text) and self.more():  # a number may continue in the next chunk
@@ -359,10 +360,6 @@ class _Exact:
     def fail(self, pos: int, msg: str, chars: bool = True) -> None:
         at = len(self.text[:pos].encode("utf-8", "surrogatepass")) if chars else pos
         raise UsageError(f"{self.r.path}: invalid JSON at byte {self.base + at}: {msg}")
-
-
-def _eof_hint(exc: json.JSONDecodeError, text: str) -> str:
-    return f"{exc.msg} (file truncated?)" if exc.pos >= len(text.rstrip()) - 1 else exc.msg
 
 
 def _last_boundary(buf: bytes) -> int:
