@@ -102,7 +102,6 @@ def fit_table(
     *,
     title: str | None = None,
     caption: str | None = None,
-    show_lines: bool = False,
 ) -> Table:
     """A rich table of escaped ``rows`` fitting ``width`` cells (None: no limit) without cutting kept cells."""
     keep = list(range(len(columns)))
@@ -129,7 +128,7 @@ def fit_table(
             [_natural(columns[i], [row[i] for row in rows]) for i in keep],
         )
     )
-    table = Table(title=title, caption=caption, show_lines=show_lines)
+    table = Table(title=title, caption=caption)
     for n, i in enumerate(keep):
         col = columns[i]
         table.add_column(

@@ -71,11 +71,11 @@ def note_lines(table: dict) -> list[str]:
     return lines
 
 
-def kernel_table_rich(table: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS) -> Table:
+def kernel_table_rich(table: dict, width: int | None = None) -> Table:
     """The top kernels as a rich table fitted to ``width``, titled with the class shares."""
     numbers = ("share", "device us", "calls")
     columns = fit_columns(_COLUMNS, [c for c in _COLUMNS if c not in numbers], _MINOR)
-    rows = [list(map(rich_escape, row)) for row in kernel_rows(table, top_n)]
+    rows = [list(map(rich_escape, row)) for row in kernel_rows(table)]
     title = f"top kernels of {len(table['kernels'])} rows ({table['total_us'] / table['active_steps']:.1f} us/step)"
     return fit_table(columns, rows, width, title=rich_escape(f"{title}\n{class_line(table)}"))
 
@@ -125,10 +125,10 @@ def cost_line(counters: dict) -> str:
     return f"counters: {cost}" + (f" ({covered:.1%} of kernel time)" if covered is not None else "")
 
 
-def counters_rich(counters: dict, width: int | None = None, top_n: int = MAX_KERNEL_ROWS, label: str = "") -> Table:
+def counters_rich(counters: dict, width: int | None = None, label: str = "") -> Table:
     """The longest launches as a rich table fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
     columns = fit_columns(COUNTER_COLUMNS, [c for c in COUNTER_COLUMNS if c not in _NUMBERS], _COUNTER_MINOR)
-    rows = [list(map(rich_escape, row)) for row in counter_rows(counters, top_n)]
+    rows = [list(map(rich_escape, row)) for row in counter_rows(counters)]
     shown = f"{len(rows)} of {len(counters['kernels'])}" if len(rows) < len(counters["kernels"]) else len(rows)
     title = f"{label + ': ' if label else ''}Nsight Compute counters, {shown} launches (longest first)"
     return fit_table(columns, rows, width, title=rich_escape(title))

@@ -206,7 +206,7 @@ _VERDICT_COLORS |= {"rejected_accuracy": "tab:red"}
 
 
 @plain_text()
-def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
+def speedup_vs_error(doc: dict) -> Figure | None:
     """Per optimized config, speedup (95% CI) against relative L2 error by verdict; ``doc`` any version."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
@@ -225,7 +225,7 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
             color, label = _VERDICT_COLORS.get(c["verdict"], "0.4"), f"{plain(c['name'])} ({c['verdict']})"
             ax.errorbar([x], [sp["median"]], yerr=yerr, fmt=marker, color=color, capsize=3, label=label)
         ax.axhline(1.0, color="0.5", lw=0.8)
-        ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
+        ax.axvline(doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
         title = _title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}")
         labels = dict(xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)")
         ax.set(xscale="log", yscale="log", title=title, **labels)
@@ -266,11 +266,11 @@ class Span:
     dur_ns: int
 
 
-def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
-    """Kernels, copies, memsets per stream and CUDA API calls of profiled step ``step``."""
+def spans_from_timeline(tl: "Timeline") -> list[Span]:
+    """Kernels, copies, memsets per stream and CUDA API calls of the first profiled step."""
     steps = tl.steps
-    lo = int(steps.start_ns[step]) if len(steps) > step else 0
-    hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None
+    lo = int(steps.start_ns[0]) if len(steps) else 0
+    hi = int(steps.start_ns[1]) if len(steps) > 1 else None
     spans = []
     for kind, table in (("kernel", tl.kernels), ("memcpy", tl.memcpy), ("memset", tl.memset), ("api", tl.api_calls)):
         keep = (table.start_ns >= lo) & (table.start_ns < hi if hi is not None else True)
