@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
-from surrobench.trace.model import MISSING, CopyKind, HostMemory
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilder
 
 _TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
 _TABLE_OF_CATEGORY |= dict(cuda_runtime="api_calls", runtime="api_calls", cuda_driver="api_calls", driver="api_calls")

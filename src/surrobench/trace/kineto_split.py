@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import locate_events, read_event_range
+from surrobench.trace.model import TimelineBuilder
 
 SPLIT_MIN_BYTES = 64 << 20
 """Files smaller than this are read in one process (a worker's start, ~0.2 s, would not pay off)."""

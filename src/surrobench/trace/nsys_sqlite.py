@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TimelineBuilder, TraceMeta
 
 # CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP (CUPTI Activity API reference).
 _COPY_KIND = {1: CopyKind.H2D, 2: CopyKind.D2H, 8: CopyKind.D2D, 9: CopyKind.H2H, 10: CopyKind.P2P}
