@@ -252,7 +252,7 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
 def test_a_host_to_device_copy_is_not_a_memory_bound_op():
     # the pageable-h2d scenario on the H200: aten::_to_copy held 93% of op time at 14 GB/s, which is the host
     # link (h2d_transfer's finding), not device memory bandwidth
-    from surrobench.analysis.trace_facts import TraceFacts
+    from surrobench.analysis.timeline import TraceFacts
 
     copy = _op("aten::_to_copy", "copy/cast", 11.0, 0.7, gbps=14.0, flops=0)
     norm = _op("aten::native_group_norm", "normalization", 3.0, 0.2, gbps=100.0, flops=10**6)

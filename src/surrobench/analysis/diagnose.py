@@ -13,8 +13,7 @@ from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.analysis.timeline import analyze_timeline
-from surrobench.analysis.trace_facts import trace_facts
+from surrobench.analysis.timeline import analyze_timeline, trace_facts
 from surrobench.records.findings import Evidence, Finding, rank_findings
 from surrobench.records.run import ConfigResult
 from surrobench.trace.model import Timeline

@@ -13,7 +13,7 @@ import numpy as np
 
 from surrobench.analysis.activity import GpuActivity, gpu_activity
 from surrobench.analysis.ops import op_table_from_timeline
-from surrobench.analysis.trace_facts import FORWARD_RANGES
+from surrobench.analysis.timeline import FORWARD_RANGES
 from surrobench.records import intervals
 from surrobench.records.ops import categorize
 from surrobench.trace.model import Timeline
