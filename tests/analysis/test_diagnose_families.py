@@ -242,7 +242,7 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
             "profiler",
         )
 
-    # a GPU's configs (a device-basis table): a CPU's get the CPU's words (analysis.device_words)
+    # a GPU's configs (a device-basis table): a CPU's get the CPU's words (analysis.op_families.words)
     small = replace(config(latency_samples(1.0, 0.01), model="u", size=64), device="cuda")
     large = replace(config(latency_samples(20.0, 0.01), model="u", size=128), device="cuda")
     (f,) = superlinear_scaling([small, large], {small.key(): table(600), large.key(): table(9600)}, TH, {})

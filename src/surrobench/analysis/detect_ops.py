@@ -12,11 +12,10 @@ Williams et al., CACM 52(4), 2009), or for the copy bandwidth that its data stay
 from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
-from surrobench.analysis.op_families import family_actions, family_of, low_intensity
+from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
 from surrobench.analysis.op_readings import read_memory, small_calls
 from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_ridge, format_tflops
-from surrobench.analysis.device_words import words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
