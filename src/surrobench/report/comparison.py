@@ -6,10 +6,9 @@ from rich.table import Table
 
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
 from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.escape import md_escape, md_table, rich_escape
 from surrobench.report.fit import columns as fit_columns
 from surrobench.report.fit import fit_table, plain_table
-from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.serve_tables import capacity_markdown, capacity_table

@@ -13,8 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.records.findings import Finding
-from surrobench.report.escape import md_escape, plain, rich_escape
-from surrobench.report.markdown import md_table
+from surrobench.report.escape import md_escape, md_table, plain, rich_escape
 
 #: Printed under an empty judgment table.
 NO_FINDINGS = "no findings: nothing above the report floor (see surrobench.analysis.thresholds)"

@@ -16,9 +16,8 @@ from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
-from surrobench.report.markdown import md_table
 from surrobench.report.serve_tables import rps
 from surrobench.results.fresh import process_speedups
 from surrobench.results.optimize import config_from_json

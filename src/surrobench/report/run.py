@@ -9,9 +9,8 @@ from rich.table import Table
 
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.report.cells import failure_text, result_cells
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
-from surrobench.report.markdown import md_table
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.results.scaling import scaling_rows
 
