@@ -2,7 +2,7 @@
 built in the profiling child. Kernels go to their launching op (innermost op around the launch call; a metadata
 op's to its enclosing op, :class:`~surrobench.records.kernels.KernelRows`); annotations (``record_function``,
 ``ProfilerStep#N``, Dynamo's compiled regions) are not rows. Op chains and module paths (the
-``surrobench::module::<path>`` ranges of :mod:`surrobench.collect.module_ranges`) follow ``cpu_parent`` links.
+``surrobench::module::<path>`` ranges of :func:`surrobench.collect.child.module_ranges`) follow ``cpu_parent`` links.
 """
 
 from __future__ import annotations
