@@ -23,8 +23,8 @@ _COLUMNS = ("kernel", "class", "share", "device us", "calls", "op", "module")
 _MINOR = {"module": 4, "calls": 3, "device us": 2}
 
 
-def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
-    """A kernel name for a cell, cut to ``width``: no namespaces, return type or parameters, template arguments kept
+def short_kernel_name(name: str) -> str:
+    """A kernel name for a cell, cut to :data:`NAME_WIDTH`: no namespaces, return type or parameters, template arguments kept
     (``vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>``); for reading, not a join key
     (:func:`surrobench.records.counters.function_name` is)."""
     text = _QUALIFIER.sub("", name).strip()
@@ -40,13 +40,13 @@ def short_kernel_name(name: str, width: int = NAME_WIDTH) -> str:
             depth += (ch == "<") - (ch == ">" and depth > 0)
             if depth == 0 and ch == " ":
                 start = i + 1
-    return cut(text[start:end].strip() or text, width)
+    return cut(text[start:end].strip() or text, NAME_WIDTH)
 
 
-def kernel_rows(table: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The first ``top_n`` kernel rows as :data:`_COLUMNS` cells; a lost op shows its origin."""
+def kernel_rows(table: dict) -> list[tuple[str, ...]]:
+    """The first :data:`MAX_KERNEL_ROWS` kernel rows as :data:`_COLUMNS` cells; a lost op shows its origin."""
     rows = []
-    for k in table["kernels"][:top_n]:
+    for k in table["kernels"][:MAX_KERNEL_ROWS]:
         op = k["op"] if k["op"] is not None else f"- ({k['origin']})"
         module = k["module"] if k["module"] is not None else "-"
         cells = (short_kernel_name(k["name"]), k["kernel_class"], f"{k['share']:.1%}", f"{k['device_us']:.1f}")
@@ -92,9 +92,9 @@ def verdict_cell(kernel: dict) -> str:
     return f"{kernel['bound']} ({why})"
 
 
-def counter_rows(counters: dict, top_n: int = MAX_KERNEL_ROWS) -> list[tuple[str, ...]]:
-    """The ``top_n`` longest launches as :data:`COUNTER_COLUMNS` text cells; occupancy ``achieved/theoretical``; ``-`` unknown."""
-    longest = sorted(counters["kernels"], key=lambda k: -k["counters"]["duration_ns"])[:top_n]
+def counter_rows(counters: dict) -> list[tuple[str, ...]]:
+    """The :data:`MAX_KERNEL_ROWS` longest launches as :data:`COUNTER_COLUMNS` text cells; occupancy ``achieved/theoretical``; ``-`` unknown."""
+    longest = sorted(counters["kernels"], key=lambda k: -k["counters"]["duration_ns"])[:MAX_KERNEL_ROWS]
     rows = []
     for k in longest:
         c = k["counters"]

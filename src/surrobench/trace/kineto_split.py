@@ -57,9 +57,9 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
     return {**split.header, **trailer}
 
 
-def prestart(file: Path, workers: int | None = None) -> None:
-    """Start reading ``file`` in workers now for a later :func:`read_split`."""
-    workers = usable_cores() if workers is None else workers
+def prestart(file: Path) -> None:
+    """Start reading ``file`` in :func:`usable_cores` workers now for a later :func:`read_split`."""
+    workers = usable_cores()
     try:
         key = _key(file, workers)
         split = None if key in _STARTED else _start_split(file, workers)
