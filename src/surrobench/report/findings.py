@@ -77,13 +77,10 @@ def _failed_text(c: dict) -> str:
     return f"{c['label']}: {c['status']}: {what}"
 
 
-def _gain_measured(f: Finding) -> bool:
-    return f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
-
-
 def finding_row(f: Finding) -> list[str]:
     """One finding's :data:`HEADER` cells, plain text; gain measured (``2.960 (measured)``) or estimated."""
-    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if _gain_measured(f) else "")
+    measured = f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0)
+    gain = "-" if f.gain_ms is None else f"{f.gain_ms:.3f}" + (" (measured)" if measured else "")
     evidence = [_side(f, PROFILER_SIDE, inside=True), _side(f, PROFILER_SIDE, inside=False)]
     return [f.kind, f.severity, f.config or "", f.summary, *evidence, f.action, gain]
 
@@ -94,7 +91,7 @@ HEADER += ("est. gain ms",)
 
 def brief_cells(f: Finding) -> dict[str, str]:
     """The compact fields of ``f``; ``gain`` measured, else estimated, ``gain ?`` when unknown."""
-    if _gain_measured(f):
+    if f.best_measured is not None or (f.gain_kind == "measured" and f.gain_ms == 0.0):
         gain = f"saves {f.gain_ms:.3f} ms/step measured"
     else:
         gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
