@@ -1,12 +1,10 @@
-"""surrobench: benchmark, profile and diagnose the inference of physics surrogate models.
-
-The library (``docs/api.md``)::
+"""surrobench: benchmark, profile and diagnose the inference of physics surrogate models (``docs/api.md``)::
 
     import surrobench
     run = surrobench.benchmark("fno2d", shapes=32, batches=[1, 2], device="cpu", warmup=2, iters=5)
     run.results[0].latency_ms.median
 
-The names below are imported on first use, so ``import surrobench`` stays cheap (no torch until a verb runs).
+The names below are imported on first use: no torch until a verb runs.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The one exception type for errors a user can cause, and its one kind for a user's model that failed.
-
-The CLI catches :class:`UsageError` at its edge and prints its message as one line with exit code 2
-(docs/design.md, "Interfaces"). Anything else that escapes is a bug and keeps its traceback. A
-:class:`ModelError` is a UsageError where it stops a command, but a sweep records it as the failure of its
-configs (exit code 3) under its own label.
+"""The one exception type for errors a user can cause (:class:`UsageError`: one line, exit code 2, docs/design.md,
+"Interfaces"), its kinds, and the exit codes. Anything else that escapes is a bug and keeps its traceback.
 """
 
 from collections.abc import Callable
@@ -11,11 +7,9 @@ from collections.abc import Callable
 
 class Interrupted(Exception):
     """The user interrupted a verb (Ctrl-C, SIGTERM, SIGHUP) after some of its work was kept: ``partial`` is the
-    record of what was kept (stored, marked ``interrupted``), the record the verb would have returned; the
-    message says what it holds (``interrupted: 3 of 8 configs stored as run R``). The CLI writes
-    ``partial.to_json()`` to the command's ``--json`` and exits :data:`EXIT_INTERRUPTED`, in one place
-    (:func:`surrobench.cli.options.checked_command`). Not a ``KeyboardInterrupt``: click would turn that into its
-    own abort and lose the message."""
+    record the verb would have returned, of what was kept (stored, marked ``interrupted``). The CLI writes
+    ``partial.to_json()`` to ``--json`` and exits :data:`EXIT_INTERRUPTED`. Not a ``KeyboardInterrupt``: click
+    would turn that into its own abort and lose the message."""
 
     def __init__(self, message: str, partial=None) -> None:
         super().__init__(message)
@@ -23,13 +17,10 @@ class Interrupted(Exception):
 
 
 class UsageError(Exception):
-    """Bad input or usage: a malformed spec, an unknown model, an unreadable file.
-
-    The message must say what was wrong, where, and how to fix it, on one line. A bad value of one library
-    parameter is made with :meth:`bad`: ``parameter`` names it as the library does (``budget_s``) and ``detail``
-    says the rest, so the CLI can name its flag in the parameter's place (``--budget-s``,
-    :func:`surrobench.cli.options.usage_line`) without reading the message. Other parameters the detail names
-    (``find_max needs p99_ms``) are its ``{p99_ms}`` fields, listed in ``others``, and named the same way.
+    """Bad input or usage, its message one line saying what was wrong, where, and how to fix it. A bad value of one
+    library parameter is made with :meth:`bad` (``parameter`` as the library names it, ``detail`` the rest), so
+    the CLI can put its flag in the parameter's place (:func:`surrobench.cli.options.usage_line`) without reading
+    the message; other parameters the detail names are its ``{name}`` fields, listed in ``others``.
     """
 
     def __init__(
@@ -81,10 +72,8 @@ class UsageError(Exception):
 
 
 class Stopped(UsageError):
-    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run, e.g. an endpoint that failed every request)
-    after some of its work was kept: ``partial`` is the record of what was kept (stored, marked ``interrupted``,
-    a note naming the error). The message is the error's; the CLI writes ``partial.to_json()`` to the command's
-    ``--json`` (:func:`surrobench.cli.options.checked_command`) and exits :data:`EXIT_USAGE`."""
+    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run) after some of its work was kept: ``partial``,
+    as :class:`Interrupted`'s; the CLI exits :data:`EXIT_USAGE`."""
 
     def __init__(self, error: UsageError, partial) -> None:
         super().__init__(str(error), parameter=error.parameter, detail=error.detail, others=error.others)
@@ -92,22 +81,16 @@ class Stopped(UsageError):
 
 
 class ModelError(UsageError):
-    """The user's model code failed: its factory or its ``example_inputs`` hook raised, or returned something
-    other than a module or tensors.
-
-    The message names the model, the hook and the type of the exception it raised
-    (``model m.py:build: factory build() raised ValueError: boom``), so it is the whole label of the failure
-    (:func:`surrobench.execution.failures.failure_label`): a sweep records the config as ``error`` with it and
-    goes on (exit code :data:`EXIT_CONFIGS_FAILED`), never as a usage error. Where no sweep records it (a model
-    built before anything runs, as ``serve`` does) it ends the command as any UsageError does.
+    """The user's model code failed: its factory or ``example_inputs`` hook raised, or returned no module or
+    tensors. The message (``model m.py:build: factory build() raised ValueError: boom``) is the failure's whole
+    label: a sweep records the config ``error`` and goes on (:data:`EXIT_CONFIGS_FAILED`); where no sweep records
+    it (``serve``) it ends the command as any UsageError does.
     """
 
 
 class StoreWriteError(UsageError):
-    """A write to the results database failed where the user's environment, not the data, is at fault.
-
-    ``path``: the database; ``cause``: what failed, in words (``disk full``, ``locked by another process``,
-    ``read-only``, ``I/O error``: :func:`surrobench.results.store.write_failure`)."""
+    """A write to the results database at ``path`` failed for the environment's fault; ``cause`` in words
+    (:func:`surrobench.results.store.write_failure`)."""
 
     def __init__(self, message: str, *, path: str, cause: str) -> None:
         super().__init__(message)
@@ -116,15 +99,10 @@ class StoreWriteError(UsageError):
 
 
 class Unsaved(UsageError):
-    """A command measured what its results database could not store (``error``, a :class:`StoreWriteError`).
-
-    ``document``: everything it measured, as the JSON document its ``--json`` writes (a run's ``surrobench/run-v3``,
-    a serve run's ``serve-v1``, an optimization's ``optimize-v3``), to be written elsewhere and imported once the
-    database can be written (:func:`surrobench.import_run`); ``what`` and ``record_id`` name it (``run``,
-    ``serve run``, ``optimization``); ``measured``: how many ``unit`` s it holds, ``stored`` how many of them the
-    database took, where known. Its runs are marked ``unsaved``
-    where that write still succeeded. The CLI writes the document to the command's ``--json``, else to a recovery
-    file beside the database (:func:`surrobench.results.recovery.write_recovery`), and names it."""
+    """A command measured what its results database could not store (``error``). ``document``: everything it
+    measured, as its ``--json`` document, to import later (:func:`surrobench.import_run`); ``what`` and
+    ``record_id`` name it; ``measured`` ``unit`` s, ``stored`` of them (None: unknown). The CLI writes the
+    document to ``--json``, else to a recovery file (:func:`surrobench.results.recovery.write_recovery`)."""
 
     def __init__(
         self,

@@ -211,7 +211,7 @@ def test_perf_json_feeds_diagnose_system_view(tmp_path, capsys):
     bare.write_text(json.dumps({"hotspots": [{"share": 0.5}]}))
     assert run_cli(["diagnose", str(FNO), "--system-view", str(bare)]) == 2
     err = capsys.readouterr().err
-    assert "no config of this surrobench/perf-v1 document has a system view" in err and "'function'" in err
+    assert err.count("\n") == 2 and err.count("--system-view") == 2 and "'function'" in err
 
 
 def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path):
@@ -257,11 +257,9 @@ def test_diagnose_json_carries_the_per_operator_roofline_with_fft_flops(tmp_path
 def test_workload_options_with_a_trace_are_refused_by_name(capsys):
     assert run_cli(["diagnose", str(FNO), "--channels-last"]) == 2
     err = capsys.readouterr().err
-    assert "--channels-last describes a workload to run; with a TRACE it would be ignored: drop it" in err
+    assert err.count("\n") == 1 and err.startswith("surrobench: error: --channels-last ") and "TRACE" in err
     assert run_cli(["diagnose", str(FNO), "--threads", "2", "--compile-mode", "reduce-overhead"]) == 2
-    assert "--compile-mode, --threads describe a workload to run; with a TRACE they would be ignored: drop them" in (
-        capsys.readouterr().err
-    )
+    assert capsys.readouterr().err.startswith("surrobench: error: --compile-mode, --threads ")
 
 
 def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, capsys, monkeypatch):

@@ -119,3 +119,33 @@ def test_distinct_outputs_and_appended_devices_pass(inputs, capsys):
     assert json.loads(Path("h.json").read_text())["runs"][0]["run_id"] == "r1"
     if Path("/dev/null").exists():  # appended to, never replaced: two outputs may share it
         assert run_cli(["show", "run.json", "--json", "/dev/null", "--markdown", "/dev/null"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [("out/", "is a folder"), ("run.json/x.json", "is a file, not a folder"), ("no/such/x.json", "does not exist")],
+)
+def test_an_output_file_that_cannot_be_written_is_refused_before_the_run(inputs, capsys, output, problem):
+    before = _contents(inputs)
+    assert run_cli(["run", *TINY, "--db", "new.db", "--json", output]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith(f"surrobench: error: --json {output!r}: ") and problem in err
+    assert _contents(inputs) == before and not Path("new.db").exists()  # nothing ran
+
+
+def test_an_output_inside_a_folder_the_command_reads_is_refused(inputs, capsys):
+    Path("ranks").mkdir()
+    shutil.copy(TRACE, "ranks/rank0.json.gz")
+    assert run_cli(["analyze", "ranks", "--json", "ranks/summary.json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--json 'ranks/summary.json' is inside the folder TRACE" in err.replace(
+        "PATHS", "TRACE"
+    )
+    assert not Path("ranks/summary.json").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes in a read-only folder")
+def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_run(inputs, capsys):
+    Path("locked").mkdir(mode=0o555)
+    assert run_cli(["run", *TINY, "--db", "new.db", "--json", "locked/r.json"]) == 2
+    assert "cannot write in its folder" in capsys.readouterr().err and not Path("new.db").exists()

@@ -337,3 +337,25 @@ def test_the_suggested_commands_name_surrobench_as_it_was_invoked(tmp_path, monk
     monkeypatch.setenv("PATH", str(bin_dir))
     assert invoked_as(script, python) == "surrobench"  # on PATH: its name
     assert invoked_as(main, python) == "python3.12 -m surrobench"
+
+
+def test_no_next_steps_when_no_config_ran(tmp_path, capsys):
+    """A model whose forward fails once timing starts (the first call, the planning check, passes): every config
+    ends ``error``, exit 3, and the run suggests no diagnose or optimize of it."""
+    model = tmp_path / "flaky.py"
+    model.write_text(
+        "import torch\n"
+        "class Flaky(torch.nn.Module):\n"
+        "    calls = 0\n"
+        "    def forward(self, x):\n"
+        "        Flaky.calls += 1\n"
+        "        if Flaky.calls > 1:\n"
+        "            raise RuntimeError('boom')\n"
+        "        return x\n"
+        "def build():\n"
+        "    return Flaky()\n"
+    )
+    argv = ["run", "--model", f"{model}:build", "--shape", "1x3", "--batch", "1", "--device", "cpu"]
+    assert run_cli([*argv, "--db", str(tmp_path / "r.db"), "--json", str(tmp_path / "r.json"), *FAST]) == 3
+    assert [r["status"] for r in json.loads((tmp_path / "r.json").read_text())["results"]] == ["error"]
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("next: ")]

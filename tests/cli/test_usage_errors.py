@@ -55,4 +55,5 @@ def test_the_command_names_the_flag(capsys, tmp_path):
         ]
     )
     assert code == EXIT_USAGE
-    assert "error: --budget-s 0.0: a finite number of seconds > 0" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("surrobench: error: --budget-s 0.0: ") and err.count("\n") == 1

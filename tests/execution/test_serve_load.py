@@ -189,3 +189,15 @@ def test_an_offered_rate_outside_the_poisson_interval_of_the_asked_one_is_noted(
     inside = offered(4.0, 5.0, 2.0)  # 8 requests where 10 were due: a short load's Poisson spread
     assert inside.offered_interval_rps[0] <= inside.offered_rps
     assert not any("offered" in n for n in load_warnings(inside))
+
+
+def test_dropped_counts_the_measured_requests_as_requests_does():
+    clock = VirtualClock()
+    # 200 requests at 100 rps, 50 ms a batch of one: 20 served a second, all from the warm-up (FIFO); 150 dropped
+    trace = serve_open_loop(
+        constant_arrivals(100.0, 2.0), planted(clock, lambda k: 50.0), ServePolicy(1, 0.0), clock, drain_s=0.5
+    )
+    point = load_point(trace, arrival="constant", max_batch=1, warmup_s=1.0, target_rps=100.0, target_p99_ms=1e6)
+    assert point.requests == 100 and point.warmup_requests == 100
+    assert 0 < point.dropped <= point.requests == point.completed + point.dropped
+    assert point.passed is False

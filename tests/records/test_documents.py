@@ -201,3 +201,19 @@ def test_an_older_version_reads_its_missing_keys_as_empty():
         assert entry.recipe_speedup == entry.best.speedup and entry.recipe_windows == 1
     assert Diagnosis.from_json(_diagnosis_older(1)).findings[0].evidence_source == "measured"
     assert serve_from_json(_serve_v1(_serve())).unloaded == ()
+
+
+@pytest.mark.parametrize("kind", [k for k in DOCUMENTS if not k.startswith(("versus", "ceilings"))])
+def test_every_reader_refuses_another_document_with_one_document_error_naming_the_schema(kind):
+    make, read, _ = DOCUMENTS[kind]
+    with pytest.raises(schemas.DocumentError, match=r"^schema: 'surrobench/other-v1' is not 'surrobench/"):
+        read(make() | {"schema": "surrobench/other-v1"})
+
+
+def test_a_document_error_names_the_key_path_of_any_kind():
+    run = _run()
+    run["results"][0]["batch"] = "1"
+    with pytest.raises(schemas.DocumentError, match=r"^results\[0\]\.batch: expected a whole number >= 1, got '1'$"):
+        run_from_json(run)
+    with pytest.raises(schemas.DocumentError, match=r"^top level: expected an object, got list$"):
+        OptimizeReport.from_json([])

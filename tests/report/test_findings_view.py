@@ -153,3 +153,15 @@ def test_every_config_diagnosed_gets_a_line_a_config_without_a_finding_too():
         out = _render(findings_renderables(found, "diagnosis", 200, explain=explain, quiet=quiet), 200)
         assert b4 in out
     assert b4 in findings_section_markdown(found, "diagnosis", failed, quiet)
+
+
+def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_as_a_saving():
+    from dataclasses import replace
+
+    from surrobench.records.measured import MeasuredRemedy
+
+    base = _findings()[0]
+    slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)
+    faster = MeasuredRemedy("cudagraph", "faster", 1.5, (1.4, 1.6), 3.0, 1.0)
+    assert brief_cells(replace(base, measured=(slower,)))["gain"] == "no remedy measured faster"
+    assert brief_cells(replace(base, measured=(slower, faster)))["gain"] == "saves 1.000 ms/step measured (cudagraph)"

@@ -92,15 +92,22 @@ def _check_counts(*, warmup: int, iters: int, seed: int, input_sets: int, rounds
             raise UsageError.bad(name, f"{value}: must be >= 1")
     if rounds > MAX_COUNT:
         raise UsageError.bad("rounds", f"{rounds}: at most {MAX_COUNT}")
-    cpus = os.cpu_count() or 1
-    if threads is not None and threads > cpus:
-        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    if threads is not None:
+        check_cpu_threads(threads)
     # sets beyond the calls that read them (cold start + warm-up + timed) are never used, only allocated
     most_sets = max(DEFAULT_INPUT_SETS, 1 + warmup + iters)
     if input_sets > most_sets:
         raise UsageError.bad("input_sets", f"{input_sets}: at most {most_sets} (1 + warmup + iters calls read them)")
     if not 0 <= seed < 2**64:
         raise UsageError.bad("seed", f"{seed}: must be in [0, 2**64) (torch.Generator.manual_seed)")
+
+
+def check_cpu_threads(threads: int) -> None:
+    """Raises UsageError (naming ``threads``) above ``os.cpu_count()``: more intra-op threads than logical CPUs
+    only contend, and tens of thousands exhaust OpenMP's memory."""
+    cpus = os.cpu_count() or 1
+    if threads > cpus:
+        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
 
 
 def sweep_request(
@@ -141,10 +148,10 @@ def sweep_request(
             boolean one (``cudnn_benchmark``, ``channels_last``, ``trust_pickle``) that is not a ``bool``,
             malformed lists, ``iters`` < 1, ``warmup`` < 0, ``warmup`` / ``iters`` / ``rounds`` above
             :data:`~surrobench.execution.config.MAX_COUNT`, ``input_sets`` / ``rounds`` /
-            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (more intra-op threads than logical CPUs
-            only contend; tens of thousands exhaust OpenMP's memory), more ``input_sets`` than the calls that
-            read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite number > 0 or is
-            given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode`` without the ``compile`` mode.
+            ``threads`` < 1, ``threads`` above ``os.cpu_count()`` (:func:`check_cpu_threads`), more ``input_sets``
+            than the calls that read them, a ``seed`` outside [0, 2**64), a ``timeout_s`` that is not a finite
+            number > 0 or is given outside the main thread, no GPU for cuda, ``tf32`` on the CPU, ``compile_mode``
+            without the ``compile`` mode.
     """
     _check_counts(warmup=warmup, iters=iters, seed=seed, input_sets=input_sets, rounds=rounds, threads=threads)
     check_bools(cudnn_benchmark=cudnn_benchmark, channels_last=channels_last, trust_pickle=trust_pickle)
@@ -195,11 +202,10 @@ def is_model_object(model: ModelArg) -> bool:
 
 
 def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> SweepPlan:
-    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once: every model resolved and every
-    (model, shape, batch) checked on a CPU input (:func:`plan_sweep`), so bad input fails before anything is
-    timed. A model object is run forward once on its first config's inputs (:func:`check_forward`).
-    ``caller``, the library function whose ``**sweep`` this is: its own keywords are suggested too when a
-    keyword is unknown.
+    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once (:func:`plan_sweep`: every model
+    resolved, every (model, shape, batch) checked on a CPU input; a model object run once, :func:`check_forward`),
+    so bad input fails before anything is timed. ``caller``: the verb whose ``**sweep`` this is, whose own keywords
+    are suggested too for an unknown one.
 
     Raises:
         UsageError: a keyword :func:`sweep_request` does not take, as :func:`sweep_request`, unknown models,
@@ -245,9 +251,8 @@ def named_model(model: ModelArg, verb: str) -> None:
 
 
 def check_forward(plan: SweepPlan, spec: str) -> None:
-    """One eager fp32 forward of ``spec`` on its first config's inputs, so a module whose forward does not take
-    the inputs built for it fails here with its reason, before anything is timed, rather than as an error
-    row per config. Running out of memory is left to the sweep, which records it per config.
+    """One eager fp32 forward of ``spec`` on its first config's inputs: a forward that does not take them fails
+    here, before anything is timed, not as an error row per config (out of memory is left to the sweep).
 
     Raises:
         UsageError: the forward raises (the message suggests other shapes or an ``example_inputs``), or returns
@@ -288,22 +293,17 @@ def open_store(db: str | Path | None):
 
 
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
-    """Time ``model`` over the sweep and return the run (``run.results[i].latency_ms.median``, ...).
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`sweep_request`) and return the run
+    (``run.results[i].latency_ms.median``, ...), stored in the SQLite file ``db`` (None: nothing written).
 
-    ``model``: a name (see the module docstring), or a model object: an ``nn.Module`` (timed on a copy, so
-    yours keeps its device, mode and weights; the results name it by its class) or a zero-argument function
-    returning one. Its inputs are built as for a ``file.py:factory`` model: its ``example_inputs(batch,
-    shape)`` method if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or
-    ``(B, 3, N, N)`` for a bare size N.
-
-    ``sweep`` takes the keywords of :func:`sweep_request`. The run is stored in the SQLite file ``db`` when
-    given; with ``db=None`` nothing is written. The sweep's warnings (failed configs, clock drops, noisy
-    measurements) are issued as :class:`UserWarning`. A config that fails while running does not raise: it is
-    recorded with status ``oom``, ``error`` or ``timeout``.
+    ``model``: a name (module docstring) or a model object: an ``nn.Module`` (timed on a copy; the results name
+    it by its class) or a zero-argument function returning one. Its inputs: its ``example_inputs(batch, shape)``
+    if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or ``(B, 3, N, N)`` for a
+    bare size N. The sweep's warnings are issued as :class:`UserWarning`. A config that fails while running does
+    not raise: it is recorded with status ``oom``, ``error``, ``nonfinite`` or ``timeout``.
 
     Raises:
-        UsageError: bad input (see :func:`sweep_plan`), a model object whose forward fails on the inputs
-            built for it.
+        UsageError: bad input (:func:`sweep_plan`).
         Unsaved: a write to ``db`` failed (disk full, locked, read-only); its ``document`` is the run JSON of every
             config measured, for :func:`surrobench.import_run` once the database can be written.
     """

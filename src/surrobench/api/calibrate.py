@@ -1,27 +1,22 @@
 """``calibrate``: measure a device's roofline ceilings once and store them for this machine
 (``surrobench calibrate``).
 
-The ceilings are kept in the user's cache folder, per host and device, per thread count on a CPU
-(:mod:`surrobench.results.ceilings`; ``threads`` picks the count measured and stored), where ``diagnose``
-reads them whatever its database. Sizes under
-:data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything is measured or stored: they time
-the per-call overhead (launch or dispatch) and caches, not a ceiling, and would replace a good calibration.
-
-Nor is a measurement stored that another process may have slowed (:func:`check_calibration`): on the CPU a
-busy host (the 1-minute load average over :data:`surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs,
-read before and after measuring), on any device repeats that disagree by more than :data:`MAX_SPREAD`. A
-ceiling measured too low makes every later roofline read a workload as faster than the machine ("1250% of the
-calibrated peak"); ``force`` stores it anyway.
+The ceilings are kept in the user's cache folder per host, device and (CPU) thread count
+(:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them. Sizes under
+:data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything runs: they time per-call overhead and
+caches, not a ceiling. A measurement another process may have slowed is not stored (:func:`check_calibration`: a
+busy host on the CPU, load average over :data:`surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs; repeats
+apart by more than :data:`MAX_SPREAD`): a low ceiling would make later rooflines read above the peak.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import torch
 
+from surrobench.api.benchmark import check_cpu_threads
 from surrobench.collect.ceilings import DEFAULT_SIZES, MIN_SIZES, REPEATS, Calibration, measure_ceilings
 from surrobench.errors import UsageError
 from surrobench.execution.config import check_bools, check_ints
@@ -94,9 +89,7 @@ def check_threads(device: str, threads: int | None) -> int | None:
         raise UsageError.bad(
             "threads", f"{threads}: sets the CPU's torch threads; {device} ceilings do not depend on it"
         )
-    cpus = os.cpu_count() or 1
-    if threads > cpus:
-        raise UsageError.bad("threads", f"{threads}: at most {cpus}, this machine's logical CPU count (os.cpu_count())")
+    check_cpu_threads(threads)
     return threads
 
 
@@ -140,20 +133,16 @@ def calibrate(
     """Measure the copy bandwidth (GB/s) and the matmul rate per precision (TFLOP/s) of ``device`` (``cpu``,
     ``cuda`` or ``auto``), store them for this machine and return them with the file they are stored in.
 
-    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None takes the device's default
+    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None: the device's default
     (:data:`surrobench.collect.ceilings.DEFAULT_SIZES`). ``iters``: timed calls per measurement (median).
-    ``threads``: on the CPU, ``torch.set_num_threads(threads)`` while measuring, and the thread count the
-    ceilings are stored for (a CPU run reads those of its own ``torch_threads``); None: torch's current count.
-    ``force``: store what was measured even when :func:`check_calibration` objects.
+    ``threads``: on the CPU, the torch thread count measured at and stored for (None: torch's current).
+    ``force``: store it even when :func:`check_calibration` objects.
 
     Raises:
-        UsageError: ``matmul_n`` / ``copy_mib`` / ``iters`` not an ``int`` (``"x"``, ``2.5``, ``True``) or not
-            positive (:func:`check_sizes`), ``force`` not a ``bool``, a size under the device's minimum, ``threads``
-            out of range or given for CUDA (:func:`check_threads`), no GPU for cuda, or a cache folder that cannot
-            be written.
-        CalibrationRefused: a measurement :func:`check_calibration` objects to (nothing is stored, unless
-            ``force``), or, on the CPU, a busy host seen before measuring (nothing is measured, unless ``force``);
-            a :class:`UsageError`.
+        UsageError: bad sizes (:func:`check_sizes`) or ``threads`` (:func:`check_threads`), ``force`` not a
+            ``bool``, no GPU for cuda, an unwritable cache folder.
+        CalibrationRefused: :func:`check_calibration` objects (nothing stored), or, on the CPU, a busy host before
+            measuring (nothing measured); unless ``force``.
     """
     device = resolve_device(device)
     check_sizes(device, matmul_n, copy_mib, iters)

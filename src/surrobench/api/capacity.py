@@ -1,19 +1,14 @@
 """``optimize(objective="capacity")``: the remedies and the batching policy that maximise the capacity at a P99
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
-One paragraph: each candidate recipe (the baseline, every remedy of optimize for the device, then a greedy stack
-on the lead, the accurate single that wins over the baseline, of every other accurate remedy) is built as serve's batch service once, checked by optimize's
-accuracy guard, its unloaded latency measured as serve measures it (:func:`~surrobench.api.serve.unloaded_by_size`)
-and its capacity predicted for every policy (max batch x max wait) by :mod:`surrobench.analysis.capacity`. The
-top is the accurate candidate with the highest prediction whose service time at its best policy's max batch is
-faster than the baseline's by the one paired rule (:mod:`surrobench.records.paired`; a stack is kept on the same
-terms against the stack below it). The top and the baseline are then verified under open-loop load, each at its
-best predicted policy, as two stored serve runs; the top is recommended when
-:func:`~surrobench.results.serve_compare.capacity_verdict` finds its measured capacity ``higher``, else the
-baseline is.
-
-The measurement is injected (``evaluate`` and ``verify`` of :func:`capacity_search`), so tests plant services on
-a virtual clock; :func:`optimize_capacity` builds both from the model.
+Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead, the accurate single
+that beats the baseline) is built once as serve's batch service, checked by optimize's accuracy guard, its
+unloaded latency measured (:func:`~surrobench.api.serve.unloaded_by_size`) and its capacity predicted per policy
+(:mod:`surrobench.analysis.capacity`). The top is the accurate candidate with the highest prediction whose
+service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the stack
+below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is recommended
+when :func:`~surrobench.results.serve_compare.capacity_verdict` says ``higher``. The measurement is injected
+(``evaluate``, ``verify`` of :func:`capacity_search`); :func:`optimize_capacity` builds both from the model.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``);
-two serve runs by their capacity at the P99 target.
-
-A run is given as a :class:`RunRecord`, a run id (or unique prefix) in the database ``db``, or the path of a
-run-v1 JSON file (``surrobench run --json``); a serve run as a :class:`ServeRecord` or its run id.
+two serve runs by their capacity at the P99 target. A run is a :class:`RunRecord`, a run id (or unique prefix)
+in ``db``, or a run JSON file; a serve run a :class:`ServeRecord` or its run id.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from surrobench.errors import UsageError
@@ -24,7 +22,7 @@ from surrobench.results.compare import gate_failed as gate_failed  # compare --f
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity
 from surrobench.results.serve_store import load_serve
 from surrobench.results.optimize_store import optimization_summaries
-from surrobench.results.store import DEFAULT_DB, ResultStore, RunSummary
+from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
 
 RunRef = RunRecord | str | Path
@@ -164,16 +162,11 @@ def compare_pair(
     ignore_fields: tuple[str, ...] = (),
     gate: bool = False,
 ) -> ComparedRuns | ComparedServeRuns:
-    """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does; the runs come
-    back with the comparison. ``gate``: the comparison is meant to gate (``--fail-on-regression``), so both
-    runs must have been taken with enough rounds (:func:`surrobench.results.compare.check_gate_inputs`).
-
-    Two serve runs (:func:`load_serve_run`) compare their capacity at the P99 target instead
-    (:func:`surrobench.results.serve_compare.compare_capacity`; ``threshold``, ``allow_env_mismatch`` and
-    ``ignore_fields`` do not apply: the two workloads may differ, e.g. eager against a recipe).
-
-    Two ``versus --json`` files compare their matched-error speedups
-    (:func:`surrobench.results.versus.compare_versus`).
+    """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does, the runs returned
+    with the comparison. ``gate`` (``--fail-on-regression``): both runs need enough rounds
+    (:func:`surrobench.results.compare.check_gate_inputs`). Two serve runs compare their capacity at the P99 target
+    (:func:`surrobench.results.serve_compare.compare_capacity`; the matching options do not apply), two ``versus
+    --json`` files their matched-error speedups (:func:`surrobench.results.versus.compare_versus`).
 
     Raises:
         UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
@@ -229,14 +222,20 @@ def compare(
     return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
 
 
+class History(list):
+    """What :func:`history` returns: a list of :class:`~surrobench.results.store.RunSummary`, newest first."""
+
+    def to_json(self) -> dict:
+        """``surrobench/history-v1``: ``{"schema", "runs"}``, each run its summary's fields."""
+        return {"schema": schemas.HISTORY, "runs": [asdict(r) for r in self]}
+
+
 def history(
     db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
-) -> list[RunSummary]:
-    """The runs and optimizations stored in ``db``, newest first, optionally only those with a config of
-    ``model``, with ``tag``, or created at or after ``since`` (an ISO date or time, UTC). Behind
-    ``surrobench history``. Each is a :class:`~surrobench.results.store.RunSummary` of kind ``run``, ``serve`` or
-    ``optimize`` (its id is the one ``show`` takes), its ``created`` in UTC
-    (:func:`~surrobench.records.timestamps.created_utc`).
+) -> History:
+    """The runs and optimizations in ``db`` (:class:`~surrobench.results.store.RunSummary` of kind ``run``,
+    ``serve`` or ``optimize``; ``created`` in UTC), newest first; only those with a config of ``model``, with
+    ``tag``, or created at or after ``since`` (ISO, UTC) when given. Behind ``surrobench history``.
 
     Raises:
         UsageError: ``since`` is not an ISO date; there is no database at ``db``.
@@ -255,7 +254,7 @@ def history(
         runs += optimization_summaries(store, model=model, tag=tag, since=since)
     # one format of creation time (an older serve run stored its local time without an offset)
     runs = [replace(r, created=created_utc(r.created)) for r in runs]
-    return sorted(runs, key=lambda r: r.created, reverse=True)
+    return History(sorted(runs, key=lambda r: r.created, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -270,12 +269,10 @@ class ImportedRun:
 
 
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
-    """Store the JSON file ``path`` in the database ``db`` (created when missing): a run (``run --json``), a serve
-    run (``serve --json``) or an optimization (``optimize --json``), such as the recovery file a command wrote when
-    its database failed (:class:`~surrobench.errors.Unsaved`). A run adds the configs the database lacks, so
-    importing a file twice adds nothing; the run is then ``complete``, or ``interrupted`` when the file says it was.
-    A serve run or an optimization is stored whole (replacing the one of its id). An optimization's baseline and
-    recipe runs are not in its file: the configs they lack stay missing. Behind ``surrobench import``.
+    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or the recovery file of an
+    :class:`~surrobench.errors.Unsaved`) in ``db`` (created when missing). A run adds the configs the database
+    lacks (twice adds nothing), ``complete`` or ``interrupted`` as its file says; a serve run or an optimization is
+    stored whole (an optimization's baseline and recipe runs are not in its file). Behind ``surrobench import``.
 
     Raises:
         UsageError: ``path`` is not a file, or not one of those documents; the database holds another run of that

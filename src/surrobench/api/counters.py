@@ -30,8 +30,8 @@ def counters_config(
     """The counters of one step of ``cfg``, restricted to ``table``'s top kernels (:func:`select_kernels`; all
     kernels of the step when there is no table), their roofline points against ``ceilings`` (None: verdicts
     without roofs). ``dedup``: identical launches measured once and credited to each, where the table shows a
-    name launched more than once a step (:func:`repeats`; False: every launch replayed, as before). A config that
-    cannot be measured returns its problem, never raises."""
+    name launched more than once a step (:func:`repeats`; False: every launch replayed). A config that cannot be
+    measured returns its problem, never raises."""
     if cfg.device != "cuda":
         return ConfigCounters(
             problem=CounterProblem("not_cuda", f"counters: {cfg.device} config, {PROBLEMS['not_cuda']}")

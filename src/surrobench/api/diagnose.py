@@ -1,9 +1,9 @@
-"""``diagnose``: the judgment table of a workload, a stored run or a trace alone (``surrobench diagnose``).
+"""``diagnose``: the findings of a workload, a stored run or a trace alone (``surrobench diagnose``).
 
-A workload is timed, profiled in a child process per config (op table, trace), its op FLOPs and bytes counted
-for the roofline against the device's stored ceilings (stored with the run, :mod:`surrobench.results.roofline`),
-and every detector run over that evidence (:mod:`surrobench.analysis.diagnose`). Findings cite remedies ``surrobench optimize`` measured for the same
-config. The method joins the operator view with the timeline (docs/sources.md, method §4).
+A workload is timed, profiled per config in a child process, its op FLOPs and bytes counted for a roofline
+against the device's ceilings (stored with the run, :mod:`surrobench.results.roofline`), and every detector run
+over that evidence (:mod:`surrobench.analysis.diagnose`), joining the operator view with the timeline
+(docs/sources.md, method §4). Findings cite the remedies ``optimize`` measured for the same config.
 """
 
 from __future__ import annotations
@@ -112,14 +112,11 @@ def failed_configs_json(results) -> list[dict]:
 
 
 def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
-    """The per-config part of a diagnosis ``context``: ``roofline``, ``counters`` (Nsight Compute, where measured),
-    ``system`` (the host's system view, :meth:`SystemView.to_json`, where ``--system`` measured it or a view was
-    given) and ``host_floor`` (latency and host submission time, where the host's floor applies:
-    :func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks`` (whether each profile can carry
-    its verdicts, with the share of kernel time attributed to ops and modules:
-    :func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
-    bound of its measured counters, read against ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`,
-    ``roofline_bound_ms`` and ``headroom``), each ``{config label: object}``."""
+    """The per-config part of a diagnosis ``context``, each ``{config label: object}``: ``roofline``, ``counters``
+    (Nsight Compute), ``system`` (:meth:`SystemView.to_json`, where ``--system`` measured one or a view was given),
+    ``host_floor`` (:func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks``
+    (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
+    bound of its counters at ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`)."""
     return {
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
         "headroom": {
@@ -145,9 +142,15 @@ def workload_context(record: RunRecord, evidence: list[ConfigEvidence]) -> dict:
     }
 
 
-def _busy(env: dict) -> str | None:
-    """The busy-host warning of a run's environment (its load, CPUs and torch threads), None when quiet."""
-    return busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds, flops: dict | None = None) -> list:
+    """Every detector over ``evidence`` and the run's results (:func:`diagnose_run`), with the run's device memory
+    and its busy-host warning (its load, CPUs and torch threads)."""
+    env = record.env
+    busy = busy_host_warning(env.get("load_avg_1m"), env.get("cpu_count") or 1, env.get("torch_threads") or 1)
+    memory = env.get("gpu_memory_bytes")
+    return diagnose_run(
+        evidence, list(record.results), th=th, flops=flops, device_memory_bytes=memory, host_warning=busy
+    )
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
@@ -202,25 +205,15 @@ def diagnose_workload(
     hooks: Hooks = NO_HOOKS,
     measure_s: float | None = 0.0,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and
-    the evidence of each diagnosed config (its roofline included).
-
-    ``measure_s``: seconds per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`),
-    after every config is profiled; their measurements replace the estimates (:mod:`surrobench.results.measured_advice`).
-    0: estimates only. None: :data:`~surrobench.tune.advice.DEFAULT_MEASURE_S`, the whole call ending by
-    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config (``COUNTERS_TARGET_S`` with counters).
-
-    ``system_pass``: also run each config under Linux perf / py-spy (:func:`perf_config`, two more child
-    processes) and diagnose with that system view (the first pass of docs/sources.md, tools §4: what the CPU is busy with);
-    otherwise ``system`` (e.g. from ``--system-view``) applies to every config.
-
-    Each config is read as soon as it is profiled (its FLOPs counted for the roofline, its trace loaded, its
-    system pass run), so an interruption keeps the evidence of every config read before it.
+    """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and each
+    diagnosed config's evidence. Each config is read as soon as it is profiled, so an interruption keeps what was
+    read. ``measure_s`` and ``system_pass``: as :func:`diagnose` (None: the whole call ending by
+    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config, ``COUNTERS_TARGET_S`` with counters);
+    ``system_pass`` runs :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
 
     Raises:
-        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; the configs
-            timed and the op tables profiled stay stored, and the exception carries the findings of what was read
-            (while measuring: every config's, with their estimates).
+        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was
+            stored stays, the exception carries the findings of what was read.
     """
     per_config = advice.COUNTERS_TARGET_S if options.counters else advice.DIAGNOSE_TARGET_S
     deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
@@ -319,14 +312,7 @@ def _findings(
     """Every detector over ``evidence`` and the run's results, ranked, measured counters merged, the remedies
     diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
     ``optimize`` measured for the same configs cited."""
-    findings = diagnose_run(
-        evidence,
-        list(record.results),
-        th=th,
-        flops=flops,
-        device_memory_bytes=record.env.get("gpu_memory_bytes"),
-        host_warning=_busy(record.env),
-    )
+    findings = _detected(record, evidence, th, flops)
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
     return rank_findings(cite_measured(ranked, optimized))
@@ -345,18 +331,11 @@ def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], cei
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and, where the files still exist, its traces; returns the run,
-    ranked findings, warnings and each config's evidence.
-
-    The estimated roofline a config was stored with (:func:`diagnose_workload` computes it once, against the
-    ceilings of that day: :func:`surrobench.results.roofline.load_roofline`) is its evidence as it was, so the
-    estimated findings are the ones of the measuring run; its ops' FLOPs feed the superlinear-scaling check
-    as the FLOP counter's did. A config stored without one (profiled, not diagnosed; no calibration; a run
-    stored before schema 8) is diagnosed by its op families, as a trace is.
-
-    Counters stored with a config (``--counters``, :func:`surrobench.results.counters.load_counters`) are read
-    again against its kernel table and the device's ceilings (:func:`device_ceilings`), as
-    :func:`diagnose_workload` reads them, so the measured findings are the ones of the measuring run."""
+    """Diagnose a stored run from its op tables and the traces that still exist; returns the run, ranked
+    findings, warnings and each config's evidence. A config's stored roofline
+    (:func:`surrobench.results.roofline.load_roofline`) and counters are read as :func:`diagnose_workload` read
+    them, so the findings are the measuring run's; a config without a roofline (not diagnosed, no calibration,
+    schema < 8) is diagnosed by its op families, as a trace is."""
     record = store.load_run(run_id)
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
@@ -436,13 +415,7 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
     run-level checks (memory pressure, precision, failed captures) and what each config's timing shows; a
     timed run has no op table or trace, which the warning says."""
     evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
-    findings = diagnose_run(
-        evidence,
-        list(record.results),
-        th=th,
-        device_memory_bytes=record.env.get("gpu_memory_bytes"),
-        host_warning=_busy(record.env),
-    )
+    findings = _detected(record, evidence, th)
     note = (
         f"run {record.run_id} diagnosed from the record alone: no op table or trace (a timed run, not profiled), "
         "so only the run-level checks; surrobench.diagnose(model, ...) profiles the workload"
@@ -500,7 +473,7 @@ def _perf_label(report: dict) -> str:
 
 
 def diagnose(
-    model: str | None = None,
+    model: str | SweepPlan | None = None,
     *,
     trace: str | Path | None = None,
     run: str | RunRecord | None = None,
@@ -515,23 +488,20 @@ def diagnose(
     hooks: Hooks = NO_HOOKS,
     **sweep,
 ) -> Diagnosis:
-    """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep; ``sweep`` takes the
-    keywords of :func:`surrobench.api.benchmark.sweep_request`), ``trace`` (a Kineto or nsys trace alone; a
-    folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, from its stored op
-    tables and the traces that still exist; or a :class:`RunRecord`, e.g. of ``benchmark(..., db=None)``:
-    looked up by its id in ``db`` when ``db`` is given, else diagnosed from the record alone,
-    :func:`diagnose_record`).
+    """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep of ``sweep``, the keywords
+    of :func:`surrobench.api.benchmark.sweep_request`; or a plan of ``sweep_plan``), ``trace`` (a Kineto or nsys
+    trace; a folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, read from its op
+    tables and traces; a :class:`RunRecord` is looked up by its id where ``db`` is given, else diagnosed from the
+    record alone, :func:`diagnose_record`).
 
-    ``db``: where a workload's run is stored (None: in memory) or where ``run`` is looked up (None: the
-    default ``surrobench.db``; for a RunRecord, none). ``system``: a system view (perf / py-spy) for every config; ``system_pass``:
-    measure one per config instead. ``profile_options``: the profiling child's schedule and trace folder.
-    ``counters``: on CUDA, measure each config's top kernels under Nsight Compute; their memory-, compute- and
-    occupancy-bound findings replace the estimated ones of that config (:mod:`surrobench.analysis.detect_counters`).
-    ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name with optimize's
-    core (:mod:`surrobench.tune.advice`), largest estimated gain first; each action then carries its measurement
-    (:class:`surrobench.records.measured.MeasuredRemedy`) and the findings are ordered by measured saving
-    (:func:`surrobench.records.findings.rank_findings`). 0: estimates only; None:
-    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, read when called, within its deadline (:func:`diagnose_workload`).
+    ``db``: where a workload's run is stored (None: in memory) or ``run`` is looked up (None: ``surrobench.db``).
+    ``system``: a system view (perf / py-spy) for every config; ``system_pass``: measure one per config.
+    ``profile_options``: the profiling child's schedule and trace folder. ``counters``: on CUDA, each config's top
+    kernels under Nsight Compute, whose findings replace the estimated ones (:mod:`surrobench.analysis.detect_counters`).
+    ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name
+    (:mod:`surrobench.tune.advice`), each action then carrying its :class:`surrobench.records.measured.MeasuredRemedy`
+    and the findings ordered by measured saving; 0: estimates only; None:
+    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
 
     Raises:
         UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
@@ -578,7 +548,7 @@ def diagnose(
         title = f"diagnosis of run {record.run_id}" + (f" ({RUN_LEVEL_ONLY})" if timed_only else "")
         return Diagnosis(tuple(findings), context, title, tuple(warnings), record)
     named_model(model, "diagnose")
-    plan = sweep_plan(model, caller=diagnose, **sweep)
+    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=diagnose, **sweep)
     options = profile_options or ProfileOptions()
     options = replace(options, counters=True) if counters else options
     with open_store(db) as store:

@@ -1,11 +1,9 @@
 """Multi-process runs: one process per device, started by torch.distributed's own launcher.
 
-``surrobench run --nproc N`` (:func:`launch`) starts ``python -m torch.distributed.run --standalone
---nproc_per_node N`` on :mod:`surrobench.api.rank_entry`; ``surrobench run`` started by the user's own
-``torchrun`` or ``srun`` finds its rank in the environment (:func:`~surrobench.execution.ranks.detect_rank_env`)
-and calls :func:`run_on_ranks` directly. Either way every rank runs :func:`run_on_ranks` with the same
-request; rank 0 writes the run to the database and returns it. How the ranks share the work
-(:data:`~surrobench.results.scaling.PARALLEL_MODES`):
+``run --nproc N`` (:func:`launch`) starts torchrun on :mod:`surrobench.api.rank_entry`; under the user's own
+``torchrun`` or ``srun`` a rank is found in the environment (:func:`~surrobench.execution.ranks.detect_rank_env`).
+Either way every rank runs :func:`run_on_ranks` with the same request; rank 0 stores the run and returns it. How
+the ranks share the work (:data:`~surrobench.results.scaling.PARALLEL_MODES`):
 
 - ``replicas``: every rank runs each config on its own device, iterations started together.
 - ``model``: a distributed model (a factory taking ``group``) runs over all ranks at once.
@@ -128,13 +126,9 @@ def launch(
 ) -> RunRecord:
     """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
 
-    Args:
-        plan: the planned sweep (each rank plans its request again in its own process).
-        parallel: a :data:`PARALLEL_MODES` entry or ``auto``.
-        nproc: ranks to start (one per device on CUDA).
-        db: the results database every rank's rows go to.
-        devices: GPU indices for the ranks (``run --devices``); None for the first ``nproc`` GPUs.
-        command: the command line stored with the run.
+    ``plan`` is planned again in each rank; ``parallel``: a :data:`PARALLEL_MODES` entry or ``auto``; one rank
+    per device on CUDA, on ``devices`` (``run --devices``; None: the first ``nproc`` GPUs); ``db`` takes every
+    rank's rows; ``command`` is stored with the run.
 
     Raises:
         UsageError: more ranks than GPUs, or the ranks did not finish (their output says why).
@@ -151,25 +145,9 @@ def launch(
     with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:
         req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "run_id"
         req_path.write_text(json.dumps(request_to_json(request)))
-        argv = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            f"--nproc_per_node={nproc}",
-            "-m",
-            "surrobench.api.rank_entry",
-            "--request",
-            str(req_path),
-            "--parallel",
-            parallel,
-            "--db",
-            str(db),
-            "--run-id-out",
-            str(out_path),
-            "--command",
-            command or "",
-        ]
+        argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", "-m"]
+        argv += ["surrobench.api.rank_entry", "--request", str(req_path), "--parallel", parallel, "--db", str(db)]
+        argv += ["--run-id-out", str(out_path), "--command", command or ""]
         code = subprocess.run(argv, env=environ).returncode
         run_id = out_path.read_text().strip() if out_path.exists() else None
     if code != 0 or not run_id:

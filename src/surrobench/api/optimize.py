@@ -47,28 +47,20 @@ def optimize(
     on_warning: Callable[[str], None] | None = None,
     **sweep,
 ) -> OptimizeReport | CapacityOptimization:
-    """Try the remedies on every config of ``model``'s sweep, or of the stored ``run``, and recommend what wins
-    (module docstring).
+    """Try the remedies on every config of ``model``'s sweep (``sweep`` as for
+    :func:`surrobench.api.benchmark.benchmark`), or of the stored ``run`` (an id or prefix in ``db``, the default
+    database when None: :func:`~surrobench.tune.plans.sweeps_from_run`), and recommend what wins. ``budget_s`` per
+    config, ``tolerance`` (rel L2), ``thorough``, ``rounds``, ``only`` (remedy names): as the CLI's flags.
+    ``verify``: pairs of fresh processes checking each recipe (0: none); ``processes``: pairs in which the recipe
+    is timed once more (None: :data:`DEFAULT_PROCESS_PAIRS`, none for a model object, which no new process can
+    rebuild). Stored in ``db`` when given, else in memory.
 
-    ``model`` and ``sweep`` as for :func:`surrobench.api.benchmark.benchmark` (``shapes``, ``batches``,
-    ``precisions``, ``device``, ``warmup``, ``iters``, ...); or ``run``, a run id (or unique prefix) in ``db``
-    (the default database when None), whose every config is optimized as that run measured it
-    (:func:`~surrobench.tune.plans.sweeps_from_run`; no ``sweep`` keywords then). ``budget_s`` per config,
-    ``tolerance`` (rel L2), ``thorough``, ``rounds`` and ``only`` (remedy names) as the CLI's flags; ``verify``:
-    pairs of fresh processes that check each recipe (0: none); ``processes``: pairs of fresh processes in which
-    the search times its recipe once more (0: none; None: :data:`DEFAULT_PROCESS_PAIRS`, or none for a model
-    object, which a new process cannot rebuild). Stored in ``db`` when given, else in memory only (for a
-    ``model``).
+    ``objective="capacity"``: the remedies and batching policy with the highest capacity at ``p99_ms`` within
+    ``tolerance``, predicted then verified under load (:func:`surrobench.api.capacity.optimize_capacity`, whose
+    keywords ``sweep`` may hold); a :class:`~surrobench.records.capacity.CapacityOptimization`, of a ``model``.
 
-    ``objective``: ``"latency"`` (the latency of one call, above) or ``"capacity"``: the remedies and the batching
-    policy with the highest capacity at ``p99_ms`` within ``tolerance``, predicted and then verified under load
-    (:func:`surrobench.api.capacity.optimize_capacity`, whose keywords ``max_batch``, ``max_wait_ms``,
-    ``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` ``sweep`` may hold); it returns a
-    :class:`~surrobench.records.capacity.CapacityOptimization` and takes ``model`` (not ``run``, ``verify``).
-
-    Hooks: ``on_config(cfg)`` before each config's search, ``on_phase(text)`` before each batch of fresh processes,
-    ``on_warning(text)`` per warning (a busy host, failed baselines; None: a :class:`UserWarning`); ``command`` is
-    stored with the runs.
+    Hooks: ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)``
+    per warning (None: a :class:`UserWarning`); ``command`` is stored with the runs.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,

@@ -42,10 +42,9 @@ class PerfReport:
         return self.warnings
 
     def to_json(self) -> dict:
-        """Config key, status, steps, warnings, ``step_check`` (:meth:`EvidenceCheck.to_json`: its verdict
-        ``unreliable`` when the window's step is outside the profiler bound), the system view (:meth:`SystemView.to_json`: shares and ratios as
-        fractions, times in ms) with multiplexing, miss rates, flame graph path and notes beside its keys
-        (``SystemView.from_json`` of ``system`` ignores those)."""
+        """Config key, status, steps, warnings, ``step_check`` (:meth:`EvidenceCheck.to_json`, ``unreliable``
+        outside the profiler bound), ``system`` (:meth:`SystemView.to_json`: shares and ratios as fractions, ms)
+        with multiplexing, miss rates, flame graph path and notes beside its keys."""
         out = {
             **self.config.key().to_json(),
             "status": self.status,
@@ -76,9 +75,8 @@ def step_note(check: EvidenceCheck) -> str:
 def perf_config(
     cfg: ExecConfig, result: ConfigResult, config_id: int, store: ResultStore, options: PerfOptions, run_id: str
 ) -> PerfReport:
-    """The system pass of one timed config (``profile_one`` for
-    :func:`surrobench.api.profile.profile_run`). ``store`` is unused: the system view is
-    reported, not stored."""
+    """The system pass of one timed config (``profile_one`` of :func:`surrobench.api.profile.profile_run`);
+    ``store`` is unused: the system view is reported, not stored."""
     plan = window_schedule(result.latency_ms.median if result.latency_ms else None, options.window_s)
     svg = options.flamegraph_dir / f"{config_stem(run_id, cfg)}.svg" if options.flamegraph_dir else None
     passed = system_pass(cfg, plan, svg, top=options.top)
@@ -101,20 +99,10 @@ def perf(
     hooks=None,
     **sweep,
 ) -> Profile:
-    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`surrobench.api.benchmark.sweep_request`),
-    then run each ``ok`` config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child
-    process: counters, IPC, CPU utilization, host hot spots, a flame graph. ``options``: the window (s), the flame
-    graph folder and the hot spots kept (None: :class:`PerfOptions`); ``db`` as in
-    :func:`surrobench.api.benchmark.benchmark`; ``command`` is stored with the run; ``hooks``: the progress hooks
-    (:class:`surrobench.api.profile.Hooks`). A missing ``perf`` or ``py-spy`` is a warning of the report.
-
-    Returns:
-        The :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``.
-
-    Raises:
-        UsageError: bad input, or a model object rather than a name (the children rebuild it).
-        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the Profile of what finished, stored.
-    """
+    """As :func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok``
+    config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC,
+    CPU utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
+    :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
     from surrobench.api.benchmark import named_model, open_store, sweep_plan
     from surrobench.api.profile import NO_HOOKS, time_and_profile
 

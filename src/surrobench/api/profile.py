@@ -1,10 +1,6 @@
-"""The profiling phase: after a timed sweep, one child process per config, its op table stored.
-
-Shared by ``surrobench profile`` and ``surrobench run --profile torch``. Each ``ok`` config of the run is
-profiled in :mod:`surrobench.collect.child`; its op table goes into the database (``op_stats``), its top
-op into the config row and the run JSON (``top_op``), and the four readings
-(:mod:`surrobench.analysis.op_readings`) into the report. Failed configs are not profiled.
-"""
+"""The profiling phase: after a timed sweep, each ``ok`` config profiled in a child process
+(:mod:`surrobench.collect.child`); its op table stored (``op_stats``), its top op in the config row and run JSON
+(``top_op``), its four readings (:mod:`surrobench.analysis.op_readings`) in the report."""
 
 from __future__ import annotations
 
@@ -86,17 +82,10 @@ class ProfileReport:
 
 
 def profiled_step_ms(active_step_ms: list[float]) -> float:
-    """The profiled step, ms: the mean host time of the recorded (active) steps.
-
-    The mean, not the median, because it is the step the op table's per-step times are averaged over: the
-    table sums each op's time over the same ``active_steps`` steps and divides by their count
-    (:meth:`surrobench.records.ops.OpTable.ms_per_step`). The CPU op-time scale divides by this step
-    (``unprofiled median / profiled step``, :func:`surrobench.analysis.evidence.op_time_scale`), so a scaled op
-    time is the op's fraction of the profiled wall time times the unprofiled step, and the ops of one thread
-    together never exceed that step. With the median, a few preempted steps on a busy CPU (whose op self
-    times are wall time and land in the sums) inflated the sums but not the median, and an op category was
-    said to take more than the whole step.
-    """
+    """The profiled step, ms: the mean host time of the recorded (active) steps, the step the op table's
+    per-step times are averaged over (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so the ops of one
+    thread scaled by :func:`surrobench.analysis.evidence.op_time_scale` never exceed it (a median would leave out
+    preempted steps whose op times land in the sums)."""
     return statistics.fmean(active_step_ms)
 
 
@@ -152,14 +141,10 @@ def profile_run(
     on_report: Callable[[ProfileReport], None] = lambda report: None,
     profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:
-    """Profile every ``ok`` config of a finished, stored run of ``plan``.
-
-    Each result finds its planned config by identity (:meth:`SweepPlan.config_for`) and its database row by
-    its ``config_id``, so the order of ``record.results`` does not matter. ``profile_one(cfg, result,
-    config_id, store, options, run_id)`` profiles one config and returns its report (a
-    :class:`ProfileReport`, or another profiler's report with ``config``, ``label()``, ``status``, ``error``
-    and ``warnings``): :func:`profile_config` (torch.profiler) by default, or ``api.perf.perf_config`` /
-    ``api.nsys.nsys_config`` with their options.
+    """Profile every ``ok`` config of a finished, stored run of ``plan``, each found by identity
+    (:meth:`SweepPlan.config_for`) and ``config_id``, in any order. ``profile_one(cfg, result, config_id, store,
+    options, run_id)`` returns its report (``config``, ``label()``, ``status``, ``error``, ``warnings``):
+    :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
@@ -264,20 +249,14 @@ def profile_phase(
     profile_one: Callable = profile_config,
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list]:
-    """:func:`profile_run` of a run timed and left ``running`` (``execute_sweep(..., finish=False)``), then
-    the run marked ``complete``. ``hooks.on_profile_start`` is told how many configs will be profiled,
-    ``hooks.on_report`` each report once it counts as profiled (a hook that raises ``KeyboardInterrupt``
-    leaves that report counted).
-
-    Returns:
-        As :func:`profile_run`.
+    """:func:`profile_run` of a run left ``running`` (``execute_sweep(..., finish=False)``), then marked
+    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (counted even when the
+    hook raises ``KeyboardInterrupt``).
 
     Raises:
-        ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the op tables of the configs profiled before it stay
-            stored, the run is marked ``interrupted``, and the exception carries the run (``top_op`` set on
-            those configs) and their reports. A config whose child was running is not profiled.
-        Unsaved: a write to ``store`` failed (its op tables, or the run's state): the run marked ``unsaved``
-            where the database still takes that, and its JSON carried by the exception.
+        ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, carrying it and the
+            reports of the configs profiled before it (their op tables stored; the one running is not).
+        Unsaved: a write to ``store`` failed; the run marked ``unsaved`` where the database takes it.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
     done: list = []
@@ -334,21 +313,16 @@ def profile(
     counters: bool = False,
     **sweep,
 ) -> Profile:
-    """Time ``model`` over the sweep, then profile each ``ok`` config in a child process with torch.profiler:
-    its op table (which operators cost the time), categories, memory, shapes and the four readings.
-
-    ``sweep`` takes the keywords of :func:`surrobench.api.benchmark.sweep_request`. ``trace_dir``: a folder for
-    one Chrome trace per config (None: keep none). ``schedule``: the profiler's wait / warmup / active steps.
-    ``counters``: on CUDA, also measure each config's top kernels under Nsight Compute after its profile
-    (:func:`surrobench.api.counters.counters_config`; a missing ncu or refused counters is a warning).
-    ``db`` as in :func:`surrobench.api.benchmark.benchmark`.
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`~surrobench.api.benchmark.sweep_request`),
+    then profile each ``ok`` config with torch.profiler in a child process: op table, categories, memory, shapes,
+    the four readings. ``trace_dir``: one Chrome trace per config there (None: none); ``schedule``: wait / warmup
+    / active steps; ``counters``: on CUDA, the top kernels under Nsight Compute too
+    (:func:`surrobench.api.counters.counters_config`; a missing ncu is a warning). ``db`` as for ``benchmark``.
 
     Raises:
-        UsageError: bad input, a model object rather than a name (:func:`~surrobench.api.benchmark.named_model`),
-            ``with_stack`` / ``counters`` not a ``bool``, a ``schedule`` that is not a :class:`ProfileSchedule`
-            (:func:`check_schedule`), or a ``trace_dir`` that cannot be written.
-        ProfileInterrupted: Ctrl-C; the run (marked ``interrupted``) and the reports of the configs profiled
-            before it.
+        UsageError: bad input, a model object (:func:`~surrobench.api.benchmark.named_model`), ``with_stack`` /
+            ``counters`` not a ``bool``, a bad ``schedule`` (:func:`check_schedule`), an unwritable ``trace_dir``.
+        ProfileInterrupted: as :func:`profile_phase`.
     """
     named_model(model, "profile")
     check_bools(with_stack=with_stack, counters=counters)

@@ -1,11 +1,9 @@
 """Many rank traces: each rank's trace analyzed in a worker, the ranks compared in the caller.
 
-Every rank's trace is loaded in its own worker (:func:`~surrobench.trace.parallel.map_rank_traces`: a
-local process pool, or the workers of an existing Dask cluster), where :func:`rank_analysis` reduces it
-to that rank's timeline report, its own findings and its :class:`~surrobench.analysis.rank_summary.
-RankSummary`; only those travel back. The caller then aligns the ranks
-(:func:`~surrobench.analysis.cross_rank.cross_rank_report`) and adds the cross-rank findings (straggler,
-comm_wait, comm_not_overlapped) to the ranks' own, merged per kind.
+Each rank's trace is loaded in a worker (:func:`~surrobench.trace.parallel.map_rank_traces`: local processes or
+a Dask cluster) and reduced by :func:`rank_analysis` to its timeline report, findings and
+:class:`~surrobench.analysis.rank_summary.RankSummary`; the caller aligns the ranks
+(:func:`~surrobench.analysis.cross_rank.cross_rank_report`) and adds the cross-rank findings.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""``build_report``: what one report of several runs shows (``surrobench report`` renders it as HTML).
-
-The runs, the comparison of the first two (BASE, NEW), the op time of every profiled config, each run's
-findings as ``diagnose --run`` gives them, the optimizations that made the runs, and optionally a trace
-whose first profiled step is drawn. Serve runs (``surrobench serve``) are shown as their records (the
-latency-throughput curve), two of them compared by their capacity at the P99 target.
-"""
+"""``build_report``: what one report of several runs shows (:class:`Report`; ``surrobench report`` renders it
+as HTML)."""
 
 from __future__ import annotations
 
@@ -96,11 +91,9 @@ def build_report(
     trace: str | Path | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Report:
-    """Load ``runs`` (run ids in ``db``, run JSON files or records: :func:`surrobench.api.compare.load_run`),
-    compare the first two when there are exactly two (:func:`surrobench.api.compare.compare`, with
-    ``threshold``, ``allow_env_mismatch`` and ``ignore_fields``), diagnose each with ``thresholds`` and load
-    ``trace`` (a Kineto trace or nsys export). Serve runs among ``runs`` go to ``serve_runs``; two serve runs
-    alone, both searched, are compared by their capacity.
+    """The :class:`Report` of ``runs`` (as :func:`surrobench.api.compare.load_run` takes them): the first two
+    compared when there are two (:func:`surrobench.api.compare.compare` with the matching keywords), each
+    diagnosed with ``thresholds``, ``trace`` (Kineto or nsys) loaded; two serve runs alone compared by capacity.
 
     Raises:
         UsageError: a run reference that names nothing, runs that cannot be compared (two serve runs that
@@ -110,14 +103,8 @@ def build_report(
     served = tuple(s for s in serve if s is not None)
     runs = [ref for ref, s in zip(runs, serve) if s is None]
     if len(runs) == 2:
-        pair = compare_pair(
-            runs[0],
-            runs[1],
-            db=db,
-            threshold=threshold,
-            allow_env_mismatch=allow_env_mismatch,
-            ignore_fields=ignore_fields,
-        )
+        matching = dict(threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields)
+        pair = compare_pair(*runs, db=db, **matching)
         records, comparison = (pair.base, pair.new), pair.comparison
     else:
         records, comparison = tuple(load_run(ref, db) for ref in runs), None

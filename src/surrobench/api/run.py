@@ -33,21 +33,19 @@ def measure(
     command: str | None = None,
     **sweep,
 ) -> Profile:
-    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`~surrobench.api.benchmark.sweep_request`;
-    none for a plan of :func:`~surrobench.api.benchmark.sweep_plan`) into ``db`` (None: in memory), then with
-    ``then`` profile each ``ok`` config in a child process, which rebuilds the model from its name: torch.profiler's
-    op tables (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
-    ``hooks``: progress callbacks; ``command`` is stored with the run.
+    """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan of
+    :func:`~surrobench.api.benchmark.sweep_plan` with no ``sweep``) into ``db``, then with ``then`` profile each
+    ``ok`` config in a child process that rebuilds the model from its name: torch.profiler (``ProfileOptions``),
+    perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``). ``command`` is stored with the run.
 
     Returns:
         The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
 
     Raises:
-        UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`; ``then`` of no profiler, or with a model
-            object (:func:`~surrobench.api.benchmark.named_model`).
-        Unsaved: a write to ``db`` failed (as :func:`~surrobench.api.benchmark.benchmark`).
+        UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.
+        Unsaved: as ``benchmark``.
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
-            :class:`~surrobench.api.profile.ProfileInterrupted` whose ``partial`` is the Profile so far.
+            :class:`~surrobench.api.profile.ProfileInterrupted`, ``partial`` the Profile so far.
     """
     profile_one, schema = PROFILERS.get(type(then), (None, schemas.PROFILE))
     if then is not None:

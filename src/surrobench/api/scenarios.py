@@ -162,14 +162,12 @@ def run_scenarios(
     """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device
     (a scenario with no config there is skipped, with the reason as its note) and judge it (:func:`judge`).
 
-    ``db``: the SQLite file each scenario's run is stored in (None: in memory); ``trace_dir``: a folder for the
-    Chrome traces the diagnosis reads (None: a temporary folder, removed afterwards).
+    ``db``: where each run is stored (None: in memory); ``trace_dir``: for the traces (None: a temporary folder).
 
     Raises:
-        UsageError: an unknown scenario, ``warmup`` / ``iters`` not ints or out of range (as ``benchmark``'s,
-            :func:`~surrobench.execution.config.check_iterations`), a profiler schedule longer than ``iters``,
-            ``thresholds`` not a :class:`Thresholds` of finite non-negative values, an unusable trace folder, or
-            no GPU for ``cuda``.
+        UsageError: an unknown scenario, bad ``warmup`` / ``iters``
+            (:func:`~surrobench.execution.config.check_iterations`) or ``thresholds``, a schedule longer than
+            ``iters``, an unusable trace folder, no GPU for ``cuda``.
     """
     chosen = select(only)
     check_iterations(warmup=warmup, iters=iters)

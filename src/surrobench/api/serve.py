@@ -122,21 +122,17 @@ def serve_request(
     url: str | None = None,
     min_requests: int = P99_BOUNDING_REQUESTS,
 ) -> ServeRequest:
-    """Validate a serve request. ``rates`` (requests/s), ``max_batch``, ``max_wait_ms`` and ``concurrency``
-    take one value, a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy. Times
-    in s: ``duration_s`` of arrivals per load, the leading ``warmup_s`` of them left out of the statistics
-    (None: :func:`default_warmup_s`, 1 s or a quarter of ``duration_s``, the shorter), ``drain_s``.
-    ``min_requests``: a rate is offered past ``duration_s`` until that many requests arrive after the warm-up
-    (:func:`offered_duration_s`; 0: exactly ``duration_s``); a closed loop keeps sending until that many
-    requests arrived after the warm-up, within the same :data:`MAX_STRETCH` times ``duration_s``.
+    """Validate a serve request. ``rates`` (requests/s), ``max_batch``, ``max_wait_ms`` and ``concurrency``: one
+    value, a sequence or comma-separated text; each (max_batch, max_wait_ms) pair is a policy. Times in s:
+    ``duration_s`` of arrivals per load, its leading ``warmup_s`` left out of the statistics (None:
+    :func:`default_warmup_s`), ``drain_s``. ``min_requests``: a load goes on past ``duration_s`` (at most
+    :data:`MAX_STRETCH` times) until that many requests arrived after the warm-up (0: exactly ``duration_s``).
 
     Raises:
-        UsageError: no load to offer (no rate, concurrency, file or search), two loads (a rate and a
-            concurrency, a file and either), an arrivals file that cannot be read, a search without ``p99_ms``, an
-            unknown arrival process, non-positive times or rates, a warm-up not shorter than the duration, a
-            rate whose load (rate x :func:`offered_duration_s`) would hold more than
-            :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD` arrivals, or a ``min_requests`` no
-            load could hold (over that bound / :data:`_COUNT_MARGIN`); all before anything is allocated or run.
+        UsageError: no load, or two (a rate, a concurrency, a file); an unreadable arrivals file; a search
+            without ``p99_ms``; an unknown arrival process; non-positive times or rates; a warm-up not shorter
+            than the duration; a load of more than :data:`~surrobench.execution.arrivals.MAX_ARRIVALS_PER_LOAD`
+            arrivals, or a ``min_requests`` none could hold; all before anything is allocated or run.
     """
     if arrival not in ARRIVALS:
         raise UsageError.bad("arrival", f"{arrival!r}: choose {', '.join(ARRIVALS)}")
@@ -243,11 +239,10 @@ _COUNT_MARGIN = 1.2
 
 
 def offered_duration_s(request: ServeRequest, rate_rps: float) -> float:
-    """How long ``rate_rps`` is offered, s: ``duration_s``, or longer where that would leave fewer than
-    ``request.min_requests`` requests after the warm-up (by default
-    :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`, so every judged P99 has an upper bound, as
-    MLPerf LoadGen sets a minimum query count per run), up to :data:`MAX_STRETCH` times ``duration_s`` (past
-    that, the point's warning says the P99 is unbounded)."""
+    """How long ``rate_rps`` is offered, s: ``duration_s``, or up to :data:`MAX_STRETCH` times longer until
+    ``request.min_requests`` arrive after the warm-up (default
+    :data:`~surrobench.analysis.serve_load.P99_BOUNDING_REQUESTS`: every judged P99 bounded, as MLPerf LoadGen's
+    minimum query count)."""
     return min(max(request.duration_s, _needed_s(request, rate_rps)), MAX_STRETCH * request.duration_s)
 
 
@@ -332,16 +327,12 @@ def serve_policy(
     on_point: Callable[[LoadPoint], None] = lambda point: None,
     unloaded: dict[int, UnloadedLatency] | None = None,
 ) -> PolicyResult:
-    """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()`` a fresh clock per
-    load: :class:`~surrobench.execution.batcher.WallClock`, or a virtual one whose time ``service`` moves);
-    ``on_point(point)`` is told of each load point as it finishes (a rate of the peak search that completed
-    nothing has none).
-
-    A peak search given ``unloaded`` (the service's :func:`unloaded_by_size`, every padded size of the policy)
-    answers an infeasible target without a load (:func:`~surrobench.analysis.capacity.infeasible_reason`), else,
-    in process, predicts the capacity (:func:`~surrobench.analysis.capacity.predict_capacity`) and brackets
-    around it; otherwise (an endpoint, whose batching is its own) it doubles or halves from ``request.rates[0]``
-    or ``start_rps``."""
+    """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()``: a fresh clock per
+    load, a virtual one in tests); ``on_point(point)`` per load point that completed something. A peak search
+    given ``unloaded`` (:func:`unloaded_by_size`) answers an infeasible target at once
+    (:func:`~surrobench.analysis.capacity.infeasible_reason`), else brackets the predicted capacity
+    (:func:`~surrobench.analysis.capacity.predict_capacity`); without it (an endpoint) it doubles or halves from
+    ``request.rates[0]`` or ``start_rps``."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -404,11 +395,9 @@ def _one_config(plan) -> None:
 
 
 class ServeInterrupted(Interrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) during ``serve``: ``record`` holds every load point that finished (the policies
-    done, then the one cut short with its points so far; ``env.interrupted`` true, a note saying which policy
-    was cut), stored with its run marked ``interrupted``; ``total`` is how many load points were asked for (None
-    for a peak search, whose rates are not known ahead). The message: ``interrupted: 1 of 3 load points stored
-    as run R``."""
+    """Ctrl-C (or SIGTERM, SIGHUP) during ``serve``: ``record`` holds every load point that finished
+    (``env.interrupted`` true, a note naming the policy cut), stored with its run ``interrupted``; ``total``: the
+    load points asked for (None for a peak search). The message: ``interrupted: 1 of 3 load points stored as run R``."""
 
     def __init__(self, record: ServeRecord, total: int | None) -> None:
         kept = sum(len(p.points) for p in record.policies)
@@ -504,27 +493,22 @@ def serve(
     on_start: Callable[[int | None], None] | None = None,
     **options,
 ) -> ServeRecord:
-    """Offer requests to ``model`` (a name as for :func:`~surrobench.api.benchmark.benchmark`, or a model
-    object) and return the serve record, stored in ``db`` when given.
+    """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve
+    record, stored in ``db`` when given (after each load point, the run ``running`` until the end).
 
-    ``options``: the keywords of :func:`serve_request` (``rates``, ``find_max``, ``p99_ms``, ``max_batch``,
-    ``max_wait_ms``, ``duration_s``, ``warmup_s``, ``concurrency``, ``url``, ...) and those of
-    :func:`~surrobench.api.benchmark.sweep_request` for the one config served (``shapes``, ``precisions``,
-    ``modes``, ``device``, ``warmup``, ``seed``, ``channels_last``, ``compile_mode``, ``threads``); a request
-    is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` is called as each policy finishes,
-    ``on_point(policy, point)`` as each load point does (``policy`` None for an endpoint); ``on_start(total)`` is
-    told how many load points there will be (:func:`planned_points`) before the first. The record so far is
-    stored after each load point, the run ``running`` until the end.
+    ``options``: the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for
+    the one config served; a request is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` per
+    policy, ``on_point(policy, point)`` per load point (``policy`` None for an endpoint), ``on_start(total)``
+    before the first (:func:`planned_points`).
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
             one config.
-        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); every load point that finished is stored, the run marked
-            ``interrupted``, and the exception carries the record.
-        Unsaved: a write to ``db`` failed; the exception carries the record's serve-v1 JSON, every load point that
-            finished, and the run is marked ``unsaved`` where the database still takes that.
+        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run
+            ``interrupted``.
+        Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
         Stopped: a UsageError met mid-run (an endpoint that failed every request of a rate, a model that failed);
-            every load point that finished is stored, as for ServeInterrupted, and the exception carries the record.
+            stored and carried as for ServeInterrupted.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))

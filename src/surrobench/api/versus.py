@@ -1,23 +1,10 @@
 """``versus``: is the surrogate faster than the solver it replaces, at the same accuracy? (``surrobench versus``)
 
-The problem (docs/versus.md, "The problem") is an object, or ``path/file.py:factory`` /
-``package.module:factory`` naming a function returning one, with:
-
-- ``levels``: the solver's ladder, names of cost levels (resolution, time step, tolerance);
-- ``solve(case, level)``: the solution, a tensor ``(H, W)`` on the evaluation grid, or ``(K, H, W)`` for a
-  rollout of ``steps`` = K frames;
-- ``cases(n, seed, device)``: ``n`` cases (initial and boundary conditions) on ``device``;
-- ``inputs(case)``: the surrogate's inputs for a case, a tuple of tensors with batch 1;
-- optional: ``reference(case)`` (else the last level is the reference and leaves the ladder), ``field(output)``
-  (the surrogate's output as the solution's ``(H, W)``; else a reshape), ``steps`` (rollout length, 1),
-  ``advance(inputs, output)`` (a rollout's next inputs), ``surrogate`` (a zero-argument factory of the trained
-  ``nn.Module``, used when no model is given), ``trained`` (False: the surrogate's weights are untrained),
-  ``name``.
-
-Timing goes through the one timing core (:mod:`surrobench.execution.timing`: warm-up, a synchronize after each
-call, the median and its bootstrap interval) for the solver and the surrogate alike; the surrogate runs in each
-mode and precision through :func:`surrobench.execution.runner.config_step_of`, as ``benchmark`` runs it. The rules
-(front, interpolation, interval, crossover): :mod:`surrobench.analysis.versus`.
+The problem is an object, or ``path/file.py:factory`` / ``package.module:factory`` naming a function returning
+one, with the members of docs/versus.md, "The problem" (:data:`REQUIRED` at least). The solver and the surrogate
+are timed by the one timing core (:mod:`surrobench.execution.timing`); the surrogate in each mode and precision
+as ``benchmark`` runs it (:func:`surrobench.execution.runner.config_step_of`). The rules (front, interpolation,
+interval, crossover): :mod:`surrobench.analysis.versus`.
 """
 
 from __future__ import annotations
@@ -149,18 +136,14 @@ def versus(
     accuracy and at equal runtime (McGreivy & Hakim 2024's rules; :mod:`surrobench.analysis.versus`).
 
     Args:
-        problem: the problem (module docstring), or ``file.py:factory`` naming its factory, called with
-            ``problem_args``.
-        model: the surrogate: None (the problem's ``surrogate``), a name as for every verb, an ``nn.Module`` or a
-            zero-argument factory.
+        problem: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``.
+        model: the surrogate: None (the problem's ``surrogate``), a name, an ``nn.Module`` or a factory.
         cases, seed: how many cases, from which seed (both sides see the same cases).
-        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's execution
-            settings (a recipe's), as :func:`surrobench.benchmark` takes them; one result per precision x mode.
-        batch: the batched call's size (throughput beside single-case latency).
-        warmup: untimed calls before timing, per level and setting; repeats: timed calls per case (the solver;
-            the surrogate gets at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
-        amortize_calls: calls the one-time costs are spread over (``amortized_ms``).
-        resamples: bootstrap resamples of the cases for the speedup's interval.
+        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's settings, as
+            :func:`surrobench.benchmark` takes them; one result per precision x mode.
+        batch: the batched call's size. warmup: untimed calls per level and setting. repeats: timed calls per
+            case (the surrogate at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
+        amortize_calls: calls the one-time costs are spread over. resamples: bootstrap resamples of the cases.
 
     Returns:
         The :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).

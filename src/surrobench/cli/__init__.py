@@ -49,32 +49,18 @@ def _options(
 
 def _register() -> None:
     # Each command module adds itself to ``app`` on import.
-    import surrobench.cli.analyze  # noqa: F401
-    import surrobench.cli.calibrate  # noqa: F401
-    import surrobench.cli.compare  # noqa: F401
-    import surrobench.cli.diagnose  # noqa: F401
-    import surrobench.cli.models  # noqa: F401
-    import surrobench.cli.optimize  # noqa: F401
-    import surrobench.cli.perf  # noqa: F401
-    import surrobench.cli.profile  # noqa: F401
-    import surrobench.cli.report  # noqa: F401
-    import surrobench.cli.run  # noqa: F401
-    import surrobench.cli.scenarios  # noqa: F401
-    import surrobench.cli.serve  # noqa: F401
-    import surrobench.cli.show  # noqa: F401
-    import surrobench.cli.versus  # noqa: F401
+    from surrobench.cli import analyze, calibrate, compare, diagnose, models, optimize, perf  # noqa: F401
+    from surrobench.cli import profile, report, run, scenarios, serve, show, versus  # noqa: F401
 
     flow_help()
     fold_option_help()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the app in this process (tests call it): bad input of any kind (ours, or click's own usage
-    errors) becomes one line on stderr and exit code 2; an interrupt (Ctrl-C, or SIGTERM and SIGHUP handled
-    as Ctrl-C: :mod:`surrobench.cli.signals`) exits 128 + the signal's number (130, 143, 129) saying what
-    was kept; a regression gate or failed configs keep their codes (:mod:`surrobench.errors`). Standard output that
-    cannot take the output (closed, a full disk) is exit 2 too; a reader that went away (``| head``) is not
-    an error: what was asked for was done."""
+    """Run the app in this process (tests call it): bad input (ours or click's) and a standard output that cannot
+    take the output (closed, full) are one line on stderr, exit 2; an interrupt exits 128 + the signal's number
+    (:mod:`surrobench.cli.signals`) saying what was kept; other codes: :mod:`surrobench.errors`. A reader that
+    went away (``| head``) is no error."""
     if sys.stdout is None:  # started with standard output closed (``>&-``)
         _fail("standard output is closed; redirect it to a file or /dev/null")
     args = sys.argv[1:] if argv is None else argv
@@ -190,15 +176,10 @@ def _guarded_stdout():
 
 
 def entry() -> None:
-    """The ``surrobench`` console command and ``python -m surrobench``.
-
-    Puts the current folder first on the import path, as ``python -m`` does, so ``--model
-    mypkg.models:build`` works from the project's own folder with the installed command. After the command
-    (results stored, outputs written) a signal no longer changes its exit code
-    (:func:`~surrobench.cli.signals.ignore_late_signals`), and it does not wait for threads a user's model left
-    running: it says so and ends the process (``os._exit``), where the interpreter would otherwise wait for them
-    forever.
-    """
+    """The ``surrobench`` console command and ``python -m surrobench``: the current folder first on the import
+    path, as ``python -m`` puts it (``--model mypkg.models:build`` from a project's folder); after the command, a
+    signal no longer changes its exit code (:func:`~surrobench.cli.signals.ignore_late_signals`), and threads a
+    model left running are named and not waited for (``os._exit``)."""
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)

@@ -11,7 +11,7 @@ from surrobench.api.defaults import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.api import analyze as trace_api
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.app import app
-from surrobench.cli.options import DaskSchedulerOpt, WorkersOpt, console, write_json
+from surrobench.cli.options import output_option, DaskSchedulerOpt, WorkersOpt, console, write_json
 from surrobench.report.timeline import rank_traces_rich
 from surrobench.report.timeline import render_timeline
 
@@ -23,7 +23,7 @@ def analyze(
         help="Kineto trace (.json/.json.gz), a folder or list of per-rank "
         "traces, an nsys SQLite export, or a .nsys-rep/.qdrep report.",
     ),
-    json_path: Path | None = typer.Option(None, "--json", help="Also write the full report as JSON to PATH."),
+    json_path: Path | None = output_option(None, "--json", help="Also write the full report as JSON to PATH."),
     gap_threshold_us: float = typer.Option(
         DEFAULT_GAP_THRESHOLD_NS / 1e3,
         "--gap-threshold-us",

@@ -10,21 +10,8 @@ import typer.rich_utils
 
 #: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
 #: commands not named here follow in the order they were added.
-COMMAND_ORDER = (
-    "run",
-    "show",
-    "history",
-    "import",
-    "compare",
-    "report",
-    "profile",
-    "analyze",
-    "diagnose",
-    "perf",
-    "optimize",
-    "calibrate",
-    "models",
-    "scenarios",
+COMMAND_ORDER = tuple(
+    "run show history import compare report profile analyze diagnose perf optimize calibrate models scenarios".split()
 )
 
 
@@ -62,10 +49,8 @@ app = _CheckedApp(
 
 
 def flow_help() -> None:
-    """Give each registered command its docstring as help with the line breaks inside a paragraph removed, so that
-    ``--help`` wraps the text to the terminal's width (typer keeps a docstring's own breaks in the paragraphs after
-    the first, which at 80 columns cut each line in two). Paragraphs stay apart; a command with its own ``help``
-    keeps it."""
+    """Give each registered command its docstring as help, the breaks inside a paragraph removed, so ``--help``
+    wraps it to the terminal (typer keeps a docstring's breaks after the first paragraph); own ``help`` kept."""
     for info in app.registered_commands:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")
@@ -73,11 +58,9 @@ def flow_help() -> None:
 
 
 def fold_option_help() -> None:
-    """Wrap an option's help at 80 columns instead of cutting it: typer puts it in a narrow column where a word
-    longer than the column (``torch.backends.cudnn.benchmark``, ``max-autotune-no-cudagraphs``) ends in "…" and
-    is lost. Each help text gets rich's ``fold`` overflow: wrapped at spaces, and only a word wider than the
-    column is continued on the next line. Typer builds the help in ``rich_utils._get_parameter_help`` (typer
-    0.12 to 0.29); where it has no such function the help stays as typer draws it."""
+    """Wrap an option's help at 80 columns instead of cutting a word wider than typer's column (``torch.backends.
+    cudnn.benchmark``) into "…": rich's ``fold`` overflow on what ``rich_utils._get_parameter_help`` builds (typer
+    0.12 to 0.29; without that function the help stays as typer draws it)."""
     build = getattr(typer.rich_utils, "_get_parameter_help", None)
     if build is None or getattr(build, "folds", False):
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -11,7 +10,6 @@ from surrobench.cli.app import app
 from surrobench.cli.options import DbOpt, JsonOpt, MarkdownOpt, MatchOptions, RunRefArg, console, flag, option_groups
 from surrobench.cli.options import write_json, write_output
 from surrobench.errors import EXIT_REGRESSION
-from surrobench.records import schemas
 from surrobench.report.escape import rich_escape
 
 
@@ -68,4 +66,4 @@ def history(
 
     runs = list_runs(db, model=model, tag=tag, since=since)
     console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
-    write_json(json_out, {"schema": schemas.HISTORY, "runs": [asdict(r) for r in runs]})
+    write_json(json_out, runs.to_json())

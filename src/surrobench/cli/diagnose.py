@@ -1,11 +1,6 @@
-"""``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose").
-
-Three sources, one table: a workload (``--model ...``: timed, profiled, read; the remedies the findings name
-measured for ``--measure-s`` seconds per config, :mod:`surrobench.tune.advice`), a stored run (``--run``), or
-trace files (one, or several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`). ``--json`` writes
-``surrobench/diagnosis-v6`` (:func:`surrobench.records.findings.diagnosis_json`). Exit 3 when a config failed,
-4 when a config or trace cannot be judged (:data:`surrobench.errors.EXIT_CANNOT_JUDGE`).
-"""
+"""``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose") of a
+workload, a stored run (``--run``) or traces (several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`).
+``--json`` writes ``surrobench/diagnosis-v6``. Exit 3 when a config failed, 4 when one cannot be judged."""
 
 from __future__ import annotations
 
@@ -78,9 +73,8 @@ def diagnose(
     """Verdicts with evidence: launch-bound, syncs, copies, memory/compute-bound, streams, scaling, precision."""
     import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
 
-    advice = api_diagnose.advice
     th = load_thresholds(config)
-    measure_s = None if measure_s is None else advice.check_measure_s(measure_s)  # None: the default, its deadline
+    measure_s = None if measure_s is None else api_diagnose.check_measure_s(measure_s)  # None: the default
     system = api_diagnose.load_system_view(system_view)
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
@@ -95,33 +89,30 @@ def diagnose(
         diagnosed = None
         console.print(cross_rank_rich(result.cross_rank))
         context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
-    elif traces or run_id is not None:
-        result = api_diagnose.diagnose(
-            trace=traces[0] if traces else None, run=run_id, db=db, thresholds=th, system=system
-        )
+    else:
+        if traces or run_id is not None:
+            trace = traces[0] if traces else None
+            result = api_diagnose.diagnose(trace=trace, run=run_id, db=db, thresholds=th, system=system)
+        else:
+            tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
+            plan = workload.plan()
+            options = tracing.torch(workload.iters)
+            with progress_hooks(err_console) as hooks:
+                result = api_diagnose.diagnose(
+                    plan,
+                    db=db,
+                    thresholds=th,
+                    system=system,
+                    system_pass=system_pass,
+                    profile_options=options,
+                    measure_s=measure_s,
+                    command=command_line(),
+                    hooks=hooks,
+                )
         if result.cross_rank is not None:
             console.print(cross_rank_rich(result.cross_rank))
         findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
         diagnosed = result.run
-    else:
-        tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
-        plan = workload.plan()
-        with api_diagnose.open_store(db) as store, progress_hooks(err_console) as hooks:
-            record, findings, warnings, evidence = api_diagnose.diagnose_workload(
-                plan,
-                store,
-                tracing.torch(workload.iters),
-                th,
-                system,
-                system_pass,
-                command=command_line(),
-                hooks=hooks,
-                measure_s=measure_s,
-            )
-        title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
-        given = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s
-        context = {**api_diagnose.workload_context(record, evidence), "measure_s": given}
-        diagnosed = record
     failed = context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none
     quiet = quiet_configs(findings, (r.label() for r in diagnosed.results) if diagnosed else (), failed)

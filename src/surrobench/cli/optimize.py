@@ -95,13 +95,11 @@ def optimize_command(
 ) -> None:
     """Try the remedies on each config, keep what is measured faster, and check the outputs stayed right.
 
-    Try the remedies (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads)
-    on each config, each timed in rounds interleaved with the baseline and checked against the fp32 (and
-    fp64) output; stack the winners greedily (adding, then swapping in one that excludes a stacked one)
-    from the fastest and from its rival (the fastest that excludes it, e.g. fp16 where TF32 won), keep the
-    faster of the two head to head, and recommend what is faster
-    beyond the noise floor within the tolerance. Here --warmup and
-    --iters bound each round: its timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
+    Each remedy (CUDA graph, torch.compile, TF32, fp16/bf16, channels_last, cudnn.benchmark, threads) is timed in
+    rounds interleaved with the baseline and checked against the fp32 (and fp64) output; the winners are stacked
+    greedily from the fastest and from its rival (the fastest that excludes it), the faster stack kept, and what
+    is faster beyond the noise floor within the tolerance recommended. --warmup and --iters bound each round: its
+    timed calls are sized to about 0.3 s of the baseline, within [5, --iters]."""
     from surrobench.api.optimize import optimize
 
     capacity = objective != "latency" or p99_ms is not None
@@ -118,19 +116,13 @@ def optimize_command(
     for name in _OMITTED:  # optimize's own --rounds; the others at their defaults
         sweep.pop(name, None)
     try:
-        record = optimize(
-            workload.model if run is None or capacity else None,
-            tolerance=tolerance,
-            thorough=thorough,
-            only=only,
-            db=db,
-            command=command_line(),
+        hooks = dict(
             on_config=lambda cfg: err_console.print(f"optimizing {cfg.label()} (budget {budget_s:g} s)", markup=False),
             on_phase=lambda text: err_console.print(f"  {text}", markup=False),
             on_warning=lambda text: None,  # the report prints its warnings
-            **kwargs,
-            **sweep,
         )
+        kwargs.update(tolerance=tolerance, thorough=thorough, only=only, db=db, command=command_line())
+        record = optimize(workload.model if run is None or capacity else None, **hooks, **kwargs, **sweep)
     except Interrupted as cut:  # what was measured is stored, written and shown, then the exit
         _written_and_shown(cut.partial, json_out, markdown, db)
         raise

@@ -1,8 +1,5 @@
-"""Options shared by the commands that take a workload (run, profile, diagnose) and helpers to parse them.
-
-One definition per flag keeps the names and defaults of the source text's CLI (``--shape --batch
---precision --warmup --iters --profile``) identical across commands.
-"""
+"""The options the commands share (one definition per flag, so names and defaults agree) and the helpers that
+check, write and print what a command makes."""
 
 from __future__ import annotations
 
@@ -78,11 +75,9 @@ class AtMost:
 
 
 def count_option(default: int | None, *decls: str, help: str, max: int = MAX_COUNT, **kwargs) -> OptionInfo:
-    """An integer option, bounded above by ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless
-    told): a larger value is a one-line usage error (exit 2) before anything runs. The lower bound, where it
-    carries a reason (``--iters`` >= 1), is the library's check, which says why. The bound is a callback
-    (:class:`AtMost`), not click's ``max``, whose range typer prints beside every such option (``<int range>
-    [x<=2147483647]``), leaving the help text a narrow column at 80 columns."""
+    """An integer option at most ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless told), else a
+    one-line usage error (exit 2); lower bounds are the library's checks. A callback (:class:`AtMost`), not
+    click's ``max``, whose range typer prints beside the option, narrowing the help column."""
     return typer.Option(default, *decls, help=help, callback=AtMost(max), **{"metavar": "INT", **kwargs})
 
 
@@ -132,9 +127,23 @@ TimeoutOpt = typer.Option(
     "and the sweep goes on (docs/cli.md, 'Time limits').",
 )
 DbOpt = typer.Option(Path(DEFAULT_DB), "--db", help="SQLite results database.")
-JsonOpt = typer.Option(None, "--json", help="Write the machine-readable result here.")
+
+
+def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
+    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`). A value ending in ``/`` names a
+    folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
+
+    def parse(text: str | Path) -> Path:
+        if isinstance(text, str) and text.endswith("/"):
+            raise UsageError(f"{decls[0]} {text!r}: is a folder; give a file path")
+        return Path(text)
+
+    return typer.Option(default, *decls, help=help, parser=parse, metavar="<path>")
+
+
+JsonOpt = output_option(None, "--json", help="Write the machine-readable result here.")
 TagOpt = typer.Option(None, "--tag", help="Free-form label stored with the run.")
-MarkdownOpt = typer.Option(None, "--markdown", help="Also write the table(s) as markdown here.")
+MarkdownOpt = output_option(None, "--markdown", help="Also write the table(s) as markdown here.")
 TrustPickleOpt = flag(
     False,
     "--trust-pickle",
@@ -225,7 +234,7 @@ def _file_problem(path: Path) -> str | None:
     also finds a read-only file system where ``os.access`` answers yes to root."""
     if str(path) == "-":
         return "give a file path; for the standard output, /dev/stdout"
-    if str(path).endswith("/") or path.is_dir():
+    if path.is_dir():
         return "is a folder; give a file path"
     parent = path.absolute().parent
     blocking = next((p for p in (parent, *parent.parents) if p.exists()), None)
@@ -279,11 +288,11 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 
 
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
-    """``command`` as the app registers every command (:mod:`surrobench.cli.app`): its outputs refused before it
-    runs where they would replace what it reads (:func:`refuse_overwriting_inputs`), and what it measured kept when
-    its results database fails (:func:`keep_unsaved`), and an interrupted or stopped verb's partial record written
-    to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). typer hands the wrapper the command's context: through the
-    command's own context parameter where it has one (typer fills only one), else one added to its signature."""
+    """``command`` as the app registers it: its outputs checked first (:func:`refuse_overwriting_inputs`), what it
+    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's partial record
+    written to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). The
+    context comes through the command's own context parameter (typer fills one only), else one added to its
+    signature."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     name = next((p.name for p in params if p.annotation is typer.Context), None)
@@ -306,9 +315,15 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
                 write_json(json_out, cut.partial.to_json())
             raise
 
-    checked.__signature__ = own.replace(parameters=params)
-    checked.__annotations__ = {p.name: p.annotation for p in checked.__signature__.parameters.values()}
-    return checked
+    return _signed(checked, own, params)
+
+
+def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Parameter]) -> Callable:
+    """``wrapper`` with the signature ``own`` of ``params``: typer reads the parameters from the signature and their
+    types from the annotations."""
+    wrapper.__signature__ = own.replace(parameters=params)
+    wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
+    return wrapper
 
 
 def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
@@ -342,15 +357,10 @@ def _new_file_mode(path: Path) -> int:
 
 
 def write_output(path: Path | None, text: str, flag: str) -> None:
-    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None.
-
-    A regular file is written to a temporary file beside it and renamed over it, so a full disk or a
-    failing write leaves the old file (or none), never an empty or half-written one; a symbolic link is
-    followed (the file it names is replaced, the link stays); a device or a pipe, and a ``/dev`` link that
-    leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open), is appended to directly.
-    The file gets the mode a plain ``open()`` would give it (an existing file keeps its own), not ``mkstemp``'s
-    0600. A signal (Ctrl-C, SIGTERM, SIGHUP; a second one during an interrupted command's write-up too) waits until
-    the file is written (:func:`~surrobench.cli.signals.signals_deferred`).
+    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file
+    (a link followed) is replaced through a temporary file beside it, never left half-written, with the mode
+    ``open()`` would give it; a device, a pipe or a ``/dev`` link elsewhere (:func:`_appended`) is appended to. A
+    signal waits until the file is written (:func:`~surrobench.cli.signals.signals_deferred`).
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
@@ -490,12 +500,8 @@ class WorkloadOptions:
     timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
-        """Validate and parse the options and plan the sweep once (:func:`surrobench.api.benchmark.sweep_plan`:
-        every model resolved and every shape checked, so bad input fails before any output); the command
-        hands this plan to its library call.
-
-        Prints a warning (not an error) when warm-up or timed iterations are under the method's minimums
-        (:data:`~surrobench.execution.config.MIN_WARMUP`, :data:`~surrobench.execution.config.MIN_ITERS`).
+        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`), for the command's library call;
+        warns under the method's minimums (:data:`~surrobench.execution.config.MIN_WARMUP`, ``MIN_ITERS``).
 
         Raises:
             UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
@@ -565,18 +571,13 @@ class TraceOptions:
         """
         from surrobench.api.profile import ProfileOptions, prepare_trace_dir
 
-        plan = self.schedule(iters)
+        plan, folder = self.schedule(iters), prepare_trace_dir(self.trace_out)
         return ProfileOptions(
-            schedule=plan,
-            with_stack=self.with_stack,
-            trace_dir=prepare_trace_dir(self.trace_out),
-            gzip=self.trace_gzip,
-            counters=self.counters,
+            plan, with_stack=self.with_stack, trace_dir=folder, gzip=self.trace_gzip, counters=self.counters
         )
 
     def nsys(self, sweep: SweepPlan) -> NsysOptions:
-        """Nsight Systems' options for the planned ``sweep``; creates the trace folder and checks that ``nsys`` exists
-        before anything runs.
+        """Nsight Systems' options for the planned ``sweep``; creates the trace folder, checks ``nsys`` exists.
 
         Raises:
             UsageError: as :meth:`torch`, or ``nsys`` is missing (with the command to run where it is).
@@ -640,10 +641,9 @@ def _group_parameters(group: type, omit: tuple[str, ...]) -> list[inspect.Parame
 
 
 def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`,
-    :class:`TraceOptions`, :class:`SystemPassOptions`) stands for that group's typer options, in that place
-    of ``--help``: typer sees the group's fields (but those in ``omit``) as options, and the command gets one
-    frozen group object (an omitted field keeps its default). The command's other parameters are unchanged.
+    """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`, ...)
+    stands for the group's options (but ``omit``), in that place of ``--help``; the command gets one frozen group
+    object (an omitted field at its default).
 
     Raises:
         TypeError: the command has no option group, or ``omit`` names a field none of its groups has.
@@ -664,17 +664,14 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
                 kwargs[name] = group(**{q.name: kwargs.pop(q.name) for q in shared[name]})
             command(**kwargs)
 
-        # typer reads the parameters from the signature and their types from the annotations
-        parsed.__signature__ = own.replace(parameters=params)
-        parsed.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
-        return parsed
+        return _signed(parsed, own, params)
 
     return decorate
 
 
 def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
-    """Refuse the options among ``names`` (parameter names) that were given on the command line together
-    with ``what`` (a TRACE, ``--run``), where they would be silently ignored.
+    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``), which
+    would ignore them.
 
     Raises:
         UsageError: one or more were given, named in the message.

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import DbOpt, MatchOptions, console, option_groups, write_output
+from surrobench.cli.options import output_option, DbOpt, MatchOptions, console, option_groups, write_output
 from surrobench.report.escape import rich_escape
 
 
@@ -18,7 +18,7 @@ def report(
     runs: list[str] = typer.Argument(
         ..., help="Run ids (or unique prefixes) in --db, run JSON files, or serve run ids."
     ),
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
+    output: Path = output_option(Path("report.html"), "--output", "-o", help="The HTML file to write."),
     db: Path = DbOpt,
     matching: MatchOptions,
     trace: Path = typer.Option(None, "--trace", help="Kineto or nsys trace whose first profiled step is drawn."),

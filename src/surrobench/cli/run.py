@@ -16,6 +16,7 @@ from surrobench.cli.options import NprocOpt, ParallelOpt, DevicesOpt, ProfileOpt
 from surrobench.cli.options import option_groups, WorkloadOptions, command_line, invoked_as, console, err_console
 from surrobench.cli.options import write_json
 from surrobench.errors import Interrupted, UsageError
+from surrobench.records.profiled import Profile
 from surrobench.report.progress import progress_hooks
 from surrobench.api.defaults import DEFAULT_DB, parse_devices
 from surrobench.report.run import run_tables
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
-    """The results table (one row per rank, reference and step), the scaling table and the warnings."""
+    """The results table (a row per rank, reference and step), the scaling table, the warnings, ``--json``."""
     from surrobench.api.distributed import placement, sweep_warnings
 
     title = (
@@ -97,7 +98,7 @@ def run(
         with progress_hooks(err_console) as hooks:
             done = measure(plan, db=db, then=then, hooks=hooks, command=command_line())
     except Interrupted as cut:  # run's --json is the run document, profiled or not
-        cut.partial = getattr(cut.partial, "run", cut.partial)
+        cut.partial = cut.partial.run if isinstance(cut.partial, Profile) else cut.partial
         raise
     record = done.run
     write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
@@ -114,9 +115,8 @@ def run(
 
 
 def _next_steps(workload: WorkloadOptions, db: Path) -> None:
-    """Where to go after a run of one model at one shape, as an fp32 eager baseline with no other setting
-    (optimize's starting point): diagnose and optimize on the same workload (its batches, device and database).
-    Nothing for another workload: those commands would not measure the same thing."""
+    """The diagnose and optimize commands of the same workload, after a run of one model at one shape as an fp32
+    eager baseline with no other setting (optimize's starting point); nothing for another workload."""
     model, shape = workload.model.strip(), workload.shape.strip()
     settings = (*(getattr(workload, name) for name in EXEC_SETTINGS), workload.cudnn_benchmark)
     if "," in model or "," in shape or (workload.precision, workload.mode) != ("fp32", "eager") or any(settings):

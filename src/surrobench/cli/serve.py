@@ -9,7 +9,16 @@ import typer
 
 from surrobench.cli.app import app
 from surrobench.errors import Interrupted
-from surrobench.cli.options import DbOpt, JsonOpt, WorkloadOptions, command_line, console, count_option, err_console
+from surrobench.cli.options import (
+    output_option,
+    DbOpt,
+    JsonOpt,
+    WorkloadOptions,
+    command_line,
+    console,
+    count_option,
+    err_console,
+)
 from surrobench.cli.options import flag, option_groups, print_stored, print_warnings, write_json, write_output
 
 
@@ -51,7 +60,9 @@ def serve(
     url: str = typer.Option(None, "--url", help="Send the open-loop schedule to this HTTP endpoint (POST) instead."),
     db: Path = DbOpt,
     json_out: Path = JsonOpt,
-    html_out: Path = typer.Option(None, "--html", help="Write the latency-throughput page (self-contained HTML) here."),
+    html_out: Path = output_option(
+        None, "--html", help="Write the latency-throughput page (self-contained HTML) here."
+    ),
 ) -> None:
     """How much traffic one GPU takes: requests at open-loop rates through a dynamic batcher, P99 per rate.
 
@@ -70,28 +81,11 @@ def serve(
 
     with serve_progress(err_console) as (on_start, on_point):
         try:
-            record = serve_load(
-                w.model,
-                db=db,
-                command=command_line(),
-                on_start=on_start,
-                on_point=on_point,
-                rates=rate,
-                find_max=find_max,
-                p99_ms=p99_ms,
-                max_batch=max_batch,
-                max_wait_ms=max_wait_ms,
-                duration_s=duration_s,
-                warmup_s=warmup_s,
-                min_requests=min_requests,
-                drain_s=drain_s,
-                arrival=arrival,
-                arrivals_file=arrivals,
-                concurrency=concurrency,
-                url=url,
-                **w.settings(),
-                trust_pickle=w.trust_pickle,
-            )
+            load = dict(rates=rate, find_max=find_max, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms)
+            load.update(duration_s=duration_s, warmup_s=warmup_s, min_requests=min_requests, drain_s=drain_s)
+            load.update(arrival=arrival, arrivals_file=arrivals, concurrency=concurrency, url=url)
+            hooks = dict(command=command_line(), on_start=on_start, on_point=on_point)
+            record = serve_load(w.model, db=db, **hooks, **load, **w.settings(), trust_pickle=w.trust_pickle)
         except Interrupted as cut:  # the --html of the load points that finished; --json is every command's
             write_output(html_out, serve_page(cut.partial), "--html")
             raise

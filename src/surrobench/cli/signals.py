@@ -1,15 +1,9 @@
 """SIGTERM and SIGHUP end a command as Ctrl-C does.
 
-Slurm and ``timeout`` send SIGTERM at a time limit (Slurm's ``scancel`` and the ``timeout`` of GNU coreutils
-both send SIGTERM first and SIGKILL only after a grace period); a closed terminal or SSH session sends SIGHUP.
-While a command runs, each of them raises ``KeyboardInterrupt`` in the main thread, as SIGINT does, so every
-path that keeps partial work on Ctrl-C (the sweep's stored configs and ``--json``, the run marked
-``interrupted``, optimize's judged candidates, a fresh process told to store its run) keeps it on these too.
-The exit code says which signal it was: ``128 + signal number``, the shell's convention (130 for SIGINT, 143
-for SIGTERM, 129 for SIGHUP; POSIX ``sh``, "Exit Status").
-
-Like Ctrl-C, the signal is acted on between Python bytecodes of the main thread: a forward inside one long
-native call (a kernel, a blocking collective) is interrupted when that call returns.
+Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM (SIGKILL only after a grace period); a closed terminal or SSH
+session sends SIGHUP. While a command runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does,
+so whatever Ctrl-C keeps they keep; the exit code is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit
+Status"). Like Ctrl-C, a signal is acted on between bytecodes: a long native call is interrupted when it returns.
 """
 
 from __future__ import annotations
@@ -81,11 +75,9 @@ def signals_deferred() -> Iterator[None]:
 
 
 def ignore_late_signals() -> None:
-    """After a command has finished (its results stored, its outputs written): from now on SIGINT and
-    :data:`SIGNALS` are ignored, since nothing is left to keep, and the process exits with the command's own code.
-    Otherwise a signal during the interpreter's teardown (about a second with torch loaded) would end a complete
-    command as interrupted, or kill it by the signal: CPython restores the default action of every signal it
-    handled as it begins to finalize (``_PySignal_Fini``), but leaves an ignored one ignored. Call it from the main
-    thread, for a process that is about to exit."""
+    """After a command has finished, ignore SIGINT and :data:`SIGNALS`, so the process exits with the command's
+    code: CPython restores each handled signal's default action as it finalizes (``_PySignal_Fini``), leaving an
+    ignored one ignored, and a signal in the teardown (about a second with torch) would end a complete command.
+    Main thread only."""
     for s in (signal.SIGINT, *SIGNALS):
         signal.signal(s, signal.SIG_IGN)

@@ -7,7 +7,16 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import ChannelsLastOpt, CompileModeOpt, CudnnOpt, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
+from surrobench.cli.options import (
+    output_option,
+    ChannelsLastOpt,
+    CompileModeOpt,
+    CudnnOpt,
+    DeviceOpt,
+    JsonOpt,
+    MarkdownOpt,
+    ModeOpt,
+)
 from surrobench.cli.options import PrecisionOpt, SeedOpt, ThreadsOpt, console, count_option, write_json, write_output
 from surrobench.errors import UsageError
 
@@ -59,7 +68,7 @@ def versus(
     cudnn_benchmark: bool = CudnnOpt,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
-    html_out: Path = typer.Option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
+    html_out: Path = output_option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
 ) -> None:
     """Is the surrogate faster than its solver at the same accuracy: the solver's ladder and the surrogate timed and
     scored on the same cases.
@@ -71,24 +80,10 @@ def versus(
     from surrobench.report.versus import versus_page
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
-    record = run_versus(
-        problem,
-        model,
-        problem_args=parse_problem_args(problem_arg),
-        cases=cases,
-        seed=seed,
-        device=device,
-        precisions=precision,
-        modes=mode,
-        batch=batch,
-        warmup=warmup,
-        repeats=repeats,
-        amortize_calls=amortize_calls,
-        channels_last=channels_last,
-        compile_mode=compile_mode,
-        threads=threads,
-        cudnn_benchmark=cudnn_benchmark,
-    )
+    timing = dict(cases=cases, seed=seed, device=device, batch=batch, warmup=warmup, repeats=repeats)
+    timing.update(amortize_calls=amortize_calls, precisions=precision, modes=mode, cudnn_benchmark=cudnn_benchmark)
+    settings = dict(channels_last=channels_last, compile_mode=compile_mode, threads=threads)
+    record = run_versus(problem, model, problem_args=parse_problem_args(problem_arg), **timing, **settings)
     write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
     for table in versus_tables(record):
         console.print(table)

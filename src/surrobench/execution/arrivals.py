@@ -1,8 +1,5 @@
-"""Open-loop arrival schedules for ``surrobench serve``: when each request arrives, in seconds from the start.
-
-Open loop means the schedule does not wait for the server: a slow server sees its queue grow, as a deployed
-one does (MLPerf Inference LoadGen, Server scenario: Poisson arrivals at a target rate). The closed loop
-(N requests outstanding) is the batcher's other mode (:func:`surrobench.execution.batcher.serve_closed_loop`).
+"""Open-loop arrival schedules for ``surrobench serve`` (s from the start): the schedule does not wait for the
+server, so a slow server's queue grows (MLPerf Inference LoadGen, Server scenario: Poisson arrivals).
 """
 
 from __future__ import annotations
@@ -20,12 +17,8 @@ MAX_ARRIVALS_PER_LOAD = 1_000_000
 
 
 def check_load(rate_rps: float, duration_s: float, advice: str = "lower the rate or {duration_s}") -> None:
-    """Refuse a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals (``rate_rps * duration_s``),
-    ``advice`` ending the one line (``{duration_s}`` names that parameter).
-
-    Raises:
-        UsageError: naming ``rates``, the arrivals the load would make and ``advice``.
-    """
+    """Raise UsageError (naming ``rates``) for a load of more than :data:`MAX_ARRIVALS_PER_LOAD` expected arrivals,
+    ``advice`` ending the line."""
     expected = rate_rps * duration_s
     if expected > MAX_ARRIVALS_PER_LOAD:
         detail = (
@@ -44,8 +37,8 @@ def _check(rate_rps: float, duration_s: float) -> None:
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
-    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``: exponential
-    inter-arrival times from numpy's PCG64 seeded with ``seed``, as LoadGen's Server scenario draws them.
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps`` (PCG64 seeded
+    with ``seed``), as LoadGen's Server scenario draws them.
 
     Raises:
         UsageError: a rate or duration not finite and positive, or too many arrivals (:func:`check_load`).
@@ -62,11 +55,7 @@ def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarra
 
 
 def constant_arrivals(rate_rps: float, duration_s: float) -> np.ndarray:
-    """Arrivals every ``1 / rate_rps`` s from 0 (a deterministic load: no burst, the lightest queueing).
-
-    Raises:
-        UsageError: as :func:`poisson_arrivals`.
-    """
+    """Arrivals every ``1 / rate_rps`` s from 0; raises UsageError as :func:`poisson_arrivals`."""
     _check(rate_rps, duration_s)
     return np.arange(0.0, duration_s, 1.0 / rate_rps)
 
@@ -76,8 +65,7 @@ def replay_arrivals(path: str | Path) -> np.ndarray:
     ``#`` lines skipped), shifted to start at 0.
 
     Raises:
-        UsageError: the file cannot be read, holds no timestamp, holds a value that is not a finite number,
-            or timestamps that go back in time.
+        UsageError: unreadable, no timestamp, a value not a finite number, or timestamps going back.
     """
     try:
         lines = Path(path).read_text().splitlines()

@@ -1,8 +1,7 @@
 """A dynamic batcher over an injected ``service(k)`` (serves k requests, returns its compute time, s), open or
-closed loop, in one thread, on a wall or virtual clock (:class:`WallClock`, :class:`VirtualClock`: tests plant
-service times). The requests waiting (up to ``max_batch``, oldest first) are dispatched once ``max_batch`` wait
-or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); a batch completes when ``service`` returns
-(a synchronized finish); per request, latency = completion - arrival.
+closed loop, on a wall or virtual clock: the waiting requests (up to ``max_batch``, oldest first) dispatched once
+``max_batch`` wait or the oldest has waited ``max_wait_ms`` (Triton's dynamic batcher); latency = completion
+(``service`` returned) - arrival.
 """
 
 from __future__ import annotations
@@ -57,9 +56,8 @@ class VirtualClock:
 
 @dataclass
 class ServeTrace:
-    """What one load did, per request and per batch, s from the schedule's start: ``completion_s`` NaN for a
-    dropped request; ``wake_late_s``, how late each wake of the idle batcher was; ``loop_s``, its own time;
-    ``server_seen`` False for an HTTP endpoint (``start_s`` the send time); ``errors`` per error name."""
+    """What one load did, s from the schedule's start: ``completion_s`` NaN for a dropped request; ``wake_late_s``,
+    each idle wake's lateness; ``server_seen`` False for an HTTP endpoint (``start_s`` the send time)."""
 
     arrival_s: np.ndarray
     start_s: np.ndarray
@@ -161,11 +159,9 @@ def serve_closed_loop(
     max_duration_s: float | None = None,
     max_requests: int | None = None,
 ) -> ServeTrace:
-    """Keep ``concurrency`` requests outstanding for ``duration_s``: each completion sends a new request at
-    once (Triton perf_analyzer's concurrency mode; no think time); none is sent after ``duration_s``, unless
-    fewer than ``min_requests`` have been sent at or after ``warmup_s`` (the measured ones): then sending goes
-    on until they have, up to ``max_duration_s`` (None: ``duration_s``). At most ``max_requests`` requests are
-    sent in all (None: no limit); times in s."""
+    """Keep ``concurrency`` requests outstanding (Triton perf_analyzer's concurrency mode) for ``duration_s``, or
+    up to ``max_duration_s`` until ``min_requests`` were sent at or after ``warmup_s``; at most ``max_requests``
+    in all (None: no limit); times in s."""
     loop = _Loop(service, policy, clock or WallClock(), drain_s=0.0)
     loop.arrivals = [0.0] * concurrency
     last_s = duration_s if max_duration_s is None else max(duration_s, max_duration_s)
@@ -201,9 +197,8 @@ UNLOADED_BUDGET_S = 6.0
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
     """The shortest idle gap (s) after which a batch runs slower than back to back: the median of ``probes``
-    batches started ``gap`` after the previous one ended (``timed_after(gap)`` runs one) above the P90 of
-    ``back_s`` at that gap and the next on the doubling ladder, refined between the longest fast gap and it;
-    :data:`MAX_GAP_S` when no probed gap is slow."""
+    batches ``timed_after(gap)`` above the P90 of ``back_s`` at that gap and the next on the doubling ladder,
+    refined below it; :data:`MAX_GAP_S` when none is slow."""
     limit = sorted(back_s)[min(len(back_s) - 1, int(0.9 * len(back_s)))]
 
     def slow(gap: float) -> bool:
@@ -223,13 +218,10 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
 def unloaded_latency(
     service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S
 ) -> dict[int, tuple[float, list[float], list[float]]]:
-    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, the service time (s, the clock's
-    time across the synchronized call, what a request's latency is made of) of batches run back to back, then of
-    batches each started ``gap_s``, the measured idle threshold (:func:`idle_threshold`), after the previous one
-    ended. Sample counts: :data:`BACK_TO_BACK_SAMPLES` and :data:`ISOLATED_SAMPLES` at most, fewer where
-    ``budget_s`` (split evenly over the sizes and the two kinds) would be exceeded, never fewer than
-    :data:`MIN_UNLOADED_SAMPLES`; the probes on top (per size at most 0.35 s idle and 36 batches, 12 where the
-    share would not hold 12 x :data:`PROBES`). ``clock``: a :class:`WallClock` when None."""
+    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, service times (s) of batches run back
+    to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`) after the last.
+    At most :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over
+    sizes and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:

@@ -1,21 +1,12 @@
-"""Time spent inside the torch.distributed calls a model makes in its forward, per timed step.
+"""Time inside the torch.distributed calls a model makes in its forward (waiting for the slowest peer included),
+per timed step: :class:`CollectiveRecorder` wraps the ``torch.distributed`` functions and records one interval per
+call, by CUDA events on the current stream (a blocking NCCL call makes it wait for the NCCL stream; PyTorch docs,
+"CUDA semantics") or, on the CPU, the host clock.
 
-A distributed model (domain decomposition, model parallelism) calls collectives in forward; the step's
-time splits into compute and time inside those calls, which includes waiting for the slowest peer.
-:class:`CollectiveRecorder` wraps the ``torch.distributed`` functions while a config runs and records one
-interval per call, from the call to its completion:
-
-- on CUDA, CUDA events on the current stream before the call and after it returns (a blocking NCCL
-  call makes the current stream wait for the NCCL stream, so the second event completes when the
-  collective has: the interval is the collective as the model's stream sees it; PyTorch docs,
-  "CUDA semantics", asynchronous execution and events);
-- on the CPU (gloo), the host clock around the call.
-
-For ``async_op=True`` calls and ``batch_isend_irecv``, the returned works are wrapped so that the
-interval ends when the last ``wait()`` on them returns. ``isend``/``irecv`` called one by one are not
-wrapped (torch checks a ``P2POp``'s function by identity); inside ``batch_isend_irecv`` they are timed
-as part of the batch. A call made inside another timed call (torch's own nesting) counts once.
-Functions bound before the recorder started (``from torch.distributed import all_reduce``) are not seen.
+``async_op=True`` calls and ``batch_isend_irecv`` end at the last ``wait()`` on their works. ``isend``/``irecv``
+called one by one are not wrapped (torch checks a ``P2POp``'s function by identity). A call nested in another
+timed call counts once. Functions bound before the recorder started (``from torch.distributed import
+all_reduce``) are not seen.
 """
 
 from __future__ import annotations
@@ -67,7 +58,7 @@ class _Mark:
             self.host_ns = time.perf_counter_ns()
 
     def since_ns(self, origin: _Mark) -> int:
-        """Nanoseconds from ``origin`` to this mark (events must have completed)."""
+        """Nanoseconds from ``origin`` (events completed)."""
         if self.event is not None:
             return int(round(origin.event.elapsed_time(self.event) * NS_PER_MS))
         return self.host_ns - origin.host_ns
@@ -96,10 +87,9 @@ class _TimedWork:
 
 
 class CollectiveRecorder:
-    """Records the intervals of torch.distributed calls inside the timed steps of one config on ``device``
-    (``"cuda"``: CUDA events, ``"cpu"``: host clock): ``with recorder.patched():`` around the config,
-    ``begin_step()`` before each timed call (calls outside a step pass unrecorded); after the loop and a
-    synchronize, :meth:`step_intervals_ns` gives each step's intervals from its start mark."""
+    """The intervals of torch.distributed calls in the timed steps of one config on ``device``: ``with
+    recorder.patched():`` around the config, ``begin_step()`` before each timed call (calls outside a step pass
+    unrecorded), then, after a synchronize, :meth:`step_intervals_ns`."""
 
     def __init__(self, device: str) -> None:
         self._cuda = device == "cuda"
@@ -108,16 +98,13 @@ class CollectiveRecorder:
         self._recording = False
 
     def mark(self) -> _Mark:
-        """Now, on the recorder's clock."""
         return _Mark(self._cuda)
 
     def begin_step(self) -> None:
-        """Start recording a new step; its origin is now."""
         self._recording = True
         self._steps.append((self.mark(), []))
 
     def stop(self) -> None:
-        """Stop recording (calls after this pass through)."""
         self._recording = False
 
     def _wrap(self, name: str, fn: Callable) -> Callable:

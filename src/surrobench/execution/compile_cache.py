@@ -1,12 +1,8 @@
-"""One torch.compile cache for an ``optimize`` call and the fresh processes it starts, so that a fresh process
-loads the kernels the search compiled instead of compiling them again (Dynamo still traces).
-
-:func:`shared_compile_cache` turns on TorchInductor's on-disk caches in this process (the FX-graph cache, the
-AOTAutograd cache, torch >= 2.5, and the local autotune cache, under ``TORCHINDUCTOR_CACHE_DIR``; Triton's kernels
-under ``<cache dir>/triton``: PyTorch tutorial "Compile Time Caching Configuration", ``torch/_inductor/config.py``)
-in the user's cache directory, and :func:`cache_env` gives every child the same directory and switches. What the
-user set in the environment is kept; ``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns it all off. docs/design.md,
-"Compile caches of the fresh processes", says why not ``torch.compiler.save_cache_artifacts``.
+"""One torch.compile cache for an ``optimize`` call and its fresh processes, which then load the kernels the search
+compiled (Dynamo still traces): :func:`shared_compile_cache` turns on TorchInductor's on-disk FX-graph, AOTAutograd
+(torch >= 2.5) and local autotune caches under ``TORCHINDUCTOR_CACHE_DIR`` (PyTorch tutorial "Compile Time Caching
+Configuration"), :func:`cache_env` gives every child the same. What the user set is kept;
+``TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`` turns it all off (why not ``save_cache_artifacts``: docs/design.md).
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 #: The cache switches a child gets unless the environment sets them (1: on).
 CACHE_SWITCHES = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "1", "TORCHINDUCTOR_AUTOGRAD_CACHE": "1"}
@@ -26,9 +22,8 @@ FORCE_DISABLE = "TORCHINDUCTOR_FORCE_DISABLE_CACHES"
 
 
 def inductor_cache_dir(environ: Mapping[str, str]) -> str:
-    """The directory TorchInductor caches in for ``environ``: ``TORCHINDUCTOR_CACHE_DIR``, else torch's
-    default, ``<tmp>/torchinductor_<user>`` (``cache_dir_utils.default_cache_dir``; its rule is repeated
-    here only where that function is missing, torch < 2.5)."""
+    """``TORCHINDUCTOR_CACHE_DIR``, else torch's default ``<tmp>/torchinductor_<user>``
+    (``cache_dir_utils.default_cache_dir``, its rule repeated for torch < 2.5)."""
     given = environ.get("TORCHINDUCTOR_CACHE_DIR")
     if given:
         return os.path.abspath(given)
@@ -42,9 +37,8 @@ def inductor_cache_dir(environ: Mapping[str, str]) -> str:
 
 
 def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables a fresh process gets so it reads and writes the cache of the process with ``environ``:
-    the cache directory and :data:`CACHE_SWITCHES`, each unless ``environ`` sets it; ``{}`` when ``environ``
-    turns the caches off (:data:`FORCE_DISABLE`)."""
+    """The variables a fresh process gets to share the cache of the process with ``environ`` (each unless set
+    there); ``{}`` when ``environ`` turns the caches off (:data:`FORCE_DISABLE`)."""
     if environ.get(FORCE_DISABLE) == "1":
         return {}
     out = {"TORCHINDUCTOR_CACHE_DIR": inductor_cache_dir(environ)}
@@ -53,8 +47,8 @@ def cache_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _config_patches() -> list:
-    """``config.patch`` context managers turning the caches on in modules torch has already imported (those
-    read their environment variables at import; a module imported later reads the environment set here)."""
+    """``config.patch`` context managers turning the caches on in modules already imported (which read the
+    environment at import)."""
     patches = []
     inductor = sys.modules.get("torch._inductor.config")
     if inductor is not None:
@@ -68,20 +62,17 @@ def _config_patches() -> list:
 
 @contextmanager
 def shared_compile_cache() -> Iterator[dict[str, str]]:
-    """While the block runs, this process compiles into the cache of :func:`cache_env` with the caches on,
-    and its environment holds those variables (so a child started inside inherits them); yields them. The
-    environment is restored after."""
+    """For the block, this process compiles into the cache of :func:`cache_env` with its variables in the
+    environment (children inherit them); yields them."""
     added = {k: v for k, v in cache_env(os.environ).items() if os.environ.get(k) != v}
     saved = {k: os.environ.get(k) for k in added}
     os.environ.update(added)
-    patches = [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches()
-    for patch in patches:
-        patch.__enter__()
     try:
-        yield cache_env(os.environ)
+        with ExitStack() as patches:
+            for patch in [] if os.environ.get(FORCE_DISABLE) == "1" else _config_patches():
+                patches.enter_context(patch)
+            yield cache_env(os.environ)
     finally:
-        for patch in reversed(patches):
-            patch.__exit__(None, None, None)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

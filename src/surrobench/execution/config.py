@@ -13,12 +13,10 @@ from surrobench.workload.spec import ShapeSpec
 #: The source text's minimums (docs/sources.md, method §1): at least 10 warm-up and 50 timed iterations.
 MIN_WARMUP = 10
 MIN_ITERS = 50
-#: The largest count any integer setting takes: a signed 32-bit int; a larger one is refused before anything runs
-#: (it would overflow later: SQLite stores at most a 64-bit INTEGER).
+#: The largest count any integer setting takes (a signed 32-bit int; SQLite stores at most a 64-bit INTEGER).
 MAX_COUNT = 2**31 - 1
-#: The default of the library and the command line alike: at least :data:`MIN_ITERS`, and the
-#: :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples under which ``compare`` calls a P95
-#: untrustworthy.
+#: The default: at least :data:`MIN_ITERS` and the :data:`~surrobench.records.stats.MIN_SAMPLES_FOR_P95` samples
+#: a trustworthy P95 needs.
 DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
 
 
@@ -36,34 +34,21 @@ def low_iterations_note(warmup: int, iters: int) -> str | None:
 
 
 def check_ints(**options: object) -> None:
-    """Refuse an integer option given as anything but an ``int`` (a ``bool``, a float); None passes.
-
-    Raises:
-        UsageError: naming the keyword and the value given.
-    """
+    """Raise :class:`UsageError` naming an integer option given as anything but an ``int``; None passes."""
     for name, value in options.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise UsageError.bad(name, f"{value!r}: must be an int, not {type(value).__name__}")
 
 
 def check_bools(**options: object) -> None:
-    """Refuse a boolean option given as anything but a ``bool`` (``"no"`` would read as true).
-
-    Raises:
-        UsageError: naming the keyword and the value given.
-    """
+    """Raise :class:`UsageError` naming a boolean option given as anything but a ``bool``."""
     for name, value in options.items():
         if not isinstance(value, bool):
             raise UsageError.bad(name, f"{value!r}: must be True or False, not {type(value).__name__}")
 
 
 def check_iterations(*, warmup: int, iters: int) -> None:
-    """The warm-up and timed iteration counts of a config: ints (:func:`check_ints`), ``iters`` >= 1,
-    ``warmup`` >= 0, neither above :data:`MAX_COUNT`.
-
-    Raises:
-        UsageError: naming the option and its bound.
-    """
+    """Raise :class:`UsageError` unless ``iters`` >= 1 and ``warmup`` >= 0 are ints up to :data:`MAX_COUNT`."""
     check_ints(warmup=warmup, iters=iters)
     if iters < 1:
         raise UsageError.bad("iters", f"{iters}: need at least 1 timed iteration (the method asks for >= {MIN_ITERS})")
@@ -80,12 +65,10 @@ _AUTOCAST_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 
 @dataclass(frozen=True)
 class ExecConfig(ExecSettings):
-    """One measured config: ``model`` as given, the ``shape`` rung, ``batch``; ``precision`` (``fp32`` TF32 off,
-    ``tf32``, ``fp16``/``bf16`` autocast with TF32 off: one per config, docs/sources.md, method §1); ``device``;
-    ``mode`` (``eager``, ``compile``, ``cudagraph``); ``warmup`` untimed and ``iters`` timed calls after the cold
-    start; ``cudnn_benchmark``; ``seed`` of weights and inputs; ``input_sets`` rotated
-    (:mod:`surrobench.workload.inputs`); ``trust_pickle`` (:func:`surrobench.workload.loader.pickle_members`), and
-    the keyword-only :class:`~surrobench.records.config.ExecSettings`."""
+    """One measured config: ``precision`` ``fp32`` (TF32 off), ``tf32``, ``fp16``/``bf16`` (autocast, TF32 off;
+    docs/sources.md, method §1); ``mode`` ``eager``, ``compile``, ``cudagraph``; ``warmup`` untimed and ``iters``
+    timed calls after the cold start; ``seed`` of weights and inputs; ``input_sets`` rotated; and the
+    keyword-only :class:`~surrobench.records.config.ExecSettings`."""
 
     model: str
     shape: ShapeSpec
@@ -101,8 +84,7 @@ class ExecConfig(ExecSettings):
     trust_pickle: bool = False
 
     def label(self) -> str:
-        """Short human label, e.g. ``fno2d 128 b4 fp16 eager``; a recipe's settings follow the mode
-        (:func:`surrobench.records.config.mode_text`)."""
+        """``fno2d 128 b4 fp16 eager``, a recipe's settings after the mode."""
         return f"{self.model} {self.shape.label()} b{self.batch} {self.precision} {mode_text(self.mode, settings_record(self))}"
 
 
@@ -114,8 +96,7 @@ def tf32_enabled(precision: str) -> bool:
 
 @contextlib.contextmanager
 def numeric_settings(precision: str, cudnn_benchmark: bool):
-    """Pin TF32 (:func:`tf32_enabled`) and cuDNN autotuning for one config and restore the previous
-    values afterwards."""
+    """Pin TF32 (:func:`tf32_enabled`) and cuDNN autotuning for the block."""
     import torch
 
     saved = (
@@ -172,8 +153,7 @@ REQUEST_FIELDS = ("device", "warmup", "iters", "cudnn_benchmark", "seed", *EXEC_
 
 
 def request_fields(request) -> dict:
-    """``{name: request.name}`` for :data:`REQUEST_FIELDS`: the part of each config that is the request's own (a
-    sweep's :class:`~surrobench.execution.sweep.SweepRequest`, a versus request)."""
+    """``{name: request.name}`` for :data:`REQUEST_FIELDS`."""
     return {name: getattr(request, name) for name in REQUEST_FIELDS}
 
 
@@ -181,13 +161,3 @@ def settings_record(cfg: ExecConfig) -> dict:
     """The settings of ``cfg`` outside the run-v1 key, as stored in a result's ``extra``
     (:meth:`~surrobench.records.config.ExecSettings.changed`)."""
     return cfg.changed()
-
-
-def tf32_state() -> dict[str, bool]:
-    """Current TF32 switches, recorded with each config."""
-    import torch
-
-    return {
-        "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
-        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
-    }

@@ -1,11 +1,8 @@
 """A time limit per config (``--timeout-s``): a config over it ends ``timeout`` and the sweep goes on.
 
-A one-shot real-time timer (``setitimer(ITIMER_REAL)``, POSIX) whose SIGALRM handler raises :class:`ConfigTimeout`
-in the main thread, between bytecodes or out of a blocking system call (EINTR, PEP 475): a forward slow in Python,
-a sleep or a lock wait is stopped mid-call; one inside a long native call (a huge CPU kernel, a GPU synchronize
-that never ends, a collective whose peer is gone) only when that call returns. One process per sweep keeps the
-warm process the method times in; SIGKILL from outside remains for a call that never returns (its run is then
-``abandoned``, :mod:`surrobench.results.owner`). Only the main thread receives signals: a sweep with a limit in
+A one-shot ``setitimer(ITIMER_REAL)`` whose SIGALRM handler raises :class:`ConfigTimeout` in the main thread,
+between bytecodes or out of a blocking system call (PEP 475); a long native call (a huge kernel, a hung
+synchronize or collective) is stopped only when it returns. Only the main thread receives signals: a limit in
 another thread is refused.
 """
 
@@ -19,10 +16,8 @@ from collections.abc import Iterator
 
 
 class ConfigTimeout(BaseException):
-    """The config ran past its limit. A ``BaseException``, as ``KeyboardInterrupt`` is, so that a model's own
-    ``except Exception`` does not swallow it. ``timed_ms``: the host latencies (ms) of the timed calls that
-    finished before it (empty when it came during the cold start or the warm-up); ``device_ms`` their
-    CUDA-event times (empty on the CPU)."""
+    """The config ran past its limit; a ``BaseException`` so that a model's ``except Exception`` does not swallow
+    it. ``timed_ms``/``device_ms``: the host and CUDA-event times (ms) of the timed calls finished before it."""
 
     def __init__(self, timeout_s: float) -> None:
         super().__init__(f"over the {timeout_s:g} s limit (--timeout-s)")
@@ -54,7 +49,7 @@ def deadline(timeout_s: float | None) -> Iterator[None]:
     active = [True]
 
     def expire(signum: int, frame) -> None:
-        if active[0]:  # not once the block has ended (a signal landing in the ``finally`` below)
+        if active[0]:  # not in the ``finally`` below
             raise ConfigTimeout(timeout_s)
 
     previous = signal.signal(signal.SIGALRM, expire)

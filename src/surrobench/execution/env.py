@@ -12,13 +12,11 @@ from pathlib import Path
 
 import torch
 
-#: A config whose SM clock reads under this fraction of the highest clock seen in the run is reported
-#: as throttled. H200 boosts to 1980 MHz and idles at 345 MHz (docs/sources.md, h200); 10% below peak is well
-#: past the few-percent steps of normal boost behaviour.
+#: A config whose SM clock reads under this fraction of the run's highest is reported as throttled: well past the
+#: few-percent steps of normal boost (H200: 1980 MHz boost, 345 MHz idle; docs/sources.md, h200).
 CLOCK_DROP_FRACTION = 0.9
-#: The host counts as busy when its 1-minute load average exceeds this fraction of its logical CPUs: a
-#: load equal to the CPU count means every core already has a runnable task (proc(5), /proc/loadavg), so
-#: the benchmark shares cores and its timings carry another process's work.
+#: The host counts as busy when its 1-minute load average exceeds this fraction of its logical CPUs: at the CPU
+#: count every core already has a runnable task (proc(5), /proc/loadavg).
 BUSY_LOAD_FRACTION = 1.0
 
 
@@ -49,8 +47,8 @@ def _nvml():
 
 
 def _handle(pynvml):
-    """The NVML handle of torch's current CUDA device. NVML numbers every GPU of the host while torch
-    sees only ``CUDA_VISIBLE_DEVICES``, so the device is found by its UUID; index 0 where torch gives none."""
+    """The NVML handle of torch's current CUDA device, by UUID (NVML numbers every GPU of the host, torch only
+    ``CUDA_VISIBLE_DEVICES``); index 0 where torch gives none."""
     try:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         return pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{props.uuid}")
@@ -59,8 +57,7 @@ def _handle(pynvml):
 
 
 def gpu_readings() -> dict | None:
-    """SM and memory clock (MHz), temperature (°C), power (W) and throttle reasons of the GPU torch uses; None
-    without NVML."""
+    """SM and memory clock (MHz), temperature (°C), power (W), throttle reasons of torch's GPU; None without NVML."""
     with _nvml() as pynvml:
         if pynvml is None:
             return None
@@ -87,9 +84,8 @@ def _driver_version() -> str | None:
 
 
 def git_state() -> dict | None:
-    """``{"commit", "dirty"}`` of the git working tree the command runs in (the user's project), as
-    pytest-benchmark records with each run: ``dirty`` when a tracked file differs from the commit. None
-    outside a git tree or without git."""
+    """``{"commit", "dirty"}`` of the git tree the command runs in (as pytest-benchmark records); None outside one
+    or without git."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
@@ -143,9 +139,8 @@ def host_load() -> tuple[float | None, int]:
 
 
 def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> str | None:
-    """One line when the host was busy while we measured: the 1-minute load average over
-    :data:`BUSY_LOAD_FRACTION` of the CPUs, naming the thread count torch used. The advice names settings, not
-    flags: the library and the CLI both print it."""
+    """One line when the 1-minute load average was over :data:`BUSY_LOAD_FRACTION` of the CPUs, naming torch's
+    ``threads``."""
     if load_1m is None or load_1m <= BUSY_LOAD_FRACTION * cpu_count:
         return None
     return (
@@ -156,8 +151,7 @@ def busy_host_warning(load_1m: float | None, cpu_count: int, threads: int) -> st
 
 
 def clock_drop_warning(sm_clocks_mhz: list[tuple[str, int]]) -> str | None:
-    """One line when a config of ``sm_clocks_mhz`` ((label, SM clock after its timed loop) pairs) ran under
-    :data:`CLOCK_DROP_FRACTION` of the run's top clock."""
+    """One line when a config of ``sm_clocks_mhz`` ((label, MHz)) ran under :data:`CLOCK_DROP_FRACTION` of the top."""
     if not sm_clocks_mhz:
         return None
     top = max(c for _, c in sm_clocks_mhz)

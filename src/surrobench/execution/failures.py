@@ -1,9 +1,5 @@
-"""Why a config failed, in one line: known failure causes of surrogate inference, matched on the exception.
-
-One table, :data:`FAILURE_CAUSES`, maps what PyTorch and the CUDA libraries say when a config fails to a
-cause id and one line a user can act on. The runner stores both next to the original error (which is kept
-as it was, in the run JSON and the database); the result tables show the line; the diagnosis and
-``optimize`` turn causes into findings or into the reason a candidate was skipped.
+"""Why a config failed, in one line: :data:`FAILURE_CAUSES` maps what PyTorch and the CUDA libraries say to a
+cause id and one line a user can act on, stored next to the original error.
 
 Sources of the messages and of the rules they carry:
 
@@ -94,8 +90,7 @@ _COMPILE_CONTEXT = re.compile(r"dynamo|inductor|torch\.compile|backendcompilerfa
 
 
 class FailureCause(NamedTuple):
-    """A failure explained: ``cause_id`` from :data:`FAILURE_CAUSES` (``"unknown"`` when none matched) and
-    one line for the user (the original error's first line when unknown)."""
+    """A failure explained: ``cause_id`` from :data:`FAILURE_CAUSES` (or ``"unknown"``) and one line for the user."""
 
     cause_id: str
     line: str
@@ -109,8 +104,7 @@ def failure_label(exc: BaseException, message: str | None = None) -> str:
 
 
 def _texts(failure: BaseException | str) -> list[str]:
-    """The :func:`failure_label` of ``failure`` and of its ``__cause__``/``__context__`` chain (a string as
-    is)."""
+    """The :func:`failure_label` of ``failure`` and of its ``__cause__``/``__context__`` chain (a string as is)."""
     if isinstance(failure, str):
         return [failure]
     texts, seen, exc = [], set(), failure
@@ -126,15 +120,8 @@ def _first_line(text: str) -> str:
 
 
 def explain_failure(failure: BaseException | str | None) -> FailureCause:
-    """The known cause of a failed config and one line saying what to do.
-
-    Args:
-        failure: the exception, or its recorded text (``ConfigResult.error``, ``"RuntimeError: ..."``).
-
-    Returns:
-        ``FailureCause(cause_id, line)``; for a failure no pattern matches, ``("unknown", first line of the
-        error)`` (``("unknown", "")`` for None or an empty text).
-    """
+    """The known cause of ``failure`` (an exception or its recorded ``"Type: message"`` text) and one line saying
+    what to do; ``("unknown", the error's first line)`` when no pattern matches (``""`` for None)."""
     if failure is None:
         return FailureCause(UNKNOWN, "")
     texts = _texts(failure)
@@ -147,21 +134,18 @@ def explain_failure(failure: BaseException | str | None) -> FailureCause:
 
 
 def failure_status(exc: BaseException) -> str:
-    """``oom`` when ``exc`` (or one it was raised from) is an allocation failure (``out_of_memory`` of
-    :data:`FAILURE_CAUSES`), else ``error``."""
+    """``oom`` when ``exc`` (or one it was raised from) is an allocation failure, else ``error``."""
     return "oom" if explain_failure(exc).cause_id == "out_of_memory" else "error"
 
 
 def failure_extra(failure: BaseException | str | None) -> dict:
-    """The explanation as stored with a failed config (``ConfigResult.extra``): ``failure_cause`` and
-    ``failure_explained``."""
+    """The explanation as a failed config's ``extra`` stores it."""
     cause = explain_failure(failure)
     return {"failure_cause": cause.cause_id, "failure_explained": cause.line}
 
 
 def recorded_cause(error: str | None, extra: dict) -> FailureCause:
-    """The cause of a recorded failure: as the runner stored it in ``extra`` (read from the whole exception
-    chain), else explained from the recorded ``error`` text (a run from before the runner stored it)."""
+    """The cause of a recorded failure: as stored in ``extra``, else explained from the ``error`` text (older runs)."""
     if extra.get("failure_cause"):
         return FailureCause(extra["failure_cause"], extra.get("failure_explained", ""))
     return explain_failure(error)

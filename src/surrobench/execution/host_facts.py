@@ -1,6 +1,5 @@
-"""What a CPU config's host was like while it was timed: torch's threads against the cores free to run them, and
-the subnormal values in the model's weights and inputs. Recorded in the result's ``extra`` (keys
-:data:`HOST_KEYS`); read by :mod:`surrobench.analysis.detect_host`.
+"""What a CPU config's host was like while it was timed (:func:`host_facts`, in the result's ``extra``), read by
+:mod:`surrobench.analysis.detect_host`.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # torch only where a model runs: compare reads HOST_READINGS without it
     from torch import nn
 
-#: The keys :func:`host_facts` writes into a CPU result's ``extra``.
-HOST_KEYS = ("torch_threads", "usable_cpus", "load_1m", "subnormal_share")
 #: Those that are readings of the host and the model, not settings of the config: compare leaves them out of
 #: the per-config settings that differ (:mod:`surrobench.results.compare`).
 HOST_READINGS = ("usable_cpus", "load_1m", "subnormal_share")
@@ -48,7 +45,7 @@ def subnormal_share(module: "nn.Module", inputs) -> float:
 
 
 def host_facts(module: "nn.Module", inputs) -> dict:
-    """``{"torch_threads", "usable_cpus", "load_1m", "subnormal_share"}`` now (:data:`HOST_KEYS`): torch's
+    """``{"torch_threads", "usable_cpus", "load_1m", "subnormal_share"}`` now: torch's
     intra-op threads, :func:`usable_cpus`, the 1-minute load average (None where the OS has none) and
     :func:`subnormal_share` of ``module`` and ``inputs`` (a sequence of the forward's arguments)."""
     import torch

@@ -1,11 +1,8 @@
-"""The open-loop schedule sent to an HTTP endpoint (``surrobench serve --url``), with httpx's asyncio client.
-
-Each request is sent at its scheduled arrival time whatever the server is doing (open loop: asyncio tasks,
-one per request, on one HTTP connection pool), as a ``POST`` of the JSON body ``{"id": i}``; the server
-makes its own input (the example server in ``examples/serve_http.py`` runs its model on a batch-1 input).
-Latency = response received - scheduled arrival, so a late send counts against the client and is reported
-as the load generator's lateness. A request that fails (no 2xx status, a connection error, no answer within
-the drain time) is dropped. httpx is an optional dependency (``pip install 'surrobench[serve]'``).
+"""The open-loop schedule sent to an HTTP endpoint (``surrobench serve --url``) with httpx's asyncio client
+(optional: ``pip install 'surrobench[serve]'``): each request a ``POST`` of ``{"id": i}`` at its scheduled
+arrival whatever the server does (the server makes its own input, as ``examples/serve_http.py``). Latency =
+response received - scheduled arrival (a late send is reported as the load generator's lateness). A request
+with no 2xx status, a connection error or no answer within the drain time is dropped.
 """
 
 from __future__ import annotations
@@ -21,8 +18,7 @@ import numpy as np
 from surrobench.errors import UsageError
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, ServeTrace, WallClock, unloaded_latency
 
-#: Connections kept open at once: enough that an open-loop schedule is not turned into a closed loop by the
-#: pool (httpx's default limit is 100).
+#: Connections kept open at once, so the pool does not close the open loop (httpx's default limit is 100).
 MAX_CONNECTIONS = 256
 
 
@@ -35,9 +31,8 @@ def _httpx():
 
 
 def _error_name(exc: BaseException) -> str:
-    """A failed request's cause, named: ``connection refused`` when a ``ConnectionRefusedError`` is in its chain of
-    causes (asyncio's connect wraps it as "All connection attempts failed"), else the exception's class
-    (``ConnectError``, ``ReadTimeout``)."""
+    """``connection refused`` when a ``ConnectionRefusedError`` is in the chain (asyncio wraps it as "All connection
+    attempts failed"), else the exception's class (``ReadTimeout``)."""
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ConnectionRefusedError):
@@ -86,11 +81,10 @@ CONNECT_TIMEOUT_S = 3.0
 
 
 def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
-    """Open and close one TCP connection to ``url`` before any load, so a down endpoint is a usage error.
+    """Open and close one TCP connection to ``url``, so a down endpoint is a usage error.
 
     Raises:
-        UsageError: the connection is refused, the host name does not resolve, or no connection within
-            ``timeout_s``.
+        UsageError: refused, unresolved, or no connection within ``timeout_s``.
     """
     check_url(url)
     parts = urlsplit(url)
@@ -106,8 +100,8 @@ def check_reachable(url: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
 
 
 def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTrace:
-    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``, each request waiting at most ``drain_s``: the
-    trace's ``start_s`` is each send time, ``wake_late_s`` its lateness, ``errors`` the failures by cause.
+    """Send the schedule ``arrivals_s`` (s, ascending) to ``url``, each request waiting at most ``drain_s``
+    (``start_s``: send times; ``wake_late_s``: their lateness).
 
     Raises:
         UsageError: httpx is not installed, or the URL is not http(s).
@@ -125,13 +119,11 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
 def http_unloaded(
     url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0
 ) -> dict[int, tuple[float, list[float], list[float]]]:
-    """The endpoint's unloaded latency before any load: single requests (``POST {"id": -1}``) sent back to back and
-    isolated, as :func:`~surrobench.execution.batcher.unloaded_latency` times a batch of 1 (its result, batch
-    size 1 only: the endpoint batches by its own policy).
+    """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``), batch size 1
+    only (the endpoint batches by its own policy).
 
     Raises:
-        UsageError: httpx is not installed, or a request failed (its cause named: ``connection refused``,
-            ``HTTP 500``, ``ReadTimeout``).
+        UsageError: httpx is not installed, or a request failed (its cause named).
     """
     httpx = _httpx()
     with httpx.Client(timeout=timeout_s) as client:

@@ -1,9 +1,6 @@
-"""Interleaved timing of several variants of one config inside one process (A B A B ...).
-
-Launch-bound configs drift between spells seconds apart (docs/benchmarks/h200-compare.md, "A/A"), so every
-variant is built once (its first call timed apart as its setup), then the variants take turns, each round running
-every variant's warm-up and timed calls in order (:func:`~surrobench.execution.timing.measure_round`), so a slow
-spell of the host lands on all of them (Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time", ISMM).
+"""Interleaved timing of several variants of one config in one process (A B A B ...): each built once (its first
+call timed as its setup), then taking turns round by round, so a slow spell of the host lands on all of them
+(docs/benchmarks/h200-compare.md, "A/A"; Kalibera & Jones 2013, "Rigorous benchmarking in reasonable time").
 """
 
 from __future__ import annotations
@@ -49,11 +46,9 @@ def clone_output(output):
 
 @dataclass
 class Variant:
-    """One config built for interleaved timing: ``cfg``, its ``step`` and ``input_sets``; ``setup_ms``, its first
-    call (host ms: compilation, capture, autotuning, one forward) and ``first_output`` (cloned, for the accuracy
-    guard); ``rounds``, one :class:`ConfigResult` per timed round; ``resident_bytes`` of CUDA memory it holds
-    between rounds; ``nonfinite``, where its output first held NaN/Inf (first calls and after each round), None
-    while finite; ``calls`` so far; ``watch``, its memory read around each round (``run``'s leak check)."""
+    """One config built for interleaved timing: ``setup_ms``, its first call (host ms) and ``first_output``
+    (cloned, for the accuracy guard); ``rounds``, one result per timed round; ``resident_bytes`` of CUDA memory
+    held between rounds; ``nonfinite``, where its output first held NaN/Inf, None while finite."""
 
     cfg: ExecConfig
     step: Step
@@ -69,18 +64,16 @@ class Variant:
     watch: MemoryWatch | None = None
 
     def samples_ms(self) -> list[list[float]]:
-        """Host latencies per round, ms: ``rounds x iters``."""
+        """Host latencies, ms, ``rounds x iters``."""
         return [list(r.samples_ms) for r in self.rounds]
 
     def result(self) -> ConfigResult:
-        """The rounds merged (two-stage bootstrap CI), with the setup as the cold start and the peak
-        memory of this variant alone (see :func:`open_variant`)."""
+        """The rounds merged, the setup as the cold start, the peak memory of this variant alone."""
         return replace(merge_rounds(self.rounds), cold_start_ms=self.setup_ms, peak_mem_bytes=self.peak_bytes)
 
 
 def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool = True) -> Variant:
-    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module,
-    so channels-last, compiling or capturing it leaves the other variants alone.
+    """``cfg``'s inputs and step, its first call timed (the setup); ``own_module``: on a deep copy of the module.
 
     Raises:
         Exception: whatever the model, the compiler or the graph capture raises (the caller classifies it).
@@ -98,20 +91,18 @@ def open_variant(cfg: ExecConfig, prepared: PreparedModel, *, own_module: bool =
         setup_ms = time_once(lambda i: outputs.append(clone_output(step(i))), cfg.device)
         nonfinite = first_calls_nonfinite(step, outputs[0], len(input_sets))
     memory = tracker.stop()
-    resident = _allocated(cfg.device) - before
-    variant = Variant(
+    return Variant(
         cfg,
         step,
         input_sets,
         prepared.surrogate.points_per_sample(input_sets[0]),
         setup_ms,
         outputs[0],
-        resident_bytes=resident,
+        resident_bytes=_allocated(cfg.device) - before,
+        peak_bytes=_own_peak(memory, before, 0, cfg.device),
         nonfinite=nonfinite,
         calls=len(input_sets),
     )
-    variant.peak_bytes = _own_peak(memory, before, 0, cfg.device)
-    return variant
 
 
 def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, device: str) -> int:
@@ -122,9 +113,8 @@ def _own_peak(memory: PeakMemory, allocated_at_start: int, own_resident: int, de
 
 
 def time_round(variant: Variant, warmup: int, iters: int) -> None:
-    """One round of ``variant``: its warm-up, then ``iters`` timed calls; appended to ``variant.rounds``. Then
-    one untimed call of each input set, checked (:func:`surrobench.execution.sanity.check_calls`): the first
-    that is not finite is kept as :attr:`Variant.nonfinite`, and the round's status is ``nonfinite``."""
+    """One round of ``variant`` (warm-up, ``iters`` timed calls) appended to ``variant.rounds``, then one checked
+    call of each input set: the first not finite kept as :attr:`Variant.nonfinite`, the round ``nonfinite``."""
     cfg = variant.cfg
     start = _allocated(cfg.device)
     tracker = PeakMemoryTracker(cfg.device)

@@ -42,10 +42,9 @@ def _glibc() -> ctypes.CDLL | None:
 
 @functools.cache
 def pin_malloc_thresholds() -> bool:
-    """Pin glibc malloc's mmap and trim thresholds for this process, once, before anything is timed: glibc
-    otherwise raises its mmap threshold to each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op
-    decides whether later temporaries page-fault on every call. Returns whether they were pinned: not on another C
-    library, nor when the user set ``MALLOC_*_`` environment variables."""
+    """Pin glibc malloc's mmap and trim thresholds for this process, once: glibc otherwise raises its mmap threshold
+    to each large block freed (mallopt(3), "M_MMAP_THRESHOLD"), so one large op decides whether later temporaries
+    page-fault on every call. Whether they were pinned (not on another C library, nor over ``MALLOC_*_``)."""
     libc = _glibc()
     if libc is None or any(name in os.environ for name in _USER_MALLOC_ENV):
         return False
@@ -65,8 +64,8 @@ def minor_faults() -> int:
 
 
 def release_free_heap() -> None:
-    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``; nothing elsewhere), so that the
-    resident set holds live memory only: what an earlier config freed no longer hides a later config's growth."""
+    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``), so the resident set holds live memory
+    only."""
     libc = _glibc()
     if libc is not None:
         libc.malloc_trim(0)
@@ -74,10 +73,8 @@ def release_free_heap() -> None:
 
 @dataclass(frozen=True)
 class PeakMemory:
-    """Peak memory in bytes. ``reserved_bytes`` is the CUDA caching allocator's reserve (None on CPU);
-    ``alloc_retries``: times the allocator failed a cudaMalloc, freed its cache and retried during the config
-    (``torch.cuda.memory_stats()["num_alloc_retries"]``, PyTorch docs "CUDA semantics", memory management),
-    None on CPU."""
+    """Peak memory in bytes; on CUDA ``reserved_bytes`` (the caching allocator's) and ``alloc_retries`` (its
+    ``num_alloc_retries`` during the config, PyTorch docs "CUDA semantics"), None on CPU."""
 
     peak_bytes: int
     reserved_bytes: int | None
@@ -97,19 +94,18 @@ def _status_bytes(key: str) -> int | None:
 
 
 def available_bytes(device: str) -> int:
-    """Memory a new allocation can take now, bytes: free device memory (``torch.cuda.mem_get_info``) on
-    CUDA, the kernel's ``MemAvailable`` estimate (``psutil.virtual_memory().available``) on the CPU."""
+    """Memory a new allocation can take now, bytes: ``torch.cuda.mem_get_info``'s free on CUDA, ``MemAvailable``
+    on the CPU."""
     if device == "cuda":
         return torch.cuda.mem_get_info()[0]
     return psutil.virtual_memory().available
 
 
 class PeakMemoryTracker:
-    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's absolute peaks
-    (``max_memory_allocated``, ``max_memory_reserved``). CPU: the peak resident set's growth over ``start()``,
-    after :func:`release_free_heap` and a reset of VmHWM (``5`` to ``/proc/self/clear_refs``, proc(5)); without
-    them (not glibc, not Linux) over the lifetime ``ru_maxrss`` (:attr:`PeakMemory.own_peak` False). File-backed
-    pages paged in meanwhile (``RssFile``: libtorch's code) are the process's, subtracted."""
+    """Brackets a config: ``start()`` resets the peak, ``stop()`` reads it. CUDA: the allocator's peaks. CPU: the
+    peak resident set's growth, after :func:`release_free_heap` and a VmHWM reset (``5`` to
+    ``/proc/self/clear_refs``, proc(5)), else over the lifetime's ``ru_maxrss`` (``own_peak`` False); file-backed
+    pages paged in meanwhile (``RssFile``) subtracted."""
 
     def __init__(self, device: str) -> None:
         self.device = device

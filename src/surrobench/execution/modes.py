@@ -1,8 +1,5 @@
-"""Execution modes: the callable that runs one iteration in eager, compiled or CUDA-graph form.
-
-Each builder returns ``step(i)``, which runs the model on input set ``i % len(input_sets)`` and returns
-its output. Lazy work (compilation, graph capture) happens in the first call, so the runner's cold-start
-measurement includes it and the steady state never does.
+"""Execution modes: ``step(i)`` runs the model on input set ``i % len(input_sets)`` eager, compiled or as a CUDA
+graph; lazy work (compilation, capture) happens in the first call, the cold start.
 """
 
 from __future__ import annotations
@@ -20,8 +17,7 @@ from surrobench.execution.config import autocast_context
 Inputs = tuple[torch.Tensor, ...]
 Step = Callable[[int], object]
 
-#: Iterations run on a side stream before capture, as the PyTorch CUDA-graphs docs prescribe, so that
-#: lazy initialisation (cuBLAS handles, cuDNN plans, autocast caches) happens outside the graph.
+#: Iterations on a side stream before capture, so lazy initialisation stays out of the graph (PyTorch CUDA-graphs docs).
 CUDAGRAPH_WARMUP_ITERS = 3
 
 
@@ -38,19 +34,16 @@ def eager_step(model: nn.Module, input_sets: list[Inputs], precision: str, devic
 def compile_step(
     model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
 ) -> Step:
-    """``torch.compile`` (default backend, static shapes, ``mode=compile_mode``; None is torch's default).
-    Dynamo's caches are reset first so that each config compiles afresh: otherwise the recompile limit is
-    hit across a sweep and later configs fall back to eager without a word."""
+    """``torch.compile`` (static shapes, ``mode=compile_mode``), Dynamo reset first: otherwise the recompile limit
+    is hit across a sweep and later configs fall back to eager silently."""
     torch._dynamo.reset()
     compiled = torch.compile(model, dynamic=False, mode=compile_mode)
     return eager_step(compiled, input_sets, precision, device)
 
 
 def compile_worker_threads() -> set[threading.Thread]:
-    """The threads of TorchInductor's own worker pools: ``AsyncCompile.pool()`` (the compile worker
-    ``ThreadPoolExecutor``, ``torch/_inductor/async_compile.py``) and ``PrecompileThreadPool`` (autotuning's
-    precompile pool, ``torch/_inductor/autotune_process.py``). ``torch.compile`` starts them, not the model;
-    they are idle once compilation is done and shut down by torch at exit. Empty when Inductor never ran."""
+    """The threads of TorchInductor's worker pools (``AsyncCompile.pool()``, ``torch/_inductor/async_compile.py``;
+    ``PrecompileThreadPool``, ``torch/_inductor/autotune_process.py``): torch.compile's, not the model's."""
     threads: set[threading.Thread] = set()
     async_compile = sys.modules.get("torch._inductor.async_compile")
     if async_compile is not None and async_compile.AsyncCompile.pool.cache_info().currsize:
@@ -62,8 +55,7 @@ def compile_worker_threads() -> set[threading.Thread]:
 
 
 def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
-    """The input sets with every 4-D tensor in ``torch.channels_last`` memory format (NHWC strides; the
-    logical shape ``(B, C, H, W)`` is unchanged); tensors of other ranks are kept as they are."""
+    """The input sets with every 4-D tensor in ``torch.channels_last`` memory format."""
     return [
         tuple(t.contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t for t in inputs)
         for inputs in input_sets
@@ -71,24 +63,16 @@ def channels_last_inputs(input_sets: list[Inputs]) -> list[Inputs]:
 
 
 def check_mode(mode: str, device: str) -> None:
-    """Check that ``mode`` can run on ``device``.
-
-    Raises:
-        UsageError: ``cudagraph`` on a device other than CUDA.
-    """
+    """Raise :class:`UsageError` for ``cudagraph`` on a device other than CUDA."""
     if mode == "cudagraph" and device != "cuda":
         detail = "cudagraph needs {device} cuda (CUDA graphs are a CUDA feature)"
         raise UsageError.bad("modes", detail, others=("device",))
 
 
 def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, device: str) -> Step:
-    """One CUDA graph per input set (static buffers), replayed in turn; each in a private memory pool (a shared
-    one would let a replay overwrite another's output), autocast's cast cache off in capture (PyTorch docs,
-    CUDA graphs + AMP).
-
-    Raises:
-        UsageError: on a device other than CUDA.
-    """
+    """One CUDA graph per input set, replayed in turn, each in a private memory pool (a shared one would let a
+    replay overwrite another's output), autocast's cast cache off in capture (PyTorch docs, CUDA graphs + AMP).
+    Raises UsageError on a device other than CUDA."""
     check_mode("cudagraph", device)
     graphs: list[torch.cuda.CUDAGraph] = []
     outputs: list[object] = []
@@ -120,17 +104,11 @@ def cudagraph_step(model: nn.Module, input_sets: list[Inputs], precision: str, d
     return step
 
 
-STEP_BUILDERS: dict[str, Callable[..., Step]] = {
-    "eager": eager_step,
-    "compile": compile_step,
-    "cudagraph": cudagraph_step,
-}
-
-
 def build_step(
     mode: str, model: nn.Module, input_sets: list[Inputs], precision: str, device: str, compile_mode: str | None = None
 ) -> Step:
-    """The ``mode``'s ``step(i)`` (:data:`STEP_BUILDERS`); ``compile_mode`` reaches ``torch.compile`` only."""
+    """The ``mode``'s ``step(i)`` (``eager``, ``compile``, ``cudagraph``); ``compile_mode`` reaches
+    ``torch.compile`` only."""
     if mode == "compile":
         return compile_step(model, input_sets, precision, device, compile_mode)
-    return STEP_BUILDERS[mode](model, input_sets, precision, device)
+    return {"eager": eager_step, "cudagraph": cudagraph_step}[mode](model, input_sets, precision, device)

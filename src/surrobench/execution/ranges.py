@@ -1,9 +1,6 @@
-"""Named ranges for the three phases of an inference step (docs/sources.md, method §3): a ``record_function``
-range (torch.profiler) and, on CUDA, an NVTX range of the same name (nsys ``--trace=nvtx``).
-
-``surrobench::data_prep`` surrounds the one build of a config's inputs (before the steps, so it shows on whole-run
-timelines, not in the profiler's active steps); each step is ``surrobench::forward`` then
-``surrobench::post_process`` (waiting for the device, releasing the output). The timed loop carries no ranges.
+"""Named ranges for the phases of an inference step (docs/sources.md, method §3): a ``record_function`` range and,
+on CUDA, an NVTX range of the same name. ``surrobench::data_prep`` surrounds the build of a config's inputs; each
+step is ``surrobench::forward`` then ``surrobench::post_process``. The timed loop carries no ranges.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ PHASES = ("data_prep", "forward", "post_process")
 
 @contextlib.contextmanager
 def phase_range(phase: str, device: str) -> Iterator[None]:
-    """``record_function`` range ``surrobench::<phase>``, plus an NVTX range of that name on CUDA.
+    """Range ``surrobench::<phase>``.
 
     Raises:
         ValueError: ``phase`` is not one of :data:`PHASES`.

@@ -1,9 +1,6 @@
-"""One config measured on every rank at once: iterations start together, collectives are timed.
-
-Each timed iteration is preceded by a barrier on the host-side (gloo) group, so the ranks' iterations
-start within a barrier's skew of each other and the step of a distributed model, or the slowest replica,
-is the max over ranks of the same iteration. The model's own torch.distributed calls are recorded by
-:class:`~surrobench.execution.collectives.CollectiveRecorder`.
+"""One config measured on every rank at once: a barrier on the host-side (gloo) group before each timed iteration,
+so a distributed step is the max over ranks of the same iteration; the model's own torch.distributed calls
+recorded (:class:`~surrobench.execution.collectives.CollectiveRecorder`).
 """
 
 from __future__ import annotations
@@ -21,13 +18,9 @@ from surrobench.records.run import ConfigResult
 def run_config_together(
     cfg: ExecConfig, prepared: PreparedModel, barrier: Callable[[], None]
 ) -> tuple[ConfigResult, list[tuple[np.ndarray, np.ndarray]]]:
-    """Measure ``cfg`` on this rank in step with the others, ``barrier`` before each timed call; a rank whose
-    config failed still takes the barriers it missed, so the others are not left waiting.
-
-    Returns:
-        The rank's result and, per timed iteration, the ``(start, end)`` intervals in ns (from the
-        iteration's start) of the torch.distributed calls the model made; an empty list when it failed.
-    """
+    """Measure ``cfg`` on this rank, ``barrier`` before each timed call (a failed rank takes the ones it missed).
+    Returns the result and, per timed iteration, the ``(start, end)`` ns of its torch.distributed calls from the
+    iteration's start (empty when it failed)."""
     recorder = CollectiveRecorder(cfg.device)
     met = 0
 

@@ -1,13 +1,8 @@
-"""Where this process sits in a multi-process run: its rank, the world, the launcher, the groups.
-
-A process started by torchrun (``python -m torch.distributed.run``) carries ``RANK``, ``WORLD_SIZE``,
-``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (PyTorch docs, "torchrun (Elastic Launch)",
-environment variables); one started by Slurm's ``srun`` carries ``SLURM_PROCID``, ``SLURM_NTASKS`` (and
-``SLURM_STEP_NUM_TASKS`` for the step) and ``SLURM_LOCALID`` (Slurm docs, srun(1), "OUTPUT ENVIRONMENT
-VARIABLES"). :func:`detect_rank_env` reads them; :func:`init_groups` starts torch.distributed with the
-backend that fits the device (NCCL on CUDA, gloo on the CPU; PyTorch docs, "Distributed communication
-package", "Which backend to use?") and a gloo group beside it for host-side coordination (barriers,
-gathering Python objects), so that aligning ranks never queues work on a GPU stream.
+"""This process's place in a multi-process run. :func:`detect_rank_env` reads torchrun's ``RANK``,
+``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT`` (PyTorch docs, "torchrun (Elastic Launch)") or
+srun's ``SLURM_PROCID``, ``SLURM_NTASKS``/``SLURM_STEP_NUM_TASKS``, ``SLURM_LOCALID`` (Slurm docs, srun(1));
+:func:`init_groups` starts torch.distributed (NCCL on CUDA, gloo on the CPU; PyTorch docs, "Which backend to
+use?") with a gloo group beside it for barriers and Python objects, so aligning ranks queues no GPU work.
 """
 
 from __future__ import annotations
@@ -24,18 +19,15 @@ import torch.distributed as dist
 
 from surrobench.errors import UsageError
 
-#: torchrun's own default port (``--master-port``, PyTorch docs "torchrun"); used under srun when the
-#: user set no MASTER_PORT.
+#: torchrun's default ``--master-port`` (PyTorch docs "torchrun"), used under srun without MASTER_PORT.
 DEFAULT_MASTER_PORT = 29500
-#: How long a rank waits for the others at start-up and at each barrier before giving up: long enough
-#: for a slow model build on another rank, short enough that a dead rank does not hang CI forever.
+#: How long a rank waits for the others at start-up and each barrier: a slow model build, not a dead rank.
 GROUP_TIMEOUT = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
 class RankEnv:
-    """This process's place in a multi-process run, as its ``launcher`` (``"torchrun"``, ``"srun"``) gave it:
-    ``rank`` in ``[0, world_size)``, ``local_rank`` on this host (the index of its GPU)."""
+    """This process's place as its ``launcher`` (``"torchrun"``, ``"srun"``) gave it; ``local_rank``: its GPU."""
 
     rank: int
     world_size: int
@@ -51,8 +43,7 @@ def _int(environ: Mapping[str, str], name: str) -> int:
 
 
 def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
-    """This process's rank environment; None for a single process (a world of one too). torchrun's variables
-    win over Slurm's (torchrun inside an allocation).
+    """This process's rank environment, torchrun's over Slurm's; None for a world of one.
 
     Raises:
         UsageError: a variable is not an integer, or the rank is outside the world.
@@ -77,8 +68,7 @@ def detect_rank_env(environ: Mapping[str, str] | None = None) -> RankEnv | None:
 
 
 def first_slurm_host(nodelist: str) -> str:
-    """The first host of a Slurm node list: ``node[03-05,9],gpu7`` -> ``node03`` (the ``hostlist``
-    syntax of Slurm's docs, scontrol(1) "show hostnames"); where rank 0 of an srun step runs.
+    """The first host of a Slurm node list, where rank 0 runs: ``node[03-05,9],gpu7`` -> ``node03`` (scontrol(1)).
 
     Raises:
         UsageError: an empty list.
@@ -108,9 +98,8 @@ def _rendezvous_env(env: RankEnv) -> None:
 
 @dataclass(frozen=True)
 class RankGroups:
-    """The process groups of a run: ``world``, the default group on the device's backend, handed to user models;
-    ``control``, gloo over the same ranks for barriers and gathers; ``solo``, rank 0 alone on the device's backend
-    for the one-device reference run (None on the other ranks)."""
+    """``world``, the default group (handed to user models); ``control``, gloo for barriers and gathers; ``solo``,
+    rank 0 alone for the one-device reference run (None on the other ranks)."""
 
     world: dist.ProcessGroup
     control: dist.ProcessGroup
@@ -118,8 +107,7 @@ class RankGroups:
 
 
 def init_groups(env: RankEnv, device: str) -> RankGroups:
-    """Start torch.distributed for this rank (``env://``) and create the three groups. On CUDA the
-    rank's device is ``cuda:LOCAL_RANK``, made current before NCCL starts.
+    """Start torch.distributed for this rank (``env://``, on CUDA with ``cuda:LOCAL_RANK`` current) and its groups.
 
     Raises:
         UsageError: CUDA asked for but this host has fewer GPUs than ``LOCAL_RANK + 1``.

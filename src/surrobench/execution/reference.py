@@ -1,10 +1,6 @@
-"""Reference outputs of a config for the accuracy guard: fp32 eager with TF32 off, and fp64 where it runs.
-
-Both are computed on the config's first input set, on its device, under ``torch.inference_mode()``. The
-fp64 reference is a deep copy of the module with floating parameters and buffers in float64 (complex ones
-in complex128) fed float64 inputs, the way torch._dynamo's accuracy checker builds its own (``cast_to_fp64``
-in ``torch/_dynamo/debug_utils.py``); a model that cannot run so (a dtype fixed inside its forward, an
-op without a float64 kernel) has no fp64 reference and the reason is returned.
+"""Reference outputs of a config for the accuracy guard, on its first input set: fp32 eager with TF32 off, and
+fp64 where it runs: a deep copy of the module in float64/complex128 fed float64 inputs, as torch._dynamo's
+accuracy checker builds its own (``cast_to_fp64``, ``torch/_dynamo/debug_utils.py``).
 """
 
 from __future__ import annotations
@@ -33,27 +29,19 @@ def _fp64_module(module: nn.Module) -> nn.Module:
     return wide
 
 
-def fp32_reference_config(cfg: ExecConfig) -> ExecConfig:
-    """``cfg`` as the guard's reference runs it: fp32 (TF32 off), eager, default memory format."""
-    return replace(cfg, precision="fp32", mode="eager", compile_mode=None, channels_last=False)
-
-
 def reference_outputs(cfg: ExecConfig, prepared: PreparedModel) -> tuple[object, object | None, str | None]:
     """(fp32 eager output, fp64 output or None, why there is no fp64 output or None) on input set 0.
 
     Raises:
         Exception: whatever the fp32 eager forward raises (the config cannot run at all).
     """
-    ref_cfg = fp32_reference_config(cfg)
+    ref_cfg = replace(cfg, precision="fp32", mode="eager", compile_mode=None, channels_last=False)
     with execution_settings(ref_cfg), torch.inference_mode():
         inputs = config_inputs(ref_cfg, prepared)[0]
         fp32 = clone_output(prepared.module(*inputs))
         try:
             fp64 = clone_output(_fp64_module(prepared.module)(*(_wide(t) for t in inputs)))
         except Exception as exc:  # any model may refuse float64; the guard then uses rule 1 alone
-            return (
-                fp32,
-                None,
-                f"no fp64 reference: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-            )
+            first_line = (str(exc).splitlines() or [""])[0]
+            return fp32, None, f"no fp64 reference: {type(exc).__name__}: {first_line}"
     return fp32, fp64, None

@@ -1,14 +1,11 @@
-"""Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends.
+"""Remedies: named execution settings that ``surrobench optimize`` tries, stacks and recommends, each a set of
+:class:`~surrobench.execution.config.ExecConfig` field values (so every recommendation is a ``surrobench run``
+line). Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the
+one way to get compilation and graph replay together (docs/benchmarks/h200-optimize.md, "Why a compiled recipe
+drifted").
 
-A remedy is a set of :class:`~surrobench.execution.config.ExecConfig` field values, so a candidate runs through
-``surrobench run``'s step builders, settings and timing, and every recommendation is a ``surrobench run`` line.
-Remedies that set the same field exclude each other; the others stack. ``compile-reduce-overhead`` is the one way
-to get compilation and graph replay together: a compiled forward of many small kernels stays launch-bound
-(docs/benchmarks/h200-optimize.md, "Why a compiled recipe drifted").
-
-Sources: PyTorch docs "CUDA Graphs", ``torch.compile`` (modes), "TensorFloat-32 (TF32) on Ampere (and later)
-devices", "Automatic Mixed Precision", the "Channels Last Memory Format" tutorial,
-``torch.backends.cudnn.benchmark``, ``torch.set_num_threads``.
+Sources: PyTorch docs "CUDA Graphs", ``torch.compile``, "TensorFloat-32 (TF32) on Ampere (and later) devices",
+"Automatic Mixed Precision", "Channels Last Memory Format", ``cudnn.benchmark``, ``torch.set_num_threads``.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ from dataclasses import dataclass, replace
 import psutil
 
 from surrobench.execution.config import ExecConfig
+from surrobench.execution.host_facts import usable_cpus
 
 
 @dataclass(frozen=True)
@@ -82,15 +80,15 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
         Remedy(f"threads={n}", (("threads", n),), ("cpu",), f"{n} intra-op thread(s)", (f"torch.set_num_threads({n})",))
         for n in thread_counts()
     ]
-    compiled = [("compile", None, both, "torch.compile (Inductor, default mode)")]
-    compiled.append(
+    compiled = [
+        ("compile", None, both, "torch.compile (Inductor, default mode)"),
         (
             "compile-reduce-overhead",
             "reduce-overhead",
             cuda,
             "torch.compile with CUDA graphs: the compiled forward replayed as a graph, one launch per call",
-        )
-    )
+        ),
+    ]
     if thorough:
         mode = "max-autotune-no-cudagraphs"
         compiled.append((f"compile-{mode}", mode, both, "torch.compile with autotuned kernels (no CUDA graphs)"))
@@ -103,25 +101,23 @@ def _remedies(device: str, thorough: bool) -> list[Remedy]:
 
 def thread_counts() -> tuple[int, ...]:
     """Thread counts tried on the CPU: 1 (no contention on a shared host), one per physical core and one per
-    logical CPU of this process's affinity (``os.sched_getaffinity``; logical per core: ``os.cpu_count()`` over
-    ``psutil.cpu_count(logical=False)``); the baseline's own count is dropped as infeasible. A 2-core host
-    without SMT tries 1 and 2; a 16-CPU host with 8 SMT cores 1, 8 and 16."""
+    logical CPU of this process's affinity (:func:`~surrobench.execution.host_facts.usable_cpus`); a 16-CPU host
+    with 8 SMT cores tries 1, 8 and 16."""
     logical = os.cpu_count() or 1
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else logical
+    usable = usable_cpus()
     per_core = max(1, logical // (psutil.cpu_count(logical=False) or logical))
     return tuple(sorted({1, max(1, usable // per_core), usable}))
 
 
 def compiles(name: str) -> bool:
     """Whether the remedy or recipe named ``name`` (``"fp16+compile-reduce-overhead"``) holds a torch.compile
-    remedy: every one of them is named ``compile`` or ``compile-MODE`` (:func:`_remedies`)."""
+    remedy (each named ``compile`` or ``compile-MODE``)."""
     return any(part.startswith("compile") for part in name.split("+"))
 
 
 def candidate_remedies(device: str, *, thorough: bool = False) -> list[Remedy]:
-    """The remedies tried on ``device``. On the CPU the CUDA-only ones are kept so that the feasibility
-    rules say why they are not tried; on CUDA the thread counts are left out (the host's threads only
-    launch kernels there)."""
+    """The remedies tried on ``device``: on the CPU the CUDA-only ones too (the feasibility rules say why not), on
+    CUDA no thread counts."""
     return [r for r in _remedies(device, thorough) if device == "cpu" or "cuda" in r.devices]
 
 
@@ -156,8 +152,8 @@ class Recipe:
         return Recipe(self.remedies + (remedy,))
 
     def swap(self, remedy: Remedy) -> "Recipe":
-        """This recipe with ``remedy`` in place of the remedies that set a setting it sets (at the first one's
-        position), e.g. ``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``."""
+        """This recipe with ``remedy`` in place of those that set a setting it sets, at the first one's position
+        (``cudagraph+tf32`` swapped with fp16 is ``cudagraph+fp16``)."""
         clashes = [r for r in self.remedies if r.fields() & remedy.fields()]
         if not clashes:
             return self.plus(remedy)

@@ -1,8 +1,7 @@
 """One config measured into a :class:`ConfigResult` (docs/sources.md, method §1 and §5): inputs built once on
-the device from the seed, ``eval()`` and ``inference_mode()`` throughout, the first call timed alone (the cold
-start), then ``warmup`` untimed and ``iters`` timed calls (:func:`~surrobench.execution.timing.measure_round`).
-An OOM or any exception ends the config ``oom``/``error`` with its cause in ``extra``
-(:func:`surrobench.execution.failures.failure_extra`); the sweep goes on.
+the device from the seed, ``eval()`` and ``inference_mode()``, the first call timed alone (the cold start), then
+``warmup`` untimed and ``iters`` timed calls. An OOM or any exception ends the config ``oom``/``error`` with its
+cause in ``extra``; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import torch
 from torch import nn
 
 from surrobench.errors import UsageError
-from surrobench.execution.config import ExecConfig, execution_settings, settings_record, tf32_state
+from surrobench.execution.config import ExecConfig, execution_settings, settings_record
 from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
@@ -53,7 +52,7 @@ MULTI_INPUT_HINT = (
 
 @dataclass
 class PreparedModel:
-    """A surrogate with its module built once, in eval mode, on the target device."""
+    """A surrogate with its module built, in eval mode, on the target device."""
 
     surrogate: Surrogate
     module: nn.Module
@@ -72,7 +71,7 @@ class ModelOutputError(TypeError):
 
 
 def check_output(output) -> None:
-    """Raise :class:`ModelOutputError` unless ``output`` is a tensor or holds one (nested tuple, list, dict)."""
+    """Raise :class:`ModelOutputError` unless ``output`` is or holds a tensor."""
     if next(output_tensors(output), None) is None:
         raise ModelOutputError(
             f"model forward returned {type(output).__name__}, not a tensor (or a tuple, list or dict of tensors)"
@@ -91,9 +90,8 @@ ERROR_CHARS = 500
 
 
 def error_text(exc: BaseException) -> str:
-    """A failed config's ``error``: ``Type: first line`` (:func:`~surrobench.execution.failures.failure_label`),
-    at most :data:`ERROR_CHARS`; a ``sys.exit`` named as the model's, a forward missing arguments with
-    :data:`MULTI_INPUT_HINT`."""
+    """A failed config's ``error``: ``Type: first line``, at most :data:`ERROR_CHARS`, a forward missing arguments
+    with :data:`MULTI_INPUT_HINT`."""
     first_line = (str(exc).strip().splitlines() or [""])[0]
     if isinstance(exc, SystemExit):
         first_line = f"the model called sys.exit({exc.code!r})"
@@ -110,8 +108,7 @@ def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tupl
 
 
 def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, **measured) -> ConfigResult:
-    """The one constructor of a measured :class:`ConfigResult`: ``cfg``'s identity, the executed ``inputs`` (the
-    first is ``input_shape``), ``status`` and the ``measured`` fields."""
+    """The one constructor of a measured :class:`ConfigResult` (``input_shape``: the first of ``inputs``)."""
     return ConfigResult(
         model=cfg.model,
         shape_label=cfg.shape.label(),
@@ -129,7 +126,7 @@ def config_result(cfg: ExecConfig, inputs: tuple[InputSpec, ...], status: str, *
 
 
 def free_device(device: str) -> None:
-    """Collect garbage and, on CUDA, empty the cache: the next variant starts from a clean pool."""
+    """Collect garbage and, on CUDA, empty the allocator's cache."""
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
@@ -137,9 +134,9 @@ def free_device(device: str) -> None:
 
 @contextlib.contextmanager
 def config_step(cfg: ExecConfig, prepared: PreparedModel) -> Iterator[tuple[Step, list[Inputs]]]:
-    """Inside the config's numeric settings and ``inference_mode()``: its input sets and the mode's ``step(i)``,
-    not yet called; the same work for the timing here and the profiling child (:mod:`surrobench.collect.child`).
-    With ``cfg.channels_last`` the module is converted in place, and back afterwards."""
+    """Inside the config's settings and ``inference_mode()``: the mode's ``step(i)`` (not yet called) and the input
+    sets, for the timing here and the profiling child; with ``cfg.channels_last`` the module converted in place,
+    and back afterwards."""
     with execution_settings(cfg), torch.inference_mode():
         input_sets = config_inputs(cfg, prepared)
         if cfg.channels_last:
@@ -160,7 +157,7 @@ def config_inputs(cfg: ExecConfig, prepared: PreparedModel) -> list[Inputs]:
 
 
 def config_step_of(cfg: ExecConfig, module: nn.Module, input_sets: list[Inputs]) -> Step:
-    """The mode's ``step(i)`` of ``cfg`` over ``module`` and ``input_sets`` (not yet called)."""
+    """The mode's ``step(i)`` of ``cfg`` (not yet called)."""
     return build_step(cfg.mode, module, input_sets, cfg.precision, cfg.device, cfg.compile_mode)
 
 
@@ -170,8 +167,7 @@ def _measure(
     tracker = seen["tracker"] = PeakMemoryTracker(cfg.device)
     tracker.start()
     with config_step(cfg, prepared) as (step, input_sets):
-        # known before the model runs, so a config that fails later still carries its executed shape (the
-        # key compare matches on: an ok -> oom change must pair up as a regression)
+        # known before the model runs: a config that fails later keeps the shape compare pairs it by
         seen["inputs"] = input_specs(input_sets[0])
         digest = input_digest(input_sets[0])  # before any call: the cold call runs on set 0
         seen["points"] = prepared.surrogate.points_per_sample(input_sets[0])
@@ -188,7 +184,12 @@ def _measure(
             seen["mutated"] = mutated_inputs(digest, input_digest(input_sets[0]))
             seen["phase"] = "timed"
 
-        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, _both(watch.sample, before_each), warm)
+        def before() -> None:
+            watch.sample()
+            if before_each is not None:
+                before_each()
+
+        samples = measure_round(step, cfg.warmup, cfg.iters, cfg.device, before, warm)
         watch.sample()
         growth = watch.growth()
         calls = len(input_sets) + cfg.warmup + cfg.iters
@@ -204,21 +205,8 @@ def _measure(
 
 
 def first_calls_nonfinite(step: Step, first_output, n_sets: int) -> dict | None:
-    """The first-call check of every input set (:func:`~surrobench.execution.sanity.check_calls`): ``first_output``
-    for set 0, one untimed call of each other set."""
+    """The first-call check of every input set: ``first_output`` for set 0, one call of each other set."""
     return check_calls(lambda i: first_output if i == 0 else step(i), range(n_sets), 0, "first")
-
-
-def _both(first: Callable[[], None], then: Callable[[], None] | None) -> Callable[[], None]:
-    """``first`` then ``then`` (when given), as one ``before_each`` hook."""
-    if then is None:
-        return first
-
-    def hook() -> None:
-        first()
-        then()
-
-    return hook
 
 
 def timed_result(
@@ -230,19 +218,19 @@ def timed_result(
     memory: PeakMemory,
     nonfinite: dict | None = None,
 ) -> ConfigResult:
-    """The record of one timed loop of ``cfg`` over ``inputs``; status ``nonfinite`` with the ``nonfinite`` record
-    in ``extra`` when given (the timings kept); TF32 switches and the SM clock read now, after the loop."""
+    """The record of one timed loop of ``cfg``; status ``nonfinite`` with the ``nonfinite`` record in ``extra`` when
+    given; TF32 switches and the SM clock read now."""
     latency = LatencyStats.from_samples(samples.latency_ms)
     samples_per_s = cfg.batch / (latency.median / MS_PER_S)
     with execution_settings(cfg):
-        tf32 = tf32_state()
-    extra = {
-        "cudnn_benchmark": cfg.cudnn_benchmark,
-        **tf32,
-        "input_sets": cfg.input_sets,
-        "seed": cfg.seed,
-        **settings_record(cfg),
-    }
+        extra = {
+            "cudnn_benchmark": cfg.cudnn_benchmark,
+            "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "input_sets": cfg.input_sets,
+            "seed": cfg.seed,
+            **settings_record(cfg),
+        }
     if memory.alloc_retries is not None:
         extra["alloc_retries"] = memory.alloc_retries
     if not memory.own_peak:
@@ -284,8 +272,8 @@ TIMEOUT_PHASES = {
 
 
 def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigResult:
-    """``cfg`` recorded ``timeout`` with what was measured before the limit (cold start, finished timed calls);
-    ``extra``: ``timed_calls``, ``timeout_s``, ``timeout_phase`` (a key of :data:`TIMEOUT_PHASES`)."""
+    """``cfg`` recorded ``timeout`` with what was measured before the limit; ``extra``: ``timed_calls``,
+    ``timeout_s``, ``timeout_phase`` (a key of :data:`TIMEOUT_PHASES`)."""
     done = len(exc.timed_ms)
     if done:
         where = f"after {done} of {cfg.iters} timed calls"
@@ -308,8 +296,7 @@ def run_config(
     timeout_s: float | None = None,
 ) -> ConfigResult:
     """Measure one config; a failure of the model becomes its status, never an exception. ``before_each``: as
-    :func:`~surrobench.execution.timing.time_loop`'s. ``timeout_s``: the config's limit, seconds (None: none),
-    past which it ends ``timeout`` (:func:`timed_out_result`, :mod:`surrobench.execution.deadline`).
+    :func:`~surrobench.execution.timing.time_loop`'s; ``timeout_s``: the config's limit (None: none).
 
     Raises:
         UsageError: for a mistake in the request itself (e.g. ``cudagraph`` on the CPU).
@@ -331,9 +318,8 @@ def run_config(
 
 
 def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
-    """One result from the rounds of one config: samples concatenated (two-stage bootstrap statistics), the
-    first round's cold start, the highest peak memory, the lowest SM clock, the flags of any round
-    (:func:`~surrobench.execution.sanity.merge_flags`); a failed round makes it that round's failure."""
+    """One result from the rounds of one config: samples concatenated (two-stage bootstrap), the first round's cold
+    start, the highest peak memory, the lowest SM clock, any round's flags; a failed round makes it that failure."""
     first = rounds[0]
     if len(rounds) == 1:
         return first
@@ -350,7 +336,7 @@ def merge_rounds(rounds: list[ConfigResult]) -> ConfigResult:
         extra["alloc_retries"] = sum(r.extra.get("alloc_retries", 0) for r in rounds)
     clocks = [r.extra["sm_clock_mhz"] for r in rounds if r.extra.get("sm_clock_mhz")]
     if clocks:
-        extra["sm_clock_mhz"] = min(clocks)  # the lowest clock seen is the one a drop warning needs
+        extra["sm_clock_mhz"] = min(clocks)
     submits = [r.extra[HOST_SUBMIT_KEY] for r in rounds if r.extra.get(HOST_SUBMIT_KEY) is not None]
     if submits:
         extra[HOST_SUBMIT_KEY] = float(np.median(submits))

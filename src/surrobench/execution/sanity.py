@@ -1,14 +1,12 @@
-"""Three ways a forward can make its own measurement wrong, watched outside the timed region of every config;
-each lands in the result's ``extra`` as a structured field, and the rounds of a config keep what any saw
-(:func:`merge_flags`).
+"""Three ways a forward can make its own measurement wrong, watched outside the timed region, each a field of
+the result's ``extra`` (rounds merged by :func:`merge_flags`):
 
-- **Memory that grows across calls** (:data:`LEAK_KEY`): :class:`MemoryWatch` reads live CUDA tensors
-  (``torch.cuda.memory_allocated``) or the resident set (``psutil``) between calls; the growth per call is the
-  *median* of the increments, so a one-off step does not read as a leak.
-- **A forward that changes its input** (:data:`MUTATED_KEY`): :func:`input_digest` of the first input set before
-  the cold call and after the warm-up.
-- **An output that is not finite** (:data:`NONFINITE_KEY`, status ``nonfinite``): :func:`check_calls` calls the
-  step once per input set on its first call and after the timed calls, never inside the timed loop.
+- memory that grows across calls (:data:`LEAK_KEY`, :class:`MemoryWatch`): the *median* growth per call, so a
+  one-off step does not read as a leak;
+- a forward that changes its input (:data:`MUTATED_KEY`): :func:`input_digest` before the cold call and after
+  the warm-up;
+- an output that is not finite (:data:`NONFINITE_KEY`, status ``nonfinite``): :func:`check_calls` on the first
+  calls and after the timed calls.
 """
 
 from __future__ import annotations
@@ -21,19 +19,16 @@ from collections.abc import Callable, Iterable, Iterator
 import psutil
 import torch
 
-#: ``extra`` key of a config whose memory grew on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}``
-#: (merged rounds add ``"rounds"``, how many of them grew: :func:`merge_flags`).
+#: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
 MUTATED_KEY = "mutated_inputs"
-#: ``extra`` key of a config whose output held NaN or Inf: ``{"tensor", "input_set", "call", "phase",
-#: "nonfinite_values", "numel"}`` (:func:`check_calls`).
+#: ``extra`` key of an output that held NaN or Inf (:func:`check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
-#: Median growth per call that counts as a leak, bytes: above what the resident set moves by without a leak (the
-#: 4 KiB pages of a few small Python objects), far under the 16 MiB per call of a leak seen in a fresh-user trial.
+#: Median growth per call that counts as a leak, bytes: above the few 4 KiB pages the resident set moves by without
+#: one, far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20
-#: Bytes hashed per slice: a device tensor is copied to the host one slice at a time, so the check holds at most
-#: this much host memory whatever the input's size.
+#: Bytes hashed per slice copied to the host: the most host memory the check holds.
 _DIGEST_SLICE_BYTES = 8 * 2**20
 
 
@@ -45,9 +40,8 @@ def memory_in_use(device: str) -> int:
 
 
 class MemoryWatch:
-    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval: before each
-    timed call and after the last (``run``), around each round (``optimize``, :meth:`pause` between), at each
-    load point's ends (``serve``); one rule for all three (:meth:`growth`)."""
+    """Reads :func:`memory_in_use` between calls of one config, each reading closing an interval (``run``: each
+    timed call; ``optimize``: each round, :meth:`pause` between; ``serve``: each load point)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -81,8 +75,7 @@ class MemoryWatch:
 
 
 def leak_warning(leaks: Iterable[tuple[str, dict]]) -> str:
-    """The one warning line for configs whose memory grew (``(label, growth)``, :meth:`MemoryWatch.growth`), in
-    ``run``, ``optimize`` and ``serve``."""
+    """The one warning line for configs whose memory grew (``(label, growth)``, :meth:`MemoryWatch.growth`)."""
     return "memory grew on most timed calls (a forward that keeps references, or an unbounded cache): " + ", ".join(
         f"{label} (+{g['bytes_per_call'] / 2**20:.1f} MiB per call)" for label, g in leaks
     )
@@ -150,10 +143,9 @@ def nonfinite_tensor(output) -> dict | None:
 
 
 def check_calls(step: Callable[[int], object], sets: Iterable[int], first_call: int, phase: str) -> dict | None:
-    """Call ``step(i)`` once for each input set of ``sets``, untimed, and check its output
-    (:func:`nonfinite_tensor`) up to the first that is not finite: :data:`NONFINITE_KEY`'s record
-    ``{"tensor", "input_set", "call", "phase", "nonfinite_values", "numel"}``, else None. ``first_call``: the
-    config's calls before these (``call`` counts from 0); ``phase``: ``"first"`` or ``"end"``, as recorded."""
+    """Call ``step(i)`` once per input set of ``sets``, untimed, up to the first output that is not finite
+    (:func:`nonfinite_tensor`): its :data:`NONFINITE_KEY` record, else None. ``first_call``: the config's calls
+    before these; ``phase``: ``"first"`` or ``"end"``."""
     for k, i in enumerate(sets):
         found = nonfinite_tensor(step(i))
         if found:

@@ -1,11 +1,10 @@
 """The model as a batch service for ``surrobench serve``: ``service(k)`` runs k requests padded to a fixed size.
 
-A request is one sample: the batch-1 input ``run`` builds for the config (same seed, same rotating input
-sets). One step per padded size (:func:`surrobench.records.serve.padded_sizes`) is built through the same
-:func:`~surrobench.execution.runner.config_step` as ``run``'s (precision, mode, channels-last, threads, compile
-mode), and each is called before the timed part, so compilation and CUDA-graph capture never land in a
-request's latency. A batch copies its k requests into the padded size's static input buffer (the gather a
-server does), runs the step and finishes synchronized; on CUDA its compute time is read from CUDA events.
+A request is ``run``'s batch-1 input of the config. One step per padded size
+(:func:`surrobench.records.serve.padded_sizes`), built by ``run``'s
+:func:`~surrobench.execution.runner.config_step` and called once before timing (compilation and capture stay
+out of latencies). A batch copies its requests into the step's static input buffer, runs it and synchronizes;
+on CUDA its compute time is read from CUDA events.
 """
 
 from __future__ import annotations
@@ -29,15 +28,13 @@ from surrobench.workload.inputs import make_input_sets
 
 
 class NonfiniteOutputError(ModelError):
-    """A padded size's first output held NaN/Inf (:func:`surrobench.execution.sanity.check_calls`): serving
-    it would time a broken forward. Ends the command in one line, as a model that fails to build does."""
+    """A padded size's first output held NaN/Inf: serving it would time a broken forward."""
 
 
 @dataclass
 class ServiceChecks:
-    """``run``'s checks of the forward (:mod:`surrobench.execution.sanity`) as the service sees them: memory read
-    at each load point's end over the batches served since the last (:meth:`point_done`), and every padded
-    size's output checked for NaN/Inf once more when serving ends (``nonfinite``)."""
+    """``run``'s checks of the forward as the service sees them: memory at each load point's end
+    (:meth:`point_done`), and each padded size's output once more when serving ends (``nonfinite``)."""
 
     label: str
     watch: MemoryWatch
@@ -45,12 +42,11 @@ class ServiceChecks:
     nonfinite: dict | None = None
 
     def point_done(self) -> None:
-        """A load point ended: the memory grown over its batches joins the leak check."""
         self.watch.sample(self.batches)
         self.batches = 0
 
     def notes(self) -> tuple[str, ...]:
-        """The leak warning (:func:`surrobench.execution.sanity.leak_warning`) and the non-finite output, if seen."""
+        """The leak warning and the non-finite output, if seen."""
         growth = self.watch.growth()
         notes = (leak_warning([(self.label, growth)]),) if growth else ()
         return notes + ((f"{self.label}: {nonfinite_message(self.nonfinite)}",) if self.nonfinite else ())
@@ -58,9 +54,8 @@ class ServiceChecks:
 
 @dataclass(frozen=True)
 class ServiceInfo:
-    """The service as built: one request's input shape (batch 1 first), the padded sizes, ``checks`` (filled
-    while it serves), and the output of the batch-1 step on its own input after the warm-up (detached:
-    what the accuracy guard compares)."""
+    """The service as built: one request's input shape, the padded sizes, ``checks``, and the batch-1 step's output
+    after the warm-up (for the accuracy guard)."""
 
     request_shape: tuple[int, ...]
     sizes: tuple[int, ...]
@@ -69,8 +64,7 @@ class ServiceInfo:
 
 
 def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> list[torch.Tensor | None]:
-    """Per input tensor, ``max_batch`` batch-1 requests stacked (the config's rotating input sets in turn), or
-    None for an input without a batch dimension (shared by every request, as a mesh is)."""
+    """Per input tensor, ``max_batch`` batch-1 requests stacked, or None for one shared by every request (a mesh)."""
     sets = make_input_sets(prepared.surrogate, 1, cfg.shape, device=cfg.device, seed=cfg.seed, n_sets=cfg.input_sets)
     pool: list[torch.Tensor | None] = []
     for t, tensor in enumerate(sets[0]):
@@ -85,14 +79,9 @@ def _request_pool(cfg: ExecConfig, prepared: PreparedModel, max_batch: int) -> l
 def model_service(
     cfg: ExecConfig, prepared: PreparedModel, max_batch: int, warmup: int
 ) -> Iterator[tuple[Service, ServiceInfo]]:
-    """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and what
-    was built; each padded size's step called ``1 + warmup`` times first, its output checked (a tensor, finite),
-    and again for NaN/Inf when serving ends (``info.checks``).
-
-    Raises:
-        ModelOutputError: the forward returned no tensor.
-        NonfiniteOutputError: a padded size's first output held NaN/Inf.
-        Exception: what the model itself raised.
+    """Inside the config's settings and ``inference_mode()``: ``service(k)`` for ``1 <= k <= max_batch`` and its
+    info; each padded size's step called ``1 + warmup`` times first, its output checked (ModelOutputError,
+    NonfiniteOutputError); raises what the model raises.
     """
     sizes = padded_sizes(max_batch)
     device = cfg.device

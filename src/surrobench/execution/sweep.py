@@ -1,7 +1,5 @@
-"""A whole sweep: expand the request into configs, preflight them, run them, store each as it finishes.
-
-A command plans its sweep once (:func:`plan_sweep`, a :class:`SweepPlan`); the sweep, the profiling phase
-and the diagnosis all read that plan and find a result's config by its identity, never by list position.
+"""A whole sweep: the request planned once into configs (:func:`plan_sweep`), preflighted, run, each stored as it
+finishes. Every later stage finds a result's config in the plan by its identity, never by list position.
 """
 
 from __future__ import annotations
@@ -34,9 +32,8 @@ from surrobench.records.timestamps import created_now
 
 
 class RunSink(Protocol):
-    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore`): the run, each
-    config as it finishes, the environment and final state; a failed write raises
-    :class:`~surrobench.errors.StoreWriteError`."""
+    """Where a sweep commits its run as it goes (:class:`surrobench.results.store.ResultStore`); a failed write
+    raises :class:`~surrobench.errors.StoreWriteError`."""
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None: ...
 
@@ -49,8 +46,8 @@ class RunSink(Protocol):
 
 @dataclass(frozen=True)
 class SweepRequest(ExecSettings):
-    """What the user asked for, its execution settings the keyword-only fields of
-    :class:`~surrobench.records.config.ExecSettings`. ``shapes`` None means each model's default size."""
+    """What the user asked for (settings: :class:`~surrobench.records.config.ExecSettings`); ``shapes`` None:
+    each model's default size."""
 
     models: tuple[str, ...]
     shapes: tuple[ShapeSpec, ...] | None
@@ -70,9 +67,7 @@ class SweepRequest(ExecSettings):
 
 
 class SweepInterrupted(Interrupted):
-    """Ctrl-C during a sweep: ``record`` holds the configs committed before it (the run is stored with
-    state ``interrupted``; a config short of its rounds has ``extra["rounds_planned"]``), ``total`` how many
-    the sweep had."""
+    """Ctrl-C during a sweep: ``record`` the configs committed before it (stored ``interrupted``), of ``total``."""
 
     def __init__(self, record: RunRecord, total: int) -> None:
         short = record.short_of_rounds
@@ -107,8 +102,8 @@ def planned_identity(model: str, shape_label: str, batch: int, precision: str, d
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """A request expanded into its configs (sweep order), each model resolved once; made once per command
-    (:func:`plan_sweep`) and read by every stage after it. ``surrogates`` must not be mutated."""
+    """A request expanded into its configs (sweep order), each model resolved once; ``surrogates`` must not be
+    mutated."""
 
     request: SweepRequest
     configs: tuple[ExecConfig, ...]
@@ -121,7 +116,7 @@ class SweepPlan:
         }
 
     def config_for(self, result: ConfigResult) -> ExecConfig:
-        """The planned config that ``result`` measured (:func:`planned_identity`).
+        """The planned config that ``result`` measured.
 
         Raises:
             KeyError: ``result`` is not a config of this plan.
@@ -136,9 +131,8 @@ class SweepPlan:
 
 
 def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = None) -> SweepPlan:
-    """The request's configs (model, precision, mode, shape, batch order), every (model, shape, batch) checked
-    against the model's layout before anything is timed (:func:`check_input_size`). ``given``: models already
-    resolved, by their name in ``request.models`` (:func:`surrobench.workload.loader.live_surrogate`).
+    """The request's configs (model, precision, mode, shape, batch order), each checked by :func:`check_input_size`;
+    ``given``: models already resolved, by their name in ``request.models``.
 
     Raises:
         UsageError: unknown model, a shape or batch that does not fit a model, ``cudagraph`` on the CPU.
@@ -170,8 +164,8 @@ def _bytes_text(n: int) -> str:
 
 
 def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: int, input_sets: int, free: int) -> None:
-    """Check that ``(spec, shape, batch)`` fits the model's layout and its ``input_sets`` input sets fit in
-    ``free`` bytes, the inputs made on the ``meta`` device (nothing allocated).
+    """Check that ``(spec, shape, batch)`` fits the model and ``input_sets`` input sets fit in ``free`` bytes
+    (inputs made on the ``meta`` device).
 
     Raises:
         UsageError: a shape that does not fit the model, a tensor torch cannot size (element count over
@@ -183,9 +177,7 @@ def check_input_size(spec: str, surrogate: Surrogate, shape: ShapeSpec, batch: i
             batch, shape, generator=torch.Generator().manual_seed(0), device=torch.device("meta")
         )
     except NotImplementedError:
-        # the inputs need data, e.g. a copy to host memory (``Cannot copy out of meta tensor``): they cannot
-        # be sized on meta; the real run records an OOM if they do not fit
-        return
+        return  # the inputs need data (``Cannot copy out of meta tensor``); the run records an OOM if too large
     except (RuntimeError, ValueError, OverflowError) as exc:
         reason = " ".join(str(exc).split())[:200]
         text = f"{where}: inputs of that size cannot be made ({reason}); lower {{shapes}} or {{batches}}"
@@ -205,14 +197,11 @@ def new_run_id() -> str:
 
 
 def run_environment(request: SweepRequest) -> dict:
-    """The run's ``env``: the :func:`~surrobench.execution.env.fingerprint` of this process's device and
-    the request's run-wide settings (cudnn.benchmark, rounds, torch threads, TF32 per precision)."""
+    """The run's ``env``: the device's :func:`~surrobench.execution.env.fingerprint` and the run-wide settings."""
     env = fingerprint(request.device)
     env["cudnn_benchmark"] = request.cudnn_benchmark
     env["rounds"] = request.rounds
     env["torch_threads"] = request.threads or env["torch_threads"]
-    # TF32 as each precision pinned it (execution.config.numeric_settings); each stored config keeps the
-    # switches as read during its run in ``extra``
     env["tf32_by_precision"] = {p: tf32_enabled(p) for p in request.precisions}
     return env
 
@@ -226,14 +215,9 @@ def execute_sweep(
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run first and each config when its last round finishes; the run
-    is marked ``complete`` at the end (left ``running`` with ``finish`` False, for the profiling phase).
-    ``request.rounds`` > 1 repeats the whole sweep, each config's rounds merged
-    (:func:`~surrobench.execution.runner.merge_rounds`: a slow spell of the host widens the interval).
-    ``on_result`` is told every round of every config.
-
-    Returns:
-        The run record and warnings for the user (:func:`sweep_warnings`).
+    """Run the planned sweep, committing the run first and each config after its last round, then marking it
+    ``complete`` (``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole sweep, each
+    config's rounds merged. ``on_result`` is told every round. Returns the run and :func:`sweep_warnings`.
 
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the configs committed stay stored, the run ``interrupted``.
@@ -246,7 +230,6 @@ def execute_sweep(
     prepared: dict[str, PreparedModel | BaseException] = {}
 
     def measure(cfg: ExecConfig) -> ConfigResult:
-        """Run ``cfg``; a model that cannot be prepared is an error for each of its configs."""
         if cfg.model not in prepared:
             prepared.clear()  # one model resident at a time
             try:
@@ -305,12 +288,11 @@ def _run_rounds(
     on_result: Callable[[ConfigResult], None],
     results: list[ConfigResult],
 ) -> None:
-    """Every round of every config; a config is committed (and appended to ``results``) after its last round.
-    On Ctrl-C, or a failed commit, each config not committed that finished a round is kept with the rounds it
-    has (``extra["rounds_planned"]`` when short), committed or (after a failed write) without a ``config_id``,
-    and the exception goes on."""
+    """Every round of every config, each committed (and appended to ``results``) after its last round. On
+    Ctrl-C or a failed commit, each uncommitted config with a round is kept (``extra["rounds_planned"]`` when
+    short): committed, or after a failed write without a ``config_id``; the exception goes on."""
     rounds: list[list[ConfigResult]] = [[] for _ in configs]
-    committed = 0  # configs committed, in order: in the last round they are committed one by one
+    committed = 0
 
     def merged(done: list[ConfigResult], extra: dict) -> ConfigResult:
         result = merge_rounds(done)
@@ -326,7 +308,7 @@ def _run_rounds(
             for cfg, done in zip(configs, rounds):
                 done.append(measure(cfg))
                 on_result(done[-1])
-                if final:  # a config is committed once its last round is in
+                if final:
                     commit(done, {})
                     committed += 1
     except KeyboardInterrupt:
@@ -343,8 +325,7 @@ def _run_rounds(
 
 
 def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> list[str]:
-    """Failed configs, clock drops, a busy host (:func:`busy_host_warning` with the run's torch ``threads``,
-    this process's when None), noisy measurements and the forward's flags."""
+    """Failed configs, clock drops, a busy host (at ``threads``; None: this process's), noise, forward flags."""
     failed = [f"{r.label()} ({r.status})" for r in results if r.status != "ok"]
     warnings = [f"{len(failed)} of {len(results)} config(s) did not finish ok: {', '.join(failed)}"] if failed else []
     clocks = [(r.label(), r.extra["sm_clock_mhz"]) for r in results if r.extra.get("sm_clock_mhz")]
@@ -368,7 +349,7 @@ def sweep_warnings(results: list[ConfigResult], threads: int | None = None) -> l
 
 def forward_warnings(results: list[ConfigResult]) -> list[str]:
     """Configs whose forward grew memory on most timed calls or changed its input
-    (:mod:`surrobench.execution.sanity`; the structured fields are in each result's ``extra``)."""
+    (:mod:`surrobench.execution.sanity`)."""
     out = []
     leaks = [(r.label(), r.extra[LEAK_KEY]) for r in results if r.extra.get(LEAK_KEY)]
     if leaks:
@@ -383,8 +364,8 @@ def forward_warnings(results: list[ConfigResult]) -> list[str]:
 
 
 def idle_setting_warnings(results: list[ConfigResult]) -> list[str]:
-    """Settings that changed nothing: ``--channels-last`` on an input that is not 4-D (PyTorch tutorial
-    "Channels Last Memory Format"), ``--compile-mode reduce-overhead`` on the CPU (its CUDA graphs are CUDA-only)."""
+    """Settings that changed nothing: ``--channels-last`` on an input not 4-D, ``--compile-mode reduce-overhead`` on
+    the CPU."""
     flat = [r.label() for r in results if r.extra.get("channels_last") and r.input_shape and len(r.input_shape) != 4]
     cpu_graphs = [r.label() for r in results if r.extra.get("compile_mode") == "reduce-overhead" and r.device == "cpu"]
     out = []

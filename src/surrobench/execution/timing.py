@@ -1,11 +1,8 @@
-"""The timing core: cold start, warm-up, timed loop.
+"""The timing core: cold start, warm-up, timed loop (docs/sources.md, method §1 and §5; triton.testing.do_bench).
 
-Protocol (docs/sources.md, method §1 and §5; triton.testing.do_bench): the device is idle before each
-iteration; on CUDA, events bracket the call on the current stream and the host clock brackets the call
-plus a device-wide synchronize, so ``latency_ms`` is what a caller waits and ``device_ms`` is GPU time
-between the events; ``host_ms`` is the host clock from the call to its return, before the synchronize: the
-time the host takes to submit the step (for a model that does not synchronize inside its forward). On CPU only
-the host clock (``time.perf_counter_ns``) is read.
+The device is idle before each call. ``latency_ms``: the host clock over the call and a device-wide synchronize,
+what a caller waits. On CUDA, ``device_ms``: events around the call on the current stream; ``host_ms``: the host
+clock to the call's return, the step's submission. On CPU only the host clock is read.
 """
 
 from __future__ import annotations
@@ -64,9 +61,8 @@ def measure_round(
     before_each: Callable[[], None] | None = None,
     after_warmup: Callable[[], None] | None = None,
 ) -> TimedSamples:
-    """The one timed round of every loop (``run``'s configs, the interleaved variants of ``optimize`` and
-    ``diagnose``, ``versus``'s levels and surrogates): ``warmup`` untimed calls (:func:`warm_up`), then
-    ``after_warmup`` with the device idle, then :func:`time_loop` with ``before_each``.
+    """The one timed round of every loop: ``warmup`` untimed calls, ``after_warmup`` with the device idle, then
+    :func:`time_loop`.
 
     Raises:
         ConfigTimeout: as :func:`time_loop`.
@@ -80,52 +76,41 @@ def measure_round(
 def time_loop(
     step: Callable[[int], object], iters: int, device: str, before_each: Callable[[], None] | None = None
 ) -> TimedSamples:
-    """Time ``iters`` (>= 1) calls of ``step(i)`` on ``device`` (``"cpu"``, ``"cuda"``), synchronizing after each;
-    ``step``'s result is dropped at once. ``before_each`` runs before each call, outside the timed region, with
-    the device idle (a leak watch's reading; a barrier so that the ranks of a multi-process run start together).
+    """Time ``iters`` (>= 1) calls of ``step(i)``, synchronizing after each, the result dropped; ``before_each`` runs
+    before each call, outside the timed region, with the device idle.
 
     Raises:
         ConfigTimeout: the config's limit passed (:mod:`surrobench.execution.deadline`), carrying the times of
             the iterations that finished.
     """
+    cuda = device == "cuda"
     latency_ns = np.empty(iters, dtype=np.int64)
     submit_ns = np.empty(iters, dtype=np.int64)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)] if cuda else []
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)] if cuda else []
+    faults = 0 if cuda else minor_faults()
     done = 0  # iterations finished: what a ConfigTimeout keeps
-    if device != "cuda":
-        faults = minor_faults()
-        try:
-            for i in range(iters):
-                if before_each is not None:
-                    before_each()
-                t0 = time.perf_counter_ns()
-                step(i)
-                latency_ns[i] = time.perf_counter_ns() - t0
-                done += 1
-        except ConfigTimeout as exc:
-            exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
-            raise
-        return TimedSamples(latency_ns / NS_PER_MS, None, faults_per_call=(minor_faults() - faults) / iters)
-
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-    torch.cuda.synchronize()
+    _sync(device)
     try:
         for i in range(iters):
             if before_each is not None:
                 before_each()
-            # the start event is recorded before the host clock starts: its cost is the harness's, not the model's
-            starts[i].record()
+            if cuda:  # recorded before the host clock starts: its cost is the harness's, not the model's
+                starts[i].record()
             t0 = time.perf_counter_ns()
             step(i)
-            submit_ns[i] = time.perf_counter_ns() - t0
-            ends[i].record()
-            torch.cuda.synchronize()
+            if cuda:
+                submit_ns[i] = time.perf_counter_ns() - t0
+                ends[i].record()
+                torch.cuda.synchronize()
             latency_ns[i] = time.perf_counter_ns() - t0
             done += 1
     except ConfigTimeout as exc:  # the finished iterations were synchronized: their events are complete
         exc.timed_ms = tuple((latency_ns[:done] / NS_PER_MS).tolist())
         exc.device_ms = tuple(s.elapsed_time(e) for s, e in zip(starts[:done], ends[:done]))
         raise
+    if not cuda:
+        return TimedSamples(latency_ns / NS_PER_MS, None, faults_per_call=(minor_faults() - faults) / iters)
     # Reading elapsed times after the loop keeps the query calls out of the timed region.
     device_ms = np.array([s.elapsed_time(e) for s, e in zip(starts, ends)], dtype=np.float64)
     return TimedSamples(latency_ns / NS_PER_MS, device_ms, submit_ns / NS_PER_MS)

@@ -1,6 +1,5 @@
 """The timed calls of ``versus`` (:mod:`surrobench.api.versus`): a solver level and a surrogate setting on the same
-cases, through the one timing core (:mod:`surrobench.execution.timing`) and, for the surrogate, the mode's own step
-(:func:`surrobench.execution.runner.config_step_of`), as ``benchmark`` runs it.
+cases, through the one timing core and, for the surrogate, the mode's own step.
 """
 
 from __future__ import annotations
@@ -21,10 +20,8 @@ H2D_CALLS = 10
 
 
 def case_timing(latency_ms: np.ndarray, n_cases: int, scale: float = 1.0) -> Timing:
-    """Times of calls that cycled through ``n_cases`` cases (call ``i`` on case ``i % n``), each multiplied by
-    ``scale`` (a rollout's forwards per case): each case's median call, their median (the statistic the speedup
-    and its bootstrap over cases use, :func:`surrobench.analysis.versus.aggregate`) and its percentile-bootstrap
-    interval over cases."""
+    """Calls that cycled through ``n_cases`` cases, times ``scale`` (a rollout's forwards): each case's median, their
+    median (:func:`surrobench.analysis.versus.aggregate`) and its percentile-bootstrap interval over cases."""
     x = np.asarray(latency_ms) * scale
     per_case = np.array([np.median(x[c::n_cases]) for c in range(n_cases)])
     return Timing(float(np.median(per_case)), bootstrap_ci(per_case, np.median), tuple(per_case.tolist()))

@@ -12,19 +12,16 @@ from surrobench.records.serve import ServePolicy
 
 @dataclass(frozen=True)
 class CapacityCandidate(schemas.Plain):
-    """One recipe tried for capacity.
+    """One recipe tried for capacity: ``"baseline"`` or the remedies joined by ``+`` (``"cudagraph+tf32"``), and
+    the execution ``settings`` it runs with (precision, mode and the rest).
 
     Attributes:
-        recipe: ``"baseline"`` or the remedies joined by ``+`` (``"cudagraph+tf32"``).
-        settings: the execution settings it runs with (precision, mode, channels_last, compile_mode,
-            cudnn_benchmark, threads).
         accurate: the accuracy guard's verdict against the fp32 eager (and fp64) output; None when it failed to run.
         accuracy: the guard's reason, or the error that stopped the candidate.
         predicted_rps: per policy label (``batch<=8 wait<=1ms``), the predicted capacity at the target.
         best_policy: the policy with the highest prediction (None when it failed to run).
-        service_faster: the paired rule (:mod:`surrobench.records.paired`) on the back-to-back service times of
-            the best policy's full batch against the baseline's at that size: True faster, False not; None for
-            the baseline.
+        service_faster: whether the best policy's full batch is faster than the baseline's at that size by the
+            paired rule (back-to-back service times); None for the baseline.
     """
 
     recipe: str
@@ -49,14 +46,12 @@ class CapacityOptimization(schemas.Plain):
         candidates: every recipe tried, in order (the baseline first).
         top: the candidate ranked first by prediction (accurate, and faster by the paired rule where it is
             not the baseline); verified under load.
-        baseline_run_id, top_run_id: the stored serve runs that measured the baseline's and the top's capacity
-            under load (each at its best predicted policy); ``top_run_id`` None when the top is the baseline.
-        baseline_rps, top_rps: each one's measured bracket ``(capacity_rps, failing_rps)``.
+        baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
+            best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
         verdict: the top against the baseline by :func:`surrobench.results.serve_compare.capacity_verdict`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``.
-        search_s: wall time of the whole search (predictions and the verifying loads).
-        infeasible: why no candidate meets the target (each one's isolated P99 above it); None otherwise.
+        search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
     """
 
     workload: dict

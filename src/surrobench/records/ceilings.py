@@ -16,24 +16,18 @@ _STAND_IN = {"fp16": "bf16", "bf16": "fp16", "tf32": "fp32", "fp32": "tf32"}
 
 
 def calibrate_command(device: str, threads: int | None = None) -> str:
-    """The ``surrobench calibrate`` command that stores the ceilings a run on ``device`` reads: on a CPU the
-    ceilings are kept per torch thread count, so the command names it (``--threads``) when known."""
+    """The ``surrobench calibrate`` command that stores the ceilings a run on ``device`` reads (on a CPU, kept per
+    torch thread count, named when known)."""
     command = f"surrobench calibrate --device {device}"
     return f"{command} --threads {threads}" if device == "cpu" and threads is not None else command
 
 
 @dataclass(frozen=True)
 class Ceilings(schemas.Plain):
-    """A device's measured ceilings.
-
-    Attributes:
-        device_name: as ``torch.cuda.get_device_name`` (or the CPU model) reports it.
-        copy_gbps: copy bandwidth (device-to-device on a GPU, host memory on the CPU), GB/s (1e9 bytes/s),
-            read + write bytes counted.
-        matmul_tflops: dense matmul rate per precision, TFLOP/s (1e12 FLOP/s).
-        measured: ISO-8601 time of the calibration ("" for the built-in fallback).
-        note: how they were obtained (sizes, or the fallback notice).
-    """
+    """A device's measured ceilings: ``device_name`` as ``torch.cuda.get_device_name`` (or the CPU model) reports
+    it; ``copy_gbps`` the copy bandwidth (device-to-device, or host memory on the CPU), read + write bytes, GB/s;
+    ``matmul_tflops`` the dense matmul rate per precision, TFLOP/s; ``measured`` the ISO-8601 time of the
+    calibration ("" for the built-in fallback); ``note`` how they were obtained."""
 
     device_name: str
     copy_gbps: float

@@ -18,18 +18,13 @@ MATMUL_PRECISIONS = ("highest", "high", "medium")
 
 @dataclass(frozen=True, kw_only=True)
 class ExecSettings:
-    """The execution settings outside the config key, one record from the request (a sweep request is one)
-    through the config (:class:`~surrobench.execution.config.ExecConfig` is one) to the result's ``extra``,
-    the store and the run-v3 ``settings`` (:meth:`changed`). A new setting is a field here, its execution
-    site (``execution.config.execution_settings``), its option (``cli/options.py``, ``WorkloadOptions``)
-    and the schema (docs/design.md, "Execution settings").
+    """The execution settings outside the config key, one record from the request through the config
+    (:class:`~surrobench.execution.config.ExecConfig`) to the result's ``extra`` and the run-v3 ``settings``
+    (:meth:`changed`); docs/design.md, "Execution settings", says what a new one needs.
 
-    Attributes:
-        channels_last: 4-D inputs and weights in ``torch.channels_last`` (NHWC) memory format.
-        compile_mode: ``torch.compile``'s ``mode`` in the ``compile`` mode; None is its default.
-        threads: ``torch.set_num_threads`` during the config; None keeps torch's default.
-        matmul_precision: ``torch.set_float32_matmul_precision`` during the config, one of
-            :data:`MATMUL_PRECISIONS`; None keeps torch's (``highest``).
+    ``channels_last``: 4-D inputs and weights in NHWC memory format; ``compile_mode``: ``torch.compile``'s
+    ``mode``; ``threads``: ``torch.set_num_threads``; ``matmul_precision``: ``torch.set_float32_matmul_precision``
+    (:data:`MATMUL_PRECISIONS`); None keeps torch's default.
 
     Raises:
         UsageError: a ``matmul_precision`` outside :data:`MATMUL_PRECISIONS`.
@@ -67,10 +62,8 @@ def mode_text(mode: str, settings: Mapping) -> str:
 
 class InputSpec(NamedTuple):
     """One input tensor of a config as executed: ``shape`` with the batch where it has one, e.g.
-    ``(2, 3, 64, 64)``, and ``dtype`` as torch names it without its prefix (``"float32"``, ``"int64"``).
-
-    ``dtype`` is None for an input read from a record that predates it (run-v1 JSON, a database of schema
-    version 3 or older): those recorded their primary input's shape alone."""
+    ``(2, 3, 64, 64)``, and ``dtype`` as torch names it without its prefix (``"float32"``); None for a record that
+    kept its primary input's shape alone (run-v1 JSON, a database of schema 3 or older)."""
 
     shape: tuple[int, ...]
     dtype: str | None
@@ -120,20 +113,16 @@ def inputs_of(d: Mapping) -> tuple[InputSpec, ...]:
 
 def same_inputs(a: tuple[InputSpec, ...], b: tuple[InputSpec, ...]) -> bool:
     """Whether ``a`` and ``b`` name the same inputs: as many, each of the same shape, and of the same dtype
-    where both record one (a record that predates per-input identity has one input, dtype None: it matches a
-    config of that one input alone, never a multi-input config whose other inputs it cannot tell)."""
+    where both record one (a legacy record's one input matches a config of that one input alone)."""
     return len(a) == len(b) and all(
         x.shape == y.shape and (x.dtype is None or y.dtype is None or x.dtype == y.dtype) for x, y in zip(a, b)
     )
 
 
 class ConfigKey(NamedTuple):
-    """(model, primary input shape as executed with the batch, batch, precision, device, mode, every input).
-
-    A tuple, so it hashes and compares as one; ``input_shape`` is e.g. ``(2, 3, 64, 64)``; ``inputs`` holds every
-    input's :class:`InputSpec`, the primary one first, so two configs whose first inputs agree but whose others
-    differ (DeepONet-like ``(u(B, 100), y(N, 2))`` at two N) are two keys.
-    """
+    """(model, primary input shape as executed with the batch, e.g. ``(2, 3, 64, 64)``, batch, precision, device,
+    mode, every input's :class:`InputSpec`, the primary one first: DeepONet-like ``(u(B, 100), y(N, 2))`` at two N
+    are two keys)."""
 
     model: str
     input_shape: tuple[int, ...]
@@ -144,9 +133,8 @@ class ConfigKey(NamedTuple):
     inputs: tuple[InputSpec, ...] = ()
 
     def to_json(self) -> dict:
-        """The keys that name a config in a JSON report of schema v1 (profile-v1, perf-v1):
-        ``input_shape`` as a list, without ``inputs``, which those schemas do not have (a run-v2 document
-        carries them per result; :meth:`identity_json` has them)."""
+        """The keys that name a config in a JSON report of schema v1 (profile-v1, perf-v1): ``input_shape`` as a
+        list, without ``inputs`` (:meth:`identity_json` has them)."""
         fields = self._asdict()
         del fields["inputs"]
         return {**fields, "input_shape": list(self.input_shape)}

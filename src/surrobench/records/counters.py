@@ -1,13 +1,6 @@
-"""Hardware counters of GPU kernels, as Nsight Compute (``ncu``) measured them, and what they say.
-
-Three records:
-
-- :class:`KernelCounters`: one kernel launch as ncu's raw page reports it (:mod:`surrobench.collect.ncu_parse`);
-  percentages of peak are stored as fractions (0.88), times in ns, bytes in bytes, FLOPs as counts;
-- :class:`MeasuredKernel`: a launch with its speed-of-light verdict, its roofline point and the kernel-table
-  row it joined (class, op, module), as :mod:`surrobench.analysis.counters` reads it;
-- :class:`ConfigCounters`: the counters of one profiled config (one step), what the replay cost, or the
-  :class:`CounterProblem` that kept them from being measured.
+"""Hardware counters of GPU kernels, as Nsight Compute (``ncu``) measured them, and what they say: one launch
+(:class:`KernelCounters`; percentages of peak as fractions, times in ns, FLOPs as counts), its verdict
+(:class:`MeasuredKernel`), one config's step (:class:`ConfigCounters`).
 
 FLOPs come from the SASS instruction counters, as Nsight Compute's own roofline sections count them
 (Nsight Compute "Kernel Profiling Guide", Roofline Charts: a fused multiply-add is two operations):
@@ -168,11 +161,9 @@ class MeasuredKernel(schemas.Plain):
         precision: the ceiling its roofline point runs against (``bf16``, ``tf32``, ``fp32``...), None for
             none (integer or FP64 work).
         arithmetic_intensity: FLOP per DRAM byte; None without DRAM bytes.
-        achieved_tflops, roof_tflops: FLOP/s achieved, and the roof at its intensity (``min(peak, AI * copy)``;
-            Williams et al., CACM 52(4), 2009), TFLOP/s; None without ceilings.
-        dram_gbps: DRAM bytes / duration, GB/s.
-        kernel_class, op, module: of the kernel-table row it joined; ``trace_name`` that row's kernel name; all
-            None when it joined none.
+        achieved_tflops, roof_tflops: achieved, and the roof at its intensity (``min(peak, AI * copy)``; Williams
+            et al., CACM 52(4), 2009), TFLOP/s, None without ceilings; ``dram_gbps`` DRAM bytes / duration, GB/s.
+        kernel_class, op, module, trace_name: of the kernel-table row it joined, None when none.
     """
 
     counters: KernelCounters
@@ -214,14 +205,10 @@ class ConfigCounters(schemas.Plain):
         kernels: the measured launches in launch order (empty with a ``problem``).
         selected: the kernel function names ncu was restricted to (:func:`function_name`).
         covered_share: the share of the profiled step's kernel time those names hold (kernel table), 0..1.
-        passes: replay passes summed over the launches; ``ncu_wall_s``: wall seconds of the whole ncu run (the
-            child's start, model build and warm-up included: what ``--counters`` costs the user).
-        command: the ncu command line.
-        problem: set when nothing was measured.
-
-    When identical launches (same name, grid, block and shared memory) were measured once and credited to each
-    (:mod:`surrobench.collect.ncu_dedup`), a credited launch has ``passes`` 0 and ``passes`` here holds the
-    enumerating pass's too (:attr:`measured_launches`).
+        passes: replay passes summed over the launches (a launch credited from an identical one,
+            :mod:`surrobench.collect.ncu_dedup`, has 0: :attr:`measured_launches`); ``ncu_wall_s``: wall seconds
+            of the whole ncu run, the child's start included.
+        command: the ncu command line; ``problem``: set when nothing was measured.
     """
 
     DERIVED = ("measured_launches",)

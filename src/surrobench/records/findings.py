@@ -9,7 +9,7 @@ is made of clauses (:class:`Clause`), each naming the remedies it suggests by th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 from surrobench.records.measured import GAIN_KINDS, MeasuredRemedy
@@ -52,7 +52,7 @@ EVIDENCE_SOURCES: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(schemas.Plain):
     """One number behind a finding: where it comes from, what it says, its value and unit."""
 
     source: str
@@ -66,19 +66,13 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Clause:
-    """One imperative clause of an action and the remedies it suggests.
-
-    Attributes:
-        text: the clause, ``"replay the step as a CUDA graph (--mode cudagraph)"``.
-        remedies: ids of :data:`surrobench.records.vocab.REMEDIES` the clause suggests, in its order; empty for
-            advice no remedy of ``optimize`` carries out, and for a clause that warns against one ("keep NCHW ...").
-        stacked: the remedies are one recipe, applied together (``tf32`` then ``compile``: compile pays off only
-            with TF32 on), not alternatives.
-        direction: ``"up"`` or ``"down"``, the way the clause moves a remedy with a value (``threads``: "use every
-            core" up, "fewer threads than cores" down); None for either way ("check the thread count") and toggles.
-            A measurement is credited to the clause only when it moves the same way
-            (:attr:`surrobench.records.measured.MeasuredRemedy.direction`).
+class Clause(schemas.Plain):
+    """One imperative clause of an action (``"replay the step as a CUDA graph (--mode cudagraph)"``), the ids of
+    :data:`surrobench.records.vocab.REMEDIES` it suggests in its order (none for advice no remedy carries out),
+    and whether they are one recipe applied together (``stacked``: ``tf32`` then ``compile``), not alternatives.
+    ``direction``: ``"up"`` or ``"down"``, the way the clause moves a remedy with a value (``threads``: "use every
+    core" up, "fewer threads than cores" down), None for either way and toggles; a measurement is credited to the
+    clause only when it moves the same way (:attr:`surrobench.records.measured.MeasuredRemedy.direction`).
 
     Raises:
         ValueError: a remedy id outside the vocabulary; ``stacked`` with fewer than two remedies; a direction
@@ -101,8 +95,7 @@ class Clause:
 
 
 def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
-    """An action's clauses from ``parts``: text (a clause that suggests no remedy), clauses, tuples of them; empty
-    text is left out."""
+    """An action's clauses from ``parts``: text (a clause suggesting no remedy; empty: none), clauses, tuples."""
     out: list[Clause] = []
     for part in parts:
         if isinstance(part, str):
@@ -116,23 +109,18 @@ def clauses_of(*parts: str | Clause | tuple[Clause, ...]) -> tuple[Clause, ...]:
 
 @dataclass(frozen=True)
 class Finding:
-    """One verdict.
+    """One verdict: its ``kind`` (:data:`KINDS`), ``severity`` (:data:`SEVERITIES`), one-line ``summary``.
 
     Attributes:
-        kind: one of :data:`KINDS`.
-        severity: one of :data:`SEVERITIES`.
-        summary: one line.
         evidence: the numbers, profiler and timeline side where both exist.
-        action: what to do about it: given as its clauses (:class:`Clause`, :func:`clauses_of`) or as text (one clause
-            that suggests no remedy); held as text, the clauses' texts joined by ``"; "``, the clauses in
-            :attr:`clauses`.
+        action: what to do about it, given as its clauses (:class:`Clause`) or as text (one clause); held as text,
+            the clauses' texts joined by ``"; "``.
         estimated_gain_ms: step time the action would save, ms per step; None when not computable.
         config: the config it is about (``fno2d 1x3x128x128 b1 fp32 eager``), None for a trace alone.
         evidence_source: what the verdict rests on, one of :data:`EVIDENCE_SOURCES`.
-        clauses: the action clause by clause, each with the remedies it suggests (:attr:`remedies` lists them all);
-            set from ``action`` (kept by :func:`dataclasses.replace` while the text stays the same).
-        measured: the remedies of the action diagnose measured, each with its outcome
-            (:class:`surrobench.records.measured.MeasuredRemedy`); empty when none was (:attr:`gain_kind`).
+        clauses: the action clause by clause, set from ``action`` (kept by :func:`dataclasses.replace` while the
+            text stays the same).
+        measured: the remedies of the action diagnose measured (:class:`~surrobench.records.measured.MeasuredRemedy`).
 
     Raises:
         ValueError: a kind, severity or evidence source outside its vocabulary.
@@ -205,11 +193,10 @@ class Finding:
         return self.estimated_gain_ms
 
     def to_json(self) -> dict:
-        """The finding object of docs/design.md (plus ``config``, ``evidence_source``, ``remedies``,
-        ``remedy_stacks``, ``clauses``, ``measured`` and ``gain``: ``{"kind", "ms", "remedy"}``, how its gain is
-        known, :attr:`gain_kind`, :attr:`gain_ms`, and the remedy measured to save it)."""
+        """The finding object of docs/design.md, with ``gain``: ``{"kind", "ms", "remedy"}`` (:attr:`gain_kind`,
+        :attr:`gain_ms`, the remedy measured to save it)."""
         d = {f: getattr(self, f) for f in ("kind", "severity", "summary")}
-        d["evidence"] = [asdict(e) for e in self.evidence]
+        d["evidence"] = [e.to_json() for e in self.evidence]
         d |= {
             "action": self.action,
             "estimated_gain_ms": self.estimated_gain_ms,
@@ -217,10 +204,7 @@ class Finding:
             "evidence_source": self.evidence_source,
             "remedies": list(self.remedies),
             "remedy_stacks": [list(stack) for stack in self.remedy_stacks],
-            "clauses": [
-                {"text": c.text, "remedies": list(c.remedies), "stacked": c.stacked, "direction": c.direction}
-                for c in self.clauses
-            ],
+            "clauses": [c.to_json() for c in self.clauses],
             "measured": [m.to_json() for m in self.measured],
             "gain": {
                 "kind": self.gain_kind,
@@ -240,16 +224,14 @@ class Finding:
             KeyError, TypeError, ValueError: ``d`` is not a finding object.
         """
         if "clauses" in d:
-            action = tuple(
-                Clause(c["text"], tuple(c["remedies"]), bool(c["stacked"]), c.get("direction")) for c in d["clauses"]
-            )
+            action = tuple(Clause.from_json(c) for c in d["clauses"])
         else:
             action = (Clause(d["action"], tuple(r for r in d.get("remedies", ()) if r in REMEDIES)),)
         return cls(
             kind=d["kind"],
             severity=d["severity"],
             summary=d["summary"],
-            evidence=tuple(Evidence(**e) for e in d["evidence"]),
+            evidence=tuple(Evidence.from_json(e) for e in d["evidence"]),
             action=action or d["action"],
             estimated_gain_ms=d.get("estimated_gain_ms"),
             config=d.get("config"),
@@ -258,21 +240,16 @@ class Finding:
         )
 
 
-#: Kinds whose action cannot work until another kind of the same config is fixed. A launch-bound step is
-#: cured by CUDA-graph capture or torch.compile(mode="reduce-overhead"), and neither can capture a step that
-#: synchronizes the host or copies from pageable memory (PyTorch docs, "CUDA Graphs": synchronizing calls
-#: are illegal during capture). The blocker is the root cause, so it ranks first.
-#: Waiting in collectives ends when the late rank is fixed: the straggler is the root cause of the wait.
+#: Kinds whose action cannot work until another kind of the same config is fixed, the root cause ranked first:
+#: CUDA-graph capture (the cure of a launch-bound step) cannot capture host syncs or pageable copies (PyTorch
+#: docs, "CUDA Graphs"); waiting in collectives ends when the straggler is fixed.
 BLOCKED_BY: dict[str, tuple[str, ...]] = {"launch_bound": ("host_sync", "h2d_transfer"), "comm_wait": ("straggler",)}
 
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:
-    """Measured first: the findings with a remedy measured faster (:attr:`Finding.best_measured`), largest
-    measured saving first, whatever their severity (a measurement outranks any estimate: the verdict that
-    names it may be ``info``). Then the others: most severe first; within a severity, findings blocked by
-    another finding of the same config (:data:`BLOCKED_BY`) after the others, then the largest gain first
-    (:attr:`Finding.gain_ms`: the estimate, or 0 where every remedy measured was not faster; 0 and unknown last,
-    in their order)."""
+    """Findings with a remedy measured faster (:attr:`Finding.best_measured`) first, largest saving first, whatever
+    their severity; then the others, most severe first, those blocked by another of the same config
+    (:data:`BLOCKED_BY`) after the rest, then the largest :attr:`Finding.gain_ms` first (0 and unknown last)."""
     present = {(f.config, f.kind) for f in findings}
 
     def blocked(f: Finding) -> bool:
@@ -312,12 +289,9 @@ class Diagnosis:
         they were written: none).
 
         Raises:
-            ValueError: not a diagnosis document (its ``schema``), or a finding object it cannot read.
+            DocumentError: not a diagnosis document (its ``schema``); ValueError: a finding object it cannot read.
         """
-        if not isinstance(doc, dict) or doc.get("schema") not in (schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ):
-            raise ValueError(
-                f"not a diagnosis document (schema {doc.get('schema') if isinstance(doc, dict) else doc!r})"
-            )
+        schemas.check(doc, dict.fromkeys((schemas.DIAGNOSIS, *schemas.DIAGNOSIS_READ), schemas.anything))
         try:
             findings = tuple(Finding.from_json(f) for f in doc["findings"])
         except (KeyError, TypeError) as exc:

@@ -1,29 +1,12 @@
 """The kernel classes: what a GPU kernel does, read from its name, in one small closed vocabulary.
 
-A kernel's name is the one fact every trace keeps, whatever launched it: an eager op, a fused composite
-(``aten::_transformer_encoder_layer_fwd``), a CUDA-graph replay or a ``torch.compile`` region. The vendors
-name their kernels by convention, so the name says what the kernel computes:
-
-- cuBLAS / cuBLASLt / CUTLASS GEMMs carry ``gemm``/``gemv``, ``cublas``, ``cutlass`` or (cuBLAS 12.8+ on
-  Hopper) ``nvjet_*``; cuDNN convolutions ``fprop``/``dgrad``/``wgrad``, ``implicit_convolve``, ``winograd``
-  (an ``sm90_xmma_fprop_implicit_gemm`` is a convolution run as an implicit GEMM: convolution first);
-- fused attention: ``pytorch_flash::flash_fwd_kernel`` (FlashAttention-2 in ATen), ``fmha_cutlass*`` /
-  ``efficient_attention`` (memory-efficient SDPA), cuDNN's ``*sdpa*`` / ``*flash_fprop*`` kernels;
-- cuFFT: ``regular_fft``, ``vector_fft``, ``*_r2c``/``*_c2r``; NCCL: ``ncclDevKernel_*``;
-- ATen: ``vectorized_elementwise_kernel``/``unrolled_elementwise_kernel``/``elementwise_kernel`` (elementwise),
-  ``reduce_kernel``, softmax and the norms' ``RowwiseMoments``/``welford`` kernels (reduction),
-  ``CatArrayBatchedCopy``, ``direct_copy_kernel``, ``nchwToNhwc`` (copy), ``indexSelect``, ``scatter``,
-  ``gather`` (gather_scatter);
-- Triton kernels from TorchInductor are named ``triton_<kind>_fused_<ops>_<n>`` (``torch/_inductor/codegen/
-  triton.py``: ``poi`` pointwise, ``red`` reduction, ``per`` persistent reduction, ``tem`` template, i.e. a
-  GEMM or convolution template), and the ``<ops>`` part names the eager ops the kernel fuses
-  (:func:`inductor_fused_ops`).
-
-:data:`KERNEL_CLASS_TABLE` holds every pattern with real names captured on an H200; the first match wins,
-and the order settles the overlaps written beside each row. These classes are not the op categories of
-:mod:`surrobench.records.ops`: those sort *operators* (and speak of normalization, casts, concat), these sort
-*kernels* by the hardware work they do; a cuDNN kernel that converts a layout is a ``copy`` here, whatever op
-launched it.
+A kernel's name is the one fact every trace keeps, whatever launched it (an eager op, a fused composite, a
+CUDA-graph replay, a ``torch.compile`` region), and vendors name kernels by convention: :data:`KERNEL_CLASS_TABLE`
+holds every pattern with real names captured on an H200, first match wins. TorchInductor's Triton kernels are
+``triton_<kind>_fused_<ops>_<n>`` (``torch/_inductor/codegen/triton.py``: ``poi`` pointwise, ``red``/``per``
+reduction, ``tem`` a GEMM or convolution template; ``<ops>`` the eager ops fused, :func:`inductor_fused_ops`).
+These classes sort *kernels* by the hardware work they do, not *operators* (:mod:`surrobench.records.ops`): a cuDNN
+kernel that converts a layout is a ``copy`` here, whatever op launched it.
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """The kernel table record: which GPU kernels ran, what each does, and which op and ``nn.Module`` launched it.
 
-One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps:
-
-- ``kernel_class``: :func:`surrobench.records.kernel_classes.classify_kernel` of the name;
-- ``device_us``: the kernels' device time, µs; ``share``: of the table's ``total_us`` (every kernel, memcpy
-  and memset of the active steps: the op table's device basis, :mod:`surrobench.records.ops`);
-- ``op``: the operator credited with the kernel, after the attribution rules below; None where the mapping
-  is lost (``origin``);
-- ``module``: the dotted ``nn.Module`` path (``encoder.layers.0.self_attn``) the op ran in, None when unknown;
-- ``fused_ops``: for a TorchInductor Triton kernel, the eager ops its name says it fuses
-  (:func:`~surrobench.records.kernel_classes.inductor_fused_ops`).
-
-Attribution rules (:class:`KernelRows` applies them for both builders, torch.profiler's in-memory events
-and a loaded trace):
-
-- a kernel belongs to the op that launched it (the innermost op around its launch call);
-- a metadata op (:data:`METADATA_OPS`: views, transposes, reshapes without a copy, ...) computes nothing and
-  launches nothing of its own; when the raw attribution credits one with kernels (the transformer fast
-  path's kernels land on ``aten::view`` / ``aten::transpose``), they go to the nearest enclosing op that is
-  not a metadata op, and a ``metadata_op_recredited`` note says so;
-- kernels no op launched (a CUDA-graph replay, ``torch.compile(mode="reduce-overhead")``) keep their name
-  and class, their op is None, and a note says the mapping is lost;
-- TorchInductor opens a range named after each Triton kernel it launches (``triton_poi_fused_add_mul_0``,
-  recorded as a CPU op): it is no eager op, so it is skipped like an annotation, and a kernel with nothing
-  else around it is a compiled region's (origin ``compiled``; ``fused_ops`` says what it fuses).
-
-Each :class:`AttributionNote` is one structured fact of :data:`NOTE_KINDS`, never prose to parse back.
+One row per (kernel name, op, module, origin) of one profiled config, summed over the active steps
+(:class:`KernelStat`). :class:`KernelRows` attributes kernels for both builders (torch.profiler's events, a
+loaded trace): a kernel belongs to the innermost op around its launch call (:data:`ORIGINS` for the rest); a
+metadata op (:data:`METADATA_OPS`) credited with kernels (the transformer fast path's land on ``aten::view``)
+passes them to the nearest enclosing op that is not one; TorchInductor's range around each Triton kernel it
+launches is no eager op and is skipped like an annotation. Each :class:`AttributionNote` is one structured fact
+of :data:`NOTE_KINDS`.
 """
 
 from __future__ import annotations
@@ -89,7 +70,10 @@ def module_path(range_name: str) -> str | None:
 
 @dataclass(frozen=True)
 class KernelStat(schemas.Plain):
-    """Kernels of one name launched by one op in one module, over the active steps (µs; ``share`` a fraction)."""
+    """Kernels of one name launched by one op in one module, over the active steps: ``kernel_class`` of
+    :func:`~surrobench.records.kernel_classes.classify_kernel`; ``device_us`` µs, ``share`` of the table's
+    ``total_us`` (the op table's device basis); ``op`` None where the mapping is lost (``origin``); ``module`` the
+    dotted ``nn.Module`` path; ``fused_ops`` the eager ops a TorchInductor kernel's name says it fuses."""
 
     name: str
     kernel_class: str
@@ -124,15 +108,9 @@ class AttributionNote(schemas.Plain):
 
 @dataclass(frozen=True)
 class KernelTable(schemas.Plain):
-    """The kernels of one profiled config: rows by decreasing ``device_us``, the notes of their attribution.
-
-    Attributes:
-        kernels: the rows.
-        total_us: device time of all rows over the active steps, µs (shares are of it).
-        active_steps: profiled steps the sums cover.
-        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a trace file).
-        notes: the attribution's notes.
-    """
+    """The kernels of one profiled config: rows by decreasing ``device_us``, their device time over
+    ``active_steps`` (``total_us``, µs, what shares are of), ``source`` ``"profiler"`` or ``"trace"``, and the
+    notes of their attribution."""
 
     DERIVED = ("class_shares", "op_classes")
 

@@ -1,12 +1,9 @@
 """What diagnose measured for a remedy a finding names (:class:`MeasuredRemedy`), and how a finding's gain is
 known (:data:`GAIN_KINDS`).
 
-A finding's action names remedies that are settings (:data:`surrobench.records.vocab.REMEDIES`); diagnose measures
-them with optimize's own search core (:mod:`surrobench.tune.advice`: the accuracy guard of
-:mod:`surrobench.analysis.accuracy`, windows interleaved with the baseline, the one rule of
-:mod:`surrobench.records.paired`) and records each outcome here. The finding's gain is then ``measured``: the
-largest saving of a remedy measured faster. A finding none of whose remedies was measured keeps its
-``estimate`` (code changes that cannot be toggled: fusing, a CSR reduction, another layout or algorithm).
+Diagnose measures the remedies a finding's action names (:data:`surrobench.records.vocab.REMEDIES`) with optimize's
+search core (:mod:`surrobench.tune.advice`) and records each outcome here; a finding none of whose remedies was
+measured keeps its ``estimate``.
 """
 
 from __future__ import annotations
@@ -45,20 +42,16 @@ class MeasuredRemedy(schemas.Plain):
     Attributes:
         remedy: the candidate's name, ``"cudagraph"``, ``"threads=4"``, ``"tf32+compile"``.
         verdict: one of :data:`MEASURED_VERDICTS`.
-        speedup: baseline over candidate median latency in their shared window (a ratio), None when not timed;
-            ``ci95`` its 95% interval.
-        baseline_ms: the baseline's median step in that window, ms.
-        saved_ms: ``baseline_ms * (1 - 1 / speedup)``, ms per step (negative when slower); None when not timed.
-        rel_l2: the accuracy guard's worst relative L2 error of its output (:mod:`surrobench.analysis.accuracy`),
-            None when it produced none; ``tolerance`` the guard's tolerance.
+        speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
+            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``baseline_ms * (1 - 1 / speedup)`` per step;
+            ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
+            when not timed.
+        rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;
+            ``tolerance`` the guard's.
         reason: why, in one line, for ``failed``, ``infeasible`` and ``not-measured``; else the rule's words.
-        noise_floor: the baseline's A/A noise floor in that window and ``margin`` the fraction the interval had to
-            clear by the one rule (:meth:`surrobench.results.paired.Speedup.margin`), fractions; None when not timed.
         direction: ``"up"`` or ``"down"``, the way a remedy with a value moves the baseline's setting
             (:func:`direction`: ``threads=1`` on a 4-thread baseline is down); None for a toggle, a stack, or where
             the baseline's value is not known.
-
-    Its JSON object is its fields and ``text`` (:meth:`text`, for a reader that prints).
 
     Raises:
         ValueError: a verdict outside :data:`MEASURED_VERDICTS`.

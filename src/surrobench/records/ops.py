@@ -2,23 +2,18 @@
 
 One row per operator name, aggregated over the profiled (active) steps:
 
-- ``self_device_us``: device time of the kernels, copies and memsets the op launched itself. Kernels are
-  attributed to their launching op (the innermost op around the launch call), never to the ops or user
-  ranges around it, so self times never double count and their shares sum to at most 1.
-- ``total_device_us``: self device time plus that of the ops nested in it (for reading, not for shares).
-- ``share``: the row's self time over the table's ``total_us``. On a GPU run the basis is *kernel time*
-  (all kernels, copies and memsets, user annotations such as ``ProfilerStep#N`` or ``surrobench::forward``
-  and their GPU-side copies excluded); device work launched outside any op (a CUDA graph replay inside a
-  user range) gets its own row named after the kernel, so shares sum to exactly 1. Dynamo's range around
-  each call of a compiled frame (:data:`COMPILED_REGION`) counts as such a range, not as an op. On a CPU run
-  there is no device: the basis is the ops' self CPU time.
-- memory columns: bytes allocated minus freed inside the op (with / without nested ops), of the run's
-  device (host memory on a CPU run), as ``profile_memory`` records them.
+- ``self_device_us``: device time of the kernels, copies and memsets the op launched itself (the innermost op
+  around the launch call), so self times never double count; ``total_device_us`` adds the nested ops' (for
+  reading, not for shares).
+- ``share``: self time over ``total_us``: on a GPU, of *kernel time* (user annotations such as ``ProfilerStep#N``
+  and Dynamo's range around a compiled frame, :data:`COMPILED_REGION`, excluded; device work no op launched gets
+  a row named after the kernel, so shares sum to 1); on a CPU, of the ops' self CPU time.
+- memory columns: bytes allocated minus freed inside the op (with / without nested ops), as ``profile_memory``
+  records them.
 
-The category of a row (:data:`CATEGORY_TABLE`) is the op-category vocabulary. Two builders fill the same
-:class:`OpTable` through :class:`OpRows`: :func:`surrobench.collect.op_events.tables_from_events` from
-torch.profiler's in-memory events (shapes and memory included) and
-:func:`surrobench.analysis.ops.op_table_from_timeline` from a loaded trace.
+A row's category is of :data:`CATEGORY_TABLE`. Two builders fill :class:`OpTable` through :class:`OpRows`:
+:func:`surrobench.collect.op_events.tables_from_events` (torch.profiler's events, shapes and memory included) and
+:func:`surrobench.analysis.ops.op_table_from_timeline` (a loaded trace).
 """
 
 from __future__ import annotations
@@ -164,18 +159,10 @@ def inside_from_json(pairs) -> tuple[tuple[str, float], ...]:
 
 @dataclass(frozen=True)
 class OpTable(schemas.Plain):
-    """The op table of one profiled config.
-
-    Attributes:
-        ops: rows by decreasing ``share``.
-        basis: ``"device"`` (shares of kernel time) or ``"cpu"`` (shares of op self CPU time).
-        total_us: the basis time summed over the active steps, µs.
-        active_steps: profiled steps the sums cover.
-        source: ``"profiler"`` (in-memory events) or ``"trace"`` (a Kineto trace file).
-        kernel_count, small_kernel_count: kernels recorded, and those shorter than
-            ``small_kernel_us`` (None on a CPU basis); see :mod:`surrobench.analysis.op_readings`.
-        has_shapes, has_memory: whether the input-shape and memory columns were recorded.
-    """
+    """The op table of one profiled config: ``ops`` by decreasing ``share`` of ``total_us``, the ``basis`` time
+    (``"device"`` or ``"cpu"``, module docstring) summed over ``active_steps``, µs; ``source`` ``"profiler"`` or
+    ``"trace"``; the kernels recorded and those shorter than ``small_kernel_us`` (None on a CPU basis,
+    :mod:`surrobench.analysis.op_readings`); whether the input-shape and memory columns were recorded."""
 
     ops: tuple[OpStat, ...]
     basis: str

@@ -104,14 +104,9 @@ Units = tuple[tuple[int, int], ...]
 
 @dataclass(frozen=True)
 class PairedSamples:
-    """A baseline's and a candidate's latency samples, ms, by process, window, round and iteration.
-
-    Attributes:
-        baseline, candidate: rounds of per-iteration latencies, ms (``rounds x iters``; every round of a side
-            equally long).
-        baseline_units, candidate_units: ``(process, window)`` of each round; equal ids are one unit.
-        paired: both sides were timed together (the same units, rounds interleaved): their process and window
-            draws are shared. False for two separate runs.
+    """A baseline's and a candidate's latency samples, ms, as rounds of per-iteration latencies (``rounds x
+    iters``, a side's rounds equally long), with the ``(process, window)`` of each round (equal ids are one unit);
+    ``paired`` when both were timed together (the same units, rounds interleaved), False for two separate runs.
 
     Raises:
         ValueError: an empty side, rounds of unequal length, a latency that is not positive and finite, units
@@ -126,9 +121,7 @@ class PairedSamples:
 
     def __post_init__(self) -> None:
         for rounds, units in ((self.baseline, self.baseline_units), (self.candidate, self.candidate_units)):
-            if not rounds or len({len(r) for r in rounds}) != 1 or not rounds[0]:
-                raise ValueError("rounds must be non-empty and of equal length")
-            x = np.asarray(rounds, dtype=np.float64)
+            x = _checked(rounds)
             if not (np.isfinite(x).all() and (x > 0).all()):
                 raise ValueError("latencies must be positive and finite")
             if len(units) != len(rounds):
@@ -236,6 +229,12 @@ def _rounds(rounds: Sequence[Sequence[float]]) -> Rounds:
     return tuple(tuple(float(v) for v in r) for r in rounds)
 
 
+def _checked(rounds: Sequence[Sequence[float]]) -> np.ndarray:
+    if not rounds or len({len(r) for r in rounds}) != 1 or not len(rounds[0]):
+        raise ValueError("rounds must be non-empty and of equal length")
+    return np.asarray(rounds, dtype=np.float64)
+
+
 def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     """The A/A noise floor of a baseline's rounds, a fraction >= 0 (module docstring). One round is split into its
     even and odd iterations instead (no between-round drift is seen then).
@@ -243,9 +242,7 @@ def noise_floor(rounds: Sequence[Sequence[float]]) -> float:
     Raises:
         ValueError: no samples, or rounds of unequal length.
     """
-    if not rounds or len({len(r) for r in rounds}) != 1 or not len(rounds[0]):
-        raise ValueError("rounds must be non-empty and of equal length")
-    x = np.asarray(rounds, dtype=np.float64)
+    x = _checked(rounds)
     a, b = (x[0::2], x[1::2]) if len(rounds) >= 2 else (x.ravel()[0::2], x.ravel()[1::2])
     if a.size == 0 or b.size == 0:
         return 0.0

@@ -21,9 +21,7 @@ class Profile:
     schema: str = schemas.PROFILE
 
     def to_json(self) -> dict:
-        """``surrobench/profile-v3`` ``{"schema", "run", "profiles"}``: the run (run-v1) and each config's op
-        table, readings and kernel table (``kernel_table``, null on a CPU run; new in v2); v3 adds each op's
-        ``inside`` (the ops it ran nested in, :class:`~surrobench.records.ops.OpStat`). ``surrobench/perf-v1``
-        ``{"schema", "run", "perf"}``: the system pass of each config."""
+        """``surrobench/profile-v3`` ``{"schema", "run", "profiles"}`` (each config's op table, readings and kernel
+        table, null on a CPU run) or ``surrobench/perf-v1`` ``{"schema", "run", "perf"}`` (its system pass)."""
         key = "perf" if self.schema == schemas.PERF else "profiles"
         return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}

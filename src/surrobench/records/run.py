@@ -1,10 +1,9 @@
-"""The run record and its JSON form, ``surrobench/run-v2`` (docs/design.md, "Run JSON").
+"""The run record and its JSON form, ``surrobench/run-v4`` (docs/design.md, "Run JSON"; every older version
+reads, :data:`DOCUMENTS`).
 
-``ConfigResult.to_json`` and ``RunRecord.to_json`` emit exactly the keys of the design; anything
-else we know about a config (clock readings, TF32 switches, cudnn.benchmark) lives in ``extra``, which
-is stored in the database but not written to the run JSON. run-v2 is run-v1 with ``inputs`` per result
-(every input's shape and dtype, the config identity); a run-v1 document still reads, each result's
-identity being its primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
+``to_json`` emits exactly the keys of the design; anything else known about a config (clock readings, TF32
+switches) lives in ``extra``, stored in the database but not in the run JSON. A run-v1 result's identity is its
+primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
 """
 
 from __future__ import annotations
@@ -24,35 +23,10 @@ from surrobench.records.config import (
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
 
-RESULT_KEYS = (
-    "model",
-    "input_shape",
-    "batch",
-    "precision",
-    "device",
-    "mode",
-    "status",
-    "error",
-    "warmup",
-    "iters",
-    "cold_start_ms",
-    "latency_ms",
-    "device_ms",
-    "throughput",
-    "peak_mem_bytes",
-    "peak_reserved_bytes",
-    "top_op",
-    "samples_ms",
-)
-#: What a run-v2 result adds to :data:`RESULT_KEYS`.
-RESULT_KEYS_V2 = (*RESULT_KEYS, "inputs")
 #: ``extra`` key of a CPU result whose ``peak_mem_bytes`` is not its own peak, written as False only then: the
 #: high-water mark could not be reset before it (not Linux with glibc), so the figure is its growth over a peak
 #: that earlier configs may have set, and it depends on their order (:mod:`surrobench.execution.memory`).
 PEAK_OWN_KEY = "peak_mem_own"
-#: What a run-v3 result adds to :data:`RESULT_KEYS_V2`: the settings outside the config key it ran with, the rounds
-#: its samples came from, and the rounds asked for when an interruption left it short (else null).
-RESULT_KEYS_V3 = (*RESULT_KEYS_V2, "settings", "rounds", "rounds_planned")
 #: The settings a run-v3 result names (``extra`` keys, written where set): :data:`EXEC_SETTINGS` and cudnn.benchmark.
 RESULT_SETTINGS = (*EXEC_SETTINGS, "cudnn_benchmark")
 
@@ -67,29 +41,77 @@ HOST_SUBMIT_KEY = "host_submit_ms"
 MULTI_RANK_KEYS = ("placement", "comm")
 
 
+def _latency(value: object, where: str) -> None:
+    """A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`."""
+    m = schemas.measure
+    names = {f.name: m for f in fields(LatencyStats)}
+    schemas.keys(names | {"ci95_median": schemas.pair(m)}, exact=True)(value, where)
+
+
+def _ok_is_timed(d: dict, where: str) -> None:
+    if d["status"] == "ok" and d["latency_ms"] is None:
+        raise schemas.fail(f"{where}.latency_ms", "null for an ok config")
+
+
+def _with_inputs(d: dict, where: str) -> None:
+    """A run-v2 result's ``inputs`` start with the primary ``input_shape``."""
+    _ok_is_timed(d, where)
+    inputs, primary = d["inputs"], d["input_shape"]
+    if inputs and inputs[0]["shape"] != primary:
+        raise schemas.fail(f"{where}.inputs[0].shape", f"{inputs[0]['shape']} is not the primary input_shape {primary}")
+
+
+def _run_id(value: object, where: str) -> None:
+    schemas.text(value, where)
+    if not value:
+        raise schemas.fail(where, "empty")
+
+
+_s = schemas
+_count, _text, _measure = _s.nullable(_s.whole()), _s.nullable(_s.text), _s.nullable(_s.measure)
+#: The checks of a run-v1 result's keys, in the order written; run-v2 adds ``inputs``, run-v3 the settings
+#: outside the config key it ran with, the rounds its samples came from, and the rounds asked for when an
+#: interruption left it short (else null).
+_V1 = {
+    "model": _s.text, "input_shape": _s.list_of(_s.whole(1)), "batch": _s.whole(1),
+    "precision": _s.one_of(PRECISIONS), "device": _s.one_of(DEVICES), "mode": _s.one_of(MODES),
+    "status": _s.one_of(STATUSES), "error": _text, "warmup": _s.whole(), "iters": _s.whole(),
+    "cold_start_ms": _measure, "latency_ms": _s.nullable(_latency), "device_ms": _s.nullable(_latency),
+    "throughput": _s.keys({}, {"samples_per_s": _measure, "points_per_s": _measure}),
+    "peak_mem_bytes": _count, "peak_reserved_bytes": _count,
+    "top_op": _s.nullable(_s.keys({"name": _s.text, "share": _s.measure})), "samples_ms": _s.list_of(_s.measure),
+}  # fmt: skip
+_V2 = _V1 | {"inputs": _s.list_of(_s.keys({"shape": _s.list_of(_s.whole()), "dtype": _text}, exact=True))}
+_V3 = _V2 | {"settings": _s.keys({}, dict.fromkeys(RESULT_SETTINGS, _s.anything), exact=True)}
+_V3 |= {"rounds": _s.whole(1), "rounds_planned": _s.nullable(_s.whole(1))}
+RESULT_KEYS, RESULT_KEYS_V2, RESULT_KEYS_V3 = tuple(_V1), tuple(_V2), tuple(_V3)
+#: A multi-process row's placement (``surrobench.results.scaling.Placement``) and time in collectives.
+_PLACEMENT = {"config": _s.whole(), "role": _s.text, "rank": _count, "world_size": _s.whole(1), "host": _text}
+_MULTI_RANK = {
+    "placement": _s.nullable(_s.keys(_PLACEMENT | {"device_uuid": _text}, exact=True)),
+    "comm": _s.keys({"comm_ms": _latency, "comm_wait_ms": _latency}, exact=True),
+}
+
+
 @dataclass(frozen=True)
 class ConfigResult:
     """The outcome of one config: statistics, throughput, memory, status.
 
     Attributes:
-        input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``.
-        inputs: every input as executed (shape and dtype), the primary one first; part of :meth:`key`. Empty
-            when the config failed before its inputs were built; one input of dtype None when read from a
-            record that kept the primary input alone (run-v1, a database of schema 3 or older).
-        shape_label: the ladder rung as the user wrote it (``"64"``), for tables and matching.
+        input_shape: primary input as executed, batch included, e.g. ``(2, 3, 64, 64)``; ``inputs`` every input
+            (:class:`~surrobench.records.config.InputSpec`), the primary one first, empty when the config failed
+            before they were built; ``shape_label`` the ladder rung as the user wrote it (``"64"``).
         latency_ms: host wall clock around a synchronized call, ms; None unless status is ``ok`` or the
             failure came after timing (a non-finite output).
         device_ms: CUDA-event time of the same iterations, ms; None on CPU.
         samples_per_s, points_per_s: throughput at the median latency.
-        peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included);
-            on CPU the peak resident-set growth.
+        peak_mem_bytes: CUDA peak allocated over the config (weights and inputs included); on CPU the peak
+            resident-set growth.
         top_op: ``{"name", "share"}`` once profiled (share of device time, a fraction).
-        samples_ms: per-iteration host latencies, ms, in order.
-        device_samples_ms: per-iteration device times, ms (CUDA only).
-        extra: stored facts outside the run-v1 schema (sm_clock_mhz, tf32 switches, ...).
+        samples_ms, device_samples_ms: per-iteration host latencies and device times (CUDA only), ms, in order.
+        extra: stored facts outside the run JSON (sm_clock_mhz, tf32 switches, ...).
         config_id: its row in the results database once stored (None before, and for a result read from a
-            run JSON file); not part of the run-v1 JSON nor of equality. With :meth:`key` it is how later
-            stages find a result's stored op table, never its position in a list.
+            run JSON file); not in the run JSON nor in equality.
     """
 
     model: str
@@ -131,8 +153,7 @@ class ConfigResult:
         return f"{self.model} {self.shape_text()} b{self.batch} {self.precision} {mode_text(self.mode, self.extra)}"
 
     def __repr__(self) -> str:
-        """One line for a notebook or a debugger: the label, the status and the median and P95 (ms), or the
-        error; the samples are counted, not listed (``samples_ms`` holds them)."""
+        """One line: the label, the status and the median and P95 (ms), or the error; the samples counted."""
         if self.status != "ok" or self.latency_ms is None:
             return f"<ConfigResult {self.label()}: {self.status}: {(self.error or '')[:80]}>"
         lat = self.latency_ms
@@ -215,8 +236,7 @@ class RunRecord:
         return sum(1 for r in self.results if r.extra.get("rounds_planned"))
 
     def __repr__(self) -> str:
-        """A few lines for a notebook: the run, its device and one line per result (:meth:`ConfigResult.__repr__`,
-        at most :data:`REPR_RESULTS`); never the samples. ``to_json()`` has everything."""
+        """A few lines: the run, its device and one line per result (at most :data:`REPR_RESULTS`)."""
         head = f"<RunRecord {self.run_id} {self.created} tag={self.tag!r} on {self.env.get('device_name')}: "
         lines = [head + f"{len(self.results)} result(s)"]
         lines += [f"  {r!r}" for r in self.results[: self.REPR_RESULTS]]
@@ -253,68 +273,17 @@ class RunRecord:
         }
 
 
-def _latency(value: object, where: str) -> None:
-    """A :class:`LatencyStats` object: exactly its keys, each a :func:`~surrobench.records.schemas.measure`."""
-    m = schemas.measure
-    names = {f.name: m for f in fields(LatencyStats)}
-    schemas.keys(names | {"ci95_median": schemas.pair(m)}, exact=True)(value, where)
+def _run(result: dict) -> schemas.Check:
+    s, rule = schemas, _with_inputs if "inputs" in result else _ok_is_timed
+    results = s.list_of(s.keys(result, _MULTI_RANK, rule=rule))
+    env = s.keys({}, {"rounds": s.whole(1)})
+    return s.keys({"run_id": _run_id, "created": s.text, "tag": s.nullable(s.text), "env": env, "results": results})
 
 
-def _ok_is_timed(d: dict, where: str) -> None:
-    if d["status"] == "ok" and d["latency_ms"] is None:
-        raise schemas.fail(f"{where}.latency_ms", "null for an ok config")
-
-
-def _with_inputs(d: dict, where: str) -> None:
-    """A run-v2 result's ``inputs`` start with the primary ``input_shape``."""
-    _ok_is_timed(d, where)
-    inputs, primary = d["inputs"], d["input_shape"]
-    if inputs and inputs[0]["shape"] != primary:
-        raise schemas.fail(f"{where}.inputs[0].shape", f"{inputs[0]['shape']} is not the primary input_shape {primary}")
-
-
-def _result_checks() -> dict[str, schemas.Check]:
-    """``{schema id: check}`` of run documents (docs/design.md, "Run JSON"): every key of a result of that version
-    with its type, times, rates and sizes finite and non-negative, the vocabularies of precision, device, mode and
-    status; a row of a multi-process run's :data:`MULTI_RANK_KEYS` where present (its placement, as
-    ``surrobench.results.scaling.Placement``, and two latency statistics of collectives)."""
-    s = schemas
-    count, text, measure = s.nullable(s.whole()), s.nullable(s.text), s.nullable(s.measure)
-    placement = {"config": s.whole(), "role": s.text, "rank": count, "world_size": s.whole(1), "host": text}
-    multi_rank = {
-        "placement": s.nullable(s.keys(placement | {"device_uuid": text}, exact=True)),
-        "comm": s.keys({"comm_ms": _latency, "comm_wait_ms": _latency}, exact=True),
-    }
-    v1 = {
-        "model": s.text, "input_shape": s.list_of(s.whole(1)), "batch": s.whole(1),
-        "precision": s.one_of(PRECISIONS), "device": s.one_of(DEVICES), "mode": s.one_of(MODES),
-        "status": s.one_of(STATUSES), "error": text, "warmup": s.whole(), "iters": s.whole(), "cold_start_ms": measure,
-        "latency_ms": s.nullable(_latency), "device_ms": s.nullable(_latency),
-        "throughput": s.keys({}, {"samples_per_s": measure, "points_per_s": measure}),
-        "peak_mem_bytes": count, "peak_reserved_bytes": count,
-        "top_op": s.nullable(s.keys({"name": s.text, "share": s.measure})), "samples_ms": s.list_of(s.measure),
-    }  # fmt: skip
-    v2 = v1 | {"inputs": s.list_of(s.keys({"shape": s.list_of(s.whole()), "dtype": text}, exact=True))}
-    settings = s.keys({}, dict.fromkeys(RESULT_SETTINGS, s.anything), exact=True)
-    v3 = v2 | {"settings": settings, "rounds": s.whole(1), "rounds_planned": s.nullable(s.whole(1))}
-
-    def run(result: dict) -> s.Check:
-        rule = _with_inputs if "inputs" in result else _ok_is_timed
-        env = s.keys({}, {"rounds": s.whole(1)})
-        results = s.list_of(s.keys(result, multi_rank, rule=rule))
-        return s.keys({"run_id": _run_id, "created": s.text, "tag": text, "env": env, "results": results})
-
-    return {schemas.RUN: run(v3), schemas.RUN_V3: run(v3), schemas.RUN_V2: run(v2), schemas.RUN_V1: run(v1)}
-
-
-def _run_id(value: object, where: str) -> None:
-    schemas.text(value, where)
-    if not value:
-        raise schemas.fail(where, "empty")
-
-
-#: ``{schema id: check}`` of run documents, newest first (:func:`_result_checks`).
-DOCUMENTS = _result_checks()
+#: ``{schema id: check}`` of run documents, newest first (docs/design.md, "Run JSON"): every key of a result of
+#: that version with its type, times, rates and sizes finite and non-negative, the vocabularies of precision,
+#: device, mode and status; a multi-process row's :data:`MULTI_RANK_KEYS` where present.
+DOCUMENTS = {schemas.RUN: _run(_V3), schemas.RUN_V3: _run(_V3), schemas.RUN_V2: _run(_V2), schemas.RUN_V1: _run(_V1)}
 
 
 def identity_from_json(d: dict) -> dict:
@@ -329,13 +298,9 @@ def identity_from_json(d: dict) -> dict:
 
 
 def result_from_json(d: dict, rounds: int = 1) -> ConfigResult:
-    """Inverse of :meth:`ConfigResult.to_json` (the ladder label becomes the executed shape, ``2x3x64x64``).
-
-    ``rounds`` is the run's ``env["rounds"]`` (``run --rounds``), kept in ``extra`` as the store keeps it; a
-    run-v3 entry's own ``rounds``, ``rounds_planned`` and ``settings`` take its place. ``d`` is one entry of a
-    document :data:`DOCUMENTS` accepted; a run-v1 entry, which has no ``inputs``, gets its primary input of
-    unknown dtype (:class:`~surrobench.records.config.InputSpec`).
-    """
+    """Inverse of :meth:`ConfigResult.to_json` for one entry of a checked document (the ladder label becomes the
+    executed shape, ``2x3x64x64``). ``rounds``: the run's ``env["rounds"]``, kept in ``extra``, unless the entry
+    has its own (run-v3)."""
     if "settings" in d:  # run-v3
         rounds = d["rounds"]
         own = {**d["settings"], **({"rounds_planned": d["rounds_planned"]} if d["rounds_planned"] else {})}

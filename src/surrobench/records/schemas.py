@@ -1,7 +1,6 @@
-"""The ids of every JSON document surrobench writes or reads (the ``"schema"`` key), and the file
-suffixes of the trace formats it reads.
-
-A reader checks the id before trusting a document's keys; a change of keys is a new id (``-v2``).
+"""The ids of every JSON document surrobench writes or reads (the ``"schema"`` key; a change of keys is a new
+id), the one check of a stored document (:func:`check`), the one way a record flattens to JSON (:class:`Plain`),
+and the file suffixes of the trace formats it reads.
 """
 
 from __future__ import annotations
@@ -13,29 +12,23 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 
-#: run-v4: run-v3 with the status ``nonfinite`` (an output held NaN/Inf; before, ``error``) and ``points_per_s``
-#: null for a model without points per sample. run-v3: run-v2 with each result's ``settings`` (channels_last, the compile mode, the thread count,
-#: cudnn.benchmark, where set), ``rounds`` and ``rounds_planned``; run-v2: run-v1 with ``inputs`` per result (every
-#: input's shape and dtype). run-v3, run-v2 and run-v1 documents still read.
+#: run-v4 adds the status ``nonfinite`` (before, ``error``) and ``points_per_s`` null for a model without points
+#: per sample; run-v3 each result's ``settings``, ``rounds`` and ``rounds_planned``; run-v2 its ``inputs``. Every
+#: version reads (:data:`surrobench.records.run.DOCUMENTS`).
 RUN = "surrobench/run-v4"
 RUN_V3 = "surrobench/run-v3"
 RUN_V2 = "surrobench/run-v2"
 RUN_V1 = "surrobench/run-v1"
-#: compare-v2: compare-v1 with the paired rule's verdict (``inconclusive`` added) and ``speedup`` per config in
-#: place of the Mann-Whitney p-value, and ``inputs`` (every input's shape and dtype) per config entry (both sides)
-#: and per ``only_base`` / ``only_new`` entry. Nothing reads compare documents back.
+#: compare-v2: the paired rule's verdict (``inconclusive``) and ``speedup`` per config in place of the p-value, and
+#: ``inputs`` per entry. Nothing reads compare documents back.
 COMPARE = "surrobench/compare-v2"
 #: ``compare`` of two serve runs: their capacity at the P99 target (its keys are not compare-v2's).
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
-#: diagnosis-v6: each finding's ``clauses`` (text, remedies, stacked), ``measured`` (the remedies of its action that
-#: diagnose measured, :class:`surrobench.records.measured.MeasuredRemedy`) and ``gain`` (``{"kind": "measured" |
-#: "estimate", "ms", "remedy"}``), and ``context.measured`` (the budget and what each config's measuring did).
-#: diagnosis-v5: ``context.host_floor`` (each config's latency and host submission time, where the host's floor
-#: caps a kernel-side gain: :mod:`surrobench.analysis.host_floor`). diagnosis-v4: each finding's ``remedy_stacks``
-#: (remedies its action suggests applied together, ``[["tf32", "compile"]]``); v3 added its ``remedies`` (the
-#: remedy ids its action suggests, :data:`surrobench.records.vocab.REMEDIES`), v2 its ``evidence_source``. Nothing
-#: reads diagnosis documents back but :func:`surrobench.records.findings.findings_from_json`, which reads every version.
+#: diagnosis-v6 adds each finding's ``clauses``, ``measured`` and ``gain``, and ``context.measured``; v5
+#: ``context.host_floor`` (:mod:`surrobench.analysis.host_floor`); v4 each finding's ``remedy_stacks``; v3 its
+#: ``remedies``; v2 its ``evidence_source``. :meth:`surrobench.records.findings.Diagnosis.from_json` reads every
+#: version.
 DIAGNOSIS = "surrobench/diagnosis-v6"
 DIAGNOSIS_READ = tuple(f"surrobench/diagnosis-v{n}" for n in range(1, 6))
 TIMELINE = "surrobench/timeline-v1"
@@ -47,11 +40,9 @@ MODELS = "surrobench/models-v1"
 #: scenarios-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
 #: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
 SCENARIOS = "surrobench/scenarios-v4"
-#: optimize-v3: optimize-v2 with the candidate verdict ``rejected_not_faster`` (neither faster nor slower by the
-#: rule), so that ``rejected_slower`` means slower (in v1 and v2 ``rejected_slower`` held both), and each config's
-#: ``unconfirmed`` (the recipe found whose pooled windows did not hold, with that speedup). optimize-v2:
-#: optimize-v1 with ``inputs`` per config (as run-v2's). v1 and v2 documents still read
-#: (:meth:`surrobench.results.optimize.OptimizeReport.from_json`).
+#: optimize-v3 adds the candidate verdict ``rejected_not_faster`` (in v1 and v2 ``rejected_slower`` held both) and
+#: each config's ``unconfirmed``; v2 ``inputs`` per config. Every version reads
+#: (:data:`surrobench.results.optimize.DOCUMENTS`).
 OPTIMIZE = "surrobench/optimize-v3"
 OPTIMIZE_V2 = "surrobench/optimize-v2"
 OPTIMIZE_V1 = "surrobench/optimize-v1"
@@ -59,10 +50,9 @@ CROSS_RANK = "surrobench/cross-rank-v1"
 #: rank-traces-v4: each finding with its ``clauses``, ``measured`` and ``gain`` (as diagnosis-v6); v3 its
 #: ``remedy_stacks`` (as diagnosis-v4); v2 added its ``remedies``. Nothing reads it back.
 RANK_TRACES = "surrobench/rank-traces-v4"
-#: serve-v2: serve-v1 with the unloaded latency per padded batch size (``unloaded``), each capacity's
-#: ``predicted_rps``, ``infeasible`` and ``search_s``, and each load point's ``completed``, ``slo_attainment`` and
-#: ``errors`` (an endpoint's batch, busy and shares null); later serve-v2 also each load point's
-#: ``offered_interval_rps`` (absent: null), and ``max_ms``, ``mean_ms`` null where none completed. serve-v1 still reads.
+#: serve-v2 adds ``unloaded``, each capacity's ``predicted_rps``, ``infeasible`` and ``search_s``, each load point's
+#: ``completed``, ``slo_attainment`` and ``errors``; later serve-v2 also each load point's ``offered_interval_rps``
+#: (absent: null), and ``max_ms``, ``mean_ms`` null where none completed. serve-v1 documents still read.
 SERVE = "surrobench/serve-v2"
 SERVE_V1 = "surrobench/serve-v1"
 #: ``optimize --objective capacity``: the candidates' predicted capacities and the verified recipe.

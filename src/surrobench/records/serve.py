@@ -1,9 +1,7 @@
-"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads).
-
-A serve run offers requests to one config (model, shape, precision, mode) through a dynamic batcher and
-records, per batching policy, one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, when
-a P99 target is given, the :class:`Capacity` the peak search found. Latencies are per request, completion -
-arrival, in ms; rates are requests per second (``_rps``); shares are fractions.
+"""The serving records (``surrobench serve``) and their JSON form, ``surrobench/serve-v2`` (serve-v1 still reads):
+per batching policy one :class:`LoadPoint` per offered rate (or closed-loop concurrency) and, with a P99 target,
+the :class:`Capacity` the peak search found. Latencies are per request, completion - arrival, ms; rates requests
+per second (``_rps``); shares fractions.
 """
 
 from __future__ import annotations
@@ -21,9 +19,8 @@ PERCENTILES = (0.50, 0.95, 0.99)
 
 
 def padded_sizes(max_batch: int) -> tuple[int, ...]:
-    """The batch sizes a batch is padded to: the powers of two below ``max_batch`` and ``max_batch`` itself
-    (``8 -> (1, 2, 4, 8)``, ``6 -> (1, 2, 4, 6)``). One compiled graph or CUDA graph per size stays valid for
-    every batch; a batch of k requests runs at the smallest size >= k.
+    """The batch sizes a batch is padded to, one compiled or CUDA graph each: the powers of two below
+    ``max_batch`` and ``max_batch`` itself (``8 -> (1, 2, 4, 8)``, ``6 -> (1, 2, 4, 6)``).
 
     Raises:
         ValueError: ``max_batch`` < 1.
@@ -53,17 +50,10 @@ class ServePolicy(schemas.Plain):
 
 @dataclass(frozen=True)
 class Percentile(schemas.Plain):
-    """One latency percentile of a load point.
-
-    Attributes:
-        q: the quantile, a fraction (0.99).
-        value_ms: the sample quantile (numpy's default, linear interpolation).
-        ci95_ms: a distribution-free 95% interval from order statistics, ``(lo, hi)``; a side is None when
-            there are too few requests to bound it (:func:`surrobench.analysis.serve_load.quantile_ci`).
-        tail_requests: the number of measured requests slower than ``value_ms``, the requests behind it.
-        lower_bound: True when the quantile falls among dropped requests (counted as slower than any): the
-            true value is unbounded and ``value_ms`` is the slowest completed latency.
-    """
+    """One latency percentile of a load point: the quantile ``q`` (0.99), the sample quantile ``value_ms`` (linear
+    interpolation), its distribution-free 95% interval from order statistics (a side None when too few requests
+    bound it: :func:`surrobench.analysis.serve_load.quantile_ci`), the measured requests slower than it, and
+    ``lower_bound`` when it falls among dropped requests (``value_ms`` is then the slowest completed latency)."""
 
     q: float
     value_ms: float
@@ -77,30 +67,27 @@ class LoadPoint(schemas.Plain):
     """What one offered load did.
 
     Attributes:
-        arrival: one of :data:`ARRIVALS`.
-        target_rps: the rate asked for (open loop); None for a replay or closed loop.
-        concurrency: requests outstanding (closed loop); None otherwise.
+        arrival: one of :data:`ARRIVALS`; ``target_rps`` the rate asked for (open loop) or ``concurrency`` the
+            requests outstanding (closed loop), else None.
         offered_rps: measured requests / the measured arrival window (the schedule after the warm-up; their
             arrival span where the schedule's length is not known: a replay, a closed loop); achieved_rps:
             completed requests / the span from the first measured arrival to the last completion.
         requests: requests measured (after warm-up); warmup_requests: arrived during warm-up, not measured;
-            dropped: not completed when the run's drain time ran out; late: measured requests slower than
-            the P99 target, dropped ones included (None without a target).
+            dropped: measured requests not completed when the run's drain time ran out; late: measured requests
+            slower than the P99 target, dropped ones included (None without a target).
         percentiles: :data:`PERCENTILES`, in order; max_ms, mean_ms: of the completed latencies (None when none did).
         queue_share: the mean wait before dispatch (queueing and batch formation) over the mean latency;
             compute_share: the mean batch service time (gather, forward, synchronized finish) over it.
         mean_batch, mean_padded_batch: requests per batch, and the padded size run.
-        device_busy: the batches' compute time (CUDA events on CUDA, the synchronized host time elsewhere)
-            over the measured span, a fraction. For an HTTP endpoint (whose batches and queue are not seen)
-            ``queue_share``, ``compute_share``, ``mean_batch``, ``mean_padded_batch`` and ``device_busy`` are None.
+        device_busy: the batches' compute time (CUDA events on CUDA, else the synchronized host time) over the
+            measured span. These five are None for an HTTP endpoint (its batches and queue are not seen).
         generator_overhead_share: the batcher loop's own time (not serving, not waiting) over the run;
             wake_late_p99_ms: P99 of how late an idle batcher woke for a due request or deadline.
         passed: P99 within the target and nothing dropped (MLPerf's Server rule); False whenever a request was
-            dropped, else None without a target.
-        completed: measured requests that completed; None in serve-v1 documents. The percentiles count the
-            measured requests that did not as slower than any (:attr:`Percentile.lower_bound`).
-        slo_attainment: the share of measured requests completed within the P99 target (goodput over
-            offered load; a dropped request is not within it); None without a target.
+            dropped (a warm-up one too), else None without a target.
+        completed: measured requests that completed (None in serve-v1); the percentiles count the others as
+            slower than any (:attr:`Percentile.lower_bound`).
+        slo_attainment: the share of measured requests completed within the P99 target; None without a target.
         errors: for an endpoint, failed requests per error name (``ConnectError``, ``HTTP 503``).
         offered_interval_rps: ``(lo, hi)``, the offered rates a Poisson process at ``target_rps`` gives 95% of the
             time over the measured arrival window (:func:`surrobench.analysis.serve_load.poisson_rate_interval`);
@@ -161,17 +148,15 @@ class SearchStep(schemas.Plain):
 
 @dataclass(frozen=True)
 class Capacity(schemas.Plain):
-    """The highest request rate whose P99 stayed within ``target_p99_ms``, as the search bracketed it.
+    """The highest request rate whose P99 stayed within ``target_p99_ms``, bracketed by the search: in
+    ``[capacity_rps, failing_rps)``, the highest passing rate tried (0 when none passed) and the lowest failing one
+    above it (None when none failed), the rates tried in ``steps``.
 
     Attributes:
-        capacity_rps: the highest passing rate tried (0 when none passed).
-        failing_rps: the lowest failing rate above it (None when the search never failed): the capacity
-            lies in ``[capacity_rps, failing_rps)`` at this duration, the search's interval.
-        steps: the rates tried, in order.
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
-        infeasible: why no rate can meet the target, answered without a load (the unloaded P99 over it; the
-            bracket is then ``[0, 0)``: every rate fails); None when the target was searched.
+        infeasible: why no rate can meet the target, answered without a load (the bracket is then ``[0, 0)``);
+            None when the target was searched.
         search_s: wall time of the search under load, s (None in serve-v1).
     """
 
@@ -199,10 +184,9 @@ class Capacity(schemas.Plain):
 
 @dataclass(frozen=True)
 class UnloadedLatency(schemas.Plain):
-    """Service times of one padded batch size measured before any load (ms): ``isolated`` batches started
-    after an idle gap of ``gap_ms`` (the device and host gone quiet, as a request at a sparse rate finds
-    them) and ``back_to_back`` batches, each started as the previous one ended (as under load). Each tuple holds
-    the samples (wall time of the synchronized call, the time a request's latency is made of), in order."""
+    """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
+    in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
+    and ``back_to_back`` batches, each started as the previous one ended (as under load)."""
 
     batch: int
     gap_ms: float

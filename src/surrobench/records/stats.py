@@ -1,9 +1,6 @@
-"""Latency statistics of one config's per-iteration samples.
-
-The benchmarking method (docs/sources.md, method §1) asks for the median and the P95 because surrogate models show
-long tails from allocator jitter; we add P99, mean, std, min, max, IQR and a bootstrap confidence
-interval of the median so that two runs can be compared honestly (``surrobench compare``).
-"""
+"""Latency statistics of one config's per-iteration samples: the median and P95 (docs/sources.md, method §1:
+surrogates show long tails from allocator jitter), P99, mean, std, min, max, IQR and a bootstrap interval of the
+median."""
 
 from __future__ import annotations
 
@@ -28,12 +25,9 @@ IQR_WARN_FRACTION = 0.1
 
 @dataclass(frozen=True)
 class LatencyStats(schemas.Plain):
-    """Summary of a sample of latencies, all in milliseconds.
-
-    Percentiles use linear interpolation between order statistics (numpy's default, Hyndman & Fan type 7).
-    ``std`` is the sample standard deviation (ddof=1; 0.0 for one sample). ``ci95_median`` is the
-    percentile-bootstrap 95% interval of the median (as scipy.stats.bootstrap draws it).
-    """
+    """Summary of a sample of latencies, ms: percentiles interpolated linearly (numpy's default, Hyndman & Fan
+    type 7), ``std`` with ddof=1 (0.0 for one sample), ``ci95_median`` the percentile-bootstrap 95% interval of the
+    median (as scipy.stats.bootstrap draws it)."""
 
     median: float
     p95: float
@@ -47,10 +41,8 @@ class LatencyStats(schemas.Plain):
 
     @classmethod
     def from_samples(cls, samples_ms: "np.typing.ArrayLike", rounds: int = 1) -> "LatencyStats":
-        """Compute the statistics of ``samples_ms`` (1-D, ms).
-
-        ``rounds`` > 1 says the samples are that many equal, consecutive blocks measured at different
-        times (``run --rounds``); the CI then comes from the two-stage bootstrap of :func:`bootstrap_ci`.
+        """The statistics of ``samples_ms`` (1-D, ms); ``rounds`` > 1: that many equal consecutive blocks measured
+        at different times (``run --rounds``), the CI from the two-stage bootstrap of :func:`bootstrap_ci`.
 
         Raises:
             ValueError: empty sample, or a non-finite value in it.
@@ -94,12 +86,9 @@ def bootstrap_ci(
 
 
 def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Bootstrap resamples of a sample made of ``rounds`` equal consecutive blocks (time-separated rounds).
-
-    Stage 1 draws ``rounds`` blocks with replacement, stage 2 draws each chosen block's values with
-    replacement (Davison & Hinkley 1997, "Bootstrap Methods and their Application", §3.8, two-stage
-    sampling). Variation between rounds (a slow spell of the host, another process's interference) then
-    widens the interval, where a flat resample of all values would treat them as independent draws.
+    """Bootstrap resamples of a sample made of ``rounds`` equal consecutive blocks (time-separated rounds): blocks
+    drawn with replacement, then each chosen block's values (Davison & Hinkley 1997, "Bootstrap Methods and their
+    Application", §3.8, two-stage sampling), so variation between rounds widens the interval.
 
     Returns:
         Array of shape ``(resamples, x.size)``.
@@ -142,13 +131,9 @@ def bootstrap_ratio_ci(
     base_rounds: int = 1,
     new_rounds: int = 1,
 ) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``.
-
-    The two 1-D samples are resampled independently (unpaired: iteration i of one run has nothing to
-    do with iteration i of the other), as in scipy.stats.bootstrap with ``paired=False``.
-    ``statistic(x, axis=-1)`` must be a positive location statistic such as ``np.median``. When either
-    side was measured in several rounds, both are resampled two-stage (:func:`two_stage_resamples`;
-    one round is the plain resample), so between-round variation widens the interval.
+    """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``, the two 1-D samples
+    resampled independently (scipy.stats.bootstrap's ``paired=False``), two-stage where either side has several
+    rounds (:func:`two_stage_resamples`). ``statistic(x, axis=-1)``: a positive location statistic (``np.median``).
 
     Raises:
         ValueError: ``statistic(base)`` is not positive (the ratio is undefined).

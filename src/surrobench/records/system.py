@@ -1,8 +1,5 @@
-"""The system-level view of one workload (Linux ``perf`` and a Python sampler), as the diagnosis reads it.
-
-Filled by :mod:`surrobench.collect.perf`; read by the diagnosis (:mod:`surrobench.analysis.detect_gpu`).
-Source of the questions: the docs/sources.md, tools §1 and §4 ("what is the CPU busy with" before the GPU timeline and the operator table).
-"""
+"""The system-level view of one workload (Linux ``perf`` and a Python sampler), as the diagnosis reads it
+(:mod:`surrobench.analysis.detect_gpu`; docs/sources.md, tools §1 and §4: what the CPU is busy with)."""
 
 from __future__ import annotations
 
@@ -13,18 +10,9 @@ from surrobench.records import schemas
 
 @dataclass(frozen=True)
 class HostHotspot(schemas.Plain):
-    """A host function and its share of the host samples taken during the measured steps.
-
-    Attributes:
-        function: symbol or ``file:line function`` for Python frames.
-        share: fraction of samples (0..1) in which the function is on the stack (inclusive) or at the top
-            (``self_share``), as the sampler reports.
-        self_share: fraction of samples with the function at the top of the stack, None when unknown.
-        source: ``"perf"`` or ``"py-spy"`` (or another sampler's name).
-        model_share: fraction of samples in which the function runs inside an nn.Module call (the model's own
-            forward, below ``Module._call_impl`` on the stack); None when the sampler has no stacks (perf's
-            flat report).
-    """
+    """A host function (a symbol, or ``file:line function``) and the fractions of the host samples of the measured
+    steps with it on the stack (``share``), at its top (``self_share``) and inside an nn.Module call
+    (``model_share``, None without stacks); ``source`` the sampler (``"perf"``, ``"py-spy"``)."""
 
     function: str
     share: float
@@ -35,8 +23,7 @@ class HostHotspot(schemas.Plain):
 
 @dataclass(frozen=True)
 class SystemView(schemas.Plain):
-    """Counters and hot spots of the host side of the workload; its JSON object is its fields (:class:`Plain
-    <surrobench.records.schemas.Plain>`).
+    """Counters and hot spots of the host side of the workload.
 
     Attributes:
         task_clock_ms: CPU time of the process over the measured window, ms.
@@ -69,18 +56,7 @@ class SystemView(schemas.Plain):
         """
         if not isinstance(data, dict):
             raise TypeError(f"expected a JSON object, got {type(data).__name__}")
-        hotspots = []
         for h in data.get("hotspots") or ():
             if not isinstance(h, dict) or "function" not in h or "share" not in h:
                 raise ValueError(f"hotspot {h!r}: expected an object with 'function' and 'share'")
-            spot = (h["function"], h["share"], h.get("self_share"), h.get("source", "perf"), h.get("model_share"))
-            hotspots.append(HostHotspot(*spot))
-        return cls(
-            task_clock_ms=data.get("task_clock_ms"),
-            wall_ms=data.get("wall_ms"),
-            cpu_utilization=data.get("cpu_utilization"),
-            ipc=data.get("ipc"),
-            counters=dict(data.get("counters") or {}),
-            unavailable=dict(data.get("unavailable") or {}),
-            hotspots=tuple(hotspots),
-        )
+        return super().from_json({k: v for k, v in data.items() if v is not None})  # null: the default

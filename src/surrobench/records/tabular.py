@@ -17,33 +17,10 @@ if TYPE_CHECKING:
 
 #: The keys of every record, in column order.
 RECORD_KEYS = (
-    "run_id",
-    "label",
-    "model",
-    "shape",
-    "batch",
-    "precision",
-    "device",
-    "mode",
-    "status",
-    "median_ms",
-    "p95_ms",
-    "p99_ms",
-    "mean_ms",
-    "ci95_low_ms",
-    "ci95_high_ms",
-    "device_median_ms",
-    "samples_per_s",
-    "points_per_s",
-    "peak_mem_bytes",
-    "cold_start_ms",
-    "top_op",
-    "top_op_share",
-    "n_samples",
-    "warmup",
-    "iters",
-    "error",
-)
+    "run_id", "label", "model", "shape", "batch", "precision", "device", "mode", "status", "median_ms", "p95_ms",
+    "p99_ms", "mean_ms", "ci95_low_ms", "ci95_high_ms", "device_median_ms", "samples_per_s", "points_per_s",
+    "peak_mem_bytes", "cold_start_ms", "top_op", "top_op_share", "n_samples", "warmup", "iters", "error",
+)  # fmt: skip
 #: Rows of :func:`run_html`; the rest are counted under the table.
 HTML_ROWS = 50
 _BYTES_PER_MIB = 1024**2

@@ -22,17 +22,11 @@ BEYOND_COARSEST = "less_accurate_than_ladder"
 
 @dataclass(frozen=True)
 class Match(schemas.Plain):
-    """The surrogate against the solver at its own error (equal accuracy).
-
-    Attributes:
-        status: :data:`MATCHED`, :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`.
-        solver_ms: the solver's time at the surrogate's error on the front (log-log interpolation); None unless
-            matched.
-        speedup: ``solver_ms / surrogate_ms`` (> 1: the surrogate is faster at equal accuracy); None unless matched.
-        bound: when not matched, the speedup over the ladder's end level the error lies past: a lower bound of the
-            matched speedup past the finest level, an upper bound past the coarsest; None when matched.
-        bound_level: that end level's index in the ladder.
-    """
+    """The surrogate against the solver at its own error (equal accuracy): ``status`` :data:`MATCHED`,
+    :data:`BEYOND_FINEST` or :data:`BEYOND_COARSEST`; the solver's time at that error on the front (log-log
+    interpolation) and ``speedup`` ``solver_ms / surrogate_ms``, None unless matched; else ``bound``, the speedup
+    over the end level (``bound_level``) the error lies past: a lower bound past the finest, an upper past the
+    coarsest."""
 
     status: str
     solver_ms: float | None
@@ -43,15 +37,10 @@ class Match(schemas.Plain):
 
 @dataclass(frozen=True)
 class TimeMatch(schemas.Plain):
-    """The surrogate against the solver at its own time (equal runtime).
-
-    Attributes:
-        status: :data:`MATCHED`; :data:`BEYOND_FINEST` when the surrogate is slower than every front level (the
-            solver's error at that time is at most the finest level's); :data:`BEYOND_COARSEST` when it is faster
-            than every level.
-        solver_error: the solver's error at the surrogate's time (log-log interpolation); None unless matched.
-        error_ratio: ``solver_error / surrogate_error`` (> 1: the surrogate is more accurate at equal runtime).
-    """
+    """The surrogate against the solver at its own time (equal runtime): ``status`` :data:`MATCHED`,
+    :data:`BEYOND_FINEST` (slower than every front level) or :data:`BEYOND_COARSEST` (faster than every level);
+    ``solver_error`` at the surrogate's time (log-log interpolation) and ``error_ratio`` ``solver_error /
+    surrogate_error`` (> 1: the surrogate is more accurate), None unless matched."""
 
     status: str
     solver_error: float | None
@@ -60,14 +49,9 @@ class TimeMatch(schemas.Plain):
 
 @dataclass(frozen=True)
 class SpeedupInterval(schemas.Plain):
-    """The bootstrap interval of the matched-error speedup over cases.
-
-    Attributes:
-        low, high: the percentile interval's ends over the resamples that matched (None when none did).
-        matched_fraction: the share of resamples whose surrogate error fell inside the ladder (an interval from a
-            few resamples is weak; below 1 the point estimate sits near an end of the ladder).
-        resamples: how many were drawn.
-    """
+    """The bootstrap interval of the matched-error speedup over cases: the percentile interval's ends over the
+    resamples that matched (None when none did), the share of the ``resamples`` whose surrogate error fell inside
+    the ladder (below 1 the point estimate sits near an end of the ladder)."""
 
     low: float | None
     high: float | None
@@ -115,10 +99,9 @@ class SolverLevel(schemas.Plain):
 
 @dataclass(frozen=True)
 class OneTimeCosts(schemas.Plain):
-    """What a deployment pays once, ms, counted apart from the per-call time: ``load_ms`` (build the module and
-    copy its weights to the device), ``first_call_ms`` (the first call past a warm call's time: compilation,
-    graph capture, lazy initialisation) and, per call, ``h2d_ms`` (copying one case's inputs from host memory to
-    the device, not in the timed calls, whose inputs are already there, as the solver's are)."""
+    """What a deployment pays apart from the timed calls, ms: once, ``load_ms`` (build the module, copy its weights
+    to the device) and ``first_call_ms`` (the first call past a warm one's time: compilation, capture); per call,
+    ``h2d_ms`` (one case's inputs from host memory to the device)."""
 
     load_ms: float
     first_call_ms: float
@@ -134,13 +117,12 @@ class SurrogateResult(schemas.Plain):
     """The surrogate under one setting (precision, mode, a recipe's settings) on the versus cases.
 
     Attributes:
-        label: the setting as a config label (``fno2d 64 b1 tf32 cudagraph``).
-        settings: precision, mode and the recipe's settings that differ from the defaults.
+        label: the setting as a config label (``fno2d 64 b1 tf32 cudagraph``); ``settings`` its non-defaults.
         accuracy, timing: as a solver level's, batch 1 (single-case latency; a rollout: K forwards).
         batch, batch_ms, throughput_cases_per_s: the batched call's median time and cases per second.
         one_time: :class:`OneTimeCosts`; ``amortized_ms``: ``timing.median_ms + one_time.once_ms / amortize_calls``.
-        match, interval, time_match: equal accuracy (with the bootstrap interval over cases) and equal runtime.
-        amortized_match: equal accuracy with the amortised time.
+        match, interval, time_match, amortized_match: equal accuracy (with the bootstrap interval over cases),
+            equal runtime, and equal accuracy with the amortised time.
         crossover_level: the most accurate solver level faster than the surrogate (None: none is).
         batch_match: equal accuracy in throughput: the surrogate's time per case in its batched call against the
             solver's in its own batched call (the same batch); None when the problem's solve is not batched.

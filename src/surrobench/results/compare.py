@@ -5,16 +5,9 @@ interval, and the one rule for "faster" (:mod:`surrobench.records.paired`, docs/
 **Verdict rule.** The two configs' samples form one :class:`~surrobench.records.paired.PairedSamples` (BASE the
 baseline): two separate runs, each side's rounds drawn on their own; the baseline and recipe runs ``optimize``
 stored, timed together, as the pair they are (``extra["paired_units"]``). With the rule's smallest effect set to
-``threshold``:
-
-* ``improved`` when NEW is faster by the rule (the speedup's interval clears ``1 + margin``);
-* ``regressed`` when NEW is slower by it (the interval lies below ``1 / (1 + margin)``);
-* ``inconclusive`` when the median ratio is beyond the margin but its interval is not;
-* ``unchanged`` otherwise.
-
-Ratios are shown as NEW/BASE (1.05 = 5% slower), the inverse of the speedup. Configs that failed
-(``oom``/``error``) on one side only are ``regressed`` (ok -> failed) or ``improved`` (failed -> ok); failed on
-both sides is ``not_compared``.
+``threshold``, NEW faster by the rule is ``improved``, slower ``regressed``, its median ratio beyond the margin but
+not its interval ``inconclusive``, else ``unchanged``; a config failed on one side only is ``regressed`` (ok ->
+failed) or ``improved``, on both ``not_compared``. Ratios are NEW/BASE (1.05 = 5% slower), the speedup's inverse.
 
 **Limit.** The CI sees only the variation *within* each run; a shift *between* two processes (clock state,
 allocator layout, a busy host) reads as a difference (Kalibera & Jones 2013: run-level variation needs repeated
@@ -115,19 +108,11 @@ def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple
 
 @dataclass(frozen=True)
 class ConfigComparison:
-    """One matched config: the four metrics of the source text side by side, ratios NEW/BASE, verdict.
-
-    Attributes:
-        median_ratio, p95_ratio: host-latency ratios NEW/BASE with bootstrap 95% CIs; None without samples.
-        speedup: BASE over NEW by the rule of :mod:`surrobench.records.paired` (its noise floor the BASE
-            side's); None without samples.
-        peak_mem_ratio: NEW/BASE peak memory (bytes / bytes); None when unknown or 0 in BASE, or when either is a
-            CPU figure that is not the config's own peak (``extra["peak_mem_own"]`` False).
-        top_op_share_ratio: NEW/BASE share of the top op when both runs name the same op, else None.
-        p95_trustworthy: both samples have at least ``MIN_SAMPLES_FOR_P95`` values.
-        op_deltas: per-op self-time change when both configs have an op table.
-        notes: one-line remarks (small samples, inconclusive change, failed configs).
-    """
+    """One matched config: host-latency ratios NEW/BASE with bootstrap 95% CIs (``median_ratio``, ``p95_ratio``)
+    and the ``speedup`` BASE over NEW by the one rule, None without samples; ``peak_mem_ratio`` None when unknown,
+    0 in BASE, or not a config's own CPU peak; ``top_op_share_ratio`` where both name the same top op;
+    ``p95_trustworthy`` both with :data:`MIN_SAMPLES_FOR_P95` samples; ``op_deltas`` where both have an op table;
+    ``notes`` one-line remarks (small samples, an inconclusive change, a failed config)."""
 
     base: ConfigResult
     new: ConfigResult
@@ -142,20 +127,17 @@ class ConfigComparison:
     notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        b, n = self.base, self.new
+        def both(value) -> dict:
+            return {"base": value(self.base), "new": value(self.new)}
+
         return {
-            "model": b.model,
-            "input_shape": list(b.input_shape),
-            "batch": b.batch,
-            "precision": b.precision,
-            "device": b.device,
-            "mode": b.mode,
-            "inputs": {"base": inputs_json(b.inputs), "new": inputs_json(n.inputs)},
-            "status": {"base": b.status, "new": n.status},
-            "median_ms": {"base": _get(b.latency_ms, "median"), "new": _get(n.latency_ms, "median")},
-            "p95_ms": {"base": _get(b.latency_ms, "p95"), "new": _get(n.latency_ms, "p95")},
-            "peak_mem_bytes": {"base": b.peak_mem_bytes, "new": n.peak_mem_bytes},
-            "top_op": {"base": b.top_op, "new": n.top_op},
+            **self.base.key().to_json(),
+            "inputs": both(lambda r: inputs_json(r.inputs)),
+            "status": both(lambda r: r.status),
+            "median_ms": both(lambda r: r.latency_ms and r.latency_ms.median),
+            "p95_ms": both(lambda r: r.latency_ms and r.latency_ms.p95),
+            "peak_mem_bytes": both(lambda r: r.peak_mem_bytes),
+            "top_op": both(lambda r: r.top_op),
             "median_ratio": self.median_ratio.to_json() if self.median_ratio else None,
             "p95_ratio": self.p95_ratio.to_json() if self.p95_ratio else None,
             "speedup": self.speedup.to_json() if self.speedup else None,
@@ -166,10 +148,6 @@ class ConfigComparison:
             "notes": list(self.notes),
             "op_deltas": [d.to_json() for d in self.op_deltas],
         }
-
-
-def _get(stats, name: str) -> float | None:
-    return getattr(stats, name) if stats is not None else None
 
 
 @dataclass(frozen=True)
@@ -275,9 +253,8 @@ def compare_runs(
     Args:
         threshold: practical threshold on the latency ratio, a fraction (0.02 = 2%): the rule's smallest effect.
         allow_env_mismatch: compare runs made on different devices (``env["device_name"]``).
-        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), e.g. ``("mode",)`` or the
-            CLI's comma-separated text ``"precision,mode"``, to compare an eager run with a CUDA-graph run of the
-            same workload.
+        ignore_fields: key fields left out of the match (:data:`IGNORABLE_FIELDS`), ``("mode",)`` or the text
+            ``"precision,mode"``: an eager run against a CUDA-graph run of the same workload.
         base_ops, new_ops: op tables per config key, for the op-level diff.
 
     Raises:
@@ -362,9 +339,8 @@ def _settings_text(r: ConfigResult) -> str:
 
 
 def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
-    """A note when a matched pair ran with different modes or execution settings (channels_last, the compile
-    mode, the thread count, cudnn.benchmark: settings outside the config key, so the table's columns do not
-    show them): ``settings differ: BASE eager, NEW eager channels_last``; None when they agree."""
+    """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
+    execution settings (outside the config key, so the table does not show them); None when they agree."""
     b, n = _settings_text(base), _settings_text(new)
     return None if b == n else f"settings differ: BASE {b}, NEW {n}"
 

@@ -15,42 +15,18 @@ from surrobench.results.store import ResultStore, named
 
 def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -> None:
     """Store (or replace) the counters of the config ``config_id``."""
-    p = counters.problem
+    p, c = counters.problem, counters
+    head = (config_id, len(c.kernels), c.passes, c.ncu_wall_s, c.covered_share, json.dumps(list(c.selected)))
+    head += (json.dumps(list(c.command)), p.kind if p else None, p.message if p else None)
     with store._writing():
-        store.conn.execute(
-            "INSERT OR REPLACE INTO ncu_captures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                config_id,
-                len(counters.kernels),
-                counters.passes,
-                counters.ncu_wall_s,
-                counters.covered_share,
-                json.dumps(list(counters.selected)),
-                json.dumps(list(counters.command)),
-                p.kind if p else None,
-                p.message if p else None,
-            ),
-        )
+        store.conn.execute("INSERT OR REPLACE INTO ncu_captures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", head)
         store.conn.execute("DELETE FROM ncu_kernels WHERE config_id = ?", (config_id,))
         store.conn.executemany(
             "INSERT INTO ncu_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    config_id,
-                    i,
-                    k.counters.name,
-                    k.kernel_class,
-                    k.op,
-                    k.module,
-                    k.bound,
-                    k.limiter,
-                    k.cause,
-                    k.counters.duration_ns,
-                    k.counters.dram_bytes,
-                    k.counters.flops(),
-                    json.dumps(k.to_json()),
-                )
-                for i, k in enumerate(counters.kernels)
+                (config_id, i, k.counters.name, k.kernel_class, k.op, k.module, k.bound, k.limiter, k.cause)
+                + (k.counters.duration_ns, k.counters.dram_bytes, k.counters.flops(), json.dumps(k.to_json()))
+                for i, k in enumerate(c.kernels)
             ],
         )
 

@@ -1,27 +1,19 @@
 """Does a recipe's speedup hold up in fresh processes? The record and its verdict.
 
-``optimize`` measures every candidate interleaved with the baseline inside one process, and its recipe in a
-few more timing windows, some in pairs of fresh processes (:meth:`surrobench.tune.search.Search.confirm`): a
-launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
-(docs/benchmarks/h200-optimize.md), while a CUDA-graph recipe stays put. The check measures the pair again,
-later, as ``surrobench run`` in new processes,
-alternating which one starts first (B R, R B, ...), and treats each pair of processes as one unit of
-:class:`surrobench.records.paired.PairedSamples` (ratio of medians, its bootstrap CI drawn over the pairs, then
-over iterations within them), so the fresh interval includes the between-process drift.
+A launch-bound eager baseline can read 1.2 ms in one process and 2.9 ms in another on the same machine
+(docs/benchmarks/h200-optimize.md, "Windows and processes"). The check measures the pair again as ``surrobench
+run`` in new processes, alternating which starts first, each pair of processes one unit of
+:class:`surrobench.records.paired.PairedSamples`, so the fresh interval includes the between-process drift.
 
-**Verdict.** Two readings of paired records by the one rule of :mod:`surrobench.records.paired`. First, the
-fresh pairs' own record: is the recipe faster there (:meth:`~surrobench.records.paired.Speedup.faster`)?
-Second, optimize's unit speedups (its own process as one unit, each window timed in a pair of fresh processes
-another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) against the fresh
-pairs' unit speedups, each unit a process (:func:`agreement`): does the fresh speedup differ from optimize's
-beyond the margin, either way? Windows of one process are one unit, not several (Hurlbert 1984,
-"Pseudoreplication", Ecological Monographs 54(2)).
+**Verdict.** Two readings by the one rule of :mod:`surrobench.records.paired`: is the recipe faster in the fresh
+pairs' own record; and do optimize's unit speedups (its own process one unit, each of its fresh-process windows
+another: :attr:`surrobench.results.optimize.ConfigOptimization.recipe_process_speedups`) differ from the fresh
+pairs' beyond the margin, either way (:func:`agreement`)? Windows of one process are one unit, not several
+(Hurlbert 1984, "Pseudoreplication", Ecological Monographs 54(2)).
 
 ``reproduced``: faster, and no difference from optimize; ``overlaps``: no difference, but not faster beyond
 the noise; ``not_reproduced``: a difference; ``failed``: a fresh process did not finish; ``interrupted``:
-Ctrl-C ended the check (the processes that finished are stored and listed). The reason gives the fresh
-median's difference from optimize's in percent, each pair's speedup, the agreement reading, and how far each
-side moved between processes. Measurements: docs/benchmarks/h200-optimize.md, "Windows and processes".
+Ctrl-C ended the check (the processes that finished are stored and listed).
 """
 
 from __future__ import annotations
@@ -38,17 +30,10 @@ from surrobench.records.paired import PairedSamples, Speedup
 
 @dataclass(frozen=True)
 class FreshCheck(schemas.Plain):
-    """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes.
-
-    Attributes:
-        pairs: pairs of processes asked for.
-        verdict: one of :data:`surrobench.records.vocab.FRESH_VERDICTS`; ``reason`` says why in one line.
-        speedup: baseline over recipe across the fresh processes, None when a process failed.
-        baseline_ms, recipe_ms: each fresh process's median host latency, ms, in launch order.
-        run_ids: the stored runs of the fresh processes, in launch order.
-        error: the failed process's last line of output (``failed``).
-        elapsed_s: wall time of all fresh processes, seconds.
-    """
+    """The recipe and its baseline measured again in ``pairs`` pairs of fresh processes: the ``verdict``
+    (:data:`surrobench.records.vocab.FRESH_VERDICTS`) and its one-line ``reason``; the ``speedup`` across them (None
+    when a process failed: ``error`` its last line of output); each process's median host latency, ms, and stored
+    run, in launch order; ``elapsed_s`` the wall time of them all."""
 
     pairs: int
     verdict: str
@@ -76,9 +61,9 @@ def _spread(medians: tuple[float, ...]) -> float:
 
 
 def process_speedups(window_speedups: Sequence[float], process_windows: int) -> tuple[float, ...]:
-    """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order) of which the
-    last ``process_windows`` were timed in pairs of fresh processes: the windows of the optimize process as one
-    unit (their geometric mean: they share that process, module docstring), then each process window."""
+    """A recipe's speedup per process it was timed in, from its ``window_speedups`` (time order), the last
+    ``process_windows`` of them in pairs of fresh processes: the optimize process's windows as one unit (their
+    geometric mean), then each process window."""
     from scipy import stats as sps  # on first use: scipy.stats takes a second to import, the CLI starts without it
 
     inside = tuple(window_speedups[: len(window_speedups) - process_windows])
@@ -94,10 +79,8 @@ def judge_fresh(
     units: Sequence[float] = (),
     **fields,
 ) -> FreshCheck:
-    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration, equal
-    lengths; process i of each side is pair i) against the ``optimized`` speedup that ``optimize`` measured, with
-    its speedup per process in ``units`` (:func:`process_speedups`; none given: its median stands for one
-    process). ``fields`` are passed on (``pairs``, ``run_ids``, ``elapsed_s``).
+    """The :class:`FreshCheck` of fresh processes given as rounds (one per process, ms per iteration; process i of
+    each side is pair i) against :func:`fresh_verdict`'s ``optimized`` and ``units``; ``fields`` passed on.
 
     Raises:
         ValueError: fewer than one process a side, unequal counts or lengths, or a speedup that is not positive.
@@ -112,9 +95,8 @@ def judge_fresh(
 
 
 def agreement(optimized_units: Sequence[float], fresh_units: Sequence[float]) -> Speedup:
-    """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each unit its own process, read as a
-    :class:`~surrobench.records.paired.PairedSamples` of two separate sides: the second reading of the module
-    docstring.
+    """Optimize's unit speedups over the fresh pairs' (> 1: fresh lower), each its own process, as two separate
+    sides of :class:`~surrobench.records.paired.PairedSamples` (the module docstring's second reading).
 
     Raises:
         ValueError: an empty side, or a speedup that is not positive and finite.
@@ -132,9 +114,8 @@ def fresh_verdict(
     units: Sequence[float] = (),
 ) -> tuple[str, str]:
     """(verdict, reason) of the module docstring for the ``fresh`` speedup over processes whose medians were
-    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its unit speedups ``units``
-    (none: its median stands for one unit); what :func:`judge_fresh` decides, also for a stored optimize-v1
-    ``fresh`` object.
+    ``baseline_ms`` and ``recipe_ms`` (ms, pair by pair) against ``optimized`` and its speedup per process
+    ``units`` (:func:`process_speedups`; none: its median stands for one).
 
     Raises:
         ValueError: no pairs, unequal counts, or a speedup that is not positive.

@@ -6,18 +6,13 @@ the measurements of those remedies (:class:`surrobench.records.measured.Measured
 single candidates of its ids (``threads``: every thread count). Then:
 
 - a remedy measured faster is advised with its measurement, ``(cudagraph: measured 1.73x [1.55, 1.87], saves 2.96
-  ms/step)``: a remedy measured faster is never advised against, and no clause of the detectors warns against a
-  remedy any more (measurement replaced those priors);
+  ms/step)``, never against;
 - a clause whose every remedy was judged (slower, no difference, rejected by the accuracy guard, failed or not
-  applicable) and none faster no longer advises it: a remedy measured slower is never advised. The clause becomes
-  a statement that names no remedy, with its numbers (``fuse the elementwise chains (torch.compile): measured, not
-  faster (compile: measured 0.65x [0.61, 0.70], slower)``; ``bf16: rejected, rel L2 1.8e-02 > 1.0e-02``);
+  applicable) and none faster becomes a statement that names no remedy, with its numbers (``...: measured, not
+  faster (compile: measured 0.65x [0.61, 0.70], slower)``);
 - a clause with a remedy the budget left out keeps it, saying it was not measured;
-- clauses that name no remedy (code changes: fusing, a CSR reduction, a layout, preallocation, another algorithm)
-  stay as written, and the finding keeps its estimate for them (``gain.kind`` ``estimate``) unless a remedy of its
-  action was measured (``gain.kind`` ``measured``: :attr:`surrobench.records.findings.Finding.gain_kind`).
-
-Nothing is read from the action's prose: the detectors name the remedies where they write each clause.
+- clauses that name no remedy (code changes) stay as written, with the finding's estimate unless a remedy of its
+  action was measured (:attr:`surrobench.records.findings.Finding.gain_kind`).
 """
 
 from __future__ import annotations
@@ -62,10 +57,9 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]
 
 
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
-    """``finding`` with its action rewritten from ``measured`` (its config's measurements, module docstring) and
-    the measurements of its remedies kept in :attr:`Finding.measured`; unchanged when none of them concerns it.
-    The remedies of a clause still advised that were judged and not faster (``threads=1`` slower beside
-    ``threads=4`` faster) are said in a last clause, ``measured, not faster: ...``."""
+    """``finding`` with its action rewritten from its config's ``measured`` (module docstring) and its remedies'
+    measurements in :attr:`Finding.measured`; unchanged when none concerns it. Judged remedies not faster of a
+    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not faster``."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
@@ -87,10 +81,9 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
 
 
 def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> dict[str, Finding]:
-    """``{remedy name: the one finding credited with its measurement}`` among ``findings`` (one config's): of the
-    findings whose clauses name it (:func:`clause_measurements`), the one whose action names the fewest remedy ids
-    (its remedy most of all: ``thread_oversubscription`` names only ``threads``, ``fragmented_ops`` lists it among
-    others), the first on a tie. A saving is thus counted once per config, never by two findings at once."""
+    """``{remedy name: the one finding credited with its measurement}`` among ``findings`` (one config's): of those
+    whose clauses name it (:func:`clause_measurements`), the one whose action names the fewest remedy ids, the
+    first on a tie, so a saving is counted once per config."""
     out: dict[str, Finding] = {}
     for f in sorted(findings, key=lambda f: len(f.remedies)):
         for clause in f.clauses:
@@ -102,11 +95,9 @@ def owners(findings: Sequence[Finding], measured: Sequence[MeasuredRemedy]) -> d
 def attach_measured(findings: Sequence[Finding], measured: Mapping[str, Sequence[MeasuredRemedy]]) -> list[Finding]:
     """``findings`` with the actions of each measured config (``{config label (Finding.config): its
     measurements}``) rewritten by :func:`attach_one`, each measurement given only to its owner (:func:`owners`;
-    another finding's clause says where it was credited); findings of other configs as they are. The severity of
-    a finding with a measured gain (:attr:`Finding.gain_ms`) follows its share of the baseline step, ``low`` under
-    the report floor
-    (:meth:`surrobench.analysis.thresholds.Thresholds.severity`). Order kept (rank them after:
-    :func:`surrobench.records.findings.rank_findings` puts measured savings first)."""
+    another finding's clause says where it was credited); findings of other configs as they are, in order. The
+    severity of a finding with a measured gain (:attr:`Finding.gain_ms`) follows its share of the baseline step,
+    ``low`` under the report floor (:meth:`surrobench.analysis.thresholds.Thresholds.severity`)."""
     out = []
     for f in findings:
         if f.config not in measured:

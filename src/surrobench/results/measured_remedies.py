@@ -1,14 +1,8 @@
-"""The diagnosis cites what ``surrobench optimize`` measured: where an optimization of a finding's config
-exists, each remedy a clause of its action suggests (:attr:`surrobench.records.findings.Clause.remedies`, ids of
-:data:`surrobench.records.vocab.REMEDIES`) carries the measured speedup; a clause whose remedies were all measured
-and none accepted (slower, rejected for accuracy, failed or infeasible) is taken out of the action (and said so,
-with the number); a remedy the optimization did not measure is marked "unmeasured". A stacked clause
-(:attr:`surrobench.records.findings.Clause.stacked`) is cited by the candidate of exactly its remedies, in any
-order (``compile`` stacked on ``tf32``: ``tf32+compile``), kept when its speedup over the baseline is faster by
-the one rule (:meth:`surrobench.records.paired.Speedup.faster`): in a search it may lose to another stack and
-still be faster than the baseline. Clauses that suggest no remedy,
-warnings included ("keep NCHW ..."), are kept as written. Without an optimization the action is unchanged.
-Nothing is read from the action's prose: the detectors name the remedies where they write the clause.
+"""The diagnosis cites what ``surrobench optimize`` measured for a finding's config: each remedy a clause suggests
+(:attr:`surrobench.records.findings.Clause.remedies`) carries its measured speedup, or "unmeasured"; a clause whose
+remedies were all measured and none accepted is taken out of the action (said so, with the number). A stacked
+clause is cited by the candidate of exactly its remedies, in any order, kept when faster than the baseline by the
+one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 """
 
 from __future__ import annotations
@@ -137,8 +131,7 @@ def measured_line(label: str, entry: dict) -> str:
 
 def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list[Finding]:
     """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`: every alarm, and an
-    ``info`` finding (nothing to fix) only where its action suggests a remedy (a precision hint, say), so a
-    remedy the optimization rejected is never suggested; other ``info`` findings are left as they are.
+    ``info`` finding only where its action suggests a remedy.
 
     Args:
         measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).

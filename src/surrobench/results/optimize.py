@@ -1,10 +1,9 @@
-"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3``.
+"""The records of ``surrobench optimize`` and their JSON form, ``surrobench/optimize-v3`` (docs/design.md,
+"Optimize JSON", lists every key; :data:`DOCUMENTS` checks them).
 
-One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and
-the recommended recipe. Its two runs (the baseline and the recipe, as measured in the same interleaved
-rounds) are ordinary runs in the results database, so ``compare`` and ``report`` work on the pair; the
-report itself is stored next to them (:func:`surrobench.results.store.add_optimization`), and checked when read
-back (:data:`DOCUMENTS`). docs/design.md ("Optimize JSON") lists every key of the document.
+One :class:`OptimizeReport` per command: per config the baseline, every candidate with its verdict, and the
+recommended recipe. Its baseline and recipe runs are ordinary stored runs, so ``compare`` and ``report`` work on
+the pair.
 """
 
 from __future__ import annotations
@@ -42,18 +41,10 @@ class Unconfirmed(schemas.Plain):
 
 @dataclass(frozen=True)
 class HeadToHead(schemas.Plain):
-    """The two recipes of greedy stacking from two starts, timed against each other
-    (:meth:`surrobench.tune.search.Search.stack`).
-
-    Attributes:
-        first: the recipe stacked on the fastest accepted remedy.
-        rival: the recipe stacked on its rival (the fastest timed remedy that sets the same setting).
-        gain: ``rival`` over ``first`` in one window, by the rule of :mod:`surrobench.records.paired`; None when
-            they could not be timed against each other.
-        kept: the one that went on to the confirmation: ``rival`` when ``gain``'s median is above 1, faster by
-            the rule or not (:meth:`surrobench.tune.search.Search.duel` says why).
-        error: why the rival could not be built again or timed, else None.
-    """
+    """The two recipes of greedy stacking (:meth:`surrobench.tune.search.Search.stack`) timed against each other:
+    ``first`` stacked on the fastest accepted remedy, ``rival`` on the fastest timed remedy that sets the same
+    setting; ``gain`` rival over first in one window (None when not timed: ``error`` says why); ``kept`` the one
+    confirmed, ``rival`` when ``gain``'s median is above 1 (:meth:`surrobench.tune.search.Search.duel`)."""
 
     first: str
     rival: str
@@ -75,24 +66,18 @@ class HeadToHead(schemas.Plain):
 
 @dataclass(frozen=True)
 class CandidateResult:
-    """One candidate (a remedy, or a stack of them) of one config.
+    """One candidate of one config: a remedy or a stack (``"cudagraph+tf32"``, ``stacked_on`` the recipe it was
+    added to), its ``verdict`` (:data:`surrobench.records.vocab.OPTIMIZE_VERDICTS`) and one-line ``reason``.
 
     Attributes:
-        name: ``"cudagraph"``, ``"cudagraph+tf32"``.
-        verdict: one of :data:`surrobench.records.vocab.OPTIMIZE_VERDICTS`; ``reason`` says why in one line.
-        speedup: over the baseline, None when not timed.
-        gain: over the recipe it was stacked on (stacked candidates), None otherwise.
-        accuracy: the guard's verdict, None when the candidate never produced an output.
-        setup_s: its first call (compilation, capture, autotuning and one forward), seconds.
-        break_even_calls: calls after which the extra setup is paid back; None when it saves nothing.
-        result: its timing merged over its rounds (median, P95, peak memory), None when not timed.
-        baseline_ms: the baseline's median latency in this candidate's own timing window, ms: what its
-            ``speedup`` and ``break_even_calls`` were computed against (windows drift; the config's baseline
-            row is the baseline of the recipe's windows). None when not timed.
-        error: the raised exception as text (``failed``), kept whole.
-        cause: the known cause id of the failure (``"unknown"`` when none matched).
+        speedup: over the baseline; ``gain`` over the recipe it was stacked on; ``result`` its timing merged over
+            its rounds; ``baseline_ms`` the baseline's median in its own window, ms, what ``speedup`` and
+            ``break_even_calls`` are against; all None when not timed.
+        accuracy: the guard's verdict, None when it never produced an output.
+        setup_s: its first call (compilation, capture, autotuning and one forward), seconds;
+            ``break_even_calls`` the calls that pay it back, None when it saves nothing.
+        error: the raised exception as text (``failed``); ``cause`` its known cause id (``"unknown"``).
         time_s: wall time spent on it (setup, accuracy check, rounds).
-        stacked_on: the recipe it was added to, for stacked candidates.
     """
 
     name: str
@@ -120,24 +105,10 @@ class CandidateResult:
         if self.speedup is not None:
             d["speedup"] = self.speedup.to_json()
         acc = self.accuracy
-        d |= {
-            "rel_l2": acc.rel_l2 if acc else None,
-            "max_abs": acc.max_abs if acc else None,
-            "setup_s": self.setup_s,
-            "gain": self.gain.to_json() if self.gain else None,
-            "accuracy": acc.to_json() if acc else None,
-            "break_even_calls": self.break_even_calls,
-            "median_ms": self.result.latency_ms.median if self.result and self.result.latency_ms else None,
-            "baseline_ms": self.baseline_ms,
-            "p95_ms": self.result.latency_ms.p95 if self.result and self.result.latency_ms else None,
-            "peak_mem_bytes": self.result.peak_mem_bytes if self.result else None,
-            "top_op": self.result.top_op if self.result else None,
-            "error": self.error,
-            "cause": self.cause,
-            "time_s": self.time_s,
-            "stacked_on": self.stacked_on,
-        }
-        return d
+        d |= {"rel_l2": acc.rel_l2 if acc else None, "max_abs": acc.max_abs if acc else None, "setup_s": self.setup_s}
+        d |= {"gain": self.gain.to_json() if self.gain else None, "accuracy": acc.to_json() if acc else None}
+        d |= {"break_even_calls": self.break_even_calls, "baseline_ms": self.baseline_ms, **_timing_json(self.result)}
+        return d | {"error": self.error, "cause": self.cause, "time_s": self.time_s, "stacked_on": self.stacked_on}
 
 
 @dataclass(frozen=True)
@@ -147,36 +118,25 @@ class ConfigOptimization:
     Attributes:
         baseline: the baseline's timing (its rounds interleaved with the recommended recipe's, else all).
         candidates: every candidate, single remedies first, then the stacks in the order tried.
-        recommended: remedy names of the recipe, empty when nothing won.
-        recipe_result: the recipe's timing, None when nothing won.
-        recipe_code: lines of code that apply the recipe; ``run_command`` the ``surrobench run`` line of the
-            recipe, ``baseline_command`` the one of the baseline (the pair to measure again); both None for a
-            model given as a Python object (no command line can name it).
+        recommended: remedy names of the recipe, empty when nothing won; ``recipe_result`` its timing.
+        recipe_code: lines of code that apply the recipe; ``run_command`` and ``baseline_command`` the
+            ``surrobench run`` lines of the recipe and the baseline, None for a model given as a Python object.
         fresh_configs: the baseline's and the recipe's configs as JSON objects
-            (:func:`surrobench.collect.child.config_to_json`), what a fresh process is given to measure them
-            again (:mod:`surrobench.tune.fresh`); None without a recipe or for a model given as a Python object.
-            Not part of the report's JSON (``run_command`` renders the recipe's).
+            (:func:`surrobench.collect.child.config_to_json`) for a fresh process (:mod:`surrobench.tune.fresh`);
+            None without a recipe or for a model object. Not in the report's JSON.
         not_tried: ``(name, reason)`` of candidates the budget left out.
         notes: facts about the config (the probe's FFT sizes and host syncs, a missing fp64 reference).
-        recipe_speedup: the recipe over the baseline across every window in which the two were timed
-            together: its own pairing, the pairings where it was the parent of a stack, and the confirmation
-            windows after the search, the interval drawn over windows
-            (:meth:`surrobench.tune.search.Search.confirm`). None when nothing won.
-        recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order.
-        recipe_process_windows: how many of those windows (the last ones) were timed in pairs of fresh
-            processes; ``recipe_process_run_ids`` their stored runs, in launch order.
-        cut_short: Ctrl-C ended the search: the candidates are those judged so far, there is no recipe.
-        error: why the baseline itself could not run (then there are no candidates).
-        elapsed_s: wall time of this config (the search, without the fresh check).
-        fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), None when not
-            asked for or nothing won.
-        head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), None when the
-            fastest remedy had no rival, or the budget left none to stack on.
-        unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`),
-            else None.
-        baseline_drift: the baseline as the recipe's fresh processes timed it over the baseline as this process
-            timed it (two separate runs, :meth:`surrobench.records.paired.PairedSamples.separate`); None when no
-            fresh process ran. Faster or slower by the rule: :meth:`drift_warning`.
+        recipe_speedup: the recipe over the baseline across every window in which the two were timed together
+            (:meth:`surrobench.tune.search.Search.confirm`); None when nothing won.
+        recipe_window_speedups: each of those windows' own speedup (ratio of medians), in time order; the last
+            ``recipe_process_windows`` timed in pairs of fresh processes, their runs ``recipe_process_run_ids``.
+        cut_short: Ctrl-C ended the search (the candidates judged so far, no recipe); ``error`` why the baseline
+            itself could not run (no candidates); ``elapsed_s`` the search's wall time.
+        fresh: the recipe measured again in fresh processes (:mod:`surrobench.results.fresh`), else None.
+        head_to_head: the two stacking paths' recipes against each other (:class:`HeadToHead`), else None.
+        unconfirmed: the recipe the search found when its pooled speedup did not hold (:class:`Unconfirmed`).
+        baseline_drift: the baseline in the recipe's fresh processes over the baseline in this process (two
+            separate runs); None when no fresh process ran (:meth:`drift_warning`).
     """
 
     baseline: ConfigResult
@@ -202,10 +162,8 @@ class ConfigOptimization:
     baseline_drift: Speedup | None = None
 
     def drift_warning(self) -> str | None:
-        """One line when the baseline timed in this process and in fresh processes differ by the paired rule
-        (:attr:`baseline_drift` faster or slower), else None: every verdict of the search was judged against the
-        in-process baseline. The likely cause named is the process's allocator state, the one measured to move a
-        baseline 3-4x on the CPU (docs/benchmarks/cpu-allocator.md)."""
+        """One line when :attr:`baseline_drift` is faster or slower by the paired rule, else None; the likely
+        cause named, the process's allocator state, moved a CPU baseline 3-4x (docs/benchmarks/cpu-allocator.md)."""
         drift = self.baseline_drift
         if drift is None or drift.verdict() not in ("faster", "slower"):
             return None
@@ -262,10 +220,7 @@ class ConfigOptimization:
             "label": b.label(),
             "error": self.error,
             "baseline": {
-                "median_ms": b.latency_ms.median if b.latency_ms else None,
-                "p95_ms": b.latency_ms.p95 if b.latency_ms else None,
-                "peak_mem_bytes": b.peak_mem_bytes,
-                "top_op": b.top_op,
+                **_timing_json(b),
                 "setup_s": b.cold_start_ms / 1e3 if b.cold_start_ms is not None else None,
             },
             "candidates": [c.to_json() for c in self.candidates],
@@ -332,12 +287,9 @@ class OptimizeReport:
 
     @classmethod
     def from_json(cls, doc: dict) -> OptimizeReport:
-        """Read an optimize document of any stored version (``optimize-v3``, ``-v2``, ``-v1``) back, after
-        checking it (:data:`DOCUMENTS`); :meth:`to_json` then writes it as v3. A key
-        that an older version lacks reads as its empty value (no windows, no fresh check, not cut short), the
-        label is that of the stored settings; timings keep what the document kept (median, P95, peak memory,
-        top op: the other statistics read NaN). A v1 or v2 ``rejected_slower`` stays as written (it meant "not
-        faster" there).
+        """Read an optimize document of any version back, after checking it (:data:`DOCUMENTS`). A key an older
+        version lacks reads as its empty value; timings keep what the document kept (median, P95, peak memory,
+        top op; the other statistics read NaN); a v1 or v2 ``rejected_slower`` stays as written.
 
         Raises:
             DocumentError: ``doc`` is not a valid optimize document of any version.
@@ -349,6 +301,15 @@ class OptimizeReport:
             fresh_pairs=doc.get("verify", 0),
             warnings=tuple(doc.get("warnings", ())),
         )
+
+
+def _timing_json(r: ConfigResult | None) -> dict:
+    """The timing an optimize object keeps of ``r`` (None: not timed): median, P95, peak memory, top op."""
+    lat = r.latency_ms if r else None
+    return {"median_ms": lat and lat.median, "p95_ms": lat and lat.p95} | {
+        "peak_mem_bytes": r and r.peak_mem_bytes,
+        "top_op": r and r.top_op,
+    }
 
 
 def _speedup(d: dict | None) -> Speedup | None:
@@ -383,35 +344,18 @@ def _accuracy(d: dict | None) -> AccuracyVerdict | None:
         OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"])
         for o in d.get("outputs", ())
     )
-    return AccuracyVerdict(
-        d["ok"],
-        d["decided_by"],
-        d["reason"],
-        d["rel_l2"],
-        d["max_abs"],
-        outputs,
-        d.get("fp64_rmse"),
-        d.get("ref_fp64_rmse"),
-    )
+    verdict = (d[k] for k in ("ok", "decided_by", "reason", "rel_l2", "max_abs"))
+    return AccuracyVerdict(*verdict, outputs, d.get("fp64_rmse"), d.get("ref_fp64_rmse"))
 
 
 def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
     timed = c.get("median_ms") is not None or c.get("peak_mem_bytes") is not None or c.get("top_op") is not None
     return CandidateResult(
-        name=c["name"],
-        verdict=c["verdict"],
-        reason=c["reason"],
+        **schemas.plain(c, CandidateResult, but=("speedup", "gain", "accuracy", "result")),
         speedup=_speedup(c.get("speedup")),
         gain=_speedup(c["gain"]),
         accuracy=_accuracy(c["accuracy"]),
-        setup_s=c["setup_s"],
-        break_even_calls=c["break_even_calls"],
         result=_timing(entry, c) if timed else None,
-        error=c["error"],
-        cause=c["cause"],
-        time_s=c["time_s"],
-        stacked_on=c["stacked_on"],
-        baseline_ms=c.get("baseline_ms"),
     )
 
 

@@ -22,27 +22,12 @@ def add_optimization(store: ResultStore, report: dict) -> None:
     interrupted until the last write, so a killed search leaves what it judged)."""
     with store._writing():
         store.conn.execute("DELETE FROM optimize_configs WHERE optimize_id = ?", (report["optimize_id"],))
-        store.conn.execute(
-            "INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)",
-            (
-                report["optimize_id"],
-                report["created"],
-                report["baseline_run_id"],
-                report["recipe_run_id"],
-                json.dumps(report),
-            ),
-        )
+        head = tuple(report[k] for k in ("optimize_id", "created", "baseline_run_id", "recipe_run_id"))
+        store.conn.execute("INSERT OR REPLACE INTO optimizations VALUES (?, ?, ?, ?, ?)", (*head, json.dumps(report)))
         store.conn.executemany(
             "INSERT INTO optimize_configs VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (
-                    report["optimize_id"],
-                    c["model"],
-                    json.dumps(c["input_shape"]),
-                    c["batch"],
-                    c["device"],
-                    json.dumps(c),
-                )
+                (head[0], c["model"], json.dumps(c["input_shape"]), c["batch"], c["device"], json.dumps(c))
                 for c in report["configs"]
             ],
         )
@@ -109,10 +94,8 @@ def latest_optimized_config(
     inputs: tuple[InputSpec, ...],
 ) -> dict | None:
     """The newest optimize config object stored for this workload on this device whose inputs are ``inputs``
-    (:func:`~surrobench.records.config.same_inputs`), as optimize-v3 writes it (:func:`config_from_json`), or None. An optimize-v1 object, which kept its primary
-    input alone, matches a config of that one input only: for a multi-input model it cannot tell which of the
-    configs that share a primary input it measured. The object is checked as a config of its report's schema
-    (:data:`~surrobench.results.optimize.CONFIGS`).
+    (:func:`~surrobench.records.config.same_inputs`), checked as a config of its report's schema
+    (:data:`~surrobench.results.optimize.CONFIGS`) and written as optimize-v3, or None.
 
     Raises:
         UsageError: a stored config object of this workload is not a valid one.
@@ -136,10 +119,9 @@ def optimization_summaries(
     store: ResultStore, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> list[RunSummary]:
     """The stored optimizations as ``history`` lines (kind ``optimize``), newest first, filtered as
-    :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs: a config of ``model``, ``tag`` (the
-    optimization's own, read from its baseline run's ``TAG:baseline``), created at or after ``since``.
-    ``n_configs``: the configs it optimized; ``n_failed``: those that ended with an error (no baseline);
-    ``state``: ``interrupted`` for a search cut short (or still running), else ``complete``.
+    :meth:`~surrobench.results.store.ResultStore.list_runs` filters runs (``tag`` the optimization's own, from its
+    baseline run's ``TAG:baseline``); ``n_failed`` the configs whose baseline failed; ``state`` ``interrupted`` for
+    a search cut short (or still running), else ``complete``.
 
     Raises:
         UsageError: a stored report is not a valid optimize document.

@@ -1,11 +1,9 @@
 """Which process writes a run, and whether it is still alive (``surrobench history``'s ``abandoned``).
 
-A run row is ``running`` from its first commit until the command marks it ``complete`` or ``interrupted``; a
-process killed with no chance to mark it (SIGKILL, an out-of-memory kill, a power cut, a node lost) leaves it
-``running`` forever. The row keeps its writer's pid, host and process start time, so a reader on the same
-host can tell a run in progress from one whose process is gone. The start time (psutil's ``create_time``,
-seconds since the epoch) guards against a pid reused by a later process. A run written on another host cannot
-be checked from here and is shown as stored.
+A process killed with no chance to mark its run (SIGKILL, an out-of-memory kill) leaves it ``running``. The row
+keeps its writer's pid, host and start time (psutil's ``create_time``, seconds since the epoch, against a reused
+pid), so a reader on the same host tells a run in progress from an abandoned one; another host's is shown as
+stored.
 """
 
 from __future__ import annotations

@@ -16,10 +16,9 @@ def recovery_name(db: str | Path, run_id: str) -> str:
 
 
 def write_recovery(document: dict, db: str | Path, run_id: str) -> Path | None:
-    """Write ``document`` (a run JSON) as :func:`recovery_name` in the first folder that takes it whole: the
-    database's own, the current one, the temporary one (``tempfile.gettempdir()``). Each is written to a
-    temporary file beside it and renamed, so a full disk leaves no half-written file; a folder where that name is
-    taken is passed over. Returns the path written, or None when no folder took it."""
+    """Write ``document`` (a run JSON) as :func:`recovery_name` in the first folder that takes it whole (written
+    beside it and renamed; a folder where the name is taken passed over): the database's own, the current one, the
+    temporary one. Returns the path written, or None when no folder took it."""
     data = (json.dumps(document, indent=1) + "\n").encode()
     name = recovery_name(db, run_id)
     try:

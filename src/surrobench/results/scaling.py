@@ -1,25 +1,21 @@
 """Multi-rank results: the step over ranks, the time inside collectives, and the scaling table.
 
-A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference measured in
-the same command (rank 0 alone, world size 1), one row per rank (world size N), and the step row (no
-rank): iteration i of the step is the slowest rank's iteration i, because the ranks start each iteration
-together and a synchronous job advances at the pace of its slowest rank. Where each row sits is its
-``placement`` (:class:`Placement`).
+A multi-rank run (``surrobench run --nproc N``) stores, per config, the one-device reference (rank 0 alone),
+one row per rank, and the step row: iteration i of the step is the slowest rank's iteration i (a synchronous
+job advances at the pace of its slowest rank). Each row's ``placement`` (:class:`Placement`) says which it is.
 
-Scaling follows the usual definitions of strong scaling (Amdahl 1967; e.g. the "speedup" and
-"efficiency" of Hager & Wellein, "Introduction to High Performance Computing for Scientists and
-Engineers", 2010, ch. 5): speedup = throughput on N devices / throughput on one, efficiency = speedup / N.
-For replicas the N-device throughput counts every rank's batch (N x batch per step); for a distributed
-model one global batch per step, so its speedup is the one-device latency over the step latency.
+Strong scaling (Amdahl 1967; Hager & Wellein, "Introduction to High Performance Computing for Scientists and
+Engineers", 2010, ch. 5): speedup = throughput on N devices / throughput on one, efficiency = speedup / N; for
+replicas the N-device throughput counts every rank's batch, for a distributed model one global batch per step.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from surrobench.records import schemas
 from surrobench.records.intervals import merge, total
 from surrobench.records.run import ConfigResult
 from surrobench.records.stats import LatencyStats, bootstrap_ratio_ci
@@ -38,17 +34,10 @@ ROLES = ("reference", "rank", "step", "spread")
 
 
 @dataclass(frozen=True)
-class Placement:
-    """Where a result was measured in a multi-process run.
-
-    Attributes:
-        config: index of the config in the run's plan (groups a config's rows).
-        role: one of :data:`ROLES`.
-        rank: the process's rank (None for the step row).
-        world_size: ranks that ran the config together (1 for ``reference`` and ``spread``).
-        host: host name of the rank.
-        device_uuid: ``GPU-...`` of the rank's GPU, None on the CPU.
-    """
+class Placement(schemas.Plain):
+    """Where a result was measured in a multi-process run: the ``config``'s index in the run's plan, its ``role``
+    (:data:`ROLES`), the process's ``rank`` (None for the step row), the ``world_size`` that ran it together (1 for
+    ``reference`` and ``spread``), the rank's ``host`` and GPU (``device_uuid``, None on the CPU)."""
 
     config: int
     role: str
@@ -56,9 +45,6 @@ class Placement:
     world_size: int
     host: str | None = None
     device_uuid: str | None = None
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
 
     def label(self) -> str:
         """``ref 1``, ``rank 1/2``, ``step 2``, ``dev 1``: the rank column of the results table."""
@@ -100,20 +86,10 @@ def comm_ms_per_step(intervals: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarr
 
 
 def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
-    """Per rank, the statistics of its time inside collectives and of the part spent waiting.
-
-    The wait of rank r in step i is its time inside collectives minus the least any rank spent in them
-    in that step: the last rank to arrive at a collective does not wait for a peer, so its time is the
-    transfer itself, and what the others spent beyond it was waiting for it (the "wait time" of
-    collective operations in the NVIDIA Nsight Systems User Guide, "NCCL ... analysis"; HTA's
-    communication-computation analysis splits it the same way).
-
-    Args:
-        per_rank_ms: rank-ordered ``comm_ms_per_step`` arrays of equal length.
-
-    Returns:
-        One ``{"comm_ms": LatencyStats dict, "comm_wait_ms": LatencyStats dict}`` per rank.
-    """
+    """``{"comm_ms", "comm_wait_ms"}`` latency statistics per rank (``per_rank_ms``: rank-ordered
+    :func:`comm_ms_per_step` arrays of equal length): its time inside collectives, and that minus the least any rank
+    spent in them in the step (the last rank to arrive waits for no peer; the "wait time" of the NVIDIA Nsight
+    Systems User Guide, "NCCL ... analysis", as HTA splits it)."""
     comm = np.vstack(per_rank_ms)
     wait = comm - comm.min(axis=0, keepdims=True)
     return [
@@ -125,32 +101,16 @@ def comm_breakdown(per_rank_ms: list[np.ndarray]) -> list[dict]:
 def step_result(
     ranks: list[ConfigResult], samples_per_step: int, points_per_sample: float | None, like: ConfigResult
 ) -> ConfigResult:
-    """The step row of one config from its rank rows (rank order): iteration i is the max over ranks.
-
-    Args:
-        ranks: every rank's result of the config.
-        samples_per_step: samples the ranks process together per step (N x batch for replicas, the
-            batch for a distributed model).
-        points_per_sample: grid points per sample of the whole job, for ``points_per_s``.
-        like: the result whose inputs (``input_shape`` and ``inputs``) the step row takes: the config's inputs as
-            one device would see them (the one-device reference where there is one).
-
-    A failed rank makes the step that rank's failure.
-    """
+    """The step row of one config from its rank rows (``ranks``, rank order): iteration i is the max over ranks;
+    a failed rank makes the step its failure. ``samples_per_step``: N x batch for replicas, the batch for a
+    distributed model; ``points_per_sample`` of the whole job; ``like``: the result whose inputs the step row takes
+    (the one-device reference where there is one)."""
     first = ranks[0]
     failed = next((r for r in ranks if r.status != "ok" or not r.samples_ms), None)
     if failed is not None:
-        return replace(
-            failed,
-            input_shape=like.input_shape,
-            inputs=like.inputs,
-            samples_ms=(),
-            device_samples_ms=(),
-            latency_ms=None,
-            device_ms=None,
-            samples_per_s=None,
-            points_per_s=None,
-        )
+        untimed = dict.fromkeys(("latency_ms", "device_ms", "samples_per_s", "points_per_s"))
+        return replace(failed, input_shape=like.input_shape, inputs=like.inputs, samples_ms=(), device_samples_ms=(),
+                       **untimed)  # fmt: skip
     rounds = first.extra.get("rounds", 1)
     latency = np.max(np.vstack([r.samples_ms for r in ranks]), axis=0)
     stats = LatencyStats.from_samples(latency, rounds=rounds)
@@ -176,21 +136,12 @@ def step_result(
 
 
 @dataclass(frozen=True)
-class ScalingRow:
-    """One config of a multi-rank run against its one-device reference.
-
-    Attributes:
-        label: the config (the step row's label).
-        world_size: N.
-        solo_median_ms: the one-device reference's median latency.
-        step_median_ms: median of the step (max over ranks per iteration).
-        rank_median_ms: each rank's median latency, rank order.
-        solo_samples_per_s, samples_per_s: throughput on one device and on N together.
-        speedup: ``samples_per_s / solo_samples_per_s``; ``speedup_ci95``: its bootstrap 95% interval.
-        efficiency: speedup / N.
-        rank_skew: slowest rank median / fastest rank median - 1 (0: balanced).
-        comm_ms, comm_wait_ms: per rank, median time inside collectives and waiting in them per step
-            (None when the model made no torch.distributed calls).
+class ScalingRow(schemas.Plain):
+    """One config of a multi-rank run (``world_size`` N, the step row's ``label``) against its one-device
+    reference (``solo_``): median latencies (the step's is of the max over ranks per iteration; the ranks' in rank
+    order) and throughputs; ``speedup`` ``samples_per_s / solo_samples_per_s`` with its bootstrap 95% interval;
+    ``efficiency`` speedup / N; ``rank_skew`` slowest rank median / fastest - 1; ``comm_ms``, ``comm_wait_ms`` per
+    rank, the median time inside collectives and waiting in them per step (None without torch.distributed calls).
     """
 
     label: str
@@ -206,12 +157,6 @@ class ScalingRow:
     rank_skew: float | None
     comm_ms: tuple[float, ...] | None
     comm_wait_ms: tuple[float, ...] | None
-
-    def to_json(self) -> dict:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for key in ("rank_median_ms", "speedup_ci95", "comm_ms", "comm_wait_ms"):
-            d[key] = list(d[key]) if d[key] is not None else None
-        return d
 
 
 def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: ConfigResult) -> ScalingRow:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from surrobench.errors import UsageError
 from surrobench.records import schemas
@@ -13,19 +13,13 @@ CAPACITY_VERDICTS = ("higher", "lower", "same", "inconclusive")
 
 
 @dataclass(frozen=True)
-class CapacityComparison:
-    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`).
-
-    Attributes:
-        base_rps, new_rps: each search's bracket ``(capacity_rps, failing_rps)``, the capacity lying in
-            ``[capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`); ``failing_rps`` None
-            where the search never failed (an open bracket: the capacity is a lower bound).
-        ratio: NEW / BASE capacity (None when BASE's is 0); ``ratio_interval``: from the two brackets,
-            ``[new_lo / base_hi, new_hi / base_lo]`` (a side None where a bracket is open or a capacity is 0).
-        verdict: one of :data:`CAPACITY_VERDICTS`: ``higher`` or ``lower`` when the brackets do not overlap;
-            ``same`` when both are closed and overlap (the searches, at their 5% resolution, cannot tell the two
-            apart); ``inconclusive`` when they overlap and one is open (no order is established).
-    """
+class CapacityComparison(schemas.Plain):
+    """NEW's capacity at the P99 target against BASE's, each the best policy's (:meth:`ServeRecord.best`):
+    each search's bracket ``(capacity_rps, failing_rps)`` (:class:`surrobench.records.serve.Capacity`; open where
+    ``failing_rps`` is None); ``ratio`` NEW / BASE (None when BASE's is 0) and ``ratio_interval``
+    ``[new_lo / base_hi, new_hi / base_lo]`` (a side None where a bracket is open or a capacity 0); ``verdict``
+    ``higher`` or ``lower`` when the brackets do not overlap, ``same`` when both are closed and overlap (the
+    searches, at 5% resolution, cannot tell them apart), ``inconclusive`` when they overlap and one is open."""
 
     base_run_id: str
     new_run_id: str
@@ -41,7 +35,7 @@ class CapacityComparison:
     def to_json(self) -> dict:
         """The ``surrobench/compare-serve-v1`` object (keys as the attributes; a policy as
         ``{max_batch, max_wait_ms}`` or null for an HTTP endpoint's own batching)."""
-        return {"schema": schemas.COMPARE_SERVE, **asdict(self)}
+        return {"schema": schemas.COMPARE_SERVE, **super().to_json()}
 
 
 def capacity_verdict(base: tuple[float, float | None], new: tuple[float, float | None]) -> str:

@@ -30,18 +30,11 @@ def save_serve(store: ResultStore, record: ServeRecord, state: str | None = "com
 def _write(store: ResultStore, record: ServeRecord) -> None:
     best = record.best()
     capacity = best.capacity if best else None
+    row = (record.run_id, record.workload["model"], record.workload["device"], record.target_p99_ms)
+    row += (capacity.capacity_rps, capacity.failing_rps) if capacity else (None, None)
     with store._writing():
         store.conn.execute(
-            "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.run_id,
-                record.workload["model"],
-                record.workload["device"],
-                record.target_p99_ms,
-                capacity.capacity_rps if capacity else None,
-                capacity.failing_rps if capacity else None,
-                json.dumps(record.to_json()),
-            ),
+            "INSERT OR REPLACE INTO serve_runs VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, json.dumps(record.to_json()))
         )
 
 

@@ -135,11 +135,8 @@ def _add_columns(table: str, *columns: str):
 
 
 def _add_inputs(conn: sqlite3.Connection) -> None:
-    """Migration 4: ``configs.inputs_json``, every input's shape and dtype. An older row kept its primary input
-    alone, so it is migrated with that input, of unknown dtype (null: :class:`~surrobench.records.config.InputSpec`),
-    and with none for a config that failed before its inputs were built. A file without a ``configs`` table
-    gets the whole table from :data:`_SCHEMA_SQL` instead, and one that has the column already (its version
-    stamp reset) keeps it as it is."""
+    """Migration 4: ``configs.inputs_json``; an older row gets its primary input, of unknown dtype (null), or none
+    for a config that failed before its inputs were built (a column already there is kept)."""
     columns = {row["name"] for row in _columns(conn, "configs")}
     if not columns or "inputs_json" in columns:
         return
@@ -204,11 +201,8 @@ def _check_tables(conn: sqlite3.Connection, path: str) -> None:
         missing = want - {row["name"] for row in have}
         blocking = [c["name"] for c in have if c["name"] not in want and c["notnull"] and c["dflt_value"] is None]
         if missing or blocking:
-            what = (
-                f"lacks column(s) {', '.join(sorted(missing))}"
-                if missing
-                else (f"has column(s) {', '.join(blocking)} this version cannot fill")
-            )
+            what = f"lacks column(s) {', '.join(sorted(missing))}" if missing else ""
+            what = what or f"has column(s) {', '.join(blocking)} this version cannot fill"
             raise UsageError(
                 f"results database {path!r}: table {table!r} {what}; it was not written by this "
                 "surrobench version: use another database"
@@ -230,13 +224,9 @@ def _check_intact(conn: sqlite3.Connection, path: str) -> None:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``surrobench history``; ``state`` is one of :data:`RUN_STATES` or :data:`ABANDONED`.
-
-    ``kind``: ``run`` (configs timed by ``run``, ``profile``, ``diagnose``, ...; ``n_configs`` of them,
-    ``n_failed`` not ``ok``), ``serve`` (``surrobench serve``: ``models`` holds the model served,
-    ``n_policies`` batching policies and ``n_points`` load points stored, 0 while it runs) or ``optimize``
-    (``surrobench optimize``: ``run_id`` is the optimization's id, ``n_configs`` the configs it optimized;
-    :func:`surrobench.results.optimize_store.optimization_summaries`)."""
+    """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
+    ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``serve`` (the model served, ``n_policies`` and
+    ``n_points`` stored) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
@@ -297,9 +287,8 @@ def _refuse_newer(version: int, path: str) -> None:
         )
 
 
-#: Free bytes on the database's file system under which a write failure whose SQLite error names no cause (the
-#: "cannot rollback - no transaction is active" of a commit that failed at 0 bytes free, which hides the
-#: ``SQLITE_FULL`` under it) is reported as a full disk: a few of SQLite's default 4096-byte pages
+#: Free bytes under which a write failure whose SQLite error names no cause (a commit that failed at 0 bytes free
+#: hides its ``SQLITE_FULL``) is a full disk: a few of SQLite's default 4096-byte pages
 #: (https://www.sqlite.org/pragma.html#pragma_page_size), what one more commit and its journal need at least.
 _FULL_BELOW_BYTES = 64 * 4096
 
@@ -318,9 +307,8 @@ _WRITE_FAILURES = {
 
 
 def write_failure(exc: sqlite3.Error, path: str | Path) -> str:
-    """What made a write to the database at ``path`` fail, in words (``disk full``, ``locked by another process``,
-    ``read-only``, ``I/O error``, ...), from SQLite's result code (:data:`_WRITE_FAILURES`); an error without one
-    of those is ``disk full`` when its file system has less than :data:`_FULL_BELOW_BYTES` free, else ``write
+    """What made a write to the database at ``path`` fail, in words, from SQLite's result code
+    (:data:`_WRITE_FAILURES`); without one, ``disk full`` under :data:`_FULL_BELOW_BYTES` free, else ``write
     failed``."""
     code = (getattr(exc, "sqlite_errorname", None) or "").split("_")
     cause = _WRITE_FAILURES.get("_".join(code[:2]))
@@ -351,10 +339,8 @@ class ResultStore:
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
-        """``read_only``: the caller only reads (``show``, ``compare``). A file this process may write is
-        opened as usual (an older schema migrated); one it may not (mode 0444, a read-only folder or
-        mount) is opened with SQLite's ``mode=ro`` URI (https://www.sqlite.org/uri.html), so reading it
-        needs no write access."""
+        """``read_only``: the caller only reads; a file this process may not write is then opened with SQLite's
+        ``mode=ro`` URI (https://www.sqlite.org/uri.html)."""
         self.path = str(path)
         try:
             if read_only and not _writable(Path(self.path)):
@@ -369,11 +355,11 @@ class ResultStore:
             raise UsageError(f"cannot use results database {self.path!r}: {detail}") from None
 
     def _check_read_only_schema(self) -> None:
-        """What :meth:`_open_schema` checks, without writing: a newer schema is refused, an older one (which
-        would need migrating) or a file without our tables is a UsageError.
+        """What :meth:`_open_schema` checks, without writing.
 
         Raises:
-            UsageError: as :meth:`_open_schema`, and a schema older than :data:`SCHEMA_VERSION`.
+            UsageError: as :meth:`_open_schema`, a file without our tables, or a schema older than
+                :data:`SCHEMA_VERSION` (it would need migrating).
         """
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
         _refuse_newer(version, self.path)
@@ -388,10 +374,9 @@ class ResultStore:
         _check_tables(self.conn, self.path)
 
     def _open_schema(self, read_only: bool = False) -> None:
-        """Create the tables of a new database, migrate an older one forward, refuse a newer one; one
-        ``BEGIN IMMEDIATE`` transaction, so concurrent openers migrate once. A writer rewrites the schema version,
-        so that a file it cannot write fails now, before anything is measured; a ``read_only`` caller writes
-        nothing to a database of this schema.
+        """Create the tables of a new database, migrate an older one forward, refuse a newer one, in one
+        ``BEGIN IMMEDIATE`` transaction (concurrent openers migrate once). A writer rewrites the schema version
+        so that a file it cannot write fails before anything is measured; a ``read_only`` caller does not.
 
         Raises:
             UsageError: ``user_version`` above :data:`SCHEMA_VERSION`, tables that are not ours, or a damaged file
@@ -435,8 +420,7 @@ class ResultStore:
 
     @contextmanager
     def _writing(self):
-        """One committed transaction; a failing write (disk full, locked, file made read-only or removed) is the
-        user's environment, reported as one line rather than a traceback.
+        """One committed transaction; a failing write (disk full, locked, read-only, removed) reported in one line.
 
         Raises:
             StoreWriteError: the write failed; its ``cause`` says what failed (:func:`write_failure`).
@@ -484,11 +468,9 @@ class ResultStore:
             return self._insert_result(run_id, r)
 
     def add_run(self, run: RunRecord, state: str = "complete") -> int:
-        """Store ``run`` (read from a run JSON file: ``surrobench import``) in one transaction: the run row, when
-        the database has none of that id, and each config the stored run lacks (matched by
-        :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the file holds it), so importing the
-        same file again adds nothing. The run is then marked ``state`` (one of :data:`RUN_STATES`). Returns how
-        many configs were added.
+        """Store ``run`` (``surrobench import``) in one transaction: the run row where none has its id, and each
+        config the stored run lacks (by :meth:`~surrobench.records.run.ConfigResult.key`, as many times as the
+        file holds it), so importing again adds nothing; then mark it ``state``. Returns the configs added.
 
         Raises:
             UsageError: ``run.run_id`` names a stored run holding a config the file lacks (another run of that
@@ -620,10 +602,8 @@ class ResultStore:
         return [row["run_id"] for row in rows]
 
     def list_runs(self, model: str | None = None, tag: str | None = None, since: str | None = None) -> list[RunSummary]:
-        """Stored runs, newest first, optionally filtered by model (a config's, or the model a serve run
-        served), tag and creation time (ISO-8601 prefix). A run stored ``running`` whose process is gone
-        (:meth:`~surrobench.results.owner.RunOwner.gone`) is listed as :data:`ABANDONED`; a serve run
-        (``serve_runs``, or ``command_kind`` ``serve`` in its env) as kind ``serve`` with its model and counts."""
+        """Stored runs, newest first, optionally filtered by model (a config's, or the one a serve run served), tag
+        and creation time (ISO-8601 prefix); a ``running`` run whose process is gone is :data:`ABANDONED`."""
         query = (
             "SELECT r.run_id, r.created, r.tag, r.env_json, group_concat(DISTINCT c.model) AS models,"
             " count(c.config_id) AS n_configs, sum(c.status != 'ok') AS n_failed, r.state, r.pid, r.host,"
@@ -642,21 +622,12 @@ class ResultStore:
                 models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
                 serve = served is not None or env.get("command_kind") == "serve"
                 policies, points = _serve_counts(row["record_json"])
-                summaries.append(
-                    RunSummary(
-                        run_id=str(row["run_id"]),
-                        created=str(row["created"]),
-                        tag=None if row["tag"] is None else str(row["tag"]),
-                        device_name=env.get("device_name"),
-                        models=tuple(sorted(models)),
-                        n_configs=row["n_configs"],
-                        n_failed=row["n_failed"] or 0,
-                        state=_shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"]),
-                        kind="serve" if serve else "run",
-                        n_policies=policies,
-                        n_points=points,
-                    )
-                )
+                tag = None if row["tag"] is None else str(row["tag"])
+                head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
+                state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
+                counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
+                kind = {"kind": "serve" if serve else "run", "n_policies": policies, "n_points": points}
+                summaries.append(RunSummary(*head, **counts, state=state, **kind))
         return summaries
 
     @contextmanager

@@ -41,13 +41,10 @@ HIGHER, LOWER, INCONCLUSIVE, UNMATCHED = "higher", "lower", "inconclusive", "not
 
 @dataclass(frozen=True)
 class VersusComparison:
-    """Two versus records compared setting by setting (what ``surrobench compare`` shows of two versus files).
-
-    ``rows``: one dict per surrogate label in both (a record with one setting each pairs those two): the label, each
-    side's error, matched-error speedup and interval, and the verdict: :data:`HIGHER` / :data:`LOWER` when NEW's
-    interval lies wholly above / below BASE's, :data:`INCONCLUSIVE` when they overlap, :data:`UNMATCHED` when either
-    side's error lies past its ladder.
-    """
+    """Two versus records compared setting by setting: ``rows``, one dict per surrogate label in both (records of
+    one setting each pair those two) with each side's error, matched-error speedup and interval, and the verdict:
+    :data:`HIGHER` / :data:`LOWER` when NEW's interval lies wholly above / below BASE's, :data:`INCONCLUSIVE` when
+    they overlap, :data:`UNMATCHED` when either side's error lies past its ladder."""
 
     base: VersusRecord
     new: VersusRecord

@@ -1,13 +1,8 @@
-"""The remedies a diagnosis names, measured (:func:`measure_config`) by optimize's own core: the baseline
-started on a :class:`surrobench.tune.bench.DeviceBench`, each remedy built, checked by the accuracy guard and
-timed in a window interleaved with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`); no stacking,
-no confirmation, no fresh processes (``surrobench optimize`` searches for the best recipe).
-
-Order (:func:`recipes_to_measure`): the finding with the largest estimated gain first (no estimate last), each
-clause's remedies in order, a stacked clause as one recipe, every candidate of an id (``threads``: each count).
-Budget (:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its least measurement (its setup
-as like ones took, two rounds) fits in what is left, and its window ends once the budget passes, so measuring ends
-within the budget and one remedy's least measurement; the ones left out are ``not-measured``, the budget named.
+"""The remedies a diagnosis names, measured (:func:`measure_config`) by optimize's core: each built, checked by
+the accuracy guard and timed in one window with the baseline (:meth:`surrobench.tune.trials.Trials.try_recipe`);
+no stacking, confirmation or fresh processes. Order: :func:`recipes_to_measure`. Budget
+(:attr:`surrobench.tune.trials.Trials.bounded`): a remedy starts only when its least measurement fits, and its
+window ends once the budget passes; those left out are ``not-measured``.
 """
 
 from __future__ import annotations
@@ -38,10 +33,9 @@ from surrobench.tune.trials import Trials
 #: Seconds a first torch.compile candidate is expected to take before one has run (nothing to go by yet): the
 #: slowest first compilation measured (docs/benchmarks/h200-optimize.md, "The budget holds the fresh processes").
 FIRST_COMPILE_S = 20.6
-#: Default budget of measured actions per config, s (``measure_s``): the AFNO at 256² b4 took 90 s on the H200
-#: with it (docs/benchmarks/h200-measured-advice.md), timing and profiling 20-30 s. With it the whole diagnose
-#: ends by DIAGNOSE_TARGET_S a config (COUNTERS_TARGET_S with counters; the goals 90 and 150 s less ~5 s of
-#: process start and a last remedy's overrun); a budget below MIN_MEASURE_S is not started (no remedy fits).
+#: Default ``measure_s`` per config, s: the AFNO at 256² b4 took 90 s on the H200 with it, timing and profiling
+#: 20-30 s (docs/benchmarks/h200-measured-advice.md); diagnose then ends by DIAGNOSE_TARGET_S a config
+#: (COUNTERS_TARGET_S with counters); a budget below MIN_MEASURE_S is not started (no remedy fits).
 DEFAULT_MEASURE_S = 45.0
 DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
@@ -57,11 +51,9 @@ VERDICTS = {
 
 
 def recipes_to_measure(findings: Sequence[Finding], device: str, *, thorough: bool = False) -> list[Recipe]:
-    """The recipes that measure the remedies ``findings`` name on ``device``, each once, in the order of the module
-    docstring: findings by estimated gain (largest first, None last; ties in their order), then each clause's
-    remedies in its order. A stacked clause is one recipe of its remedies in their order (skipped when two of them
-    set the same setting); a single remedy id is every candidate of that id on the device
-    (:func:`surrobench.execution.remedies.candidate_remedies`; ``threads``: each count)."""
+    """The recipes of the remedies ``findings`` name on ``device``, each once: findings by estimated gain (largest
+    first, None last), each clause's remedies in order; a stacked clause one recipe (skipped when two of its
+    remedies set the same setting); a remedy id every candidate of that id (``threads``: each count)."""
     by_id: dict[str, list] = {}
     for r in candidate_remedies(device, thorough=thorough):
         by_id.setdefault(remedy_id(r.name), []).append(r)
@@ -82,9 +74,7 @@ def recipes_to_measure(findings: Sequence[Finding], device: str, *, thorough: bo
 
 
 def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
-    """optimize's judgement of one candidate as a measured action: its verdict (:data:`VERDICTS`), speedup over
-    the baseline with its interval, the baseline's median in its window and the ms per step it saves; the guard's
-    error and tolerance."""
+    """optimize's judgement of one candidate as a measured action (verdict: :data:`VERDICTS`)."""
     sp = c.speedup
     base = c.baseline_ms
     return MeasuredRemedy(
@@ -103,9 +93,7 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 
 
 def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` in order measured through ``trials`` (module docstring): infeasible ones with their
-    reason, the ones the budget leaves out ``not-measured``. Timed handles are released at once (diagnose
-    profiles none of them)."""
+    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none)."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -144,14 +132,9 @@ def measure_config(
     rounds: int = DEFAULT_ROUNDS,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[MeasuredRemedy, ...]:
-    """The remedies ``findings`` (of the config ``cfg``) name, measured on this machine within ``budget_s``
-    seconds from now, the baseline's start included (module docstring), each with the way it moves the baseline's
-    thread count (:func:`~surrobench.records.measured.direction`). Empty when they name none or ``budget_s`` is 0.
-
-    Raises:
-        Exception: the baseline cannot run (as :meth:`DeviceBench.start` raises).
-        KeyboardInterrupt: Ctrl-C.
-    """
+    """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
+    start included), each with its :func:`~surrobench.records.measured.direction`; empty when none or ``budget_s``
+    is 0. Raises what :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device)
     if not recipes or budget_s <= 0:
         return ()
@@ -172,11 +155,7 @@ def measure_config(
 
 
 def check_measure_s(measure_s: object) -> float:
-    """``measure_s`` as seconds.
-
-    Raises:
-        UsageError: not a finite number >= 0 (:meth:`UsageError.bad` of ``measure_s``).
-    """
+    """``measure_s`` as seconds; raises UsageError unless a finite number >= 0."""
     if isinstance(measure_s, bool) or not isinstance(measure_s, (int, float)) or not 0 <= measure_s < math.inf:
         raise UsageError.bad("measure_s", f"{measure_s!r}: a finite number of seconds >= 0 (0: estimates only)")
     return float(measure_s)
@@ -192,14 +171,12 @@ def measure_findings(
     deadline: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[dict[str, tuple[MeasuredRemedy, ...]], list[str]]:
-    """The remedies each config's findings name, measured (:func:`measure_config`, ``measure_s`` per config) for
-    ``results`` (``ok`` configs of ``plan``): ``{label: measurements}`` and a note per config (what was measured in
-    how long, what the budget left out, or why none was). ``deadline`` (``clock()``): a config's budget is at most
-    an even share of what is left; below :data:`MIN_MEASURE_S` it is not measured.
+    """:func:`measure_config` of each of ``results`` (``ok`` configs of ``plan``), ``measure_s`` each, at most an
+    even share of what is left before ``deadline`` (``clock()``; below :data:`MIN_MEASURE_S`, not measured):
+    ``{label: measurements}`` and a note per config.
 
     Raises:
-        KeyboardInterrupt: Ctrl-C (what was measured before it is lost with the config being measured; the
-            diagnosis of the estimates stands).
+        KeyboardInterrupt: Ctrl-C (the config being measured is lost; the estimates stand).
     """
     measured: dict[str, tuple[MeasuredRemedy, ...]] = {}
     notes = []

@@ -1,10 +1,8 @@
 """What the remedy search measures with (:class:`Bench`: a test plants timings and accuracies) and the bench of
-one config on this machine (:class:`DeviceBench`): it builds a candidate, checks its output against the
-references and times it in windows of rounds interleaved with the baseline.
+one config on this machine (:class:`DeviceBench`).
 
-:meth:`DeviceBench.start`: the baseline built and run once (its setup); the round size (:func:`round_size`);
-the fp32 eager and, where the model runs in fp64, fp64 references (:mod:`surrobench.execution.reference`); one
-forward observed op by op (:mod:`surrobench.collect.probe`).
+:meth:`DeviceBench.start`: the baseline built and run once (its setup), the round size (:func:`round_size`),
+the fp32 and fp64 references (:mod:`surrobench.execution.reference`), one forward probed op by op.
 """
 
 from __future__ import annotations
@@ -38,11 +36,9 @@ from surrobench.tune.request import OptimizeRequest
 #: A round of one variant is sized to take about this long (its timed calls), within [MIN_ROUND_ITERS, --iters].
 ROUND_TARGET_MS = 300.0
 MIN_ROUND_ITERS = 5
-#: Keep timed variants for profiling only while the device has at least this fraction of its memory free
-#: (each CUDA-graph variant holds its own memory pool).
+#: Keep timed variants for profiling only while this fraction of device memory is free (CUDA graphs hold pools).
 KEEP_FREE_FRACTION = 0.25
-#: The largest share of the budget the search keeps for one pair of the recipe's fresh processes
-#: (:meth:`DeviceBench.process_reserve_s`); pair times measured: docs/benchmarks/h200-optimize.md.
+#: The largest share of the budget kept for one fresh pair (pair times: docs/benchmarks/h200-optimize.md).
 PAIR_SHARE = 0.25
 #: Profiled steps for the top-op share of the baseline and of every timed candidate: one warm-up, three recorded,
 #: after every timed round (once CUPTI is attached, launches stay slower in that process:
@@ -79,10 +75,8 @@ class Bench(Protocol):
         """The accuracy guard's verdict on ``handle``'s first output."""
 
     def window(self, handles: Sequence[Handle], stop: Callable[[], bool] | None = None) -> None:
-        """One timing window: its rounds of the baseline and ``handles``, interleaved, appended to each one's
-        ``rounds``; ``stop`` as :func:`surrobench.execution.interleave.interleave` asks it. All or nothing: a
-        window cut short by a failure leaves no rounds behind; one cut short by Ctrl-C keeps the baseline's rounds
-        and drops the others'. Raises what a handle raised, or KeyboardInterrupt."""
+        """One window of the baseline and ``handles`` interleaved, appended to each one's ``rounds``. A failure leaves
+        no rounds behind; Ctrl-C keeps the baseline's. Raises what a handle raised, or KeyboardInterrupt."""
 
     def round_s(self) -> float:
         """Seconds one round of the baseline takes (its warm-up and timed calls)."""
@@ -97,12 +91,10 @@ class Bench(Protocol):
         """What the bench knows about why ``recipe`` may not be faster (one clause), or None."""
 
     def process_windows(self, recipe: Recipe, handle: Handle, setup_ms: float) -> ProcessWindows | None:
-        """More windows of ``recipe`` and the baseline, each in a pair of fresh processes, the recipe's setup in
-        one expected to take ``setup_ms``; None when none run."""
+        """More windows of ``recipe`` and the baseline in pairs of fresh processes; None when none run."""
 
     def process_reserve_s(self, setup_ms: float) -> float:
-        """Seconds to keep at the end of the budget for one pair of fresh processes of a recipe whose setup took
-        ``setup_ms`` here; 0 when none run."""
+        """Seconds kept at the budget's end for one fresh pair of a recipe with this setup; 0 when none run."""
 
 
 #: torch._dynamo compiles one code object at most ``recompile_limit`` times per process (8 by default), then runs
@@ -169,9 +161,8 @@ def top_op(variant: Variant) -> dict | None:
 
 @dataclass
 class DeviceBench:
-    """The :class:`Bench` of one config on this machine: the ``baseline`` variant, the fp32 ``reference`` and
-    ``fp64`` outputs (``fp64_note``: why none), the ``probe``, ``warmup``/``iters`` per round (:func:`round_size`),
-    ``budget_end`` (``time.monotonic()``), ``db`` of the fresh runs, ``on_phase``, and the ``sizing`` round."""
+    """The :class:`Bench` of one config on this machine (``fp64_note``: why there is no ``fp64`` reference;
+    ``warmup``/``iters`` per round: :func:`round_size`)."""
 
     cfg: ExecConfig
     prepared: PreparedModel
@@ -197,7 +188,7 @@ class DeviceBench:
         budget_end: float,
         db: Path | None = None,
     ) -> DeviceBench:
-        """Step 1 of the search (module docstring), the round sized first so that Ctrl-C later leaves it timed.
+        """The baseline set up (module docstring), the round sized first so that Ctrl-C later leaves it timed.
 
         Raises:
             Exception: the baseline cannot run, returns no tensor, or returns NaN/Inf on a first call.
@@ -239,7 +230,6 @@ class DeviceBench:
         return check_accuracy(handle.first_output, self.reference, self.fp64, tolerance=self.request.tolerance)
 
     def window(self, handles: Sequence[Variant], stop: Callable[[], bool] | None = None) -> None:
-        """:meth:`Bench.window`: ``request.rounds`` rounds (:func:`surrobench.execution.interleave.interleave`)."""
         first = len(self.baseline.rounds)
         starts = [len(v.rounds) for v in handles]
         try:
@@ -278,10 +268,8 @@ class DeviceBench:
         return ROUND_TARGET_MS / self.iters
 
     def process_reserve_s(self, setup_ms: float) -> float:
-        """Seconds for one pair of fresh processes of a recipe whose setup took ``setup_ms`` here
-        (:func:`surrobench.tune.fresh.pair_estimate_s`), at most :data:`PAIR_SHARE` of the budget; 0 when none
-        run. One pair: the rest run when the budget left fits them (docs/design.md, "Fresh processes: their share
-        of the budget")."""
+        """:func:`surrobench.tune.fresh.pair_estimate_s` of one pair, at most :data:`PAIR_SHARE` of the budget
+        (docs/design.md, "Fresh processes: their share of the budget")."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return 0.0
@@ -290,9 +278,8 @@ class DeviceBench:
         return min(pair, PAIR_SHARE * request.budget_s)
 
     def process_windows(self, recipe: Recipe, handle: Variant, setup_ms: float) -> ProcessWindows | None:
-        """The recipe and the baseline in ``process_pairs`` pairs of fresh processes
-        (:func:`surrobench.tune.fresh.process_windows`: docs/benchmarks/h200-optimize.md, "Windows and processes"),
-        a pair that would not end by :attr:`budget_end` skipped; None when none are asked for or possible."""
+        """:func:`surrobench.tune.fresh.process_windows` of ``process_pairs`` pairs, one that would not end by
+        :attr:`budget_end` skipped; None when none are asked for or possible."""
         request = self.request
         if not request.process_pairs or not request.rebuildable:
             return None

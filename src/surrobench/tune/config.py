@@ -1,7 +1,5 @@
-"""One config of ``surrobench optimize`` searched and reported (:func:`optimize_config`): the baseline started on a
-:class:`surrobench.tune.bench.DeviceBench`, the :class:`surrobench.tune.search.Search` within ``budget_s`` (less one
-pair of fresh processes, :meth:`~surrobench.tune.bench.DeviceBench.process_reserve_s`), then every timed variant
-profiled for its top op; the outcome a :class:`surrobench.results.optimize.ConfigOptimization`.
+"""One config of ``surrobench optimize`` searched within ``budget_s`` and reported (:func:`optimize_config`), every
+timed variant then profiled for its top op.
 """
 
 from __future__ import annotations
@@ -48,14 +46,12 @@ def optimize_config(
     on_phase: Callable[[str], None] = lambda text: None,
     on_progress: Callable[[ConfigOptimization], None] = lambda partial: None,
 ) -> ConfigOptimization:
-    """The search of one config (module docstring), the fresh processes' runs stored in ``db`` (None: not kept).
-    ``on_phase`` gets a line before the fresh processes; ``on_progress`` the config so far (:func:`_partial`)
-    after each verdict, for the caller to store.
+    """The search of one config, fresh runs stored in ``db`` (None: not kept); ``on_phase`` gets a line before the
+    fresh processes, ``on_progress`` the config so far after each verdict.
 
     Raises:
-        Interrupted: Ctrl-C; ``partial`` the config as far as it got: no recipe when the search did not finish
-            (:func:`_partial`), the recipe on the windows that finished when Ctrl-C came during its confirmation
-            windows or fresh processes; None when the baseline had not been timed yet.
+        Interrupted: Ctrl-C; ``partial`` the config as far as it got (the recipe on its finished windows when it
+            came during the confirmation), None when the baseline had not been timed.
     """
     started = time.monotonic()
     try:
@@ -97,8 +93,8 @@ _SIZING_ONLY = f"the baseline as its sizing round timed it: 1 warm-up and {SIZIN
 
 
 def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimization:
-    """The finished search as the report's config, every timed variant profiled for its top op unless Ctrl-C came
-    during the recipe's windows or ``profile`` is False (Ctrl-C came while profiling: a note says so)."""
+    """The finished search as the report's config, every timed variant profiled unless Ctrl-C came during the
+    recipe's windows or ``profile`` is False (Ctrl-C came while profiling)."""
     bench: DeviceBench = search.bench
     request, cfg, baseline = bench.request, bench.cfg, bench.baseline
     recipe, variant = search.recipe, search.recipe_handle
@@ -152,16 +148,16 @@ def _entry(search: Search, started: float, profile: bool = True) -> ConfigOptimi
 
 
 def _baseline_drift(in_process: list[list[float]], processes: ProcessWindows | None) -> Speedup | None:
-    """The baseline's rounds in the recipe's fresh processes over its rounds in this process, as two separate runs
-    (:meth:`surrobench.records.paired.PairedSamples.separate`); None without fresh rounds."""
+    """The baseline's rounds in the fresh processes over those in this process, as two separate runs; None
+    without fresh rounds."""
     if processes is None or not processes.baseline_rounds or not in_process:
         return None
     return PairedSamples.separate(in_process, processes.baseline_rounds).speedup()
 
 
 def _partial(search: Search, started: float) -> ConfigOptimization | None:
-    """The config as far as its search got: the baseline's rounds (before the first window, its sizing round) and
-    every verdict, with a note; no recipe, no top ops. None when the baseline was never timed."""
+    """The config as far as its search got: the baseline's rounds (else its sizing round) and every verdict; None
+    when the baseline was never timed."""
     bench: DeviceBench = search.bench
     notes = _notes(search)
     if bench.baseline.rounds:
@@ -183,7 +179,7 @@ def _cut_short(
     notes: tuple[str, ...],
     started: float,
 ) -> ConfigOptimization:
-    """A config whose search Ctrl-C cut short: ``baseline`` as timed, the ``candidates`` judged, ``notes``."""
+    """A config whose search Ctrl-C cut short."""
     return ConfigOptimization(
         baseline=baseline,
         candidates=candidates,
@@ -195,8 +191,7 @@ def _cut_short(
 
 
 def _overrun_note(search: Search, elapsed_s: float, profiled_s: float) -> tuple[str, ...]:
-    """Why the config ran past ``budget_s``, when it did: the fresh processes, ``profiled_s`` of top ops, or the
-    first candidate of a kind, which :meth:`surrobench.tune.trials.Trials.spent` has nothing to estimate by."""
+    """Why the config ran past ``budget_s``, when it did."""
     budget_s = search.bench.request.budget_s
     if elapsed_s <= budget_s:
         return ()
@@ -258,8 +253,7 @@ def _notes(search: Search) -> tuple[str, ...]:
 
 
 def run_command(cfg: ExecConfig) -> str:
-    """The ``surrobench run`` line that measures ``cfg`` again; the seed and input sets only where they differ
-    from ``run``'s defaults. For the user: fresh processes get the config as JSON."""
+    """The ``surrobench run`` line that measures ``cfg`` again (seed and input sets where not the defaults)."""
     words = ["surrobench", "run", "--model", cfg.model, "--shape", cfg.shape.label(), "--batch", str(cfg.batch)]
     words += run_flags(cfg)
     if cfg.seed != 0:
@@ -270,8 +264,7 @@ def run_command(cfg: ExecConfig) -> str:
 
 
 def _paired_extra(rounds: int, per_window: int) -> dict:
-    """The ``extra`` that marks the stored baseline's and recipe's ``rounds`` as timed together in windows of
-    ``per_window`` (:data:`surrobench.results.compare.PAIRED_UNITS_KEY`), so ``compare`` pairs them as optimize did."""
+    """The ``extra`` marking ``rounds`` as timed in windows of ``per_window`` (so ``compare`` pairs them)."""
     return {PAIRED_UNITS_KEY: [[0, i // per_window] for i in range(rounds)]}
 
 

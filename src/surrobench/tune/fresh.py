@@ -1,8 +1,7 @@
-"""An optimize recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says why and how it
-is judged): each pair one run of the baseline's config and one of the recipe's, each a new process that measures
-it as ``surrobench run`` does (:mod:`surrobench.tune.fresh_child`), the first of a pair alternating (B R, R B, ...)
-so that a drift of the machine falls on both sides; runs stored tagged ``fresh:baseline`` / ``fresh:recipe``
-(:func:`check_fresh`), or ``confirm:...`` for the search's own windows (:func:`process_windows`).
+"""An optimize recipe measured again in fresh processes (why and how judged: :mod:`surrobench.results.fresh`):
+each pair one new process of the baseline's config and one of the recipe's (:mod:`surrobench.tune.fresh_child`),
+alternating first (B R, R B, ...) so a drift falls on both sides; runs tagged ``fresh:...`` (:func:`check_fresh`)
+or ``confirm:...`` (the search's own windows, :func:`process_windows`).
 """
 
 from __future__ import annotations
@@ -37,27 +36,20 @@ class _FreshFailed(Exception):
 
 
 def _env() -> dict[str, str]:
-    """This environment, with the folder that holds the imported ``surrobench`` first on PYTHONPATH, so the
-    fresh process runs the same surrobench as this one (a source checkout as well as an installed one), and
-    this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`), so a compiled recipe
-    loads the kernels the search compiled instead of compiling again."""
+    """This environment with the imported ``surrobench``'s folder first on PYTHONPATH (the child runs the same
+    surrobench) and this process's compile cache (:func:`surrobench.execution.compile_cache.cache_env`)."""
     home = str(Path(__file__).resolve().parents[2])  # .../surrobench/tune/fresh.py -> the folder of surrobench
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, **cache_env(os.environ), "PYTHONPATH": home + (os.pathsep + path if path else "")}
 
 
 def _argv(config: Path) -> list[str]:
-    """The argv of a fresh process that measures the config in the JSON file ``config``."""
     return [sys.executable, "-m", "surrobench.tune.fresh_child", "--config", str(config)]
 
 
 def _one_run(config: dict, tag: str, db: Path, out: Path, timeout_s: float) -> tuple[list[float], str]:
-    """(Per-call host latencies, ms; run id) of ``config`` (:func:`~surrobench.collect.child.config_to_json`)
-    measured in a new process.
-
-    Raises:
-        _FreshFailed: the process timed out, exited non-zero or measured nothing.
-    """
+    """(Per-call host latencies, ms; run id) of ``config`` measured in a new process; :class:`_FreshFailed` when it
+    timed out, exited non-zero or measured nothing."""
     path = out.with_suffix(".config.json")
     path.write_text(json.dumps(config))
     argv = _argv(path) + ["--db", str(db), "--json", str(out), "--tag", tag]
@@ -102,9 +94,9 @@ def _alternating_pairs(
     run_ids: list[str],
     budget: PairBudget | None = None,
 ) -> int:
-    """``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``), alternating, stored in ``db`` (None: not
-    kept) tagged ``prefix:side``; each process's samples go to ``rounds[side]`` and its run id to ``run_ids`` as
-    it finishes. With ``budget``, a pair starts only when it fits; returns how many pairs were skipped.
+    """``pairs`` pairs of ``configs`` (``"baseline"``, ``"recipe"``), alternating, tagged ``prefix:side``; each
+    process's samples appended to ``rounds[side]``, its run id to ``run_ids``. With ``budget``, a pair starts
+    only when it fits; returns how many pairs were skipped.
 
     Raises:
         _FreshFailed: a process failed (:func:`_one_run`).
@@ -128,8 +120,8 @@ def _alternating_pairs(
 
 @dataclass
 class PairBudget:
-    """The search's budget for its fresh pairs: ``deadline`` (``time.monotonic()``) by which the last pair must
-    end; ``pair_s``, seconds one pair takes: :func:`pair_estimate_s` for the first, then the last pair's time."""
+    """``deadline`` (``time.monotonic()``) by which the last fresh pair must end; ``pair_s``, seconds one pair
+    takes (:func:`pair_estimate_s`, then the last pair's)."""
 
     deadline: float
     pair_s: float
@@ -145,19 +137,16 @@ PROCESS_START_S = {"cpu": 3.0, "cuda": 15.0}
 
 
 def pair_estimate_s(setup_ms: tuple[float, float], call_ms: tuple[float, float], calls: int, device: str) -> float:
-    """Seconds one pair of fresh processes takes: per side (baseline, recipe) :data:`PROCESS_START_S`, its setup
-    ``setup_ms`` as measured here (an upper bound: the shared compile cache speeds a fresh one) and ``calls``
-    calls at ``call_ms``."""
+    """Seconds one fresh pair takes: per side (baseline, recipe) :data:`PROCESS_START_S`, ``setup_ms`` as measured
+    here (an upper bound: the shared compile cache speeds a fresh one) and ``calls`` calls at ``call_ms``."""
     start = PROCESS_START_S.get(device, max(PROCESS_START_S.values()))
     return sum(start + (setup + calls * call) / 1000.0 for setup, call in zip(setup_ms, call_ms))
 
 
 @dataclass(frozen=True)
 class ProcessWindows:
-    """Timing windows of a baseline and its recipe, each a pair of fresh processes (:func:`process_windows`):
-    ``windows`` pairs that both finished; ``baseline_rounds``/``recipe_rounds``, ``windows * rounds`` rounds a
-    side (ms per call) in launch order; ``run_ids`` of every finished process; ``error``, the one-line cause
-    when a process failed; ``elapsed_s``, wall seconds; ``interrupted`` by Ctrl-C; ``skipped`` pairs that the
+    """Timing windows of a baseline and its recipe in pairs of fresh processes: ``windows`` pairs that finished,
+    ``windows * rounds`` rounds a side (ms per call); ``error``, a failed process's cause; ``skipped`` pairs the
     budget would not fit. The pairs before a failure or Ctrl-C stand."""
 
     windows: int
@@ -182,14 +171,9 @@ def process_windows(
     timeout_s: float = FRESH_TIMEOUT_S,
     budget: PairBudget | None = None,
 ) -> ProcessWindows:
-    """``pairs`` more timing windows of ``recipe`` and its ``baseline``, each a pair of fresh processes (stored in
-    ``db``; None: not kept) shaped as the search's windows: each process times ``warmup`` and ``rounds*iters``
-    calls in one round (another would build the variant again), split into ``rounds`` rounds. Ctrl-C ends the
-    pairs without raising (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``.
-
-    Raises:
-        ValueError: ``pairs``, ``rounds`` or ``iters`` < 1.
-    """
+    """``pairs`` more windows of ``recipe`` and ``baseline`` in fresh pairs (stored in ``db``; None: not kept), each
+    process timing ``warmup`` and ``rounds*iters`` calls split into ``rounds`` rounds. Ctrl-C ends the pairs
+    (``interrupted``); with ``budget``, a pair that would not fit is ``skipped``. ValueError: an argument < 1."""
     if min(pairs, rounds, iters) < 1:
         raise ValueError(f"pairs, rounds and iters must be >= 1, got {pairs}, {rounds}, {iters}")
     configs = {
@@ -230,12 +214,11 @@ def check_fresh(
     timeout_s: float = FRESH_TIMEOUT_S,
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> FreshCheck | None:
-    """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes, their runs stored
-    in ``db`` (None: a temporary database, not kept); None when the entry has no recipe (nothing to check).
-    ``on_phase`` gets one line before the first process starts.
+    """The :class:`FreshCheck` of ``entry``'s recipe over ``pairs`` pairs of fresh processes (runs stored in ``db``;
+    None: not kept); None when the entry has no recipe. ``on_phase`` gets one line before the first process.
 
     Raises:
-        ValueError: ``pairs`` < 2 (the CI draws processes, and needs two a side).
+        ValueError: ``pairs`` < 2 (the CI draws processes).
         Interrupted: Ctrl-C; ``partial`` the :class:`FreshCheck` with verdict ``interrupted``, the run ids of the
             processes that finished (stored in the database) and their medians.
     """

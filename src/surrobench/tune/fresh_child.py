@@ -22,7 +22,6 @@ from surrobench.results.store import ResultStore
 
 
 def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
-    """The one-config sweep that measures ``cfg`` (one round), tagged ``tag``."""
     one = dict(models=(cfg.model,), shapes=(cfg.shape,), batches=(cfg.batch,), precisions=(cfg.precision,))
     return SweepRequest(
         **one,
@@ -35,7 +34,6 @@ def sweep_of(cfg: ExecConfig, tag: str | None) -> SweepRequest:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The module docstring's command; returns its exit code."""
     parser = argparse.ArgumentParser(prog="python -m surrobench.tune.fresh_child")
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--db", type=Path, required=True)

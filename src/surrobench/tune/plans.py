@@ -1,6 +1,5 @@
-"""Every config of an optimize request searched, stored and reported (:func:`optimize_plans`): the baseline and
-recipe stored as two runs with the report beside them, each recipe measured again in fresh processes with
-``fresh_pairs``; and the two ways a request or a diagnosis meets stored runs (:func:`sweeps_from_run`,
+"""Every config of an optimize request searched, stored (baseline and recipe runs, the report beside them) and
+checked in fresh processes (:func:`optimize_plans`); and stored runs read back (:func:`sweeps_from_run`,
 :func:`measured_for`).
 """
 
@@ -47,8 +46,7 @@ def optimize_plans(
     on_phase: Callable[[str], None] = lambda text: None,
 ) -> OptimizeReport:
     """Optimize every config of ``request.sweeps``; store the baseline run, the recipe run and the report.
-    ``on_config`` is told of each config, ``on_phase`` gets a line before each batch of fresh processes; they
-    share this process's compile cache (:func:`surrobench.execution.compile_cache.shared_compile_cache`)."""
+    ``on_config`` is told of each config, ``on_phase`` gets a line before each batch of fresh processes."""
     configs = [cfg for plan in request.sweeps for cfg in plan.configs]
     surrogates = {name: s for plan in request.sweeps for name, s in plan.surrogates.items()}
     env = fingerprint(request.sweeps[0].request.device)
@@ -67,16 +65,14 @@ def optimize_plans(
         return _report(request, env, now, baseline_run, recipe, done, interrupted, optimize_id)
 
     def progress(partial: ConfigOptimization | None = None) -> None:
-        """The report so far stored as interrupted (replaced by each later write): a kill loses no verdict. A
-        failed write does not stop the search (the config's own write reports it)."""
+        """The report so far stored as interrupted (a kill loses no verdict); a failed write is left to the config's."""
         try:
             add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
         except StoreWriteError:
             pass
 
     def keep(entry: ConfigOptimization) -> None:
-        """The config's baseline and recipe results into their runs (the recipe run begun with the first); the
-        entry is the report's first, so a write that fails keeps it."""
+        """The config's results into their runs, the entry kept first so a failed write keeps it."""
         nonlocal recipe_stored
         entries.append(entry)
         store.add_result(baseline_run.run_id, entry.baseline)
@@ -127,15 +123,13 @@ def optimize_plans(
 
 
 def _unsaved(store: ResultStore, report: OptimizeReport, error: StoreWriteError) -> Unsaved:
-    """The :class:`~surrobench.errors.Unsaved` of a search whose database write failed: the report of every config
-    searched (optimize's ``--json`` document), its runs marked ``unsaved`` where the database still takes that."""
+    """The :class:`~surrobench.errors.Unsaved` of a search whose database write failed, its runs marked ``unsaved``."""
     mark_unsaved(store, *filter(None, (report.baseline_run_id, report.recipe_run_id)))
     return Unsaved(error, report.to_json(), report.optimize_id, len(report.configs), what="optimization")
 
 
 def _interrupted(report: OptimizeReport, total: int) -> Interrupted:
-    """Ctrl-C during ``optimize``: ``partial`` the report of the configs whose search finished and, last, the one
-    cut short with what it judged so far (a note says so; no recipe), stored, its runs in state ``interrupted``."""
+    """Ctrl-C during ``optimize``: ``partial`` the stored report, the config cut short last."""
     return Interrupted(
         f"interrupted: {sum(not c.cut_short for c in report.configs)} of {total} configs optimized"
         + (", the last one in part" if report.configs and report.configs[-1].cut_short else "")
@@ -174,12 +168,10 @@ def _store(store: ResultStore, report: OptimizeReport) -> None:
 
 
 def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
-    """One planned sweep per distinct config of a stored run, with its counts, seed and settings, failed ones
-    included (a remedy may fix them).
+    """One planned sweep per distinct config of a stored run (failed ones too: a remedy may fix them).
 
     Raises:
-        UsageError: the run has no configs, its device is not available here, or a model or shape of it no
-            longer resolves (:func:`plan_sweep`).
+        UsageError: no configs, a device not available here, or a model or shape that no longer resolves.
     """
     if not run.results:
         raise UsageError(f"run {run.run_id} has no configs to optimize")
@@ -209,8 +201,7 @@ def sweeps_from_run(run: RunRecord) -> tuple[SweepPlan, ...]:
 
 
 def measured_for(store: ResultStore, results: tuple[ConfigResult, ...]) -> dict[str, dict]:
-    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were
-    optimized (same model, every input's shape and dtype, batch and device), for the diagnosis to cite."""
+    """``{config label: the newest optimize config object}`` for the configs of ``results`` that were optimized."""
     found = {
         r.label(): latest_optimized_config(store, r.model, r.input_shape, r.batch, r.device, r.inputs) for r in results
     }

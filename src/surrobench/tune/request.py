@@ -1,6 +1,4 @@
-"""What ``surrobench optimize`` is asked for (:class:`OptimizeRequest`), its defaults and their checks: the
-settings of the remedy search of :mod:`surrobench.tune.search`, named by their parameters in errors
-(:meth:`surrobench.errors.UsageError.bad`)."""
+"""What ``surrobench optimize`` is asked for (:class:`OptimizeRequest`), its defaults and their checks."""
 
 from __future__ import annotations
 
@@ -21,8 +19,7 @@ if TYPE_CHECKING:
 #: (:meth:`surrobench.tune.bench.DeviceBench.process_reserve_s`), the config ending within 3 minutes
 #: (docs/benchmarks/h200-optimize.md, "Compiled recipes at batch 8").
 DEFAULT_BUDGET_S = 150.0
-#: Most pairs of fresh processes ``--verify`` or ``--processes`` runs: each pair costs two process starts (and
-#: compilations).
+#: Most pairs of fresh processes ``verify`` or ``processes`` runs (each pair two process starts).
 MAX_FRESH_PAIRS = 20
 #: Rounds per measurement: 6 gives the A/A split 3 rounds a side (the two-stage bootstrap draws rounds).
 DEFAULT_ROUNDS = 6
@@ -91,13 +88,12 @@ class OptimizeRequest:
 
 
 def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int, processes: int = 0) -> None:
-    """Check the search settings (each error names its parameter: :meth:`UsageError.bad`).
+    """Check the search settings.
 
     Raises:
-        UsageError: a value of the wrong type (a number for ``budget_s`` and ``tolerance``, a whole number for
-            ``rounds``, ``verify`` and ``processes``); ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds``
-            < 2 (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the
-            fresh CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
+        UsageError: a value of the wrong type; ``budget_s`` <= 0; ``tolerance`` outside (0, 1); ``rounds`` < 2
+            (the noise floor splits the baseline's rounds in two); ``verify`` neither 0 nor at least 2 (the fresh
+            CI draws processes); ``processes`` outside 0 to :data:`MAX_FRESH_PAIRS`.
     """
     for name, value, kinds in (
         ("budget_s", budget_s, (int, float)),
@@ -127,10 +123,7 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
     """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
-
-    Raises:
-        UsageError: not text or a sequence of text; an unknown name, or none given.
-    """
+    Raises UsageError for anything else, an unknown name, or none."""
     if only is None:
         return None
     if not isinstance(only, str) and not (isinstance(only, Sequence) and all(isinstance(n, str) for n in only)):

@@ -1,15 +1,11 @@
-"""The remedy search of one config (:class:`Search`), measuring through an injected
-:class:`surrobench.tune.bench.Bench` against an injected clock (a test plants timings and time):
+"""The remedy search of one config (:class:`Search`) through an injected :class:`surrobench.tune.bench.Bench` and
+clock, every verdict by the rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster"):
 
-1. :meth:`Search.singles`: each feasible remedy (:meth:`Bench.infeasible`) built, checked, timed with the baseline
-   and judged (:meth:`surrobench.tune.trials.Trials.try_recipe`).
+1. :meth:`Search.singles`: each feasible remedy built, checked, timed with the baseline and judged.
 2. :meth:`Search.stack`: greedy stacking on the fastest accepted remedy, then on its rival (the fastest timed
    remedy that excludes it); the two recipes timed head to head (:meth:`Search.duel`).
-3. :meth:`Search.confirm`: the recipe timed with the baseline in :data:`CONFIRM_WINDOWS` more windows and in pairs
-   of fresh processes; recommended only when its speedup pooled over them is faster
-   (:class:`~surrobench.results.optimize.Unconfirmed` otherwise).
-
-Every verdict reads the one rule of :mod:`surrobench.records.paired` (docs/design.md, "Faster").
+3. :meth:`Search.confirm`: the recipe timed in :data:`CONFIRM_WINDOWS` more windows and pairs of fresh
+   processes; recommended only when its pooled speedup is faster.
 """
 
 from __future__ import annotations
@@ -33,10 +29,9 @@ Singles = list[tuple[Remedy, CandidateResult]]
 
 @dataclass
 class Search(Trials):
-    """The search of the module docstring over :class:`Trials`. :meth:`run` fills ``not_tried`` (``(name,
-    reason)`` the budget left out), ``head_to_head``, ``recipe`` (empty: nothing recommended) with its handle, its
-    pooled speedup and each window's, ``processes`` (its fresh windows), ``confirm_error`` / ``confirm_interrupted``
-    and ``unconfirmed`` (found, but its pooled speedup did not hold)."""
+    """The search of the module docstring. :meth:`run` fills ``not_tried`` (``(name, reason)``), ``recipe`` (empty:
+    nothing recommended) with its handle and speedups, ``processes``, and ``unconfirmed`` (its pooled speedup did
+    not hold)."""
 
     not_tried: list[tuple[str, str]] = field(default_factory=list)
     head_to_head: HeadToHead | None = None
@@ -56,7 +51,7 @@ class Search(Trials):
         return super().deadline() - self.confirm_windows * self.last_window_s
 
     def run(self, remedies: list[Remedy]) -> None:
-        """Steps 1 to 3 of the module docstring over ``remedies``, in their order.
+        """Steps 1 to 3 over ``remedies``, in their order.
 
         Raises:
             KeyboardInterrupt: Ctrl-C before the confirmation (what was judged is in :attr:`done`).
@@ -94,10 +89,9 @@ class Search(Trials):
         return out, best
 
     def stack(self, singles: Singles, best: Handle | None) -> tuple[list[CandidateResult], Recipe, Handle | None]:
-        """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival, the fastest timed
-        remedy that sets the same setting (accepted alone or not), which the first path cannot reach; the rival's
-        recipe wins when the head to head favours it (:meth:`duel`; docs/benchmarks/h200-optimize.md, "Two
-        starts"). Returns (stacked candidates, recipe, its handle)."""
+        """Greedy stacking (:meth:`_path`) from the fastest accepted remedy, then from its rival (the fastest timed
+        remedy that sets the same setting), whose recipe wins when the head to head favours it
+        (docs/benchmarks/h200-optimize.md, "Two starts"). Returns (stacked candidates, recipe, its handle)."""
         timed = sorted(
             ((r, c) for r, c in singles if c.speedup is not None and c.verdict != "rejected_accuracy"),
             key=lambda rc: -rc[1].speedup.median,
@@ -129,11 +123,10 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def _path(self, start: Recipe, handle: Handle, timed: Singles):
-        """Greedy stacking from ``start`` (``handle``) over the timed singles, fastest first: one that sets no setting
-        of the recipe is added, one that sets a setting of a remedy added after the start swapped in (fp16 for tf32
-        in cudagraph+tf32), each kept when it beats the recipe by the rule; then the swaps the first pass could not
-        try yet. Adds and swaps share one pass, so the budget leaves the slowest untried
-        (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new core"). Returns (stacked, recipe, handle)."""
+        """Greedy stacking from ``start`` over the timed singles, fastest first: each single added, or swapped in for
+        a remedy added after the start (fp16 for tf32 in cudagraph+tf32), kept when it beats the recipe; then the
+        swaps the first pass could not try yet (docs/benchmarks/h200-optimize.md, "Every ladder rung on the new
+        core"). Returns (stacked, recipe, handle)."""
         recipe, stacked = start, []
 
         def attempt(candidate: Recipe, swapped_out: str | None = None) -> None:
@@ -167,10 +160,9 @@ class Search(Trials):
         return stacked, recipe, handle
 
     def duel(self, first: tuple[Recipe, Handle], other: tuple[Recipe, Handle]) -> bool:
-        """Whether ``other`` (recipe, handle) replaces ``first``: timed together in one more window, when the head to
-        head's median favours it (both were accepted by the rule; a failed window keeps ``first``); kept as
-        :attr:`head_to_head`. A fresh window, not the ones that picked them, against selection bias (Cawley &
-        Talbot 2010, JMLR 11; docs/benchmarks/h200-optimize.md, "The rest of the ladder on the new core")."""
+        """Whether ``other`` replaces ``first``: its median faster in one more window together (a fresh window against
+        selection bias: Cawley & Talbot 2010, JMLR 11); a failed window keeps ``first``. Kept as
+        :attr:`head_to_head`."""
         (recipe, handle), (rival, rival_handle) = first, other
         try:
             self.window([handle, rival_handle])
@@ -184,10 +176,9 @@ class Search(Trials):
         return wins
 
     def confirm(self, recipe: Recipe, handle: Handle) -> tuple[Speedup, tuple[float, ...]]:
-        """The recipe's speedup over every window it shared with the baseline, after :attr:`confirm_windows` more and
-        the fresh pairs (:meth:`Bench.process_windows`), its interval drawn over windows, and processes
-        (docs/benchmarks/h200-optimize.md, "Windows and processes"); and each window's own. A failed window
-        (:attr:`confirm_error`) or Ctrl-C leaves those measured, Ctrl-C with no fresh processes."""
+        """The recipe's speedup pooled over every window with the baseline after :attr:`confirm_windows` more and the
+        fresh pairs, its interval drawn over windows and processes (docs/benchmarks/h200-optimize.md, "Windows and
+        processes"), and each window's. A failed window or Ctrl-C leaves those measured."""
         for _ in range(self.confirm_windows):
             try:
                 self.window([handle])

@@ -1,8 +1,6 @@
 """One candidate of the remedy search at a time (:class:`Trials`): built, checked by the accuracy guard, timed
-in a window interleaved with the baseline, and judged by the speedup rule of :mod:`surrobench.records.paired`
-against the baseline and, when stacking, against the recipe so far; the budget it runs under and the bookkeeping
-of which baseline rounds each candidate was timed with. :class:`surrobench.tune.search.Search` says in which
-order candidates are tried.
+in a window with the baseline and judged by the rule of :mod:`surrobench.records.paired`; the budget, and which
+baseline rounds each candidate was timed with.
 """
 
 from __future__ import annotations
@@ -31,12 +29,9 @@ WARM_COMPILE_FRACTION = 0.72
 @dataclass
 class Trials:
     """Candidates tried against one baseline through ``bench``, ``rounds`` rounds per window, within ``budget_s``
-    (as given), which ends at ``budget_end`` on ``clock`` (monotonic seconds; a test plants one). ``bounded``
-    (diagnose): a window ends once ``budget_end`` passes, after
-    :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds, and a candidate starts when that least
-    measurement fits (:meth:`minimum_s`). ``on_judged`` is told after each verdict. Kept: ``last_window_s`` and
-    ``last_rounds`` of the last window; ``paired``, ``id(handle)`` -> the baseline rounds it was timed with;
-    ``timed`` handles kept to be profiled, ``unprofiled`` names released before; ``done``, every verdict."""
+    ending at ``budget_end`` on ``clock``. ``bounded`` (diagnose): a window ends once ``budget_end`` passes and a
+    candidate starts when its least measurement fits (:meth:`minimum_s`). ``paired``: ``id(handle)`` -> the
+    baseline rounds it was timed with; ``timed`` handles kept to be profiled; ``done``, every verdict."""
 
     bench: Bench
     rounds: int
@@ -53,34 +48,32 @@ class Trials:
     done: list[CandidateResult] = field(default_factory=list)
 
     def judged(self, result: CandidateResult) -> None:
-        """``result`` judged: kept in :attr:`done`, and :attr:`on_judged` told."""
         self.done.append(result)
         self.on_judged()
 
     def fresh_setup_ms(self, name: str, setup_ms: float) -> float:
         """The setup, ms, a fresh process of recipe ``name`` pays (``setup_ms`` here): a compiled one loads the
-        caches the search filled, so the median setup of the compiled candidates after the first, or
-        :data:`WARM_COMPILE_FRACTION` of the first's while it is the only one; any other its own."""
+        search's caches (the median of the compiled candidates after the first, or :data:`WARM_COMPILE_FRACTION`
+        of the first's)."""
         if not compiles(name):
             return setup_ms
         compiled = [1000.0 * c.setup_s for c in self.done if c.setup_s is not None and compiles(c.name)] or [setup_ms]
         return float(np.median(compiled[1:])) if len(compiled) > 1 else WARM_COMPILE_FRACTION * compiled[0]
 
     def reserve_setup_ms(self) -> float:
-        """The setup, ms, that one of the recipe's fresh processes is expected to pay: the largest of the
-        accepted candidates' so far (the recipe is one of them), each as :meth:`fresh_setup_ms` counts it."""
+        """The largest :meth:`fresh_setup_ms` of the accepted candidates so far (the recipe is one of them)."""
         accepted = [c for c in self.done if c.verdict == "accepted" and c.setup_s is not None]
         return max((self.fresh_setup_ms(c.name, 1000.0 * c.setup_s) for c in accepted), default=0.0)
 
     def deadline(self) -> float:
-        """``clock()`` by which the search stops, so that one pair of fresh processes of a recipe as slow to set
-        up as :meth:`reserve_setup_ms` fits before :attr:`budget_end` (:meth:`Bench.process_reserve_s`)."""
+        """``clock()`` by which the search stops, so one pair of the recipe's fresh processes fits before
+        :attr:`budget_end`."""
         return self.budget_end - self.bench.process_reserve_s(self.reserve_setup_ms())
 
     def expected_s(self, recipe: Recipe | None) -> float:
         """Seconds ``recipe`` takes to build, check and time: the longest candidate so far that compiles as it does
-        (0 before one, or for no recipe); of compiled ones, the first (cold) is left out once there is a second,
-        and counts :data:`WARM_COMPILE_FRACTION` of its time while alone."""
+        (0 before one); the first compiled one (cold) left out once there is a second, else counted at
+        :data:`WARM_COMPILE_FRACTION`."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
@@ -90,9 +83,8 @@ class Trials:
         return max(like, default=0.0)
 
     def minimum_s(self, recipe: Recipe | None) -> float:
-        """Seconds the least measurement of ``recipe`` takes: the longest setup of a candidate judged so far that
-        compiles as it does, and :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the
-        baseline at the baseline's pace (:meth:`Bench.round_s`); 0 for no recipe."""
+        """Seconds the least measurement of ``recipe`` takes: the longest setup so far that compiles as it does, and
+        :data:`~surrobench.execution.interleave.MIN_WINDOW_ROUNDS` rounds of it and the baseline."""
         if recipe is None:
             return 0.0
         compiled = compiles(recipe.name)
@@ -100,8 +92,8 @@ class Trials:
         return setup + MIN_WINDOW_ROUNDS * 2 * self.bench.round_s()
 
     def spent(self, recipe: Recipe | None = None) -> bool:
-        """Whether the search must not start ``recipe``: it would not end by :meth:`deadline` at
-        :meth:`expected_s`, or :meth:`minimum_s` when :attr:`bounded` (None: whether the deadline has passed)."""
+        """Whether ``recipe`` would not end by :meth:`deadline` (:meth:`minimum_s` when :attr:`bounded`, else
+        :meth:`expected_s`)."""
         need = self.minimum_s(recipe) if self.bounded else self.expected_s(recipe)
         return self.clock() + need > self.deadline()
 
@@ -110,11 +102,7 @@ class Trials:
         return f"budget of {self.budget_s:g} s spent"
 
     def window(self, handles: Sequence[Handle]) -> None:
-        """One window of ``handles`` with the baseline (:meth:`Bench.window`), recorded in :attr:`paired`.
-
-        Raises:
-            Exception, KeyboardInterrupt: what the bench's window raised (nothing recorded).
-        """
+        """One window of ``handles`` with the baseline, recorded in :attr:`paired`; raises what the bench's did."""
         baseline = self.bench.baseline
         first, started = len(baseline.rounds), self.clock()
         stop = (lambda: self.clock() >= self.budget_end) if self.bounded else None
@@ -125,24 +113,17 @@ class Trials:
             self.paired.setdefault(id(h), []).extend(range(first, len(baseline.rounds)))
 
     def last_window(self, handle: Handle) -> list[list[float]]:
-        """``handle``'s rounds of the window just timed, ms."""
         return handle.samples_ms()[-self.last_rounds :]
 
     def window_speedup(self, reference: Handle, candidate: Handle) -> Speedup:
-        """``candidate`` over ``reference`` in the window just timed (:class:`PairedSamples`: one process, one
-        window, its rounds)."""
+        """``candidate`` over ``reference`` in the window just timed."""
         return PairedSamples.interleaved(self.last_window(reference), self.last_window(candidate)).speedup()
 
     def try_recipe(
         self, recipe: Recipe, current: Handle | None = None, current_name: str | None = None
     ) -> tuple[CandidateResult, Handle | None]:
-        """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe
-        (``current_name``): ``accepted`` when faster than the one it would replace by the rule
-        (:meth:`surrobench.records.paired.Speedup.faster`); a failure explained in one line.
-
-        Returns:
-            (its :class:`CandidateResult`, its handle when it was timed, else None).
-        """
+        """Build, check and time ``recipe`` against the baseline and, when stacking, the ``current`` recipe:
+        ``accepted`` when faster than the one it would replace. Returns (its result, its handle when timed)."""
         started, bench = self.clock(), self.bench
         try:
             handle = bench.open(recipe)
@@ -210,8 +191,7 @@ class Trials:
         )
 
     def _keep(self, name: str, handle: Handle) -> None:
-        """Keep ``handle`` to be profiled after all timing; when the bench is :meth:`Bench.crowded`, release the
-        kept ones instead (their top op is then not measured)."""
+        """Keep ``handle`` to be profiled, or release all kept ones when the bench is :meth:`Bench.crowded`."""
         self.timed[name] = handle
         if self.bench.crowded():
             self.unprofiled += list(self.timed)

@@ -1,7 +1,6 @@
-"""Fixed-seed input sets, built once per config on the target device before any timing (masks and graphs too,
-never inside the timed loop: docs/sources.md, method §5). Rotating ``input_sets`` buffers keeps a model with
-data-dependent work from settling on one input and large inputs out of L2 between calls; caches are not flushed
-(a deployed surrogate keeps its weights hot, and a flush would add a kernel to every step).
+"""Fixed-seed input sets, built once per config on the device before any timing (docs/sources.md, method §5),
+rotated so a data-dependent model does not settle on one input; caches are not flushed (a deployed surrogate
+keeps its weights hot).
 """
 
 from __future__ import annotations
@@ -15,20 +14,15 @@ if TYPE_CHECKING:  # torch is imported where inputs are made: the CLI reads DEFA
 
     from surrobench.workload.zoo.base import Surrogate
 
-#: Three sets: enough to break the one-buffer cache effect, small enough (3x the input) for any config
-#: that fits once.
+#: Enough to break the one-buffer cache effect, small enough (3x the input) for any config that fits once.
 DEFAULT_INPUT_SETS = 3
 
 
 def make_input_sets(
     surrogate: Surrogate, batch: int, shape: ShapeSpec, *, device: str, seed: int, n_sets: int
 ) -> list[tuple[torch.Tensor, ...]]:
-    """``n_sets`` input tuples drawn in sequence from one generator seeded with ``seed``: the same (model, shape,
-    batch, seed) gives the same sets whatever the precision or mode.
-
-    Raises:
-        UsageError: from the surrogate, when the shape does not fit its layout.
-    """
+    """``n_sets`` input tuples drawn from one generator seeded with ``seed`` (the same whatever the precision or
+    mode); raises UsageError when the shape does not fit the surrogate's layout."""
     import torch
 
     generator = torch.Generator(device=device)

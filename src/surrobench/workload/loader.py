@@ -1,7 +1,6 @@
-"""User models (``module:factory``, ``file.py:factory``, a ``torch.export`` ``.pt2``, a model object:
-:func:`live_surrogate`) as :class:`~surrobench.workload.zoo.base.Surrogate`. :func:`resolve_model` resolves names;
-a bad name or file is a one-line :class:`~surrobench.errors.UsageError`, a failure of the user's code when it runs
-(factory, ``example_inputs`` hook) a :class:`~surrobench.errors.ModelError`, recorded as the config's failure.
+"""User models (``module:factory``, ``file.py:factory``, a ``torch.export`` ``.pt2``, a model object) as
+:class:`~surrobench.workload.zoo.base.Surrogate`: a bad name or file is a :class:`~surrobench.errors.UsageError`,
+a failure of the user's code when it runs a :class:`~surrobench.errors.ModelError`.
 """
 
 from __future__ import annotations
@@ -36,13 +35,11 @@ USER_CHANNELS = 3  # channels of the default (B, 3, N, N) input, the 2-D grid la
 
 @functools.lru_cache(maxsize=32)
 def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
-    """The surrogate named ``spec``: a zoo name, ``package.module:factory``, ``path/to/file.py:factory``, a
-    ``.pt2`` path or ``scenario:NAME`` (:mod:`surrobench.workload.scenarios`), loaded now; ``trust_pickle``
-    allows a ``.pt2`` that loads through pickle (:func:`pickle_members`).
+    """The surrogate named ``spec`` (a zoo name, ``package.module:factory``, ``path/to/file.py:factory``, a ``.pt2``
+    path or ``scenario:NAME``), loaded now; ``trust_pickle`` allows a ``.pt2`` that loads through pickle.
 
     Raises:
-        UsageError: unknown name, a ``.py`` without ``:factory``, a module not importable, no such factory, an
-            unreadable ``.pt2`` or one that needs pickle without ``trust_pickle``.
+        UsageError: a name, module, factory or ``.pt2`` that cannot be loaded (a ``.pt2`` needing pickle too).
     """
     if spec.startswith("scenario:"):
         from surrobench.workload.scenarios import get_scenario_model  # the suite imports the workload layer
@@ -62,14 +59,13 @@ def resolve_model(spec: str, trust_pickle: bool = False) -> Surrogate:
 
 
 def _one_line(exc: BaseException) -> str:
-    """``Type: message`` on one line, for UsageError texts that quote a user's exception."""
+    """``Type: message`` on one line."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _import_target(target: str) -> ModuleType:
-    """Import ``target``: a dotted module name, or a ``.py`` file path (imported under a name derived
-    from its absolute path, so two files called ``model.py`` do not collide in ``sys.modules``)."""
+    """Import a dotted module name, or a ``.py`` file under a name derived from its absolute path."""
     try:
         if not target.endswith(".py"):
             return importlib.import_module(target)
@@ -92,22 +88,11 @@ def _import_target(target: str) -> ModuleType:
         raise UsageError.bad("model", f"{target}: cannot import: {_one_line(exc)}") from exc
 
 
-def _as_input_tuple(value: object, where: str, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """A tensor or a tuple/list of tensors, moved to ``device``; anything else is a ModelError."""
-    items = (value,) if isinstance(value, torch.Tensor) else value
-    if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
-        raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
-    return tuple(t.to(device) for t in items)
-
-
 class FactorySurrogate(Surrogate):
-    """A model built by a user's ``factory()``, which returns an ``nn.Module``. A factory (or inputs hook) with a
-    ``group`` parameter gets the ``torch.distributed`` process group (None in one process; :meth:`with_group`).
-
-    Inputs: the hook ``example_inputs(batch, shape)`` (the factory's attribute, else the module's; ``shape`` the
-    full shape with batch ``batch``, or the bare size) returns a tensor or tuple of tensors, moved to the device;
-    it runs with the CPU torch RNG seeded from ``generator`` and restored after. Without a hook: fp32 randn of
-    the full shape, or ``(B, 3, N, N)`` for a bare size N.
+    """A model built by a user's ``factory()``; a factory or hook with a ``group`` parameter gets the process group
+    (:meth:`with_group`; None in one process). Inputs: the hook ``example_inputs(batch, shape)`` (the factory's
+    attribute, else the module's; ``shape`` full with batch ``batch``, or the bare size), run with the CPU RNG
+    seeded from ``generator``; without one, fp32 randn of the full shape or ``(B, 3, N, N)``.
     """
 
     def __init__(
@@ -128,11 +113,7 @@ class FactorySurrogate(Surrogate):
 
     @classmethod
     def from_spec(cls, spec: str) -> FactorySurrogate:
-        """The factory named by ``package.module:factory`` or ``path/to/file.py:factory``, with its hook.
-
-        Raises:
-            UsageError: a malformed spec, a module that cannot be imported, no such callable.
-        """
+        """The factory named by ``spec``, with its hook; raises UsageError when it cannot be found."""
         target, _, attr = spec.rpartition(":")
         if not target or not attr:
             raise UsageError.bad("model", f"{spec}: expected package.module:factory or path/to/file.py:factory")
@@ -152,8 +133,7 @@ class FactorySurrogate(Surrogate):
         """``factory()`` (``factory(group=...)`` for a distributed factory).
 
         Raises:
-            ModelError: the factory raises (``model m.py:build: factory build() raised ValueError: boom``) or
-                returns no ``nn.Module``.
+            ModelError: the factory raises or returns no ``nn.Module``.
         """
         try:
             module = self._factory(group=self._group) if self.takes_group else self._factory()
@@ -181,10 +161,8 @@ class FactorySurrogate(Surrogate):
             return (randn(dims, generator, device),)
         size = full or shape.size
         where = f"{self._where}: example_inputs({batch}, {size})"
-        # Drawn from the generator (not its initial seed) so successive input sets of one config differ.
-        seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))
-        # CPU RNG only (the hook gets no device): torch.manual_seed would also queue a CUDA reseed that
-        # fork_rng(devices=[]) does not undo.
+        seed = int(torch.randint(2**62, (1,), generator=generator, device=generator.device))  # differs per set
+        # CPU RNG only: torch.manual_seed would also queue a CUDA reseed that fork_rng(devices=[]) does not undo.
         with torch.random.fork_rng(devices=[]):
             torch.default_generator.manual_seed(seed)
             try:
@@ -192,11 +170,13 @@ class FactorySurrogate(Surrogate):
                 value = self._hook(batch, size, **kwargs)
             except (Exception, SystemExit) as exc:
                 raise ModelError(f"{where} raised {_one_line(exc)}") from exc
-        return _as_input_tuple(value, where, device)
+        items = (value,) if isinstance(value, torch.Tensor) else value
+        if not isinstance(items, (tuple, list)) or not items or not all(isinstance(t, torch.Tensor) for t in items):
+            raise ModelError(f"{where} returned {type(value).__name__}, not a tensor or a tuple of tensors")
+        return tuple(t.to(device) for t in items)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
-        """The grid points of the default input (:func:`user_grid_points`); None with an inputs hook, whose
-        inputs declare no layout (its dims could be features)."""
+        """:func:`user_grid_points` of the default input; None with an inputs hook (no declared layout)."""
         return None if self._hook is not None else user_grid_points(inputs[0])
 
 
@@ -207,13 +187,8 @@ def user_grid_points(primary: torch.Tensor) -> int | None:
 
 
 def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurrogate:
-    """A model object given to the library, named by its class (a module) or ``__name__`` (a factory): a module
-    is timed on a ``copy.deepcopy`` at each build (the caller's keeps its device, mode and weights); inputs as
-    :class:`FactorySurrogate`'s, the hook the object's ``example_inputs``.
-
-    Raises:
-        UsageError: ``model`` is neither an ``nn.Module`` nor callable.
-    """
+    """A model object given to the library, named by its class (a module, timed on a ``copy.deepcopy`` at each build)
+    or ``__name__`` (a factory), the hook its ``example_inputs``; raises UsageError when neither."""
     if isinstance(model, nn.Module):
         name = type(model).__name__
 
@@ -236,7 +211,6 @@ def live_surrogate(model: nn.Module | Callable[[], nn.Module]) -> FactorySurroga
 
 
 def _has_group_parameter(fn: Callable) -> bool:
-    """Whether ``fn`` takes a parameter named ``group`` (a distributed factory or inputs hook)."""
     try:
         return "group" in inspect.signature(fn).parameters
     except (TypeError, ValueError):  # builtins and C callables without a readable signature
@@ -244,8 +218,8 @@ def _has_group_parameter(fn: Callable) -> bool:
 
 
 class _ExportedModule(nn.Module):
-    """Holds ``ExportedProgram.module()``; ``train()``/``eval()`` do not reach it: its mode was fixed when traced,
-    and its ``eval()`` raises ("Calling eval() is not supported yet", torch 2.13)."""
+    """Holds ``ExportedProgram.module()``, out of ``train()``/``eval()``'s reach: its mode was fixed when traced,
+    and its ``eval()`` raises (torch 2.13)."""
 
     def __init__(self, program_module: nn.Module) -> None:
         super().__init__()
@@ -259,21 +233,16 @@ class _ExportedModule(nn.Module):
         return self.program(*inputs)
 
 
-#: Archive members holding pickled Python objects other than plain tensors (torch.export's own
-#: ``torch/export/pt2_archive`` layout: ``custom_obj_*`` TorchScript objects, ``opaque_obj_*`` pickles), and
-#: the compiled AOTInductor folder (a shared library is native code).
+#: Archive members of pickled objects other than tensors (``torch/export/pt2_archive``: ``custom_obj_*``
+#: TorchScript objects, ``opaque_obj_*`` pickles), and the AOTInductor folder (native code).
 _UNSAFE_PREFIXES = ("custom_obj_", "opaque_obj_")
 _NATIVE_DIRS = ("data/aotinductor/",)
 
 
 def pickle_members(path: Path) -> list[str]:
     """Members of the ``.pt2`` zip that ``torch.export.load`` would unpickle in full (and so could run code):
-    weights or constants flagged ``use_pickle`` or stored as custom/opaque objects, ``.pt`` members that
-    ``torch.load(weights_only=True)`` refuses, and AOTInductor native code. Empty for plain tensors.
-
-    Raises:
-        UsageError: not a zip archive.
-    """
+    ``use_pickle`` or custom/opaque weights and constants, ``.pt`` members ``torch.load(weights_only=True)``
+    refuses, AOTInductor native code. Raises UsageError for a file that is not a zip archive."""
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -306,9 +275,9 @@ def pickle_members(path: Path) -> list[str]:
 
 
 class ExportedSurrogate(Surrogate):
-    """A saved ``torch.export`` program (``.pt2``). Inputs: randn in the stored examples' dtypes and shapes with
-    dim 0 the batch (a full ``--shape`` for the first); a bare size only if it is the example's last dim;
-    non-floating inputs reused as stored. Dims are checked against the export's constraints before any run."""
+    """A saved ``torch.export`` program (``.pt2``). Inputs: randn in the stored examples' dtypes and shapes, dim 0
+    the batch (a full shape for the first); non-floating inputs reused as stored; dims checked against the
+    export's constraints."""
 
     def __init__(self, path: Path, *, trust_pickle: bool = False) -> None:
         if not path.is_file():
@@ -353,7 +322,7 @@ class ExportedSurrogate(Surrogate):
         )
 
     def _placeholder_shapes(self) -> list[tuple[object, ...]]:
-        """Each user input's traced shape: ints for static dims, SymInts for dynamic ones."""
+        """Each user input's traced shape (SymInts for dynamic dims)."""
         names = set(self._program.graph_signature.user_inputs)
         return [
             tuple(node.meta["val"].shape)
@@ -392,11 +361,10 @@ class ExportedSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """One tensor per program input (class docstring).
+        """One tensor per program input.
 
         Raises:
-            UsageError: a bare size other than the example's last dim, a full shape of another rank, or a
-                dim (batch included) the export's constraints do not allow.
+            UsageError: a bare size other than the example's last dim, or a dim the export does not allow.
         """
         if shape.size is not None and shape.size != self.info.default_size:
             raise UsageError.bad(
@@ -422,5 +390,4 @@ class ExportedSurrogate(Surrogate):
         return tuple(inputs)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int | None:
-        """The spatial points of the first input as a grid ``(B, C, *spatial)``; None when it has none."""
         return user_grid_points(inputs[0])

@@ -1,8 +1,5 @@
-"""Small workloads that each plant one bottleneck, loadable as ``--model scenario:NAME``.
-
-Each is a :class:`~surrobench.workload.zoo.base.Surrogate` with a fixed input layout; the bare ``--shape``
-size N sets its main dimension. They are test workloads for the diagnosis (``surrobench scenarios``), not
-physics surrogates, so they stay out of ``surrobench models``.
+"""Small workloads that each plant one bottleneck for the diagnosis (``scenario:NAME``; the bare size N sets the
+main dimension); not physics surrogates, so not in ``surrobench models``.
 """
 
 from __future__ import annotations
@@ -127,9 +124,8 @@ def _bare(name: str, shape: ShapeSpec) -> int:
 
 
 class ScenarioSurrogate(Surrogate):
-    """One scenario: its module factory, ``dims(batch, shape) -> input shape``, dtype, and whether the
-    input stays in pageable host memory. Points per sample: the grid points of a ``(B, C, H, W)`` input,
-    N of a ``(B, N, W)`` input, 1 of a ``(B, W)`` input."""
+    """One scenario: its module factory, ``dims(batch, shape) -> input shape``, dtype, and whether the input stays
+    in pageable host memory."""
 
     def __init__(
         self,
@@ -157,11 +153,8 @@ class ScenarioSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """One input; for a host-input scenario a pageable CPU tensor whatever the device.
-
-        Raises:
-            UsageError: a shape that does not fit the scenario's layout.
-        """
+        """One input (a pageable CPU tensor for a host-input scenario); raises UsageError for a shape that does not
+        fit."""
         x = randn(self._dims(batch, shape), generator, device, dtype=self._dtype)
         return (x.cpu(),) if self._host else (x,)
 
@@ -199,11 +192,7 @@ SCENARIO_MODELS: dict[str, ScenarioSurrogate] = {
 
 
 def get_scenario_model(spec: str) -> Surrogate:
-    """The scenario surrogate named ``scenario:NAME``.
-
-    Raises:
-        UsageError: unknown scenario; the message lists the known ones.
-    """
+    """The scenario surrogate named ``scenario:NAME``; raises UsageError listing the known ones."""
     if spec not in SCENARIO_MODELS:
         raise UsageError(f"unknown scenario model {spec!r}; known: {', '.join(SCENARIO_MODELS)}")
     return SCENARIO_MODELS[spec]

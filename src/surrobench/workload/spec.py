@@ -1,9 +1,5 @@
-"""Parsing of the sweep specification: shape ladder, batch list, precisions and execution modes.
-
-Syntax (docs/design.md, "Interfaces"): lists are comma-separated. A bare size ``N`` means the model family's default
-layout at N (e.g. ``(B, 3, N, N)`` for 2-D grid models, ``(B*N, d)`` collocation points for a PINN); a full
-shape is written with ``x`` separators, batch first, e.g. ``1x3x128x128``. For a full shape the batch
-dimension is replaced by each entry of the batch list.
+"""Parsing of the sweep specification (docs/design.md, "Interfaces"): comma-separated lists; a bare size ``N`` is
+the model family's layout at N, a full shape ``1x3x128x128`` is batch first (its batch replaced by each batch).
 """
 
 from __future__ import annotations
@@ -55,11 +51,10 @@ def _positive_int(token: str, parameter: str, whole: str) -> int:
 
 
 def parse_shapes(text: str) -> list[ShapeSpec]:
-    """Parse ``--shape``: ``"128,256"`` or ``"1x3x128x128,1x3x256x256"`` (duplicates dropped, order kept).
+    """Parse ``"128,256"`` or ``"1x3x128x128,1x3x256x256"`` (duplicates dropped, order kept).
 
     Raises:
-        UsageError: empty entries, non-integers, zero or negative dimensions, dimensions beyond
-            :data:`MAX_DIM`.
+        UsageError: empty entries, non-integers, dimensions <= 0 or beyond :data:`MAX_DIM`.
     """
     specs = []
     for token in _split(text, "shapes"):
@@ -82,11 +77,7 @@ def parse_batches(text: str) -> list[int]:
 
 
 def parse_devices(text: str) -> list[int]:
-    """Parse ``--devices``: distinct GPU indices ``"0,1,3"`` (>= 0, order kept).
-
-    Raises:
-        UsageError: empty entries, non-integers, negative or repeated indices.
-    """
+    """Parse distinct GPU indices ``"0,1,3"``; raises UsageError for empty, negative, repeated or non-integers."""
     devices = []
     for token in _split(text, "devices"):
         if not token.isdigit():
@@ -111,11 +102,7 @@ def parse_precisions(text: str) -> list[str]:
 
 
 def parse_compile_mode(text: str | None) -> str | None:
-    """Parse ``--compile-mode``: one of :data:`COMPILE_MODES`; None and ``default`` give None.
-
-    Raises:
-        UsageError: an unknown mode.
-    """
+    """One of :data:`COMPILE_MODES` (None and ``default`` give None); raises UsageError for an unknown mode."""
     if text is None:
         return None
     value = text.strip().lower()

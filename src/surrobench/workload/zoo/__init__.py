@@ -1,7 +1,5 @@
-"""The reference surrogates: a registry by CLI name, and the data ``surrobench models`` prints.
-
-Each family lives in its own module and cites its paper; see :mod:`surrobench.workload.zoo.base` for the
-interface the runner uses.
+"""The reference surrogates (one module per family, citing its paper): a registry by CLI name, and the data
+``surrobench models`` prints.
 """
 
 from __future__ import annotations
@@ -17,14 +15,10 @@ from surrobench.workload.zoo.meshgraphnet import MeshGraphNetSurrogate
 from surrobench.workload.zoo.pinn import PINNSurrogate
 from surrobench.workload.zoo.unet import UNet2dSurrogate
 
-_FAMILIES: tuple[type[Surrogate], ...] = (
-    FNO2dSurrogate,
-    UNet2dSurrogate,
-    PINNSurrogate,
-    DeepONetSurrogate,
-    MeshGraphNetSurrogate,
-)
-_REGISTRY: dict[str, type[Surrogate]] = {cls.info.name: cls for cls in _FAMILIES}
+_REGISTRY: dict[str, type[Surrogate]] = {
+    cls.info.name: cls
+    for cls in (FNO2dSurrogate, UNet2dSurrogate, PINNSurrogate, DeepONetSurrogate, MeshGraphNetSurrogate)
+}
 
 
 def surrogate_names() -> list[str]:
@@ -51,15 +45,12 @@ def get_surrogate(name: str) -> Surrogate:
 
 def all_surrogates() -> list[Surrogate]:
     """One instance of every reference surrogate, in listing order."""
-    return [cls() for cls in _FAMILIES]
+    return [cls() for cls in _REGISTRY.values()]
 
 
 def describe(surrogate: Surrogate) -> dict[str, object]:
-    """What ``surrobench models`` shows for one surrogate, JSON-ready.
-
-    Keys: ``name``, ``paper``, ``layout``, ``parameters`` (real-valued parameter count of a freshly built
-    module, complex weights counted twice), ``point_kind``, ``default_size``. Builds the module on the CPU.
-    """
+    """What ``surrobench models`` shows for one surrogate, JSON-ready: its :class:`ModelInfo` and ``parameters``
+    (:func:`count_parameters` of a module built on the CPU)."""
     info = surrogate.info
     return {
         "name": info.name,

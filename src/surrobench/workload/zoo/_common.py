@@ -1,7 +1,4 @@
-"""Helpers shared by the zoo families and the user-model loader: input tensors, layout checks, MLPs.
-
-Kept private to the workload layer; the runner only sees :class:`~surrobench.workload.zoo.base.Surrogate`.
-"""
+"""Helpers shared by the zoo families and the user-model loader: input tensors, layout checks, MLPs."""
 
 from __future__ import annotations
 
@@ -30,8 +27,7 @@ def grid_shape(name: str, batch: int, shape: ShapeSpec, *, channels: int, multip
     """The grid layout ``(B, C, H, W)`` of a bare size N (``H = W = N``) or a full shape (its batch ``batch``).
 
     Raises:
-        UsageError: a full shape that is not rank 4, has a channel count other than ``channels``, or
-            a spatial size not divisible by ``multiple_of``.
+        UsageError: a full shape other than ``(B, channels, H, W)``, or H or W not divisible by ``multiple_of``.
     """
     if shape.full is None:
         dims = (batch, channels, shape.size, shape.size)
@@ -60,11 +56,7 @@ class GridSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(x,)``.
-
-        Raises:
-            UsageError: as :func:`grid_shape`.
-        """
+        """``(x,)``; raises UsageError as :func:`grid_shape`."""
         dims = grid_shape(self.info.name, batch, shape, channels=self.channels, multiple_of=self.multiple_of)
         return (randn(dims, generator, device),)
 
@@ -73,11 +65,8 @@ class GridSurrogate(Surrogate):
 
 
 def points_shape(name: str, batch: int, shape: ShapeSpec, *, dim: int) -> tuple[int, int, int]:
-    """The point-cloud layout ``(B, N, dim)`` of a bare size N or a full shape ``Bx N x dim``.
-
-    Raises:
-        UsageError: a full shape that is not rank 3 or whose last dimension is not ``dim``.
-    """
+    """The point-cloud layout ``(B, N, dim)`` of a bare size N or a full shape; raises UsageError for a full shape
+    other than ``Bx N x dim``."""
     if shape.full is None:
         return (batch, shape.size, dim)
     if len(shape.full) != 3 or shape.full[2] != dim:

@@ -29,8 +29,7 @@ class Surrogate(ABC):
     (the same seed, the same inputs: docs/design.md, "The pipeline")."""
 
     info: ModelInfo
-    #: True for a distributed model whose factory takes the process group (see
-    #: :class:`~surrobench.workload.loader.FactorySurrogate`).
+    #: True for a distributed model whose factory takes the process group.
     takes_group: bool = False
 
     @abstractmethod

@@ -24,12 +24,8 @@ DEPTH = 3  # hidden layers per sub-net
 
 
 class DeepONet(nn.Module):
-    """Branch MLP ``(B, m) -> (B, p)``, trunk MLP ``(N, d) -> (N, p)``, output ``(B, N)``.
-
-    The trunk input is shared by the whole batch, the common case of one query grid for all input
-    functions; the trunk then costs the same at every batch size, which the scaling analysis should see.
-    ReLU activations, linear last layers.
-    """
+    """Branch MLP ``(B, m) -> (B, p)``, trunk MLP ``(N, d) -> (N, p)`` (ReLU), output ``(B, N)``. One query grid
+    for the whole batch: the trunk costs the same at every batch size."""
 
     def __init__(
         self,
@@ -49,11 +45,8 @@ class DeepONet(nn.Module):
 
 
 class DeepONetSurrogate(Surrogate):
-    """``deeponet``: unstacked DeepONet of Lu et al. 2021 (Nat. Mach. Intell.), m=100 sensors, p=128.
-
-    Inputs ``y: (N, 2)`` query points shared across the batch (first: the primary input carries the ladder) and
-    ``u: (B, 100)`` sensor values, fp32; output ``(B, N)``. A bare size N: the query points, per sample.
-    """
+    """``deeponet``: m=100 sensors, p=128; output ``(B, N)``. The query points come first: the primary input
+    carries the ladder."""
 
     info = ModelInfo(
         name="deeponet",
@@ -69,7 +62,7 @@ class DeepONetSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(y, u)`` with ``y: (N, 2)``, ``u: (B, 100)``.
+        """``(y, u)``.
 
         Raises:
             UsageError: a full shape; two inputs of different shapes have no single full shape.

@@ -23,14 +23,10 @@ PROJECTION_WIDTH = 128  # the reference code's fc1 width
 
 
 class SpectralConv2d(nn.Module):
-    """Fourier layer kernel: ``irfft2(R · rfft2(x))`` keeping the lowest ``modes`` frequencies.
-
-    ``R`` holds two complex weight blocks ``(C_in, C_out, modes, modes)``: one for the non-negative and
-    one for the negative frequencies along H (the rfft already folds the negative ones along W). On a
-    grid too small for ``modes``, the kept modes are clamped to ``H // 2`` (so the two blocks never
-    overlap) and ``W // 2 + 1`` (all rfft bins), and the weights are sliced to match.
-
-    Shapes: ``(B, C_in, H, W) -> (B, C_out, H, W)``.
+    """Fourier layer kernel ``irfft2(R · rfft2(x))``, ``(B, C_in, H, W) -> (B, C_out, H, W)``, keeping the lowest
+    ``modes`` frequencies: ``R`` is two complex blocks ``(C_in, C_out, modes, modes)``, for the non-negative and
+    the negative frequencies along H (the rfft folds W). On a small grid the modes are clamped to ``H // 2`` and
+    ``W // 2 + 1``, the weights sliced to match.
     """
 
     def __init__(self, in_channels: int, out_channels: int, modes: int) -> None:
@@ -59,10 +55,8 @@ class SpectralConv2d(nn.Module):
 
 
 class FNO2d(nn.Module):
-    """Lifting (1x1 conv), ``n_layers`` Fourier layers (spectral conv + 1x1 conv skip), projection MLP.
-
-    Channels-first 1x1 convolutions replace the reference code's channels-last ``nn.Linear`` layers (the
-    same pointwise maps). As in the reference code, GELU follows every Fourier layer but the last.
+    """Lifting, ``n_layers`` Fourier layers (spectral conv + 1x1 conv skip, GELU after all but the last), projection
+    MLP; 1x1 convolutions for the reference code's channels-last ``nn.Linear`` (the same pointwise maps).
 
     Shapes: ``(B, in_channels, H, W) -> (B, out_channels, H, W)``.
     """
@@ -94,11 +88,7 @@ class FNO2d(nn.Module):
 
 
 class FNO2dSurrogate(GridSurrogate):
-    """``fno2d``: FNO of Li et al. 2021 (ICLR), width 32, 16 modes, 4 Fourier layers.
-
-    Input ``x: (B, 3, N, N)`` fp32 (a full shape ``Bx3xHxW`` may be rectangular); output ``(B, 1, N, N)``.
-    Points per sample: ``H * W`` grid points.
-    """
+    """``fno2d``: width 32, 16 modes, 4 Fourier layers; output ``(B, 1, H, W)`` (a full shape may be rectangular)."""
 
     info = ModelInfo(
         name="fno2d",

@@ -30,13 +30,11 @@ def _latent_mlp(in_dim: int, out_dim: int = HIDDEN, *, layer_norm: bool = True) 
 
 
 class MeshGraphNet(nn.Module):
-    """Encoder MLPs for nodes and edges, ``steps`` residual message-passing blocks, node decoder MLP.
+    """Node and edge encoders, ``steps`` residual blocks (``m_ij = MLP_e([e_ij, x_src, x_dst])``,
+    ``x_i += MLP_v([x_i, sum_j m_ji])``, ``e_ij += m_ij``; ``edge_index[0]`` the source), a node decoder.
 
-    Each block: ``m_ij = MLP_e([e_ij, x_src, x_dst])``, ``x_i += MLP_v([x_i, sum_j m_ji])``,
-    ``e_ij += m_ij``. Messages flow from ``edge_index[0]`` (source) to ``edge_index[1]`` (destination).
-
-    Shapes: node features ``(B, N, node_dim)``, edge_index ``(2, E)`` int64 into the ``B*N`` flattened
-    nodes, edge features ``(E, edge_dim)`` -> ``(B, N, out_dim)``.
+    Shapes: nodes ``(B, N, node_dim)``, edge_index ``(2, E)`` int64 into the ``B*N`` nodes, edges
+    ``(E, edge_dim)`` -> ``(B, N, out_dim)``.
     """
 
     def __init__(
@@ -66,12 +64,9 @@ class MeshGraphNet(nn.Module):
 
 
 def grid_mesh_edges(side: int, batch: int, device: torch.device) -> torch.Tensor:
-    """Directed edges ``(2, E)`` int64 of ``batch`` disjoint triangulated ``side x side`` grid meshes.
-
-    Node ``(i, j)`` of copy ``b`` is ``b * side**2 + i * side + j``. Each cell is split by its (i, j)-(i+1, j+1)
-    diagonal; every undirected edge appears in both directions, so
-    ``E = 2 * batch * (2 * side * (side - 1) + (side - 1)**2)``. Built on ``device`` with no randomness.
-    """
+    """Directed edges ``(2, E)`` int64 of ``batch`` disjoint ``side x side`` grid meshes, each cell split by its
+    (i, j)-(i+1, j+1) diagonal, node ``(i, j)`` of copy ``b`` numbered ``b * side**2 + i * side + j``:
+    ``E = 2 * batch * (2 * side * (side - 1) + (side - 1)**2)``."""
     idx = torch.arange(side * side, device=device).view(side, side)
     pairs = [(idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :]), (idx[:-1, :-1], idx[1:, 1:])]
     undirected = torch.cat([torch.stack([a.flatten(), b.flatten()]) for a, b in pairs], dim=1)
@@ -81,11 +76,8 @@ def grid_mesh_edges(side: int, batch: int, device: torch.device) -> torch.Tensor
 
 
 class MeshGraphNetSurrogate(Surrogate):
-    """``meshgraphnet``: MeshGraphNet of Pfaff et al. 2021 (ICLR), hidden 128, 6 processor steps.
-
-    Inputs: node features ``(B, N, 3)`` fp32, edge_index ``(2, E)`` int64, edge features ``(E, 3)`` fp32; output
-    ``(B, N, 2)``: B disjoint triangulated ``s x s`` grid meshes (:func:`grid_mesh_edges`), ``s = round(sqrt(N))``
-    for a bare size N, N a perfect square in a full shape ``Bx N x 3``. Points: the N nodes per sample.
+    """``meshgraphnet``: hidden 128, 6 processor steps; output ``(B, N, 2)``. B disjoint triangulated ``s x s`` grid
+    meshes (:func:`grid_mesh_edges`), ``s = round(sqrt(N))``; N a perfect square in a full shape ``Bx N x 3``.
     """
 
     info = ModelInfo(
@@ -102,7 +94,7 @@ class MeshGraphNetSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(node_features, edge_index, edge_features)`` for ``batch`` mesh copies.
+        """``(node_features, edge_index, edge_features)``.
 
         Raises:
             UsageError: fewer than 4 nodes, or a full shape that is not ``Bx N x 3`` with N a perfect square.

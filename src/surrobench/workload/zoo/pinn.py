@@ -2,8 +2,7 @@
 
 Source: M. Raissi, P. Perdikaris, G. E. Karniadakis, "Physics-informed neural networks: A deep learning
 framework for solving forward and inverse problems involving nonlinear partial differential equations",
-J. Comput. Phys. 378 (2019) 686-707. The network is their fully connected tanh MLP on space-time
-collocation points; inference is a forward pass only (no autograd residual).
+J. Comput. Phys. 378 (2019) 686-707: their tanh MLP on space-time collocation points, forward only.
 """
 
 from __future__ import annotations
@@ -24,11 +23,8 @@ DEPTH = 8
 
 
 class PINNSurrogate(Surrogate):
-    """``pinn-mlp``: tanh MLP 3 -> 8 x 128 -> 2 on collocation points (Raissi et al. 2019, JCP).
-
-    Input ``x: (B, N, 3)`` fp32, N collocation points (x, y, t) per sample (points per sample); output
-    ``(B, N, 2)``. The batch stays its own dimension (the same ``(B*N) x 3`` GEMMs) so N can be read.
-    """
+    """``pinn-mlp``: tanh MLP 3 -> 8 x 128 -> 2; output ``(B, N, 2)``. The batch stays its own dimension (the same
+    ``(B*N) x 3`` GEMMs) so N can be read."""
 
     info = ModelInfo(
         name="pinn-mlp",
@@ -44,7 +40,7 @@ class PINNSurrogate(Surrogate):
     def example_inputs(
         self, batch: int, shape: ShapeSpec, *, generator: torch.Generator, device: torch.device
     ) -> tuple[torch.Tensor, ...]:
-        """``(x,)`` with ``x: (B, N, 3)``. Raises UsageError for a full shape other than ``Bx N x 3``."""
+        """``(x,)``. Raises UsageError for a full shape other than ``Bx N x 3``."""
         return (randn(points_shape(self.info.name, batch, shape, dim=IN_DIM), generator, device),)
 
     def points_per_sample(self, inputs: tuple[torch.Tensor, ...]) -> int:

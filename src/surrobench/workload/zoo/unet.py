@@ -2,8 +2,7 @@
 
 Sources: O. Ronneberger, P. Fischer, T. Brox, "U-Net: Convolutional Networks for Biomedical Image
 Segmentation", MICCAI 2015 (arXiv:1505.04597) for the encoder-decoder with skip connections;
-Y. Wu, K. He, "Group Normalization", ECCV 2018 (arXiv:1803.08494) for the normalisation, which does not
-depend on the batch size and so behaves the same at every batch of the sweep.
+Y. Wu, K. He, "Group Normalization", ECCV 2018 (arXiv:1803.08494), the same at every batch size.
 """
 
 from __future__ import annotations
@@ -71,10 +70,7 @@ class UNet2d(nn.Module):
 
 
 class UNet2dSurrogate(GridSurrogate):
-    """``unet2d``: U-Net of Ronneberger et al. 2015 with GroupNorm (Wu & He 2018), 3 levels, base width 32.
-
-    Input ``x: (B, 3, N, N)`` fp32, N divisible by 8; output ``(B, 1, N, N)``. Points per sample: ``H * W``.
-    """
+    """``unet2d``: 3 levels, base width 32; output ``(B, 1, N, N)``."""
 
     info = ModelInfo(
         name="unet2d",
