@@ -116,7 +116,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         source="nsys",
         paths=(str(path),),
         ranks=ranks,
-        device_names=_gpu_names(db, tables),
+        device_names=_gpu_names(db) if "TARGET_INFO_GPU" in tables else {},
         event_counts=counts,
         cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
         anomalies=anomalies,
@@ -240,9 +240,7 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
     return anomalies
 
 
-def _gpu_names(db, tables) -> dict[int, str]:
-    if "TARGET_INFO_GPU" not in tables:
-        return {}
+def _gpu_names(db) -> dict[int, str]:
     return {int(i): str(n) for i, n in db.execute("SELECT id, name FROM TARGET_INFO_GPU") if i is not None}
 
 
