@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from surrobench.report.markdown import results_markdown
+from surrobench.report.run import results_markdown
 from surrobench.report.scaling import scaling_markdown
 from surrobench.results.scaling import scaling_rows
 from surrobench.results.store import ResultStore

@@ -9,6 +9,14 @@ from pathlib import Path
 BASE_US = 5_000_000_000.0  # large, like real Kineto timestamps
 
 
+def op_table_from_trace(path):
+    """The op table of the trace at ``path`` (:func:`surrobench.analysis.ops.op_table_from_timeline`)."""
+    from surrobench.analysis.ops import op_table_from_timeline
+    from surrobench.trace import load_trace
+
+    return op_table_from_timeline(load_trace(path))
+
+
 def kernel(ts, dur, corr, stream=7, name="k", device=0):
     return {
         "ph": "X",

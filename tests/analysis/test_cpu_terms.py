@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from gpu_terms import gpu_words
 from synthetic import config, latency_samples
 
 from surrobench.analysis.detect_host import PAGE_FAULTS_MIN_PER_STEP
-from surrobench.analysis.device_words import gpu_words, words
 from surrobench.analysis.diagnose import diagnose_config, diagnose_run
 from surrobench.analysis.evidence import ConfigEvidence
-from surrobench.analysis.op_families import OP_FAMILIES, family_actions
+from surrobench.analysis.op_families import OP_FAMILIES, family_actions, words
 from surrobench.records.findings import Finding
 from surrobench.records.ops import OpStat, OpTable, categorize
 from surrobench.records.system import HostHotspot, SystemView

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from synthetic import config
 
-from surrobench.analysis.detect_kernels import matmul_precision
+from surrobench.analysis.detect_ops import matmul_precision
 from surrobench.analysis.detect_ops import memory_bound
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS

@@ -12,7 +12,7 @@ from synthetic import config, latency_samples
 from surrobench.analysis.detect_ops import compute_bound, fragmented_ops, memory_bound
 from surrobench.analysis.detect_run import memory_pressure
 from surrobench.analysis.diagnose import ConfigEvidence, diagnose_config, diagnose_run
-from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of, get_family
+from surrobench.analysis.op_families import OP_FAMILIES, family_actions, family_of
 from surrobench.analysis.roofline import RooflineOp, RooflineReport
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS as TH
 from surrobench.records.ceilings import Ceilings
@@ -21,6 +21,8 @@ from surrobench.records.ops import OpStat, OpTable
 
 CEILINGS = Ceilings("NVIDIA H200", 4000.0, {"fp32": 50.0}, "2026-12-01T00:00:00+00:00")
 RIDGE = CEILINGS.ridge_flop_per_byte("fp32")
+
+_FAMILIES = {f.name: f for f in OP_FAMILIES}
 
 
 def _op(name, category, ms, share, *, gbps, flops=None, peak_fraction=None):
@@ -122,7 +124,7 @@ def _joined(clauses) -> str:
 
 def test_two_families_give_two_actions_each_once():
     text = _joined(family_actions(["aten::_fft_r2c", "aten::gelu", "aten::_fft_c2r", "aten::add"]))
-    fft, elementwise = (_joined(get_family(name).action) for name in ("fft", "elementwise"))
+    fft, elementwise = (_joined(_FAMILIES[name].action) for name in ("fft", "elementwise"))
     assert text.count(fft) == 1 and text.count(elementwise) == 1
     assert text.index("fft (") < text.index("elementwise (") and family_actions(["nccl:all_reduce"]) == ()
 
@@ -133,7 +135,7 @@ def test_each_family_names_the_remedies_its_clauses_suggest():
     assert remedies["normalization"] == [(), ("compile",)]
     assert remedies["convolution"] == [("tf32", "bf16"), ("cudnn_benchmark",), ()]
     assert remedies["fft"] == [(), (), (), ()]  # "half precision only at power-of-2 sizes" is a caveat
-    assert [c.remedies for c in get_family("convolution").cpu_action] == [("threads",), (), ("channels_last",)]
+    assert [c.remedies for c in _FAMILIES["convolution"].cpu_action] == [("threads",), (), ("channels_last",)]
     clauses = family_actions(["aten::convolution", "aten::gelu"])
     assert clauses[0].text.startswith("convolution (aten::convolution): ") and clauses[0].remedies == ("tf32", "bf16")
     assert clauses[-1].remedies == ("compile",)
@@ -240,7 +242,7 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
             "profiler",
         )
 
-    # a GPU's configs (a device-basis table): a CPU's get the CPU's words (analysis.device_words)
+    # a GPU's configs (a device-basis table): a CPU's get the CPU's words (analysis.op_families.words)
     small = replace(config(latency_samples(1.0, 0.01), model="u", size=64), device="cuda")
     large = replace(config(latency_samples(20.0, 0.01), model="u", size=128), device="cuda")
     (f,) = superlinear_scaling([small, large], {small.key(): table(600), large.key(): table(9600)}, TH, {})
@@ -250,7 +252,7 @@ def test_superlinear_group_norm_gets_its_family_advice_not_nhwc():
 def test_a_host_to_device_copy_is_not_a_memory_bound_op():
     # the pageable-h2d scenario on the H200: aten::_to_copy held 93% of op time at 14 GB/s, which is the host
     # link (h2d_transfer's finding), not device memory bandwidth
-    from surrobench.analysis.trace_facts import TraceFacts
+    from surrobench.analysis.timeline import TraceFacts
 
     copy = _op("aten::_to_copy", "copy/cast", 11.0, 0.7, gbps=14.0, flops=0)
     norm = _op("aten::native_group_norm", "normalization", 3.0, 0.2, gbps=100.0, flops=10**6)

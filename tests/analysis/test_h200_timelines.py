@@ -57,7 +57,7 @@ def test_a_compiled_graph_replay_is_its_kernels_and_not_launch_bound():
     profile, docs/benchmarks/h200-optimize.md "Re-runs"): the replay is launched inside Dynamo's
     ``Torch-Compiled Region`` op, which must not take the kernels' time; without graphs the same compiled
     model was launch-bound (GPU busy 27%)."""
-    from surrobench.analysis.ops import op_table_from_trace
+    from kineto_synth import op_table_from_trace
 
     path = FIXTURES / "unet_512_b1_tf32_reduce_overhead_h200.json.gz"
     table = op_table_from_trace(path)

@@ -9,7 +9,7 @@ from synthetic import config, latency_samples
 
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.host_floor import HostFloor, cap_at_host_floor, host_floors
-from surrobench.analysis.trace_facts import TraceFacts
+from surrobench.analysis.timeline import TraceFacts
 from surrobench.records.findings import Clause, Evidence, Finding
 from surrobench.records.run import HOST_SUBMIT_KEY
 

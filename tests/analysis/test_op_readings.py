@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from kineto_synth import op_table_from_trace
 
 from surrobench.analysis.op_readings import (
     FRAGMENTED_SHARE,
@@ -15,7 +16,6 @@ from surrobench.analysis.op_readings import (
     read_structure,
     read_table,
 )
-from surrobench.analysis.ops import op_table_from_trace
 from surrobench.records.ops import OpStat, OpTable
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"

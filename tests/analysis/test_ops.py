@@ -7,8 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kineto_synth import annotation, cpu_op, kernel, runtime, write
-from surrobench.analysis.ops import op_table_from_trace
+from kineto_synth import annotation, cpu_op, kernel, op_table_from_trace, runtime, write
 from surrobench.collect.op_events import tables_from_events
 from surrobench.records.ops import CATEGORIES, SMALL_KERNEL_US, OpTable, categorize
 
@@ -227,7 +226,7 @@ def test_events_builder_cpu_basis_and_json_round_trip():
 
 def test_a_launch_without_external_id_belongs_to_the_op_around_it_in_both_tables(tmp_path):
     from surrobench.analysis.activity import gpu_activity
-    from surrobench.analysis.launches import launch_stats
+    from surrobench.analysis.timeline import launch_stats
     from surrobench.trace import load_trace
 
     events = [

@@ -7,7 +7,7 @@ from kineto_synth import annotation, cpu_op, launch, runtime, write
 
 from surrobench.analysis.gaps import MAX_LISTED_GAPS
 from surrobench.analysis.timeline import analyze_timeline
-from surrobench.analysis.trace_facts import trace_facts
+from surrobench.analysis.timeline import trace_facts
 from surrobench.trace import load_trace
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpu_terms import gpu_words
 
 import surrobench
-from surrobench.analysis.device_words import gpu_words
 from surrobench.api.scenarios import SUITE_SCHEDULE, run_scenarios
 from surrobench.errors import UsageError
 from surrobench.records import schemas

@@ -10,7 +10,7 @@ from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
 from surrobench.collect.kineto_ops import ops_from_kineto
-from surrobench.collect.module_ranges import module_ranges, modules_lost
+from surrobench.collect.child import module_ranges, modules_lost
 from surrobench.collect.op_events import tables_from_events
 from surrobench.records.kernels import module_path
 

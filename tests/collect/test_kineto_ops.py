@@ -11,7 +11,7 @@ from torch import nn
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 from surrobench.collect.kineto_ops import ops_from_kineto
-from surrobench.collect.module_ranges import module_ranges
+from surrobench.collect.child import module_ranges
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo import get_surrogate
 

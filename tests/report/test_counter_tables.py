@@ -26,10 +26,10 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, CounterProblem
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpStat, OpTable
-from surrobench.report.counter_tables import COLUMNS, counter_rows, counters_renderables
+from surrobench.report.kernel_tables import COUNTER_COLUMNS, counter_rows, counters_renderables
 from surrobench.report.kernel_tables import MAX_KERNEL_ROWS, short_kernel_name
 from surrobench.report.op_tables import profile_renderables
-from surrobench.report.roofline_plot import ESTIMATED_LABEL, MEASURED_LABEL, measured_points, roofline_figure
+from surrobench.report.plots import ESTIMATED_LABEL, MEASURED_LABEL, measured_points, roofline_figure
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "ncu"
 #: `surrobench calibrate` on the same H200 (docs/benchmarks/h200-counters.md)
@@ -58,7 +58,7 @@ def test_rows_are_the_longest_launches_with_their_class_shares_and_verdict(count
     rows = counter_rows(doc)
     assert len(counters.kernels) > MAX_KERNEL_ROWS and len(rows) == MAX_KERNEL_ROWS
     longest = sorted(counters.kernels, key=lambda k: -k.counters.duration_ns)[:MAX_KERNEL_ROWS]
-    cells = [dict(zip(COLUMNS, row)) for row in rows]
+    cells = [dict(zip(COUNTER_COLUMNS, row)) for row in rows]
     assert [c["kernel"] for c in cells] == [short_kernel_name(k.counters.name) for k in longest]
     assert [float(c["ncu us"]) for c in cells] == [round(k.counters.duration_ns / 1e3, 1) for k in longest]
     for c, k in zip(cells, longest):
@@ -75,7 +75,7 @@ def test_the_terminal_gets_one_table_and_the_replay_cost_per_measured_config(cou
     refused = ConfigCounters(problem=CounterProblem("permission", "ERR_NVGPUCTRPERM"))
     out = counters_renderables({"tf 256 b8": counters.to_json(), "other": refused.to_json()}, width=120)
     (table,) = _tables(out)
-    assert [c.header for c in table.columns] == list(COLUMNS)  # nothing dropped at 120 columns
+    assert [c.header for c in table.columns] == list(COUNTER_COLUMNS)  # nothing dropped at 120 columns
     assert table.row_count == MAX_KERNEL_ROWS and "tf 256 b8" in str(table.title)
     (cost,) = [str(r) for r in out if not isinstance(r, Table)]
     assert f"{len(counters.kernels)} kernel launches, {counters.passes} passes, 41.2 s under ncu" in cost
@@ -91,7 +91,7 @@ def test_the_profile_prints_the_counters_after_the_kernels(counters):
     readings = read_table(table, "patch-transformer", result.input_shape)
     report = ProfileReport(result, 1, "ok", None, table, readings, 4.0, 0.05, counters=counters).to_json()
     tables = _tables(profile_renderables([report], top_n=5, width=120))
-    assert [c.header for c in tables[-1].columns] == list(COLUMNS)
+    assert [c.header for c in tables[-1].columns] == list(COUNTER_COLUMNS)
     assert not _tables(profile_renderables([{**report, "counters": None}], top_n=5, width=120))[1:]
 
 

@@ -13,7 +13,7 @@ from synthetic import config, latency_samples
 from surrobench.records.findings import Evidence, Finding
 from surrobench.report.escape import plain, rich_escape
 from surrobench.report.findings import findings_explained
-from surrobench.report.terminal import results_table
+from surrobench.report.run import results_table
 
 
 def _render(renderable) -> str:

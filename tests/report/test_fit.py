@@ -13,7 +13,7 @@ from surrobench.records.findings import Evidence, Finding
 from surrobench.report.comparison import comparison_tables
 from surrobench.report.findings import findings_brief
 from surrobench.report.fit import Col, fit_table
-from surrobench.report.terminal import results_table
+from surrobench.report.run import results_table
 from surrobench.results.compare import compare_runs
 
 

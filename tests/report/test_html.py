@@ -97,7 +97,7 @@ def test_html_and_markdown_results_rows_share_their_cells():
     from dataclasses import replace
 
     from surrobench.report.cells import result_cells
-    from surrobench.report.markdown import results_markdown
+    from surrobench.report.run import results_markdown
 
     ok = config(latency_samples(1.0, 0.02), top_op={"name": "aten::mm", "share": 0.4})
     failed = replace(config([], status="oom", batch=4), error="CUDA out of memory")

@@ -1,4 +1,4 @@
-"""The one markdown table writer (:func:`surrobench.report.markdown.md_table`) and its users: free text with
+"""The one markdown table writer (:func:`surrobench.report.escape.md_table`) and its users: free text with
 pipes, backslashes or newlines stays inside its cell and its row."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from dataclasses import replace
 from synthetic import config, latency_samples
 
 from surrobench.api.scenarios import SCENARIOS, Outcome
-from surrobench.report.markdown import md_escape, md_table, results_markdown
+from surrobench.report.escape import md_escape, md_table
+from surrobench.report.run import results_markdown
 from surrobench.report.scenarios import scenarios_markdown
 
 

@@ -11,7 +11,7 @@ from synthetic import config, latency_samples, optimize_doc
 
 from surrobench.report.history import history_table
 from surrobench.report.optimize import SPEEDUP_HEADER, off_device, optimize_renderables, rows
-from surrobench.report.terminal import results_table
+from surrobench.report.run import results_table
 from surrobench.results.store import RunSummary
 
 ALL_RESULT_COLUMNS = ("model", "shape", "B", "prec", "mode", "median ms", "P95 ms", "samples/s", "points/s", "peak MiB")

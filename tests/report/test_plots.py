@@ -127,7 +127,7 @@ def _serve_record(service_ms: float):
 
 def test_the_serve_curve_labels_its_latency_ticks_as_plain_numbers_under_a_decade():
     """15-30 ms spans less than a decade: matplotlib labels the minor ticks, in mathtext by default."""
-    from surrobench.report.serve import latency_throughput
+    from surrobench.report.plots import latency_throughput
 
     labels = _drawn_tick_labels(latency_throughput(_serve_record(18.0)))
     assert labels and not [t for t in labels if "$" in t or "mathdefault" in t]
@@ -153,7 +153,7 @@ def _drawn_labels(axis, renderer):
 
 @functools.lru_cache(maxsize=1)
 def _long_name_figures():
-    from surrobench.report.serve import latency_throughput
+    from surrobench.report.plots import latency_throughput
     from surrobench.results.compare import compare_runs
     from synthetic import run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from synthetic import config, multi_rank_rows
 
-from surrobench.report.markdown import results_markdown
+from surrobench.report.run import results_markdown
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells, scaling_markdown
 from surrobench.results.scaling import comm_breakdown, scaling_rows
 

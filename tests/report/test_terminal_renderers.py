@@ -64,7 +64,7 @@ def test_models_and_ceilings_tables():
 def test_the_step_table_lists_the_first_steps_and_counts_the_rest():
     from rich.console import Console
 
-    from surrobench.analysis.busy import StepBusy
+    from surrobench.analysis.timeline import StepBusy
     from surrobench.api.analyze import analyze
     from surrobench.report.timeline import MAX_STEP_ROWS, render_timeline
     from surrobench.trace import load_trace

@@ -13,7 +13,7 @@ from kineto_synth import BASE_US, kernel, launch, runtime, write
 
 from surrobench.errors import UsageError
 from surrobench.trace import kineto_json, kineto_split, load_trace
-from surrobench.trace.chrome_decode import DictSlice
+from surrobench.trace.kineto_json import DictSlice
 from surrobench.trace.kineto import load_kineto_files
 from surrobench.trace.model import CopyKind, HostMemory
 
@@ -173,9 +173,9 @@ def test_without_msgspec_and_orjson_the_stdlib_path_reads_the_same(tmp_path):
     for name in ("msgspec", "orjson"):
         (tmp_path / f"{name}.py").write_text("raise ImportError('hidden')\n")
     code = (
-        "import sys, json; from surrobench.trace import load_trace, chrome_decode; "
+        "import sys, json; from surrobench.trace import load_trace, kineto_json; "
         "assert 'msgspec' not in sys.modules or sys.modules['msgspec'] is None; tl = load_trace(sys.argv[1]); "
-        "print(json.dumps([len(tl.kernels), len(tl.cpu_ops), len(tl.names), chrome_decode._loads.__module__]))"
+        "print(json.dumps([len(tl.kernels), len(tl.cpu_ops), len(tl.names), kineto_json._loads.__module__]))"
     )
     src = str(Path(__file__).resolve().parents[2] / "src")
     done = subprocess.run(

@@ -76,7 +76,7 @@ def gpu_activity(tl: Timeline) -> GpuActivity:
     order = np.argsort(start, kind="stable")
     name_id, rank, corr = cat("name_id")[order], cat("rank")[order], cat("correlation")[order]
     op_type, start = op_type[order], start[order]
-    launch = lookup_calls(tl, rank, corr)
+    launch = _lookup(tl.api_calls.rank, tl.api_calls.correlation, rank, corr)
     return GpuActivity(
         start_ns=start,
         end_ns=np.concatenate([p.end_ns for p in parts])[order],
@@ -92,11 +92,6 @@ def gpu_activity(tl: Timeline) -> GpuActivity:
         launch_ns=np.where(launch >= 0, take(tl.api_calls.start_ns, launch), start),
         is_nccl=(op_type == KERNEL) & tl.name_mask(name_id, _NCCL.search),
     )
-
-
-def lookup_calls(tl: Timeline, rank: np.ndarray, correlation: np.ndarray) -> np.ndarray:
-    """Row in ``tl.api_calls`` with the same ``(rank, correlation)`` for each query; -1 if none."""
-    return _lookup(tl.api_calls.rank, tl.api_calls.correlation, rank, correlation)
 
 
 def take(column: np.ndarray, rows: np.ndarray, fill: int = -1) -> np.ndarray:
@@ -133,7 +128,7 @@ def _inner_outer(tl: Timeline, calls: np.ndarray) -> tuple[np.ndarray, np.ndarra
         return none, none.copy()
     api, rows = tl.api_calls, calls[known]
     inner, outer = none.copy(), none.copy()
-    outer[known] = _top_level_op(tl, rows)
+    outer[known] = enclosing_top_level(ops, api.rank[rows], api.tid[rows], api.start_ns[rows])
     found = _lookup(ops.rank, ops.external_id, api.rank[rows], api.external_id[rows])
     inner[known] = np.where(found >= 0, found, outer[known])
     return inner, outer
@@ -166,12 +161,6 @@ def _lookup(rank: np.ndarray, ids: np.ndarray, q_rank: np.ndarray, q_ids: np.nda
     hit = (q_ids != MISSING) & (keys.size > 0)
     hit = hit & (keys[pos] == query) if keys.size else np.zeros(query.shape, dtype=bool)
     return np.where(hit, order[pos] if keys.size else -1, -1)
-
-
-def _top_level_op(tl: Timeline, calls: np.ndarray) -> np.ndarray:
-    """Row of the top-level CPU op containing each call's start on its thread; -1 where none."""
-    api = tl.api_calls
-    return enclosing_top_level(tl.cpu_ops, api.rank[calls], api.tid[calls], api.start_ns[calls])
 
 
 def enclosing_top_level(table, rank: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from surrobench.analysis.device_words import words
 from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.op_families import words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 

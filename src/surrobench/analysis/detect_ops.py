@@ -1,23 +1,27 @@
-"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, and the per-config precision_mismatch.
+"""Detectors of operator kinds: memory_bound, compute_bound, fragmented_ops, the per-config precision_mismatch,
+matmul_precision (GEMM/conv/attention kernels of a GPU config in fp32 with TF32 off) and ceiling_suspect.
 
 With a roofline (:mod:`surrobench.analysis.roofline`) an op is bound by its intensity against the ridge; without
 one, by its family (normalization, elementwise, reduction, copy, gather: O(1) FLOP/byte, memory-bound below any
 GPU ridge of tens of FLOP/byte). On a CPU basis op times are scaled to the unprofiled step
 (:func:`surrobench.analysis.evidence.op_time_scale`), tiny low-intensity calls (< ``cpu_small_call_us``) are
 fragmented, not memory-bound, and actions are CPU remedies. Ops past a ceiling beyond ``calibration_stale_ratio``
-are left to :func:`surrobench.analysis.detect_ceilings.ceiling_suspect`."""
+are left to :func:`ceiling_suspect`: such an op means the ceiling is too low (a machine cannot beat its roofline:
+Williams et al., CACM 52(4), 2009), or for the copy bandwidth that its data stays in cache."""
 
 from __future__ import annotations
 
 from surrobench.analysis.evidence import ConfigEvidence
-from surrobench.analysis.op_families import family_actions, family_of, low_intensity
+from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
 from surrobench.analysis.op_readings import read_memory, small_calls
-from surrobench.analysis.roofline import ceiling_share, format_ridge, format_tflops
-from surrobench.analysis.device_words import words
+from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
+from surrobench.records.ceilings import calibrate_command
+from surrobench.records.kernel_classes import MATMUL_CLASSES
 from surrobench.records.kernels import is_metadata_op
+from surrobench.records.ops import categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
@@ -268,10 +272,6 @@ def enclosing_op(table, names: list[str]) -> tuple[str, float] | None:
     return (outer, us / total) if us / total >= ENCLOSING_MAJORITY else None
 
 
-def _is_power_of_2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
 def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     """Under autocast: GEMM/conv FLOPs left fp32/complex64, FFTs cuFFT cannot halve. Stake: their time."""
     r, step = ev.result, ev.step_ms()
@@ -286,7 +286,7 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
             for o in wide:
                 text = f"{o.name} runs in {'/'.join(o.dtypes)}: {o.flops / flops:.0%} of FLOPs"
                 evidence.append(Evidence("roofline", text, o.flops / flops, "fraction"))
-    odd = [d for d in r.input_shape[2:] if not _is_power_of_2(d)]
+    odd = [d for d in r.input_shape[2:] if not (d > 0 and d & (d - 1) == 0)]
     if ev.op_table is not None and ev.op_table.category_shares.get("fft", 0.0) > 0 and odd:
         fft = ev.op_table.category_shares["fft"]
         time_ms += fft * ev.op_table.total_us / ev.op_table.active_steps / 1e3 * ev.op_time_scale()
@@ -305,4 +305,101 @@ def autocast_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     )
 
 
-DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision)
+#: Op names of attention written out as matmuls and a softmax (not fused): ``bmm``/``matmul`` beside a softmax.
+_UNFUSED_ATTENTION = ("aten::softmax", "aten::_softmax")
+
+
+def _matmul_shares(ev: ConfigEvidence) -> tuple[dict[str, float], str]:
+    """``({class: share of device time}, source)`` of GEMM/conv/attention: kernel classes, else op categories."""
+    if ev.kernel_table is not None and ev.kernel_table.total_us > 0:
+        shares = ev.kernel_table.class_shares()
+        return {c: shares[c] for c in MATMUL_CLASSES if shares.get(c)}, "kernel classes"
+    names, shares = dict(zip(COMPUTE, MATMUL_CLASSES)), dict.fromkeys(MATMUL_CLASSES, 0.0)
+    for op in ev.op_table.ops:  # categorized again: a table stored before the attention category has "other"
+        category = categorize(op.name)
+        if category in names:
+            shares[names[category]] += op.share
+    return {c: s for c, s in shares.items() if s}, "op categories"
+
+
+def matmul_precision(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """fp32 GEMM/conv/attention at ``compute_share_min`` of device time, tensor cores idle. Stake: their ms."""
+    r, step = ev.result, ev.step_ms()
+    if r is None or r.precision != "fp32" or ev.on_cpu() or ev.op_table is None or ev.op_table.basis != "device":
+        return None
+    shares, source = _matmul_shares(ev)
+    share = sum(shares.values())
+    if share < th.compute_share_min or not step:
+        return None
+    time_ms = share * ev.op_table.total_us / ev.op_table.active_steps / 1e3
+    severity = th.severity(time_ms / step)
+    if severity is None:
+        return None
+    evidence = [
+        Evidence("profiler", f"{c} kernels: {s:.0%} of device time ({source})", s, "fraction")
+        for c, s in shares.items()
+    ]
+    action = (
+        Clause(
+            "run the matmuls on the tensor cores: --precision tf32 keeps fp32 storage "
+            "(torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)",
+            ("tf32",),
+        ),
+        Clause(
+            "bf16 or fp16 autocast (--precision bf16) runs GEMMs and convolutions at the tensor-core rate",
+            HALF_PRECISIONS,
+        ),
+    )
+    ops = {op.name for op in ev.op_table.ops if op.share > 0}
+    if "attention" in shares:
+        fused = sorted(op for op in ops if categorize(op) == "attention")
+        names = ", ".join(fused[:2]) or "attention kernels"
+        action += (
+            Clause(f"attention runs fused ({names}): in bf16/fp16 SDPA can take FlashAttention", HALF_PRECISIONS),
+        )
+    elif ops & set(_UNFUSED_ATTENTION):
+        action += (
+            Clause("attention written as matmul + softmax: use F.scaled_dot_product_attention (fused attention)"),
+        )
+    summary = f"{share:.0%} of device time in fp32 GEMM/convolution/attention kernels with TF32 off"
+    return Finding("matmul_precision", severity, summary, tuple(evidence), action, None, ev.label)
+
+
+DETECTORS = (memory_bound, compute_bound, fragmented_ops, autocast_precision, matmul_precision)
+
+
+def _rate(suspect: SuspectCeiling, value: float) -> str:
+    return f"{value:.0f} GB/s" if suspect.ceiling == "copy" else f"{format_tflops(value)} TFLOP/s"
+
+
+def _name(suspect: SuspectCeiling) -> str:
+    return "copy bandwidth" if suspect.ceiling == "copy" else f"{suspect.precision} matmul peak"
+
+
+def ceiling_suspect(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
+    """Ceilings ``ev``'s ops exceed (``suspect_ceilings``); None if none. Severity ``low``, no gain."""
+    roof = ev.roofline
+    if roof is None:
+        return None
+    suspects = roof.suspect_ceilings(th.calibration_stale_ratio, th.bound_op_share_min)
+    if not suspects:
+        return None
+    c = roof.ceilings
+    when = f"calibrated {c.measured}" if c.measured else c.note
+    texts = [f"{', '.join(s.ops[:3])}: {_rate(s, s.achieved)} = {s.ratio:.1f}x the {_name(s)}" for s in suspects]
+    evidence = tuple(
+        Evidence("roofline", f"{t} {_rate(s, s.calibrated)} ({when})", s.ratio, "ratio")
+        for t, s in zip(texts, suspects)
+    )
+    names = " and the ".join(_name(s) for s in suspects)
+    top = max(suspects, key=lambda s: s.ratio)
+    threads = ev.result.extra.get("threads") if ev.result is not None else None  # a config's --threads
+    command = calibrate_command("cpu", threads) if ev.on_cpu() else "surrobench calibrate"
+    action = f"re-run {command} on an idle machine, then diagnose again"
+    if any(s.ceiling == "copy" for s in suspects):
+        action += "; if the new copy bandwidth holds, those ops' bytes stay in cache (counted here from memory)"
+    summary = (
+        f"the calibrated {names} is suspect: {', '.join(top.ops[:3])} measured {top.ratio:.1f}x it; no roofline "
+        "verdict against it"
+    )
+    return Finding("ceiling_suspect", "low", summary, evidence, action, None, ev.label)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from surrobench.analysis.op_families import family_actions
-from surrobench.analysis.device_words import words
+from surrobench.analysis.op_families import family_actions, words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
 from surrobench.records.findings import Evidence, Finding, clauses_of

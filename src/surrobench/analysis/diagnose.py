@@ -1,20 +1,19 @@
 """The diagnosis: evidence in, ranked findings out; one small detector per kind (:mod:`surrobench.records.findings`),
 each reading the bundle and :mod:`surrobench.analysis.thresholds`: :mod:`~surrobench.analysis.detect_gpu`,
-:mod:`~surrobench.analysis.detect_ops`, :mod:`~surrobench.analysis.detect_ceilings`,
+:mod:`~surrobench.analysis.detect_ops`,
 :mod:`~surrobench.analysis.detect_host`, :mod:`~surrobench.analysis.detect_run`, :mod:`~surrobench.analysis.detect_ranks`."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from surrobench.analysis import detect_gpu, detect_host, detect_kernels, detect_ops, detect_run
-from surrobench.analysis.detect_ceilings import ceiling_suspect
+from surrobench.analysis import detect_gpu, detect_host, detect_ops, detect_run
+from surrobench.analysis.detect_ops import ceiling_suspect
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
-from surrobench.analysis.timeline import analyze_timeline
-from surrobench.analysis.trace_facts import trace_facts
+from surrobench.analysis.timeline import analyze_timeline, trace_facts
 from surrobench.records.findings import Evidence, Finding, rank_findings
 from surrobench.records.run import ConfigResult
 from surrobench.trace.model import Timeline
@@ -33,8 +32,7 @@ def trace_evidence(tl: Timeline, **known) -> ConfigEvidence:
 
 def diagnose_config(ev: ConfigEvidence, th: Thresholds = DEFAULT_THRESHOLDS) -> list[Finding]:
     """Every per-config detector on ``ev``, ranked (remedies are measured, not ruled out: tune.advice)."""
-    detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_kernels.DETECTORS + detect_host.DETECTORS
-    detectors += (ceiling_suspect,)
+    detectors = detect_gpu.DETECTORS + detect_ops.DETECTORS + detect_host.DETECTORS + (ceiling_suspect,)
     found = [f for detector in detectors if (f := detector(ev, th)) is not None]
     return rank_findings(found)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from surrobench.analysis.roofline import RooflineReport
-from surrobench.analysis.timeline import TimelineReport
-from surrobench.analysis.trace_facts import TraceFacts
+from surrobench.analysis.timeline import TimelineReport, TraceFacts
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable

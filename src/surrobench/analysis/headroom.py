@@ -20,7 +20,7 @@ class RooflineHeadroom:
     """A step (timed median ``step_ms``) against the summed :func:`launch_bound_ms` of its ``launches`` measured
     under ncu (``kernel_ms`` their own time), all ms. ``covered_share``: the share of the profiled step's kernel
     time their names hold (the bound is a lower bound). ``past_ceiling``: launches faster than their bound (the
-    calibrated ceiling is below the device's, :mod:`surrobench.analysis.detect_ceilings`): their time is their bound."""
+    calibrated ceiling is below the device's, :func:`surrobench.analysis.detect_ops.ceiling_suspect`): their time is their bound."""
 
     step_ms: float
     roofline_bound_ms: float

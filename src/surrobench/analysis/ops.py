@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
 
@@ -13,7 +12,7 @@ from surrobench.records.ops import COMPILED_REGION, SMALL_KERNEL_US, OpRows, OpT
 from surrobench.trace.model import Timeline
 
 
-def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
+def op_table_from_timeline(tl: Timeline) -> OpTable:
     """The op table from a loaded trace: a GPU op belongs to the CPU op of its launch call
     (:func:`~surrobench.analysis.activity.launching_op`); ranges, metadata ops (their kernels go to the enclosing op)
     and Dynamo's compiled region (:data:`~surrobench.records.ops.COMPILED_REGION`) are no rows."""
@@ -48,8 +47,8 @@ def op_table_from_timeline(tl: Timeline, *, small_kernel_us: float = SMALL_KERNE
         active_steps=max(len(tl.steps), 1),
         source="trace",
         kernel_count=int(kernel_us.size) if device else None,
-        small_kernel_count=int((kernel_us < small_kernel_us).sum()) if device else None,
-        small_kernel_us=small_kernel_us if device else None,
+        small_kernel_count=int((kernel_us < SMALL_KERNEL_US).sum()) if device else None,
+        small_kernel_us=SMALL_KERNEL_US if device else None,
     )
 
 
@@ -149,10 +148,3 @@ def _parents(ops) -> tuple[np.ndarray, np.ndarray]:
             parent[i] = stack[-1]
         stack.append(i)
     return parent, order
-
-
-def op_table_from_trace(path: Path | str, *, small_kernel_us: float = SMALL_KERNEL_US) -> OpTable:
-    """:func:`op_table_from_timeline` of the trace at ``path``. Raises UsageError: missing or unreadable."""
-    from surrobench.trace import load_trace
-
-    return op_table_from_timeline(load_trace(path), small_kernel_us=small_kernel_us)

@@ -26,7 +26,7 @@ from surrobench.trace.model import Timeline
 
 @dataclass(frozen=True)
 class RunRoofline:
-    """What a run's roofline figure draws (:mod:`surrobench.report.roofline_plot`).
+    """What a run's roofline figure draws (:func:`surrobench.report.plots.roofline_figure`).
 
     Attributes:
         measured: ``{config label: counters JSON}`` of the configs measured with ``--counters``

@@ -12,7 +12,7 @@ from surrobench.api import analyze as trace_api
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.app import app
 from surrobench.cli.options import output_option, DaskSchedulerOpt, WorkersOpt, console, write_json
-from surrobench.report.cross_rank import rank_traces_rich
+from surrobench.report.timeline import rank_traces_rich
 from surrobench.report.timeline import render_timeline
 
 

@@ -18,8 +18,8 @@ from surrobench.cli.options import err_console, write_json, write_output, Worker
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
-from surrobench.report.counter_tables import counters_renderables
-from surrobench.report.cross_rank import cross_rank_rich
+from surrobench.report.kernel_tables import counters_renderables
+from surrobench.report.timeline import cross_rank_rich
 from surrobench.report.progress import progress_hooks
 from surrobench.report.findings import evidence_check_lines, failed_lines, findings_renderables
 from surrobench.report.findings import findings_section_markdown, headroom_lines, quiet_configs

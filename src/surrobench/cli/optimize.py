@@ -134,7 +134,7 @@ def optimize_command(
 def _written_and_shown(record, json_out: Path | None, markdown: Path | None, db: Path) -> None:
     """The record's ``--json`` and ``--markdown`` first (a signal while it prints must not lose them), then the
     terminal: capacity lines for a capacity optimization, else the before/after tables."""
-    from surrobench.report.capacity import capacity_lines
+    from surrobench.report.optimize import capacity_lines
 
     doc = record.to_json()
     if doc["schema"] == schemas.CAPACITY:

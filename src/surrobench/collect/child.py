@@ -19,6 +19,11 @@ cold-start call, ``warmup`` untimed calls and ``wait + warmup + active`` steps i
 - ``ncu`` (CUDA): ``wait + warmup`` bare steps, then each active step alone in the NVTX range
   ``surrobench_step`` (``ncu --nvtx --nvtx-include surrobench_step/``, :mod:`surrobench.collect.ncu`).
 
+Module paths (:func:`module_ranges`): forward (pre-)hooks (``always_call=True``) open and close
+``surrobench::module::<path>`` per module call (docs/design.md, "Kernel attribution": ``with_modules`` is
+TorchScript-only, ``with_stack`` names classes). No hooks for a graph replay or a compiled module
+(:func:`modules_lost`).
+
 ``RESULT.json`` (``surrobench/profile-child-v1``): status (``ok``, ``oom``, ``error``), per-step host ms, op table,
 warnings, trace path. Exit code 0 whenever the result was written (a failing model is a status), 2 for bad arguments.
 """
@@ -34,12 +39,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, fields
 from pathlib import Path
 
 import torch
+from torch import nn
+from torch.profiler import record_function
 
-from surrobench.collect.module_ranges import module_ranges, modules_lost
 from surrobench.collect.torch_profiler import NS_PER_MS, ProfileSchedule, profile_steps
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.failures import failure_status
@@ -47,6 +54,7 @@ from surrobench.execution.ranges import annotated_step, phase_range
 from surrobench.execution.runner import config_step, error_text, prepare_model
 from surrobench.execution.timing import time_once, warm_up
 from surrobench.records import schemas
+from surrobench.records.kernels import MODULE_RANGE_PREFIX
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 
@@ -56,6 +64,50 @@ STEP_RANGE = "surrobench_step"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 CHILD_TIMEOUT_S = 3600
 """Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
+
+
+#: Why each mode has no module paths (None: hooks hold).
+_LOST = {
+    "eager": None,
+    "compile": "torch.compile mode: the compiled step runs no module forward in Python",
+    "cudagraph": "CUDA-graph mode: a graph replay runs no module forward",
+}
+
+
+def modules_lost(mode: str) -> str | None:
+    """Why a config of ``mode`` records no module paths; None where it does (eager)."""
+    return _LOST.get(mode, f"{mode} mode: no module hooks")
+
+
+@contextlib.contextmanager
+def module_ranges(model: nn.Module) -> Iterator[None]:
+    """Open a ``surrobench::module::<path>`` range around every module call of ``model`` while inside."""
+    handles, open_ranges = [], {}
+
+    def enter(path: str):
+        def pre_hook(module, args):
+            scope = record_function(MODULE_RANGE_PREFIX + path)
+            scope.__enter__()
+            open_ranges.setdefault(path, []).append(scope)
+
+        return pre_hook
+
+    def leave(path: str):
+        def hook(module, args, output):
+            stack = open_ranges.get(path)
+            if stack:
+                stack.pop().__exit__(None, None, None)
+
+        return hook
+
+    try:
+        for path, module in model.named_modules():
+            handles.append(module.register_forward_pre_hook(enter(path)))
+            handles.append(module.register_forward_hook(leave(path), always_call=True))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def config_stem(run_id: str, cfg: ExecConfig) -> str:

@@ -2,7 +2,7 @@
 built in the profiling child. Kernels go to their launching op (innermost op around the launch call; a metadata
 op's to its enclosing op, :class:`~surrobench.records.kernels.KernelRows`); annotations (``record_function``,
 ``ProfilerStep#N``, Dynamo's compiled regions) are not rows. Op chains and module paths (the
-``surrobench::module::<path>`` ranges of :mod:`surrobench.collect.module_ranges`) follow ``cpu_parent`` links.
+``surrobench::module::<path>`` ranges of :func:`surrobench.collect.child.module_ranges`) follow ``cpu_parent`` links.
 """
 
 from __future__ import annotations
@@ -61,14 +61,13 @@ def _outermost(event, annotations: set[str], top: dict) -> str | None:
     return top[id(event)]
 
 
-def tables_from_events(
-    events, *, active_steps: int, small_kernel_us: float = SMALL_KERNEL_US, modules_lost: str | None = None
-) -> tuple[OpTable, KernelTable]:
+def tables_from_events(events, *, active_steps: int, modules_lost: str | None = None) -> tuple[OpTable, KernelTable]:
     """Both tables from the :class:`~surrobench.collect.kineto_ops.OpEvent` objects (µs) of ``active_steps`` steps.
     Annotations' GPU-side copies are not kernel time; basis ``device`` when any device event was recorded, else
     ``cpu``. Device time no op claimed: a compiled region's (kernels listed on a ``Torch-Compiled Region``
-    range), else a graph replay's when a graph was launched, else lost. ``small_kernel_us``: the
-    ``small_kernel_count`` threshold; ``modules_lost``: why no module ranges were recorded, None when they were."""
+    range), else a graph replay's when a graph was launched, else lost. ``small_kernel_count``: kernels under
+    :data:`~surrobench.records.ops.SMALL_KERNEL_US`; ``modules_lost``: why no module ranges were recorded, None when
+    they were."""
     events = list(events)
     host = {(e.name, e.is_user_annotation) for e in events if not _is_device_event(e)}  # a few 100 of 100,000s
     annotations = {name for name, user in host if user or _ANNOTATION_NAME.match(name) or COMPILED_REGION.match(name)}
@@ -112,8 +111,8 @@ def tables_from_events(
         active_steps=active_steps,
         source="profiler",
         kernel_count=len(kernel_us) if device else None,
-        small_kernel_count=sum(us < small_kernel_us for us in kernel_us) if device else None,
-        small_kernel_us=small_kernel_us if device else None,
+        small_kernel_count=sum(us < SMALL_KERNEL_US for us in kernel_us) if device else None,
+        small_kernel_us=SMALL_KERNEL_US if device else None,
         has_shapes=bool(rows.shapes),
         has_memory=True,
     )

@@ -292,11 +292,10 @@ def system_pass(
     *,
     top: int = 20,
     tools: Tools | None = None,
-    access: PerfAccess | None = None,
 ) -> SystemPass:
     """Count, then sample, ``cfg``'s active steps; never raises for a missing tool (notes say why)."""
     tools = tools or Tools.find()
-    access = access or perf_access()
+    access = perf_access()
     notes = tools.missing_notes()
     summary, wall_ms, spots, children = None, None, (), []
     with tempfile.TemporaryDirectory(prefix="surrobench-perf-") as tmp:

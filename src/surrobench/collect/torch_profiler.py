@@ -111,7 +111,7 @@ def profile_steps(
     docs/benchmarks/profile-cost.md). ``step`` leaves the device idle on return
     (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
     (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``:
-    why no module ranges are recorded (:func:`surrobench.collect.module_ranges.modules_lost`), None when they are."""
+    why no module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are."""
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
     from torch.autograd.profiler import profile, record_function
 

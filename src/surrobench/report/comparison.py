@@ -5,14 +5,13 @@ from __future__ import annotations
 from rich.table import Table
 
 from surrobench.api.compare import ComparedRuns, ComparedServeRuns
-from surrobench.report.cells import BYTES_PER_MIB
-from surrobench.report.escape import md_escape, rich_escape
+from surrobench.report.cells import BYTES_PER_MIB, fmt
+from surrobench.report.escape import md_escape, md_table, rich_escape
 from surrobench.report.fit import columns as fit_columns
 from surrobench.report.fit import fit_table, plain_table
-from surrobench.report.markdown import md_table
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
-from surrobench.report.serve_compare import capacity_markdown, capacity_table
+from surrobench.report.serve_tables import capacity_markdown, capacity_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
 from surrobench.results.scaling import placement, scaling_rows
 
@@ -36,11 +35,8 @@ def pair_label(c: ConfigComparison) -> str:
     return f"{b.model} {b.shape_text()} b{b.batch} {_field(b.precision, n.precision)} {_field(b.mode, n.mode)}"
 
 
-def _pair(base: float | None, new: float | None, fmt: str) -> str:
-    def one(v):
-        return "-" if v is None else format(v, fmt)
-
-    return f"{one(base)} → {one(new)}"
+def _pair(base: float | None, new: float | None, spec: str) -> str:
+    return f"{fmt(base, spec)} → {fmt(new, spec)}"
 
 
 def _ratio_ci(r: RatioCI | None) -> str:
@@ -106,12 +102,8 @@ def summary_line(cmp: RunComparison) -> str:
 
 def op_diff_rows(c: ConfigComparison) -> list[tuple[str, str, str, str]]:
     """(op, base ms, new ms, change) for the :data:`OP_DIFF_ROWS` ops whose self time moved most."""
-
-    def ms(v):
-        return "-" if v is None else f"{v:.3f}"
-
     return [
-        (d.name, ms(d.base_ms), ms(d.new_ms), f"{d.delta_ms:+.3f} ms" + (f" ({d.ratio:.2f}x)" if d.ratio else ""))
+        (d.name, fmt(d.base_ms), fmt(d.new_ms), f"{d.delta_ms:+.3f} ms" + (f" ({d.ratio:.2f}x)" if d.ratio else ""))
         for d in c.op_deltas[:OP_DIFF_ROWS]
     ]
 

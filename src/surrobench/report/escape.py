@@ -1,6 +1,9 @@
-"""Text from runs, traces and models made safe for rich, markdown and UTF-8: the one escaping place."""
+"""Text from runs, traces and models made safe for rich, markdown and UTF-8: the one escaping place; the markdown
+table of escaped cells (:func:`md_table`)."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from rich.markup import escape as _rich_markup_escape
 
@@ -20,7 +23,20 @@ def rich_escape(text: object) -> str:
     return _rich_markup_escape(plain(text))
 
 
+def cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the last one an ellipsis when cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def md_escape(text: object, newline: str = "<br>") -> str:
     """``text`` for a markdown cell: :func:`plain`, ``&<>`` as entities, backslash, ``|``, newlines escaped."""
     text = plain(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", newline)
+
+
+def md_table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
+    """A GitHub-flavoured markdown table, each cell through :func:`md_escape`."""
+    header = list(header)
+    lines = ["| " + " | ".join(map(md_escape, header)) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(map(md_escape, row)) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

@@ -13,8 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from surrobench.records.findings import Finding
-from surrobench.report.escape import md_escape, plain, rich_escape
-from surrobench.report.markdown import md_table
+from surrobench.report.escape import md_escape, md_table, plain, rich_escape
 
 #: Printed under an empty judgment table.
 NO_FINDINGS = "no findings: nothing above the report floor (see surrobench.analysis.thresholds)"
@@ -24,8 +23,6 @@ PROFILER_SIDE = ("profiler", "roofline")
 _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"}
 #: Where a finding of a trace diagnosed alone (no config) is.
 TRACE_WHERE = "trace"
-#: Fields of the compact view's first line, in order; ``summary`` follows where it fits.
-BRIEF_FIELDS = ("severity", "kind", "where", "gain", "action")
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2
 _MIN_SUMMARY_CELLS = 24

@@ -48,7 +48,7 @@ def _cell_len(cell: str) -> int:
 def _need(col: Col, cells: list[str]) -> int:
     """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
-        return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
+        return _natural(col, cells)
     words = [Text.from_markup(c).plain.split() for c in cells]
     longest = max((Text(w).cell_len for ws in words for w in ws), default=0)
     return max(max((len(word) for word in col.header.split()), default=1), min(longest, _MAX_WORD_CELLS))
@@ -102,7 +102,6 @@ def fit_table(
     *,
     title: str | None = None,
     caption: str | None = None,
-    show_lines: bool = False,
 ) -> Table:
     """A rich table of escaped ``rows`` fitting ``width`` cells (None: no limit) without cutting kept cells."""
     keep = list(range(len(columns)))
@@ -126,10 +125,10 @@ def fit_table(
         else _share(
             width - total(),
             [need[i] for i in keep],
-            [need[i] if columns[i].keep else _natural(columns[i], [row[i] for row in rows]) for i in keep],
+            [_natural(columns[i], [row[i] for row in rows]) for i in keep],
         )
     )
-    table = Table(title=title, caption=caption, show_lines=show_lines)
+    table = Table(title=title, caption=caption)
     for n, i in enumerate(keep):
         col = columns[i]
         table.add_column(

@@ -16,12 +16,11 @@ from surrobench.records.findings import Finding
 from surrobench.records.kernel_classes import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
-from surrobench.report import serve, serve_tables
-from surrobench.report.serve_compare import CAPACITY_COLUMNS, capacity_line, capacity_rows
+from surrobench.report import serve_tables
+from surrobench.report.serve_tables import CAPACITY_COLUMNS, capacity_line, capacity_rows
 from surrobench.records.serve import ServeRecord
 from surrobench.report.cells import result_cells
 from surrobench.report.escape import plain
-from surrobench.report.roofline_plot import roofline_figure
 from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
@@ -100,11 +99,6 @@ def _result_columns(run: RunRecord) -> dict[str, str]:
     return {**({"ranks": "ranks"} if ranked else {}), **_RESULT_COLUMNS}
 
 
-def _result_rows(run: RunRecord) -> list[list[str]]:
-    columns = _result_columns(run)
-    return [[cells[key] for key in columns.values()] for cells in map(result_cells, run.results)]
-
-
 def _scaling(run: RunRecord) -> str:
     """A multi-rank run's scaling table and per-rank figure; empty for an ordinary run."""
     rows = scaling_rows(run.results)
@@ -131,13 +125,6 @@ def _findings_html(findings: Sequence[Finding] | None, checks: Mapping[str, dict
     )
 
 
-def _roofline_html(roof: RunRoofline | None) -> str:
-    if roof is None:
-        return ""
-    figure = roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops")
-    return _figure(figure, "roofline, measured and estimated points")
-
-
 def _run_section(
     run: RunRecord,
     findings: Sequence[Finding] | None = None,
@@ -145,12 +132,13 @@ def _run_section(
     checks: Mapping[str, dict] | None = None,
 ) -> str:
     env = run.env
+    columns = _result_columns(run)
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
         _table(
-            tuple(_result_columns(run)),
-            _result_rows(run),
+            tuple(columns),
+            [[cells[key] for key in columns.values()] for cells in map(result_cells, run.results)],
             left=("ranks", "model", "shape", "mode", "top op", "status"),
             row_classes=["" if r.status == "ok" else "failed" for r in run.results],
         ),
@@ -158,7 +146,10 @@ def _run_section(
         _figure(plots.latency_vs_shape(run.results), "latency vs shape"),
         _figure(plots.throughput_vs_batch(run.results), "throughput vs batch"),
         _figure(plots.latency_distributions(run.results), "latency distributions"),
-        _roofline_html(roof),
+        _figure(
+            roof and plots.roofline_figure(roof.measured, roof.estimated, roof.ceilings, "roofline: kernels and ops"),
+            "roofline, measured and estimated points",
+        ),
         _findings_html(findings, checks),
     ]
     return "\n".join(p for p in parts if p)
@@ -205,7 +196,7 @@ def _serve_section(record: ServeRecord) -> str:
         f'<p class="muted">created {escape(record.created)}; tag {escape(str(record.tag or "-"))}; '
         f"{escape(record.arrival)} arrivals, {record.duration_s:g} s per load, first {record.warmup_s:g} s "
         "left out</p>",
-        _figure(serve.latency_throughput(record), "latency vs throughput"),
+        _figure(plots.latency_throughput(record), "latency vs throughput"),
     ]
     if record.unloaded:
         parts += [
@@ -229,7 +220,7 @@ def _serve_section(record: ServeRecord) -> str:
 
 
 def _capacity_section(pair: ComparedServeRuns) -> str:
-    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_compare`)."""
+    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_tables`)."""
     left = ("run", "id", "served", "best policy")
     return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
 

@@ -1,7 +1,8 @@
 """The optimize report (a ``surrobench/optimize`` document, :meth:`OptimizeReport.to_json`) as terminal tables,
 markdown and an HTML section: per config the before/after table of the baseline and every candidate (median,
 P95, peak memory, top op, verdict, speedup and CI, error, setup time, break-even calls), then the recipe as code
-and as a ``surrobench run`` line. Every renderer reads the document, so a stored optimization renders the same."""
+and as a ``surrobench run`` line. Every renderer reads the document, so a stored optimization renders the same.
+``optimize --objective capacity`` as text: :func:`capacity_lines`."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from surrobench.records.capacity import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
-from surrobench.report.cells import BYTES_PER_MIB
+from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
-from surrobench.report.markdown import md_table
+from surrobench.report.serve_tables import rps
 from surrobench.results.fresh import process_speedups
 from surrobench.results.optimize import config_from_json
 
@@ -32,10 +34,6 @@ _VERDICT_STYLE = {"accepted": "green", "rejected_not_faster": "yellow", "rejecte
 _VERDICT_STYLE |= {"rejected_accuracy": "red", "failed": "red"}
 
 
-def _fmt(value: float | None, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
-
-
 def speedup_note(rounds: int | None) -> str:
     """The footnote of the :data:`SPEEDUP_HEADER` column: what a row's interval is drawn over. ``rounds``: the
     document's rounds per timing window (None: not known)."""
@@ -46,11 +44,11 @@ def speedup_note(rounds: int | None) -> str:
 def _row(d: dict, name: str, verdict: str, baseline_ms, speedup: str, rel_l2: str, break_even: str, reason: str):
     """One row by column key of :data:`COLUMNS`: ``d``'s timing cells and the given ones."""
     peak, top = d["peak_mem_bytes"], d["top_op"]
-    mib = _fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
+    mib = fmt(peak / BYTES_PER_MIB if peak is not None else None, ".1f")
     top_op = f"{top['name']} {top['share']:.0%}" if top else "-"
-    row = {"name": name, "verdict": verdict, "median": _fmt(d["median_ms"], ".3f"), "p95": _fmt(d["p95_ms"], ".3f")}
-    row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": _fmt(baseline_ms, ".3f"), "speedup": speedup}
-    return row | {"rel_l2": rel_l2, "setup_s": _fmt(d["setup_s"], ".2f"), "break_even": break_even, "reason": reason}
+    row = {"name": name, "verdict": verdict, "median": fmt(d["median_ms"], ".3f"), "p95": fmt(d["p95_ms"], ".3f")}
+    row |= {"peak_mib": mib, "top_op": top_op, "baseline_ms": fmt(baseline_ms, ".3f"), "speedup": speedup}
+    return row | {"rel_l2": rel_l2, "setup_s": fmt(d["setup_s"], ".2f"), "break_even": break_even, "reason": reason}
 
 
 def rows(entry: dict) -> list[dict[str, str]]:
@@ -60,7 +58,7 @@ def rows(entry: dict) -> list[dict[str, str]]:
     ran = b["median_ms"] is not None  # a baseline that could not run is its own reference for nothing
     out = [_row(b, "baseline", "-", b["median_ms"], "1" if ran else "-", "0" if ran else "-", "-", reason)]
     for c in entry["candidates"]:
-        cells = speedup_text(c.get("speedup")), _fmt(c["rel_l2"], ".1e"), _fmt(c["break_even_calls"], ".0f")
+        cells = speedup_text(c.get("speedup")), fmt(c["rel_l2"], ".1e"), fmt(c["break_even_calls"], ".0f")
         out.append(_row(c, c["name"], c["verdict"], c["baseline_ms"], *cells, c["reason"]))
     return out
 
@@ -248,3 +246,36 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
         parts.append("```\n" + "\n".join(recipe_lines(entry, doc["verify"])) + "\n```\n")
     parts.append(stored_line(doc, db).replace("\n", "  \n") + "\n")  # markdown: a hard line break each
     return "\n".join(parts)
+
+
+def _bracket(rps_pair: tuple[float, float | None] | None) -> str:
+    if rps_pair is None:
+        return "-"
+    lo, hi = rps_pair
+    return f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
+
+
+def capacity_lines(record: CapacityOptimization) -> list[str]:
+    """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification."""
+    w = record.workload
+    lines = [
+        f"capacity at P99 <= {record.target_p99_ms:g} ms: {w.get('model')} {w.get('shape_label')} on {w.get('device')}"
+    ]
+    for c in record.candidates:
+        ok = {True: "accurate", False: "inaccurate", None: "failed"}[c.accurate]
+        line = f"  {c.recipe}: {ok} ({c.accuracy})"
+        if c.best_policy is not None:
+            line += f"; predicted {rps(c.best_predicted_rps)} rps at {c.best_policy.label()}"
+        if c.service_faster is not None:
+            line += f"; service faster than baseline: {'yes' if c.service_faster else 'no'}"
+        lines.append(line)
+    if record.infeasible:
+        return [*lines, record.infeasible, f"searched in {record.search_s:.1f} s"]
+    lines.append(f"baseline measured under load: {_bracket(record.baseline_rps)} (serve run {record.baseline_run_id})")
+    if record.top_run_id is not None:
+        lines.append(
+            f"{record.top} measured under load: {_bracket(record.top_rps)} (serve run {record.top_run_id}): "
+            f"{record.verdict} than the baseline"
+        )
+    lines.append(f"recipe: {record.recipe}; searched in {record.search_s:.1f} s")
+    return [*lines, *record.notes]

@@ -1,4 +1,8 @@
-"""Matplotlib figures for the HTML report (None without data): no pyplot, no mathtext, names plain."""
+"""Matplotlib figures for the HTML report (None without data): no pyplot, no mathtext, names plain.
+
+The roofline figure of a run (Williams et al., CACM 52(4), 2009: ``min(peak, I * bandwidth)``) draws ncu-measured
+launches (filled circles, :mod:`surrobench.analysis.counters`) and FLOP-estimated ops (hollow squares,
+:mod:`surrobench.analysis.roofline`), from their JSON forms."""
 
 from __future__ import annotations
 
@@ -14,7 +18,9 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, NullLocator
 
+from surrobench.records.ceilings import Ceilings
 from surrobench.records.run import ConfigResult
+from surrobench.records.serve import ServeRecord
 from surrobench.report.comparison import pair_label
 from surrobench.report.escape import plain
 from surrobench.results.compare import RunComparison
@@ -66,10 +72,12 @@ def _title(text: str, chars: int = _TITLE_CHARS) -> str:
     return textwrap.fill(plain(text), chars, break_long_words=True, break_on_hyphens=False)
 
 
-def _labels(texts: Sequence[str]) -> tuple[list[str], int]:
-    """Axis labels wrapped to :data:`_LABEL_CHARS`, and the lines they take in all."""
-    wrapped = [textwrap.fill(plain(t), _LABEL_CHARS, break_long_words=True, break_on_hyphens=False) for t in texts]
-    return wrapped, sum(w.count("\n") + 1 for w in wrapped)
+def _row_figure(texts: Sequence[str]) -> tuple[Figure, object, list[str]]:
+    """A figure of one row per ``texts`` entry, 10 in wide; its axes; the row labels wrapped to :data:`_LABEL_CHARS`."""
+    labels = [_title(t, _LABEL_CHARS) for t in texts]
+    lines = sum(w.count("\n") + 1 for w in labels)
+    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(texts)), layout="constrained")
+    return fig, fig.subplots(), labels
 
 
 def per_sample_shape(r: ConfigResult) -> str:
@@ -164,9 +172,7 @@ def latency_distributions(results: Sequence[ConfigResult]) -> Figure | None:
     rs = [r for r in _ok(results) if r.samples_ms][:MAX_BOX_CONFIGS]
     if not rs:
         return None
-    labels, lines = _labels([r.label() for r in rs])
-    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(rs)), layout="constrained")
-    ax = fig.subplots()
+    fig, ax, labels = _row_figure([r.label() for r in rs])
     ax.boxplot([r.samples_ms for r in rs], orientation="horizontal", tick_labels=labels, flierprops={"markersize": 2})
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="latency ms per iteration")
@@ -180,9 +186,7 @@ def ratio_forest(cmp: RunComparison) -> Figure | None:
     cs = [c for c in cmp.configs if c.median_ratio is not None]
     if not cs:
         return None
-    labels, lines = _labels([pair_label(c) for c in cs])
-    fig = Figure(figsize=(10, 1.0 + 0.2 * lines + 0.15 * len(cs)), layout="constrained")
-    ax = fig.subplots()
+    fig, ax, labels = _row_figure([pair_label(c) for c in cs])
     y = np.arange(len(cs))
     ratio = np.array([c.median_ratio.ratio for c in cs])
     lo, hi = (np.array([c.median_ratio.ci95[i] for c in cs]) for i in (0, 1))
@@ -202,7 +206,7 @@ _VERDICT_COLORS |= {"rejected_accuracy": "tab:red"}
 
 
 @plain_text()
-def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None:
+def speedup_vs_error(doc: dict) -> Figure | None:
     """Per optimized config, speedup (95% CI) against relative L2 error by verdict; ``doc`` any version."""
     panels = []
     for entry in doc["configs"][:MAX_OP_PANELS]:
@@ -221,7 +225,7 @@ def speedup_vs_error(doc: dict, tolerance: float | None = None) -> Figure | None
             color, label = _VERDICT_COLORS.get(c["verdict"], "0.4"), f"{plain(c['name'])} ({c['verdict']})"
             ax.errorbar([x], [sp["median"]], yerr=yerr, fmt=marker, color=color, capsize=3, label=label)
         ax.axhline(1.0, color="0.5", lw=0.8)
-        ax.axvline(tolerance or doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
+        ax.axvline(doc["tolerance"], color="tab:red", lw=0.8, ls="--", label="tolerance")
         title = _title(f"{entry['model']} {'x'.join(map(str, entry['input_shape']))} {entry['device']}")
         labels = dict(xlabel="relative L2 error vs fp32 reference", ylabel="speedup (95% CI)")
         ax.set(xscale="log", yscale="log", title=title, **labels)
@@ -262,11 +266,11 @@ class Span:
     dur_ns: int
 
 
-def spans_from_timeline(tl: "Timeline", step: int = 0) -> list[Span]:
-    """Kernels, copies, memsets per stream and CUDA API calls of profiled step ``step``."""
+def spans_from_timeline(tl: "Timeline") -> list[Span]:
+    """Kernels, copies, memsets per stream and CUDA API calls of the first profiled step."""
     steps = tl.steps
-    lo = int(steps.start_ns[step]) if len(steps) > step else 0
-    hi = int(steps.start_ns[step + 1]) if len(steps) > step + 1 else None
+    lo = int(steps.start_ns[0]) if len(steps) else 0
+    hi = int(steps.start_ns[1]) if len(steps) > 1 else None
     spans = []
     for kind, table in (("kernel", tl.kernels), ("memcpy", tl.memcpy), ("memset", tl.memset), ("api", tl.api_calls)):
         keep = (table.start_ns >= lo) & (table.start_ns < hi if hi is not None else True)
@@ -297,4 +301,94 @@ def timeline_strip(spans: Sequence[Span], title: str = "") -> Figure | None:
     ax.invert_yaxis()
     ax.set(xlabel="µs from step start", title=textwrap.fill(plain(title), 2 * _TITLE_CHARS))
     ax.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+@plain_text()
+def latency_throughput(record: ServeRecord) -> Figure | None:
+    """P99 (95% interval) and P50 against achieved rate, a line per policy; None without load points."""
+    results = [r for r in record.policies if r.points]
+    if not results:
+        return None
+    fig = Figure(figsize=(9, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for result in results:
+        pts = sorted(result.points, key=lambda p: p.offered_rps)
+        x = [p.achieved_rps for p in pts]
+        p99 = [p.p99_ms for p in pts]
+        lo = [p.p99_ms - (p.percentile(0.99).ci95_ms[0] or p.p99_ms) for p in pts]
+        hi = [(p.percentile(0.99).ci95_ms[1] or p.p99_ms) - p.p99_ms for p in pts]
+        label = result.policy.label() if result.policy else "endpoint"
+        line = ax.errorbar(x, p99, yerr=[lo, hi], marker="o", capsize=3, label=f"P99, {label}")[0]
+        ax.plot(x, [p.percentile(0.5).value_ms for p in pts], ls=":", color=line.get_color(), label=f"P50, {label}")
+    if record.target_p99_ms is not None:
+        ax.axhline(record.target_p99_ms, color="tab:red", ls="--", label=f"target {record.target_p99_ms:g} ms")
+    ax.set_xlabel("achieved rate (requests/s)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_yscale("log")
+    plain_log(ax.yaxis)  # major and minor ticks: a range under a decade labels its minor ticks
+    ax.set_title("latency vs throughput (open loop)" if record.arrival != "closed" else "latency vs throughput")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1))  # beside the curves, never over them
+    return fig
+
+
+#: Legend labels of the two series (their markers differ too: filled circle against hollow square).
+MEASURED_LABEL = "measured (ncu)"
+ESTIMATED_LABEL = "estimated from FLOP counts"
+_SERIES_MARKERS = {MEASURED_LABEL: "o", ESTIMATED_LABEL: "s"}
+
+
+def measured_points(counters: dict) -> list[tuple[float, float]]:
+    """``(FLOP/byte, TFLOP/s)`` of each launch of a config's counters (JSON) that has both (DRAM bytes, FLOPs)."""
+    return [
+        (k["arithmetic_intensity"], k["achieved_tflops"])
+        for k in counters["kernels"]
+        if k["arithmetic_intensity"] and k["achieved_tflops"]
+    ]
+
+
+def estimated_points(roofline: dict) -> list[tuple[float, float]]:
+    """``(FLOP/byte, TFLOP/s)`` of each op of a config's estimated roofline (JSON) with known FLOPs."""
+    return [(o["intensity"], o["achieved_tflops"]) for o in roofline["ops"] if o["intensity"] and o["achieved_tflops"]]
+
+
+def _roofs(ax, ceilings: Ceilings, precisions: set[str], x: np.ndarray) -> None:
+    """The memory roof and a compute roof per usable precision of ``precisions``."""
+    peaks = {p: ceilings.peak_tflops(p) for p in sorted(precisions) if ceilings.unusable(p) is None}
+    memory = x * ceilings.copy_gbps / 1e3
+    top = np.minimum(memory, max(peaks.values())) if peaks else memory
+    ax.plot(x, top, color="black", lw=1, label=f"memory copy {ceilings.copy_gbps:.0f} GB/s")
+    for p, peak in peaks.items():
+        ax.plot(x, np.minimum(peak, memory), ls="--", lw=1, label=f"{p} {peak:.3g} TFLOP/s")
+
+
+def roofline_figure(
+    measured: Mapping[str, dict], estimated: Mapping[str, dict], ceilings: Ceilings | None, title: str = ""
+) -> Figure | None:
+    """Measured and estimated points on one log-log panel under ``ceilings``' roofs; None without a rate."""
+    series = [(MEASURED_LABEL, label, measured_points(c)) for label, c in measured.items()]
+    series += [(ESTIMATED_LABEL, label, estimated_points(r)) for label, r in estimated.items()]
+    series = [s for s in series if s[2]]
+    if not series:
+        return None
+    colors = {label: f"C{i % 10}" for i, label in enumerate(dict.fromkeys(label for _, label, _ in series))}
+    with plain_text():
+        fig = Figure(figsize=(7.0, 4.5), layout="constrained")
+        ax = fig.add_subplot()
+        for kind, label, points in series:
+            ai, tflops = zip(*points)
+            fill = colors[label] if kind == MEASURED_LABEL else "none"
+            style = dict(marker=_SERIES_MARKERS[kind], facecolors=fill, edgecolors=colors[label], s=28)
+            ax.scatter(ai, tflops, **style, label=plain(f"{kind}: {label}"))
+        if ceilings is not None:
+            every = [p for _, _, points in series for p in points]
+            lo, hi = min(p[0] for p in every), max(p[0] for p in every)
+            x = np.geomspace(lo / 4, hi * 4, 64)
+            precisions = {k["precision"] for c in measured.values() for k in c["kernels"] if k["precision"]}
+            _roofs(ax, ceilings, precisions | {r["precision"] for r in estimated.values()}, x)
+        ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="TFLOP/s")
+        ax.set_title(plain(title or "roofline"))
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+        ax.legend(fontsize="x-small", loc="lower right")
     return fig

@@ -10,9 +10,8 @@ from rich.table import Table
 
 from surrobench.records.run import ConfigResult
 from surrobench.report.cells import fmt, format_rate
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
-from surrobench.report.markdown import md_table
 from surrobench.results.scaling import ScalingRow, placement
 
 if TYPE_CHECKING:  # matplotlib (a second to import) only where a plot is drawn: `show` prints tables only

@@ -10,7 +10,7 @@ from surrobench.api.scenarios import Outcome
 from surrobench.records.findings import Finding
 from surrobench.report.findings import findings_markdown
 from surrobench.report.fit import plain_table
-from surrobench.report.markdown import md_table
+from surrobench.report.escape import md_table
 
 HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
 

@@ -8,15 +8,11 @@ from surrobench.api.nsys import NsysReport
 from surrobench.api.perf import PerfReport
 from surrobench.collect.perf_parse import PERF_EVENTS
 from surrobench.report.cells import fmt
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import cut, rich_escape
 from surrobench.report.fit import plain_table
 from surrobench.report.timeline import render_timeline
 
 _NAME_WIDTH = 90
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= _NAME_WIDTH else name[: _NAME_WIDTH - 1] + "…"
 
 
 def system_view_rich(report: PerfReport) -> Group:
@@ -42,7 +38,9 @@ def system_view_rich(report: PerfReport) -> Group:
         plain_table(("event", "count", "note"), rows, title="perf stat over the measured steps", right=("count",))
     )
     if v.hotspots:
-        rows = [(f"{h.share:.1%}", fmt(h.self_share, ".1%", ""), h.source, _short(h.function)) for h in v.hotspots]
+        rows = [
+            (f"{h.share:.1%}", fmt(h.self_share, ".1%", ""), h.source, cut(h.function, _NAME_WIDTH)) for h in v.hotspots
+        ]
         header, title = ("share", "self", "sampler", "function"), "Host hot spots in the measured steps"
         parts.append(plain_table(header, rows, title=title, right=header[:-1]))
     if report.system.flamegraph:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from surrobench.report.escape import rich_escape
+from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import plain_table
-from surrobench.report.markdown import md_table
 
 from surrobench.records.versus import BEYOND_COARSEST, BEYOND_FINEST, MATCHED, Match, SurrogateResult, VersusRecord
 

@@ -8,11 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import read_chrome_trace
 from surrobench.trace.kineto_split import read_split, usable_cores
-from surrobench.trace.model import Timeline, TraceMeta
+from surrobench.trace.model import Timeline, TimelineBuilder, TraceMeta
 from surrobench.trace.source import file_kind
 
 _TRACE_SUFFIXES = (".json", ".json.gz")

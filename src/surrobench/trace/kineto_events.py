@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
-from surrobench.trace.model import MISSING, CopyKind, HostMemory
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, TimelineBuilder
 
 _TABLE_OF_CATEGORY = dict(kernel="kernels", gpu_memcpy="memcpy", memcpy="memcpy", gpu_memset="memset", memset="memset")
 _TABLE_OF_CATEGORY |= dict(cuda_runtime="api_calls", runtime="api_calls", cuda_driver="api_calls", driver="api_calls")
@@ -41,7 +40,7 @@ class EventConverter:
         self.saw_cuda = False
 
     def on_events(self, events) -> None:
-        """Take one slice (:class:`~surrobench.trace.chrome_decode.DictSlice` or the msgspec equivalent)."""
+        """Take one slice (:class:`~surrobench.trace.kineto_json.DictSlice` or the msgspec equivalent)."""
         kinds = events.kinds  # (ph, cat) of each event: two passes over the slice (keys, index), a few distinct
         try:
             distinct = list(set(kinds))

@@ -2,7 +2,7 @@
 400 MB trace: docs/benchmarks/trace-analysis.md).
 
 Chunks are cut after the last ``}`` ``,`` ``{`` boundary and each slice parsed as a small array into
-:data:`~surrobench.trace.chrome_decode.FIELDS` columns (msgspec, else orjson, else stdlib). A wrong cut (a
+:data:`FIELDS` columns (:func:`decode_slice`: msgspec typed decode, else orjson, else the stdlib). A wrong cut (a
 ``}, {`` in a string) leaves the slice unbalanced; the rest is then parsed event by event, exactly. Bounds:
 :data:`MAX_HEADER_BYTES` of metadata, :data:`MAX_EVENT_BYTES` per event, the decoders' nesting depth."""
 
@@ -16,11 +16,11 @@ import re
 import zlib
 from collections.abc import Callable
 from contextlib import contextmanager
+from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Union
 
 from surrobench.errors import UsageError
-from surrobench.trace.chrome_decode import SYNTAX_ERRORS, DictSlice, decode_slice
 from surrobench.trace.source import GZIP_MAGIC, check_text_encoding, open_bytes
 
 CHUNK_BYTES = 8 << 20
@@ -302,7 +302,8 @@ class _Exact:
             except json.JSONDecodeError as exc:
                 if self.more():
                     continue
-                self.fail(exc.pos, _eof_hint(exc, self.text))
+                truncated = exc.pos >= len(self.text.rstrip()) - 1
+                self.fail(exc.pos, f"{exc.msg} (file truncated?)" if truncated else exc.msg)
             except RecursionError:
                 self.fail(self.pos, "nested too deeply")
             if end == len(self.text) and self.more():  # a number may continue in the next chunk
@@ -361,10 +362,6 @@ class _Exact:
         raise UsageError(f"{self.r.path}: invalid JSON at byte {self.base + at}: {msg}")
 
 
-def _eof_hint(exc: json.JSONDecodeError, text: str) -> str:
-    return f"{exc.msg} (file truncated?)" if exc.pos >= len(text.rstrip()) - 1 else exc.msg
-
-
 def _last_boundary(buf: bytes) -> int:
     """Index of the ``}`` that ends the last event followed by ``, {`` in ``buf``; -1 if none."""
     lo = max(0, len(buf) - _TAIL_WINDOW)
@@ -377,3 +374,105 @@ def _last_boundary(buf: bytes) -> int:
         if lo == 0:
             return -1
         lo = max(0, len(buf) - 8 * (len(buf) - lo))  # geometric: each byte searched O(1) times
+
+
+try:
+    import orjson
+
+    _loads = orjson.loads
+    SYNTAX_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError, ValueError, RecursionError)
+except ImportError:  # the pure-Python path: same slicing, stdlib parser (docs/benchmarks)
+    _loads = json.loads
+    SYNTAX_ERRORS = (ValueError, RecursionError)
+"""Exceptions a decoder raises on a slice that is not valid JSON (or a wrong cut)."""
+
+FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "device", "stream", "correlation", "external_id", "bytes")
+"""Fields a slice gives, None where absent; the last five from ``args``."""
+_ARGS_KEY = {"device": "device", "stream": "stream", "correlation": "correlation", "external_id": "External id"}
+_ARGS_KEY |= {"bytes": "bytes"}
+
+
+class DictSlice:
+    """A slice parsed as dicts (non-dict events and ``args`` empty); ``kinds``: ``(ph, cat)``; :meth:`take`: a field at rows."""
+
+    def __init__(self, events: list) -> None:
+        self.events = [e if type(e) is dict else {} for e in events]
+        self.kinds = [(e.get("ph"), e.get("cat")) for e in self.events]
+
+    def take(self, rows: list[int]) -> Callable[[str], list]:
+        """``get(field)``: the values of ``field`` at ``rows`` (indices into the slice), as a list."""
+        sel = [self.events[i] for i in rows]
+        args = [a if type(a) is dict else {} for a in (e.get("args") for e in sel)]
+
+        def get(field: str) -> list:
+            key = _ARGS_KEY.get(field)
+            return [a.get(key) for a in args] if key else [e.get(field) for e in sel]
+
+        return get
+
+
+try:
+    import msgspec
+
+    class _Args(msgspec.Struct, gc=False):
+        device: Any = None
+        stream: Any = None
+        correlation: Any = None
+        external_id: Any = msgspec.field(default=None, name="External id")
+        bytes: Any = None
+
+    class _Event(msgspec.Struct, gc=False, tag_field="ph", tag="X"):
+        """A complete event: every field the loader reads."""
+
+        ph: ClassVar[str] = "X"
+        cat: Any = None
+        name: Any = None
+        pid: Any = None
+        tid: Any = None
+        ts: Any = None
+        dur: Any = None
+        args: _Args = msgspec.field(default_factory=_Args)
+
+    # Every other phase of the Trace Event Format keeps its category only; another ``ph`` sends the slice to dicts.
+    _OTHER_PHASES = "BEiICbneSTpFstfPNODMVvRc()"
+    _OTHERS = tuple(
+        msgspec.defstruct(f"_Phase{i}", [("cat", Any, None)], namespace={"ph": ph}, gc=False, tag_field="ph", tag=ph)
+        for i, ph in enumerate(_OTHER_PHASES)
+    )
+    _typed = msgspec.json.Decoder(list[Union[(_Event, *_OTHERS)]])
+    _GET = {f: attrgetter(f"args.{f}" if f in _ARGS_KEY else f) for f in FIELDS}
+    _KIND = attrgetter("ph", "cat")
+
+    class _StructSlice:
+        """A slice decoded into :class:`_Event` (and category-only) structs; same interface as :class:`DictSlice`."""
+
+        def __init__(self, events: list) -> None:
+            self.events = events
+            self.kinds = list(map(_KIND, events))
+
+        def take(self, rows: list[int]):
+            sel = itemgetter(*rows)(self.events) if len(rows) > 1 else [self.events[rows[0]]]
+            return lambda field: list(map(_GET[field], sel))
+
+    def decode_slice(data: bytes):
+        """One slice, msgspec-typed; an odd ``args``, ``ph`` or non-object event sends it through the dict path."""
+        try:
+            return _StructSlice(_typed.decode(data))
+        except msgspec.ValidationError:
+            return DictSlice(_loads(data))
+        except msgspec.DecodeError:  # a lone surrogate ("\\ud800") is valid JSON the stdlib accepts
+            return DictSlice(json.loads(data))
+
+except ImportError:  # no msgspec: dicts from orjson or the stdlib
+
+    def decode_slice(data: bytes):
+        """One slice (a JSON array of events) as dicts; record_shapes' integer lists dropped first (below)."""
+        data = _SHAPE_ARGS.sub(b'"_": 0', data)
+        try:
+            return DictSlice(_loads(data))
+        except SYNTAX_ERRORS:  # orjson refuses lone surrogates ("\\ud800"), valid JSON the stdlib accepts
+            return DictSlice(json.loads(data))
+
+    # record_shapes=True's "Input Dims"/"Input Strides" integer lists: a third of the bytes, unread; stripped outside
+    # strings before parsing (docs/benchmarks/trace-analysis.md).
+    _SHAPE_ARGS = re.compile(rb'"Input (?:Dims|Strides)"\s*:\s*\[(?:[0-9, \-]|\[[0-9, \-]*\])*\]')

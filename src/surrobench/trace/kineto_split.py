@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
 from surrobench.trace.kineto_events import EventConverter
 from surrobench.trace.kineto_json import locate_events, read_event_range
+from surrobench.trace.model import TimelineBuilder
 
 SPLIT_MIN_BYTES = 64 << 20
 """Files smaller than this are read in one process (a worker's start, ~0.2 s, would not pay off)."""
@@ -57,9 +57,9 @@ def read_split(file: Path, conv, workers: int) -> dict | None:
     return {**split.header, **trailer}
 
 
-def prestart(file: Path, workers: int | None = None) -> None:
-    """Start reading ``file`` in workers now for a later :func:`read_split`."""
-    workers = usable_cores() if workers is None else workers
+def prestart(file: Path) -> None:
+    """Start reading ``file`` in :func:`usable_cores` workers now for a later :func:`read_split`."""
+    workers = usable_cores()
     try:
         key = _key(file, workers)
         split = None if key in _STARTED else _start_split(file, workers)

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from surrobench.errors import UsageError
-from surrobench.trace.builder import TimelineBuilder
-from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TraceMeta
+from surrobench.trace.model import MISSING, CopyKind, HostMemory, Timeline, TimelineBuilder, TraceMeta
 
 # CUpti_ActivityMemcpyKind: 1 HtoD, 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP (CUPTI Activity API reference).
 _COPY_KIND = {1: CopyKind.H2D, 2: CopyKind.D2H, 8: CopyKind.D2D, 9: CopyKind.H2H, 10: CopyKind.P2P}
@@ -117,7 +116,7 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         source="nsys",
         paths=(str(path),),
         ranks=ranks,
-        device_names=_gpu_names(db, tables),
+        device_names=_gpu_names(db) if "TARGET_INFO_GPU" in tables else {},
         event_counts=counts,
         cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
         anomalies=anomalies,
@@ -241,9 +240,7 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
     return anomalies
 
 
-def _gpu_names(db, tables) -> dict[int, str]:
-    if "TARGET_INFO_GPU" not in tables:
-        return {}
+def _gpu_names(db) -> dict[int, str]:
     return {int(i): str(n) for i, n in db.execute("SELECT id, name FROM TARGET_INFO_GPU") if i is not None}
 
 
