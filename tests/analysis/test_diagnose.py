@@ -314,6 +314,9 @@ def test_memory_bound_op_far_below_bandwidth_is_called_parallelism_starved():
     assert "too few rows" in starved.action and "raise the batch" in starved.action
     assert "channels_last (NHWC)" not in starved.action and "keep NCHW" not in starved.action  # no prior: measured
     assert "more bandwidth would not help" not in finding(3000.0).action  # near the bandwidth roof
+    # its summary does not call it bandwidth-bound where its own evidence says bandwidth is not the limit
+    assert "not bandwidth" in starved.summary and "memory-bound ops" in finding(3000.0).summary
+    assert "130 GB/s = " in " ".join(e.text for e in starved.evidence)
 
 
 def _compute_evidence(fraction, *, basis="device", precision="bf16", rates=None):

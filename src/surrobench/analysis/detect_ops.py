@@ -27,6 +27,11 @@ from surrobench.records.vocab import HALF_PRECISIONS
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
 
 
+def _gbps(value: float) -> str:
+    """A bandwidth in GB/s, whole above 10, two significant digits below (0.42, never 0 for a measured rate)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
     """``{name: (category, ms per step, share)}`` of every op row, CPU times scaled (``op_time_scale``)."""
     t = ev.op_table
@@ -68,7 +73,9 @@ def _transfer_ops(ev: ConfigEvidence, ops) -> set[str]:
 
 
 def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
-    """Head ops below the ridge (or low-intensity); gain: time above the bandwidth roof; families' action."""
+    """Head ops below the ridge (or low-intensity); gain: time above the bandwidth roof; families' action. Where
+    every one reaches under ``parallelism_bound_fraction`` of the roof, the summary says bandwidth is not the limit
+    (the kind stays, for the readers that key on it)."""
     step = ev.step_ms()
     if not step or (ev.roofline is None and ev.op_table is None):
         return None
@@ -87,7 +94,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
         ridge, stale = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio
-        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {o.achieved_gbps:.0f} GB/s = " for o in ops]
+        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {_gbps(o.achieved_gbps)} GB/s = " for o in ops]
         evidence = [
             Evidence("roofline", t + ceiling_share(o.ceiling_fraction, copy, stale), o.ceiling_fraction, "fraction")
             for t, o in zip(texts, ops)
@@ -129,6 +136,11 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         text = f"{', '.join(starved[:3])} reach under {under:.0%} of the {roof}: more bandwidth would not help"
         action = clauses_of(text, action)
     summary = f"{time_ms:.3f} ms per step in memory-bound ops ({', '.join(names[:3])})"
+    if starved and len(starved) == len(ops):  # below the ridge, yet far under the roof: bandwidth is not the limit
+        summary = (
+            f"{time_ms:.3f} ms per step in low-intensity ops ({', '.join(names[:3])}) far under the bandwidth roof "
+            "(latency or dispatch, not bandwidth)"
+        )
     return Finding(
         "memory_bound", severity, summary, tuple(evidence), action, gain, ev.label, evidence_source="estimated"
     )
