@@ -108,3 +108,12 @@ def test_a_config_whose_profiling_failed_says_why_in_one_line():
     lines = [str(r) for r in out if str(r).startswith("not profiled: ")]
     assert len(lines) == 1 and lines[0].endswith(": error: RuntimeError: CUDA error: out of memory")
     assert len([r for r in out if isinstance(r, Table)]) == 1  # the config that ran keeps its op table
+
+
+def test_an_op_table_on_a_cpu_basis_has_no_device_time_columns():
+    report = _profile_report(None)
+    gpu = {c.header for c in profile_renderables([report], top_n=5, width=200)[0].columns}
+    report["op_table"]["basis"] = "cpu"
+    cpu = {c.header for c in profile_renderables([report], top_n=5, width=200)[0].columns}
+    assert {"self dev us", "total dev us"} <= gpu and not {"self dev us", "total dev us"} & cpu
+    assert "self CPU us" in cpu and gpu - cpu == {"self dev us", "total dev us"}

@@ -24,14 +24,23 @@ def _pct(x: float) -> str:
     return f"{x:.1%}"
 
 
+_DEVICE_COLUMNS = ("self dev us", "total dev us")
+
+
+def op_columns(table: dict) -> tuple[str, ...]:
+    """:data:`_COLUMNS`, less the device times where the table has none (a CPU basis: they would all read 0)."""
+    return _COLUMNS if table["basis"] == "device" else tuple(c for c in _COLUMNS if c not in _DEVICE_COLUMNS)
+
+
 def op_rows(table: dict, top_n: int, max_shapes: int) -> list[tuple[str, ...]]:
-    """The first ``top_n`` op rows as :data:`_COLUMNS` cells, with ``max_shapes`` input shapes."""
+    """The first ``top_n`` op rows as :func:`op_columns` cells, with ``max_shapes`` input shapes."""
     rows = []
     for op in table["ops"][:top_n]:
         us = (f"{op[k]:.1f}" for k in ("self_device_us", "total_device_us", "self_cpu_us"))
         mib = (_mib(op["device_mem_bytes"]), _mib(op["self_device_mem_bytes"]))
         shapes = "; ".join(op["input_shapes"][:max_shapes])
-        rows.append((op["name"], op["category"], str(op["calls"]), _pct(op["share"]), *us, *mib, shapes))
+        row = dict(zip(_COLUMNS, (op["name"], op["category"], str(op["calls"]), _pct(op["share"]), *us, *mib, shapes)))
+        rows.append(tuple(row[c] for c in op_columns(table)))
     return rows
 
 
@@ -99,7 +108,7 @@ _MINOR |= {"category": 1}
 
 def op_table_rich(report: dict, top_n: int, width: int | None = None) -> Table:
     """The first ``top_n`` ops as a rich table titled with the config, fitted to ``width`` (:func:`~surrobench.report.fit.fit_table`)."""
-    columns = fit_columns(_COLUMNS, ("op", "category", "input shapes"), _MINOR)
+    columns = fit_columns(op_columns(report["op_table"]), ("op", "category", "input shapes"), _MINOR)
     rows = [list(map(rich_escape, row)) for row in op_rows(report["op_table"], top_n, max_shapes=1)]
     return fit_table(columns, rows, width, title=rich_escape(f"{label(report)}\n{summary_line(report)}"))
 
@@ -135,7 +144,7 @@ def profile_markdown(reports: list[dict], top_n: int) -> str:
         table = report["op_table"]
         out += [
             md_escape(summary_line(report), newline=" ") + "\n",
-            md_table(_COLUMNS, op_rows(table, top_n, max_shapes=2)).rstrip("\n"),
+            md_table(op_columns(table), op_rows(table, top_n, max_shapes=2)).rstrip("\n"),
         ]
         shares = ", ".join(f"{c} {_pct(v)}" for c, v in table["category_shares"].items() if v > 0)
         out += ["", md_escape(f"Categories: {shares}.", newline=" "), ""]
