@@ -456,9 +456,27 @@ def test_fragments_inside_one_op_are_told_to_change_that_op_not_the_model(inside
     held = [e.value for e in finding.evidence if e.unit == "fraction" and "inside" in e.text]
     if inside_share == 0.97:
         assert len(finding.clauses) == 1 and named and finding.remedies == ()
-        assert held == [pytest.approx(0.97)]
+        assert held == [pytest.approx(0.97)] and "the dims it contracts" in named[0].text  # an einsum contracts
     else:
         assert not named and not held
+
+
+def test_fragments_inside_an_op_that_contracts_nothing_are_not_told_of_contracted_dims():
+    from surrobench.analysis.detect_ops import fragmented_ops
+
+    table = OpTable(
+        (
+            OpStat("aten::copy_", "copy/cast/contiguous", 20000, 0.0, 0.0, 0.8, 8000.0, inside=(("aten::relu", 0.97),)),
+            OpStat("aten::relu", "elementwise", 10, 0.0, 0.0, 0.2, 2000.0),
+        ),
+        "cpu",
+        10000.0,
+        1,
+        "profiler",
+    )
+    ev = ConfigEvidence(result=config(latency_samples(10.0, 0.001, seed=4)), op_table=table)
+    (clause,) = fragmented_ops(ev, DEFAULT_THRESHOLDS).clauses
+    assert "inside aten::relu" in clause.text and "contracts" not in clause.text
 
 
 def test_tiny_calls_against_a_cpu_roofline_are_not_memory_bound():

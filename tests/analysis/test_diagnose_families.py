@@ -275,3 +275,12 @@ def test_a_host_to_device_copy_is_not_a_memory_bound_op():
     # without host-to-device copies on the timeline the same copy op stays memory-bound
     f = memory_bound(_evidence(15.0, copy, norm), TH)
     assert "aten::_to_copy" in f.summary
+
+
+def test_a_clause_two_families_share_stands_once_in_their_action():
+    from surrobench.analysis.op_families import family_actions
+
+    texts = [c.text for c in family_actions(["aten::convolution", "aten::bmm"], cpu=True)]
+    assert texts.count("a larger batch") == 1 and len(texts) == len(set(texts))
+    assert any(t.startswith("convolution (aten::convolution)") for t in texts)
+    assert any(t.startswith("gemm/matmul/einsum (aten::bmm)") for t in texts)

@@ -253,8 +253,11 @@ def fragmented_ops(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
     what = "small elementwise/copy/concat ops" if not extra else "small ops (many calls, little time each)"
     if enclosing is not None:
         outer = enclosing[0]
+        family = family_of(outer)
+        contracts = family is not None and family.name in ("gemm/matmul/einsum", "convolution")
+        how = "layout and dtype, the dims it contracts" if contracts else "layout and dtype"
         text = f"they run inside {outer}, not in the model's own code: change how {outer} is called (its operands' "
-        action = (Clause(text + "layout and dtype, the dims it contracts), not the model's casts or concatenations"),)
+        action = (Clause(text + how + "), not the model's casts or concatenations"),)
     else:
         action = family_actions(fragments[:5], cpu=ev.on_cpu())
         if small:

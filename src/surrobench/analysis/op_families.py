@@ -176,7 +176,8 @@ def low_intensity(name: str) -> bool:
 
 
 def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]:
-    """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``."""
+    """The actions of ``names``' families, each once in order, first clause headed ``"fft (aten::_fft_r2c): <cause>: "``;
+    a clause two families share (``use every core``) stands once, where it first comes."""
     groups: dict[str, list[str]] = {}
     for name in names:
         family = family_of(name)
@@ -187,7 +188,7 @@ def family_actions(names: list[str], *, cpu: bool = False) -> tuple[Clause, ...]
         family = _BY_NAME[family_name]
         first, *rest = family.cpu_action if cpu else family.action
         head = f"{family.name} ({', '.join(ops[:3])}): {family.cpu_cause if cpu else family.cause}: "
-        parts += [Clause(head + first.text, first.remedies), *rest]
+        parts += [Clause(head + first.text, first.remedies), *(c for c in rest if c not in parts)]
     return tuple(parts)
 
 
