@@ -22,7 +22,9 @@ DEFAULT_ITERS = max(MIN_ITERS, MIN_SAMPLES_FOR_P95)
 
 def low_iterations_note(warmup: int, iters: int) -> str | None:
     """A warning when ``warmup`` or ``iters`` is under the method's minimums (:data:`MIN_WARMUP`,
-    :data:`MIN_ITERS`); None when both are met."""
+    :data:`MIN_ITERS`); None when both are met, or a value is invalid (under 0 warm-up or 1 timed: its error says so)."""
+    if warmup < 0 or iters < 1:
+        return None
     low = [f"--warmup {warmup} (< {MIN_WARMUP})"] * (warmup < MIN_WARMUP)
     low += [f"--iters {iters} (< {MIN_ITERS})"] * (iters < MIN_ITERS)
     if not low:
