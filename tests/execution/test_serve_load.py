@@ -201,3 +201,15 @@ def test_dropped_counts_the_measured_requests_as_requests_does():
     assert point.requests == 100 and point.warmup_requests == 100
     assert 0 < point.dropped <= point.requests == point.completed + point.dropped
     assert point.passed is False
+
+
+def test_rates_in_prose_never_take_an_exponent():
+    from surrobench.records.serve import rate_text
+
+    assert [rate_text(r) for r in (50000.0, 1268.19, 99.5, 2.9, 0.25)] == [
+        "50,000 rps",
+        "1,268 rps",
+        "99.5 rps",
+        "2.9 rps",
+        "0.25 rps",
+    ]

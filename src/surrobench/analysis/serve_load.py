@@ -9,7 +9,7 @@ from scipy import stats
 
 from surrobench.errors import UsageError
 from surrobench.execution.batcher import ServeTrace
-from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_size, padded_sizes
+from surrobench.records.serve import PERCENTILES, LoadPoint, Percentile, padded_size, padded_sizes, rate_text
 
 #: Confidence of the percentile intervals.
 CONFIDENCE = 0.95
@@ -157,16 +157,16 @@ def load_warnings(point: LoadPoint) -> list[str]:
     asked for (:attr:`~surrobench.records.serve.LoadPoint.offered_interval_rps`; without it, under half), a P99
     with no upper bound (too few requests behind it), a load generator that took more than
     :data:`GENERATOR_OVERHEAD_WARN` of the run, dropped requests."""
-    rate = f"{point.target_rps:.3g} rps" if point.target_rps else f"concurrency {point.concurrency}"
+    rate = rate_text(point.target_rps) if point.target_rps else f"concurrency {point.concurrency}"
     notes = []
     interval = point.offered_interval_rps
     if interval is not None and not interval[0] <= point.offered_rps <= interval[1]:
         notes.append(
-            f"{rate}: offered {point.offered_rps:.3g} rps, outside the {OFFERED_CONFIDENCE:.1%} Poisson interval of the "
-            f"rate asked for ({interval[0]:.3g}-{interval[1]:.3g} rps over this duration)"
+            f"{rate}: offered {rate_text(point.offered_rps)}, outside the {OFFERED_CONFIDENCE:.1%} Poisson interval of the "
+            f"rate asked for ({rate_text(interval[0])} to {rate_text(interval[1])} over this duration)"
         )
     elif interval is None and point.target_rps and point.offered_rps < point.target_rps / 2:
-        notes.append(f"{rate}: offered only {point.offered_rps:.3g} rps, under half the rate asked for")
+        notes.append(f"{rate}: offered only {rate_text(point.offered_rps)}, under half the rate asked for")
     if point.percentile(0.99).ci95_ms[1] is None and not point.percentile(0.99).lower_bound:
         completed = point.requests - point.dropped if point.completed is None else point.completed
         notes.append(

@@ -42,7 +42,7 @@ from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
-from surrobench.records.serve import UnloadedLatency, padded_sizes
+from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.timestamps import created_now
 
@@ -267,7 +267,7 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
     cap and the way out (a longer ``duration_s`` or, for a rate, a higher one)."""
     if not stretch_capped(request, point):
         return []
-    load = f"{point.target_rps:.3g} rps" if point.target_rps is not None else f"concurrency {point.concurrency}"
+    load = rate_text(point.target_rps) if point.target_rps is not None else f"concurrency {point.concurrency}"
     cap_s = MAX_STRETCH * request.duration_s
     return [
         f"{load}: offered for {cap_s:g} s, {MAX_STRETCH:g}x the duration (the most a load is stretched), and "
@@ -281,7 +281,7 @@ def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tupl
     is a lower bound."""
     top = max_rate_rps(request)
     return tuple(
-        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {top:.3g} rps, the most one load of "
+        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {rate_text(top)}, the most one load of "
         f"{request.duration_s:g} s may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that"
         for r in results
         if r.capacity is not None and r.capacity.failing_rps is None and r.capacity.capacity_rps >= top

@@ -36,6 +36,12 @@ def padded_size(k: int, sizes: tuple[int, ...]) -> int:
     return next(s for s in sizes if s >= k)
 
 
+def rate_text(rate_rps: float) -> str:
+    """A rate in prose, requests/s: whole with thousands separators from 100 up (``50,000 rps``), three
+    significant digits below (``2.9 rps``, ``0.25 rps``), never an exponent."""
+    return f"{rate_rps:,.0f} rps" if rate_rps >= 100 else f"{rate_rps:.3g} rps"
+
+
 @dataclass(frozen=True)
 class ServePolicy(schemas.Plain):
     """A dynamic batcher's policy: dispatch when ``max_batch`` requests wait, or when the oldest waiting one
