@@ -137,3 +137,11 @@ def test_optimize_tables_fit_the_terminal_and_name_what_they_leave_out(width):
         )
         for left_out in wide - set(_headers(table)):
             assert left_out in table.caption
+
+
+def test_a_narrow_history_leaves_out_the_tag_before_the_models():
+    runs = [_summary("20261201-214550-2aa6", "running", None)]
+    kept = {w: set(_headers(history_table(runs, "runs", width=w))) for w in range(90, 200, 5)}
+    with_models = [w for w, headers in kept.items() if "models" in headers]
+    with_tag = [w for w, headers in kept.items() if "tag" in headers]
+    assert with_models and set(with_tag) <= set(with_models) and min(with_tag) > min(with_models)

@@ -10,9 +10,10 @@ from surrobench.report.escape import rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.results.store import RunSummary
 
-# ids and times never cut, the state never dropped; kind, device, models and tag go first when narrow
+# ids and times never cut, the state never dropped; when narrow the tag goes first, then kind and device, the
+# models (which model a run was) last
 _COLUMNS = (Col("run id", keep=True), Col("created", keep=True), Col("state", keep=True), Col("kind", minor=4))
-_COLUMNS += (Col("tag", minor=1), Col("device", minor=3), Col("models", minor=2), Col("contents", "right", keep=True))
+_COLUMNS += (Col("tag", minor=5), Col("device", minor=3), Col("models", minor=2), Col("contents", "right", keep=True))
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -28,7 +29,7 @@ def contents(r: RunSummary) -> str:
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:
-    """One row per stored run, fitted to ``width`` (kind, device, models, tag dropped first)."""
+    """One row per stored run, fitted to ``width`` (tag, kind, device, models dropped first, in that order)."""
     cells = [
         (r.run_id, r.created[:16].replace("T", " "), r.state, r.kind, r.tag or "-", r.device_name or "-")
         + (", ".join(r.models) or "-", contents(r))
