@@ -9,8 +9,8 @@ from rich.table import Table
 from surrobench.api.scenarios import Outcome
 from surrobench.records.findings import Finding
 from surrobench.report.findings import findings_markdown
-from surrobench.report.fit import plain_table
-from surrobench.report.escape import md_table
+from surrobench.report.escape import md_table, rich_escape
+from surrobench.report.fit import columns, fit_table
 
 HEADER = ("scenario", "expected", "top finding", "result", "false alarms (controls)", "note")
 
@@ -21,9 +21,14 @@ def outcome_cells(o: Outcome) -> list[str]:
     return [o.scenario.name, o.scenario.expected, o.top_kind or "-", result, ", ".join(o.false_alarms) or "-", o.note]
 
 
-def scenarios_table(outcomes: Iterable[Outcome], device: str) -> Table:
-    """The rich table of the suite run on ``device``, one row per scenario (:func:`outcome_cells`)."""
-    return plain_table(HEADER, map(outcome_cells, outcomes), title=f"scenarios on {device}")
+def scenarios_table(outcomes: Iterable[Outcome], device: str, width: int | None = None) -> Table:
+    """The rich table of the suite run on ``device``, one row per scenario (:func:`outcome_cells`), fitted to
+    ``width`` (:func:`~surrobench.report.fit.fit_table`): names and verdicts never cut, the alarms and the note
+    wrapped at spaces, stacked as field/value lines where even that does not fit."""
+    wrap = ("false alarms (controls)", "note")
+    cols = columns(HEADER, left=HEADER, wrap=wrap)
+    rows = [[rich_escape(cell) for cell in outcome_cells(o)] for o in outcomes]
+    return fit_table(cols, rows, width, title=f"scenarios on {device}")
 
 
 def scenarios_markdown(outcomes: Iterable[Outcome], findings: Mapping[str, list[Finding]]) -> str:
