@@ -61,6 +61,7 @@ def test_perf_names_the_slow_preprocessing_function(tmp_path, capsys, monkeypatc
     assert system["counters"]["context-switches"] is not None
     if perf_access().virtualized and system["counters"]["cycles"] is None:
         assert "virtual machine" in system["unavailable"]["cycles"] and system["ipc"] is None
+        assert stdout.count("virtual machine") == 1 and "as cycles" in stdout  # the one note, said once
     (svg,) = flames.iterdir()
     assert system["flamegraph"] == str(svg) and "make_boundary_mask" in svg.read_text()
     assert "make_boundary_mask" in stdout and "CPU utilization" in stdout and "task-clock" in stdout

@@ -26,12 +26,16 @@ def system_view_rich(report: PerfReport) -> Group:
     ]
     if report.step_check is not None and report.step_check.problems:
         parts.append(f"[yellow]unreliable: {rich_escape(report.step_check.reason())}[/]")
-    rows = []
+    rows, said = [], {}  # a note shared by several events (no PMU in a VM) is written once, then referred to
     for event in PERF_EVENTS:
         value = v.counters.get(event)
         note = v.unavailable.get(event) or (
             f"multiplexed: ran {s.multiplexed[event]:.0%} of the window, scaled" if s and event in s.multiplexed else ""
         )
+        if note and note in said:
+            note = f"as {said[note]}"
+        elif note:
+            said[note] = event
         unit = " ms" if event == "task-clock" else ""
         rows.append((event, "—" if value is None else f"{value:,.{2 if unit else 0}f}{unit}", note))
     parts.append(
