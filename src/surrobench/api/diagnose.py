@@ -31,10 +31,10 @@ from surrobench.tune import advice
 from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
-from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
+from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase
 from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
@@ -44,6 +44,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
+from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
@@ -178,19 +179,17 @@ def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
         return count_op_costs(lambda: step(0))
 
 
-class DiagnoseInterrupted(ProfileInterrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) while a workload is timed or profiled for its diagnosis: as
-    :class:`~surrobench.api.profile.ProfileInterrupted` (the run stored and marked ``interrupted``), its
-    ``partial`` the :class:`Diagnosis` of what was read (every config profiled and read, the run-level checks over
-    the configs timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled). Nothing more is
-    measured or read; ``surrobench diagnose --run R`` reads the stored op tables and traces later."""
-
-    def __init__(self, cut: ProfileInterrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> None:
-        super().__init__(cut.record, cut.total, cut.reports, cut.to_profile)
-        context = {**workload_context(cut.record, evidence), "interrupted": True}
-        context["profiled"] = [r.label() for r in cut.reports]
-        title = f"diagnosis of run {cut.record.run_id} on {cut.record.env['device_name']}"
-        self.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), cut.record)
+def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
+    """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
+    :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
+    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled. ``surrobench diagnose --run R``
+    reads the stored op tables and traces later."""
+    record, reports = cut.partial.run, cut.partial.reports
+    context = {**workload_context(record, evidence), "interrupted": True}
+    context["profiled"] = [r.label() for r in reports]
+    title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
+    cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
+    return cut
 
 
 def diagnose_workload(
@@ -212,8 +211,8 @@ def diagnose_workload(
     ``system_pass`` runs :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
 
     Raises:
-        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was
-            stored stays, the exception carries the findings of what was read.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was stored
+            stays, ``partial`` the :class:`Diagnosis` of what was read (:func:`_interrupted`).
     """
     per_config = advice.COUNTERS_TARGET_S if options.counters else advice.DIAGNOSE_TARGET_S
     deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
@@ -225,7 +224,8 @@ def diagnose_workload(
     except SweepInterrupted as cut:
         ceilings, _ = device_ceilings(cut.record)
         findings = _findings(cut.record, [], {}, th, ceilings, store)
-        raise DiagnoseInterrupted(ProfileInterrupted(cut.record, cut.total), findings, [], []) from None
+        cut.partial = Profile(cut.record)
+        raise _interrupted(cut, findings, [], []) from None
     ceilings, note = device_ceilings(record)
     evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
 
@@ -279,9 +279,9 @@ def diagnose_workload(
 
     try:
         record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
-    except ProfileInterrupted as cut:
-        findings = _findings(cut.record, evidence, flops, th, ceilings, store)
-        raise DiagnoseInterrupted(cut, findings, list(evidence), warnings + notes) from None
+    except Interrupted as cut:
+        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, store)
+        raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
     warnings += notes
@@ -292,8 +292,8 @@ def diagnose_workload(
             got = [ev.result for ev in evidence]
             measured, noted = measure_findings(plan, got, findings, measure_s, deadline=deadline)
         except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
-            cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
-            raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
+            cut = interrupted_profiling(record, len(record.results), reports, len(reports))
+            raise _interrupted(cut, findings, list(evidence), warnings) from None
         warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
         warnings += unclaimed(findings, measured)
@@ -508,8 +508,8 @@ def diagnose(
             non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a
             finite number >= 0 or given with a trace or run, a missing trace, an
             unknown run, bad input.
-        DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
-            read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
+        Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
+            read before it, the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None

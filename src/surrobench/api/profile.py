@@ -18,9 +18,9 @@ from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.errors import StoreWriteError, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
-from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, unsaved
+from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, interrupted_message, unsaved
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
@@ -185,18 +185,12 @@ class Hooks:
 NO_HOOKS = Hooks()
 
 
-class ProfileInterrupted(SweepInterrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) in a command that times, then profiles: ``record`` holds every config timed
-    and stored (``top_op`` set on those profiled), ``reports`` the configs profiled so far, ``to_profile`` how
-    many were to be profiled (None when the timing itself was cut short); the run is marked ``interrupted``.
-    The message says so: ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
-
-    def __init__(self, record: RunRecord, total: int, reports: tuple = (), to_profile: int | None = None) -> None:
-        super().__init__(record, total)
-        if to_profile is not None:
-            self.args = (f"{self.args[0]}, {len(reports)} of {to_profile} profiled",)
-        self.reports = tuple(reports)
-        self.to_profile = to_profile
+def interrupted_profiling(record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
+    """Ctrl-C while profiling: ``partial`` the :class:`Profile` of ``record`` (every config timed and stored,
+    ``top_op`` set on those profiled) and the ``reports`` so far, of ``to_profile``; the message
+    ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
+    message = f"{interrupted_message(record, total)}, {len(reports)} of {to_profile} profiled"
+    return Interrupted(message, Profile(record, tuple(reports)))
 
 
 def time_and_profile(
@@ -217,23 +211,23 @@ def time_and_profile(
         sweep's, then each profiling child's).
 
     Raises:
-        SweepInterrupted: Ctrl-C while timing, without ``then``; with it :class:`ProfileInterrupted` (timing or
-            profiling), ``partial`` the :class:`Profile` of the configs stored and profiled so far.
+        Interrupted: Ctrl-C while timing (a ``SweepInterrupted``) or profiling, ``partial`` the run so far, or with
+            ``then`` the :class:`Profile` of the configs stored and profiled so far.
     """
     try:
-        try:
-            record, warnings = execute_sweep(
-                plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
-            )
-        except SweepInterrupted as cut:
-            if then is None:
-                raise
-            raise ProfileInterrupted(cut.record, cut.total) from None
-        if then is None:
-            return Profile(record, (), tuple(warnings), schema)
+        record, warnings = execute_sweep(
+            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
+        )
+    except SweepInterrupted as cut:
+        if then is not None:
+            cut.partial = Profile(cut.record, schema=schema)
+        raise
+    if then is None:
+        return Profile(record, (), tuple(warnings), schema)
+    try:
         record, reports = profile_phase(plan, record, store, then, profile_one=profile_one, hooks=hooks)
-    except ProfileInterrupted as cut:
-        cut.partial = Profile(cut.record, cut.reports, schema=schema)
+    except Interrupted as cut:
+        cut.partial = replace(cut.partial, schema=schema)
         raise
     warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
     warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
@@ -254,8 +248,8 @@ def profile_phase(
     hook raises ``KeyboardInterrupt``).
 
     Raises:
-        ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, carrying it and the
-            reports of the configs profiled before it (their op tables stored; the one running is not).
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, as :func:`interrupted_profiling`
+            with the reports of the configs profiled before it (their op tables stored; the one running is not).
         Unsaved: a write to ``store`` failed; the run marked ``unsaved`` where the database takes it.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
@@ -273,7 +267,7 @@ def profile_phase(
         profiled = {r.config.config_id: r.config for r in done}
         results = tuple(profiled.get(r.config_id, r) for r in record.results)
         cut = replace(record, env={**record.env, "interrupted": True}, results=results)
-        raise ProfileInterrupted(cut, len(plan.configs), tuple(done), to_profile) from None
+        raise interrupted_profiling(cut, len(plan.configs), done, to_profile) from None
     except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
         profiled = {r.config.config_id: r.config for r in done}
         raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)
@@ -322,7 +316,7 @@ def profile(
     Raises:
         UsageError: bad input, a model object (:func:`~surrobench.api.benchmark.named_model`), ``with_stack`` /
             ``counters`` not a ``bool``, a bad ``schedule`` (:func:`check_schedule`), an unwritable ``trace_dir``.
-        ProfileInterrupted: as :func:`profile_phase`.
+        Interrupted: as :func:`time_and_profile`.
     """
     named_model(model, "profile")
     check_bools(with_stack=with_stack, counters=counters)

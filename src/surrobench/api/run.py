@@ -44,8 +44,7 @@ def measure(
     Raises:
         UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.
         Unsaved: as ``benchmark``.
-        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
-            :class:`~surrobench.api.profile.ProfileInterrupted`, ``partial`` the Profile so far.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the run so far, with ``then`` the Profile so far.
     """
     profile_one, schema = PROFILERS.get(type(then), (None, schemas.PROFILE))
     if then is not None:
