@@ -162,15 +162,19 @@ def compare_pair(
     ignore_fields: tuple[str, ...] = (),
     gate: bool = False,
 ) -> ComparedRuns | ComparedServeRuns:
-    """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does, the runs returned
-    with the comparison. ``gate`` (``--fail-on-regression``): both runs need enough rounds
-    (:func:`surrobench.results.compare.check_gate_inputs`). Two serve runs compare their capacity at the P99 target
-    (:func:`surrobench.results.serve_compare.compare_capacity`; the matching options do not apply), two ``versus
-    --json`` files their matched-error speedups (:func:`surrobench.results.versus.compare_versus`).
+    """Load ``base`` and ``new`` (:func:`load_run`), match their configs and compare each pair: median, P95, peak
+    memory, top op, the bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`);
+    runs in the database also compare their op tables. ``ignore_fields``: key fields left out of the match
+    (``"mode"``, ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. ``gate``
+    (``--fail-on-regression``): both runs need enough rounds (:func:`surrobench.results.compare.check_gate_inputs`).
+    Two serve runs compare their capacity at the P99 target (:func:`surrobench.results.serve_compare.compare_capacity`;
+    the matching options do not apply), two ``versus --json`` files their matched-error speedups
+    (:func:`surrobench.results.versus.compare_versus`).
 
     Raises:
-        UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
-            serve run and one that is not; serve runs without a capacity search or with different targets.
+        UsageError: a run reference that names nothing, runs on different devices without ``allow_env_mismatch``,
+            an unknown ignored field; with ``gate``, a run taken with too few rounds or serve runs; one serve run
+            and one that is not; serve runs without a capacity search or with different targets.
     """
     if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
         if gate:
@@ -194,32 +198,18 @@ def compare_pair(
     return ComparedRuns(base_run, new_run, comparison)
 
 
-def compare(
-    base: RunRef | ServeRecord,
-    new: RunRef | ServeRecord,
-    *,
-    db: str | Path = DEFAULT_DB,
-    threshold: float = DEFAULT_THRESHOLD,
-    allow_env_mismatch: bool = False,
-    ignore_fields: tuple[str, ...] = (),
-) -> RunComparison | CapacityComparison:
-    """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
-    bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
-    database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
-    ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
-    their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
+def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
+    """:func:`compare_pair`'s comparison alone (``options``: its keywords): a :class:`RunComparison`, of two serve
+    runs a :class:`CapacityComparison`, of two ``versus --json`` files a
     :class:`~surrobench.results.versus.VersusComparison`.
 
     Raises:
-        UsageError: a run reference that names nothing, runs on different devices without
-            ``allow_env_mismatch``, an unknown ignored field; as :func:`compare_pair` for serve runs.
+        UsageError: as :func:`compare_pair`.
     """
-    pair = compare_pair(
-        base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
-    )
+    pair = compare_pair(base, new, **options)
     if isinstance(pair, ComparedServeRuns):
         return pair.capacity
-    return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
+    return pair.comparison if isinstance(pair, ComparedRuns) else pair
 
 
 class History(list):
