@@ -99,18 +99,24 @@ class ComparedServeRuns:
         return self.capacity.to_json()
 
 
-def _serve_file(path: str | Path) -> ServeRecord | None:
-    """The serve record in a ``surrobench/serve-v2`` (or v1) JSON file (``serve --json``); None for a file that cannot
-    be read as JSON or holds another document (:func:`load_run` says what is wrong with it).
-
-    Raises:
-        UsageError: a serve document with a key missing or of the wrong kind.
-    """
+def _document(path: str | Path, kinds: tuple[str, ...]) -> dict | None:
+    """The JSON object in ``path`` when its ``schema`` is one of ``kinds``; None for a file that cannot be read as
+    JSON or holds another document (:func:`load_run` says what is wrong with it)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
+    return data if isinstance(data, dict) and data.get("schema") in kinds else None
+
+
+def _serve_file(path: str | Path) -> ServeRecord | None:
+    """The serve record in a ``surrobench/serve-v2`` (or v1) JSON file (``serve --json``), else None.
+
+    Raises:
+        UsageError: a serve document with a key missing or of the wrong kind.
+    """
+    data = _document(path, (schemas.SERVE, schemas.SERVE_V1))
+    if data is None:
         return None
     try:
         return serve_from_json(data)
@@ -277,7 +283,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     if not Path(path).is_file():
         raise UsageError(f"run file {str(path)!r}: no such file")
     served = _serve_file(path)
-    data = None if served is not None else _optimize_document(path)
+    data = None if served is not None else _document(path, (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1))
     with ResultStore(db) as store:
         if served is not None:
             known = served.run_id in store.matching_run_ids(served.run_id)
@@ -299,16 +305,6 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
 def _state(env: dict) -> str:
     """The state of an imported run: ``interrupted`` when its file says so, else ``complete``."""
     return "interrupted" if env.get("interrupted") else "complete"
-
-
-def _optimize_document(path: str | Path) -> dict | None:
-    """The JSON object in ``path`` when its schema is an optimize document's (any version), else None."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
-    return data if isinstance(data, dict) and data.get("schema") in optimize else None
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
