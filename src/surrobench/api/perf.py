@@ -12,7 +12,6 @@ from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.perf_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
-from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore
@@ -91,30 +90,13 @@ def perf_config(
 
 
 def perf(
-    model: str,
-    *,
-    db=None,
-    options: PerfOptions | None = None,
-    command: str | None = None,
-    hooks=None,
-    **sweep,
+    model: str, *, db=None, options: PerfOptions | None = None, command: str | None = None, hooks=None, **sweep
 ) -> Profile:
-    """As :func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok``
-    config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC,
-    CPU utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
+    """:func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok`` config's
+    measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC, CPU
+    utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
     :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
-    from surrobench.api.benchmark import named_model, open_store, sweep_plan
-    from surrobench.api.profile import NO_HOOKS, time_and_profile
+    from surrobench.api.profile import NO_HOOKS
+    from surrobench.api.run import measure
 
-    named_model(model, "perf")
-    plan = sweep_plan(model, caller=perf, **sweep)
-    with open_store(db) as store:
-        return time_and_profile(
-            plan,
-            store,
-            options or PerfOptions(),
-            profile_one=perf_config,
-            schema=schemas.PERF,
-            command=command,
-            hooks=hooks or NO_HOOKS,
-        )
+    return measure(model, db=db, then=options or PerfOptions(), hooks=hooks or NO_HOOKS, command=command, **sweep)
