@@ -13,7 +13,7 @@ from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.errors import UsageError
-from surrobench.trace import load_trace as _load
+from surrobench.trace import load_trace as load_trace  # a Kineto or nsys trace (file, pipe, rank folder)
 from surrobench.trace.model import Timeline
 
 # The CLI starts the readers of a large trace's pieces while its commands import (surrobench.cli.main).
@@ -34,16 +34,6 @@ def check_gap_threshold(gap_threshold_us: float) -> None:
             "gap_threshold_us",
             f"{gap_threshold_us}: must be a finite number of microseconds up to {MAX_GAP_THRESHOLD_US:.0e}",
         )
-
-
-def load_trace(path: str | Path) -> Timeline:
-    """The trace at ``path`` as a :class:`Timeline`: a Kineto ``.json``/``.json.gz`` file or pipe, a folder of
-    per-rank Kineto files, an nsys SQLite export or an ``.nsys-rep`` / ``.qdrep`` report.
-
-    Raises:
-        UsageError: the path is missing or its content is not a trace surrobench reads.
-    """
-    return _load(path)
 
 
 def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TimelineReport:

@@ -28,15 +28,13 @@ from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 
-# What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
-# this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
-# (docs/benchmarks/startup.md; tests/cli/test_startup.py).
+# torch is imported by the option methods that run a workload: every command imports this module, and `--help`
+# needs no torch (docs/benchmarks/startup.md).
 if TYPE_CHECKING:
     from surrobench.api.nsys import NsysOptions
     from surrobench.api.profile import ProfileOptions, SweepPlan
 
-# Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
-# result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
+# Piped or captured output (CI logs, `| tee`): a wide fixed width, not rich's 80 columns that truncate tables.
 _PIPE_WIDTH = 160
 
 
@@ -76,8 +74,7 @@ class AtMost:
 
 def count_option(default: int | None, *decls: str, help: str, max: int = MAX_COUNT, **kwargs) -> OptionInfo:
     """An integer option at most ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless told), else a
-    one-line usage error (exit 2); lower bounds are the library's checks. A callback (:class:`AtMost`), not
-    click's ``max``, whose range typer prints beside the option, narrowing the help column."""
+    usage error (exit 2); lower bounds are the library's. A callback, not click's ``max``, which --help prints."""
     return typer.Option(default, *decls, help=help, callback=AtMost(max), **{"metavar": "INT", **kwargs})
 
 
@@ -189,9 +186,7 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-#: The flags of the options that name a file a command writes; ``--trace-out`` and ``--flamegraph-out`` name a
-#: folder it fills (:data:`OUTPUT_FOLDER_FLAGS`). Every other path a command takes is one it reads (``--db``, a
-#: trace, a run file, ``--arrivals``, ``--config``, ...).
+#: The flags naming a file a command writes, and a folder it fills; every other path a command takes it reads.
 OUTPUT_FILE_FLAGS = frozenset({"--json", "--markdown", "--output", "--html"})
 OUTPUT_FOLDER_FLAGS = frozenset({"--trace-out", "--flamegraph-out"})
 
@@ -289,10 +284,8 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers it: its outputs checked first (:func:`refuse_overwriting_inputs`), what it
-    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's partial record
-    written to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). The
-    context comes through the command's own context parameter (typer fills one only), else one added to its
-    signature."""
+    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's ``partial``
+    written to its ``--json``. The context: the command's own context parameter, else one added (typer fills one)."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     name = next((p.name for p in params if p.annotation is typer.Context), None)
@@ -319,8 +312,7 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Parameter]) -> Callable:
-    """``wrapper`` with the signature ``own`` of ``params``: typer reads the parameters from the signature and their
-    types from the annotations."""
+    """``wrapper`` with the signature ``own`` of ``params`` (typer reads both signature and annotations)."""
     wrapper.__signature__ = own.replace(parameters=params)
     wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
     return wrapper
@@ -357,10 +349,9 @@ def _new_file_mode(path: Path) -> int:
 
 
 def write_output(path: Path | None, text: str, flag: str) -> None:
-    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file
-    (a link followed) is replaced through a temporary file beside it, never left half-written, with the mode
-    ``open()`` would give it; a device, a pipe or a ``/dev`` link elsewhere (:func:`_appended`) is appended to. A
-    signal waits until the file is written (:func:`~surrobench.cli.signals.signals_deferred`).
+    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file is
+    replaced through a temporary file beside it with the mode ``open()`` would give it; a device, a pipe or a
+    ``/dev`` link elsewhere (:func:`_appended`) is appended to. A signal waits until it is written.
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
@@ -535,8 +526,6 @@ _PLURAL = {"shape": "shapes", "batch": "batches", "precision": "precisions", "mo
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
-#: (The execution settings a recipe may add, ``--channels-last``, ``--compile-mode`` and ``--threads``, they
-#: take, so that an optimize recipe can be profiled and diagnosed as it runs.)
 SWEEP_ONLY = ("rounds",)
 
 
