@@ -10,9 +10,8 @@ Before any load the unloaded latency is measured (isolated and back to back, per
 starts at the capacity predicted from it, or is answered at once when the target is infeasible
 (:mod:`surrobench.analysis.capacity`).
 
-The search and the load loop take the service as a function (``service(k) -> compute_s``) and a clock, so
-tests plant service times on a virtual clock; :func:`serve` builds the model's service from ``run``'s own
-config (precision, mode and recipe settings) and stores the record with its run.
+The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
+:func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
 """
 
 from __future__ import annotations
@@ -46,9 +45,8 @@ from surrobench.records.serve import UnloadedLatency, padded_sizes
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.timestamps import created_now
 
-#: Where the search starts without a prediction (an endpoint, or a simulation in which no rate passed): this
-#: fraction of the full-batch throughput bound, max_batch / service time of a full batch (a server never passes
-#: above that bound).
+#: Where the search starts without a prediction (an endpoint, or no rate passed in simulation): this fraction of
+#: the full-batch throughput bound, max_batch / service time of a full batch.
 START_FRACTION = 0.5
 __all__ = ["MAX_SEARCH_STEPS", "SEARCH_TOLERANCE", "find_capacity", "serve", "serve_policy", "serve_request"]
 
@@ -221,10 +219,8 @@ def _check_arrivals(request: ServeRequest, rate: float) -> None:
 
 
 def max_rate_rps(request: ServeRequest) -> float:
-    """The highest rate (requests/s) whose load holds at most :data:`MAX_ARRIVALS_PER_LOAD` arrivals: the
-    arrivals, ``rate x`` :func:`offered_duration_s`, are ``max(rate x duration_s, rate x warmup_s + margin x
-    min_requests)`` below the stretch cap and grow with the rate, so the bound is the lower of the two rates
-    that reach it."""
+    """The highest rate (requests/s) whose load holds at most :data:`MAX_ARRIVALS_PER_LOAD` arrivals, ``max(rate x
+    duration_s, rate x warmup_s + margin x min_requests)`` below the stretch cap: the lower of the two bounds."""
     by_duration = MAX_ARRIVALS_PER_LOAD / request.duration_s
     if request.warmup_s <= 0:
         return by_duration
@@ -253,8 +249,7 @@ def _needed_s(request: ServeRequest, rate_rps: float) -> float:
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     """Whether ``point``'s load was cut at :data:`MAX_STRETCH` times ``duration_s`` before ``min_requests``
-    requests arrived after the warm-up: an open-loop rate whose :func:`offered_duration_s` reached the cap
-    short of the time it needed, or a closed loop that measured fewer than ``min_requests``."""
+    requests arrived after the warm-up (an open-loop rate needing longer, a closed loop measuring fewer)."""
     if request.min_requests <= 0:
         return False
     if point.target_rps is not None:
@@ -424,8 +419,7 @@ def planned_points(request: ServeRequest) -> int | None:
 @dataclass
 class _Progress:
     """What a serve run has measured: ``done`` the policies finished, ``policy`` the one measured since ``done``
-    held ``started`` policies, and its load points so far (``points``); once its result is appended to
-    ``done``, it counts there alone."""
+    held ``started`` policies, its load points so far (``points``); once appended to ``done``, it counts there."""
 
     done: list[PolicyResult]
     base: ServeRecord  # the record as begun, with the unloaded latency measured so far
@@ -504,11 +498,9 @@ def serve(
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
             one config.
-        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run
-            ``interrupted``.
+        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run ``interrupted``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
-        Stopped: a UsageError met mid-run (an endpoint that failed every request of a rate, a model that failed);
-            stored and carried as for ServeInterrupted.
+        Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that failed); as above.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))
