@@ -1,7 +1,6 @@
-"""``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``);
-two serve runs by their capacity at the P99 target. A run is a :class:`RunRecord`, a run id (or unique prefix)
-in ``db``, or a run JSON file; a serve run a :class:`ServeRecord` or its run id.
-"""
+"""``compare`` two runs config by config (``surrobench compare``, ``report``), two serve runs by capacity; the
+stored runs' ``history``, ``import_run`` and ``load``. A run is a :class:`RunRecord`, a run id (or unique prefix)
+in ``db``, or a run JSON file."""
 
 from __future__ import annotations
 
@@ -35,12 +34,11 @@ def is_run_file(ref: str | Path) -> bool:
 
 
 def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
-    """The run ``ref`` names: a :class:`RunRecord` as is; a ``.json`` path or an existing file read as run-v1
-    JSON; anything else a run id (or unique prefix) looked up in the database ``db``.
+    """The run ``ref`` names: a :class:`RunRecord` as is; a run file (:func:`is_run_file`) read as run-v1 JSON;
+    anything else a run id (or unique prefix) in the database ``db``.
 
     Raises:
-        UsageError: the file is missing or not a run-v1 JSON, the database does not exist, or no single
-            run matches the id.
+        UsageError: the file is missing or not a run-v1 JSON, no database at ``db``, no single run matches the id.
     """
     if isinstance(ref, RunRecord):
         return ref
@@ -125,13 +123,11 @@ def _serve_file(path: str | Path) -> ServeRecord | None:
 
 
 def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> ServeRecord | None:
-    """The serve record ``ref`` names: a :class:`ServeRecord` as is; a serve-v1 JSON file (``serve --json``);
-    a run id (or unique prefix) in ``db`` with a ``serve_runs`` row; None for anything else (another file, a
-    :class:`RunRecord`, a run that is not a serve run, no database).
+    """The serve record ``ref`` names: a :class:`ServeRecord` as is, a serve JSON file, a run id (or unique prefix)
+    of a serve run in ``db``; None for anything else (another file, a :class:`RunRecord`, no database).
 
     Raises:
-        UsageError: no single run in ``db`` matches the id; the stored serve record (or the serve file) is
-            invalid.
+        UsageError: no single run in ``db`` matches the id; the stored serve record (or the serve file) is invalid.
     """
     if isinstance(ref, ServeRecord):
         return ref
@@ -256,8 +252,8 @@ def history(
 @dataclass(frozen=True)
 class ImportedRun:
     """A file stored by :func:`import_run`: ``what`` it held (``run``, ``serve run``, ``optimization``), its id, and
-    what this import added: a run's configs the database lacked; 1 for a serve run or an optimization the database
-    did not hold (0: it held it, and holds the file's now). 0 means the database already held everything."""
+    what it ``added``: a run's configs the database lacked; for a serve run or an optimization 1, or 0 when the
+    database held it (and now holds the file's)."""
 
     what: str
     record_id: str
@@ -265,10 +261,10 @@ class ImportedRun:
 
 
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
-    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or the recovery file of an
-    :class:`~surrobench.errors.Unsaved`) in ``db`` (created when missing). A run adds the configs the database
-    lacks (twice adds nothing), ``complete`` or ``interrupted`` as its file says; a serve run or an optimization is
-    stored whole (an optimization's baseline and recipe runs are not in its file). Behind ``surrobench import``.
+    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or an
+    :class:`~surrobench.errors.Unsaved`'s recovery file) in ``db`` (created when missing): a run's configs the
+    database lacks, ``complete`` or ``interrupted`` as its file says; a serve run or an optimization whole (not an
+    optimization's baseline and recipe runs, which its file lacks). Behind ``surrobench import``.
 
     Raises:
         UsageError: ``path`` is not a file, or not one of those documents; the database holds another run of that
@@ -308,9 +304,8 @@ def _state(env: dict) -> str:
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, tried in this order: an optimization id (or unique prefix) in ``db`` (its
-    ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db`` or
-    ``--json`` files. ``surrobench show``'s call.
+    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db`` (its ``optimize-v3``
+    document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench show``'s call.
 
     Raises:
         UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an

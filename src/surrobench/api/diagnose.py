@@ -87,15 +87,13 @@ class Diagnosis:
 
     @property
     def failed(self) -> tuple[ConfigResult, ...]:
-        """The configs of the diagnosed run that ended ``oom`` or ``error`` (nothing to diagnose in them: their
-        failure is the headline); empty for a trace alone."""
+        """The configs of the diagnosed run that did not end ``ok`` (their failure the headline); none for a trace."""
         return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
     @property
     def cannot_judge(self) -> list[dict]:
-        """The evidence checks (``context.evidence_checks``) of the configs, or the trace, with nothing to judge:
-        no op, or a CUDA profile with no kernel (:mod:`surrobench.analysis.evidence_checks`); empty when every
-        one could be judged."""
+        """The evidence checks (``context.evidence_checks``) with nothing to judge: no op, or a CUDA profile with no
+        kernel (:mod:`surrobench.analysis.evidence_checks`)."""
         return cannot_judge(self.context)
 
 
@@ -204,11 +202,10 @@ def diagnose_workload(
     hooks: Hooks = NO_HOOKS,
     measure_s: float | None = 0.0,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and each
-    diagnosed config's evidence. Each config is read as soon as it is profiled, so an interruption keeps what was
-    read. ``measure_s`` and ``system_pass``: as :func:`diagnose` (None: the whole call ending by
-    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config, ``COUNTERS_TARGET_S`` with counters);
-    ``system_pass`` runs :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
+    """Time, profile and diagnose every config of ``plan``, each read as soon as it is profiled; returns the run,
+    ranked findings, warnings and each config's evidence. ``measure_s`` as :func:`diagnose` (None: the call ending
+    by :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config, ``COUNTERS_TARGET_S`` with counters);
+    ``system_pass``: :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
 
     Raises:
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was stored
@@ -309,9 +306,8 @@ def _findings(
     store: ResultStore,
     measured: dict | None = None,
 ) -> list[Finding]:
-    """Every detector over ``evidence`` and the run's results, ranked, measured counters merged, the remedies
-    diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
-    ``optimize`` measured for the same configs cited."""
+    """Every detector over ``evidence`` and the run's results, ranked, with measured counters merged, the remedies
+    ``measured`` here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
     findings = _detected(record, evidence, th, flops)
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
@@ -331,11 +327,9 @@ def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], cei
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and the traces that still exist; returns the run, ranked
-    findings, warnings and each config's evidence. A config's stored roofline
-    (:func:`surrobench.results.roofline.load_roofline`) and counters are read as :func:`diagnose_workload` read
-    them, so the findings are the measuring run's; a config without a roofline (not diagnosed, no calibration,
-    schema < 8) is diagnosed by its op families, as a trace is."""
+    """Diagnose a stored run from its op tables and the traces that still exist; returns as
+    :func:`diagnose_workload`. Stored rooflines and counters are read as that run read them, so the findings are
+    its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
@@ -380,10 +374,9 @@ def diagnose_stored(
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:
-    """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (their device
-    and calibration time, or their note for the built-in ones), saying so when this machine's ceilings of the
-    device now (``ceilings``, :func:`device_ceilings`) differ: the stored verdicts keep the ones they were read
-    against. Empty without a stored roofline."""
+    """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (device and
+    calibration time, or the built-in ones' note), saying when this machine's ``ceilings`` now differ (the stored
+    verdicts keep theirs)."""
     groups: dict[tuple, tuple[Ceilings, list[str]]] = {}
     for ev in evidence:
         if ev.roofline is not None:
@@ -405,15 +398,14 @@ def _ceilings_key(c: Ceilings) -> tuple:
     return (c.device_name, c.copy_gbps, tuple(sorted(c.matmul_tflops.items())), c.measured, c.note)
 
 
-#: What the title of a diagnosis of a run that no config of was profiled adds: its findings (or their absence)
-#: come from the run-level checks and each config's timing alone, not from op tables or traces.
+#: What the title of a diagnosis of a run with no config profiled adds: its findings come from the run-level
+#: checks and each config's timing alone.
 RUN_LEVEL_ONLY = "run-level checks only: no config was profiled"
 
 
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
     """Diagnose a run held in memory (``surrobench.benchmark(..., db=None)``) from its results alone: the
-    run-level checks (memory pressure, precision, failed captures) and what each config's timing shows; a
-    timed run has no op table or trace, which the warning says."""
+    run-level checks and what each config's timing shows (the warning says there is no op table or trace)."""
     evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
     findings = _detected(record, evidence, th)
     note = (

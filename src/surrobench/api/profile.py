@@ -82,10 +82,9 @@ class ProfileReport:
 
 
 def profiled_step_ms(active_step_ms: list[float]) -> float:
-    """The profiled step, ms: the mean host time of the recorded (active) steps, the step the op table's
-    per-step times are averaged over (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so the ops of one
-    thread scaled by :func:`surrobench.analysis.evidence.op_time_scale` never exceed it (a median would leave out
-    preempted steps whose op times land in the sums)."""
+    """The profiled step, ms: the mean host time of the recorded steps, as the op table's per-step times are averaged
+    (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled ops never exceed it (a median would
+    leave out preempted steps whose op times land in the sums)."""
     return statistics.fmean(active_step_ms)
 
 
@@ -141,10 +140,9 @@ def profile_run(
     on_report: Callable[[ProfileReport], None] = lambda report: None,
     profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:
-    """Profile every ``ok`` config of a finished, stored run of ``plan``, each found by identity
-    (:meth:`SweepPlan.config_for`) and ``config_id``, in any order. ``profile_one(cfg, result, config_id, store,
-    options, run_id)`` returns its report (``config``, ``label()``, ``status``, ``error``, ``warnings``):
-    :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
+    """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
+    ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its report (``config``, ``label()``,
+    ``status``, ``error``, ``warnings``): :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
@@ -172,9 +170,8 @@ def _ignore(*args) -> None:
 
 @dataclass(frozen=True)
 class Hooks:
-    """Progress callbacks of a long call, all optional: ``on_start(total)`` before timing (configs x rounds),
-    ``on_result(result)`` after each timed round of a config, ``on_profile_start(n)`` before profiling ``n``
-    configs, ``on_report(report)`` after each profiled config."""
+    """Progress callbacks, all optional: ``on_start(total)`` before timing (configs x rounds), ``on_result(result)``
+    per timed round of a config, ``on_profile_start(n)`` before profiling ``n`` configs, ``on_report(report)``."""
 
     on_start: Callable[[int], None] = _ignore
     on_result: Callable[[ConfigResult], None] = _ignore
@@ -204,11 +201,8 @@ def time_and_profile(
     hooks: Hooks = NO_HOOKS,
 ) -> Profile:
     """Time the planned sweep into ``store``, then (``then`` not None) profile each ``ok`` config in a child
-    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); ``schema``: the Profile's.
-
-    Returns:
-        The :class:`Profile`: the run (``top_op`` set on profiled configs), the reports, and the warnings (the
-        sweep's, then each profiling child's).
+    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); returns the :class:`Profile` of
+    ``schema``, its warnings the sweep's, then each profiling child's.
 
     Raises:
         Interrupted: Ctrl-C while timing (a ``SweepInterrupted``) or profiling, ``partial`` the run so far, or with
