@@ -389,19 +389,6 @@ def _one_config(plan) -> None:
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
 
 
-class ServeInterrupted(Interrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) during ``serve``: ``record`` holds every load point that finished
-    (``env.interrupted`` true, a note naming the policy cut), stored with its run ``interrupted``; ``total``: the
-    load points asked for (None for a peak search). The message: ``interrupted: 1 of 3 load points stored as run R``."""
-
-    def __init__(self, record: ServeRecord, total: int | None) -> None:
-        kept = sum(len(p.points) for p in record.policies)
-        of = f" of {total}" if total is not None else ""
-        super().__init__(f"interrupted: {kept}{of} load points stored as run {record.run_id}", record)
-        self.record = record
-        self.total = total
-
-
 def planned_points(request: ServeRequest) -> int | None:
     """How many load points ``request`` measures: per policy one per rate, concurrency or replay; None for a
     peak search (its rates depend on what it measures)."""
@@ -443,7 +430,7 @@ class _Progress:
 @contextlib.contextmanager
 def _stored(store, record: ServeRecord, command: str | None, total: int | None) -> Iterator[_Progress]:
     """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
-    every load point that finished (:class:`ServeInterrupted`), as on a UsageError met mid-run
+    every load point that finished (:class:`~surrobench.errors.Interrupted`), as on a UsageError met mid-run
     (:class:`~surrobench.errors.Stopped`)."""
     begin_serve(store, record, command)
     progress = _Progress([], base=record)
@@ -461,7 +448,10 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     try:
         yield progress
     except KeyboardInterrupt:
-        raise ServeInterrupted(kept("interrupted"), total) from None
+        cut = kept("interrupted")  # partial: every load point that finished; total None for a peak search
+        of = f" of {total}" if total is not None else ""
+        points = sum(len(p.points) for p in cut.policies)
+        raise Interrupted(f"interrupted: {points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
@@ -498,7 +488,9 @@ def serve(
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
             one config.
-        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run ``interrupted``.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP): ``partial`` the record of the load points that finished, stored
+            ``interrupted`` (``env.interrupted`` true, a note naming the policy cut); the message ``interrupted: 1 of
+            3 load points stored as run R``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
         Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that failed); as above.
     """
