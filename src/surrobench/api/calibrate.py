@@ -34,8 +34,7 @@ MAX_SPREAD = 0.10
 
 
 def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: int) -> None:
-    """Reject values that are not ints (:func:`~surrobench.execution.config.check_ints`: a string, a float, a
-    bool), non-positive values and sizes under the device's minimum; each error names only its parameter.
+    """Reject values that are not ints, non-positive values and sizes under the device's minimum.
 
     Raises:
         UsageError: the first offending parameter, with the value given.
@@ -133,10 +132,10 @@ def calibrate(
     """Measure the copy bandwidth (GB/s) and the matmul rate per precision (TFLOP/s) of ``device`` (``cpu``,
     ``cuda`` or ``auto``), store them for this machine and return them with the file they are stored in.
 
-    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None: the device's default
-    (:data:`surrobench.collect.ceilings.DEFAULT_SIZES`). ``iters``: timed calls per measurement (median).
-    ``threads``: on the CPU, the torch thread count measured at and stored for (None: torch's current).
-    ``force``: store it even when :func:`check_calibration` objects.
+    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy (None: the device's
+    :data:`~surrobench.collect.ceilings.DEFAULT_SIZES`); ``iters``: timed calls per measurement (median); ``threads``:
+    the CPU's torch thread count (None: torch's current); ``force``: store it even when :func:`check_calibration`
+    objects.
 
     Raises:
         UsageError: bad sizes (:func:`check_sizes`) or ``threads`` (:func:`check_threads`), ``force`` not a
