@@ -1,8 +1,5 @@
-"""Many rank traces: each rank's trace analyzed in a worker, the ranks compared in the caller.
-
-Each rank's trace is loaded in a worker (:func:`~surrobench.trace.parallel.map_rank_traces`: local processes or
-a Dask cluster) and reduced by :func:`rank_analysis` to its timeline report, findings and
-:class:`~surrobench.analysis.rank_summary.RankSummary`; the caller aligns the ranks
+"""Many rank traces: each loaded in a worker (:func:`~surrobench.trace.parallel.map_rank_traces`: local processes or
+a Dask cluster) and reduced by :func:`rank_analysis`; the caller aligns the ranks
 (:func:`~surrobench.analysis.cross_rank.cross_rank_report`) and adds the cross-rank findings.
 """
 

@@ -1,9 +1,6 @@
-"""The planted-bottleneck suite (``surrobench scenarios``): the scenarios, the finding each should get, how
-an outcome is judged, and :func:`run_scenarios`, which times, profiles and diagnoses each one.
-
-Each scenario plants one bottleneck: its expected kind must be the top finding. A control
-(healthy workload) passes only when its top finding is the expected healthy verdict and no finding is an
-alarm (severity other than ``info``).
+"""The planted-bottleneck suite (``surrobench scenarios``): each scenario plants one bottleneck, whose kind must be
+the top finding; a control (a healthy workload) passes only when its top finding is the expected healthy verdict
+and no finding is an alarm (severity other than ``info``).
 """
 
 from __future__ import annotations

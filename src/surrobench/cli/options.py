@@ -200,9 +200,8 @@ def _appended(path: Path) -> bool:
 
 
 def _read_paths(value: object) -> list[Path]:
-    """The paths a read parameter's ``value`` names: a ``Path`` as given (a database not made yet included);
-    of a text value, each existing file it names (a run JSON of ``compare``, the ``file.py`` of ``--model
-    file.py:build,other``); of a list, those of each item."""
+    """The paths a read parameter's ``value`` names: a ``Path`` as given; of a text value, each existing file it
+    names (a run JSON, the ``file.py`` of ``--model file.py:build,other``); of a list, those of each item."""
     if isinstance(value, (list, tuple)):
         return [path for item in value for path in _read_paths(item)]
     if isinstance(value, Path):
@@ -224,9 +223,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _file_problem(path: Path) -> str | None:
-    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (many tools read it as the
-    standard output; it would make a file named ``-``); a folder is probed by creating a file in it, which
-    also finds a read-only file system where ``os.access`` answers yes to root."""
+    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (read as the standard output by
+    many tools); the folder is probed with a file, which finds a read-only file system ``os.access`` misses."""
     if str(path) == "-":
         return "give a file path; for the standard output, /dev/stdout"
     if path.is_dir():
@@ -247,10 +245,9 @@ def _file_problem(path: Path) -> str | None:
 
 
 def refuse_overwriting_inputs(ctx: typer.Context) -> None:
-    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output
-    (file or folder) that is a path the command reads (the results database, a trace, a run file, a model's
-    file), lies inside a folder it reads, or is another output: writing it would replace or add to what is
-    read. An output that is appended to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) is not checked.
+    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output that
+    is a path the command reads (the database, a trace, a run file, a model's file), lies inside a folder it reads,
+    or is another output. An output appended to (a device, a pipe: :func:`_appended`) is not checked.
 
     Raises:
         UsageError: one line naming the option and the path (and the other option where two collide).
@@ -319,9 +316,8 @@ def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Para
 
 
 def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
-    """Write what a command measured but its database did not take (``exc.document``) to its ``--json``
-    (``json_out``), else to a recovery file (:func:`surrobench.results.recovery.write_recovery`); the one line
-    that says what failed, where the measurements are, and how to import them."""
+    """Write what a command measured but its database did not take (``exc.document``) to its ``--json``, else to a
+    recovery file; the one line saying what failed, where the measurements are, and how to import them."""
     kept: Path | None = None
     if json_out is not None:
         try:
@@ -395,10 +391,9 @@ def write_json(path: Path | None, obj, flag: str = "--json") -> None:
 
 
 def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
-    """How to start surrobench again as the user did, for the commands the CLI suggests (``next:``): ``surrobench``
-    where that name on PATH is this program, else the path as typed (``.venv/bin/surrobench``), and
-    ``python -m surrobench`` (the interpreter by its name on PATH, else by its path) for a ``python -m`` start.
-    ``argv0``, ``executable``: ``sys.argv[0]`` and ``sys.executable`` by default."""
+    """How to start surrobench again as the user did (``next:`` lines): ``surrobench`` where that name on PATH is
+    this program, else the path as typed, and ``python -m surrobench`` (the interpreter by name on PATH, else by
+    path) for a ``python -m`` start. ``argv0``, ``executable``: ``sys.argv[0]``, ``sys.executable`` by default."""
     argv0 = sys.argv[0] if argv0 is None else argv0
     executable = sys.executable if executable is None else executable
 
@@ -491,8 +486,7 @@ class WorkloadOptions:
     timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
-        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`), for the command's library call;
-        warns under the method's minimums (:data:`~surrobench.execution.config.MIN_WARMUP`, ``MIN_ITERS``).
+        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`) for the command's library call.
 
         Raises:
             UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
@@ -502,9 +496,8 @@ class WorkloadOptions:
         return sweep_plan(self.model, **self.sweep())
 
     def sweep(self, given: bool = True) -> dict:
-        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`
-        (``shapes=``, ``batches=``, ``iters=``, ...), for the verbs that plan a sweep; ``given`` False: none (a verb
-        that reads its configs from a stored run). Prints the note of :meth:`plan` on too few iterations."""
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`; ``given``
+        False: none (configs read from a stored run). Prints a note on too few iterations."""
         if not given:
             return {}
         note = low_iterations_note(self.warmup, self.iters)
@@ -631,8 +624,7 @@ def _group_parameters(group: type, omit: tuple[str, ...]) -> list[inspect.Parame
 
 def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`, ...)
-    stands for the group's options (but ``omit``), in that place of ``--help``; the command gets one frozen group
-    object (an omitted field at its default).
+    stands for the group's options (but ``omit``) in ``--help``; the command gets the group object.
 
     Raises:
         TypeError: the command has no option group, or ``omit`` names a field none of its groups has.
@@ -682,9 +674,8 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
 
 
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
-    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first (a signal while it prints must not lose
-    it), then each renderable of ``shown``, the failed configs (:func:`print_failed`), the warnings and the line
-    that says where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
+    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
+    warnings and where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
     write_json(json_out, done.to_json())
     for renderable in shown:
         console.print(renderable)
@@ -695,9 +686,8 @@ def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None
 
 
 def print_failed(results) -> None:
-    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` (``ConfigResult``) that did not
-    end ``ok`` (:func:`surrobench.report.findings.failed_lines`, as diagnose prints them): for the commands whose
-    own tables show only the configs that ran (profile, perf)."""
+    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` that did not end ``ok``, as
+    diagnose prints them (:func:`surrobench.report.findings.failed_lines`)."""
     from surrobench.api.diagnose import failed_configs_json
     from surrobench.report.findings import failed_lines
 
@@ -706,9 +696,8 @@ def print_failed(results) -> None:
 
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
-    """An optimize document's ``--markdown`` and ``--json`` first (a signal while it prints must not lose them),
-    then the terminal, fitted to its width (code and command lines unwrapped and uncropped, one line to paste),
-    its warnings before the line that says where it was stored in ``db`` (named when not the default)."""
+    """An optimize document's ``--markdown`` and ``--json`` first, then the terminal (command lines uncropped, one
+    line to paste), its warnings before where it was stored in ``db`` (named when not the default)."""
     from surrobench.report.optimize import optimize_markdown, optimize_renderables
 
     where = None if db == Path(DEFAULT_DB) else str(db)
