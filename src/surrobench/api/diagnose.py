@@ -153,10 +153,9 @@ def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds,
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
-    """This machine's calibrated ceilings of the run's device (at the run's torch thread count on a CPU, the
-    count ``calibrate`` keys them by; ``cpu_count`` for a run recorded before ``torch_threads``); the
-    built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
-    numbers would mislead there)."""
+    """This machine's calibrated ceilings of the run's device (on a CPU at the run's torch thread count, else
+    ``cpu_count`` for an older run) and a note; the built-in H200 numbers for an uncalibrated GPU; None on an
+    uncalibrated CPU."""
     name = record.env.get("device_name", "")
     cpu = record.env.get("device") == "cpu"
     threads = record.env.get("torch_threads", record.env.get("cpu_count")) if cpu else None
@@ -416,13 +415,12 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
 
 
 def load_system_view(system_view: Path | None) -> SystemView | None:
-    """A :class:`SystemView` from the JSON file ``system_view``: a bare SystemView object
-    (:meth:`SystemView.to_json`) or a ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one
-    config with a system view gives it.
+    """A :class:`SystemView` from the JSON file ``system_view``: a SystemView object or a ``surrobench perf
+    --json`` document, whose one config with a system view gives it.
 
     Raises:
         UsageError: naming ``system_view``: unreadable file, invalid JSON, not a SystemView, or a perf document with
-            no config or several configs with a system view (which one applies is not for this function to guess).
+            no config or several configs with a system view.
     """
     if system_view is None:
         return None
@@ -481,25 +479,22 @@ def diagnose(
     **sweep,
 ) -> Diagnosis:
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep of ``sweep``, the keywords
-    of :func:`surrobench.api.benchmark.sweep_request`; or a plan of ``sweep_plan``), ``trace`` (a Kineto or nsys
-    trace; a folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, read from its op
-    tables and traces; a :class:`RunRecord` is looked up by its id where ``db`` is given, else diagnosed from the
-    record alone, :func:`diagnose_record`).
+    of :func:`surrobench.api.benchmark.sweep_request`, or a plan), ``trace`` (Kineto or nsys; a folder of rank
+    traces adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op tables and traces; a
+    :class:`RunRecord` without ``db`` is diagnosed from the record alone, :func:`diagnose_record`).
 
     ``db``: where a workload's run is stored (None: in memory) or ``run`` is looked up (None: ``surrobench.db``).
     ``system``: a system view (perf / py-spy) for every config; ``system_pass``: measure one per config.
     ``profile_options``: the profiling child's schedule and trace folder. ``counters``: on CUDA, each config's top
-    kernels under Nsight Compute, whose findings replace the estimated ones (:mod:`surrobench.analysis.detect_counters`).
-    ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name
-    (:mod:`surrobench.tune.advice`), each action then carrying its :class:`surrobench.records.measured.MeasuredRemedy`
-    and the findings ordered by measured saving; 0: estimates only; None:
-    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
+    kernels under Nsight Compute, whose findings replace the estimated ones. ``measure_s``: for a ``model``, seconds
+    per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`), each action then carrying
+    its :class:`~surrobench.records.measured.MeasuredRemedy`, the findings ordered by measured saving; 0: estimates
+    only; None: :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
 
     Raises:
-        UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
-            non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a
-            finite number >= 0 or given with a trace or run, a missing trace, an
-            unknown run, bad input.
+        UsageError: not exactly one of model / trace / run, bad ``thresholds``
+            (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
+            given with a trace or run, a missing trace, an unknown run, bad input.
         Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
             read before it, the run stored as ``interrupted``.
     """

@@ -27,20 +27,27 @@ def _as_interrupt(signum: int, frame) -> None:
 
 
 @contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
-    does); the previous handlers are restored after. Outside the main thread (where Python cannot set signal
-    handlers) the block runs unchanged."""
+def _handled(signals: tuple, handler) -> Iterator[None]:
+    """``handler`` for ``signals`` while the block runs, the previous handlers restored after. Outside the main
+    thread (where Python cannot set signal handlers) the block runs unchanged."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _received.clear()
-    previous = {s: signal.signal(s, _as_interrupt) for s in SIGNALS}
+    previous = {s: signal.signal(s, handler) for s in signals}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, before in previous.items():
+            signal.signal(s, before)
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
+    does), outside the main thread as :func:`_handled`."""
+    _received.clear()
+    with _handled(SIGNALS, _as_interrupt):
+        yield
 
 
 def interrupt_exit_code() -> int:
@@ -60,16 +67,9 @@ def signals_deferred() -> Iterator[None]:
     being written is written whole), then the first signal held is raised again (``signal.raise_signal``) under
     the handler that was in place before, so it ends the command as it would have, a moment later. A signal that
     was ignored stays ignored. Outside the main thread the block runs unchanged."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     held: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in (signal.SIGINT, *SIGNALS)}
-    try:
+    with _handled((signal.SIGINT, *SIGNALS), lambda signum, frame: held.append(signum)):
         yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if held:
         signal.raise_signal(held[0])
 
