@@ -32,12 +32,10 @@ from surrobench.results.profiles import add_kernel_table, add_op_table
 
 @dataclass(frozen=True)
 class ProfileReport:
-    """One profiled config.
+    """One profiled config: ``config`` the timed result (``top_op`` filled when profiled), ``config_id`` its row,
+    ``status`` and ``error`` the child's (``ok``, ``oom``, ``error``).
 
     Attributes:
-        config: the timed result it belongs to (``top_op`` filled when profiled).
-        config_id: its row in the database.
-        status, error: of the child (``ok``, ``oom``, ``error``).
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
@@ -303,9 +301,8 @@ def profile(
 ) -> Profile:
     """Time ``model`` over the sweep (``sweep``: the keywords of :func:`~surrobench.api.benchmark.sweep_request`),
     then profile each ``ok`` config with torch.profiler in a child process: op table, categories, memory, shapes,
-    the four readings. ``trace_dir``: one Chrome trace per config there (None: none); ``schedule``: wait / warmup
-    / active steps; ``counters``: on CUDA, the top kernels under Nsight Compute too
-    (:func:`surrobench.api.counters.counters_config`; a missing ncu is a warning). ``db`` as for ``benchmark``.
+    the four readings. ``trace_dir``: a Chrome trace per config there (None: none); ``schedule``: wait / warmup /
+    active steps; ``counters``: on CUDA, the top kernels under Nsight Compute too (a missing ncu is a warning).
 
     Raises:
         UsageError: bad input, a model object (:func:`~surrobench.api.benchmark.named_model`), ``with_stack`` /

@@ -49,14 +49,11 @@ class Report:
         timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
         optimizations: ``surrobench/optimize`` documents stored in the database that made these runs.
         serve_runs: the serve runs among those given, in the order given (not in ``runs``).
-        serve_comparison: two serve runs (and nothing else) given, both with a capacity search: their
-            capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).
+        serve_comparison: the capacities of two serve runs (and nothing else) given, both with a capacity search.
         kernel_classes: ``{label as in op_tables: {kernel class: share of kernel time}}`` of every config of a
-            database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
-        rooflines: ``{run id: its roofline points}`` of every database run with measured counters or an
-            estimated roofline (:class:`RunRoofline`).
-        evidence_checks: ``{run id: {config label: evidence check}}`` of every database run
-            (:func:`surrobench.analysis.evidence_checks.check_evidence`, as ``diagnose`` gives them).
+            database run with a kernel table (:meth:`KernelTable.class_shares`).
+        rooflines: ``{run id: its roofline points}`` of every database run with any (:class:`RunRoofline`).
+        evidence_checks: ``{run id: {config label: evidence check}}`` of every database run, as ``diagnose``.
     """
 
     runs: tuple[RunRecord, ...]

@@ -108,8 +108,7 @@ def judge(scenario: Scenario, findings: list[Finding]) -> Outcome:
     return Outcome(scenario, top, top == scenario.expected and not alarms, alarms)
 
 
-#: The suite's profiler schedule: the profiler's default steps waited, warmed up and recorded
-#: (:class:`~surrobench.collect.torch_profiler.ProfileSchedule`), within the default iterations.
+#: The suite's profiler schedule: :class:`~surrobench.collect.torch_profiler.ProfileSchedule`'s default steps.
 SUITE_SCHEDULE = ProfileSchedule()
 
 
@@ -156,10 +155,9 @@ def run_scenarios(
     iters: int = MIN_ITERS,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> SuiteReport:
-    """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device
-    (a scenario with no config there is skipped, with the reason as its note) and judge it (:func:`judge`).
-
-    ``db``: where each run is stored (None: in memory); ``trace_dir``: for the traces (None: a temporary folder).
+    """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device (none
+    there: skipped, the reason its note) and judge it (:func:`judge`). ``db``: where each run is stored (None: in
+    memory); ``trace_dir``: for the traces (None: a temporary folder).
 
     Raises:
         UsageError: an unknown scenario, bad ``warmup`` / ``iters``

@@ -98,12 +98,8 @@ def _surrogate_of(problem, model) -> tuple[object, bool]:
 
 
 def _refuse_untrained(label: str, error: float, trivial: float) -> None:
-    """The rule: a surrogate whose mean error is not below the trivial predictor's (zeros, or the input itself:
-    :func:`surrobench.analysis.versus.trivial_errors`) has learnt nothing a solver could be matched against.
-
-    Raises:
-        UsageError: that case.
-    """
+    """Raise :class:`UsageError` for a surrogate whose mean error is not below the trivial predictor's (zeros, or
+    the input itself: :func:`surrobench.analysis.versus.trivial_errors`): it learnt nothing to match a solver at."""
     if not error < trivial:
         raise UsageError(
             f"surrogate {label}: its relative L2 error {error:.3g} is no better than a trivial predictor's "
@@ -145,8 +141,7 @@ def versus(
             case (the surrogate at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
         amortize_calls: calls the one-time costs are spread over. resamples: bootstrap resamples of the cases.
 
-    Returns:
-        The :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
+    Returns the :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
 
     Raises:
         UsageError: bad settings or problem; a surrogate declared untrained (a zoo name, ``problem.trained`` False)
