@@ -1,12 +1,8 @@
-"""``calibrate``: measure a device's roofline ceilings once and store them for this machine
-(``surrobench calibrate``).
-
-The ceilings are kept in the user's cache folder per host, device and (CPU) thread count
-(:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them. Sizes under
-:data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything runs: they time per-call overhead and
-caches, not a ceiling. A measurement another process may have slowed is not stored (:func:`check_calibration`: a
-busy host on the CPU, load average over :data:`surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs; repeats
-apart by more than :data:`MAX_SPREAD`): a low ceiling would make later rooflines read above the peak.
+"""``calibrate``: measure a device's roofline ceilings once and store them for this machine (``surrobench
+calibrate``), per host, device and CPU thread count (:mod:`surrobench.results.ceilings`), where ``diagnose`` reads
+them. Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused: they time overhead and caches. A
+measurement another process may have slowed is not stored (:func:`check_calibration`): a low ceiling would make
+later rooflines read above the peak.
 """
 
 from __future__ import annotations
@@ -106,9 +102,9 @@ def _torch_threads(threads: int | None):
 def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
-    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``, one
-    :func:`~surrobench.execution.env.host_load` reading before and one after measuring, ``threads`` the torch
-    thread count), and each ceiling whose repeats spread over :data:`MAX_SPREAD`."""
+    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``: a
+    :func:`~surrobench.execution.env.host_load` before and after measuring; load average over
+    :data:`~surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs), repeats spread over :data:`MAX_SPREAD`."""
     problems = []
     if device == "cpu":
         busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)
