@@ -31,7 +31,7 @@ from surrobench.tune import advice
 from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
-from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase
+from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
 from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import Interrupted, UsageError
@@ -278,9 +278,7 @@ def diagnose_workload(
     except Interrupted as cut:
         findings = _findings(cut.partial.run, evidence, flops, th, ceilings, store)
         raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
-    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
-    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    warnings += notes
+    warnings += report_warnings(reports) + notes
     evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:

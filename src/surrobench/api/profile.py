@@ -221,9 +221,13 @@ def time_and_profile(
     except Interrupted as cut:
         cut.partial = replace(cut.partial, schema=schema)
         raise
-    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
-    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    return Profile(record, tuple(reports), tuple(warnings), schema)
+    return Profile(record, tuple(reports), tuple(warnings + report_warnings(reports)), schema)
+
+
+def report_warnings(reports) -> list[str]:
+    """Each profiling child's warnings, then each failed one's status and error, named by its config."""
+    failed = [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
+    return [f"{r.label()}: {w}" for r in reports for w in r.warnings] + failed
 
 
 def profile_phase(

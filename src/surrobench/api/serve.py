@@ -323,11 +323,9 @@ def serve_policy(
     unloaded: dict[int, UnloadedLatency] | None = None,
 ) -> PolicyResult:
     """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()``: a fresh clock per
-    load, a virtual one in tests); ``on_point(point)`` per load point that completed something. A peak search
-    given ``unloaded`` (:func:`unloaded_by_size`) answers an infeasible target at once
-    (:func:`~surrobench.analysis.capacity.infeasible_reason`), else brackets the predicted capacity
-    (:func:`~surrobench.analysis.capacity.predict_capacity`); without it (an endpoint) it doubles or halves from
-    ``request.rates[0]`` or ``start_rps``."""
+    load); ``on_point(point)`` per load point. A peak search given ``unloaded`` answers an infeasible target at
+    once, else brackets the predicted capacity (:mod:`surrobench.analysis.capacity`); without it (an endpoint) it
+    doubles or halves from ``request.rates[0]`` or ``start_rps``."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -478,12 +476,10 @@ def serve(
     **options,
 ) -> ServeRecord:
     """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve
-    record, stored in ``db`` when given (after each load point, the run ``running`` until the end).
-
-    ``options``: the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for
-    the one config served; a request is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` per
-    policy, ``on_point(policy, point)`` per load point (``policy`` None for an endpoint), ``on_start(total)``
-    before the first (:func:`planned_points`).
+    record, stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``:
+    the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config
+    served; a request is one batch-1 input. ``on_policy(result)`` per policy, ``on_point(policy, point)`` per load
+    point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`).
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
