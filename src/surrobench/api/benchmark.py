@@ -245,8 +245,8 @@ def named_model(model: ModelArg, verb: str) -> None:
 
 
 def check_forward(plan: SweepPlan, spec: str) -> None:
-    """One eager fp32 forward of ``spec`` on its first config's inputs: a forward that does not take them fails
-    here, before anything is timed, not as an error row per config (out of memory is left to the sweep).
+    """One eager fp32 forward of ``spec`` on its first config's inputs, so a forward that does not take them fails
+    before anything is timed, not as an error row per config (out of memory is left to the sweep).
 
     Raises:
         UsageError: the forward raises (the message suggests other shapes or an ``example_inputs``), or returns

@@ -69,8 +69,8 @@ class CalibrationRefused(UsageError):
 
 
 def check_threads(device: str, threads: int | None) -> int | None:
-    """The torch thread count a calibration of ``device`` is measured and stored at: ``threads``, or torch's
-    own count when None, on the CPU; None on CUDA, whose ceilings do not depend on it.
+    """The CPU's torch thread count a calibration is measured and stored at (``threads``, None: torch's); None
+    on CUDA.
 
     Raises:
         UsageError: ``threads`` not a whole number in ``[1, os.cpu_count()]``, or given for CUDA.

@@ -165,13 +165,10 @@ def compare_pair(
     gate: bool = False,
 ) -> ComparedRuns | ComparedServeRuns:
     """Load ``base`` and ``new`` (:func:`load_run`), match their configs and compare each pair: median, P95, peak
-    memory, top op, the bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`);
-    runs in the database also compare their op tables. ``ignore_fields``: key fields left out of the match
-    (``"mode"``, ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. ``gate``
-    (``--fail-on-regression``): both runs need enough rounds (:func:`surrobench.results.compare.check_gate_inputs`).
-    Two serve runs compare their capacity at the P99 target (:func:`surrobench.results.serve_compare.compare_capacity`;
-    the matching options do not apply), two ``versus --json`` files their matched-error speedups
-    (:func:`surrobench.results.versus.compare_versus`).
+    memory, top op (op tables too in the database), the bootstrap CI of the median ratio and a verdict
+    (:mod:`surrobench.results.compare`). ``ignore_fields``: key fields left out of the match (``"mode"``,
+    ``"precision"``, ``"device"``). ``gate`` (``--fail-on-regression``): both runs need enough rounds. Two serve
+    runs compare their capacity at the P99 target, two ``versus --json`` files their matched-error speedups.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without ``allow_env_mismatch``,
@@ -225,9 +222,8 @@ class History(list):
 def history(
     db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> History:
-    """The runs and optimizations in ``db`` (:class:`~surrobench.results.store.RunSummary` of kind ``run``,
-    ``serve`` or ``optimize``; ``created`` in UTC), newest first; only those with a config of ``model``, with
-    ``tag``, or created at or after ``since`` (ISO, UTC) when given. Behind ``surrobench history``.
+    """The runs, serve runs and optimizations in ``db`` (:class:`~surrobench.results.store.RunSummary`, ``created``
+    in UTC), newest first, filtered by ``model``, ``tag`` and ``since`` (ISO, UTC). Behind ``surrobench history``.
 
     Raises:
         UsageError: ``since`` is not an ISO date; there is no database at ``db``.

@@ -33,13 +33,10 @@ def measure(
     command: str | None = None,
     **sweep,
 ) -> Profile:
-    """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan of
-    :func:`~surrobench.api.benchmark.sweep_plan` with no ``sweep``) into ``db``, then with ``then`` profile each
-    ``ok`` config in a child process that rebuilds the model from its name: torch.profiler (``ProfileOptions``),
-    perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``). ``command`` is stored with the run.
-
-    Returns:
-        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
+    """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan) into ``db``, then
+    with ``then`` profile each ``ok`` config in a child process that rebuilds the model from its name:
+    torch.profiler (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
+    Returns the :class:`~surrobench.records.profiled.Profile`; ``command`` is stored with the run.
 
     Raises:
         UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.

@@ -26,16 +26,9 @@ from surrobench.workload.scenarios import PREFIX
 
 @dataclass(frozen=True)
 class Scenario:
-    """One planted bottleneck.
-
-    Attributes:
-        name: scenario name; the model is ``scenario:<name>``.
-        expected: the finding kind that must come first.
-        shape, batch, precision: the config on CUDA.
-        cpu_shape: the (smaller) shape on the CPU, None when the expected verdict holds only on a GPU.
-        control: a healthy workload: no alarm allowed.
-        cpu_skip: why the scenario does not run on a CPU (when ``cpu_shape`` is None).
-    """
+    """One planted bottleneck: the model ``scenario:<name>``, the finding kind ``expected`` first, its config on
+    CUDA (``shape``, ``batch``, ``precision``) and on a CPU (``cpu_shape``; None: GPU only, ``cpu_skip`` says why);
+    a ``control`` is a healthy workload, no alarm allowed."""
 
     name: str
     expected: str
