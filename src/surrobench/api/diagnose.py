@@ -59,19 +59,16 @@ from surrobench.workload.zoo.base import Surrogate
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Ranked findings and what was diagnosed.
+    """Ranked findings and what was diagnosed: ``findings`` most severe first, ``title`` one line naming what was
+    diagnosed, ``warnings`` notes for the user, ``run`` the run (None for a trace), ``cross_rank`` the report of a
+    multi-rank trace (else None).
 
     Attributes:
-        findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
             stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
             also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
             workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
-        title: one line naming what was diagnosed.
-        warnings: notes for the user (no roofline, a missing trace, ...).
-        run: the run diagnosed, None for a trace alone.
-        cross_rank: the cross-rank report of a multi-rank trace, else None.
     """
 
     findings: tuple[Finding, ...]

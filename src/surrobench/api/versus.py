@@ -131,15 +131,13 @@ def versus(
     """Time and score the problem's solver ladder and the surrogate on the same cases, and compare them at equal
     accuracy and at equal runtime (McGreivy & Hakim 2024's rules; :mod:`surrobench.analysis.versus`).
 
-    Args:
-        problem: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``.
-        model: the surrogate: None (the problem's ``surrogate``), a name, an ``nn.Module`` or a factory.
-        cases, seed: how many cases, from which seed (both sides see the same cases).
-        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's settings, as
-            :func:`surrobench.benchmark` takes them; one result per precision x mode.
-        batch: the batched call's size. warmup: untimed calls per level and setting. repeats: timed calls per
-            case (the surrogate at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
-        amortize_calls: calls the one-time costs are spread over. resamples: bootstrap resamples of the cases.
+    ``problem``: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``; ``model``:
+    the surrogate (None: the problem's ``surrogate``), a name, an ``nn.Module`` or a factory; ``cases`` from
+    ``seed``, the same on both sides; ``precisions``, ``modes``, ``channels_last``, ``compile_mode``, ``threads``,
+    ``cudnn_benchmark``: as :func:`surrobench.benchmark` takes them, one result per precision x mode; ``batch``: the
+    batched call; ``warmup``: untimed calls per level and setting; ``repeats``: timed calls per case (the surrogate
+    at least :data:`~surrobench.execution.config.MIN_ITERS` in all); ``amortize_calls``: calls the one-time costs
+    are spread over; ``resamples``: bootstrap resamples of the cases.
 
     Returns the :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
 

@@ -126,8 +126,8 @@ TimeoutOpt = typer.Option(
 
 
 def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
-    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`, and ``--db``). A value ending in
-    ``/`` names a folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
+    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`, ``--db``); a value ending in ``/``
+    is a usage error as the arguments are parsed, before the path loses its ``/``."""
 
     def parse(text: str | Path) -> Path:
         if isinstance(text, str) and text.endswith("/"):
@@ -192,8 +192,8 @@ OUTPUT_FOLDER_FLAGS = frozenset({"--trace-out", "--flamegraph-out"})
 
 
 def _appended(path: Path) -> bool:
-    """Whether :func:`write_output` appends to ``path`` rather than replacing it: a device or a pipe, or a
-    ``/dev`` link that leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open)."""
+    """Whether :func:`write_output` appends to ``path``: a device, a pipe, or a ``/dev`` link that leads elsewhere
+    (``/dev/stdout`` redirected to a file the shell holds open)."""
     target = path.resolve()
     leads_out_of_dev = path.absolute().parts[:2] == ("/", "dev") and target != path.absolute()
     return leads_out_of_dev or (target.exists() and not target.is_file() and not target.is_dir())
@@ -651,8 +651,7 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
 
 
 def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
-    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``), which
-    would ignore them.
+    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``).
 
     Raises:
         UsageError: one or more were given, named in the message.
@@ -667,8 +666,7 @@ def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
 
 
 def print_warnings(warnings: list[str], label: str = "warning") -> None:
-    """Each warning (plain text) on stderr as one ``label:`` line: wrapped at words on a terminal, never broken
-    when piped or captured (a log is read with grep)."""
+    """Each warning on stderr as one ``label:`` line: wrapped on a terminal, never broken when piped (for grep)."""
     for warning in warnings:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
 
@@ -746,8 +744,7 @@ class MatchOptions:
         return dict(threshold=self.threshold, allow_env_mismatch=self.allow_env_mismatch, ignore_fields=fields_)
 
 
-#: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s`` ->
-#: ``--budget-s``): the one place the CLI maps the library's names to its own.
+#: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s``: ``--budget-s``).
 FLAG_OF_PARAMETER = {
     "shapes": "--shape",
     "batches": "--batch",
