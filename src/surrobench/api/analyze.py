@@ -24,11 +24,8 @@ MAX_GAP_THRESHOLD_US = 1e12
 
 
 def check_gap_threshold(gap_threshold_us: float) -> None:
-    """Refuse a gap threshold (µs) that is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
-
-    Raises:
-        UsageError: as said, one line naming ``gap_threshold_us``.
-    """
+    """Raise :class:`UsageError` (naming ``gap_threshold_us``) for a gap threshold (µs) that is negative, not finite
+    or above :data:`MAX_GAP_THRESHOLD_US`."""
     if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
         raise UsageError.bad(
             "gap_threshold_us",
@@ -38,11 +35,8 @@ def check_gap_threshold(gap_threshold_us: float) -> None:
 
 def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TimelineReport:
     """The timeline report of ``timeline``; GPU idle intervals shorter than ``gap_threshold_us`` (µs) are not
-    gaps. Never raises on an odd trace: missing GPU activity is a status, malformed events are anomalies.
-
-    Raises:
-        UsageError: ``gap_threshold_us`` is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
-    """
+    gaps. An odd trace is no error (missing GPU activity is a status, malformed events are anomalies); a bad
+    threshold is (:func:`check_gap_threshold`)."""
     check_gap_threshold(gap_threshold_us)
     return analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
 

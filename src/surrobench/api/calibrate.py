@@ -47,13 +47,9 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
 
 
 class CalibrationRefused(UsageError):
-    """A calibration measured but not stored (:func:`check_calibration` objected, no ``force``).
-
-    Attributes:
-        problems: each objection, one line each.
-        spreads: every ceiling's repeat spread, ``(slowest - fastest) / fastest`` of its medians, a fraction,
-            by ceiling name (``copy``, ``matmul:fp32``); empty when the host was busy before anything was measured.
-    """
+    """A calibration measured but not stored (:func:`check_calibration` objected, no ``force``): ``problems`` one
+    line each; ``spreads`` by ceiling name (``copy``, ``matmul:fp32``), each ``(slowest - fastest) / fastest`` of
+    its repeats' medians, a fraction (empty when the host was busy before anything was measured)."""
 
     def __init__(self, problems: list[str], spreads: dict[str, float]) -> None:
         listed = ", ".join(f"{name} {spread:.0%}" for name, spread in spreads.items())

@@ -50,20 +50,17 @@ def optimize(
     config, ``tolerance`` (rel L2), ``thorough``, ``rounds``, ``only`` (remedy names): as the CLI's flags.
     ``verify``: pairs of fresh processes checking each recipe (0: none); ``processes``: pairs timing the recipe
     once more (None: :data:`DEFAULT_PROCESS_PAIRS`, 0 for a model object). Stored in ``db``, else in memory.
-
-    ``objective="capacity"``: the remedies and batching policy with the highest capacity at ``p99_ms`` within
-    ``tolerance``, predicted then verified under load (:func:`surrobench.api.capacity.optimize_capacity`, whose
-    keywords ``sweep`` may hold); a :class:`~surrobench.records.capacity.CapacityOptimization`, of a ``model``.
-
     ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)`` per
-    warning (None: a :class:`UserWarning`); ``command`` is stored with the runs.
+    warning (None: a :class:`UserWarning`); ``command`` is stored with the runs. ``objective="capacity"``: the
+    :class:`~surrobench.records.capacity.CapacityOptimization` of :func:`surrobench.api.capacity.optimize_capacity`
+    (whose keywords ``sweep`` may hold) for a ``model``, at ``p99_ms`` within ``tolerance``.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
             :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
             keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
-            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
-            processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
+            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object; ``thorough`` not
+            a bool; ``db`` not a path.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report of what was judged, stored.
     """
     if objective not in OBJECTIVES:

@@ -240,8 +240,7 @@ def profile_phase(
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list]:
     """:func:`profile_run` of a run left ``running`` (``execute_sweep(..., finish=False)``), then marked
-    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (counted even when the
-    hook raises ``KeyboardInterrupt``).
+    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (kept if it is interrupted).
 
     Raises:
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, as :func:`interrupted_profiling`
@@ -275,7 +274,7 @@ def profile_phase(
 
 
 def check_schedule(schedule: object) -> ProfileSchedule:
-    """``schedule`` (None: the default :class:`ProfileSchedule`), checked to be one, of ``int`` step counts.
+    """``schedule`` (None: the default), checked to be a :class:`ProfileSchedule` of ``int`` step counts.
 
     Raises:
         UsageError: ``schedule`` not a :class:`ProfileSchedule` (naming ``schedule``), or a step count of it not
