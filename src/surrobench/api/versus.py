@@ -29,8 +29,8 @@ REQUIRED = ("levels", "solve", "cases", "inputs")
 
 
 def load_problem(problem: object, problem_args: dict | None = None) -> object:
-    """The problem object: ``problem`` itself, or the result of the factory a ``file.py:factory`` /
-    ``package.module:factory`` string names, called with ``problem_args``.
+    """``problem`` itself, or what the factory a ``file.py:factory`` / ``package.module:factory`` string names
+    returns, called with ``problem_args``.
 
     Raises:
         UsageError: a spec that names no callable, a factory that raises, an object missing a required member.
