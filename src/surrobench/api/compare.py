@@ -85,8 +85,7 @@ class ComparedRuns:
 
 @dataclass(frozen=True)
 class ComparedServeRuns:
-    """Two serve runs and their capacities at the P99 target compared (what ``surrobench compare`` shows of
-    two ``serve --find-max`` runs)."""
+    """Two serve runs (``serve --find-max``) and their capacities at the P99 target compared."""
 
     base: ServeRecord
     new: ServeRecord

@@ -166,8 +166,7 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
 
 
 def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
-    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts,
-    same inputs)."""
+    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts)."""
     prepared = prepare_model(surrogate, cfg.device, cfg.seed)
     with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
         return count_op_costs(lambda: step(0))

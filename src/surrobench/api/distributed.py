@@ -50,8 +50,7 @@ from surrobench.results.scaling import placement as placement  # noqa: E402
 
 
 def choose_parallel(plan: SweepPlan, parallel: str) -> str:
-    """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``,
-    ``replicas`` otherwise.
+    """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``, else ``replicas``.
 
     Raises:
         UsageError: an unknown mode, or ``model`` for a model whose factory takes no ``group``.
@@ -214,10 +213,8 @@ def _begin(
     groups: RankGroups,
     command: str | None,
 ) -> tuple[str, list[dict], dict | None]:
-    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks.
-
-    Returns:
-        The run id, every rank's facts, and (on rank 0) the run's environment."""
+    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks; returns the run id,
+    every rank's facts, and (on rank 0) the run's environment."""
     facts: list = [None] * env.world_size
     dist.all_gather_object(facts, _rank_facts(env, request.device), group=groups.control)
     run_id, run_env = [None], None

@@ -1,9 +1,8 @@
 """SIGTERM and SIGHUP end a command as Ctrl-C does.
 
-Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM (SIGKILL only after a grace period); a closed terminal or SSH
-session sends SIGHUP. While a command runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does,
-so whatever Ctrl-C keeps they keep; the exit code is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit
-Status"). Like Ctrl-C, a signal is acted on between bytecodes: a long native call is interrupted when it returns.
+Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM; a closed terminal or SSH session sends SIGHUP. While a command
+runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does, keeping what Ctrl-C keeps; the exit code
+is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit Status"), acted on between bytecodes.
 """
 
 from __future__ import annotations
@@ -63,10 +62,9 @@ def interrupt_name() -> str | None:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """While the block runs, SIGINT and :data:`SIGNALS` are held, not acted on: the block finishes (a document
-    being written is written whole), then the first signal held is raised again (``signal.raise_signal``) under
-    the handler that was in place before, so it ends the command as it would have, a moment later. A signal that
-    was ignored stays ignored. Outside the main thread the block runs unchanged."""
+    """While the block runs, SIGINT and :data:`SIGNALS` are held: the block finishes (a document is written whole),
+    then the first signal held is raised again under the handler in place before (an ignored one stays ignored),
+    ending the command as it would have a moment later. Outside the main thread as :func:`_handled`."""
     held: list[int] = []
     with _handled((signal.SIGINT, *SIGNALS), lambda signum, frame: held.append(signum)):
         yield
