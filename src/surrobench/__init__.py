@@ -20,7 +20,7 @@ _EXPORTS = {
     "models": "surrobench.api.benchmark",
     "profile": "surrobench.api.profile",
     "Profile": "surrobench.records.profiled",
-    "perf": "surrobench.api.perf",
+    "perf": "surrobench.api.run",
     "serve": "surrobench.api.serve",
     "load_trace": "surrobench.api.analyze",
     "analyze": "surrobench.api.analyze",

@@ -10,7 +10,7 @@ import surrobench.api.diagnose as api_diagnose
 from surrobench.api.diagnose import diagnose
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.records.findings import Clause, Finding
 from surrobench.records.measured import MeasuredRemedy
 from surrobench.tune import advice
@@ -63,14 +63,12 @@ def test_a_bad_budget_is_refused_before_anything_runs():
 
 
 def test_ctrl_c_while_measuring_keeps_the_estimated_findings(tmp_path, monkeypatch):
-    from surrobench.api.diagnose import DiagnoseInterrupted
-
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(advice, "measure_config", interrupted)
     _with_a_compile_finding(monkeypatch)
-    with pytest.raises(DiagnoseInterrupted) as cut:
+    with pytest.raises(Interrupted) as cut:
         diagnose("pinn-mlp", db=tmp_path / "r.db", profile_options=OPTIONS, measure_s=5, **SWEEP)
     assert cut.value.partial.findings and all(f.gain_kind == "estimate" for f in cut.value.partial.findings)
     assert cut.value.partial.to_json()["context"]["interrupted"] is True

@@ -13,7 +13,7 @@ from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
 from surrobench.errors import UsageError
-from surrobench.trace import load_trace as _load
+from surrobench.trace import load_trace as load_trace  # a Kineto or nsys trace (file, pipe, rank folder)
 from surrobench.trace.model import Timeline
 
 # The CLI starts the readers of a large trace's pieces while its commands import (surrobench.cli.main).
@@ -24,11 +24,8 @@ MAX_GAP_THRESHOLD_US = 1e12
 
 
 def check_gap_threshold(gap_threshold_us: float) -> None:
-    """Refuse a gap threshold (µs) that is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
-
-    Raises:
-        UsageError: as said, one line naming ``gap_threshold_us``.
-    """
+    """Raise :class:`UsageError` (naming ``gap_threshold_us``) for a gap threshold (µs) that is negative, not finite
+    or above :data:`MAX_GAP_THRESHOLD_US`."""
     if not math.isfinite(gap_threshold_us) or not 0 <= gap_threshold_us <= MAX_GAP_THRESHOLD_US:
         raise UsageError.bad(
             "gap_threshold_us",
@@ -36,23 +33,10 @@ def check_gap_threshold(gap_threshold_us: float) -> None:
         )
 
 
-def load_trace(path: str | Path) -> Timeline:
-    """The trace at ``path`` as a :class:`Timeline`: a Kineto ``.json``/``.json.gz`` file or pipe, a folder of
-    per-rank Kineto files, an nsys SQLite export or an ``.nsys-rep`` / ``.qdrep`` report.
-
-    Raises:
-        UsageError: the path is missing or its content is not a trace surrobench reads.
-    """
-    return _load(path)
-
-
 def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TimelineReport:
     """The timeline report of ``timeline``; GPU idle intervals shorter than ``gap_threshold_us`` (µs) are not
-    gaps. Never raises on an odd trace: missing GPU activity is a status, malformed events are anomalies.
-
-    Raises:
-        UsageError: ``gap_threshold_us`` is negative, not finite or above :data:`MAX_GAP_THRESHOLD_US`.
-    """
+    gaps. An odd trace is no error (missing GPU activity is a status, malformed events are anomalies); a bad
+    threshold is (:func:`check_gap_threshold`)."""
     check_gap_threshold(gap_threshold_us)
     return analyze_timeline(timeline, gap_threshold_ns=round(gap_threshold_us * 1e3))
 

@@ -1,12 +1,10 @@
 """``benchmark``: time a model over a shape ladder x batch list x precisions x modes (``surrobench run``).
 
-A model is named by a spec string, as on the command line: a zoo name (``fno2d``, see ``surrobench
-models``), ``package.module:factory`` or ``path/file.py:factory`` (a function returning an ``nn.Module``),
-a ``.pt2`` file written by ``torch.export``, or ``scenario:NAME`` (a planted bottleneck). ``benchmark``
-also takes a model object: an ``nn.Module`` or a zero-argument function returning one
-(:func:`surrobench.workload.loader.live_surrogate`). The verbs that profile take names only: the profiling
-phases rebuild the model in a child process (the benchmarking method never profiles in the process that
-times, docs/sources.md, method §5), which cannot receive a live object.
+A model is named as on the command line: a zoo name (``fno2d``), ``package.module:factory`` or
+``path/file.py:factory`` (a function returning an ``nn.Module``), a ``torch.export`` ``.pt2`` file, or
+``scenario:NAME``. ``benchmark`` also takes a model object, an ``nn.Module`` or a zero-argument function returning
+one (:func:`surrobench.workload.loader.live_surrogate`); the verbs that profile take names only: their child
+process rebuilds the model (never profiled in the process that times, docs/sources.md, method §5).
 """
 
 from __future__ import annotations
@@ -132,15 +130,12 @@ def sweep_request(
     timeout_s: float | None = None,
     **settings,
 ) -> SweepRequest:
-    """Validate and parse a sweep into a :class:`SweepRequest` (the models are resolved and the shapes
-    checked when it is planned, :func:`sweep_plan`).
-
-    ``shapes`` None means each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A model named
-    twice is run once. ``trust_pickle`` lets a ``.pt2`` file unpickle its weights, constants or inputs (that
-    can run code: only for files from a trusted source). ``timeout_s``: each config's time limit, seconds; a
-    config over it is recorded with status ``timeout`` and what was measured before it, and the sweep goes on
-    (how a forward is stopped, and when it cannot be: :mod:`surrobench.execution.deadline`). ``settings``:
-    the other fields of :class:`~surrobench.records.config.ExecSettings` (``matmul_precision``), checked there.
+    """Validate and parse a sweep into a :class:`SweepRequest` (models resolved and shapes checked by
+    :func:`sweep_plan`). ``shapes`` None: each model's default size. ``device``: ``cpu``, ``cuda`` or ``auto``. A
+    model named twice runs once. ``trust_pickle``: a ``.pt2`` file may unpickle (can run code: trusted files only).
+    ``timeout_s``: each config's limit, s; a config over it is recorded ``timeout`` with what it measured, and the
+    sweep goes on (:mod:`surrobench.execution.deadline`). ``settings``: the other fields of
+    :class:`~surrobench.records.config.ExecSettings` (``matmul_precision``), checked there.
 
     Raises:
         TypeError: a keyword that is no setting.
@@ -202,10 +197,9 @@ def is_model_object(model: ModelArg) -> bool:
 
 
 def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> SweepPlan:
-    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once (:func:`plan_sweep`: every model
-    resolved, every (model, shape, batch) checked on a CPU input; a model object run once, :func:`check_forward`),
-    so bad input fails before anything is timed. ``caller``: the verb whose ``**sweep`` this is, whose own keywords
-    are suggested too for an unknown one.
+    """Parse the sweep (keywords of :func:`sweep_request`) and plan it once (:func:`plan_sweep`; a model object run
+    once, :func:`check_forward`), so bad input fails before anything is timed. ``caller``: the verb whose
+    ``**sweep`` this is, whose own keywords are suggested too for an unknown one.
 
     Raises:
         UsageError: a keyword :func:`sweep_request` does not take, as :func:`sweep_request`, unknown models,
@@ -251,8 +245,8 @@ def named_model(model: ModelArg, verb: str) -> None:
 
 
 def check_forward(plan: SweepPlan, spec: str) -> None:
-    """One eager fp32 forward of ``spec`` on its first config's inputs: a forward that does not take them fails
-    here, before anything is timed, not as an error row per config (out of memory is left to the sweep).
+    """One eager fp32 forward of ``spec`` on its first config's inputs, so a forward that does not take them fails
+    before anything is timed, not as an error row per config (out of memory is left to the sweep).
 
     Raises:
         UsageError: the forward raises (the message suggests other shapes or an ``example_inputs``), or returns
@@ -293,14 +287,11 @@ def open_store(db: str | Path | None):
 
 
 def benchmark(model: ModelArg, *, db: str | Path | None = None, **sweep) -> RunRecord:
-    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`sweep_request`) and return the run
-    (``run.results[i].latency_ms.median``, ...), stored in the SQLite file ``db`` (None: nothing written).
-
-    ``model``: a name (module docstring) or a model object: an ``nn.Module`` (timed on a copy; the results name
-    it by its class) or a zero-argument function returning one. Its inputs: its ``example_inputs(batch, shape)``
-    if it has one, else fp32 randn of each full shape (``shapes=[(1, 3, 128, 128)]``) or ``(B, 3, N, N)`` for a
-    bare size N. The sweep's warnings are issued as :class:`UserWarning`. A config that fails while running does
-    not raise: it is recorded with status ``oom``, ``error``, ``nonfinite`` or ``timeout``.
+    """Time ``model`` over the sweep (``sweep``: the keywords of :func:`sweep_request`) and return the run, stored in
+    the SQLite file ``db`` (None: nothing written). ``model``: a name or a model object (module docstring; an
+    ``nn.Module`` is timed on a copy, named by its class). Its inputs: its ``example_inputs(batch, shape)``, else
+    fp32 randn of each full shape or ``(B, 3, N, N)`` for a bare size N. The sweep's warnings are issued
+    as :class:`UserWarning`; a config that fails is recorded ``oom``, ``error``, ``nonfinite`` or ``timeout``.
 
     Raises:
         UsageError: bad input (:func:`sweep_plan`).

@@ -1,12 +1,8 @@
-"""``calibrate``: measure a device's roofline ceilings once and store them for this machine
-(``surrobench calibrate``).
-
-The ceilings are kept in the user's cache folder per host, device and (CPU) thread count
-(:mod:`surrobench.results.ceilings`), where ``diagnose`` reads them. Sizes under
-:data:`surrobench.collect.ceilings.MIN_SIZES` are refused before anything runs: they time per-call overhead and
-caches, not a ceiling. A measurement another process may have slowed is not stored (:func:`check_calibration`: a
-busy host on the CPU, load average over :data:`surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs; repeats
-apart by more than :data:`MAX_SPREAD`): a low ceiling would make later rooflines read above the peak.
+"""``calibrate``: measure a device's roofline ceilings once and store them for this machine (``surrobench
+calibrate``), per host, device and CPU thread count (:mod:`surrobench.results.ceilings`), where ``diagnose`` reads
+them. Sizes under :data:`surrobench.collect.ceilings.MIN_SIZES` are refused: they time overhead and caches. A
+measurement another process may have slowed is not stored (:func:`check_calibration`): a low ceiling would make
+later rooflines read above the peak.
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ MAX_SPREAD = 0.10
 
 
 def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: int) -> None:
-    """Reject values that are not ints (:func:`~surrobench.execution.config.check_ints`: a string, a float, a
-    bool), non-positive values and sizes under the device's minimum; each error names only its parameter.
+    """Reject values that are not ints, non-positive values and sizes under the device's minimum.
 
     Raises:
         UsageError: the first offending parameter, with the value given.
@@ -52,13 +47,9 @@ def check_sizes(device: str, matmul_n: int | None, copy_mib: int | None, iters: 
 
 
 class CalibrationRefused(UsageError):
-    """A calibration measured but not stored (:func:`check_calibration` objected, no ``force``).
-
-    Attributes:
-        problems: each objection, one line each.
-        spreads: every ceiling's repeat spread, ``(slowest - fastest) / fastest`` of its medians, a fraction,
-            by ceiling name (``copy``, ``matmul:fp32``); empty when the host was busy before anything was measured.
-    """
+    """A calibration measured but not stored (:func:`check_calibration` objected, no ``force``): ``problems`` one
+    line each; ``spreads`` by ceiling name (``copy``, ``matmul:fp32``), each ``(slowest - fastest) / fastest`` of
+    its repeats' medians, a fraction (empty when the host was busy before anything was measured)."""
 
     def __init__(self, problems: list[str], spreads: dict[str, float]) -> None:
         listed = ", ".join(f"{name} {spread:.0%}" for name, spread in spreads.items())
@@ -74,8 +65,8 @@ class CalibrationRefused(UsageError):
 
 
 def check_threads(device: str, threads: int | None) -> int | None:
-    """The torch thread count a calibration of ``device`` is measured and stored at: ``threads``, or torch's
-    own count when None, on the CPU; None on CUDA, whose ceilings do not depend on it.
+    """The CPU's torch thread count a calibration is measured and stored at (``threads``, None: torch's); None
+    on CUDA.
 
     Raises:
         UsageError: ``threads`` not a whole number in ``[1, os.cpu_count()]``, or given for CUDA.
@@ -107,9 +98,9 @@ def _torch_threads(threads: int | None):
 def check_calibration(
     calibration: Calibration, device: str, loads: list[tuple[float | None, int]], threads: int
 ) -> list[str]:
-    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``, one
-    :func:`~surrobench.execution.env.host_load` reading before and one after measuring, ``threads`` the torch
-    thread count), and each ceiling whose repeats spread over :data:`MAX_SPREAD`."""
+    """Why ``calibration`` may not be stored (empty when it may): a busy host on the CPU (``loads``: a
+    :func:`~surrobench.execution.env.host_load` before and after measuring; load average over
+    :data:`~surrobench.execution.env.BUSY_LOAD_FRACTION` of the CPUs), repeats spread over :data:`MAX_SPREAD`."""
     problems = []
     if device == "cpu":
         busy = next(filter(None, (busy_host_warning(load, cpus, threads) for load, cpus in loads)), None)
@@ -133,10 +124,10 @@ def calibrate(
     """Measure the copy bandwidth (GB/s) and the matmul rate per precision (TFLOP/s) of ``device`` (``cpu``,
     ``cuda`` or ``auto``), store them for this machine and return them with the file they are stored in.
 
-    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy; None: the device's default
-    (:data:`surrobench.collect.ceilings.DEFAULT_SIZES`). ``iters``: timed calls per measurement (median).
-    ``threads``: on the CPU, the torch thread count measured at and stored for (None: torch's current).
-    ``force``: store it even when :func:`check_calibration` objects.
+    ``matmul_n``: GEMM size n (n x n @ n x n); ``copy_mib``: MiB per copy (None: the device's
+    :data:`~surrobench.collect.ceilings.DEFAULT_SIZES`); ``iters``: timed calls per measurement (median); ``threads``:
+    the CPU's torch thread count (None: torch's current); ``force``: store it even when :func:`check_calibration`
+    objects.
 
     Raises:
         UsageError: bad sizes (:func:`check_sizes`) or ``threads`` (:func:`check_threads`), ``force`` not a

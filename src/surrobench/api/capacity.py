@@ -1,14 +1,12 @@
 """``optimize(objective="capacity")``: the remedies and the batching policy that maximise the capacity at a P99
 target, within the accuracy tolerance (``surrobench optimize --objective capacity --p99-ms T``).
 
-Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead, the accurate single
-that beats the baseline) is built once as serve's batch service, checked by optimize's accuracy guard, its
-unloaded latency measured (:func:`~surrobench.api.serve.unloaded_by_size`) and its capacity predicted per policy
-(:mod:`surrobench.analysis.capacity`). The top is the accurate candidate with the highest prediction whose
-service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the stack
-below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is recommended
-when :func:`~surrobench.results.serve_compare.capacity_verdict` says ``higher``. The measurement is injected
-(``evaluate``, ``verify`` of :func:`capacity_search`); :func:`optimize_capacity` builds both from the model.
+Each candidate (the baseline, every remedy for the device, then a greedy stack on the lead) is built once as
+serve's batch service, checked by optimize's accuracy guard, its unloaded latency measured and its capacity
+predicted per policy (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate predicted highest
+whose service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the
+stack below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is
+recommended when :func:`~surrobench.results.serve_compare.capacity_verdict` says ``higher``.
 """
 
 from __future__ import annotations
@@ -128,9 +126,8 @@ def capacity_search(
     candidates = [base]
     singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), base_unloaded)) is not None]
     candidates += [c for _, c in singles]
-    # stacked on the lead (the accurate single predicted highest that wins over the baseline): every other accurate
-    # remedy, kept when the stack wins against the stack below it; a remedy that does not help alone (tf32 on a
-    # launch-bound eager step) can still help on top of the lead (tf32 under a CUDA graph)
+    # stacked on the lead (the accurate single predicted highest that beats the baseline): every other accurate
+    # remedy, kept when it wins against the stack below (tf32 helps under a CUDA graph, not on a launch-bound step)
     accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
     lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
     if lead is not None:
@@ -194,8 +191,7 @@ PREDICTION_NOTE_RATIO = 2.0
 
 
 def _prediction_note(cand: CapacityCandidate, measured: Capacity) -> tuple[str, ...]:
-    """A note when ``measured`` (its passing rate) is outside :data:`PREDICTION_NOTE_RATIO` of ``cand``'s
-    prediction at the same policy."""
+    """A note when ``measured``'s passing rate is outside :data:`PREDICTION_NOTE_RATIO` of ``cand``'s prediction."""
     predicted, got = cand.best_predicted_rps, measured.interval_rps[0] if measured.interval_rps else None
     if not predicted or not got or 1 / PREDICTION_NOTE_RATIO <= got / predicted <= PREDICTION_NOTE_RATIO:
         return ()
@@ -229,11 +225,10 @@ def optimize_capacity(
     **sweep,
 ) -> CapacityOptimization:
     """:func:`capacity_search` on ``model``'s one config (``sweep`` as for :func:`~surrobench.api.serve.serve`):
-    candidates built as serve's batch service (:func:`~surrobench.execution.serve_step.model_service`, the
-    largest ``max_batch``), checked against the fp32 eager output with ``tolerance``, and the top verified by
-    :func:`~surrobench.api.serve.serve` (``duration_s``, ``warmup_s``, ``drain_s``, ``min_requests`` per load),
-    both serve runs stored in ``db`` (tagged ``capacity:baseline`` and ``capacity:recipe``); ``budget_s`` as for
-    :func:`capacity_search`.
+    candidates built as serve's batch service of the largest ``max_batch``, checked against the fp32 eager output
+    with ``tolerance``, the top verified by :func:`~surrobench.api.serve.serve` (``duration_s``, ``warmup_s``,
+    ``drain_s``, ``min_requests`` per load), both serve runs stored in ``db`` (tagged ``capacity:baseline`` and
+    ``capacity:recipe``).
 
     Raises:
         UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.

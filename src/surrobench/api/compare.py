@@ -1,7 +1,6 @@
-"""``compare``: two runs config by config, with ratio CIs and verdicts (``surrobench compare``, ``report``);
-two serve runs by their capacity at the P99 target. A run is a :class:`RunRecord`, a run id (or unique prefix)
-in ``db``, or a run JSON file; a serve run a :class:`ServeRecord` or its run id.
-"""
+"""``compare`` two runs config by config (``surrobench compare``, ``report``), two serve runs by capacity; the
+stored runs' ``history``, ``import_run`` and ``load``. A run is a :class:`RunRecord`, a run id (or unique prefix)
+in ``db``, or a run JSON file."""
 
 from __future__ import annotations
 
@@ -35,12 +34,11 @@ def is_run_file(ref: str | Path) -> bool:
 
 
 def load_run(ref: RunRef, db: str | Path = DEFAULT_DB) -> RunRecord:
-    """The run ``ref`` names: a :class:`RunRecord` as is; a ``.json`` path or an existing file read as run-v1
-    JSON; anything else a run id (or unique prefix) looked up in the database ``db``.
+    """The run ``ref`` names: a :class:`RunRecord` as is; a run file (:func:`is_run_file`) read as run-v1 JSON;
+    anything else a run id (or unique prefix) in the database ``db``.
 
     Raises:
-        UsageError: the file is missing or not a run-v1 JSON, the database does not exist, or no single
-            run matches the id.
+        UsageError: the file is missing or not a run-v1 JSON, no database at ``db``, no single run matches the id.
     """
     if isinstance(ref, RunRecord):
         return ref
@@ -87,8 +85,7 @@ class ComparedRuns:
 
 @dataclass(frozen=True)
 class ComparedServeRuns:
-    """Two serve runs and their capacities at the P99 target compared (what ``surrobench compare`` shows of
-    two ``serve --find-max`` runs)."""
+    """Two serve runs (``serve --find-max``) and their capacities at the P99 target compared."""
 
     base: ServeRecord
     new: ServeRecord
@@ -99,18 +96,24 @@ class ComparedServeRuns:
         return self.capacity.to_json()
 
 
-def _serve_file(path: str | Path) -> ServeRecord | None:
-    """The serve record in a ``surrobench/serve-v2`` (or v1) JSON file (``serve --json``); None for a file that cannot
-    be read as JSON or holds another document (:func:`load_run` says what is wrong with it).
-
-    Raises:
-        UsageError: a serve document with a key missing or of the wrong kind.
-    """
+def _document(path: str | Path, kinds: tuple[str, ...]) -> dict | None:
+    """The JSON object in ``path`` when its ``schema`` is one of ``kinds``; None for a file that cannot be read as
+    JSON or holds another document (:func:`load_run` says what is wrong with it)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("schema") not in (schemas.SERVE, schemas.SERVE_V1):
+    return data if isinstance(data, dict) and data.get("schema") in kinds else None
+
+
+def _serve_file(path: str | Path) -> ServeRecord | None:
+    """The serve record in a ``surrobench/serve-v2`` (or v1) JSON file (``serve --json``), else None.
+
+    Raises:
+        UsageError: a serve document with a key missing or of the wrong kind.
+    """
+    data = _document(path, (schemas.SERVE, schemas.SERVE_V1))
+    if data is None:
         return None
     try:
         return serve_from_json(data)
@@ -119,13 +122,11 @@ def _serve_file(path: str | Path) -> ServeRecord | None:
 
 
 def load_serve_run(ref: RunRef | ServeRecord, db: str | Path = DEFAULT_DB) -> ServeRecord | None:
-    """The serve record ``ref`` names: a :class:`ServeRecord` as is; a serve-v1 JSON file (``serve --json``);
-    a run id (or unique prefix) in ``db`` with a ``serve_runs`` row; None for anything else (another file, a
-    :class:`RunRecord`, a run that is not a serve run, no database).
+    """The serve record ``ref`` names: a :class:`ServeRecord` as is, a serve JSON file, a run id (or unique prefix)
+    of a serve run in ``db``; None for anything else (another file, a :class:`RunRecord`, no database).
 
     Raises:
-        UsageError: no single run in ``db`` matches the id; the stored serve record (or the serve file) is
-            invalid.
+        UsageError: no single run in ``db`` matches the id; the stored serve record (or the serve file) is invalid.
     """
     if isinstance(ref, ServeRecord):
         return ref
@@ -162,15 +163,16 @@ def compare_pair(
     ignore_fields: tuple[str, ...] = (),
     gate: bool = False,
 ) -> ComparedRuns | ComparedServeRuns:
-    """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does, the runs returned
-    with the comparison. ``gate`` (``--fail-on-regression``): both runs need enough rounds
-    (:func:`surrobench.results.compare.check_gate_inputs`). Two serve runs compare their capacity at the P99 target
-    (:func:`surrobench.results.serve_compare.compare_capacity`; the matching options do not apply), two ``versus
-    --json`` files their matched-error speedups (:func:`surrobench.results.versus.compare_versus`).
+    """Load ``base`` and ``new`` (:func:`load_run`), match their configs and compare each pair: median, P95, peak
+    memory, top op (op tables too in the database), the bootstrap CI of the median ratio and a verdict
+    (:mod:`surrobench.results.compare`). ``ignore_fields``: key fields left out of the match (``"mode"``,
+    ``"precision"``, ``"device"``). ``gate`` (``--fail-on-regression``): both runs need enough rounds. Two serve
+    runs compare their capacity at the P99 target, two ``versus --json`` files their matched-error speedups.
 
     Raises:
-        UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
-            serve run and one that is not; serve runs without a capacity search or with different targets.
+        UsageError: a run reference that names nothing, runs on different devices without ``allow_env_mismatch``,
+            an unknown ignored field; with ``gate``, a run taken with too few rounds or serve runs; one serve run
+            and one that is not; serve runs without a capacity search or with different targets.
     """
     if is_versus_file(base) or is_versus_file(new):  # two versus files: their matched-error speedups
         if gate:
@@ -194,32 +196,18 @@ def compare_pair(
     return ComparedRuns(base_run, new_run, comparison)
 
 
-def compare(
-    base: RunRef | ServeRecord,
-    new: RunRef | ServeRecord,
-    *,
-    db: str | Path = DEFAULT_DB,
-    threshold: float = DEFAULT_THRESHOLD,
-    allow_env_mismatch: bool = False,
-    ignore_fields: tuple[str, ...] = (),
-) -> RunComparison | CapacityComparison:
-    """Match the configs of ``base`` and ``new`` and compare each pair: median, P95, peak memory, top op, the
-    bootstrap CI of the median ratio and a verdict (the rule: :mod:`surrobench.results.compare`). Runs in the
-    database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
-    ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
-    their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
+def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
+    """:func:`compare_pair`'s comparison alone (``options``: its keywords): a :class:`RunComparison`, of two serve
+    runs a :class:`CapacityComparison`, of two ``versus --json`` files a
     :class:`~surrobench.results.versus.VersusComparison`.
 
     Raises:
-        UsageError: a run reference that names nothing, runs on different devices without
-            ``allow_env_mismatch``, an unknown ignored field; as :func:`compare_pair` for serve runs.
+        UsageError: as :func:`compare_pair`.
     """
-    pair = compare_pair(
-        base, new, db=db, threshold=threshold, allow_env_mismatch=allow_env_mismatch, ignore_fields=ignore_fields
-    )
+    pair = compare_pair(base, new, **options)
     if isinstance(pair, ComparedServeRuns):
         return pair.capacity
-    return pair.comparison if isinstance(pair, ComparedRuns) else pair  # two versus files: their VersusComparison
+    return pair.comparison if isinstance(pair, ComparedRuns) else pair
 
 
 class History(list):
@@ -233,9 +221,8 @@ class History(list):
 def history(
     db: str | Path = DEFAULT_DB, *, model: str | None = None, tag: str | None = None, since: str | None = None
 ) -> History:
-    """The runs and optimizations in ``db`` (:class:`~surrobench.results.store.RunSummary` of kind ``run``,
-    ``serve`` or ``optimize``; ``created`` in UTC), newest first; only those with a config of ``model``, with
-    ``tag``, or created at or after ``since`` (ISO, UTC) when given. Behind ``surrobench history``.
+    """The runs, serve runs and optimizations in ``db`` (:class:`~surrobench.results.store.RunSummary`, ``created``
+    in UTC), newest first, filtered by ``model``, ``tag`` and ``since`` (ISO, UTC). Behind ``surrobench history``.
 
     Raises:
         UsageError: ``since`` is not an ISO date; there is no database at ``db``.
@@ -260,8 +247,8 @@ def history(
 @dataclass(frozen=True)
 class ImportedRun:
     """A file stored by :func:`import_run`: ``what`` it held (``run``, ``serve run``, ``optimization``), its id, and
-    what this import added: a run's configs the database lacked; 1 for a serve run or an optimization the database
-    did not hold (0: it held it, and holds the file's now). 0 means the database already held everything."""
+    what it ``added``: a run's configs the database lacked; for a serve run or an optimization 1, or 0 when the
+    database held it (and now holds the file's)."""
 
     what: str
     record_id: str
@@ -269,10 +256,10 @@ class ImportedRun:
 
 
 def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
-    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or the recovery file of an
-    :class:`~surrobench.errors.Unsaved`) in ``db`` (created when missing). A run adds the configs the database
-    lacks (twice adds nothing), ``complete`` or ``interrupted`` as its file says; a serve run or an optimization is
-    stored whole (an optimization's baseline and recipe runs are not in its file). Behind ``surrobench import``.
+    """Store the JSON file ``path`` (``run``, ``serve`` or ``optimize --json``, or an
+    :class:`~surrobench.errors.Unsaved`'s recovery file) in ``db`` (created when missing): a run's configs the
+    database lacks, ``complete`` or ``interrupted`` as its file says; a serve run or an optimization whole (not an
+    optimization's baseline and recipe runs, which its file lacks). Behind ``surrobench import``.
 
     Raises:
         UsageError: ``path`` is not a file, or not one of those documents; the database holds another run of that
@@ -287,7 +274,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
     if not Path(path).is_file():
         raise UsageError(f"run file {str(path)!r}: no such file")
     served = _serve_file(path)
-    data = None if served is not None else _optimize_document(path)
+    data = None if served is not None else _document(path, (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1))
     with ResultStore(db) as store:
         if served is not None:
             known = served.run_id in store.matching_run_ids(served.run_id)
@@ -311,20 +298,9 @@ def _state(env: dict) -> str:
     return "interrupted" if env.get("interrupted") else "complete"
 
 
-def _optimize_document(path: str | Path) -> dict | None:
-    """The JSON object in ``path`` when its schema is an optimize document's (any version), else None."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        return None
-    optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
-    return data if isinstance(data, dict) and data.get("schema") in optimize else None
-
-
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, tried in this order: an optimization id (or unique prefix) in ``db`` (its
-    ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`); ids in ``db`` or
-    ``--json`` files. ``surrobench show``'s call.
+    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db`` (its ``optimize-v3``
+    document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench show``'s call.
 
     Raises:
         UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an

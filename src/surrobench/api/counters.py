@@ -1,9 +1,7 @@
-"""``--counters``: one timed config's step under Nsight Compute, after its torch.profiler child, read against
-the kernels that child found (:mod:`surrobench.collect.ncu`, :mod:`surrobench.analysis.counters`).
-
-The ncu run is a process of its own after every timing and profile of the config, so its replay overhead
-(~18 passes per kernel) never reaches a latency; the step it measures is the config's own step
-(:func:`surrobench.execution.runner.config_step`, built as the timing runner builds it).
+"""``--counters``: one timed config's step (:func:`surrobench.execution.runner.config_step`) under Nsight Compute,
+read against the kernels its torch.profiler child found (:mod:`surrobench.collect.ncu`,
+:mod:`surrobench.analysis.counters`); a process of its own after the config's timing and profile, so its replay
+overhead (~18 passes per kernel) never reaches a latency.
 """
 
 from __future__ import annotations
@@ -50,9 +48,8 @@ def counters_config(
 
 
 def repeats(table: KernelTable | None, selected: tuple[str, ...]) -> bool:
-    """Whether a step may launch a kernel of ``selected`` (function names) more than once, so that measuring
-    identical launches once can save passes (:func:`surrobench.collect.ncu.deduplicated_run`): more calls of its
-    name per profiled step than one in ``table``; True without a table (unknown)."""
+    """Whether a step may launch a kernel of ``selected`` (function names) more than once in ``table`` (so
+    measuring identical launches once saves passes); True without a table."""
     if table is None or not table.kernels:
         return True
     calls: dict[str, int] = {}

@@ -31,10 +31,10 @@ from surrobench.tune import advice
 from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
-from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
+from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
 from surrobench.collect.perf_phase import PerfOptions
 from surrobench.collect.profile_phase import ProfileOptions
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
@@ -44,6 +44,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
+from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
@@ -58,19 +59,16 @@ from surrobench.workload.zoo.base import Surrogate
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Ranked findings and what was diagnosed.
+    """Ranked findings and what was diagnosed: ``findings`` most severe first, ``title`` one line naming what was
+    diagnosed, ``warnings`` notes for the user, ``run`` the run (None for a trace), ``cross_rank`` the report of a
+    multi-rank trace (else None).
 
     Attributes:
-        findings: most severe first (:func:`surrobench.records.findings.rank_findings`).
         context: ``{"run_id", "device_name", "roofline", "counters", "host_floor", "failed_configs"}``
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
             stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
             also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
             workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
-        title: one line naming what was diagnosed.
-        warnings: notes for the user (no roofline, a missing trace, ...).
-        run: the run diagnosed, None for a trace alone.
-        cross_rank: the cross-rank report of a multi-rank trace, else None.
     """
 
     findings: tuple[Finding, ...]
@@ -86,15 +84,13 @@ class Diagnosis:
 
     @property
     def failed(self) -> tuple[ConfigResult, ...]:
-        """The configs of the diagnosed run that ended ``oom`` or ``error`` (nothing to diagnose in them: their
-        failure is the headline); empty for a trace alone."""
+        """The configs of the diagnosed run that did not end ``ok`` (their failure the headline); none for a trace."""
         return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
     @property
     def cannot_judge(self) -> list[dict]:
-        """The evidence checks (``context.evidence_checks``) of the configs, or the trace, with nothing to judge:
-        no op, or a CUDA profile with no kernel (:mod:`surrobench.analysis.evidence_checks`); empty when every
-        one could be judged."""
+        """The evidence checks (``context.evidence_checks``) with nothing to judge: no op, or a CUDA profile with no
+        kernel (:mod:`surrobench.analysis.evidence_checks`)."""
         return cannot_judge(self.context)
 
 
@@ -154,10 +150,9 @@ def _detected(record: RunRecord, evidence: list[ConfigEvidence], th: Thresholds,
 
 
 def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
-    """This machine's calibrated ceilings of the run's device (at the run's torch thread count on a CPU, the
-    count ``calibrate`` keys them by; ``cpu_count`` for a run recorded before ``torch_threads``); the
-    built-in H200 numbers for an uncalibrated GPU (said in the note); None on an uncalibrated CPU (H200
-    numbers would mislead there)."""
+    """This machine's calibrated ceilings of the run's device (on a CPU at the run's torch thread count, else
+    ``cpu_count`` for an older run) and a note; the built-in H200 numbers for an uncalibrated GPU; None on an
+    uncalibrated CPU."""
     name = record.env.get("device_name", "")
     cpu = record.env.get("device") == "cpu"
     threads = record.env.get("torch_threads", record.env.get("cpu_count")) if cpu else None
@@ -171,26 +166,23 @@ def device_ceilings(record: RunRecord) -> tuple[Ceilings | None, str]:
 
 
 def op_costs(cfg: ExecConfig, surrogate: Surrogate) -> dict:
-    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts,
-    same inputs)."""
+    """FLOPs and bytes per op of one eager forward of ``cfg`` on ``surrogate``'s model (the roofline's counts)."""
     prepared = prepare_model(surrogate, cfg.device, cfg.seed)
     with config_step(replace(cfg, mode="eager"), prepared) as (step, _):
         return count_op_costs(lambda: step(0))
 
 
-class DiagnoseInterrupted(ProfileInterrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) while a workload is timed or profiled for its diagnosis: as
-    :class:`~surrobench.api.profile.ProfileInterrupted` (the run stored and marked ``interrupted``), its
-    ``partial`` the :class:`Diagnosis` of what was read (every config profiled and read, the run-level checks over
-    the configs timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled). Nothing more is
-    measured or read; ``surrobench diagnose --run R`` reads the stored op tables and traces later."""
-
-    def __init__(self, cut: ProfileInterrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> None:
-        super().__init__(cut.record, cut.total, cut.reports, cut.to_profile)
-        context = {**workload_context(cut.record, evidence), "interrupted": True}
-        context["profiled"] = [r.label() for r in cut.reports]
-        title = f"diagnosis of run {cut.record.run_id} on {cut.record.env['device_name']}"
-        self.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), cut.record)
+def _interrupted(cut: Interrupted, findings: list[Finding], evidence: list, warnings: list[str]) -> Interrupted:
+    """``cut`` (its ``partial`` a :class:`Profile`, the run stored and marked ``interrupted``) carrying instead the
+    :class:`Diagnosis` of what was read: every config profiled and read, the run-level checks over the configs
+    timed; ``context.interrupted`` true, ``context.profiled`` the configs profiled. ``surrobench diagnose --run R``
+    reads the stored op tables and traces later."""
+    record, reports = cut.partial.run, cut.partial.reports
+    context = {**workload_context(record, evidence), "interrupted": True}
+    context["profiled"] = [r.label() for r in reports]
+    title = f"diagnosis of run {record.run_id} on {record.env['device_name']}"
+    cut.partial = Diagnosis(tuple(findings), context, title, tuple(warnings), record)
+    return cut
 
 
 def diagnose_workload(
@@ -205,15 +197,14 @@ def diagnose_workload(
     hooks: Hooks = NO_HOOKS,
     measure_s: float | None = 0.0,
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Time, profile and diagnose every config of ``plan``; returns the run, ranked findings, warnings and each
-    diagnosed config's evidence. Each config is read as soon as it is profiled, so an interruption keeps what was
-    read. ``measure_s`` and ``system_pass``: as :func:`diagnose` (None: the whole call ending by
-    :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config, ``COUNTERS_TARGET_S`` with counters);
-    ``system_pass`` runs :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
+    """Time, profile and diagnose every config of ``plan``, each read as soon as it is profiled; returns the run,
+    ranked findings, warnings and each config's evidence. ``measure_s`` as :func:`diagnose` (None: the call ending
+    by :data:`~surrobench.tune.advice.DIAGNOSE_TARGET_S` a config, ``COUNTERS_TARGET_S`` with counters);
+    ``system_pass``: :func:`perf_config` per config (docs/sources.md, tools §4), else ``system`` applies to all.
 
     Raises:
-        DiagnoseInterrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was
-            stored stays, the exception carries the findings of what was read.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP) while timing, profiling or measuring remedies; what was stored
+            stays, ``partial`` the :class:`Diagnosis` of what was read (:func:`_interrupted`).
     """
     per_config = advice.COUNTERS_TARGET_S if options.counters else advice.DIAGNOSE_TARGET_S
     deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
@@ -225,7 +216,8 @@ def diagnose_workload(
     except SweepInterrupted as cut:
         ceilings, _ = device_ceilings(cut.record)
         findings = _findings(cut.record, [], {}, th, ceilings, store)
-        raise DiagnoseInterrupted(ProfileInterrupted(cut.record, cut.total), findings, [], []) from None
+        cut.partial = Profile(cut.record)
+        raise _interrupted(cut, findings, [], []) from None
     ceilings, note = device_ceilings(record)
     evidence, flops, notes = [], {}, [note]  # notes: the reading's, after the profiling's warnings
 
@@ -279,12 +271,10 @@ def diagnose_workload(
 
     try:
         record, reports = profile_phase(plan, record, store, options, hooks=replace(hooks, on_report=on_report))
-    except ProfileInterrupted as cut:
-        findings = _findings(cut.record, evidence, flops, th, ceilings, store)
-        raise DiagnoseInterrupted(cut, findings, list(evidence), warnings + notes) from None
-    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
-    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    warnings += notes
+    except Interrupted as cut:
+        findings = _findings(cut.partial.run, evidence, flops, th, ceilings, store)
+        raise _interrupted(cut, findings, list(evidence), warnings + notes) from None
+    warnings += report_warnings(reports) + notes
     evidence = attribute_by_eager(evidence)  # a CUDA-graph or compiled step's kernels, by the eager step's ops
     findings = _findings(record, evidence, flops, th, ceilings, store)
     if measure_s > 0 and evidence:
@@ -292,8 +282,8 @@ def diagnose_workload(
             got = [ev.result for ev in evidence]
             measured, noted = measure_findings(plan, got, findings, measure_s, deadline=deadline)
         except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
-            cut = ProfileInterrupted(record, len(record.results), tuple(reports), len(reports))
-            raise DiagnoseInterrupted(cut, findings, list(evidence), warnings) from None
+            cut = interrupted_profiling(record, len(record.results), reports, len(reports))
+            raise _interrupted(cut, findings, list(evidence), warnings) from None
         warnings += noted
         findings = _findings(record, evidence, flops, th, ceilings, store, measured)
         warnings += unclaimed(findings, measured)
@@ -309,9 +299,8 @@ def _findings(
     store: ResultStore,
     measured: dict | None = None,
 ) -> list[Finding]:
-    """Every detector over ``evidence`` and the run's results, ranked, measured counters merged, the remedies
-    diagnose ``measured`` (``{config label: its measurements}``) attached, and for the other configs the remedies
-    ``optimize`` measured for the same configs cited."""
+    """Every detector over ``evidence`` and the run's results, ranked, with measured counters merged, the remedies
+    ``measured`` here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
     findings = _detected(record, evidence, th, flops)
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
@@ -331,11 +320,9 @@ def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], cei
 def diagnose_stored(
     run_id: str, store: ResultStore, th: Thresholds
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
-    """Diagnose a stored run from its op tables and the traces that still exist; returns the run, ranked
-    findings, warnings and each config's evidence. A config's stored roofline
-    (:func:`surrobench.results.roofline.load_roofline`) and counters are read as :func:`diagnose_workload` read
-    them, so the findings are the measuring run's; a config without a roofline (not diagnosed, no calibration,
-    schema < 8) is diagnosed by its op families, as a trace is."""
+    """Diagnose a stored run from its op tables and the traces that still exist; returns as
+    :func:`diagnose_workload`. Stored rooflines and counters are read as that run read them, so the findings are
+    its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
@@ -380,10 +367,9 @@ def diagnose_stored(
 
 
 def stored_roofline_notes(evidence: list[ConfigEvidence], ceilings: Ceilings | None) -> list[str]:
-    """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (their device
-    and calibration time, or their note for the built-in ones), saying so when this machine's ceilings of the
-    device now (``ceilings``, :func:`device_ceilings`) differ: the stored verdicts keep the ones they were read
-    against. Empty without a stored roofline."""
+    """One note per set of ceilings the stored rooflines of ``evidence`` were computed against (device and
+    calibration time, or the built-in ones' note), saying when this machine's ``ceilings`` now differ (the stored
+    verdicts keep theirs)."""
     groups: dict[tuple, tuple[Ceilings, list[str]]] = {}
     for ev in evidence:
         if ev.roofline is not None:
@@ -405,15 +391,14 @@ def _ceilings_key(c: Ceilings) -> tuple:
     return (c.device_name, c.copy_gbps, tuple(sorted(c.matmul_tflops.items())), c.measured, c.note)
 
 
-#: What the title of a diagnosis of a run that no config of was profiled adds: its findings (or their absence)
-#: come from the run-level checks and each config's timing alone, not from op tables or traces.
+#: What the title of a diagnosis of a run with no config profiled adds: its findings come from the run-level
+#: checks and each config's timing alone.
 RUN_LEVEL_ONLY = "run-level checks only: no config was profiled"
 
 
 def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], list[str]]:
     """Diagnose a run held in memory (``surrobench.benchmark(..., db=None)``) from its results alone: the
-    run-level checks (memory pressure, precision, failed captures) and what each config's timing shows; a
-    timed run has no op table or trace, which the warning says."""
+    run-level checks and what each config's timing shows (the warning says there is no op table or trace)."""
     evidence = [ConfigEvidence(label=r.label(), result=r) for r in record.results if r.status == "ok"]
     findings = _detected(record, evidence, th)
     note = (
@@ -424,13 +409,12 @@ def diagnose_record(record: RunRecord, th: Thresholds) -> tuple[list[Finding], l
 
 
 def load_system_view(system_view: Path | None) -> SystemView | None:
-    """A :class:`SystemView` from the JSON file ``system_view``: a bare SystemView object
-    (:meth:`SystemView.to_json`) or a ``surrobench perf --json`` document (``surrobench/perf-v1``), whose one
-    config with a system view gives it.
+    """A :class:`SystemView` from the JSON file ``system_view``: a SystemView object or a ``surrobench perf
+    --json`` document, whose one config with a system view gives it.
 
     Raises:
         UsageError: naming ``system_view``: unreadable file, invalid JSON, not a SystemView, or a perf document with
-            no config or several configs with a system view (which one applies is not for this function to guess).
+            no config or several configs with a system view.
     """
     if system_view is None:
         return None
@@ -489,27 +473,24 @@ def diagnose(
     **sweep,
 ) -> Diagnosis:
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep of ``sweep``, the keywords
-    of :func:`surrobench.api.benchmark.sweep_request`; or a plan of ``sweep_plan``), ``trace`` (a Kineto or nsys
-    trace; a folder of rank traces adds the cross-rank findings) or ``run`` (a run id in ``db``, read from its op
-    tables and traces; a :class:`RunRecord` is looked up by its id where ``db`` is given, else diagnosed from the
-    record alone, :func:`diagnose_record`).
+    of :func:`surrobench.api.benchmark.sweep_request`, or a plan), ``trace`` (Kineto or nsys; a folder of rank
+    traces adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op tables and traces; a
+    :class:`RunRecord` without ``db`` is diagnosed from the record alone, :func:`diagnose_record`).
 
     ``db``: where a workload's run is stored (None: in memory) or ``run`` is looked up (None: ``surrobench.db``).
     ``system``: a system view (perf / py-spy) for every config; ``system_pass``: measure one per config.
     ``profile_options``: the profiling child's schedule and trace folder. ``counters``: on CUDA, each config's top
-    kernels under Nsight Compute, whose findings replace the estimated ones (:mod:`surrobench.analysis.detect_counters`).
-    ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name
-    (:mod:`surrobench.tune.advice`), each action then carrying its :class:`surrobench.records.measured.MeasuredRemedy`
-    and the findings ordered by measured saving; 0: estimates only; None:
-    :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
+    kernels under Nsight Compute, whose findings replace the estimated ones. ``measure_s``: for a ``model``, seconds
+    per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`), each action then carrying
+    its :class:`~surrobench.records.measured.MeasuredRemedy`, the findings ordered by measured saving; 0: estimates
+    only; None: :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
 
     Raises:
-        UsageError: not exactly one of model / trace / run, ``thresholds`` not a :class:`Thresholds` of finite
-            non-negative values (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a
-            finite number >= 0 or given with a trace or run, a missing trace, an
-            unknown run, bad input.
-        DiagnoseInterrupted: Ctrl-C while a ``model`` is timed or profiled; it carries the findings of what was
-            read before it (:meth:`DiagnoseInterrupted.to_json`), the run stored as ``interrupted``.
+        UsageError: not exactly one of model / trace / run, bad ``thresholds``
+            (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
+            given with a trace or run, a missing trace, an unknown run, bad input.
+        Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
+            read before it, the run stored as ``interrupted``.
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None

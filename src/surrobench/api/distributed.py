@@ -10,9 +10,8 @@ the ranks share the work (:data:`~surrobench.results.scaling.PARALLEL_MODES`):
 - ``configs``: the sweep's configs are dealt out over the ranks (``run --devices``), each rank storing
   its own as they finish.
 
-For ``replicas`` and ``model`` each config is first measured on rank 0 alone (the others wait), the
-one-device reference of the scaling table, then on all ranks together; with ``--rounds`` the pair is
-repeated, interleaved, so a slow spell of the host touches both sides.
+For ``replicas`` and ``model`` each config is measured on rank 0 alone (the scaling table's one-device reference),
+then on all ranks together; ``--rounds`` repeats the pair interleaved, so a slow spell touches both sides.
 """
 
 from __future__ import annotations
@@ -51,8 +50,7 @@ from surrobench.results.scaling import placement as placement  # noqa: E402
 
 
 def choose_parallel(plan: SweepPlan, parallel: str) -> str:
-    """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``,
-    ``replicas`` otherwise.
+    """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``, else ``replicas``.
 
     Raises:
         UsageError: an unknown mode, or ``model`` for a model whose factory takes no ``group``.
@@ -74,8 +72,7 @@ def choose_parallel(plan: SweepPlan, parallel: str) -> str:
 
 
 def deal_configs(n_configs: int, world_size: int) -> list[list[int]]:
-    """Config indices per rank, dealt round-robin (rank r gets r, r + N, ...): the plan's order puts a
-    model's shapes and batches next to each other, so dealing spreads small and large configs evenly."""
+    """Config indices per rank, dealt round-robin (rank r gets r, r + N, ...), spreading small and large configs."""
     return [list(range(rank, n_configs, world_size)) for rank in range(world_size)]
 
 
@@ -124,11 +121,9 @@ def launch(
     devices: list[int] | None = None,
     command: str | None = None,
 ) -> RunRecord:
-    """Start ``nproc`` ranks with torchrun on this host, wait for them and return the stored run.
-
-    ``plan`` is planned again in each rank; ``parallel``: a :data:`PARALLEL_MODES` entry or ``auto``; one rank
-    per device on CUDA, on ``devices`` (``run --devices``; None: the first ``nproc`` GPUs); ``db`` takes every
-    rank's rows; ``command`` is stored with the run.
+    """Start ``nproc`` ranks with torchrun on this host (``plan`` planned again in each; one per GPU, on ``devices``,
+    None: the first ``nproc``), wait for them and return the run stored in ``db``. ``parallel``: a
+    :data:`PARALLEL_MODES` entry or ``auto``; ``command`` is stored with the run.
 
     Raises:
         UsageError: more ranks than GPUs, or the ranks did not finish (their output says why).
@@ -169,12 +164,9 @@ def distributed_run(
     rank_env: RankEnv | None = None,
     command: str | None = None,
 ) -> RunRecord | None:
-    """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those
-    GPUs, ``nproc`` starts that many ranks, and with neither this process is a rank of the user's own
-    torchrun or srun (``rank_env``).
-
-    Returns:
-        The stored run on the process that started the ranks or on rank 0; None on the other ranks.
+    """A multi-process run as ``surrobench run`` asks for it: ``devices`` spreads the configs over those GPUs,
+    ``nproc`` starts that many ranks, with neither this process is a rank of the user's launcher (``rank_env``).
+    Returns the stored run on the process that started the ranks or on rank 0; None on the other ranks.
 
     Raises:
         UsageError: ``--devices`` off CUDA or with another parallel mode, ``--nproc`` inside torchrun or
@@ -221,10 +213,8 @@ def _begin(
     groups: RankGroups,
     command: str | None,
 ) -> tuple[str, list[dict], dict | None]:
-    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks.
-
-    Returns:
-        The run id, every rank's facts, and (on rank 0) the run's environment."""
+    """Gather every rank's facts, let rank 0 store the run row, and share its id with all ranks; returns the run id,
+    every rank's facts, and (on rank 0) the run's environment."""
     facts: list = [None] * env.world_size
     dist.all_gather_object(facts, _rank_facts(env, request.device), group=groups.control)
     run_id, run_env = [None], None
@@ -245,8 +235,7 @@ def _begin(
 
 
 class _Models:
-    """One model resident at a time per role (``solo``: rank 0 alone, ``world``: all ranks), rebuilt when
-    the sweep moves to the next model."""
+    """One model resident at a time per role (``solo``: rank 0 alone, ``world``: all ranks)."""
 
     def __init__(self, request: SweepRequest, surrogates: dict, groups: RankGroups, parallel: str) -> None:
         self._request, self._surrogates, self._groups, self._parallel = request, surrogates, groups, parallel
@@ -383,11 +372,8 @@ def run_on_ranks(
     command: str | None = None,
     on_result: Callable[[ConfigResult], None] = lambda r: None,
 ) -> RunRecord | None:
-    """This rank's part of a multi-process run (every rank calls it with the same arguments).
-
-    Returns:
-        On rank 0 the stored run (every rank's rows; for ``configs`` re-read from the database), None on
-        the other ranks.
+    """This rank's part of a multi-process run (every rank calls it with the same arguments); returns on rank 0 the
+    stored run (every rank's rows), None on the others.
 
     Raises:
         UsageError: as :func:`choose_parallel`, or a rank's device is missing.

@@ -1,9 +1,6 @@
-"""``surrobench.optimize``: try the remedies, measure them interleaved, guard the accuracy, recommend.
-
-The library's entry: its arguments checked and turned into an :class:`~surrobench.tune.request.OptimizeRequest`,
-then :func:`surrobench.tune.plans.optimize_plans` (the package :mod:`surrobench.tune` holds the search, its
-fresh processes and the request).
-"""
+"""``surrobench.optimize``: try the remedies, measure them interleaved, guard the accuracy, recommend. Its
+arguments checked into an :class:`~surrobench.tune.request.OptimizeRequest` for
+:func:`surrobench.tune.plans.optimize_plans` (:mod:`surrobench.tune` holds the search)."""
 
 from __future__ import annotations
 
@@ -51,23 +48,19 @@ def optimize(
     :func:`surrobench.api.benchmark.benchmark`), or of the stored ``run`` (an id or prefix in ``db``, the default
     database when None: :func:`~surrobench.tune.plans.sweeps_from_run`), and recommend what wins. ``budget_s`` per
     config, ``tolerance`` (rel L2), ``thorough``, ``rounds``, ``only`` (remedy names): as the CLI's flags.
-    ``verify``: pairs of fresh processes checking each recipe (0: none); ``processes``: pairs in which the recipe
-    is timed once more (None: :data:`DEFAULT_PROCESS_PAIRS`, none for a model object, which no new process can
-    rebuild). Stored in ``db`` when given, else in memory.
-
-    ``objective="capacity"``: the remedies and batching policy with the highest capacity at ``p99_ms`` within
-    ``tolerance``, predicted then verified under load (:func:`surrobench.api.capacity.optimize_capacity`, whose
-    keywords ``sweep`` may hold); a :class:`~surrobench.records.capacity.CapacityOptimization`, of a ``model``.
-
-    Hooks: ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)``
-    per warning (None: a :class:`UserWarning`); ``command`` is stored with the runs.
+    ``verify``: pairs of fresh processes checking each recipe (0: none); ``processes``: pairs timing the recipe
+    once more (None: :data:`DEFAULT_PROCESS_PAIRS`, 0 for a model object). Stored in ``db``, else in memory.
+    ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)`` per
+    warning (None: a :class:`UserWarning`); ``command`` is stored with the runs. ``objective="capacity"``: the
+    :class:`~surrobench.records.capacity.CapacityOptimization` of :func:`surrobench.api.capacity.optimize_capacity`
+    (whose keywords ``sweep`` may hold) for a ``model``, at ``p99_ms`` within ``tolerance``.
 
     Raises:
         UsageError: bad input (the sweep's, :func:`~surrobench.tune.request.check_search`,
             :func:`~surrobench.tune.request.remedy_names`); not exactly one of ``model`` and ``run``; ``sweep``
             keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
-            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object (the fresh
-            processes rebuild the model from its name); ``thorough`` not a bool; ``db`` not a path.
+            ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object; ``thorough`` not
+            a bool; ``db`` not a path.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report of what was judged, stored.
     """
     if objective not in OBJECTIVES:

@@ -1,4 +1,4 @@
-"""``surrobench.perf`` and the system-level phase of ``run --profile perf``: each timed ``ok`` config's
+"""The system-level phase of ``surrobench.perf`` and ``run --profile perf``: each timed ``ok`` config's
 measured steps under ``perf`` and py-spy (:func:`surrobench.collect.perf.system_pass`), over a window of
 steps sized by :func:`surrobench.collect.perf_phase.window_schedule`.
 """
@@ -12,8 +12,6 @@ from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.perf_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
-from surrobench.records import schemas
-from surrobench.records.profiled import Profile
 from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore
 
@@ -88,33 +86,3 @@ def perf_config(
     return PerfReport(
         result, config_id, child["status"], child.get("error"), passed, plan.active, (*passed.notes, *unreliable), check
     )
-
-
-def perf(
-    model: str,
-    *,
-    db=None,
-    options: PerfOptions | None = None,
-    command: str | None = None,
-    hooks=None,
-    **sweep,
-) -> Profile:
-    """As :func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok``
-    config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC,
-    CPU utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
-    :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
-    from surrobench.api.benchmark import named_model, open_store, sweep_plan
-    from surrobench.api.profile import NO_HOOKS, time_and_profile
-
-    named_model(model, "perf")
-    plan = sweep_plan(model, caller=perf, **sweep)
-    with open_store(db) as store:
-        return time_and_profile(
-            plan,
-            store,
-            options or PerfOptions(),
-            profile_one=perf_config,
-            schema=schemas.PERF,
-            command=command,
-            hooks=hooks or NO_HOOKS,
-        )

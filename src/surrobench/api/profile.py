@@ -18,9 +18,9 @@ from surrobench.records import schemas
 from surrobench.records.profiled import Profile
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
-from surrobench.errors import StoreWriteError, UsageError
+from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
-from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, unsaved
+from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, interrupted_message, unsaved
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
@@ -32,12 +32,10 @@ from surrobench.results.profiles import add_kernel_table, add_op_table
 
 @dataclass(frozen=True)
 class ProfileReport:
-    """One profiled config.
+    """One profiled config: ``config`` the timed result (``top_op`` filled when profiled), ``config_id`` its row,
+    ``status`` and ``error`` the child's (``ok``, ``oom``, ``error``).
 
     Attributes:
-        config: the timed result it belongs to (``top_op`` filled when profiled).
-        config_id: its row in the database.
-        status, error: of the child (``ok``, ``oom``, ``error``).
         profiled_step_ms: mean host time of the recorded steps under the profiler, ms (:func:`profiled_step_ms`).
         overhead: ``profiled_step_ms / unprofiled median - 1`` (the run's timed median), a fraction.
         kernel_table: the kernels, their classes, ops and modules (a GPU run; :mod:`surrobench.records.kernels`).
@@ -82,10 +80,9 @@ class ProfileReport:
 
 
 def profiled_step_ms(active_step_ms: list[float]) -> float:
-    """The profiled step, ms: the mean host time of the recorded (active) steps, the step the op table's
-    per-step times are averaged over (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so the ops of one
-    thread scaled by :func:`surrobench.analysis.evidence.op_time_scale` never exceed it (a median would leave out
-    preempted steps whose op times land in the sums)."""
+    """The profiled step, ms: the mean host time of the recorded steps, as the op table's per-step times are averaged
+    (:meth:`surrobench.records.ops.OpTable.ms_per_step`), so one thread's scaled ops never exceed it (a median would
+    leave out preempted steps whose op times land in the sums)."""
     return statistics.fmean(active_step_ms)
 
 
@@ -141,10 +138,9 @@ def profile_run(
     on_report: Callable[[ProfileReport], None] = lambda report: None,
     profile_one: Callable = profile_config,
 ) -> tuple[RunRecord, list[ProfileReport]]:
-    """Profile every ``ok`` config of a finished, stored run of ``plan``, each found by identity
-    (:meth:`SweepPlan.config_for`) and ``config_id``, in any order. ``profile_one(cfg, result, config_id, store,
-    options, run_id)`` returns its report (``config``, ``label()``, ``status``, ``error``, ``warnings``):
-    :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
+    """Profile every ``ok`` config of a stored run of ``plan`` (found by :meth:`SweepPlan.config_for`) with
+    ``profile_one(cfg, result, config_id, store, options, run_id)`` -> its report (``config``, ``label()``,
+    ``status``, ``error``, ``warnings``): :func:`profile_config`, ``api.perf.perf_config`` or ``api.nsys.nsys_config``.
 
     Returns:
         The run with ``top_op`` set on each profiled config, and one report per ``ok`` config.
@@ -172,9 +168,8 @@ def _ignore(*args) -> None:
 
 @dataclass(frozen=True)
 class Hooks:
-    """Progress callbacks of a long call, all optional: ``on_start(total)`` before timing (configs x rounds),
-    ``on_result(result)`` after each timed round of a config, ``on_profile_start(n)`` before profiling ``n``
-    configs, ``on_report(report)`` after each profiled config."""
+    """Progress callbacks, all optional: ``on_start(total)`` before timing (configs x rounds), ``on_result(result)``
+    per timed round of a config, ``on_profile_start(n)`` before profiling ``n`` configs, ``on_report(report)``."""
 
     on_start: Callable[[int], None] = _ignore
     on_result: Callable[[ConfigResult], None] = _ignore
@@ -185,18 +180,12 @@ class Hooks:
 NO_HOOKS = Hooks()
 
 
-class ProfileInterrupted(SweepInterrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) in a command that times, then profiles: ``record`` holds every config timed
-    and stored (``top_op`` set on those profiled), ``reports`` the configs profiled so far, ``to_profile`` how
-    many were to be profiled (None when the timing itself was cut short); the run is marked ``interrupted``.
-    The message says so: ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
-
-    def __init__(self, record: RunRecord, total: int, reports: tuple = (), to_profile: int | None = None) -> None:
-        super().__init__(record, total)
-        if to_profile is not None:
-            self.args = (f"{self.args[0]}, {len(reports)} of {to_profile} profiled",)
-        self.reports = tuple(reports)
-        self.to_profile = to_profile
+def interrupted_profiling(record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
+    """Ctrl-C while profiling: ``partial`` the :class:`Profile` of ``record`` (every config timed and stored,
+    ``top_op`` set on those profiled) and the ``reports`` so far, of ``to_profile``; the message
+    ``interrupted: 2 of 2 configs stored as run R, 1 of 2 profiled``."""
+    message = f"{interrupted_message(record, total)}, {len(reports)} of {to_profile} profiled"
+    return Interrupted(message, Profile(record, tuple(reports)))
 
 
 def time_and_profile(
@@ -210,34 +199,35 @@ def time_and_profile(
     hooks: Hooks = NO_HOOKS,
 ) -> Profile:
     """Time the planned sweep into ``store``, then (``then`` not None) profile each ``ok`` config in a child
-    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); ``schema``: the Profile's.
-
-    Returns:
-        The :class:`Profile`: the run (``top_op`` set on profiled configs), the reports, and the warnings (the
-        sweep's, then each profiling child's).
+    process with ``profile_one`` and its options ``then`` (:func:`profile_phase`); returns the :class:`Profile` of
+    ``schema``, its warnings the sweep's, then each profiling child's.
 
     Raises:
-        SweepInterrupted: Ctrl-C while timing, without ``then``; with it :class:`ProfileInterrupted` (timing or
-            profiling), ``partial`` the :class:`Profile` of the configs stored and profiled so far.
+        Interrupted: Ctrl-C while timing (a ``SweepInterrupted``) or profiling, ``partial`` the run so far, or with
+            ``then`` the :class:`Profile` of the configs stored and profiled so far.
     """
     try:
-        try:
-            record, warnings = execute_sweep(
-                plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
-            )
-        except SweepInterrupted as cut:
-            if then is None:
-                raise
-            raise ProfileInterrupted(cut.record, cut.total) from None
-        if then is None:
-            return Profile(record, (), tuple(warnings), schema)
-        record, reports = profile_phase(plan, record, store, then, profile_one=profile_one, hooks=hooks)
-    except ProfileInterrupted as cut:
-        cut.partial = Profile(cut.record, cut.reports, schema=schema)
+        record, warnings = execute_sweep(
+            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
+        )
+    except SweepInterrupted as cut:
+        if then is not None:
+            cut.partial = Profile(cut.record, schema=schema)
         raise
-    warnings += [f"{r.label()}: {w}" for r in reports for w in r.warnings]
-    warnings += [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
-    return Profile(record, tuple(reports), tuple(warnings), schema)
+    if then is None:
+        return Profile(record, (), tuple(warnings), schema)
+    try:
+        record, reports = profile_phase(plan, record, store, then, profile_one=profile_one, hooks=hooks)
+    except Interrupted as cut:
+        cut.partial = replace(cut.partial, schema=schema)
+        raise
+    return Profile(record, tuple(reports), tuple(warnings + report_warnings(reports)), schema)
+
+
+def report_warnings(reports) -> list[str]:
+    """Each profiling child's warnings, then each failed one's status and error, named by its config."""
+    failed = [f"{r.label()}: profiling {r.status}: {r.error}" for r in reports if r.status != "ok"]
+    return [f"{r.label()}: {w}" for r in reports for w in r.warnings] + failed
 
 
 def profile_phase(
@@ -250,12 +240,11 @@ def profile_phase(
     hooks: Hooks = NO_HOOKS,
 ) -> tuple[RunRecord, list]:
     """:func:`profile_run` of a run left ``running`` (``execute_sweep(..., finish=False)``), then marked
-    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (counted even when the
-    hook raises ``KeyboardInterrupt``).
+    ``complete``; ``hooks.on_profile_start(n)`` first, ``hooks.on_report`` per report (kept if it is interrupted).
 
     Raises:
-        ProfileInterrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, carrying it and the
-            reports of the configs profiled before it (their op tables stored; the one running is not).
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP): the run marked ``interrupted``, as :func:`interrupted_profiling`
+            with the reports of the configs profiled before it (their op tables stored; the one running is not).
         Unsaved: a write to ``store`` failed; the run marked ``unsaved`` where the database takes it.
     """
     to_profile = sum(r.status == "ok" for r in record.results)
@@ -273,7 +262,7 @@ def profile_phase(
         profiled = {r.config.config_id: r.config for r in done}
         results = tuple(profiled.get(r.config_id, r) for r in record.results)
         cut = replace(record, env={**record.env, "interrupted": True}, results=results)
-        raise ProfileInterrupted(cut, len(plan.configs), tuple(done), to_profile) from None
+        raise interrupted_profiling(cut, len(plan.configs), done, to_profile) from None
     except StoreWriteError as exc:  # the timings were stored; the run JSON keeps the top op of those profiled
         profiled = {r.config.config_id: r.config for r in done}
         raise unsaved(store, replace(record, results=tuple(profiled.get(r.config_id, r) for r in record.results)), exc)
@@ -285,7 +274,7 @@ def profile_phase(
 
 
 def check_schedule(schedule: object) -> ProfileSchedule:
-    """``schedule`` (None: the default :class:`ProfileSchedule`), checked to be one, of ``int`` step counts.
+    """``schedule`` (None: the default), checked to be a :class:`ProfileSchedule` of ``int`` step counts.
 
     Raises:
         UsageError: ``schedule`` not a :class:`ProfileSchedule` (naming ``schedule``), or a step count of it not
@@ -315,14 +304,13 @@ def profile(
 ) -> Profile:
     """Time ``model`` over the sweep (``sweep``: the keywords of :func:`~surrobench.api.benchmark.sweep_request`),
     then profile each ``ok`` config with torch.profiler in a child process: op table, categories, memory, shapes,
-    the four readings. ``trace_dir``: one Chrome trace per config there (None: none); ``schedule``: wait / warmup
-    / active steps; ``counters``: on CUDA, the top kernels under Nsight Compute too
-    (:func:`surrobench.api.counters.counters_config`; a missing ncu is a warning). ``db`` as for ``benchmark``.
+    the four readings. ``trace_dir``: a Chrome trace per config there (None: none); ``schedule``: wait / warmup /
+    active steps; ``counters``: on CUDA, the top kernels under Nsight Compute too (a missing ncu is a warning).
 
     Raises:
         UsageError: bad input, a model object (:func:`~surrobench.api.benchmark.named_model`), ``with_stack`` /
             ``counters`` not a ``bool``, a bad ``schedule`` (:func:`check_schedule`), an unwritable ``trace_dir``.
-        ProfileInterrupted: as :func:`profile_phase`.
+        Interrupted: as :func:`time_and_profile`.
     """
     named_model(model, "profile")
     check_bools(with_stack=with_stack, counters=counters)

@@ -1,8 +1,5 @@
-"""Many rank traces: each rank's trace analyzed in a worker, the ranks compared in the caller.
-
-Each rank's trace is loaded in a worker (:func:`~surrobench.trace.parallel.map_rank_traces`: local processes or
-a Dask cluster) and reduced by :func:`rank_analysis` to its timeline report, findings and
-:class:`~surrobench.analysis.rank_summary.RankSummary`; the caller aligns the ranks
+"""Many rank traces: each loaded in a worker (:func:`~surrobench.trace.parallel.map_rank_traces`: local processes or
+a Dask cluster) and reduced by :func:`rank_analysis`; the caller aligns the ranks
 (:func:`~surrobench.analysis.cross_rank.cross_rank_report`) and adds the cross-rank findings.
 """
 
@@ -57,12 +54,11 @@ class RankTraces:
 
 
 def rank_trace_set(paths: Sequence[Path]) -> list[Path] | None:
-    """The rank trace files when ``paths`` (files or folders) hold more than one Kineto trace, else None
-    (one trace file, an nsys export, a folder with one trace: analyzed as a single timeline).
+    """The rank trace files when ``paths`` (files or folders) hold more than one Kineto trace, else None (one
+    timeline).
 
     Raises:
-        UsageError: as :func:`~surrobench.trace.parallel.rank_trace_files` (a missing path, a folder
-            without traces, a file named twice).
+        UsageError: a missing path, a folder without traces, a file named twice.
     """
     if len(paths) == 1 and not Path(paths[0]).is_dir():
         return None
@@ -100,15 +96,10 @@ def analyze_rank_traces(
     workers: int | None = None,
     dask_scheduler: str | None = None,
 ) -> RankTraces:
-    """Analyze a folder (or list) of per-rank Kineto traces, one worker per rank trace at a time.
-
-    Args:
-        paths: a folder of ``rank*.json(.gz)`` files or a list of files (each with ``distributedInfo.rank``).
-        th: the diagnosis thresholds.
-        diagnose: also diagnose each rank on its own (its findings, merged per kind over the ranks); the
-            cross-rank findings come either way.
-        gap_threshold_ns: shortest gap listed in the ranks' timeline reports when not ``diagnose``.
-        workers, dask_scheduler: as :func:`~surrobench.trace.parallel.map_rank_traces`.
+    """Analyze a folder of ``rank*.json(.gz)`` files or a list of files (each with ``distributedInfo.rank``), one
+    worker per rank trace at a time. ``diagnose``: also each rank on its own with thresholds ``th`` (its findings
+    merged per kind over the ranks; the cross-rank findings come either way); ``gap_threshold_ns``: shortest gap
+    listed otherwise; ``workers``, ``dask_scheduler``: as :func:`~surrobench.trace.parallel.map_rank_traces`.
 
     Raises:
         UsageError: a bad path or trace, duplicate ranks, a worker out of memory, Dask unreachable.

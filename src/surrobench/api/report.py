@@ -26,16 +26,9 @@ from surrobench.trace.model import Timeline
 
 @dataclass(frozen=True)
 class RunRoofline:
-    """What a run's roofline figure draws (:func:`surrobench.report.plots.roofline_figure`).
-
-    Attributes:
-        measured: ``{config label: counters JSON}`` of the configs measured with ``--counters``
-            (:meth:`~surrobench.records.counters.ConfigCounters.to_json`, read against ``ceilings``).
-        estimated: ``{config label: roofline JSON}`` of the configs with an estimated roofline
-            (:meth:`~surrobench.analysis.roofline.RooflineReport.to_json`).
-        ceilings: the device's ceilings the roofs are drawn at: this machine's calibration of the run's device,
-            else those a stored estimated roofline was computed against (None: none known).
-    """
+    """What a run's roofline figure draws (:func:`surrobench.report.plots.roofline_figure`): ``measured``
+    ``{config label: counters JSON}`` (``--counters``), ``estimated`` ``{config label: roofline JSON}``, and the
+    ``ceilings`` the roofs are drawn at (this machine's calibration, else a stored roofline's; None: none known)."""
 
     measured: Mapping[str, dict]
     estimated: Mapping[str, dict]
@@ -56,14 +49,11 @@ class Report:
         timeline: the trace to draw (its first profiled step), None without one; ``timeline_title`` names it.
         optimizations: ``surrobench/optimize`` documents stored in the database that made these runs.
         serve_runs: the serve runs among those given, in the order given (not in ``runs``).
-        serve_comparison: two serve runs (and nothing else) given, both with a capacity search: their
-            capacities at the target compared (:func:`surrobench.api.compare.compare_pair`).
+        serve_comparison: the capacities of two serve runs (and nothing else) given, both with a capacity search.
         kernel_classes: ``{label as in op_tables: {kernel class: share of kernel time}}`` of every config of a
-            database run profiled with a kernel table (GPU runs; :meth:`KernelTable.class_shares`).
-        rooflines: ``{run id: its roofline points}`` of every database run with measured counters or an
-            estimated roofline (:class:`RunRoofline`).
-        evidence_checks: ``{run id: {config label: evidence check}}`` of every database run
-            (:func:`surrobench.analysis.evidence_checks.check_evidence`, as ``diagnose`` gives them).
+            database run with a kernel table (:meth:`KernelTable.class_shares`).
+        rooflines: ``{run id: its roofline points}`` of every database run with any (:class:`RunRoofline`).
+        evidence_checks: ``{run id: {config label: evidence check}}`` of every database run, as ``diagnose``.
     """
 
     runs: tuple[RunRecord, ...]
@@ -91,9 +81,9 @@ def build_report(
     trace: str | Path | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> Report:
-    """The :class:`Report` of ``runs`` (as :func:`surrobench.api.compare.load_run` takes them): the first two
-    compared when there are two (:func:`surrobench.api.compare.compare` with the matching keywords), each
-    diagnosed with ``thresholds``, ``trace`` (Kineto or nsys) loaded; two serve runs alone compared by capacity.
+    """The :class:`Report` of ``runs`` (as :func:`surrobench.api.compare.load_run` takes them): two compared
+    (:func:`surrobench.api.compare.compare`, two serve runs by capacity), each diagnosed with ``thresholds``,
+    ``trace`` (Kineto or nsys) loaded.
 
     Raises:
         UsageError: a run reference that names nothing, runs that cannot be compared (two serve runs that
@@ -163,11 +153,8 @@ def _kernel_tables(store: ResultStore, record: RunRecord):
 def _diagnosis(
     ref: RunRef, record: RunRecord, db: str | Path, thresholds: Thresholds
 ) -> tuple[list[Finding], RunRoofline | None, dict]:
-    """The run's findings as ``diagnose --run`` gives them (op tables, rooflines, counters and traces of a
-    stored run), its roofline points (None without any): the counters measured and the estimated roofline
-    stored with each config (:func:`surrobench.results.roofline.load_roofline`), and its evidence checks
-    (``{label: check}``, :func:`surrobench.analysis.evidence_checks.check_evidence`). For a run JSON file or a
-    record, the run-level findings of its results alone, no checks."""
+    """The run's findings as ``diagnose --run`` gives them, its roofline points (None without any) and evidence
+    checks (``{label: check}``); for a run JSON file or a record, the run-level findings of its results alone."""
     if isinstance(ref, RunRecord) or is_run_file(ref):
         findings = diagnose_run(
             [], list(record.results), th=thresholds, device_memory_bytes=record.env.get("gpu_memory_bytes")

@@ -1,5 +1,5 @@
-"""``measure``: the one call behind ``run``, ``run --profile torch|perf|nsys`` and ``profile``: time a sweep,
-then profile each ``ok`` config in a child process with the profiler its options name."""
+"""``measure``: the one call behind ``run``, ``run --profile torch|perf|nsys``, ``profile`` and ``perf``: time a
+sweep, then profile each ``ok`` config in a child process with the profiler its options name."""
 
 from __future__ import annotations
 
@@ -33,19 +33,15 @@ def measure(
     command: str | None = None,
     **sweep,
 ) -> Profile:
-    """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan of
-    :func:`~surrobench.api.benchmark.sweep_plan` with no ``sweep``) into ``db``, then with ``then`` profile each
-    ``ok`` config in a child process that rebuilds the model from its name: torch.profiler (``ProfileOptions``),
-    perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``). ``command`` is stored with the run.
-
-    Returns:
-        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
+    """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan) into ``db``, then
+    with ``then`` profile each ``ok`` config in a child process that rebuilds the model from its name:
+    torch.profiler (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
+    Returns the :class:`~surrobench.records.profiled.Profile`; ``command`` is stored with the run.
 
     Raises:
         UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.
         Unsaved: as ``benchmark``.
-        SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); with ``then`` a
-            :class:`~surrobench.api.profile.ProfileInterrupted`, ``partial`` the Profile so far.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the run so far, with ``then`` the Profile so far.
     """
     profile_one, schema = PROFILERS.get(type(then), (None, schemas.PROFILE))
     if then is not None:
@@ -55,3 +51,13 @@ def measure(
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
+
+
+def perf(
+    model: str, *, db=None, options: PerfOptions | None = None, command: str | None = None, hooks=None, **sweep
+) -> Profile:
+    """:func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok`` config's
+    measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC, CPU
+    utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
+    :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
+    return measure(model, db=db, then=options or PerfOptions(), hooks=hooks or NO_HOOKS, command=command, **sweep)

@@ -1,9 +1,6 @@
-"""The planted-bottleneck suite (``surrobench scenarios``): the scenarios, the finding each should get, how
-an outcome is judged, and :func:`run_scenarios`, which times, profiles and diagnoses each one.
-
-Each scenario plants one bottleneck: its expected kind must be the top finding. A control
-(healthy workload) passes only when its top finding is the expected healthy verdict and no finding is an
-alarm (severity other than ``info``).
+"""The planted-bottleneck suite (``surrobench scenarios``): each scenario plants one bottleneck, whose kind must be
+the top finding; a control (a healthy workload) passes only when its top finding is the expected healthy verdict
+and no finding is an alarm (severity other than ``info``).
 """
 
 from __future__ import annotations
@@ -29,16 +26,9 @@ from surrobench.workload.scenarios import PREFIX
 
 @dataclass(frozen=True)
 class Scenario:
-    """One planted bottleneck.
-
-    Attributes:
-        name: scenario name; the model is ``scenario:<name>``.
-        expected: the finding kind that must come first.
-        shape, batch, precision: the config on CUDA.
-        cpu_shape: the (smaller) shape on the CPU, None when the expected verdict holds only on a GPU.
-        control: a healthy workload: no alarm allowed.
-        cpu_skip: why the scenario does not run on a CPU (when ``cpu_shape`` is None).
-    """
+    """One planted bottleneck: the model ``scenario:<name>``, the finding kind ``expected`` first, its config on
+    CUDA (``shape``, ``batch``, ``precision``) and on a CPU (``cpu_shape``; None: GPU only, ``cpu_skip`` says why);
+    a ``control`` is a healthy workload, no alarm allowed."""
 
     name: str
     expected: str
@@ -111,8 +101,7 @@ def judge(scenario: Scenario, findings: list[Finding]) -> Outcome:
     return Outcome(scenario, top, top == scenario.expected and not alarms, alarms)
 
 
-#: The suite's profiler schedule: the profiler's default steps waited, warmed up and recorded
-#: (:class:`~surrobench.collect.torch_profiler.ProfileSchedule`), within the default iterations.
+#: The suite's profiler schedule: :class:`~surrobench.collect.torch_profiler.ProfileSchedule`'s default steps.
 SUITE_SCHEDULE = ProfileSchedule()
 
 
@@ -159,10 +148,9 @@ def run_scenarios(
     iters: int = MIN_ITERS,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
 ) -> SuiteReport:
-    """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device
-    (a scenario with no config there is skipped, with the reason as its note) and judge it (:func:`judge`).
-
-    ``db``: where each run is stored (None: in memory); ``trace_dir``: for the traces (None: a temporary folder).
+    """Time, profile (:data:`SUITE_SCHEDULE`) and diagnose each chosen scenario on its config for the device (none
+    there: skipped, the reason its note) and judge it (:func:`judge`). ``db``: where each run is stored (None: in
+    memory); ``trace_dir``: for the traces (None: a temporary folder).
 
     Raises:
         UsageError: an unknown scenario, bad ``warmup`` / ``iters``

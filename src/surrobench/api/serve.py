@@ -10,9 +10,8 @@ Before any load the unloaded latency is measured (isolated and back to back, per
 starts at the capacity predicted from it, or is answered at once when the target is infeasible
 (:mod:`surrobench.analysis.capacity`).
 
-The search and the load loop take the service as a function (``service(k) -> compute_s``) and a clock, so
-tests plant service times on a virtual clock; :func:`serve` builds the model's service from ``run``'s own
-config (precision, mode and recipe settings) and stores the record with its run.
+The search and the load loop take the service (``service(k) -> compute_s``) and a clock, a virtual one in tests;
+:func:`serve` builds the model's service from ``run``'s own config and stores the record with its run.
 """
 
 from __future__ import annotations
@@ -46,9 +45,8 @@ from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.timestamps import created_now
 
-#: Where the search starts without a prediction (an endpoint, or a simulation in which no rate passed): this
-#: fraction of the full-batch throughput bound, max_batch / service time of a full batch (a server never passes
-#: above that bound).
+#: Where the search starts without a prediction (an endpoint, or no rate passed in simulation): this fraction of
+#: the full-batch throughput bound, max_batch / service time of a full batch.
 START_FRACTION = 0.5
 __all__ = ["MAX_SEARCH_STEPS", "SEARCH_TOLERANCE", "find_capacity", "serve", "serve_policy", "serve_request"]
 
@@ -221,10 +219,8 @@ def _check_arrivals(request: ServeRequest, rate: float) -> None:
 
 
 def max_rate_rps(request: ServeRequest) -> float:
-    """The highest rate (requests/s) whose load holds at most :data:`MAX_ARRIVALS_PER_LOAD` arrivals: the
-    arrivals, ``rate x`` :func:`offered_duration_s`, are ``max(rate x duration_s, rate x warmup_s + margin x
-    min_requests)`` below the stretch cap and grow with the rate, so the bound is the lower of the two rates
-    that reach it."""
+    """The highest rate (requests/s) whose load holds at most :data:`MAX_ARRIVALS_PER_LOAD` arrivals, ``max(rate x
+    duration_s, rate x warmup_s + margin x min_requests)`` below the stretch cap: the lower of the two bounds."""
     by_duration = MAX_ARRIVALS_PER_LOAD / request.duration_s
     if request.warmup_s <= 0:
         return by_duration
@@ -253,8 +249,7 @@ def _needed_s(request: ServeRequest, rate_rps: float) -> float:
 
 def stretch_capped(request: ServeRequest, point: LoadPoint) -> bool:
     """Whether ``point``'s load was cut at :data:`MAX_STRETCH` times ``duration_s`` before ``min_requests``
-    requests arrived after the warm-up: an open-loop rate whose :func:`offered_duration_s` reached the cap
-    short of the time it needed, or a closed loop that measured fewer than ``min_requests``."""
+    requests arrived after the warm-up (an open-loop rate needing longer, a closed loop measuring fewer)."""
     if request.min_requests <= 0:
         return False
     if point.target_rps is not None:
@@ -328,11 +323,9 @@ def serve_policy(
     unloaded: dict[int, UnloadedLatency] | None = None,
 ) -> PolicyResult:
     """The loads of ``request`` offered to ``service`` under ``policy`` (``clock_factory()``: a fresh clock per
-    load, a virtual one in tests); ``on_point(point)`` per load point that completed something. A peak search
-    given ``unloaded`` (:func:`unloaded_by_size`) answers an infeasible target at once
-    (:func:`~surrobench.analysis.capacity.infeasible_reason`), else brackets the predicted capacity
-    (:func:`~surrobench.analysis.capacity.predict_capacity`); without it (an endpoint) it doubles or halves from
-    ``request.rates[0]`` or ``start_rps``."""
+    load); ``on_point(point)`` per load point. A peak search given ``unloaded`` answers an infeasible target at
+    once, else brackets the predicted capacity (:mod:`surrobench.analysis.capacity`); without it (an endpoint) it
+    doubles or halves from ``request.rates[0]`` or ``start_rps``."""
     common = dict(max_batch=policy.max_batch, warmup_s=request.warmup_s, target_p99_ms=request.target_p99_ms)
 
     def open_load(rate: float | None) -> LoadPoint:
@@ -394,19 +387,6 @@ def _one_config(plan) -> None:
         raise UsageError(f"serve measures one config: give one --{flag} (run one serve per config to compare them)")
 
 
-class ServeInterrupted(Interrupted):
-    """Ctrl-C (or SIGTERM, SIGHUP) during ``serve``: ``record`` holds every load point that finished
-    (``env.interrupted`` true, a note naming the policy cut), stored with its run ``interrupted``; ``total``: the
-    load points asked for (None for a peak search). The message: ``interrupted: 1 of 3 load points stored as run R``."""
-
-    def __init__(self, record: ServeRecord, total: int | None) -> None:
-        kept = sum(len(p.points) for p in record.policies)
-        of = f" of {total}" if total is not None else ""
-        super().__init__(f"interrupted: {kept}{of} load points stored as run {record.run_id}", record)
-        self.record = record
-        self.total = total
-
-
 def planned_points(request: ServeRequest) -> int | None:
     """How many load points ``request`` measures: per policy one per rate, concurrency or replay; None for a
     peak search (its rates depend on what it measures)."""
@@ -424,8 +404,7 @@ def planned_points(request: ServeRequest) -> int | None:
 @dataclass
 class _Progress:
     """What a serve run has measured: ``done`` the policies finished, ``policy`` the one measured since ``done``
-    held ``started`` policies, and its load points so far (``points``); once its result is appended to
-    ``done``, it counts there alone."""
+    held ``started`` policies, its load points so far (``points``); once appended to ``done``, it counts there."""
 
     done: list[PolicyResult]
     base: ServeRecord  # the record as begun, with the unloaded latency measured so far
@@ -449,7 +428,7 @@ class _Progress:
 @contextlib.contextmanager
 def _stored(store, record: ServeRecord, command: str | None, total: int | None) -> Iterator[_Progress]:
     """The run row first; the record with the policies measured, ``complete``, or on Ctrl-C ``interrupted`` with
-    every load point that finished (:class:`ServeInterrupted`), as on a UsageError met mid-run
+    every load point that finished (:class:`~surrobench.errors.Interrupted`), as on a UsageError met mid-run
     (:class:`~surrobench.errors.Stopped`)."""
     begin_serve(store, record, command)
     progress = _Progress([], base=record)
@@ -467,7 +446,10 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     try:
         yield progress
     except KeyboardInterrupt:
-        raise ServeInterrupted(kept("interrupted"), total) from None
+        cut = kept("interrupted")  # partial: every load point that finished; total None for a peak search
+        of = f" of {total}" if total is not None else ""
+        points = sum(len(p.points) for p in cut.policies)
+        raise Interrupted(f"interrupted: {points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
@@ -494,21 +476,19 @@ def serve(
     **options,
 ) -> ServeRecord:
     """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve
-    record, stored in ``db`` when given (after each load point, the run ``running`` until the end).
-
-    ``options``: the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for
-    the one config served; a request is one sample, the batch-1 input ``run`` builds. ``on_policy(result)`` per
-    policy, ``on_point(policy, point)`` per load point (``policy`` None for an endpoint), ``on_start(total)``
-    before the first (:func:`planned_points`).
+    record, stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``:
+    the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config
+    served; a request is one batch-1 input. ``on_policy(result)`` per policy, ``on_point(policy, point)`` per load
+    point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`).
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
             one config.
-        ServeInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the load points that finished stored, the run
-            ``interrupted``.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP): ``partial`` the record of the load points that finished, stored
+            ``interrupted`` (``env.interrupted`` true, a note naming the policy cut); the message ``interrupted: 1 of
+            3 load points stored as run R``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
-        Stopped: a UsageError met mid-run (an endpoint that failed every request of a rate, a model that failed);
-            stored and carried as for ServeInterrupted.
+        Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that failed); as above.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))

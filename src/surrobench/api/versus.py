@@ -29,8 +29,8 @@ REQUIRED = ("levels", "solve", "cases", "inputs")
 
 
 def load_problem(problem: object, problem_args: dict | None = None) -> object:
-    """The problem object: ``problem`` itself, or the result of the factory a ``file.py:factory`` /
-    ``package.module:factory`` string names, called with ``problem_args``.
+    """``problem`` itself, or what the factory a ``file.py:factory`` / ``package.module:factory`` string names
+    returns, called with ``problem_args``.
 
     Raises:
         UsageError: a spec that names no callable, a factory that raises, an object missing a required member.
@@ -98,12 +98,8 @@ def _surrogate_of(problem, model) -> tuple[object, bool]:
 
 
 def _refuse_untrained(label: str, error: float, trivial: float) -> None:
-    """The rule: a surrogate whose mean error is not below the trivial predictor's (zeros, or the input itself:
-    :func:`surrobench.analysis.versus.trivial_errors`) has learnt nothing a solver could be matched against.
-
-    Raises:
-        UsageError: that case.
-    """
+    """Raise :class:`UsageError` for a surrogate whose mean error is not below the trivial predictor's (zeros, or
+    the input itself: :func:`surrobench.analysis.versus.trivial_errors`): it learnt nothing to match a solver at."""
     if not error < trivial:
         raise UsageError(
             f"surrogate {label}: its relative L2 error {error:.3g} is no better than a trivial predictor's "
@@ -135,18 +131,15 @@ def versus(
     """Time and score the problem's solver ladder and the surrogate on the same cases, and compare them at equal
     accuracy and at equal runtime (McGreivy & Hakim 2024's rules; :mod:`surrobench.analysis.versus`).
 
-    Args:
-        problem: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``.
-        model: the surrogate: None (the problem's ``surrogate``), a name, an ``nn.Module`` or a factory.
-        cases, seed: how many cases, from which seed (both sides see the same cases).
-        precisions, modes, channels_last, compile_mode, threads, cudnn_benchmark: the surrogate's settings, as
-            :func:`surrobench.benchmark` takes them; one result per precision x mode.
-        batch: the batched call's size. warmup: untimed calls per level and setting. repeats: timed calls per
-            case (the surrogate at least :data:`~surrobench.execution.config.MIN_ITERS` in all).
-        amortize_calls: calls the one-time costs are spread over. resamples: bootstrap resamples of the cases.
+    ``problem``: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``; ``model``:
+    the surrogate (None: the problem's ``surrogate``), a name, an ``nn.Module`` or a factory; ``cases`` from
+    ``seed``, the same on both sides; ``precisions``, ``modes``, ``channels_last``, ``compile_mode``, ``threads``,
+    ``cudnn_benchmark``: as :func:`surrobench.benchmark` takes them, one result per precision x mode; ``batch``: the
+    batched call; ``warmup``: untimed calls per level and setting; ``repeats``: timed calls per case (the surrogate
+    at least :data:`~surrobench.execution.config.MIN_ITERS` in all); ``amortize_calls``: calls the one-time costs
+    are spread over; ``resamples``: bootstrap resamples of the cases.
 
-    Returns:
-        The :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
+    Returns the :class:`~surrobench.records.versus.VersusRecord` (``surrobench/versus-v1``).
 
     Raises:
         UsageError: bad settings or problem; a surrogate declared untrained (a zoo name, ``problem.trained`` False)

@@ -1,13 +1,8 @@
-"""The ``surrobench`` command line: one typer app, one module per command.
+"""The ``surrobench`` command line: one typer app, one thin module per command (docs/design.md, "The layers as
+built"). A :class:`surrobench.errors.UsageError` raised anywhere below is one line on stderr, exit code 2, here.
 
-Commands are thin (docs/design.md, "The layers as built"): parse arguments, call the library, render. Errors a user can cause are
-raised as :class:`surrobench.errors.UsageError` anywhere below and turned into one line on stderr with
-exit code 2 here, at the edge.
-
-Every command module is imported for ``--help``, so a module holds at its top only what its options need; what
-runs a model (torch), computes statistics (scipy.stats) or draws (matplotlib) is imported in the command's body.
-``--help``, ``--version``, ``analyze``, ``show``, ``history`` and ``compare`` then start without torch
-(docs/benchmarks/startup.md; tests/cli/test_startup.py).
+Every command module is imported for ``--help``, so it imports at its top only what its options need; torch,
+scipy.stats and matplotlib are imported in the command's body (docs/benchmarks/startup.md).
 """
 
 from __future__ import annotations
@@ -26,8 +21,7 @@ from surrobench.cli.app import app, flow_help, fold_option_help
 from surrobench.cli.signals import ignore_late_signals, interrupt_exit_code, interrupt_name, signals_as_interrupt
 from surrobench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Interrupted, UsageError
 
-# typer re-exports click's exception classes (typer >= 0.28 vendors click, older ones depend on it): take
-# the common base of usage errors from them rather than importing click, so both work.
+# click's usage errors' base, from typer's re-exports (typer >= 0.28 vendors click, older ones depend on it).
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
@@ -58,10 +52,9 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the app in this process (tests call it): bad input (ours or click's) and a standard output that cannot
-    take the output (closed, full) are one line on stderr, exit 2; an interrupt exits 128 + the signal's number
-    (:mod:`surrobench.cli.signals`) saying what was kept; other codes: :mod:`surrobench.errors`. A reader that
-    went away (``| head``) is no error."""
+    """Run the app in this process: bad input (ours or click's) and a standard output that cannot take the output
+    are one line on stderr, exit 2; an interrupt exits 128 + the signal's number saying what was kept; other codes:
+    :mod:`surrobench.errors`. A reader that went away (``| head``) is no error."""
     if sys.stdout is None:  # started with standard output closed (``>&-``)
         _fail("standard output is closed; redirect it to a file or /dev/null")
     args = sys.argv[1:] if argv is None else argv
@@ -86,10 +79,9 @@ _ANALYZE_VALUE_OPTIONS = frozenset({"--json", "--gap-threshold-us", "--workers",
 
 
 def _start_analyze_workers(args: list[str]) -> bool:
-    """For ``analyze`` of one trace file: start the workers that read its pieces now
-    (:func:`surrobench.trace.kineto_split.prestart`), while the commands import (~0.4 s of the 2.5 s the
-    401 MB trace may take, docs/benchmarks/startup.md). True when asked to (a file that is not a large plain
-    trace starts nothing); the arguments are only guessed at here, the command parses them."""
+    """For ``analyze`` of one trace file: start the workers that read its pieces while the commands import
+    (:func:`surrobench.trace.kineto_split.prestart`; ~0.4 s of the 401 MB trace's 2.5 s, docs/benchmarks/startup.md).
+    True when asked to; the arguments are only guessed at here, the command parses them."""
     if args[0] != "analyze" or "--help" in args:
         return False
     paths, value_next = [], False
@@ -129,10 +121,9 @@ def _run(args: list[str]) -> None:
 
 
 class _StdoutGuard(io.TextIOBase):
-    """``sys.stdout`` while a command runs. A reader that went away (``| head -1``) is not an error: the
-    rest of the output is dropped and the command goes on (its database rows and files are written). An
-    output that cannot take more (a full disk, ``/dev/full``) is :class:`UsageError`. Either way file
-    descriptor 1 is then pointed at /dev/null, so the interpreter's own flush at exit cannot fail again."""
+    """``sys.stdout`` while a command runs. A reader that went away (``| head -1``) is not an error: the rest of
+    the output is dropped and the command goes on. An output that cannot take more (``/dev/full``) is
+    :class:`UsageError`. Either way fd 1 then points at /dev/null, so the flush at exit cannot fail again."""
 
     def __init__(self, stream) -> None:
         super().__init__()
@@ -182,8 +173,7 @@ def _guarded_stdout():
 
 def entry() -> None:
     """The ``surrobench`` console command and ``python -m surrobench``: the current folder first on the import
-    path, as ``python -m`` puts it (``--model mypkg.models:build`` from a project's folder); after the command, a
-    signal no longer changes its exit code (:func:`~surrobench.cli.signals.ignore_late_signals`), and threads a
+    path, as ``python -m`` puts it; after the command a signal no longer changes its exit code, and threads a
     model left running are named and not waited for (``os._exit``)."""
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:

@@ -8,8 +8,7 @@ import typer
 import typer.core
 import typer.rich_utils
 
-#: ``--help`` lists the commands in the order of the work: measure, look, compare, explain, calibrate, list;
-#: commands not named here follow in the order they were added.
+#: ``--help`` lists the commands in the order of the work; commands not named here follow as added.
 COMMAND_ORDER = tuple(
     "run show history import compare report profile analyze diagnose perf optimize calibrate models scenarios".split()
 )
@@ -23,8 +22,7 @@ class _OrderedGroup(typer.core.TyperGroup):
 
 
 class _CheckedApp(typer.Typer):
-    """The app: each command it registers is :func:`surrobench.cli.options.checked_command`, so that every command's
-    outputs are checked against its inputs, and what it measured is kept when its database fails, in one place."""
+    """The app: each command it registers is :func:`surrobench.cli.options.checked_command`."""
 
     def command(self, *args, **kwargs):
         register = super().command(*args, **kwargs)
@@ -49,8 +47,8 @@ app = _CheckedApp(
 
 
 def flow_help() -> None:
-    """Give each registered command its docstring as help, the breaks inside a paragraph removed, so ``--help``
-    wraps it to the terminal (typer keeps a docstring's breaks after the first paragraph); own ``help`` kept."""
+    """Give each registered command without ``help`` its docstring, the breaks inside a paragraph removed, so
+    ``--help`` wraps it to the terminal (typer keeps a docstring's breaks after the first paragraph)."""
     for info in app.registered_commands:
         if info.help is None and info.callback is not None and info.callback.__doc__:
             paragraphs = inspect.cleandoc(info.callback.__doc__).split("\n\n")

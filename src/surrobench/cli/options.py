@@ -28,15 +28,13 @@ from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted, Stopped, Unsaved
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.report.escape import rich_escape
 
-# What runs a workload (torch) is imported by the option methods that run one, not here: every command imports
-# this module, and `--help`, `analyze`, `show`, `history`, `compare` and `report` need no torch
-# (docs/benchmarks/startup.md; tests/cli/test_startup.py).
+# torch is imported by the option methods that run a workload: every command imports this module, and `--help`
+# needs no torch (docs/benchmarks/startup.md).
 if TYPE_CHECKING:
     from surrobench.api.nsys import NsysOptions
     from surrobench.api.profile import ProfileOptions, SweepPlan
 
-# Piped or captured output (CI logs, `| tee`) gets a wide fixed width instead of rich's 80 columns, so
-# result tables are not truncated into ellipses; a terminal keeps its own width, and $COLUMNS wins.
+# Piped or captured output (CI logs, `| tee`): a wide fixed width, not rich's 80 columns that truncate tables.
 _PIPE_WIDTH = 160
 
 
@@ -76,8 +74,7 @@ class AtMost:
 
 def count_option(default: int | None, *decls: str, help: str, max: int = MAX_COUNT, **kwargs) -> OptionInfo:
     """An integer option at most ``max`` (:data:`~surrobench.execution.config.MAX_COUNT` unless told), else a
-    one-line usage error (exit 2); lower bounds are the library's checks. A callback (:class:`AtMost`), not
-    click's ``max``, whose range typer prints beside the option, narrowing the help column."""
+    usage error (exit 2); lower bounds are the library's. A callback, not click's ``max``, which --help prints."""
     return typer.Option(default, *decls, help=help, callback=AtMost(max), **{"metavar": "INT", **kwargs})
 
 
@@ -129,8 +126,8 @@ TimeoutOpt = typer.Option(
 
 
 def output_option(default: Path | None, *decls: str, help: str) -> OptionInfo:
-    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`, and ``--db``). A value ending in
-    ``/`` names a folder: a usage error (exit 2) as the arguments are parsed, before the path loses its ``/``."""
+    """An option naming a file the command writes (:data:`OUTPUT_FILE_FLAGS`, ``--db``); a value ending in ``/``
+    is a usage error as the arguments are parsed, before the path loses its ``/``."""
 
     def parse(text: str | Path) -> Path:
         if isinstance(text, str) and text.endswith("/"):
@@ -189,25 +186,22 @@ def exit_if_configs_failed(results) -> None:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
 
 
-#: The flags of the options that name a file a command writes; ``--trace-out`` and ``--flamegraph-out`` name a
-#: folder it fills (:data:`OUTPUT_FOLDER_FLAGS`). Every other path a command takes is one it reads (``--db``, a
-#: trace, a run file, ``--arrivals``, ``--config``, ...).
+#: The flags naming a file a command writes, and a folder it fills; every other path a command takes it reads.
 OUTPUT_FILE_FLAGS = frozenset({"--json", "--markdown", "--output", "--html"})
 OUTPUT_FOLDER_FLAGS = frozenset({"--trace-out", "--flamegraph-out"})
 
 
 def _appended(path: Path) -> bool:
-    """Whether :func:`write_output` appends to ``path`` rather than replacing it: a device or a pipe, or a
-    ``/dev`` link that leads elsewhere (``/dev/stdout`` redirected to a file the shell holds open)."""
+    """Whether :func:`write_output` appends to ``path``: a device, a pipe, or a ``/dev`` link that leads elsewhere
+    (``/dev/stdout`` redirected to a file the shell holds open)."""
     target = path.resolve()
     leads_out_of_dev = path.absolute().parts[:2] == ("/", "dev") and target != path.absolute()
     return leads_out_of_dev or (target.exists() and not target.is_file() and not target.is_dir())
 
 
 def _read_paths(value: object) -> list[Path]:
-    """The paths a read parameter's ``value`` names: a ``Path`` as given (a database not made yet included);
-    of a text value, each existing file it names (a run JSON of ``compare``, the ``file.py`` of ``--model
-    file.py:build,other``); of a list, those of each item."""
+    """The paths a read parameter's ``value`` names: a ``Path`` as given; of a text value, each existing file it
+    names (a run JSON, the ``file.py`` of ``--model file.py:build,other``); of a list, those of each item."""
     if isinstance(value, (list, tuple)):
         return [path for item in value for path in _read_paths(item)]
     if isinstance(value, Path):
@@ -229,9 +223,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _file_problem(path: Path) -> str | None:
-    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (many tools read it as the
-    standard output; it would make a file named ``-``); a folder is probed by creating a file in it, which
-    also finds a read-only file system where ``os.access`` answers yes to root."""
+    """Why the output file ``path`` cannot be written, or None. ``-`` is refused (read as the standard output by
+    many tools); the folder is probed with a file, which finds a read-only file system ``os.access`` misses."""
     if str(path) == "-":
         return "give a file path; for the standard output, /dev/stdout"
     if path.is_dir():
@@ -252,10 +245,9 @@ def _file_problem(path: Path) -> str | None:
 
 
 def refuse_overwriting_inputs(ctx: typer.Context) -> None:
-    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output
-    (file or folder) that is a path the command reads (the results database, a trace, a run file, a model's
-    file), lies inside a folder it reads, or is another output: writing it would replace or add to what is
-    read. An output that is appended to (a device, a pipe, ``/dev/stdout``: :func:`_appended`) is not checked.
+    """Refuse, before the command runs, an output file it cannot write (:func:`_file_problem`), and an output that
+    is a path the command reads (the database, a trace, a run file, a model's file), lies inside a folder it reads,
+    or is another output. An output appended to (a device, a pipe: :func:`_appended`) is not checked.
 
     Raises:
         UsageError: one line naming the option and the path (and the other option where two collide).
@@ -289,10 +281,8 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
 
 def checked_command(command: Callable[..., None]) -> Callable[..., None]:
     """``command`` as the app registers it: its outputs checked first (:func:`refuse_overwriting_inputs`), what it
-    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's partial record
-    written to its ``--json`` (:class:`~surrobench.errors.Interrupted`, :class:`~surrobench.errors.Stopped`). The
-    context comes through the command's own context parameter (typer fills one only), else one added to its
-    signature."""
+    measured kept when its database fails (:func:`keep_unsaved`), an interrupted or stopped verb's ``partial``
+    written to its ``--json``. The context: the command's own context parameter, else one added (typer fills one)."""
     own = inspect.signature(command, eval_str=True)
     params = [p if p.kind == p.KEYWORD_ONLY else p.replace(kind=p.KEYWORD_ONLY) for p in own.parameters.values()]
     name = next((p.name for p in params if p.annotation is typer.Context), None)
@@ -319,17 +309,15 @@ def checked_command(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Parameter]) -> Callable:
-    """``wrapper`` with the signature ``own`` of ``params``: typer reads the parameters from the signature and their
-    types from the annotations."""
+    """``wrapper`` with the signature ``own`` of ``params`` (typer reads both signature and annotations)."""
     wrapper.__signature__ = own.replace(parameters=params)
     wrapper.__annotations__ = {p.name: p.annotation for p in params} | {"return": own.return_annotation}
     return wrapper
 
 
 def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
-    """Write what a command measured but its database did not take (``exc.document``) to its ``--json``
-    (``json_out``), else to a recovery file (:func:`surrobench.results.recovery.write_recovery`); the one line
-    that says what failed, where the measurements are, and how to import them."""
+    """Write what a command measured but its database did not take (``exc.document``) to its ``--json``, else to a
+    recovery file; the one line saying what failed, where the measurements are, and how to import them."""
     kept: Path | None = None
     if json_out is not None:
         try:
@@ -357,10 +345,9 @@ def _new_file_mode(path: Path) -> int:
 
 
 def write_output(path: Path | None, text: str, flag: str) -> None:
-    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file
-    (a link followed) is replaced through a temporary file beside it, never left half-written, with the mode
-    ``open()`` would give it; a device, a pipe or a ``/dev`` link elsewhere (:func:`_appended`) is appended to. A
-    signal waits until the file is written (:func:`~surrobench.cli.signals.signals_deferred`).
+    """Write ``text`` (UTF-8) to the output file ``path`` given with ``flag``; no-op for None. A regular file is
+    replaced through a temporary file beside it with the mode ``open()`` would give it; a device, a pipe or a
+    ``/dev`` link elsewhere (:func:`_appended`) is appended to. A signal waits until it is written.
 
     Raises:
         UsageError: the write failed (no space left, I/O error), as one line.
@@ -404,10 +391,9 @@ def write_json(path: Path | None, obj, flag: str = "--json") -> None:
 
 
 def invoked_as(argv0: str | None = None, executable: str | None = None) -> str:
-    """How to start surrobench again as the user did, for the commands the CLI suggests (``next:``): ``surrobench``
-    where that name on PATH is this program, else the path as typed (``.venv/bin/surrobench``), and
-    ``python -m surrobench`` (the interpreter by its name on PATH, else by its path) for a ``python -m`` start.
-    ``argv0``, ``executable``: ``sys.argv[0]`` and ``sys.executable`` by default."""
+    """How to start surrobench again as the user did (``next:`` lines): ``surrobench`` where that name on PATH is
+    this program, else the path as typed, and ``python -m surrobench`` (the interpreter by name on PATH, else by
+    path) for a ``python -m`` start. ``argv0``, ``executable``: ``sys.argv[0]``, ``sys.executable`` by default."""
     argv0 = sys.argv[0] if argv0 is None else argv0
     executable = sys.executable if executable is None else executable
 
@@ -500,8 +486,7 @@ class WorkloadOptions:
     timeout_s: float | None = _declared(TimeoutOpt)
 
     def plan(self) -> SweepPlan:
-        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`), for the command's library call;
-        warns under the method's minimums (:data:`~surrobench.execution.config.MIN_WARMUP`, ``MIN_ITERS``).
+        """The sweep planned once (:func:`surrobench.api.benchmark.sweep_plan`) for the command's library call.
 
         Raises:
             UsageError: as :func:`~surrobench.api.benchmark.sweep_plan`.
@@ -511,9 +496,8 @@ class WorkloadOptions:
         return sweep_plan(self.model, **self.sweep())
 
     def sweep(self, given: bool = True) -> dict:
-        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`
-        (``shapes=``, ``batches=``, ``iters=``, ...), for the verbs that plan a sweep; ``given`` False: none (a verb
-        that reads its configs from a stored run). Prints the note of :meth:`plan` on too few iterations."""
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`; ``given``
+        False: none (configs read from a stored run). Prints a note on too few iterations."""
         if not given:
             return {}
         note = low_iterations_note(self.warmup, self.iters)
@@ -535,8 +519,6 @@ _PLURAL = {"shape": "shapes", "batch": "batches", "precision": "precisions", "mo
 
 
 #: The workload options only ``run`` (and of them ``optimize``) takes; the profiling commands omit them.
-#: (The execution settings a recipe may add, ``--channels-last``, ``--compile-mode`` and ``--threads``, they
-#: take, so that an optimize recipe can be profiled and diagnosed as it runs.)
 SWEEP_ONLY = ("rounds",)
 
 
@@ -642,8 +624,7 @@ def _group_parameters(group: type, omit: tuple[str, ...]) -> list[inspect.Parame
 
 def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorate a command so that each parameter annotated with an option group (:class:`WorkloadOptions`, ...)
-    stands for the group's options (but ``omit``), in that place of ``--help``; the command gets one frozen group
-    object (an omitted field at its default).
+    stands for the group's options (but ``omit``) in ``--help``; the command gets the group object.
 
     Raises:
         TypeError: the command has no option group, or ``omit`` names a field none of its groups has.
@@ -670,8 +651,7 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
 
 
 def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
-    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``), which
-    would ignore them.
+    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``).
 
     Raises:
         UsageError: one or more were given, named in the message.
@@ -686,16 +666,14 @@ def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
 
 
 def print_warnings(warnings: list[str], label: str = "warning") -> None:
-    """Each warning (plain text) on stderr as one ``label:`` line: wrapped at words on a terminal, never broken
-    when piped or captured (a log is read with grep)."""
+    """Each warning on stderr as one ``label:`` line: wrapped on a terminal, never broken when piped (for grep)."""
     for warning in warnings:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
 
 
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
-    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first (a signal while it prints must not lose
-    it), then each renderable of ``shown``, the failed configs (:func:`print_failed`), the warnings and the line
-    that says where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
+    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
+    warnings and where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
     write_json(json_out, done.to_json())
     for renderable in shown:
         console.print(renderable)
@@ -706,9 +684,8 @@ def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None
 
 
 def print_failed(results) -> None:
-    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` (``ConfigResult``) that did not
-    end ``ok`` (:func:`surrobench.report.findings.failed_lines`, as diagnose prints them): for the commands whose
-    own tables show only the configs that ran (profile, perf)."""
+    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` that did not end ``ok``, as
+    diagnose prints them (:func:`surrobench.report.findings.failed_lines`)."""
     from surrobench.api.diagnose import failed_configs_json
     from surrobench.report.findings import failed_lines
 
@@ -717,9 +694,8 @@ def print_failed(results) -> None:
 
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
-    """An optimize document's ``--markdown`` and ``--json`` first (a signal while it prints must not lose them),
-    then the terminal, fitted to its width (code and command lines unwrapped and uncropped, one line to paste),
-    its warnings before the line that says where it was stored in ``db`` (named when not the default)."""
+    """An optimize document's ``--markdown`` and ``--json`` first, then the terminal (command lines uncropped, one
+    line to paste), its warnings before where it was stored in ``db`` (named when not the default)."""
     from surrobench.report.optimize import optimize_markdown, optimize_renderables
 
     where = None if db == Path(DEFAULT_DB) else str(db)
@@ -768,8 +744,7 @@ class MatchOptions:
         return dict(threshold=self.threshold, allow_env_mismatch=self.allow_env_mismatch, ignore_fields=fields_)
 
 
-#: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s`` ->
-#: ``--budget-s``): the one place the CLI maps the library's names to its own.
+#: The flag of each library parameter whose flag is not ``--`` and its name with dashes (``budget_s``: ``--budget-s``).
 FLAG_OF_PARAMETER = {
     "shapes": "--shape",
     "batches": "--batch",

@@ -1,4 +1,4 @@
-"""``surrobench perf``: one call of :func:`surrobench.api.perf.perf` (the system pass: perf counters, IPC, CPU
+"""``surrobench perf``: one call of :func:`surrobench.api.run.perf` (the system pass: perf counters, IPC, CPU
 utilization, host hot spots, a flame graph; docs/sources.md, tools §1 and §4). ``--json`` writes its
 :class:`~surrobench.records.profiled.Profile` (``surrobench/perf-v1``)."""
 
@@ -16,7 +16,7 @@ from surrobench.report.progress import progress_hooks
 @option_groups(omit=SWEEP_ONLY)
 def perf(*, workload: WorkloadOptions, db: Path = DbOpt, json_out: Path = JsonOpt, system: SystemPassOptions) -> None:
     """What the CPU is busy with: perf counters, IPC, CPU utilization, host hot spots and a flame graph."""
-    from surrobench.api.perf import perf as perf_pass
+    from surrobench.api.run import perf as perf_pass
     from surrobench.report.system import render_phase_report
 
     options = system.options()

@@ -116,7 +116,7 @@ def run(
 
 def _next_steps(workload: WorkloadOptions, db: Path) -> None:
     """The diagnose and optimize commands of the same workload, after a run of one model at one shape as an fp32
-    eager baseline with no other setting (optimize's starting point); nothing for another workload."""
+    eager baseline with no other setting (optimize's starting point)."""
     model, shape = workload.model.strip(), workload.shape.strip()
     settings = (*(getattr(workload, name) for name in EXEC_SETTINGS), workload.cudnn_benchmark)
     if "," in model or "," in shape or (workload.precision, workload.mode) != ("fp32", "eager") or any(settings):

@@ -73,8 +73,7 @@ def show(
 
 
 def _interrupted_notes(record) -> list[str]:
-    """One line when ``record`` (a RunRecord) was interrupted: how many configs it stored, and how many of them
-    with fewer rounds than asked (``rounds_planned``)."""
+    """One line when ``record`` was interrupted: the configs it stored, and those with fewer rounds than asked."""
     if not record.env.get("interrupted"):
         return []
     short = record.short_of_rounds
@@ -83,8 +82,7 @@ def _interrupted_notes(record) -> list[str]:
 
 
 def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
-    """A serve record as ``serve`` prints it (:func:`~surrobench.report.serve_tables.serve_tables`, the best
-    policy, the notes), its markdown and its serve JSON."""
+    """A serve record as ``serve`` prints it (tables, the best policy, the notes), its markdown and its JSON."""
     from surrobench.report.serve_tables import best_line, serve_markdown, serve_tables
 
     tables = serve_tables(record, width=console.width)

@@ -1,9 +1,8 @@
 """SIGTERM and SIGHUP end a command as Ctrl-C does.
 
-Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM (SIGKILL only after a grace period); a closed terminal or SSH
-session sends SIGHUP. While a command runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does,
-so whatever Ctrl-C keeps they keep; the exit code is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit
-Status"). Like Ctrl-C, a signal is acted on between bytecodes: a long native call is interrupted when it returns.
+Slurm's ``scancel`` and GNU ``timeout`` send SIGTERM; a closed terminal or SSH session sends SIGHUP. While a command
+runs each raises ``KeyboardInterrupt`` in the main thread, as SIGINT does, keeping what Ctrl-C keeps; the exit code
+is ``128 + signal number`` (130, 143, 129; POSIX ``sh``, "Exit Status"), acted on between bytecodes.
 """
 
 from __future__ import annotations
@@ -27,20 +26,27 @@ def _as_interrupt(signum: int, frame) -> None:
 
 
 @contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
-    does); the previous handlers are restored after. Outside the main thread (where Python cannot set signal
-    handlers) the block runs unchanged."""
+def _handled(signals: tuple, handler) -> Iterator[None]:
+    """``handler`` for ``signals`` while the block runs, the previous handlers restored after. Outside the main
+    thread (where Python cannot set signal handlers) the block runs unchanged."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _received.clear()
-    previous = {s: signal.signal(s, _as_interrupt) for s in SIGNALS}
+    previous = {s: signal.signal(s, handler) for s in signals}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, before in previous.items():
+            signal.signal(s, before)
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """While the block runs, :data:`SIGNALS` raise ``KeyboardInterrupt`` (a second one too, as a second Ctrl-C
+    does), outside the main thread as :func:`_handled`."""
+    _received.clear()
+    with _handled(SIGNALS, _as_interrupt):
+        yield
 
 
 def interrupt_exit_code() -> int:
@@ -56,20 +62,12 @@ def interrupt_name() -> str | None:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """While the block runs, SIGINT and :data:`SIGNALS` are held, not acted on: the block finishes (a document
-    being written is written whole), then the first signal held is raised again (``signal.raise_signal``) under
-    the handler that was in place before, so it ends the command as it would have, a moment later. A signal that
-    was ignored stays ignored. Outside the main thread the block runs unchanged."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    """While the block runs, SIGINT and :data:`SIGNALS` are held: the block finishes (a document is written whole),
+    then the first signal held is raised again under the handler in place before (an ignored one stays ignored),
+    ending the command as it would have a moment later. Outside the main thread as :func:`_handled`."""
     held: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in (signal.SIGINT, *SIGNALS)}
-    try:
+    with _handled((signal.SIGINT, *SIGNALS), lambda signum, frame: held.append(signum)):
         yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if held:
         signal.raise_signal(held[0])
 

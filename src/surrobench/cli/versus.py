@@ -22,12 +22,8 @@ from surrobench.errors import UsageError
 
 
 def parse_problem_args(items: list[str] | None) -> dict:
-    """``--problem-arg key=value`` items as keywords; a value is read as a Python literal (``256``, ``1e-3``,
-    ``(32, 64)``) when it is one, else kept as text (a path).
-
-    Raises:
-        UsageError: an item without ``=``.
-    """
+    """``--problem-arg key=value`` items as keywords, a value as a Python literal (``256``, ``(32, 64)``) when it
+    is one, else as text. Raises :class:`UsageError` for an item without ``=``."""
     import ast
 
     out = {}

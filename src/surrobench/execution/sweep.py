@@ -66,15 +66,18 @@ class SweepRequest(ExecSettings):
     timeout_s: float | None = None  # each config's time limit (execution.deadline); None: none
 
 
+def interrupted_message(record: RunRecord, total: int) -> str:
+    """``interrupted: K of N configs stored as run R``: ``record``'s configs committed, of ``total``."""
+    short = record.short_of_rounds
+    rounds = f" ({short} with fewer rounds than asked)" if short else ""
+    return f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}"
+
+
 class SweepInterrupted(Interrupted):
     """Ctrl-C during a sweep: ``record`` the configs committed before it (stored ``interrupted``), of ``total``."""
 
     def __init__(self, record: RunRecord, total: int) -> None:
-        short = record.short_of_rounds
-        rounds = f" ({short} with fewer rounds than asked)" if short else ""
-        super().__init__(
-            f"interrupted: {len(record.results)} of {total} configs stored{rounds} as run {record.run_id}", record
-        )
+        super().__init__(interrupted_message(record, total), record)
         self.record = record
         self.total = total
 
