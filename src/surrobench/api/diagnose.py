@@ -14,16 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.analysis.cross_rank import CrossRankReport
-from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
-from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
+from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
-from surrobench.analysis.graph_attribution import attribute_by_eager
-from surrobench.analysis.headroom import roofline_headroom
-from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
+from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
 from surrobench.results.measured_advice import attach_measured, unclaimed
 from surrobench.results.measured_remedies import cite_measured, measured_line
 from surrobench.analysis.op_flops import count_op_costs
-from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
@@ -32,8 +29,7 @@ from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, ProfileInterrupted, profile_phase
-from surrobench.collect.perf_phase import PerfOptions
-from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
@@ -66,7 +62,7 @@ class Diagnosis:
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
             stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
             also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
-            workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
+            workload or run ``headroom`` (:mod:`surrobench.analysis.roofline`, with counters).
         title: one line naming what was diagnosed.
         warnings: notes for the user (no roofline, a missing trace, ...).
         run: the run diagnosed, None for a trace alone.
@@ -114,9 +110,9 @@ def failed_configs_json(results) -> list[dict]:
 def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
     """The per-config part of a diagnosis ``context``, each ``{config label: object}``: ``roofline``, ``counters``
     (Nsight Compute), ``system`` (:meth:`SystemView.to_json`, where ``--system`` measured one or a view was given),
-    ``host_floor`` (:func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks``
+    ``host_floor`` (:func:`surrobench.analysis.diagnose.host_floors`), ``evidence_checks``
     (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
-    bound of its counters at ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`)."""
+    bound of its counters at ``ceilings``: :func:`surrobench.analysis.roofline.roofline_headroom`)."""
     return {
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
         "headroom": {
@@ -320,7 +316,7 @@ def _findings(
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
     """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), the op-level
+    gains capped at the host's floor (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level
     verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
     ranked."""
     merged = merge_measured(findings, measured_by_config(evidence, ceilings))

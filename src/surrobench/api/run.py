@@ -9,8 +9,7 @@ from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_pl
 from surrobench.api.nsys import NsysOptions, nsys_config
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, profile_config, time_and_profile
-from surrobench.collect.perf_phase import PerfOptions
-from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas

@@ -47,7 +47,7 @@ REMEDIES = (
 
 #: The remedies that change only which kernels run, not how many the host launches nor its work per launch (a
 #: CUDA graph and torch.compile cut both; threads are the CPU's): their gain is bounded by the host's submission
-#: time (:mod:`surrobench.analysis.host_floor`).
+#: time (:mod:`surrobench.analysis.diagnose`).
 KERNEL_SIDE_REMEDIES = ("tf32", "fp16", "bf16", "channels_last", "cudnn_benchmark")
 
 
