@@ -20,9 +20,8 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.report.html import report_page
 from surrobench.results.ceilings import save_ceilings
-from surrobench.results.roofline import add_roofline, load_roofline
+from surrobench.results.profiles import add_op_table, add_roofline, load_roofline
 from surrobench.results.store import ResultStore
-from surrobench.results.profiles import add_op_table
 
 RUN_ID = "20261201-120000-roof"
 #: ridge 10 FLOP/byte: the 256^3 matmul (42.7 FLOP/byte) is above it, the add (0.08) below

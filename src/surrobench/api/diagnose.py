@@ -1,7 +1,7 @@
 """``diagnose``: the findings of a workload, a stored run or a trace alone (``surrobench diagnose``).
 
 A workload is timed, profiled per config in a child process, its op FLOPs and bytes counted for a roofline
-against the device's ceilings (stored with the run, :mod:`surrobench.results.roofline`), and every detector run
+against the device's ceilings (stored with the run, :mod:`surrobench.results.profiles`), and every detector run
 over that evidence (:mod:`surrobench.analysis.diagnose`), joining the operator view with the timeline
 (docs/sources.md, method §4). Findings cite the remedies ``optimize`` measured for the same config.
 """
@@ -43,10 +43,16 @@ from surrobench.records.findings import Finding, diagnosis_json, rank_findings
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
-from surrobench.results.counters import load_counters
-from surrobench.results.roofline import add_roofline, load_roofline
+from surrobench.results.profiles import (
+    add_roofline,
+    load_counters,
+    load_kernel_table,
+    load_op_table,
+    load_roofline,
+    op_profile_step_ms,
+    op_profile_trace,
+)
 from surrobench.results.store import DEFAULT_DB, ResultStore
-from surrobench.results.profiles import load_kernel_table, load_op_table, op_profile_step_ms, op_profile_trace
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
@@ -329,7 +335,7 @@ def diagnose_stored(
 ) -> tuple[RunRecord, list[Finding], list[str], list[ConfigEvidence]]:
     """Diagnose a stored run from its op tables and the traces that still exist; returns the run, ranked
     findings, warnings and each config's evidence. A config's stored roofline
-    (:func:`surrobench.results.roofline.load_roofline`) and counters are read as :func:`diagnose_workload` read
+    (:func:`surrobench.results.profiles.load_roofline`) and counters are read as :func:`diagnose_workload` read
     them, so the findings are the measuring run's; a config without a roofline (not diagnosed, no calibration,
     schema < 8) is diagnosed by its op families, as a trace is."""
     record = store.load_run(run_id)

@@ -25,9 +25,8 @@ from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
 from surrobench.records.run import ConfigResult, RunRecord
-from surrobench.results.counters import add_counters
+from surrobench.results.profiles import add_counters, add_kernel_table, add_op_table
 from surrobench.results.store import ResultStore
-from surrobench.results.profiles import add_kernel_table, add_op_table
 
 
 @dataclass(frozen=True)

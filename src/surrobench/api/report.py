@@ -165,7 +165,7 @@ def _diagnosis(
 ) -> tuple[list[Finding], RunRoofline | None, dict]:
     """The run's findings as ``diagnose --run`` gives them (op tables, rooflines, counters and traces of a
     stored run), its roofline points (None without any): the counters measured and the estimated roofline
-    stored with each config (:func:`surrobench.results.roofline.load_roofline`), and its evidence checks
+    stored with each config (:func:`surrobench.results.profiles.load_roofline`), and its evidence checks
     (``{label: check}``, :func:`surrobench.analysis.evidence_checks.check_evidence`). For a run JSON file or a
     record, the run-level findings of its results alone, no checks."""
     if isinstance(ref, RunRecord) or is_run_file(ref):

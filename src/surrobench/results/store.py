@@ -2,6 +2,10 @@
 
 Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
 measured before it (docs/design.md, "Principles").
+
+A process killed with no chance to mark its run (SIGKILL, an out-of-memory kill) leaves it ``running``. The row
+keeps its writer (:class:`RunOwner`: pid, host and start time, psutil's ``create_time`` against a reused pid), so
+a reader on the same host tells a run in progress from an abandoned one; another host's is shown as stored.
 """
 
 from __future__ import annotations
@@ -9,14 +13,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from surrobench.errors import StoreWriteError, UsageError
 from surrobench.records.config import InputSpec
-from surrobench.results.owner import RunOwner
 from surrobench.records import schemas
 from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
 from surrobench.records.stats import LatencyStats
@@ -25,9 +31,9 @@ DEFAULT_DB = "surrobench.db"
 
 #: The database schema this code writes, stored as ``PRAGMA user_version``: 0 = unversioned (version 1's tables);
 #: 2 = ``runs.state``, ceilings per machine (:mod:`surrobench.results.ceilings`; an older ``ceilings`` table is
-#: left unread); 3 = each run's writer (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
+#: left unread); 3 = each run's writer (``runs.pid``, ``host``, ``pid_started``: :class:`RunOwner`);
 #: 4 = ``configs.inputs_json``; 5 = kernel tables (:mod:`surrobench.records.kernels`); 6 = Nsight Compute counters
-#: (:mod:`surrobench.results.counters`); 7 = ``serve_runs``; 8 = ``rooflines`` (:mod:`surrobench.results.roofline`);
+#: (:mod:`surrobench.results.profiles`); 7 = ``serve_runs``; 8 = ``rooflines`` (:mod:`surrobench.results.profiles`);
 #: 9 = ``op_stats.inside_json`` (:attr:`surrobench.records.ops.OpStat.inside`). An older database is migrated
 #: forward on open (:data:`_MIGRATIONS`); a newer one is refused before anything is measured.
 SCHEMA_VERSION = 9
@@ -72,7 +78,7 @@ CREATE TABLE IF NOT EXISTS op_stats (
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, inside_json TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (config_id, rank)
 );
--- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
+-- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.profiles)
 CREATE TABLE IF NOT EXISTS ncu_captures (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), kernels INTEGER NOT NULL, passes INTEGER NOT NULL,
     ncu_wall_s REAL, covered_share REAL, selected_json TEXT NOT NULL, command_json TEXT NOT NULL,
@@ -84,7 +90,7 @@ CREATE TABLE IF NOT EXISTS ncu_kernels (
     duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
     PRIMARY KEY (config_id, launch)
 );
--- diagnose: a config's estimated roofline, the whole RooflineReport as JSON (surrobench.results.roofline)
+-- diagnose: a config's estimated roofline, the whole RooflineReport as JSON (surrobench.results.profiles)
 CREATE TABLE IF NOT EXISTS rooflines (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), device_name TEXT NOT NULL, precision TEXT NOT NULL,
     ridge_flop_per_byte REAL NOT NULL, roofline_json TEXT NOT NULL
@@ -220,6 +226,42 @@ def _check_intact(conn: sqlite3.Connection, path: str) -> None:
             f"results database {path!r} is damaged ({what}); nothing was written to it: use another database, or "
             "recover what it holds with the sqlite3 shell's .recover"
         )
+
+
+#: Two readings of one process's start time differ by less than this, seconds: psutil derives it from the
+#: boot time and the process's start in clock ticks (Linux ``/proc/PID/stat`` field 22, 1/100 s).
+_START_TOLERANCE_S = 1.0
+
+
+@dataclass(frozen=True)
+class RunOwner:
+    """The process that writes a run: ``pid``, ``host`` (``socket.gethostname()``, as the run's env has it),
+    ``started`` (its start time, seconds since the epoch)."""
+
+    pid: int
+    host: str
+    started: float
+
+    @classmethod
+    def current(cls) -> "RunOwner":
+        """This process."""
+        pid = os.getpid()
+        return cls(pid, socket.gethostname(), psutil.Process(pid).create_time())
+
+    def gone(self) -> bool:
+        """True when this process has surely ended: the host is this one and no process with that pid and
+        start time runs now. False when it is alive, or on another host (it cannot be checked from here)."""
+        if self.host != socket.gethostname():
+            return False
+        try:
+            process = psutil.Process(self.pid)
+            if abs(process.create_time() - self.started) > _START_TOLERANCE_S:
+                return True  # the pid was reused by a later process
+            return process.status() == psutil.STATUS_ZOMBIE  # ended, not yet reaped by its parent
+        except psutil.NoSuchProcess:
+            return True
+        except psutil.Error:  # alive, but not ours to read (another user's process)
+            return False
 
 
 @dataclass(frozen=True)
@@ -436,7 +478,7 @@ class ResultStore:
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
-        :class:`~surrobench.results.owner.RunOwner`) and commit."""
+        :class:`RunOwner`) and commit."""
         owner = RunOwner.current()
         with self._writing():
             self.conn.execute(
