@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from surrobench.collect.child import config_stem
 from surrobench.collect.torch_profiler import DEFAULT_WAIT, ProfileSchedule
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
@@ -40,6 +39,8 @@ def prepare_trace_dir(path: Path, flag: str = "--trace-out") -> Path:
 
 def trace_file(options: ProfileOptions, run_id: str, cfg: ExecConfig) -> Path | None:
     """``<trace_dir>/<config_stem>.json[.gz]``, or None."""
+    from surrobench.collect.child import config_stem  # imports torch, which PerfOptions' users need not
+
     if options.trace_dir is None:
         return None
     return options.trace_dir / (config_stem(run_id, cfg) + (".json.gz" if options.gzip else ".json"))
