@@ -19,7 +19,7 @@ _EXPORTS = {
     "sweep_request": "surrobench.api.benchmark",
     "models": "surrobench.api.benchmark",
     "profile": "surrobench.api.profile",
-    "Profile": "surrobench.records.profiled",
+    "Profile": "surrobench.records.run",
     "perf": "surrobench.api.perf",
     "serve": "surrobench.api.serve",
     "load_trace": "surrobench.api.analyze",

@@ -12,11 +12,10 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
-from surrobench.records.run import RunRecord, run_from_json
+from surrobench.records.run import RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
 from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeRecord, serve_from_json
-from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
 from surrobench.results.serve_compare import CapacityComparison, compare_capacity

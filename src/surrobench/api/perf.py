@@ -13,8 +13,7 @@ from surrobench.collect.perf import SystemPass, system_pass
 from surrobench.collect.profile_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
 from surrobench.records import schemas
-from surrobench.records.profiled import Profile
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, Profile
 from surrobench.results.store import ResultStore
 
 
@@ -102,7 +101,7 @@ def perf(
     """As :func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok``
     config's measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC,
     CPU utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
-    :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
+    :class:`~surrobench.records.run.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
     from surrobench.api.benchmark import named_model, open_store, sweep_plan
     from surrobench.api.profile import NO_HOOKS, time_and_profile
 

@@ -13,7 +13,7 @@ from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
-from surrobench.records.profiled import Profile
+from surrobench.records.run import Profile
 
 #: The child that profiles one config, and the schema of the document, for each profiler's options.
 PROFILERS = {
@@ -38,7 +38,7 @@ def measure(
     perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``). ``command`` is stored with the run.
 
     Returns:
-        The :class:`~surrobench.records.profiled.Profile`: the run, one report per profiled config, the warnings.
+        The :class:`~surrobench.records.run.Profile`: the run, one report per profiled config, the warnings.
 
     Raises:
         UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.

@@ -693,7 +693,7 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
 
 
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
-    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first (a signal while it prints must not lose
+    """A :class:`~surrobench.records.run.Profile`'s ``--json`` first (a signal while it prints must not lose
     it), then each renderable of ``shown``, the failed configs (:func:`print_failed`), the warnings and the line
     that says where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
     write_json(json_out, done.to_json())

@@ -4,10 +4,15 @@ reads, :data:`DOCUMENTS`).
 ``to_json`` emits exactly the keys of the design; anything else known about a config (clock readings, TF32
 switches) lives in ``extra``, stored in the database but not in the run JSON. A run-v1 result's identity is its
 primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
+
+A stored creation time (``created`` of runs, serve runs and optimizations) has one format: ISO 8601 in UTC to the
+second, with its offset (``2026-12-04T18:30:08+00:00``). Serve runs stored before it wrote the local time without
+an offset (``2026-12-02T01:28:56``); :func:`created_utc` reads both.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas, tabular
@@ -273,6 +278,25 @@ class RunRecord:
         }
 
 
+@dataclass(frozen=True)
+class Profile:
+    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled
+    (each with ``to_json()``: torch.profiler's or nsys's under ``schema``
+    :data:`~surrobench.records.schemas.PROFILE`, the system pass's under :data:`~surrobench.records.schemas.PERF`),
+    the warnings."""
+
+    run: RunRecord
+    reports: tuple = ()
+    warnings: tuple[str, ...] = ()
+    schema: str = schemas.PROFILE
+
+    def to_json(self) -> dict:
+        """``surrobench/profile-v3`` ``{"schema", "run", "profiles"}`` (each config's op table, readings and kernel
+        table, null on a CPU run) or ``surrobench/perf-v1`` ``{"schema", "run", "perf"}`` (its system pass)."""
+        key = "perf" if self.schema == schemas.PERF else "profiles"
+        return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}
+
+
 def _run(result: dict) -> schemas.Check:
     s, rule = schemas, _with_inputs if "inputs" in result else _ok_is_timed
     results = s.list_of(s.keys(result, _MULTI_RANK, rule=rule))
@@ -344,3 +368,19 @@ def run_from_json(d: object) -> RunRecord:
         env=d["env"],
         results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
     )
+
+
+def created_now() -> str:
+    """This instant as a stored ``created``: ISO 8601, UTC, seconds, ``+00:00``."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def created_utc(text: str) -> str:
+    """A stored ``created`` in the one format (:func:`created_now`): a time with an offset converted to UTC, a time
+    without one (an older serve run's ``datetime.now()``) read as the local time of this machine, as it was
+    written; text that is no ISO time is returned as it is."""
+    try:
+        instant = dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return text
+    return instant.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
