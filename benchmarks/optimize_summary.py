@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from surrobench.results.measured_remedies import recipe_speedup, speedup_text
-from surrobench.results.fresh import fresh_verdict, process_speedups
+from surrobench.results.optimize import fresh_verdict, process_speedups
 from surrobench.records.paired import Speedup
 
 

@@ -15,11 +15,11 @@ from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.schemas import DocumentError
-from surrobench.results.optimize import DOCUMENTS
-from surrobench.results.fresh import FreshCheck
 from surrobench.results.optimize import (
+    DOCUMENTS,
     CandidateResult,
     ConfigOptimization,
+    FreshCheck,
     HeadToHead,
     OptimizeReport,
     Unconfirmed,

@@ -27,7 +27,7 @@ STATUSES = ("ok", "oom", "error", "timeout", "nonfinite")
 OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_not_faster", "rejected_accuracy", "infeasible", "failed")
 #: The verdicts of optimize-v1 and v2 documents: ``rejected_slower`` there meant "not faster", slower or not.
 OPTIMIZE_VERDICTS_V2 = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
-#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says what each means).
+#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.optimize` says what each means).
 FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 #: The remedies ``surrobench optimize`` tries (:mod:`surrobench.execution.remedies` builds each candidate; a remedy
 #: with a value makes one candidate per value, ``threads=1``, ``threads=4``) and a finding's action may suggest
