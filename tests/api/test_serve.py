@@ -169,7 +169,7 @@ def test_capacity_comparison_of_planted_services():
     from dataclasses import replace
 
     from surrobench.records.serve import Capacity, PolicyResult
-    from surrobench.results.serve_compare import compare_capacity
+    from surrobench.results.serve_store import compare_capacity
 
     base = serve_from_json(_empty_record())
     slow, fast = _searched_record("slow", 2.0), _searched_record("fast", 1.0)

@@ -7,7 +7,7 @@ unloaded latency measured (:func:`~surrobench.api.serve.unloaded_by_size`) and i
 (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate with the highest prediction whose
 service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the stack
 below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is recommended
-when :func:`~surrobench.results.serve_compare.capacity_verdict` says ``higher``. The measurement is injected
+when :func:`~surrobench.results.serve_store.capacity_verdict` says ``higher``. The measurement is injected
 (``evaluate``, ``verify`` of :func:`capacity_search`); :func:`optimize_capacity` builds both from the model.
 """
 
@@ -29,7 +29,7 @@ from surrobench.execution.serve_step import model_service
 from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
 from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
-from surrobench.results.serve_compare import capacity_verdict
+from surrobench.results.serve_store import capacity_verdict
 from surrobench.tune.bench import free_device
 from surrobench.tune.request import remedy_names
 

@@ -18,8 +18,7 @@ from surrobench.results.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
-from surrobench.results.serve_compare import CapacityComparison, compare_capacity
-from surrobench.results.serve_store import load_serve
+from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
 from surrobench.results.optimize_store import optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
@@ -164,7 +163,7 @@ def compare_pair(
     """Load ``base`` and ``new`` (:func:`load_run`) and compare them as :func:`compare` does, the runs returned
     with the comparison. ``gate`` (``--fail-on-regression``): both runs need enough rounds
     (:func:`surrobench.results.compare.check_gate_inputs`). Two serve runs compare their capacity at the P99 target
-    (:func:`surrobench.results.serve_compare.compare_capacity`; the matching options do not apply), two ``versus
+    (:func:`surrobench.results.serve_store.compare_capacity`; the matching options do not apply), two ``versus
     --json`` files their matched-error speedups (:func:`surrobench.results.versus.compare_versus`).
 
     Raises:

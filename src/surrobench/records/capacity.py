@@ -48,7 +48,7 @@ class CapacityOptimization(schemas.Plain):
             not the baseline); verified under load.
         baseline_run_id, top_run_id: the stored serve runs that measured each one's capacity under load (at its
             best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
-        verdict: the top against the baseline by :func:`surrobench.results.serve_compare.capacity_verdict`
+        verdict: the top against the baseline by :func:`surrobench.results.serve_store.capacity_verdict`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
         recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``.
         search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
