@@ -328,7 +328,7 @@ def _signed(wrapper: Callable, own: inspect.Signature, params: list[inspect.Para
 
 def keep_unsaved(exc: Unsaved, json_out: Path | None) -> str:
     """Write what a command measured but its database did not take (``exc.document``) to its ``--json``
-    (``json_out``), else to a recovery file (:func:`surrobench.results.recovery.write_recovery`); the one line
+    (``json_out``), else to a recovery file (:func:`surrobench.results.store.write_recovery`); the one line
     that says what failed, where the measurements are, and how to import them."""
     kept: Path | None = None
     if json_out is not None:
