@@ -20,6 +20,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.ops import kernel_table_from_timeline, op_table_from_timeline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.analysis.timeline import analyze_timeline, trace_facts
+from surrobench.records import schemas
 from surrobench.records.findings import Evidence, Finding, rank_findings
 from surrobench.records.run import ConfigResult
 from surrobench.records.vocab import KERNEL_SIDE_REMEDIES
@@ -79,8 +80,9 @@ def diagnose_run(
 
 
 @dataclass(frozen=True)
-class HostFloor:
-    """One config's median unprofiled latency and host submission time, ms. Raises ValueError: not positive and finite."""
+class HostFloor(schemas.Plain):
+    """One config's median unprofiled latency and host submission time, ms; JSON ``{"latency_ms",
+    "host_submit_ms"}``. Raises ValueError: not positive and finite (TypeError from ``from_json``: a key missing)."""
 
     latency_ms: float
     host_submit_ms: float
@@ -95,15 +97,6 @@ class HostFloor:
     def kernel_side_ms(self) -> float:
         """The most a kernel-side remedy can save, ms: the latency above the host's submission time, >= 0."""
         return max(self.latency_ms - self.host_submit_ms, 0.0)
-
-    def to_json(self) -> dict:
-        """``{"latency_ms", "host_submit_ms"}``."""
-        return {"latency_ms": self.latency_ms, "host_submit_ms": self.host_submit_ms}
-
-    @classmethod
-    def from_json(cls, d: dict) -> HostFloor:
-        """The inverse of :meth:`to_json`. Raises KeyError or ValueError for a malformed object."""
-        return cls(d["latency_ms"], d["host_submit_ms"])
 
 
 def host_floors(evidence: list[ConfigEvidence]) -> dict[str, HostFloor]:

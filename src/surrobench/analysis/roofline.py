@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from surrobench.analysis.op_families import low_intensity
+from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, KernelCounters
 from surrobench.records.ops import OpTable, categorize
@@ -234,11 +235,14 @@ def roofline(
 
 
 @dataclass(frozen=True)
-class RooflineHeadroom:
+class RooflineHeadroom(schemas.Plain):
     """A step (timed median ``step_ms``) against the summed :func:`launch_bound_ms` of its ``launches`` measured
     under ncu (``kernel_ms`` their own time), all ms. ``covered_share``: the share of the profiled step's kernel
     time their names hold (the bound is a lower bound). ``past_ceiling``: launches faster than their bound (the
-    calibrated ceiling is below the device's, :func:`surrobench.analysis.detect_ops.ceiling_suspect`): their time is their bound."""
+    calibrated ceiling is below the device's, :func:`surrobench.analysis.detect_ops.ceiling_suspect`): their time is
+    their bound. JSON: the attributes and ``headroom``."""
+
+    DERIVED = ("headroom",)
 
     step_ms: float
     roofline_bound_ms: float
@@ -252,18 +256,6 @@ class RooflineHeadroom:
         """``step_ms / roofline_bound_ms`` (x): how many times slower than its roofline the step runs; None for a
         zero bound."""
         return self.step_ms / self.roofline_bound_ms if self.roofline_bound_ms > 0 else None
-
-    def to_json(self) -> dict:
-        """The attributes and ``headroom``."""
-        return {
-            "step_ms": self.step_ms,
-            "roofline_bound_ms": self.roofline_bound_ms,
-            "headroom": self.headroom,
-            "kernel_ms": self.kernel_ms,
-            "launches": self.launches,
-            "covered_share": self.covered_share,
-            "past_ceiling": self.past_ceiling,
-        }
 
 
 def launch_bound_ms(k: KernelCounters, precision: str | None, ceilings: Ceilings) -> float:
