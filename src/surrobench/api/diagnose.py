@@ -500,7 +500,7 @@ def diagnose(
     ``profile_options``: the profiling child's schedule and trace folder. ``counters``: on CUDA, each config's top
     kernels under Nsight Compute, whose findings replace the estimated ones (:mod:`surrobench.analysis.detect_counters`).
     ``measure_s``: for a ``model``, seconds per config to measure the remedies its findings name
-    (:mod:`surrobench.tune.advice`), each action then carrying its :class:`surrobench.records.measured.MeasuredRemedy`
+    (:mod:`surrobench.tune.advice`), each action then carrying its :class:`surrobench.records.findings.MeasuredRemedy`
     and the findings ordered by measured saving; 0: estimates only; None:
     :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
 

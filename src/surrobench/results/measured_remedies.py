@@ -7,7 +7,7 @@ with the number). A stacked clause is cited by the candidate of exactly its reme
 one rule (:meth:`surrobench.records.paired.Speedup.faster`). Clauses that suggest no remedy stay as written.
 
 :func:`attach_measured`: from what diagnose measured. Each clause of an action that names remedies is matched with
-the measurements of those remedies (:class:`surrobench.records.measured.MeasuredRemedy`, from
+the measurements of those remedies (:class:`surrobench.records.findings.MeasuredRemedy`, from
 :mod:`surrobench.tune.advice`): a stacked clause with the measurement of exactly its stack, any other with the
 single candidates of its ids (``threads``: every thread count). Then:
 
@@ -27,8 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS
-from surrobench.records.findings import Clause, Finding
-from surrobench.records.measured import JUDGED, MeasuredRemedy, direction
+from surrobench.records.findings import JUDGED, Clause, Finding, MeasuredRemedy, direction
 from surrobench.records.paired import Speedup
 from surrobench.records.vocab import remedy_id
 
@@ -54,7 +53,7 @@ def _outcome(c: dict) -> str:
 def _singles(entry: dict, remedy: str, way: str | None = None) -> list[dict]:
     """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``) that move it
     ``way`` from the baseline's thread count (:attr:`surrobench.records.findings.Clause.direction`,
-    :func:`surrobench.records.measured.direction`); all of them where ``way`` or that count is not known."""
+    :func:`surrobench.records.findings.direction`); all of them where ``way`` or that count is not known."""
     threads = ((entry.get("baseline") or {}).get("extra") or {}).get("torch_threads") if way else None
     return [
         c
