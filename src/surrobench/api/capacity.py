@@ -26,8 +26,14 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
-from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
-from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
+from surrobench.records.serve import (
+    Capacity,
+    CapacityCandidate,
+    CapacityOptimization,
+    ServePolicy,
+    UnloadedLatency,
+    padded_size,
+)
 from surrobench.records.paired import PairedSamples
 from surrobench.results.serve_store import capacity_verdict
 from surrobench.tune.bench import free_device

@@ -16,7 +16,7 @@ from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.records.capacity import CapacityOptimization
+from surrobench.records.serve import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.plans import optimize_plans, sweeps_from_run
@@ -57,7 +57,7 @@ def optimize(
 
     ``objective="capacity"``: the remedies and batching policy with the highest capacity at ``p99_ms`` within
     ``tolerance``, predicted then verified under load (:func:`surrobench.api.capacity.optimize_capacity`, whose
-    keywords ``sweep`` may hold); a :class:`~surrobench.records.capacity.CapacityOptimization`, of a ``model``.
+    keywords ``sweep`` may hold); a :class:`~surrobench.records.serve.CapacityOptimization`, of a ``model``.
 
     Hooks: ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)``
     per warning (None: a :class:`UserWarning`); ``command`` is stored with the runs.

@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from surrobench.records.capacity import CapacityOptimization
+from surrobench.records.serve import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
