@@ -225,6 +225,14 @@ def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref
     return max(0.0, (setup_ms - ref_setup_ms) / saved)
 
 
+def split_rounds(samples: Sequence[float], rounds: int) -> Rounds:
+    """``samples`` as ``rounds`` equal consecutive rounds; one round when they do not split evenly."""
+    if rounds < 1 or len(samples) % rounds:
+        rounds = 1
+    size = len(samples) // rounds
+    return tuple(tuple(samples[i * size : (i + 1) * size]) for i in range(rounds))
+
+
 def _rounds(rounds: Sequence[Sequence[float]]) -> Rounds:
     return tuple(tuple(float(v) for v in r) for r in rounds)
 

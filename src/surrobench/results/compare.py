@@ -28,7 +28,7 @@ from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
-from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
+from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
 
 #: Practical threshold on the latency ratio: the rule's smallest effect (:data:`surrobench.records.paired.MIN_EFFECT`).
@@ -420,7 +420,7 @@ def paired_samples(base: ConfigResult, new: ConfigResult) -> PairedSamples:
         ValueError: a side without samples.
     """
     units = [r.extra.get(PAIRED_UNITS_KEY) for r in (base, new)]
-    rounds = [_split(r.samples_ms, len(u) if u else r.extra.get("rounds", 1)) for r, u in zip((base, new), units)]
+    rounds = [split_rounds(r.samples_ms, len(u) if u else r.extra.get("rounds", 1)) for r, u in zip((base, new), units)]
     if units[0] and units[0] == units[1] and all(len(u) == len(r) for u, r in zip(units, rounds)):
         held = tuple(tuple(u) for u in units[0])
         return PairedSamples(rounds[0], rounds[1], held, held)
@@ -438,13 +438,6 @@ def _rule(threshold: float) -> FasterRule:
     if not 0 <= threshold < 1:
         raise UsageError.bad("threshold", f"{threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
     return FasterRule(threshold)
-
-
-def _split(samples: tuple[float, ...], rounds: int) -> tuple[tuple[float, ...], ...]:
-    if rounds < 1 or len(samples) % rounds:
-        rounds = 1
-    size = len(samples) // rounds
-    return tuple(tuple(samples[i * size : (i + 1) * size]) for i in range(rounds))
 
 
 def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:
