@@ -176,11 +176,6 @@ class PairedSamples:
             self.paired,
         )
 
-    @property
-    def processes(self) -> int:
-        """How many processes the baseline was timed in."""
-        return len({p for p, _ in self.baseline_units})
-
     def speedup(self) -> Speedup:
         """The :class:`Speedup` of the candidate over the baseline (module docstring)."""
         estimate, ci95 = self.ratio(0.5)
