@@ -14,7 +14,7 @@ from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
 from surrobench.records.run import RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
-from surrobench.results.versus import compare_versus, is_versus_file
+from surrobench.records.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeRecord, serve_from_json
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
@@ -164,7 +164,7 @@ def compare_pair(
     with the comparison. ``gate`` (``--fail-on-regression``): both runs need enough rounds
     (:func:`surrobench.results.compare.check_gate_inputs`). Two serve runs compare their capacity at the P99 target
     (:func:`surrobench.results.serve_store.compare_capacity`; the matching options do not apply), two ``versus
-    --json`` files their matched-error speedups (:func:`surrobench.results.versus.compare_versus`).
+    --json`` files their matched-error speedups (:func:`surrobench.records.versus.compare_versus`).
 
     Raises:
         UsageError: as :func:`compare`; with ``gate``, a run taken with too few rounds or serve runs; one
@@ -206,7 +206,7 @@ def compare(
     database also compare their op tables. ``ignore_fields``: key fields left out of the match (``"mode"``,
     ``"precision"``, ``"device"``), to compare e.g. an eager run with a CUDA-graph run. Two serve runs give
     their :class:`CapacityComparison` (:func:`compare_pair`), two ``versus --json`` files their
-    :class:`~surrobench.results.versus.VersusComparison`.
+    :class:`~surrobench.records.versus.VersusComparison`.
 
     Raises:
         UsageError: a run reference that names nothing, runs on different devices without
