@@ -119,7 +119,7 @@ def test_diagnose_stores_the_roofline_it_computed_and_the_run_reads_the_same_ver
     assert any(e.source == "roofline" for f in estimated.values() for e in f.evidence)
     assert _estimated(stored.findings) == estimated
     with ResultStore(db, read_only=True) as store:
-        (config_id,) = store.config_ids(live.run.run_id)
+        (config_id,) = [r.config_id for r in store.load_run(live.run.run_id).results]
         assert load_roofline(store, config_id).to_json() == next(iter(live.context["roofline"].values()))
 
 

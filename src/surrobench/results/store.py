@@ -534,7 +534,8 @@ class ResultStore:
                     f"run {run.run_id} in {self.path!r} holds configs the file does not: another run of that id"
                 )
             missing.remove(match)
-        if run.run_id in stored and _shown_state(*self._owner_row(run.run_id)) == "running":
+        owner = self.conn.execute("SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run.run_id,))
+        if run.run_id in stored and _shown_state(*owner.fetchone()) == "running":
             raise UsageError(f"run {run.run_id} in {self.path!r} is still being written by its process")
         with self._writing():
             if run.run_id not in stored:
@@ -546,12 +547,6 @@ class ResultStore:
                 self._insert_result(run.run_id, r)
             self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run.run_id))
         return len(missing)
-
-    def _owner_row(self, run_id: str) -> tuple:
-        """``(state, pid, host, pid_started)`` of the stored run ``run_id``."""
-        return self.conn.execute(
-            "SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run_id,)
-        ).fetchone()
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
         """:meth:`add_result` inside the caller's transaction."""
@@ -576,11 +571,6 @@ class ResultStore:
                 "UPDATE configs SET top_op_json = ? WHERE config_id = ?",
                 (json.dumps({"name": name, "share": float(share)}), config_id),
             )
-
-    def config_ids(self, run_id: str) -> list[int]:
-        """Config ids of a run, in the order they were measured."""
-        rows = named(self.conn, "SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (run_id,))
-        return [row["config_id"] for row in rows]
 
     def load_run(self, run_id: str) -> RunRecord:
         """The stored run with all its configs and samples.
