@@ -202,9 +202,6 @@ class ConfigResult:
     def to_json(self) -> dict:
         """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
-        return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
-
-    def _design_json(self) -> dict:
         return {
             "model": self.model,
             "input_shape": list(self.input_shape),
@@ -228,6 +225,7 @@ class ConfigResult:
             "settings": {k: self.extra[k] for k in RESULT_SETTINGS if self.extra.get(k) not in (None, False)},
             "rounds": self.extra.get("rounds", 1),
             "rounds_planned": self.extra.get("rounds_planned"),
+            **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra},
         }
 
 
