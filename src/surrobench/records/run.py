@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import html
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING
 
 from surrobench.records import schemas
 from surrobench.records.config import (
@@ -33,9 +32,6 @@ from surrobench.records.config import (
 )
 from surrobench.records.stats import LatencyStats
 from surrobench.records.vocab import DEVICES, MODES, PRECISIONS, STATUSES
-
-if TYPE_CHECKING:
-    import pandas
 
 #: ``extra`` key of a CPU result whose ``peak_mem_bytes`` is not its own peak, written as False only then: the
 #: high-water mark could not be reset before it (not Linux with glibc), so the figure is its growth over a peak
@@ -257,21 +253,54 @@ class RunRecord:
         return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: a small HTML table, a row per result (:func:`surrobench.records.run.run_html`)."""
-        return run_html(self)
+        """A notebook's view, a small HTML table: the run in a caption, then per result (at most
+        :data:`HTML_ROWS`) its label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every
+        text is escaped."""
+        head = ("config", "status", "median ms", "P95 ms", "samples/s", "peak MiB")
+        rows = []
+        for rec in self.to_records()[:HTML_ROWS]:
+            peak = rec["peak_mem_bytes"]
+            status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
+            cells = (
+                rec["label"],
+                status,
+                _cell(rec["median_ms"], ".3f"),
+                _cell(rec["p95_ms"], ".3f"),
+                _cell(rec["samples_per_s"], ".4g"),
+                _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
+            )
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        more = len(self.results) - HTML_ROWS
+        caption = (
+            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.env.get('device_name')}: "
+            f"{len(self.results)} result(s)" + (f", {more} more not shown (to_records() has all)" if more > 0 else "")
+        )
+        header = "".join(f"<th>{h}</th>" for h in head)
+        return (
+            f"<table><caption>{html.escape(caption)}</caption><thead><tr>{header}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
 
     def to_records(self) -> list[dict]:
-        """One flat dict per result (:data:`surrobench.records.run.RECORD_KEYS`: times in ms, memory in
-        bytes), for a notebook, a CSV writer or a DataFrame; needs no pandas."""
-        return run_records(self)
+        """One flat dict per result (:func:`result_record`, :data:`RECORD_KEYS`: times in ms, memory in bytes), in
+        order, for a notebook, a CSV writer or a DataFrame; needs no pandas."""
+        return [result_record(self.run_id, r) for r in self.results]
 
     def to_pandas(self):
-        """:meth:`to_records` as a ``pandas.DataFrame``; pandas is imported here, on first use.
+        """:meth:`to_records` as a ``pandas.DataFrame`` with the columns :data:`RECORD_KEYS`; pandas is imported
+        here, on first use.
 
         Raises:
-            ImportError: pandas is not installed (a one-line message saying so).
+            ImportError: pandas is not installed (surrobench does not need it; ``to_records()`` does not).
         """
-        return run_dataframe(self)
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "to_pandas() needs pandas, which surrobench does not install: pip install pandas "
+                "(or use to_records(), a list of dicts)"
+            ) from None
+        return pandas.DataFrame(self.to_records(), columns=list(RECORD_KEYS))
 
     def to_json(self) -> dict:
         """The whole run as ``surrobench/run-v4``."""
@@ -399,7 +428,7 @@ RECORD_KEYS = (
     "p99_ms", "mean_ms", "ci95_low_ms", "ci95_high_ms", "device_median_ms", "samples_per_s", "points_per_s",
     "peak_mem_bytes", "cold_start_ms", "top_op", "top_op_share", "n_samples", "warmup", "iters", "error",
 )  # fmt: skip
-#: Rows of :func:`run_html`; the rest are counted under the table.
+#: Rows of :meth:`RunRecord._repr_html_`; the rest are counted under the table.
 HTML_ROWS = 50
 _BYTES_PER_MIB = 1024**2
 
@@ -437,56 +466,5 @@ def result_record(run_id: str, r) -> dict:
     }
 
 
-def run_records(run) -> list[dict]:
-    """:func:`result_record` of every result of ``run``, in order."""
-    return [result_record(run.run_id, r) for r in run.results]
-
-
-def run_dataframe(run) -> pandas.DataFrame:
-    """:func:`run_records` as a ``pandas.DataFrame`` with the columns :data:`RECORD_KEYS`.
-
-    Raises:
-        ImportError: pandas is not installed (surrobench does not need it; ``to_records()`` does not).
-    """
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError(
-            "to_pandas() needs pandas, which surrobench does not install: pip install pandas "
-            "(or use to_records(), a list of dicts)"
-        ) from None
-    return pandas.DataFrame(run_records(run), columns=list(RECORD_KEYS))
-
-
 def _cell(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
-
-
-def run_html(run) -> str:
-    """A small HTML table for a notebook (``_repr_html_``): the run in a caption, then per result (at most
-    :data:`HTML_ROWS`) its label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every
-    text is escaped."""
-    head = ("config", "status", "median ms", "P95 ms", "samples/s", "peak MiB")
-    rows = []
-    for rec in run_records(run)[:HTML_ROWS]:
-        peak = rec["peak_mem_bytes"]
-        status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
-        cells = (
-            rec["label"],
-            status,
-            _cell(rec["median_ms"], ".3f"),
-            _cell(rec["p95_ms"], ".3f"),
-            _cell(rec["samples_per_s"], ".4g"),
-            _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
-        )
-        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    more = len(run.results) - HTML_ROWS
-    caption = (
-        f"run {run.run_id} ({run.created}, tag {run.tag or '-'}) on {run.env.get('device_name')}: "
-        f"{len(run.results)} result(s)" + (f", {more} more not shown (to_records() has all)" if more > 0 else "")
-    )
-    header = "".join(f"<th>{h}</th>" for h in head)
-    return (
-        f"<table><caption>{html.escape(caption)}</caption><thead><tr>{header}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
