@@ -309,14 +309,6 @@ def _env(text: str) -> dict:
     return env
 
 
-def _serve_counts(record_json: str | None) -> tuple[int, int]:
-    """The batching policies and load points of a stored serve-v1 record (a foreign row: TypeError/KeyError)."""
-    if record_json is None:
-        return 0, 0
-    policies = json.loads(record_json)["policies"]
-    return len(policies), sum(len(p["points"]) for p in policies)
-
-
 def _shown_state(state: str, pid: int | None, host: str | None, started: float | None) -> str:
     """``state`` as stored, or :data:`ABANDONED` for a ``running`` run whose owner process is gone."""
     if state == "running" and pid is not None and host is not None and started is not None:
@@ -658,12 +650,13 @@ class ResultStore:
                 env, served = _env(row["env_json"]), row["served"]
                 models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
                 serve = served is not None or env.get("command_kind") == "serve"
-                policies, points = _serve_counts(row["record_json"])
+                policies = json.loads(row["record_json"])["policies"] if row["record_json"] is not None else []
                 tag = None if row["tag"] is None else str(row["tag"])
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
                 state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
                 counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
-                kind = {"kind": "serve" if serve else "run", "n_policies": policies, "n_points": points}
+                points = sum(len(p["points"]) for p in policies)
+                kind = {"kind": "serve" if serve else "run", "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))
         return summaries
 
