@@ -96,11 +96,8 @@ class OpDelta(schemas.Plain):
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
-    """Per-operator change between two op tables ``{op name: self device time, ms}``.
-
-    Ops present in only one table are kept (the other side ``None``). Sorted by ``|delta_ms|``,
-    largest first, then by name, so the operators that moved the total most come first.
-    """
+    """Per-operator change between two op tables ``{op name: self device time, ms}``; an op of one table only kept
+    (the other side ``None``); largest ``|delta_ms|`` first, then by name."""
     names = set(base_ms) | set(new_ms)
     deltas = [OpDelta(n, base_ms.get(n), new_ms.get(n)) for n in names]
     return tuple(sorted(deltas, key=lambda d: (-abs(d.delta_ms), d.name)))
