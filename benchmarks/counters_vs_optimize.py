@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from surrobench.analysis.detect_counters import counter_findings, merge_measured
-from surrobench.analysis.host_floor import HostFloor, cap_at_host_floor
+from surrobench.analysis.diagnose import HostFloor, cap_at_host_floor
 from surrobench.results.measured_remedies import cite_clause, stack_candidate, stack_faster
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters
@@ -49,7 +49,7 @@ def stored_findings(doc: dict, label: str, ceilings: Ceilings) -> list[Finding]:
     merged as diagnose merges them with the config's stored ``launch_bound`` finding
     (:func:`surrobench.analysis.detect_counters.merge_measured`; its kind, severity and config are what the merge
     reads), kernel-side gains capped at the host's floor where the document holds it (``context.host_floor``,
-    diagnosis-v5: :mod:`surrobench.analysis.host_floor`), ranked; the launch_bound finding itself left out."""
+    diagnosis-v5: :mod:`surrobench.analysis.diagnose`), ranked; the launch_bound finding itself left out."""
     launch = [
         Finding(f["kind"], f["severity"], f["summary"], (), "", config=label)
         for f in doc["findings"]

@@ -4,7 +4,7 @@
 # 262,144) and on two surrogates surrobench did not write (neuraloperator's FNO, torch_geometric's GAT).
 # A config with PAIRS > 0 runs `surrobench optimize --verify PAIRS`: after the search, its recipe and
 # baseline are run again as fresh `surrobench run` processes, order alternating (B R, R B, ...), and judged
-# against optimize's CI and replication interval (src/surrobench/results/fresh.py); 3 pairs for the
+# against optimize's CI and replication interval (src/surrobench/results/optimize.py); 3 pairs for the
 # launch-bound configs, 2 for others, none where the device budget of one call did not allow it. The search
 # itself times its recipe in `--processes` pairs of fresh processes too (default 2).
 #

@@ -42,7 +42,7 @@ versus() {
     --problem-arg "weights=$weights" --device "$dev" --cases "$cases" --batch "$batch" "$@" \
     --json "$out/$name.json" --html "$out/$name.html" --markdown "$out/$name.md" >"$out/$name.txt" 2>&1
   echo "rc=$?" >>"$out/$name.txt"; tail -8 "$out/$name.txt"
-  [ -f "$out/$name.json" ] && python3 -c "import sys; from surrobench.results.versus import load_versus
+  [ -f "$out/$name.json" ] && python3 -c "import sys; from surrobench.records.versus import load_versus
 from surrobench.report.versus import write_pareto_png; write_pareto_png(load_versus(sys.argv[1]), sys.argv[2])" \
     "$out/$name.json" "$out/$name.png" 2>"$out/$name-png.txt"
   pack

@@ -7,7 +7,7 @@ The optimize speedup of a recipe is the one pooled over every window it shared w
 (optimize-v1 ``recipe.speedup``; the recipe's candidate row in reports written before it existed).
 
 Prints two tables: the configs (the fresh verdict as the call printed it and as the rule of
-src/surrobench/results/fresh.py decides it now, from the stored medians; the fresh and the optimize time of the
+src/surrobench/results/optimize.py decides it now, from the stored medians; the fresh and the optimize time of the
 config) and every candidate with its verdict, speedup, top op, error and time.
 """
 
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from surrobench.results.measured_remedies import recipe_speedup, speedup_text
-from surrobench.results.fresh import fresh_verdict, process_speedups
+from surrobench.results.optimize import fresh_verdict, process_speedups
 from surrobench.records.paired import Speedup
 
 

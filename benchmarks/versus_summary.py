@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from surrobench.results.versus import load_versus
+from surrobench.records.versus import load_versus
 from surrobench.report.versus_tables import summary_line, versus_markdown
 
 COMMAND = "OUT=/some/dir benchmarks/gpu_versus.sh"

@@ -102,7 +102,7 @@ class Unsaved(UsageError):
     """A command measured what its results database could not store (``error``). ``document``: everything it
     measured, as its ``--json`` document, to import later (:func:`surrobench.import_run`); ``what`` and
     ``record_id`` name it; ``measured`` ``unit`` s, ``stored`` of them (None: unknown). The CLI writes the
-    document to ``--json``, else to a recovery file (:func:`surrobench.results.recovery.write_recovery`)."""
+    document to ``--json``, else to a recovery file (:func:`surrobench.results.store.write_recovery`)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The host's floor under a kernel-side remedy's gain (surrobench.analysis.host_floor)."""
+"""The host's floor under a kernel-side remedy's gain (surrobench.analysis.diagnose)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from synthetic import config, latency_samples
 
 from surrobench.analysis.evidence import ConfigEvidence
-from surrobench.analysis.host_floor import HostFloor, cap_at_host_floor, host_floors
+from surrobench.analysis.diagnose import HostFloor, cap_at_host_floor, host_floors
 from surrobench.analysis.timeline import TraceFacts
 from surrobench.records.findings import Clause, Evidence, Finding
 from surrobench.records.run import HOST_SUBMIT_KEY

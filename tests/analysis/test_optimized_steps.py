@@ -8,10 +8,9 @@ from dataclasses import replace
 import pytest
 from synthetic import config, latency_samples
 
-from surrobench.analysis.evidence import ConfigEvidence
+from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, match_eager
 from surrobench.analysis.evidence_checks import COVERAGE_MIN, check_evidence, kernel_coverage
-from surrobench.analysis.graph_attribution import attribute_by_eager, match_eager
-from surrobench.analysis.headroom import launch_bound_ms, roofline_headroom
+from surrobench.analysis.roofline import launch_bound_ms, roofline_headroom
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.counters import ConfigCounters, KernelCounters, MeasuredKernel
 from surrobench.records.kernels import KernelStat, KernelTable

@@ -484,7 +484,7 @@ def test_the_optimize_command_refuses_capacity_options_without_the_objective(cap
 
 
 def test_capacity_verdicts_of_infeasible_brackets():
-    from surrobench.results.serve_compare import capacity_verdict
+    from surrobench.results.serve_store import capacity_verdict
 
     assert capacity_verdict((0.0, 0.0), (100.0, 105.0)) == "higher"
     assert capacity_verdict((100.0, 105.0), (0.0, 0.0)) == "lower"

@@ -23,7 +23,7 @@ from surrobench.execution.config import ExecConfig
 from surrobench.records.kernels import KernelRows
 from surrobench.records.ops import OpTable
 from surrobench.report.html import report_page
-from surrobench.results.counters import load_counters
+from surrobench.results.profiles import load_counters
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 

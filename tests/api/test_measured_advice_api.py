@@ -11,8 +11,7 @@ from surrobench.api.diagnose import diagnose
 from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, UsageError
-from surrobench.records.findings import Clause, Finding
-from surrobench.records.measured import MeasuredRemedy
+from surrobench.records.findings import Clause, Finding, MeasuredRemedy
 from surrobench.tune import advice
 
 SWEEP = dict(shapes="32", batches=1, device="cpu", warmup=1, iters=5)

@@ -14,7 +14,7 @@ from surrobench.records.schemas import OPTIMIZE as SCHEMA
 from surrobench.results.compare import compare_runs
 from surrobench.records.vocab import OPTIMIZE_VERDICTS as VERDICTS
 from surrobench.results.store import ResultStore
-from surrobench.results.optimize_store import load_optimization
+from surrobench.results.optimize_store import find_optimization
 from surrobench.tune import bench, config
 from surrobench.errors import Interrupted
 from surrobench.tune.plans import measured_for, optimize_plans
@@ -82,7 +82,7 @@ def test_a_whole_search_on_the_cpu(model_spec, tmp_path):
         assert doc["schema"] == SCHEMA == "surrobench/optimize-v3"
         assert entry["head_to_head"] is None  # threads=1 had no accepted rival among these remedies
         # stored and linked: the report, and the before/after runs that compare works on
-        assert load_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id
+        assert find_optimization(store, report.optimize_id)["recipe_run_id"] == report.recipe_run_id
         base, recipe = store.load_run(report.baseline_run_id), store.load_run(report.recipe_run_id)
         # the diagnosis of the same workload finds this optimization by its config
         measured = measured_for(store, base.results)
@@ -237,7 +237,7 @@ def test_a_search_killed_mid_way_leaves_every_judged_candidate_stored_as_an_inte
             optimize_plans(_request(model_spec, ("cudagraph", "bf16", "threads=1")), store)
     with ResultStore(db) as store:
         (optimize_id,) = [row[0] for row in store.conn.execute("SELECT optimize_id FROM optimizations")]
-        doc = load_optimization(store, optimize_id)
+        doc = find_optimization(store, optimize_id)
         (stored,) = doc["configs"]
         assert doc["interrupted"] is True
         assert [c["name"] for c in stored["candidates"]] == ["cudagraph", "bf16", "threads=1"]
@@ -260,7 +260,7 @@ def test_ctrl_c_while_the_baseline_is_set_up_keeps_it_as_its_sizing_round_timed_
         (entry,) = report.configs
         stored = store.load_run(report.baseline_run_id).results[0]
         assert store.run_state(report.baseline_run_id) == "interrupted"
-        assert load_optimization(store, report.optimize_id)["configs"][0]["cut_short"] is True
+        assert find_optimization(store, report.optimize_id)["configs"][0]["cut_short"] is True
     assert entry.cut_short and entry.candidates == () and entry.recommended == ()
     assert entry.baseline.iters == bench.SIZING_CALLS and entry.baseline.latency_ms is not None
     assert entry.baseline.cold_start_ms is not None and stored.latency_ms == entry.baseline.latency_ms

@@ -47,7 +47,8 @@ def swept():
 def test_stored_results_carry_their_config_ids(swept):
     plan, record, store = swept
     ids = [r.config_id for r in record.results]
-    assert None not in ids and ids == store.config_ids(record.run_id)
+    stored = store.conn.execute("SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (record.run_id,))
+    assert None not in ids and ids == [row[0] for row in stored]
     loaded = store.load_run(record.run_id)
     assert {r.key(): r.config_id for r in loaded.results} == {r.key(): r.config_id for r in record.results}
     first = record.results[0]

@@ -97,7 +97,7 @@ def test_tiny_model_served_stored_and_rendered(tmp_path):
         p99_ms=1000.0,
     )
     assert [p.policy.max_batch for p in record.policies] == [1, 2]
-    assert record.created.endswith("+00:00")  # created in UTC, as every run (records.timestamps)
+    assert record.created.endswith("+00:00")  # created in UTC, as every run (records.run)
     assert record.workload["request_shape"] == [1, 3, 8, 8]
     assert set(record.workload["service_ms"]) == {"1", "2"}
     point = record.policies[0].points[0]
@@ -169,7 +169,7 @@ def test_capacity_comparison_of_planted_services():
     from dataclasses import replace
 
     from surrobench.records.serve import Capacity, PolicyResult
-    from surrobench.results.serve_compare import compare_capacity
+    from surrobench.results.serve_store import compare_capacity
 
     base = serve_from_json(_empty_record())
     slow, fast = _searched_record("slow", 2.0), _searched_record("fast", 1.0)

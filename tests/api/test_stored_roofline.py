@@ -20,9 +20,8 @@ from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
 from surrobench.report.html import report_page
 from surrobench.results.ceilings import save_ceilings
-from surrobench.results.roofline import add_roofline, load_roofline
+from surrobench.results.profiles import add_op_table, add_roofline, load_roofline
 from surrobench.results.store import ResultStore
-from surrobench.results.profiles import add_op_table
 
 RUN_ID = "20261201-120000-roof"
 #: ridge 10 FLOP/byte: the 256^3 matmul (42.7 FLOP/byte) is above it, the add (0.08) below
@@ -120,7 +119,7 @@ def test_diagnose_stores_the_roofline_it_computed_and_the_run_reads_the_same_ver
     assert any(e.source == "roofline" for f in estimated.values() for e in f.evidence)
     assert _estimated(stored.findings) == estimated
     with ResultStore(db, read_only=True) as store:
-        (config_id,) = store.config_ids(live.run.run_id)
+        (config_id,) = [r.config_id for r in store.load_run(live.run.run_id).results]
         assert load_roofline(store, config_id).to_json() == next(iter(live.context["roofline"].values()))
 
 

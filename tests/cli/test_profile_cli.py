@@ -56,7 +56,7 @@ def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
     assert str(trace) == report["trace_path"] and trace.name.endswith(".json.gz")
     assert json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
     with ResultStore(db) as store:
-        (config_id,) = store.config_ids(doc["run"]["run_id"])
+        (config_id,) = [r.config_id for r in store.load_run(doc["run"]["run_id"]).results]
         stored = load_op_table(store, config_id)
         assert store.load_run(doc["run"]["run_id"]).results[0].top_op == top
     assert stored.to_json()["ops"] == report["op_table"]["ops"]
@@ -137,5 +137,5 @@ def test_ctrl_c_while_profiling_keeps_the_run_and_the_profiles_so_far(tmp_path, 
         assert [p["batch"] for p in doc["profiles"]] == [1] and doc["profiles"][0]["op_table"]["ops"]
     with ResultStore(db) as store:
         assert store.run_state(run["run_id"]) == "interrupted"
-        first, second = store.config_ids(run["run_id"])
+        first, second = [r.config_id for r in store.load_run(run["run_id"]).results]
         assert load_op_table(store, first) is not None and load_op_table(store, second) is None

@@ -176,24 +176,24 @@ def test_an_optimize_whose_database_fills_keeps_its_json(tmp_path, capsys, disk_
 
 def test_the_recovery_file_goes_where_there_is_room(tmp_path, monkeypatch):
     """Beside the database first; a folder with no room is passed over, for the current one."""
-    from surrobench.results import recovery
+    from surrobench.results import store
 
     full, here = tmp_path / "full", tmp_path / "here"
     full.mkdir()
     here.mkdir()
     monkeypatch.chdir(here)
-    real = recovery.tempfile.mkstemp
+    real = store.tempfile.mkstemp
 
     def no_room(*args, dir=None, **kwargs):
         if Path(dir) == full:
             raise OSError(28, "No space left on device")
         return real(*args, dir=dir, **kwargs)
 
-    monkeypatch.setattr(recovery.tempfile, "mkstemp", no_room)
-    path = recovery.write_recovery({"schema": "x"}, full / "r.db", "R1")
+    monkeypatch.setattr(store.tempfile, "mkstemp", no_room)
+    path = store.write_recovery({"schema": "x"}, full / "r.db", "R1")
     assert path == here / "r.unsaved-R1.json" and json.loads(path.read_text()) == {"schema": "x"}
     assert list(full.iterdir()) == []
     (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(recovery.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
-    again = recovery.write_recovery({}, here / "r.db", "R1")  # an existing file is never replaced
+    monkeypatch.setattr(store.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
+    again = store.write_recovery({}, here / "r.db", "R1")  # an existing file is never replaced
     assert again == tmp_path / "tmp" / "r.unsaved-R1.json" and json.loads(path.read_text()) == {"schema": "x"}

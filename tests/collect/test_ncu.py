@@ -13,7 +13,7 @@ from surrobench.api.counters import counters_config
 from surrobench.collect import ncu
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelRows
-from surrobench.results.counters import add_counters, load_counters
+from surrobench.results.profiles import add_counters, load_counters
 from surrobench.results.store import ResultStore
 from tests.conftest import exec_config
 

@@ -61,7 +61,7 @@ def test_a_perf_window_far_slower_than_the_timed_step_is_unreliable(monkeypatch)
 
     from surrobench.api import perf as api_perf
     from surrobench.collect.perf import SystemPass
-    from surrobench.collect.perf_phase import PerfOptions
+    from surrobench.collect.profile_phase import PerfOptions
     from surrobench.records.system import SystemView
 
     child = {"status": "ok", "warnings": []}

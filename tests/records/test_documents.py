@@ -14,13 +14,14 @@ import pytest
 from synthetic import config, latency_samples, run
 
 from surrobench.records import schemas
-from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.config import InputSpec
 from surrobench.records.findings import Diagnosis
 from surrobench.records.run import run_from_json
 from surrobench.records.serve import (
     Capacity,
+    CapacityCandidate,
+    CapacityOptimization,
     LoadPoint,
     Percentile,
     PolicyResult,

@@ -40,8 +40,7 @@ def test_a_diagnosis_of_any_version_still_reads():
     import json
     from pathlib import Path
 
-    from surrobench.records.findings import diagnosis_json, findings_from_json
-    from surrobench.records.measured import MeasuredRemedy
+    from surrobench.records.findings import MeasuredRemedy, diagnosis_json, findings_from_json
 
     path = Path(__file__).resolve().parents[1] / "fixtures" / "h200" / "diagnose_fno2d.json.gz"
     with gzip.open(path, "rt") as f:
@@ -85,7 +84,7 @@ def test_a_diagnosis_of_any_version_still_reads():
 
 
 def test_measured_actions_read_as_the_issue_shows_them():
-    from surrobench.records.measured import MeasuredRemedy
+    from surrobench.records.findings import MeasuredRemedy
 
     assert MeasuredRemedy("cudagraph", "faster", 1.73, (1.55, 1.87), 7.0, 2.96).text() == (
         "cudagraph: measured 1.73x [1.55, 1.87], saves 2.96 ms/step"

@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from surrobench.records.kernel_classes import (
+from surrobench.records.kernels import (
     KERNEL_CLASS_TABLE,
     KERNEL_CLASSES,
     OTHER,
+    KernelRows,
+    KernelTable,
     classify_kernel,
     inductor_fused_ops,
+    is_metadata_op,
 )
-from surrobench.records.kernels import KernelRows, KernelTable, is_metadata_op
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REAL = [

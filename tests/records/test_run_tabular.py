@@ -9,7 +9,7 @@ import pytest
 from synthetic import config, latency_samples, run
 
 from surrobench.api.diagnose import diagnose
-from surrobench.records.tabular import HTML_ROWS, RECORD_KEYS
+from surrobench.records.run import HTML_ROWS, RECORD_KEYS
 
 
 def _run():

@@ -66,19 +66,3 @@ def test_two_stage_resamples_keep_rounds_together():
     assert np.all(blocks == blocks[:, :, :1])  # every resampled block comes from one round
     with pytest.raises(ValueError, match="equal rounds"):
         two_stage_resamples(np.arange(10.0), 3, 5, np.random.default_rng(0))
-
-
-def test_a_slow_round_widens_the_interval_instead_of_faking_a_difference():
-    from surrobench.records.stats import bootstrap_ratio_ci
-
-    rng = np.random.default_rng(1)
-    base = rng.normal(1.0, 0.01, 200)
-    new = np.concatenate([rng.normal(1.0, 0.01, 150), rng.normal(1.6, 0.05, 50)])  # one slow round of 4
-    flat = bootstrap_ratio_ci(base, new, np.median)
-    staged = bootstrap_ratio_ci(base, new, np.median, base_rounds=4, new_rounds=4)
-    assert flat[1] - flat[0] < 0.01  # flat resampling: a tight interval, as if all 200 draws agreed
-    assert staged[0] < 1.0 < staged[1] and staged[1] > 1.3  # two-stage: the spell shows as round-to-round noise
-    # a real 10% shift present in every round stays significant
-    shifted = rng.normal(1.1, 0.01, 200)
-    lo, hi = bootstrap_ratio_ci(base, shifted, np.median, base_rounds=4, new_rounds=4)
-    assert 1.05 < lo < hi < 1.15

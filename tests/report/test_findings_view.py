@@ -158,7 +158,7 @@ def test_every_config_diagnosed_gets_a_line_a_config_without_a_finding_too():
 def test_the_brief_gain_names_the_measured_remedy_and_never_reads_a_slower_one_as_a_saving():
     from dataclasses import replace
 
-    from surrobench.records.measured import MeasuredRemedy
+    from surrobench.records.findings import MeasuredRemedy
 
     base = _findings()[0]
     slower = MeasuredRemedy("compile", "slower", 0.86, (0.83, 0.89), 35.1, -5.7)

@@ -1,4 +1,4 @@
-"""The fresh-process verdict on planted process rounds (:mod:`surrobench.results.fresh`)."""
+"""The fresh-process verdict on planted process rounds (:mod:`surrobench.results.optimize`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from surrobench.records.vocab import FRESH_VERDICTS
-from surrobench.results.fresh import (
+from surrobench.results.optimize import (
     FreshCheck,
     agreement,
     fresh_verdict,

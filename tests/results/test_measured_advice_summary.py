@@ -7,8 +7,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from surrobench.records.findings import Clause, Finding, diagnosis_json
-from surrobench.records.measured import MeasuredRemedy
+from surrobench.records.findings import Clause, Finding, MeasuredRemedy, diagnosis_json
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "fno2d 8x3x256x256 b8 fp32 eager"  # its kept report: tf32 alone 1.16x, 2.994 ms baseline; recipe tf32+cudagraph

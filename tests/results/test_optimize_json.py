@@ -15,11 +15,11 @@ from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import InputSpec
 from surrobench.records.schemas import DocumentError
-from surrobench.results.optimize import DOCUMENTS
-from surrobench.results.fresh import FreshCheck
 from surrobench.results.optimize import (
+    DOCUMENTS,
     CandidateResult,
     ConfigOptimization,
+    FreshCheck,
     HeadToHead,
     OptimizeReport,
     Unconfirmed,
@@ -27,7 +27,7 @@ from surrobench.results.optimize import (
 )
 from surrobench.records.paired import Speedup
 from surrobench.results.store import ResultStore
-from surrobench.results.optimize_store import add_optimization, latest_optimized_config, load_optimization
+from surrobench.results.optimize_store import add_optimization, find_optimization, latest_optimized_config
 
 SPEED = Speedup(2.0, (1.9, 2.1), 0.01)
 
@@ -141,8 +141,8 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
         add_optimization(store, old)
         add_optimization(store, doc)
         assert (
-            load_optimization(store, "o0") == OptimizeReport.from_json(old).to_json()
-            and load_optimization(store, "o1") == doc
+            find_optimization(store, "o0") == OptimizeReport.from_json(old).to_json()
+            and find_optimization(store, "o1") == doc
         )
         (entry,) = doc["configs"]
         base = _base()
@@ -154,7 +154,7 @@ def test_the_database_checks_what_it_reads_and_says_which_key_is_wrong(tmp_path)
             "UPDATE optimize_configs SET config_json = ? WHERE optimize_id = 'o1'", (json.dumps(bad["configs"][0]),)
         )
         with pytest.raises(UsageError, match=r"configs\[0\]\.batch: expected a whole number >= 0, got 'one'"):
-            load_optimization(store, "o1")
+            find_optimization(store, "o1")
         with pytest.raises(UsageError, match=r"config\.batch: expected a whole number >= 0, got 'one'"):
             latest_optimized_config(store, "fno2d", base.input_shape, 1, "cpu", base.inputs)
 

@@ -15,7 +15,7 @@ from surrobench.api.serve import serve_policy, serve_request
 from surrobench.records.serve import serve_from_json
 from surrobench.report.history import contents
 from surrobench.report.serve_tables import serve_markdown
-from surrobench.records.timestamps import created_now, created_utc
+from surrobench.records.run import created_now, created_utc
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.optimize_store import add_optimization
 from surrobench.results.serve_store import begin_serve, save_serve

@@ -13,7 +13,7 @@ from surrobench.analysis.roofline import OpCost, roofline
 from surrobench.errors import UsageError
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.ops import OpStat, OpTable
-from surrobench.results.roofline import add_roofline, load_roofline
+from surrobench.results.profiles import add_roofline, load_roofline
 from surrobench.results.store import SCHEMA_VERSION, ResultStore
 
 CEILINGS = Ceilings("Test CPU", 20.0, {"fp32": 0.2}, "2026-12-01T00:00:00+00:00", "matmul n=256")

@@ -9,9 +9,8 @@ import pytest
 from planted_search import BASELINE_MS, PlantedBench, PlantedClock
 
 from surrobench.execution.remedies import Recipe, candidate_remedies
-from surrobench.records.findings import Clause, Finding, rank_findings
-from surrobench.records.measured import MeasuredRemedy
-from surrobench.results.measured_advice import attach_measured
+from surrobench.records.findings import Clause, Finding, MeasuredRemedy, rank_findings
+from surrobench.results.measured_remedies import attach_measured
 from surrobench.tune.advice import FIRST_COMPILE_S, measure_recipes, recipes_to_measure
 from surrobench.tune.trials import Trials
 
@@ -256,8 +255,8 @@ def test_a_remedy_not_faster_shows_the_noise_floor_the_rule_used():
 def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
     """threads=1 measured faster on a 4-thread baseline (down): not a measurement of memory_bound's "use every core"
     (up); credited to the finding that says fewer threads, else a line of its own."""
-    from surrobench.records.measured import direction
-    from surrobench.results.measured_advice import unclaimed
+    from surrobench.records.findings import direction
+    from surrobench.results.measured_remedies import unclaimed
 
     assert direction("threads=1", 4) == "down" and direction("threads=8", 4) == "up"
     assert direction("threads=4", 4) is None and direction("compile", 4) is None

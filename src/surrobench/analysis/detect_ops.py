@@ -19,8 +19,7 @@ from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_r
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
-from surrobench.records.kernel_classes import MATMUL_CLASSES
-from surrobench.records.kernels import is_metadata_op
+from surrobench.records.kernels import MATMUL_CLASSES, is_metadata_op
 from surrobench.records.ops import categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 

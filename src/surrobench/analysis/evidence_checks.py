@@ -48,7 +48,7 @@ class EvidenceCheck:
     """What one config's evidence (``label``; None: a trace alone) can carry: ``problems`` (keys of
     :data:`PROBLEMS`), mean profiled and timed median step (ms), and the shares (0..1, None without a kernel
     table) of kernel time attributed to ops, to nn.Module paths, and credited by name from the eager step
-    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.graph_attribution`)."""
+    (``matched_coverage``, part of ``coverage``: :mod:`surrobench.analysis.evidence`)."""
 
     label: str | None
     problems: tuple[str, ...] = ()

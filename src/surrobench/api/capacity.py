@@ -6,7 +6,7 @@ serve's batch service, checked by optimize's accuracy guard, its unloaded latenc
 predicted per policy (:mod:`surrobench.analysis.capacity`). The top is the accurate candidate predicted highest
 whose service time beats the baseline's by the paired rule (:mod:`surrobench.records.paired`; a stack against the
 stack below it). Top and baseline are verified under open-loop load as two stored serve runs; the top is
-recommended when :func:`~surrobench.results.serve_compare.capacity_verdict` says ``higher``.
+recommended when :func:`~surrobench.results.serve_store.capacity_verdict` says ``higher``.
 """
 
 from __future__ import annotations
@@ -24,10 +24,16 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
-from surrobench.records.capacity import CapacityCandidate, CapacityOptimization
-from surrobench.records.serve import Capacity, ServePolicy, UnloadedLatency, padded_size
+from surrobench.records.serve import (
+    Capacity,
+    CapacityCandidate,
+    CapacityOptimization,
+    ServePolicy,
+    UnloadedLatency,
+    padded_size,
+)
 from surrobench.records.paired import PairedSamples
-from surrobench.results.serve_compare import capacity_verdict
+from surrobench.results.serve_store import capacity_verdict
 from surrobench.tune.bench import free_device
 from surrobench.tune.request import remedy_names
 

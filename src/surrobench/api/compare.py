@@ -11,15 +11,13 @@ from pathlib import Path
 
 from surrobench.errors import UsageError
 from surrobench.records.config import ConfigKey
-from surrobench.records.run import RunRecord, run_from_json
+from surrobench.records.run import RunRecord, created_utc, run_from_json
 from surrobench.records import schemas
-from surrobench.results.versus import compare_versus, is_versus_file
+from surrobench.records.versus import compare_versus, is_versus_file
 from surrobench.records.serve import ServeRecord, serve_from_json
-from surrobench.records.timestamps import created_utc
 from surrobench.results.compare import DEFAULT_THRESHOLD, RunComparison, check_gate_inputs, compare_runs
 from surrobench.results.compare import gate_failed as gate_failed  # compare --fail-on-regression's gate
-from surrobench.results.serve_compare import CapacityComparison, compare_capacity
-from surrobench.results.serve_store import load_serve
+from surrobench.results.serve_store import CapacityComparison, compare_capacity, load_serve
 from surrobench.results.optimize_store import optimization_summaries
 from surrobench.results.store import DEFAULT_DB, ResultStore
 from surrobench.results.profiles import load_op_table
@@ -199,7 +197,7 @@ def compare_pair(
 def compare(base: RunRef | ServeRecord, new: RunRef | ServeRecord, **options) -> RunComparison | CapacityComparison:
     """:func:`compare_pair`'s comparison alone (``options``: its keywords): a :class:`RunComparison`, of two serve
     runs a :class:`CapacityComparison`, of two ``versus --json`` files a
-    :class:`~surrobench.results.versus.VersusComparison`.
+    :class:`~surrobench.records.versus.VersusComparison`.
 
     Raises:
         UsageError: as :func:`compare_pair`.

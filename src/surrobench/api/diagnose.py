@@ -1,7 +1,7 @@
 """``diagnose``: the findings of a workload, a stored run or a trace alone (``surrobench diagnose``).
 
 A workload is timed, profiled per config in a child process, its op FLOPs and bytes counted for a roofline
-against the device's ceilings (stored with the run, :mod:`surrobench.results.roofline`), and every detector run
+against the device's ceilings (stored with the run, :mod:`surrobench.results.profiles`), and every detector run
 over that evidence (:mod:`surrobench.analysis.diagnose`), joining the operator view with the timeline
 (docs/sources.md, method §4). Findings cite the remedies ``optimize`` measured for the same config.
 """
@@ -14,16 +14,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.analysis.cross_rank import CrossRankReport
-from surrobench.analysis.diagnose import diagnose_run, diagnose_trace, trace_evidence
-from surrobench.analysis.evidence import ConfigEvidence, op_time_scale
+from surrobench.analysis.diagnose import cap_at_host_floor, diagnose_run, diagnose_trace, host_floors, trace_evidence
+from surrobench.analysis.evidence import ConfigEvidence, attribute_by_eager, op_time_scale
 from surrobench.analysis.evidence_checks import cannot_judge, check_evidence, check_trace, qualify
-from surrobench.analysis.graph_attribution import attribute_by_eager
-from surrobench.analysis.headroom import roofline_headroom
-from surrobench.analysis.host_floor import cap_at_host_floor, host_floors
-from surrobench.results.measured_advice import attach_measured, unclaimed
-from surrobench.results.measured_remedies import cite_measured, measured_line
+from surrobench.analysis.roofline import H200_FALLBACK, roofline, roofline_headroom
+from surrobench.results.measured_remedies import attach_measured, cite_measured, measured_line, unclaimed
 from surrobench.analysis.op_flops import count_op_costs
-from surrobench.analysis.roofline import H200_FALLBACK, roofline
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check_thresholds
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
@@ -32,8 +28,7 @@ from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
-from surrobench.collect.perf_phase import PerfOptions
-from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
@@ -44,14 +39,20 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
-from surrobench.records.profiled import Profile
+from surrobench.records.run import Profile
 from surrobench.records.run import ConfigResult, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
-from surrobench.results.counters import load_counters
-from surrobench.results.roofline import add_roofline, load_roofline
+from surrobench.results.profiles import (
+    add_roofline,
+    load_counters,
+    load_kernel_table,
+    load_op_table,
+    load_roofline,
+    op_profile_step_ms,
+    op_profile_trace,
+)
 from surrobench.results.store import DEFAULT_DB, ResultStore
-from surrobench.results.profiles import load_kernel_table, load_op_table, op_profile_step_ms, op_profile_trace
 from surrobench.analysis.timeline import trace_warnings
 from surrobench.trace import load_trace
 from surrobench.workload.zoo.base import Surrogate
@@ -68,7 +69,7 @@ class Diagnosis:
             (:func:`workload_context`), ``{"run_id", "roofline", "counters", "host_floor", "failed_configs"}`` (a
             stored run: what was stored with it) or ``{"trace"}`` (plus ``cross_rank`` for several ranks); each
             also ``evidence_checks`` (:mod:`surrobench.analysis.evidence_checks`: ``{label or trace: check}``), a
-            workload or run ``headroom`` (:mod:`surrobench.analysis.headroom`, with counters).
+            workload or run ``headroom`` (:mod:`surrobench.analysis.roofline`, with counters).
     """
 
     findings: tuple[Finding, ...]
@@ -110,9 +111,9 @@ def failed_configs_json(results) -> list[dict]:
 def evidence_context(evidence: list[ConfigEvidence], ceilings: Ceilings | None = None) -> dict:
     """The per-config part of a diagnosis ``context``, each ``{config label: object}``: ``roofline``, ``counters``
     (Nsight Compute), ``system`` (:meth:`SystemView.to_json`, where ``--system`` measured one or a view was given),
-    ``host_floor`` (:func:`surrobench.analysis.host_floor.host_floors`), ``evidence_checks``
+    ``host_floor`` (:func:`surrobench.analysis.diagnose.host_floors`), ``evidence_checks``
     (:func:`surrobench.analysis.evidence_checks.check_evidence`) and ``headroom`` (the step against the roofline
-    bound of its counters at ``ceilings``: :func:`surrobench.analysis.headroom.roofline_headroom`)."""
+    bound of its counters at ``ceilings``: :func:`surrobench.analysis.roofline.roofline_headroom`)."""
     return {
         "evidence_checks": {ev.label: check_evidence(ev).to_json() for ev in evidence},
         "headroom": {
@@ -309,7 +310,7 @@ def _findings(
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
     """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.host_floor.cap_at_host_floor`), the op-level
+    gains capped at the host's floor (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level
     verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
     ranked."""
     merged = merge_measured(findings, measured_by_config(evidence, ceilings))
@@ -482,7 +483,7 @@ def diagnose(
     ``profile_options``: the profiling child's schedule and trace folder. ``counters``: on CUDA, each config's top
     kernels under Nsight Compute, whose findings replace the estimated ones. ``measure_s``: for a ``model``, seconds
     per config to measure the remedies its findings name (:mod:`surrobench.tune.advice`), each action then carrying
-    its :class:`~surrobench.records.measured.MeasuredRemedy`, the findings ordered by measured saving; 0: estimates
+    its :class:`~surrobench.records.findings.MeasuredRemedy`, the findings ordered by measured saving; 0: estimates
     only; None: :data:`surrobench.tune.advice.DEFAULT_MEASURE_S`, within a deadline.
 
     Raises:

@@ -38,10 +38,9 @@ from surrobench.execution.ranks import RankEnv, RankGroups, close_groups, device
 from surrobench.execution.runner import PreparedModel, merge_rounds, prepare_model, run_config
 from surrobench.execution.sweep import SweepPlan, SweepRequest, new_run_id, run_environment
 from surrobench.results.scaling import PARALLEL_MODES, Placement, comm_breakdown, comm_ms_per_step, placed, step_result
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
-from surrobench.records.timestamps import created_now
 
 # What ``surrobench run`` reads of a multi-process run: the rank environment, each row's placement, the warnings.
 from surrobench.execution.ranks import detect_rank_env as detect_rank_env  # noqa: E402

@@ -13,7 +13,7 @@ from surrobench.api.capacity import optimize_capacity
 from surrobench.api.benchmark import ModelArg, is_model_object, named_model, open_store, sweep_plan
 from surrobench.errors import UsageError
 from surrobench.execution.config import ExecConfig
-from surrobench.records.capacity import CapacityOptimization
+from surrobench.records.serve import CapacityOptimization
 from surrobench.results.optimize import OptimizeReport
 from surrobench.results.store import DEFAULT_DB
 from surrobench.tune.plans import optimize_plans, sweeps_from_run
@@ -52,7 +52,7 @@ def optimize(
     once more (None: :data:`DEFAULT_PROCESS_PAIRS`, 0 for a model object). Stored in ``db``, else in memory.
     ``on_config(cfg)`` per config, ``on_phase(text)`` per batch of fresh processes, ``on_warning(text)`` per
     warning (None: a :class:`UserWarning`); ``command`` is stored with the runs. ``objective="capacity"``: the
-    :class:`~surrobench.records.capacity.CapacityOptimization` of :func:`surrobench.api.capacity.optimize_capacity`
+    :class:`~surrobench.records.serve.CapacityOptimization` of :func:`surrobench.api.capacity.optimize_capacity`
     (whose keywords ``sweep`` may hold) for a ``model``, at ``p99_ms`` within ``tolerance``.
 
     Raises:

@@ -1,6 +1,6 @@
 """The system-level phase of ``surrobench.perf`` and ``run --profile perf``: each timed ``ok`` config's
 measured steps under ``perf`` and py-spy (:func:`surrobench.collect.perf.system_pass`), over a window of
-steps sized by :func:`surrobench.collect.perf_phase.window_schedule`.
+steps sized by :func:`surrobench.collect.profile_phase.window_schedule`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from surrobench.analysis.evidence_checks import EvidenceCheck, check_step
 from surrobench.collect.child import config_stem
 from surrobench.collect.perf import SystemPass, system_pass
-from surrobench.collect.perf_phase import PerfOptions, window_schedule
+from surrobench.collect.profile_phase import PerfOptions, window_schedule
 from surrobench.execution.config import ExecConfig
 from surrobench.records.run import ConfigResult
 from surrobench.results.store import ResultStore

@@ -15,7 +15,7 @@ from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import counters_config
 from surrobench.collect.child import spawn
 from surrobench.records import schemas
-from surrobench.records.profiled import Profile
+from surrobench.records.run import ConfigResult, Profile, RunRecord
 from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, trace_file
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
@@ -24,10 +24,8 @@ from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_swee
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
-from surrobench.records.run import ConfigResult, RunRecord
-from surrobench.results.counters import add_counters
+from surrobench.results.profiles import add_counters, add_kernel_table, add_op_table
 from surrobench.results.store import ResultStore
-from surrobench.results.profiles import add_kernel_table, add_op_table
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,11 @@ from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_pl
 from surrobench.api.nsys import NsysOptions, nsys_config
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, profile_config, time_and_profile
-from surrobench.collect.perf_phase import PerfOptions
-from surrobench.collect.profile_phase import ProfileOptions
+from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records import schemas
-from surrobench.records.profiled import Profile
+from surrobench.records.run import Profile
 
 #: The child that profiles one config, and the schema of the document, for each profiler's options.
 PROFILERS = {
@@ -36,7 +35,7 @@ def measure(
     """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan) into ``db``, then
     with ``then`` profile each ``ok`` config in a child process that rebuilds the model from its name:
     torch.profiler (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
-    Returns the :class:`~surrobench.records.profiled.Profile`; ``command`` is stored with the run.
+    Returns the :class:`~surrobench.records.run.Profile`; ``command`` is stored with the run.
 
     Raises:
         UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.
@@ -59,5 +58,5 @@ def perf(
     """:func:`surrobench.api.run.measure` with ``then=options`` (None: :class:`PerfOptions`): each ``ok`` config's
     measured steps under ``perf stat``, ``perf record -g`` and py-spy in a child process (counters, IPC, CPU
     utilization, host hot spots, a flame graph; a missing ``perf`` or ``py-spy`` is a warning). Returns the
-    :class:`~surrobench.records.profiled.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
+    :class:`~surrobench.records.run.Profile` of schema ``surrobench/perf-v1``; raises as ``measure``."""
     return measure(model, db=db, then=options or PerfOptions(), hooks=hooks or NO_HOOKS, command=command, **sweep)

@@ -43,7 +43,7 @@ from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
-from surrobench.records.timestamps import created_now
+from surrobench.records.run import created_now
 
 #: Where the search starts without a prediction (an endpoint, or no rate passed in simulation): this fraction of
 #: the full-batch throughput bound, max_batch / service time of a full batch.

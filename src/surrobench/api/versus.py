@@ -19,7 +19,7 @@ from surrobench.analysis import versus as rules
 from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, request_fields, settings_record
 from surrobench.execution.versus import time_solver, time_surrogate
-from surrobench.results.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
+from surrobench.records.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
 from surrobench.records.versus import Accuracy, SolverLevel, SurrogateResult, VersusRecord
 from surrobench.workload.loader import _import_target, live_surrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec

@@ -672,7 +672,7 @@ def print_warnings(warnings: list[str], label: str = "warning") -> None:
 
 
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
-    """A :class:`~surrobench.records.profiled.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
+    """A :class:`~surrobench.records.run.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
     warnings and where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
     write_json(json_out, done.to_json())
     for renderable in shown:

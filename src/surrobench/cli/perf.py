@@ -1,6 +1,6 @@
 """``surrobench perf``: one call of :func:`surrobench.api.run.perf` (the system pass: perf counters, IPC, CPU
 utilization, host hot spots, a flame graph; docs/sources.md, tools §1 and §4). ``--json`` writes its
-:class:`~surrobench.records.profiled.Profile` (``surrobench/perf-v1``)."""
+:class:`~surrobench.records.run.Profile` (``surrobench/perf-v1``)."""
 
 from __future__ import annotations
 

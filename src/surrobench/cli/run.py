@@ -16,7 +16,7 @@ from surrobench.cli.options import NprocOpt, ParallelOpt, DevicesOpt, ProfileOpt
 from surrobench.cli.options import option_groups, WorkloadOptions, command_line, invoked_as, console, err_console
 from surrobench.cli.options import write_json
 from surrobench.errors import Interrupted, UsageError
-from surrobench.records.profiled import Profile
+from surrobench.records.run import Profile
 from surrobench.report.progress import progress_hooks
 from surrobench.api.defaults import DEFAULT_DB, parse_devices
 from surrobench.report.run import run_tables

@@ -22,13 +22,12 @@ from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
 from surrobench.records.config import ExecSettings
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model
 from surrobench.workload.spec import ShapeSpec
 from surrobench.workload.zoo.base import Surrogate
-from surrobench.records.timestamps import created_now
 
 
 class RunSink(Protocol):

@@ -176,11 +176,6 @@ class PairedSamples:
             self.paired,
         )
 
-    @property
-    def processes(self) -> int:
-        """How many processes the baseline was timed in."""
-        return len({p for p, _ in self.baseline_units})
-
     def speedup(self) -> Speedup:
         """The :class:`Speedup` of the candidate over the baseline (module docstring)."""
         estimate, ci95 = self.ratio(0.5)
@@ -223,6 +218,14 @@ def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref
     if saved <= 0:
         return None
     return max(0.0, (setup_ms - ref_setup_ms) / saved)
+
+
+def split_rounds(samples: Sequence[float], rounds: int) -> Rounds:
+    """``samples`` as ``rounds`` equal consecutive rounds; one round when they do not split evenly."""
+    if rounds < 1 or len(samples) % rounds:
+        rounds = 1
+    size = len(samples) // rounds
+    return tuple(tuple(samples[i * size : (i + 1) * size]) for i in range(rounds))
 
 
 def _rounds(rounds: Sequence[Sequence[float]]) -> Rounds:

@@ -4,13 +4,23 @@ reads, :data:`DOCUMENTS`).
 ``to_json`` emits exactly the keys of the design; anything else known about a config (clock readings, TF32
 switches) lives in ``extra``, stored in the database but not in the run JSON. A run-v1 result's identity is its
 primary input alone (:class:`~surrobench.records.config.InputSpec` with dtype None).
+
+A stored creation time (``created`` of runs, serve runs and optimizations) has one format: ISO 8601 in UTC to the
+second, with its offset (``2026-12-04T18:30:08+00:00``). Serve runs stored before it wrote the local time without
+an offset (``2026-12-02T01:28:56``); :func:`created_utc` reads both.
+
+**As rows for a notebook**: flat records (:data:`RECORD_KEYS`), a pandas DataFrame (pandas optional) and a small
+HTML table, one row per config result; times in ms, memory in bytes, throughput per second, the top op's share a
+fraction, as in the run JSON. The per-iteration samples are counted (``n_samples``), not listed.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import html
 from dataclasses import dataclass, field, fields, replace
 
-from surrobench.records import schemas, tabular
+from surrobench.records import schemas
 from surrobench.records.config import (
     EXEC_SETTINGS,
     ConfigKey,
@@ -188,9 +198,6 @@ class ConfigResult:
     def to_json(self) -> dict:
         """The run-v3 ``results`` entry, exactly the keys of docs/design.md; a row of a multi-process run adds
         :data:`MULTI_RANK_KEYS` (its placement, and a rank's time inside collectives where measured)."""
-        return {**self._design_json(), **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra}}
-
-    def _design_json(self) -> dict:
         return {
             "model": self.model,
             "input_shape": list(self.input_shape),
@@ -214,6 +221,7 @@ class ConfigResult:
             "settings": {k: self.extra[k] for k in RESULT_SETTINGS if self.extra.get(k) not in (None, False)},
             "rounds": self.extra.get("rounds", 1),
             "rounds_planned": self.extra.get("rounds_planned"),
+            **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra},
         }
 
 
@@ -245,21 +253,54 @@ class RunRecord:
         return "\n".join(lines) + ("" if len(self.results) > self.REPR_RESULTS else ">")
 
     def _repr_html_(self) -> str:
-        """A notebook's view: a small HTML table, a row per result (:func:`surrobench.records.tabular.run_html`)."""
-        return tabular.run_html(self)
+        """A notebook's view, a small HTML table: the run in a caption, then per result (at most
+        :data:`HTML_ROWS`) its label, status, median and P95 (ms), samples/s and peak MiB, or its error. Every
+        text is escaped."""
+        head = ("config", "status", "median ms", "P95 ms", "samples/s", "peak MiB")
+        rows = []
+        for rec in self.to_records()[:HTML_ROWS]:
+            peak = rec["peak_mem_bytes"]
+            status = rec["status"] if rec["status"] == "ok" else f"{rec['status']}: {(rec['error'] or '')[:120]}"
+            cells = (
+                rec["label"],
+                status,
+                _cell(rec["median_ms"], ".3f"),
+                _cell(rec["p95_ms"], ".3f"),
+                _cell(rec["samples_per_s"], ".4g"),
+                _cell(peak / _BYTES_PER_MIB if peak is not None else None, ".1f"),
+            )
+            rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        more = len(self.results) - HTML_ROWS
+        caption = (
+            f"run {self.run_id} ({self.created}, tag {self.tag or '-'}) on {self.env.get('device_name')}: "
+            f"{len(self.results)} result(s)" + (f", {more} more not shown (to_records() has all)" if more > 0 else "")
+        )
+        header = "".join(f"<th>{h}</th>" for h in head)
+        return (
+            f"<table><caption>{html.escape(caption)}</caption><thead><tr>{header}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
 
     def to_records(self) -> list[dict]:
-        """One flat dict per result (:data:`surrobench.records.tabular.RECORD_KEYS`: times in ms, memory in
-        bytes), for a notebook, a CSV writer or a DataFrame; needs no pandas."""
-        return tabular.run_records(self)
+        """One flat dict per result (:func:`result_record`, :data:`RECORD_KEYS`: times in ms, memory in bytes), in
+        order, for a notebook, a CSV writer or a DataFrame; needs no pandas."""
+        return [result_record(self.run_id, r) for r in self.results]
 
     def to_pandas(self):
-        """:meth:`to_records` as a ``pandas.DataFrame``; pandas is imported here, on first use.
+        """:meth:`to_records` as a ``pandas.DataFrame`` with the columns :data:`RECORD_KEYS`; pandas is imported
+        here, on first use.
 
         Raises:
-            ImportError: pandas is not installed (a one-line message saying so).
+            ImportError: pandas is not installed (surrobench does not need it; ``to_records()`` does not).
         """
-        return tabular.run_dataframe(self)
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "to_pandas() needs pandas, which surrobench does not install: pip install pandas "
+                "(or use to_records(), a list of dicts)"
+            ) from None
+        return pandas.DataFrame(self.to_records(), columns=list(RECORD_KEYS))
 
     def to_json(self) -> dict:
         """The whole run as ``surrobench/run-v4``."""
@@ -271,6 +312,25 @@ class RunRecord:
             "env": self.env,
             "results": [r.to_json() for r in self.results],
         }
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A profiled run: the timed run (``top_op`` set on the configs profiled), one report per config profiled
+    (each with ``to_json()``: torch.profiler's or nsys's under ``schema``
+    :data:`~surrobench.records.schemas.PROFILE`, the system pass's under :data:`~surrobench.records.schemas.PERF`),
+    the warnings."""
+
+    run: RunRecord
+    reports: tuple = ()
+    warnings: tuple[str, ...] = ()
+    schema: str = schemas.PROFILE
+
+    def to_json(self) -> dict:
+        """``surrobench/profile-v3`` ``{"schema", "run", "profiles"}`` (each config's op table, readings and kernel
+        table, null on a CPU run) or ``surrobench/perf-v1`` ``{"schema", "run", "perf"}`` (its system pass)."""
+        key = "perf" if self.schema == schemas.PERF else "profiles"
+        return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}
 
 
 def _run(result: dict) -> schemas.Check:
@@ -344,3 +404,67 @@ def run_from_json(d: object) -> RunRecord:
         env=d["env"],
         results=tuple(result_from_json(r, d["env"].get("rounds", 1)) for r in d["results"]),
     )
+
+
+def created_now() -> str:
+    """This instant as a stored ``created``: ISO 8601, UTC, seconds, ``+00:00``."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def created_utc(text: str) -> str:
+    """A stored ``created`` in the one format (:func:`created_now`): a time with an offset converted to UTC, a time
+    without one (an older serve run's ``datetime.now()``) read as the local time of this machine, as it was
+    written; text that is no ISO time is returned as it is."""
+    try:
+        instant = dt.datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return text
+    return instant.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+#: The keys of every record, in column order.
+RECORD_KEYS = (
+    "run_id", "label", "model", "shape", "batch", "precision", "device", "mode", "status", "median_ms", "p95_ms",
+    "p99_ms", "mean_ms", "ci95_low_ms", "ci95_high_ms", "device_median_ms", "samples_per_s", "points_per_s",
+    "peak_mem_bytes", "cold_start_ms", "top_op", "top_op_share", "n_samples", "warmup", "iters", "error",
+)  # fmt: skip
+#: Rows of :meth:`RunRecord._repr_html_`; the rest are counted under the table.
+HTML_ROWS = 50
+_BYTES_PER_MIB = 1024**2
+
+
+def result_record(run_id: str, r) -> dict:
+    """One flat dict of :data:`RECORD_KEYS` for ``r`` (None where unknown)."""
+    lat, dev, top = r.latency_ms, r.device_ms, r.top_op or {}
+    return {
+        "run_id": run_id,
+        "label": r.label(),
+        "model": r.model,
+        "shape": r.shape_text(),
+        "batch": r.batch,
+        "precision": r.precision,
+        "device": r.device,
+        "mode": r.mode,
+        "status": r.status,
+        "median_ms": lat.median if lat else None,
+        "p95_ms": lat.p95 if lat else None,
+        "p99_ms": lat.p99 if lat else None,
+        "mean_ms": lat.mean if lat else None,
+        "ci95_low_ms": lat.ci95_median[0] if lat else None,
+        "ci95_high_ms": lat.ci95_median[1] if lat else None,
+        "device_median_ms": dev.median if dev else None,
+        "samples_per_s": r.samples_per_s,
+        "points_per_s": r.points_per_s,
+        "peak_mem_bytes": r.peak_mem_bytes,
+        "cold_start_ms": r.cold_start_ms,
+        "top_op": top.get("name"),
+        "top_op_share": top.get("share"),
+        "n_samples": len(r.samples_ms),
+        "warmup": r.warmup,
+        "iters": r.iters,
+        "error": r.error,
+    }
+
+
+def _cell(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)

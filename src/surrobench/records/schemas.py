@@ -26,7 +26,7 @@ COMPARE = "surrobench/compare-v2"
 COMPARE_SERVE = "surrobench/compare-serve-v1"
 HISTORY = "surrobench/history-v1"
 #: diagnosis-v6 adds each finding's ``clauses``, ``measured`` and ``gain``, and ``context.measured``; v5
-#: ``context.host_floor`` (:mod:`surrobench.analysis.host_floor`); v4 each finding's ``remedy_stacks``; v3 its
+#: ``context.host_floor`` (:mod:`surrobench.analysis.diagnose`); v4 each finding's ``remedy_stacks``; v3 its
 #: ``remedies``; v2 its ``evidence_source``. :meth:`surrobench.records.findings.Diagnosis.from_json` reads every
 #: version.
 DIAGNOSIS = "surrobench/diagnosis-v6"

@@ -80,9 +80,18 @@ def bootstrap_ci(
     readings), the percentile interval does not. One sample gives the degenerate interval (x0, x0).
     With ``rounds`` > 1 the resampling is two-stage (see :func:`two_stage_resamples`).
     """
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size < 2 or np.all(x == x[0]):
+        v = float(statistic(x))
+        return (v, v)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
     if rounds > 1:
-        return _two_stage_interval((x,), (rounds,), lambda v: statistic(v, axis=-1), confidence, resamples)
-    return _percentile_bootstrap((x,), statistic, confidence, resamples)
+        drawn = two_stage_resamples(x, rounds, resamples, rng)
+    else:  # the indices scipy.stats.bootstrap(method="percentile") draws, without its import (0.5-1 CPU s)
+        drawn = x[rng.integers(0, x.size, (resamples, x.size))]
+    tail = (1 - confidence) / 2 * 100  # the percentile method (Efron & Tibshirani 1993, ch. 13)
+    lo, hi = np.percentile(statistic(drawn, axis=-1), [tail, 100 - tail])
+    return (float(lo), float(hi))
 
 
 def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -103,59 +112,3 @@ def two_stage_resamples(x: np.ndarray, rounds: int, resamples: int, rng: np.rand
     chosen = rng.integers(0, rounds, size=(resamples, rounds))
     within = rng.integers(0, size, size=(resamples, rounds, size))
     return blocks[chosen[:, :, None], within].reshape(resamples, -1)
-
-
-def _two_stage_interval(samples: tuple, rounds: tuple, statistic, confidence: float, resamples: int):
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    drawn = [
-        two_stage_resamples(np.asarray(s, dtype=np.float64).ravel(), r, resamples, rng) for s, r in zip(samples, rounds)
-    ]
-    return _percentile_interval(statistic(*drawn), confidence)
-
-
-def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The central ``confidence`` interval of bootstrap ``values`` (the percentile method, Efron & Tibshirani
-    1993, ch. 13)."""
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(values, [tail, 100 - tail])
-    return (float(lo), float(hi))
-
-
-def bootstrap_ratio_ci(
-    base: np.ndarray,
-    new: np.ndarray,
-    statistic,
-    *,
-    confidence: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    base_rounds: int = 1,
-    new_rounds: int = 1,
-) -> tuple[float, float]:
-    """Percentile-bootstrap confidence interval of ``statistic(new) / statistic(base)``, the two 1-D samples
-    resampled independently (scipy.stats.bootstrap's ``paired=False``), two-stage where either side has several
-    rounds (:func:`two_stage_resamples`). ``statistic(x, axis=-1)``: a positive location statistic (``np.median``).
-
-    Raises:
-        ValueError: ``statistic(base)`` is not positive (the ratio is undefined).
-    """
-    if not statistic(base, axis=-1) > 0:
-        raise ValueError("ratio undefined: base statistic is not positive")
-
-    def ratio(b, n, axis=-1):
-        return statistic(n, axis=axis) / statistic(b, axis=axis)
-
-    if max(base_rounds, new_rounds) > 1:
-        return _two_stage_interval((base, new), (base_rounds, new_rounds), ratio, confidence, resamples)
-    return _percentile_bootstrap((base, new), ratio, confidence, resamples)
-
-
-def _percentile_bootstrap(samples: tuple, statistic, confidence: float, resamples: int) -> tuple[float, float]:
-    """Shared core of the bootstrap intervals; constant samples (or one value each) give the point value."""
-    samples = tuple(np.asarray(s, dtype=np.float64).ravel() for s in samples)
-    if all(s.size < 2 or np.all(s == s[0]) for s in samples):
-        v = float(statistic(*samples, axis=-1))
-        return (v, v)
-    # the indices scipy.stats.bootstrap(method="percentile", paired=False) draws, without its import (0.5-1 CPU s)
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    drawn = [s[rng.integers(0, s.size, (resamples, s.size))] for s in samples]
-    return _percentile_interval(statistic(*drawn, axis=-1), confidence)

@@ -27,7 +27,7 @@ STATUSES = ("ok", "oom", "error", "timeout", "nonfinite")
 OPTIMIZE_VERDICTS = ("accepted", "rejected_slower", "rejected_not_faster", "rejected_accuracy", "infeasible", "failed")
 #: The verdicts of optimize-v1 and v2 documents: ``rejected_slower`` there meant "not faster", slower or not.
 OPTIMIZE_VERDICTS_V2 = ("accepted", "rejected_slower", "rejected_accuracy", "infeasible", "failed")
-#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.fresh` says what each means).
+#: The verdicts of a recipe measured again in fresh processes (:mod:`surrobench.results.optimize` says what each means).
 FRESH_VERDICTS = ("reproduced", "overlaps", "not_reproduced", "failed", "interrupted")
 #: The remedies ``surrobench optimize`` tries (:mod:`surrobench.execution.remedies` builds each candidate; a remedy
 #: with a value makes one candidate per value, ``threads=1``, ``threads=4``) and a finding's action may suggest
@@ -47,7 +47,7 @@ REMEDIES = (
 
 #: The remedies that change only which kernels run, not how many the host launches nor its work per launch (a
 #: CUDA graph and torch.compile cut both; threads are the CPU's): their gain is bounded by the host's submission
-#: time (:mod:`surrobench.analysis.host_floor`).
+#: time (:mod:`surrobench.analysis.diagnose`).
 KERNEL_SIDE_REMEDIES = ("tf32", "fp16", "bf16", "channels_last", "cudnn_benchmark")
 
 

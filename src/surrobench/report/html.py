@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
-from surrobench.records.kernel_classes import KERNEL_CLASSES
+from surrobench.records.kernels import KERNEL_CLASSES
 from surrobench.report import plots
 from surrobench.report import optimize as opt
 from surrobench.report import serve_tables

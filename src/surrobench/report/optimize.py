@@ -12,15 +12,14 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from surrobench.records.capacity import CapacityOptimization
+from surrobench.records.serve import CapacityOptimization
 from surrobench.results.measured_remedies import speedup_text
 from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.execution.remedies import candidate_remedies
 from surrobench.report.escape import md_table, rich_escape
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.serve_tables import rps
-from surrobench.results.fresh import process_speedups
-from surrobench.results.optimize import config_from_json
+from surrobench.results.optimize import config_from_json, process_speedups
 
 SPEEDUP_HEADER = "speedup [95% CI]"
 """A candidate's speedup over the baseline in its own timing window, the interval over that window's rounds

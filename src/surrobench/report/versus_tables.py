@@ -139,7 +139,8 @@ COMPARISON_COLUMNS = ("surrogate", "BASE rel L2", "NEW rel L2", "BASE speedup", 
 
 
 def versus_comparison_rows(pair) -> list[list[str]]:
-    """Rows of a :class:`surrobench.results.versus.VersusComparison`: each side's error and speedup with its interval."""
+    """Rows of a :class:`surrobench.records.versus.VersusComparison`: each side's error and speedup with its
+    interval."""
 
     def speedup(value, interval) -> str:
         if value is None:

@@ -28,7 +28,7 @@ from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
 from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
-from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup
+from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
 
 #: Practical threshold on the latency ratio: the rule's smallest effect (:data:`surrobench.records.paired.MIN_EFFECT`).
@@ -96,11 +96,8 @@ class OpDelta(schemas.Plain):
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
-    """Per-operator change between two op tables ``{op name: self device time, ms}``.
-
-    Ops present in only one table are kept (the other side ``None``). Sorted by ``|delta_ms|``,
-    largest first, then by name, so the operators that moved the total most come first.
-    """
+    """Per-operator change between two op tables ``{op name: self device time, ms}``; an op of one table only kept
+    (the other side ``None``); largest ``|delta_ms|`` first, then by name."""
     names = set(base_ms) | set(new_ms)
     deltas = [OpDelta(n, base_ms.get(n), new_ms.get(n)) for n in names]
     return tuple(sorted(deltas, key=lambda d: (-abs(d.delta_ms), d.name)))
@@ -420,7 +417,7 @@ def paired_samples(base: ConfigResult, new: ConfigResult) -> PairedSamples:
         ValueError: a side without samples.
     """
     units = [r.extra.get(PAIRED_UNITS_KEY) for r in (base, new)]
-    rounds = [_split(r.samples_ms, len(u) if u else r.extra.get("rounds", 1)) for r, u in zip((base, new), units)]
+    rounds = [split_rounds(r.samples_ms, len(u) if u else r.extra.get("rounds", 1)) for r, u in zip((base, new), units)]
     if units[0] and units[0] == units[1] and all(len(u) == len(r) for u, r in zip(units, rounds)):
         held = tuple(tuple(u) for u in units[0])
         return PairedSamples(rounds[0], rounds[1], held, held)
@@ -438,13 +435,6 @@ def _rule(threshold: float) -> FasterRule:
     if not 0 <= threshold < 1:
         raise UsageError.bad("threshold", f"{threshold}: must be a fraction in [0, 1), e.g. 0.02 for 2%")
     return FasterRule(threshold)
-
-
-def _split(samples: tuple[float, ...], rounds: int) -> tuple[tuple[float, ...], ...]:
-    if rounds < 1 or len(samples) % rounds:
-        rounds = 1
-    size = len(samples) // rounds
-    return tuple(tuple(samples[i * size : (i + 1) * size]) for i in range(rounds))
 
 
 def _status_verdict(base: ConfigResult, new: ConfigResult) -> tuple[str, str]:

@@ -61,14 +61,6 @@ def find_optimization(store: ResultStore, optimize_id: str) -> dict | None:
     return _optimization(store, rows[0]["report_json"]) if rows else None
 
 
-def load_optimization(store: ResultStore, optimize_id: str) -> dict:
-    """:func:`find_optimization`, which must find one (else UsageError, as for several or an invalid one)."""
-    doc = find_optimization(store, optimize_id)
-    if doc is None:
-        raise UsageError(f"no optimization in {store.path!r} matches id {optimize_id!r}")
-    return doc
-
-
 def optimizations_of_runs(store: ResultStore, run_ids: list[str]) -> list[dict]:
     """The optimize reports (checked) that stored any of ``run_ids`` as their baseline or recipe run, oldest first.
 

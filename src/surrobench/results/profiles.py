@@ -1,12 +1,24 @@
 """A profiled config's op table and kernel table in the results database (``op_profiles``/``op_stats``, schema 1;
 ``kernel_profiles``/``kernel_stats``, schema 5): what ``profile`` and ``diagnose`` measured, read back by
 ``diagnose --run``, ``show`` and ``report``. One row per op or kernel, in the table's order.
+
+Its Nsight Compute counters (schema 6): one ``ncu_captures`` row per measured config (what the replay cost, or the
+problem that stopped it), one ``ncu_kernels`` row per launch with its verdict in columns, for queries, and the
+whole :class:`~surrobench.records.counters.MeasuredKernel` as JSON, for reading it back.
+
+Its estimated roofline (schema 8: ``rooflines``): ``diagnose`` computes it once
+(:func:`surrobench.analysis.roofline.roofline`) and stores it, so a stored run (``diagnose --run``, ``report``)
+reads the estimated verdicts without the model its FLOP count needs; the whole
+:class:`~surrobench.analysis.roofline.RooflineReport` as JSON, beside the columns a query would select by (device
+name, precision, ridge point in FLOP/byte).
 """
 
 from __future__ import annotations
 
 import json
 
+from surrobench.analysis.roofline import RooflineReport
+from surrobench.records.counters import ConfigCounters, CounterProblem, MeasuredKernel
 from surrobench.records.kernels import AttributionNote, KernelStat, KernelTable
 from surrobench.records.ops import OpStat, OpTable, inside_from_json
 from surrobench.results.store import ResultStore, named
@@ -123,3 +135,66 @@ def op_profile_trace(store: ResultStore, config_id: int) -> str | None:
     """The trace file recorded with a config's op table, or None."""
     row = named(store.conn, "SELECT trace_path FROM op_profiles WHERE config_id = ?", (config_id,)).fetchone()
     return row["trace_path"] if row else None
+
+
+def add_counters(store: ResultStore, config_id: int, counters: ConfigCounters) -> None:
+    """Store (or replace) the counters of the config ``config_id``."""
+    p, c = counters.problem, counters
+    head = (config_id, len(c.kernels), c.passes, c.ncu_wall_s, c.covered_share, json.dumps(list(c.selected)))
+    head += (json.dumps(list(c.command)), p.kind if p else None, p.message if p else None)
+    with store._writing():
+        store.conn.execute("INSERT OR REPLACE INTO ncu_captures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", head)
+        store.conn.execute("DELETE FROM ncu_kernels WHERE config_id = ?", (config_id,))
+        store.conn.executemany(
+            "INSERT INTO ncu_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (config_id, i, k.counters.name, k.kernel_class, k.op, k.module, k.bound, k.limiter, k.cause)
+                + (k.counters.duration_ns, k.counters.dram_bytes, k.counters.flops(), json.dumps(k.to_json()))
+                for i, k in enumerate(c.kernels)
+            ],
+        )
+
+
+def load_counters(store: ResultStore, config_id: int) -> ConfigCounters | None:
+    """The stored counters of a config, None when it was not measured with ``--counters``."""
+    head = store.conn.execute(
+        "SELECT passes, ncu_wall_s, covered_share, selected_json, command_json, problem_kind, problem_message"
+        " FROM ncu_captures WHERE config_id = ?",
+        (config_id,),
+    ).fetchone()
+    if head is None:
+        return None
+    passes, wall_s, covered, selected, command, kind, message = head
+    rows = named(store.conn, "SELECT measured_json FROM ncu_kernels WHERE config_id = ? ORDER BY launch", (config_id,))
+    return ConfigCounters(
+        kernels=tuple(MeasuredKernel.from_json(json.loads(r["measured_json"])) for r in rows),
+        selected=tuple(json.loads(selected)),
+        covered_share=covered,
+        passes=passes,
+        ncu_wall_s=wall_s,
+        command=tuple(json.loads(command)),
+        problem=CounterProblem(kind, message) if kind else None,
+    )
+
+
+def add_roofline(store: ResultStore, config_id: int, roofline: RooflineReport) -> None:
+    """Store (or replace) the estimated roofline of the config ``config_id``."""
+    row = (config_id, roofline.ceilings.device_name, roofline.precision, roofline.ridge_flop_per_byte)
+    with store._writing():
+        store.conn.execute(
+            "INSERT OR REPLACE INTO rooflines VALUES (?, ?, ?, ?, ?)", (*row, json.dumps(roofline.to_json()))
+        )
+
+
+def load_roofline(store: ResultStore, config_id: int) -> RooflineReport | None:
+    """The stored estimated roofline of a config; None when none was stored (a run profiled but not
+    diagnosed, a device without calibrated ceilings, or a run stored before schema 8).
+
+    Raises:
+        UsageError: a row our records cannot read.
+    """
+    row = named(store.conn, "SELECT roofline_json FROM rooflines WHERE config_id = ?", (config_id,)).fetchone()
+    if row is None:
+        return None
+    with store._reading(f"the roofline of config {config_id}"):
+        return RooflineReport.from_json(json.loads(row["roofline_json"]))

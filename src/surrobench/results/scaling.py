@@ -17,8 +17,9 @@ import numpy as np
 
 from surrobench.records import schemas
 from surrobench.records.intervals import merge, total
+from surrobench.records.paired import PairedSamples, split_rounds
 from surrobench.records.run import ConfigResult
-from surrobench.records.stats import LatencyStats, bootstrap_ratio_ci
+from surrobench.records.stats import LatencyStats
 
 MS_PER_S = 1000.0
 NS_PER_MS = 1e6
@@ -169,13 +170,8 @@ def _scaling_row(solo: ConfigResult | None, ranks: list[ConfigResult], step: Con
         speedup = step.samples_per_s / solo.samples_per_s
         # samples per step of the N-rank job over the reference's: N for replicas, 1 for a distributed model
         factor = speedup * step.latency_ms.median / solo.latency_ms.median
-        lo, hi = bootstrap_ratio_ci(
-            np.asarray(step.samples_ms),
-            np.asarray(solo.samples_ms),
-            np.median,
-            base_rounds=step.extra.get("rounds", 1),
-            new_rounds=solo.extra.get("rounds", 1),
-        )
+        rounds = [split_rounds(r.samples_ms, r.extra.get("rounds", 1)) for r in (solo, step)]
+        _, (lo, hi) = PairedSamples.separate(*rounds).ratio(0.5)  # median(solo) / median(step)
         ci = (factor * lo, factor * hi)
     comm = [r.extra.get("comm") for r in ranks]
     has_comm = all(comm) and len(comm) == world

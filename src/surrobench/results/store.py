@@ -2,6 +2,14 @@
 
 Each config is committed as soon as it finishes, so an interrupted or crashed sweep keeps every config
 measured before it (docs/design.md, "Principles").
+
+A process killed with no chance to mark its run (SIGKILL, an out-of-memory kill) leaves it ``running``. The row
+keeps its writer (:class:`RunOwner`: pid, host and start time, psutil's ``create_time`` against a reused pid), so
+a reader on the same host tells a run in progress from an abandoned one; another host's is shown as stored.
+
+**Recovery.** Where a command keeps what its results database could not take (:class:`~surrobench.errors.Unsaved`):
+a recovery file, the run's JSON, beside the database, else in the current folder, else in the temporary folder.
+``surrobench import`` reads it back (:meth:`ResultStore.add_run`).
 """
 
 from __future__ import annotations
@@ -9,15 +17,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sqlite3
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from surrobench.errors import StoreWriteError, UsageError
-from surrobench.records.config import InputSpec
-from surrobench.results.owner import RunOwner
 from surrobench.records import schemas
+from surrobench.records.config import InputSpec
 from surrobench.records.run import DOCUMENTS as RUN_DOCUMENTS, ConfigResult, RunRecord
 from surrobench.records.stats import LatencyStats
 
@@ -25,9 +36,9 @@ DEFAULT_DB = "surrobench.db"
 
 #: The database schema this code writes, stored as ``PRAGMA user_version``: 0 = unversioned (version 1's tables);
 #: 2 = ``runs.state``, ceilings per machine (:mod:`surrobench.results.ceilings`; an older ``ceilings`` table is
-#: left unread); 3 = each run's writer (``runs.pid``, ``host``, ``pid_started``: :mod:`surrobench.results.owner`);
+#: left unread); 3 = each run's writer (``runs.pid``, ``host``, ``pid_started``: :class:`RunOwner`);
 #: 4 = ``configs.inputs_json``; 5 = kernel tables (:mod:`surrobench.records.kernels`); 6 = Nsight Compute counters
-#: (:mod:`surrobench.results.counters`); 7 = ``serve_runs``; 8 = ``rooflines`` (:mod:`surrobench.results.roofline`);
+#: (:mod:`surrobench.results.profiles`); 7 = ``serve_runs``; 8 = ``rooflines`` (:mod:`surrobench.results.profiles`);
 #: 9 = ``op_stats.inside_json`` (:attr:`surrobench.records.ops.OpStat.inside`). An older database is migrated
 #: forward on open (:data:`_MIGRATIONS`); a newer one is refused before anything is measured.
 SCHEMA_VERSION = 9
@@ -72,7 +83,7 @@ CREATE TABLE IF NOT EXISTS op_stats (
     self_device_mem_bytes INTEGER NOT NULL, input_shapes_json TEXT NOT NULL, inside_json TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (config_id, rank)
 );
--- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.counters)
+-- profile --counters: one ncu capture per config, one row per measured launch (surrobench.results.profiles)
 CREATE TABLE IF NOT EXISTS ncu_captures (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), kernels INTEGER NOT NULL, passes INTEGER NOT NULL,
     ncu_wall_s REAL, covered_share REAL, selected_json TEXT NOT NULL, command_json TEXT NOT NULL,
@@ -84,7 +95,7 @@ CREATE TABLE IF NOT EXISTS ncu_kernels (
     duration_ns REAL NOT NULL, dram_bytes REAL, flops REAL NOT NULL, measured_json TEXT NOT NULL,
     PRIMARY KEY (config_id, launch)
 );
--- diagnose: a config's estimated roofline, the whole RooflineReport as JSON (surrobench.results.roofline)
+-- diagnose: a config's estimated roofline, the whole RooflineReport as JSON (surrobench.results.profiles)
 CREATE TABLE IF NOT EXISTS rooflines (
     config_id INTEGER PRIMARY KEY REFERENCES configs(config_id), device_name TEXT NOT NULL, precision TEXT NOT NULL,
     ridge_flop_per_byte REAL NOT NULL, roofline_json TEXT NOT NULL
@@ -222,6 +233,42 @@ def _check_intact(conn: sqlite3.Connection, path: str) -> None:
         )
 
 
+#: Two readings of one process's start time differ by less than this, seconds: psutil derives it from the
+#: boot time and the process's start in clock ticks (Linux ``/proc/PID/stat`` field 22, 1/100 s).
+_START_TOLERANCE_S = 1.0
+
+
+@dataclass(frozen=True)
+class RunOwner:
+    """The process that writes a run: ``pid``, ``host`` (``socket.gethostname()``, as the run's env has it),
+    ``started`` (its start time, seconds since the epoch)."""
+
+    pid: int
+    host: str
+    started: float
+
+    @classmethod
+    def current(cls) -> "RunOwner":
+        """This process."""
+        pid = os.getpid()
+        return cls(pid, socket.gethostname(), psutil.Process(pid).create_time())
+
+    def gone(self) -> bool:
+        """True when this process has surely ended: the host is this one and no process with that pid and
+        start time runs now. False when it is alive, or on another host (it cannot be checked from here)."""
+        if self.host != socket.gethostname():
+            return False
+        try:
+            process = psutil.Process(self.pid)
+            if abs(process.create_time() - self.started) > _START_TOLERANCE_S:
+                return True  # the pid was reused by a later process
+            return process.status() == psutil.STATUS_ZOMBIE  # ended, not yet reaped by its parent
+        except psutil.NoSuchProcess:
+            return True
+        except psutil.Error:  # alive, but not ours to read (another user's process)
+            return False
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
@@ -260,14 +307,6 @@ def _env(text: str) -> dict:
     if not isinstance(env, dict):
         raise TypeError(f"env_json is a {type(env).__name__}, not an object")
     return env
-
-
-def _serve_counts(record_json: str | None) -> tuple[int, int]:
-    """The batching policies and load points of a stored serve-v1 record (a foreign row: TypeError/KeyError)."""
-    if record_json is None:
-        return 0, 0
-    policies = json.loads(record_json)["policies"]
-    return len(policies), sum(len(p["points"]) for p in policies)
 
 
 def _shown_state(state: str, pid: int | None, host: str | None, started: float | None) -> str:
@@ -436,7 +475,7 @@ class ResultStore:
 
     def begin_run(self, run: RunRecord, command: str | None = None) -> None:
         """Insert the run row (before any config, state ``running``, with this process as its owner:
-        :class:`~surrobench.results.owner.RunOwner`) and commit."""
+        :class:`RunOwner`) and commit."""
         owner = RunOwner.current()
         with self._writing():
             self.conn.execute(
@@ -487,7 +526,8 @@ class ResultStore:
                     f"run {run.run_id} in {self.path!r} holds configs the file does not: another run of that id"
                 )
             missing.remove(match)
-        if run.run_id in stored and _shown_state(*self._owner_row(run.run_id)) == "running":
+        owner = self.conn.execute("SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run.run_id,))
+        if run.run_id in stored and _shown_state(*owner.fetchone()) == "running":
             raise UsageError(f"run {run.run_id} in {self.path!r} is still being written by its process")
         with self._writing():
             if run.run_id not in stored:
@@ -499,12 +539,6 @@ class ResultStore:
                 self._insert_result(run.run_id, r)
             self.conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (state, run.run_id))
         return len(missing)
-
-    def _owner_row(self, run_id: str) -> tuple:
-        """``(state, pid, host, pid_started)`` of the stored run ``run_id``."""
-        return self.conn.execute(
-            "SELECT state, pid, host, pid_started FROM runs WHERE run_id = ?", (run_id,)
-        ).fetchone()
 
     def _insert_result(self, run_id: str, r: ConfigResult) -> int:
         """:meth:`add_result` inside the caller's transaction."""
@@ -529,11 +563,6 @@ class ResultStore:
                 "UPDATE configs SET top_op_json = ? WHERE config_id = ?",
                 (json.dumps({"name": name, "share": float(share)}), config_id),
             )
-
-    def config_ids(self, run_id: str) -> list[int]:
-        """Config ids of a run, in the order they were measured."""
-        rows = named(self.conn, "SELECT config_id FROM configs WHERE run_id = ? ORDER BY config_id", (run_id,))
-        return [row["config_id"] for row in rows]
 
     def load_run(self, run_id: str) -> RunRecord:
         """The stored run with all its configs and samples.
@@ -621,12 +650,13 @@ class ResultStore:
                 env, served = _env(row["env_json"]), row["served"]
                 models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
                 serve = served is not None or env.get("command_kind") == "serve"
-                policies, points = _serve_counts(row["record_json"])
+                policies = json.loads(row["record_json"])["policies"] if row["record_json"] is not None else []
                 tag = None if row["tag"] is None else str(row["tag"])
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
                 state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
                 counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
-                kind = {"kind": "serve" if serve else "run", "n_policies": policies, "n_points": points}
+                points = sum(len(p["points"]) for p in policies)
+                kind = {"kind": "serve" if serve else "run", "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))
         return summaries
 
@@ -640,3 +670,39 @@ class ResultStore:
                 f"results database {self.path!r}: {what} holds a row surrobench cannot read "
                 f"({type(exc).__name__}: {exc}); use another database"
             ) from None
+
+
+def recovery_name(db: str | Path, run_id: str) -> str:
+    """The recovery file's name for run ``run_id`` of database ``db``: ``surrobench.unsaved-RUN_ID.json``."""
+    return f"{Path(db).stem}.unsaved-{run_id}.json"
+
+
+def write_recovery(document: dict, db: str | Path, run_id: str) -> Path | None:
+    """Write ``document`` (a run JSON) as :func:`recovery_name` in the first folder that takes it whole (written
+    beside it and renamed; a folder where the name is taken passed over): the database's own, the current one, the
+    temporary one. Returns the path written, or None when no folder took it."""
+    data = (json.dumps(document, indent=1) + "\n").encode()
+    name = recovery_name(db, run_id)
+    try:
+        here = [Path.cwd()]
+    except OSError:  # the current folder was removed
+        here = []
+    for folder in dict.fromkeys([Path(db).resolve().parent, *here, Path(tempfile.gettempdir())]):
+        target = folder / name
+        if target.exists():
+            continue
+        try:
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        except OSError:
+            continue
+        try:
+            umask = os.umask(0)  # the mode open() gives a new file, not mkstemp's 0600
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(tmp, target)
+            return target
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
+    return None

@@ -22,8 +22,7 @@ from surrobench.execution.remedies import Recipe, candidate_remedies, compiles
 from surrobench.execution.runner import PreparedModel, prepare_model
 from surrobench.execution.sweep import SweepPlan
 from surrobench.records.run import ConfigResult
-from surrobench.records.findings import Finding
-from surrobench.records.measured import MeasuredRemedy, direction, saved_ms
+from surrobench.records.findings import Finding, MeasuredRemedy, direction, saved_ms
 from surrobench.records.vocab import remedy_id
 from surrobench.results.optimize import CandidateResult
 from surrobench.tune.bench import DeviceBench, free_device, room_for_compiled_variants
@@ -39,7 +38,7 @@ FIRST_COMPILE_S = 20.6
 DEFAULT_MEASURE_S = 45.0
 DIAGNOSE_TARGET_S, COUNTERS_TARGET_S, MIN_MEASURE_S = 75.0, 135.0, 10.0
 
-#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.measured.MEASURED_VERDICTS`).
+#: optimize's candidate verdicts as a measured action's (:data:`surrobench.records.findings.MEASURED_VERDICTS`).
 VERDICTS = {
     "accepted": "faster",
     "rejected_slower": "slower",
@@ -133,7 +132,7 @@ def measure_config(
     clock: Callable[[], float] = time.monotonic,
 ) -> tuple[MeasuredRemedy, ...]:
     """The remedies ``findings`` of ``cfg`` name, measured within ``budget_s`` seconds from now (the baseline's
-    start included), each with its :func:`~surrobench.records.measured.direction`; empty when none or ``budget_s``
+    start included), each with its :func:`~surrobench.records.findings.direction`; empty when none or ``budget_s``
     is 0. Raises what :meth:`DeviceBench.start` raises, or KeyboardInterrupt."""
     recipes = recipes_to_measure(findings, cfg.device)
     if not recipes or budget_s <= 0:

@@ -1,4 +1,4 @@
-"""An optimize recipe measured again in fresh processes (why and how judged: :mod:`surrobench.results.fresh`):
+"""An optimize recipe measured again in fresh processes (why and how judged: :mod:`surrobench.results.optimize`):
 each pair one new process of the baseline's config and one of the recipe's (:mod:`surrobench.tune.fresh_child`),
 alternating first (B R, R B, ...) so a drift falls on both sides; runs tagged ``fresh:...`` (:func:`check_fresh`)
 or ``confirm:...`` (the search's own windows, :func:`process_windows`).
@@ -22,8 +22,7 @@ from surrobench.execution.compile_cache import cache_env
 from surrobench.errors import Interrupted
 from surrobench.execution.config import ExecConfig
 from surrobench.records.run import run_from_json
-from surrobench.results.fresh import FreshCheck, judge_fresh, process_medians
-from surrobench.results.optimize import ConfigOptimization
+from surrobench.results.optimize import ConfigOptimization, FreshCheck, judge_fresh, process_medians
 
 #: Longest one fresh process may take, seconds (a torch.compile recipe compiles again in each process).
 FRESH_TIMEOUT_S = 600.0

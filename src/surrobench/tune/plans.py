@@ -25,7 +25,7 @@ from surrobench.execution.sweep import (
     resolve_device,
     sweep_warnings,
 )
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.optimize import ConfigOptimization, OptimizeReport
 from surrobench.results.store import ResultStore
 from surrobench.results.optimize_store import add_optimization, latest_optimized_config
@@ -34,7 +34,6 @@ from surrobench.tune.request import OptimizeRequest
 from surrobench.tune.config import optimize_config
 from surrobench.tune.bench import free_device
 from surrobench.workload.spec import parse_shapes
-from surrobench.records.timestamps import created_now
 
 
 def optimize_plans(
