@@ -260,3 +260,22 @@ def test_a_ctrl_c_as_the_command_returns_is_an_interrupt_not_a_traceback(monkeyp
         cli.main(["history"])
     assert ended.value.code == 130
     assert capsys.readouterr().err.startswith("surrobench: interrupted")
+
+
+def test_a_signal_after_the_command_said_what_it_kept_keeps_the_interrupted_exit_code(monkeypatch):
+    """A second Ctrl-C after the 'interrupted: ...' line, before the late-signal guard: the exit code stays 130, the
+    process does not die by the signal (it did, under load, as a -2 seen from the parent)."""
+    import surrobench.cli as cli
+
+    def cut_then_signalled():
+        try:
+            sys.exit(130)  # the command printed what it kept and exits ...
+        finally:
+            raise KeyboardInterrupt  # ... as the second signal arrives
+
+    monkeypatch.setattr(cli, "main", cut_then_signalled)
+    monkeypatch.setattr(cli, "ignore_late_signals", lambda: None)  # this process keeps its handlers
+    monkeypatch.setattr(cli, "stray_threads", lambda: [])  # never os._exit the test process
+    with pytest.raises(SystemExit) as done:
+        cli.entry()
+    assert done.value.code == 130

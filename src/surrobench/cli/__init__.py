@@ -182,6 +182,8 @@ def entry() -> None:
         main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except KeyboardInterrupt:  # a second signal after the command said what it kept, before the line below
+        code = interrupt_exit_code()
     else:
         code = EXIT_OK
     ignore_late_signals()  # done: a late Ctrl-C during the teardown leaves this exit code as it is
