@@ -34,9 +34,10 @@ class Leaks(nn.Module):
         return self.conv(x)
 
 
-def _serve(model, rates):
+def _serve(model, rates, **options):
     return serve(
         model,
+        **options,
         rates=rates,
         max_batch="1",
         max_wait_ms=1,
@@ -82,18 +83,7 @@ def test_a_model_that_raises_stops_serve_in_one_line_with_the_run_stored(tmp_pat
 
     db = tmp_path / "s.db"
     with pytest.raises(Stopped) as cut:
-        serve(
-            RaisesOnTheThirdCall(),
-            db=db,
-            rates="20",
-            max_batch="1",
-            duration_s=0.4,
-            min_requests=0,
-            shapes="8",
-            device="cpu",
-            threads=1,
-            warmup=1,
-        )
+        _serve(RaisesOnTheThirdCall(), "20", db=db)
     assert str(cut.value).endswith("the model raised RuntimeError: index 7 is out of bounds for dimension 0")
     assert cut.value.partial.run_id
     with ResultStore(db) as store:
