@@ -15,7 +15,7 @@ from surrobench.analysis.evidence import ConfigEvidence
 from surrobench.analysis.op_families import family_actions, family_of, low_intensity, words
 from surrobench.analysis.op_readings import FRAGMENT_CATEGORIES, TINY_CALLS, read_fragmentation
 from surrobench.analysis.op_readings import read_memory, small_calls
-from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_ridge, format_tflops
+from surrobench.analysis.roofline import SuspectCeiling, ceiling_share, format_gbps, format_ridge, format_tflops
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.records.findings import Clause, Evidence, Finding, clauses_of
 from surrobench.records.ceilings import calibrate_command
@@ -24,11 +24,6 @@ from surrobench.records.ops import categorize
 from surrobench.records.vocab import HALF_PRECISIONS
 
 COMPUTE = ("gemm/matmul/einsum", "convolution", "attention")
-
-
-def _gbps(value: float) -> str:
-    """A bandwidth in GB/s, whole above 10, two significant digits below (0.42, never 0 for a measured rate)."""
-    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
 
 
 def _op_ms(ev: ConfigEvidence) -> dict[str, tuple[str, float, float]]:
@@ -93,7 +88,7 @@ def memory_bound(ev: ConfigEvidence, th: Thresholds) -> Finding | None:
         gain = sum(o.gain_ms for o in ops if o.gain_ms is not None)
         copy = f"{ev.roofline.ceilings.copy_gbps:.0f} GB/s"
         ridge, stale = ev.roofline.ridge_flop_per_byte, th.calibration_stale_ratio
-        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {_gbps(o.achieved_gbps)} GB/s = " for o in ops]
+        texts = [f"{o.name}: {_intensity_text(o, ridge)}, {format_gbps(o.achieved_gbps)} GB/s = " for o in ops]
         evidence = [
             Evidence("roofline", t + ceiling_share(o.ceiling_fraction, copy, stale), o.ceiling_fraction, "fraction")
             for t, o in zip(texts, ops)

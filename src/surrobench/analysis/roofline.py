@@ -40,6 +40,11 @@ def format_tflops(tflops: float) -> str:
     return f"{tflops:.2f}" if not math.isfinite(tflops) or abs(tflops) >= 0.1 else f"{tflops:.3g}"
 
 
+def format_gbps(gbps: float) -> str:
+    """A bandwidth for text, GB/s: whole from 10 up, two significant digits below (0.42, never 0 for a measured rate)."""
+    return f"{gbps:.0f}" if gbps >= 10 else f"{gbps:.2g}"
+
+
 def format_ridge(flop_per_byte: float) -> str:
     """A ridge point for text, FLOP/byte: one decimal, three significant digits under 0.1."""
     return f"{flop_per_byte:.1f}" if flop_per_byte >= 0.1 else f"{flop_per_byte:.3g}"
