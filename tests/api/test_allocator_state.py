@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -56,7 +57,7 @@ spec, key = sys.argv[1], sys.argv[2]
 cfg = ExecConfig(spec, ShapeSpec(size=4096), 4, "fp32", "cpu", "eager", 2, 5, False, 0, 1, threads=1)
 prepared = prepare_model(resolve_model(spec), "cpu", 0)
 # first in a fresh process: what `surrobench run` times
-run = surrobench.benchmark(spec, shapes=[4096], batches=[4], device="cpu", warmup=2, iters=5, threads=1).results[0]
+run = surrobench.benchmark(spec, shapes=[4096], batches=[4], device="cpu", warmup=2, iters=20, threads=1).results[0]
 reference_outputs(cfg, prepared)  # optimize's step 1: the fp32 and fp64 references, then its timed rounds
 baseline = open_variant(cfg, prepared, own_module=False)
 for _ in range(3):
@@ -82,6 +83,10 @@ def test_optimize_baseline_agrees_with_a_fresh_run_for_large_fp32_temporaries(tm
     assert done.returncode == 0, done.stderr[-2000:]
     run_faults, optimize_faults = json.loads(done.stdout.strip().splitlines()[-1])
     # page faults per timed call: the allocation state itself, not a timing. Without the pinned thresholds the
-    # fresh run re-faulted its temporaries (2,017 pages a call) and optimize's baseline, after its fp64
-    # reference, none (docs/benchmarks/cpu-allocator.md).
-    assert run_faults == pytest.approx(optimize_faults, abs=50)
+    # fresh run re-faulted both its temporaries on every call (2,017 pages a call: 2 x 4 MiB) and optimize's
+    # baseline, after its fp64 reference, none (docs/benchmarks/cpu-allocator.md). Pinned, neither re-faults a
+    # temporary a call; the heap may still grow by a few fresh blocks while it settles (glibc does not always reuse
+    # a freed block: 3 blocks over 5 timed calls, 615 a call, in CI on 2026-12-06), which the 20 timed calls spread.
+    one_temporary_pages = 4 * 2**20 // resource.getpagesize()
+    assert run_faults < one_temporary_pages / 2
+    assert optimize_faults < one_temporary_pages / 2
