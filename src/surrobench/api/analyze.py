@@ -6,12 +6,14 @@ of rank traces). Behind ``surrobench analyze``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from surrobench.analysis.cross_rank import CrossRankReport, timeline_cross_rank
 from surrobench.analysis.gaps import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.analysis.timeline import TimelineReport, analyze_timeline
+from surrobench.api.rank_traces import RankTraces, analyze_rank_traces, rank_trace_set
 from surrobench.errors import UsageError
 from surrobench.trace import load_trace as load_trace  # a Kineto or nsys trace (file, pipe, rank folder)
 from surrobench.trace.model import Timeline
@@ -43,22 +45,39 @@ def analyze(timeline: Timeline, *, gap_threshold_us: float = DEFAULT_GAP_THRESHO
 
 @dataclass(frozen=True)
 class TraceAnalysis:
-    """A trace's timeline report and, for several ranks, its cross-rank report (None for one rank)."""
+    """A trace's timeline report and, for several ranks in one timeline, its cross-rank report (else None)."""
 
     timeline: TimelineReport
     cross_rank: CrossRankReport | None
 
     def to_json(self) -> dict:
-        """The timeline report (``surrobench/timeline-v1``) with ``cross_rank`` beside its keys."""
-        return {**self.timeline.to_dict(), "cross_rank": self.cross_rank.to_dict() if self.cross_rank else None}
+        """The timeline report (``surrobench/timeline-v1``), with ``cross_rank`` beside its keys for several ranks."""
+        return {**self.timeline.to_dict(), **({"cross_rank": self.cross_rank.to_dict()} if self.cross_rank else {})}
 
 
-def analyze_trace(path: str | Path, *, gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3) -> TraceAnalysis:
-    """:func:`load_trace` then :func:`analyze`, with the cross-rank analysis of a multi-rank trace.
+def analyze_trace(
+    paths: str | Path | Sequence[str | Path],
+    *,
+    gap_threshold_us: float = DEFAULT_GAP_THRESHOLD_NS / 1e3,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
+) -> TraceAnalysis | RankTraces:
+    """The analysis of a trace (a file, or a folder read as one timeline: :func:`load_trace` then :func:`analyze`,
+    with the cross-rank report of several ranks) or of a rank set (a folder or list of more than one rank trace:
+    :class:`~surrobench.api.rank_traces.RankTraces`, each rank in a worker, ``workers`` and ``dask_scheduler`` as
+    :func:`~surrobench.api.rank_traces.analyze_rank_traces`). ``gap_threshold_us``: shortest idle interval (µs)
+    listed as a gap.
 
     Raises:
-        UsageError: as :func:`load_trace` and :func:`analyze`.
+        UsageError: as :func:`load_trace`, :func:`analyze` and :func:`~surrobench.api.rank_traces.rank_trace_set`.
     """
     check_gap_threshold(gap_threshold_us)  # before reading what may be a large trace
-    timeline = load_trace(path)
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    rank_files = rank_trace_set(paths)
+    if rank_files is not None:
+        gap_ns = round(gap_threshold_us * 1e3)
+        return analyze_rank_traces(
+            rank_files, diagnose=False, gap_threshold_ns=gap_ns, workers=workers, dask_scheduler=dask_scheduler
+        )
+    timeline = load_trace(paths[0])
     return TraceAnalysis(analyze(timeline, gap_threshold_us=gap_threshold_us), timeline_cross_rank(timeline))

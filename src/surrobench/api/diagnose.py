@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from surrobench.tune import advice
 from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
+from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
 from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
@@ -457,10 +459,22 @@ def _perf_label(report: dict) -> str:
     return f"{report.get('model')} {shape} b{report.get('batch')} {report.get('precision')} {report.get('mode')}"
 
 
+def _diagnose_ranks(
+    files: list[Path], th: Thresholds, system: SystemView | None, workers: int | None, dask_scheduler: str | None
+) -> Diagnosis:
+    """The diagnosis of several rank traces, each rank in a worker; a system view describes one process only."""
+    if system is not None:
+        raise UsageError.bad("system", f": a system view describes one process, not {len(files)} rank traces")
+    result = analyze_rank_traces(files, th, workers=workers, dask_scheduler=dask_scheduler)
+    context = {"traces": [str(f) for f in files], "cross_rank": result.cross_rank.to_dict()}
+    title = f"diagnosis of {len(files)} rank traces"
+    return Diagnosis(result.findings, context, title, cross_rank=result.cross_rank)
+
+
 def diagnose(
     model: str | SweepPlan | None = None,
     *,
-    trace: str | Path | None = None,
+    trace: str | Path | Sequence[str | Path] | None = None,
     run: str | RunRecord | None = None,
     db: str | Path | None = None,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
@@ -471,11 +485,14 @@ def diagnose(
     measure_s: float | None = None,
     command: str | None = None,
     hooks: Hooks = NO_HOOKS,
+    workers: int | None = None,
+    dask_scheduler: str | None = None,
     **sweep,
 ) -> Diagnosis:
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep of ``sweep``, the keywords
-    of :func:`surrobench.api.benchmark.sweep_request`, or a plan), ``trace`` (Kineto or nsys; a folder of rank
-    traces adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op tables and traces; a
+    of :func:`surrobench.api.benchmark.sweep_request`, or a plan), ``trace`` (Kineto or nsys; a folder or list of
+    rank traces, each rank diagnosed in a worker, :func:`~surrobench.api.rank_traces.analyze_rank_traces` with
+    ``workers`` and ``dask_scheduler``, adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op tables and traces; a
     :class:`RunRecord` without ``db`` is diagnosed from the record alone, :func:`diagnose_record`).
 
     ``db``: where a workload's run is stored (None: in memory) or ``run`` is looked up (None: ``surrobench.db``).
@@ -503,6 +520,11 @@ def diagnose(
             "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
         )
     if trace is not None:
+        paths = [trace] if isinstance(trace, (str, Path)) else list(trace)
+        rank_files = rank_trace_set([Path(p) for p in paths])
+        if rank_files is not None:
+            return _diagnose_ranks(rank_files, thresholds, system, workers, dask_scheduler)
+        trace = paths[0]
         if not Path(trace).exists():
             raise UsageError(f"trace {str(trace)!r}: no such file or folder")
         timeline = load_trace(trace)

@@ -40,7 +40,7 @@ class RankTraces:
     cross_rank: CrossRankReport | None
     findings: tuple[Finding, ...]
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> dict:
         """``surrobench/rank-traces-v4``: each rank's timeline report, the cross-rank report, the findings."""
         return {
             "schema": schemas.RANK_TRACES,

@@ -9,11 +9,10 @@ import typer
 
 from surrobench.api.defaults import DEFAULT_GAP_THRESHOLD_NS
 from surrobench.api import analyze as trace_api
-from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
+from surrobench.api.rank_traces import RankTraces
 from surrobench.cli.app import app
 from surrobench.cli.options import output_option, DaskSchedulerOpt, WorkersOpt, console, write_json
-from surrobench.report.timeline import rank_traces_rich
-from surrobench.report.timeline import render_timeline
+from surrobench.report.timeline import cross_rank_rich, rank_traces_rich, render_timeline
 
 
 @app.command()
@@ -35,17 +34,14 @@ def analyze(
 ) -> None:
     """Timeline analysis: GPU busy/idle, gaps and their causes, launches, streams; across ranks for a folder
     of rank traces (steps aligned, time in collectives, waiting for late ranks)."""
-    trace_api.check_gap_threshold(gap_threshold_us)  # before reading what may be a large trace
-    gap_threshold_ns = round(gap_threshold_us * 1e3)
-    rank_files = rank_trace_set(paths)
-    if rank_files is None:
-        report = trace_api.analyze(trace_api.load_trace(paths[0]), gap_threshold_us=gap_threshold_us)
-        console.print(render_timeline(report))  # the one console: the same piped width as every command
-        write_json(json_path, report.to_dict())
-        return
-    traces = analyze_rank_traces(
-        rank_files, diagnose=False, gap_threshold_ns=gap_threshold_ns, workers=workers, dask_scheduler=dask_scheduler
+    result = trace_api.analyze_trace(
+        paths, gap_threshold_us=gap_threshold_us, workers=workers, dask_scheduler=dask_scheduler
     )
-    title = f"cross-rank findings of {len(rank_files)} rank traces"
-    console.print(rank_traces_rich(traces, render_timeline, title, width=console.width))
-    write_json(json_path, traces.to_dict())
+    if isinstance(result, RankTraces):
+        title = f"cross-rank findings of {len(result.ranks)} rank traces"
+        console.print(rank_traces_rich(result, render_timeline, title, width=console.width))
+    else:
+        console.print(render_timeline(result.timeline))  # the one console: the same piped width as every command
+        if result.cross_rank is not None:
+            console.print(cross_rank_rich(result.cross_rank))
+    write_json(json_path, result.to_json())

@@ -1,5 +1,5 @@
 """``surrobench diagnose``: verdicts with evidence, actions and estimated gains (docs/cli.md, "diagnose") of a
-workload, a stored run (``--run``) or traces (several ranks: :func:`surrobench.api.rank_traces.analyze_rank_traces`).
+workload, a stored run (``--run``) or traces: one call of :func:`surrobench.api.diagnose.diagnose`.
 ``--json`` writes ``surrobench/diagnosis-v6``. Exit 3 when a config failed, 4 when one cannot be judged."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from surrobench.records.findings import diagnosis_json
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
 from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
-from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.cli.options import command_line, refuse_given
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.kernel_tables import counters_renderables
@@ -80,39 +79,36 @@ def diagnose(
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     if traces or run_id is not None:
         refuse_given(ctx, _WORKLOAD_PARAMS, "a TRACE" if traces else "--run")
-    rank_files = rank_trace_set(traces) if traces else None
-    if rank_files is not None:
-        if system is not None:
-            raise UsageError(f"--system-view describes one process; it cannot apply to {len(rank_files)} rank traces")
-        result = analyze_rank_traces(rank_files, th, workers=workers, dask_scheduler=dask_scheduler)
-        findings, title, warnings = list(result.findings), f"diagnosis of {len(rank_files)} rank traces", []
-        diagnosed = None
-        console.print(cross_rank_rich(result.cross_rank))
-        context = {"traces": [str(f) for f in rank_files], "cross_rank": result.cross_rank.to_dict()}
+    if traces or run_id is not None:
+        result = api_diagnose.diagnose(
+            trace=traces,
+            run=run_id,
+            db=db,
+            thresholds=th,
+            system=system,
+            workers=workers,
+            dask_scheduler=dask_scheduler,
+        )
     else:
-        if traces or run_id is not None:
-            trace = traces[0] if traces else None
-            result = api_diagnose.diagnose(trace=trace, run=run_id, db=db, thresholds=th, system=system)
-        else:
-            tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
-            plan = workload.plan()
-            options = tracing.torch(workload.iters)
-            with progress_hooks(err_console) as hooks:
-                result = api_diagnose.diagnose(
-                    plan,
-                    db=db,
-                    thresholds=th,
-                    system=system,
-                    system_pass=system_pass,
-                    profile_options=options,
-                    measure_s=measure_s,
-                    command=command_line(),
-                    hooks=hooks,
-                )
-        if result.cross_rank is not None:
-            console.print(cross_rank_rich(result.cross_rank))
-        findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
-        diagnosed = result.run
+        tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
+        plan = workload.plan()
+        options = tracing.torch(workload.iters)
+        with progress_hooks(err_console) as hooks:
+            result = api_diagnose.diagnose(
+                plan,
+                db=db,
+                thresholds=th,
+                system=system,
+                system_pass=system_pass,
+                profile_options=options,
+                measure_s=measure_s,
+                command=command_line(),
+                hooks=hooks,
+            )
+    if result.cross_rank is not None:
+        console.print(cross_rank_rich(result.cross_rank))
+    findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
+    diagnosed = result.run
     failed = context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none
     quiet = quiet_configs(findings, (r.label() for r in diagnosed.results) if diagnosed else (), failed)

@@ -754,6 +754,7 @@ FLAG_OF_PARAMETER = {
     "ignore_fields": "--ignore-field",
     "rates": "--rate",
     "arrivals_file": "--arrivals",
+    "system": "--system-view",
     "gate": "--fail-on-regression",
     "schedule.wait": "--profile-wait",
     "schedule.warmup": "--profile-warmup",
