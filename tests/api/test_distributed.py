@@ -17,6 +17,8 @@ from surrobench.api.distributed import (
     request_to_json,
     visible_devices,
 )
+from surrobench.api.run import measure
+from surrobench.collect.profile_phase import ProfileOptions
 from surrobench.errors import UsageError
 from surrobench.execution.ranks import RankEnv
 from surrobench.execution.sweep import SweepRequest, plan_sweep
@@ -283,3 +285,17 @@ def test_rank_rows_keep_their_placement_through_run_json():
     back = run_from_json(doc)
     assert [placement(r) for r in back.results] == [placement(r) for r in record.results]
     assert scaling_rows(back.results) == scaling_rows(record.results)
+
+
+def test_measure_refuses_what_several_processes_cannot_do(tmp_path):
+    db = tmp_path / "r.db"
+    with pytest.raises(UsageError) as raised:
+        measure("pinn-mlp", db=db, nproc=2, then=ProfileOptions(), device="cpu")
+    assert raised.value.parameter == "then"
+    with pytest.raises(UsageError) as raised:
+        measure("pinn-mlp", db=db, nproc=2, timeout_s=5, device="cpu")
+    assert raised.value.parameter == "timeout_s"
+    with pytest.raises(UsageError) as raised:
+        measure("pinn-mlp", nproc=2, device="cpu")
+    assert raised.value.parameter == "db"
+    assert not db.exists()

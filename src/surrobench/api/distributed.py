@@ -42,11 +42,6 @@ from surrobench.records.run import ConfigResult, RunRecord, created_now
 from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 
-# What ``surrobench run`` reads of a multi-process run: the rank environment, each row's placement, the warnings.
-from surrobench.execution.ranks import detect_rank_env as detect_rank_env  # noqa: E402
-from surrobench.execution.sweep import sweep_warnings as sweep_warnings  # noqa: E402
-from surrobench.results.scaling import placement as placement  # noqa: E402
-
 
 def choose_parallel(plan: SweepPlan, parallel: str) -> str:
     """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``, else ``replicas``.

@@ -3,17 +3,21 @@ sweep, then profile each ``ok`` config in a child process with the profiler its 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
+from surrobench.api.distributed import distributed_run
 from surrobench.api.nsys import NsysOptions, nsys_config
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, profile_config, time_and_profile
 from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import UsageError
-from surrobench.execution.sweep import SweepPlan
+from surrobench.execution.ranks import detect_rank_env
+from surrobench.execution.sweep import SweepPlan, sweep_warnings
 from surrobench.records import schemas
 from surrobench.records.run import Profile
+from surrobench.results.scaling import placement
 
 #: The child that profiles one config, and the schema of the document, for each profiler's options.
 PROFILERS = {
@@ -30,15 +34,24 @@ def measure(
     then: ProfileOptions | PerfOptions | NsysOptions | None = None,
     hooks: Hooks = NO_HOOKS,
     command: str | None = None,
+    nproc: int = 0,
+    parallel: str = "auto",
+    devices: list[int] | None = None,
     **sweep,
-) -> Profile:
+) -> Profile | None:
     """Time ``model`` over the sweep (as :func:`~surrobench.api.benchmark.benchmark`, or a plan) into ``db``, then
     with ``then`` profile each ``ok`` config in a child process that rebuilds the model from its name:
     torch.profiler (``ProfileOptions``), perf and py-spy (``PerfOptions``) or Nsight Systems (``NsysOptions``).
     Returns the :class:`~surrobench.records.run.Profile`; ``command`` is stored with the run.
 
+    Several processes (:func:`~surrobench.api.distributed.distributed_run`) when ``nproc`` ranks are asked for, or
+    ``devices`` (GPU indices to deal the configs over), or this process is a rank of torchrun or srun: ``parallel``
+    the mode (``auto``, ``replicas``, ``model``, ``configs``); the run is stored in ``db`` by rank 0 and returned
+    on the process that started the ranks and on rank 0, None on the other ranks.
+
     Raises:
-        UsageError: as ``sweep_plan``; ``then`` of no profiler, or with a model object.
+        UsageError: as ``sweep_plan`` and ``distributed_run``; ``then`` of no profiler, or with a model object;
+            ``then``, a ``timeout_s`` or no ``db`` for several processes.
         Unsaved: as ``benchmark``.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the run so far, with ``then`` the Profile so far.
     """
@@ -48,8 +61,27 @@ def measure(
             raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
         named_model(model, "profiling")
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
+    rank_env = detect_rank_env()
+    if nproc or devices is not None or rank_env is not None:
+        return _on_ranks(plan, db, then, parallel, rank_env, command, nproc=nproc, devices=devices)
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
+
+
+def _on_ranks(plan: SweepPlan, db, then, parallel: str, rank_env, command, **ranks) -> Profile | None:
+    """``measure`` over several processes: the run with its warnings, each about a row named by its rank."""
+    if then is not None:
+        detail = "in a multi-process run: profile one rank's config on its own, or wrap the launcher in the profiler"
+        raise UsageError.bad("then", detail)
+    if plan.request.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
+        raise UsageError.bad("timeout_s", "in a multi-process run: not supported; use the launcher's time limit")
+    if db is None:
+        raise UsageError.bad("db", ": a multi-process run's ranks store into one database file; give one")
+    record = distributed_run(plan, parallel, Path(db), rank_env=rank_env, command=command, **ranks)
+    if record is None:  # a rank other than 0
+        return None
+    named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
+    return Profile(record, warnings=tuple(sweep_warnings(named, record.env.get("torch_threads"))))
 
 
 def perf(

@@ -755,6 +755,7 @@ FLAG_OF_PARAMETER = {
     "rates": "--rate",
     "arrivals_file": "--arrivals",
     "system": "--system-view",
+    "then": "--profile",
     "gate": "--fail-on-regression",
     "schedule.wait": "--profile-wait",
     "schedule.warmup": "--profile-warmup",

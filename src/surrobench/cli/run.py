@@ -4,9 +4,7 @@ phase follows (one child process per config, :mod:`surrobench.api.profile`)."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from surrobench.cli.app import app
 from surrobench.report.escape import rich_escape
@@ -20,26 +18,6 @@ from surrobench.records.run import Profile
 from surrobench.report.progress import progress_hooks
 from surrobench.api.defaults import DEFAULT_DB, parse_devices
 from surrobench.report.run import run_tables
-
-if TYPE_CHECKING:
-    from surrobench.records.run import RunRecord
-
-
-def render_multi_process(record: RunRecord, db: Path, json_out: Path | None) -> None:
-    """The results table (a row per rank, reference and step), the scaling table, the warnings, ``--json``."""
-    from surrobench.api.distributed import placement, sweep_warnings
-
-    title = (
-        f"run {record.run_id} on {record.env['world_size']} x "
-        f"{rich_escape(record.env['device_name'])} ({record.env['parallel']})"
-    )
-    for table in run_tables(record, title, width=console.width):
-        console.print(table)
-    # each row named with its rank, so a warning says which rank's measurement it is about
-    named = [replace(r, model=f"{placement(r).label()} {r.model}") if placement(r) else r for r in record.results]
-    print_warnings(sweep_warnings(named, record.env.get("torch_threads")))
-    print_stored(db, record.run_id)
-    write_json(json_out, record.to_json())
 
 
 @app.command()
@@ -65,28 +43,12 @@ def run(
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
     from surrobench.api.run import measure
-    from surrobench.api.distributed import detect_rank_env, distributed_run
     from surrobench.report.system import render_phase_report
 
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
-    rank_env = detect_rank_env()
     device_list = parse_devices(devices) if devices is not None else None
     plan = workload.plan()
-    if nproc or device_list is not None or rank_env is not None:
-        if profile != "none":
-            raise UsageError(
-                "--profile in a multi-process run: profile one rank's config with "
-                "`surrobench profile`, or wrap your torchrun in the profiler"
-            )
-        if workload.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
-            raise UsageError("--timeout-s in a multi-process run: not supported; use your launcher's time limit")
-        record = distributed_run(
-            plan, parallel, db, nproc=nproc, devices=device_list, rank_env=rank_env, command=command_line()
-        )
-        if record is not None:  # the process that started the ranks, or rank 0
-            render_multi_process(record, db, json_out)
-        return
     then = None
     if profile == "torch":
         then = tracing.torch(workload.iters)
@@ -94,22 +56,28 @@ def run(
         then = system.options()
     elif profile == "nsys":
         then = tracing.nsys(plan)
+    ranks = dict(nproc=nproc, parallel=parallel, devices=device_list)
     try:
         with progress_hooks(err_console) as hooks:
-            done = measure(plan, db=db, then=then, hooks=hooks, command=command_line())
+            done = measure(plan, db=db, then=then, hooks=hooks, command=command_line(), **ranks)
     except Interrupted as cut:  # run's --json is the run document, profiled or not
         cut.partial = cut.partial.run if isinstance(cut.partial, Profile) else cut.partial
         raise
+    if done is None:  # a rank of a multi-process run other than rank 0: rank 0 prints the run
+        return
     record = done.run
     write_json(json_out, record.to_json())  # first: a signal while the tables print must not lose it
-    for table in run_tables(record, rich_escape(f"run {record.run_id} on {record.env['device_name']}"), console.width):
+    title = f"run {record.run_id} on {record.env['device_name']}"
+    if "world_size" in record.env:  # several processes
+        title = f"run {record.run_id} on {record.env['world_size']} x {record.env['device_name']} ({record.env['parallel']})"
+    for table in run_tables(record, rich_escape(title), console.width):
         console.print(table)
     if profile in ("perf", "nsys"):
         for report in done.reports:
             console.print(render_phase_report(report))
     print_warnings(list(done.warnings))
     print_stored(db, record.run_id)
-    if profile == "none" and any(r.status == "ok" for r in record.results):
+    if profile == "none" and "world_size" not in record.env and any(r.status == "ok" for r in record.results):
         _next_steps(workload, db)
     exit_if_configs_failed(record.results)
 
