@@ -33,12 +33,15 @@ def _diagnose():
     return api_diagnose.diagnose("pinn-mlp", system_pass=True, **options)
 
 
-def test_the_system_pass_is_stored_in_the_context_and_its_step_check_noted(planted_pass):
+def test_the_system_pass_is_stored_in_the_context_and_its_step_check_noted(planted_pass, monkeypatch):
+    checked = api_diagnose.check_evidence
+    # the profile's own window on the timed step (on a loaded host it can be off too: the next test's case)
+    monkeypatch.setattr(api_diagnose, "check_evidence", lambda ev: replace(checked(ev), problems=()))
     d = _diagnose()
     (label,) = d.context["system"]
     assert d.context["system"][label] == VIEW.to_json()
     mine = [w for w in d.warnings if w.startswith(f"{label}: ")]
-    assert [w.split(": ", 2)[1] for w in mine] == ["py-spy", "unreliable"]  # the profile's check is fine here
+    assert [w.split(": ", 2)[1] for w in mine] == ["py-spy", "unreliable"]
 
 
 def test_a_cause_the_profile_check_states_is_noted_once(planted_pass, monkeypatch):

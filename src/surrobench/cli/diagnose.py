@@ -73,7 +73,6 @@ def diagnose(
     import surrobench.api.diagnose as api_diagnose  # imports torch: here, so that `--help` needs none
 
     th = load_thresholds(config)
-    measure_s = None if measure_s is None else api_diagnose.check_measure_s(measure_s)  # None: the default
     system = api_diagnose.load_system_view(system_view)
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
