@@ -20,6 +20,7 @@ _EXPORTS = {
     "models": "surrobench.api.benchmark",
     "profile": "surrobench.api.profile",
     "Profile": "surrobench.records.run",
+    "measure": "surrobench.api.run",
     "perf": "surrobench.api.run",
     "serve": "surrobench.api.serve",
     "load_trace": "surrobench.api.analyze",
