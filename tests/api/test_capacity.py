@@ -5,6 +5,7 @@ planted services (virtual clock) and a tiny model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import socket
 
 import numpy as np
@@ -29,12 +30,24 @@ from surrobench.records.serve import ServePolicy, padded_sizes, serve_from_json
 from surrobench.report.serve_tables import COLUMNS, point_cells
 
 
+class CostlyClock(VirtualClock):
+    """A virtual clock each read of which costs ``read_s``: a batcher loop with its own time, planted."""
+
+    def __init__(self, read_s: float) -> None:
+        super().__init__()
+        self.read_s = read_s
+
+    def now(self) -> float:
+        self.t += self.read_s
+        return self.t
+
+
 class IdleService:
     """A batch of k takes ``(a_ms + b_ms k) x factor`` ms of virtual time, ``slow`` times that when the service
     was idle ``idle_ms`` or more since its last batch ended (the trial's isolated request), and a lognormal
-    jitter of ``jitter`` (seeded)."""
+    jitter of ``jitter`` (seeded); each clock read costs ``read_ms`` (:class:`CostlyClock`)."""
 
-    def __init__(self, a_ms, b_ms, *, slow=1.0, idle_ms=5.0, factor=1.0, jitter=0.0, seed=0):
+    def __init__(self, a_ms, b_ms, *, slow=1.0, idle_ms=5.0, factor=1.0, jitter=0.0, seed=0, read_ms=0.0):
         self.a, self.b, self.slow, self.idle_s, self.factor, self.jitter = (
             a_ms,
             b_ms,
@@ -43,11 +56,11 @@ class IdleService:
             factor,
             jitter,
         )
-        self.rng = np.random.default_rng(seed)
+        self.rng, self.read_s = np.random.default_rng(seed), read_ms / 1e3
         self.new_clock()
 
     def new_clock(self) -> VirtualClock:
-        self.clock, self.last_end = VirtualClock(), -1.0
+        self.clock, self.last_end = CostlyClock(self.read_s), -1.0
         return self.clock
 
     def __call__(self, k: int) -> float:
@@ -73,6 +86,7 @@ def test_the_unloaded_latency_is_measured_isolated_and_back_to_back():
     assert one.back_to_back_p50_ms == pytest.approx(2.1) and one.isolated_p99_ms == pytest.approx(4.2)
     assert one.gap_ms >= 3.0 and len(one.isolated_ms) >= 10 and len(one.back_to_back_ms) >= 10
     assert unloaded[4].back_to_back_p50_ms == pytest.approx(2.4)
+    assert all(u.loop_ms == pytest.approx(0.0, abs=1e-9) for u in unloaded.values())  # a loop of no time
 
 
 def test_an_infeasible_target_is_answered_without_a_search(monkeypatch):
@@ -102,6 +116,21 @@ def test_the_prediction_is_within_ten_percent_of_the_simulated_truth():
     truth = serve_policy(request, policy, service, predicted / 2, service.new_clock).capacity
     middle = (truth.capacity_rps + truth.failing_rps) / 2
     assert predicted == pytest.approx(middle, rel=0.10)
+
+
+def test_the_loops_own_time_is_measured_and_charged():
+    # each clock read of the loop costs 0.05 ms beside batches of 1.25-2 ms: the loop's time per batch, measured
+    # over a backlog, is charged in the simulation; uncharged, the capacity is over-predicted
+    policy, target = ServePolicy(4, 1.0), 12.0
+    service = IdleService(1.0, 0.25, jitter=0.1, read_ms=0.05)
+    unloaded = _unloaded(service, 4)
+    assert all(u.loop_ms > 0.1 for u in unloaded.values())
+    predicted = predict_capacity(unloaded, policy, target)
+    blind = predict_capacity({k: replace(u, loop_ms=0.0) for k, u in unloaded.items()}, policy, target)
+    request = serve_request(find_max=True, p99_ms=target, max_batch=4, max_wait_ms=1.0, duration_s=6.0, warmup_s=1.0)
+    truth = serve_policy(request, policy, service, predicted / 2, service.new_clock).capacity
+    middle = (truth.capacity_rps + truth.failing_rps) / 2
+    assert predicted == pytest.approx(middle, rel=0.10) and blind > 1.1 * middle
 
 
 def test_the_idle_threshold_is_measured_not_guessed():

@@ -4,8 +4,10 @@
 :class:`~surrobench.execution.batcher.VirtualClock`) over the load generator's open-loop arrivals, each batch's
 service time drawn from the samples of its padded size measured before any load
 (:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
-(:func:`~surrobench.execution.batcher.idle_threshold`), else back to back (:func:`predict_capacity`). Not
-modelled: the batcher loop's own time, late wake-ups, a slowdown growing with the idle beyond the threshold.
+(:func:`~surrobench.execution.batcher.idle_threshold`), else back to back, plus the loop's own time per batch of
+that size measured over a backlog before the load (``loop_ms``, :func:`~surrobench.execution.batcher.loop_overhead`:
+the simulated batches then take as long on average as the backlog's) (:func:`predict_capacity`). Not modelled:
+the loop's time on a wake that serves nothing, late wake-ups, a slowdown growing with the idle beyond the threshold.
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
@@ -118,7 +120,7 @@ def simulated_point(
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
         u = unloaded[padded_size(k, sizes)]
         pool = u.isolated_ms if clock.now() - last_end[0] >= u.gap_ms / 1e3 else u.back_to_back_ms
-        seconds = pool[int(rng.integers(len(pool)))] / 1e3
+        seconds = (pool[int(rng.integers(len(pool)))] + u.loop_ms) / 1e3
         clock.advance(seconds)
         last_end[0] = clock.now()
         return seconds
@@ -151,7 +153,7 @@ def predict_capacity(
             return False
 
     full = unloaded[max(s for s in unloaded if s <= policy.max_batch)]
-    hi, lo = None, policy.max_batch / (full.back_to_back_p50_ms / 1e3)
+    hi, lo = None, policy.max_batch / ((full.back_to_back_p50_ms + full.loop_ms) / 1e3)
     bound = lo
     while not passes(lo):
         if lo < SIMULATED_FLOOR * bound:

@@ -306,10 +306,10 @@ def unloaded_by_size(
     return _unloaded_records(unloaded_latency(service, sizes, clock, budget_s))
 
 
-def _unloaded_records(measured: dict[int, tuple[float, list[float], list[float]]]) -> dict[int, UnloadedLatency]:
+def _unloaded_records(measured: dict[int, tuple]) -> dict[int, UnloadedLatency]:
     return {
-        k: UnloadedLatency(k, gap_s * 1e3, tuple(t * 1e3 for t in isolated), tuple(t * 1e3 for t in back))
-        for k, (gap_s, isolated, back) in measured.items()
+        k: UnloadedLatency(k, gap * 1e3, tuple(t * 1e3 for t in isolated), tuple(t * 1e3 for t in back), loop * 1e3)
+        for k, (gap, isolated, back, loop) in measured.items()
     }
 
 

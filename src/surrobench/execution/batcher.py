@@ -193,6 +193,8 @@ PROBES = 3
 REFINE = 3
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
+#: The loop's backlog (:func:`loop_overhead`) serves at most this many batches (a 13 us CPU batch: 0.3 s).
+LOOP_BATCHES = 20_000
 
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
@@ -215,13 +217,25 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
     return MAX_GAP_S
 
 
+def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s: float) -> float:
+    """The batcher loop's own time per batch of ``k`` (s) beyond the service samples ``back_s`` (s, back to
+    back): a backlog of full batches served by :func:`serve_open_loop` for about ``window_s`` (at least
+    :data:`MIN_UNLOADED_SAMPLES`, at most :data:`LOOP_BATCHES` batches), its elapsed time per batch less the
+    mean of ``back_s``; 0 when not above it. It holds the queue's bookkeeping and what a sustained run meets
+    that samples of a few milliseconds miss (preemption by other processes); docs/benchmarks/cpu-loop.md."""
+    n = int(min(LOOP_BATCHES, max(MIN_UNLOADED_SAMPLES, window_s / max(float(np.median(back_s)), 1e-9))))
+    trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
+    return max(0.0, trace.elapsed_s / len(trace.batch_size) - float(np.mean(back_s)))
+
+
 def unloaded_latency(
-    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S
-) -> dict[int, tuple[float, list[float], list[float]]]:
-    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s)``, service times (s) of batches run back
-    to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`) after the last.
-    At most :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over
-    sizes and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
+    service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
+) -> dict[int, tuple[float, list[float], list[float], float]]:
+    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s)``, service times (s) of batches
+    run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`) after
+    the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``). At most
+    :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes
+    and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
 
     def timed(k: int) -> float:
@@ -234,7 +248,7 @@ def unloaded_latency(
         return timed(k)
 
     out = {}
-    share_s = budget_s / max(1, 2 * len(sizes))
+    share_s = budget_s / max(1, (3 if loop else 2) * len(sizes))
     for k in sizes:
         first = max(timed(k), 1e-9)
         n = int(min(BACK_TO_BACK_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / first)))
@@ -243,5 +257,6 @@ def unloaded_latency(
         probes = PROBES if share_s >= 12 * PROBES * median else 1
         gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
         count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
-        out[k] = (gap_s, [timed_after(k, gap_s) for _ in range(count)], back)
+        isolated = [timed_after(k, gap_s) for _ in range(count)]
+        out[k] = (gap_s, isolated, back, loop_overhead(service, k, back, clock, share_s) if loop else 0.0)
     return out

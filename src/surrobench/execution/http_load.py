@@ -118,9 +118,9 @@ def http_open_loop(url: str, arrivals_s: np.ndarray, drain_s: float) -> ServeTra
 
 def http_unloaded(
     url: str, budget_s: float = UNLOADED_BUDGET_S, timeout_s: float = 10.0
-) -> dict[int, tuple[float, list[float], list[float]]]:
+) -> dict[int, tuple[float, list[float], list[float], float]]:
     """:func:`~surrobench.execution.batcher.unloaded_latency` of single requests (``POST {"id": -1}``), batch size 1
-    only (the endpoint batches by its own policy).
+    only, no loop (the endpoint batches by its own policy).
 
     Raises:
         UsageError: httpx is not installed, or a request failed (its cause named).
@@ -138,4 +138,4 @@ def http_unloaded(
                 raise UsageError.bad("url", f"{url!r}: an unloaded request failed: HTTP {response.status_code}")
             return time.perf_counter() - began
 
-        return unloaded_latency(one, (1,), WallClock(), budget_s)
+        return unloaded_latency(one, (1,), WallClock(), budget_s, loop=False)

@@ -197,12 +197,14 @@ class Capacity(schemas.Plain):
 class UnloadedLatency(schemas.Plain):
     """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
-    and ``back_to_back`` batches, each started as the previous one ended (as under load)."""
+    and ``back_to_back`` batches, each started as the previous one ended (as under load); ``loop_ms``, the batcher
+    loop's own time per batch beyond them (:func:`surrobench.execution.batcher.loop_overhead`; 0: not measured)."""
 
     batch: int
     gap_ms: float
     isolated_ms: tuple[float, ...]
     back_to_back_ms: tuple[float, ...]
+    loop_ms: float = 0.0
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:

@@ -74,7 +74,7 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
 
 
 UNLOADED_COLUMNS = ("batch", "isolated P50 ms", "isolated P99 ms", "back-to-back P50 ms", "back-to-back P99 ms")
-UNLOADED_COLUMNS += ("gap ms", "n")
+UNLOADED_COLUMNS += ("gap ms", "loop ms", "n")
 UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; back to back: as under load)"
 
 
@@ -88,6 +88,7 @@ def unloaded_rows(record: ServeRecord) -> list[list[str]]:
             fmt(u.back_to_back_p50_ms, ".2f"),
             fmt(u.back_to_back_p99_ms, ".2f"),
             f"{u.gap_ms:.1f}",
+            f"{u.loop_ms:.2g}",
             f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}",
         ]
         for u in record.unloaded
