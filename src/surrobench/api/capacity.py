@@ -24,14 +24,8 @@ from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import model_service
-from surrobench.records.serve import (
-    Capacity,
-    CapacityCandidate,
-    CapacityOptimization,
-    ServePolicy,
-    UnloadedLatency,
-    padded_size,
-)
+from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, ServePolicy
+from surrobench.records.serve import UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
 from surrobench.results.serve_store import capacity_verdict
 from surrobench.tune.bench import free_device
@@ -288,14 +282,5 @@ def optimize_capacity(
     workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "device": cfg.device}
     with open_store(db):  # the database is checked (and migrated) before anything is measured
         pass
-    return capacity_search(
-        remedies,
-        request.policies,
-        p99_ms,
-        evaluate,
-        verify,
-        tolerance=tolerance,
-        seed=cfg.seed,
-        workload=workload,
-        budget_s=budget_s,
-    )
+    options = dict(tolerance=tolerance, seed=cfg.seed, workload=workload, budget_s=budget_s)
+    return capacity_search(remedies, request.policies, p99_ms, evaluate, verify, **options)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD
 from surrobench.records.serve import ServePolicy
 
 #: ``service(k) -> compute_s``: serve a batch of ``k`` requests and return its compute time in seconds.
@@ -193,8 +194,6 @@ PROBES = 3
 REFINE = 3
 #: The unloaded measurement's time, s, over every padded size (a slow 3-D model gets fewer samples, not more time).
 UNLOADED_BUDGET_S = 6.0
-#: The loop's backlog (:func:`loop_overhead`) serves at most this many batches (a 13 us CPU batch: 0.3 s).
-LOOP_BATCHES = 20_000
 
 
 def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], probes: int = PROBES) -> float:
@@ -219,11 +218,12 @@ def idle_threshold(timed_after: Callable[[float], float], back_s: list[float], p
 
 def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s: float) -> float:
     """The batcher loop's own time per batch of ``k`` (s) beyond the service samples ``back_s`` (s, back to
-    back): a backlog of full batches served by :func:`serve_open_loop` for about ``window_s`` (at least
-    :data:`MIN_UNLOADED_SAMPLES`, at most :data:`LOOP_BATCHES` batches), its elapsed time per batch less the
-    mean of ``back_s``; 0 when not above it. It holds the queue's bookkeeping and what a sustained run meets
-    that samples of a few milliseconds miss (preemption by other processes); docs/benchmarks/cpu-loop.md."""
-    n = int(min(LOOP_BATCHES, max(MIN_UNLOADED_SAMPLES, window_s / max(float(np.median(back_s)), 1e-9))))
+    back): a backlog of batches of ``k`` served by :func:`serve_open_loop` for about ``window_s`` (at least
+    :data:`MIN_UNLOADED_SAMPLES` batches, at most a load's arrivals), its elapsed time per batch less the mean of
+    ``back_s``, 0 when not above it: the queue's bookkeeping and what a sustained run meets that a few
+    milliseconds of samples miss (preemption by other processes; docs/benchmarks/cpu-loop.md)."""
+    median = max(float(np.median(back_s)), 1e-9)
+    n = int(min(MAX_ARRIVALS_PER_LOAD // k, max(MIN_UNLOADED_SAMPLES, window_s / median)))
     trace = serve_open_loop(np.zeros(n * k), service, ServePolicy(k, 0.0), clock, drain_s=float("inf"))
     return max(0.0, trace.elapsed_s / len(trace.batch_size) - float(np.mean(back_s)))
 

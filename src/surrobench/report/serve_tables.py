@@ -80,19 +80,12 @@ UNLOADED_TITLE = "unloaded latency per batch size (isolated: after an idle gap; 
 
 def unloaded_rows(record: ServeRecord) -> list[list[str]]:
     """Unloaded latency per padded batch size as :data:`UNLOADED_COLUMNS` cells."""
-    return [
-        [
-            str(u.batch),
-            fmt(u.isolated_p50_ms, ".2f"),
-            fmt(u.isolated_p99_ms, ".2f"),
-            fmt(u.back_to_back_p50_ms, ".2f"),
-            fmt(u.back_to_back_p99_ms, ".2f"),
-            f"{u.gap_ms:.1f}",
-            f"{u.loop_ms:.2g}",
-            f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}",
-        ]
-        for u in record.unloaded
-    ]
+    rows = []
+    for u in record.unloaded:
+        ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms)
+        counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
+        rows.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.2g}", counts])
+    return rows
 
 
 SEARCH_COLUMNS = ("step", "phase", "rate rps", "P99 ms", "pass")
@@ -110,23 +103,16 @@ def _columns(names) -> list[Col]:
 
 def search_rows(capacity: Capacity) -> list[list[str]]:
     """The peak search's steps as :data:`SEARCH_COLUMNS` cells, in the order tried."""
-    return [
-        [
-            str(i),
-            s.phase,
-            rps(s.rate_rps),
-            "none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}",
-            "yes" if s.passed else "no",
-        ]
-        for i, s in enumerate(capacity.steps, 1)
-    ]
+    p99 = ["none completed" if s.p99_ms is None else f"{s.p99_ms:.2f}" for s in capacity.steps]
+    steps = enumerate(zip(capacity.steps, p99), 1)
+    return [[str(i), s.phase, rps(s.rate_rps), ms, "yes" if s.passed else "no"] for i, (s, ms) in steps]
 
 
 def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
     """Per policy its load points and search steps, fitted to ``width`` (None: no limit)."""
     tables = []
     if record.unloaded:
-        minor = {"n": 2, "gap ms": 1}
+        minor = {"loop ms": 3, "n": 2, "gap ms": 1}
         cols = fit_columns(UNLOADED_COLUMNS, minor=minor, wrap=minor)
         tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
     for result in record.policies:
