@@ -94,7 +94,7 @@ def serve(
     line = best_line(record)
     if line:
         console.print(line)
-    print_warnings(list(record.notes))
+    print_warnings(record.notes)
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
     write_output(html_out, serve_page(record), "--html")
