@@ -78,15 +78,22 @@ def plain_table(
     caption: str | None = None,
     right: Collection[str] | bool = (),
     escape: bool = False,
+    width: int | None = None,
     **options,
 ) -> Table:
     """A rich table of ``rows`` as rich wraps them: ``right`` columns (True: all) right-justified, the others left;
-    ``escape``: each cell through :func:`rich_escape`; ``options``: every column's (``overflow="fold"``)."""
+    ``escape``: each cell through :func:`rich_escape`; ``options``: every column's (``overflow="fold"``). Given a
+    ``width``, :func:`fit_table` fits it (every column wraps at spaces; too narrow, stacked), never rich, which cuts
+    or folds a word to fit."""
+    rows = [list(map(rich_escape, row)) if escape else list(row) for row in rows]
+    left = [h for h in header if not (right is True or h in right)]
+    if width is not None:
+        return fit_table(columns(header, left, wrap=header), rows, width, title=title, caption=caption)
     table = Table(title=title, caption=caption)
     for col in header:
-        table.add_column(col, justify="right" if right is True or col in right else "left", **options)
+        table.add_column(col, justify="left" if col in left else "right", **options)
     for row in rows:
-        table.add_row(*(map(rich_escape, row) if escape else row))
+        table.add_row(*row)
     return table
 
 
