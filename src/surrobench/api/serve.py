@@ -38,7 +38,6 @@ from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
-from surrobench.execution.sanity import nonfinite_message
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
@@ -574,6 +573,7 @@ def serve(
                         )
                 except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
                     done.append(PolicyResult(policy, (), nonfinite=exc.found))
+                    model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)
                 else:
                     done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
                     model_notes += info.checks.notes()
@@ -583,12 +583,6 @@ def serve(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
         notes += search_notes(request, done) + model_notes
-        notes += tuple(
-            f"{cfg.label()}, {p.policy.label()}: nonfinite{'' if p.points else ', not served'}: padded batch "
-            f"{p.nonfinite['batch']}: {nonfinite_message(p.nonfinite)}"
-            for p in done
-            if p.nonfinite
-        )
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

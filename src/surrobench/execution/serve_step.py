@@ -53,9 +53,10 @@ class ServiceChecks:
         self.batches = 0
 
     def notes(self) -> tuple[str, ...]:
-        """The leak warning, if memory grew."""
-        growth = self.watch.growth()
-        return (leak_warning([(self.label, growth)]),) if growth else ()
+        """The leak warning and the non-finite output, if seen."""
+        growth, found = self.watch.growth(), self.nonfinite
+        notes = (leak_warning([(self.label, growth)]),) if growth else ()
+        return notes + ((f"{self.label}: nonfinite: {NonfiniteOutputError(found)}",) if found else ())
 
 
 @dataclass(frozen=True)

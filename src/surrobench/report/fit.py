@@ -49,8 +49,7 @@ def _need(col: Col, cells: list[str]) -> int:
     """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
         return _natural(col, cells)
-    words = [Text.from_markup(c).plain.split() for c in cells]
-    longest = max((Text(w).cell_len for ws in words for w in ws), default=0)
+    longest = max((Text(w).cell_len for c in cells for w in Text.from_markup(c).plain.split()), default=0)
     return max(max((len(word) for word in col.header.split()), default=1), min(longest, _MAX_WORD_CELLS))
 
 
@@ -126,15 +125,8 @@ def fit_table(
         dropped = [col.header for i, col in enumerate(columns) if i not in keep]
         if dropped:
             caption = "\n".join(filter(None, (caption, dropped_line(dropped, width))))
-    sizes = (
-        None
-        if width is None
-        else _share(
-            width - total(),
-            [need[i] for i in keep],
-            [_natural(columns[i], [row[i] for row in rows]) for i in keep],
-        )
-    )
+    natural = [_natural(columns[i], [row[i] for row in rows]) for i in keep]
+    sizes = None if width is None else _share(width - total(), [need[i] for i in keep], natural)
     table = Table(title=title, caption=caption)
     for n, i in enumerate(keep):
         col = columns[i]

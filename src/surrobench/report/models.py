@@ -20,14 +20,8 @@ _COLUMNS = (
 
 
 def _cells(row: dict[str, object]) -> list[str]:
-    return [
-        str(row["name"]),
-        str(row["paper"]),
-        str(row["layout"]),
-        f"{row['parameters']:,}",
-        str(row["point_kind"]),
-        str(row["default_size"]),
-    ]
+    texts = [str(row[k]) for k in ("name", "paper", "layout")]
+    return [*texts, f"{row['parameters']:,}", str(row["point_kind"]), str(row["default_size"])]
 
 
 def models_table(rows: list[dict[str, object]], width: int | None = None) -> Table:
