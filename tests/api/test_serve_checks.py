@@ -109,3 +109,22 @@ def test_a_model_that_raises_stops_serve_in_one_line_with_the_run_stored(tmp_pat
         assert store.run_state(cut.value.partial.run_id) == "interrupted"
     with pytest.raises(UsageError, match="RuntimeError: index 7 is out of bounds for dimension 0"):
         _serve(RaisesOnTheThirdCall(), "20")  # no database: the same one line
+
+
+class NaNAfterTheWarmUp(nn.Module):
+    """Finite on its first two calls (the first call and one warm-up), NaN from then on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.calls = nn.Conv2d(3, 1, 1), 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = self.conv(x)
+        return y if self.calls <= 2 else torch.full_like(y, float("nan"))
+
+
+def test_an_output_that_turns_nonfinite_while_served_keeps_its_points():
+    record = _serve(NaNAfterTheWarmUp(), "20")
+    (policy,) = record.policies
+    assert len(policy.points) == 1 and policy.nonfinite["phase"] == "end" and policy.nonfinite["batch"] == 1
