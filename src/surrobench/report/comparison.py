@@ -186,7 +186,7 @@ def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
 def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | None = None) -> list[Table]:
     """What ``compare`` prints: the tables, multi-process scaling tables, or a serve capacity table."""
     if isinstance(pair, ComparedServeRuns):
-        return [capacity_table(pair)]
+        return [capacity_table(pair, width)]
     if not isinstance(pair, ComparedRuns):  # two versus records
         from surrobench.report.versus_tables import versus_comparison_table
 

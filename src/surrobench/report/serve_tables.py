@@ -201,11 +201,11 @@ def capacity_line(pair: ComparedServeRuns) -> str:
     return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}"
 
 
-def capacity_table(pair: ComparedServeRuns) -> Table:
-    """The two runs' capacities at the P99 target, the ratio line as the caption."""
+def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:
+    """The two runs' capacities at the P99 target, the ratio line as the caption, fitted to ``width`` cells."""
     title, caption = f"capacity at P99 <= {pair.capacity.target_p99_ms:g} ms", rich_escape(capacity_line(pair))
-    rows = capacity_rows(pair)
-    return plain_table(CAPACITY_COLUMNS, rows, title=title, caption=caption, right=CAPACITY_COLUMNS[4:], escape=True)
+    rows, right = capacity_rows(pair), CAPACITY_COLUMNS[4:]
+    return plain_table(CAPACITY_COLUMNS, rows, title=title, caption=caption, right=right, escape=True, width=width)
 
 
 def capacity_markdown(pair: ComparedServeRuns) -> str:
