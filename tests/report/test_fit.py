@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -16,6 +17,8 @@ from surrobench.report.findings import findings_brief
 from surrobench.report.fit import Col, fit_table
 from surrobench.report.models import models_table
 from surrobench.report.run import results_table
+from surrobench.report.versus_tables import versus_tables
+from surrobench.records.versus import load_versus
 from surrobench.results.compare import compare_runs
 from surrobench.api.benchmark import models as zoo_models
 
@@ -85,8 +88,8 @@ def _cut_words(table, width: int, longest: int = 20) -> set[str]:
 
 @pytest.mark.parametrize("width", (40, 50, 60, 80, 90, 100, 120, 160))
 def test_no_cell_line_ends_inside_a_word_that_fits(width):
-    """The models table and compare's secondary tables (unmatched configs, environment, notes) are fitted too: rich,
-    left to itself, cut ``precision`` to ``precis…`` at 56 columns and ``Physics-informed`` at 90."""
+    """The models, versus and compare's secondary tables (unmatched configs, environment, notes) are fitted too:
+    rich, left to itself, cut ``precision`` to ``precis…`` at 56 columns and ``Physics-informed`` at 90."""
     base = run("20261201-000000-aaaa", [config(latency_samples(1.0, 0.01, n=5), size=s) for s in (16, 32)])
     new = run(
         "20261201-000000-bbbb",
@@ -95,5 +98,6 @@ def test_no_cell_line_ends_inside_a_word_that_fits(width):
     )
     tables = comparison_tables(compare_runs(base, new), width=width)
     assert {t.title for t in tables} >= {"notes", "configs in one run only", "environment differences"}
-    for table in [*tables, models_table(zoo_models(), width=width)]:
+    versus = load_versus(Path(__file__).parents[1] / "fixtures" / "documents" / "versus-v1.json")
+    for table in [*tables, models_table(zoo_models(), width=width), *versus_tables(versus, width=width)]:
         assert not _cut_words(table, width), table.title

@@ -17,8 +17,8 @@ from surrobench.report.escape import rich_escape
 _PER_COLUMN = 3
 #: Longest word of a free-text column kept whole; longer ones may fold.
 _MAX_WORD_CELLS = 32
-#: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
-_STACKED_FIELD_WIDTH = 12
+#: Widest a stacked table's field names get (longer wrap at spaces): ``P99 ms [95% CI]``, ``speedup @ error`` fit.
+_STACKED_FIELD_WIDTH = 16
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def fit_table(
 def _stacked(columns: Sequence[Col], rows: Sequence[Sequence[str]], title: str | None, caption: str | None) -> Table:
     """One ``field  value`` line per cell, rows separated by a rule: for terminals too narrow for the columns."""
     table = Table(title=title, caption=caption, show_header=False, box=box.SIMPLE_HEAD)
-    longest_word = max((len(word) for col in columns for word in col.header.split()), default=1)
-    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest_word))
+    longest = max((len(col.header) for col in columns), default=1)  # a field name on one line when it fits
+    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest))
     table.add_column("value", overflow="fold")
     for row in rows:
         for j, (col, cell) in enumerate(zip(columns, row)):
