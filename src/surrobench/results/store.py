@@ -273,7 +273,7 @@ class RunOwner:
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
     ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``serve`` (the model served, ``n_policies`` and
-    ``n_points`` stored) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
+    ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
@@ -654,7 +654,8 @@ class ResultStore:
                 tag = None if row["tag"] is None else str(row["tag"])
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
                 state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
-                counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
+                failed = (row["n_failed"] or 0) + sum(bool(p.get("nonfinite")) for p in policies)  # serve's
+                counts = {"n_configs": row["n_configs"], "n_failed": failed}
                 points = sum(len(p["points"]) for p in policies)
                 kind = {"kind": "serve" if serve else "run", "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))
