@@ -622,7 +622,10 @@ class ResultStore:
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
             verb = "matches" if not rows else "match"
-            raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}; see `surrobench history`")
+            sql = "SELECT 1 FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'"
+            other = not rows and named(self.conn, sql, (prefix_pattern(prefix),)).fetchone() is not None
+            hint = f": {prefix!r} is an optimization, which `surrobench show` prints" if other else ""
+            raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}{hint}; see `surrobench history`")
         return rows[0]
 
     def matching_run_ids(self, prefix: str) -> list[str]:
