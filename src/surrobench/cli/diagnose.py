@@ -103,7 +103,7 @@ def diagnose(
                 hooks=hooks,
             )
     if result.cross_rank is not None:
-        console.print(cross_rank_rich(result.cross_rank))
+        console.print(cross_rank_rich(result.cross_rank, console.width))
     findings, context, failed = list(result.findings), result.context, result.context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none
     quiet = quiet_configs(findings, (r.label() for r in result.run.results) if result.run else (), failed)
