@@ -131,7 +131,7 @@ EXIT_REGRESSION = 1
 #: bad input or usage (:class:`UsageError`, click's own usage errors), an unwritable output.
 EXIT_USAGE = 2
 #: the sweep finished and was stored, but at least one config ended ``oom``, ``error``, ``timeout`` or ``nonfinite`` (a
-#: :class:`ModelError` included: the user's model failed, not the command's input).
+#: :class:`ModelError` included: the user's model failed, not the command's input); ``serve``: a policy ``nonfinite``.
 EXIT_CONFIGS_FAILED = 3
 #: ``diagnose``: a config (or a trace) had nothing to judge: its profile holds no op, or a CUDA profile no kernel
 #: (:mod:`surrobench.analysis.evidence_checks`); "cannot judge", never "no findings" and 0.

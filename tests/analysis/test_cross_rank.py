@@ -131,6 +131,9 @@ def test_each_kind_once_over_the_ranks_worst_first():
         ("launch_bound", "high", "rank 1 (worst; also rank 0, rank 2)"),
         ("host_sync", "low", "rank 0"),
     ]
+    # no rank worse by severity or gain (an info finding with no gain on each): none is called the worst
+    (tied,) = merge_rank_findings([[f("compute_bound", "info", None, 0)], [f("compute_bound", "info", None, 1)]])
+    assert tied.config == "rank 0 (also rank 1)"
 
 
 def test_without_collectives_the_slowest_replica_is_the_straggler(tmp_path):

@@ -1,6 +1,6 @@
 """``serve`` checks the forward as ``run`` does (:mod:`surrobench.execution.sanity`): NaN/Inf in the first output
-of a padded size ends the command in one line before anything is served; memory that grows on every batch is a
-note of the record, in the words of ``run``'s warning."""
+of a padded size marks its policy ``nonfinite`` (run's status) and leaves it unserved, the other policies served and
+the run complete; memory that grows on every batch is a note of the record, in the words of ``run``'s warning."""
 
 from __future__ import annotations
 
@@ -34,27 +34,46 @@ class Leaks(nn.Module):
         return self.conv(x)
 
 
+class NaNPastBatch1(nn.Module):
+    """Finite at batch 1, all NaN at a larger batch (torch.full): a bug that only batching shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 1, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return y if x.shape[0] == 1 else torch.full_like(y, float("nan"))
+
+
 def _serve(model, rates, **options):
-    return serve(
-        model,
-        **options,
-        rates=rates,
-        max_batch="1",
-        max_wait_ms=1,
-        duration_s=0.4,
-        min_requests=0,
-        warmup_s=0.05,
-        shapes="8",
-        device="cpu",
-        threads=1,
-        warmup=1,
-        p99_ms=1000.0,
-    )
+    settings = dict(max_batch="1", max_wait_ms=1, duration_s=0.4, min_requests=0, warmup_s=0.05, shapes="8")
+    return serve(model, **{**settings, **options}, rates=rates, device="cpu", threads=1, warmup=1, p99_ms=1000.0)
 
 
-def test_a_nan_in_a_second_output_stops_serve_in_one_line():
-    with pytest.raises(UsageError, match=r"not finite: output\[1\]"):
-        _serve(SecondOutputNaN(), "20")
+def test_a_nan_in_a_second_output_marks_the_policy_nonfinite_unserved():
+    record = _serve(SecondOutputNaN(), "20")
+    (policy,) = record.policies
+    assert policy.points == () and policy.nonfinite["tensor"] == "output[1]"
+    assert (policy.nonfinite["batch"], policy.nonfinite["phase"]) == (1, "first")
+
+
+def test_a_policy_nonfinite_only_when_batched_keeps_what_the_others_measured(tmp_path):
+    from surrobench.records.serve import serve_from_json
+    from surrobench.results.serve_store import load_serve
+    from surrobench.results.store import ResultStore
+
+    db = tmp_path / "s.db"
+    record = _serve(NaNPastBatch1(), "20", max_batch="1,2", db=db)
+    one, two = record.policies
+    assert len(one.points) == 1 and one.nonfinite is None
+    assert two.points == () and two.nonfinite["batch"] == 2 and two.nonfinite["nonfinite_values"] > 0
+    assert sum("batch<=2 wait<=1ms" in n and "not finite" in n for n in record.notes) == 1  # the line printed
+    with ResultStore(db) as store:
+        assert store.run_state(record.run_id) == "complete"
+        assert load_serve(store, record.run_id) == serve_from_json(record.to_json())
+        (summary,) = store.list_runs()
+    assert summary.n_failed == 1 and summary.n_points == 1
 
 
 def test_a_forward_that_leaks_is_a_note_of_the_served_record():
@@ -90,3 +109,22 @@ def test_a_model_that_raises_stops_serve_in_one_line_with_the_run_stored(tmp_pat
         assert store.run_state(cut.value.partial.run_id) == "interrupted"
     with pytest.raises(UsageError, match="RuntimeError: index 7 is out of bounds for dimension 0"):
         _serve(RaisesOnTheThirdCall(), "20")  # no database: the same one line
+
+
+class NaNAfterTheWarmUp(nn.Module):
+    """Finite on its first two calls (the first call and one warm-up), NaN from then on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.calls = nn.Conv2d(3, 1, 1), 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = self.conv(x)
+        return y if self.calls <= 2 else torch.full_like(y, float("nan"))
+
+
+def test_an_output_that_turns_nonfinite_while_served_keeps_its_points():
+    record = _serve(NaNAfterTheWarmUp(), "20")
+    (policy,) = record.policies
+    assert len(policy.points) == 1 and policy.nonfinite["phase"] == "end" and policy.nonfinite["batch"] == 1

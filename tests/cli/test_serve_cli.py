@@ -106,3 +106,25 @@ def test_an_error_mid_run_exits_2_with_the_rates_that_finished_written(tmp_path,
     assert [[p["target_rps"] for p in policy["points"]] for policy in doc["policies"]] == [[40.0]]
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "interrupted"
+
+
+def test_a_model_returning_nan_exits_3_with_the_run_stored_complete(tmp_path, capsys):
+    """As ``run`` marks such a config ``nonfinite`` and exits 3: the policy ``nonfinite`` in --json, one line, no
+    traceback."""
+    from conftest import run_cli
+
+    model = tmp_path / "nan_model.py"
+    model.write_text(
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.full(x.shape, float('nan'))\n\n\ndef build():\n    return M()\n"
+    )
+    db, out = tmp_path / "r.db", tmp_path / "s.json"
+    args = ["--model", f"{model}:build", "--shape", "8", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--rate", "40", "--duration-s", "0.3", "--min-requests", "0", "--db", str(db), "--json", str(out)]
+    assert run_cli(["serve", *args]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and sum("output is not finite" in line for line in err.splitlines()) == 1
+    doc = json.loads(out.read_text())
+    assert doc["policies"][0]["nonfinite"]["tensor"] == "output" and doc["policies"][0]["points"] == []
+    with ResultStore(db, read_only=True) as store:
+        assert store.run_state(doc["run_id"]) == "complete"

@@ -3,6 +3,8 @@ where, gain, action), the evidence behind --explain, words never broken (docs/de
 
 from __future__ import annotations
 
+import textwrap
+
 import io
 from pathlib import Path
 
@@ -92,7 +94,11 @@ def test_compact_view_prints_the_brief_fields_of_each_finding_and_no_evidence(wi
     out = _render([findings_brief(findings, width)], width)
     lines = out.rstrip("\n").split("\n")
     assert max(len(line) for line in lines) <= width
-    assert len(lines) <= len(findings) * (1 + BRIEF_ACTION_LINES)  # a line or two per finding, at most three
+    # a header, the summary below it where too little room is left beside it (a fresh-user trial saw it cut to a
+    # few words at 80 columns), the action on at most BRIEF_ACTION_LINES
+    assert len(lines) <= len(findings) * (2 + BRIEF_ACTION_LINES)
+    flat = " ".join(out.split())
+    assert all(textwrap.shorten(f.summary, 40, placeholder="") in flat for f in findings)  # 40 cells of each
     starts = [i for i, line in enumerate(lines) if not line.startswith(" ")]
     assert len(starts) == len(findings)  # one header line per finding, in the order given
     for start, f in zip(starts, findings):

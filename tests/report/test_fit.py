@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 from synthetic import config, latency_samples, run
 
 from surrobench.records.findings import Evidence, Finding
 from surrobench.report.comparison import comparison_tables
 from surrobench.report.findings import findings_brief
 from surrobench.report.fit import Col, fit_table
+from surrobench.report.models import models_table
 from surrobench.report.run import results_table
+from surrobench.report.versus_tables import versus_tables
+from surrobench.records.versus import load_versus
 from surrobench.results.compare import compare_runs
+from surrobench.api.benchmark import models as zoo_models
 
 
 def _render(renderable, width: int) -> str:
@@ -70,3 +76,28 @@ def test_minor_columns_drop_before_rows_stack():
     assert "phrases" in _render(fit_table(cols, rows, 28), 28)  # text wraps at spaces, down to its longest word
     stacked = _render(fit_table(cols, rows, 27), 27)
     assert "a" * 14 in stacked and "b" * 14 in stacked  # stacked: every field, one per line
+
+
+def _cut_words(table, width: int, longest: int = 20) -> set[str]:
+    """The words (up to ``longest`` cells, so each fits any column the fitter gives text at 40+ cells) of the shown
+    cells, headers too unless stacked, that the rendering at ``width`` does not hold whole: cut or folded mid-word."""
+    shown = set(re.split(r"[\s\u2500-\u257f]+", _render(table, width)))
+    cells = [c.header for c in table.columns if table.show_header] + [x for c in table.columns for x in c.cells]
+    return {w for cell in cells for w in Text.from_markup(cell).plain.split() if len(w) <= longest} - shown
+
+
+@pytest.mark.parametrize("width", (40, 50, 60, 80, 90, 100, 120, 160))
+def test_no_cell_line_ends_inside_a_word_that_fits(width):
+    """The models, versus and compare's secondary tables (unmatched configs, environment, notes) are fitted too:
+    rich, left to itself, cut ``precision`` to ``precis…`` at 56 columns and ``Physics-informed`` at 90."""
+    base = run("20261201-000000-aaaa", [config(latency_samples(1.0, 0.01, n=5), size=s) for s in (16, 32)])
+    new = run(
+        "20261201-000000-bbbb",
+        [config(latency_samples(1.3, 0.01, n=5), size=16), config([2.0] * 5, size=16, precision="bf16")],
+        env={"config.minor_faults_per_call": "0.0, 2.6", "load_avg_1m": 1.21},
+    )
+    tables = comparison_tables(compare_runs(base, new), width=width)
+    assert {t.title for t in tables} >= {"notes", "configs in one run only", "environment differences"}
+    versus = load_versus(Path(__file__).parents[1] / "fixtures" / "documents" / "versus-v1.json")
+    for table in [*tables, models_table(zoo_models(), width=width), *versus_tables(versus, width=width)]:
+        assert not _cut_words(table, width), table.title

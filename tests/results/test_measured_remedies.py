@@ -149,11 +149,28 @@ def test_a_thread_count_is_cited_only_by_a_clause_moving_it_the_same_way():
     entry = optimize_entry(
         {"candidates": [_cand("threads=1", "accepted", 2.0)], "recommended": ["threads=1"], "recipe": {}}
     )
-    entry["baseline"]["extra"] = {"torch_threads": 4}
     every_core = Clause("use every core", ("threads",), direction="up")
-    assert cite_clause(every_core, entry)[0].text == "use every core (threads unmeasured)"
+    # the diagnosed config ran 4 threads (its extra["torch_threads"]; an optimize document stores no thread count)
+    assert cite_clause(every_core, entry, threads=4)[0].text == "use every core (threads unmeasured)"
     fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
-    cited, _ = cite_clause(fewer, entry)
+    cited, _ = cite_clause(fewer, entry, threads=4)
     assert (
         cited.text == "torch.set_num_threads(1) (threads=1 measured 2.00x [1.90, 2.10])" and cited.direction == "down"
     )
+    # the optimization's own threads setting is its baseline's count, over the diagnosed config's
+    assert cite_clause(every_core, {**entry, "settings": {"threads": 4}}, threads=1)[0].text.endswith("unmeasured)")
+
+
+def test_an_infeasible_remedy_is_no_measurement_against_the_advice():
+    from surrobench.results.measured_remedies import cite_clause
+
+    # a fresh-user trial: optimize tried only threads=2 (infeasible: the baseline already ran 2) and diagnose --run
+    # withdrew "torch.set_num_threads(1)" as "not recommended, measured: threads=2 infeasible"
+    reason = "torch's default here is 2 threads: the baseline already runs 2"
+    entry = optimize_entry(
+        {"candidates": [_cand("threads=2", "infeasible", reason=reason)], "recommended": [], "recipe": {}}
+    )
+    fewer = Clause("torch.set_num_threads(1)", ("threads",), direction="down")
+    for threads in (2, None):
+        cited, dropped = cite_clause(fewer, entry, threads=threads)
+        assert cited.remedies == ("threads",) and cited.text.endswith("(threads unmeasured)") and dropped == []

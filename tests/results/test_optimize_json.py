@@ -201,3 +201,14 @@ def test_why_nothing_is_recommended_is_one_word_read_from_the_record():
     assert replace(nothing, candidates=(replace(slower, verdict="accepted"),)).nothing_because == "unconfirmed"
     assert replace(nothing, cut_short=True).nothing_because == "interrupted"
     assert replace(nothing, error="CUDA out of memory").nothing_because == "baseline_failed"
+
+
+def test_an_optimization_id_given_for_a_run_is_named_as_one(tmp_path):
+    with ResultStore(tmp_path / "o.db") as store:
+        add_optimization(store, _doc())
+        with pytest.raises(UsageError) as raised:
+            store.resolve_run_id("o1")
+        assert "is an optimization" in str(raised.value)
+        with pytest.raises(UsageError) as raised:
+            store.resolve_run_id("nothing")
+        assert "is an optimization" not in str(raised.value)

@@ -39,3 +39,10 @@ def test_shape_spec_needs_exactly_one_form():
         ShapeSpec()
     with pytest.raises(ValueError):
         ShapeSpec(size=4, full=(1, 4))
+
+
+def test_an_empty_dimension_is_named_as_one():
+    for text in ("x", "4x", "1x3xx4"):
+        with pytest.raises(UsageError) as raised:
+            parse_shapes(text)
+        assert "dimension is empty" in str(raised.value) and "''" not in str(raised.value)

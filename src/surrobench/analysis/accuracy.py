@@ -15,6 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from surrobench.records import schemas
+
 if TYPE_CHECKING:  # torch is imported by the functions that compare outputs: the CLI reads DEFAULT_TOLERANCE
     import torch  # for its --tolerance default without it (docs/benchmarks/startup.md)
 
@@ -67,7 +69,7 @@ def _channel_errors(y: torch.Tensor, ref: torch.Tensor) -> list[float]:
 
 
 @dataclass(frozen=True)
-class OutputError:
+class OutputError(schemas.Plain):
     """Errors of one output: relative L2 of the whole output and per channel, max abs error."""
 
     rel_l2: float
@@ -80,12 +82,9 @@ class OutputError:
         """The larger of the whole-output and the worst channel's relative L2."""
         return max((self.rel_l2, *self.rel_l2_channels))
 
-    def to_json(self) -> dict:
-        return {**self.__dict__, "rel_l2_channels": list(self.rel_l2_channels)}
-
 
 @dataclass(frozen=True)
-class AccuracyVerdict:
+class AccuracyVerdict(schemas.Plain):
     """A verdict: ``ok``, ``decided_by``, ``reason``, worst ``rel_l2``/``max_abs``, ``outputs``, fp64 RMSEs."""
 
     ok: bool
@@ -96,9 +95,6 @@ class AccuracyVerdict:
     outputs: tuple[OutputError, ...] = ()
     fp64_rmse: float | None = None
     ref_fp64_rmse: float | None = None
-
-    def to_json(self) -> dict:
-        return {**self.__dict__, "outputs": [o.to_json() for o in self.outputs]}
 
 
 def _wide(t: torch.Tensor) -> torch.Tensor:

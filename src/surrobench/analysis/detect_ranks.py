@@ -125,17 +125,23 @@ def cross_rank_findings(report: CrossRankReport | None, th: Thresholds = DEFAULT
 
 
 def merge_rank_findings(per_rank: list[list[Finding]]) -> list[Finding]:
-    """One finding per kind over the ranks: the most severe, largest gain, its config naming the other ranks too."""
+    """One finding per kind over the ranks: the most severe, largest gain (called the worst only when no other rank
+    ties it), its config naming the other ranks too."""
     by_kind: dict[str, list[Finding]] = {}
     for findings in per_rank:
         for f in findings:
             by_kind.setdefault(f.kind, []).append(f)
     merged = []
+
+    def key(f: Finding) -> tuple:
+        return SEVERITIES.index(f.severity), -(f.estimated_gain_ms or 0.0)
+
     for group in by_kind.values():
-        worst = min(group, key=lambda f: (SEVERITIES.index(f.severity), -(f.estimated_gain_ms or 0.0)))
+        worst = min(group, key=key)
         others = [f.config for f in group if f is not worst and f.config]
         if others:
             listed = ", ".join(others[:MAX_LISTED_RANKS]) + (" ..." if len(others) > MAX_LISTED_RANKS else "")
-            worst = dataclasses.replace(worst, config=f"{worst.config} (worst; also {listed})")
+            tied = sum(key(f) == key(worst) for f in group) > 1  # no rank worse by severity or gain: none "worst"
+            worst = dataclasses.replace(worst, config=f"{worst.config} ({'' if tied else 'worst; '}also {listed})")
         merged.append(worst)
     return rank_findings(merged)

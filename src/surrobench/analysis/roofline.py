@@ -94,7 +94,7 @@ class OpCost:
 
 
 @dataclass(frozen=True)
-class RooflineOp:
+class RooflineOp(schemas.Plain):
     """One op per step: ms, FLOPs, bytes, TFLOP/s, GB/s; no FLOPs: ``"memory"`` if low-intensity, else ``"unknown"``."""
 
     name: str
@@ -113,15 +113,6 @@ class RooflineOp:
     calls: int = 0  # per step (one forward), as the byte counter saw them
     #: why ``flops`` is None (:func:`~surrobench.analysis.op_flops.flops_unknown_reason`)
     flops_unknown: str | None = None
-
-    def to_json(self) -> dict:
-        """Every field; ``dtypes`` as a list; unknown values null."""
-        return {**self.__dict__, "dtypes": list(self.dtypes)}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "RooflineOp":
-        """Inverse of :meth:`to_json`. Raises TypeError: a key missing or not a field."""
-        return cls(**{**d, "dtypes": tuple(d["dtypes"])})
 
 
 @dataclass(frozen=True)
@@ -165,7 +156,7 @@ class RooflineReport:
     @classmethod
     def from_json(cls, d: dict) -> "RooflineReport":
         """Inverse of :meth:`to_json`. Raises KeyError: ``ceilings``, ``precision``, ``ridge_flop_per_byte`` or ``ops``
-        missing; TypeError: an op or the ceilings with a key missing or not a field."""
+        missing; TypeError: an op without one of its fields, or the ceilings with a key missing or not a field."""
         ops = tuple(RooflineOp.from_json(o) for o in d["ops"])
         return cls(Ceilings.from_json(d["ceilings"]), d["precision"], d["ridge_flop_per_byte"], ops)
 

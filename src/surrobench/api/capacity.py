@@ -23,7 +23,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
-from surrobench.execution.serve_step import model_service
+from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.records.serve import Capacity, CapacityCandidate, CapacityOptimization, ServePolicy
 from surrobench.records.serve import UnloadedLatency, padded_size
 from surrobench.records.paired import PairedSamples
@@ -277,6 +277,8 @@ def optimize_capacity(
             **run_settings,
             tag=f"capacity:{'baseline' if not recipe.remedies else 'recipe'} {recipe.name}",
         )
+        if record.policies[0].capacity is None:  # not served: its first output held NaN/Inf (as evaluate refuses)
+            raise NonfiniteOutputError(record.policies[0].nonfinite)
         return record.run_id, record.policies[0].capacity
 
     workload = {"model": cfg.model, "shape_label": cfg.shape.label(), "device": cfg.device}

@@ -307,7 +307,8 @@ def _findings(
     findings = _detected(record, evidence, th, flops)
     ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
-    return rank_findings(cite_measured(ranked, optimized))
+    threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
+    return rank_findings(cite_measured(ranked, optimized, threads))
 
 
 def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:

@@ -128,7 +128,8 @@ def launch(
         raise UsageError.bad("nproc", f"{nproc}: a multi-process run needs at least 2 processes (leave it out for one)")
     if request.device == "cuda" and nproc > torch.cuda.device_count() and devices is None:
         raise UsageError.bad("nproc", f"{nproc}: one process per GPU, and torch sees {torch.cuda.device_count()}")
-    environ = dict(os.environ)
+    # torchrun's own default for several ranks, set here so that it prints no banner saying it set it
+    environ = {"OMP_NUM_THREADS": "1", **os.environ}
     if request.device == "cuda":
         environ["CUDA_VISIBLE_DEVICES"] = visible_devices(devices or list(range(nproc)), environ)
     with tempfile.TemporaryDirectory(prefix="surrobench-ranks-") as tmp:

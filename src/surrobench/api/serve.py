@@ -38,7 +38,7 @@ from surrobench.execution.batcher import unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
-from surrobench.execution.serve_step import model_service
+from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
@@ -479,7 +479,9 @@ def serve(
     record, stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``:
     the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config
     served; a request is one batch-1 input. ``on_policy(result)`` per policy, ``on_point(policy, point)`` per load
-    point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`).
+    point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`). A
+    policy whose output held NaN/Inf is ``nonfinite`` (:class:`~surrobench.records.serve.PolicyResult`, a note), the
+    run ``complete``, the other policies served.
 
     Raises:
         UsageError: bad input (:func:`serve_request`, :func:`~surrobench.api.benchmark.sweep_plan`), more than
@@ -488,7 +490,7 @@ def serve(
             ``interrupted`` (``env.interrupted`` true, a note naming the policy cut); the message ``interrupted: 1 of
             3 load points stored as run R``.
         Unsaved: a write to ``db`` failed; it carries the serve JSON of every load point that finished.
-        Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that failed); as above.
+        Stopped: a UsageError mid-run (an endpoint failing every request of a rate, a model that raised); as above.
     """
     serve_opts = {k: options.pop(k) for k in list(options) if k in _SERVE_KEYS}
     request = serve_request(**serve_opts, seed=options.get("seed", 0))
@@ -547,26 +549,34 @@ def serve(
                 start = START_FRACTION * 1e3 / unloaded[1].back_to_back_p50_ms  # one request at a time
                 done.append(serve_policy(request, policy, lambda k: 0.0, start, on_point=point_done, unloaded=unloaded))
             else:
-                with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
-                    missing = tuple(k for k in info.sizes if k not in unloaded)
-                    if missing:  # before any load of the policy: its sizes' unloaded latency
-                        _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
-                    service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
-                    workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
-                    start = START_FRACTION * policy.max_batch / (unloaded[policy.max_batch].back_to_back_p50_ms / 1e3)
-                    mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
-                    checks = info.checks
-                    done.append(
-                        serve_policy(
-                            request,
-                            policy,
-                            service,
-                            start,
-                            on_point=lambda p: (checks.point_done(), point_done(p)),
-                            unloaded=mine,
+                try:
+                    with model_service(cfg, prepared, policy.max_batch, cfg.warmup) as (service, info):
+                        missing = tuple(k for k in info.sizes if k not in unloaded)
+                        if missing:  # before any load of the policy: its sizes' unloaded latency
+                            _add_unloaded(progress, unloaded, unloaded_by_size(service, missing, budget_s))
+                        service_ms = {str(k): u.back_to_back_p50_ms for k, u in sorted(unloaded.items())}
+                        workload.update(request_shape=list(info.request_shape), service_ms=service_ms)
+                        start = (
+                            START_FRACTION * policy.max_batch / (unloaded[policy.max_batch].back_to_back_p50_ms / 1e3)
                         )
-                    )
-                model_notes += info.checks.notes()
+                        mine = {k: unloaded[k] for k in padded_sizes(policy.max_batch)}
+                        checks = info.checks
+                        done.append(
+                            serve_policy(
+                                request,
+                                policy,
+                                service,
+                                start,
+                                on_point=lambda p: (checks.point_done(), point_done(p)),
+                                unloaded=mine,
+                            )
+                        )
+                except NonfiniteOutputError as exc:  # a first output NaN/Inf: not served, as run's status nonfinite
+                    done.append(PolicyResult(policy, (), nonfinite=exc.found))
+                    model_notes += (f"{cfg.label()}, {policy.label()}: nonfinite, not served: {exc}",)
+                else:
+                    done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
+                    model_notes += info.checks.notes()
             if on_policy is not None:
                 on_policy(done[-1])
         notes = tuple(

@@ -43,5 +43,5 @@ def analyze(
     else:
         console.print(render_timeline(result.timeline))  # the one console: the same piped width as every command
         if result.cross_rank is not None:
-            console.print(cross_rank_rich(result.cross_rank))
+            console.print(cross_rank_rich(result.cross_rank, console.width))
     write_json(json_path, result.to_json())

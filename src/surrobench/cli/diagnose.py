@@ -11,7 +11,6 @@ import typer
 
 from surrobench.api.defaults import load_thresholds
 from surrobench.cli.app import app
-from surrobench.records.findings import diagnosis_json
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
 from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
@@ -78,7 +77,6 @@ def diagnose(
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     if traces or run_id is not None:
         refuse_given(ctx, _WORKLOAD_PARAMS, "a TRACE" if traces else "--run")
-    if traces or run_id is not None:
         result = api_diagnose.diagnose(
             trace=traces,
             run=run_id,
@@ -105,17 +103,15 @@ def diagnose(
                 hooks=hooks,
             )
     if result.cross_rank is not None:
-        console.print(cross_rank_rich(result.cross_rank))
-    findings, title, context, warnings = list(result.findings), result.title, result.context, result.warnings
-    diagnosed = result.run
-    failed = context.get("failed_configs", [])
+        console.print(cross_rank_rich(result.cross_rank, console.width))
+    findings, context, failed = list(result.findings), result.context, result.context.get("failed_configs", [])
     # every config diagnosed gets a line: its findings, its failure, or that it has none
-    quiet = quiet_configs(findings, (r.label() for r in diagnosed.results) if diagnosed else (), failed)
+    quiet = quiet_configs(findings, (r.label() for r in result.run.results) if result.run else (), failed)
     checks = context.get("evidence_checks") or {}
     if markdown is not None:  # the documents first: a signal while the tables print must not lose them
-        write_output(markdown, findings_section_markdown(findings, title, failed, quiet, checks), "--markdown")
-    write_json(json_out, diagnosis_json(findings, context, warnings))
-    print_warnings(warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
+        write_output(markdown, findings_section_markdown(findings, result.title, failed, quiet, checks), "--markdown")
+    write_json(json_out, result.to_json())
+    print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
     for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
         console.print(line, soft_wrap=True)
     for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
@@ -125,10 +121,10 @@ def diagnose(
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
     for renderable in findings_renderables(
-        findings, title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
+        findings, result.title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
     ):
         console.print(renderable)
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
-    if any(c["verdict"] == "cannot_judge" for c in checks.values()):
+    if result.cannot_judge:
         raise typer.Exit(EXIT_CANNOT_JUDGE)

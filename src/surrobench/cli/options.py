@@ -11,7 +11,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, get_type_hints
@@ -665,7 +665,7 @@ def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
         raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
 
 
-def print_warnings(warnings: list[str], label: str = "warning") -> None:
+def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
     """Each warning on stderr as one ``label:`` line: wrapped on a terminal, never broken when piped (for grep)."""
     for warning in warnings:
         err_console.print(f"[yellow]{label}:[/yellow] {rich_escape(warning)}", soft_wrap=not err_console.is_terminal)
@@ -678,7 +678,7 @@ def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None
     for renderable in shown:
         console.print(renderable)
     print_failed(done.run.results)
-    print_warnings(list(done.warnings))
+    print_warnings(done.warnings)
     print_stored(db, done.run.run_id)
     exit_if_configs_failed(done.run.results)
 

@@ -75,7 +75,7 @@ def run(
     if profile in ("perf", "nsys"):
         for report in done.reports:
             console.print(render_phase_report(report))
-    print_warnings(list(done.warnings))
+    print_warnings(done.warnings)
     print_stored(db, record.run_id)
     if profile == "none" and "world_size" not in record.env and any(r.status == "ok" for r in record.results):
         _next_steps(workload, db)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.errors import Interrupted
+from surrobench.errors import EXIT_CONFIGS_FAILED, Interrupted
 from surrobench.cli.options import (
     output_option,
     DbOpt,
@@ -94,7 +94,9 @@ def serve(
     line = best_line(record)
     if line:
         console.print(line)
-    print_warnings(list(record.notes))
+    print_warnings(record.notes)
     print_stored(db, record.run_id)
     write_json(json_out, record.to_json())
     write_output(html_out, serve_page(record), "--html")
+    if any(p.nonfinite for p in record.policies):  # as run's status nonfinite, its notes say which
+        raise typer.Exit(EXIT_CONFIGS_FAILED)

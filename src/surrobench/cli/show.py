@@ -94,7 +94,7 @@ def _show_serve(record, markdown: Path | None, json_out: Path | None) -> None:
     line = best_line(record)
     if line:
         console.print(rich_escape(line))
-    print_warnings(list(record.notes))
+    print_warnings(record.notes)
     if markdown is not None:
         write_output(markdown, serve_markdown(record), "--markdown")
     write_json(json_out, record.to_json())

@@ -81,7 +81,7 @@ def versus(
     settings = dict(channels_last=channels_last, compile_mode=compile_mode, threads=threads)
     record = run_versus(problem, model, problem_args=parse_problem_args(problem_arg), **timing, **settings)
     write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
-    for table in versus_tables(record):
+    for table in versus_tables(record, width=console.width):
         console.print(table)
     console.print(summary_line(record), markup=False)
     if markdown is not None:

@@ -37,14 +37,15 @@ def _check(rate_rps: float, duration_s: float) -> None:
 
 
 def poisson_arrivals(rate_rps: float, duration_s: float, seed: int) -> np.ndarray:
-    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps`` (PCG64 seeded
-    with ``seed``), as LoadGen's Server scenario draws them.
+    """Arrival times (s, ascending, in ``[0, duration_s)``) of a Poisson process of rate ``rate_rps``, as LoadGen's
+    Server scenario draws them: PCG64 seeded with ``seed`` and the rate's bits, so each rate draws its own stream
+    (the points of a search err independently, as the offered-rate check assumes) and a seed and rate the same.
 
     Raises:
         UsageError: a rate or duration not finite and positive, or too many arrivals (:func:`check_load`).
     """
     _check(rate_rps, duration_s)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, int(np.float64(rate_rps).view(np.uint64))])
     # draw a few standard deviations more than expected, then keep those inside the duration
     expected = rate_rps * duration_s
     n = int(expected + 6 * np.sqrt(expected) + 16)

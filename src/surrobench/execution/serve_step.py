@@ -29,13 +29,19 @@ from surrobench.workload.loader import one_line
 
 
 class NonfiniteOutputError(ModelError):
-    """A padded size's first output held NaN/Inf: serving it would time a broken forward."""
+    """A padded size's first output held NaN/Inf (``found``: its :func:`check_calls` record and the padded ``batch``):
+    serving it would time a broken forward."""
+
+    def __init__(self, found: dict) -> None:
+        super().__init__(f"padded batch {found['batch']}: {nonfinite_message(found)}")
+        self.found = found
 
 
 @dataclass
 class ServiceChecks:
     """``run``'s checks of the forward as the service sees them: memory at each load point's end
-    (:meth:`point_done`), and each padded size's output once more when serving ends (``nonfinite``)."""
+    (:meth:`point_done`), and each padded size's output once more when serving ends (``nonfinite``, with its
+    padded ``batch``)."""
 
     label: str
     watch: MemoryWatch
@@ -48,9 +54,9 @@ class ServiceChecks:
 
     def notes(self) -> tuple[str, ...]:
         """The leak warning and the non-finite output, if seen."""
-        growth = self.watch.growth()
+        growth, found = self.watch.growth(), self.nonfinite
         notes = (leak_warning([(self.label, growth)]),) if growth else ()
-        return notes + ((f"{self.label}: {nonfinite_message(self.nonfinite)}",) if self.nonfinite else ())
+        return notes + ((f"{self.label}: nonfinite: {NonfiniteOutputError(found)}",) if found else ())
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ def model_service(
             check_output(output)
             found = check_calls(lambda i, out=output: out, [0], 0, "first")
             if found:
-                raise NonfiniteOutputError(f"padded batch {size}: {nonfinite_message(found)}")
+                raise NonfiniteOutputError({**found, "batch": size})
             warm_up(step, warmup, device)
         first_output = clone_output(steps[sizes[0]][0](0))
         checks = ServiceChecks(cfg.label(), MemoryWatch(device))
@@ -149,4 +155,5 @@ def model_service(
         checks.watch.sample()  # opens the first interval: the load points' batches follow
         yield service, info
         for size, (step, _) in steps.items():
-            checks.nonfinite = checks.nonfinite or check_calls(step, [0], 1 + warmup, "end")
+            found = checks.nonfinite or check_calls(step, [0], 1 + warmup, "end")
+            checks.nonfinite = found and {"batch": size, **found}

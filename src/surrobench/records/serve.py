@@ -232,11 +232,13 @@ class UnloadedLatency(schemas.Plain):
 @dataclass(frozen=True)
 class PolicyResult(schemas.Plain):
     """The load points (and capacity, when searched) of one batching policy; ``policy`` None for an HTTP
-    endpoint, which batches (or not) by its own policy."""
+    endpoint, which batches (or not) by its own policy. ``nonfinite``: a padded size's output held NaN/Inf (``run``'s
+    status; :func:`~surrobench.execution.sanity.check_calls`'s record, its ``batch``): on its first call, no points."""
 
     policy: ServePolicy | None
     points: tuple[LoadPoint, ...]
     capacity: Capacity | None = None
+    nonfinite: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,7 @@ _MINOR = {"A/A noise": 5, "top op share": 4, "peak MiB": 3, "P95 ratio [95% CI]"
 
 
 def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Table]:
-    """Rich tables: before/after (fitted to ``width``), unmatched configs, environment and op diffs."""
+    """Rich tables fitted to ``width``: before/after, notes, unmatched configs, environment and op diffs."""
     columns = comparison_columns(cmp)
     rows = []
     for c, row in zip(cmp.configs, comparison_rows(cmp)):
@@ -128,16 +128,20 @@ def comparison_tables(cmp: RunComparison, width: int | None = None) -> list[Tabl
     tables = [fit_table(cols, rows, width, title=title, caption=summary_line(cmp))]
     notes = [(pair_label(c), note) for c in cmp.configs for note in c.notes]
     if notes:
-        tables.append(plain_table(("config", "note"), notes, title="notes", escape=True))
+        tables.append(plain_table(("config", "note"), notes, title="notes", escape=True, width=width))
     if unmatched := unmatched_rows(cmp):
-        tables.append(plain_table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only", escape=True))
+        tables.append(
+            plain_table(UNMATCHED_COLUMNS, unmatched, title="configs in one run only", escape=True, width=width)
+        )
     if cmp.env_diff:
         rows = [(d.key, d.base, d.new) for d in cmp.env_diff]
-        tables.append(plain_table(("key", "BASE", "NEW"), rows, title="environment differences", escape=True))
+        tables.append(
+            plain_table(("key", "BASE", "NEW"), rows, title="environment differences", escape=True, width=width)
+        )
     for c in (c for c in cmp.configs if c.op_deltas):
         title = rich_escape(f"op self time: {pair_label(c)}")
         header = ("op", "BASE ms", "NEW ms", "change")
-        tables.append(plain_table(header, op_diff_rows(c), title=title, right=header[1:], escape=True))
+        tables.append(plain_table(header, op_diff_rows(c), title=title, right=header[1:], escape=True, width=width))
     return tables
 
 
@@ -182,7 +186,7 @@ def _scaling_sides(base: RunRecord, new: RunRecord) -> list[tuple[str, list]]:
 def comparison_renderables(pair: ComparedRuns | ComparedServeRuns, width: int | None = None) -> list[Table]:
     """What ``compare`` prints: the tables, multi-process scaling tables, or a serve capacity table."""
     if isinstance(pair, ComparedServeRuns):
-        return [capacity_table(pair)]
+        return [capacity_table(pair, width)]
     if not isinstance(pair, ComparedRuns):  # two versus records
         from surrobench.report.versus_tables import versus_comparison_table
 

@@ -26,6 +26,8 @@ TRACE_WHERE = "trace"
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2
 _MIN_SUMMARY_CELLS = 24
+#: Beside the header, a summary gets at least this many cells (about seven words), else a line of its own.
+_SUMMARY_INLINE_CELLS = 48
 _ACTION_INDENT = "    → "
 _ELLIPSIS = " …"
 
@@ -115,7 +117,8 @@ def _shorten(text: str, cells: int, lines: int) -> list[str]:
 
 
 def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
-    """The compact view: a header line per finding, then its action on :data:`BRIEF_ACTION_LINES` lines."""
+    """The compact view: a header line per finding with its summary (below it when fewer than
+    :data:`_SUMMARY_INLINE_CELLS` cells are left beside it), then its action on :data:`BRIEF_ACTION_LINES` lines."""
     cells = [brief_cells(f) for f in findings]
     pad = {key: max((len(c[key]) for c in cells), default=0) for key in ("severity", "kind", "gain", "where")}
     lines: list[Text] = []
@@ -128,10 +131,15 @@ def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
         if room is not None and room < _MIN_SUMMARY_CELLS:  # no room for the summary: where unpadded, alone
             where, room = c["where"], 0
         head.append(where)
-        if room is None or room > 0:
+        below = room is not None and room < min(len(c["summary"]), _SUMMARY_INLINE_CELLS)
+        if not below and (room is None or room > 0):
             summary = c["summary"] if room is None else _shorten(c["summary"], room, 1)[0]
             head.append(f"  {summary}", style="dim")
         lines.append(head)
+        if below:  # too little room beside the header: the summary on a line of its own
+            lines.append(
+                _line(" " * len(_ACTION_INDENT) + _shorten(c["summary"], width - len(_ACTION_INDENT), 1)[0], "dim")
+            )
         if width is None:
             lines.append(_line(_ACTION_INDENT + c["action"]))
             continue

@@ -17,8 +17,8 @@ from surrobench.report.escape import rich_escape
 _PER_COLUMN = 3
 #: Longest word of a free-text column kept whole; longer ones may fold.
 _MAX_WORD_CELLS = 32
-#: Widest the field names of a stacked table get (they wrap at spaces), leaving the rest to the values.
-_STACKED_FIELD_WIDTH = 12
+#: Widest a stacked table's field names get (longer wrap at spaces): ``P99 ms [95% CI]``, ``speedup @ error`` fit.
+_STACKED_FIELD_WIDTH = 16
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,7 @@ def _need(col: Col, cells: list[str]) -> int:
     """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
         return _natural(col, cells)
-    words = [Text.from_markup(c).plain.split() for c in cells]
-    longest = max((Text(w).cell_len for ws in words for w in ws), default=0)
+    longest = max((Text(w).cell_len for c in cells for w in Text.from_markup(c).plain.split()), default=0)
     return max(max((len(word) for word in col.header.split()), default=1), min(longest, _MAX_WORD_CELLS))
 
 
@@ -78,15 +77,22 @@ def plain_table(
     caption: str | None = None,
     right: Collection[str] | bool = (),
     escape: bool = False,
+    width: int | None = None,
     **options,
 ) -> Table:
     """A rich table of ``rows`` as rich wraps them: ``right`` columns (True: all) right-justified, the others left;
-    ``escape``: each cell through :func:`rich_escape`; ``options``: every column's (``overflow="fold"``)."""
+    ``escape``: each cell through :func:`rich_escape`; ``options``: every column's (``overflow="fold"``). Given a
+    ``width``, :func:`fit_table` fits it (every column wraps at spaces; too narrow, stacked), never rich, which cuts
+    or folds a word to fit."""
+    rows = [list(map(rich_escape, row)) if escape else list(row) for row in rows]
+    left = [h for h in header if not (right is True or h in right)]
+    if width is not None:
+        return fit_table(columns(header, left, wrap=header), rows, width, title=title, caption=caption)
     table = Table(title=title, caption=caption)
     for col in header:
-        table.add_column(col, justify="right" if right is True or col in right else "left", **options)
+        table.add_column(col, justify="left" if col in left else "right", **options)
     for row in rows:
-        table.add_row(*(map(rich_escape, row) if escape else row))
+        table.add_row(*row)
     return table
 
 
@@ -119,15 +125,8 @@ def fit_table(
         dropped = [col.header for i, col in enumerate(columns) if i not in keep]
         if dropped:
             caption = "\n".join(filter(None, (caption, dropped_line(dropped, width))))
-    sizes = (
-        None
-        if width is None
-        else _share(
-            width - total(),
-            [need[i] for i in keep],
-            [_natural(columns[i], [row[i] for row in rows]) for i in keep],
-        )
-    )
+    natural = [_natural(columns[i], [row[i] for row in rows]) for i in keep]
+    sizes = None if width is None else _share(width - total(), [need[i] for i in keep], natural)
     table = Table(title=title, caption=caption)
     for n, i in enumerate(keep):
         col = columns[i]
@@ -147,8 +146,8 @@ def fit_table(
 def _stacked(columns: Sequence[Col], rows: Sequence[Sequence[str]], title: str | None, caption: str | None) -> Table:
     """One ``field  value`` line per cell, rows separated by a rule: for terminals too narrow for the columns."""
     table = Table(title=title, caption=caption, show_header=False, box=box.SIMPLE_HEAD)
-    longest_word = max((len(word) for col in columns for word in col.header.split()), default=1)
-    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest_word))
+    longest = max((len(col.header) for col in columns), default=1)  # a field name on one line when it fits
+    table.add_column("field", style="bold", max_width=min(_STACKED_FIELD_WIDTH, longest))
     table.add_column("value", overflow="fold")
     for row in rows:
         for j, (col, cell) in enumerate(zip(columns, row)):

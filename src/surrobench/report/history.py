@@ -22,10 +22,10 @@ def _count(n: int, one: str, many: str) -> str:
 
 def contents(r: RunSummary) -> str:
     """What a run holds: ``12 configs, 3 failed``, ``2 policies, 6 loads``, ``2 configs optimized``."""
+    held = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
     if r.kind == "serve":
-        return f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
-    configs = _count(r.n_configs, "config", "configs") + (" optimized" if r.kind == "optimize" else "")
-    return f"{configs}, {r.n_failed} failed" if r.n_failed else configs
+        held = f"{_count(r.n_policies, 'policy', 'policies')}, {_count(r.n_points, 'load', 'loads')}"
+    return f"{held}, {r.n_failed} failed" if r.n_failed else held
 
 
 def history_table(runs: Iterable[RunSummary], title: str, width: int | None = None) -> Table:

@@ -80,7 +80,7 @@ def run_tables(record: RunRecord, title: str, width: int | None = None) -> list[
     tables = [results_table(record.results, title=title, width=width)]
     rows = scaling_rows(record.results)
     if rows:
-        tables.append(scaling_table(rows, title=SCALING_TITLE))
+        tables.append(scaling_table(rows, title=SCALING_TITLE, width=width))
     return tables
 
 

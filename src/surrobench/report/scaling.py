@@ -50,10 +50,10 @@ def scaling_cells(row: ScalingRow) -> list[str]:
     ]
 
 
-def scaling_table(rows: list[ScalingRow], title: str | None = None) -> Table:
-    """One row per config: one-device reference vs N ranks (step = slowest rank per iteration)."""
+def scaling_table(rows: list[ScalingRow], title: str | None = None, width: int | None = None) -> Table:
+    """One row per config: one-device reference vs N ranks (step = slowest rank per iteration), fitted to ``width``."""
     cells = [[rich_escape(c[0]), *c[1:]] for c in map(scaling_cells, rows)]
-    return plain_table(SCALING_COLUMNS, cells, title=title, right=SCALING_COLUMNS[1:])
+    return plain_table(SCALING_COLUMNS, cells, title=title, right=SCALING_COLUMNS[1:], width=width)
 
 
 def _rank_label(r: ConfigResult) -> str:

@@ -58,7 +58,7 @@ def point_cells(p: LoadPoint) -> list[str]:
 def policy_title(record: ServeRecord, result: PolicyResult) -> str:
     where = record.label()
     policy = result.policy.label() if result.policy else "the endpoint's own batching"
-    line = f"{where}, {record.arrival} arrivals, {policy}"
+    line = f"{where}, {record.arrival} arrivals, {policy}" + (", output nonfinite" if result.nonfinite else "")
     if result.capacity is not None:
         c = result.capacity
         if c.infeasible:
@@ -116,8 +116,8 @@ def serve_tables(record: ServeRecord, width: int | None = None) -> list[Table]:
         cols = fit_columns(UNLOADED_COLUMNS, minor=minor, wrap=minor)
         tables.append(fit_table(cols, unloaded_rows(record), width, title=UNLOADED_TITLE))
     for result in record.policies:
-        if not result.points and result.capacity is not None and result.capacity.infeasible:
-            continue  # answered without a load: best_line says why
+        if not result.points:
+            continue  # answered without a load, or its output was nonfinite: best_line or a note says why
         rows = [[rich_escape(cell) for cell in point_cells(point)] for point in result.points]
         tables.append(fit_table(_columns(COLUMNS), rows, width, title=rich_escape(policy_title(record, result))))
         if result.capacity is not None:
@@ -129,7 +129,7 @@ def serve_markdown(record: ServeRecord) -> str:
     """The tables of :func:`serve_tables` as markdown, with the best policy and notes."""
     parts = [f"{UNLOADED_TITLE}\n\n{md_table(UNLOADED_COLUMNS, unloaded_rows(record))}"] if record.unloaded else []
     for result in record.policies:
-        if not result.points and result.capacity is not None and result.capacity.infeasible:
+        if not result.points:
             continue
         parts.append(
             f"{md_escape(policy_title(record, result))}\n\n{md_table(COLUMNS, map(point_cells, result.points))}"
@@ -188,11 +188,11 @@ def capacity_line(pair: ComparedServeRuns) -> str:
     return f"NEW / BASE capacity {fmt(c.ratio, '.2f')} [{fmt(lo, '.2f')}, {fmt(hi, '.2f')}]: {c.verdict}"
 
 
-def capacity_table(pair: ComparedServeRuns) -> Table:
-    """The two runs' capacities at the P99 target, the ratio line as the caption."""
+def capacity_table(pair: ComparedServeRuns, width: int | None = None) -> Table:
+    """The two runs' capacities at the P99 target, the ratio line as the caption, fitted to ``width`` cells."""
     title, caption = f"capacity at P99 <= {pair.capacity.target_p99_ms:g} ms", rich_escape(capacity_line(pair))
-    rows = capacity_rows(pair)
-    return plain_table(CAPACITY_COLUMNS, rows, title=title, caption=caption, right=CAPACITY_COLUMNS[4:], escape=True)
+    rows, right = capacity_rows(pair), CAPACITY_COLUMNS[4:]
+    return plain_table(CAPACITY_COLUMNS, rows, title=title, caption=caption, right=right, escape=True, width=width)
 
 
 def capacity_markdown(pair: ComparedServeRuns) -> str:

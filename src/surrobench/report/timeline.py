@@ -135,8 +135,8 @@ MAX_PRINTED_RANKS = 4
 """Ranks whose whole timeline report is printed; the others are in the JSON (64 ranks would scroll away)."""
 
 
-def cross_rank_rich(report: CrossRankReport) -> Group:
-    """A one-line scope (ranks, aligned steps, matched collectives) and the per-rank table."""
+def cross_rank_rich(report: CrossRankReport, width: int | None = None) -> Group:
+    """A one-line scope (ranks, aligned steps, matched collectives) and the per-rank table (fitted to ``width``)."""
     scope = (
         f"[bold]{len(report.ranks)} ranks[/], {len(report.steps)} aligned steps ({report.step_source}), "
         f"{report.collectives} matched {report.comm_source or 'no'} collectives"
@@ -154,7 +154,8 @@ def cross_rank_rich(report: CrossRankReport) -> Group:
         ms = [f"{v:.3f}" for v in (r.step_ms, r.compute_ms, r.comm_ms, r.wait_ms, r.exposed_comm_ms)]
         rows.append([str(r.rank), *ms, f"{r.late_share:.0%}", f"{r.late_ms:.3f}", more])
     title = "Per rank, mean per aligned step"
-    return Group(scope, plain_table(RANK_HEADER, rows, title=title, right=RANK_HEADER[:-1], overflow="fold"))
+    table = plain_table(RANK_HEADER, rows, title=title, right=RANK_HEADER[:-1], overflow="fold", width=width)
+    return Group(scope, table)
 
 
 def rank_traces_rich(
@@ -170,6 +171,6 @@ def rank_traces_rich(
         if len(traces.ranks) > MAX_PRINTED_RANKS:
             parts.append(f"({len(traces.ranks) - MAX_PRINTED_RANKS} more ranks' timeline reports in --json)")
     if traces.cross_rank is not None:
-        parts.append(cross_rank_rich(traces.cross_rank))
+        parts.append(cross_rank_rich(traces.cross_rank, width))
     parts += findings_renderables(list(traces.findings), title, width, hint=RANK_TRACES_HINT)
     return Group(*parts)

@@ -91,8 +91,8 @@ def rollout_rows(record: VersusRecord) -> list[list[str]]:
     ]
 
 
-def versus_tables(record: VersusRecord) -> list[Table]:
-    """The terminal tables: the ladder, the surrogate settings, a rollout's steps."""
+def versus_tables(record: VersusRecord, width: int | None = None) -> list[Table]:
+    """The terminal tables, fitted to ``width`` cells: the ladder, the surrogate settings, a rollout's steps."""
     tables = []
     for title, columns, rows in (
         (f"solver ladder: {record.problem}, {record.cases} cases, {record.device}", LEVEL_COLUMNS, level_rows(record)),
@@ -105,7 +105,7 @@ def versus_tables(record: VersusRecord) -> list[Table]:
     ):
         if not rows:
             continue
-        tables.append(plain_table(columns, rows, title=rich_escape(title), right=columns[1:], escape=True))
+        tables.append(plain_table(columns, rows, title=rich_escape(title), right=columns[1:], escape=True, width=width))
     return tables
 
 

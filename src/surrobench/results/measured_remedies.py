@@ -50,16 +50,18 @@ def _outcome(c: dict) -> str:
     return f"{c['name']} {c['verdict']}: {c['reason']}"
 
 
-def _singles(entry: dict, remedy: str, way: str | None = None) -> list[dict]:
-    """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``) that move it
-    ``way`` from the baseline's thread count (:attr:`surrobench.records.findings.Clause.direction`,
-    :func:`surrobench.records.findings.direction`); all of them where ``way`` or that count is not known."""
-    threads = ((entry.get("baseline") or {}).get("extra") or {}).get("torch_threads") if way else None
+def _singles(entry: dict, remedy: str, way: str | None = None, threads: int | None = None) -> list[dict]:
+    """The single-remedy candidates of the remedy id ``remedy`` (``threads``: every ``threads=N``) that were
+    measured (an ``infeasible`` one never ran) and move it ``way`` from the baseline's thread count (the entry's
+    ``threads`` setting, else ``threads``: the diagnosed config's; :attr:`surrobench.records.findings.Clause.direction`,
+    :func:`surrobench.records.findings.direction`); all measured ones where ``way`` or that count is not known."""
+    threads = (entry.get("settings") or {}).get("threads") or threads if way else None
     return [
         c
         for c in entry["candidates"]
         if "+" not in c["name"]
         and remedy_id(c["name"]) == remedy
+        and c["verdict"] != "infeasible"
         and (not threads or direction(c["name"], threads) in (None, way))
     ]
 
@@ -88,17 +90,17 @@ def _cite_stack(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     return Clause(f"{clause.text} ({found['name']} measured {_speed(found)})", clause.remedies, stacked=True), []
 
 
-def cite_clause(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
+def cite_clause(clause: Clause, entry: dict, threads: int | None = None) -> tuple[Clause | None, list[str]]:
     """``clause`` with its remedies' measured speedups (or "unmeasured"); None when every remedy it suggests
     was measured and none accepted (a stacked clause: when its stack was measured and is not faster). Also
-    returns the not-recommended outcomes it dropped."""
+    returns the not-recommended outcomes it dropped. ``threads``: the diagnosed config's thread count (:func:`_singles`)."""
     if not clause.remedies:
         return clause, []
     if clause.stacked:
         return _cite_stack(clause, entry)
     notes, dropped, any_kept = [], [], False
     for name in clause.remedies:
-        found = _singles(entry, name, clause.direction)
+        found = _singles(entry, name, clause.direction, threads)
         accepted = [c for c in found if c["verdict"] == "accepted"]
         if accepted:
             best = max(accepted, key=lambda c: c["speedup"]["median"])
@@ -114,12 +116,12 @@ def cite_clause(clause: Clause, entry: dict) -> tuple[Clause | None, list[str]]:
     return Clause(f"{clause.text} ({'; '.join(notes)})", clause.remedies, direction=clause.direction), dropped
 
 
-def cite_action(action: tuple[Clause, ...], entry: dict) -> tuple[Clause, ...]:
+def cite_action(action: tuple[Clause, ...], entry: dict, threads: int | None = None) -> tuple[Clause, ...]:
     """The action's clauses rewritten from one optimize config object (module docstring): each clause cited or
     dropped, then what was dropped and the recipe, each a clause of its own."""
     kept, dropped = [], []
     for clause in action:
-        cited, gone = cite_clause(clause, entry)
+        cited, gone = cite_clause(clause, entry, threads)
         dropped += gone
         if cited is not None:
             kept.append(cited)
@@ -145,15 +147,19 @@ def measured_line(label: str, entry: dict) -> str:
     return f"{label}: surrobench optimize measured {'+'.join(entry['recommended'])}{speed}{run_it}"
 
 
-def cite_measured(findings: list[Finding], measured: Mapping[str, dict]) -> list[Finding]:
+def cite_measured(
+    findings: list[Finding], measured: Mapping[str, dict], threads: Mapping[str, int] | None = None
+) -> list[Finding]:
     """``findings`` with the actions of optimized configs rewritten by :func:`cite_action`: every alarm, and an
     ``info`` finding only where its action suggests a remedy.
 
     Args:
         measured: ``{config label (Finding.config): optimize config object}`` (optimize-v1, -v2 or -v3).
+        threads: ``{config label: torch threads it ran with}`` (a CPU result's ``extra["torch_threads"]``).
     """
+    threads = threads or {}
     return [
-        replace(f, action=cite_action(f.clauses, measured[f.config]))
+        replace(f, action=cite_action(f.clauses, measured[f.config], threads.get(f.config)))
         if f.config in measured and (f.alarm or f.remedies)
         else f
         for f in findings

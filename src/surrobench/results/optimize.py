@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from surrobench.analysis.accuracy import AccuracyVerdict, OutputError
+from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.records import schemas
 from surrobench.records.config import EXEC_SETTINGS, inputs_json
 from surrobench.records.run import ConfigResult, identity_from_json
@@ -356,24 +356,13 @@ def _timing(entry: dict, d: dict, status: str = "ok", error: str | None = None) 
     )
 
 
-def _accuracy(d: dict | None) -> AccuracyVerdict | None:
-    if d is None:
-        return None
-    outputs = tuple(
-        OutputError(o["rel_l2"], tuple(o["rel_l2_channels"]), o["max_abs"], o["nonfinite"])
-        for o in d.get("outputs", ())
-    )
-    verdict = (d[k] for k in ("ok", "decided_by", "reason", "rel_l2", "max_abs"))
-    return AccuracyVerdict(*verdict, outputs, d.get("fp64_rmse"), d.get("ref_fp64_rmse"))
-
-
 def _candidate_from_json(entry: dict, c: dict) -> CandidateResult:
     timed = c.get("median_ms") is not None or c.get("peak_mem_bytes") is not None or c.get("top_op") is not None
     return CandidateResult(
         **schemas.plain(c, CandidateResult, but=("speedup", "gain", "accuracy", "result")),
         speedup=_speedup(c.get("speedup")),
         gain=_speedup(c["gain"]),
-        accuracy=_accuracy(c["accuracy"]),
+        accuracy=AccuracyVerdict.from_json(c["accuracy"]) if c["accuracy"] is not None else None,
         result=_timing(entry, c) if timed else None,
     )
 

@@ -273,7 +273,7 @@ class RunOwner:
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
     ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``serve`` (the model served, ``n_policies`` and
-    ``n_points`` stored) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
+    ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
@@ -622,7 +622,10 @@ class ResultStore:
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
             verb = "matches" if not rows else "match"
-            raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}; see `surrobench history`")
+            sql = "SELECT 1 FROM optimizations WHERE optimize_id LIKE ? ESCAPE '\\'"
+            other = not rows and named(self.conn, sql, (prefix_pattern(prefix),)).fetchone() is not None
+            hint = f": {prefix!r} is an optimization, which `surrobench show` prints" if other else ""
+            raise UsageError(f"{what} in {self.path!r} {verb} run id {prefix!r}{hint}; see `surrobench history`")
         return rows[0]
 
     def matching_run_ids(self, prefix: str) -> list[str]:
@@ -654,7 +657,8 @@ class ResultStore:
                 tag = None if row["tag"] is None else str(row["tag"])
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
                 state = _shown_state(str(row["state"]), row["pid"], row["host"], row["pid_started"])
-                counts = {"n_configs": row["n_configs"], "n_failed": row["n_failed"] or 0}
+                failed = (row["n_failed"] or 0) + sum(bool(p.get("nonfinite")) for p in policies)  # serve's
+                counts = {"n_configs": row["n_configs"], "n_failed": failed}
                 points = sum(len(p["points"]) for p in policies)
                 kind = {"kind": "serve" if serve else "run", "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import resource
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -67,6 +68,9 @@ def map_rank_traces(
         pairs = _on_dask(dask_scheduler, job, files)
     else:
         n = default_workers(len(files), worker_memory_bytes) if workers is None else min(workers, len(files))
+        # a worker re-imports the caller's main script by its path: one read from stdin (`python -`) has none
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        n = 1 if main is not None and not os.path.isfile(main) else n
         pairs = [job(f) for f in files] if n == 1 else _on_pool(n, job, files, worker_memory_bytes)
     return _by_rank(pairs, files)
 
@@ -108,9 +112,12 @@ def _on_pool(n: int, job: Callable, files: list[Path], limit_bytes: int) -> list
         with ProcessPoolExecutor(n, mp_context=context, initializer=_limit_memory, initargs=(limit_bytes,)) as pool:
             return list(pool.map(job, files))
     except BrokenProcessPool:
-        raise UsageError(
-            f"a worker process died while reading {len(files)} rank traces (out of memory?); retry with fewer workers"
-        ) from None
+        text = (
+            f"a worker process died while reading {len(files)} rank traces: out of memory, or a script calling this "
+            "without an `if __name__ == '__main__':` guard (each worker re-imports it, docs/api.md); retry with fewer "
+            "{workers} (1 reads them in this process)"
+        )
+        raise UsageError.naming(text, ("workers",)) from None
 
 
 def _on_dask(address: str, job: Callable, files: list[Path]) -> list:

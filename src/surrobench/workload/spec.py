@@ -42,7 +42,8 @@ def _positive_int(token: str, parameter: str, whole: str) -> int:
     try:
         value = int(token)
     except ValueError:
-        raise UsageError.bad(parameter, f"{whole!r}: {token!r} is not an integer") from None
+        what = f"{token!r} is not an integer" if token.strip() else "a dimension is empty (sizes join with 'x': 64x64)"
+        raise UsageError.bad(parameter, f"{whole!r}: {what}") from None
     if value <= 0:
         raise UsageError.bad(parameter, f"{whole!r}: {value} must be positive")
     if value > MAX_DIM:
