@@ -120,14 +120,15 @@ def test_the_prediction_is_within_ten_percent_of_the_simulated_truth():
 
 def test_the_loops_own_time_is_measured_and_charged():
     # each clock read of the loop costs 0.05 ms beside batches of 1.25-2 ms: the loop's time per batch, measured
-    # over a backlog, is charged in the simulation; uncharged, the capacity is over-predicted
-    policy, target = ServePolicy(4, 1.0), 12.0
+    # over a backlog, is charged in the simulation; uncharged, the capacity is over-predicted (no max wait: the
+    # loop wakes only when idle, so its time is per batch)
+    policy, target = ServePolicy(4, 0.0), 12.0
     service = IdleService(1.0, 0.25, jitter=0.1, read_ms=0.05)
     unloaded = _unloaded(service, 4)
     assert all(u.loop_ms > 0.1 for u in unloaded.values())
     predicted = predict_capacity(unloaded, policy, target)
     blind = predict_capacity({k: replace(u, loop_ms=0.0) for k, u in unloaded.items()}, policy, target)
-    request = serve_request(find_max=True, p99_ms=target, max_batch=4, max_wait_ms=1.0, duration_s=6.0, warmup_s=1.0)
+    request = serve_request(find_max=True, p99_ms=target, max_batch=4, max_wait_ms=0.0, duration_s=6.0, warmup_s=1.0)
     truth = serve_policy(request, policy, service, predicted / 2, service.new_clock).capacity
     middle = (truth.capacity_rps + truth.failing_rps) / 2
     assert predicted == pytest.approx(middle, rel=0.10) and blind > 1.1 * middle
