@@ -275,7 +275,7 @@ def test_a_signal_after_the_command_said_what_it_kept_keeps_the_interrupted_exit
 
     monkeypatch.setattr(cli, "main", cut_then_signalled)
     monkeypatch.setattr(cli, "ignore_late_signals", lambda: None)  # this process keeps its handlers
-    monkeypatch.setattr(cli, "stray_threads", lambda: [])  # never os._exit the test process
+    monkeypatch.setattr(cli, "_end", sys.exit)  # never os._exit the test process
     with pytest.raises(SystemExit) as done:
         cli.entry()
     assert done.value.code == 130

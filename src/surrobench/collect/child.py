@@ -62,6 +62,8 @@ PROFILERS = ("torch", "none", "ncu")
 #: The NVTX range around each active step of ``--profiler ncu``: ``ncu --nvtx --nvtx-include surrobench_step/``.
 STEP_RANGE = "surrobench_step"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+#: The Kineto results of the captures run here, never freed: the child ends with ``os._exit``.
+_KEPT: list = []
 CHILD_TIMEOUT_S = 3600
 """Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
 
@@ -221,7 +223,13 @@ def run_config(
             lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"
             with module_ranges(prepared.module) if lost is None else contextlib.nullcontext():
                 capture = profile_steps(
-                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost
+                    phased,
+                    plan,
+                    cfg.device,
+                    with_stack=with_stack,
+                    trace_path=trace_path,
+                    modules_lost=lost,
+                    keep=_KEPT,
                 )
             tables = ("op_table", "kernel_table")
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
