@@ -62,8 +62,6 @@ PROFILERS = ("torch", "none", "ncu")
 #: The NVTX range around each active step of ``--profiler ncu``: ``ncu --nvtx --nvtx-include surrobench_step/``.
 STEP_RANGE = "surrobench_step"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-#: The Kineto results of the captures run here, never freed: the child ends with ``os._exit``.
-_KEPT: list = []
 CHILD_TIMEOUT_S = 3600
 """Wall-clock limit of one child. Generous: a ``compile`` config compiles again in the child."""
 
@@ -223,13 +221,7 @@ def run_config(
             lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"
             with module_ranges(prepared.module) if lost is None else contextlib.nullcontext():
                 capture = profile_steps(
-                    phased,
-                    plan,
-                    cfg.device,
-                    with_stack=with_stack,
-                    trace_path=trace_path,
-                    modules_lost=lost,
-                    keep=_KEPT,
+                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost, keep=True
                 )
             tables = ("op_table", "kernel_table")
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
@@ -262,10 +254,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
     p.add_argument(
-        "--control-fifo",
-        default=None,
-        metavar="CTL,ACK",
-        help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)",
+        "--control-fifo", metavar="CTL,ACK", help="perf's control FIFOs around the active steps (--profiler none)"
     )
     return p
 
