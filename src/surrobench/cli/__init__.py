@@ -205,7 +205,7 @@ def _end(code: int) -> None:
     else:
         atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # AttributeError: a closed stdout is None
             stream.flush()
     os._exit(code)
 
