@@ -63,6 +63,16 @@ def test_profile_steps_records_the_active_steps_and_writes_a_gzip_trace(tmp_path
     assert {"surrobench::forward", "surrobench::post_process", "aten::addmm"} <= names
 
 
+def test_profile_steps_keeps_the_kineto_results_only_when_asked():
+    from surrobench.collect import torch_profiler
+
+    kept = len(torch_profiler._KEPT)
+    profile_steps(lambda i: torch.ones(4) + i, ProfileSchedule(0, 0, 1), "cpu")
+    assert len(torch_profiler._KEPT) == kept
+    profile_steps(lambda i: torch.ones(4) + i, ProfileSchedule(0, 0, 1), "cpu", keep=True)
+    assert len(torch_profiler._KEPT) == kept + 1 and torch_profiler._KEPT.pop().kineto_results is not None
+
+
 _CAPTURE = """
 from surrobench.collect.torch_profiler import ProfileSchedule, profile_steps
 import torch

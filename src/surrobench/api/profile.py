@@ -99,7 +99,8 @@ def profile_config(
     if top is not None:
         result = result.with_top_op(top.name, top.share)
         store.set_top_op(config_id, top.name, top.share)
-    add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=child["trace_path"])
+    trace = child["trace_path"]
+    add_op_table(store, config_id, table, profiled_step_ms=step_ms, overhead=overhead, trace_path=trace)
     scale = op_time_scale(table, step_ms, result.latency_ms.median if result.latency_ms else None)
     readings = read_table(table, cfg.model, tuple(child["input_shape"]), compiled=cfg.mode == "compile", scale=scale)
     kernels = child.get("kernel_table")
@@ -113,18 +114,7 @@ def profile_config(
         if counters.problem is not None:
             warnings += (f"no counters: {counters.problem.message}",)
     return ProfileReport(
-        result,
-        config_id,
-        "ok",
-        None,
-        table,
-        readings,
-        step_ms,
-        overhead,
-        child["trace_path"],
-        warnings,
-        kernels,
-        counters,
+        result, config_id, "ok", None, table, readings, step_ms, overhead, trace, warnings, kernels, counters
     )
 
 

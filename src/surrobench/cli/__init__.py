@@ -7,6 +7,7 @@ scipy.stats and matplotlib are imported in the command's body (docs/benchmarks/s
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
@@ -173,8 +174,7 @@ def _guarded_stdout():
 
 def entry() -> None:
     """The ``surrobench`` console command and ``python -m surrobench``: the current folder first on the import
-    path, as ``python -m`` puts it; after the command a signal no longer changes its exit code, and threads a
-    model left running are named and not waited for (``os._exit``)."""
+    path, as ``python -m`` puts it; after the command a signal no longer changes its exit code (:func:`_end`)."""
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
@@ -187,6 +187,13 @@ def entry() -> None:
     else:
         code = EXIT_OK
     ignore_late_signals()  # done: a late Ctrl-C during the teardown leaves this exit code as it is
+    _end(code)
+
+
+def _end(code: int) -> None:
+    """Exit with ``code`` by ``os._exit`` once stdout and stderr are flushed: the exit handlers run, unless a model
+    left threads running (named, not waited for); the interpreter's teardown does not (0.5 s with torch imported,
+    docs/benchmarks/profile-cost.md)."""
     stray = stray_threads()
     if stray:
         names = ", ".join(t.name for t in stray[:5])
@@ -195,13 +202,12 @@ def entry() -> None:
             "waiting for them",
             file=sys.stderr,
         )
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
-    sys.exit(code)
+    else:
+        atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # AttributeError: a closed stdout is None
+            stream.flush()
+    os._exit(code)
 
 
 def stray_threads() -> list[threading.Thread]:

@@ -221,7 +221,7 @@ def run_config(
             lost = modules_lost(cfg.mode) if cfg.device == "cuda" else "CPU run: no kernels"
             with module_ranges(prepared.module) if lost is None else contextlib.nullcontext():
                 capture = profile_steps(
-                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost
+                    phased, plan, cfg.device, with_stack=with_stack, trace_path=trace_path, modules_lost=lost, keep=True
                 )
             tables = ("op_table", "kernel_table")
             body = {f.name: getattr(capture, f.name) for f in fields(capture) if f.name not in tables}
@@ -254,10 +254,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
     p.add_argument(
-        "--control-fifo",
-        default=None,
-        metavar="CTL,ACK",
-        help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)",
+        "--control-fifo", metavar="CTL,ACK", help="perf's control FIFOs around the active steps (--profiler none)"
     )
     return p
 

@@ -35,6 +35,7 @@ NS_PER_MS = 1e6
 #: lines, whose news (CUPTI did not attach) :func:`_checked` reports itself.
 KINETO_QUIET_LEVEL = "6"
 _STEP_PREFIX = "ProfilerStep"  # ``ProfilerStep#N``, renamed ``ProfilerStep*`` in memory
+_KEPT: list = []  # the Kineto results of the captures run with ``keep=True``
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,16 @@ def profile_steps(
     with_stack: bool = False,
     trace_path: Path | None = None,
     modules_lost: str | None = None,
+    keep: bool = False,
 ) -> Capture:
     """``step(i)`` for ``plan.total`` steps under torch.profiler's schedule (each active step a ``ProfilerStep#N``
     range), driving ``torch.autograd.profiler.profile`` directly: no ``torch._inductor`` import (1.1 CPU s,
     docs/benchmarks/profile-cost.md). ``step`` leaves the device idle on return
     (:func:`surrobench.execution.ranges.annotated_step`). Kineto's USDT lines are kept off stderr
     (:data:`KINETO_QUIET_LEVEL` unless ``KINETO_LOG_LEVEL`` is set; read at the first capture). ``modules_lost``:
-    why no module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are."""
+    why no module ranges are recorded (:func:`surrobench.collect.child.modules_lost`), None when they are. ``keep``: the
+    Kineto results never freed, for a process that ends by ``os._exit`` (their destructor took 0.45 CPU s of the
+    zoo FNO at 32², docs/benchmarks/profile-cost.md)."""
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET_LEVEL)
     from torch.autograd.profiler import profile, record_function
 
@@ -157,6 +161,8 @@ def profile_steps(
             gc.enable()
     if trace_path is not None:
         export_trace(prof, trace_path)
+    if keep:
+        _KEPT.append(prof)
     cycle = {"events": len(events), "steps": steps, "table": table, "kernels": kernels}
     return _checked(plan, device, [t / NS_PER_MS for t in step_ns], cycle, trace_path)
 
