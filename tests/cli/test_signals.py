@@ -246,25 +246,6 @@ def test_a_signal_after_the_command_finished_keeps_its_exit_code(signum):
     assert proc.returncode == 3, proc.stderr
 
 
-def test_the_command_ends_by_os_exit_after_its_exit_handlers_and_a_flush():
-    """``_end``: the exit handlers run and buffered output is written before ``os._exit``; the module teardown does
-    not run (a module global's ``__del__`` would print) and the exit code is the command's."""
-    code = (
-        "import atexit, sys\n"
-        "from surrobench.cli import _end\n"
-        "class Teardown:\n"
-        "    def __del__(self):\n"
-        "        print('teardown')\n"
-        "keep = Teardown()\n"
-        "atexit.register(print, 'handler')\n"
-        "print('output', end=' ')\n"
-        "_end(3)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, timeout=20, capture_output=True, text=True)
-    assert (proc.returncode, proc.stdout) == (3, "output handler\n"), proc.stderr
-
-
 def test_a_ctrl_c_as_the_command_returns_is_an_interrupt_not_a_traceback(monkeypatch, capsys):
     """SIGINT that lands after click returned, before the command's signal handling ends (``surrobench run``
     printing its last line): exit 130 with the interrupt line, never a KeyboardInterrupt traceback."""
@@ -294,7 +275,7 @@ def test_a_signal_after_the_command_said_what_it_kept_keeps_the_interrupted_exit
 
     monkeypatch.setattr(cli, "main", cut_then_signalled)
     monkeypatch.setattr(cli, "ignore_late_signals", lambda: None)  # this process keeps its handlers
-    monkeypatch.setattr(cli, "_end", sys.exit)  # never os._exit the test process
+    monkeypatch.setattr(cli, "stray_threads", lambda: [])  # never os._exit the test process
     with pytest.raises(SystemExit) as done:
         cli.entry()
     assert done.value.code == 130

@@ -114,7 +114,18 @@ def profile_config(
         if counters.problem is not None:
             warnings += (f"no counters: {counters.problem.message}",)
     return ProfileReport(
-        result, config_id, "ok", None, table, readings, step_ms, overhead, trace, warnings, kernels, counters
+        result,
+        config_id,
+        "ok",
+        None,
+        table,
+        readings,
+        step_ms,
+        overhead,
+        trace,
+        warnings,
+        kernels,
+        counters,
     )
 
 

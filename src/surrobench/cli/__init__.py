@@ -7,7 +7,6 @@ scipy.stats and matplotlib are imported in the command's body (docs/benchmarks/s
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import os
@@ -174,7 +173,8 @@ def _guarded_stdout():
 
 def entry() -> None:
     """The ``surrobench`` console command and ``python -m surrobench``: the current folder first on the import
-    path, as ``python -m`` puts it; after the command a signal no longer changes its exit code (:func:`_end`)."""
+    path, as ``python -m`` puts it; after the command a signal no longer changes its exit code, and threads a
+    model left running are named and not waited for (``os._exit``)."""
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
@@ -187,13 +187,6 @@ def entry() -> None:
     else:
         code = EXIT_OK
     ignore_late_signals()  # done: a late Ctrl-C during the teardown leaves this exit code as it is
-    _end(code)
-
-
-def _end(code: int) -> None:
-    """Exit with ``code`` by ``os._exit`` once stdout and stderr are flushed: the exit handlers run, unless a model
-    left threads running (named, not waited for); the interpreter's teardown does not (0.5 s with torch imported,
-    docs/benchmarks/profile-cost.md)."""
     stray = stray_threads()
     if stray:
         names = ", ".join(t.name for t in stray[:5])
@@ -202,12 +195,13 @@ def _end(code: int) -> None:
             "waiting for them",
             file=sys.stderr,
         )
-    else:
-        atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # AttributeError: a closed stdout is None
-            stream.flush()
-    os._exit(code)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def stray_threads() -> list[threading.Thread]:

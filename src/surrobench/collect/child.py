@@ -254,7 +254,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--with-stack", action="store_true")
     p.add_argument("--trace-out", type=Path, default=None, help="Chrome trace file (.json or .json.gz)")
     p.add_argument(
-        "--control-fifo", metavar="CTL,ACK", help="perf's control FIFOs around the active steps (--profiler none)"
+        "--control-fifo",
+        default=None,
+        metavar="CTL,ACK",
+        help="perf control FIFOs: 'enable'/'disable' around the active steps (--profiler none)",
     )
     return p
 
