@@ -49,3 +49,11 @@ def test_results_markdown_escapes_html_and_survives_a_lone_surrogate():
     row = _rows(results_markdown([replace(config([], status="error"), model="<script>\ud800", error="a&b")]))[2]
     assert row.startswith("| &lt;script&gt;\\\\ud800 |") and "a&amp;b" in row
     row.encode("utf-8")  # writable as UTF-8
+
+
+def test_the_mode_cell_names_the_settings_a_config_ran_with():
+    # a fresh-user trial: a --threads 1 run showed "eager" alone, its setting only in the progress line
+    plain = config(latency_samples(1.0, 0.01))
+    pinned = config(latency_samples(1.0, 0.01), extra={"threads": 1, "channels_last": True})
+    rows = results_markdown([plain, pinned]).splitlines()[2:]
+    assert "| eager |" in rows[0] and "| eager channels_last threads=1 |" in rows[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from surrobench.execution.failures import UNKNOWN, recorded_cause
+from surrobench.records.config import mode_text
 from surrobench.records.run import ConfigResult
 from surrobench.results.scaling import placement
 
@@ -40,7 +41,7 @@ def result_cells(r: ConfigResult) -> dict[str, str]:
         "shape": r.shape_text(),
         "batch": str(r.batch),
         "precision": r.precision,
-        "mode": r.mode,
+        "mode": mode_text(r.mode, r.extra),  # with the settings it ran with: threads=1, channels_last
         "median": fmt(lat.median if lat else None),
         "ci": f"{lat.ci95_median[0]:.3f}–{lat.ci95_median[1]:.3f}" if lat else "-",
         "p95": fmt(lat.p95 if lat else None),

@@ -9,6 +9,7 @@ from surrobench.report.cells import BYTES_PER_MIB, fmt
 from surrobench.report.escape import md_escape, md_table, rich_escape
 from surrobench.report.fit import columns as fit_columns
 from surrobench.report.fit import fit_table, plain_table
+from surrobench.records.config import mode_text
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.serve_tables import capacity_markdown, capacity_table
@@ -32,7 +33,8 @@ def comparison_columns(cmp: RunComparison) -> tuple[str, ...]:
 def pair_label(c: ConfigComparison) -> str:
     """:meth:`ConfigResult.label` of BASE, with NEW's precision and mode where a comparison ignored them."""
     b, n = c.base, c.new
-    return f"{b.model} {b.shape_text()} b{b.batch} {_field(b.precision, n.precision)} {_field(b.mode, n.mode)}"
+    mode = _field(mode_text(b.mode, b.extra), mode_text(n.mode, n.extra))
+    return f"{b.model} {b.shape_text()} b{b.batch} {_field(b.precision, n.precision)} {mode}"
 
 
 def _pair(base: float | None, new: float | None, spec: str) -> str:
@@ -80,7 +82,7 @@ def comparison_rows(cmp: RunComparison) -> list[dict[str, str]]:
                 "shape": b.shape_text(),
                 "B": str(b.batch),
                 "precision": _field(b.precision, n.precision),
-                "mode": _field(b.mode, n.mode),
+                "mode": _field(mode_text(b.mode, b.extra), mode_text(n.mode, n.extra)),
                 "median ms": median,
                 "median ratio [95% CI]": _ratio_ci(c.median_ratio),
                 "P95 ms": p95,
