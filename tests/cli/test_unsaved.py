@@ -197,3 +197,12 @@ def test_the_recovery_file_goes_where_there_is_room(tmp_path, monkeypatch):
     monkeypatch.setattr(store.tempfile, "gettempdir", lambda: str(tmp_path / "tmp"))
     again = store.write_recovery({}, here / "r.db", "R1")  # an existing file is never replaced
     assert again == tmp_path / "tmp" / "r.unsaved-R1.json" and json.loads(path.read_text()) == {"schema": "x"}
+
+
+def test_import_of_a_document_of_another_kind_names_what_it_takes(tmp_path):
+    for doc in ({"schema": "surrobench/timeline-v1"}, {"results": []}):
+        path = tmp_path / "other.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(surrobench.UsageError) as raised:
+            surrobench.import_run(path, db=tmp_path / "r.db")
+        assert "surrobench/serve-v2" in str(raised.value) and "surrobench/optimize-v3" in str(raised.value)
