@@ -36,7 +36,7 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def _options(
     version: bool = typer.Option(
-        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit.", metavar=""
     ),
 ) -> None:
     """Benchmark, profile and diagnose the inference of physics surrogate models."""

@@ -59,9 +59,9 @@ def serve_progress(
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
-            from surrobench.report.serve_tables import latency_cell  # a serve run's only: not at import
+            from surrobench.report.serve_tables import latency_cell, rps  # a serve run's only: not at import
 
-            load = "replay" if point.target_rps is None else f"{point.target_rps:g} rps"
+            load = "replay" if point.target_rps is None else f"{rps(point.target_rps)} rps"  # as its table
             load = f"concurrency {point.concurrency}" if point.concurrency is not None else load
             where = policy.label() if policy is not None else "endpoint"
             progress.update(task, advance=1, description=rich_escape(f"served {load}"), refresh=True)
@@ -80,7 +80,6 @@ def _line(console: Console, text: str) -> None:
 
 
 def _count(progress: Progress, task_id) -> str:
-    """``2/8``: the task's steps done of its total (``?`` before the total is known)."""
+    """``2/8``: the task's steps done of its total (``2`` while the total is unknown: a search's)."""
     task = progress.tasks[task_id]
-    total = "?" if task.total is None else f"{task.total:.0f}"
-    return f"{task.completed:.0f}/{total}"
+    return f"{task.completed:.0f}" + ("" if task.total is None else f"/{task.total:.0f}")
