@@ -70,7 +70,7 @@ def infeasible_reason(
         unit = "thread" if threads == 1 else "threads"
         return f"torch's default here is {threads} {unit}: the baseline already runs {threads}"
     if remedy.name == "channels_last" and 4 not in input_ranks:
-        ranks = ", ".join(f"{r}-D" for r in input_ranks)
+        ranks = ", ".join(f"{r}-D" for r in dict.fromkeys(input_ranks))  # each rank once: "3-D", not "3-D, 3-D"
         return f"channels_last applies to 4-D (B, C, H, W) inputs; this model's inputs are {ranks}"
     if remedy.name == "cudnn_benchmark" and not probe.convolutions:
         return "cudnn.benchmark picks cuDNN's convolution algorithms, and the forward runs no convolution"

@@ -214,7 +214,7 @@ def _notes(search: Search) -> tuple[str, ...]:
     request, probe = bench.request, bench.probe
     notes = [f"rounds of {bench.warmup} warm-up + {bench.iters} timed calls, {request.rounds} rounds per measurement"]
     if probe.ffts:
-        notes.append(f"FFTs at {probe.fft_text()}")
+        notes.append(f"the forward runs FFTs at {probe.fft_text()}")
     if probe.syncs:
         notes.append(f"host synchronizations in forward: {probe.sync_text()}")
     if bench.fp64_note:
