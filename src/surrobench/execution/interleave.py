@@ -117,12 +117,14 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     call of each input set: the first not finite kept as :attr:`Variant.nonfinite`, the round ``nonfinite``."""
     cfg = variant.cfg
     start = _allocated(cfg.device)
-    tracker = PeakMemoryTracker(cfg.device)
-    tracker.start()
     watch = variant.watch = variant.watch or MemoryWatch(cfg.device)
     watch.pause()  # other variants ran since its last round
+    # before the tracker returns the free heap to the system: a round that only takes it back has not grown (glibc
+    # may take fresh blocks for several calls after that, docs/benchmarks/cpu-allocator.md), one that leaks has
+    watch.sample()
+    tracker = PeakMemoryTracker(cfg.device)
+    tracker.start()
     with execution_settings(cfg), torch.inference_mode():
-        watch.sample()
         samples = measure_round(variant.step, warmup, iters, cfg.device)
         watch.sample(warmup + iters)
         variant.calls += warmup + iters
