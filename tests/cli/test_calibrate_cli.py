@@ -80,6 +80,8 @@ def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
                 str(tmp_path / "tr"),
                 "--json",
                 str(out),
+                "--measure-s",
+                "0",
             ]
         )
         == 0
@@ -88,7 +90,8 @@ def test_diagnose_draws_no_roofline_against_a_zero_ceiling(tmp_path, capsys):
     assert "no fp32 roofline" in err and "fp32 matmul rate 0.0 TFLOP/s is not a ceiling" in err
     findings = json.loads(out.read_text())["findings"]
     assert not any(e["source"] == "roofline" for f in findings for e in f["evidence"])
-    assert findings[0]["kind"] == "memory_bound"  # the category rule still judges the GroupNorm
+    # the category rule still judges the GroupNorm (its rank among the findings follows the host's timings)
+    assert "memory_bound" in [f["kind"] for f in findings]
 
 
 def test_format_ridge_keeps_a_cpu_fp16_ridge_readable():
