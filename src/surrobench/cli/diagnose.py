@@ -75,33 +75,28 @@ def diagnose(
     system = api_diagnose.load_system_view(system_view)
     if traces and run_id is not None:
         raise UsageError("give a TRACE or --run RUN_ID, not both")
+    plan = options = None  # a TRACE or --run diagnoses what was recorded: no workload to plan
     if traces or run_id is not None:
         refuse_given(ctx, _WORKLOAD_PARAMS, "a TRACE" if traces else "--run")
+    else:
+        tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
+        plan, options = workload.plan(), tracing.torch(workload.iters)
+    with progress_hooks(err_console) as hooks:
         result = api_diagnose.diagnose(
-            trace=traces,
+            plan,
+            trace=traces or None,
             run=run_id,
             db=db,
             thresholds=th,
             system=system,
+            system_pass=system_pass,
+            profile_options=options,
+            measure_s=measure_s,
+            command=command_line(),
+            hooks=hooks,
             workers=workers,
             dask_scheduler=dask_scheduler,
         )
-    else:
-        tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
-        plan = workload.plan()
-        options = tracing.torch(workload.iters)
-        with progress_hooks(err_console) as hooks:
-            result = api_diagnose.diagnose(
-                plan,
-                db=db,
-                thresholds=th,
-                system=system,
-                system_pass=system_pass,
-                profile_options=options,
-                measure_s=measure_s,
-                command=command_line(),
-                hooks=hooks,
-            )
     if result.cross_rank is not None:
         console.print(cross_rank_rich(result.cross_rank, console.width))
     findings, context, failed = list(result.findings), result.context, result.context.get("failed_configs", [])
