@@ -146,3 +146,19 @@ def test_rollout_errors_grow_with_the_step_and_each_step_is_matched():
     assert s.accuracy.error_vs_step == pytest.approx([0.005, 0.010025], rel=1e-3)
     assert [m.status for m in s.step_matches] == [MATCHED, MATCHED]
     assert len(record.levels[0].accuracy.error_vs_step) == 2
+
+
+def test_every_execution_setting_reaches_the_surrogate_and_no_other_keyword_does(tmp_path, capsys):
+    # matmul_precision is taken like the settings before it (one settings group, docs/design.md)
+    record = surrobench.versus(Planted(), threads=1, matmul_precision="high", **SMALL)
+    assert record.surrogates[0].settings == {
+        "precision": "fp32",
+        "mode": "eager",
+        "threads": 1,
+        "matmul_precision": "high",
+    }
+    with pytest.raises(UsageError, match="unknown setting 'shapes'"):
+        surrobench.versus(Planted(), shapes=[8], **SMALL)
+    argv = ["versus", "--problem", f"{__file__}:planted", "--device", "cpu", "--cases", "2", "--warmup", "0"]
+    assert run_cli([*argv, "--repeats", "1", "--matmul-precision", "high", "--json", str(tmp_path / "v.json")]) == 0
+    assert surrobench.load_versus(tmp_path / "v.json").surrogates[0].settings["matmul_precision"] == "high"

@@ -13,7 +13,7 @@ import difflib
 import inspect
 import os
 import warnings as _warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -196,6 +196,16 @@ def is_model_object(model: ModelArg) -> bool:
     return not isinstance(model, str) and callable(model)
 
 
+def check_keywords(given: Iterable[str], known: Sequence[str]) -> None:
+    """Raise :class:`UsageError` for the first of ``given`` not in ``known``: ``unknown setting 'shape' (did you
+    mean shapes?)``, or the known ones when none is close (:func:`difflib.get_close_matches`)."""
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
+            raise UsageError(f"unknown setting {name!r} ({hint})")
+
+
 def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> SweepPlan:
     """Parse the sweep (keywords of :func:`sweep_request`) and plan it once (:func:`plan_sweep`; a model object run
     once, :func:`check_forward`), so bad input fails before anything is timed. ``caller``: the verb whose
@@ -211,12 +221,7 @@ def sweep_plan(model: ModelArg, *, caller: Callable | None = None, **sweep) -> S
         for n in [*inspect.signature(sweep_request).parameters, *EXEC_SETTINGS, *own]
         if n not in ("model", "sweep", "settings")
     ]
-    known = list(dict.fromkeys(known))
-    for name in sweep:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known)}"
-            raise UsageError(f"unknown setting {name!r} ({hint})")
+    check_keywords(sweep, list(dict.fromkeys(known)))
     if isinstance(model, str):
         return plan_sweep(sweep_request(model, **sweep))
     if isinstance(model, Iterable) and not is_model_object(model):

@@ -20,6 +20,7 @@ from surrobench.errors import UsageError
 from surrobench.execution.config import MIN_ITERS, ExecConfig, check_ints, request_fields, settings_record
 from surrobench.execution.versus import time_solver, time_surrogate
 from surrobench.records.versus import load_versus  # noqa: F401  (re-exported: surrobench.load_versus)
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.versus import Accuracy, SolverLevel, SurrogateResult, VersusRecord
 from surrobench.workload.loader import _import_target, live_surrogate, resolve_model
 from surrobench.workload.spec import ShapeSpec
@@ -122,20 +123,17 @@ def versus(
     warmup: int = 3,
     repeats: int = 5,
     amortize_calls: int = 1000,
-    channels_last: bool = False,
-    compile_mode: str | None = None,
-    threads: int | None = None,
-    cudnn_benchmark: bool = False,
     resamples: int = rules.CASE_RESAMPLES,
+    **settings,
 ) -> VersusRecord:
     """Time and score the problem's solver ladder and the surrogate on the same cases, and compare them at equal
     accuracy and at equal runtime (McGreivy & Hakim 2024's rules; :mod:`surrobench.analysis.versus`).
 
     ``problem``: the problem (module docstring), or ``file.py:factory`` called with ``problem_args``; ``model``:
     the surrogate (None: the problem's ``surrogate``), a name, an ``nn.Module`` or a factory; ``cases`` from
-    ``seed``, the same on both sides; ``precisions``, ``modes``, ``channels_last``, ``compile_mode``, ``threads``,
-    ``cudnn_benchmark``: as :func:`surrobench.benchmark` takes them, one result per precision x mode; ``batch``: the
-    batched call; ``warmup``: untimed calls per level and setting; ``repeats``: timed calls per case (the surrogate
+    ``seed``, the same on both sides; ``precisions``, ``modes`` and ``settings`` (``channels_last``, ``compile_mode``,
+    ``threads``, ``matmul_precision``, ``cudnn_benchmark``): as :func:`surrobench.benchmark` takes them, one result
+    per precision x mode; ``batch``: the batched call; ``warmup``: untimed calls per level and setting; ``repeats``: timed calls per case (the surrogate
     at least :data:`~surrobench.execution.config.MIN_ITERS` in all); ``amortize_calls``: calls the one-time costs
     are spread over; ``resamples``: bootstrap resamples of the cases.
 
@@ -145,8 +143,9 @@ def versus(
         UsageError: bad settings or problem; a surrogate declared untrained (a zoo name, ``problem.trained`` False)
             or measured no better than the trivial predictor (:func:`_refuse_untrained`), before the solver runs.
     """
-    from surrobench.api.benchmark import sweep_request
+    from surrobench.api.benchmark import check_keywords, sweep_request
 
+    check_keywords(settings, (*EXEC_SETTINGS, "cudnn_benchmark"))
     check_ints(cases=cases, batch=batch, repeats=repeats, amortize_calls=amortize_calls, resamples=resamples)
     counts = (("cases", cases), ("batch", batch), ("repeats", repeats), ("amortize_calls", amortize_calls))
     for name, value in (*counts, ("resamples", resamples)):
@@ -163,10 +162,7 @@ def versus(
         warmup=warmup,
         iters=max(MIN_ITERS, repeats * cases),
         seed=seed,
-        channels_last=channels_last,
-        compile_mode=compile_mode,
-        threads=threads,
-        cudnn_benchmark=cudnn_benchmark,
+        **settings,
     )
     surrogate, declared_untrained = _surrogate_of(problem, model)
     label = f"{getattr(problem, 'name', 'problem')} surrogate" if model is None else surrogate.info.name

@@ -461,8 +461,30 @@ def _declared(option: OptionInfo):
     return field(default=option.default, metadata={"option": option})
 
 
+def _setting(option: OptionInfo):
+    """A field of :class:`SettingsOptions`: listed in ``--help`` under "Execution settings", after the workload."""
+    option.rich_help_panel = "Execution settings"
+    return _declared(option)
+
+
 @dataclass(frozen=True)
-class WorkloadOptions:
+class SettingsOptions:
+    """The execution settings (:class:`~surrobench.records.config.ExecSettings`) and cudnn.benchmark, as the library
+    takes them (``versus``; every command of :class:`WorkloadOptions`): a new setting is a field here."""
+
+    cudnn_benchmark: bool = _setting(CudnnOpt)
+    channels_last: bool = _setting(ChannelsLastOpt)
+    compile_mode: str | None = _setting(CompileModeOpt)
+    threads: int | None = _setting(ThreadsOpt)
+    matmul_precision: str | None = _setting(MatmulPrecisionOpt)
+
+    def keywords(self) -> dict:
+        """The settings as the library's keywords."""
+        return {f.name: getattr(self, f.name) for f in fields(SettingsOptions)}
+
+
+@dataclass(frozen=True)
+class WorkloadOptions(SettingsOptions):
     """The workload and execution options (``run``, ``profile``, ``perf``, ``diagnose``, ``optimize``)."""
 
     model: str = _declared(ModelOpt)
@@ -474,14 +496,9 @@ class WorkloadOptions:
     warmup: int = _declared(WarmupOpt)
     iters: int = _declared(ItersOpt)
     seed: int = _declared(SeedOpt)
-    cudnn_benchmark: bool = _declared(CudnnOpt)
     input_sets: int = _declared(InputSetsOpt)
     tag: str | None = _declared(TagOpt)
     rounds: int = _declared(RoundsOpt)
-    channels_last: bool = _declared(ChannelsLastOpt)
-    compile_mode: str | None = _declared(CompileModeOpt)
-    threads: int | None = _declared(ThreadsOpt)
-    matmul_precision: str | None = _declared(MatmulPrecisionOpt)
     trust_pickle: bool = _declared(TrustPickleOpt)
     timeout_s: float | None = _declared(TimeoutOpt)
 

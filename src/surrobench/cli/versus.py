@@ -7,17 +7,9 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import (
-    output_option,
-    ChannelsLastOpt,
-    CompileModeOpt,
-    CudnnOpt,
-    DeviceOpt,
-    JsonOpt,
-    MarkdownOpt,
-    ModeOpt,
-)
-from surrobench.cli.options import PrecisionOpt, SeedOpt, ThreadsOpt, console, count_option, write_json, write_output
+from surrobench.cli.options import output_option, option_groups, DeviceOpt, JsonOpt, MarkdownOpt, ModeOpt
+from surrobench.cli.options import PrecisionOpt, SeedOpt, SettingsOptions, console, count_option, write_json
+from surrobench.cli.options import write_output
 from surrobench.errors import UsageError
 
 
@@ -39,7 +31,9 @@ def parse_problem_args(items: list[str] | None) -> dict:
 
 
 @app.command()
+@option_groups()
 def versus(
+    *,
     problem: str = typer.Option(
         ..., "--problem", help="path/file.py:factory or package.module:factory returning the problem (docs/versus.md)."
     ),
@@ -58,10 +52,7 @@ def versus(
     warmup: int = count_option(3, "--warmup", help="Untimed calls per solver level and surrogate setting."),
     repeats: int = count_option(5, "--repeats", help="Timed calls per case and level."),
     amortize_calls: int = count_option(1000, "--amortize-calls", help="Calls one-time costs are spread over."),
-    channels_last: bool = ChannelsLastOpt,
-    compile_mode: str = CompileModeOpt,
-    threads: int = ThreadsOpt,
-    cudnn_benchmark: bool = CudnnOpt,
+    settings: SettingsOptions,
     json_out: Path = JsonOpt,
     markdown: Path = MarkdownOpt,
     html_out: Path = output_option(None, "--html", help="Write the Pareto plot and tables (self-contained HTML) here."),
@@ -77,9 +68,9 @@ def versus(
     from surrobench.report.versus_tables import summary_line, versus_markdown, versus_tables
 
     timing = dict(cases=cases, seed=seed, device=device, batch=batch, warmup=warmup, repeats=repeats)
-    timing.update(amortize_calls=amortize_calls, precisions=precision, modes=mode, cudnn_benchmark=cudnn_benchmark)
-    settings = dict(channels_last=channels_last, compile_mode=compile_mode, threads=threads)
-    record = run_versus(problem, model, problem_args=parse_problem_args(problem_arg), **timing, **settings)
+    timing.update(amortize_calls=amortize_calls, precisions=precision, modes=mode)
+    args = parse_problem_args(problem_arg)
+    record = run_versus(problem, model, problem_args=args, **timing, **settings.keywords())
     write_json(json_out, record.to_json())  # first: what was measured is kept whatever happens to the printing
     for table in versus_tables(record, width=console.width):
         console.print(table)
