@@ -90,9 +90,7 @@ class OpDelta(schemas.Plain):
     @property
     def ratio(self) -> float | None:
         """NEW / BASE self time, ``None`` when the op is absent from either run or took 0 ms in BASE."""
-        if self.base_ms and self.new_ms is not None:
-            return self.new_ms / self.base_ms
-        return None
+        return self.new_ms / self.base_ms if self.base_ms and self.new_ms is not None else None
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
