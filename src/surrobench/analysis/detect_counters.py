@@ -192,9 +192,7 @@ def runs_fft(ops) -> bool:
 
 def _half_precisions(kernels: list[MeasuredKernel]) -> tuple[str, ...]:
     """The half precisions these kernels can run in: no bf16 with torch.fft (:func:`runs_fft`; execution/failures.py ``fft_no_bf16``)."""
-    if runs_fft(k.op for k in kernels):
-        return tuple(p for p in HALF if p != "bf16")
-    return HALF
+    return tuple(p for p in HALF if p != "bf16") if runs_fft(k.op for k in kernels) else HALF
 
 
 def _half_text(half: tuple[str, ...]) -> str:

@@ -5,23 +5,14 @@ ladder), precision_mismatch (precisions). the method's §4 (docs/sources.md) row
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from surrobench.analysis.op_families import family_actions, words
 from surrobench.analysis.thresholds import Thresholds
 from surrobench.execution.failures import recorded_cause
 from surrobench.records.findings import Evidence, Finding, clauses_of
 from surrobench.records.ops import OpTable
 from surrobench.records.paired import PairedSamples, Speedup
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.vocab import HALF_PRECISIONS
-
-
-def _groups(results: list[ConfigResult], key) -> dict[tuple, list[ConfigResult]]:
-    groups = defaultdict(list)
-    for r in results:
-        groups[key(r)].append(r)
-    return groups
 
 
 def _per_sample_speedup(small: ConfigResult, large: ConfigResult) -> Speedup | None:
@@ -63,7 +54,7 @@ def memory_pressure(results: list[ConfigResult], th: Thresholds, device_memory_b
     batch; a throughput fall (:func:`_throughput_fall`); peak memory near the device's; allocator retries (a failed
     cudaMalloc that flushed the cache); the allocator reserving far more than it allocated."""
     found = []
-    for group in _groups(results, lambda r: (r.model, r.shape_label, r.precision, r.device, r.mode)).values():
+    for group in grouped(results, lambda r: (r.model, r.shape_label, r.precision, r.device, r.mode)).values():
         group.sort(key=lambda r: r.batch)
         for small, large in zip(group, group[1:]):
             if small.status != "ok":
@@ -130,7 +121,7 @@ def precision_mismatch(results: list[ConfigResult], th: Thresholds) -> list[Find
     difference), and one finding per such group for the half precisions its FFTs cannot run
     (:data:`_FFT_PRECISION_CAUSES`; no gain: the config did not run)."""
     found = []
-    for group in _groups(results, lambda r: (r.model, r.shape_label, r.batch, r.device, r.mode)).values():
+    for group in grouped(results, lambda r: (r.model, r.shape_label, r.batch, r.device, r.mode)).values():
         fp32 = next((r for r in group if r.precision == "fp32" and r.status == "ok"), None)
         found += _fft_precision_failures(group)
         for r in group:
@@ -197,7 +188,7 @@ def superlinear_scaling(
     some at both rungs, else the ratio of the primary input's elements (linear work per element)."""
     found = []
     profiled = [r for r in results if r.status == "ok" and r.key() in tables]
-    for group in _groups(profiled, lambda r: (r.model, r.batch, r.precision, r.device, r.mode)).values():
+    for group in grouped(profiled, lambda r: (r.model, r.batch, r.precision, r.device, r.mode)).values():
         group.sort(key=_points)
         for small, large in zip(group, group[1:]):
             a, b = tables[small.key()].ms_per_step(), tables[large.key()].ms_per_step()

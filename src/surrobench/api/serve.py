@@ -470,7 +470,6 @@ def serve(
     *,
     db: str | Path | None = None,
     command: str | None = None,
-    on_policy: Callable[[PolicyResult], None] | None = None,
     on_point: Callable[[ServePolicy | None, LoadPoint], None] | None = None,
     on_start: Callable[[int | None], None] | None = None,
     **options,
@@ -478,7 +477,7 @@ def serve(
     """Offer requests to ``model`` (as for :func:`~surrobench.api.benchmark.benchmark`) and return the serve
     record, stored in ``db`` when given (after each load point, the run ``running`` until the end). ``options``:
     the keywords of :func:`serve_request` and of :func:`~surrobench.api.benchmark.sweep_request` for the one config
-    served; a request is one batch-1 input. ``on_policy(result)`` per policy, ``on_point(policy, point)`` per load
+    served; a request is one batch-1 input. ``on_point(policy, point)`` per load
     point (``policy`` None for an endpoint), ``on_start(total)`` before the first (:func:`planned_points`). A
     policy whose output held NaN/Inf is ``nonfinite`` (:class:`~surrobench.records.serve.PolicyResult`, a note), the
     run ``complete``, the other policies served.
@@ -577,8 +576,6 @@ def serve(
                 else:
                     done[-1] = replace(done[-1], nonfinite=info.checks.nonfinite)
                     model_notes += info.checks.notes()
-            if on_policy is not None:
-                on_policy(done[-1])
         notes = tuple(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )

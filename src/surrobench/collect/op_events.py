@@ -31,10 +31,6 @@ def _is_annotation(event) -> bool:
     )
 
 
-def _is_kernel(name: str) -> bool:
-    return categorize(name) != "memcpy/memset"
-
-
 def _chain(event, annotations: set[str]) -> tuple[list[str], str | None]:
     """(the op names from ``event`` up through its ``cpu_parent`` links, innermost first; the innermost module
     path around it, None when no module range encloses it)."""
@@ -105,7 +101,7 @@ def tables_from_events(events, *, active_steps: int, modules_lost: str | None = 
     _add_unclaimed(kernels, durations, claimed, claimed_calls, region_us, graphs)
     if modules_lost is not None:
         kernels.lost_modules(modules_lost)
-    kernel_us = [us for name, us in durations if _is_kernel(name)]
+    kernel_us = [us for name, us in durations if categorize(name) != "memcpy/memset"]
     table = rows.finish(
         "device" if device else "cpu",
         active_steps=active_steps,

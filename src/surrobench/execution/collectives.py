@@ -150,7 +150,3 @@ class CollectiveRecorder:
             end = np.array([iv.end.since_ns(origin) for iv in intervals], dtype=np.int64)
             out.append((start, end))
         return out
-
-    def call_names(self) -> list[str]:
-        """The distinct call names seen in the recorded steps, in first-seen order."""
-        return list(dict.fromkeys(iv.name for _, intervals in self._steps for iv in intervals))

@@ -115,10 +115,6 @@ def _texts(failure: BaseException | str) -> list[str]:
     return texts
 
 
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
-
-
 def explain_failure(failure: BaseException | str | None) -> FailureCause:
     """The known cause of ``failure`` (an exception or its recorded ``"Type: message"`` text) and one line saying
     what to do; ``("unknown", the error's first line)`` when no pattern matches (``""`` for None)."""
@@ -130,7 +126,8 @@ def explain_failure(failure: BaseException | str | None) -> FailureCause:
     for cause, pattern, line in _COMPILED:
         if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
             return FailureCause(cause, line)
-    return FailureCause(UNKNOWN, _first_line(texts[0]))
+    first_line = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
+    return FailureCause(UNKNOWN, first_line)
 
 
 def failure_status(exc: BaseException) -> str:

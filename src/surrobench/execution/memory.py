@@ -96,9 +96,7 @@ def _status_bytes(key: str) -> int | None:
 def available_bytes(device: str) -> int:
     """Memory a new allocation can take now, bytes: ``torch.cuda.mem_get_info``'s free on CUDA, ``MemAvailable``
     on the CPU."""
-    if device == "cuda":
-        return torch.cuda.mem_get_info()[0]
-    return psutil.virtual_memory().available
+    return torch.cuda.mem_get_info()[0] if device == "cuda" else psutil.virtual_memory().available
 
 
 class PeakMemoryTracker:

@@ -215,9 +215,7 @@ def break_even_calls(setup_ms: float, ref_setup_ms: float, median_ms: float, ref
     ``(setup - ref_setup) / (ref_median - median)``; 0 when it costs no extra setup, None when it saves
     nothing per call (it never pays)."""
     saved = ref_median_ms - median_ms
-    if saved <= 0:
-        return None
-    return max(0.0, (setup_ms - ref_setup_ms) / saved)
+    return None if saved <= 0 else max(0.0, (setup_ms - ref_setup_ms) / saved)
 
 
 def split_rounds(samples: Sequence[float], rounds: int) -> Rounds:

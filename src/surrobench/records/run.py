@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 
 from surrobench.records import schemas
@@ -223,6 +225,14 @@ class ConfigResult:
             "rounds_planned": self.extra.get("rounds_planned"),
             **{k: self.extra[k] for k in MULTI_RANK_KEYS if k in self.extra},
         }
+
+
+def grouped(results: Iterable[ConfigResult], key: Callable[[ConfigResult], object]) -> dict:
+    """``results`` by ``key(r)``: groups in first-seen order, each in input order."""
+    groups = defaultdict(list)
+    for r in results:
+        groups[key(r)].append(r)
+    return groups
 
 
 @dataclass(frozen=True)

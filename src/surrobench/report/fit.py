@@ -41,10 +41,6 @@ def columns(
     return [Col(h, "left" if h in left else "right", keep=h not in wrap, minor=minor.get(h, 0)) for h in headers]
 
 
-def _cell_len(cell: str) -> int:
-    return max((Text.from_markup(line).cell_len for line in cell.split("\n")), default=0)
-
-
 def _need(col: Col, cells: list[str]) -> int:
     """``col``'s narrowest width: kept, its widest cell and header; text, its longest word."""
     if col.keep:
@@ -55,7 +51,7 @@ def _need(col: Col, cells: list[str]) -> int:
 
 def _natural(col: Col, cells: list[str]) -> int:
     """The width ``col`` takes unwrapped: its header or its widest line."""
-    return max(len(col.header), max((_cell_len(c) for c in cells), default=0))
+    return max([len(col.header), *(Text.from_markup(line).cell_len for c in cells for line in c.split("\n"))])
 
 
 def _share(spare: int, need: list[int], natural: list[int]) -> list[int]:

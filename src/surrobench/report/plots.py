@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import textwrap
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, NullLocator
 
 from surrobench.records.ceilings import Ceilings
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import ConfigResult, grouped
 from surrobench.records.serve import ServeRecord
 from surrobench.report.comparison import pair_label
 from surrobench.report.escape import plain
@@ -103,13 +102,6 @@ def _panels(n: int, height_in: float = _PANEL_H_IN) -> tuple[Figure, list]:
     return fig, axes[:n]
 
 
-def _by_model(results: Sequence[ConfigResult]) -> dict[str, list[ConfigResult]]:
-    groups: dict[str, list[ConfigResult]] = defaultdict(list)
-    for r in results:
-        groups[r.model].append(r)
-    return groups
-
-
 def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
     """Ticks at the measured x values only, labelled as the tables label them."""
     xs = sorted(labels)
@@ -120,14 +112,12 @@ def _set_x_ticks(ax, labels: Mapping[float, str]) -> None:
 @plain_text()
 def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
     """Median latency (ms, P95 whisker) against points per sample, log-log, a panel per model."""
-    groups = _by_model([r for r in _ok(results) if r.points_per_sample() is not None])
+    groups = grouped([r for r in _ok(results) if r.points_per_sample() is not None], lambda r: r.model)
     if not any(len({r.shape_text() for r in rs}) > 1 for rs in groups.values()):
         return None
     fig, axes = _panels(len(groups))
     for ax, (model, rs) in zip(axes, groups.items()):
-        series: dict[tuple, list[ConfigResult]] = defaultdict(list)
-        for r in rs:
-            series[(r.batch, r.precision, r.mode)].append(r)
+        series = grouped(rs, lambda r: (r.batch, r.precision, r.mode))
         for (batch, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.points_per_sample())
             x = [r.points_per_sample() for r in pts]
@@ -146,14 +136,12 @@ def latency_vs_shape(results: Sequence[ConfigResult]) -> Figure | None:
 @plain_text()
 def throughput_vs_batch(results: Sequence[ConfigResult]) -> Figure | None:
     """Samples/s against batch size, a panel per model; None when no config has two batch sizes."""
-    groups = _by_model([r for r in _ok(results) if r.samples_per_s])
+    groups = grouped([r for r in _ok(results) if r.samples_per_s], lambda r: r.model)
     if not any(len({r.batch for r in rs}) > 1 for rs in groups.values()):
         return None
     fig, axes = _panels(len(groups))
     for ax, (model, rs) in zip(axes, groups.items()):
-        series: dict[tuple, list[ConfigResult]] = defaultdict(list)
-        for r in rs:
-            series[(per_sample_shape(r), r.precision, r.mode)].append(r)
+        series = grouped(rs, lambda r: (per_sample_shape(r), r.precision, r.mode))
         for (shape, precision, mode), pts in sorted(series.items()):
             pts.sort(key=lambda r: r.batch)
             label = f"{shape} {precision} {mode}"

@@ -26,7 +26,7 @@ from surrobench.execution.host_facts import HOST_READINGS
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
-from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord
+from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult, RunRecord, grouped
 from surrobench.records.stats import MIN_SAMPLES_FOR_P95
 from surrobench.records.paired import MIN_EFFECT, FasterRule, PairedSamples, Speedup, split_rounds
 from surrobench.results.scaling import rank_key
@@ -90,9 +90,7 @@ class OpDelta(schemas.Plain):
     @property
     def ratio(self) -> float | None:
         """NEW / BASE self time, ``None`` when the op is absent from either run or took 0 ms in BASE."""
-        if self.base_ms and self.new_ms is not None:
-            return self.new_ms / self.base_ms
-        return None
+        return self.new_ms / self.base_ms if self.base_ms and self.new_ms is not None else None
 
 
 def diff_ops(base_ms: Mapping[str, float], new_ms: Mapping[str, float]) -> tuple[OpDelta, ...]:
@@ -309,9 +307,7 @@ def match_configs(
         key = r.key()
         return (*(key[i] for i in kept), rank_key(r))
 
-    by_key: dict[tuple, list[ConfigResult]] = defaultdict(list)
-    for r in new:
-        by_key[match_key(r)].append(r)
+    by_key = grouped(new, match_key)
     pairs, only_base = [], []
     for r in base:
         candidates = by_key.get(match_key(r))

@@ -135,8 +135,7 @@ class EventConverter:
         cols["correlation"] = self._ints(rows("correlation"))
         return cols
 
-    def _kernels(self, rows: Callable[[str], list]) -> dict:
-        return self._gpu(rows)
+    _kernels = _gpu
 
     def _memcpy(self, rows: Callable[[str], list]) -> dict:
         cols = self._gpu(rows)
@@ -170,8 +169,7 @@ class EventConverter:
         cols["external_id"] = self._ints(rows("external_id"))
         return cols
 
-    def _ranges(self, rows: Callable[[str], list]) -> dict:
-        return self._host(rows)
+    _ranges = _host
 
 
 def _hashable_kinds(kinds: list) -> list:

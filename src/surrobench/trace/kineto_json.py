@@ -76,9 +76,7 @@ def locate_events(path: Path) -> tuple[dict, int, bool] | None:
             return None
         reader = _Reader(stream, path, check_text_encoding(head, path))
         header, bare = reader._header()
-        if isinstance(bare, list):
-            return None
-        return header, reader.offset, bare
+        return None if isinstance(bare, list) else (header, reader.offset, bare)
 
 
 def read_event_range(path: Path, lo: int, hi: int | None, bare: bool, on_events: OnEvents) -> dict:

@@ -112,11 +112,12 @@ def _load(db: sqlite3.Connection, tables: set[str], path: Path) -> Timeline:
         if rows:
             builder.add(table, **_gpu_columns(table, rows, strings, builder, pid_of, rank_of_corr))
     ranks = tuple(sorted(set(pid_of.values()))) or (0,)
+    gpus = db.execute("SELECT id, name FROM TARGET_INFO_GPU") if "TARGET_INFO_GPU" in tables else ()
     meta = TraceMeta(
         source="nsys",
         paths=(str(path),),
         ranks=ranks,
-        device_names=_gpu_names(db) if "TARGET_INFO_GPU" in tables else {},
+        device_names={int(i): str(n) for i, n in gpus if i is not None},
         event_counts=counts,
         cuda_run=bool(counts.get("CUPTI_ACTIVITY_KIND_RUNTIME")),
         anomalies=anomalies,
@@ -238,10 +239,6 @@ def _add_nvtx(db, tables, strings, builder, counts, pid_of) -> dict[str, int]:
         rank=[_rank(pid_of, t) for t in tid],
     )
     return anomalies
-
-
-def _gpu_names(db) -> dict[int, str]:
-    return {int(i): str(n) for i, n in db.execute("SELECT id, name FROM TARGET_INFO_GPU") if i is not None}
 
 
 def _text(value) -> str:
