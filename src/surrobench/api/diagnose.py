@@ -493,8 +493,8 @@ def diagnose(
     """The findings of one of: ``model`` (timed, profiled and diagnosed over the sweep of ``sweep``, the keywords
     of :func:`surrobench.api.benchmark.sweep_request`, or a plan), ``trace`` (Kineto or nsys; a folder or list of
     rank traces, each rank diagnosed in a worker, :func:`~surrobench.api.rank_traces.analyze_rank_traces` with
-    ``workers`` and ``dask_scheduler``, adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op tables and traces; a
-    :class:`RunRecord` without ``db`` is diagnosed from the record alone, :func:`diagnose_record`).
+    ``workers`` and ``dask_scheduler``, adds the cross-rank findings) or ``run`` (an id in ``db``, read from its op
+    tables and traces; a :class:`RunRecord` without ``db`` is diagnosed from the record alone, :func:`diagnose_record`).
 
     ``db``: where a workload's run is stored (None: in memory) or ``run`` is looked up (None: ``surrobench.db``).
     ``system``: a system view (perf / py-spy) for every config; ``system_pass``: measure one per config.
