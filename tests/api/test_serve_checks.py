@@ -128,3 +128,9 @@ def test_an_output_that_turns_nonfinite_while_served_keeps_its_points():
     record = _serve(NaNAfterTheWarmUp(), "20")
     (policy,) = record.policies
     assert len(policy.points) == 1 and policy.nonfinite["phase"] == "end" and policy.nonfinite["batch"] == 1
+
+
+def test_every_execution_setting_is_served_and_recorded():
+    # matmul_precision reached the served config, but not its record
+    record = _serve(nn.Conv2d(3, 1, 1), "20", matmul_precision="high")
+    assert (record.workload["matmul_precision"], record.workload["threads"]) == ("high", 1)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run_cli
+
 from surrobench.records.serve import serve_from_json
 from surrobench.results.serve_store import load_serve
 from surrobench.results.store import ResultStore
@@ -128,3 +130,12 @@ def test_a_model_returning_nan_exits_3_with_the_run_stored_complete(tmp_path, ca
     assert doc["policies"][0]["nonfinite"]["tensor"] == "output" and doc["policies"][0]["points"] == []
     with ResultStore(db, read_only=True) as store:
         assert store.run_state(doc["run_id"]) == "complete"
+
+
+def test_serve_passes_every_setting_and_offers_no_per_config_limit(capsys):
+    from surrobench.cli.options import WorkloadOptions
+
+    # --matmul-precision was listed by serve --help and dropped on the way to the library
+    assert WorkloadOptions(matmul_precision="high").settings()["matmul_precision"] == "high"
+    assert run_cli(["serve", "--model", "pinn-mlp", "--rate", "10", "--timeout-s", "5"]) == 2
+    assert "--timeout-s" in capsys.readouterr().err

@@ -40,6 +40,7 @@ from surrobench.execution.http_load import check_reachable, check_url, http_open
 from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
+from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
 from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
@@ -504,9 +505,7 @@ def serve(
         "precision": cfg.precision,
         "mode": cfg.mode,
         "device": cfg.device,
-        "channels_last": cfg.channels_last,
-        "compile_mode": cfg.compile_mode,
-        "threads": cfg.threads,
+        **{name: getattr(cfg, name) for name in EXEC_SETTINGS},  # every setting, as it was served
         "request_shape": None,
         "service_ms": None,
     }

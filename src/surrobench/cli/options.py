@@ -527,7 +527,7 @@ class WorkloadOptions(SettingsOptions):
         return {
             _PLURAL.get(f.name, f.name): getattr(self, f.name)
             for f in fields(self)
-            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s", "matmul_precision")
+            if f.name not in ("model", "batch", "iters", "rounds", "trust_pickle", "timeout_s")
         }
 
 

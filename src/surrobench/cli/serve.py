@@ -23,7 +23,7 @@ from surrobench.cli.options import flag, option_groups, print_stored, print_warn
 
 
 @app.command()
-@option_groups(omit=("batch", "iters", "rounds"))
+@option_groups(omit=("batch", "iters", "rounds", "timeout_s"))  # a load has its own --duration-s and --drain-s
 def serve(
     *,
     workload: WorkloadOptions,
