@@ -136,7 +136,7 @@ def time_round(variant: Variant, warmup: int, iters: int) -> None:
     inputs = input_specs(variant.input_sets[0])
     as_run = replace(cfg, warmup=warmup, iters=iters)  # the record says what this round ran
     result = timed_result(as_run, inputs, variant.points_per_sample, variant.setup_ms, samples, memory, found)
-    growth = watch.growth()
+    growth = watch.growth(every=True)  # each interval a round
     flags = {
         **({LEAK_KEY: growth} if growth else {}),
         **({FAULTS_KEY: samples.faults_per_call} if cfg.device == "cpu" else {}),

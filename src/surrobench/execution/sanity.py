@@ -63,12 +63,14 @@ class MemoryWatch:
         """Other work runs until the next :meth:`sample`, which opens a new interval instead of closing one."""
         self._last = None
 
-    def growth(self) -> dict | None:
-        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median interval grew by at least
-        :data:`LEAK_MIN_BYTES_PER_CALL` per call, else None (also with fewer than two intervals)."""
+    def growth(self, every: bool = False) -> dict | None:
+        """``{"bytes_per_call", "growth_bytes", "calls"}`` when the median interval (``every``: the least, for
+        intervals of many calls each: a leak grows in every one, a settling heap in some,
+        docs/benchmarks/cpu-allocator.md) grew by at least :data:`LEAK_MIN_BYTES_PER_CALL` per call, else None (also
+        with fewer than two intervals)."""
         if len(self.per_call_bytes) < 2:
             return None
-        per_call = statistics.median(self.per_call_bytes)
+        per_call = (min if every else statistics.median)(self.per_call_bytes)
         if per_call < LEAK_MIN_BYTES_PER_CALL:
             return None
         return {"bytes_per_call": int(per_call), "growth_bytes": int(self.grown_bytes), "calls": self.calls}
