@@ -95,20 +95,14 @@ class ComparedServeRuns:
         return self.capacity.to_json()
 
 
-def _json_object(path: str | Path) -> dict | None:
-    """The JSON object in ``path``; None for a file that cannot be read as one."""
+def _document(path: str | Path, kinds: tuple[str, ...] | None) -> dict | None:
+    """The JSON object in ``path`` when its ``schema`` is one of ``kinds`` (None: any); None for a file that cannot
+    be read as JSON or holds another document (:func:`load_run` says what is wrong with it)."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
-
-
-def _document(path: str | Path, kinds: tuple[str, ...]) -> dict | None:
-    """The JSON object in ``path`` when its ``schema`` is one of ``kinds``; None for a file that cannot be read as
-    JSON or holds another document (:func:`load_run` says what is wrong with it)."""
-    data = _json_object(path)
-    return data if data is not None and data.get("schema") in kinds else None
+    return data if isinstance(data, dict) and (kinds is None or data.get("schema") in kinds) else None
 
 
 def _serve_file(path: str | Path) -> ServeRecord | None:
@@ -294,7 +288,7 @@ def import_run(path: str | Path, *, db: str | Path = DEFAULT_DB) -> ImportedRun:
             known = find_optimization(store, data["optimize_id"]) is not None
             add_optimization(store, data)
             return ImportedRun("optimization", data["optimize_id"], int(not known))
-        other = _json_object(path)
+        other = _document(path, None)
         if other is not None and other.get("schema") not in RUN_DOCUMENTS:  # a JSON object of no kind import takes
             optimize = (schemas.OPTIMIZE, schemas.OPTIMIZE_V2, schemas.OPTIMIZE_V1)
             kinds = ", ".join((*RUN_DOCUMENTS, schemas.SERVE, schemas.SERVE_V1, *optimize))

@@ -468,8 +468,7 @@ def _diagnose_ranks(
         raise UsageError.bad("system", f": a system view describes one process, not {len(files)} rank traces")
     result = analyze_rank_traces(files, th, workers=workers, dask_scheduler=dask_scheduler)
     context = {"traces": [str(f) for f in files], "cross_rank": result.cross_rank.to_dict()}
-    title = f"diagnosis of {len(files)} rank traces"
-    return Diagnosis(result.findings, context, title, cross_rank=result.cross_rank)
+    return Diagnosis(result.findings, context, f"diagnosis of {len(files)} rank traces", cross_rank=result.cross_rank)
 
 
 def diagnose(

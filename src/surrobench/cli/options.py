@@ -469,18 +469,14 @@ def _setting(option: OptionInfo):
 
 @dataclass(frozen=True)
 class SettingsOptions:
-    """The execution settings (:class:`~surrobench.records.config.ExecSettings`) and cudnn.benchmark, as the library
-    takes them (``versus``; every command of :class:`WorkloadOptions`): a new setting is a field here."""
+    """The execution settings (:class:`~surrobench.records.config.ExecSettings`) and cudnn.benchmark, named as the
+    library takes them (``versus``; every :class:`WorkloadOptions` command): a new setting is a field here."""
 
     cudnn_benchmark: bool = _setting(CudnnOpt)
     channels_last: bool = _setting(ChannelsLastOpt)
     compile_mode: str | None = _setting(CompileModeOpt)
     threads: int | None = _setting(ThreadsOpt)
     matmul_precision: str | None = _setting(MatmulPrecisionOpt)
-
-    def keywords(self) -> dict:
-        """The settings as the library's keywords."""
-        return {f.name: getattr(self, f.name) for f in fields(SettingsOptions)}
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ _STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "green"
 TRACE_WHERE = "trace"
 #: Lines the action may take in the compact view; the rest is cut at a space and ends with " …".
 BRIEF_ACTION_LINES = 2
-_MIN_SUMMARY_CELLS = 24
 #: Beside the header, a summary gets at least this many cells (about seven words), else a line of its own.
 _SUMMARY_INLINE_CELLS = 48
 _ACTION_INDENT = "    → "
@@ -128,11 +127,9 @@ def findings_brief(findings: list[Finding], width: int | None = None) -> Group:
         head.append(f"  {c['kind'].ljust(pad['kind'])}  {c['gain'].ljust(pad['gain'])}  ", style="bold")
         where = c["where"].ljust(pad["where"])
         room = None if width is None else width - head.cell_len - len(where) - 2
-        if room is not None and room < _MIN_SUMMARY_CELLS:  # no room for the summary: where unpadded, alone
-            where, room = c["where"], 0
-        head.append(where)
-        below = room is not None and room < min(len(c["summary"]), _SUMMARY_INLINE_CELLS)
-        if not below and (room is None or room > 0):
+        below = bool(c["summary"]) and room is not None and room < min(len(c["summary"]), _SUMMARY_INLINE_CELLS)
+        head.append(c["where"] if below else where)  # unpadded, alone, when the summary goes below
+        if not below and c["summary"]:
             summary = c["summary"] if room is None else _shorten(c["summary"], room, 1)[0]
             head.append(f"  {summary}", style="dim")
         lines.append(head)
