@@ -101,7 +101,7 @@ def test_a_remedy_measured_slower_is_never_advised():
     _, measured = _measure({"cudagraph": 1.73, "compile-reduce-overhead": 1.5, "compile": 0.65, "bf16": 0.5})
     memory = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "memory_bound")
     assert all("compile" not in c.remedies for c in memory.clauses)  # its clause advises it no more
-    assert memory.clauses[0].text.startswith("fuse the elementwise chains (torch.compile): measured, not faster (")
+    assert memory.clauses[0].text.startswith("fuse the elementwise chains (torch.compile): measured, not advised (")
     assert "compile: measured 0.65x" in memory.clauses[0].text and memory.clauses[0].text.endswith("slower)")
     assert memory.clauses[1].text == "preallocate the spectral buffers"  # the code change stays, as written
 
@@ -121,7 +121,7 @@ def test_a_remedy_rejected_by_the_accuracy_guard_carries_its_error_and_tolerance
     assert (bf16.rel_l2, bf16.tolerance) == (1e-7, 1e-2)  # what the planted guard reported
     compute = next(f for f in attach_measured(_findings(), {LABEL: measured}) if f.kind == "compute_bound")
     assert compute.clauses[0].remedies == ("tf32", "bf16") and "tf32: measured 1.40x" in compute.clauses[0].text
-    assert compute.clauses[-1].text.startswith("measured, not faster: bf16: rejected, rel L2")
+    assert compute.clauses[-1].text.startswith("measured, not advised: bf16: rejected, rel L2")
 
 
 def test_the_budget_leaves_remedies_unmeasured_and_says_so():

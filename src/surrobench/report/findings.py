@@ -96,7 +96,7 @@ def brief_cells(f: Finding) -> dict[str, str]:
     if f.best_measured is not None:
         gain = f"saves {f.gain_ms:.3f} ms/step measured ({f.best_measured.remedy})"
     elif f.gain_kind == "measured" and f.gain_ms == 0.0:
-        gain = "no remedy measured faster"
+        gain = "no remedy it names measured faster"  # another finding's may have been
     else:
         gain = "gain ?" if f.gain_ms is None else f"gain {f.gain_ms:.3f} ms/step"
     where, action, summary = plain(f.config or TRACE_WHERE), plain(f.action), plain(f.summary)

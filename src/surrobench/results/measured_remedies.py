@@ -184,7 +184,7 @@ def clause_measurements(clause: Clause, measured: Sequence[MeasuredRemedy]) -> l
 def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]:
     """``clause`` with its best faster measurement, or what was not measured (True: still advised); when every
     remedy it names was judged and none was faster, the clause as a statement that names no remedy, ``<text>:
-    measured, not faster (<each measurement>)`` (False: no longer advised). Module docstring."""
+    measured, not advised (<each measurement>)`` (False: no longer advised). Module docstring."""
     faster = [m for m in found if m.verdict == "faster"]
     if faster:
         best = max(faster, key=lambda m: m.saved_ms if m.saved_ms is not None else m.speedup or 0.0)
@@ -192,7 +192,7 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]
     judged = [m for m in found if m.verdict in JUDGED]
     judged_ids = frozenset().union(*(m.remedy_ids for m in judged))
     if (clause.stacked and judged) or (not clause.stacked and judged_ids >= frozenset(clause.remedies)):
-        return Clause(f"{clause.text}: measured, not faster ({'; '.join(m.text() for m in judged)})"), False
+        return Clause(f"{clause.text}: measured, not advised ({'; '.join(m.text() for m in judged)})"), False
     left = [m.text() for m in found if m.verdict == "not-measured"]
     return (Clause(f"{clause.text} ({'; '.join(left)})", clause.remedies, clause.stacked) if left else clause), True
 
@@ -200,7 +200,7 @@ def _rewrite(clause: Clause, found: list[MeasuredRemedy]) -> tuple[Clause, bool]
 def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
     """``finding`` with its action rewritten from its config's ``measured`` (module docstring) and its remedies'
     measurements in :attr:`Finding.measured`; unchanged when none concerns it. Judged remedies not faster of a
-    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not faster``."""
+    clause still advised (``threads=1`` beside ``threads=4``) are said in a last clause, ``measured, not advised``."""
     kept: list[Clause] = []
     mine: list[MeasuredRemedy] = []
     lost: list[str] = []
@@ -217,7 +217,7 @@ def attach_one(finding: Finding, measured: Sequence[MeasuredRemedy]) -> Finding:
     if not mine:
         return finding
     if lost:
-        kept.append(Clause(f"measured, not faster: {'; '.join(dict.fromkeys(lost))}"))
+        kept.append(Clause(f"measured, not advised: {'; '.join(dict.fromkeys(lost))}"))
     return replace(finding, action=tuple(kept), measured=tuple(mine))
 
 
