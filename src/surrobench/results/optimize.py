@@ -558,9 +558,11 @@ def fresh_verdict(
     agree = agreement(units, each)
     differs = agree.faster() or agree.slower()
     n = f"{len(units)} " + ("process" if len(units) == 1 else "processes")
+    margin = agree.margin()
+    within = 1 / (1 + margin) <= agree.ci95[0] and agree.ci95[1] <= 1 + margin  # the interval, not the estimate
     how = (
         f"optimize's {n} over the fresh pairs {agree.median:.2f}x [{agree.ci95[0]:.2f}, {agree.ci95[1]:.2f}], "
-        + ("a difference beyond" if differs else "no difference beyond")
+        + ("a difference beyond" if differs else "no difference beyond" if within else "inconclusive: wider than")
         + f" the {agree.margin_text()}"
     )
     if fresh.faster():
