@@ -402,3 +402,12 @@ def test_a_stack_the_budget_left_out_is_named_once():
     search.run(remedies("cudagraph", "tf32", "channels_last", "compile"))
     assert search.recipe.name == "tf32+cudagraph"
     assert [name for name, _ in search.not_tried] == ["tf32+compile", "tf32+cudagraph+channels_last"]
+
+
+def test_only_takes_a_remedy_id_for_each_of_its_candidates():
+    # diagnose names the remedy id (`remedies threads`); a fresh-user trial's `--only threads,bf16` was refused
+    from surrobench.tune.request import remedy_names
+
+    names = remedy_names("threads,bf16", "cpu")
+    assert names[-1] == "bf16" and {n for n in names if n.startswith("threads=")} == set(names[:-1]) and len(names) >= 2
+    assert remedy_names("threads=1", "cpu") == ("threads=1",)

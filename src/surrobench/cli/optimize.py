@@ -51,7 +51,9 @@ ProcessesOpt = count_option(
     "processes; only when there is a recipe. 0: in-process windows only (then --verify judges against the fresh "
     "pairs' spread alone, a wide interval).",
 )
-OnlyOpt = typer.Option(None, "--only", help="Try only these remedies, comma-separated (e.g. cudagraph,tf32).")
+OnlyOpt = typer.Option(
+    None, "--only", help="Try only these remedies, comma-separated (cudagraph,tf32; threads: every threads=N)."
+)
 
 
 #: Workload options optimize does not take: its own --rounds (the interleaved rounds of a measurement), and

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from surrobench.analysis.accuracy import DEFAULT_TOLERANCE
 from surrobench.errors import UsageError
 from surrobench.execution.remedies import candidate_remedies
+from surrobench.records.vocab import remedy_id
 
 if TYPE_CHECKING:
     from surrobench.execution.sweep import SweepPlan
@@ -122,8 +123,9 @@ def check_search(*, budget_s: float, tolerance: float, rounds: int, verify: int,
 
 
 def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: bool = False) -> tuple[str, ...] | None:
-    """``only`` (comma-separated text or names) as remedy names known on ``device``; None stays None (all).
-    Raises UsageError for anything else, an unknown name, or none."""
+    """``only`` (comma-separated text or names) as remedy names known on ``device``, a remedy id standing for each
+    of its candidates (``threads``: every ``threads=N``); None stays None (all). Raises UsageError for anything
+    else, an unknown name, or none."""
     if only is None:
         return None
     if not isinstance(only, str) and not (isinstance(only, Sequence) and all(isinstance(n, str) for n in only)):
@@ -131,6 +133,8 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
     names = tuple(n.strip() for n in (only.split(",") if isinstance(only, str) else only) if n.strip())
     remedies = candidate_remedies(device, thorough=thorough)
     known = [r.name for r in remedies]
+    # a remedy id (as diagnose names one) stands for each of its candidates: threads -> threads=1, threads=2
+    names = tuple(dict.fromkeys(k for n in names for k in ([n] if n in known else _of_id(n, known) or [n])))
     unknown = [n for n in names if n not in known]
     if unknown or not names:
         text = only if isinstance(only, str) else ",".join(only)
@@ -142,3 +146,7 @@ def remedy_names(only: str | Sequence[str] | None, device: str, *, thorough: boo
             f"{text!r}: unknown remedy {', '.join(unknown) or '(none given)'}; on {device}: {', '.join(runs)}{also}",
         )
     return names
+
+
+def _of_id(remedy: str, known: Sequence[str]) -> list[str]:
+    return [name for name in known if remedy_id(name) == remedy]
