@@ -115,9 +115,10 @@ def diagnose(
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
-    for renderable in findings_renderables(
+    shown = findings_renderables(
         findings, result.title, width=console.width, explain=explain, any_failed=bool(failed), quiet=quiet
-    ):
+    )
+    for renderable in shown if findings or not result.cannot_judge else ():  # "cannot judge" said it, not "none"
         console.print(renderable)
     if failed:
         raise typer.Exit(EXIT_CONFIGS_FAILED)
