@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from surrobench.execution.host_facts import HOST_READINGS
+from surrobench.execution.memory import FAULTS_KEY
+from surrobench.execution.sanity import LEAK_KEY, NONFINITE_KEY
 from surrobench.errors import UsageError
 from surrobench.records import schemas
 from surrobench.records.config import inputs_json, is_legacy, mode_text
@@ -483,11 +485,17 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
     pair; measurements (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`,
-    :data:`~surrobench.execution.host_facts.HOST_READINGS`) left out."""
+    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf) left out."""
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
-        for key in (set(b.extra) & set(n.extra)) - {HOST_SUBMIT_KEY, *HOST_READINGS}:
+        for key in (set(b.extra) & set(n.extra)) - {
+            HOST_SUBMIT_KEY,
+            *HOST_READINGS,
+            FAULTS_KEY,
+            LEAK_KEY,
+            NONFINITE_KEY,
+        }:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))
             if b.extra[key] != n.extra[key]:
