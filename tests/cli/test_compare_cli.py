@@ -157,3 +157,11 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
     )
     assert run_cli(["compare", runs["base"], elsewhere, "--fail-on-regression"]) == 2
     assert "no config in common" in capsys.readouterr().err
+
+
+def test_history_says_when_its_filters_match_nothing(tmp_path, capsys):
+
+    db = tmp_path / "h.db"
+    ResultStore(db).close()
+    assert run_cli(["history", "--db", str(db), "--tag", "nosuchtag"]) == 0
+    assert "no stored run matches --tag nosuchtag" in " ".join(capsys.readouterr().out.split())

@@ -65,5 +65,11 @@ def history(
     from surrobench.report.history import history_table
 
     runs = list_runs(db, model=model, tag=tag, since=since)
-    console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
     write_json(json_out, runs.to_json())
+    filters = " ".join(
+        f"{flag} {value}" for flag, value in (("--model", model), ("--tag", tag), ("--since", since)) if value
+    )
+    if not runs and filters:  # the filters left nothing: say so, rather than an empty table
+        console.print(rich_escape(f"no stored run matches {filters} in {db}"), soft_wrap=True)
+        return
+    console.print(history_table(runs, f"runs in {rich_escape(str(db))}", width=console.width))
