@@ -160,7 +160,6 @@ def test_gate_needs_rounds_and_a_config_in_common(runs, tmp_path, capsys):
 
 
 def test_history_says_when_its_filters_match_nothing(tmp_path, capsys):
-
     db = tmp_path / "h.db"
     ResultStore(db).close()
     assert run_cli(["history", "--db", str(db), "--tag", "nosuchtag"]) == 0
