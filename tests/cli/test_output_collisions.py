@@ -160,3 +160,15 @@ def test_an_output_in_a_folder_that_cannot_be_written_is_refused_before_the_run(
     Path("locked").mkdir(mode=0o555)
     assert run_cli(["run", *TINY, "--db", "new.db", "--json", "locked/r.json"]) == 2
     assert "cannot write in its folder" in capsys.readouterr().err and not Path("new.db").exists()
+
+
+def test_a_trace_in_the_default_trace_folder_diagnoses(tmp_path, monkeypatch):
+    # `diagnose surrobench-traces/` was refused: "--trace-out 'surrobench-traces' is inside the folder TRACES",
+    # though no --trace-out was given and a trace diagnosed writes none
+    from kineto_synth import allreduce_steps, write_ranks
+
+    monkeypatch.chdir(tmp_path)
+    arrivals = {0: 30_040.0, 1: 95_040.0}
+    write_ranks(tmp_path / "surrobench-traces", {r: allreduce_steps(r, arrivals) for r in (0, 1)})
+    assert run_cli(["diagnose", "surrobench-traces"]) == 0
+    assert run_cli(["diagnose", "surrobench-traces", "--trace-out", "surrobench-traces"]) == 2  # given: checked

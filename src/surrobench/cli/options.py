@@ -259,6 +259,8 @@ def refuse_overwriting_inputs(ctx: typer.Context) -> None:
         if value is None or isinstance(value, bool):
             continue
         name = next((o for o in param.opts if o.startswith("--")), str(param.name).upper())  # an argument: RUNS
+        if name in OUTPUT_FOLDER_FLAGS and ctx.get_parameter_source(param.name).name == "DEFAULT":
+            continue  # a default folder (./surrobench-traces) holds new files only: reading from it is no collision
         if name in OUTPUT_FILE_FLAGS | OUTPUT_FOLDER_FLAGS:
             outputs.append((name, Path(value)))
         else:
