@@ -51,11 +51,13 @@ def label(report: dict) -> str:
 
 
 def summary_line(report: dict) -> str:
-    """Basis, total time per step, steps and the profiler's overhead against the timed median."""
+    """Basis, total time per step, steps (the table's times sum them) and the profiler's overhead against the timed
+    median."""
     table = report["op_table"]
     per_step_ms = table["total_us"] / table["active_steps"] / 1e3
     basis = "kernel time" if table["basis"] == "device" else "op self CPU time (no device)"
-    text = f"{basis} {per_step_ms:.3f} ms/step over {table['active_steps']} steps"
+    n = table["active_steps"]
+    text = f"{basis} {per_step_ms:.3f} ms/step over {n} steps (the us columns: all {n} steps together)"
     if report["overhead"] is not None:
         steps = (
             f"mean profiled step {report['profiled_step_ms']:.3f} ms vs timed median {report['unprofiled_ms']:.3f} ms"
