@@ -212,3 +212,13 @@ def test_an_optimization_id_given_for_a_run_is_named_as_one(tmp_path):
         with pytest.raises(UsageError) as raised:
             store.resolve_run_id("nothing")
         assert "is an optimization" not in str(raised.value)
+
+
+def test_show_reads_an_optimize_json_file(tmp_path):
+    import surrobench
+
+    path = tmp_path / "opt.json"
+    path.write_text(json.dumps(_doc()))
+    assert surrobench.load(str(path), db=tmp_path / "none.db") == OptimizeReport.from_json(_doc()).to_json()
+    with pytest.raises(UsageError):
+        surrobench.load(None)  # a TypeError before

@@ -304,15 +304,25 @@ def _state(env: dict) -> str:
 
 
 def load(ref: str, db: str | Path = DEFAULT_DB) -> dict | ServeRecord | RunRecord:
-    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db`` (its ``optimize-v3``
-    document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench show``'s call.
+    """What ``ref`` names, in this order: an optimization id (or prefix) in ``db``, or an ``optimize --json`` file
+    (its ``optimize-v3`` document), a serve run (:func:`load_serve_run`), a run (:func:`load_run`). ``surrobench
+    show``'s call.
 
     Raises:
         UsageError: as :func:`load_run` (an unknown id, an unreadable file); an id that is a prefix of both an
-            optimization and runs.
+            optimization and runs; an optimize file that does not check.
     """
+    from surrobench.results.optimize import DOCUMENTS, OptimizeReport
     from surrobench.results.optimize_store import find_optimization
 
+    if not isinstance(ref, str):
+        raise UsageError.bad("ref", f"{ref!r}: a run, serve run or optimization id, or a JSON file's path")
+    optimized = _document(ref, tuple(DOCUMENTS)) if is_run_file(ref) else None
+    if optimized is not None:
+        try:
+            return OptimizeReport.from_json(optimized).to_json()  # any stored version, as the current one
+        except schemas.DocumentError as exc:
+            raise UsageError(f"optimize file {ref!r}: {exc}") from None
     if not is_run_file(ref) and ref.strip() and Path(db).is_file():
         with ResultStore(db, read_only=True) as store:
             doc = find_optimization(store, ref)
