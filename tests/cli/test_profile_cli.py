@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -62,12 +63,15 @@ def test_profile_end_to_end(tmp_path, capsys, monkeypatch):
     assert stored.to_json()["ops"] == report["op_table"]["ops"]
 
 
-def test_run_with_profile_torch_stores_top_op(tmp_path):
+def test_run_with_profile_torch_stores_top_op(tmp_path, capsys):
     db, out = tmp_path / "r.db", tmp_path / "run.json"
     argv = ["run", *FAST, "--profile", "torch", "--db", str(db), "--json", str(out), "--trace-out", str(tmp_path)]
     assert run_cli(argv) == 0
     result = json.loads(out.read_text())["results"][0]
     assert result["top_op"]["name"].startswith("aten::") and 0 < result["top_op"]["share"] <= 1
+    # the trace it wrote is named (a fresh-user trial had to list the folder to find it)
+    traces = [w for line in capsys.readouterr().out.splitlines() if line.startswith("trace: ") for w in line.split()]
+    assert any(w.startswith(str(tmp_path)) and Path(w).is_file() for w in traces)
 
 
 @pytest.mark.parametrize(

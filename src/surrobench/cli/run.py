@@ -72,9 +72,11 @@ def run(
         title = f"run {record.run_id} on {record.env['world_size']} x {record.env['device_name']} ({record.env['parallel']})"
     for table in run_tables(record, rich_escape(title), console.width):
         console.print(table)
-    if profile in ("perf", "nsys"):
-        for report in done.reports:
+    for report in done.reports:  # perf's and nsys's phase reports; torch.profiler's trace files (profile: its tables)
+        if profile in ("perf", "nsys"):
             console.print(render_phase_report(report))
+        elif getattr(report, "trace_path", None):
+            console.print(rich_escape(f"trace: {report.label()}: {report.trace_path}"), soft_wrap=True)
     print_warnings(done.warnings)
     print_stored(db, record.run_id)
     if profile == "none" and "world_size" not in record.env and any(r.status == "ok" for r in record.results):
