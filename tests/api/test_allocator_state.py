@@ -16,7 +16,8 @@ import sys
 
 import pytest
 
-from surrobench.execution.memory import FAULTS_KEY, _glibc
+from surrobench.execution.memory import _glibc
+from surrobench.records.run import FAULTS_KEY
 
 MODEL = '''
 import torch

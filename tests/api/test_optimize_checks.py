@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from surrobench.api.benchmark import sweep_plan
-from surrobench.execution.sanity import LEAK_KEY, NONFINITE_KEY
+from surrobench.records.run import LEAK_KEY, NONFINITE_KEY
 from surrobench.results.store import ResultStore
 from surrobench.tune.plans import optimize_plans
 from surrobench.tune.request import OptimizeRequest

@@ -11,7 +11,8 @@ from conftest import TinySurrogate, exec_config
 from torch import nn
 
 from surrobench.execution.runner import prepare_model, run_config
-from surrobench.execution.sanity import NONFINITE_KEY, check_calls, output_tensors
+from surrobench.execution.sanity import check_calls, output_tensors
+from surrobench.records.run import NONFINITE_KEY
 from surrobench.execution.sweep import sweep_warnings
 
 

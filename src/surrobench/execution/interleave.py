@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from surrobench.execution.config import ExecConfig, execution_settings
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker
+from surrobench.execution.memory import PeakMemory, PeakMemoryTracker
 from surrobench.execution.modes import Inputs, Step
 from surrobench.execution.runner import (
     PreparedModel,
@@ -23,9 +23,9 @@ from surrobench.execution.runner import (
     merge_rounds,
     timed_result,
 )
-from surrobench.execution.sanity import LEAK_KEY, MemoryWatch, check_calls
+from surrobench.execution.sanity import MemoryWatch, check_calls
 from surrobench.execution.timing import measure_round, time_once
-from surrobench.records.run import ConfigResult
+from surrobench.records.run import FAULTS_KEY, LEAK_KEY, ConfigResult
 
 
 def _allocated(device: str) -> int:

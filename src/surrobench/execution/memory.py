@@ -53,11 +53,6 @@ def pin_malloc_thresholds() -> bool:
     )
 
 
-#: ``extra`` key of a CPU result: the process's minor page faults per timed call (getrusage(2) ``ru_minflt``):
-#: memory taken afresh on every call, which moved a baseline 3-4x between processes (docs/benchmarks/cpu-allocator.md).
-FAULTS_KEY = "minor_faults_per_call"
-
-
 def minor_faults() -> int:
     """The process's minor page faults so far (getrusage(2) ``ru_minflt``)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt

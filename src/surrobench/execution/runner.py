@@ -21,12 +21,10 @@ from surrobench.execution.deadline import ConfigTimeout, deadline
 from surrobench.execution.host_facts import host_facts
 from surrobench.execution.env import gpu_readings
 from surrobench.execution.failures import failure_extra, failure_label, failure_status
-from surrobench.execution.memory import FAULTS_KEY, PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
+from surrobench.execution.memory import PeakMemory, PeakMemoryTracker, pin_malloc_thresholds
 from surrobench.execution.modes import Inputs, Step, build_step, channels_last_inputs
 from surrobench.execution.sanity import (
-    LEAK_KEY,
     MUTATED_KEY,
-    NONFINITE_KEY,
     MemoryWatch,
     check_calls,
     input_digest,
@@ -37,7 +35,7 @@ from surrobench.execution.sanity import (
 )
 from surrobench.execution.timing import TimedSamples, measure_round, time_once
 from surrobench.records.config import InputSpec
-from surrobench.records.run import HOST_SUBMIT_KEY, PEAK_OWN_KEY, ConfigResult
+from surrobench.records.run import FAULTS_KEY, HOST_SUBMIT_KEY, LEAK_KEY, NONFINITE_KEY, PEAK_OWN_KEY, ConfigResult
 from surrobench.records.stats import LatencyStats
 from surrobench.workload.inputs import make_input_sets
 from surrobench.workload.zoo.base import Surrogate

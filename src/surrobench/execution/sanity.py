@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterable, Iterator
 import psutil
 import torch
 
-#: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
-LEAK_KEY = "memory_growth"
+from surrobench.records.run import LEAK_KEY
+
 #: ``extra`` key of a config whose forward changed its input: the indices of the changed tensors in call order.
 MUTATED_KEY = "mutated_inputs"
-#: ``extra`` key of an output that held NaN or Inf (:func:`check_calls`'s record).
-NONFINITE_KEY = "nonfinite"
 #: Median growth per call that counts as a leak, bytes: above the few 4 KiB pages the resident set moves by without
 #: one, far under the 16 MiB per call of a leak seen in a fresh-user trial.
 LEAK_MIN_BYTES_PER_CALL = 2**20

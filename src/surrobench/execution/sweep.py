@@ -16,13 +16,13 @@ import torch
 
 from surrobench.errors import Interrupted, StoreWriteError, Unsaved, UsageError
 from surrobench.execution.config import ExecConfig, request_fields, tf32_enabled
-from surrobench.execution.sanity import LEAK_KEY, MUTATED_KEY, leak_warning
+from surrobench.execution.sanity import MUTATED_KEY, leak_warning
 from surrobench.execution.env import busy_host_warning, clock_drop_warning, fingerprint, gpu_readings, host_load
 from surrobench.execution.memory import available_bytes
 from surrobench.execution.modes import check_mode
 from surrobench.execution.runner import PreparedModel, failed_result, merge_rounds, prepare_model, run_config
 from surrobench.records.config import ExecSettings
-from surrobench.records.run import ConfigResult, RunRecord, created_now
+from surrobench.records.run import LEAK_KEY, ConfigResult, RunRecord, created_now
 from surrobench.records.stats import IQR_WARN_FRACTION
 from surrobench.records.vocab import DEVICES
 from surrobench.workload.loader import resolve_model

@@ -47,6 +47,13 @@ RESULT_SETTINGS = (*EXEC_SETTINGS, "cudnn_benchmark")
 #: the call to its return, before the synchronize (:mod:`surrobench.execution.timing`), ms. Stored with the result
 #: (the database's ``extra_json``), not in the run JSON.
 HOST_SUBMIT_KEY = "host_submit_ms"
+#: ``extra`` key of a CPU result: the process's minor page faults per timed call (getrusage(2) ``ru_minflt``):
+#: memory taken afresh on every call, which moved a baseline 3-4x between processes (docs/benchmarks/cpu-allocator.md).
+FAULTS_KEY = "minor_faults_per_call"
+#: ``extra`` key of memory grown on most calls: ``{"bytes_per_call", "growth_bytes", "calls"}`` (merged: ``"rounds"``).
+LEAK_KEY = "memory_growth"
+#: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
+NONFINITE_KEY = "nonfinite"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
