@@ -4,6 +4,7 @@ or else by time on its thread."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from dataclasses import dataclass
@@ -197,10 +198,8 @@ def _top_level_rows(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     top = np.ones(s.size, dtype=bool)
     top[1:] = (s[1:] >= reach[:-1]) | (g[1:] != g[:-1])
     index = groups, g[top], order[top], (g[top].astype(np.int64) << 44) + s[top]
-    try:
+    with contextlib.suppress(TypeError):  # a table type without weak references: not kept
         _TOP_LEVEL[:] = [weakref.ref(table), index]
-    except TypeError:  # a table type without weak references: not kept
-        pass
     return index
 
 

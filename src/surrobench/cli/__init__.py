@@ -196,10 +196,8 @@ def entry() -> None:
             file=sys.stderr,
         )
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
         os._exit(code)
     sys.exit(code)
 

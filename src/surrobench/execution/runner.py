@@ -273,10 +273,7 @@ def timed_out_result(cfg: ExecConfig, exc: ConfigTimeout, seen: dict) -> ConfigR
     """``cfg`` recorded ``timeout`` with what was measured before the limit; ``extra``: ``timed_calls``,
     ``timeout_s``, ``timeout_phase`` (a key of :data:`TIMEOUT_PHASES`)."""
     done = len(exc.timed_ms)
-    if done:
-        where = f"after {done} of {cfg.iters} timed calls"
-    else:
-        where = TIMEOUT_PHASES[seen.get("phase", "setup")]
+    where = f"after {done} of {cfg.iters} timed calls" if done else TIMEOUT_PHASES[seen.get("phase", "setup")]
     exc.args = (f"{exc} {where}",)
     base = failed_result(cfg, "timeout", exc, seen.get("inputs", ()))
     extra = {**base.extra, "timeout_s": exc.timeout_s, "timed_calls": done, "timeout_phase": seen.get("phase", "setup")}

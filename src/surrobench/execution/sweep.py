@@ -4,6 +4,7 @@ finishes. Every later stage finds a result's config in the plan by its identity,
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import itertools
@@ -268,10 +269,8 @@ def execute_sweep(
 def mark_unsaved(store: RunSink, *run_ids: str) -> None:
     """Mark the runs ``unsaved`` after a write failed, where the database still takes that write."""
     for run_id in run_ids:
-        try:
+        with contextlib.suppress(StoreWriteError):
             store.finish_run(run_id, "unsaved")
-        except StoreWriteError:
-            pass
 
 
 def unsaved(store: RunSink, record: RunRecord, error: StoreWriteError) -> Unsaved:

@@ -5,6 +5,7 @@ checked in fresh processes (:func:`optimize_plans`); and stored runs read back (
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -65,10 +66,8 @@ def optimize_plans(
 
     def progress(partial: ConfigOptimization | None = None) -> None:
         """The report so far stored as interrupted (a kill loses no verdict); a failed write is left to the config's."""
-        try:
+        with contextlib.suppress(StoreWriteError):
             add_optimization(store, report([*entries, *filter(None, [partial])], True).to_json())
-        except StoreWriteError:
-            pass
 
     def keep(entry: ConfigOptimization) -> None:
         """The config's results into their runs, the entry kept first so a failed write keeps it."""
