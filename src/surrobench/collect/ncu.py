@@ -74,10 +74,8 @@ _CANDIDATES = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 
 def find_ncu() -> str | None:
     """``$NCU``, then ``ncu`` on PATH, then the CUDA toolkit's usual places; None when there is none."""
-    for candidate in (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    candidates = (os.environ.get("NCU"), shutil.which("ncu"), *_CANDIDATES)
+    return next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
 
 
 def select_kernels(

@@ -338,10 +338,7 @@ def classify_kernel(name: str) -> str:
     """The :data:`KERNEL_CLASS_TABLE` class of a kernel name (demangled, as torch.profiler or Nsight
     Systems write it); ``"other"`` when no pattern matches."""
     lowered = name.lower()
-    for cls, pattern in _COMPILED:
-        if pattern.search(lowered):
-            return cls
-    return OTHER
+    return next((cls for cls, pattern in _COMPILED if pattern.search(lowered)), OTHER)
 
 
 def inductor_fused_ops(name: str) -> str | None:

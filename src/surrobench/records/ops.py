@@ -121,10 +121,7 @@ kernels below it leave the GPU idle (tests/fixtures/traces/fno2d_128_b1_fp32_h20
 def categorize(name: str) -> str:
     """The :data:`CATEGORY_TABLE` category of an op or kernel name; ``"other"`` when nothing matches."""
     lowered = name.lower()
-    for category, pattern in _COMPILED:
-        if pattern.search(lowered):
-            return category
-    return OTHER
+    return next((category for category, pattern in _COMPILED if pattern.search(lowered)), OTHER)
 
 
 @dataclass(frozen=True)
