@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from surrobench.collect.ncu import run_ncu
-from surrobench.collect.ncu_dedup import credit, launch_config, launch_groups, measured_count, signature
+from surrobench.collect.ncu_dedup import credit, launch_config, measured_count, replay_depth, replayed_count, signature
 from surrobench.collect.ncu_parse import parse_raw_csv
 from surrobench.records.counters import KernelCounters
 
@@ -50,13 +50,14 @@ def test_an_unmeasured_signature_credits_nothing():
     assert credit(_first_of_each(launches)[1:], launches) is None
 
 
-def test_names_sharing_a_launch_configuration_go_to_different_runs():
+def test_the_depth_reaches_the_first_launch_of_every_signature_in_its_configuration():
     a = KernelCounters(0, "a", 1.0, grid_size=8, block_size=128, shared_mem_per_block_bytes=0)
-    b = replace(a, launch=1, name="b")  # same grid, block, shared memory: ncu's per-launch-config count is shared
-    c = replace(a, launch=2, name="c", grid_size=16)
-    assert launch_groups((a, b, c, replace(a, launch=3))) == (("a", "c"), ("b",))
-    assert launch_config(a) == launch_config(b)
-    assert len(launch_groups(_launches())) == 1  # the transformer's names never share a launch configuration
+    b = replace(a, launch=3, name="b")  # same grid, block, shared memory: ncu's per-launch-config count is shared
+    c = replace(a, launch=4, name="c", grid_size=16)
+    steps = (a, replace(a, launch=1), replace(a, launch=2), b, c, replace(b, launch=5), replace(c, launch=6))
+    assert launch_config(a) == launch_config(b) and replay_depth(steps) == 4  # b first launched 4th of its config
+    assert replayed_count(steps, 4) == 4 + 2 and replayed_count(steps, 1) == 2
+    assert replay_depth(_launches()) == 1  # the transformer's names never share a launch configuration
 
 
 @pytest.fixture
@@ -82,13 +83,14 @@ def test_run_ncu_measures_each_signature_once_with_the_same_coverage(tmp_path, f
     assert replayed + once.enumerated_passes < sum(k.passes for k in full.kernels) == 720
     assert (replayed, once.enumerated_passes) == (9 * 18, 40)
     calls = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
-    assert len(calls) == 1 + 1 + 1  # the full run; then the enumerating pass and one run for the one group
+    assert len(calls) == 1 + 1 + 1  # the full run; then the enumerating pass and one run at depth 1
     assert "per-launch-config" in calls[-1] and "--filter-mode" not in calls[1]
+    assert calls[-1][calls[-1].index("--kernel-name-base") + 1] == "function"  # the full run's name filter
 
 
 def _shared_capture(tmp_path: Path) -> Path:
     """The transformer capture with three names moved onto one launch configuration (grid, block, shared memory):
-    three groups of one run each, or one run at k = 3 launches per configuration."""
+    one run at the depth of the latest first launch within that configuration."""
     import csv
     import io
 
@@ -111,26 +113,30 @@ def _shared_capture(tmp_path: Path) -> Path:
     return path
 
 
-def test_names_sharing_configurations_are_measured_in_one_run_when_that_costs_less(tmp_path, fake_ncu, monkeypatch):
-    from surrobench.collect.ncu_dedup import one_run_depth
-
+def test_names_sharing_configurations_are_measured_in_one_run_deep_enough(tmp_path, fake_ncu, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_CSV", str(_shared_capture(tmp_path)))
     config = tmp_path / "config.json"
     config.write_text("{}")
     full = run_ncu(config, tmp_path, (), dedup=False)
-    assert one_run_depth(full.kernels) == 3 and len(launch_groups(full.kernels)) == 3
-    assert one_run_depth(_launches()) is None  # one group: nothing to save
+    depth = replay_depth(full.kernels)
+    assert depth > 1 and replayed_count(full.kernels, depth) < len(full.kernels)
     once = run_ncu(config, tmp_path, ())
-    # the same launches, each with the counters of its signature
+    # the same launches, each with the counters of its signature, from one run at that depth
     assert [signature(k) for k in once.kernels] == [signature(k) for k in full.kernels]
     calls = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
-    # the full run; the enumerating pass; one run of every name at 3 launches per configuration; the groups of the
-    # signatures it missed (a name launched 3 times with the configuration before another's first): fewer runs
-    # than the enumerating pass and three groups
-    k_run = calls[2]
-    assert k_run[k_run.index("--launch-count") + 1] == "3" and "per-launch-config" in k_run
-    assert all(c[c.index("--launch-count") + 1] == "1" for c in calls[3:]) and len(calls) - 1 < 1 + 3
+    assert len(calls) == 3 and calls[2][calls[2].index("--launch-count") + 1] == str(depth)
     # every replayed launch's passes are counted: credited ones, the rest, and the enumerating pass's
     replayed = sum(k.passes for k in once.kernels) + once.enumerated_passes
     assert sum(k.passes > 0 for k in once.kernels) == measured_count(full.kernels)
     assert replayed < sum(k.passes for k in full.kernels)
+
+
+def test_a_depth_that_saves_nothing_replays_every_launch(tmp_path, fake_ncu, monkeypatch):
+    from surrobench.collect import ncu
+
+    monkeypatch.setattr(ncu, "replay_depth", lambda launches: len(launches))
+    config = tmp_path / "config.json"
+    config.write_text("{}")
+    done = run_ncu(config, tmp_path, ())
+    calls = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
+    assert len(calls) == 2 and "--filter-mode" not in calls[1] and all(k.passes > 0 for k in done.kernels)

@@ -28,8 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from surrobench.collect.child import STEP_RANGE, child_argv
-from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, launch_groups, measured_count, name_filter
-from surrobench.collect.ncu_dedup import one_run_depth, signature
+from surrobench.collect.ncu_dedup import LAUNCH_METRICS, credit, measured_count, replay_depth, replayed_count
 from surrobench.collect.ncu_parse import error_line, ncu_problem, parse_raw_csv
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.records.counters import CounterProblem, KernelCounters, function_name
@@ -104,18 +103,16 @@ def ncu_command(
     launch_count: int | None = None,
     *,
     metrics: tuple[str, ...] = METRICS,
-    exact_names: tuple[str, ...] = (),
+    per_config: bool = False,
 ) -> list[str]:
     """The ``ncu`` command line of the module docstring; no ``--kernel-name`` filter when ``kernels`` is empty,
-    and ``--launch-count`` when ``launch_count`` is given. ``exact_names``: a deduplicated run's group instead
-    (:mod:`surrobench.collect.ncu_dedup`): those demangled names exactly, the first launch of each launch
-    configuration (``--filter-mode per-launch-config --launch-count 1``)."""
+    and ``--launch-count`` when ``launch_count`` is given, counted per launch configuration when ``per_config``
+    (``--filter-mode per-launch-config``: a deduplicated run, :mod:`surrobench.collect.ncu_dedup`)."""
     cmd = [ncu, "--nvtx", "--nvtx-include", f"{STEP_RANGE}/", "--clock-control", "none", "--cache-control", "all"]
-    if exact_names:
-        cmd += ["--kernel-name-base", "demangled", "--kernel-name", name_filter(exact_names)]
-        cmd += ["--filter-mode", "per-launch-config"]
-    elif kernels:
+    if kernels:
         cmd += ["--kernel-name-base", "function", "--kernel-name", f"regex:^(?:.*::)?(?:{'|'.join(kernels)})$"]
+    if per_config:
+        cmd += ["--filter-mode", "per-launch-config"]
     if launch_count is not None:
         cmd += ["--launch-count", str(launch_count)]
     cmd += ["--print-units", "base", "--print-kernel-base", "demangled", "--csv", "--page", "raw"]
@@ -157,34 +154,23 @@ def deduplicated_run(
     config_path: Path, work_dir: Path, kernels: tuple[str, ...], timeout_s: float = NCU_TIMEOUT_S
 ) -> tuple[NcuRun | None, float]:
     """The step's launches of ``kernels`` with identical launches measured once (:mod:`surrobench.collect.ncu_dedup`):
-    one enumerating pass; one counter run of every name where that costs less (:func:`one_run_depth`), then
-    one per :func:`launch_groups` group of what is unmeasured; every launch credited. Returns the run (None when
-    deduplication saves nothing or cannot hold) and the wall seconds its ncu runs took."""
+    one enumerating pass, one counter run of the first :func:`replay_depth` launches of each launch configuration,
+    every launch credited. Returns the run (None when deduplication saves nothing or cannot hold) and the wall
+    seconds its ncu runs took."""
     listed = _run_once(config_path, work_dir, kernels, None, timeout_s, metrics=LAUNCH_METRICS)
-    spent = listed.wall_s or 0.0
-    launches = listed.kernels
+    spent, launches = listed.wall_s or 0.0, listed.kernels
     if listed.problem is not None or not launches or measured_count(launches) == len(launches):
         return None, spent
-    measured, commands, left = [], [], launches
-    if (depth := one_run_depth(launches)) is not None:  # every name at once, k launches per launch configuration
-        run = _run_once(config_path, work_dir, (), depth, timeout_s, exact_names=tuple({k.name: 0 for k in launches}))
-        spent += run.wall_s or 0.0
-        if run.problem is None:
-            measured, commands = list(run.kernels), [run.command]
-            left = tuple(k for k in launches if signature(k) not in {signature(m) for m in measured})
-    for group in launch_groups(left) if left else ():
-        run = _run_once(config_path, work_dir, (), 1, timeout_s, exact_names=group)
-        spent += run.wall_s or 0.0
-        if run.problem is not None:
-            return None, spent
-        measured += run.kernels
-        commands.append(run.command)
-    credited = credit(tuple(measured), launches)
+    if replayed_count(launches, depth := replay_depth(launches)) >= len(launches):
+        return None, spent
+    run = _run_once(config_path, work_dir, kernels, depth, timeout_s, per_config=True)
+    spent += run.wall_s or 0.0
+    credited = credit(run.kernels, launches) if run.problem is None else None
     if credited is None:
         return None, spent
-    beyond_first = sum(k.passes or 0 for k in measured) - sum(k.passes or 0 for k in credited)
+    beyond_first = sum(k.passes or 0 for k in run.kernels) - sum(k.passes or 0 for k in credited)
     passes = sum(k.passes or 0 for k in launches) + beyond_first  # the enumerating pass's and the uncredited
-    return NcuRun(commands[0], spent, credited, None, passes), spent
+    return NcuRun(run.command, spent, credited, None, passes), spent
 
 
 def _run_once(
@@ -195,13 +181,13 @@ def _run_once(
     timeout_s: float,
     *,
     metrics: tuple[str, ...] = METRICS,
-    exact_names: tuple[str, ...] = (),
+    per_config: bool = False,
 ) -> NcuRun:
     log_file, result = work_dir / "ncu_raw.csv", work_dir / "ncu_child.json"
     log_file.unlink(missing_ok=True)
     target = child_argv(config_path, result, NCU_SCHEDULE, profiler="ncu")
     ncu = find_ncu()
-    options = dict(metrics=metrics, exact_names=exact_names)
+    options = dict(metrics=metrics, per_config=per_config)
     if ncu is None:
         shown = " ".join(ncu_command("ncu", kernels, log_file, target, launch_count, **options))
         fix = "install NVIDIA Nsight Compute (CUDA toolkit) or set $NCU; where it is, this runs: "

@@ -4,19 +4,18 @@ Each replayed launch costs ncu ~18 passes, and a step repeating a block launches
 grid and block many times, with the same counters up to noise. A deduplicated run:
 
 1. enumerates the step's launches in one cheap pass (:data:`LAUNCH_METRICS`, no counter replay);
-2. measures each :func:`signature` once: ``--filter-mode per-launch-config --launch-count 1`` profiles the first
-   launch of each launch configuration (Nsight Compute CLI docs, "Filter Options"), restricted by
-   ``--kernel-name-base demangled --kernel-name regex:...`` to one group of names; names sharing a launch
-   configuration would share ncu's count, so they go to different groups, one run each (:func:`launch_groups`);
+2. replays the first ``k`` launches of each launch configuration in one run (``--filter-mode per-launch-config
+   --launch-count k``, Nsight Compute CLI docs, "Filter Options"), ``k`` from the enumerated order so that every
+   :func:`signature`'s first launch is among them (:func:`replay_depth`), under the same function-name filter as a
+   full run (exact demangled-name filters matched only some of the AFNO's names on an H100: 4 of 24 signatures,
+   docs/benchmarks/h200-measured-advice.md);
 3. credits each launch its signature's counters with ``passes`` 0 (:func:`credit`).
 
-Each ncu run starts the child (~5 s on the H200), a replayed launch costs ~0.5 s (docs/benchmarks/h200-counters.md):
-one run of every name at ``k`` launches per configuration may cost less than several groups (:func:`one_run_depth`).
+It is used where it replays fewer launches than the step has (:func:`replayed_count`).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import replace
 
@@ -38,44 +37,24 @@ def launch_config(k: KernelCounters) -> tuple:
     return (k.grid_size, k.block_size, k.shared_mem_per_block_bytes)
 
 
-def launch_groups(launches: tuple[KernelCounters, ...]) -> tuple[tuple[str, ...], ...]:
-    """The demangled names of ``launches`` in groups, one ncu run each, such that no launch configuration
-    (:func:`launch_config`) holds launches of two names of one group; first-come order, as few groups as a
-    greedy first-fit gives (one for a step whose names never share a launch configuration)."""
-    configs_of: dict[str, set] = {}
+def replay_depth(launches: tuple[KernelCounters, ...]) -> int:
+    """``k`` for ``--filter-mode per-launch-config --launch-count k`` over ``launches`` (enumerated, in launch order):
+    the latest position, counted within its :func:`launch_config`, of a :func:`signature`'s first launch. The first
+    ``k`` launches of every configuration then hold the first launch of every signature, whether ncu counts a
+    configuration with or without the kernel name (a finer count only moves a first launch earlier)."""
+    counts: Counter = Counter()
+    seen, depth = set(), 0
     for k in launches:
-        configs_of.setdefault(k.name, set()).add(launch_config(k))
-    groups: list[tuple[list[str], set]] = []
-    for name, configs in configs_of.items():
-        group = next((g for g in groups if not g[1] & configs), None)
-        if group is None:
-            groups.append(([name], set(configs)))
-        else:
-            group[0].append(name)
-            group[1].update(configs)
-    return tuple(tuple(names) for names, _ in groups)
+        counts[launch_config(k)] += 1
+        if signature(k) not in seen:
+            seen.add(signature(k))
+            depth = max(depth, counts[launch_config(k)])
+    return depth
 
 
-#: Cost model of :func:`one_run_depth`, s: one ncu run's start and one replayed launch (module docstring).
-RUN_START_S, LAUNCH_S = 5.0, 0.5
-
-
-def one_run_depth(launches: tuple[KernelCounters, ...]) -> int | None:
-    """``k``, the most names sharing a :func:`launch_config`, when one run of every name at ``k`` launches per
-    configuration costs less (:data:`RUN_START_S`, :data:`LAUNCH_S`) than a run per :func:`launch_groups` group;
-    else None."""
-    names: dict[tuple, set] = {}
-    for k in launches:
-        names.setdefault(launch_config(k), set()).add(k.name)
-    depth, groups = max((len(v) for v in names.values()), default=0), len(launch_groups(launches))
-    counts = Counter(launch_config(k) for k in launches)
-    one = RUN_START_S + LAUNCH_S * sum(min(depth, n) for n in counts.values())
-    return depth if groups > 1 and one < groups * RUN_START_S + LAUNCH_S * measured_count(launches) else None
-
-
-def name_filter(names: tuple[str, ...]) -> str:
-    """ncu's ``--kernel-name`` value matching exactly the demangled ``names`` (``--kernel-name-base demangled``)."""
-    return "regex:^(?:" + "|".join(re.escape(n) for n in names) + ")$"
+def replayed_count(launches: tuple[KernelCounters, ...], depth: int) -> int:
+    """How many of ``launches`` a run at ``--launch-count depth`` per launch configuration replays."""
+    return sum(min(depth, n) for n in Counter(launch_config(k) for k in launches).values())
 
 
 def credit(
@@ -100,5 +79,5 @@ def credit(
 
 
 def measured_count(launches: tuple[KernelCounters, ...]) -> int:
-    """How many launches a deduplicated run replays: one per :func:`signature`."""
+    """How many distinct :func:`signature` values ``launches`` hold."""
     return len({signature(k) for k in launches})

@@ -1,0 +1,51 @@
+"""Probe of a deduplicated ``--counters`` run (docs/benchmarks/h200-measured-advice.md, "What --counters costs"):
+each ncu run of :func:`surrobench.collect.ncu.run_ncu` logged (wall s, launches read, problem, command), with the
+enumeration's launch count, distinct signatures, :func:`one_run_depth` and :func:`launch_groups`.
+
+Usage (repository root, a CUDA machine with ncu): PYTHONPATH=src python3 benchmarks/ncu_dedup_probe.py MODEL SHAPE BATCH
+"""
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from surrobench.api.benchmark import sweep_plan
+from surrobench.collect import ncu, ncu_dedup
+from surrobench.collect.child import config_to_json
+
+model, shape, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cfg = sweep_plan(model, shapes=[shape], batches=[batch], device="cuda").configs[0]
+once = ncu._run_once
+
+
+def logged(*args, **kwargs):
+    t0 = time.perf_counter()
+    run = once(*args, **kwargs)
+    launches = run.kernels
+    print(
+        json.dumps(
+            {
+                "wall_s": round(time.perf_counter() - t0, 1),
+                "launches": len(launches),
+                "signatures": ncu_dedup.measured_count(launches) if launches else 0,
+                "depth": ncu_dedup.one_run_depth(launches) if launches else None,
+                "groups": len(ncu_dedup.launch_groups(launches)) if launches else 0,
+                "problem": None if run.problem is None else [run.problem.kind, run.problem.message[:300]],
+                "command": " ".join(run.command)[:400],
+            }
+        ),
+        flush=True,
+    )
+    return run
+
+
+ncu._run_once = logged
+with tempfile.TemporaryDirectory() as tmp:
+    path = Path(tmp) / "config.json"
+    path.write_text(json.dumps(config_to_json(cfg)))
+    t0 = time.perf_counter()
+    done = ncu.run_ncu(path, Path(tmp), (), timeout_s=150)
+    passes = sum(k.passes or 0 for k in done.kernels) + done.enumerated_passes
+    print(json.dumps({"total_s": round(time.perf_counter() - t0, 1), "kernels": len(done.kernels), "passes": passes}))
