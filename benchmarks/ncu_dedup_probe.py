@@ -1,6 +1,6 @@
 """Probe of a deduplicated ``--counters`` run (docs/benchmarks/h200-measured-advice.md, "What --counters costs"):
 each ncu run of :func:`surrobench.collect.ncu.run_ncu` logged (wall s, launches read, problem, command), with the
-enumeration's launch count, distinct signatures, :func:`one_run_depth` and :func:`launch_groups`.
+enumeration's launch count, distinct signatures, :func:`replay_depth` and the launches a run at that depth replays.
 
 Usage (repository root, a CUDA machine with ncu): PYTHONPATH=src python3 benchmarks/ncu_dedup_probe.py MODEL SHAPE BATCH
 """
@@ -30,8 +30,8 @@ def logged(*args, **kwargs):
                 "wall_s": round(time.perf_counter() - t0, 1),
                 "launches": len(launches),
                 "signatures": ncu_dedup.measured_count(launches) if launches else 0,
-                "depth": ncu_dedup.one_run_depth(launches) if launches else None,
-                "groups": len(ncu_dedup.launch_groups(launches)) if launches else 0,
+                "depth": (depth := ncu_dedup.replay_depth(launches)),
+                "replayed": ncu_dedup.replayed_count(launches, depth),
                 "problem": None if run.problem is None else [run.problem.kind, run.problem.message[:300]],
                 "command": " ".join(run.command)[:400],
             }
