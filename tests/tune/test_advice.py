@@ -272,3 +272,18 @@ def test_a_saving_is_never_credited_to_a_finding_that_points_the_other_way():
     assert out["thread_oversubscription"].best_measured == fewer and out["memory_bound"].measured == ()
     assert unclaimed(list(out.values()), {LABEL: (fewer,)}) == []
     assert Finding.from_json(out["memory_bound"].to_json()).clauses == every_core.clauses  # the direction kept
+
+
+def test_savings_are_taken_on_one_step_when_the_baseline_drifts_between_windows():
+    # cudagraph's window: the baseline at 1x, cudagraph 3x faster; compile-reduce-overhead's: the baseline drifted to
+    # 2x and the remedy does nothing but hold the old time (2x by the pair). On their own baselines compile would save
+    # more (2 * (1 - 1/2) = 1.0 against 1 - 1/3 = 0.67 baselines) and lead; on one step the larger speedup leads.
+    drift = {"baseline": lambda seen: 1.0 if seen == 0 else 2.0, "cudagraph": 3.0}
+    findings = [_findings()[0]]
+    _, measured = _measure(drift, findings)
+    found = _by_name(measured)
+    assert found["compile-reduce-overhead"].baseline_ms > 1.5 * found["cudagraph"].baseline_ms  # the drift is planted
+    assert found["cudagraph"].speedup > found["compile-reduce-overhead"].speedup
+    assert found["cudagraph"].saved_ms > found["compile-reduce-overhead"].saved_ms
+    launch = attach_measured(findings, {LABEL: measured})[0]
+    assert launch.best_measured.remedy == "cudagraph"

@@ -140,7 +140,8 @@ class MeasuredRemedy(schemas.Plain):
         remedy: the candidate's name, ``"cudagraph"``, ``"threads=4"``, ``"tf32+compile"``.
         verdict: one of :data:`MEASURED_VERDICTS`.
         speedup: baseline over candidate median latency in their shared window, ``ci95`` its 95% interval;
-            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``baseline_ms * (1 - 1 / speedup)`` per step;
+            ``baseline_ms`` the baseline's median there; ``saved_ms`` ``step * (1 - 1 / speedup)`` per step, ``step``
+            one for all the remedies of a config (:func:`surrobench.tune.advice.measure_recipes`);
             ``noise_floor`` and ``margin`` (:meth:`surrobench.records.paired.Speedup.margin`), fractions; all None
             when not timed.
         rel_l2: the accuracy guard's worst relative L2 error of its output, None when it produced none;

@@ -8,6 +8,7 @@ window ends once the budget passes; those left out are ``not-measured``.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -92,7 +93,11 @@ def measured_remedy(c: CandidateResult, tolerance: float) -> MeasuredRemedy:
 
 
 def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float) -> tuple[MeasuredRemedy, ...]:
-    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none)."""
+    """Each of ``recipes`` measured through ``trials``, timed handles released at once (diagnose profiles none).
+    Every ``saved_ms`` is taken on one step, the median of the windows' baselines: each speedup is paired within
+    its window, but a launch-bound baseline drifts between windows (a DeepONet's 0.37 against 0.60 ms on an H100,
+    docs/benchmarks/h200-measured-advice.md), and savings on different baselines would rank remedies against their
+    own speedups."""
     out = []
     for recipe in recipes:
         reasons = [r for r in (trials.bench.infeasible(part) for part in recipe.remedies) if r]
@@ -112,7 +117,9 @@ def measure_recipes(trials: Trials, recipes: Sequence[Recipe], tolerance: float)
             trials.bench.free()
         trials.judged(result)
         out.append(measured_remedy(result, tolerance))
-    return tuple(out)
+    steps = [m.baseline_ms for m in out if m.baseline_ms]
+    step = statistics.median(steps) if steps else None  # one step for every saving: windows drift apart
+    return tuple(replace(m, saved_ms=saved_ms(step, m.speedup)) if m.saved_ms is not None else m for m in out)
 
 
 def _first_compile_late(trials: Trials, recipe: Recipe) -> bool:
