@@ -61,8 +61,8 @@ for s in "${settings[@]}"; do
       --tag "transformer cudagraph+tf32" ;;
     infeasible) step "$s" 40 serve "${load[@]}" --warmup-s "$WARM" --model unet2d --find-max --p99-ms 1 --max-batch 8 --max-wait-ms 1 \
       --tag "unet2d eager infeasible" ;;
-    opt-fno2d) step "$s" 90 "${opt[@]}" --model fno2d ;;
-    opt-unet2d) step "$s" 90 "${opt[@]}" --model unet2d ;;
+    opt-fno2d) step "$s" 150 "${opt[@]}" --model fno2d ;;
+    opt-unet2d) step "$s" 150 "${opt[@]}" --model unet2d ;;
     *) echo "unknown setting $s (known: see the header)" | tee -a "$out/unknown.txt" ;;
   esac
 done
