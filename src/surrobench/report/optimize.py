@@ -247,9 +247,7 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _bracket(rps_pair: tuple[float, float | None] | None) -> str:
-    if rps_pair is None:
-        return "-"
+def _bracket(rps_pair: tuple[float, float | None]) -> str:
     lo, hi = rps_pair
     return f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
 
@@ -270,7 +268,10 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
         lines.append(line)
     if record.infeasible:
         return [*lines, record.infeasible, f"searched in {record.search_s:.1f} s"]
-    lines.append(f"baseline measured under load: {_bracket(record.baseline_rps)} (serve run {record.baseline_run_id})")
+    if record.baseline_rps is not None:  # None: interrupted before its load finished (a note says so)
+        lines.append(
+            f"baseline measured under load: {_bracket(record.baseline_rps)} (serve run {record.baseline_run_id})"
+        )
     if record.top_run_id is not None:
         lines.append(
             f"{record.top} measured under load: {_bracket(record.top_rps)} (serve run {record.top_run_id}): "
