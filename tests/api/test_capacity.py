@@ -27,6 +27,7 @@ from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_lo
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
 from surrobench.records.serve import CapacityOptimization, ServePolicy, padded_sizes, serve_from_json
+from surrobench.report.optimize import capacity_lines
 from surrobench.report.serve_tables import COLUMNS, point_cells
 from surrobench.results.store import ResultStore
 
@@ -581,6 +582,9 @@ def test_ctrl_c_while_the_top_is_verified_keeps_the_candidates_and_the_baselines
     assert partial.baseline_run_id == "run-base" and partial.baseline_rps == (300.0, 330.0)
     assert partial.top_run_id is None and partial.verdict is None and partial.recipe == "baseline"
     assert "run-cut" in partial.notes[-1] and "run-cut" in str(cut) and "run-base" in str(cut)
+    lines = capacity_lines(partial)  # the baseline's load, none of the top's
+    assert [line.split(" measured under load: ")[0] for line in lines if "under load: " in line] == ["baseline"]
+    assert any(line.endswith("300.0 rps (first failing 330.0) (serve run run-base)") for line in lines)
 
 
 def test_ctrl_c_while_the_baseline_is_verified_keeps_the_candidates(monkeypatch):
