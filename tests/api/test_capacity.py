@@ -20,14 +20,16 @@ from surrobench.analysis.capacity import find_capacity, predict_capacity
 from surrobench.analysis.serve_load import load_point, load_warnings
 from surrobench.api.capacity import Evaluated, capacity_search
 from surrobench.api.serve import serve, serve_policy, serve_request, unloaded_by_size
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution import batcher as batcher_module
 from surrobench.execution.arrivals import poisson_arrivals
 from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_loop
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
-from surrobench.records.serve import ServePolicy, padded_sizes, serve_from_json
+from surrobench.records.serve import CapacityOptimization, ServePolicy, padded_sizes, serve_from_json
+from surrobench.report.optimize import capacity_lines
 from surrobench.report.serve_tables import COLUMNS, point_cells
+from surrobench.results.store import ResultStore
 
 
 class CostlyClock(VirtualClock):
@@ -541,3 +543,87 @@ def test_the_budget_bounds_the_candidates_and_a_prediction_the_load_disproves_is
     assert disproved.startswith("baseline: predicted 100 rps, measured 800 rps")
     unbounded = capacity_search(remedies, policies, 50.0, evaluate, lambda *_: ("run", Capacity(50.0, 90.0, 95.0, ())))
     assert [c.recipe for c in unbounded.candidates] == ["baseline", "graph", "tf32"] and not unbounded.notes
+
+
+def _cut_search(monkeypatch, cut: str, *, evaluating: bool = False):
+    """The search of "fast" (half the service time, the top) and "wrong" (inaccurate) on planted services, Ctrl-C
+    coming while the candidate ``cut`` is measured (``evaluating``) or while it is verified under load (the serve
+    run "run-cut" stored interrupted); the baseline verifies as "run-base"."""
+    from types import SimpleNamespace
+
+    from surrobench.records.serve import Capacity
+
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
+    factors = {"fast": 0.5, "wrong": 0.2}
+
+    def evaluate(recipe):
+        if evaluating and recipe.name == cut:
+            raise KeyboardInterrupt
+        service = IdleService(3.0, 0.2, factor=float(np.prod([factors[n] for n in recipe.names])), jitter=0.02)
+        verdict = AccuracyVerdict("wrong" not in recipe.names, "rel_l2", "", 0.0, 0.0)
+        return Evaluated({}, verdict, _unloaded(service, 8))
+
+    def verify(recipe, settings, policy):
+        if recipe.name == cut:
+            raise Interrupted("interrupted: 2 load points stored as run run-cut", SimpleNamespace(run_id="run-cut"))
+        return "run-base", Capacity(8.0, 300.0, 330.0, ())
+
+    remedies = [_remedy("fast", "precision"), _remedy("wrong", "channels_last")]
+    with pytest.raises(Interrupted) as info:
+        capacity_search(remedies, (ServePolicy(1, 1.0), ServePolicy(8, 1.0)), 8.0, evaluate, verify)
+    return info.value
+
+
+def test_ctrl_c_while_the_top_is_verified_keeps_the_candidates_and_the_baselines_capacity(monkeypatch):
+    cut = _cut_search(monkeypatch, "fast")
+    partial = cut.partial
+    assert isinstance(partial, CapacityOptimization) and partial.top == "fast"
+    assert [c.recipe for c in partial.candidates] == ["baseline", "fast", "wrong"]
+    assert partial.baseline_run_id == "run-base" and partial.baseline_rps == (300.0, 330.0)
+    assert partial.top_run_id is None and partial.verdict is None and partial.recipe == "baseline"
+    assert "run-cut" in partial.notes[-1] and "run-cut" in str(cut) and "run-base" in str(cut)
+    lines = capacity_lines(partial)  # the baseline's load, none of the top's
+    assert [line.split(" measured under load: ")[0] for line in lines if "under load: " in line] == ["baseline"]
+    assert any(line.endswith("300.0 rps (first failing 330.0) (serve run run-base)") for line in lines)
+
+
+def test_ctrl_c_while_the_baseline_is_verified_keeps_the_candidates(monkeypatch):
+    cut = _cut_search(monkeypatch, "baseline")
+    partial = cut.partial
+    assert [c.recipe for c in partial.candidates] == ["baseline", "fast", "wrong"] and partial.top == "fast"
+    assert partial.baseline_rps is None and partial.baseline_run_id is None and partial.top_rps is None
+    assert "run-cut" in partial.notes[-1] and "run-cut" in str(cut)
+
+
+def test_ctrl_c_while_a_candidate_is_measured_keeps_those_measured(monkeypatch):
+    partial = _cut_search(monkeypatch, "wrong", evaluating=True).partial
+    assert [c.recipe for c in partial.candidates] == ["baseline", "fast"] and partial.baseline_rps is None
+    assert partial.notes[-1].startswith("interrupted while measuring the candidates")
+
+
+def test_the_capacity_objective_interrupted_writes_its_partial_document(tmp_path, capsys, monkeypatch):
+    # Ctrl-C while the verifying serve runs: serve raises Interrupted with its own record, which optimize must not
+    # pass on as its partial (the baseline alone searched, its serve cut before its first load point)
+    from surrobench.api import capacity as api_capacity
+    from surrobench.errors import EXIT_INTERRUPTED
+    from surrobench.records.schemas import CAPACITY
+
+    search = api_capacity.capacity_search
+
+    def interrupted(*_, **__):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api_capacity, "capacity_search", lambda _, *args, **options: search([], *args, **options))
+    monkeypatch.setattr("surrobench.api.serve.serve_policy", interrupted)
+    out, db = tmp_path / "c.json", tmp_path / "r.db"
+    args = ["--model", "pinn-mlp", "--shape", "64", "--device", "cpu", "--threads", "1", "--warmup", "1"]
+    args += ["--objective", "capacity", "--p99-ms", "50", "--max-batch", "1", "--duration-s", "0.2"]
+    code = run_cli(["optimize", *args, "--json", str(out), "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code == EXIT_INTERRUPTED and "while verifying the baseline under load" in captured.err
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == CAPACITY and [c["recipe"] for c in doc["candidates"]] == ["baseline"]
+    assert doc["baseline_run_id"] is None and "capacity at P99 <= 50 ms" in captured.out
+    with ResultStore(db) as store:  # the serve run cut, named by the note
+        (run,) = store.list_runs()
+        assert (run.kind, run.state) == ("serve", "interrupted") and run.run_id in doc["notes"][-1]

@@ -19,7 +19,7 @@ from surrobench.analysis.accuracy import DEFAULT_TOLERANCE, AccuracyVerdict, che
 from surrobench.analysis.capacity import infeasible_reason, predict_capacity
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.api.serve import _one_config, serve, serve_request, unloaded_by_size
-from surrobench.errors import UsageError
+from surrobench.errors import Interrupted, UsageError
 from surrobench.execution.reference import reference_outputs
 from surrobench.execution.remedies import Recipe, Remedy, candidate_remedies
 from surrobench.execution.runner import prepare_model
@@ -95,10 +95,27 @@ def capacity_search(
     Raises:
         Exception: whatever ``evaluate`` raises for the baseline (nothing to compare against); a candidate's own
             failure is recorded as an inaccurate candidate.
+        Interrupted: Ctrl-C, or ``verify``'s Interrupted (its partial the serve run cut): ``partial`` the search so
+            far, with the baseline's verified capacity if it finished and a last note naming what was cut.
     """
     began = time.monotonic()
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
+    candidates: list[CapacityCandidate] = []
     skipped: list[str] = []
+    out = CapacityOptimization(
+        workload=workload or {},
+        target_p99_ms=target_p99_ms,
+        tolerance=tolerance,
+        candidates=(),
+        top="baseline",
+        baseline_run_id=None,
+        top_run_id=None,
+        baseline_rps=None,
+        top_rps=None,
+        verdict=None,
+        recipe="baseline",
+        search_s=0.0,
+    )
 
     def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate | None:
         if against is not None and budget_s is not None and time.monotonic() - began >= budget_s:
@@ -109,7 +126,8 @@ def capacity_search(
         except Exception as exc:  # a remedy that cannot run on this model is a candidate that failed
             if against is None:
                 raise
-            return CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0])
+            candidates.append(CapacityCandidate(recipe.name, {}, None, f"{type(exc).__name__}: {exc}".splitlines()[0]))
+            return candidates[-1]
         alike = {p: replace(p, max_wait_ms=0.0) if p.max_batch == 1 else p for p in policies}  # batch 1 never waits
         once = {p: predict_capacity(got.unloaded, p, target_p99_ms, seed) for p in set(alike.values())}
         predicted = {p.label(): once[alike[p]] for p in policies}
@@ -119,71 +137,56 @@ def capacity_search(
             recipe.name, got.settings, got.accuracy.ok, got.accuracy.reason, predicted, best, faster
         )
         measured[recipe.name] = (cand, got.unloaded, recipe)
+        candidates.append(cand)
         return cand
 
-    base = judge(Recipe(), None)
-    base_unloaded = measured["baseline"][1]
-    candidates = [base]
-    singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), base_unloaded)) is not None]
-    candidates += [c for _, c in singles]
-    # stacked on the lead (the accurate single predicted highest that beats the baseline): every other accurate
-    # remedy, kept when it wins against the stack below (tf32 helps under a CUDA graph, not on a launch-bound step)
-    accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
-    lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
-    if lead is not None:
-        stack, top = Recipe((lead[0],)), lead[1]
-        for remedy, _ in accurate:
-            if remedy == lead[0] or stack.conflict(remedy) is not None:
-                continue
-            tried = judge(stack.plus(remedy), measured[stack.name][1])
-            if tried is None:
-                continue
-            candidates.append(tried)
-            if _wins(tried, top):
-                stack, top = stack.plus(remedy), tried
-    winners = [c for c in candidates if c is base or _wins(c, base)]
-    top = max(winners, key=lambda c: c.best_predicted_rps)
-    # infeasible when every accurate candidate's isolated P99 exceeds the target (the baseline's reason is given)
-    reasons = [
-        infeasible_reason(measured[c.recipe][1], target_p99_ms)
-        for c in candidates
-        if c.recipe in measured and (c.accurate or c is base)
-    ]
-    why = reasons[0] if all(reasons) else None
-    notes = (
-        (f"not tried, the {budget_s:g} s budget spent on the candidates before them: {', '.join(skipped)}",)
-        if skipped
-        else ()
-    )
-    out = CapacityOptimization(
-        workload=workload or {},
-        target_p99_ms=target_p99_ms,
-        tolerance=tolerance,
-        candidates=tuple(candidates),
-        top=top.recipe,
-        baseline_run_id=None,
-        top_run_id=None,
-        baseline_rps=None,
-        top_rps=None,
-        verdict=None,
-        recipe="baseline",
-        search_s=0.0,
-        infeasible=why,
-        notes=notes,
-    )
-    if why is not None:
-        return replace(out, search_s=time.monotonic() - began)
-    base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
-    out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
-    notes += _prediction_note(base, base_cap)
-    if top is not base:
-        recipe = measured[top.recipe][2]
-        top_id, top_cap = verify(recipe, top.settings, top.best_policy)
-        verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
-        out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
-        out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
-        notes += _prediction_note(top, top_cap)
-    return replace(out, search_s=time.monotonic() - began, notes=notes)
+    try:
+        base = judge(Recipe(), None)
+        singles = [(r, c) for r in remedies if (c := judge(Recipe((r,)), measured["baseline"][1])) is not None]
+        # stacked on the lead (the accurate single predicted highest that beats the baseline): every other accurate
+        # remedy, kept when it wins against the stack below (tf32 helps under a CUDA graph, not when launch-bound)
+        accurate = sorted([(r, c) for r, c in singles if c.accurate], key=lambda rc: -rc[1].best_predicted_rps)
+        lead = next(((r, c) for r, c in accurate if _wins(c, base)), None)
+        if lead is not None:
+            stack, top = Recipe((lead[0],)), lead[1]
+            for remedy, _ in accurate:
+                if remedy == lead[0] or stack.conflict(remedy) is not None:
+                    continue
+                tried = judge(stack.plus(remedy), measured[stack.name][1])
+                if tried is not None and _wins(tried, top):
+                    stack, top = stack.plus(remedy), tried
+        top = max([c for c in candidates if c is base or _wins(c, base)], key=lambda c: c.best_predicted_rps)
+        # infeasible when every accurate candidate's isolated P99 exceeds the target (the baseline's reason is given)
+        reasons = [
+            infeasible_reason(measured[c.recipe][1], target_p99_ms)
+            for c in candidates
+            if c.recipe in measured and (c.accurate or c is base)
+        ]
+        why = reasons[0] if all(reasons) else None
+        out = replace(out, candidates=tuple(candidates), top=top.recipe, infeasible=why)
+        if skipped:
+            skip = f"not tried, the {budget_s:g} s budget spent on the candidates before them: {', '.join(skipped)}"
+            out = replace(out, notes=(skip,))
+        if why is not None:
+            return replace(out, search_s=time.monotonic() - began)
+        base_id, base_cap = verify(Recipe(), base.settings, base.best_policy)
+        out = replace(out, baseline_run_id=base_id, baseline_rps=base_cap.interval_rps)
+        out = replace(out, notes=out.notes + _prediction_note(base, base_cap))
+        if top is not base:
+            top_id, top_cap = verify(measured[top.recipe][2], top.settings, top.best_policy)
+            verdict = capacity_verdict(base_cap.interval_rps, top_cap.interval_rps)
+            out = replace(out, top_run_id=top_id, top_rps=top_cap.interval_rps, verdict=verdict)
+            out = replace(out, recipe=top.recipe if verdict == "higher" else "baseline")
+            out = replace(out, notes=out.notes + _prediction_note(top, top_cap))
+    except (Interrupted, KeyboardInterrupt) as cut:  # a verifying serve's partial: its run, stored interrupted
+        doing = f"verifying {'the baseline' if out.baseline_run_id is None else out.top} under load"
+        what = doing if out.candidates else f"measuring the candidates ({len(candidates)} measured)"
+        run = f" (serve run {cut.partial.run_id}, interrupted)" if getattr(cut, "partial", None) else ""
+        base = "" if out.baseline_run_id is None else f"; the baseline verified as serve run {out.baseline_run_id}"
+        out = replace(out, candidates=tuple(candidates), search_s=time.monotonic() - began)
+        out = replace(out, notes=(*out.notes, f"interrupted while {what}{run}"))
+        raise Interrupted(f"{str(cut) or 'interrupted'} while {what}{base}", out) from None
+    return replace(out, search_s=time.monotonic() - began)
 
 
 #: A verified capacity below half or above twice its prediction is a note: the ranking rested on predictions.
@@ -232,6 +235,7 @@ def optimize_capacity(
 
     Raises:
         UsageError: no ``p99_ms``; bad serve or sweep settings; more than one config; unknown remedy names.
+        Interrupted: as :func:`capacity_search`, the serve run cut stored ``interrupted``.
     """
     if p99_ms is None:
         raise UsageError.naming("the capacity objective needs {p99_ms}, the latency target", ("p99_ms",))

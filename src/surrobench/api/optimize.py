@@ -61,7 +61,7 @@ def optimize(
             keywords with ``run``; an unknown ``objective``, ``p99_ms`` without the capacity objective, ``run`` or
             ``verify`` with it; an unknown ``run``; ``verify`` or ``processes`` with a model object; ``thorough`` not
             a bool; ``db`` not a path.
-        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report of what was judged, stored.
+        Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the report (or capacity optimization) judged so far.
     """
     if objective not in OBJECTIVES:
         raise UsageError.bad("objective", f"{objective!r}: choose {', '.join(OBJECTIVES)}")

@@ -135,13 +135,14 @@ def optimize_command(
 
 def _written_and_shown(record, json_out: Path | None, markdown: Path | None, db: Path) -> None:
     """The record's ``--json`` and ``--markdown`` first (a signal while it prints must not lose them), then the
-    terminal: capacity lines for a capacity optimization, else the before/after tables."""
+    terminal: the before/after tables of an optimize report, capacity lines for a capacity optimization (another
+    verb's record: its ``--json`` alone)."""
     from surrobench.report.optimize import capacity_lines
 
     doc = record.to_json()
-    if doc["schema"] == schemas.CAPACITY:
-        write_json(json_out, doc)
-        for line in capacity_lines(record):
-            console.print(line, markup=False)
+    if doc["schema"] == schemas.OPTIMIZE:
+        optimization_out(doc, markdown, json_out, db)
         return
-    optimization_out(doc, markdown, json_out, db)
+    write_json(json_out, doc)
+    for line in capacity_lines(record) if doc["schema"] == schemas.CAPACITY else ():
+        console.print(line, markup=False)

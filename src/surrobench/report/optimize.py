@@ -247,13 +247,6 @@ def optimize_markdown(doc: dict, db: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _bracket(rps_pair: tuple[float, float | None] | None) -> str:
-    if rps_pair is None:
-        return "-"
-    lo, hi = rps_pair
-    return f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
-
-
 def capacity_lines(record: CapacityOptimization) -> list[str]:
     """The record as lines: per candidate accuracy, predicted capacity and policy; then the verification."""
     w = record.workload
@@ -270,11 +263,12 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
         lines.append(line)
     if record.infeasible:
         return [*lines, record.infeasible, f"searched in {record.search_s:.1f} s"]
-    lines.append(f"baseline measured under load: {_bracket(record.baseline_rps)} (serve run {record.baseline_run_id})")
-    if record.top_run_id is not None:
-        lines.append(
-            f"{record.top} measured under load: {_bracket(record.top_rps)} (serve run {record.top_run_id}): "
-            f"{record.verdict} than the baseline"
-        )
+    loads = [("baseline", record.baseline_rps, record.baseline_run_id, "")]
+    loads.append((record.top, record.top_rps, record.top_run_id, f": {record.verdict} than the baseline"))
+    for name, bracket, run_id, then in loads:
+        if run_id is not None:  # None: no load (the top is the baseline), or interrupted before it finished
+            lo, hi = bracket
+            under = f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
+            lines.append(f"{name} measured under load: {under} (serve run {run_id}){then}")
     lines.append(f"recipe: {record.recipe}; searched in {record.search_s:.1f} s")
     return [*lines, *record.notes]
