@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 import socket
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from surrobench.execution.arrivals import poisson_arrivals
 from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_loop
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
-from surrobench.records.serve import CapacityOptimization, ServePolicy, padded_sizes, serve_from_json
+from surrobench.records.serve import CapacityOptimization, ServePolicy, UnloadedLatency, padded_sizes, serve_from_json
 from surrobench.report.optimize import capacity_lines
 from surrobench.report.serve_tables import COLUMNS, point_cells
 from surrobench.results.store import ResultStore
@@ -46,10 +47,11 @@ class CostlyClock(VirtualClock):
 
 class IdleService:
     """A batch of k takes ``(a_ms + b_ms k) x factor`` ms of virtual time, ``slow`` times that when the service
-    was idle ``idle_ms`` or more since its last batch ended (the trial's isolated request), and a lognormal
-    jitter of ``jitter`` (seeded); each clock read costs ``read_ms`` (:class:`CostlyClock`)."""
+    was idle ``idle_ms`` or more since its last batch ended (the trial's isolated request), ``deep`` times that
+    after 40 ms or more (a device clocked down), and a lognormal jitter of ``jitter`` (seeded); each clock read
+    costs ``read_ms`` (:class:`CostlyClock`)."""
 
-    def __init__(self, a_ms, b_ms, *, slow=1.0, idle_ms=5.0, factor=1.0, jitter=0.0, seed=0, read_ms=0.0):
+    def __init__(self, a_ms, b_ms, *, slow=1.0, idle_ms=5.0, deep=1.0, factor=1.0, jitter=0.0, seed=0, read_ms=0.0):
         self.a, self.b, self.slow, self.idle_s, self.factor, self.jitter = (
             a_ms,
             b_ms,
@@ -58,7 +60,7 @@ class IdleService:
             factor,
             jitter,
         )
-        self.rng, self.read_s = np.random.default_rng(seed), read_ms / 1e3
+        self.rng, self.read_s, self.deep = np.random.default_rng(seed), read_ms / 1e3, deep
         self.new_clock()
 
     def new_clock(self) -> VirtualClock:
@@ -67,8 +69,8 @@ class IdleService:
 
     def __call__(self, k: int) -> float:
         ms = (self.a + self.b * k) * self.factor
-        if self.clock.now() - self.last_end >= self.idle_s:
-            ms *= self.slow
+        idle_s = self.clock.now() - self.last_end
+        ms *= (self.slow if idle_s >= self.idle_s else 1.0) * (self.deep if idle_s >= 0.04 else 1.0)
         if self.jitter:
             ms *= float(self.rng.lognormal(0.0, self.jitter))
         self.clock.advance(ms / 1e3)
@@ -145,6 +147,44 @@ def test_the_idle_threshold_is_measured_not_guessed():
     same = _unloaded(IdleService(2.0, 0.1), 1)[1]
     assert same.gap_ms == pytest.approx(batcher_module.MAX_GAP_S * 1e3)
     assert same.isolated_p99_ms == pytest.approx(same.back_to_back_p50_ms)
+
+
+def test_a_longer_idle_than_the_threshold_is_sampled_and_simulated():
+    # 1.2x slower after 3 ms of idle, 3.6x after 40 ms (a device clocked down): the isolated samples at the
+    # threshold pass P99 <= 10 ms, the samples after the longest gap probed do not, and the sparse rates the
+    # simulation tries meet that idle often
+    service = IdleService(4.0, 0.1, slow=1.2, idle_ms=3.0, deep=3.0)
+    one = _unloaded(service, 1)[1]
+    assert one.isolated_p99_ms == pytest.approx(4.92) and min(one.idle_ms) == pytest.approx(14.76)
+    assert UnloadedLatency.from_json(one.to_json()) == one
+    assert UnloadedLatency.from_json({k: v for k, v in one.to_json().items() if k != "idle_ms"}).idle_ms == ()
+    policy = ServePolicy(1, 0.0)
+    assert predict_capacity({1: one}, policy, 10.0) == 0.0
+    assert predict_capacity({1: replace(one, idle_ms=())}, policy, 10.0) > 0.0  # blind to the longer idle
+    # a batching service under load is seldom idle 40 ms: its prediction is the same with or without them
+    busy = _unloaded(IdleService(3.0, 0.1, slow=1.3, idle_ms=3.0, deep=3.0), 4)
+    blind = {k: replace(u, idle_ms=()) for k, u in busy.items()}
+    assert predict_capacity(busy, ServePolicy(4, 1.0), 9.0) == predict_capacity(blind, ServePolicy(4, 1.0), 9.0) > 0
+
+
+def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load():
+    service = IdleService(4.0, 0.1, slow=1.2, idle_ms=3.0, deep=3.0)
+    unloaded = _unloaded(service, 1)
+    request = serve_request(find_max=True, p99_ms=10.0, max_batch=1, max_wait_ms=0.0, duration_s=2.0, warmup_s=0.2)
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock, unloaded=unloaded)
+    c = result.capacity
+    assert c.predicted_rps == 0.0 and len(result.points) == len(c.steps) == 1 and not c.steps[0].passed
+    assert c.interval_rps == (0.0, 100.0) and c.infeasible is not None  # not halved down to nothing
+
+
+def test_without_halving_a_passing_start_is_still_searched_upward():
+    def measure(rate):
+        return SimpleNamespace(p99_ms=1.0 if rate <= 300 else 99.0, passed=rate <= 300, target_rps=rate, completed=1)
+
+    found, _ = find_capacity(measure, 10.0, 100.0, halve=False)
+    assert found.capacity_rps <= 300 < found.failing_rps and len(found.steps) > 2
+    cut, _ = find_capacity(measure, 10.0, 1000.0, halve=False)
+    assert cut.interval_rps == (0.0, 1000.0) and len(cut.steps) == 1
 
 
 def _truth(service: IdleService, policy: ServePolicy, target: float, requests: int = 8000) -> float:

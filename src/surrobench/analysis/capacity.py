@@ -4,14 +4,16 @@
 :class:`~surrobench.execution.batcher.VirtualClock`) over the load generator's open-loop arrivals, each batch's
 service time drawn from the samples of its padded size measured before any load
 (:class:`~surrobench.records.serve.UnloadedLatency`): isolated after an idle of at least the measured ``gap``
-(:func:`~surrobench.execution.batcher.idle_threshold`), else back to back, plus the loop's own time per batch of
-that size measured over a backlog before the load (``loop_ms``, :func:`~surrobench.execution.batcher.loop_overhead`:
-the simulated batches then take as long on average as the backlog's) (:func:`predict_capacity`). Not modelled:
-the loop's time on a wake that serves nothing, late wake-ups, a slowdown growing with the idle beyond the threshold.
+(:func:`~surrobench.execution.batcher.idle_threshold`), after an idle of ``MAX_GAP_S`` or more from the samples
+taken after that idle (``idle_ms``), else back to back; plus the loop's own time per batch of that size measured
+over a backlog before the load (``loop_ms``, :func:`~surrobench.execution.batcher.loop_overhead`: the simulated
+batches then take as long on average as the backlog's) (:func:`predict_capacity`). Not modelled: the loop's time
+on a wake that serves nothing, late wake-ups, service times that change under load.
 
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
-(:func:`infeasible_reason`).
+(:func:`infeasible_reason`); one where the simulation finds no passing rate, after one load at the start rate
+fails (``halve=False``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 
 from surrobench.analysis.serve_load import NothingCompleted, load_point
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, constant_arrivals, poisson_arrivals
-from surrobench.execution.batcher import VirtualClock, serve_open_loop
+from surrobench.execution.batcher import MAX_GAP_S, VirtualClock, serve_open_loop
 from surrobench.records.serve import Capacity, LoadPoint, SearchStep, ServePolicy, UnloadedLatency, padded_size
 
 #: The peak search stops when its bracket is this narrow, a fraction of the lower end (our own precision
@@ -49,6 +51,7 @@ def find_capacity(
     *,
     max_rps: float = float("inf"),
     factor: float = 2.0,
+    halve: bool = True,
 ) -> tuple[Capacity, list[LoadPoint]]:
     """The highest rate whose P99 stays within ``target_p99_ms`` (MLPerf LoadGen's FindPeakPerformance):
 
@@ -60,8 +63,8 @@ def find_capacity(
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. Returns the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points
-    measured, by rate.
+    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass). Returns
+    the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
     points: list[LoadPoint] = []
@@ -88,6 +91,8 @@ def find_capacity(
                 hi = rate
         else:
             hi, rate = rate, rate / factor
+            if not halve:
+                break
             if passes(rate, "bound"):
                 lo = rate
         factor = min(factor * factor, 2.0)
@@ -118,8 +123,9 @@ def simulated_point(
     clock, sizes, rng, last_end = VirtualClock(), tuple(sorted(unloaded)), np.random.default_rng(seed), [-np.inf]
 
     def service(k: int) -> float:  # a batch's time, drawn from its padded size's samples (module docstring)
-        u = unloaded[padded_size(k, sizes)]
-        pool = u.isolated_ms if clock.now() - last_end[0] >= u.gap_ms / 1e3 else u.back_to_back_ms
+        u, idle_s = unloaded[padded_size(k, sizes)], clock.now() - last_end[0]
+        pool = u.isolated_ms if idle_s >= u.gap_ms / 1e3 else u.back_to_back_ms
+        pool = u.idle_ms if u.idle_ms and idle_s >= MAX_GAP_S else pool
         seconds = (pool[int(rng.integers(len(pool)))] + u.loop_ms) / 1e3
         clock.advance(seconds)
         last_end[0] = clock.now()
@@ -175,4 +181,14 @@ def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float
         f"no rate meets P99 <= {target_p99_ms:g} ms: an isolated request's P99 is already {one.isolated_p99_ms:.3g} ms "
         f"unloaded (median {one.isolated_p50_ms:.3g} ms; back to back {one.back_to_back_p50_ms:.3g} ms median, "
         f"{one.back_to_back_p99_ms:.3g} ms P99: isolated is {one.isolated_p50_ms / one.back_to_back_p50_ms:.2g}x)"
+    )
+
+
+def no_rate_found(target_p99_ms: float, point: LoadPoint) -> str:
+    """Why a search ended after one load: the simulation passed no rate down to :data:`SIMULATED_FLOOR` of the
+    full-batch bound (:func:`predict_capacity` 0) and ``point``, the load at the start rate, failed too."""
+    return (
+        f"no rate found for P99 <= {target_p99_ms:g} ms: the simulation over the unloaded service times passed none "
+        f"down to {SIMULATED_FLOOR:.0%} of the full-batch rate, and a load at {point.target_rps:.4g} rps measured "
+        f"P99 {point.p99_ms:.3g} ms"
     )

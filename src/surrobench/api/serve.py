@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from surrobench.analysis.capacity import MAX_SEARCH_STEPS, PREDICTED_STEP, SEARCH_TOLERANCE, find_capacity
-from surrobench.analysis.capacity import infeasible_reason, predict_capacity
+from surrobench.analysis.capacity import infeasible_reason, no_rate_found, predict_capacity
 from surrobench.analysis.serve_load import P99_BOUNDING_REQUESTS, load_point, load_warnings
 from surrobench.api.benchmark import open_store, sweep_plan
 from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, UsageError
@@ -308,9 +308,12 @@ def unloaded_by_size(
 
 
 def _unloaded_records(measured: dict[int, tuple]) -> dict[int, UnloadedLatency]:
+    def ms(samples) -> tuple[float, ...]:
+        return tuple(t * 1e3 for t in samples)
+
     return {
-        k: UnloadedLatency(k, gap * 1e3, tuple(t * 1e3 for t in isolated), tuple(t * 1e3 for t in back), loop * 1e3)
-        for k, (gap, isolated, back, loop) in measured.items()
+        k: UnloadedLatency(k, gap * 1e3, ms(isolated), ms(back), loop * 1e3, ms(idle))
+        for k, (gap, isolated, back, loop, idle) in measured.items()
     }
 
 
@@ -369,8 +372,13 @@ def serve_policy(
             if predicted and not request.rates:
                 start, factor = predicted, PREDICTED_STEP
         began = time.monotonic()
-        capacity, points = find_capacity(open_load, target, start, max_rps=max_rate_rps(request), factor=factor)
+        halve = predicted != 0.0 or bool(request.rates)  # none simulated to pass: one failing load answers
+        capacity, points = find_capacity(
+            open_load, target, start, max_rps=max_rate_rps(request), factor=factor, halve=halve
+        )
         capacity = replace(capacity, predicted_rps=predicted, search_s=time.monotonic() - began)
+        if not halve and not capacity.capacity_rps and points:
+            capacity = replace(capacity, infeasible=no_rate_found(target, points[0]))
         return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 

@@ -231,9 +231,11 @@ def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s
 def unloaded_latency(
     service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
 ) -> dict[int, tuple[float, list[float], list[float], float]]:
-    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s)``, service times (s) of batches
-    run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`) after
-    the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``). At most
+    """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
+    batches run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`)
+    after the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``), then
+    :data:`MIN_UNLOADED_SAMPLES` batches each started :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is
+    that gap): a longer idle can be slower still (an H100's eager U-Net, docs/benchmarks/h200-capacity.md). At most
     :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes
     and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
@@ -258,5 +260,6 @@ def unloaded_latency(
         gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
         count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
         isolated = [timed_after(k, gap_s) for _ in range(count)]
-        out[k] = (gap_s, isolated, back, loop_overhead(service, k, back, clock, share_s) if loop else 0.0)
+        idle = [timed_after(k, MAX_GAP_S) for _ in range(MIN_UNLOADED_SAMPLES)] if gap_s < MAX_GAP_S else []
+        out[k] = (gap_s, isolated, back, loop_overhead(service, k, back, clock, share_s) if loop else 0.0, idle)
     return out

@@ -166,8 +166,8 @@ class Capacity(schemas.Plain):
     Attributes:
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
-        infeasible: why no rate can meet the target, answered without a load (the bracket is then ``[0, 0)``);
-            None when the target was searched.
+        infeasible: why no rate meets the target: answered without a load (the bracket ``[0, 0)``), or after one
+            failing load where the simulation passed no rate (``[0, that rate)``); None when the target was searched.
         search_s: wall time of the search under load, s (None in serve-v1).
     """
 
@@ -198,13 +198,16 @@ class UnloadedLatency(schemas.Plain):
     """Service times of one padded batch size measured before any load, ms (wall time of the synchronized call),
     in order: ``isolated`` batches started after an idle gap of ``gap_ms`` (as a sparse rate finds the device)
     and ``back_to_back`` batches, each started as the previous one ended (as under load); ``loop_ms``, the batcher
-    loop's own time per batch beyond them (:func:`surrobench.execution.batcher.loop_overhead`; 0: not measured)."""
+    loop's own time per batch beyond them (:func:`surrobench.execution.batcher.loop_overhead`; 0: not measured);
+    ``idle_ms``, batches started after the longest idle probed (``MAX_GAP_S`` there), as the sparsest rates find
+    the device (empty: not measured, or that gap is ``gap_ms``)."""
 
     batch: int
     gap_ms: float
     isolated_ms: tuple[float, ...]
     back_to_back_ms: tuple[float, ...]
     loop_ms: float = 0.0
+    idle_ms: tuple[float, ...] = ()
 
     @staticmethod
     def _q(samples: tuple[float, ...], q: float) -> float:
@@ -275,7 +278,7 @@ class ServeRecord(schemas.Plain):
         return max(searched, key=lambda p: p.capacity.capacity_rps) if searched else None
 
     def infeasible(self) -> str | None:
-        """Why no rate meets the target, when every policy was answered without a load (else None)."""
+        """Why no rate meets the target, when every policy was answered without a search (else None)."""
         reasons = [p.capacity.infeasible for p in self.policies if p.capacity is not None]
         return reasons[0] if reasons and all(reasons) else None
 
