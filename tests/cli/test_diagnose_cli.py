@@ -105,6 +105,8 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path, capsys, monkeypatch):
     assert live["findings"][0]["kind"] == "memory_bound"
     # CPU op times are self CPU times under the profiler: the finding says how they relate to the real step
     assert any("profiler overhead" in e["text"] for e in live["findings"][0]["evidence"])
+    assert run_cli(["history", "--db", str(db), "--json", str(tmp_path / "h.json")]) == 0
+    assert [r["kind"] for r in json.loads((tmp_path / "h.json").read_text())["runs"]] == ["diagnose"]
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")
     capsys.readouterr()

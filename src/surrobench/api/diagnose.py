@@ -41,8 +41,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
-from surrobench.records.run import Profile
-from surrobench.records.run import ConfigResult, RunRecord
+from surrobench.records.run import ConfigResult, Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import (
@@ -214,7 +213,13 @@ def diagnose_workload(
     measure_s = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s  # read when called
     try:
         record, warnings = execute_sweep(
-            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=False
+            plan,
+            store,
+            command=command,
+            kind="diagnose",
+            on_start=hooks.on_start,
+            on_result=hooks.on_result,
+            finish=False,
         )
     except SweepInterrupted as cut:
         ceilings, _ = device_ceilings(cut.record)

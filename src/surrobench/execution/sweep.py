@@ -214,20 +214,22 @@ def execute_sweep(
     store: RunSink,
     *,
     command: str | None = None,
+    kind: str | None = None,
     on_start: Callable[[int], None] = lambda total: None,
     on_result: Callable[[ConfigResult], None] = lambda result: None,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
     """Run the planned sweep, committing the run first and each config after its last round, then marking it
     ``complete`` (``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole sweep, each
-    config's rounds merged. ``on_result`` is told every round. Returns the run and :func:`sweep_warnings`.
+    config's rounds merged. ``on_result`` is told every round; ``kind`` the command that made the run (its
+    ``env["command_kind"]``, ``history``'s kind). Returns the run and :func:`sweep_warnings`.
 
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the configs committed stay stored, the run ``interrupted``.
         Unsaved: a write to ``store`` failed; it carries every config measured (:func:`unsaved`).
     """
     request, configs, surrogates = plan.request, plan.configs, plan.surrogates
-    env = run_environment(request)
+    env = run_environment(request) | ({"command_kind": kind} if kind else {})
     run = RunRecord(new_run_id(), created_now(), request.tag, env)
     store.begin_run(run, command)
     prepared: dict[str, PreparedModel | BaseException] = {}

@@ -272,8 +272,10 @@ class RunOwner:
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
-    ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``serve`` (the model served, ``n_policies`` and
-    ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
+    ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``diagnose`` (such a run that ``diagnose`` stored, its
+    ``env["command_kind"]``; one stored before 2026-12-06 reads ``run``), ``serve`` (the model served,
+    ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the
+    optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
@@ -652,7 +654,7 @@ class ResultStore:
             for row in rows:
                 env, served = _env(row["env_json"]), row["served"]
                 models = set((row["models"] or "").split(",")) - {""} | ({str(served)} if served is not None else set())
-                serve = served is not None or env.get("command_kind") == "serve"
+                made_by = "serve" if served is not None else env.get("command_kind", "run")
                 policies = json.loads(row["record_json"])["policies"] if row["record_json"] is not None else []
                 tag = None if row["tag"] is None else str(row["tag"])
                 head = (str(row["run_id"]), str(row["created"]), tag, env.get("device_name"), tuple(sorted(models)))
@@ -660,7 +662,7 @@ class ResultStore:
                 failed = (row["n_failed"] or 0) + sum(bool(p.get("nonfinite")) for p in policies)  # serve's
                 counts = {"n_configs": row["n_configs"], "n_failed": failed}
                 points = sum(len(p["points"]) for p in policies)
-                kind = {"kind": "serve" if serve else "run", "n_policies": len(policies), "n_points": points}
+                kind = {"kind": made_by, "n_policies": len(policies), "n_points": points}
                 summaries.append(RunSummary(*head, **counts, state=state, **kind))
         return summaries
 
