@@ -6,10 +6,12 @@ import json
 import re
 
 import pytest
+from kineto_synth import annotation, cpu_op, launch, write
 from synthetic import config, latency_samples, run
 
 from surrobench.cli import main
-from surrobench.api.report import Report
+from surrobench.api.report import Report, build_report
+from surrobench.errors import UsageError
 from surrobench.report.html import report_page
 from surrobench.report.plots import Span
 from surrobench.results.compare import compare_runs
@@ -187,3 +189,19 @@ def test_report_command_diagnoses_each_run(tmp_path, capsys):
         main(["report", str(path), "-o", str(tmp_path / "r.html")])
     assert exit_info.value.code == 0
     assert "<h3>Diagnosis</h3>" in (tmp_path / "r.html").read_text()
+
+
+def test_a_trace_with_nothing_the_timeline_draws_is_refused(tmp_path, capsys):
+    """A CPU run's trace holds no kernel, copy or CUDA API call: refused (exit 2), not an empty strip left out."""
+    base, _ = _runs()
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(base.to_json()))
+    step = [annotation("ProfilerStep#1", 0, 100), cpu_op("aten::mm", 10, 50, 1)]
+    cpu = write(tmp_path / "cpu.json", step, deviceProperties=[])
+    with pytest.raises(UsageError, match="cpu.json"):
+        build_report([str(path)], db=tmp_path / "none.db", trace=cpu)
+    gpu = write(tmp_path / "gpu.json", [*step, *launch(20, 5, 1, 30, 40)])
+    assert len(build_report([str(path)], db=tmp_path / "none.db", trace=gpu).timeline.kernels) == 1
+    with pytest.raises(SystemExit) as info:
+        main(["report", str(path), "--trace", str(cpu), "-o", str(tmp_path / "r.html")])
+    assert info.value.code == 2 and not (tmp_path / "r.html").exists()

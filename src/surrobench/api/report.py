@@ -12,6 +12,7 @@ from surrobench.analysis.evidence_checks import check_evidence
 from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds
 from surrobench.api.compare import ComparedServeRuns, RunRef, compare_pair, is_run_file, load_run, load_serve_run
 from surrobench.api.compare import op_times
+from surrobench.errors import UsageError
 from surrobench.records.ceilings import Ceilings
 from surrobench.records.findings import Finding
 from surrobench.records.run import RunRecord
@@ -87,8 +88,13 @@ def build_report(
 
     Raises:
         UsageError: a run reference that names nothing, runs that cannot be compared (two serve runs that
-            searched different targets), an unreadable trace.
+            searched different targets), an unreadable trace or one with nothing the timeline strip draws (no
+            kernel, copy, memset or CUDA API call: a CPU run's).
     """
+    timeline = load_trace(trace) if trace is not None else None
+    lanes = (timeline.kernels, timeline.memcpy, timeline.memset, timeline.api_calls) if timeline else ()
+    if timeline is not None and not any(len(lane) for lane in lanes):
+        raise UsageError(f"{trace}: no kernel, copy or CUDA API call to draw: a CPU run's trace; give a GPU run's")
     serve = [load_serve_run(ref, db) for ref in runs]
     served = tuple(s for s in serve if s is not None)
     runs = [ref for ref, s in zip(runs, serve) if s is None]
@@ -106,7 +112,6 @@ def build_report(
         if c.key() in ops_ms
     }
     cpu_labels = frozenset(f"{r.run_id[-4:]} {c.label()}" for r in records for c in r.results if c.device == "cpu")
-    timeline = load_trace(trace) if trace is not None else None
     optimizations, classes = (), {}
     if Path(db).is_file():
         with ResultStore(db, read_only=True) as store:
