@@ -205,3 +205,21 @@ def test_a_trace_with_nothing_the_timeline_draws_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["report", str(path), "--trace", str(cpu), "-o", str(tmp_path / "r.html")])
     assert info.value.code == 2 and not (tmp_path / "r.html").exists()
+
+
+def test_more_than_two_runs_are_drawn_alone_and_said_uncompared(tmp_path, capsys):
+    """A comparison takes two runs: of three none is compared, and the report names them all (no silent drop)."""
+    base, new = _runs()
+    third = run("third-1", list(base.results))
+    paths = []
+    for r in (base, new, third):
+        paths.append(str(tmp_path / f"{r.run_id}.json"))
+        (tmp_path / f"{r.run_id}.json").write_text(json.dumps(r.to_json()))
+    built = build_report(paths, db=tmp_path / "none.db")
+    assert built.comparison is None and built.uncompared == ("base-1", "new-1", "third-1")
+    assert [r.run_id for r in built.runs] == ["base-1", "new-1", "third-1"]
+    assert build_report(paths[:2], db=tmp_path / "none.db").uncompared == ()
+    with pytest.raises(SystemExit) as info:
+        main(["report", *paths, "-o", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert info.value.code == 0 and "warning:" in err and all(r in err for r in ("base-1", "new-1", "third-1"))

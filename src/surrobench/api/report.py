@@ -55,6 +55,8 @@ class Report:
             database run with a kernel table (:meth:`KernelTable.class_shares`).
         rooflines: ``{run id: its roofline points}`` of every database run with any (:class:`RunRoofline`).
         evidence_checks: ``{run id: {config label: evidence check}}`` of every database run, as ``diagnose``.
+        uncompared: the ids of the runs (or serve runs) when more than two of them were given, in the order given:
+            none is compared (a comparison takes exactly two), each is drawn alone.
     """
 
     runs: tuple[RunRecord, ...]
@@ -70,6 +72,7 @@ class Report:
     kernel_classes: Mapping[str, Mapping[str, float]] | None = None
     rooflines: Mapping[str, RunRoofline] | None = None
     evidence_checks: Mapping[str, Mapping[str, dict]] | None = None
+    uncompared: tuple[str, ...] = ()
 
 
 def build_report(
@@ -137,6 +140,7 @@ def build_report(
         kernel_classes=classes,
         rooflines={run_id: roof for run_id, (_, roof, _) in diagnoses.items() if roof is not None},
         evidence_checks={run_id: checks for run_id, (_, _, checks) in diagnoses.items()},
+        uncompared=tuple(r.run_id for kind in (records, served) if len(kind) > 2 for r in kind),
     )
 
 

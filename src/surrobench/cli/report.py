@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from surrobench.cli.app import app
-from surrobench.cli.options import output_option, DbOpt, MatchOptions, console, option_groups, write_output
+from surrobench.cli.options import output_option, DbOpt, MatchOptions, console, option_groups, print_warnings
+from surrobench.cli.options import write_output
 from surrobench.report.escape import rich_escape
 
 
@@ -32,4 +33,7 @@ def report(
 
     built = build_report(runs, db=db, trace=trace, **matching.keywords())
     write_output(output, report_page(built), "--output")
+    if built.uncompared:
+        given = f"{len(built.uncompared)} runs given ({', '.join(built.uncompared)})"
+        print_warnings([f"{given}: none compared, a comparison takes two runs (BASE NEW); each is drawn alone"])
     console.print(f"wrote {rich_escape(output)}")
