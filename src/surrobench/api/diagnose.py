@@ -25,7 +25,6 @@ from surrobench.analysis.thresholds import DEFAULT_THRESHOLDS, Thresholds, check
 from surrobench.api.benchmark import named_model, open_store, sweep_plan
 from surrobench.api.counters import measured_by_config, remeasure
 from surrobench.tune import advice
-from surrobench.tune.advice import check_measure_s, measure_findings
 from surrobench.tune.plans import measured_for
 from surrobench.api.perf import perf_config
 from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
@@ -212,15 +211,7 @@ def diagnose_workload(
     deadline = time.monotonic() + len(plan.configs) * per_config if measure_s is None else None
     measure_s = advice.DEFAULT_MEASURE_S if measure_s is None else measure_s  # read when called
     try:
-        record, warnings = execute_sweep(
-            plan,
-            store,
-            command=command,
-            kind="diagnose",
-            on_start=hooks.on_start,
-            on_result=hooks.on_result,
-            finish=False,
-        )
+        record, warnings = execute_sweep(plan, store, command=command, kind="diagnose", hooks=hooks, finish=False)
     except SweepInterrupted as cut:
         ceilings, _ = device_ceilings(cut.record)
         findings = _findings(cut.record, [], {}, th, ceilings, store)
@@ -288,7 +279,7 @@ def diagnose_workload(
     if measure_s > 0 and evidence:
         try:
             got = [ev.result for ev in evidence]
-            measured, noted = measure_findings(plan, got, findings, measure_s, deadline=deadline)
+            measured, noted = advice.measure_findings(plan, got, findings, measure_s, deadline=deadline)
         except KeyboardInterrupt:  # the estimates stand: every config was profiled and read
             cut = interrupted_profiling(record, len(record.results), reports, len(reports))
             raise _interrupted(cut, findings, list(evidence), warnings) from None
@@ -517,7 +508,7 @@ def diagnose(
     """
     check_thresholds(thresholds)
     given_measure_s = measure_s is not None
-    measure_s = check_measure_s(measure_s) if given_measure_s else None
+    measure_s = advice.check_measure_s(measure_s) if given_measure_s else None
     if sum(x is not None for x in (model, trace, run)) != 1:
         raise UsageError("give exactly one of model, trace or run")
     if given_measure_s and model is None:

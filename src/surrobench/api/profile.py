@@ -20,7 +20,8 @@ from surrobench.collect.profile_phase import ProfileOptions, prepare_trace_dir, 
 from surrobench.collect.torch_profiler import ProfileSchedule
 from surrobench.errors import Interrupted, StoreWriteError, UsageError
 from surrobench.execution.config import ExecConfig, check_bools, check_ints
-from surrobench.execution.sweep import SweepInterrupted, SweepPlan, execute_sweep, interrupted_message, unsaved
+from surrobench.execution.sweep import NO_HOOKS, Hooks, SweepInterrupted, SweepPlan, execute_sweep, interrupted_message
+from surrobench.execution.sweep import unsaved
 from surrobench.records.counters import ConfigCounters
 from surrobench.records.kernels import KernelTable
 from surrobench.records.ops import OpTable
@@ -161,24 +162,6 @@ def profile_run(
     return replace(record, results=tuple(results)), reports
 
 
-def _ignore(*args) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """Progress callbacks, all optional: ``on_start(total)`` before timing (configs x rounds), ``on_result(result)``
-    per timed round of a config, ``on_profile_start(n)`` before profiling ``n`` configs, ``on_report(report)``."""
-
-    on_start: Callable[[int], None] = _ignore
-    on_result: Callable[[ConfigResult], None] = _ignore
-    on_profile_start: Callable[[int], None] = _ignore
-    on_report: Callable[[object], None] = _ignore
-
-
-NO_HOOKS = Hooks()
-
-
 def interrupted_profiling(record: RunRecord, total: int, reports, to_profile: int) -> Interrupted:
     """Ctrl-C while profiling: ``partial`` the :class:`Profile` of ``record`` (every config timed and stored,
     ``top_op`` set on those profiled) and the ``reports`` so far, of ``to_profile``; the message
@@ -206,9 +189,7 @@ def time_and_profile(
             ``then`` the :class:`Profile` of the configs stored and profiled so far.
     """
     try:
-        record, warnings = execute_sweep(
-            plan, store, command=command, on_start=hooks.on_start, on_result=hooks.on_result, finish=then is None
-        )
+        record, warnings = execute_sweep(plan, store, command=command, hooks=hooks, finish=then is None)
     except SweepInterrupted as cut:
         if then is not None:
             cut.partial = Profile(cut.record, schema=schema)

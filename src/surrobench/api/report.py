@@ -55,8 +55,7 @@ class Report:
             database run with a kernel table (:meth:`KernelTable.class_shares`).
         rooflines: ``{run id: its roofline points}`` of every database run with any (:class:`RunRoofline`).
         evidence_checks: ``{run id: {config label: evidence check}}`` of every database run, as ``diagnose``.
-        uncompared: the ids of the runs (or serve runs) when more than two of them were given, in the order given:
-            none is compared (a comparison takes exactly two), each is drawn alone.
+        uncompared: the ids of the runs (or serve runs) given when more than two of a kind were: none compared.
     """
 
     runs: tuple[RunRecord, ...]
@@ -91,8 +90,7 @@ def build_report(
 
     Raises:
         UsageError: a run reference that names nothing, runs that cannot be compared (two serve runs that
-            searched different targets), an unreadable trace or one with nothing the timeline strip draws (no
-            kernel, copy, memset or CUDA API call: a CPU run's).
+            searched different targets), an unreadable trace or one with nothing to draw (a CPU run's).
     """
     timeline = load_trace(trace) if trace is not None else None
     lanes = (timeline.kernels, timeline.memcpy, timeline.memset, timeline.api_calls) if timeline else ()
@@ -125,6 +123,7 @@ def build_report(
                 if not (isinstance(ref, RunRecord) or is_run_file(ref))
                 for label, table in _kernel_tables(store, r)
             }
+    searched = len(served) == 2 and all(s.best() is not None for s in served)  # the capacities to compare
     diagnoses = {r.run_id: _diagnosis(ref, r, db, thresholds) for ref, r in zip(runs, records)}
     return Report(
         runs=records,
@@ -136,19 +135,12 @@ def build_report(
         timeline_title=Path(trace).name if trace is not None else "",
         optimizations=optimizations,
         serve_runs=served,
-        serve_comparison=_capacity_pair(served, db),
+        serve_comparison=compare_pair(*served, db=db) if searched else None,
         kernel_classes=classes,
         rooflines={run_id: roof for run_id, (_, roof, _) in diagnoses.items() if roof is not None},
         evidence_checks={run_id: checks for run_id, (_, _, checks) in diagnoses.items()},
         uncompared=tuple(r.run_id for kind in (records, served) if len(kind) > 2 for r in kind),
     )
-
-
-def _capacity_pair(served: tuple[ServeRecord, ...], db: str | Path) -> ComparedServeRuns | None:
-    """The capacity comparison of exactly two serve runs that both searched one; None otherwise."""
-    if len(served) != 2 or any(s.best() is None for s in served):
-        return None
-    return compare_pair(*served, db=db)
 
 
 def _kernel_tables(store: ResultStore, record: RunRecord):

@@ -34,6 +34,5 @@ def report(
     built = build_report(runs, db=db, trace=trace, **matching.keywords())
     write_output(output, report_page(built), "--output")
     if built.uncompared:
-        given = f"{len(built.uncompared)} runs given ({', '.join(built.uncompared)})"
-        print_warnings([f"{given}: none compared, a comparison takes two runs (BASE NEW); each is drawn alone"])
+        print_warnings([f"{', '.join(built.uncompared)}: none compared, a comparison takes two runs"])
     console.print(f"wrote {rich_escape(output)}")

@@ -44,6 +44,24 @@ class RunSink(Protocol):
     def finish_run(self, run_id: str, state: str = "complete") -> None: ...
 
 
+def _ignore(*args) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Progress callbacks, all optional: ``on_start(total)`` before timing (configs x rounds), ``on_result(result)``
+    per timed round of a config, ``on_profile_start(n)`` before profiling ``n`` configs, ``on_report(report)``."""
+
+    on_start: Callable[[int], None] = _ignore
+    on_result: Callable[[ConfigResult], None] = _ignore
+    on_profile_start: Callable[[int], None] = _ignore
+    on_report: Callable[[object], None] = _ignore
+
+
+NO_HOOKS = Hooks()
+
+
 @dataclass(frozen=True)
 class SweepRequest(ExecSettings):
     """What the user asked for (settings: :class:`~surrobench.records.config.ExecSettings`); ``shapes`` None:
@@ -215,14 +233,12 @@ def execute_sweep(
     *,
     command: str | None = None,
     kind: str | None = None,
-    on_start: Callable[[int], None] = lambda total: None,
-    on_result: Callable[[ConfigResult], None] = lambda result: None,
+    hooks: Hooks = NO_HOOKS,
     finish: bool = True,
 ) -> tuple[RunRecord, list[str]]:
-    """Run the planned sweep, committing the run first and each config after its last round, then marking it
-    ``complete`` (``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole sweep, each
-    config's rounds merged. ``on_result`` is told every round; ``kind`` the command that made the run (its
-    ``env["command_kind"]``, ``history``'s kind). Returns the run and :func:`sweep_warnings`.
+    """Run the planned sweep: the run committed first (``kind``: its ``env["command_kind"]``), each config after its
+    last round, then marked ``complete`` (``running`` with ``finish`` False). ``request.rounds`` > 1 repeats the whole
+    sweep, each config's rounds merged, ``hooks`` told as :class:`Hooks` says. Returns the run, :func:`sweep_warnings`.
 
     Raises:
         SweepInterrupted: Ctrl-C (or SIGTERM, SIGHUP); the configs committed stay stored, the run ``interrupted``.
@@ -246,10 +262,10 @@ def execute_sweep(
             return failed_result(cfg, "error", model)
         return run_config(cfg, model, timeout_s=request.timeout_s)
 
-    on_start(len(configs) * request.rounds)
+    hooks.on_start(len(configs) * request.rounds)
     results: list[ConfigResult] = []
     try:
-        _run_rounds(request.rounds, run.run_id, store, configs, measure, on_result, results)
+        _run_rounds(request.rounds, run.run_id, store, configs, measure, hooks.on_result, results)
     except KeyboardInterrupt:
         store.finish_run(run.run_id, "interrupted")
         env["interrupted"] = True

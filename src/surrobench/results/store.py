@@ -271,10 +271,9 @@ class RunOwner:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind``
-    ``run`` (``n_configs`` timed, ``n_failed`` not ``ok``), ``diagnose`` (such a run that ``diagnose`` stored, its
-    ``env["command_kind"]``; one stored before 2026-12-06 reads ``run``), ``serve`` (the model served,
-    ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the
+    """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind`` ``run``
+    (``n_configs`` timed, ``n_failed`` not ``ok``) or ``diagnose`` (its ``env["command_kind"]``), ``serve`` (the model
+    served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the
     optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
