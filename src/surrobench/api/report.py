@@ -93,7 +93,7 @@ def build_report(
             searched different targets), an unreadable trace or one with nothing to draw (a CPU run's).
     """
     timeline = load_trace(trace) if trace is not None else None
-    lanes = (timeline.kernels, timeline.memcpy, timeline.memset, timeline.api_calls) if timeline else ()
+    lanes = (timeline.kernels, timeline.memcpy, timeline.memset, timeline.api_calls) if timeline is not None else ()
     if timeline is not None and not any(len(lane) for lane in lanes):
         raise UsageError(f"{trace}: no kernel, copy or CUDA API call to draw: a CPU run's trace; give a GPU run's")
     serve = [load_serve_run(ref, db) for ref in runs]

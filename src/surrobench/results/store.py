@@ -272,9 +272,9 @@ class RunOwner:
 @dataclass(frozen=True)
 class RunSummary:
     """One line of ``surrobench history``; ``state`` one of :data:`RUN_STATES` or :data:`ABANDONED`; ``kind`` ``run``
-    (``n_configs`` timed, ``n_failed`` not ``ok``) or ``diagnose`` (its ``env["command_kind"]``), ``serve`` (the model
-    served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or ``optimize`` (``run_id`` the
-    optimization's id, ``n_configs`` the configs optimized)."""
+    (``n_configs`` timed, ``n_failed`` not ``ok``; ``diagnose``: one ``diagnose`` stored, by ``env["command_kind"]``),
+    ``serve`` (the model served, ``n_policies`` and ``n_points`` stored, ``n_failed`` policies ``nonfinite``) or
+    ``optimize`` (``run_id`` the optimization's id, ``n_configs`` the configs optimized)."""
 
     run_id: str
     created: str
