@@ -689,23 +689,15 @@ def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
     """A :class:`~surrobench.records.run.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
     warnings and where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
-    write_json(json_out, done.to_json())
-    for renderable in shown:
-        console.print(renderable)
-    print_failed(done.run.results)
-    print_warnings(done.warnings)
-    print_stored(db, done.run.run_id)
-    exit_if_configs_failed(done.run.results)
-
-
-def print_failed(results) -> None:
-    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` that did not end ``ok``, as
-    diagnose prints them (:func:`surrobench.report.findings.failed_lines`)."""
     from surrobench.api.diagnose import failed_configs_json
     from surrobench.report.findings import failed_lines
 
-    for line in failed_lines(failed_configs_json(results)):
-        console.print(line)
+    write_json(json_out, done.to_json())
+    for renderable in (*shown, *failed_lines(failed_configs_json(done.run.results))):  # failed: as diagnose says it
+        console.print(renderable)
+    print_warnings(done.warnings)
+    print_stored(db, done.run.run_id)
+    exit_if_configs_failed(done.run.results)
 
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:
