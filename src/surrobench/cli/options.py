@@ -665,8 +665,8 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
-def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
-    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``).
+def refuse_given(ctx: typer.Context, names: set[str], reason: str) -> None:
+    """Refuse the options among ``names`` given on the command line, ``reason`` saying why they do not apply.
 
     Raises:
         UsageError: one or more were given, named in the message.
@@ -676,8 +676,8 @@ def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
     ]
     if given:
         flags = ", ".join(p.opts[0] for p in given)
-        verb, subject, obj = ("describes", "it", "it") if len(given) == 1 else ("describe", "they", "them")
-        raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
+        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
+        raise UsageError(f"{reason}, so {flags} {verb} not apply: drop {obj}")
 
 
 def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
