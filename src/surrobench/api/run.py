@@ -70,8 +70,7 @@ def measure(
 
 
 def refuse_profiling_on_ranks(nproc: int, devices: list[int] | None) -> None:
-    """Raises UsageError: profiling (``then``) with ``nproc`` processes, ``devices`` or in a rank of torchrun or
-    srun."""
+    """Raises UsageError: profiling (``then``) with ``nproc`` processes, ``devices`` or in a torchrun or srun rank."""
     several = f"with {{nproc}} {nproc}" if nproc else "with {devices}" if devices is not None else "in a rank"
     if nproc or devices is not None or detect_rank_env() is not None:
         detail = f"{several}: a profiler runs in one process; profile one rank's config, or wrap the launcher in it"

@@ -666,11 +666,7 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
 
 
 def refuse_given(ctx: typer.Context, names: set[str], reason: str) -> None:
-    """Refuse the options among ``names`` given on the command line, ``reason`` saying why they do not apply.
-
-    Raises:
-        UsageError: one or more were given, named in the message.
-    """
+    """Raises UsageError naming the options of ``names`` given on the command line, ``reason`` why they do not apply."""
     given = [
         p for p in ctx.command.params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
     ]
