@@ -291,7 +291,10 @@ def test_measure_refuses_what_several_processes_cannot_do(tmp_path):
     db = tmp_path / "r.db"
     with pytest.raises(UsageError) as raised:
         measure("pinn-mlp", db=db, nproc=2, then=ProfileOptions(), device="cpu")
-    assert raised.value.parameter == "then"
+    assert raised.value.parameter == "then" and str(raised.value).startswith("then with nproc 2: ")
+    with pytest.raises(UsageError) as raised:  # before the sweep's own checks
+        measure("pinn-mlp", db=db, devices=[0, 1], then=ProfileOptions(), shapes="0", device="cpu")
+    assert raised.value.parameter == "then" and str(raised.value).startswith("then with devices: ")
     with pytest.raises(UsageError) as raised:
         measure("pinn-mlp", db=db, nproc=2, timeout_s=5, device="cpu")
     assert raised.value.parameter == "timeout_s"

@@ -5,6 +5,7 @@ structure and consistency are asserted about speedups)."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 import torch
@@ -87,6 +88,8 @@ def test_surrogate_between_two_levels_is_matched_and_round_trips(tmp_path):
     path.write_text(json.dumps(record.to_json()))
     pair = surrobench.compare(str(path), str(path))
     assert [r["verdict"] for r in pair.rows] in (["inconclusive"], ["not_matched"])
+    renamed = replace(record, surrogates=(replace(s, label="other"),))
+    assert surrobench.compare_versus(record, renamed).rows[0]["label"] == f"{s.label} → other"
 
 
 def test_surrogate_more_accurate_than_the_ladder_is_reported_not_extrapolated():
@@ -117,7 +120,7 @@ def test_cli_writes_json_and_page(tmp_path, capsys):
     code = run_cli([*argv, "--repeats", "1", "--json", str(out), "--html", str(page)])
     assert code == 0
     assert surrobench.load_versus(out).surrogates[0].match.status == MATCHED
-    assert "<img" in page.read_text()
+    assert "<img" in page.read_text() and "2 cases, reference: reference;" in page.read_text()
     assert run_cli(["compare", str(out), str(out)]) == 0
     assert "verdict" in capsys.readouterr().out
 

@@ -97,6 +97,19 @@ def test_run_unknown_profiler_exits_2(tmp_path, capsys):
     assert "--profile 'vtune'" in capsys.readouterr().err
 
 
+def test_run_refuses_profiling_several_processes_before_planning_or_the_schedule(tmp_path, capsys, monkeypatch):
+    from surrobench.cli.options import WorkloadOptions
+
+    def no_plan(self):
+        raise AssertionError("planned before profiling with several processes was refused")
+
+    monkeypatch.setattr(WorkloadOptions, "plan", no_plan)
+    traces = tmp_path / "traces"
+    argv = ["run", *FAST, "--db", str(tmp_path / "r.db"), "--nproc", "2", "--profile", "torch", "--iters", "3"]
+    assert run_cli([*argv, "--trace-out", str(traces)]) == 2
+    assert capsys.readouterr().err.startswith("surrobench: error: --profile with --nproc 2: ") and not traces.exists()
+
+
 def test_profile_takes_the_settings_of_an_optimize_recipe(tmp_path):
     """A recipe's ``run`` line (``--channels-last``, ``--threads``) can be profiled as it runs: the settings
     reach the timed run and the profiling child, and are stored with the config."""

@@ -76,7 +76,7 @@ def test_the_profile_prints_the_top_kernels_and_the_attribution_notes_on_a_gpu_r
     assert kernels["op"][0] == "aten::_transformer_encoder_layer_fwd"
     assert "gemm 66.7%" in str(tables[1].title)
     notes = [str(r) for r in out if str(r).startswith("attribution: ")]
-    assert any("metadata_op_recredited aten::view -> aten::_transformer_encoder_layer_fwd" in n for n in notes)
+    assert any("metadata_op_recredited aten::view → aten::_transformer_encoder_layer_fwd" in n for n in notes)
 
 
 def test_a_cpu_run_prints_no_kernel_view():

@@ -164,7 +164,7 @@ def distributed_run(
     Returns the stored run on the process that started the ranks or on rank 0; None on the other ranks.
 
     Raises:
-        UsageError: ``--devices`` off CUDA or with another parallel mode, ``--nproc`` inside torchrun or
+        UsageError: ``devices`` off CUDA or with another parallel mode, ``nproc`` inside torchrun or
             srun, none of the three given, or as :func:`launch` and :func:`run_on_ranks`.
     """
     if (nproc or devices is not None) and rank_env is not None:

@@ -60,19 +60,25 @@ def measure(
         if profile_one is None:
             raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
         named_model(model, "profiling")
+        refuse_profiling_on_ranks(nproc, devices)
     plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
     rank_env = detect_rank_env()
     if nproc or devices is not None or rank_env is not None:
-        return _on_ranks(plan, db, then, parallel, rank_env, command, nproc=nproc, devices=devices)
+        return _on_ranks(plan, db, parallel, rank_env, command, nproc=nproc, devices=devices)
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)
 
 
-def _on_ranks(plan: SweepPlan, db, then, parallel: str, rank_env, command, **ranks) -> Profile | None:
+def refuse_profiling_on_ranks(nproc: int, devices: list[int] | None) -> None:
+    """Raises UsageError: profiling (``then``) with ``nproc`` processes, ``devices`` or in a torchrun or srun rank."""
+    several = f"with {{nproc}} {nproc}" if nproc else "with {devices}" if devices is not None else "in a rank"
+    if nproc or devices is not None or detect_rank_env() is not None:
+        detail = f"{several}: a profiler runs in one process; profile one rank's config, or wrap the launcher in it"
+        raise UsageError.bad("then", detail, others=("nproc", "devices"))
+
+
+def _on_ranks(plan: SweepPlan, db, parallel: str, rank_env, command, **ranks) -> Profile | None:
     """``measure`` over several processes: the run with its warnings, each about a row named by its rank."""
-    if then is not None:
-        detail = "in a multi-process run: profile one rank's config on its own, or wrap the launcher in the profiler"
-        raise UsageError.bad("then", detail)
     if plan.request.timeout_s is not None:  # a rank stopped alone would leave the others waiting at a barrier
         raise UsageError.bad("timeout_s", "in a multi-process run: not supported; use the launcher's time limit")
     if db is None:

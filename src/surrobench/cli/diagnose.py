@@ -77,7 +77,8 @@ def diagnose(
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     plan = options = None  # a TRACE or --run diagnoses what was recorded: no workload to plan
     if traces or run_id is not None:
-        refuse_given(ctx, _WORKLOAD_PARAMS, "a TRACE" if traces else "--run")
+        reason = "a TRACE is diagnosed as recorded" if traces else "--run diagnoses a stored run"
+        refuse_given(ctx, _WORKLOAD_PARAMS, reason)
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan, options = workload.plan(), tracing.torch(workload.iters)

@@ -106,14 +106,14 @@ def optimize_command(
 
     capacity = objective != "latency" or p99_ms is not None
     if capacity:
-        refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity")
+        refuse_given(ctx, {"run", "verify", "markdown"}, "--objective capacity searches a serving policy under load")
         kwargs = dict(objective=objective, p99_ms=p99_ms, max_batch=max_batch, max_wait_ms=max_wait_ms)
         kwargs.update(duration_s=duration_s)
     else:
-        refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency")
+        refuse_given(ctx, {"max_batch", "max_wait_ms", "duration_s"}, "--objective latency times one call")
         kwargs = dict(run=run, budget_s=budget_s, rounds=rounds, verify=verify, processes=processes)
         if run is not None:
-            refuse_given(ctx, _WORKLOAD_PARAMS, "--run")
+            refuse_given(ctx, _WORKLOAD_PARAMS, "--run optimizes a stored run's configs")
     sweep = workload.settings() if capacity else workload.sweep(run is None)
     for name in _OMITTED:  # optimize's own --rounds; the others at their defaults
         sweep.pop(name, None)

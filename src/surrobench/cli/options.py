@@ -665,19 +665,15 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
-def refuse_given(ctx: typer.Context, names: set[str], what: str) -> None:
-    """Refuse the options among ``names`` given on the command line with ``what`` (a TRACE, ``--run``).
-
-    Raises:
-        UsageError: one or more were given, named in the message.
-    """
+def refuse_given(ctx: typer.Context, names: set[str], reason: str) -> None:
+    """Raises UsageError naming the options of ``names`` given on the command line, ``reason`` why they do not apply."""
     given = [
         p for p in ctx.command.params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
     ]
     if given:
         flags = ", ".join(p.opts[0] for p in given)
-        verb, subject, obj = ("describes", "it", "it") if len(given) == 1 else ("describe", "they", "them")
-        raise UsageError(f"{flags} {verb} a workload to run; with {what} {subject} would be ignored: drop {obj}")
+        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
+        raise UsageError(f"{reason}, so {flags} {verb} not apply: drop {obj}")
 
 
 def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
@@ -689,23 +685,15 @@ def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
 def profiled_out(done, db: Path, json_out: Path | None, shown: Iterable) -> None:
     """A :class:`~surrobench.records.run.Profile`'s ``--json`` first, then ``shown``, the failed configs, the
     warnings and where it was stored; exit :data:`~surrobench.errors.EXIT_CONFIGS_FAILED` when a config failed."""
-    write_json(json_out, done.to_json())
-    for renderable in shown:
-        console.print(renderable)
-    print_failed(done.run.results)
-    print_warnings(done.warnings)
-    print_stored(db, done.run.run_id)
-    exit_if_configs_failed(done.run.results)
-
-
-def print_failed(results) -> None:
-    """One ``failed: LABEL: STATUS: CAUSE [ERROR]`` line per config of ``results`` that did not end ``ok``, as
-    diagnose prints them (:func:`surrobench.report.findings.failed_lines`)."""
     from surrobench.api.diagnose import failed_configs_json
     from surrobench.report.findings import failed_lines
 
-    for line in failed_lines(failed_configs_json(results)):
-        console.print(line)
+    write_json(json_out, done.to_json())
+    for renderable in (*shown, *failed_lines(failed_configs_json(done.run.results))):  # failed: as diagnose says it
+        console.print(renderable)
+    print_warnings(done.warnings)
+    print_stored(db, done.run.run_id)
+    exit_if_configs_failed(done.run.results)
 
 
 def optimization_out(doc: dict, markdown: Path | None, json_out: Path | None, db: Path) -> None:

@@ -42,12 +42,14 @@ def run(
     module-level function (docs/models.md, "Your model").
     """
     # what runs a model is imported here, not with the module: `--help` needs no torch (docs/benchmarks/startup.md)
-    from surrobench.api.run import measure
+    from surrobench.api.run import measure, refuse_profiling_on_ranks
     from surrobench.report.system import render_phase_report
 
     if profile not in PROFILERS:
         raise UsageError(f"--profile {profile!r}: choose {', '.join(PROFILERS)}")
     device_list = parse_devices(devices) if devices is not None else None
+    if profile != "none":  # before the plan and the profiler's options: neither matters then
+        refuse_profiling_on_ranks(nproc, device_list)
     plan = workload.plan()
     then = None
     if profile == "torch":

@@ -264,7 +264,7 @@ def compare_versus(base: VersusRecord | str | Path, new: VersusRecord | str | Pa
         raise UsageError("the two versus records have no surrogate setting in common (compare labels with one each)")
     rows = tuple(
         {
-            "label": n.label if b.label == n.label else f"{b.label} -> {n.label}",
+            "label": n.label if b.label == n.label else f"{b.label} → {n.label}",
             "base_error": b.accuracy.error,
             "new_error": n.accuracy.error,
             "base_speedup": b.match.speedup,

@@ -66,7 +66,7 @@ def note_lines(table: dict) -> list[str]:
     lines = []
     for n in table["notes"]:
         about = f" {n['op']}" if n["op"] else ""
-        into = f" -> {n['into']}" if n["into"] else ""
+        into = f" → {n['into']}" if n["into"] else ""
         lines.append(f"{n['kind']}{about}{into}: {n['kernels']} kernels, {n['device_us']:.1f} us")
     return lines
 

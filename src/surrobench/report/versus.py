@@ -64,7 +64,7 @@ def versus_page(record: VersusRecord) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>surrobench versus: {escape(record.problem)}</title><style>{_CSS}</style></head><body>"
         f"<h1>surrobench versus: {escape(record.problem)}</h1>"
-        f'<p class="muted">{escape(record.device)}, {record.cases} cases, reference {escape(record.reference)}; '
+        f'<p class="muted">{escape(record.device)}, {record.cases} cases, reference: {escape(record.reference)}; '
         f"measured {escape(record.created)}, page generated {created}</p>\n" + "\n".join(parts) + "\n</body></html>\n"
     )
 
