@@ -109,9 +109,10 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path, capsys, monkeypatch):
     ]
     assert run_cli(["diagnose", *argv, "--json", str(out)]) == 0
     live = json.loads(out.read_text())
-    assert live["findings"][0]["kind"] == "memory_bound"
+    # memory_bound is found; whether it leads fragmented_ops rests on op shares a loaded host moves
+    memory = next(f for f in live["findings"] if f["kind"] == "memory_bound")
     # CPU op times are self CPU times under the profiler: the finding says how they relate to the real step
-    assert any("profiler overhead" in e["text"] for e in live["findings"][0]["evidence"])
+    assert any("profiler overhead" in e["text"] for e in memory["evidence"])
     assert run_cli(["history", "--db", str(db), "--json", str(tmp_path / "h.json")]) == 0
     assert [r["kind"] for r in json.loads((tmp_path / "h.json").read_text())["runs"]] == ["diagnose"]
     (tmp_path / "elsewhere").mkdir()
@@ -119,8 +120,9 @@ def test_diagnose_live_then_stored_run_on_cpu(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert run_cli(["diagnose", "--run", live["context"]["run_id"], "--db", str(db), "--json", str(out)]) == 0
     assert "not available" not in capsys.readouterr().err
-    stored = json.loads(out.read_text())["findings"][0]
-    assert stored["kind"] == "memory_bound" and any("profiler overhead" in e["text"] for e in stored["evidence"])
+    stored = json.loads(out.read_text())["findings"]
+    assert [f["kind"] for f in stored] == [f["kind"] for f in live["findings"]]  # the same profile, the same verdicts
+    assert any("profiler overhead" in e["text"] for f in stored if f["kind"] == "memory_bound" for e in f["evidence"])
 
 
 def test_scenarios_on_cpu_skip_gpu_verdicts_with_the_reason_and_unknown_name_is_usage_error(tmp_path, capsys):
