@@ -90,8 +90,8 @@ def _capacity() -> dict:
     base = CapacityCandidate("baseline", {"precision": "fp32"}, True, "exact", {"batch<=4": 90.0}, ServePolicy(4, 1.0))
     top = CapacityCandidate("cudagraph", {"mode": "cudagraph"}, True, "rel L2 1e-7", {"batch<=4": 150.0}, None, True)
     record = CapacityOptimization(
-        {"model": "fno2d"}, 5.0, 0.01, (base, top), "cudagraph", "s1", "s2", (90.0, 95.0), (150.0, None),
-        "higher", "cudagraph", 12.0, None, ("planted",),
+        {"model": "fno2d"}, 5.0, 0.01, (base, top), "cudagraph", "cudagraph", 12.0, "s1", "s2", (90.0, 95.0),
+        (150.0, None), "higher", None, ("planted",),
     )  # fmt: skip
     return record.to_json()
 

@@ -102,20 +102,8 @@ def capacity_search(
     measured: dict[str, tuple[CapacityCandidate, dict, Recipe]] = {}
     candidates: list[CapacityCandidate] = []
     skipped: list[str] = []
-    out = CapacityOptimization(
-        workload=workload or {},
-        target_p99_ms=target_p99_ms,
-        tolerance=tolerance,
-        candidates=(),
-        top="baseline",
-        baseline_run_id=None,
-        top_run_id=None,
-        baseline_rps=None,
-        top_rps=None,
-        verdict=None,
-        recipe="baseline",
-        search_s=0.0,
-    )
+    asked = dict(workload=workload or {}, target_p99_ms=target_p99_ms, tolerance=tolerance)
+    out = CapacityOptimization(**asked, candidates=(), top="baseline", recipe="baseline", search_s=0.0)
 
     def judge(recipe: Recipe, against: dict | None) -> CapacityCandidate | None:
         if against is not None and budget_s is not None and time.monotonic() - began >= budget_s:

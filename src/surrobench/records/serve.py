@@ -358,13 +358,13 @@ class CapacityOptimization(schemas.Plain):
     tolerance: float
     candidates: tuple[CapacityCandidate, ...]
     top: str
-    baseline_run_id: str | None
-    top_run_id: str | None
-    baseline_rps: tuple[float, float | None] | None
-    top_rps: tuple[float, float | None] | None
-    verdict: str | None
     recipe: str
     search_s: float
+    baseline_run_id: str | None = None
+    top_run_id: str | None = None
+    baseline_rps: tuple[float, float | None] | None = None
+    top_rps: tuple[float, float | None] | None = None
+    verdict: str | None = None
     infeasible: str | None = None
     notes: tuple[str, ...] = ()
 
