@@ -57,3 +57,19 @@ def test_the_command_names_the_flag(capsys, tmp_path):
     assert code == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith("surrobench: error: --budget-s 0.0: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--rate", "-3"],
+        ["diagnose", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--iters", "12", "--measure-s", "-1"],
+    ],
+    ids=["serve", "diagnose"],
+)
+def test_an_error_after_the_progress_started_is_still_one_line(argv, capsys, tmp_path):
+    # off a terminal the progress bar is not started: a stopped bar left an empty line before the error
+    assert run_cli([*argv, "--db", str(tmp_path / "r.db")]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.splitlines() == [line for line in err.splitlines() if line.strip()]
+    assert err.splitlines()[-1].startswith("surrobench: error: ")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -27,7 +27,7 @@ def progress_hooks(console: Console) -> Iterator[Hooks]:
     from surrobench.api.profile import Hooks
 
     progress = Progress(*_columns(), TimeElapsedColumn(), console=console, transient=True)
-    with progress:
+    with _live(progress, console):
         timing = progress.add_task("benchmarking", total=None)
         profiling: list = []
 
@@ -55,7 +55,7 @@ def serve_progress(
     :func:`surrobench.api.serve.serve`; off a terminal, one ``served 1/3: ...`` line per point. Redrawn only between
     loads (no drawing thread during a load)."""
     progress = Progress(*_columns(), console=console, transient=True, auto_refresh=False)
-    with progress:
+    with _live(progress, console):
         task = progress.add_task("serving", total=None)
 
         def on_point(policy, point) -> None:
@@ -71,6 +71,11 @@ def serve_progress(
             _line(console, f"served {_count(progress, task)}: {where}: {load}: {rates}{verdict}")
 
         yield (lambda total: progress.update(task, total=total, refresh=True)), on_point
+
+
+def _live(progress: Progress, console: Console):
+    """``progress`` drawn on a terminal; off one, not started (a stopped bar leaves an empty line on a pipe)."""
+    return progress if console.is_terminal else nullcontext()
 
 
 def _line(console: Console, text: str) -> None:
