@@ -20,7 +20,7 @@ from surrobench.analysis.accuracy import AccuracyVerdict
 from surrobench.analysis.capacity import find_capacity, predict_capacity
 from surrobench.analysis.serve_load import load_point, load_warnings
 from surrobench.api.capacity import Evaluated, capacity_search
-from surrobench.api.serve import serve, serve_policy, serve_request, unloaded_by_size
+from surrobench.api.serve import search_notes, serve, serve_policy, serve_request, unloaded_by_size
 from surrobench.errors import Interrupted, UsageError
 from surrobench.execution import batcher as batcher_module
 from surrobench.execution.arrivals import poisson_arrivals
@@ -175,6 +175,18 @@ def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load():
     c = result.capacity
     assert c.predicted_rps == 0.0 and len(result.points) == len(c.steps) == 1 and not c.steps[0].passed
     assert c.interval_rps == (0.0, 100.0) and c.infeasible is not None  # not halved down to nothing
+
+
+def test_a_capacity_above_failing_sparse_rates_says_so():
+    # 1.2x slower after 3 ms of idle, 24x after 40 ms: the search finds a capacity at P99 <= 30 ms, and the sparse
+    # rates below it fail; the note says so, from the samples taken after that idle
+    service = IdleService(2.0, 0.1, slow=1.2, idle_ms=3.0, deep=20.0)
+    unloaded = _unloaded(service, 1)
+    request = serve_request(find_max=True, p99_ms=30.0, max_batch=1, max_wait_ms=0.0, duration_s=2.0, warmup_s=0.2)
+    result = serve_policy(request, ServePolicy(1, 0.0), service, 100.0, service.new_clock, unloaded=unloaded)
+    assert result.capacity.capacity_rps > 0 and unloaded[1].idle_p99_ms > 30.0
+    assert len(search_notes(request, (result,), unloaded)) == 1
+    assert search_notes(request, (result,), _unloaded(IdleService(2.0, 0.1, slow=1.2, idle_ms=3.0), 1)) == ()
 
 
 def test_without_halving_a_passing_start_is_still_searched_upward():

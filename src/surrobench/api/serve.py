@@ -34,7 +34,7 @@ from surrobench.errors import Interrupted, Stopped, StoreWriteError, Unsaved, Us
 from surrobench.execution.arrivals import MAX_ARRIVALS_PER_LOAD, check_load, constant_arrivals, poisson_arrivals
 from surrobench.execution.arrivals import replay_arrivals
 from surrobench.execution.batcher import UNLOADED_BUDGET_S, Service, WallClock, serve_closed_loop, serve_open_loop
-from surrobench.execution.batcher import unloaded_latency
+from surrobench.execution.batcher import MAX_GAP_S, unloaded_latency
 from surrobench.execution.env import busy_host_warning, host_load
 from surrobench.execution.http_load import check_reachable, check_url, http_open_loop, http_unloaded
 from surrobench.execution.runner import prepare_model
@@ -272,16 +272,27 @@ def stretch_notes(request: ServeRequest, point: LoadPoint) -> list[str]:
     ]
 
 
-def search_notes(request: ServeRequest, results: Iterable[PolicyResult]) -> tuple[str, ...]:
+def search_notes(
+    request: ServeRequest, results: Iterable[PolicyResult], unloaded: dict[int, UnloadedLatency] | None = None
+) -> tuple[str, ...]:
     """A note per peak search that passed at :func:`max_rate_rps`, the most one load may offer: its capacity
-    is a lower bound."""
-    top = max_rate_rps(request)
-    return tuple(
+    is a lower bound; and one when a capacity was found but a batch-1 request after the longest idle probed
+    (``idle_ms``) misses the target: rates sparse enough to leave the device that idle fail below the capacity."""
+    top, results = max_rate_rps(request), tuple(results)
+    notes = tuple(
         f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {rate_text(top)}, the most one load of "
         f"{request.duration_s:g} s may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that"
         for r in results
         if r.capacity is not None and r.capacity.failing_rps is None and r.capacity.capacity_rps >= top
     )
+    one = (unloaded or {}).get(1)
+    found = any(r.capacity is not None and r.capacity.capacity_rps > 0 for r in results)
+    if found and one is not None and one.idle_p99_ms is not None and one.idle_p99_ms > request.target_p99_ms:
+        notes += (
+            f"rates sparse enough to leave the device idle {MAX_GAP_S * 1e3:g} ms miss the target too, below the "
+            f"capacity: a request after that idle took P99 {one.idle_p99_ms:.3g} ms unloaded",
+        )
+    return notes
 
 
 def _arrivals(request: ServeRequest, rate: float | None) -> tuple[np.ndarray, float | None]:
@@ -586,7 +597,7 @@ def serve(
         notes = tuple(
             n for p in done for point in p.points for n in (*load_warnings(point), *stretch_notes(request, point))
         )
-        notes += search_notes(request, done) + model_notes
+        notes += search_notes(request, done, unloaded) + model_notes
         busy = busy_host_warning(*host_load(), cfg.threads or torch.get_num_threads())
         notes += (busy,) if busy else ()
         record = replace(progress.base, workload=workload, policies=tuple(done), notes=notes)

@@ -224,6 +224,11 @@ class UnloadedLatency(schemas.Plain):
         return self._q(self.isolated_ms, 0.99)
 
     @property
+    def idle_p99_ms(self) -> float | None:
+        """The P99 of the ``idle_ms`` samples (with 10, their max); None when there are none."""
+        return self._q(self.idle_ms, 0.99) if self.idle_ms else None
+
+    @property
     def back_to_back_p50_ms(self) -> float:
         return self._q(self.back_to_back_ms, 0.5)
 
