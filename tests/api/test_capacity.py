@@ -632,7 +632,7 @@ def test_ctrl_c_while_the_top_is_verified_keeps_the_candidates_and_the_baselines
     assert isinstance(partial, CapacityOptimization) and partial.top == "fast"
     assert [c.recipe for c in partial.candidates] == ["baseline", "fast", "wrong"]
     assert partial.baseline_run_id == "run-base" and partial.baseline_rps == (300.0, 330.0)
-    assert partial.top_run_id is None and partial.verdict is None and partial.recipe == "baseline"
+    assert partial.top_run_id is None and partial.verdict is None and partial.recipe is None
     assert "run-cut" in partial.notes[-1] and "run-cut" in str(cut) and "run-base" in str(cut)
     lines = capacity_lines(partial)  # the baseline's load, none of the top's
     assert [line.split(" measured under load: ")[0] for line in lines if "under load: " in line] == ["baseline"]
@@ -651,6 +651,8 @@ def test_ctrl_c_while_a_candidate_is_measured_keeps_those_measured(monkeypatch):
     partial = _cut_search(monkeypatch, "wrong", evaluating=True).partial
     assert [c.recipe for c in partial.candidates] == ["baseline", "fast"] and partial.baseline_rps is None
     assert partial.notes[-1].startswith("interrupted while measuring the candidates")
+    assert partial.recipe is None  # nothing recommended: not the baseline by default
+    assert CapacityOptimization.from_json(partial.to_json()).recipe is None
 
 
 def test_the_capacity_objective_interrupted_writes_its_partial_document(tmp_path, capsys, monkeypatch):

@@ -171,7 +171,7 @@ def capacity_search(
         what = doing if out.candidates else f"measuring the candidates ({len(candidates)} measured)"
         run = f" (serve run {cut.partial.run_id}, interrupted)" if getattr(cut, "partial", None) else ""
         base = "" if out.baseline_run_id is None else f"; the baseline verified as serve run {out.baseline_run_id}"
-        out = replace(out, candidates=tuple(candidates), search_s=time.monotonic() - began)
+        out = replace(out, candidates=tuple(candidates), recipe=None, search_s=time.monotonic() - began)
         out = replace(out, notes=(*out.notes, f"interrupted while {what}{run}"))
         raise Interrupted(f"{str(cut) or 'interrupted'} while {what}{base}", out) from None
     return replace(out, search_s=time.monotonic() - began)

@@ -354,7 +354,8 @@ class CapacityOptimization(schemas.Plain):
             best predicted policy; ``top_run_id`` None for the baseline), ``baseline_rps``, ``top_rps`` the brackets.
         verdict: the top against the baseline by :func:`surrobench.results.serve_store.capacity_verdict`
             (``higher``, ``lower``, ``same``, ``inconclusive``); None when the top is the baseline.
-        recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``.
+        recipe: the recipe recommended: the top when its verified capacity is ``higher``, else ``baseline``;
+            None in the partial record of an interrupted search (nothing was decided).
         search_s: wall time of the whole search; ``infeasible`` why no candidate meets the target, else None.
     """
 
@@ -363,7 +364,7 @@ class CapacityOptimization(schemas.Plain):
     tolerance: float
     candidates: tuple[CapacityCandidate, ...]
     top: str
-    recipe: str
+    recipe: str | None
     search_s: float
     baseline_run_id: str | None = None
     top_run_id: str | None = None

@@ -270,5 +270,6 @@ def capacity_lines(record: CapacityOptimization) -> list[str]:
             lo, hi = bracket
             under = f"{rps(lo)} rps (first failing {rps(hi) if hi is not None else 'not reached'})"
             lines.append(f"{name} measured under load: {under} (serve run {run_id}){then}")
-    lines.append(f"recipe: {record.recipe}; searched in {record.search_s:.1f} s")
+    recipe = record.recipe or "none decided (interrupted)"
+    lines.append(f"recipe: {recipe}; searched in {record.search_s:.1f} s")
     return [*lines, *record.notes]
