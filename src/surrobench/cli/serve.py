@@ -30,7 +30,8 @@ def serve(
     rate: str = typer.Option(
         None,
         "--rate",
-        help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals.",
+        help="Offered rates, requests/s, comma-separated (100,200,400); rate x duration at most 1,000,000 arrivals. "
+        "With --find-max, the first is where the search starts (doubling or halving), instead of the prediction.",
     ),
     find_max: bool = flag(False, "--find-max", help="Search the highest rate whose P99 stays within --p99-ms."),
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),

@@ -66,8 +66,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
         line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
         if c.predicted_rps is not None:
-            err = c.prediction_error
-            line += f", predicted {rps(c.predicted_rps)}" + (f" ({err:+.0%})" if err is not None else "")
+            err, middle = c.prediction_error, c.predicted_rps / (1 + (c.prediction_error or 0.0))
+            line += f", predicted {rps(c.predicted_rps)}"
+            line += f" ({err:+.0%} against {rps(middle)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
     return line
@@ -84,7 +85,7 @@ def unloaded_rows(record: ServeRecord) -> list[list[str]]:
     for u in record.unloaded:
         ms = (u.isolated_p50_ms, u.isolated_p99_ms, u.back_to_back_p50_ms, u.back_to_back_p99_ms)
         counts = f"{len(u.isolated_ms)}/{len(u.back_to_back_ms)}"
-        rows.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.2g}", counts])
+        rows.append([str(u.batch), *(fmt(v, ".2f") for v in ms), f"{u.gap_ms:.1f}", f"{u.loop_ms:.3f}", counts])
     return rows
 
 
