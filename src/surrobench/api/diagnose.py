@@ -31,6 +31,7 @@ from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
 from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
+from surrobench.results.serve_store import load_serve
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
@@ -324,6 +325,9 @@ def diagnose_stored(
     :func:`diagnose_workload`. Stored rooflines and counters are read as that run read them, so the findings are
     its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
+    if not record.results:
+        served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
+        raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
     for result in record.results:
@@ -467,6 +471,16 @@ def _diagnose_ranks(
     return Diagnosis(result.findings, context, f"diagnosis of {len(files)} rank traces", cross_rank=result.cross_rank)
 
 
+def refuse_workload(given: Sequence[str], *, trace: bool) -> None:
+    """Raises UsageError naming the parameters ``given`` that describe a workload to run (``iters``,
+    ``system_pass``, ...): a ``trace`` (else a stored run) is diagnosed as recorded."""
+    if given:
+        reason = "a {trace} is diagnosed as recorded" if trace else "{run} diagnoses a stored run"
+        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
+        names = ", ".join("{" + name + "}" for name in given)
+        raise UsageError.naming(f"{reason}, so {names} {verb} not apply: drop {obj}", ("trace", "run", *given))
+
+
 def diagnose(
     model: str | SweepPlan | None = None,
     *,
@@ -502,7 +516,8 @@ def diagnose(
     Raises:
         UsageError: not exactly one of model / trace / run, bad ``thresholds``
             (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
-            given with a trace or run, a missing trace, an unknown run, bad input.
+            given with a trace or run, as :func:`refuse_workload`, a missing trace, an unknown run or one without
+            configs (a serve run), bad input.
         Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
             read before it, the run stored as ``interrupted``.
     """
@@ -515,6 +530,9 @@ def diagnose(
         raise UsageError.bad(
             "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
         )
+    if model is None:
+        asked = {"system_pass": system_pass, "profile_options": profile_options, "counters": counters}
+        refuse_workload([*sweep, *(name for name, value in asked.items() if value)], trace=trace is not None)
     if trace is not None:
         paths = [trace] if isinstance(trace, (str, Path)) else list(trace)
         rank_files = rank_trace_set([Path(p) for p in paths])

@@ -758,6 +758,8 @@ FLAG_OF_PARAMETER = {
     "rates": "--rate",
     "arrivals_file": "--arrivals",
     "system": "--system-view",
+    "system_pass": "--system",
+    "trace": "TRACE",
     "then": "--profile",
     "gate": "--fail-on-regression",
     "schedule.wait": "--profile-wait",
