@@ -530,3 +530,14 @@ def test_a_serve_run_has_no_configs_to_diagnose(serve_db):
         diagnose(run="plain-1", db=serve_db, iters=30)
     assert info.value.others == ("trace", "run", "iters")
     assert usage_line(info.value).startswith("--run diagnoses a stored run, so --iters does not apply")
+
+
+def test_an_unknown_arrival_lists_only_the_processes_chosen_by_name(tmp_path):
+    from conftest import run_cli
+
+    with pytest.raises(UsageError) as bad:
+        serve_request(rates=10, arrival="weird")
+    assert bad.value.parameter == "arrival" and "closed" not in str(bad.value)
+    assert usage_line(bad.value).startswith("--arrival 'weird': choose poisson or constant (--arrivals replays")
+    argv = ["serve", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--rate", "10", "--arrival", "weird"]
+    assert run_cli([*argv, "--db", str(tmp_path / "r.db")]) == 2
