@@ -476,9 +476,7 @@ def refuse_workload(given: Sequence[str], *, trace: bool) -> None:
     ``system_pass``, ...): a ``trace`` (else a stored run) is diagnosed as recorded."""
     if given:
         reason = "a {trace} is diagnosed as recorded" if trace else "{run} diagnoses a stored run"
-        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
-        names = ", ".join("{" + name + "}" for name in given)
-        raise UsageError.naming(f"{reason}, so {names} {verb} not apply: drop {obj}", ("trace", "run", *given))
+        raise UsageError.not_applying(reason, given, others=("trace", "run"))
 
 
 def diagnose(

@@ -14,7 +14,7 @@ from surrobench.cli.app import app
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
 from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
-from surrobench.cli.options import command_line
+from surrobench.cli.options import command_line, given_options
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.timeline import cross_rank_rich
@@ -77,8 +77,7 @@ def diagnose(
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     plan = options = None  # a TRACE or --run diagnoses what was recorded: no workload to plan
     if traces or run_id is not None:
-        given = (p.name for p in ctx.command.params if ctx.get_parameter_source(p.name).name == "COMMANDLINE")
-        api_diagnose.refuse_workload([name for name in given if name in _WORKLOAD_PARAMS], trace=bool(traces))
+        api_diagnose.refuse_workload(given_options(ctx, _WORKLOAD_PARAMS), trace=bool(traces))
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan, options = workload.plan(), tracing.torch(workload.iters)

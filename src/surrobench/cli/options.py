@@ -665,15 +665,17 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
+def given_options(ctx: typer.Context, names: set[str]) -> list[str]:
+    """The parameters of ``names`` given on the command line, in the command's order."""
+    params = ctx.command.params
+    return [p.name for p in params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"]
+
+
 def refuse_given(ctx: typer.Context, names: set[str], reason: str) -> None:
-    """Raises UsageError naming the options of ``names`` given on the command line, ``reason`` why they do not apply."""
-    given = [
-        p for p in ctx.command.params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
-    ]
-    if given:
-        flags = ", ".join(p.opts[0] for p in given)
-        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
-        raise UsageError(f"{reason}, so {flags} {verb} not apply: drop {obj}")
+    """Raises UsageError (:meth:`~surrobench.errors.UsageError.not_applying`) naming the options of ``names`` given
+    on the command line, ``reason`` why they do not apply."""
+    if given := given_options(ctx, names):
+        raise UsageError.not_applying(reason, given)
 
 
 def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
