@@ -41,16 +41,8 @@ from surrobench.execution.runner import prepare_model
 from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.config import EXEC_SETTINGS
-from surrobench.records.serve import (
-    ARRIVALS,
-    CHOSEN_ARRIVALS,
-    Capacity,
-    LoadPoint,
-    PolicyResult,
-    ServePolicy,
-    ServeRecord,
-)
-from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
+from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
+from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.run import created_now
 

@@ -510,11 +510,9 @@ class WorkloadOptions(SettingsOptions):
 
         return sweep_plan(self.model, **self.sweep())
 
-    def sweep(self, given: bool = True) -> dict:
-        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`; ``given``
-        False: none (configs read from a stored run). Prints a note on too few iterations."""
-        if not given:
-            return {}
+    def sweep(self) -> dict:
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`. Prints a
+        note on too few iterations."""
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])
         return {_PLURAL.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "model"}

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
-#: The arrival processes one chooses by name (seeded Poisson, constant rate), both open loop.
+#: The arrival processes: open loop (seeded Poisson and constant rate, chosen by name; timestamps replayed from a
+#: file) and closed loop (N requests outstanding, perf_analyzer's concurrency mode).
 CHOSEN_ARRIVALS = ("poisson", "constant")
-#: Every arrival process: those, timestamps replayed from a file (open loop) and N requests outstanding (closed
-#: loop, perf_analyzer's concurrency mode).
 ARRIVALS = (*CHOSEN_ARRIVALS, "replay", "closed")
 #: The percentiles reported per load point, as fractions.
 PERCENTILES = (0.50, 0.95, 0.99)
