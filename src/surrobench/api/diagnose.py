@@ -41,7 +41,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
-from surrobench.records.run import ConfigResult, Profile, RunRecord
+from surrobench.records.run import Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import (
@@ -83,11 +83,6 @@ class Diagnosis:
     def to_json(self) -> dict:
         """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings", "warnings"}``."""
         return diagnosis_json(list(self.findings), self.context, self.warnings)
-
-    @property
-    def failed(self) -> tuple[ConfigResult, ...]:
-        """The configs of the diagnosed run that did not end ``ok`` (their failure the headline); none for a trace."""
-        return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
     @property
     def cannot_judge(self) -> list[dict]:
