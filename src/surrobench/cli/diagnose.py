@@ -107,11 +107,8 @@ def diagnose(
         write_output(markdown, findings_section_markdown(findings, result.title, failed, quiet, checks), "--markdown")
     write_json(json_out, result.to_json())
     print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
-    for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
-        console.print(line, soft_wrap=True)
-    for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
-        console.print(line, soft_wrap=True)
-    for line in headroom_lines(context.get("headroom") or {}):
+    # the headline: a config that failed has nothing to diagnose; then why a verdict is held back, before the verdicts
+    for line in (*failed_lines(failed), *evidence_check_lines(checks), *headroom_lines(context.get("headroom") or {})):
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)
