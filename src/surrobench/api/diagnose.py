@@ -320,9 +320,6 @@ def diagnose_stored(
     :func:`diagnose_workload`. Stored rooflines and counters are read as that run read them, so the findings are
     its own; a config without a roofline (not diagnosed, no calibration, schema < 8) is read by its op families."""
     record = store.load_run(run_id)
-    if not record.results:
-        served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
-        raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
     evidence, warnings, flops = [], [], {}
     ceilings, note = device_ceilings(record)
     for result in record.results:
@@ -550,6 +547,9 @@ def diagnose(
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
+            if not record.results:
+                served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
+                raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {
             "run_id": record.run_id,
             **evidence_context(evidence, device_ceilings(record)[0]),
