@@ -57,15 +57,3 @@ def test_the_command_names_the_flag(capsys, tmp_path):
     assert code == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.startswith("surrobench: error: --budget-s 0.0: ") and err.count("\n") == 1
-
-
-@pytest.mark.parametrize("parallel", ["bogus", "model"])
-def test_parallel_is_refused_when_unknown_or_without_ranks(tmp_path, parallel):
-    import surrobench
-
-    with pytest.raises(UsageError) as info:
-        surrobench.measure("fno2d", shapes=[16], device="cpu", db=tmp_path / "r.db", parallel=parallel)
-    assert info.value.parameter == "parallel" and parallel in str(info.value)
-    argv = ["run", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--iters", "12", "--warmup", "2"]
-    assert run_cli([*argv, "--db", str(tmp_path / "r.db"), "--parallel", parallel]) == EXIT_USAGE
-    assert not (tmp_path / "r.db").exists()
