@@ -2,7 +2,7 @@
 "Interfaces"), its kinds, and the exit codes. Anything else that escapes is a bug and keeps its traceback.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 class Interrupted(Exception):
@@ -53,6 +53,14 @@ class UsageError(Exception):
         error = cls("", detail=text, others=parameters)
         error.args = (error.worded(),)
         return error
+
+    @classmethod
+    def not_applying(cls, reason: str, given: Sequence[str], others: tuple[str, ...] = ()) -> "UsageError":
+        """The error of parameters ``given`` that do not apply, ``reason`` why (naming ``others`` as fields):
+        ``run diagnoses a stored run, so warmup, iters do not apply: drop them``, as :meth:`naming`."""
+        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
+        names = ", ".join("{" + name + "}" for name in given)
+        return cls.naming(f"{reason}, so {names} {verb} not apply: drop {obj}", (*others, *given))
 
     def worded(self, name_of: Callable[[str], str] = str) -> str:
         """The detail with ``name_of(parameter)`` in each parameter's field (:meth:`naming`, :meth:`bad`)."""

@@ -302,3 +302,18 @@ def test_measure_refuses_what_several_processes_cannot_do(tmp_path):
         measure("pinn-mlp", nproc=2, device="cpu")
     assert raised.value.parameter == "db"
     assert not db.exists()
+
+
+@pytest.mark.parametrize("parallel", ["bogus", "model"])
+def test_parallel_is_refused_when_unknown_or_without_ranks(tmp_path, parallel):
+    import surrobench
+    from conftest import run_cli
+
+    from surrobench.errors import EXIT_USAGE
+
+    with pytest.raises(UsageError) as info:
+        surrobench.measure("fno2d", shapes=[16], device="cpu", db=tmp_path / "r.db", parallel=parallel)
+    assert info.value.parameter == "parallel" and parallel in str(info.value)
+    argv = ["run", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--iters", "12", "--warmup", "2"]
+    assert run_cli([*argv, "--db", str(tmp_path / "r.db"), "--parallel", parallel]) == EXIT_USAGE
+    assert not (tmp_path / "r.db").exists()

@@ -516,3 +516,28 @@ def test_every_point_carries_the_asked_rate_beside_the_offered_one():
         assert LoadPoint.from_json(json.loads(json.dumps(point.to_json()))) == point
         cells = dict(zip(COLUMNS, point_cells(point)))
         assert cells["asked rps"] == f"{point.target_rps:.1f}" and cells["offered rps"] == f"{point.offered_rps:.1f}"
+
+
+def test_a_serve_run_has_no_configs_to_diagnose(serve_db):
+    from conftest import run_cli
+
+    from surrobench.api.diagnose import diagnose
+
+    with pytest.raises(UsageError, match="^run serve-slow .*no configs to diagnose"):
+        diagnose(run="serve-slow", db=serve_db)
+    assert run_cli(["diagnose", "--run", "serve-slow", "--db", str(serve_db)]) == 2
+    with pytest.raises(UsageError) as info:  # the workload's keywords do not apply to a stored run
+        diagnose(run="plain-1", db=serve_db, iters=30)
+    assert info.value.others == ("trace", "run", "iters")
+    assert usage_line(info.value).startswith("--run diagnoses a stored run, so --iters does not apply")
+
+
+def test_an_unknown_arrival_lists_only_the_processes_chosen_by_name(tmp_path):
+    from conftest import run_cli
+
+    with pytest.raises(UsageError) as bad:
+        serve_request(rates=10, arrival="weird")
+    assert bad.value.parameter == "arrival" and "closed" not in str(bad.value)
+    assert usage_line(bad.value).startswith("--arrival 'weird': choose poisson or constant (--arrivals replays")
+    argv = ["serve", "--model", "fno2d", "--shape", "16", "--device", "cpu", "--rate", "10", "--arrival", "weird"]
+    assert run_cli([*argv, "--db", str(tmp_path / "r.db")]) == 2

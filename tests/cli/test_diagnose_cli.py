@@ -286,7 +286,7 @@ def test_diagnose_schedule_longer_than_iters_fails_before_planning(tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "surrobench: error: profiler schedule wait 2 + warmup 5 + active 5 = 12 steps is longer than --iters 10; "
-        "lower the schedule or raise --iters"
+        "lower --profile-wait, --profile-warmup or --profile-active, or raise --iters"
     ]
 
 

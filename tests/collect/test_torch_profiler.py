@@ -29,7 +29,11 @@ from surrobench.cli.options import usage_line
     [
         (ProfileSchedule(2, 5, 0), 50, "schedule.active 0: record at least 1 step"),
         (ProfileSchedule(-1, 5, 10), 50, "schedule.wait -1 schedule.warmup 5: must be >= 0"),
-        (ProfileSchedule(2, 5, 10), 16, "longer than iters 16; lower the schedule or raise iters"),
+        (
+            ProfileSchedule(2, 5, 10),
+            16,
+            "longer than iters 16; lower schedule.wait, schedule.warmup or schedule.active",
+        ),
     ],
 )
 def test_schedule_check_rejects(plan, iters, message):
@@ -37,6 +41,12 @@ def test_schedule_check_rejects(plan, iters, message):
     with pytest.raises(UsageError, match=re.escape(message)) as refused:
         plan.check(iters)
     assert "--" not in str(refused.value) and "--" in usage_line(refused.value)
+
+
+def test_a_schedule_longer_than_iters_names_each_parameter_that_shortens_it():
+    with pytest.raises(UsageError) as refused:
+        ProfileSchedule(2, 5, 10).check(16)
+    assert set(refused.value.others) == {"iters", "schedule.wait", "schedule.warmup", "schedule.active"}
 
 
 def test_schedule_check_accepts_exact_fit():

@@ -5,7 +5,7 @@ from torch import nn
 
 from surrobench.errors import ModelError
 from surrobench.execution.failures import FAILURE_CAUSES, explain_failure, failure_extra, failure_label
-from surrobench.execution.runner import error_text, prepare_model, run_config
+from surrobench.execution.runner import error_text, failed_result, prepare_model, run_config
 from surrobench.report.cells import failure_text, result_cells
 
 # What PyTorch and CUDA said on the H200 (FNO bf16, FNO fp16 at 96x96, a GNN under graph capture, a
@@ -30,8 +30,19 @@ REAL_MESSAGES = {
 def test_known_messages_get_their_cause(message, cause):
     got = explain_failure(message)
     assert got.cause_id == cause
-    assert got.line == {c: line for c, _, line in FAILURE_CAUSES}[cause]
+    assert got.line == {c: line for c, _, line in FAILURE_CAUSES}[cause].format(cuda_graph=" or as a CUDA graph")
     assert "\n" not in got.line
+
+
+@pytest.mark.parametrize("device, graph", [("cpu", False), ("cuda", True)])
+def test_a_failed_compile_suggests_a_cuda_graph_on_cuda_only(device, graph):
+    for message, cause in (
+        ("torch._dynamo.exc.Unsupported: x", "dynamo_unsupported"),
+        ("inductor: complex", "inductor_complex"),
+    ):
+        result = failed_result(exec_config(device=device, mode="compile"), "error", RuntimeError(message))
+        assert result.extra["failure_cause"] == cause
+        assert ("CUDA graph" in result.extra["failure_explained"]) is graph
 
 
 def test_unknown_failure_keeps_its_first_line_and_complex_outside_compile_is_not_inductor():

@@ -95,5 +95,8 @@ def test_measured_actions_read_as_the_issue_shows_them():
     assert MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=1.8e-2, tolerance=1e-2).text() == (
         "bf16: rejected, rel L2 1.8e-02 > 1.0e-02"
     )
+    assert MeasuredRemedy("bf16", "rejected-by-accuracy", rel_l2=0.01029, tolerance=1e-2).text() == (
+        "bf16: rejected, rel L2 1.03e-02 > 1.00e-02"  # as many digits as show the two apart
+    )
     with pytest.raises(ValueError):
         MeasuredRemedy("tf32", "better")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from surrobench.records import schemas
+from surrobench.records.findings import rel_l2_against
 
 if TYPE_CHECKING:  # torch is imported by the functions that compare outputs: the CLI reads DEFAULT_TOLERANCE
     import torch  # for its --tolerance default without it (docs/benchmarks/startup.md)
@@ -149,14 +150,14 @@ def check_accuracy(
         return AccuracyVerdict(False, "nonfinite", reason, rel, max_abs, errors)
     verdict = dict(rel_l2=rel, max_abs=max_abs, outputs=errors)
     if rel <= tolerance:
-        return AccuracyVerdict(True, "rel_l2", f"rel L2 {rel:.2e} <= tolerance {tolerance:.0e}", **verdict)
+        return AccuracyVerdict(True, "rel_l2", rel_l2_against(rel, tolerance, "<= tolerance"), **verdict)
     exact = output_tensors(fp64_reference) if fp64_reference is not None else []
     if len(exact) == len(ref):
         passes, res_err, ref_err = _fp64_rule(cand, ref, exact, tolerance)
         verdict.update(fp64_rmse=res_err, ref_fp64_rmse=ref_err)
         if passes:
-            reason = f"rel L2 {rel:.2e} > {tolerance:.0e}, but RMSE vs fp64 {res_err:.1e} is within torch._dynamo's"
+            reason = f"{rel_l2_against(rel, tolerance)}, but RMSE vs fp64 {res_err:.1e} is within torch._dynamo's"
             return AccuracyVerdict(True, "fp64", f"{reason} bound of the fp32 reference's own {ref_err:.1e}", **verdict)
-        reason = f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}; RMSE vs fp64 {res_err:.1e} exceeds torch._dynamo's"
+        reason = f"{rel_l2_against(rel, tolerance, '> tolerance')}; RMSE vs fp64 {res_err:.1e} exceeds torch._dynamo's"
         return AccuracyVerdict(False, "rel_l2", f"{reason} bound (fp32's own {ref_err:.1e})", **verdict)
-    return AccuracyVerdict(False, "rel_l2", f"rel L2 {rel:.2e} > tolerance {tolerance:.0e}", **verdict)
+    return AccuracyVerdict(False, "rel_l2", rel_l2_against(rel, tolerance, "> tolerance"), **verdict)

@@ -31,6 +31,7 @@ from surrobench.api.rank_traces import analyze_rank_traces, rank_trace_set
 from surrobench.api.profile import NO_HOOKS, Hooks, interrupted_profiling, profile_phase, report_warnings
 from surrobench.collect.profile_phase import PerfOptions, ProfileOptions
 from surrobench.errors import Interrupted, UsageError
+from surrobench.results.serve_store import load_serve
 from surrobench.execution.config import ExecConfig
 from surrobench.execution.env import busy_host_warning
 from surrobench.execution.failures import UNKNOWN, recorded_cause
@@ -40,7 +41,7 @@ from surrobench.records import schemas
 from surrobench.records.ceilings import Ceilings, calibrate_command
 from surrobench.analysis.detect_counters import merge_measured
 from surrobench.records.findings import Finding, diagnosis_json, rank_findings
-from surrobench.records.run import ConfigResult, Profile, RunRecord
+from surrobench.records.run import Profile, RunRecord
 from surrobench.records.system import SystemView
 from surrobench.results.ceilings import load_ceilings
 from surrobench.results.profiles import (
@@ -82,11 +83,6 @@ class Diagnosis:
     def to_json(self) -> dict:
         """``surrobench/diagnosis-v6``: ``{"schema", "context", "findings", "warnings"}``."""
         return diagnosis_json(list(self.findings), self.context, self.warnings)
-
-    @property
-    def failed(self) -> tuple[ConfigResult, ...]:
-        """The configs of the diagnosed run that did not end ``ok`` (their failure the headline); none for a trace."""
-        return tuple(r for r in self.run.results if r.status != "ok") if self.run is not None else ()
 
     @property
     def cannot_judge(self) -> list[dict]:
@@ -467,6 +463,14 @@ def _diagnose_ranks(
     return Diagnosis(result.findings, context, f"diagnosis of {len(files)} rank traces", cross_rank=result.cross_rank)
 
 
+def refuse_workload(given: Sequence[str], *, trace: bool) -> None:
+    """Raises UsageError naming the parameters ``given`` that describe a workload to run (``iters``,
+    ``system_pass``, ...): a ``trace`` (else a stored run) is diagnosed as recorded."""
+    if given:
+        reason = "a {trace} is diagnosed as recorded" if trace else "{run} diagnoses a stored run"
+        raise UsageError.not_applying(reason, given, others=("trace", "run"))
+
+
 def diagnose(
     model: str | SweepPlan | None = None,
     *,
@@ -502,7 +506,8 @@ def diagnose(
     Raises:
         UsageError: not exactly one of model / trace / run, bad ``thresholds``
             (:func:`~surrobench.analysis.thresholds.check_thresholds`), ``measure_s`` not a finite number >= 0 or
-            given with a trace or run, a missing trace, an unknown run, bad input.
+            given with a trace or run, as :func:`refuse_workload`, a missing trace, an unknown run or one without
+            configs (a serve run), bad input.
         Interrupted: Ctrl-C while a ``model`` is timed or profiled; ``partial`` the :class:`Diagnosis` of what was
             read before it, the run stored as ``interrupted``.
     """
@@ -515,6 +520,9 @@ def diagnose(
         raise UsageError.bad(
             "measure_s", ": remedies are measured on a model diagnosed now, not on a trace or a stored run"
         )
+    if model is None:
+        asked = {"system_pass": system_pass, "profile_options": profile_options, "counters": counters}
+        refuse_workload([*sweep, *(name for name, value in asked.items() if value)], trace=trace is not None)
     if trace is not None:
         paths = [trace] if isinstance(trace, (str, Path)) else list(trace)
         rank_files = rank_trace_set([Path(p) for p in paths])
@@ -539,6 +547,9 @@ def diagnose(
     if run is not None:
         with ResultStore(DEFAULT_DB if db is None else db) as store:
             record, findings, warnings, evidence = diagnose_stored(run, store, thresholds)
+            if not record.results:
+                served = " (a serve run)" if load_serve(store, record.run_id) is not None else ""
+                raise UsageError(f"run {record.run_id}{served} has no configs to diagnose")
         context = {
             "run_id": record.run_id,
             **evidence_context(evidence, device_ceilings(record)[0]),

@@ -43,6 +43,16 @@ from surrobench.results.store import ResultStore
 from surrobench.workload.spec import ShapeSpec
 
 
+def check_parallel(parallel: str, *, several: bool) -> None:
+    """Raises UsageError: ``parallel`` neither ``auto`` nor a :data:`PARALLEL_MODES` entry, or other than ``auto``
+    where not ``several`` processes run."""
+    if parallel != "auto" and parallel not in PARALLEL_MODES:
+        raise UsageError.bad("parallel", f"{parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
+    if not several and parallel != "auto":
+        detail = f"{parallel} without {{nproc}} or {{devices}}: it shares a multi-process run's work; give one"
+        raise UsageError.bad("parallel", detail, others=("nproc", "devices"))
+
+
 def choose_parallel(plan: SweepPlan, parallel: str) -> str:
     """The parallel mode to use: ``auto`` is ``model`` when every model's factory takes ``group``, else ``replicas``.
 
@@ -53,8 +63,7 @@ def choose_parallel(plan: SweepPlan, parallel: str) -> str:
     distributed = {spec for spec, s in surrogates.items() if s.takes_group}
     if parallel == "auto":
         return "model" if distributed == set(surrogates) else "replicas"
-    if parallel not in PARALLEL_MODES:
-        raise UsageError.bad("parallel", f"{parallel!r}: choose auto, {', '.join(PARALLEL_MODES)}")
+    check_parallel(parallel, several=True)
     if parallel == "model" and distributed != set(surrogates):
         plain = ", ".join(sorted(set(surrogates) - distributed))
         detail = (

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from surrobench.api.benchmark import ModelArg, named_model, open_store, sweep_plan
-from surrobench.api.distributed import distributed_run
+from surrobench.api.distributed import check_parallel, distributed_run
 from surrobench.api.nsys import NsysOptions, nsys_config
 from surrobench.api.perf import perf_config
 from surrobench.api.profile import NO_HOOKS, Hooks, profile_config, time_and_profile
@@ -50,8 +50,8 @@ def measure(
     on the process that started the ranks and on rank 0, None on the other ranks.
 
     Raises:
-        UsageError: as ``sweep_plan`` and ``distributed_run``; ``then`` of no profiler, or with a model object;
-            ``then``, a ``timeout_s`` or no ``db`` for several processes.
+        UsageError: as ``sweep_plan``, ``check_parallel`` and ``distributed_run``; ``then`` of no profiler, or with
+            a model object; ``then``, a ``timeout_s`` or no ``db`` for several processes.
         Unsaved: as ``benchmark``.
         Interrupted: Ctrl-C (or SIGTERM, SIGHUP); ``partial`` the run so far, with ``then`` the Profile so far.
     """
@@ -61,9 +61,11 @@ def measure(
             raise UsageError.bad("then", f"{then!r}: ProfileOptions, PerfOptions, NsysOptions or None")
         named_model(model, "profiling")
         refuse_profiling_on_ranks(nproc, devices)
-    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
     rank_env = detect_rank_env()
-    if nproc or devices is not None or rank_env is not None:
+    several = bool(nproc or devices is not None or rank_env is not None)
+    check_parallel(parallel, several=several)
+    plan = model if isinstance(model, SweepPlan) else sweep_plan(model, caller=measure, **sweep)
+    if several:
         return _on_ranks(plan, db, parallel, rank_env, command, nproc=nproc, devices=devices)
     with open_store(db) as store:
         return time_and_profile(plan, store, then, profile_one=profile_one, schema=schema, command=command, hooks=hooks)

@@ -42,7 +42,7 @@ from surrobench.execution.serve_step import NonfiniteOutputError, model_service
 from surrobench.execution.sweep import mark_unsaved, new_run_id, run_environment
 from surrobench.records.config import EXEC_SETTINGS
 from surrobench.records.serve import ARRIVALS, Capacity, LoadPoint, PolicyResult, ServePolicy, ServeRecord
-from surrobench.records.serve import UnloadedLatency, padded_sizes, rate_text
+from surrobench.records.serve import CHOSEN_ARRIVALS, UnloadedLatency, padded_sizes, rate_text
 from surrobench.results.serve_store import begin_serve, save_serve
 from surrobench.records.run import created_now
 
@@ -134,7 +134,9 @@ def serve_request(
             arrivals, or a ``min_requests`` none could hold; all before anything is allocated or run.
     """
     if arrival not in ARRIVALS:
-        raise UsageError.bad("arrival", f"{arrival!r}: choose {', '.join(ARRIVALS)}")
+        choices = " or ".join(CHOSEN_ARRIVALS)
+        detail = f"{arrival!r}: choose {choices} ({{arrivals_file}} replays a file, {{concurrency}} closes the loop)"
+        raise UsageError.bad("arrival", detail, others=("arrivals_file", "concurrency"))
     given = [n for n, v in (("rates", rates), ("concurrency", concurrency), ("arrivals_file", arrivals_file)) if v]
     if len(given) > 1:
         detail = f"and {{{given[0]}}} both given: offer one load (rates, a concurrency or an arrivals file)"
@@ -148,8 +150,8 @@ def serve_request(
         raise UsageError.bad(
             "find_max", "needs {p99_ms}, the latency target the capacity is measured at", others=("p99_ms",)
         )
-    if find_max and arrival in ("replay", "closed"):
-        raise UsageError.bad("find_max", "searches a rate: it needs poisson or constant arrivals")
+    if find_max and arrival not in CHOSEN_ARRIVALS:
+        raise UsageError.bad("find_max", f"searches a rate: it needs {' or '.join(CHOSEN_ARRIVALS)} arrivals")
     if p99_ms is not None and not (0 < p99_ms < float("inf")):
         raise UsageError.bad("p99_ms", f"{p99_ms}: must be a finite number > 0")
     for name, value in (("duration_s", duration_s), ("drain_s", drain_s)):

@@ -14,7 +14,7 @@ from surrobench.cli.app import app
 from surrobench.cli.options import print_warnings, DbOpt, MarkdownOpt, ThresholdsOpt, JsonOpt, SWEEP_ONLY
 from surrobench.cli.options import TORCH_TRACE_ONLY, TraceOptions, WorkloadOptions, flag, option_groups, console
 from surrobench.cli.options import err_console, write_json, write_output, WorkersOpt, DaskSchedulerOpt
-from surrobench.cli.options import command_line, refuse_given
+from surrobench.cli.options import command_line, given_options
 from surrobench.errors import EXIT_CANNOT_JUDGE, EXIT_CONFIGS_FAILED, UsageError
 from surrobench.report.kernel_tables import counters_renderables
 from surrobench.report.timeline import cross_rank_rich
@@ -77,8 +77,7 @@ def diagnose(
         raise UsageError("give a TRACE or --run RUN_ID, not both")
     plan = options = None  # a TRACE or --run diagnoses what was recorded: no workload to plan
     if traces or run_id is not None:
-        reason = "a TRACE is diagnosed as recorded" if traces else "--run diagnoses a stored run"
-        refuse_given(ctx, _WORKLOAD_PARAMS, reason)
+        api_diagnose.refuse_workload(given_options(ctx, _WORKLOAD_PARAMS), trace=bool(traces))
     else:
         tracing.schedule(workload.iters)  # needs only --iters: fails before the plan resolves and checks models
         plan, options = workload.plan(), tracing.torch(workload.iters)
@@ -108,11 +107,8 @@ def diagnose(
         write_output(markdown, findings_section_markdown(findings, result.title, failed, quiet, checks), "--markdown")
     write_json(json_out, result.to_json())
     print_warnings(result.warnings, "note")  # first: a note may say why there is nothing to find (no op table stored)
-    for line in failed_lines(failed):  # the headline: a config that failed has nothing to diagnose
-        console.print(line, soft_wrap=True)
-    for line in evidence_check_lines(checks):  # why a verdict is held back, before the verdicts
-        console.print(line, soft_wrap=True)
-    for line in headroom_lines(context.get("headroom") or {}):
+    # the headline: a config that failed has nothing to diagnose; then why a verdict is held back, before the verdicts
+    for line in (*failed_lines(failed), *evidence_check_lines(checks), *headroom_lines(context.get("headroom") or {})):
         console.print(line, soft_wrap=True)
     for renderable in counters_renderables(context.get("counters", {}), width=console.width):
         console.print(renderable)

@@ -114,7 +114,7 @@ def optimize_command(
         kwargs = dict(run=run, budget_s=budget_s, rounds=rounds, verify=verify, processes=processes)
         if run is not None:
             refuse_given(ctx, _WORKLOAD_PARAMS, "--run optimizes a stored run's configs")
-    sweep = workload.settings() if capacity else workload.sweep(run is None)
+    sweep = workload.settings() if capacity else (workload.sweep() if run is None else {})
     for name in _OMITTED:  # optimize's own --rounds; the others at their defaults
         sweep.pop(name, None)
     try:

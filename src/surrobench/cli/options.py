@@ -510,11 +510,9 @@ class WorkloadOptions(SettingsOptions):
 
         return sweep_plan(self.model, **self.sweep())
 
-    def sweep(self, given: bool = True) -> dict:
-        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`; ``given``
-        False: none (configs read from a stored run). Prints a note on too few iterations."""
-        if not given:
-            return {}
+    def sweep(self) -> dict:
+        """Every option but ``--model`` as the keywords of :func:`surrobench.api.benchmark.sweep_request`. Prints a
+        note on too few iterations."""
         note = low_iterations_note(self.warmup, self.iters)
         print_warnings([note] if note else [])
         return {_PLURAL.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "model"}
@@ -665,15 +663,17 @@ def option_groups(omit: tuple[str, ...] = ()) -> Callable[[Callable[..., None]],
     return decorate
 
 
+def given_options(ctx: typer.Context, names: set[str]) -> list[str]:
+    """The parameters of ``names`` given on the command line, in the command's order."""
+    params = ctx.command.params
+    return [p.name for p in params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"]
+
+
 def refuse_given(ctx: typer.Context, names: set[str], reason: str) -> None:
-    """Raises UsageError naming the options of ``names`` given on the command line, ``reason`` why they do not apply."""
-    given = [
-        p for p in ctx.command.params if p.name in names and ctx.get_parameter_source(p.name).name == "COMMANDLINE"
-    ]
-    if given:
-        flags = ", ".join(p.opts[0] for p in given)
-        verb, obj = ("does", "it") if len(given) == 1 else ("do", "them")
-        raise UsageError(f"{reason}, so {flags} {verb} not apply: drop {obj}")
+    """Raises UsageError (:meth:`~surrobench.errors.UsageError.not_applying`) naming the options of ``names`` given
+    on the command line, ``reason`` why they do not apply."""
+    if given := given_options(ctx, names):
+        raise UsageError.not_applying(reason, given)
 
 
 def print_warnings(warnings: Sequence[str], label: str = "warning") -> None:
@@ -758,6 +758,8 @@ FLAG_OF_PARAMETER = {
     "rates": "--rate",
     "arrivals_file": "--arrivals",
     "system": "--system-view",
+    "system_pass": "--system",
+    "trace": "TRACE",
     "then": "--profile",
     "gate": "--fail-on-regression",
     "schedule.wait": "--profile-wait",

@@ -62,9 +62,10 @@ class ProfileSchedule:
         if self.total > iters:
             text = (
                 f"profiler schedule wait {self.wait} + warmup {self.warmup} + active {self.active} = {self.total}"
-                f" steps is longer than {{iters}} {iters}; lower the schedule or raise {{iters}}"
+                f" steps is longer than {{iters}} {iters}; lower {{schedule.wait}}, {{schedule.warmup}} or"
+                " {schedule.active}, or raise {iters}"
             )
-            raise UsageError.naming(text, ("iters",))
+            raise UsageError.naming(text, ("iters", "schedule.wait", "schedule.warmup", "schedule.active"))
 
 
 @dataclass(frozen=True)

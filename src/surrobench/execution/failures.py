@@ -70,14 +70,14 @@ FAILURE_CAUSES: tuple[tuple[str, str, str], ...] = (
         r"complex",
         (
             "TorchInductor generates no code for complex tensors: compile only the real-valued parts "
-            "(torch.compiler.disable around the spectral layers), or use a CUDA graph instead"
+            "(torch.compiler.disable around the spectral layers), or run it eager{cuda_graph}"
         ),
     ),
     (
         "dynamo_unsupported",
         r"dynamo|inductor|backendcompilerfailed",
         (
-            "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager or as a CUDA graph, "
+            "torch.compile could not trace or compile the model (TorchDynamo/Inductor): run it eager{cuda_graph}, "
             "or compile a submodule that traces"
         ),
     ),
@@ -115,9 +115,10 @@ def _texts(failure: BaseException | str) -> list[str]:
     return texts
 
 
-def explain_failure(failure: BaseException | str | None) -> FailureCause:
+def explain_failure(failure: BaseException | str | None, device: str | None = None) -> FailureCause:
     """The known cause of ``failure`` (an exception or its recorded ``"Type: message"`` text) and one line saying
-    what to do; ``("unknown", the error's first line)`` when no pattern matches (``""`` for None)."""
+    what to do, a CUDA graph among the remedies unless ``device`` is ``cpu``; ``("unknown", the error's first
+    line)`` when no pattern matches (``""`` for None)."""
     if failure is None:
         return FailureCause(UNKNOWN, "")
     texts = _texts(failure)
@@ -125,7 +126,7 @@ def explain_failure(failure: BaseException | str | None) -> FailureCause:
     in_compile = bool(_COMPILE_CONTEXT.search(joined))
     for cause, pattern, line in _COMPILED:
         if pattern.search(joined) and (cause not in _COMPILE_ONLY or in_compile):
-            return FailureCause(cause, line)
+            return FailureCause(cause, line.format(cuda_graph="" if device == "cpu" else " or as a CUDA graph"))
     first_line = next((line.strip() for line in texts[0].splitlines() if line.strip()), "")
     return FailureCause(UNKNOWN, first_line)
 
@@ -135,9 +136,9 @@ def failure_status(exc: BaseException) -> str:
     return "oom" if explain_failure(exc).cause_id == "out_of_memory" else "error"
 
 
-def failure_extra(failure: BaseException | str | None) -> dict:
-    """The explanation as a failed config's ``extra`` stores it."""
-    cause = explain_failure(failure)
+def failure_extra(failure: BaseException | str | None, device: str | None = None) -> dict:
+    """The explanation (:func:`explain_failure`) as a failed config's ``extra`` stores it."""
+    cause = explain_failure(failure, device)
     return {"failure_cause": cause.cause_id, "failure_explained": cause.line}
 
 

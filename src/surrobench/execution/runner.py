@@ -101,7 +101,7 @@ def error_text(exc: BaseException) -> str:
 def failed_result(cfg: ExecConfig, status: str, exc: BaseException, inputs: tuple[InputSpec, ...] = ()) -> ConfigResult:
     """``cfg`` recorded with ``status`` and :func:`error_text`; ``inputs`` when built before the failure."""
     return config_result(
-        cfg, inputs, status, error=error_text(exc), extra={**settings_record(cfg), **failure_extra(exc)}
+        cfg, inputs, status, error=error_text(exc), extra={**settings_record(cfg), **failure_extra(exc, cfg.device)}
     )
 
 
@@ -235,7 +235,7 @@ def timed_result(
         extra[PEAK_OWN_KEY] = False
     error = nonfinite_message(nonfinite) if nonfinite else None
     if nonfinite:
-        extra.update({**failure_extra(error), NONFINITE_KEY: nonfinite})
+        extra.update({**failure_extra(error, cfg.device), NONFINITE_KEY: nonfinite})
     if cfg.device == "cuda":
         readings = gpu_readings() or {}
         extra["sm_clock_mhz"] = readings.get("sm_clock_mhz")

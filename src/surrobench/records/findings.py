@@ -132,6 +132,13 @@ MEASURED_VERDICTS = (
 JUDGED = ("faster", "slower", "no-difference", "rejected-by-accuracy", "failed", "infeasible")
 
 
+def rel_l2_against(rel_l2: float, tolerance: float, relation: str = ">") -> str:
+    """``rel L2 1.8e-02 > 1.0e-02``: a relative L2 error against its tolerance at 2 significant digits, or as many
+    more (up to 6) as show the two apart (``1.03e-02 > 1.00e-02``)."""
+    digits = next((d for d in range(1, 5) if f"{rel_l2:.{d}e}" != f"{tolerance:.{d}e}"), 5)
+    return f"rel L2 {rel_l2:.{digits}e} {relation} {tolerance:.{digits}e}"
+
+
 @dataclass(frozen=True)
 class MeasuredRemedy(schemas.Plain):
     """One remedy (a candidate of :mod:`surrobench.execution.remedies`, or a stack of them) as diagnose measured it.
@@ -196,7 +203,7 @@ class MeasuredRemedy(schemas.Plain):
             needs = f" (lower end needs > {1 + self.margin:.3f}: {rule})" if rule and self.verdict != "slower" else ""
             return f"{head}, {self.verdict.replace('-', ' ')}{needs}"
         if self.verdict == "rejected-by-accuracy":
-            over = f", rel L2 {self.rel_l2:.1e} > {self.tolerance:.1e}" if self.rel_l2 is not None else ""
+            over = f", {rel_l2_against(self.rel_l2, self.tolerance)}" if self.rel_l2 is not None else ""
             return f"{self.remedy}: rejected{over}" + ("" if over or not self.reason else f" ({self.reason})")
         what = {"failed": "failed", "infeasible": "not applicable", "not-measured": "not measured"}.get(
             self.verdict, self.verdict

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from surrobench.records import schemas
 
-#: The arrival processes: open loop (seeded Poisson, constant rate, timestamps replayed from a file) and
-#: closed loop (N requests outstanding, perf_analyzer's concurrency mode).
-ARRIVALS = ("poisson", "constant", "replay", "closed")
+#: The arrival processes: open loop (seeded Poisson and constant rate, chosen by name; timestamps replayed from a
+#: file) and closed loop (N requests outstanding, perf_analyzer's concurrency mode).
+CHOSEN_ARRIVALS = ("poisson", "constant")
+ARRIVALS = (*CHOSEN_ARRIVALS, "replay", "closed")
 #: The percentiles reported per load point, as fractions.
 PERCENTILES = (0.50, 0.95, 0.99)
 
