@@ -149,7 +149,8 @@ def test_the_idle_threshold_is_measured_not_guessed():
     assert same.isolated_p99_ms == pytest.approx(same.back_to_back_p50_ms)
 
 
-def test_a_longer_idle_than_the_threshold_is_sampled_and_simulated():
+def test_a_longer_idle_than_the_threshold_is_sampled_and_simulated(monkeypatch):
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
     # 1.2x slower after 3 ms of idle, 3.6x after 40 ms (a device clocked down): the isolated samples at the
     # threshold pass P99 <= 10 ms, the samples after the longest gap probed do not, and the sparse rates the
     # simulation tries meet that idle often
@@ -167,7 +168,8 @@ def test_a_longer_idle_than_the_threshold_is_sampled_and_simulated():
     assert predict_capacity(busy, ServePolicy(4, 1.0), 9.0) == predict_capacity(blind, ServePolicy(4, 1.0), 9.0) > 0
 
 
-def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load():
+def test_a_target_no_simulated_rate_meets_is_answered_after_one_failing_load(monkeypatch):
+    monkeypatch.setattr(capacity_module, "SIMULATED_REQUESTS", 800)
     service = IdleService(4.0, 0.1, slow=1.2, idle_ms=3.0, deep=3.0)
     unloaded = _unloaded(service, 1)
     request = serve_request(find_max=True, p99_ms=10.0, max_batch=1, max_wait_ms=0.0, duration_s=2.0, warmup_s=0.2)
