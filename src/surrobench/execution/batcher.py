@@ -186,6 +186,8 @@ def serve_closed_loop(
 BACK_TO_BACK_SAMPLES = 100
 ISOLATED_SAMPLES = 200
 MIN_UNLOADED_SAMPLES = 10
+#: Batches after the longest idle probed, at least (their P99 is then their max; a short budget gets these).
+MIN_IDLE_SAMPLES = 3
 #: The idle threshold's probes (:func:`idle_threshold`): gaps doubling from :data:`MIN_GAP_S` to :data:`MAX_GAP_S`
 #: (the trial's slow isolated requests came 40 ms apart), :data:`PROBES` batches per gap, :data:`REFINE` halvings.
 MIN_GAP_S = 2.5e-4
@@ -233,9 +235,10 @@ def unloaded_latency(
 ) -> dict[int, tuple[float, list[float], list[float], float]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
     batches run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`)
-    after the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``), then
-    :data:`MIN_UNLOADED_SAMPLES` batches each started :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is
-    that gap): a longer idle can be slower still (an H100's eager U-Net, docs/benchmarks/h200-capacity.md). At most
+    after the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``), then up to
+    :data:`MIN_UNLOADED_SAMPLES` batches (within the share, at least :data:`MIN_IDLE_SAMPLES`) each started
+    :data:`MAX_GAP_S` after the last (empty where ``gap_s`` is that gap): a longer idle can be slower still (an
+    H100's eager U-Net, docs/benchmarks/h200-capacity.md). At most
     :data:`BACK_TO_BACK_SAMPLES` / :data:`ISOLATED_SAMPLES`, fewer where ``budget_s`` (split evenly over sizes
     and kinds) would be exceeded, never under :data:`MIN_UNLOADED_SAMPLES`; the probes on top."""
     clock = clock or WallClock()
@@ -260,6 +263,7 @@ def unloaded_latency(
         gap_s = idle_threshold(lambda gap, k=k: timed_after(k, gap), back, probes)
         count = int(min(ISOLATED_SAMPLES, max(MIN_UNLOADED_SAMPLES, share_s / (gap_s + median))))
         isolated = [timed_after(k, gap_s) for _ in range(count)]
-        idle = [timed_after(k, MAX_GAP_S) for _ in range(MIN_UNLOADED_SAMPLES)] if gap_s < MAX_GAP_S else []
+        idle_count = int(min(MIN_UNLOADED_SAMPLES, max(MIN_IDLE_SAMPLES, share_s / (MAX_GAP_S + median))))
+        idle = [timed_after(k, MAX_GAP_S) for _ in range(idle_count)] if gap_s < MAX_GAP_S else []
         out[k] = (gap_s, isolated, back, loop_overhead(service, k, back, clock, share_s) if loop else 0.0, idle)
     return out
