@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from surrobench.records.serve import serve_from_json  # PYTHONPATH=src
+from surrobench.records.serve import Capacity, serve_from_json  # PYTHONPATH=src
 
 
 def _wall_s(folder: Path, name: str) -> float | None:
@@ -57,7 +57,7 @@ def serve_rows(folder: Path) -> list[str]:
             )
             continue
         lo, hi, pred = cap["capacity_rps"], cap["failing_rps"], cap.get("predicted_rps")
-        mid = (lo + hi) / 2 if hi else lo
+        mid = Capacity.from_json(cap).measured_rps
         ratio = f"{pred / mid:.2f}" if pred and mid else "-"
         search = f"{cap['search_s']:.0f}" if cap.get("search_s") is not None else "-"
         wall = _wall_s(folder, path.stem)

@@ -232,7 +232,7 @@ def loop_overhead(service: Service, k: int, back_s: list[float], clock, window_s
 
 def unloaded_latency(
     service: Service, sizes: tuple[int, ...], clock=None, budget_s: float = UNLOADED_BUDGET_S, loop: bool = True
-) -> dict[int, tuple[float, list[float], list[float], float]]:
+) -> dict[int, tuple[float, list[float], list[float], float, list[float]]]:
     """Per batch size of ``sizes``: ``(gap_s, isolated_s, back_to_back_s, loop_s, idle_s)``, service times (s) of
     batches run back to back, then of batches each started the idle threshold ``gap_s`` (:func:`idle_threshold`)
     after the last, then the loop's own time per batch (:func:`loop_overhead`; 0 without ``loop``), then up to

@@ -181,13 +181,18 @@ class Capacity(schemas.Plain):
     search_s: float | None = None
 
     @property
+    def measured_rps(self) -> float:
+        """The measured capacity as a prediction is judged against: the middle of its bracket (its lower end when
+        the bracket is open)."""
+        return (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
+
+    @property
     def prediction_error(self) -> float | None:
-        """(predicted - measured) / measured, the measured capacity the middle of its bracket (its lower end
-        when the bracket is open); None without a prediction or a measured capacity."""
+        """(predicted - measured) / measured, against :attr:`measured_rps`; None without a prediction or a measured
+        capacity."""
         if self.predicted_rps is None or self.capacity_rps <= 0:
             return None
-        measured = (self.capacity_rps + self.failing_rps) / 2 if self.failing_rps else self.capacity_rps
-        return (self.predicted_rps - measured) / measured
+        return (self.predicted_rps - self.measured_rps) / self.measured_rps
 
     @property
     def interval_rps(self) -> tuple[float, float | None]:

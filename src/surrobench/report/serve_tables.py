@@ -66,9 +66,9 @@ def policy_title(record: ServeRecord, result: PolicyResult) -> str:
         upper = rps(c.failing_rps) if c.failing_rps is not None else "not reached"
         line += f": capacity {rps(c.capacity_rps)} rps at P99 <= {c.target_p99_ms:g} ms (first failing {upper})"
         if c.predicted_rps is not None:
-            err, middle = c.prediction_error, c.predicted_rps / (1 + (c.prediction_error or 0.0))
+            err = c.prediction_error
             line += f", predicted {rps(c.predicted_rps)}"
-            line += f" ({err:+.0%} against {rps(middle)}, the bracket's middle)" if err is not None else ""
+            line += f" ({err:+.0%} against {rps(c.measured_rps)}, the bracket's middle)" if err is not None else ""
         if c.search_s is not None:
             line += f", searched in {c.search_s:.0f} s"
     return line
