@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Measured advice on the H200, for docs/benchmarks/h200-measured-advice.md. Per config, each step timed:
-#   diagnose  `surrobench diagnose` with its defaults (its named remedies measured within the default --measure-s);
+#   diagnose  `surrobench diagnose` with its defaults (its named remedies measured within the default --measure-s),
+#             for the configs in DIAGNOSE (default: every config of the lanes; a later call may leave it out and
+#             unpack beside an earlier call's folder);
 #   optimize  `surrobench optimize` (configs in OPTIMIZE): with its defaults, or `--budget-s OPT_BUDGET_S
 #             --processes 0` when OPT_BUDGET_S is set; the other configs' recipes are read from the optimize
 #             reports kept in tests/fixtures/h200 (recorded for docs/benchmarks/h200-optimize.md, same sizes);
@@ -36,6 +38,7 @@ device=${DEVICE:-cuda}
 total_s=${TOTAL_S:-540}
 LANES=${LANES-${CONFIGS-afno siren fno2d}}
 COUNTERS=${COUNTERS-}
+DIAGNOSE=${DIAGNOSE-${LANES//;/ }}
 OPTIMIZE=${OPTIMIZE-afno siren}
 RECIPE=${RECIPE-}
 OPT_BUDGET_S=${OPT_BUDGET_S:-}
@@ -112,7 +115,7 @@ lane() {
     IFS='|' read -r spec shape batch <<<"${SPEC[$name]:-}"
     [ -n "$spec" ] || { echo "unknown config $name"; continue; }
     local workload=(--model "$spec" --shape "$shape" --batch "$batch" --device "$device" "${extra[@]}")
-    step "$name" diagnose "${diag[@]}" diagnose "${workload[@]}" --db "$db" --json "$work/diagnose_$name.json"
+    in_list "$name" "$DIAGNOSE" && step "$name" diagnose "${diag[@]}" diagnose "${workload[@]}" --db "$db" --json "$work/diagnose_$name.json"
     if in_list "$name" "$OPTIMIZE"; then
       local budget=()
       [ -n "$OPT_BUDGET_S" ] && budget=(--budget-s "$OPT_BUDGET_S" --processes 0)
@@ -142,7 +145,7 @@ lane() {
   [ "$device" = cuda ] && nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm --format=csv
   python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
   [ "$device" = cuda ] && { (ncu --version 2>/dev/null || echo "ncu: not found") | tail -1; }
-  echo "LANES=$LANES COUNTERS=$COUNTERS OPTIMIZE=$OPTIMIZE RECIPE=$RECIPE OPT_BUDGET_S=${OPT_BUDGET_S:-default} TOTAL_S=$total_s"
+  echo "LANES=$LANES DIAGNOSE=$DIAGNOSE COUNTERS=$COUNTERS OPTIMIZE=$OPTIMIZE RECIPE=$RECIPE OPT_BUDGET_S=${OPT_BUDGET_S:-default} TOTAL_S=$total_s"
 } >"$versions" 2>&1
 cat "$versions"
 printf 'name\tstep\tseconds\texit code\n' >"$times"

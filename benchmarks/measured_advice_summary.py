@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -130,26 +131,27 @@ def _opt_interval(opt: dict, remedy: str) -> tuple[float, float] | None:
     return next((_interval(c.get("speedup")) for c in opt.get("candidates", []) if _ids(c["name"]) == wanted), None)
 
 
-def _recipe_label(doc: dict) -> str | None:
-    """The recipe step's config label in a recipe diagnosis (the one not eager, else the only one)."""
+def _recipe_label(doc: dict, cut: bool) -> str | None:
+    """The recipe step's config label in a recipe diagnosis: the one whose mode is not eager, else the only one
+    (a recipe of the eager mode), unless the step was ``cut`` (its eager config is not the recipe)."""
     labels = list((doc.get("context") or {}).get("evidence_checks") or {})
-    return next((lb for lb in labels if not lb.endswith(" eager")), labels[0] if labels else None)
+    eager = [lb for lb in labels if re.search(r" eager(\(| |$)", lb)]
+    return next((lb for lb in labels if lb not in eager), labels[0] if len(labels) == 1 and not cut else None)
 
 
-def recipe_step(doc: dict | None) -> dict:
+def recipe_step(doc: dict | None, cut: bool = False) -> dict:
     """The recipe step's ``coverage`` (kernel time attributed to ops, after matching against the eager step where
-    it was: ``matched_coverage``), ``headroom`` (step over roofline bound, x), ``step_ms``, ``bound_ms`` and
+    it was profiled), ``headroom`` (step over roofline bound, x), ``step_ms``, ``bound_ms`` and
     ``covered_share`` (of the kernel time with counters); empty without a recipe diagnosis."""
     if not doc:
         return {}
-    label = _recipe_label(doc)
+    label = _recipe_label(doc, cut)
     ctx = doc.get("context") or {}
     check = (ctx.get("evidence_checks") or {}).get(label) or {}
     head = (ctx.get("headroom") or {}).get(label) or {}
-    cov = check.get("matched_coverage")
     return {
         "label": label,
-        "coverage": cov if cov is not None else check.get("coverage"),
+        "coverage": check.get("coverage"),  # after matching against the eager step (matched_coverage, part of it)
         "headroom": head.get("headroom"),
         "step_ms": head.get("step_ms"),
         "bound_ms": head.get("roofline_bound_ms"),
@@ -232,7 +234,10 @@ def rows(work: Path, kept: Path | None) -> list[dict]:
                 "counters_s": counters_s,
                 "checks": checks,
                 "tie": tie,
-                "recipe_step": recipe_step(_load(p) if (p := work / f"diagnose_{name}_recipe.json").exists() else None),
+                "recipe_step": recipe_step(
+                    _load(p) if (p := work / f"diagnose_{name}_recipe.json").exists() else None,
+                    cut=times.get((name, "recipe"), (None, "0"))[1] not in ("0", ""),
+                ),
                 "pass": all(v is not False for v in checks.values()) and opt is not None,
                 "doc": doc,
             }
@@ -293,7 +298,7 @@ def main(work: str, kept: str | None = None) -> None:
             step_ms = "-" if st["step_ms"] is None else f"{st['step_ms']:.3g}"
             bound_ms = "-" if st["bound_ms"] is None else f"{st['bound_ms']:.3g}"
             print(
-                f"| {r['name']} | {st['label']} | {'-' if cov is None else f'{cov:.0%}'} | {step_ms} | {bound_ms} | "
+                f"| {r['name']} | {st['label'] or 'cut before its recipe config was profiled'} | {'-' if cov is None else f'{cov:.0%}'} | {step_ms} | {bound_ms} | "
                 f"{head} | {'-' if share is None else f'{share:.0%}'} |"
             )
     est = estimator_rows([r["doc"] for r in table])

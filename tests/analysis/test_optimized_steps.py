@@ -54,6 +54,7 @@ def test_coverage_of_a_graph_step_before_and_after_matching():
     assert coverage == pytest.approx(14 / 16) == modules
     assert check_evidence(matched).verdict == "partial" and coverage < COVERAGE_MIN
     assert check_evidence(matched).matched_coverage == pytest.approx(14 / 16)
+    assert check_evidence(eager).matched_coverage is None  # an eager step has nothing matched
     assert attribute_by_eager([graph]) == [graph]  # no eager step profiled: nothing to match
 
 

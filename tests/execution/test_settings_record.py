@@ -65,3 +65,12 @@ def test_the_few_iterations_note_is_for_valid_counts_only():
 
     assert "--iters 5 (< 50)" in low_iterations_note(10, 5) and low_iterations_note(10, 50) is None
     assert low_iterations_note(10, -5) is None and low_iterations_note(-1, 5) is None  # their errors say it
+
+
+def test_a_compile_mode_is_set_on_the_compile_configs_alone():
+    from surrobench.api.benchmark import sweep_plan
+
+    plan = sweep_plan(
+        "fno2d", shapes="16", batches=1, modes="eager,compile", compile_mode="reduce-overhead", device="cpu"
+    )
+    assert {c.mode: c.compile_mode for c in plan.configs} == {"eager": None, "compile": "reduce-overhead"}

@@ -74,14 +74,17 @@ def test_the_recipe_step_arguments_and_its_coverage_and_headroom(tmp_path):
     context = {
         "evidence_checks": {
             "fno2d 8x3x256x256 b8 tf32 eager": {"coverage": 0.99},
-            label: {"coverage": 0.2, "matched_coverage": 0.93},
+            label: {"coverage": 0.95, "matched_coverage": 0.93},  # after matching; the matched share is part of it
         },
         "headroom": {label: {"headroom": 2.5, "step_ms": 2.4, "roofline_bound_ms": 0.96, "covered_share": 0.94}},
     }
     (tmp_path / "diagnose_fno2d_recipe.json").write_text(json.dumps(diagnosis_json([], context)))
     (row,) = summary.rows(tmp_path, kept)
     step = row["recipe_step"]
-    assert step["label"] == label and step["coverage"] == 0.93 and step["headroom"] == 2.5
+    assert step["label"] == label and step["coverage"] == 0.95 and step["headroom"] == 2.5
+    del context["evidence_checks"][label]  # a recipe step cut before its recipe config was profiled
+    assert summary.recipe_step(diagnosis_json([], context), cut=True)["label"] is None
+    assert summary.recipe_step(diagnosis_json([], context))["label"] == "fno2d 8x3x256x256 b8 tf32 eager"
     try:
         summary.recipe_args(tmp_path, kept, "afno", [])
     except LookupError:

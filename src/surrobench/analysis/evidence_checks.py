@@ -150,9 +150,10 @@ def kernel_coverage(ev: ConfigEvidence) -> tuple[float | None, float | None]:
 
 
 def _matched_share(ev: ConfigEvidence) -> float | None:
-    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``)."""
+    """The share of the kernel table's device time credited from the eager step (origin ``matched_eager``); None
+    for an eager step (nothing of it is matched)."""
     table = ev.kernel_table
-    if table is None or table.total_us <= 0:
+    if table is None or table.total_us <= 0 or (ev.result is not None and ev.result.mode == "eager"):
         return None
     return sum(k.device_us for k in table.kernels if k.origin == "matched_eager") / table.total_us
 

@@ -152,7 +152,8 @@ class SweepPlan:
 
 
 def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = None) -> SweepPlan:
-    """The request's configs (model, precision, mode, shape, batch order), each checked by :func:`check_input_size`;
+    """The request's configs (model, precision, mode, shape, batch order), each checked by :func:`check_input_size`
+    (a compile mode set on the compile configs alone: ``--mode eager,compile`` has an eager config with none);
     ``given``: models already resolved, by their name in ``request.models``.
 
     Raises:
@@ -164,14 +165,15 @@ def plan_sweep(request: SweepRequest, given: Mapping[str, Surrogate] | None = No
     surrogates = {spec: given.get(spec) or resolve_model(spec, request.trust_pickle) for spec in request.models}
     configs: list[ExecConfig] = []
     free, batches = available_bytes(request.device), request.batches
-    own = {**request_fields(request), "input_sets": request.input_sets, "trust_pickle": request.trust_pickle}
+    fields = {**request_fields(request), "input_sets": request.input_sets, "trust_pickle": request.trust_pickle}
+    own = {m: {**fields, "compile_mode": fields["compile_mode"] if m == "compile" else None} for m in request.modes}
     for spec, surrogate in surrogates.items():
         shapes = request.shapes or (ShapeSpec(size=surrogate.info.default_size),)
         for shape in shapes:
             for batch in request.batches:
                 check_input_size(spec, surrogate, shape, batch, request.input_sets, free)
         configs += [
-            ExecConfig(model=spec, shape=shape, batch=batch, precision=precision, mode=mode, **own)
+            ExecConfig(model=spec, shape=shape, batch=batch, precision=precision, mode=mode, **own[mode])
             for precision, mode, shape, batch in itertools.product(request.precisions, request.modes, shapes, batches)
         ]
     return SweepPlan(request, tuple(configs), surrogates)
