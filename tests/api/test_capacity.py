@@ -17,7 +17,7 @@ from conftest import run_cli
 
 from surrobench.analysis import capacity as capacity_module
 from surrobench.analysis.accuracy import AccuracyVerdict
-from surrobench.analysis.capacity import find_capacity, predict_capacity
+from surrobench.analysis.capacity import find_capacity, flat_tail, no_rate_found, predict_capacity
 from surrobench.analysis.serve_load import load_point, load_warnings
 from surrobench.api.capacity import Evaluated, capacity_search
 from surrobench.api.serve import search_notes, serve, serve_policy, serve_request, unloaded_by_size
@@ -683,3 +683,22 @@ def test_the_capacity_objective_interrupted_writes_its_partial_document(tmp_path
     with ResultStore(db) as store:  # the serve run cut, named by the note
         (run,) = store.list_runs()
         assert (run.kind, run.state) == ("serve", "interrupted") and run.run_id in doc["notes"][-1]
+
+
+def test_a_tail_that_does_not_fall_with_the_rate_ends_the_search_with_its_reason():
+    # the eager FNO on an H100: every rate fails with a P99 of 5.3-6.6 ms, higher at the sparser rates
+    p99 = {141.0: 5.63, 128.2: 5.79}
+
+    def measure(rate):
+        got = p99.get(round(rate, 1), 5.34 if rate > 80 else 5.96)
+        return SimpleNamespace(p99_ms=got, passed=False, target_rps=rate, completed=1)
+
+    found, _ = find_capacity(measure, 5.0, 141.0, factor=1.1)
+    assert [s.p99_ms for s in found.steps] == [5.63, 5.79, 5.34, 5.96]  # 141 -> 128 -> 106 -> 72.5 rps, stops
+    assert found.capacity_rps == 0.0 and flat_tail(found.steps)[0].rate_rps == 141.0
+    assert no_rate_found(5.0, replace(found, predicted_rps=141.0)) is not None
+    # a queue's tail falls with the load: the search goes on down to a passing rate
+    queue, _ = find_capacity(
+        lambda r: SimpleNamespace(p99_ms=r / 20, passed=r <= 80, target_rps=r, completed=1), 5.0, 141.0, factor=1.1
+    )
+    assert 0 < queue.capacity_rps <= 80 and no_rate_found(5.0, queue) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 import importlib.util
 import json
 import threading
@@ -465,6 +466,7 @@ def test_an_error_mid_run_keeps_the_record_so_far(tmp_path, monkeypatch):
 
 
 def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
+    from surrobench.analysis.capacity import flat_tail
     from surrobench.records.serve import ServeRecord, UnloadedLatency
     from surrobench.report.serve_tables import best_line
 
@@ -478,8 +480,11 @@ def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
     record = ServeRecord(
         "r", "2026-12-06T00:00:00+00:00", None, {}, {}, None, "poisson", 2.0, 0.5, 0, 50.0, (result,), (), unloaded
     )
-    lowest = min(s.rate_rps for s in result.capacity.steps)
-    assert best_line(record) == (
+    # the tail stopped falling with the rate: the search ended there, and says why
+    assert flat_tail(result.capacity.steps) is not None and best_line(record) == result.capacity.infeasible
+    cut = replace(record, policies=(replace(result, capacity=replace(result.capacity, infeasible=None)),))
+    lowest = min(s.rate_rps for s in result.capacity.steps)  # a search cut short: the rates it tried, unloaded
+    assert best_line(cut) == (
         f"no rate meets P99 <= 50 ms: every rate tried failed, down to {lowest:.3g} rps "
         "(unloaded batch 1: isolated P99 100 ms, back to back 100 ms median)"
     )

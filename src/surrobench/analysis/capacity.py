@@ -13,7 +13,7 @@ on a wake that serves nothing, late wake-ups, service times that change under lo
 **The verification** brackets the measured capacity around the prediction (10% steps that widen) and bisects the
 bracket (:func:`find_capacity`). A target the isolated batch-1 P99 already exceeds is answered without a load
 (:func:`infeasible_reason`); one where the simulation finds no passing rate, after one load at the start rate
-fails (``halve=False``).
+fails (``halve=False``); going down, once the P99 does not fall with the rate (:func:`flat_tail`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ SIMULATED_REQUESTS = 8000
 SIMULATED_TOLERANCE = 0.01
 SIMULATED_STEP = 1.1
 SIMULATED_FLOOR = 1e-2
+#: A search going down stops once a rate this many times below a failing one fails with a P99 no lower: a tail
+#: that does not fall with the load is not the queue's, and lower rates will not meet the target either (our own
+#: threshold: a queue's P99 falls steeply with the load, M/D/1 waiting ~ rho / (1 - rho); the eager FNO on an H100
+#: measured 5.63 ms P99 at 141 rps and 5.96 ms at 72.5 rps, docs/benchmarks/h200-capacity.md).
+FLAT_TAIL_STEP = 1.5
 
 
 def find_capacity(
@@ -63,7 +68,8 @@ def find_capacity(
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass). Returns
+    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass); going
+    down, a :func:`flat_tail` ends it too. Returns
     the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
@@ -95,6 +101,8 @@ def find_capacity(
                 break
             if passes(rate, "bound"):
                 lo = rate
+            elif flat_tail(steps):
+                break
         factor = min(factor * factor, 2.0)
     while lo is not None and hi is not None and (hi - lo) / lo > SEARCH_TOLERANCE and len(steps) < MAX_SEARCH_STEPS:
         mid = (lo + hi) / 2
@@ -184,11 +192,34 @@ def infeasible_reason(unloaded: dict[int, UnloadedLatency], target_p99_ms: float
     )
 
 
-def no_rate_found(target_p99_ms: float, point: LoadPoint) -> str:
-    """Why a search ended after one load: the simulation passed no rate down to :data:`SIMULATED_FLOOR` of the
-    full-batch bound (:func:`predict_capacity` 0) and ``point``, the load at the start rate, failed too."""
-    return (
-        f"no rate found for P99 <= {target_p99_ms:g} ms: the simulation over the unloaded service times passed none "
-        f"down to {SIMULATED_FLOOR:.0%} of the full-batch rate, and a load at {point.target_rps:.4g} rps measured "
-        f"P99 {point.p99_ms:.3g} ms"
+def flat_tail(steps: list[SearchStep] | tuple[SearchStep, ...]) -> tuple[SearchStep, SearchStep] | None:
+    """The last step, failing, and a failing one at least :data:`FLAT_TAIL_STEP` times its rate whose P99 was no
+    higher (``(above, last)``), else None."""
+    last = steps[-1] if steps else None
+    if last is None or last.passed or last.p99_ms is None:
+        return None
+    above = (
+        s for s in steps[:-1] if not s.passed and s.p99_ms is not None and s.rate_rps >= FLAT_TAIL_STEP * last.rate_rps
+    )
+    return next(((s, last) for s in above if s.p99_ms <= last.p99_ms), None)
+
+
+def no_rate_found(target_p99_ms: float, capacity: Capacity) -> str | None:
+    """Why a search that passed no rate ended: after one failing load, the simulation passed no rate down to
+    :data:`SIMULATED_FLOOR` of the full-batch bound (:func:`predict_capacity` 0); or the tail did not fall with
+    the load (:func:`flat_tail`). None when a rate passed or the search ended otherwise."""
+    steps, head = capacity.steps, f"no rate found for P99 <= {target_p99_ms:g} ms: "
+    if capacity.capacity_rps or not steps or steps[-1].p99_ms is None:
+        return None
+    if capacity.predicted_rps == 0.0 and len(steps) == 1:
+        return head + (
+            f"the simulation over the unloaded service times passed none down to {SIMULATED_FLOOR:.0%} of the "
+            f"full-batch rate, and a load at {steps[0].rate_rps:.4g} rps measured P99 {steps[0].p99_ms:.3g} ms"
+        )
+    if (flat := flat_tail(steps)) is None:
+        return None
+    (a, b) = flat
+    return head + (
+        f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
+        f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's"
     )

@@ -390,8 +390,7 @@ def serve_policy(
             open_load, target, start, max_rps=max_rate_rps(request), factor=factor, halve=halve
         )
         capacity = replace(capacity, predicted_rps=predicted, search_s=time.monotonic() - began)
-        if not halve and not capacity.capacity_rps and points:
-            capacity = replace(capacity, infeasible=no_rate_found(target, points[0]))
+        capacity = replace(capacity, infeasible=no_rate_found(target, capacity))
         return PolicyResult(policy if request.url is None else None, tuple(points), capacity)
     return PolicyResult(policy if request.url is None else None, tuple(open_load(r) for r in request.rates))
 

@@ -168,7 +168,8 @@ class Capacity(schemas.Plain):
         predicted_rps: the capacity the simulation of the batcher over the unloaded service times predicted
             (:mod:`surrobench.analysis.capacity`); None where nothing was predicted (an endpoint, serve-v1).
         infeasible: why no rate meets the target: answered without a load (the bracket ``[0, 0)``), or after one
-            failing load where the simulation passed no rate (``[0, that rate)``); None when the target was searched.
+            failing load where the simulation passed no rate (``[0, that rate)``), or once the P99 did not fall with
+            the rate (``[0, the lowest rate tried)``); None when a rate passed or the search was cut.
         search_s: wall time of the search under load, s (None in serve-v1).
     """
 
