@@ -61,7 +61,7 @@ if [ "$device" = cuda ]; then
   extra=()
   # step minimums and caps, s: diagnose (goal 90 s), optimize (its default budget 150 s + processes, or the set one),
   # --counters (goal 150 s), the recipe step with counters
-  diag=(45 150) counters=(60 200) recipe=(45 150)
+  diag=(45 150) counters=(60 200) recipe=(45 240)
   if [ -n "$OPT_BUDGET_S" ]; then opt=($((OPT_BUDGET_S / 2)) $((OPT_BUDGET_S + 40))); else opt=(90 240); fi
 else  # a trial of the steps on a CPU: tiny sizes, short rounds
   declare -A SPEC=(
