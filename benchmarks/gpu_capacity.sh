@@ -50,7 +50,7 @@ settings=("$@")
   transformer-eager transformer-recipe deeponet-eager deeponet-recipe infeasible)
 for s in "${settings[@]}"; do
   case $s in
-    fno2d-eager) step "$s" 60 "${serve5[@]}" --model fno2d --tag "fno2d eager" ;;
+    fno2d-eager) step "$s" 150 "${serve5[@]}" --model fno2d --tag "fno2d eager" ;;
     fno2d-recipe) step "$s" 60 "${serve5[@]}" --model fno2d "${recipe[@]}" --tag "fno2d cudagraph+tf32" ;;
     unet2d-eager) step "$s" 60 "${serve5[@]}" --model unet2d --tag "unet2d eager" ;;
     unet2d-recipe) step "$s" 60 "${serve5[@]}" --model unet2d "${recipe[@]}" --tag "unet2d cudagraph+tf32" ;;

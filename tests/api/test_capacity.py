@@ -685,20 +685,30 @@ def test_the_capacity_objective_interrupted_writes_its_partial_document(tmp_path
         assert (run.kind, run.state) == ("serve", "interrupted") and run.run_id in doc["notes"][-1]
 
 
-def test_a_tail_that_does_not_fall_with_the_rate_ends_the_search_with_its_reason():
-    # the eager FNO on an H100: every rate fails with a P99 of 5.3-6.6 ms, higher at the sparser rates
+def _flat_then(busy):
+    """The eager FNO on an H100 (every rate from 141 down to 36 rps failed, P99 5.3-6.6 ms, higher when sparser),
+    with ``busy(rate)`` the P99 above 141 rps."""
     p99 = {141.0: 5.63, 128.2: 5.79}
 
     def measure(rate):
-        got = p99.get(round(rate, 1), 5.34 if rate > 80 else 5.96)
-        return SimpleNamespace(p99_ms=got, passed=False, target_rps=rate, completed=1)
+        got = busy(rate) if rate > 141.0 else p99.get(round(rate, 1), 5.34 if rate > 80 else 5.96)
+        return SimpleNamespace(p99_ms=got, passed=got <= 5.0, target_rps=rate, completed=1)
 
-    found, _ = find_capacity(measure, 5.0, 141.0, factor=1.1)
-    assert [s.p99_ms for s in found.steps] == [5.63, 5.79, 5.34, 5.96]  # 141 -> 128 -> 106 -> 72.5 rps, stops
-    assert found.capacity_rps == 0.0 and flat_tail(found.steps)[0].rate_rps == 141.0
+    return measure
+
+
+def test_a_tail_that_does_not_fall_with_the_rate_turns_the_search_upward():
+    # a queue above 141 rps: the P99 grows with the rate, so no rate passes, and the reason says why
+    found, _ = find_capacity(_flat_then(lambda r: 5.63 * r / 141.0), 5.0, 141.0, factor=1.1)
+    rates = [round(s.rate_rps, 1) for s in found.steps]
+    assert rates == [141.0, 128.2, 105.9, 72.4, 282.0] and flat_tail(found.steps[:4])[0].rate_rps == 141.0
+    assert found.capacity_rps == 0.0 and found.failing_rps == pytest.approx(72.4, abs=0.1)
     assert no_rate_found(5.0, replace(found, predicted_rps=141.0)) is not None
-    # a queue's tail falls with the load: the search goes on down to a passing rate
+    # a busier device is faster (4.9 ms up to 1,200 rps, then a queue): the capacity lies above the failing tail
+    busy, _ = find_capacity(_flat_then(lambda r: 4.9 if r <= 1200 else 5.63 * r / 1200), 5.0, 141.0, factor=1.1)
+    assert 1200 * 0.95 <= busy.capacity_rps <= 1200 < busy.failing_rps and no_rate_found(5.0, busy) is None
+    # a queue's tail falls with the load: the search goes down to a passing rate, no upward turn
     queue, _ = find_capacity(
         lambda r: SimpleNamespace(p99_ms=r / 20, passed=r <= 80, target_rps=r, completed=1), 5.0, 141.0, factor=1.1
     )
-    assert 0 < queue.capacity_rps <= 80 and no_rate_found(5.0, queue) is None
+    assert 0 < queue.capacity_rps <= 80 and max(s.rate_rps for s in queue.steps) == 141.0

@@ -62,7 +62,9 @@ def test_find_capacity_halves_when_the_start_fails():
     def measure(rate):
         from types import SimpleNamespace
 
-        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate, completed=1)
+        return SimpleNamespace(
+            p99_ms=1.0 if rate <= 100 else rate / 5, passed=rate <= 100, target_rps=rate, completed=1
+        )
 
     capacity, points = find_capacity(measure, 10.0, 1000.0)
     assert capacity.steps[0].passed is False and capacity.capacity_rps <= 100 < capacity.failing_rps
@@ -301,7 +303,9 @@ def test_a_rate_whose_requests_all_fail_fails_the_search_step_instead_of_ending_
     def measure(rate):
         if rate > 500:  # far past capacity: nothing completes within the drain time
             raise NothingCompleted("no request arriving after the warm-up completed")
-        return SimpleNamespace(p99_ms=1.0 if rate <= 100 else 99.0, passed=rate <= 100, target_rps=rate, completed=1)
+        return SimpleNamespace(
+            p99_ms=1.0 if rate <= 100 else rate / 5, passed=rate <= 100, target_rps=rate, completed=1
+        )
 
     capacity, points = find_capacity(measure, 10.0, 1000.0)
     first = capacity.steps[0]
@@ -466,7 +470,6 @@ def test_an_error_mid_run_keeps_the_record_so_far(tmp_path, monkeypatch):
 
 
 def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
-    from surrobench.analysis.capacity import flat_tail
     from surrobench.records.serve import ServeRecord, UnloadedLatency
     from surrobench.report.serve_tables import best_line
 
@@ -480,8 +483,8 @@ def test_a_search_that_no_rate_passes_answers_so_with_the_unloaded_latency():
     record = ServeRecord(
         "r", "2026-12-06T00:00:00+00:00", None, {}, {}, None, "poisson", 2.0, 0.5, 0, 50.0, (result,), (), unloaded
     )
-    # the tail stopped falling with the rate: the search ended there, and says why
-    assert flat_tail(result.capacity.steps) is not None and best_line(record) == result.capacity.infeasible
+    # the tail stopped falling with the rate, and the rates above it queued: the search ended, and says why
+    assert result.capacity.infeasible is not None and best_line(record) == result.capacity.infeasible
     cut = replace(record, policies=(replace(result, capacity=replace(result.capacity, infeasible=None)),))
     lowest = min(s.rate_rps for s in result.capacity.steps)  # a search cut short: the rates it tried, unloaded
     assert best_line(cut) == (

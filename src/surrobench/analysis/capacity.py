@@ -68,8 +68,9 @@ def find_capacity(
     ``measure(rate_rps)`` runs one load with a ``passed`` verdict. No rate above ``max_rps`` is measured (the
     most one load may offer): the start and the widening stop there, and when ``max_rps`` passes the capacity is
     at least it, with no failing rate. ``factor``: 2 doubles from a guess; :data:`PREDICTED_STEP` brackets a
-    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass); going
-    down, a :func:`flat_tail` ends it too. Returns
+    prediction. ``halve`` False: a failing start ends the search (nothing below it was predicted to pass). Going
+    down, a :func:`flat_tail` turns it upward: rates doubling above the highest tried, until one passes (then
+    bracketed and bisected as above) or its P99 exceeds the flat tail's (a queue forms: no rate passes). Returns
     the capacity (0 when no rate passed within :data:`MAX_SEARCH_STEPS`) and the load points measured, by rate.
     """
     steps: list[SearchStep] = []
@@ -101,8 +102,17 @@ def find_capacity(
                 break
             if passes(rate, "bound"):
                 lo = rate
-            elif flat_tail(steps):
-                break
+            elif flat_tail(steps):  # not the queue's tail: a busier device may serve faster, so look above
+                flat_p99, rate = max(s.p99_ms or 0.0 for s in steps), max(s.rate_rps for s in steps)
+                while not up and len(steps) < MAX_SEARCH_STEPS and rate < max_rps and steps[-1].p99_ms is not None:
+                    rate = min(2.0 * rate, max_rps)
+                    up = passes(rate, "bound")
+                    if not up and (steps[-1].p99_ms is None or steps[-1].p99_ms > flat_p99):  # a queue forms
+                        break
+                if not up:
+                    hi = min(s.rate_rps for s in steps)
+                    break
+                lo, hi = rate, None
         factor = min(factor * factor, 2.0)
     while lo is not None and hi is not None and (hi - lo) / lo > SEARCH_TOLERANCE and len(steps) < MAX_SEARCH_STEPS:
         mid = (lo + hi) / 2
@@ -216,10 +226,15 @@ def no_rate_found(target_p99_ms: float, capacity: Capacity) -> str | None:
             f"the simulation over the unloaded service times passed none down to {SIMULATED_FLOOR:.0%} of the "
             f"full-batch rate, and a load at {steps[0].rate_rps:.4g} rps measured P99 {steps[0].p99_ms:.3g} ms"
         )
-    if (flat := flat_tail(steps)) is None:
+    flat = next((f for i in range(1, len(steps) + 1) if (f := flat_tail(steps[:i]))), None)
+    if flat is None:
         return None
-    (a, b) = flat
-    return head + (
-        f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
-        f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's"
+    (a, b), top = flat, max(s.rate_rps for s in steps)
+    return (
+        head
+        + (
+            f"lowering the rate {a.rate_rps / b.rate_rps:.2g}x ({a.rate_rps:.4g} -> {b.rate_rps:.4g} rps) did not lower "
+            f"the P99 ({a.p99_ms:.3g} -> {b.p99_ms:.3g} ms): the tail at light load is not the queue's"
+        )
+        + (f"; the rates above, up to {top:.4g} rps, failed too" if top > a.rate_rps else "")
     )
