@@ -51,9 +51,11 @@ def serve_rows(folder: Path) -> list[str]:
         b2b = f"{one.back_to_back_p50_ms:.2f} / {one.back_to_back_p99_ms:.2f}" if one else "-"
         if cap is None:
             continue
-        if cap.get("infeasible"):
+        if cap.get("infeasible"):  # answered without a load, or after loads that found no rate
+            pred = "-" if cap.get("predicted_rps") is None else f"{cap['predicted_rps']:,.0f}"
             rows.append(
-                f"| {path.stem} | {iso} | {b2b} | {idle} | infeasible | - | - | 0 | - | {_wall_s(folder, path.stem)} |"
+                f"| {path.stem} | {iso} | {b2b} | {idle} | {pred} | no rate found | - | {len(cap['steps'])} | "
+                f"{cap['search_s'] or 0:.0f} | {_wall_s(folder, path.stem)} |"
             )
             continue
         lo, hi, pred = cap["capacity_rps"], cap["failing_rps"], cap.get("predicted_rps")
