@@ -27,7 +27,14 @@ from surrobench.execution.arrivals import poisson_arrivals
 from surrobench.execution.batcher import ServeTrace, VirtualClock, serve_open_loop
 from surrobench.execution.remedies import Remedy
 from surrobench.records.schemas import SERVE_V1
-from surrobench.records.serve import CapacityOptimization, ServePolicy, UnloadedLatency, padded_sizes, serve_from_json
+from surrobench.records.serve import (
+    CapacityOptimization,
+    PolicyResult,
+    ServePolicy,
+    UnloadedLatency,
+    padded_sizes,
+    serve_from_json,
+)
 from surrobench.report.optimize import capacity_lines
 from surrobench.report.serve_tables import COLUMNS, point_cells
 from surrobench.results.store import ResultStore
@@ -707,6 +714,10 @@ def test_a_tail_that_does_not_fall_with_the_rate_turns_the_search_upward():
     # a busier device is faster (4.9 ms up to 1,200 rps, then a queue): the capacity lies above the failing tail
     busy, _ = find_capacity(_flat_then(lambda r: 4.9 if r <= 1200 else 5.63 * r / 1200), 5.0, 141.0, factor=1.1)
     assert 1200 * 0.95 <= busy.capacity_rps <= 1200 < busy.failing_rps and no_rate_found(5.0, busy) is None
+    # ... and the rates measured below it failed: one note says the target holds only under load
+    request = serve_request(find_max=True, p99_ms=5.0, max_batch=8, max_wait_ms=1.0)
+    assert len(search_notes(request, (PolicyResult(ServePolicy(8, 1.0), (), busy),))) == 1
+    assert search_notes(request, (PolicyResult(ServePolicy(8, 1.0), (), replace(busy, steps=busy.steps[5:])),)) == ()
     # a queue's tail falls with the load: the search goes down to a passing rate, no upward turn
     queue, _ = find_capacity(
         lambda r: SimpleNamespace(p99_ms=r / 20, passed=r <= 80, target_rps=r, completed=1), 5.0, 141.0, factor=1.1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -278,18 +279,32 @@ def search_notes(
     request: ServeRequest, results: Iterable[PolicyResult], unloaded: dict[int, UnloadedLatency] | None = None
 ) -> tuple[str, ...]:
     """A note per peak search that passed at :func:`max_rate_rps`, the most one load may offer: its capacity
-    is a lower bound; and one when a capacity was found but a batch-1 request after the longest idle probed
-    (``idle_ms``) misses the target: rates sparse enough to leave the device that idle fail below the capacity."""
-    top, results = max_rate_rps(request), tuple(results)
-    notes = tuple(
-        f"{r.policy.label() if r.policy else 'endpoint'}: the search passed at {rate_text(top)}, the most one load of "
-        f"{request.duration_s:g} s may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that"
-        for r in results
-        if r.capacity is not None and r.capacity.failing_rps is None and r.capacity.capacity_rps >= top
-    )
+    is a lower bound; one per search whose measured rates below its capacity failed (the target holds only under
+    load); else one when a capacity was found but a batch-1 request after the longest idle probed (``idle_ms``)
+    misses the target: rates sparse enough to leave the device that idle fail below the capacity."""
+    top, results, notes, sparse = max_rate_rps(request), tuple(results), (), False
+    for r, c in ((r, r.capacity) for r in results if r.capacity is not None):
+        name, below = r.policy.label() if r.policy else "endpoint", [s for s in c.steps if s.rate_rps < c.capacity_rps]
+        if c.failing_rps is None and c.capacity_rps >= top:
+            notes += (
+                f"{name}: the search passed at {rate_text(top)}, the most one load of {request.duration_s:g} s "
+                f"may offer ({MAX_ARRIVALS_PER_LOAD:,} arrivals): the capacity is at least that",
+            )
+        if failed := sorted((s.rate_rps, s.p99_ms or math.inf) for s in below if not s.passed):
+            sparse, worst = True, max(p for _, p in failed)
+            notes += (
+                f"{name}: rates below the capacity failed ({rate_text(failed[0][0])} to {rate_text(failed[-1][0])}"
+                f", P99 up to {worst:.3g} ms): the target holds only under enough load",
+            )
     one = (unloaded or {}).get(1)
     found = any(r.capacity is not None and r.capacity.capacity_rps > 0 for r in results)
-    if found and one is not None and one.idle_p99_ms is not None and one.idle_p99_ms > request.target_p99_ms:
+    if (
+        found
+        and not sparse
+        and one is not None
+        and one.idle_p99_ms is not None
+        and one.idle_p99_ms > request.target_p99_ms
+    ):
         notes += (
             f"rates sparse enough to leave the device idle {MAX_GAP_S * 1e3:g} ms miss the target too, below the "
             f"capacity: a request after that idle took P99 {one.idle_p99_ms:.3g} ms unloaded",
