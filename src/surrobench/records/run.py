@@ -54,6 +54,8 @@ FAULTS_KEY = "minor_faults_per_call"
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
+#: ``extra`` key of a diagnosed config: the remedies diagnose measured (MeasuredRemedy objects), read back stored.
+MEASURED_KEY = "measured_remedies"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``
 #: (config index, role, rank, world size, host, GPU UUID) and ``comm`` (time inside collectives).
