@@ -455,7 +455,9 @@ def test_an_error_mid_run_keeps_the_record_so_far(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api_serve, "load_point", second_fails)
     options = dict(rates="20,40", max_batch=1, duration_s=0.3, min_requests=0, warmup_s=0.1, shapes="8")
-    with pytest.raises(Stopped, match="^no request completed: 40 x HTTP 503$") as stopped:
+    with pytest.raises(
+        Stopped, match=r"^no request completed: 40 x HTTP 503; 1 load point\(s\) stored as run "
+    ) as stopped:
         serve(nn.Conv2d(3, 1, 1), device="cpu", threads=1, warmup=1, db=db, **options)
     record = stopped.value.partial
     assert [len(p.points) for p in record.policies] == [1] and record.unloaded

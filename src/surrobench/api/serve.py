@@ -470,15 +470,14 @@ def _stored(store, record: ServeRecord, command: str | None, total: int | None) 
     except KeyboardInterrupt:
         cut = kept("interrupted")  # partial: every load point that finished; total None for a peak search
         of = f" of {total}" if total is not None else ""
-        points = sum(len(p.points) for p in cut.policies)
-        raise Interrupted(f"interrupted: {points}{of} load points stored as run {cut.run_id}", cut) from None
+        raise Interrupted(f"interrupted: {cut.n_points}{of} load points stored as run {cut.run_id}", cut) from None
     except StoreWriteError as exc:  # every load point measured is in the record, stored or not
         cut = progress.record(record)
         mark_unsaved(store, record.run_id)
-        points = sum(len(p.points) for p in cut.policies)
-        raise Unsaved(exc, cut.to_json(), record.run_id, points, what="serve run", unit="load point") from None
-    except UsageError as exc:  # met mid-run (an endpoint that failed every request): what finished is kept
-        raise Stopped(exc, kept(f"stopped by {exc}")) from None
+        raise Unsaved(exc, cut.to_json(), record.run_id, cut.n_points, what="serve run", unit="load point") from None
+    except UsageError as exc:  # met mid-run (an endpoint that failed every request, a model that raised)
+        cut = kept(f"stopped by {exc}")
+        raise Stopped(exc, cut, f"; {cut.n_points} load point(s) stored as run {cut.run_id}") from None
 
 
 def _add_unloaded(progress: _Progress, unloaded: dict[int, UnloadedLatency], measured: dict) -> None:

@@ -298,6 +298,11 @@ class ServeRecord(schemas.Plain):
         best = self.best()
         return best.policy if best else None
 
+    @property
+    def n_points(self) -> int:
+        """The load points measured, over every policy."""
+        return sum(len(p.points) for p in self.policies)
+
     def to_json(self) -> dict:
         return {"schema": schemas.SERVE, **super().to_json()}
 
