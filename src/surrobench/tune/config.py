@@ -63,7 +63,7 @@ def optimize_config(
         raise _interrupted(partial) from None
     except Exception as exc:  # the baseline itself cannot run: measured as run does, no candidates
         free_device(cfg.device)
-        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc).line)
+        return ConfigOptimization(baseline=run_config(cfg, prepared), error=explain_failure(exc, cfg.device).line)
     bench.on_phase = on_phase
     search = Search(bench, request.rounds, budget_s=request.budget_s, budget_end=bench.budget_end)
     search.on_judged = lambda: on_progress(_partial(search, started))
