@@ -141,8 +141,10 @@ def test_the_decorator_refuses_unknown_fields_and_a_command_without_a_group():
 
 
 def test_boolean_flags_show_no_type_in_help(commands):
-    for name in USES:
-        flags = [p for p in commands[name].params if getattr(p, "is_flag", False) and p.name != "help"]
-        assert flags, name
-        for param in flags:
+    group = get_command(app)
+    assert group.get_help_option(typer.Context(group)).metavar == ""
+    for name, command in commands.items():
+        flags = [p for p in command.params if getattr(p, "is_flag", False)]
+        assert flags or name not in USES, name
+        for param in (*flags, command.get_help_option(typer.Context(command))):  # --help too: no <bool>
             assert param.metavar == "", (name, param.name)
