@@ -254,6 +254,15 @@ class PolicyResult(schemas.Plain):
     capacity: Capacity | None = None
     nonfinite: dict | None = None
 
+    def bracket(self) -> tuple[float, float | None] | None:
+        """Where the points judged against a P99 target put the capacity, requests/s, as :class:`Capacity` does:
+        the highest asked rate that passed (0 when none) and the lowest failing one above it (None when none); None
+        when no point was judged (a search cut short before its capacity, or rates with a target)."""
+        judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
+        lower = max((rate for rate, ok in judged if ok), default=0.0)
+        upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
+        return (lower, upper) if judged else None
+
 
 @dataclass(frozen=True)
 class ServeRecord(schemas.Plain):
