@@ -155,7 +155,7 @@ def _run_section(
     return "\n".join(p for p in parts if p)
 
 
-def _comparison_section(cmp: RunComparison) -> str:
+def _comparison_section(cmp: RunComparison, overheads: Mapping[str, float]) -> str:
     parts = [
         f"<p>BASE <code>{escape(cmp.base_run_id)}</code> → NEW <code>{escape(cmp.new_run_id)}</code>: "
         f"{escape(summary_line(cmp))}. A verdict needs the whole 95% CI of the median ratio beyond "
@@ -182,9 +182,13 @@ def _comparison_section(cmp: RunComparison) -> str:
             _table(("key", "BASE", "NEW"), ((d.key, d.base, d.new) for d in cmp.env_diff), left=("key", "BASE", "NEW")),
         ]
     for c in cmp.configs:
-        if c.op_deltas:
+        if c.op_deltas:  # each side's profiler overhead: ratios of profiles that differ in it are not like for like
+            sides = (("BASE", cmp.base_run_id, c.base), ("NEW", cmp.new_run_id, c.new))
+            got = [(side, overheads.get(f"{run[-4:]} {r.label()}")) for side, run, r in sides]
+            caveat = ", ".join(f"{side} {o:+.0%}" for side, o in got if o is not None)
+            head = f"Op self time: {pair_label(c)}" + (f" (profiler overhead {caveat})" if caveat else "")
             parts += [
-                f"<h3>Op self time: {escape(pair_label(c))}</h3>",
+                f"<h3>{escape(head)}</h3>",
                 _table(("op", "BASE ms", "NEW ms", "change"), op_diff_rows(c), left=("op",)),
             ]
     return "\n".join(parts)
@@ -263,7 +267,7 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     for doc in data.optimizations:
         sections.append((f"Optimization {doc['optimize_id']}", _optimize_section(doc)))
     if data.comparison is not None:
-        sections.append(("Comparison", _comparison_section(data.comparison)))
+        sections.append(("Comparison", _comparison_section(data.comparison, data.op_overheads)))
     if data.serve_comparison is not None:
         target = data.serve_comparison.capacity.target_p99_ms
         sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
@@ -274,9 +278,8 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
     for record in data.serve_runs:
         sections.append((f"Serve run {record.run_id}", _serve_section(record)))
     if data.op_tables:
-        sections.append(
-            ("Operator breakdown", _figure(plots.op_breakdown(data.op_tables, data.cpu_op_labels), "op breakdown"))
-        )
+        breakdown = plots.op_breakdown(data.op_tables, data.cpu_op_labels, data.op_overheads)
+        sections.append(("Operator breakdown", _figure(breakdown, "op breakdown")))
     if data.kernel_classes:
         sections.append(("Kernel classes", _kernel_class_table(data.kernel_classes)))
     if spans:
