@@ -198,9 +198,10 @@ def serve_request(
         url=url,
         min_requests=min_requests,
     )
-    if request.arrival in ("poisson", "constant"):
+    if request.arrival in ("poisson", "constant"):  # a rate of more than MAX_ARRIVALS_PER_LOAD arrivals is refused
+        advice = f"at most {max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
         for rate in rate_list:
-            _check_arrivals(request, rate)
+            check_load(rate, offered_duration_s(request, rate), advice)
     return request
 
 
@@ -209,16 +210,6 @@ def default_warmup_s(duration_s: float) -> float:
     served in process), or a quarter of ``duration_s`` when that is shorter, so a short duration keeps three
     quarters of its arrivals measured."""
     return min(1.0, duration_s / 4)
-
-
-def _check_arrivals(request: ServeRequest, rate: float) -> None:
-    """Refuse a rate whose load would hold more than :data:`MAX_ARRIVALS_PER_LOAD` arrivals.
-
-    Raises:
-        UsageError: naming the rate, the arrivals it would make and the highest rate allowed.
-    """
-    advice = f"at most {max_rate_rps(request):.6g} requests/s at {{duration_s}} {request.duration_s:g}"
-    check_load(rate, offered_duration_s(request, rate), advice)
 
 
 def max_rate_rps(request: ServeRequest) -> float:

@@ -10,7 +10,6 @@ import html
 
 from matplotlib.figure import Figure
 
-from surrobench.api.compare import ComparedServeRuns
 from surrobench.api.report import Report, RunRoofline
 from surrobench.records.findings import Finding
 from surrobench.records.kernels import KERNEL_CLASSES
@@ -93,12 +92,6 @@ def _table(header: Sequence[str], rows, left: Sequence[str] = (), row_classes: S
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
-def _result_columns(run: RunRecord) -> dict[str, str]:
-    """:data:`_RESULT_COLUMNS`, led by ``ranks`` for a multi-rank run."""
-    ranked = any(placement(r) for r in run.results)
-    return {**({"ranks": "ranks"} if ranked else {}), **_RESULT_COLUMNS}
-
-
 def _scaling(run: RunRecord) -> str:
     """A multi-rank run's scaling table and per-rank figure; empty for an ordinary run."""
     rows = scaling_rows(run.results)
@@ -132,7 +125,7 @@ def _run_section(
     checks: Mapping[str, dict] | None = None,
 ) -> str:
     env = run.env
-    columns = _result_columns(run)
+    columns = {**({"ranks": "ranks"} if any(placement(r) for r in run.results) else {}), **_RESULT_COLUMNS}
     facts = ", ".join(f"{k} {env.get(k)}" for k in ("device_name", "torch", "cuda", "cudnn", "driver") if env.get(k))
     parts = [
         f'<p class="muted">created {escape(run.created)}; tag {escape(str(run.tag or "-"))}; {escape(facts)}</p>',
@@ -223,12 +216,6 @@ def _serve_section(record: ServeRecord) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _capacity_section(pair: ComparedServeRuns) -> str:
-    """Two serve runs' capacities at the target and the ratio line (:mod:`surrobench.report.serve_tables`)."""
-    left = ("run", "id", "served", "best policy")
-    return f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
-
-
 def _optimize_section(doc: dict) -> str:
     """One optimization: the speedup-vs-error plot, then per config its before/after table and recipe."""
     left = [title for title, key in opt.COLUMNS if key in ("name", "verdict", "top_op", "reason")]
@@ -270,7 +257,9 @@ def report_page(data: Report, spans: Sequence[plots.Span] | None = None) -> str:
         sections.append(("Comparison", _comparison_section(data.comparison, data.op_overheads)))
     if data.serve_comparison is not None:
         target = data.serve_comparison.capacity.target_p99_ms
-        sections.append((f"Capacity at P99 <= {target:g} ms", _capacity_section(data.serve_comparison)))
+        pair, left = data.serve_comparison, ("run", "id", "served", "best policy")
+        capacity = f"<p>{escape(capacity_line(pair))}</p>" + _table(CAPACITY_COLUMNS, capacity_rows(pair), left=left)
+        sections.append((f"Capacity at P99 <= {target:g} ms", capacity))
     for run in data.runs:
         findings, roof = (data.findings or {}).get(run.run_id), (data.rooflines or {}).get(run.run_id)
         checks = (data.evidence_checks or {}).get(run.run_id)
