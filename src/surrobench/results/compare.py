@@ -334,16 +334,13 @@ def _legacy_pairing(base: tuple[ConfigResult, ...], new: tuple[ConfigResult, ...
     return any(is_legacy(r.inputs) for r in (*base, *new))
 
 
-def _settings_text(r: ConfigResult) -> str:
-    """The mode and execution settings ``r`` ran with: :func:`~surrobench.records.config.mode_text` and
-    ``cudnn_benchmark`` when it was on."""
-    return mode_text(r.mode, r.extra) + (" cudnn_benchmark" if r.extra.get("cudnn_benchmark") else "")
-
-
 def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
     """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
-    execution settings (outside the config key, so the table does not show them); None when they agree."""
-    b, n = _settings_text(base), _settings_text(new)
+    execution settings (:func:`~surrobench.records.config.mode_text`, and ``cudnn_benchmark`` when on: outside the
+    config key, so the table does not show them); None when they agree."""
+    b, n = (
+        mode_text(r.mode, r.extra) + (" cudnn_benchmark" if r.extra.get("cudnn_benchmark") else "") for r in (base, new)
+    )
     return None if b == n else f"settings differ: BASE {b}, NEW {n}"
 
 
