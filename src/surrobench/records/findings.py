@@ -372,7 +372,7 @@ def rank_findings(findings: list[Finding]) -> list[Finding]:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(schemas.Plain):
     """A diagnosis document (``surrobench diagnose --json``): ``context`` says what was diagnosed (run id, trace
     path...), ``findings`` ranked, ``warnings`` what the reading could not take as given (events a trace loader
     dropped or repaired, a missing trace...), one line each."""
@@ -383,12 +383,7 @@ class Diagnosis:
 
     def to_json(self) -> dict:
         """``{"schema", "context", "findings", "warnings"}`` as ``surrobench/diagnosis-v6``."""
-        return {
-            "schema": schemas.DIAGNOSIS,
-            "context": self.context,
-            "findings": [f.to_json() for f in self.findings],
-            "warnings": list(self.warnings),
-        }
+        return {"schema": schemas.DIAGNOSIS, **super().to_json()}
 
     @classmethod
     def from_json(cls, doc: object) -> Diagnosis:
