@@ -295,23 +295,18 @@ def _findings(
     store: ResultStore,
     measured: dict | None = None,
 ) -> list[Finding]:
-    """Every detector over ``evidence`` and the run's results, ranked, with measured counters merged, the remedies
-    ``measured`` here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
-    findings = _detected(record, evidence, th, flops)
-    ranked = attach_measured(measured_ranked(findings, evidence, ceilings), measured or {})
+    """Every detector over ``evidence`` and the run's results, ranked: each config's measured counters' findings
+    merged in (:func:`merge_measured`), kernel-side gains capped at the host's floor
+    (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level verdicts of an unreliable or partly
+    attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`), the remedies ``measured``
+    here (``{config label: measurements}``) attached, and those ``optimize`` measured cited."""
+    merged = merge_measured(_detected(record, evidence, th, flops), measured_by_config(evidence, ceilings))
+    checks = {ev.label: check_evidence(ev) for ev in evidence}
+    capped = rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
+    ranked = attach_measured(capped, measured or {})
     optimized = {k: v for k, v in measured_for(store, record.results).items() if k not in (measured or {})}
     threads = {r.label(): r.extra["torch_threads"] for r in record.results if "torch_threads" in r.extra}
     return rank_findings(cite_measured(ranked, optimized, threads))
-
-
-def measured_ranked(findings: list[Finding], evidence: list[ConfigEvidence], ceilings) -> list[Finding]:
-    """``findings`` with each config's measured counters' findings merged in (:func:`merge_measured`), kernel-side
-    gains capped at the host's floor (:func:`~surrobench.analysis.diagnose.cap_at_host_floor`), the op-level
-    verdicts of an unreliable or partly attributed profile saying so (:func:`~surrobench.analysis.evidence_checks.qualify`),
-    ranked."""
-    merged = merge_measured(findings, measured_by_config(evidence, ceilings))
-    checks = {ev.label: check_evidence(ev) for ev in evidence}
-    return rank_findings(qualify(cap_at_host_floor(merged, host_floors(evidence)), checks))
 
 
 def diagnose_stored(

@@ -78,10 +78,8 @@ class Report:
         """``{label as in op_tables: the profiled step over the timed median - 1}`` (``evidence_checks``): the
         profiler's overhead, which inflates launch-heavy steps most (+1% to +143% on the H200,
         docs/benchmarks/h200-profiles.md), so op times of profiles whose overheads differ are not like for like."""
-        checks = (self.evidence_checks or {}).items()
-        return {
-            f"{r[-4:]} {label}": c["step_ratio"] - 1 for r, cs in checks for label, c in cs.items() if c["step_ratio"]
-        }
+        runs = (self.evidence_checks or {}).items()
+        return {f"{r[-4:]} {k}": c["step_ratio"] - 1 for r, cs in runs for k, c in cs.items() if c["step_ratio"]}
 
 
 def build_report(

@@ -44,10 +44,7 @@ def serve(
         "With --find-max, the first is where the search starts (doubling or halving), instead of the prediction.",
     ),
     find_max: bool = flag(
-        False,
-        "--find-max",
-        help="Search the highest rate whose P99 stays within --p99-ms: predicted from the unloaded latency, "
-        "bracketed around the prediction, then bisected to 5%.",
+        False, "--find-max", help="Search the highest rate within --p99-ms: predicted, bracketed, bisected to 5%."
     ),
     p99_ms: float = typer.Option(None, "--p99-ms", help="The P99 latency target, ms."),
     max_batch: str = typer.Option("8", "--max-batch", help="Dynamic batcher's max batch sizes, comma-separated."),

@@ -168,9 +168,8 @@ class Search(Trials):
             self.window([handle, rival_handle])
         except Exception as exc:
             self.bench.free()
-            self.head_to_head = HeadToHead(
-                recipe.name, rival.name, None, recipe.name, explain_failure(exc, self.bench.device).line
-            )
+            why = explain_failure(exc, self.bench.device).line
+            self.head_to_head = HeadToHead(recipe.name, rival.name, None, recipe.name, why)
             return False
         gain = self.window_speedup(handle, rival_handle)
         wins = gain.median > 1.0
