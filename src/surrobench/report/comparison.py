@@ -14,7 +14,7 @@ from surrobench.records.run import RunRecord
 from surrobench.report.scaling import scaling_markdown, scaling_table
 from surrobench.report.serve_tables import capacity_markdown, capacity_table
 from surrobench.results.compare import ConfigComparison, RatioCI, RunComparison
-from surrobench.results.scaling import placement, scaling_rows
+from surrobench.records.run import placement, scaling_rows
 
 #: Operators listed per config in the op-level diff (the rest move the total less).
 OP_DIFF_ROWS = 8

@@ -27,7 +27,7 @@ from surrobench.report.comparison import pair_label, summary_line, unmatched_row
 from surrobench.records.run import RunRecord
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
-from surrobench.results.scaling import placement, scaling_rows
+from surrobench.records.run import placement, scaling_rows
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
