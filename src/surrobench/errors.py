@@ -80,9 +80,8 @@ class UsageError(Exception):
 
 
 class Stopped(UsageError):
-    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run) after some of its work was kept: ``partial``,
-    as :class:`Interrupted`'s, ``kept`` where, after the message (``; 1 load point(s) stored as run R``); the CLI
-    exits :data:`EXIT_USAGE`."""
+    """A verb stopped by ``error`` (a :class:`UsageError` met mid-run, exit :data:`EXIT_USAGE`) after keeping
+    ``partial`` (as :class:`Interrupted`), ``kept`` added to the message (``; 1 load point(s) stored as run R``)."""
 
     def __init__(self, error: UsageError, partial, kept: str = "") -> None:
         detail = error.detail and error.detail + kept

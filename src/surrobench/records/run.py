@@ -355,9 +355,8 @@ class Profile:
         return {"schema": self.schema, "run": self.run.to_json(), key: [r.to_json() for r in self.reports]}
 
 
-#: A row's role in a multi-rank run (``run --nproc N``, :mod:`surrobench.results.scaling`): the one-device
-#: reference (rank 0 alone), one rank of the job, the step (max over ranks), or a config dealt to one of several
-#: devices (``configs``).
+#: A row's role in a multi-rank run (:mod:`surrobench.results.scaling`): the one-device reference (rank 0 alone),
+#: one rank of the job, the step (max over ranks), or a config dealt to one of several devices (``configs``).
 ROLES = ("reference", "rank", "step", "spread")
 
 

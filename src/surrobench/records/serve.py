@@ -255,9 +255,8 @@ class PolicyResult(schemas.Plain):
     nonfinite: dict | None = None
 
     def bracket(self) -> tuple[float, float | None] | None:
-        """Where the points judged against a P99 target put the capacity, requests/s, as :class:`Capacity` does:
-        the highest asked rate that passed (0 when none) and the lowest failing one above it (None when none); None
-        when no point was judged (a search cut short before its capacity, or rates with a target)."""
+        """The capacity's bracket, requests/s, by the points judged against a P99 target (a search cut short, rates with
+        a target): the highest asked rate that passed (0: none) and the lowest failing above it; None: none judged."""
         judged = [(p.target_rps, p.passed) for p in self.points if p.passed is not None and p.target_rps]
         lower = max((rate for rate, ok in judged if ok), default=0.0)
         upper = min((rate for rate, ok in judged if not ok and rate > lower), default=None)
