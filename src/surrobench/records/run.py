@@ -55,7 +55,7 @@ FAULTS_KEY = "minor_faults_per_call"
 LEAK_KEY = "memory_growth"
 #: ``extra`` key of an output that held NaN or Inf (:func:`surrobench.execution.sanity.check_calls`'s record).
 NONFINITE_KEY = "nonfinite"
-#: ``extra`` key of a diagnosed config: the remedies diagnose measured (MeasuredRemedy objects), read back stored.
+#: ``extra`` key of a diagnosed config: the remedies diagnose measured for it (MeasuredRemedy objects).
 MEASURED_KEY = "measured_remedies"
 
 #: Keys a row of a multi-process run adds to its run-v1 entry (``surrobench.results.scaling``): ``placement``

@@ -24,10 +24,9 @@ from surrobench.report.findings import HEADER, evidence_check_texts, finding_row
 from surrobench.version import __version__
 from surrobench.report.comparison import UNMATCHED_COLUMNS, comparison_columns, comparison_rows, op_diff_rows
 from surrobench.report.comparison import pair_label, summary_line, unmatched_rows
-from surrobench.records.run import RunRecord
+from surrobench.records.run import RunRecord, placement, scaling_rows
 from surrobench.report.scaling import SCALING_COLUMNS, rank_latencies, scaling_cells
 from surrobench.results.compare import RunComparison
-from surrobench.records.run import placement, scaling_rows
 
 #: Resolution of embedded figures: sharp on a laptop screen, ~50-150 kB per figure.
 FIGURE_DPI = 100
