@@ -352,8 +352,8 @@ def diagnose_stored(
         warnings.append(note)
     warnings += stored_roofline_notes(evidence, ceilings)
     evidence = attribute_by_eager(evidence)
-    own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in record.results
-           if MEASURED_KEY in r.extra}  # fmt: skip
+    kept = (r for r in record.results if MEASURED_KEY in r.extra)  # the remedies its own diagnosis measured
+    own = {r.label(): tuple(map(MeasuredRemedy.from_json, r.extra[MEASURED_KEY])) for r in kept}
     findings = _findings(record, evidence, flops, th, ceilings, store, own)
     warnings += unclaimed(findings, own)
     cited = {f.config for f in findings}

@@ -338,9 +338,7 @@ def settings_note(base: ConfigResult, new: ConfigResult) -> str | None:
     """``settings differ: BASE eager, NEW eager channels_last`` when a matched pair ran with different modes or
     execution settings (:func:`~surrobench.records.config.mode_text`, and ``cudnn_benchmark`` when on: outside the
     config key, so the table does not show them); None when they agree."""
-    b, n = (
-        mode_text(r.mode, r.extra) + (" cudnn_benchmark" if r.extra.get("cudnn_benchmark") else "") for r in (base, new)
-    )
+    b, n = (mode_text(r.mode, r.extra) + " cudnn_benchmark" * bool(r.extra.get("cudnn_benchmark")) for r in (base, new))
     return None if b == n else f"settings differ: BASE {b}, NEW {n}"
 
 
