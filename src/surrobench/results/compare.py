@@ -30,6 +30,7 @@ from surrobench.records.run import (
     FAULTS_KEY,
     HOST_SUBMIT_KEY,
     LEAK_KEY,
+    MEASURED_KEY,
     NONFINITE_KEY,
     PEAK_OWN_KEY,
     ConfigResult,
@@ -487,7 +488,8 @@ def _env_differences(base_env: Mapping, new_env: Mapping) -> tuple[EnvDifference
 def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple[EnvDifference, ...]:
     """Per-config settings (TF32, cudnn.benchmark, SM clock, ...) known on both sides that differ in any matched
     pair; measurements (:data:`~surrobench.records.run.HOST_SUBMIT_KEY`,
-    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf) left out."""
+    :data:`~surrobench.execution.host_facts.HOST_READINGS`, page faults, memory growth, NaN/Inf, measured remedies)
+    left out."""
     values: dict[str, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     differs: set[str] = set()
     for b, n in pairs:
@@ -497,6 +499,7 @@ def _config_differences(pairs: list[tuple[ConfigResult, ConfigResult]]) -> tuple
             FAULTS_KEY,
             LEAK_KEY,
             NONFINITE_KEY,
+            MEASURED_KEY,
         }:
             values[key][0].add(_hashable(b.extra[key]))
             values[key][1].add(_hashable(n.extra[key]))
